@@ -1,0 +1,127 @@
+// run_kernel(): calls one registered kernel on Python values. Kernel tests use it to check
+// every operator against torch without building a program around it.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "python/bindings/tensor_convert.h"
+#include "runtime/kernel/kernel.h"
+
+namespace nb = nanobind;
+
+namespace pteron::py {
+namespace {
+
+// Keeps every converted value alive for the duration of one call.
+struct ArgStore {
+  std::deque<TensorHolder> tensors;
+  std::deque<std::vector<int64_t>> int_lists;
+  std::deque<std::vector<double>> double_lists;
+  std::deque<std::unique_ptr<bool[]>> bool_lists;
+  std::deque<std::vector<Tensor*>> tensor_lists;
+  std::deque<std::string> strings;
+
+  Tensor* tensor(nb::handle h) {
+    tensors.emplace_back();
+    wrap_ndarray(nb::cast<nb::ndarray<>>(h), tensors.back());
+    return &tensors.back().tensor;
+  }
+};
+
+bool is_array(nb::handle h) { return nb::isinstance<nb::ndarray<>>(h); }
+
+EValue convert(nb::handle h, ArgStore& store) {
+  EValue v;
+  if (h.is_none()) return v;
+  if (nb::isinstance<nb::bool_>(h)) return EValue::from_bool(nb::cast<bool>(h));
+  if (nb::isinstance<nb::int_>(h)) return EValue::from_int(nb::cast<int64_t>(h));
+  if (nb::isinstance<nb::float_>(h)) return EValue::from_double(nb::cast<double>(h));
+  if (nb::isinstance<nb::str>(h)) {
+    store.strings.push_back(nb::cast<std::string>(h));
+    v.tag = Tag::String;
+    v.string = Span<const char>(store.strings.back().data(), store.strings.back().size());
+    return v;
+  }
+  if (is_array(h)) return EValue::from_tensor(store.tensor(h));
+  if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
+    nb::sequence seq = nb::borrow<nb::sequence>(h);
+    const size_t n = nb::len(seq);
+    bool any_array = false, any_none = false, any_float = false, all_bool = n > 0;
+    for (nb::handle item : seq) {
+      any_array |= is_array(item);
+      any_none |= item.is_none();
+      any_float |= nb::isinstance<nb::float_>(item);
+      all_bool &= nb::isinstance<nb::bool_>(item);
+    }
+    if (any_array) {
+      store.tensor_lists.emplace_back();
+      for (nb::handle item : seq)
+        store.tensor_lists.back().push_back(item.is_none() ? nullptr : store.tensor(item));
+      v.tag = any_none ? Tag::OptionalTensorList : Tag::TensorList;
+      v.tensor_list = Span<Tensor* const>(store.tensor_lists.back().data(), n);
+    } else if (all_bool) {
+      store.bool_lists.emplace_back(new bool[n]);
+      size_t i = 0;
+      for (nb::handle item : seq) store.bool_lists.back()[i++] = nb::cast<bool>(item);
+      v.tag = Tag::BoolList;
+      v.bool_list = Span<const bool>(store.bool_lists.back().get(), n);
+    } else if (any_float) {
+      store.double_lists.emplace_back();
+      for (nb::handle item : seq) store.double_lists.back().push_back(nb::cast<double>(item));
+      v.tag = Tag::DoubleList;
+      v.double_list = Span<const double>(store.double_lists.back().data(), n);
+    } else {
+      store.int_lists.emplace_back();
+      for (nb::handle item : seq) store.int_lists.back().push_back(nb::cast<int64_t>(item));
+      v.tag = Tag::IntList;
+      v.int_list = Span<const int64_t>(store.int_lists.back().data(), n);
+    }
+    return v;
+  }
+  throw std::invalid_argument("run_kernel: unsupported argument type");
+}
+
+void run_kernel(const std::string& name, nb::sequence args) {
+  const size_t dot = name.rfind('.');
+  const std::string op = dot == std::string::npos ? name : name.substr(0, dot);
+  const std::string overload = dot == std::string::npos ? "" : name.substr(dot + 1);
+  const KernelEntry* entry = find_kernel(op.c_str(), overload.c_str());
+  if (entry == nullptr) throw std::invalid_argument("no kernel registered for " + name);
+
+  ArgStore store;
+  std::vector<EValue> values;
+  for (nb::handle h : args) values.push_back(convert(h, store));
+  std::vector<EValue*> ptrs;
+  for (EValue& v : values) ptrs.push_back(&v);
+
+  static std::vector<uint8_t> scratch(256u << 20);
+  MemoryAllocator scratch_allocator(scratch.data(), scratch.size());
+  KernelContext ctx{&scratch_allocator};
+  clear_error_message();
+  const Error err = entry->fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
+  if (err != Error::Ok) {
+    throw std::runtime_error(std::string(error_name(err)) + ": " + last_error_message());
+  }
+}
+
+}  // namespace
+
+void bind_kernels(nb::module_& m) {
+  m.def("run_kernel", &run_kernel, nb::arg("name"), nb::arg("args"),
+        "Runs one registered kernel. Arrays are passed without copying; out arguments are "
+        "written in place. Raises RuntimeError with the kernel's message on failure.");
+  m.def("registered_kernels", [] {
+    std::vector<std::string> names;
+    for (const KernelEntry& e : registered_kernels()) names.emplace_back(e.name);
+    return names;
+  });
+}
+
+}  // namespace pteron::py

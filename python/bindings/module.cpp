@@ -1,0 +1,12 @@
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+namespace pteron::py {
+void bind_kernels(nb::module_& m);
+}
+
+NB_MODULE(pteron_native, m) {
+  m.doc() = "pteron's native compiler and runtime";
+  pteron::py::bind_kernels(m);
+}
