@@ -1,0 +1,462 @@
+#include "runtime/executor/method.h"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "schema/program_generated.h"
+
+namespace pteron {
+namespace {
+
+Error out_of_memory(const char* what, size_t bytes) {
+  return fail(Error::OutOfMemory, "method allocator exhausted allocating %s (%zu bytes)", what, bytes);
+}
+
+// Appends `text` to a bounded list in `buffer`, marking truncation with "...".
+void append_name(char* buffer, size_t capacity, size_t* used, const char* text) {
+  if (*used >= capacity - 4) return;
+  const int n = snprintf(buffer + *used, capacity - *used, "%s%s", *used ? ", " : "", text);
+  if (n < 0) return;
+  if (static_cast<size_t>(n) >= capacity - *used) {
+    std::memcpy(buffer + capacity - 4, "...", 4);
+    *used = capacity;
+  } else {
+    *used += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+Result<Method> Method::load(const Program& program, const char* name, MemoryManager* memory) {
+  if (memory == nullptr || memory->method_allocator == nullptr) {
+    return fail(Error::InvalidArgument, "a method needs a memory manager with a method allocator");
+  }
+  PTERON_ASSIGN_OR_RETURN(const fb::ExecutionPlan* plan, program.plan(name));
+  Method method{MethodMeta(plan)};
+  PTERON_TRY(method.init(program, *plan, memory));
+  return method;
+}
+
+Method::Method(Method&& o) noexcept
+    : meta_(o.meta_),
+      plan_(o.plan_),
+      scratch_(o.scratch_),
+      values_(o.values_),
+      num_values_(o.num_values_),
+      kernels_(o.kernels_),
+      kernel_names_(o.kernel_names_),
+      num_kernels_(o.num_kernels_),
+      delegates_(o.delegates_),
+      num_delegates_(o.num_delegates_),
+      instructions_(o.instructions_),
+      num_instructions_(o.num_instructions_),
+      input_planned_(o.input_planned_),
+      observer_(o.observer_) {
+  o.delegates_ = nullptr;
+  o.num_delegates_ = 0;
+}
+
+Method::~Method() {
+  for (size_t i = 0; i < num_delegates_; ++i) {
+    Delegate& d = delegates_[i];
+    if (d.backend != nullptr && d.handle != nullptr) d.backend->destroy(d.handle);
+    d.payload.~FreeableBuffer();
+  }
+}
+
+Error Method::init(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory) {
+  plan_ = &plan;
+  scratch_ = memory->scratch_allocator;
+  PTERON_TRY(init_values(program, plan, memory));
+  PTERON_TRY(init_kernels(plan, memory->method_allocator));
+  PTERON_TRY(init_delegates(program, plan, memory));
+  PTERON_TRY(init_instructions(plan, memory->method_allocator));
+  return Error::Ok;
+}
+
+Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
+                          MemoryManager* memory) {
+  MemoryAllocator* alloc = memory->method_allocator;
+  num_values_ = plan.values()->size();
+  values_ = alloc->allocate_array<EValue>(num_values_);
+  if (values_ == nullptr && num_values_ > 0) return out_of_memory("values", num_values_ * sizeof(EValue));
+  for (size_t i = 0; i < num_values_; ++i) new (&values_[i]) EValue();
+
+  const fb::SubsegmentOffsets* cs = program.flatbuffer()->constant_segment();
+  const Span<const uint8_t> constants = program.constant_segment();
+  // Pass 1: scalars and tensors. Pass 2: lists, which refer to other values.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < num_values_; ++i) {
+      const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      EValue& out = values_[i];
+      const fb::KernelTypes type = v->val_type();
+      const bool is_list = type == fb::KernelTypes::IntList || type == fb::KernelTypes::TensorList ||
+                           type == fb::KernelTypes::OptionalTensorList;
+      if ((pass == 0) == is_list) continue;
+      switch (type) {
+        case fb::KernelTypes::Null:
+          out.tag = Tag::None;
+          break;
+        case fb::KernelTypes::Int:
+          out = EValue::from_int(v->val_as_Int()->int_val());
+          break;
+        case fb::KernelTypes::Bool:
+          out = EValue::from_bool(v->val_as_Bool()->bool_val());
+          break;
+        case fb::KernelTypes::Double:
+          out = EValue::from_double(v->val_as_Double()->double_val());
+          break;
+        case fb::KernelTypes::String: {
+          const flatbuffers::String* s = v->val_as_String()->string_val();
+          out.tag = Tag::String;
+          out.string = Span<const char>(s->c_str(), s->size());
+          break;
+        }
+        case fb::KernelTypes::DoubleList: {
+          const auto* items = v->val_as_DoubleList()->items();
+          out.tag = Tag::DoubleList;
+          out.double_list = Span<const double>(items->data(), items->size());
+          break;
+        }
+        case fb::KernelTypes::BoolList: {
+          const auto* items = v->val_as_BoolList()->items();
+          out.tag = Tag::BoolList;
+          out.bool_list = Span<const bool>(reinterpret_cast<const bool*>(items->data()), items->size());
+          break;
+        }
+        case fb::KernelTypes::IntList: {
+          const auto* items = v->val_as_IntList()->items();
+          int64_t* ints = alloc->allocate_array<int64_t>(items->size());
+          if (ints == nullptr && items->size() > 0) return out_of_memory("int list", items->size() * 8);
+          for (size_t k = 0; k < items->size(); ++k) ints[k] = values_[items->Get(k)].i;
+          out.tag = Tag::IntList;
+          out.int_list = Span<const int64_t>(ints, items->size());
+          break;
+        }
+        case fb::KernelTypes::TensorList:
+        case fb::KernelTypes::OptionalTensorList: {
+          const bool optional = type == fb::KernelTypes::OptionalTensorList;
+          const auto* items = optional ? v->val_as_OptionalTensorList()->items()
+                                       : v->val_as_TensorList()->items();
+          Tensor** list = alloc->allocate_array<Tensor*>(items->size());
+          if (list == nullptr && items->size() > 0) return out_of_memory("tensor list", items->size() * 8);
+          for (size_t k = 0; k < items->size(); ++k) {
+            const int32_t idx = items->Get(k);
+            list[k] = (idx < 0 || values_[idx].tag != Tag::Tensor) ? nullptr : values_[idx].tensor;
+          }
+          out.tag = optional ? Tag::OptionalTensorList : Tag::TensorList;
+          out.tensor_list = Span<Tensor* const>(list, items->size());
+          break;
+        }
+        case fb::KernelTypes::Tensor: {
+          const fb::Tensor* t = v->val_as_Tensor();
+          const int32_t dim = static_cast<int32_t>(t->sizes()->size());
+          auto* tensor = alloc->allocate_array<Tensor>(1);
+          auto* sizes = alloc->allocate_array<int32_t>(dim ? dim : 1);
+          auto* dim_order = alloc->allocate_array<uint8_t>(dim ? dim : 1);
+          auto* strides = alloc->allocate_array<int32_t>(dim ? dim : 1);
+          if (!tensor || !sizes || !dim_order || !strides) return out_of_memory("tensor metadata", 64);
+          for (int32_t d = 0; d < dim; ++d) {
+            sizes[d] = t->sizes()->Get(d);
+            dim_order[d] = t->dim_order() ? t->dim_order()->Get(d) : static_cast<uint8_t>(d);
+          }
+          const auto dynamism = static_cast<ShapeDynamism>(t->shape_dynamism());
+          new (tensor) Tensor(static_cast<ScalarType>(t->scalar_type()), dim, sizes, dim_order,
+                              strides, nullptr, dynamism);
+          if (const fb::AllocationDetails* a = t->allocation_info()) {
+            if (memory->planned == nullptr) {
+              return fail(Error::InvalidArgument,
+                          "method '%s' plans tensors in arenas but no planned memory was given",
+                          name());
+            }
+            const uint64_t offset = (static_cast<uint64_t>(a->memory_offset_high()) << 32) |
+                                    a->memory_offset_low();
+            PTERON_ASSIGN_OR_RETURN(void* data,
+                                    memory->planned->address(a->memory_id(), offset, tensor->nbytes()));
+            tensor->set_data(data);
+          } else if (t->data_buffer_idx() != 0) {
+            const uint8_t* data;
+            if (cs != nullptr && cs->offsets() != nullptr && cs->offsets()->size() > 0) {
+              data = constants.data() + cs->offsets()->Get(t->data_buffer_idx());
+            } else {
+              data = program.flatbuffer()->constant_buffer()->Get(t->data_buffer_idx())->storage()->data();
+            }
+            tensor->set_data(const_cast<uint8_t*>(data));  // kernels never write constants
+          }
+          out = EValue::from_tensor(tensor);
+          break;
+        }
+        default:
+          return fail(Error::InvalidProgram, "value %zu has unknown type", i);
+      }
+    }
+  }
+
+  const size_t n_inputs = num_inputs();
+  input_planned_ = alloc->allocate_array<bool>(n_inputs ? n_inputs : 1);
+  if (input_planned_ == nullptr) return out_of_memory("input flags", n_inputs);
+  for (size_t i = 0; i < n_inputs; ++i) {
+    const fb::EValue* v = plan.values()->Get(plan.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+    input_planned_[i] = v->val_type() == fb::KernelTypes::Tensor && v->val_as_Tensor()->allocation_info();
+  }
+  return Error::Ok;
+}
+
+Error Method::init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* alloc) {
+  num_kernels_ = plan.operators() ? plan.operators()->size() : 0;
+  kernels_ = alloc->allocate_array<KernelFn>(num_kernels_ ? num_kernels_ : 1);
+  kernel_names_ = alloc->allocate_array<const char*>(num_kernels_ ? num_kernels_ : 1);
+  if (!kernels_ || !kernel_names_) return out_of_memory("kernel table", num_kernels_ * 16);
+  char missing[224];
+  size_t used = 0, n_missing = 0;
+  for (size_t i = 0; i < num_kernels_; ++i) {
+    const fb::Operator* op = plan.operators()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const char* overload = op->overload() ? op->overload()->c_str() : "";
+    const KernelEntry* entry = find_kernel(op->name()->c_str(), overload);
+    kernels_[i] = entry ? entry->fn : nullptr;
+    if (entry != nullptr) {
+      kernel_names_[i] = entry->name;
+      continue;
+    }
+    // Keep a readable name for the missing-kernel report and for instruction_name().
+    const size_t len = op->name()->size() + 1 + std::strlen(overload) + 1;
+    char* full = static_cast<char*>(alloc->allocate(len, 1));
+    if (full == nullptr) return out_of_memory("operator name", len);
+    snprintf(full, len, overload[0] ? "%s.%s" : "%s", op->name()->c_str(), overload);
+    kernel_names_[i] = full;
+    ++n_missing;
+    append_name(missing, sizeof(missing), &used, full);
+  }
+  if (n_missing > 0) {
+    return fail(Error::NotFound, "method '%s' needs %zu kernel(s) this runtime lacks: %s", name(),
+                n_missing, missing);
+  }
+  return Error::Ok;
+}
+
+Error Method::init_delegates(const Program& program, const fb::ExecutionPlan& plan,
+                             MemoryManager* memory) {
+  MemoryAllocator* alloc = memory->method_allocator;
+  const size_t n = plan.delegates() ? plan.delegates()->size() : 0;
+  if (n == 0) return Error::Ok;
+  delegates_ = alloc->allocate_array<Delegate>(n);
+  if (delegates_ == nullptr) return out_of_memory("delegates", n * sizeof(Delegate));
+  for (size_t i = 0; i < n; ++i) {
+    const fb::BackendDelegate* d = plan.delegates()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    new (&delegates_[i]) Delegate{find_backend(d->id()->c_str()), nullptr, FreeableBuffer(), d->id()->c_str()};
+    num_delegates_ = i + 1;
+    Delegate& delegate = delegates_[i];
+    if (delegate.backend == nullptr) {
+      return fail(Error::NotFound, "method '%s' delegate %zu needs backend '%s', which this runtime lacks",
+                  name(), i, delegate.id);
+    }
+    if (!delegate.backend->is_available()) {
+      return fail(Error::NotSupported, "backend '%s' is not available on this device", delegate.id);
+    }
+    Span<const uint8_t> payload;
+    if (d->processed()->location() == fb::DataLocation::INLINE) {
+      const auto* data = program.flatbuffer()->backend_delegate_data()->Get(d->processed()->index())->data();
+      payload = Span<const uint8_t>(data->data(), data->size());
+    } else {
+      PTERON_ASSIGN_OR_RETURN(delegate.payload, program.load_segment(d->processed()->index()));
+      payload = Span<const uint8_t>(delegate.payload.bytes(), delegate.payload.size());
+    }
+    const size_t n_specs = d->compile_specs() ? d->compile_specs()->size() : 0;
+    CompileSpecView* specs = alloc->allocate_array<CompileSpecView>(n_specs ? n_specs : 1);
+    if (specs == nullptr) return out_of_memory("compile specs", n_specs * sizeof(CompileSpecView));
+    for (size_t k = 0; k < n_specs; ++k) {
+      const fb::CompileSpec* s = d->compile_specs()->Get(static_cast<flatbuffers::uoffset_t>(k));
+      specs[k].key = s->key()->c_str();
+      specs[k].value = s->value() ? Span<const uint8_t>(s->value()->data(), s->value()->size())
+                                  : Span<const uint8_t>();
+    }
+    BackendInitContext context{alloc, name()};
+    Result<DelegateHandle*> handle =
+        delegate.backend->init(context, payload, Span<const CompileSpecView>(specs, n_specs));
+    if (!handle.ok()) {
+      char detail[160];
+      snprintf(detail, sizeof(detail), "%s", last_error_message());
+      return fail(handle.error(), "backend '%s' failed to initialise delegate %zu: %s", delegate.id, i, detail);
+    }
+    delegate.handle = *handle;
+  }
+  return Error::Ok;
+}
+
+Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* alloc) {
+  // Methods run their first chain; ExecuTorch emits exactly one.
+  const auto* list = plan.chains()->Get(0)->instructions();
+  num_instructions_ = list->size();
+  instructions_ = alloc->allocate_array<Instruction>(num_instructions_ ? num_instructions_ : 1);
+  if (instructions_ == nullptr) return out_of_memory("instructions", num_instructions_ * sizeof(Instruction));
+  for (size_t k = 0; k < num_instructions_; ++k) {
+    const fb::Instruction* ins = list->Get(static_cast<flatbuffers::uoffset_t>(k));
+    Instruction& out = instructions_[k];
+    out = Instruction{Kind::Free, 0, 0, {}};
+    const flatbuffers::Vector<int32_t>* args = nullptr;
+    switch (ins->instr_args_type()) {
+      case fb::InstructionArguments::KernelCall:
+        out.kind = Kind::Kernel;
+        out.target = ins->instr_args_as_KernelCall()->op_index();
+        args = ins->instr_args_as_KernelCall()->args();
+        break;
+      case fb::InstructionArguments::DelegateCall:
+        out.kind = Kind::Delegate;
+        out.target = ins->instr_args_as_DelegateCall()->delegate_index();
+        args = ins->instr_args_as_DelegateCall()->args();
+        break;
+      case fb::InstructionArguments::MoveCall:
+        out.kind = Kind::Move;
+        out.target = ins->instr_args_as_MoveCall()->move_from();
+        out.value = ins->instr_args_as_MoveCall()->move_to();
+        break;
+      case fb::InstructionArguments::JumpFalseCall:
+        out.kind = Kind::JumpFalse;
+        out.target = ins->instr_args_as_JumpFalseCall()->destination_instruction();
+        out.value = ins->instr_args_as_JumpFalseCall()->cond_value_index();
+        break;
+      default:
+        out.kind = Kind::Free;
+        break;
+    }
+    if (args != nullptr) {
+      EValue** ptrs = alloc->allocate_array<EValue*>(args->size() ? args->size() : 1);
+      if (ptrs == nullptr) return out_of_memory("instruction arguments", args->size() * 8);
+      for (size_t a = 0; a < args->size(); ++a) ptrs[a] = &values_[args->Get(static_cast<flatbuffers::uoffset_t>(a))];
+      out.args = Span<EValue*>(ptrs, args->size());
+    }
+  }
+  return Error::Ok;
+}
+
+Error Method::input_index(size_t i, Tensor** tensor) {
+  if (i >= num_inputs()) {
+    return fail(Error::InvalidArgument, "method '%s' has %zu inputs; input %zu does not exist", name(),
+                num_inputs(), i);
+  }
+  EValue& v = input(i);
+  if (v.tag != Tag::Tensor) return fail(Error::InvalidArgument, "input %zu is not a tensor", i);
+  *tensor = v.tensor;
+  return Error::Ok;
+}
+
+EValue& Method::input(size_t i) { return values_[plan_->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i))]; }
+
+const EValue& Method::output(size_t i) const {
+  return values_[plan_->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i))];
+}
+
+Error Method::set_input(size_t i, const Tensor& src) {
+  Tensor* dst = nullptr;
+  PTERON_TRY(input_index(i, &dst));
+  if (src.dtype() != dst->dtype()) {
+    return fail(Error::InvalidArgument, "input %zu: dtype %s given, the program expects %s", i,
+                scalar_type_name(src.dtype()), scalar_type_name(dst->dtype()));
+  }
+  if (src.dim() != dst->dim()) {
+    return fail(Error::InvalidArgument, "input %zu: rank %d given, the program expects rank %d", i,
+                src.dim(), dst->dim());
+  }
+  for (int32_t d = 0; d < src.dim(); ++d) {
+    if (src.size(d) != dst->size(d) && dst->dynamism() == ShapeDynamism::Static) {
+      return fail(Error::InvalidArgument, "input %zu: size %d in dim %d given, the program expects %d", i,
+                  src.size(d), d, dst->size(d));
+    }
+  }
+  PTERON_TRY(dst->resize(src.sizes()));
+  for (int32_t d = 0; d < src.dim(); ++d) {
+    if (src.dim_order()[d] != dst->dim_order()[d] && src.size(src.dim_order()[d]) != 1) {
+      return fail(Error::InvalidArgument, "input %zu: dim order differs from the program's", i);
+    }
+  }
+  if (input_planned_[i]) {
+    if (src.nbytes() > 0) std::memcpy(dst->mutable_data(), src.const_data(), src.nbytes());
+  } else {
+    dst->set_data(const_cast<void*>(src.const_data()));
+  }
+  return Error::Ok;
+}
+
+Error Method::set_input_pointer(size_t i, void* data, size_t nbytes) {
+  Tensor* dst = nullptr;
+  PTERON_TRY(input_index(i, &dst));
+  if (input_planned_[i]) {
+    return fail(Error::InvalidArgument, "input %zu lives in a planned arena; use set_input to copy", i);
+  }
+  if (nbytes != dst->nbytes()) {
+    return fail(Error::InvalidArgument, "input %zu: %zu bytes given, the program expects %zu", i, nbytes,
+                dst->nbytes());
+  }
+  dst->set_data(data);
+  return Error::Ok;
+}
+
+const char* Method::instruction_name(size_t index) const {
+  if (index >= num_instructions_) return "";
+  const Instruction& ins = instructions_[index];
+  switch (ins.kind) {
+    case Kind::Kernel: return kernel_names_[ins.target];
+    case Kind::Delegate: return delegates_[ins.target].id;
+    case Kind::Move: return "move";
+    case Kind::JumpFalse: return "jump_false";
+    case Kind::Free: return "free";
+  }
+  return "";
+}
+
+bool Method::instruction_is_delegate(size_t index) const {
+  return index < num_instructions_ && instructions_[index].kind == Kind::Delegate;
+}
+
+Error Method::execute() {
+  for (size_t i = 0; i < num_inputs(); ++i) {
+    const EValue& v = input(i);
+    if (v.tag == Tag::Tensor && v.tensor->mutable_data() == nullptr && v.tensor->nbytes() > 0) {
+      return fail(Error::InvalidArgument, "method '%s': input %zu was not set", name(), i);
+    }
+  }
+  size_t pc = 0;
+  size_t steps = 0;
+  const size_t max_steps = num_instructions_ * 1024 + 1024;  // bounds malicious jump loops
+  while (pc < num_instructions_) {
+    if (++steps > max_steps) return fail(Error::InvalidProgram, "method '%s' does not terminate", name());
+    const Instruction& ins = instructions_[pc];
+    if (observer_) observer_->begin_instruction(pc);
+    Error err = Error::Ok;
+    size_t next = pc + 1;
+    switch (ins.kind) {
+      case Kind::Kernel: {
+        if (scratch_) scratch_->reset();
+        KernelContext ctx{scratch_};
+        err = kernels_[ins.target](ctx, ins.args);
+        break;
+      }
+      case Kind::Delegate: {
+        if (scratch_) scratch_->reset();
+        BackendExecuteContext ctx{scratch_, ins.target};
+        Delegate& d = delegates_[ins.target];
+        err = d.backend->execute(ctx, d.handle, ins.args);
+        break;
+      }
+      case Kind::Move:
+        values_[ins.value] = values_[ins.target];
+        break;
+      case Kind::JumpFalse:
+        if (!values_[ins.value].b) next = static_cast<size_t>(ins.target);
+        break;
+      case Kind::Free:
+        break;
+    }
+    if (observer_) observer_->end_instruction(pc);
+    if (err != Error::Ok) {
+      char detail[200];
+      snprintf(detail, sizeof(detail), "%s", last_error_message());
+      return fail(err, "instruction %zu (%s) failed: %s", pc, instruction_name(pc), detail);
+    }
+    pc = next;
+  }
+  return Error::Ok;
+}
+
+}  // namespace pteron

@@ -1,0 +1,95 @@
+// Method: one loaded entry point of a Program (e.g. "forward"). Load resolves every kernel and
+// delegate up front (reporting all missing ones together) and lays tensors into the caller's
+// planned arenas; execute() then runs the instruction list without allocating.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/backend/backend.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/memory_allocator.h"
+#include "runtime/core/result.h"
+#include "runtime/executor/program.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+
+// Observes execution; the event tracer implements it. All callbacks are optional.
+class ExecutionObserver {
+ public:
+  virtual ~ExecutionObserver() = default;
+  virtual void begin_instruction(size_t index) {}
+  virtual void end_instruction(size_t index) {}
+};
+
+class Method {
+ public:
+  static Result<Method> load(const Program& program, const char* name, MemoryManager* memory);
+
+  Method(Method&& other) noexcept;
+  Method(const Method&) = delete;
+  Method& operator=(const Method&) = delete;
+  ~Method();
+
+  const char* name() const { return meta_.name(); }
+  const MethodMeta& meta() const { return meta_; }
+  size_t num_inputs() const { return meta_.num_inputs(); }
+  size_t num_outputs() const { return meta_.num_outputs(); }
+  size_t num_instructions() const { return num_instructions_; }
+
+  // Copies `src` into input `i` (dtype and shape must match; dynamic inputs are resized).
+  Error set_input(size_t i, const Tensor& src);
+  // Points input `i` at caller memory without copying (only for inputs the program does not
+  // plan into an arena). `data` must stay valid through execute().
+  Error set_input_pointer(size_t i, void* data, size_t nbytes);
+  EValue& input(size_t i);
+  const EValue& output(size_t i) const;
+
+  Error execute();
+
+  void set_observer(ExecutionObserver* observer) { observer_ = observer; }
+  // Operator name ("aten::add.out") of instruction `index`, or the backend id for delegate calls.
+  const char* instruction_name(size_t index) const;
+  bool instruction_is_delegate(size_t index) const;
+
+ private:
+  enum class Kind : uint8_t { Kernel, Delegate, Move, JumpFalse, Free };
+  struct Instruction {
+    Kind kind;
+    int32_t target;  // operator or delegate index, move source, jump destination
+    int32_t value;   // move destination or condition value
+    Span<EValue*> args;
+  };
+  struct Delegate {
+    BackendInterface* backend;
+    DelegateHandle* handle;
+    FreeableBuffer payload;
+    const char* id;
+  };
+
+  explicit Method(MethodMeta meta) : meta_(meta) {}
+  Error init(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
+  Error init_values(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
+  Error init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
+  Error init_delegates(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
+  Error init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
+  Error input_index(size_t i, Tensor** tensor);
+
+  MethodMeta meta_;
+  const fb::ExecutionPlan* plan_ = nullptr;
+  MemoryAllocator* scratch_ = nullptr;
+  EValue* values_ = nullptr;
+  size_t num_values_ = 0;
+  KernelFn* kernels_ = nullptr;
+  const char** kernel_names_ = nullptr;
+  size_t num_kernels_ = 0;
+  Delegate* delegates_ = nullptr;
+  size_t num_delegates_ = 0;
+  Instruction* instructions_ = nullptr;
+  size_t num_instructions_ = 0;
+  bool* input_planned_ = nullptr;
+  ExecutionObserver* observer_ = nullptr;
+};
+
+}  // namespace pteron

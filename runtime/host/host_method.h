@@ -1,0 +1,62 @@
+// Hosted convenience: open a program file and load a method with heap-backed arenas sized from
+// the program. Used by the CLI, the Python module and tests; bare-metal builds use static
+// arenas instead (see firmware/).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "runtime/core/result.h"
+#include "runtime/executor/method.h"
+#include "runtime/executor/program.h"
+#include "runtime/loader/data_loader.h"
+
+namespace pteron {
+
+class HostProgram {
+ public:
+  // Opens `path` (mmapped, zero-copy) and verifies it.
+  static Result<std::unique_ptr<HostProgram>> open(const char* path);
+  // Verifies a program held in memory; `bytes` is copied so the caller may free it.
+  static Result<std::unique_ptr<HostProgram>> from_bytes(const void* bytes, size_t size);
+
+  const Program& program() const { return *program_; }
+
+ private:
+  std::vector<uint64_t> owned_bytes_;  // 8-byte aligned copy for from_bytes()
+  std::unique_ptr<DataLoader> loader_;
+  std::optional<Program> program_;
+};
+
+struct HostMethodOptions {
+  size_t scratch_bytes = size_t{64} << 20;  // per-instruction scratch (im2col, packing)
+};
+
+class HostMethod {
+ public:
+  static Result<std::unique_ptr<HostMethod>> load(const HostProgram& program, const char* name,
+                                                  const HostMethodOptions& options = {});
+  Method& method() { return *method_; }
+  // Bytes used by load-time structures, and the total planned arena bytes.
+  size_t method_allocator_used() const { return method_allocator_.used(); }
+  size_t planned_bytes() const;
+
+ private:
+  struct AlignedFree {
+    void operator()(uint8_t* p) const;
+  };
+  std::vector<std::unique_ptr<uint8_t, AlignedFree>> arenas_;
+  std::vector<Span<uint8_t>> arena_spans_;
+  HierarchicalAllocator planned_;
+  std::unique_ptr<uint8_t, AlignedFree> method_memory_;
+  MemoryAllocator method_allocator_;
+  std::unique_ptr<uint8_t, AlignedFree> scratch_memory_;
+  MemoryAllocator scratch_allocator_;
+  MemoryManager memory_;
+  std::optional<Method> method_;
+};
+
+}  // namespace pteron

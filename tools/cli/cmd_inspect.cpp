@@ -1,0 +1,171 @@
+// pteron inspect PROGRAM.pte [--json]: methods, tensors in and out, operators with call
+// counts, delegates, planned arena bytes and constant bytes.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <map>
+
+#include "schema/program_generated.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/program_tools.h"
+
+namespace pteron::cli {
+namespace {
+
+struct InspectOptions {
+  std::string program;
+  bool json = false;
+};
+
+nlohmann::json tensor_json(const TensorInfo& info) {
+  return {{"dtype", scalar_type_name(info.dtype)},
+          {"shape", std::vector<int32_t>(info.sizes.begin(), info.sizes.end())},
+          {"bytes", info.nbytes}};
+}
+
+nlohmann::json describe(const HostProgram& hp, const std::string& path) {
+  const Program& program = hp.program();
+  const fb::Program& p = *program.flatbuffer();
+  nlohmann::json j;
+  j["file"] = path;
+  j["file_bytes"] = program.file_size();
+  j["schema_version"] = p.version();
+  j["constant_bytes"] = program.constant_segment().size();
+  j["segments"] = p.segments() ? p.segments()->size() : 0;
+  for (size_t m = 0; m < program.num_methods(); ++m) {
+    const fb::ExecutionPlan& plan = *p.execution_plan()->Get(static_cast<flatbuffers::uoffset_t>(m));
+    MethodMeta meta(&plan);
+    nlohmann::json jm;
+    jm["name"] = meta.name();
+    for (size_t i = 0; i < meta.num_inputs(); ++i) {
+      auto t = meta.input_tensor(i);
+      jm["inputs"].push_back(t.ok() ? tensor_json(*t) : nlohmann::json{{"type", "non-tensor"}});
+    }
+    for (size_t i = 0; i < meta.num_outputs(); ++i) {
+      auto t = meta.output_tensor(i);
+      jm["outputs"].push_back(t.ok() ? tensor_json(*t) : nlohmann::json{{"type", "non-tensor"}});
+    }
+    std::map<std::string, int> op_calls;
+    std::map<int, int> delegate_calls;
+    for (const fb::Chain* chain : *plan.chains()) {
+      for (const fb::Instruction* ins : *chain->instructions()) {
+        if (ins->instr_args_type() == fb::InstructionArguments::KernelCall) {
+          const fb::Operator* op = plan.operators()->Get(ins->instr_args_as_KernelCall()->op_index());
+          std::string name = op->name()->str();
+          if (op->overload() && op->overload()->size()) name += "." + op->overload()->str();
+          ++op_calls[name];
+        } else if (ins->instr_args_type() == fb::InstructionArguments::DelegateCall) {
+          ++delegate_calls[ins->instr_args_as_DelegateCall()->delegate_index()];
+        }
+      }
+    }
+    jm["instructions"] = meta.num_instructions();
+    jm["values"] = plan.values()->size();
+    for (const auto& [name, calls] : op_calls) jm["operators"].push_back({{"name", name}, {"calls", calls}});
+    if (plan.delegates()) {
+      for (size_t d = 0; d < plan.delegates()->size(); ++d) {
+        const fb::BackendDelegate* del = plan.delegates()->Get(static_cast<flatbuffers::uoffset_t>(d));
+        size_t bytes = 0;
+        const bool inline_data = del->processed()->location() == fb::DataLocation::INLINE;
+        if (inline_data) {
+          bytes = p.backend_delegate_data()->Get(del->processed()->index())->data()->size();
+        } else {
+          bytes = p.segments()->Get(del->processed()->index())->size();
+        }
+        jm["delegates"].push_back({{"backend", del->id()->str()},
+                                   {"payload_bytes", bytes},
+                                   {"payload_location", inline_data ? "inline" : "segment"},
+                                   {"calls", delegate_calls[static_cast<int>(d)]}});
+      }
+    }
+    int64_t planned_total = 0;
+    for (size_t a = 0; a < meta.num_planned_buffers(); ++a) {
+      jm["planned_arenas"].push_back({{"memory_id", a + 1}, {"bytes", meta.planned_buffer_size(a)}});
+      planned_total += meta.planned_buffer_size(a);
+    }
+    jm["planned_bytes"] = planned_total;
+    j["methods"].push_back(jm);
+  }
+  return j;
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (b >= 1024 && u < 3) {
+    b /= 1024;
+    ++u;
+  }
+  char s[32];
+  std::snprintf(s, sizeof(s), u ? "%.1f %s" : "%.0f %s", b, units[u]);
+  return s;
+}
+
+void print_text(const nlohmann::json& j) {
+  std::printf("%s: %s, constants %s, %d segment(s)\n", j["file"].get<std::string>().c_str(),
+              human_bytes(j["file_bytes"].get<double>()).c_str(),
+              human_bytes(j["constant_bytes"].get<double>()).c_str(), j["segments"].get<int>());
+  for (const auto& m : j["methods"]) {
+    std::printf("method '%s': %d instruction(s), %d value(s)\n", m["name"].get<std::string>().c_str(),
+                m["instructions"].get<int>(), m["values"].get<int>());
+    auto io = [](const char* what, const nlohmann::json& list) {
+      if (!list.is_array()) return;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const auto& t = list[i];
+        if (t.contains("dtype")) {
+          std::printf("  %s %zu: %s %s\n", what, i, t["dtype"].get<std::string>().c_str(), t["shape"].dump().c_str());
+        } else {
+          std::printf("  %s %zu: %s\n", what, i, t["type"].get<std::string>().c_str());
+        }
+      }
+    };
+    io("input", m.value("inputs", nlohmann::json()));
+    io("output", m.value("outputs", nlohmann::json()));
+    if (m.contains("operators")) {
+      std::printf("  operators:\n");
+      for (const auto& op : m["operators"]) {
+        std::printf("    %5d x %s\n", op["calls"].get<int>(), op["name"].get<std::string>().c_str());
+      }
+    }
+    if (m.contains("delegates")) {
+      std::printf("  delegates:\n");
+      for (const auto& d : m["delegates"]) {
+        std::printf("    %s: %s payload (%s), %d call(s)\n", d["backend"].get<std::string>().c_str(),
+                    human_bytes(d["payload_bytes"].get<double>()).c_str(),
+                    d["payload_location"].get<std::string>().c_str(), d["calls"].get<int>());
+      }
+    }
+    std::printf("  planned memory: %s", human_bytes(m["planned_bytes"].get<double>()).c_str());
+    if (m.contains("planned_arenas")) {
+      std::printf(" (");
+      bool first = true;
+      for (const auto& a : m["planned_arenas"]) {
+        std::printf("%sarena %d: %s", first ? "" : ", ", a["memory_id"].get<int>(),
+                    human_bytes(a["bytes"].get<double>()).c_str());
+        first = false;
+      }
+      std::printf(")");
+    }
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app) {
+  auto opts = std::make_shared<InspectOptions>();
+  CLI::App* cmd = app.add_subcommand("inspect", "Describe a program: methods, operators, memory");
+  cmd->add_option("program", opts->program, "program file (.pte)")->required();
+  cmd->add_flag("--json", opts->json, "machine-readable output");
+  cmd->callback([opts] {
+    auto program = open_program(opts->program);
+    const nlohmann::json j = describe(*program, opts->program);
+    if (opts->json) {
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      print_text(j);
+    }
+  });
+}
+
+}  // namespace pteron::cli

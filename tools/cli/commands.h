@@ -1,0 +1,19 @@
+// The `pteron` subcommands. Each registers itself on the CLI11 app and runs when chosen.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace pteron::cli {
+
+// A user error: printed as one line on stderr, exit code 1.
+struct UserError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void add_run_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+
+}  // namespace pteron::cli
