@@ -1,0 +1,201 @@
+// Python access to the runtime: load a program, load a method, execute it on arrays.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "python/bindings/tensor_convert.h"
+#include "runtime/host/host_method.h"
+
+namespace nb = nanobind;
+
+namespace pteron::py {
+namespace {
+
+[[noreturn]] void raise(Error e) {
+  const std::string message = last_error_message()[0] ? last_error_message() : error_name(e);
+  throw std::runtime_error(message);
+}
+
+nb::dict tensor_info_dict(const TensorInfo& info) {
+  nb::dict d;
+  d["dtype"] = scalar_type_name(info.dtype);
+  d["shape"] = std::vector<int32_t>(info.sizes.begin(), info.sizes.end());
+  d["dim_order"] = std::vector<int>(info.dim_order.begin(), info.dim_order.end());
+  d["nbytes"] = info.nbytes;
+  return d;
+}
+
+class PyProgram;
+
+class PyMethod {
+ public:
+  PyMethod(std::shared_ptr<HostProgram> program, std::unique_ptr<HostMethod> method)
+      : program_(std::move(program)), method_(std::move(method)) {}
+
+  // Runs the method; returns outputs as numpy arrays (copies unless copy_outputs is false, in
+  // which case they view the method's arena and are overwritten by the next call).
+  nb::list execute(nb::sequence inputs, bool copy_outputs) {
+    Method& m = method_->method();
+    if (nb::len(inputs) != m.num_inputs()) {
+      throw std::invalid_argument("method '" + std::string(m.name()) + "' takes " +
+                                  std::to_string(m.num_inputs()) + " inputs, got " +
+                                  std::to_string(nb::len(inputs)));
+    }
+    std::deque<TensorHolder> holders;
+    size_t i = 0;
+    for (nb::handle h : inputs) {
+      holders.emplace_back();
+      wrap_ndarray(nb::cast<nb::ndarray<>>(h), holders.back());
+      const Error e = m.set_input(i, holders.back().tensor);
+      if (e != Error::Ok) raise(e);
+      ++i;
+    }
+    {
+      nb::gil_scoped_release release;
+      const Error e = m.execute();
+      if (e != Error::Ok) raise(e);
+    }
+    nb::list outputs;
+    for (size_t k = 0; k < m.num_outputs(); ++k) {
+      const EValue& v = m.output(k);
+      if (v.tag == Tag::Tensor) {
+        outputs.append(tensor_to_numpy(*v.tensor, copy_outputs));
+      } else if (v.tag == Tag::Int) {
+        outputs.append(nb::int_(v.i));
+      } else if (v.tag == Tag::Double) {
+        outputs.append(nb::float_(v.d));
+      } else if (v.tag == Tag::Bool) {
+        outputs.append(nb::bool_(v.b));
+      } else {
+        outputs.append(nb::none());
+      }
+    }
+    return outputs;
+  }
+
+  nb::dict meta() const {
+    const MethodMeta& meta = method_->method().meta();
+    nb::dict d;
+    d["name"] = meta.name();
+    nb::list inputs, outputs, arenas;
+    for (size_t i = 0; i < meta.num_inputs(); ++i) {
+      auto t = meta.input_tensor(i);
+      inputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
+    }
+    for (size_t i = 0; i < meta.num_outputs(); ++i) {
+      auto t = meta.output_tensor(i);
+      outputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
+    }
+    for (size_t i = 0; i < meta.num_planned_buffers(); ++i) arenas.append(meta.planned_buffer_size(i));
+    d["inputs"] = inputs;
+    d["outputs"] = outputs;
+    d["planned_buffer_sizes"] = arenas;
+    d["num_instructions"] = meta.num_instructions();
+    d["method_allocator_bytes"] = method_->method_allocator_used();
+    return d;
+  }
+
+  std::vector<std::string> instruction_names() const {
+    std::vector<std::string> names;
+    const Method& m = method_->method();
+    for (size_t i = 0; i < m.num_instructions(); ++i) names.emplace_back(m.instruction_name(i));
+    return names;
+  }
+
+ private:
+  nb::object tensor_to_numpy(const Tensor& t, bool copy) {
+    std::vector<size_t> shape(t.sizes().begin(), t.sizes().end());
+    std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+    nb::ndarray<nb::numpy> view(t.mutable_data(), shape.size(), shape.data(), nb::find(this),
+                                strides.data(), dlpack_from_dtype(t.dtype()));
+    nb::object array = nb::cast(view, nb::rv_policy::reference);
+    return copy ? array.attr("copy")() : array;
+  }
+
+  std::shared_ptr<HostProgram> program_;
+  std::unique_ptr<HostMethod> method_;
+};
+
+class PyProgram {
+ public:
+  explicit PyProgram(std::unique_ptr<HostProgram> program) : program_(std::move(program)) {}
+
+  std::vector<std::string> method_names() const {
+    std::vector<std::string> names;
+    const Program& p = program_->program();
+    for (size_t i = 0; i < p.num_methods(); ++i) names.emplace_back(*p.method_name(i));
+    return names;
+  }
+
+  std::unique_ptr<PyMethod> load_method(const std::string& name, size_t scratch_bytes) {
+    HostMethodOptions options;
+    options.scratch_bytes = scratch_bytes;
+    auto method = HostMethod::load(*program_, name.c_str(), options);
+    if (!method.ok()) raise(method.error());
+    return std::make_unique<PyMethod>(program_, std::move(method.get()));
+  }
+
+  nb::dict method_meta(const std::string& name) const {
+    auto meta = program_->program().method_meta(name.c_str());
+    if (!meta.ok()) raise(meta.error());
+    nb::dict d;
+    d["name"] = meta->name();
+    nb::list inputs, outputs, arenas;
+    for (size_t i = 0; i < meta->num_inputs(); ++i) {
+      auto t = meta->input_tensor(i);
+      inputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
+    }
+    for (size_t i = 0; i < meta->num_outputs(); ++i) {
+      auto t = meta->output_tensor(i);
+      outputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
+    }
+    for (size_t i = 0; i < meta->num_planned_buffers(); ++i) arenas.append(meta->planned_buffer_size(i));
+    d["inputs"] = inputs;
+    d["outputs"] = outputs;
+    d["planned_buffer_sizes"] = arenas;
+    d["num_instructions"] = meta->num_instructions();
+    return d;
+  }
+
+ private:
+  std::shared_ptr<HostProgram> program_;
+};
+
+std::unique_ptr<PyProgram> load_path(const std::string& path) {
+  auto program = HostProgram::open(path.c_str());
+  if (!program.ok()) raise(program.error());
+  return std::make_unique<PyProgram>(std::move(program.get()));
+}
+
+std::unique_ptr<PyProgram> load_bytes(nb::bytes data) {
+  auto program = HostProgram::from_bytes(data.c_str(), data.size());
+  if (!program.ok()) raise(program.error());
+  return std::make_unique<PyProgram>(std::move(program.get()));
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<PyMethod>(m, "Method")
+      .def("execute", &PyMethod::execute, nb::arg("inputs"), nb::arg("copy_outputs") = true)
+      .def("meta", &PyMethod::meta)
+      .def("instruction_names", &PyMethod::instruction_names);
+  nb::class_<PyProgram>(m, "Program")
+      .def_prop_ro("method_names", &PyProgram::method_names)
+      .def("load_method", &PyProgram::load_method, nb::arg("name") = "forward",
+           nb::arg("scratch_bytes") = size_t{64} << 20)
+      .def("method_meta", &PyProgram::method_meta, nb::arg("name") = "forward");
+  m.def("load", &load_path, nb::arg("path"), "Loads and verifies a .pte file (mmapped).");
+  m.def("load_bytes", &load_bytes, nb::arg("data"), "Loads and verifies a program from bytes.");
+}
+
+}  // namespace pteron::py

@@ -1,0 +1,88 @@
+"""Loading and running programs with pteron's C++ runtime."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import numpy as np
+import pteron_native
+
+
+def _is_torch(value: Any) -> bool:
+    return type(value).__module__.startswith("torch")
+
+
+class Method:
+    """One loaded method. Calling it runs the program on the host runtime.
+
+    Inputs are numpy arrays or torch tensors (passed without copying when the program does
+    not plan them into its arena). Outputs come back as torch tensors when any input was a
+    torch tensor, numpy arrays otherwise.
+    """
+
+    def __init__(self, native: pteron_native.Method):
+        self._native = native
+
+    def __call__(self, *inputs: Any) -> list:
+        return self.execute(inputs)
+
+    def execute(self, inputs: Sequence[Any]) -> list:
+        as_torch = any(_is_torch(x) for x in inputs)
+        prepared = [self._prepare(x) for x in inputs]
+        outputs = self._native.execute(prepared)
+        if not as_torch:
+            return outputs
+        import torch
+
+        return [torch.from_numpy(o) if isinstance(o, np.ndarray) else o for o in outputs]
+
+    @staticmethod
+    def _prepare(x: Any) -> Any:
+        if _is_torch(x):
+            return x.detach() if x.requires_grad else x
+        if isinstance(x, np.ndarray):
+            return x
+        return np.asarray(x)
+
+    @property
+    def meta(self) -> dict:
+        """Inputs, outputs, planned arena sizes and instruction count."""
+        return self._native.meta()
+
+    def instruction_names(self) -> list[str]:
+        return self._native.instruction_names()
+
+
+class Program:
+    """A verified program. Methods load on first use and are cached."""
+
+    def __init__(self, native: pteron_native.Program):
+        self._native = native
+        self._methods: dict[str, Method] = {}
+
+    @property
+    def method_names(self) -> list[str]:
+        return list(self._native.method_names)
+
+    def method_meta(self, name: str = "forward") -> dict:
+        return self._native.method_meta(name)
+
+    def load_method(self, name: str = "forward") -> Method:
+        if name not in self._methods:
+            self._methods[name] = Method(self._native.load_method(name))
+        return self._methods[name]
+
+    def run_method(self, name: str, inputs: Sequence[Any]) -> list:
+        return self.load_method(name).execute(inputs)
+
+    def forward(self, *inputs: Any) -> list:
+        return self.run_method("forward", inputs)
+
+
+def load(source: str | os.PathLike | bytes) -> Program:
+    """Loads a program from a .pte path (mmapped) or from bytes. Raises RuntimeError with the
+    runtime's message when the program is malformed."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return Program(pteron_native.load_bytes(bytes(source)))
+    return Program(pteron_native.load(os.fspath(source)))

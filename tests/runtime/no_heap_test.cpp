@@ -1,0 +1,62 @@
+// execute() allocates no heap memory: a counting malloc wraps the process allocator and the
+// count must not move across execute().
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "runtime/host/host_method.h"
+#include "tests/runtime/test_program_builder.h"
+
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+
+namespace {
+std::atomic<long> g_allocations{0};
+}
+
+// glibc lets the executable interpose malloc; the runtime, kernels and libstdc++ all come here.
+extern "C" void* malloc(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+extern "C" void* calloc(size_t n, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(n, size);
+}
+extern "C" void* realloc(void* p, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(p, size);
+}
+
+namespace pteron {
+namespace {
+
+TEST(NoHeap, ExecuteAllocatesNothing) {
+  auto bytes = testing::build_add_program({.n = 1000, .out_offset = 8192, .arena_bytes = 16384});
+  auto program = HostProgram::from_bytes(bytes.data(), bytes.size());
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  auto method = HostMethod::load(**program, "forward");
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  Method& m = (*method)->method();
+  std::vector<float> x(1000, 1.f), y(1000, 2.f);
+  int32_t sizes[1] = {1000}, strides[1];
+  uint8_t order[1] = {0};
+  Tensor tx(ScalarType::Float, 1, sizes, order, strides, x.data());
+  Tensor ty(ScalarType::Float, 1, sizes, order, strides, y.data());
+  ASSERT_EQ(m.set_input(0, tx), Error::Ok);
+  ASSERT_EQ(m.set_input(1, ty), Error::Ok);
+  ASSERT_EQ(m.execute(), Error::Ok);  // warm-up
+
+  void* probe = std::malloc(16);  // proves the hook is live
+  std::free(probe);
+  ASSERT_GT(g_allocations.load(), 0);
+  const long before = g_allocations.load();
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(m.execute(), Error::Ok);
+  EXPECT_EQ(g_allocations.load(), before);
+  EXPECT_EQ(m.output(0).tensor->data<const float>()[999], 3.f);
+}
+
+}  // namespace
+}  // namespace pteron
