@@ -6,11 +6,13 @@ PY := $(abspath $(VENV))/bin/python
 BUILD := build
 JOBS ?= $(shell nproc)
 
-DEBIAN_PACKAGES := cmake ninja-build ccache g++ flatbuffers-compiler libflatbuffers-dev \
-  nlohmann-json3-dev libzip-dev libcli11-dev libgtest-dev libgmock-dev \
-  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
+DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config \
+  flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev \
+  libgtest-dev libgmock-dev gcc-arm-none-eabi libnewlib-arm-none-eabi \
+  libstdc++-arm-none-eabi-newlib
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps venv build test test-cpp test-python demo clean format
+.PHONY: all deps venv build test test-cpp test-python test-sanitize fuzz check-baremetal demo clean format
 
 all: build
 
@@ -41,8 +43,10 @@ build: $(BUILD)/build.ninja
 	printf '%s\n%s\n' "$(abspath python)" "$(abspath $(BUILD))/python" > $$site/pteron-dev.pth
 	@if [ -x $(BUILD)/tools/cli/pteron ]; then ln -sf $(abspath $(BUILD))/tools/cli/pteron $(VENV)/bin/pteron; fi
 
+# Everything CI checks: unit tests, Python tests, the C++ tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, a libFuzzer run over program loading, and the bare-metal build.
 test: build
-	@$(MAKE) --no-print-directory test-cpp test-python
+	@$(MAKE) --no-print-directory test-cpp test-python test-sanitize fuzz check-baremetal
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -50,8 +54,32 @@ test-cpp:
 test-python:
 	$(PY) -m pytest -q tests
 
+# One clang build serves both: sanitizers on everything, fuzzer coverage on everything.
+build-fuzz/build.ninja: CMakeLists.txt .stamps/deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DPTERON_SANITIZE=ON -DPTERON_FUZZ=ON -DPTERON_PYTHON=OFF >/dev/null
+
+test-sanitize: build-fuzz/build.ninja
+	cmake --build build-fuzz -j $(JOBS)
+	cd build-fuzz && ctest --output-on-failure -j $(JOBS)
+
+fuzz: build-fuzz/build.ninja
+	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer
+	@corpus=$$(mktemp -d); cp tests/fixtures/executorch/*.pte $$corpus/ 2>/dev/null; \
+	echo "fuzzing program load + method init + execute for $(FUZZ_SECONDS) s"; \
+	./build-fuzz/tests/fuzz/program_fuzzer $$corpus -max_total_time=$(FUZZ_SECONDS) \
+	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 2>&1 | tail -4; \
+	status=$${PIPESTATUS[0]}; rm -rf $$corpus; exit $$status
+
+# The runtime core and portable kernels must build for Cortex-M55 (no exceptions, RTTI, heap).
+check-baremetal: .stamps/deps
+	@test -f build-m55/build.ninja || cmake -S . -B build-m55 -G Ninja \
+	  -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake >/dev/null
+	cmake --build build-m55 -j $(JOBS)
+	@echo "bare-metal build (cortex-m55) ok"
+
 clean:
-	rm -rf $(BUILD) .stamps
+	rm -rf $(BUILD) build-fuzz build-m55 .stamps
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

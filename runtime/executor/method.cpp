@@ -184,6 +184,11 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
             }
             tensor->set_data(const_cast<uint8_t*>(data));  // kernels never write constants
           }
+          // Kernels read elements in place; a misaligned tensor would be undefined behaviour.
+          if (reinterpret_cast<uintptr_t>(tensor->mutable_data()) % tensor->element_size() != 0) {
+            return fail(Error::InvalidProgram, "tensor value %zu is not aligned to its %zu-byte elements", i,
+                        tensor->element_size());
+          }
           out = EValue::from_tensor(tensor);
           break;
         }
@@ -284,6 +289,21 @@ Error Method::init_delegates(const Program& program, const fb::ExecutionPlan& pl
   return Error::Ok;
 }
 
+// A tensor an instruction touches needs memory: planned, constant, or a method input (set
+// before execute). Anything else would hand a kernel a null pointer.
+Error Method::check_has_memory(const fb::ExecutionPlan& plan, int32_t index, size_t instruction) {
+  const EValue& v = values_[index];
+  if (v.tag != Tag::Tensor || v.tensor->mutable_data() != nullptr || v.tensor->nbytes() == 0) {
+    return Error::Ok;
+  }
+  for (size_t i = 0; i < num_inputs(); ++i) {
+    if (plan.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i)) == index) return Error::Ok;
+  }
+  return fail(Error::InvalidProgram,
+              "instruction %zu uses tensor value %d, which has no memory (not planned, constant or an input)",
+              instruction, index);
+}
+
 Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* alloc) {
   // Methods run their first chain; ExecuTorch emits exactly one.
   const auto* list = plan.chains()->Get(0)->instructions();
@@ -323,7 +343,11 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
     if (args != nullptr) {
       EValue** ptrs = alloc->allocate_array<EValue*>(args->size() ? args->size() : 1);
       if (ptrs == nullptr) return out_of_memory("instruction arguments", args->size() * 8);
-      for (size_t a = 0; a < args->size(); ++a) ptrs[a] = &values_[args->Get(static_cast<flatbuffers::uoffset_t>(a))];
+      for (size_t a = 0; a < args->size(); ++a) {
+        const int32_t index = args->Get(static_cast<flatbuffers::uoffset_t>(a));
+        ptrs[a] = &values_[index];
+        PTERON_TRY(check_has_memory(plan, index, k));
+      }
       out.args = Span<EValue*>(ptrs, args->size());
     }
   }

@@ -74,6 +74,7 @@ class Method {
   Error init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
   Error init_delegates(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
   Error init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
+  Error check_has_memory(const fb::ExecutionPlan& plan, int32_t index, size_t instruction);
   Error input_index(size_t i, Tensor** tensor);
 
   MethodMeta meta_;

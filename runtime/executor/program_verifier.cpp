@@ -14,6 +14,13 @@ size_t len(const flatbuffers::Vector<T>* v) {
   return v == nullptr ? 0 : v->size();
 }
 
+// The flatbuffer verifier checks vector lengths for 4-byte alignment only; vectors of 8-byte
+// scalars must also be 8-byte aligned before they are read.
+template <typename T>
+bool aligned(const flatbuffers::Vector<T>* v) {
+  return v == nullptr || reinterpret_cast<uintptr_t>(v->data()) % sizeof(T) == 0;
+}
+
 class PlanVerifier {
  public:
   PlanVerifier(const fb::Program& program, const fb::ExecutionPlan& plan, size_t constant_bytes)
@@ -27,6 +34,7 @@ class PlanVerifier {
     }
     n_values_ = plan_.values()->size();
     const auto* sizes = plan_.non_const_buffer_sizes();
+    if (!aligned(sizes)) return bad("planned buffer sizes are misaligned");
     for (size_t i = 0; i < len(sizes); ++i) {
       if (sizes->Get(i) < 0) return bad("planned buffer %zu has negative size", i);
     }
@@ -65,19 +73,21 @@ class PlanVerifier {
 
   Error verify_value(size_t i) {
     const fb::EValue* v = plan_.values()->Get(i);
+    // A union may carry a type tag without a value.
+    if (v->val() == nullptr) return bad("value %zu has no payload", i);
     switch (v->val_type()) {
       case fb::KernelTypes::Null:
       case fb::KernelTypes::Int:
       case fb::KernelTypes::Bool:
       case fb::KernelTypes::Double:
-        return v->val() != nullptr ? Error::Ok : bad("value %zu has no payload", i);
+        return Error::Ok;
       case fb::KernelTypes::String:
         return v->val_as_String()->string_val() ? Error::Ok : bad("string value %zu is empty", i);
       case fb::KernelTypes::Tensor:
         return verify_tensor(i, *v->val_as_Tensor());
       case fb::KernelTypes::IntList: {
         const auto* items = v->val_as_IntList()->items();
-        if (items == nullptr) return bad("int list %zu has no items", i);
+        if (items == nullptr || !aligned(items)) return bad("int list %zu is malformed", i);
         // ExecuTorch stores int lists as indices of Int values (so symbolic ints can change).
         for (size_t k = 0; k < items->size(); ++k) {
           if (!in_range(items->Get(k)) || type_of(items->Get(k)) != fb::KernelTypes::Int) {
@@ -87,8 +97,10 @@ class PlanVerifier {
         }
         return Error::Ok;
       }
-      case fb::KernelTypes::DoubleList:
-        return v->val_as_DoubleList()->items() ? Error::Ok : bad("double list %zu has no items", i);
+      case fb::KernelTypes::DoubleList: {
+        const auto* items = v->val_as_DoubleList()->items();
+        return items != nullptr && aligned(items) ? Error::Ok : bad("double list %zu is malformed", i);
+      }
       case fb::KernelTypes::BoolList:
         return v->val_as_BoolList()->items() ? Error::Ok : bad("bool list %zu has no items", i);
       case fb::KernelTypes::TensorList: {
@@ -228,6 +240,7 @@ class PlanVerifier {
     const size_t n = instructions->size();
     for (size_t k = 0; k < n; ++k) {
       const fb::Instruction* ins = instructions->Get(k);
+      if (ins->instr_args() == nullptr) return bad("instruction %zu of chain %zu has no arguments", k, c);
       switch (ins->instr_args_type()) {
         case fb::InstructionArguments::KernelCall: {
           const auto* call = ins->instr_args_as_KernelCall();
@@ -296,6 +309,9 @@ Error verify_program(const fb::Program& program, const ExtendedHeader& header, s
   }
   size_t constant_bytes = 0;
   const fb::SubsegmentOffsets* cs = program.constant_segment();
+  if (cs != nullptr && !aligned(cs->offsets())) {
+    return fail(Error::InvalidProgram, "invalid program: constant offsets are misaligned");
+  }
   if (cs != nullptr && len(cs->offsets()) > 0) {
     if (cs->segment_index() >= len(segments)) {
       return fail(Error::InvalidProgram, "invalid program: constant segment %u does not exist", cs->segment_index());

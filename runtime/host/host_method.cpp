@@ -82,6 +82,12 @@ Result<std::unique_ptr<HostMethod>> HostMethod::load(const HostProgram& hp, cons
   std::unique_ptr<HostMethod> hm(new HostMethod());
   MethodMeta meta(plan);
   hm->arena_spans_.emplace_back();  // memory_id 0 is reserved
+  uint64_t planned_total = 0;
+  for (size_t i = 0; i < meta.num_planned_buffers(); ++i) planned_total += static_cast<uint64_t>(meta.planned_buffer_size(i));
+  if (planned_total > options.max_planned_bytes) {
+    return fail(Error::OutOfMemory, "method '%s' plans %llu bytes of arenas, above the limit of %zu",
+                name, static_cast<unsigned long long>(planned_total), options.max_planned_bytes);
+  }
   for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
     const size_t size = static_cast<size_t>(meta.planned_buffer_size(i));
     uint8_t* p = aligned_bytes(size);

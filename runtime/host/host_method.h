@@ -33,6 +33,8 @@ class HostProgram {
 
 struct HostMethodOptions {
   size_t scratch_bytes = size_t{64} << 20;  // per-instruction scratch (im2col, packing)
+  // Refuse programs whose planned arenas exceed this (a corrupt file can ask for anything).
+  size_t max_planned_bytes = size_t{16} << 30;
 };
 
 class HostMethod {

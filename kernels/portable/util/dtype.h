@@ -28,10 +28,20 @@ inline float load_value<BFloat16>(const BFloat16& v) { return bf16_to_float(v.bi
 
 template <typename T, typename V>
 inline T store_value(V v) {
-  if constexpr (std::is_same_v<T, Half>) return Half{float_to_half(static_cast<float>(v))};
-  else if constexpr (std::is_same_v<T, BFloat16>) return BFloat16{float_to_bf16(static_cast<float>(v))};
-  else if constexpr (std::is_same_v<T, bool>) return v != V(0);
-  else return static_cast<T>(v);
+  if constexpr (std::is_same_v<T, Half>) {
+    return Half{float_to_half(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return BFloat16{float_to_bf16(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != V(0);
+  } else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<V>) {
+    // Float to int is undefined behaviour out of range; go through int64 and wrap (what torch
+    // does on common CPUs). NaN and values beyond int64 become 0.
+    if (!(v > -9.2e18 && v < 9.2e18)) return T(0);
+    return static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(v)));
+  } else {
+    return static_cast<T>(v);
+  }
 }
 
 // Calls fn(TypeTag<T>{}) for the C++ type of `t`. Returns false if `t` is not in the set.

@@ -1,0 +1,10 @@
+# Cross-compiles the runtime core and kernels for Cortex-M55 (bare metal, newlib).
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR cortex-m55)
+set(CMAKE_C_COMPILER arm-none-eabi-gcc)
+set(CMAKE_CXX_COMPILER arm-none-eabi-g++)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+set(PTERON_MCU_FLAGS "-mcpu=cortex-m55 -mthumb -mfloat-abi=hard -ffunction-sections -fdata-sections")
+set(CMAKE_C_FLAGS_INIT "${PTERON_MCU_FLAGS}")
+set(CMAKE_CXX_FLAGS_INIT "${PTERON_MCU_FLAGS}")
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
