@@ -1,0 +1,65 @@
+// Memory planning: give every planned tensor an arena (mem_id) and a byte offset so that no two
+// tensors alive at the same time overlap, using as few bytes as possible.
+//
+// Algorithm: greedy with best fit (as in TFLite Micro's GreedyMemoryPlanner) — place
+// tensors from largest to smallest, each at the smallest gap between already-placed tensors
+// whose lifetimes overlap it. It reuses space at byte granularity, which ExecuTorch's default
+// greedy planner (whole shared buffers) cannot.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pteron::compiler {
+
+struct MemoryRegion {
+  std::string name;        // e.g. "dtcm", "sram", "host"
+  uint32_t mem_id = 1;     // the program's 1-based arena index
+  uint64_t capacity = 0;   // bytes; 0 means unlimited
+};
+
+// A tensor that needs planned memory, alive from instruction `first` to `last` inclusive.
+struct TensorLifetime {
+  uint64_t bytes = 0;
+  int first = 0;
+  int last = 0;
+};
+
+struct Placement {
+  uint32_t mem_id = 0;
+  uint64_t offset = 0;
+};
+
+struct RegionUsage {
+  std::string name;
+  uint32_t mem_id = 0;
+  uint64_t capacity = 0;
+  uint64_t used = 0;  // arena size after planning
+};
+
+struct MemoryPlan {
+  bool fits = true;
+  std::string why_not;                 // set when !fits: names the region and the numbers
+  std::vector<Placement> placements;   // one per TensorLifetime, same order
+  std::vector<RegionUsage> regions;    // in the order given
+  uint64_t peak_live_bytes = 0;        // lower bound: most bytes alive at any instruction
+  uint64_t total_arena_bytes = 0;
+  double efficiency() const {
+    return total_arena_bytes == 0 ? 1.0 : static_cast<double>(peak_live_bytes) / total_arena_bytes;
+  }
+};
+
+// Plans `tensors` into `regions`, filling them in order (fastest first): a tensor goes to the
+// first region where it fits within capacity. `alignment` applies to every offset.
+MemoryPlan plan_memory(const std::vector<TensorLifetime>& tensors,
+                       const std::vector<MemoryRegion>& regions, uint64_t alignment);
+
+// Proves the plan: returns "" when no two tensors alive at the same time overlap in the same
+// arena and every tensor lies within its arena; otherwise a description of the first conflict.
+std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const MemoryPlan& plan);
+
+// A human-readable report: arena bytes per region, lower bound and efficiency.
+std::string describe_memory_plan(const MemoryPlan& plan);
+
+}  // namespace pteron::compiler
