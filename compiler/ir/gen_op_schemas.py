@@ -141,9 +141,12 @@ def alias_string(alias_info):
     return "|".join(sorted(alias_info.before_set)) + ("!" if alias_info.is_write else "")
 
 
+def is_out_arg(arg):
+    return arg.kwarg_only and arg.alias_info is not None and arg.alias_info.is_write
+
+
 def is_out_variant(schema):
-    return any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write
-               for a in schema.arguments)
+    return any(is_out_arg(a) for a in schema.arguments)
 
 
 def is_view(schema):
@@ -186,8 +189,7 @@ def find_out_variant(schema, schemas):
         if not key.startswith(prefix) or key[len(prefix):].count(".") or not is_out_variant(
                 candidate):
             continue
-        inputs = [a for a in candidate.arguments
-                  if not (a.alias_info is not None and a.alias_info.is_write)]
+        inputs = [a for a in candidate.arguments if not is_out_arg(a)]
         names = {a.name for a in inputs}
         wanted = [a for a in schema.arguments
                   if not (a.name in TENSOR_OPTIONS and a.name not in names)]

@@ -211,10 +211,11 @@ void Graph::set_spec(ValueId id, TensorSpec spec) {
   v.spec = std::move(spec);
 }
 
-void Graph::replace_all_uses(ValueId from, ValueId to) {
+void Graph::replace_all_uses(ValueId from, ValueId to, NodeId except) {
   value(to);
   const std::vector<NodeId> users = value(from).users;
   for (NodeId user : users) {
+    if (user == except) continue;
     Node& n = mutable_node(user);
     unlink_uses(n);
     for (Argument& a : n.args) a.replace_value(from, to);

@@ -70,8 +70,9 @@ class Graph {
   // Switches a node to another op whose arguments `args` are (e.g. view -> view_copy).
   void set_op(NodeId node, const OpSchema& schema, std::vector<Argument> args);
   void set_spec(ValueId value, TensorSpec spec);
-  // Points every use of `from` (node arguments, graph outputs, buffer mutations) at `to`.
-  void replace_all_uses(ValueId from, ValueId to);
+  // Points every use of `from` (node arguments, graph outputs, buffer mutations) at `to`,
+  // except in node `except` (typically the node that computes `to` from `from`).
+  void replace_all_uses(ValueId from, ValueId to, NodeId except = kNoNode);
   // Removes a node whose outputs nobody uses, with its output values.
   void remove_node(NodeId node);
   // Removes an unused constant.
