@@ -1,0 +1,27 @@
+// Export JSON arguments -> ir::Argument, checked against the op schema's declared type.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "compiler/frontend/export_json.h"
+#include "compiler/ir/argument.h"
+#include "compiler/ir/op_schema.h"
+
+namespace pteron::compiler::frontend {
+
+// How the reader turns names and literals into values.
+struct ValueResolver {
+  // Resolves a tensor name to its value id; throws when the name is unknown.
+  std::function<ir::ValueId(const std::string& name)> lookup;
+  // A Python number passed where the schema wants a Tensor (mul.Tensor(x, 2)): torch wraps
+  // it in a 0-dim tensor; this makes that tensor a constant and returns its id.
+  std::function<ir::ValueId(const ir::Scalar& value)> wrap_scalar;
+};
+
+// Converts one serialized Argument union (e.g. {"as_ints": [1, 0]}) for the schema argument
+// `schema`. `what` prefixes every error ("x.pt2: node 'addmm' (...): argument 'mat1'").
+ir::Argument read_argument(const Json& arg, const ir::ArgSchema& schema, const ValueResolver& values,
+                           const std::string& what);
+
+}  // namespace pteron::compiler::frontend

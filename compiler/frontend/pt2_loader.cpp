@@ -1,0 +1,385 @@
+#include "compiler/frontend/pt2_loader.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "compiler/compile_error.h"
+#include "compiler/frontend/argument_reader.h"
+#include "compiler/frontend/constant_reader.h"
+#include "compiler/frontend/debug_info.h"
+#include "compiler/frontend/export_json.h"
+#include "compiler/frontend/pt2_archive.h"
+
+namespace pteron::compiler::frontend {
+namespace {
+
+constexpr int kSchemaMajor = 8;  // torch 2.13 writes schema version 8.x
+
+class Loader {
+ public:
+  Loader(Pt2Archive archive, LoadOptions options)
+      : archive_(std::move(archive)), options_(std::move(options)) {}
+
+  ir::Graph load() {
+    check_layout();
+    const std::string model_entry = "models/" + options_.model_name + ".json";
+    where_ = archive_.path() + ": " + archive_.full_name(model_entry);
+    if (!archive_.has(model_entry)) missing_model(model_entry);
+    try {
+      model_ = Json::parse(archive_.read_text(model_entry));
+    } catch (const Json::parse_error& e) {
+      throw CompileError(where_ + ": invalid JSON: " + e.what());
+    }
+    try {
+      check_version();
+      const Json& module = member(model_, "graph_module", where_);
+      const Json& graph = member(module, "graph", where_);
+      check_static(graph);
+      tensor_values_ = &member(graph, "tensor_values", where_);
+      PayloadConfigs configs(archive_, options_.model_name);
+      read_inputs(member(module, "signature", where_), graph, configs);
+      const Json& nodes = member(graph, "nodes", where_);
+      if (!nodes.is_array()) throw CompileError(where_ + ": 'nodes' is not a list");
+      for (size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], static_cast<int>(i));
+      read_outputs(member(module, "signature", where_));
+    } catch (const Json::exception& e) {
+      // Checked accessors cover the expected shapes; this catches the rest of a malformed file.
+      throw CompileError(where_ + ": malformed export JSON: " + e.what());
+    }
+    graph_.metadata()["source"] = archive_.path();
+    graph_.verify();
+    return std::move(graph_);
+  }
+
+ private:
+  // ---- Archive layout and versions --------------------------------------------------------
+
+  void check_layout() {
+    const std::string& path = archive_.path();
+    if (archive_.root().empty()) {
+      for (const std::string& name : archive_.entries()) {
+        if (name.ends_with("serialized_exported_program.json")) {
+          std::string version;
+          const std::string prefix = name.substr(0, name.size() - 32);
+          if (archive_.has(prefix + "version")) version = archive_.read_text(prefix + "version");
+          throw CompileError(path + ": written by an older torch.export.save (legacy zip layout" +
+                             (version.empty() ? "" : ", schema version " + version) +
+                             "); pteron reads the PT2 archive torch 2.13 writes: re-export with "
+                             "torch 2.13");
+        }
+      }
+      throw CompileError(path + ": not a torch.export.save archive (no archive_format entry)");
+    }
+    const std::string format = archive_.read_text("archive_format");
+    if (format != "pt2") {
+      throw CompileError(path + ": " + archive_.full_name("archive_format") + " is '" + format +
+                         "', expected 'pt2'");
+    }
+    if (archive_.has("archive_version")) {
+      const std::string version = archive_.read_text("archive_version");
+      if (version != "0") {
+        throw CompileError(path + ": PT2 archive version " + version +
+                           " is not supported (pteron reads version 0, written by torch 2.13)");
+      }
+    }
+    if (archive_.has("data/weights/" + options_.model_name + ".pt")) {
+      throw CompileError(path + ": weights are pickled in " +
+                         archive_.full_name("data/weights/" + options_.model_name + ".pt") +
+                         " (legacy PT2 layout); re-export with torch 2.13");
+    }
+  }
+
+  [[noreturn]] void missing_model(const std::string& entry) {
+    std::string models;
+    for (const std::string& name : archive_.entries()) {
+      if (name.starts_with("models/") && name.ends_with(".json")) {
+        models += (models.empty() ? "" : ", ") + name.substr(7, name.size() - 12);
+      }
+    }
+    throw CompileError(archive_.path() + ": missing entry " + archive_.full_name(entry) +
+                       (models.empty() ? "" : " (the archive has models: " + models + ")"));
+  }
+
+  void check_version() {
+    const Json& version = member(model_, "schema_version", where_);
+    const int64_t major = json_int(member(version, "major", where_), where_ + " schema_version");
+    const int64_t minor = json_int(member(version, "minor", where_), where_ + " schema_version");
+    std::string torch_version = "<=2.4";  // what torch assumes when the field is absent
+    if (auto it = model_.find("torch_version"); it != model_.end() && it->is_string()) {
+      torch_version = it->get<std::string>();
+    }
+    const std::string version_text = std::to_string(major) + "." + std::to_string(minor);
+    if (major != kSchemaMajor) {
+      throw CompileError(where_ + ": export schema version " + version_text +
+                         " (written by torch " + torch_version + ") is not supported; pteron " +
+                         "reads schema version 8 (torch 2.13): re-export with torch 2.13");
+    }
+    graph_.metadata()["torch_version"] = torch_version;
+    graph_.metadata()["schema_version"] = version_text;
+  }
+
+  void check_static(const Json& graph) {
+    for (const char* key : {"sym_int_values", "sym_float_values", "sym_bool_values"}) {
+      auto it = graph.find(key);
+      if (it != graph.end() && it->is_object() && !it->empty()) {
+        throw_symbolic(where_ + ": the graph", "symbolic value '" + it->begin().key() + "'");
+      }
+    }
+    if (auto it = model_.find("range_constraints"); it != model_.end() && it->is_object() &&
+                                                    !it->empty()) {
+      throw_symbolic(where_ + ": the graph", "symbol '" + it->begin().key() + "'");
+    }
+  }
+
+  // ---- Values -------------------------------------------------------------------------------
+
+  ir::TensorSpec spec_of(const std::string& name) {
+    auto it = tensor_values_->find(name);
+    if (it == tensor_values_->end()) {
+      throw CompileError(where_ + ": tensor '" + name + "' has no entry in tensor_values");
+    }
+    return read_tensor_meta(*it, where_ + ": tensor '" + name + "'").spec();
+  }
+
+  ir::ValueId lookup(const std::string& name, const std::string& what) const {
+    if (auto id = graph_.find_value(name)) return *id;
+    throw CompileError(what + " refers to tensor '" + name +
+                       "', which is not defined before this node");
+  }
+
+  void read_inputs(const Json& signature, const Json& graph, const PayloadConfigs& configs) {
+    const Json& specs = member(signature, "input_specs", where_);
+    const Json& inputs = member(graph, "inputs", where_);
+    if (!specs.is_array() || !inputs.is_array() || specs.size() != inputs.size()) {
+      throw CompileError(where_ + ": input_specs and graph inputs do not match");
+    }
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const std::string what = where_ + ": input " + std::to_string(i);
+      auto [kind, spec] = union_member(specs[i], what);
+      if (kind == "user_input") {
+        auto [arg_kind, arg] = union_member(member(*spec, "arg", what), what);
+        if (arg_kind != "as_tensor") {
+          throw CompileError(what + " is a " + arg_kind + " user input; pteron programs take " +
+                             "tensors (export specialises Python scalars as constant inputs)");
+        }
+        const std::string name = json_string(member(*arg, "name", what), what);
+        graph_.add_input(name, spec_of(name));
+      } else if (kind == "parameter" || kind == "buffer" || kind == "tensor_constant") {
+        const char* fqn_key = kind == "parameter" ? "parameter_name"
+                              : kind == "buffer"  ? "buffer_name"
+                                                  : "tensor_constant_name";
+        const ir::ConstantKind constant_kind = kind == "parameter" ? ir::ConstantKind::Parameter
+                                               : kind == "buffer"  ? ir::ConstantKind::Buffer
+                                                                   : ir::ConstantKind::TensorConstant;
+        const std::string name = json_string(member(member(*spec, "arg", what), "name", what), what);
+        const std::string fqn = json_string(member(*spec, fqn_key, what), what);
+        ConstantTensor c = read_constant(archive_, configs, fqn, constant_kind);
+        if (kind == "buffer") c.data.persistent = json_bool(member(*spec, "persistent", what), what);
+        const ir::TensorSpec declared = spec_of(name);
+        if (declared.dtype != c.spec.dtype || declared.sizes != c.spec.sizes) {
+          throw CompileError(what + " ('" + fqn + "'): the graph declares " +
+                             ir::to_string(declared) + " but the stored tensor is " +
+                             ir::to_string(c.spec));
+        }
+        graph_.add_constant(name, std::move(c.spec), std::move(c.data));
+      } else if (kind == "constant_input") {
+        continue;  // a Python scalar export specialised; nodes carry its value literally
+      } else {
+        throw CompileError(what + " is a " + kind + " input, which pteron does not support");
+      }
+    }
+  }
+
+  // ---- Nodes --------------------------------------------------------------------------------
+
+  void read_node(const Json& node, int index) {
+    ir::DebugHandle debug;
+    debug.id = index;
+    std::string what = where_ + ": node " + std::to_string(index);
+    const std::string target = json_string(member(node, "target", what), what);
+    if (auto it = node.find("name"); it != node.end() && it->is_string()) {
+      debug.node_name = it->get<std::string>();
+    }
+    if (auto it = node.find("metadata"); it != node.end() && it->is_object()) {
+      if (auto m = it->find("nn_module_stack"); m != it->end() && m->is_string()) {
+        debug.module_path = module_path_from_stack(m->get<std::string>());
+      }
+      if (auto s = it->find("stack_trace"); s != it->end() && s->is_string()) {
+        debug.source = source_from_stack_trace(s->get<std::string>());
+      }
+    }
+    what = where_ + ": node '" + debug.node_name + "' (" + target +
+           (debug.location().empty() ? "" : ", " + debug.location()) + ")";
+
+    const ir::OpSchema& schema = find_schema(target, what);
+    const Json& inputs = member(node, "inputs", what);
+    if (!inputs.is_array()) throw CompileError(what + ": 'inputs' is not a list");
+    std::vector<std::optional<ir::Argument>> args(schema.args.size());
+    const ir::ScalarType float_type = wrapped_float_type(inputs, what);
+    for (const Json& input : inputs) {
+      const std::string arg_name = json_string(member(input, "name", what), what);
+      const int i = schema.arg_index(arg_name);
+      if (i < 0) {
+        throw CompileError(what + ": " + schema.op.str() + " has no argument '" + arg_name + "'");
+      }
+      const std::string arg_what = what + ": argument '" + arg_name + "'";
+      const ValueResolver values{
+          [&](const std::string& n) { return lookup(n, arg_what); },
+          [&](const ir::Scalar& s) { return wrap_scalar(s, float_type, debug.node_name, arg_name); }};
+      args[i] = read_argument(member(input, "arg", arg_what), schema.args[i], values, arg_what);
+    }
+    std::vector<ir::Argument> filled;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i]) {
+        filled.push_back(std::move(*args[i]));
+      } else if (schema.args[i].default_value) {
+        filled.push_back(*schema.args[i].default_value);
+      } else {
+        throw CompileError(what + ": missing required argument '" + schema.args[i].name + "'");
+      }
+    }
+    graph_.add_node(schema, std::move(filled), read_node_outputs(node, schema, what),
+                    std::move(debug));
+  }
+
+  // The dtype torch gives a Python float in a tensor position: the default dtype (f32), or
+  // f64 when the node already computes in f64 (so the scalar keeps its precision).
+  ir::ScalarType wrapped_float_type(const Json& inputs, const std::string& what) {
+    for (const Json& input : inputs) {
+      auto arg = input.find("arg");
+      if (arg == input.end() || !arg->is_object() || !arg->contains("as_tensor")) continue;
+      const Json& name = (*arg)["as_tensor"].value("name", Json());
+      if (!name.is_string()) continue;
+      auto id = graph_.find_value(name.get<std::string>());
+      if (id && graph_.value(*id).spec.dtype == ir::ScalarType::Double) return ir::ScalarType::Double;
+    }
+    return ir::ScalarType::Float;
+  }
+
+  ir::ValueId wrap_scalar(const ir::Scalar& s, ir::ScalarType float_type,
+                          const std::string& node_name, const std::string& arg_name) {
+    std::vector<uint8_t> bytes;
+    ir::ScalarType dtype;
+    auto store = [&](auto v) {
+      bytes.resize(sizeof(v));
+      std::memcpy(bytes.data(), &v, sizeof(v));
+    };
+    if (const auto* i = std::get_if<int64_t>(&s.value)) {
+      dtype = ir::ScalarType::Long;
+      store(*i);
+    } else if (const auto* b = std::get_if<bool>(&s.value)) {
+      dtype = ir::ScalarType::Bool;
+      store(static_cast<uint8_t>(*b));
+    } else if (float_type == ir::ScalarType::Double) {
+      dtype = ir::ScalarType::Double;
+      store(std::get<double>(s.value));
+    } else {
+      dtype = ir::ScalarType::Float;
+      store(static_cast<float>(std::get<double>(s.value)));
+    }
+    return graph_.add_constant(graph_.unique_name(node_name + "_" + arg_name),
+                               ir::TensorSpec::contiguous(dtype, {}),
+                               ir::ConstantData::owned(std::move(bytes)));
+  }
+
+  const ir::OpSchema& find_schema(const std::string& target, const std::string& what) {
+    if (!target.starts_with("torch.ops.")) {
+      if (target.starts_with("_operator.") || target.starts_with("torch.sym_")) {
+        throw_symbolic(what, "Python arithmetic on sizes");
+      }
+      throw CompileError(what + ": unsupported call target '" + target + "'");
+    }
+    if (target.starts_with("torch.ops.higher_order.")) {
+      throw CompileError(what + ": control flow (" + target + ") is not supported");
+    }
+    const ir::OpRef op = ir::OpRef::parse(target);
+    const ir::OpSchema* schema = ir::OpSchemaRegistry::global().find(op);
+    if (schema == nullptr) {
+      throw CompileError(what + ": operator " + op.str() + " is not in pteron's operator table " +
+                         "(core ATen); call ep.run_decompositions() before torch.export.save");
+    }
+    return *schema;
+  }
+
+  std::vector<std::optional<ir::NewValue>> read_node_outputs(const Json& node,
+                                                             const ir::OpSchema& schema,
+                                                             const std::string& what) {
+    const Json& outputs = member(node, "outputs", what);
+    if (!outputs.is_array() || outputs.size() != schema.returns.size()) {
+      throw CompileError(what + ": " + std::to_string(outputs.is_array() ? outputs.size() : 0) +
+                         " outputs, but " + schema.op.str() + " returns " +
+                         std::to_string(schema.returns.size()));
+    }
+    std::vector<std::optional<ir::NewValue>> values;
+    auto add = [&](const Json& tensor_arg) {
+      const std::string name = json_string(member(tensor_arg, "name", what), what);
+      values.push_back(ir::NewValue{name, spec_of(name)});
+    };
+    for (const Json& output : outputs) {
+      auto [kind, value] = union_member(output, what + " output");
+      if (kind == "as_tensor") {
+        add(*value);
+      } else if (kind == "as_none") {
+        values.push_back(std::nullopt);
+      } else if (kind == "as_tensors") {
+        if (!value->is_array()) throw CompileError(what + ": as_tensors output is not a list");
+        for (const Json& t : *value) add(t);  // Tensor[] returns are flattened
+      } else if (kind.starts_with("as_sym_")) {
+        throw_symbolic(what, "it returns a symbolic " + kind.substr(7));
+      } else {
+        throw CompileError(what + ": output of kind '" + kind + "' is not supported");
+      }
+    }
+    return values;
+  }
+
+  // ---- Outputs ------------------------------------------------------------------------------
+
+  void read_outputs(const Json& signature) {
+    const Json& specs = member(signature, "output_specs", where_);
+    if (!specs.is_array()) throw CompileError(where_ + ": output_specs is not a list");
+    std::vector<ir::ValueId> outputs;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const std::string what = where_ + ": output " + std::to_string(i);
+      auto [kind, spec] = union_member(specs[i], what);
+      const Json& arg = member(*spec, "arg", what);
+      if (kind == "user_output") {
+        auto [arg_kind, tensor] = union_member(arg, what);
+        if (arg_kind != "as_tensor") {
+          throw CompileError(what + " is " + arg_kind + " " + tensor->dump() +
+                             "; pteron programs return tensors only");
+        }
+        outputs.push_back(lookup(json_string(member(*tensor, "name", what), what), what));
+      } else if (kind == "buffer_mutation") {
+        const std::string buffer = json_string(member(*spec, "buffer_name", what), what);
+        ir::ValueId target = ir::kNoValue;
+        for (ir::ValueId c : graph_.constants()) {
+          if (graph_.value(c).constant->fqn == buffer) target = c;
+        }
+        if (target == ir::kNoValue) {
+          throw CompileError(what + " mutates unknown buffer '" + buffer + "'");
+        }
+        const ir::ValueId value = lookup(json_string(member(arg, "name", what), what), what);
+        graph_.add_buffer_mutation({target, value});
+      } else {
+        throw CompileError(what + " is a " + kind + " output, which pteron does not support");
+      }
+    }
+    graph_.set_outputs(std::move(outputs));
+  }
+
+  Pt2Archive archive_;
+  LoadOptions options_;
+  std::string where_;
+  Json model_;
+  const Json* tensor_values_ = nullptr;
+  ir::Graph graph_;
+};
+
+}  // namespace
+
+ir::Graph load_pt2(const std::string& path, const LoadOptions& options) {
+  return Loader(Pt2Archive::open(path), options).load();
+}
+
+}  // namespace pteron::compiler::frontend

@@ -1,0 +1,25 @@
+// Reads a torch 2.13 `.pt2` archive (torch.export.save) into an ir::Graph.
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/graph.h"
+
+namespace pteron::compiler::frontend {
+
+struct LoadOptions {
+  // Which exported program of the archive to read (models/<name>.json).
+  std::string model_name = "model";
+};
+
+// The graph of the archive's program: user inputs, constants pointing into the memory-mapped
+// file (the graph keeps the mapping alive), nodes with every argument filled in schema order,
+// debug handles from the export metadata, and outputs. metadata() holds "source" (the path),
+// "torch_version" and "schema_version".
+//
+// Throws CompileError with a one-line message naming the file, archive entry, node and
+// source location at fault for any input it cannot read (missing entries, bad JSON, unknown
+// ops or argument kinds, truncated weights, symbolic shapes, other schema versions).
+ir::Graph load_pt2(const std::string& path, const LoadOptions& options = {});
+
+}  // namespace pteron::compiler::frontend

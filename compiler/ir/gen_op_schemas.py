@@ -1,0 +1,295 @@
+"""Writes compiler/ir/op_schemas.inc: the operator schemas the pteron compiler knows.
+
+Run with the project's torch (the table records what that torch exports):
+
+    /work/main/.venv/bin/python compiler/ir/gen_op_schemas.py compiler/ir/op_schemas.inc
+
+The table holds every functional overload of core ATen (ops tagged torch.Tag.core), the
+non-core ops that commonly survive `ep.run_decompositions()`, the quantized_decomposed
+quantize/dequantize ops, and ExecuTorch's dim_order ops. For each functional op it records the
+argument list (names, types, defaults, kwarg-only), the returns, the matching out-variant, and
+for view ops the `*_copy` op that replaces them (view -> view_copy), as ExecuTorch's edge
+dialect does. Out-variants and copy ops are rows of the same table.
+"""
+
+import json
+import math
+import sys
+
+import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
+
+# Non-core aten ops that appear in exported graphs, by "name.overload" ("default" = unnamed).
+EXTRA_ATEN_OPS = [
+    "view.default", "view.dtype", "permute.default", "expand.default", "clone.default",
+    "_to_copy.default", "slice.Tensor", "select.int", "unsqueeze.default", "squeeze.default",
+    "squeeze.dim", "squeeze.dims", "split_with_sizes.default", "split.Tensor", "unbind.int",
+    "_native_batch_norm_legit_no_training.default", "native_layer_norm.default",
+    "max_pool2d_with_indices.default", "embedding.default", "alias.default", "t.default",
+    "transpose.int", "lift_fresh_copy.default", "scalar_tensor.default", "full.default",
+    "full_like.default", "arange.default", "arange.start", "arange.start_step", "zeros.default",
+    "ones.default", "zeros_like.default", "ones_like.default", "empty.memory_format",
+    "detach.default", "as_strided.default", "diagonal.default", "unfold.default",
+    "_assert_tensor_metadata.default", "_assert_scalar.default", "_assert_async.msg",
+    "linear.default", "hardswish.default", "hardsigmoid.default", "silu.default",
+    "pixel_shuffle.default", "pixel_unshuffle.default", "_safe_softmax.default",
+    "mean.default", "sum.default", "rsub.Scalar", "matmul.default", "logical_and.default",
+    "masked_fill.Scalar", "masked_fill.Tensor", "index_put.default",
+]
+
+# Ops pteron's ExecuTorch-compatible programs use that torch does not define: schema strings
+# exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and
+# kernels/quantized/quantized.yaml).
+EXTERNAL_SCHEMAS = [
+    "dim_order_ops::_to_dim_order_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None,"
+    " Device? device=None, bool? pin_memory=None, bool non_blocking=False,"
+    " int[]? dim_order=None) -> Tensor",
+    "dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,"
+    " int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
+    "dim_order_ops::_empty_dim_order(int[] size, *, ScalarType? dtype=None, Layout? layout=None,"
+    " Device? device=None, bool? pin_memory=None, int[]? dim_order=None) -> Tensor",
+    "dim_order_ops::_empty_dim_order.out(int[] size, *, int[]? dim_order=None,"
+    " Tensor(a!) out) -> Tensor(a!)",
+    "dim_order_ops::_clone_dim_order(Tensor self, *, bool non_blocking=False,"
+    " int[]? dim_order=None) -> Tensor",
+    "dim_order_ops::_clone_dim_order.out(Tensor self, *, bool non_blocking=False,"
+    " int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)",
+    "quantized_decomposed::quantize_per_tensor.out(Tensor input, float scale, int zero_point,"
+    " int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
+    "quantized_decomposed::quantize_per_tensor.Tensor_out(Tensor input, Tensor scale,"
+    " Tensor zero_point, int quant_min, int quant_max, ScalarType dtype, *,"
+    " Tensor(a!) out) -> Tensor(a!)",
+    "quantized_decomposed::dequantize_per_tensor.out(Tensor input, float scale, int zero_point,"
+    " int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None,"
+    " Tensor(a!) out) -> Tensor(a!)",
+    "quantized_decomposed::dequantize_per_tensor.Tensor_out(Tensor input, Tensor scale,"
+    " Tensor zero_point, int quant_min, int quant_max, ScalarType dtype, *,"
+    " ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    "quantized_decomposed::quantize_per_channel.out(Tensor input, Tensor scales,"
+    " Tensor zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *,"
+    " Tensor(a!) out) -> Tensor(a!)",
+    "quantized_decomposed::dequantize_per_channel.out(Tensor input, Tensor scales,"
+    " Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *,"
+    " ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    "quantized_decomposed::choose_qparams.Tensor_out(Tensor input, int quant_min, int quant_max,"
+    " float eps, ScalarType dtype, *, Tensor(a!) scale_out, Tensor(b!) zero_point_out)"
+    " -> (Tensor(a!), Tensor(b!))",
+]
+
+QUANTIZED_DECOMPOSED_OPS = [
+    "quantize_per_tensor.default", "quantize_per_tensor.tensor", "dequantize_per_tensor.default",
+    "dequantize_per_tensor.tensor", "quantize_per_channel.default",
+    "dequantize_per_channel.default", "choose_qparams.tensor",
+]
+
+# Argument names an out-variant drops relative to its functional op (torchgen's TensorOptions).
+TENSOR_OPTIONS = {"dtype", "layout", "device", "pin_memory"}
+
+# c10::ScalarType / MemoryFormat / Layout numbering (what .pte files and kernels carry).
+C10_DTYPE = {
+    torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
+    torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.complex32: 8,
+    torch.complex64: 9, torch.complex128: 10, torch.bool: 11, torch.qint8: 12, torch.quint8: 13,
+    torch.qint32: 14, torch.bfloat16: 15, torch.float8_e5m2: 23, torch.float8_e4m3fn: 24,
+    torch.float8_e5m2fnuz: 25, torch.float8_e4m3fnuz: 26, torch.uint16: 27, torch.uint32: 28,
+    torch.uint64: 29,
+}
+C10_MEMORY_FORMAT = {
+    torch.contiguous_format: 0, torch.preserve_format: 1, torch.channels_last: 2,
+    torch.channels_last_3d: 3,
+}
+C10_LAYOUT = {torch.strided: 0, torch.sparse_coo: 1}
+
+
+def type_string(t):
+    """TorchScript type -> the compact spelling op_schema.cpp parses ("int[2]?", "Tensor?[]")."""
+    if isinstance(t, torch.OptionalType):
+        return type_string(t.getElementType()) + "?"
+    if isinstance(t, torch.ListType):
+        return type_string(t.getElementType()) + "[]"
+    name = str(t)
+    return {"number": "Scalar", "SymInt": "int", "SymFloat": "float", "SymBool": "bool"}.get(
+        name, name)
+
+
+def arg_type_string(arg):
+    s = type_string(arg.real_type)
+    if arg.N is not None and "[]" in s:  # fixed-length list: int[2]
+        s = s.replace("[]", f"[{arg.N}]", 1)
+    return s
+
+
+def default_json(value):
+    if isinstance(value, float) and math.isinf(value):
+        return json.dumps("inf" if value > 0 else "-inf")
+    if isinstance(value, torch.dtype):
+        return str(C10_DTYPE[value])
+    if isinstance(value, torch.memory_format):
+        return str(C10_MEMORY_FORMAT[value])
+    if isinstance(value, torch.layout):
+        return str(C10_LAYOUT[value])
+    if isinstance(value, torch.device):
+        return json.dumps(str(value))
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(default_json(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def alias_string(alias_info):
+    if alias_info is None:
+        return ""
+    return "|".join(sorted(alias_info.before_set)) + ("!" if alias_info.is_write else "")
+
+
+def is_out_arg(arg):
+    return arg.kwarg_only and arg.alias_info is not None and arg.alias_info.is_write
+
+
+def is_out_variant(schema):
+    return any(is_out_arg(a) for a in schema.arguments)
+
+
+def is_view(schema):
+    return any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+
+
+def mutates_inputs(schema):
+    return any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+
+
+def qualified(schema):
+    overload = schema.overload_name or "default"
+    return f"{schema.name}.{overload}"
+
+
+def torch_schemas():
+    """Every registered aten and quantized_decomposed overload, keyed by 'ns::name.overload'."""
+    out = {}
+    for schema in torch._C._jit_get_all_schemas():
+        ns, name = schema.name.split("::", 1)
+        if ns not in ("aten", "quantized_decomposed"):
+            continue
+        op = getattr(getattr(getattr(torch.ops, ns), name), schema.overload_name or "default")
+        out[qualified(schema)] = (schema, torch.Tag.core in op.tags)
+    for text in EXTERNAL_SCHEMAS:
+        schema = torch._C.parse_schema(text)
+        out[qualified(schema)] = (schema, False)
+    return out
+
+
+def same_arg(a, b):
+    return a.name == b.name and arg_type_string(a) == arg_type_string(b) and (
+        a.kwarg_only == b.kwarg_only)
+
+
+def find_out_variant(schema, schemas):
+    """The out= overload of the same op whose inputs match `schema`'s (minus TensorOptions)."""
+    prefix = schema.name + "."
+    for key, (candidate, _) in schemas.items():
+        if not key.startswith(prefix) or key[len(prefix):].count(".") or not is_out_variant(
+                candidate):
+            continue
+        inputs = [a for a in candidate.arguments if not is_out_arg(a)]
+        names = {a.name for a in inputs}
+        wanted = [a for a in schema.arguments
+                  if not (a.name in TENSOR_OPTIONS and a.name not in names)]
+        if len(inputs) == len(wanted) and all(map(same_arg, inputs, wanted)):
+            return candidate
+    return None
+
+
+def find_view_copy(schema, schemas):
+    name = schema.name + "_copy." + (schema.overload_name or "default")
+    entry = schemas.get(name)
+    return entry[0] if entry else None
+
+
+def select(schemas):
+    """The functional schemas pteron cares about, plus out-variants and *_copy ops they imply."""
+    wanted = {}
+    for key, (schema, core) in schemas.items():
+        if core and not is_out_variant(schema):
+            wanted[key] = schema
+    for short in EXTRA_ATEN_OPS:
+        wanted["aten::" + short] = schemas["aten::" + short][0]
+    for short in QUANTIZED_DECOMPOSED_OPS:
+        key = "quantized_decomposed::" + short
+        wanted[key] = schemas[key][0]
+    for key, (schema, _) in schemas.items():
+        if key.startswith("dim_order_ops::") and not is_out_variant(schema):
+            wanted[key] = schema
+
+    rows, links = {}, {}
+    pending = list(wanted.values())
+    while pending:
+        schema = pending.pop()
+        key = qualified(schema)
+        if key in rows:
+            continue
+        rows[key] = schema
+        out = None if is_out_variant(schema) else find_out_variant(schema, schemas)
+        copy = find_view_copy(schema, schemas) if is_view(schema) else None
+        links[key] = (out, copy)
+        pending += [s for s in (out, copy) if s is not None]
+    return rows, links
+
+
+def c_string(s):
+    return json.dumps(s) if s is not None else "nullptr"
+
+
+def write_inc(path, rows, links):
+    keys = sorted(rows, key=lambda k: (k.split("::")[0] != "aten", k))
+    lines = [
+        "// Generated by compiler/ir/gen_op_schemas.py with torch "
+        f"{torch.__version__}. Do not edit.",
+        "// clang-format off",
+        "// Each PTERON_OP row: qualified name, schema as torch prints it, flags, out-variant,",
+        "// view-copy replacement; then its PTERON_ARG rows (name, type, alias, default as JSON,",
+        "// kwarg-only) and PTERON_RET rows (name, type, alias); PTERON_END closes the op.",
+    ]
+    missing_out = []
+    for key in keys:
+        schema = rows[key]
+        out, copy = links[key]
+        flags = []
+        if is_out_variant(schema):
+            flags.append("kOutVariant")
+        if is_view(schema):
+            flags.append("kView")
+        if mutates_inputs(schema) and not is_out_variant(schema):
+            flags.append("kMutates")
+        if not is_out_variant(schema) and out is None and schema.returns:
+            missing_out.append(key)
+        lines.append(
+            f"PTERON_OP({c_string(key)}, {c_string(str(schema))}, "
+            f"{' | '.join(flags) or '0'}, {c_string(qualified(out) if out else '')}, "
+            f"{c_string(qualified(copy) if copy else '')})")
+        for a in schema.arguments:
+            default = "nullptr" if not a.has_default_value() else c_string(
+                default_json(a.default_value))
+            lines.append(
+                f"  PTERON_ARG({c_string(a.name)}, {c_string(arg_type_string(a))}, "
+                f"{c_string(alias_string(a.alias_info))}, {default}, "
+                f"{'true' if a.kwarg_only else 'false'})")
+        for r in schema.returns:
+            lines.append(
+                f"  PTERON_RET({c_string(r.name)}, {c_string(type_string(r.real_type))}, "
+                f"{c_string(alias_string(r.alias_info))})")
+        lines.append("PTERON_END()")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"{path}: {len(rows)} schemas; functional ops without an out-variant: "
+          f"{', '.join(missing_out) or 'none'}", file=sys.stderr)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: gen_op_schemas.py OUTPUT.inc")
+    schemas = torch_schemas()
+    rows, links = select(schemas)
+    write_inc(sys.argv[1], rows, links)
+
+
+if __name__ == "__main__":
+    main()

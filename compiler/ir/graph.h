@@ -1,0 +1,107 @@
+// The compiler's program representation: a topologically ordered list of nodes over values.
+//
+// Building and using are separate, as in XNNPACK's subgraph API: the frontend (or a test)
+// defines inputs, constants and nodes; passes then read the graph and edit it through the
+// methods below, which keep producer/user links, names and the order consistent. Ids are
+// stable: removing a node or value never renumbers the others.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/ir/node.h"
+#include "compiler/ir/value.h"
+
+namespace pteron::compiler::ir {
+
+// An output a new node defines.
+struct NewValue {
+  std::string name;
+  TensorSpec spec;
+};
+
+// A buffer the program updates in place (e.g. a KV cache): after each run, `new_value` is
+// written back to the constant `buffer`.
+struct BufferMutation {
+  ValueId buffer = kNoValue;
+  ValueId new_value = kNoValue;
+};
+
+class Graph {
+ public:
+  // ---- Building -------------------------------------------------------------------------
+  ValueId add_input(std::string name, TensorSpec spec);
+  ValueId add_constant(std::string name, TensorSpec spec, ConstantData data);
+  // Adds a call of `schema` with `args` (schema order, complete) defining one value per
+  // entry of `outputs` (std::nullopt -> kNoValue), at the end or just before node `before`.
+  NodeId add_node(const OpSchema& schema, std::vector<Argument> args,
+                  std::vector<std::optional<NewValue>> outputs, DebugHandle debug = {},
+                  NodeId before = kNoNode);
+  void set_outputs(std::vector<ValueId> outputs);
+  void add_buffer_mutation(BufferMutation mutation);
+
+  // ---- Reading --------------------------------------------------------------------------
+  const Value& value(ValueId id) const;
+  const Node& node(NodeId id) const;
+  bool has_value(ValueId id) const;
+  bool has_node(NodeId id) const;
+  std::optional<ValueId> find_value(std::string_view name) const;
+
+  const std::vector<NodeId>& nodes() const { return order_; }  // topological order
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  const std::vector<ValueId>& constants() const { return constants_; }
+  const std::vector<BufferMutation>& buffer_mutations() const { return mutations_; }
+  // Upper bound of ids handed out so far (for side tables indexed by id).
+  size_t value_capacity() const { return values_.size(); }
+  size_t node_capacity() const { return nodes_.size(); }
+
+  // Free-form facts about where the graph came from ("torch_version", "source", ...).
+  std::map<std::string, std::string>& metadata() { return metadata_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+
+  // ---- Editing (passes) -----------------------------------------------------------------
+  void set_arg(NodeId node, size_t index, Argument arg);
+  void set_args(NodeId node, std::vector<Argument> args);
+  // Switches a node to another op whose arguments `args` are (e.g. view -> view_copy).
+  void set_op(NodeId node, const OpSchema& schema, std::vector<Argument> args);
+  void set_spec(ValueId value, TensorSpec spec);
+  // Points every use of `from` (node arguments, graph outputs, buffer mutations) at `to`,
+  // except in node `except` (typically the node that computes `to` from `from`).
+  void replace_all_uses(ValueId from, ValueId to, NodeId except = kNoNode);
+  // Removes a node whose outputs nobody uses, with its output values.
+  void remove_node(NodeId node);
+  // Removes an unused constant.
+  void remove_constant(ValueId value);
+  // `base` if unused, else base_1, base_2, ...
+  std::string unique_name(std::string_view base) const;
+
+  // Checks every invariant (order, links, schemas, constant sizes); throws CompileError
+  // describing the first violation. Passes call it in debug builds and tests.
+  void verify() const;
+  // Human-readable listing used in diagnostics, tests and `pteron inspect`.
+  std::string to_string() const;
+
+ private:
+  ValueId new_value(std::string name, TensorSpec spec, ValueKind kind);
+  Value& mutable_value(ValueId id);
+  Node& mutable_node(NodeId id);
+  void link_uses(const Node& node);
+  void unlink_uses(const Node& node);
+
+  std::vector<Value> values_;  // by id; removed entries have id == kNoValue
+  std::vector<Node> nodes_;    // by id; removed entries have id == kNoNode
+  std::vector<NodeId> order_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+  std::vector<ValueId> constants_;
+  std::vector<BufferMutation> mutations_;
+  std::unordered_map<std::string, ValueId> names_;
+  std::map<std::string, std::string> metadata_;
+};
+
+}  // namespace pteron::compiler::ir
