@@ -7,7 +7,7 @@ BUILD := build
 JOBS ?= $(shell nproc)
 
 DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config \
-  flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev \
+  flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev libtomlplusplus-dev \
   libgtest-dev libgmock-dev gcc-arm-none-eabi libnewlib-arm-none-eabi \
   libstdc++-arm-none-eabi-newlib
 FUZZ_SECONDS ?= 60

@@ -13,6 +13,7 @@ struct UserError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+void add_compile_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 

@@ -10,6 +10,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"pteron: PyTorch programs on Arm devices"};
   app.require_subcommand(1);
+  pteron::cli::add_compile_command(app);
   pteron::cli::add_run_command(app);
   pteron::cli::add_inspect_command(app);
   try {

@@ -1,0 +1,32 @@
+// How a graph node becomes a kernel call: the out-variant schema it runs as and, for each of
+// that schema's arguments, where the value comes from. Shared by the emitter and by constant
+// folding (which runs the same kernel on the host), so both agree on argument order.
+#pragma once
+
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace pteron::compiler {
+
+struct KernelArgSlot {
+  enum class Source { NodeArg, Default, Output, OutputList };
+  Source source;
+  const ir::Argument* value = nullptr;  // NodeArg and Default
+  size_t output = 0;                    // Output: index into node.outputs
+};
+
+struct KernelCallForm {
+  const ir::OpSchema* schema = nullptr;  // the out-variant
+  std::vector<KernelArgSlot> args;       // schema order
+  // ExecuTorch appends the returned values after the args; these are arg positions to repeat.
+  std::vector<size_t> returns;
+};
+
+// Throws CompileError naming the node when there is no out-variant form.
+KernelCallForm kernel_call_form(const ir::Node& node);
+
+// The out-variant schema a node runs as (through view_copy for views); nullptr if none.
+const ir::OpSchema* kernel_schema_for(const ir::Node& node);
+
+}  // namespace pteron::compiler

@@ -1,0 +1,232 @@
+#include "compiler/emit/program_emitter.h"
+
+#include <map>
+
+#include "compiler/compile_error.h"
+#include "compiler/emit/constant_table.h"
+#include "compiler/emit/kernel_call_form.h"
+#include "compiler/emit/pte_writer.h"
+#include "schema/program_generated.h"
+
+namespace pteron::compiler {
+namespace {
+
+using flatbuffers::Offset;
+
+// Builds one ExecutionPlan; values are created on first use, in execution order.
+class MethodEmitter {
+ public:
+  MethodEmitter(flatbuffers::FlatBufferBuilder& b, const MethodToEmit& m, ConstantTable& constants)
+      : b_(b), m_(m), g_(*m.graph), constants_(constants) {}
+
+  Offset<fb::ExecutionPlan> emit() {
+    std::vector<int32_t> inputs, outputs;
+    for (ir::ValueId v : g_.inputs()) inputs.push_back(tensor_value(v));
+    std::vector<Offset<fb::Instruction>> instructions;
+    for (ir::NodeId n : g_.nodes()) instructions.push_back(kernel_call(g_.node(n)));
+    for (ir::ValueId v : g_.outputs()) outputs.push_back(tensor_value(v));
+    auto chain = fb::CreateChain(b_, b_.CreateVector(inputs), b_.CreateVector(outputs),
+                                 b_.CreateVector(instructions));
+    std::vector<Offset<fb::Chain>> chains = {chain};
+    std::vector<Offset<fb::Operator>> ops;
+    for (const auto& [name, overload] : operators_) {
+      ops.push_back(fb::CreateOperator(b_, b_.CreateString(name), b_.CreateString(overload)));
+    }
+    std::vector<int64_t> buffer_sizes = {0};
+    buffer_sizes.insert(buffer_sizes.end(), m_.arena_sizes.begin(), m_.arena_sizes.end());
+    instructions_ = instructions.size();
+    return fb::CreateExecutionPlan(b_, b_.CreateString(m_.name), 0, b_.CreateVector(values_),
+                                   b_.CreateVector(inputs), b_.CreateVector(outputs),
+                                   b_.CreateVector(chains), b_.CreateVector(ops), 0,
+                                   b_.CreateVector(buffer_sizes));
+  }
+
+  size_t values() const { return values_.size(); }
+  size_t instructions() const { return instructions_; }
+  size_t constants_used() const { return constants_used_; }
+
+ private:
+  int32_t add(fb::KernelTypes type, Offset<void> payload) {
+    values_.push_back(fb::CreateEValue(b_, type, payload));
+    return static_cast<int32_t>(values_.size() - 1);
+  }
+  int32_t add_int(int64_t v) { return add(fb::KernelTypes::Int, fb::CreateInt(b_, v).Union()); }
+  int32_t none() {
+    if (none_ < 0) none_ = add(fb::KernelTypes::Null, fb::CreateNull(b_).Union());
+    return none_;
+  }
+
+  int32_t tensor_value(ir::ValueId id) {
+    if (auto it = tensor_index_.find(id); it != tensor_index_.end()) return it->second;
+    const ir::Value& v = g_.value(id);
+    const ir::TensorSpec& spec = v.spec;
+    if (element_size(spec.dtype) == 0) {
+      throw CompileError("value '" + v.name + "' has dtype " + ir::dtype_name(spec.dtype) +
+                         ", which the runtime does not support");
+    }
+    std::vector<int32_t> sizes;
+    for (int64_t s : spec.sizes) {
+      if (s < 0 || s > INT32_MAX) throw CompileError("value '" + v.name + "' has a size beyond int32");
+      sizes.push_back(static_cast<int32_t>(s));
+    }
+    uint32_t data_buffer_idx = 0;
+    Offset<fb::AllocationDetails> alloc = 0;
+    if (v.is_constant()) {
+      data_buffer_idx = constants_.add(v.constant->bytes);
+      ++constants_used_;
+    } else if (v.is_intermediate()) {
+      auto p = m_.placements.find(id);
+      if (p == m_.placements.end()) throw CompileError("internal: value '" + v.name + "' has no memory plan");
+      alloc = fb::CreateAllocationDetails(b_, p->second.mem_id, static_cast<uint32_t>(p->second.offset),
+                                          static_cast<uint32_t>(p->second.offset >> 32));
+    }
+    auto t = fb::CreateTensor(b_, static_cast<fb::ScalarType>(spec.dtype), 0, b_.CreateVector(sizes),
+                              b_.CreateVector(spec.dim_order), false, data_buffer_idx, alloc);
+    const int32_t index = add(fb::KernelTypes::Tensor, t.Union());
+    tensor_index_[id] = index;
+    return index;
+  }
+
+  int32_t argument(const ir::Argument& a, const ir::Node& node, const std::string& name) {
+    switch (a.kind()) {
+      case ir::ArgKind::None:
+      case ir::ArgKind::Device:
+        return none();
+      case ir::ArgKind::Int:
+        return add_int(a.get<int64_t>());
+      case ir::ArgKind::Float:
+        return add(fb::KernelTypes::Double, fb::CreateDouble(b_, a.get<double>()).Union());
+      case ir::ArgKind::Bool:
+        return add(fb::KernelTypes::Bool, fb::CreateBool(b_, a.get<bool>()).Union());
+      case ir::ArgKind::String:
+        return add(fb::KernelTypes::String,
+                   fb::CreateString(b_, b_.CreateString(a.get<std::string>())).Union());
+      case ir::ArgKind::ScalarType:
+        return add_int(static_cast<int64_t>(a.get<ir::ScalarType>()));
+      case ir::ArgKind::MemoryFormat:
+        return add_int(static_cast<int64_t>(a.get<ir::MemoryFormat>()));
+      case ir::ArgKind::Layout:
+        return add_int(static_cast<int64_t>(a.get<ir::Layout>()));
+      case ir::ArgKind::Scalar: {
+        const auto& s = a.get<ir::Scalar>().value;
+        if (const auto* i = std::get_if<int64_t>(&s)) return add_int(*i);
+        if (const auto* d = std::get_if<double>(&s)) {
+          return add(fb::KernelTypes::Double, fb::CreateDouble(b_, *d).Union());
+        }
+        return add(fb::KernelTypes::Bool, fb::CreateBool(b_, std::get<bool>(s)).Union());
+      }
+      case ir::ArgKind::IntList: {
+        // Int lists hold indices of Int values (ExecuTorch's encoding, for symbolic ints).
+        std::vector<int64_t> items;
+        for (int64_t x : a.get<std::vector<int64_t>>()) items.push_back(add_int(x));
+        return add(fb::KernelTypes::IntList, fb::CreateIntList(b_, b_.CreateVector(items)).Union());
+      }
+      case ir::ArgKind::FloatList:
+        return add(fb::KernelTypes::DoubleList,
+                   fb::CreateDoubleList(b_, b_.CreateVector(a.get<std::vector<double>>())).Union());
+      case ir::ArgKind::BoolList: {
+        const auto& bools = a.get<std::vector<bool>>();
+        std::vector<uint8_t> items(bools.begin(), bools.end());
+        return add(fb::KernelTypes::BoolList,
+                   fb::CreateBoolList(b_, b_.CreateVector(items)).Union());
+      }
+      case ir::ArgKind::Tensor:
+        return tensor_value(a.tensor());
+      case ir::ArgKind::TensorList: {
+        std::vector<int32_t> items;
+        for (ir::ValueId v : a.get<ir::TensorList>().ids) items.push_back(tensor_value(v));
+        return add(fb::KernelTypes::TensorList, fb::CreateTensorList(b_, b_.CreateVector(items)).Union());
+      }
+      case ir::ArgKind::OptionalTensorList: {
+        std::vector<int32_t> items;
+        for (ir::ValueId v : a.get<ir::OptionalTensorList>().ids) {
+          items.push_back(v == ir::kNoValue ? -1 : tensor_value(v));
+        }
+        return add(fb::KernelTypes::OptionalTensorList,
+                   fb::CreateOptionalTensorList(b_, b_.CreateVector(items)).Union());
+      }
+    }
+    throw CompileError(node.describe() + ": argument '" + name + "' cannot be encoded");
+  }
+
+  Offset<fb::Instruction> kernel_call(const ir::Node& node) {
+    const KernelCallForm form = kernel_call_form(node);
+    std::vector<int32_t> args;
+    for (const KernelArgSlot& slot : form.args) {
+      switch (slot.source) {
+        case KernelArgSlot::Source::NodeArg:
+        case KernelArgSlot::Source::Default:
+          args.push_back(argument(*slot.value, node, form.schema->op.str()));
+          break;
+        case KernelArgSlot::Source::Output:
+          args.push_back(output_value(node, slot.output));
+          break;
+        case KernelArgSlot::Source::OutputList: {
+          std::vector<int32_t> items;
+          for (size_t i = 0; i < node.outputs.size(); ++i) items.push_back(output_value(node, i));
+          args.push_back(add(fb::KernelTypes::TensorList, fb::CreateTensorList(b_, b_.CreateVector(items)).Union()));
+          break;
+        }
+      }
+    }
+    for (size_t r : form.returns) args.push_back(args[r]);
+    const ir::OpSchema* out = form.schema;
+    const auto key = std::make_pair(out->op.ns + "::" + out->op.name, out->op.overload);
+    auto [it, inserted] = operator_index_.try_emplace(key, static_cast<int32_t>(operators_.size()));
+    if (inserted) operators_.push_back(key);
+    auto call = fb::CreateKernelCall(b_, it->second, b_.CreateVector(args));
+    return fb::CreateInstruction(b_, fb::InstructionArguments::KernelCall, call.Union());
+  }
+
+  int32_t output_value(const ir::Node& node, size_t i) {
+    if (node.outputs[i] == ir::kNoValue) {
+      throw CompileError(node.describe() + ": output " + std::to_string(i) + " is missing");
+    }
+    return tensor_value(node.outputs[i]);
+  }
+
+  flatbuffers::FlatBufferBuilder& b_;
+  const MethodToEmit& m_;
+  const ir::Graph& g_;
+  ConstantTable& constants_;
+  std::vector<Offset<fb::EValue>> values_;
+  std::unordered_map<ir::ValueId, int32_t> tensor_index_;
+  std::vector<std::pair<std::string, std::string>> operators_;
+  std::map<std::pair<std::string, std::string>, int32_t> operator_index_;
+  int32_t none_ = -1;
+  size_t instructions_ = 0;
+  size_t constants_used_ = 0;
+};
+
+}  // namespace
+
+std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats) {
+  flatbuffers::FlatBufferBuilder b(1 << 16);
+  ConstantTable constants;
+  EmitStats local;
+  std::vector<Offset<fb::ExecutionPlan>> plans;
+  for (const MethodToEmit& m : methods) {
+    MethodEmitter e(b, m, constants);
+    plans.push_back(e.emit());
+    local.values += e.values();
+    local.instructions += e.instructions();
+    local.constants += e.constants_used();
+  }
+  // Segment 0 holds the constants (ExecuTorch always lists it, even when empty).
+  const std::vector<uint64_t> offsets = segment_offsets({constants.data().size()});
+  std::vector<Offset<fb::DataSegment>> segments = {
+      fb::CreateDataSegment(b, offsets[0], constants.data().size())};
+  auto constant_segment = fb::CreateSubsegmentOffsets(b, 0, b.CreateVector(constants.offsets()));
+  auto program = fb::CreateProgram(b, 0, b.CreateVector(plans), 0, 0, b.CreateVector(segments),
+                                   constant_segment);
+  fb::FinishProgramBuffer(b, program);
+  std::vector<uint8_t> file =
+      write_pte(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), {constants.data()});
+  local.constant_bytes = constants.data().size();
+  local.deduplicated = constants.deduplicated();
+  local.file_bytes = file.size();
+  if (stats) *stats = local;
+  return file;
+}
+
+}  // namespace pteron::compiler

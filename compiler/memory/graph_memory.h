@@ -1,0 +1,25 @@
+// Plans the memory of a graph's intermediate tensors: lifetimes from the execution order, then
+// the offset planner. Inputs are not planned (the caller's buffers are used in place);
+// constants live in the program.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/emit/program_emitter.h"
+#include "compiler/ir/graph.h"
+#include "compiler/memory/memory_planner.h"
+
+namespace pteron::compiler {
+
+struct GraphMemoryPlan {
+  MemoryPlan plan;
+  std::unordered_map<ir::ValueId, TensorPlacement> placements;
+  std::vector<int64_t> arena_sizes;  // per region, in region order
+};
+
+// Throws CompileError with the numbers when the tensors do not fit the regions.
+GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
+                                  uint64_t alignment);
+
+}  // namespace pteron::compiler

@@ -1,0 +1,53 @@
+#include <map>
+#include <string>
+
+#include "compiler/compile_error.h"
+#include "compiler/emit/kernel_call_form.h"
+#include "compiler/passes/passes.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron::compiler {
+
+void check_kernels_available(const ir::Graph& graph) {
+  // op -> first node needing it, and how many nodes need it
+  std::map<std::string, std::pair<std::string, int>> missing;
+  for (ir::NodeId id : graph.nodes()) {
+    const ir::Node& node = graph.node(id);
+    const ir::OpSchema* schema = kernel_schema_for(node);
+    std::string key;
+    if (schema == nullptr) {
+      key = node.op.str() + " (no out-variant form)";
+    } else {
+      const std::string name = schema->op.ns + "::" + schema->op.name;
+      if (find_kernel(name.c_str(), schema->op.overload.c_str()) != nullptr) continue;
+      key = schema->op.str();
+    }
+    auto [it, inserted] = missing.try_emplace(key, node.describe(), 0);
+    ++it->second.second;
+  }
+  if (missing.empty()) return;
+  std::string message = std::to_string(missing.size()) + " operator(s) have no kernel for this target: ";
+  bool first = true;
+  for (const auto& [op, where] : missing) {
+    message += (first ? "" : "; ") + op + " x" + std::to_string(where.second) + ", first at " + where.first;
+    first = false;
+  }
+  throw CompileError(message);
+}
+
+PassReport run_default_passes(ir::Graph& graph) {
+  PassReport report;
+  auto note = [&](const char* pass, int n) {
+    report.lines.push_back(std::string(pass) + ": " + std::to_string(n) + " node(s)");
+  };
+  note("simplify_views", simplify_views(graph));
+  note("remove_noops", remove_noops(graph));
+  note("remove_dead_code", remove_dead_code(graph));
+  note("fold_constants", fold_constants(graph));
+  note("remove_dead_code", remove_dead_code(graph));
+  graph.verify();
+  check_kernels_available(graph);
+  return report;
+}
+
+}  // namespace pteron::compiler

@@ -1,0 +1,90 @@
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "compiler/passes/passes.h"
+
+namespace pteron::compiler {
+namespace {
+
+bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
+  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
+}
+
+// True when `node` passes its first tensor argument through unchanged.
+bool is_noop(const ir::Graph& g, const ir::Node& node) {
+  if (node.outputs.size() != 1 || node.args.empty() || !node.args[0].is_tensor()) return false;
+  const std::string name = node.op.ns + "::" + node.op.name;
+  const ir::TensorSpec& in = g.value(node.args[0].tensor()).spec;
+  const ir::TensorSpec& out = g.value(node.outputs[0]).spec;
+  if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh_copy") return true;
+  if (in != out) return false;
+  // With equal specs these ops keep every element where it was.
+  if (name == "aten::clone" || name == "aten::_to_copy" || name == "aten::view" ||
+      name == "aten::_unsafe_view" || name == "aten::reshape" || name == "aten::expand" ||
+      name == "aten::slice" || name == "dim_order_ops::_to_dim_order_copy" ||
+      name == "dim_order_ops::_clone_dim_order") {
+    return true;
+  }
+  if (name == "aten::permute") {
+    const auto& dims = node.args[1].get<std::vector<int64_t>>();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] != static_cast<int64_t>(i) && dims[i] != static_cast<int64_t>(i) - static_cast<int64_t>(dims.size())) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int remove_noops(ir::Graph& graph) {
+  int removed = 0;
+  const std::vector<ir::NodeId> order = graph.nodes();
+  for (ir::NodeId id : order) {
+    const ir::Node& node = graph.node(id);
+    if (!is_noop(graph, node)) continue;
+    const ir::ValueId in = node.args[0].tensor();
+    const ir::ValueId out = node.outputs[0];
+    if (is_graph_output(graph, out)) continue;  // outputs keep memory of their own
+    if (graph.value(in).spec != graph.value(out).spec) continue;  // alias with a shape change
+    graph.replace_all_uses(out, in);
+    graph.remove_node(id);
+    ++removed;
+  }
+  return removed;
+}
+
+int simplify_views(ir::Graph& graph) {
+  int changed = 0;
+  for (ir::NodeId id : graph.nodes()) {
+    const ir::Node& node = graph.node(id);
+    if (node.args.empty() || !node.args[0].is_tensor()) continue;
+    const ir::Value& src = graph.value(node.args[0].tensor());
+    if (!src.is_intermediate()) continue;
+    const ir::Node& producer = graph.node(src.producer);
+    const std::string op = node.op.str(), inner = producer.op.str();
+    if ((op == "aten::view.default" || op == "aten::_unsafe_view.default") &&
+        (inner == "aten::view.default" || inner == "aten::_unsafe_view.default")) {
+      // view(view(x, a), b) == view(x, b)
+      graph.set_arg(id, 0, producer.args[0]);
+      ++changed;
+    } else if (op == "aten::permute.default" && inner == "aten::permute.default") {
+      // permute(permute(x, p), q)[i] == x[p[q[i]]]
+      const auto& p = producer.args[1].get<std::vector<int64_t>>();
+      const auto& q = node.args[1].get<std::vector<int64_t>>();
+      const int64_t rank = static_cast<int64_t>(p.size());
+      std::vector<int64_t> combined(q.size());
+      for (size_t i = 0; i < q.size(); ++i) {
+        const int64_t qi = (q[i] + rank) % rank;
+        combined[i] = (p[static_cast<size_t>(qi)] + rank) % rank;
+      }
+      ir::Argument source = producer.args[0];
+      graph.set_args(id, {source, ir::Argument(combined)});
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+}  // namespace pteron::compiler

@@ -1,0 +1,38 @@
+// Graph passes between the frontend and the emitter. Each keeps debug handles and leaves the
+// graph verified; each returns how many nodes it changed so the compile report can say so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace pteron::compiler {
+
+// Removes nodes whose outputs nobody uses (all pteron ops are side-effect free).
+int remove_dead_code(ir::Graph& graph);
+
+// Removes ops that do nothing at run time: alias/detach/lift_fresh_copy, clone and _to_copy
+// that keep dtype and layout, view/reshape/expand to the same shape, identity permutes and
+// full slices. A no-op whose result is a graph output stays, so outputs keep their own memory.
+int remove_noops(ir::Graph& graph);
+
+// Collapses chains of views (view of a view, permute of a permute) into one op.
+int simplify_views(ir::Graph& graph);
+
+// Runs nodes whose inputs are all constants on the host kernels and replaces their outputs by
+// folded constants (e.g. transposed weights). Skips results much larger than their inputs.
+int fold_constants(ir::Graph& graph);
+
+// Every node must have a kernel form and a registered kernel; throws CompileError listing each
+// missing one (op, node, source line) so nothing fails late on the device.
+void check_kernels_available(const ir::Graph& graph);
+
+struct PassReport {
+  std::vector<std::string> lines;  // "remove_noops: 12 node(s)"
+};
+
+// The default pipeline: fold, simplify, remove no-ops, dead code, check kernels.
+PassReport run_default_passes(ir::Graph& graph);
+
+}  // namespace pteron::compiler
