@@ -1,6 +1,7 @@
 // aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out)
 // aten::fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out)
 // out (of self's shape) = value converted to out's dtype; a Tensor value must be 0-d.
+#include "kernels/portable/util/args.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/fill.h"
 #include "runtime/kernel/kernel.h"
@@ -22,6 +23,7 @@ Error fill_scalar_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TST"));
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_out(kOp, *args[0]->tensor, out));
+  PTERON_TRY(check_scalar_fits_dtype(kOp, ScalarArg(*args[1]), out.dtype()));
   fill_with_bits(out, scalar_bits(*args[1], out.dtype()));
   return Error::Ok;
 }

@@ -1,5 +1,6 @@
 // aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out)
 // out (of shape `size`) = fill_value converted to out's dtype.
+#include "kernels/portable/util/args.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/fill.h"
 #include "runtime/kernel/kernel.h"
@@ -28,6 +29,7 @@ Error full_out(KernelContext&, Span<EValue*> args) {
     return fail(Error::NotSupported, "%s: dtype %s not supported", kOp,
                 scalar_type_name(out.dtype()));
   }
+  PTERON_TRY(check_scalar_fits_dtype(kOp, ScalarArg(*args[1]), out.dtype()));
   fill_with_bits(out, scalar_bits(*args[1], out.dtype()));
   return Error::Ok;
 }

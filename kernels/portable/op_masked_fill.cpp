@@ -1,5 +1,6 @@
 // aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out)
 // out = mask ? value : self, with self and mask broadcast together; mask must be bool.
+#include "kernels/portable/util/args.h"
 #include "kernels/portable/util/elementwise.h"
 #include "runtime/kernel/kernel.h"
 
@@ -20,6 +21,7 @@ Error masked_fill_scalar_out(KernelContext&, Span<EValue*> args) {
     return fail(Error::NotSupported, "%s: dtype %s -> %s not supported", kOp,
                 scalar_type_name(self.dtype()), scalar_type_name(out.dtype()));
   }
+  PTERON_TRY(check_scalar_fits_dtype(kOp, ScalarArg(*args[2]), out.dtype()));
   RowPlan<3> plan;
   PTERON_TRY(plan_binary_rows(kOp, self, mask, out, &plan));
   if (self.dtype() != out.dtype()) {

@@ -38,6 +38,28 @@ inline Error check_scalar_fits_out(const char* op, const ScalarArg& s, const Ten
   return Error::Ok;
 }
 
+// Fails when storing Scalar `s` in dtype `t` would overflow, as torch refuses for fill values
+// ("value cannot be converted without overflow"): integers out of range (unsigned types also
+// take negatives down to -max, which wrap, as in torch) and finite values beyond float32.
+inline Error check_scalar_fits_dtype(const char* op, const ScalarArg& s, ScalarType t) {
+  double lo = 0, hi = 0;
+  switch (t) {
+    case ScalarType::Byte: lo = -255.0, hi = 255.0; break;
+    case ScalarType::Char: lo = -128.0, hi = 127.0; break;
+    case ScalarType::Short: lo = -32768.0, hi = 32767.0; break;
+    case ScalarType::UInt16: lo = -65535.0, hi = 65535.0; break;
+    case ScalarType::Int: lo = -2147483648.0, hi = 2147483647.0; break;
+    case ScalarType::Float: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
+    default: return Error::Ok;  // int64, double, float16, bfloat16, bool take any value
+  }
+  const double v = s.floating ? s.d : static_cast<double>(s.i);
+  if (v < lo || v > hi) {
+    return fail(Error::InvalidArgument, "%s: value %g cannot be converted to %s without overflow",
+                op, v, scalar_type_name(t));
+  }
+  return Error::Ok;
+}
+
 // True if a String argument equals `s`.
 inline bool string_equals(const EValue& v, const char* s) {
   return v.tag == Tag::String && v.string.size() == std::strlen(s) &&

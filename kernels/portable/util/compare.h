@@ -20,7 +20,8 @@ Error compare_tensor_out(const char* op, Span<EValue*> args, Cmp cmp) {
 // <op>.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out), compared in torch's promoted
 // type: a floating tensor compares with the scalar rounded to its dtype (so a float16 tensor
 // equals 0.1 where torch says so), an integer tensor with a floating scalar compares in
-// float32, and integers compare exactly.
+// float32, and an integer tensor takes an integer scalar cast to its dtype (int8 == 257 holds
+// where the element is 1, as in torch); a bool tensor compares with an integer scalar as int64.
 template <typename Cmp>
 Error compare_scalar_out(const char* op, Span<EValue*> args, Cmp cmp) {
   PTERON_TRY(check_args(op, args, "TST"));
@@ -36,7 +37,8 @@ Error compare_scalar_out(const char* op, Span<EValue*> args, Cmp cmp) {
     using C = decltype(x);
     if constexpr (std::is_floating_point_v<C>) return cmp(x, static_cast<C>(s.d));
     else if (s.floating) return cmp(static_cast<float>(x), static_cast<float>(s.d));
-    else return cmp(static_cast<int64_t>(x), s.i);
+    else if constexpr (std::is_same_v<C, bool>) return cmp(static_cast<int64_t>(x), s.i);
+    else return cmp(x, static_cast<C>(s.i));
   });
 }
 
