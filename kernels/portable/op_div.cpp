@@ -20,6 +20,14 @@ template <Rounding M>
 struct Divide {
   bool int_out;
   bool* zero;
+  ScalarType storage;  // torch truncates a float16/bfloat16 quotient after rounding it to them
+
+  template <typename C>
+  C round_to_storage(C q) const {
+    if (storage == ScalarType::Half) return static_cast<C>(half_to_float(float_to_half(q)));
+    if (storage == ScalarType::BFloat16) return static_cast<C>(bf16_to_float(float_to_bf16(q)));
+    return q;
+  }
 
   template <typename C>
   C operator()(C x, C y) const {
@@ -29,7 +37,7 @@ struct Divide {
         return 0;
       }
       if constexpr (M == Rounding::kTrue) return x / y;
-      else if constexpr (M == Rounding::kTrunc) return std::trunc(x / y);
+      else if constexpr (M == Rounding::kTrunc) return std::trunc(round_to_storage(x / y));
       else return float_floor_divide(x, y);
     } else {
       return int_divide<M>(x, y, zero);
@@ -55,7 +63,7 @@ Error divide_tensors(const char* op, const Tensor& a, const Tensor& b, Tensor& o
   bool zero = false;
   const bool int_out = !is_floating(out.dtype());
   const unsigned set = M == Rounding::kTrue ? kFloatTypes : kRealTypes;
-  PTERON_TRY(binary_elementwise(op, a, b, out, set, Divide<M>{int_out, &zero}));
+  PTERON_TRY(binary_elementwise(op, a, b, out, set, Divide<M>{int_out, &zero, out.dtype()}));
   return zero ? zero_division(op) : Error::Ok;
 }
 
@@ -65,7 +73,7 @@ Error divide_by_scalar(const char* op, const Tensor& a, const ScalarArg& s, Tens
   const bool int_out = !is_floating(out.dtype());
   constexpr unsigned kOutSet = M == Rounding::kTrue ? kFloatTypes : kRealTypes;
   if (M != Rounding::kTrue) PTERON_TRY(check_scalar_fits_out(op, s, out));
-  const Divide<M> divide{int_out, &zero};
+  const Divide<M> divide{int_out, &zero, out.dtype()};
   const Error e = unary_elementwise<kAllTypes, kOutSet>(
       op, a, out, [&](auto x) { return divide(x, s.as<decltype(x)>()); });
   if (e != Error::Ok) return e;

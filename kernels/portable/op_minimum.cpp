@@ -11,11 +11,8 @@ Error minimum_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kAllTypes,
                             [](auto x, auto y) {
-                              using C = decltype(x);
-                              if constexpr (std::is_floating_point_v<C>) {
-                                if (x != x) return x;
-                              }
-                              return static_cast<C>(x < y || y != y ? x : y);
+                              // x != x: a NaN x wins; a NaN y fails x < y and wins.
+                              return static_cast<decltype(x)>(x < y || x != x ? x : y);
                             });
 }
 
