@@ -1,6 +1,7 @@
 // Reading non-tensor kernel arguments: Scalars typed for a compute type, strings.
 #pragma once
 
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -40,7 +41,7 @@ inline Error check_scalar_fits_out(const char* op, const ScalarArg& s, const Ten
 
 // Fails when storing Scalar `s` in dtype `t` would overflow, as torch refuses for fill values
 // ("value cannot be converted without overflow"): integers out of range (unsigned types also
-// take negatives down to -max, which wrap, as in torch) and finite values beyond float32.
+// take negatives down to -max, which wrap, as in torch) and finite values beyond float32 (infinities are fine).
 inline Error check_scalar_fits_dtype(const char* op, const ScalarArg& s, ScalarType t) {
   double lo = 0, hi = 0;
   switch (t) {
@@ -53,7 +54,7 @@ inline Error check_scalar_fits_dtype(const char* op, const ScalarArg& s, ScalarT
     default: return Error::Ok;  // int64, double, float16, bfloat16, bool take any value
   }
   const double v = s.floating ? s.d : static_cast<double>(s.i);
-  if (v < lo || v > hi) {
+  if ((v < lo || v > hi) && !(t == ScalarType::Float && std::isinf(v))) {
     return fail(Error::InvalidArgument, "%s: value %g cannot be converted to %s without overflow",
                 op, v, scalar_type_name(t));
   }
