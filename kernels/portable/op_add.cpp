@@ -1,5 +1,8 @@
 // aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
+// aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out)
+#include "kernels/portable/util/args.h"
 #include "kernels/portable/util/elementwise.h"
+#include "kernels/portable/util/unary.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron {
@@ -24,8 +27,23 @@ Error add_out(KernelContext&, Span<EValue*> args) {
   });
 }
 
+Error add_scalar_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::add.Scalar_out";
+  PTERON_TRY(check_args(kOp, args, "TSST"));
+  const ScalarArg other(*args[1]), alpha(*args[2]);
+  Tensor& out = *args[3]->tensor;
+  PTERON_TRY(check_scalar_fits_out(kOp, other, out));
+  PTERON_TRY(check_scalar_fits_out(kOp, alpha, out));
+  return unary_elementwise<kAllTypes, kAllTypes>(kOp, *args[0]->tensor, out, [=](auto x) {
+    using C = decltype(x);
+    if constexpr (std::is_same_v<C, bool>) return x || (alpha.as<bool>() && other.as<bool>());
+    else return static_cast<C>(x + alpha.as<C>() * other.as<C>());
+  });
+}
+
 }  // namespace
 
 PTERON_KERNEL("aten::add.out", add_out);
+PTERON_KERNEL("aten::add.Scalar_out", add_scalar_out);
 
 }  // namespace pteron

@@ -22,6 +22,32 @@ Error broadcast_shape(const char* op, const Tensor& a, const Tensor& b, int32_t*
   return Error::Ok;
 }
 
+Error broadcast_shapes(const char* op, Span<const Tensor* const> ts, int32_t* out_sizes,
+                       int32_t* out_dim) {
+  int32_t dim = 0;
+  for (const Tensor* t : ts) {
+    if (t->dim() > kMaxTensorDim) {
+      return fail(Error::NotSupported, "%s: rank %d above %d", op, t->dim(), kMaxTensorDim);
+    }
+    if (t->dim() > dim) dim = t->dim();
+  }
+  for (int32_t i = 0; i < dim; ++i) out_sizes[i] = 1;
+  for (const Tensor* t : ts) {
+    const int32_t lead = dim - t->dim();
+    for (int32_t i = lead; i < dim; ++i) {
+      const int32_t s = t->size(i - lead);
+      if (s == out_sizes[i] || s == 1) continue;
+      if (out_sizes[i] != 1) {
+        return fail(Error::InvalidArgument, "%s: shapes do not broadcast (dim %d: %d vs %d)", op,
+                    i, out_sizes[i], s);
+      }
+      out_sizes[i] = s;
+    }
+  }
+  *out_dim = dim;
+  return Error::Ok;
+}
+
 Error expect_out_shape(const char* op, Tensor& out, const int32_t* sizes, int32_t dim) {
   if (out.dim() != dim) {
     return fail(Error::InvalidArgument, "%s: out has rank %d, expected %d", op, out.dim(), dim);

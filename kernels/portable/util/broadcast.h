@@ -13,6 +13,10 @@ namespace pteron {
 Error broadcast_shape(const char* op, const Tensor& a, const Tensor& b, int32_t* out_sizes,
                       int32_t* out_dim);
 
+// Output shape of broadcasting every tensor in `ts` together (rank up to kMaxTensorDim).
+Error broadcast_shapes(const char* op, Span<const Tensor* const> ts, int32_t* out_sizes,
+                       int32_t* out_dim);
+
 // Checks that `out` has exactly `sizes` (resizing it if it is dynamic), naming `op` on failure.
 Error expect_out_shape(const char* op, Tensor& out, const int32_t* sizes, int32_t dim);
 

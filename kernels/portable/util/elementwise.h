@@ -1,66 +1,92 @@
-// Broadcasting elementwise driver shared by binary kernels (add, mul, comparisons, ...).
+// Broadcasting elementwise driver shared by binary kernels (add, mul, maximum, ...).
 #pragma once
 
 #include "kernels/portable/util/broadcast.h"
+#include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/walk.h"
 
 namespace pteron {
 
-// out = f(a, b) elementwise with broadcasting. `f` takes and returns values of compute type C.
-// Same-dtype tensors take the typed fast path; mixed dtypes convert through double.
-template <typename Fn>
-Error binary_elementwise(const char* op, const Tensor& a, const Tensor& b, Tensor& out,
-                         unsigned dtype_set, Fn&& f) {
+// Broadcasts a and b into out (checking out's shape) and plans the three-operand walk
+// (out, a, b).
+inline Error plan_binary_rows(const char* op, const Tensor& a, const Tensor& b, Tensor& out,
+                              RowPlan<3>* plan) {
   int32_t sizes[kMaxTensorDim];
   int32_t dim = 0;
-  if (a.dim() > kMaxTensorDim || b.dim() > kMaxTensorDim) {
-    return fail(Error::NotSupported, "%s: rank above %d", op, kMaxTensorDim);
-  }
-  PTERON_TRY(broadcast_shape(op, a, b, sizes, &dim));
+  const Tensor* ts[2] = {&a, &b};
+  PTERON_TRY(broadcast_shapes(op, Span<const Tensor* const>(ts, 2), sizes, &dim));
   PTERON_TRY(expect_out_shape(op, out, sizes, dim));
   int64_t so[kMaxTensorDim], sa[kMaxTensorDim], sb[kMaxTensorDim];
   broadcast_strides(out, sizes, dim, so);
   broadcast_strides(a, sizes, dim, sa);
   broadcast_strides(b, sizes, dim, sb);
+  const int64_t* strides[3] = {so, sa, sb};
+  *plan = plan_rows<3>(sizes, dim, strides);
+  return Error::Ok;
+}
 
-  if (a.dtype() == out.dtype() && b.dtype() == out.dtype()) {
-    const bool ok = dispatch_dtype(out.dtype(), dtype_set, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* pa = a.data<const T>();
-      const T* pb = b.data<const T>();
-      T* po = out.data<T>();
-      for_each_row3(sizes, dim, so, sa, sb,
-                    [&](int64_t o, int64_t ia, int64_t ib, int64_t n, int64_t os, int64_t as,
-                        int64_t bs) {
-                      if (os == 1 && as == 1 && bs == 1) {
-                        for (int64_t k = 0; k < n; ++k)
-                          po[o + k] = store_value<T>(f(load_value(pa[ia + k]), load_value(pb[ib + k])));
-                      } else {
-                        for (int64_t k = 0; k < n; ++k)
-                          po[o + k * os] = store_value<T>(
-                              f(load_value(pa[ia + k * as]), load_value(pb[ib + k * bs])));
-                      }
-                    });
-    });
-    if (!ok) return fail(Error::NotSupported, "%s: dtype %s not supported", op, scalar_type_name(out.dtype()));
-    return Error::Ok;
-  }
-  if (!dispatch_dtype(out.dtype(), dtype_set, [](auto) {}) ||
-      !is_supported(a.dtype()) || !is_supported(b.dtype())) {
+// Mixed-dtype binary loop: converts chunks of a and b to double, computes f in double, converts
+// the result to out's dtype. Exact for every dtype but int64 beyond 2^53.
+template <typename Fn>
+void binary_mixed_dtypes(const RowPlan<3>& plan, const Tensor& a, const Tensor& b, Tensor& out,
+                         Fn&& f) {
+  for_each_row(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
+    double x[kConvertChunk], y[kConvertChunk];
+    for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
+      const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
+      convert_elements(a.dtype(), element_ptr(a, off[1] + k0 * st[1]), st[1], ScalarType::Double,
+                       x, 1, m);
+      convert_elements(b.dtype(), element_ptr(b, off[2] + k0 * st[2]), st[2], ScalarType::Double,
+                       y, 1, m);
+      for (int64_t k = 0; k < m; ++k) x[k] = static_cast<double>(f(x[k], y[k]));
+      convert_elements(ScalarType::Double, x, 1, out.dtype(),
+                       element_ptr(out, off[0] + k0 * st[0]), st[0], m);
+    }
+  });
+}
+
+// out = f(a, b) elementwise with broadcasting, any dim order. `f` takes and returns values of
+// compute type C (float for Half/BFloat16). Same-dtype tensors take the typed fast path; mixed
+// dtypes compute in double (C = double). out's dtype must be in `dtype_set`.
+template <typename Fn>
+Error binary_elementwise(const char* op, const Tensor& a, const Tensor& b, Tensor& out,
+                         unsigned dtype_set, Fn&& f) {
+  RowPlan<3> plan;
+  PTERON_TRY(plan_binary_rows(op, a, b, out, &plan));
+  if (!dtype_in(out.dtype(), dtype_set) || !is_supported(a.dtype()) ||
+      !is_supported(b.dtype())) {
     return fail(Error::NotSupported, "%s: dtypes %s, %s -> %s not supported", op,
                 scalar_type_name(a.dtype()), scalar_type_name(b.dtype()),
                 scalar_type_name(out.dtype()));
   }
-  // Mixed dtypes: compute in double (exact for every type but int64 beyond 2^53).
-  for_each_row3(sizes, dim, so, sa, sb,
-                [&](int64_t o, int64_t ia, int64_t ib, int64_t n, int64_t os, int64_t as,
-                    int64_t bs) {
-                  for (int64_t k = 0; k < n; ++k) {
-                    const double r = static_cast<double>(
-                        f(load_as_double(a, ia + k * as), load_as_double(b, ib + k * bs)));
-                    store_from_double(out, o + k * os, r);
-                  }
-                });
+  if (a.dtype() != out.dtype() || b.dtype() != out.dtype()) {
+    binary_mixed_dtypes(plan, a, b, out, f);
+    return Error::Ok;
+  }
+  dispatch_dtype(out.dtype(), dtype_set, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pa = a.data<const T>();
+    const T* pb = b.data<const T>();
+    T* po = out.data<T>();
+    for_each_row(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
+      T* o = po + off[0];
+      const T* x = pa + off[1];
+      const T* y = pb + off[2];
+      if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+        for (int64_t k = 0; k < n; ++k) o[k] = store_value<T>(f(load_value(x[k]), load_value(y[k])));
+      } else if (st[0] == 1 && st[1] == 1 && st[2] == 0) {  // tensor op broadcast value
+        const auto yv = load_value(y[0]);
+        for (int64_t k = 0; k < n; ++k) o[k] = store_value<T>(f(load_value(x[k]), yv));
+      } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {
+        const auto xv = load_value(x[0]);
+        for (int64_t k = 0; k < n; ++k) o[k] = store_value<T>(f(xv, load_value(y[k])));
+      } else {
+        for (int64_t k = 0; k < n; ++k)
+          o[k * st[0]] = store_value<T>(f(load_value(x[k * st[1]]), load_value(y[k * st[2]])));
+      }
+    });
+  });
   return Error::Ok;
 }
 

@@ -1,0 +1,25 @@
+// aten::erf.out(Tensor self, *, Tensor(a!) out)
+// out = erf(self); integer and bool inputs give a floating out.
+#include <cmath>
+
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error erf_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::erf.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
+  return unary_float_op(kOp, in, out, [](auto x) {
+    return std::erf(x);
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::erf.out", erf_out);
+
+}  // namespace pteron

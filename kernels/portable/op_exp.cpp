@@ -1,0 +1,25 @@
+// aten::exp.out(Tensor self, *, Tensor(a!) out)
+// out = e^self; integer and bool inputs give a floating out.
+#include <cmath>
+
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error exp_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::exp.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
+  return unary_float_op(kOp, in, out, [](auto x) {
+    return std::exp(x);
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::exp.out", exp_out);
+
+}  // namespace pteron

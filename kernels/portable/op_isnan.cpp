@@ -1,0 +1,27 @@
+// aten::isnan.out(Tensor self, *, Tensor(a!) out)
+// out = self is NaN (false for integers), as bool.
+#include <cmath>
+
+#include "kernels/portable/util/predicate.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error isnan_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::isnan.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
+  return unary_predicate<kAllTypes>(kOp, in, out, [](auto x) {
+    using C = decltype(x);
+    if constexpr (std::is_floating_point_v<C>) return x != x;
+    else return false;
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::isnan.out", isnan_out);
+
+}  // namespace pteron

@@ -1,0 +1,25 @@
+// aten::log.out(Tensor self, *, Tensor(a!) out)
+// out = ln(self); integer and bool inputs give a floating out.
+#include <cmath>
+
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error log_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::log.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
+  return unary_float_op(kOp, in, out, [](auto x) {
+    return std::log(x);
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::log.out", log_out);
+
+}  // namespace pteron

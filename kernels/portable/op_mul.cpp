@@ -1,0 +1,41 @@
+// aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out)
+// aten::mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out)
+// For bool, mul is logical and (as in torch).
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/elementwise.h"
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error mul_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::mul.out";
+  PTERON_TRY(check_args(kOp, args, "TTT"));
+  return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kAllTypes,
+                            [](auto x, auto y) {
+                              using C = decltype(x);
+                              if constexpr (std::is_same_v<C, bool>) return x && y;
+                              else return static_cast<C>(x * y);
+                            });
+}
+
+Error mul_scalar_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::mul.Scalar_out";
+  PTERON_TRY(check_args(kOp, args, "TST"));
+  const ScalarArg other(*args[1]);
+  Tensor& out = *args[2]->tensor;
+  PTERON_TRY(check_scalar_fits_out(kOp, other, out));
+  return unary_elementwise<kAllTypes, kAllTypes>(kOp, *args[0]->tensor, out, [other](auto x) {
+    using C = decltype(x);
+    if constexpr (std::is_same_v<C, bool>) return x && other.as<bool>();
+    else return static_cast<C>(x * other.as<C>());
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::mul.out", mul_out);
+PTERON_KERNEL("aten::mul.Scalar_out", mul_scalar_out);
+
+}  // namespace pteron

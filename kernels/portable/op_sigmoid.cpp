@@ -1,0 +1,26 @@
+// aten::sigmoid.out(Tensor self, *, Tensor(a!) out)
+// out = 1 / (1 + e^-self); integer and bool inputs give a floating out.
+#include <cmath>
+
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error sigmoid_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::sigmoid.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
+  return unary_float_op(kOp, in, out, [](auto x) {
+    using C = decltype(x);
+    return C(1) / (C(1) + std::exp(-x));
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::sigmoid.out", sigmoid_out);
+
+}  // namespace pteron

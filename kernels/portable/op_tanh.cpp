@@ -1,0 +1,25 @@
+// aten::tanh.out(Tensor self, *, Tensor(a!) out)
+// out = tanh(self); integer and bool inputs give a floating out.
+#include <cmath>
+
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error tanh_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::tanh.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
+  return unary_float_op(kOp, in, out, [](auto x) {
+    return std::tanh(x);
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::tanh.out", tanh_out);
+
+}  // namespace pteron

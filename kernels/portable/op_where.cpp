@@ -1,0 +1,94 @@
+// aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
+// out = condition ? self : other, all three broadcast together. condition must be bool.
+#include "kernels/portable/util/broadcast.h"
+#include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/walk.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+// Same dtypes: elements are moved, not converted, so one loop per element size serves all.
+void select_same_dtype(const RowPlan<4>& plan, const Tensor& cond, const Tensor& x,
+                       const Tensor& y, Tensor& out) {
+  dispatch_by_size(out.element_size(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const bool* pc = cond.data<const bool>();
+    const U* px = x.data<const U>();
+    const U* py = y.data<const U>();
+    U* po = out.data<U>();
+    for_each_row(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
+      U* o = po + off[0];
+      const bool* c = pc + off[1];
+      const U* a = px + off[2];
+      const U* b = py + off[3];
+      if (st[0] == 1 && st[1] == 1 && st[2] == 1 && st[3] == 1) {
+        for (int64_t k = 0; k < n; ++k) o[k] = c[k] ? a[k] : b[k];
+      } else {
+        for (int64_t k = 0; k < n; ++k) o[k * st[0]] = c[k * st[1]] ? a[k * st[2]] : b[k * st[3]];
+      }
+    });
+  });
+}
+
+// Mixed dtypes: chunks of self and other go through double and are converted to out's dtype.
+void select_mixed_dtypes(const RowPlan<4>& plan, const Tensor& cond, const Tensor& x,
+                         const Tensor& y, Tensor& out) {
+  const bool* pc = cond.data<const bool>();
+  for_each_row(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
+    double a[kConvertChunk], b[kConvertChunk];
+    for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
+      const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
+      convert_elements(x.dtype(), element_ptr(x, off[2] + k0 * st[2]), st[2], ScalarType::Double,
+                       a, 1, m);
+      convert_elements(y.dtype(), element_ptr(y, off[3] + k0 * st[3]), st[3], ScalarType::Double,
+                       b, 1, m);
+      const bool* c = pc + off[1] + k0 * st[1];
+      for (int64_t k = 0; k < m; ++k) a[k] = c[k * st[1]] ? a[k] : b[k];
+      convert_elements(ScalarType::Double, a, 1, out.dtype(),
+                       element_ptr(out, off[0] + k0 * st[0]), st[0], m);
+    }
+  });
+}
+
+Error where_self_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::where.self_out";
+  PTERON_TRY(check_args(kOp, args, "TTTT"));
+  const Tensor& cond = *args[0]->tensor;
+  const Tensor& x = *args[1]->tensor;
+  const Tensor& y = *args[2]->tensor;
+  Tensor& out = *args[3]->tensor;
+  if (cond.dtype() != ScalarType::Bool) {
+    return fail(Error::InvalidArgument, "%s: condition must be bool, got %s", kOp,
+                scalar_type_name(cond.dtype()));
+  }
+  if (!is_supported(x.dtype()) || !is_supported(y.dtype()) || !is_supported(out.dtype())) {
+    return fail(Error::NotSupported, "%s: dtypes %s, %s -> %s not supported", kOp,
+                scalar_type_name(x.dtype()), scalar_type_name(y.dtype()),
+                scalar_type_name(out.dtype()));
+  }
+  int32_t sizes[kMaxTensorDim];
+  int32_t dim = 0;
+  const Tensor* ts[3] = {&cond, &x, &y};
+  PTERON_TRY(broadcast_shapes(kOp, Span<const Tensor* const>(ts, 3), sizes, &dim));
+  PTERON_TRY(expect_out_shape(kOp, out, sizes, dim));
+  int64_t so[kMaxTensorDim], sc[kMaxTensorDim], sx[kMaxTensorDim], sy[kMaxTensorDim];
+  broadcast_strides(out, sizes, dim, so);
+  broadcast_strides(cond, sizes, dim, sc);
+  broadcast_strides(x, sizes, dim, sx);
+  broadcast_strides(y, sizes, dim, sy);
+  const int64_t* strides[4] = {so, sc, sx, sy};
+  const RowPlan<4> plan = plan_rows<4>(sizes, dim, strides);
+  if (x.dtype() == out.dtype() && y.dtype() == out.dtype()) {
+    select_same_dtype(plan, cond, x, y, out);
+  } else {
+    select_mixed_dtypes(plan, cond, x, y, out);
+  }
+  return Error::Ok;
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::where.self_out", where_self_out);
+
+}  // namespace pteron

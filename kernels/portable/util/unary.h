@@ -1,0 +1,86 @@
+// Elementwise driver for unary kernels (neg, exp, relu, clamp, casts with a function, ...).
+//
+// out = f(in) over any dim order. Same-dtype tensors take a typed path (one flat loop when in
+// and out share a layout); mixed dtypes (int -> float for exp, float -> bool for isnan, ...)
+// convert chunks through double so no per-element dispatch is left in the loop.
+#pragma once
+
+#include "kernels/portable/util/broadcast.h"
+#include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/walk.h"
+
+namespace pteron {
+
+// True when `a` and `b` have the same sizes and put every element at the same offset.
+inline bool same_layout(const Tensor& a, const Tensor& b) {
+  if (a.dim() != b.dim()) return false;
+  for (int32_t d = 0; d < a.dim(); ++d) {
+    if (a.size(d) != b.size(d)) return false;
+    if (a.size(d) > 1 && a.stride(d) != b.stride(d)) return false;
+  }
+  return true;
+}
+
+// Plans a two-operand walk (out, in) over `out`'s shape; `in` must have the same shape.
+inline RowPlan<2> plan_unary_rows(const Tensor& in, const Tensor& out) {
+  int64_t so[kMaxTensorDim], si[kMaxTensorDim];
+  broadcast_strides(out, out.sizes().data(), out.dim(), so);
+  broadcast_strides(in, out.sizes().data(), out.dim(), si);
+  const int64_t* strides[2] = {so, si};
+  return plan_rows<2>(out.sizes().data(), out.dim(), strides);
+}
+
+// Applies f to every element. `f` takes a compute-type value (float for Half/BFloat16, the
+// type itself otherwise; double on the mixed-dtype path) and returns a value convertible to it.
+// The input dtype must be in `kInSet`, the output dtype in `kOutSet`; `out` must have in's shape.
+template <unsigned kInSet, unsigned kOutSet, typename Fn>
+Error unary_elementwise(const char* op, const Tensor& in, Tensor& out, Fn&& f) {
+  if (in.dim() > kMaxTensorDim) {
+    return fail(Error::NotSupported, "%s: rank %d above %d", op, in.dim(), kMaxTensorDim);
+  }
+  PTERON_TRY(expect_out_shape(op, out, in.sizes().data(), in.dim()));
+  if (!dtype_in(in.dtype(), kInSet) || !dtype_in(out.dtype(), kOutSet)) {
+    return fail(Error::NotSupported, "%s: dtype %s -> %s not supported", op,
+                scalar_type_name(in.dtype()), scalar_type_name(out.dtype()));
+  }
+  if (in.dtype() == out.dtype()) {
+    dispatch_dtype_in<kInSet & kOutSet>(out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* pi = in.data<const T>();
+      T* po = out.data<T>();
+      if (same_layout(in, out)) {
+        const int64_t n = out.numel();
+        for (int64_t k = 0; k < n; ++k) po[k] = store_value<T>(f(load_value(pi[k])));
+        return;
+      }
+      for_each_row(plan_unary_rows(in, out), [&](const int64_t* off, int64_t n, const int64_t* st) {
+        T* o = po + off[0];
+        const T* x = pi + off[1];
+        for (int64_t k = 0; k < n; ++k) o[k * st[0]] = store_value<T>(f(load_value(x[k * st[1]])));
+      });
+    });
+    return Error::Ok;
+  }
+  for_each_row(plan_unary_rows(in, out), [&](const int64_t* off, int64_t n, const int64_t* st) {
+    double buf[kConvertChunk];
+    for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
+      const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
+      convert_elements(in.dtype(), element_ptr(in, off[1] + k0 * st[1]), st[1],
+                       ScalarType::Double, buf, 1, m);
+      for (int64_t k = 0; k < m; ++k) buf[k] = static_cast<double>(f(buf[k]));
+      convert_elements(ScalarType::Double, buf, 1, out.dtype(), element_ptr(out, off[0] + k0 * st[0]),
+                       st[0], m);
+    }
+  });
+  return Error::Ok;
+}
+
+// A float-valued math function (exp, sigmoid, ...): any real or bool input, float output
+// (torch promotes integer inputs to the float output dtype).
+template <typename Fn>
+Error unary_float_op(const char* op, const Tensor& in, Tensor& out, Fn&& f) {
+  return unary_elementwise<kAllTypes, kFloatTypes>(op, in, out, f);
+}
+
+}  // namespace pteron
