@@ -2,54 +2,34 @@
 
 #include <type_traits>
 
+#include "kernels/portable/util/gemm_tile.h"
+
 namespace pteron {
 namespace {
 
-constexpr int MR = kGemmMR;
-constexpr int NR = kGemmNR;
 // Cache blocking: a KC x NR panel of B stays in L1 while a MC x KC block of A streams from L2;
 // the KC x NC panel of B is reused by every block of A.
-constexpr int64_t kKC = 256;
-constexpr int64_t kMC = (128 / MR) * MR;
-constexpr int64_t kNC = (2048 / NR) * NR;
-// Depth and rows of the stack-packed tiles used when there is no scratch memory.
+#ifndef PTERON_KC
+#define PTERON_KC 256
+#define PTERON_MC 128
+#define PTERON_NC 2048
+#endif
+constexpr int64_t kKC = PTERON_KC;
+constexpr int64_t kMC = PTERON_MC;
+constexpr int64_t kNC = PTERON_NC;
+// Depth and rows (in tiles) of the stack-packed slices used when there is no scratch memory.
 constexpr int64_t kStackKC = 64;
-constexpr int64_t kStackMR = 4 * MR;
+constexpr int64_t kStackTiles = 4;
 // Output columns accumulated at once on the stack by the matrix-vector path.
-constexpr int64_t kGemvChunk = 256;
+constexpr int64_t kGemvChunk = 1024;
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-// acc (MR x NR, row-major) += A panel (kc x MR) * B panel (kc x NR). The accumulator copy in a
-// local array with fully unrolled loops is what lets the compiler keep it in vector registers:
-// one broadcast of a[i] times NR contiguous b values per row and step.
-template <typename Acc>
-[[gnu::noinline]] void micro_kernel(int64_t kc, const Acc* __restrict a, const Acc* __restrict b,
-                                   Acc* __restrict acc_io) {
-  Acc acc[MR * NR];
-#pragma GCC unroll 256
-  for (int j = 0; j < MR * NR; ++j) acc[j] = acc_io[j];
-  for (int64_t k = 0; k < kc; ++k) {
-    Acc bv[NR];
-#pragma GCC unroll 64
-    for (int j = 0; j < NR; ++j) bv[j] = b[j];
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      const Acc ai = a[i];
-#pragma GCC unroll 64
-      for (int j = 0; j < NR; ++j) acc[i * NR + j] += ai * bv[j];
-    }
-    a += MR;
-    b += NR;
-  }
-#pragma GCC unroll 256
-  for (int j = 0; j < MR * NR; ++j) acc_io[j] = acc[j];
-}
-
 // Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR.
 template <typename T, typename Acc>
-void pack_a(MatrixRef<const T> a, int64_t i0, int64_t mc, int64_t k0, int64_t kc, Acc* dst) {
+void pack_a(MatrixRef<const T> a, int64_t i0, int64_t mc, int64_t k0, int64_t kc, int MR,
+            Acc* dst) {
   for (int64_t p = 0; p < mc; p += MR, dst += kc * MR) {
     const int64_t mr = min64(MR, mc - p);
     const T* base = a.data + (i0 + p) * a.rs + k0 * a.cs;
@@ -69,7 +49,8 @@ void pack_a(MatrixRef<const T> a, int64_t i0, int64_t mc, int64_t k0, int64_t kc
 
 // GemmBSource over a strided matrix.
 template <typename T, typename Acc>
-void pack_b_matrix(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t nc, Acc* dst) {
+void pack_b_matrix(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int NR,
+                   Acc* dst) {
   const MatrixRef<const T>& b = *static_cast<const MatrixRef<const T>*>(self);
   for (int64_t p = 0; p < nc; p += NR, dst += kc * NR) {
     const int64_t nr = min64(NR, nc - p);
@@ -86,22 +67,22 @@ void pack_b_matrix(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t
     for (int64_t k = 0; k < kc; ++k) {
       const T* row = base + k * b.rs;
       Acc* d = dst + k * NR;
-      if (b.cs == 1 && nr == NR) {
-        for (int j = 0; j < NR; ++j) d[j] = load_value(row[j]);
+      if (b.cs == 1) {
+        for (int64_t j = 0; j < nr; ++j) d[j] = load_value(row[j]);
       } else {
         for (int64_t j = 0; j < nr; ++j) d[j] = load_value(row[j * b.cs]);
-        for (int64_t j = nr; j < NR; ++j) d[j] = Acc(0);
       }
+      for (int64_t j = nr; j < NR; ++j) d[j] = Acc(0);
     }
   }
 }
 
-// C tile (mr x nr at c) = alpha * acc + beta * C.
+// C tile (mr x nr at c) = alpha * acc + beta * C, acc rows `ld` apart.
 template <typename T, typename Acc>
-void store_tile(const Acc* acc, int64_t mr, int64_t nr, T* c, int64_t rs, int64_t cs, Acc alpha,
-                Acc beta) {
+void store_tile(const Acc* acc, int64_t ld, int64_t mr, int64_t nr, T* c, int64_t rs,
+                int64_t cs, Acc alpha, Acc beta) {
   for (int64_t i = 0; i < mr; ++i) {
-    const Acc* src = acc + i * NR;
+    const Acc* src = acc + i * ld;
     T* row = c + i * rs;
     if (cs == 1) {
       if (beta == Acc(0)) {
@@ -128,31 +109,32 @@ void scale_c(int64_t M, int64_t N, MatrixRef<T> c, Acc beta) {
     }
 }
 
-// Goto-style blocked GEMM over packed panels in scratch memory `buf`, sized for panels of
-// kc_max x nc_max (B) and mc_max x kc_max (A).
+// Goto-style blocked GEMM over packed panels in scratch memory `buf`, which holds a B panel of
+// kc_max x nc_max and an A block of mc_max x kc_max.
 template <typename T, typename Acc>
-void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef<const T> a,
-                  const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha, Acc beta, Acc* buf,
-                  int64_t kc_max, int64_t nc_max, int64_t mc_max) {
+void gemm_blocked(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
+                  MatrixRef<const T> a, const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha,
+                  Acc beta, Acc* buf, int64_t kc_max, int64_t nc_max, int64_t mc_max) {
+  const int MR = tile.mr, NR = tile.nr;
   Acc* bpack = buf;
   Acc* apack = buf + kc_max * nc_max;
-  alignas(64) Acc acc[MR * NR];
+  alignas(64) Acc acc[kGemmMaxTileElems];
   for (int64_t jc = 0; jc < N; jc += nc_max) {
     const int64_t nc = min64(nc_max, N - jc);
     for (int64_t pc = 0; pc < K; pc += kc_max) {
       const int64_t kc = min64(kc_max, K - pc);
       const Acc beta_k = pc == 0 ? beta : Acc(1);  // later K blocks add to the partial sums
-      b.pack(b.self, pc, kc, jc, nc, bpack);
+      b.pack(b.self, pc, kc, jc, nc, NR, bpack);
       for (int64_t ic = 0; ic < M; ic += mc_max) {
         const int64_t mc = min64(mc_max, M - ic);
-        pack_a<T, Acc>(a, ic, mc, pc, kc, apack);
+        pack_a<T, Acc>(a, ic, mc, pc, kc, MR, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const Acc* bp = bpack + (jr / NR) * kc * NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             for (int j = 0; j < MR * NR; ++j) acc[j] = Acc(0);
-            micro_kernel<Acc>(kc, apack + (ir / MR) * kc * MR, bp, acc);
+            tile.kernel(kc, apack + (ir / MR) * kc * MR, bp, acc);
             T* ct = c.data + (ic + ir) * c.rs + (jc + jr) * c.cs;
-            store_tile<T, Acc>(acc, min64(MR, mc - ir), min64(NR, nc - jr), ct, c.rs, c.cs,
+            store_tile<T, Acc>(acc, NR, min64(MR, mc - ir), min64(NR, nc - jr), ct, c.rs, c.cs,
                                alpha, beta_k);
           }
         }
@@ -161,32 +143,34 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef<const T> a,
   }
 }
 
-// No scratch: a strip of kStackMR x NR tiles of C accumulates over all of K on the stack while
-// kStackKC-deep slices of A and B are packed on the stack. B slices are repacked for every
-// strip, so this is slower than gemm_blocked, but it needs no memory and rounds C once.
+// No scratch: a strip of kStackTiles x 1 register tiles of C accumulates over all of K on the
+// stack while kStackKC-deep slices of A and B are packed on the stack. B slices are repacked
+// for every strip, so this is slower than gemm_blocked, but it needs no memory and rounds C
+// once.
 template <typename T, typename Acc>
-void gemm_stack(int64_t M, int64_t N, int64_t K, MatrixRef<const T> a, const GemmBSource<Acc>& b,
-                MatrixRef<T> c, Acc alpha, Acc beta) {
-  alignas(64) Acc apack[kStackKC * MR];
-  alignas(64) Acc bpack[kStackKC * NR];
-  alignas(64) Acc acc[kStackMR * NR];
+void gemm_stack(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
+                MatrixRef<const T> a, const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha,
+                Acc beta) {
+  const int MR = tile.mr, NR = tile.nr;
+  const int64_t strip = kStackTiles * MR;
+  alignas(64) Acc apack[kStackKC * 16];  // MR <= 16
+  alignas(64) Acc bpack[kStackKC * 64];  // NR <= 64
+  alignas(64) Acc acc[kStackTiles * kGemmMaxTileElems];
   for (int64_t jr = 0; jr < N; jr += NR) {
     const int64_t nr = min64(NR, N - jr);
-    for (int64_t i0 = 0; i0 < M; i0 += kStackMR) {
-      const int64_t mb = min64(kStackMR, M - i0);
-      for (int64_t j = 0; j < kStackMR * NR; ++j) acc[j] = Acc(0);
+    for (int64_t i0 = 0; i0 < M; i0 += strip) {
+      const int64_t mb = min64(strip, M - i0);
+      for (int64_t j = 0; j < strip * NR; ++j) acc[j] = Acc(0);
       for (int64_t pc = 0; pc < K; pc += kStackKC) {
         const int64_t kc = min64(kStackKC, K - pc);
-        b.pack(b.self, pc, kc, jr, nr, bpack);
+        b.pack(b.self, pc, kc, jr, nr, NR, bpack);
         for (int64_t ir = 0; ir < mb; ir += MR) {
-          pack_a<T, Acc>(a, i0 + ir, min64(MR, mb - ir), pc, kc, apack);
-          micro_kernel<Acc>(kc, apack, bpack, acc + ir * NR);
+          pack_a<T, Acc>(a, i0 + ir, min64(MR, mb - ir), pc, kc, MR, apack);
+          tile.kernel(kc, apack, bpack, acc + ir * NR);
         }
       }
-      for (int64_t ir = 0; ir < mb; ir += MR) {
-        store_tile<T, Acc>(acc + ir * NR, min64(MR, mb - ir), nr,
-                           c.data + (i0 + ir) * c.rs + jr * c.cs, c.rs, c.cs, alpha, beta);
-      }
+      store_tile<T, Acc>(acc, NR, mb, nr, c.data + i0 * c.rs + jr * c.cs, c.rs, c.cs, alpha,
+                         beta);
     }
   }
 }
@@ -200,12 +184,14 @@ void gemm_any_b(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K,
     scale_c<T, Acc>(M, N, c, beta);
     return;
   }
+  const GemmTile<Acc>& tile = gemm_tile<Acc>(ws.tile);
   // Block sizes hold for any M and N; a C narrower than Acc needs all of K in one block.
   if (ws.buf != nullptr && (std::is_same_v<T, Acc> || K <= ws.kc)) {
-    gemm_blocked<T, Acc>(M, N, K, a, b, c, alpha, beta, ws.buf, min64(K, ws.kc), ws.nc, ws.mc);
+    gemm_blocked<T, Acc>(tile, M, N, K, a, b, c, alpha, beta, ws.buf, min64(K, ws.kc), ws.nc,
+                         ws.mc);
     return;
   }
-  gemm_stack<T, Acc>(M, N, K, a, b, c, alpha, beta);
+  gemm_stack<T, Acc>(tile, M, N, K, a, b, c, alpha, beta);
 }
 
 // Row vector times matrix (M == 1): packing B would cost as much as the product itself.
@@ -213,7 +199,18 @@ void gemm_any_b(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K,
 template <typename T, typename Acc>
 bool gemv(int64_t N, int64_t K, MatrixRef<const T> a, MatrixRef<const T> b, MatrixRef<T> c,
           Acc alpha, Acc beta) {
-  if (b.cs == 1) {  // out[j] += a[k] * b[k, j] over contiguous rows of B
+  if (b.cs == 1 && c.cs == 1 && std::is_same_v<T, Acc>) {
+    // C is the accumulator: stream B row by row, out[:] += alpha * a[k] * b[k, :].
+    Acc* out = reinterpret_cast<Acc*>(c.data);
+    for (int64_t j = 0; j < N; ++j) out[j] = beta == Acc(0) ? Acc(0) : beta * out[j];
+    for (int64_t k = 0; k < K; ++k) {
+      const Acc av = alpha * load_value(a.data[k * a.cs]);
+      const T* row = b.data + k * b.rs;
+      for (int64_t j = 0; j < N; ++j) out[j] += av * load_value(row[j]);
+    }
+    return true;
+  }
+  if (b.cs == 1) {  // out[j] += a[k] * b[k, j] over contiguous rows of B, a chunk of j at once
     alignas(64) Acc acc[kGemvChunk];
     for (int64_t j0 = 0; j0 < N; j0 += kGemvChunk) {
       const int64_t n = min64(kGemvChunk, N - j0);
@@ -223,7 +220,7 @@ bool gemv(int64_t N, int64_t K, MatrixRef<const T> a, MatrixRef<const T> b, Matr
         const T* row = b.data + k * b.rs + j0;
         for (int64_t j = 0; j < n; ++j) acc[j] += av * load_value(row[j]);
       }
-      store_tile<T, Acc>(acc, 1, n, c.data + j0 * c.cs, 0, c.cs, alpha, beta);
+      store_tile<T, Acc>(acc, 0, 1, n, c.data + j0 * c.cs, 0, c.cs, alpha, beta);
     }
     return true;
   }
@@ -234,11 +231,12 @@ bool gemv(int64_t N, int64_t K, MatrixRef<const T> a, MatrixRef<const T> b, Matr
       Acc lanes[kLanes] = {};
       int64_t k = 0;
       for (; k + kLanes <= K; k += kLanes)
-        for (int l = 0; l < kLanes; ++l) lanes[l] += load_value(a.data[k + l]) * load_value(col[k + l]);
+        for (int l = 0; l < kLanes; ++l)
+          lanes[l] += load_value(a.data[k + l]) * load_value(col[k + l]);
       Acc sum = Acc(0);
       for (; k < K; ++k) sum += load_value(a.data[k]) * load_value(col[k]);
       for (int l = 0; l < kLanes; ++l) sum += lanes[l];
-      store_tile<T, Acc>(&sum, 1, 1, c.data + j * c.cs, 0, 1, alpha, beta);
+      store_tile<T, Acc>(&sum, 0, 1, 1, c.data + j * c.cs, 0, 1, alpha, beta);
     }
     return true;
   }
@@ -251,21 +249,26 @@ template <typename T>
 GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, int64_t K) {
   using Acc = typename ComputeType<T>::type;
   GemmWorkspace<T> ws;
+  ws.tile = gemm_best_tile();
   if (M <= 1 || N <= 1 || K <= 0) return ws;  // vector products need no packing
+  const GemmTile<Acc>& tile = gemm_tile<Acc>(ws.tile);
   // Partial sums over K blocks are stored in C, so a narrower C (Half, BFloat16) takes all of K
   // in one block to round only once.
-  ws.kc = std::is_same_v<T, Acc> ? min64(K, kKC) : K;
-  ws.mc = min64(round_up(M, MR), kMC);
-  for (int64_t nc : {min64(round_up(N, NR), kNC), int64_t{NR}}) {
-    const size_t count = static_cast<size_t>(ws.kc * (nc + ws.mc));
+  const int64_t kc = std::is_same_v<T, Acc> ? min64(K, kKC) : K;
+  const int64_t mc = min64(round_up(M, tile.mr), kMC / tile.mr * tile.mr);
+  const int64_t nc_full = min64(round_up(N, tile.nr), kNC / tile.nr * tile.nr);
+  for (int64_t nc : {nc_full, int64_t{tile.nr}}) {
+    const size_t count = static_cast<size_t>(kc * (nc + mc));
     void* buf = ctx.allocate_scratch(count * sizeof(Acc), 64);
     if (buf != nullptr) {
       ws.buf = static_cast<Acc*>(buf);
+      ws.kc = kc;
       ws.nc = nc;
+      ws.mc = mc;
       return ws;
     }
   }
-  return GemmWorkspace<T>{};
+  return ws;
 }
 
 template <typename T>

@@ -2,9 +2,11 @@
 // convolution): C = alpha * A * B + beta * C on strided matrices.
 //
 // Cache-blocked and register-tiled in plain C++: A and B are packed into panels (scratch from
-// the kernel context when it has some, small stack buffers when not) and a kGemmMR x kGemmNR
+// the kernel context when it has some, small stack buffers when not) and an MR x NR
 // micro-kernel that GCC/Clang -O3 auto-vectorise accumulates each C tile in registers.
 // Half and BFloat16 are converted to float while packing, so every type shares the float kernel.
+// On x86-64 the same micro-kernel source is also compiled for AVX2 and AVX-512 and picked at
+// run time (gemm.cpp), so a baseline build still uses the machine's vector width.
 #pragma once
 
 #include <cstdint>
@@ -14,21 +16,6 @@
 
 namespace pteron {
 
-// Register tile (rows of A x columns of B) per target. These are tuning constants, not code
-// paths: the micro-kernel is the same loop; the tile is sized so its accumulators fit in the
-// target's vector registers.
-#if defined(__AVX512F__)
-constexpr int kGemmMR = 8, kGemmNR = 32;
-#elif defined(__AVX__)
-constexpr int kGemmMR = 4, kGemmNR = 16;
-#elif defined(__aarch64__) || defined(__ARM_NEON)
-constexpr int kGemmMR = 6, kGemmNR = 8;
-#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-constexpr int kGemmMR = 4, kGemmNR = 4;
-#else
-constexpr int kGemmMR = 4, kGemmNR = 8;  // SSE2 baseline: 8 accumulator registers of 4 floats
-#endif
-
 // Strided 2-D view: element (r, c) is data[r * rs + c * cs].
 template <typename T>
 struct MatrixRef {
@@ -37,13 +24,15 @@ struct MatrixRef {
   int64_t cs;
 };
 
-// Produces packed panels of B for the GEMM: `pack(self, k0, kc, j0, nc, dst)` writes rows
-// [k0, k0 + kc) of columns [j0, j0 + nc) as ceil(nc / kGemmNR) panels one after the other;
-// panel p holds kc rows of kGemmNR values for columns j0 + p * kGemmNR + [0, kGemmNR), zero past
-// nc. Convolution implements it to feed im2col values without materialising the im2col matrix.
+// Produces packed panels of B for the GEMM: `pack(self, k0, kc, j0, nc, nr, dst)` writes rows
+// [k0, k0 + kc) of columns [j0, j0 + nc) as ceil(nc / nr) panels one after the other; panel p
+// holds kc rows of nr values for columns j0 + p * nr + [0, nr), zero past nc. The panel width
+// nr is the GEMM's register tile, chosen at run time. Convolution implements a source to feed
+// im2col values without materialising the im2col matrix.
 template <typename Acc>
 struct GemmBSource {
-  void (*pack)(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t nc, Acc* dst);
+  void (*pack)(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
+               Acc* dst);
   const void* self;
 };
 
@@ -55,6 +44,7 @@ template <typename T>
 struct GemmWorkspace {
   typename ComputeType<T>::type* buf = nullptr;
   int64_t kc = 0, nc = 0, mc = 0;  // block sizes the buffer holds
+  int tile = 0;                    // register tile (micro-kernel) the blocks are sized for
 };
 
 template <typename T>
