@@ -31,7 +31,7 @@ Error addmm_out(KernelContext& ctx, Span<EValue*> args) {
   } else {
     PTERON_TRY(expect_broadcasts_to(kOp, self, out));
   }
-  dispatch_dtype(out.dtype(), kFloatTypes, [&](auto tag) {
+  dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = typename ComputeType<T>::type;
     gemm<T>(ctx, a.size(0), b.size(1), a.size(1), matrix_view<const T>(a, 0, 1),

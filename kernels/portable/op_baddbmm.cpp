@@ -31,7 +31,7 @@ Error baddbmm_out(KernelContext& ctx, Span<EValue*> args) {
     PTERON_TRY(expect_broadcasts_to(kOp, self, out));
   }
   const int64_t M = a.size(1), N = b.size(2), K = a.size(2);
-  dispatch_dtype(out.dtype(), kFloatTypes, [&](auto tag) {
+  dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = typename ComputeType<T>::type;
     const GemmWorkspace<T> ws = make_gemm_workspace<T>(ctx, M, N, K);

@@ -22,7 +22,7 @@ Error bmm_out(KernelContext& ctx, Span<EValue*> args) {
   const int32_t sizes[] = {a.size(0), a.size(1), b.size(2)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 3));
   const int64_t M = a.size(1), N = b.size(2), K = a.size(2);
-  dispatch_dtype(out.dtype(), kFloatTypes, [&](auto tag) {
+  dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const GemmWorkspace<T> ws = make_gemm_workspace<T>(ctx, M, N, K);
     for (int64_t i = 0; i < a.size(0); ++i) {

@@ -78,7 +78,7 @@ Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
   }
   if (out.numel() == 0) return Error::Ok;
   const bool depthwise = !s.transposed && s.groups == s.in_channels && s.in_per_group() == 1;
-  dispatch_dtype(out.dtype(), kFloatTypes, [&](auto tag) {
+  dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = input.data<const T>();
     const T* w = weight.data<const T>();

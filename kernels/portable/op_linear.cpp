@@ -45,7 +45,7 @@ Error linear_out(KernelContext& ctx, Span<EValue*> args) {
   // Rows of a 1-D input/out: a single row, any stride.
   const int64_t in_rs = last > 0 ? input.stride(last - 1) : 0;
   const int64_t out_rs = last > 0 ? out.stride(last - 1) : 0;
-  dispatch_dtype(out.dtype(), kFloatTypes, [&](auto tag) {
+  dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     // out = input * weight^T (+ bias already in out)
     MatrixRef<const T> a{input.data<const T>(), in_rs, input.stride(last)};

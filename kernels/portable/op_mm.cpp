@@ -21,7 +21,7 @@ Error mm_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(expect_float_dtypes(kOp, out, inputs, 2));
   const int32_t sizes[] = {a.size(0), b.size(1)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 2));
-  dispatch_dtype(out.dtype(), kFloatTypes, [&](auto tag) {
+  dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     gemm<T>(ctx, a.size(0), b.size(1), a.size(1), matrix_view<const T>(a, 0, 1),
             matrix_view<const T>(b, 0, 1), matrix_view<T>(out, 0, 1), 1, 0);

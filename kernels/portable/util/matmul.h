@@ -5,6 +5,7 @@
 
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/float_dispatch.h"
 #include "kernels/portable/util/gemm.h"
 #include "runtime/core/error.h"
 #include "runtime/core/tensor.h"
