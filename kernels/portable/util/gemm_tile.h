@@ -1,0 +1,24 @@
+// The GEMM's register tile: an MR x NR micro-kernel and its shape, chosen once per process for
+// the machine (internal to gemm.cpp; kernels use gemm.h).
+#pragma once
+
+#include <cstdint>
+
+namespace pteron {
+
+// Largest MR * NR of any tile, for accumulator arrays on the stack.
+constexpr int kGemmMaxTileElems = 256;
+
+template <typename Acc>
+struct GemmTile {
+  int mr, nr;
+  // acc (mr x nr, row-major) += A panel (kc x mr) * B panel (kc x nr).
+  void (*kernel)(int64_t kc, const Acc* a, const Acc* b, Acc* acc);
+};
+
+// Index of the best tile for this machine (0 is the build's baseline).
+int gemm_best_tile();
+template <typename Acc>
+const GemmTile<Acc>& gemm_tile(int index);
+
+}  // namespace pteron

@@ -1,0 +1,39 @@
+// Shared checks and views for matmul-like kernels (mm, bmm, addmm, baddbmm, linear).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/portable/util/broadcast.h"
+#include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/float_dispatch.h"
+#include "kernels/portable/util/gemm.h"
+#include "runtime/core/error.h"
+#include "runtime/core/tensor.h"
+
+namespace pteron {
+
+// Tensor dims (row_dim, col_dim) as a matrix starting `offset` elements into the data.
+template <typename T>
+MatrixRef<T> matrix_view(const Tensor& t, int32_t row_dim, int32_t col_dim, int64_t offset = 0) {
+  return {t.data<T>() + offset, t.stride(row_dim), t.stride(col_dim)};
+}
+
+// Fails unless `t` has rank `dim` (naming the op and the argument).
+Error expect_rank(const char* op, const char* what, const Tensor& t, int32_t dim);
+
+// Fails unless every tensor has out's dtype and that dtype is floating point.
+Error expect_float_dtypes(const char* op, const Tensor& out, const Tensor* const* inputs,
+                          int count);
+
+// Fails unless `bias` broadcasts to out's shape.
+Error expect_broadcasts_to(const char* op, const Tensor& bias, const Tensor& out);
+
+// True when all dims but the last collapse into one row dimension with stride
+// t.stride(t.dim() - 2) (any dense default-order tensor; not every permuted one).
+bool rows_flatten(const Tensor& t);
+
+// out = bias broadcast to out's shape (numpy rules), converting to out's dtype; for the
+// "beta * self" and bias terms, which the GEMM then accumulates onto.
+Error broadcast_copy(const char* op, const Tensor& bias, Tensor& out);
+
+}  // namespace pteron

@@ -1,0 +1,33 @@
+// Window geometry of 2-D pooling over (N, C, H, W) or (C, H, W) input, parsed with torch's rules
+// (single-value lists expand to both dims, an empty stride means stride = kernel, ceil_mode
+// keeps the last window starting inside the padded input).
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/core/error.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/tensor.h"
+
+namespace pteron {
+
+struct PoolShape {
+  int64_t planes = 0;  // N * C
+  int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+};
+
+// Reads kernel_size, stride, padding and (if non-null) dilation from EValue int lists and
+// derives the output size. Fails with messages naming `op`.
+Error parse_pool_shape(const char* op, const Tensor& input, const EValue& kernel_size,
+                       const EValue& stride, const EValue& padding, const EValue* dilation,
+                       bool ceil_mode, PoolShape* s);
+
+// Output sizes: input's leading dims, then out_h, out_w.
+void pool_out_sizes(const Tensor& input, int64_t out_h, int64_t out_w, int32_t* sizes);
+
+// Fails unless input is 3-D or 4-D in the default dim order (kernels index H x W planes).
+Error check_pool_input(const char* op, const Tensor& input);
+
+}  // namespace pteron
