@@ -8,12 +8,6 @@
 namespace pteron {
 namespace {
 
-// Unsigned words of each element size, allowed to alias the real element type.
-typedef uint8_t __attribute__((may_alias)) Word1;
-typedef uint16_t __attribute__((may_alias)) Word2;
-typedef uint32_t __attribute__((may_alias)) Word4;
-typedef uint64_t __attribute__((may_alias)) Word8;
-
 // A copy's loop nest after normalising: dims in destination memory order (outermost first),
 // size-1 dims dropped, dims that are contiguous on both sides merged.
 struct CopyLoops {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/portable/util/dtype.h"
 #include "runtime/core/error.h"
 #include "runtime/core/scalar_type.h"
 #include "runtime/core/tensor.h"
@@ -55,6 +56,26 @@ bool copy_into_view(const Tensor& src, Tensor& dst, int64_t dst_offset,
 
 // Fails, naming `op`, unless `t` has dtype `want` (`what` names the argument).
 Error expect_dtype(const char* op, const Tensor& t, ScalarType want, const char* what);
+
+// Unsigned words of each element size, allowed to alias the real element type: kernels that only
+// move elements (gather, index, embedding) dispatch on the size, not on the dtype.
+// (Structs, because an attribute on a typedef is dropped when it becomes a template argument.)
+struct __attribute__((may_alias)) Word1 { uint8_t bits; };
+struct __attribute__((may_alias)) Word2 { uint16_t bits; };
+struct __attribute__((may_alias)) Word4 { uint32_t bits; };
+struct __attribute__((may_alias)) Word8 { uint64_t bits; };
+
+// Calls fn(TypeTag<WordN>{}) for the word type of `elem_size` bytes; false for other sizes.
+template <typename Fn>
+bool dispatch_word(size_t elem_size, Fn&& fn) {
+  switch (elem_size) {
+    case 1: fn(TypeTag<Word1>{}); return true;
+    case 2: fn(TypeTag<Word2>{}); return true;
+    case 4: fn(TypeTag<Word4>{}); return true;
+    case 8: fn(TypeTag<Word8>{}); return true;
+    default: return false;
+  }
+}
 
 // Byte pointer to element `offset` of `t`.
 inline char* element_ptr(const Tensor& t, int64_t offset) {
