@@ -11,7 +11,8 @@ Error fill_scalar(const char* op, Tensor& t, const EValue& value) {
     using T = typename decltype(tag)::type;
     T v;
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      v = value.tag == Tag::Int ? static_cast<T>(value.i) : static_cast<T>(value.scalar_as_double());
+      v = value.tag == Tag::Int ? static_cast<T>(value.i)
+                                : static_cast<T>(value.scalar_as_double());
     } else {
       v = store_value<T>(value.scalar_as_double());
     }

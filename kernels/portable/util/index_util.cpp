@@ -21,8 +21,9 @@ Error check_range(const char* op, const I* p, int64_t n, int64_t size, int32_t d
   if (ok) return Error::Ok;
   for (int64_t k = 0; k < n; ++k) {
     if (p[k] < lo || p[k] >= size) {
-      return fail(Error::OutOfRange, "%s: index %lld is out of bounds for dimension %d with size %lld",
-                  op, static_cast<long long>(p[k]), dim, static_cast<long long>(size));
+      return fail(Error::OutOfRange,
+                  "%s: index %lld is out of bounds for dimension %d with size %lld", op,
+                  static_cast<long long>(p[k]), dim, static_cast<long long>(size));
     }
   }
   return Error::Ok;

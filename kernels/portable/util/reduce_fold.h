@@ -20,30 +20,41 @@ constexpr int64_t kReduceBlock = 128;  // rows or lines folded into one partial 
 // without signed-overflow undefined behaviour. (Plain unsigned lanes also sidestep a GCC 12 -O3
 // miscompile of the int64 -> uint64 -> int64 wrapping-add idiom in widening int8 reductions.)
 template <typename A>
-inline A add_values(A a, A b) { return a + b; }
+inline A add_values(A a, A b) {
+  return a + b;
+}
 template <typename A>
-inline A mul_values(A a, A b) { return a * b; }
+inline A mul_values(A a, A b) {
+  return a * b;
+}
 
 // Accumulator type for results stored in `out`: double for double, float for other floats,
 // uint64_t (two's complement int64) for integers and bool.
 template <typename Fn>
 void dispatch_accumulator(ScalarType out, Fn&& fn) {
-  if (out == ScalarType::Double) fn(TypeTag<double>{});
-  else if (is_floating(out)) fn(TypeTag<float>{});
-  else fn(TypeTag<uint64_t>{});
+  if (out == ScalarType::Double)
+    fn(TypeTag<double>{});
+  else if (is_floating(out))
+    fn(TypeTag<float>{});
+  else
+    fn(TypeTag<uint64_t>{});
 }
 
 // Converts a loaded value to accumulator A (through int64 for the integer accumulator, so
 // negative values wrap instead of being undefined).
 template <typename A, typename V>
 inline A to_accumulator(V v) {
-  if constexpr (std::is_same_v<A, uint64_t>) return static_cast<uint64_t>(static_cast<int64_t>(v));
-  else return static_cast<A>(v);
+  if constexpr (std::is_same_v<A, uint64_t>)
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  else
+    return static_cast<A>(v);
 }
 template <typename A>
 inline auto from_accumulator(A v) {
-  if constexpr (std::is_same_v<A, uint64_t>) return static_cast<int64_t>(v);
-  else return v;
+  if constexpr (std::is_same_v<A, uint64_t>)
+    return static_cast<int64_t>(v);
+  else
+    return v;
 }
 
 // Folds f(x[k * s], 0) over a line of n elements.
@@ -73,8 +84,8 @@ A fold_line(const T* x, int64_t n, int64_t s, A identity, const F& f, const Op& 
 // space starts at in0 (c == 1 on horizontal plans). f gets the column so that a fold may depend
 // on a per-output value (var subtracts each output's mean).
 template <typename A, typename T, typename F, typename Op>
-void fold_columns(const ReducePlan& p, const T* x, int64_t in0, int64_t c, A identity,
-                  const F& f, const Op& op, A* acc) {
+void fold_columns(const ReducePlan& p, const T* x, int64_t in0, int64_t c, A identity, const F& f,
+                  const Op& op, A* acc) {
   // Three levels: `block` folds up to kReduceBlock rows (or lines), `mid` up to kReduceBlock
   // blocks, `acc` the mids, so no partial sees more than about kReduceBlock additions until
   // 2^14 rows, and few after.
@@ -174,8 +185,10 @@ template <bool kMax, typename T, typename C = typename ComputeType<T>::type>
 void arg_fold_columns(const ReducePlan& p, const T* x, int64_t in0, int64_t c, C* best,
                       int64_t* pos) {
   const auto better = [](C v, C b) {
-    if constexpr (kMax) return v > b || (v != v && b == b);
-    else return v < b || (v != v && b == b);
+    if constexpr (kMax)
+      return v > b || (v != v && b == b);
+    else
+      return v < b || (v != v && b == b);
   };
   const C start = kMax ? (std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                                : std::numeric_limits<C>::lowest())

@@ -18,15 +18,16 @@ Error extreme_reduce(const char* name, const Tensor& in, Tensor& out, const Redu
   const bool ok = dispatch_dtype(in.dtype(), kAllTypes, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = typename ComputeType<T>::type;
-    const C identity = kMax ? (std::numeric_limits<C>::has_infinity
-                                   ? -std::numeric_limits<C>::infinity()
-                                   : std::numeric_limits<C>::lowest())
-                            : (std::numeric_limits<C>::has_infinity
-                                   ? std::numeric_limits<C>::infinity()
-                                   : std::numeric_limits<C>::max());
+    const C identity =
+        kMax ? (std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                     : std::numeric_limits<C>::lowest())
+             : (std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity()
+                                                     : std::numeric_limits<C>::max());
     const auto pick = [](C a, C b) -> C {
-      if constexpr (kMax) return (b > a || b != b) ? b : a;
-      else return (b < a || b != b) ? b : a;
+      if constexpr (kMax)
+        return (b > a || b != b) ? b : a;
+      else
+        return (b < a || b != b) ? b : a;
     };
     const auto f = [](C v, int64_t) { return v; };
     const T* x = in.data<const T>();

@@ -36,8 +36,10 @@ Error make_reduce_plan(const char* op, const Tensor& in, uint32_t mask, bool kee
   for (int32_t d = 0; d < rank; ++d) {
     const bool r = (mask >> d) & 1u;
     out_dim_of[d] = r && !keepdim ? -1 : out_rank;
-    if (!r) out_sizes[out_rank++] = in.size(d);
-    else if (keepdim) out_sizes[out_rank++] = 1;
+    if (!r)
+      out_sizes[out_rank++] = in.size(d);
+    else if (keepdim)
+      out_sizes[out_rank++] = 1;
   }
   for (int32_t k = 0; k < n_outs; ++k) {
     PTERON_TRY(expect_out_shape(op, *outs[k], out_sizes, out_rank));

@@ -27,8 +27,7 @@ struct ReducePlan {
 
 // Mask of dims to reduce (bit d = dim d) from a dim list; negative dims count from the end.
 // Fails, naming `op`, on an out-of-range or repeated dim. An empty list gives mask 0.
-Error dims_to_mask(const char* op, const int64_t* dims, size_t count, int32_t rank,
-                   uint32_t* mask);
+Error dims_to_mask(const char* op, const int64_t* dims, size_t count, int32_t rank, uint32_t* mask);
 
 // Checks the outs' shapes (resizing dynamic ones) for reducing `mask` of `in` with `keepdim`,
 // then builds the loops. `memory_order` walks `in` in its memory order (fastest); pass false

@@ -161,8 +161,7 @@ void convert_loops(void* dst_v, const void* src_v, const CopyLoops& c) {
 }  // namespace
 
 void strided_copy(void* dst, const int64_t* dst_strides, const void* src,
-                  const int64_t* src_strides, const int64_t* sizes, int32_t dim,
-                  size_t elem_size) {
+                  const int64_t* src_strides, const int64_t* sizes, int32_t dim, size_t elem_size) {
   CopyLoops c;
   if (!normalize(sizes, dim, dst_strides, src_strides, &c)) return;
   if (c.n == 1 && c.ds[0] == 1 && c.ss[0] == 1) {
@@ -170,11 +169,20 @@ void strided_copy(void* dst, const int64_t* dst_strides, const void* src,
     return;
   }
   switch (elem_size) {
-    case 1: copy_words<Word1>(dst, src, c); break;
-    case 2: copy_words<Word2>(dst, src, c); break;
-    case 4: copy_words<Word4>(dst, src, c); break;
-    case 8: copy_words<Word8>(dst, src, c); break;
-    default: break;  // no supported dtype has another size
+    case 1:
+      copy_words<Word1>(dst, src, c);
+      break;
+    case 2:
+      copy_words<Word2>(dst, src, c);
+      break;
+    case 4:
+      copy_words<Word4>(dst, src, c);
+      break;
+    case 8:
+      copy_words<Word8>(dst, src, c);
+      break;
+    default:
+      break;  // no supported dtype has another size
   }
 }
 
@@ -213,8 +221,8 @@ Error copy_tensor(const char* op, const Tensor& src, Tensor& dst) {
   tensor_sizes(src, sizes);
   tensor_strides(src, ss);
   tensor_strides(dst, ds);
-  if (!strided_copy_convert(dst.mutable_data(), dst.dtype(), ds, src.const_data(), src.dtype(),
-                            ss, sizes, src.dim())) {
+  if (!strided_copy_convert(dst.mutable_data(), dst.dtype(), ds, src.const_data(), src.dtype(), ss,
+                            sizes, src.dim())) {
     return fail(Error::NotSupported, "%s: copy from %s to %s not supported", op,
                 scalar_type_name(src.dtype()), scalar_type_name(dst.dtype()));
   }
@@ -226,8 +234,8 @@ void copy_view(const Tensor& src, int64_t src_offset, const int64_t* src_strides
   int64_t sizes[kMaxTensorDim], ds[kMaxTensorDim];
   tensor_sizes(dst, sizes);
   tensor_strides(dst, ds);
-  strided_copy(dst.mutable_data(), ds, element_ptr(src, src_offset), src_strides, sizes,
-               dst.dim(), dst.element_size());
+  strided_copy(dst.mutable_data(), ds, element_ptr(src, src_offset), src_strides, sizes, dst.dim(),
+               dst.element_size());
 }
 
 bool copy_into_view(const Tensor& src, Tensor& dst, int64_t dst_offset,
@@ -314,11 +322,20 @@ void copy_logical_order(const Tensor& src, Tensor& dst) {
     return;
   }
   switch (src.element_size()) {
-    case 1: copy_runs<Word1>(src, dst); break;
-    case 2: copy_runs<Word2>(src, dst); break;
-    case 4: copy_runs<Word4>(src, dst); break;
-    case 8: copy_runs<Word8>(src, dst); break;
-    default: break;
+    case 1:
+      copy_runs<Word1>(src, dst);
+      break;
+    case 2:
+      copy_runs<Word2>(src, dst);
+      break;
+    case 4:
+      copy_runs<Word4>(src, dst);
+      break;
+    case 8:
+      copy_runs<Word8>(src, dst);
+      break;
+    default:
+      break;
   }
 }
 

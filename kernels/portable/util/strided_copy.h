@@ -21,8 +21,7 @@ constexpr int32_t kMaxCopyDim = 2 * kMaxTensorDim;
 // are in elements of `elem_size` bytes; source strides may be 0 (broadcast) and both sides may
 // use any permutation of dims. Destination elements must not overlap each other.
 void strided_copy(void* dst, const int64_t* dst_strides, const void* src,
-                  const int64_t* src_strides, const int64_t* sizes, int32_t dim,
-                  size_t elem_size);
+                  const int64_t* src_strides, const int64_t* sizes, int32_t dim, size_t elem_size);
 
 // Same, converting each element from `src_type` to `dst_type` as torch's `.to()` does.
 // Returns false (copying nothing) when either dtype is not supported.
@@ -51,8 +50,7 @@ void copy_view(const Tensor& src, int64_t src_offset, const int64_t* src_strides
 // Copies all of `src` into the view of `dst` at element `dst_offset` with `dst_strides` (one per
 // dim of `src`), converting the dtype when they differ (cat, stack). Returns false when a dtype
 // is not supported.
-bool copy_into_view(const Tensor& src, Tensor& dst, int64_t dst_offset,
-                    const int64_t* dst_strides);
+bool copy_into_view(const Tensor& src, Tensor& dst, int64_t dst_offset, const int64_t* dst_strides);
 
 // Fails, naming `op`, unless `t` has dtype `want` (`what` names the argument).
 Error expect_dtype(const char* op, const Tensor& t, ScalarType want, const char* what);
@@ -60,20 +58,37 @@ Error expect_dtype(const char* op, const Tensor& t, ScalarType want, const char*
 // Unsigned words of each element size, allowed to alias the real element type: kernels that only
 // move elements (gather, index, embedding) dispatch on the size, not on the dtype.
 // (Structs, because an attribute on a typedef is dropped when it becomes a template argument.)
-struct __attribute__((may_alias)) Word1 { uint8_t bits; };
-struct __attribute__((may_alias)) Word2 { uint16_t bits; };
-struct __attribute__((may_alias)) Word4 { uint32_t bits; };
-struct __attribute__((may_alias)) Word8 { uint64_t bits; };
+struct __attribute__((may_alias)) Word1 {
+  uint8_t bits;
+};
+struct __attribute__((may_alias)) Word2 {
+  uint16_t bits;
+};
+struct __attribute__((may_alias)) Word4 {
+  uint32_t bits;
+};
+struct __attribute__((may_alias)) Word8 {
+  uint64_t bits;
+};
 
 // Calls fn(TypeTag<WordN>{}) for the word type of `elem_size` bytes; false for other sizes.
 template <typename Fn>
 bool dispatch_word(size_t elem_size, Fn&& fn) {
   switch (elem_size) {
-    case 1: fn(TypeTag<Word1>{}); return true;
-    case 2: fn(TypeTag<Word2>{}); return true;
-    case 4: fn(TypeTag<Word4>{}); return true;
-    case 8: fn(TypeTag<Word8>{}); return true;
-    default: return false;
+    case 1:
+      fn(TypeTag<Word1>{});
+      return true;
+    case 2:
+      fn(TypeTag<Word2>{});
+      return true;
+    case 4:
+      fn(TypeTag<Word4>{});
+      return true;
+    case 8:
+      fn(TypeTag<Word8>{});
+      return true;
+    default:
+      return false;
   }
 }
 
