@@ -1,7 +1,10 @@
-// Filling a whole tensor with one value (full, fill, zeros-like creation ops).
+// Filling a whole tensor with one value (full, fill, constant_pad_nd's border, empty reductions).
 #pragma once
 
 #include "kernels/portable/util/convert.h"
+#include "runtime/core/error.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/tensor.h"
 
 namespace pteron {
 
@@ -17,5 +20,9 @@ inline void fill_with_bits(Tensor& out, uint64_t bits) {
     for (int64_t i = 0; i < n; ++i) p[i] = v;
   });
 }
+
+// Sets every element of `t` to the Scalar `value` (Int, Double or Bool EValue) converted to
+// t's dtype; int64 values stay exact. Fails, naming `op`, on an unsupported dtype.
+Error fill_scalar(const char* op, Tensor& t, const EValue& value);
 
 }  // namespace pteron

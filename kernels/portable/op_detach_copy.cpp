@@ -1,0 +1,22 @@
+// aten::detach_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+#include "kernels/portable/util/strided_copy.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+// Copies into out's own dim order, whatever self's.
+Error detach_copy_out(KernelContext &, Span<EValue *> args) {
+  constexpr const char *kOp = "aten::detach_copy.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  const Tensor &self = *args[0]->tensor;
+  Tensor &out = *args[1]->tensor;
+  PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
+  return copy_tensor(kOp, self, out);
+}
+
+} // namespace
+
+PTERON_KERNEL("aten::detach_copy.out", detach_copy_out);
+
+} // namespace pteron

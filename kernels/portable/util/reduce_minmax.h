@@ -1,0 +1,81 @@
+// Max/min reductions shared by amax/amin (values only) and argmax/argmin/max.dim/min.dim
+// (positions, optionally values). NaN propagates as in torch.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/portable/util/reduce_fold.h"
+
+namespace pteron {
+
+// out = max (kMax) or min of each output's reduce space; out has in's dtype.
+template <bool kMax>
+Error extreme_reduce(const char* name, const Tensor& in, Tensor& out, const ReducePlan& p) {
+  if (p.reduce_count == 0 && !p.empty_output) {
+    return fail(Error::InvalidArgument, "%s: cannot reduce over a dimension of size 0", name);
+  }
+  const bool ok = dispatch_dtype(in.dtype(), kAllTypes, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = typename ComputeType<T>::type;
+    const C identity =
+        kMax ? (std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                     : std::numeric_limits<C>::lowest())
+             : (std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity()
+                                                     : std::numeric_limits<C>::max());
+    const auto pick = [](C a, C b) -> C {
+      if constexpr (kMax)
+        return (b > a || b != b) ? b : a;
+      else
+        return (b < a || b != b) ? b : a;
+    };
+    const auto f = [](C v, int64_t) { return v; };
+    const T* x = in.data<const T>();
+    T* o = out.data<T>();
+    C acc[kReduceChunk];
+    for_each_output_chunk(p, kReduceChunk, [&](int64_t i0, int64_t o0, int64_t, int64_t c) {
+      fold_columns<C>(p, x, i0, c, identity, f, pick, acc);
+      for (int64_t j = 0; j < c; ++j) o[o0 + j * p.inner_out[0]] = store_value<T>(acc[j]);
+    });
+  });
+  if (!ok) {
+    return fail(Error::NotSupported, "%s: dtype %s not supported", name,
+                scalar_type_name(in.dtype()));
+  }
+  return Error::Ok;
+}
+
+// indices = position of the first max (kMax) or min along the reduce space; `values` (may be
+// null) gets the value. The plan's first out is `values` when given, else `indices`.
+template <bool kMax>
+Error arg_reduce(const char* name, const Tensor& in, Tensor* values, Tensor& indices,
+                 const ReducePlan& p) {
+  if (p.reduce_count == 0 && !p.empty_output) {
+    return fail(Error::InvalidArgument, "%s: cannot reduce over a dimension of size 0", name);
+  }
+  const int32_t index_out = values != nullptr ? 1 : 0;
+  const bool ok = dispatch_dtype(in.dtype(), kAllTypes, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = typename ComputeType<T>::type;
+    const T* x = in.data<const T>();
+    int64_t* io = indices.data<int64_t>();
+    C best[kReduceChunk];
+    int64_t pos[kReduceChunk];
+    for_each_output_chunk(p, kReduceChunk, [&](int64_t i0, int64_t o0, int64_t o1, int64_t c) {
+      arg_fold_columns<kMax>(p, x, i0, c, best, pos);
+      const int64_t ib = index_out == 1 ? o1 : o0;
+      for (int64_t j = 0; j < c; ++j) io[ib + j * p.inner_out[index_out]] = pos[j];
+      if (values != nullptr) {
+        T* vo = values->data<T>();
+        for (int64_t j = 0; j < c; ++j) vo[o0 + j * p.inner_out[0]] = store_value<T>(best[j]);
+      }
+    });
+  });
+  if (!ok) {
+    return fail(Error::NotSupported, "%s: dtype %s not supported", name,
+                scalar_type_name(in.dtype()));
+  }
+  return Error::Ok;
+}
+
+}  // namespace pteron
