@@ -96,8 +96,8 @@ TEST(Graph, RemovesOnlyUnusedNodes) {
   EXPECT_EQ(s.g.outputs(), std::vector<ValueId>{s.y});
   EXPECT_TRUE(s.g.value(s.y).users.empty());
   // Ids are never reused.
-  const NodeId again = s.g.add_node(op("aten::relu.default"), {TensorRef{s.y}},
-                                    {NewValue{"z", f32({2, 3})}});
+  const NodeId again =
+      s.g.add_node(op("aten::relu.default"), {TensorRef{s.y}}, {NewValue{"z", f32({2, 3})}});
   EXPECT_NE(again, s.relu);
   EXPECT_NE(s.g.node(again).outputs[0], s.z);
 }
