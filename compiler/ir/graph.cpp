@@ -211,6 +211,17 @@ void Graph::set_spec(ValueId id, TensorSpec spec) {
   v.spec = std::move(spec);
 }
 
+void Graph::set_constant(ValueId id, TensorSpec spec, ConstantData data) {
+  Value& v = mutable_value(id);
+  if (!v.is_constant()) throw CompileError("value '" + v.name + "' is not a constant");
+  if (spec.dim_order.size() != spec.sizes.size() || data.bytes.size() != spec.nbytes()) {
+    throw CompileError("constant '" + v.name + "': " + std::to_string(data.bytes.size()) +
+                       " bytes do not match spec " + ir::to_string(spec));
+  }
+  v.spec = std::move(spec);
+  v.constant = std::move(data);
+}
+
 void Graph::replace_all_uses(ValueId from, ValueId to, NodeId except) {
   value(to);
   const std::vector<NodeId> users = value(from).users;

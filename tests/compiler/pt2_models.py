@@ -15,11 +15,12 @@ from pathlib import Path
 
 import torch
 import torch._prims_common as prims
+import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
 from torch import nn
 from torch.nn import functional as F
 
 # c10::ScalarType numbers of the dtypes these models use.
-C10_DTYPE = {torch.float32: 6, torch.int64: 4, torch.bool: 11, torch.float16: 5}
+C10_DTYPE = {torch.float32: 6, torch.int64: 4, torch.bool: 11, torch.float16: 5, torch.int8: 1}
 
 
 class Mlp(nn.Module):
@@ -90,6 +91,24 @@ class Constants(nn.Module):
         return y + self.w.sum(0) + self.wt.sum(1) + self.offset + self.gappy.sum(), self.steps
 
 
+class Quantized(nn.Module):
+    """A PT2E-style graph: per-tensor activation Q/DQ, per-channel int8 weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("weight", torch.randint(-127, 128, (3, 4), dtype=torch.int8))
+        self.register_buffer("scales", torch.tensor([0.1, 0.2, 0.3]))
+        self.register_buffer("zero_points", torch.zeros(3, dtype=torch.int64))
+
+    def forward(self, x):
+        qd = torch.ops.quantized_decomposed
+        q = qd.quantize_per_tensor(x, 0.05, 2, -128, 127, torch.int8)
+        x = qd.dequantize_per_tensor(q, 0.05, 2, -128, 127, torch.int8)
+        w = qd.dequantize_per_channel(self.weight, self.scales, self.zero_points, 0, -127, 127,
+                                      torch.int8)
+        return F.linear(x, w)
+
+
 def build():
     """name -> (module, example inputs)."""
     torch.manual_seed(0)
@@ -99,6 +118,7 @@ def build():
         "convnet": (ConvNet(), (torch.randn(1, 3, 8, 8),)),
         "transformer": (Transformer(), (torch.randn(1, 5, 16), mask)),
         "constants": (Constants(), (torch.randn(4),)),
+        "quantized": (Quantized(), (torch.randn(2, 4),)),
     }
 
 

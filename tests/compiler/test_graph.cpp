@@ -145,6 +145,18 @@ TEST(Graph, RemovesUnusedConstantsAndNamesUniquely) {
   s.g.verify();
 }
 
+TEST(Graph, ReplacesConstantData) {
+  SmallGraph s;
+  TensorSpec wide = f32({1, 3});
+  s.g.set_constant(s.w, wide, floats({4, 5, 6}));
+  EXPECT_EQ(s.g.value(s.w).spec, wide);
+  EXPECT_EQ(s.g.value(s.w).constant->bytes.size(), 12u);
+  EXPECT_THROW(s.g.set_constant(s.w, f32({2}), floats({1, 2, 3})), CompileError);
+  EXPECT_THROW(s.g.set_constant(s.x, f32({3}), floats({1, 2, 3})), CompileError);
+  EXPECT_THROW(s.g.set_spec(s.w, f32({4})), CompileError);  // 12 bytes cannot be f32[4]
+  s.g.verify();
+}
+
 TEST(Graph, CopiesShareConstantBytes) {
   Graph copy;
   const uint8_t* data = nullptr;

@@ -235,6 +235,22 @@ TEST(Pt2Frontend, BufferMutationsAreRecorded) {
   EXPECT_EQ(g.node(g.value(m.new_value).producer).op.str(), "aten::add.Tensor");
 }
 
+TEST(Pt2Frontend, QuantizeOpsKeepTheirArguments) {
+  const Graph g = load("quantized");
+  const Node& q = node_named(g, "quantize_per_tensor");
+  EXPECT_EQ(q.op.str(), "quantized_decomposed::quantize_per_tensor.default");
+  EXPECT_EQ(q.arg("scale"), Argument(0.05));
+  EXPECT_EQ(q.arg("zero_point"), Argument(2));
+  EXPECT_EQ(q.arg("dtype"), Argument(ir::ScalarType::Char));
+  EXPECT_EQ(g.value(q.outputs[0]).spec.dtype, ir::ScalarType::Char);
+  const Node& dq = node_named(g, "dequantize_per_channel");
+  EXPECT_TRUE(dq.arg("out_dtype").is_none());  // default filled
+  EXPECT_EQ(dq.arg("axis"), Argument(0));
+  EXPECT_EQ(g.value(dq.arg("input").tensor()).constant->fqn, "weight");
+  ASSERT_NE(q.schema->out_variant, nullptr);
+  EXPECT_EQ(q.schema->out_variant->op.str(), "quantized_decomposed::quantize_per_tensor.out");
+}
+
 TEST(Pt2Frontend, PrintsTheGraph) {
   const std::string text = load("mlp").to_string();
   EXPECT_NE(text.find("graph(%x: f32[2, 4]) {"), std::string::npos) << text;
