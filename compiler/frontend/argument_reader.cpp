@@ -76,8 +76,8 @@ class Reader {
       return read(Json{{list_kind, items}});
     }
     static const char* kUnsupported[] = {
-        "as_strings",        "as_graph",   "as_custom_obj",         "as_operator",
-        "as_complex",        "as_nested_tensors", "as_int_lists", "as_string_to_argument",
+        "as_strings",     "as_graph",          "as_custom_obj", "as_operator",
+        "as_complex",     "as_nested_tensors", "as_int_lists",  "as_string_to_argument",
         "as_float_lists",
     };
     for (const char* unsupported : kUnsupported) {
@@ -212,8 +212,8 @@ class Reader {
 
 }  // namespace
 
-ir::Argument read_argument(const Json& arg, const ir::ArgSchema& schema, const ValueResolver& values,
-                           const std::string& what) {
+ir::Argument read_argument(const Json& arg, const ir::ArgSchema& schema,
+                           const ValueResolver& values, const std::string& what) {
   return Reader(schema, values, what).read(arg);
 }
 

@@ -21,7 +21,7 @@ struct ValueResolver {
 
 // Converts one serialized Argument union (e.g. {"as_ints": [1, 0]}) for the schema argument
 // `schema`. `what` prefixes every error ("x.pt2: node 'addmm' (...): argument 'mat1'").
-ir::Argument read_argument(const Json& arg, const ir::ArgSchema& schema, const ValueResolver& values,
-                           const std::string& what);
+ir::Argument read_argument(const Json& arg, const ir::ArgSchema& schema,
+                           const ValueResolver& values, const std::string& what);
 
 }  // namespace pteron::compiler::frontend

@@ -80,7 +80,8 @@ ConstantTensor read_constant(const Pt2Archive& archive, const PayloadConfigs& co
   const StridedTensor t = read_tensor_meta(*payload.meta, what);
   const size_t element_size = ir::dtype_size(t.dtype);
   if (element_size == 0) {
-    throw CompileError(what + " has dtype " + ir::dtype_name(t.dtype) + ", which pteron cannot store");
+    throw CompileError(what + " has dtype " + ir::dtype_name(t.dtype) +
+                       ", which pteron cannot store");
   }
   const std::span<const uint8_t> storage = archive.stored_bytes(payload.entry);
 

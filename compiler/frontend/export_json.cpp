@@ -71,23 +71,34 @@ ir::ScalarType scalar_type_from_export(int64_t code, const std::string& what) {
 
 ir::MemoryFormat memory_format_from_export(int64_t code, const std::string& what) {
   switch (code) {
-    case 1: return ir::MemoryFormat::Contiguous;
-    case 2: return ir::MemoryFormat::ChannelsLast;
-    case 3: return ir::MemoryFormat::ChannelsLast3d;
-    case 4: return ir::MemoryFormat::Preserve;
+    case 1:
+      return ir::MemoryFormat::Contiguous;
+    case 2:
+      return ir::MemoryFormat::ChannelsLast;
+    case 3:
+      return ir::MemoryFormat::ChannelsLast3d;
+    case 4:
+      return ir::MemoryFormat::Preserve;
   }
   throw CompileError(what + ": unknown memory format code " + std::to_string(code));
 }
 
 ir::Layout layout_from_export(int64_t code, const std::string& what) {
   switch (code) {
-    case 1: return ir::Layout::Sparse;
-    case 2: return ir::Layout::SparseCsr;
-    case 3: return ir::Layout::SparseCsc;
-    case 4: return ir::Layout::SparseBsr;
-    case 5: return ir::Layout::SparseBsc;
-    case 6: return ir::Layout::Mkldnn;
-    case 7: return ir::Layout::Strided;
+    case 1:
+      return ir::Layout::Sparse;
+    case 2:
+      return ir::Layout::SparseCsr;
+    case 3:
+      return ir::Layout::SparseCsc;
+    case 4:
+      return ir::Layout::SparseBsr;
+    case 5:
+      return ir::Layout::SparseBsc;
+    case 6:
+      return ir::Layout::Mkldnn;
+    case 7:
+      return ir::Layout::Strided;
   }
   throw CompileError(what + ": unknown layout code " + std::to_string(code));
 }

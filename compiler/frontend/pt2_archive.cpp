@@ -51,7 +51,7 @@ std::optional<CentralDirectory> find_central_directory(std::span<const uint8_t> 
 
 // Local header offset of each central directory entry, by name.
 std::unordered_map<std::string, uint64_t> local_header_offsets(std::span<const uint8_t> f,
-                                                                const std::string& path) {
+                                                               const std::string& path) {
   const auto cd = find_central_directory(f);
   if (!cd) throw CompileError(path + ": not a zip archive (no central directory)");
   std::unordered_map<std::string, uint64_t> offsets;
@@ -59,12 +59,14 @@ std::unordered_map<std::string, uint64_t> local_header_offsets(std::span<const u
   const uint64_t end = cd->offset + cd->size;
   for (uint64_t i = 0; i < cd->count; ++i) {
     if (end - pos < 46 || u32(f.data() + pos) != kCentralHeader) {
-      throw CompileError(path + ": corrupt zip central directory (entry " + std::to_string(i) + ")");
+      throw CompileError(path + ": corrupt zip central directory (entry " + std::to_string(i) +
+                         ")");
     }
     const uint8_t* p = f.data() + pos;
     const uint16_t name_len = u16(p + 28), extra_len = u16(p + 30), comment_len = u16(p + 32);
     if (end - pos - 46 < uint64_t{name_len} + extra_len + comment_len) {
-      throw CompileError(path + ": corrupt zip central directory (entry " + std::to_string(i) + ")");
+      throw CompileError(path + ": corrupt zip central directory (entry " + std::to_string(i) +
+                         ")");
     }
     std::string name(reinterpret_cast<const char*>(p + 46), name_len);
     uint64_t offset = u32(p + 42);

@@ -37,10 +37,10 @@ class Pt2Archive {
 
  private:
   struct Entry {
-    uint64_t index = 0;        // libzip index
-    uint64_t size = 0;         // uncompressed
+    uint64_t index = 0;  // libzip index
+    uint64_t size = 0;   // uncompressed
     uint64_t comp_size = 0;
-    uint16_t method = 0;       // 0 = stored
+    uint16_t method = 0;  // 0 = stored
     bool encrypted = false;
     uint64_t data_offset = 0;  // from the local header; valid for stored entries
     bool has_offset = false;

@@ -125,8 +125,8 @@ class Loader {
         throw_symbolic(where_ + ": the graph", "symbolic value '" + it->begin().key() + "'");
       }
     }
-    if (auto it = model_.find("range_constraints"); it != model_.end() && it->is_object() &&
-                                                    !it->empty()) {
+    if (auto it = model_.find("range_constraints");
+        it != model_.end() && it->is_object() && !it->empty()) {
       throw_symbolic(where_ + ": the graph", "symbol '" + it->begin().key() + "'");
     }
   }
@@ -169,12 +169,15 @@ class Loader {
                               : kind == "buffer"  ? "buffer_name"
                                                   : "tensor_constant_name";
         const ir::ConstantKind constant_kind = kind == "parameter" ? ir::ConstantKind::Parameter
-                                               : kind == "buffer"  ? ir::ConstantKind::Buffer
-                                                                   : ir::ConstantKind::TensorConstant;
-        const std::string name = json_string(member(member(*spec, "arg", what), "name", what), what);
+                                               : kind == "buffer"
+                                                   ? ir::ConstantKind::Buffer
+                                                   : ir::ConstantKind::TensorConstant;
+        const std::string name =
+            json_string(member(member(*spec, "arg", what), "name", what), what);
         const std::string fqn = json_string(member(*spec, fqn_key, what), what);
         ConstantTensor c = read_constant(archive_, configs, fqn, constant_kind);
-        if (kind == "buffer") c.data.persistent = json_bool(member(*spec, "persistent", what), what);
+        if (kind == "buffer")
+          c.data.persistent = json_bool(member(*spec, "persistent", what), what);
         const ir::TensorSpec declared = spec_of(name);
         if (declared.dtype != c.spec.dtype || declared.sizes != c.spec.sizes) {
           throw CompileError(what + " ('" + fqn + "'): the graph declares " +
@@ -223,9 +226,10 @@ class Loader {
         throw CompileError(what + ": " + schema.op.str() + " has no argument '" + arg_name + "'");
       }
       const std::string arg_what = what + ": argument '" + arg_name + "'";
-      const ValueResolver values{
-          [&](const std::string& n) { return lookup(n, arg_what); },
-          [&](const ir::Scalar& s) { return wrap_scalar(s, float_type, debug.node_name, arg_name); }};
+      const ValueResolver values{[&](const std::string& n) { return lookup(n, arg_what); },
+                                 [&](const ir::Scalar& s) {
+                                   return wrap_scalar(s, float_type, debug.node_name, arg_name);
+                                 }};
       args[i] = read_argument(member(input, "arg", arg_what), schema.args[i], values, arg_what);
     }
     std::vector<ir::Argument> filled;
@@ -251,7 +255,8 @@ class Loader {
       const Json& name = (*arg)["as_tensor"].value("name", Json());
       if (!name.is_string()) continue;
       auto id = graph_.find_value(name.get<std::string>());
-      if (id && graph_.value(*id).spec.dtype == ir::ScalarType::Double) return ir::ScalarType::Double;
+      if (id && graph_.value(*id).spec.dtype == ir::ScalarType::Double)
+        return ir::ScalarType::Double;
     }
     return ir::ScalarType::Float;
   }

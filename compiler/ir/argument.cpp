@@ -56,22 +56,38 @@ int Argument::replace_value(ValueId from, ValueId to) {
 
 std::string_view arg_kind_name(ArgKind kind) {
   switch (kind) {
-    case ArgKind::None: return "None";
-    case ArgKind::Int: return "int";
-    case ArgKind::Float: return "float";
-    case ArgKind::Bool: return "bool";
-    case ArgKind::String: return "str";
-    case ArgKind::ScalarType: return "ScalarType";
-    case ArgKind::MemoryFormat: return "MemoryFormat";
-    case ArgKind::Layout: return "Layout";
-    case ArgKind::Device: return "Device";
-    case ArgKind::IntList: return "int[]";
-    case ArgKind::FloatList: return "float[]";
-    case ArgKind::BoolList: return "bool[]";
-    case ArgKind::Tensor: return "Tensor";
-    case ArgKind::TensorList: return "Tensor[]";
-    case ArgKind::OptionalTensorList: return "Tensor?[]";
-    case ArgKind::Scalar: return "Scalar";
+    case ArgKind::None:
+      return "None";
+    case ArgKind::Int:
+      return "int";
+    case ArgKind::Float:
+      return "float";
+    case ArgKind::Bool:
+      return "bool";
+    case ArgKind::String:
+      return "str";
+    case ArgKind::ScalarType:
+      return "ScalarType";
+    case ArgKind::MemoryFormat:
+      return "MemoryFormat";
+    case ArgKind::Layout:
+      return "Layout";
+    case ArgKind::Device:
+      return "Device";
+    case ArgKind::IntList:
+      return "int[]";
+    case ArgKind::FloatList:
+      return "float[]";
+    case ArgKind::BoolList:
+      return "bool[]";
+    case ArgKind::Tensor:
+      return "Tensor";
+    case ArgKind::TensorList:
+      return "Tensor[]";
+    case ArgKind::OptionalTensorList:
+      return "Tensor?[]";
+    case ArgKind::Scalar:
+      return "Scalar";
   }
   return "?";
 }
@@ -140,9 +156,12 @@ std::string to_string(const Argument& arg, const std::function<std::string(Value
           return std::visit(
               [](auto s) -> std::string {
                 using S = decltype(s);
-                if constexpr (std::is_same_v<S, bool>) return s ? "True" : "False";
-                else if constexpr (std::is_same_v<S, double>) return format_double(s);
-                else return std::to_string(s);
+                if constexpr (std::is_same_v<S, bool>)
+                  return s ? "True" : "False";
+                else if constexpr (std::is_same_v<S, double>)
+                  return format_double(s);
+                else
+                  return std::to_string(s);
               },
               v.value);
         }

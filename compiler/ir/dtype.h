@@ -15,7 +15,12 @@ namespace pteron::compiler::ir {
 using ScalarType = ::pteron::ScalarType;
 
 // c10::MemoryFormat.
-enum class MemoryFormat : int8_t { Contiguous = 0, Preserve = 1, ChannelsLast = 2, ChannelsLast3d = 3 };
+enum class MemoryFormat : int8_t {
+  Contiguous = 0,
+  Preserve = 1,
+  ChannelsLast = 2,
+  ChannelsLast3d = 3
+};
 
 // c10::Layout.
 enum class Layout : int8_t {

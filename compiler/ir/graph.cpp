@@ -89,7 +89,8 @@ NodeId Graph::add_node(const OpSchema& schema, std::vector<Argument> args,
       throw CompileError(node.describe() + ": output name '" + name + "' is already used");
     }
     if (outputs[i]->spec.dim_order.size() != outputs[i]->spec.sizes.size()) {
-      throw CompileError(node.describe() + ": output '" + name + "' has a dim_order of the wrong rank");
+      throw CompileError(node.describe() + ": output '" + name +
+                         "' has a dim_order of the wrong rank");
     }
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -99,8 +100,8 @@ NodeId Graph::add_node(const OpSchema& schema, std::vector<Argument> args,
     }
     std::string name = std::move(outputs[i]->name);
     if (name.empty()) name = unique_name(schema.op.name);
-    const ValueId v = new_value(std::move(name), std::move(outputs[i]->spec),
-                                ValueKind::Intermediate);
+    const ValueId v =
+        new_value(std::move(name), std::move(outputs[i]->spec), ValueKind::Intermediate);
     values_[v].producer = id;
     values_[v].producer_output = static_cast<uint32_t>(i);
     node.outputs.push_back(v);
@@ -186,9 +187,8 @@ void Graph::set_args(NodeId id, std::vector<Argument> args) {
 void Graph::set_op(NodeId id, const OpSchema& schema, std::vector<Argument> args) {
   Node& n = mutable_node(id);
   if (args.size() != schema.args.size()) {
-    throw CompileError(n.describe() + ": " + std::to_string(args.size()) +
-                       " arguments given for " + schema.op.str() + ", which takes " +
-                       std::to_string(schema.args.size()));
+    throw CompileError(n.describe() + ": " + std::to_string(args.size()) + " arguments given for " +
+                       schema.op.str() + ", which takes " + std::to_string(schema.args.size()));
   }
   for (const Argument& a : args) a.for_each_value([&](ValueId v) { value(v); });
   unlink_uses(n);
@@ -209,6 +209,17 @@ void Graph::set_spec(ValueId id, TensorSpec spec) {
                        " bytes");
   }
   v.spec = std::move(spec);
+}
+
+void Graph::set_constant(ValueId id, TensorSpec spec, ConstantData data) {
+  Value& v = mutable_value(id);
+  if (!v.is_constant()) throw CompileError("value '" + v.name + "' is not a constant");
+  if (spec.dim_order.size() != spec.sizes.size() || data.bytes.size() != spec.nbytes()) {
+    throw CompileError("constant '" + v.name + "': " + std::to_string(data.bytes.size()) +
+                       " bytes do not match spec " + ir::to_string(spec));
+  }
+  v.spec = std::move(spec);
+  v.constant = std::move(data);
 }
 
 void Graph::replace_all_uses(ValueId from, ValueId to, NodeId except) {

@@ -69,7 +69,10 @@ class Graph {
   void set_args(NodeId node, std::vector<Argument> args);
   // Switches a node to another op whose arguments `args` are (e.g. view -> view_copy).
   void set_op(NodeId node, const OpSchema& schema, std::vector<Argument> args);
+  // Changes a value's spec; a constant's bytes must still fit (use set_constant otherwise).
   void set_spec(ValueId value, TensorSpec spec);
+  // Replaces a constant's spec and bytes together (e.g. weights repacked to another layout).
+  void set_constant(ValueId value, TensorSpec spec, ConstantData data);
   // Points every use of `from` (node arguments, graph outputs, buffer mutations) at `to`,
   // except in node `except` (typically the node that computes `to` from `from`).
   void replace_all_uses(ValueId from, ValueId to, NodeId except = kNoNode);

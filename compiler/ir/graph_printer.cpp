@@ -8,10 +8,14 @@ namespace {
 
 std::string_view constant_kind_name(ConstantKind kind) {
   switch (kind) {
-    case ConstantKind::Parameter: return "parameter";
-    case ConstantKind::Buffer: return "buffer";
-    case ConstantKind::TensorConstant: return "tensor_constant";
-    case ConstantKind::Folded: return "folded";
+    case ConstantKind::Parameter:
+      return "parameter";
+    case ConstantKind::Buffer:
+      return "buffer";
+    case ConstantKind::TensorConstant:
+      return "tensor_constant";
+    case ConstantKind::Folded:
+      return "folded";
   }
   return "?";
 }

@@ -61,11 +61,16 @@ ArgType ArgType::parse(std::string_view spelling) {
     }
   }
   static const std::unordered_map<std::string_view, BaseType> kBases = {
-      {"Tensor", BaseType::Tensor},         {"int", BaseType::Int},
-      {"float", BaseType::Float},           {"bool", BaseType::Bool},
-      {"str", BaseType::String},            {"Scalar", BaseType::Scalar},
-      {"ScalarType", BaseType::ScalarType}, {"MemoryFormat", BaseType::MemoryFormat},
-      {"Layout", BaseType::Layout},         {"Device", BaseType::Device},
+      {"Tensor", BaseType::Tensor},
+      {"int", BaseType::Int},
+      {"float", BaseType::Float},
+      {"bool", BaseType::Bool},
+      {"str", BaseType::String},
+      {"Scalar", BaseType::Scalar},
+      {"ScalarType", BaseType::ScalarType},
+      {"MemoryFormat", BaseType::MemoryFormat},
+      {"Layout", BaseType::Layout},
+      {"Device", BaseType::Device},
       {"Generator", BaseType::Generator},
   };
   auto it = kBases.find(s);
@@ -102,19 +107,28 @@ double json_double(const nlohmann::json& j) {
 
 Argument scalar_default(const ArgType& type, const nlohmann::json& j) {
   switch (type.base) {
-    case BaseType::Int: return Argument(j.get<int64_t>());
-    case BaseType::Float: return Argument(json_double(j));
-    case BaseType::Bool: return Argument(j.get<bool>());
-    case BaseType::String: return Argument(j.get<std::string>());
-    case BaseType::ScalarType: return Argument(static_cast<ScalarType>(j.get<int>()));
-    case BaseType::MemoryFormat: return Argument(static_cast<MemoryFormat>(j.get<int>()));
-    case BaseType::Layout: return Argument(static_cast<Layout>(j.get<int>()));
-    case BaseType::Device: return Argument(Device{j.get<std::string>()});
+    case BaseType::Int:
+      return Argument(j.get<int64_t>());
+    case BaseType::Float:
+      return Argument(json_double(j));
+    case BaseType::Bool:
+      return Argument(j.get<bool>());
+    case BaseType::String:
+      return Argument(j.get<std::string>());
+    case BaseType::ScalarType:
+      return Argument(static_cast<ScalarType>(j.get<int>()));
+    case BaseType::MemoryFormat:
+      return Argument(static_cast<MemoryFormat>(j.get<int>()));
+    case BaseType::Layout:
+      return Argument(static_cast<Layout>(j.get<int>()));
+    case BaseType::Device:
+      return Argument(Device{j.get<std::string>()});
     case BaseType::Scalar:
       if (j.is_boolean()) return Argument(Scalar{j.get<bool>()});
       if (j.is_number_integer()) return Argument(Scalar{j.get<int64_t>()});
       return Argument(Scalar{json_double(j)});
-    default: break;
+    default:
+      break;
   }
   throw CompileError("schema default " + j.dump() + " has unsupported type " + type.spelling);
 }
@@ -127,8 +141,10 @@ Argument parse_default(const ArgType& type, std::string_view text) {
   if (!type.is_list) return scalar_default(type, j);
   if (!j.is_array()) throw CompileError("schema default " + j.dump() + " is not a list");
   switch (type.base) {
-    case BaseType::Int: return Argument(j.get<std::vector<int64_t>>());
-    case BaseType::Bool: return Argument(j.get<std::vector<bool>>());
+    case BaseType::Int:
+      return Argument(j.get<std::vector<int64_t>>());
+    case BaseType::Bool:
+      return Argument(j.get<std::vector<bool>>());
     case BaseType::Float: {
       std::vector<double> v;
       for (const auto& e : j) v.push_back(json_double(e));
@@ -137,7 +153,8 @@ Argument parse_default(const ArgType& type, std::string_view text) {
     case BaseType::Tensor:
       if (j.empty()) return Argument(TensorList{});
       break;
-    default: break;
+    default:
+      break;
   }
   throw CompileError("schema default " + j.dump() + " has unsupported type " + type.spelling);
 }
@@ -205,7 +222,9 @@ OpSchemaRegistry& OpSchemaRegistry::global() {
         case SchemaRow::kRet:
           current->returns.push_back(ReturnSchema{row.a, ArgType::parse(row.b), row.c});
           break;
-        case SchemaRow::kEnd: current = nullptr; break;
+        case SchemaRow::kEnd:
+          current = nullptr;
+          break;
       }
     }
     for (const auto& [schema, row] : links) {

@@ -20,7 +20,9 @@ int64_t TensorSpec::numel() const {
 
 size_t TensorSpec::nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
 
-std::vector<int64_t> TensorSpec::strides() const { return strides_from_dim_order(sizes, dim_order); }
+std::vector<int64_t> TensorSpec::strides() const {
+  return strides_from_dim_order(sizes, dim_order);
+}
 
 bool TensorSpec::is_contiguous() const { return dim_order == identity_dim_order(rank()); }
 

@@ -31,8 +31,8 @@ enum class ConstantKind : uint8_t {
 // memory alive either way, so copies of a Graph share it safely.
 struct ConstantData {
   ConstantKind kind = ConstantKind::Folded;
-  std::string fqn;          // state_dict / constants name ("layers.0.attn.in_proj_weight")
-  bool persistent = true;   // buffers only: false for register_buffer(persistent=False)
+  std::string fqn;         // state_dict / constants name ("layers.0.attn.in_proj_weight")
+  bool persistent = true;  // buffers only: false for register_buffer(persistent=False)
   std::span<const uint8_t> bytes;
   std::shared_ptr<const void> owner;
 

@@ -16,8 +16,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
       options.model_name = argv[++i];
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::printf("usage: pt2_dump FILE.pt2 [--model NAME]\n"
-                  "Prints the graph of a torch.export.save archive as pteron reads it.\n");
+      std::printf(
+          "usage: pt2_dump FILE.pt2 [--model NAME]\n"
+          "Prints the graph of a torch.export.save archive as pteron reads it.\n");
       return 0;
     } else if (path == nullptr) {
       path = argv[i];

@@ -8,10 +8,10 @@ namespace {
 TEST(ModulePath, InnermostModule) {
   EXPECT_EQ(module_path_from_stack("L__self__,,__main__.MLP;L__self__fc1,fc1,torch.nn.Linear"),
             "fc1");
-  EXPECT_EQ(module_path_from_stack(
-                "L__self__,,m.Model;L__self__layers.0,layers.0,m.Block;"
-                "L__self___layers_0_attn,layers.0.attn,torch.nn.MultiheadAttention"),
-            "layers.0.attn");
+  EXPECT_EQ(
+      module_path_from_stack("L__self__,,m.Model;L__self__layers.0,layers.0,m.Block;"
+                             "L__self___layers_0_attn,layers.0.attn,torch.nn.MultiheadAttention"),
+      "layers.0.attn");
   EXPECT_EQ(module_path_from_stack("L__self__,,__main__.MLP"), "");
   EXPECT_EQ(module_path_from_stack(""), "");
   // Commas inside brackets belong to the field (torch splits the same way).

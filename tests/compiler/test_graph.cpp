@@ -96,8 +96,8 @@ TEST(Graph, RemovesOnlyUnusedNodes) {
   EXPECT_EQ(s.g.outputs(), std::vector<ValueId>{s.y});
   EXPECT_TRUE(s.g.value(s.y).users.empty());
   // Ids are never reused.
-  const NodeId again = s.g.add_node(op("aten::relu.default"), {TensorRef{s.y}},
-                                    {NewValue{"z", f32({2, 3})}});
+  const NodeId again =
+      s.g.add_node(op("aten::relu.default"), {TensorRef{s.y}}, {NewValue{"z", f32({2, 3})}});
   EXPECT_NE(again, s.relu);
   EXPECT_NE(s.g.node(again).outputs[0], s.z);
 }
@@ -142,6 +142,18 @@ TEST(Graph, RemovesUnusedConstantsAndNamesUniquely) {
   EXPECT_EQ(s.g.unique_name("fresh"), "fresh");
   s.g.remove_constant(extra);
   EXPECT_EQ(s.g.constants(), std::vector<ValueId>{s.w});
+  s.g.verify();
+}
+
+TEST(Graph, ReplacesConstantData) {
+  SmallGraph s;
+  TensorSpec wide = f32({1, 3});
+  s.g.set_constant(s.w, wide, floats({4, 5, 6}));
+  EXPECT_EQ(s.g.value(s.w).spec, wide);
+  EXPECT_EQ(s.g.value(s.w).constant->bytes.size(), 12u);
+  EXPECT_THROW(s.g.set_constant(s.w, f32({2}), floats({1, 2, 3})), CompileError);
+  EXPECT_THROW(s.g.set_constant(s.x, f32({3}), floats({1, 2, 3})), CompileError);
+  EXPECT_THROW(s.g.set_spec(s.w, f32({4})), CompileError);  // 12 bytes cannot be f32[4]
   s.g.verify();
 }
 

@@ -36,11 +36,11 @@ TEST(DimOrder, DenseCheckIgnoresSizeOneDims) {
   EXPECT_TRUE(is_dense_in_dim_order(std::vector<int64_t>{2, 1, 4}, std::vector<int64_t>{4, 99, 1},
                                     Order{0, 1, 2}));
   // A slice with a step skips elements: not dense in any order.
-  EXPECT_FALSE(is_dense_in_dim_order(std::vector<int64_t>{4, 3}, std::vector<int64_t>{6, 2},
-                                     Order{0, 1}));
+  EXPECT_FALSE(
+      is_dense_in_dim_order(std::vector<int64_t>{4, 3}, std::vector<int64_t>{6, 2}, Order{0, 1}));
   // Broadcast (stride 0) is not dense either.
-  EXPECT_FALSE(is_dense_in_dim_order(std::vector<int64_t>{2, 2}, std::vector<int64_t>{0, 1},
-                                     Order{0, 1}));
+  EXPECT_FALSE(
+      is_dense_in_dim_order(std::vector<int64_t>{2, 2}, std::vector<int64_t>{0, 1}, Order{0, 1}));
 }
 
 TEST(TensorSpec, SizesAndPrinting) {
