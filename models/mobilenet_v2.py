@@ -80,5 +80,5 @@ class MobileNetV2(nn.Module):
 
 def mobilenet_v2():
     model = MobileNetV2()
-    calibrate_batch_norms(model, (2, 3, 224, 224))
+    calibrate_batch_norms(model, (2, 3, 96, 96))
     return model.eval(), (torch.rand(1, 3, 224, 224),)

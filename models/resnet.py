@@ -58,5 +58,5 @@ class ResNet18(nn.Module):
 
 def resnet_18():
     model = ResNet18()
-    calibrate_batch_norms(model, (2, 3, 224, 224))
+    calibrate_batch_norms(model, (2, 3, 96, 96))
     return model.eval(), (torch.rand(1, 3, 224, 224),)

@@ -26,7 +26,7 @@ class CausalSelfAttention(nn.Module):
         k = k.view(b, s, self.heads, dh).transpose(1, 2)
         v = v.view(b, s, self.heads, dh).transpose(1, 2)
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(dh)
-        scores = scores.masked_fill(self.mask[:s, :s], float("-inf"))
+        scores = scores.masked_fill(self.mask, float("-inf"))
         out = torch.softmax(scores, dim=-1) @ v
         return self.proj(out.transpose(1, 2).reshape(b, s, d))
 
