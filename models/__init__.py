@@ -1,0 +1,71 @@
+"""The pteron model zoo: plain torch modules with seeded weights and example inputs.
+
+Imports torch only (no torchvision, no pteron), so the project's venv and the ExecuTorch peer
+venv can both build the same models. opt-125m also needs `transformers`, imported on use.
+
+    from models import build, NAMES
+    model, example_inputs = build("resnet-8")   # model in eval mode, inputs a tuple
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from . import digits_cnn, mlperf_tiny, mobilenet_v2, opt, resnet, transformer_block
+from .common import seeded
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    name: str
+    builder: Callable[[], tuple[torch.nn.Module, tuple]]
+    summary: str
+    input_shapes: tuple[tuple[int, ...], ...]
+    output_shape: tuple[int, ...]
+    seed: int = 0
+
+
+ENTRIES = [
+    ZooEntry("opt-125m", opt.opt_125m,
+             "OPT-125M causal LM (transformers, random weights), seq 128, last-token logits",
+             ((1, 128), (1, 128)), (1, 50272)),
+    ZooEntry("mobilenet-v2", mobilenet_v2.mobilenet_v2,
+             "MobileNetV2 1.0 (torchvision layout, random weights), ImageNet 224",
+             ((1, 3, 224, 224),), (1, 1000)),
+    ZooEntry("resnet-18", resnet.resnet_18,
+             "ResNet-18 (torchvision layout, random weights), ImageNet 224",
+             ((1, 3, 224, 224),), (1, 1000)),
+    ZooEntry("ds-cnn", mlperf_tiny.ds_cnn,
+             "MLPerf Tiny keyword spotting DS-CNN, 49x10 MFCC -> 12 classes",
+             ((1, 1, 49, 10),), (1, 12)),
+    ZooEntry("mobilenet-v1-025", mlperf_tiny.mobilenet_v1_025,
+             "MLPerf Tiny visual wake words MobileNetV1 0.25, 96x96 RGB -> 2 classes",
+             ((1, 3, 96, 96),), (1, 2)),
+    ZooEntry("resnet-8", mlperf_tiny.resnet_8,
+             "MLPerf Tiny image classification ResNet-8, CIFAR-10 32x32 -> 10 classes",
+             ((1, 3, 32, 32),), (1, 10)),
+    ZooEntry("fc-autoencoder", mlperf_tiny.fc_autoencoder,
+             "MLPerf Tiny anomaly detection FC autoencoder, 640 -> 640",
+             ((1, 640),), (1, 640)),
+    ZooEntry("digits-cnn", digits_cnn.digits_cnn,
+             "small CNN trained on scikit-learn digits 8x8 -> 10 classes (committed weights)",
+             ((1, 1, 8, 8),), (1, 10)),
+    ZooEntry("transformer-block", transformer_block.transformer_block,
+             "2-layer pre-norm transformer encoder, causal mask, GELU FFN, 16x64",
+             ((1, 16, 64),), (1, 16, 64)),
+]
+
+BY_NAME = {e.name: e for e in ENTRIES}
+NAMES = [e.name for e in ENTRIES]
+
+
+def build(name: str) -> tuple[torch.nn.Module, tuple]:
+    """(model in eval mode, example inputs tuple) for a zoo name; the same every call."""
+    try:
+        entry = BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"unknown zoo model {name!r}; known: {', '.join(NAMES)}") from None
+    with seeded(entry.seed):
+        model, inputs = entry.builder()
+    return model.eval(), inputs

@@ -1,0 +1,96 @@
+"""The model zoo from Python and the command line.
+
+    python -m pteron.zoo list
+    python -m pteron.zoo export resnet-8 -o resnet-8.pt2
+
+`get(name)` gives (model in eval mode, example inputs tuple); `export(name, path)` writes the
+core-ATen ExportedProgram (torch.export, run_decompositions, torch.export.save) that pteron's
+compiler reads. The models themselves live in the repository's top-level `models/` package.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _models():
+    """The zoo's `models` package, found next to python/ when it is not already importable."""
+    try:
+        import models
+    except ModuleNotFoundError:
+        sys.path.insert(0, str(_REPO_ROOT))
+        import models
+    return models
+
+
+def names() -> list[str]:
+    return list(_models().NAMES)
+
+
+def get(name: str):
+    """(module in eval mode, example inputs tuple) for a zoo model name."""
+    return _models().build(name)
+
+
+def _log(msg: str) -> None:
+    print(f"[zoo] {msg}", file=sys.stderr, flush=True)
+
+
+def export_program(name: str, log=_log):
+    """torch.export (non-strict) of a zoo model, decomposed to core ATen."""
+    import torch
+
+    t = time.perf_counter()
+    model, inputs = get(name)
+    log(f"{name}: built in {time.perf_counter() - t:.1f} s")
+    t = time.perf_counter()
+    ep = torch.export.export(model, inputs, strict=False)
+    log(f"{name}: torch.export in {time.perf_counter() - t:.1f} s")
+    t = time.perf_counter()
+    ep = ep.run_decompositions()
+    log(f"{name}: run_decompositions in {time.perf_counter() - t:.1f} s")
+    return ep
+
+
+def export(name: str, path: str | Path, log=_log) -> Path:
+    """Writes the zoo model's core-ATen ExportedProgram to path (.pt2)."""
+    import torch
+
+    ep = export_program(name, log)
+    path = Path(path)
+    t = time.perf_counter()
+    torch.export.save(ep, path)
+    log(f"{name}: saved {path} ({path.stat().st_size / 1e6:.1f} MB) in "
+        f"{time.perf_counter() - t:.1f} s")
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pteron.zoo", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="names, inputs and outputs of the zoo models")
+    exp = sub.add_parser("export", help="torch.export + run_decompositions + torch.export.save")
+    exp.add_argument("name")
+    exp.add_argument("-o", "--output", help="output .pt2 path (default NAME.pt2)")
+    args = parser.parse_args(argv)
+
+    models = _models()
+    if args.cmd == "list":
+        for e in models.ENTRIES:
+            shapes = ", ".join("x".join(map(str, s)) for s in e.input_shapes)
+            out = "x".join(map(str, e.output_shape))
+            print(f"{e.name:18s} in {shapes:22s} out {out:10s} {e.summary}")
+        return 0
+    if args.name not in models.BY_NAME:
+        print(f"error: unknown zoo model {args.name!r}; known: {', '.join(models.NAMES)}",
+              file=sys.stderr)
+        return 1
+    export(args.name, args.output or f"{args.name}.pt2")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
