@@ -65,7 +65,7 @@ Error constant_pad_nd_out(KernelContext &, Span<EValue *> args) {
   int64_t ss[kMaxTensorDim], ds[kMaxTensorDim];
   tensor_strides(self, ss);
   tensor_strides(out, ds);
-  strided_copy(element_ptr(out, dst_offset), ds, element_ptr(self, src_offset),
+  strided_copy(byte_ptr(out, dst_offset), ds, byte_ptr(self, src_offset),
                ss, copy_sizes, self.dim(), self.element_size());
   return Error::Ok;
 }

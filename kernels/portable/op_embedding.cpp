@@ -51,8 +51,8 @@ Error embedding_out(KernelContext &, Span<EValue *> args) {
                     int64_t istep, int64_t) {
                   for (int64_t j = 0; j < n; ++j) {
                     const int64_t row = load_index(indices, ix + j * istep);
-                    char *dst = element_ptr(out, o + j * ostep);
-                    const char *src = element_ptr(weight, row * row_stride);
+                    char *dst = byte_ptr(out, o + j * ostep);
+                    const char *src = byte_ptr(weight, row * row_stride);
                     if (dense_rows) {
                       std::memcpy(dst, src, row_bytes);
                     } else {

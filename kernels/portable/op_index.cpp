@@ -234,9 +234,9 @@ Error index_tensor_out(KernelContext &ctx, Span<EValue *> args) {
       src += v * used_stride[u];
     }
     if (nc == 0) {
-      __builtin_memcpy(element_ptr(out, o), element_ptr(self, src), elem);
+      __builtin_memcpy(byte_ptr(out, o), byte_ptr(self, src), elem);
     } else {
-      strided_copy(element_ptr(out, o), block_ds, element_ptr(self, src),
+      strided_copy(byte_ptr(out, o), block_ds, byte_ptr(self, src),
                    block_ss, block, nc, elem);
     }
     int32_t w = walk_dim - 1;

@@ -52,8 +52,8 @@ Error index_select_out(KernelContext &, Span<EValue *> args) {
   const int64_t index_stride = index.dim() == 1 ? index.stride(0) : 0;
   for (int64_t i = 0; i < count; ++i) {
     const int64_t src = load_index(index, i * index_stride);
-    strided_copy(element_ptr(out, i * out.stride(dim)), ds,
-                 element_ptr(self, src * self.stride(dim)), ss, block, n,
+    strided_copy(byte_ptr(out, i * out.stride(dim)), ds,
+                 byte_ptr(self, src * self.stride(dim)), ss, block, n,
                  self.element_size());
   }
   return Error::Ok;

@@ -234,7 +234,7 @@ void copy_view(const Tensor& src, int64_t src_offset, const int64_t* src_strides
   int64_t sizes[kMaxTensorDim], ds[kMaxTensorDim];
   tensor_sizes(dst, sizes);
   tensor_strides(dst, ds);
-  strided_copy(dst.mutable_data(), ds, element_ptr(src, src_offset), src_strides, sizes, dst.dim(),
+  strided_copy(dst.mutable_data(), ds, byte_ptr(src, src_offset), src_strides, sizes, dst.dim(),
                dst.element_size());
 }
 
@@ -244,7 +244,7 @@ bool copy_into_view(const Tensor& src, Tensor& dst, int64_t dst_offset,
   int64_t sizes[kMaxTensorDim], ss[kMaxTensorDim];
   tensor_sizes(src, sizes);
   tensor_strides(src, ss);
-  return strided_copy_convert(element_ptr(dst, dst_offset), dst.dtype(), dst_strides,
+  return strided_copy_convert(byte_ptr(dst, dst_offset), dst.dtype(), dst_strides,
                               src.const_data(), src.dtype(), ss, sizes, src.dim());
 }
 

@@ -93,7 +93,7 @@ bool dispatch_word(size_t elem_size, Fn&& fn) {
 }
 
 // Byte pointer to element `offset` of `t`.
-inline char* element_ptr(const Tensor& t, int64_t offset) {
+inline char* byte_ptr(const Tensor& t, int64_t offset) {
   return static_cast<char*>(t.mutable_data()) + offset * static_cast<int64_t>(t.element_size());
 }
 
