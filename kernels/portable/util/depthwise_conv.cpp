@@ -1,6 +1,7 @@
 #include "kernels/portable/util/depthwise_conv.h"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace pteron {
 namespace {
@@ -9,6 +10,8 @@ namespace {
 constexpr int64_t kChunk = 256;
 // Widest kernel row whose taps are fused into one pass over the accumulator.
 constexpr int64_t kMaxFusedKW = 8;
+// Kernel columns handled per pass; wider kernels run in slices.
+constexpr int64_t kMaxTaps = 64;
 
 int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -41,41 +44,47 @@ void one_tap(const T* x, Acc w, int64_t sw, int64_t off, Acc* acc, int64_t ow0, 
   }
 }
 
-// Adds one kernel row (weights w[0..KW)) applied to input row x to acc for ow in [ow0, ow1).
-template <typename T, typename Acc>
-void kernel_row(const ConvShape& s, const T* x, const Acc* w, Acc* acc, int64_t ow0,
-                int64_t ow1) {
-  const int64_t KW = s.kernel_w, sw = s.stride_w, dw = s.dilation_w;
-  // Tap kw reads column ow * sw + kw * dw - pad_w: valid for ow in [lo(kw), hi(kw)).
-  auto lo = [&](int64_t kw) {
-    const int64_t off = kw * dw - s.pad_w;
-    return max64(ow0, off >= 0 ? 0 : (-off + sw - 1) / sw);
-  };
-  auto hi = [&](int64_t kw) {
-    const int64_t last = s.in_w - 1 - (kw * dw - s.pad_w);
-    return min64(ow1, last < 0 ? 0 : last / sw + 1);
-  };
-  int64_t in_lo = ow0, in_hi = ow1;  // columns where every tap is valid
-  if (KW <= kMaxFusedKW) {
-    for (int64_t kw = 0; kw < KW; ++kw) {
-      in_lo = max64(in_lo, lo(kw));
-      in_hi = min64(in_hi, hi(kw));
+// Output columns each tap of a kernel row reads inside the input row, computed once per call
+// (divisions are far too slow to redo per row): tap kw is valid for ow in [lo[kw], hi[kw]),
+// all taps for ow in [all_lo, all_hi).
+struct TapRanges {
+  int64_t lo[kMaxTaps], hi[kMaxTaps];
+  int64_t all_lo, all_hi;
+
+  // Taps kw of a slice whose first column is at kw * dilation - pad (pad may be negative).
+  void init(const ConvShape& s, int64_t taps, int64_t pad) {
+    all_lo = 0;
+    all_hi = s.out_w;
+    for (int64_t kw = 0; kw < taps; ++kw) {
+      const int64_t off = kw * s.dilation_w - pad;
+      const int64_t last = s.in_w - 1 - off;
+      lo[kw] = off >= 0 ? 0 : (-off + s.stride_w - 1) / s.stride_w;
+      hi[kw] = min64(s.out_w, last < 0 ? 0 : last / s.stride_w + 1);
+      all_lo = max64(all_lo, lo[kw]);
+      all_hi = min64(all_hi, hi[kw]);
     }
+    if (taps > kMaxFusedKW || all_lo >= all_hi) all_lo = all_hi = 0;  // no fused interior
   }
-  if (KW > kMaxFusedKW || in_lo >= in_hi) in_lo = in_hi = ow0;  // no fused interior
+};
+
+// Adds one kernel row (taps w[0..taps)) applied to input row x to acc for ow in [ow0, ow1).
+template <typename T, typename Acc>
+void kernel_row(const ConvShape& s, const TapRanges& r, int64_t taps, int64_t pad, const T* x,
+                const Acc* w, Acc* acc, int64_t ow0, int64_t ow1) {
+  const int64_t sw = s.stride_w, dw = s.dilation_w;
+  const int64_t in_lo = max64(r.all_lo, ow0), in_hi = max64(in_lo, min64(r.all_hi, ow1));
   if (in_hi > in_lo) {
-    const int64_t off = -s.pad_w;
-    if (KW == 3 && sw == 1) {
-      fused_taps<3, 1>(x, w, KW, sw, dw, off, acc, ow0, in_lo, in_hi);
-    } else if (KW == 3 && sw == 2) {
-      fused_taps<3, 2>(x, w, KW, sw, dw, off, acc, ow0, in_lo, in_hi);
+    if (taps == 3 && sw == 1) {
+      fused_taps<3, 1>(x, w, taps, sw, dw, -pad, acc, ow0, in_lo, in_hi);
+    } else if (taps == 3 && sw == 2) {
+      fused_taps<3, 2>(x, w, taps, sw, dw, -pad, acc, ow0, in_lo, in_hi);
     } else {
-      fused_taps<0, 0>(x, w, KW, sw, dw, off, acc, ow0, in_lo, in_hi);
+      fused_taps<0, 0>(x, w, taps, sw, dw, -pad, acc, ow0, in_lo, in_hi);
     }
   }
   // The edges (and everything, for wide kernels) tap by tap.
-  for (int64_t kw = 0; kw < KW; ++kw) {
-    const int64_t a = lo(kw), b = hi(kw), off = kw * dw - s.pad_w;
+  for (int64_t kw = 0; kw < taps; ++kw) {
+    const int64_t a = max64(r.lo[kw], ow0), b = min64(r.hi[kw], ow1), off = kw * dw - pad;
     one_tap(x, w[kw], sw, off, acc, ow0, a, min64(b, in_lo));
     one_tap(x, w[kw], sw, off, acc, ow0, max64(a, in_hi), b);
   }
@@ -89,34 +98,43 @@ void depthwise_conv2d(const ConvShape& s, const T* input, const T* weight, const
   const int64_t mult = s.out_per_group();
   const int64_t khw = s.kernel_h * s.kernel_w;
   Acc acc[kChunk];
-  Acc wrow[64];  // one kernel row in the compute type
-  for (int64_t n = 0; n < s.batch; ++n) {
-    for (int64_t co = 0; co < s.out_channels; ++co) {
-      const T* plane = input + (n * s.in_channels + co / mult) * s.in_h * s.in_w;
-      const T* wk = weight + co * khw;
-      const Acc b = bias != nullptr ? load_value(bias[co]) : Acc(0);
-      T* oplane = out + (n * s.out_channels + co) * s.out_h * s.out_w;
-      for (int64_t oh = 0; oh < s.out_h; ++oh) {
-        for (int64_t ow0 = 0; ow0 < s.out_w; ow0 += kChunk) {
-          const int64_t ow1 = min64(s.out_w, ow0 + kChunk);
-          for (int64_t i = 0; i < ow1 - ow0; ++i) acc[i] = b;
-          for (int64_t kh = 0; kh < s.kernel_h; ++kh) {
-            const int64_t ih = oh * s.stride_h - s.pad_h + kh * s.dilation_h;
-            if (ih < 0 || ih >= s.in_h) continue;
-            const T* x = plane + ih * s.in_w;
-            const T* wr = wk + kh * s.kernel_w;
-            // Kernel rows wider than the local copy go in slices of 64 taps.
-            for (int64_t k0 = 0; k0 < s.kernel_w; k0 += 64) {
-              const int64_t kn = min64(64, s.kernel_w - k0);
-              for (int64_t k = 0; k < kn; ++k) wrow[k] = load_value(wr[k0 + k]);
-              ConvShape slice = s;
-              slice.kernel_w = kn;
-              slice.pad_w = s.pad_w - k0 * s.dilation_w;
-              kernel_row<T, Acc>(slice, x, wrow, acc, ow0, ow1);
-            }
-          }
+  Acc wrow[kMaxTaps];  // one kernel row slice converted to the compute type (Half, BFloat16)
+  // Kernel rows wider than kMaxTaps go in slices; most kernels are one slice.
+  for (int64_t k0 = 0; k0 < s.kernel_w; k0 += kMaxTaps) {
+    const int64_t taps = min64(kMaxTaps, s.kernel_w - k0);
+    const int64_t pad = s.pad_w - k0 * s.dilation_w;  // the slice as a kernel of its own
+    TapRanges ranges;
+    ranges.init(s, taps, pad);
+    const bool first_slice = k0 == 0;
+    for (int64_t n = 0; n < s.batch; ++n) {
+      for (int64_t co = 0; co < s.out_channels; ++co) {
+        const T* plane = input + (n * s.in_channels + co / mult) * s.in_h * s.in_w;
+        const T* wk = weight + co * khw;
+        const Acc b = bias != nullptr ? load_value(bias[co]) : Acc(0);
+        T* oplane = out + (n * s.out_channels + co) * s.out_h * s.out_w;
+        for (int64_t oh = 0; oh < s.out_h; ++oh) {
           T* orow = oplane + oh * s.out_w;
-          for (int64_t i = 0; i < ow1 - ow0; ++i) orow[ow0 + i] = store_value<T>(acc[i]);
+          for (int64_t ow0 = 0; ow0 < s.out_w; ow0 += kChunk) {
+            const int64_t ow1 = min64(s.out_w, ow0 + kChunk);
+            // Later slices continue from the partial sums in out (one rounding per slice for
+            // narrow types; only kernels wider than kMaxTaps have several).
+            for (int64_t i = 0; i < ow1 - ow0; ++i)
+              acc[i] = first_slice ? b : static_cast<Acc>(load_value(orow[ow0 + i]));
+            for (int64_t kh = 0; kh < s.kernel_h; ++kh) {
+              const int64_t ih = oh * s.stride_h - s.pad_h + kh * s.dilation_h;
+              if (ih < 0 || ih >= s.in_h) continue;
+              const T* wr = wk + kh * s.kernel_w + k0;
+              const Acc* w = nullptr;
+              if constexpr (std::is_same_v<T, Acc>) {
+                w = wr;
+              } else {
+                for (int64_t k = 0; k < taps; ++k) wrow[k] = load_value(wr[k]);
+                w = wrow;
+              }
+              kernel_row<T, Acc>(s, ranges, taps, pad, plane + ih * s.in_w, w, acc, ow0, ow1);
+            }
+            for (int64_t i = 0; i < ow1 - ow0; ++i) orow[ow0 + i] = store_value<T>(acc[i]);
+          }
         }
       }
     }

@@ -9,14 +9,9 @@ namespace {
 
 // Cache blocking: a KC x NR panel of B stays in L1 while a MC x KC block of A streams from L2;
 // the KC x NC panel of B is reused by every block of A.
-#ifndef PTERON_KC
-#define PTERON_KC 256
-#define PTERON_MC 128
-#define PTERON_NC 2048
-#endif
-constexpr int64_t kKC = PTERON_KC;
-constexpr int64_t kMC = PTERON_MC;
-constexpr int64_t kNC = PTERON_NC;
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 128;
+constexpr int64_t kNC = 2048;
 // Depth and rows (in tiles) of the stack-packed slices used when there is no scratch memory.
 constexpr int64_t kStackKC = 64;
 constexpr int64_t kStackTiles = 4;
@@ -245,11 +240,17 @@ bool gemv(int64_t N, int64_t K, MatrixRef<const T> a, MatrixRef<const T> b, Matr
 
 }  // namespace
 
+int gemm_tile_count() { return gemm_tiles(); }
+bool gemm_tile_supported(int index) {
+  return index >= 0 && index < gemm_tiles() && index <= gemm_best_tile();
+}
+
 template <typename T>
-GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, int64_t K) {
+GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, int64_t K,
+                                     int tile_index) {
   using Acc = typename ComputeType<T>::type;
   GemmWorkspace<T> ws;
-  ws.tile = gemm_best_tile();
+  ws.tile = gemm_tile_supported(tile_index) ? tile_index : gemm_best_tile();
   if (M <= 1 || N <= 1 || K <= 0) return ws;  // vector products need no packing
   const GemmTile<Acc>& tile = gemm_tile<Acc>(ws.tile);
   // Partial sums over K blocks are stored in C, so a narrower C (Half, BFloat16) takes all of K
@@ -301,7 +302,7 @@ void gemm(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K, MatrixRef
 
 #define PTERON_INSTANTIATE_GEMM(T)                                                           \
   template GemmWorkspace<T> make_gemm_workspace<T>(KernelContext&, int64_t, int64_t,         \
-                                                   int64_t);                                 \
+                                                   int64_t, int);                            \
   template void gemm<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t,                  \
                         MatrixRef<const T>, MatrixRef<const T>, MatrixRef<T>,                \
                         ComputeType<T>::type, ComputeType<T>::type);                         \

@@ -80,6 +80,14 @@ const GemmTile<Acc> kTiles[] = {
 
 }  // namespace
 
+int gemm_tiles() {
+#if defined(PTERON_GEMM_X86_DISPATCH)
+  return 3;
+#else
+  return 1;
+#endif
+}
+
 int gemm_best_tile() {
 #if defined(PTERON_GEMM_X86_DISPATCH)
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) return 2;

@@ -16,7 +16,9 @@ struct GemmTile {
   void (*kernel)(int64_t kc, const Acc* a, const Acc* b, Acc* acc);
 };
 
-// Index of the best tile for this machine (0 is the build's baseline).
+// Number of tiles in this build, and the index of the best one for this machine (tiles are
+// ordered by vector width; 0 is the build's baseline and runs everywhere).
+int gemm_tiles();
 int gemm_best_tile();
 template <typename Acc>
 const GemmTile<Acc>& gemm_tile(int index);
