@@ -90,11 +90,11 @@ void kernel_row(const ConvShape& s, const TapRanges& r, int64_t taps, int64_t pa
   }
 }
 
-}  // namespace
-
-template <typename T>
-void depthwise_conv2d(const ConvShape& s, const T* input, const T* weight, const T* bias, T* out) {
-  using Acc = typename ComputeType<T>::type;
+// Any geometry, no memory: accumulates one output row chunk at a time, clipping every tap to
+// the input row.
+template <typename T, typename Acc>
+void depthwise_direct(const ConvShape& s, const T* input, const T* weight, const T* bias,
+                      T* out) {
   const int64_t mult = s.out_per_group();
   const int64_t khw = s.kernel_h * s.kernel_w;
   Acc acc[kChunk];
@@ -138,6 +138,142 @@ void depthwise_conv2d(const ConvShape& s, const T* input, const T* weight, const
         }
       }
     }
+  }
+}
+
+
+// Zero-padded input rows in the compute type, split by stride phase: padded column c is at
+// (c % stride_w) * phase_len + c / stride_w, so the taps of consecutive outputs are consecutive
+// in memory for any stride and no tap needs a bounds check.
+constexpr int64_t kPadBufElems = 2048;
+
+template <typename T, typename Acc>
+void fill_padded_rows(const ConvShape& s, const T* plane, int64_t ih0, int64_t rows,
+                      int64_t phase_len, Acc* buf) {
+  const int64_t sw = s.stride_w, row_len = sw * phase_len;
+  for (int64_t r = 0; r < rows; ++r) {
+    Acc* dst = buf + r * row_len;
+    const int64_t ih = ih0 + r;
+    if (ih < 0 || ih >= s.in_h) {
+      for (int64_t i = 0; i < row_len; ++i) dst[i] = Acc(0);
+      continue;
+    }
+    const T* x = plane + ih * s.in_w;
+    if (sw == 1) {
+      for (int64_t c = 0; c < s.pad_w; ++c) dst[c] = Acc(0);
+      for (int64_t c = 0; c < s.in_w; ++c) dst[s.pad_w + c] = load_value(x[c]);
+      for (int64_t c = s.pad_w + s.in_w; c < row_len; ++c) dst[c] = Acc(0);
+      continue;
+    }
+    // Phase p holds padded columns p, p + sw, p + 2 sw, ...; slot i reads input column
+    // i * sw + p - pad_w, inside the row for i in [lo, hi).
+    for (int64_t p = 0; p < sw; ++p) {
+      Acc* ph = dst + p * phase_len;
+      const int64_t first = s.pad_w - p, last = s.in_w - 1 + s.pad_w - p;
+      const int64_t lo = min64(phase_len, first <= 0 ? 0 : (first + sw - 1) / sw);
+      const int64_t hi = max64(lo, min64(phase_len, last < 0 ? 0 : last / sw + 1));
+      const T* src = x + p - s.pad_w;  // only dereferenced at i * sw for i in [lo, hi)
+      for (int64_t i = 0; i < lo; ++i) ph[i] = Acc(0);
+      if (sw == 2) {  // constant stride: the compiler vectorises the strided loads
+        for (int64_t i = lo; i < hi; ++i) ph[i] = load_value(src[i * 2]);
+      } else {
+        for (int64_t i = lo; i < hi; ++i) ph[i] = load_value(src[i * sw]);
+      }
+      for (int64_t i = hi; i < phase_len; ++i) ph[i] = Acc(0);
+    }
+  }
+}
+
+// One output row of a 3x3 kernel: nine taps per output from three padded rows.
+template <typename T, typename Acc>
+void row_3x3(const Acc* __restrict r0, const Acc* __restrict r1, const Acc* __restrict r2,
+             const int64_t* off, const Acc* w, Acc b, T* __restrict y, int64_t n) {
+  const int64_t o0 = off[0], o1 = off[1], o2 = off[2];
+  const Acc w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6],
+            w7 = w[7], w8 = w[8];
+  for (int64_t i = 0; i < n; ++i) {
+    Acc v = b + w0 * r0[i + o0] + w1 * r0[i + o1] + w2 * r0[i + o2];
+    v += w3 * r1[i + o0] + w4 * r1[i + o1] + w5 * r1[i + o2];
+    v += w6 * r2[i + o0] + w7 * r2[i + o1] + w8 * r2[i + o2];
+    y[i] = store_value<T>(v);
+  }
+}
+
+// Any kernel of at most kMaxTaps taps: tap by tap into an accumulator row.
+template <typename T, typename Acc>
+void row_any(const ConvShape& s, const Acc* rows, int64_t row_len, const int64_t* off,
+             const Acc* w, Acc b, T* y) {
+  Acc acc[kChunk];
+  for (int64_t i0 = 0; i0 < s.out_w; i0 += kChunk) {
+    const int64_t n = min64(kChunk, s.out_w - i0);
+    for (int64_t i = 0; i < n; ++i) acc[i] = b;
+    for (int64_t kh = 0; kh < s.kernel_h; ++kh) {
+      const Acc* row = rows + kh * s.dilation_h * row_len + i0;
+      for (int64_t kw = 0; kw < s.kernel_w; ++kw) {
+        const Acc wv = w[kh * s.kernel_w + kw];
+        const Acc* x = row + off[kw];
+        for (int64_t i = 0; i < n; ++i) acc[i] += wv * x[i];
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) y[i0 + i] = store_value<T>(acc[i]);
+  }
+}
+
+// Pads blocks of input rows into a stack buffer and runs bounds-free rows over them. Returns
+// false (doing nothing) when a block of even one output row does not fit the buffer.
+template <typename T, typename Acc>
+bool depthwise_padded(const ConvShape& s, const T* input, const T* weight, const T* bias,
+                      T* out) {
+  const int64_t khw = s.kernel_h * s.kernel_w;
+  if (khw > kMaxTaps || s.kernel_w > kMaxTaps) return false;
+  const int64_t sw = s.stride_w, wp = s.in_w + 2 * s.pad_w;
+  const int64_t phase_len = (wp + sw - 1) / sw, row_len = sw * phase_len;
+  const int64_t span = (s.kernel_h - 1) * s.dilation_h + 1;  // input rows per output row
+  const int64_t max_rows = kPadBufElems / row_len;
+  if (max_rows < span) return false;
+  const int64_t block = (max_rows - span) / s.stride_h + 1;  // output rows per fill
+  int64_t off[kMaxTaps];  // tap kw of output i reads padded-row slot i + off[kw]
+  for (int64_t kw = 0; kw < s.kernel_w; ++kw) {
+    const int64_t t = kw * s.dilation_w;
+    off[kw] = (t % sw) * phase_len + t / sw;
+  }
+  const bool k3x3 = s.kernel_h == 3 && s.kernel_w == 3;
+  Acc buf[kPadBufElems];
+  Acc w[kMaxTaps];
+  const int64_t mult = s.out_per_group();
+  for (int64_t n = 0; n < s.batch; ++n) {
+    for (int64_t co = 0; co < s.out_channels; ++co) {
+      const T* plane = input + (n * s.in_channels + co / mult) * s.in_h * s.in_w;
+      for (int64_t k = 0; k < khw; ++k) w[k] = load_value(weight[co * khw + k]);
+      const Acc b = bias != nullptr ? static_cast<Acc>(load_value(bias[co])) : Acc(0);
+      T* oplane = out + (n * s.out_channels + co) * s.out_h * s.out_w;
+      for (int64_t oh0 = 0; oh0 < s.out_h; oh0 += block) {
+        const int64_t oh1 = min64(s.out_h, oh0 + block);
+        const int64_t ih0 = oh0 * s.stride_h - s.pad_h;
+        fill_padded_rows(s, plane, ih0, (oh1 - 1 - oh0) * s.stride_h + span, phase_len, buf);
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+          const Acc* rows = buf + (oh - oh0) * s.stride_h * row_len;
+          T* y = oplane + oh * s.out_w;
+          if (k3x3) {
+            const int64_t step = s.dilation_h * row_len;
+            row_3x3<T, Acc>(rows, rows + step, rows + 2 * step, off, w, b, y, s.out_w);
+          } else {
+            row_any<T, Acc>(s, rows, row_len, off, w, b, y);
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+template <typename T>
+void depthwise_conv2d(const ConvShape& s, const T* input, const T* weight, const T* bias, T* out) {
+  using Acc = typename ComputeType<T>::type;
+  if (!depthwise_padded<T, Acc>(s, input, weight, bias, out)) {
+    depthwise_direct<T, Acc>(s, input, weight, bias, out);
   }
 }
 

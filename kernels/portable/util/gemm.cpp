@@ -148,8 +148,8 @@ void gemm_stack(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
                 Acc beta) {
   const int MR = tile.mr, NR = tile.nr;
   const int64_t strip = kStackTiles * MR;
-  alignas(64) Acc apack[kStackKC * 16];  // MR <= 16
-  alignas(64) Acc bpack[kStackKC * 64];  // NR <= 64
+  alignas(64) Acc apack[kStackKC * kGemmMaxMR];
+  alignas(64) Acc bpack[kStackKC * kGemmMaxNR];
   alignas(64) Acc acc[kStackTiles * kGemmMaxTileElems];
   for (int64_t jr = 0; jr < N; jr += NR) {
     const int64_t nr = min64(NR, N - jr);

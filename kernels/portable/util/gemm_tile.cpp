@@ -10,7 +10,7 @@ template <typename Acc, int MR, int NR>
 [[gnu::always_inline]] inline void micro_kernel_body(int64_t kc, const Acc* __restrict a,
                                                      const Acc* __restrict b,
                                                      Acc* __restrict acc_io) {
-  static_assert(MR * NR <= kGemmMaxTileElems, "tile too large");
+  static_assert(MR <= kGemmMaxMR && NR <= kGemmMaxNR, "tile larger than kGemmMax*");
   Acc acc[MR * NR];
 #pragma GCC unroll 256
   for (int j = 0; j < MR * NR; ++j) acc[j] = acc_io[j];

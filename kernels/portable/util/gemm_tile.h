@@ -6,8 +6,16 @@
 
 namespace pteron {
 
-// Largest MR * NR of any tile, for accumulator arrays on the stack.
-constexpr int kGemmMaxTileElems = 256;
+// Largest tile rows and columns in this build, for arrays on the stack (small on
+// microcontrollers, whose only tile is the baseline one).
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+constexpr int kGemmMaxMR = 8, kGemmMaxNR = 32;
+#elif defined(__aarch64__)
+constexpr int kGemmMaxMR = 8, kGemmMaxNR = 8;
+#else
+constexpr int kGemmMaxMR = 4, kGemmMaxNR = 8;
+#endif
+constexpr int kGemmMaxTileElems = kGemmMaxMR * kGemmMaxNR;
 
 template <typename Acc>
 struct GemmTile {
