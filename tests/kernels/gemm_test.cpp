@@ -1,14 +1,14 @@
 // The portable GEMM against a double-precision reference, for every register tile this CPU can
 // run, with packing scratch (blocked path) and without (stack path), over the layouts and
 // shapes the matmul and convolution kernels use.
+#include "kernels/portable/util/gemm.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
-
-#include "kernels/portable/util/gemm.h"
 
 namespace pteron {
 namespace {
@@ -17,7 +17,7 @@ struct Shape {
   int64_t m, n, k;
 };
 
-const Shape kShapes[] = {{1, 1, 1},  {1, 37, 19},  {29, 1, 19}, {3, 5, 7},
+const Shape kShapes[] = {{1, 1, 1},     {1, 37, 19},  {29, 1, 19},  {3, 5, 7},
                          {13, 37, 300}, {70, 90, 33}, {9, 2100, 5}, {130, 20, 8}};
 
 template <typename T>
@@ -37,10 +37,10 @@ double run_case(const Shape& s, bool ta, bool tb, bool with_scratch, int tile, d
   std::mt19937 rng(static_cast<uint32_t>(s.m * 131 + s.n * 7 + s.k));
   std::vector<T> a = random_values<T>(s.m * s.k, rng), b = random_values<T>(s.k * s.n, rng);
   std::vector<T> c = random_values<T>(s.m * s.n, rng);
-  const MatrixRef<const T> am = ta ? MatrixRef<const T>{a.data(), 1, s.m}
-                                   : MatrixRef<const T>{a.data(), s.k, 1};
-  const MatrixRef<const T> bm = tb ? MatrixRef<const T>{b.data(), 1, s.k}
-                                   : MatrixRef<const T>{b.data(), s.n, 1};
+  const MatrixRef<const T> am =
+      ta ? MatrixRef<const T>{a.data(), 1, s.m} : MatrixRef<const T>{a.data(), s.k, 1};
+  const MatrixRef<const T> bm =
+      tb ? MatrixRef<const T>{b.data(), 1, s.k} : MatrixRef<const T>{b.data(), s.n, 1};
   std::vector<double> expected(s.m * s.n);
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t j = 0; j < s.n; ++j) {
@@ -77,9 +77,9 @@ void check_all(double tolerance) {
         for (int layout = 0; layout < 4; ++layout) {
           const bool ta = layout & 1, tb = layout & 2;
           const double err = run_case<T>(s, ta, tb, with_scratch, tile, 1.0, 0.0);
-          EXPECT_LT(err, tolerance) << "tile " << tile << " shape " << s.m << "x" << s.n << "x"
-                                    << s.k << " ta " << ta << " tb " << tb << " scratch "
-                                    << with_scratch;
+          EXPECT_LT(err, tolerance)
+              << "tile " << tile << " shape " << s.m << "x" << s.n << "x" << s.k << " ta " << ta
+              << " tb " << tb << " scratch " << with_scratch;
         }
   }
 }

@@ -93,8 +93,7 @@ void kernel_row(const ConvShape& s, const TapRanges& r, int64_t taps, int64_t pa
 // Any geometry, no memory: accumulates one output row chunk at a time, clipping every tap to
 // the input row.
 template <typename T, typename Acc>
-void depthwise_direct(const ConvShape& s, const T* input, const T* weight, const T* bias,
-                      T* out) {
+void depthwise_direct(const ConvShape& s, const T* input, const T* weight, const T* bias, T* out) {
   const int64_t mult = s.out_per_group();
   const int64_t khw = s.kernel_h * s.kernel_w;
   Acc acc[kChunk];
@@ -140,7 +139,6 @@ void depthwise_direct(const ConvShape& s, const T* input, const T* weight, const
     }
   }
 }
-
 
 // Zero-padded input rows in the compute type, split by stride phase: padded column c is at
 // (c % stride_w) * phase_len + c / stride_w, so the taps of consecutive outputs are consecutive
@@ -189,8 +187,8 @@ template <typename T, typename Acc>
 void row_3x3(const Acc* __restrict r0, const Acc* __restrict r1, const Acc* __restrict r2,
              const int64_t* off, const Acc* w, Acc b, T* __restrict y, int64_t n) {
   const int64_t o0 = off[0], o1 = off[1], o2 = off[2];
-  const Acc w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6],
-            w7 = w[7], w8 = w[8];
+  const Acc w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7],
+            w8 = w[8];
   for (int64_t i = 0; i < n; ++i) {
     Acc v = b + w0 * r0[i + o0] + w1 * r0[i + o1] + w2 * r0[i + o2];
     v += w3 * r1[i + o0] + w4 * r1[i + o1] + w5 * r1[i + o2];
@@ -201,8 +199,8 @@ void row_3x3(const Acc* __restrict r0, const Acc* __restrict r1, const Acc* __re
 
 // Any kernel of at most kMaxTaps taps: tap by tap into an accumulator row.
 template <typename T, typename Acc>
-void row_any(const ConvShape& s, const Acc* rows, int64_t row_len, const int64_t* off,
-             const Acc* w, Acc b, T* y) {
+void row_any(const ConvShape& s, const Acc* rows, int64_t row_len, const int64_t* off, const Acc* w,
+             Acc b, T* y) {
   Acc acc[kChunk];
   for (int64_t i0 = 0; i0 < s.out_w; i0 += kChunk) {
     const int64_t n = min64(kChunk, s.out_w - i0);
@@ -222,8 +220,7 @@ void row_any(const ConvShape& s, const Acc* rows, int64_t row_len, const int64_t
 // Pads blocks of input rows into a stack buffer and runs bounds-free rows over them. Returns
 // false (doing nothing) when a block of even one output row does not fit the buffer.
 template <typename T, typename Acc>
-bool depthwise_padded(const ConvShape& s, const T* input, const T* weight, const T* bias,
-                      T* out) {
+bool depthwise_padded(const ConvShape& s, const T* input, const T* weight, const T* bias, T* out) {
   const int64_t khw = s.kernel_h * s.kernel_w;
   if (khw > kMaxTaps || s.kernel_w > kMaxTaps) return false;
   const int64_t sw = s.stride_w, wp = s.in_w + 2 * s.pad_w;

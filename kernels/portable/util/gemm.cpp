@@ -74,8 +74,8 @@ void pack_b_matrix(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t
 
 // C tile (mr x nr at c) = alpha * acc + beta * C, acc rows `ld` apart.
 template <typename T, typename Acc>
-void store_tile(const Acc* acc, int64_t ld, int64_t mr, int64_t nr, T* c, int64_t rs,
-                int64_t cs, Acc alpha, Acc beta) {
+void store_tile(const Acc* acc, int64_t ld, int64_t mr, int64_t nr, T* c, int64_t rs, int64_t cs,
+                Acc alpha, Acc beta) {
   for (int64_t i = 0; i < mr; ++i) {
     const Acc* src = acc + i * ld;
     T* row = c + i * rs;
@@ -107,9 +107,9 @@ void scale_c(int64_t M, int64_t N, MatrixRef<T> c, Acc beta) {
 // Goto-style blocked GEMM over packed panels in scratch memory `buf`, which holds a B panel of
 // kc_max x nc_max and an A block of mc_max x kc_max.
 template <typename T, typename Acc>
-void gemm_blocked(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
-                  MatrixRef<const T> a, const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha,
-                  Acc beta, Acc* buf, int64_t kc_max, int64_t nc_max, int64_t mc_max) {
+void gemm_blocked(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K, MatrixRef<const T> a,
+                  const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha, Acc beta, Acc* buf,
+                  int64_t kc_max, int64_t nc_max, int64_t mc_max) {
   const int MR = tile.mr, NR = tile.nr;
   Acc* bpack = buf;
   Acc* apack = buf + kc_max * nc_max;
@@ -143,9 +143,8 @@ void gemm_blocked(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
 // for every strip, so this is slower than gemm_blocked, but it needs no memory and rounds C
 // once.
 template <typename T, typename Acc>
-void gemm_stack(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
-                MatrixRef<const T> a, const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha,
-                Acc beta) {
+void gemm_stack(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K, MatrixRef<const T> a,
+                const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha, Acc beta) {
   const int MR = tile.mr, NR = tile.nr;
   const int64_t strip = kStackTiles * MR;
   alignas(64) Acc apack[kStackKC * kGemmMaxMR];
@@ -164,16 +163,14 @@ void gemm_stack(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
           tile.kernel(kc, apack, bpack, acc + ir * NR);
         }
       }
-      store_tile<T, Acc>(acc, NR, mb, nr, c.data + i0 * c.rs + jr * c.cs, c.rs, c.cs, alpha,
-                         beta);
+      store_tile<T, Acc>(acc, NR, mb, nr, c.data + i0 * c.rs + jr * c.cs, c.rs, c.cs, alpha, beta);
     }
   }
 }
 
 template <typename T, typename Acc>
-void gemm_any_b(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K,
-                MatrixRef<const T> a, const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha,
-                Acc beta) {
+void gemm_any_b(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K, MatrixRef<const T> a,
+                const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha, Acc beta) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     scale_c<T, Acc>(M, N, c, beta);
@@ -220,7 +217,7 @@ bool gemv(int64_t N, int64_t K, MatrixRef<const T> a, MatrixRef<const T> b, Matr
     return true;
   }
   if (b.rs == 1 && a.cs == 1) {  // out[j] = dot(a, column j of B), both contiguous along K
-    constexpr int kLanes = 8;  // independent partial sums the compiler can vectorise
+    constexpr int kLanes = 8;    // independent partial sums the compiler can vectorise
     for (int64_t j = 0; j < N; ++j) {
       const T* col = b.data + j * b.cs;
       Acc lanes[kLanes] = {};
@@ -300,14 +297,14 @@ void gemm(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K, MatrixRef
   gemm_any_b<T, Acc>(ws, M, N, K, a, source, c, alpha, beta);
 }
 
-#define PTERON_INSTANTIATE_GEMM(T)                                                           \
-  template GemmWorkspace<T> make_gemm_workspace<T>(KernelContext&, int64_t, int64_t,         \
-                                                   int64_t, int);                            \
-  template void gemm<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t,                  \
-                        MatrixRef<const T>, MatrixRef<const T>, MatrixRef<T>,                \
-                        ComputeType<T>::type, ComputeType<T>::type);                         \
-  template void gemm_packed_b<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t,         \
-                                 MatrixRef<const T>, const GemmBSource<ComputeType<T>::type>&, \
+#define PTERON_INSTANTIATE_GEMM(T)                                                              \
+  template GemmWorkspace<T> make_gemm_workspace<T>(KernelContext&, int64_t, int64_t, int64_t,   \
+                                                   int);                                        \
+  template void gemm<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t, MatrixRef<const T>, \
+                        MatrixRef<const T>, MatrixRef<T>, ComputeType<T>::type,                 \
+                        ComputeType<T>::type);                                                  \
+  template void gemm_packed_b<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t,            \
+                                 MatrixRef<const T>, const GemmBSource<ComputeType<T>::type>&,  \
                                  MatrixRef<T>, ComputeType<T>::type, ComputeType<T>::type);
 PTERON_INSTANTIATE_GEMM(float)
 PTERON_INSTANTIATE_GEMM(double)

@@ -31,8 +31,7 @@ struct MatrixRef {
 // im2col values without materialising the im2col matrix.
 template <typename Acc>
 struct GemmBSource {
-  void (*pack)(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
-               Acc* dst);
+  void (*pack)(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr, Acc* dst);
   const void* self;
 };
 

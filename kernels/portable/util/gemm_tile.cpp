@@ -59,15 +59,19 @@ template <typename Acc, int MR, int NR>
   micro_kernel_body<Acc, MR, NR>(kc, a, b, acc);
 }
 template <typename Acc, int MR, int NR>
-[[gnu::noinline, gnu::target("avx512f,avx512vl,avx2,fma")]] void micro_kernel_avx512(
-    int64_t kc, const Acc* a, const Acc* b, Acc* acc) {
+[[gnu::noinline, gnu::target("avx512f,avx512vl,avx2,fma")]] void micro_kernel_avx512(int64_t kc,
+                                                                                     const Acc* a,
+                                                                                     const Acc* b,
+                                                                                     Acc* acc) {
   micro_kernel_body<Acc, MR, NR>(kc, a, b, acc);
 }
 #endif
 
 // Doubles take half as many columns per register.
 template <typename Acc>
-constexpr int lanes_scale() { return sizeof(Acc) == 8 ? 2 : 1; }
+constexpr int lanes_scale() {
+  return sizeof(Acc) == 8 ? 2 : 1;
+}
 
 template <typename Acc>
 const GemmTile<Acc> kTiles[] = {
