@@ -1,5 +1,6 @@
 #include "kernels/portable/util/gemm.h"
 
+#include <cstdint>
 #include <type_traits>
 
 #include "kernels/portable/util/gemm_tile.h"
@@ -256,8 +257,9 @@ GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, i
   const int64_t mc = min64(round_up(M, tile.mr), kMC / tile.mr * tile.mr);
   const int64_t nc_full = min64(round_up(N, tile.nr), kNC / tile.nr * tile.nr);
   for (int64_t nc : {nc_full, int64_t{tile.nr}}) {
-    const size_t count = static_cast<size_t>(kc * (nc + mc));
-    void* buf = ctx.allocate_scratch(count * sizeof(Acc), 64);
+    const uint64_t count = static_cast<uint64_t>(kc) * static_cast<uint64_t>(nc + mc);
+    if (count > SIZE_MAX / sizeof(Acc)) continue;  // a 32-bit target cannot even ask
+    void* buf = ctx.allocate_scratch(static_cast<size_t>(count) * sizeof(Acc), 64);
     if (buf != nullptr) {
       ws.buf = static_cast<Acc*>(buf);
       ws.kc = kc;
