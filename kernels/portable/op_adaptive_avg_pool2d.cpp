@@ -55,8 +55,10 @@ Error adaptive_avg_pool2d_out(KernelContext&, Span<EValue*> args) {
                 static_cast<long long>(out_h), static_cast<long long>(out_w));
   }
   if (!is_floating(input.dtype()) || out.dtype() != input.dtype()) {
-    return fail(Error::NotSupported, "%s: dtypes %s -> %s not supported (floating point, same "
-                "dtype)", kOp, scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
+    return fail(Error::NotSupported,
+                "%s: dtypes %s -> %s not supported (floating point, same "
+                "dtype)",
+                kOp, scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
   }
   int32_t sizes[4];
   pool_out_sizes(input, out_h, out_w, sizes);

@@ -61,8 +61,10 @@ Error avg_pool2d_out(KernelContext&, Span<EValue*> args) {
   PoolShape s;
   PTERON_TRY(parse_pool_shape(kOp, input, *args[1], *args[2], *args[3], nullptr, ceil_mode, &s));
   if (!is_floating(input.dtype()) || out.dtype() != input.dtype()) {
-    return fail(Error::NotSupported, "%s: dtypes %s -> %s not supported (floating point, same "
-                "dtype)", kOp, scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
+    return fail(Error::NotSupported,
+                "%s: dtypes %s -> %s not supported (floating point, same "
+                "dtype)",
+                kOp, scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
   }
   int32_t sizes[4];
   pool_out_sizes(input, s.out_h, s.out_w, sizes);

@@ -25,8 +25,8 @@ void conv_gemm(KernelContext& ctx, const ConvShape& s, const T* input, const T* 
   using Acc = typename ComputeType<T>::type;
   const int64_t M = s.out_per_group(), N = s.out_h * s.out_w;
   const int64_t K = s.in_per_group() * s.kernel_h * s.kernel_w;
-  const bool pointwise = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 &&
-                         s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
+  const bool pointwise = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 &&
+                         s.pad_h == 0 && s.pad_w == 0;
   const GemmWorkspace<T> ws = make_gemm_workspace<T>(ctx, M, N, K);
   const int64_t in_plane = s.in_h * s.in_w;
   for (int64_t n = 0; n < s.batch; ++n) {

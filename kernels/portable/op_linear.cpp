@@ -28,9 +28,9 @@ Error linear_out(KernelContext& ctx, Span<EValue*> args) {
   for (int32_t d = 0; d < input.dim(); ++d) sizes[d] = input.size(d);
   sizes[input.dim() - 1] = weight.size(0);
   PTERON_TRY(expect_out_shape(kOp, out, sizes, input.dim()));
-  if (!rows_flatten(input) || !rows_flatten(out)) {
-    return fail(Error::NotSupported, "%s: leading dims of input/out must be in default order",
-                kOp);
+  int64_t in_rs = 0, out_rs = 0;
+  if (!flat_row_stride(input, &in_rs) || !flat_row_stride(out, &out_rs)) {
+    return fail(Error::NotSupported, "%s: leading dims of input/out must be in default order", kOp);
   }
   if (bias != nullptr) {
     if (bias->dtype() != out.dtype()) {
@@ -42,9 +42,6 @@ Error linear_out(KernelContext& ctx, Span<EValue*> args) {
   const int32_t last = input.dim() - 1;
   int64_t M = 1;
   for (int32_t d = 0; d < last; ++d) M *= input.size(d);
-  // Rows of a 1-D input/out: a single row, any stride.
-  const int64_t in_rs = last > 0 ? input.stride(last - 1) : 0;
-  const int64_t out_rs = last > 0 ? out.stride(last - 1) : 0;
   dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     // out = input * weight^T (+ bias already in out)

@@ -57,8 +57,10 @@ Error max_pool2d_with_indices_out(KernelContext&, Span<EValue*> args) {
   PoolShape s;
   PTERON_TRY(parse_pool_shape(kOp, input, *args[1], *args[2], *args[3], args[4], args[5]->b, &s));
   if (!is_floating(input.dtype()) || out.dtype() != input.dtype()) {
-    return fail(Error::NotSupported, "%s: dtypes %s -> %s not supported (floating point, same "
-                "dtype)", kOp, scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
+    return fail(Error::NotSupported,
+                "%s: dtypes %s -> %s not supported (floating point, same "
+                "dtype)",
+                kOp, scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
   }
   if (indices.dtype() != ScalarType::Long) {
     return fail(Error::InvalidArgument, "%s: indices must be int64, got %s", kOp,

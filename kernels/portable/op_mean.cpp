@@ -97,15 +97,17 @@ Error mean_impl(const char* op, const Tensor& in, const EValue& dims, bool keepd
       int32_t d = 0;
       PTERON_TRY(normalize_dim(op, v, dim, &d));
       if (dim > 0 && reduce[d]) {
-        return fail(Error::InvalidArgument, "%s: dim %d appears multiple times in the list of "
-                    "dims", op, d);
+        return fail(Error::InvalidArgument,
+                    "%s: dim %d appears multiple times in the list of "
+                    "dims",
+                    op, d);
       }
       if (dim > 0) reduce[d] = true;
     }
   }
   if (!dtype.is_none() && static_cast<int64_t>(out.dtype()) != dtype.i) {
-    return fail(Error::InvalidArgument, "%s: out dtype %s does not match dtype argument %lld",
-                op, scalar_type_name(out.dtype()), static_cast<long long>(dtype.i));
+    return fail(Error::InvalidArgument, "%s: out dtype %s does not match dtype argument %lld", op,
+                scalar_type_name(out.dtype()), static_cast<long long>(dtype.i));
   }
   if (dtype.is_none() && !is_floating(in.dtype())) {
     return fail(Error::InvalidArgument, "%s: input dtype %s needs a floating dtype argument", op,
@@ -118,8 +120,10 @@ Error mean_impl(const char* op, const Tensor& in, const EValue& dims, bool keepd
   int32_t sizes[kMaxTensorDim];
   int32_t out_rank = 0;
   for (int32_t d = 0; d < dim; ++d) {
-    if (!reduce[d]) sizes[out_rank++] = in.size(d);
-    else if (keepdim) sizes[out_rank++] = 1;
+    if (!reduce[d])
+      sizes[out_rank++] = in.size(d);
+    else if (keepdim)
+      sizes[out_rank++] = 1;
   }
   PTERON_TRY(expect_out_shape(op, out, sizes, out_rank));
   if (out.numel() == 0) return Error::Ok;
@@ -135,10 +139,14 @@ Error mean_impl(const char* op, const Tensor& in, const EValue& dims, bool keepd
   bool block = is_row_major(in) && is_row_major(out) && in.dtype() == out.dtype();
   int64_t outer = 1, R = 1, inner = 1;
   for (int32_t d = 0; d < dim; ++d) {
-    if (d < first) outer *= in.size(d);
-    else if (d > last) inner *= in.size(d);
-    else if (reduce[d]) R *= in.size(d);
-    else if (in.size(d) != 1) block = false;  // a kept dim inside the reduced block
+    if (d < first)
+      outer *= in.size(d);
+    else if (d > last)
+      inner *= in.size(d);
+    else if (reduce[d])
+      R *= in.size(d);
+    else if (in.size(d) != 1)
+      block = false;  // a kept dim inside the reduced block
   }
   if (block) {
     dispatch_float_dtype(in.dtype(), [&](auto tag) {

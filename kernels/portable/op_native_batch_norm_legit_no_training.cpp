@@ -35,8 +35,7 @@ struct ChannelParams {
 
 // Memory is outer x C x inner (inner = the channel stride), for any dense layout.
 template <typename T>
-void batch_norm(const T* x, T* y, int64_t outer, int64_t C, int64_t inner,
-                const ChannelParams& p) {
+void batch_norm(const T* x, T* y, int64_t outer, int64_t C, int64_t inner, const ChannelParams& p) {
   using Acc = typename ComputeType<T>::type;
   Acc scale[kChunk], shift[kChunk];
   for (int64_t c0 = 0; c0 < C; c0 += kChunk) {
@@ -69,8 +68,8 @@ Error batch_norm_no_training_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TttTTDDTTT"));
   const Tensor& input = *args[0]->tensor;
   ChannelParams p{args[1]->is_none() ? nullptr : args[1]->tensor,
-                  args[2]->is_none() ? nullptr : args[2]->tensor, args[3]->tensor,
-                  args[4]->tensor, args[6]->scalar_as_double()};
+                  args[2]->is_none() ? nullptr : args[2]->tensor, args[3]->tensor, args[4]->tensor,
+                  args[6]->scalar_as_double()};
   Tensor& out = *args[7]->tensor;
   Tensor& mean_out = *args[8]->tensor;
   Tensor& invstd_out = *args[9]->tensor;
@@ -97,8 +96,8 @@ Error batch_norm_no_training_out(KernelContext&, Span<EValue*> args) {
   }
   for (Tensor* stat : {&mean_out, &invstd_out}) {
     if (stat->numel() != 0 && (stat->numel() != C || !is_floating(stat->dtype()))) {
-      return fail(Error::InvalidArgument, "%s: out1/out2 must be empty or have %lld elements",
-                  kOp, static_cast<long long>(C));
+      return fail(Error::InvalidArgument, "%s: out1/out2 must be empty or have %lld elements", kOp,
+                  static_cast<long long>(C));
     }
   }
   for (int64_t c = 0; c < mean_out.numel(); ++c)

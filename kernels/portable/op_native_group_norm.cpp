@@ -17,8 +17,8 @@ namespace {
 constexpr const char* kOp = "aten::native_group_norm.out";
 
 template <typename T>
-void group_norm(const T* x, const T* w, const T* b, double eps, int64_t N, int64_t C,
-                int64_t HxW, int64_t G, T* y, T* mean_out, T* rstd_out) {
+void group_norm(const T* x, const T* w, const T* b, double eps, int64_t N, int64_t C, int64_t HxW,
+                int64_t G, T* y, T* mean_out, T* rstd_out) {
   using Acc = typename ComputeType<T>::type;
   const int64_t cg = C / G;
   for (int64_t n = 0; n < N; ++n) {
@@ -55,10 +55,12 @@ Error native_group_norm_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[8]->tensor;
   Tensor& mean_out = *args[9]->tensor;
   Tensor& rstd_out = *args[10]->tensor;
-  if (input.dim() < 2 || input.size(0) != N || input.size(1) != C || N < 0 || C < 0 ||
-      HxW < 0 || input.numel() != N * C * HxW) {
-    return fail(Error::InvalidArgument, "%s: input does not have shape (N=%lld, C=%lld, *) with "
-                "HxW=%lld", kOp, static_cast<long long>(N), static_cast<long long>(C),
+  if (input.dim() < 2 || input.size(0) != N || input.size(1) != C || N < 0 || C < 0 || HxW < 0 ||
+      input.numel() != N * C * HxW) {
+    return fail(Error::InvalidArgument,
+                "%s: input does not have shape (N=%lld, C=%lld, *) with "
+                "HxW=%lld",
+                kOp, static_cast<long long>(N), static_cast<long long>(C),
                 static_cast<long long>(HxW));
   }
   if (G <= 0 || C % G != 0) {

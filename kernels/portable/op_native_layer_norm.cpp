@@ -64,8 +64,8 @@ Error native_layer_norm_out(KernelContext&, Span<EValue*> args) {
   for (int32_t i = 0; i < k; ++i) {
     if (shape[i] != input.size(axis + i)) {
       return fail(Error::InvalidArgument,
-                  "%s: normalized_shape[%d] = %lld does not match input dim %d of size %d", kOp,
-                  i, static_cast<long long>(shape[i]), axis + i, input.size(axis + i));
+                  "%s: normalized_shape[%d] = %lld does not match input dim %d of size %d", kOp, i,
+                  static_cast<long long>(shape[i]), axis + i, input.size(axis + i));
     }
     D *= shape[i];
   }

@@ -79,8 +79,10 @@ DEPTHWISE = [
     (1, 4, 12, 12, 1, 5, 2, 2, 1),
     (1, 3, 13, 11, 1, 3, 1, 2, 2),
     (1, 4, 9, 300, 1, 3, 1, 1, 1),  # wider than one accumulator chunk
-    (1, 2, 6, 20, 1, 9, 1, 4, 1),  # wider than the fused tap loop
+    (1, 2, 6, 20, 1, 9, 1, 4, 1),  # more taps than the padded path takes: direct loop
     (1, 2, 5, 5, 3, 7, 3, 3, 1),  # stride larger than the output
+    (1, 2, 5, 1100, 1, 3, 1, 1, 1),  # rows too wide to pad on the stack: direct loop
+    (1, 2, 7, 1500, 1, 3, 2, 1, 2),
 ]
 
 

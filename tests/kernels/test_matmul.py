@@ -153,6 +153,22 @@ def test_linear_transformer_size():
                  **tol(torch.float32, 768))
 
 
+@pytest.mark.parametrize("x", [rand(10, 3).t(), rand(1, 4, 8).transpose(0, 1)],
+                         ids=["transposed 2-D", "size-1 dim out of order"])
+def test_linear_dense_permuted_inputs(x):
+    w, bias = rand(6, x.shape[-1]), rand(6)
+    out = torch.empty(*x.shape[:-1], 6)
+    run_kernel("aten::linear.out", [x, w, bias, out])
+    assert_close(out, torch.nn.functional.linear(x, w, bias), what="linear permuted input",
+                 **tol(torch.float32, x.shape[-1]))
+
+
+def test_linear_rejects_unflattenable_input():
+    x = rand(5, 2, 10).transpose(0, 1)
+    with pytest.raises(RuntimeError, match="aten::linear.out: leading dims"):
+        run_kernel("aten::linear.out", [x, rand(3, 10), None, torch.empty(2, 5, 3)])
+
+
 def test_linear_bfloat16():
     x, w, bias = (rand(5, 32, dtype=torch.bfloat16), rand(6, 32, dtype=torch.bfloat16),
                   rand(6, dtype=torch.bfloat16))

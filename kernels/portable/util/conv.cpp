@@ -28,8 +28,10 @@ Error parse_conv_shape(const char* op, Span<EValue*> args, ConvShape* s) {
   const Tensor& weight = *args[1]->tensor;
   const int32_t dim = input.dim();
   if (dim != 3 && dim != 4) {
-    return fail(Error::NotSupported, "%s: only 1-D and 2-D convolutions (3-D or 4-D input), got "
-                "a %d-D input", op, dim);
+    return fail(Error::NotSupported,
+                "%s: only 1-D and 2-D convolutions (3-D or 4-D input), got "
+                "a %d-D input",
+                op, dim);
   }
   if (weight.dim() != dim) {
     return fail(Error::InvalidArgument, "%s: expected %d-D weight for %d-D input, got %d-D", op,
@@ -86,16 +88,16 @@ Error parse_conv_shape(const char* op, Span<EValue*> args, ConvShape* s) {
     s->out_w = (s->in_w - 1) * s->stride_w - 2 * s->pad_w + s->dilation_w * (s->kernel_w - 1) +
                output_padding[wi] + 1;
     if (spatial == 2) {
-      s->out_h = (s->in_h - 1) * s->stride_h - 2 * s->pad_h +
-                 s->dilation_h * (s->kernel_h - 1) + output_padding[0] + 1;
+      s->out_h = (s->in_h - 1) * s->stride_h - 2 * s->pad_h + s->dilation_h * (s->kernel_h - 1) +
+                 output_padding[0] + 1;
     }
   } else {
     // weight: out_channels x in_channels / groups x kH x kW
     s->out_channels = weight.size(0);
     if (weight.size(1) * s->groups != s->in_channels) {
       return fail(Error::InvalidArgument,
-                  "%s: weight expects %lld input channels (%d x %lld groups), input has %lld",
-                  op, static_cast<long long>(weight.size(1) * s->groups), weight.size(1),
+                  "%s: weight expects %lld input channels (%d x %lld groups), input has %lld", op,
+                  static_cast<long long>(weight.size(1) * s->groups), weight.size(1),
                   static_cast<long long>(s->groups), static_cast<long long>(s->in_channels));
     }
     if (s->out_channels % s->groups != 0) {

@@ -14,8 +14,7 @@ int64_t mod(int64_t a, int64_t m) { return ((a % m) + m) % m; }
 }  // namespace
 
 template <typename T>
-void conv_transpose2d(const ConvShape& s, const T* input, const T* weight, const T* bias,
-                      T* out) {
+void conv_transpose2d(const ConvShape& s, const T* input, const T* weight, const T* bias, T* out) {
   using Acc = typename ComputeType<T>::type;
   const int64_t cin_g = s.in_per_group(), cout_g = s.out_per_group();
   const int64_t in_plane = s.in_h * s.in_w, khw = s.kernel_h * s.kernel_w;

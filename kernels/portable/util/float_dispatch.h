@@ -11,11 +11,20 @@ namespace pteron {
 template <typename Fn>
 bool dispatch_float_dtype(ScalarType t, Fn&& fn) {
   switch (t) {
-    case ScalarType::Float: fn(TypeTag<float>{}); return true;
-    case ScalarType::Double: fn(TypeTag<double>{}); return true;
-    case ScalarType::Half: fn(TypeTag<Half>{}); return true;
-    case ScalarType::BFloat16: fn(TypeTag<BFloat16>{}); return true;
-    default: return false;
+    case ScalarType::Float:
+      fn(TypeTag<float>{});
+      return true;
+    case ScalarType::Double:
+      fn(TypeTag<double>{});
+      return true;
+    case ScalarType::Half:
+      fn(TypeTag<Half>{});
+      return true;
+    case ScalarType::BFloat16:
+      fn(TypeTag<BFloat16>{});
+      return true;
+    default:
+      return false;
   }
 }
 

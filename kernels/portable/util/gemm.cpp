@@ -1,5 +1,6 @@
 #include "kernels/portable/util/gemm.h"
 
+#include <cstdint>
 #include <type_traits>
 
 #include "kernels/portable/util/gemm_tile.h"
@@ -9,14 +10,9 @@ namespace {
 
 // Cache blocking: a KC x NR panel of B stays in L1 while a MC x KC block of A streams from L2;
 // the KC x NC panel of B is reused by every block of A.
-#ifndef PTERON_KC
-#define PTERON_KC 256
-#define PTERON_MC 128
-#define PTERON_NC 2048
-#endif
-constexpr int64_t kKC = PTERON_KC;
-constexpr int64_t kMC = PTERON_MC;
-constexpr int64_t kNC = PTERON_NC;
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 128;
+constexpr int64_t kNC = 2048;
 // Depth and rows (in tiles) of the stack-packed slices used when there is no scratch memory.
 constexpr int64_t kStackKC = 64;
 constexpr int64_t kStackTiles = 4;
@@ -79,8 +75,8 @@ void pack_b_matrix(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t
 
 // C tile (mr x nr at c) = alpha * acc + beta * C, acc rows `ld` apart.
 template <typename T, typename Acc>
-void store_tile(const Acc* acc, int64_t ld, int64_t mr, int64_t nr, T* c, int64_t rs,
-                int64_t cs, Acc alpha, Acc beta) {
+void store_tile(const Acc* acc, int64_t ld, int64_t mr, int64_t nr, T* c, int64_t rs, int64_t cs,
+                Acc alpha, Acc beta) {
   for (int64_t i = 0; i < mr; ++i) {
     const Acc* src = acc + i * ld;
     T* row = c + i * rs;
@@ -112,9 +108,9 @@ void scale_c(int64_t M, int64_t N, MatrixRef<T> c, Acc beta) {
 // Goto-style blocked GEMM over packed panels in scratch memory `buf`, which holds a B panel of
 // kc_max x nc_max and an A block of mc_max x kc_max.
 template <typename T, typename Acc>
-void gemm_blocked(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
-                  MatrixRef<const T> a, const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha,
-                  Acc beta, Acc* buf, int64_t kc_max, int64_t nc_max, int64_t mc_max) {
+void gemm_blocked(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K, MatrixRef<const T> a,
+                  const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha, Acc beta, Acc* buf,
+                  int64_t kc_max, int64_t nc_max, int64_t mc_max) {
   const int MR = tile.mr, NR = tile.nr;
   Acc* bpack = buf;
   Acc* apack = buf + kc_max * nc_max;
@@ -148,13 +144,12 @@ void gemm_blocked(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
 // for every strip, so this is slower than gemm_blocked, but it needs no memory and rounds C
 // once.
 template <typename T, typename Acc>
-void gemm_stack(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
-                MatrixRef<const T> a, const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha,
-                Acc beta) {
+void gemm_stack(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K, MatrixRef<const T> a,
+                const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha, Acc beta) {
   const int MR = tile.mr, NR = tile.nr;
   const int64_t strip = kStackTiles * MR;
-  alignas(64) Acc apack[kStackKC * 16];  // MR <= 16
-  alignas(64) Acc bpack[kStackKC * 64];  // NR <= 64
+  alignas(64) Acc apack[kStackKC * kGemmMaxMR];
+  alignas(64) Acc bpack[kStackKC * kGemmMaxNR];
   alignas(64) Acc acc[kStackTiles * kGemmMaxTileElems];
   for (int64_t jr = 0; jr < N; jr += NR) {
     const int64_t nr = min64(NR, N - jr);
@@ -169,16 +164,14 @@ void gemm_stack(const GemmTile<Acc>& tile, int64_t M, int64_t N, int64_t K,
           tile.kernel(kc, apack, bpack, acc + ir * NR);
         }
       }
-      store_tile<T, Acc>(acc, NR, mb, nr, c.data + i0 * c.rs + jr * c.cs, c.rs, c.cs, alpha,
-                         beta);
+      store_tile<T, Acc>(acc, NR, mb, nr, c.data + i0 * c.rs + jr * c.cs, c.rs, c.cs, alpha, beta);
     }
   }
 }
 
 template <typename T, typename Acc>
-void gemm_any_b(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K,
-                MatrixRef<const T> a, const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha,
-                Acc beta) {
+void gemm_any_b(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K, MatrixRef<const T> a,
+                const GemmBSource<Acc>& b, MatrixRef<T> c, Acc alpha, Acc beta) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     scale_c<T, Acc>(M, N, c, beta);
@@ -225,7 +218,7 @@ bool gemv(int64_t N, int64_t K, MatrixRef<const T> a, MatrixRef<const T> b, Matr
     return true;
   }
   if (b.rs == 1 && a.cs == 1) {  // out[j] = dot(a, column j of B), both contiguous along K
-    constexpr int kLanes = 8;  // independent partial sums the compiler can vectorise
+    constexpr int kLanes = 8;    // independent partial sums the compiler can vectorise
     for (int64_t j = 0; j < N; ++j) {
       const T* col = b.data + j * b.cs;
       Acc lanes[kLanes] = {};
@@ -245,11 +238,17 @@ bool gemv(int64_t N, int64_t K, MatrixRef<const T> a, MatrixRef<const T> b, Matr
 
 }  // namespace
 
+int gemm_tile_count() { return gemm_tiles(); }
+bool gemm_tile_supported(int index) {
+  return index >= 0 && index < gemm_tiles() && index <= gemm_best_tile();
+}
+
 template <typename T>
-GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, int64_t K) {
+GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, int64_t K,
+                                     int tile_index) {
   using Acc = typename ComputeType<T>::type;
   GemmWorkspace<T> ws;
-  ws.tile = gemm_best_tile();
+  ws.tile = gemm_tile_supported(tile_index) ? tile_index : gemm_best_tile();
   if (M <= 1 || N <= 1 || K <= 0) return ws;  // vector products need no packing
   const GemmTile<Acc>& tile = gemm_tile<Acc>(ws.tile);
   // Partial sums over K blocks are stored in C, so a narrower C (Half, BFloat16) takes all of K
@@ -258,8 +257,9 @@ GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, i
   const int64_t mc = min64(round_up(M, tile.mr), kMC / tile.mr * tile.mr);
   const int64_t nc_full = min64(round_up(N, tile.nr), kNC / tile.nr * tile.nr);
   for (int64_t nc : {nc_full, int64_t{tile.nr}}) {
-    const size_t count = static_cast<size_t>(kc * (nc + mc));
-    void* buf = ctx.allocate_scratch(count * sizeof(Acc), 64);
+    const uint64_t count = static_cast<uint64_t>(kc) * static_cast<uint64_t>(nc + mc);
+    if (count > SIZE_MAX / sizeof(Acc)) continue;  // a 32-bit target cannot even ask
+    void* buf = ctx.allocate_scratch(static_cast<size_t>(count) * sizeof(Acc), 64);
     if (buf != nullptr) {
       ws.buf = static_cast<Acc*>(buf);
       ws.kc = kc;
@@ -299,14 +299,14 @@ void gemm(const GemmWorkspace<T>& ws, int64_t M, int64_t N, int64_t K, MatrixRef
   gemm_any_b<T, Acc>(ws, M, N, K, a, source, c, alpha, beta);
 }
 
-#define PTERON_INSTANTIATE_GEMM(T)                                                           \
-  template GemmWorkspace<T> make_gemm_workspace<T>(KernelContext&, int64_t, int64_t,         \
-                                                   int64_t);                                 \
-  template void gemm<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t,                  \
-                        MatrixRef<const T>, MatrixRef<const T>, MatrixRef<T>,                \
-                        ComputeType<T>::type, ComputeType<T>::type);                         \
-  template void gemm_packed_b<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t,         \
-                                 MatrixRef<const T>, const GemmBSource<ComputeType<T>::type>&, \
+#define PTERON_INSTANTIATE_GEMM(T)                                                              \
+  template GemmWorkspace<T> make_gemm_workspace<T>(KernelContext&, int64_t, int64_t, int64_t,   \
+                                                   int);                                        \
+  template void gemm<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t, MatrixRef<const T>, \
+                        MatrixRef<const T>, MatrixRef<T>, ComputeType<T>::type,                 \
+                        ComputeType<T>::type);                                                  \
+  template void gemm_packed_b<T>(const GemmWorkspace<T>&, int64_t, int64_t, int64_t,            \
+                                 MatrixRef<const T>, const GemmBSource<ComputeType<T>::type>&,  \
                                  MatrixRef<T>, ComputeType<T>::type, ComputeType<T>::type);
 PTERON_INSTANTIATE_GEMM(float)
 PTERON_INSTANTIATE_GEMM(double)

@@ -31,8 +31,7 @@ struct MatrixRef {
 // im2col values without materialising the im2col matrix.
 template <typename Acc>
 struct GemmBSource {
-  void (*pack)(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
-               Acc* dst);
+  void (*pack)(const void* self, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr, Acc* dst);
   const void* self;
 };
 
@@ -47,8 +46,15 @@ struct GemmWorkspace {
   int tile = 0;                    // register tile (micro-kernel) the blocks are sized for
 };
 
+// `tile` picks a register tile by index (tests cover every one); -1 takes this machine's best.
 template <typename T>
-GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, int64_t K);
+GemmWorkspace<T> make_gemm_workspace(KernelContext& ctx, int64_t M, int64_t N, int64_t K,
+                                     int tile = -1);
+
+// Number of register tiles this build has (indices 0 .. count-1) and whether this CPU can run
+// tile `index`.
+int gemm_tile_count();
+bool gemm_tile_supported(int index);
 
 // C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, for T in float, double, Half, BFloat16
 // (Half/BFloat16 accumulate in float and round once). beta == 0 means C is not read (NaNs in it

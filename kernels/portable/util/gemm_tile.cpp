@@ -10,7 +10,7 @@ template <typename Acc, int MR, int NR>
 [[gnu::always_inline]] inline void micro_kernel_body(int64_t kc, const Acc* __restrict a,
                                                      const Acc* __restrict b,
                                                      Acc* __restrict acc_io) {
-  static_assert(MR * NR <= kGemmMaxTileElems, "tile too large");
+  static_assert(MR <= kGemmMaxMR && NR <= kGemmMaxNR, "tile larger than kGemmMax*");
   Acc acc[MR * NR];
 #pragma GCC unroll 256
   for (int j = 0; j < MR * NR; ++j) acc[j] = acc_io[j];
@@ -59,15 +59,19 @@ template <typename Acc, int MR, int NR>
   micro_kernel_body<Acc, MR, NR>(kc, a, b, acc);
 }
 template <typename Acc, int MR, int NR>
-[[gnu::noinline, gnu::target("avx512f,avx512vl,avx2,fma")]] void micro_kernel_avx512(
-    int64_t kc, const Acc* a, const Acc* b, Acc* acc) {
+[[gnu::noinline, gnu::target("avx512f,avx512vl,avx2,fma")]] void micro_kernel_avx512(int64_t kc,
+                                                                                     const Acc* a,
+                                                                                     const Acc* b,
+                                                                                     Acc* acc) {
   micro_kernel_body<Acc, MR, NR>(kc, a, b, acc);
 }
 #endif
 
 // Doubles take half as many columns per register.
 template <typename Acc>
-constexpr int lanes_scale() { return sizeof(Acc) == 8 ? 2 : 1; }
+constexpr int lanes_scale() {
+  return sizeof(Acc) == 8 ? 2 : 1;
+}
 
 template <typename Acc>
 const GemmTile<Acc> kTiles[] = {
@@ -79,6 +83,14 @@ const GemmTile<Acc> kTiles[] = {
 };
 
 }  // namespace
+
+int gemm_tiles() {
+#if defined(PTERON_GEMM_X86_DISPATCH)
+  return 3;
+#else
+  return 1;
+#endif
+}
 
 int gemm_best_tile() {
 #if defined(PTERON_GEMM_X86_DISPATCH)

@@ -6,8 +6,16 @@
 
 namespace pteron {
 
-// Largest MR * NR of any tile, for accumulator arrays on the stack.
-constexpr int kGemmMaxTileElems = 256;
+// Largest tile rows and columns in this build, for arrays on the stack (small on
+// microcontrollers, whose only tile is the baseline one).
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+constexpr int kGemmMaxMR = 8, kGemmMaxNR = 32;
+#elif defined(__aarch64__)
+constexpr int kGemmMaxMR = 8, kGemmMaxNR = 8;
+#else
+constexpr int kGemmMaxMR = 4, kGemmMaxNR = 8;
+#endif
+constexpr int kGemmMaxTileElems = kGemmMaxMR * kGemmMaxNR;
 
 template <typename Acc>
 struct GemmTile {
@@ -16,7 +24,9 @@ struct GemmTile {
   void (*kernel)(int64_t kc, const Acc* a, const Acc* b, Acc* acc);
 };
 
-// Index of the best tile for this machine (0 is the build's baseline).
+// Number of tiles in this build, and the index of the best one for this machine (tiles are
+// ordered by vector width; 0 is the build's baseline and runs everywhere).
+int gemm_tiles();
 int gemm_best_tile();
 template <typename Acc>
 const GemmTile<Acc>& gemm_tile(int index);

@@ -48,28 +48,54 @@ struct Im2colSource {
       if (ow_hi > s.out_w) ow_hi = s.out_w;
       int64_t oh = j0 / s.out_w, ow = j0 % s.out_w;
       // Write position: lane within the current panel, advancing to the next panel every nr.
+      // Values arrive in runs (zeros, or input columns at a fixed stride) that are split at
+      // panel boundaries so every store loop is contiguous.
       Acc* d = dst + k * nr;
-      int lane = 0;
-      auto put = [&](Acc v) {
-        d[lane] = v;
-        if (++lane == nr) {
-          lane = 0;
-          d += panel_stride;
+      int64_t lane = 0;
+      auto zeros = [&](int64_t count) {
+        while (count > 0) {
+          const int64_t n = count < nr - lane ? count : nr - lane;
+          for (int64_t t = 0; t < n; ++t) d[lane + t] = Acc(0);
+          count -= n;
+          lane += n;
+          if (lane == nr) {
+            lane = 0;
+            d += panel_stride;
+          }
+        }
+      };
+      auto copy = [&](const T* from, int64_t count) {
+        const int64_t stride = s.stride_w;
+        while (count > 0) {
+          const int64_t n = count < nr - lane ? count : nr - lane;
+          Acc* to = d + lane;
+          if (stride == 1) {
+            for (int64_t t = 0; t < n; ++t) to[t] = load_value(from[t]);
+          } else {
+            for (int64_t t = 0; t < n; ++t) to[t] = load_value(from[t * stride]);
+          }
+          from += n * stride;
+          count -= n;
+          lane += n;
+          if (lane == nr) {
+            lane = 0;
+            d += panel_stride;
+          }
         }
       };
       for (int64_t j = 0; j < nc;) {
         const int64_t run = (s.out_w - ow) < (nc - j) ? (s.out_w - ow) : (nc - j);
         const int64_t ih = oh * s.stride_h + ih_off;
         if (ih < 0 || ih >= s.in_h) {
-          for (int64_t t = 0; t < run; ++t) put(Acc(0));
+          zeros(run);
         } else {
           const T* in_row = plane + ih * s.in_w;
           const int64_t end = ow + run;
           const int64_t lo = ow_lo > ow ? (ow_lo < end ? ow_lo : end) : ow;
           const int64_t hi = ow_hi < end ? (ow_hi > lo ? ow_hi : lo) : end;
-          for (int64_t x = ow; x < lo; ++x) put(Acc(0));
-          for (int64_t x = lo; x < hi; ++x) put(load_value(in_row[x * s.stride_w + iw_off]));
-          for (int64_t x = hi; x < end; ++x) put(Acc(0));
+          zeros(lo - ow);
+          if (hi > lo) copy(in_row + lo * s.stride_w + iw_off, hi - lo);
+          zeros(end - hi);
         }
         j += run;
         ow = 0;

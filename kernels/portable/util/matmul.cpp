@@ -32,16 +32,25 @@ Error expect_broadcasts_to(const char* op, const Tensor& bias, const Tensor& out
   const int32_t lead = out.dim() - bias.dim();
   for (int32_t d = 0; d < bias.dim(); ++d) {
     if (bias.size(d) != 1 && bias.size(d) != out.size(lead + d)) {
-      return fail(Error::InvalidArgument, "%s: bias dim %d of size %d does not broadcast to %d",
-                  op, d, bias.size(d), out.size(lead + d));
+      return fail(Error::InvalidArgument, "%s: bias dim %d of size %d does not broadcast to %d", op,
+                  d, bias.size(d), out.size(lead + d));
     }
   }
   return Error::Ok;
 }
 
-bool rows_flatten(const Tensor& t) {
-  for (int32_t d = 0; d + 2 < t.dim(); ++d) {
-    if (t.size(d) != 1 && t.stride(d) != t.stride(d + 1) * t.size(d + 1)) return false;
+bool flat_row_stride(const Tensor& t, int64_t* row_stride) {
+  // Walk the leading dims from the innermost; size-1 dims may have any stride.
+  int64_t expected = -1;
+  *row_stride = 0;
+  for (int32_t d = t.dim() - 2; d >= 0; --d) {
+    if (t.size(d) == 1) continue;
+    if (expected < 0) {
+      *row_stride = t.stride(d);
+    } else if (t.stride(d) != expected) {
+      return false;
+    }
+    expected = t.stride(d) * t.size(d);
   }
   return true;
 }
@@ -60,8 +69,7 @@ Error broadcast_copy(const char* op, const Tensor& bias, Tensor& out) {
       const T* src = bias.data<const T>();
       T* dst = out.data<T>();
       for_each_row3(sizes, dim, so, sb, sb,
-                    [&](int64_t o, int64_t b, int64_t, int64_t n, int64_t os, int64_t bs,
-                        int64_t) {
+                    [&](int64_t o, int64_t b, int64_t, int64_t n, int64_t os, int64_t bs, int64_t) {
                       for (int64_t k = 0; k < n; ++k) dst[o + k * os] = src[b + k * bs];
                     });
     });

@@ -28,9 +28,10 @@ Error expect_float_dtypes(const char* op, const Tensor& out, const Tensor* const
 // Fails unless `bias` broadcasts to out's shape.
 Error expect_broadcasts_to(const char* op, const Tensor& bias, const Tensor& out);
 
-// True when all dims but the last collapse into one row dimension with stride
-// t.stride(t.dim() - 2) (any dense default-order tensor; not every permuted one).
-bool rows_flatten(const Tensor& t);
+// When all dims but the last collapse into one row dimension (any dense default-order tensor,
+// not every permuted one), sets its stride and returns true. With a single row (or none) the
+// stride is 0.
+bool flat_row_stride(const Tensor& t, int64_t* row_stride);
 
 // out = bias broadcast to out's shape (numpy rules), converting to out's dtype; for the
 // "beta * self" and bias terms, which the GEMM then accumulates onto.

@@ -36,8 +36,7 @@ int64_t floor_div(int64_t a, int64_t b) {
 int64_t pooled_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
                     bool ceil_mode) {
   int64_t out =
-      floor_div(in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0),
-                stride) +
+      floor_div(in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) +
       1;
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
@@ -47,8 +46,7 @@ int64_t pooled_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int
 
 Error check_pool_input(const char* op, const Tensor& input) {
   if (input.dim() != 3 && input.dim() != 4) {
-    return fail(Error::InvalidArgument, "%s: expected 3-D or 4-D input, got %d-D", op,
-                input.dim());
+    return fail(Error::InvalidArgument, "%s: expected 3-D or 4-D input, got %d-D", op, input.dim());
   }
   if (!is_row_major(input)) {
     return fail(Error::NotSupported, "%s: only the default (NCHW) dim order is supported", op);
@@ -71,8 +69,8 @@ Error parse_pool_shape(const char* op, const Tensor& input, const EValue& kernel
   const int32_t h = input.dim() - 2;
   s->in_h = input.size(h);
   s->in_w = input.size(h + 1);
-  s->planes = input.dim() == 4 ? static_cast<int64_t>(input.size(0)) * input.size(1)
-                               : input.size(0);
+  s->planes =
+      input.dim() == 4 ? static_cast<int64_t>(input.size(0)) * input.size(1) : input.size(0);
   s->kernel_h = k[0];
   s->kernel_w = k[1];
   s->stride_h = st[0];

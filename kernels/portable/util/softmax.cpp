@@ -11,8 +11,8 @@
 namespace pteron {
 namespace {
 
-constexpr int kLanes = 8;         // independent partial sums/maxima the compiler vectorises
-constexpr int64_t kChunk = 256;   // inner positions handled at once when the dim is strided
+constexpr int kLanes = 8;        // independent partial sums/maxima the compiler vectorises
+constexpr int64_t kChunk = 256;  // inner positions handled at once when the dim is strided
 
 // One contiguous row of length n.
 template <typename In, typename Out, bool kLog>
@@ -83,7 +83,8 @@ void softmax_columns(const In* x, Out* y, int64_t n, int64_t inner, int64_t coun
   for (int64_t i = 0; i < count; ++i) sum[i] = 0;
   for (int64_t d = 0; d < n; ++d) {
     const In* xr = x + d * inner;
-    for (int64_t i = 0; i < count; ++i) sum[i] += vexp(static_cast<Acc>(load_value(xr[i])) - max[i]);
+    for (int64_t i = 0; i < count; ++i)
+      sum[i] += vexp(static_cast<Acc>(load_value(xr[i])) - max[i]);
   }
   for (int64_t i = 0; i < count; ++i) sum[i] = kLog ? std::log(sum[i]) : Acc(1) / sum[i];
   for (int64_t d = 0; d < n; ++d) {
@@ -122,8 +123,8 @@ Error softmax_out(const char* op, const Tensor& in, int64_t dim, bool half_to_fl
                   bool log) {
   int32_t d = 0;
   PTERON_TRY(normalize_dim(op, dim, in.dim(), &d));
-  const bool widen = half_to_float &&
-                     (in.dtype() == ScalarType::Half || in.dtype() == ScalarType::BFloat16);
+  const bool widen =
+      half_to_float && (in.dtype() == ScalarType::Half || in.dtype() == ScalarType::BFloat16);
   const ScalarType out_type = widen ? ScalarType::Float : in.dtype();
   if (half_to_float && !widen) {
     return fail(Error::InvalidArgument, "%s: half_to_float needs a Half or BFloat16 input", op);
@@ -162,8 +163,10 @@ Error softmax_out(const char* op, const Tensor& in, int64_t dim, bool half_to_fl
     ok = true;
   };
   if (widen) {
-    if (in.dtype() == ScalarType::Half) run(TypeTag<Half>{}, TypeTag<float>{});
-    else run(TypeTag<BFloat16>{}, TypeTag<float>{});
+    if (in.dtype() == ScalarType::Half)
+      run(TypeTag<Half>{}, TypeTag<float>{});
+    else
+      run(TypeTag<BFloat16>{}, TypeTag<float>{});
   } else {
     dispatch_float_dtype(in.dtype(), [&](auto tag) { run(tag, tag); });
   }

@@ -20,7 +20,7 @@ inline float vexp(float x) {
   constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   float xc = x < kMax ? x : kMax;
   xc = xc > kMin ? xc : kMin;
-  xc = x != x ? x : xc;  // keep NaN
+  xc = x != x ? x : xc;                    // keep NaN
   const float t = xc * kLog2e + kShifter;  // low mantissa bits of t hold n = round(x log2 e)
   const float n = t - kShifter;
   const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
