@@ -45,6 +45,11 @@ class Loader {
     } catch (const Json::exception& e) {
       // Checked accessors cover the expected shapes; this catches the rest of a malformed file.
       throw CompileError(where_ + ": malformed export JSON: " + e.what());
+    } catch (const CompileError& e) {
+      // Graph-building errors (duplicate names, ...) name the node but not the file.
+      const std::string message = e.what();
+      if (message.starts_with(archive_.path())) throw;
+      throw CompileError(where_ + ": " + message);
     }
     graph_.metadata()["source"] = archive_.path();
     graph_.verify();
