@@ -7,8 +7,8 @@ venv can both build the same models. opt-125m also needs `transformers`, importe
     model, example_inputs = build("resnet-8")   # model in eval mode, inputs a tuple
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

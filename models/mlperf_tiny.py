@@ -43,8 +43,8 @@ class MobileNetV1(nn.Module):
     """
 
     # (output channels of the pointwise conv, stride of the depthwise conv)
-    BLOCKS = [(16, 1), (32, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1), (128, 1),
-              (128, 1), (128, 1), (128, 1), (256, 2), (256, 1)]
+    BLOCKS = ((16, 1), (32, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1), (128, 1),
+              (128, 1), (128, 1), (128, 1), (256, 2), (256, 1))
 
     def __init__(self, num_classes: int = 2, input_size: int = 96):
         super().__init__()
@@ -112,7 +112,7 @@ class FcAutoencoder(nn.Module):
     640->128->128->128->128->8->128->128->128->128->640, ReLU after every layer but the last.
     """
 
-    WIDTHS = [640, 128, 128, 128, 128, 8, 128, 128, 128, 128, 640]
+    WIDTHS = (640, 128, 128, 128, 128, 8, 128, 128, 128, 128, 640)
 
     def __init__(self):
         super().__init__()

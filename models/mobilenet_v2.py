@@ -27,7 +27,7 @@ class ConvBNReLU6(nn.Sequential):
 class InvertedResidual(nn.Module):
     def __init__(self, in_ch: int, out_ch: int, stride: int, expand_ratio: int):
         super().__init__()
-        hidden = int(round(in_ch * expand_ratio))
+        hidden = round(in_ch * expand_ratio)
         self.use_res_connect = stride == 1 and in_ch == out_ch
         layers: list[nn.Module] = []
         if expand_ratio != 1:
@@ -45,8 +45,8 @@ class InvertedResidual(nn.Module):
 
 class MobileNetV2(nn.Module):
     # expansion t, output channels c, repeats n, first stride s
-    SETTINGS = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1],
-                [6, 160, 3, 2], [6, 320, 1, 1]]
+    SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                (6, 160, 3, 2), (6, 320, 1, 1))
 
     def __init__(self, num_classes: int = 1000, width_mult: float = 1.0, dropout: float = 0.2):
         super().__init__()

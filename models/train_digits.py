@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from models.digits_cnn import RECORD, TEST_SPLIT, WEIGHTS, DigitsCnn  # noqa: E402
+from models.digits_cnn import RECORD, TEST_SPLIT, WEIGHTS, DigitsCnn
 
 SEED = 0
 EPOCHS = 40

@@ -8,8 +8,8 @@ import hashlib
 
 import pytest
 import torch
-
 from executorch_fixtures import MANIFEST, NAMES, load_fixture
+
 from models import interop
 
 

@@ -8,8 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 for path in (REPO, REPO / "python"):
     if str(path) not in sys.path:

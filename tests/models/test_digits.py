@@ -2,9 +2,9 @@
 committed held-out split (360 images), and the zoo's example input is classified correctly."""
 
 import torch
+from pteron import zoo
 
 from models import digits_cnn
-from pteron import zoo
 
 
 def test_committed_weights_reproduce_recorded_test_accuracy():

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from pteron import zoo
 
 from models.common import tf_same_padding
 from models.counting import count_macs, count_params
-from pteron import zoo
 
 LAYERS = json.loads((Path(__file__).parent / "mlperf_tiny_layers.json").read_text())
 

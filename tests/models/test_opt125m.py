@@ -4,7 +4,6 @@ logits). The export (about a minute and a 500 MB .pt2) is marked slow: PTERON_SL
 
 import pytest
 import torch
-
 from pteron import zoo
 
 

@@ -6,14 +6,14 @@ import functools
 
 import pytest
 import torch
+from pteron import zoo
 
 import models
-from pteron import zoo
 
 FAST = [n for n in models.NAMES if n != "opt-125m"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def built(name):
     """One build per model for the tests that only read it."""
     return zoo.get(name)
