@@ -47,9 +47,22 @@ KernelCallForm kernel_call_form(const ir::Node& node) {
                          a.name + "' the node does not have");
     }
   }
-  for (const ir::ReturnSchema& r : form.schema->returns) {
-    auto it = out_by_alias.find(r.alias);
-    if (it != out_by_alias.end() && !r.type.is_list) form.returns.push_back(it->second);
+  const auto& returns = form.schema->returns;
+  if (returns.size() > 1) {
+    form.return_form = ReturnForm::OutputTuple;
+  } else if (returns.size() == 1) {
+    auto it = out_by_alias.find(returns[0].alias);
+    if (it != out_by_alias.end()) {
+      form.return_form = ReturnForm::RepeatArg;
+      form.return_arg = it->second;
+    }
+  } else {
+    for (size_t i = 0; i < form.args.size(); ++i) {
+      if (form.args[i].source == KernelArgSlot::Source::OutputList) {
+        form.return_form = ReturnForm::RepeatArg;  // e.g. split_with_sizes_copy.out
+        form.return_arg = i;
+      }
+    }
   }
   return form;
 }

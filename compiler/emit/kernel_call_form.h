@@ -16,11 +16,15 @@ struct KernelArgSlot {
   size_t output = 0;                    // Output: index into node.outputs
 };
 
+// ExecuTorch appends the returned value after the arguments: the out argument again for one
+// return (or the out list for list-returning ops), a TensorList of all outputs for several.
+enum class ReturnForm { None, RepeatArg, OutputTuple };
+
 struct KernelCallForm {
   const ir::OpSchema* schema = nullptr;  // the out-variant
   std::vector<KernelArgSlot> args;       // schema order
-  // ExecuTorch appends the returned values after the args; these are arg positions to repeat.
-  std::vector<size_t> returns;
+  ReturnForm return_form = ReturnForm::None;
+  size_t return_arg = 0;                 // RepeatArg: position in args
 };
 
 // Throws CompileError naming the node when there is no out-variant form.

@@ -169,7 +169,13 @@ class MethodEmitter {
         }
       }
     }
-    for (size_t r : form.returns) args.push_back(args[r]);
+    if (form.return_form == ReturnForm::RepeatArg) {
+      args.push_back(args[form.return_arg]);
+    } else if (form.return_form == ReturnForm::OutputTuple) {
+      std::vector<int32_t> items;
+      for (size_t i = 0; i < node.outputs.size(); ++i) items.push_back(output_value(node, i));
+      args.push_back(add(fb::KernelTypes::TensorList, fb::CreateTensorList(b_, b_.CreateVector(items)).Union()));
+    }
     const ir::OpSchema* out = form.schema;
     const auto key = std::make_pair(out->op.ns + "::" + out->op.name, out->op.overload);
     auto [it, inserted] = operator_index_.try_emplace(key, static_cast<int32_t>(operators_.size()));

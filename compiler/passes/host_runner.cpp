@@ -125,6 +125,7 @@ std::vector<std::vector<uint8_t>> run_node_on_host(const ir::Graph& graph, const
   ArgBuilder builder(graph, node, value_bytes);
   std::deque<EValue> values;
   std::vector<Tensor*> out_list;
+  std::vector<Tensor*> out_tensors;  // single-tensor outs, for the returned tuple
   for (const KernelArgSlot& slot : form.args) {
     switch (slot.source) {
       case KernelArgSlot::Source::NodeArg:
@@ -133,7 +134,8 @@ std::vector<std::vector<uint8_t>> run_node_on_host(const ir::Graph& graph, const
         break;
       case KernelArgSlot::Source::Output: {
         outputs[slot.output].resize(graph.value(node.outputs[slot.output]).spec.nbytes());
-        values.push_back(EValue::from_tensor(builder.tensor(node.outputs[slot.output], outputs[slot.output].data())));
+        out_tensors.push_back(builder.tensor(node.outputs[slot.output], outputs[slot.output].data()));
+        values.push_back(EValue::from_tensor(out_tensors.back()));
         break;
       }
       case KernelArgSlot::Source::OutputList: {
@@ -151,7 +153,14 @@ std::vector<std::vector<uint8_t>> run_node_on_host(const ir::Graph& graph, const
   }
   std::vector<EValue*> args;
   for (EValue& v : values) args.push_back(&v);
-  for (size_t r : form.returns) args.push_back(args[r]);
+  EValue tuple_value;
+  if (form.return_form == ReturnForm::RepeatArg) {
+    args.push_back(args[form.return_arg]);
+  } else if (form.return_form == ReturnForm::OutputTuple) {
+    tuple_value.tag = Tag::TensorList;
+    tuple_value.tensor_list = Span<Tensor* const>(out_tensors.data(), out_tensors.size());
+    args.push_back(&tuple_value);
+  }
   static std::vector<uint8_t> scratch(size_t{64} << 20);
   MemoryAllocator scratch_allocator(scratch.data(), scratch.size());
   KernelContext ctx{&scratch_allocator};
