@@ -5,10 +5,12 @@ namespace nb = nanobind;
 namespace pteron::py {
 void bind_kernels(nb::module_& m);
 void bind_runtime(nb::module_& m);
+void bind_compiler(nb::module_& m);
 }
 
 NB_MODULE(pteron_native, m) {
   m.doc() = "pteron's native compiler and runtime";
   pteron::py::bind_kernels(m);
   pteron::py::bind_runtime(m);
+  pteron::py::bind_compiler(m);
 }

@@ -1,10 +1,21 @@
 """pteron: PyTorch models on Arm devices.
 
     import pteron
-    program = pteron.load("model.pte")
-    outputs = program.forward(x)
+    ep = pteron.export(model, (x,))
+    program = pteron.to_edge_transform_and_lower(ep)
+    program.save("model.pte")
+    outputs = pteron.load("model.pte").forward(x)
 """
 
+from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
 from pteron.runtime import Method, Program, load
 
-__all__ = ["Method", "Program", "load"]
+__all__ = [
+    "CompileError",
+    "LoweredProgram",
+    "Method",
+    "Program",
+    "export",
+    "load",
+    "to_edge_transform_and_lower",
+]
