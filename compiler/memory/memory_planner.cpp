@@ -57,14 +57,14 @@ MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors, const std:
   std::vector<std::vector<size_t>> placed(regions.size());
   for (size_t idx : order) {
     const TensorLifetime& t = tensors[idx];
-    const uint64_t size = std::max<uint64_t>(t.bytes, 1);
+    const uint64_t size = t.bytes;
     bool done = false;
     for (size_t r = 0; r < regions.size() && !done; ++r) {
       std::vector<std::pair<uint64_t, uint64_t>> busy;
       for (size_t other : placed[r]) {
         if (lifetimes_overlap(t, tensors[other])) {
           busy.emplace_back(plan.placements[other].offset,
-                            plan.placements[other].offset + std::max<uint64_t>(tensors[other].bytes, 1));
+                            plan.placements[other].offset + tensors[other].bytes);
         }
       }
       std::sort(busy.begin(), busy.end());
@@ -108,10 +108,16 @@ MemoryPlan plan_memory(const std::vector<TensorLifetime>& tensors,
   auto area = [&](size_t i) {
     return tensors[i].bytes * static_cast<uint64_t>(tensors[i].last - tensors[i].first + 1);
   };
+  auto span = [&](size_t i) { return tensors[i].last - tensors[i].first; };
   const std::vector<std::vector<size_t>> orders = {
       sorted([&](size_t a, size_t b) { return tensors[a].bytes > tensors[b].bytes; }),
       sorted([&](size_t a, size_t b) { return area(a) > area(b); }),
       sorted([&](size_t a, size_t b) { return tensors[a].first < tensors[b].first; }),
+      sorted([&](size_t a, size_t b) { return span(a) > span(b); }),
+      sorted([&](size_t a, size_t b) {
+        return tensors[a].bytes != tensors[b].bytes ? tensors[a].bytes > tensors[b].bytes
+                                                    : span(a) > span(b);
+      }),
   };
   MemoryPlan best;
   bool have = false;

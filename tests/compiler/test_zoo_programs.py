@@ -1,0 +1,74 @@
+"""Every zoo model compiles for the host and runs on the portable kernels, matching PyTorch.
+
+Tolerances (float32, portable kernels vs torch eager on the same inputs): max abs error within
+1e-4 * (1 + max |reference|) for the conv nets and transformer block; digits-cnn must give the
+same class on every held-out digit. The planned arena must pass the compiler's overlap checker
+(it runs on every compile) and be no larger than ExecuTorch's for the same model.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pteron
+import pytest
+import torch
+from pteron import zoo
+
+REPO = Path(__file__).resolve().parents[2]
+EXECUTORCH_STATS = json.loads((REPO / "tests/fixtures/executorch/zoo_stats.json").read_text())
+FAST_MODELS = ["digits-cnn", "ds-cnn", "fc-autoencoder", "resnet-8", "mobilenet-v1-025",
+               "mobilenet-v2", "resnet-18", "transformer-block"]
+
+
+def _executorch_arena(name):
+    return EXECUTORCH_STATS["models"][name]["planned_arena_bytes"]
+
+
+def _compile(name, tmp_path):
+    path = tmp_path / f"{name}.pt2"
+    zoo.export(name, path, log=lambda _msg: None)
+    return pteron.to_edge_transform_and_lower(str(path))
+
+
+@pytest.mark.parametrize("name", FAST_MODELS)
+def test_zoo_model_matches_pytorch(name, tmp_path):
+    model, inputs = zoo.get(name)
+    lowered = _compile(name, tmp_path)
+    with torch.no_grad():
+        expected = model(*inputs)
+    expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
+    actual = lowered.load().forward(*inputs)
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        tol = 1e-4 * (1 + float(e.abs().max()))
+        assert a.shape == e.shape
+        assert float((a - e).abs().max()) <= tol, f"{name}: max error {float((a - e).abs().max())} > {tol}"
+    assert lowered.report["planned_bytes"] <= _executorch_arena(name), (
+        f"{name}: pteron plans {lowered.report['planned_bytes']} bytes, ExecuTorch {_executorch_arena(name)}")
+
+
+def test_digits_cnn_predicts_the_same_classes(tmp_path):
+    model, _ = zoo.get("digits-cnn")
+    from models import digits_cnn
+
+    test_x, _labels = digits_cnn.load_test_split()
+    program = _compile("digits-cnn", tmp_path).load()
+    with torch.no_grad():
+        expected = model(test_x).argmax(dim=1)
+    # The program is compiled for batch 1: classify each digit on its own.
+    got = torch.tensor([int(program.forward(test_x[i : i + 1])[0].argmax()) for i in range(len(test_x))])
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.skipif(os.environ.get("PTERON_SKIP_OPT") == "1", reason="PTERON_SKIP_OPT=1 set by the caller")
+def test_opt125m_matches_pytorch(tmp_path):
+    model, inputs = zoo.get("opt-125m")
+    lowered = _compile("opt-125m", tmp_path)
+    with torch.no_grad():
+        expected = model(*inputs)
+    actual = lowered.load().forward(*inputs)[0]
+    err = float((actual - expected).abs().max())
+    assert err <= 1e-4 * (1 + float(expected.abs().max())), err
+    assert lowered.report["planned_bytes"] <= _executorch_arena("opt-125m")
