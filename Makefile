@@ -78,6 +78,10 @@ check-baremetal: .stamps/deps
 	cmake --build build-m55 -j $(JOBS)
 	@echo "bare-metal build (cortex-m55) ok"
 
+DEMO_MODEL ?= mobilenet-v2
+demo: build
+	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) tools/demo/demo.py --model $(DEMO_MODEL)
+
 clean:
 	rm -rf $(BUILD) build-fuzz build-m55 .stamps
 

@@ -11,7 +11,11 @@ compiler reads. The models themselves live in the repository's top-level `models
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
+
+# torch 2.13's pytree pickling warns about its own LeafSpec on every export; not actionable here.
+warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 

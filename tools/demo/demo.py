@@ -1,0 +1,83 @@
+"""`make demo`: the main job end to end, with the commands a user would type.
+
+1. export a zoo model with torch.export (python -m pteron.zoo export)
+2. compile it for the host with pteron's C++ compiler (pteron compile --memory-report)
+3. run it on pteron's runtime (pteron run --iters)
+4. check its output against PyTorch eager
+"""
+
+import argparse
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def step(n, total, text):
+    print(f"\n[{n}/{total}] {text}", flush=True)
+
+
+def sh(cmd: list[str]) -> str:
+    print("  $ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
+    done = subprocess.run(cmd, text=True, capture_output=True)
+    out = done.stdout + done.stderr
+    print("\n".join("    " + line for line in out.rstrip().splitlines()), flush=True)
+    if done.returncode != 0:
+        sys.exit(f"demo: command failed with exit code {done.returncode}")
+    return done.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", default="mobilenet-v2")
+    parser.add_argument("--workdir", default=str(REPO / "out" / "demo"))
+    args = parser.parse_args()
+    from pteron import zoo
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    pt2, pte = work / f"{args.model}.pt2", work / f"{args.model}.pte"
+    inputs_npz, outputs_npz = work / "inputs.npz", work / "outputs.npz"
+    total = 4
+    print(f"pteron demo: {args.model} from PyTorch to a .pte program on this host")
+
+    step(1, total, f"export {args.model} with torch.export")
+    sh([sys.executable, "-m", "pteron.zoo", "export", args.model, "-o", str(pt2)])
+
+    step(2, total, "compile for the host (C++ compiler, memory plan)")
+    sh(["pteron", "compile", str(pt2), "-o", str(pte), "--memory-report"])
+    sh(["pteron", "inspect", str(pte)])
+
+    step(3, total, "run on pteron's runtime (portable kernels, 1 thread)")
+    model, inputs = zoo.get(args.model)
+    np.savez(inputs_npz, **{f"input_{i}": x.numpy() for i, x in enumerate(inputs)})
+    sh(["pteron", "run", str(pte), "--inputs", str(inputs_npz), "--outputs", str(outputs_npz), "--iters", "5"])
+
+    step(4, total, "check against PyTorch eager")
+    t = time.perf_counter()
+    with torch.no_grad():
+        expected = model(*inputs)
+    eager_ms = (time.perf_counter() - t) * 1000
+    expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
+    got = np.load(outputs_npz)
+    worst = 0.0
+    for i, e in enumerate(expected):
+        a = got[f"output_{i}"]
+        err = float(np.abs(a - e.numpy()).max())
+        tol = 1e-4 * (1 + float(e.abs().max()))
+        worst = max(worst, err / tol)
+        print(f"  output {i}: shape {list(a.shape)}, max |pteron - torch| = {err:.3g} (tolerance {tol:.3g})")
+    print(f"  PyTorch eager (one run, {torch.get_num_threads()} threads): {eager_ms:.1f} ms")
+    if worst > 1:
+        sys.exit("demo: FAILED - outputs differ from PyTorch beyond tolerance")
+    print(f"\ndemo: OK - {pte} matches PyTorch")
+
+
+if __name__ == "__main__":
+    main()
