@@ -43,6 +43,7 @@ PassReport run_default_passes(ir::Graph& graph) {
   note("simplify_views", simplify_views(graph));
   note("remove_noops", remove_noops(graph));
   note("remove_dead_code", remove_dead_code(graph));
+  note("fold_batch_norm", fold_batch_norm(graph));
   note("fold_constants", fold_constants(graph));
   note("remove_dead_code", remove_dead_code(graph));
   graph.verify();

@@ -20,6 +20,10 @@ int remove_noops(ir::Graph& graph);
 // Collapses chains of views (view of a view, permute of a permute) into one op.
 int simplify_views(ir::Graph& graph);
 
+// Folds inference batch norm into the convolution before it (new weights and bias), when the
+// convolution's only user is the batch norm and only its normalised output is used.
+int fold_batch_norm(ir::Graph& graph);
+
 // Runs nodes whose inputs are all constants on the host kernels and replaces their outputs by
 // folded constants (e.g. transposed weights). Skips results much larger than their inputs.
 int fold_constants(ir::Graph& graph);
@@ -32,7 +36,8 @@ struct PassReport {
   std::vector<std::string> lines;  // "remove_noops: 12 node(s)"
 };
 
-// The default pipeline: fold, simplify, remove no-ops, dead code, check kernels.
+// The default pipeline: simplify, remove no-ops, fold batch norm and constants, dead code,
+// check kernels.
 PassReport run_default_passes(ir::Graph& graph);
 
 }  // namespace pteron::compiler
