@@ -1,0 +1,61 @@
+// Partitioning: an ordered list of partitioners, each claiming connected regions of the nodes
+// the earlier ones left, and saying for every node it refuses why. Unclaimed nodes go to the
+// target's kernel libraries. A partitioner never throws: refusals are data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace pteron::compiler {
+
+struct SupportDecision {
+  bool supported = false;
+  std::string reason;  // when refused: what about the op, dtype, shape, attribute or quantization
+
+  static SupportDecision yes() { return {true, {}}; }
+  static SupportDecision no(std::string why) { return {false, std::move(why)}; }
+};
+
+// A connected set of nodes one backend runs as one delegate call.
+struct Region {
+  size_t partitioner = 0;           // index into the partitioner list
+  std::vector<ir::NodeId> nodes;    // topological order
+  std::vector<ir::ValueId> inputs;  // values read from outside (graph inputs, constants excluded)
+  std::vector<ir::ValueId> outputs; // values used outside the region or by the graph's outputs
+};
+
+class Partitioner {
+ public:
+  virtual ~Partitioner() = default;
+  virtual std::string name() const = 0;  // as users write it in --backends ("xnnpack")
+  virtual SupportDecision supports(const ir::Graph& graph, const ir::Node& node) const = 0;
+  // Whether a region repays the cost of crossing into the backend and back. The default keeps
+  // every region; backends override it with their cost rule (and say why they give one back).
+  virtual SupportDecision worth_delegating(const ir::Graph& graph, const Region& region) const {
+    return SupportDecision::yes();
+  }
+};
+
+struct PartitionResult {
+  std::vector<Region> regions;
+  // For every node no partitioner claimed: each partitioner's reason, "name: reason".
+  std::unordered_map<ir::NodeId, std::vector<std::string>> refusals;
+  std::unordered_map<ir::NodeId, size_t> region_of;  // claimed node -> index into regions
+};
+
+// Runs the partitioners in order. Regions never form a cycle with the rest of the graph (the
+// graph with each region contracted to one node stays acyclic).
+PartitionResult partition(const ir::Graph& graph, const std::vector<const Partitioner*>& partitioners);
+
+// The region inputs and outputs of `nodes`, as Region defines them.
+void compute_region_boundary(const ir::Graph& graph, Region& region);
+
+// An execution order for the contracted graph: each entry is either a node outside every region
+// or the first node of a region (standing for the whole region). Topologically valid.
+std::vector<ir::NodeId> contracted_order(const ir::Graph& graph, const PartitionResult& result);
+
+}  // namespace pteron::compiler
