@@ -16,14 +16,22 @@ using flatbuffers::Offset;
 // Builds one ExecutionPlan; values are created on first use, in execution order.
 class MethodEmitter {
  public:
-  MethodEmitter(flatbuffers::FlatBufferBuilder& b, const MethodToEmit& m, ConstantTable& constants)
-      : b_(b), m_(m), g_(*m.graph), constants_(constants) {}
+  // `first_segment`: the program segment index this method's first delegate payload gets.
+  MethodEmitter(flatbuffers::FlatBufferBuilder& b, const MethodToEmit& m, ConstantTable& constants,
+                uint32_t first_segment)
+      : b_(b), m_(m), g_(*m.graph), constants_(constants), first_segment_(first_segment) {}
 
   Offset<fb::ExecutionPlan> emit() {
     std::vector<int32_t> inputs, outputs;
     for (ir::ValueId v : g_.inputs()) inputs.push_back(tensor_value(v));
     std::vector<Offset<fb::Instruction>> instructions;
-    for (ir::NodeId n : g_.nodes()) instructions.push_back(kernel_call(g_.node(n)));
+    if (m_.steps.empty()) {
+      for (ir::NodeId n : g_.nodes()) instructions.push_back(kernel_call(g_.node(n)));
+    } else {
+      for (const Step& step : m_.steps) {
+        instructions.push_back(step.delegate >= 0 ? delegate_call(step.delegate) : kernel_call(g_.node(step.node)));
+      }
+    }
     for (ir::ValueId v : g_.outputs()) outputs.push_back(tensor_value(v));
     auto chain = fb::CreateChain(b_, b_.CreateVector(inputs), b_.CreateVector(outputs),
                                  b_.CreateVector(instructions));
@@ -35,15 +43,38 @@ class MethodEmitter {
     std::vector<int64_t> buffer_sizes = {0};
     buffer_sizes.insert(buffer_sizes.end(), m_.arena_sizes.begin(), m_.arena_sizes.end());
     instructions_ = instructions.size();
+    std::vector<Offset<fb::BackendDelegate>> delegates;
+    for (size_t d = 0; d < m_.delegates.size(); ++d) {
+      const DelegateToEmit& del = m_.delegates[d];
+      std::vector<Offset<fb::CompileSpec>> specs;
+      for (const auto& [key, value] : del.compile_specs) {
+        specs.push_back(fb::CreateCompileSpec(b_, b_.CreateString(key), b_.CreateVector(value)));
+      }
+      auto processed = fb::CreateBackendDelegateDataReference(b_, fb::DataLocation::SEGMENT,
+                                                              first_segment_ + static_cast<uint32_t>(d));
+      delegates.push_back(fb::CreateBackendDelegate(b_, b_.CreateString(del.backend_id), processed,
+                                                    b_.CreateVector(specs)));
+    }
     return fb::CreateExecutionPlan(b_, b_.CreateString(m_.name), 0, b_.CreateVector(values_),
                                    b_.CreateVector(inputs), b_.CreateVector(outputs),
-                                   b_.CreateVector(chains), b_.CreateVector(ops), 0,
-                                   b_.CreateVector(buffer_sizes));
+                                   b_.CreateVector(chains), b_.CreateVector(ops),
+                                   b_.CreateVector(delegates), b_.CreateVector(buffer_sizes));
+  }
+
+  Offset<fb::Instruction> delegate_call(int index) {
+    const DelegateToEmit& d = m_.delegates[static_cast<size_t>(index)];
+    std::vector<int32_t> args;
+    for (ir::ValueId v : d.inputs) args.push_back(tensor_value(v));
+    for (ir::ValueId v : d.outputs) args.push_back(tensor_value(v));
+    ++delegate_calls_;
+    auto call = fb::CreateDelegateCall(b_, index, b_.CreateVector(args));
+    return fb::CreateInstruction(b_, fb::InstructionArguments::DelegateCall, call.Union());
   }
 
   size_t values() const { return values_.size(); }
   size_t instructions() const { return instructions_; }
   size_t constants_used() const { return constants_used_; }
+  size_t delegate_calls() const { return delegate_calls_; }
 
  private:
   int32_t add(fb::KernelTypes type, Offset<void> payload) {
@@ -202,6 +233,8 @@ class MethodEmitter {
   int32_t none_ = -1;
   size_t instructions_ = 0;
   size_t constants_used_ = 0;
+  size_t delegate_calls_ = 0;
+  uint32_t first_segment_ = 1;
 };
 
 }  // namespace
@@ -211,23 +244,35 @@ std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, Emit
   ConstantTable constants;
   EmitStats local;
   std::vector<Offset<fb::ExecutionPlan>> plans;
+  // Segment 0 holds the constants (ExecuTorch always lists it, even when empty); delegate
+  // payloads follow, one segment each, in method order.
+  uint32_t next_segment = 1;
   for (const MethodToEmit& m : methods) {
-    MethodEmitter e(b, m, constants);
+    MethodEmitter e(b, m, constants, next_segment);
     plans.push_back(e.emit());
+    next_segment += static_cast<uint32_t>(m.delegates.size());
     local.values += e.values();
     local.instructions += e.instructions();
     local.constants += e.constants_used();
+    local.delegate_calls += e.delegate_calls();
   }
-  // Segment 0 holds the constants (ExecuTorch always lists it, even when empty).
-  const std::vector<uint64_t> offsets = segment_offsets({constants.data().size()});
-  std::vector<Offset<fb::DataSegment>> segments = {
-      fb::CreateDataSegment(b, offsets[0], constants.data().size())};
+  std::vector<uint64_t> sizes = {constants.data().size()};
+  std::vector<std::span<const uint8_t>> blobs = {constants.data()};
+  for (const MethodToEmit& m : methods) {
+    for (const DelegateToEmit& d : m.delegates) {
+      sizes.push_back(d.payload.size());
+      blobs.emplace_back(d.payload);
+    }
+  }
+  const std::vector<uint64_t> offsets = segment_offsets(sizes);
+  std::vector<Offset<fb::DataSegment>> segments;
+  for (size_t i = 0; i < sizes.size(); ++i) segments.push_back(fb::CreateDataSegment(b, offsets[i], sizes[i]));
   auto constant_segment = fb::CreateSubsegmentOffsets(b, 0, b.CreateVector(constants.offsets()));
   auto program = fb::CreateProgram(b, 0, b.CreateVector(plans), 0, 0, b.CreateVector(segments),
                                    constant_segment);
   fb::FinishProgramBuffer(b, program);
   std::vector<uint8_t> file =
-      write_pte(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), {constants.data()});
+      write_pte(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), blobs);
   local.constant_bytes = constants.data().size();
   local.deduplicated = constants.deduplicated();
   local.file_bytes = file.size();

@@ -17,9 +17,27 @@ struct TensorPlacement {
   uint64_t offset = 0;
 };
 
+// A region a backend runs: one DelegateCall with the region's inputs then outputs as args.
+struct DelegateToEmit {
+  std::string backend_id;                 // what the runtime looks up ("PteronXnnpackBackend")
+  std::vector<uint8_t> payload;           // stored in its own segment
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
+  std::vector<ir::ValueId> inputs;
+  std::vector<ir::ValueId> outputs;
+};
+
+// One instruction: a graph node (kernel call) or a delegate.
+struct Step {
+  ir::NodeId node = ir::kNoNode;  // kernel call when set
+  int delegate = -1;              // index into MethodToEmit::delegates otherwise
+};
+
 struct MethodToEmit {
   std::string name = "forward";
   const ir::Graph* graph = nullptr;
+  // Execution order; empty means every node of the graph in order as a kernel call.
+  std::vector<Step> steps;
+  std::vector<DelegateToEmit> delegates;
   // Every intermediate value (node outputs, graph outputs) must be placed.
   std::unordered_map<ir::ValueId, TensorPlacement> placements;
   std::vector<int64_t> arena_sizes;  // bytes per arena; entry i is memory_id i + 1
@@ -30,7 +48,8 @@ struct EmitStats {
   size_t constants = 0;           // constant tensors referenced
   size_t deduplicated = 0;        // constants stored once for several uses
   size_t values = 0;              // EValues across methods
-  size_t instructions = 0;        // KernelCalls across methods
+  size_t instructions = 0;        // KernelCalls and DelegateCalls across methods
+  size_t delegate_calls = 0;
   uint64_t file_bytes = 0;
 };
 

@@ -7,24 +7,35 @@
 namespace pteron::compiler {
 
 GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
-                                  uint64_t alignment) {
-  std::unordered_map<ir::NodeId, int> step;
-  int n = 0;
-  for (ir::NodeId id : graph.nodes()) step[id] = n++;
-  const int end = n;  // graph outputs stay alive past the last instruction
-
+                                  uint64_t alignment, const std::vector<Step>& given_steps,
+                                  const std::vector<DelegateToEmit>& delegates) {
+  std::vector<Step> steps = given_steps;
+  if (steps.empty()) {
+    for (ir::NodeId id : graph.nodes()) steps.push_back(Step{id, -1});
+  }
+  auto produced = [&](const Step& s) -> std::vector<ir::ValueId> {
+    return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].outputs : graph.node(s.node).outputs;
+  };
+  auto used = [&](const Step& s) -> std::vector<ir::ValueId> {
+    return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].inputs : graph.node(s.node).inputs();
+  };
+  const int end = static_cast<int>(steps.size());  // graph outputs stay alive past the last step
+  std::unordered_map<ir::ValueId, size_t> index;   // value -> position in ids/lifetimes
   std::vector<ir::ValueId> ids;
   std::vector<TensorLifetime> lifetimes;
-  for (ir::NodeId id : graph.nodes()) {
-    for (ir::ValueId v : graph.node(id).outputs) {
-      if (v == ir::kNoValue) continue;
-      const ir::Value& value = graph.value(v);
-      TensorLifetime t{value.spec.nbytes(), step[id], step[id]};
-      for (ir::NodeId user : value.users) t.last = std::max(t.last, step[user]);
-      if (std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end()) t.last = end;
-      ids.push_back(v);
-      lifetimes.push_back(t);
+  for (int i = 0; i < end; ++i) {
+    for (ir::ValueId v : used(steps[static_cast<size_t>(i)])) {
+      if (auto it = index.find(v); it != index.end()) lifetimes[it->second].last = i;
     }
+    for (ir::ValueId v : produced(steps[static_cast<size_t>(i)])) {
+      if (v == ir::kNoValue) continue;
+      index[v] = ids.size();
+      ids.push_back(v);
+      lifetimes.push_back(TensorLifetime{graph.value(v).spec.nbytes(), i, i});
+    }
+  }
+  for (ir::ValueId v : graph.outputs()) {
+    if (auto it = index.find(v); it != index.end()) lifetimes[it->second].last = end;
   }
   GraphMemoryPlan result;
   result.plan = plan_memory(lifetimes, regions, alignment);

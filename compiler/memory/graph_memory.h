@@ -18,8 +18,11 @@ struct GraphMemoryPlan {
   std::vector<int64_t> arena_sizes;  // per region, in region order
 };
 
-// Throws CompileError with the numbers when the tensors do not fit the regions.
+// Plans the values the steps produce (node outputs, delegate outputs); values inside delegated
+// regions are the backend's business. Empty `steps` means every node in graph order. Throws
+// CompileError with the numbers when the tensors do not fit the regions.
 GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
-                                  uint64_t alignment);
+                                  uint64_t alignment, const std::vector<Step>& steps = {},
+                                  const std::vector<DelegateToEmit>& delegates = {});
 
 }  // namespace pteron::compiler
