@@ -6,17 +6,17 @@ namespace pteron {
 namespace {
 
 // Copies into out's own dim order, whatever self's.
-Error alias_copy_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::alias_copy.out";
+Error alias_copy_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::alias_copy.out";
   PTERON_TRY(check_args(kOp, args, "TT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[1]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   return copy_tensor(kOp, self, out);
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::alias_copy.out", alias_copy_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -5,22 +5,21 @@
 namespace pteron {
 namespace {
 
-Error any_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::any.out";
+Error any_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::any.out";
   PTERON_TRY(check_args(kOp, args, "TIBT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[3]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[3]->tensor;
   uint32_t mask = 0;
   PTERON_TRY(dims_to_mask(kOp, &args[1]->i, 1, self.dim(), &mask));
   ReducePlan plan;
-  Tensor *outs[1] = {&out};
-  PTERON_TRY(
-      make_reduce_plan(kOp, self, mask, args[2]->b, outs, 1, true, &plan));
+  Tensor* outs[1] = {&out};
+  PTERON_TRY(make_reduce_plan(kOp, self, mask, args[2]->b, outs, 1, true, &plan));
   return any_reduce(kOp, self, out, plan);
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::any.out", any_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -5,19 +5,19 @@
 namespace pteron {
 namespace {
 
-Error any_all_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::any.all_out";
+Error any_all_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::any.all_out";
   PTERON_TRY(check_args(kOp, args, "TT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[1]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
   ReducePlan plan;
-  Tensor *outs[1] = {&out};
+  Tensor* outs[1] = {&out};
   PTERON_TRY(make_reduce_plan(kOp, self, ~0u, false, outs, 1, true, &plan));
   return any_reduce(kOp, self, out, plan);
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::any.all_out", any_all_out);
 
-} // namespace pteron
+}  // namespace pteron

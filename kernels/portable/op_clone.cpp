@@ -5,19 +5,19 @@
 namespace pteron {
 namespace {
 
-// Copies into out's own dim order, whatever self's. memory_format is ignored:
-// out's dim order, chosen by the memory planner, is the layout that counts.
-Error clone_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::clone.out";
+// Copies into out's own dim order, whatever self's. memory_format is ignored: out's
+// dim order, chosen by the memory planner, is the layout that counts.
+Error clone_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::clone.out";
   PTERON_TRY(check_args(kOp, args, "TiT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[2]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   return copy_tensor(kOp, self, out);
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::clone.out", clone_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -7,22 +7,21 @@
 namespace pteron {
 namespace {
 
-// ExecuTorch's replacement for aten::clone with a memory format: copies self
-// into out's dim order (the requested one). Same dtype; non_blocking is
-// ignored.
-Error clone_dim_order_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "dim_order_ops::_clone_dim_order.out";
+// ExecuTorch's replacement for aten::clone with a memory format: copies self into out's dim
+// order (the requested one). Same dtype; non_blocking is ignored.
+Error clone_dim_order_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "dim_order_ops::_clone_dim_order.out";
   PTERON_TRY(check_args(kOp, args, "TBlT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[3]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   PTERON_TRY(expect_out_shape(kOp, out, self.sizes().data(), self.dim()));
   PTERON_TRY(check_dim_order_arg(kOp, *args[2], self, out));
   return copy_tensor(kOp, self, out);
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("dim_order_ops::_clone_dim_order.out", clone_dim_order_out);
 
-} // namespace pteron
+}  // namespace pteron

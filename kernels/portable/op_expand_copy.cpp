@@ -6,18 +6,18 @@
 namespace pteron {
 namespace {
 
-Error expand_copy_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::expand_copy.out";
+Error expand_copy_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::expand_copy.out";
   PTERON_TRY(check_args(kOp, args, "TLBT"));
-  const Tensor &self = *args[0]->tensor;
+  const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> size = args[1]->int_list;
-  Tensor &out = *args[3]->tensor;
+  Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   const int32_t dim = static_cast<int32_t>(size.size());
-  PTERON_CHECK(dim >= self.dim(), Error::InvalidArgument,
-               "%s: %d sizes given for a %d-d tensor", kOp, dim, self.dim());
-  PTERON_CHECK(dim <= kMaxTensorDim, Error::NotSupported,
-               "%s: rank %d above %d", kOp, dim, kMaxTensorDim);
+  PTERON_CHECK(dim >= self.dim(), Error::InvalidArgument, "%s: %d sizes given for a %d-d tensor",
+               kOp, dim, self.dim());
+  PTERON_CHECK(dim <= kMaxTensorDim, Error::NotSupported, "%s: rank %d above %d", kOp, dim,
+               kMaxTensorDim);
   int32_t sizes[kMaxTensorDim];
   int64_t strides[kMaxTensorDim];
   const int32_t lead = dim - self.dim();
@@ -36,8 +36,7 @@ Error expand_copy_out(KernelContext &, Span<EValue *> args) {
       sizes[i] = have;
       strides[i] = self.stride(i - lead);
     } else {
-      PTERON_CHECK(have == 1 && want >= 0 && want <= INT32_MAX,
-                   Error::InvalidArgument,
+      PTERON_CHECK(have == 1 && want >= 0 && want <= INT32_MAX, Error::InvalidArgument,
                    "%s: cannot expand size %d to %lld at dim %d", kOp, have,
                    static_cast<long long>(want), i);
       sizes[i] = static_cast<int32_t>(want);
@@ -49,8 +48,8 @@ Error expand_copy_out(KernelContext &, Span<EValue *> args) {
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::expand_copy.out", expand_copy_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -8,12 +8,12 @@ namespace pteron {
 namespace {
 
 // out[p] = self[p with p[dim] replaced by index[p]]; out has index's shape.
-Error gather_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::gather.out";
+Error gather_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::gather.out";
   PTERON_TRY(check_args(kOp, args, "TITBT"));
-  const Tensor &self = *args[0]->tensor;
-  const Tensor &index = *args[2]->tensor;
-  Tensor &out = *args[4]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  const Tensor& index = *args[2]->tensor;
+  Tensor& out = *args[4]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   PTERON_TRY(expect_index_dtype(kOp, index, "index", false));
   int32_t dim = 0;
@@ -21,19 +21,16 @@ Error gather_out(KernelContext &, Span<EValue *> args) {
   // A 0-d self or index acts as a 1-element vector.
   const int32_t rank = self.dim() > index.dim() ? self.dim() : index.dim();
   PTERON_CHECK(index.dim() == self.dim() || rank <= 1, Error::InvalidArgument,
-               "%s: index has rank %d, self has rank %d", kOp, index.dim(),
-               self.dim());
+               "%s: index has rank %d, self has rank %d", kOp, index.dim(), self.dim());
   for (int32_t d = 0; d < index.dim() && d < self.dim(); ++d) {
-    PTERON_CHECK(d == dim || index.size(d) <= self.size(d),
-                 Error::InvalidArgument,
-                 "%s: index size %d exceeds self size %d at dim %d", kOp,
-                 index.size(d), self.size(d), d);
+    PTERON_CHECK(d == dim || index.size(d) <= self.size(d), Error::InvalidArgument,
+                 "%s: index size %d exceeds self size %d at dim %d", kOp, index.size(d),
+                 self.size(d), d);
   }
   const int64_t dim_size = self.dim() == 0 ? 1 : self.size(dim);
   PTERON_TRY(check_indices(kOp, index, dim_size, dim, false));
   PTERON_TRY(expect_out_shape(kOp, out, index.sizes().data(), index.dim()));
-  if (out.numel() == 0)
-    return Error::Ok;
+  if (out.numel() == 0) return Error::Ok;
 
   int64_t os[kMaxTensorDim], is[kMaxTensorDim], ss[kMaxTensorDim];
   for (int32_t d = 0; d < index.dim(); ++d) {
@@ -44,11 +41,11 @@ Error gather_out(KernelContext &, Span<EValue *> args) {
   const int64_t dim_stride = self.dim() == 0 ? 0 : self.stride(dim);
   dispatch_word(self.element_size(), [&](auto tag) {
     using W = typename decltype(tag)::type;
-    const W *src = self.data<const W>();
-    W *dst = out.data<W>();
+    const W* src = self.data<const W>();
+    W* dst = out.data<W>();
     for_each_row3(index.sizes().data(), index.dim(), os, is, ss,
-                  [&](int64_t o, int64_t ix, int64_t s, int64_t n,
-                      int64_t ostep, int64_t istep, int64_t sstep) {
+                  [&](int64_t o, int64_t ix, int64_t s, int64_t n, int64_t ostep, int64_t istep,
+                      int64_t sstep) {
                     for (int64_t j = 0; j < n; ++j) {
                       const int64_t at = load_index(index, ix + j * istep);
                       dst[o + j * ostep] = src[s + j * sstep + at * dim_stride];
@@ -58,8 +55,8 @@ Error gather_out(KernelContext &, Span<EValue *> args) {
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::gather.out", gather_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -5,32 +5,28 @@
 namespace pteron {
 namespace {
 
-// Minimum along dim and the position of its first occurrence (NaN counts as the
-// min).
-Error min_dim_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::min.dim_min";
+// Minimum along dim and the position of its first occurrence (NaN counts as the min).
+Error min_dim_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::min.dim_min";
   PTERON_TRY(check_args(kOp, args, "TIBTT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &values = *args[3]->tensor;
-  Tensor &indices = *args[4]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& values = *args[3]->tensor;
+  Tensor& indices = *args[4]->tensor;
   PTERON_CHECK(values.dtype() == self.dtype(), Error::InvalidArgument,
-               "%s: values out has dtype %s, expected %s", kOp,
-               scalar_type_name(values.dtype()),
+               "%s: values out has dtype %s, expected %s", kOp, scalar_type_name(values.dtype()),
                scalar_type_name(self.dtype()));
   PTERON_CHECK(indices.dtype() == ScalarType::Long, Error::InvalidArgument,
-               "%s: indices out must be int64, got %s", kOp,
-               scalar_type_name(indices.dtype()));
+               "%s: indices out must be int64, got %s", kOp, scalar_type_name(indices.dtype()));
   uint32_t mask = 0;
   PTERON_TRY(dims_to_mask(kOp, &args[1]->i, 1, self.dim(), &mask));
   ReducePlan plan;
-  Tensor *outs[2] = {&values, &indices};
-  PTERON_TRY(
-      make_reduce_plan(kOp, self, mask, args[2]->b, outs, 2, true, &plan));
+  Tensor* outs[2] = {&values, &indices};
+  PTERON_TRY(make_reduce_plan(kOp, self, mask, args[2]->b, outs, 2, true, &plan));
   return arg_reduce<false>(kOp, self, &values, indices, plan);
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::min.dim_min", min_dim_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -6,24 +6,22 @@
 namespace pteron {
 namespace {
 
-Error permute_copy_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::permute_copy.out";
+Error permute_copy_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::permute_copy.out";
   PTERON_TRY(check_args(kOp, args, "TLT"));
-  const Tensor &self = *args[0]->tensor;
+  const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> dims = args[1]->int_list;
-  Tensor &out = *args[2]->tensor;
+  Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
-  PTERON_CHECK(static_cast<int32_t>(dims.size()) == self.dim(),
-               Error::InvalidArgument, "%s: %zu dims given for a %d-d tensor",
-               kOp, dims.size(), self.dim());
+  PTERON_CHECK(static_cast<int32_t>(dims.size()) == self.dim(), Error::InvalidArgument,
+               "%s: %zu dims given for a %d-d tensor", kOp, dims.size(), self.dim());
   int32_t sizes[kMaxTensorDim];
   int64_t strides[kMaxTensorDim];
   uint32_t seen = 0;
   for (int32_t i = 0; i < self.dim(); ++i) {
     int32_t d = 0;
     PTERON_TRY(normalize_dim(kOp, dims[i], self.dim(), &d));
-    PTERON_CHECK(!(seen & (1u << d)), Error::InvalidArgument,
-                 "%s: dim %d repeated", kOp, d);
+    PTERON_CHECK(!(seen & (1u << d)), Error::InvalidArgument, "%s: dim %d repeated", kOp, d);
     seen |= 1u << d;
     sizes[i] = self.size(d);
     strides[i] = self.stride(d);
@@ -33,8 +31,8 @@ Error permute_copy_out(KernelContext &, Span<EValue *> args) {
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::permute_copy.out", permute_copy_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -6,29 +6,25 @@
 namespace pteron {
 namespace {
 
-Error select_copy_int_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::select_copy.int_out";
+Error select_copy_int_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::select_copy.int_out";
   PTERON_TRY(check_args(kOp, args, "TIIT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[3]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
-  PTERON_CHECK(self.dim() > 0, Error::InvalidArgument,
-               "%s: cannot select from a 0-d tensor", kOp);
+  PTERON_CHECK(self.dim() > 0, Error::InvalidArgument, "%s: cannot select from a 0-d tensor", kOp);
   int32_t dim = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &dim));
   const int64_t size = self.size(dim);
   int64_t index = args[2]->i;
   PTERON_CHECK(index >= -size && index < size, Error::OutOfRange,
                "%s: index %lld out of range for dim %d of size %lld", kOp,
-               static_cast<long long>(index), dim,
-               static_cast<long long>(size));
-  if (index < 0)
-    index += size;
+               static_cast<long long>(index), dim, static_cast<long long>(size));
+  if (index < 0) index += size;
   int32_t sizes[kMaxTensorDim];
   int64_t strides[kMaxTensorDim];
   for (int32_t d = 0, o = 0; d < self.dim(); ++d) {
-    if (d == dim)
-      continue;
+    if (d == dim) continue;
     sizes[o] = self.size(d);
     strides[o++] = self.stride(d);
   }
@@ -37,8 +33,8 @@ Error select_copy_int_out(KernelContext &, Span<EValue *> args) {
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::select_copy.int_out", select_copy_int_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -6,34 +6,29 @@
 namespace pteron {
 namespace {
 
-Error slice_copy_tensor_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::slice_copy.Tensor_out";
+Error slice_copy_tensor_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::slice_copy.Tensor_out";
   PTERON_TRY(check_args(kOp, args, "TIiiIT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[5]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[5]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
-  PTERON_CHECK(self.dim() > 0, Error::InvalidArgument,
-               "%s: cannot slice a 0-d tensor", kOp);
+  PTERON_CHECK(self.dim() > 0, Error::InvalidArgument, "%s: cannot slice a 0-d tensor", kOp);
   int32_t dim = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &dim));
   const int64_t step = args[4]->i;
-  PTERON_CHECK(step > 0, Error::InvalidArgument,
-               "%s: step must be positive, got %lld", kOp,
+  PTERON_CHECK(step > 0, Error::InvalidArgument, "%s: step must be positive, got %lld", kOp,
                static_cast<long long>(step));
-  // torch's clamping: negative bounds count from the end, then both clamp to
-  // [0, size] and an end before the start gives an empty slice.
+  // torch's clamping: negative bounds count from the end, then both clamp to [0, size] and an
+  // end before the start gives an empty slice.
   const int64_t size = self.size(dim);
   int64_t start = args[2]->is_none() ? 0 : args[2]->i;
   int64_t end = args[3]->is_none() ? size : args[3]->i;
-  if (start < 0)
-    start += size;
-  if (end < 0)
-    end += size;
+  if (start < 0) start += size;
+  if (end < 0) end += size;
   start = start < 0 ? 0 : start > size ? size : start;
   end = end < start ? start : end > size ? size : end;
   const int64_t len = end == start ? 0 : (end - start - 1) / step + 1;
-  // A step past the end selects one element; capping it keeps the stride from
-  // overflowing.
+  // A step past the end selects one element; capping it keeps the stride from overflowing.
   const int64_t stride_step = step < size ? step : 1;
 
   int32_t sizes[kMaxTensorDim];
@@ -47,8 +42,8 @@ Error slice_copy_tensor_out(KernelContext &, Span<EValue *> args) {
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::slice_copy.Tensor_out", slice_copy_tensor_out);
 
-} // namespace pteron
+}  // namespace pteron

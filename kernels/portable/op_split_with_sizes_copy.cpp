@@ -6,19 +6,17 @@
 namespace pteron {
 namespace {
 
-Error split_with_sizes_copy_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::split_with_sizes_copy.out";
+Error split_with_sizes_copy_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::split_with_sizes_copy.out";
   PTERON_TRY(check_args(kOp, args, "TLIA"));
-  const Tensor &self = *args[0]->tensor;
+  const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> split_sizes = args[1]->int_list;
-  const Span<Tensor *const> outs = args[3]->tensor_list;
-  PTERON_CHECK(self.dim() > 0, Error::InvalidArgument,
-               "%s: cannot split a 0-d tensor", kOp);
+  const Span<Tensor* const> outs = args[3]->tensor_list;
+  PTERON_CHECK(self.dim() > 0, Error::InvalidArgument, "%s: cannot split a 0-d tensor", kOp);
   int32_t dim = 0;
   PTERON_TRY(normalize_dim(kOp, args[2]->i, self.dim(), &dim));
   PTERON_CHECK(outs.size() == split_sizes.size(), Error::InvalidArgument,
-               "%s: %zu outs for %zu split sizes", kOp, outs.size(),
-               split_sizes.size());
+               "%s: %zu outs for %zu split sizes", kOp, outs.size(), split_sizes.size());
   int64_t total = 0;
   for (const int64_t s : split_sizes) {
     PTERON_CHECK(s >= 0 && s <= self.size(dim), Error::InvalidArgument,
@@ -30,16 +28,15 @@ Error split_with_sizes_copy_out(KernelContext &, Span<EValue *> args) {
                static_cast<long long>(total), dim, self.size(dim));
   int64_t start = 0;
   for (size_t i = 0; i < outs.size(); ++i) {
-    PTERON_CHECK(outs[i] != nullptr, Error::InvalidArgument,
-                 "%s: out[%zu] is None", kOp, i);
+    PTERON_CHECK(outs[i] != nullptr, Error::InvalidArgument, "%s: out[%zu] is None", kOp, i);
     PTERON_TRY(copy_narrow(kOp, self, dim, start, split_sizes[i], *outs[i], i));
     start += split_sizes[i];
   }
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::split_with_sizes_copy.out", split_with_sizes_copy_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -6,14 +6,14 @@ namespace pteron {
 namespace {
 
 // Removes every size-1 dim.
-Error squeeze_copy_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::squeeze_copy.out";
+Error squeeze_copy_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::squeeze_copy.out";
   PTERON_TRY(check_args(kOp, args, "TT"));
   return squeeze_copy(kOp, *args[0]->tensor, ~0u, *args[1]->tensor);
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::squeeze_copy.out", squeeze_copy_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -6,18 +6,17 @@
 namespace pteron {
 namespace {
 
-Error squeeze_copy_dim_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::squeeze_copy.dim_out";
+Error squeeze_copy_dim_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::squeeze_copy.dim_out";
   PTERON_TRY(check_args(kOp, args, "TIT"));
-  const Tensor &self = *args[0]->tensor;
+  const Tensor& self = *args[0]->tensor;
   int32_t d = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &d));
-  return squeeze_copy(kOp, self, self.dim() == 0 ? 0u : 1u << d,
-                      *args[2]->tensor);
+  return squeeze_copy(kOp, self, self.dim() == 0 ? 0u : 1u << d, *args[2]->tensor);
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::squeeze_copy.dim_out", squeeze_copy_dim_out);
 
-} // namespace pteron
+}  // namespace pteron

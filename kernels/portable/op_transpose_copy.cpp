@@ -6,11 +6,11 @@
 namespace pteron {
 namespace {
 
-Error transpose_copy_int_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::transpose_copy.int_out";
+Error transpose_copy_int_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::transpose_copy.int_out";
   PTERON_TRY(check_args(kOp, args, "TIIT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[3]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   int32_t d0 = 0, d1 = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &d0));
@@ -27,8 +27,8 @@ Error transpose_copy_int_out(KernelContext &, Span<EValue *> args) {
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::transpose_copy.int_out", transpose_copy_int_out);
 
-} // namespace pteron
+}  // namespace pteron

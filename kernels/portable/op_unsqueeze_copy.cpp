@@ -6,27 +6,25 @@
 namespace pteron {
 namespace {
 
-Error unsqueeze_copy_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::unsqueeze_copy.out";
+Error unsqueeze_copy_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::unsqueeze_copy.out";
   PTERON_TRY(check_args(kOp, args, "TIT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[2]->tensor;
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
-  PTERON_CHECK(self.dim() < kMaxTensorDim, Error::NotSupported,
-               "%s: rank above %d", kOp, kMaxTensorDim);
-  int32_t dim = 0; // the new dim may sit anywhere in [0, self.dim()]
+  PTERON_CHECK(self.dim() < kMaxTensorDim, Error::NotSupported, "%s: rank above %d", kOp,
+               kMaxTensorDim);
+  int32_t dim = 0;  // the new dim may sit anywhere in [0, self.dim()]
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim() + 1, &dim));
   int32_t sizes[kMaxTensorDim];
-  for (int32_t d = 0, s = 0; d <= self.dim(); ++d)
-    sizes[d] = d == dim ? 1 : self.size(s++);
+  for (int32_t d = 0, s = 0; d <= self.dim(); ++d) sizes[d] = d == dim ? 1 : self.size(s++);
   PTERON_TRY(expect_out_shape(kOp, out, sizes, self.dim() + 1));
-  copy_logical_order(self,
-                     out); // adding a size-1 dim keeps row-major element order
+  copy_logical_order(self, out);  // adding a size-1 dim keeps row-major element order
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::unsqueeze_copy.out", unsqueeze_copy_out);
 
-} // namespace pteron
+}  // namespace pteron

@@ -7,16 +7,15 @@
 namespace pteron {
 namespace {
 
-// Variance over dim (None or [] = every dim) with divisor max(N - correction,
-// 0) (correction defaults to 1). Two passes per output chunk, mean then squared
-// deviations, both pairwise, so no cancellation and no scratch memory.
-Error var_correction_out(KernelContext &, Span<EValue *> args) {
-  constexpr const char *kOp = "aten::var.correction_out";
+// Variance over dim (None or [] = every dim) with divisor max(N - correction, 0) (correction
+// defaults to 1). Two passes per output chunk, mean then squared deviations, both pairwise, so
+// no cancellation and no scratch memory.
+Error var_correction_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::var.correction_out";
   PTERON_TRY(check_args(kOp, args, "TlsBT"));
-  const Tensor &self = *args[0]->tensor;
-  Tensor &out = *args[4]->tensor;
-  PTERON_CHECK(is_floating(self.dtype()) && is_floating(out.dtype()),
-               Error::NotSupported,
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[4]->tensor;
+  PTERON_CHECK(is_floating(self.dtype()) && is_floating(out.dtype()), Error::NotSupported,
                "%s: needs floating point tensors, got %s -> %s", kOp,
                scalar_type_name(self.dtype()), scalar_type_name(out.dtype()));
   uint32_t mask = ~0u;
@@ -24,12 +23,10 @@ Error var_correction_out(KernelContext &, Span<EValue *> args) {
     const Span<const int64_t> dims = args[1]->int_list;
     PTERON_TRY(dims_to_mask(kOp, dims.data(), dims.size(), self.dim(), &mask));
   }
-  const double correction =
-      args[2]->is_none() ? 1.0 : args[2]->scalar_as_double();
+  const double correction = args[2]->is_none() ? 1.0 : args[2]->scalar_as_double();
   ReducePlan plan;
-  Tensor *outs[1] = {&out};
-  PTERON_TRY(
-      make_reduce_plan(kOp, self, mask, args[3]->b, outs, 1, true, &plan));
+  Tensor* outs[1] = {&out};
+  PTERON_TRY(make_reduce_plan(kOp, self, mask, args[3]->b, outs, 1, true, &plan));
   const double n = static_cast<double>(plan.reduce_count);
   const double divisor = n - correction > 0 ? n - correction : 0.0;
 
@@ -37,34 +34,30 @@ Error var_correction_out(KernelContext &, Span<EValue *> args) {
     using A = typename decltype(acc_tag)::type;
     dispatch_dtype(self.dtype(), kFloatTypes, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T *x = self.data<const T>();
+      const T* x = self.data<const T>();
       const auto add = [](A a, A b) { return a + b; };
       A mean[kReduceChunk], m2[kReduceChunk];
-      for_each_output_chunk(
-          plan, kReduceChunk, [&](int64_t i0, int64_t o0, int64_t, int64_t c) {
-            fold_columns<A>(
-                plan, x, i0, c, A(0),
-                [](auto v, int64_t) { return static_cast<A>(v); }, add, mean);
-            for (int64_t j = 0; j < c; ++j)
-              mean[j] /= static_cast<A>(n);
-            fold_columns<A>(
-                plan, x, i0, c, A(0),
-                [&](auto v, int64_t j) {
-                  const A d = static_cast<A>(v) - mean[j];
-                  return d * d;
-                },
-                add, m2);
-            for (int64_t j = 0; j < c; ++j)
-              m2[j] = static_cast<A>(m2[j] / divisor);
-            store_outputs(out, o0, plan.inner_out[0], m2, c);
-          });
+      for_each_output_chunk(plan, kReduceChunk, [&](int64_t i0, int64_t o0, int64_t, int64_t c) {
+        fold_columns<A>(
+            plan, x, i0, c, A(0), [](auto v, int64_t) { return static_cast<A>(v); }, add, mean);
+        for (int64_t j = 0; j < c; ++j) mean[j] /= static_cast<A>(n);
+        fold_columns<A>(
+            plan, x, i0, c, A(0),
+            [&](auto v, int64_t j) {
+              const A d = static_cast<A>(v) - mean[j];
+              return d * d;
+            },
+            add, m2);
+        for (int64_t j = 0; j < c; ++j) m2[j] = static_cast<A>(m2[j] / divisor);
+        store_outputs(out, o0, plan.inner_out[0], m2, c);
+      });
     });
   });
   return Error::Ok;
 }
 
-} // namespace
+}  // namespace
 
 PTERON_KERNEL("aten::var.correction_out", var_correction_out);
 
-} // namespace pteron
+}  // namespace pteron

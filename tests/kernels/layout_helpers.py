@@ -41,6 +41,8 @@ def random_order(rank, g):
 
 
 def assert_equal(actual, expected, what=""):
-    assert actual.shape == expected.shape, f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    assert actual.shape == expected.shape, (
+        f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    )
     assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
     assert torch.equal(actual, expected), f"{what}: values differ"

@@ -8,7 +8,13 @@ every destination type's range, where C++ and torch casts agree).
 import pytest
 import torch
 from kernel_harness import run_kernel
-from layout_helpers import ALL_DTYPES, assert_equal, empty_with_dim_order, rand, with_dim_order
+from layout_helpers import (
+    ALL_DTYPES,
+    assert_equal,
+    empty_with_dim_order,
+    rand,
+    with_dim_order,
+)
 
 TO = "dim_order_ops::_to_dim_order_copy.out"
 CLONE = "dim_order_ops::_clone_dim_order.out"
@@ -37,14 +43,22 @@ def test_to_dim_order_copy_converts_every_dtype_pair(src_dtype):
         assert_equal(out, expected, f"{src_dtype} -> {dst_dtype}")
 
 
-@pytest.mark.parametrize("src_order,dst_order", [(CONTIGUOUS, CHANNELS_LAST), (CHANNELS_LAST, CONTIGUOUS),
-                                                 (CHANNELS_LAST, CHANNELS_LAST)])
-@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (1, 16, 7, 9), (3, 1, 2, 2), (2, 0, 3, 3), (1, 64, 1, 1)])
+@pytest.mark.parametrize(
+    "src_order,dst_order",
+    [(CONTIGUOUS, CHANNELS_LAST), (CHANNELS_LAST, CONTIGUOUS), (CHANNELS_LAST, CHANNELS_LAST)],
+)
+@pytest.mark.parametrize(
+    "shape", [(2, 3, 4, 5), (1, 16, 7, 9), (3, 1, 2, 2), (2, 0, 3, 3), (1, 64, 1, 1)]
+)
 def test_to_dim_order_copy_changes_layout(src_order, dst_order, shape):
     g = gen(2)
-    for src_dtype, dst_dtype in [(torch.float32, torch.float32), (torch.float32, torch.float16),
-                                 (torch.int64, torch.float32), (torch.bool, torch.bool),
-                                 (torch.bfloat16, torch.float32)]:
+    for src_dtype, dst_dtype in [
+        (torch.float32, torch.float32),
+        (torch.float32, torch.float16),
+        (torch.int64, torch.float32),
+        (torch.bool, torch.bool),
+        (torch.bfloat16, torch.float32),
+    ]:
         x = with_dim_order(source(shape, src_dtype, g), src_order)
         out = empty_with_dim_order(shape, dst_dtype, dst_order)
         run_kernel(TO, [x, False, dst_order, out])
@@ -101,4 +115,6 @@ def test_clone_dim_order(dtype):
 
 def test_clone_dim_order_rejects_dtype_change():
     with pytest.raises(RuntimeError, match=f"{CLONE}: out has dtype float16"):
-        run_kernel(CLONE, [torch.zeros(2, 3), False, [0, 1], torch.empty(2, 3, dtype=torch.float16)])
+        run_kernel(
+            CLONE, [torch.zeros(2, 3), False, [0, 1], torch.empty(2, 3, dtype=torch.float16)]
+        )

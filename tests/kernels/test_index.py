@@ -39,7 +39,9 @@ def test_index_select(shape):
         for dim in range(-len(shape), len(shape)):
             n = x.shape[dim]
             for idx_dtype in (torch.int64, torch.int32):
-                idx = torch.randint(0, max(n, 1), (6,), generator=g, dtype=idx_dtype)[: 6 if n else 0]
+                idx = torch.randint(0, max(n, 1), (6,), generator=g, dtype=idx_dtype)[
+                    : 6 if n else 0
+                ]
                 e = torch.index_select(x, dim, idx)
                 run_into("aten::index_select.out", [x, dim, idx], e, random_order(e.dim(), g))
 
@@ -50,7 +52,11 @@ def test_index_select_0d_index_and_self():
     idx = torch.tensor(2)
     run_into("aten::index_select.out", [x, 0, idx], torch.index_select(x, 0, idx))
     s = torch.tensor(3.5)
-    run_into("aten::index_select.out", [s, 0, torch.tensor([0])], torch.index_select(s, 0, torch.tensor([0])))
+    run_into(
+        "aten::index_select.out",
+        [s, 0, torch.tensor([0])],
+        torch.index_select(s, 0, torch.tensor([0])),
+    )
 
 
 @pytest.mark.parametrize("bad", [4, -1, 1 << 40])
@@ -62,7 +68,9 @@ def test_index_select_rejects_out_of_range(bad):
 
 def test_index_select_rejects_float_index():
     with pytest.raises(RuntimeError, match="aten::index_select.out: index must be int64 or int32"):
-        run_kernel("aten::index_select.out", [torch.zeros(4, 2), 0, torch.zeros(2), torch.empty(2, 2)])
+        run_kernel(
+            "aten::index_select.out", [torch.zeros(4, 2), 0, torch.zeros(2), torch.empty(2, 2)]
+        )
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
@@ -84,7 +92,9 @@ def test_gather_edge_shapes():
     idx = torch.zeros((0, 4), dtype=torch.int64)
     run_into("aten::gather.out", [x, 0, idx, False], torch.gather(x, 0, idx))
     s = torch.tensor(2.0)
-    run_into("aten::gather.out", [s, 0, torch.tensor(0), False], torch.gather(s, 0, torch.tensor(0)))
+    run_into(
+        "aten::gather.out", [s, 0, torch.tensor(0), False], torch.gather(s, 0, torch.tensor(0))
+    )
     v = rand((5,), torch.float16, g)
     i = torch.tensor([4, 0, 0, 3])
     run_into("aten::gather.out", [v, -1, i, False], torch.gather(v, -1, i))
@@ -92,14 +102,24 @@ def test_gather_edge_shapes():
 
 def test_gather_rejects_out_of_range_and_bad_shapes():
     x = torch.zeros(3, 4)
-    with pytest.raises(RuntimeError, match="aten::gather.out: index -1 is out of bounds for dimension 1"):
+    with pytest.raises(
+        RuntimeError, match="aten::gather.out: index -1 is out of bounds for dimension 1"
+    ):
         run_kernel("aten::gather.out", [x, 1, torch.tensor([[0, -1]]), False, torch.empty(1, 2)])
-    with pytest.raises(RuntimeError, match="aten::gather.out: index 3 is out of bounds for dimension 0"):
+    with pytest.raises(
+        RuntimeError, match="aten::gather.out: index 3 is out of bounds for dimension 0"
+    ):
         run_kernel("aten::gather.out", [x, 0, torch.tensor([[3]]), False, torch.empty(1, 1)])
     with pytest.raises(RuntimeError, match="aten::gather.out: index size 5 exceeds"):
-        run_kernel("aten::gather.out", [x, 0, torch.zeros(1, 5, dtype=torch.int64), False, torch.empty(1, 5)])
+        run_kernel(
+            "aten::gather.out",
+            [x, 0, torch.zeros(1, 5, dtype=torch.int64), False, torch.empty(1, 5)],
+        )
     with pytest.raises(RuntimeError, match="aten::gather.out: index must be int64"):
-        run_kernel("aten::gather.out", [x, 0, torch.zeros(1, 2, dtype=torch.int32), False, torch.empty(1, 2)])
+        run_kernel(
+            "aten::gather.out",
+            [x, 0, torch.zeros(1, 2, dtype=torch.int32), False, torch.empty(1, 2)],
+        )
 
 
 @pytest.mark.parametrize("ishape", [(5,), (2, 3), (), (0,), (2, 1, 4)])
@@ -113,18 +133,23 @@ def test_embedding(ishape, idx_dtype):
         run_into("aten::embedding.out", [w, idx, 2, False, False], e, random_order(e.dim(), g))
     wt = rand((7, 10), torch.float32, g).t()  # weight stored column-major
     idx = torch.randint(0, 10, ishape, generator=g, dtype=idx_dtype)
-    run_into("aten::embedding.out", [wt, idx, -1, False, False], torch.nn.functional.embedding(idx, wt))
+    run_into(
+        "aten::embedding.out", [wt, idx, -1, False, False], torch.nn.functional.embedding(idx, wt)
+    )
 
 
 @pytest.mark.parametrize("bad", [10, -1, 1 << 33])
 def test_embedding_rejects_out_of_range(bad):
     idx = torch.tensor([[1, 2], [bad, 0]])
     with pytest.raises(RuntimeError, match=f"aten::embedding.out: index {bad} is out of bounds"):
-        run_kernel("aten::embedding.out", [torch.zeros(10, 3), idx, -1, False, False, torch.empty(2, 2, 3)])
+        run_kernel(
+            "aten::embedding.out", [torch.zeros(10, 3), idx, -1, False, False, torch.empty(2, 2, 3)]
+        )
 
 
 def index_cases(g):
     """(self shape, indices builder) covering int, broadcast, None, separated and mask cases."""
+
     def i(*shape, hi):
         return torch.randint(-hi, hi, shape, generator=g)
 
@@ -157,7 +182,9 @@ def test_index_tensor():
 
 def test_index_tensor_rejects_out_of_range():
     x = torch.zeros(5, 4)
-    with pytest.raises(RuntimeError, match="aten::index.Tensor_out: index 4 is out of bounds for dimension 1"):
+    with pytest.raises(
+        RuntimeError, match="aten::index.Tensor_out: index 4 is out of bounds for dimension 1"
+    ):
         run_kernel("aten::index.Tensor_out", [x, [None, torch.tensor([0, 4])], torch.empty(5, 2)])
     with pytest.raises(RuntimeError, match="aten::index.Tensor_out: index -6 is out of bounds"):
         run_kernel("aten::index.Tensor_out", [x, [torch.tensor([-6])], torch.empty(1, 4)])
@@ -168,8 +195,13 @@ def test_index_tensor_rejects_unsupported():
     with pytest.raises(RuntimeError, match="aten::index.Tensor_out: index 0 has dtype float32"):
         run_kernel("aten::index.Tensor_out", [x, [torch.zeros(2)], torch.empty(2, 4)])
     with pytest.raises(RuntimeError, match="aten::index.Tensor_out: index shapes do not broadcast"):
-        run_kernel("aten::index.Tensor_out", [x, [torch.tensor([0, 1]), torch.tensor([0, 1, 2])], torch.empty(3)])
+        run_kernel(
+            "aten::index.Tensor_out",
+            [x, [torch.tensor([0, 1]), torch.tensor([0, 1, 2])], torch.empty(3)],
+        )
     with pytest.raises(RuntimeError, match="aten::index.Tensor_out: too many indices"):
         run_kernel("aten::index.Tensor_out", [x, [None, None, torch.tensor([0])], torch.empty(1)])
     with pytest.raises(RuntimeError, match="aten::index.Tensor_out: mask of size 3"):
-        run_kernel("aten::index.Tensor_out", [x, [torch.ones(3, dtype=torch.bool)], torch.empty(3, 4)])
+        run_kernel(
+            "aten::index.Tensor_out", [x, [torch.ones(3, dtype=torch.bool)], torch.empty(3, 4)]
+        )

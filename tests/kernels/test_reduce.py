@@ -3,7 +3,7 @@ var, over dim lists with negative dims, keepdim, 0-d and 0-size tensors, and inp
 non-default dim orders.
 
 Tolerances (per output element, against a float64 reference over the same elements):
-- sum / prod / var of float32: |err| <= 2e-6 * sum(|terms|) (prod: relative 2e-6 * N).
+- sum of float32: |err| <= 2e-6 * sum(|terms|); var: relative 8e-6; prod: relative 2e-6 * N.
 - float16 / bfloat16 results: one rounding of the float32-accumulated value to the output
   type, i.e. relative 1e-3 (half) and 8e-3 (bfloat16), plus the float32 bound.
 - integer sums and products, amax/amin, arg reductions, any: exact (NaN positions included).
@@ -28,7 +28,7 @@ def new_out(shape, dtype, g):
     return empty_with_dim_order(shape, dtype, random_order(len(shape), g))
 
 
-def check_float(out, x, dims, keepdim, reduce64, scale64, what):
+def check_float(out, x, reduce64, scale64, what):
     """Compares a float result with the float64 reference; `scale64` bounds accumulated error."""
     ref = reduce64(x.double())
     scale = scale64(x.double())
@@ -78,8 +78,13 @@ def test_sum(shape, dtype):
                 what = f"sum {shape} {dtype} dims={dims} keepdim={keepdim}"
                 if dtype.is_floating_point:
                     d = dims if dims else list(range(len(shape)))
-                    check_float(out, x, dims, keepdim, lambda t: t.sum(d, keepdim),
-                                lambda t: t.abs().sum(d, keepdim), what)
+                    check_float(
+                        out,
+                        x,
+                        lambda t, d=d, k=keepdim: t.sum(d, k),
+                        lambda t, d=d, k=keepdim: t.abs().sum(d, k),
+                        what,
+                    )
                 else:
                     assert torch.equal(out, e), what
 
@@ -94,8 +99,9 @@ def test_sum_dtype_argument_and_none_dims():
         run_kernel("aten::sum.IntList_out", [x, None, False, 4, out])
 
 
-@pytest.mark.parametrize("shape,dims", [((1 << 20,), [0]), ((40000, 3), [0]), ((3, 50000), [1]),
-                                        ((300, 5, 300), [0, 2])])
+@pytest.mark.parametrize(
+    "shape,dims", [((1 << 20,), [0]), ((40000, 3), [0]), ((3, 50000), [1]), ((300, 5, 300), [0, 2])]
+)
 def test_sum_float32_error_stays_small(shape, dims):
     # A plain float loop drifts by ~sqrt(N) half-ulps of the total (1e-5 relative and worse
     # here); the pairwise/blocked sums must stay within a few ulps.
@@ -123,12 +129,15 @@ def test_amax_amin(op, shape):
                     e = getattr(aten, op).default(x, dims, keepdim)
                     out = new_out(e.shape, e.dtype, g)
                     run_kernel(f"aten::{op}.out", [x, dims, keepdim, out])
-                    assert torch.equal(out, e) or torch.allclose(out, e, equal_nan=True, rtol=0, atol=0), \
-                        f"{op} {shape} {dtype} dims={dims}"
+                    assert torch.equal(out, e) or torch.allclose(
+                        out, e, equal_nan=True, rtol=0, atol=0
+                    ), f"{op} {shape} {dtype} dims={dims}"
 
 
 def test_amax_rejects_empty_reduction():
-    with pytest.raises(RuntimeError, match="aten::amax.out: cannot reduce over a dimension of size 0"):
+    with pytest.raises(
+        RuntimeError, match="aten::amax.out: cannot reduce over a dimension of size 0"
+    ):
         run_kernel("aten::amax.out", [torch.zeros(0, 3), [0], False, torch.empty(3)])
     out = torch.empty(0)  # reducing the non-empty dim of an empty tensor is fine
     run_kernel("aten::amax.out", [torch.zeros(0, 3), [1], False, out])
@@ -174,26 +183,39 @@ def test_max_min_dim(op):
                 for dim in range(-max(len(shape), 1), max(len(shape), 1)):
                     for keepdim in (False, True):
                         ev, ei = getattr(aten, op).dim(x, dim, keepdim)
-                        vals, idx = new_out(ev.shape, ev.dtype, g), new_out(ei.shape, torch.int64, g)
+                        vals, idx = (
+                            new_out(ev.shape, ev.dtype, g),
+                            new_out(ei.shape, torch.int64, g),
+                        )
                         run_kernel(f"aten::{op}.dim_{op}", [x, dim, keepdim, vals, idx])
                         assert torch.equal(idx, ei), f"{op}.dim indices {shape} {dtype} dim={dim}"
-                        assert torch.allclose(vals, ev, rtol=0, atol=0, equal_nan=True) or torch.equal(vals, ev)
+                        assert torch.allclose(
+                            vals, ev, rtol=0, atol=0, equal_nan=True
+                        ) or torch.equal(vals, ev)
 
 
 def test_arg_reductions_reject_bad_inputs():
-    with pytest.raises(RuntimeError, match="aten::argmax.out: cannot reduce over a dimension of size 0"):
-        run_kernel("aten::argmax.out", [torch.zeros(0, 3), 0, False, torch.empty(3, dtype=torch.int64)])
+    with pytest.raises(
+        RuntimeError, match="aten::argmax.out: cannot reduce over a dimension of size 0"
+    ):
+        run_kernel(
+            "aten::argmax.out", [torch.zeros(0, 3), 0, False, torch.empty(3, dtype=torch.int64)]
+        )
     with pytest.raises(RuntimeError, match="aten::argmin.out: out must be int64"):
         run_kernel("aten::argmin.out", [torch.zeros(2, 3), 0, False, torch.empty(3)])
     with pytest.raises(RuntimeError, match="aten::max.dim_max: dim 2 out of range"):
-        run_kernel("aten::max.dim_max", [torch.zeros(2, 3), 2, False, torch.empty(2), torch.empty(2, dtype=torch.int64)])
+        run_kernel(
+            "aten::max.dim_max",
+            [torch.zeros(2, 3), 2, False, torch.empty(2), torch.empty(2, dtype=torch.int64)],
+        )
 
 
 @pytest.mark.parametrize("shape", [(4, 5, 6), (3, 1, 7, 2), (9,), (), (2, 0, 3)])
 def test_any(shape):
     g = gen(7)
     for dtype in [torch.bool, torch.float32, torch.int64, torch.uint8]:
-        def sparse(x):
+
+        def sparse(x, dtype=dtype):
             x = (x * (torch.rand(shape, generator=g) > 0.85)).to(dtype)  # mostly zeros
             if dtype == torch.float32 and x.numel() > 2:
                 x.view(-1)[1] = float("nan")  # NaN is "true"
@@ -234,23 +256,35 @@ def test_var(shape, dtype):
                     def ref(t, d=d, c=c, keepdim=keepdim):
                         return aten.var.correction(t, d, correction=c, keepdim=keepdim)
 
-                    def scale(t, d=d, keepdim=keepdim):
-                        return ref(t).abs() * 4
+                    def scale(t, ref=ref):
+                        return ref(t).abs() * 4  # relative 8e-6
 
-                    check_float(out, x, dims, keepdim, ref, scale, f"var {shape} {dtype} {dims} {correction}")
+                    check_float(out, x, ref, scale, f"var {shape} {dtype} {dims} {correction}")
 
 
 def test_var_rejects_integers():
     with pytest.raises(RuntimeError, match="aten::var.correction_out: needs floating point"):
-        run_kernel("aten::var.correction_out", [torch.zeros(3, dtype=torch.int64), None, None, False,
-                                                torch.empty((), dtype=torch.int64)])
+        run_kernel(
+            "aten::var.correction_out",
+            [
+                torch.zeros(3, dtype=torch.int64),
+                None,
+                None,
+                False,
+                torch.empty((), dtype=torch.int64),
+            ],
+        )
 
 
 @pytest.mark.parametrize("shape", [(4, 5, 6), (3, 1, 7, 2), (9,), (), (2, 0, 3)])
 def test_prod(shape):
     g = gen(9)
     for dtype in [torch.float32, torch.int64, torch.int32, torch.bool]:
-        near_one = (lambda x: 1 + 0.1 * torch.randn(shape, generator=g)) if dtype.is_floating_point else None
+        near_one = (
+            (lambda x: 1 + 0.1 * torch.randn(shape, generator=g))
+            if dtype.is_floating_point
+            else None
+        )
         for x in layouts(shape, dtype, g, near_one):
             for dim in range(-max(len(shape), 1), max(len(shape), 1)):
                 for keepdim in (False, True):
@@ -258,8 +292,9 @@ def test_prod(shape):
                     out = new_out(e.shape, e.dtype, g)
                     run_kernel("aten::prod.int_out", [x, dim, keepdim, None, out])
                     if dtype.is_floating_point:
-                        torch.testing.assert_close(out, e, rtol=2e-6 * max(x.shape[dim] if x.dim() else 1, 1),
-                                                   atol=0)
+                        torch.testing.assert_close(
+                            out, e, rtol=2e-6 * max(x.shape[dim] if x.dim() else 1, 1), atol=0
+                        )
                     else:
                         assert torch.equal(out, e), f"prod {shape} {dtype} dim={dim}"
             e = aten.prod.default(x)

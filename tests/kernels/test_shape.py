@@ -43,7 +43,9 @@ def random_layout_cases(shapes, seed):
 SHAPES = [(3, 4, 5), (2, 3, 4, 5), (7,), (), (0, 3), (1, 1, 6), (2, 1, 3, 1, 2)]
 
 
-@pytest.mark.parametrize("name", ["aten::clone.out", "aten::alias_copy.out", "aten::detach_copy.out"])
+@pytest.mark.parametrize(
+    "name", ["aten::clone.out", "aten::alias_copy.out", "aten::detach_copy.out"]
+)
 def test_same_shape_copies(name):
     for x, order in random_layout_cases(SHAPES, 1):
         args = [x, None] if name == "aten::clone.out" else [x]
@@ -64,8 +66,16 @@ def test_clone_channels_last_both_ways():
 
 @pytest.mark.parametrize(
     "shape,size",
-    [((2, 3, 4), [6, 4]), ((2, 3, 4), [-1, 2]), ((24,), [2, -1, 3]), ((), [1]), ((1,), []),
-     ((0, 3), [3, 0]), ((4, 1, 6), [4, 6]), ((2, 3, 4, 5), [2, 60])],
+    [
+        ((2, 3, 4), [6, 4]),
+        ((2, 3, 4), [-1, 2]),
+        ((24,), [2, -1, 3]),
+        ((), [1]),
+        ((1,), []),
+        ((0, 3), [3, 0]),
+        ((4, 1, 6), [4, 6]),
+        ((2, 3, 4, 5), [2, 60]),
+    ],
 )
 def test_view_copy(shape, size):
     for x, order in random_layout_cases([shape], 3):
@@ -83,7 +93,9 @@ def test_view_copy_bad_sizes():
         run_kernel("aten::view_copy.out", [torch.zeros(0, 3), [0, -1], torch.empty(0, 3)])
 
 
-@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4, 5), (5,), (), (0, 2, 3), (64, 70), (4, 33, 40, 3)])
+@pytest.mark.parametrize(
+    "shape", [(3, 4), (2, 3, 4, 5), (5,), (), (0, 2, 3), (64, 70), (4, 33, 40, 3)]
+)
 def test_permute_copy(shape):
     g = gen(5)
     for x, order in random_layout_cases([shape], 6):
@@ -99,14 +111,24 @@ def test_permute_copy_rejects_repeated_dim():
 
 @pytest.mark.parametrize(
     "shape,size",
-    [((3, 1), [3, 4]), ((1,), [2, 3, 5]), ((), [4, 2]), ((2, 1, 3), [-1, 5, -1]), ((2, 3), [0, 2, 3]),
-     ((1, 4), [3, -1])],
+    [
+        ((3, 1), [3, 4]),
+        ((1,), [2, 3, 5]),
+        ((), [4, 2]),
+        ((2, 1, 3), [-1, 5, -1]),
+        ((2, 3), [0, 2, 3]),
+        ((1, 4), [3, -1]),
+    ],
 )
 def test_expand_copy(shape, size):
     for x, order in random_layout_cases([shape], 7):
         expected = aten.expand_copy.default(x, size)
-        run_into("aten::expand_copy.out", [x, size, False], expected,
-                 random_order(expected.dim(), gen(8)))
+        run_into(
+            "aten::expand_copy.out",
+            [x, size, False],
+            expected,
+            random_order(expected.dim(), gen(8)),
+        )
 
 
 def test_expand_copy_bad_size():
@@ -156,9 +178,19 @@ def test_t_copy_rejects_3d():
         run_kernel("aten::t_copy.out", [torch.zeros(2, 3, 4), torch.empty(4, 3, 2)])
 
 
-SLICES = [(0, None, None, 1), (1, 1, 4, 2), (-1, -3, None, 1), (0, -100, 100, 3), (1, 5, 2, 1),
-          (0, None, -1, 2), (2, 3, 1000, 1), (1, 0, 6, 7), (0, 10, 20, 1), (-2, -1, -5, 1),
-          (0, 0, 9, 2**40)]
+SLICES = [
+    (0, None, None, 1),
+    (1, 1, 4, 2),
+    (-1, -3, None, 1),
+    (0, -100, 100, 3),
+    (1, 5, 2, 1),
+    (0, None, -1, 2),
+    (2, 3, 1000, 1),
+    (1, 0, 6, 7),
+    (0, 10, 20, 1),
+    (-2, -1, -5, 1),
+    (0, 0, 9, 2**40),
+]
 
 
 @pytest.mark.parametrize("dim,start,end,step", SLICES)
@@ -204,13 +236,23 @@ def test_split_ops():
         for dim in (0, -1):
             n = x.shape[dim]
             sizes = [n // 3, n - n // 3 - 1, 1] if n >= 2 else [n]
-            run_list_into("aten::split_with_sizes_copy.out", [x, sizes, dim],
-                          aten.split_with_sizes_copy.default(x, sizes, dim), g)
+            run_list_into(
+                "aten::split_with_sizes_copy.out",
+                [x, sizes, dim],
+                aten.split_with_sizes_copy.default(x, sizes, dim),
+                g,
+            )
             for split in (1, 2, 3, 10):
-                run_list_into("aten::split_copy.Tensor_out", [x, split, dim],
-                              aten.split_copy.Tensor(x, split, dim), g)
+                run_list_into(
+                    "aten::split_copy.Tensor_out",
+                    [x, split, dim],
+                    aten.split_copy.Tensor(x, split, dim),
+                    g,
+                )
             if n:  # the harness cannot pass an empty tensor list (it becomes an int list)
-                run_list_into("aten::unbind_copy.int_out", [x, dim], aten.unbind_copy.int(x, dim), g)
+                run_list_into(
+                    "aten::unbind_copy.int_out", [x, dim], aten.unbind_copy.int(x, dim), g
+                )
 
 
 def test_split_ops_bad_inputs():
@@ -220,8 +262,10 @@ def test_split_ops_bad_inputs():
     with pytest.raises(RuntimeError, match="aten::split_copy.Tensor_out.*outs"):
         run_kernel("aten::split_copy.Tensor_out", [x, 2, 0, [torch.empty(2, 2)] * 2])
     with pytest.raises(RuntimeError, match=r"aten::split_copy.Tensor_out: out\[2\]"):
-        run_kernel("aten::split_copy.Tensor_out",
-                   [x, 2, 0, [torch.empty(2, 2), torch.empty(2, 2), torch.empty(2, 2)]])
+        run_kernel(
+            "aten::split_copy.Tensor_out",
+            [x, 2, 0, [torch.empty(2, 2), torch.empty(2, 2), torch.empty(2, 2)]],
+        )
     with pytest.raises(RuntimeError, match="aten::unbind_copy.int_out"):
         run_kernel("aten::unbind_copy.int_out", [x, 1, [torch.empty(5)]])
 
@@ -256,7 +300,9 @@ def test_cat_rejects_mismatched_shapes():
 def test_stack(shape):
     g = gen(20)
     for dtype in ALL_DTYPES[::2]:
-        parts = [with_dim_order(rand(shape, dtype, g), random_order(len(shape), g)) for _ in range(3)]
+        parts = [
+            with_dim_order(rand(shape, dtype, g), random_order(len(shape), g)) for _ in range(3)
+        ]
         for dim in range(-len(shape) - 1, len(shape) + 1):
             e = torch.stack(parts, dim)
             run_into("aten::stack.out", [parts, dim], e, random_order(e.dim(), g))
@@ -286,8 +332,18 @@ def test_constant_pad_nd_bad_inputs():
         run_kernel("aten::constant_pad_nd.out", [torch.zeros(3), [-2, -2], 0, torch.empty(0)])
 
 
-@pytest.mark.parametrize("shape,repeats", [((2, 3), [2, 3]), ((3,), [2, 1, 2]), ((), [3]), ((), []),
-                                           ((2, 1, 3), [1, 4, 2]), ((2, 3), [0, 2]), ((4, 5), [2, 2, 3])])
+@pytest.mark.parametrize(
+    "shape,repeats",
+    [
+        ((2, 3), [2, 3]),
+        ((3,), [2, 1, 2]),
+        ((), [3]),
+        ((), []),
+        ((2, 1, 3), [1, 4, 2]),
+        ((2, 3), [0, 2]),
+        ((4, 5), [2, 2, 3]),
+    ],
+)
 def test_repeat(shape, repeats):
     for x, _ in random_layout_cases([shape], 23):
         e = aten.repeat.default(x, repeats)
@@ -299,7 +355,9 @@ def test_repeat_rejects_too_few_repeats():
         run_kernel("aten::repeat.out", [torch.zeros(2, 3), [2], torch.empty(2, 3)])
 
 
-@pytest.mark.parametrize("shape,r", [((1, 8, 3, 4), 2), ((2, 18, 2, 3), 3), ((4, 5, 6), 1), ((9, 2, 2), 3)])
+@pytest.mark.parametrize(
+    "shape,r", [((1, 8, 3, 4), 2), ((2, 18, 2, 3), 3), ((4, 5, 6), 1), ((9, 2, 2), 3)]
+)
 def test_pixel_shuffle_roundtrip(shape, r):
     g = gen(25)
     for dtype in (torch.float32, torch.int64, torch.bool):
@@ -318,4 +376,7 @@ def test_pixel_shuffle_rejects_bad_channels():
 
 def test_copies_reject_dtype_mismatch():
     with pytest.raises(RuntimeError, match="aten::permute_copy.out: out has dtype int32"):
-        run_kernel("aten::permute_copy.out", [torch.zeros(2, 3), [1, 0], torch.empty(3, 2, dtype=torch.int32)])
+        run_kernel(
+            "aten::permute_copy.out",
+            [torch.zeros(2, 3), [1, 0], torch.empty(3, 2, dtype=torch.int32)],
+        )

@@ -57,33 +57,42 @@ inline auto from_accumulator(A v) {
     return v;
 }
 
-// Folds f(x[k * s], 0) over a line of n elements.
+constexpr int64_t kLineLanes = 32;  // independent accumulators along a line
+constexpr int64_t kLineLeaf = 512;  // elements folded lane-wise before pairwise halving
+
+// Folds f(x[k * s], 0) over a line of n elements: 32 lanes, which the compiler keeps as an
+// elementwise (vectorisable) loop, over leaves of kLineLeaf elements combined pairwise.
 template <typename A, typename T, typename F, typename Op>
 A fold_line(const T* x, int64_t n, int64_t s, A identity, const F& f, const Op& op) {
-  if (n > kReduceBlock) {
-    const int64_t half = (n / 2 + 7) & ~int64_t{7};
+  if (n > kLineLeaf) {
+    const int64_t half = (n / 2 + kLineLanes - 1) & ~(kLineLanes - 1);
     return op(fold_line(x, half, s, identity, f, op),
               fold_line(x + half * s, n - half, s, identity, f, op));
   }
-  A lane[8];
-  for (int j = 0; j < 8; ++j) lane[j] = identity;
-  int64_t k = 0;
-  if (s == 1) {
-    for (; k + 8 <= n; k += 8)
-      for (int j = 0; j < 8; ++j) lane[j] = op(lane[j], f(load_value(x[k + j]), 0));
-  } else {
-    for (; k + 8 <= n; k += 8)
-      for (int j = 0; j < 8; ++j) lane[j] = op(lane[j], f(load_value(x[(k + j) * s]), 0));
+  if (s != 1 || n < kLineLanes) {  // short or strided lines: one accumulator is as good
+    A acc = identity;
+    for (int64_t k = 0; k < n; ++k) acc = op(acc, f(load_value(x[k * s]), 0));
+    return acc;
   }
-  for (; k < n; ++k) lane[0] = op(lane[0], f(load_value(x[k * s]), 0));
-  return op(op(op(lane[0], lane[1]), op(lane[2], lane[3])),
-            op(op(lane[4], lane[5]), op(lane[6], lane[7])));
+  A lane[kLineLanes];
+  for (int64_t j = 0; j < kLineLanes; ++j) lane[j] = f(load_value(x[j]), 0);
+  int64_t k = kLineLanes;
+  for (; k + kLineLanes <= n; k += kLineLanes) {
+    for (int64_t j = 0; j < kLineLanes; ++j) lane[j] = op(lane[j], f(load_value(x[k + j]), 0));
+  }
+  for (int64_t j = 0; k + j < n; ++j) lane[j] = op(lane[j], f(load_value(x[k + j]), 0));
+  for (int64_t w = kLineLanes / 2; w > 0; w /= 2) {  // pairwise across lanes
+    for (int64_t j = 0; j < w; ++j) lane[j] = op(lane[j], lane[j + w]);
+  }
+  return lane[0];
 }
 
 // acc[j] = fold over the reduce space of f(x, j) for the `c` adjacent outputs whose reduce
 // space starts at in0 (c == 1 on horizontal plans). f gets the column so that a fold may depend
 // on a per-output value (var subtracts each output's mean).
-template <typename A, typename T, typename F, typename Op>
+// kUnrollRows folds four rows per pass (fewer accumulator loads and stores); ops whose nested
+// form the compiler cannot vectorise (NaN-propagating max) turn it off.
+template <typename A, bool kUnrollRows = true, typename T, typename F, typename Op>
 void fold_columns(const ReducePlan& p, const T* x, int64_t in0, int64_t c, A identity, const F& f,
                   const Op& op, A* acc) {
   // Three levels: `block` folds up to kReduceBlock rows (or lines), `mid` up to kReduceBlock
@@ -112,14 +121,29 @@ void fold_columns(const ReducePlan& p, const T* x, int64_t in0, int64_t c, A ide
   for (int64_t j = 0; j < c; ++j) acc[j] = mid[j] = block[j] = identity;
   const int64_t cs = p.inner_in;
   for_each_reduce_line(p, in0, [&](int64_t off, int64_t len, int64_t s) {
-    for (int64_t r = 0; r < len; ++r) {
+    for (int64_t r = 0; r < len;) {
       const T* row = x + off + r * s;
-      if (cs == 1) {
-        for (int64_t j = 0; j < c; ++j) block[j] = op(block[j], f(load_value(row[j]), j));
+      if (kUnrollRows && cs == 1 && r + 4 <= len && rows + 4 <= kReduceBlock) {
+        // Four rows per pass: a quarter of the accumulator loads and stores.
+        const T* r1 = row + s;
+        const T* r2 = row + 2 * s;
+        const T* r3 = row + 3 * s;
+        for (int64_t j = 0; j < c; ++j) {
+          block[j] = op(block[j], op(op(f(load_value(row[j]), j), f(load_value(r1[j]), j)),
+                                     op(f(load_value(r2[j]), j), f(load_value(r3[j]), j))));
+        }
+        r += 4;
+        rows += 4;
       } else {
-        for (int64_t j = 0; j < c; ++j) block[j] = op(block[j], f(load_value(row[j * cs]), j));
+        if (cs == 1) {
+          for (int64_t j = 0; j < c; ++j) block[j] = op(block[j], f(load_value(row[j]), j));
+        } else {
+          for (int64_t j = 0; j < c; ++j) block[j] = op(block[j], f(load_value(row[j * cs]), j));
+        }
+        ++r;
+        ++rows;
       }
-      if (++rows == kReduceBlock) {
+      if (rows == kReduceBlock) {
         for (int64_t j = 0; j < c; ++j) {
           mid[j] = op(mid[j], block[j]);
           block[j] = identity;
@@ -186,9 +210,9 @@ void arg_fold_columns(const ReducePlan& p, const T* x, int64_t in0, int64_t c, C
                       int64_t* pos) {
   const auto better = [](C v, C b) {
     if constexpr (kMax)
-      return v > b || (v != v && b == b);
+      return (v > b) | ((v != v) & (b == b));
     else
-      return v < b || (v != v && b == b);
+      return (v < b) | ((v != v) & (b == b));
   };
   const C start = kMax ? (std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                                : std::numeric_limits<C>::lowest())

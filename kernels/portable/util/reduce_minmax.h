@@ -25,16 +25,16 @@ Error extreme_reduce(const char* name, const Tensor& in, Tensor& out, const Redu
                                                      : std::numeric_limits<C>::max());
     const auto pick = [](C a, C b) -> C {
       if constexpr (kMax)
-        return (b > a || b != b) ? b : a;
+        return ((b > a) | (b != b)) ? b : a;  // "|": no branch, so loops vectorise
       else
-        return (b < a || b != b) ? b : a;
+        return ((b < a) | (b != b)) ? b : a;
     };
     const auto f = [](C v, int64_t) { return v; };
     const T* x = in.data<const T>();
     T* o = out.data<T>();
     C acc[kReduceChunk];
     for_each_output_chunk(p, kReduceChunk, [&](int64_t i0, int64_t o0, int64_t, int64_t c) {
-      fold_columns<C>(p, x, i0, c, identity, f, pick, acc);
+      fold_columns<C, false>(p, x, i0, c, identity, f, pick, acc);
       for (int64_t j = 0; j < c; ++j) o[o0 + j * p.inner_out[0]] = store_value<T>(acc[j]);
     });
   });
