@@ -230,3 +230,25 @@ def test_fill_family_rejects_bad_inputs():
         run_kernel("aten::scalar_tensor.out", [1, torch.empty(1)])
     with pytest.raises(RuntimeError, match=r"aten::full_like\.out"):
         run_kernel("aten::full_like.out", [torch.empty(2, 3), 1, None, torch.empty(2, 2)])
+
+
+def test_to_copy_float16_bfloat16_bit_exact():
+    """Every float16/bfloat16 value, and floats around every rounding boundary, convert with
+    round-to-nearest-even exactly as torch does (NaNs compared as NaN)."""
+    halves = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.float16)
+    bf16s = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
+    g = torch.Generator().manual_seed(3)
+    random_bits = torch.randint(-(2**31), 2**31, (1 << 16,), generator=g, dtype=torch.int64)
+    floats = torch.cat([
+        halves.float(), bf16s.float(),
+        random_bits.to(torch.int32).view(torch.float32),
+        (halves.float().view(torch.int32) + 0x1000).view(torch.float32),  # float16 halfway points
+        (halves.float().view(torch.int32) + 0x0FFF).view(torch.float32),
+        (bf16s.float().view(torch.int32) + 0x8000).view(torch.float32),  # bfloat16 halfway points
+    ])
+    for x, dtype in [(halves, torch.float32), (bf16s, torch.float32), (floats, torch.float16),
+                     (floats, torch.bfloat16), (halves, torch.bfloat16), (bf16s, torch.float16)]:
+        out = torch.empty(x.shape, dtype=dtype)
+        run_kernel("aten::_to_copy.out", [x, False, None, out])
+        torch.testing.assert_close(out, x.to(dtype), atol=0, rtol=0, equal_nan=True,
+                                   msg=lambda m: f"{x.dtype} -> {dtype}: {m}")
