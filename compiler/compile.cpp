@@ -1,9 +1,11 @@
 #include "compiler/compile.h"
 
 #include <chrono>
+#include <unordered_set>
 
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
+#include "compiler/partition/registry.h"
 
 namespace pteron::compiler {
 namespace {
@@ -14,7 +16,8 @@ double since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options) {
+CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
+                            const std::vector<const Partitioner*>& partitioners) {
   CompileResult result;
   CompileReport& r = result.report;
   r.target = load_target(options.target);
@@ -22,22 +25,70 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options) {
 
   auto t = std::chrono::steady_clock::now();
   r.passes = run_default_passes(graph);
+
+  // Partition, then lower each region; a region whose lowering fails stays on the kernels.
+  PartitionResult parts = partition(graph, partitioners);
+  MethodToEmit method;
+  method.graph = &graph;
+  std::unordered_set<ir::NodeId> delegated;
+  PartitionResult kept;
+  for (const Region& region : parts.regions) {
+    const Partitioner& p = *partitioners[region.partitioner];
+    LoweredRegion lowered = p.lower(graph, region);
+    if (!lowered.ok) {
+      for (ir::NodeId n : region.nodes) parts.refusals[n].push_back(p.name() + ": " + lowered.reason);
+      continue;
+    }
+    const size_t index = kept.regions.size();
+    for (ir::NodeId n : region.nodes) {
+      kept.region_of[n] = index;
+      delegated.insert(n);
+    }
+    kept.regions.push_back(region);
+    method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
+                                              std::move(lowered.compile_specs), region.inputs,
+                                              region.outputs});
+    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size()});
+  }
+  for (ir::NodeId n : contracted_order(graph, kept)) {
+    auto it = kept.region_of.find(n);
+    method.steps.push_back(it == kept.region_of.end() ? Step{n, -1} : Step{ir::kNoNode, static_cast<int>(it->second)});
+  }
+  for (ir::NodeId n : graph.nodes()) {
+    if (delegated.count(n)) continue;
+    auto it = parts.refusals.find(n);
+    if (it == parts.refusals.end()) continue;
+    for (const std::string& why : it->second) r.refusals.push_back(graph.node(n).describe() + ": " + why);
+  }
+  check_kernels_available(graph, delegated);
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();
-  GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment);
+  GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
+                                             method.steps, method.delegates);
   r.memory = memory.plan;
   r.seconds_plan = since(t);
 
   t = std::chrono::steady_clock::now();
-  MethodToEmit method;
-  method.graph = &graph;
   method.placements = std::move(memory.placements);
   method.arena_sizes = memory.arena_sizes;
   result.program = emit_program({method}, &r.emit);
   r.nodes_out = r.emit.instructions;
   r.seconds_emit = since(t);
   return result;
+}
+
+CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options) {
+  std::vector<std::string> backends = options.backends;
+  if (backends.empty()) {
+    const Target target = load_target(options.target);
+    backends = target.backends;
+    backends.insert(backends.end(), target.kernels.begin(), target.kernels.end());
+  }
+  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends);
+  std::vector<const Partitioner*> partitioners;
+  for (const auto& p : owned) partitioners.push_back(p.get());
+  return compile_graph(graph, options, partitioners);
 }
 
 CompileResult compile_pt2(const std::string& path, const CompileOptions& options) {

@@ -9,12 +9,23 @@
 #include "compiler/ir/graph.h"
 #include "compiler/memory/memory_planner.h"
 #include "compiler/passes/passes.h"
+#include "compiler/partition/partitioner.h"
 #include "compiler/target/target.h"
 
 namespace pteron::compiler {
 
 struct CompileOptions {
   std::string target = "host";
+  // Ordered: partitioners claim regions first to last; kernel libraries ("portable") take the
+  // rest. Empty means the target file's backends, then its kernels.
+  std::vector<std::string> backends;
+};
+
+struct RegionSummary {
+  std::string backend;
+  size_t nodes = 0;
+  size_t inputs = 0;
+  size_t outputs = 0;
 };
 
 struct CompileReport {
@@ -22,6 +33,8 @@ struct CompileReport {
   size_t nodes_in = 0;       // nodes read from the .pt2
   size_t nodes_out = 0;      // kernel calls emitted
   PassReport passes;
+  std::vector<RegionSummary> regions;  // delegated regions, in execution order
+  std::vector<std::string> refusals;   // "node (op @ source): backend: reason" for kept nodes
   MemoryPlan memory;
   EmitStats emit;
   double seconds_load = 0, seconds_passes = 0, seconds_plan = 0, seconds_emit = 0;
@@ -34,6 +47,9 @@ struct CompileResult {
 
 // Throws CompileError (one line naming the node, op and source location) on failure.
 CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options);
+// The same with partitioner objects given directly (tests, and backends under development).
+CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
+                            const std::vector<const Partitioner*>& partitioners);
 CompileResult compile_pt2(const std::string& path, const CompileOptions& options);
 
 }  // namespace pteron::compiler

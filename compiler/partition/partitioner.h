@@ -28,10 +28,23 @@ struct Region {
   std::vector<ir::ValueId> outputs; // values used outside the region or by the graph's outputs
 };
 
+// What lowering a region produced: the payload the backend's runtime reads, or why not.
+struct LoweredRegion {
+  bool ok = false;
+  std::string reason;                 // when !ok
+  std::vector<uint8_t> payload;
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
+};
+
 class Partitioner {
  public:
   virtual ~Partitioner() = default;
   virtual std::string name() const = 0;  // as users write it in --backends ("xnnpack")
+  // The id the runtime's backend registry knows ("PteronXnnpackBackend").
+  virtual std::string backend_id() const = 0;
+  // Lowers a claimed region to the backend's payload. A failure gives the region back to the
+  // later partitioners and the kernel libraries, with the reason.
+  virtual LoweredRegion lower(const ir::Graph& graph, const Region& region) const = 0;
   virtual SupportDecision supports(const ir::Graph& graph, const ir::Node& node) const = 0;
   // Whether a region repays the cost of crossing into the backend and back. The default keeps
   // every region; backends override it with their cost rule (and say why they give one back).

@@ -8,10 +8,11 @@
 
 namespace pteron::compiler {
 
-void check_kernels_available(const ir::Graph& graph) {
+void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
   // op -> first node needing it, and how many nodes need it
   std::map<std::string, std::pair<std::string, int>> missing;
   for (ir::NodeId id : graph.nodes()) {
+    if (delegated.count(id)) continue;
     const ir::Node& node = graph.node(id);
     const ir::OpSchema* schema = kernel_schema_for(node);
     std::string key;
@@ -40,6 +41,7 @@ PassReport run_default_passes(ir::Graph& graph) {
   auto note = [&](const char* pass, int n) {
     report.lines.push_back(std::string(pass) + ": " + std::to_string(n) + " node(s)");
   };
+  note("normalize_dim_orders", normalize_dim_orders(graph));
   note("simplify_views", simplify_views(graph));
   note("remove_noops", remove_noops(graph));
   note("remove_dead_code", remove_dead_code(graph));
@@ -47,7 +49,6 @@ PassReport run_default_passes(ir::Graph& graph) {
   note("fold_constants", fold_constants(graph));
   note("remove_dead_code", remove_dead_code(graph));
   graph.verify();
-  check_kernels_available(graph);
   return report;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -24,20 +25,25 @@ int simplify_views(ir::Graph& graph);
 // convolution's only user is the batch norm and only its normalised output is used.
 int fold_batch_norm(ir::Graph& graph);
 
+// Gives constants and intermediates the contiguous dim order (constants are rearranged at
+// compile time). Export records strided views (a transposed weight, a permuted activation);
+// kernels, ExecuTorch's included, want one layout per call. Inputs keep theirs.
+int normalize_dim_orders(ir::Graph& graph);
+
 // Runs nodes whose inputs are all constants on the host kernels and replaces their outputs by
 // folded constants (e.g. transposed weights). Skips results much larger than their inputs.
 int fold_constants(ir::Graph& graph);
 
-// Every node must have a kernel form and a registered kernel; throws CompileError listing each
-// missing one (op, node, source line) so nothing fails late on the device.
-void check_kernels_available(const ir::Graph& graph);
+// Every node (except those in `delegated`) must have a kernel form and a registered kernel;
+// throws CompileError listing each missing one (op, node, source line) so nothing fails late
+// on the device.
+void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {});
 
 struct PassReport {
   std::vector<std::string> lines;  // "remove_noops: 12 node(s)"
 };
 
-// The default pipeline: simplify, remove no-ops, fold batch norm and constants, dead code,
-// check kernels.
+// The default pipeline: simplify, remove no-ops, fold batch norm and constants, dead code.
 PassReport run_default_passes(ir::Graph& graph);
 
 }  // namespace pteron::compiler

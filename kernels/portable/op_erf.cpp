@@ -1,7 +1,6 @@
 // aten::erf.out(Tensor self, *, Tensor(a!) out)
 // out = erf(self); integer and bool inputs give a floating out.
-#include <cmath>
-
+#include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
 #include "runtime/kernel/kernel.h"
 
@@ -14,7 +13,7 @@ Error erf_out(KernelContext&, Span<EValue*> args) {
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) {
-    return std::erf(x);
+    return fast_erf(x);
   });
 }
 

@@ -44,7 +44,11 @@ Error masked_fill_scalar_out(KernelContext&, Span<EValue*> args) {
       const U* x = px + off[1];
       const bool* m = pm + off[2];
       if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-        for (int64_t k = 0; k < n; ++k) o[k] = m[k] ? v : x[k];
+        // Bit masks instead of `m ? v : x`, which GCC does not vectorise.
+        for (int64_t k = 0; k < n; ++k) {
+          const U mk = static_cast<U>(U(0) - static_cast<U>(m[k]));
+          o[k] = static_cast<U>((v & mk) | (x[k] & ~mk));
+        }
       } else {
         for (int64_t k = 0; k < n; ++k) o[k * st[0]] = m[k * st[2]] ? v : x[k * st[1]];
       }

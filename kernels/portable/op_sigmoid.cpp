@@ -1,7 +1,6 @@
 // aten::sigmoid.out(Tensor self, *, Tensor(a!) out)
 // out = 1 / (1 + e^-self); integer and bool inputs give a floating out.
-#include <cmath>
-
+#include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
 #include "runtime/kernel/kernel.h"
 
@@ -15,7 +14,7 @@ Error sigmoid_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) {
     using C = decltype(x);
-    return C(1) / (C(1) + std::exp(-x));
+    return C(1) / (C(1) + fast_exp(-x));
   });
 }
 

@@ -1,7 +1,6 @@
 // aten::silu.out(Tensor self, *, Tensor(a!) out)
 // out = self * sigmoid(self). Floating dtypes only, as in torch.
-#include <cmath>
-
+#include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
 #include "runtime/kernel/kernel.h"
 
@@ -15,7 +14,7 @@ Error silu_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kFloatTypes, kFloatTypes>(kOp, in, out, [](auto x) {
     using C = decltype(x);
-    return x / (C(1) + std::exp(-x));
+    return x / (C(1) + fast_exp(-x));
   });
 }
 

@@ -1,7 +1,6 @@
 // aten::tanh.out(Tensor self, *, Tensor(a!) out)
 // out = tanh(self); integer and bool inputs give a floating out.
-#include <cmath>
-
+#include "kernels/portable/util/fast_math.h"
 #include "kernels/portable/util/unary.h"
 #include "runtime/kernel/kernel.h"
 
@@ -14,7 +13,7 @@ Error tanh_out(KernelContext&, Span<EValue*> args) {
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) {
-    return std::tanh(x);
+    return fast_tanh(x);
   });
 }
 

@@ -25,6 +25,8 @@ class OpsPartitioner : public Partitioner {
   OpsPartitioner(std::string name, std::set<std::string> ops, size_t min_nodes = 1)
       : name_(std::move(name)), ops_(std::move(ops)), min_nodes_(min_nodes) {}
   std::string name() const override { return name_; }
+  std::string backend_id() const override { return name_; }
+  LoweredRegion lower(const Graph&, const Region&) const override { return {true, {}, {1}, {}}; }
   SupportDecision supports(const Graph&, const ir::Node& node) const override {
     if (ops_.count(node.op.name)) return SupportDecision::yes();
     return SupportDecision::no("op " + node.op.str() + " is not supported");

@@ -43,18 +43,25 @@ inline Error check_scalar_fits_out(const char* op, const ScalarArg& s, const Ten
 // ("value cannot be converted without overflow"): integers out of range (unsigned types also
 // take negatives down to -max, which wrap, as in torch) and finite values beyond float32 (infinities are fine).
 inline Error check_scalar_fits_dtype(const char* op, const ScalarArg& s, ScalarType t) {
-  double lo = 0, hi = 0;
+  double lo = 0, end = 0;  // integers must lie in [lo, end): end is one past the maximum
   switch (t) {
-    case ScalarType::Byte: lo = -255.0, hi = 255.0; break;
-    case ScalarType::Char: lo = -128.0, hi = 127.0; break;
-    case ScalarType::Short: lo = -32768.0, hi = 32767.0; break;
-    case ScalarType::UInt16: lo = -65535.0, hi = 65535.0; break;
-    case ScalarType::Int: lo = -2147483648.0, hi = 2147483647.0; break;
-    case ScalarType::Float: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
-    default: return Error::Ok;  // int64, double, float16, bfloat16, bool take any value
+    case ScalarType::Byte: lo = -255.0, end = 256.0; break;
+    case ScalarType::Char: lo = -128.0, end = 128.0; break;
+    case ScalarType::Short: lo = -32768.0, end = 32768.0; break;
+    case ScalarType::UInt16: lo = -65535.0, end = 65536.0; break;
+    case ScalarType::Int: lo = -2147483648.0, end = 2147483648.0; break;
+    case ScalarType::Long:
+      if (!s.floating) return Error::Ok;
+      lo = -9223372036854775808.0, end = 9223372036854775808.0;
+      break;
+    case ScalarType::Float:
+      if (!std::isfinite(s.d) || std::fabs(s.d) <= 3.4028234663852886e38) return Error::Ok;
+      lo = end = 0;  // a finite value beyond float32's range
+      break;
+    default: return Error::Ok;  // double, float16, bfloat16, bool take any value
   }
   const double v = s.floating ? s.d : static_cast<double>(s.i);
-  if ((v < lo || v > hi) && !(t == ScalarType::Float && std::isinf(v))) {
+  if (!(v >= lo && v < end)) {  // NaN fails too
     return fail(Error::InvalidArgument, "%s: value %g cannot be converted to %s without overflow",
                 op, v, scalar_type_name(t));
   }

@@ -12,6 +12,10 @@ namespace pteron {
 inline bool copy_convert(const Tensor& src, Tensor& dst) {
   if (!is_supported(src.dtype()) || !is_supported(dst.dtype())) return false;
   if (same_layout(src, dst)) {
+    if (src.dtype() == dst.dtype()) {  // a plain copy (memmove: in-place calls alias)
+      __builtin_memmove(dst.mutable_data(), src.const_data(), dst.nbytes());
+      return true;
+    }
     return convert_elements(src.dtype(), src.const_data(), 1, dst.dtype(), dst.mutable_data(), 1,
                             dst.numel());
   }

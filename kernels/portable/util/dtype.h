@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/portable/util/half.h"
 #include "runtime/core/scalar_type.h"
 
 namespace pteron {
@@ -22,16 +23,16 @@ template <> struct ComputeType<BFloat16> { using type = float; };
 template <typename T>
 inline typename ComputeType<T>::type load_value(const T& v) { return v; }
 template <>
-inline float load_value<Half>(const Half& v) { return half_to_float(v.bits); }
+inline float load_value<Half>(const Half& v) { return half_bits_to_float(v.bits); }
 template <>
-inline float load_value<BFloat16>(const BFloat16& v) { return bf16_to_float(v.bits); }
+inline float load_value<BFloat16>(const BFloat16& v) { return bf16_bits_to_float(v.bits); }
 
 template <typename T, typename V>
 inline T store_value(V v) {
   if constexpr (std::is_same_v<T, Half>) {
-    return Half{float_to_half(static_cast<float>(v))};
+    return Half{float_to_half_bits(static_cast<float>(v))};
   } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return BFloat16{float_to_bf16(static_cast<float>(v))};
+    return BFloat16{float_to_bf16_bits(static_cast<float>(v))};
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != V(0);
   } else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<V>) {

@@ -1,0 +1,44 @@
+#include "compiler/partition/registry.h"
+
+#include <map>
+
+#include "compiler/compile_error.h"
+
+namespace pteron::compiler {
+namespace {
+
+std::map<std::string, PartitionerFactory>& factories() {
+  static std::map<std::string, PartitionerFactory> f;
+  return f;
+}
+
+bool is_kernel_library(const std::string& name) { return name == "portable" || name == "optimized"; }
+
+}  // namespace
+
+bool register_partitioner(const std::string& name, PartitionerFactory factory) {
+  return factories().emplace(name, std::move(factory)).second;
+}
+
+std::vector<std::string> available_backends() {
+  std::vector<std::string> names = {"portable"};
+  for (const auto& [name, _] : factories()) names.push_back(name);
+  return names;
+}
+
+std::vector<std::unique_ptr<Partitioner>> make_partitioners(const std::vector<std::string>& names) {
+  std::vector<std::unique_ptr<Partitioner>> out;
+  for (const std::string& name : names) {
+    if (is_kernel_library(name)) continue;
+    auto it = factories().find(name);
+    if (it == factories().end()) {
+      std::string known;
+      for (const std::string& n : available_backends()) known += (known.empty() ? "" : ", ") + n;
+      throw CompileError("unknown backend '" + name + "' (available: " + known + ")");
+    }
+    out.push_back(it->second());
+  }
+  return out;
+}
+
+}  // namespace pteron::compiler
