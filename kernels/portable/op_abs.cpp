@@ -15,9 +15,12 @@ Error abs_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kRealTypes, kRealTypes>(kOp, in, out, [](auto x) {
     using C = decltype(x);
-    if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
-    else if constexpr (std::is_unsigned_v<C>) return x;
-    else return static_cast<C>(x < 0 ? -x : x);
+    if constexpr (std::is_floating_point_v<C>)
+      return std::fabs(x);
+    else if constexpr (std::is_unsigned_v<C>)
+      return x;
+    else
+      return static_cast<C>(x < 0 ? -x : x);
   });
 }
 

@@ -16,14 +16,17 @@ Error add_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[3]->tensor;
   if (is_floating(out.dtype())) {
     const double alpha = args[2]->scalar_as_double();
-    return binary_elementwise(kOp, a, b, out, kRealTypes,
-                              [alpha](auto x, auto y) { return x + static_cast<decltype(y)>(alpha) * y; });
+    return binary_elementwise(kOp, a, b, out, kRealTypes, [alpha](auto x, auto y) {
+      return x + static_cast<decltype(y)>(alpha) * y;
+    });
   }
   const int64_t alpha = args[2]->scalar_as_int();
   return binary_elementwise(kOp, a, b, out, kAllTypes, [alpha](auto x, auto y) {
     using C = decltype(x);
-    if constexpr (std::is_same_v<C, bool>) return static_cast<bool>(x || (alpha != 0 && y));
-    else return static_cast<C>(x + static_cast<C>(alpha) * y);
+    if constexpr (std::is_same_v<C, bool>)
+      return static_cast<bool>(x || (alpha != 0 && y));
+    else
+      return static_cast<C>(x + static_cast<C>(alpha) * y);
   });
 }
 
@@ -36,8 +39,10 @@ Error add_scalar_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_scalar_fits_out(kOp, alpha, out));
   return unary_elementwise<kAllTypes, kAllTypes>(kOp, *args[0]->tensor, out, [=](auto x) {
     using C = decltype(x);
-    if constexpr (std::is_same_v<C, bool>) return x || (alpha.as<bool>() && other.as<bool>());
-    else return static_cast<C>(x + alpha.as<C>() * other.as<C>());
+    if constexpr (std::is_same_v<C, bool>)
+      return x || (alpha.as<bool>() && other.as<bool>());
+    else
+      return static_cast<C>(x + alpha.as<C>() * other.as<C>());
   });
 }
 

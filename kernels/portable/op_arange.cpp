@@ -38,7 +38,8 @@ Error arange(const char* op, const EValue& start_v, const EValue& end_v, const E
       return;
     }
     if (!((step > 0 && end >= start) || (step < 0 && end <= start))) {
-      err = fail(Error::InvalidArgument, "%s: upper bound and lower bound inconsistent with step sign", op);
+      err = fail(Error::InvalidArgument,
+                 "%s: upper bound and lower bound inconsistent with step sign", op);
       return;
     }
     double size_d;

@@ -15,9 +15,12 @@ Error bitwise_not_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kIntTypes | kBoolType, kIntTypes | kBoolType>(kOp, in, out, [](auto x) {
     using C = decltype(x);
-    if constexpr (std::is_same_v<C, bool>) return !x;
-    else if constexpr (std::is_floating_point_v<C>) return C(~static_cast<int64_t>(x));  // mixed
-    else return static_cast<C>(~x);
+    if constexpr (std::is_same_v<C, bool>)
+      return !x;
+    else if constexpr (std::is_floating_point_v<C>)
+      return C(~static_cast<int64_t>(x));  // mixed
+    else
+      return static_cast<C>(~x);
   });
 }
 

@@ -82,9 +82,8 @@ Error cumsum_out(KernelContext&, Span<EValue*> args) {
                 scalar_type_name(self.dtype()), scalar_type_name(out.dtype()));
   }
   if (self.dim() == 0) return Error::Ok;
-  dispatch_dtype_in<kRealTypes>(out.dtype(), [&](auto tag) {
-    scan_in_place<typename decltype(tag)::type>(out, dim);
-  });
+  dispatch_dtype_in<kRealTypes>(
+      out.dtype(), [&](auto tag) { scan_in_place<typename decltype(tag)::type>(out, dim); });
   return Error::Ok;
 }
 

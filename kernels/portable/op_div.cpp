@@ -36,9 +36,12 @@ struct Divide {
         *zero = true;
         return 0;
       }
-      if constexpr (M == Rounding::kTrue) return x / y;
-      else if constexpr (M == Rounding::kTrunc) return std::trunc(round_to_storage(x / y));
-      else return float_floor_divide(x, y);
+      if constexpr (M == Rounding::kTrue)
+        return x / y;
+      else if constexpr (M == Rounding::kTrunc)
+        return std::trunc(round_to_storage(x / y));
+      else
+        return float_floor_divide(x, y);
     } else {
       return int_divide<M>(x, y, zero);
     }
@@ -47,10 +50,14 @@ struct Divide {
 
 Error parse_rounding(const char* op, const EValue& v, size_t index, Rounding* mode) {
   PTERON_TRY(check_string_arg(op, v, index, /*optional=*/true));
-  if (v.is_none()) *mode = Rounding::kTrue;
-  else if (string_equals(v, "trunc")) *mode = Rounding::kTrunc;
-  else if (string_equals(v, "floor")) *mode = Rounding::kFloor;
-  else return fail(Error::InvalidArgument, "%s: rounding_mode must be None, 'trunc' or 'floor'", op);
+  if (v.is_none())
+    *mode = Rounding::kTrue;
+  else if (string_equals(v, "trunc"))
+    *mode = Rounding::kTrunc;
+  else if (string_equals(v, "floor"))
+    *mode = Rounding::kFloor;
+  else
+    return fail(Error::InvalidArgument, "%s: rounding_mode must be None, 'trunc' or 'floor'", op);
   return Error::Ok;
 }
 
@@ -83,8 +90,7 @@ Error divide_by_scalar(const char* op, const Tensor& a, const ScalarArg& s, Tens
 Error div_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::div.out";
   PTERON_TRY(check_args(kOp, args, "TTT"));
-  return divide_tensors<Rounding::kTrue>(kOp, *args[0]->tensor, *args[1]->tensor,
-                                         *args[2]->tensor);
+  return divide_tensors<Rounding::kTrue>(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor);
 }
 
 Error div_out_mode(KernelContext&, Span<EValue*> args) {
@@ -96,9 +102,12 @@ Error div_out_mode(KernelContext&, Span<EValue*> args) {
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[3]->tensor;
   switch (mode) {
-    case Rounding::kTrue: return divide_tensors<Rounding::kTrue>(kOp, a, b, out);
-    case Rounding::kTrunc: return divide_tensors<Rounding::kTrunc>(kOp, a, b, out);
-    case Rounding::kFloor: return divide_tensors<Rounding::kFloor>(kOp, a, b, out);
+    case Rounding::kTrue:
+      return divide_tensors<Rounding::kTrue>(kOp, a, b, out);
+    case Rounding::kTrunc:
+      return divide_tensors<Rounding::kTrunc>(kOp, a, b, out);
+    case Rounding::kFloor:
+      return divide_tensors<Rounding::kFloor>(kOp, a, b, out);
   }
   return Error::Internal;
 }
@@ -119,9 +128,12 @@ Error div_scalar_mode_out(KernelContext&, Span<EValue*> args) {
   const ScalarArg s(*args[1]);
   Tensor& out = *args[3]->tensor;
   switch (mode) {
-    case Rounding::kTrue: return divide_by_scalar<Rounding::kTrue>(kOp, a, s, out);
-    case Rounding::kTrunc: return divide_by_scalar<Rounding::kTrunc>(kOp, a, s, out);
-    case Rounding::kFloor: return divide_by_scalar<Rounding::kFloor>(kOp, a, s, out);
+    case Rounding::kTrue:
+      return divide_by_scalar<Rounding::kTrue>(kOp, a, s, out);
+    case Rounding::kTrunc:
+      return divide_by_scalar<Rounding::kTrunc>(kOp, a, s, out);
+    case Rounding::kFloor:
+      return divide_by_scalar<Rounding::kFloor>(kOp, a, s, out);
   }
   return Error::Internal;
 }

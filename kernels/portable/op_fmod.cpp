@@ -32,9 +32,8 @@ Error fmod_scalar_out(KernelContext&, Span<EValue*> args) {
     return fail(Error::InvalidArgument, "%s: integer fmod by zero", kOp);
   }
   bool zero = false;  // cannot be set: zero divisors were rejected above
-  return unary_elementwise<kAllTypes, kRealTypes>(kOp, self, out, [&](auto x) {
-    return fmod_value(x, other.as<decltype(x)>(), &zero);
-  });
+  return unary_elementwise<kAllTypes, kRealTypes>(
+      kOp, self, out, [&](auto x) { return fmod_value(x, other.as<decltype(x)>(), &zero); });
 }
 
 }  // namespace

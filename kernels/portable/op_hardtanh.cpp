@@ -11,12 +11,12 @@ Error hardtanh_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::hardtanh.out";
   PTERON_TRY(check_args(kOp, args, "TSST"));
   const ScalarArg lo(*args[1]), hi(*args[2]);
-  return unary_elementwise<kRealTypes, kRealTypes>(
-      kOp, *args[0]->tensor, *args[3]->tensor, [lo, hi](auto x) {
-        using C = decltype(x);
-        const C l = lo.as<C>(), h = hi.as<C>();
-        return x < l ? l : (x > h ? h : x);
-      });
+  return unary_elementwise<kRealTypes, kRealTypes>(kOp, *args[0]->tensor, *args[3]->tensor,
+                                                   [lo, hi](auto x) {
+                                                     using C = decltype(x);
+                                                     const C l = lo.as<C>(), h = hi.as<C>();
+                                                     return x < l ? l : (x > h ? h : x);
+                                                   });
 }
 
 }  // namespace

@@ -15,8 +15,10 @@ Error isnan_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[1]->tensor;
   return unary_predicate<kAllTypes>(kOp, in, out, [](auto x) {
     using C = decltype(x);
-    if constexpr (std::is_floating_point_v<C>) return x != x;
-    else return false;
+    if constexpr (std::is_floating_point_v<C>)
+      return x != x;
+    else
+      return false;
   });
 }
 

@@ -11,11 +11,11 @@ Error leaky_relu_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::leaky_relu.out";
   PTERON_TRY(check_args(kOp, args, "TST"));
   const ScalarArg slope(*args[1]);
-  return unary_elementwise<kFloatTypes, kFloatTypes>(
-      kOp, *args[0]->tensor, *args[2]->tensor, [slope](auto x) {
-        using C = decltype(x);
-        return x > C(0) ? x : x * slope.as<C>();
-      });
+  return unary_elementwise<kFloatTypes, kFloatTypes>(kOp, *args[0]->tensor, *args[2]->tensor,
+                                                     [slope](auto x) {
+                                                       using C = decltype(x);
+                                                       return x > C(0) ? x : x * slope.as<C>();
+                                                     });
 }
 
 }  // namespace

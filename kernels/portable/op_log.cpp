@@ -13,9 +13,7 @@ Error log_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
-  return unary_float_op(kOp, in, out, [](auto x) {
-    return std::log(x);
-  });
+  return unary_float_op(kOp, in, out, [](auto x) { return std::log(x); });
 }
 
 }  // namespace

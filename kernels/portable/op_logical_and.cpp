@@ -10,10 +10,10 @@ Error logical_and_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::logical_and.out";
   PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_predicate<kAllTypes>(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
-                          [](auto x, auto y) {
-                            using C = decltype(x);
-                            return (x != C(0)) && (y != C(0));
-                          });
+                                     [](auto x, auto y) {
+                                       using C = decltype(x);
+                                       return (x != C(0)) && (y != C(0));
+                                     });
 }
 
 }  // namespace

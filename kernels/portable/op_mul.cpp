@@ -15,8 +15,10 @@ Error mul_out(KernelContext&, Span<EValue*> args) {
   return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kAllTypes,
                             [](auto x, auto y) {
                               using C = decltype(x);
-                              if constexpr (std::is_same_v<C, bool>) return x && y;
-                              else return static_cast<C>(x * y);
+                              if constexpr (std::is_same_v<C, bool>)
+                                return x && y;
+                              else
+                                return static_cast<C>(x * y);
                             });
 }
 
@@ -28,8 +30,10 @@ Error mul_scalar_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_scalar_fits_out(kOp, other, out));
   return unary_elementwise<kAllTypes, kAllTypes>(kOp, *args[0]->tensor, out, [other](auto x) {
     using C = decltype(x);
-    if constexpr (std::is_same_v<C, bool>) return x && other.as<bool>();
-    else return static_cast<C>(x * other.as<C>());
+    if constexpr (std::is_same_v<C, bool>)
+      return x && other.as<bool>();
+    else
+      return static_cast<C>(x * other.as<C>());
   });
 }
 

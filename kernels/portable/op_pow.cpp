@@ -36,16 +36,19 @@ C int_pow(C base, C exp) {
 
 template <typename C>
 C power(C base, C exp) {
-  if constexpr (std::is_same_v<C, bool>) return base || !exp;
-  else if constexpr (std::is_floating_point_v<C>) return std::pow(base, exp);
-  else return int_pow(base, exp);
+  if constexpr (std::is_same_v<C, bool>)
+    return base || !exp;
+  else if constexpr (std::is_floating_point_v<C>)
+    return std::pow(base, exp);
+  else
+    return int_pow(base, exp);
 }
 
 Error pow_tensor_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::pow.Tensor_Tensor_out";
   PTERON_TRY(check_args(kOp, args, "TTT"));
-  return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
-                            kRealTypes, [](auto x, auto y) { return power(x, y); });
+  return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kRealTypes,
+                            [](auto x, auto y) { return power(x, y); });
 }
 
 Error pow_tensor_scalar_out(KernelContext&, Span<EValue*> args) {
@@ -80,8 +83,8 @@ Error pow_scalar_out(KernelContext&, Span<EValue*> args) {
   const ScalarArg base(*args[0]);
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_scalar_fits_out(kOp, base, out));
-  return unary_elementwise<kAllTypes, kRealTypes>(kOp, *args[1]->tensor, out,
-                           [base](auto x) { return power(base.as<decltype(x)>(), x); });
+  return unary_elementwise<kAllTypes, kRealTypes>(
+      kOp, *args[1]->tensor, out, [base](auto x) { return power(base.as<decltype(x)>(), x); });
 }
 
 }  // namespace

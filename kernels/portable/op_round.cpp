@@ -15,8 +15,10 @@ Error round_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kRealTypes, kRealTypes>(kOp, in, out, [](auto x) {
     using C = decltype(x);
-    if constexpr (std::is_floating_point_v<C>) return std::nearbyint(x);
-    else return x;
+    if constexpr (std::is_floating_point_v<C>)
+      return std::nearbyint(x);
+    else
+      return x;
   });
 }
 

@@ -15,8 +15,10 @@ Error sign_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kAllTypes, kAllTypes>(kOp, in, out, [](auto x) {
     using C = decltype(x);
-    if constexpr (std::is_same_v<C, bool>) return x;
-    else return static_cast<C>((C(0) < x) - (x < C(0)));
+    if constexpr (std::is_same_v<C, bool>)
+      return x;
+    else
+      return static_cast<C>((C(0) < x) - (x < C(0)));
   });
 }
 

@@ -13,9 +13,7 @@ Error sqrt_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
-  return unary_float_op(kOp, in, out, [](auto x) {
-    return std::sqrt(x);
-  });
+  return unary_float_op(kOp, in, out, [](auto x) { return std::sqrt(x); });
 }
 
 }  // namespace

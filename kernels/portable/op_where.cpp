@@ -9,8 +9,8 @@ namespace pteron {
 namespace {
 
 // Same dtypes: elements are moved, not converted, so one loop per element size serves all.
-void select_same_dtype(const RowPlan<4>& plan, const Tensor& cond, const Tensor& x,
-                       const Tensor& y, Tensor& out) {
+void select_same_dtype(const RowPlan<4>& plan, const Tensor& cond, const Tensor& x, const Tensor& y,
+                       Tensor& out) {
   dispatch_by_size(out.element_size(), [&](auto tag) {
     using U = typename decltype(tag)::type;
     const bool* pc = cond.data<const bool>();
@@ -43,14 +43,14 @@ void select_mixed_dtypes(const RowPlan<4>& plan, const Tensor& cond, const Tenso
     double a[kConvertChunk], b[kConvertChunk];
     for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
       const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
-      convert_elements(x.dtype(), element_ptr(x, off[2] + k0 * st[2]), st[2], ScalarType::Double,
-                       a, 1, m);
-      convert_elements(y.dtype(), element_ptr(y, off[3] + k0 * st[3]), st[3], ScalarType::Double,
-                       b, 1, m);
+      convert_elements(x.dtype(), element_ptr(x, off[2] + k0 * st[2]), st[2], ScalarType::Double, a,
+                       1, m);
+      convert_elements(y.dtype(), element_ptr(y, off[3] + k0 * st[3]), st[3], ScalarType::Double, b,
+                       1, m);
       const bool* c = pc + off[1] + k0 * st[1];
       for (int64_t k = 0; k < m; ++k) a[k] = c[k * st[1]] ? a[k] : b[k];
-      convert_elements(ScalarType::Double, a, 1, out.dtype(),
-                       element_ptr(out, off[0] + k0 * st[0]), st[0], m);
+      convert_elements(ScalarType::Double, a, 1, out.dtype(), element_ptr(out, off[0] + k0 * st[0]),
+                       st[0], m);
     }
   });
 }

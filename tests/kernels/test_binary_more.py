@@ -95,7 +95,12 @@ def test_div_rounding_modes(mode, dtype):
         if mode is None and not dtype.is_floating_point:
             continue  # true division of integers is covered by test_div_promotes_integers
         a, b = make(sa, dtype, g, -20, 20), make(sb, dtype, g, -6, 6, nonzero=True)
-        check("aten::div.out_mode", [a, b, mode], torch.div(a, b, rounding_mode=mode), what=f"{mode} {dtype}")
+        check(
+            "aten::div.out_mode",
+            [a, b, mode],
+            torch.div(a, b, rounding_mode=mode),
+            what=f"{mode} {dtype}",
+        )
 
 
 def test_div_floor_signed_zero_and_inf():
@@ -138,7 +143,9 @@ def test_mixed_dtypes_promote():
 
 
 @pytest.mark.parametrize("name", ["aten::mul.out", "aten::maximum.out", "aten::sub.out"])
-@pytest.mark.parametrize("layouts", [("cl", "cl", "cl"), ("cl", "contig", "contig"), ("contig", "contig", "cl")])
+@pytest.mark.parametrize(
+    "layouts", [("cl", "cl", "cl"), ("cl", "contig", "contig"), ("contig", "contig", "cl")]
+)
 def test_channels_last(name, layouts):
     g = torch.Generator().manual_seed(4)
     fmt = {"cl": torch.channels_last, "contig": torch.contiguous_format}
@@ -146,7 +153,11 @@ def test_channels_last(name, layouts):
     b = torch.randn(2, 3, 4, 5, generator=g).to(memory_format=fmt[layouts[1]])
     out = torch.empty(2, 3, 4, 5).to(memory_format=fmt[layouts[2]])
     extra = [1] if name == "aten::sub.out" else []
-    fn = {"aten::mul.out": torch.mul, "aten::maximum.out": torch.maximum, "aten::sub.out": torch.sub}[name]
+    fn = {
+        "aten::mul.out": torch.mul,
+        "aten::maximum.out": torch.maximum,
+        "aten::sub.out": torch.sub,
+    }[name]
     run_kernel(name, [a, b, *extra, out])
     assert_close(out, fn(a, b), atol=1e-6, rtol=1e-6, what=f"{name} {layouts}")
 
@@ -181,8 +192,16 @@ def test_scalar_ops(scalar, dtype):
         ("aten::add.Scalar_out", [x, scalar, 2], lambda: torch.ops.aten.add.Scalar(x, scalar, 2)),
         ("aten::sub.Scalar_out", [x, scalar, 1], lambda: torch.ops.aten.sub.Scalar(x, scalar, 1)),
         ("aten::div.Scalar_out", [x, scalar], lambda: torch.div(x, scalar)),
-        ("aten::div.Scalar_mode_out", [x, scalar, "floor"], lambda: torch.div(x, scalar, rounding_mode="floor")),
-        ("aten::div.Scalar_mode_out", [x, scalar, "trunc"], lambda: torch.div(x, scalar, rounding_mode="trunc")),
+        (
+            "aten::div.Scalar_mode_out",
+            [x, scalar, "floor"],
+            lambda: torch.div(x, scalar, rounding_mode="floor"),
+        ),
+        (
+            "aten::div.Scalar_mode_out",
+            [x, scalar, "trunc"],
+            lambda: torch.div(x, scalar, rounding_mode="trunc"),
+        ),
         ("aten::remainder.Scalar_out", [x, scalar], lambda: torch.remainder(x, scalar)),
         ("aten::fmod.Scalar_out", [x, scalar], lambda: torch.fmod(x, scalar)),
     ]
@@ -200,7 +219,9 @@ def test_scalar_ops_zero_dim_and_empty():
         check("aten::add.Scalar_out", [x, 2, 1], x + 2, what=f"{tuple(x.shape)}")
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int32, torch.int64])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.int32, torch.int64]
+)
 def test_pow_tensor_tensor(dtype):
     g = torch.Generator().manual_seed(6)
     for sa, sb in SHAPES:
@@ -212,7 +233,9 @@ def test_pow_tensor_tensor(dtype):
 
 
 @pytest.mark.parametrize("exponent", [2, 3, 0, 1, 0.5, -1.5, 2.0, -2, 1.7])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64]
+)
 def test_pow_tensor_scalar(exponent, dtype):
     x = make((4, 6), dtype, torch.Generator().manual_seed(7), 1, 5)
     try:
@@ -269,7 +292,9 @@ def test_rejects_invalid_values():
         run_kernel("aten::remainder.Tensor_out", [i, z, torch.empty_like(i)])
     with pytest.raises(RuntimeError, match=r"aten::remainder\.Scalar_out.*by zero"):
         run_kernel("aten::remainder.Scalar_out", [i, 0, torch.empty_like(i)])
-    with pytest.raises(RuntimeError, match=r"aten::div\.out.*int32"):  # true division needs a float out
+    with pytest.raises(
+        RuntimeError, match=r"aten::div\.out.*int32"
+    ):  # true division needs a float out
         run_kernel("aten::div.out", [i, i, torch.empty_like(i)])
     with pytest.raises(RuntimeError, match=r"aten::sub\.out.*bool"):
         b = torch.tensor([True, False])

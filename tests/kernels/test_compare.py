@@ -17,9 +17,25 @@ SHAPES = [
     ((0, 3), (1, 3)),
     ((2, 1, 4, 5), (3, 1, 1)),
 ]
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
-          torch.int32, torch.int64, torch.bool]
-COMPARISONS = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "gt": torch.gt, "le": torch.le, "ge": torch.ge}
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int8,
+    torch.uint8,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+]
+COMPARISONS = {
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "gt": torch.gt,
+    "le": torch.le,
+    "ge": torch.ge,
+}
 
 
 def make(shape, dtype, g, low=-3, high=3):
@@ -46,7 +62,9 @@ def test_compare_tensor(op, sa, sb):
     g = torch.Generator().manual_seed(0)
     for dtype in DTYPES:
         a, b = make(sa, dtype, g), make(sb, dtype, g)
-        check_exact(f"aten::{op}.Tensor_out", [a, b], COMPARISONS[op](a, b), what=f"{dtype} {sa} {sb}")
+        check_exact(
+            f"aten::{op}.Tensor_out", [a, b], COMPARISONS[op](a, b), what=f"{dtype} {sa} {sb}"
+        )
 
 
 @pytest.mark.parametrize("op", sorted(COMPARISONS))
@@ -56,8 +74,12 @@ def test_compare_scalar(op, scalar):
     for dtype in DTYPES:
         for shape in [(), (0,), (4, 5)]:
             x = make(shape, dtype, g)
-            check_exact(f"aten::{op}.Scalar_out", [x, scalar], COMPARISONS[op](x, scalar),
-                        what=f"{dtype} {shape} {scalar!r}")
+            check_exact(
+                f"aten::{op}.Scalar_out",
+                [x, scalar],
+                COMPARISONS[op](x, scalar),
+                what=f"{dtype} {shape} {scalar!r}",
+            )
 
 
 def test_compare_scalar_rounds_to_tensor_dtype():
@@ -74,7 +96,9 @@ def test_compare_nan():
     b = torch.tensor([float("nan"), float("nan"), 1.0])
     for op, fn in COMPARISONS.items():
         check_exact(f"aten::{op}.Tensor_out", [a, b], fn(a, b), what="nan")
-        check_exact(f"aten::{op}.Scalar_out", [a, float("nan")], fn(a, float("nan")), what="nan scalar")
+        check_exact(
+            f"aten::{op}.Scalar_out", [a, float("nan")], fn(a, float("nan")), what="nan scalar"
+        )
 
 
 def test_compare_mixed_dtypes_and_non_bool_out():
@@ -88,7 +112,9 @@ def test_compare_mixed_dtypes_and_non_bool_out():
     check_exact("aten::ne.Scalar_out", [a, 1], (a != 1).int(), out=out, what="int out")
 
 
-@pytest.mark.parametrize("layouts", [("cl", "contig", "contig"), ("contig", "cl", "cl"), ("cl", "cl", "cl")])
+@pytest.mark.parametrize(
+    "layouts", [("cl", "contig", "contig"), ("contig", "cl", "cl"), ("cl", "cl", "cl")]
+)
 def test_compare_channels_last(layouts):
     fmt = {"cl": torch.channels_last, "contig": torch.contiguous_format}
     g = torch.Generator().manual_seed(3)
@@ -100,7 +126,11 @@ def test_compare_channels_last(layouts):
     check_exact("aten::gt.Scalar_out", [a, 0.5], a > 0.5, out=out, what=str(layouts))
 
 
-LOGICAL = {"logical_and": torch.logical_and, "logical_or": torch.logical_or, "logical_xor": torch.logical_xor}
+LOGICAL = {
+    "logical_and": torch.logical_and,
+    "logical_or": torch.logical_or,
+    "logical_xor": torch.logical_xor,
+}
 
 
 @pytest.mark.parametrize("op", sorted(LOGICAL))
@@ -151,23 +181,49 @@ def test_where_channels_last():
     check_exact("aten::where.self_out", [c, x, y], torch.where(c, x, y), out=out)
 
 
-@pytest.mark.parametrize("ss,sm", [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 5), (3, 1)), ((), ()), ((0, 4), (4,)), ((4,), (2, 4))])
+@pytest.mark.parametrize(
+    "ss,sm",
+    [
+        ((3, 4), (3, 4)),
+        ((3, 4), (4,)),
+        ((2, 1, 5), (3, 1)),
+        ((), ()),
+        ((0, 4), (4,)),
+        ((4,), (2, 4)),
+    ],
+)
 @pytest.mark.parametrize("value", [-1, 0.5, True, float("-inf")])
 def test_masked_fill(ss, sm, value):
     g = torch.Generator().manual_seed(8)
-    for dtype in [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int8, torch.bool]:
+    for dtype in [
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.int64,
+        torch.int8,
+        torch.bool,
+    ]:
         if dtype in (torch.int64, torch.int8) and isinstance(value, float):
             continue  # torch refuses to fill an integer tensor with a float
         x, m = make(ss, dtype, g), make(sm, torch.bool, g)
-        check_exact("aten::masked_fill.Scalar_out", [x, m, value], torch.masked_fill(x, m, value), what=f"{dtype} {value!r}")
+        check_exact(
+            "aten::masked_fill.Scalar_out",
+            [x, m, value],
+            torch.masked_fill(x, m, value),
+            what=f"{dtype} {value!r}",
+        )
 
 
 def test_masked_fill_attention_mask_channels_last():
     scores = torch.randn(2, 4, 6, 6).to(memory_format=torch.channels_last)
     mask = torch.ones(6, 6, dtype=torch.bool).triu(1)
     out = torch.empty(2, 4, 6, 6).to(memory_format=torch.channels_last)
-    check_exact("aten::masked_fill.Scalar_out", [scores, mask, float("-inf")],
-                scores.masked_fill(mask, float("-inf")), out=out)
+    check_exact(
+        "aten::masked_fill.Scalar_out",
+        [scores, mask, float("-inf")],
+        scores.masked_fill(mask, float("-inf")),
+        out=out,
+    )
 
 
 # Bad inputs: each raises RuntimeError naming the op.
@@ -178,13 +234,20 @@ def test_rejects_bad_inputs():
     with pytest.raises(RuntimeError, match=r"aten::lt\.Scalar_out argument 1"):
         run_kernel("aten::lt.Scalar_out", [a, b, torch.empty(2, 3, dtype=torch.bool)])
     with pytest.raises(RuntimeError, match=r"aten::logical_and\.out"):
-        run_kernel("aten::logical_and.out", [a, torch.randn(4), torch.empty(2, 3, dtype=torch.bool)])
+        run_kernel(
+            "aten::logical_and.out", [a, torch.randn(4), torch.empty(2, 3, dtype=torch.bool)]
+        )
     with pytest.raises(RuntimeError, match=r"aten::where\.self_out.*condition must be bool"):
         run_kernel("aten::where.self_out", [torch.ones(2, 3), a, b, torch.empty(2, 3)])
     with pytest.raises(RuntimeError, match=r"aten::where\.self_out"):
-        run_kernel("aten::where.self_out", [torch.ones(2, 3, dtype=torch.bool), a, b, torch.empty(2, 4)])
+        run_kernel(
+            "aten::where.self_out", [torch.ones(2, 3, dtype=torch.bool), a, b, torch.empty(2, 4)]
+        )
     with pytest.raises(RuntimeError, match=r"aten::masked_fill\.Scalar_out.*mask must be bool"):
         run_kernel("aten::masked_fill.Scalar_out", [a, torch.ones(2, 3), 0.0, torch.empty(2, 3)])
     with pytest.raises(RuntimeError, match=r"aten::masked_fill\.Scalar_out.*overflow"):
         x = torch.zeros(3, dtype=torch.int8)
-        run_kernel("aten::masked_fill.Scalar_out", [x, torch.ones(3, dtype=torch.bool), 300, torch.empty_like(x)])
+        run_kernel(
+            "aten::masked_fill.Scalar_out",
+            [x, torch.ones(3, dtype=torch.bool), 300, torch.empty_like(x)],
+        )

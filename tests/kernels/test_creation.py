@@ -11,8 +11,18 @@ import pytest
 import torch
 from kernel_harness import assert_close, run_kernel
 
-ALL_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.uint8, torch.int8,
-              torch.int16, torch.int32, torch.int64, torch.bool]
+ALL_DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+]
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -59,14 +69,33 @@ def test_fill_tensor_and_scalar_tensor(dtype):
 
 
 ARANGE_CASES = [
-    (0, 10, 1), (0, 10, 3), (2, -7, -2), (0, 1, 0.1), (-1.5, 2.25, 0.25), (1, 1, 1),
-    (0, 5.5, 1), (10, 0, -0.3), (0.5, 5, 1), (-3, 4, 2), (0, 1, 1 / 3),
+    (0, 10, 1),
+    (0, 10, 3),
+    (2, -7, -2),
+    (0, 1, 0.1),
+    (-1.5, 2.25, 0.25),
+    (1, 1, 1),
+    (0, 5.5, 1),
+    (10, 0, -0.3),
+    (0.5, 5, 1),
+    (-3, 4, 2),
+    (0, 1, 1 / 3),
 ]
 
 
 @pytest.mark.parametrize("start,end,step", ARANGE_CASES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16,
-                                   torch.int64, torch.int32, torch.uint8])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        torch.float32,
+        torch.float64,
+        torch.float16,
+        torch.bfloat16,
+        torch.int64,
+        torch.int32,
+        torch.uint8,
+    ],
+)
 def test_arange_start(start, end, step, dtype):
     if not dtype.is_floating_point and step != int(step):
         return  # torch truncates the step to 0 there (test_arange_fractional_step_into_int64)
@@ -175,12 +204,28 @@ def cumsum_tolerance(dtype):
     return 0, 0
 
 
-@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 5), (2, 3, 4), (4, 0, 2), (2, 70, 3), (3, 1, 80)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16,
-                                   torch.int64, torch.int32, torch.bool])
+@pytest.mark.parametrize(
+    "shape", [(), (0,), (7,), (3, 5), (2, 3, 4), (4, 0, 2), (2, 70, 3), (3, 1, 80)]
+)
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        torch.float32,
+        torch.float64,
+        torch.float16,
+        torch.bfloat16,
+        torch.int64,
+        torch.int32,
+        torch.bool,
+    ],
+)
 def test_cumsum(shape, dtype):
     g = torch.Generator().manual_seed(1)
-    x = (torch.randn(shape, generator=g) * 4).to(dtype) if dtype != torch.bool else torch.rand(shape, generator=g) > 0.5
+    x = (
+        (torch.randn(shape, generator=g) * 4).to(dtype)
+        if dtype != torch.bool
+        else torch.rand(shape, generator=g) > 0.5
+    )
     for dim in range(-max(len(shape), 1), max(len(shape), 1)):
         expected = torch.cumsum(x, dim)
         out = torch.empty_like(expected)
@@ -239,16 +284,36 @@ def test_to_copy_float16_bfloat16_bit_exact():
     bf16s = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
     g = torch.Generator().manual_seed(3)
     random_bits = torch.randint(-(2**31), 2**31, (1 << 16,), generator=g, dtype=torch.int64)
-    floats = torch.cat([
-        halves.float(), bf16s.float(),
-        random_bits.to(torch.int32).view(torch.float32),
-        (halves.float().view(torch.int32) + 0x1000).view(torch.float32),  # float16 halfway points
-        (halves.float().view(torch.int32) + 0x0FFF).view(torch.float32),
-        (bf16s.float().view(torch.int32) + 0x8000).view(torch.float32),  # bfloat16 halfway points
-    ])
-    for x, dtype in [(halves, torch.float32), (bf16s, torch.float32), (floats, torch.float16),
-                     (floats, torch.bfloat16), (halves, torch.bfloat16), (bf16s, torch.float16)]:
+    floats = torch.cat(
+        [
+            halves.float(),
+            bf16s.float(),
+            random_bits.to(torch.int32).view(torch.float32),
+            (halves.float().view(torch.int32) + 0x1000).view(
+                torch.float32
+            ),  # float16 halfway points
+            (halves.float().view(torch.int32) + 0x0FFF).view(torch.float32),
+            (bf16s.float().view(torch.int32) + 0x8000).view(
+                torch.float32
+            ),  # bfloat16 halfway points
+        ]
+    )
+    for x, dtype in [
+        (halves, torch.float32),
+        (bf16s, torch.float32),
+        (floats, torch.float16),
+        (floats, torch.bfloat16),
+        (halves, torch.bfloat16),
+        (bf16s, torch.float16),
+    ]:
         out = torch.empty(x.shape, dtype=dtype)
         run_kernel("aten::_to_copy.out", [x, False, None, out])
-        torch.testing.assert_close(out, x.to(dtype), atol=0, rtol=0, equal_nan=True,
-                                   msg=lambda m: f"{x.dtype} -> {dtype}: {m}")
+        what = f"{x.dtype} -> {dtype}"
+        torch.testing.assert_close(
+            out,
+            x.to(dtype),
+            atol=0,
+            rtol=0,
+            equal_nan=True,
+            msg=lambda m, what=what: f"{what}: {m}",
+        )

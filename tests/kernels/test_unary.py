@@ -41,7 +41,9 @@ def check_unary(name, fn, x, out=None, what=""):
         out = torch.empty_like(expected, memory_format=torch.contiguous_format)
     run_kernel(name, [x, out])
     atol, rtol = tolerance(expected.dtype)
-    assert_close(out, expected, atol=atol, rtol=rtol, what=f"{name} {what} {x.dtype} {tuple(x.shape)}")
+    assert_close(
+        out, expected, atol=atol, rtol=rtol, what=f"{name} {what} {x.dtype} {tuple(x.shape)}"
+    )
 
 
 # op -> (torch function, input dtypes, input range). Ranges keep results finite.
@@ -209,7 +211,9 @@ def test_leaky_relu(slope, dtype):
     assert_close(out, expected, atol=atol, rtol=rtol, what="leaky_relu")
 
 
-@pytest.mark.parametrize("params", [(1.0, 1.0, 1.0), (0.5, 2.0, 1.5), (1.6732632423543772, 1.0507009873554805, 1.0)])
+@pytest.mark.parametrize(
+    "params", [(1.0, 1.0, 1.0), (0.5, 2.0, 1.5), (1.6732632423543772, 1.0507009873554805, 1.0)]
+)
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_elu(params, dtype):
     x = make((5, 8), dtype, torch.Generator().manual_seed(13))
@@ -293,11 +297,17 @@ def test_rejects_wrong_arg_types():
 
 def test_rejects_unsupported_dtypes():
     with pytest.raises(RuntimeError, match=r"aten::silu\.out.*int32"):
-        run_kernel("aten::silu.out", [torch.ones(3, dtype=torch.int32), torch.empty(3, dtype=torch.int32)])
-    with pytest.raises(RuntimeError, match=r"aten::exp\.out.*int64"):  # a float result needs a float out
+        run_kernel(
+            "aten::silu.out", [torch.ones(3, dtype=torch.int32), torch.empty(3, dtype=torch.int32)]
+        )
+    with pytest.raises(
+        RuntimeError, match=r"aten::exp\.out.*int64"
+    ):  # a float result needs a float out
         run_kernel("aten::exp.out", [torch.ones(3), torch.empty(3, dtype=torch.int64)])
     with pytest.raises(RuntimeError, match=r"aten::neg\.out.*bool"):
-        run_kernel("aten::neg.out", [torch.ones(3, dtype=torch.bool), torch.empty(3, dtype=torch.bool)])
+        run_kernel(
+            "aten::neg.out", [torch.ones(3, dtype=torch.bool), torch.empty(3, dtype=torch.bool)]
+        )
     with pytest.raises(RuntimeError, match=r"aten::bitwise_not\.out.*float32"):
         run_kernel("aten::bitwise_not.out", [torch.ones(3), torch.empty(3)])
 
@@ -320,21 +330,32 @@ def ulp_error(out, reference):
     return ((out.double() - reference).abs() / ulp).nan_to_num(0.0)
 
 
-@pytest.mark.parametrize("name,fn,low,high,max_ulp", [
-    ("exp", torch.exp, -105.0, 90.0, 2),
-    ("tanh", torch.tanh, -12.0, 12.0, 2),
-    ("erf", torch.erf, -5.0, 5.0, 3),
-    ("sigmoid", torch.sigmoid, -87.0, 100.0, 4),  # below -87 the result is subnormal
-])
+@pytest.mark.parametrize(
+    "name,fn,low,high,max_ulp",
+    [
+        ("exp", torch.exp, -105.0, 90.0, 2),
+        ("tanh", torch.tanh, -12.0, 12.0, 2),
+        ("erf", torch.erf, -5.0, 5.0, 3),
+        ("sigmoid", torch.sigmoid, -87.0, 100.0, 4),  # below -87 the result is subnormal
+    ],
+)
 def test_float32_math_accuracy(name, fn, low, high, max_ulp):
     """The vectorisable float32 exp/tanh/erf stay within a few ulp of the float64 result over
     their whole range, and keep NaN, infinities and signed zeros."""
-    x = torch.cat([torch.linspace(low, high, 400001), torch.linspace(-1, 1, 100001),
-                   torch.tensor([0.0, -0.0, 1e-30, -1e-30, float("inf"), -float("inf"), float("nan")])])
+    x = torch.cat(
+        [
+            torch.linspace(low, high, 400001),
+            torch.linspace(-1, 1, 100001),
+            torch.tensor([0.0, -0.0, 1e-30, -1e-30, float("inf"), -float("inf"), float("nan")]),
+        ]
+    )
     out = torch.empty_like(x)
     run_kernel(f"aten::{name}.out", [x, out])
     reference = fn(x.double())
     finite = reference.isfinite()
     assert ulp_error(out[finite], reference[finite]).max() <= max_ulp
     torch.testing.assert_close(out[~finite], reference[~finite].float(), equal_nan=True)
-    assert torch.equal(out[x == 0].signbit(), reference[x == 0].signbit()) or name in ("exp", "sigmoid")
+    assert torch.equal(out[x == 0].signbit(), reference[x == 0].signbit()) or name in (
+        "exp",
+        "sigmoid",
+    )

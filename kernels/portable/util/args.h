@@ -23,9 +23,12 @@ struct ScalarArg {
   // The value in compute type C: the double for floating C, the integer otherwise.
   template <typename C>
   C as() const {
-    if constexpr (std::is_same_v<C, bool>) return floating ? d != 0 : i != 0;
-    else if constexpr (std::is_floating_point_v<C>) return static_cast<C>(d);
-    else return static_cast<C>(i);
+    if constexpr (std::is_same_v<C, bool>)
+      return floating ? d != 0 : i != 0;
+    else if constexpr (std::is_floating_point_v<C>)
+      return static_cast<C>(d);
+    else
+      return static_cast<C>(i);
   }
 };
 
@@ -41,15 +44,26 @@ inline Error check_scalar_fits_out(const char* op, const ScalarArg& s, const Ten
 
 // Fails when storing Scalar `s` in dtype `t` would overflow, as torch refuses for fill values
 // ("value cannot be converted without overflow"): integers out of range (unsigned types also
-// take negatives down to -max, which wrap, as in torch) and finite values beyond float32 (infinities are fine).
+// take negatives down to -max, which wrap, as in torch) and finite values beyond float32
+// (infinities are fine).
 inline Error check_scalar_fits_dtype(const char* op, const ScalarArg& s, ScalarType t) {
   double lo = 0, end = 0;  // integers must lie in [lo, end): end is one past the maximum
   switch (t) {
-    case ScalarType::Byte: lo = -255.0, end = 256.0; break;
-    case ScalarType::Char: lo = -128.0, end = 128.0; break;
-    case ScalarType::Short: lo = -32768.0, end = 32768.0; break;
-    case ScalarType::UInt16: lo = -65535.0, end = 65536.0; break;
-    case ScalarType::Int: lo = -2147483648.0, end = 2147483648.0; break;
+    case ScalarType::Byte:
+      lo = -255.0, end = 256.0;
+      break;
+    case ScalarType::Char:
+      lo = -128.0, end = 128.0;
+      break;
+    case ScalarType::Short:
+      lo = -32768.0, end = 32768.0;
+      break;
+    case ScalarType::UInt16:
+      lo = -65535.0, end = 65536.0;
+      break;
+    case ScalarType::Int:
+      lo = -2147483648.0, end = 2147483648.0;
+      break;
     case ScalarType::Long:
       if (!s.floating) return Error::Ok;
       lo = -9223372036854775808.0, end = 9223372036854775808.0;
@@ -58,7 +72,8 @@ inline Error check_scalar_fits_dtype(const char* op, const ScalarArg& s, ScalarT
       if (!std::isfinite(s.d) || std::fabs(s.d) <= 3.4028234663852886e38) return Error::Ok;
       lo = end = 0;  // a finite value beyond float32's range
       break;
-    default: return Error::Ok;  // double, float16, bfloat16, bool take any value
+    default:
+      return Error::Ok;  // double, float16, bfloat16, bool take any value
   }
   const double v = s.floating ? s.d : static_cast<double>(s.i);
   if (!(v >= lo && v < end)) {  // NaN fails too

@@ -38,8 +38,8 @@ Error broadcast_shapes(const char* op, Span<const Tensor* const> ts, int32_t* ou
       const int32_t s = t->size(i - lead);
       if (s == out_sizes[i] || s == 1) continue;
       if (out_sizes[i] != 1) {
-        return fail(Error::InvalidArgument, "%s: shapes do not broadcast (dim %d: %d vs %d)", op,
-                    i, out_sizes[i], s);
+        return fail(Error::InvalidArgument, "%s: shapes do not broadcast (dim %d: %d vs %d)", op, i,
+                    out_sizes[i], s);
       }
       out_sizes[i] = s;
     }

@@ -14,7 +14,7 @@ template <typename Cmp>
 Error compare_tensor_out(const char* op, Span<EValue*> args, Cmp cmp) {
   PTERON_TRY(check_args(op, args, "TTT"));
   return binary_predicate<kAllTypes>(op, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
-                          [cmp](auto x, auto y) { return cmp(x, y); });
+                                     [cmp](auto x, auto y) { return cmp(x, y); });
 }
 
 // <op>.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out), compared in torch's promoted
@@ -35,10 +35,14 @@ Error compare_scalar_out(const char* op, Span<EValue*> args, Cmp cmp) {
   }
   return unary_predicate<kAllTypes>(op, self, *args[2]->tensor, [cmp, s](auto x) {
     using C = decltype(x);
-    if constexpr (std::is_floating_point_v<C>) return cmp(x, static_cast<C>(s.d));
-    else if (s.floating) return cmp(static_cast<float>(x), static_cast<float>(s.d));
-    else if constexpr (std::is_same_v<C, bool>) return cmp(static_cast<int64_t>(x), s.i);
-    else return cmp(x, static_cast<C>(s.i));
+    if constexpr (std::is_floating_point_v<C>)
+      return cmp(x, static_cast<C>(s.d));
+    else if (s.floating)
+      return cmp(static_cast<float>(x), static_cast<float>(s.d));
+    else if constexpr (std::is_same_v<C, bool>)
+      return cmp(static_cast<int64_t>(x), s.i);
+    else
+      return cmp(x, static_cast<C>(s.i));
   });
 }
 

@@ -15,8 +15,8 @@ void convert_typed(const From* src, int64_t src_step, To* dst, int64_t dst_step,
 
 }  // namespace
 
-bool convert_elements(ScalarType from, const void* src, int64_t src_step, ScalarType to,
-                      void* dst, int64_t dst_step, int64_t n) {
+bool convert_elements(ScalarType from, const void* src, int64_t src_step, ScalarType to, void* dst,
+                      int64_t dst_step, int64_t n) {
   bool done = false;
   dispatch_dtype(from, kAllTypes, [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;

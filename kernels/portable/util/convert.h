@@ -11,26 +11,6 @@
 
 namespace pteron {
 
-// Like dispatch_dtype, but the set is a compile-time constant so fn is only instantiated for
-// the types in it (smaller code, and fn need not compile for the others).
-template <unsigned kSet, typename Fn>
-bool dispatch_dtype_in(ScalarType t, Fn&& fn) {
-  switch (t) {
-    case ScalarType::Float: if constexpr ((kSet & kFloatTypes) != 0) { fn(TypeTag<float>{}); return true; } break;
-    case ScalarType::Double: if constexpr ((kSet & kFloatTypes) != 0) { fn(TypeTag<double>{}); return true; } break;
-    case ScalarType::Half: if constexpr ((kSet & kFloatTypes) != 0) { fn(TypeTag<Half>{}); return true; } break;
-    case ScalarType::BFloat16: if constexpr ((kSet & kFloatTypes) != 0) { fn(TypeTag<BFloat16>{}); return true; } break;
-    case ScalarType::Byte: if constexpr ((kSet & kIntTypes) != 0) { fn(TypeTag<uint8_t>{}); return true; } break;
-    case ScalarType::Char: if constexpr ((kSet & kIntTypes) != 0) { fn(TypeTag<int8_t>{}); return true; } break;
-    case ScalarType::Short: if constexpr ((kSet & kIntTypes) != 0) { fn(TypeTag<int16_t>{}); return true; } break;
-    case ScalarType::Int: if constexpr ((kSet & kIntTypes) != 0) { fn(TypeTag<int32_t>{}); return true; } break;
-    case ScalarType::Long: if constexpr ((kSet & kIntTypes) != 0) { fn(TypeTag<int64_t>{}); return true; } break;
-    case ScalarType::Bool: if constexpr ((kSet & kBoolType) != 0) { fn(TypeTag<bool>{}); return true; } break;
-    default: break;
-  }
-  return false;
-}
-
 // True if `t` is in `set` (a DtypeSet mask).
 inline bool dtype_in(ScalarType t, unsigned set) {
   return dispatch_dtype(t, set, [](auto) {});
@@ -39,8 +19,8 @@ inline bool dtype_in(ScalarType t, unsigned set) {
 // dst[i * dst_step] = (to) src[i * src_step] for i < n; steps in elements. Conversions follow
 // C++ casts as torch does (float -> int truncates, int narrowing wraps, x -> bool is x != 0).
 // Returns false (and converts nothing) if either dtype is unsupported.
-bool convert_elements(ScalarType from, const void* src, int64_t src_step, ScalarType to,
-                      void* dst, int64_t dst_step, int64_t n);
+bool convert_elements(ScalarType from, const void* src, int64_t src_step, ScalarType to, void* dst,
+                      int64_t dst_step, int64_t n);
 
 // Address of element `offset` of a tensor's data.
 inline const void* element_ptr(const Tensor& t, int64_t offset) {
@@ -54,19 +34,19 @@ inline void* element_ptr(Tensor& t, int64_t offset) {
 // stack, small enough for microcontroller stacks.
 constexpr int64_t kConvertChunk = 64;
 
-}  // namespace pteron
-
-namespace pteron {
-
 // Calls fn(TypeTag<U>{}) with the unsigned integer type of `bytes` bytes, for kernels that move
 // elements without looking at their values (where, masked_fill, copies). False for other sizes.
 template <typename Fn>
 bool dispatch_by_size(size_t bytes, Fn&& fn) {
   switch (bytes) {
-    case 1: fn(TypeTag<uint8_t>{}); return true;
-    case 2: fn(TypeTag<uint16_t>{}); return true;
-    case 4: fn(TypeTag<uint32_t>{}); return true;
-    case 8: fn(TypeTag<uint64_t>{}); return true;
+    case 1:
+      return (fn(TypeTag<uint8_t>{}), true);
+    case 2:
+      return (fn(TypeTag<uint16_t>{}), true);
+    case 4:
+      return (fn(TypeTag<uint32_t>{}), true);
+    case 8:
+      return (fn(TypeTag<uint64_t>{}), true);
   }
   return false;
 }
@@ -75,9 +55,13 @@ bool dispatch_by_size(size_t bytes, Fn&& fn) {
 // stored from the first byte of the result, ready to be copied out with dispatch_by_size.
 inline uint64_t scalar_bits(const EValue& s, ScalarType t) {
   uint64_t bits = 0;
-  if (s.tag == Tag::Int) convert_elements(ScalarType::Long, &s.i, 1, t, &bits, 1, 1);
-  else if (s.tag == Tag::Bool) convert_elements(ScalarType::Bool, &s.b, 1, t, &bits, 1, 1);
-  else convert_elements(ScalarType::Double, &s.d, 1, t, &bits, 1, 1);
+  if (s.tag == Tag::Int) {
+    convert_elements(ScalarType::Long, &s.i, 1, t, &bits, 1, 1);
+  } else if (s.tag == Tag::Bool) {
+    convert_elements(ScalarType::Bool, &s.b, 1, t, &bits, 1, 1);
+  } else {
+    convert_elements(ScalarType::Double, &s.d, 1, t, &bits, 1, 1);
+  }
   return bits;
 }
 

@@ -67,4 +67,34 @@ bool dispatch_dtype(ScalarType t, unsigned set, Fn&& fn) {
   return false;
 }
 
+// Calls fn(TypeTag<T>{}) when T's group is in kSet; compiled out (returning false) otherwise.
+template <typename T, unsigned kGroup, unsigned kSet, typename Fn>
+bool call_if_in_set(Fn& fn) {
+  if constexpr ((kSet & kGroup) != 0) {
+    fn(TypeTag<T>{});
+    return true;
+  } else {
+    return false;
+  }
+}
+
+// Like dispatch_dtype, but the set is a compile-time constant, so fn is only instantiated for
+// the types in it (smaller code, and fn need not compile for the others).
+template <unsigned kSet, typename Fn>
+bool dispatch_dtype_in(ScalarType t, Fn&& fn) {
+  switch (t) {
+    case ScalarType::Float: return call_if_in_set<float, kFloatTypes, kSet>(fn);
+    case ScalarType::Double: return call_if_in_set<double, kFloatTypes, kSet>(fn);
+    case ScalarType::Half: return call_if_in_set<Half, kFloatTypes, kSet>(fn);
+    case ScalarType::BFloat16: return call_if_in_set<BFloat16, kFloatTypes, kSet>(fn);
+    case ScalarType::Byte: return call_if_in_set<uint8_t, kIntTypes, kSet>(fn);
+    case ScalarType::Char: return call_if_in_set<int8_t, kIntTypes, kSet>(fn);
+    case ScalarType::Short: return call_if_in_set<int16_t, kIntTypes, kSet>(fn);
+    case ScalarType::Int: return call_if_in_set<int32_t, kIntTypes, kSet>(fn);
+    case ScalarType::Long: return call_if_in_set<int64_t, kIntTypes, kSet>(fn);
+    case ScalarType::Bool: return call_if_in_set<bool, kBoolType, kSet>(fn);
+    default: return false;
+  }
+}
+
 }  // namespace pteron

@@ -35,13 +35,13 @@ void binary_mixed_dtypes(const RowPlan<3>& plan, const Tensor& a, const Tensor& 
     double x[kConvertChunk], y[kConvertChunk];
     for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
       const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
-      convert_elements(a.dtype(), element_ptr(a, off[1] + k0 * st[1]), st[1], ScalarType::Double,
-                       x, 1, m);
-      convert_elements(b.dtype(), element_ptr(b, off[2] + k0 * st[2]), st[2], ScalarType::Double,
-                       y, 1, m);
+      convert_elements(a.dtype(), element_ptr(a, off[1] + k0 * st[1]), st[1], ScalarType::Double, x,
+                       1, m);
+      convert_elements(b.dtype(), element_ptr(b, off[2] + k0 * st[2]), st[2], ScalarType::Double, y,
+                       1, m);
       for (int64_t k = 0; k < m; ++k) x[k] = static_cast<double>(f(x[k], y[k]));
-      convert_elements(ScalarType::Double, x, 1, out.dtype(),
-                       element_ptr(out, off[0] + k0 * st[0]), st[0], m);
+      convert_elements(ScalarType::Double, x, 1, out.dtype(), element_ptr(out, off[0] + k0 * st[0]),
+                       st[0], m);
     }
   });
 }
@@ -54,8 +54,7 @@ Error binary_elementwise(const char* op, const Tensor& a, const Tensor& b, Tenso
                          unsigned dtype_set, Fn&& f) {
   RowPlan<3> plan;
   PTERON_TRY(plan_binary_rows(op, a, b, out, &plan));
-  if (!dtype_in(out.dtype(), dtype_set) || !is_supported(a.dtype()) ||
-      !is_supported(b.dtype())) {
+  if (!dtype_in(out.dtype(), dtype_set) || !is_supported(a.dtype()) || !is_supported(b.dtype())) {
     return fail(Error::NotSupported, "%s: dtypes %s, %s -> %s not supported", op,
                 scalar_type_name(a.dtype()), scalar_type_name(b.dtype()),
                 scalar_type_name(out.dtype()));
@@ -74,7 +73,8 @@ Error binary_elementwise(const char* op, const Tensor& a, const Tensor& b, Tenso
       const T* x = pa + off[1];
       const T* y = pb + off[2];
       if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-        for (int64_t k = 0; k < n; ++k) o[k] = store_value<T>(f(load_value(x[k]), load_value(y[k])));
+        for (int64_t k = 0; k < n; ++k)
+          o[k] = store_value<T>(f(load_value(x[k]), load_value(y[k])));
       } else if (st[0] == 1 && st[1] == 1 && st[2] == 0) {  // tensor op broadcast value
         const auto yv = load_value(y[0]);
         for (int64_t k = 0; k < n; ++k) o[k] = store_value<T>(f(load_value(x[k]), yv));

@@ -47,7 +47,7 @@ inline uint16_t float_to_half_bits(float f) {
   float base = (abs_f * 0x1.0p+112f) * 0x1.0p-110f;
   uint32_t bias = shl1_w & 0xFF000000u;
   bias = select_bits(bias < 0x71000000u, 0x71000000u, bias);  // float16 subnormal range
-  base = float_of((bias >> 1) + 0x07800000u) + base;  // rounds to float16's last place
+  base = float_of((bias >> 1) + 0x07800000u) + base;          // rounds to float16's last place
   const uint32_t bits = bits_of(base);
   const uint32_t nonsign = ((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu);
   return static_cast<uint16_t>((sign >> 16) | select_bits(shl1_w > 0xFF000000u, 0x7E00u, nonsign));

@@ -48,8 +48,8 @@ Error ternary_elementwise(const char* op, const Tensor& a, const Tensor& b, cons
             o[k] = store_value<T>(f(load_value(x[k]), load_value(y[k]), load_value(z[k])));
         } else {
           for (int64_t k = 0; k < n; ++k)
-            o[k * st[0]] = store_value<T>(f(load_value(x[k * st[1]]), load_value(y[k * st[2]]),
-                                            load_value(z[k * st[3]])));
+            o[k * st[0]] = store_value<T>(
+                f(load_value(x[k * st[1]]), load_value(y[k * st[2]]), load_value(z[k * st[3]])));
         }
       });
     });
@@ -59,15 +59,15 @@ Error ternary_elementwise(const char* op, const Tensor& a, const Tensor& b, cons
     double x[kConvertChunk], y[kConvertChunk], z[kConvertChunk];
     for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
       const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
-      convert_elements(a.dtype(), element_ptr(a, off[1] + k0 * st[1]), st[1], ScalarType::Double,
-                       x, 1, m);
-      convert_elements(b.dtype(), element_ptr(b, off[2] + k0 * st[2]), st[2], ScalarType::Double,
-                       y, 1, m);
-      convert_elements(c.dtype(), element_ptr(c, off[3] + k0 * st[3]), st[3], ScalarType::Double,
-                       z, 1, m);
+      convert_elements(a.dtype(), element_ptr(a, off[1] + k0 * st[1]), st[1], ScalarType::Double, x,
+                       1, m);
+      convert_elements(b.dtype(), element_ptr(b, off[2] + k0 * st[2]), st[2], ScalarType::Double, y,
+                       1, m);
+      convert_elements(c.dtype(), element_ptr(c, off[3] + k0 * st[3]), st[3], ScalarType::Double, z,
+                       1, m);
       for (int64_t k = 0; k < m; ++k) x[k] = static_cast<double>(f(x[k], y[k], z[k]));
-      convert_elements(ScalarType::Double, x, 1, out.dtype(),
-                       element_ptr(out, off[0] + k0 * st[0]), st[0], m);
+      convert_elements(ScalarType::Double, x, 1, out.dtype(), element_ptr(out, off[0] + k0 * st[0]),
+                       st[0], m);
     }
   });
   return Error::Ok;

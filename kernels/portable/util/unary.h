@@ -66,11 +66,11 @@ Error unary_elementwise(const char* op, const Tensor& in, Tensor& out, Fn&& f) {
     double buf[kConvertChunk];
     for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
       const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
-      convert_elements(in.dtype(), element_ptr(in, off[1] + k0 * st[1]), st[1],
-                       ScalarType::Double, buf, 1, m);
+      convert_elements(in.dtype(), element_ptr(in, off[1] + k0 * st[1]), st[1], ScalarType::Double,
+                       buf, 1, m);
       for (int64_t k = 0; k < m; ++k) buf[k] = static_cast<double>(f(buf[k]));
-      convert_elements(ScalarType::Double, buf, 1, out.dtype(), element_ptr(out, off[0] + k0 * st[0]),
-                       st[0], m);
+      convert_elements(ScalarType::Double, buf, 1, out.dtype(),
+                       element_ptr(out, off[0] + k0 * st[0]), st[0], m);
     }
   });
   return Error::Ok;
