@@ -362,6 +362,11 @@ class Verifier {
     for (uint32_t k = 0; k < n; ++k) {
       node_index_ = k;
       node_ = nodes->Get(k);
+      if (node_->op_type() == fb::Op::NONE || node_->op_type() > fb::Op::MAX ||
+          node_->op() == nullptr) {
+        return fail(Error::NotSupported, "XNNPACK payload node %u has unknown operator type %d",
+                    k, static_cast<int>(node_->op_type()));
+      }
       PTERON_TRY(check_node_io());
       PTERON_TRY(check_range());
       PTERON_TRY(check_op());
@@ -593,9 +598,7 @@ class Verifier {
       case fb::Op::StaticReshape: return check_reshape(*node_->op_as_StaticReshape());
       case fb::Op::ResizeBilinear2d: return check_resize(*node_->op_as_ResizeBilinear2d());
       case fb::Op::DepthToSpace: return check_depth_to_space(*node_->op_as_DepthToSpace());
-      default:
-        return fail(Error::NotSupported, "XNNPACK payload node %u has unknown operator type %d",
-                    node_index_, static_cast<int>(node_->op_type()));
+      default: return node_fail("unknown operator");  // excluded by check_nodes
     }
   }
 
