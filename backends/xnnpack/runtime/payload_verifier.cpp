@@ -108,6 +108,7 @@ struct TensorInfo {
   bool constant = false;
   fb::ExternalKind external = fb::ExternalKind::Internal;
   uint32_t producer = kNoProducer;  // index of the node writing it
+  bool consumed = false;            // read by some node
 };
 
 // "[1, 8, 8, 3]" into `buf`.
@@ -151,9 +152,17 @@ class Verifier {
     PTERON_TRY(check_tensors());
     PTERON_TRY(check_nodes());
     for (size_t id = 0; id < info_.size(); ++id) {
-      if (info_[id].external == fb::ExternalKind::Output && info_[id].producer == kNoProducer) {
+      const TensorInfo& ti = info_[id];
+      if (ti.external == fb::ExternalKind::Output && ti.producer == kNoProducer) {
         return fail(Error::InvalidProgram,
                     "XNNPACK payload: external output tensor %zu is not produced by any node", id);
+      }
+      // XNNPACK's optimizer deletes values nobody reads but keeps their producer, which then
+      // writes through a null pointer.
+      if (ti.producer != kNoProducer && !ti.consumed && ti.external != fb::ExternalKind::Output) {
+        return fail(Error::InvalidProgram,
+                    "XNNPACK payload: tensor %zu (output of node %u) is never used; make it an "
+                    "external output or drop its node", id, ti.producer);
       }
     }
     return Error::Ok;
@@ -370,6 +379,7 @@ class Verifier {
       PTERON_TRY(check_node_io());
       PTERON_TRY(check_range());
       PTERON_TRY(check_op());
+      for (uint32_t i = 0; i < num_inputs_; ++i) info_[inputs_[i]].consumed = true;
       for (uint32_t o = 0; o < num_outputs_; ++o) info_[outputs_[o]].producer = k;
     }
     return Error::Ok;

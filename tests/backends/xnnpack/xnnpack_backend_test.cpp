@@ -266,6 +266,24 @@ TEST(XnnpackBackend, BuilderExplainsRefusals) {
   EXPECT_EQ(reason(Unary{UnaryOp::kSigmoid}, {xq}, {ysig}), "");
   EXPECT_TRUE(has(reason(Unary{UnaryOp::kSigmoid}, {xq}, {yq}), "could not create a runtime"));
 
+  // Other qint8 nodes this snapshot has (README table).
+  const TensorId xq2 = b.add_tensor(DType::kQInt8, {1, 6, 6, 8}, Quant::per_tensor(0.1f, 0));
+  const TensorId yq2 = b.add_tensor(DType::kQInt8, {1, 8, 8, 8}, Quant::per_tensor(0.1f, 0));
+  const TensorId yq_flat = b.add_tensor(DType::kQInt8, {16, 8}, Quant::per_tensor(0.1f, 0));
+  const TensorId bias_q = b.add_constant(DType::kQInt32, {8}, std::span<const int32_t>(
+                                             std::vector<int32_t>(8, 7)),
+                                         Quant::per_tensor(0.001f));
+  EXPECT_EQ(reason(Elu{}, {xq}, {yq}), "");
+  EXPECT_EQ(reason(ConstantPad{.pre = {0, 1, 1, 0}, .post = {0, 1, 1, 0}}, {xq}, {xq2}), "");
+  EXPECT_EQ(reason(StaticReshape{.new_shape = {16, 8}}, {xq}, {yq_flat}), "");
+  EXPECT_EQ(reason(ResizeBilinear2d{.new_height = 8, .new_width = 8}, {xq}, {yq2}), "");
+  EXPECT_EQ(reason(Deconv2d{.kernel_height = 3, .kernel_width = 3, .group_input_channels = 8,
+                            .group_output_channels = 8, .padding = Padding::uniform(1)},
+                   {xq, conv_wq, bias_q}, {yq}),
+            "");
+  EXPECT_TRUE(has(reason(LeakyRelu{}, {xq}, {yq}), "fp32 only"));
+  EXPECT_TRUE(has(reason(Binary{BinaryOp::kDivide}, {xq, xq}, {yq}), "fp32 only"));
+
   EXPECT_EQ(node_kind_name(Binary{BinaryOp::kSquaredDifference}), "squared_difference");
   EXPECT_EQ(node_kind_name(conv3x3), "conv2d");
   // An empty builder is not a payload.

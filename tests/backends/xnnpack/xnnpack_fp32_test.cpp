@@ -282,6 +282,61 @@ TEST(XnnpackFp32, AvgPoolPaddedExcludesPadding) {
              false, 62);
 }
 
+TEST(XnnpackFp32, MaxPoolSamePaddingStride2) {
+  // TensorFlow SAME on 7x7, 3x3 window, stride 2: output 4x4, total pad 2 split 1/1.
+  const PoolParams p{.n = 1, .h = 7, .w = 7, .c = 3, .kh = 3, .kw = 3, .stride_h = 2,
+                     .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+  ASSERT_EQ(p.out_h(), 4);
+  const auto x = random_floats(7 * 7 * 3, 64);
+  PayloadBuilder b;
+  const TensorId xi = b.add_tensor(kF32, {1, 7, 7, 3});
+  const TensorId yi = b.add_tensor(kF32, {1, 4, 4, 3});
+  b.mark_external(xi, ExternalKind::kInput, 0);
+  b.mark_external(yi, ExternalKind::kOutput, 1);
+  b.add_node(MaxPool2d{.pooling_height = 3, .pooling_width = 3, .stride_height = 2,
+                       .stride_width = 2, .same_padding = true},
+             {xi}, {yi});
+  expect_close(run_graph<float, float>(b, {{{1, 7, 7, 3}, x}}, {1, 4, 4, 3}),
+               pool_ref(p, x, true), "max_pool same");
+}
+
+TEST(XnnpackFp32, Deconv2dStridePaddingAdjustment) {
+  // Transposed conv: each input pixel scatters kernel * value to out[i * stride + k * dil - pad].
+  const int n = 1, h = 4, w = 3, ic = 3, oc = 2, k = 3, s = 2, pad = 1, adj = 1;
+  const int oh = s * (h - 1) + adj + k - 2 * pad, ow = s * (w - 1) + adj + k - 2 * pad;
+  const auto x = random_floats(size_t(n) * h * w * ic, 65);
+  const auto wt = random_floats(size_t(oc) * k * k * ic, 66);
+  const auto bias = random_floats(oc, 67);
+  PayloadBuilder b;
+  const TensorId xi = b.add_tensor(kF32, {1, uint32_t(h), uint32_t(w), uint32_t(ic)});
+  const TensorId wi = b.add_constant(kF32, {uint32_t(oc), uint32_t(k), uint32_t(k), uint32_t(ic)},
+                                     std::span<const float>(wt));
+  const TensorId bi = b.add_constant(kF32, {uint32_t(oc)}, std::span<const float>(bias));
+  const TensorId yi = b.add_tensor(kF32, {1, uint32_t(oh), uint32_t(ow), uint32_t(oc)});
+  b.mark_external(xi, ExternalKind::kInput, 0);
+  b.mark_external(yi, ExternalKind::kOutput, 1);
+  b.add_node(Deconv2d{.kernel_height = k, .kernel_width = k, .stride_height = s,
+                      .stride_width = s, .adjustment_height = adj, .adjustment_width = adj,
+                      .group_input_channels = ic, .group_output_channels = oc,
+                      .padding = Padding::uniform(pad)},
+             {xi, wi, bi}, {yi});
+  std::vector<double> ref(size_t(oh) * ow * oc);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = bias[i % oc];
+  for (int iy = 0; iy < h; ++iy)
+    for (int ix = 0; ix < w; ++ix)
+      for (int ky = 0; ky < k; ++ky)
+        for (int kx = 0; kx < k; ++kx) {
+          const int oy = iy * s + ky - pad, ox = ix * s + kx - pad;
+          if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+          for (int o = 0; o < oc; ++o)
+            for (int c = 0; c < ic; ++c) {
+              ref[(size_t(oy) * ow + ox) * oc + o] +=
+                  double{x[(size_t(iy) * w + ix) * ic + c]} * wt[((size_t(o) * k + ky) * k + kx) * ic + c];
+            }
+        }
+  expect_close(run_graph<float, float>(b, {{{1, h, w, ic}, x}}, {1, oh, ow, oc}), ref, "deconv2d");
+}
+
 TEST(XnnpackFp32, GlobalAvgPool) {
   const int n = 2, h = 7, w = 5, c = 11;
   const auto x = random_floats(size_t(n) * h * w * c, 63);

@@ -229,6 +229,15 @@ TEST(XnnpackPayloadVerify, GraphErrors) {
         r.num_args = 3;
       },
       "output tensor 5 is not produced");
+  expect_rejected(  // XNNPACK would drop the unread tensor 5 and leave node 2 writing nowhere
+      [](RawPayload& r) {
+        r.tensors.push_back({.id = 5, .dims = {1, 4, 4, 3}});
+        RawNode extra;
+        extra.inputs = {3};
+        extra.outputs = {5};
+        r.nodes.push_back(extra);
+      },
+      "tensor 5 (output of node 2) is never used");
   expect_rejected(
       [](RawPayload& r) {
         r.nodes[1].type = fb::Op(200);
@@ -299,24 +308,59 @@ TEST(XnnpackPayloadVerify, NodeShapeAndOperandErrors) {
                   "unsupported");
 }
 
-// A builder payload with constants, several node kinds and both directions of arguments.
+// A builder payload exercising most node kinds, XNNPACK's fusions (pad into conv, clamp into
+// conv) and a quantised branch: x -> pad -> conv -> clamp -> depthwise -> mul -> max pool ->
+// reshape -> fc -> softmax -> y, and reshape -> quantize -> add -> dequantize -> z.
 std::vector<uint8_t> sweep_payload() {
+  constexpr DType f32 = DType::kFloat32;
   PayloadBuilder b;
-  const auto w = random_floats(4 * 3 * 3 * 2, 3);
-  const auto k = random_floats(4, 4);
-  const TensorId x = b.add_tensor(DType::kFloat32, {1, 5, 5, 2});
-  const TensorId wi = b.add_constant(DType::kFloat32, {4, 3, 3, 2}, std::span<const float>(w));
-  const TensorId t = b.add_tensor(DType::kFloat32, {1, 5, 5, 4});
-  const TensorId ki = b.add_constant(DType::kFloat32, {4}, std::span<const float>(k));
-  const TensorId u = b.add_tensor(DType::kFloat32, {1, 5, 5, 4});
-  const TensorId y = b.add_tensor(DType::kFloat32, {1, 1, 1, 4});
+  const auto cw = random_floats(4 * 3 * 3 * 2, 3);
+  const auto dw = random_floats(3 * 3 * 4, 4);
+  const auto db = random_floats(4, 5);
+  const auto k = random_floats(4, 6);
+  const auto fw = random_floats(5 * 16, 7);
+  const auto qk = random_int8(16, 8);
+  const TensorId x = b.add_tensor(f32, {1, 6, 6, 2});
+  const TensorId p = b.add_tensor(f32, {1, 8, 8, 2});
+  const TensorId c = b.add_tensor(f32, {1, 6, 6, 4});
+  const TensorId r = b.add_tensor(f32, {1, 6, 6, 4});
+  const TensorId d = b.add_tensor(f32, {1, 3, 3, 4});
+  const TensorId m = b.add_tensor(f32, {1, 3, 3, 4});
+  const TensorId mp = b.add_tensor(f32, {1, 2, 2, 4});
+  const TensorId f = b.add_tensor(f32, {1, 16});
+  const TensorId g = b.add_tensor(f32, {1, 5});
+  const TensorId y = b.add_tensor(f32, {1, 5});
+  const TensorId q = b.add_tensor(DType::kQInt8, {1, 16}, Quant::per_tensor(0.05f, 2));
+  const TensorId qa = b.add_tensor(DType::kQInt8, {1, 16}, Quant::per_tensor(0.1f, -3));
+  const TensorId z = b.add_tensor(f32, {1, 16});
   b.mark_external(x, ExternalKind::kInput, 0);
   b.mark_external(y, ExternalKind::kOutput, 1);
+  b.mark_external(z, ExternalKind::kOutput, 2);
+  b.add_node(ConstantPad{.pre = {0, 1, 1, 0}, .post = {0, 1, 1, 0}}, {x}, {p});
   b.add_node(Conv2d{.kernel_height = 3, .kernel_width = 3, .group_input_channels = 2,
-                    .group_output_channels = 4, .padding = Padding::uniform(1)},
-             {x, wi}, {t});
-  b.add_node(Binary{BinaryOp::kMultiply}, {t, ki}, {u}, OutputRange::relu6());
-  b.add_node(GlobalAvgPool2d{}, {u}, {y});
+                    .group_output_channels = 4},
+             {p, b.add_constant(f32, {4, 3, 3, 2}, std::span<const float>(cw))}, {c});
+  b.add_node(Clamp{0.0f, 6.0f}, {c}, {r});
+  b.add_node(DepthwiseConv2d{.kernel_height = 3, .kernel_width = 3, .stride_height = 2,
+                             .stride_width = 2, .input_channels = 4,
+                             .padding = Padding::uniform(1)},
+             {r, b.add_constant(f32, {1, 3, 3, 4}, std::span<const float>(dw)),
+              b.add_constant(f32, {4}, std::span<const float>(db))},
+             {d});
+  b.add_node(Binary{BinaryOp::kMultiply},
+             {d, b.add_constant(f32, {4}, std::span<const float>(k))}, {m},
+             OutputRange::relu6());
+  b.add_node(MaxPool2d{.pooling_height = 2, .pooling_width = 2}, {m}, {mp});
+  b.add_node(StaticReshape{.new_shape = {1, 16}}, {mp}, {f});
+  b.add_node(FullyConnected{}, {f, b.add_constant(f32, {5, 16}, std::span<const float>(fw))},
+             {g});
+  b.add_node(Unary{UnaryOp::kSoftmax}, {g}, {y});
+  b.add_node(Unary{UnaryOp::kConvert}, {f}, {q});
+  b.add_node(Binary{BinaryOp::kAdd},
+             {q, b.add_constant(DType::kQInt8, {16}, std::span<const int8_t>(qk),
+                                Quant::per_tensor(0.02f, 1))},
+             {qa});
+  b.add_node(Unary{UnaryOp::kConvert}, {qa}, {z});
   return b.build();
 }
 
@@ -333,27 +377,39 @@ TEST(XnnpackPayloadVerify, EveryTruncationIsRejected) {
 
 // Init on a corrupted payload either fails with a message or yields a delegate that executes
 // (or refuses the arguments) without crashing.
-size_t run_corrupted(const std::vector<uint8_t>& bytes, TestTensor& x, TestTensor& y) {
+struct SweepArgs {
+  TestTensor x{ScalarType::Float, {1, 6, 6, 2}};
+  TestTensor y{ScalarType::Float, {1, 5}};
+  TestTensor z{ScalarType::Float, {1, 16}};
+  SweepArgs() { x.fill(random_floats(72, 9)); }
+};
+
+size_t run_corrupted(const std::vector<uint8_t>& bytes, SweepArgs& a) {
   clear_error_message();
   Delegate d;
   if (d.init(bytes, one_thread()) != Error::Ok) {
     EXPECT_STRNE(last_error_message(), "");
     return 1;
   }
-  const Error run = d.execute({x.value(), y.value()});
+  const Error run = d.execute({a.x.value(), a.y.value(), a.z.value()});
   if (run != Error::Ok) EXPECT_STRNE(last_error_message(), "");
   return 0;
 }
 
 TEST(XnnpackPayloadVerify, ByteFlipsNeverCrash) {
   const std::vector<uint8_t> full = sweep_payload();
-  TestTensor x(ScalarType::Float, {1, 5, 5, 2}), y(ScalarType::Float, {1, 1, 1, 4});
-  x.fill(random_floats(50, 5));
+  SweepArgs args;
+  {  // the uncorrupted payload runs
+    Delegate d;
+    ASSERT_EQ(d.init(full, one_thread()), Error::Ok) << last_error_message();
+    ASSERT_EQ(d.execute({args.x.value(), args.y.value(), args.z.value()}), Error::Ok)
+        << last_error_message();
+  }
   size_t rejected = 0;
   for (size_t i = 0; i < full.size(); ++i) {
     std::vector<uint8_t> bytes = full;
     bytes[i] ^= 0xff;
-    rejected += run_corrupted(bytes, x, y);
+    rejected += run_corrupted(bytes, args);
   }
   // Most bytes are structure; flips of constant data, padding and some scalars are legal.
   EXPECT_GT(rejected, full.size() / 4);
@@ -365,7 +421,7 @@ TEST(XnnpackPayloadVerify, ByteFlipsNeverCrash) {
     std::vector<uint8_t> bytes = full;
     const int n = 1 + iter % 4;
     for (int j = 0; j < n; ++j) bytes[pos(gen)] = static_cast<uint8_t>(byte(gen));
-    run_corrupted(bytes, x, y);
+    run_corrupted(bytes, args);
   }
 }
 
