@@ -25,9 +25,9 @@ const char* binary_op_name(BinaryOp op) {
   return kNames[static_cast<size_t>(op)];
 }
 const char* unary_op_name(UnaryOp op) {
-  static const char* const kNames[] = {"abs",    "bankers_rounding", "ceiling",   "floor",
-                                       "negate", "square",           "square_root", "hardswish",
-                                       "sigmoid", "softmax",         "convert"};
+  static const char* const kNames[] = {"abs",     "bankers_rounding", "ceiling",     "floor",
+                                       "negate",  "square",           "square_root", "hardswish",
+                                       "sigmoid", "softmax",          "convert"};
   return kNames[static_cast<size_t>(op)];
 }
 
@@ -43,27 +43,26 @@ std::span<const uint8_t> as_u8(std::span<const T> data) {
 size_t dtype_bytes(DType dtype) { return dtype_size(static_cast<fb::DataType>(dtype)); }
 
 std::string node_kind_name(const NodeAttrs& attrs) {
-  return std::visit(
-      Overloaded{
-          [](const Conv2d&) -> std::string { return "conv2d"; },
-          [](const DepthwiseConv2d&) -> std::string { return "depthwise_conv2d"; },
-          [](const Deconv2d&) -> std::string { return "deconv2d"; },
-          [](const FullyConnected&) -> std::string { return "fully_connected"; },
-          [](const Binary& b) -> std::string { return binary_op_name(b.op); },
-          [](const Unary& u) -> std::string { return unary_op_name(u.op); },
-          [](const Clamp&) -> std::string { return "clamp"; },
-          [](const Elu&) -> std::string { return "elu"; },
-          [](const LeakyRelu&) -> std::string { return "leaky_relu"; },
-          [](const PRelu&) -> std::string { return "prelu"; },
-          [](const MaxPool2d&) -> std::string { return "max_pool2d"; },
-          [](const AvgPool2d&) -> std::string { return "avg_pool2d"; },
-          [](const GlobalAvgPool2d&) -> std::string { return "global_avg_pool2d"; },
-          [](const ConstantPad&) -> std::string { return "constant_pad"; },
-          [](const StaticReshape&) -> std::string { return "static_reshape"; },
-          [](const ResizeBilinear2d&) -> std::string { return "resize_bilinear2d"; },
-          [](const DepthToSpace&) -> std::string { return "depth_to_space"; },
-      },
-      attrs);
+  return std::visit(Overloaded{
+                        [](const Conv2d&) -> std::string { return "conv2d"; },
+                        [](const DepthwiseConv2d&) -> std::string { return "depthwise_conv2d"; },
+                        [](const Deconv2d&) -> std::string { return "deconv2d"; },
+                        [](const FullyConnected&) -> std::string { return "fully_connected"; },
+                        [](const Binary& b) -> std::string { return binary_op_name(b.op); },
+                        [](const Unary& u) -> std::string { return unary_op_name(u.op); },
+                        [](const Clamp&) -> std::string { return "clamp"; },
+                        [](const Elu&) -> std::string { return "elu"; },
+                        [](const LeakyRelu&) -> std::string { return "leaky_relu"; },
+                        [](const PRelu&) -> std::string { return "prelu"; },
+                        [](const MaxPool2d&) -> std::string { return "max_pool2d"; },
+                        [](const AvgPool2d&) -> std::string { return "avg_pool2d"; },
+                        [](const GlobalAvgPool2d&) -> std::string { return "global_avg_pool2d"; },
+                        [](const ConstantPad&) -> std::string { return "constant_pad"; },
+                        [](const StaticReshape&) -> std::string { return "static_reshape"; },
+                        [](const ResizeBilinear2d&) -> std::string { return "resize_bilinear2d"; },
+                        [](const DepthToSpace&) -> std::string { return "depth_to_space"; },
+                    },
+                    attrs);
 }
 
 const PayloadBuilder::TensorEntry& PayloadBuilder::tensor(TensorId id) const {
@@ -157,11 +156,11 @@ flatbuffers::Offset<void> write_op(flatbuffers::FlatBufferBuilder& fbb, const No
           },
           [&](const DepthwiseConv2d& a) {
             *type = fb::Op::DepthwiseConv2d;
-            return fb::CreateDepthwiseConv2d(
-                       fbb, a.padding.top, a.padding.right, a.padding.bottom, a.padding.left,
-                       a.kernel_height, a.kernel_width, a.stride_height, a.stride_width,
-                       a.dilation_height, a.dilation_width, a.depth_multiplier, a.input_channels,
-                       a.same_padding)
+            return fb::CreateDepthwiseConv2d(fbb, a.padding.top, a.padding.right, a.padding.bottom,
+                                             a.padding.left, a.kernel_height, a.kernel_width,
+                                             a.stride_height, a.stride_width, a.dilation_height,
+                                             a.dilation_width, a.depth_multiplier, a.input_channels,
+                                             a.same_padding)
                 .Union();
           },
           [&](const Deconv2d& a) {
@@ -169,8 +168,8 @@ flatbuffers::Offset<void> write_op(flatbuffers::FlatBufferBuilder& fbb, const No
             return fb::CreateDeconv2d(fbb, a.padding.top, a.padding.right, a.padding.bottom,
                                       a.padding.left, a.adjustment_height, a.adjustment_width,
                                       a.kernel_height, a.kernel_width, a.stride_height,
-                                      a.stride_width, a.dilation_height, a.dilation_width,
-                                      a.groups, a.group_input_channels, a.group_output_channels)
+                                      a.stride_width, a.dilation_height, a.dilation_width, a.groups,
+                                      a.group_input_channels, a.group_output_channels)
                 .Union();
           },
           [&](const FullyConnected& a) {
@@ -268,9 +267,9 @@ std::vector<uint8_t> PayloadBuilder::build() const {
       const TensorEntry& t = tensors_[i];
       const bool per_channel = t.dtype == DType::kQCInt8 || t.dtype == DType::kQCInt32;
       tensors.push_back(fb::CreateTensorDirect(
-          fbb, static_cast<uint32_t>(i), static_cast<fb::DataType>(t.dtype), &t.dims,
-          t.quant.scale, t.quant.zero_point, per_channel ? &t.quant.channel_scales : nullptr,
-          t.quant.channel_dim, t.constant, offsets[i], t.constant ? t.data.size() : 0,
+          fbb, static_cast<uint32_t>(i), static_cast<fb::DataType>(t.dtype), &t.dims, t.quant.scale,
+          t.quant.zero_point, per_channel ? &t.quant.channel_scales : nullptr, t.quant.channel_dim,
+          t.constant, offsets[i], t.constant ? t.data.size() : 0,
           static_cast<fb::ExternalKind>(t.external), t.arg_index,
           t.dim_order.empty() ? nullptr : &t.dim_order));
     }
@@ -278,8 +277,8 @@ std::vector<uint8_t> PayloadBuilder::build() const {
     for (const NodeEntry& n : nodes_) {
       fb::Op type = fb::Op::NONE;
       const flatbuffers::Offset<void> op = write_op(fbb, n.attrs, &type);
-      nodes.push_back(fb::CreateNodeDirect(fbb, type, op, &n.inputs, &n.outputs, n.range.min,
-                                           n.range.max));
+      nodes.push_back(
+          fb::CreateNodeDirect(fbb, type, op, &n.inputs, &n.outputs, n.range.min, n.range.max));
     }
     const auto producer = fbb.CreateString("pteron");
     const auto tensor_vec = fbb.CreateVector(tensors);
@@ -309,8 +308,7 @@ std::vector<uint8_t> PayloadBuilder::build() const {
   return bytes;
 }
 
-std::string PayloadBuilder::check_node(const NodeAttrs& attrs,
-                                       const std::vector<TensorId>& inputs,
+std::string PayloadBuilder::check_node(const NodeAttrs& attrs, const std::vector<TensorId>& inputs,
                                        const std::vector<TensorId>& outputs,
                                        OutputRange range) const {
   PayloadBuilder one;

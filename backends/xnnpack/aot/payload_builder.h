@@ -48,7 +48,9 @@ struct Quant {
   std::vector<float> channel_scales;
   uint32_t channel_dim = 0;
 
-  static Quant per_tensor(float scale, int32_t zero_point = 0) { return {scale, zero_point, {}, 0}; }
+  static Quant per_tensor(float scale, int32_t zero_point = 0) {
+    return {scale, zero_point, {}, 0};
+  }
   static Quant per_channel(std::vector<float> scales, uint32_t channel_dim = 0) {
     return {0.0f, 0, std::move(scales), channel_dim};
   }
@@ -95,13 +97,30 @@ struct FullyConnected {
   bool transpose_weights = false;  // filter [in, out] instead of [out, in]
   bool reshape_2d = false;         // flatten the input to [numel / in, in]
 };
-enum class BinaryOp : uint8_t { kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum, kSquaredDifference };
+enum class BinaryOp : uint8_t {
+  kAdd,
+  kSubtract,
+  kMultiply,
+  kDivide,
+  kMaximum,
+  kMinimum,
+  kSquaredDifference
+};
 struct Binary {
   BinaryOp op = BinaryOp::kAdd;
 };
 enum class UnaryOp : uint8_t {
-  kAbs, kBankersRounding, kCeiling, kFloor, kNegate, kSquare, kSquareRoot, kHardswish, kSigmoid,
-  kSoftmax, kConvert,
+  kAbs,
+  kBankersRounding,
+  kCeiling,
+  kFloor,
+  kNegate,
+  kSquare,
+  kSquareRoot,
+  kHardswish,
+  kSigmoid,
+  kSoftmax,
+  kConvert,
 };
 struct Unary {
   UnaryOp op = UnaryOp::kAbs;
@@ -149,9 +168,8 @@ struct DepthToSpace {
 };
 
 using NodeAttrs = std::variant<Conv2d, DepthwiseConv2d, Deconv2d, FullyConnected, Binary, Unary,
-                               Clamp, Elu, LeakyRelu, PRelu, MaxPool2d, AvgPool2d,
-                               GlobalAvgPool2d, ConstantPad, StaticReshape, ResizeBilinear2d,
-                               DepthToSpace>;
+                               Clamp, Elu, LeakyRelu, PRelu, MaxPool2d, AvgPool2d, GlobalAvgPool2d,
+                               ConstantPad, StaticReshape, ResizeBilinear2d, DepthToSpace>;
 // "conv2d", "add", ... as runtime messages name them.
 std::string node_kind_name(const NodeAttrs& attrs);
 

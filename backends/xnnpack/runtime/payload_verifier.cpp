@@ -11,14 +11,22 @@ namespace xnnpack {
 
 const char* dtype_name(fb::DataType dtype) {
   switch (dtype) {
-    case fb::DataType::Float32: return "fp32";
-    case fb::DataType::Float16: return "fp16";
-    case fb::DataType::QInt8: return "qint8";
-    case fb::DataType::QUInt8: return "quint8";
-    case fb::DataType::QInt32: return "qint32";
-    case fb::DataType::QCInt8: return "qcint8";
-    case fb::DataType::QCInt32: return "qcint32";
-    default: return "invalid";
+    case fb::DataType::Float32:
+      return "fp32";
+    case fb::DataType::Float16:
+      return "fp16";
+    case fb::DataType::QInt8:
+      return "qint8";
+    case fb::DataType::QUInt8:
+      return "quint8";
+    case fb::DataType::QInt32:
+      return "qint32";
+    case fb::DataType::QCInt8:
+      return "qcint8";
+    case fb::DataType::QCInt32:
+      return "qcint32";
+    default:
+      return "invalid";
   }
 }
 
@@ -26,12 +34,16 @@ size_t dtype_size(fb::DataType dtype) {
   switch (dtype) {
     case fb::DataType::Float32:
     case fb::DataType::QInt32:
-    case fb::DataType::QCInt32: return 4;
-    case fb::DataType::Float16: return 2;
+    case fb::DataType::QCInt32:
+      return 4;
+    case fb::DataType::Float16:
+      return 2;
     case fb::DataType::QInt8:
     case fb::DataType::QUInt8:
-    case fb::DataType::QCInt8: return 1;
-    default: return 0;
+    case fb::DataType::QCInt8:
+      return 1;
+    default:
+      return 0;
   }
 }
 
@@ -39,30 +51,48 @@ namespace {
 
 const char* binary_name(fb::BinaryOp op) {
   switch (op) {
-    case fb::BinaryOp::Add: return "add";
-    case fb::BinaryOp::Subtract: return "subtract";
-    case fb::BinaryOp::Multiply: return "multiply";
-    case fb::BinaryOp::Divide: return "divide";
-    case fb::BinaryOp::Maximum: return "maximum";
-    case fb::BinaryOp::Minimum: return "minimum";
-    case fb::BinaryOp::SquaredDifference: return "squared_difference";
+    case fb::BinaryOp::Add:
+      return "add";
+    case fb::BinaryOp::Subtract:
+      return "subtract";
+    case fb::BinaryOp::Multiply:
+      return "multiply";
+    case fb::BinaryOp::Divide:
+      return "divide";
+    case fb::BinaryOp::Maximum:
+      return "maximum";
+    case fb::BinaryOp::Minimum:
+      return "minimum";
+    case fb::BinaryOp::SquaredDifference:
+      return "squared_difference";
   }
   return "binary?";
 }
 
 const char* unary_name(fb::UnaryOp op) {
   switch (op) {
-    case fb::UnaryOp::Abs: return "abs";
-    case fb::UnaryOp::BankersRounding: return "bankers_rounding";
-    case fb::UnaryOp::Ceiling: return "ceiling";
-    case fb::UnaryOp::Floor: return "floor";
-    case fb::UnaryOp::Negate: return "negate";
-    case fb::UnaryOp::Square: return "square";
-    case fb::UnaryOp::SquareRoot: return "square_root";
-    case fb::UnaryOp::Hardswish: return "hardswish";
-    case fb::UnaryOp::Sigmoid: return "sigmoid";
-    case fb::UnaryOp::Softmax: return "softmax";
-    case fb::UnaryOp::Convert: return "convert";
+    case fb::UnaryOp::Abs:
+      return "abs";
+    case fb::UnaryOp::BankersRounding:
+      return "bankers_rounding";
+    case fb::UnaryOp::Ceiling:
+      return "ceiling";
+    case fb::UnaryOp::Floor:
+      return "floor";
+    case fb::UnaryOp::Negate:
+      return "negate";
+    case fb::UnaryOp::Square:
+      return "square";
+    case fb::UnaryOp::SquareRoot:
+      return "square_root";
+    case fb::UnaryOp::Hardswish:
+      return "hardswish";
+    case fb::UnaryOp::Sigmoid:
+      return "sigmoid";
+    case fb::UnaryOp::Softmax:
+      return "softmax";
+    case fb::UnaryOp::Convert:
+      return "convert";
   }
   return "unary?";
 }
@@ -71,24 +101,42 @@ const char* unary_name(fb::UnaryOp op) {
 
 const char* op_name(const fb::Node& node) {
   switch (node.op_type()) {
-    case fb::Op::Conv2d: return "conv2d";
-    case fb::Op::DepthwiseConv2d: return "depthwise_conv2d";
-    case fb::Op::Deconv2d: return "deconv2d";
-    case fb::Op::FullyConnected: return "fully_connected";
-    case fb::Op::Binary: return binary_name(node.op_as_Binary()->op());
-    case fb::Op::Unary: return unary_name(node.op_as_Unary()->op());
-    case fb::Op::Clamp: return "clamp";
-    case fb::Op::Elu: return "elu";
-    case fb::Op::LeakyRelu: return "leaky_relu";
-    case fb::Op::PRelu: return "prelu";
-    case fb::Op::MaxPool2d: return "max_pool2d";
-    case fb::Op::AvgPool2d: return "avg_pool2d";
-    case fb::Op::GlobalAvgPool2d: return "global_avg_pool2d";
-    case fb::Op::ConstantPad: return "constant_pad";
-    case fb::Op::StaticReshape: return "static_reshape";
-    case fb::Op::ResizeBilinear2d: return "resize_bilinear2d";
-    case fb::Op::DepthToSpace: return "depth_to_space";
-    default: return "?";
+    case fb::Op::Conv2d:
+      return "conv2d";
+    case fb::Op::DepthwiseConv2d:
+      return "depthwise_conv2d";
+    case fb::Op::Deconv2d:
+      return "deconv2d";
+    case fb::Op::FullyConnected:
+      return "fully_connected";
+    case fb::Op::Binary:
+      return binary_name(node.op_as_Binary()->op());
+    case fb::Op::Unary:
+      return unary_name(node.op_as_Unary()->op());
+    case fb::Op::Clamp:
+      return "clamp";
+    case fb::Op::Elu:
+      return "elu";
+    case fb::Op::LeakyRelu:
+      return "leaky_relu";
+    case fb::Op::PRelu:
+      return "prelu";
+    case fb::Op::MaxPool2d:
+      return "max_pool2d";
+    case fb::Op::AvgPool2d:
+      return "avg_pool2d";
+    case fb::Op::GlobalAvgPool2d:
+      return "global_avg_pool2d";
+    case fb::Op::ConstantPad:
+      return "constant_pad";
+    case fb::Op::StaticReshape:
+      return "static_reshape";
+    case fb::Op::ResizeBilinear2d:
+      return "resize_bilinear2d";
+    case fb::Op::DepthToSpace:
+      return "depth_to_space";
+    default:
+      return "?";
   }
 }
 
@@ -162,7 +210,8 @@ class Verifier {
       if (ti.producer != kNoProducer && !ti.consumed && ti.external != fb::ExternalKind::Output) {
         return fail(Error::InvalidProgram,
                     "XNNPACK payload: tensor %zu (output of node %u) is never used; make it an "
-                    "external output or drop its node", id, ti.producer);
+                    "external output or drop its node",
+                    id, ti.producer);
       }
     }
     return Error::Ok;
@@ -196,12 +245,12 @@ class Verifier {
     const auto* tensors = p_.tensors();
     const uint32_t n = tensors ? tensors->size() : 0;
     if (n == 0) return fail(Error::InvalidProgram, "XNNPACK payload has no tensors");
-    info_.assign(n, TensorInfo{});
-    std::vector<bool> arg_used(p_.num_args() < (1u << 20) ? p_.num_args() : 0, false);
     if (p_.num_args() >= (1u << 20)) {
       return fail(Error::InvalidProgram, "XNNPACK payload: num_args %u is implausible",
                   p_.num_args());
     }
+    info_.assign(n, TensorInfo{});
+    std::vector<bool> arg_used(p_.num_args(), false);
     for (uint32_t i = 0; i < n; ++i) {
       const fb::Tensor* t = tensors->Get(i);
       const uint32_t id = t->id();
@@ -216,7 +265,8 @@ class Verifier {
         case DataType::QInt8:
         case DataType::QInt32:
         case DataType::QCInt8:
-        case DataType::QCInt32: break;
+        case DataType::QCInt32:
+          break;
         case DataType::QUInt8:
           return fail(Error::NotSupported, "XNNPACK payload tensor %u: quint8 is not supported",
                       id);
@@ -304,18 +354,19 @@ class Verifier {
         // This XNNPACK checks scales[0 .. dims[0]) whatever channel_dim is; keep that read
         // inside the vector.
         if (ti.dims[0] > count) {
-          return tensor_fail(i, "tensor %u: per-channel dims[0] (%u) exceeds the channel count",
-                             id, ti.dims[0]);
+          return tensor_fail(i, "tensor %u: per-channel dims[0] (%u) exceeds the channel count", id,
+                             ti.dims[0]);
         }
         for (uint32_t c = 0; c < count; ++c) {
           if (!positive_normal(scales->Get(c))) {
-            return tensor_fail(i, "tensor %u: channel %u scale %g must be positive and normal",
-                               id, c, static_cast<double>(scales->Get(c)));
+            return tensor_fail(i, "tensor %u: channel %u scale %g must be positive and normal", id,
+                               c, static_cast<double>(scales->Get(c)));
           }
         }
         return Error::Ok;
       }
-      default: return Error::Ok;
+      default:
+        return Error::Ok;
     }
   }
 
@@ -373,8 +424,8 @@ class Verifier {
       node_ = nodes->Get(k);
       if (node_->op_type() == fb::Op::NONE || node_->op_type() > fb::Op::MAX ||
           node_->op() == nullptr) {
-        return fail(Error::NotSupported, "XNNPACK payload node %u has unknown operator type %d",
-                    k, static_cast<int>(node_->op_type()));
+        return fail(Error::NotSupported, "XNNPACK payload node %u has unknown operator type %d", k,
+                    static_cast<int>(node_->op_type()));
       }
       PTERON_TRY(check_node_io());
       PTERON_TRY(check_range());
@@ -412,16 +463,18 @@ class Verifier {
     num_inputs_ = in ? in->size() : 0;
     num_outputs_ = out ? out->size() : 0;
     if (num_inputs_ > 3 || num_outputs_ > 1) {
-      return node_fail("has %u inputs and %u outputs (at most 3 and 1)", num_inputs_,
-                       num_outputs_);
+      return node_fail("has %u inputs and %u outputs (at most 3 and 1)", num_inputs_, num_outputs_);
     }
     for (uint32_t i = 0; i < num_inputs_; ++i) {
       const uint32_t id = in->Get(i);
-      if (id >= info_.size()) return node_fail("input %u is tensor %u, which does not exist", i, id);
+      if (id >= info_.size())
+        return node_fail("input %u is tensor %u, which does not exist", i, id);
       const TensorInfo& ti = info_[id];
       if (!ti.constant && ti.external != fb::ExternalKind::Input && ti.producer == kNoProducer) {
-        return node_fail("input %u (tensor %u) is not a constant, an external input or the "
-                         "output of an earlier node", i, id);
+        return node_fail(
+            "input %u (tensor %u) is not a constant, an external input or the "
+            "output of an earlier node",
+            i, id);
       }
       inputs_[i] = id;
     }
@@ -449,13 +502,15 @@ class Verifier {
       case fb::Op::Clamp:
       case fb::Op::MaxPool2d:
       case fb::Op::AvgPool2d:
-      case fb::Op::GlobalAvgPool2d: return true;
+      case fb::Op::GlobalAvgPool2d:
+        return true;
       case fb::Op::Binary: {
         const fb::BinaryOp op = node_->op_as_Binary()->op();
         return op == fb::BinaryOp::Add || op == fb::BinaryOp::Subtract ||
                op == fb::BinaryOp::Multiply || op == fb::BinaryOp::Divide;
       }
-      default: return false;
+      default:
+        return false;
     }
   }
 
@@ -543,8 +598,9 @@ class Verifier {
     if (x == DataType::QInt8 && y == DataType::QInt8 && w == DataType::QCInt8 &&
         (!has_bias || b == DataType::QCInt32)) {
       if (!allow_per_channel) {
-        return node_unsupported("per-channel (qcint8) weights are not supported by this XNNPACK "
-                                "for this operator; lower it as a 1x1 conv2d");
+        return node_unsupported(
+            "per-channel (qcint8) weights are not supported by this XNNPACK "
+            "for this operator; lower it as a 1x1 conv2d");
       }
       if (in(1).t->channel_dim() != per_channel_dim) {
         return node_fail("qcint8 filter channel_dim must be %u", per_channel_dim);
@@ -568,12 +624,18 @@ class Verifier {
 
   Error check_op() {
     switch (node_->op_type()) {
-      case fb::Op::Conv2d: return check_conv2d(*node_->op_as_Conv2d());
-      case fb::Op::DepthwiseConv2d: return check_depthwise(*node_->op_as_DepthwiseConv2d());
-      case fb::Op::Deconv2d: return check_deconv2d(*node_->op_as_Deconv2d());
-      case fb::Op::FullyConnected: return check_fully_connected(*node_->op_as_FullyConnected());
-      case fb::Op::Binary: return check_binary(*node_->op_as_Binary());
-      case fb::Op::Unary: return check_unary(*node_->op_as_Unary());
+      case fb::Op::Conv2d:
+        return check_conv2d(*node_->op_as_Conv2d());
+      case fb::Op::DepthwiseConv2d:
+        return check_depthwise(*node_->op_as_DepthwiseConv2d());
+      case fb::Op::Deconv2d:
+        return check_deconv2d(*node_->op_as_Deconv2d());
+      case fb::Op::FullyConnected:
+        return check_fully_connected(*node_->op_as_FullyConnected());
+      case fb::Op::Binary:
+        return check_binary(*node_->op_as_Binary());
+      case fb::Op::Unary:
+        return check_unary(*node_->op_as_Unary());
       case fb::Op::Clamp:
         PTERON_TRY(arity(1, 1));
         PTERON_TRY(expect_uniform_dtype(1, true));
@@ -594,9 +656,12 @@ class Verifier {
           return node_fail("negative_slope must be finite");
         }
         return expect_dims("output", out(), in(0).dims, in(0).rank);
-      case fb::Op::PRelu: return check_prelu();
-      case fb::Op::MaxPool2d: return check_max_pool(*node_->op_as_MaxPool2d());
-      case fb::Op::AvgPool2d: return check_avg_pool(*node_->op_as_AvgPool2d());
+      case fb::Op::PRelu:
+        return check_prelu();
+      case fb::Op::MaxPool2d:
+        return check_max_pool(*node_->op_as_MaxPool2d());
+      case fb::Op::AvgPool2d:
+        return check_avg_pool(*node_->op_as_AvgPool2d());
       case fb::Op::GlobalAvgPool2d: {
         PTERON_TRY(arity(1, 1));
         PTERON_TRY(expect_uniform_dtype(1, true));
@@ -604,11 +669,16 @@ class Verifier {
         const uint32_t dims[4] = {in(0).dims[0], 1, 1, in(0).dims[3]};
         return expect_dims("output", out(), dims, 4);
       }
-      case fb::Op::ConstantPad: return check_pad(*node_->op_as_ConstantPad());
-      case fb::Op::StaticReshape: return check_reshape(*node_->op_as_StaticReshape());
-      case fb::Op::ResizeBilinear2d: return check_resize(*node_->op_as_ResizeBilinear2d());
-      case fb::Op::DepthToSpace: return check_depth_to_space(*node_->op_as_DepthToSpace());
-      default: return node_fail("unknown operator");  // excluded by check_nodes
+      case fb::Op::ConstantPad:
+        return check_pad(*node_->op_as_ConstantPad());
+      case fb::Op::StaticReshape:
+        return check_reshape(*node_->op_as_StaticReshape());
+      case fb::Op::ResizeBilinear2d:
+        return check_resize(*node_->op_as_ResizeBilinear2d());
+      case fb::Op::DepthToSpace:
+        return check_depth_to_space(*node_->op_as_DepthToSpace());
+      default:
+        return node_fail("unknown operator");  // excluded by check_nodes
     }
   }
 
@@ -716,8 +786,8 @@ class Verifier {
     const uint32_t pad[2] = {a.padding_top(), a.padding_left()};
     const uint32_t pad2[2] = {a.padding_bottom(), a.padding_right()};
     for (int d = 0; d < 2; ++d) {
-      ext[d] = int64_t{stride[d]} * (in_hw[d] - 1) + adj[d] +
-               (int64_t{kernel[d]} - 1) * dil[d] + 1 - int64_t{pad[d]} - int64_t{pad2[d]};
+      ext[d] = int64_t{stride[d]} * (in_hw[d] - 1) + adj[d] + (int64_t{kernel[d]} - 1) * dil[d] +
+               1 - int64_t{pad[d]} - int64_t{pad2[d]};
       if (ext[d] < 1 || ext[d] > static_cast<int64_t>(kMaxDimSize)) {
         return node_fail("padding leaves an empty or oversized output");
       }
@@ -783,17 +853,18 @@ class Verifier {
     const DataType y = out().dtype;
     switch (a.op()) {
       case fb::UnaryOp::Convert: {
-        const bool ok = (x == DataType::Float32 &&
-                         (y == DataType::Float16 || y == DataType::QInt8)) ||
-                        ((x == DataType::Float16 || x == DataType::QInt8) &&
-                         y == DataType::Float32);
+        const bool ok =
+            (x == DataType::Float32 && (y == DataType::Float16 || y == DataType::QInt8)) ||
+            ((x == DataType::Float16 || x == DataType::QInt8) && y == DataType::Float32);
         if (!ok) {
           return node_unsupported("conversion %s -> %s is unsupported", dtype_name(x),
                                   dtype_name(y));
         }
         break;
       }
-      case fb::UnaryOp::Sigmoid: PTERON_TRY(expect_uniform_dtype(1, true)); break;
+      case fb::UnaryOp::Sigmoid:
+        PTERON_TRY(expect_uniform_dtype(1, true));
+        break;
       case fb::UnaryOp::Abs:
       case fb::UnaryOp::BankersRounding:
       case fb::UnaryOp::Ceiling:
@@ -802,8 +873,11 @@ class Verifier {
       case fb::UnaryOp::Square:
       case fb::UnaryOp::SquareRoot:
       case fb::UnaryOp::Hardswish:
-      case fb::UnaryOp::Softmax: PTERON_TRY(expect_uniform_dtype(1, false)); break;
-      default: return node_fail("unknown unary operator %d", static_cast<int>(a.op()));
+      case fb::UnaryOp::Softmax:
+        PTERON_TRY(expect_uniform_dtype(1, false));
+        break;
+      default:
+        return node_fail("unknown unary operator %d", static_cast<int>(a.op()));
     }
     return expect_dims("output", out(), in(0).dims, in(0).rank);
   }
@@ -850,8 +924,8 @@ class Verifier {
     PTERON_TRY(arity(1, 1));
     PTERON_TRY(expect_uniform_dtype(1, false));
     return check_pool(a.padding_top(), a.padding_right(), a.padding_bottom(), a.padding_left(),
-                      a.pooling_height(), a.pooling_width(), a.stride_height(), a.stride_width(),
-                      1, 1, a.same_padding());
+                      a.pooling_height(), a.pooling_width(), a.stride_height(), a.stride_width(), 1,
+                      1, a.same_padding());
   }
 
   Error check_pad(const fb::ConstantPad& a) {
@@ -942,8 +1016,7 @@ class Verifier {
 
 Error verify_payload(Span<const uint8_t> payload, const fb::Payload** root) {
   if (payload.size() < 8 || payload.data() == nullptr) {
-    return fail(Error::InvalidProgram, "XNNPACK payload is %zu bytes: truncated",
-                payload.size());
+    return fail(Error::InvalidProgram, "XNNPACK payload is %zu bytes: truncated", payload.size());
   }
   if (!flatbuffers::BufferHasIdentifier(payload.data(), fb::PayloadIdentifier())) {
     return fail(Error::InvalidProgram,

@@ -85,7 +85,8 @@ Error parse_threads(Span<const uint8_t> value, int* threads) {
   } else {
     return fail(Error::InvalidArgument,
                 "XNNPACK compile spec \"threads\" must be decimal text or a 4/8-byte integer "
-                "(%zu bytes given)", value.size());
+                "(%zu bytes given)",
+                value.size());
   }
   if (n < 1 || n > kMaxThreads) {
     return fail(Error::InvalidArgument, "XNNPACK compile spec \"threads\" is %lld (1 .. %d)",
@@ -124,11 +125,16 @@ bool overread_stays_in_page(const void* data, size_t nbytes) {
 
 bool dtype_matches(fb::DataType expected, ScalarType actual) {
   switch (expected) {
-    case fb::DataType::Float32: return actual == ScalarType::Float;
-    case fb::DataType::Float16: return actual == ScalarType::Half;
-    case fb::DataType::QInt8: return actual == ScalarType::Char || actual == ScalarType::QInt8;
-    case fb::DataType::QInt32: return actual == ScalarType::Int || actual == ScalarType::QInt32;
-    default: return false;
+    case fb::DataType::Float32:
+      return actual == ScalarType::Float;
+    case fb::DataType::Float16:
+      return actual == ScalarType::Half;
+    case fb::DataType::QInt8:
+      return actual == ScalarType::Char || actual == ScalarType::QInt8;
+    case fb::DataType::QInt32:
+      return actual == ScalarType::Int || actual == ScalarType::QInt32;
+    default:
+      return false;
   }
 }
 
@@ -147,8 +153,8 @@ const char* sizes_str(const int32_t* sizes, size_t rank, char* buf, size_t size)
 Error check_argument(const ExternalValue& e, const EValue* arg) {
   const char* role = e.is_input ? "input" : "output";
   if (arg == nullptr || arg->tag != Tag::Tensor || arg->tensor == nullptr) {
-    return fail(Error::InvalidArgument, "XNNPACK delegate arg %u (%s) is not a tensor",
-                e.arg_index, role);
+    return fail(Error::InvalidArgument, "XNNPACK delegate arg %u (%s) is not a tensor", e.arg_index,
+                role);
   }
   const Tensor& t = *arg->tensor;
   if (!dtype_matches(e.dtype, t.dtype())) {
@@ -172,12 +178,13 @@ Error check_argument(const ExternalValue& e, const EValue* arg) {
       char order[32];
       size_t n = 0;
       for (uint32_t k = 0; k < e.rank && n < sizeof(order); ++k) {
-        n += static_cast<size_t>(snprintf(order + n, sizeof(order) - n, k ? ",%u" : "%u",
-                                          e.dim_order[k]));
+        n += static_cast<size_t>(
+            snprintf(order + n, sizeof(order) - n, k ? ",%u" : "%u", e.dim_order[k]));
       }
       return fail(Error::InvalidArgument,
                   "XNNPACK delegate arg %u (%s): memory layout must be dim order (%s); convert "
-                  "it outside the delegate", e.arg_index, role, order);
+                  "it outside the delegate",
+                  e.arg_index, role, order);
     }
     stride *= e.dims[i];
   }
@@ -217,7 +224,8 @@ class XnnpackBackend final : public BackendInterface {
     const size_t n = d->graph.externals().size();
     d->bindings.resize(n);
     d->values.resize(n);
-    for (size_t i = 0; i < n; ++i) d->values[i] = xnn_external_value{d->graph.externals()[i].id, nullptr};
+    for (size_t i = 0; i < n; ++i)
+      d->values[i] = xnn_external_value{d->graph.externals()[i].id, nullptr};
     return static_cast<DelegateHandle*>(d);
   }
 
@@ -242,8 +250,10 @@ class XnnpackBackend final : public BackendInterface {
           const size_t size = (e.nbytes + kExtraBytes + 15) / 16 * 16;
           b.staging = aligned_alloc(16, size);
           if (b.staging == nullptr) {
-            return fail(Error::OutOfMemory, "XNNPACK delegate: no memory to stage arg %u "
-                        "(%zu bytes)", e.arg_index, size);
+            return fail(Error::OutOfMemory,
+                        "XNNPACK delegate: no memory to stage arg %u "
+                        "(%zu bytes)",
+                        e.arg_index, size);
           }
         }
         if (e.is_input) memcpy(b.staging, data, e.nbytes);

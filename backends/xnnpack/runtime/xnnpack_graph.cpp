@@ -13,13 +13,20 @@ static_assert(kMaxDims == XNN_MAX_TENSOR_DIMS, "payload format assumes 6-d tenso
 
 const char* status_name(xnn_status status) {
   switch (status) {
-    case xnn_status_success: return "success";
-    case xnn_status_uninitialized: return "uninitialized";
-    case xnn_status_invalid_parameter: return "invalid_parameter";
-    case xnn_status_invalid_state: return "invalid_state";
-    case xnn_status_unsupported_parameter: return "unsupported_parameter";
-    case xnn_status_unsupported_hardware: return "unsupported_hardware";
-    case xnn_status_out_of_memory: return "out_of_memory";
+    case xnn_status_success:
+      return "success";
+    case xnn_status_uninitialized:
+      return "uninitialized";
+    case xnn_status_invalid_parameter:
+      return "invalid_parameter";
+    case xnn_status_invalid_state:
+      return "invalid_state";
+    case xnn_status_unsupported_parameter:
+      return "unsupported_parameter";
+    case xnn_status_unsupported_hardware:
+      return "unsupported_hardware";
+    case xnn_status_out_of_memory:
+      return "out_of_memory";
   }
   return "unknown";
 }
@@ -33,13 +40,20 @@ namespace {
 
 xnn_datatype to_xnn(fb::DataType dtype) {
   switch (dtype) {
-    case fb::DataType::Float32: return xnn_datatype_fp32;
-    case fb::DataType::Float16: return xnn_datatype_fp16;
-    case fb::DataType::QInt8: return xnn_datatype_qint8;
-    case fb::DataType::QInt32: return xnn_datatype_qint32;
-    case fb::DataType::QCInt8: return xnn_datatype_qcint8;
-    case fb::DataType::QCInt32: return xnn_datatype_qcint32;
-    default: return xnn_datatype_invalid;
+    case fb::DataType::Float32:
+      return xnn_datatype_fp32;
+    case fb::DataType::Float16:
+      return xnn_datatype_fp16;
+    case fb::DataType::QInt8:
+      return xnn_datatype_qint8;
+    case fb::DataType::QInt32:
+      return xnn_datatype_qint32;
+    case fb::DataType::QCInt8:
+      return xnn_datatype_qcint8;
+    case fb::DataType::QCInt32:
+      return xnn_datatype_qcint32;
+    default:
+      return xnn_datatype_invalid;
   }
 }
 
@@ -68,17 +82,16 @@ xnn_status define_node(xnn_subgraph_t sg, const fb::Node& n) {
       return xnn_define_depthwise_convolution_2d(
           sg, a.padding_top(), a.padding_right(), a.padding_bottom(), a.padding_left(),
           a.kernel_height(), a.kernel_width(), a.stride_height(), a.stride_width(),
-          a.dilation_height(), a.dilation_width(), a.depth_multiplier(), a.input_channels(), lo,
-          hi, x, in1, bias, y, same_padding_flag(a.same_padding()));
+          a.dilation_height(), a.dilation_width(), a.depth_multiplier(), a.input_channels(), lo, hi,
+          x, in1, bias, y, same_padding_flag(a.same_padding()));
     }
     case fb::Op::Deconv2d: {
       const fb::Deconv2d& a = *n.op_as_Deconv2d();
       return xnn_define_deconvolution_2d(
           sg, a.padding_top(), a.padding_right(), a.padding_bottom(), a.padding_left(),
           a.adjustment_height(), a.adjustment_width(), a.kernel_height(), a.kernel_width(),
-          a.stride_height(), a.stride_width(), a.dilation_height(), a.dilation_width(),
-          a.groups(), a.group_input_channels(), a.group_output_channels(), lo, hi, x, in1, bias,
-          y, 0);
+          a.stride_height(), a.stride_width(), a.dilation_height(), a.dilation_width(), a.groups(),
+          a.group_input_channels(), a.group_output_channels(), lo, hi, x, in1, bias, y, 0);
     }
     case fb::Op::FullyConnected: {
       const fb::FullyConnected& a = *n.op_as_FullyConnected();
@@ -88,51 +101,73 @@ xnn_status define_node(xnn_subgraph_t sg, const fb::Node& n) {
     }
     case fb::Op::Binary:
       switch (n.op_as_Binary()->op()) {
-        case fb::BinaryOp::Add: return xnn_define_add2(sg, lo, hi, x, in1, y, 0);
-        case fb::BinaryOp::Subtract: return xnn_define_subtract(sg, lo, hi, x, in1, y, 0);
-        case fb::BinaryOp::Multiply: return xnn_define_multiply2(sg, lo, hi, x, in1, y, 0);
-        case fb::BinaryOp::Divide: return xnn_define_divide(sg, lo, hi, x, in1, y, 0);
-        case fb::BinaryOp::Maximum: return xnn_define_maximum2(sg, x, in1, y, 0);
-        case fb::BinaryOp::Minimum: return xnn_define_minimum2(sg, x, in1, y, 0);
-        case fb::BinaryOp::SquaredDifference: return xnn_define_squared_difference(sg, x, in1, y, 0);
+        case fb::BinaryOp::Add:
+          return xnn_define_add2(sg, lo, hi, x, in1, y, 0);
+        case fb::BinaryOp::Subtract:
+          return xnn_define_subtract(sg, lo, hi, x, in1, y, 0);
+        case fb::BinaryOp::Multiply:
+          return xnn_define_multiply2(sg, lo, hi, x, in1, y, 0);
+        case fb::BinaryOp::Divide:
+          return xnn_define_divide(sg, lo, hi, x, in1, y, 0);
+        case fb::BinaryOp::Maximum:
+          return xnn_define_maximum2(sg, x, in1, y, 0);
+        case fb::BinaryOp::Minimum:
+          return xnn_define_minimum2(sg, x, in1, y, 0);
+        case fb::BinaryOp::SquaredDifference:
+          return xnn_define_squared_difference(sg, x, in1, y, 0);
       }
       return xnn_status_unsupported_parameter;
     case fb::Op::Unary:
       switch (n.op_as_Unary()->op()) {
-        case fb::UnaryOp::Abs: return xnn_define_abs(sg, x, y, 0);
-        case fb::UnaryOp::BankersRounding: return xnn_define_bankers_rounding(sg, x, y, 0);
-        case fb::UnaryOp::Ceiling: return xnn_define_ceiling(sg, x, y, 0);
-        case fb::UnaryOp::Floor: return xnn_define_floor(sg, x, y, 0);
-        case fb::UnaryOp::Negate: return xnn_define_negate(sg, x, y, 0);
-        case fb::UnaryOp::Square: return xnn_define_square(sg, x, y, 0);
-        case fb::UnaryOp::SquareRoot: return xnn_define_square_root(sg, x, y, 0);
-        case fb::UnaryOp::Hardswish: return xnn_define_hardswish(sg, x, y, 0);
-        case fb::UnaryOp::Sigmoid: return xnn_define_sigmoid(sg, x, y, 0);
-        case fb::UnaryOp::Softmax: return xnn_define_softmax(sg, x, y, 0);
-        case fb::UnaryOp::Convert: return xnn_define_convert(sg, x, y, 0);
+        case fb::UnaryOp::Abs:
+          return xnn_define_abs(sg, x, y, 0);
+        case fb::UnaryOp::BankersRounding:
+          return xnn_define_bankers_rounding(sg, x, y, 0);
+        case fb::UnaryOp::Ceiling:
+          return xnn_define_ceiling(sg, x, y, 0);
+        case fb::UnaryOp::Floor:
+          return xnn_define_floor(sg, x, y, 0);
+        case fb::UnaryOp::Negate:
+          return xnn_define_negate(sg, x, y, 0);
+        case fb::UnaryOp::Square:
+          return xnn_define_square(sg, x, y, 0);
+        case fb::UnaryOp::SquareRoot:
+          return xnn_define_square_root(sg, x, y, 0);
+        case fb::UnaryOp::Hardswish:
+          return xnn_define_hardswish(sg, x, y, 0);
+        case fb::UnaryOp::Sigmoid:
+          return xnn_define_sigmoid(sg, x, y, 0);
+        case fb::UnaryOp::Softmax:
+          return xnn_define_softmax(sg, x, y, 0);
+        case fb::UnaryOp::Convert:
+          return xnn_define_convert(sg, x, y, 0);
       }
       return xnn_status_unsupported_parameter;
-    case fb::Op::Clamp: return xnn_define_clamp(sg, lo, hi, x, y, 0);
-    case fb::Op::Elu: return xnn_define_elu(sg, n.op_as_Elu()->alpha(), x, y, 0);
+    case fb::Op::Clamp:
+      return xnn_define_clamp(sg, lo, hi, x, y, 0);
+    case fb::Op::Elu:
+      return xnn_define_elu(sg, n.op_as_Elu()->alpha(), x, y, 0);
     case fb::Op::LeakyRelu:
       return xnn_define_leaky_relu(sg, n.op_as_LeakyRelu()->negative_slope(), x, y, 0);
-    case fb::Op::PRelu: return xnn_define_prelu(sg, x, in1, y, 0);
+    case fb::Op::PRelu:
+      return xnn_define_prelu(sg, x, in1, y, 0);
     case fb::Op::MaxPool2d: {
       const fb::MaxPool2d& a = *n.op_as_MaxPool2d();
-      return xnn_define_max_pooling_2d(
-          sg, a.padding_top(), a.padding_right(), a.padding_bottom(), a.padding_left(),
-          a.pooling_height(), a.pooling_width(), a.stride_height(), a.stride_width(),
-          a.dilation_height(), a.dilation_width(), lo, hi, x, y,
-          same_padding_flag(a.same_padding()));
+      return xnn_define_max_pooling_2d(sg, a.padding_top(), a.padding_right(), a.padding_bottom(),
+                                       a.padding_left(), a.pooling_height(), a.pooling_width(),
+                                       a.stride_height(), a.stride_width(), a.dilation_height(),
+                                       a.dilation_width(), lo, hi, x, y,
+                                       same_padding_flag(a.same_padding()));
     }
     case fb::Op::AvgPool2d: {
       const fb::AvgPool2d& a = *n.op_as_AvgPool2d();
-      return xnn_define_average_pooling_2d(
-          sg, a.padding_top(), a.padding_right(), a.padding_bottom(), a.padding_left(),
-          a.pooling_height(), a.pooling_width(), a.stride_height(), a.stride_width(), lo, hi, x,
-          y, same_padding_flag(a.same_padding()));
+      return xnn_define_average_pooling_2d(sg, a.padding_top(), a.padding_right(),
+                                           a.padding_bottom(), a.padding_left(), a.pooling_height(),
+                                           a.pooling_width(), a.stride_height(), a.stride_width(),
+                                           lo, hi, x, y, same_padding_flag(a.same_padding()));
     }
-    case fb::Op::GlobalAvgPool2d: return xnn_define_global_average_pooling_2d(sg, lo, hi, x, y, 0);
+    case fb::Op::GlobalAvgPool2d:
+      return xnn_define_global_average_pooling_2d(sg, lo, hi, x, y, 0);
     case fb::Op::ConstantPad: {
       const fb::ConstantPad& a = *n.op_as_ConstantPad();
       size_t pre[kMaxDims] = {}, post[kMaxDims] = {};
@@ -157,7 +192,8 @@ xnn_status define_node(xnn_subgraph_t sg, const fb::Node& n) {
     }
     case fb::Op::DepthToSpace:
       return xnn_define_depth_to_space(sg, x, y, n.op_as_DepthToSpace()->block_size(), 0);
-    default: return xnn_status_unsupported_parameter;
+    default:
+      return xnn_status_unsupported_parameter;
   }
 }
 
@@ -198,14 +234,14 @@ Error CompiledGraph::define_subgraph(const fb::Payload& p, const uint8_t* consta
         break;
       case fb::DataType::QInt8:
       case fb::DataType::QInt32:
-        status = xnn_define_quantized_tensor_value(sg, to_xnn(t->dtype()), t->zero_point(),
-                                                   t->scale(), rank, dims, data, t->id(), flags,
-                                                   &id_out);
+        status =
+            xnn_define_quantized_tensor_value(sg, to_xnn(t->dtype()), t->zero_point(), t->scale(),
+                                              rank, dims, data, t->id(), flags, &id_out);
         break;
       default:
         status = xnn_define_channelwise_quantized_tensor_value(
-            sg, to_xnn(t->dtype()), t->channel_scales()->data(), rank, t->channel_dim(), dims,
-            data, t->id(), flags, &id_out);
+            sg, to_xnn(t->dtype()), t->channel_scales()->data(), rank, t->channel_dim(), dims, data,
+            t->id(), flags, &id_out);
         break;
     }
     if (status != xnn_status_success || id_out != t->id()) {
@@ -251,12 +287,14 @@ Error CompiledGraph::init(Span<const uint8_t> payload, pthreadpool_t threadpool,
   // builder gave them relative to the payload start.
   const uint8_t* base = payload.data();
   if (reinterpret_cast<uintptr_t>(base) % kConstantAlignment != 0) {
-    const size_t size = (payload.size() + kConstantAlignment - 1) / kConstantAlignment *
-                        kConstantAlignment;
+    const size_t size =
+        (payload.size() + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment;
     aligned_copy_ = aligned_alloc(kConstantAlignment, size == 0 ? kConstantAlignment : size);
     if (aligned_copy_ == nullptr) {
-      return fail(Error::OutOfMemory, "XNNPACK delegate: no memory for a %zu-byte aligned copy "
-                  "of its payload", size);
+      return fail(Error::OutOfMemory,
+                  "XNNPACK delegate: no memory for a %zu-byte aligned copy "
+                  "of its payload",
+                  size);
     }
     memcpy(aligned_copy_, base, payload.size());
     base = static_cast<const uint8_t*>(aligned_copy_);
@@ -272,7 +310,8 @@ Error CompiledGraph::init(Span<const uint8_t> payload, pthreadpool_t threadpool,
                 p->tensors()->size(), status_name(created));
   }
   PTERON_TRY(define_subgraph(*p, base + p->constant_data_offset(), guard.subgraph));
-  const uint32_t flags = p->fp16_inference() && fp16_hint_allowed ? XNN_FLAG_HINT_FP16_INFERENCE : 0;
+  const uint32_t flags =
+      p->fp16_inference() && fp16_hint_allowed ? XNN_FLAG_HINT_FP16_INFERENCE : 0;
   const xnn_status status = xnn_create_runtime_v2(guard.subgraph, threadpool, flags, &runtime_);
   if (status != xnn_status_success) {
     runtime_ = nullptr;

@@ -2,11 +2,11 @@
 // the backend can bind DelegateCall arguments to them.
 #pragma once
 
+#include <xnnpack.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#include <xnnpack.h>
 
 #include "backends/xnnpack/runtime/payload_format.h"
 #include "runtime/core/error.h"
@@ -22,8 +22,8 @@ struct ExternalValue {
   bool is_input;
   fb::DataType dtype;
   uint32_t rank;
-  uint32_t dims[kMaxDims];       // XNNPACK's (memory) order
-  uint8_t dim_order[kMaxDims];   // dims[i] == pteron sizes[dim_order[i]]
+  uint32_t dims[kMaxDims];      // XNNPACK's (memory) order
+  uint8_t dim_order[kMaxDims];  // dims[i] == pteron sizes[dim_order[i]]
   size_t nbytes;
 };
 

@@ -43,8 +43,8 @@ std::vector<double> conv2d_ref(const Conv2dParams& p, const std::vector<X>& x,
                 const int ix = ox * p.stride_w - p.pad_left + kx * p.dil_w;
                 if (ix < 0 || ix >= p.w) continue;
                 for (int c = 0; c < p.gic; ++c) {
-                  const size_t xi = ((static_cast<size_t>(b) * p.h + iy) * p.w + ix) * p.ic() +
-                                    g * p.gic + c;
+                  const size_t xi =
+                      ((static_cast<size_t>(b) * p.h + iy) * p.w + ix) * p.ic() + g * p.gic + c;
                   const size_t wi = ((static_cast<size_t>(oc) * p.kh + ky) * p.kw + kx) * p.gic + c;
                   acc += in(x[xi]) * wt(w[wi], oc);
                 }
@@ -59,13 +59,14 @@ std::vector<double> conv2d_ref(const Conv2dParams& p, const std::vector<X>& x,
 // channel o / m. Reuses Conv2dParams with groups = c, gic = 1, goc = m.
 template <typename X, typename W, typename FX, typename FW>
 std::vector<double> depthwise_ref(const Conv2dParams& p, const std::vector<X>& x,
-                                  const std::vector<W>& w, const std::vector<double>& bias,
-                                  FX in, FW wt) {
+                                  const std::vector<W>& w, const std::vector<double>& bias, FX in,
+                                  FW wt) {
   // Re-lay the HWO filter as [oc, kh, kw, 1] and run the grouped reference.
   std::vector<W> wg(w.size());
   const int oc = p.oc();
   for (int o = 0; o < oc; ++o)
-    for (int k = 0; k < p.kh * p.kw; ++k) wg[static_cast<size_t>(o) * p.kh * p.kw + k] = w[k * oc + o];
+    for (int k = 0; k < p.kh * p.kw; ++k)
+      wg[static_cast<size_t>(o) * p.kh * p.kw + k] = w[k * oc + o];
   return conv2d_ref(p, x, wg, bias, in, wt);
 }
 
@@ -77,7 +78,8 @@ inline std::vector<double> fc_ref(const std::vector<float>& x, const std::vector
     for (int o = 0; o < out_ch; ++o) {
       double acc = bias.empty() ? 0.0 : bias[o];
       for (int i = 0; i < in_ch; ++i) {
-        acc += double{x[static_cast<size_t>(b) * in_ch + i]} * w[static_cast<size_t>(o) * in_ch + i];
+        acc +=
+            double{x[static_cast<size_t>(b) * in_ch + i]} * w[static_cast<size_t>(o) * in_ch + i];
       }
       y[static_cast<size_t>(b) * out_ch + o] = acc;
     }

@@ -137,8 +137,9 @@ TEST(XnnpackBackend, ChannelsLastBindingAndLayoutRefusal) {
   TestTensor nchw(ScalarType::Float, {1, 3, 4, 5});
   clear_error_message();
   EXPECT_EQ(d.execute({nchw.value(), y.value()}), Error::InvalidArgument);
-  EXPECT_NE(std::string(last_error_message()).find("arg 0 (input): memory layout must be dim "
-                                                   "order (0,2,3,1)"),
+  EXPECT_NE(std::string(last_error_message())
+                .find("arg 0 (input): memory layout must be dim "
+                      "order (0,2,3,1)"),
             std::string::npos)
       << last_error_message();
 }
@@ -230,16 +231,18 @@ TEST(XnnpackBackend, BuilderExplainsRefusals) {
   const TensorId conv_w = b.add_constant(kF32, {8, 1, 1, 8}, std::span<const float>(wf));
   const TensorId conv_wq = b.add_constant(DType::kQInt8, {8, 3, 3, 8}, std::span<const int8_t>(wq3),
                                           Quant::per_tensor(0.01f, 0));
-  const TensorId conv_wq_zp = b.add_constant(DType::kQInt8, {8, 3, 3, 8},
-                                             std::span<const int8_t>(wq3),
-                                             Quant::per_tensor(0.01f, 5));
+  const TensorId conv_wq_zp = b.add_constant(
+      DType::kQInt8, {8, 3, 3, 8}, std::span<const int8_t>(wq3), Quant::per_tensor(0.01f, 5));
   const TensorId yq_tiny = b.add_tensor(DType::kQInt8, {1, 4, 4, 8}, Quant::per_tensor(1e-6f, 0));
-  const TensorId ysig = b.add_tensor(DType::kQInt8, {1, 4, 4, 8},
-                                     Quant::per_tensor(1.0f / 256.0f, -128));
+  const TensorId ysig =
+      b.add_tensor(DType::kQInt8, {1, 4, 4, 8}, Quant::per_tensor(1.0f / 256.0f, -128));
   const TensorId y_wrong = b.add_tensor(kF32, {1, 4, 4, 7});
   const Conv2d conv1x1{.group_input_channels = 8, .group_output_channels = 8};
-  const Conv2d conv3x3{.kernel_height = 3, .kernel_width = 3, .group_input_channels = 8,
-                       .group_output_channels = 8, .padding = Padding::uniform(1)};
+  const Conv2d conv3x3{.kernel_height = 3,
+                       .kernel_width = 3,
+                       .group_input_channels = 8,
+                       .group_output_channels = 8,
+                       .padding = Padding::uniform(1)};
   auto reason = [&](const NodeAttrs& a, std::vector<TensorId> in, std::vector<TensorId> out) {
     return b.check_node(a, in, out);
   };
@@ -251,8 +254,8 @@ TEST(XnnpackBackend, BuilderExplainsRefusals) {
   EXPECT_EQ(reason(Unary{UnaryOp::kSoftmax}, {xf}, {yf}), "");
   EXPECT_TRUE(has(reason(Unary{UnaryOp::kSoftmax}, {xq}, {yq}), "fp32 only"));
   EXPECT_TRUE(has(reason(Unary{UnaryOp::kHardswish}, {xq}, {yq}), "fp32 only"));
-  EXPECT_TRUE(has(reason(AvgPool2d{.pooling_height = 2, .pooling_width = 2}, {xq}, {yq}),
-                  "fp32 only"));
+  EXPECT_TRUE(
+      has(reason(AvgPool2d{.pooling_height = 2, .pooling_width = 2}, {xq}, {yq}), "fp32 only"));
   EXPECT_TRUE(has(reason(MaxPool2d{}, {xf}, {yf}), "1x1 pool"));
   EXPECT_TRUE(has(reason(FullyConnected{}, {xq, fc_w}, {yq}), "lower it as a 1x1 conv2d"));
   EXPECT_TRUE(has(reason(conv1x1, {xf, yf}, {yf}), "constant or an external input"));
@@ -270,15 +273,18 @@ TEST(XnnpackBackend, BuilderExplainsRefusals) {
   const TensorId xq2 = b.add_tensor(DType::kQInt8, {1, 6, 6, 8}, Quant::per_tensor(0.1f, 0));
   const TensorId yq2 = b.add_tensor(DType::kQInt8, {1, 8, 8, 8}, Quant::per_tensor(0.1f, 0));
   const TensorId yq_flat = b.add_tensor(DType::kQInt8, {16, 8}, Quant::per_tensor(0.1f, 0));
-  const TensorId bias_q = b.add_constant(DType::kQInt32, {8}, std::span<const int32_t>(
-                                             std::vector<int32_t>(8, 7)),
-                                         Quant::per_tensor(0.001f));
+  const TensorId bias_q =
+      b.add_constant(DType::kQInt32, {8}, std::span<const int32_t>(std::vector<int32_t>(8, 7)),
+                     Quant::per_tensor(0.001f));
   EXPECT_EQ(reason(Elu{}, {xq}, {yq}), "");
   EXPECT_EQ(reason(ConstantPad{.pre = {0, 1, 1, 0}, .post = {0, 1, 1, 0}}, {xq}, {xq2}), "");
   EXPECT_EQ(reason(StaticReshape{.new_shape = {16, 8}}, {xq}, {yq_flat}), "");
   EXPECT_EQ(reason(ResizeBilinear2d{.new_height = 8, .new_width = 8}, {xq}, {yq2}), "");
-  EXPECT_EQ(reason(Deconv2d{.kernel_height = 3, .kernel_width = 3, .group_input_channels = 8,
-                            .group_output_channels = 8, .padding = Padding::uniform(1)},
+  EXPECT_EQ(reason(Deconv2d{.kernel_height = 3,
+                            .kernel_width = 3,
+                            .group_input_channels = 8,
+                            .group_output_channels = 8,
+                            .padding = Padding::uniform(1)},
                    {xq, conv_wq, bias_q}, {yq}),
             "");
   EXPECT_TRUE(has(reason(LeakyRelu{}, {xq}, {yq}), "fp32 only"));
@@ -305,9 +311,9 @@ std::vector<uint8_t> delegate_program(const std::vector<uint8_t>& payload) {
   };
   std::vector<flatbuffers::Offset<pf::EValue>> values = {tensor(0), tensor(256)};
   const std::vector<int32_t> args = {0, 1};
-  std::vector<flatbuffers::Offset<pf::Instruction>> instructions = {pf::CreateInstruction(
-      b, pf::InstructionArguments::DelegateCall,
-      pf::CreateDelegateCall(b, 0, b.CreateVector(args)).Union())};
+  std::vector<flatbuffers::Offset<pf::Instruction>> instructions = {
+      pf::CreateInstruction(b, pf::InstructionArguments::DelegateCall,
+                            pf::CreateDelegateCall(b, 0, b.CreateVector(args)).Union())};
   const std::vector<int32_t> inputs = {0}, outputs = {1};
   auto chain = pf::CreateChain(b, b.CreateVector(inputs), b.CreateVector(outputs),
                                b.CreateVector(instructions));
@@ -376,12 +382,13 @@ TEST(XnnpackBackend, FullyConnectedTimingPrint) {
   for (int i = 0; i < 10; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     ASSERT_EQ(d.execute({xt.value(), yt.value()}), Error::Ok);
-    best = std::min(best, std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - t0).count());
+    best = std::min(
+        best,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   const double gflop = 2.0 * m * k * n * 1e-9;
-  std::printf("[xnnpack] fully connected fp32 %dx%dx%d, 2 threads: %.2f ms (%.1f GFLOP/s)\n", m,
-              k, n, best, gflop / (best * 1e-3));
+  std::printf("[xnnpack] fully connected fp32 %dx%dx%d, 2 threads: %.2f ms (%.1f GFLOP/s)\n", m, k,
+              n, best, gflop / (best * 1e-3));
   // Spot-check one output against a scalar dot product.
   const auto xv = xt.read<float>();
   double ref = bias[7];

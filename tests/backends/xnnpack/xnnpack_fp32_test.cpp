@@ -21,8 +21,9 @@ void check_conv2d(const Conv2dParams& p, bool bias, bool same_padding, uint32_t 
   const auto bv = random_floats(bias ? p.oc() : 0, seed + 2);
   PayloadBuilder b;
   const TensorId xi = b.add_tensor(kF32, u32(in_sizes));
-  const TensorId wi = b.add_constant(kF32, {uint32_t(p.oc()), uint32_t(p.kh), uint32_t(p.kw),
-                                            uint32_t(p.gic)}, std::span<const float>(w));
+  const TensorId wi =
+      b.add_constant(kF32, {uint32_t(p.oc()), uint32_t(p.kh), uint32_t(p.kw), uint32_t(p.gic)},
+                     std::span<const float>(w));
   const TensorId yi = b.add_tensor(kF32, u32(out_sizes));
   std::vector<TensorId> ins = {xi, wi};
   if (bias) ins.push_back(b.add_constant(kF32, {uint32_t(p.oc())}, std::span<const float>(bv)));
@@ -49,36 +50,91 @@ void check_conv2d(const Conv2dParams& p, bool bias, bool same_padding, uint32_t 
 }
 
 TEST(XnnpackFp32, Conv2dPadded3x3WithBias) {
-  check_conv2d({.n = 1, .h = 7, .w = 9, .groups = 1, .gic = 3, .goc = 8, .kh = 3, .kw = 3,
-                .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+  check_conv2d({.n = 1,
+                .h = 7,
+                .w = 9,
+                .groups = 1,
+                .gic = 3,
+                .goc = 8,
+                .kh = 3,
+                .kw = 3,
+                .pad_top = 1,
+                .pad_left = 1,
+                .pad_bottom = 1,
+                .pad_right = 1},
                true, false, 1);
 }
 
 TEST(XnnpackFp32, Conv2dStrideDilationAsymmetricPaddingNoBias) {
-  check_conv2d({.n = 2, .h = 11, .w = 10, .groups = 1, .gic = 5, .goc = 7, .kh = 3, .kw = 2,
-                .stride_h = 2, .stride_w = 3, .dil_h = 2, .dil_w = 1, .pad_top = 0,
-                .pad_left = 1, .pad_bottom = 2, .pad_right = 0},
+  check_conv2d({.n = 2,
+                .h = 11,
+                .w = 10,
+                .groups = 1,
+                .gic = 5,
+                .goc = 7,
+                .kh = 3,
+                .kw = 2,
+                .stride_h = 2,
+                .stride_w = 3,
+                .dil_h = 2,
+                .dil_w = 1,
+                .pad_top = 0,
+                .pad_left = 1,
+                .pad_bottom = 2,
+                .pad_right = 0},
                false, false, 2);
 }
 
 TEST(XnnpackFp32, Conv2dGrouped) {
-  check_conv2d({.n = 1, .h = 6, .w = 6, .groups = 2, .gic = 3, .goc = 4, .kh = 3, .kw = 3,
-                .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+  check_conv2d({.n = 1,
+                .h = 6,
+                .w = 6,
+                .groups = 2,
+                .gic = 3,
+                .goc = 4,
+                .kh = 3,
+                .kw = 3,
+                .pad_top = 1,
+                .pad_left = 1,
+                .pad_bottom = 1,
+                .pad_right = 1},
                true, false, 3);
 }
 
 TEST(XnnpackFp32, Conv2dDepthwiseAsGroups) {
   // groups == channels with one input channel per group: XNNPACK picks its depthwise kernel.
-  check_conv2d({.n = 1, .h = 8, .w = 8, .groups = 6, .gic = 1, .goc = 1, .kh = 3, .kw = 3,
-                .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+  check_conv2d({.n = 1,
+                .h = 8,
+                .w = 8,
+                .groups = 6,
+                .gic = 1,
+                .goc = 1,
+                .kh = 3,
+                .kw = 3,
+                .stride_h = 2,
+                .stride_w = 2,
+                .pad_top = 1,
+                .pad_left = 1,
+                .pad_bottom = 1,
                 .pad_right = 1},
                true, false, 4);
 }
 
 TEST(XnnpackFp32, Conv2dSamePaddingStride2) {
   // SAME with stride 2 on 9x9, 3x3: output 5x5, total pad 2 split 1/1.
-  Conv2dParams p{.n = 1, .h = 9, .w = 9, .groups = 1, .gic = 2, .goc = 3, .kh = 3, .kw = 3,
-                 .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+  Conv2dParams p{.n = 1,
+                 .h = 9,
+                 .w = 9,
+                 .groups = 1,
+                 .gic = 2,
+                 .goc = 3,
+                 .kh = 3,
+                 .kw = 3,
+                 .stride_h = 2,
+                 .stride_w = 2,
+                 .pad_top = 1,
+                 .pad_left = 1,
+                 .pad_bottom = 1,
                  .pad_right = 1};
   ASSERT_EQ(p.out_h(), 5);
   check_conv2d(p, true, true, 5);
@@ -86,8 +142,19 @@ TEST(XnnpackFp32, Conv2dSamePaddingStride2) {
 
 TEST(XnnpackFp32, DepthwiseConv2dMultiplierStridePadding) {
   const int n = 1, h = 9, w = 7, c = 6, m = 2, k = 3;
-  Conv2dParams p{.n = n, .h = h, .w = w, .groups = c, .gic = 1, .goc = m, .kh = k, .kw = k,
-                 .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+  Conv2dParams p{.n = n,
+                 .h = h,
+                 .w = w,
+                 .groups = c,
+                 .gic = 1,
+                 .goc = m,
+                 .kh = k,
+                 .kw = k,
+                 .stride_h = 2,
+                 .stride_w = 2,
+                 .pad_top = 1,
+                 .pad_left = 1,
+                 .pad_bottom = 1,
                  .pad_right = 1};
   const std::vector<int32_t> in_sizes = {n, h, w, c};
   const std::vector<int32_t> out_sizes = {n, p.out_h(), p.out_w(), c * m};
@@ -102,9 +169,13 @@ TEST(XnnpackFp32, DepthwiseConv2dMultiplierStridePadding) {
   const TensorId yi = b.add_tensor(kF32, u32(out_sizes));
   b.mark_external(xi, ExternalKind::kInput, 0);
   b.mark_external(yi, ExternalKind::kOutput, 1);
-  b.add_node(DepthwiseConv2d{.kernel_height = 3, .kernel_width = 3, .stride_height = 2,
-                             .stride_width = 2, .depth_multiplier = uint32_t(m),
-                             .input_channels = uint32_t(c), .padding = Padding::uniform(1)},
+  b.add_node(DepthwiseConv2d{.kernel_height = 3,
+                             .kernel_width = 3,
+                             .stride_height = 2,
+                             .stride_width = 2,
+                             .depth_multiplier = uint32_t(m),
+                             .input_channels = uint32_t(c),
+                             .padding = Padding::uniform(1)},
              {xi, wi, bi}, {yi});
   const auto got = run_graph<float, float>(b, {{in_sizes, x}}, out_sizes);
   expect_close(got, depthwise_ref(p, x, wt, to_double(bv), identity, identity_w), "depthwise");
@@ -119,8 +190,8 @@ TEST(XnnpackFp32, FullyConnectedVariants) {
   {  // [batch, in] x [out, in]^T + bias
     PayloadBuilder b;
     const TensorId xi = b.add_tensor(kF32, {uint32_t(batch), uint32_t(in_ch)});
-    const TensorId wi = b.add_constant(kF32, {uint32_t(out_ch), uint32_t(in_ch)},
-                                       std::span<const float>(w));
+    const TensorId wi =
+        b.add_constant(kF32, {uint32_t(out_ch), uint32_t(in_ch)}, std::span<const float>(w));
     const TensorId bi = b.add_constant(kF32, {uint32_t(out_ch)}, std::span<const float>(bias));
     const TensorId yi = b.add_tensor(kF32, {uint32_t(batch), uint32_t(out_ch)});
     b.mark_external(xi, ExternalKind::kInput, 0);
@@ -134,14 +205,13 @@ TEST(XnnpackFp32, FullyConnectedVariants) {
       for (int i = 0; i < in_ch; ++i) wt[size_t(i) * out_ch + o] = w[size_t(o) * in_ch + i];
     PayloadBuilder b;
     const TensorId xi = b.add_tensor(kF32, {uint32_t(batch), uint32_t(in_ch)});
-    const TensorId wi = b.add_constant(kF32, {uint32_t(in_ch), uint32_t(out_ch)},
-                                       std::span<const float>(wt));
+    const TensorId wi =
+        b.add_constant(kF32, {uint32_t(in_ch), uint32_t(out_ch)}, std::span<const float>(wt));
     const TensorId bi = b.add_constant(kF32, {uint32_t(out_ch)}, std::span<const float>(bias));
     const TensorId yi = b.add_tensor(kF32, {uint32_t(batch), uint32_t(out_ch)});
     b.mark_external(xi, ExternalKind::kInput, 0);
     b.mark_external(yi, ExternalKind::kOutput, 1);
-    b.add_node(FullyConnected{.transpose_weights = true}, {xi, wi, bi}, {yi},
-               OutputRange::relu());
+    b.add_node(FullyConnected{.transpose_weights = true}, {xi, wi, bi}, {yi}, OutputRange::relu());
     std::vector<double> relu = ref;
     for (double& v : relu) v = std::max(v, 0.0);
     expect_close(run_graph<float, float>(b, {{{batch, in_ch}, x}}, {batch, out_ch}), relu,
@@ -150,8 +220,8 @@ TEST(XnnpackFp32, FullyConnectedVariants) {
   {  // 3-D input flattened with reshape_2d: [1, 5, 20] -> [5, 12], no bias
     PayloadBuilder b;
     const TensorId xi = b.add_tensor(kF32, {1, uint32_t(batch), uint32_t(in_ch)});
-    const TensorId wi = b.add_constant(kF32, {uint32_t(out_ch), uint32_t(in_ch)},
-                                       std::span<const float>(w));
+    const TensorId wi =
+        b.add_constant(kF32, {uint32_t(out_ch), uint32_t(in_ch)}, std::span<const float>(w));
     const TensorId yi = b.add_tensor(kF32, {uint32_t(batch), uint32_t(out_ch)});
     b.mark_external(xi, ExternalKind::kInput, 0);
     b.mark_external(yi, ExternalKind::kOutput, 1);
@@ -187,7 +257,9 @@ TEST(XnnpackFp32, BinaryOpsBroadcast) {
       const auto a = random_floats(na, seed++);
       auto bv = random_floats(nb, seed++, 0.5f, 2.0f);  // away from 0 for divide
       PayloadBuilder b;
-      auto dims = [](const std::vector<int>& v) { return std::vector<uint32_t>(v.begin(), v.end()); };
+      auto dims = [](const std::vector<int>& v) {
+        return std::vector<uint32_t>(v.begin(), v.end());
+      };
       const TensorId ai = b.add_tensor(kF32, dims(s[0]));
       const TensorId bi = b.add_tensor(kF32, dims(s[1]));
       const TensorId yi = b.add_tensor(kF32, dims(s[2]));
@@ -195,9 +267,11 @@ TEST(XnnpackFp32, BinaryOpsBroadcast) {
       b.mark_external(bi, ExternalKind::kInput, 1);
       b.mark_external(yi, ExternalKind::kOutput, 2);
       b.add_node(Binary{c.op}, {ai, bi}, {yi});
-      auto sizes = [](const std::vector<int>& v) { return std::vector<int32_t>(v.begin(), v.end()); };
-      const auto got = run_graph<float, float>(b, {{sizes(s[0]), a}, {sizes(s[1]), bv}},
-                                               sizes(s[2]));
+      auto sizes = [](const std::vector<int>& v) {
+        return std::vector<int32_t>(v.begin(), v.end());
+      };
+      const auto got =
+          run_graph<float, float>(b, {{sizes(s[0]), a}, {sizes(s[1]), bv}}, sizes(s[2]));
       const std::string what = node_kind_name(Binary{c.op});
       expect_close(got, broadcast_ref(to_double(a), s[0], to_double(bv), s[1], s[2], c.ref),
                    what.c_str());
@@ -249,14 +323,18 @@ void check_pool(const PoolParams& p, bool max, uint32_t seed) {
   const Padding pad{uint32_t(p.pad_top), uint32_t(p.pad_right), uint32_t(p.pad_bottom),
                     uint32_t(p.pad_left)};
   if (max) {
-    b.add_node(MaxPool2d{.pooling_height = uint32_t(p.kh), .pooling_width = uint32_t(p.kw),
+    b.add_node(MaxPool2d{.pooling_height = uint32_t(p.kh),
+                         .pooling_width = uint32_t(p.kw),
                          .stride_height = uint32_t(p.stride_h),
-                         .stride_width = uint32_t(p.stride_w), .padding = pad},
+                         .stride_width = uint32_t(p.stride_w),
+                         .padding = pad},
                {xi}, {yi});
   } else {
-    b.add_node(AvgPool2d{.pooling_height = uint32_t(p.kh), .pooling_width = uint32_t(p.kw),
+    b.add_node(AvgPool2d{.pooling_height = uint32_t(p.kh),
+                         .pooling_width = uint32_t(p.kw),
                          .stride_height = uint32_t(p.stride_h),
-                         .stride_width = uint32_t(p.stride_w), .padding = pad},
+                         .stride_width = uint32_t(p.stride_w),
+                         .padding = pad},
                {xi}, {yi});
   }
   expect_close(run_graph<float, float>(b, {{in_sizes, x}}, out_sizes), pool_ref(p, x, max),
@@ -264,8 +342,18 @@ void check_pool(const PoolParams& p, bool max, uint32_t seed) {
 }
 
 TEST(XnnpackFp32, MaxPool3x3Stride2Padded) {
-  check_pool({.n = 2, .h = 9, .w = 8, .c = 5, .kh = 3, .kw = 3, .stride_h = 2, .stride_w = 2,
-              .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+  check_pool({.n = 2,
+              .h = 9,
+              .w = 8,
+              .c = 5,
+              .kh = 3,
+              .kw = 3,
+              .stride_h = 2,
+              .stride_w = 2,
+              .pad_top = 1,
+              .pad_left = 1,
+              .pad_bottom = 1,
+              .pad_right = 1},
              true, 60);
 }
 
@@ -277,15 +365,35 @@ TEST(XnnpackFp32, AvgPool2x2Stride2) {
 TEST(XnnpackFp32, AvgPoolPaddedExcludesPadding) {
   // Documented semantics: with padding the divisor counts input pixels only
   // (torch count_include_pad=False).
-  check_pool({.n = 1, .h = 5, .w = 5, .c = 3, .kh = 3, .kw = 3, .stride_h = 1, .stride_w = 1,
-              .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+  check_pool({.n = 1,
+              .h = 5,
+              .w = 5,
+              .c = 3,
+              .kh = 3,
+              .kw = 3,
+              .stride_h = 1,
+              .stride_w = 1,
+              .pad_top = 1,
+              .pad_left = 1,
+              .pad_bottom = 1,
+              .pad_right = 1},
              false, 62);
 }
 
 TEST(XnnpackFp32, MaxPoolSamePaddingStride2) {
   // TensorFlow SAME on 7x7, 3x3 window, stride 2: output 4x4, total pad 2 split 1/1.
-  const PoolParams p{.n = 1, .h = 7, .w = 7, .c = 3, .kh = 3, .kw = 3, .stride_h = 2,
-                     .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+  const PoolParams p{.n = 1,
+                     .h = 7,
+                     .w = 7,
+                     .c = 3,
+                     .kh = 3,
+                     .kw = 3,
+                     .stride_h = 2,
+                     .stride_w = 2,
+                     .pad_top = 1,
+                     .pad_left = 1,
+                     .pad_bottom = 1,
+                     .pad_right = 1};
   ASSERT_EQ(p.out_h(), 4);
   const auto x = random_floats(7 * 7 * 3, 64);
   PayloadBuilder b;
@@ -293,11 +401,14 @@ TEST(XnnpackFp32, MaxPoolSamePaddingStride2) {
   const TensorId yi = b.add_tensor(kF32, {1, 4, 4, 3});
   b.mark_external(xi, ExternalKind::kInput, 0);
   b.mark_external(yi, ExternalKind::kOutput, 1);
-  b.add_node(MaxPool2d{.pooling_height = 3, .pooling_width = 3, .stride_height = 2,
-                       .stride_width = 2, .same_padding = true},
+  b.add_node(MaxPool2d{.pooling_height = 3,
+                       .pooling_width = 3,
+                       .stride_height = 2,
+                       .stride_width = 2,
+                       .same_padding = true},
              {xi}, {yi});
-  expect_close(run_graph<float, float>(b, {{{1, 7, 7, 3}, x}}, {1, 4, 4, 3}),
-               pool_ref(p, x, true), "max_pool same");
+  expect_close(run_graph<float, float>(b, {{{1, 7, 7, 3}, x}}, {1, 4, 4, 3}), pool_ref(p, x, true),
+               "max_pool same");
 }
 
 TEST(XnnpackFp32, Deconv2dStridePaddingAdjustment) {
@@ -315,9 +426,14 @@ TEST(XnnpackFp32, Deconv2dStridePaddingAdjustment) {
   const TensorId yi = b.add_tensor(kF32, {1, uint32_t(oh), uint32_t(ow), uint32_t(oc)});
   b.mark_external(xi, ExternalKind::kInput, 0);
   b.mark_external(yi, ExternalKind::kOutput, 1);
-  b.add_node(Deconv2d{.kernel_height = k, .kernel_width = k, .stride_height = s,
-                      .stride_width = s, .adjustment_height = adj, .adjustment_width = adj,
-                      .group_input_channels = ic, .group_output_channels = oc,
+  b.add_node(Deconv2d{.kernel_height = k,
+                      .kernel_width = k,
+                      .stride_height = s,
+                      .stride_width = s,
+                      .adjustment_height = adj,
+                      .adjustment_width = adj,
+                      .group_input_channels = ic,
+                      .group_output_channels = oc,
                       .padding = Padding::uniform(pad)},
              {xi, wi, bi}, {yi});
   std::vector<double> ref(size_t(oh) * ow * oc);
@@ -330,8 +446,8 @@ TEST(XnnpackFp32, Deconv2dStridePaddingAdjustment) {
           if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
           for (int o = 0; o < oc; ++o)
             for (int c = 0; c < ic; ++c) {
-              ref[(size_t(oy) * ow + ox) * oc + o] +=
-                  double{x[(size_t(iy) * w + ix) * ic + c]} * wt[((size_t(o) * k + ky) * k + kx) * ic + c];
+              ref[(size_t(oy) * ow + ox) * oc + o] += double{x[(size_t(iy) * w + ix) * ic + c]} *
+                                                      wt[((size_t(o) * k + ky) * k + kx) * ic + c];
             }
         }
   expect_close(run_graph<float, float>(b, {{{1, h, w, ic}, x}}, {1, oh, ow, oc}), ref, "deconv2d");
@@ -347,8 +463,8 @@ TEST(XnnpackFp32, GlobalAvgPool) {
   b.mark_external(yi, ExternalKind::kOutput, 1);
   b.add_node(GlobalAvgPool2d{}, {xi}, {yi});
   const PoolParams p{.n = n, .h = h, .w = w, .c = c, .kh = h, .kw = w};
-  expect_close(run_graph<float, float>(b, {{{n, h, w, c}, x}}, {n, 1, 1, c}),
-               pool_ref(p, x, false), "global_avg_pool");
+  expect_close(run_graph<float, float>(b, {{{n, h, w, c}, x}}, {n, 1, 1, c}), pool_ref(p, x, false),
+               "global_avg_pool");
 }
 
 TEST(XnnpackFp32, SoftmaxLastDim) {
@@ -378,8 +494,7 @@ TEST(XnnpackFp32, ElementwiseActivations) {
       {Unary{UnaryOp::kHardswish},
        [](double v) { return v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; }},
       {Elu{.alpha = 1.5f}, [](double v) { return v > 0 ? v : 1.5 * std::expm1(v); }},
-      {LeakyRelu{.negative_slope = 0.1f},
-       [](double v) { return v > 0 ? v : double{0.1f} * v; }},
+      {LeakyRelu{.negative_slope = 0.1f}, [](double v) { return v > 0 ? v : double{0.1f} * v; }},
       {Unary{UnaryOp::kAbs}, [](double v) { return std::fabs(v); }},
       {Unary{UnaryOp::kNegate}, [](double v) { return -v; }},
       {Unary{UnaryOp::kSquare}, [](double v) { return v * v; }},
@@ -440,8 +555,8 @@ TEST(XnnpackFp32, ResizeBilinearHalfPixelAndAlignCorners) {
     const TensorId yi = b.add_tensor(kF32, {1, uint32_t(oh), uint32_t(ow), uint32_t(c)});
     b.mark_external(xi, ExternalKind::kInput, 0);
     b.mark_external(yi, ExternalKind::kOutput, 1);
-    b.add_node(ResizeBilinear2d{.new_height = oh, .new_width = ow, .align_corners = align},
-               {xi}, {yi});
+    b.add_node(ResizeBilinear2d{.new_height = oh, .new_width = ow, .align_corners = align}, {xi},
+               {yi});
     // torch.nn.functional.interpolate(mode="bilinear", align_corners=align) on NHWC data.
     auto src = [&](int o, int in, int out) {
       if (align) return out > 1 ? double(o) * (in - 1) / (out - 1) : 0.0;
@@ -532,19 +647,22 @@ TEST(XnnpackFp32, ChainConvReluPoolFcWithChannelsLastInput) {
   const TensorId t2 = b.add_tensor(kF32, {1, 8, 8, 4});
   const TensorId t3 = b.add_tensor(kF32, {1, 4, 4, 4});
   const TensorId t4 = b.add_tensor(kF32, {1, uint32_t(flat)});
-  const TensorId fwi = b.add_constant(kF32, {uint32_t(classes), uint32_t(flat)},
-                                      std::span<const float>(fw));
+  const TensorId fwi =
+      b.add_constant(kF32, {uint32_t(classes), uint32_t(flat)}, std::span<const float>(fw));
   const TensorId fbi = b.add_constant(kF32, {uint32_t(classes)}, std::span<const float>(fb));
   const TensorId yi = b.add_tensor(kF32, {1, uint32_t(classes)});
   b.mark_external(xi, ExternalKind::kInput, 0, {0, 2, 3, 1});
   b.mark_external(yi, ExternalKind::kOutput, 1);
-  b.add_node(Conv2d{.kernel_height = 3, .kernel_width = 3, .group_input_channels = 3,
-                    .group_output_channels = 4, .padding = Padding::uniform(1)},
+  b.add_node(Conv2d{.kernel_height = 3,
+                    .kernel_width = 3,
+                    .group_input_channels = 3,
+                    .group_output_channels = 4,
+                    .padding = Padding::uniform(1)},
              {xi, cwi, cbi}, {t1});
   b.add_node(Clamp{0.0f, INFINITY}, {t1}, {t2});
-  b.add_node(MaxPool2d{.pooling_height = 2, .pooling_width = 2, .stride_height = 2,
-                       .stride_width = 2},
-             {t2}, {t3});
+  b.add_node(
+      MaxPool2d{.pooling_height = 2, .pooling_width = 2, .stride_height = 2, .stride_width = 2},
+      {t2}, {t3});
   b.add_node(StaticReshape{.new_shape = {1, uint32_t(flat)}}, {t3}, {t4});
   b.add_node(FullyConnected{}, {t4, fwi, fbi}, {yi});
   EXPECT_EQ(b.validate(), "");
@@ -556,13 +674,23 @@ TEST(XnnpackFp32, ChainConvReluPoolFcWithChannelsLastInput) {
   TestTensor out(ScalarType::Float, {1, classes});
   ASSERT_EQ(d.execute({in.value(), out.value()}), Error::Ok) << last_error_message();
 
-  const Conv2dParams cp{.n = 1, .h = 8, .w = 8, .groups = 1, .gic = 3, .goc = 4, .kh = 3,
-                        .kw = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+  const Conv2dParams cp{.n = 1,
+                        .h = 8,
+                        .w = 8,
+                        .groups = 1,
+                        .gic = 3,
+                        .goc = 4,
+                        .kh = 3,
+                        .kw = 3,
+                        .pad_top = 1,
+                        .pad_left = 1,
+                        .pad_bottom = 1,
+                        .pad_right = 1};
   std::vector<double> r = conv2d_ref(cp, x, cw, to_double(cb), identity, identity_w);
   for (double& v : r) v = std::max(v, 0.0);
-  r = pool_ref(PoolParams{.n = 1, .h = 8, .w = 8, .c = 4, .kh = 2, .kw = 2, .stride_h = 2,
-                          .stride_w = 2},
-               r, true);
+  r = pool_ref(
+      PoolParams{.n = 1, .h = 8, .w = 8, .c = 4, .kh = 2, .kw = 2, .stride_h = 2, .stride_w = 2}, r,
+      true);
   std::vector<double> ref(classes);
   for (int o = 0; o < classes; ++o) {
     double acc = fb[o];

@@ -162,8 +162,11 @@ TEST(XnnpackPayloadVerify, TensorErrors) {
   expect_rejected([](RawPayload& r) { r.tensors[3].dtype = fb::DataType::QUInt8; }, "quint8");
   expect_rejected([](RawPayload& r) { r.tensors[3].dims = {1, 1, 1, 1, 1, 1, 1}; }, "at most 6");
   expect_rejected([](RawPayload& r) { r.tensors[3].dims = {1, 0, 4, 3}; }, "dim 1 is 0");
-  expect_rejected([](RawPayload& r) { r.tensors[3].dims = {65536, 65536, 65536}; },
-                  "larger than 2^36");
+  expect_rejected(
+      [](RawPayload& r) {
+        r.tensors[3].dims = {65536, 65536, 65536};
+      },
+      "larger than 2^36");
   expect_rejected(
       [](RawPayload& r) {
         r.tensors[3].dtype = fb::DataType::QInt8;
@@ -224,8 +227,7 @@ TEST(XnnpackPayloadVerify, GraphErrors) {
   expect_rejected([](RawPayload& r) { r.nodes[0].inputs = {0, 1, 2, 2}; }, "at most 3");
   expect_rejected(
       [](RawPayload& r) {
-        r.tensors.push_back({.id = 5, .dims = {1}, .external = fb::ExternalKind::Output,
-                             .arg = 2});
+        r.tensors.push_back({.id = 5, .dims = {1}, .external = fb::ExternalKind::Output, .arg = 2});
         r.num_args = 3;
       },
       "output tensor 5 is not produced");
@@ -238,22 +240,15 @@ TEST(XnnpackPayloadVerify, GraphErrors) {
         r.nodes.push_back(extra);
       },
       "tensor 5 (output of node 2) is never used");
-  expect_rejected(
-      [](RawPayload& r) {
-        r.nodes[1].type = fb::Op(200);
-      },
-      "unknown operator type 200");
+  expect_rejected([](RawPayload& r) { r.nodes[1].type = fb::Op(200); },
+                  "unknown operator type 200");
   expect_rejected(
       [](RawPayload& r) {
         r.nodes[1].min = 6.0f;
         r.nodes[1].max = 0.0f;
       },
       "empty or NaN");
-  expect_rejected(
-      [](RawPayload& r) {
-        r.nodes[1].min = NAN;
-      },
-      "empty or NaN");
+  expect_rejected([](RawPayload& r) { r.nodes[1].min = NAN; }, "empty or NaN");
   expect_rejected(
       [](RawPayload& r) {
         r.nodes[1].type = fb::Op::Unary;
@@ -265,14 +260,17 @@ TEST(XnnpackPayloadVerify, GraphErrors) {
 }
 
 TEST(XnnpackPayloadVerify, NodeShapeAndOperandErrors) {
-  expect_rejected([](RawPayload& r) { r.tensors[3].dims = {1, 4, 4, 4}; },
-                  "output (tensor 3) must have dims [1, 4, 4, 3], has [1, 4, 4, 4]");
+  expect_rejected(
+      [](RawPayload& r) {
+        r.tensors[3].dims = {1, 4, 4, 4};
+      },
+      "output (tensor 3) must have dims [1, 4, 4, 3], has [1, 4, 4, 4]");
   expect_rejected([](RawPayload& r) { r.tensors[0].dims = {1, 4, 4, 3}; }, "input has 3 channels");
   expect_rejected([](RawPayload& r) { r.tensors[0].dims = {4, 4, 2}; }, "must be 4-d");
   expect_rejected(
       [](RawPayload& r) {
-        r.tensors[1] = {.id = 1, .dims = {3, 3, 3, 2}, .external = fb::ExternalKind::Input,
-                        .arg = 2};
+        r.tensors[1] = {
+            .id = 1, .dims = {3, 3, 3, 2}, .external = fb::ExternalKind::Input, .arg = 2};
         r.num_args = 3;
       },
       "filter (tensor 1) must be a constant");
@@ -303,9 +301,12 @@ TEST(XnnpackPayloadVerify, NodeShapeAndOperandErrors) {
         };
       },
       "same_padding needs explicit pads of 0");
-  expect_rejected([](RawPayload& r) { r.tensors[4].dtype = fb::DataType::QInt8;
-                                       r.tensors[4].scale = 0.1f; },
-                  "unsupported");
+  expect_rejected(
+      [](RawPayload& r) {
+        r.tensors[4].dtype = fb::DataType::QInt8;
+        r.tensors[4].scale = 0.1f;
+      },
+      "unsupported");
 }
 
 // A builder payload exercising most node kinds, XNNPACK's fusions (pad into conv, clamp into
@@ -337,23 +338,26 @@ std::vector<uint8_t> sweep_payload() {
   b.mark_external(y, ExternalKind::kOutput, 1);
   b.mark_external(z, ExternalKind::kOutput, 2);
   b.add_node(ConstantPad{.pre = {0, 1, 1, 0}, .post = {0, 1, 1, 0}}, {x}, {p});
-  b.add_node(Conv2d{.kernel_height = 3, .kernel_width = 3, .group_input_channels = 2,
+  b.add_node(Conv2d{.kernel_height = 3,
+                    .kernel_width = 3,
+                    .group_input_channels = 2,
                     .group_output_channels = 4},
              {p, b.add_constant(f32, {4, 3, 3, 2}, std::span<const float>(cw))}, {c});
   b.add_node(Clamp{0.0f, 6.0f}, {c}, {r});
-  b.add_node(DepthwiseConv2d{.kernel_height = 3, .kernel_width = 3, .stride_height = 2,
-                             .stride_width = 2, .input_channels = 4,
+  b.add_node(DepthwiseConv2d{.kernel_height = 3,
+                             .kernel_width = 3,
+                             .stride_height = 2,
+                             .stride_width = 2,
+                             .input_channels = 4,
                              .padding = Padding::uniform(1)},
              {r, b.add_constant(f32, {1, 3, 3, 4}, std::span<const float>(dw)),
               b.add_constant(f32, {4}, std::span<const float>(db))},
              {d});
-  b.add_node(Binary{BinaryOp::kMultiply},
-             {d, b.add_constant(f32, {4}, std::span<const float>(k))}, {m},
-             OutputRange::relu6());
+  b.add_node(Binary{BinaryOp::kMultiply}, {d, b.add_constant(f32, {4}, std::span<const float>(k))},
+             {m}, OutputRange::relu6());
   b.add_node(MaxPool2d{.pooling_height = 2, .pooling_width = 2}, {m}, {mp});
   b.add_node(StaticReshape{.new_shape = {1, 16}}, {mp}, {f});
-  b.add_node(FullyConnected{}, {f, b.add_constant(f32, {5, 16}, std::span<const float>(fw))},
-             {g});
+  b.add_node(FullyConnected{}, {f, b.add_constant(f32, {5, 16}, std::span<const float>(fw))}, {g});
   b.add_node(Unary{UnaryOp::kSoftmax}, {g}, {y});
   b.add_node(Unary{UnaryOp::kConvert}, {f}, {q});
   b.add_node(Binary{BinaryOp::kAdd},

@@ -44,8 +44,8 @@ void check_qconv(const QConvCase& c, uint32_t seed) {
   const auto x = random_int8(size_t(p.n) * p.h * p.w * p.ic(), seed);
   // Weights in the layout the node takes; the reference takes [oc, kh, kw, gic].
   const auto w = random_int8(size_t(oc) * p.kh * p.kw * p.gic, seed + 1, -127, 127);
-  std::vector<float> sw = c.per_channel ? random_scales(oc, seed + 2)
-                                        : std::vector<float>(oc, 0.005f);
+  std::vector<float> sw =
+      c.per_channel ? random_scales(oc, seed + 2) : std::vector<float>(oc, 0.005f);
   std::vector<int32_t> bias(oc);
   {
     std::mt19937 gen(seed + 3);
@@ -59,13 +59,14 @@ void check_qconv(const QConvCase& c, uint32_t seed) {
   const TensorId xi = b.add_tensor(kQ8, u32(in_sizes), Quant::per_tensor(sx, zx));
   const TensorId yi = b.add_tensor(kQ8, u32(out_sizes), Quant::per_tensor(sy, zy));
   const std::vector<uint32_t> wdims =
-      c.depthwise ? std::vector<uint32_t>{1, uint32_t(p.kh), uint32_t(p.kw), uint32_t(oc)}
-                  : std::vector<uint32_t>{uint32_t(oc), uint32_t(p.kh), uint32_t(p.kw),
-                                          uint32_t(p.gic)};
+      c.depthwise
+          ? std::vector<uint32_t>{1, uint32_t(p.kh), uint32_t(p.kw), uint32_t(oc)}
+          : std::vector<uint32_t>{uint32_t(oc), uint32_t(p.kh), uint32_t(p.kw), uint32_t(p.gic)};
   std::vector<int8_t> wstored = w;
   if (c.depthwise) {  // [oc, kh, kw, 1] -> [1, kh, kw, oc]
     for (int o = 0; o < oc; ++o)
-      for (int k = 0; k < p.kh * p.kw; ++k) wstored[size_t(k) * oc + o] = w[size_t(o) * p.kh * p.kw + k];
+      for (int k = 0; k < p.kh * p.kw; ++k)
+        wstored[size_t(k) * oc + o] = w[size_t(o) * p.kh * p.kw + k];
   }
   TensorId wi, bi;
   if (c.per_channel) {
@@ -84,17 +85,23 @@ void check_qconv(const QConvCase& c, uint32_t seed) {
                     uint32_t(p.pad_left)};
   const OutputRange range = c.relu ? OutputRange::relu() : OutputRange::none();
   if (c.depthwise) {
-    b.add_node(DepthwiseConv2d{.kernel_height = uint32_t(p.kh), .kernel_width = uint32_t(p.kw),
+    b.add_node(DepthwiseConv2d{.kernel_height = uint32_t(p.kh),
+                               .kernel_width = uint32_t(p.kw),
                                .stride_height = uint32_t(p.stride_h),
                                .stride_width = uint32_t(p.stride_w),
                                .depth_multiplier = uint32_t(p.goc),
-                               .input_channels = uint32_t(p.ic()), .padding = pad},
+                               .input_channels = uint32_t(p.ic()),
+                               .padding = pad},
                {xi, wi, bi}, {yi}, range);
   } else {
-    b.add_node(Conv2d{.kernel_height = uint32_t(p.kh), .kernel_width = uint32_t(p.kw),
-                      .stride_height = uint32_t(p.stride_h), .stride_width = uint32_t(p.stride_w),
-                      .groups = uint32_t(p.groups), .group_input_channels = uint32_t(p.gic),
-                      .group_output_channels = uint32_t(p.goc), .padding = pad},
+    b.add_node(Conv2d{.kernel_height = uint32_t(p.kh),
+                      .kernel_width = uint32_t(p.kw),
+                      .stride_height = uint32_t(p.stride_h),
+                      .stride_width = uint32_t(p.stride_w),
+                      .groups = uint32_t(p.groups),
+                      .group_input_channels = uint32_t(p.gic),
+                      .group_output_channels = uint32_t(p.goc),
+                      .padding = pad},
                {xi, wi, bi}, {yi}, range);
   }
   std::vector<double> real_bias(oc);
@@ -107,16 +114,37 @@ void check_qconv(const QConvCase& c, uint32_t seed) {
 }
 
 TEST(XnnpackQInt8, Conv2dPerChannelStridePaddingRelu) {
-  check_qconv({.p = {.n = 1, .h = 9, .w = 8, .groups = 1, .gic = 3, .goc = 8, .kh = 3, .kw = 3,
-                     .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+  check_qconv({.p = {.n = 1,
+                     .h = 9,
+                     .w = 8,
+                     .groups = 1,
+                     .gic = 3,
+                     .goc = 8,
+                     .kh = 3,
+                     .kw = 3,
+                     .stride_h = 2,
+                     .stride_w = 2,
+                     .pad_top = 1,
+                     .pad_left = 1,
+                     .pad_bottom = 1,
                      .pad_right = 1},
                .relu = true},
               1);
 }
 
 TEST(XnnpackQInt8, Conv2dPerChannelGrouped) {
-  check_qconv({.p = {.n = 2, .h = 6, .w = 5, .groups = 2, .gic = 4, .goc = 3, .kh = 3, .kw = 2,
-                     .pad_top = 1, .pad_left = 0, .pad_bottom = 1, .pad_right = 1}},
+  check_qconv({.p = {.n = 2,
+                     .h = 6,
+                     .w = 5,
+                     .groups = 2,
+                     .gic = 4,
+                     .goc = 3,
+                     .kh = 3,
+                     .kw = 2,
+                     .pad_top = 1,
+                     .pad_left = 0,
+                     .pad_bottom = 1,
+                     .pad_right = 1}},
               2);
 }
 
@@ -127,17 +155,39 @@ TEST(XnnpackQInt8, Conv2dPerTensorWeights) {
 }
 
 TEST(XnnpackQInt8, DepthwisePerChannel) {
-  check_qconv({.p = {.n = 1, .h = 10, .w = 9, .groups = 8, .gic = 1, .goc = 1, .kh = 3, .kw = 3,
-                     .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+  check_qconv({.p = {.n = 1,
+                     .h = 10,
+                     .w = 9,
+                     .groups = 8,
+                     .gic = 1,
+                     .goc = 1,
+                     .kh = 3,
+                     .kw = 3,
+                     .stride_h = 2,
+                     .stride_w = 2,
+                     .pad_top = 1,
+                     .pad_left = 1,
+                     .pad_bottom = 1,
                      .pad_right = 1},
                .depthwise = true},
               4);
 }
 
 TEST(XnnpackQInt8, DepthwisePerChannelMultiplier2Relu) {
-  check_qconv({.p = {.n = 1, .h = 6, .w = 6, .groups = 4, .gic = 1, .goc = 2, .kh = 3, .kw = 3,
-                     .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
-               .depthwise = true, .relu = true},
+  check_qconv({.p = {.n = 1,
+                     .h = 6,
+                     .w = 6,
+                     .groups = 4,
+                     .gic = 1,
+                     .goc = 2,
+                     .kh = 3,
+                     .kw = 3,
+                     .pad_top = 1,
+                     .pad_left = 1,
+                     .pad_bottom = 1,
+                     .pad_right = 1},
+               .depthwise = true,
+               .relu = true},
               5);
 }
 
@@ -150,12 +200,14 @@ TEST(XnnpackQInt8, FullyConnectedPerTensor) {
   std::vector<int32_t> bias(out_ch);
   for (int o = 0; o < out_ch; ++o) bias[o] = (o - 4) * 300;
   PayloadBuilder b;
-  const TensorId xi = b.add_tensor(kQ8, {uint32_t(batch), uint32_t(in_ch)}, Quant::per_tensor(sx, zx));
+  const TensorId xi =
+      b.add_tensor(kQ8, {uint32_t(batch), uint32_t(in_ch)}, Quant::per_tensor(sx, zx));
   const TensorId wi = b.add_constant(kQ8, {uint32_t(out_ch), uint32_t(in_ch)},
                                      std::span<const int8_t>(w), Quant::per_tensor(sw, 0));
   const TensorId bi = b.add_constant(DType::kQInt32, {uint32_t(out_ch)},
                                      std::span<const int32_t>(bias), Quant::per_tensor(sx * sw));
-  const TensorId yi = b.add_tensor(kQ8, {uint32_t(batch), uint32_t(out_ch)}, Quant::per_tensor(sy, zy));
+  const TensorId yi =
+      b.add_tensor(kQ8, {uint32_t(batch), uint32_t(out_ch)}, Quant::per_tensor(sy, zy));
   b.mark_external(xi, ExternalKind::kInput, 0);
   b.mark_external(yi, ExternalKind::kOutput, 1);
   b.add_node(FullyConnected{}, {xi, wi, bi}, {yi});
@@ -188,8 +240,8 @@ TEST(XnnpackQInt8, AddBroadcastDifferentScales) {
   std::vector<double> ra(a.size()), rc(c.size());
   for (size_t i = 0; i < a.size(); ++i) ra[i] = (a[i] - za) * double{sa};
   for (size_t i = 0; i < c.size(); ++i) rc[i] = (c[i] - zb) * double{sb};
-  const auto real = broadcast_ref(ra, {2, 3, 4}, rc, {4}, {2, 3, 4},
-                                  [](double u, double v) { return u + v; });
+  const auto real =
+      broadcast_ref(ra, {2, 3, 4}, rc, {4}, {2, 3, 4}, [](double u, double v) { return u + v; });
   expect_within_1lsb(run_graph<int8_t, int8_t>(b, {{{2, 3, 4}, a}, {{4}, c}}, {2, 3, 4}),
                      requantize(real, sy, zy), "qadd");
 }
@@ -206,9 +258,9 @@ TEST(XnnpackQInt8, MaxPoolAndGlobalAvgPool) {
   b.mark_external(xi, ExternalKind::kInput, 0);
   b.mark_external(pi, ExternalKind::kOutput, 1);
   b.mark_external(yi, ExternalKind::kOutput, 2);
-  b.add_node(MaxPool2d{.pooling_height = 2, .pooling_width = 2, .stride_height = 2,
-                       .stride_width = 2},
-             {xi}, {pi});
+  b.add_node(
+      MaxPool2d{.pooling_height = 2, .pooling_width = 2, .stride_height = 2, .stride_width = 2},
+      {xi}, {pi});
   b.add_node(GlobalAvgPool2d{}, {pi}, {yi});
 
   Delegate d;
@@ -218,9 +270,9 @@ TEST(XnnpackQInt8, MaxPoolAndGlobalAvgPool) {
   in.fill(x);
   ASSERT_EQ(d.execute({in.value(), pooled.value(), out.value()}), Error::Ok)
       << last_error_message();
-  const auto max_ref = pool_ref(PoolParams{.n = 1, .h = 6, .w = 6, .c = 5, .kh = 2, .kw = 2,
-                                           .stride_h = 2, .stride_w = 2},
-                                x, true);
+  const auto max_ref = pool_ref(
+      PoolParams{.n = 1, .h = 6, .w = 6, .c = 5, .kh = 2, .kw = 2, .stride_h = 2, .stride_w = 2}, x,
+      true);
   std::vector<int> max_q(max_ref.begin(), max_ref.end());
   expect_within_1lsb(pooled.read<int8_t>(), max_q, "qmax_pool");
   std::vector<double> mean(c, 0.0);
@@ -232,8 +284,18 @@ TEST(XnnpackQInt8, FloatBoundaryQuantizeConvDequantize) {
   // Float in and out; the delegate quantises, runs a per-channel conv and dequantises.
   const float sx = 0.02f, sy = 0.05f;
   const int zx = -1, zy = 6, oc = 4;
-  const Conv2dParams p{.n = 1, .h = 5, .w = 5, .groups = 1, .gic = 2, .goc = oc, .kh = 3,
-                       .kw = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+  const Conv2dParams p{.n = 1,
+                       .h = 5,
+                       .w = 5,
+                       .groups = 1,
+                       .gic = 2,
+                       .goc = oc,
+                       .kh = 3,
+                       .kw = 3,
+                       .pad_top = 1,
+                       .pad_left = 1,
+                       .pad_bottom = 1,
+                       .pad_right = 1};
   const auto xf = random_floats(5 * 5 * 2, 40, -2.5f, 2.5f);
   const auto w = random_int8(size_t(oc) * 9 * 2, 41, -127, 127);
   const auto sw = random_scales(oc, 42);
@@ -245,15 +307,19 @@ TEST(XnnpackQInt8, FloatBoundaryQuantizeConvDequantize) {
   const TensorId xq = b.add_tensor(kQ8, {1, 5, 5, 2}, Quant::per_tensor(sx, zx));
   const TensorId wi = b.add_constant(DType::kQCInt8, {uint32_t(oc), 3, 3, 2},
                                      std::span<const int8_t>(w), Quant::per_channel(sw));
-  const TensorId bi = b.add_constant(DType::kQCInt32, {uint32_t(oc)},
-                                     std::span<const int32_t>(bias), Quant::per_channel(bias_scales));
+  const TensorId bi =
+      b.add_constant(DType::kQCInt32, {uint32_t(oc)}, std::span<const int32_t>(bias),
+                     Quant::per_channel(bias_scales));
   const TensorId yq = b.add_tensor(kQ8, {1, 5, 5, uint32_t(oc)}, Quant::per_tensor(sy, zy));
   const TensorId yf = b.add_tensor(DType::kFloat32, {1, 5, 5, uint32_t(oc)});
   b.mark_external(xf_id, ExternalKind::kInput, 0);
   b.mark_external(yf, ExternalKind::kOutput, 1);
   b.add_node(Unary{UnaryOp::kConvert}, {xf_id}, {xq});
-  b.add_node(Conv2d{.kernel_height = 3, .kernel_width = 3, .group_input_channels = 2,
-                    .group_output_channels = uint32_t(oc), .padding = Padding::uniform(1)},
+  b.add_node(Conv2d{.kernel_height = 3,
+                    .kernel_width = 3,
+                    .group_input_channels = 2,
+                    .group_output_channels = uint32_t(oc),
+                    .padding = Padding::uniform(1)},
              {xq, wi, bi}, {yq});
   b.add_node(Unary{UnaryOp::kConvert}, {yq}, {yf});
   const auto got = run_graph<float, float>(b, {{{1, 5, 5, 2}, xf}}, {1, 5, 5, oc});

@@ -39,7 +39,9 @@ class TestTensor {
   Tensor& tensor() { return tensor_; }
   EValue* value() { return &value_; }
   template <typename T>
-  T* data() { return tensor_.data<T>(); }
+  T* data() {
+    return tensor_.data<T>();
+  }
   size_t numel() const { return static_cast<size_t>(tensor_.numel()); }
   // Points the tensor at memory the test owns (e.g. the end of a page).
   void set_data(void* data) { tensor_.set_data(data); }
@@ -76,9 +78,9 @@ class Delegate {
   // Ok, or the error (its message in last_error_message()).
   Error init(const std::vector<uint8_t>& payload, std::vector<CompileSpecView> specs = {}) {
     BackendInitContext ctx{nullptr, "test"};
-    Result<DelegateHandle*> h = backend().init(
-        ctx, Span<const uint8_t>(payload.data(), payload.size()),
-        Span<const CompileSpecView>(specs.data(), specs.size()));
+    Result<DelegateHandle*> h =
+        backend().init(ctx, Span<const uint8_t>(payload.data(), payload.size()),
+                       Span<const CompileSpecView>(specs.data(), specs.size()));
     if (!h.ok()) return h.error();
     handle_ = *h;
     return Error::Ok;
