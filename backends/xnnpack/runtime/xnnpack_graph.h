@@ -1,0 +1,67 @@
+// Turns a verified payload into a ready XNNPACK runtime, and describes its external values so
+// the backend can bind DelegateCall arguments to them.
+#pragma once
+
+#include <xnnpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backends/xnnpack/runtime/payload_format.h"
+#include "runtime/core/error.h"
+#include "runtime/core/span.h"
+
+namespace pteron {
+namespace xnnpack {
+
+// One tensor crossing the delegate boundary.
+struct ExternalValue {
+  uint32_t id;         // XNNPACK value id (= payload tensor id)
+  uint32_t arg_index;  // DelegateCall argument
+  bool is_input;
+  fb::DataType dtype;
+  uint32_t rank;
+  uint32_t dims[kMaxDims];      // XNNPACK's (memory) order
+  uint8_t dim_order[kMaxDims];  // dims[i] == pteron sizes[dim_order[i]]
+  size_t nbytes;
+};
+
+// Owns an XNNPACK runtime made from one payload.
+class CompiledGraph {
+ public:
+  CompiledGraph() = default;
+  ~CompiledGraph();
+  CompiledGraph(const CompiledGraph&) = delete;
+  CompiledGraph& operator=(const CompiledGraph&) = delete;
+
+  // Verifies `payload` and creates the runtime on `threadpool` (nullptr: caller's thread).
+  // Reads constants in place when the payload is 16-byte aligned, else from an aligned copy;
+  // either way `payload` must outlive this object. Calls xnn_initialize.
+  Error init(Span<const uint8_t> payload, pthreadpool_t threadpool, bool fp16_hint_allowed);
+
+  xnn_runtime_t runtime() const { return runtime_; }
+  uint32_t num_args() const { return num_args_; }
+  const std::vector<ExternalValue>& externals() const { return externals_; }
+
+ private:
+  Error define_subgraph(const fb::Payload& p, const uint8_t* constants, xnn_subgraph_t subgraph);
+
+  xnn_runtime_t runtime_ = nullptr;
+  void* aligned_copy_ = nullptr;
+  uint32_t num_args_ = 0;
+  std::vector<ExternalValue> externals_;
+};
+
+// Name of an xnn_status ("invalid_parameter", ...).
+const char* status_name(xnn_status status);
+
+// Initialises XNNPACK once per process; false when this CPU or build cannot run it.
+bool ensure_xnnpack_initialized();
+
+// Verify, define and create the runtime without running it: the answer to "would this
+// runtime load this payload?". Ok, or the error with its message recorded.
+Error dry_run_payload(Span<const uint8_t> payload);
+
+}  // namespace xnnpack
+}  // namespace pteron
