@@ -65,7 +65,7 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
 
   t = std::chrono::steady_clock::now();
   GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
-                                             method.steps, method.delegates);
+                                             method.steps, method.delegates, r.target.plan_inputs);
   r.memory = memory.plan;
   r.seconds_plan = since(t);
 

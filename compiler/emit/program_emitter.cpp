@@ -105,11 +105,11 @@ class MethodEmitter {
     if (v.is_constant()) {
       data_buffer_idx = constants_.add(v.constant->bytes);
       ++constants_used_;
-    } else if (v.is_intermediate()) {
-      auto p = m_.placements.find(id);
-      if (p == m_.placements.end()) throw CompileError("internal: value '" + v.name + "' has no memory plan");
+    } else if (auto p = m_.placements.find(id); p != m_.placements.end()) {
       alloc = fb::CreateAllocationDetails(b_, p->second.mem_id, static_cast<uint32_t>(p->second.offset),
                                           static_cast<uint32_t>(p->second.offset >> 32));
+    } else if (v.is_intermediate()) {
+      throw CompileError("internal: value '" + v.name + "' has no memory plan");
     }
     auto t = fb::CreateTensor(b_, static_cast<fb::ScalarType>(spec.dtype), 0, b_.CreateVector(sizes),
                               b_.CreateVector(spec.dim_order), false, data_buffer_idx, alloc);

@@ -8,7 +8,7 @@ namespace pteron::compiler {
 
 GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
                                   uint64_t alignment, const std::vector<Step>& given_steps,
-                                  const std::vector<DelegateToEmit>& delegates) {
+                                  const std::vector<DelegateToEmit>& delegates, bool plan_inputs) {
   std::vector<Step> steps = given_steps;
   if (steps.empty()) {
     for (ir::NodeId id : graph.nodes()) steps.push_back(Step{id, -1});
@@ -23,6 +23,13 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
   std::unordered_map<ir::ValueId, size_t> index;   // value -> position in ids/lifetimes
   std::vector<ir::ValueId> ids;
   std::vector<TensorLifetime> lifetimes;
+  if (plan_inputs) {
+    for (ir::ValueId v : graph.inputs()) {
+      index[v] = ids.size();
+      ids.push_back(v);
+      lifetimes.push_back(TensorLifetime{graph.value(v).spec.nbytes(), 0, 0});
+    }
+  }
   for (int i = 0; i < end; ++i) {
     for (ir::ValueId v : used(steps[static_cast<size_t>(i)])) {
       if (auto it = index.find(v); it != index.end()) lifetimes[it->second].last = i;

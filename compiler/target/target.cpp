@@ -70,6 +70,7 @@ Target load_target(const std::string& name_or_path) {
       throw CompileError(where + ": runtime.tensor_alignment must be a power of two");
     }
     t.tensor_alignment = static_cast<uint64_t>(alignment);
+    t.plan_inputs = (*rt)["plan_inputs"].value_or(true);
   }
   return t;
 }

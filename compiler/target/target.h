@@ -20,6 +20,9 @@ struct Target {
   std::vector<std::string> kernels;
   std::vector<std::string> backends;
   uint64_t tensor_alignment = 16;
+  // Plan method inputs into the arena (copied in, reused once dead) or leave them in the
+  // caller's buffers (zero copy, more memory).
+  bool plan_inputs = true;
 };
 
 // `name_or_path` is a file path, or a name looked up as <targets dir>/<name>.toml. The targets

@@ -50,7 +50,8 @@ void run(const CompileCliOptions& o) {
   try {
     result = compiler::compile_pt2(o.model, {o.target});
   } catch (const compiler::CompileError& e) {
-    throw UserError(o.model + ": " + e.what());
+    const std::string what = e.what();
+    throw UserError(what.rfind(o.model, 0) == 0 ? what : o.model + ": " + what);  // name the file once
   }
   std::ofstream out(o.output, std::ios::binary);
   out.write(reinterpret_cast<const char*>(result.program.data()), static_cast<std::streamsize>(result.program.size()));
