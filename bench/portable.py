@@ -152,7 +152,7 @@ def write_chart(results: dict, path: Path) -> None:
                       label="ExecuTorch 1.5.1 portable" if k == 0 else "pteron portable",
                       color=color)
         for bar, v in zip(bars, values):
-            ax.annotate(f"{v:.3g} ms", (bar.get_x() + bar.get_width() / 2, v), ha="center",
+            ax.annotate(f"{v:,.0f} ms" if v >= 100 else f"{v:.3g} ms", (bar.get_x() + bar.get_width() / 2, v), ha="center",
                         va="bottom", fontsize=8)
     ax.set_yscale("log")
     lowest = min(results[n][r]["median_ms"] for n in names for r in ("pteron", "executorch"))
