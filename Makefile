@@ -93,3 +93,28 @@ clean:
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
+
+# ---- Against ExecuTorch (peer venv $(ET_VENV); slow, so not part of `make test`) ----------------
+# interop: pteron compiles the zoo, ExecuTorch's runtime runs the programs (bench/results/interop.*)
+# bench-portable: pteron vs ExecuTorch portable latency on the same .pte (bench/results/portable.*)
+# bench-compile: `pteron compile` vs ExecuTorch's AOT flow per zoo model (bench/results/compile.*)
+ET_VENV ?= .venv-et
+ET_PY := $(abspath $(ET_VENV))/bin/python
+
+.PHONY: venv-et interop bench-portable bench-compile
+
+$(ET_VENV)/.stamp: tools/fixtures/requirements-et.txt
+	@test -x $(ET_PY) || python3 -m venv $(ET_VENV)
+	$(ET_PY) -m pip install -q --disable-pip-version-check -r tools/fixtures/requirements-et.txt
+	@touch $@
+venv-et: $(ET_VENV)/.stamp
+
+interop: build venv-et
+	$(ET_PY) tools/fixtures/run_pteron_programs_in_executorch.py --python $(PY) \
+	  --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+bench-portable: build venv-et
+	$(ET_PY) bench/portable.py --build $(abspath $(BUILD))
+
+bench-compile: build venv-et
+	$(ET_PY) bench/compile.py --python $(PY) --pteron $(abspath $(BUILD))/tools/cli/pteron
