@@ -1,6 +1,7 @@
 #include "compiler/compile.h"
 
 #include <chrono>
+#include <cstdio>
 #include <unordered_set>
 
 #include "compiler/frontend/pt2_loader.h"
@@ -72,7 +73,18 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   t = std::chrono::steady_clock::now();
   method.placements = std::move(memory.placements);
   method.arena_sizes = memory.arena_sizes;
-  result.program = emit_program({method}, &r.emit);
+  if (options.output_path.empty()) {
+    result.program = emit_program({method}, &r.emit);
+  } else {
+    try {
+      FileSink sink(options.output_path.c_str());
+      emit_program({method}, sink, &r.emit);
+      sink.close();
+    } catch (...) {
+      std::remove(options.output_path.c_str());  // never leave half a program behind
+      throw;
+    }
+  }
   r.nodes_out = r.emit.instructions;
   r.seconds_emit = since(t);
   return result;

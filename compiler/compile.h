@@ -19,6 +19,9 @@ struct CompileOptions {
   // Ordered: partitioners claim regions first to last; kernel libraries ("portable") take the
   // rest. Empty means the target file's backends, then its kernels.
   std::vector<std::string> backends;
+  // When set, the program is streamed to this file (weights go from the archive straight to
+  // the file) and CompileResult::program stays empty.
+  std::string output_path;
 };
 
 struct RegionSummary {

@@ -23,25 +23,31 @@ uint64_t hash_bytes(std::span<const uint8_t> bytes) {
 }  // namespace
 
 uint32_t ConstantTable::add(std::span<const uint8_t> bytes) {
+  if (bytes_.empty()) bytes_.emplace_back();
   const uint64_t h = hash_bytes(bytes);
   auto [first, last] = by_hash_.equal_range(h);
   for (auto it = first; it != last; ++it) {
-    const uint32_t index = it->second;
-    if (sizes_[index] == bytes.size() &&
-        (bytes.empty() || std::memcmp(data_.data() + offsets_[index], bytes.data(), bytes.size()) == 0)) {
+    const std::span<const uint8_t> stored = bytes_[it->second];
+    if (stored.size() == bytes.size() &&
+        (bytes.empty() || std::memcmp(stored.data(), bytes.data(), bytes.size()) == 0)) {
       ++deduplicated_;
-      return index;
+      return it->second;
     }
   }
-  const uint64_t offset = (data_.size() + kAlignment - 1) / kAlignment * kAlignment;
-  data_.resize(offset + bytes.size());
-  if (!bytes.empty()) std::memcpy(data_.data() + offset, bytes.data(), bytes.size());
+  const uint64_t offset = (size_ + kAlignment - 1) / kAlignment * kAlignment;
+  size_ = offset + bytes.size();
   const uint32_t index = static_cast<uint32_t>(offsets_.size());
   offsets_.push_back(offset);
-  if (sizes_.size() < offsets_.size()) sizes_.resize(offsets_.size());
-  sizes_[index] = bytes.size();
+  bytes_.push_back(bytes);
   by_hash_.emplace(h, index);
   return index;
+}
+
+SegmentPieces ConstantTable::pieces() const {
+  SegmentPieces p;
+  p.size = size_;
+  for (size_t i = 1; i < offsets_.size(); ++i) p.pieces.push_back({offsets_[i], bytes_[i]});
+  return p;
 }
 
 }  // namespace pteron::compiler

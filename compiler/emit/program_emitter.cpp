@@ -239,7 +239,7 @@ class MethodEmitter {
 
 }  // namespace
 
-std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats) {
+uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats) {
   flatbuffers::FlatBufferBuilder b(1 << 16);
   ConstantTable constants;
   EmitStats local;
@@ -256,28 +256,30 @@ std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, Emit
     local.constants += e.constants_used();
     local.delegate_calls += e.delegate_calls();
   }
-  std::vector<uint64_t> sizes = {constants.data().size()};
-  std::vector<std::span<const uint8_t>> blobs = {constants.data()};
+  std::vector<SegmentPieces> segments = {constants.pieces()};
   for (const MethodToEmit& m : methods) {
-    for (const DelegateToEmit& d : m.delegates) {
-      sizes.push_back(d.payload.size());
-      blobs.emplace_back(d.payload);
-    }
+    for (const DelegateToEmit& d : m.delegates) segments.push_back(SegmentPieces::whole(d.payload));
   }
+  std::vector<uint64_t> sizes;
+  for (const SegmentPieces& seg : segments) sizes.push_back(seg.size);
   const std::vector<uint64_t> offsets = segment_offsets(sizes);
-  std::vector<Offset<fb::DataSegment>> segments;
-  for (size_t i = 0; i < sizes.size(); ++i) segments.push_back(fb::CreateDataSegment(b, offsets[i], sizes[i]));
+  std::vector<Offset<fb::DataSegment>> segment_table;
+  for (size_t i = 0; i < sizes.size(); ++i) segment_table.push_back(fb::CreateDataSegment(b, offsets[i], sizes[i]));
   auto constant_segment = fb::CreateSubsegmentOffsets(b, 0, b.CreateVector(constants.offsets()));
-  auto program = fb::CreateProgram(b, 0, b.CreateVector(plans), 0, 0, b.CreateVector(segments),
+  auto program = fb::CreateProgram(b, 0, b.CreateVector(plans), 0, 0, b.CreateVector(segment_table),
                                    constant_segment);
   fb::FinishProgramBuffer(b, program);
-  std::vector<uint8_t> file =
-      write_pte(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), blobs);
-  local.constant_bytes = constants.data().size();
+  local.file_bytes = write_pte(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), segments, sink);
+  local.constant_bytes = constants.size();
   local.deduplicated = constants.deduplicated();
-  local.file_bytes = file.size();
   if (stats) *stats = local;
-  return file;
+  return local.file_bytes;
+}
+
+std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats) {
+  VectorSink sink;
+  emit_program(methods, sink, stats);
+  return std::move(sink.bytes);
 }
 
 }  // namespace pteron::compiler

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/emit/pte_writer.h"
 #include "compiler/ir/graph.h"
 
 namespace pteron::compiler {
@@ -56,5 +57,8 @@ struct EmitStats {
 // Throws CompileError naming the node when a node has no out-variant kernel form or an
 // argument cannot be encoded.
 std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats = nullptr);
+// The same, streamed to `sink` (weights go from the archive to the file without a copy);
+// returns the file size.
+uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats = nullptr);
 
 }  // namespace pteron::compiler

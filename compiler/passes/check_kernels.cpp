@@ -1,3 +1,5 @@
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -38,16 +40,23 @@ void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir
 
 PassReport run_default_passes(ir::Graph& graph) {
   PassReport report;
-  auto note = [&](const char* pass, int n) {
-    report.lines.push_back(std::string(pass) + ": " + std::to_string(n) + " node(s)");
+  auto run = [&](const char* pass, int (*fn)(ir::Graph&)) {
+    const auto start = std::chrono::steady_clock::now();
+    const int n = fn(graph);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    char line[160];
+    std::snprintf(line, sizeof(line), "%s: %d node(s), %.1f ms", pass, n, ms);
+    report.lines.push_back(line);
   };
-  note("normalize_dim_orders", normalize_dim_orders(graph));
-  note("simplify_views", simplify_views(graph));
-  note("remove_noops", remove_noops(graph));
-  note("remove_dead_code", remove_dead_code(graph));
-  note("fold_batch_norm", fold_batch_norm(graph));
-  note("fold_constants", fold_constants(graph));
-  note("remove_dead_code", remove_dead_code(graph));
+  run("normalize_dim_orders", normalize_dim_orders);
+  run("simplify_views", simplify_views);
+  run("remove_noops", remove_noops);
+  run("remove_dead_code", remove_dead_code);
+  run("fold_batch_norm", fold_batch_norm);
+  run("fuse_linear", fuse_linear);
+  run("remove_dead_code", remove_dead_code);
+  run("fold_constants", fold_constants);
+  run("remove_dead_code", remove_dead_code);
   graph.verify();
   return report;
 }

@@ -30,6 +30,10 @@ int fold_batch_norm(ir::Graph& graph);
 // kernels, ExecuTorch's included, want one layout per call. Inputs keep theirs.
 int normalize_dim_orders(ir::Graph& graph);
 
+// Rewrites addmm(bias, x, permute(W)) and mm(x, permute(W)) with a constant W into
+// linear(x, W, bias): the weight is used as stored, with no transpose at compile or run time.
+int fuse_linear(ir::Graph& graph);
+
 // Runs nodes whose inputs are all constants on the host kernels and replaces their outputs by
 // folded constants (e.g. transposed weights). Skips results much larger than their inputs.
 int fold_constants(ir::Graph& graph);

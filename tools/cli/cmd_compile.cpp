@@ -2,7 +2,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
@@ -47,17 +46,15 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
 
 void run(const CompileCliOptions& o) {
   compiler::CompileResult result;
+  compiler::CompileOptions options;
+  options.target = o.target;
+  options.output_path = o.output;
   try {
-    result = compiler::compile_pt2(o.model, {o.target});
+    result = compiler::compile_pt2(o.model, options);
   } catch (const compiler::CompileError& e) {
     const std::string what = e.what();
     throw UserError(what.rfind(o.model, 0) == 0 ? what : o.model + ": " + what);  // name the file once
   }
-  std::ofstream out(o.output, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(result.program.data()), static_cast<std::streamsize>(result.program.size()));
-  out.close();
-  if (!out) throw UserError(o.output + ": cannot write");
-
   const compiler::CompileReport& r = result.report;
   const nlohmann::json j = report_json(r, o);
   if (o.json) {

@@ -1,0 +1,47 @@
+#include "compiler/passes/passes.h"
+
+namespace pteron::compiler {
+namespace {
+
+// The constant weight W when `v` is permute(W, [1, 0]) of a 2-D constant, else kNoValue.
+ir::ValueId transposed_constant(const ir::Graph& g, ir::ValueId v) {
+  const ir::Value& value = g.value(v);
+  if (!value.is_intermediate()) return ir::kNoValue;
+  const ir::Node& p = g.node(value.producer);
+  if (p.op.str() != "aten::permute.default") return ir::kNoValue;
+  const auto& dims = p.args[1].get<std::vector<int64_t>>();
+  if (dims.size() != 2 || (dims[0] != 1 && dims[0] != -1)) return ir::kNoValue;
+  const ir::Value& w = g.value(p.args[0].tensor());
+  return w.is_constant() && w.spec.rank() == 2 && w.spec.is_contiguous() ? w.id : ir::kNoValue;
+}
+
+bool is_one(const ir::Argument& a) { return a.is<ir::Scalar>() ? a.get<ir::Scalar>().to_double() == 1.0 : a.to_double() == 1.0; }
+
+}  // namespace
+
+int fuse_linear(ir::Graph& graph) {
+  const ir::OpSchema* linear = ir::OpSchemaRegistry::global().find("aten::linear.default");
+  if (linear == nullptr) return 0;
+  int fused = 0;
+  for (ir::NodeId id : graph.nodes()) {
+    const ir::Node& node = graph.node(id);
+    const std::string op = node.op.str();
+    if (op == "aten::addmm.default") {
+      // addmm(bias, x, W^T, beta=1, alpha=1) == linear(x, W, bias) for a 1-D bias of W's rows.
+      const ir::ValueId w = transposed_constant(graph, node.args[2].tensor());
+      if (w == ir::kNoValue || !is_one(node.args[3]) || !is_one(node.args[4])) continue;
+      const ir::TensorSpec& bias = graph.value(node.args[0].tensor()).spec;
+      if (bias.rank() != 1 || bias.sizes[0] != graph.value(w).spec.sizes[0]) continue;
+      graph.set_op(id, *linear, {node.args[1], ir::TensorRef{w}, node.args[0]});
+      ++fused;
+    } else if (op == "aten::mm.default") {
+      const ir::ValueId w = transposed_constant(graph, node.args[1].tensor());
+      if (w == ir::kNoValue) continue;
+      graph.set_op(id, *linear, {node.args[0], ir::TensorRef{w}, ir::None{}});
+      ++fused;
+    }
+  }
+  return fused;
+}
+
+}  // namespace pteron::compiler
