@@ -7,7 +7,6 @@ same class on every held-out digit. The planned arena must pass the compiler's o
 """
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +61,6 @@ def test_digits_cnn_predicts_the_same_classes(tmp_path):
     assert torch.equal(got, expected)
 
 
-@pytest.mark.skipif(os.environ.get("PTERON_SKIP_OPT") == "1", reason="PTERON_SKIP_OPT=1 set by the caller")
 def test_opt125m_matches_pytorch(tmp_path):
     model, inputs = zoo.get("opt-125m")
     lowered = _compile("opt-125m", tmp_path)
