@@ -19,10 +19,12 @@ void Tensor::recompute_strides() {
   numel_ = 1;
   for (int32_t d = 0; d < dim_; ++d) numel_ *= sizes_[d];
   // Walk dims from innermost (last in dim_order) outwards.
-  int32_t running = 1;
+  // Strides are int32 (the format's sizes are); the verifier rejects tensors whose element
+  // count does not fit, and int64 here keeps even a rejected one from overflowing.
+  int64_t running = 1;
   for (int32_t i = dim_ - 1; i >= 0; --i) {
     const uint8_t d = dim_order_[i];
-    strides_[d] = running;
+    strides_[d] = static_cast<int32_t>(running);
     running *= sizes_[d] > 0 ? sizes_[d] : 1;
   }
 }
