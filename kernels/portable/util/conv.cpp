@@ -43,8 +43,22 @@ Error parse_conv_shape(const char* op, Span<EValue*> args, ConvShape* s) {
   PTERON_TRY(read_param(op, "padding", *args[4], spatial, 0, padding));
   PTERON_TRY(read_param(op, "dilation", *args[5], spatial, 1, dilation));
   PTERON_TRY(read_param(op, "output_padding", *args[7], spatial, 0, output_padding));
+  // Bound every parameter so the shape arithmetic below cannot overflow int64, whatever a
+  // (possibly corrupt) program passes.
+  constexpr int64_t kMaxParam = int64_t{1} << 24;
+  for (int32_t i = 0; i < spatial; ++i) {
+    if (stride[i] < 1 || stride[i] > kMaxParam || dilation[i] < 1 || dilation[i] > kMaxParam ||
+        padding[i] < 0 || padding[i] > kMaxParam || output_padding[i] < 0 ||
+        output_padding[i] > kMaxParam) {
+      return fail(Error::InvalidArgument,
+                  "%s: stride/dilation must be in [1, 2^24] and padding in [0, 2^24] (dim %d)", op, i);
+    }
+  }
   s->transposed = args[6]->b;
   s->groups = args[8]->i;
+  if (s->groups > kMaxParam) {
+    return fail(Error::InvalidArgument, "%s: %lld groups is out of range", op, static_cast<long long>(s->groups));
+  }
   if (s->groups < 1) {
     return fail(Error::InvalidArgument, "%s: groups must be positive, got %lld", op,
                 static_cast<long long>(s->groups));
