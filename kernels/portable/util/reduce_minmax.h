@@ -2,6 +2,8 @@
 // (positions, optionally values). NaN propagates as in torch.
 #pragma once
 
+#include "runtime/kernel/kernel.h"
+
 #include <cstdint>
 #include <limits>
 
@@ -76,6 +78,25 @@ Error arg_reduce(const char* name, const Tensor& in, Tensor* values, Tensor& ind
                 scalar_type_name(in.dtype()));
   }
   return Error::Ok;
+}
+
+// The whole amax.out / amin.out kernel (they differ only in the comparison): args are
+// self, dim ([] = every dim), keepdim, out; out has self's dtype; NaN propagates.
+template <bool kMax>
+Error amax_amin_out(const char* op, Span<EValue*> args) {
+  PTERON_TRY(check_args(op, args, "TLBT"));
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[3]->tensor;
+  PTERON_CHECK(out.dtype() == self.dtype(), Error::InvalidArgument,
+               "%s: out has dtype %s, expected %s", op, scalar_type_name(out.dtype()),
+               scalar_type_name(self.dtype()));
+  const Span<const int64_t> dims = args[1]->int_list;
+  uint32_t mask = ~0u;
+  if (!dims.empty()) PTERON_TRY(dims_to_mask(op, dims.data(), dims.size(), self.dim(), &mask));
+  ReducePlan plan;
+  Tensor* outs[1] = {&out};
+  PTERON_TRY(make_reduce_plan(op, self, mask, args[2]->b, outs, 1, true, &plan));
+  return extreme_reduce<kMax>(op, self, out, plan);
 }
 
 }  // namespace pteron
