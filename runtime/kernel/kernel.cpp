@@ -5,12 +5,18 @@
 namespace pteron {
 namespace {
 
-constexpr size_t kMaxKernels = 640;
+// Selective bare-metal builds register only what a program uses and may shrink the table.
+#ifndef PTERON_MAX_KERNELS
+#define PTERON_MAX_KERNELS 1024
+#endif
+constexpr size_t kMaxKernels = PTERON_MAX_KERNELS;
 
 // Function-local static so registration order across translation units is safe.
 struct Registry {
   KernelEntry entries[kMaxKernels];
   size_t count = 0;
+  const char* libraries[kMaxKernelLibraries];
+  size_t library_count = 0;  // 0: any library, non-portable first
 };
 Registry& registry() {
   static Registry r;
@@ -46,25 +52,49 @@ bool tag_fits(char want, Tag tag) {
 
 }  // namespace
 
-bool register_kernel(const char* name, KernelFn fn) {
+bool register_kernel(const char* name, KernelFn fn, const char* library) {
   Registry& r = registry();
   for (size_t i = 0; i < r.count; ++i) {
-    if (std::strcmp(r.entries[i].name, name) == 0) {
+    if (std::strcmp(r.entries[i].name, name) == 0 && std::strcmp(r.entries[i].library, library) == 0) {
       r.entries[i].fn = fn;
       return true;
     }
   }
   if (r.count == kMaxKernels) return false;
-  r.entries[r.count++] = KernelEntry{name, fn};
+  r.entries[r.count++] = KernelEntry{name, fn, library};
+  return true;
+}
+
+bool set_kernel_libraries(Span<const char* const> libraries) {
+  Registry& r = registry();
+  if (libraries.size() > kMaxKernelLibraries) return false;
+  for (size_t i = 0; i < libraries.size(); ++i) r.libraries[i] = libraries[i];
+  r.library_count = libraries.size();
   return true;
 }
 
 const KernelEntry* find_kernel(const char* name, const char* overload) {
   Registry& r = registry();
+  // Rank of a library: its position in the preference list, or with no list 0 for anything
+  // but portable and 1 for portable. Lower wins; libraries outside the list never match.
+  auto rank = [&r](const char* library) -> size_t {
+    if (r.library_count == 0) return std::strcmp(library, "portable") == 0 ? 1 : 0;
+    for (size_t i = 0; i < r.library_count; ++i) {
+      if (std::strcmp(r.libraries[i], library) == 0) return i;
+    }
+    return kMaxKernelLibraries;
+  };
+  const KernelEntry* best = nullptr;
+  size_t best_rank = kMaxKernelLibraries;
   for (size_t i = 0; i < r.count; ++i) {
-    if (name_matches(r.entries[i].name, name, overload)) return &r.entries[i];
+    if (!name_matches(r.entries[i].name, name, overload)) continue;
+    const size_t k = rank(r.entries[i].library);
+    if (k < best_rank) {
+      best = &r.entries[i];
+      best_rank = k;
+    }
   }
-  return nullptr;
+  return best;
 }
 
 Span<const KernelEntry> registered_kernels() {

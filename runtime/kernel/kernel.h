@@ -26,15 +26,25 @@ struct KernelContext {
 using KernelFn = Error (*)(KernelContext& ctx, Span<EValue*> args);
 
 struct KernelEntry {
-  const char* name;  // "aten::add.out": operator name, '.', overload
+  const char* name;     // "aten::add.out": operator name, '.', overload
   KernelFn fn;
+  const char* library;  // "portable", "optimized", "cortex_m": which kernel library it is from
 };
 
-// Registers `fn` under `name`. Later registrations of the same name replace earlier ones, so an
-// optimized library linked after the portable one wins. Returns false when the table is full.
-bool register_kernel(const char* name, KernelFn fn);
+// Registers `fn` under `name` for `library`. Several libraries may register the same name (an
+// optimized kernel next to the portable one); the same name twice in one library replaces the
+// first. Returns false when the table is full.
+bool register_kernel(const char* name, KernelFn fn, const char* library = "portable");
 
-// Looks up "name.overload" (overload may be empty: then just "name").
+// Which libraries lookups may use, most preferred first (e.g. {"portable"} to run a program on
+// the portable kernels only). An empty list (the default) allows every library and prefers any
+// other library over "portable". Takes effect for methods loaded afterwards. The strings must
+// outlive the setting. Returns false if more than kMaxKernelLibraries are given.
+constexpr size_t kMaxKernelLibraries = 8;
+bool set_kernel_libraries(Span<const char* const> libraries);
+
+// Looks up "name.overload" (overload may be empty: then just "name") in the preferred library
+// that has it.
 const KernelEntry* find_kernel(const char* name, const char* overload);
 Span<const KernelEntry> registered_kernels();
 
@@ -51,10 +61,14 @@ Error check_args(const char* op, Span<EValue*> args, const char* signature);
 #define PTERON_KERNEL_CONCAT(a, b) PTERON_KERNEL_CONCAT_(a, b)
 // Registers a kernel at static-initialisation time (compiled out with PTERON_SELECTIVE_BUILD,
 // where a generated list registers only what a program uses).
+// A kernel library's build defines PTERON_KERNEL_LIBRARY (a string literal) for its sources.
+#ifndef PTERON_KERNEL_LIBRARY
+#define PTERON_KERNEL_LIBRARY "portable"
+#endif
 #if defined(PTERON_SELECTIVE_BUILD)
 #define PTERON_KERNEL(name, fn)
 #else
 #define PTERON_KERNEL(name, fn)                                                     \
   [[maybe_unused]] static const bool PTERON_KERNEL_CONCAT(pteron_kernel_reg_, __LINE__) = \
-      ::pteron::register_kernel(name, fn)
+      ::pteron::register_kernel(name, fn, PTERON_KERNEL_LIBRARY)
 #endif
