@@ -1,6 +1,8 @@
 // Python access to the compiler: .pt2 file in, program bytes and a report out.
 #include <nanobind/nanobind.h>
 #include <cstdio>
+#include <span>
+#include <stdexcept>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -109,6 +111,15 @@ nb::tuple compile_pt2_quantized(const std::string& path, const std::string& targ
   return nb::make_tuple(program, report_dict(result.report));
 }
 
+// The quantizer's compile-time weight quantization, for tests against torch's observers.
+nb::tuple quantize_weights_per_channel(nb::ndarray<float, nb::c_contig, nb::device::cpu> weights) {
+  if (weights.ndim() < 1) throw std::invalid_argument("weights need at least one dimension");
+  const compiler::PerChannelWeights q = compiler::quantize_weights_per_channel(
+      std::span<const float>(weights.data(), weights.size()), static_cast<int64_t>(weights.shape(0)));
+  nb::bytes values(reinterpret_cast<const char*>(q.values.data()), q.values.size());
+  return nb::make_tuple(values, q.scales);
+}
+
 }  // namespace
 
 void bind_compiler(nb::module_& m) {
@@ -119,6 +130,8 @@ void bind_compiler(nb::module_& m) {
         nb::arg("calibration"), nb::arg("int8_io") = false, nb::arg("observer") = "", nb::arg("percentile") = 99.99,
         nb::arg("progress") = true,
         "Quantizes (int8, PT2E Q/DQ form) and compiles; calibration is one array per input, samples on axis 0.");
+  m.def("quantize_weights_per_channel", &quantize_weights_per_channel, nb::arg("weights"),
+        "Symmetric int8 per-channel (axis 0) weights as the quantizer writes them: (int8 bytes, scales).");
 }
 
 }  // namespace pteron::py
