@@ -10,8 +10,10 @@ A graph quantized by PT2E (torchao prepare_pt2e/convert_pt2e) compiles without -
 matches torch's quantized module within one output quantization step.
 """
 
+import shutil
 import subprocess
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pteron
@@ -21,8 +23,7 @@ import torch
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
 from pteron import zoo
 
-from tests.cli.test_bad_input import pteron_cli
-
+REPO = Path(__file__).resolve().parents[2]
 QD = torch.ops.quantized_decomposed
 # (model, scheme, max relative L2 error); each scheme runs on at least one model.
 ZOO_CASES = [("ds-cnn", "cortex-m", 0.03), ("resnet-8", "xnnpack", 0.03),
@@ -88,6 +89,7 @@ def test_quantized_zoo_model_stays_close_to_fp32(name, scheme, max_error, export
 
 
 def digits_split():
+    zoo.names()  # makes the repository's models package importable
     from models import digits_cnn
 
     images, labels = digits_cnn.load_test_split()
@@ -146,6 +148,10 @@ def test_bad_calibration_raises_one_clear_error(exported):
         pteron.to_edge_transform_and_lower(path, quantize="cortex-m", calibration=[], progress=False)
     with pytest.raises(pteron.CompileError, match="unknown quantization scheme 'arm'"):
         pteron.to_edge_transform_and_lower(path, quantize="arm", calibration=[torch.zeros(1, 1, 8, 8)])
+
+
+def pteron_cli() -> str:
+    return shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
 
 
 def run_cli(*args):
