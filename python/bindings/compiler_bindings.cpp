@@ -80,7 +80,8 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target) {
 // samples on axis 0. Progress goes to stderr ("calibrating: 10/100 samples").
 nb::tuple compile_pt2_quantized(const std::string& path, const std::string& target, const std::string& scheme,
                                 const std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>>& calibration,
-                                bool int8_io, const std::string& observer, double percentile, bool progress) {
+                                bool int8_io, const std::string& observer, double percentile, bool progress,
+                                const std::vector<std::string>& backends) {
   compiler::QuantizeOptions q;
   q.scheme = compiler::parse_quant_scheme(scheme);
   if (!observer.empty()) q.observer = compiler::parse_quant_observer(observer);
@@ -100,7 +101,9 @@ nb::tuple compile_pt2_quantized(const std::string& path, const std::string& targ
                    done == total && pass == passes ? "\n" : "");
     };
   }
-  compiler::CompileOptions options{target};
+  compiler::CompileOptions options;
+  options.target = target;
+  options.backends = backends;  // partitioners see the quantized (Q/DQ) graph
   options.quantize = &q;
   compiler::CompileResult result;
   {
@@ -128,7 +131,7 @@ void bind_compiler(nb::module_& m) {
         "Compiles a torch.export archive; returns (program bytes, report dict). Raises CompileError.");
   m.def("compile_pt2_quantized", &compile_pt2_quantized, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
         nb::arg("calibration"), nb::arg("int8_io") = false, nb::arg("observer") = "", nb::arg("percentile") = 99.99,
-        nb::arg("progress") = true,
+        nb::arg("progress") = true, nb::arg("backends") = std::vector<std::string>{},
         "Quantizes (int8, PT2E Q/DQ form) and compiles; calibration is one array per input, samples on axis 0.");
   m.def("quantize_weights_per_channel", &quantize_weights_per_channel, nb::arg("weights"),
         "Symmetric int8 per-channel (axis 0) weights as the quantizer writes them: (int8 bytes, scales).");
