@@ -31,7 +31,8 @@ size_t check_calibration_data(const ir::Graph& graph, const CalibrationData& dat
 // `wanted` (graph inputs included) once per sample. Intermediates are freed after their last use.
 using CalibrationVisitor = std::function<void(ir::ValueId, std::span<const float>)>;
 using SampleDone = std::function<void(size_t done, size_t total)>;
-void run_calibration(const ir::Graph& graph, const CalibrationData& data, const std::vector<bool>& wanted,
-                     const CalibrationVisitor& visit, const SampleDone& done = {});
+void run_calibration(const ir::Graph& graph, const CalibrationData& data,
+                     const std::vector<bool>& wanted, const CalibrationVisitor& visit,
+                     const SampleDone& done = {});
 
 }  // namespace pteron::compiler

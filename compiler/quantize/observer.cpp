@@ -49,10 +49,12 @@ std::pair<float, float> RangeObserver::percentile_range(double percentile) const
   // Lower edge: skip bins while they hold no more than the clipped count; likewise the top.
   double below = 0;
   size_t lo = 0;
-  while (lo + 1 < histogram_.size() && below + static_cast<double>(histogram_[lo]) <= clipped) below += histogram_[lo++];
+  while (lo + 1 < histogram_.size() && below + static_cast<double>(histogram_[lo]) <= clipped)
+    below += histogram_[lo++];
   double above = 0;
   size_t hi = histogram_.size() - 1;
-  while (hi > lo && above + static_cast<double>(histogram_[hi]) <= clipped) above += histogram_[hi--];
+  while (hi > lo && above + static_cast<double>(histogram_[hi]) <= clipped)
+    above += histogram_[hi--];
   const float lo_value = static_cast<float>(min_ + width * static_cast<double>(lo));
   const float hi_value = static_cast<float>(min_ + width * static_cast<double>(hi + 1));
   return {std::max(lo_value, min_), std::min(hi_value, max_)};
@@ -94,20 +96,23 @@ PerChannelWeights quantize_weights_per_channel(std::span<const float> weights, i
     out.scales[c] = scale;
     const float inv = 1.0f / scale;  // torch: input * (1.0 / scales) with float32 scales
     for (size_t k = 0; k < per_channel; ++k) {
-      out.values[c * per_channel + k] = static_cast<int8_t>(quantize_value(row[k], inv, 0.0f, -127.0f, 127.0f));
+      out.values[c * per_channel + k] =
+          static_cast<int8_t>(quantize_value(row[k], inv, 0.0f, -127.0f, 127.0f));
     }
   }
   return out;
 }
 
-PerChannelBias quantize_bias(std::span<const float> bias, float input_scale, std::span<const float> weight_scales) {
+PerChannelBias quantize_bias(std::span<const float> bias, float input_scale,
+                             std::span<const float> weight_scales) {
   PerChannelBias out;
   out.values.resize(bias.size());
   out.scales.resize(bias.size());
   for (size_t c = 0; c < bias.size(); ++c) {
     const float scale = std::max(input_scale * weight_scales[c], kMinScale);
     out.scales[c] = scale;
-    const double q = std::nearbyint(static_cast<double>(bias[c]) * (1.0 / static_cast<double>(scale)));
+    const double q =
+        std::nearbyint(static_cast<double>(bias[c]) * (1.0 / static_cast<double>(scale)));
     out.values[c] = static_cast<int32_t>(std::clamp(q, -2147483648.0, 2147483647.0));
   }
   return out;

@@ -39,40 +39,44 @@ bool is_float_constant(const ir::Graph& g, const ir::Argument& a) {
 }
 
 Role role_of(const ir::Graph& g, const ir::Node& n) {
-  if (n.outputs.empty() || n.outputs[0] == ir::kNoValue || !is_float_activation(g, n.outputs[0])) return Role::None;
+  if (n.outputs.empty() || n.outputs[0] == ir::kNoValue || !is_float_activation(g, n.outputs[0]))
+    return Role::None;
   if (is_op(n, {"aten::convolution"})) {
     const bool transposed = n.args[6].get<bool>();
     const bool bias_ok = n.args[2].is_none() || is_float_constant(g, n.args[2]);
-    return !transposed && is_float_constant(g, n.args[1]) && bias_ok && is_float_activation(g, n.args[0].tensor())
+    return !transposed && is_float_constant(g, n.args[1]) && bias_ok &&
+                   is_float_activation(g, n.args[0].tensor())
                ? Role::WeightedOp
                : Role::None;
   }
   if (is_op(n, {"aten::linear"})) {
     const bool bias_ok = n.args[2].is_none() || is_float_constant(g, n.args[2]);
-    return is_float_constant(g, n.args[1]) && g.value(n.args[1].tensor()).spec.rank() == 2 && bias_ok &&
-                   is_float_activation(g, n.args[0].tensor())
+    return is_float_constant(g, n.args[1]) && g.value(n.args[1].tensor()).spec.rank() == 2 &&
+                   bias_ok && is_float_activation(g, n.args[0].tensor())
                ? Role::WeightedOp
                : Role::None;
   }
   if (n.op.str() == "aten::add.Tensor" || n.op.str() == "aten::mul.Tensor") {
     if (!n.args[0].is_tensor() || !n.args[1].is_tensor()) return Role::None;
-    if (!is_float_activation(g, n.args[0].tensor()) || !is_float_activation(g, n.args[1].tensor())) return Role::None;
+    if (!is_float_activation(g, n.args[0].tensor()) || !is_float_activation(g, n.args[1].tensor()))
+      return Role::None;
     if (n.op.name == "add" && n.args[2].to_double() != 1.0) return Role::None;  // alpha
     return Role::Binary;
   }
   if (is_op(n, {"aten::relu", "aten::hardtanh", "aten::clamp"})) return Role::Activation;
   if (is_op(n, {"aten::max_pool2d_with_indices"})) {
-    return n.outputs.size() < 2 || n.outputs[1] == ir::kNoValue || g.value(n.outputs[1]).users.empty()
+    return n.outputs.size() < 2 || n.outputs[1] == ir::kNoValue ||
+                   g.value(n.outputs[1]).users.empty()
                ? Role::Shared
                : Role::None;
   }
-  if (is_op(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape", "aten::permute",
-                "aten::permute_copy", "aten::squeeze", "aten::squeeze_copy", "aten::unsqueeze",
-                "aten::unsqueeze_copy", "aten::flatten"})) {
+  if (is_op(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",
+                "aten::permute", "aten::permute_copy", "aten::squeeze", "aten::squeeze_copy",
+                "aten::unsqueeze", "aten::unsqueeze_copy", "aten::flatten"})) {
     return Role::Shared;
   }
-  if (is_op(n, {"aten::avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool2d", "aten::mean",
-                "aten::cat"})) {
+  if (is_op(n, {"aten::avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool2d",
+                "aten::mean", "aten::cat"})) {
     return Role::Plain;
   }
   return Role::None;
@@ -87,8 +91,10 @@ const ir::Node* fused_activation(const ir::Graph& g, ir::ValueId v) {
   const ir::Value& value = g.value(v);
   if (value.users.size() != 1 || is_graph_output(g, v)) return nullptr;
   const ir::Node& user = g.node(value.users[0]);
-  return role_of(g, user) == Role::Activation && user.args[0].is_tensor() && user.args[0].tensor() == v ? &user
-                                                                                                         : nullptr;
+  return role_of(g, user) == Role::Activation && user.args[0].is_tensor() &&
+                 user.args[0].tensor() == v
+             ? &user
+             : nullptr;
 }
 
 // Which activations get quantize/dequantize nodes, and which reuse another's parameters.
@@ -117,7 +123,8 @@ Plan make_plan(const ir::Graph& g, bool int8_io) {
   for (ir::NodeId id : g.nodes()) {
     const ir::Node& n = g.node(id);
     switch (role_of(g, n)) {
-      case Role::None: break;
+      case Role::None:
+        break;
       case Role::WeightedOp:
         mark(n.args[0].tensor());
         mark_output(n);
@@ -158,13 +165,14 @@ Plan make_plan(const ir::Graph& g, bool int8_io) {
 
 std::string format_qparams(const QParams& q) {
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "scale %.9g, zero point %lld", q.scale, static_cast<long long>(q.zero_point));
+  std::snprintf(buf, sizeof(buf), "scale %.9g, zero point %lld", q.scale,
+                static_cast<long long>(q.zero_point));
   return buf;
 }
 
 template <typename T>
-ir::ValueId add_constant(ir::Graph& g, const std::string& name, ScalarType dtype, std::vector<int64_t> sizes,
-                         const std::vector<T>& values) {
+ir::ValueId add_constant(ir::Graph& g, const std::string& name, ScalarType dtype,
+                         std::vector<int64_t> sizes, const std::vector<T>& values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(T));
   std::memcpy(bytes.data(), values.data(), bytes.size());
   const std::string unique = g.unique_name(name);
@@ -203,7 +211,8 @@ class Rewriter {
     }
     if (output) {
       std::vector<ir::ValueId> outputs = g_.outputs();
-      const ir::ValueId replacement = o_.int8_io ? qv : add_dq(qv, q, ir::kNoNode, g_.value(v).name);
+      const ir::ValueId replacement =
+          o_.int8_io ? qv : add_dq(qv, q, ir::kNoNode, g_.value(v).name);
       for (ir::ValueId& out : outputs) {
         if (out == v) out = replacement;
       }
@@ -218,11 +227,14 @@ class Rewriter {
     const ir::TensorSpec w_spec = g_.value(w_id).spec;
     const std::string w_name = g_.value(w_id).name;
     const int64_t channels = w_spec.sizes[0];
-    const std::span<const float> wf(reinterpret_cast<const float*>(g_.value(w_id).constant->bytes.data()),
-                                    static_cast<size_t>(w_spec.numel()));
+    const std::span<const float> wf(
+        reinterpret_cast<const float*>(g_.value(w_id).constant->bytes.data()),
+        static_cast<size_t>(w_spec.numel()));
     const PerChannelWeights qw = quantize_weights_per_channel(wf, channels);
-    const ir::ValueId wq = add_constant(g_, w_name + "_int8", ScalarType::Char, w_spec.sizes, qw.values);
-    const ir::ValueId wdq = add_dq_per_channel(wq, qw.scales, -127, 127, ScalarType::Char, id, w_spec, w_name);
+    const ir::ValueId wq =
+        add_constant(g_, w_name + "_int8", ScalarType::Char, w_spec.sizes, qw.values);
+    const ir::ValueId wdq =
+        add_dq_per_channel(wq, qw.scales, -127, 127, ScalarType::Char, id, w_spec, w_name);
     g_.set_arg(id, 1, ir::TensorRef{wdq});
     remove_if_unused(w_id);
     size_t bytes = qw.values.size();
@@ -231,11 +243,14 @@ class Rewriter {
       const ir::ValueId b_id = bias_arg.tensor();
       const ir::TensorSpec b_spec = g_.value(b_id).spec;
       const std::string b_name = g_.value(b_id).name;
-      const std::span<const float> bf(reinterpret_cast<const float*>(g_.value(b_id).constant->bytes.data()),
-                                      static_cast<size_t>(b_spec.numel()));
+      const std::span<const float> bf(
+          reinterpret_cast<const float*>(g_.value(b_id).constant->bytes.data()),
+          static_cast<size_t>(b_spec.numel()));
       const PerChannelBias qb = quantize_bias(bf, static_cast<float>(input_q->scale), qw.scales);
-      const ir::ValueId bq = add_constant(g_, b_name + "_int32", ScalarType::Int, b_spec.sizes, qb.values);
-      const ir::ValueId bdq = add_dq_per_channel(bq, qb.scales, INT32_MIN, INT32_MAX, ScalarType::Int, id, b_spec, b_name);
+      const ir::ValueId bq =
+          add_constant(g_, b_name + "_int32", ScalarType::Int, b_spec.sizes, qb.values);
+      const ir::ValueId bdq = add_dq_per_channel(bq, qb.scales, INT32_MIN, INT32_MAX,
+                                                 ScalarType::Int, id, b_spec, b_name);
       g_.set_arg(id, 2, ir::TensorRef{bdq});
       remove_if_unused(b_id);
       bytes += qb.values.size() * sizeof(int32_t);
@@ -260,45 +275,49 @@ class Rewriter {
     spec.dtype = ScalarType::Char;
     static const ir::OpSchema& s = schema("quantized_decomposed::quantize_per_tensor.default");
     const std::string name = g_.unique_name("quantize_" + value.name);
-    const ir::NodeId id = g_.add_node(
-        s, {ir::TensorRef{v}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char},
-        {ir::NewValue{name, spec}}, debug_of(v), before);
+    const ir::NodeId id =
+        g_.add_node(s, {ir::TensorRef{v}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char},
+                    {ir::NewValue{name, spec}}, debug_of(v), before);
     return g_.node(id).outputs[0];
   }
 
-  ir::ValueId add_dq(ir::ValueId qv, const QParams& q, ir::NodeId before, const std::string& float_name) {
+  ir::ValueId add_dq(ir::ValueId qv, const QParams& q, ir::NodeId before,
+                     const std::string& float_name) {
     ir::TensorSpec spec = g_.value(qv).spec;
     spec.dtype = ScalarType::Float;
     static const ir::OpSchema& s = schema("quantized_decomposed::dequantize_per_tensor.default");
     const std::string name = g_.unique_name("dequantize_" + float_name);
     const ir::NodeId id = g_.add_node(
         s, {ir::TensorRef{qv}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char, ir::None{}},
-        {ir::NewValue{name, spec}}, before == ir::kNoNode ? ir::DebugHandle{} : g_.node(before).debug, before);
+        {ir::NewValue{name, spec}},
+        before == ir::kNoNode ? ir::DebugHandle{} : g_.node(before).debug, before);
     return g_.node(id).outputs[0];
   }
 
   // dequantize_per_channel(q, scales, zero points 0, axis 0) placed before node `before`.
-  ir::ValueId add_dq_per_channel(ir::ValueId q, const std::vector<float>& scales, int64_t qmin, int64_t qmax,
-                                 ScalarType dtype, ir::NodeId before, ir::TensorSpec float_spec,
-                                 const std::string& float_name) {
+  ir::ValueId add_dq_per_channel(ir::ValueId q, const std::vector<float>& scales, int64_t qmin,
+                                 int64_t qmax, ScalarType dtype, ir::NodeId before,
+                                 ir::TensorSpec float_spec, const std::string& float_name) {
     static const ir::OpSchema& s = schema("quantized_decomposed::dequantize_per_channel.default");
     const auto channels = static_cast<int64_t>(scales.size());
     const std::string q_name = g_.value(q).name;
-    const ir::ValueId sv = add_constant(g_, q_name + "_scales", ScalarType::Float, {channels}, scales);
+    const ir::ValueId sv =
+        add_constant(g_, q_name + "_scales", ScalarType::Float, {channels}, scales);
     const ir::ValueId zv = add_constant(g_, q_name + "_zero_points", ScalarType::Long, {channels},
                                         std::vector<int64_t>(scales.size(), 0));
     const std::string name = g_.unique_name("dequantize_" + float_name);
     const ir::DebugHandle debug = g_.node(before).debug;
     const ir::NodeId id = g_.add_node(s,
-                                      {ir::TensorRef{q}, ir::TensorRef{sv}, ir::TensorRef{zv}, int64_t{0}, qmin,
-                                       qmax, dtype, ir::None{}},
+                                      {ir::TensorRef{q}, ir::TensorRef{sv}, ir::TensorRef{zv},
+                                       int64_t{0}, qmin, qmax, dtype, ir::None{}},
                                       {ir::NewValue{name, std::move(float_spec)}}, debug, before);
     return g_.node(id).outputs[0];
   }
 
   void remove_if_unused(ir::ValueId constant) {
     const ir::Value& v = g_.value(constant);
-    if (v.is_constant() && v.users.empty() && !is_graph_output(g_, constant)) g_.remove_constant(constant);
+    if (v.is_constant() && v.users.empty() && !is_graph_output(g_, constant))
+      g_.remove_constant(constant);
   }
 
   ir::DebugHandle debug_of(ir::ValueId v) const {
@@ -320,14 +339,18 @@ QuantScheme parse_quant_scheme(std::string_view name) {
   if (name == "cortex-m") return QuantScheme::CortexM;
   if (name == "xnnpack") return QuantScheme::Xnnpack;
   if (name == "ethos-u") return QuantScheme::EthosU;
-  throw CompileError("unknown quantization scheme '" + std::string(name) + "' (cortex-m, xnnpack or ethos-u)");
+  throw CompileError("unknown quantization scheme '" + std::string(name) +
+                     "' (cortex-m, xnnpack or ethos-u)");
 }
 
 std::string_view quant_scheme_name(QuantScheme scheme) {
   switch (scheme) {
-    case QuantScheme::CortexM: return "cortex-m";
-    case QuantScheme::Xnnpack: return "xnnpack";
-    case QuantScheme::EthosU: return "ethos-u";
+    case QuantScheme::CortexM:
+      return "cortex-m";
+    case QuantScheme::Xnnpack:
+      return "xnnpack";
+    case QuantScheme::EthosU:
+      return "ethos-u";
   }
   return "?";
 }
@@ -341,7 +364,8 @@ QuantObserver parse_quant_observer(std::string_view name) {
 QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) {
   for (ir::NodeId id : graph.nodes()) {
     if (graph.node(id).op.ns == "quantized_decomposed") {
-      throw CompileError(graph.node(id).describe() + ": the model is already quantized (drop --quantize)");
+      throw CompileError(graph.node(id).describe() +
+                         ": the model is already quantized (drop --quantize)");
     }
   }
   QuantizeReport report;
@@ -350,8 +374,10 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
   char observer_name[48];
   std::snprintf(observer_name, sizeof(observer_name), "percentile %.6g%%", options.percentile);
   report.observer = observer == QuantObserver::MinMax ? "minmax" : observer_name;
-  if (observer == QuantObserver::Percentile && !(options.percentile > 50 && options.percentile <= 100)) {
-    throw CompileError("percentile must be in (50, 100], got " + std::to_string(options.percentile));
+  if (observer == QuantObserver::Percentile &&
+      !(options.percentile > 50 && options.percentile <= 100)) {
+    throw CompileError("percentile must be in (50, 100], got " +
+                       std::to_string(options.percentile));
   }
   report.samples = check_calibration_data(graph, options.calibration);
 
@@ -395,15 +421,17 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
       continue;
     }
     const RangeObserver& o = observers[v];
-    const auto [lo, hi] = observer == QuantObserver::MinMax ? std::pair{o.min(), o.max()}
-                                                            : o.percentile_range(options.percentile);
+    const auto [lo, hi] = observer == QuantObserver::MinMax
+                              ? std::pair{o.min(), o.max()}
+                              : o.percentile_range(options.percentile);
     params[v] = affine_qparams(lo, hi);
   }
 
   Rewriter rewriter(graph, options);
   const bool int32_bias = options.scheme != QuantScheme::Xnnpack;
   for (ir::NodeId id : plan.weighted) {
-    report.weight_bytes += rewriter.quantize_weights(id, params_of(graph.node(id).args[0].tensor()), int32_bias);
+    report.weight_bytes +=
+        rewriter.quantize_weights(id, params_of(graph.node(id).args[0].tensor()), int32_bias);
   }
   const std::vector<ir::ValueId> inputs = graph.inputs(), outputs = graph.outputs();
   for (ir::ValueId v : order) {
@@ -414,28 +442,31 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
   report.quantized_ops = plan.ops;
   if (options.int8_io) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (const QParams* q = params_of(inputs[i])) report.inputs.push_back({graph.value(inputs[i]).name, i, *q});
+      if (const QParams* q = params_of(inputs[i]))
+        report.inputs.push_back({graph.value(inputs[i]).name, i, *q});
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
-      if (const QParams* q = params_of(outputs[i])) report.outputs.push_back({graph.value(outputs[i]).name, i, *q});
+      if (const QParams* q = params_of(outputs[i]))
+        report.outputs.push_back({graph.value(outputs[i]).name, i, *q});
     }
   }
   graph.verify();
 
   char line[256];
-  std::snprintf(line, sizeof(line),
-                "quantize: %s, %s observer, %zu sample(s): %zu op(s) int8, %zu activation(s) quantized, "
-                "%.1f KiB of int8/int32 weights",
-                report.scheme.c_str(), report.observer.c_str(), report.samples, report.quantized_ops,
-                report.quantized_values, report.weight_bytes / 1024.0);
+  std::snprintf(
+      line, sizeof(line),
+      "quantize: %s, %s observer, %zu sample(s): %zu op(s) int8, %zu activation(s) quantized, "
+      "%.1f KiB of int8/int32 weights",
+      report.scheme.c_str(), report.observer.c_str(), report.samples, report.quantized_ops,
+      report.quantized_values, report.weight_bytes / 1024.0);
   report.lines.push_back(line);
   for (const QuantizedIo& io : report.inputs) {
-    report.lines.push_back("  int8 input " + std::to_string(io.index) + " ('" + io.name + "'): " +
-                           format_qparams(io.qparams));
+    report.lines.push_back("  int8 input " + std::to_string(io.index) + " ('" + io.name +
+                           "'): " + format_qparams(io.qparams));
   }
   for (const QuantizedIo& io : report.outputs) {
-    report.lines.push_back("  int8 output " + std::to_string(io.index) + " ('" + io.name + "'): " +
-                           format_qparams(io.qparams));
+    report.lines.push_back("  int8 output " + std::to_string(io.index) + " ('" + io.name +
+                           "'): " + format_qparams(io.qparams));
   }
   return report;
 }

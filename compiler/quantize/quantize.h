@@ -67,9 +67,9 @@ struct QuantizeReport {
   std::string scheme;
   std::string observer;
   size_t samples = 0;
-  size_t quantized_ops = 0;     // nodes whose inputs and outputs are quantized
-  size_t quantized_values = 0;  // activations with a quantize node
-  size_t weight_bytes = 0;      // int8 weights and int32 biases written
+  size_t quantized_ops = 0;                  // nodes whose inputs and outputs are quantized
+  size_t quantized_values = 0;               // activations with a quantize node
+  size_t weight_bytes = 0;                   // int8 weights and int32 biases written
   std::vector<QuantizedIo> inputs, outputs;  // int8_io only
   std::vector<std::string> lines;            // human-readable summary
 };

@@ -12,7 +12,8 @@ namespace pteron {
 namespace {
 
 template <typename C, typename Q>
-void dequantize_channels(const Tensor& in, const Tensor& scales, const Tensor* zps, int32_t axis, Tensor& out) {
+void dequantize_channels(const Tensor& in, const Tensor& scales, const Tensor* zps, int32_t axis,
+                         Tensor& out) {
   const Q* q = in.data<Q>();
   float* x = out.data<float>();
   for_each_channel_run(in, axis, [&](int64_t c, int64_t offset, int64_t n) {
@@ -33,7 +34,8 @@ Error dequantize_per_channel_out(KernelContext&, Span<EValue*> args) {
   const Tensor* zps = args[2]->is_none() ? nullptr : args[2]->tensor;
   Tensor& out = *args[8]->tensor;
   if (static_cast<int64_t>(in.dtype()) != args[6]->i) {
-    return fail(Error::InvalidArgument, "%s: input is %s but dtype says %s", kOp, scalar_type_name(in.dtype()),
+    return fail(Error::InvalidArgument, "%s: input is %s but dtype says %s", kOp,
+                scalar_type_name(in.dtype()),
                 scalar_type_name(static_cast<ScalarType>(args[6]->i)));
   }
   if ((!args[7]->is_none() && args[7]->i != static_cast<int64_t>(ScalarType::Float)) ||

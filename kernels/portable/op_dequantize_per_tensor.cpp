@@ -16,8 +16,8 @@ namespace {
 Error dequantize(const char* op, const Tensor& in, double scale, double zero_point, int64_t dtype,
                  const EValue& out_dtype, Tensor& out) {
   if (static_cast<int64_t>(in.dtype()) != dtype) {
-    return fail(Error::InvalidArgument, "%s: input is %s but dtype says %s", op, scalar_type_name(in.dtype()),
-                scalar_type_name(static_cast<ScalarType>(dtype)));
+    return fail(Error::InvalidArgument, "%s: input is %s but dtype says %s", op,
+                scalar_type_name(in.dtype()), scalar_type_name(static_cast<ScalarType>(dtype)));
   }
   if ((!out_dtype.is_none() && out_dtype.i != static_cast<int64_t>(ScalarType::Float)) ||
       out.dtype() != ScalarType::Float) {
@@ -36,8 +36,8 @@ Error dequantize(const char* op, const Tensor& in, double scale, double zero_poi
 Error dequantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "quantized_decomposed::dequantize_per_tensor.out";
   PTERON_TRY(check_args(kOp, args, "TDIIIIiT"));
-  return dequantize(kOp, *args[0]->tensor, args[1]->scalar_as_double(), static_cast<double>(args[2]->i),
-                    args[5]->i, *args[6], *args[7]->tensor);
+  return dequantize(kOp, *args[0]->tensor, args[1]->scalar_as_double(),
+                    static_cast<double>(args[2]->i), args[5]->i, *args[6], *args[7]->tensor);
 }
 
 Error dequantize_per_tensor_tensor_out(KernelContext&, Span<EValue*> args) {
@@ -46,12 +46,14 @@ Error dequantize_per_tensor_tensor_out(KernelContext&, Span<EValue*> args) {
   double scale = 0, zero_point = 0;
   PTERON_TRY(read_single(kOp, "scale", *args[1]->tensor, &scale));
   PTERON_TRY(read_single(kOp, "zero_point", *args[2]->tensor, &zero_point));
-  return dequantize(kOp, *args[0]->tensor, scale, zero_point, args[5]->i, *args[6], *args[7]->tensor);
+  return dequantize(kOp, *args[0]->tensor, scale, zero_point, args[5]->i, *args[6],
+                    *args[7]->tensor);
 }
 
 }  // namespace
 
 PTERON_KERNEL("quantized_decomposed::dequantize_per_tensor.out", dequantize_per_tensor_out);
-PTERON_KERNEL("quantized_decomposed::dequantize_per_tensor.Tensor_out", dequantize_per_tensor_tensor_out);
+PTERON_KERNEL("quantized_decomposed::dequantize_per_tensor.Tensor_out",
+              dequantize_per_tensor_tensor_out);
 
 }  // namespace pteron

@@ -13,8 +13,8 @@ namespace pteron {
 namespace {
 
 template <typename C, typename Q>
-void quantize_channels(const Tensor& in, const Tensor& scales, const Tensor& zps, int32_t axis, C qmin, C qmax,
-                       Tensor& out) {
+void quantize_channels(const Tensor& in, const Tensor& scales, const Tensor& zps, int32_t axis,
+                       C qmin, C qmax, Tensor& out) {
   const float* x = in.data<float>();
   Q* q = out.data<Q>();
   for_each_channel_run(in, axis, [&](int64_t c, int64_t offset, int64_t n) {
@@ -38,10 +38,12 @@ Error quantize_per_channel_out(KernelContext&, Span<EValue*> args) {
   const int64_t qmin = args[4]->i, qmax = args[5]->i;
   Tensor& out = *args[7]->tensor;
   if (in.dtype() != ScalarType::Float) {
-    return fail(Error::InvalidArgument, "%s: input must be float32, got %s", kOp, scalar_type_name(in.dtype()));
+    return fail(Error::InvalidArgument, "%s: input must be float32, got %s", kOp,
+                scalar_type_name(in.dtype()));
   }
   if (static_cast<int64_t>(out.dtype()) != args[6]->i) {
-    return fail(Error::InvalidArgument, "%s: out is %s but dtype asks for %s", kOp, scalar_type_name(out.dtype()),
+    return fail(Error::InvalidArgument, "%s: out is %s but dtype asks for %s", kOp,
+                scalar_type_name(out.dtype()),
                 scalar_type_name(static_cast<ScalarType>(args[6]->i)));
   }
   int64_t axis = args[3]->i;
@@ -57,9 +59,11 @@ Error quantize_per_channel_out(KernelContext&, Span<EValue*> args) {
   return dispatch_quantized_dtype(kOp, out.dtype(), [&](auto q) {
     using Q = decltype(q);
     if (scales.dtype() == ScalarType::Double) {
-      quantize_channels<double, Q>(in, scales, zps, ax, static_cast<double>(qmin), static_cast<double>(qmax), out);
+      quantize_channels<double, Q>(in, scales, zps, ax, static_cast<double>(qmin),
+                                   static_cast<double>(qmax), out);
     } else {
-      quantize_channels<float, Q>(in, scales, zps, ax, static_cast<float>(qmin), static_cast<float>(qmax), out);
+      quantize_channels<float, Q>(in, scales, zps, ax, static_cast<float>(qmin),
+                                  static_cast<float>(qmax), out);
     }
     return Error::Ok;
   });

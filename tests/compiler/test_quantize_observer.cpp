@@ -79,11 +79,12 @@ TEST(QuantizeObserver, PerChannelWeightsUseTheFullSymmetricRange) {
   ASSERT_EQ(q.scales.size(), 2u);
   EXPECT_FLOAT_EQ(q.scales[0], 1.0f / 127.0f);
   EXPECT_EQ(q.values[1], -127);
-  EXPECT_EQ(q.values[0], 64);  // 63.5 rounds half to even
-  EXPECT_EQ(q.values[2], 32);  // 31.75
+  EXPECT_EQ(q.values[0], 64);    // 63.5 rounds half to even
+  EXPECT_EQ(q.values[2], 32);    // 31.75
   EXPECT_GT(q.scales[1], 0.0f);  // an all-zero channel
   EXPECT_EQ(q.values[3], 0);
-  for (size_t i = 0; i < 3; ++i) EXPECT_LE(std::fabs(q.values[i] * q.scales[0] - w[i]), q.scales[0] / 2);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_LE(std::fabs(q.values[i] * q.scales[0] - w[i]), q.scales[0] / 2);
 }
 
 TEST(QuantizeObserver, BiasScaleIsInputTimesWeightScale) {

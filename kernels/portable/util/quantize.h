@@ -20,14 +20,20 @@ namespace pteron {
 template <typename Fn>
 Error dispatch_quantized_dtype(const char* op, ScalarType t, Fn&& fn) {
   switch (t) {
-    case ScalarType::Byte: return fn(uint8_t{});
-    case ScalarType::Char: return fn(int8_t{});
-    case ScalarType::Short: return fn(int16_t{});
-    case ScalarType::UInt16: return fn(uint16_t{});
-    case ScalarType::Int: return fn(int32_t{});
+    case ScalarType::Byte:
+      return fn(uint8_t{});
+    case ScalarType::Char:
+      return fn(int8_t{});
+    case ScalarType::Short:
+      return fn(int16_t{});
+    case ScalarType::UInt16:
+      return fn(uint16_t{});
+    case ScalarType::Int:
+      return fn(int32_t{});
     default:
-      return fail(Error::InvalidArgument, "%s: %s is not a quantized dtype (uint8, int8, int16, uint16, int32)",
-                  op, scalar_type_name(t));
+      return fail(Error::InvalidArgument,
+                  "%s: %s is not a quantized dtype (uint8, int8, int16, uint16, int32)", op,
+                  scalar_type_name(t));
   }
 }
 
@@ -47,12 +53,23 @@ inline Error check_same_layout(const char* op, const Tensor& in, Tensor& out) {
 inline Error check_quant_range(const char* op, int64_t qmin, int64_t qmax, ScalarType t) {
   int64_t lo = 0, hi = 0;
   switch (t) {
-    case ScalarType::Byte: lo = 0, hi = 255; break;
-    case ScalarType::Char: lo = -128, hi = 127; break;
-    case ScalarType::Short: lo = -32768, hi = 32767; break;
-    case ScalarType::UInt16: lo = 0, hi = 65535; break;
-    case ScalarType::Int: lo = INT32_MIN, hi = INT32_MAX; break;
-    default: return Error::Ok;  // dispatch_quantized_dtype reports it
+    case ScalarType::Byte:
+      lo = 0, hi = 255;
+      break;
+    case ScalarType::Char:
+      lo = -128, hi = 127;
+      break;
+    case ScalarType::Short:
+      lo = -32768, hi = 32767;
+      break;
+    case ScalarType::UInt16:
+      lo = 0, hi = 65535;
+      break;
+    case ScalarType::Int:
+      lo = INT32_MIN, hi = INT32_MAX;
+      break;
+    default:
+      return Error::Ok;  // dispatch_quantized_dtype reports it
   }
   if (qmin > qmax || qmin < lo || qmax > hi) {
     return fail(Error::InvalidArgument, "%s: quant range [%lld, %lld] does not fit %s", op,
@@ -68,10 +85,18 @@ inline Error read_single(const char* op, const char* what, const Tensor& t, doub
                 static_cast<long long>(t.numel()));
   }
   switch (t.dtype()) {
-    case ScalarType::Float: *value = *t.data<float>(); return Error::Ok;
-    case ScalarType::Double: *value = *t.data<double>(); return Error::Ok;
-    case ScalarType::Int: *value = *t.data<int32_t>(); return Error::Ok;
-    case ScalarType::Long: *value = static_cast<double>(*t.data<int64_t>()); return Error::Ok;
+    case ScalarType::Float:
+      *value = *t.data<float>();
+      return Error::Ok;
+    case ScalarType::Double:
+      *value = *t.data<double>();
+      return Error::Ok;
+    case ScalarType::Int:
+      *value = *t.data<int32_t>();
+      return Error::Ok;
+    case ScalarType::Long:
+      *value = static_cast<double>(*t.data<int64_t>());
+      return Error::Ok;
     default:
       return fail(Error::InvalidArgument, "%s: %s has unsupported dtype %s", op, what,
                   scalar_type_name(t.dtype()));
@@ -82,17 +107,21 @@ inline Error read_single(const char* op, const char* what, const Tensor& t, doub
 template <typename C>
 C channel_param(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case ScalarType::Float: return static_cast<C>(t.data<float>()[i]);
-    case ScalarType::Double: return static_cast<C>(t.data<double>()[i]);
-    case ScalarType::Int: return static_cast<C>(t.data<int32_t>()[i]);
-    default: return static_cast<C>(t.data<int64_t>()[i]);
+    case ScalarType::Float:
+      return static_cast<C>(t.data<float>()[i]);
+    case ScalarType::Double:
+      return static_cast<C>(t.data<double>()[i]);
+    case ScalarType::Int:
+      return static_cast<C>(t.data<int32_t>()[i]);
+    default:
+      return static_cast<C>(t.data<int64_t>()[i]);
   }
 }
 
 // scales (float32/float64) and zero points (int32/int64/float; optional) are 1-D with one entry
 // per channel of `in` along `axis`.
-inline Error check_channel_params(const char* op, const Tensor& in, int32_t axis, const Tensor& scales,
-                                  const Tensor* zero_points) {
+inline Error check_channel_params(const char* op, const Tensor& in, int32_t axis,
+                                  const Tensor& scales, const Tensor* zero_points) {
   const int64_t channels = in.size(axis);
   if (scales.dim() != 1 || scales.size(0) != channels ||
       (scales.dtype() != ScalarType::Float && scales.dtype() != ScalarType::Double)) {
@@ -102,9 +131,10 @@ inline Error check_channel_params(const char* op, const Tensor& in, int32_t axis
   if (zero_points == nullptr) return Error::Ok;
   const ScalarType z = zero_points->dtype();
   if (zero_points->dim() != 1 || zero_points->size(0) != channels ||
-      (z != ScalarType::Long && z != ScalarType::Int && z != ScalarType::Float && z != ScalarType::Double)) {
-    return fail(Error::InvalidArgument, "%s: zero_points must be int32/int64/float of shape [%lld]", op,
-                static_cast<long long>(channels));
+      (z != ScalarType::Long && z != ScalarType::Int && z != ScalarType::Float &&
+       z != ScalarType::Double)) {
+    return fail(Error::InvalidArgument, "%s: zero_points must be int32/int64/float of shape [%lld]",
+                op, static_cast<long long>(channels));
   }
   return Error::Ok;
 }
