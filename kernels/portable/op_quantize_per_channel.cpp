@@ -24,7 +24,8 @@ void quantize_channels(const Tensor& in, const Tensor& scales, const Tensor& zps
       C v = std::nearbyint(static_cast<C>(x[i]) * inv) + zp;
       v = v > qmin ? v : qmin;  // NaN becomes qmin
       v = v < qmax ? v : qmax;
-      q[i] = static_cast<Q>(v);
+      const double d = v;  // float(INT32_MAX) is 2^31: saturate after widening
+      q[i] = d >= 2147483647.0 ? static_cast<Q>(2147483647) : static_cast<Q>(d);
     }
   });
 }

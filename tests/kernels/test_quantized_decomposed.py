@@ -112,6 +112,18 @@ def test_per_channel_channels_last():
     assert torch.equal(out, expected)
 
 
+def test_int32_full_range_saturates():
+    # float(2**31 - 1) rounds to 2**31, which int32 cannot hold: the kernels saturate (torch's
+    # own cast there is undefined, so this is checked against the bounds, not against torch).
+    x = torch.tensor([1e12, -1e12, 3.0])
+    out = torch.empty(3, dtype=torch.int32)
+    run_kernel("quantized_decomposed::quantize_per_tensor.out", [x, 1.0, 0, -(2**31), 2**31 - 1, 3, out])
+    assert out.tolist() == [2**31 - 1, -(2**31), 3]
+    run_kernel("quantized_decomposed::quantize_per_channel.out",
+               [x, torch.ones(3), torch.zeros(3, dtype=torch.int64), 0, -(2**31), 2**31 - 1, 3, out])
+    assert out.tolist() == [2**31 - 1, -(2**31), 3]
+
+
 def test_bad_inputs_name_the_op():
     x = torch.randn(4, 3)
     q = torch.empty(4, 3, dtype=torch.int8)

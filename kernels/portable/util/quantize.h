@@ -148,7 +148,13 @@ void quantize_row(const float* x, Q* q, int64_t n, float inv_scale, float zero_p
     float v = std::nearbyint(x[i] * inv_scale) + zero_point;
     v = v > qmin ? v : qmin;  // NaN becomes qmin (torch's cast of NaN is undefined)
     v = v < qmax ? v : qmax;
-    q[i] = static_cast<Q>(v);
+    if constexpr (sizeof(Q) >= 4) {
+      // float(INT32_MAX) is 2^31, which does not fit: saturate after widening.
+      const double d = v;
+      q[i] = d >= 2147483647.0 ? INT32_MAX : static_cast<Q>(d);
+    } else {
+      q[i] = static_cast<Q>(v);
+    }
   }
 }
 
