@@ -41,7 +41,11 @@ void profile(const ProfileOptions& o) {
   std::vector<NpyArray> inputs =
       gather_inputs({o.program, o.method, o.inputs, true, o.seed}, method.meta());
   set_inputs(method, inputs, o.inputs.empty() ? o.program : o.inputs);
+  // Inputs planned into the arena are overwritten once dead, so every run sets them again
+  // (outside the traced execute()).
+  const std::string context = o.inputs.empty() ? o.program : o.inputs;
   for (int i = 0; i < o.warmup; ++i) {
+    set_inputs(method, inputs, context);
     if (Error e = method.execute(); e != Error::Ok) throw_runtime_error(o.program, e);
   }
 
@@ -53,6 +57,7 @@ void profile(const ProfileOptions& o) {
   tracer.attach(method);
   method.set_observer(&tracer);
   for (int i = 0; i < o.iters; ++i) {
+    set_inputs(method, inputs, context);
     if (Error e = method.execute(); e != Error::Ok) throw_runtime_error(o.program, e);
   }
   method.set_observer(nullptr);

@@ -32,6 +32,8 @@ void run(const RunOptions& o) {
 
   std::vector<double> times_ms;
   for (int it = 0; it < std::max(1, o.iters); ++it) {
+    // Inputs planned into the arena are overwritten once dead: set them again for every run.
+    if (it > 0) set_inputs(method, inputs, o.inputs.empty() ? o.program : o.inputs);
     const auto start = std::chrono::steady_clock::now();
     const Error e = method.execute();
     const auto end = std::chrono::steady_clock::now();
