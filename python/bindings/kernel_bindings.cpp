@@ -137,6 +137,22 @@ void bind_kernels(nb::module_& m) {
         "Runs one registered kernel (from `library`, e.g. \"portable\" or \"optimized\", when "
         "given). Arrays are passed without copying; out arguments are written in place. Raises "
         "RuntimeError with the kernel's message on failure.");
+  m.def(
+      "set_kernel_libraries",
+      [](const std::vector<std::string>& libraries) {
+        // The registry keeps the pointers: the strings live until the next call.
+        static std::vector<std::string> names;
+        static std::vector<const char*> pointers;
+        names = libraries;
+        pointers.clear();
+        for (const std::string& n : names) pointers.push_back(n.c_str());
+        if (!set_kernel_libraries(Span<const char* const>(pointers.data(), pointers.size()))) {
+          throw std::invalid_argument("set_kernel_libraries: too many libraries");
+        }
+      },
+      nb::arg("libraries"),
+      "Kernel libraries for methods loaded from now on, most preferred first ([] = all, "
+      "preferring any library over \"portable\").");
 #if defined(PTERON_HAVE_THREADS)
   m.def("set_num_threads", &set_num_threads, nb::arg("threads"),
         "Threads for optimized kernels and delegates from now on (0: the default).");

@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <new>
+#include <thread>
 
 #include "kernels/optimized/util/sgemm_kernels.h"
 #include "runtime/threads/threadpool.h"
@@ -47,13 +49,16 @@ const KernelTable& kernel_table() {
   return table;
 }
 
-// Runs fn(context, i) for i in [0, count) on the shared pool, or inline without one.
+// Runs fn(context, i) for i in [0, count) on the shared pool, or inline without one. Workers
+// sleep as soon as the call is done instead of spinning for more work: between two products the
+// other (single-threaded) kernels run, and spinning workers would take cores from them and from
+// other processes.
 void parallel_for(pthreadpool_t pool, void (*fn)(void*, size_t), void* context, size_t count) {
   if (pool == nullptr || count <= 1) {
     for (size_t i = 0; i < count; ++i) fn(context, i);
     return;
   }
-  pthreadpool_parallelize_1d(pool, fn, context, count, 0);
+  pthreadpool_parallelize_1d(pool, fn, context, count, PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
 // Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR
@@ -111,21 +116,32 @@ struct GemmPlan {
   int64_t kc, task_rows, task_cols;
   int64_t panels_m, tasks_m, tasks_n, tasks;
   float* apack;  // all of A: batch x panels_m panels of K x MR
+  // Per row block (batch x tasks_m): kUnpacked, kPacking or kPacked. The first task of a row
+  // block packs its A panels; later ones use them.
+  std::atomic<int32_t>* a_state;
   float* bpack;  // per worker: one K block of a task's columns
   int64_t bpack_floats;
   std::atomic<int64_t> next_task{0};
 };
 
-// A is packed once, whole, before the tasks run: every task of a row block shares it.
-void pack_a_panel(void* context, size_t index) {
-  const GemmPlan& plan = *static_cast<const GemmPlan*>(context);
-  const SgemmProblem& p = *plan.p;
-  const int MR = plan.kern->mr;
-  const int64_t bi = static_cast<int64_t>(index) / plan.panels_m;
-  const int64_t panel = static_cast<int64_t>(index) % plan.panels_m;
-  const int64_t i0 = panel * MR;
-  pack_a(p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K, MR,
-         plan.apack + static_cast<int64_t>(index) * p.K * MR);
+enum : int32_t { kUnpacked = 0, kPacking = 1, kPacked = 2 };
+
+// A is packed once, all of K: every task of a row block shares the panels. The task that
+// claims a row block packs it; others wait for it (the packer is running, never queued behind
+// the waiter, so this cannot deadlock).
+void ensure_a_packed(GemmPlan& plan, int64_t bi, int64_t mi, int64_t m0, int64_t mc) {
+  std::atomic<int32_t>& state = plan.a_state[bi * plan.tasks_m + mi];
+  if (state.load(std::memory_order_acquire) == kPacked) return;
+  int32_t expected = kUnpacked;
+  if (state.compare_exchange_strong(expected, kPacking, std::memory_order_acquire)) {
+    const SgemmProblem& p = *plan.p;
+    const int MR = plan.kern->mr;
+    pack_a(p.a + bi * p.a_bs, p.a_rs, p.a_cs, m0, mc, 0, p.K, MR,
+           plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR);
+    state.store(kPacked, std::memory_order_release);
+    return;
+  }
+  while (state.load(std::memory_order_acquire) != kPacked) std::this_thread::yield();
 }
 
 // Asks the caches for rows [k0, k0 + kc) x columns [j0, j0 + nc) of B, which the next K block
@@ -159,6 +175,7 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
   const int64_t mi = task % per_batch / plan.tasks_n, ni = task % plan.tasks_n;
   const int64_t m0 = mi * plan.task_rows, mc = min64(plan.task_rows, p.M - m0);
   const int64_t n0 = ni * plan.task_cols, nc = min64(plan.task_cols, p.N - n0);
+  ensure_a_packed(plan, bi, mi, m0, mc);
   const float* apanels = plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR;
   const float* b = p.b + bi * p.b_bs;
   float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
@@ -273,7 +290,13 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t bpack_floats = round_up(kc * task_cols, 16);
   float* buffer = static_cast<float*>(ctx.allocate_scratch(
       static_cast<size_t>(apack_floats + workers * bpack_floats) * sizeof(float), 64));
-  if (buffer == nullptr) return false;
+  const int64_t row_blocks = p.batch * tasks_m;
+  void* state_memory =
+      ctx.allocate_scratch(static_cast<size_t>(row_blocks) * sizeof(std::atomic<int32_t>),
+                           alignof(std::atomic<int32_t>));
+  if (buffer == nullptr || state_memory == nullptr) return false;
+  auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
+  for (int64_t i = 0; i < row_blocks; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
 
   if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, p.beta, nullptr);
   GemmPlan plan;
@@ -290,7 +313,7 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   plan.apack = buffer;
   plan.bpack = buffer + apack_floats;
   plan.bpack_floats = bpack_floats;
-  parallel_for(pool, &pack_a_panel, &plan, static_cast<size_t>(p.batch * panels_m));
+  plan.a_state = a_state;
   parallel_for(pool, &gemm_worker, &plan, static_cast<size_t>(workers));
   return true;
 }
