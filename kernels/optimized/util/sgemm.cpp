@@ -153,14 +153,14 @@ void prefetch_b(const float* b, int64_t rs, int64_t cs, int64_t k0, int64_t kc, 
   if (rs == 1) {  // columns contiguous along K
     for (int64_t j = 0; j < nc; ++j) {
       const float* col = b + (j0 + j) * cs + k0;
-      for (int64_t k = 0; k < kc; k += kLine) __builtin_prefetch(col + k);
-      __builtin_prefetch(col + kc - 1);
+      for (int64_t k = 0; k < kc; k += kLine) __builtin_prefetch(col + k, 0, 2);
+      __builtin_prefetch(col + kc - 1, 0, 2);
     }
   } else if (cs == 1) {  // rows contiguous along N
     for (int64_t k = 0; k < kc; ++k) {
       const float* row = b + (k0 + k) * rs + j0;
-      for (int64_t j = 0; j < nc; j += kLine) __builtin_prefetch(row + j);
-      __builtin_prefetch(row + nc - 1);
+      for (int64_t j = 0; j < nc; j += kLine) __builtin_prefetch(row + j, 0, 2);
+      __builtin_prefetch(row + nc - 1, 0, 2);
     }
   }
 }
@@ -184,13 +184,37 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
     pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
     const bool first = pc == 0;
     const bool load_c = !first || plan.load_c;
-    const int64_t next_kc = min64(plan.kc, p.K - pc - kc);
+    // What to prefetch while this block computes: B's next K block, or on the last block the
+    // first block of the task likely to run next (tasks are taken in order).
+    const float* next_b = b;
+    int64_t next_k0 = pc + kc, next_kc = min64(plan.kc, p.K - pc - kc), next_n0 = n0;
+    int64_t next_nc = nc;
+    if (next_kc <= 0) {
+      const int64_t t = plan.next_task.load(std::memory_order_relaxed);
+      next_kc = 0;
+      if (t < plan.tasks) {
+        next_b = p.b + t / per_batch * p.b_bs;
+        next_k0 = 0;
+        next_kc = min64(plan.kc, p.K);
+        next_n0 = t % plan.tasks_n * plan.task_cols;
+        next_nc = min64(plan.task_cols, p.N - next_n0);
+      }
+    }
+    // Spread over the micro-kernel calls of this block, a few columns each, so that the
+    // requests never pile up.
+    const int64_t calls = ceil_div(nc, NR) * ceil_div(mc, MR);
+    const int64_t share = ceil_div(next_nc, calls);
+    int64_t call = 0;
     for (int64_t jr = 0; jr < nc; jr += NR) {
       const float* bp = bpack + jr / NR * kc * NR;
       const float* bias = first && p.bias != nullptr ? p.bias + n0 + jr : nullptr;
       const int nr = static_cast<int>(min64(NR, nc - jr));
-      if (next_kc > 0) prefetch_b(b, p.b_rs, p.b_cs, pc + kc, next_kc, n0 + jr, nr);
-      for (int64_t ir = 0; ir < mc; ir += MR) {
+      for (int64_t ir = 0; ir < mc; ir += MR, ++call) {
+        const int64_t j = call * share;
+        if (next_kc > 0 && j < next_nc) {
+          prefetch_b(next_b, p.b_rs, p.b_cs, next_k0, next_kc, next_n0 + j,
+                     min64(share, next_nc - j));
+        }
         kern.ukernel(static_cast<int>(min64(MR, mc - ir)), nr, kc,
                      apanels + ir / MR * p.K * MR + pc * MR, bp, c + ir * p.c_rs + jr, p.c_rs,
                      p.alpha, load_c, bias);
