@@ -61,12 +61,11 @@ void parallel_for(pthreadpool_t pool, void (*fn)(void*, size_t), void* context, 
   pthreadpool_parallelize_1d(pool, fn, context, count, PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
-constexpr int kMaxPackRows = 16;  // largest MR of any micro-kernel
-
 // Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR
 // (zero past mc).
-void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
-            int MR, float* dst) {
+void pack_a(const SgemmKernel& kern, const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc,
+            int64_t k0, int64_t kc, float* dst) {
+  const int MR = kern.mr;
   for (int64_t p = 0; p < mc; p += MR, dst += kc * MR) {
     const int64_t mr = min64(MR, mc - p);
     const float* base = a + (i0 + p) * rs + k0 * cs;
@@ -74,12 +73,8 @@ void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc, int6
       for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * MR, base + k * cs, MR * sizeof(float));
       continue;
     }
-    if (cs == 1 && mr == MR && MR <= kMaxPackRows) {
-      // Row-major A (activations): write the panel in order, reading MR rows side by side.
-      const float* rows[kMaxPackRows];
-      for (int i = 0; i < MR; ++i) rows[i] = base + i * rs;
-      for (int64_t k = 0; k < kc; ++k)
-        for (int i = 0; i < MR; ++i) dst[k * MR + i] = rows[i][k];
+    if (cs == 1) {  // row-major A (activations): the kernel's transposing packer
+      kern.pack_transposed(base, rs, kc, static_cast<int>(mr), MR, dst);
       continue;
     }
     for (int64_t i = 0; i < mr; ++i) {
@@ -150,7 +145,7 @@ void ensure_a_packed(GemmPlan& plan, int64_t bi, int64_t m0, int64_t mc) {
       continue;
     }
     const int64_t i0 = m0 + i * MR;
-    pack_a(p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K, MR,
+    pack_a(*plan.kern, p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K,
            plan.apack + (first + i) * p.K * MR);
     state.store(kPacked, std::memory_order_release);
   }
