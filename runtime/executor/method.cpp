@@ -462,6 +462,13 @@ bool Method::instruction_is_delegate(size_t index) const {
   return index < num_instructions_ && instructions_[index].kind == Kind::Delegate;
 }
 
+Span<EValue* const> Method::instruction_args(size_t index) const {
+  if (index >= num_instructions_) return {};
+  const Instruction& ins = instructions_[index];
+  if (ins.kind != Kind::Kernel && ins.kind != Kind::Delegate) return {};
+  return {ins.args.data(), ins.args.size()};
+}
+
 Error Method::execute() {
 #if PTERON_EVENT_TRACER
   if (observer_ == nullptr) return run_instructions();

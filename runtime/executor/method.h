@@ -64,6 +64,9 @@ class Method {
   // Operator name ("aten::add.out") of instruction `index`, or the backend id for delegate calls.
   const char* instruction_name(size_t index) const;
   bool instruction_is_delegate(size_t index) const;
+  // The values a kernel or delegate call passes (inputs, then outputs; empty for other
+  // instructions). For debugging tools that read intermediates after an instruction ran.
+  Span<EValue* const> instruction_args(size_t index) const;
 
  private:
   enum class Kind : uint8_t { Kernel, Delegate, Move, JumpFalse, Free };
