@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -265,6 +266,31 @@ std::string reshape_reason(const std::vector<int64_t>& in, const std::vector<int
          " would need a transpose in NHWC (4-D values are channels-last inside XNNPACK)";
 }
 
+const char* linear_input_name(Kind kind) {
+  return kind == Kind::kLinear ? "input" : (kind == Kind::kAddmm ? "mat1" : "self");
+}
+const char* linear_weight_name(Kind kind) { return kind == Kind::kLinear ? "weight" : "mat2"; }
+
+// A flatten [N, C, H, W] -> [N, C*H*W] whose every reader is a linear layer with a constant
+// weight: in NHWC the flattened order is (h, w, c), which the lowering absorbs by permuting
+// the weight's input columns at compile time (no transpose at run time).
+bool is_flatten_into_linears(const Graph& g, const Node& n) {
+  const TensorSpec& in = g.value(n.inputs()[0]).spec;
+  const ValueId y = n.outputs[0];
+  const TensorSpec& out = g.value(y).spec;
+  if (in.rank() != 4 || out.rank() != 2 || out.sizes[0] != in.sizes[0]) return false;
+  const Value& v = g.value(y);
+  if (v.users.empty() || std::find(g.outputs().begin(), g.outputs().end(), y) != g.outputs().end()) return false;
+  for (NodeId u : v.users) {
+    const Node& user = g.node(u);
+    const Kind k = info_of(user).kind;
+    if (k != Kind::kLinear && k != Kind::kAddmm && k != Kind::kMm) return false;
+    if (user.arg(linear_input_name(k)).tensor() != y) return false;
+    if (!g.value(user.arg(linear_weight_name(k)).tensor()).is_constant()) return false;
+  }
+  return true;
+}
+
 std::string check_node(const Graph& g, const Node& n) {
   const OpInfo info = info_of(n);
   const std::string op = n.op.str();
@@ -430,7 +456,9 @@ std::string check_node(const Graph& g, const Node& n) {
     }
     case Kind::kReshape: {
       const Value& x = g.value(n.inputs()[0]);
-      return reshape_reason(x.spec.sizes, os.sizes);
+      std::string why = reshape_reason(x.spec.sizes, os.sizes);
+      if (!why.empty() && is_flatten_into_linears(g, n)) return {};
+      return why;
     }
     case Kind::kResize: {
       const Value& x = g.value(n.inputs()[0]);
@@ -671,8 +699,15 @@ class Lowering {
         ConstantPad attrs{pre, post, float(n.arg("value").to_double())};
         return add(n, attrs, {in(n.arg("self").tensor())}, out(y));
       }
-      case Kind::kReshape:
+      case Kind::kReshape: {
+        const TensorSpec& xs = g_.value(n.inputs()[0]).spec;
+        if (!reshape_reason(xs.sizes, os.sizes).empty()) {
+          // A flatten into linear layers (check_node): the output holds (h, w, c) order.
+          if (r_outputs_.count(y)) throw std::runtime_error("an NHWC flatten leaves the region");
+          flattened_nhwc_[y] = {xs.sizes[1], xs.sizes[2], xs.sizes[3]};
+        }
         return add(n, StaticReshape{xnn_dims(os)}, {in(n.inputs()[0])}, out(y));
+      }
       case Kind::kResize: {
         const bool align = n.arg("align_corners").get<bool>();
         ResizeBilinear2d attrs{uint32_t(os.sizes[2]), uint32_t(os.sizes[3]), align, false};
@@ -723,7 +758,24 @@ class Lowering {
     const char* in_name = kind == Kind::kLinear ? "input" : (kind == Kind::kAddmm ? "mat1" : "self");
     const char* w_name = kind == Kind::kLinear ? "weight" : "mat2";
     const Value& w = g_.value(n.arg(w_name).tensor());
-    const std::vector<float> wdata = read_floats(w);
+    std::vector<float> wdata = read_floats(w);
+    if (auto it = flattened_nhwc_.find(n.arg(in_name).tensor()); it != flattened_nhwc_.end()) {
+      // The input is flattened in (h, w, c) order: reorder the weight's input columns to match.
+      const auto [c, h, wd] = it->second;
+      const bool transposed = kind != Kind::kLinear;  // [in, out]
+      const int64_t outs = transposed ? w.spec.sizes[1] : w.spec.sizes[0];
+      std::vector<float> reordered(wdata.size());
+      for (int64_t o = 0; o < outs; ++o) {
+        for (int64_t ci = 0; ci < c; ++ci) {
+          for (int64_t p = 0; p < h * wd; ++p) {
+            const int64_t from = ci * h * wd + p, to = p * c + ci;
+            if (transposed) reordered[size_t(to * outs + o)] = wdata[size_t(from * outs + o)];
+            else reordered[size_t(o * c * h * wd + to)] = wdata[size_t(o * c * h * wd + from)];
+          }
+        }
+      }
+      wdata = std::move(reordered);
+    }
     const std::vector<uint32_t> wdims(w.spec.sizes.begin(), w.spec.sizes.end());
     FullyConnected fc;
     fc.transpose_weights = kind != Kind::kLinear;  // mm/addmm weights are [in, out]
@@ -769,6 +821,9 @@ class Lowering {
   std::unordered_map<ValueId, ValueId> alias_;
   std::unordered_map<NodeId, OutputRange> ranges_;
   std::unordered_set<NodeId> skipped_;
+  std::unordered_set<ValueId> r_outputs_{r_.outputs.begin(), r_.outputs.end()};
+  // Values flattened from NHWC [N, H, W, C] -> [N, H*W*C]: their (C, H, W).
+  std::unordered_map<ValueId, std::tuple<int64_t, int64_t, int64_t>> flattened_nhwc_;
 };
 
 const bool g_registered = compiler::register_partitioner(
