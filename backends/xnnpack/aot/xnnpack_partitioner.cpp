@@ -75,15 +75,112 @@ std::vector<float> read_floats(const Value& v) {
   return out;
 }
 
+// Any numeric constant's elements as doubles, in logical order (scales, zero points, int8).
+std::vector<double> read_numbers(const Value& v) {
+  if (!v.constant) throw std::runtime_error("'" + v.name + "' is not a constant");
+  const auto& sizes = v.spec.sizes;
+  const std::vector<int64_t> strides = v.spec.strides();
+  const int64_t n = numel(sizes);
+  const size_t es = compiler::ir::dtype_size(v.spec.dtype);
+  if (es == 0 || v.constant->bytes.size() < size_t(n) * es) throw std::runtime_error("constant '" + v.name + "' is short");
+  const uint8_t* base = v.constant->bytes.data();
+  std::vector<double> out(static_cast<size_t>(n));
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) off += index[d] * strides[d];
+    const uint8_t* p = base + off * int64_t(es);
+    double x;
+    switch (v.spec.dtype) {
+      case ScalarType::Float: { float f; std::memcpy(&f, p, 4); x = f; break; }
+      case ScalarType::Double: std::memcpy(&x, p, 8); break;
+      case ScalarType::Char: x = double(*reinterpret_cast<const int8_t*>(p)); break;
+      case ScalarType::Byte: x = double(*p); break;
+      case ScalarType::Int: { int32_t k; std::memcpy(&k, p, 4); x = double(k); break; }
+      case ScalarType::Long: { int64_t k; std::memcpy(&k, p, 8); x = double(k); break; }
+      default: throw std::runtime_error("constant '" + v.name + "' has an unsupported dtype");
+    }
+    out[size_t(i)] = x;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+constexpr const char kQuantize[] = "quantized_decomposed::quantize_per_tensor.default";
+constexpr const char kDequantize[] = "quantized_decomposed::dequantize_per_tensor.default";
+constexpr const char kDequantizeChannel[] = "quantized_decomposed::dequantize_per_channel.default";
+
+bool is_op(const Node& n, const char* op) { return n.op.str() == op; }
+
+// The dequantize node producing `v` from a constant (a PT2E weight), or nullptr.
+const Node* weight_dequantize(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (!value.is_intermediate()) return nullptr;
+  const Node& p = g.node(value.producer);
+  if (!is_op(p, kDequantize) && !is_op(p, kDequantizeChannel)) return nullptr;
+  return g.value(p.arg("input").tensor()).is_constant() ? &p : nullptr;
+}
+
+// int8 quantization of an activation or weight: per-tensor, or per-channel along `axis`.
+struct QuantInfo {
+  std::vector<float> scales;  // one (per tensor) or one per channel
+  std::vector<int32_t> zero_points;
+  int64_t axis = -1;          // -1: per tensor
+};
+
+QuantInfo quant_of(const Graph& g, const Node& qdq) {
+  QuantInfo q;
+  if (is_op(qdq, kDequantizeChannel)) {
+    for (double d : read_numbers(g.value(qdq.arg("scales").tensor()))) q.scales.push_back(float(d));
+    if (!qdq.arg("zero_points").is_none()) {
+      for (double d : read_numbers(g.value(qdq.arg("zero_points").tensor()))) q.zero_points.push_back(int32_t(d));
+    } else {
+      q.zero_points.assign(q.scales.size(), 0);
+    }
+    q.axis = qdq.arg("axis").to_int();
+  } else {
+    q.scales = {float(qdq.arg("scale").to_double())};
+    q.zero_points = {int32_t(qdq.arg("zero_point").to_int())};
+  }
+  return q;
+}
+
+// A value known at compile time in fp32: a constant, or a dequantized constant.
+std::vector<float> static_floats(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (value.is_constant()) return read_floats(value);
+  const Node* dq = weight_dequantize(g, v);
+  if (!dq) throw std::runtime_error("'" + value.name + "' is not known at compile time");
+  const Value& w = g.value(dq->arg("input").tensor());
+  const std::vector<double> raw = read_numbers(w);
+  const QuantInfo q = quant_of(g, *dq);
+  std::vector<float> out(raw.size());
+  int64_t inner = 1;
+  if (q.axis >= 0) {
+    for (size_t d = size_t(q.axis) + 1; d < w.spec.sizes.size(); ++d) inner *= w.spec.sizes[d];
+  }
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const size_t c = q.axis < 0 ? 0 : size_t((int64_t(i) / inner) % w.spec.sizes[size_t(q.axis)]);
+    out[i] = float((raw[i] - q.zero_points[c]) * double(q.scales[c]));
+  }
+  return out;
+}
+
+bool is_static(const Graph& g, ValueId v) { return g.value(v).is_constant() || weight_dequantize(g, v); }
+
 // Row-major data of `sizes` permuted: out dims are sizes[perm[i]].
-std::vector<float> permute(const std::vector<float>& in, const std::vector<int64_t>& sizes,
-                           const std::vector<size_t>& perm) {
+template <typename T>
+std::vector<T> permute(const std::vector<T>& in, const std::vector<int64_t>& sizes,
+                       const std::vector<size_t>& perm) {
   const size_t r = sizes.size();
   std::vector<int64_t> in_strides(r, 1);
   for (size_t d = r - 1; d-- > 0;) in_strides[d] = in_strides[d + 1] * sizes[d + 1];
   std::vector<int64_t> out_sizes(r);
   for (size_t i = 0; i < r; ++i) out_sizes[i] = sizes[perm[i]];
-  std::vector<float> out(in.size());
+  std::vector<T> out(in.size());
   std::vector<int64_t> index(r, 0);
   for (size_t i = 0; i < out.size(); ++i) {
     int64_t off = 0;
@@ -248,6 +345,7 @@ std::string check_float_activation(const Graph& g, ValueId v, const char* what) 
 std::string check_constant(const Graph& g, const Argument& a, const char* what) {
   if (a.is_none()) return {};
   const Value& v = g.value(a.tensor());
+  if (weight_dequantize(g, v.id)) return {};
   if (!v.is_constant()) return std::string(what) + " is not a constant (XNNPACK needs static weights)";
   if (v.spec.dtype != ScalarType::Float) return std::string(what) + " is " + compiler::ir::dtype_name(v.spec.dtype) + ", not f32";
   return {};
@@ -291,6 +389,27 @@ bool is_flatten_into_linears(const Graph& g, const Node& n) {
   return true;
 }
 
+// quantize / dequantize of int8 (PT2E form): activations per tensor; weights (constants) per
+// tensor or per output channel.
+std::string check_qdq(const Graph& g, const Node& n) {
+  if (n.arg("dtype").get<ScalarType>() != ScalarType::Char) return "quantization to a dtype other than int8";
+  if (n.arg("quant_min").to_int() < -128 || n.arg("quant_max").to_int() > 127) return "quantization range beyond int8";
+  const Value& x = g.value(n.arg("input").tensor());
+  const std::string op = n.op.str();
+  if (op == kDequantizeChannel) {
+    if (!x.is_constant()) return "per-channel dequantize of an activation (XNNPACK: per-channel weights only)";
+    if (!g.value(n.arg("scales").tensor()).is_constant()) return "per-channel scales are not constant";
+    if (!n.arg("zero_points").is_none() && !g.value(n.arg("zero_points").tensor()).is_constant()) return "zero points not constant";
+    if (n.arg("axis").to_int() != 0) return "per-channel dequantize along axis " + std::to_string(n.arg("axis").to_int()) + " (0 only)";
+  }
+  if (op != kQuantize && !n.arg("out_dtype").is_none() && n.arg("out_dtype").get<ScalarType>() != ScalarType::Float) {
+    return "dequantize to a dtype other than f32";
+  }
+  if (x.spec.dtype != (op == kQuantize ? ScalarType::Float : ScalarType::Char)) return "unexpected input dtype";
+  if (x.spec.rank() == 0 || x.spec.rank() > 6) return "rank " + std::to_string(x.spec.rank());
+  return {};
+}
+
 std::string check_node(const Graph& g, const Node& n) {
   const OpInfo info = info_of(n);
   const std::string op = n.op.str();
@@ -298,9 +417,8 @@ std::string check_node(const Graph& g, const Node& n) {
     if (op.rfind("aten::permute", 0) == 0 || op.rfind("aten::transpose", 0) == 0) {
       return op + ": this XNNPACK snapshot has no transpose";
     }
-    if (op.rfind("quantized_decomposed::", 0) == 0) {
-      return op + ": quantized regions are not lowered to XNNPACK yet (fp32 only)";
-    }
+    if (op == kQuantize || op == kDequantize || op == kDequantizeChannel) return check_qdq(g, n);
+    if (op.rfind("quantized_decomposed::", 0) == 0) return op + ": only per-tensor int8 activations and int8 weights";
     return op + " is not among the operators this XNNPACK snapshot runs";
   }
   if (n.outputs.empty() || n.outputs[0] == compiler::ir::kNoValue) return "no output";
@@ -315,9 +433,9 @@ std::string check_node(const Graph& g, const Node& n) {
     const bool graph_output = std::find(g.outputs().begin(), g.outputs().end(), extra) != g.outputs().end();
     if (!v.users.empty() || graph_output) return "output " + std::to_string(i) + " (e.g. pool indices) is used";
   }
-  // Every non-constant tensor input is an fp32 activation.
+  // Every non-constant tensor input is an fp32 activation (or a dequantized weight).
   for (ValueId v : n.inputs()) {
-    if (g.value(v).is_constant()) continue;
+    if (is_static(g, v)) continue;
     if (std::string why = check_float_activation(g, v, "input"); !why.empty()) return why;
   }
   switch (info.kind) {
@@ -546,9 +664,21 @@ class Lowering {
       alias_[x.id] = n.outputs[0];
       skipped_.insert(id);
     }
+    plan_quantized_nodes(members, region_outputs);
     for (size_t i = 0; i < r_.inputs.size(); ++i) {
       const TensorSpec& s = g_.value(r_.inputs[i]).spec;
-      const TensorId t = b_.add_tensor(DType::kFloat32, xnn_dims(s));
+      TensorId t;
+      if (s.dtype == ScalarType::Char) {  // an int8 activation: its dequantize says the scale
+        const Node* dq = nullptr;
+        for (NodeId u : g_.value(r_.inputs[i]).users) {
+          if (members.count(u) && is_op(g_.node(u), kDequantize)) dq = &g_.node(u);
+        }
+        if (!dq) throw std::runtime_error("int8 input without a dequantize");
+        const QuantInfo q = quant_of(g_, *dq);
+        t = b_.add_tensor(DType::kQInt8, xnn_dims(s), Quant::per_tensor(q.scales[0], q.zero_points[0]));
+      } else {
+        t = b_.add_tensor(DType::kFloat32, xnn_dims(s));
+      }
       const std::vector<uint8_t> order = s.rank() == 4 ? kChannelsLast : std::vector<uint8_t>{};
       b_.mark_external(t, ExternalKind::kInput, uint32_t(i), order);
       ids_[r_.inputs[i]] = t;
@@ -562,6 +692,7 @@ class Lowering {
     for (size_t j = 0; j < r_.outputs.size(); ++j) {
       const ValueId v = r_.outputs[j];
       const TensorSpec& s = g_.value(v).spec;
+      if (!ids_.count(v) && qalias_.count(v)) in(v);  // a dequantized output: Convert to fp32
       auto it = ids_.find(v);
       if (it == ids_.end()) throw std::runtime_error("region output '" + g_.value(v).name + "' was not computed");
       const std::vector<uint8_t> order = s.rank() == 4 ? kChannelsLast : std::vector<uint8_t>{};
@@ -580,15 +711,27 @@ class Lowering {
 
  private:
   TensorId in(ValueId v) {
+    if (quant_mode_) {  // a quantized node reads the int8 tensor its input was dequantized from
+      auto q = qalias_.find(v);
+      if (q == qalias_.end()) throw std::runtime_error("quantized node input is not dequantized int8");
+      return ids_.at(q->second);
+    }
     auto it = ids_.find(v);
     if (it != ids_.end()) return it->second;
-    const Value& value = g_.value(v);
-    if (!value.is_constant()) throw std::runtime_error("value '" + value.name + "' is read before it is computed");
-    return constant_operand(v, value.spec.rank());
+    if (auto q = qalias_.find(v); q != qalias_.end()) {
+      // An fp32 reader of a dequantized activation: convert once, inside the delegate.
+      const TensorId t = b_.add_tensor(DType::kFloat32, xnn_dims(g_.value(v).spec));
+      b_.add_node(Unary{UnaryOp::kConvert}, {ids_.at(q->second)}, {t});
+      ids_[v] = t;
+      return t;
+    }
+    if (!is_static(g_, v)) throw std::runtime_error("value '" + g_.value(v).name + "' is read before it is computed");
+    return constant_operand(v, g_.value(v).spec.rank());
   }
 
   // The tensor a node output is written to (the fused clamp's output when there is one).
   TensorId out(ValueId v) {
+    if (quant_mode_) return quant_out_;
     ValueId target = v;
     if (auto it = alias_.find(v); it != alias_.end()) target = it->second;
     const TensorId t = b_.add_tensor(DType::kFloat32, xnn_dims(g_.value(target).spec));
@@ -599,7 +742,7 @@ class Lowering {
   // A constant used as a same-rank-as-output operand: rank-extended to `rank`, NHWC if 4-D.
   TensorId constant_operand(ValueId v, size_t rank) {
     const Value& value = g_.value(v);
-    std::vector<float> data = read_floats(value);
+    std::vector<float> data = static_floats(g_, v);
     std::vector<int64_t> sizes = value.spec.sizes;
     return float_constant(std::move(data), std::move(sizes), rank);
   }
@@ -625,6 +768,102 @@ class Lowering {
   }
 
   void emit(const Node& n) {
+    if (is_op(n, kDequantizeChannel) || (is_op(n, kDequantize) && weight_dequantize(g_, n.outputs[0]))) {
+      return;  // a quantized weight: its readers take it as a constant
+    }
+    if (is_op(n, kDequantize)) {
+      qalias_[n.outputs[0]] = n.arg("input").tensor();
+      return;
+    }
+    if (is_op(n, kQuantize)) {
+      if (written_by_op_.count(n.id)) return;
+      const ValueId u = n.outputs[0];
+      const QuantInfo q = quant_of(g_, n);
+      const TensorId t = b_.add_tensor(DType::kQInt8, xnn_dims(g_.value(u).spec),
+                                       Quant::per_tensor(q.scales[0], q.zero_points[0]));
+      b_.add_node(Unary{UnaryOp::kConvert}, {in(n.arg("input").tensor())}, {t});
+      ids_[u] = t;
+      return;
+    }
+    if (auto it = quantized_.find(n.id); it != quantized_.end()) {
+      const Node& q = g_.node(it->second);
+      const QuantInfo qi = quant_of(g_, q);
+      const ValueId u = q.outputs[0];
+      quant_out_ = b_.add_tensor(DType::kQInt8, xnn_dims(g_.value(u).spec),
+                                 Quant::per_tensor(qi.scales[0], qi.zero_points[0]));
+      quant_out_params_ = qi;
+      ids_[u] = quant_out_;
+      quant_mode_ = true;
+      emit_float_or_quantized(n);
+      quant_mode_ = false;
+      return;
+    }
+    emit_float_or_quantized(n);
+  }
+
+  // Decides which nodes run in int8: a PT2E dq -> op -> q pattern whose op XNNPACK runs in
+  // qint8 (conv and linear with int8 weights of zero point 0, add/sub/mul, max pool and clamp
+  // with equal input and output quantization, global average pool, reshape). The op then reads
+  // the int8 tensors and writes the quantize's output; everything else stays fp32, with
+  // Convert nodes at the dequantize/quantize points.
+  void plan_quantized_nodes(const std::unordered_set<NodeId>& members,
+                            const std::unordered_set<ValueId>& region_outputs) {
+    const auto act_dq = [&](ValueId v) -> const Node* {
+      const Value& value = g_.value(v);
+      if (!value.is_intermediate() || !members.count(value.producer)) return nullptr;
+      const Node& p = g_.node(value.producer);
+      if (!is_op(p, kDequantize) || weight_dequantize(g_, v)) return nullptr;
+      return &p;
+    };
+    for (NodeId id : r_.nodes) {
+      if (skipped_.count(id)) continue;
+      const Node& n = g_.node(id);
+      const OpInfo info = info_of(n);
+      std::vector<ValueId> acts;
+      switch (info.kind) {
+        case Kind::kConv: acts = {n.arg("input").tensor()}; break;
+        case Kind::kLinear: acts = {n.arg("input").tensor()}; break;
+        case Kind::kBinary:
+          if (info.scalar_other || (info.binary != BinaryOp::kAdd && info.binary != BinaryOp::kSubtract &&
+                                    info.binary != BinaryOp::kMultiply)) continue;
+          if (n.op.name != "mul" && n.arg("alpha").to_double() != 1.0) continue;
+          acts = {n.arg("self").tensor(), n.arg("other").tensor()};
+          break;
+        case Kind::kMaxPool:
+        case Kind::kGlobalPool:
+        case Kind::kClampLike:
+        case Kind::kReshape:
+          acts = {n.inputs()[0]};
+          break;
+        default:
+          continue;
+      }
+      std::vector<const Node*> dqs;
+      for (ValueId a : acts) dqs.push_back(act_dq(a));
+      if (std::find(dqs.begin(), dqs.end(), nullptr) != dqs.end()) continue;
+      ValueId final_out = n.outputs[0];
+      if (auto it = alias_.find(final_out); it != alias_.end()) final_out = it->second;
+      const Value& fo = g_.value(final_out);
+      if (fo.users.size() != 1 || region_outputs.count(final_out) || !members.count(fo.users[0])) continue;
+      const Node& q = g_.node(fo.users[0]);
+      if (!is_op(q, kQuantize)) continue;
+      const QuantInfo qo = quant_of(g_, q), qi = quant_of(g_, *dqs[0]);
+      const bool same = qo.scales[0] == qi.scales[0] && qo.zero_points[0] == qi.zero_points[0];
+      if (info.kind == Kind::kReshape && !reshape_reason(g_.value(acts[0]).spec.sizes, fo.spec.sizes).empty()) continue;
+      if ((info.kind == Kind::kMaxPool || info.kind == Kind::kClampLike || info.kind == Kind::kReshape) && !same) continue;
+      if (info.kind == Kind::kConv || info.kind == Kind::kLinear) {
+        const Node* wdq = weight_dequantize(g_, n.arg("weight").tensor());
+        if (!wdq || g_.value(wdq->arg("input").tensor()).spec.dtype != ScalarType::Char) continue;
+        const QuantInfo wq = quant_of(g_, *wdq);
+        if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int32_t z) { return z != 0; })) continue;
+        if (!n.arg("bias").is_none() && !g_.value(n.arg("bias").tensor()).is_constant()) continue;
+      }
+      quantized_[id] = q.id;
+      written_by_op_.insert(q.id);
+    }
+  }
+
+  void emit_float_or_quantized(const Node& n) {
     const OpInfo info = info_of(n);
     const ValueId y = n.outputs[0];
     const TensorSpec& os = g_.value(y).spec;
@@ -678,7 +917,11 @@ class Lowering {
         const TensorSpec& xs = g_.value(n.arg("self").tensor()).spec;
         const TensorId x = in(n.arg("self").tensor());
         if (os.rank() == 4) return add(n, GlobalAvgPool2d{}, {x}, out(y));
-        const TensorId pooled = b_.add_tensor(DType::kFloat32, {uint32_t(xs.sizes[0]), 1, 1, uint32_t(xs.sizes[1])});
+        const std::vector<uint32_t> pooled_dims = {uint32_t(xs.sizes[0]), 1, 1, uint32_t(xs.sizes[1])};
+        const TensorId pooled = quant_mode_ ? b_.add_tensor(DType::kQInt8, pooled_dims,
+                                                            Quant::per_tensor(quant_out_params_.scales[0],
+                                                                              quant_out_params_.zero_points[0]))
+                                            : b_.add_tensor(DType::kFloat32, pooled_dims);
         add(n, GlobalAvgPool2d{}, {x}, pooled);
         const std::vector<uint32_t> dims = xnn_dims(os);
         return b_.add_node(StaticReshape{dims}, {pooled}, {out(y)}), void();
@@ -720,8 +963,8 @@ class Lowering {
 
   // A binary operand: an activation as it is, a constant rank-extended (NHWC when 4-D).
   TensorId operand(ValueId v, size_t out_rank) {
-    if (ids_.count(v)) return ids_[v];
-    if (g_.value(v).is_constant()) return constant_operand(v, out_rank);
+    if (!quant_mode_ && ids_.count(v)) return ids_[v];
+    if (!quant_mode_ && is_static(g_, v) && !qalias_.count(v)) return constant_operand(v, out_rank);
     return in(v);
   }
 
@@ -743,7 +986,11 @@ class Lowering {
     c.group_input_channels = uint32_t(x.spec.sizes[1] / groups);
     c.group_output_channels = uint32_t(ws[0] / groups);
     c.padding = Padding::symmetric(uint32_t(pair_at(padding, 0, 0)), uint32_t(pair_at(padding, 1, 0)));
-    const std::vector<float> wdata = permute(read_floats(w), ws, {0, 2, 3, 1});
+    if (quant_mode_) {
+      const auto [filter, bias] = quantized_weights(n, x.id, /*conv_layout=*/true);
+      return add(n, c, {in(x.id), filter, bias}, out(n.outputs[0]));
+    }
+    const std::vector<float> wdata = permute(static_floats(g_, w.id), ws, {0, 2, 3, 1});
     const TensorId filter = b_.add_constant(DType::kFloat32, {uint32_t(ws[0]), uint32_t(ws[2]), uint32_t(ws[3]), uint32_t(ws[1])},
                                             std::span<const float>(wdata));
     std::vector<TensorId> inputs = {in(x.id), filter};
@@ -754,11 +1001,79 @@ class Lowering {
     add(n, c, inputs, out(n.outputs[0]));
   }
 
+  // int8 filter and int32 bias of a quantized conv or linear: per-channel weights (QCInt8,
+  // channel_dim 0) with a QCInt32 bias, or per-tensor QInt8 with QInt32. Conv filters are
+  // rearranged to [OC, KH, KW, IC/g]; a linear weight [out, in] becomes a 1x1 conv filter
+  // [out, 1, 1, in] when `conv_layout` (per-channel linear runs as a 1x1 conv).
+  std::pair<TensorId, TensorId> quantized_weights(const Node& n, ValueId x, bool conv_layout) {
+    const Node& wdq = *weight_dequantize(g_, n.arg("weight").tensor());
+    const Value& w = g_.value(wdq.arg("input").tensor());
+    const QuantInfo wq = quant_of(g_, wdq);
+    const QuantInfo xq = quant_of(g_, g_.node(g_.value(x).producer));
+    const std::vector<double> raw = read_numbers(w);
+    std::vector<int8_t> wdata(raw.begin(), raw.end());
+    std::vector<int64_t> ws = w.spec.sizes;
+    if (ws.size() == 4) {
+      wdata = permute(wdata, ws, {0, 2, 3, 1});
+      ws = {ws[0], ws[2], ws[3], ws[1]};
+    } else if (conv_layout) {
+      ws = {ws[0], 1, 1, ws[1]};
+    }
+    const std::vector<uint32_t> wdims(ws.begin(), ws.end());
+    const size_t oc = size_t(ws[0]);
+    std::vector<float> bias(oc, 0.0f);
+    if (!n.arg("bias").is_none()) bias = read_floats(g_.value(n.arg("bias").tensor()));
+    const bool per_channel = wq.axis >= 0 && wq.scales.size() == oc;
+    std::vector<float> bias_scales(oc);
+    std::vector<int32_t> qbias(oc);
+    for (size_t c = 0; c < oc; ++c) {
+      bias_scales[c] = xq.scales[0] * wq.scales[per_channel ? c : 0];
+      qbias[c] = int32_t(std::lrint(double(bias[c]) / double(bias_scales[c])));
+    }
+    if (per_channel) {
+      const TensorId f = b_.add_constant(DType::kQCInt8, wdims, std::span<const int8_t>(wdata), Quant::per_channel(wq.scales, 0));
+      const TensorId b = b_.add_constant(DType::kQCInt32, {uint32_t(oc)}, std::span<const int32_t>(qbias),
+                                         Quant::per_channel(bias_scales, 0));
+      return {f, b};
+    }
+    const TensorId f = b_.add_constant(DType::kQInt8, wdims, std::span<const int8_t>(wdata), Quant::per_tensor(wq.scales[0], 0));
+    const TensorId b = b_.add_constant(DType::kQInt32, {uint32_t(oc)}, std::span<const int32_t>(qbias),
+                                       Quant::per_tensor(bias_scales[0], 0));
+    return {f, b};
+  }
+
+  // A quantized linear: FullyConnected with per-tensor weights; per-channel weights as a 1x1
+  // Conv2d over [M, 1, 1, in] (this XNNPACK has no per-channel FullyConnected).
+  void emit_quantized_linear(const Node& n) {
+    const ValueId x = n.arg("input").tensor();
+    const Node& wdq = *weight_dequantize(g_, n.arg("weight").tensor());
+    const bool per_channel = is_op(wdq, kDequantizeChannel) && quant_of(g_, wdq).scales.size() > 1;
+    if (!per_channel) {
+      const auto [f, b] = quantized_weights(n, x, false);
+      return add(n, FullyConnected{}, {in(x), f, b}, out(n.outputs[0]));
+    }
+    const auto [f, b] = quantized_weights(n, x, true);
+    const TensorSpec& xs = g_.value(x).spec;
+    const uint32_t k = uint32_t(xs.sizes.back()), m = uint32_t(xs.numel() / xs.sizes.back());
+    const uint32_t oc = uint32_t(g_.value(wdq.arg("input").tensor()).spec.sizes[0]);
+    const QuantInfo xq = quant_of(g_, g_.node(g_.value(x).producer));
+    const TensorId x4 = b_.add_tensor(DType::kQInt8, {m, 1, 1, k}, Quant::per_tensor(xq.scales[0], xq.zero_points[0]));
+    b_.add_node(StaticReshape{{m, 1, 1, k}}, {in(x)}, {x4});
+    const TensorId y4 = b_.add_tensor(DType::kQInt8, {m, 1, 1, oc},
+                                      Quant::per_tensor(quant_out_params_.scales[0], quant_out_params_.zero_points[0]));
+    Conv2d c;
+    c.group_input_channels = k;
+    c.group_output_channels = oc;
+    add(n, c, {x4, f, b}, y4);
+    b_.add_node(StaticReshape{xnn_dims(g_.value(n.outputs[0]).spec)}, {y4}, {out(n.outputs[0])});
+  }
+
   void emit_linear(const Node& n, Kind kind) {
+    if (quant_mode_) return emit_quantized_linear(n);
     const char* in_name = kind == Kind::kLinear ? "input" : (kind == Kind::kAddmm ? "mat1" : "self");
     const char* w_name = kind == Kind::kLinear ? "weight" : "mat2";
     const Value& w = g_.value(n.arg(w_name).tensor());
-    std::vector<float> wdata = read_floats(w);
+    std::vector<float> wdata = static_floats(g_, w.id);
     if (auto it = flattened_nhwc_.find(n.arg(in_name).tensor()); it != flattened_nhwc_.end()) {
       // The input is flattened in (h, w, c) order: reorder the weight's input columns to match.
       const auto [c, h, wd] = it->second;
@@ -821,6 +1136,13 @@ class Lowering {
   std::unordered_map<ValueId, ValueId> alias_;
   std::unordered_map<NodeId, OutputRange> ranges_;
   std::unordered_set<NodeId> skipped_;
+  // int8: dequantized activation -> the int8 value it came from; op node -> its quantize node.
+  std::unordered_map<ValueId, ValueId> qalias_;
+  std::unordered_map<NodeId, NodeId> quantized_;
+  std::unordered_set<NodeId> written_by_op_;
+  bool quant_mode_ = false;
+  TensorId quant_out_ = 0;
+  QuantInfo quant_out_params_;
   std::unordered_set<ValueId> r_outputs_{r_.outputs.begin(), r_.outputs.end()};
   // Values flattened from NHWC [N, H, W, C] -> [N, H*W*C]: their (C, H, W).
   std::unordered_map<ValueId, std::tuple<int64_t, int64_t, int64_t>> flattened_nhwc_;
