@@ -88,7 +88,6 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
         if missing:
             raise CompileError(f"backend(s) {', '.join(missing)} not in this build "
                                f"(available: {', '.join(pteron_native.available_backends())})")
-        backends.append("portable")  # whatever the partitioners leave runs on the kernels
     if isinstance(program, (str, os.PathLike)):
         data, report = pteron_native.compile_pt2(os.fspath(program), target, backends)
         return LoweredProgram(data, report)
