@@ -338,3 +338,29 @@ def test_hand_quantized_graph_runs_int8_in_one_region(per_channel, tmp_path):
         expected = model(x)
     actual = program.load().forward(x)[0]
     assert float((actual - expected).abs().max()) <= 3 * HandQuantized.OUT_SCALE + 1e-6
+
+
+def test_torchao_pt2e_quantized_conv_net_is_one_int8_region():
+    # torchao's PT2E flow with its XNNPACK quantizer (per-channel weights): the Q/DQ graph
+    # it produces lowers to one region and matches the fake-quantized module.
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 16, 3, groups=16), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1)).eval()
+    x = torch.randn(1, 3, 16, 16)
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(torch.export.export(model, (x,)).module(), quantizer)
+    for _ in range(4):
+        prepared(torch.randn(1, 3, 16, 16))
+    converted = convert_pt2e(prepared)
+    program = pteron.to_edge_transform_and_lower(torch.export.export(converted, (x,)),
+                                                 partitioner=[pteron.XnnpackPartitioner()])
+    assert len(program.report["delegated_regions"]) == 1, program.report["refusals"]
+    assert program.report["refusals"] == []
+    with torch.no_grad():
+        expected = converted(x)
+    actual = program.load().forward(x)[0]
+    out_scale = float(expected.abs().max()) / 127  # symmetric int8 output: one step is below this
+    assert float((actual - expected).abs().max()) <= 3 * out_scale + 1e-6
