@@ -17,13 +17,13 @@ double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-
 // Gives a region's boundary tensors the dim orders its payload expects: an input in another
 // dim order is copied into a converted value just before the region reads it; an output takes
 // the expected dim order and its readers outside the region get a copy in the old one.
 // The copies are dim_order_ops::_clone_dim_order kernel calls, outside the delegate.
 void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const LoweredRegion& lowered) {
-  const ir::OpSchema* clone = ir::OpSchemaRegistry::global().find("dim_order_ops::_clone_dim_order.default");
+  const ir::OpSchema* clone =
+      ir::OpSchemaRegistry::global().find("dim_order_ops::_clone_dim_order.default");
   const std::unordered_set<ir::NodeId> members(region.nodes.begin(), region.nodes.end());
   const auto convert = [&](ir::ValueId from, const std::vector<uint8_t>& order, ir::NodeId before,
                            const ir::DebugHandle& debug) {
@@ -31,9 +31,9 @@ void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const Lowered
     ir::TensorSpec spec = v.spec;
     spec.dim_order = order;
     const std::vector<int64_t> order_arg(order.begin(), order.end());
-    const ir::NodeId n = graph.add_node(*clone, {ir::TensorRef{from}, false, order_arg},
-                                        {ir::NewValue{graph.unique_name(v.name + "_dim_order"), spec}},
-                                        debug, before);
+    const ir::NodeId n = graph.add_node(
+        *clone, {ir::TensorRef{from}, false, order_arg},
+        {ir::NewValue{graph.unique_name(v.name + "_dim_order"), spec}}, debug, before);
     return graph.node(n).outputs[0];
   };
   const auto repoint = [&](ir::NodeId user, ir::ValueId from, ir::ValueId to) {
@@ -44,7 +44,9 @@ void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const Lowered
     }
   };
   const std::vector<ir::NodeId>& order = graph.nodes();
-  const auto position = [&](ir::NodeId n) { return std::find(order.begin(), order.end(), n) - order.begin(); };
+  const auto position = [&](ir::NodeId n) {
+    return std::find(order.begin(), order.end(), n) - order.begin();
+  };
   for (size_t i = 0; i < region.inputs.size() && i < lowered.input_dim_orders.size(); ++i) {
     const ir::ValueId v = region.inputs[i];
     const std::vector<uint8_t>& want = lowered.input_dim_orders[i];
@@ -54,9 +56,9 @@ void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const Lowered
       if (members.count(u)) readers.push_back(u);
     }
     if (readers.empty()) continue;
-    const ir::NodeId first = *std::min_element(readers.begin(), readers.end(), [&](ir::NodeId a, ir::NodeId b) {
-      return position(a) < position(b);
-    });
+    const ir::NodeId first =
+        *std::min_element(readers.begin(), readers.end(),
+                          [&](ir::NodeId a, ir::NodeId b) { return position(a) < position(b); });
     const ir::ValueId converted = convert(v, want, first, graph.node(first).debug);
     for (ir::NodeId u : readers) repoint(u, v, converted);
     region.inputs[i] = converted;
@@ -82,7 +84,8 @@ void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const Lowered
         return position(a) < position(b);
       });
     }
-    const ir::ValueId converted = convert(v, old.dim_order, before, graph.node(graph.value(v).producer).debug);
+    const ir::ValueId converted =
+        convert(v, old.dim_order, before, graph.node(graph.value(v).producer).debug);
     for (ir::NodeId u : readers) repoint(u, v, converted);
     if (graph_output) {
       std::vector<ir::ValueId> new_outs = outs;

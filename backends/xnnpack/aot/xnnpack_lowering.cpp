@@ -16,7 +16,6 @@ namespace {
 using compiler::LoweredRegion;
 using compiler::Region;
 
-
 class Lowering {
  public:
   Lowering(const Graph& g, const Region& r) : g_(g), r_(r) {}
@@ -30,9 +29,12 @@ class Lowering {
       const Node& n = g_.node(id);
       if (info_of(n).kind != Kind::kClampLike) continue;
       const Value& x = g_.value(n.inputs()[0]);
-      if (!x.is_intermediate() || !members.count(x.producer) || skipped_.count(x.producer)) continue;
+      if (!x.is_intermediate() || !members.count(x.producer) || skipped_.count(x.producer))
+        continue;
       const Node& p = g_.node(x.producer);
-      if (!takes_output_range(p) || x.users.size() != 1 || region_outputs.count(x.id) || ranges_.count(p.id)) continue;
+      if (!takes_output_range(p) || x.users.size() != 1 || region_outputs.count(x.id) ||
+          ranges_.count(p.id))
+        continue;
       const OutputRange c = clamp_range(n);
       ranges_[p.id] = c;
       alias_[x.id] = n.outputs[0];
@@ -49,14 +51,16 @@ class Lowering {
         }
         if (!dq) throw std::runtime_error("int8 input without a dequantize");
         const QuantInfo q = quant_of(g_, *dq);
-        t = b_.add_tensor(DType::kQInt8, xnn_dims(s), Quant::per_tensor(q.scales[0], q.zero_points[0]));
+        t = b_.add_tensor(DType::kQInt8, xnn_dims(s),
+                          Quant::per_tensor(q.scales[0], q.zero_points[0]));
       } else {
         t = b_.add_tensor(DType::kFloat32, xnn_dims(s));
       }
       const std::vector<uint8_t> order = s.rank() == 4 ? kChannelsLast : std::vector<uint8_t>{};
       b_.mark_external(t, ExternalKind::kInput, uint32_t(i), order);
       ids_[r_.inputs[i]] = t;
-      result.input_dim_orders.push_back(order.empty() ? compiler::ir::identity_dim_order(s.rank()) : order);
+      result.input_dim_orders.push_back(order.empty() ? compiler::ir::identity_dim_order(s.rank())
+                                                      : order);
     }
     for (NodeId id : r_.nodes) {
       if (skipped_.count(id)) continue;
@@ -68,10 +72,12 @@ class Lowering {
       const TensorSpec& s = g_.value(v).spec;
       if (!ids_.count(v) && qalias_.count(v)) in(v);  // a dequantized output: Convert to fp32
       auto it = ids_.find(v);
-      if (it == ids_.end()) throw std::runtime_error("region output '" + g_.value(v).name + "' was not computed");
+      if (it == ids_.end())
+        throw std::runtime_error("region output '" + g_.value(v).name + "' was not computed");
       const std::vector<uint8_t> order = s.rank() == 4 ? kChannelsLast : std::vector<uint8_t>{};
       b_.mark_external(it->second, ExternalKind::kOutput, uint32_t(r_.inputs.size() + j), order);
-      result.output_dim_orders.push_back(order.empty() ? compiler::ir::identity_dim_order(s.rank()) : order);
+      result.output_dim_orders.push_back(order.empty() ? compiler::ir::identity_dim_order(s.rank())
+                                                       : order);
     }
     b_.set_num_args(uint32_t(r_.inputs.size() + r_.outputs.size()));
     if (std::string why = b_.validate(); !why.empty()) {
@@ -87,7 +93,8 @@ class Lowering {
   TensorId in(ValueId v) {
     if (quant_mode_) {  // a quantized node reads the int8 tensor its input was dequantized from
       auto q = qalias_.find(v);
-      if (q == qalias_.end()) throw std::runtime_error("quantized node input is not dequantized int8");
+      if (q == qalias_.end())
+        throw std::runtime_error("quantized node input is not dequantized int8");
       return ids_.at(q->second);
     }
     auto it = ids_.find(v);
@@ -99,7 +106,8 @@ class Lowering {
       ids_[v] = t;
       return t;
     }
-    if (!is_static(g_, v)) throw std::runtime_error("value '" + g_.value(v).name + "' is read before it is computed");
+    if (!is_static(g_, v))
+      throw std::runtime_error("value '" + g_.value(v).name + "' is read before it is computed");
     return constant_operand(v, g_.value(v).spec.rank());
   }
 
@@ -142,7 +150,8 @@ class Lowering {
   }
 
   void emit(const Node& n) {
-    if (is_op(n, kDequantizeChannel) || (is_op(n, kDequantize) && weight_dequantize(g_, n.outputs[0]))) {
+    if (is_op(n, kDequantizeChannel) ||
+        (is_op(n, kDequantize) && weight_dequantize(g_, n.outputs[0]))) {
       return;  // a quantized weight: its readers take it as a constant
     }
     if (is_op(n, kDequantize)) {
@@ -195,11 +204,17 @@ class Lowering {
       const OpInfo info = info_of(n);
       std::vector<ValueId> acts;
       switch (info.kind) {
-        case Kind::kConv: acts = {n.arg("input").tensor()}; break;
-        case Kind::kLinear: acts = {n.arg("input").tensor()}; break;
+        case Kind::kConv:
+          acts = {n.arg("input").tensor()};
+          break;
+        case Kind::kLinear:
+          acts = {n.arg("input").tensor()};
+          break;
         case Kind::kBinary:
-          if (info.scalar_other || (info.binary != BinaryOp::kAdd && info.binary != BinaryOp::kSubtract &&
-                                    info.binary != BinaryOp::kMultiply)) continue;
+          if (info.scalar_other ||
+              (info.binary != BinaryOp::kAdd && info.binary != BinaryOp::kSubtract &&
+               info.binary != BinaryOp::kMultiply))
+            continue;
           if (n.op.name != "mul" && n.arg("alpha").to_double() != 1.0) continue;
           acts = {n.arg("self").tensor(), n.arg("other").tensor()};
           break;
@@ -218,18 +233,26 @@ class Lowering {
       ValueId final_out = n.outputs[0];
       if (auto it = alias_.find(final_out); it != alias_.end()) final_out = it->second;
       const Value& fo = g_.value(final_out);
-      if (fo.users.size() != 1 || region_outputs.count(final_out) || !members.count(fo.users[0])) continue;
+      if (fo.users.size() != 1 || region_outputs.count(final_out) || !members.count(fo.users[0]))
+        continue;
       const Node& q = g_.node(fo.users[0]);
       if (!is_op(q, kQuantize)) continue;
       const QuantInfo qo = quant_of(g_, q), qi = quant_of(g_, *dqs[0]);
       const bool same = qo.scales[0] == qi.scales[0] && qo.zero_points[0] == qi.zero_points[0];
-      if (info.kind == Kind::kReshape && !reshape_reason(g_.value(acts[0]).spec.sizes, fo.spec.sizes).empty()) continue;
-      if ((info.kind == Kind::kMaxPool || info.kind == Kind::kClampLike || info.kind == Kind::kReshape) && !same) continue;
+      if (info.kind == Kind::kReshape &&
+          !reshape_reason(g_.value(acts[0]).spec.sizes, fo.spec.sizes).empty())
+        continue;
+      if ((info.kind == Kind::kMaxPool || info.kind == Kind::kClampLike ||
+           info.kind == Kind::kReshape) &&
+          !same)
+        continue;
       if (info.kind == Kind::kConv || info.kind == Kind::kLinear) {
         const Node* wdq = weight_dequantize(g_, n.arg("weight").tensor());
         if (!wdq || g_.value(wdq->arg("input").tensor()).spec.dtype != ScalarType::Char) continue;
         const QuantInfo wq = quant_of(g_, *wdq);
-        if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int32_t z) { return z != 0; })) continue;
+        if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(),
+                        [](int32_t z) { return z != 0; }))
+          continue;
         if (!n.arg("bias").is_none() && !g_.value(n.arg("bias").tensor()).is_constant()) continue;
       }
       quantized_[id] = q.id;
@@ -281,7 +304,8 @@ class Lowering {
       case Kind::kSoftmax:
         return add(n, Unary{UnaryOp::kSoftmax}, {in(n.inputs()[0])}, out(y));
       case Kind::kLeakyRelu:
-        return add(n, LeakyRelu{float(n.arg("negative_slope").to_double())}, {in(n.inputs()[0])}, out(y));
+        return add(n, LeakyRelu{float(n.arg("negative_slope").to_double())}, {in(n.inputs()[0])},
+                   out(y));
       case Kind::kElu:
         return add(n, Elu{float(n.arg("alpha").to_double())}, {in(n.inputs()[0])}, out(y));
       case Kind::kMaxPool:
@@ -291,11 +315,13 @@ class Lowering {
         const TensorSpec& xs = g_.value(n.arg("self").tensor()).spec;
         const TensorId x = in(n.arg("self").tensor());
         if (os.rank() == 4) return add(n, GlobalAvgPool2d{}, {x}, out(y));
-        const std::vector<uint32_t> pooled_dims = {uint32_t(xs.sizes[0]), 1, 1, uint32_t(xs.sizes[1])};
-        const TensorId pooled = quant_mode_ ? b_.add_tensor(DType::kQInt8, pooled_dims,
-                                                            Quant::per_tensor(quant_out_params_.scales[0],
-                                                                              quant_out_params_.zero_points[0]))
-                                            : b_.add_tensor(DType::kFloat32, pooled_dims);
+        const std::vector<uint32_t> pooled_dims = {uint32_t(xs.sizes[0]), 1, 1,
+                                                   uint32_t(xs.sizes[1])};
+        const TensorId pooled =
+            quant_mode_ ? b_.add_tensor(DType::kQInt8, pooled_dims,
+                                        Quant::per_tensor(quant_out_params_.scales[0],
+                                                          quant_out_params_.zero_points[0]))
+                        : b_.add_tensor(DType::kFloat32, pooled_dims);
         add(n, GlobalAvgPool2d{}, {x}, pooled);
         const std::vector<uint32_t> dims = xnn_dims(os);
         return b_.add_node(StaticReshape{dims}, {pooled}, {out(y)}), void();
@@ -359,18 +385,21 @@ class Lowering {
     c.groups = groups;
     c.group_input_channels = uint32_t(x.spec.sizes[1] / groups);
     c.group_output_channels = uint32_t(ws[0] / groups);
-    c.padding = Padding::symmetric(uint32_t(pair_at(padding, 0, 0)), uint32_t(pair_at(padding, 1, 0)));
+    c.padding =
+        Padding::symmetric(uint32_t(pair_at(padding, 0, 0)), uint32_t(pair_at(padding, 1, 0)));
     if (quant_mode_) {
       const auto [filter, bias] = quantized_weights(n, x.id, /*conv_layout=*/true);
       return add(n, c, {in(x.id), filter, bias}, out(n.outputs[0]));
     }
     const std::vector<float> wdata = permute(static_floats(g_, w.id), ws, {0, 2, 3, 1});
-    const TensorId filter = b_.add_constant(DType::kFloat32, {uint32_t(ws[0]), uint32_t(ws[2]), uint32_t(ws[3]), uint32_t(ws[1])},
-                                            std::span<const float>(wdata));
+    const TensorId filter = b_.add_constant(
+        DType::kFloat32, {uint32_t(ws[0]), uint32_t(ws[2]), uint32_t(ws[3]), uint32_t(ws[1])},
+        std::span<const float>(wdata));
     std::vector<TensorId> inputs = {in(x.id), filter};
     if (!n.arg("bias").is_none()) {
       const std::vector<float> bias = read_floats(g_.value(n.arg("bias").tensor()));
-      inputs.push_back(b_.add_constant(DType::kFloat32, {uint32_t(bias.size())}, std::span<const float>(bias)));
+      inputs.push_back(
+          b_.add_constant(DType::kFloat32, {uint32_t(bias.size())}, std::span<const float>(bias)));
     }
     add(n, c, inputs, out(n.outputs[0]));
   }
@@ -405,14 +434,18 @@ class Lowering {
       qbias[c] = int32_t(std::lrint(double(bias[c]) / double(bias_scales[c])));
     }
     if (per_channel) {
-      const TensorId f = b_.add_constant(DType::kQCInt8, wdims, std::span<const int8_t>(wdata), Quant::per_channel(wq.scales, 0));
-      const TensorId b = b_.add_constant(DType::kQCInt32, {uint32_t(oc)}, std::span<const int32_t>(qbias),
-                                         Quant::per_channel(bias_scales, 0));
+      const TensorId f = b_.add_constant(DType::kQCInt8, wdims, std::span<const int8_t>(wdata),
+                                         Quant::per_channel(wq.scales, 0));
+      const TensorId b =
+          b_.add_constant(DType::kQCInt32, {uint32_t(oc)}, std::span<const int32_t>(qbias),
+                          Quant::per_channel(bias_scales, 0));
       return {f, b};
     }
-    const TensorId f = b_.add_constant(DType::kQInt8, wdims, std::span<const int8_t>(wdata), Quant::per_tensor(wq.scales[0], 0));
-    const TensorId b = b_.add_constant(DType::kQInt32, {uint32_t(oc)}, std::span<const int32_t>(qbias),
-                                       Quant::per_tensor(bias_scales[0], 0));
+    const TensorId f = b_.add_constant(DType::kQInt8, wdims, std::span<const int8_t>(wdata),
+                                       Quant::per_tensor(wq.scales[0], 0));
+    const TensorId b =
+        b_.add_constant(DType::kQInt32, {uint32_t(oc)}, std::span<const int32_t>(qbias),
+                        Quant::per_tensor(bias_scales[0], 0));
     return {f, b};
   }
 
@@ -431,10 +464,12 @@ class Lowering {
     const uint32_t k = uint32_t(xs.sizes.back()), m = uint32_t(xs.numel() / xs.sizes.back());
     const uint32_t oc = uint32_t(g_.value(wdq.arg("input").tensor()).spec.sizes[0]);
     const QuantInfo xq = quant_of(g_, g_.node(g_.value(x).producer));
-    const TensorId x4 = b_.add_tensor(DType::kQInt8, {m, 1, 1, k}, Quant::per_tensor(xq.scales[0], xq.zero_points[0]));
+    const TensorId x4 = b_.add_tensor(DType::kQInt8, {m, 1, 1, k},
+                                      Quant::per_tensor(xq.scales[0], xq.zero_points[0]));
     b_.add_node(StaticReshape{{m, 1, 1, k}}, {in(x)}, {x4});
-    const TensorId y4 = b_.add_tensor(DType::kQInt8, {m, 1, 1, oc},
-                                      Quant::per_tensor(quant_out_params_.scales[0], quant_out_params_.zero_points[0]));
+    const TensorId y4 = b_.add_tensor(
+        DType::kQInt8, {m, 1, 1, oc},
+        Quant::per_tensor(quant_out_params_.scales[0], quant_out_params_.zero_points[0]));
     Conv2d c;
     c.group_input_channels = k;
     c.group_output_channels = oc;
@@ -444,7 +479,8 @@ class Lowering {
 
   void emit_linear(const Node& n, Kind kind) {
     if (quant_mode_) return emit_quantized_linear(n);
-    const char* in_name = kind == Kind::kLinear ? "input" : (kind == Kind::kAddmm ? "mat1" : "self");
+    const char* in_name =
+        kind == Kind::kLinear ? "input" : (kind == Kind::kAddmm ? "mat1" : "self");
     const char* w_name = kind == Kind::kLinear ? "weight" : "mat2";
     const Value& w = g_.value(n.arg(w_name).tensor());
     std::vector<float> wdata = static_floats(g_, w.id);
@@ -458,8 +494,10 @@ class Lowering {
         for (int64_t ci = 0; ci < c; ++ci) {
           for (int64_t p = 0; p < h * wd; ++p) {
             const int64_t from = ci * h * wd + p, to = p * c + ci;
-            if (transposed) reordered[size_t(to * outs + o)] = wdata[size_t(from * outs + o)];
-            else reordered[size_t(o * c * h * wd + to)] = wdata[size_t(o * c * h * wd + from)];
+            if (transposed)
+              reordered[size_t(to * outs + o)] = wdata[size_t(from * outs + o)];
+            else
+              reordered[size_t(o * c * h * wd + to)] = wdata[size_t(o * c * h * wd + from)];
           }
         }
       }
@@ -468,12 +506,15 @@ class Lowering {
     const std::vector<uint32_t> wdims(w.spec.sizes.begin(), w.spec.sizes.end());
     FullyConnected fc;
     fc.transpose_weights = kind != Kind::kLinear;  // mm/addmm weights are [in, out]
-    std::vector<TensorId> inputs = {in(n.arg(in_name).tensor()),
-                                    b_.add_constant(DType::kFloat32, wdims, std::span<const float>(wdata))};
-    const char* bias_name = kind == Kind::kLinear ? "bias" : (kind == Kind::kAddmm ? "self" : nullptr);
+    std::vector<TensorId> inputs = {
+        in(n.arg(in_name).tensor()),
+        b_.add_constant(DType::kFloat32, wdims, std::span<const float>(wdata))};
+    const char* bias_name =
+        kind == Kind::kLinear ? "bias" : (kind == Kind::kAddmm ? "self" : nullptr);
     if (bias_name && !n.arg(bias_name).is_none()) {
       const std::vector<float> bias = read_floats(g_.value(n.arg(bias_name).tensor()));
-      inputs.push_back(b_.add_constant(DType::kFloat32, {uint32_t(bias.size())}, std::span<const float>(bias)));
+      inputs.push_back(
+          b_.add_constant(DType::kFloat32, {uint32_t(bias.size())}, std::span<const float>(bias)));
     }
     add(n, fc, inputs, out(n.outputs[0]));
   }
@@ -481,7 +522,8 @@ class Lowering {
   void emit_pool(const Node& n, Kind kind) {
     const Value& x = g_.value(n.arg("self").tensor());
     const TensorSpec& os = g_.value(n.outputs[0]).spec;
-    const auto k = int_list(n, "kernel_size"), s = int_list(n, "stride"), p = int_list(n, "padding");
+    const auto k = int_list(n, "kernel_size"), s = int_list(n, "stride"),
+               p = int_list(n, "padding");
     const uint32_t kh = uint32_t(pair_at(k, 0, 1)), kw = uint32_t(pair_at(k, 1, 1));
     const uint32_t sh = uint32_t(pair_at(s, 0, kh)), sw = uint32_t(pair_at(s, 1, kw));
     Padding pad = Padding::symmetric(uint32_t(pair_at(p, 0, 0)), uint32_t(pair_at(p, 1, 0)));
@@ -492,7 +534,8 @@ class Lowering {
     if (n.schema && n.schema->arg_index("dilation") >= 0) dil = int_list(n, "dilation");
     const uint32_t dh = uint32_t(pair_at(dil, 0, 1)), dw = uint32_t(pair_at(dil, 1, 1));
     // ceil_mode: extra bottom/right padding gives the ceil-mode output size (max ignores pads).
-    const auto extra = [&](int64_t in, uint32_t lo, uint32_t hi, uint32_t kk, uint32_t st, uint32_t d, int64_t want) -> uint32_t {
+    const auto extra = [&](int64_t in, uint32_t lo, uint32_t hi, uint32_t kk, uint32_t st,
+                           uint32_t d, int64_t want) -> uint32_t {
       const int64_t span = int64_t(d) * (kk - 1) + 1;
       const int64_t have = (in + lo + hi - span) / st + 1;
       return want > have ? uint32_t((want - 1) * st + span - (in + lo + hi)) : 0;
@@ -522,9 +565,10 @@ class Lowering {
   std::unordered_map<ValueId, std::tuple<int64_t, int64_t, int64_t>> flattened_nhwc_;
 };
 
-
 }  // namespace
 
-LoweredRegion lower_region(const Graph& graph, const Region& region) { return Lowering(graph, region).run(); }
+LoweredRegion lower_region(const Graph& graph, const Region& region) {
+  return Lowering(graph, region).run();
+}
 
 }  // namespace pteron::xnnpack::aot

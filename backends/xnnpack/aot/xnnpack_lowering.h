@@ -9,6 +9,7 @@ namespace pteron::xnnpack::aot {
 
 // The payload, or ok=false with the reason XNNPACK refused the finished region. Throws
 // std::exception on graphs it cannot read (the partitioner turns that into ok=false).
-compiler::LoweredRegion lower_region(const compiler::ir::Graph& graph, const compiler::Region& region);
+compiler::LoweredRegion lower_region(const compiler::ir::Graph& graph,
+                                     const compiler::Region& region);
 
 }  // namespace pteron::xnnpack::aot

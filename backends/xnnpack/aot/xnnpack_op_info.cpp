@@ -30,11 +30,13 @@ int64_t numel(const std::vector<int64_t>& s) {
 
 // A float constant's elements in logical (row-major) order, whatever its dim order.
 std::vector<float> read_floats(const Value& v) {
-  if (!v.constant || v.spec.dtype != ScalarType::Float) throw std::runtime_error("constant '" + v.name + "' is not fp32");
+  if (!v.constant || v.spec.dtype != ScalarType::Float)
+    throw std::runtime_error("constant '" + v.name + "' is not fp32");
   const auto& sizes = v.spec.sizes;
   const std::vector<int64_t> strides = v.spec.strides();
   const int64_t n = numel(sizes);
-  if (v.constant->bytes.size() < size_t(n) * 4) throw std::runtime_error("constant '" + v.name + "' is short");
+  if (v.constant->bytes.size() < size_t(n) * 4)
+    throw std::runtime_error("constant '" + v.name + "' is short");
   const float* src = reinterpret_cast<const float*>(v.constant->bytes.data());
   std::vector<float> out(static_cast<size_t>(n));
   std::vector<int64_t> index(sizes.size(), 0);
@@ -57,7 +59,8 @@ std::vector<double> read_numbers(const Value& v) {
   const std::vector<int64_t> strides = v.spec.strides();
   const int64_t n = numel(sizes);
   const size_t es = compiler::ir::dtype_size(v.spec.dtype);
-  if (es == 0 || v.constant->bytes.size() < size_t(n) * es) throw std::runtime_error("constant '" + v.name + "' is short");
+  if (es == 0 || v.constant->bytes.size() < size_t(n) * es)
+    throw std::runtime_error("constant '" + v.name + "' is short");
   const uint8_t* base = v.constant->bytes.data();
   std::vector<double> out(static_cast<size_t>(n));
   std::vector<int64_t> index(sizes.size(), 0);
@@ -67,13 +70,35 @@ std::vector<double> read_numbers(const Value& v) {
     const uint8_t* p = base + off * int64_t(es);
     double x;
     switch (v.spec.dtype) {
-      case ScalarType::Float: { float f; std::memcpy(&f, p, 4); x = f; break; }
-      case ScalarType::Double: std::memcpy(&x, p, 8); break;
-      case ScalarType::Char: x = double(*reinterpret_cast<const int8_t*>(p)); break;
-      case ScalarType::Byte: x = double(*p); break;
-      case ScalarType::Int: { int32_t k; std::memcpy(&k, p, 4); x = double(k); break; }
-      case ScalarType::Long: { int64_t k; std::memcpy(&k, p, 8); x = double(k); break; }
-      default: throw std::runtime_error("constant '" + v.name + "' has an unsupported dtype");
+      case ScalarType::Float: {
+        float f;
+        std::memcpy(&f, p, 4);
+        x = f;
+        break;
+      }
+      case ScalarType::Double:
+        std::memcpy(&x, p, 8);
+        break;
+      case ScalarType::Char:
+        x = double(*reinterpret_cast<const int8_t*>(p));
+        break;
+      case ScalarType::Byte:
+        x = double(*p);
+        break;
+      case ScalarType::Int: {
+        int32_t k;
+        std::memcpy(&k, p, 4);
+        x = double(k);
+        break;
+      }
+      case ScalarType::Long: {
+        int64_t k;
+        std::memcpy(&k, p, 8);
+        x = double(k);
+        break;
+      }
+      default:
+        throw std::runtime_error("constant '" + v.name + "' has an unsupported dtype");
     }
     out[size_t(i)] = x;
     for (size_t d = sizes.size(); d-- > 0;) {
@@ -100,7 +125,8 @@ QuantInfo quant_of(const Graph& g, const Node& qdq) {
   if (is_op(qdq, kDequantizeChannel)) {
     for (double d : read_numbers(g.value(qdq.arg("scales").tensor()))) q.scales.push_back(float(d));
     if (!qdq.arg("zero_points").is_none()) {
-      for (double d : read_numbers(g.value(qdq.arg("zero_points").tensor()))) q.zero_points.push_back(int32_t(d));
+      for (double d : read_numbers(g.value(qdq.arg("zero_points").tensor())))
+        q.zero_points.push_back(int32_t(d));
     } else {
       q.zero_points.assign(q.scales.size(), 0);
     }
@@ -133,7 +159,9 @@ std::vector<float> static_floats(const Graph& g, ValueId v) {
   return out;
 }
 
-bool is_static(const Graph& g, ValueId v) { return g.value(v).is_constant() || weight_dequantize(g, v); }
+bool is_static(const Graph& g, ValueId v) {
+  return g.value(v).is_constant() || weight_dequantize(g, v);
+}
 
 const std::map<std::string, OpInfo>& op_table() {
   static const std::map<std::string, OpInfo> table = [] {
@@ -156,9 +184,12 @@ const std::map<std::string, OpInfo>& op_table() {
       t[op] = {Kind::kClampLike};
     }
     const std::pair<const char*, UnaryOp> unaries[] = {
-        {"aten::abs.default", UnaryOp::kAbs},         {"aten::neg.default", UnaryOp::kNegate},
-        {"aten::floor.default", UnaryOp::kFloor},     {"aten::ceil.default", UnaryOp::kCeiling},
-        {"aten::sqrt.default", UnaryOp::kSquareRoot}, {"aten::sigmoid.default", UnaryOp::kSigmoid},
+        {"aten::abs.default", UnaryOp::kAbs},
+        {"aten::neg.default", UnaryOp::kNegate},
+        {"aten::floor.default", UnaryOp::kFloor},
+        {"aten::ceil.default", UnaryOp::kCeiling},
+        {"aten::sqrt.default", UnaryOp::kSquareRoot},
+        {"aten::sigmoid.default", UnaryOp::kSigmoid},
         {"aten::hardswish.default", UnaryOp::kHardswish}};
     for (const auto& [name, op] : unaries) t[name] = {Kind::kUnary, BinaryOp::kAdd, op};
     t["aten::leaky_relu.default"] = {Kind::kLeakyRelu};
@@ -172,10 +203,11 @@ const std::map<std::string, OpInfo>& op_table() {
     t["aten::_adaptive_avg_pool2d.default"] = {Kind::kGlobalPool};
     t["aten::adaptive_avg_pool2d.default"] = {Kind::kGlobalPool};
     t["aten::constant_pad_nd.default"] = {Kind::kPad};
-    for (const char* op : {"aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default",
-                           "aten::view_copy.default", "aten::squeeze.dim", "aten::squeeze.dims",
-                           "aten::squeeze_copy.dim", "aten::squeeze_copy.dims", "aten::unsqueeze.default",
-                           "aten::unsqueeze_copy.default", "aten::flatten.using_ints"}) {
+    for (const char* op :
+         {"aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default",
+          "aten::view_copy.default", "aten::squeeze.dim", "aten::squeeze.dims",
+          "aten::squeeze_copy.dim", "aten::squeeze_copy.dims", "aten::unsqueeze.default",
+          "aten::unsqueeze_copy.default", "aten::flatten.using_ints"}) {
       t[op] = {Kind::kReshape};
     }
     t["aten::upsample_bilinear2d.vec"] = {Kind::kResize};

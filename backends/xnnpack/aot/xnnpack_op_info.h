@@ -55,7 +55,7 @@ const Node* weight_dequantize(const Graph& g, ValueId v);
 struct QuantInfo {
   std::vector<float> scales;  // one (per tensor) or one per channel
   std::vector<int32_t> zero_points;
-  int64_t axis = -1;          // -1: per tensor
+  int64_t axis = -1;  // -1: per tensor
 };
 
 QuantInfo quant_of(const Graph& g, const Node& qdq);
