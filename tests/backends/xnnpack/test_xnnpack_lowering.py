@@ -364,3 +364,21 @@ def test_torchao_pt2e_quantized_conv_net_is_one_int8_region():
     actual = program.load().forward(x)[0]
     out_scale = float(expected.abs().max()) / 127  # symmetric int8 output: one step is below this
     assert float((actual - expected).abs().max()) <= 3 * out_scale + 1e-6
+
+
+def test_pteron_quantizer_output_is_one_int8_region():
+    # compiler/quantize's PT2E form (scheme "xnnpack") on ds-cnn: XNNPACK takes all of it, and
+    # agrees with the same int8 program on the portable Q/DQ kernels to within a few output
+    # steps (XNNPACK requantizes once per op instead of dequantizing to fp32 in between).
+    model, inputs = zoo.get("ds-cnn")
+    ep = pteron.export(model, inputs)
+    torch.manual_seed(1)
+    calibration = [tuple(torch.randn_like(t) for t in inputs) for _ in range(8)]
+    results = []
+    for partitioner in ([], [pteron.XnnpackPartitioner()]):
+        program = pteron.to_edge_transform_and_lower(ep, partitioner=partitioner, quantize="xnnpack",
+                                                     calibration=calibration, progress=False)
+        results.append((program.report, program.load().forward(*inputs)[0]))
+    (_, portable), (report, delegated) = results
+    assert len(report["delegated_regions"]) == 1 and report["refusals"] == [], report["refusals"]
+    assert float((delegated - portable).abs().max()) <= 0.02 * float(portable.abs().max())
