@@ -88,12 +88,26 @@ EValue convert(nb::handle h, ArgStore& store) {
   throw std::invalid_argument("run_kernel: unsupported argument type");
 }
 
-void run_kernel(const std::string& name, nb::sequence args) {
+// The kernel `name` from `library`, or the preferred library's when `library` is empty.
+const KernelEntry* lookup_kernel(const std::string& name, const std::string& library) {
+  if (!library.empty()) {
+    for (const KernelEntry& e : registered_kernels()) {
+      if (name == e.name && library == e.library) return &e;
+    }
+    return nullptr;
+  }
   const size_t dot = name.rfind('.');
   const std::string op = dot == std::string::npos ? name : name.substr(0, dot);
   const std::string overload = dot == std::string::npos ? "" : name.substr(dot + 1);
-  const KernelEntry* entry = find_kernel(op.c_str(), overload.c_str());
-  if (entry == nullptr) throw std::invalid_argument("no kernel registered for " + name);
+  return find_kernel(op.c_str(), overload.c_str());
+}
+
+void run_kernel(const std::string& name, nb::sequence args, const std::string& library) {
+  const KernelEntry* entry = lookup_kernel(name, library);
+  if (entry == nullptr) {
+    throw std::invalid_argument("no kernel registered for " + name +
+                                (library.empty() ? "" : " in library " + library));
+  }
 
   ArgStore store;
   std::vector<EValue> values;
@@ -114,14 +128,21 @@ void run_kernel(const std::string& name, nb::sequence args) {
 }  // namespace
 
 void bind_kernels(nb::module_& m) {
-  m.def("run_kernel", &run_kernel, nb::arg("name"), nb::arg("args"),
-        "Runs one registered kernel. Arrays are passed without copying; out arguments are "
+  m.def("run_kernel", &run_kernel, nb::arg("name"), nb::arg("args"), nb::arg("library") = "",
+        "Runs one registered kernel (from `library`, else the preferred one). Arrays are passed without copying; out arguments are "
         "written in place. Raises RuntimeError with the kernel's message on failure.");
   m.def("registered_kernels", [] {
     std::vector<std::string> names;
     for (const KernelEntry& e : registered_kernels()) names.emplace_back(e.name);
     return names;
   });
+  m.def("kernel_libraries", [](const std::string& name) {
+    std::vector<std::string> libs;
+    for (const KernelEntry& e : registered_kernels()) {
+      if (name == e.name) libs.emplace_back(e.library);
+    }
+    return libs;
+  }, nb::arg("name"), "The kernel libraries that register `name` (\"aten::add.out\").");
 }
 
 }  // namespace pteron::py

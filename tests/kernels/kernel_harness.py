@@ -7,9 +7,10 @@ import pteron_native
 import torch
 
 
-def run_kernel(name, args):
-    """Runs kernel `name` with `args` (tensors, scalars, lists, None) in schema order."""
-    pteron_native.run_kernel(name, list(args))
+def run_kernel(name, args, library=""):
+    """Runs kernel `name` with `args` (tensors, scalars, lists, None) in schema order, from
+    kernel `library` ("portable", "optimized") or else the one the runtime prefers."""
+    pteron_native.run_kernel(name, list(args), library)
 
 
 def assert_close(actual, expected, atol, rtol, what=""):
