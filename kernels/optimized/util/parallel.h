@@ -13,7 +13,7 @@ namespace pteron::opt {
 
 // Below this many multiply-adds (or element operations) in total, work runs on the caller's
 // thread: waking the pool costs a few microseconds.
-constexpr int64_t kMinParallelWork = 1 << 15;
+constexpr int64_t kMinParallelWork = 1 << 17;
 
 template <typename Fn>
 void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
