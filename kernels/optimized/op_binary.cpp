@@ -6,7 +6,7 @@
 // Inputs may have any strides (broadcast dims have stride 0); the output must have the default
 // dim order. Other dtypes and layouts go to the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
-#include "kernels/optimized/util/fallback.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
@@ -77,7 +77,7 @@ Error tensor_op(const char* name, BinaryOp op, bool has_alpha, bool negate_alpha
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[has_alpha ? 3 : 2]->tensor;
-  if (!fast_path_ok(a, &b, out)) return call_portable(name, ctx, args);
+  if (!fast_path_ok(a, &b, out)) return optimized::call_portable(name, ctx, args);
   int32_t sizes[kMaxTensorDim], dim = 0;
   PTERON_TRY(broadcast_shape(name, a, b, sizes, &dim));
   PTERON_TRY(expect_out_shape(name, out, sizes, dim));
@@ -95,7 +95,7 @@ Error scalar_op(const char* name, BinaryOp op, bool has_alpha, bool negate_alpha
   PTERON_TRY(check_args(name, args, has_alpha ? "TSST" : "TST"));
   const Tensor& a = *args[0]->tensor;
   Tensor& out = *args[has_alpha ? 3 : 2]->tensor;
-  if (!fast_path_ok(a, nullptr, out)) return call_portable(name, ctx, args);
+  if (!fast_path_ok(a, nullptr, out)) return optimized::call_portable(name, ctx, args);
   PTERON_TRY(expect_out_shape(name, out, a.sizes().data(), a.dim()));
   float alpha = has_alpha ? static_cast<float>(args[2]->scalar_as_double()) : 1.0f;
   if (negate_alpha) alpha = -alpha;

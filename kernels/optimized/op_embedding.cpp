@@ -5,7 +5,7 @@
 // error, out-of-range indices included).
 #include <cstring>
 
-#include "kernels/optimized/util/fallback.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
@@ -24,12 +24,12 @@ Error embedding_out(KernelContext& ctx, Span<EValue*> args) {
   if (weight.dim() != 2 || indices.dtype() != ScalarType::Long || out.dtype() != weight.dtype() ||
       !is_row_major(weight) || !is_row_major(indices) || !is_row_major(out) ||
       indices.dim() >= kMaxTensorDim) {
-    return call_portable(kOp, ctx, args);
+    return optimized::call_portable(kOp, ctx, args);
   }
   const int64_t* idx = indices.data<const int64_t>();
   const int64_t n = indices.numel(), rows = weight.size(0);
   for (int64_t i = 0; i < n; ++i) {
-    if (idx[i] < 0 || idx[i] >= rows) return call_portable(kOp, ctx, args);  // reports it
+    if (idx[i] < 0 || idx[i] >= rows) return optimized::call_portable(kOp, ctx, args);  // reports it
   }
   int32_t sizes[kMaxTensorDim];
   for (int32_t d = 0; d < indices.dim(); ++d) sizes[d] = indices.size(d);

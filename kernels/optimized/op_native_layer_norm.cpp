@@ -3,7 +3,7 @@
 // Optimized for float32 in the default dim order: rows normalised with SIMD, split over threads.
 // Everything else (and every shape error) goes through the portable kernel.
 #include "kernels/optimized/simd/isa_kernels.h"
-#include "kernels/optimized/util/fallback.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
@@ -38,7 +38,7 @@ Error native_layer_norm_out(KernelContext& ctx, Span<EValue*> args) {
          is_plain_float(&mean_out) && is_plain_float(&rstd_out) && is_plain_float(weight) &&
          is_plain_float(bias) && (weight == nullptr || weight->numel() == D) &&
          (bias == nullptr || bias->numel() == D);
-  if (!fast) return call_portable(kOp, ctx, args);
+  if (!fast) return optimized::call_portable(kOp, ctx, args);
   const int32_t axis = input.dim() - k;
   int32_t stat_sizes[kMaxTensorDim];
   for (int32_t d = 0; d < input.dim(); ++d) stat_sizes[d] = d < axis ? input.size(d) : 1;

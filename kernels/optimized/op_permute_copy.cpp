@@ -6,7 +6,7 @@
 // dtypes, layouts and errors.
 #include <cstring>
 
-#include "kernels/optimized/util/fallback.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
@@ -66,7 +66,7 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
   const int32_t rank = self.dim();
   if (self.element_size() != 4 || out.dtype() != self.dtype() || !is_row_major(self) ||
       !is_row_major(out) || static_cast<int32_t>(dims.size()) != rank || rank < 2) {
-    return call_portable(kOp, ctx, args);
+    return optimized::call_portable(kOp, ctx, args);
   }
   Transpose t{self.data<const uint32_t>(), out.data<uint32_t>(), rank, {}, {}, {}, -1, rank - 1};
   int32_t sizes[kMaxTensorDim];
@@ -74,7 +74,7 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
   for (int32_t i = 0; i < rank; ++i) {
     int32_t d = 0;
     if (normalize_dim(kOp, dims[i], rank, &d) != Error::Ok || (seen & (1u << d))) {
-      return call_portable(kOp, ctx, args);  // it reports the bad dims
+      return optimized::call_portable(kOp, ctx, args);  // it reports the bad dims
     }
     seen |= 1u << d;
     sizes[i] = self.size(d);
@@ -83,7 +83,7 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
     if (d == rank - 1) t.a = i;
   }
   if (t.a == t.b || self.size(rank - 1) == 1 || t.sizes[t.b] == 1) {
-    return call_portable(kOp, ctx, args);  // innermost stays innermost: rows copy as they are
+    return optimized::call_portable(kOp, ctx, args);  // innermost stays innermost: rows copy as they are
   }
   PTERON_TRY(expect_out_shape(kOp, out, sizes, rank));
   int64_t stride = 1;

@@ -4,7 +4,7 @@
 //   aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out)
 // Other dims, dtypes and layouts go through the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
-#include "kernels/optimized/util/fallback.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
@@ -21,7 +21,7 @@ Error softmax_common(const char* op, bool log, KernelContext& ctx, Span<EValue*>
   const bool last = in.dim() > 0 && (dim == -1 || dim == in.dim() - 1);
   if (!last || args[2]->b || in.dtype() != ScalarType::Float || out.dtype() != ScalarType::Float ||
       !is_row_major(in) || !is_row_major(out) || in.size(in.dim() - 1) == 0) {
-    return call_portable(op, ctx, args);
+    return optimized::call_portable(op, ctx, args);
   }
   PTERON_TRY(expect_out_shape(op, out, in.sizes().data(), in.dim()));
   const int64_t n = in.size(in.dim() - 1);

@@ -3,7 +3,7 @@
 //   aten::relu.out(Tensor self, *, Tensor(a!) out)
 // Other dtypes, layouts and bad arguments go through the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
-#include "kernels/optimized/util/fallback.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/broadcast.h"
@@ -35,9 +35,9 @@ Error gelu_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "T*T"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
-  if (!plain_float(in, out) || args[1]->tag != Tag::String) return call_portable(kOp, ctx, args);
+  if (!plain_float(in, out) || args[1]->tag != Tag::String) return optimized::call_portable(kOp, ctx, args);
   const bool tanh_form = string_equals(*args[1], "tanh");
-  if (!tanh_form && !string_equals(*args[1], "none")) return call_portable(kOp, ctx, args);
+  if (!tanh_form && !string_equals(*args[1], "none")) return optimized::call_portable(kOp, ctx, args);
   PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
   const float* x = in.data<const float>();
   float* y = out.data<float>();
@@ -51,7 +51,7 @@ Error relu_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
-  if (!plain_float(in, out)) return call_portable(kOp, ctx, args);
+  if (!plain_float(in, out)) return optimized::call_portable(kOp, ctx, args);
   PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
   const float* x = in.data<const float>();
   float* y = out.data<float>();

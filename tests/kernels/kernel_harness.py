@@ -7,9 +7,10 @@ import pteron_native
 import torch
 
 
-def run_kernel(name, args, library=""):
-    """Runs kernel `name` with `args` (tensors, scalars, lists, None) in schema order, from
-    kernel `library` ("portable", "optimized") or else the one the runtime prefers."""
+def run_kernel(name, args, library="portable"):
+    """Runs kernel `name` from `library` with `args` (tensors, scalars, lists, None) in schema
+    order. The tests in this folder check the portable kernels; tests/kernels/optimized passes
+    library="optimized"."""
     pteron_native.run_kernel(name, list(args), library)
 
 
