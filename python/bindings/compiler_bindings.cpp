@@ -5,6 +5,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/partition/registry.h"
 
 namespace nb = nanobind;
 
@@ -34,6 +35,17 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["planned_bytes"] = r.memory.total_arena_bytes;
   d["planned_lower_bound_bytes"] = r.memory.peak_live_bytes;
   d["memory_report"] = compiler::describe_memory_plan(r.memory);
+  nb::list regions;
+  for (const auto& region : r.regions) {
+    nb::dict g;
+    g["backend"] = region.backend;
+    g["nodes"] = region.nodes;
+    g["inputs"] = region.inputs;
+    g["outputs"] = region.outputs;
+    regions.append(g);
+  }
+  d["delegated_regions"] = regions;
+  d["refusals"] = r.refusals;
   d["seconds"] = r.seconds_load + r.seconds_passes + r.seconds_plan + r.seconds_emit;
   return d;
 }
@@ -58,9 +70,10 @@ void bind_compiler(nb::module_& m) {
   nb::exception<compiler::CompileError>(m, "CompileError", PyExc_RuntimeError);
   m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
         nb::arg("backends") = std::vector<std::string>{},
-        "Compiles a torch.export archive; returns (program bytes, report dict). `backends` lists "
-        "partitioners then kernel libraries (\"optimized\", \"portable\"), default the "
-        "target's. Raises CompileError.");
+        "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
+        "ordered list of partitioners then kernel libraries (\"xnnpack\", \"optimized\",\n"
+        "\"portable\"); empty means the target's. Raises CompileError.");
+  m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
 }
 
 }  // namespace pteron::py

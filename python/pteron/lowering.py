@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import pteron_native
 
+from pteron.partitioners import backend_names
 from pteron.runtime import Program, load
 
 CompileError = pteron_native.CompileError
@@ -82,17 +83,23 @@ def to_edge_transform_and_lower(
 ) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
-    `partitioner` is an ordered list of backend partitioners; an empty list (the default)
-    compiles every op to the kernel libraries. `kernels` names the kernel libraries the program
-    may use, most preferred first (e.g. ("optimized", "portable"): "optimized" also enables its
-    fusions, such as attention into pteron::sdpa); None means the target's. Raises CompileError
-    with a one-line message naming the node, op and source line at fault.
+    `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
+    each claims the regions it can run, the rest goes to the kernel libraries. `kernels` names
+    the kernel libraries the program may use, most preferred first (e.g. ("optimized",
+    "portable"): "optimized" also enables its fusions, such as attention into pteron::sdpa);
+    None means the target's. Raises CompileError with a one-line message naming the node, op
+    and source line at fault.
     """
-    partitioners = list(partitioner or [])
-    backends = list(kernels or [])
-    if partitioners:
-        names = ", ".join(type(p).__name__ for p in partitioners)
-        raise CompileError(f"no backend partitioners are available in this build (asked for {names})")
+    backends = backend_names(partitioner or [])
+    if backends:
+        missing = [b for b in backends if b not in pteron_native.available_backends()]
+        if missing:
+            raise CompileError(f"backend(s) {', '.join(missing)} not in this build "
+                               f"(available: {', '.join(pteron_native.available_backends())})")
+    if kernels:
+        backends += list(kernels)
+    elif backends:
+        backends.append("portable")  # whatever the partitioners leave runs on the kernels
     if isinstance(program, (str, os.PathLike)):
         data, report = pteron_native.compile_pt2(os.fspath(program), target, backends)
         return LoweredProgram(data, report)

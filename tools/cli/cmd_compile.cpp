@@ -14,7 +14,7 @@ struct CompileCliOptions {
   std::string model;
   std::string output;
   std::string target = "host";
-  std::vector<std::string> backends;
+  std::vector<std::string> backends;  // empty: the target's
   bool memory_report = false;
   bool json = false;
 };
@@ -30,6 +30,12 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["constants"] = {{"tensors", r.emit.constants}, {"bytes", r.emit.constant_bytes},
                     {"deduplicated", r.emit.deduplicated}};
   j["file_bytes"] = r.emit.file_bytes;
+  nlohmann::json delegated = nlohmann::json::array();
+  for (const auto& d : r.regions) {
+    delegated.push_back({{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
+  }
+  j["delegated_regions"] = delegated;
+  j["refusals"] = r.refusals;
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : r.memory.regions) {
     regions.push_back({{"name", region.name}, {"memory_id", region.mem_id}, {"bytes", region.used},
@@ -49,8 +55,8 @@ void run(const CompileCliOptions& o) {
   compiler::CompileResult result;
   compiler::CompileOptions options;
   options.target = o.target;
-  options.backends = o.backends;
   options.output_path = o.output;
+  options.backends = o.backends;
   try {
     result = compiler::compile_pt2(o.model, options);
   } catch (const compiler::CompileError& e) {
@@ -69,6 +75,10 @@ void run(const CompileCliOptions& o) {
               r.emit.constant_bytes / 1024.0, r.emit.deduplicated, r.emit.file_bytes / 1024.0);
   std::printf("  planned memory: %.1f KiB (lower bound %.1f KiB, efficiency %.1f%%)\n",
               r.memory.total_arena_bytes / 1024.0, r.memory.peak_live_bytes / 1024.0, 100 * r.memory.efficiency());
+  for (const auto& d : r.regions) {
+    std::printf("  delegated to %s: %zu nodes (%zu inputs, %zu outputs)\n", d.backend.c_str(), d.nodes,
+                d.inputs, d.outputs);
+  }
   if (o.memory_report) {
     std::printf("memory plan:\n%s", compiler::describe_memory_plan(r.memory).c_str());
     std::printf("passes:\n");
