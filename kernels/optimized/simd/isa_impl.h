@@ -110,8 +110,11 @@ void gelu(const float* x, float* y, int64_t n, bool tanh_approx) {
 void relu(const float* x, float* y, int64_t n) {
   int64_t i = 0;
   const Vec z = set1(0.0f);
-  for (; i + kLanes <= n; i += kLanes) store(y + i, vmax(load(x + i), z));
-  // x > 0 ? x : 0 keeps NaN as torch does (max would drop it on some ISAs).
+  // NaN stays NaN as in torch (a plain max drops it on x86).
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vec v = load(x + i);
+    store(y + i, select_nan(v, v, vmax(v, z)));
+  }
   for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : (x[i] != x[i] ? x[i] : 0.0f);
 }
 
