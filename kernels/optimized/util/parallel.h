@@ -39,7 +39,7 @@ void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
         const int64_t end = begin + x.chunk < x.n ? begin + x.chunk : x.n;
         (*x.fn)(begin, end);
       },
-      &ctx, chunks, 0);
+      &ctx, chunks, PTHREADPOOL_FLAG_YIELD_WORKERS);  // workers sleep between calls, as the SGEMM's do
 }
 
 }  // namespace pteron::opt
