@@ -19,7 +19,8 @@ double since(std::chrono::steady_clock::time_point start) {
 
 // The kernel libraries the program may use: those named in the backends list, else the
 // target's.
-std::vector<std::string> selected_kernel_libraries(const CompileOptions& options, const Target& target) {
+std::vector<std::string> selected_kernel_libraries(const CompileOptions& options,
+                                                   const Target& target) {
   std::vector<std::string> libraries = kernel_libraries_in(options.backends);
   return libraries.empty() ? target.kernels : libraries;
 }

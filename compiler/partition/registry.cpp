@@ -14,7 +14,9 @@ std::map<std::string, PartitionerFactory>& factories() {
 
 }  // namespace
 
-bool is_kernel_library(const std::string& name) { return name == "portable" || name == "optimized"; }
+bool is_kernel_library(const std::string& name) {
+  return name == "portable" || name == "optimized";
+}
 
 std::vector<std::string> kernel_libraries_in(const std::vector<std::string>& names) {
   std::vector<std::string> out;

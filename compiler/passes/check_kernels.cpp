@@ -17,16 +17,16 @@ namespace {
 bool has_kernel(const std::string& name, const std::vector<std::string>& libraries) {
   for (const KernelEntry& e : registered_kernels()) {
     if (name != e.name) continue;
-    if (libraries.empty() || std::find(libraries.begin(), libraries.end(), e.library) != libraries.end()) {
-      return true;
-    }
+    if (libraries.empty()) return true;
+    if (std::find(libraries.begin(), libraries.end(), e.library) != libraries.end()) return true;
   }
   return false;
 }
 
 }  // namespace
 
-void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
+void check_kernels_available(const ir::Graph& graph,
+                             const std::unordered_set<ir::NodeId>& delegated,
                              const std::vector<std::string>& libraries) {
   // op -> first node needing it, and how many nodes need it
   std::map<std::string, std::pair<std::string, int>> missing;

@@ -62,7 +62,9 @@ std::optional<double> constant_scalar(const ir::Graph& g, const ir::Argument& a)
   return f;
 }
 
-bool is_float32(const ir::Graph& g, ir::ValueId v) { return g.value(v).spec.dtype == ScalarType::Float; }
+bool is_float32(const ir::Graph& g, ir::ValueId v) {
+  return g.value(v).spec.dtype == ScalarType::Float;
+}
 
 struct Match {
   ir::ValueId q, k_t, v, mask = ir::kNoValue;
@@ -72,8 +74,8 @@ struct Match {
 
 // The scores' shape where the mask is applied decides how the mask broadcasts: [B, H, Lq, Lk]
 // (heads = H) or [N, Lq, Lk] (heads = N). The mask must broadcast to it without growing it.
-bool mask_fits(const ir::Graph& g, ir::ValueId mask, const std::vector<int64_t>& scores,
-               int64_t n, Match* m) {
+bool mask_fits(const ir::Graph& g, ir::ValueId mask, const std::vector<int64_t>& scores, int64_t n,
+               Match* m) {
   const std::vector<int64_t>& ms = g.value(mask).spec.sizes;
   if (ms.size() > scores.size() || ms.size() > 4) return false;
   for (size_t i = 0; i < ms.size(); ++i) {
@@ -182,13 +184,14 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
 const ir::OpSchema& sdpa_schema() {
   static const ir::OpSchema* functional = [] {
     ir::OpSchemaRegistry& registry = ir::OpSchemaRegistry::global();
-    std::vector<ir::ArgSchema> args = {arg("q", "Tensor"),      arg("k_t", "Tensor"),
-                                       arg("v", "Tensor"),      arg("mask", "Tensor?"),
-                                       arg("scale", "float"),   arg("heads", "int")};
+    std::vector<ir::ArgSchema> args = {arg("q", "Tensor"),    arg("k_t", "Tensor"),
+                                       arg("v", "Tensor"),    arg("mask", "Tensor?"),
+                                       arg("scale", "float"), arg("heads", "int")};
     ir::OpSchema out;
     out.op = ir::OpRef::parse("pteron::sdpa.out");
-    out.text = "pteron::sdpa.out(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, "
-               "int heads, *, Tensor(a!) out) -> Tensor(a!)";
+    out.text =
+        "pteron::sdpa.out(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, "
+        "int heads, *, Tensor(a!) out) -> Tensor(a!)";
     out.args = args;
     out.args.push_back(arg("out", "Tensor", /*out=*/true));
     out.returns.push_back({"", ir::ArgType::parse("Tensor"), "a!"});
@@ -196,8 +199,9 @@ const ir::OpSchema& sdpa_schema() {
     registry.add(out);
     ir::OpSchema f;
     f.op = ir::OpRef::parse("pteron::sdpa.default");
-    f.text = "pteron::sdpa(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, int heads) "
-             "-> Tensor";
+    f.text =
+        "pteron::sdpa(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, int heads) "
+        "-> Tensor";
     f.args = args;
     f.returns.push_back({"", ir::ArgType::parse("Tensor"), ""});
     return &registry.add(f, "pteron::sdpa.out");
@@ -212,8 +216,8 @@ int fuse_attention(ir::Graph& graph) {
     if (!graph.has_node(id)) continue;
     const std::optional<Match> m = match_attention(graph, graph.node(id));
     if (!m) continue;
-    const ir::Argument mask = m->mask == ir::kNoValue ? ir::Argument(ir::None{})
-                                                       : ir::Argument(ir::TensorRef{m->mask});
+    const ir::Argument mask =
+        m->mask == ir::kNoValue ? ir::Argument(ir::None{}) : ir::Argument(ir::TensorRef{m->mask});
     graph.set_op(id, sdpa_schema(),
                  {ir::TensorRef{m->q}, ir::TensorRef{m->k_t}, ir::TensorRef{m->v}, mask, m->scale,
                   m->heads});

@@ -36,8 +36,8 @@ float row_max(const float* x, int64_t n) {
   return r;
 }
 
-void layer_norm(const float* x, const float* w, const float* b, float eps, int64_t rows,
-                int64_t D, float* y, float* mean_out, float* rstd_out) {
+void layer_norm(const float* x, const float* w, const float* b, float eps, int64_t rows, int64_t D,
+                float* y, float* mean_out, float* rstd_out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * D;
     float* yr = y + r * D;
@@ -264,7 +264,8 @@ void scale_and_mask(const AttentionSlice& s, int64_t i, int64_t j0, int64_t nb, 
     if (s.mask_col == 1) {
       const Vec vs = set1(s.scale);
       int64_t j = 0;
-      for (; j + kLanes <= nb; j += kLanes) store(scores + j, fma(load(scores + j), vs, load(mk + j)));
+      for (; j + kLanes <= nb; j += kLanes)
+        store(scores + j, fma(load(scores + j), vs, load(mk + j)));
       for (; j < nb; ++j) scores[j] = scores[j] * s.scale + mk[j];
     } else {
       for (int64_t j = 0; j < nb; ++j) scores[j] = scores[j] * s.scale + mk[j * s.mask_col];
@@ -274,8 +275,8 @@ void scale_and_mask(const AttentionSlice& s, int64_t i, int64_t j0, int64_t nb, 
 
 // acc[r][:] += sum_j p[r][j] * v[j0 + j][:], kValueVecs columns of all R rows in registers.
 template <int R>
-void accumulate_values(const AttentionSlice& s, int64_t j0, int64_t nb,
-                       const float (*p)[kKeyBlock], float (*acc)[kMaxDv]) {
+void accumulate_values(const AttentionSlice& s, int64_t j0, int64_t nb, const float (*p)[kKeyBlock],
+                       float (*acc)[kMaxDv]) {
   int64_t c = 0;
   for (; c + kValueVecs * kLanes <= s.Dv; c += kValueVecs * kLanes) {
     Vec a[R][kValueVecs];

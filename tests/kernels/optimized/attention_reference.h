@@ -19,10 +19,11 @@ inline std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 
 }
 
 // softmax(scale * q k^T + mask) v in double; mask[i * lk + j], bool as "masked out".
-inline std::vector<double> attention_reference(const std::vector<float>& q, const std::vector<float>& kt,
-                                        const std::vector<float>& v, const float* fmask,
-                                        const bool* bmask, float scale, int64_t lq, int64_t lk,
-                                        int64_t d, int64_t dv) {
+inline std::vector<double> attention_reference(const std::vector<float>& q,
+                                               const std::vector<float>& kt,
+                                               const std::vector<float>& v, const float* fmask,
+                                               const bool* bmask, float scale, int64_t lq,
+                                               int64_t lk, int64_t d, int64_t dv) {
   std::vector<double> out(static_cast<size_t>(lq * dv));
   for (int64_t i = 0; i < lq; ++i) {
     std::vector<double> s(static_cast<size_t>(lk));

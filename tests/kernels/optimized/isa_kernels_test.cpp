@@ -3,6 +3,8 @@
 // builds run it under emulation for the NEON table. Tolerances: elementwise 1e-6 relative;
 // exp-based (softmax, gelu, attention) 2e-6 absolute on values of order 1 (log-softmax 1e-5);
 // layer norm 1e-4 on normalised values.
+#include "kernels/optimized/simd/isa_kernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/optimized/simd/isa_kernels.h"
 #include "tests/kernels/optimized/attention_reference.h"
 
 namespace pteron {
@@ -44,9 +45,9 @@ TEST(IsaKernels, GeluBothFormsMatchReference) {
         k->gelu(x.data(), y.data(), n, tanh_form);
         for (int64_t i = 0; i < n; ++i) {
           const double v = x[i];
-          const double ref = tanh_form
-              ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
-              : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+          const double ref =
+              tanh_form ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                        : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
           ASSERT_NEAR(y[i], ref, 2e-6) << k->name << " tanh=" << tanh_form << " x=" << v;
         }
       }
@@ -144,8 +145,9 @@ TEST(IsaKernels, BinaryOpsEveryStepCombination) {
           k->binary(op, a.data(), st[0], b.data(), st[1], -0.75f, y.data(), n);
           for (int64_t i = 0; i < n; ++i) {
             const float x = a[i * st[0]], z = b[i * st[1]];
-            const float ref = op == BinaryOp::kAdd ? x + -0.75f * z
-                              : op == BinaryOp::kMul ? x * z : x / z;
+            const float ref = op == BinaryOp::kAdd   ? x + -0.75f * z
+                              : op == BinaryOp::kMul ? x * z
+                                                     : x / z;
             ASSERT_NEAR(y[i], ref, 1e-6 * (1 + std::fabs(ref)))
                 << k->name << " op " << int(op) << " steps " << st[0] << "," << st[1];
           }
@@ -159,12 +161,12 @@ TEST(IsaKernels, AttentionMatchesReferenceAcrossKeyBlocks) {
   struct Shape {
     int64_t lq, lk, d, dv;
   };
-  const Shape shapes[] = {{1, 1, 1, 1}, {5, 7, 3, 5}, {16, 16, 16, 16}, {9, 130, 64, 64},
-                          {4, 257, 8, 33}};
+  const Shape shapes[] = {
+      {1, 1, 1, 1}, {5, 7, 3, 5}, {16, 16, 16, 16}, {9, 130, 64, 64}, {4, 257, 8, 33}};
   for (const IsaKernels* k : tables()) {
     for (const Shape& sh : shapes) {
-      const auto q = random_floats(sh.lq * sh.d, 10, 2.0f), kt = random_floats(sh.d * sh.lk, 11, 2.0f),
-                 v = random_floats(sh.lk * sh.dv, 12);
+      const auto q = random_floats(sh.lq * sh.d, 10, 2.0f),
+                 kt = random_floats(sh.d * sh.lk, 11, 2.0f), v = random_floats(sh.lk * sh.dv, 12);
       std::vector<float> fmask(static_cast<size_t>(sh.lq * sh.lk));
       std::vector<uint8_t> bmask_bytes(static_cast<size_t>(sh.lq * sh.lk));
       for (int64_t i = 0; i < sh.lq; ++i) {
@@ -177,14 +179,16 @@ TEST(IsaKernels, AttentionMatchesReferenceAcrossKeyBlocks) {
       const bool* bmask = reinterpret_cast<const bool*>(bmask_bytes.data());
       for (int kind = 0; kind < 3; ++kind) {
         std::vector<float> out(static_cast<size_t>(sh.lq * sh.dv));
-        const void* mask = kind == 0 ? nullptr : kind == 1 ? static_cast<const void*>(fmask.data())
-                                                           : static_cast<const void*>(bmask);
-        opt::AttentionSlice s{q.data(), kt.data(), v.data(), out.data(), mask, kind == 2,
-                              sh.d, sh.lk, sh.dv, sh.dv, sh.lk, 1, sh.d, sh.dv, sh.lk, 0.3f};
+        const void* mask = kind == 0   ? nullptr
+                           : kind == 1 ? static_cast<const void*>(fmask.data())
+                                       : static_cast<const void*>(bmask);
+        opt::AttentionSlice s{q.data(), kt.data(), v.data(), out.data(), mask,  kind == 2,
+                              sh.d,     sh.lk,     sh.dv,    sh.dv,      sh.lk, 1,
+                              sh.d,     sh.dv,     sh.lk,    0.3f};
         k->attention(s, 0, sh.lq);
-        const auto ref = attention_reference(q, kt, v, kind == 1 ? fmask.data() : nullptr,
-                                             kind == 2 ? bmask : nullptr, 0.3f, sh.lq, sh.lk,
-                                             sh.d, sh.dv);
+        const auto ref =
+            attention_reference(q, kt, v, kind == 1 ? fmask.data() : nullptr,
+                                kind == 2 ? bmask : nullptr, 0.3f, sh.lq, sh.lk, sh.d, sh.dv);
         for (size_t i = 0; i < out.size(); ++i) {
           ASSERT_NEAR(out[i], ref[i], 2e-6 * (1 + std::fabs(ref[i])))
               << k->name << " mask kind " << kind << " lk " << sh.lk << " at " << i;

@@ -138,8 +138,12 @@ TEST(OptimizedOps, ChannelsLastInputsAndScalarForms) {
   expect_same(o2, o1, 1e-6, "channels-last mul");
   Owned s1(ScalarType::Float, {2, 3, 4, 5}), s2(ScalarType::Float, {2, 3, 4, 5});
   for (const char* op : {"aten::sub.Scalar_out", "aten::add.Scalar_out"}) {
-    ASSERT_EQ(run(op, "portable", {T(b), EValue::from_double(1.5), EValue::from_double(2.0), T(s1)}), Error::Ok);
-    ASSERT_EQ(run(op, "optimized", {T(b), EValue::from_double(1.5), EValue::from_double(2.0), T(s2)}), Error::Ok);
+    ASSERT_EQ(
+        run(op, "portable", {T(b), EValue::from_double(1.5), EValue::from_double(2.0), T(s1)}),
+        Error::Ok);
+    ASSERT_EQ(
+        run(op, "optimized", {T(b), EValue::from_double(1.5), EValue::from_double(2.0), T(s2)}),
+        Error::Ok);
     expect_same(s2, s1, 1e-6, op);
   }
 }
@@ -150,13 +154,17 @@ TEST(OptimizedOps, LayerNormGeluSoftmaxMatchPortable) {
   w.fill(6);
   b.fill(7);
   const int64_t norm[] = {96};
-  Owned y1(ScalarType::Float, {3, 5, 96}), m1(ScalarType::Float, {3, 5, 1}), r1(ScalarType::Float, {3, 5, 1});
-  Owned y2(ScalarType::Float, {3, 5, 96}), m2(ScalarType::Float, {3, 5, 1}), r2(ScalarType::Float, {3, 5, 1});
+  Owned y1(ScalarType::Float, {3, 5, 96}), m1(ScalarType::Float, {3, 5, 1}),
+      r1(ScalarType::Float, {3, 5, 1});
+  Owned y2(ScalarType::Float, {3, 5, 96}), m2(ScalarType::Float, {3, 5, 1}),
+      r2(ScalarType::Float, {3, 5, 1});
   const EValue shape = int_list(norm, 1);
   ASSERT_EQ(run("aten::native_layer_norm.out", "portable",
-                {T(x), shape, T(w), T(b), EValue::from_double(1e-5), T(y1), T(m1), T(r1)}), Error::Ok);
+                {T(x), shape, T(w), T(b), EValue::from_double(1e-5), T(y1), T(m1), T(r1)}),
+            Error::Ok);
   ASSERT_EQ(run("aten::native_layer_norm.out", "optimized",
-                {T(x), shape, T(w), T(b), EValue::from_double(1e-5), T(y2), T(m2), T(r2)}), Error::Ok);
+                {T(x), shape, T(w), T(b), EValue::from_double(1e-5), T(y2), T(m2), T(r2)}),
+            Error::Ok);
   expect_same(y2, y1, 1e-5, "layer_norm");
   expect_same(r2, r1, 1e-5, "layer_norm rstd");
 
@@ -170,8 +178,11 @@ TEST(OptimizedOps, LayerNormGeluSoftmaxMatchPortable) {
   for (const char* op : {"aten::_softmax.out", "aten::_log_softmax.out"}) {
     for (int64_t dim : {int64_t{-1}, int64_t{1}}) {  // dim 1: handed to the portable kernel
       Owned s1(ScalarType::Float, {3, 5, 96}), s2(ScalarType::Float, {3, 5, 96});
-      ASSERT_EQ(run(op, "portable", {T(x), EValue::from_int(dim), EValue::from_bool(false), T(s1)}), Error::Ok);
-      ASSERT_EQ(run(op, "optimized", {T(x), EValue::from_int(dim), EValue::from_bool(false), T(s2)}), Error::Ok);
+      ASSERT_EQ(run(op, "portable", {T(x), EValue::from_int(dim), EValue::from_bool(false), T(s1)}),
+                Error::Ok);
+      ASSERT_EQ(
+          run(op, "optimized", {T(x), EValue::from_int(dim), EValue::from_bool(false), T(s2)}),
+          Error::Ok);
       expect_same(s2, s1, 1e-5, op);
     }
   }
@@ -180,7 +191,8 @@ TEST(OptimizedOps, LayerNormGeluSoftmaxMatchPortable) {
 TEST(OptimizedOps, PermuteAndEmbeddingMatchPortable) {
   Owned x(ScalarType::Float, {2, 19, 3, 37});
   x.fill(8);
-  const std::vector<std::vector<int64_t>> perms = {{0, 2, 1, 3}, {0, 1, 3, 2}, {0, 2, 3, 1}, {3, 2, 1, 0}};
+  const std::vector<std::vector<int64_t>> perms = {
+      {0, 2, 1, 3}, {0, 1, 3, 2}, {0, 2, 3, 1}, {3, 2, 1, 0}};
   for (const auto& p : perms) {
     std::vector<int32_t> shape;
     for (int64_t d : p) shape.push_back(x.sizes[static_cast<size_t>(d)]);
@@ -195,8 +207,9 @@ TEST(OptimizedOps, PermuteAndEmbeddingMatchPortable) {
   for (int64_t i = 0; i < 14; ++i) idx.tensor.data<int64_t>()[i] = (i * 7) % 50;
   Owned e1(ScalarType::Float, {2, 7, 24}), e2(ScalarType::Float, {2, 7, 24});
   auto args = [&](Owned& out) {
-    return std::vector<EValue>{T(w), T(idx), EValue::from_int(-1), EValue::from_bool(false),
-                               EValue::from_bool(false), T(out)};
+    return std::vector<EValue>{
+        T(w),  T(idx), EValue::from_int(-1), EValue::from_bool(false), EValue::from_bool(false),
+        T(out)};
   };
   ASSERT_EQ(run("aten::embedding.out", "portable", args(e1)), Error::Ok);
   ASSERT_EQ(run("aten::embedding.out", "optimized", args(e2)), Error::Ok);
@@ -208,7 +221,8 @@ TEST(OptimizedOps, PermuteAndEmbeddingMatchPortable) {
 
 TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
   const int64_t N = 6, heads = 3, lq = 20, lk = 70, d = 16, dv = 24;
-  Owned q(ScalarType::Float, {N, lq, d}), kt(ScalarType::Float, {N, d, lk}), v(ScalarType::Float, {N, lk, dv});
+  Owned q(ScalarType::Float, {N, lq, d}), kt(ScalarType::Float, {N, d, lk}),
+      v(ScalarType::Float, {N, lk, dv});
   q.fill(10);
   kt.fill(11);
   v.fill(12);
@@ -216,9 +230,10 @@ TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
   for (int64_t i = 0; i < lq; ++i)
     for (int64_t j = 0; j < lk; ++j) mask.f()[i * lk + j] = j > i + 40 ? -INFINITY : 0.0f;
   Owned out(ScalarType::Float, {N, lq, dv});
-  ASSERT_EQ(run("pteron::sdpa.out", "optimized",
-                {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(heads), T(out)}),
-            Error::Ok)
+  ASSERT_EQ(
+      run("pteron::sdpa.out", "optimized",
+          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(heads), T(out)}),
+      Error::Ok)
       << last_error_message();
   for (int64_t n = 0; n < N; ++n) {
     std::vector<float> qn(q.f() + n * lq * d, q.f() + (n + 1) * lq * d);
@@ -226,17 +241,20 @@ TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
     std::vector<float> vn(v.f() + n * lk * dv, v.f() + (n + 1) * lk * dv);
     const auto ref = attention_reference(qn, kn, vn, mask.f(), nullptr, 0.25f, lq, lk, d, dv);
     for (int64_t i = 0; i < lq * dv; ++i) {
-      ASSERT_NEAR(out.f()[n * lq * dv + i], ref[i], 2e-6 * (1 + std::fabs(ref[i]))) << n << "," << i;
+      ASSERT_NEAR(out.f()[n * lq * dv + i], ref[i], 2e-6 * (1 + std::fabs(ref[i])))
+          << n << "," << i;
     }
   }
   Owned bad(ScalarType::Float, {N, d + 1, lk});
   EXPECT_EQ(run("pteron::sdpa.out", "optimized",
-                {T(q), T(bad), T(v), EValue(), EValue::from_double(0.25), EValue::from_int(heads), T(out)}),
+                {T(q), T(bad), T(v), EValue(), EValue::from_double(0.25), EValue::from_int(heads),
+                 T(out)}),
             Error::InvalidArgument);
   EXPECT_NE(std::string(last_error_message()).find("pteron::sdpa.out"), std::string::npos);
-  EXPECT_EQ(run("pteron::sdpa.out", "optimized",
-                {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(4), T(out)}),
-            Error::InvalidArgument);  // 4 heads do not divide 6
+  EXPECT_EQ(
+      run("pteron::sdpa.out", "optimized",
+          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(4), T(out)}),
+      Error::InvalidArgument);  // 4 heads do not divide 6
 }
 
 }  // namespace
