@@ -34,7 +34,7 @@ const ir::Node* private_producer(const ir::Graph& g, ir::ValueId v) {
 
 // Walks back through ops that only reshape (same elements, same order): view, reshape,
 // expand to the same element count, clone. Returns the first value another op computes.
-ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v) {
+ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v, std::vector<ir::NodeId>* chain) {
   for (;;) {
     const ir::Node* p = private_producer(g, v);
     if (p == nullptr) return v;
@@ -44,6 +44,7 @@ ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v) {
                          name == "aten::clone" || name == "aten::alias";
     if (!reshape || p->args.empty() || !p->args[0].is_tensor()) return v;
     if (g.value(p->args[0].tensor()).spec.numel() != g.value(v).spec.numel()) return v;
+    chain->push_back(p->id);
     v = p->args[0].tensor();
   }
 }
@@ -67,6 +68,7 @@ bool is_float32(const ir::Graph& g, ir::ValueId v) {
 }
 
 struct Match {
+  std::vector<ir::NodeId> chain;  // nodes the fused op replaces, from bmm2 back to bmm1
   ir::ValueId q, k_t, v, mask = ir::kNoValue;
   double scale = 1.0;
   int64_t heads = 1;
@@ -98,8 +100,10 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
   if (bmm2.op.str() != "aten::bmm.default") return std::nullopt;
   Match m;
   m.v = bmm2.args[1].tensor();
-  const ir::Node* softmax = private_producer(g, skip_reshapes(g, bmm2.args[0].tensor()));
+  const ir::Node* softmax =
+      private_producer(g, skip_reshapes(g, bmm2.args[0].tensor(), &m.chain));
   if (softmax == nullptr || softmax->op.str() != "aten::_softmax.default") return std::nullopt;
+  m.chain.push_back(softmax->id);
   const ir::ValueId masked = softmax->args[0].tensor();
   const int64_t rank = static_cast<int64_t>(g.value(masked).spec.rank());
   const int64_t dim = softmax->args[1].to_int();
@@ -135,6 +139,7 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
       break;
     }
   }
+  if (mask != ir::kNoValue) m.chain.push_back(p->id);
   const std::vector<int64_t> mask_point = g.value(scaled).spec.sizes;
 
   // Optional scale by a constant.
@@ -154,12 +159,14 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
       if (c && x != ir::kNoValue && g.value(x).spec.sizes == g.value(scaled).spec.sizes) {
         m.scale = div ? 1.0 / *c : *c;
         scores = x;
+        m.chain.push_back(p->id);
       }
     }
   }
 
-  const ir::Node* bmm1 = private_producer(g, skip_reshapes(g, scores));
+  const ir::Node* bmm1 = private_producer(g, skip_reshapes(g, scores, &m.chain));
   if (bmm1 == nullptr || bmm1->op.str() != "aten::bmm.default") return std::nullopt;
+  m.chain.push_back(bmm1->id);
   m.q = bmm1->args[0].tensor();
   m.k_t = bmm1->args[1].tensor();
   const auto& q = g.value(m.q).spec.sizes;
@@ -209,18 +216,31 @@ const ir::OpSchema& sdpa_schema() {
   return *functional;
 }
 
-int fuse_attention(ir::Graph& graph) {
+int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
   int fused = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
-    if (!graph.has_node(id)) continue;
-    const std::optional<Match> m = match_attention(graph, graph.node(id));
+    if (!graph.has_node(id) || delegated.count(id)) continue;
+    std::optional<Match> m = match_attention(graph, graph.node(id));
     if (!m) continue;
+    bool touches_delegate = false;
+    for (ir::NodeId n : m->chain) touches_delegate = touches_delegate || delegated.count(n) > 0;
+    if (touches_delegate) continue;
     const ir::Argument mask =
         m->mask == ir::kNoValue ? ir::Argument(ir::None{}) : ir::Argument(ir::TensorRef{m->mask});
     graph.set_op(id, sdpa_schema(),
                  {ir::TensorRef{m->q}, ir::TensorRef{m->k_t}, ir::TensorRef{m->v}, mask, m->scale,
                   m->heads});
+    // The chain's nodes now have no users (each intermediate was read only by the next step).
+    for (ir::NodeId n : m->chain) {
+      if (!graph.has_node(n)) continue;
+      bool used = false;
+      for (ir::ValueId out : graph.node(n).outputs) {
+        used = used || (out != ir::kNoValue && (!graph.value(out).users.empty() ||
+                                                is_graph_output(graph, out)));
+      }
+      if (!used) graph.remove_node(n);
+    }
     ++fused;
   }
   return fused;

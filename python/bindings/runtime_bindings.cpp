@@ -14,9 +14,6 @@
 
 #include "python/bindings/tensor_convert.h"
 #include "runtime/host/host_method.h"
-#if PTERON_HAS_THREADS
-#include "runtime/threads/threadpool.h"
-#endif
 
 namespace nb = nanobind;
 
@@ -197,12 +194,6 @@ void bind_runtime(nb::module_& m) {
       .def("load_method", &PyProgram::load_method, nb::arg("name") = "forward",
            nb::arg("scratch_bytes") = size_t{64} << 20)
       .def("method_meta", &PyProgram::method_meta, nb::arg("name") = "forward");
-#if PTERON_HAS_THREADS
-  // One process-wide setting for the XNNPACK delegate and the optimized kernels.
-  m.def("set_num_threads", &pteron::set_num_threads, nb::arg("threads"),
-        "Threads for delegates and kernels loaded from now on; 0 returns to the default.");
-  m.def("num_threads", &pteron::num_threads, "The thread count work started now gets.");
-#endif
   m.def("load", &load_path, nb::arg("path"), "Loads and verifies a .pte file (mmapped).");
   m.def("load_bytes", &load_bytes, nb::arg("data"), "Loads and verifies a program from bytes.");
 }

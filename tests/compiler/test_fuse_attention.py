@@ -38,7 +38,7 @@ def _check_matches(lowered, model, inputs):
 
 
 def _fused(lowered):
-    line = next(p for p in lowered.report["passes"] if p.startswith("fuse_attention"))
+    line = next(p for p in lowered.report["passes"] if p.startswith("optimized/fuse_attention"))
     return int(line.split(":")[1].split()[0])
 
 
@@ -63,7 +63,7 @@ def test_transformer_block_fuses_both_layers_and_matches(transformer_block_pt2):
 @pytest.mark.parametrize("kernels", [None, ("portable",)])
 def test_without_optimized_program_has_only_aten_ops(transformer_block_pt2, kernels):
     lowered = pteron.to_edge_transform_and_lower(transformer_block_pt2, kernels=kernels)
-    assert not any(p.startswith("fuse_attention") for p in lowered.report["passes"])
+    assert not any(p.startswith("optimized/fuse_attention") for p in lowered.report["passes"])
     ops = _ops(lowered)
     assert ops and all(op.startswith("aten::") for op in ops), ops
     assert "aten::bmm.out" in ops

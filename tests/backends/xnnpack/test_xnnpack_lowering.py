@@ -264,3 +264,103 @@ def test_cli_compiles_with_xnnpack_backend(tmp_path):
         [_pteron_cli(), "compile", tmp_path / "m.pt2", "-o", tmp_path / "n.pte", "--backends", "nope"],
         capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "unknown backend 'nope'" in bad.stderr
+
+
+# ---- int8: PT2E dequantize -> op -> quantize regions, quantized by hand ----
+# Tolerance: XNNPACK requantizes with its own rounding, so each int8 layer may differ from
+# torch's fake-quantized reference by one step; the output is within 3 output steps.
+
+import torch.ao.quantization.fx._decomposed  # noqa: E402,F401  (registers quantized_decomposed)
+
+QD = torch.ops.quantized_decomposed
+
+
+def _qdq(x, scale, zero_point):
+    q = QD.quantize_per_tensor(x, scale, zero_point, -128, 127, torch.int8)
+    return QD.dequantize_per_tensor(q, scale, zero_point, -128, 127, torch.int8)
+
+
+def _int8_weight(w, per_channel):
+    dims = tuple(range(1, w.dim()))
+    scales = w.abs().amax(dims) / 127 if per_channel else torch.full((w.shape[0],), float(w.abs().max() / 127))
+    q = torch.round(w / scales.reshape(-1, *[1] * len(dims))).clamp(-127, 127).to(torch.int8)
+    return q, scales
+
+
+class HandQuantized(torch.nn.Module):
+    """conv+relu -> max pool -> add -> global average pool -> linear, all in PT2E Q/DQ form."""
+
+    OUT_SCALE = 0.02
+
+    def __init__(self, per_channel):
+        super().__init__()
+        self.per_channel = per_channel
+        w, ws = _int8_weight(torch.randn(64, 3, 5, 5) * 0.2, per_channel)
+        self.register_buffer("w", w)
+        self.register_buffer("ws", ws)
+        self.register_buffer("wz", torch.zeros(64, dtype=torch.int64))
+        self.bias = torch.nn.Parameter(torch.randn(64) * 0.1)
+        f, fs = _int8_weight(torch.randn(10, 64) * 0.2, per_channel)
+        self.register_buffer("f", f)
+        self.register_buffer("fs", fs)
+        self.register_buffer("fz", torch.zeros(10, dtype=torch.int64))
+        self.tensor_scales = {"w": float(ws[0]), "f": float(fs[0])}  # per-tensor: Python floats
+
+    def _dq_weight(self, name, q, s, z):
+        if self.per_channel:
+            return QD.dequantize_per_channel(q, s, z, 0, -127, 127, torch.int8)
+        return QD.dequantize_per_tensor(q, self.tensor_scales[name], 0, -127, 127, torch.int8)
+
+    def forward(self, x):
+        x = _qdq(x, 0.02, 3)
+        y = _qdq(torch.relu(F.conv2d(x, self._dq_weight("w", self.w, self.ws, self.wz), self.bias, padding=2)), 0.03, -128)
+        y = _qdq(F.max_pool2d(y, 2), 0.03, -128)
+        y = _qdq(y + y, 0.05, -100)
+        y = _qdq(y.mean((2, 3)), 0.05, -100)
+        return _qdq(F.linear(y, self._dq_weight("f", self.f, self.fs, self.fz)), self.OUT_SCALE, 0)
+
+
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per_channel", "per_tensor"])
+def test_hand_quantized_graph_runs_int8_in_one_region(per_channel, tmp_path):
+    model = HandQuantized(per_channel).eval()
+    x = torch.randn(1, 3, 12, 12)
+    ep = torch.export.export(model, (x,))
+    table = torch.export.default_decompositions()
+    del table[torch.ops.aten.linear.default]  # PT2E's quantizer keeps linear (fuse_linear on main)
+    path = tmp_path / "q.pt2"
+    torch.export.save(ep.run_decompositions(table), path)
+    program = pteron.to_edge_transform_and_lower(str(path), partitioner=[pteron.XnnpackPartitioner()])
+    assert len(program.report["delegated_regions"]) == 1, program.report["refusals"]
+    assert program.report["refusals"] == []
+    # The weights travel as int8: the whole program is smaller than the conv's fp32 weights.
+    assert program.report["file_bytes"] < 64 * 3 * 5 * 5 * 4
+    with torch.no_grad():
+        expected = model(x)
+    actual = program.load().forward(x)[0]
+    assert float((actual - expected).abs().max()) <= 3 * HandQuantized.OUT_SCALE + 1e-6
+
+
+def test_torchao_pt2e_quantized_conv_net_is_one_int8_region():
+    # torchao's PT2E flow with its XNNPACK quantizer (per-channel weights): the Q/DQ graph
+    # it produces lowers to one region and matches the fake-quantized module.
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 16, 3, groups=16), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1)).eval()
+    x = torch.randn(1, 3, 16, 16)
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(torch.export.export(model, (x,)).module(), quantizer)
+    for _ in range(4):
+        prepared(torch.randn(1, 3, 16, 16))
+    converted = convert_pt2e(prepared)
+    program = pteron.to_edge_transform_and_lower(torch.export.export(converted, (x,)),
+                                                 partitioner=[pteron.XnnpackPartitioner()])
+    assert len(program.report["delegated_regions"]) == 1, program.report["refusals"]
+    assert program.report["refusals"] == []
+    with torch.no_grad():
+        expected = converted(x)
+    actual = program.load().forward(x)[0]
+    out_scale = float(expected.abs().max()) / 127  # symmetric int8 output: one step is below this
+    assert float((actual - expected).abs().max()) <= 3 * out_scale + 1e-6
