@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/compile_error.h"
+#include "compiler/passes/fuse_attention.h"
 
 namespace pteron::compiler {
 namespace {
@@ -14,7 +15,9 @@ std::map<std::string, PartitionerFactory>& factories() {
 
 std::map<std::string, KernelLibrary>& libraries() {
   static std::map<std::string, KernelLibrary> l = {
-      {"portable", KernelLibrary{"portable", "portable", {}}}};
+      {"portable", KernelLibrary{"portable", "portable", {}}},
+      // Hosted SIMD/threaded kernels (kernels/optimized); its fusions need its own ops.
+      {"optimized", KernelLibrary{"optimized", "optimized", {{"fuse_attention", fuse_attention}}}}};
   return l;
 }
 

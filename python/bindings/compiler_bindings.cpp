@@ -146,8 +146,8 @@ void bind_compiler(nb::module_& m) {
   m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
         nb::arg("backends") = std::vector<std::string>{},
         "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
-        "ordered backend list (\"xnnpack\", \"portable\"); empty means the target's.\n"
-        "Raises CompileError.");
+        "ordered list of partitioners then kernel libraries (\"xnnpack\", \"optimized\",\n"
+        "\"portable\"); empty means the target's. Raises CompileError.");
   m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
   m.def("compile_pt2_quantized", &compile_pt2_quantized, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
         nb::arg("calibration"), nb::arg("int8_io") = false, nb::arg("observer") = "", nb::arg("percentile") = 99.99,

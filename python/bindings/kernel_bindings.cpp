@@ -163,6 +163,13 @@ void bind_kernels(nb::module_& m) {
     for (const KernelEntry& e : registered_kernels()) names.emplace_back(e.name);
     return names;
   });
+  m.def("kernel_libraries", [](const std::string& name) {
+    std::vector<std::string> libs;
+    for (const KernelEntry& e : registered_kernels()) {
+      if (name == e.name) libs.emplace_back(e.library);
+    }
+    return libs;
+  }, nb::arg("name"), "The kernel libraries that register `name` (\"aten::add.out\").");
 }
 
 }  // namespace pteron::py

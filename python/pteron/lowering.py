@@ -105,13 +105,18 @@ def _stack_calibration(calibration) -> list:
 def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host",
                                 quantize: str | None = None, calibration=None, int8_io: bool = False,
                                 observer: str | None = None, percentile: float = 99.99,
-                                progress: bool = True) -> LoweredProgram:
+                                progress: bool = True,
+                                kernels: Sequence[str] | None = None) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
     `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
     each claims the regions it can run, the rest goes to the target's kernels. An empty list
     (the default) compiles every op to the target's kernel libraries. Raises CompileError with a one-line
     message naming the node, op and source line at fault.
+
+    `kernels` names the kernel libraries the program may use after the partitioners, most
+    preferred first, e.g. ("optimized", "portable"): "optimized" also runs its fusions
+    (attention into pteron::sdpa). None means the target's kernel libraries.
 
     `quantize` ("cortex-m", "xnnpack" or "ethos-u") quantizes the model to INT8 first (PT2E's
     quantize/dequantize form) with `calibration`, an iterable of samples, each a tuple of the
@@ -130,6 +135,7 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
         if missing:
             raise CompileError(f"backend(s) {', '.join(missing)} not in this build "
                                f"(available: {', '.join(pteron_native.available_backends())})")
+    backends += list(kernels or [])
 
     def compile_path(path):
         if quantize is None:

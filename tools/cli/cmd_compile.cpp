@@ -177,7 +177,8 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("-o,--output", opts->output, "program file to write")->required();
   cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")->capture_default_str();
   cmd->add_option("--backends", opts->backends,
-                  "backends in order, e.g. xnnpack,portable (default: the target's)")
+                  "backends then kernel libraries, in order (e.g. xnnpack,optimized,portable); "
+                  "default: the target's")
       ->delimiter(',');
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");

@@ -1,0 +1,202 @@
+// Every instruction-set table this CPU supports (kernels/optimized/simd/isa_kernels.h) against
+// a double-precision reference, on lengths around each vector width. Needs no runtime, so cross
+// builds run it under emulation for the NEON table. Tolerances: elementwise 1e-6 relative;
+// exp-based (softmax, gelu, attention) 2e-6 absolute on values of order 1 (log-softmax 1e-5);
+// layer norm 1e-4 on normalised values.
+#include "kernels/optimized/simd/isa_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/kernels/optimized/attention_reference.h"
+
+namespace pteron {
+namespace {
+
+using opt::BinaryOp;
+using opt::IsaKernels;
+
+std::vector<const IsaKernels*> tables() {
+  const IsaKernels* t[8];
+  const int n = opt::supported_isa_kernels(t, 8);
+  return std::vector<const IsaKernels*>(t, t + n);
+}
+
+const int64_t kLengths[] = {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 129, 1000};
+
+TEST(IsaKernels, BestTableComesFirstAndBaseIsAlwaysThere) {
+  const auto t = tables();
+  ASSERT_FALSE(t.empty());
+  EXPECT_EQ(&opt::isa_kernels(), t.front());
+  const std::string base = t.back()->name;
+  EXPECT_TRUE(base == "scalar" || base == "neon") << base;
+}
+
+TEST(IsaKernels, GeluBothFormsMatchReference) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      std::vector<float> x = random_floats(n, 1, 6.0f), y(x.size());
+      for (bool tanh_form : {false, true}) {
+        k->gelu(x.data(), y.data(), n, tanh_form);
+        for (int64_t i = 0; i < n; ++i) {
+          const double v = x[i];
+          const double ref =
+              tanh_form ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                        : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+          ASSERT_NEAR(y[i], ref, 2e-6) << k->name << " tanh=" << tanh_form << " x=" << v;
+        }
+      }
+    }
+  }
+}
+
+TEST(IsaKernels, ReluKeepsNaN) {
+  for (const IsaKernels* k : tables()) {
+    std::vector<float> x = random_floats(37, 2), y(37);
+    x[36] = NAN;
+    k->relu(x.data(), y.data(), 37);
+    for (int i = 0; i < 36; ++i) ASSERT_EQ(y[i], x[i] > 0 ? x[i] : 0.0f) << k->name;
+    EXPECT_TRUE(std::isnan(y[36])) << k->name;
+  }
+}
+
+TEST(IsaKernels, SoftmaxAndLogSoftmaxMatchReference) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      if (n == 0) continue;
+      const int64_t rows = 3;
+      std::vector<float> x = random_floats(rows * n, 3, 10.0f), y(x.size());
+      if (n > 2) x[1] = -INFINITY;  // a masked entry
+      for (bool log : {false, true}) {
+        k->softmax(x.data(), y.data(), rows, n, log);
+        for (int64_t r = 0; r < rows; ++r) {
+          double m = -INFINITY, sum = 0;
+          for (int64_t i = 0; i < n; ++i) m = std::max(m, double(x[r * n + i]));
+          for (int64_t i = 0; i < n; ++i) sum += std::exp(x[r * n + i] - m);
+          for (int64_t i = 0; i < n; ++i) {
+            const double xi = x[r * n + i];
+            const double ref = log ? xi - m - std::log(sum) : std::exp(xi - m) / sum;
+            if (std::isinf(ref)) {
+              ASSERT_EQ(y[r * n + i], ref) << k->name;
+            } else {
+              ASSERT_NEAR(y[r * n + i], ref, log ? 1e-5 : 2e-6) << k->name << " n=" << n;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(IsaKernels, SoftmaxRowWithNaNIsNaN) {
+  for (const IsaKernels* k : tables()) {
+    std::vector<float> x = random_floats(20, 4), y(20);
+    x[5] = NAN;
+    k->softmax(x.data(), y.data(), 1, 20, false);
+    for (float v : y) ASSERT_TRUE(std::isnan(v)) << k->name;
+  }
+}
+
+TEST(IsaKernels, LayerNormMatchesReference) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t D : kLengths) {
+      if (D == 0) continue;
+      const int64_t rows = 2;
+      std::vector<float> x = random_floats(rows * D, 5, 3.0f), w = random_floats(D, 6),
+                         b = random_floats(D, 7), y(x.size()), mean(rows), rstd(rows);
+      for (float& v : x) v += 5.0f;  // a row mean far from zero
+      for (bool affine : {false, true}) {
+        k->layer_norm(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr, 1e-5f,
+                      rows, D, y.data(), mean.data(), rstd.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          double m = 0, var = 0;
+          for (int64_t i = 0; i < D; ++i) m += x[r * D + i];
+          m /= D;
+          for (int64_t i = 0; i < D; ++i) var += (x[r * D + i] - m) * (x[r * D + i] - m);
+          const double s = 1 / std::sqrt(var / D + 1e-5);
+          ASSERT_NEAR(mean[r], m, 1e-5 * (1 + std::fabs(m))) << k->name;
+          ASSERT_NEAR(rstd[r], s, 1e-4 * s) << k->name;
+          for (int64_t i = 0; i < D; ++i) {
+            double ref = (x[r * D + i] - m) * s;
+            if (affine) ref = ref * w[i] + b[i];
+            ASSERT_NEAR(y[r * D + i], ref, 1e-4) << k->name << " D=" << D;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(IsaKernels, BinaryOpsEveryStepCombination) {
+  const BinaryOp ops[] = {BinaryOp::kAdd, BinaryOp::kMul, BinaryOp::kDiv};
+  const int64_t steps[][2] = {{1, 1}, {1, 0}, {0, 1}, {0, 0}, {3, 1}, {1, 2}};
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      std::vector<float> a = random_floats(3 * n + 1, 8), b = random_floats(3 * n + 1, 9);
+      for (float& v : b) v = std::fabs(v) + 0.5f;
+      std::vector<float> y(static_cast<size_t>(n) + 1);
+      for (BinaryOp op : ops) {
+        for (const auto& st : steps) {
+          k->binary(op, a.data(), st[0], b.data(), st[1], -0.75f, y.data(), n);
+          for (int64_t i = 0; i < n; ++i) {
+            const float x = a[i * st[0]], z = b[i * st[1]];
+            const float ref = op == BinaryOp::kAdd   ? x + -0.75f * z
+                              : op == BinaryOp::kMul ? x * z
+                                                     : x / z;
+            ASSERT_NEAR(y[i], ref, 1e-6 * (1 + std::fabs(ref)))
+                << k->name << " op " << int(op) << " steps " << st[0] << "," << st[1];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(IsaKernels, AttentionMatchesReferenceAcrossKeyBlocks) {
+  struct Shape {
+    int64_t lq, lk, d, dv;
+  };
+  const Shape shapes[] = {
+      {1, 1, 1, 1}, {5, 7, 3, 5}, {16, 16, 16, 16}, {9, 130, 64, 64}, {4, 257, 8, 33}};
+  for (const IsaKernels* k : tables()) {
+    for (const Shape& sh : shapes) {
+      const auto q = random_floats(sh.lq * sh.d, 10, 2.0f),
+                 kt = random_floats(sh.d * sh.lk, 11, 2.0f), v = random_floats(sh.lk * sh.dv, 12);
+      std::vector<float> fmask(static_cast<size_t>(sh.lq * sh.lk));
+      std::vector<uint8_t> bmask_bytes(static_cast<size_t>(sh.lq * sh.lk));
+      for (int64_t i = 0; i < sh.lq; ++i) {
+        for (int64_t j = 0; j < sh.lk; ++j) {
+          const bool future = j > i + sh.lk / 2;  // some keys masked in every row but the first
+          fmask[i * sh.lk + j] = future ? -INFINITY : 0.1f * float((i + j) % 5);
+          bmask_bytes[i * sh.lk + j] = future;
+        }
+      }
+      const bool* bmask = reinterpret_cast<const bool*>(bmask_bytes.data());
+      for (int kind = 0; kind < 3; ++kind) {
+        std::vector<float> out(static_cast<size_t>(sh.lq * sh.dv));
+        const void* mask = kind == 0   ? nullptr
+                           : kind == 1 ? static_cast<const void*>(fmask.data())
+                                       : static_cast<const void*>(bmask);
+        opt::AttentionSlice s{q.data(), kt.data(), v.data(), out.data(), mask,  kind == 2,
+                              sh.d,     sh.lk,     sh.dv,    sh.dv,      sh.lk, 1,
+                              sh.d,     sh.dv,     sh.lk,    0.3f};
+        k->attention(s, 0, sh.lq);
+        const auto ref =
+            attention_reference(q, kt, v, kind == 1 ? fmask.data() : nullptr,
+                                kind == 2 ? bmask : nullptr, 0.3f, sh.lq, sh.lk, sh.d, sh.dv);
+        for (size_t i = 0; i < out.size(); ++i) {
+          ASSERT_NEAR(out[i], ref[i], 2e-6 * (1 + std::fabs(ref[i])))
+              << k->name << " mask kind " << kind << " lk " << sh.lk << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pteron
