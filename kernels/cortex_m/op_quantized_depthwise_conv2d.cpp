@@ -1,0 +1,139 @@
+// cortex_m::quantized_depthwise_conv2d_nhwc.out(Tensor input, Tensor weight, Tensor? bias,
+//     int[] stride, int[] padding, int[] dilation, int depth_multiplier, int input_offset,
+//     int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts,
+//     int activation_min, int activation_max, Tensor? scratch, *, Tensor(a!) out)
+//
+// CMSIS-NN arm_depthwise_conv_s8: input [N, H, W, C] int8, weight [1, kH, kW, C * m] int8
+// (ExecuTorch's layout), bias [C * m] int32, out [N, OH, OW, C * m]; output channel oc reads
+// input channel oc / m. Requantisation per output channel as in quantized_conv2d_nhwc.
+// The MVE path (depth multiplier 1) accumulates four channels per vector across the taps; no
+// scratch.
+#include "kernels/cortex_m/scratch.h"
+#include "kernels/cortex_m/util/conv_shape.h"
+#include "kernels/cortex_m/util/path.h"
+
+namespace pteron::cortex_m {
+namespace {
+
+constexpr const char* kOp = "cortex_m::quantized_depthwise_conv2d_nhwc.out";
+
+struct DwParams {
+  int32_t n, h, w, cin, oh, ow, cout, kh, kw, mult_depth;
+  Window win;
+  const int32_t* bias;
+  const int32_t* mult;
+  const int32_t* shift;
+  int32_t in_off, out_off, act_min, act_max;
+};
+
+void depthwise_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p) {
+  for (int32_t b = 0; b < p.n; ++b)
+    for (int32_t oy = 0; oy < p.oh; ++oy)
+      for (int32_t ox = 0; ox < p.ow; ++ox) {
+        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+        for (int32_t oc = 0; oc < p.cout; ++oc) {
+          const int32_t ic = oc / p.mult_depth;
+          int32_t acc = p.bias ? p.bias[oc] : 0;
+          for (int32_t ky = 0; ky < p.kh; ++ky) {
+            const int32_t iy = y0 + ky * p.win.dilation[0];
+            if (iy < 0 || iy >= p.h) continue;
+            for (int32_t kx = 0; kx < p.kw; ++kx) {
+              const int32_t ix = x0 + kx * p.win.dilation[1];
+              if (ix < 0 || ix >= p.w) continue;
+              const int8_t x = in[((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin + ic];
+              acc += (x + p.in_off) * wt[(ky * p.kw + kx) * p.cout + oc];
+            }
+          }
+          const int32_t r = requantize(acc, p.mult[oc], p.shift[oc]) + p.out_off;
+          *out++ = static_cast<int8_t>(clamp_i32(r, p.act_min, p.act_max));
+        }
+      }
+}
+
+#if PTERON_CORTEX_M_MVE
+void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p) {
+  for (int32_t b = 0; b < p.n; ++b)
+    for (int32_t oy = 0; oy < p.oh; ++oy)
+      for (int32_t ox = 0; ox < p.ow; ++ox, out += p.cout) {
+        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+        for (int32_t c = 0; c < p.cout; c += 4) {
+          const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(p.cout - c));
+          int32x4_t acc = p.bias ? vldrwq_z_s32(p.bias + c, pr) : vdupq_n_s32(0);
+          for (int32_t ky = 0; ky < p.kh; ++ky) {
+            const int32_t iy = y0 + ky * p.win.dilation[0];
+            if (iy < 0 || iy >= p.h) continue;
+            for (int32_t kx = 0; kx < p.kw; ++kx) {
+              const int32_t ix = x0 + kx * p.win.dilation[1];
+              if (ix < 0 || ix >= p.w) continue;
+              const int8_t* x = in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin + c;
+              const int32x4_t xv = vaddq_n_s32(vldrbq_z_s32(x, pr), p.in_off);
+              const int32x4_t wv = vldrbq_z_s32(wt + (ky * p.kw + kx) * p.cout + c, pr);
+              acc = vaddq_s32(acc, vmulq_s32(xv, wv));  // MVE has no vector-by-vector VMLA
+            }
+          }
+          int32x4_t r =
+              requantize_mve(acc, vldrwq_z_s32(p.mult + c, pr), vldrwq_z_s32(p.shift + c, pr));
+          r = vaddq_n_s32(r, p.out_off);
+          r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(p.act_min)), vdupq_n_s32(p.act_max));
+          vstrbq_p_s32(out + c, r, pr);
+        }
+      }
+}
+#endif
+
+Error quantized_depthwise_conv2d_nhwc_out(KernelContext&, Span<EValue*> args) {
+  PTERON_TRY(check_args(kOp, args, "TTtLLLIIITTIItT"));
+  const Tensor& in = *args[0]->tensor;
+  const Tensor& wt = *args[1]->tensor;
+  Tensor& out = *args[14]->tensor;
+  PTERON_TRY(check_int8(kOp, in, "input"));
+  PTERON_TRY(check_int8(kOp, wt, "weight"));
+  PTERON_TRY(check_int8(kOp, out, "out"));
+  PTERON_TRY(check_rank(kOp, wt, 4, "weight"));
+  PTERON_TRY(check_rank(kOp, in, 4, "input"));
+  DwParams p{};
+  const int64_t m = args[6]->i;
+  if (m < 1 || wt.size(0) != 1 || static_cast<int64_t>(in.size(3)) * m != wt.size(3)) {
+    return fail(Error::InvalidArgument,
+                "%s: weight must be [1, kH, kW, C * depth_multiplier] with C = %d, m = %lld", kOp,
+                static_cast<int>(in.size(3)), static_cast<long long>(m));
+  }
+  PTERON_TRY(int_pair(kOp, *args[3], "stride", 1, p.win.stride));
+  PTERON_TRY(int_pair(kOp, *args[4], "padding", 0, p.win.padding));
+  PTERON_TRY(int_pair(kOp, *args[5], "dilation", 1, p.win.dilation));
+  p.kh = p.win.kernel[0] = wt.size(1);
+  p.kw = p.win.kernel[1] = wt.size(2);
+  p.cout = wt.size(3);
+  p.mult_depth = static_cast<int32_t>(m);
+  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false));
+  PTERON_TRY(read_bias(kOp, *args[2], p.cout, &p.bias));
+  PTERON_TRY(check_channel_requant(kOp, *args[9]->tensor, *args[10]->tensor, p.cout));
+  PTERON_TRY(check_input_offset(kOp, args[7]->i));
+  PTERON_TRY(check_zero_point(kOp, args[8]->i, "output_offset"));
+  PTERON_TRY(check_activation(kOp, args[11]->i, args[12]->i));
+  p.n = in.size(0), p.h = in.size(1), p.w = in.size(2), p.cin = in.size(3);
+  p.oh = out.size(1), p.ow = out.size(2);
+  p.mult = args[9]->tensor->data<int32_t>();
+  p.shift = args[10]->tensor->data<int32_t>();
+  p.in_off = static_cast<int32_t>(args[7]->i);
+  p.out_off = static_cast<int32_t>(args[8]->i);
+  p.act_min = static_cast<int32_t>(args[11]->i);
+  p.act_max = static_cast<int32_t>(args[12]->i);
+  if (out.numel() == 0) return Error::Ok;
+#if PTERON_CORTEX_M_MVE
+  if (use_mve() && p.mult_depth == 1) {
+    depthwise_mve(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p);
+    return Error::Ok;
+  }
+#endif
+  depthwise_scalar(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p);
+  return Error::Ok;
+}
+
+}  // namespace
+
+PTERON_KERNEL("cortex_m::quantized_depthwise_conv2d_nhwc.out", quantized_depthwise_conv2d_nhwc_out);
+
+}  // namespace pteron::cortex_m
