@@ -83,6 +83,8 @@ check-baremetal: .stamps/deps
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake >/dev/null
 	cmake --build build-m55 -j $(JOBS)
 	@echo "bare-metal build (cortex-m55) ok"
+	set -o pipefail; timeout 300 qemu-system-arm -M mps3-an547 -nographic -semihosting \
+	  -kernel build-m55/tests/baremetal/cortex_m/cortex_m_kernel_test.elf | tail -1
 
 DEMO_MODEL ?= mobilenet-v2
 demo: build
