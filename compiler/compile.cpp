@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "compiler/compile_error.h"
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
@@ -16,6 +17,25 @@ double since(std::chrono::steady_clock::time_point start) {
 }
 
 }  // namespace
+
+// The kernel libraries named in `backends`, in order; the target's when none is named.
+std::vector<const KernelLibrary*> selected_libraries(const std::vector<std::string>& backends,
+                                                     const Target& target) {
+  std::vector<const KernelLibrary*> out;
+  for (const std::string& name : backends) {
+    if (const KernelLibrary* lib = find_kernel_library(name)) out.push_back(lib);
+  }
+  if (out.empty()) {
+    for (const std::string& name : target.kernels) {
+      const KernelLibrary* lib = find_kernel_library(name);
+      if (lib == nullptr)
+        throw CompileError("target '" + target.name + "' names unknown kernel library '" + name +
+                           "'");
+      out.push_back(lib);
+    }
+  }
+  return out;
+}
 
 CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
                             const std::vector<const Partitioner*>& partitioners) {
@@ -37,7 +57,8 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
     const Partitioner& p = *partitioners[region.partitioner];
     LoweredRegion lowered = p.lower(graph, region);
     if (!lowered.ok) {
-      for (ir::NodeId n : region.nodes) parts.refusals[n].push_back(p.name() + ": " + lowered.reason);
+      for (ir::NodeId n : region.nodes)
+        parts.refusals[n].push_back(p.name() + ": " + lowered.reason);
       continue;
     }
     const size_t index = kept.regions.size();
@@ -49,19 +70,35 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
     method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
                                               std::move(lowered.compile_specs), region.inputs,
                                               region.outputs});
-    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size()});
+    r.regions.push_back(
+        {p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size()});
+  }
+  // Kernel-library passes (fusions, lowering to a library's ops) on what no delegate took.
+  std::vector<std::string> runtime_libraries;
+  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target)) {
+    runtime_libraries.push_back(lib->runtime_library);
+    for (const auto& [pass_name, pass] : lib->passes) {
+      const auto pass_start = std::chrono::steady_clock::now();
+      const int changed = pass(graph, delegated);
+      char line[160];
+      std::snprintf(line, sizeof line, "%s/%s: %d node(s) (%.1f ms)", lib->name.c_str(),
+                    pass_name.c_str(), changed, since(pass_start) * 1e3);
+      r.passes.lines.push_back(line);
+    }
   }
   for (ir::NodeId n : contracted_order(graph, kept)) {
     auto it = kept.region_of.find(n);
-    method.steps.push_back(it == kept.region_of.end() ? Step{n, -1} : Step{ir::kNoNode, static_cast<int>(it->second)});
+    method.steps.push_back(
+        it == kept.region_of.end() ? Step{n, -1} : Step{ir::kNoNode, static_cast<int>(it->second)});
   }
   for (ir::NodeId n : graph.nodes()) {
     if (delegated.count(n)) continue;
     auto it = parts.refusals.find(n);
     if (it == parts.refusals.end()) continue;
-    for (const std::string& why : it->second) r.refusals.push_back(graph.node(n).describe() + ": " + why);
+    for (const std::string& why : it->second)
+      r.refusals.push_back(graph.node(n).describe() + ": " + why);
   }
-  check_kernels_available(graph, delegated);
+  check_kernels_available(graph, delegated, runtime_libraries);
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();

@@ -12,17 +12,34 @@ std::map<std::string, PartitionerFactory>& factories() {
   return f;
 }
 
-bool is_kernel_library(const std::string& name) { return name == "portable" || name == "optimized"; }
+std::map<std::string, KernelLibrary>& libraries() {
+  static std::map<std::string, KernelLibrary> l = {
+      {"portable", KernelLibrary{"portable", "portable", {}}}};
+  return l;
+}
+
+bool is_kernel_library(const std::string& name) { return libraries().count(name) != 0; }
 
 }  // namespace
+
+bool register_kernel_library(KernelLibrary library) {
+  const std::string name = library.name;
+  return libraries().emplace(name, std::move(library)).second;
+}
+
+const KernelLibrary* find_kernel_library(const std::string& name) {
+  auto it = libraries().find(name);
+  return it == libraries().end() ? nullptr : &it->second;
+}
 
 bool register_partitioner(const std::string& name, PartitionerFactory factory) {
   return factories().emplace(name, std::move(factory)).second;
 }
 
 std::vector<std::string> available_backends() {
-  std::vector<std::string> names = {"portable"};
+  std::vector<std::string> names;
   for (const auto& [name, _] : factories()) names.push_back(name);
+  for (const auto& [name, _] : libraries()) names.push_back(name);
   return names;
 }
 

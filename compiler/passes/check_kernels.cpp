@@ -10,7 +10,23 @@
 
 namespace pteron::compiler {
 
-void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
+namespace {
+
+bool has_kernel(const std::string& qualified, const std::vector<std::string>& libraries) {
+  for (const KernelEntry& e : registered_kernels()) {
+    if (qualified != e.name) continue;
+    for (const std::string& library : libraries) {
+      if (library == e.library) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_kernels_available(const ir::Graph& graph,
+                             const std::unordered_set<ir::NodeId>& delegated,
+                             const std::vector<std::string>& libraries) {
   // op -> first node needing it, and how many nodes need it
   std::map<std::string, std::pair<std::string, int>> missing;
   for (ir::NodeId id : graph.nodes()) {
@@ -21,18 +37,24 @@ void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir
     if (schema == nullptr) {
       key = node.op.str() + " (no out-variant form)";
     } else {
-      const std::string name = schema->op.ns + "::" + schema->op.name;
-      if (find_kernel(name.c_str(), schema->op.overload.c_str()) != nullptr) continue;
+      const std::string qualified =
+          schema->op.ns + "::" + schema->op.name + "." + schema->op.overload;
+      if (has_kernel(qualified, libraries)) continue;
       key = schema->op.str();
     }
     auto [it, inserted] = missing.try_emplace(key, node.describe(), 0);
     ++it->second.second;
   }
   if (missing.empty()) return;
-  std::string message = std::to_string(missing.size()) + " operator(s) have no kernel for this target: ";
+  std::string names;
+  for (const std::string& library : libraries) names += (names.empty() ? "" : ", ") + library;
+  std::string message = std::to_string(missing.size()) +
+                        " operator(s) have no kernel in the selected kernel libraries (" + names +
+                        "): ";
   bool first = true;
   for (const auto& [op, where] : missing) {
-    message += (first ? "" : "; ") + op + " x" + std::to_string(where.second) + ", first at " + where.first;
+    message += (first ? "" : "; ") + op + " x" + std::to_string(where.second) + ", first at " +
+               where.first;
     first = false;
   }
   throw CompileError(message);
@@ -43,7 +65,8 @@ PassReport run_default_passes(ir::Graph& graph) {
   auto run = [&](const char* pass, int (*fn)(ir::Graph&)) {
     const auto start = std::chrono::steady_clock::now();
     const int n = fn(graph);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     char line[160];
     std::snprintf(line, sizeof(line), "%s: %d node(s), %.1f ms", pass, n, ms);
     report.lines.push_back(line);

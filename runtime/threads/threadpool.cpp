@@ -39,7 +39,8 @@ pthreadpool_t threadpool_for(int threads) {
   if (threads > kMaxThreads) threads = kMaxThreads;
   Pools& p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);
-  if (p.by_count[threads] == nullptr) p.by_count[threads] = pthreadpool_create(static_cast<size_t>(threads));
+  if (p.by_count[threads] == nullptr)
+    p.by_count[threads] = pthreadpool_create(static_cast<size_t>(threads));
   return p.by_count[threads];
 }
 
