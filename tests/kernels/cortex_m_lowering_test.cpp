@@ -11,8 +11,11 @@
 #include <random>
 #include <stdexcept>
 
+#include "compiler/compile.h"
 #include "compiler/passes/host_runner.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
+#include "runtime/host/host_method.h"
+#include "runtime/kernel/kernel.h"
 
 namespace pteron::cortex_m::aot {
 namespace {
@@ -273,6 +276,44 @@ TEST(CortexMLowering, LoweredGraphMatchesFakeQuantizedFloat) {
     for (size_t i = 0; i < want.size(); ++i)
       EXPECT_NEAR(got[i], want[i], 3.0 / 256) << "trial " << trial;
   }
+}
+
+// Runs a compiled program's "forward" on one float input.
+std::vector<float> run_program(const std::vector<uint8_t>& bytes, const std::vector<float>& x) {
+  auto program = HostProgram::from_bytes(bytes.data(), bytes.size());
+  EXPECT_TRUE(program.ok()) << last_error_message();
+  auto method = HostMethod::load(**program, "forward");
+  EXPECT_TRUE(method.ok()) << last_error_message();
+  Method& m = (*method)->method();
+  int32_t sizes[4] = {1, 3, 8, 8}, strides[4];
+  uint8_t order[4] = {0, 1, 2, 3};
+  Tensor tx(ScalarType::Float, 4, sizes, order, strides, const_cast<float*>(x.data()));
+  EXPECT_EQ(m.set_input(0, tx), Error::Ok) << last_error_message();
+  EXPECT_EQ(m.execute(), Error::Ok) << last_error_message();
+  const Tensor& out = *m.output(0).tensor;
+  const float* y = out.data<const float>();
+  return {y, y + out.numel()};
+}
+
+TEST(CortexMLowering, CompileWithTheCortexMLibraryRunsTheLoweredProgram) {
+  Graph g = build_graph();
+  compiler::CompileOptions options;
+  options.backends = {"cortex-m", "portable"};
+  compiler::CompileResult compiled = compiler::compile_graph(g, options);
+  bool reported = false;
+  for (const std::string& line : compiled.report.passes.lines) {
+    reported |= line.starts_with("cortex-m/lower_to_cortex_m:");
+  }
+  EXPECT_TRUE(reported);
+  // The program calls the cortex_m kernels and gives what the lowered graph gives on the host.
+  Graph lowered = build_graph();
+  lower_to_cortex_m(lowered);
+  std::mt19937 inputs(3);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(3 * 8 * 8);
+  for (float& v : x) v = dist(inputs);
+  const std::vector<float> got = run_program(compiled.program, x), want = run(lowered, x);
+  EXPECT_EQ(got, want);
 }
 
 TEST(CortexMLowering, QuantizeMultiplierMatchesTflite) {

@@ -276,13 +276,14 @@ std::vector<int64_t> pair_arg(const Argument& a, int64_t fill) {
 
 class Lowering {
  public:
-  explicit Lowering(Graph& g) : g_(g) {}
+  Lowering(Graph& g, const std::unordered_set<NodeId>& delegated) : g_(g), delegated_(delegated) {}
 
   CortexMLoweringReport run() {
     register_cortex_m_schemas();
     const std::vector<NodeId> order = g_.nodes();
     for (NodeId id : order) {
       if (!g_.has_node(id)) continue;
+      if (near_delegated(id)) continue;
       const Node n = g_.node(id);  // a copy: adding nodes moves the graph's storage
       const std::string op = n.op.str();
       bool done = false;
@@ -330,6 +331,32 @@ class Lowering {
   }
 
  private:
+  // True when `id` or a node within the Q/DQ pattern around it belongs to a delegate, whose
+  // nodes and values the lowering must leave alone.
+  bool near_delegated(NodeId id) const {
+    if (delegated_.empty()) return false;
+    if (delegated_.count(id)) return true;
+    const Node& n = g_.node(id);
+    for (ValueId v : n.inputs()) {
+      const ir::Value& value = g_.value(v);
+      if (value.is_intermediate() && delegated_.count(value.producer)) return true;
+    }
+    std::vector<NodeId> frontier = {id};
+    for (int depth = 0; depth < 3; ++depth) {
+      std::vector<NodeId> next;
+      for (NodeId f : frontier)
+        for (ValueId v : g_.node(f).outputs) {
+          if (v == ir::kNoValue) continue;
+          for (NodeId u : g_.value(v).users) {
+            if (delegated_.count(u)) return true;
+            next.push_back(u);
+          }
+        }
+      frontier = std::move(next);
+    }
+    return false;
+  }
+
   // Records why a quantized op stays float (only when it looked quantized).
   bool keep(std::string reason) {
     reason_ = std::move(reason);
@@ -727,6 +754,7 @@ class Lowering {
   int convert_quant_nodes() {
     int converted = 0;
     for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+      if (delegated_.count(id)) continue;
       const Node& n = g_.node(id);
       const bool q = is_op(n, kQuant), dq = is_op(n, kDequant);
       if ((!q && !dq) || !per_tensor_qparams(n)) continue;
@@ -743,6 +771,7 @@ class Lowering {
   }
 
   Graph& g_;
+  const std::unordered_set<NodeId>& delegated_;
   CortexMLoweringReport report_;
   std::string reason_;
 };
@@ -762,8 +791,9 @@ Requant quantize_multiplier(double real) {
   return Requant{static_cast<int32_t>(q), exponent};
 }
 
-CortexMLoweringReport lower_to_cortex_m(compiler::ir::Graph& graph) {
-  return Lowering(graph).run();
+CortexMLoweringReport lower_to_cortex_m(compiler::ir::Graph& graph,
+                                        const std::unordered_set<compiler::ir::NodeId>& delegated) {
+  return Lowering(graph, delegated).run();
 }
 
 size_t cortex_m_scratch_bytes(const compiler::ir::Graph& graph) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -20,8 +21,10 @@ struct CortexMLoweringReport {
   std::vector<std::string> kept;  // "node 'x' (aten::y): reason" for quantized ops left float
 };
 
-// Rewrites `graph` in place (it stays verified) and removes what became dead.
-CortexMLoweringReport lower_to_cortex_m(compiler::ir::Graph& graph);
+// Rewrites `graph` in place (it stays verified) and removes what became dead. Nodes in
+// `delegated` (and patterns touching them) are left alone.
+CortexMLoweringReport lower_to_cortex_m(
+    compiler::ir::Graph& graph, const std::unordered_set<compiler::ir::NodeId>& delegated = {});
 
 // Scratch bytes the lowered graph's kernels ask for at most (kernels/cortex_m/scratch.h), for
 // the memory plan to reserve; also recorded as graph metadata "cortex_m.scratch_bytes".
