@@ -25,16 +25,16 @@ int32_t random_in(int32_t lo, int32_t hi) {  // inclusive
 }
 
 // Storage for the tensors of one case.
-alignas(16) int8_t g_in[64 * 1024];
-alignas(16) int8_t g_in2[64 * 1024];
-alignas(16) int8_t g_weight[64 * 1024];
-alignas(16) float g_float[16 * 1024];
+alignas(16) int8_t g_in[32 * 1024];
+alignas(16) int8_t g_in2[32 * 1024];
+alignas(16) int8_t g_weight[32 * 1024];
+alignas(16) float g_float[2048];
 alignas(16) int32_t g_bias[512];
 alignas(16) int32_t g_mult[512];
 alignas(16) int32_t g_shift[512];
-alignas(16) uint8_t g_out_scalar[64 * 1024];
-alignas(16) uint8_t g_out_mve[64 * 1024];
-alignas(16) uint8_t g_scratch[64 * 1024];
+alignas(16) uint8_t g_out_scalar[32 * 1024];
+alignas(16) uint8_t g_out_mve[32 * 1024];
+alignas(16) uint8_t g_scratch[32 * 1024];
 
 struct TensorBox {
   int32_t sizes[4];
