@@ -54,6 +54,45 @@ void linear_scalar(const int8_t* in, const int8_t* w, int8_t* out, const LinearP
 }
 
 #if PTERON_CORTEX_M_MVE
+// Sums of x*w and of w for four rows of `w` (each `len` long), sharing each x load; full
+// vectors unpredicated, the tail loading zeros past the end.
+void dot4_mve(const int8_t* x, const int8_t* w, int32_t len, int32_t xw[4], int32_t w_sum[4]) {
+  const int8_t* w0 = w;
+  const int8_t* w1 = w0 + len;
+  const int8_t* w2 = w1 + len;
+  const int8_t* w3 = w2 + len;
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int32_t i = 0;
+  auto step = [&](int8x16_t xv, int8x16_t v0, int8x16_t v1, int8x16_t v2, int8x16_t v3) {
+    a0 = vmladavaq_s8(a0, xv, v0), s0 = vaddvaq_s8(s0, v0);
+    a1 = vmladavaq_s8(a1, xv, v1), s1 = vaddvaq_s8(s1, v1);
+    a2 = vmladavaq_s8(a2, xv, v2), s2 = vaddvaq_s8(s2, v2);
+    a3 = vmladavaq_s8(a3, xv, v3), s3 = vaddvaq_s8(s3, v3);
+  };
+  for (; i + 16 <= len; i += 16) {
+    step(vldrbq_s8(x + i), vldrbq_s8(w0 + i), vldrbq_s8(w1 + i), vldrbq_s8(w2 + i),
+         vldrbq_s8(w3 + i));
+  }
+  if (i < len) {
+    const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(len - i));
+    step(vldrbq_z_s8(x + i, pr), vldrbq_z_s8(w0 + i, pr), vldrbq_z_s8(w1 + i, pr),
+         vldrbq_z_s8(w2 + i, pr), vldrbq_z_s8(w3 + i, pr));
+  }
+  xw[0] = a0, xw[1] = a1, xw[2] = a2, xw[3] = a3;
+  w_sum[0] = s0, w_sum[1] = s1, w_sum[2] = s2, w_sum[3] = s3;
+}
+
+void dot1_mve(const int8_t* x, const int8_t* w, int32_t len, int32_t xw[1], int32_t w_sum[1]) {
+  int32_t a = 0, s = 0;
+  for (int32_t i = 0; i < len; i += 16) {
+    const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(len - i));
+    const int8x16_t wv = vldrbq_z_s8(w + i, pr);
+    a = vmladavaq_s8(a, vldrbq_z_s8(x + i, pr), wv);
+    s = vaddvaq_s8(s, wv);
+  }
+  xw[0] = a, w_sum[0] = s;
+}
+
 void linear_mve(const int8_t* in, const int8_t* w, int8_t* out, const LinearParams& p) {
   for (int32_t r = 0; r < p.rows; ++r, in += p.k, out += p.n) {
     int32_t x_sum = 0;
@@ -61,23 +100,25 @@ void linear_mve(const int8_t* in, const int8_t* w, int8_t* out, const LinearPara
       const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(p.k - i));
       x_sum = vaddvaq_s8(x_sum, vldrbq_z_s8(in + i, pr));
     }
-    for (int32_t n = 0; n < p.n; ++n) {
+    for (int32_t n = 0; n < p.n;) {
+      int32_t xw[4], w_sum[4];
       const int8_t* wn = w + static_cast<int64_t>(n) * p.k;
-      int32_t xw = 0, w_sum = 0;
-      for (int32_t i = 0; i < p.k; i += 16) {
-        const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(p.k - i));
-        const int8x16_t wv = vldrbq_z_s8(wn + i, pr);
-        xw = vmladavaq_s8(xw, vldrbq_z_s8(in + i, pr), wv);
-        w_sum = vaddvaq_s8(w_sum, wv);
-      }
-      int32_t acc;
-      if (p.kernel_sum) {
-        acc = xw + p.w_off * x_sum + p.kernel_sum[n];
+      const int32_t rows = p.n - n >= 4 ? 4 : 1;
+      if (rows == 4) {
+        dot4_mve(in, wn, p.k, xw, w_sum);
       } else {
-        acc = xw + p.in_off * w_sum + p.w_off * x_sum + p.k * p.in_off * p.w_off;
-        if (p.bias) acc += p.bias[n];
+        dot1_mve(in, wn, p.k, xw, w_sum);
       }
-      out[n] = finish(acc, n, p);
+      for (int32_t j = 0; j < rows; ++j, ++n) {
+        int32_t acc;
+        if (p.kernel_sum) {
+          acc = xw[j] + p.w_off * x_sum + p.kernel_sum[n];
+        } else {
+          acc = xw[j] + p.in_off * w_sum[j] + p.w_off * x_sum + p.k * p.in_off * p.w_off;
+          if (p.bias) acc += p.bias[n];
+        }
+        out[n] = finish(acc, n, p);
+      }
     }
   }
 }
