@@ -146,8 +146,13 @@ Graph build_graph() {
   h = node(g, "aten::view_copy.default", {TensorRef{h}, std::vector<int64_t>{1, 8}}, f32({1, 8}),
            "flat");
   h = qdq(g, h, 1.0 / 256, -128, "flat");
-  h = node(g, "aten::linear.default",
-           {TensorRef{h}, TensorRef{weight(g, "w3", {5, 8})}, TensorRef{bias(g, "b3", 5)}},
+  // Core ATen's linear, as export decomposes it: addmm(bias, x, permute(W)).
+  const ValueId w3t =
+      node(g, "aten::permute.default",
+           {TensorRef{weight(g, "w3", {5, 8})}, std::vector<int64_t>{1, 0}}, f32({8, 5}), "w3_t");
+  h = node(g, "aten::addmm.default",
+           {TensorRef{bias(g, "b3", 5)}, TensorRef{h}, TensorRef{w3t}, ir::Scalar{int64_t{1}},
+            ir::Scalar{int64_t{1}}},
            f32({1, 5}), "fc");
   h = qdq(g, h, 0.01, 0, "fc");
   h = node(g, "aten::_softmax.default", {TensorRef{h}, int64_t{-1}, false}, f32({1, 5}), "softmax");

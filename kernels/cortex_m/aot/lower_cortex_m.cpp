@@ -280,6 +280,7 @@ class Lowering {
 
   CortexMLoweringReport run() {
     register_cortex_m_schemas();
+    report_.lowered += move_dequantize_past_views();
     const std::vector<NodeId> order = g_.nodes();
     for (NodeId id : order) {
       if (!g_.has_node(id)) continue;
@@ -290,7 +291,9 @@ class Lowering {
       if (op == "aten::convolution.default" || op == "aten::conv2d.default") {
         done = conv(n);
       } else if (op == "aten::linear.default") {
-        done = linear(n);
+        done = linear(n, n.args[0], n.args[1].tensor(), n.args[2]);
+      } else if (op == "aten::addmm.default" || op == "aten::mm.default") {
+        done = matmul(n);
       } else if (op == "aten::add.Tensor") {
         done = add(n);
       } else if (op == "aten::mul.Tensor") {
@@ -458,14 +461,30 @@ class Lowering {
     return true;
   }
 
-  bool linear(const Node& n) {
-    auto x = dequantized(g_, n.args[0].tensor());
+  // Core ATen's linear: addmm(bias, x, permute(W, [1, 0])) or mm(x, permute(W, [1, 0])).
+  bool matmul(const Node& n) {
+    const bool addmm = n.op.name == "addmm";
+    if (addmm && (n.args[3].to_double() != 1.0 || n.args[4].to_double() != 1.0)) return false;
+    const ir::Value& wt = g_.value(n.args[addmm ? 2 : 1].tensor());
+    if (!wt.is_intermediate()) return false;
+    const Node& perm = g_.node(wt.producer);
+    const std::string perm_op = perm.op.str();
+    if (perm_op != "aten::permute.default" && perm_op != "aten::permute_copy.default") return false;
+    const auto& dims = perm.args[1].get<std::vector<int64_t>>();
+    if (dims.size() != 2 || (dims[0] != 1 && dims[0] != -1)) return false;
+    const Argument bias = addmm ? n.args[0] : Argument(ir::None{});
+    if (addmm && g_.value(n.args[0].tensor()).spec.rank() != 1) return keep("bias is not 1-D");
+    return linear(n, n.args[addmm ? 1 : 0], perm.args[0].tensor(), bias);
+  }
+
+  bool linear(const Node& n, const Argument& input, ValueId weight, const Argument& bias_arg_in) {
+    auto x = dequantized(g_, input.tensor());
     if (!x) return false;
     auto out = quantized_output(g_, n, true);
     if (!out) return keep("output is not quantized per tensor to int8");
-    auto w = quantized_weight(g_, n.args[1].tensor());
+    auto w = quantized_weight(g_, weight);
     if (!w || w->sizes.size() != 2) return keep("weight is not a dequantized int8 constant");
-    auto bias = quantized_bias(g_, n.args[2], x->p.scale, *w);
+    auto bias = quantized_bias(g_, bias_arg_in, x->p.scale, *w);
     if (!bias) return keep("bias is not a float or int32 constant");
     auto rq = channel_requant(x->p.scale, w->scales, out->p.scale);
     if (!rq) return keep("requantisation scale out of range");
@@ -717,6 +736,39 @@ class Lowering {
                                   n.debug, out->quant);
     finish(*out, g_.node(id).outputs[0]);
     return true;
+  }
+
+  // view(dequantize(q)) == dequantize(view(q)) per tensor: quantizers leave reshapes (flatten
+  // before a linear layer) without their own Q/DQ, so the view moves onto the int8 value and
+  // the dequantize follows it, where the next op's pattern finds it.
+  int move_dequantize_past_views() {
+    int moved = 0;
+    for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+      if (!g_.has_node(id) || delegated_.count(id) || near_delegated(id)) continue;
+      const Node n = g_.node(id);
+      if (n.op.str() != "aten::view_copy.default") continue;
+      auto x = dequantized(g_, n.args[0].tensor());
+      if (!x) continue;
+      const ir::Node dq = g_.node(g_.value(n.args[0].tensor()).producer);
+      const ValueId result = n.outputs[0];
+      const std::vector<int64_t> sizes = g_.value(result).spec.sizes;
+      const NodeId view = g_.add_node(
+          n.schema ? *n.schema : *ir::OpSchemaRegistry::global().find("aten::view_copy.default"),
+          {TensorRef{x->q}, n.args[1]},
+          {NewValue{g_.unique_name(g_.value(result).name + "_int8"), int8_spec(sizes)}}, n.debug,
+          id);
+      std::vector<Argument> dq_args = dq.args;
+      dq_args[0] = TensorRef{g_.node(view).outputs[0]};
+      const NodeId new_dq =
+          g_.add_node(*dq.schema, std::move(dq_args),
+                      {NewValue{g_.unique_name(g_.value(result).name + "_dq"),
+                                TensorSpec::contiguous(ScalarType::Float, sizes)}},
+                      n.debug, id);
+      g_.replace_all_uses(result, g_.node(new_dq).outputs[0]);
+      ++moved;
+    }
+    compiler::remove_dead_code(g_);
+    return moved;
   }
 
   // transpose(transpose(x, p1), p2) with p1[p2[d]] == d is x: the NHWC round trips between
