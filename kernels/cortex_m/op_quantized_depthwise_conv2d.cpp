@@ -6,8 +6,8 @@
 // CMSIS-NN arm_depthwise_conv_s8: input [N, H, W, C] int8, weight [1, kH, kW, C * m] int8
 // (ExecuTorch's layout), bias [C * m] int32, out [N, OH, OW, C * m]; output channel oc reads
 // input channel oc / m. Requantisation per output channel as in quantized_conv2d_nhwc.
-// The MVE path (depth multiplier 1) accumulates four channels per vector across the taps; no
-// scratch.
+// The MVE path (depth multiplier 1) accumulates four channels per vector across the taps, for
+// four neighbouring output pixels at once away from the left/right edges; no scratch.
 #include "kernels/cortex_m/scratch.h"
 #include "kernels/cortex_m/util/conv_shape.h"
 #include "kernels/cortex_m/util/path.h"
@@ -52,34 +52,88 @@ void depthwise_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const DwP
 }
 
 #if PTERON_CORTEX_M_MVE
+inline void store_mve(int32x4_t acc, int8_t* out, int32_t c, mve_pred16_t pr, const DwParams& p) {
+  int32x4_t r = requantize_mve(acc, vldrwq_z_s32(p.mult + c, pr), vldrwq_z_s32(p.shift + c, pr));
+  r = vaddq_n_s32(r, p.out_off);
+  r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(p.act_min)), vdupq_n_s32(p.act_max));
+  vstrbq_p_s32(out + c, r, pr);
+}
+
+inline int32x4_t mac(int32x4_t acc, const int8_t* x, int32x4_t w, mve_pred16_t pr, int32_t off) {
+  // MVE has no vector-by-vector VMLA.
+  return vaddq_s32(acc, vmulq_s32(vaddq_n_s32(vldrbq_z_s32(x, pr), off), w));
+}
+
+// One output pixel, any window position (taps outside the input are skipped).
+void pixel_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p, int32_t b,
+               int32_t oy, int32_t ox) {
+  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+  for (int32_t c = 0; c < p.cout; c += 4) {
+    const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(p.cout - c));
+    int32x4_t acc = p.bias ? vldrwq_z_s32(p.bias + c, pr) : vdupq_n_s32(0);
+    for (int32_t ky = 0; ky < p.kh; ++ky) {
+      const int32_t iy = y0 + ky * p.win.dilation[0];
+      if (iy < 0 || iy >= p.h) continue;
+      for (int32_t kx = 0; kx < p.kw; ++kx) {
+        const int32_t ix = x0 + kx * p.win.dilation[1];
+        if (ix < 0 || ix >= p.w) continue;
+        const int8_t* x = in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin + c;
+        acc = mac(acc, x, vldrbq_z_s32(wt + (ky * p.kw + kx) * p.cout + c, pr), pr, p.in_off);
+      }
+    }
+    store_mve(acc, out, c, pr, p);
+  }
+}
+
+// Four horizontally adjacent output pixels whose windows lie inside the input's columns: each
+// weight vector is loaded once for the four.
+void four_pixels_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p, int32_t b,
+                     int32_t oy, int32_t ox) {
+  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+  const int32_t step = p.win.stride[1] * p.cin;
+  for (int32_t c = 0; c < p.cout; c += 4) {
+    const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(p.cout - c));
+    const int32x4_t bias = p.bias ? vldrwq_z_s32(p.bias + c, pr) : vdupq_n_s32(0);
+    int32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+    for (int32_t ky = 0; ky < p.kh; ++ky) {
+      const int32_t iy = y0 + ky * p.win.dilation[0];
+      if (iy < 0 || iy >= p.h) continue;
+      const int8_t* row = in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + x0) * p.cin + c;
+      for (int32_t kx = 0; kx < p.kw; ++kx) {
+        const int8_t* x = row + kx * p.win.dilation[1] * p.cin;
+        const int32x4_t w = vldrbq_z_s32(wt + (ky * p.kw + kx) * p.cout + c, pr);
+        a0 = mac(a0, x, w, pr, p.in_off);
+        a1 = mac(a1, x + step, w, pr, p.in_off);
+        a2 = mac(a2, x + 2 * step, w, pr, p.in_off);
+        a3 = mac(a3, x + 3 * step, w, pr, p.in_off);
+      }
+    }
+    store_mve(a0, out, c, pr, p);
+    store_mve(a1, out + p.cout, c, pr, p);
+    store_mve(a2, out + 2 * p.cout, c, pr, p);
+    store_mve(a3, out + 3 * p.cout, c, pr, p);
+  }
+}
+
 void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p) {
+  const int32_t reach = (p.kw - 1) * p.win.dilation[1];
   for (int32_t b = 0; b < p.n; ++b)
-    for (int32_t oy = 0; oy < p.oh; ++oy)
-      for (int32_t ox = 0; ox < p.ow; ++ox, out += p.cout) {
-        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-        for (int32_t c = 0; c < p.cout; c += 4) {
-          const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(p.cout - c));
-          int32x4_t acc = p.bias ? vldrwq_z_s32(p.bias + c, pr) : vdupq_n_s32(0);
-          for (int32_t ky = 0; ky < p.kh; ++ky) {
-            const int32_t iy = y0 + ky * p.win.dilation[0];
-            if (iy < 0 || iy >= p.h) continue;
-            for (int32_t kx = 0; kx < p.kw; ++kx) {
-              const int32_t ix = x0 + kx * p.win.dilation[1];
-              if (ix < 0 || ix >= p.w) continue;
-              const int8_t* x = in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin + c;
-              const int32x4_t xv = vaddq_n_s32(vldrbq_z_s32(x, pr), p.in_off);
-              const int32x4_t wv = vldrbq_z_s32(wt + (ky * p.kw + kx) * p.cout + c, pr);
-              acc = vaddq_s32(acc, vmulq_s32(xv, wv));  // MVE has no vector-by-vector VMLA
-            }
-          }
-          int32x4_t r =
-              requantize_mve(acc, vldrwq_z_s32(p.mult + c, pr), vldrwq_z_s32(p.shift + c, pr));
-          r = vaddq_n_s32(r, p.out_off);
-          r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(p.act_min)), vdupq_n_s32(p.act_max));
-          vstrbq_p_s32(out + c, r, pr);
+    for (int32_t oy = 0; oy < p.oh; ++oy) {
+      int32_t ox = 0;
+      while (ox < p.ow) {
+        const int32_t first = ox * p.win.stride[1] - p.win.padding[1];
+        const int32_t last = (ox + 3) * p.win.stride[1] - p.win.padding[1] + reach;
+        if (ox + 4 <= p.ow && first >= 0 && last < p.w) {
+          four_pixels_mve(in, wt, out, p, b, oy, ox);
+          ox += 4, out += 4 * p.cout;
+        } else {
+          pixel_mve(in, wt, out, p, b, oy, ox);
+          ++ox, out += p.cout;
         }
       }
+    }
 }
 #endif
 
