@@ -87,34 +87,47 @@ void pixel_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& 
 }
 
 // Four horizontally adjacent output pixels whose windows lie inside the input's columns: each
-// weight vector is loaded once for the four.
+// weight vector is loaded once for the four, and the input offset is applied once at the end
+// as input_offset * (sum of the weights used), which is the same int32 value.
+template <bool kTail>
+inline void four_pixels_block(const int8_t* in_c, const int8_t* wt_c, int8_t* out, int32_t c,
+                              const DwParams& p, int32_t y0, int32_t step) {
+  const mve_pred16_t pr = kTail ? vctp32q(static_cast<uint32_t>(p.cout - c)) : mve_pred16_t(0xffff);
+  auto load = [&](const int8_t* ptr) { return kTail ? vldrbq_z_s32(ptr, pr) : vldrbq_s32(ptr); };
+  int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0, w_sum = a0;
+  for (int32_t ky = 0; ky < p.kh; ++ky) {
+    const int32_t iy = y0 + ky * p.win.dilation[0];
+    if (iy < 0 || iy >= p.h) continue;
+    const int8_t* row = in_c + static_cast<int64_t>(iy) * p.w * p.cin;
+    const int8_t* wrow = wt_c + ky * p.kw * p.cout;
+    for (int32_t kx = 0; kx < p.kw; ++kx) {
+      const int8_t* x = row + kx * p.win.dilation[1] * p.cin;
+      const int32x4_t w = load(wrow + kx * p.cout);
+      w_sum = vaddq_s32(w_sum, w);
+      // MVE has no vector-by-vector VMLA.
+      a0 = vaddq_s32(a0, vmulq_s32(load(x), w));
+      a1 = vaddq_s32(a1, vmulq_s32(load(x + step), w));
+      a2 = vaddq_s32(a2, vmulq_s32(load(x + 2 * step), w));
+      a3 = vaddq_s32(a3, vmulq_s32(load(x + 3 * step), w));
+    }
+  }
+  int32x4_t base = p.bias ? vldrwq_z_s32(p.bias + c, pr) : vdupq_n_s32(0);
+  base = vmlaq_n_s32(base, w_sum, p.in_off);
+  store_mve(vaddq_s32(a0, base), out, c, pr, p);
+  store_mve(vaddq_s32(a1, base), out + p.cout, c, pr, p);
+  store_mve(vaddq_s32(a2, base), out + 2 * p.cout, c, pr, p);
+  store_mve(vaddq_s32(a3, base), out + 3 * p.cout, c, pr, p);
+}
+
 void four_pixels_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p, int32_t b,
                      int32_t oy, int32_t ox) {
   const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
   const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
   const int32_t step = p.win.stride[1] * p.cin;
-  for (int32_t c = 0; c < p.cout; c += 4) {
-    const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(p.cout - c));
-    const int32x4_t bias = p.bias ? vldrwq_z_s32(p.bias + c, pr) : vdupq_n_s32(0);
-    int32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias;
-    for (int32_t ky = 0; ky < p.kh; ++ky) {
-      const int32_t iy = y0 + ky * p.win.dilation[0];
-      if (iy < 0 || iy >= p.h) continue;
-      const int8_t* row = in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + x0) * p.cin + c;
-      for (int32_t kx = 0; kx < p.kw; ++kx) {
-        const int8_t* x = row + kx * p.win.dilation[1] * p.cin;
-        const int32x4_t w = vldrbq_z_s32(wt + (ky * p.kw + kx) * p.cout + c, pr);
-        a0 = mac(a0, x, w, pr, p.in_off);
-        a1 = mac(a1, x + step, w, pr, p.in_off);
-        a2 = mac(a2, x + 2 * step, w, pr, p.in_off);
-        a3 = mac(a3, x + 3 * step, w, pr, p.in_off);
-      }
-    }
-    store_mve(a0, out, c, pr, p);
-    store_mve(a1, out + p.cout, c, pr, p);
-    store_mve(a2, out + 2 * p.cout, c, pr, p);
-    store_mve(a3, out + 3 * p.cout, c, pr, p);
-  }
+  const int8_t* base = in + (static_cast<int64_t>(b) * p.h * p.w + x0) * p.cin;
+  int32_t c = 0;
+  for (; c + 4 <= p.cout; c += 4) four_pixels_block<false>(base + c, wt + c, out, c, p, y0, step);
+  if (c < p.cout) four_pixels_block<true>(base + c, wt + c, out, c, p, y0, step);
 }
 
 void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p) {
