@@ -55,6 +55,12 @@ std::optional<QParams> per_tensor_qparams(const Node& n) {
 
 bool is_op(const Node& n, std::string_view name) { return n.op.str() == name; }
 
+// A reshape: view (emitted as view_copy) or view_copy, whose int8 form moves bytes unchanged.
+bool is_view(const Node& n) {
+  const std::string op = n.op.str();
+  return (op == "aten::view.default" || op == "aten::view_copy.default") && n.schema != nullptr;
+}
+
 // An int8 activation: the input of the per-tensor dequantize that produced `v`.
 struct QuantInput {
   ValueId q = ir::kNoValue;
@@ -312,7 +318,7 @@ class Lowering {
         done = permute(n);
       } else if (op == "aten::constant_pad_nd.default") {
         done = pad(n);
-      } else if (op == "aten::view_copy.default") {
+      } else if (is_view(n)) {
         done = view(n);
       } else {
         continue;
@@ -326,6 +332,7 @@ class Lowering {
     }
     compiler::remove_dead_code(g_);
     report_.transposes_removed = cancel_transposes();
+    remove_requantize_noops();
     report_.quant_ops = convert_quant_nodes();
     compiler::remove_dead_code(g_);
     g_.metadata()["cortex_m.scratch_bytes"] = std::to_string(cortex_m_scratch_bytes(g_));
@@ -729,8 +736,7 @@ class Lowering {
     if (!out) return keep("output is not quantized per tensor to int8");
     if (!same_qparams(x->p, out->p)) return keep("input and output qparams differ");
     const ValueId q_out = g_.node(out->quant).outputs[0];
-    const NodeId id = g_.add_node(*ir::OpSchemaRegistry::global().find("aten::view_copy.default"),
-                                  {TensorRef{x->q}, n.args[1]},
+    const NodeId id = g_.add_node(*n.schema, {TensorRef{x->q}, n.args[1]},
                                   {NewValue{g_.unique_name(g_.value(q_out).name + "_int8"),
                                             int8_spec(g_.value(q_out).spec.sizes)}},
                                   n.debug, out->quant);
@@ -746,7 +752,7 @@ class Lowering {
     for (NodeId id : std::vector<NodeId>(g_.nodes())) {
       if (!g_.has_node(id) || delegated_.count(id) || near_delegated(id)) continue;
       const Node n = g_.node(id);
-      if (n.op.str() != "aten::view_copy.default") continue;
+      if (!is_view(n)) continue;
       auto x = dequantized(g_, n.args[0].tensor());
       if (!x) continue;
       const ir::Node dq = g_.node(g_.value(n.args[0].tensor()).producer);
@@ -799,6 +805,25 @@ class Lowering {
     }
     compiler::remove_dead_code(g_);
     return removed;
+  }
+
+  // quantize(dequantize(q)) with the same qparams is q.
+  void remove_requantize_noops() {
+    for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+      if (!g_.has_node(id) || near_delegated(id)) continue;
+      const Node& q = g_.node(id);
+      if (!is_op(q, kQuant)) continue;
+      auto x = dequantized(g_, q.args[0].tensor());
+      auto p = per_tensor_qparams(q);
+      if (!x || !p || x->p.zp != p->zp || x->p.scale != p->scale || x->p.qmin > p->qmin ||
+          x->p.qmax < p->qmax) {
+        continue;
+      }
+      const ValueId out = q.outputs[0];
+      if (std::find(g_.outputs().begin(), g_.outputs().end(), out) != g_.outputs().end()) continue;
+      g_.replace_all_uses(out, x->q);
+    }
+    compiler::remove_dead_code(g_);
   }
 
   // The per-tensor int8 Q/DQ that remain (graph boundaries, around float ops) run as cortex_m
