@@ -115,5 +115,6 @@ def softmax_params(input_scale, input_integer_bits=5):
     """(input_multiplier, input_shift, diff_min) as TFLite prepares int8 softmax."""
     real = min(input_scale * (1 << (31 - input_integer_bits)), float((1 << 31) - 1))
     mult, shift = quantize_multiplier(real)
-    max_input_rescaled = ((1 << input_integer_bits) - 1) * 2.0 ** (31 - input_integer_bits) / 2.0 ** shift
+    max_input_rescaled = (((1 << input_integer_bits) - 1) * 2.0 ** (31 - input_integer_bits)
+                          / 2.0 ** shift)
     return mult, shift, -int(math.floor(max_input_rescaled))

@@ -129,12 +129,14 @@ def test_linear_filter_offset_and_kernel_sum():
     bias = torch.randint(-1000, 1000, (6,), generator=GEN, dtype=torch.int32)
     m, s = quantize_multiplier(0.003)
     out = torch.empty(3, 6, dtype=torch.int8)
-    run_kernel("cortex_m::quantized_linear.out", [x, w, bias, None, 5, -3, 2, [m], [s], 100, -50, out])
+    run_kernel("cortex_m::quantized_linear.out",
+               [x, w, bias, None, 5, -3, 2, [m], [s], 100, -50, out])
     assert torch.equal(out, linear(x, w, bias, 5, -3, 2, [m], [s], -50, 100))
     # kernel_sum form: bias + input_offset * sum(w + filter_offset) folded in ahead of time.
     ksum = (bias.long() + 5 * (w.long() - 3).sum(1)).to(torch.int32)
     out2 = torch.empty_like(out)
-    run_kernel("cortex_m::quantized_linear.out", [x, w, None, ksum, 0, -3, 2, [m], [s], 100, -50, out2])
+    run_kernel("cortex_m::quantized_linear.out",
+               [x, w, None, ksum, 0, -3, 2, [m], [s], 100, -50, out2])
     assert torch.equal(out2, out)
 
 
