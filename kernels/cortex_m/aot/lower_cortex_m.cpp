@@ -28,7 +28,6 @@ using ir::ValueId;
 constexpr std::string_view kQuant = "quantized_decomposed::quantize_per_tensor.default";
 constexpr std::string_view kDequant = "quantized_decomposed::dequantize_per_tensor.default";
 constexpr std::string_view kDequantChannel = "quantized_decomposed::dequantize_per_channel.default";
-constexpr std::string_view kQuantChannel = "quantized_decomposed::quantize_per_channel.default";
 
 struct QParams {
   double scale = 1;
