@@ -46,6 +46,10 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
 
   auto t = std::chrono::steady_clock::now();
   r.passes = run_default_passes(graph);
+  if (options.quantize != nullptr) {
+    r.quantize = quantize_graph(graph, *options.quantize);
+    remove_dead_code(graph);  // the float weights the int8 ones replaced
+  }
 
   // Partition, then lower each region; a region whose lowering fails stays on the kernels.
   PartitionResult parts = partition(graph, partitioners);

@@ -23,9 +23,14 @@ from cortex_m_ref import (
     quantize_multiplier,
     softmax_params,
 )
-from kernel_harness import run_kernel
+from kernel_harness import run_kernel as run_library_kernel
 
 GEN = torch.Generator().manual_seed(7)
+
+
+def run_kernel(name, args):
+    run_library_kernel(name, args, library="cortex_m")
+
 INT8 = 1  # c10 ScalarType::Char
 
 

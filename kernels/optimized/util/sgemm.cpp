@@ -1,0 +1,356 @@
+#include "kernels/optimized/util/sgemm.h"
+
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "kernels/optimized/util/sgemm_kernels.h"
+#include "runtime/threads/threadpool.h"
+
+namespace pteron::optimized {
+namespace {
+
+// Cache blocking. Per K block of kKC steps, a micro-kernel's B panel (kKC x NR: 32 KiB for
+// AVX-512's 32 columns) stays in L1 while the packed A block of a task (up to kMaxTaskRows x kKC)
+// stays in L2. A task covers at most kMaxTaskCols columns, so its packed B block fits in L2 too.
+constexpr int64_t kKC = 256;
+constexpr int64_t kMaxTaskRows = 256;
+constexpr int64_t kMaxTaskCols = 512;
+// Aim for this many tasks per thread, so a thread the OS preempts does not hold up the others.
+constexpr int64_t kTasksPerThread = 8;
+// Rows of a matrix-vector product per task.
+constexpr int64_t kGemvRowsPerTask = 256;
+// Products with fewer multiply-adds than this run on the calling thread: waking the pool costs
+// more than they take.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
+
+int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
+int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+struct KernelTable {
+  const SgemmKernel* entries[8];
+  int count = 0;
+  int best = 0;
+};
+
+const KernelTable& kernel_table() {
+  static const KernelTable table = [] {
+    KernelTable t;
+    for (const SgemmKernel* k : {sgemm_scalar_kernel(), sgemm_vec128_kernel(), sgemm_neon_kernel(),
+                                 sgemm_avx2_kernel(), sgemm_avx512_kernel()}) {
+      if (k == nullptr) continue;
+      if (k->supported()) t.best = t.count;  // entries are ordered by speed
+      t.entries[t.count++] = k;
+    }
+    return t;
+  }();
+  return table;
+}
+
+// Runs fn(context, i) for i in [0, count) on the shared pool, or inline without one. Workers
+// sleep as soon as the call is done instead of spinning for more work: between two products the
+// other (single-threaded) kernels run, and spinning workers would take cores from them and from
+// other processes.
+void parallel_for(pthreadpool_t pool, void (*fn)(void*, size_t), void* context, size_t count) {
+  if (pool == nullptr || count <= 1) {
+    for (size_t i = 0; i < count; ++i) fn(context, i);
+    return;
+  }
+  pthreadpool_parallelize_1d(pool, fn, context, count, PTHREADPOOL_FLAG_YIELD_WORKERS);
+}
+
+// Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR
+// (zero past mc).
+void pack_a(const SgemmKernel& kern, const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc,
+            int64_t k0, int64_t kc, float* dst) {
+  const int MR = kern.mr;
+  for (int64_t p = 0; p < mc; p += MR, dst += kc * MR) {
+    const int64_t mr = min64(MR, mc - p);
+    const float* base = a + (i0 + p) * rs + k0 * cs;
+    if (rs == 1 && mr == MR) {  // column-major A: each step is MR contiguous values
+      for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * MR, base + k * cs, MR * sizeof(float));
+      continue;
+    }
+    if (cs == 1) {  // row-major A (activations): the kernel's transposing packer
+      kern.pack_transposed(base, rs, kc, static_cast<int>(mr), MR, dst);
+      continue;
+    }
+    for (int64_t i = 0; i < mr; ++i) {
+      const float* row = base + i * rs;
+      if (cs == 1) {
+        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = row[k];
+      } else {
+        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = row[k * cs];
+      }
+    }
+    for (int64_t i = mr; i < MR; ++i)
+      for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = 0.0f;
+  }
+}
+
+// Packs rows [k0, k0 + kc) x columns [j0, j0 + nc) of B as ceil(nc / NR) panels of kc x NR.
+void pack_b(const SgemmKernel& kern, const float* b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
+            int64_t j0, int64_t nc, float* dst) {
+  const int NR = kern.nr;
+  for (int64_t p = 0; p < nc; p += NR, dst += kc * NR) {
+    const int nr = static_cast<int>(min64(NR, nc - p));
+    const float* base = b + k0 * rs + (j0 + p) * cs;
+    if (rs == 1 && cs != 1) {  // B stored [N, K] (linear weights)
+      kern.pack_transposed(base, cs, kc, nr, NR, dst);
+      continue;
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* row = base + k * rs;
+      float* d = dst + k * NR;
+      if (cs == 1) {
+        std::memcpy(d, row, nr * sizeof(float));
+      } else {
+        for (int j = 0; j < nr; ++j) d[j] = row[j * cs];
+      }
+      for (int j = nr; j < NR; ++j) d[j] = 0.0f;
+    }
+  }
+}
+
+struct GemmPlan {
+  const SgemmProblem* p;
+  const SgemmKernel* kern;
+  bool load_c;  // beta is 1 (other betas were applied to C beforehand)
+  int64_t kc, task_rows, task_cols;
+  int64_t panels_m, tasks_m, tasks_n, tasks;
+  float* apack;  // all of A: batch x panels_m panels of K x MR
+  // Per A panel (batch x panels_m): kUnpacked, kPacking or kPacked.
+  std::atomic<int32_t>* a_state;
+  float* bpack;  // per worker: one K block of a task's columns
+  int64_t bpack_floats;
+  std::atomic<int64_t> next_task{0};
+};
+
+enum : int32_t { kUnpacked = 0, kPacking = 1, kPacked = 2 };
+
+// A is packed once, all of K, panel by panel: every task of a row block shares the panels.
+// A task packs each panel of its row block that nobody has claimed, then waits for the ones
+// others are packing (they are running, never queued behind the waiter: no deadlock).
+void ensure_a_packed(GemmPlan& plan, int64_t bi, int64_t m0, int64_t mc) {
+  const SgemmProblem& p = *plan.p;
+  const int MR = plan.kern->mr;
+  const int64_t first = bi * plan.panels_m + m0 / MR, count = ceil_div(mc, MR);
+  for (int64_t i = 0; i < count; ++i) {
+    std::atomic<int32_t>& state = plan.a_state[first + i];
+    int32_t expected = kUnpacked;
+    if (state.load(std::memory_order_relaxed) != kUnpacked ||
+        !state.compare_exchange_strong(expected, kPacking, std::memory_order_acquire)) {
+      continue;
+    }
+    const int64_t i0 = m0 + i * MR;
+    pack_a(*plan.kern, p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K,
+           plan.apack + (first + i) * p.K * MR);
+    state.store(kPacked, std::memory_order_release);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    while (plan.a_state[first + i].load(std::memory_order_acquire) != kPacked) {
+      std::this_thread::yield();
+    }
+  }
+}
+
+// Asks the caches for rows [k0, k0 + kc) x columns [j0, j0 + nc) of B, which the next K block
+// packs: the weights come from memory once per product, and fetching them while the current
+// block computes hides most of that time.
+void prefetch_b(const float* b, int64_t rs, int64_t cs, int64_t k0, int64_t kc, int64_t j0,
+                int64_t nc) {
+  constexpr int64_t kLine = 64 / sizeof(float);
+  if (rs == 1) {  // columns contiguous along K
+    for (int64_t j = 0; j < nc; ++j) {
+      const float* col = b + (j0 + j) * cs + k0;
+      for (int64_t k = 0; k < kc; k += kLine) __builtin_prefetch(col + k, 0, 2);
+      __builtin_prefetch(col + kc - 1, 0, 2);
+    }
+  } else if (cs == 1) {  // rows contiguous along N
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* row = b + (k0 + k) * rs + j0;
+      for (int64_t j = 0; j < nc; j += kLine) __builtin_prefetch(row + j, 0, 2);
+      __builtin_prefetch(row + nc - 1, 0, 2);
+    }
+  }
+}
+
+// One task: C rows [m0, m0 + mc) x columns [n0, n0 + nc) of one batch entry, over all of K.
+void run_task(GemmPlan& plan, int64_t task, float* bpack) {
+  const SgemmProblem& p = *plan.p;
+  const SgemmKernel& kern = *plan.kern;
+  const int MR = kern.mr, NR = kern.nr;
+  const int64_t per_batch = plan.tasks_m * plan.tasks_n;
+  const int64_t bi = task / per_batch;
+  const int64_t mi = task % per_batch / plan.tasks_n, ni = task % plan.tasks_n;
+  const int64_t m0 = mi * plan.task_rows, mc = min64(plan.task_rows, p.M - m0);
+  const int64_t n0 = ni * plan.task_cols, nc = min64(plan.task_cols, p.N - n0);
+  ensure_a_packed(plan, bi, m0, mc);
+  const float* apanels = plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR;
+  const float* b = p.b + bi * p.b_bs;
+  float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
+  for (int64_t pc = 0; pc < p.K; pc += plan.kc) {
+    const int64_t kc = min64(plan.kc, p.K - pc);
+    pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
+    const bool first = pc == 0;
+    const bool load_c = !first || plan.load_c;
+    // What to prefetch while this block computes: B's next K block, or on the last block the
+    // first block of the task likely to run next (tasks are taken in order).
+    const float* next_b = b;
+    int64_t next_k0 = pc + kc, next_kc = min64(plan.kc, p.K - pc - kc), next_n0 = n0;
+    int64_t next_nc = nc;
+    if (next_kc <= 0) {
+      const int64_t t = plan.next_task.load(std::memory_order_relaxed);
+      next_kc = 0;
+      if (t < plan.tasks) {
+        next_b = p.b + t / per_batch * p.b_bs;
+        next_k0 = 0;
+        next_kc = min64(plan.kc, p.K);
+        next_n0 = t % plan.tasks_n * plan.task_cols;
+        next_nc = min64(plan.task_cols, p.N - next_n0);
+      }
+    }
+    // Spread over the micro-kernel calls of this block, a few columns each, so that the
+    // requests never pile up.
+    const int64_t calls = ceil_div(nc, NR) * ceil_div(mc, MR);
+    const int64_t share = ceil_div(next_nc, calls);
+    int64_t call = 0;
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+      const float* bp = bpack + jr / NR * kc * NR;
+      const float* bias = first && p.bias != nullptr ? p.bias + n0 + jr : nullptr;
+      const int nr = static_cast<int>(min64(NR, nc - jr));
+      for (int64_t ir = 0; ir < mc; ir += MR, ++call) {
+        const int64_t j = call * share;
+        if (next_kc > 0 && j < next_nc) {
+          prefetch_b(next_b, p.b_rs, p.b_cs, next_k0, next_kc, next_n0 + j,
+                     min64(share, next_nc - j));
+        }
+        kern.ukernel(static_cast<int>(min64(MR, mc - ir)), nr, kc,
+                     apanels + ir / MR * p.K * MR + pc * MR, bp, c + ir * p.c_rs + jr, p.c_rs,
+                     p.alpha, load_c, bias);
+      }
+    }
+  }
+}
+
+// A worker takes tasks until none are left, packing B into its own part of the buffer.
+void gemm_worker(void* context, size_t worker) {
+  GemmPlan& plan = *static_cast<GemmPlan*>(context);
+  float* bpack = plan.bpack + static_cast<int64_t>(worker) * plan.bpack_floats;
+  for (;;) {
+    const int64_t task = plan.next_task.fetch_add(1, std::memory_order_relaxed);
+    if (task >= plan.tasks) return;
+    run_task(plan, task, bpack);
+  }
+}
+
+struct GemvPlan {
+  const SgemmProblem* p;
+  const SgemmKernel* kern;
+  float beta;
+};
+
+// C row = alpha * a * B + beta * C + bias for B stored [N, K]: rows of B are dot products.
+void gemv_task(void* context, size_t task) {
+  const GemvPlan& plan = *static_cast<const GemvPlan*>(context);
+  const SgemmProblem& p = *plan.p;
+  const int64_t j0 = static_cast<int64_t>(task) * kGemvRowsPerTask;
+  const int64_t n = min64(kGemvRowsPerTask, p.N - j0);
+  plan.kern->gemv_rows(n, p.K, p.a, p.b + j0 * p.b_cs, p.b_cs, p.c + j0, p.alpha, plan.beta,
+                       p.bias != nullptr ? p.bias + j0 : nullptr);
+}
+
+// C = beta * C + bias, for an empty inner dimension and for betas other than 0 and 1.
+void scale_c(const SgemmProblem& p, float beta, const float* bias) {
+  for (int64_t bi = 0; bi < p.batch; ++bi)
+    for (int64_t i = 0; i < p.M; ++i) {
+      float* row = p.c + bi * p.c_bs + i * p.c_rs;
+      for (int64_t j = 0; j < p.N; ++j) {
+        float v = beta == 0.0f ? 0.0f : beta * row[j];
+        if (bias != nullptr) v += bias[j];
+        row[j] = v;
+      }
+    }
+}
+
+}  // namespace
+
+int sgemm_kernel_count() { return kernel_table().count; }
+
+const char* sgemm_kernel_name(int index) {
+  return index >= 0 && index < sgemm_kernel_count() ? kernel_table().entries[index]->name : "";
+}
+
+bool sgemm_kernel_supported(int index) {
+  return index >= 0 && index < sgemm_kernel_count() && kernel_table().entries[index]->supported();
+}
+
+bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
+  const KernelTable& table = kernel_table();
+  const SgemmKernel& kern = *table.entries[sgemm_kernel_supported(kernel) ? kernel : table.best];
+  if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;
+  if (p.K <= 0) {
+    scale_c(p, p.beta, p.bias);
+    return true;
+  }
+  const bool small = static_cast<double>(p.batch) * p.M * p.N * p.K < kMinParallelMacs;
+  pthreadpool_t pool = small ? nullptr : shared_threadpool();
+  const int64_t threads =
+      pool != nullptr ? static_cast<int64_t>(pthreadpool_get_threads_count(pool)) : 1;
+
+  if (p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1) {
+    GemvPlan plan{&p, &kern, p.beta};
+    parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
+    return true;
+  }
+
+  const int MR = kern.mr, NR = kern.nr;
+  // K blocks of equal depth (K = 768 is three blocks of 256, not 256 + 256 + 256 + 0).
+  const int64_t kc = ceil_div(p.K, ceil_div(p.K, kKC));
+  const int64_t task_rows = round_up(ceil_div(p.M, ceil_div(p.M, kMaxTaskRows)), MR);
+  const int64_t tasks_m = ceil_div(p.M, task_rows);
+  const int64_t panels = ceil_div(p.N, NR);
+  int64_t task_panels = min64(panels, kMaxTaskCols / NR > 0 ? kMaxTaskCols / NR : 1);
+  while (task_panels > 1 &&
+         p.batch * tasks_m * ceil_div(panels, task_panels) < kTasksPerThread * threads) {
+    task_panels = ceil_div(task_panels, 2);
+  }
+  const int64_t task_cols = task_panels * NR;
+  const int64_t tasks_n = ceil_div(p.N, task_cols);
+  const int64_t tasks = p.batch * tasks_m * tasks_n;
+  const int64_t workers = min64(threads, tasks);
+  const int64_t panels_m = ceil_div(p.M, MR);
+  const int64_t apack_floats = round_up(p.batch * panels_m * MR * p.K, 16);
+  const int64_t bpack_floats = round_up(kc * task_cols, 16);
+  float* buffer = static_cast<float*>(ctx.allocate_scratch(
+      static_cast<size_t>(apack_floats + workers * bpack_floats) * sizeof(float), 64));
+  const int64_t a_panels = p.batch * panels_m;
+  void* state_memory = ctx.allocate_scratch(
+      static_cast<size_t>(a_panels) * sizeof(std::atomic<int32_t>), alignof(std::atomic<int32_t>));
+  if (buffer == nullptr || state_memory == nullptr) return false;
+  auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
+  for (int64_t i = 0; i < a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
+
+  if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, p.beta, nullptr);
+  GemmPlan plan;
+  plan.p = &p;
+  plan.kern = &kern;
+  plan.load_c = p.beta != 0.0f;
+  plan.kc = kc;
+  plan.task_rows = task_rows;
+  plan.task_cols = task_cols;
+  plan.panels_m = panels_m;
+  plan.tasks_m = tasks_m;
+  plan.tasks_n = tasks_n;
+  plan.tasks = tasks;
+  plan.apack = buffer;
+  plan.bpack = buffer + apack_floats;
+  plan.bpack_floats = bpack_floats;
+  plan.a_state = a_state;
+  parallel_for(pool, &gemm_worker, &plan, static_cast<size_t>(workers));
+  return true;
+}
+
+}  // namespace pteron::optimized
