@@ -90,3 +90,31 @@ def test_pt2e_cnn_runs_on_cortex_m_kernels(quantized, tmp_path):
         got = method(x)[0]
         want = converted(x)
         assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want, step)
+
+
+def test_pteron_quantizer_cortex_m_scheme_runs_on_cortex_m_kernels(tmp_path):
+    """pteron's own quantizer (scheme "cortex-m": symmetric int8, per-channel weights, int32
+    bias) feeding the cortex-m library: the convolutions, pools and linear layer run as cortex_m
+    kernels and the program matches the same quantized graph run on the portable Q/DQ kernels
+    within 3 output steps (step estimated as the output's range / 255)."""
+    torch.manual_seed(1)
+    model = SmallCnn().eval()
+    ep = torch.export.export(model, (torch.randn(1, 3, 16, 16),))
+    calibration = [(torch.randn(1, 3, 16, 16),) for _ in range(8)]
+    target = tmp_path / "cortex-m-test.toml"
+    target.write_text(TARGET)
+    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
+                                                  calibration=calibration)
+    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
+    m = pteron.load(cortex_m.buffer()).load_method()
+    r = pteron.load(portable.buffer()).load_method()
+    names = m.instruction_names()
+    for op in ["quantized_conv2d_nhwc", "quantized_depthwise_conv2d_nhwc",
+               "quantized_max_pool2d_nhwc", "quantized_linear"]:
+        assert f"cortex_m::{op}.out" in names, names
+    assert not any(n.startswith("quantized_decomposed::") for n in names), names
+    for seed in range(3):
+        x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
+        got, want = m(x)[0], r(x)[0]
+        step = 2 * want.abs().max().item() / 255
+        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)
