@@ -1,10 +1,10 @@
 """cortex_m:: int8 kernels (the scalar path on the host) against cortex_m_ref.py's int8
 references, bit exact, and against torch float math within quantisation error.
 
-Float tolerances, in output quantisation steps (LSB): add, mul, linear, conv, depthwise:
-2 LSB (one for the output rounding, one for the requantisation's Q31 rounding and the int32
-bias rounding); avg pool 1 LSB; max pool, clamp, transpose, pad exact; softmax 2/256
-(TFLite's fixed-point exp). quantize/dequantize are exact against quantized_decomposed's
+Float tolerances, in output quantisation steps (LSB): requantize 1 LSB; add, mul, linear,
+conv, depthwise 2 LSB (one for the output rounding, one for the requantisation's Q31 rounding
+and the int32 bias rounding); avg pool 1 LSB; max pool, clamp, transpose, pad exact; softmax
+2/256 (TFLite's fixed-point exp). quantize/dequantize are exact against quantized_decomposed's
 formulas.
 """
 
@@ -16,6 +16,7 @@ from cortex_m_ref import (
     avg_pool_nhwc,
     conv_nhwc,
     dequantize,
+    finish,
     linear,
     max_pool_nhwc,
     mul,
@@ -99,6 +100,17 @@ def test_mul(shape):
     assert torch.equal(out, mul(a, z1, b, z2, zo, mo, sho))
     expect = quantize(dequantize(a, s1, z1) * dequantize(b, s2, z2), so, zo)
     assert (out.int() - expect.int()).abs().max() <= 2
+
+
+@pytest.mark.parametrize("s_in,s_out", [(0.05, 0.11), (0.11, 0.05), (0.02, 0.0201)])
+def test_requantize(s_in, s_out):
+    a = rand_i8(3, 50)
+    m, sh = quantize_multiplier(s_in / s_out)
+    out = torch.empty_like(a)
+    run_kernel("cortex_m::requantize.out", [a, 4, -9, m, sh, -120, 127, out])
+    assert torch.equal(out, finish(a.to(torch.int64) - 4, m, sh, -9, -120, 127))
+    expect = quantize(dequantize(a, s_in, 4), s_out, -9).clamp(-120, 127)
+    assert (out.int() - expect.int()).abs().max() <= 1
 
 
 # ---- linear ------------------------------------------------------------------------------

@@ -53,6 +53,10 @@ constexpr const char* kOutSchemas[] = {
     "cortex_m::quantized_max_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride, "
     "int[] padding, int[] dilation, bool ceil_mode, int input_zero_point, int output_zero_point, "
     "int activation_min, int activation_max, *, Tensor(a!) out) -> Tensor(a!)",
+    // pteron's own: int8 to int8 with other qparams (a dequantize -> quantize pair).
+    "cortex_m::requantize.out(Tensor input, int input_zero_point, int output_zero_point, "
+    "int multiplier, int shift, int activation_min, int activation_max, *, Tensor(a!) out) -> "
+    "Tensor(a!)",
     // pteron's own: a standalone relu/clamp on int8 values sharing input and output qparams.
     "cortex_m::quantized_clamp.out(Tensor input, int activation_min, int activation_max, *, "
     "Tensor(a!) out) -> Tensor(a!)",

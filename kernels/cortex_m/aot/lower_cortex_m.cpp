@@ -331,7 +331,7 @@ class Lowering {
     }
     compiler::remove_dead_code(g_);
     report_.transposes_removed = cancel_transposes();
-    remove_requantize_noops();
+    fold_requantize_pairs();
     report_.quant_ops = convert_quant_nodes();
     compiler::remove_dead_code(g_);
     g_.metadata()["cortex_m.scratch_bytes"] = std::to_string(cortex_m_scratch_bytes(g_));
@@ -587,7 +587,12 @@ class Lowering {
     if (!x) return false;
     auto out = quantized_output(g_, n, false);
     if (!out) return keep("output is not quantized per tensor to int8");
-    if (!same_qparams(x->p, out->p)) return keep("input and output qparams differ");
+    // The mean keeps the input's qparams; a requantize follows when the output has its own.
+    const bool same = same_qparams(x->p, out->p);
+    const Requant to_out = quantize_multiplier(x->p.scale / out->p.scale);
+    if (!same && (to_out.shift > kMaxShift || to_out.shift < kMinShift)) {
+      return keep("output scale out of range");
+    }
     const std::vector<int64_t> is = g_.value(x->q).spec.sizes;
     if (is.size() != 4) return keep("input is not 4-D");
     const std::string op = n.op.str();
@@ -629,10 +634,16 @@ class Lowering {
     }
     const ValueId xin = to_nhwc(src, n, before);
     const Requant r = quantize_multiplier(x->p.scale);
-    const ValueId y = new_node("quantized_avg_pool2d_nhwc",
-                               {TensorRef{xin}, kernel, stride, padding, false, x->p.zp,
-                                int64_t{r.multiplier}, int64_t{r.shift}, ir::None{}},
-                               int8_spec({os[0], os[2], os[3], os[1]}), n, before);
+    ValueId y = new_node("quantized_avg_pool2d_nhwc",
+                         {TensorRef{xin}, kernel, stride, padding, false, x->p.zp,
+                          int64_t{r.multiplier}, int64_t{r.shift}, ir::None{}},
+                         int8_spec({os[0], os[2], os[3], os[1]}), n, before);
+    if (!same) {
+      y = new_node("requantize",
+                   {TensorRef{y}, x->p.zp, out->p.zp, int64_t{to_out.multiplier},
+                    int64_t{to_out.shift}, out->p.qmin, out->p.qmax},
+                   int8_spec({os[0], os[2], os[3], os[1]}), n, before);
+    }
     finish(*out, to_nchw(y, n, before));
     return true;
   }
@@ -806,21 +817,29 @@ class Lowering {
     return removed;
   }
 
-  // quantize(dequantize(q)) with the same qparams is q.
-  void remove_requantize_noops() {
+  // quantize(dequantize(q)) with the same qparams is q; with others it is an int8 requantize.
+  void fold_requantize_pairs() {
     for (NodeId id : std::vector<NodeId>(g_.nodes())) {
       if (!g_.has_node(id) || near_delegated(id)) continue;
-      const Node& q = g_.node(id);
+      const Node q = g_.node(id);
       if (!is_op(q, kQuant)) continue;
       auto x = dequantized(g_, q.args[0].tensor());
       auto p = per_tensor_qparams(q);
-      if (!x || !p || x->p.zp != p->zp || x->p.scale != p->scale || x->p.qmin > p->qmin ||
-          x->p.qmax < p->qmax) {
-        continue;
-      }
+      if (!x || !p) continue;
       const ValueId out = q.outputs[0];
       if (std::find(g_.outputs().begin(), g_.outputs().end(), out) != g_.outputs().end()) continue;
-      g_.replace_all_uses(out, x->q);
+      if (x->p.zp == p->zp && x->p.scale == p->scale && x->p.qmin <= p->qmin &&
+          x->p.qmax >= p->qmax) {
+        g_.replace_all_uses(out, x->q);
+        continue;
+      }
+      const Requant r = quantize_multiplier(x->p.scale / p->scale);
+      if (r.shift > kMaxShift || r.shift < kMinShift) continue;
+      const ValueId y = new_node("requantize",
+                                 {TensorRef{x->q}, x->p.zp, p->zp, int64_t{r.multiplier},
+                                  int64_t{r.shift}, p->qmin, p->qmax},
+                                 int8_spec(g_.value(out).spec.sizes), q, id);
+      g_.replace_all_uses(out, y);
     }
     compiler::remove_dead_code(g_);
   }

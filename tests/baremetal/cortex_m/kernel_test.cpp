@@ -144,6 +144,13 @@ void test_elementwise(int32_t n) {
     run_both("cortex_m::quantized_clamp.out", what, args, 4, out.t);
   }
   {
+    EValue zi = I(random_in(-20, 20)), zo = I(random_in(-20, 20));
+    EValue m = I(random_in(1 << 30, 0x7fffffff)), s = I(random_in(-3, 1)), lo = I(-120),
+           hi = I(127);
+    EValue* args[] = {&a.v, &zi, &zo, &m, &s, &lo, &hi, &out.v};
+    run_both("cortex_m::requantize.out", what, args, 8, out.t);
+  }
+  {
     for (int32_t i = 0; i < n; ++i) g_float[i] = static_cast<float>(random_in(-4000, 4000)) / 97.0f;
     if (n > 2) g_float[1] = 0.5f * 0.25f, g_float[2] = -2.5f * 0.25f;  // ties
     TensorBox f(ScalarType::Float, 1, shape, g_float);
