@@ -82,7 +82,8 @@ check-baremetal: .stamps/deps
 	@test -f build-m55/build.ninja || cmake -S . -B build-m55 -G Ninja \
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake >/dev/null
 	cmake --build build-m55 -j $(JOBS)
-	@echo "bare-metal build (cortex-m55) ok"
+	cd build-m55 && ctest --output-on-failure -j $(JOBS)
+	@echo "bare-metal build (cortex-m55) and QEMU mps3-an547 tests ok"
 
 DEMO_MODEL ?= mobilenet-v2
 demo: build

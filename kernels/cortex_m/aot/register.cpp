@@ -1,0 +1,21 @@
+// The "cortex-m" kernel library for `--backends cortex-m,portable`: its kernels register under
+// "cortex_m" in the runtime, and its pass lowers quantized patterns onto them.
+#include "compiler/partition/registry.h"
+#include "kernels/cortex_m/aot/lower_cortex_m.h"
+
+namespace pteron::cortex_m::aot {
+namespace {
+
+const bool registered = [] {
+  compiler::KernelLibrary library{"cortex-m", "cortex_m", {}};
+  library.passes.emplace_back(
+      "lower_to_cortex_m",
+      [](compiler::ir::Graph& graph, const std::unordered_set<compiler::ir::NodeId>& delegated) {
+        const CortexMLoweringReport report = lower_to_cortex_m(graph, delegated);
+        return report.lowered + report.quant_ops;
+      });
+  return compiler::register_kernel_library(std::move(library));
+}();
+
+}  // namespace
+}  // namespace pteron::cortex_m::aot

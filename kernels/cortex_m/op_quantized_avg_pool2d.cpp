@@ -1,0 +1,115 @@
+// cortex_m::quantized_avg_pool2d_nhwc.out(Tensor input, int[] kernel_size, int[] stride,
+//     int[] padding, bool ceil_mode, int zero_point, int multiplier, int shift,
+//     Tensor? scratch, *, Tensor(a!) out)
+//
+// CMSIS-NN arm_avgpool_s8 on [N, H, W, C] int8 with input and output sharing scale and zero
+// point: the mean of the window's in-bounds values (padding is not counted; the lowering pads
+// explicitly with the zero point when torch counts it), rounded half away from zero, clamped
+// to int8. zero_point, multiplier and shift are ExecuTorch's arguments and do not change the
+// result. The MVE path sums four channels per vector; the divide stays scalar per lane.
+#include "kernels/cortex_m/util/conv_shape.h"
+#include "kernels/cortex_m/util/path.h"
+
+namespace pteron::cortex_m {
+namespace {
+
+constexpr const char* kOp = "cortex_m::quantized_avg_pool2d_nhwc.out";
+
+struct PoolParams {
+  int32_t n, h, w, c, oh, ow;
+  Window win;
+};
+
+inline int8_t rounded_mean(int32_t sum, int32_t count) {
+  const int32_t q = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+  return static_cast<int8_t>(clamp_i32(q, kInt8Min, kInt8Max));
+}
+
+// The in-bounds window [y_lo, y_hi) x [x_lo, x_hi) of output pixel (oy, ox).
+struct Bounds {
+  int32_t y_lo, y_hi, x_lo, x_hi;
+};
+inline Bounds window_bounds(const PoolParams& p, int32_t oy, int32_t ox) {
+  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+  Bounds b;
+  b.y_lo = y0 < 0 ? 0 : y0;
+  b.y_hi = y0 + p.win.kernel[0] > p.h ? p.h : y0 + p.win.kernel[0];
+  b.x_lo = x0 < 0 ? 0 : x0;
+  b.x_hi = x0 + p.win.kernel[1] > p.w ? p.w : x0 + p.win.kernel[1];
+  return b;
+}
+
+void avg_scalar(const int8_t* in, int8_t* out, const PoolParams& p) {
+  for (int32_t b = 0; b < p.n; ++b, in += static_cast<int64_t>(p.h) * p.w * p.c)
+    for (int32_t oy = 0; oy < p.oh; ++oy)
+      for (int32_t ox = 0; ox < p.ow; ++ox) {
+        const Bounds bd = window_bounds(p, oy, ox);
+        const int32_t count = (bd.y_hi - bd.y_lo) * (bd.x_hi - bd.x_lo);
+        for (int32_t c = 0; c < p.c; ++c) {
+          int32_t sum = 0;
+          for (int32_t y = bd.y_lo; y < bd.y_hi; ++y)
+            for (int32_t x = bd.x_lo; x < bd.x_hi; ++x) sum += in[(y * p.w + x) * p.c + c];
+          *out++ = count > 0 ? rounded_mean(sum, count) : 0;
+        }
+      }
+}
+
+#if PTERON_CORTEX_M_MVE
+void avg_mve(const int8_t* in, int8_t* out, const PoolParams& p) {
+  for (int32_t b = 0; b < p.n; ++b, in += static_cast<int64_t>(p.h) * p.w * p.c)
+    for (int32_t oy = 0; oy < p.oh; ++oy)
+      for (int32_t ox = 0; ox < p.ow; ++ox, out += p.c) {
+        const Bounds bd = window_bounds(p, oy, ox);
+        const int32_t count = (bd.y_hi - bd.y_lo) * (bd.x_hi - bd.x_lo);
+        for (int32_t c = 0; c < p.c; c += 4) {
+          const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(p.c - c));
+          int32x4_t sum = vdupq_n_s32(0);
+          for (int32_t y = bd.y_lo; y < bd.y_hi; ++y)
+            for (int32_t x = bd.x_lo; x < bd.x_hi; ++x)
+              sum = vaddq_s32(sum, vldrbq_z_s32(in + (y * p.w + x) * p.c + c, pr));
+          int32_t lanes[4];
+          vstrwq_s32(lanes, sum);
+          const int32_t live = p.c - c < 4 ? p.c - c : 4;
+          for (int32_t j = 0; j < live; ++j)
+            out[c + j] = count > 0 ? rounded_mean(lanes[j], count) : 0;
+        }
+      }
+}
+#endif
+
+Error quantized_avg_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
+  PTERON_TRY(check_args(kOp, args, "TLLLBIIItT"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[9]->tensor;
+  PTERON_TRY(check_int8(kOp, in, "input"));
+  PTERON_TRY(check_int8(kOp, out, "out"));
+  PoolParams p{};
+  PTERON_TRY(int_pair(kOp, *args[1], "kernel_size", 1, p.win.kernel));
+  if (args[2]->int_list.size() == 0) {
+    p.win.stride[0] = p.win.kernel[0], p.win.stride[1] = p.win.kernel[1];
+  } else {
+    PTERON_TRY(int_pair(kOp, *args[2], "stride", 1, p.win.stride));
+  }
+  PTERON_TRY(int_pair(kOp, *args[3], "padding", 0, p.win.padding));
+  p.win.dilation[0] = p.win.dilation[1] = 1;
+  PTERON_TRY(check_rank(kOp, in, 4, "input"));
+  PTERON_TRY(check_nhwc_window(kOp, in, out, in.size(3), p.win, args[4]->b));
+  p.n = in.size(0), p.h = in.size(1), p.w = in.size(2), p.c = in.size(3);
+  p.oh = out.size(1), p.ow = out.size(2);
+  if (out.numel() == 0) return Error::Ok;
+#if PTERON_CORTEX_M_MVE
+  if (use_mve()) {
+    avg_mve(in.data<int8_t>(), out.data<int8_t>(), p);
+    return Error::Ok;
+  }
+#endif
+  avg_scalar(in.data<int8_t>(), out.data<int8_t>(), p);
+  return Error::Ok;
+}
+
+}  // namespace
+
+PTERON_KERNEL("cortex_m::quantized_avg_pool2d_nhwc.out", quantized_avg_pool2d_nhwc_out);
+
+}  // namespace pteron::cortex_m

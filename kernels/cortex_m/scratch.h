@@ -1,0 +1,35 @@
+// Scratch bytes each Cortex-M kernel asks of ctx.allocate_scratch, as functions of shapes the
+// compiler knows, so the memory plan can reserve the largest per program instead of anything
+// being allocated at run time. Plain C++17 with no runtime dependencies: the compiler (C++20)
+// includes this header too. The sizes are what the MVE paths need (the scalar paths need none)
+// plus alignment slack; a kernel that gets less falls back to its scalar path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pteron::cortex_m {
+
+constexpr size_t kScratchAlign = 16;
+
+constexpr size_t align_scratch(size_t bytes) {
+  return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+}
+
+// cortex_m::quantized_conv2d_nhwc: int32 kernel sums (one per output channel) and, unless the
+// convolution is 1x1 with stride 1 and no padding, one im2col column of kh * kw * cin bytes.
+constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t kernel_h,
+                                                int64_t kernel_w, int64_t out_channels,
+                                                bool pointwise) {
+  const size_t sums = align_scratch(static_cast<size_t>(out_channels) * sizeof(int32_t));
+  const size_t column =
+      pointwise ? 0 : align_scratch(static_cast<size_t>(kernel_h * kernel_w * in_channels));
+  return sums + column + 2 * kScratchAlign;
+}
+
+// Every other cortex_m kernel computes in registers.
+constexpr size_t quantized_depthwise_conv2d_scratch_bytes() { return 0; }
+constexpr size_t quantized_linear_scratch_bytes() { return 0; }
+constexpr size_t quantized_pool2d_scratch_bytes() { return 0; }
+
+}  // namespace pteron::cortex_m

@@ -1,0 +1,287 @@
+// Runs each cortex_m kernel twice on the same random inputs, once on the scalar reference path
+// and once on the MVE path, and compares the outputs byte for byte. Prints one line per case
+// over semihosting; exits 1 on any mismatch or kernel error, 0 when every case matches.
+#include "runtime/kernel/kernel.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "kernels/cortex_m/util/path.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/memory_allocator.h"
+#include "runtime/core/tensor.h"
+
+using namespace pteron;
+
+namespace {
+
+uint32_t g_seed = 12345;
+uint32_t next_random() {
+  g_seed = g_seed * 1664525u + 1013904223u;
+  return g_seed >> 8;
+}
+int32_t random_in(int32_t lo, int32_t hi) {  // inclusive
+  return lo + static_cast<int32_t>(next_random() % static_cast<uint32_t>(hi - lo + 1));
+}
+
+// Storage for the tensors of one case.
+alignas(16) int8_t g_in[32 * 1024];
+alignas(16) int8_t g_in2[32 * 1024];
+alignas(16) int8_t g_weight[32 * 1024];
+alignas(16) float g_float[2048];
+alignas(16) int32_t g_bias[512];
+alignas(16) int32_t g_mult[512];
+alignas(16) int32_t g_shift[512];
+alignas(16) uint8_t g_out_scalar[32 * 1024];
+alignas(16) uint8_t g_out_mve[32 * 1024];
+alignas(16) uint8_t g_scratch[32 * 1024];
+
+struct TensorBox {
+  int32_t sizes[4];
+  uint8_t order[4] = {0, 1, 2, 3};
+  int32_t strides[4];
+  Tensor t;
+  EValue v;
+  TensorBox(ScalarType dtype, int32_t rank, const int32_t* s, void* data) {
+    for (int32_t d = 0; d < rank; ++d) sizes[d] = s[d];
+    t = Tensor(dtype, rank, sizes, order, strides, data);
+    v = EValue::from_tensor(&t);
+  }
+};
+
+void fill_int8(int8_t* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int8_t>(random_in(-128, 127));
+}
+
+void fill_requant(int32_t n, int32_t min_shift, int32_t max_shift) {
+  for (int32_t i = 0; i < n; ++i) {
+    g_mult[i] = random_in(1 << 30, 0x7fffffff);
+    g_shift[i] = random_in(min_shift, max_shift);
+    g_bias[i] = random_in(-20000, 20000);
+  }
+}
+
+int g_failures = 0, g_cases = 0;
+
+// Runs `op` on both paths; `out` is the out tensor, whose data pointer is switched between
+// the two result buffers.
+void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor& out) {
+  ++g_cases;
+  const KernelEntry* k = find_kernel(op, "");
+  if (k == nullptr) {
+    printf("FAIL %s %s: no kernel\n", op, what);
+    ++g_failures;
+    return;
+  }
+  MemoryAllocator scratch(g_scratch, sizeof(g_scratch));
+  KernelContext ctx{&scratch};
+  const size_t bytes = out.nbytes();
+  memset(g_out_scalar, 0x5a, bytes);
+  memset(g_out_mve, 0xa5, bytes);
+  out.set_data(g_out_scalar);
+  cortex_m::set_use_mve(false);
+  Error e1 = k->fn(ctx, Span<EValue*>(args, n));
+  out.set_data(g_out_mve);
+  scratch.reset();
+  cortex_m::set_use_mve(true);
+  Error e2 = k->fn(ctx, Span<EValue*>(args, n));
+  if (e1 != Error::Ok || e2 != Error::Ok) {
+    printf("FAIL %s %s: error %s / %s: %s\n", op, what, error_name(e1), error_name(e2),
+           last_error_message());
+    ++g_failures;
+    return;
+  }
+  size_t bad = 0, first = 0;
+  for (size_t i = bytes; i-- > 0;) {
+    if (g_out_scalar[i] != g_out_mve[i]) ++bad, first = i;
+  }
+  if (bad) {
+    printf("FAIL %s %s: %u of %u bytes differ (first at %u: scalar %d, mve %d)\n", op, what,
+           static_cast<unsigned>(bad), static_cast<unsigned>(bytes), static_cast<unsigned>(first),
+           g_out_scalar[first], g_out_mve[first]);
+    ++g_failures;
+  } else {
+    printf("ok   %s %s (%u bytes)\n", op, what, static_cast<unsigned>(bytes));
+  }
+}
+
+EValue I(int64_t v) { return EValue::from_int(v); }
+EValue D(double v) { return EValue::from_double(v); }
+EValue B(bool v) { return EValue::from_bool(v); }
+EValue L(const int64_t* p, size_t n) {
+  EValue e;
+  e.tag = Tag::IntList;
+  e.int_list = Span<const int64_t>(p, n);
+  return e;
+}
+
+void test_elementwise(int32_t n) {
+  char what[32];
+  snprintf(what, sizeof(what), "n=%d", static_cast<int>(n));
+  const int32_t shape[1] = {n};
+  fill_int8(g_in, n);
+  fill_int8(g_in2, n);
+  TensorBox a(ScalarType::Char, 1, shape, g_in), b(ScalarType::Char, 1, shape, g_in2);
+  TensorBox out(ScalarType::Char, 1, shape, g_out_scalar);
+  {
+    EValue m1 = I(random_in(1 << 30, 0x7fffffff)), s1 = I(random_in(-4, 0));
+    EValue m2 = I(random_in(1 << 30, 0x7fffffff)), s2 = I(random_in(-4, 0));
+    EValue mo = I(random_in(1 << 30, 0x7fffffff)), so = I(random_in(-22, -16));
+    EValue z1 = I(random_in(-20, 20)), z2 = I(random_in(-20, 20)), zo = I(random_in(-20, 20));
+    EValue lo = I(-100), hi = I(120);
+    EValue* args[] = {&a.v, &z1, &m1, &s1, &b.v, &z2, &m2, &s2, &zo, &mo, &so, &lo, &hi, &out.v};
+    run_both("cortex_m::quantized_add.out", what, args, 14, out.t);
+  }
+  {
+    EValue z1 = I(3), z2 = I(-7), zo = I(5), mo = I(random_in(1 << 30, 0x7fffffff)),
+           so = I(random_in(-10, -6));
+    EValue* args[] = {&a.v, &z1, &b.v, &z2, &zo, &mo, &so, &out.v};
+    run_both("cortex_m::quantized_mul.out", what, args, 8, out.t);
+  }
+  {
+    EValue lo = I(-37), hi = I(90);
+    EValue* args[] = {&a.v, &lo, &hi, &out.v};
+    run_both("cortex_m::quantized_clamp.out", what, args, 4, out.t);
+  }
+  {
+    EValue zi = I(random_in(-20, 20)), zo = I(random_in(-20, 20));
+    EValue m = I(random_in(1 << 30, 0x7fffffff)), s = I(random_in(-3, 1)), lo = I(-120),
+           hi = I(127);
+    EValue* args[] = {&a.v, &zi, &zo, &m, &s, &lo, &hi, &out.v};
+    run_both("cortex_m::requantize.out", what, args, 8, out.t);
+  }
+  {
+    for (int32_t i = 0; i < n; ++i) g_float[i] = static_cast<float>(random_in(-4000, 4000)) / 97.0f;
+    if (n > 2) g_float[1] = 0.5f * 0.25f, g_float[2] = -2.5f * 0.25f;  // ties
+    TensorBox f(ScalarType::Float, 1, shape, g_float);
+    EValue scale = D(0.25), zp = I(-3), qmin = I(-128), qmax = I(127), dtype = I(1);
+    EValue* args[] = {&f.v, &scale, &zp, &qmin, &qmax, &dtype, &out.v};
+    run_both("cortex_m::quantize_per_tensor.out", what, args, 7, out.t);
+    TensorBox fo(ScalarType::Float, 1, shape, g_out_scalar);
+    EValue* dargs[] = {&a.v, &scale, &zp, &qmin, &qmax, &dtype, &fo.v};
+    run_both("cortex_m::dequantize_per_tensor.out", what, dargs, 7, fo.t);
+  }
+}
+
+void test_linear(int32_t rows, int32_t k, int32_t n, bool per_channel) {
+  char what[48];
+  snprintf(what, sizeof(what), "%dx%d->%d%s", static_cast<int>(rows), static_cast<int>(k),
+           static_cast<int>(n), per_channel ? " per-channel" : "");
+  fill_int8(g_in, rows * k);
+  fill_int8(g_weight, n * k);
+  fill_requant(n, -12, -6);
+  int64_t mults[512], shifts[512];
+  for (int32_t i = 0; i < n; ++i) mults[i] = g_mult[i], shifts[i] = g_shift[i];
+  const int32_t in_shape[2] = {rows, k}, w_shape[2] = {n, k}, out_shape[2] = {rows, n},
+                b_shape[1] = {n};
+  TensorBox x(ScalarType::Char, 2, in_shape, g_in), w(ScalarType::Char, 2, w_shape, g_weight);
+  TensorBox bias(ScalarType::Int, 1, b_shape, g_bias);
+  TensorBox out(ScalarType::Char, 2, out_shape, g_out_scalar);
+  EValue none, in_off = I(7), w_off = I(per_channel ? 0 : -2), out_off = I(-4);
+  EValue ml = L(mults, per_channel ? n : 1), sl = L(shifts, per_channel ? n : 1);
+  EValue amax = I(127), amin = I(-128);
+  EValue* args[] = {&x.v,     &w.v, &bias.v, &none, &in_off, &w_off,
+                    &out_off, &ml,  &sl,     &amax, &amin,   &out.v};
+  run_both("cortex_m::quantized_linear.out", what, args, 12, out.t);
+}
+
+void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int32_t kw,
+               int32_t stride, int32_t pad, int32_t dil) {
+  char what[64];
+  snprintf(what, sizeof(what), "%dx%dx%d k%dx%d s%d p%d d%d ->%d", static_cast<int>(h),
+           static_cast<int>(w_), static_cast<int>(cin), static_cast<int>(kh), static_cast<int>(kw),
+           static_cast<int>(stride), static_cast<int>(pad), static_cast<int>(dil),
+           static_cast<int>(cout));
+  const int32_t oh = (h + 2 * pad - dil * (kh - 1) - 1) / stride + 1;
+  const int32_t ow = (w_ + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
+  fill_int8(g_in, h * w_ * cin);
+  fill_int8(g_weight, cout * kh * kw * cin);
+  fill_requant(cout, -11, -7);
+  const int32_t in_shape[4] = {1, h, w_, cin}, w_shape[4] = {cout, kh, kw, cin},
+                out_shape[4] = {1, oh, ow, cout}, c_shape[1] = {cout};
+  TensorBox x(ScalarType::Char, 4, in_shape, g_in), w(ScalarType::Char, 4, w_shape, g_weight);
+  TensorBox bias(ScalarType::Int, 1, c_shape, g_bias), m(ScalarType::Int, 1, c_shape, g_mult),
+      s(ScalarType::Int, 1, c_shape, g_shift);
+  TensorBox out(ScalarType::Char, 4, out_shape, g_out_scalar);
+  const int64_t st[2] = {stride, stride}, pd[2] = {pad, pad}, dl[2] = {dil, dil};
+  EValue stv = L(st, 2), pdv = L(pd, 2), dlv = L(dl, 2), in_off = I(9), out_off = I(-3),
+         amin = I(-120), amax = I(127), none;
+  EValue* args[] = {&x.v,     &w.v, &bias.v, &stv,  &pdv,  &dlv,  &in_off,
+                    &out_off, &m.v, &s.v,    &amin, &amax, &none, &out.v};
+  run_both("cortex_m::quantized_conv2d_nhwc.out", what, args, 14, out.t);
+
+  // Depthwise on the same input (multiplier 1: weight [1, kh, kw, cin]).
+  const int32_t dw_shape[4] = {1, kh, kw, cin}, dout_shape[4] = {1, oh, ow, cin},
+                dc_shape[1] = {cin};
+  fill_requant(cin, -9, -5);
+  TensorBox dw(ScalarType::Char, 4, dw_shape, g_weight);
+  TensorBox dbias(ScalarType::Int, 1, dc_shape, g_bias), dm(ScalarType::Int, 1, dc_shape, g_mult),
+      ds(ScalarType::Int, 1, dc_shape, g_shift);
+  TensorBox dout(ScalarType::Char, 4, dout_shape, g_out_scalar);
+  EValue mult = I(1);
+  EValue* dargs[] = {&x.v,     &dw.v, &dbias.v, &stv,  &pdv,  &dlv,  &mult,  &in_off,
+                     &out_off, &dm.v, &ds.v,    &amin, &amax, &none, &dout.v};
+  run_both("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, dout.t);
+
+  // Pools with the convolution's window.
+  const int32_t pout_shape[4] = {1, oh, ow, cin};
+  TensorBox pout(ScalarType::Char, 4, pout_shape, g_out_scalar);
+  const int64_t ks[2] = {kh, kw};
+  EValue ksv = L(ks, 2), ceil = B(false), zp = I(0), pm = I(1 << 30), ps = I(1);
+  EValue* aargs[] = {&x.v, &ksv, &stv, &pdv, &ceil, &zp, &pm, &ps, &none, &pout.v};
+  if (dil == 1) run_both("cortex_m::quantized_avg_pool2d_nhwc.out", what, aargs, 10, pout.t);
+  EValue izp = I(2), ozp = I(pad ? 5 : 2), lo = I(-90), hi = I(100);
+  EValue* margs[] = {&x.v, &ksv, &stv, &pdv, &dlv, &ceil, &izp, &ozp, &lo, &hi, &pout.v};
+  run_both("cortex_m::quantized_max_pool2d_nhwc.out", what, margs, 11, pout.t);
+}
+
+void test_softmax(int32_t rows, int32_t cols) {
+  char what[32];
+  snprintf(what, sizeof(what), "%dx%d", static_cast<int>(rows), static_cast<int>(cols));
+  fill_int8(g_in, rows * cols);
+  const int32_t shape[2] = {rows, cols};
+  TensorBox x(ScalarType::Char, 2, shape, g_in), out(ScalarType::Char, 2, shape, g_out_scalar);
+  // Input scale 0.05: multiplier/shift/diff_min as TFLite prepares them.
+  EValue dim = I(-1), izp = I(3), ozp = I(-128), mult = I(1717986918), shift = I(21),
+         diff_min = I(-992);
+  EValue* args[] = {&x.v, &dim, &izp, &ozp, &mult, &shift, &diff_min, &out.v};
+  run_both("cortex_m::softmax.out", what, args, 8, out.t);
+}
+
+void test_transpose(int32_t a, int32_t b, int32_t c, int32_t d) {
+  char what[32];
+  snprintf(what, sizeof(what), "%dx%dx%dx%d", static_cast<int>(a), static_cast<int>(b),
+           static_cast<int>(c), static_cast<int>(d));
+  fill_int8(g_in, a * b * c * d);
+  const int32_t shape[4] = {a, b, c, d}, nhwc[4] = {a, c, d, b};
+  TensorBox x(ScalarType::Char, 4, shape, g_in), out(ScalarType::Char, 4, nhwc, g_out_scalar);
+  const int64_t perm[4] = {0, 2, 3, 1};
+  EValue p = L(perm, 4);
+  EValue* args[] = {&x.v, &p, &out.v};
+  run_both("cortex_m::transpose.out", what, args, 3, out.t);
+}
+
+}  // namespace
+
+int main() {
+  for (int32_t n : {1, 3, 4, 15, 16, 17, 100, 1000}) test_elementwise(n);
+  test_linear(1, 1, 1, false);
+  test_linear(3, 17, 5, true);
+  test_linear(2, 64, 33, false);
+  test_linear(4, 250, 10, true);
+  test_conv(5, 5, 3, 4, 3, 3, 1, 1, 1);
+  test_conv(9, 7, 8, 6, 3, 3, 2, 1, 1);
+  test_conv(6, 6, 16, 20, 1, 1, 1, 0, 1);  // 1x1 fast path
+  test_conv(8, 8, 17, 9, 1, 1, 1, 0, 1);
+  test_conv(10, 8, 5, 3, 3, 3, 1, 2, 2);
+  test_conv(12, 12, 33, 7, 5, 5, 2, 2, 1);
+  test_conv(16, 16, 64, 32, 3, 3, 1, 1, 1);
+  test_softmax(1, 10);
+  test_softmax(4, 37);
+  test_softmax(2, 100);
+  test_transpose(1, 3, 5, 7);
+  test_transpose(2, 16, 4, 4);
+  test_transpose(1, 40, 3, 3);  // input stride too large for the byte gather
+  printf("%d of %d cases differ between the scalar and MVE paths\n", g_failures, g_cases);
+  return g_failures == 0 ? 0 : 1;
+}

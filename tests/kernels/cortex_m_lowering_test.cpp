@@ -1,0 +1,345 @@
+// The cortex_m lowering on graphs quantized by hand in PT2E form (quantize -> dequantize around
+// every op, per-channel int8 weights through dequantize_per_channel, float biases): the
+// quantized ops become cortex_m kernels, an op the library cannot take stays float with its
+// Q/DQ, NHWC transposes between int8 ops cancel, and the lowered graph run on the host kernels
+// matches the fake-quantized float graph within quantisation error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <stdexcept>
+
+#include "compiler/compile.h"
+#include "compiler/passes/host_runner.h"
+#include "kernels/cortex_m/aot/lower_cortex_m.h"
+#include "runtime/host/host_method.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron::cortex_m::aot {
+namespace {
+
+namespace ir = compiler::ir;
+using ir::Argument;
+using ir::Graph;
+using ir::NewValue;
+using ir::TensorRef;
+using ir::TensorSpec;
+using ir::ValueId;
+
+const ir::OpSchema& op(std::string_view name) {
+  const ir::OpSchema* s = ir::OpSchemaRegistry::global().find(name);
+  if (s == nullptr) throw std::runtime_error("no schema " + std::string(name));
+  return *s;
+}
+TensorSpec f32(std::vector<int64_t> s) {
+  return TensorSpec::contiguous(ScalarType::Float, std::move(s));
+}
+TensorSpec i8(std::vector<int64_t> s) {
+  return TensorSpec::contiguous(ScalarType::Char, std::move(s));
+}
+
+std::mt19937 g_rng(5);
+
+template <typename T>
+ValueId constant(Graph& g, const std::string& name, TensorSpec spec, const std::vector<T>& v) {
+  std::vector<uint8_t> bytes(v.size() * sizeof(T));
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return g.add_constant(name, std::move(spec), ir::ConstantData::owned(std::move(bytes)));
+}
+
+ValueId node(Graph& g, std::string_view name, std::vector<Argument> args, TensorSpec spec,
+             const std::string& out) {
+  return g.node(g.add_node(op(name), std::move(args), {NewValue{out, std::move(spec)}})).outputs[0];
+}
+
+// x -> quantize -> dequantize (PT2E's pair on every quantized edge).
+ValueId qdq(Graph& g, ValueId x, double scale, int64_t zp, const std::string& name) {
+  const auto sizes = g.value(x).spec.sizes;
+  const ValueId q = node(g, "quantized_decomposed::quantize_per_tensor.default",
+                         {TensorRef{x}, scale, zp, int64_t{-128}, int64_t{127}, ScalarType::Char},
+                         i8(sizes), name + "_q");
+  return node(g, "quantized_decomposed::dequantize_per_tensor.default",
+              {TensorRef{q}, scale, zp, int64_t{-128}, int64_t{127}, ScalarType::Char, ir::None{}},
+              f32(sizes), name + "_dq");
+}
+
+// A per-channel symmetric int8 weight (random float weights quantized) behind its dequantize.
+ValueId weight(Graph& g, const std::string& name, std::vector<int64_t> sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  const int64_t channels = sizes[0], per = n / channels;
+  std::normal_distribution<float> dist(0.0f, 0.4f);
+  std::vector<float> w(n);
+  for (float& x : w) x = dist(g_rng);
+  std::vector<int8_t> q(n);
+  std::vector<float> scales(channels);
+  std::vector<int64_t> zps(channels, 0);
+  for (int64_t c = 0; c < channels; ++c) {
+    float m = 1e-6f;
+    for (int64_t i = 0; i < per; ++i) m = std::max(m, std::fabs(w[c * per + i]));
+    scales[c] = m / 127.0f;
+    for (int64_t i = 0; i < per; ++i) {
+      q[c * per + i] = static_cast<int8_t>(
+          std::clamp(std::nearbyint(w[c * per + i] / scales[c]), -127.0f, 127.0f));
+    }
+  }
+  const ValueId wq = constant(g, name + "_q", i8(sizes), q);
+  const ValueId s = constant(g, name + "_scales", f32({channels}), scales);
+  const ValueId z =
+      constant(g, name + "_zps", TensorSpec::contiguous(ScalarType::Long, {channels}), zps);
+  return node(g, "quantized_decomposed::dequantize_per_channel.default",
+              {TensorRef{wq}, TensorRef{s}, TensorRef{z}, int64_t{0}, int64_t{-127}, int64_t{127},
+               ScalarType::Char, ir::None{}},
+              f32(sizes), name);
+}
+
+ValueId bias(Graph& g, const std::string& name, int64_t n) {
+  std::normal_distribution<float> dist(0.0f, 0.2f);
+  std::vector<float> b(n);
+  for (float& x : b) x = dist(g_rng);
+  return constant(g, name, f32({n}), b);
+}
+
+ValueId conv(Graph& g, ValueId x, ValueId w, ValueId b, int64_t pad, int64_t groups,
+             std::vector<int64_t> out_sizes, const std::string& name) {
+  return node(g, "aten::convolution.default",
+              {TensorRef{x}, TensorRef{w}, TensorRef{b}, std::vector<int64_t>{1, 1},
+               std::vector<int64_t>{pad, pad}, std::vector<int64_t>{1, 1}, false,
+               std::vector<int64_t>{0, 0}, groups},
+              f32(std::move(out_sizes)), name);
+}
+
+// conv3x3+relu -> maxpool -> depthwise 3x3 -> add(maxpool) -> relu6 -> sigmoid (float) -> global
+// mean -> view -> linear -> softmax.
+Graph build_graph() {
+  g_rng.seed(5);  // the same weights every time
+  Graph g;
+  const ValueId x = g.add_input("x", f32({1, 3, 8, 8}));
+  ValueId h = qdq(g, x, 0.02, 3, "x");
+  h = conv(g, h, weight(g, "w1", {8, 3, 3, 3}), bias(g, "b1", 8), 1, 1, {1, 8, 8, 8}, "conv1");
+  h = node(g, "aten::relu.default", {TensorRef{h}}, f32({1, 8, 8, 8}), "relu1");
+  h = qdq(g, h, 0.03, -128, "relu1");
+  // export's max pool: values and (unused) indices.
+  h = g.node(g.add_node(op("aten::max_pool2d_with_indices.default"),
+                        {TensorRef{h}, std::vector<int64_t>{2, 2}, std::vector<int64_t>{2, 2},
+                         std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 1}, false},
+                        {NewValue{"pool1", f32({1, 8, 4, 4})},
+                         NewValue{"pool1_indices",
+                                  TensorSpec::contiguous(ScalarType::Long, {1, 8, 4, 4})}}))
+          .outputs[0];
+  const ValueId pooled = qdq(g, h, 0.03, -128, "pool1");
+  h = conv(g, pooled, weight(g, "w2", {8, 1, 3, 3}), bias(g, "b2", 8), 1, 8, {1, 8, 4, 4}, "dw");
+  h = qdq(g, h, 0.05, 1, "dw");
+  h = node(g, "aten::add.Tensor", {TensorRef{h}, TensorRef{pooled}, ir::Scalar{int64_t{1}}},
+           f32({1, 8, 4, 4}), "add");
+  h = node(g, "aten::hardtanh.default", {TensorRef{h}, ir::Scalar{0.0}, ir::Scalar{6.0}},
+           f32({1, 8, 4, 4}), "relu6");
+  h = qdq(g, h, 0.04, -128, "relu6");
+  h = node(g, "aten::sigmoid.default", {TensorRef{h}}, f32({1, 8, 4, 4}),
+           "sigmoid");  // stays float
+  h = qdq(g, h, 1.0 / 256, -128, "sigmoid");
+  h = node(g, "aten::mean.dim", {TensorRef{h}, std::vector<int64_t>{-1, -2}, true, ir::None{}},
+           f32({1, 8, 1, 1}), "mean");
+  h = qdq(g, h, 1.0 / 256, -128, "mean");
+  h = node(g, "aten::view_copy.default", {TensorRef{h}, std::vector<int64_t>{1, 8}}, f32({1, 8}),
+           "flat");
+  h = qdq(g, h, 1.0 / 256, -128, "flat");
+  // Core ATen's linear, as export decomposes it: addmm(bias, x, permute(W)).
+  const ValueId w3t =
+      node(g, "aten::permute.default",
+           {TensorRef{weight(g, "w3", {5, 8})}, std::vector<int64_t>{1, 0}}, f32({8, 5}), "w3_t");
+  h = node(g, "aten::addmm.default",
+           {TensorRef{bias(g, "b3", 5)}, TensorRef{h}, TensorRef{w3t}, ir::Scalar{int64_t{1}},
+            ir::Scalar{int64_t{1}}},
+           f32({1, 5}), "fc");
+  h = qdq(g, h, 0.01, 0, "fc");
+  h = node(g, "aten::_softmax.default", {TensorRef{h}, int64_t{-1}, false}, f32({1, 5}), "softmax");
+  h = qdq(g, h, 1.0 / 256, -128, "probs");
+  g.set_outputs({h});
+  g.verify();
+  return g;
+}
+
+// Runs the graph node by node: quantized_decomposed ops here (fake quantization, as PT2E
+// defines them), everything else on the registered host kernels.
+std::vector<float> run(const Graph& g, const std::vector<float>& input) {
+  std::map<ValueId, std::vector<uint8_t>> values;
+  auto bytes_of = [&](ValueId v) -> std::span<const uint8_t> {
+    const ir::Value& value = g.value(v);
+    if (value.is_constant()) return value.constant->bytes;
+    auto it = values.find(v);
+    return it == values.end() ? std::span<const uint8_t>() : std::span<const uint8_t>(it->second);
+  };
+  auto& in = values[g.inputs()[0]];
+  in.resize(input.size() * 4);
+  std::memcpy(in.data(), input.data(), in.size());
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    const std::string name = n.op.str();
+    if (name.starts_with("quantized_decomposed::")) {
+      const auto src = bytes_of(n.args[0].tensor());
+      auto& dst = values[n.outputs[0]];
+      const int64_t count = g.value(n.outputs[0]).spec.numel();
+      if (name == "quantized_decomposed::quantize_per_tensor.default") {
+        const float inv = static_cast<float>(1.0 / n.args[1].get<double>());
+        const int64_t zp = n.args[2].get<int64_t>();
+        dst.resize(count);
+        for (int64_t i = 0; i < count; ++i) {
+          float x;
+          std::memcpy(&x, src.data() + 4 * i, 4);
+          const float q = std::clamp(std::nearbyint(x * inv) + zp, -128.0f, 127.0f);
+          dst[i] = static_cast<uint8_t>(static_cast<int8_t>(q));
+        }
+      } else if (name == "quantized_decomposed::dequantize_per_tensor.default") {
+        const float scale = static_cast<float>(n.args[1].get<double>());
+        const int64_t zp = n.args[2].get<int64_t>();
+        dst.resize(count * 4);
+        for (int64_t i = 0; i < count; ++i) {
+          const float x = static_cast<float>(static_cast<int8_t>(src[i]) - zp) * scale;
+          std::memcpy(dst.data() + 4 * i, &x, 4);
+        }
+      } else {  // dequantize_per_channel, axis 0, symmetric
+        const auto scales = bytes_of(n.args[1].tensor());
+        const int64_t channels = g.value(n.args[1].tensor()).spec.numel(), per = count / channels;
+        dst.resize(count * 4);
+        for (int64_t i = 0; i < count; ++i) {
+          float s;
+          std::memcpy(&s, scales.data() + 4 * (i / per), 4);
+          const float x = static_cast<float>(static_cast<int8_t>(src[i])) * s;
+          std::memcpy(dst.data() + 4 * i, &x, 4);
+        }
+      }
+      continue;
+    }
+    auto outs = compiler::run_node_on_host(g, n, bytes_of);
+    for (size_t i = 0; i < outs.size(); ++i) values[n.outputs[i]] = std::move(outs[i]);
+  }
+  const auto out = bytes_of(g.outputs()[0]);
+  const ir::TensorSpec& spec = g.value(g.outputs()[0]).spec;
+  std::vector<float> result(spec.numel());
+  if (spec.dtype == ScalarType::Float) {
+    std::memcpy(result.data(), out.data(), out.size());
+  } else {
+    ADD_FAILURE() << "output is not float";
+  }
+  return result;
+}
+
+std::map<std::string, int> op_counts(const Graph& g) {
+  std::map<std::string, int> counts;
+  for (ir::NodeId id : g.nodes()) ++counts[g.node(id).op.str()];
+  return counts;
+}
+
+TEST(CortexMLowering, QuantizedOpsBecomeCortexMKernels) {
+  Graph g = build_graph();
+  const CortexMLoweringReport report = lower_to_cortex_m(g);
+  const auto counts = op_counts(g);
+  for (const std::string& line : report.kept) ADD_FAILURE() << line;
+  auto count = [&](const char* name) {
+    auto it = counts.find(name);
+    return it == counts.end() ? 0 : it->second;
+  };
+  SCOPED_TRACE(g.to_string());
+  EXPECT_EQ(count("cortex_m::quantized_conv2d_nhwc.default"), 1);
+  EXPECT_EQ(count("cortex_m::quantized_depthwise_conv2d_nhwc.default"), 1);
+  EXPECT_EQ(count("cortex_m::quantized_max_pool2d_nhwc.default"), 1);
+  EXPECT_EQ(count("cortex_m::quantized_add.default"), 1);
+  EXPECT_EQ(count("cortex_m::quantized_avg_pool2d_nhwc.default"), 1);
+  EXPECT_EQ(count("cortex_m::quantized_linear.default"), 1);
+  EXPECT_EQ(count("cortex_m::softmax.default"), 1);
+  EXPECT_EQ(count("aten::view_copy.default"), 1);  // on int8 values now
+  EXPECT_EQ(report.lowered, 8);
+  // sigmoid has no int8 kernel: it stays float between a dequantize and a quantize.
+  EXPECT_EQ(count("aten::sigmoid.default"), 1);
+  EXPECT_GE(count("cortex_m::dequantize_per_tensor.default"), 2);
+  EXPECT_GE(count("cortex_m::quantize_per_tensor.default"), 2);
+  for (const auto& [name, count] : counts)
+    EXPECT_FALSE(name.starts_with("quantized_decomposed::")) << name;
+  // conv -> pool -> depthwise stay NHWC: only the entry, the exits to the add (NCHW) and the
+  // float sigmoid remain.
+  EXPECT_GT(report.transposes_removed, 0);
+  EXPECT_GT(cortex_m_scratch_bytes(g), 0u);
+  EXPECT_EQ(g.metadata().at("cortex_m.scratch_bytes"), std::to_string(cortex_m_scratch_bytes(g)));
+}
+
+TEST(CortexMLowering, LoweredGraphMatchesFakeQuantizedFloat) {
+  const Graph reference = build_graph();
+  Graph lowered = build_graph();
+  lower_to_cortex_m(lowered);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::mt19937 inputs(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<float> x(3 * 8 * 8);
+    for (float& v : x) v = dist(inputs);
+    const auto want = run(reference, x), got = run(lowered, x);
+    ASSERT_EQ(want.size(), got.size());
+    // Probabilities on a 1/256 grid; each int8 stage may round one step differently from the
+    // float reference (requantisation vs float rounding), which later stages carry on: 3 steps.
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 3.0 / 256) << "trial " << trial;
+  }
+}
+
+// Runs a compiled program's "forward" on one float input.
+std::vector<float> run_program(const std::vector<uint8_t>& bytes, const std::vector<float>& x) {
+  auto program = HostProgram::from_bytes(bytes.data(), bytes.size());
+  EXPECT_TRUE(program.ok()) << last_error_message();
+  auto method = HostMethod::load(**program, "forward");
+  EXPECT_TRUE(method.ok()) << last_error_message();
+  Method& m = (*method)->method();
+  int32_t sizes[4] = {1, 3, 8, 8}, strides[4];
+  uint8_t order[4] = {0, 1, 2, 3};
+  Tensor tx(ScalarType::Float, 4, sizes, order, strides, const_cast<float*>(x.data()));
+  EXPECT_EQ(m.set_input(0, tx), Error::Ok) << last_error_message();
+  EXPECT_EQ(m.execute(), Error::Ok) << last_error_message();
+  const Tensor& out = *m.output(0).tensor;
+  const float* y = out.data<const float>();
+  return {y, y + out.numel()};
+}
+
+TEST(CortexMLowering, CompileWithTheCortexMLibraryRunsTheLoweredProgram) {
+  Graph g = build_graph();
+  compiler::CompileOptions options;
+  options.backends = {"cortex-m", "portable"};
+  compiler::CompileResult compiled = compiler::compile_graph(g, options);
+  bool reported = false;
+  for (const std::string& line : compiled.report.passes.lines) {
+    reported |= line.starts_with("cortex-m/lower_to_cortex_m:");
+  }
+  EXPECT_TRUE(reported);
+  // The program calls the cortex_m kernels and gives what the lowered graph gives on the host.
+  Graph lowered = build_graph();
+  lower_to_cortex_m(lowered);
+  std::mt19937 inputs(3);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(3 * 8 * 8);
+  for (float& v : x) v = dist(inputs);
+  const std::vector<float> got = run_program(compiled.program, x), want = run(lowered, x);
+  EXPECT_EQ(got, want);
+}
+
+TEST(CortexMLowering, QuantizeMultiplierMatchesTflite) {
+  EXPECT_EQ(quantize_multiplier(0.5).multiplier, 1 << 30);
+  EXPECT_EQ(quantize_multiplier(0.5).shift, 0);
+  EXPECT_EQ(quantize_multiplier(1.0).multiplier, 1 << 30);
+  EXPECT_EQ(quantize_multiplier(1.0).shift, 1);
+  const Requant r = quantize_multiplier(0.0123);
+  EXPECT_NEAR(r.multiplier * std::ldexp(1.0, r.shift - 31), 0.0123, 1e-9);
+  EXPECT_EQ(quantize_multiplier(0.0).multiplier, 0);
+}
+
+TEST(CortexMLowering, UnquantizedGraphIsLeftAlone) {
+  Graph g;
+  const ValueId x = g.add_input("x", f32({1, 4}));
+  const ValueId y = node(g, "aten::relu.default", {TensorRef{x}}, f32({1, 4}), "relu");
+  g.set_outputs({y});
+  const CortexMLoweringReport report = lower_to_cortex_m(g);
+  EXPECT_EQ(report.lowered, 0);
+  EXPECT_EQ(g.nodes().size(), 1u);
+}
+
+}  // namespace
+}  // namespace pteron::cortex_m::aot

@@ -1,0 +1,120 @@
+"""Straightforward int8 references for the cortex_m kernels (TFLite/CMSIS-NN numerics).
+
+Everything is computed in int64 (or float64 where every value is an exact integer), one
+formula per op, so a kernel that disagrees by one bit fails.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def quantize_multiplier(real):
+    """A positive real factor as (Q31 multiplier, shift): real = mult * 2^(shift - 31)."""
+    if real == 0.0:
+        return 0, 0
+    mantissa, shift = math.frexp(real)
+    q = round(mantissa * (1 << 31))
+    if q == (1 << 31):
+        q //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q, shift
+
+
+def rounding_divide_by_pot(x, exponent):
+    """x / 2^exponent, midpoint away from zero (int64 tensor, exponent int or tensor)."""
+    exponent = torch.as_tensor(exponent, dtype=torch.int64)
+    mask = (torch.ones_like(exponent) << exponent) - 1
+    remainder = x & mask
+    result = x >> exponent
+    threshold = (mask >> 1) + (result < 0).to(torch.int64)
+    return result + (remainder > threshold).to(torch.int64)
+
+
+def requantize(acc, mult, shift):
+    """CMSIS-NN arm_nn_requantize on an int64 tensor holding int32 values."""
+    mult = torch.as_tensor(mult, dtype=torch.int64)
+    shift = torch.as_tensor(shift, dtype=torch.int64)
+    left = shift.clamp(min=0)
+    right = (-shift).clamp(min=0)
+    v = acc << left
+    v = (v + (1 << 31)) % (1 << 32) - (1 << 31)  # wrap to int32 as the C left shift does
+    high = (v * mult + (1 << 30)) >> 31
+    return rounding_divide_by_pot(high, right)
+
+
+def quantize(x, scale, zp, qmin=-128, qmax=127):
+    inv = torch.tensor(1.0 / scale, dtype=torch.float32)
+    return torch.clamp(torch.round(x * inv) + zp, qmin, qmax).to(torch.int8)
+
+
+def dequantize(q, scale, zp):
+    return (q.to(torch.float32) - zp) * torch.tensor(scale, dtype=torch.float32)
+
+
+def finish(acc, mult, shift, out_zp, lo=-128, hi=127):
+    return torch.clamp(requantize(acc, mult, shift) + out_zp, lo, hi).to(torch.int8)
+
+
+def add(a, zp1, m1, s1, b, zp2, m2, s2, out_zp, out_m, out_s, lo, hi):
+    x = requantize((a.to(torch.int64) - zp1) << 20, m1, s1)
+    y = requantize((b.to(torch.int64) - zp2) << 20, m2, s2)
+    return finish(x + y, out_m, out_s, out_zp, lo, hi)
+
+
+def mul(a, zp1, b, zp2, out_zp, out_m, out_s):
+    return finish((a.to(torch.int64) - zp1) * (b.to(torch.int64) - zp2), out_m, out_s, out_zp)
+
+
+def linear(x, w, bias, in_off, w_off, out_off, mults, shifts, lo, hi):
+    acc = (x.to(torch.float64) + in_off) @ (w.to(torch.float64) + w_off).T
+    acc = acc.round().to(torch.int64)
+    if bias is not None:
+        acc = acc + bias.to(torch.int64)
+    m = torch.tensor(mults, dtype=torch.int64)
+    s = torch.tensor(shifts, dtype=torch.int64)
+    return finish(acc, m, s, out_off, lo, hi)
+
+
+def conv_nhwc(x, w_ohwi, bias, stride, padding, dilation, in_off, out_off, mults, shifts, lo,
+              hi, groups=1):
+    """x [N,H,W,C] int8, w [O,kH,kW,I] int8 -> [N,OH,OW,O] int8 (exact in float64)."""
+    xf = x.permute(0, 3, 1, 2).to(torch.float64) + in_off
+    wf = w_ohwi.permute(0, 3, 1, 2).to(torch.float64)
+    # Padding holds -in_off, i.e. contributes zero after the offset: pad the offset input with 0.
+    acc = F.conv2d(xf, wf, None, stride, padding, dilation, groups).round().to(torch.int64)
+    if bias is not None:
+        acc = acc + bias.to(torch.int64).view(1, -1, 1, 1)
+    m = mults.to(torch.int64).view(1, -1, 1, 1)
+    s = shifts.to(torch.int64).view(1, -1, 1, 1)
+    return finish(acc, m, s, out_off, lo, hi).permute(0, 2, 3, 1).contiguous()
+
+
+def avg_pool_nhwc(x, kernel, stride, padding):
+    xf = x.permute(0, 3, 1, 2).to(torch.float64)
+    sums = F.avg_pool2d(xf, kernel, stride, padding, count_include_pad=False, divisor_override=1)
+    ones = torch.ones_like(xf[:, :1])
+    counts = F.avg_pool2d(ones, kernel, stride, padding, count_include_pad=False,
+                          divisor_override=1)
+    s = sums.round().to(torch.int64)
+    c = counts.round().to(torch.int64).expand_as(s)
+    q = torch.where(s > 0, (s + c // 2) // c, -((-s + c // 2) // c))
+    return q.clamp(-128, 127).to(torch.int8).permute(0, 2, 3, 1).contiguous()
+
+
+def max_pool_nhwc(x, kernel, stride, padding, dilation, lo, hi):
+    xf = x.permute(0, 3, 1, 2).to(torch.float32)
+    m = F.max_pool2d(xf, kernel, stride, padding, dilation)
+    return m.clamp(lo, hi).to(torch.int8).permute(0, 2, 3, 1).contiguous()
+
+
+def softmax_params(input_scale, input_integer_bits=5):
+    """(input_multiplier, input_shift, diff_min) as TFLite prepares int8 softmax."""
+    real = min(input_scale * (1 << (31 - input_integer_bits)), float((1 << 31) - 1))
+    mult, shift = quantize_multiplier(real)
+    max_input_rescaled = (((1 << input_integer_bits) - 1) * 2.0 ** (31 - input_integer_bits)
+                          / 2.0 ** shift)
+    return mult, shift, -int(math.floor(max_input_rescaled))

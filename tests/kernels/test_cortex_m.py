@@ -1,0 +1,321 @@
+"""cortex_m:: int8 kernels (the scalar path on the host) against cortex_m_ref.py's int8
+references, bit exact, and against torch float math within quantisation error.
+
+Float tolerances, in output quantisation steps (LSB): requantize 1 LSB; add, mul, linear,
+conv, depthwise 2 LSB (one for the output rounding, one for the requantisation's Q31 rounding
+and the int32 bias rounding); avg pool 1 LSB; max pool, clamp, transpose, pad exact; softmax
+2/256 (TFLite's fixed-point exp). quantize/dequantize are exact against quantized_decomposed's
+formulas.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from cortex_m_ref import (
+    add,
+    avg_pool_nhwc,
+    conv_nhwc,
+    dequantize,
+    finish,
+    linear,
+    max_pool_nhwc,
+    mul,
+    quantize,
+    quantize_multiplier,
+    softmax_params,
+)
+from kernel_harness import run_kernel as run_library_kernel
+
+GEN = torch.Generator().manual_seed(7)
+
+
+def run_kernel(name, args):
+    run_library_kernel(name, args, library="cortex_m")
+
+INT8 = 1  # c10 ScalarType::Char
+
+
+def rand_i8(*shape):
+    return torch.randint(-128, 128, shape, generator=GEN, dtype=torch.int8)
+
+
+def randn(*shape):
+    return torch.randn(shape, generator=GEN)
+
+
+def channel_requant(scales):
+    pairs = [quantize_multiplier(s) for s in scales]
+    return (torch.tensor([m for m, _ in pairs], dtype=torch.int32),
+            torch.tensor([s for _, s in pairs], dtype=torch.int32))
+
+
+# ---- quantize / dequantize ---------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [0, 1, 7, 100])
+def test_quantize_dequantize_exact(n):
+    x = randn(n) * 3
+    x[: n // 3] *= 100  # saturates
+    q = torch.empty(n, dtype=torch.int8)
+    run_kernel("cortex_m::quantize_per_tensor.out", [x, 0.037, -5, -128, 127, INT8, q])
+    assert torch.equal(q, quantize(x, 0.037, -5))
+    d = torch.empty(n)
+    run_kernel("cortex_m::dequantize_per_tensor.out", [q, 0.037, -5, -128, 127, INT8, d])
+    assert torch.equal(d, dequantize(q, 0.037, -5))
+
+
+def test_quantize_rounds_half_to_even():
+    x = torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5])
+    q = torch.empty(5, dtype=torch.int8)
+    run_kernel("cortex_m::quantize_per_tensor.out", [x, 1.0, 0, -128, 127, INT8, q])
+    assert q.tolist() == [0, 2, 2, 0, -2]
+
+
+# ---- add / mul ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(1,), (3, 5), (2, 8, 4, 4), (17,)])
+@pytest.mark.parametrize("act", [(-128, 127), (-20, 127)])
+def test_add(shape, act):
+    s1, z1, s2, z2, so, zo = 0.05, 3, 0.11, -7, 0.13, -2
+    a, b = rand_i8(*shape), rand_i8(*shape)
+    twice_max = 2 * max(s1, s2)
+    m1, sh1 = quantize_multiplier(s1 / twice_max)
+    m2, sh2 = quantize_multiplier(s2 / twice_max)
+    mo, sho = quantize_multiplier(twice_max / ((1 << 20) * so))
+    out = torch.empty(shape, dtype=torch.int8)
+    args = [a, z1, m1, sh1, b, z2, m2, sh2, zo, mo, sho, act[0], act[1]]
+    run_kernel("cortex_m::quantized_add.out", args + [out])
+    assert torch.equal(out, add(*args))
+    expect = dequantize(a, s1, z1) + dequantize(b, s2, z2)
+    expect = quantize(expect, so, zo).clamp(*act)
+    assert (out.int() - expect.int()).abs().max() <= 2
+
+
+@pytest.mark.parametrize("shape", [(1,), (4, 9), (2, 3, 5, 5)])
+def test_mul(shape):
+    s1, z1, s2, z2, so, zo = 0.05, 3, 0.11, -7, 0.2, 1
+    a, b = rand_i8(*shape), rand_i8(*shape)
+    mo, sho = quantize_multiplier(s1 * s2 / so)
+    out = torch.empty(shape, dtype=torch.int8)
+    run_kernel("cortex_m::quantized_mul.out", [a, z1, b, z2, zo, mo, sho, out])
+    assert torch.equal(out, mul(a, z1, b, z2, zo, mo, sho))
+    expect = quantize(dequantize(a, s1, z1) * dequantize(b, s2, z2), so, zo)
+    assert (out.int() - expect.int()).abs().max() <= 2
+
+
+@pytest.mark.parametrize("s_in,s_out", [(0.05, 0.11), (0.11, 0.05), (0.02, 0.0201)])
+def test_requantize(s_in, s_out):
+    a = rand_i8(3, 50)
+    m, sh = quantize_multiplier(s_in / s_out)
+    out = torch.empty_like(a)
+    run_kernel("cortex_m::requantize.out", [a, 4, -9, m, sh, -120, 127, out])
+    assert torch.equal(out, finish(a.to(torch.int64) - 4, m, sh, -9, -120, 127))
+    expect = quantize(dequantize(a, s_in, 4), s_out, -9).clamp(-120, 127)
+    assert (out.int() - expect.int()).abs().max() <= 1
+
+
+# ---- linear ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows,k,n", [(1, 1, 1), (3, 17, 5), (2, 64, 33), (4, 100, 10)])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_linear(rows, k, n, per_channel):
+    x_scale, x_zp, out_scale, out_zp = 0.02, -3, 0.05, 4
+    xf = randn(rows, k)
+    wf = randn(n, k) * 0.3
+    bf = randn(n)
+    w_scales = (wf.abs().amax(1) / 127).clamp(min=1e-6) if per_channel else \
+        torch.full((n,), float(wf.abs().max() / 127))
+    wq = torch.clamp(torch.round(wf / w_scales[:, None]), -127, 127).to(torch.int8)
+    x = quantize(xf, x_scale, x_zp)
+    bias = torch.round(bf / (x_scale * w_scales)).to(torch.int32)
+    scales = (x_scale * w_scales / out_scale).tolist()
+    if not per_channel:
+        scales = scales[:1]
+    pairs = [quantize_multiplier(s) for s in scales]
+    mults, shifts = [m for m, _ in pairs], [s for _, s in pairs]
+    out = torch.empty(rows, n, dtype=torch.int8)
+    args = [x, wq, bias, None, -x_zp, 0, out_zp, mults, shifts, 127, -128]
+    run_kernel("cortex_m::quantized_linear.out", args + [out])
+    assert torch.equal(out, linear(x, wq, bias, -x_zp, 0, out_zp, mults, shifts, -128, 127))
+    ref = F.linear(dequantize(x, x_scale, x_zp), wq.float() * w_scales[:, None],
+                   bias.float() * x_scale * w_scales)
+    assert (out.int() - quantize(ref, out_scale, out_zp).int()).abs().max() <= 2
+
+
+def test_linear_filter_offset_and_kernel_sum():
+    x, w = rand_i8(3, 20), rand_i8(6, 20)
+    bias = torch.randint(-1000, 1000, (6,), generator=GEN, dtype=torch.int32)
+    m, s = quantize_multiplier(0.003)
+    out = torch.empty(3, 6, dtype=torch.int8)
+    run_kernel("cortex_m::quantized_linear.out",
+               [x, w, bias, None, 5, -3, 2, [m], [s], 100, -50, out])
+    assert torch.equal(out, linear(x, w, bias, 5, -3, 2, [m], [s], -50, 100))
+    # kernel_sum form: bias + input_offset * sum(w + filter_offset) folded in ahead of time.
+    ksum = (bias.long() + 5 * (w.long() - 3).sum(1)).to(torch.int32)
+    out2 = torch.empty_like(out)
+    run_kernel("cortex_m::quantized_linear.out",
+               [x, w, None, ksum, 0, -3, 2, [m], [s], 100, -50, out2])
+    assert torch.equal(out2, out)
+
+
+# ---- convolutions ------------------------------------------------------------------------
+
+def quantized_conv_case(n, h, w, cin, cout, k, depthwise_mult=0):
+    x_scale, x_zp, out_scale, out_zp = 0.03, 5, 0.04, -10
+    xf = randn(n, cin, h, w)
+    if depthwise_mult:
+        cout = cin * depthwise_mult
+        wf = randn(cout, 1, k[0], k[1]) * 0.3
+    else:
+        wf = randn(cout, cin, k[0], k[1]) * 0.3
+    w_scales = (wf.abs().amax((1, 2, 3)) / 127).clamp(min=1e-6)
+    wq = torch.clamp(torch.round(wf / w_scales.view(-1, 1, 1, 1)), -127, 127).to(torch.int8)
+    bias = torch.round(randn(cout) / (x_scale * w_scales)).to(torch.int32)
+    mults, shifts = channel_requant((x_scale * w_scales / out_scale).tolist())
+    x = quantize(xf, x_scale, x_zp)
+    return dict(x=x, wq=wq, bias=bias, mults=mults, shifts=shifts, x_scale=x_scale, x_zp=x_zp,
+                out_scale=out_scale, out_zp=out_zp, w_scales=w_scales)
+
+
+CONV_CASES = [  # (n, h, w, cin, cout, kernel, stride, padding, dilation)
+    (1, 5, 5, 3, 4, (3, 3), (1, 1), (1, 1), (1, 1)),
+    (2, 9, 7, 8, 6, (3, 3), (2, 2), (1, 1), (1, 1)),
+    (1, 6, 6, 16, 20, (1, 1), (1, 1), (0, 0), (1, 1)),  # 1x1 fast path
+    (1, 10, 8, 5, 3, (3, 2), (1, 2), (2, 0), (2, 1)),
+    (1, 1, 1, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1)),
+    (1, 4, 4, 33, 7, (2, 2), (2, 2), (0, 0), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("n,h,w,cin,cout,k,stride,pad,dil", CONV_CASES)
+def test_conv2d_nhwc(n, h, w, cin, cout, k, stride, pad, dil):
+    c = quantized_conv_case(n, h, w, cin, cout, k)
+    x_nhwc = c["x"].permute(0, 2, 3, 1).contiguous()
+    w_ohwi = c["wq"].permute(0, 2, 3, 1).contiguous()
+    act = (-100, 127)
+    ref = conv_nhwc(x_nhwc, w_ohwi, c["bias"], stride, pad, dil, -c["x_zp"], c["out_zp"],
+                    c["mults"], c["shifts"], *act)
+    out = torch.empty_like(ref)
+    run_kernel("cortex_m::quantized_conv2d_nhwc.out",
+               [x_nhwc, w_ohwi, c["bias"], list(stride), list(pad), list(dil), -c["x_zp"],
+                c["out_zp"], c["mults"], c["shifts"], act[0], act[1], None, out])
+    assert torch.equal(out, ref)
+    fl = F.conv2d(dequantize(c["x"], c["x_scale"], c["x_zp"]),
+                  c["wq"].float() * c["w_scales"].view(-1, 1, 1, 1),
+                  c["bias"].float() * c["x_scale"] * c["w_scales"], stride, pad, dil)
+    expect = quantize(fl, c["out_scale"], c["out_zp"]).clamp(*act).permute(0, 2, 3, 1)
+    assert (out.int() - expect.int()).abs().max() <= 2
+
+
+@pytest.mark.parametrize("mult", [1, 2])
+@pytest.mark.parametrize("n,h,w,cin,k,stride,pad,dil", [
+    (1, 7, 7, 8, (3, 3), (1, 1), (1, 1), (1, 1)),
+    (2, 9, 6, 5, (3, 3), (2, 2), (1, 1), (1, 1)),
+    (1, 8, 8, 19, (5, 3), (1, 2), (2, 1), (1, 2)),
+])
+def test_depthwise_conv2d_nhwc(n, h, w, cin, k, stride, pad, dil, mult):
+    c = quantized_conv_case(n, h, w, cin, 0, k, depthwise_mult=mult)
+    x_nhwc = c["x"].permute(0, 2, 3, 1).contiguous()
+    w_1hwc = c["wq"].permute(1, 2, 3, 0).contiguous()  # [1, kH, kW, C*m]
+    ref = conv_nhwc(x_nhwc, c["wq"].permute(0, 2, 3, 1), c["bias"], stride, pad, dil, -c["x_zp"],
+                    c["out_zp"], c["mults"], c["shifts"], -128, 127, groups=cin)
+    out = torch.empty_like(ref)
+    run_kernel("cortex_m::quantized_depthwise_conv2d_nhwc.out",
+               [x_nhwc, w_1hwc, c["bias"], list(stride), list(pad), list(dil), mult, -c["x_zp"],
+                c["out_zp"], c["mults"], c["shifts"], -128, 127, None, out])
+    assert torch.equal(out, ref)
+    fl = F.conv2d(dequantize(c["x"], c["x_scale"], c["x_zp"]),
+                  c["wq"].float() * c["w_scales"].view(-1, 1, 1, 1),
+                  c["bias"].float() * c["x_scale"] * c["w_scales"], stride, pad, dil, groups=cin)
+    expect = quantize(fl, c["out_scale"], c["out_zp"]).permute(0, 2, 3, 1)
+    assert (out.int() - expect.int()).abs().max() <= 2
+
+
+# ---- pools -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,kernel,stride,pad", [
+    ((1, 6, 6, 3), [2, 2], [2, 2], [0, 0]),
+    ((2, 7, 5, 9), [3, 3], [2, 1], [1, 1]),
+    ((1, 5, 5, 20), [5, 5], [], [0, 0]),  # global pool, empty stride = kernel
+])
+def test_avg_pool2d_nhwc(shape, kernel, stride, pad):
+    x = rand_i8(*shape)
+    ref = avg_pool_nhwc(x, kernel, stride or kernel, pad)
+    out = torch.empty_like(ref)
+    run_kernel("cortex_m::quantized_avg_pool2d_nhwc.out",
+               [x, kernel, stride, pad, False, 0, 1 << 30, 1, None, out])
+    assert torch.equal(out, ref)
+    fl = F.avg_pool2d(x.permute(0, 3, 1, 2).float(), kernel, stride or kernel, pad,
+                      count_include_pad=False).permute(0, 2, 3, 1)
+    assert (out.float() - fl).abs().max() <= 0.5 + 1e-6
+
+
+@pytest.mark.parametrize("shape,kernel,stride,pad,dil", [
+    ((1, 6, 6, 3), [2, 2], [2, 2], [0, 0], [1, 1]),
+    ((2, 9, 7, 17), [3, 3], [2, 2], [1, 1], [1, 1]),
+    ((1, 10, 10, 4), [3, 2], [1, 2], [1, 0], [2, 1]),
+])
+def test_max_pool2d_nhwc(shape, kernel, stride, pad, dil):
+    x = rand_i8(*shape)
+    ref = max_pool_nhwc(x, kernel, stride, pad, dil, -10, 127)
+    out = torch.empty_like(ref)
+    run_kernel("cortex_m::quantized_max_pool2d_nhwc.out",
+               [x, kernel, stride, pad, dil, False, 3, 3, -10, 127, out])
+    assert torch.equal(out, ref)
+
+
+# ---- softmax, clamp, transpose, pad ------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(1, 10), (4, 37), (2, 3, 100), (5, 1)])
+@pytest.mark.parametrize("scale", [0.02, 0.1, 0.5])
+def test_softmax(shape, scale):
+    x = rand_i8(*shape)
+    mult, shift, diff_min = softmax_params(scale)
+    out = torch.empty_like(x)
+    run_kernel("cortex_m::softmax.out", [x, -1, 4, -128, mult, shift, diff_min, out])
+    expect = torch.softmax((x.float() - 4) * scale, -1)
+    got = (out.float() + 128) / 256
+    assert (got - expect).abs().max() <= 2 / 256
+
+
+def test_clamp_transpose_pad():
+    x = rand_i8(2, 3, 4, 5)
+    out = torch.empty_like(x)
+    run_kernel("cortex_m::quantized_clamp.out", [x, -3, 90, out])
+    assert torch.equal(out, x.clamp(-3, 90))
+    for perm in ([0, 2, 3, 1], [0, 3, 1, 2], [3, 2, 1, 0], [1, 0, 2, 3]):
+        ref = x.permute(perm).contiguous()
+        t = torch.empty_like(ref)
+        run_kernel("cortex_m::transpose.out", [x, perm, t])
+        assert torch.equal(t, ref)
+    y = rand_i8(3, 40)
+    t = torch.empty(40, 3, dtype=torch.int8)
+    run_kernel("cortex_m::transpose.out", [y, [1, 0], t])
+    assert torch.equal(t, y.T.contiguous())
+    p = torch.empty(2, 3, 7, 8, dtype=torch.int8)
+    run_kernel("cortex_m::pad.out", [x, [0, 0, 1, 2], [0, 0, 2, 1], -9, p])
+    assert torch.equal(p, F.pad(x, (2, 1, 1, 2), value=-9))
+
+
+# ---- bad input ---------------------------------------------------------------------------
+
+def test_bad_inputs_raise_with_op_name():
+    x = rand_i8(1, 4, 4, 3)
+    w = rand_i8(2, 3, 3, 3)
+    m, s = channel_requant([0.01, 0.01])
+    out = torch.empty(1, 2, 2, 2, dtype=torch.int8)
+    with pytest.raises(RuntimeError, match="quantized_conv2d_nhwc"):
+        run_kernel("cortex_m::quantized_conv2d_nhwc.out",
+                   [x.float(), w, None, [1, 1], [0, 0], [1, 1], 0, 0, m, s, -128, 127, None, out])
+    with pytest.raises(RuntimeError, match="out is"):
+        run_kernel("cortex_m::quantized_conv2d_nhwc.out",
+                   [x, w, None, [1, 1], [1, 1], [1, 1], 0, 0, m, s, -128, 127, None, out])
+    with pytest.raises(RuntimeError, match="quantized_add"):
+        a = rand_i8(3)
+        run_kernel("cortex_m::quantized_add.out",
+                   [a, 0, 1 << 30, 0, rand_i8(4), 0, 1 << 30, 0, 0, 1 << 30, 0, -128, 127, a])
+    with pytest.raises(RuntimeError, match="softmax"):
+        a = rand_i8(3, 4)
+        run_kernel("cortex_m::softmax.out", [a, 0, 0, -128, 1 << 30, 1, -100, torch.empty_like(a)])
+    with pytest.raises(RuntimeError, match="activation range"):
+        a = rand_i8(3)
+        run_kernel("cortex_m::quantized_clamp.out", [a, 5, 2, torch.empty_like(a)])

@@ -1,0 +1,123 @@
+"""A small CNN quantized by torchao's PT2E flow (XNNPACKQuantizer, symmetric per-channel int8)
+compiled with the cortex-m kernel library: the quantized ops run as cortex_m kernels and the
+program's output matches the PT2E model run by torch (fake quantization) within 3 output
+quantisation steps (each int8 stage may round one step differently from torch's float math).
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+from torchao.testing.pt2e._xnnpack_quantizer import (
+    XNNPACKQuantizer,
+    get_symmetric_quantization_config,
+)
+
+import pteron
+
+TARGET = """
+name = "cortex-m-test"
+description = "host CPU with the cortex-m kernel library"
+[cpu]
+arch = "native"
+[[memory]]
+name = "ram"
+size = 0
+[runtime]
+kernels = ["cortex-m", "portable"]
+backends = []
+tensor_alignment = 16
+plan_inputs = true
+"""
+
+
+class SmallCnn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(8, 16, 1)
+        self.dw = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.fc = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.relu(self.conv2(x))
+        x = F.relu(self.dw(x))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(x)
+
+
+@pytest.fixture(scope="module")
+def quantized():
+    torch.manual_seed(0)
+    model = SmallCnn().eval()
+    example = (torch.randn(1, 3, 16, 16),)
+    graph = torch.export.export(model, example).module()
+    config = get_symmetric_quantization_config(is_per_channel=True)
+    quantizer = XNNPACKQuantizer().set_global(config)
+    prepared = prepare_pt2e(graph, quantizer)
+    for _ in range(8):
+        prepared(torch.randn(1, 3, 16, 16))
+    converted = convert_pt2e(prepared)
+    return converted, torch.export.export(converted, example)
+
+
+def output_scale(ep):
+    """The scale of the dequantize that produces the graph output (PT2E's last Q/DQ pair)."""
+    out = ep.graph.output_node().args[0][0]
+    while out.target != torch.ops.quantized_decomposed.dequantize_per_tensor.default:
+        out = out.args[0]
+    return out.args[1]
+
+
+def test_pt2e_cnn_runs_on_cortex_m_kernels(quantized, tmp_path):
+    converted, ep = quantized
+    target = tmp_path / "cortex-m-test.toml"
+    target.write_text(TARGET)
+    lowered = pteron.to_edge_transform_and_lower(ep, target=str(target))
+    method = pteron.load(lowered.buffer()).load_method()
+    names = set(method.instruction_names())
+    for op in ["quantized_conv2d_nhwc", "quantized_depthwise_conv2d_nhwc",
+               "quantized_max_pool2d_nhwc", "quantized_avg_pool2d_nhwc", "quantized_linear",
+               "quantize_per_tensor", "dequantize_per_tensor"]:
+        assert f"cortex_m::{op}.out" in names, sorted(names)
+    # Everything quantized runs int8: no quantized_decomposed op and no float op is left (the
+    # one aten op is the flatten's view on int8 values).
+    assert names - {n for n in names if n.startswith("cortex_m::")} == {"aten::view_copy.out"}
+    step = output_scale(ep)
+    for seed in range(5):
+        x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
+        got = method(x)[0]
+        want = converted(x)
+        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want, step)
+
+
+def test_pteron_quantizer_cortex_m_scheme_runs_on_cortex_m_kernels(tmp_path):
+    """pteron's own quantizer (scheme "cortex-m": symmetric int8, per-channel weights, int32
+    bias) feeding the cortex-m library: the convolutions, pools and linear layer run as cortex_m
+    kernels (and a requantize), and the program matches the same quantized graph run on the
+    portable Q/DQ kernels within 3 output steps (step estimated as the output's range / 255)."""
+    torch.manual_seed(1)
+    model = SmallCnn().eval()
+    ep = torch.export.export(model, (torch.randn(1, 3, 16, 16),))
+    calibration = [(torch.randn(1, 3, 16, 16),) for _ in range(8)]
+    target = tmp_path / "cortex-m-test.toml"
+    target.write_text(TARGET)
+    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
+                                                  calibration=calibration)
+    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
+    m = pteron.load(cortex_m.buffer()).load_method()
+    r = pteron.load(portable.buffer()).load_method()
+    names = m.instruction_names()
+    for op in ["quantized_conv2d_nhwc", "quantized_depthwise_conv2d_nhwc",
+               "quantized_max_pool2d_nhwc", "quantized_avg_pool2d_nhwc", "requantize",
+               "quantized_linear"]:
+        assert f"cortex_m::{op}.out" in names, names
+    # The global mean has its own output scale: an int8 requantize follows the pool. Only the
+    # flatten's int8 view is not a cortex_m kernel.
+    assert set(names) - {n for n in names if n.startswith("cortex_m::")} == {"aten::view_copy.out"}
+    for seed in range(3):
+        x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
+        got, want = m(x)[0], r(x)[0]
+        step = 2 * want.abs().max().item() / 255
+        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)
