@@ -6,6 +6,7 @@
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
 #include "tools/cli/commands.h"
+#include "tools/firmware/firmware_target.h"
 
 namespace pteron::cli {
 namespace {
@@ -44,6 +45,29 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   return j;
 }
 
+// Targets with a [budget] (microcontrollers): estimate RAM and flash from the written program
+// and refuse it, removing the file, when it does not fit.
+std::string check_budget(const CompileCliOptions& o, const std::string& target_path, nlohmann::json& j) {
+  firmware::FirmwareTarget target;
+  firmware::BudgetEstimate b;
+  try {
+    target = firmware::load_firmware_target(target_path);
+    if (!target.has_budget) return "";
+    b = firmware::estimate_budget(target, firmware::measure_program(o.output, "forward"));
+  } catch (const std::exception& e) {
+    throw UserError(o.output + ": cannot estimate the budget: " + e.what());
+  }
+  if (!b.over.empty()) {
+    std::remove(o.output.c_str());
+    throw UserError(o.model + ": over budget for " + target.target.name + ": " + b.over);
+  }
+  j["budget"] = {{"ram", b.ram()}, {"ram_budget", target.ram_budget}, {"flash", b.flash()},
+                 {"flash_budget", target.flash_budget}, {"arenas", b.arenas}, {"scratch", b.scratch},
+                 {"method", b.method}, {"stack", b.stack}, {"state", b.state}, {"code", b.code},
+                 {"program", b.program}};
+  return firmware::describe_budget(target, b);
+}
+
 void run(const CompileCliOptions& o) {
   compiler::CompileResult result;
   compiler::CompileOptions options;
@@ -56,7 +80,8 @@ void run(const CompileCliOptions& o) {
     throw UserError(what.rfind(o.model, 0) == 0 ? what : o.model + ": " + what);  // name the file once
   }
   const compiler::CompileReport& r = result.report;
-  const nlohmann::json j = report_json(r, o);
+  nlohmann::json j = report_json(r, o);
+  const std::string budget = check_budget(o, r.target.path, j);
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
@@ -67,6 +92,7 @@ void run(const CompileCliOptions& o) {
               r.emit.constant_bytes / 1024.0, r.emit.deduplicated, r.emit.file_bytes / 1024.0);
   std::printf("  planned memory: %.1f KiB (lower bound %.1f KiB, efficiency %.1f%%)\n",
               r.memory.total_arena_bytes / 1024.0, r.memory.peak_live_bytes / 1024.0, 100 * r.memory.efficiency());
+  if (!budget.empty()) std::printf("  budget: %s\n", budget.c_str());
   if (o.memory_report) {
     std::printf("memory plan:\n%s", compiler::describe_memory_plan(r.memory).c_str());
     std::printf("passes:\n");
