@@ -129,6 +129,8 @@ ElfSizes elf_sizes(const std::string& elf) {
     std::string name;
     uint64_t size = 0, addr = 0;
     if (!(words >> name >> size >> addr) || name[0] != '.') continue;
+    // Not loaded: debug information and notes.
+    if (name.rfind(".debug", 0) == 0 || name == ".comment" || name == ".ARM.attributes") continue;
     s.sections[name] = size;
     if (addr < 0x00080000) {
       s.code_flash += size;  // ITCM
