@@ -183,8 +183,13 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   step(o, 3, "selecting kernels (" + std::to_string(r.needs.ops.size()) + " operators)");
   std::vector<std::pair<std::string, std::string>> libraries;  // (library, archive) in target order
   for (const std::string& lib : t.target.kernels) {
-    auto it = link.find("kernels_" + lib);
-    if (it != link.end()) libraries.emplace_back(lib, it->second);
+    // One file per kernel library: build-m55/firmware_kernels/<library>.txt holds its archive.
+    const fs::path offered = fs::path(o.build_dir) / "firmware_kernels" / (lib + ".txt");
+    if (fs::exists(offered)) libraries.emplace_back(lib, read_text(offered.string()));
+  }
+  if (libraries.empty()) {
+    throw std::runtime_error(o.build_dir +
+                             ": none of the target's kernel libraries is built for firmware");
   }
   std::map<std::string, std::set<std::string>> available;
   for (const auto& [lib, archive] : libraries) available[lib] = library_kernels(archive, lib);
