@@ -119,3 +119,9 @@ bench-portable: build venv-et
 
 bench-compile: build venv-et
 	$(ET_PY) bench/compile.py --python $(PY) --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+# bench-cortex-m-fp32: the MLPerf Tiny models as Cortex-M55 firmware under QEMU (RAM, flash,
+# instructions per inference; bench/results/mlperf_tiny_m55_fp32.*)
+.PHONY: bench-cortex-m-fp32
+bench-cortex-m-fp32: build
+	$(PY) bench/cortex_m.py --pteron $(abspath $(BUILD))/tools/cli/pteron

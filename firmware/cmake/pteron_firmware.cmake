@@ -5,6 +5,10 @@
 #     Links <name>.elf with the AN547 startup, semihosting and linker script.
 #   pteron_qemu_test(<test name> <target> [PASS_REGULAR_EXPRESSION <re>] [ARGS <qemu args>...])
 #     A ctest that runs <target> under qemu-system-arm; the firmware's exit code is the result.
+#   pteron_firmware_kernel_library(<library> <target>)
+#     Offers a selective-build kernel archive (sources compiled with PTERON_SELECTIVE_BUILD and
+#     PTERON_KERNEL_LIBRARY="<library>") to `pteron firmware`, which links it when the target
+#     file lists <library> in runtime.kernels.
 set(PTERON_AN547_DIR ${CMAKE_CURRENT_LIST_DIR}/../platform/mps3_an547)
 find_program(PTERON_QEMU_SYSTEM_ARM qemu-system-arm)
 
@@ -36,4 +40,10 @@ function(pteron_qemu_test test_name target)
   if(ARG_PASS_REGULAR_EXPRESSION)
     set_tests_properties(${test_name} PROPERTIES PASS_REGULAR_EXPRESSION "${ARG_PASS_REGULAR_EXPRESSION}")
   endif()
+endfunction()
+
+function(pteron_firmware_kernel_library library target)
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/firmware_kernels/${library}.txt
+       CONTENT "$<TARGET_FILE:${target}>")
+  add_dependencies(pteron_firmware_libs ${target})
 endfunction()

@@ -39,7 +39,8 @@ int main() {
   failures += check(x * x == 2.25f, "FPU");
 
   const char text[] = "pteron semihosting round trip";
-  failures += check(sh_write_file("an547_platform_test.tmp", text, sizeof(text)) == 0, "write file");
+  failures +=
+      check(sh_write_file("an547_platform_test.tmp", text, sizeof(text)) == 0, "write file");
   char back[64] = {};
   failures += check(sh_read_file("an547_platform_test.tmp", back, sizeof(back)) == sizeof(text),
                     "read file size");

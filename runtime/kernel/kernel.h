@@ -66,7 +66,7 @@ Error check_args(const char* op, Span<EValue*> args, const char* signature);
 #define PTERON_KERNEL_LIBRARY "portable"
 #endif
 #if defined(PTERON_SELECTIVE_BUILD)
-#define PTERON_KERNEL(name, fn)
+#include "runtime/kernel/selective_kernel.h"  // constant entries a generated list references
 #else
 #define PTERON_KERNEL(name, fn)                                                           \
   [[maybe_unused]] static const bool PTERON_KERNEL_CONCAT(pteron_kernel_reg_, __LINE__) = \

@@ -15,6 +15,7 @@
 #include "compiler/compile_error.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/npz.h"
+#include "tools/firmware/firmware_target.h"
 
 namespace pteron::cli {
 namespace {
@@ -100,6 +101,29 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   return j;
 }
 
+// Targets with a [budget] (microcontrollers): estimate RAM and flash from the written program
+// and refuse it, removing the file, when it does not fit.
+std::string check_budget(const CompileCliOptions& o, const std::string& target_path, nlohmann::json& j) {
+  firmware::FirmwareTarget target;
+  firmware::BudgetEstimate b;
+  try {
+    target = firmware::load_firmware_target(target_path);
+    if (!target.has_budget) return "";
+    b = firmware::estimate_budget(target, firmware::measure_program(o.output, "forward"));
+  } catch (const std::exception& e) {
+    throw UserError(o.output + ": cannot estimate the budget: " + e.what());
+  }
+  if (!b.over.empty()) {
+    std::remove(o.output.c_str());
+    throw UserError(o.model + ": over budget for " + target.target.name + ": " + b.over);
+  }
+  j["budget"] = {{"ram", b.ram()}, {"ram_budget", target.ram_budget}, {"flash", b.flash()},
+                 {"flash_budget", target.flash_budget}, {"arenas", b.arenas}, {"scratch", b.scratch},
+                 {"method", b.method}, {"stack", b.stack}, {"state", b.state}, {"code", b.code},
+                 {"program", b.program}};
+  return firmware::describe_budget(target, b);
+}
+
 void run(const CompileCliOptions& o) {
   compiler::CompileResult result;
   compiler::CompileOptions options;
@@ -144,6 +168,7 @@ void run(const CompileCliOptions& o) {
                      {"quantized_activations", r.quantize->quantized_values},
                      {"weight_bytes", r.quantize->weight_bytes}, {"int8_io", io}};
   }
+  const std::string budget = check_budget(o, r.target.path, j);
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
@@ -161,6 +186,7 @@ void run(const CompileCliOptions& o) {
     std::printf("  delegated to %s: %zu nodes (%zu inputs, %zu outputs)\n", d.backend.c_str(), d.nodes,
                 d.inputs, d.outputs);
   }
+  if (!budget.empty()) std::printf("  budget: %s\n", budget.c_str());
   if (o.memory_report) {
     std::printf("memory plan:\n%s", compiler::describe_memory_plan(r.memory).c_str());
     std::printf("passes:\n");

@@ -36,10 +36,14 @@ void sh_write_console(const char* text, size_t size) {
 int sh_open(const char* path, const char* mode) {
   // Semihosting open modes follow fopen: 0 "r", 1 "rb", 4 "w", 5 "wb".
   int m = 1;
-  if (strcmp(mode, "r") == 0) m = 0;
-  else if (strcmp(mode, "rb") == 0) m = 1;
-  else if (strcmp(mode, "w") == 0) m = 4;
-  else if (strcmp(mode, "wb") == 0) m = 5;
+  if (strcmp(mode, "r") == 0)
+    m = 0;
+  else if (strcmp(mode, "rb") == 0)
+    m = 1;
+  else if (strcmp(mode, "w") == 0)
+    m = 4;
+  else if (strcmp(mode, "wb") == 0)
+    m = 5;
   uint32_t block[3] = {(uint32_t)(uintptr_t)path, (uint32_t)m, (uint32_t)strlen(path)};
   return (int)semihost(SYS_OPEN, block);
 }

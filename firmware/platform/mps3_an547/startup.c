@@ -75,9 +75,7 @@ __attribute__((noreturn, used)) void board_reset_c(void) {
 void _init(void) {}
 void _fini(void) {}
 
-size_t board_stack_size(void) {
-  return (size_t)((uint8_t*)__stack_top - (uint8_t*)__stack_bottom);
-}
+size_t board_stack_size(void) { return (size_t)((uint8_t*)__stack_top - (uint8_t*)__stack_bottom); }
 
 size_t board_stack_high_water(void) {
   const uint32_t* p = __stack_bottom;
@@ -85,9 +83,7 @@ size_t board_stack_high_water(void) {
   return (size_t)((const uint8_t*)__stack_top - (const uint8_t*)p);
 }
 
-size_t board_static_ram_bytes(void) {
-  return (size_t)(__dtcm_static_end - __dtcm_static_start);
-}
+size_t board_static_ram_bytes(void) { return (size_t)(__dtcm_static_end - __dtcm_static_start); }
 
 size_t board_region_bytes(const char* region) {
   if (strcmp(region, "dtcm") == 0) return board_static_ram_bytes() + board_stack_size();
@@ -110,7 +106,9 @@ __attribute__((section(".vectors"), used)) const Handler board_vectors[16] = {
     Fault_Handler,    // BusFault
     Fault_Handler,    // UsageFault
     Fault_Handler,    // SecureFault
-    0, 0, 0,
+    0,
+    0,
+    0,
     Default_Handler,  // SVCall
     Default_Handler,  // DebugMon
     0,

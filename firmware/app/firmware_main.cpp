@@ -1,0 +1,142 @@
+// The firmware's main: loads the program from flash into static arenas, reads the inputs
+// (from a host file named on the QEMU command line, or built in), runs one inference between
+// the instruction-count markers, writes the outputs to a host file and reports the measured
+// stack high-water mark and memory use on one line the host tools parse:
+//   pteron-firmware: ok stack=<bytes> static_ram=<bytes> method=<bytes> scratch=<bytes> ...
+// Command line (QEMU -append): [INPUTS.bin|-] [OUTPUTS.bin]; inputs and outputs are the
+// tensors' bytes back to back in method order.
+#include <stdio.h>
+#include <string.h>
+
+#include "board.h"
+#include "firmware/app/firmware_config.h"
+#include "runtime/executor/method.h"
+#include "runtime/executor/program.h"
+#include "runtime/loader/data_loader.h"
+#include "semihosting.h"
+
+namespace pteron::firmware {
+namespace {
+
+char g_line[256];
+
+int report_error(const char* stage, Error e) {
+  snprintf(g_line, sizeof(g_line), "pteron-firmware: error %s: %s: %s\n", stage, error_name(e),
+           last_error_message());
+  sh_write0(g_line);
+  return 1;
+}
+
+// Splits the semihosting command line (program name first) into at most `max` words.
+size_t command_words(char* line, char** words, size_t max) {
+  size_t n = 0;
+  for (char* p = line; *p != '\0' && n < max;) {
+    while (*p == ' ') *p++ = '\0';
+    if (*p == '\0') break;
+    words[n++] = p;
+    while (*p != '\0' && *p != ' ') ++p;
+  }
+  return n;
+}
+
+Error read_inputs(Method& method, const char* path) {
+  const uint8_t* baked = config.baked_inputs;
+  int handle = -1;
+  if (baked == nullptr) {
+    if (path == nullptr)
+      return fail(Error::InvalidArgument, "no input file given and none built in");
+    handle = sh_open(path, "rb");
+    if (handle < 0) return fail(Error::AccessFailed, "cannot open input file %s", path);
+  }
+  size_t offset = 0;
+  for (size_t i = 0; i < method.num_inputs(); ++i) {
+    EValue& v = method.input(i);
+    if (v.tag != Tag::Tensor) continue;
+    Tensor& t = *v.tensor;
+    if (t.const_data() == nullptr) {
+      return fail(Error::NotSupported, "input %zu is not planned into an arena (plan_inputs)", i);
+    }
+    const size_t n = t.nbytes();
+    if (baked != nullptr) {
+      if (offset + n > config.baked_inputs_size)
+        return fail(Error::OutOfRange, "built-in inputs too short");
+      memcpy(t.mutable_data(), baked + offset, n);
+    } else if (sh_read(handle, t.mutable_data(), n) != static_cast<long>(n)) {
+      sh_close(handle);
+      return fail(Error::AccessFailed, "input file %s is shorter than input %zu needs", path, i);
+    }
+    offset += n;
+  }
+  if (handle >= 0) sh_close(handle);
+  return Error::Ok;
+}
+
+Error write_outputs(const Method& method, const char* path) {
+  const int handle = sh_open(path, "wb");
+  if (handle < 0) return fail(Error::AccessFailed, "cannot create output file %s", path);
+  for (size_t i = 0; i < method.num_outputs(); ++i) {
+    const EValue& v = method.output(i);
+    if (v.tag != Tag::Tensor) continue;
+    if (sh_write(handle, v.tensor->const_data(), v.tensor->nbytes()) != 0) {
+      sh_close(handle);
+      return fail(Error::AccessFailed, "cannot write output %zu to %s", i, path);
+    }
+  }
+  sh_close(handle);
+  return Error::Ok;
+}
+
+int run() {
+  for (size_t i = 0; i < config.num_kernels; ++i) {
+    const KernelEntry* k = config.kernels[i];
+    if (!register_kernel(k->name, k->fn, k->library))
+      return report_error("register", Error::OutOfMemory);
+  }
+  BufferDataLoader loader(config.program, config.program_size);
+  Result<Program> program = Program::load(&loader);
+  if (!program.ok()) return report_error("program", program.error());
+
+  HierarchicalAllocator planned(Span<Span<uint8_t>>(config.arenas, config.num_arenas));
+  MemoryAllocator method_allocator(config.method_memory, config.method_memory_size);
+  MemoryAllocator scratch(config.scratch, config.scratch_size);
+  MemoryManager memory{&method_allocator, &planned, &scratch};
+  Result<Method> method = Method::load(*program, config.method, &memory);
+  if (!method.ok()) return report_error("load", method.error());
+
+  static char command_line[512];
+  char* words[4] = {};
+  size_t n_words = 0;
+  if (sh_command_line(command_line, sizeof(command_line)) >= 0) {
+    n_words = command_words(command_line, words, 4);
+  }
+  const char* input_path = n_words > 1 && strcmp(words[1], "-") != 0 ? words[1] : nullptr;
+  const char* output_path = n_words > 2 ? words[2] : nullptr;
+
+  Error e = read_inputs(*method, input_path);
+  if (e != Error::Ok) return report_error("inputs", e);
+  board_icount_begin();
+  e = method->execute();
+  board_icount_end();
+  if (e != Error::Ok) return report_error("execute", e);
+  if (output_path != nullptr) {
+    e = write_outputs(*method, output_path);
+    if (e != Error::Ok) return report_error("outputs", e);
+  }
+
+  size_t arena_bytes = 0;
+  for (size_t i = 1; i < config.num_arenas; ++i) arena_bytes += config.arenas[i].size();
+  snprintf(g_line, sizeof(g_line),
+           "pteron-firmware: ok stack=%lu stack_reserved=%lu static_ram=%lu arenas=%lu "
+           "method=%lu scratch=%lu kernels=%lu\n",
+           (unsigned long)board_stack_high_water(), (unsigned long)board_stack_size(),
+           (unsigned long)board_static_ram_bytes(), (unsigned long)arena_bytes,
+           (unsigned long)method_allocator.used(), (unsigned long)scratch.peak(),
+           (unsigned long)config.num_kernels);
+  sh_write0(g_line);
+  return 0;
+}
+
+}  // namespace
+}  // namespace pteron::firmware
+
+int main() { return pteron::firmware::run(); }

@@ -1,0 +1,112 @@
+"""Cortex-M55 firmware (`pteron firmware`) under QEMU mps3-an547, and budgets before flashing.
+
+- ds-cnn and digits-cnn (fp32), compiled with `--target cortex-m55-an547`, built as firmware
+  (selective kernels, program in flash, static arenas) and run under qemu-system-arm: the
+  outputs are bit-exact with `pteron run` on the host for the same program and inputs, the
+  instruction count per inference is exact (the same on a second run), the measured stack
+  high-water mark lies inside the reserved stack, and the measured RAM is within the
+  estimate `pteron compile` printed.
+- An over-budget model is refused by `pteron compile --target` with exit 1, one line naming
+  the RAM figures, and no program file left behind.
+
+The Cortex-M55 libraries are built once in build-m55 (ccache makes later builds cheap).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TARGET = REPO / "targets" / "cortex-m55-an547.toml"
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
+
+
+def pteron_cli() -> str:
+    local = REPO / "build" / "tools" / "cli" / "pteron"
+    found = str(local) if local.exists() else shutil.which("pteron")
+    assert found and Path(found).exists(), "no pteron binary: build it with `ninja -C build`"
+    return found
+
+
+def pteron(*args, timeout=900):
+    return subprocess.run([pteron_cli(), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def export(name: str, path: Path) -> Path:
+    result = subprocess.run([sys.executable, "-m", "pteron.zoo", "export", name, "-o", str(path)],
+                            env=ENV, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return tmp_path_factory.mktemp("firmware")
+
+
+@pytest.mark.parametrize("model", ["digits-cnn", "ds-cnn"])
+def test_firmware_matches_host_bit_exactly(work, model):
+    pt2 = export(model, work / f"{model}.pt2")
+    pte = work / f"{model}.pte"
+    compiled = pteron("compile", pt2, "-o", pte, "--target", TARGET, "--json")
+    assert compiled.returncode == 0, compiled.stderr
+    budget = json.loads(compiled.stdout)["budget"]
+    assert 0 < budget["ram"] <= budget["ram_budget"]
+
+    rng = np.random.default_rng(7)
+    shape = {"digits-cnn": (1, 1, 8, 8), "ds-cnn": (1, 1, 49, 10)}[model]
+    inputs = work / f"{model}.in.npz"
+    np.savez(inputs, input_0=rng.standard_normal(shape).astype(np.float32))
+    host_out = work / f"{model}.host.npz"
+    host = pteron("run", pte, "--inputs", inputs, "--outputs", host_out)
+    assert host.returncode == 0, host.stderr
+
+    elf = work / f"{model}.elf"
+    fw_out = work / f"{model}.fw.npz"
+    fw = pteron("firmware", pte, "--target", TARGET, "-o", elf, "--run", "--inputs", inputs,
+                "--outputs", fw_out, "--json")
+    assert fw.returncode == 0, fw.stderr
+    report = json.loads(fw.stdout)
+    expected = np.load(host_out)["output_0"]
+    got = np.load(fw_out)["output_0"]
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes(), f"max |diff| {np.abs(got - expected).max()}"
+
+    measured = report["measured"]
+    assert 0 < measured["stack_high_water"] < report["estimate"]["stack"]
+    assert measured["ram"] <= report["estimate"]["ram"]
+    assert measured["scratch"] <= report["estimate"]["scratch"]
+    assert measured["instructions"] > 0
+    # Only the program's kernels are linked.
+    assert 0 < len(report["kernels"]) < 20
+    assert all(k.startswith("portable:aten::") for k in report["kernels"])
+
+    # The count is exact: a second run of the same image counts the same instructions.
+    again = pteron("firmware", pte, "--target", TARGET, "-o", elf, "--run", "--inputs", inputs, "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["measured"]["instructions"] == measured["instructions"]
+
+
+def test_over_budget_model_is_refused(work):
+    pt2 = work / "ds-cnn.pt2"
+    if not pt2.exists():
+        export("ds-cnn", pt2)
+    small = work / "tiny-mcu.toml"
+    text = TARGET.read_text().replace("ram = 6815744", "ram = 32768")
+    assert text != TARGET.read_text()
+    small.write_text(text)
+    pte = work / "refused.pte"
+    result = pteron("compile", pt2, "-o", pte, "--target", small)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "over budget" in lines[0] and "RAM" in lines[0] and "32.0 KiB" in lines[0]
+    assert "arenas" in lines[0] and "stack" in lines[0]
+    assert not pte.exists()

@@ -1,0 +1,254 @@
+// pteron firmware PROGRAM.pte --target T -o app.elf [--run [--inputs in.npz | --random-inputs]
+//                 [--outputs out.npz]] [--bake-inputs in.npz] [--json]
+// Builds Cortex-M55 firmware for a program (tools/firmware) and optionally runs it under QEMU,
+// counting the inference's instructions and comparing estimated and measured memory.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "tools/cli/commands.h"
+#include "tools/cli/npz.h"
+#include "tools/firmware/firmware_build.h"
+
+namespace pteron::cli {
+namespace {
+namespace fs = std::filesystem;
+using firmware::TensorSpec;
+
+struct FirmwareCliOptions {
+  std::string program;
+  std::string target = "cortex-m55-an547";
+  std::string output;
+  std::string method = "forward";
+  std::string m55_build;
+  std::string bake_inputs;
+  bool run = false;
+  std::string inputs;
+  std::string outputs;
+  bool random_inputs = false;
+  uint64_t seed = 0;
+  bool json = false;
+};
+
+std::string kib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024.0);
+  return buf;
+}
+
+// The method's inputs as raw bytes back to back (the firmware's input file format).
+std::vector<uint8_t> raw_inputs(const FirmwareCliOptions& o, const std::vector<TensorSpec>& specs) {
+  std::vector<uint8_t> raw;
+  if (!o.inputs.empty()) {
+    std::vector<NpyArray> file = read_npz(o.inputs);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const std::string name = "input_" + std::to_string(i);
+      const NpyArray* a = nullptr;
+      for (const NpyArray& f : file) {
+        if (f.name == name) a = &f;
+      }
+      if (a == nullptr && file.size() == specs.size()) a = &file[i];
+      if (a == nullptr) throw UserError(o.inputs + ": has no array '" + name + "'");
+      if (a->dtype != specs[i].dtype || a->shape != specs[i].shape) {
+        throw UserError(o.inputs + ": '" + name + "' does not match the program's input " +
+                        std::to_string(i) + " (dtype or shape)");
+      }
+      raw.insert(raw.end(), a->data.begin(), a->data.end());
+    }
+    return raw;
+  }
+  if (!o.random_inputs && !specs.empty()) {
+    throw UserError(o.program + ": pass --inputs FILE.npz or --random-inputs to run the firmware");
+  }
+  std::mt19937_64 rng(o.seed);
+  std::normal_distribution<float> normal;
+  for (const TensorSpec& s : specs) {
+    const size_t start = raw.size();
+    raw.resize(start + s.nbytes);
+    if (s.dtype == ScalarType::Float) {
+      for (size_t k = 0; k + 4 <= s.nbytes; k += 4) {
+        const float v = normal(rng);
+        std::memcpy(&raw[start + k], &v, 4);
+      }
+    } else {
+      for (size_t k = 0; k < s.nbytes; ++k) raw[start + k] = static_cast<uint8_t>(rng() % 7);
+    }
+  }
+  return raw;
+}
+
+std::vector<NpyArray> outputs_from_raw(const std::string& path,
+                                       const std::vector<TensorSpec>& specs) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<uint8_t> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<NpyArray> arrays;
+  size_t offset = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& s = specs[i];
+    for (size_t d = 0; d < s.dim_order.size(); ++d) {
+      if (s.dim_order[d] != d)
+        throw UserError("output " + std::to_string(i) + " has a non-default dim order");
+    }
+    if (offset + s.nbytes > raw.size())
+      throw UserError(path + ": the firmware wrote fewer output bytes than expected");
+    NpyArray a;
+    a.name = "output_" + std::to_string(i);
+    a.dtype = s.dtype;
+    a.shape = s.shape;
+    a.data.assign(raw.begin() + static_cast<long>(offset),
+                  raw.begin() + static_cast<long>(offset + s.nbytes));
+    offset += s.nbytes;
+    arrays.push_back(std::move(a));
+  }
+  return arrays;
+}
+
+void run(const FirmwareCliOptions& o) {
+  firmware::FirmwareTarget target;
+  try {
+    target = firmware::load_firmware_target(o.target);
+  } catch (const std::exception& e) {
+    throw UserError(e.what());
+  }
+  firmware::BuildOptions b;
+  b.program = o.program;
+  b.method = o.method;
+  b.output = o.output;
+  b.source_dir = PTERON_SOURCE_DIR;
+  b.build_dir = !o.m55_build.empty()              ? o.m55_build
+                : std::getenv("PTERON_M55_BUILD") ? std::getenv("PTERON_M55_BUILD")
+                                                  : std::string(PTERON_SOURCE_DIR) + "/build-m55";
+  b.quiet = o.json;
+  std::vector<uint8_t> baked;
+  firmware::BuildResult built;
+  try {
+    if (!o.bake_inputs.empty()) {
+      const firmware::ProgramNeeds needs = firmware::measure_program(o.program, o.method);
+      FirmwareCliOptions with_inputs = o;
+      with_inputs.inputs = o.bake_inputs;
+      baked = raw_inputs(with_inputs, needs.inputs);
+      b.baked_inputs = o.output + ".inputs.bin";
+      std::ofstream(b.baked_inputs, std::ios::binary)
+          .write(reinterpret_cast<const char*>(baked.data()),
+                 static_cast<std::streamsize>(baked.size()));
+    }
+    built = firmware::build_firmware(target, b);
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw UserError(e.what());
+  }
+  const firmware::BudgetEstimate& est = built.estimate;
+  const firmware::ElfSizes& elf = built.sizes;
+  nlohmann::json j;
+  j["program"] = o.program;
+  j["elf"] = o.output;
+  j["target"] = target.target.name;
+  j["kernels"] = built.kernels;
+  j["estimate"] = {{"ram", est.ram()},     {"arenas", est.arenas},   {"scratch", est.scratch},
+                   {"method", est.method}, {"stack", est.stack},     {"state", est.state},
+                   {"code", est.code},     {"program", est.program}, {"flash", est.flash()}};
+  j["elf_sizes"] = {{"code_flash", elf.code_flash},
+                    {"program_flash", elf.program_flash},
+                    {"flash", elf.flash()},
+                    {"ram_reserved", elf.ram},
+                    {"sections", elf.sections}};
+  if (!o.json) {
+    std::printf("%s: %zu kernels; flash %s (code %s, program %s); RAM reserved %s (stack %s)\n",
+                o.output.c_str(), built.kernels.size(), kib(elf.flash()).c_str(),
+                kib(elf.code_flash).c_str(), kib(elf.program_flash).c_str(), kib(elf.ram).c_str(),
+                kib(elf.stack).c_str());
+    std::printf("  estimate before linking: %s\n", firmware::describe_budget(target, est).c_str());
+  }
+
+  if (o.run) {
+    const std::string in_path = o.output + ".in.bin";
+    const std::string out_path = o.output + ".out.bin";
+    fs::remove(out_path);
+    std::vector<uint8_t> raw;
+    if (baked.empty()) {
+      raw = raw_inputs(o, built.needs.inputs);
+      std::ofstream(in_path, std::ios::binary)
+          .write(reinterpret_cast<const char*>(raw.data()),
+                 static_cast<std::streamsize>(raw.size()));
+    }
+    if (!o.json) {
+      std::printf("running under qemu-system-arm -M mps3-an547 ...\n");
+      std::fflush(stdout);
+    }
+    firmware::RunResult r;
+    try {
+      r = firmware::run_firmware(o.output, baked.empty() ? in_path : "", out_path,
+                                 PTERON_ICOUNT_PLUGIN);
+    } catch (const std::exception& e) {
+      throw UserError(e.what());
+    }
+    if (r.exit_code != 0 || r.report.empty()) {
+      std::string console = r.console;
+      while (!console.empty() && console.back() == '\n') console.pop_back();
+      const size_t nl = console.rfind('\n');
+      throw UserError(o.output + ": firmware failed (exit " + std::to_string(r.exit_code) +
+                      "): " + (nl == std::string::npos ? console : console.substr(nl + 1)));
+    }
+    std::vector<NpyArray> outputs = outputs_from_raw(out_path, built.needs.outputs);
+    if (!o.outputs.empty()) write_npz(o.outputs, outputs);
+    const uint64_t state = elf.sections.count(".data") ? elf.sections.at(".data") : 0;
+    const uint64_t bss = elf.sections.count(".bss") ? elf.sections.at(".bss") : 0;
+    const uint64_t measured = r.report["arenas"] + r.report["method"] + r.report["scratch"] +
+                              r.report["stack"] + state + bss;
+    j["measured"] = {{"ram", measured},
+                     {"stack_high_water", r.report["stack"]},
+                     {"method", r.report["method"]},
+                     {"scratch", r.report["scratch"]},
+                     {"arenas", r.report["arenas"]},
+                     {"state", state + bss}};
+    if (r.counted) j["measured"]["instructions"] = r.instructions;
+    if (o.json) {
+      std::printf("%s\n", j.dump(2).c_str());
+      return;
+    }
+    std::printf(
+        "  measured on the device: RAM %s (arenas %s, scratch %s, method %s, stack high water %s "
+        "of %s, runtime state %s)\n",
+        kib(measured).c_str(), kib(r.report["arenas"]).c_str(), kib(r.report["scratch"]).c_str(),
+        kib(r.report["method"]).c_str(), kib(r.report["stack"]).c_str(),
+        kib(r.report["stack_reserved"]).c_str(), kib(state + bss).c_str());
+    std::printf("  estimate vs measured: RAM %s vs %s, code %s vs %s\n", kib(est.ram()).c_str(),
+                kib(measured).c_str(), kib(est.code).c_str(), kib(elf.code_flash).c_str());
+    if (r.counted)
+      std::printf("  instructions per inference: %llu\n",
+                  static_cast<unsigned long long>(r.instructions));
+    if (!o.outputs.empty()) std::printf("  outputs written to %s\n", o.outputs.c_str());
+    return;
+  }
+  if (o.json) std::printf("%s\n", j.dump(2).c_str());
+}
+
+}  // namespace
+
+void add_firmware_command(CLI::App& app) {
+  auto opts = std::make_shared<FirmwareCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "firmware", "Build bare-metal firmware for a program and run it under QEMU");
+  cmd->add_option("program", opts->program, "program file (.pte), compiled for the target")
+      ->required();
+  cmd->add_option("--target", opts->target, "firmware target (targets/NAME.toml) or file")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", opts->output, "firmware ELF to write")->required();
+  cmd->add_option("--method", opts->method, "method to run")->capture_default_str();
+  cmd->add_option("--m55-build", opts->m55_build,
+                  "cross build folder for the libraries (default build-m55)");
+  cmd->add_option("--bake-inputs", opts->bake_inputs, "build these inputs (.npz) into the image");
+  cmd->add_flag("--run", opts->run, "run the firmware under qemu-system-arm (mps3-an547)");
+  cmd->add_option("--inputs", opts->inputs, "inputs for --run as .npz (input_0, ...)");
+  cmd->add_option("--outputs", opts->outputs, "write the firmware's outputs to this .npz");
+  cmd->add_flag("--random-inputs", opts->random_inputs, "run with seeded random inputs");
+  cmd->add_option("--seed", opts->seed, "seed for --random-inputs")->capture_default_str();
+  cmd->add_flag("--json", opts->json, "machine-readable report");
+  cmd->callback([opts] { run(*opts); });
+}
+
+}  // namespace pteron::cli

@@ -1,0 +1,406 @@
+#include "tools/firmware/firmware_build.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace pteron::firmware {
+namespace fs = std::filesystem;
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs a shell command; returns its exit status and (when `output` is given) its stdout+stderr.
+int shell(const std::string& command, std::string* output = nullptr) {
+  if (output == nullptr) {
+    const int rc = std::system(command.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+  }
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return 127;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) output->append(buf, n);
+  const int rc = pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+std::string last_lines(const std::string& text, size_t n) {
+  size_t pos = text.size();
+  for (size_t i = 0; i <= n && pos > 0; ++i) pos = text.rfind('\n', pos - 1);
+  return text.substr(pos == std::string::npos ? 0 : pos + 1);
+}
+
+// key=value lines written by firmware/CMakeLists.txt into the cross build folder.
+std::map<std::string, std::string> read_link_info(const std::string& path) {
+  std::map<std::string, std::string> info;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) {
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos) info[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return info;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(s);
+  while (std::getline(in, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// The kernel entries a selective library defines: {"aten::add.out", ...}.
+std::set<std::string> library_kernels(const std::string& archive, const std::string& library) {
+  std::string out;
+  if (shell("arm-none-eabi-nm -g --defined-only " + quote(archive), &out) != 0) {
+    throw std::runtime_error("cannot list kernels in " + archive + ": " + last_lines(out, 2));
+  }
+  const std::string prefix = "pteron_kernel:" + library + ":";
+  std::set<std::string> names;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find(prefix);
+    if (at != std::string::npos) names.insert(line.substr(at + prefix.size()));
+  }
+  return names;
+}
+
+std::string c_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// An absolute path for an .incbin inside a C string (no quoting needed: refuse odd names).
+std::string asm_path(const std::string& path) {
+  const std::string p = fs::absolute(path).string();
+  if (p.find_first_of("\"\\\n") != std::string::npos)
+    throw std::runtime_error(path + ": unsupported file name");
+  return p;
+}
+
+void step(const BuildOptions& o, int n, const std::string& what) {
+  if (!o.quiet) {
+    std::printf("[%d/5] %s\n", n, what.c_str());
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+ElfSizes elf_sizes(const std::string& elf) {
+  std::string out;
+  if (shell("arm-none-eabi-size -A -d " + quote(elf), &out) != 0) {
+    throw std::runtime_error("cannot read sections of " + elf + ": " + last_lines(out, 2));
+  }
+  ElfSizes s;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string name;
+    uint64_t size = 0, addr = 0;
+    if (!(words >> name >> size >> addr) || name[0] != '.') continue;
+    // Not loaded: debug information and notes.
+    if (name.rfind(".debug", 0) == 0 || name == ".comment" || name == ".ARM.attributes") continue;
+    s.sections[name] = size;
+    if (addr < 0x00080000) {
+      s.code_flash += size;  // ITCM
+    } else if (addr >= 0x28000000 && addr < 0x28800000) {
+      s.program_flash += size;  // QSPI
+    } else if (addr != 0) {
+      s.ram += size;
+    }
+    if (name == ".data") s.code_flash += size;  // its initialiser sits in ITCM too
+  }
+  s.stack = s.sections.count(".stack") ? s.sections[".stack"] : 0;
+  return s;
+}
+
+BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
+  if (!t.is_firmware) {
+    throw std::runtime_error(t.target.path + ": not a firmware target (no [firmware] table)");
+  }
+  BuildResult r;
+  step(o, 1, "measuring " + o.program + " on the host (arenas, scratch, method memory)");
+  r.needs = measure_program(o.program, o.method);
+  if (r.needs.delegates > 0) {
+    throw std::runtime_error(
+        o.program + ": has " + std::to_string(r.needs.delegates) +
+        " delegate call(s); firmware runs kernels only (compile without backends)");
+  }
+  r.estimate = estimate_budget(t, r.needs);
+  if (!r.estimate.over.empty())
+    throw std::runtime_error(o.program + ": over budget: " + r.estimate.over);
+
+  step(o, 2, "Cortex-M55 libraries in " + o.build_dir + " (built once, then incremental)");
+  if (!fs::exists(fs::path(o.build_dir) / "build.ninja")) {
+    const std::string configure =
+        "cmake -S " + quote(o.source_dir) + " -B " + quote(o.build_dir) +
+        " -G Ninja -DCMAKE_TOOLCHAIN_FILE=" + quote(o.source_dir + "/cmake/arm-none-eabi.cmake") +
+        " >/dev/null";
+    if (shell(configure) != 0)
+      throw std::runtime_error("cannot configure the cross build in " + o.build_dir);
+  }
+  {
+    const std::string build =
+        "cmake --build " + quote(o.build_dir) + " --target pteron_firmware_libs";
+    std::string out;
+    const int rc = o.quiet ? shell(build, &out) : shell(build);
+    if (rc != 0)
+      throw std::runtime_error("building the Cortex-M55 libraries failed: " + last_lines(out, 3));
+  }
+  const auto link = read_link_info(o.build_dir + "/firmware_link.txt");
+
+  step(o, 3, "selecting kernels (" + std::to_string(r.needs.ops.size()) + " operators)");
+  std::vector<std::pair<std::string, std::string>> libraries;  // (library, archive) in target order
+  for (const std::string& lib : t.target.kernels) {
+    // One file per kernel library: build-m55/firmware_kernels/<library>.txt holds its archive.
+    const fs::path offered = fs::path(o.build_dir) / "firmware_kernels" / (lib + ".txt");
+    if (fs::exists(offered)) libraries.emplace_back(lib, read_text(offered.string()));
+  }
+  if (libraries.empty()) {
+    throw std::runtime_error(o.build_dir +
+                             ": none of the target's kernel libraries is built for firmware");
+  }
+  std::map<std::string, std::set<std::string>> available;
+  for (const auto& [lib, archive] : libraries) available[lib] = library_kernels(archive, lib);
+  std::vector<std::string> ops = r.needs.ops;
+  std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  std::vector<std::string> missing;
+  for (const std::string& op : ops) {
+    std::string chosen;
+    for (const auto& [lib, archive] : libraries) {
+      if (available[lib].count(op)) {
+        chosen = lib;
+        break;
+      }
+    }
+    if (chosen.empty())
+      missing.push_back(op);
+    else
+      r.kernels.push_back(chosen + ":" + op);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    throw std::runtime_error(o.program + ": no Cortex-M55 kernel for " + list);
+  }
+
+  step(o, 4,
+       "generating sources (program in flash, " + std::to_string(r.needs.arenas.size()) +
+           " arena(s) in their regions, " + std::to_string(r.kernels.size()) + " kernels)");
+  const fs::path work = fs::path(o.output).concat(".build");
+  fs::create_directories(work);
+  std::ostringstream cfg;
+  cfg << "// Generated by `pteron firmware` for " << o.program << "; do not edit.\n"
+      << "#include \"firmware/app/firmware_config.h\"\n\n"
+      << "// The program image, as a constant array in the target's program flash (QSPI).\n"
+      << "extern \"C\" const uint8_t pteron_program[];\n"
+      << "__asm__(\".section .qspi.pteron_program,\\\"a\\\"\\n.balign 64\\n.global "
+         "pteron_program\\n\"\n"
+      << "        \"pteron_program:\\n.incbin \\\"" << asm_path(o.program) << "\\\"\\n\"\n"
+      << "        \".previous\\n\");\n";
+  cfg << "\nnamespace {\n";
+  std::string spans = "    {},\n";
+  for (size_t i = 0; i < r.needs.arenas.size(); ++i) {
+    const uint64_t size = r.needs.arenas[i];
+    if (size == 0) {
+      spans += "    {},\n";
+      continue;
+    }
+    const std::string region = t.target.memory[i].name;
+    cfg << "// Arena " << i + 1 << " (" << size << " bytes), placed in " << region
+        << " by the memory plan.\n"
+        << "alignas(16) uint8_t arena" << i + 1 << "[" << size << "] __attribute__((section(\"."
+        << region << ".pteron_arena" << i + 1 << "\")));\n";
+    spans += "    {arena" + std::to_string(i + 1) + ", " + std::to_string(size) + "},\n";
+  }
+  const uint64_t method_bytes = std::max<uint64_t>(r.needs.method_bytes, 16);
+  const uint64_t scratch_bytes = std::max<uint64_t>(r.needs.scratch_bytes, 16);
+  // Method memory and scratch go to the first RAM region with room left after its arenas (and,
+  // for the first region, the stack and static data).
+  std::map<std::string, uint64_t> used;
+  for (size_t i = 0; i < r.needs.arenas.size() && i < t.target.memory.size(); ++i) {
+    used[t.target.memory[i].name] += r.needs.arenas[i];
+  }
+  if (!t.ram_regions.empty()) used[t.ram_regions[0].first] += t.stack_size + kRuntimeStateBytes;
+  auto place = [&](uint64_t bytes, const char* what) {
+    for (const auto& [name, size] : t.ram_regions) {
+      if (used[name] + bytes <= size) {
+        used[name] += bytes;
+        return name;
+      }
+    }
+    if (t.ram_regions.empty())
+      return t.target.memory.empty() ? std::string("dtcm") : t.target.memory[0].name;
+    throw std::runtime_error(o.program + ": no RAM region has room for the " + what + " (" +
+                             std::to_string(bytes) + " bytes)");
+  };
+  const std::string method_region = place(method_bytes, "method memory");
+  const std::string scratch_region = place(scratch_bytes, "scratch");
+  cfg << "alignas(16) uint8_t method_memory[" << method_bytes << "] __attribute__((section(\"."
+      << method_region << ".pteron_method\")));\n"
+      << "alignas(16) uint8_t scratch[" << scratch_bytes << "] __attribute__((section(\"."
+      << scratch_region << ".pteron_scratch\")));\n"
+      << "pteron::Span<uint8_t> arenas[] = {\n"
+      << spans << "};\n\n"
+      << "// Only the kernels this program calls (selective build).\n";
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    const std::string& k = r.kernels[i];
+    const size_t colon = k.find(':');
+    cfg << "extern const pteron::KernelEntry kernel" << i << " __asm__(PTERON_KERNEL_SYMBOL("
+        << c_string(k.substr(0, colon)) << ", " << c_string(k.substr(colon + 1)) << "));\n";
+  }
+  cfg << "const pteron::KernelEntry* const kernels[] = {\n";
+  for (size_t i = 0; i < r.kernels.size(); ++i) cfg << "    &kernel" << i << ",\n";
+  if (r.kernels.empty()) cfg << "    nullptr,\n";
+  cfg << "};\n";
+  const bool baked = !o.baked_inputs.empty();
+  uint64_t baked_size = 0;
+  if (baked) {
+    baked_size = fs::file_size(o.baked_inputs);
+    cfg << "extern \"C\" const uint8_t pteron_inputs[];\n"
+        << "__asm__(\".section .qspi.pteron_inputs,\\\"a\\\"\\n.balign 16\\n.global "
+           "pteron_inputs\\n\"\n"
+        << "        \"pteron_inputs:\\n.incbin \\\"" << asm_path(o.baked_inputs) << "\\\"\\n\"\n"
+        << "        \".previous\\n\");\n";
+  }
+  cfg << "}  // namespace\n\n"
+      << "namespace pteron::firmware {\n"
+      << "const FirmwareConfig config = {\n"
+      << "    pteron_program, " << r.needs.program_bytes << ", " << c_string(o.method) << ",\n"
+      << "    arenas, " << r.needs.arenas.size() + 1 << ",\n"
+      << "    method_memory, " << method_bytes << ",\n"
+      << "    scratch, " << scratch_bytes << ",\n"
+      << "    kernels, " << r.kernels.size() << ",\n"
+      << "    " << (baked ? "pteron_inputs" : "nullptr") << ", " << baked_size << ",\n"
+      << "};\n}  // namespace pteron::firmware\n";
+  write_text((work / "firmware_config.cpp").string(), cfg.str());
+
+  std::string ld = read_text(link.at("linker_script"));
+  auto replace = [&](const std::string& key, const std::string& value) {
+    for (size_t at; (at = ld.find(key)) != std::string::npos;) ld.replace(at, key.size(), value);
+  };
+  replace("@STACK_SIZE@", std::to_string(t.stack_size));
+  replace("@HEAP_SIZE@", "1024");  // newlib may allocate once at start-up; pteron never does
+  write_text((work / "app.ld").string(), ld);
+
+  step(o, 5, "compiling and linking " + o.output);
+  const std::string flags = link.count("flags") ? link.at("flags") : "";
+  std::string includes;
+  for (const std::string& dir : split(link.at("include"), ';')) includes += " -I" + quote(dir);
+  const std::string obj = (work / "firmware_config.o").string();
+  std::string out;
+  if (shell("arm-none-eabi-g++ " + flags +
+                " -std=c++17 -Os -fno-exceptions -fno-rtti -DPTERON_BARE_METAL "
+                "-DPTERON_SELECTIVE_BUILD" +
+                includes + " -c " + quote((work / "firmware_config.cpp").string()) + " -o " +
+                quote(obj),
+            &out) != 0) {
+    throw std::runtime_error("compiling the generated firmware sources failed: " +
+                             last_lines(out, 4));
+  }
+  std::string archives;
+  archives += " " + quote(link.at("app"));
+  for (const auto& [lib, archive] : libraries) archives += " " + quote(archive);
+  archives += " " + quote(link.at("runtime")) + " " + quote(link.at("platform"));
+  out.clear();
+  if (shell("arm-none-eabi-g++ " + flags + " -T" + quote((work / "app.ld").string()) +
+                " -nostartfiles --specs=nano.specs --specs=rdimon.specs -Wl,--gc-sections"
+                " -Wl,--undefined=board_vectors -Wl,-Map=" +
+                quote((work / "app.map").string()) + " " + quote(obj) + " -Wl,--start-group" +
+                archives + " -Wl,--end-group -o " + quote(o.output),
+            &out) != 0) {
+    throw std::runtime_error("linking " + o.output + " failed: " + last_lines(out, 4));
+  }
+  r.sizes = elf_sizes(o.output);
+  return r;
+}
+
+RunResult run_firmware(const std::string& elf, const std::string& inputs,
+                       const std::string& outputs, const std::string& icount_plugin,
+                       int timeout_seconds) {
+  RunResult r;
+  std::string command = "timeout " + std::to_string(timeout_seconds) +
+                        " qemu-system-arm -M mps3-an547 -nographic -semihosting -kernel " +
+                        quote(elf);
+  const std::string args = (inputs.empty() ? std::string("-") : fs::absolute(inputs).string()) +
+                           (outputs.empty() ? "" : " " + fs::absolute(outputs).string());
+  if (args.find(' ') != args.rfind(' ') || args.find('\'') != std::string::npos) {
+    // Words are split on spaces on the device.
+    if (std::count(args.begin(), args.end(), ' ') > 1)
+      throw std::runtime_error("file paths must not contain spaces");
+  }
+  command += " -append " + quote(args);
+  std::string log;
+  if (!icount_plugin.empty()) {
+    std::string nm;
+    if (shell("arm-none-eabi-nm " + quote(elf), &nm) != 0)
+      throw std::runtime_error("cannot read symbols of " + elf);
+    std::string begin, end;
+    std::istringstream in(nm);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream w(line);
+      std::string addr, kind, name;
+      w >> addr >> kind >> name;
+      if (name == "board_icount_begin") begin = addr;
+      if (name == "board_icount_end") end = addr;
+    }
+    if (begin.empty() || end.empty())
+      throw std::runtime_error(elf + ": has no instruction-count markers");
+    log = elf + ".icount.log";
+    command += " -plugin " + quote(icount_plugin + ",begin=0x" + begin + ",end=0x" + end) +
+               " -d plugin -D " + quote(log);
+  }
+  r.exit_code = shell(command, &r.console);
+  std::istringstream in(r.console);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("pteron-firmware: ok", 0) != 0) continue;
+    std::istringstream words(line.substr(19));
+    for (std::string kv; words >> kv;) {
+      const size_t eq = kv.find('=');
+      if (eq != std::string::npos) r.report[kv.substr(0, eq)] = std::stoull(kv.substr(eq + 1));
+    }
+  }
+  if (!log.empty()) {
+    const std::string text = read_text(log);
+    const size_t at = text.find("icount: inference=");
+    if (at != std::string::npos) {
+      r.instructions = std::stoull(text.substr(at + 18));
+      r.counted = true;
+    }
+  }
+  return r;
+}
+
+}  // namespace pteron::firmware

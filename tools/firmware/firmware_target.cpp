@@ -1,0 +1,199 @@
+#include "tools/firmware/firmware_target.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+
+#include "runtime/executor/method.h"
+#include "runtime/host/host_method.h"
+#include "schema/program_generated.h"
+
+namespace pteron::firmware {
+namespace {
+
+uint64_t size_key(const toml::table& t, const char* key, uint64_t fallback,
+                  const std::string& where) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return fallback;
+  const auto v = n->value<int64_t>();
+  if (!v || *v < 0)
+    throw std::runtime_error(where + ": '" + key + "' must be a size in bytes >= 0");
+  return static_cast<uint64_t>(*v);
+}
+
+std::string kib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f KiB", bytes / 1024.0);
+  return buf;
+}
+
+[[noreturn]] void runtime_failure(const std::string& path, Error e) {
+  throw std::runtime_error(path + ": " +
+                           (last_error_message()[0] ? last_error_message() : error_name(e)));
+}
+
+TensorSpec spec_of(const TensorInfo& info) {
+  TensorSpec s;
+  s.dtype = info.dtype;
+  for (int32_t d : info.sizes) s.shape.push_back(d);
+  for (uint8_t d : info.dim_order) s.dim_order.push_back(d);
+  s.nbytes = info.nbytes;
+  return s;
+}
+
+}  // namespace
+
+FirmwareTarget load_firmware_target(const std::string& name_or_path) {
+  FirmwareTarget ft;
+  ft.target = compiler::load_target(name_or_path);
+  const std::string& where = ft.target.path;
+  const toml::table root = toml::parse_file(where);  // already parsed once without error
+  if (const toml::table* fw = root["firmware"].as_table()) {
+    ft.is_firmware = true;
+    ft.platform = (*fw)["platform"].value_or(std::string("mps3_an547"));
+    ft.stack_size = size_key(*fw, "stack_size", ft.stack_size, where + ": [firmware]");
+    if (const toml::array* regions = (*fw)["ram_regions"].as_array()) {
+      for (const toml::node& n : *regions) {
+        const toml::table* r = n.as_table();
+        const auto name = r ? (*r)["name"].value<std::string>() : std::nullopt;
+        if (!name)
+          throw std::runtime_error(where +
+                                   ": [firmware] ram_regions entries need a name and a size");
+        ft.ram_regions.emplace_back(*name,
+                                    size_key(*r, "size", 0, where + ": [firmware] ram_regions"));
+      }
+    }
+  }
+  if (const toml::table* b = root["budget"].as_table()) {
+    ft.has_budget = true;
+    const std::string w = where + ": [budget]";
+    ft.ram_budget = size_key(*b, "ram", 0, w);
+    ft.flash_budget = size_key(*b, "flash", 0, w);
+    ft.code_flash_budget = size_key(*b, "code_flash", 0, w);
+    ft.code_runtime_bytes = size_key(*b, "code_runtime_bytes", 0, w);
+    ft.code_per_kernel_bytes = size_key(*b, "code_per_kernel_bytes", 0, w);
+  }
+  return ft;
+}
+
+ProgramNeeds measure_program(const std::string& pte_path, const std::string& method_name) {
+  auto opened = HostProgram::open(pte_path.c_str());
+  if (!opened.ok()) runtime_failure(pte_path, opened.error());
+  const Program& program = (*opened)->program();
+  auto plan = program.plan(method_name.c_str());
+  if (!plan.ok()) runtime_failure(pte_path, plan.error());
+  const MethodMeta meta(*plan);
+
+  ProgramNeeds needs;
+  needs.program_bytes = program.file_size();
+  if ((*plan)->operators() != nullptr) {
+    for (const fb::Operator* op : *(*plan)->operators()) {
+      std::string name = op->name()->str();
+      if (op->overload() != nullptr && op->overload()->size() > 0)
+        name += "." + op->overload()->str();
+      needs.ops.push_back(name);
+    }
+  }
+  needs.delegates = (*plan)->delegates() ? (*plan)->delegates()->size() : 0;
+  for (size_t i = 0; i < meta.num_inputs(); ++i) {
+    auto info = meta.input_tensor(i);
+    if (!info.ok()) runtime_failure(pte_path, info.error());
+    needs.inputs.push_back(spec_of(*info));
+  }
+  for (size_t i = 0; i < meta.num_outputs(); ++i) {
+    auto info = meta.output_tensor(i);
+    if (!info.ok()) runtime_failure(pte_path, info.error());
+    needs.outputs.push_back(spec_of(*info));
+  }
+
+  // Load and run once with zero inputs, counting the load-time and scratch bytes used.
+  std::vector<std::vector<uint8_t>> arena_memory;
+  std::vector<Span<uint8_t>> arena_spans(1);
+  for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
+    const auto size = static_cast<uint64_t>(meta.planned_buffer_size(i));
+    needs.arenas.push_back(size);
+    arena_memory.emplace_back(size + 64, 0);
+  }
+  for (auto& a : arena_memory) {
+    // 64-byte aligned view, as the firmware's static arenas are at least 16-byte aligned.
+    uint8_t* p = a.data();
+    uint8_t* aligned = p + ((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64);
+    arena_spans.emplace_back(aligned, a.size() - 64);
+  }
+  HierarchicalAllocator planned(Span<Span<uint8_t>>(arena_spans.data(), arena_spans.size()));
+  std::vector<uint64_t> method_memory((size_t{64} << 20) / 8),
+      scratch_memory((size_t{64} << 20) / 8);
+  MemoryAllocator method_allocator(method_memory.data(), method_memory.size() * 8);
+  MemoryAllocator scratch(scratch_memory.data(), scratch_memory.size() * 8);
+  MemoryManager memory{&method_allocator, &planned, &scratch};
+  auto method = Method::load(program, method_name.c_str(), &memory);
+  if (!method.ok()) runtime_failure(pte_path, method.error());
+  const Error e = method->execute();
+  if (e != Error::Ok) runtime_failure(pte_path, e);
+  needs.method_bytes = method_allocator.used();
+  needs.scratch_bytes = scratch.peak();
+  return needs;
+}
+
+BudgetEstimate estimate_budget(const FirmwareTarget& t, const ProgramNeeds& needs) {
+  BudgetEstimate b;
+  for (uint64_t a : needs.arenas) b.arenas += a;
+  b.scratch = needs.scratch_bytes;
+  b.method = needs.method_bytes;
+  b.stack = t.stack_size;
+  b.state = kRuntimeStateBytes;
+  std::vector<std::string> distinct = needs.ops;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  b.code = t.code_runtime_bytes + t.code_per_kernel_bytes * distinct.size();
+  b.program = needs.program_bytes;
+  std::string over;
+  if (t.ram_budget > 0 && b.ram() > t.ram_budget) {
+    over = "RAM " + kib(b.ram()) + " > budget " + kib(t.ram_budget) + " (arenas " + kib(b.arenas) +
+           ", scratch " + kib(b.scratch) + ", method " + kib(b.method) + ", stack " + kib(b.stack) +
+           ", runtime state " + kib(b.state) + ")";
+  }
+  if (t.flash_budget > 0 && b.flash() > t.flash_budget) {
+    over += (over.empty() ? "" : "; ") + std::string("flash ") + kib(b.flash()) + " > budget " +
+            kib(t.flash_budget) + " (code " + kib(b.code) + " estimated, program " +
+            kib(b.program) + ")";
+  }
+  if (t.code_flash_budget > 0 && b.code > t.code_flash_budget) {
+    over += (over.empty() ? "" : "; ") + std::string("code ") + kib(b.code) + " > code flash " +
+            kib(t.code_flash_budget);
+  }
+  // Each arena must also fit the region the planner gave it.
+  for (size_t i = 0; i < needs.arenas.size(); ++i) {
+    if (i >= t.target.memory.size()) {
+      over += (over.empty() ? "" : "; ") + std::string("program has ") +
+              std::to_string(needs.arenas.size()) + " arenas but the target has " +
+              std::to_string(t.target.memory.size()) + " memory regions";
+      break;
+    }
+    const auto& region = t.target.memory[i];
+    if (region.capacity > 0 && needs.arenas[i] > region.capacity) {
+      over += (over.empty() ? "" : "; ") + std::string("arena ") + std::to_string(i + 1) + " " +
+              kib(needs.arenas[i]) + " > region '" + region.name + "' " + kib(region.capacity) +
+              " (compile the program for this target)";
+    }
+  }
+  b.over = over;
+  return b;
+}
+
+std::string describe_budget(const FirmwareTarget& t, const BudgetEstimate& b) {
+  std::string s = "RAM " + kib(b.ram()) + " (arenas " + kib(b.arenas) + ", scratch " +
+                  kib(b.scratch) + ", method " + kib(b.method) + ", stack " + kib(b.stack) +
+                  ", runtime state " + kib(b.state) + ")";
+  if (t.ram_budget) s += " of " + kib(t.ram_budget);
+  s += "; flash " + kib(b.flash()) + " (code " + kib(b.code) + " estimated, program " +
+       kib(b.program) + ")";
+  if (t.flash_budget) s += " of " + kib(t.flash_budget);
+  return s;
+}
+
+}  // namespace pteron::firmware

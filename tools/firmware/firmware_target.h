@@ -1,0 +1,68 @@
+// The firmware side of a target file: the [firmware] layout and [budget] tables next to the
+// compiler's keys (compiler/target/target.h), and what a program needs on such a target.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/target/target.h"
+#include "runtime/core/scalar_type.h"
+
+namespace pteron::firmware {
+
+struct FirmwareTarget {
+  compiler::Target target;
+  bool is_firmware = false;  // has a [firmware] table
+  std::string platform;
+  uint64_t stack_size = 16384;
+  // RAM regions (name, bytes) in order of preference for method memory and scratch.
+  std::vector<std::pair<std::string, uint64_t>> ram_regions;
+  bool has_budget = false;  // has a [budget] table
+  uint64_t ram_budget = 0;
+  uint64_t flash_budget = 0;
+  uint64_t code_flash_budget = 0;
+  uint64_t code_runtime_bytes = 0;
+  uint64_t code_per_kernel_bytes = 0;
+};
+
+// Throws std::runtime_error naming the file and key on a bad value.
+FirmwareTarget load_firmware_target(const std::string& name_or_path);
+
+struct TensorSpec {
+  ScalarType dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> dim_order;
+  size_t nbytes;
+};
+
+// Measured by loading the program and running it once on the host with zero inputs: exact
+// for arenas and scratch (the same kernels run on the device), an upper bound for the method's
+// load-time structures (64-bit pointers here, 32-bit there).
+struct ProgramNeeds {
+  uint64_t program_bytes = 0;
+  std::vector<uint64_t> arenas;  // planned arena sizes, memory_id 1..n
+  uint64_t method_bytes = 0;
+  uint64_t scratch_bytes = 0;
+  std::vector<std::string> ops;  // "aten::convolution.out", in program order
+  size_t delegates = 0;
+  std::vector<TensorSpec> inputs, outputs;
+};
+ProgramNeeds measure_program(const std::string& pte_path, const std::string& method);
+
+// RAM and flash a program needs on the target, before anything is linked.
+struct BudgetEstimate {
+  uint64_t arenas = 0, scratch = 0, method = 0, stack = 0, state = 0;
+  uint64_t code = 0, program = 0;
+  uint64_t ram() const { return arenas + scratch + method + stack + state; }
+  uint64_t flash() const { return code + program; }
+  std::string over;  // empty when it fits, else one line with the numbers
+};
+BudgetEstimate estimate_budget(const FirmwareTarget& t, const ProgramNeeds& needs);
+// "RAM 123.4 KiB (arenas ..., scratch ..., ...) of 6656 KiB; flash ..."
+std::string describe_budget(const FirmwareTarget& t, const BudgetEstimate& b);
+
+// Static runtime state outside the method memory: the kernel table, error message, stdio.
+constexpr uint64_t kRuntimeStateBytes = 4096;
+
+}  // namespace pteron::firmware
