@@ -22,6 +22,9 @@ struct CompileOptions {
   // When set, the program is streamed to this file (weights go from the archive straight to
   // the file) and CompileResult::program stays empty.
   std::string output_path;
+  // Leave out the graph info (named data "pteron.graph_info": nodes, regions, reasons, FLOPs,
+  // instruction -> node map) that `pteron inspect --delegation` and profilers read.
+  bool strip_debug_info = false;
 };
 
 struct RegionSummary {
@@ -38,6 +41,7 @@ struct CompileReport {
   PassReport passes;
   std::vector<RegionSummary> regions;  // delegated regions, in execution order
   std::vector<std::string> refusals;   // "node (op @ source): backend: reason" for kept nodes
+  uint64_t graph_info_bytes = 0;       // 0 when stripped
   MemoryPlan memory;
   EmitStats emit;
   double seconds_load = 0, seconds_passes = 0, seconds_plan = 0, seconds_emit = 0;

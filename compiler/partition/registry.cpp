@@ -12,9 +12,9 @@ std::map<std::string, PartitionerFactory>& factories() {
   return f;
 }
 
-bool is_kernel_library(const std::string& name) { return name == "portable" || name == "optimized"; }
-
 }  // namespace
+
+bool is_kernel_library(const std::string& name) { return name == "portable" || name == "optimized"; }
 
 bool register_partitioner(const std::string& name, PartitionerFactory factory) {
   return factories().emplace(name, std::move(factory)).second;

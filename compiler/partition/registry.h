@@ -22,4 +22,7 @@ std::vector<std::unique_ptr<Partitioner>> make_partitioners(const std::vector<st
 
 std::vector<std::string> available_backends();
 
+// Whether `name` is a kernel library ("portable", "optimized") rather than a partitioner.
+bool is_kernel_library(const std::string& name);
+
 }  // namespace pteron::compiler

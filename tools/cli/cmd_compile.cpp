@@ -16,6 +16,7 @@ struct CompileCliOptions {
   std::string target = "host";
   bool memory_report = false;
   bool json = false;
+  bool strip_debug_info = false;
 };
 
 nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOptions& o) {
@@ -29,6 +30,7 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["constants"] = {{"tensors", r.emit.constants}, {"bytes", r.emit.constant_bytes},
                     {"deduplicated", r.emit.deduplicated}};
   j["file_bytes"] = r.emit.file_bytes;
+  j["graph_info_bytes"] = r.graph_info_bytes;
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : r.memory.regions) {
     regions.push_back({{"name", region.name}, {"memory_id", region.mem_id}, {"bytes", region.used},
@@ -49,6 +51,7 @@ void run(const CompileCliOptions& o) {
   compiler::CompileOptions options;
   options.target = o.target;
   options.output_path = o.output;
+  options.strip_debug_info = o.strip_debug_info;
   try {
     result = compiler::compile_pt2(o.model, options);
   } catch (const compiler::CompileError& e) {
@@ -84,6 +87,8 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")->capture_default_str();
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");
+  cmd->add_flag("--strip-debug-info", opts->strip_debug_info,
+                "leave out the graph info (inspect --delegation/--graph, profiles use it)");
   cmd->callback([opts] { run(*opts); });
 }
 
