@@ -3,7 +3,8 @@
 //    (D + K = N), "instructions": I, "runs_on": {backend or library: nodes},
 //    "ops": [{"op", "delegated", "not_delegated", "runs_on": {where: nodes}}],
 //    "regions": {"count", "per_backend": {backend: regions},
-//                "list": [{"index", "backend", "nodes", "inputs", "outputs", "bytes_in", "bytes_out"}]},
+//                "list": [{"index", "backend", "nodes", "inputs", "outputs", "bytes_in",
+//                "bytes_out"}]},
 //    "boundaries": {"crossings", "bytes"},
 //    "flops": {"total", "delegated", "optimized", "portable", "share": {same three, 0..1}},
 //    "portable_nodes": [{"name", "op", "module", "source", "reasons": [...]}]}
@@ -13,10 +14,9 @@
 // than portable.
 #include "compiler/report/delegation_report.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "schema/program_generated.h"
@@ -113,8 +113,10 @@ std::string delegation_report(const std::string& graph_info) {
     const uint64_t flops = n.value("flops", uint64_t{0});
     const bool is_delegated = n.contains("region");
     json& o = ops[op];
-    if (o.is_null()) o = {{"op", op}, {"delegated", 0}, {"not_delegated", 0}, {"runs_on", json::object()}};
-    o[is_delegated ? "delegated" : "not_delegated"] = o[is_delegated ? "delegated" : "not_delegated"].get<size_t>() + 1;
+    if (o.is_null())
+      o = {{"op", op}, {"delegated", 0}, {"not_delegated", 0}, {"runs_on", json::object()}};
+    o[is_delegated ? "delegated" : "not_delegated"] =
+        o[is_delegated ? "delegated" : "not_delegated"].get<size_t>() + 1;
     o["runs_on"][on] = o["runs_on"].value(on, 0) + 1;
     ++runs_on[on];
     flops_total += flops;
@@ -123,8 +125,11 @@ std::string delegation_report(const std::string& graph_info) {
       flops_delegated += flops;
     } else if (on == "portable") {
       flops_portable += flops;
-      portable_nodes.push_back({{"name", n.value("name", "")}, {"op", op}, {"module", n.value("module", "")},
-                                {"source", n.value("source", "")}, {"reasons", n.value("reasons", json::array())}});
+      portable_nodes.push_back({{"name", n.value("name", "")},
+                                {"op", op},
+                                {"module", n.value("module", "")},
+                                {"source", n.value("source", "")},
+                                {"reasons", n.value("reasons", json::array())}});
     } else {
       flops_optimized += flops;
     }
@@ -145,9 +150,13 @@ std::string delegation_report(const std::string& graph_info) {
     for (const auto& v : region["outputs"]) out += v.value("bytes", uint64_t{0});
     crossing_bytes += in + out;
     ++per_backend[region.value("backend", "?")];
-    regions.push_back({{"index", i}, {"backend", region.value("backend", "?")}, {"nodes", region["nodes"].size()},
-                       {"inputs", region["inputs"].size()}, {"outputs", region["outputs"].size()},
-                       {"bytes_in", in}, {"bytes_out", out}});
+    regions.push_back({{"index", i},
+                       {"backend", region.value("backend", "?")},
+                       {"nodes", region["nodes"].size()},
+                       {"inputs", region["inputs"].size()},
+                       {"outputs", region["outputs"].size()},
+                       {"bytes_in", in},
+                       {"bytes_out", out}});
   }
   r["regions"] = {{"count", regions.size()}, {"per_backend", per_backend}, {"list", regions}};
 
@@ -162,7 +171,9 @@ std::string delegation_report(const std::string& graph_info) {
   if (previous != -1) ++crossings;  // back to the caller's side after a trailing region
   r["boundaries"] = {{"crossings", crossings}, {"bytes", crossing_bytes}};
 
-  const auto share = [&](uint64_t part) { return flops_total ? static_cast<double>(part) / flops_total : 0.0; };
+  const auto share = [&](uint64_t part) {
+    return flops_total ? static_cast<double>(part) / flops_total : 0.0;
+  };
   r["flops"] = {{"total", flops_total},
                 {"delegated", flops_delegated},
                 {"optimized", flops_optimized},
@@ -180,42 +191,49 @@ std::string delegation_summary(const std::string& report) {
   std::string out;
   char line[512];
   std::string backends;
-  for (const auto& b : r["backends"]) backends += (backends.empty() ? "" : ",") + b.get<std::string>();
-  std::snprintf(line, sizeof(line), "delegation (compiled for %s): %zu node(s), %zu instruction(s)\n",
-                backends.c_str(), r["nodes"].get<size_t>(), r["instructions"].get<size_t>());
+  for (const auto& b : r["backends"])
+    backends += (backends.empty() ? "" : ",") + b.get<std::string>();
+  std::snprintf(line, sizeof(line),
+                "delegation (compiled for %s): %zu node(s), %zu instruction(s)\n", backends.c_str(),
+                r["nodes"].get<size_t>(), r["instructions"].get<size_t>());
   out += line;
   std::string where_list;
   for (const auto& [on, count] : r["runs_on"].items()) {
     where_list += (where_list.empty() ? "" : ", ") + on + " " + std::to_string(count.get<size_t>());
   }
   std::snprintf(line, sizeof(line), "  nodes: %zu delegated, %zu on kernels (%s)\n",
-                r["delegated_nodes"].get<size_t>(), r["kernel_nodes"].get<size_t>(), where_list.c_str());
+                r["delegated_nodes"].get<size_t>(), r["kernel_nodes"].get<size_t>(),
+                where_list.c_str());
   out += line;
   std::string per;
   for (const auto& [b, c] : r["regions"]["per_backend"].items()) {
     per += (per.empty() ? "" : ", ") + b + " " + std::to_string(c.get<size_t>());
   }
-  std::snprintf(line, sizeof(line), "  delegate regions: %zu%s%s%s\n", r["regions"]["count"].get<size_t>(),
-                per.empty() ? "" : " (", per.c_str(), per.empty() ? "" : ")");
+  std::snprintf(line, sizeof(line), "  delegate regions: %zu%s%s%s\n",
+                r["regions"]["count"].get<size_t>(), per.empty() ? "" : " (", per.c_str(),
+                per.empty() ? "" : ")");
   out += line;
   std::snprintf(line, sizeof(line), "  backend boundaries crossed: %zu, %s crossing\n",
                 r["boundaries"]["crossings"].get<size_t>(),
                 human_bytes(r["boundaries"]["bytes"].get<double>()).c_str());
   out += line;
   const json& f = r["flops"];
-  std::snprintf(line, sizeof(line), "  FLOPs: %s: delegates %.1f%%, optimized kernels %.1f%%, portable kernels %.1f%%\n",
-                human_flops(f["total"].get<double>()).c_str(), 100 * f["share"]["delegated"].get<double>(),
-                100 * f["share"]["optimized"].get<double>(), 100 * f["share"]["portable"].get<double>());
+  std::snprintf(
+      line, sizeof(line),
+      "  FLOPs: %s: delegates %.1f%%, optimized kernels %.1f%%, portable kernels %.1f%%\n",
+      human_flops(f["total"].get<double>()).c_str(), 100 * f["share"]["delegated"].get<double>(),
+      100 * f["share"]["optimized"].get<double>(), 100 * f["share"]["portable"].get<double>());
   out += line;
 
   size_t width = 2;
   for (const auto& o : r["ops"]) width = std::max(width, o["op"].get<std::string>().size());
-  std::snprintf(line, sizeof(line), "\n  %-*s %9s %13s  runs on\n", static_cast<int>(width), "op", "delegated",
-                "not delegated");
+  std::snprintf(line, sizeof(line), "\n  %-*s %9s %13s  runs on\n", static_cast<int>(width), "op",
+                "delegated", "not delegated");
   out += line;
   for (const auto& o : r["ops"]) {
     std::string on;
-    for (const auto& [w, c] : o["runs_on"].items()) on += (on.empty() ? "" : ", ") + w + " " + std::to_string(c.get<size_t>());
+    for (const auto& [w, c] : o["runs_on"].items())
+      on += (on.empty() ? "" : ", ") + w + " " + std::to_string(c.get<size_t>());
     std::snprintf(line, sizeof(line), "  %-*s %9zu %13zu  %s\n", static_cast<int>(width),
                   o["op"].get<std::string>().c_str(), o["delegated"].get<size_t>(),
                   o["not_delegated"].get<size_t>(), on.c_str());
@@ -224,10 +242,12 @@ std::string delegation_summary(const std::string& report) {
   if (r["regions"]["count"].get<size_t>() > 0) {
     out += "\n  regions:\n";
     for (const auto& reg : r["regions"]["list"]) {
-      std::snprintf(line, sizeof(line), "    #%zu %s: %zu node(s), %zu input(s) (%s), %zu output(s) (%s)\n",
-                    reg["index"].get<size_t>(), reg["backend"].get<std::string>().c_str(), reg["nodes"].get<size_t>(),
-                    reg["inputs"].get<size_t>(), human_bytes(reg["bytes_in"].get<double>()).c_str(),
-                    reg["outputs"].get<size_t>(), human_bytes(reg["bytes_out"].get<double>()).c_str());
+      std::snprintf(
+          line, sizeof(line), "    #%zu %s: %zu node(s), %zu input(s) (%s), %zu output(s) (%s)\n",
+          reg["index"].get<size_t>(), reg["backend"].get<std::string>().c_str(),
+          reg["nodes"].get<size_t>(), reg["inputs"].get<size_t>(),
+          human_bytes(reg["bytes_in"].get<double>()).c_str(), reg["outputs"].get<size_t>(),
+          human_bytes(reg["bytes_out"].get<double>()).c_str());
       out += line;
     }
   }
@@ -237,7 +257,8 @@ std::string delegation_summary(const std::string& report) {
     std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
     for (const auto& n : left) {
       std::string reasons;
-      for (const auto& why : n["reasons"]) reasons += (reasons.empty() ? "" : "; ") + why.get<std::string>();
+      for (const auto& why : n["reasons"])
+        reasons += (reasons.empty() ? "" : "; ") + why.get<std::string>();
       groups[{n["op"].get<std::string>(), reasons}].push_back(n["name"].get<std::string>());
     }
     std::snprintf(line, sizeof(line), "\n  left on portable kernels: %zu node(s)\n", left.size());
@@ -246,7 +267,8 @@ std::string delegation_summary(const std::string& report) {
       std::string listed;
       for (size_t i = 0; i < names.size() && i < 4; ++i) listed += (i ? ", " : "") + names[i];
       if (names.size() > 4) listed += ", ... (" + std::to_string(names.size()) + " nodes)";
-      out += "    " + key.first + " [" + listed + "]: " + (key.second.empty() ? "no reason recorded" : key.second) + "\n";
+      out += "    " + key.first + " [" + listed +
+             "]: " + (key.second.empty() ? "no reason recorded" : key.second) + "\n";
     }
   }
   return out;
@@ -261,30 +283,34 @@ std::string graph_view(const std::string& graph_info) {
     std::string outputs, inputs;
     for (const auto& o : n["outputs"]) outputs += (outputs.empty() ? "" : ", ") + shape_text(o);
     for (const auto& p : n["inputs"]) {
-      const std::string name = p.is_string() ? p.get<std::string>() : nodes[p.get<size_t>()]["name"].get<std::string>();
+      const std::string name =
+          p.is_string() ? p.get<std::string>() : nodes[p.get<size_t>()]["name"].get<std::string>();
       inputs += (inputs.empty() ? "" : ", ") + ("%" + name);
     }
-    std::string line = std::string(indent) + "%" + n.value("name", "?") + " = " + n.value("op", "?") + "(" +
-                       inputs + ") -> " + outputs;
+    std::string line = std::string(indent) + "%" + n.value("name", "?") + " = " +
+                       n.value("op", "?") + "(" + inputs + ") -> " + outputs;
     if (!n.contains("region")) line += "  [" + n.value("runs_on", "?") + "]";
     const std::string w = where(n);
     if (!w.empty()) line += "  # " + w;
     out += line + "\n";
   };
   std::string inputs;
-  for (const auto& in : g["inputs"]) inputs += (inputs.empty() ? "" : ", ") + in.value("name", "?") + ": " + shape_text(in);
+  for (const auto& in : g["inputs"])
+    inputs += (inputs.empty() ? "" : ", ") + in.value("name", "?") + ": " + shape_text(in);
   out += "graph(" + inputs + "): " + std::to_string(nodes.size()) + " node(s), " +
-         std::to_string(g["regions"].size()) + " delegate region(s), " + std::to_string(g["instructions"].size()) +
-         " instruction(s)\n";
+         std::to_string(g["regions"].size()) + " delegate region(s), " +
+         std::to_string(g["instructions"].size()) + " instruction(s)\n";
   for (const json& ins : g["instructions"]) {
     if (ins.contains("region")) {
       const size_t r = ins["region"].get<size_t>();
       const json& region = g["regions"][r];
       std::string rin, rout;
-      for (const auto& v : region["inputs"]) rin += (rin.empty() ? "" : ", ") + v.value("name", "?");
-      for (const auto& v : region["outputs"]) rout += (rout.empty() ? "" : ", ") + v.value("name", "?");
-      out += "  region #" + std::to_string(r) + " [" + region.value("backend", "?") + "] (" + rin + ") -> (" + rout +
-             "): " + std::to_string(region["nodes"].size()) + " node(s) {\n";
+      for (const auto& v : region["inputs"])
+        rin += (rin.empty() ? "" : ", ") + v.value("name", "?");
+      for (const auto& v : region["outputs"])
+        rout += (rout.empty() ? "" : ", ") + v.value("name", "?");
+      out += "  region #" + std::to_string(r) + " [" + region.value("backend", "?") + "] (" + rin +
+             ") -> (" + rout + "): " + std::to_string(region["nodes"].size()) + " node(s) {\n";
       for (const auto& n : ins["nodes"]) node_line(n.get<size_t>(), "      ");
       out += "  }\n";
     } else {
@@ -294,7 +320,8 @@ std::string graph_view(const std::string& graph_info) {
   std::string outputs;
   for (const auto& o : g["outputs"]) {
     const int64_t k = o.get<int64_t>();
-    outputs += (outputs.empty() ? "" : ", ") + (k < 0 ? std::string("%input") : "%" + nodes[k]["name"].get<std::string>());
+    outputs += (outputs.empty() ? "" : ", ") +
+               (k < 0 ? std::string("%input") : "%" + nodes[k]["name"].get<std::string>());
   }
   out += "  return (" + outputs + ")\n";
   return out;

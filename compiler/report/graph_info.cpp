@@ -1,8 +1,7 @@
 #include "compiler/report/graph_info.h"
 
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "compiler/emit/kernel_call_form.h"
@@ -27,7 +26,8 @@ std::map<std::string, std::set<std::string>> kernel_libraries_by_name() {
 
 json values_json(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
   json list = json::array();
-  for (ir::ValueId v : ids) list.push_back({{"name", g.value(v).name}, {"bytes", g.value(v).spec.nbytes()}});
+  for (ir::ValueId v : ids)
+    list.push_back({{"name", g.value(v).name}, {"bytes", g.value(v).spec.nbytes()}});
   return list;
 }
 
@@ -63,7 +63,8 @@ std::string graph_info_json(const GraphInfoInput& in) {
     const ir::Node& node = g.node(id);
     json n;
     std::string name = node.debug.node_name;
-    if (name.empty() && !node.outputs.empty() && node.outputs[0] != ir::kNoValue) name = g.value(node.outputs[0]).name;
+    if (name.empty() && !node.outputs.empty() && node.outputs[0] != ir::kNoValue)
+      name = g.value(node.outputs[0]).name;
     n["name"] = name.empty() ? "node" + std::to_string(id) : name;
     n["op"] = node.op.str();
     n["module"] = node.debug.module_path;
@@ -88,7 +89,8 @@ std::string graph_info_json(const GraphInfoInput& in) {
       const ir::OpSchema* schema = kernel_schema_for(node);
       std::string runs_on = "none";
       if (schema != nullptr) {
-        auto found = libraries.find(schema->op.ns + "::" + schema->op.name + "." + schema->op.overload);
+        auto found =
+            libraries.find(schema->op.ns + "::" + schema->op.name + "." + schema->op.overload);
         for (const std::string& lib : in.kernel_libraries) {
           if (found != libraries.end() && found->second.count(lib)) {
             runs_on = lib;
@@ -125,7 +127,8 @@ std::string graph_info_json(const GraphInfoInput& in) {
   for (const Step& step : *in.steps) {
     if (step.delegate >= 0) {
       json nodes_of = json::array();
-      for (ir::NodeId n : in.regions->regions[static_cast<size_t>(step.delegate)].nodes) nodes_of.push_back(index.at(n));
+      for (ir::NodeId n : in.regions->regions[static_cast<size_t>(step.delegate)].nodes)
+        nodes_of.push_back(index.at(n));
       instructions.push_back({{"nodes", nodes_of}, {"region", step.delegate}});
     } else {
       instructions.push_back({{"nodes", json::array({index.at(step.node)})}});

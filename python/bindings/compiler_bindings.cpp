@@ -5,6 +5,8 @@
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/report/delegation_report.h"
+#include "compiler/report/graph_info.h"
 
 namespace nb = nanobind;
 
@@ -21,6 +23,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["constants"] = r.emit.constants;
   d["deduplicated_constants"] = r.emit.deduplicated;
   d["file_bytes"] = r.emit.file_bytes;
+  d["graph_info_bytes"] = r.graph_info_bytes;
   nb::list arenas;
   for (const auto& region : r.memory.regions) {
     nb::dict a;
@@ -38,11 +41,14 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   return d;
 }
 
-nb::tuple compile_pt2(const std::string& path, const std::string& target) {
+nb::tuple compile_pt2(const std::string& path, const std::string& target, bool strip_debug_info) {
   compiler::CompileResult result;
   {
     nb::gil_scoped_release release;
-    result = compiler::compile_pt2(path, {target});
+    compiler::CompileOptions options;
+    options.target = target;
+    options.strip_debug_info = strip_debug_info;
+    result = compiler::compile_pt2(path, options);
   }
   nb::bytes program(reinterpret_cast<const char*>(result.program.data()), result.program.size());
   return nb::make_tuple(program, report_dict(result.report));
@@ -52,7 +58,15 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target) {
 
 void bind_compiler(nb::module_& m) {
   nb::exception<compiler::CompileError>(m, "CompileError", PyExc_RuntimeError);
-  m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
+  m.def("delegation_report", &compiler::delegation_report, nb::arg("graph_info"),
+        "The delegation report (JSON text) of a program's graph info (JSON text).");
+  m.def("delegation_summary", &compiler::delegation_summary, nb::arg("report"),
+        "A readable table of delegation_report()'s JSON.");
+  m.def("graph_view", &compiler::graph_view, nb::arg("graph_info"),
+        "The lowered graph in execution order with its delegate regions, as text.");
+  m.attr("GRAPH_INFO_KEY") = compiler::kGraphInfoKey;
+  m.attr("NO_GRAPH_INFO") = compiler::kNoGraphInfo;
+  m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host", nb::arg("strip_debug_info") = false,
         "Compiles a torch.export archive; returns (program bytes, report dict). Raises CompileError.");
 }
 

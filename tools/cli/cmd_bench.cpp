@@ -3,12 +3,11 @@
 // arena bytes of one method, on given or seeded random inputs.
 #include <sys/resource.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
@@ -31,12 +30,14 @@ struct BenchOptions {
 };
 
 double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 // Nearest-rank percentile of sorted values.
 double percentile(const std::vector<double>& sorted, double p) {
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  const size_t rank =
+      static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
   return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
@@ -47,8 +48,10 @@ uint64_t peak_rss_bytes() {
 }
 
 void bench(const BenchOptions& o) {
-  if (o.iters < 1) throw UserError("--iters must be at least 1 (got " + std::to_string(o.iters) + ")");
-  if (o.warmup < 0) throw UserError("--warmup must not be negative (got " + std::to_string(o.warmup) + ")");
+  if (o.iters < 1)
+    throw UserError("--iters must be at least 1 (got " + std::to_string(o.iters) + ")");
+  if (o.warmup < 0)
+    throw UserError("--warmup must not be negative (got " + std::to_string(o.warmup) + ")");
   apply_runtime_options(o.runtime);
 
   auto start = std::chrono::steady_clock::now();
@@ -100,25 +103,28 @@ void bench(const BenchOptions& o) {
     return;
   }
   std::string libs;
-  for (const auto& [lib, n] : j["kernel_libraries"].items()) libs += (libs.empty() ? "" : ", ") + lib + " " + n.dump();
+  for (const auto& [lib, n] : j["kernel_libraries"].items())
+    libs += (libs.empty() ? "" : ", ") + lib + " " + n.dump();
   std::printf("%s: method '%s', %d thread(s), kernels %s (%s), inputs %s\n", o.program.c_str(),
-              o.method.c_str(), num_threads(), j["kernels"].get<std::string>().c_str(), libs.c_str(),
-              j["inputs"].get<std::string>().c_str());
+              o.method.c_str(), num_threads(), j["kernels"].get<std::string>().c_str(),
+              libs.c_str(), j["inputs"].get<std::string>().c_str());
   std::printf("  %-14s %10.3f ms\n", "load time", load_ms);
-  std::printf("  %-14s %10.3f ms   (%d iterations after %d warm-up)\n", "median", j["median_ms"].get<double>(),
-              o.iters, o.warmup);
+  std::printf("  %-14s %10.3f ms   (%d iterations after %d warm-up)\n", "median",
+              j["median_ms"].get<double>(), o.iters, o.warmup);
   std::printf("  %-14s %10.3f ms\n", "p90", j["p90_ms"].get<double>());
   std::printf("  %-14s %10.3f ms\n", "min", sorted.front());
   std::printf("  %-14s %10.3f ms\n", "max", sorted.back());
   std::printf("  %-14s %10.1f KiB\n", "peak RSS", static_cast<double>(peak_rss_bytes()) / 1024);
-  std::printf("  %-14s %10.1f KiB\n", "planned arena", static_cast<double>(host->planned_bytes()) / 1024);
+  std::printf("  %-14s %10.1f KiB\n", "planned arena",
+              static_cast<double>(host->planned_bytes()) / 1024);
 }
 
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
-  CLI::App* cmd = app.add_subcommand("bench", "Time a method: load time, latency percentiles, memory");
+  CLI::App* cmd =
+      app.add_subcommand("bench", "Time a method: load time, latency percentiles, memory");
   cmd->add_option("program", opts->program, "program file (.pte)")->required();
   cmd->add_option("--method", opts->method, "method to run")->capture_default_str();
   cmd->add_option("--inputs", opts->inputs, "inputs as .npz (input_0, ...); random when not given");

@@ -23,14 +23,42 @@ NpyArray random_input(const TensorInfo& info, std::mt19937_64& rng, const std::s
   std::uniform_int_distribution<int> small(0, 9);
   for (size_t i = 0; i < n; ++i) {
     switch (info.dtype) {
-      case ScalarType::Float: { float v = normal(rng); std::memcpy(&a.data[i * 4], &v, 4); break; }
-      case ScalarType::Double: { double v = normal(rng); std::memcpy(&a.data[i * 8], &v, 8); break; }
-      case ScalarType::Half: { uint16_t v = float_to_half(normal(rng)); std::memcpy(&a.data[i * 2], &v, 2); break; }
-      case ScalarType::BFloat16: { uint16_t v = float_to_bf16(normal(rng)); std::memcpy(&a.data[i * 2], &v, 2); break; }
-      case ScalarType::Long: { int64_t v = small(rng); std::memcpy(&a.data[i * 8], &v, 8); break; }
-      case ScalarType::Int: { int32_t v = small(rng); std::memcpy(&a.data[i * 4], &v, 4); break; }
-      case ScalarType::Bool: a.data[i] = static_cast<uint8_t>(small(rng) & 1); break;
-      default: a.data[i * element_size(info.dtype)] = static_cast<uint8_t>(small(rng)); break;
+      case ScalarType::Float: {
+        float v = normal(rng);
+        std::memcpy(&a.data[i * 4], &v, 4);
+        break;
+      }
+      case ScalarType::Double: {
+        double v = normal(rng);
+        std::memcpy(&a.data[i * 8], &v, 8);
+        break;
+      }
+      case ScalarType::Half: {
+        uint16_t v = float_to_half(normal(rng));
+        std::memcpy(&a.data[i * 2], &v, 2);
+        break;
+      }
+      case ScalarType::BFloat16: {
+        uint16_t v = float_to_bf16(normal(rng));
+        std::memcpy(&a.data[i * 2], &v, 2);
+        break;
+      }
+      case ScalarType::Long: {
+        int64_t v = small(rng);
+        std::memcpy(&a.data[i * 8], &v, 8);
+        break;
+      }
+      case ScalarType::Int: {
+        int32_t v = small(rng);
+        std::memcpy(&a.data[i * 4], &v, 4);
+        break;
+      }
+      case ScalarType::Bool:
+        a.data[i] = static_cast<uint8_t>(small(rng) & 1);
+        break;
+      default:
+        a.data[i * element_size(info.dtype)] = static_cast<uint8_t>(small(rng));
+        break;
     }
   }
   return a;
@@ -44,19 +72,22 @@ std::vector<NpyArray> gather_inputs(const InputSource& o, const MethodMeta& meta
     std::vector<NpyArray> file = read_npz(o.inputs);
     // Named input_0, input_1, ... when present; otherwise in archive order.
     for (size_t i = 0; i < meta.num_inputs(); ++i) {
-      auto it = std::find_if(file.begin(), file.end(),
-                             [&](const NpyArray& a) { return a.name == "input_" + std::to_string(i); });
-      if (it == file.end() && file.size() == meta.num_inputs()) it = file.begin() + static_cast<long>(i);
+      auto it = std::find_if(file.begin(), file.end(), [&](const NpyArray& a) {
+        return a.name == "input_" + std::to_string(i);
+      });
+      if (it == file.end() && file.size() == meta.num_inputs())
+        it = file.begin() + static_cast<long>(i);
       if (it == file.end()) {
-        throw UserError(o.inputs + ": has no array 'input_" + std::to_string(i) + "' (the method takes " +
-                        std::to_string(meta.num_inputs()) + " inputs)");
+        throw UserError(o.inputs + ": has no array 'input_" + std::to_string(i) +
+                        "' (the method takes " + std::to_string(meta.num_inputs()) + " inputs)");
       }
       inputs.push_back(*it);
     }
     return inputs;
   }
   if (meta.num_inputs() > 0 && !o.random_inputs) {
-    throw UserError(o.program + ": method '" + o.method + "' takes " + std::to_string(meta.num_inputs()) +
+    throw UserError(o.program + ": method '" + o.method + "' takes " +
+                    std::to_string(meta.num_inputs()) +
                     " input(s); pass --inputs FILE.npz or --random-inputs");
   }
   std::mt19937_64 rng(o.seed);

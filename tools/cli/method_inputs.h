@@ -14,7 +14,7 @@ namespace pteron::cli {
 struct InputSource {
   std::string program;  // for messages
   std::string method = "forward";
-  std::string inputs;   // .npz path; empty means random inputs when `random` is set
+  std::string inputs;  // .npz path; empty means random inputs when `random` is set
   bool random_inputs = false;
   uint64_t seed = 0;
 };

@@ -13,8 +13,9 @@ void add_runtime_options(CLI::App* cmd, RuntimeOptions& options) {
   cmd->add_option("--threads", options.threads,
                   "threads for optimized kernels and delegates (0: runtime default)")
       ->capture_default_str();
-  cmd->add_option("--kernels", options.kernels,
-                  "kernel libraries to use, most preferred first (e.g. portable, optimized,portable)");
+  cmd->add_option(
+      "--kernels", options.kernels,
+      "kernel libraries to use, most preferred first (e.g. portable, optimized,portable)");
 }
 
 void apply_runtime_options(const RuntimeOptions& options) {
@@ -40,7 +41,8 @@ void apply_runtime_options(const RuntimeOptions& options) {
     if (!known.count(name)) {
       std::string list;
       for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw UserError("--kernels: no kernel library '" + name + "' in this build (available: " + list + ")");
+      throw UserError("--kernels: no kernel library '" + name +
+                      "' in this build (available: " + list + ")");
     }
     names.push_back(name);
   }
