@@ -98,10 +98,12 @@ format:
 # interop: pteron compiles the zoo, ExecuTorch's runtime runs the programs (bench/results/interop.*)
 # bench-portable: pteron vs ExecuTorch portable latency on the same .pte (bench/results/portable.*)
 # bench-compile: `pteron compile` vs ExecuTorch's AOT flow per zoo model (bench/results/compile.*)
+# bench-opt / bench-cpu: eager, ExecuTorch portable/XNNPACK, pteron portable/best, 2 threads
+#   (bench/results/opt125m.*, bench/results/cpu.*)
 ET_VENV ?= .venv-et
 ET_PY := $(abspath $(ET_VENV))/bin/python
 
-.PHONY: venv-et interop bench-portable bench-compile
+.PHONY: venv-et interop bench-portable bench-compile bench-opt bench-cpu
 
 $(ET_VENV)/.stamp: tools/fixtures/requirements-et.txt
 	@test -x $(ET_PY) || python3 -m venv $(ET_VENV)
@@ -118,3 +120,9 @@ bench-portable: build venv-et
 
 bench-compile: build venv-et
 	$(ET_PY) bench/compile.py --python $(PY) --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+bench-opt: build venv-et
+	$(ET_PY) bench/cpu_path.py opt --python $(PY) --build $(abspath $(BUILD))
+
+bench-cpu: build venv-et
+	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD))
