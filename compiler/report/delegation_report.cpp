@@ -201,7 +201,7 @@ std::string delegation_summary(const std::string& report) {
   for (const auto& [on, count] : r["runs_on"].items()) {
     where_list += (where_list.empty() ? "" : ", ") + on + " " + std::to_string(count.get<size_t>());
   }
-  std::snprintf(line, sizeof(line), "  nodes: %zu delegated, %zu on kernels (%s)\n",
+  std::snprintf(line, sizeof(line), "  nodes: %zu delegated, %zu on kernels; by engine: %s\n",
                 r["delegated_nodes"].get<size_t>(), r["kernel_nodes"].get<size_t>(),
                 where_list.c_str());
   out += line;

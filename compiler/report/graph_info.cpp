@@ -62,10 +62,12 @@ std::string graph_info_json(const GraphInfoInput& in) {
   for (ir::NodeId id : g.nodes()) {
     const ir::Node& node = g.node(id);
     json n;
-    std::string name = node.debug.node_name;
-    if (name.empty() && !node.outputs.empty() && node.outputs[0] != ir::kNoValue)
+    // Output value names are unique; the export node a compiler-made node came from is "from".
+    std::string name;
+    if (!node.outputs.empty() && node.outputs[0] != ir::kNoValue)
       name = g.value(node.outputs[0]).name;
     n["name"] = name.empty() ? "node" + std::to_string(id) : name;
+    n["from"] = node.debug.node_name;
     n["op"] = node.op.str();
     n["module"] = node.debug.module_path;
     n["source"] = node.debug.source;
@@ -99,6 +101,11 @@ std::string graph_info_json(const GraphInfoInput& in) {
           reasons.push_back(lib + ": no kernel for " + schema->op.str());
         }
         if (runs_on == "none" && found != libraries.end()) runs_on = *found->second.begin();
+      }
+      if (in.had_partitioners && in.refusals->find(id) == in.refusals->end()) {
+        reasons.insert(reasons.begin(),
+                       "added by the compiler after partitioning (e.g. a dim order "
+                       "conversion at a delegate boundary)");
       }
       if (!in.had_partitioners && reasons.empty()) {
         reasons.push_back("no backend partitioner was part of this compile");

@@ -5,7 +5,8 @@
 // Format (version 1), all indices 0-based:
 //   {"version": 1, "backends": [names as compiled, in order], "kernel_libraries": [...],
 //    "inputs": [{"name", "dtype", "shape"}], "outputs": [node index or -1 per graph output],
-//    "nodes": [{"name", "op", "module", "source", "outputs": [{"dtype", "shape"}],
+//    "nodes": [{"name" (its first output's name, unique), "from" (the exported node it came
+//               from), "op", "module", "source", "outputs": [{"dtype", "shape"}],
 //               "inputs": [producer node index, or the value's name for graph inputs and
 //                          constants],
 //               "flops", "runs_on": backend or kernel library, "region": index (delegated only),

@@ -7,6 +7,7 @@
 #include "compiler/compile_error.h"
 #include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
+#include "compiler/partition/registry.h"
 
 namespace nb = nanobind;
 
@@ -37,17 +38,30 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["planned_bytes"] = r.memory.total_arena_bytes;
   d["planned_lower_bound_bytes"] = r.memory.peak_live_bytes;
   d["memory_report"] = compiler::describe_memory_plan(r.memory);
+  nb::list regions;
+  for (const auto& region : r.regions) {
+    nb::dict g;
+    g["backend"] = region.backend;
+    g["nodes"] = region.nodes;
+    g["inputs"] = region.inputs;
+    g["outputs"] = region.outputs;
+    regions.append(g);
+  }
+  d["delegated_regions"] = regions;
+  d["refusals"] = r.refusals;
   d["seconds"] = r.seconds_load + r.seconds_passes + r.seconds_plan + r.seconds_emit;
   return d;
 }
 
-nb::tuple compile_pt2(const std::string& path, const std::string& target, bool strip_debug_info) {
+nb::tuple compile_pt2(const std::string& path, const std::string& target,
+                      const std::vector<std::string>& backends, bool strip_debug_info) {
   compiler::CompileResult result;
+  compiler::CompileOptions options;
+  options.target = target;
+  options.backends = backends;
+  options.strip_debug_info = strip_debug_info;
   {
     nb::gil_scoped_release release;
-    compiler::CompileOptions options;
-    options.target = target;
-    options.strip_debug_info = strip_debug_info;
     result = compiler::compile_pt2(path, options);
   }
   nb::bytes program(reinterpret_cast<const char*>(result.program.data()), result.program.size());
@@ -66,8 +80,12 @@ void bind_compiler(nb::module_& m) {
         "The lowered graph in execution order with its delegate regions, as text.");
   m.attr("GRAPH_INFO_KEY") = compiler::kGraphInfoKey;
   m.attr("NO_GRAPH_INFO") = compiler::kNoGraphInfo;
-  m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host", nb::arg("strip_debug_info") = false,
-        "Compiles a torch.export archive; returns (program bytes, report dict). Raises CompileError.");
+  m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
+        nb::arg("backends") = std::vector<std::string>{}, nb::arg("strip_debug_info") = false,
+        "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
+        "ordered backend list (\"xnnpack\", \"portable\"); empty means the target's.\n"
+        "Raises CompileError.");
+  m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
 }
 
 }  // namespace pteron::py

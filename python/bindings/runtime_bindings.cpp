@@ -16,6 +16,9 @@
 #include "compiler/report/delegation_report.h"
 #include "python/bindings/tensor_convert.h"
 #include "runtime/host/host_method.h"
+#if PTERON_HAS_THREADS
+#include "runtime/threads/threadpool.h"
+#endif
 
 namespace nb = nanobind;
 
@@ -209,6 +212,12 @@ void bind_runtime(nb::module_& m) {
            nb::arg("scratch_bytes") = size_t{64} << 20)
       .def("method_meta", &PyProgram::method_meta, nb::arg("name") = "forward")
       .def("named_data", &PyProgram::named_data, nb::arg("key"));
+#if PTERON_HAS_THREADS
+  // One process-wide setting for the XNNPACK delegate and the optimized kernels.
+  m.def("set_num_threads", &pteron::set_num_threads, nb::arg("threads"),
+        "Threads for delegates and kernels loaded from now on; 0 returns to the default.");
+  m.def("num_threads", &pteron::num_threads, "The thread count work started now gets.");
+#endif
   m.def("load", &load_path, nb::arg("path"), "Loads and verifies a .pte file (mmapped).");
   m.def("load_bytes", &load_bytes, nb::arg("data"), "Loads and verifies a program from bytes.");
 }

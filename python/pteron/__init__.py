@@ -9,6 +9,7 @@
 
 from pteron.delegation import DelegationInfo, get_delegation_info
 from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
+from pteron.partitioners import Partitioner, XnnpackPartitioner
 from pteron.runtime import Method, Program, load
 
 __all__ = [
@@ -16,9 +17,11 @@ __all__ = [
     "DelegationInfo",
     "LoweredProgram",
     "Method",
+    "Partitioner",
     "Program",
     "export",
     "get_delegation_info",
     "load",
     "to_edge_transform_and_lower",
+    "XnnpackPartitioner",
 ]

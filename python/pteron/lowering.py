@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import pteron_native
 
+from pteron.partitioners import backend_names
 from pteron.runtime import Program, load
 
 CompileError = pteron_native.CompileError
@@ -76,16 +77,20 @@ def _is_view_or_copy(target) -> bool:
 def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host") -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
-    `partitioner` is an ordered list of backend partitioners; an empty list (the default)
-    compiles every op to the target's kernel libraries. Raises CompileError with a one-line
+    `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
+    each claims the regions it can run, the rest goes to the target's kernels. An empty list
+    (the default) compiles every op to the target's kernel libraries. Raises CompileError with a one-line
     message naming the node, op and source line at fault.
     """
-    partitioners = list(partitioner or [])
-    if partitioners:
-        names = ", ".join(type(p).__name__ for p in partitioners)
-        raise CompileError(f"no backend partitioners are available in this build (asked for {names})")
+    backends = backend_names(partitioner or [])
+    if backends:
+        missing = [b for b in backends if b not in pteron_native.available_backends()]
+        if missing:
+            raise CompileError(f"backend(s) {', '.join(missing)} not in this build "
+                               f"(available: {', '.join(pteron_native.available_backends())})")
+        backends.append("portable")  # whatever the partitioners leave runs on the kernels
     if isinstance(program, (str, os.PathLike)):
-        data, report = pteron_native.compile_pt2(os.fspath(program), target)
+        data, report = pteron_native.compile_pt2(os.fspath(program), target, backends)
         return LoweredProgram(data, report)
 
     import torch
@@ -94,5 +99,5 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)
-        data, report = pteron_native.compile_pt2(path, target)
+        data, report = pteron_native.compile_pt2(path, target, backends)
     return LoweredProgram(data, report)

@@ -56,6 +56,7 @@ def programs(tmp_path_factory):
     torch.export.save(ep, tmp / "m.pt2")
     cli("compile", tmp / "m.pt2", "-o", tmp / "m.pte")
     cli("compile", tmp / "m.pt2", "-o", tmp / "stripped.pte", "--strip-debug-info")
+    cli("compile", tmp / "m.pt2", "-o", tmp / "xnnpack.pte", "--backends", "xnnpack,portable")
     return tmp
 
 
@@ -104,6 +105,30 @@ def test_python_report_is_the_cli_report(programs):
     data = (programs / "m.pte").read_bytes()
     assert pteron.get_delegation_info(data).report == info.report
     assert pteron.get_delegation_info(pteron.load(data)).report == info.report
+
+
+def test_delegated_program_reports_its_region_and_boundaries(programs):
+    import pteron
+
+    info = pteron.get_delegation_info(programs / "xnnpack.pte")
+    r = info.report
+    assert r["backends"] == ["xnnpack", "portable"]
+    assert r["regions"]["per_backend"] == {"xnnpack": r["regions"]["count"]} and r["regions"]["count"] >= 1
+    assert r["delegated_nodes"] + r["kernel_nodes"] == r["nodes"]
+    assert r["runs_on"]["xnnpack"] == r["delegated_nodes"] >= 5
+    # Every FLOP of conv, relu, linear and sigmoid runs in the delegate.
+    assert r["flops"]["delegated"] == r["flops"]["total"] >= CONV_FLOPS + LINEAR_FLOPS
+    # Into the delegate and back out: 2 crossings, the input and the output bytes.
+    assert r["boundaries"]["crossings"] == 2 * r["regions"]["count"]
+    region_bytes = sum(g["bytes_in"] + g["bytes_out"] for g in r["regions"]["list"])
+    assert r["boundaries"]["bytes"] == region_bytes >= (3 * 6 * 6 + 10) * 4
+    # Instructions map back to every node exactly once.
+    covered = sorted(n for ins in info.graph_info["instructions"] for n in ins["nodes"])
+    assert covered == list(range(r["nodes"]))
+    assert "region #0 [xnnpack]" in info.graph()
+    x = np.random.default_rng(1).standard_normal((1, 3, 6, 6)).astype(np.float32)
+    np.testing.assert_allclose(pteron.load(programs / "xnnpack.pte").forward(x)[0],
+                               pteron.load(programs / "m.pte").forward(x)[0], rtol=1e-4, atol=1e-5)
 
 
 def test_graph_view_lists_nodes_in_execution_order(programs):

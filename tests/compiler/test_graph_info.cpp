@@ -79,7 +79,8 @@ TEST(GraphInfo, DescribesRegionsReasonsAndInstructions) {
   EXPECT_EQ(info["backends"], json({"test-act", "portable"}));
   const json& nodes = info["nodes"];
   ASSERT_EQ(nodes.size(), 5u);
-  EXPECT_EQ(nodes[0]["name"], "linear_1");
+  EXPECT_EQ(nodes[0]["name"], "lin");
+  EXPECT_EQ(nodes[0]["from"], "linear_1");
   EXPECT_EQ(nodes[0]["module"], "fc");
   EXPECT_EQ(nodes[0]["source"], "model.py:3");
   EXPECT_EQ(nodes[0]["runs_on"], "portable");

@@ -14,6 +14,7 @@ struct CompileCliOptions {
   std::string model;
   std::string output;
   std::string target = "host";
+  std::vector<std::string> backends;  // empty: the target's
   bool memory_report = false;
   bool json = false;
   bool strip_debug_info = false;
@@ -31,6 +32,12 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
                     {"deduplicated", r.emit.deduplicated}};
   j["file_bytes"] = r.emit.file_bytes;
   j["graph_info_bytes"] = r.graph_info_bytes;
+  nlohmann::json delegated = nlohmann::json::array();
+  for (const auto& d : r.regions) {
+    delegated.push_back({{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
+  }
+  j["delegated_regions"] = delegated;
+  j["refusals"] = r.refusals;
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : r.memory.regions) {
     regions.push_back({{"name", region.name}, {"memory_id", region.mem_id}, {"bytes", region.used},
@@ -52,6 +59,7 @@ void run(const CompileCliOptions& o) {
   options.target = o.target;
   options.output_path = o.output;
   options.strip_debug_info = o.strip_debug_info;
+  options.backends = o.backends;
   try {
     result = compiler::compile_pt2(o.model, options);
   } catch (const compiler::CompileError& e) {
@@ -70,6 +78,10 @@ void run(const CompileCliOptions& o) {
               r.emit.constant_bytes / 1024.0, r.emit.deduplicated, r.emit.file_bytes / 1024.0);
   std::printf("  planned memory: %.1f KiB (lower bound %.1f KiB, efficiency %.1f%%)\n",
               r.memory.total_arena_bytes / 1024.0, r.memory.peak_live_bytes / 1024.0, 100 * r.memory.efficiency());
+  for (const auto& d : r.regions) {
+    std::printf("  delegated to %s: %zu nodes (%zu inputs, %zu outputs)\n", d.backend.c_str(), d.nodes,
+                d.inputs, d.outputs);
+  }
   if (o.memory_report) {
     std::printf("memory plan:\n%s", compiler::describe_memory_plan(r.memory).c_str());
     std::printf("passes:\n");
@@ -85,6 +97,9 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("model", opts->model, "exported model (torch.export.save)")->required();
   cmd->add_option("-o,--output", opts->output, "program file to write")->required();
   cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")->capture_default_str();
+  cmd->add_option("--backends", opts->backends,
+                  "backends in order, e.g. xnnpack,portable (default: the target's)")
+      ->delimiter(',');
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");
   cmd->add_flag("--strip-debug-info", opts->strip_debug_info,
