@@ -41,6 +41,7 @@ RESULTS = REPO / "bench" / "results"
 SUITES = {"opt": ("opt125m", ["opt-125m"]), "cpu": ("cpu", ["mobilenet-v2", "resnet-18"])}
 LAYERS = {"opt-125m": 12}  # transformer layers, for boundaries per layer
 TOLERANCE = 1e-4
+SLOW_RUN_S = 20.0
 # pteron configurations: name, backend lists to try in order, kernel libraries to run with.
 PTERON_CONFIGS = [
     {"name": "pteron portable", "backends": ["portable"], "kernels": "portable"},
@@ -76,9 +77,14 @@ def timing(times_ms: list[float], load_ms: float) -> dict:
 
 
 def timed_runs(fn, warmup: int, iters: int) -> tuple[list[float], object]:
+    """Warm-up runs, then `iters` timed ones. A first warm-up run over SLOW_RUN_S is enough
+    warm-up (ExecuTorch portable takes minutes per OPT-125M run)."""
     out = None
-    for _ in range(warmup):
+    for i in range(warmup):
+        t = time.perf_counter()
         out = fn()
+        if i == 0 and time.perf_counter() - t > SLOW_RUN_S:
+            break
     times = []
     for _ in range(iters):
         t = time.perf_counter()
