@@ -99,10 +99,12 @@ format:
 # interop: pteron compiles the zoo, ExecuTorch's runtime runs the programs (bench/results/interop.*)
 # bench-portable: pteron vs ExecuTorch portable latency on the same .pte (bench/results/portable.*)
 # bench-compile: `pteron compile` vs ExecuTorch's AOT flow per zoo model (bench/results/compile.*)
+# bench-opt / bench-cpu: eager, ExecuTorch portable/XNNPACK, pteron portable/best, 2 threads
+#   (bench/results/opt125m.*, bench/results/cpu.*)
 ET_VENV ?= .venv-et
 ET_PY := $(abspath $(ET_VENV))/bin/python
 
-.PHONY: venv-et interop bench-portable bench-compile
+.PHONY: venv-et interop bench-portable bench-compile bench-opt bench-cpu
 
 $(ET_VENV)/.stamp: tools/fixtures/requirements-et.txt
 	@test -x $(ET_PY) || python3 -m venv $(ET_VENV)
@@ -119,6 +121,12 @@ bench-portable: build venv-et
 
 bench-compile: build venv-et
 	$(ET_PY) bench/compile.py --python $(PY) --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+bench-opt: build venv-et
+	$(ET_PY) bench/cpu_path.py opt --python $(PY) --build $(abspath $(BUILD))
+
+bench-cpu: build venv-et
+	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD))
 
 # bench-cortex-m-fp32: the MLPerf Tiny models as Cortex-M55 firmware under QEMU (RAM, flash,
 # instructions per inference; bench/results/mlperf_tiny_m55_fp32.*)

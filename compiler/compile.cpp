@@ -9,6 +9,7 @@
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
+#include "compiler/report/graph_info.h"
 
 namespace pteron::compiler {
 namespace {
@@ -136,6 +137,7 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   method.graph = &graph;
   std::unordered_set<ir::NodeId> delegated;
   PartitionResult kept;
+  std::vector<std::string> region_backend, region_backend_id;
   for (Region region : parts.regions) {
     const Partitioner& p = *partitioners[region.partitioner];
     compute_region_boundary(graph, region);  // earlier regions may have added conversions
@@ -152,6 +154,8 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
       delegated.insert(n);
     }
     kept.regions.push_back(region);
+    region_backend.push_back(p.name());
+    region_backend_id.push_back(p.backend_id());
     method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
                                               std::move(lowered.compile_specs), region.inputs,
                                               region.outputs});
@@ -195,12 +199,32 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   t = std::chrono::steady_clock::now();
   method.placements = std::move(memory.placements);
   method.arena_sizes = memory.arena_sizes;
+  std::vector<NamedDataToEmit> named;
+  if (!options.strip_debug_info) {
+    GraphInfoInput info;
+    info.graph = &graph;
+    info.had_partitioners = !partitioners.empty();
+    for (const Partitioner* p : partitioners) info.backends.push_back(p->name());
+    for (const std::string& name : options.backends) {
+      if (is_kernel_library(name)) info.kernel_libraries.push_back(name);
+    }
+    if (info.kernel_libraries.empty()) info.kernel_libraries = r.target.kernels;
+    info.backends.insert(info.backends.end(), info.kernel_libraries.begin(), info.kernel_libraries.end());
+    info.regions = &kept;
+    info.region_backend = region_backend;
+    info.region_backend_id = region_backend_id;
+    info.refusals = &parts.refusals;
+    info.steps = &method.steps;
+    const std::string text = graph_info_json(info);
+    named.push_back({kGraphInfoKey, std::vector<uint8_t>(text.begin(), text.end())});
+    r.graph_info_bytes = text.size();
+  }
   if (options.output_path.empty()) {
-    result.program = emit_program({method}, &r.emit);
+    result.program = emit_program({method}, &r.emit, named);
   } else {
     try {
       FileSink sink(options.output_path.c_str());
-      emit_program({method}, sink, &r.emit);
+      emit_program({method}, sink, &r.emit, named);
       sink.close();
     } catch (...) {
       std::remove(options.output_path.c_str());  // never leave half a program behind

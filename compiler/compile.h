@@ -26,6 +26,9 @@ struct CompileOptions {
   std::string output_path;
   // When set, the float graph is quantized to int8 (Q/DQ form) after the default passes.
   const QuantizeOptions* quantize = nullptr;
+  // Leave out the graph info (named data "pteron.graph_info": nodes, regions, reasons, FLOPs,
+  // instruction -> node map) that `pteron inspect --delegation` and profilers read.
+  bool strip_debug_info = false;
 };
 
 struct RegionSummary {
@@ -43,6 +46,7 @@ struct CompileReport {
   std::optional<QuantizeReport> quantize;
   std::vector<RegionSummary> regions;  // delegated regions, in execution order
   std::vector<std::string> refusals;   // "node (op @ source): backend: reason" for kept nodes
+  uint64_t graph_info_bytes = 0;       // 0 when stripped
   MemoryPlan memory;
   EmitStats emit;
   double seconds_load = 0, seconds_passes = 0, seconds_plan = 0, seconds_emit = 0;

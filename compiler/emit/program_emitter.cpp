@@ -239,7 +239,8 @@ class MethodEmitter {
 
 }  // namespace
 
-uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats) {
+uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats,
+                      const std::vector<NamedDataToEmit>& named_data) {
   flatbuffers::FlatBufferBuilder b(1 << 16);
   ConstantTable constants;
   EmitStats local;
@@ -260,14 +261,22 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
   for (const MethodToEmit& m : methods) {
     for (const DelegateToEmit& d : m.delegates) segments.push_back(SegmentPieces::whole(d.payload));
   }
+  // Named data follows the delegate payloads, one segment per key.
+  std::vector<Offset<fb::NamedData>> named;
+  for (const NamedDataToEmit& n : named_data) {
+    named.push_back(fb::CreateNamedData(b, b.CreateString(n.key), static_cast<uint32_t>(segments.size())));
+    segments.push_back(SegmentPieces::whole(n.bytes));
+  }
   std::vector<uint64_t> sizes;
   for (const SegmentPieces& seg : segments) sizes.push_back(seg.size);
   const std::vector<uint64_t> offsets = segment_offsets(sizes);
   std::vector<Offset<fb::DataSegment>> segment_table;
   for (size_t i = 0; i < sizes.size(); ++i) segment_table.push_back(fb::CreateDataSegment(b, offsets[i], sizes[i]));
   auto constant_segment = fb::CreateSubsegmentOffsets(b, 0, b.CreateVector(constants.offsets()));
+  flatbuffers::Offset<flatbuffers::Vector<Offset<fb::NamedData>>> named_table = 0;
+  if (!named.empty()) named_table = b.CreateVector(named);
   auto program = fb::CreateProgram(b, 0, b.CreateVector(plans), 0, 0, b.CreateVector(segment_table),
-                                   constant_segment);
+                                   constant_segment, 0, named_table);
   fb::FinishProgramBuffer(b, program);
   local.file_bytes = write_pte(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), segments, sink);
   local.constant_bytes = constants.size();
@@ -276,9 +285,10 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
   return local.file_bytes;
 }
 
-std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats) {
+std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats,
+                                  const std::vector<NamedDataToEmit>& named_data) {
   VectorSink sink;
-  emit_program(methods, sink, stats);
+  emit_program(methods, sink, stats, named_data);
   return std::move(sink.bytes);
 }
 

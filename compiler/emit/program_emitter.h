@@ -44,6 +44,13 @@ struct MethodToEmit {
   std::vector<int64_t> arena_sizes;  // bytes per arena; entry i is memory_id i + 1
 };
 
+// Program-level bytes stored in their own segment and found by key (Program.named_data), e.g.
+// the graph info the delegation report reads.
+struct NamedDataToEmit {
+  std::string key;
+  std::vector<uint8_t> bytes;
+};
+
 struct EmitStats {
   uint64_t constant_bytes = 0;    // bytes in the constant segment
   size_t constants = 0;           // constant tensors referenced
@@ -56,9 +63,11 @@ struct EmitStats {
 
 // Throws CompileError naming the node when a node has no out-variant kernel form or an
 // argument cannot be encoded.
-std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats = nullptr);
+std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats = nullptr,
+                                  const std::vector<NamedDataToEmit>& named_data = {});
 // The same, streamed to `sink` (weights go from the archive to the file without a copy);
 // returns the file size.
-uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats = nullptr);
+uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats = nullptr,
+                      const std::vector<NamedDataToEmit>& named_data = {});
 
 }  // namespace pteron::compiler

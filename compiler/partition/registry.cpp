@@ -21,9 +21,9 @@ std::map<std::string, KernelLibrary>& libraries() {
   return l;
 }
 
-bool is_kernel_library(const std::string& name) { return libraries().count(name) != 0; }
-
 }  // namespace
+
+bool is_kernel_library(const std::string& name) { return libraries().count(name) != 0; }
 
 bool register_kernel_library(KernelLibrary library) {
   const std::string name = library.name;

@@ -40,4 +40,7 @@ struct KernelLibrary {
 bool register_kernel_library(KernelLibrary library);
 const KernelLibrary* find_kernel_library(const std::string& name);
 
+// Whether `name` is a kernel library ("portable", "optimized", ...) rather than a partitioner.
+bool is_kernel_library(const std::string& name);
+
 }  // namespace pteron::compiler

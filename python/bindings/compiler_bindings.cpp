@@ -9,6 +9,8 @@
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/report/delegation_report.h"
+#include "compiler/report/graph_info.h"
 #include "compiler/partition/registry.h"
 #include "python/bindings/tensor_convert.h"
 
@@ -27,6 +29,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["constants"] = r.emit.constants;
   d["deduplicated_constants"] = r.emit.deduplicated;
   d["file_bytes"] = r.emit.file_bytes;
+  d["graph_info_bytes"] = r.graph_info_bytes;
   nb::list arenas;
   for (const auto& region : r.memory.regions) {
     nb::dict a;
@@ -79,11 +82,12 @@ nb::dict report_dict(const compiler::CompileReport& r) {
 }
 
 nb::tuple compile_pt2(const std::string& path, const std::string& target,
-                      const std::vector<std::string>& backends) {
+                      const std::vector<std::string>& backends, bool strip_debug_info) {
   compiler::CompileResult result;
   compiler::CompileOptions options;
   options.target = target;
   options.backends = backends;
+  options.strip_debug_info = strip_debug_info;
   {
     nb::gil_scoped_release release;
     result = compiler::compile_pt2(path, options);
@@ -143,8 +147,16 @@ nb::tuple quantize_weights_per_channel(nb::ndarray<float, nb::c_contig, nb::devi
 
 void bind_compiler(nb::module_& m) {
   nb::exception<compiler::CompileError>(m, "CompileError", PyExc_RuntimeError);
+  m.def("delegation_report", &compiler::delegation_report, nb::arg("graph_info"),
+        "The delegation report (JSON text) of a program's graph info (JSON text).");
+  m.def("delegation_summary", &compiler::delegation_summary, nb::arg("report"),
+        "A readable table of delegation_report()'s JSON.");
+  m.def("graph_view", &compiler::graph_view, nb::arg("graph_info"),
+        "The lowered graph in execution order with its delegate regions, as text.");
+  m.attr("GRAPH_INFO_KEY") = compiler::kGraphInfoKey;
+  m.attr("NO_GRAPH_INFO") = compiler::kNoGraphInfo;
   m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
-        nb::arg("backends") = std::vector<std::string>{},
+        nb::arg("backends") = std::vector<std::string>{}, nb::arg("strip_debug_info") = false,
         "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
         "ordered list of partitioners then kernel libraries (\"xnnpack\", \"optimized\",\n"
         "\"portable\"); empty means the target's. Raises CompileError.");

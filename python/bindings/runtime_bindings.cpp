@@ -8,10 +8,12 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "compiler/report/delegation_report.h"
 #include "python/bindings/tensor_convert.h"
 #include "runtime/host/host_method.h"
 
@@ -144,6 +146,18 @@ class PyProgram {
     return std::make_unique<PyMethod>(program_, std::move(method.get()));
   }
 
+  // Bytes stored under `key` in the program's named data (e.g. "pteron.graph_info"), or None.
+  nb::object named_data(const std::string& key) const {
+    std::optional<std::string> data;
+    try {
+      data = compiler::read_named_data(program_->program(), key.c_str());
+    } catch (const std::exception& e) {
+      throw std::runtime_error(e.what());
+    }
+    if (!data) return nb::none();
+    return nb::bytes(data->data(), data->size());
+  }
+
   nb::dict method_meta(const std::string& name) const {
     auto meta = program_->program().method_meta(name.c_str());
     if (!meta.ok()) raise(meta.error());
@@ -193,7 +207,8 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("method_names", &PyProgram::method_names)
       .def("load_method", &PyProgram::load_method, nb::arg("name") = "forward",
            nb::arg("scratch_bytes") = size_t{64} << 20)
-      .def("method_meta", &PyProgram::method_meta, nb::arg("name") = "forward");
+      .def("method_meta", &PyProgram::method_meta, nb::arg("name") = "forward")
+      .def("named_data", &PyProgram::named_data, nb::arg("key"));
   m.def("load", &load_path, nb::arg("path"), "Loads and verifies a .pte file (mmapped).");
   m.def("load_bytes", &load_bytes, nb::arg("data"), "Loads and verifies a program from bytes.");
 }

@@ -32,6 +32,7 @@ struct CompileCliOptions {
   bool int8_io = false;
   std::string observer;
   double percentile = 99.99;
+  bool strip_debug_info = false;
 };
 
 // Calibration arrays in model-input order (see the file comment).
@@ -80,6 +81,7 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["constants"] = {{"tensors", r.emit.constants}, {"bytes", r.emit.constant_bytes},
                     {"deduplicated", r.emit.deduplicated}};
   j["file_bytes"] = r.emit.file_bytes;
+  j["graph_info_bytes"] = r.graph_info_bytes;
   nlohmann::json delegated = nlohmann::json::array();
   for (const auto& d : r.regions) {
     delegated.push_back({{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
@@ -129,6 +131,7 @@ void run(const CompileCliOptions& o) {
   compiler::CompileOptions options;
   options.target = o.target;
   options.output_path = o.output;
+  options.strip_debug_info = o.strip_debug_info;
   options.backends = o.backends;
   compiler::QuantizeOptions quantize;
   if (!o.quantize.empty()) {
@@ -214,6 +217,8 @@ void add_compile_command(CLI::App& app) {
   cmd->add_flag("--int8-io", opts->int8_io, "int8 program inputs and outputs (no float crosses the boundary)");
   cmd->add_option("--observer", opts->observer, "activation ranges: minmax or percentile (default per scheme)");
   cmd->add_option("--percentile", opts->percentile, "percentile kept by the percentile observer")->capture_default_str();
+  cmd->add_flag("--strip-debug-info", opts->strip_debug_info,
+                "leave out the graph info (inspect --delegation/--graph, profiles use it)");
   cmd->callback([opts] { run(*opts); });
 }
 

@@ -1,9 +1,15 @@
 // pteron inspect PROGRAM.pte [--json]: methods, tensors in and out, operators with call
 // counts, delegates, planned arena bytes and constant bytes.
+// pteron inspect PROGRAM.pte --delegation [--json]: what is delegated where, and why not
+// (compiler/report/delegation_report.h). --graph: the lowered graph with its delegate regions.
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "compiler/report/delegation_report.h"
+#include "compiler/report/graph_info.h"
 #include "schema/program_generated.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/program_tools.h"
@@ -17,7 +23,45 @@ struct InspectOptions {
   std::string trace;
   size_t top = 20;
   bool json = false;
+  bool delegation = false;
+  bool graph = false;
 };
+
+// --delegation / --graph: both read the graph info the compiler stored in the program.
+void inspect_graph_info(const HostProgram& hp, const InspectOptions& o) {
+  std::optional<std::string> info;
+  try {
+    info = compiler::read_named_data(hp.program(), compiler::kGraphInfoKey);
+  } catch (const std::exception& e) {
+    throw UserError(o.program + ": " + e.what());
+  }
+  if (!info) {
+    if (o.json) {
+      std::printf("%s\n", nlohmann::json{{"file", o.program}, {"graph_info", false},
+                                         {"message", compiler::kNoGraphInfo}}.dump(2).c_str());
+    } else {
+      std::printf("%s: %s\n", o.program.c_str(), compiler::kNoGraphInfo);
+    }
+    return;
+  }
+  try {
+    if (o.graph) {
+      std::printf("%s", compiler::graph_view(*info).c_str());
+      if (!o.delegation) return;
+    }
+    const std::string report = compiler::delegation_report(*info);
+    if (o.json) {
+      nlohmann::json j = nlohmann::json::parse(report);
+      j["file"] = o.program;
+      j["graph_info"] = true;
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      std::printf("%s", compiler::delegation_summary(report).c_str());
+    }
+  } catch (const std::exception& e) {
+    throw UserError(o.program + ": " + e.what());
+  }
+}
 
 nlohmann::json tensor_json(const TensorInfo& info) {
   return {{"dtype", scalar_type_name(info.dtype)},
@@ -171,10 +215,17 @@ void add_inspect_command(CLI::App& app) {
                   "an ETDump (pteron profile -o T writes T.etdp): where the time went");
   cmd->add_option("--top", opts->top, "rows of the --trace per-op table")->capture_default_str();
   cmd->add_flag("--json", opts->json, "machine-readable output");
+  cmd->add_flag("--delegation", opts->delegation,
+                "what runs on which backend or kernel library, boundaries, FLOPs, and why not delegated");
+  cmd->add_flag("--graph", opts->graph, "the lowered graph in execution order with its delegate regions");
   cmd->callback([opts] {
     auto program = open_program(opts->program);
     if (!opts->trace.empty()) {
       inspect_trace(*program, opts->program, opts->trace, opts->top, opts->json);
+      return;
+    }
+    if (opts->delegation || opts->graph) {
+      inspect_graph_info(*program, *opts);
       return;
     }
     const nlohmann::json j = describe(*program, opts->program);

@@ -8,6 +8,7 @@
 #include "runtime/host/trace_files.h"
 #include "runtime/trace/event_tracer.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/method_inputs.h"
 #include "tools/cli/program_tools.h"
 #include "tools/cli/trace_table.h"
 
@@ -40,12 +41,12 @@ void profile(const ProfileOptions& o) {
   Method& method = host->method();
   std::vector<NpyArray> inputs =
       gather_inputs({o.program, o.method, o.inputs, true, o.seed}, method.meta());
-  set_inputs(method, inputs, o.inputs.empty() ? o.program : o.inputs);
+  BoundInputs bound;
   // Inputs planned into the arena are overwritten once dead, so every run sets them again
   // (outside the traced execute()).
   const std::string context = o.inputs.empty() ? o.program : o.inputs;
   for (int i = 0; i < o.warmup; ++i) {
-    set_inputs(method, inputs, context);
+    bound.bind(method, inputs, context);
     if (Error e = method.execute(); e != Error::Ok) throw_runtime_error(o.program, e);
   }
 
@@ -57,7 +58,7 @@ void profile(const ProfileOptions& o) {
   tracer.attach(method);
   method.set_observer(&tracer);
   for (int i = 0; i < o.iters; ++i) {
-    set_inputs(method, inputs, context);
+    bound.bind(method, inputs, context);
     if (Error e = method.execute(); e != Error::Ok) throw_runtime_error(o.program, e);
   }
   method.set_observer(nullptr);

@@ -1,4 +1,7 @@
-// pteron run PROGRAM.pte [--inputs in.npz | --random-inputs] [--outputs out.npz] [--json]
+// pteron run PROGRAM.pte [--inputs in.npz | --random-inputs] [--outputs out.npz] [--threads N]
+// [--kernels LIBS] [--json]
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -6,7 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/method_inputs.h"
 #include "tools/cli/program_tools.h"
+#include "runtime/threads/threadpool.h"
+#include "tools/cli/runtime_options.h"
 
 namespace pteron::cli {
 namespace {
@@ -20,20 +26,23 @@ struct RunOptions {
   uint64_t seed = 0;
   int iters = 1;
   bool json = false;
+  RuntimeOptions runtime;
 };
 
 void run(const RunOptions& o) {
+  apply_runtime_options(o.runtime);
   auto program = open_program(o.program);
   auto host = load_method(*program, o.program, o.method);
   Method& method = host->method();
   std::vector<NpyArray> inputs =
       gather_inputs({o.program, o.method, o.inputs, o.random_inputs, o.seed}, method.meta());
-  set_inputs(method, inputs, o.inputs.empty() ? o.program : o.inputs);
+  BoundInputs bound;
+  bound.bind(method, inputs, o.inputs.empty() ? o.program : o.inputs);
 
   std::vector<double> times_ms;
   for (int it = 0; it < std::max(1, o.iters); ++it) {
     // Inputs planned into the arena are overwritten once dead: set them again for every run.
-    if (it > 0) set_inputs(method, inputs, o.inputs.empty() ? o.program : o.inputs);
+    if (it > 0) bound.bind(method, inputs, o.inputs.empty() ? o.program : o.inputs);
     const auto start = std::chrono::steady_clock::now();
     const Error e = method.execute();
     const auto end = std::chrono::steady_clock::now();
@@ -51,6 +60,8 @@ void run(const RunOptions& o) {
   j["iterations"] = times_ms.size();
   j["median_ms"] = median;
   j["min_ms"] = sorted.front();
+  j["threads"] = num_threads();
+  j["kernel_libraries"] = kernel_libraries_used(method);
   for (size_t i = 0; i < method.num_outputs(); ++i) {
     const EValue& v = method.output(i);
     nlohmann::json jo;
@@ -101,8 +112,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--outputs", opts->outputs, "write outputs to this .npz (output_0, ...)");
   cmd->add_flag("--random-inputs", opts->random_inputs, "feed seeded random inputs");
   cmd->add_option("--seed", opts->seed, "seed for --random-inputs")->capture_default_str();
-  cmd->add_option("--iters", opts->iters, "times to execute (reports the median)")
-      ->capture_default_str();
+  cmd->add_option("--iters", opts->iters, "times to execute (reports the median)")->capture_default_str();
+  add_runtime_options(cmd, opts->runtime);
   cmd->add_flag("--json", opts->json, "machine-readable output");
   cmd->callback([opts] { run(*opts); });
 }

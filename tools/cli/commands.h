@@ -18,5 +18,6 @@ void add_run_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_firmware_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace pteron::cli

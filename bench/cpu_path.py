@@ -1,0 +1,421 @@
+"""The CPU path, end to end: PyTorch eager, ExecuTorch (portable, XNNPACK) and pteron (portable,
+best available) on the same zoo model, same inputs, same thread count, in one run.
+
+    /work/main/.venv-et/bin/python bench/cpu_path.py opt   # OPT-125M -> bench/results/opt125m.*
+    /work/main/.venv-et/bin/python bench/cpu_path.py cpu   # mobilenet-v2, resnet-18 -> cpu.*
+
+Every system runs in its own subprocess (so load time and peak RSS are its own): warm-up runs,
+then the median of >= 10 timed runs, all with --threads (default 2) threads:
+  - PyTorch eager: the project's venv (--python), torch.set_num_threads; "load" is building the
+    zoo model (seeded weights) in eval mode.
+  - ExecuTorch 1.5.1 (this venv): the saved .pt2 through to_edge_transform_and_lower without a
+    partitioner (portable) or with XnnpackPartitioner, then to_executorch(); run through
+    executorch.runtime with its threadpool reset to --threads; delegation from
+    executorch.devtools.backend_debug.get_delegation_info.
+  - pteron: `pteron compile --backends ...`, `pteron bench --threads --kernels --json`,
+    `pteron run --outputs` for the output check, `pteron inspect --delegation --json`.
+    PTERON_CONFIGS lists the configurations; each tries its backend lists in order and keeps
+    the first this build compiles (backends land one by one; the result says which was used).
+Outputs are compared with eager: max |diff| / max |eager| <= 1e-4. Boundaries are changes of
+engine (kernels or one delegate) along the execution order, for ExecuTorch counted the same way
+on its lowered graph. Writes bench/results/<suite>.{json,md,png}.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+SUITES = {"opt": ("opt125m", ["opt-125m"]), "cpu": ("cpu", ["mobilenet-v2", "resnet-18"])}
+LAYERS = {"opt-125m": 12}  # transformer layers, for boundaries per layer
+TOLERANCE = 1e-4
+SLOW_RUN_S = 20.0
+# pteron configurations: name, backend lists to try in order, kernel libraries to run with.
+PTERON_CONFIGS = [
+    {"name": "pteron portable", "backends": ["portable"], "kernels": "portable"},
+    {"name": "pteron best", "backends": ["xnnpack,optimized,portable", "xnnpack,portable",
+                                         "optimized,portable", "portable"], "kernels": ""},
+]
+ET_VARIANTS = {"ExecuTorch portable": "portable", "ExecuTorch XNNPACK": "xnnpack"}
+GOALS = {  # (faster system, slower system, factor), from issue 4
+    "opt-125m": [("pteron best", "ExecuTorch XNNPACK", 1.5), ("pteron best", "PyTorch eager", 1.5),
+                 ("pteron portable", "ExecuTorch portable", 10.0)],
+}
+
+
+def log(msg: str) -> None:
+    print(f"[bench-cpu-path] {msg}", flush=True)
+
+
+def _load_compile_bench():
+    """bench/compile.py's helpers (export_models: the zoo export every bench uses)."""
+    spec = importlib.util.spec_from_file_location("compile_bench", REPO / "bench" / "compile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def timing(times_ms: list[float], load_ms: float) -> dict:
+    ordered = sorted(times_ms)
+    return {"load_ms": load_ms, "median_ms": statistics.median(times_ms),
+            "p90_ms": ordered[min(len(ordered) - 1, int(0.9 * len(ordered) + 0.5) - 1)],
+            "min_ms": ordered[0], "max_ms": ordered[-1], "iterations": len(times_ms),
+            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "times_ms": [round(t, 3) for t in times_ms]}
+
+
+def timed_runs(fn, warmup: int, iters: int) -> tuple[list[float], object]:
+    """Warm-up runs, then `iters` timed ones. A first warm-up run over SLOW_RUN_S is enough
+    warm-up (ExecuTorch portable takes minutes per OPT-125M run)."""
+    out = None
+    for i in range(warmup):
+        t = time.perf_counter()
+        out = fn()
+        if i == 0 and time.perf_counter() - t > SLOW_RUN_S:
+            break
+    times = []
+    for _ in range(iters):
+        t = time.perf_counter()
+        out = fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return times, out
+
+
+def inputs_of(work: Path, name: str) -> list[np.ndarray]:
+    arrays = np.load(work / f"{name}.inputs.npz")
+    return [arrays[f"input_{i}"] for i in range(len(arrays.files))]
+
+
+# ---- Subprocess steps ---------------------------------------------------------------------
+
+def step_prepare(name: str, work: Path) -> None:
+    """Project venv: the example inputs, then the .pt2 (bench/compile.py's export)."""
+    import models
+
+    _, inputs = models.build(name)
+    np.savez(work / f"{name}.inputs.npz", **{f"input_{i}": x.numpy() for i, x in enumerate(inputs)})
+    _load_compile_bench().export_models([name], work)
+
+
+def step_eager(name: str, work: Path, threads: int, warmup: int, iters: int) -> None:
+    import torch
+
+    import models
+
+    torch.set_num_threads(threads)
+    t = time.perf_counter()
+    model, _ = models.build(name)
+    load_ms = (time.perf_counter() - t) * 1e3
+    inputs = [torch.from_numpy(x) for x in inputs_of(work, name)]
+    with torch.no_grad():
+        times, out = timed_runs(lambda: model(*inputs), warmup, iters)
+    np.save(work / f"{name}.eager.npy", out.numpy())
+    (work / f"{name}.eager.json").write_text(json.dumps(timing(times, load_ms)))
+
+
+def engine_changes(engines: list[str]) -> int:
+    """Boundaries along an execution order: each change of engine, plus returning to the caller
+    after a trailing delegate (the same rule as pteron's report)."""
+    changes, previous = 0, "kernels"
+    for engine in engines:
+        changes += engine != previous
+        previous = engine
+    return changes + (previous != "kernels")
+
+
+def step_et_export(name: str, work: Path, variant: str) -> None:
+    import torch
+    from executorch.devtools.backend_debug import get_delegation_info
+    from executorch.exir import to_edge_transform_and_lower
+
+    partitioners = []
+    if variant == "xnnpack":
+        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+
+        partitioners = [XnnpackPartitioner()]
+    t = time.perf_counter()
+    edge = to_edge_transform_and_lower(torch.export.load(work / f"{name}.pt2"), partitioner=partitioners)
+    graph = edge.exported_program().graph_module
+    info = get_delegation_info(graph)
+    engines = []
+    for node in graph.graph.nodes:
+        if node.op != "call_function" or "getitem" in str(node.target):
+            continue
+        engines.append(f"delegate:{node.args[0]}" if "call_delegate" in str(node.target) else "kernels")
+    program = edge.to_executorch()
+    (work / f"{name}.et-{variant}.pte").write_bytes(program.buffer)
+    by_op = info.get_operator_delegation_dataframe()
+    summary = {"export_seconds": time.perf_counter() - t,
+               "regions": info.num_delegated_subgraphs,
+               "delegated_nodes": info.num_delegated_nodes,
+               "non_delegated_nodes": info.num_non_delegated_nodes,
+               "boundaries": engine_changes(engines),
+               "ops": [{"op": str(r["op_type"]), "delegated": int(r["occurrences_in_delegated_graphs"]),
+                        "not_delegated": int(r["occurrences_in_non_delegated_graphs"])}
+                       for _, r in by_op.iterrows() if str(r["op_type"]) != "Total"]}
+    (work / f"{name}.et-{variant}.delegation.json").write_text(json.dumps(summary))
+
+
+def step_et_run(name: str, work: Path, variant: str, threads: int, warmup: int, iters: int) -> None:
+    import torch
+    from executorch.extension.pybindings.portable_lib import _unsafe_reset_threadpool
+    from executorch.runtime import Runtime
+
+    torch.set_num_threads(threads)
+    _unsafe_reset_threadpool(threads)
+    t = time.perf_counter()
+    method = Runtime.get().load_program(str(work / f"{name}.et-{variant}.pte")).load_method("forward")
+    load_ms = (time.perf_counter() - t) * 1e3
+    inputs = [torch.from_numpy(x) for x in inputs_of(work, name)]
+    times, out = timed_runs(lambda: method.execute(inputs), warmup, iters)
+    np.save(work / f"{name}.et-{variant}.npy", out[0].numpy())
+    (work / f"{name}.et-{variant}.json").write_text(json.dumps(timing(times, load_ms)))
+
+
+# ---- Orchestration (this venv) ------------------------------------------------------------
+
+def subprocess_step(python: str, *args, timeout: float = 3600) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "python")])}
+    proc = subprocess.run([python, __file__, *map(str, args)], env=env, timeout=timeout,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise RuntimeError(tail)
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, check=False)
+
+
+def rel_error(got: np.ndarray, want: np.ndarray) -> float:
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.abs(got - want).max() / (np.abs(want).max() or 1.0))
+
+
+def run_pteron(config: dict, name: str, work: Path, pteron: str, args) -> dict:
+    pt2 = work / f"{name}.pt2"
+    pte = work / f"{name}.{config['name'].replace(' ', '-')}.pte"
+    has_backends = "--backends" in cli(pteron, "compile", "--help").stdout
+    tried = []
+    for backends in config["backends"] if has_backends else [None]:
+        command = [pteron, "compile", pt2, "-o", pte] + (["--backends", backends] if backends else [])
+        proc = cli(*command)
+        if proc.returncode == 0:
+            break
+        tried.append(f"{backends}: {proc.stderr.strip()}")
+    else:
+        return {"error": "; ".join(tried)}
+    result = {"backends": backends or "target default (this pteron compile has no --backends)"}
+    if tried:
+        result["unavailable"] = tried
+    runtime = ["--threads", args.threads] + (["--kernels", config["kernels"]] if config["kernels"] else [])
+    inputs = work / f"{name}.inputs.npz"
+    proc = cli(pteron, "bench", pte, "--inputs", inputs, "--warmup", args.warmup, "--iters", args.iters,
+               *runtime, "--json")
+    if proc.returncode != 0:
+        return {**result, "error": proc.stderr.strip()}
+    result.update(json.loads(proc.stdout))
+    out = work / f"{pte.stem}.out.npz"
+    proc = cli(pteron, "run", pte, "--inputs", inputs, "--outputs", out, *runtime)
+    if proc.returncode != 0:
+        return {**result, "error": proc.stderr.strip()}
+    result["output"] = np.load(out)["output_0"]
+    report = json.loads(cli(pteron, "inspect", pte, "--delegation", "--json").stdout)
+    result["delegation"] = {"regions": report["regions"]["count"],
+                            "per_backend": report["regions"]["per_backend"],
+                            "delegated_nodes": report["delegated_nodes"],
+                            "non_delegated_nodes": report["kernel_nodes"],
+                            "boundaries": report["boundaries"]["crossings"],
+                            "boundary_bytes": report["boundaries"]["bytes"],
+                            "flops_share": report["flops"]["share"],
+                            "runs_on": report["runs_on"]}
+    return result
+
+
+def bench_model(name: str, work: Path, args) -> dict:
+    systems = {}
+    log(f"{name}: exporting (project venv)")
+    subprocess_step(args.python, "prepare", name, "--work", work)
+    log(f"{name}: PyTorch eager, {args.threads} threads")
+    try:
+        subprocess_step(args.python, "eager", name, "--work", work, "--threads", args.threads,
+                        "--warmup", args.warmup, "--iters", args.iters)
+        systems["PyTorch eager"] = json.loads((work / f"{name}.eager.json").read_text())
+    except RuntimeError as e:
+        systems["PyTorch eager"] = {"error": str(e)}
+    reference = np.load(work / f"{name}.eager.npy") if (work / f"{name}.eager.npy").exists() else None
+
+    for label, variant in ET_VARIANTS.items():
+        log(f"{name}: {label}: export and lower")
+        try:
+            subprocess_step(sys.executable, "et-export", name, "--work", work, "--variant", variant)
+            log(f"{name}: {label}: {args.iters} timed runs")
+            subprocess_step(sys.executable, "et-run", name, "--work", work, "--variant", variant,
+                            "--threads", args.threads, "--warmup", args.warmup, "--iters", args.iters)
+            entry = json.loads((work / f"{name}.et-{variant}.json").read_text())
+            entry["delegation"] = json.loads((work / f"{name}.et-{variant}.delegation.json").read_text())
+            entry["output"] = np.load(work / f"{name}.et-{variant}.npy")
+            systems[label] = entry
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            systems[label] = {"error": str(e)}
+
+    for config in PTERON_CONFIGS:
+        log(f"{name}: {config['name']}: compile, bench, run")
+        systems[config["name"]] = run_pteron(config, name, work, args.pteron, args)
+
+    for label, entry in systems.items():
+        output = entry.pop("output", None)
+        if output is not None and reference is not None:
+            entry["rel_error_vs_eager"] = rel_error(output, reference)
+            entry["output_ok"] = entry["rel_error_vs_eager"] <= TOLERANCE
+        if "median_ms" in entry:
+            log(f"{name}: {label}: median {entry['median_ms']:.2f} ms, load {entry['load_ms']:.0f} ms, "
+                f"peak RSS {entry['peak_rss_bytes'] / 2**20:.0f} MiB"
+                + (f", rel. error {entry['rel_error_vs_eager']:.1e}" if "rel_error_vs_eager" in entry else ""))
+        else:
+            log(f"{name}: {label}: FAILED: {entry.get('error')}")
+    goals = []
+    for fast, slow, factor in GOALS.get(name, []):
+        a, b = systems.get(fast, {}), systems.get(slow, {})
+        if "median_ms" in a and "median_ms" in b:
+            ratio = b["median_ms"] / a["median_ms"]
+            goals.append({"goal": f"{fast} >= {factor}x faster than {slow}", "ratio": ratio,
+                          "met": ratio >= factor})
+    best = systems.get("pteron best", {}).get("delegation")
+    if best and name in LAYERS:
+        per_layer = best["boundaries"] / LAYERS[name]
+        goals.append({"goal": "pteron best: <= 3 backend boundaries per layer", "ratio": per_layer,
+                      "met": per_layer <= 3})
+    return {"systems": systems, "goals": goals}
+
+
+def write_markdown(doc: dict, path: Path) -> None:
+    text = [f"# CPU path: {', '.join(doc['models'])}", "",
+            (f"`make {doc['target']}` (bench/cpu_path.py). {doc['threads']} threads for every system, "
+             f"medians of {doc['iterations']} timed runs after {doc['warmup']} warm-up, each system "
+             "in its own process (load time and peak RSS are its own; Python systems include the "
+             "interpreter and torch). Output checked against PyTorch eager: max |diff| / max |eager| "
+             f"<= {TOLERANCE:g}."), ""]
+    for name, r in doc["models"].items():
+        text += [f"## {name}", "",
+                 "| system | median (ms) | p90 (ms) | min (ms) | load (ms) | peak RSS (MiB) | "
+                 "rel. error vs eager | notes |", "|---|---:|---:|---:|---:|---:|---|---|"]
+        for label, e in r["systems"].items():
+            if "median_ms" not in e:
+                text.append(f"| {label} | - | - | - | - | - | - | FAILED: {e.get('error', '')[:200]} |")
+                continue
+            err = e.get("rel_error_vs_eager")
+            err_cell = "-" if err is None else f"{err:.1e} {'ok' if e['output_ok'] else 'OVER'}"
+            note = f"--backends {e['backends']}" if "backends" in e else ""
+            text.append(f"| {label} | {e['median_ms']:.2f} | {e['p90_ms']:.2f} | {e['min_ms']:.2f} | "
+                        f"{e['load_ms']:.0f} | {e['peak_rss_bytes'] / 2**20:.0f} | {err_cell} | {note} |")
+        text += ["", "Delegation (regions / non-delegated nodes / boundaries on the execution path"
+                 + (f" / per layer, {LAYERS[name]} layers" if name in LAYERS else "") + "):", "",
+                 "| system | regions | delegated nodes | non-delegated nodes | boundaries | per layer |",
+                 "|---|---:|---:|---:|---:|---:|"]
+        for label, e in r["systems"].items():
+            d = e.get("delegation")
+            if not d:
+                continue
+            per_layer = f"{d['boundaries'] / LAYERS[name]:.1f}" if name in LAYERS else "-"
+            text.append(f"| {label} | {d['regions']} | {d['delegated_nodes']} | {d['non_delegated_nodes']} | "
+                        f"{d['boundaries']} | {per_layer} |")
+        if r["goals"]:
+            text += ["", "Goals:", ""]
+            text += [f"- {g['goal']}: {g['ratio']:.2f} -> {'met' if g['met'] else 'NOT met'}" for g in r["goals"]]
+        text.append("")
+    text += [f"Machine: {doc['machine']}. Shared machine: absolute times move with other jobs.", "",
+             f"![latency]({path.stem}.png)"]
+    path.write_text("\n".join(text) + "\n")
+
+
+def write_chart(doc: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(doc["models"])
+    labels = list(next(iter(doc["models"].values()))["systems"])
+    fig, ax = plt.subplots(figsize=(max(6, 3 * len(names) + 3), 4))
+    width = 0.8 / len(labels)
+    for k, label in enumerate(labels):
+        values = [doc["models"][n]["systems"].get(label, {}).get("median_ms", 0) for n in names]
+        bars = ax.bar([i + (k - (len(labels) - 1) / 2) * width for i in range(len(names))], values, width,
+                      label=label)
+        for bar, v in zip(bars, values):
+            if v:
+                ax.annotate(f"{v:.3g}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
+                            fontsize=7)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names)
+    ax.set_ylabel("median latency, ms (log scale)")
+    ax.set_title(f"CPU path, {doc['threads']} threads")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=[*SUITES, "prepare", "eager", "et-export", "et-run"])
+    parser.add_argument("name", nargs="?", help=argparse.SUPPRESS)
+    parser.add_argument("--work", type=Path, help="folder for .pt2/.pte files (default: temp)")
+    parser.add_argument("--variant", help=argparse.SUPPRESS)
+    parser.add_argument("--build", type=Path, default=REPO / "build")
+    parser.add_argument("--python", default=str(REPO / ".venv" / "bin" / "python"),
+                        help="the project's venv python (export, PyTorch eager)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--models", nargs="+", help="zoo models instead of the suite's (smoke runs)")
+    args = parser.parse_args()
+    if args.mode == "prepare":
+        return step_prepare(args.name, args.work)
+    if args.mode == "eager":
+        return step_eager(args.name, args.work, args.threads, args.warmup, args.iters)
+    if args.mode == "et-export":
+        return step_et_export(args.name, args.work, args.variant)
+    if args.mode == "et-run":
+        return step_et_run(args.name, args.work, args.variant, args.threads, args.warmup, args.iters)
+
+    if args.iters < 10:
+        sys.exit("[bench-cpu-path] --iters must be at least 10 (medians of >= 10 runs)")
+    args.pteron = str(args.build / "tools" / "cli" / "pteron")
+    stem, names = SUITES[args.mode]
+    if args.models:
+        stem, names = f"{stem}-custom", args.models
+    start = time.perf_counter()
+    models = {}
+    with tempfile.TemporaryDirectory(prefix=f"pteron-bench-{stem}-") as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            models[name] = bench_model(name, work, args)
+    load = os.getloadavg()[0]
+    doc = {"target": f"bench-{args.mode}", "executorch": "1.5.1", "threads": args.threads,
+           "warmup": args.warmup, "iterations": args.iters,
+           "machine": f"{platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the end",
+           "seconds": round(time.perf_counter() - start, 1), "models": models}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    write_markdown(doc, RESULTS / f"{stem}.md")
+    write_chart(doc, RESULTS / f"{stem}.png")
+    log(f"done in {doc['seconds']:.0f} s: bench/results/{stem}.{{json,md,png}}")
+
+
+if __name__ == "__main__":
+    main()

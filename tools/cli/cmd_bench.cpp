@@ -1,0 +1,143 @@
+// pteron bench PROGRAM.pte [--inputs x.npz] [--warmup 3] [--iters 20] [--threads N]
+// [--kernels LIBS] [--json]: load time, latency (median, p90, min, max), peak RSS and planned
+// arena bytes of one method, on given or seeded random inputs.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "runtime/threads/threadpool.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/method_inputs.h"
+#include "tools/cli/program_tools.h"
+#include "tools/cli/runtime_options.h"
+
+namespace pteron::cli {
+namespace {
+
+struct BenchOptions {
+  std::string program;
+  std::string method = "forward";
+  std::string inputs;
+  uint64_t seed = 0;
+  int warmup = 3;
+  int iters = 20;
+  bool json = false;
+  RuntimeOptions runtime;
+};
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double p) {
+  const size_t rank =
+      static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+uint64_t peak_rss_bytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+void bench(const BenchOptions& o) {
+  if (o.iters < 1)
+    throw UserError("--iters must be at least 1 (got " + std::to_string(o.iters) + ")");
+  if (o.warmup < 0)
+    throw UserError("--warmup must not be negative (got " + std::to_string(o.warmup) + ")");
+  apply_runtime_options(o.runtime);
+
+  auto start = std::chrono::steady_clock::now();
+  auto program = open_program(o.program);
+  auto host = load_method(*program, o.program, o.method);
+  const double load_ms = ms_since(start);
+  Method& method = host->method();
+  std::vector<NpyArray> inputs =
+      gather_inputs({o.program, o.method, o.inputs, /*random_inputs=*/true, o.seed}, method.meta());
+  BoundInputs bound;
+  const std::string context = o.inputs.empty() ? o.program : o.inputs;
+
+  // Inputs planned into the arena are overwritten once dead, so every run sets them again
+  // (outside the timed region).
+  for (int i = 0; i < o.warmup; ++i) {
+    bound.bind(method, inputs, context);
+    const Error e = method.execute();
+    if (e != Error::Ok) throw_runtime_error(o.program, e);
+  }
+  std::vector<double> times;
+  for (int i = 0; i < o.iters; ++i) {
+    bound.bind(method, inputs, context);
+    start = std::chrono::steady_clock::now();
+    const Error e = method.execute();
+    times.push_back(ms_since(start));
+    if (e != Error::Ok) throw_runtime_error(o.program, e);
+  }
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double t : times) mean += t / static_cast<double>(times.size());
+
+  nlohmann::json j;
+  j["program"] = o.program;
+  j["method"] = o.method;
+  j["inputs"] = o.inputs.empty() ? "random (seed " + std::to_string(o.seed) + ")" : o.inputs;
+  j["threads"] = num_threads();
+  j["kernels"] = o.runtime.kernels.empty() ? "default" : o.runtime.kernels;
+  j["kernel_libraries"] = kernel_libraries_used(method);
+  j["warmup"] = o.warmup;
+  j["iterations"] = o.iters;
+  j["load_ms"] = load_ms;
+  j["median_ms"] = percentile(sorted, 50);
+  j["p90_ms"] = percentile(sorted, 90);
+  j["min_ms"] = sorted.front();
+  j["max_ms"] = sorted.back();
+  j["mean_ms"] = mean;
+  j["peak_rss_bytes"] = peak_rss_bytes();
+  j["planned_bytes"] = host->planned_bytes();
+  j["times_ms"] = times;
+  if (o.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::string libs;
+  for (const auto& [lib, n] : j["kernel_libraries"].items())
+    libs += (libs.empty() ? "" : ", ") + lib + " " + n.dump();
+  std::printf("%s: method '%s', %d thread(s), kernels %s (%s), inputs %s\n", o.program.c_str(),
+              o.method.c_str(), num_threads(), j["kernels"].get<std::string>().c_str(),
+              libs.c_str(), j["inputs"].get<std::string>().c_str());
+  std::printf("  %-14s %10.3f ms\n", "load time", load_ms);
+  std::printf("  %-14s %10.3f ms   (%d iterations after %d warm-up)\n", "median",
+              j["median_ms"].get<double>(), o.iters, o.warmup);
+  std::printf("  %-14s %10.3f ms\n", "p90", j["p90_ms"].get<double>());
+  std::printf("  %-14s %10.3f ms\n", "min", sorted.front());
+  std::printf("  %-14s %10.3f ms\n", "max", sorted.back());
+  std::printf("  %-14s %10.1f KiB\n", "peak RSS", static_cast<double>(peak_rss_bytes()) / 1024);
+  std::printf("  %-14s %10.1f KiB\n", "planned arena",
+              static_cast<double>(host->planned_bytes()) / 1024);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto opts = std::make_shared<BenchOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("bench", "Time a method: load time, latency percentiles, memory");
+  cmd->add_option("program", opts->program, "program file (.pte)")->required();
+  cmd->add_option("--method", opts->method, "method to run")->capture_default_str();
+  cmd->add_option("--inputs", opts->inputs, "inputs as .npz (input_0, ...); random when not given");
+  cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
+  cmd->add_option("--warmup", opts->warmup, "untimed runs first")->capture_default_str();
+  cmd->add_option("--iters", opts->iters, "timed runs")->capture_default_str();
+  add_runtime_options(cmd, opts->runtime);
+  cmd->add_flag("--json", opts->json, "machine-readable output");
+  cmd->callback([opts] { bench(*opts); });
+}
+
+}  // namespace pteron::cli
