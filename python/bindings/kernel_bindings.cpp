@@ -2,6 +2,7 @@
 // every operator against torch without building a program around it.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -13,6 +14,9 @@
 
 #include "python/bindings/tensor_convert.h"
 #include "runtime/kernel/kernel.h"
+#if defined(PTERON_HAVE_THREADS)
+#include "runtime/threads/threadpool.h"
+#endif
 
 namespace nb = nanobind;
 
@@ -88,12 +92,26 @@ EValue convert(nb::handle h, ArgStore& store) {
   throw std::invalid_argument("run_kernel: unsupported argument type");
 }
 
-void run_kernel(const std::string& name, nb::sequence args) {
+// The kernel registered as `name`: from `library` when given, else the runtime's preferred one.
+const KernelEntry* lookup(const std::string& name, const std::optional<std::string>& library) {
+  if (library) {
+    for (const KernelEntry& e : registered_kernels())
+      if (name == e.name && *library == e.library) return &e;
+    return nullptr;
+  }
   const size_t dot = name.rfind('.');
   const std::string op = dot == std::string::npos ? name : name.substr(0, dot);
   const std::string overload = dot == std::string::npos ? "" : name.substr(dot + 1);
-  const KernelEntry* entry = find_kernel(op.c_str(), overload.c_str());
-  if (entry == nullptr) throw std::invalid_argument("no kernel registered for " + name);
+  return find_kernel(op.c_str(), overload.c_str());
+}
+
+void run_kernel(const std::string& name, nb::sequence args,
+                const std::optional<std::string>& library) {
+  const KernelEntry* entry = lookup(name, library);
+  if (entry == nullptr) {
+    throw std::invalid_argument("no kernel registered for " + name +
+                                (library ? " in library " + *library : std::string()));
+  }
 
   ArgStore store;
   std::vector<EValue> values;
@@ -115,8 +133,15 @@ void run_kernel(const std::string& name, nb::sequence args) {
 
 void bind_kernels(nb::module_& m) {
   m.def("run_kernel", &run_kernel, nb::arg("name"), nb::arg("args"),
-        "Runs one registered kernel. Arrays are passed without copying; out arguments are "
-        "written in place. Raises RuntimeError with the kernel's message on failure.");
+        nb::arg("library") = nb::none(),
+        "Runs one registered kernel (from `library`, e.g. \"portable\" or \"optimized\", when "
+        "given). Arrays are passed without copying; out arguments are written in place. Raises "
+        "RuntimeError with the kernel's message on failure.");
+#if defined(PTERON_HAVE_THREADS)
+  m.def("set_num_threads", &set_num_threads, nb::arg("threads"),
+        "Threads for optimized kernels and delegates from now on (0: the default).");
+  m.def("num_threads", &num_threads);
+#endif
   m.def("registered_kernels", [] {
     std::vector<std::string> names;
     for (const KernelEntry& e : registered_kernels()) names.emplace_back(e.name);

@@ -7,9 +7,11 @@ import pteron_native
 import torch
 
 
-def run_kernel(name, args):
-    """Runs kernel `name` with `args` (tensors, scalars, lists, None) in schema order."""
-    pteron_native.run_kernel(name, list(args))
+def run_kernel(name, args, library="portable"):
+    """Runs kernel `name` from `library` with `args` (tensors, scalars, lists, None) in schema
+    order. The tests in this folder check the portable kernels; tests/kernels/optimized passes
+    library="optimized"."""
+    pteron_native.run_kernel(name, list(args), library)
 
 
 def assert_close(actual, expected, atol, rtol, what=""):

@@ -1,0 +1,63 @@
+// aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out)
+//     -> Tensor(a!)
+// float32 on the optimized SGEMM (weights used in their [N, K] layout, bias added in the GEMM's
+// store); anything else on the portable kernel.
+#include "kernels/optimized/util/matmul_args.h"
+#include "kernels/optimized/util/portable_fallback.h"
+#include "kernels/optimized/util/sgemm.h"
+#include "kernels/portable/util/matmul.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron::optimized {
+namespace {
+
+constexpr const char* kOp = "aten::linear.out";
+
+Error linear_out(KernelContext& ctx, Span<EValue*> args) {
+  PTERON_TRY(check_args(kOp, args, "TTtT"));
+  const Tensor& input = *args[0]->tensor;
+  const Tensor& weight = *args[1]->tensor;
+  const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
+  Tensor& out = *args[3]->tensor;
+  if (!all_float32({&input, &weight, bias, &out}) || weight.dim() != 2 || input.dim() < 1 ||
+      input.dim() > kMaxTensorDim || input.size(input.dim() - 1) != weight.size(1)) {
+    return call_portable(kOp, ctx, args);
+  }
+  const int32_t last = input.dim() - 1;
+  int32_t sizes[kMaxTensorDim];
+  for (int32_t d = 0; d < input.dim(); ++d) sizes[d] = input.size(d);
+  sizes[last] = weight.size(0);
+  PTERON_TRY(expect_out_shape(kOp, out, sizes, input.dim()));
+  int64_t in_rs = 0, out_rs = 0;
+  if (!flat_row_stride(input, &in_rs) || !flat_row_stride(out, &out_rs) ||
+      (out.numel() > 0 && out.stride(last) != 1 && out.size(last) != 1)) {
+    return call_portable(kOp, ctx, args);
+  }
+  SgemmProblem p;
+  p.M = 1;
+  for (int32_t d = 0; d < last; ++d) p.M *= input.size(d);
+  p.N = weight.size(0);
+  p.K = input.size(last);
+  p.a = input.data<const float>();
+  p.a_rs = in_rs;
+  p.a_cs = input.stride(last);
+  p.b = weight.data<const float>();
+  p.b_rs = weight.stride(1);
+  p.b_cs = weight.stride(0);
+  p.c = out.data<float>();
+  p.c_rs = out_rs;
+  if (bias != nullptr && is_column_bias(*bias, p.N)) {
+    p.bias = bias->data<const float>();
+  } else if (bias != nullptr) {
+    PTERON_TRY(broadcast_copy(kOp, *bias, out));
+    p.beta = 1.0f;
+  }
+  if (!sgemm(ctx, p)) return call_portable(kOp, ctx, args);
+  return Error::Ok;
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::linear.out", linear_out);
+
+}  // namespace pteron::optimized

@@ -1,0 +1,298 @@
+#include "kernels/optimized/util/sgemm.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "kernels/optimized/util/sgemm_kernels.h"
+#include "runtime/threads/threadpool.h"
+
+namespace pteron::optimized {
+namespace {
+
+// Cache blocking. Per K block of kKC steps, a micro-kernel's B panel (kKC x NR: 32 KiB for
+// AVX-512's 32 columns) stays in L1 while the packed A block of a task (up to kMaxTaskRows x kKC)
+// stays in L2. A task covers at most kMaxTaskCols columns, so its packed B block fits in L2 too.
+constexpr int64_t kKC = 256;
+constexpr int64_t kMaxTaskRows = 256;
+constexpr int64_t kMaxTaskCols = 512;
+// Aim for this many tasks per thread, so a thread the OS preempts does not hold up the others.
+constexpr int64_t kTasksPerThread = 3;
+// Rows of a matrix-vector product per task.
+constexpr int64_t kGemvRowsPerTask = 256;
+// Products with fewer multiply-adds than this run on the calling thread: waking the pool costs
+// more than they take.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
+
+int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
+int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+struct KernelTable {
+  const SgemmKernel* entries[8];
+  int count = 0;
+  int best = 0;
+};
+
+const KernelTable& kernel_table() {
+  static const KernelTable table = [] {
+    KernelTable t;
+    for (const SgemmKernel* k : {sgemm_scalar_kernel(), sgemm_vec128_kernel(), sgemm_neon_kernel(),
+                                 sgemm_avx2_kernel(), sgemm_avx512_kernel()}) {
+      if (k == nullptr) continue;
+      if (k->supported()) t.best = t.count;  // entries are ordered by speed
+      t.entries[t.count++] = k;
+    }
+    return t;
+  }();
+  return table;
+}
+
+// Runs fn(context, i) for i in [0, count) on the shared pool, or inline without one.
+void parallel_for(pthreadpool_t pool, void (*fn)(void*, size_t), void* context, size_t count) {
+  if (pool == nullptr || count <= 1) {
+    for (size_t i = 0; i < count; ++i) fn(context, i);
+    return;
+  }
+  pthreadpool_parallelize_1d(pool, fn, context, count, 0);
+}
+
+// Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR
+// (zero past mc).
+void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+            int MR, float* dst) {
+  for (int64_t p = 0; p < mc; p += MR, dst += kc * MR) {
+    const int64_t mr = min64(MR, mc - p);
+    const float* base = a + (i0 + p) * rs + k0 * cs;
+    if (rs == 1 && mr == MR) {  // column-major A: each step is MR contiguous values
+      for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * MR, base + k * cs, MR * sizeof(float));
+      continue;
+    }
+    for (int64_t i = 0; i < mr; ++i) {
+      const float* row = base + i * rs;
+      if (cs == 1) {
+        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = row[k];
+      } else {
+        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = row[k * cs];
+      }
+    }
+    for (int64_t i = mr; i < MR; ++i)
+      for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = 0.0f;
+  }
+}
+
+// Packs rows [k0, k0 + kc) x columns [j0, j0 + nc) of B as ceil(nc / NR) panels of kc x NR.
+void pack_b(const SgemmKernel& kern, const float* b, int64_t rs, int64_t cs, int64_t k0, int64_t kc,
+            int64_t j0, int64_t nc, float* dst) {
+  const int NR = kern.nr;
+  for (int64_t p = 0; p < nc; p += NR, dst += kc * NR) {
+    const int nr = static_cast<int>(min64(NR, nc - p));
+    const float* base = b + k0 * rs + (j0 + p) * cs;
+    if (rs == 1 && cs != 1) {  // B stored [N, K] (linear weights)
+      kern.pack_transposed(base, cs, kc, nr, NR, dst);
+      continue;
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* row = base + k * rs;
+      float* d = dst + k * NR;
+      if (cs == 1) {
+        std::memcpy(d, row, nr * sizeof(float));
+      } else {
+        for (int j = 0; j < nr; ++j) d[j] = row[j * cs];
+      }
+      for (int j = nr; j < NR; ++j) d[j] = 0.0f;
+    }
+  }
+}
+
+struct GemmPlan {
+  const SgemmProblem* p;
+  const SgemmKernel* kern;
+  bool load_c;  // beta is 1 (other betas were applied to C beforehand)
+  int64_t kc, task_rows, task_cols;
+  int64_t panels_m, tasks_m, tasks_n, tasks;
+  float* apack;  // all of A: batch x panels_m panels of K x MR
+  float* bpack;  // per worker: one K block of a task's columns
+  int64_t bpack_floats;
+  std::atomic<int64_t> next_task{0};
+};
+
+// A is packed once, whole, before the tasks run: every task of a row block shares it.
+void pack_a_panel(void* context, size_t index) {
+  const GemmPlan& plan = *static_cast<const GemmPlan*>(context);
+  const SgemmProblem& p = *plan.p;
+  const int MR = plan.kern->mr;
+  const int64_t bi = static_cast<int64_t>(index) / plan.panels_m;
+  const int64_t panel = static_cast<int64_t>(index) % plan.panels_m;
+  const int64_t i0 = panel * MR;
+  pack_a(p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K, MR,
+         plan.apack + static_cast<int64_t>(index) * p.K * MR);
+}
+
+// Asks the caches for rows [k0, k0 + kc) x columns [j0, j0 + nc) of B, which the next K block
+// packs: the weights come from memory once per product, and fetching them while the current
+// block computes hides most of that time.
+void prefetch_b(const float* b, int64_t rs, int64_t cs, int64_t k0, int64_t kc, int64_t j0,
+                int64_t nc) {
+  constexpr int64_t kLine = 64 / sizeof(float);
+  if (rs == 1) {  // columns contiguous along K
+    for (int64_t j = 0; j < nc; ++j) {
+      const float* col = b + (j0 + j) * cs + k0;
+      for (int64_t k = 0; k < kc; k += kLine) __builtin_prefetch(col + k);
+      __builtin_prefetch(col + kc - 1);
+    }
+  } else if (cs == 1) {  // rows contiguous along N
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* row = b + (k0 + k) * rs + j0;
+      for (int64_t j = 0; j < nc; j += kLine) __builtin_prefetch(row + j);
+      __builtin_prefetch(row + nc - 1);
+    }
+  }
+}
+
+// One task: C rows [m0, m0 + mc) x columns [n0, n0 + nc) of one batch entry, over all of K.
+void run_task(GemmPlan& plan, int64_t task, float* bpack) {
+  const SgemmProblem& p = *plan.p;
+  const SgemmKernel& kern = *plan.kern;
+  const int MR = kern.mr, NR = kern.nr;
+  const int64_t per_batch = plan.tasks_m * plan.tasks_n;
+  const int64_t bi = task / per_batch;
+  const int64_t mi = task % per_batch / plan.tasks_n, ni = task % plan.tasks_n;
+  const int64_t m0 = mi * plan.task_rows, mc = min64(plan.task_rows, p.M - m0);
+  const int64_t n0 = ni * plan.task_cols, nc = min64(plan.task_cols, p.N - n0);
+  const float* apanels = plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR;
+  const float* b = p.b + bi * p.b_bs;
+  float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
+  for (int64_t pc = 0; pc < p.K; pc += plan.kc) {
+    const int64_t kc = min64(plan.kc, p.K - pc);
+    pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
+    const bool first = pc == 0;
+    const bool load_c = !first || plan.load_c;
+    const int64_t next_kc = min64(plan.kc, p.K - pc - kc);
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+      const float* bp = bpack + jr / NR * kc * NR;
+      const float* bias = first && p.bias != nullptr ? p.bias + n0 + jr : nullptr;
+      const int nr = static_cast<int>(min64(NR, nc - jr));
+      if (next_kc > 0) prefetch_b(b, p.b_rs, p.b_cs, pc + kc, next_kc, n0 + jr, nr);
+      for (int64_t ir = 0; ir < mc; ir += MR) {
+        kern.ukernel(static_cast<int>(min64(MR, mc - ir)), nr, kc,
+                     apanels + ir / MR * p.K * MR + pc * MR, bp, c + ir * p.c_rs + jr, p.c_rs,
+                     p.alpha, load_c, bias);
+      }
+    }
+  }
+}
+
+// A worker takes tasks until none are left, packing B into its own part of the buffer.
+void gemm_worker(void* context, size_t worker) {
+  GemmPlan& plan = *static_cast<GemmPlan*>(context);
+  float* bpack = plan.bpack + static_cast<int64_t>(worker) * plan.bpack_floats;
+  for (;;) {
+    const int64_t task = plan.next_task.fetch_add(1, std::memory_order_relaxed);
+    if (task >= plan.tasks) return;
+    run_task(plan, task, bpack);
+  }
+}
+
+struct GemvPlan {
+  const SgemmProblem* p;
+  const SgemmKernel* kern;
+  float beta;
+};
+
+// C row = alpha * a * B + beta * C + bias for B stored [N, K]: rows of B are dot products.
+void gemv_task(void* context, size_t task) {
+  const GemvPlan& plan = *static_cast<const GemvPlan*>(context);
+  const SgemmProblem& p = *plan.p;
+  const int64_t j0 = static_cast<int64_t>(task) * kGemvRowsPerTask;
+  const int64_t n = min64(kGemvRowsPerTask, p.N - j0);
+  plan.kern->gemv_rows(n, p.K, p.a, p.b + j0 * p.b_cs, p.b_cs, p.c + j0, p.alpha, plan.beta,
+                       p.bias != nullptr ? p.bias + j0 : nullptr);
+}
+
+// C = beta * C + bias, for an empty inner dimension and for betas other than 0 and 1.
+void scale_c(const SgemmProblem& p, float beta, const float* bias) {
+  for (int64_t bi = 0; bi < p.batch; ++bi)
+    for (int64_t i = 0; i < p.M; ++i) {
+      float* row = p.c + bi * p.c_bs + i * p.c_rs;
+      for (int64_t j = 0; j < p.N; ++j) {
+        float v = beta == 0.0f ? 0.0f : beta * row[j];
+        if (bias != nullptr) v += bias[j];
+        row[j] = v;
+      }
+    }
+}
+
+}  // namespace
+
+int sgemm_kernel_count() { return kernel_table().count; }
+
+const char* sgemm_kernel_name(int index) {
+  return index >= 0 && index < sgemm_kernel_count() ? kernel_table().entries[index]->name : "";
+}
+
+bool sgemm_kernel_supported(int index) {
+  return index >= 0 && index < sgemm_kernel_count() && kernel_table().entries[index]->supported();
+}
+
+bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
+  const KernelTable& table = kernel_table();
+  const SgemmKernel& kern = *table.entries[sgemm_kernel_supported(kernel) ? kernel : table.best];
+  if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;
+  if (p.K <= 0) {
+    scale_c(p, p.beta, p.bias);
+    return true;
+  }
+  const bool small = static_cast<double>(p.batch) * p.M * p.N * p.K < kMinParallelMacs;
+  pthreadpool_t pool = small ? nullptr : shared_threadpool();
+  const int64_t threads =
+      pool != nullptr ? static_cast<int64_t>(pthreadpool_get_threads_count(pool)) : 1;
+
+  if (p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1) {
+    GemvPlan plan{&p, &kern, p.beta};
+    parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
+    return true;
+  }
+
+  const int MR = kern.mr, NR = kern.nr;
+  // K blocks of equal depth (K = 768 is three blocks of 256, not 256 + 256 + 256 + 0).
+  const int64_t kc = ceil_div(p.K, ceil_div(p.K, kKC));
+  const int64_t task_rows = round_up(ceil_div(p.M, ceil_div(p.M, kMaxTaskRows)), MR);
+  const int64_t tasks_m = ceil_div(p.M, task_rows);
+  const int64_t panels = ceil_div(p.N, NR);
+  int64_t task_panels = min64(panels, kMaxTaskCols / NR > 0 ? kMaxTaskCols / NR : 1);
+  while (task_panels > 1 &&
+         p.batch * tasks_m * ceil_div(panels, task_panels) < kTasksPerThread * threads) {
+    task_panels = ceil_div(task_panels, 2);
+  }
+  const int64_t task_cols = task_panels * NR;
+  const int64_t tasks_n = ceil_div(p.N, task_cols);
+  const int64_t tasks = p.batch * tasks_m * tasks_n;
+  const int64_t workers = min64(threads, tasks);
+  const int64_t panels_m = ceil_div(p.M, MR);
+  const int64_t apack_floats = round_up(p.batch * panels_m * MR * p.K, 16);
+  const int64_t bpack_floats = round_up(kc * task_cols, 16);
+  float* buffer = static_cast<float*>(ctx.allocate_scratch(
+      static_cast<size_t>(apack_floats + workers * bpack_floats) * sizeof(float), 64));
+  if (buffer == nullptr) return false;
+
+  if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, p.beta, nullptr);
+  GemmPlan plan;
+  plan.p = &p;
+  plan.kern = &kern;
+  plan.load_c = p.beta != 0.0f;
+  plan.kc = kc;
+  plan.task_rows = task_rows;
+  plan.task_cols = task_cols;
+  plan.panels_m = panels_m;
+  plan.tasks_m = tasks_m;
+  plan.tasks_n = tasks_n;
+  plan.tasks = tasks;
+  plan.apack = buffer;
+  plan.bpack = buffer + apack_floats;
+  plan.bpack_floats = bpack_floats;
+  parallel_for(pool, &pack_a_panel, &plan, static_cast<size_t>(p.batch * panels_m));
+  parallel_for(pool, &gemm_worker, &plan, static_cast<size_t>(workers));
+  return true;
+}
+
+}  // namespace pteron::optimized

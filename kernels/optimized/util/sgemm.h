@@ -1,0 +1,44 @@
+// Single-precision matrix multiply for the optimized matmul kernels (mm, bmm, addmm, linear):
+//   C = alpha * A * B + beta * C + bias   (bias: one value per column, added to every row)
+// over a batch of strided matrices.
+//
+// Goto/BLIS style: per K block, A is packed into MR-row panels and B into NR-column panels, and
+// a register-blocked MR x NR micro-kernel (AVX-512, AVX2+FMA, NEON, generic 128-bit vectors or
+// scalar, picked for the CPU at run time) accumulates each C tile in registers. The C tiles are
+// split into tasks over (batch, row block, column block) that the shared pthreadpool runs; each
+// worker packs into its own part of one scratch buffer. Row vectors (M == 1) with B stored as
+// [N, K] (linear weights) take a threaded dot-product path instead: no packing, B streamed once.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/kernel/kernel.h"
+
+namespace pteron::optimized {
+
+struct SgemmProblem {
+  int64_t M = 0, N = 0, K = 0;
+  int64_t batch = 1;
+  // Element (r, c) of matrix b in the batch is data[b * bs + r * rs + c * cs].
+  const float* a = nullptr;
+  int64_t a_bs = 0, a_rs = 0, a_cs = 0;
+  const float* b = nullptr;
+  int64_t b_bs = 0, b_rs = 0, b_cs = 0;
+  float* c = nullptr;  // columns of C are contiguous (unit column stride)
+  int64_t c_bs = 0, c_rs = 0;
+  float alpha = 1.0f;
+  float beta = 0.0f;            // 0: C is not read (NaNs in it do not propagate)
+  const float* bias = nullptr;  // N contiguous values, or null
+};
+
+// Runs the product. Returns false, having written nothing, when it needs scratch memory that
+// the context does not have; the caller then takes another path (the portable kernel).
+// `kernel` picks a micro-kernel by index (tests cover each); -1 takes this machine's best.
+bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel = -1);
+
+// The micro-kernels of this build: how many, their names, and whether this CPU runs one.
+int sgemm_kernel_count();
+const char* sgemm_kernel_name(int index);
+bool sgemm_kernel_supported(int index);
+
+}  // namespace pteron::optimized
