@@ -1,5 +1,6 @@
 #include "compiler/compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <unordered_set>
@@ -7,12 +8,37 @@
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
+#include "compiler/passes/fuse_attention.h"
 
 namespace pteron::compiler {
 namespace {
 
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The kernel libraries the program may use: those named in the backends list, else the
+// target's.
+std::vector<std::string> selected_kernel_libraries(const CompileOptions& options, const Target& target) {
+  std::vector<std::string> libraries = kernel_libraries_in(options.backends);
+  return libraries.empty() ? target.kernels : libraries;
+}
+
+// Passes that rewrite the graph into a kernel library's own ops. They run only when that
+// library is selected, so a portable-only program stays runnable on ExecuTorch.
+void run_kernel_library_passes(ir::Graph& graph, const std::vector<std::string>& libraries,
+                               PassReport& report) {
+  auto run = [&](const char* pass, int (*fn)(ir::Graph&)) {
+    const auto start = std::chrono::steady_clock::now();
+    const int n = fn(graph);
+    char line[160];
+    std::snprintf(line, sizeof(line), "%s: %d node(s), %.1f ms", pass, n, since(start) * 1e3);
+    report.lines.push_back(line);
+  };
+  if (std::find(libraries.begin(), libraries.end(), "optimized") != libraries.end()) {
+    run("fuse_attention", fuse_attention);
+    run("remove_dead_code", remove_dead_code);
+  }
 }
 
 }  // namespace
@@ -24,8 +50,10 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   r.target = load_target(options.target);
   r.nodes_in = graph.nodes().size();
 
+  const std::vector<std::string> libraries = selected_kernel_libraries(options, r.target);
   auto t = std::chrono::steady_clock::now();
   r.passes = run_default_passes(graph);
+  run_kernel_library_passes(graph, libraries, r.passes);
 
   // Partition, then lower each region; a region whose lowering fails stays on the kernels.
   PartitionResult parts = partition(graph, partitioners);
@@ -61,7 +89,7 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
     if (it == parts.refusals.end()) continue;
     for (const std::string& why : it->second) r.refusals.push_back(graph.node(n).describe() + ": " + why);
   }
-  check_kernels_available(graph, delegated);
+  check_kernels_available(graph, delegated, libraries);
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();

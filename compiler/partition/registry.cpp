@@ -12,16 +12,24 @@ std::map<std::string, PartitionerFactory>& factories() {
   return f;
 }
 
+}  // namespace
+
 bool is_kernel_library(const std::string& name) { return name == "portable" || name == "optimized"; }
 
-}  // namespace
+std::vector<std::string> kernel_libraries_in(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (is_kernel_library(n)) out.push_back(n);
+  }
+  return out;
+}
 
 bool register_partitioner(const std::string& name, PartitionerFactory factory) {
   return factories().emplace(name, std::move(factory)).second;
 }
 
 std::vector<std::string> available_backends() {
-  std::vector<std::string> names = {"portable"};
+  std::vector<std::string> names = {"portable", "optimized"};
   for (const auto& [name, _] : factories()) names.push_back(name);
   return names;
 }

@@ -22,4 +22,9 @@ std::vector<std::unique_ptr<Partitioner>> make_partitioners(const std::vector<st
 
 std::vector<std::string> available_backends();
 
+// Kernel libraries a backends list may name ("portable", "optimized").
+bool is_kernel_library(const std::string& name);
+// The kernel-library names in `names`, in order.
+std::vector<std::string> kernel_libraries_in(const std::vector<std::string>& names);
+
 }  // namespace pteron::compiler

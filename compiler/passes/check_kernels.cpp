@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -10,7 +11,23 @@
 
 namespace pteron::compiler {
 
-void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
+namespace {
+
+// True when one of `libraries` (any, when empty) registers kernel `name` ("aten::add.out").
+bool has_kernel(const std::string& name, const std::vector<std::string>& libraries) {
+  for (const KernelEntry& e : registered_kernels()) {
+    if (name != e.name) continue;
+    if (libraries.empty() || std::find(libraries.begin(), libraries.end(), e.library) != libraries.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
+                             const std::vector<std::string>& libraries) {
   // op -> first node needing it, and how many nodes need it
   std::map<std::string, std::pair<std::string, int>> missing;
   for (ir::NodeId id : graph.nodes()) {
@@ -21,15 +38,19 @@ void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir
     if (schema == nullptr) {
       key = node.op.str() + " (no out-variant form)";
     } else {
-      const std::string name = schema->op.ns + "::" + schema->op.name;
-      if (find_kernel(name.c_str(), schema->op.overload.c_str()) != nullptr) continue;
+      if (has_kernel(schema->op.str(), libraries)) continue;
       key = schema->op.str();
     }
     auto [it, inserted] = missing.try_emplace(key, node.describe(), 0);
     ++it->second.second;
   }
   if (missing.empty()) return;
-  std::string message = std::to_string(missing.size()) + " operator(s) have no kernel for this target: ";
+  std::string where = "this target";
+  if (!libraries.empty()) {
+    where = "kernel libraries ";
+    for (size_t i = 0; i < libraries.size(); ++i) where += (i ? "," : "") + libraries[i];
+  }
+  std::string message = std::to_string(missing.size()) + " operator(s) have no kernel in " + where + ": ";
   bool first = true;
   for (const auto& [op, where] : missing) {
     message += (first ? "" : "; ") + op + " x" + std::to_string(where.second) + ", first at " + where.first;

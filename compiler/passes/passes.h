@@ -38,10 +38,11 @@ int fuse_linear(ir::Graph& graph);
 // folded constants (e.g. transposed weights). Skips results much larger than their inputs.
 int fold_constants(ir::Graph& graph);
 
-// Every node (except those in `delegated`) must have a kernel form and a registered kernel;
-// throws CompileError listing each missing one (op, node, source line) so nothing fails late
-// on the device.
-void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {});
+// Every node (except those in `delegated`) must have a kernel form and a registered kernel in
+// one of `libraries` ("portable", "optimized"; empty: any library); throws CompileError listing
+// each missing one (op, node, source line) so nothing fails late on the device.
+void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {},
+                             const std::vector<std::string>& libraries = {});
 
 struct PassReport {
   std::vector<std::string> lines;  // "remove_noops: 12 node(s)"

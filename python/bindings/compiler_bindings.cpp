@@ -38,11 +38,15 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   return d;
 }
 
-nb::tuple compile_pt2(const std::string& path, const std::string& target) {
+nb::tuple compile_pt2(const std::string& path, const std::string& target,
+                      const std::vector<std::string>& backends) {
   compiler::CompileResult result;
+  compiler::CompileOptions options;
+  options.target = target;
+  options.backends = backends;
   {
     nb::gil_scoped_release release;
-    result = compiler::compile_pt2(path, {target});
+    result = compiler::compile_pt2(path, options);
   }
   nb::bytes program(reinterpret_cast<const char*>(result.program.data()), result.program.size());
   return nb::make_tuple(program, report_dict(result.report));
@@ -53,7 +57,10 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target) {
 void bind_compiler(nb::module_& m) {
   nb::exception<compiler::CompileError>(m, "CompileError", PyExc_RuntimeError);
   m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
-        "Compiles a torch.export archive; returns (program bytes, report dict). Raises CompileError.");
+        nb::arg("backends") = std::vector<std::string>{},
+        "Compiles a torch.export archive; returns (program bytes, report dict). `backends` lists "
+        "partitioners then kernel libraries (\"optimized\", \"portable\"), default the "
+        "target's. Raises CompileError.");
 }
 
 }  // namespace pteron::py

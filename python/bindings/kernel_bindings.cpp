@@ -137,6 +137,22 @@ void bind_kernels(nb::module_& m) {
         "Runs one registered kernel (from `library`, e.g. \"portable\" or \"optimized\", when "
         "given). Arrays are passed without copying; out arguments are written in place. Raises "
         "RuntimeError with the kernel's message on failure.");
+  m.def(
+      "set_kernel_libraries",
+      [](const std::vector<std::string>& libraries) {
+        // The registry keeps the pointers: the strings live until the next call.
+        static std::vector<std::string> names;
+        static std::vector<const char*> pointers;
+        names = libraries;
+        pointers.clear();
+        for (const std::string& n : names) pointers.push_back(n.c_str());
+        if (!set_kernel_libraries(Span<const char* const>(pointers.data(), pointers.size()))) {
+          throw std::invalid_argument("set_kernel_libraries: too many libraries");
+        }
+      },
+      nb::arg("libraries"),
+      "Kernel libraries for methods loaded from now on, most preferred first ([] = all, "
+      "preferring any library over \"portable\").");
 #if defined(PTERON_HAVE_THREADS)
   m.def("set_num_threads", &set_num_threads, nb::arg("threads"),
         "Threads for optimized kernels and delegates from now on (0: the default).");
@@ -147,6 +163,13 @@ void bind_kernels(nb::module_& m) {
     for (const KernelEntry& e : registered_kernels()) names.emplace_back(e.name);
     return names;
   });
+  m.def("kernel_libraries", [](const std::string& name) {
+    std::vector<std::string> libs;
+    for (const KernelEntry& e : registered_kernels()) {
+      if (name == e.name) libs.emplace_back(e.library);
+    }
+    return libs;
+  }, nb::arg("name"), "The kernel libraries that register `name` (\"aten::add.out\").");
 }
 
 }  // namespace pteron::py

@@ -73,19 +73,28 @@ def _is_view_or_copy(target) -> bool:
     return target.__name__.split(".")[0] in {"view", "_to_copy", "clone", "alias", "lift_fresh_copy"}
 
 
-def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host") -> LoweredProgram:
+def to_edge_transform_and_lower(
+    program,
+    partitioner: Sequence[Any] | None = None,
+    *,
+    target: str = "host",
+    kernels: Sequence[str] | None = None,
+) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
     `partitioner` is an ordered list of backend partitioners; an empty list (the default)
-    compiles every op to the target's kernel libraries. Raises CompileError with a one-line
-    message naming the node, op and source line at fault.
+    compiles every op to the kernel libraries. `kernels` names the kernel libraries the program
+    may use, most preferred first (e.g. ("optimized", "portable"): "optimized" also enables its
+    fusions, such as attention into pteron::sdpa); None means the target's. Raises CompileError
+    with a one-line message naming the node, op and source line at fault.
     """
     partitioners = list(partitioner or [])
+    backends = list(kernels or [])
     if partitioners:
         names = ", ".join(type(p).__name__ for p in partitioners)
         raise CompileError(f"no backend partitioners are available in this build (asked for {names})")
     if isinstance(program, (str, os.PathLike)):
-        data, report = pteron_native.compile_pt2(os.fspath(program), target)
+        data, report = pteron_native.compile_pt2(os.fspath(program), target, backends)
         return LoweredProgram(data, report)
 
     import torch
@@ -94,5 +103,5 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)
-        data, report = pteron_native.compile_pt2(path, target)
+        data, report = pteron_native.compile_pt2(path, target, backends)
     return LoweredProgram(data, report)

@@ -14,6 +14,7 @@ struct CompileCliOptions {
   std::string model;
   std::string output;
   std::string target = "host";
+  std::vector<std::string> backends;
   bool memory_report = false;
   bool json = false;
 };
@@ -48,6 +49,7 @@ void run(const CompileCliOptions& o) {
   compiler::CompileResult result;
   compiler::CompileOptions options;
   options.target = o.target;
+  options.backends = o.backends;
   options.output_path = o.output;
   try {
     result = compiler::compile_pt2(o.model, options);
@@ -82,6 +84,10 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("model", opts->model, "exported model (torch.export.save)")->required();
   cmd->add_option("-o,--output", opts->output, "program file to write")->required();
   cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")->capture_default_str();
+  cmd->add_option("--backends", opts->backends,
+                  "backends then kernel libraries, in order (e.g. xnnpack,optimized,portable); "
+                  "default: the target's")
+      ->delimiter(',');
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");
   cmd->callback([opts] { run(*opts); });

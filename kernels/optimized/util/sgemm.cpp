@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <new>
+#include <thread>
 
 #include "kernels/optimized/util/sgemm_kernels.h"
 #include "runtime/threads/threadpool.h"
@@ -47,13 +49,16 @@ const KernelTable& kernel_table() {
   return table;
 }
 
-// Runs fn(context, i) for i in [0, count) on the shared pool, or inline without one.
+// Runs fn(context, i) for i in [0, count) on the shared pool, or inline without one. Workers
+// sleep as soon as the call is done instead of spinning for more work: between two products the
+// other (single-threaded) kernels run, and spinning workers would take cores from them and from
+// other processes.
 void parallel_for(pthreadpool_t pool, void (*fn)(void*, size_t), void* context, size_t count) {
   if (pool == nullptr || count <= 1) {
     for (size_t i = 0; i < count; ++i) fn(context, i);
     return;
   }
-  pthreadpool_parallelize_1d(pool, fn, context, count, 0);
+  pthreadpool_parallelize_1d(pool, fn, context, count, PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
 // Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR
@@ -111,21 +116,32 @@ struct GemmPlan {
   int64_t kc, task_rows, task_cols;
   int64_t panels_m, tasks_m, tasks_n, tasks;
   float* apack;  // all of A: batch x panels_m panels of K x MR
+  // Per row block (batch x tasks_m): kUnpacked, kPacking or kPacked. The first task of a row
+  // block packs its A panels; later ones use them.
+  std::atomic<int32_t>* a_state;
   float* bpack;  // per worker: one K block of a task's columns
   int64_t bpack_floats;
   std::atomic<int64_t> next_task{0};
 };
 
-// A is packed once, whole, before the tasks run: every task of a row block shares it.
-void pack_a_panel(void* context, size_t index) {
-  const GemmPlan& plan = *static_cast<const GemmPlan*>(context);
-  const SgemmProblem& p = *plan.p;
-  const int MR = plan.kern->mr;
-  const int64_t bi = static_cast<int64_t>(index) / plan.panels_m;
-  const int64_t panel = static_cast<int64_t>(index) % plan.panels_m;
-  const int64_t i0 = panel * MR;
-  pack_a(p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K, MR,
-         plan.apack + static_cast<int64_t>(index) * p.K * MR);
+enum : int32_t { kUnpacked = 0, kPacking = 1, kPacked = 2 };
+
+// A is packed once, all of K: every task of a row block shares the panels. The task that
+// claims a row block packs it; others wait for it (the packer is running, never queued behind
+// the waiter, so this cannot deadlock).
+void ensure_a_packed(GemmPlan& plan, int64_t bi, int64_t mi, int64_t m0, int64_t mc) {
+  std::atomic<int32_t>& state = plan.a_state[bi * plan.tasks_m + mi];
+  if (state.load(std::memory_order_acquire) == kPacked) return;
+  int32_t expected = kUnpacked;
+  if (state.compare_exchange_strong(expected, kPacking, std::memory_order_acquire)) {
+    const SgemmProblem& p = *plan.p;
+    const int MR = plan.kern->mr;
+    pack_a(p.a + bi * p.a_bs, p.a_rs, p.a_cs, m0, mc, 0, p.K, MR,
+           plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR);
+    state.store(kPacked, std::memory_order_release);
+    return;
+  }
+  while (state.load(std::memory_order_acquire) != kPacked) std::this_thread::yield();
 }
 
 // Asks the caches for rows [k0, k0 + kc) x columns [j0, j0 + nc) of B, which the next K block
@@ -137,14 +153,14 @@ void prefetch_b(const float* b, int64_t rs, int64_t cs, int64_t k0, int64_t kc, 
   if (rs == 1) {  // columns contiguous along K
     for (int64_t j = 0; j < nc; ++j) {
       const float* col = b + (j0 + j) * cs + k0;
-      for (int64_t k = 0; k < kc; k += kLine) __builtin_prefetch(col + k);
-      __builtin_prefetch(col + kc - 1);
+      for (int64_t k = 0; k < kc; k += kLine) __builtin_prefetch(col + k, 0, 2);
+      __builtin_prefetch(col + kc - 1, 0, 2);
     }
   } else if (cs == 1) {  // rows contiguous along N
     for (int64_t k = 0; k < kc; ++k) {
       const float* row = b + (k0 + k) * rs + j0;
-      for (int64_t j = 0; j < nc; j += kLine) __builtin_prefetch(row + j);
-      __builtin_prefetch(row + nc - 1);
+      for (int64_t j = 0; j < nc; j += kLine) __builtin_prefetch(row + j, 0, 2);
+      __builtin_prefetch(row + nc - 1, 0, 2);
     }
   }
 }
@@ -159,6 +175,7 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
   const int64_t mi = task % per_batch / plan.tasks_n, ni = task % plan.tasks_n;
   const int64_t m0 = mi * plan.task_rows, mc = min64(plan.task_rows, p.M - m0);
   const int64_t n0 = ni * plan.task_cols, nc = min64(plan.task_cols, p.N - n0);
+  ensure_a_packed(plan, bi, mi, m0, mc);
   const float* apanels = plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR;
   const float* b = p.b + bi * p.b_bs;
   float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
@@ -167,13 +184,37 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
     pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
     const bool first = pc == 0;
     const bool load_c = !first || plan.load_c;
-    const int64_t next_kc = min64(plan.kc, p.K - pc - kc);
+    // What to prefetch while this block computes: B's next K block, or on the last block the
+    // first block of the task likely to run next (tasks are taken in order).
+    const float* next_b = b;
+    int64_t next_k0 = pc + kc, next_kc = min64(plan.kc, p.K - pc - kc), next_n0 = n0;
+    int64_t next_nc = nc;
+    if (next_kc <= 0) {
+      const int64_t t = plan.next_task.load(std::memory_order_relaxed);
+      next_kc = 0;
+      if (t < plan.tasks) {
+        next_b = p.b + t / per_batch * p.b_bs;
+        next_k0 = 0;
+        next_kc = min64(plan.kc, p.K);
+        next_n0 = t % plan.tasks_n * plan.task_cols;
+        next_nc = min64(plan.task_cols, p.N - next_n0);
+      }
+    }
+    // Spread over the micro-kernel calls of this block, a few columns each, so that the
+    // requests never pile up.
+    const int64_t calls = ceil_div(nc, NR) * ceil_div(mc, MR);
+    const int64_t share = ceil_div(next_nc, calls);
+    int64_t call = 0;
     for (int64_t jr = 0; jr < nc; jr += NR) {
       const float* bp = bpack + jr / NR * kc * NR;
       const float* bias = first && p.bias != nullptr ? p.bias + n0 + jr : nullptr;
       const int nr = static_cast<int>(min64(NR, nc - jr));
-      if (next_kc > 0) prefetch_b(b, p.b_rs, p.b_cs, pc + kc, next_kc, n0 + jr, nr);
-      for (int64_t ir = 0; ir < mc; ir += MR) {
+      for (int64_t ir = 0; ir < mc; ir += MR, ++call) {
+        const int64_t j = call * share;
+        if (next_kc > 0 && j < next_nc) {
+          prefetch_b(next_b, p.b_rs, p.b_cs, next_k0, next_kc, next_n0 + j,
+                     min64(share, next_nc - j));
+        }
         kern.ukernel(static_cast<int>(min64(MR, mc - ir)), nr, kc,
                      apanels + ir / MR * p.K * MR + pc * MR, bp, c + ir * p.c_rs + jr, p.c_rs,
                      p.alpha, load_c, bias);
@@ -273,7 +314,13 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t bpack_floats = round_up(kc * task_cols, 16);
   float* buffer = static_cast<float*>(ctx.allocate_scratch(
       static_cast<size_t>(apack_floats + workers * bpack_floats) * sizeof(float), 64));
-  if (buffer == nullptr) return false;
+  const int64_t row_blocks = p.batch * tasks_m;
+  void* state_memory =
+      ctx.allocate_scratch(static_cast<size_t>(row_blocks) * sizeof(std::atomic<int32_t>),
+                           alignof(std::atomic<int32_t>));
+  if (buffer == nullptr || state_memory == nullptr) return false;
+  auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
+  for (int64_t i = 0; i < row_blocks; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
 
   if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, p.beta, nullptr);
   GemmPlan plan;
@@ -290,7 +337,7 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   plan.apack = buffer;
   plan.bpack = buffer + apack_floats;
   plan.bpack_floats = bpack_floats;
-  parallel_for(pool, &pack_a_panel, &plan, static_cast<size_t>(p.batch * panels_m));
+  plan.a_state = a_state;
   parallel_for(pool, &gemm_worker, &plan, static_cast<size_t>(workers));
   return true;
 }

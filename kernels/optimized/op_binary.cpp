@@ -1,0 +1,145 @@
+// Optimized add / sub / mul / div for float32, Tensor and Scalar forms, with broadcasting:
+//   aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
+//   aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out)
+//   aten::sub.out / sub.Scalar_out (same arguments), aten::mul.out(self, other, *, out),
+//   aten::mul.Scalar_out, aten::div.out, aten::div.Scalar_out.
+// Inputs may have any strides (broadcast dims have stride 0); the output must have the default
+// dim order. Other dtypes and layouts go to the portable kernels.
+#include "kernels/optimized/simd/isa_kernels.h"
+#include "kernels/optimized/util/portable_fallback.h"
+#include "kernels/optimized/util/parallel.h"
+#include "kernels/portable/util/broadcast.h"
+#include "kernels/portable/util/layout.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron::opt {
+namespace {
+
+struct Operand {
+  const float* data;
+  int64_t strides[kMaxTensorDim];
+};
+
+// out[i] = a[i] op b[i] over `sizes` (row-major out), after merging dims that are contiguous
+// for all three so the inner rows are as long as possible.
+void run_strided(BinaryOp op, float alpha, const int32_t* out_sizes, int32_t dim, Operand a,
+                 Operand b, float* out) {
+  int64_t sizes[kMaxTensorDim], as[kMaxTensorDim], bs[kMaxTensorDim], os[kMaxTensorDim];
+  int32_t n = 0;
+  int64_t o_stride = 1;
+  for (int32_t d = dim - 1; d >= 0; --d) {  // innermost first
+    if (out_sizes[d] == 1) continue;
+    if (n > 0 && as[n - 1] * sizes[n - 1] == a.strides[d] &&
+        bs[n - 1] * sizes[n - 1] == b.strides[d]) {
+      sizes[n - 1] *= out_sizes[d];
+    } else {
+      sizes[n] = out_sizes[d];
+      as[n] = a.strides[d];
+      bs[n] = b.strides[d];
+      os[n] = o_stride;
+      ++n;
+    }
+    o_stride *= out_sizes[d];
+  }
+  const int64_t numel = o_stride;
+  if (numel == 0) return;
+  const BinaryOp kop = op;
+  const IsaKernels& k = isa_kernels();
+  if (n == 0) {
+    k.binary(kop, a.data, 0, b.data, 0, alpha, out, 1);
+    return;
+  }
+  const int64_t inner = sizes[0];
+  const int64_t rows = numel / inner;
+  parallel_for(rows, inner, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t rest = r, ao = 0, bo = 0, oo = 0;
+      for (int32_t d = 1; d < n; ++d) {
+        const int64_t i = rest % sizes[d];
+        rest /= sizes[d];
+        ao += i * as[d];
+        bo += i * bs[d];
+        oo += i * os[d];
+      }
+      k.binary(kop, a.data + ao, as[0], b.data + bo, bs[0], alpha, out + oo, inner);
+    }
+  });
+}
+
+bool fast_path_ok(const Tensor& a, const Tensor* b, const Tensor& out) {
+  return a.dtype() == ScalarType::Float && (b == nullptr || b->dtype() == ScalarType::Float) &&
+         out.dtype() == ScalarType::Float && is_row_major(out);
+}
+
+Error tensor_op(const char* name, BinaryOp op, bool has_alpha, bool negate_alpha,
+                KernelContext& ctx, Span<EValue*> args) {
+  PTERON_TRY(check_args(name, args, has_alpha ? "TTST" : "TTT"));
+  const Tensor& a = *args[0]->tensor;
+  const Tensor& b = *args[1]->tensor;
+  Tensor& out = *args[has_alpha ? 3 : 2]->tensor;
+  if (!fast_path_ok(a, &b, out)) return optimized::call_portable(name, ctx, args);
+  int32_t sizes[kMaxTensorDim], dim = 0;
+  PTERON_TRY(broadcast_shape(name, a, b, sizes, &dim));
+  PTERON_TRY(expect_out_shape(name, out, sizes, dim));
+  float alpha = has_alpha ? static_cast<float>(args[2]->scalar_as_double()) : 1.0f;
+  if (negate_alpha) alpha = -alpha;
+  Operand oa{a.data<const float>(), {}}, ob{b.data<const float>(), {}};
+  broadcast_strides(a, sizes, dim, oa.strides);
+  broadcast_strides(b, sizes, dim, ob.strides);
+  run_strided(op, alpha, sizes, dim, oa, ob, out.data<float>());
+  return Error::Ok;
+}
+
+Error scalar_op(const char* name, BinaryOp op, bool has_alpha, bool negate_alpha,
+                KernelContext& ctx, Span<EValue*> args) {
+  PTERON_TRY(check_args(name, args, has_alpha ? "TSST" : "TST"));
+  const Tensor& a = *args[0]->tensor;
+  Tensor& out = *args[has_alpha ? 3 : 2]->tensor;
+  if (!fast_path_ok(a, nullptr, out)) return optimized::call_portable(name, ctx, args);
+  PTERON_TRY(expect_out_shape(name, out, a.sizes().data(), a.dim()));
+  float alpha = has_alpha ? static_cast<float>(args[2]->scalar_as_double()) : 1.0f;
+  if (negate_alpha) alpha = -alpha;
+  const float other = static_cast<float>(args[1]->scalar_as_double());
+  Operand oa{a.data<const float>(), {}}, ob{&other, {}};
+  for (int32_t d = 0; d < a.dim(); ++d) oa.strides[d] = a.size(d) == 1 ? 0 : a.stride(d);
+  run_strided(op, alpha, a.sizes().data(), a.dim(), oa, ob, out.data<float>());
+  return Error::Ok;
+}
+
+Error add_out(KernelContext& c, Span<EValue*> a) {
+  return tensor_op("aten::add.out", BinaryOp::kAdd, true, false, c, a);
+}
+Error sub_out(KernelContext& c, Span<EValue*> a) {
+  return tensor_op("aten::sub.out", BinaryOp::kAdd, true, true, c, a);
+}
+Error mul_out(KernelContext& c, Span<EValue*> a) {
+  return tensor_op("aten::mul.out", BinaryOp::kMul, false, false, c, a);
+}
+Error div_out(KernelContext& c, Span<EValue*> a) {
+  return tensor_op("aten::div.out", BinaryOp::kDiv, false, false, c, a);
+}
+Error add_scalar_out(KernelContext& c, Span<EValue*> a) {
+  return scalar_op("aten::add.Scalar_out", BinaryOp::kAdd, true, false, c, a);
+}
+Error sub_scalar_out(KernelContext& c, Span<EValue*> a) {
+  return scalar_op("aten::sub.Scalar_out", BinaryOp::kAdd, true, true, c, a);
+}
+Error mul_scalar_out(KernelContext& c, Span<EValue*> a) {
+  return scalar_op("aten::mul.Scalar_out", BinaryOp::kMul, false, false, c, a);
+}
+Error div_scalar_out(KernelContext& c, Span<EValue*> a) {
+  return scalar_op("aten::div.Scalar_out", BinaryOp::kDiv, false, false, c, a);
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::add.out", add_out);
+PTERON_KERNEL("aten::sub.out", sub_out);
+PTERON_KERNEL("aten::mul.out", mul_out);
+PTERON_KERNEL("aten::div.out", div_out);
+PTERON_KERNEL("aten::add.Scalar_out", add_scalar_out);
+PTERON_KERNEL("aten::sub.Scalar_out", sub_scalar_out);
+PTERON_KERNEL("aten::mul.Scalar_out", mul_scalar_out);
+PTERON_KERNEL("aten::div.Scalar_out", div_scalar_out);
+
+}  // namespace pteron::opt

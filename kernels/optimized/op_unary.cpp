@@ -1,0 +1,68 @@
+// Optimized float32 activations on contiguous tensors, split over threads:
+//   aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out)  (erf or tanh form)
+//   aten::relu.out(Tensor self, *, Tensor(a!) out)
+// Other dtypes, layouts and bad arguments go through the portable kernels.
+#include "kernels/optimized/simd/isa_kernels.h"
+#include "kernels/optimized/util/portable_fallback.h"
+#include "kernels/optimized/util/parallel.h"
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/broadcast.h"
+#include "kernels/portable/util/layout.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron::opt {
+namespace {
+
+// Elements per parallel chunk: big enough that a chunk outweighs handing it to a thread.
+constexpr int64_t kChunk = 4096;
+
+bool plain_float(const Tensor& in, const Tensor& out) {
+  return in.dtype() == ScalarType::Float && out.dtype() == ScalarType::Float &&
+         is_row_major(in) && is_row_major(out);
+}
+
+template <typename Fn>
+void chunked(int64_t n, int64_t cost, Fn&& fn) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  parallel_for(chunks, kChunk * cost, [&](int64_t begin, int64_t end) {
+    const int64_t lo = begin * kChunk, hi = end * kChunk < n ? end * kChunk : n;
+    fn(lo, hi - lo);
+  });
+}
+
+Error gelu_out(KernelContext& ctx, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::gelu.out";
+  PTERON_TRY(check_args(kOp, args, "T*T"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[2]->tensor;
+  if (!plain_float(in, out) || args[1]->tag != Tag::String) return optimized::call_portable(kOp, ctx, args);
+  const bool tanh_form = string_equals(*args[1], "tanh");
+  if (!tanh_form && !string_equals(*args[1], "none")) return optimized::call_portable(kOp, ctx, args);
+  PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
+  const float* x = in.data<const float>();
+  float* y = out.data<float>();
+  const IsaKernels& isa = isa_kernels();
+  chunked(in.numel(), 16, [&](int64_t at, int64_t n) { isa.gelu(x + at, y + at, n, tanh_form); });
+  return Error::Ok;
+}
+
+Error relu_out(KernelContext& ctx, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::relu.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
+  if (!plain_float(in, out)) return optimized::call_portable(kOp, ctx, args);
+  PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
+  const float* x = in.data<const float>();
+  float* y = out.data<float>();
+  const IsaKernels& isa = isa_kernels();
+  chunked(in.numel(), 1, [&](int64_t at, int64_t n) { isa.relu(x + at, y + at, n); });
+  return Error::Ok;
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::gelu.out", gelu_out);
+PTERON_KERNEL("aten::relu.out", relu_out);
+
+}  // namespace pteron::opt

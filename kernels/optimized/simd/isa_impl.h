@@ -1,0 +1,308 @@
+// The bodies of IsaKernels (isa_kernels.h), written once over Vec (vec.h) and compiled by each
+// isa_*.cpp with its own flags and namespace. Include after defining PTERON_ISA and
+// PTERON_ISA_NAME; defines PTERON_ISA::kTable.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/optimized/simd/isa_kernels.h"
+#include "kernels/optimized/simd/vec.h"
+
+namespace pteron::opt::PTERON_ISA {
+namespace {
+
+inline float fmax1(float a, float b) { return a > b ? a : b; }
+
+float row_sum(const float* x, int64_t n) {
+  Vec a0 = set1(0), a1 = set1(0);
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    a0 = a0 + load(x + i);
+    a1 = a1 + load(x + i + kLanes);
+  }
+  for (; i + kLanes <= n; i += kLanes) a0 = a0 + load(x + i);
+  float s = reduce_add(a0 + a1);
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+float row_max(const float* x, int64_t n) {
+  const float ninf = -__builtin_inff();
+  Vec m = set1(ninf);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) m = vmax(m, load(x + i));
+  float r = reduce_max(m);
+  for (; i < n; ++i) r = fmax1(r, x[i]);
+  return r;
+}
+
+void layer_norm(const float* x, const float* w, const float* b, float eps, int64_t rows,
+                int64_t D, float* y, float* mean_out, float* rstd_out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * D;
+    float* yr = y + r * D;
+    const float mean = D > 0 ? row_sum(xr, D) / static_cast<float>(D) : 0.0f;
+    // Two passes: the variance of (x - mean) keeps its precision for rows far from zero.
+    const Vec vm = set1(mean);
+    Vec s0 = set1(0), s1 = set1(0);
+    int64_t i = 0;
+    for (; i + 2 * kLanes <= D; i += 2 * kLanes) {
+      const Vec d0 = load(xr + i) - vm, d1 = load(xr + i + kLanes) - vm;
+      s0 = fma(d0, d0, s0);
+      s1 = fma(d1, d1, s1);
+    }
+    for (; i + kLanes <= D; i += kLanes) {
+      const Vec d0 = load(xr + i) - vm;
+      s0 = fma(d0, d0, s0);
+    }
+    float ss = reduce_add(s0 + s1);
+    for (; i < D; ++i) ss += (xr[i] - mean) * (xr[i] - mean);
+    const float var = D > 0 ? ss / static_cast<float>(D) : 0.0f;
+    const float rstd = 1.0f / std::sqrt(var + eps);
+    mean_out[r] = D > 0 ? mean : __builtin_nanf("");
+    rstd_out[r] = D > 0 ? rstd : __builtin_nanf("");
+    const Vec vs = set1(rstd);
+    i = 0;
+    for (; i + kLanes <= D; i += kLanes) {
+      Vec t = (load(xr + i) - vm) * vs;  // x * rstd - mean * rstd would cancel
+      if (w) t = t * load(w + i);
+      if (b) t = t + load(b + i);
+      store(yr + i, t);
+    }
+    for (; i < D; ++i) {
+      float t = (xr[i] - mean) * rstd;
+      if (w) t *= w[i];
+      if (b) t += b[i];
+      yr[i] = t;
+    }
+  }
+}
+
+template <bool kTanh>
+inline Vec gelu_vec(Vec x) {
+  if (kTanh) {
+    const Vec inner = set1(0.79788456080286535588f) * fma(set1(0.044715f) * x * x, x, x);
+    return set1(0.5f) * x * (set1(1.0f) + vtanh(inner));
+  }
+  return set1(0.5f) * x * (set1(1.0f) + verf(x * set1(0.70710678118654752440f)));
+}
+
+template <bool kTanh>
+void gelu_impl(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, gelu_vec<kTanh>(load(x + i)));
+  if (i < n) {  // tail through a padded vector so it rounds exactly like the body
+    float in[kLanes] = {}, out[kLanes];
+    for (int64_t j = i; j < n; ++j) in[j - i] = x[j];
+    store(out, gelu_vec<kTanh>(load(in)));
+    for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
+  }
+}
+
+void gelu(const float* x, float* y, int64_t n, bool tanh_approx) {
+  if (tanh_approx) {
+    gelu_impl<true>(x, y, n);
+  } else {
+    gelu_impl<false>(x, y, n);
+  }
+}
+
+void relu(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  const Vec z = set1(0.0f);
+  for (; i + kLanes <= n; i += kLanes) store(y + i, vmax(load(x + i), z));
+  // x > 0 ? x : 0 keeps NaN as torch does (max would drop it on some ISAs).
+  for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : (x[i] != x[i] ? x[i] : 0.0f);
+}
+
+// e^(x - shift) over a row into y; returns the sum.
+float exp_shifted(const float* x, float shift, float* y, int64_t n) {
+  const Vec vs = set1(shift);
+  Vec acc = set1(0);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vec e = vexp(load(x + i) - vs);
+    store(y + i, e);
+    acc = acc + e;
+  }
+  float sum = reduce_add(acc);
+  if (i < n) {
+    float in[kLanes], out[kLanes];
+    for (int j = 0; j < kLanes; ++j) in[j] = -__builtin_inff();
+    for (int64_t j = i; j < n; ++j) in[j - i] = x[j] - shift;
+    store(out, vexp(load(in)));
+    for (int64_t j = i; j < n; ++j) {
+      y[j] = out[j - i];
+      sum += out[j - i];
+    }
+  }
+  return sum;
+}
+
+void scale_row(float* y, float s, int64_t n) {
+  const Vec vs = set1(s);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, load(y + i) * vs);
+  for (; i < n; ++i) y[i] *= s;
+}
+
+void softmax(const float* x, float* y, int64_t rows, int64_t n, bool log) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    const float m = row_max(xr, n);
+    // An all -inf row has no finite maximum; subtracting 0 instead gives NaN like torch.
+    const float shift = m == -__builtin_inff() ? 0.0f : m;
+    const float sum = exp_shifted(xr, shift, yr, n);
+    if (!log) {
+      scale_row(yr, 1.0f / sum, n);
+      continue;
+    }
+    // (x - max) - log(sum): adding log(sum) to a large max first would round it away.
+    const float log_sum = std::log(sum);
+    const Vec vs = set1(shift), vl = set1(log_sum);
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) store(yr + i, (load(xr + i) - vs) - vl);
+    for (; i < n; ++i) yr[i] = (xr[i] - shift) - log_sum;
+  }
+}
+
+template <BinaryOp kOp>
+inline Vec apply(Vec a, Vec b, Vec alpha) {
+  if (kOp == BinaryOp::kAdd) return fma(b, alpha, a);
+  if (kOp == BinaryOp::kMul) return a * b;
+  return a / b;
+}
+
+template <BinaryOp kOp>
+void binary_impl(const float* a, int64_t as, const float* b, int64_t bs, float alpha, float* y,
+                 int64_t n) {
+  const Vec va = set1(alpha);
+  int64_t i = 0;
+  if (as == 1 && bs == 1) {
+    for (; i + kLanes <= n; i += kLanes) store(y + i, apply<kOp>(load(a + i), load(b + i), va));
+  } else if (as == 1 && bs == 0) {
+    const Vec vb = set1(*b);
+    for (; i + kLanes <= n; i += kLanes) store(y + i, apply<kOp>(load(a + i), vb, va));
+  } else if (as == 0 && bs == 1) {
+    const Vec vaa = set1(*a);
+    for (; i + kLanes <= n; i += kLanes) store(y + i, apply<kOp>(vaa, load(b + i), va));
+  }
+  for (; i < n; ++i) {  // other steps (strided inputs) and the tail
+    const float x = a[i * as], z = b[i * bs];
+    y[i] = kOp == BinaryOp::kAdd ? x + alpha * z : kOp == BinaryOp::kMul ? x * z : x / z;
+  }
+}
+
+void binary(BinaryOp op, const float* a, int64_t as, const float* b, int64_t bs, float alpha,
+            float* y, int64_t n) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return binary_impl<BinaryOp::kAdd>(a, as, b, bs, alpha, y, n);
+    case BinaryOp::kMul:
+      return binary_impl<BinaryOp::kMul>(a, as, b, bs, alpha, y, n);
+    case BinaryOp::kDiv:
+      return binary_impl<BinaryOp::kDiv>(a, as, b, bs, alpha, y, n);
+  }
+}
+
+constexpr int kKeyVecs = 8;                       // score registers per key block
+constexpr int64_t kKeyBlock = kKeyVecs * kLanes;  // keys per online-softmax step
+constexpr int64_t kMaxDv = 512;                   // accumulator row on the stack
+
+// scores[j] = q . k_t[:, j0 + j] for j < nb, vectorised over keys (k_t rows are contiguous).
+void block_scores(const AttentionSlice& s, const float* q, int64_t j0, int64_t nb, float* out) {
+  const float* kt = s.k_t + j0;
+  if (nb == kKeyBlock) {
+    Vec acc[kKeyVecs];
+    for (int r = 0; r < kKeyVecs; ++r) acc[r] = set1(0);
+    for (int64_t d = 0; d < s.D; ++d) {
+      const Vec qd = set1(q[d]);
+      const float* row = kt + d * s.kt_row;
+      for (int r = 0; r < kKeyVecs; ++r) acc[r] = fma(qd, load(row + r * kLanes), acc[r]);
+    }
+    for (int r = 0; r < kKeyVecs; ++r) store(out + r * kLanes, acc[r]);
+    return;
+  }
+  for (int64_t j = 0; j < nb; ++j) out[j] = 0;
+  for (int64_t d = 0; d < s.D; ++d) {
+    const float qd = q[d];
+    const float* row = kt + d * s.kt_row;
+    int64_t j = 0;
+    const Vec vq = set1(qd);
+    for (; j + kLanes <= nb; j += kLanes) store(out + j, fma(vq, load(row + j), load(out + j)));
+    for (; j < nb; ++j) out[j] += qd * row[j];
+  }
+}
+
+void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
+  const float ninf = -__builtin_inff();
+  float scores[kKeyBlock];
+  float acc[kMaxDv];
+  for (int64_t i = q_begin; i < q_end; ++i) {
+    const float* q = s.q + i * s.q_row;
+    float m = ninf, l = 0;
+    for (int64_t c = 0; c < s.Dv; ++c) acc[c] = 0;
+    for (int64_t j0 = 0; j0 < s.Lk; j0 += kKeyBlock) {
+      const int64_t nb = s.Lk - j0 < kKeyBlock ? s.Lk - j0 : kKeyBlock;
+      block_scores(s, q, j0, nb, scores);
+      if (s.mask == nullptr) {
+        scale_row(scores, s.scale, nb);
+      } else if (s.mask_is_bool) {
+        const bool* mk = static_cast<const bool*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
+        for (int64_t j = 0; j < nb; ++j) {
+          scores[j] = mk[j * s.mask_col] ? ninf : scores[j] * s.scale;
+        }
+      } else {
+        const float* mk = static_cast<const float*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
+        if (s.mask_col == 1) {
+          const Vec vs = set1(s.scale);
+          int64_t j = 0;
+          for (; j + kLanes <= nb; j += kLanes) {
+            store(scores + j, fma(load(scores + j), vs, load(mk + j)));
+          }
+          for (; j < nb; ++j) scores[j] = scores[j] * s.scale + mk[j];
+        } else {
+          for (int64_t j = 0; j < nb; ++j) scores[j] = scores[j] * s.scale + mk[j * s.mask_col];
+        }
+      }
+      const float bm = row_max(scores, nb);
+      if (bm == ninf) continue;  // every key in the block is masked out
+      const float m_new = fmax1(m, bm);
+      const float correction = m == ninf ? 0.0f : std::exp(m - m_new);
+      if (correction != 1.0f) {
+        scale_row(acc, correction, s.Dv);
+        l *= correction;
+      }
+      l += exp_shifted(scores, m_new, scores, nb);
+      m = m_new;
+      for (int64_t j = 0; j < nb; ++j) {
+        const float p = scores[j];
+        if (p == 0.0f) continue;
+        const float* vr = s.v + (j0 + j) * s.v_row;
+        const Vec vp = set1(p);
+        int64_t c = 0;
+        for (; c + kLanes <= s.Dv; c += kLanes) store(acc + c, fma(vp, load(vr + c), load(acc + c)));
+        for (; c < s.Dv; ++c) acc[c] += p * vr[c];
+      }
+    }
+    // l == 0 (every key masked) gives 0 / 0 = NaN, as PyTorch's softmax does.
+    const float inv = 1.0f / l;
+    float* o = s.out + i * s.out_row;
+    if (l == 0.0f) {
+      for (int64_t c = 0; c < s.Dv; ++c) o[c] = __builtin_nanf("");
+      continue;
+    }
+    const Vec vi = set1(inv);
+    int64_t c = 0;
+    for (; c + kLanes <= s.Dv; c += kLanes) store(o + c, load(acc + c) * vi);
+    for (; c < s.Dv; ++c) o[c] = acc[c] * inv;
+  }
+}
+
+}  // namespace
+
+extern const IsaKernels kTable;
+const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu, relu, softmax, binary, attention};
+
+}  // namespace pteron::opt::PTERON_ISA

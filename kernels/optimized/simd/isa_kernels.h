@@ -1,0 +1,53 @@
+// The optimized kernels' inner loops over raw float arrays, compiled once per instruction set
+// (isa_avx512.cpp, isa_avx2.cpp, isa_base.cpp: NEON on aarch64, scalar elsewhere) and chosen
+// once at run time by what the CPU supports. The operator files validate arguments, split the
+// work over threads and call these on contiguous rows.
+#pragma once
+
+#include <cstdint>
+
+namespace pteron::opt {
+
+enum class BinaryOp : int { kAdd, kMul, kDiv };  // kAdd computes a + alpha * b (sub: -alpha)
+
+// Scaled dot-product attention over one (batch*head) slice: rows [q_begin, q_end) of
+//   out = softmax(scale * q k^T + mask) v
+// q [Lq, D] row stride q_row; k_t [D, Lk] (k transposed) row stride kt_row; v [Lk, Dv] row
+// stride v_row; out [Lq, Dv] row stride out_row. mask: nullptr, or element (i, j) at
+// mask[i * mask_row + j * mask_col] (strides 0 where broadcast), float (added) or bool (true
+// means masked out, as in masked_fill(mask, -inf)). A row whose keys are all masked gets NaN,
+// as in PyTorch.
+struct AttentionSlice {
+  const float* q;
+  const float* k_t;
+  const float* v;
+  float* out;
+  const void* mask;
+  bool mask_is_bool;
+  int64_t q_row, kt_row, v_row, out_row, mask_row, mask_col;
+  int64_t D, Dv, Lk;
+  float scale;
+};
+
+struct IsaKernels {
+  const char* name;  // "avx512", "avx2", "neon", "scalar"
+  // y = (x - mean) * rstd * w + b over rows of D (w, b may be nullptr); mean/rstd per row.
+  void (*layer_norm)(const float* x, const float* w, const float* b, float eps, int64_t rows,
+                     int64_t D, float* y, float* mean, float* rstd);
+  void (*gelu)(const float* x, float* y, int64_t n, bool tanh_approx);
+  void (*relu)(const float* x, float* y, int64_t n);
+  // Softmax (or log-softmax) over each contiguous row of n.
+  void (*softmax)(const float* x, float* y, int64_t rows, int64_t n, bool log);
+  // y[i] = a[i * a_step] op b[i * b_step]: steps of 1 (contiguous) and 0 (broadcast) are
+  // vectorised, any other step runs element by element.
+  void (*binary)(BinaryOp op, const float* a, int64_t a_step, const float* b, int64_t b_step,
+                 float alpha, float* y, int64_t n);
+  void (*attention)(const AttentionSlice& s, int64_t q_begin, int64_t q_end);
+};
+
+// The best table for this CPU (decided once).
+const IsaKernels& isa_kernels();
+// Every table this CPU can run, best first (tests compare them against each other).
+int supported_isa_kernels(const IsaKernels** out, int capacity);
+
+}  // namespace pteron::opt

@@ -1,0 +1,233 @@
+// One SIMD vector of floats for the instruction set this translation unit is compiled for:
+// AVX-512F (16 lanes), AVX2+FMA (8), NEON (4) or plain scalar (1). Included only by the
+// isa_*.cpp files, each inside its own namespace (PTERON_ISA), so the differently compiled
+// inline functions never meet at link time. No standard-library templates here for the same
+// reason: an inline std:: function compiled with -mavx2 could be picked for a plain caller.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define PTERON_VEC_AVX512 1
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define PTERON_VEC_AVX2 1
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+#define PTERON_VEC_NEON 1
+#else
+#define PTERON_VEC_SCALAR 1
+#endif
+
+#ifndef PTERON_ISA
+#error "define PTERON_ISA (the namespace of this instruction set) before including vec.h"
+#endif
+
+namespace pteron::opt::PTERON_ISA {
+
+#define PTERON_VI inline __attribute__((always_inline))
+
+#if PTERON_VEC_AVX512
+struct Vec {
+  __m512 v;
+  static constexpr int kLanes = 16;
+};
+PTERON_VI Vec load(const float* p) { return {_mm512_loadu_ps(p)}; }
+PTERON_VI void store(float* p, Vec a) { _mm512_storeu_ps(p, a.v); }
+PTERON_VI Vec set1(float x) { return {_mm512_set1_ps(x)}; }
+PTERON_VI Vec operator+(Vec a, Vec b) { return {_mm512_add_ps(a.v, b.v)}; }
+PTERON_VI Vec operator-(Vec a, Vec b) { return {_mm512_sub_ps(a.v, b.v)}; }
+PTERON_VI Vec operator*(Vec a, Vec b) { return {_mm512_mul_ps(a.v, b.v)}; }
+PTERON_VI Vec operator/(Vec a, Vec b) { return {_mm512_div_ps(a.v, b.v)}; }
+PTERON_VI Vec fma(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+PTERON_VI Vec vmax(Vec a, Vec b) { return {_mm512_max_ps(a.v, b.v)}; }
+PTERON_VI Vec vmin(Vec a, Vec b) { return {_mm512_min_ps(a.v, b.v)}; }
+PTERON_VI Vec vabs(Vec a) { return {_mm512_abs_ps(a.v)}; }
+PTERON_VI Vec copysign(Vec mag, Vec sign) {
+  const __m512i s = _mm512_set1_epi32(INT32_MIN);
+  return {_mm512_castsi512_ps(_mm512_ternarylogic_epi32(s, _mm512_castps_si512(sign.v),
+                                                        _mm512_castps_si512(mag.v), 0xCA))};  // s ? sign : mag
+}
+PTERON_VI float reduce_add(Vec a) { return _mm512_reduce_add_ps(a.v); }
+PTERON_VI float reduce_max(Vec a) { return _mm512_reduce_max_ps(a.v); }
+// 2^n for integer-valued n in [-126, 127].
+PTERON_VI Vec pow2(Vec n) {
+  const __m512i i = _mm512_add_epi32(_mm512_cvtps_epi32(n.v), _mm512_set1_epi32(127));
+  return {_mm512_castsi512_ps(_mm512_slli_epi32(i, 23))};
+}
+PTERON_VI Vec round_nearest(Vec a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT)}; }
+PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {  // a > b ? if_gt : otherwise
+  return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ), otherwise.v, if_gt.v)};
+}
+PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
+  return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ), otherwise.v, if_lt.v)};
+}
+PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
+  return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, a.v, _CMP_UNORD_Q), otherwise.v, if_nan.v)};
+}
+
+#elif PTERON_VEC_AVX2
+struct Vec {
+  __m256 v;
+  static constexpr int kLanes = 8;
+};
+PTERON_VI Vec load(const float* p) { return {_mm256_loadu_ps(p)}; }
+PTERON_VI void store(float* p, Vec a) { _mm256_storeu_ps(p, a.v); }
+PTERON_VI Vec set1(float x) { return {_mm256_set1_ps(x)}; }
+PTERON_VI Vec operator+(Vec a, Vec b) { return {_mm256_add_ps(a.v, b.v)}; }
+PTERON_VI Vec operator-(Vec a, Vec b) { return {_mm256_sub_ps(a.v, b.v)}; }
+PTERON_VI Vec operator*(Vec a, Vec b) { return {_mm256_mul_ps(a.v, b.v)}; }
+PTERON_VI Vec operator/(Vec a, Vec b) { return {_mm256_div_ps(a.v, b.v)}; }
+PTERON_VI Vec fma(Vec a, Vec b, Vec c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
+PTERON_VI Vec vmax(Vec a, Vec b) { return {_mm256_max_ps(a.v, b.v)}; }
+PTERON_VI Vec vmin(Vec a, Vec b) { return {_mm256_min_ps(a.v, b.v)}; }
+PTERON_VI Vec vabs(Vec a) { return {_mm256_andnot_ps(_mm256_set1_ps(-0.0f), a.v)}; }
+PTERON_VI Vec copysign(Vec mag, Vec sign) {
+  const __m256 s = _mm256_set1_ps(-0.0f);
+  return {_mm256_or_ps(_mm256_andnot_ps(s, mag.v), _mm256_and_ps(s, sign.v))};
+}
+PTERON_VI float reduce_add(Vec a) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+PTERON_VI float reduce_max(Vec a) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+PTERON_VI Vec pow2(Vec n) {
+  const __m256i i = _mm256_add_epi32(_mm256_cvtps_epi32(n.v), _mm256_set1_epi32(127));
+  return {_mm256_castsi256_ps(_mm256_slli_epi32(i, 23))};
+}
+PTERON_VI Vec round_nearest(Vec a) {
+  return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
+}
+PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {
+  return {_mm256_blendv_ps(otherwise.v, if_gt.v, _mm256_cmp_ps(a.v, b.v, _CMP_GT_OQ))};
+}
+PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
+  return {_mm256_blendv_ps(otherwise.v, if_lt.v, _mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ))};
+}
+PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
+  return {_mm256_blendv_ps(otherwise.v, if_nan.v, _mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q))};
+}
+
+#elif PTERON_VEC_NEON
+struct Vec {
+  float32x4_t v;
+  static constexpr int kLanes = 4;
+};
+PTERON_VI Vec load(const float* p) { return {vld1q_f32(p)}; }
+PTERON_VI void store(float* p, Vec a) { vst1q_f32(p, a.v); }
+PTERON_VI Vec set1(float x) { return {vdupq_n_f32(x)}; }
+PTERON_VI Vec operator+(Vec a, Vec b) { return {vaddq_f32(a.v, b.v)}; }
+PTERON_VI Vec operator-(Vec a, Vec b) { return {vsubq_f32(a.v, b.v)}; }
+PTERON_VI Vec operator*(Vec a, Vec b) { return {vmulq_f32(a.v, b.v)}; }
+PTERON_VI Vec operator/(Vec a, Vec b) { return {vdivq_f32(a.v, b.v)}; }
+PTERON_VI Vec fma(Vec a, Vec b, Vec c) { return {vfmaq_f32(c.v, a.v, b.v)}; }
+PTERON_VI Vec vmax(Vec a, Vec b) { return {vmaxq_f32(a.v, b.v)}; }
+PTERON_VI Vec vmin(Vec a, Vec b) { return {vminq_f32(a.v, b.v)}; }
+PTERON_VI Vec vabs(Vec a) { return {vabsq_f32(a.v)}; }
+PTERON_VI Vec copysign(Vec mag, Vec sign) {
+  return {vbslq_f32(vdupq_n_u32(0x80000000u), sign.v, mag.v)};
+}
+PTERON_VI float reduce_add(Vec a) { return vaddvq_f32(a.v); }
+PTERON_VI float reduce_max(Vec a) { return vmaxvq_f32(a.v); }
+PTERON_VI Vec pow2(Vec n) {
+  const int32x4_t i = vaddq_s32(vcvtnq_s32_f32(n.v), vdupq_n_s32(127));
+  return {vreinterpretq_f32_s32(vshlq_n_s32(i, 23))};
+}
+PTERON_VI Vec round_nearest(Vec a) { return {vrndnq_f32(a.v)}; }
+PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {
+  return {vbslq_f32(vcgtq_f32(a.v, b.v), if_gt.v, otherwise.v)};
+}
+PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
+  return {vbslq_f32(vcltq_f32(a.v, b.v), if_lt.v, otherwise.v)};
+}
+PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
+  return {vbslq_f32(vceqq_f32(a.v, a.v), otherwise.v, if_nan.v)};
+}
+
+#else  // scalar: one lane, same code paths
+struct Vec {
+  float v;
+  static constexpr int kLanes = 1;
+};
+PTERON_VI Vec load(const float* p) { return {*p}; }
+PTERON_VI void store(float* p, Vec a) { *p = a.v; }
+PTERON_VI Vec set1(float x) { return {x}; }
+PTERON_VI Vec operator+(Vec a, Vec b) { return {a.v + b.v}; }
+PTERON_VI Vec operator-(Vec a, Vec b) { return {a.v - b.v}; }
+PTERON_VI Vec operator*(Vec a, Vec b) { return {a.v * b.v}; }
+PTERON_VI Vec operator/(Vec a, Vec b) { return {a.v / b.v}; }
+PTERON_VI Vec fma(Vec a, Vec b, Vec c) { return {a.v * b.v + c.v}; }
+PTERON_VI Vec vmax(Vec a, Vec b) { return {a.v > b.v ? a.v : b.v}; }
+PTERON_VI Vec vmin(Vec a, Vec b) { return {a.v < b.v ? a.v : b.v}; }
+PTERON_VI Vec vabs(Vec a) { return {__builtin_fabsf(a.v)}; }
+PTERON_VI Vec copysign(Vec mag, Vec sign) { return {__builtin_copysignf(mag.v, sign.v)}; }
+PTERON_VI float reduce_add(Vec a) { return a.v; }
+PTERON_VI float reduce_max(Vec a) { return a.v; }
+PTERON_VI Vec pow2(Vec n) {
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n.v) + 127) << 23;
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return {f};
+}
+PTERON_VI Vec round_nearest(Vec a) { return {__builtin_nearbyintf(a.v)}; }
+PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {
+  return a.v > b.v ? if_gt : otherwise;
+}
+PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
+  return a.v < b.v ? if_lt : otherwise;
+}
+PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) { return a.v != a.v ? if_nan : otherwise; }
+#endif
+
+constexpr int kLanes = Vec::kLanes;
+
+// e^x within a few ulp over [-87.3, 88.4]: 0 below (no denormals), +inf above. Cody-Waite
+// reduction x = n ln2 + r, Cephes degree-6 polynomial, 2^n built in the exponent bits.
+// NaN stays NaN (a softmax row holding one becomes all NaN, as in torch); -inf gives 0.
+PTERON_VI Vec vexp(Vec x) {
+  const Vec hi = set1(88.37f), lo = set1(-87.33f);
+  const Vec xc = vmax(vmin(x, hi), lo);
+  const Vec n = round_nearest(xc * set1(1.44269504088896341f));
+  const Vec r = (xc - n * set1(0.693359375f)) - n * set1(-2.12194440e-4f);
+  Vec p = set1(1.9875691500e-4f);
+  p = fma(p, r, set1(1.3981999507e-3f));
+  p = fma(p, r, set1(8.3334519073e-3f));
+  p = fma(p, r, set1(4.1665795894e-2f));
+  p = fma(p, r, set1(1.6666665459e-1f));
+  p = fma(p, r, set1(5.0000001201e-1f));
+  p = fma(p * r, r, r + set1(1.0f));
+  const Vec y = p * pow2(n);
+  return select_nan(x, x, select_lt(x, lo, set1(0.0f), select_gt(x, hi, set1(__builtin_inff()), y)));
+}
+
+// tanh(x) = sign(x) (1 - 2 / (e^{2|x|} + 1)); absolute error ~1e-7.
+PTERON_VI Vec vtanh(Vec x) {
+  const Vec e = vexp(vmin(vabs(x) * set1(2.0f), set1(80.0f)));
+  return copysign(set1(1.0f) - set1(2.0f) / (e + set1(1.0f)), x);
+}
+
+// erf(x), Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7.
+PTERON_VI Vec verf(Vec x) {
+  const Vec a = vabs(x);
+  const Vec t = set1(1.0f) / fma(set1(0.3275911f), a, set1(1.0f));
+  Vec p = set1(1.061405429f);
+  p = fma(p, t, set1(-1.453152027f));
+  p = fma(p, t, set1(1.421413741f));
+  p = fma(p, t, set1(-0.284496736f));
+  p = fma(p, t, set1(0.254829592f));
+  p = p * t;
+  const Vec y = set1(1.0f) - p * vexp(set1(0.0f) - a * a);
+  return copysign(y, x);
+}
+
+#undef PTERON_VI
+
+}  // namespace pteron::opt::PTERON_ISA

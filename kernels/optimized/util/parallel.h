@@ -1,0 +1,45 @@
+// Splits [0, n) into chunks run on the shared thread pool (runtime/threads), or inline when the
+// work is too small to pay for waking threads. `fn(begin, end)` must be safe to run
+// concurrently on disjoint ranges.
+#pragma once
+
+#include <pthreadpool.h>
+
+#include <cstdint>
+
+#include "runtime/threads/threadpool.h"
+
+namespace pteron::opt {
+
+// Below this many multiply-adds (or element operations) in total, work runs on the caller's
+// thread: waking the pool costs a few microseconds.
+constexpr int64_t kMinParallelWork = 1 << 17;
+
+template <typename Fn>
+void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
+  pthreadpool_t pool = n > 1 && n * work_per_item >= kMinParallelWork ? shared_threadpool() : nullptr;
+  if (pool == nullptr) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  // About four chunks per thread keeps threads busy when chunks take uneven time.
+  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
+  int64_t chunk = (n + threads * 4 - 1) / (threads * 4);
+  if (chunk < 1) chunk = 1;
+  struct Ctx {
+    Fn* fn;
+    int64_t n, chunk;
+  } ctx{&fn, n, chunk};
+  const size_t chunks = static_cast<size_t>((n + chunk - 1) / chunk);
+  pthreadpool_parallelize_1d(
+      pool,
+      [](void* p, size_t c) {
+        const Ctx& x = *static_cast<const Ctx*>(p);
+        const int64_t begin = static_cast<int64_t>(c) * x.chunk;
+        const int64_t end = begin + x.chunk < x.n ? begin + x.chunk : x.n;
+        (*x.fn)(begin, end);
+      },
+      &ctx, chunks, 0);
+}
+
+}  // namespace pteron::opt

@@ -1,0 +1,247 @@
+"""Optimized kernels (library "optimized") against torch, on the shapes their fast paths take
+and on inputs they hand to the portable kernels (other dtypes, dims, layouts).
+
+Tolerances (float32): add/sub/mul/relu/permute/embedding exact to 1e-6; div 1e-6 relative;
+layer_norm atol 1e-5 (single-precision sums in a different order); gelu "tanh" atol 1e-6, gelu
+"none" atol 3e-6 (erf within 1.5e-7, times x/2 for |x| up to ~20); softmax/log_softmax atol 1e-6 / 1e-5; sdpa atol 1e-5
+(blocked online softmax reorders the sums).
+"""
+
+import math
+
+import pteron_native
+import pytest
+import torch
+from kernel_harness import assert_close, run_kernel
+
+
+def opt(name, args):
+    run_kernel(name, args, library="optimized")
+
+
+def rand(*shape, seed=0):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize(
+    "name", ["aten::add.out", "aten::native_layer_norm.out", "aten::gelu.out", "pteron::sdpa.out",
+             "aten::_softmax.out", "aten::permute_copy.out", "aten::embedding.out"])
+def test_registered_in_both_libraries(name):
+    libs = pteron_native.kernel_libraries(name)
+    assert "optimized" in libs
+    if not name.startswith("pteron::"):
+        assert "portable" in libs
+
+
+BINARY_SHAPES = [
+    ((3, 4), (3, 4)),
+    ((2, 3, 37), (37,)),
+    ((5, 1, 7), (1, 6, 1)),
+    ((1,), (3, 2)),
+    ((), (2, 2)),
+    ((0, 3), (1, 3)),
+    ((2, 1, 4, 5), (3, 1, 1)),
+    ((1, 12, 128, 128), (1, 1, 128, 128)),
+    ((1000,), ()),
+]
+
+
+@pytest.mark.parametrize("sa,sb", BINARY_SHAPES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_binary_broadcast(op, sa, sb):
+    a, b = rand(*sa, seed=1), rand(*sb, seed=2)
+    if op == "div":
+        b = b.abs() + 0.5
+    kwargs = {"alpha": 0.75} if op in ("add", "sub") else {}
+    expected = getattr(torch, op)(a, b, **kwargs)
+    out = torch.empty(expected.shape)
+    args = [a, b, 0.75, out] if kwargs else [a, b, out]
+    opt(f"aten::{op}.out", args)
+    assert_close(out, expected, atol=1e-6, rtol=1e-6, what=f"{op} {sa} {sb}")
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("n", [1, 7, 16, 33, 5000])
+def test_binary_scalar(op, n):
+    a = rand(n, 3)
+    kwargs = {"alpha": 2.0} if op in ("add", "sub") else {}
+    expected = getattr(torch, op)(a, 1.5, **kwargs)
+    out = torch.empty_like(a)
+    opt(f"aten::{op}.Scalar_out", [a, 1.5, 2.0, out] if kwargs else [a, 1.5, out])
+    assert_close(out, expected, atol=1e-6, rtol=1e-6, what=f"{op} scalar")
+
+
+def test_binary_strided_inputs_and_other_dtypes():
+    a = rand(4, 6).t()  # transposed: strided fast path
+    b = rand(6, 4, seed=3)
+    out = torch.empty(6, 4)
+    opt("aten::mul.out", [a, b, out])
+    assert_close(out, a * b, atol=1e-6, rtol=1e-6, what="strided mul")
+    ia, ib = torch.arange(6).reshape(2, 3), torch.arange(3)
+    iout = torch.empty(2, 3, dtype=torch.int64)
+    opt("aten::add.out", [ia, ib, 1, iout])  # int64: portable kernel
+    assert torch.equal(iout, ia + ib)
+
+
+def test_binary_bad_shape_names_op():
+    with pytest.raises(RuntimeError, match="aten::add.out"):
+        opt("aten::add.out", [rand(2, 3), rand(4), 1, torch.empty(2, 3)])
+
+
+@pytest.mark.parametrize("shape,k", [((2, 5, 768), 1), ((3, 7), 1), ((4, 3, 5), 2), ((1, 1), 1),
+                                     ((300, 64), 1)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm(shape, k, affine):
+    x = rand(*shape) * 3 + 1
+    norm = list(shape[-k:])
+    w = rand(*norm, seed=4) if affine else None
+    b = rand(*norm, seed=5) if affine else None
+    y, mean, rstd = torch.ops.aten.native_layer_norm(x, norm, w, b, 1e-5)
+    outs = [torch.empty_like(y), torch.empty_like(mean), torch.empty_like(rstd)]
+    opt("aten::native_layer_norm.out", [x, norm, w, b, 1e-5, *outs])
+    assert_close(outs[0], y, atol=1e-5, rtol=1e-5, what="layer_norm y")
+    assert_close(outs[1], mean, atol=1e-5, rtol=1e-5, what="layer_norm mean")
+    assert_close(outs[2], rstd, atol=1e-5, rtol=1e-5, what="layer_norm rstd")
+
+
+def test_layer_norm_bad_shape_names_op():
+    x = rand(2, 8)
+    with pytest.raises(RuntimeError, match="native_layer_norm"):
+        opt("aten::native_layer_norm.out",
+            [x, [7], None, None, 1e-5, torch.empty(2, 8), torch.empty(2, 1), torch.empty(2, 1)])
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 100_003])
+def test_gelu(approximate, n):
+    x = rand(n) * 4
+    x[: min(n, 3)] = torch.tensor([0.0, -30.0, 30.0])[: min(n, 3)]
+    out = torch.empty_like(x)
+    opt("aten::gelu.out", [x, approximate, out])
+    expected = torch.nn.functional.gelu(x, approximate=approximate)
+    atol = 3e-6 if approximate == "none" else 1e-6
+    assert_close(out, expected, atol=atol, rtol=1e-5, what=f"gelu {approximate}")
+
+
+def test_gelu_bad_approximate_names_op():
+    with pytest.raises(RuntimeError, match="aten::gelu.out"):
+        opt("aten::gelu.out", [rand(4), "fast", torch.empty(4)])
+
+
+@pytest.mark.parametrize("n", [0, 1, 31, 70_000])
+def test_relu(n):
+    x = rand(n)
+    out = torch.empty_like(x)
+    opt("aten::relu.out", [x, out])
+    assert_close(out, torch.relu(x), atol=0, rtol=0, what="relu")
+
+
+@pytest.mark.parametrize("shape", [(1, 12, 128, 128), (3, 1), (2, 33), (5, 7, 300)])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_last_dim(shape, log):
+    x = rand(*shape) * 5
+    if shape[-1] > 1:
+        x[..., 0] = float("-inf")  # masked entries stay 0 (softmax) / -inf (log_softmax)
+    out = torch.empty_like(x)
+    name = "aten::_log_softmax.out" if log else "aten::_softmax.out"
+    opt(name, [x, -1, False, out])
+    expected = torch.log_softmax(x, -1) if log else torch.softmax(x, -1)
+    assert_close(out, expected, atol=1e-5 if log else 1e-6, rtol=1e-5, what=name)
+
+
+def test_softmax_other_dim_and_all_masked_row():
+    x = rand(4, 5, 6)
+    out = torch.empty_like(x)
+    opt("aten::_softmax.out", [x, 1, False, out])  # not the last dim: portable kernel
+    assert_close(out, torch.softmax(x, 1), atol=1e-6, rtol=1e-5, what="softmax dim 1")
+    x = torch.full((2, 8), float("-inf"))
+    out = torch.empty_like(x)
+    opt("aten::_softmax.out", [x, -1, False, out])
+    assert torch.isnan(out).all()  # as torch: 0/0
+
+
+@pytest.mark.parametrize("shape,dims", [
+    ((1, 128, 12, 64), [0, 2, 1, 3]),
+    ((1, 12, 128, 64), [0, 1, 3, 2]),
+    ((1, 16, 4, 16), [0, 2, 3, 1]),
+    ((37, 53), [1, 0]),
+    ((2, 3, 5, 7), [3, 2, 1, 0]),
+    ((2, 1, 5), [2, 1, 0]),
+    ((0, 4), [1, 0]),
+])
+def test_permute_copy(shape, dims):
+    x = rand(*shape)
+    expected = x.permute(dims).contiguous()
+    out = torch.empty(expected.shape)
+    opt("aten::permute_copy.out", [x, dims, out])
+    assert torch.equal(out, expected)
+
+
+def test_permute_copy_int32_and_bad_dims():
+    x = torch.arange(24, dtype=torch.int32).reshape(2, 3, 4)
+    out = torch.empty(4, 2, 3, dtype=torch.int32)
+    opt("aten::permute_copy.out", [x, [2, 0, 1], out])
+    assert torch.equal(out, x.permute(2, 0, 1))
+    with pytest.raises(RuntimeError, match="permute_copy"):
+        opt("aten::permute_copy.out", [x, [0, 0, 1], torch.empty(2, 2, 3, dtype=torch.int32)])
+
+
+@pytest.mark.parametrize("idx_shape", [(1, 128), (7,), (0,), (2, 3, 4)])
+def test_embedding(idx_shape):
+    w = rand(1000, 48)
+    idx = torch.randint(0, 1000, idx_shape, generator=torch.Generator().manual_seed(1))
+    out = torch.empty(*idx_shape, 48)
+    opt("aten::embedding.out", [w, idx, -1, False, False, out])
+    assert torch.equal(out, torch.nn.functional.embedding(idx, w))
+
+
+def test_embedding_out_of_range_names_op():
+    with pytest.raises(RuntimeError, match="embedding"):
+        opt("aten::embedding.out", [rand(10, 4), torch.tensor([3, 10]), -1, False, False,
+                                    torch.empty(2, 4)])
+
+
+def reference_attention(q, k_t, v, mask, scale, heads):
+    s = (q @ k_t) * scale
+    if mask is not None:
+        n, lq, lk = s.shape
+        s4 = s.view(n // heads, heads, lq, lk)
+        s4 = s4.masked_fill(mask, float("-inf")) if mask.dtype == torch.bool else s4 + mask
+        s = s4.reshape(n, lq, lk)
+    return torch.softmax(s, -1) @ v
+
+
+@pytest.mark.parametrize("n,lq,lk,d,dv", [(12, 128, 128, 64, 64), (4, 16, 16, 16, 16),
+                                         (3, 5, 300, 7, 9), (2, 1, 1, 1, 1), (1, 33, 130, 64, 80)])
+@pytest.mark.parametrize("mask_kind", [None, "float", "bool", "float_per_batch"])
+def test_sdpa(n, lq, lk, d, dv, mask_kind):
+    heads = n if n < 4 else 4
+    q, k_t, v = rand(n, lq, d, seed=1), rand(n, d, lk, seed=2), rand(n, lk, dv, seed=3)
+    mask = None
+    if mask_kind == "float":
+        mask = torch.zeros(lq, lk).masked_fill(torch.ones(lq, lk, dtype=torch.bool).triu(1),
+                                               float("-inf"))
+        mask[:, 0] = 0.0  # every row keeps one key
+    elif mask_kind == "bool":
+        mask = torch.rand(1, heads, lq, lk, generator=torch.Generator().manual_seed(4)) < 0.3
+        mask[..., 0] = False
+    elif mask_kind == "float_per_batch":
+        mask = rand(n // heads, 1, 1, lk, seed=5)
+    scale = 1 / math.sqrt(d)
+    out = torch.empty(n, lq, dv)
+    opt("pteron::sdpa.out", [q, k_t, v, mask, scale, heads, out])
+    expected = reference_attention(q, k_t, v, mask, scale, heads)
+    assert_close(out, expected, atol=1e-5, rtol=1e-4, what=f"sdpa mask={mask_kind}")
+
+
+def test_sdpa_fully_masked_row_is_nan_and_bad_shapes_name_op():
+    q, k_t, v = rand(2, 3, 4), rand(2, 4, 5), rand(2, 5, 4)
+    mask = torch.zeros(3, 5, dtype=torch.bool)
+    mask[1] = True
+    out = torch.empty(2, 3, 4)
+    opt("pteron::sdpa.out", [q, k_t, v, mask, 0.5, 2, out])
+    assert torch.isnan(out[:, 1]).all() and not torch.isnan(out[:, 0]).any()
+    with pytest.raises(RuntimeError, match="pteron::sdpa.out"):
+        opt("pteron::sdpa.out", [q, rand(2, 5, 5), v, None, 0.5, 2, out])
+    with pytest.raises(RuntimeError, match="pteron::sdpa.out"):
+        opt("pteron::sdpa.out", [q, k_t, v, torch.zeros(4, 5), 0.5, 2, out])
