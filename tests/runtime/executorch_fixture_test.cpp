@@ -2,7 +2,8 @@
 // there) on the inputs recorded next to them (<name>.npz: input_0.., output_0..) and compares
 // with the outputs ExecuTorch's own runtime produced. Pure C++, no torch: this is how the
 // portable kernels are checked on real models on every target the tests run on (the host, and
-// aarch64 under qemu via `make check-aarch64`).
+// aarch64 under qemu via `make check-aarch64`). Each program runs once on the portable kernels
+// alone and, where the build links the optimized kernels, once preferring those.
 //
 // Tolerances as in tests/interop/test_pteron_runs_executorch.py: integer, bool and float16
 // outputs, and the float outputs listed in kExact (data movement or one correctly rounded IEEE
@@ -93,10 +94,40 @@ void expect_close(const std::string& where, const std::vector<uint8_t>& got_byte
                      << "); largest error " << worst << ", output scale " << scale;
 }
 
-class ExecutorchFixture : public ::testing::TestWithParam<std::string> {};
+struct Case {
+  std::string name;     // fixture
+  std::string library;  // "portable": portable kernels only; else the runtime's preference
+};
+
+// Kernel libraries this binary links besides "portable".
+bool links_library(const char* library) {
+  for (const KernelEntry& e : registered_kernels())
+    if (std::strcmp(e.library, library) == 0) return true;
+  return false;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const std::string& name : fixture_names()) {
+    out.push_back({name, "portable"});
+    if (links_library("optimized")) out.push_back({name, "optimized"});
+  }
+  return out;
+}
+
+class ExecutorchFixture : public ::testing::TestWithParam<Case> {
+ protected:
+  void TearDown() override { set_kernel_libraries({}); }
+};
 
 TEST_P(ExecutorchFixture, OutputsMatchExecutorch) {
-  const std::string name = GetParam();
+  const std::string name = GetParam().name;
+  static const char* const kPortableOnly[] = {"portable"};
+  if (GetParam().library == "portable") {
+    ASSERT_TRUE(set_kernel_libraries(Span<const char* const>(kPortableOnly, 1)));
+  } else {
+    ASSERT_TRUE(set_kernel_libraries({}));  // optimized first, portable for the rest
+  }
   std::string error;
   std::vector<Array> arrays = npz::read((kFixtureDir / (name + ".npz")).string(), &error);
   ASSERT_FALSE(arrays.empty()) << error;
@@ -153,8 +184,10 @@ TEST_P(ExecutorchFixture, OutputsMatchExecutorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Executorch, ExecutorchFixture, ::testing::ValuesIn(fixture_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Executorch, ExecutorchFixture, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name + "_" + info.param.library;
+                         });
 
 // What pteron-run writes reads back unchanged (also through numpy: it is a plain stored zip).
 TEST(NpzIo, WriteThenReadRoundTrips) {
