@@ -45,7 +45,8 @@ std::vector<std::string> fixture_names() {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(kFixtureDir, ec)) {
     const std::filesystem::path& p = entry.path();
-    if (p.extension() == ".pte" && std::filesystem::exists(std::filesystem::path(p).replace_extension(".npz"))) {
+    if (p.extension() == ".pte" &&
+        std::filesystem::exists(std::filesystem::path(p).replace_extension(".npz"))) {
       names.push_back(p.stem().string());
     }
   }
@@ -89,9 +90,10 @@ void expect_close(const std::string& where, const std::vector<uint8_t>& got_byte
     if (!ok && bad++ == 0) first_bad = i;
     if (!std::isnan(err)) worst = std::max(worst, err);
   }
-  EXPECT_EQ(bad, 0u) << where << ": " << bad << " of " << n << " elements out of tolerance, first at "
-                     << first_bad << " (got " << got[first_bad] << ", ExecuTorch " << want[first_bad]
-                     << "); largest error " << worst << ", output scale " << scale;
+  EXPECT_EQ(bad, 0u) << where << ": " << bad << " of " << n
+                     << " elements out of tolerance, first at " << first_bad << " (got "
+                     << got[first_bad] << ", ExecuTorch " << want[first_bad] << "); largest error "
+                     << worst << ", output scale " << scale;
 }
 
 struct Case {
@@ -196,7 +198,8 @@ TEST(NpzIo, WriteThenReadRoundTrips) {
   arrays[1] = {"empty_longs", ScalarType::Long, {0, 4}, {}};
   arrays[2] = {"scalar_bool", ScalarType::Bool, {}, {1}};
   arrays[3] = {"halves", ScalarType::Half, {3}, {0, 60, 0, 188, 255, 123}};
-  for (size_t i = 0; i < arrays[0].data.size(); ++i) arrays[0].data[i] = static_cast<uint8_t>(i * 37);
+  for (size_t i = 0; i < arrays[0].data.size(); ++i)
+    arrays[0].data[i] = static_cast<uint8_t>(i * 37);
   const std::string path = ::testing::TempDir() + "npz_io_round_trip.npz";
   std::string error;
   ASSERT_TRUE(npz::write(path, arrays, &error)) << error;
@@ -228,8 +231,8 @@ TEST(NpzIo, CompressedArchiveIsRefusedWithAMessage) {
 // A wrong fixture path must not pass as "no tests".
 TEST(ExecutorchFixtures, AreFound) {
   const std::vector<std::string> names = fixture_names();
-  for (const char* expected : {"add", "conv_bn_relu", "linear", "mobilenet_v2", "scalar_args",
-                               "transformer_block"}) {
+  for (const char* expected :
+       {"add", "conv_bn_relu", "linear", "mobilenet_v2", "scalar_args", "transformer_block"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end())
         << expected << " not found in " << kFixtureDir;
   }

@@ -90,12 +90,16 @@ bool make_npy(const Array& a, std::vector<uint8_t>* blob, std::string* why) {
   for (const Descr& d : kDescrs) {
     if (d.dtype == a.dtype) descr = d.text;
   }
-  if (descr == nullptr) return *why = std::string("dtype ") + scalar_type_name(a.dtype) + " has no .npy form", false;
+  if (descr == nullptr)
+    return *why = std::string("dtype ") + scalar_type_name(a.dtype) + " has no .npy form", false;
   std::string shape = "(";
   for (size_t i = 0; i < a.shape.size(); ++i) {
-    shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 ? "," : i + 1 < a.shape.size() ? ", " : "");
+    shape += std::to_string(a.shape[i]) + (a.shape.size() == 1      ? ","
+                                           : i + 1 < a.shape.size() ? ", "
+                                                                    : "");
   }
-  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + "), }";
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + "), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   blob->assign({0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0});
@@ -131,7 +135,8 @@ std::vector<Array> read(const std::string& path, std::string* error) {
     const size_t name_len = little_endian(h + 26, 2), extra_len = little_endian(h + 28, 2);
     if (pos + 30 + name_len + extra_len > bytes.size()) return fail("truncated zip header");
     std::string name(reinterpret_cast<const char*>(h + 30), name_len);
-    if (method != 0) return fail("entry " + name + " is compressed (use np.savez, not savez_compressed)");
+    if (method != 0)
+      return fail("entry " + name + " is compressed (use np.savez, not savez_compressed)");
     if (flags & 8) return fail("entry " + name + " has a trailing data descriptor");
     // numpy forces zip64: the sizes then sit in the extra field (id 1: size, compressed size).
     for (const uint8_t* e = h + 30 + name_len; e + 4 <= h + 30 + name_len + extra_len;) {
@@ -144,9 +149,11 @@ std::vector<Array> read(const std::string& path, std::string* error) {
       e += 4 + len;
     }
     const size_t data_start = pos + 30 + name_len + extra_len;
-    if (csize != usize || data_start + csize > bytes.size()) return fail("entry " + name + " is truncated");
+    if (csize != usize || data_start + csize > bytes.size())
+      return fail("entry " + name + " is truncated");
     Array a;
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0)
+      name.resize(name.size() - 4);
     a.name = name;
     std::string why;
     if (!parse_npy(&bytes[data_start], csize, &a, &why)) return fail("entry " + name + ": " + why);
@@ -156,7 +163,6 @@ std::vector<Array> read(const std::string& path, std::string* error) {
   if (arrays.empty()) return fail("no arrays (not an uncompressed .npz)");
   return arrays;
 }
-
 
 bool write(const std::string& path, const std::vector<Array>& arrays, std::string* error) {
   std::vector<uint8_t> zip, central;
@@ -173,16 +179,16 @@ bool write(const std::string& path, const std::vector<Array>& arrays, std::strin
     put(&central, 0x02014b50, 4);
     put(&central, 20, 2);  // made by: version 2.0
     for (std::vector<uint8_t>* h : {&zip, &central}) {
-      put(h, 20, 2);         // version needed: 2.0
-      put(h, 0, 2);          // flags
-      put(h, 0, 2);          // stored
-      put(h, 0, 2);          // time 00:00
-      put(h, 0x21, 2);       // date 1980-01-01
+      put(h, 20, 2);    // version needed: 2.0
+      put(h, 0, 2);     // flags
+      put(h, 0, 2);     // stored
+      put(h, 0, 2);     // time 00:00
+      put(h, 0x21, 2);  // date 1980-01-01
       put(h, crc, 4);
       put(h, blob.size(), 4);
       put(h, blob.size(), 4);
       put(h, name.size(), 2);
-      put(h, 0, 2);          // extra field length
+      put(h, 0, 2);  // extra field length
     }
     put(&central, 0, 2);       // comment length
     put(&central, 0, 2);       // disk

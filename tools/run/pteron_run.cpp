@@ -57,20 +57,31 @@ bool parse_args(int argc, char** argv, Options* o) {
       return true;
     };
     bool ok = true;
-    if (arg == "--method") ok = value(&o->method);
-    else if (arg == "--inputs") ok = value(&o->inputs);
-    else if (arg == "--outputs") ok = value(&o->outputs);
-    else if (arg == "--random-inputs") o->random_inputs = true;
-    else if (arg == "--iters") ok = int_value(&o->iters, 1);
-    else if (arg == "--threads") ok = int_value(&o->threads, 0);
-    else if (arg == "-h" || arg == "--help") return std::fputs(kUsage, stdout), std::exit(0), true;
-    else if (!arg.empty() && arg[0] != '-' && o->program.empty()) o->program = arg;
-    else ok = false;
-    if (!ok) return std::fprintf(stderr, "pteron-run: bad argument '%s'\n%s", arg.c_str(), kUsage), false;
+    if (arg == "--method")
+      ok = value(&o->method);
+    else if (arg == "--inputs")
+      ok = value(&o->inputs);
+    else if (arg == "--outputs")
+      ok = value(&o->outputs);
+    else if (arg == "--random-inputs")
+      o->random_inputs = true;
+    else if (arg == "--iters")
+      ok = int_value(&o->iters, 1);
+    else if (arg == "--threads")
+      ok = int_value(&o->threads, 0);
+    else if (arg == "-h" || arg == "--help")
+      return std::fputs(kUsage, stdout), std::exit(0), true;
+    else if (!arg.empty() && arg[0] != '-' && o->program.empty())
+      o->program = arg;
+    else
+      ok = false;
+    if (!ok)
+      return std::fprintf(stderr, "pteron-run: bad argument '%s'\n%s", arg.c_str(), kUsage), false;
   }
   if (o->program.empty()) return std::fputs(kUsage, stderr), false;
   if (!o->inputs.empty() && o->random_inputs) {
-    return std::fputs("pteron-run: --inputs and --random-inputs exclude each other\n", stderr), false;
+    return std::fputs("pteron-run: --inputs and --random-inputs exclude each other\n", stderr),
+           false;
   }
   return true;
 }
@@ -93,14 +104,42 @@ npz::Array random_array(const Tensor& like, std::mt19937_64& rng) {
   for (size_t i = 0; i < a.data.size() / std::max<size_t>(es, 1); ++i) {
     uint8_t* p = &a.data[i * es];
     switch (a.dtype) {
-      case ScalarType::Float: { const float v = normal(rng); std::memcpy(p, &v, 4); break; }
-      case ScalarType::Double: { const double v = normal(rng); std::memcpy(p, &v, 8); break; }
-      case ScalarType::Half: { const uint16_t v = float_to_half(normal(rng)); std::memcpy(p, &v, 2); break; }
-      case ScalarType::BFloat16: { const uint16_t v = float_to_bf16(normal(rng)); std::memcpy(p, &v, 2); break; }
-      case ScalarType::Long: { const int64_t v = small(rng); std::memcpy(p, &v, 8); break; }
-      case ScalarType::Int: { const int32_t v = small(rng); std::memcpy(p, &v, 4); break; }
-      case ScalarType::Bool: *p = static_cast<uint8_t>(small(rng) & 1); break;
-      default: *p = static_cast<uint8_t>(small(rng)); break;
+      case ScalarType::Float: {
+        const float v = normal(rng);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case ScalarType::Double: {
+        const double v = normal(rng);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case ScalarType::Half: {
+        const uint16_t v = float_to_half(normal(rng));
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case ScalarType::BFloat16: {
+        const uint16_t v = float_to_bf16(normal(rng));
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case ScalarType::Long: {
+        const int64_t v = small(rng);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case ScalarType::Int: {
+        const int32_t v = small(rng);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case ScalarType::Bool:
+        *p = static_cast<uint8_t>(small(rng) & 1);
+        break;
+      default:
+        *p = static_cast<uint8_t>(small(rng));
+        break;
     }
   }
   return a;
@@ -145,17 +184,21 @@ int run(const Options& o) {
     if (file.empty()) return std::fprintf(stderr, "pteron-run: error: %s\n", error.c_str()), 1;
     for (size_t i = 0; i < method.num_inputs(); ++i) {
       const std::string key = "input_" + std::to_string(i);
-      auto it = std::find_if(file.begin(), file.end(), [&](const npz::Array& a) { return a.name == key; });
+      auto it = std::find_if(file.begin(), file.end(),
+                             [&](const npz::Array& a) { return a.name == key; });
       if (it == file.end()) {
-        std::fprintf(stderr, "pteron-run: error: %s has no array '%s' (the method takes %zu inputs)\n",
+        std::fprintf(stderr,
+                     "pteron-run: error: %s has no array '%s' (the method takes %zu inputs)\n",
                      o.inputs.c_str(), key.c_str(), method.num_inputs());
         return 1;
       }
       inputs.push_back(std::move(*it));
     }
   } else if (method.num_inputs() > 0 && !o.random_inputs) {
-    std::fprintf(stderr, "pteron-run: error: method '%s' takes %zu input(s): pass --inputs or --random-inputs\n",
-                 o.method.c_str(), method.num_inputs());
+    std::fprintf(
+        stderr,
+        "pteron-run: error: method '%s' takes %zu input(s): pass --inputs or --random-inputs\n",
+        o.method.c_str(), method.num_inputs());
     return 1;
   } else {
     std::mt19937_64 rng(0);
@@ -191,7 +234,8 @@ int run(const Options& o) {
     const auto start = std::chrono::steady_clock::now();
     if (method.execute() != Error::Ok) return fail(o.program);
     times_ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   std::sort(times_ms.begin(), times_ms.end());
 
@@ -209,8 +253,8 @@ int run(const Options& o) {
     for (int32_t s : outputs.back().shape) shape += (shape.empty() ? "" : ", ") + std::to_string(s);
     std::printf("  output %zu: %s [%s]\n", i, scalar_type_name(v.tensor->dtype()), shape.c_str());
   }
-  std::printf("  time: median %.3f ms, min %.3f ms over %zu run(s)\n", times_ms[times_ms.size() / 2],
-              times_ms.front(), times_ms.size());
+  std::printf("  time: median %.3f ms, min %.3f ms over %zu run(s)\n",
+              times_ms[times_ms.size() / 2], times_ms.front(), times_ms.size());
   if (!o.outputs.empty()) {
     std::string error;
     if (!npz::write(o.outputs, outputs, &error)) {

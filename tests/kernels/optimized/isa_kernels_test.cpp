@@ -7,6 +7,8 @@
 // Tolerances as in test_optimized_kernels.py: relu and add/mul exact to 1e-6, div 1e-6
 // relative, layer_norm 1e-5, gelu tanh 1e-6 and erf 3e-6, softmax 1e-6, log_softmax 1e-5,
 // attention 1e-5.
+#include "kernels/optimized/simd/isa_kernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/sgemm.h"
 
 namespace pteron::opt {
@@ -43,7 +44,8 @@ void expect_near_all(const std::string& where, const std::vector<float>& got,
   for (size_t i = 0; i < got.size(); ++i) {
     const double tol = atol + rtol * std::fabs(want[i]);
     if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << where << " element " << i << ": " << got[i] << ", want NaN";
+      EXPECT_TRUE(std::isnan(got[i]))
+          << where << " element " << i << ": " << got[i] << ", want NaN";
     } else if (!(std::fabs(got[i] - want[i]) <= tol)) {
       ADD_FAILURE() << where << " element " << i << ": " << got[i] << ", want " << want[i];
       return;  // one message per case
@@ -91,10 +93,13 @@ TEST(IsaKernels, Gelu) {
         t->gelu(x.data(), y.data(), n, tanh_approx);
         std::vector<double> want;
         for (double v : x) {
-          want.push_back(tanh_approx ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
-                                     : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+          want.push_back(tanh_approx
+                             ? 0.5 * v *
+                                   (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                             : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
         }
-        expect_near_all(std::string(t->name) + (tanh_approx ? " gelu tanh" : " gelu erf") + " n=" + std::to_string(n),
+        expect_near_all(std::string(t->name) + (tanh_approx ? " gelu tanh" : " gelu erf") +
+                            " n=" + std::to_string(n),
                         y, want, tanh_approx ? 1e-6 : 3e-6);
       }
     }
@@ -119,8 +124,9 @@ TEST(IsaKernels, SoftmaxAndLogSoftmax) {
             want[r * n + i] = log ? z - std::log(sum) : std::exp(z) / sum;
           }
         }
-        expect_near_all(std::string(t->name) + (log ? " log_softmax" : " softmax") + " n=" + std::to_string(n),
-                        y, want, log ? 1e-5 : 1e-6);
+        expect_near_all(
+            std::string(t->name) + (log ? " log_softmax" : " softmax") + " n=" + std::to_string(n),
+            y, want, log ? 1e-5 : 1e-6);
       }
     }
   }
@@ -136,8 +142,8 @@ TEST(IsaKernels, LayerNorm) {
         for (float& v : x) v += 50.0f;
         const std::vector<float> w = random_floats(D, 7, 1.0f), b = random_floats(D, 8, 1.0f);
         std::vector<float> y(x.size()), mean(rows), rstd(rows);
-        t->layer_norm(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr, 1e-5f, rows,
-                      D, y.data(), mean.data(), rstd.data());
+        t->layer_norm(x.data(), affine ? w.data() : nullptr, affine ? b.data() : nullptr, 1e-5f,
+                      rows, D, y.data(), mean.data(), rstd.data());
         std::vector<double> want(x.size()), want_mean(rows), want_rstd(rows);
         for (int64_t r = 0; r < rows; ++r) {
           double m = 0, var = 0;
@@ -175,10 +181,13 @@ TEST(IsaKernels, BinaryWithContiguousBroadcastAndStridedOperands) {
             std::vector<double> want;
             for (int64_t i = 0; i < n; ++i) {
               const double x = a[i * a_step], z = b[i * b_step];
-              want.push_back(op == BinaryOp::kAdd ? x + alpha * z : op == BinaryOp::kMul ? x * z : x / z);
+              want.push_back(op == BinaryOp::kAdd   ? x + alpha * z
+                             : op == BinaryOp::kMul ? x * z
+                                                    : x / z);
             }
-            expect_near_all(std::string(t->name) + " binary op " + std::to_string(static_cast<int>(op)) +
-                                " steps " + std::to_string(a_step) + "," + std::to_string(b_step) +
+            expect_near_all(std::string(t->name) + " binary op " +
+                                std::to_string(static_cast<int>(op)) + " steps " +
+                                std::to_string(a_step) + "," + std::to_string(b_step) +
                                 " n=" + std::to_string(n),
                             y, want, 1e-6, 1e-6);
           }
@@ -195,16 +204,32 @@ TEST(IsaKernels, Attention) {
   for (const IsaKernels* t : tables()) {
     for (int64_t Lk : {1, 4, 13, 70}) {
       for (int mask_kind : {0, 1, 2}) {
-        const std::vector<float> q = random_floats(Lq * D, 1, 1.0f), k_t = random_floats(D * Lk, 2, 1.0f);
+        const std::vector<float> q = random_floats(Lq * D, 1, 1.0f),
+                                 k_t = random_floats(D * Lk, 2, 1.0f);
         const std::vector<float> v = random_floats(Lk * Dv, 3, 1.0f);
         std::vector<float> float_mask = random_floats(Lq * Lk, 4, 1.0f);
         bool bool_mask[5 * 70];
-        for (int64_t i = 0; i < Lq * Lk; ++i) bool_mask[i] = (i % 3 == 0) || i / Lk == 2;  // row 2 all masked
+        for (int64_t i = 0; i < Lq * Lk; ++i)
+          bool_mask[i] = (i % 3 == 0) || i / Lk == 2;  // row 2 all masked
         std::vector<float> out(static_cast<size_t>(Lq * Dv), -1.0f);
-        AttentionSlice s{q.data(), k_t.data(), v.data(), out.data(),
-                         mask_kind == 0 ? nullptr : mask_kind == 1 ? static_cast<const void*>(float_mask.data())
-                                                                  : static_cast<const void*>(bool_mask),
-                         mask_kind == 2, D, Lk, Dv, Dv, Lk, 1, D, Dv, Lk, 0.3f};
+        AttentionSlice s{q.data(),
+                         k_t.data(),
+                         v.data(),
+                         out.data(),
+                         mask_kind == 0   ? nullptr
+                         : mask_kind == 1 ? static_cast<const void*>(float_mask.data())
+                                          : static_cast<const void*>(bool_mask),
+                         mask_kind == 2,
+                         D,
+                         Lk,
+                         Dv,
+                         Dv,
+                         Lk,
+                         1,
+                         D,
+                         Dv,
+                         Lk,
+                         0.3f};
         t->attention(s, 0, Lq);
         std::vector<double> want(out.size());
         for (int64_t i = 0; i < Lq; ++i) {
@@ -212,7 +237,8 @@ TEST(IsaKernels, Attention) {
           double m = -INFINITY;
           for (int64_t j = 0; j < Lk; ++j) {
             double dot = 0;
-            for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(q[i * D + d]) * k_t[d * Lk + j];
+            for (int64_t d = 0; d < D; ++d)
+              dot += static_cast<double>(q[i * D + d]) * k_t[d * Lk + j];
             score[j] = 0.3 * dot;
             if (mask_kind == 1) score[j] += float_mask[i * Lk + j];
             if (mask_kind == 2 && bool_mask[i * Lk + j]) score[j] = -INFINITY;
