@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -100,6 +101,8 @@ struct Case {
   std::string name;     // fixture
   std::string library;  // "portable": portable kernels only; else the runtime's preference
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name << " on " << c.library; }
 
 // Kernel libraries this binary links besides "portable".
 bool links_library(const char* library) {
