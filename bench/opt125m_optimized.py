@@ -39,6 +39,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--portable-reps", type=int, default=3)
+    parser.add_argument("--fused-pte", help="the same model compiled with --backends "
+                        "optimized,portable (attention fused into pteron::sdpa)")
     args = parser.parse_args()
     reps = max(10, args.reps)
     torch.set_num_threads(args.threads)
@@ -50,10 +52,13 @@ def main():
     rows = [("torch eager", eager_ms, eager_cpu, 0.0)]
     scale = expected.abs().max().item()
 
-    for label, libraries, n in [("pteron optimized", ["optimized", "portable"], reps),
-                                ("pteron portable", ["portable"], args.portable_reps)]:
+    runs = [("pteron optimized", args.pte, ["optimized", "portable"], reps),
+            ("pteron portable", args.pte, ["portable"], args.portable_reps)]
+    if args.fused_pte:
+        runs.insert(1, ("pteron opt + sdpa", args.fused_pte, ["optimized", "portable"], reps))
+    for label, pte, libraries, n in runs:
         pteron_native.set_kernel_libraries(libraries)
-        method = pteron.load(args.pte).load_method("forward")
+        method = pteron.load(pte).load_method("forward")
         # Fresh inputs every run: the program may plan its inputs into the arena it reuses.
         ms, cpu, out = median_ms(lambda: method(ids.clone(), mask.clone())[0], n)
         err = (out - expected).abs().max().item() / scale

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "compiler/compile_error.h"
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
-#include "compiler/passes/fuse_attention.h"
 
 namespace pteron::compiler {
 namespace {
@@ -17,31 +17,104 @@ double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The kernel libraries the program may use: those named in the backends list, else the
-// target's.
-std::vector<std::string> selected_kernel_libraries(const CompileOptions& options, const Target& target) {
-  std::vector<std::string> libraries = kernel_libraries_in(options.backends);
-  return libraries.empty() ? target.kernels : libraries;
-}
-
-// Passes that rewrite the graph into a kernel library's own ops. They run only when that
-// library is selected, so a portable-only program stays runnable on ExecuTorch.
-void run_kernel_library_passes(ir::Graph& graph, const std::vector<std::string>& libraries,
-                               PassReport& report) {
-  auto run = [&](const char* pass, int (*fn)(ir::Graph&)) {
-    const auto start = std::chrono::steady_clock::now();
-    const int n = fn(graph);
-    char line[160];
-    std::snprintf(line, sizeof(line), "%s: %d node(s), %.1f ms", pass, n, since(start) * 1e3);
-    report.lines.push_back(line);
+// Gives a region's boundary tensors the dim orders its payload expects: an input in another
+// dim order is copied into a converted value just before the region reads it; an output takes
+// the expected dim order and its readers outside the region get a copy in the old one.
+// The copies are dim_order_ops::_clone_dim_order kernel calls, outside the delegate.
+void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const LoweredRegion& lowered) {
+  const ir::OpSchema* clone =
+      ir::OpSchemaRegistry::global().find("dim_order_ops::_clone_dim_order.default");
+  const std::unordered_set<ir::NodeId> members(region.nodes.begin(), region.nodes.end());
+  const auto convert = [&](ir::ValueId from, const std::vector<uint8_t>& order, ir::NodeId before,
+                           const ir::DebugHandle& debug) {
+    const ir::Value& v = graph.value(from);
+    ir::TensorSpec spec = v.spec;
+    spec.dim_order = order;
+    const std::vector<int64_t> order_arg(order.begin(), order.end());
+    const ir::NodeId n = graph.add_node(
+        *clone, {ir::TensorRef{from}, false, order_arg},
+        {ir::NewValue{graph.unique_name(v.name + "_dim_order"), spec}}, debug, before);
+    return graph.node(n).outputs[0];
   };
-  if (std::find(libraries.begin(), libraries.end(), "optimized") != libraries.end()) {
-    run("fuse_attention", fuse_attention);
-    run("remove_dead_code", remove_dead_code);
+  const auto repoint = [&](ir::NodeId user, ir::ValueId from, ir::ValueId to) {
+    const std::vector<ir::Argument> args = graph.node(user).args;
+    for (size_t k = 0; k < args.size(); ++k) {
+      ir::Argument a = args[k];
+      if (a.replace_value(from, to) > 0) graph.set_arg(user, k, std::move(a));
+    }
+  };
+  const std::vector<ir::NodeId>& order = graph.nodes();
+  const auto position = [&](ir::NodeId n) {
+    return std::find(order.begin(), order.end(), n) - order.begin();
+  };
+  for (size_t i = 0; i < region.inputs.size() && i < lowered.input_dim_orders.size(); ++i) {
+    const ir::ValueId v = region.inputs[i];
+    const std::vector<uint8_t>& want = lowered.input_dim_orders[i];
+    if (want.empty() || want == graph.value(v).spec.dim_order) continue;
+    std::vector<ir::NodeId> readers;
+    for (ir::NodeId u : graph.value(v).users) {
+      if (members.count(u)) readers.push_back(u);
+    }
+    if (readers.empty()) continue;
+    const ir::NodeId first =
+        *std::min_element(readers.begin(), readers.end(),
+                          [&](ir::NodeId a, ir::NodeId b) { return position(a) < position(b); });
+    const ir::ValueId converted = convert(v, want, first, graph.node(first).debug);
+    for (ir::NodeId u : readers) repoint(u, v, converted);
+    region.inputs[i] = converted;
+  }
+  for (size_t j = 0; j < region.outputs.size() && j < lowered.output_dim_orders.size(); ++j) {
+    const ir::ValueId v = region.outputs[j];
+    const std::vector<uint8_t>& want = lowered.output_dim_orders[j];
+    const ir::TensorSpec old = graph.value(v).spec;
+    if (want.empty() || want == old.dim_order) continue;
+    ir::TensorSpec spec = old;
+    spec.dim_order = want;
+    graph.set_spec(v, spec);
+    std::vector<ir::NodeId> readers;
+    for (ir::NodeId u : graph.value(v).users) {
+      if (!members.count(u)) readers.push_back(u);
+    }
+    const std::vector<ir::ValueId>& outs = graph.outputs();
+    const bool graph_output = std::find(outs.begin(), outs.end(), v) != outs.end();
+    if (readers.empty() && !graph_output) continue;
+    ir::NodeId before = ir::kNoNode;
+    if (!readers.empty()) {
+      before = *std::min_element(readers.begin(), readers.end(), [&](ir::NodeId a, ir::NodeId b) {
+        return position(a) < position(b);
+      });
+    }
+    const ir::ValueId converted =
+        convert(v, old.dim_order, before, graph.node(graph.value(v).producer).debug);
+    for (ir::NodeId u : readers) repoint(u, v, converted);
+    if (graph_output) {
+      std::vector<ir::ValueId> new_outs = outs;
+      for (ir::ValueId& o : new_outs) o = o == v ? converted : o;
+      graph.set_outputs(new_outs);
+    }
   }
 }
 
 }  // namespace
+
+// The kernel libraries named in `backends`, in order; the target's when none is named.
+std::vector<const KernelLibrary*> selected_libraries(const std::vector<std::string>& backends,
+                                                     const Target& target) {
+  std::vector<const KernelLibrary*> out;
+  for (const std::string& name : backends) {
+    if (const KernelLibrary* lib = find_kernel_library(name)) out.push_back(lib);
+  }
+  if (out.empty()) {
+    for (const std::string& name : target.kernels) {
+      const KernelLibrary* lib = find_kernel_library(name);
+      if (lib == nullptr)
+        throw CompileError("target '" + target.name + "' names unknown kernel library '" + name +
+                           "'");
+      out.push_back(lib);
+    }
+  }
+  return out;
+}
 
 CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
                             const std::vector<const Partitioner*>& partitioners) {
@@ -50,10 +123,12 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   r.target = load_target(options.target);
   r.nodes_in = graph.nodes().size();
 
-  const std::vector<std::string> libraries = selected_kernel_libraries(options, r.target);
   auto t = std::chrono::steady_clock::now();
   r.passes = run_default_passes(graph);
-  run_kernel_library_passes(graph, libraries, r.passes);
+  if (options.quantize != nullptr) {
+    r.quantize = quantize_graph(graph, *options.quantize);
+    remove_dead_code(graph);  // the float weights the int8 ones replaced
+  }
 
   // Partition, then lower each region; a region whose lowering fails stays on the kernels.
   PartitionResult parts = partition(graph, partitioners);
@@ -61,13 +136,16 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   method.graph = &graph;
   std::unordered_set<ir::NodeId> delegated;
   PartitionResult kept;
-  for (const Region& region : parts.regions) {
+  for (Region region : parts.regions) {
     const Partitioner& p = *partitioners[region.partitioner];
+    compute_region_boundary(graph, region);  // earlier regions may have added conversions
     LoweredRegion lowered = p.lower(graph, region);
     if (!lowered.ok) {
-      for (ir::NodeId n : region.nodes) parts.refusals[n].push_back(p.name() + ": " + lowered.reason);
+      for (ir::NodeId n : region.nodes)
+        parts.refusals[n].push_back(p.name() + ": " + lowered.reason);
       continue;
     }
+    convert_boundary_dim_orders(graph, region, lowered);
     const size_t index = kept.regions.size();
     for (ir::NodeId n : region.nodes) {
       kept.region_of[n] = index;
@@ -77,19 +155,35 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
     method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
                                               std::move(lowered.compile_specs), region.inputs,
                                               region.outputs});
-    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size()});
+    r.regions.push_back(
+        {p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size()});
+  }
+  // Kernel-library passes (fusions, lowering to a library's ops) on what no delegate took.
+  std::vector<std::string> runtime_libraries;
+  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target)) {
+    runtime_libraries.push_back(lib->runtime_library);
+    for (const auto& [pass_name, pass] : lib->passes) {
+      const auto pass_start = std::chrono::steady_clock::now();
+      const int changed = pass(graph, delegated);
+      char line[160];
+      std::snprintf(line, sizeof line, "%s/%s: %d node(s) (%.1f ms)", lib->name.c_str(),
+                    pass_name.c_str(), changed, since(pass_start) * 1e3);
+      r.passes.lines.push_back(line);
+    }
   }
   for (ir::NodeId n : contracted_order(graph, kept)) {
     auto it = kept.region_of.find(n);
-    method.steps.push_back(it == kept.region_of.end() ? Step{n, -1} : Step{ir::kNoNode, static_cast<int>(it->second)});
+    method.steps.push_back(
+        it == kept.region_of.end() ? Step{n, -1} : Step{ir::kNoNode, static_cast<int>(it->second)});
   }
   for (ir::NodeId n : graph.nodes()) {
     if (delegated.count(n)) continue;
     auto it = parts.refusals.find(n);
     if (it == parts.refusals.end()) continue;
-    for (const std::string& why : it->second) r.refusals.push_back(graph.node(n).describe() + ": " + why);
+    for (const std::string& why : it->second)
+      r.refusals.push_back(graph.node(n).describe() + ": " + why);
   }
-  check_kernels_available(graph, delegated, libraries);
+  check_kernels_available(graph, delegated, runtime_libraries);
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "compiler/memory/memory_planner.h"
 #include "compiler/passes/passes.h"
 #include "compiler/partition/partitioner.h"
+#include "compiler/quantize/quantize.h"
 #include "compiler/target/target.h"
 
 namespace pteron::compiler {
@@ -22,6 +24,8 @@ struct CompileOptions {
   // When set, the program is streamed to this file (weights go from the archive straight to
   // the file) and CompileResult::program stays empty.
   std::string output_path;
+  // When set, the float graph is quantized to int8 (Q/DQ form) after the default passes.
+  const QuantizeOptions* quantize = nullptr;
 };
 
 struct RegionSummary {
@@ -36,6 +40,7 @@ struct CompileReport {
   size_t nodes_in = 0;       // nodes read from the .pt2
   size_t nodes_out = 0;      // kernel calls emitted
   PassReport passes;
+  std::optional<QuantizeReport> quantize;
   std::vector<RegionSummary> regions;  // delegated regions, in execution order
   std::vector<std::string> refusals;   // "node (op @ source): backend: reason" for kept nodes
   MemoryPlan memory;

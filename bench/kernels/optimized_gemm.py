@@ -6,8 +6,9 @@ Run from the repository root after building (not part of `make test`):
     PYTHONPATH=build/python:python .venv/bin/python bench/kernels/optimized_gemm.py [--reps 15]
 
 Each figure is the median of --reps timed calls (>= 10) after a warm-up call, in wall time; the
-process CPU time per call is shown next to it (on a busy machine wall time includes waiting for
-a core, CPU time does not). torch.set_num_threads and pteron_native.set_num_threads choose the
+smallest process CPU time of one call is shown next to it (on a busy machine wall time includes
+waiting for a core, CPU time does not; with 2 threads it includes time spent waiting in spin
+loops, torch's OpenMP ones especially). torch.set_num_threads and pteron_native.set_num_threads choose the
 threads.
 """
 
@@ -34,6 +35,7 @@ BMMS = [
 
 
 def median_ms(fn, reps):
+    """(median wall ms, minimum process CPU ms) over `reps` calls after a warm-up call."""
     fn()
     walls, cpus = [], []
     for _ in range(reps):
@@ -41,13 +43,13 @@ def median_ms(fn, reps):
         fn()
         walls.append(time.perf_counter() - w)
         cpus.append(time.process_time() - c)
-    return statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3
+    return statistics.median(walls) * 1e3, min(cpus) * 1e3
 
 
 def row(name, flops, results):
     cells = []
     for label, (wall, cpu) in results:
-        cells.append(f"{label} {wall:7.3f} ms ({flops / wall / 1e6:6.1f} GF/s, cpu {cpu:7.3f})")
+        cells.append(f"{label} {wall:7.3f} ms ({flops / wall / 1e6:6.1f} GF/s, min cpu {cpu:7.3f})")
     print(f"{name:22s} " + " | ".join(cells), flush=True)
 
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/compile_error.h"
+#include "compiler/passes/fuse_attention.h"
 
 namespace pteron::compiler {
 namespace {
@@ -12,16 +13,26 @@ std::map<std::string, PartitionerFactory>& factories() {
   return f;
 }
 
+std::map<std::string, KernelLibrary>& libraries() {
+  static std::map<std::string, KernelLibrary> l = {
+      {"portable", KernelLibrary{"portable", "portable", {}}},
+      // Hosted SIMD/threaded kernels (kernels/optimized); its fusions need its own ops.
+      {"optimized", KernelLibrary{"optimized", "optimized", {{"fuse_attention", fuse_attention}}}}};
+  return l;
+}
+
+bool is_kernel_library(const std::string& name) { return libraries().count(name) != 0; }
+
 }  // namespace
 
-bool is_kernel_library(const std::string& name) { return name == "portable" || name == "optimized"; }
+bool register_kernel_library(KernelLibrary library) {
+  const std::string name = library.name;
+  return libraries().emplace(name, std::move(library)).second;
+}
 
-std::vector<std::string> kernel_libraries_in(const std::vector<std::string>& names) {
-  std::vector<std::string> out;
-  for (const std::string& n : names) {
-    if (is_kernel_library(n)) out.push_back(n);
-  }
-  return out;
+const KernelLibrary* find_kernel_library(const std::string& name) {
+  auto it = libraries().find(name);
+  return it == libraries().end() ? nullptr : &it->second;
 }
 
 bool register_partitioner(const std::string& name, PartitionerFactory factory) {
@@ -29,8 +40,9 @@ bool register_partitioner(const std::string& name, PartitionerFactory factory) {
 }
 
 std::vector<std::string> available_backends() {
-  std::vector<std::string> names = {"portable", "optimized"};
+  std::vector<std::string> names;
   for (const auto& [name, _] : factories()) names.push_back(name);
+  for (const auto& [name, _] : libraries()) names.push_back(name);
   return names;
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/partition/partitioner.h"
@@ -22,9 +23,21 @@ std::vector<std::unique_ptr<Partitioner>> make_partitioners(const std::vector<st
 
 std::vector<std::string> available_backends();
 
-// Kernel libraries a backends list may name ("portable", "optimized").
-bool is_kernel_library(const std::string& name);
-// The kernel-library names in `names`, in order.
-std::vector<std::string> kernel_libraries_in(const std::vector<std::string>& names);
+// A kernel library a program may call into: its name in --backends ("optimized", "cortex-m"),
+// the library name its kernels register under in the runtime (PTERON_KERNEL_LIBRARY), and graph
+// passes that rewrite nodes into its ops (fusions, dq->op->q lowering). Passes run after
+// partitioning, on the nodes no delegate claimed (`delegated` must be left alone, and so must
+// any value a delegated node reads or writes); each returns how many nodes it changed.
+using LibraryPass =
+    std::function<int(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated)>;
+struct KernelLibrary {
+  std::string name;
+  std::string runtime_library;
+  std::vector<std::pair<std::string, LibraryPass>> passes;  // (pass name, pass), run in order
+};
+
+// Called once per library at start-up; "portable" is built in. False if the name is taken.
+bool register_kernel_library(KernelLibrary library);
+const KernelLibrary* find_kernel_library(const std::string& name);
 
 }  // namespace pteron::compiler

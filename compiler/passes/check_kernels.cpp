@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -13,12 +12,11 @@ namespace pteron::compiler {
 
 namespace {
 
-// True when one of `libraries` (any, when empty) registers kernel `name` ("aten::add.out").
-bool has_kernel(const std::string& name, const std::vector<std::string>& libraries) {
+bool has_kernel(const std::string& qualified, const std::vector<std::string>& libraries) {
   for (const KernelEntry& e : registered_kernels()) {
-    if (name != e.name) continue;
-    if (libraries.empty() || std::find(libraries.begin(), libraries.end(), e.library) != libraries.end()) {
-      return true;
+    if (qualified != e.name) continue;
+    for (const std::string& library : libraries) {
+      if (library == e.library) return true;
     }
   }
   return false;
@@ -26,7 +24,8 @@ bool has_kernel(const std::string& name, const std::vector<std::string>& librari
 
 }  // namespace
 
-void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
+void check_kernels_available(const ir::Graph& graph,
+                             const std::unordered_set<ir::NodeId>& delegated,
                              const std::vector<std::string>& libraries) {
   // op -> first node needing it, and how many nodes need it
   std::map<std::string, std::pair<std::string, int>> missing;
@@ -38,22 +37,24 @@ void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir
     if (schema == nullptr) {
       key = node.op.str() + " (no out-variant form)";
     } else {
-      if (has_kernel(schema->op.str(), libraries)) continue;
+      const std::string qualified =
+          schema->op.ns + "::" + schema->op.name + "." + schema->op.overload;
+      if (has_kernel(qualified, libraries)) continue;
       key = schema->op.str();
     }
     auto [it, inserted] = missing.try_emplace(key, node.describe(), 0);
     ++it->second.second;
   }
   if (missing.empty()) return;
-  std::string where = "this target";
-  if (!libraries.empty()) {
-    where = "kernel libraries ";
-    for (size_t i = 0; i < libraries.size(); ++i) where += (i ? "," : "") + libraries[i];
-  }
-  std::string message = std::to_string(missing.size()) + " operator(s) have no kernel in " + where + ": ";
+  std::string names;
+  for (const std::string& library : libraries) names += (names.empty() ? "" : ", ") + library;
+  std::string message = std::to_string(missing.size()) +
+                        " operator(s) have no kernel in the selected kernel libraries (" + names +
+                        "): ";
   bool first = true;
   for (const auto& [op, where] : missing) {
-    message += (first ? "" : "; ") + op + " x" + std::to_string(where.second) + ", first at " + where.first;
+    message += (first ? "" : "; ") + op + " x" + std::to_string(where.second) + ", first at " +
+               where.first;
     first = false;
   }
   throw CompileError(message);
@@ -64,7 +65,8 @@ PassReport run_default_passes(ir::Graph& graph) {
   auto run = [&](const char* pass, int (*fn)(ir::Graph&)) {
     const auto start = std::chrono::steady_clock::now();
     const int n = fn(graph);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     char line[160];
     std::snprintf(line, sizeof(line), "%s: %d node(s), %.1f ms", pass, n, ms);
     report.lines.push_back(line);
@@ -75,6 +77,7 @@ PassReport run_default_passes(ir::Graph& graph) {
   run("remove_dead_code", remove_dead_code);
   run("fold_batch_norm", fold_batch_norm);
   run("fuse_linear", fuse_linear);
+  run("select_before_linear", select_before_linear);
   run("remove_dead_code", remove_dead_code);
   run("fold_constants", fold_constants);
   run("remove_dead_code", remove_dead_code);

@@ -34,7 +34,7 @@ const ir::Node* private_producer(const ir::Graph& g, ir::ValueId v) {
 
 // Walks back through ops that only reshape (same elements, same order): view, reshape,
 // expand to the same element count, clone. Returns the first value another op computes.
-ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v) {
+ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v, std::vector<ir::NodeId>* chain) {
   for (;;) {
     const ir::Node* p = private_producer(g, v);
     if (p == nullptr) return v;
@@ -44,6 +44,7 @@ ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v) {
                          name == "aten::clone" || name == "aten::alias";
     if (!reshape || p->args.empty() || !p->args[0].is_tensor()) return v;
     if (g.value(p->args[0].tensor()).spec.numel() != g.value(v).spec.numel()) return v;
+    chain->push_back(p->id);
     v = p->args[0].tensor();
   }
 }
@@ -62,9 +63,12 @@ std::optional<double> constant_scalar(const ir::Graph& g, const ir::Argument& a)
   return f;
 }
 
-bool is_float32(const ir::Graph& g, ir::ValueId v) { return g.value(v).spec.dtype == ScalarType::Float; }
+bool is_float32(const ir::Graph& g, ir::ValueId v) {
+  return g.value(v).spec.dtype == ScalarType::Float;
+}
 
 struct Match {
+  std::vector<ir::NodeId> chain;  // nodes the fused op replaces, from bmm2 back to bmm1
   ir::ValueId q, k_t, v, mask = ir::kNoValue;
   double scale = 1.0;
   int64_t heads = 1;
@@ -72,8 +76,8 @@ struct Match {
 
 // The scores' shape where the mask is applied decides how the mask broadcasts: [B, H, Lq, Lk]
 // (heads = H) or [N, Lq, Lk] (heads = N). The mask must broadcast to it without growing it.
-bool mask_fits(const ir::Graph& g, ir::ValueId mask, const std::vector<int64_t>& scores,
-               int64_t n, Match* m) {
+bool mask_fits(const ir::Graph& g, ir::ValueId mask, const std::vector<int64_t>& scores, int64_t n,
+               Match* m) {
   const std::vector<int64_t>& ms = g.value(mask).spec.sizes;
   if (ms.size() > scores.size() || ms.size() > 4) return false;
   for (size_t i = 0; i < ms.size(); ++i) {
@@ -96,8 +100,10 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
   if (bmm2.op.str() != "aten::bmm.default") return std::nullopt;
   Match m;
   m.v = bmm2.args[1].tensor();
-  const ir::Node* softmax = private_producer(g, skip_reshapes(g, bmm2.args[0].tensor()));
+  const ir::Node* softmax =
+      private_producer(g, skip_reshapes(g, bmm2.args[0].tensor(), &m.chain));
   if (softmax == nullptr || softmax->op.str() != "aten::_softmax.default") return std::nullopt;
+  m.chain.push_back(softmax->id);
   const ir::ValueId masked = softmax->args[0].tensor();
   const int64_t rank = static_cast<int64_t>(g.value(masked).spec.rank());
   const int64_t dim = softmax->args[1].to_int();
@@ -133,6 +139,7 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
       break;
     }
   }
+  if (mask != ir::kNoValue) m.chain.push_back(p->id);
   const std::vector<int64_t> mask_point = g.value(scaled).spec.sizes;
 
   // Optional scale by a constant.
@@ -152,12 +159,14 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
       if (c && x != ir::kNoValue && g.value(x).spec.sizes == g.value(scaled).spec.sizes) {
         m.scale = div ? 1.0 / *c : *c;
         scores = x;
+        m.chain.push_back(p->id);
       }
     }
   }
 
-  const ir::Node* bmm1 = private_producer(g, skip_reshapes(g, scores));
+  const ir::Node* bmm1 = private_producer(g, skip_reshapes(g, scores, &m.chain));
   if (bmm1 == nullptr || bmm1->op.str() != "aten::bmm.default") return std::nullopt;
+  m.chain.push_back(bmm1->id);
   m.q = bmm1->args[0].tensor();
   m.k_t = bmm1->args[1].tensor();
   const auto& q = g.value(m.q).spec.sizes;
@@ -182,13 +191,14 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
 const ir::OpSchema& sdpa_schema() {
   static const ir::OpSchema* functional = [] {
     ir::OpSchemaRegistry& registry = ir::OpSchemaRegistry::global();
-    std::vector<ir::ArgSchema> args = {arg("q", "Tensor"),      arg("k_t", "Tensor"),
-                                       arg("v", "Tensor"),      arg("mask", "Tensor?"),
-                                       arg("scale", "float"),   arg("heads", "int")};
+    std::vector<ir::ArgSchema> args = {arg("q", "Tensor"),    arg("k_t", "Tensor"),
+                                       arg("v", "Tensor"),    arg("mask", "Tensor?"),
+                                       arg("scale", "float"), arg("heads", "int")};
     ir::OpSchema out;
     out.op = ir::OpRef::parse("pteron::sdpa.out");
-    out.text = "pteron::sdpa.out(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, "
-               "int heads, *, Tensor(a!) out) -> Tensor(a!)";
+    out.text =
+        "pteron::sdpa.out(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, "
+        "int heads, *, Tensor(a!) out) -> Tensor(a!)";
     out.args = args;
     out.args.push_back(arg("out", "Tensor", /*out=*/true));
     out.returns.push_back({"", ir::ArgType::parse("Tensor"), "a!"});
@@ -196,8 +206,9 @@ const ir::OpSchema& sdpa_schema() {
     registry.add(out);
     ir::OpSchema f;
     f.op = ir::OpRef::parse("pteron::sdpa.default");
-    f.text = "pteron::sdpa(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, int heads) "
-             "-> Tensor";
+    f.text =
+        "pteron::sdpa(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, int heads) "
+        "-> Tensor";
     f.args = args;
     f.returns.push_back({"", ir::ArgType::parse("Tensor"), ""});
     return &registry.add(f, "pteron::sdpa.out");
@@ -205,18 +216,31 @@ const ir::OpSchema& sdpa_schema() {
   return *functional;
 }
 
-int fuse_attention(ir::Graph& graph) {
+int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
   int fused = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
-    if (!graph.has_node(id)) continue;
-    const std::optional<Match> m = match_attention(graph, graph.node(id));
+    if (!graph.has_node(id) || delegated.count(id)) continue;
+    std::optional<Match> m = match_attention(graph, graph.node(id));
     if (!m) continue;
-    const ir::Argument mask = m->mask == ir::kNoValue ? ir::Argument(ir::None{})
-                                                       : ir::Argument(ir::TensorRef{m->mask});
+    bool touches_delegate = false;
+    for (ir::NodeId n : m->chain) touches_delegate = touches_delegate || delegated.count(n) > 0;
+    if (touches_delegate) continue;
+    const ir::Argument mask =
+        m->mask == ir::kNoValue ? ir::Argument(ir::None{}) : ir::Argument(ir::TensorRef{m->mask});
     graph.set_op(id, sdpa_schema(),
                  {ir::TensorRef{m->q}, ir::TensorRef{m->k_t}, ir::TensorRef{m->v}, mask, m->scale,
                   m->heads});
+    // The chain's nodes now have no users (each intermediate was read only by the next step).
+    for (ir::NodeId n : m->chain) {
+      if (!graph.has_node(n)) continue;
+      bool used = false;
+      for (ir::ValueId out : graph.node(n).outputs) {
+        used = used || (out != ir::kNoValue && (!graph.value(out).users.empty() ||
+                                                is_graph_output(graph, out)));
+      }
+      if (!used) graph.remove_node(n);
+    }
     ++fused;
   }
   return fused;

@@ -2,9 +2,11 @@
 // attention into bmm -> (mul|div by a constant) -> (add mask | where(mask, -inf, .)) ->
 // _softmax(-1) -> bmm, with views between; this pass replaces each such chain by one call of
 // pteron::sdpa (kernels/optimized/op_sdpa.cpp), which never stores the score matrix.
-// pteron::sdpa has no ExecuTorch kernel, so compile() runs the pass only when "optimized" is
-// among the selected kernel libraries.
+// pteron::sdpa has no ExecuTorch kernel, so the pass belongs to the "optimized" kernel library
+// (compiler/partition/registry.cpp) and runs only when that library is selected.
 #pragma once
+
+#include <unordered_set>
 
 #include "compiler/ir/graph.h"
 #include "compiler/ir/op_schema.h"
@@ -19,7 +21,8 @@ namespace pteron::compiler {
 const ir::OpSchema& sdpa_schema();
 
 // Rewrites every matching attention chain (float32, each intermediate used only by the next
-// step) into pteron::sdpa; returns how many. Leaves the dead chain to remove_dead_code.
-int fuse_attention(ir::Graph& graph);
+// step, no node of it delegated) into pteron::sdpa and removes the chain's other nodes;
+// returns how many chains it fused.
+int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {});
 
 }  // namespace pteron::compiler

@@ -3,7 +3,17 @@
 namespace pteron::compiler {
 namespace {
 
-// The constant weight W when `v` is permute(W, [1, 0]) of a 2-D constant, else kNoValue.
+// A weight known at compile time: a constant, or a dequantize of a constant (quantized graphs
+// keep int8 weights behind dequantize nodes, which constant folding leaves alone).
+bool is_compile_time_weight(const ir::Graph& g, const ir::Value& w) {
+  if (w.is_constant()) return true;
+  if (!w.is_intermediate()) return false;
+  const ir::Node& p = g.node(w.producer);
+  return p.op.ns == "quantized_decomposed" && p.op.name.rfind("dequantize_per_", 0) == 0 &&
+         g.value(p.args[0].tensor()).is_constant();
+}
+
+// The weight W when `v` is permute(W, [1, 0]) of a 2-D compile-time weight, else kNoValue.
 ir::ValueId transposed_constant(const ir::Graph& g, ir::ValueId v) {
   const ir::Value& value = g.value(v);
   if (!value.is_intermediate()) return ir::kNoValue;
@@ -12,7 +22,7 @@ ir::ValueId transposed_constant(const ir::Graph& g, ir::ValueId v) {
   const auto& dims = p.args[1].get<std::vector<int64_t>>();
   if (dims.size() != 2 || (dims[0] != 1 && dims[0] != -1)) return ir::kNoValue;
   const ir::Value& w = g.value(p.args[0].tensor());
-  return w.is_constant() && w.spec.rank() == 2 && w.spec.is_contiguous() ? w.id : ir::kNoValue;
+  return is_compile_time_weight(g, w) && w.spec.rank() == 2 && w.spec.is_contiguous() ? w.id : ir::kNoValue;
 }
 
 bool is_one(const ir::Argument& a) { return a.is<ir::Scalar>() ? a.get<ir::Scalar>().to_double() == 1.0 : a.to_double() == 1.0; }

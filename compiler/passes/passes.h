@@ -34,15 +34,21 @@ int normalize_dim_orders(ir::Graph& graph);
 // linear(x, W, bias): the weight is used as stored, with no transpose at compile or run time.
 int fuse_linear(ir::Graph& graph);
 
+// Rewrites select(view(linear(x, W, b)), dim, i) that keeps one row of the linear's output into
+// linear(select(x, 0, row), W, b): a causal LM's last-token logits then cost one row vector
+// times the vocabulary projection instead of a full matrix product.
+int select_before_linear(ir::Graph& graph);
+
 // Runs nodes whose inputs are all constants on the host kernels and replaces their outputs by
 // folded constants (e.g. transposed weights). Skips results much larger than their inputs.
 int fold_constants(ir::Graph& graph);
 
-// Every node (except those in `delegated`) must have a kernel form and a registered kernel in
-// one of `libraries` ("portable", "optimized"; empty: any library); throws CompileError listing
-// each missing one (op, node, source line) so nothing fails late on the device.
+// Every node (except those in `delegated`) must have a kernel form and a kernel registered by
+// one of `libraries` (runtime library names, e.g. {"optimized", "portable"}); throws
+// CompileError listing each missing one (op, node, source line) so nothing fails late on the
+// device.
 void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {},
-                             const std::vector<std::string>& libraries = {});
+                             const std::vector<std::string>& libraries = {"portable"});
 
 struct PassReport {
   std::vector<std::string> lines;  // "remove_noops: 12 node(s)"

@@ -6,8 +6,8 @@
 // Inputs may have any strides (broadcast dims have stride 0); the output must have the default
 // dim order. Other dtypes and layouts go to the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
-#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
 #include "runtime/kernel/kernel.h"

@@ -5,8 +5,8 @@
 // error, out-of-range indices included).
 #include <cstring>
 
-#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
 #include "runtime/kernel/kernel.h"
@@ -29,7 +29,8 @@ Error embedding_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t* idx = indices.data<const int64_t>();
   const int64_t n = indices.numel(), rows = weight.size(0);
   for (int64_t i = 0; i < n; ++i) {
-    if (idx[i] < 0 || idx[i] >= rows) return optimized::call_portable(kOp, ctx, args);  // reports it
+    if (idx[i] < 0 || idx[i] >= rows)
+      return optimized::call_portable(kOp, ctx, args);  // reports it
   }
   int32_t sizes[kMaxTensorDim];
   for (int32_t d = 0; d < indices.dim(); ++d) sizes[d] = indices.size(d);

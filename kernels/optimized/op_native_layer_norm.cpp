@@ -3,8 +3,8 @@
 // Optimized for float32 in the default dim order: rows normalised with SIMD, split over threads.
 // Everything else (and every shape error) goes through the portable kernel.
 #include "kernels/optimized/simd/isa_kernels.h"
-#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
 #include "runtime/kernel/kernel.h"

@@ -6,8 +6,8 @@
 // dtypes, layouts and errors.
 #include <cstring>
 
-#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
 #include "runtime/kernel/kernel.h"
@@ -83,7 +83,8 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
     if (d == rank - 1) t.a = i;
   }
   if (t.a == t.b || self.size(rank - 1) == 1 || t.sizes[t.b] == 1) {
-    return optimized::call_portable(kOp, ctx, args);  // innermost stays innermost: rows copy as they are
+    return optimized::call_portable(kOp, ctx,
+                                    args);  // innermost stays innermost: rows copy as they are
   }
   PTERON_TRY(expect_out_shape(kOp, out, sizes, rank));
   int64_t stride = 1;
@@ -95,9 +96,8 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
   const int64_t tiles_a = (t.sizes[t.a] + kTile - 1) / kTile;
   // Outer positions (every dim but a and b) x tiles along a; each item covers all of b.
   const int64_t work = out.numel() / (t.sizes[t.a] * t.sizes[t.b]) * tiles_a;
-  parallel_for(work, kTile * t.sizes[t.b], [&](int64_t begin, int64_t end) {
-    run_tiles(t, begin, end);
-  });
+  parallel_for(work, kTile * t.sizes[t.b],
+               [&](int64_t begin, int64_t end) { run_tiles(t, begin, end); });
   return Error::Ok;
 }
 

@@ -58,8 +58,8 @@ Error sdpa_out(KernelContext&, Span<EValue*> args) {
     PTERON_CHECK(mask->dtype() == ScalarType::Float || mask->dtype() == ScalarType::Bool,
                  Error::InvalidArgument, "%s: mask must be float32 or bool, got %s", kOp,
                  scalar_type_name(mask->dtype()));
-    PTERON_CHECK(mask->dim() <= 4, Error::InvalidArgument, "%s: mask has %d dims (at most 4)",
-                 kOp, mask->dim());
+    PTERON_CHECK(mask->dim() <= 4, Error::InvalidArgument, "%s: mask has %d dims (at most 4)", kOp,
+                 mask->dim());
     const int64_t full[4] = {N / heads, heads, Lq, Lk};
     for (int32_t d = 0; d < mask->dim(); ++d) {
       const int32_t at = 4 - mask->dim() + d;
@@ -72,10 +72,22 @@ Error sdpa_out(KernelContext&, Span<EValue*> args) {
   }
   if (out.numel() == 0) return Error::Ok;
 
-  AttentionSlice base{q.data<const float>(), kt.data<const float>(), v.data<const float>(),
-                      out.data<float>(), mask ? mask->const_data() : nullptr,
-                      mask != nullptr && mask->dtype() == ScalarType::Bool, D, Lk, Dv, Dv,
-                      ms[2], ms[3], D, Dv, Lk, scale};
+  AttentionSlice base{q.data<const float>(),
+                      kt.data<const float>(),
+                      v.data<const float>(),
+                      out.data<float>(),
+                      mask ? mask->const_data() : nullptr,
+                      mask != nullptr && mask->dtype() == ScalarType::Bool,
+                      D,
+                      Lk,
+                      Dv,
+                      Dv,
+                      ms[2],
+                      ms[3],
+                      D,
+                      Dv,
+                      Lk,
+                      scale};
   const IsaKernels& isa = isa_kernels();
   const int64_t blocks = (Lq + kQueryBlock - 1) / kQueryBlock;
   const size_t mask_elem = mask ? mask->element_size() : 0;

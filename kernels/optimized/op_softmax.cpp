@@ -4,8 +4,8 @@
 //   aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out)
 // Other dims, dtypes and layouts go through the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
-#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
 #include "runtime/kernel/kernel.h"

@@ -3,8 +3,8 @@
 //   aten::relu.out(Tensor self, *, Tensor(a!) out)
 // Other dtypes, layouts and bad arguments go through the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
-#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/parallel.h"
+#include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/layout.h"
@@ -17,8 +17,8 @@ namespace {
 constexpr int64_t kChunk = 4096;
 
 bool plain_float(const Tensor& in, const Tensor& out) {
-  return in.dtype() == ScalarType::Float && out.dtype() == ScalarType::Float &&
-         is_row_major(in) && is_row_major(out);
+  return in.dtype() == ScalarType::Float && out.dtype() == ScalarType::Float && is_row_major(in) &&
+         is_row_major(out);
 }
 
 template <typename Fn>
@@ -35,9 +35,11 @@ Error gelu_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "T*T"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
-  if (!plain_float(in, out) || args[1]->tag != Tag::String) return optimized::call_portable(kOp, ctx, args);
+  if (!plain_float(in, out) || args[1]->tag != Tag::String)
+    return optimized::call_portable(kOp, ctx, args);
   const bool tanh_form = string_equals(*args[1], "tanh");
-  if (!tanh_form && !string_equals(*args[1], "none")) return optimized::call_portable(kOp, ctx, args);
+  if (!tanh_form && !string_equals(*args[1], "none"))
+    return optimized::call_portable(kOp, ctx, args);
   PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
   const float* x = in.data<const float>();
   float* y = out.data<float>();

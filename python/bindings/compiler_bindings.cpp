@@ -1,10 +1,16 @@
 // Python access to the compiler: .pt2 file in, program bytes and a report out.
 #include <nanobind/nanobind.h>
+#include <cstdio>
+#include <span>
+#include <stdexcept>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/partition/registry.h"
+#include "python/bindings/tensor_convert.h"
 
 namespace nb = nanobind;
 
@@ -34,6 +40,40 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["planned_bytes"] = r.memory.total_arena_bytes;
   d["planned_lower_bound_bytes"] = r.memory.peak_live_bytes;
   d["memory_report"] = compiler::describe_memory_plan(r.memory);
+  nb::list regions;
+  for (const auto& region : r.regions) {
+    nb::dict g;
+    g["backend"] = region.backend;
+    g["nodes"] = region.nodes;
+    g["inputs"] = region.inputs;
+    g["outputs"] = region.outputs;
+    regions.append(g);
+  }
+  d["delegated_regions"] = regions;
+  d["refusals"] = r.refusals;
+  if (r.quantize) {
+    nb::dict q;
+    q["scheme"] = r.quantize->scheme;
+    q["observer"] = r.quantize->observer;
+    q["samples"] = r.quantize->samples;
+    q["quantized_ops"] = r.quantize->quantized_ops;
+    q["quantized_activations"] = r.quantize->quantized_values;
+    q["weight_bytes"] = r.quantize->weight_bytes;
+    q["lines"] = r.quantize->lines;
+    for (const auto* list : {&r.quantize->inputs, &r.quantize->outputs}) {
+      nb::list io;
+      for (const auto& e : *list) {
+        nb::dict item;
+        item["index"] = e.index;
+        item["name"] = e.name;
+        item["scale"] = e.qparams.scale;
+        item["zero_point"] = e.qparams.zero_point;
+        io.append(item);
+      }
+      q[list == &r.quantize->inputs ? "int8_inputs" : "int8_outputs"] = io;
+    }
+    d["quantize"] = q;
+  }
   d["seconds"] = r.seconds_load + r.seconds_passes + r.seconds_plan + r.seconds_emit;
   return d;
 }
@@ -52,15 +92,69 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target,
   return nb::make_tuple(program, report_dict(result.report));
 }
 
+// Quantized compile: `calibration` holds one C-contiguous array per model input with the
+// samples on axis 0. Progress goes to stderr ("calibrating: 10/100 samples").
+nb::tuple compile_pt2_quantized(const std::string& path, const std::string& target, const std::string& scheme,
+                                const std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>>& calibration,
+                                bool int8_io, const std::string& observer, double percentile, bool progress,
+                                const std::vector<std::string>& backends) {
+  compiler::QuantizeOptions q;
+  q.scheme = compiler::parse_quant_scheme(scheme);
+  if (!observer.empty()) q.observer = compiler::parse_quant_observer(observer);
+  q.int8_io = int8_io;
+  q.percentile = percentile;
+  for (const auto& a : calibration) {
+    compiler::CalibrationInput in;
+    in.dtype = dtype_from_dlpack(a.dtype());
+    for (size_t d = 0; d < a.ndim(); ++d) in.shape.push_back(static_cast<int64_t>(a.shape(d)));
+    const auto* bytes = static_cast<const uint8_t*>(a.data());
+    in.data.assign(bytes, bytes + a.nbytes());
+    q.calibration.push_back(std::move(in));
+  }
+  if (progress) {
+    q.progress = [](int pass, int passes, size_t done, size_t total) {
+      std::fprintf(stderr, "\rcalibrating (pass %d/%d): %zu/%zu samples%s", pass, passes, done, total,
+                   done == total && pass == passes ? "\n" : "");
+    };
+  }
+  compiler::CompileOptions options;
+  options.target = target;
+  options.backends = backends;  // partitioners see the quantized (Q/DQ) graph
+  options.quantize = &q;
+  compiler::CompileResult result;
+  {
+    nb::gil_scoped_release release;
+    result = compiler::compile_pt2(path, options);
+  }
+  nb::bytes program(reinterpret_cast<const char*>(result.program.data()), result.program.size());
+  return nb::make_tuple(program, report_dict(result.report));
+}
+
+// The quantizer's compile-time weight quantization, for tests against torch's observers.
+nb::tuple quantize_weights_per_channel(nb::ndarray<float, nb::c_contig, nb::device::cpu> weights) {
+  if (weights.ndim() < 1) throw std::invalid_argument("weights need at least one dimension");
+  const compiler::PerChannelWeights q = compiler::quantize_weights_per_channel(
+      std::span<const float>(weights.data(), weights.size()), static_cast<int64_t>(weights.shape(0)));
+  nb::bytes values(reinterpret_cast<const char*>(q.values.data()), q.values.size());
+  return nb::make_tuple(values, q.scales);
+}
+
 }  // namespace
 
 void bind_compiler(nb::module_& m) {
   nb::exception<compiler::CompileError>(m, "CompileError", PyExc_RuntimeError);
   m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
         nb::arg("backends") = std::vector<std::string>{},
-        "Compiles a torch.export archive; returns (program bytes, report dict). `backends` lists "
-        "partitioners then kernel libraries (\"optimized\", \"portable\"), default the "
-        "target's. Raises CompileError.");
+        "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
+        "ordered list of partitioners then kernel libraries (\"xnnpack\", \"optimized\",\n"
+        "\"portable\"); empty means the target's. Raises CompileError.");
+  m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
+  m.def("compile_pt2_quantized", &compile_pt2_quantized, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
+        nb::arg("calibration"), nb::arg("int8_io") = false, nb::arg("observer") = "", nb::arg("percentile") = 99.99,
+        nb::arg("progress") = true, nb::arg("backends") = std::vector<std::string>{},
+        "Quantizes (int8, PT2E Q/DQ form) and compiles; calibration is one array per input, samples on axis 0.");
+  m.def("quantize_weights_per_channel", &quantize_weights_per_channel, nb::arg("weights"),
+        "Symmetric int8 per-channel (axis 0) weights as the quantizer writes them: (int8 bytes, scales).");
 }
 
 }  // namespace pteron::py

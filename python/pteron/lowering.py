@@ -4,6 +4,11 @@
     program = pteron.to_edge_transform_and_lower(ep, partitioner=[])
     program.save("model.pte")
 
+INT8 post-training quantization is an option of the same call:
+
+    program = pteron.to_edge_transform_and_lower(
+        ep, quantize="cortex-m", calibration=[(x1,), (x2,), ...], int8_io=False)
+
 Compilation runs in-process in pteron's C++ compiler; the ExportedProgram crosses over as the
 archive torch.export.save writes (weights are memory-mapped by the compiler, not copied).
 """
@@ -16,6 +21,7 @@ from typing import Any, Sequence
 
 import pteron_native
 
+from pteron.partitioners import backend_names
 from pteron.runtime import Program, load
 
 CompileError = pteron_native.CompileError
@@ -73,29 +79,73 @@ def _is_view_or_copy(target) -> bool:
     return target.__name__.split(".")[0] in {"view", "_to_copy", "clone", "alias", "lift_fresh_copy"}
 
 
-def to_edge_transform_and_lower(
-    program,
-    partitioner: Sequence[Any] | None = None,
-    *,
-    target: str = "host",
-    kernels: Sequence[str] | None = None,
-) -> LoweredProgram:
+def _stack_calibration(calibration) -> list:
+    """One C-contiguous numpy array per model input, samples on axis 0."""
+    import numpy as np
+
+    per_input = None
+    for i, sample in enumerate(calibration):
+        tensors = sample if isinstance(sample, (tuple, list)) else (sample,)
+        arrays = [np.asarray(t.detach().cpu() if hasattr(t, "detach") else t) for t in tensors]
+        if per_input is None:
+            per_input = [[] for _ in arrays]
+        if len(arrays) != len(per_input):
+            raise CompileError(f"calibration sample {i} has {len(arrays)} input(s), sample 0 has {len(per_input)}")
+        for k, a in enumerate(arrays):
+            first = per_input[k][0] if per_input[k] else a
+            if a.shape != first.shape or a.dtype != first.dtype:
+                raise CompileError(f"calibration sample {i}, input {k}: {a.dtype}{list(a.shape)} differs from "
+                                   f"sample 0's {first.dtype}{list(first.shape)}")
+            per_input[k].append(a)
+    if not per_input:
+        raise CompileError("calibration has no samples (pass an iterable of input tuples)")
+    return [np.ascontiguousarray(np.stack(arrays)) for arrays in per_input]
+
+
+def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host",
+                                quantize: str | None = None, calibration=None, int8_io: bool = False,
+                                observer: str | None = None, percentile: float = 99.99,
+                                progress: bool = True,
+                                kernels: Sequence[str] | None = None) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
-    `partitioner` is an ordered list of backend partitioners; an empty list (the default)
-    compiles every op to the kernel libraries. `kernels` names the kernel libraries the program
-    may use, most preferred first (e.g. ("optimized", "portable"): "optimized" also enables its
-    fusions, such as attention into pteron::sdpa); None means the target's. Raises CompileError
-    with a one-line message naming the node, op and source line at fault.
+    `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
+    each claims the regions it can run, the rest goes to the target's kernels. An empty list
+    (the default) compiles every op to the target's kernel libraries. Raises CompileError with a one-line
+    message naming the node, op and source line at fault.
+
+    `kernels` names the kernel libraries the program may use after the partitioners, most
+    preferred first, e.g. ("optimized", "portable"): "optimized" also runs its fusions
+    (attention into pteron::sdpa). None means the target's kernel libraries.
+
+    `quantize` ("cortex-m", "xnnpack" or "ethos-u") quantizes the model to INT8 first (PT2E's
+    quantize/dequantize form) with `calibration`, an iterable of samples, each a tuple of the
+    model's inputs (or one tensor for a one-input model); `int8_io` makes the program's inputs
+    and outputs int8 (their scales and zero points are in report["quantize"]); `observer`
+    ("minmax" or "percentile", default per scheme) and `percentile` choose activation ranges.
+    Calibration progress goes to stderr unless `progress` is False.
     """
-    partitioners = list(partitioner or [])
-    backends = list(kernels or [])
-    if partitioners:
-        names = ", ".join(type(p).__name__ for p in partitioners)
-        raise CompileError(f"no backend partitioners are available in this build (asked for {names})")
+    if quantize is None and (calibration is not None or int8_io):
+        raise CompileError("calibration and int8_io need quantize='cortex-m', 'xnnpack' or 'ethos-u'")
+    if quantize is not None and calibration is None:
+        raise CompileError("quantize needs calibration samples (an iterable of input tuples)")
+    backends = backend_names(partitioner or [])
+    if backends:
+        missing = [b for b in backends if b not in pteron_native.available_backends()]
+        if missing:
+            raise CompileError(f"backend(s) {', '.join(missing)} not in this build "
+                               f"(available: {', '.join(pteron_native.available_backends())})")
+    backends += list(kernels or [])
+
+    def compile_path(path):
+        if quantize is None:
+            return pteron_native.compile_pt2(path, target, backends)
+        arrays = _stack_calibration(calibration)
+        return pteron_native.compile_pt2_quantized(path, target, quantize, arrays, int8_io, observer or "",
+                                                   percentile, progress, backends)
+
     if isinstance(program, (str, os.PathLike)):
-        data, report = pteron_native.compile_pt2(os.fspath(program), target, backends)
-        return LoweredProgram(data, report)
+        return LoweredProgram(*compile_path(os.fspath(program)))
 
     import torch
 
@@ -103,5 +153,4 @@ def to_edge_transform_and_lower(
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)
-        data, report = pteron_native.compile_pt2(path, target, backends)
-    return LoweredProgram(data, report)
+        return LoweredProgram(*compile_path(path))

@@ -22,9 +22,12 @@ struct BackendInitContext {
   const char* method_name;
 };
 
+class ExecutionObserver;
 struct BackendExecuteContext {
   MemoryAllocator* scratch;  // reset before the call
   int delegate_index;
+  // When tracing: report the backend's own nodes with begin/end_delegate_event. May be null.
+  ExecutionObserver* observer = nullptr;
 };
 
 // Opaque per-region state a backend returns from init().
@@ -56,6 +59,6 @@ const char* registered_backend_id(size_t index);
 #define PTERON_BACKEND_CONCAT_(a, b) a##b
 #define PTERON_BACKEND_CONCAT(a, b) PTERON_BACKEND_CONCAT_(a, b)
 // Registers a backend instance at start-up.
-#define PTERON_REGISTER_BACKEND(id, instance)                                            \
+#define PTERON_REGISTER_BACKEND(id, instance)                                               \
   [[maybe_unused]] static const bool PTERON_BACKEND_CONCAT(pteron_backend_reg_, __LINE__) = \
       ::pteron::register_backend(id, &(instance)) == ::pteron::Error::Ok

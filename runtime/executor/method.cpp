@@ -10,7 +10,8 @@ namespace pteron {
 namespace {
 
 Error out_of_memory(const char* what, size_t bytes) {
-  return fail(Error::OutOfMemory, "method allocator exhausted allocating %s (%zu bytes)", what, bytes);
+  return fail(Error::OutOfMemory, "method allocator exhausted allocating %s (%zu bytes)", what,
+              bytes);
 }
 
 // Appends `text` to a bounded list in `buffer`, marking truncation with "...".
@@ -80,7 +81,8 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
   MemoryAllocator* alloc = memory->method_allocator;
   num_values_ = plan.values()->size();
   values_ = alloc->allocate_array<EValue>(num_values_);
-  if (values_ == nullptr && num_values_ > 0) return out_of_memory("values", num_values_ * sizeof(EValue));
+  if (values_ == nullptr && num_values_ > 0)
+    return out_of_memory("values", num_values_ * sizeof(EValue));
   for (size_t i = 0; i < num_values_; ++i) new (&values_[i]) EValue();
 
   const fb::SubsegmentOffsets* cs = program.flatbuffer()->constant_segment();
@@ -91,7 +93,8 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
       const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
       EValue& out = values_[i];
       const fb::KernelTypes type = v->val_type();
-      const bool is_list = type == fb::KernelTypes::IntList || type == fb::KernelTypes::TensorList ||
+      const bool is_list = type == fb::KernelTypes::IntList ||
+                           type == fb::KernelTypes::TensorList ||
                            type == fb::KernelTypes::OptionalTensorList;
       if ((pass == 0) == is_list) continue;
       switch (type) {
@@ -122,13 +125,15 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
         case fb::KernelTypes::BoolList: {
           const auto* items = v->val_as_BoolList()->items();
           out.tag = Tag::BoolList;
-          out.bool_list = Span<const bool>(reinterpret_cast<const bool*>(items->data()), items->size());
+          out.bool_list =
+              Span<const bool>(reinterpret_cast<const bool*>(items->data()), items->size());
           break;
         }
         case fb::KernelTypes::IntList: {
           const auto* items = v->val_as_IntList()->items();
           int64_t* ints = alloc->allocate_array<int64_t>(items->size());
-          if (ints == nullptr && items->size() > 0) return out_of_memory("int list", items->size() * 8);
+          if (ints == nullptr && items->size() > 0)
+            return out_of_memory("int list", items->size() * 8);
           for (size_t k = 0; k < items->size(); ++k) ints[k] = values_[items->Get(k)].i;
           out.tag = Tag::IntList;
           out.int_list = Span<const int64_t>(ints, items->size());
@@ -137,10 +142,11 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
         case fb::KernelTypes::TensorList:
         case fb::KernelTypes::OptionalTensorList: {
           const bool optional = type == fb::KernelTypes::OptionalTensorList;
-          const auto* items = optional ? v->val_as_OptionalTensorList()->items()
-                                       : v->val_as_TensorList()->items();
+          const auto* items =
+              optional ? v->val_as_OptionalTensorList()->items() : v->val_as_TensorList()->items();
           Tensor** list = alloc->allocate_array<Tensor*>(items->size());
-          if (list == nullptr && items->size() > 0) return out_of_memory("tensor list", items->size() * 8);
+          if (list == nullptr && items->size() > 0)
+            return out_of_memory("tensor list", items->size() * 8);
           for (size_t k = 0; k < items->size(); ++k) {
             const int32_t idx = items->Get(k);
             list[k] = (idx < 0 || values_[idx].tag != Tag::Tensor) ? nullptr : values_[idx].tensor;
@@ -156,7 +162,8 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
           auto* sizes = alloc->allocate_array<int32_t>(dim ? dim : 1);
           auto* dim_order = alloc->allocate_array<uint8_t>(dim ? dim : 1);
           auto* strides = alloc->allocate_array<int32_t>(dim ? dim : 1);
-          if (!tensor || !sizes || !dim_order || !strides) return out_of_memory("tensor metadata", 64);
+          if (!tensor || !sizes || !dim_order || !strides)
+            return out_of_memory("tensor metadata", 64);
           for (int32_t d = 0; d < dim; ++d) {
             sizes[d] = t->sizes()->Get(d);
             dim_order[d] = t->dim_order() ? t->dim_order()->Get(d) : static_cast<uint8_t>(d);
@@ -170,23 +177,28 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
                           "method '%s' plans tensors in arenas but no planned memory was given",
                           name());
             }
-            const uint64_t offset = (static_cast<uint64_t>(a->memory_offset_high()) << 32) |
-                                    a->memory_offset_low();
-            PTERON_ASSIGN_OR_RETURN(void* data,
-                                    memory->planned->address(a->memory_id(), offset, tensor->nbytes()));
+            const uint64_t offset =
+                (static_cast<uint64_t>(a->memory_offset_high()) << 32) | a->memory_offset_low();
+            PTERON_ASSIGN_OR_RETURN(
+                void* data, memory->planned->address(a->memory_id(), offset, tensor->nbytes()));
             tensor->set_data(data);
           } else if (t->data_buffer_idx() != 0) {
             const uint8_t* data;
             if (cs != nullptr && cs->offsets() != nullptr && cs->offsets()->size() > 0) {
               data = constants.data() + cs->offsets()->Get(t->data_buffer_idx());
             } else {
-              data = program.flatbuffer()->constant_buffer()->Get(t->data_buffer_idx())->storage()->data();
+              data = program.flatbuffer()
+                         ->constant_buffer()
+                         ->Get(t->data_buffer_idx())
+                         ->storage()
+                         ->data();
             }
             tensor->set_data(const_cast<uint8_t*>(data));  // kernels never write constants
           }
           // Kernels read elements in place; a misaligned tensor would be undefined behaviour.
           if (reinterpret_cast<uintptr_t>(tensor->mutable_data()) % tensor->element_size() != 0) {
-            return fail(Error::InvalidProgram, "tensor value %zu is not aligned to its %zu-byte elements", i,
+            return fail(Error::InvalidProgram,
+                        "tensor value %zu is not aligned to its %zu-byte elements", i,
                         tensor->element_size());
           }
           out = EValue::from_tensor(tensor);
@@ -202,8 +214,10 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
   input_planned_ = alloc->allocate_array<bool>(n_inputs ? n_inputs : 1);
   if (input_planned_ == nullptr) return out_of_memory("input flags", n_inputs);
   for (size_t i = 0; i < n_inputs; ++i) {
-    const fb::EValue* v = plan.values()->Get(plan.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i)));
-    input_planned_[i] = v->val_type() == fb::KernelTypes::Tensor && v->val_as_Tensor()->allocation_info();
+    const fb::EValue* v =
+        plan.values()->Get(plan.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+    input_planned_[i] =
+        v->val_type() == fb::KernelTypes::Tensor && v->val_as_Tensor()->allocation_info();
   }
   return Error::Ok;
 }
@@ -249,19 +263,22 @@ Error Method::init_delegates(const Program& program, const fb::ExecutionPlan& pl
   if (delegates_ == nullptr) return out_of_memory("delegates", n * sizeof(Delegate));
   for (size_t i = 0; i < n; ++i) {
     const fb::BackendDelegate* d = plan.delegates()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    new (&delegates_[i]) Delegate{find_backend(d->id()->c_str()), nullptr, FreeableBuffer(), d->id()->c_str()};
+    new (&delegates_[i])
+        Delegate{find_backend(d->id()->c_str()), nullptr, FreeableBuffer(), d->id()->c_str()};
     num_delegates_ = i + 1;
     Delegate& delegate = delegates_[i];
     if (delegate.backend == nullptr) {
-      return fail(Error::NotFound, "method '%s' delegate %zu needs backend '%s', which this runtime lacks",
-                  name(), i, delegate.id);
+      return fail(Error::NotFound,
+                  "method '%s' delegate %zu needs backend '%s', which this runtime lacks", name(),
+                  i, delegate.id);
     }
     if (!delegate.backend->is_available()) {
       return fail(Error::NotSupported, "backend '%s' is not available on this device", delegate.id);
     }
     Span<const uint8_t> payload;
     if (d->processed()->location() == fb::DataLocation::INLINE) {
-      const auto* data = program.flatbuffer()->backend_delegate_data()->Get(d->processed()->index())->data();
+      const auto* data =
+          program.flatbuffer()->backend_delegate_data()->Get(d->processed()->index())->data();
       payload = Span<const uint8_t>(data->data(), data->size());
     } else {
       PTERON_ASSIGN_OR_RETURN(delegate.payload, program.load_segment(d->processed()->index()));
@@ -282,7 +299,8 @@ Error Method::init_delegates(const Program& program, const fb::ExecutionPlan& pl
     if (!handle.ok()) {
       char detail[160];
       snprintf(detail, sizeof(detail), "%s", last_error_message());
-      return fail(handle.error(), "backend '%s' failed to initialise delegate %zu: %s", delegate.id, i, detail);
+      return fail(handle.error(), "backend '%s' failed to initialise delegate %zu: %s", delegate.id,
+                  i, detail);
     }
     delegate.handle = *handle;
   }
@@ -300,7 +318,8 @@ Error Method::check_has_memory(const fb::ExecutionPlan& plan, int32_t index, siz
     if (plan.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i)) == index) return Error::Ok;
   }
   return fail(Error::InvalidProgram,
-              "instruction %zu uses tensor value %d, which has no memory (not planned, constant or an input)",
+              "instruction %zu uses tensor value %d, which has no memory (not planned, constant or "
+              "an input)",
               instruction, index);
 }
 
@@ -309,7 +328,8 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
   const auto* list = plan.chains()->Get(0)->instructions();
   num_instructions_ = list->size();
   instructions_ = alloc->allocate_array<Instruction>(num_instructions_ ? num_instructions_ : 1);
-  if (instructions_ == nullptr) return out_of_memory("instructions", num_instructions_ * sizeof(Instruction));
+  if (instructions_ == nullptr)
+    return out_of_memory("instructions", num_instructions_ * sizeof(Instruction));
   for (size_t k = 0; k < num_instructions_; ++k) {
     const fb::Instruction* ins = list->Get(static_cast<flatbuffers::uoffset_t>(k));
     Instruction& out = instructions_[k];
@@ -356,8 +376,8 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
 
 Error Method::input_index(size_t i, Tensor** tensor) {
   if (i >= num_inputs()) {
-    return fail(Error::InvalidArgument, "method '%s' has %zu inputs; input %zu does not exist", name(),
-                num_inputs(), i);
+    return fail(Error::InvalidArgument, "method '%s' has %zu inputs; input %zu does not exist",
+                name(), num_inputs(), i);
   }
   EValue& v = input(i);
   if (v.tag != Tag::Tensor) return fail(Error::InvalidArgument, "input %zu is not a tensor", i);
@@ -365,7 +385,9 @@ Error Method::input_index(size_t i, Tensor** tensor) {
   return Error::Ok;
 }
 
-EValue& Method::input(size_t i) { return values_[plan_->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i))]; }
+EValue& Method::input(size_t i) {
+  return values_[plan_->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i))];
+}
 
 const EValue& Method::output(size_t i) const {
   return values_[plan_->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i))];
@@ -384,8 +406,9 @@ Error Method::set_input(size_t i, const Tensor& src) {
   }
   for (int32_t d = 0; d < src.dim(); ++d) {
     if (src.size(d) != dst->size(d) && dst->dynamism() == ShapeDynamism::Static) {
-      return fail(Error::InvalidArgument, "input %zu: size %d in dim %d given, the program expects %d", i,
-                  src.size(d), d, dst->size(d));
+      return fail(Error::InvalidArgument,
+                  "input %zu: size %d in dim %d given, the program expects %d", i, src.size(d), d,
+                  dst->size(d));
     }
   }
   PTERON_TRY(dst->resize(src.sizes()));
@@ -406,11 +429,12 @@ Error Method::set_input_pointer(size_t i, void* data, size_t nbytes) {
   Tensor* dst = nullptr;
   PTERON_TRY(input_index(i, &dst));
   if (input_planned_[i]) {
-    return fail(Error::InvalidArgument, "input %zu lives in a planned arena; use set_input to copy", i);
+    return fail(Error::InvalidArgument, "input %zu lives in a planned arena; use set_input to copy",
+                i);
   }
   if (nbytes != dst->nbytes()) {
-    return fail(Error::InvalidArgument, "input %zu: %zu bytes given, the program expects %zu", i, nbytes,
-                dst->nbytes());
+    return fail(Error::InvalidArgument, "input %zu: %zu bytes given, the program expects %zu", i,
+                nbytes, dst->nbytes());
   }
   dst->set_data(data);
   return Error::Ok;
@@ -420,11 +444,16 @@ const char* Method::instruction_name(size_t index) const {
   if (index >= num_instructions_) return "";
   const Instruction& ins = instructions_[index];
   switch (ins.kind) {
-    case Kind::Kernel: return kernel_names_[ins.target];
-    case Kind::Delegate: return delegates_[ins.target].id;
-    case Kind::Move: return "move";
-    case Kind::JumpFalse: return "jump_false";
-    case Kind::Free: return "free";
+    case Kind::Kernel:
+      return kernel_names_[ins.target];
+    case Kind::Delegate:
+      return delegates_[ins.target].id;
+    case Kind::Move:
+      return "move";
+    case Kind::JumpFalse:
+      return "jump_false";
+    case Kind::Free:
+      return "free";
   }
   return "";
 }
@@ -434,6 +463,18 @@ bool Method::instruction_is_delegate(size_t index) const {
 }
 
 Error Method::execute() {
+#if PTERON_EVENT_TRACER
+  if (observer_ == nullptr) return run_instructions();
+  observer_->begin_execute();
+  const Error err = run_instructions();
+  observer_->end_execute();
+  return err;
+#else
+  return run_instructions();
+#endif
+}
+
+Error Method::run_instructions() {
   for (size_t i = 0; i < num_inputs(); ++i) {
     const EValue& v = input(i);
     if (v.tag == Tag::Tensor && v.tensor->mutable_data() == nullptr && v.tensor->nbytes() > 0) {
@@ -444,9 +485,12 @@ Error Method::execute() {
   size_t steps = 0;
   const size_t max_steps = num_instructions_ * 1024 + 1024;  // bounds malicious jump loops
   while (pc < num_instructions_) {
-    if (++steps > max_steps) return fail(Error::InvalidProgram, "method '%s' does not terminate", name());
+    if (++steps > max_steps)
+      return fail(Error::InvalidProgram, "method '%s' does not terminate", name());
     const Instruction& ins = instructions_[pc];
+#if PTERON_EVENT_TRACER
     if (observer_) observer_->begin_instruction(pc);
+#endif
     Error err = Error::Ok;
     size_t next = pc + 1;
     switch (ins.kind) {
@@ -458,7 +502,7 @@ Error Method::execute() {
       }
       case Kind::Delegate: {
         if (scratch_) scratch_->reset();
-        BackendExecuteContext ctx{scratch_, ins.target};
+        BackendExecuteContext ctx{scratch_, ins.target, observer_};
         Delegate& d = delegates_[ins.target];
         err = d.backend->execute(ctx, d.handle, ins.args);
         break;
@@ -472,7 +516,12 @@ Error Method::execute() {
       case Kind::Free:
         break;
     }
-    if (observer_) observer_->end_instruction(pc);
+#if PTERON_EVENT_TRACER
+    if (observer_) {
+      observer_->end_instruction(pc);
+      if (scratch_ && scratch_->used() > 0) observer_->record_allocation(0, scratch_->used());
+    }
+#endif
     if (err != Error::Ok) {
       char detail[200];
       snprintf(detail, sizeof(detail), "%s", last_error_message());

@@ -15,12 +15,24 @@
 
 namespace pteron {
 
-// Observes execution; the event tracer implements it. All callbacks are optional.
+// Observes execution; the event tracer (runtime/trace) implements it. All callbacks are
+// optional. Builds with -DPTERON_EVENT_TRACER=0 compile the calls out of execute().
+#ifndef PTERON_EVENT_TRACER
+#define PTERON_EVENT_TRACER 1
+#endif
 class ExecutionObserver {
  public:
   virtual ~ExecutionObserver() = default;
+  virtual void begin_execute() {}
+  virtual void end_execute() {}
   virtual void begin_instruction(size_t index) {}
   virtual void end_instruction(size_t index) {}
+  // Scratch memory an instruction used (allocator 0 is the per-call scratch allocator).
+  virtual void record_allocation(int32_t allocator, uint64_t bytes) {}
+  // Events inside a delegate call (a backend's own nodes); `name` must be a static string.
+  // Returns a handle for end_delegate_event, or -1.
+  virtual int32_t begin_delegate_event(const char* name, int32_t debug_id) { return -1; }
+  virtual void end_delegate_event(int32_t handle) {}
 };
 
 class Method {
@@ -72,10 +84,12 @@ class Method {
   Error init(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
   Error init_values(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
   Error init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
-  Error init_delegates(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
+  Error init_delegates(const Program& program, const fb::ExecutionPlan& plan,
+                       MemoryManager* memory);
   Error init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
   Error check_has_memory(const fb::ExecutionPlan& plan, int32_t index, size_t instruction);
   Error input_index(size_t i, Tensor** tensor);
+  Error run_instructions();
 
   MethodMeta meta_;
   const fb::ExecutionPlan* plan_ = nullptr;

@@ -32,20 +32,34 @@ bool name_matches(const char* full, const char* name, const char* overload) {
 
 bool tag_fits(char want, Tag tag) {
   switch (want) {
-    case 'T': return tag == Tag::Tensor;
-    case 't': return tag == Tag::Tensor || tag == Tag::None;
-    case 'S': return tag == Tag::Int || tag == Tag::Double || tag == Tag::Bool;
-    case 's': return tag == Tag::Int || tag == Tag::Double || tag == Tag::Bool || tag == Tag::None;
-    case 'I': return tag == Tag::Int;
-    case 'i': return tag == Tag::Int || tag == Tag::None;
-    case 'B': return tag == Tag::Bool;
-    case 'D': return tag == Tag::Double || tag == Tag::Int;
-    case 'd': return tag == Tag::Double || tag == Tag::Int || tag == Tag::None;
-    case 'L': return tag == Tag::IntList;
-    case 'l': return tag == Tag::IntList || tag == Tag::None;
-    case 'A': return tag == Tag::TensorList;
-    case 'O': return tag == Tag::OptionalTensorList || tag == Tag::TensorList;
-    case '*': return true;
+    case 'T':
+      return tag == Tag::Tensor;
+    case 't':
+      return tag == Tag::Tensor || tag == Tag::None;
+    case 'S':
+      return tag == Tag::Int || tag == Tag::Double || tag == Tag::Bool;
+    case 's':
+      return tag == Tag::Int || tag == Tag::Double || tag == Tag::Bool || tag == Tag::None;
+    case 'I':
+      return tag == Tag::Int;
+    case 'i':
+      return tag == Tag::Int || tag == Tag::None;
+    case 'B':
+      return tag == Tag::Bool;
+    case 'D':
+      return tag == Tag::Double || tag == Tag::Int;
+    case 'd':
+      return tag == Tag::Double || tag == Tag::Int || tag == Tag::None;
+    case 'L':
+      return tag == Tag::IntList;
+    case 'l':
+      return tag == Tag::IntList || tag == Tag::None;
+    case 'A':
+      return tag == Tag::TensorList;
+    case 'O':
+      return tag == Tag::OptionalTensorList || tag == Tag::TensorList;
+    case '*':
+      return true;
   }
   return false;
 }
@@ -55,7 +69,8 @@ bool tag_fits(char want, Tag tag) {
 bool register_kernel(const char* name, KernelFn fn, const char* library) {
   Registry& r = registry();
   for (size_t i = 0; i < r.count; ++i) {
-    if (std::strcmp(r.entries[i].name, name) == 0 && std::strcmp(r.entries[i].library, library) == 0) {
+    if (std::strcmp(r.entries[i].name, name) == 0 &&
+        std::strcmp(r.entries[i].library, library) == 0) {
       r.entries[i].fn = fn;
       return true;
     }

@@ -26,7 +26,7 @@ struct KernelContext {
 using KernelFn = Error (*)(KernelContext& ctx, Span<EValue*> args);
 
 struct KernelEntry {
-  const char* name;     // "aten::add.out": operator name, '.', overload
+  const char* name;  // "aten::add.out": operator name, '.', overload
   KernelFn fn;
   const char* library;  // "portable", "optimized", "cortex_m": which kernel library it is from
 };
@@ -68,7 +68,7 @@ Error check_args(const char* op, Span<EValue*> args, const char* signature);
 #if defined(PTERON_SELECTIVE_BUILD)
 #define PTERON_KERNEL(name, fn)
 #else
-#define PTERON_KERNEL(name, fn)                                                     \
+#define PTERON_KERNEL(name, fn)                                                           \
   [[maybe_unused]] static const bool PTERON_KERNEL_CONCAT(pteron_kernel_reg_, __LINE__) = \
       ::pteron::register_kernel(name, fn, PTERON_KERNEL_LIBRARY)
 #endif

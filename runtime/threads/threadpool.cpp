@@ -34,12 +34,15 @@ int num_threads() {
   return hw == 0 ? 1 : static_cast<int>(hw < 4 ? hw : 4);
 }
 
+int requested_num_threads() { return g_threads.load(); }
+
 pthreadpool_t threadpool_for(int threads) {
   if (threads <= 1) return nullptr;
   if (threads > kMaxThreads) threads = kMaxThreads;
   Pools& p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);
-  if (p.by_count[threads] == nullptr) p.by_count[threads] = pthreadpool_create(static_cast<size_t>(threads));
+  if (p.by_count[threads] == nullptr)
+    p.by_count[threads] = pthreadpool_create(static_cast<size_t>(threads));
   return p.by_count[threads];
 }
 

@@ -5,10 +5,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "compiler/compile.h"
 #include "runtime/backend/backend.h"
 #include "runtime/host/host_method.h"
+#include "runtime/host/trace_files.h"
+#include "runtime/trace/event_tracer.h"
+#include "schema/etdump_generated.h"
 
 namespace pteron::compiler {
 namespace {
@@ -37,17 +41,22 @@ class ReluPartitioner : public Partitioner {
 class ReluBackend : public BackendInterface {
  public:
   bool is_available() const override { return true; }
-  Result<DelegateHandle*> init(BackendInitContext&, Span<const uint8_t> payload, Span<const CompileSpecView>) override {
+  Result<DelegateHandle*> init(BackendInitContext&, Span<const uint8_t> payload,
+                               Span<const CompileSpecView>) override {
     if (payload.size() != 4 || std::memcmp(payload.data(), "relu", 4) != 0) {
       return fail(Error::InvalidProgram, "TestReluBackend: bad payload");
     }
     ++inits;
     return static_cast<DelegateHandle*>(this);
   }
-  Error execute(BackendExecuteContext&, DelegateHandle*, Span<EValue*> args) override {
+  Error execute(BackendExecuteContext& ctx, DelegateHandle*, Span<EValue*> args) override {
+    // Reports its one node to the event tracer, as a backend with per-node timing does.
+    const int32_t event = ctx.observer ? ctx.observer->begin_delegate_event("relu", 7) : -1;
+    if (ctx.observer) ctx.observer->end_delegate_event(event);
     const Tensor& in = *args[0]->tensor;
     Tensor& out = *args[1]->tensor;
-    for (int64_t i = 0; i < in.numel(); ++i) out.data<float>()[i] = std::max(0.f, in.data<const float>()[i]);
+    for (int64_t i = 0; i < in.numel(); ++i)
+      out.data<float>()[i] = std::max(0.f, in.data<const float>()[i]);
     ++calls;
     return Error::Ok;
   }
@@ -96,6 +105,93 @@ TEST(DelegateProgram, RegionsRunOnTheirBackendAndTheRestOnKernels) {
     const float expected = 1.f / (1.f + std::exp(-std::max(0.f, x[k])));
     EXPECT_NEAR(y[k], expected, 1e-6) << k;
   }
+}
+
+// A clock that advances one tick per reading, so event times are exact.
+uint64_t g_ticks = 0;
+uint64_t fake_now() { return ++g_ticks; }
+
+TEST(DelegateProgram, EventTracerSeesEveryInstructionAndTheBackendsOwnNodes) {
+  ir::Graph g;
+  ir::ValueId v = g.add_input("x", f32());
+  for (const char* name : {"relu", "sigmoid", "relu"}) {
+    ir::NodeId n = g.add_node(op(std::string("aten::") + name + ".default"), {ir::TensorRef{v}},
+                              {ir::NewValue{std::string(name) + std::to_string(v), f32()}});
+    v = g.node(n).outputs[0];
+  }
+  g.set_outputs({v});
+  ReluPartitioner partitioner;
+  CompileResult compiled = compile_graph(g, {"host", {}}, {&partitioner});
+  auto program = HostProgram::from_bytes(compiled.program.data(), compiled.program.size());
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  auto method = HostMethod::load(**program, "forward");
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  Method& m = (*method)->method();
+  float x[6] = {-2, -1, 0, 1, 2, 3};
+  int32_t sizes[1] = {6}, strides[1];
+  uint8_t order[1] = {0};
+  Tensor tx(ScalarType::Float, 1, sizes, order, strides, x);
+  ASSERT_EQ(m.set_input(0, tx), Error::Ok);
+
+  TraceEvent buffer[64];
+  EventTracer tracer({buffer, 64}, TraceClock{&fake_now, 1000000000ull});
+  tracer.attach(m);
+  m.set_observer(&tracer);
+  ASSERT_EQ(m.execute(), Error::Ok) << last_error_message();
+  ASSERT_EQ(m.execute(), Error::Ok) << last_error_message();
+  m.set_observer(nullptr);
+
+  // Per run: execute, delegate call (with its node inside), sigmoid kernel, delegate call (+ node).
+  using K = TraceEvent::Kind;
+  const K expected[] = {K::Execute, K::DelegateCall, K::DelegateNode,
+                        K::Kernel,  K::DelegateCall, K::DelegateNode};
+  Span<const TraceEvent> events = tracer.events();
+  ASSERT_EQ(events.size(), 12u);
+  EXPECT_EQ(tracer.dropped(), 0u);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    EXPECT_EQ(e.kind, expected[i % 6]) << i;
+    EXPECT_EQ(e.run, i / 6) << i;
+    EXPECT_LT(e.start, e.end) << i;
+    if (e.kind == K::DelegateNode) {
+      EXPECT_STREQ(e.name, "relu");
+      EXPECT_EQ(e.delegate_debug_id, 7);
+      // Nested inside its delegate call, and attributed to it.
+      EXPECT_EQ(e.instruction, events[i - 1].instruction);
+      EXPECT_GT(e.start, events[i - 1].start);
+      EXPECT_LT(e.end, events[i - 1].end);
+    }
+  }
+  EXPECT_STREQ(events[3].name, "aten::sigmoid.out");
+  EXPECT_EQ(events[3].instruction, 1);
+
+  // ETDump: verifies, one RunData per run, names as ExecuTorch's Inspector expects.
+  std::vector<uint8_t> dump = etdump_bytes(tracer);
+  flatbuffers::Verifier verifier(dump.data(), dump.size());
+  ASSERT_TRUE(etdump::VerifySizePrefixedETDumpBuffer(verifier));
+  const etdump::ETDump* root = etdump::GetSizePrefixedETDump(dump.data());
+  ASSERT_EQ(root->run_data()->size(), 2u);
+  const auto* run0 = root->run_data()->Get(0)->events();
+  ASSERT_EQ(run0->size(), 6u);
+  EXPECT_EQ(run0->Get(0)->profile_event()->name()->str(), "Method::execute");
+  EXPECT_EQ(run0->Get(1)->profile_event()->name()->str(), "DELEGATE_CALL");
+  EXPECT_EQ(run0->Get(2)->profile_event()->delegate_debug_id_int(), 7);
+  EXPECT_EQ(run0->Get(3)->profile_event()->name()->str(), "aten::sigmoid.out");
+
+  // Chrome trace: complete events with durations, delegate calls named by backend id.
+  nlohmann::json chrome = nlohmann::json::parse(chrome_trace_json(tracer));
+  ASSERT_EQ(chrome["traceEvents"].size(), 12u);
+  EXPECT_EQ(chrome["traceEvents"][1]["name"], "TestReluBackend");
+  EXPECT_EQ(chrome["traceEvents"][1]["ph"], "X");
+
+  // A full buffer drops events and counts them; execution is unaffected.
+  TraceEvent small[3];
+  EventTracer tiny({small, 3}, TraceClock{&fake_now, 1000000000ull});
+  m.set_observer(&tiny);
+  ASSERT_EQ(m.execute(), Error::Ok);
+  m.set_observer(nullptr);
+  EXPECT_EQ(tiny.events().size(), 3u);
+  EXPECT_EQ(tiny.dropped(), 3u);
 }
 
 }  // namespace

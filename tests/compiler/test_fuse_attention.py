@@ -7,6 +7,9 @@ Tolerance: max abs error within 1e-4 * (1 + max |reference|), as for the zoo mod
 """
 
 import math
+import shutil
+import subprocess
+from pathlib import Path
 
 import pteron
 import pytest
@@ -35,7 +38,7 @@ def _check_matches(lowered, model, inputs):
 
 
 def _fused(lowered):
-    line = next(p for p in lowered.report["passes"] if p.startswith("fuse_attention"))
+    line = next(p for p in lowered.report["passes"] if p.startswith("optimized/fuse_attention"))
     return int(line.split(":")[1].split()[0])
 
 
@@ -60,7 +63,7 @@ def test_transformer_block_fuses_both_layers_and_matches(transformer_block_pt2):
 @pytest.mark.parametrize("kernels", [None, ("portable",)])
 def test_without_optimized_program_has_only_aten_ops(transformer_block_pt2, kernels):
     lowered = pteron.to_edge_transform_and_lower(transformer_block_pt2, kernels=kernels)
-    assert not any(p.startswith("fuse_attention") for p in lowered.report["passes"])
+    assert not any(p.startswith("optimized/fuse_attention") for p in lowered.report["passes"])
     ops = _ops(lowered)
     assert ops and all(op.startswith("aten::") for op in ops), ops
     assert "aten::bmm.out" in ops
@@ -132,3 +135,32 @@ def test_scores_used_elsewhere_are_not_fused(tmp_path):
     actual = lowered.load().forward(*inputs)
     for a, e in zip(actual, expected):
         assert float((a - e).abs().max()) <= 1e-4
+
+
+def test_partitioner_then_optimized_kernels(transformer_block_pt2):
+    # XNNPACK takes the linear layers; attention still fuses on the optimized kernels.
+    lowered = pteron.to_edge_transform_and_lower(
+        transformer_block_pt2, [pteron.XnnpackPartitioner()], kernels=("optimized", "portable"))
+    assert _fused(lowered) == 2
+    assert lowered.report["delegated_regions"]
+    assert "pteron::sdpa.out" in _ops(lowered)
+    model, inputs = zoo.get("transformer-block")
+    _check_matches(lowered, model, inputs)
+
+
+def _cli(*args):
+    repo = Path(__file__).resolve().parents[2]
+    exe = shutil.which("pteron") or str(repo / "build" / "tools" / "cli" / "pteron")
+    proc = subprocess.run([exe, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("backends,fused", [("optimized,portable", True), ("portable", False)])
+def test_cli_backends_choose_kernel_libraries(transformer_block_pt2, tmp_path, backends, fused):
+    out = tmp_path / "tb.pte"
+    status, text = _cli("compile", transformer_block_pt2, "-o", out, "--backends", backends)
+    assert status == 0, text
+    status, text = _cli("inspect", out)
+    assert status == 0, text
+    assert ("pteron::sdpa.out" in text) == fused, text

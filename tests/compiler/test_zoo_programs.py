@@ -9,7 +9,6 @@ same class on every held-out digit. The planned arena must pass the compiler's o
 import json
 from pathlib import Path
 
-import numpy as np
 import pteron
 import pytest
 import torch

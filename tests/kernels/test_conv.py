@@ -98,15 +98,15 @@ def test_depthwise_rectangular_kernel_no_bias():
     check_conv(x, wt, None, [1, 2], [1, 3], [1, 1], 3, what="depthwise 2x67 kernel")
 
 
-@pytest.mark.parametrize("n,c,l,co,k,stride,pad,dil,groups", [
+@pytest.mark.parametrize("n,c,length,co,k,stride,pad,dil,groups", [
     (1, 1, 1, 1, 1, 1, 0, 1, 1),
     (2, 4, 20, 6, 3, 1, 1, 1, 1),
     (1, 6, 33, 6, 5, 2, 2, 2, 6),  # depthwise 1-D
     (1, 8, 16, 4, 1, 1, 0, 1, 2),
     (1, 3, 50, 5, 7, 3, 0, 1, 1),
 ])
-def test_conv1d(n, c, l, co, k, stride, pad, dil, groups):
-    x, wt, bias = rand(n, c, l), rand(co, c // groups, k), rand(co)
+def test_conv1d(n, c, length, co, k, stride, pad, dil, groups):
+    x, wt, bias = rand(n, c, length), rand(co, c // groups, k), rand(co)
     check_conv(x, wt, bias, [stride], [pad], [dil], groups, what=f"conv1d {x.shape} {wt.shape}")
 
 

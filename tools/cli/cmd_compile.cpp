@@ -1,11 +1,20 @@
 // pteron compile MODEL.pt2 -o OUT.pte [--target T] [--memory-report] [--json]
+//     [--quantize cortex-m|xnnpack|ethos-u --calibration DATA.npz [--int8-io]
+//      [--observer minmax|percentile] [--percentile P]]
+//
+// Calibration data (.npz): one array per model input holding N samples on a leading axis
+// (shape [N, *input shape], the input's dtype), named input_0, input_1, ... or, when not so
+// named, taken in archive order (np.savez(path, x) works for a one-input model).
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/npz.h"
 
 namespace pteron::cli {
 namespace {
@@ -14,10 +23,50 @@ struct CompileCliOptions {
   std::string model;
   std::string output;
   std::string target = "host";
-  std::vector<std::string> backends;
+  std::vector<std::string> backends;  // empty: the target's
   bool memory_report = false;
   bool json = false;
+  std::string quantize;  // scheme; empty = float program
+  std::string calibration;
+  bool int8_io = false;
+  std::string observer;
+  double percentile = 99.99;
 };
+
+// Calibration arrays in model-input order (see the file comment).
+compiler::CalibrationData read_calibration(const std::string& path) {
+  std::vector<NpyArray> arrays;
+  try {
+    arrays = read_npz(path);
+  } catch (const std::exception& e) {
+    throw UserError(std::string("--calibration: ") + e.what());
+  }
+  if (arrays.empty()) throw UserError(path + ": no arrays (one per model input, samples on axis 0)");
+  auto index = [](const NpyArray& a) -> long {
+    if (a.name.rfind("input_", 0) != 0) return -1;
+    try {
+      return std::stol(a.name.substr(6));
+    } catch (...) {
+      return -1;
+    }
+  };
+  if (std::all_of(arrays.begin(), arrays.end(), [&](const NpyArray& a) { return index(a) >= 0; })) {
+    std::stable_sort(arrays.begin(), arrays.end(), [&](const NpyArray& a, const NpyArray& b) { return index(a) < index(b); });
+  }
+  compiler::CalibrationData data;
+  for (NpyArray& a : arrays) data.push_back({a.dtype, a.shape, std::move(a.data)});
+  return data;
+}
+
+void print_progress(int pass, int passes, size_t done, size_t total) {
+  static const bool tty = isatty(2) != 0;
+  if (tty) {
+    std::fprintf(stderr, "\rcalibrating (pass %d/%d): %zu/%zu samples", pass, passes, done, total);
+    if (done == total && pass == passes) std::fprintf(stderr, "\n");
+  } else if (done == total || done % std::max<size_t>(1, total / 4) == 0) {
+    std::fprintf(stderr, "calibrating (pass %d/%d): %zu/%zu samples\n", pass, passes, done, total);
+  }
+}
 
 nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOptions& o) {
   nlohmann::json j;
@@ -30,6 +79,12 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["constants"] = {{"tensors", r.emit.constants}, {"bytes", r.emit.constant_bytes},
                     {"deduplicated", r.emit.deduplicated}};
   j["file_bytes"] = r.emit.file_bytes;
+  nlohmann::json delegated = nlohmann::json::array();
+  for (const auto& d : r.regions) {
+    delegated.push_back({{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
+  }
+  j["delegated_regions"] = delegated;
+  j["refusals"] = r.refusals;
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : r.memory.regions) {
     regions.push_back({{"name", region.name}, {"memory_id", region.mem_id}, {"bytes", region.used},
@@ -49,8 +104,25 @@ void run(const CompileCliOptions& o) {
   compiler::CompileResult result;
   compiler::CompileOptions options;
   options.target = o.target;
-  options.backends = o.backends;
   options.output_path = o.output;
+  options.backends = o.backends;
+  compiler::QuantizeOptions quantize;
+  if (!o.quantize.empty()) {
+    try {
+      quantize.scheme = compiler::parse_quant_scheme(o.quantize);
+      if (!o.observer.empty()) quantize.observer = compiler::parse_quant_observer(o.observer);
+    } catch (const compiler::CompileError& e) {
+      throw UserError(e.what());
+    }
+    if (o.calibration.empty()) throw UserError("--quantize needs --calibration DATA.npz (samples of each input)");
+    quantize.calibration = read_calibration(o.calibration);
+    quantize.int8_io = o.int8_io;
+    quantize.percentile = o.percentile;
+    if (!o.json) quantize.progress = print_progress;
+    options.quantize = &quantize;
+  } else if (!o.calibration.empty() || o.int8_io) {
+    throw UserError("--calibration and --int8-io need --quantize SCHEME");
+  }
   try {
     result = compiler::compile_pt2(o.model, options);
   } catch (const compiler::CompileError& e) {
@@ -58,7 +130,20 @@ void run(const CompileCliOptions& o) {
     throw UserError(what.rfind(o.model, 0) == 0 ? what : o.model + ": " + what);  // name the file once
   }
   const compiler::CompileReport& r = result.report;
-  const nlohmann::json j = report_json(r, o);
+  nlohmann::json j = report_json(r, o);
+  if (r.quantize) {
+    nlohmann::json io = nlohmann::json::array();
+    for (const auto* list : {&r.quantize->inputs, &r.quantize->outputs}) {
+      for (const auto& q : *list) {
+        io.push_back({{"kind", list == &r.quantize->inputs ? "input" : "output"}, {"index", q.index},
+                      {"name", q.name}, {"scale", q.qparams.scale}, {"zero_point", q.qparams.zero_point}});
+      }
+    }
+    j["quantize"] = {{"scheme", r.quantize->scheme}, {"observer", r.quantize->observer},
+                     {"samples", r.quantize->samples}, {"quantized_ops", r.quantize->quantized_ops},
+                     {"quantized_activations", r.quantize->quantized_values},
+                     {"weight_bytes", r.quantize->weight_bytes}, {"int8_io", io}};
+  }
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
@@ -67,8 +152,15 @@ void run(const CompileCliOptions& o) {
               o.output.c_str(), r.target.name.c_str(), r.nodes_in, r.nodes_out, j["seconds"]["total"].get<double>());
   std::printf("  constants: %zu tensors, %.1f KiB (%zu deduplicated); file %.1f KiB\n", r.emit.constants,
               r.emit.constant_bytes / 1024.0, r.emit.deduplicated, r.emit.file_bytes / 1024.0);
+  if (r.quantize) {
+    for (const auto& line : r.quantize->lines) std::printf("  %s\n", line.c_str());
+  }
   std::printf("  planned memory: %.1f KiB (lower bound %.1f KiB, efficiency %.1f%%)\n",
               r.memory.total_arena_bytes / 1024.0, r.memory.peak_live_bytes / 1024.0, 100 * r.memory.efficiency());
+  for (const auto& d : r.regions) {
+    std::printf("  delegated to %s: %zu nodes (%zu inputs, %zu outputs)\n", d.backend.c_str(), d.nodes,
+                d.inputs, d.outputs);
+  }
   if (o.memory_report) {
     std::printf("memory plan:\n%s", compiler::describe_memory_plan(r.memory).c_str());
     std::printf("passes:\n");
@@ -90,6 +182,12 @@ void add_compile_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");
+  cmd->add_option("--quantize", opts->quantize, "post-training int8 quantization for cortex-m, xnnpack or ethos-u");
+  cmd->add_option("--calibration", opts->calibration,
+                  "calibration samples (.npz): per input an array [N, *input shape], named input_0, ...");
+  cmd->add_flag("--int8-io", opts->int8_io, "int8 program inputs and outputs (no float crosses the boundary)");
+  cmd->add_option("--observer", opts->observer, "activation ranges: minmax or percentile (default per scheme)");
+  cmd->add_option("--percentile", opts->percentile, "percentile kept by the percentile observer")->capture_default_str();
   cmd->callback([opts] { run(*opts); });
 }
 

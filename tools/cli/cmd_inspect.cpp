@@ -1,19 +1,21 @@
 // pteron inspect PROGRAM.pte [--json]: methods, tensors in and out, operators with call
 // counts, delegates, planned arena bytes and constant bytes.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "schema/program_generated.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/program_tools.h"
+#include "tools/cli/trace_table.h"
 
 namespace pteron::cli {
 namespace {
 
 struct InspectOptions {
   std::string program;
+  std::string trace;
+  size_t top = 20;
   bool json = false;
 };
 
@@ -33,7 +35,8 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
   j["constant_bytes"] = program.constant_segment().size();
   j["segments"] = p.segments() ? p.segments()->size() : 0;
   for (size_t m = 0; m < program.num_methods(); ++m) {
-    const fb::ExecutionPlan& plan = *p.execution_plan()->Get(static_cast<flatbuffers::uoffset_t>(m));
+    const fb::ExecutionPlan& plan =
+        *p.execution_plan()->Get(static_cast<flatbuffers::uoffset_t>(m));
     MethodMeta meta(&plan);
     nlohmann::json jm;
     jm["name"] = meta.name();
@@ -50,7 +53,8 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
     for (const fb::Chain* chain : *plan.chains()) {
       for (const fb::Instruction* ins : *chain->instructions()) {
         if (ins->instr_args_type() == fb::InstructionArguments::KernelCall) {
-          const fb::Operator* op = plan.operators()->Get(ins->instr_args_as_KernelCall()->op_index());
+          const fb::Operator* op =
+              plan.operators()->Get(ins->instr_args_as_KernelCall()->op_index());
           std::string name = op->name()->str();
           if (op->overload() && op->overload()->size()) name += "." + op->overload()->str();
           ++op_calls[name];
@@ -61,10 +65,12 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
     }
     jm["instructions"] = meta.num_instructions();
     jm["values"] = plan.values()->size();
-    for (const auto& [name, calls] : op_calls) jm["operators"].push_back({{"name", name}, {"calls", calls}});
+    for (const auto& [name, calls] : op_calls)
+      jm["operators"].push_back({{"name", name}, {"calls", calls}});
     if (plan.delegates()) {
       for (size_t d = 0; d < plan.delegates()->size(); ++d) {
-        const fb::BackendDelegate* del = plan.delegates()->Get(static_cast<flatbuffers::uoffset_t>(d));
+        const fb::BackendDelegate* del =
+            plan.delegates()->Get(static_cast<flatbuffers::uoffset_t>(d));
         size_t bytes = 0;
         const bool inline_data = del->processed()->location() == fb::DataLocation::INLINE;
         if (inline_data) {
@@ -80,7 +86,8 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
     }
     int64_t planned_total = 0;
     for (size_t a = 0; a < meta.num_planned_buffers(); ++a) {
-      jm["planned_arenas"].push_back({{"memory_id", a + 1}, {"bytes", meta.planned_buffer_size(a)}});
+      jm["planned_arenas"].push_back(
+          {{"memory_id", a + 1}, {"bytes", meta.planned_buffer_size(a)}});
       planned_total += meta.planned_buffer_size(a);
     }
     jm["planned_bytes"] = planned_total;
@@ -106,14 +113,16 @@ void print_text(const nlohmann::json& j) {
               human_bytes(j["file_bytes"].get<double>()).c_str(),
               human_bytes(j["constant_bytes"].get<double>()).c_str(), j["segments"].get<int>());
   for (const auto& m : j["methods"]) {
-    std::printf("method '%s': %d instruction(s), %d value(s)\n", m["name"].get<std::string>().c_str(),
-                m["instructions"].get<int>(), m["values"].get<int>());
+    std::printf("method '%s': %d instruction(s), %d value(s)\n",
+                m["name"].get<std::string>().c_str(), m["instructions"].get<int>(),
+                m["values"].get<int>());
     auto io = [](const char* what, const nlohmann::json& list) {
       if (!list.is_array()) return;
       for (size_t i = 0; i < list.size(); ++i) {
         const auto& t = list[i];
         if (t.contains("dtype")) {
-          std::printf("  %s %zu: %s %s\n", what, i, t["dtype"].get<std::string>().c_str(), t["shape"].dump().c_str());
+          std::printf("  %s %zu: %s %s\n", what, i, t["dtype"].get<std::string>().c_str(),
+                      t["shape"].dump().c_str());
         } else {
           std::printf("  %s %zu: %s\n", what, i, t["type"].get<std::string>().c_str());
         }
@@ -124,13 +133,15 @@ void print_text(const nlohmann::json& j) {
     if (m.contains("operators")) {
       std::printf("  operators:\n");
       for (const auto& op : m["operators"]) {
-        std::printf("    %5d x %s\n", op["calls"].get<int>(), op["name"].get<std::string>().c_str());
+        std::printf("    %5d x %s\n", op["calls"].get<int>(),
+                    op["name"].get<std::string>().c_str());
       }
     }
     if (m.contains("delegates")) {
       std::printf("  delegates:\n");
       for (const auto& d : m["delegates"]) {
-        std::printf("    %s: %s payload (%s), %d call(s)\n", d["backend"].get<std::string>().c_str(),
+        std::printf("    %s: %s payload (%s), %d call(s)\n",
+                    d["backend"].get<std::string>().c_str(),
                     human_bytes(d["payload_bytes"].get<double>()).c_str(),
                     d["payload_location"].get<std::string>().c_str(), d["calls"].get<int>());
       }
@@ -156,9 +167,16 @@ void add_inspect_command(CLI::App& app) {
   auto opts = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand("inspect", "Describe a program: methods, operators, memory");
   cmd->add_option("program", opts->program, "program file (.pte)")->required();
+  cmd->add_option("--trace", opts->trace,
+                  "an ETDump (pteron profile -o T writes T.etdp): where the time went");
+  cmd->add_option("--top", opts->top, "rows of the --trace per-op table")->capture_default_str();
   cmd->add_flag("--json", opts->json, "machine-readable output");
   cmd->callback([opts] {
     auto program = open_program(opts->program);
+    if (!opts->trace.empty()) {
+      inspect_trace(*program, opts->program, opts->trace, opts->top, opts->json);
+      return;
+    }
     const nlohmann::json j = describe(*program, opts->program);
     if (opts->json) {
       std::printf("%s\n", j.dump(2).c_str());

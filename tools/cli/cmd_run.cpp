@@ -1,11 +1,9 @@
 // pteron run PROGRAM.pte [--inputs in.npz | --random-inputs] [--outputs out.npz] [--json]
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <random>
+#include <nlohmann/json.hpp>
 
 #include "tools/cli/commands.h"
 #include "tools/cli/program_tools.h"
@@ -24,84 +22,18 @@ struct RunOptions {
   bool json = false;
 };
 
-// Random data that is valid for any consumer: small non-negative ints (valid indices),
-// standard-normal floats, random bools.
-NpyArray random_input(const TensorInfo& info, std::mt19937_64& rng, const std::string& name) {
-  NpyArray a;
-  a.name = name;
-  a.dtype = info.dtype;
-  for (int32_t s : info.sizes) a.shape.push_back(s);
-  a.data.resize(info.nbytes);
-  size_t n = info.nbytes / std::max<size_t>(1, element_size(info.dtype));
-  std::normal_distribution<float> normal;
-  std::uniform_int_distribution<int> small(0, 9);
-  for (size_t i = 0; i < n; ++i) {
-    switch (info.dtype) {
-      case ScalarType::Float: { float v = normal(rng); std::memcpy(&a.data[i * 4], &v, 4); break; }
-      case ScalarType::Double: { double v = normal(rng); std::memcpy(&a.data[i * 8], &v, 8); break; }
-      case ScalarType::Half: { uint16_t v = float_to_half(normal(rng)); std::memcpy(&a.data[i * 2], &v, 2); break; }
-      case ScalarType::BFloat16: { uint16_t v = float_to_bf16(normal(rng)); std::memcpy(&a.data[i * 2], &v, 2); break; }
-      case ScalarType::Long: { int64_t v = small(rng); std::memcpy(&a.data[i * 8], &v, 8); break; }
-      case ScalarType::Int: { int32_t v = small(rng); std::memcpy(&a.data[i * 4], &v, 4); break; }
-      case ScalarType::Bool: a.data[i] = static_cast<uint8_t>(small(rng) & 1); break;
-      default: a.data[i * element_size(info.dtype)] = static_cast<uint8_t>(small(rng)); break;
-    }
-  }
-  return a;
-}
-
-std::vector<NpyArray> gather_inputs(const RunOptions& o, const MethodMeta& meta) {
-  std::vector<NpyArray> inputs;
-  if (!o.inputs.empty()) {
-    std::vector<NpyArray> file = read_npz(o.inputs);
-    // Named input_0, input_1, ... when present; otherwise in archive order.
-    for (size_t i = 0; i < meta.num_inputs(); ++i) {
-      auto it = std::find_if(file.begin(), file.end(),
-                             [&](const NpyArray& a) { return a.name == "input_" + std::to_string(i); });
-      if (it == file.end() && file.size() == meta.num_inputs()) it = file.begin() + static_cast<long>(i);
-      if (it == file.end()) {
-        throw UserError(o.inputs + ": has no array 'input_" + std::to_string(i) + "' (the method takes " +
-                        std::to_string(meta.num_inputs()) + " inputs)");
-      }
-      inputs.push_back(*it);
-    }
-    return inputs;
-  }
-  if (meta.num_inputs() > 0 && !o.random_inputs) {
-    throw UserError(o.program + ": method '" + o.method + "' takes " + std::to_string(meta.num_inputs()) +
-                    " input(s); pass --inputs FILE.npz or --random-inputs");
-  }
-  std::mt19937_64 rng(o.seed);
-  for (size_t i = 0; i < meta.num_inputs(); ++i) {
-    auto info = meta.input_tensor(i);
-    if (!info.ok()) throw_runtime_error(o.program, info.error());
-    inputs.push_back(random_input(*info, rng, "input_" + std::to_string(i)));
-  }
-  return inputs;
-}
-
 void run(const RunOptions& o) {
   auto program = open_program(o.program);
   auto host = load_method(*program, o.program, o.method);
   Method& method = host->method();
-  std::vector<NpyArray> inputs = gather_inputs(o, method.meta());
-
-  std::vector<std::vector<int32_t>> sizes(inputs.size());
-  std::vector<std::vector<uint8_t>> orders(inputs.size());
-  std::vector<std::vector<int32_t>> strides(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    NpyArray& a = inputs[i];
-    for (int64_t s : a.shape) sizes[i].push_back(static_cast<int32_t>(s));
-    for (size_t d = 0; d < a.shape.size(); ++d) orders[i].push_back(static_cast<uint8_t>(d));
-    strides[i].resize(a.shape.size());
-    Tensor t(a.dtype, static_cast<int32_t>(a.shape.size()), sizes[i].data(), orders[i].data(),
-             strides[i].data(), a.data.data());
-    const Error e = method.set_input(i, t);
-    if (e != Error::Ok) throw_runtime_error(o.inputs.empty() ? o.program : o.inputs, e);
-  }
+  std::vector<NpyArray> inputs =
+      gather_inputs({o.program, o.method, o.inputs, o.random_inputs, o.seed}, method.meta());
+  set_inputs(method, inputs, o.inputs.empty() ? o.program : o.inputs);
 
   std::vector<double> times_ms;
   for (int it = 0; it < std::max(1, o.iters); ++it) {
+    // Inputs planned into the arena are overwritten once dead: set them again for every run.
+    if (it > 0) set_inputs(method, inputs, o.inputs.empty() ? o.program : o.inputs);
     const auto start = std::chrono::steady_clock::now();
     const Error e = method.execute();
     const auto end = std::chrono::steady_clock::now();
@@ -153,7 +85,8 @@ void run(const RunOptions& o) {
     const auto& jo = j["outputs"][i];
     std::printf("  output %zu: %s\n", i, jo.dump().c_str());
   }
-  std::printf("  time: median %.3f ms, min %.3f ms over %zu run(s)\n", median, sorted.front(), times_ms.size());
+  std::printf("  time: median %.3f ms, min %.3f ms over %zu run(s)\n", median, sorted.front(),
+              times_ms.size());
   if (!o.outputs.empty()) std::printf("  outputs written to %s\n", o.outputs.c_str());
 }
 
@@ -168,7 +101,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--outputs", opts->outputs, "write outputs to this .npz (output_0, ...)");
   cmd->add_flag("--random-inputs", opts->random_inputs, "feed seeded random inputs");
   cmd->add_option("--seed", opts->seed, "seed for --random-inputs")->capture_default_str();
-  cmd->add_option("--iters", opts->iters, "times to execute (reports the median)")->capture_default_str();
+  cmd->add_option("--iters", opts->iters, "times to execute (reports the median)")
+      ->capture_default_str();
   cmd->add_flag("--json", opts->json, "machine-readable output");
   cmd->callback([opts] { run(*opts); });
 }

@@ -16,5 +16,6 @@ struct UserError : std::runtime_error {
 void add_compile_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
 
 }  // namespace pteron::cli

@@ -36,8 +36,8 @@ float row_max(const float* x, int64_t n) {
   return r;
 }
 
-void layer_norm(const float* x, const float* w, const float* b, float eps, int64_t rows,
-                int64_t D, float* y, float* mean_out, float* rstd_out) {
+void layer_norm(const float* x, const float* w, const float* b, float eps, int64_t rows, int64_t D,
+                float* y, float* mean_out, float* rstd_out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * D;
     float* yr = y + r * D;
@@ -110,8 +110,11 @@ void gelu(const float* x, float* y, int64_t n, bool tanh_approx) {
 void relu(const float* x, float* y, int64_t n) {
   int64_t i = 0;
   const Vec z = set1(0.0f);
-  for (; i + kLanes <= n; i += kLanes) store(y + i, vmax(load(x + i), z));
-  // x > 0 ? x : 0 keeps NaN as torch does (max would drop it on some ISAs).
+  // NaN stays NaN as in torch (a plain max drops it on x86).
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vec v = load(x + i);
+    store(y + i, select_nan(v, v, vmax(v, z)));
+  }
   for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : (x[i] != x[i] ? x[i] : 0.0f);
 }
 
@@ -206,98 +209,153 @@ void binary(BinaryOp op, const float* a, int64_t as, const float* b, int64_t bs,
   }
 }
 
-constexpr int kKeyVecs = 8;                       // score registers per key block
-constexpr int64_t kKeyBlock = kKeyVecs * kLanes;  // keys per online-softmax step
-constexpr int64_t kMaxDv = 512;                   // accumulator row on the stack
+// Attention visits keys in blocks of kKeyBlock with a running max and sum per query row
+// (online softmax), and kRows query rows at a time so every K and V row loaded from memory
+// serves kRows rows. Register budget: kRows x kKeyVecs score accumulators (16 on AVX-512 and
+// NEON, 8 with AVX2's 16 registers).
+constexpr int kRows = 4;
+constexpr int kKeyVecs = kLanes == 8 ? 2 : 4;
+constexpr int64_t kKeyBlock = 2 * kKeyVecs * kLanes;  // keys per online-softmax step
+constexpr int kValueVecs = kKeyVecs;                  // value columns per accumulator pass
+constexpr int64_t kMaxDv = 512;                       // accumulator rows on the stack
 
-// scores[j] = q . k_t[:, j0 + j] for j < nb, vectorised over keys (k_t rows are contiguous).
-void block_scores(const AttentionSlice& s, const float* q, int64_t j0, int64_t nb, float* out) {
+// scores[r][j] = q_r . k_t[:, j0 + j] for j < nb and R rows, vectorised over keys (k_t rows
+// are contiguous).
+template <int R>
+void block_scores(const AttentionSlice& s, const float* const* q, int64_t j0, int64_t nb,
+                  float (*scores)[kKeyBlock]) {
   const float* kt = s.k_t + j0;
-  if (nb == kKeyBlock) {
-    Vec acc[kKeyVecs];
-    for (int r = 0; r < kKeyVecs; ++r) acc[r] = set1(0);
+  int64_t j = 0;
+  for (; j + kKeyVecs * kLanes <= nb; j += kKeyVecs * kLanes) {
+    Vec acc[R][kKeyVecs];
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < kKeyVecs; ++c) acc[r][c] = set1(0);
     for (int64_t d = 0; d < s.D; ++d) {
-      const Vec qd = set1(q[d]);
-      const float* row = kt + d * s.kt_row;
-      for (int r = 0; r < kKeyVecs; ++r) acc[r] = fma(qd, load(row + r * kLanes), acc[r]);
+      const float* row = kt + d * s.kt_row + j;
+      Vec k[kKeyVecs];
+      for (int c = 0; c < kKeyVecs; ++c) k[c] = load(row + c * kLanes);
+      for (int r = 0; r < R; ++r) {
+        const Vec qd = set1(q[r][d]);
+        for (int c = 0; c < kKeyVecs; ++c) acc[r][c] = fma(qd, k[c], acc[r][c]);
+      }
     }
-    for (int r = 0; r < kKeyVecs; ++r) store(out + r * kLanes, acc[r]);
-    return;
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < kKeyVecs; ++c) store(&scores[r][j + c * kLanes], acc[r][c]);
   }
-  for (int64_t j = 0; j < nb; ++j) out[j] = 0;
-  for (int64_t d = 0; d < s.D; ++d) {
-    const float qd = q[d];
-    const float* row = kt + d * s.kt_row;
-    int64_t j = 0;
-    const Vec vq = set1(qd);
-    for (; j + kLanes <= nb; j += kLanes) store(out + j, fma(vq, load(row + j), load(out + j)));
-    for (; j < nb; ++j) out[j] += qd * row[j];
+  for (; j < nb; ++j) {  // the last keys, one at a time
+    for (int r = 0; r < R; ++r) {
+      float acc = 0;
+      for (int64_t d = 0; d < s.D; ++d) acc += q[r][d] * kt[d * s.kt_row + j];
+      scores[r][j] = acc;
+    }
+  }
+}
+
+// scores = scores * scale + mask for query row i.
+void scale_and_mask(const AttentionSlice& s, int64_t i, int64_t j0, int64_t nb, float* scores) {
+  const float ninf = -__builtin_inff();
+  if (s.mask == nullptr) {
+    scale_row(scores, s.scale, nb);
+  } else if (s.mask_is_bool) {
+    const bool* mk = static_cast<const bool*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
+    for (int64_t j = 0; j < nb; ++j) scores[j] = mk[j * s.mask_col] ? ninf : scores[j] * s.scale;
+  } else {
+    const float* mk = static_cast<const float*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
+    if (s.mask_col == 1) {
+      const Vec vs = set1(s.scale);
+      int64_t j = 0;
+      for (; j + kLanes <= nb; j += kLanes)
+        store(scores + j, fma(load(scores + j), vs, load(mk + j)));
+      for (; j < nb; ++j) scores[j] = scores[j] * s.scale + mk[j];
+    } else {
+      for (int64_t j = 0; j < nb; ++j) scores[j] = scores[j] * s.scale + mk[j * s.mask_col];
+    }
+  }
+}
+
+// acc[r][:] += sum_j p[r][j] * v[j0 + j][:], kValueVecs columns of all R rows in registers.
+template <int R>
+void accumulate_values(const AttentionSlice& s, int64_t j0, int64_t nb, const float (*p)[kKeyBlock],
+                       float (*acc)[kMaxDv]) {
+  int64_t c = 0;
+  for (; c + kValueVecs * kLanes <= s.Dv; c += kValueVecs * kLanes) {
+    Vec a[R][kValueVecs];
+    for (int r = 0; r < R; ++r)
+      for (int u = 0; u < kValueVecs; ++u) a[r][u] = load(&acc[r][c + u * kLanes]);
+    for (int64_t j = 0; j < nb; ++j) {
+      const float* vr = s.v + (j0 + j) * s.v_row + c;
+      Vec v[kValueVecs];
+      for (int u = 0; u < kValueVecs; ++u) v[u] = load(vr + u * kLanes);
+      for (int r = 0; r < R; ++r) {
+        const Vec pr = set1(p[r][j]);
+        for (int u = 0; u < kValueVecs; ++u) a[r][u] = fma(pr, v[u], a[r][u]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int u = 0; u < kValueVecs; ++u) store(&acc[r][c + u * kLanes], a[r][u]);
+  }
+  for (; c < s.Dv; ++c) {  // the last columns, one at a time
+    for (int64_t j = 0; j < nb; ++j) {
+      const float vjc = s.v[(j0 + j) * s.v_row + c];
+      for (int r = 0; r < R; ++r) acc[r][c] += p[r][j] * vjc;
+    }
+  }
+}
+
+// Rows [i0, i0 + R) of the output.
+template <int R>
+void attention_rows(const AttentionSlice& s, int64_t i0) {
+  const float ninf = -__builtin_inff();
+  alignas(64) float scores[R][kKeyBlock];
+  alignas(64) float acc[R][kMaxDv];
+  const float* q[R];
+  float m[R], l[R];
+  for (int r = 0; r < R; ++r) {
+    q[r] = s.q + (i0 + r) * s.q_row;
+    m[r] = ninf;
+    l[r] = 0;
+    for (int64_t c = 0; c < s.Dv; ++c) acc[r][c] = 0;
+  }
+  for (int64_t j0 = 0; j0 < s.Lk; j0 += kKeyBlock) {
+    const int64_t nb = s.Lk - j0 < kKeyBlock ? s.Lk - j0 : kKeyBlock;
+    block_scores<R>(s, q, j0, nb, scores);
+    for (int r = 0; r < R; ++r) {
+      float* sr = scores[r];
+      scale_and_mask(s, i0 + r, j0, nb, sr);
+      const float bm = row_max(sr, nb);
+      if (bm == ninf) {  // every key of this block is masked out for this row
+        for (int64_t j = 0; j < nb; ++j) sr[j] = 0;
+        continue;
+      }
+      const float m_new = fmax1(m[r], bm);
+      const float correction = m[r] == ninf ? 0.0f : std::exp(m[r] - m_new);
+      if (correction != 1.0f) {
+        scale_row(acc[r], correction, s.Dv);
+        l[r] *= correction;
+      }
+      l[r] += exp_shifted(sr, m_new, sr, nb);
+      m[r] = m_new;
+    }
+    accumulate_values<R>(s, j0, nb, scores, acc);
+  }
+  for (int r = 0; r < R; ++r) {
+    float* o = s.out + (i0 + r) * s.out_row;
+    if (l[r] == 0.0f) {  // every key masked: NaN, as PyTorch's softmax gives
+      for (int64_t c = 0; c < s.Dv; ++c) o[c] = __builtin_nanf("");
+      continue;
+    }
+    const float inv = 1.0f / l[r];
+    const Vec vi = set1(inv);
+    int64_t c = 0;
+    for (; c + kLanes <= s.Dv; c += kLanes) store(o + c, load(&acc[r][c]) * vi);
+    for (; c < s.Dv; ++c) o[c] = acc[r][c] * inv;
   }
 }
 
 void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
-  const float ninf = -__builtin_inff();
-  float scores[kKeyBlock];
-  float acc[kMaxDv];
-  for (int64_t i = q_begin; i < q_end; ++i) {
-    const float* q = s.q + i * s.q_row;
-    float m = ninf, l = 0;
-    for (int64_t c = 0; c < s.Dv; ++c) acc[c] = 0;
-    for (int64_t j0 = 0; j0 < s.Lk; j0 += kKeyBlock) {
-      const int64_t nb = s.Lk - j0 < kKeyBlock ? s.Lk - j0 : kKeyBlock;
-      block_scores(s, q, j0, nb, scores);
-      if (s.mask == nullptr) {
-        scale_row(scores, s.scale, nb);
-      } else if (s.mask_is_bool) {
-        const bool* mk = static_cast<const bool*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
-        for (int64_t j = 0; j < nb; ++j) {
-          scores[j] = mk[j * s.mask_col] ? ninf : scores[j] * s.scale;
-        }
-      } else {
-        const float* mk = static_cast<const float*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
-        if (s.mask_col == 1) {
-          const Vec vs = set1(s.scale);
-          int64_t j = 0;
-          for (; j + kLanes <= nb; j += kLanes) {
-            store(scores + j, fma(load(scores + j), vs, load(mk + j)));
-          }
-          for (; j < nb; ++j) scores[j] = scores[j] * s.scale + mk[j];
-        } else {
-          for (int64_t j = 0; j < nb; ++j) scores[j] = scores[j] * s.scale + mk[j * s.mask_col];
-        }
-      }
-      const float bm = row_max(scores, nb);
-      if (bm == ninf) continue;  // every key in the block is masked out
-      const float m_new = fmax1(m, bm);
-      const float correction = m == ninf ? 0.0f : std::exp(m - m_new);
-      if (correction != 1.0f) {
-        scale_row(acc, correction, s.Dv);
-        l *= correction;
-      }
-      l += exp_shifted(scores, m_new, scores, nb);
-      m = m_new;
-      for (int64_t j = 0; j < nb; ++j) {
-        const float p = scores[j];
-        if (p == 0.0f) continue;
-        const float* vr = s.v + (j0 + j) * s.v_row;
-        const Vec vp = set1(p);
-        int64_t c = 0;
-        for (; c + kLanes <= s.Dv; c += kLanes) store(acc + c, fma(vp, load(vr + c), load(acc + c)));
-        for (; c < s.Dv; ++c) acc[c] += p * vr[c];
-      }
-    }
-    // l == 0 (every key masked) gives 0 / 0 = NaN, as PyTorch's softmax does.
-    const float inv = 1.0f / l;
-    float* o = s.out + i * s.out_row;
-    if (l == 0.0f) {
-      for (int64_t c = 0; c < s.Dv; ++c) o[c] = __builtin_nanf("");
-      continue;
-    }
-    const Vec vi = set1(inv);
-    int64_t c = 0;
-    for (; c + kLanes <= s.Dv; c += kLanes) store(o + c, load(acc + c) * vi);
-    for (; c < s.Dv; ++c) o[c] = acc[c] * inv;
-  }
+  int64_t i = q_begin;
+  for (; i + kRows <= q_end; i += kRows) attention_rows<kRows>(s, i);
+  for (; i < q_end; ++i) attention_rows<1>(s, i);
 }
 
 }  // namespace

@@ -46,8 +46,8 @@ PTERON_VI Vec vmin(Vec a, Vec b) { return {_mm512_min_ps(a.v, b.v)}; }
 PTERON_VI Vec vabs(Vec a) { return {_mm512_abs_ps(a.v)}; }
 PTERON_VI Vec copysign(Vec mag, Vec sign) {
   const __m512i s = _mm512_set1_epi32(INT32_MIN);
-  return {_mm512_castsi512_ps(_mm512_ternarylogic_epi32(s, _mm512_castps_si512(sign.v),
-                                                        _mm512_castps_si512(mag.v), 0xCA))};  // s ? sign : mag
+  return {_mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+      s, _mm512_castps_si512(sign.v), _mm512_castps_si512(mag.v), 0xCA))};  // s ? sign : mag
 }
 PTERON_VI float reduce_add(Vec a) { return _mm512_reduce_add_ps(a.v); }
 PTERON_VI float reduce_max(Vec a) { return _mm512_reduce_max_ps(a.v); }
@@ -56,7 +56,9 @@ PTERON_VI Vec pow2(Vec n) {
   const __m512i i = _mm512_add_epi32(_mm512_cvtps_epi32(n.v), _mm512_set1_epi32(127));
   return {_mm512_castsi512_ps(_mm512_slli_epi32(i, 23))};
 }
-PTERON_VI Vec round_nearest(Vec a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT)}; }
+PTERON_VI Vec round_nearest(Vec a) {
+  return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT)};
+}
 PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {  // a > b ? if_gt : otherwise
   return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ), otherwise.v, if_gt.v)};
 }
@@ -184,7 +186,9 @@ PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {
 PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
   return a.v < b.v ? if_lt : otherwise;
 }
-PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) { return a.v != a.v ? if_nan : otherwise; }
+PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
+  return a.v != a.v ? if_nan : otherwise;
+}
 #endif
 
 constexpr int kLanes = Vec::kLanes;
@@ -205,7 +209,8 @@ PTERON_VI Vec vexp(Vec x) {
   p = fma(p, r, set1(5.0000001201e-1f));
   p = fma(p * r, r, r + set1(1.0f));
   const Vec y = p * pow2(n);
-  return select_nan(x, x, select_lt(x, lo, set1(0.0f), select_gt(x, hi, set1(__builtin_inff()), y)));
+  return select_nan(x, x,
+                    select_lt(x, lo, set1(0.0f), select_gt(x, hi, set1(__builtin_inff()), y)));
 }
 
 // tanh(x) = sign(x) (1 - 2 / (e^{2|x|} + 1)); absolute error ~1e-7.

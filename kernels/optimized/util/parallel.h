@@ -17,7 +17,8 @@ constexpr int64_t kMinParallelWork = 1 << 17;
 
 template <typename Fn>
 void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
-  pthreadpool_t pool = n > 1 && n * work_per_item >= kMinParallelWork ? shared_threadpool() : nullptr;
+  pthreadpool_t pool =
+      n > 1 && n * work_per_item >= kMinParallelWork ? shared_threadpool() : nullptr;
   if (pool == nullptr) {
     fn(int64_t{0}, n);
     return;
@@ -31,6 +32,7 @@ void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
     int64_t n, chunk;
   } ctx{&fn, n, chunk};
   const size_t chunks = static_cast<size_t>((n + chunk - 1) / chunk);
+  // Workers sleep between calls (as the SGEMM's do) instead of spinning on a shared CPU.
   pthreadpool_parallelize_1d(
       pool,
       [](void* p, size_t c) {
@@ -39,7 +41,7 @@ void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
         const int64_t end = begin + x.chunk < x.n ? begin + x.chunk : x.n;
         (*x.fn)(begin, end);
       },
-      &ctx, chunks, 0);
+      &ctx, chunks, PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
 }  // namespace pteron::opt

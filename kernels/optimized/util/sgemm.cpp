@@ -18,7 +18,7 @@ constexpr int64_t kKC = 256;
 constexpr int64_t kMaxTaskRows = 256;
 constexpr int64_t kMaxTaskCols = 512;
 // Aim for this many tasks per thread, so a thread the OS preempts does not hold up the others.
-constexpr int64_t kTasksPerThread = 3;
+constexpr int64_t kTasksPerThread = 8;
 // Rows of a matrix-vector product per task.
 constexpr int64_t kGemvRowsPerTask = 256;
 // Products with fewer multiply-adds than this run on the calling thread: waking the pool costs
@@ -63,13 +63,18 @@ void parallel_for(pthreadpool_t pool, void (*fn)(void*, size_t), void* context, 
 
 // Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR
 // (zero past mc).
-void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
-            int MR, float* dst) {
+void pack_a(const SgemmKernel& kern, const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc,
+            int64_t k0, int64_t kc, float* dst) {
+  const int MR = kern.mr;
   for (int64_t p = 0; p < mc; p += MR, dst += kc * MR) {
     const int64_t mr = min64(MR, mc - p);
     const float* base = a + (i0 + p) * rs + k0 * cs;
     if (rs == 1 && mr == MR) {  // column-major A: each step is MR contiguous values
       for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * MR, base + k * cs, MR * sizeof(float));
+      continue;
+    }
+    if (cs == 1) {  // row-major A (activations): the kernel's transposing packer
+      kern.pack_transposed(base, rs, kc, static_cast<int>(mr), MR, dst);
       continue;
     }
     for (int64_t i = 0; i < mr; ++i) {
@@ -116,8 +121,7 @@ struct GemmPlan {
   int64_t kc, task_rows, task_cols;
   int64_t panels_m, tasks_m, tasks_n, tasks;
   float* apack;  // all of A: batch x panels_m panels of K x MR
-  // Per row block (batch x tasks_m): kUnpacked, kPacking or kPacked. The first task of a row
-  // block packs its A panels; later ones use them.
+  // Per A panel (batch x panels_m): kUnpacked, kPacking or kPacked.
   std::atomic<int32_t>* a_state;
   float* bpack;  // per worker: one K block of a task's columns
   int64_t bpack_floats;
@@ -126,22 +130,30 @@ struct GemmPlan {
 
 enum : int32_t { kUnpacked = 0, kPacking = 1, kPacked = 2 };
 
-// A is packed once, all of K: every task of a row block shares the panels. The task that
-// claims a row block packs it; others wait for it (the packer is running, never queued behind
-// the waiter, so this cannot deadlock).
-void ensure_a_packed(GemmPlan& plan, int64_t bi, int64_t mi, int64_t m0, int64_t mc) {
-  std::atomic<int32_t>& state = plan.a_state[bi * plan.tasks_m + mi];
-  if (state.load(std::memory_order_acquire) == kPacked) return;
-  int32_t expected = kUnpacked;
-  if (state.compare_exchange_strong(expected, kPacking, std::memory_order_acquire)) {
-    const SgemmProblem& p = *plan.p;
-    const int MR = plan.kern->mr;
-    pack_a(p.a + bi * p.a_bs, p.a_rs, p.a_cs, m0, mc, 0, p.K, MR,
-           plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR);
+// A is packed once, all of K, panel by panel: every task of a row block shares the panels.
+// A task packs each panel of its row block that nobody has claimed, then waits for the ones
+// others are packing (they are running, never queued behind the waiter: no deadlock).
+void ensure_a_packed(GemmPlan& plan, int64_t bi, int64_t m0, int64_t mc) {
+  const SgemmProblem& p = *plan.p;
+  const int MR = plan.kern->mr;
+  const int64_t first = bi * plan.panels_m + m0 / MR, count = ceil_div(mc, MR);
+  for (int64_t i = 0; i < count; ++i) {
+    std::atomic<int32_t>& state = plan.a_state[first + i];
+    int32_t expected = kUnpacked;
+    if (state.load(std::memory_order_relaxed) != kUnpacked ||
+        !state.compare_exchange_strong(expected, kPacking, std::memory_order_acquire)) {
+      continue;
+    }
+    const int64_t i0 = m0 + i * MR;
+    pack_a(*plan.kern, p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K,
+           plan.apack + (first + i) * p.K * MR);
     state.store(kPacked, std::memory_order_release);
-    return;
   }
-  while (state.load(std::memory_order_acquire) != kPacked) std::this_thread::yield();
+  for (int64_t i = 0; i < count; ++i) {
+    while (plan.a_state[first + i].load(std::memory_order_acquire) != kPacked) {
+      std::this_thread::yield();
+    }
+  }
 }
 
 // Asks the caches for rows [k0, k0 + kc) x columns [j0, j0 + nc) of B, which the next K block
@@ -175,7 +187,7 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
   const int64_t mi = task % per_batch / plan.tasks_n, ni = task % plan.tasks_n;
   const int64_t m0 = mi * plan.task_rows, mc = min64(plan.task_rows, p.M - m0);
   const int64_t n0 = ni * plan.task_cols, nc = min64(plan.task_cols, p.N - n0);
-  ensure_a_packed(plan, bi, mi, m0, mc);
+  ensure_a_packed(plan, bi, m0, mc);
   const float* apanels = plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR;
   const float* b = p.b + bi * p.b_bs;
   float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
@@ -314,13 +326,12 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t bpack_floats = round_up(kc * task_cols, 16);
   float* buffer = static_cast<float*>(ctx.allocate_scratch(
       static_cast<size_t>(apack_floats + workers * bpack_floats) * sizeof(float), 64));
-  const int64_t row_blocks = p.batch * tasks_m;
-  void* state_memory =
-      ctx.allocate_scratch(static_cast<size_t>(row_blocks) * sizeof(std::atomic<int32_t>),
-                           alignof(std::atomic<int32_t>));
+  const int64_t a_panels = p.batch * panels_m;
+  void* state_memory = ctx.allocate_scratch(
+      static_cast<size_t>(a_panels) * sizeof(std::atomic<int32_t>), alignof(std::atomic<int32_t>));
   if (buffer == nullptr || state_memory == nullptr) return false;
   auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
-  for (int64_t i = 0; i < row_blocks; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
+  for (int64_t i = 0; i < a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
 
   if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, p.beta, nullptr);
   GemmPlan plan;

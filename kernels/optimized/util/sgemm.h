@@ -32,7 +32,9 @@ struct SgemmProblem {
 };
 
 // Runs the product. Returns false, having written nothing, when it needs scratch memory that
-// the context does not have; the caller then takes another path (the portable kernel).
+// the context does not have; the caller then takes another path (the portable kernel). Scratch
+// needed: all of A packed (batch x M x K floats, rounded up to whole panels) plus one K block of
+// a task's columns per thread (<= 256 x 512 floats); row vectors times [N, K] weights need none.
 // `kernel` picks a micro-kernel by index (tests cover each); -1 takes this machine's best.
 bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel = -1);
 

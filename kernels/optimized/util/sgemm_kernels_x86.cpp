@@ -120,30 +120,31 @@ PTERON_AVX512 inline void transpose16x16(__m512 r[16]) {
   }
 }
 
-// Linear weights [N, K] into K-major panels, 16 x 16 blocks transposed in registers; the ragged
-// edges go through the generic packer.
+// Linear weights [N, K] (and row-major A) into K-major panels, 16 x 16 blocks transposed in
+// registers; a last group of fewer than 16 rows repeats its last row into the missing ones and
+// stores only the real lanes. The k tail goes element by element.
 PTERON_AVX512 void avx512_pack_transposed(const float* src, int64_t ld, int64_t kc, int nr, int NR,
                                           float* dst) {
-  const int full_groups = nr / 16;
   const int64_t full_k = kc / 16 * 16;
-  for (int g = 0; g < full_groups; ++g) {
-    const float* base = src + static_cast<int64_t>(g) * 16 * ld;
+  for (int j0 = 0; j0 < nr; j0 += 16) {
+    const int rows = nr - j0 < 16 ? nr - j0 : 16;
+    const __mmask16 lanes = rows == 16 ? 0xFFFF : static_cast<__mmask16>((1u << rows) - 1);
+    const float* row[16];
+    for (int i = 0; i < 16; ++i)
+      row[i] = src + static_cast<int64_t>(j0 + (i < rows ? i : rows - 1)) * ld;
     for (int64_t k0 = 0; k0 < full_k; k0 += 16) {
       __m512 r[16];
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(base + i * ld + k0);
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(row[i] + k0);
       transpose16x16(r);
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) _mm512_storeu_ps(dst + (k0 + i) * NR + g * 16, r[i]);
+      for (int i = 0; i < 16; ++i) _mm512_mask_storeu_ps(dst + (k0 + i) * NR + j0, lanes, r[i]);
     }
     for (int64_t k = full_k; k < kc; ++k)
-      for (int j = 0; j < 16; ++j) dst[k * NR + g * 16 + j] = base[j * ld + k];
+      for (int j = 0; j < rows; ++j) dst[k * NR + j0 + j] = row[j][k];
   }
-  const int done = full_groups * 16;
-  for (int64_t k = 0; k < kc; ++k) {
-    for (int j = done; j < nr; ++j) dst[k * NR + j] = src[j * ld + k];
+  for (int64_t k = 0; k < kc; ++k)
     for (int j = nr; j < NR; ++j) dst[k * NR + j] = 0.0f;
-  }
 }
 
 // Four rows at a time, two accumulators each, sharing the loads of x; masked tail along k.

@@ -8,7 +8,8 @@ leave partial register tiles, K past one K block, transposed operands, biases of
 broadcastable shape, alpha/beta. Other dtypes go to the portable kernel. Errors name the op.
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) (sums of K products in another order; the
-model-level bound is 1e-4 relative to PyTorch); float64 1e-10.
+model-level bound is 1e-4 relative to PyTorch); float64 1e-10. Results do not depend on the
+thread count (bitwise).
 """
 
 import math
@@ -152,3 +153,15 @@ def test_other_dtypes_use_the_portable_kernel(dtype):
 def test_bad_arguments_name_the_op(name, args, match):
     with pytest.raises(RuntimeError, match=rf"{name}.*{match}|{match}.*{name}"):
         run(name, args())
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    # Every output element is summed by one task in the same K order, whatever the threads.
+    x, w, b = rand(128, 768), rand(768, 768), rand(768)
+    outs = []
+    for n in (1, 2, 3):
+        pteron_native.set_num_threads(n)
+        outs.append(torch.empty(128, 768))
+        run("aten::linear.out", [x, w, b, outs[-1]])
+    pteron_native.set_num_threads(0)
+    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])

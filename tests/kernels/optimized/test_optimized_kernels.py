@@ -2,9 +2,9 @@
 and on inputs they hand to the portable kernels (other dtypes, dims, layouts).
 
 Tolerances (float32): add/sub/mul/relu/permute/embedding exact to 1e-6; div 1e-6 relative;
-layer_norm atol 1e-5 (single-precision sums in a different order); gelu "tanh" atol 1e-6, gelu
-"none" atol 3e-6 (erf within 1.5e-7, times x/2 for |x| up to ~20); softmax/log_softmax atol 1e-6 / 1e-5; sdpa atol 1e-5
-(blocked online softmax reorders the sums).
+layer_norm atol 1e-5 (single-precision sums in a different order); gelu "tanh" atol 1e-6,
+gelu "none" atol 3e-6 (erf within 1.5e-7, times x/2 for |x| up to ~20); softmax 1e-6,
+log_softmax 1e-5; sdpa atol 1e-5 (blocked online softmax reorders the sums).
 """
 
 import math

@@ -1,0 +1,261 @@
+// The optimized non-GEMM operators without torch (plain gtest, so cross builds run them under
+// emulation): each against the portable kernel of the same name through the registry, on the
+// fast path and on inputs it hands to the portable kernel, and pteron::sdpa (which has no
+// portable kernel) against a double-precision reference. Tolerances: elementwise, transposes
+// and gathers exact or 1e-6 relative; gelu 3e-6; softmax and layer norm 1e-5; attention 2e-6
+// absolute on values of order 1.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/core/error.h"
+#include "runtime/kernel/kernel.h"
+#include "tests/kernels/optimized/attention_reference.h"
+
+namespace pteron {
+namespace {
+
+KernelFn kernel_in(const char* name, const char* library) {
+  for (const KernelEntry& e : registered_kernels())
+    if (std::strcmp(e.name, name) == 0 && std::strcmp(e.library, library) == 0) return e.fn;
+  return nullptr;
+}
+
+// A tensor owning its storage; strides given or row-major.
+struct Owned {
+  std::vector<int32_t> sizes, strides;
+  std::vector<uint8_t> dim_order;
+  std::vector<int64_t> storage;  // 8-byte elements: room for any dtype
+  Tensor tensor;
+
+  Owned(ScalarType dtype, std::vector<int32_t> shape, std::vector<uint8_t> order = {})
+      : sizes(std::move(shape)), dim_order(std::move(order)) {
+    const int32_t dim = static_cast<int32_t>(sizes.size());
+    if (dim_order.empty()) {
+      for (int32_t d = 0; d < dim; ++d) dim_order.push_back(static_cast<uint8_t>(d));
+    }
+    strides.assign(sizes.size(), 1);
+    int64_t numel = 1;
+    for (int32_t i = dim - 1; i >= 0; --i) {
+      strides[dim_order[i]] = static_cast<int32_t>(numel);
+      numel *= sizes[dim_order[i]];
+    }
+    storage.assign(static_cast<size_t>(numel) + 1, 0);
+    tensor = Tensor(dtype, dim, sizes.data(), dim_order.data(), strides.data(), storage.data());
+  }
+  float* f() { return tensor.data<float>(); }
+  void fill(uint32_t seed, float scale = 1.0f) {
+    const auto v = random_floats(tensor.numel(), seed, scale);
+    std::memcpy(f(), v.data(), v.size() * sizeof(float));
+  }
+};
+
+// Runs `op` from `library` on `args` (out tensors included); returns the error.
+Error run(const char* op, const char* library, std::vector<EValue> args) {
+  KernelFn fn = kernel_in(op, library);
+  EXPECT_NE(fn, nullptr) << op << " in " << library;
+  if (fn == nullptr) return Error::NotFound;
+  std::vector<EValue*> ptrs;
+  for (EValue& v : args) ptrs.push_back(&v);
+  static std::vector<uint8_t> scratch(8u << 20);
+  MemoryAllocator allocator(scratch.data(), scratch.size());
+  KernelContext ctx{&allocator};
+  return fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
+}
+
+EValue T(Owned& t) { return EValue::from_tensor(&t.tensor); }
+
+EValue int_list(const int64_t* v, size_t n) {
+  EValue e;
+  e.tag = Tag::IntList;
+  e.int_list = Span<const int64_t>(v, n);
+  return e;
+}
+
+EValue string_value(const char* s) {
+  EValue e;
+  e.tag = Tag::String;
+  e.string = Span<const char>(s, std::strlen(s));
+  return e;
+}
+
+void expect_same(Owned& a, Owned& b, double tol, const std::string& what) {
+  ASSERT_EQ(a.tensor.numel(), b.tensor.numel()) << what;
+  for (int64_t i = 0; i < a.tensor.numel(); ++i) {
+    const float x = a.f()[i], y = b.f()[i];
+    if (std::isnan(y) || std::isinf(y)) {
+      ASSERT_TRUE((std::isnan(x) && std::isnan(y)) || x == y) << what << " at " << i;
+    } else {
+      ASSERT_NEAR(x, y, tol * (1 + std::fabs(y))) << what << " at " << i;
+    }
+  }
+}
+
+TEST(OptimizedOps, BinaryBroadcastMatchesPortable) {
+  struct Case {
+    std::vector<int32_t> a, b, out;
+  };
+  const Case cases[] = {{{4, 33}, {4, 33}, {4, 33}},
+                        {{2, 3, 37}, {37}, {2, 3, 37}},
+                        {{5, 1, 7}, {1, 6, 1}, {5, 6, 7}},
+                        {{1, 4, 16, 16}, {1, 1, 16, 16}, {1, 4, 16, 16}},
+                        {{3}, {}, {3}}};
+  const char* ops[] = {"aten::add.out", "aten::sub.out", "aten::mul.out", "aten::div.out"};
+  for (const Case& c : cases) {
+    Owned a(ScalarType::Float, c.a), b(ScalarType::Float, c.b);
+    a.fill(1);
+    b.fill(2);
+    for (int64_t i = 0; i < b.tensor.numel(); ++i) b.f()[i] = std::fabs(b.f()[i]) + 0.5f;
+    for (const char* op : ops) {
+      Owned o1(ScalarType::Float, c.out), o2(ScalarType::Float, c.out);
+      const bool alpha = std::string(op).find("add") != std::string::npos ||
+                         std::string(op).find("sub") != std::string::npos;
+      auto args = [&](Owned& out) {
+        std::vector<EValue> v = {T(a), T(b)};
+        if (alpha) v.push_back(EValue::from_double(0.5));
+        v.push_back(T(out));
+        return v;
+      };
+      ASSERT_EQ(run(op, "portable", args(o1)), Error::Ok) << op;
+      ASSERT_EQ(run(op, "optimized", args(o2)), Error::Ok) << op << ": " << last_error_message();
+      expect_same(o2, o1, 1e-6, op);
+    }
+  }
+}
+
+TEST(OptimizedOps, ChannelsLastInputsAndScalarForms) {
+  Owned a(ScalarType::Float, {2, 3, 4, 5}, {0, 2, 3, 1}), b(ScalarType::Float, {2, 3, 4, 5});
+  a.fill(3);
+  b.fill(4);
+  Owned o1(ScalarType::Float, {2, 3, 4, 5}), o2(ScalarType::Float, {2, 3, 4, 5});
+  ASSERT_EQ(run("aten::mul.out", "portable", {T(a), T(b), T(o1)}), Error::Ok);
+  ASSERT_EQ(run("aten::mul.out", "optimized", {T(a), T(b), T(o2)}), Error::Ok);
+  expect_same(o2, o1, 1e-6, "channels-last mul");
+  Owned s1(ScalarType::Float, {2, 3, 4, 5}), s2(ScalarType::Float, {2, 3, 4, 5});
+  for (const char* op : {"aten::sub.Scalar_out", "aten::add.Scalar_out"}) {
+    ASSERT_EQ(
+        run(op, "portable", {T(b), EValue::from_double(1.5), EValue::from_double(2.0), T(s1)}),
+        Error::Ok);
+    ASSERT_EQ(
+        run(op, "optimized", {T(b), EValue::from_double(1.5), EValue::from_double(2.0), T(s2)}),
+        Error::Ok);
+    expect_same(s2, s1, 1e-6, op);
+  }
+}
+
+TEST(OptimizedOps, LayerNormGeluSoftmaxMatchPortable) {
+  Owned x(ScalarType::Float, {3, 5, 96}), w(ScalarType::Float, {96}), b(ScalarType::Float, {96});
+  x.fill(5, 4.0f);
+  w.fill(6);
+  b.fill(7);
+  const int64_t norm[] = {96};
+  Owned y1(ScalarType::Float, {3, 5, 96}), m1(ScalarType::Float, {3, 5, 1}),
+      r1(ScalarType::Float, {3, 5, 1});
+  Owned y2(ScalarType::Float, {3, 5, 96}), m2(ScalarType::Float, {3, 5, 1}),
+      r2(ScalarType::Float, {3, 5, 1});
+  const EValue shape = int_list(norm, 1);
+  ASSERT_EQ(run("aten::native_layer_norm.out", "portable",
+                {T(x), shape, T(w), T(b), EValue::from_double(1e-5), T(y1), T(m1), T(r1)}),
+            Error::Ok);
+  ASSERT_EQ(run("aten::native_layer_norm.out", "optimized",
+                {T(x), shape, T(w), T(b), EValue::from_double(1e-5), T(y2), T(m2), T(r2)}),
+            Error::Ok);
+  expect_same(y2, y1, 1e-5, "layer_norm");
+  expect_same(r2, r1, 1e-5, "layer_norm rstd");
+
+  for (const char* form : {"none", "tanh"}) {
+    Owned g1(ScalarType::Float, {3, 5, 96}), g2(ScalarType::Float, {3, 5, 96});
+    const EValue approx = string_value(form);
+    ASSERT_EQ(run("aten::gelu.out", "portable", {T(x), approx, T(g1)}), Error::Ok);
+    ASSERT_EQ(run("aten::gelu.out", "optimized", {T(x), approx, T(g2)}), Error::Ok);
+    expect_same(g2, g1, 3e-6, std::string("gelu ") + form);
+  }
+  for (const char* op : {"aten::_softmax.out", "aten::_log_softmax.out"}) {
+    for (int64_t dim : {int64_t{-1}, int64_t{1}}) {  // dim 1: handed to the portable kernel
+      Owned s1(ScalarType::Float, {3, 5, 96}), s2(ScalarType::Float, {3, 5, 96});
+      ASSERT_EQ(run(op, "portable", {T(x), EValue::from_int(dim), EValue::from_bool(false), T(s1)}),
+                Error::Ok);
+      ASSERT_EQ(
+          run(op, "optimized", {T(x), EValue::from_int(dim), EValue::from_bool(false), T(s2)}),
+          Error::Ok);
+      expect_same(s2, s1, 1e-5, op);
+    }
+  }
+}
+
+TEST(OptimizedOps, PermuteAndEmbeddingMatchPortable) {
+  Owned x(ScalarType::Float, {2, 19, 3, 37});
+  x.fill(8);
+  const std::vector<std::vector<int64_t>> perms = {
+      {0, 2, 1, 3}, {0, 1, 3, 2}, {0, 2, 3, 1}, {3, 2, 1, 0}};
+  for (const auto& p : perms) {
+    std::vector<int32_t> shape;
+    for (int64_t d : p) shape.push_back(x.sizes[static_cast<size_t>(d)]);
+    Owned o1(ScalarType::Float, shape), o2(ScalarType::Float, shape);
+    const EValue dims = int_list(p.data(), p.size());
+    ASSERT_EQ(run("aten::permute_copy.out", "portable", {T(x), dims, T(o1)}), Error::Ok);
+    ASSERT_EQ(run("aten::permute_copy.out", "optimized", {T(x), dims, T(o2)}), Error::Ok);
+    expect_same(o2, o1, 0, "permute");
+  }
+  Owned w(ScalarType::Float, {50, 24}), idx(ScalarType::Long, {2, 7});
+  w.fill(9);
+  for (int64_t i = 0; i < 14; ++i) idx.tensor.data<int64_t>()[i] = (i * 7) % 50;
+  Owned e1(ScalarType::Float, {2, 7, 24}), e2(ScalarType::Float, {2, 7, 24});
+  auto args = [&](Owned& out) {
+    return std::vector<EValue>{
+        T(w),  T(idx), EValue::from_int(-1), EValue::from_bool(false), EValue::from_bool(false),
+        T(out)};
+  };
+  ASSERT_EQ(run("aten::embedding.out", "portable", args(e1)), Error::Ok);
+  ASSERT_EQ(run("aten::embedding.out", "optimized", args(e2)), Error::Ok);
+  expect_same(e2, e1, 0, "embedding");
+  idx.tensor.data<int64_t>()[3] = 50;  // out of range: an error naming the op, no crash
+  EXPECT_NE(run("aten::embedding.out", "optimized", args(e2)), Error::Ok);
+  EXPECT_NE(std::string(last_error_message()).find("embedding"), std::string::npos);
+}
+
+TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
+  const int64_t N = 6, heads = 3, lq = 20, lk = 70, d = 16, dv = 24;
+  Owned q(ScalarType::Float, {N, lq, d}), kt(ScalarType::Float, {N, d, lk}),
+      v(ScalarType::Float, {N, lk, dv});
+  q.fill(10);
+  kt.fill(11);
+  v.fill(12);
+  Owned mask(ScalarType::Float, {1, 1, lq, lk});
+  for (int64_t i = 0; i < lq; ++i)
+    for (int64_t j = 0; j < lk; ++j) mask.f()[i * lk + j] = j > i + 40 ? -INFINITY : 0.0f;
+  Owned out(ScalarType::Float, {N, lq, dv});
+  ASSERT_EQ(
+      run("pteron::sdpa.out", "optimized",
+          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(heads), T(out)}),
+      Error::Ok)
+      << last_error_message();
+  for (int64_t n = 0; n < N; ++n) {
+    std::vector<float> qn(q.f() + n * lq * d, q.f() + (n + 1) * lq * d);
+    std::vector<float> kn(kt.f() + n * d * lk, kt.f() + (n + 1) * d * lk);
+    std::vector<float> vn(v.f() + n * lk * dv, v.f() + (n + 1) * lk * dv);
+    const auto ref = attention_reference(qn, kn, vn, mask.f(), nullptr, 0.25f, lq, lk, d, dv);
+    for (int64_t i = 0; i < lq * dv; ++i) {
+      ASSERT_NEAR(out.f()[n * lq * dv + i], ref[i], 2e-6 * (1 + std::fabs(ref[i])))
+          << n << "," << i;
+    }
+  }
+  Owned bad(ScalarType::Float, {N, d + 1, lk});
+  EXPECT_EQ(run("pteron::sdpa.out", "optimized",
+                {T(q), T(bad), T(v), EValue(), EValue::from_double(0.25), EValue::from_int(heads),
+                 T(out)}),
+            Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("pteron::sdpa.out"), std::string::npos);
+  EXPECT_EQ(
+      run("pteron::sdpa.out", "optimized",
+          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(4), T(out)}),
+      Error::InvalidArgument);  // 4 heads do not divide 6
+}
+
+}  // namespace
+}  // namespace pteron
