@@ -96,6 +96,7 @@ AARCH64_SYSROOT := build-aarch64-sysroot
 AARCH64_HOST_PACKAGES := g++-aarch64-linux-gnu qemu-user
 AARCH64_TARGET_PACKAGES := libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev \
   libcpuinfo0 libcpuinfo-dev libgtest-dev
+AARCH64_HEADER_PACKAGES := nlohmann-json3-dev  # architecture "all": header-only
 
 $(AARCH64_SYSROOT)/.stamp: Makefile .stamps/deps
 	@missing=$$(for p in $(AARCH64_HOST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -107,9 +108,11 @@ $(AARCH64_SYSROOT)/.stamp: Makefile .stamps/deps
 	  echo "adding the arm64 architecture to apt"; dpkg --add-architecture arm64 && apt-get update -qq; \
 	fi
 	@rm -rf $(AARCH64_SYSROOT) && mkdir -p $(AARCH64_SYSROOT)/debs
-	@echo "extracting arm64 packages into $(AARCH64_SYSROOT):" $(AARCH64_TARGET_PACKAGES)
+	@echo "extracting arm64 packages into $(AARCH64_SYSROOT):" $(AARCH64_TARGET_PACKAGES) \
+	  $(AARCH64_HEADER_PACKAGES)
 	@cd $(AARCH64_SYSROOT)/debs && download() { apt-get download -qq -o APT::Sandbox::User=root \
-	  $(AARCH64_TARGET_PACKAGES:%=%:arm64); }; download || { apt-get update -qq && download; }
+	  $(AARCH64_TARGET_PACKAGES:%=%:arm64) $(AARCH64_HEADER_PACKAGES); }; \
+	download || { apt-get update -qq && download; }
 	@for deb in $(AARCH64_SYSROOT)/debs/*.deb; do dpkg-deb -x $$deb $(AARCH64_SYSROOT) || exit 1; done
 	@touch $@
 

@@ -2,9 +2,10 @@
 # Debian's cross toolchain (g++-aarch64-linux-gnu); ctest runs the tests under qemu-aarch64.
 #
 # Libraries for the target come from the cross C library (/usr/aarch64-linux-gnu) and from a
-# sysroot of extracted arm64 packages (XNNPACK, pthreadpool, cpuinfo, GoogleTest), which
-# `make check-aarch64` fills. They are extracted rather than installed because Debian's
-# libxnnpack-dev and libpthreadpool-dev cannot be installed for two architectures at once.
+# sysroot of extracted arm64 packages (XNNPACK, pthreadpool, cpuinfo, GoogleTest, and the
+# header-only nlohmann-json), which `make check-aarch64` fills. They are extracted rather than
+# installed because Debian's libxnnpack-dev and libpthreadpool-dev cannot be installed for two
+# architectures at once.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
