@@ -12,7 +12,8 @@ DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-con
   libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps venv build test test-cpp test-python test-sanitize fuzz check-baremetal demo clean format
+.PHONY: all deps venv build test test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
+  pteron-aarch64 demo clean format
 
 all: build
 
@@ -44,9 +45,10 @@ build: $(BUILD)/build.ninja
 	@if [ -x $(BUILD)/tools/cli/pteron ]; then ln -sf $(abspath $(BUILD))/tools/cli/pteron $(VENV)/bin/pteron; fi
 
 # Everything CI checks: unit tests, Python tests, the C++ tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, a libFuzzer run over program loading, and the bare-metal build.
+# UndefinedBehaviorSanitizer, a libFuzzer run over program loading, the bare-metal build, and the
+# runtime's C++ tests cross-built for aarch64 and run under qemu.
 test: build
-	@$(MAKE) --no-print-directory test-cpp test-python test-sanitize fuzz check-baremetal
+	@$(MAKE) --no-print-directory test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -85,12 +87,58 @@ check-baremetal: .stamps/deps
 	cd build-m55 && ctest --output-on-failure -j $(JOBS)
 	@echo "bare-metal build (cortex-m55) and QEMU mps3-an547 tests ok"
 
+# aarch64 Linux: the runtime, kernels, XNNPACK delegate, their C++ tests (cmake/aarch64-linux-gnu.cmake)
+# and pteron-run, cross-built with Debian's g++-aarch64-linux-gnu; ctest runs the tests under
+# qemu-aarch64, so the Arm code paths (NEON kernels, XNNPACK's aarch64 microkernels) really run.
+# The arm64 libraries are extracted into $(AARCH64_SYSROOT) rather than installed: Debian's
+# libxnnpack-dev and libpthreadpool-dev cannot be installed for two architectures at once.
+AARCH64_BUILD := build-aarch64
+AARCH64_SYSROOT := build-aarch64-sysroot
+AARCH64_HOST_PACKAGES := g++-aarch64-linux-gnu qemu-user
+AARCH64_TARGET_PACKAGES := libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev \
+  libcpuinfo0 libcpuinfo-dev libgtest-dev
+AARCH64_HEADER_PACKAGES := nlohmann-json3-dev  # architecture "all": header-only
+
+$(AARCH64_SYSROOT)/.stamp: Makefile .stamps/deps
+	@missing=$$(for p in $(AARCH64_HOST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@if ! dpkg --print-foreign-architectures | grep -qx arm64; then \
+	  echo "adding the arm64 architecture to apt"; dpkg --add-architecture arm64 && apt-get update -qq; \
+	fi
+	@rm -rf $(AARCH64_SYSROOT) && mkdir -p $(AARCH64_SYSROOT)/debs
+	@echo "extracting arm64 packages into $(AARCH64_SYSROOT):" $(AARCH64_TARGET_PACKAGES) \
+	  $(AARCH64_HEADER_PACKAGES)
+	@cd $(AARCH64_SYSROOT)/debs && download() { apt-get download -qq -o APT::Sandbox::User=root \
+	  $(AARCH64_TARGET_PACKAGES:%=%:arm64) $(AARCH64_HEADER_PACKAGES); }; \
+	download || { apt-get update -qq && download; }
+	@for deb in $(AARCH64_SYSROOT)/debs/*.deb; do dpkg-deb -x $$deb $(AARCH64_SYSROOT) || exit 1; done
+	@touch $@
+
+$(AARCH64_BUILD)/build.ninja: CMakeLists.txt $(AARCH64_SYSROOT)/.stamp
+	cmake -S . -B $(AARCH64_BUILD) -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+
+# Timing prints measure nothing under emulation (XNNPACK's fully-connected one takes 4 minutes).
+AARCH64_CTEST_EXCLUDE := TimingPrint
+check-aarch64: $(AARCH64_BUILD)/build.ninja
+	cmake --build $(AARCH64_BUILD) -j $(JOBS)
+	cd $(AARCH64_BUILD) && ctest --output-on-failure -j $(JOBS) -E '$(AARCH64_CTEST_EXCLUDE)'
+	@echo "aarch64 tests passed under qemu-aarch64"
+
+# The runtime-only runner for aarch64 boards: $(AARCH64_BUILD)/tools/run/pteron-run (it needs the
+# board's libXNNPACK, libpthreadpool and libcpuinfo: Debian's arm64 packages of the same names).
+pteron-aarch64: $(AARCH64_BUILD)/build.ninja
+	cmake --build $(AARCH64_BUILD) -j $(JOBS) --target pteron-run
+	@echo "built $(AARCH64_BUILD)/tools/run/pteron-run (aarch64)"
+
 DEMO_MODEL ?= mobilenet-v2
 demo: build
 	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) tools/demo/demo.py --model $(DEMO_MODEL)
 
 clean:
-	rm -rf $(BUILD) build-fuzz build-m55 .stamps
+	rm -rf $(BUILD) build-fuzz build-m55 $(AARCH64_BUILD) $(AARCH64_SYSROOT) .stamps
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

@@ -94,7 +94,8 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
   }
   if (out.numel() == 0) return Error::Ok;
   const int64_t tiles_a = (t.sizes[t.a] + kTile - 1) / kTile;
-  const int64_t work = out.numel() / t.sizes[t.a] * tiles_a;  // outer rows x tiles along a
+  // Outer positions (every dim but a and b) x tiles along a; each item covers all of b.
+  const int64_t work = out.numel() / (t.sizes[t.a] * t.sizes[t.b]) * tiles_a;
   parallel_for(work, kTile * t.sizes[t.b],
                [&](int64_t begin, int64_t end) { run_tiles(t, begin, end); });
   return Error::Ok;
