@@ -12,7 +12,7 @@ DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-con
   libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps venv build test test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
+.PHONY: all deps venv build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
   pteron-aarch64 demo clean format
 
 all: build
@@ -48,7 +48,11 @@ build: $(BUILD)/build.ninja
 # UndefinedBehaviorSanitizer, a libFuzzer run over program loading, the bare-metal build, and the
 # runtime's C++ tests cross-built for aarch64 and run under qemu.
 test: build
-	@$(MAKE) --no-print-directory test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64
+	@$(MAKE) --no-print-directory lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64
+
+# Python style (ruff.toml); C++ style is `make format`.
+lint:
+	$(VENV)/bin/ruff check .
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
