@@ -19,5 +19,6 @@ void add_inspect_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_firmware_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_debug_command(CLI::App& app);
 
 }  // namespace pteron::cli
