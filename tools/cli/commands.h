@@ -17,5 +17,6 @@ void add_compile_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
+void add_explore_command(CLI::App& app);
 
 }  // namespace pteron::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   pteron::cli::add_run_command(app);
   pteron::cli::add_inspect_command(app);
   pteron::cli::add_profile_command(app);
+  pteron::cli::add_explore_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
