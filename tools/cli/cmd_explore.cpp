@@ -27,11 +27,20 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -75,8 +84,8 @@ void explore(const ExploreOptions& o) {
   size_t instructions = 0;
   for (const auto& m : data["methods"]) instructions += m["instructions"].size();
   std::printf("%s: %zu instruction(s)%s%s, %zu bytes\n", o.output.c_str(), instructions,
-              data["graph_info"].is_null() ? "" : ", graph info",
-              o.trace.empty() ? "" : ", timing", html.size());
+              data["graph_info"].is_null() ? "" : ", graph info", o.trace.empty() ? "" : ", timing",
+              html.size());
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ nlohmann::json value_json(const fb::EValue& v) {
            {"bytes", numel * static_cast<int64_t>(element_size(dtype))}};
       if (const fb::AllocationDetails* a = t.allocation_info()) {
         j["mem_id"] = a->memory_id();
-        j["offset"] = (static_cast<uint64_t>(a->memory_offset_high()) << 32) |
-                      a->memory_offset_low();
+        j["offset"] =
+            (static_cast<uint64_t>(a->memory_offset_high()) << 32) | a->memory_offset_low();
       } else if (t.data_buffer_idx() > 0 || t.extra_tensor_info()) {
         j["constant"] = true;
       }
@@ -149,9 +149,10 @@ nlohmann::json method_json(const Program& program, const fb::ExecutionPlan& plan
           const auto* call = ins->instr_args_as_KernelCall();
           ji["kind"] = "kernel";
           const int op = call->op_index();
-          ji["op"] = plan.operators() && op >= 0 && static_cast<size_t>(op) < plan.operators()->size()
-                         ? op_name(*plan.operators()->Get(static_cast<flatbuffers::uoffset_t>(op)))
-                         : "?";
+          ji["op"] =
+              plan.operators() && op >= 0 && static_cast<size_t>(op) < plan.operators()->size()
+                  ? op_name(*plan.operators()->Get(static_cast<flatbuffers::uoffset_t>(op)))
+                  : "?";
           if (call->args()) args.assign(call->args()->begin(), call->args()->end());
           break;
         }
@@ -261,7 +262,7 @@ nlohmann::json timing_json(const std::string& trace_path, nlohmann::json& method
   std::vector<TraceRow> rows = rows_from_etdump(bytes, trace_path);
   const auto& instructions = method["instructions"];
   std::map<int, std::map<int, double>> per_instruction;  // instruction -> run -> ns
-  std::map<std::string, std::map<int, double>> inside;    // name -> run -> ns
+  std::map<std::string, std::map<int, double>> inside;   // name -> run -> ns
   std::set<int> runs;
   for (TraceRow& r : rows) {
     if (r.kind == TraceRow::Kind::Execute) runs.insert(r.run);

@@ -433,6 +433,17 @@
 
   const first = DATA.methods.findIndex((m) => m.name === "forward");
   showMethod(first >= 0 ? first : 0);
+  // Deep links (also used by tests): #expand expands every delegate region, #instruction=N
+  // selects instruction N.
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.has("expand")) {
+    method.instructions.forEach((ins, i) => { if (ins.kind === "delegate") expanded.add(i); });
+    drawGraph();
+  }
+  if (hash.has("instruction")) {
+    const node = model.instrNode[Number(hash.get("instruction"))];
+    if (node !== undefined && node >= 0) showNode(node);
+  }
   const ms = performance.now() - t0;
   document.getElementById("status").textContent = "rendered in " + ms.toFixed(0) + " ms";
   document.body.dataset.renderMs = ms.toFixed(1);
