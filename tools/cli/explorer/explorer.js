@@ -111,7 +111,9 @@
       const a = nodes[e.from], b = nodes[e.to];
       e.boundary = a.kind !== "io" && b.kind !== "io" && isDelegate(e.from) !== isDelegate(e.to);
     }
-    return {nodes, edges, instrNode};
+    const inDegree = nodes.map(() => 0), outDegree = nodes.map(() => 0);
+    for (const e of edges) { ++inDegree[e.to]; ++outDegree[e.from]; }
+    return {nodes, edges, instrNode, inDegree, outDegree};
   }
 
   // Graph-info nodes inside a delegate call's region (empty without graph info).
@@ -182,15 +184,33 @@
     return "rgb(255," + g + "," + b + ")";
   }
 
+  // Graphs above VIRTUAL_NODES draw only what is near the visible part of the pane (plus a
+  // margin), redrawn as it scrolls, so the DOM stays small however long the program is.
+  const VIRTUAL_NODES = 600, WINDOW_MARGIN = 1500;
+  let drawn = null;  // [top, bottom] of the drawn band, or null when everything is drawn
+
   function drawGraph() {
     const size = layout();
+    pane.innerHTML = "<svg xmlns='http://www.w3.org/2000/svg' id='graph' width='" + size.width +
+      "' height='" + size.height + "'></svg>";
+    drawn = null;
+    drawBand();
+  }
+
+  function drawBand() {
     const {nodes, edges} = model;
     const peak = maxMs();
-    const parts = ["<svg xmlns='http://www.w3.org/2000/svg' id='graph' width='" + size.width +
-      "' height='" + size.height + "'>"];
+    let top = -Infinity, bottom = Infinity;
+    if (nodes.length > VIRTUAL_NODES) {
+      top = pane.scrollTop - WINDOW_MARGIN;
+      bottom = pane.scrollTop + pane.clientHeight + WINDOW_MARGIN;
+      drawn = [top, bottom];
+    }
+    const parts = [];
     for (let k = 0; k < edges.length; ++k) {
       const e = edges[k], a = nodes[e.from], b = nodes[e.to];
       const x1 = a.x + NODE_W / 2, y1 = a.y + a.h, x2 = b.x + NODE_W / 2, y2 = b.y;
+      if (Math.max(y1, y2) < top || Math.min(y1, y2) > bottom) continue;
       const my = (y1 + y2) / 2;
       parts.push("<path class='edge" + (e.boundary ? " boundary" : "") + "' data-edge='" + k +
         "' d='M" + x1 + "," + y1 + " C" + x1 + "," + my + " " + x2 + "," + my + " " + x2 + "," +
@@ -198,6 +218,7 @@
         (e.boundary ? " (kernel/delegate boundary)" : "") + "</title></path>");
     }
     for (const n of nodes) {
+      if (n.y + n.h < top || n.y > bottom) continue;
       const ins = n.instr !== undefined ? method.instructions[n.instr] : null;
       const ms = ins && method.timing ? method.timing.instruction_ms[n.instr] : null;
       let cls = "node " + (n.kind === "kernel" || n.kind === "delegate" || n.kind === "io" ?
@@ -240,15 +261,22 @@
       }
       parts.push("</g>");
     }
-    parts.push("</svg>");
-    pane.innerHTML = parts.join("");
+    document.getElementById("graph").innerHTML = parts.join("");
   }
 
+  pane.addEventListener("scroll", () => {
+    if (!drawn) return;
+    const margin = WINDOW_MARGIN / 3;
+    if (pane.scrollTop < drawn[0] + margin ||
+        pane.scrollTop + pane.clientHeight > drawn[1] - margin) {
+      drawn = null;  // one redraw per frame at most
+      requestAnimationFrame(drawBand);
+    }
+  });
+
   function regionIo(i) {
-    const ins = method.instructions[i];
-    const ins_in = model.edges.filter((e) => e.to === model.instrNode[i]).length;
-    const outs = model.edges.filter((e) => e.from === model.instrNode[i]).length;
-    return ins_in + " in / " + outs + " out";
+    const id = model.instrNode[i];
+    return model.inDegree[id] + " in / " + model.outDegree[id] + " out";
   }
 
   // ---- details ----
@@ -298,7 +326,10 @@
     }
     const written = ins.outSet || new Set();
     html += "<table><tr><th>value</th><th>role</th><th>type</th><th>where</th></tr>";
+    const shown = new Set();  // ExecuTorch appends the returned value again: list it once
     for (const a of ins.args) {
+      if (shown.has(a)) continue;
+      shown.add(a);
       const v = method.values[a] || {};
       const role = v.kind === "tensor" ? written.has(a) ? "out" : "in" :
         v.items ? "list" : "arg";
@@ -442,10 +473,15 @@
   }
   if (hash.has("instruction")) {
     const node = model.instrNode[Number(hash.get("instruction"))];
-    if (node !== undefined && node >= 0) showNode(node);
+    if (node !== undefined && node >= 0) {
+      pane.scrollTop = Math.max(0, model.nodes[node].y - 100);
+      drawBand();
+      showNode(node);
+    }
   }
   const ms = performance.now() - t0;
   document.getElementById("status").textContent = "rendered in " + ms.toFixed(0) + " ms";
   document.body.dataset.renderMs = ms.toFixed(1);
+  document.body.dataset.drawnNodes = String(pane.querySelectorAll(".node").length);
   document.body.dataset.rendered = "1";
 })();
