@@ -232,3 +232,20 @@ def test_long_program_draws_only_the_visible_band(tmp_path):
     drawn = [int(i) for i in re.findall(r'data-instruction="(\d+)"', dom)]
     assert min(drawn) < 1000 < max(drawn) and len(drawn) < 200
     assert "instruction #1000 (kernel)" in dom
+
+
+def test_damaged_programs_fail_with_one_line(tmp_path):
+    """Every 4th byte of add.pte flipped: explore writes a page or exits 1 with one error line,
+    never crashes (a flipped byte may leave a valid program)."""
+    data = (ET / "add.pte").read_bytes()
+    program, out = tmp_path / "flip.pte", tmp_path / "flip.html"
+    for i in range(0, len(data), 4):
+        damaged = bytearray(data)
+        damaged[i] ^= 0xFF
+        program.write_bytes(bytes(damaged))
+        done = subprocess.run([pteron_cli(), "explore", str(program), "-o", str(out)], capture_output=True, text=True,
+                              timeout=20)
+        assert done.returncode in (0, 1), (i, done.returncode, done.stderr)
+        if done.returncode == 1:
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("pteron: error: "), (i, done.stderr)

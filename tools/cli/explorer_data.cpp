@@ -139,7 +139,9 @@ nlohmann::json method_json(const Program& program, const fb::ExecutionPlan& plan
   // before anything reads it.
   nlohmann::json instructions = nlohmann::json::array();
   std::map<int, int> first_use, last_use;
-  for (const fb::Chain* chain : *plan.chains()) {
+  const size_t num_chains = plan.chains() ? plan.chains()->size() : 0;  // verified: at least 1
+  for (size_t c = 0; c < num_chains; ++c) {
+    const fb::Chain* chain = plan.chains()->Get(static_cast<flatbuffers::uoffset_t>(c));
     if (!chain->instructions()) continue;
     for (const fb::Instruction* ins : *chain->instructions()) {
       nlohmann::json ji;
@@ -214,6 +216,7 @@ nlohmann::json method_json(const Program& program, const fb::ExecutionPlan& plan
   for (int in : m["inputs"]) first_use[in] = -1;
   for (int out : m["outputs"]) last_use[out] = n;
   for (auto& [v, first] : first_use) {
+    if (v < 0 || static_cast<size_t>(v) >= values.size()) continue;
     auto& jv = values[static_cast<size_t>(v)];
     if (jv["kind"] != "tensor") continue;
     jv["first"] = first;
@@ -313,8 +316,11 @@ nlohmann::json explorer_data(const HostProgram& hp, const std::string& program_p
   j["file_bytes"] = program.file_size();
   j["constant_bytes"] = program.constant_segment().size();
   j["methods"] = nlohmann::json::array();
-  for (const fb::ExecutionPlan* plan : *p.execution_plan())
-    j["methods"].push_back(method_json(program, *plan));
+  if (p.execution_plan()) {
+    for (const fb::ExecutionPlan* plan : *p.execution_plan())
+      j["methods"].push_back(method_json(program, *plan));
+  }
+  if (j["methods"].empty()) throw UserError(program_path + ": the program has no methods");
   j["graph_info"] = graph_info(program);
   if (!trace_path.empty()) {
     // Traces are of one method: `forward` when the program has it, else the first.
