@@ -4,6 +4,7 @@
 2. compile it for the host with pteron's C++ compiler (pteron compile --memory-report)
 3. run it on pteron's runtime (pteron run --iters)
 4. check its output against PyTorch eager
+5. profile it and write the program explorer page (pteron profile, pteron explore)
 """
 
 import argparse
@@ -44,7 +45,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     pt2, pte = work / f"{args.model}.pt2", work / f"{args.model}.pte"
     inputs_npz, outputs_npz = work / "inputs.npz", work / "outputs.npz"
-    total = 4
+    total = 5
     print(f"pteron demo: {args.model} from PyTorch to a .pte program on this host")
 
     step(1, total, f"export {args.model} with torch.export")
@@ -76,7 +77,13 @@ def main():
     print(f"  PyTorch eager (one run, {torch.get_num_threads()} threads): {eager_ms:.1f} ms")
     if worst > 1:
         sys.exit("demo: FAILED - outputs differ from PyTorch beyond tolerance")
-    print(f"\ndemo: OK - {pte} matches PyTorch")
+    print(f"  {pte} matches PyTorch")
+
+    step(5, total, "profile it and write the program explorer (graph, timing, memory plan)")
+    trace, html = work / f"{args.model}-trace", work / f"{args.model}.html"
+    sh(["pteron", "profile", str(pte), "--inputs", str(inputs_npz), "--iters", "3", "-o", str(trace), "--top", "5"])
+    sh(["pteron", "explore", str(pte), "--trace", f"{trace}.etdp", "-o", str(html)])
+    print(f"\ndemo: OK - {pte} matches PyTorch; open the program explorer: {html}")
 
 
 if __name__ == "__main__":
