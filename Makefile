@@ -9,7 +9,8 @@ JOBS ?= $(shell nproc)
 DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config \
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev libtomlplusplus-dev \
   libgtest-dev libgmock-dev gcc-arm-none-eabi libnewlib-arm-none-eabi \
-  libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev \
+  mesa-vulkan-drivers libvulkan-dev glslc glslang-tools spirv-tools vulkan-tools
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps venv build test test-cpp test-python test-sanitize fuzz check-baremetal demo clean format
