@@ -34,6 +34,9 @@ struct LoweredRegion {
   std::string reason;                 // when !ok
   std::vector<uint8_t> payload;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
+  // Per region input / output: the dim order the payload expects that tensor in (empty: the
+  // value's own). The compiler converts outside the delegate where the value's differs.
+  std::vector<std::vector<uint8_t>> input_dim_orders, output_dim_orders;
 };
 
 class Partitioner {

@@ -9,6 +9,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/partition/registry.h"
 #include "python/bindings/tensor_convert.h"
 
 namespace nb = nanobind;
@@ -39,6 +40,17 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["planned_bytes"] = r.memory.total_arena_bytes;
   d["planned_lower_bound_bytes"] = r.memory.peak_live_bytes;
   d["memory_report"] = compiler::describe_memory_plan(r.memory);
+  nb::list regions;
+  for (const auto& region : r.regions) {
+    nb::dict g;
+    g["backend"] = region.backend;
+    g["nodes"] = region.nodes;
+    g["inputs"] = region.inputs;
+    g["outputs"] = region.outputs;
+    regions.append(g);
+  }
+  d["delegated_regions"] = regions;
+  d["refusals"] = r.refusals;
   if (r.quantize) {
     nb::dict q;
     q["scheme"] = r.quantize->scheme;
@@ -66,11 +78,15 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   return d;
 }
 
-nb::tuple compile_pt2(const std::string& path, const std::string& target) {
+nb::tuple compile_pt2(const std::string& path, const std::string& target,
+                      const std::vector<std::string>& backends) {
   compiler::CompileResult result;
+  compiler::CompileOptions options;
+  options.target = target;
+  options.backends = backends;
   {
     nb::gil_scoped_release release;
-    result = compiler::compile_pt2(path, {target});
+    result = compiler::compile_pt2(path, options);
   }
   nb::bytes program(reinterpret_cast<const char*>(result.program.data()), result.program.size());
   return nb::make_tuple(program, report_dict(result.report));
@@ -128,7 +144,11 @@ nb::tuple quantize_weights_per_channel(nb::ndarray<float, nb::c_contig, nb::devi
 void bind_compiler(nb::module_& m) {
   nb::exception<compiler::CompileError>(m, "CompileError", PyExc_RuntimeError);
   m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
-        "Compiles a torch.export archive; returns (program bytes, report dict). Raises CompileError.");
+        nb::arg("backends") = std::vector<std::string>{},
+        "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
+        "ordered backend list (\"xnnpack\", \"portable\"); empty means the target's.\n"
+        "Raises CompileError.");
+  m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
   m.def("compile_pt2_quantized", &compile_pt2_quantized, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
         nb::arg("calibration"), nb::arg("int8_io") = false, nb::arg("observer") = "", nb::arg("percentile") = 99.99,
         nb::arg("progress") = true, nb::arg("backends") = std::vector<std::string>{},

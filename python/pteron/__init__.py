@@ -8,14 +8,17 @@
 """
 
 from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
+from pteron.partitioners import Partitioner, XnnpackPartitioner
 from pteron.runtime import Method, Program, load
 
 __all__ = [
     "CompileError",
     "LoweredProgram",
     "Method",
+    "Partitioner",
     "Program",
     "export",
     "load",
     "to_edge_transform_and_lower",
+    "XnnpackPartitioner",
 ]

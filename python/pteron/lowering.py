@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import pteron_native
 
+from pteron.partitioners import backend_names
 from pteron.runtime import Program, load
 
 CompileError = pteron_native.CompileError
@@ -107,8 +108,9 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
                                 progress: bool = True) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
-    `partitioner` is an ordered list of backend partitioners; an empty list (the default)
-    compiles every op to the target's kernel libraries. Raises CompileError with a one-line
+    `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
+    each claims the regions it can run, the rest goes to the target's kernels. An empty list
+    (the default) compiles every op to the target's kernel libraries. Raises CompileError with a one-line
     message naming the node, op and source line at fault.
 
     `quantize` ("cortex-m", "xnnpack" or "ethos-u") quantizes the model to INT8 first (PT2E's
@@ -122,17 +124,19 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
         raise CompileError("calibration and int8_io need quantize='cortex-m', 'xnnpack' or 'ethos-u'")
     if quantize is not None and calibration is None:
         raise CompileError("quantize needs calibration samples (an iterable of input tuples)")
-    partitioners = list(partitioner or [])
-    if partitioners:
-        names = ", ".join(type(p).__name__ for p in partitioners)
-        raise CompileError(f"no backend partitioners are available in this build (asked for {names})")
+    backends = backend_names(partitioner or [])
+    if backends:
+        missing = [b for b in backends if b not in pteron_native.available_backends()]
+        if missing:
+            raise CompileError(f"backend(s) {', '.join(missing)} not in this build "
+                               f"(available: {', '.join(pteron_native.available_backends())})")
 
     def compile_path(path):
         if quantize is None:
-            return pteron_native.compile_pt2(path, target)
+            return pteron_native.compile_pt2(path, target, backends)
         arrays = _stack_calibration(calibration)
         return pteron_native.compile_pt2_quantized(path, target, quantize, arrays, int8_io, observer or "",
-                                                   percentile, progress)
+                                                   percentile, progress, backends)
 
     if isinstance(program, (str, os.PathLike)):
         return LoweredProgram(*compile_path(os.fspath(program)))

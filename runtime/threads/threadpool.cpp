@@ -34,6 +34,8 @@ int num_threads() {
   return hw == 0 ? 1 : static_cast<int>(hw < 4 ? hw : 4);
 }
 
+int requested_num_threads() { return g_threads.load(); }
+
 pthreadpool_t threadpool_for(int threads) {
   if (threads <= 1) return nullptr;
   if (threads > kMaxThreads) threads = kMaxThreads;

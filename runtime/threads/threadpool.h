@@ -14,6 +14,10 @@ void set_num_threads(int threads);
 // What set_num_threads() chose, else the hardware concurrency capped at 4.
 int num_threads();
 
+// What set_num_threads() chose; 0 when nothing was set (then per-program settings, such as a
+// delegate's "threads" compile spec, may choose).
+int requested_num_threads();
+
 constexpr int kMaxThreads = 64;
 
 // A pool with `threads` workers, created on first use and kept for the life of the process

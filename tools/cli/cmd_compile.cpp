@@ -23,6 +23,7 @@ struct CompileCliOptions {
   std::string model;
   std::string output;
   std::string target = "host";
+  std::vector<std::string> backends;  // empty: the target's
   bool memory_report = false;
   bool json = false;
   std::string quantize;  // scheme; empty = float program
@@ -78,6 +79,12 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["constants"] = {{"tensors", r.emit.constants}, {"bytes", r.emit.constant_bytes},
                     {"deduplicated", r.emit.deduplicated}};
   j["file_bytes"] = r.emit.file_bytes;
+  nlohmann::json delegated = nlohmann::json::array();
+  for (const auto& d : r.regions) {
+    delegated.push_back({{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
+  }
+  j["delegated_regions"] = delegated;
+  j["refusals"] = r.refusals;
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : r.memory.regions) {
     regions.push_back({{"name", region.name}, {"memory_id", region.mem_id}, {"bytes", region.used},
@@ -98,6 +105,7 @@ void run(const CompileCliOptions& o) {
   compiler::CompileOptions options;
   options.target = o.target;
   options.output_path = o.output;
+  options.backends = o.backends;
   compiler::QuantizeOptions quantize;
   if (!o.quantize.empty()) {
     try {
@@ -149,6 +157,10 @@ void run(const CompileCliOptions& o) {
   }
   std::printf("  planned memory: %.1f KiB (lower bound %.1f KiB, efficiency %.1f%%)\n",
               r.memory.total_arena_bytes / 1024.0, r.memory.peak_live_bytes / 1024.0, 100 * r.memory.efficiency());
+  for (const auto& d : r.regions) {
+    std::printf("  delegated to %s: %zu nodes (%zu inputs, %zu outputs)\n", d.backend.c_str(), d.nodes,
+                d.inputs, d.outputs);
+  }
   if (o.memory_report) {
     std::printf("memory plan:\n%s", compiler::describe_memory_plan(r.memory).c_str());
     std::printf("passes:\n");
@@ -164,6 +176,9 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("model", opts->model, "exported model (torch.export.save)")->required();
   cmd->add_option("-o,--output", opts->output, "program file to write")->required();
   cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")->capture_default_str();
+  cmd->add_option("--backends", opts->backends,
+                  "backends in order, e.g. xnnpack,portable (default: the target's)")
+      ->delimiter(',');
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");
   cmd->add_option("--quantize", opts->quantize, "post-training int8 quantization for cortex-m, xnnpack or ethos-u");

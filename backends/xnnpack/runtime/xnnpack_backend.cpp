@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/xnnpack/runtime/xnnpack_graph.h"
+#include "runtime/threads/threadpool.h"
 
 namespace pteron {
 namespace xnnpack {
@@ -19,53 +20,6 @@ namespace {
 
 constexpr int kMaxThreads = 256;
 constexpr uintptr_t kPageSize = 4096;  // the smallest page size of supported hosts
-
-std::atomic<int> g_num_threads{0};
-
-// ---- shared thread pools, one per thread count ----
-
-struct PoolEntry {
-  int threads;
-  pthreadpool_t pool;
-  int refs;
-};
-
-std::mutex& pool_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::vector<PoolEntry>& pool_entries() {
-  static std::vector<PoolEntry> entries;
-  return entries;
-}
-
-// nullptr for 1 thread (XNNPACK then runs on the caller's thread) or when creation fails.
-pthreadpool_t acquire_pool(int threads) {
-  if (threads <= 1) return nullptr;
-  std::lock_guard<std::mutex> lock(pool_mutex());
-  for (PoolEntry& e : pool_entries()) {
-    if (e.threads == threads) {
-      ++e.refs;
-      return e.pool;
-    }
-  }
-  pthreadpool_t pool = pthreadpool_create(static_cast<size_t>(threads));
-  if (pool != nullptr) pool_entries().push_back(PoolEntry{threads, pool, 1});
-  return pool;
-}
-
-void release_pool(pthreadpool_t pool) {
-  if (pool == nullptr) return;
-  std::lock_guard<std::mutex> lock(pool_mutex());
-  std::vector<PoolEntry>& entries = pool_entries();
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].pool == pool && --entries[i].refs == 0) {
-      pthreadpool_destroy(pool);
-      entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
-      return;
-    }
-  }
-}
 
 // ---- compile specs ----
 
@@ -207,14 +161,17 @@ class XnnpackBackend final : public BackendInterface {
         PTERON_TRY(parse_threads(spec.value, &threads));
       }
     }
-    const int process_wide = g_num_threads.load();
+    // The process-wide setting (pteron::set_num_threads, shared with the optimized kernels)
+    // wins over the program's compile spec; neither set means pteron::num_threads()'s default.
+    const int process_wide = requested_num_threads();
     if (process_wide > 0) threads = process_wide;
-    if (threads == 0) threads = default_num_threads();
+    if (threads == 0) threads = num_threads();
+    if (threads > pteron::kMaxThreads) threads = pteron::kMaxThreads;
 
     Delegate* d = new (std::nothrow) Delegate();
     if (d == nullptr) return fail(Error::OutOfMemory, "XNNPACK delegate: no memory for its state");
     d->threads = threads;
-    d->pool = acquire_pool(threads);
+    d->pool = threadpool_for(threads);  // shared, lives as long as the process
     if (threads > 1 && d->pool == nullptr) d->threads = 1;  // no threads to be had: run inline
     const Error err = d->graph.init(processed, d->pool, true);
     if (err != Error::Ok) {
@@ -290,9 +247,7 @@ class XnnpackBackend final : public BackendInterface {
   void destroy(DelegateHandle* handle) override {
     if (handle == nullptr) return;
     Delegate* d = static_cast<Delegate*>(handle);
-    pthreadpool_t pool = d->pool;
-    delete d;  // the runtime goes first: it may still reference the pool
-    release_pool(pool);
+    delete d;  // the pool is process-wide (runtime/threads) and outlives every delegate
   }
 };
 
@@ -300,16 +255,9 @@ XnnpackBackend g_backend;
 
 }  // namespace
 
-void set_num_threads(int threads) {
-  g_num_threads.store(threads < 0 ? 0 : (threads > kMaxThreads ? kMaxThreads : threads));
-}
+void set_num_threads(int threads) { pteron::set_num_threads(threads); }
 
-int default_num_threads() {
-  const int set = g_num_threads.load();
-  if (set > 0) return set;
-  const unsigned hc = std::thread::hardware_concurrency();
-  return hc == 0 ? 1 : (hc > 4 ? 4 : static_cast<int>(hc));
-}
+int default_num_threads() { return pteron::num_threads(); }
 
 BackendInterface& backend() { return g_backend; }
 

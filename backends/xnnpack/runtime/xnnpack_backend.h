@@ -1,8 +1,9 @@
 // The XNNPACK delegate's runtime half, registered as "PteronXnnpackBackend". Hosted targets
 // only: it uses the C++ standard library, the heap and threads (never exceptions).
 //
-// Threads: each delegate runs on a pthreadpool shared by all delegates with the same thread
-// count. The count is, first of all, what set_num_threads() set; else the compile spec
+// Threads: each delegate runs on the process-wide pthreadpool for its thread count
+// (runtime/threads, shared with the optimized kernels). The count is, first of all, what
+// pteron::set_num_threads() (or its alias here) set; else the compile spec
 // "threads" (ASCII decimal, e.g. b"2", or a 4/8-byte little-endian integer); else the
 // hardware concurrency capped at 4. 1 runs on the caller's thread.
 //
@@ -22,10 +23,11 @@ namespace xnnpack {
 
 constexpr const char kBackendId[] = "PteronXnnpackBackend";
 
-// Process-wide thread count for delegates initialised from now on; 0 returns to the default
-// (compile spec, else hardware concurrency capped at 4). Negative counts mean 0.
+// pteron::set_num_threads (runtime/threads): the process-wide thread count, for delegates
+// initialised from now on and the optimized kernels; 0 returns to the default (compile spec,
+// else hardware concurrency capped at 4). Negative counts mean 0.
 void set_num_threads(int threads);
-// Thread count a delegate initialised now without a compile spec would get.
+// pteron::num_threads(): what a delegate initialised now without a compile spec would get.
 int default_num_threads();
 
 // The registered backend instance (what find_backend(kBackendId) returns).

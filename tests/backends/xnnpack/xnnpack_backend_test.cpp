@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "runtime/host/host_method.h"
+#include "runtime/threads/threadpool.h"
 #include "schema/program_generated.h"
 #include "tests/backends/xnnpack/xnnpack_test_util.h"
 
@@ -74,6 +75,16 @@ TEST(XnnpackBackend, ThreadCountFromSpecSetterAndDefault) {
     set_num_threads(0);
     ASSERT_EQ(err, Error::Ok) << last_error_message();
     EXPECT_EQ(delegate_num_threads(d.handle()), 1);
+  }
+  {
+    // One setting for the whole process: runtime/threads' setter drives the delegate too.
+    pteron::set_num_threads(3);
+    EXPECT_EQ(default_num_threads(), 3);
+    Delegate d;
+    const Error err = d.init(payload, threads_spec({'2'}));
+    pteron::set_num_threads(0);
+    ASSERT_EQ(err, Error::Ok) << last_error_message();
+    EXPECT_EQ(delegate_num_threads(d.handle()), 3);
   }
   for (const std::vector<uint8_t>& bad :
        {std::vector<uint8_t>{'0'}, std::vector<uint8_t>{'9', '9', '9'},

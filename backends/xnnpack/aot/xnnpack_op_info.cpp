@@ -1,0 +1,292 @@
+#include "backends/xnnpack/aot/xnnpack_op_info.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace pteron::xnnpack::aot {
+
+std::string shape_str(const std::vector<int64_t>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+// XNNPACK dims of a value: 4-D activations are NHWC inside a region, others as they are.
+std::vector<uint32_t> xnn_dims(const TensorSpec& spec) {
+  const auto& s = spec.sizes;
+  if (s.empty()) return {1};
+  if (s.size() == 4) return {uint32_t(s[0]), uint32_t(s[2]), uint32_t(s[3]), uint32_t(s[1])};
+  return std::vector<uint32_t>(s.begin(), s.end());
+}
+
+// True when NCHW and NHWC order the elements the same (a reshape can cross the layouts).
+bool nhwc_is_plain(const std::vector<int64_t>& s) { return s[1] == 1 || s[2] * s[3] == 1; }
+
+int64_t numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// A float constant's elements in logical (row-major) order, whatever its dim order.
+std::vector<float> read_floats(const Value& v) {
+  if (!v.constant || v.spec.dtype != ScalarType::Float)
+    throw std::runtime_error("constant '" + v.name + "' is not fp32");
+  const auto& sizes = v.spec.sizes;
+  const std::vector<int64_t> strides = v.spec.strides();
+  const int64_t n = numel(sizes);
+  if (v.constant->bytes.size() < size_t(n) * 4)
+    throw std::runtime_error("constant '" + v.name + "' is short");
+  const float* src = reinterpret_cast<const float*>(v.constant->bytes.data());
+  std::vector<float> out(static_cast<size_t>(n));
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) off += index[d] * strides[d];
+    std::memcpy(&out[size_t(i)], src + off, 4);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Any numeric constant's elements as doubles, in logical order (scales, zero points, int8).
+std::vector<double> read_numbers(const Value& v) {
+  if (!v.constant) throw std::runtime_error("'" + v.name + "' is not a constant");
+  const auto& sizes = v.spec.sizes;
+  const std::vector<int64_t> strides = v.spec.strides();
+  const int64_t n = numel(sizes);
+  const size_t es = compiler::ir::dtype_size(v.spec.dtype);
+  if (es == 0 || v.constant->bytes.size() < size_t(n) * es)
+    throw std::runtime_error("constant '" + v.name + "' is short");
+  const uint8_t* base = v.constant->bytes.data();
+  std::vector<double> out(static_cast<size_t>(n));
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) off += index[d] * strides[d];
+    const uint8_t* p = base + off * int64_t(es);
+    double x;
+    switch (v.spec.dtype) {
+      case ScalarType::Float: {
+        float f;
+        std::memcpy(&f, p, 4);
+        x = f;
+        break;
+      }
+      case ScalarType::Double:
+        std::memcpy(&x, p, 8);
+        break;
+      case ScalarType::Char:
+        x = double(*reinterpret_cast<const int8_t*>(p));
+        break;
+      case ScalarType::Byte:
+        x = double(*p);
+        break;
+      case ScalarType::Int: {
+        int32_t k;
+        std::memcpy(&k, p, 4);
+        x = double(k);
+        break;
+      }
+      case ScalarType::Long: {
+        int64_t k;
+        std::memcpy(&k, p, 8);
+        x = double(k);
+        break;
+      }
+      default:
+        throw std::runtime_error("constant '" + v.name + "' has an unsupported dtype");
+    }
+    out[size_t(i)] = x;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+bool is_op(const Node& n, const char* op) { return n.op.str() == op; }
+
+// The dequantize node producing `v` from a constant (a PT2E weight), or nullptr.
+const Node* weight_dequantize(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (!value.is_intermediate()) return nullptr;
+  const Node& p = g.node(value.producer);
+  if (!is_op(p, kDequantize) && !is_op(p, kDequantizeChannel)) return nullptr;
+  return g.value(p.arg("input").tensor()).is_constant() ? &p : nullptr;
+}
+
+QuantInfo quant_of(const Graph& g, const Node& qdq) {
+  QuantInfo q;
+  if (is_op(qdq, kDequantizeChannel)) {
+    for (double d : read_numbers(g.value(qdq.arg("scales").tensor()))) q.scales.push_back(float(d));
+    if (!qdq.arg("zero_points").is_none()) {
+      for (double d : read_numbers(g.value(qdq.arg("zero_points").tensor())))
+        q.zero_points.push_back(int32_t(d));
+    } else {
+      q.zero_points.assign(q.scales.size(), 0);
+    }
+    q.axis = qdq.arg("axis").to_int();
+  } else {
+    q.scales = {float(qdq.arg("scale").to_double())};
+    q.zero_points = {int32_t(qdq.arg("zero_point").to_int())};
+  }
+  return q;
+}
+
+// A value known at compile time in fp32: a constant, or a dequantized constant.
+std::vector<float> static_floats(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (value.is_constant()) return read_floats(value);
+  const Node* dq = weight_dequantize(g, v);
+  if (!dq) throw std::runtime_error("'" + value.name + "' is not known at compile time");
+  const Value& w = g.value(dq->arg("input").tensor());
+  const std::vector<double> raw = read_numbers(w);
+  const QuantInfo q = quant_of(g, *dq);
+  std::vector<float> out(raw.size());
+  int64_t inner = 1;
+  if (q.axis >= 0) {
+    for (size_t d = size_t(q.axis) + 1; d < w.spec.sizes.size(); ++d) inner *= w.spec.sizes[d];
+  }
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const size_t c = q.axis < 0 ? 0 : size_t((int64_t(i) / inner) % w.spec.sizes[size_t(q.axis)]);
+    out[i] = float((raw[i] - q.zero_points[c]) * double(q.scales[c]));
+  }
+  return out;
+}
+
+bool is_static(const Graph& g, ValueId v) {
+  return g.value(v).is_constant() || weight_dequantize(g, v);
+}
+
+const std::map<std::string, OpInfo>& op_table() {
+  static const std::map<std::string, OpInfo> table = [] {
+    std::map<std::string, OpInfo> t;
+    t["aten::convolution.default"] = {Kind::kConv};
+    t["aten::linear.default"] = {Kind::kLinear};
+    t["aten::addmm.default"] = {Kind::kAddmm};
+    t["aten::mm.default"] = {Kind::kMm};
+    const std::pair<const char*, BinaryOp> binaries[] = {{"add", BinaryOp::kAdd},
+                                                         {"sub", BinaryOp::kSubtract},
+                                                         {"mul", BinaryOp::kMultiply},
+                                                         {"div", BinaryOp::kDivide}};
+    for (const auto& [name, op] : binaries) {
+      t[std::string("aten::") + name + ".Tensor"] = {Kind::kBinary, op};
+      t[std::string("aten::") + name + ".Scalar"] = {Kind::kBinary, op, UnaryOp::kAbs, true};
+    }
+    t["aten::maximum.default"] = {Kind::kBinary, BinaryOp::kMaximum};
+    t["aten::minimum.default"] = {Kind::kBinary, BinaryOp::kMinimum};
+    for (const char* op : {"aten::relu.default", "aten::hardtanh.default", "aten::clamp.default"}) {
+      t[op] = {Kind::kClampLike};
+    }
+    const std::pair<const char*, UnaryOp> unaries[] = {
+        {"aten::abs.default", UnaryOp::kAbs},
+        {"aten::neg.default", UnaryOp::kNegate},
+        {"aten::floor.default", UnaryOp::kFloor},
+        {"aten::ceil.default", UnaryOp::kCeiling},
+        {"aten::sqrt.default", UnaryOp::kSquareRoot},
+        {"aten::sigmoid.default", UnaryOp::kSigmoid},
+        {"aten::hardswish.default", UnaryOp::kHardswish}};
+    for (const auto& [name, op] : unaries) t[name] = {Kind::kUnary, BinaryOp::kAdd, op};
+    t["aten::leaky_relu.default"] = {Kind::kLeakyRelu};
+    t["aten::elu.default"] = {Kind::kElu};
+    t["aten::_softmax.default"] = {Kind::kSoftmax};
+    t["aten::pow.Tensor_Scalar"] = {Kind::kSquare};
+    t["aten::max_pool2d_with_indices.default"] = {Kind::kMaxPool};
+    t["aten::max_pool2d.default"] = {Kind::kMaxPool};
+    t["aten::avg_pool2d.default"] = {Kind::kAvgPool};
+    t["aten::mean.dim"] = {Kind::kGlobalPool};
+    t["aten::_adaptive_avg_pool2d.default"] = {Kind::kGlobalPool};
+    t["aten::adaptive_avg_pool2d.default"] = {Kind::kGlobalPool};
+    t["aten::constant_pad_nd.default"] = {Kind::kPad};
+    for (const char* op :
+         {"aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default",
+          "aten::view_copy.default", "aten::squeeze.dim", "aten::squeeze.dims",
+          "aten::squeeze_copy.dim", "aten::squeeze_copy.dims", "aten::unsqueeze.default",
+          "aten::unsqueeze_copy.default", "aten::flatten.using_ints"}) {
+      t[op] = {Kind::kReshape};
+    }
+    t["aten::upsample_bilinear2d.vec"] = {Kind::kResize};
+    t["aten::upsample_bilinear2d.default"] = {Kind::kResize};
+    t["aten::_to_copy.default"] = {Kind::kConvert};
+    return t;
+  }();
+  return table;
+}
+
+OpInfo info_of(const Node& n) {
+  auto it = op_table().find(n.op.str());
+  return it == op_table().end() ? OpInfo{} : it->second;
+}
+
+const Value& input_value(const Graph& g, const Node& n, const char* name) {
+  return g.value(n.arg(name).tensor());
+}
+
+std::vector<int64_t> int_list(const Node& n, const char* name) {
+  const Argument& a = n.arg(name);
+  if (a.is_none()) return {};
+  return a.get<std::vector<int64_t>>();
+}
+
+int64_t pair_at(const std::vector<int64_t>& v, size_t i, int64_t fallback) {
+  if (v.empty()) return fallback;
+  return v.size() == 1 ? v[0] : v[i];
+}
+
+// Clamp bounds of relu / hardtanh / clamp.
+OutputRange clamp_range(const Node& n) {
+  const std::string op = n.op.str();
+  if (op == "aten::relu.default") return OutputRange::relu();
+  if (op == "aten::hardtanh.default") {
+    return {float(n.arg("min_val").to_double()), float(n.arg("max_val").to_double())};
+  }
+  OutputRange r;
+  if (!n.arg("min").is_none()) r.min = float(n.arg("min").to_double());
+  if (!n.arg("max").is_none()) r.max = float(n.arg("max").to_double());
+  return r;
+}
+
+// Ops whose XNNPACK node takes a fused output range.
+bool takes_output_range(const Node& n) {
+  const OpInfo i = info_of(n);
+  switch (i.kind) {
+    case Kind::kConv:
+    case Kind::kLinear:
+    case Kind::kAddmm:
+    case Kind::kMm:
+    case Kind::kMaxPool:
+    case Kind::kAvgPool:
+      return true;
+    case Kind::kBinary:
+      return i.binary == BinaryOp::kAdd || i.binary == BinaryOp::kSubtract ||
+             i.binary == BinaryOp::kMultiply || i.binary == BinaryOp::kDivide;
+    default:
+      return false;
+  }
+}
+
+std::string reshape_reason(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  const bool in4 = in.size() == 4, out4 = out.size() == 4;
+  if (!in4 && !out4) return {};
+  if (in4 && out4) {
+    if (nhwc_is_plain(in) && nhwc_is_plain(out)) return {};
+    if (in[0] == out[0] && in[1] == out[1] && in[2] * in[3] == out[2] * out[3]) return {};
+  } else if ((in4 && nhwc_is_plain(in)) || (out4 && nhwc_is_plain(out))) {
+    return {};
+  }
+  return "reshape " + shape_str(in) + " -> " + shape_str(out) +
+         " would need a transpose in NHWC (4-D values are channels-last inside XNNPACK)";
+}
+
+const char* linear_input_name(Kind kind) {
+  return kind == Kind::kLinear ? "input" : (kind == Kind::kAddmm ? "mat1" : "self");
+}
+
+const char* linear_weight_name(Kind kind) { return kind == Kind::kLinear ? "weight" : "mat2"; }
+
+}  // namespace pteron::xnnpack::aot

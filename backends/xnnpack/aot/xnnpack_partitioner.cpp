@@ -1,0 +1,405 @@
+#include "backends/xnnpack/aot/xnnpack_partitioner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "backends/xnnpack/aot/xnnpack_lowering.h"
+#include "backends/xnnpack/aot/xnnpack_op_info.h"
+#include "compiler/partition/registry.h"
+
+namespace pteron::xnnpack {
+namespace {
+
+using namespace aot;  // NOLINT: the op facts this file's rules are written in
+using compiler::LoweredRegion;
+using compiler::Region;
+using compiler::SupportDecision;
+using compiler::ir::Argument;
+using compiler::ir::Graph;
+using compiler::ir::Node;
+using compiler::ir::NodeId;
+using compiler::ir::ScalarType;
+using compiler::ir::TensorSpec;
+using compiler::ir::Value;
+using compiler::ir::ValueId;
+
+// ---- support rules ----
+
+std::string check_float_activation(const Graph& g, ValueId v, const char* what) {
+  const TensorSpec& s = g.value(v).spec;
+  if (s.dtype != ScalarType::Float) {
+    return std::string(what) + " is " + compiler::ir::dtype_name(s.dtype) +
+           " (XNNPACK fp32 path takes f32)";
+  }
+  if (s.rank() > 6)
+    return std::string(what) + " has rank " + std::to_string(s.rank()) + " (XNNPACK: at most 6)";
+  for (int64_t d : s.sizes) {
+    if (d < 1) return std::string(what) + " has an empty dimension " + shape_str(s.sizes);
+  }
+  return {};
+}
+
+std::string check_constant(const Graph& g, const Argument& a, const char* what) {
+  if (a.is_none()) return {};
+  const Value& v = g.value(a.tensor());
+  if (weight_dequantize(g, v.id)) return {};
+  if (!v.is_constant())
+    return std::string(what) + " is not a constant (XNNPACK needs static weights)";
+  if (v.spec.dtype != ScalarType::Float)
+    return std::string(what) + " is " + compiler::ir::dtype_name(v.spec.dtype) + ", not f32";
+  return {};
+}
+
+// A flatten [N, C, H, W] -> [N, C*H*W] whose every reader is a linear layer with a constant
+// weight: in NHWC the flattened order is (h, w, c), which the lowering absorbs by permuting
+// the weight's input columns at compile time (no transpose at run time).
+bool is_flatten_into_linears(const Graph& g, const Node& n) {
+  const TensorSpec& in = g.value(n.inputs()[0]).spec;
+  const ValueId y = n.outputs[0];
+  const TensorSpec& out = g.value(y).spec;
+  if (in.rank() != 4 || out.rank() != 2 || out.sizes[0] != in.sizes[0]) return false;
+  const Value& v = g.value(y);
+  if (v.users.empty() || std::find(g.outputs().begin(), g.outputs().end(), y) != g.outputs().end())
+    return false;
+  for (NodeId u : v.users) {
+    const Node& user = g.node(u);
+    const Kind k = info_of(user).kind;
+    if (k != Kind::kLinear && k != Kind::kAddmm && k != Kind::kMm) return false;
+    if (user.arg(linear_input_name(k)).tensor() != y) return false;
+    if (!g.value(user.arg(linear_weight_name(k)).tensor()).is_constant()) return false;
+  }
+  return true;
+}
+
+// quantize / dequantize of int8 (PT2E form): activations per tensor; weights (constants) per
+// tensor or per output channel.
+std::string check_qdq(const Graph& g, const Node& n) {
+  if (n.arg("dtype").get<ScalarType>() != ScalarType::Char)
+    return "quantization to a dtype other than int8";
+  if (n.arg("quant_min").to_int() < -128 || n.arg("quant_max").to_int() > 127)
+    return "quantization range beyond int8";
+  const Value& x = g.value(n.arg("input").tensor());
+  const std::string op = n.op.str();
+  if (op == kDequantizeChannel) {
+    if (!x.is_constant())
+      return "per-channel dequantize of an activation (XNNPACK: per-channel weights only)";
+    if (!g.value(n.arg("scales").tensor()).is_constant())
+      return "per-channel scales are not constant";
+    if (!n.arg("zero_points").is_none() && !g.value(n.arg("zero_points").tensor()).is_constant())
+      return "zero points not constant";
+    if (n.arg("axis").to_int() != 0)
+      return "per-channel dequantize along axis " + std::to_string(n.arg("axis").to_int()) +
+             " (0 only)";
+  }
+  if (op != kQuantize && !n.arg("out_dtype").is_none() &&
+      n.arg("out_dtype").get<ScalarType>() != ScalarType::Float) {
+    return "dequantize to a dtype other than f32";
+  }
+  if (x.spec.dtype != (op == kQuantize ? ScalarType::Float : ScalarType::Char))
+    return "unexpected input dtype";
+  if (x.spec.rank() == 0 || x.spec.rank() > 6) return "rank " + std::to_string(x.spec.rank());
+  return {};
+}
+
+std::string check_node(const Graph& g, const Node& n) {
+  const OpInfo info = info_of(n);
+  const std::string op = n.op.str();
+  if (info.kind == Kind::kUnsupported) {
+    if (op.rfind("aten::permute", 0) == 0 || op.rfind("aten::transpose", 0) == 0) {
+      return op + ": this XNNPACK snapshot has no transpose";
+    }
+    if (op == kQuantize || op == kDequantize || op == kDequantizeChannel) return check_qdq(g, n);
+    if (op.rfind("quantized_decomposed::", 0) == 0)
+      return op + ": only per-tensor int8 activations and int8 weights";
+    return op + " is not among the operators this XNNPACK snapshot runs";
+  }
+  if (n.outputs.empty() || n.outputs[0] == compiler::ir::kNoValue) return "no output";
+  const ValueId out = n.outputs[0];
+  if (std::string why = check_float_activation(g, out, "output"); !why.empty()) return why;
+  const TensorSpec& os = g.value(out).spec;
+  if (os.rank() == 0) return "0-d output";
+  for (size_t i = 1; i < n.outputs.size(); ++i) {
+    const ValueId extra = n.outputs[i];
+    if (extra == compiler::ir::kNoValue) continue;
+    const Value& v = g.value(extra);
+    const bool graph_output =
+        std::find(g.outputs().begin(), g.outputs().end(), extra) != g.outputs().end();
+    if (!v.users.empty() || graph_output)
+      return "output " + std::to_string(i) + " (e.g. pool indices) is used";
+  }
+  // Every non-constant tensor input is an fp32 activation (or a dequantized weight).
+  for (ValueId v : n.inputs()) {
+    if (is_static(g, v)) continue;
+    if (std::string why = check_float_activation(g, v, "input"); !why.empty()) return why;
+  }
+  switch (info.kind) {
+    case Kind::kConv: {
+      const Value& x = input_value(g, n, "input");
+      const Value& w = input_value(g, n, "weight");
+      if (x.spec.rank() != 4 || w.spec.rank() != 4)
+        return "only 2-D convolution (4-D input and weight)";
+      if (n.arg("transposed").get<bool>()) return "transposed convolution is not lowered";
+      if (std::string why = check_constant(g, n.arg("weight"), "weight"); !why.empty()) return why;
+      if (std::string why = check_constant(g, n.arg("bias"), "bias"); !why.empty()) return why;
+      const int64_t groups = n.arg("groups").to_int();
+      if (groups < 1 || x.spec.sizes[1] % groups != 0 || w.spec.sizes[0] % groups != 0)
+        return "bad groups";
+      return {};
+    }
+    case Kind::kLinear:
+    case Kind::kAddmm:
+    case Kind::kMm: {
+      const char* in_name =
+          info.kind == Kind::kLinear ? "input" : (info.kind == Kind::kAddmm ? "mat1" : "self");
+      const char* w_name = info.kind == Kind::kLinear ? "weight" : "mat2";
+      const Value& x = input_value(g, n, in_name);
+      if (x.spec.rank() < 2 || x.spec.rank() == 4) {
+        return "linear input of rank " + std::to_string(x.spec.rank()) +
+               " (XNNPACK keeps 4-D values NHWC; ranks 2, 3, 5, 6 only)";
+      }
+      if (std::string why = check_constant(g, n.arg(w_name), "weight"); !why.empty()) return why;
+      if (g.value(n.arg(w_name).tensor()).spec.rank() != 2) return "weight is not 2-D";
+      if (info.kind == Kind::kLinear) return check_constant(g, n.arg("bias"), "bias");
+      if (info.kind == Kind::kAddmm) {
+        if (n.arg("beta").to_double() != 1.0 || n.arg("alpha").to_double() != 1.0)
+          return "addmm with alpha/beta != 1";
+        if (std::string why = check_constant(g, n.arg("self"), "bias"); !why.empty()) return why;
+        const auto& bs = g.value(n.arg("self").tensor()).spec.sizes;
+        const int64_t cols = g.value(n.arg("mat2").tensor()).spec.sizes[1];
+        if (numel(bs) != cols || (bs.size() == 2 && bs[0] != 1))
+          return "addmm bias is not one value per output column";
+      }
+      return {};
+    }
+    case Kind::kBinary: {
+      if (info.scalar_other || op == "aten::add.Tensor" || op == "aten::sub.Tensor") {
+        if (op.rfind("aten::add", 0) == 0 || op.rfind("aten::sub", 0) == 0) {
+          const bool other_constant =
+              info.scalar_other || g.value(n.arg("other").tensor()).is_constant();
+          if (n.arg("alpha").to_double() != 1.0 && !other_constant)
+            return "alpha != 1 with a non-constant other";
+        }
+      }
+      if (info.scalar_other) return {};
+      for (const char* name : {"self", "other"}) {
+        const Value& v = input_value(g, n, name);
+        if (v.is_constant()) {
+          if (v.spec.dtype != ScalarType::Float)
+            return std::string(name) + " constant is " + compiler::ir::dtype_name(v.spec.dtype);
+          continue;
+        }
+        if (os.rank() == 4 && v.spec.rank() != 4) {
+          return std::string("broadcasts a ") + std::to_string(v.spec.rank()) +
+                 "-D activation against a 4-D one (4-D values are NHWC inside XNNPACK)";
+        }
+      }
+      return {};
+    }
+    case Kind::kClampLike: {
+      const OutputRange r = clamp_range(n);
+      if (!(r.min <= r.max)) return "clamp with min > max";
+      return {};
+    }
+    case Kind::kUnary:
+      return {};
+    case Kind::kLeakyRelu:
+      return {};
+    case Kind::kElu:
+      if (n.arg("scale").to_double() != 1.0 || n.arg("input_scale").to_double() != 1.0) {
+        return "elu with scale or input_scale != 1";
+      }
+      return {};
+    case Kind::kSoftmax: {
+      int64_t dim = n.arg("dim").to_int();
+      const int64_t r = int64_t(os.rank());
+      if (dim < 0) dim += r;
+      if (n.arg("half_to_float").get<bool>()) return "softmax with half_to_float";
+      const int64_t innermost = r == 4 ? 1 : r - 1;
+      if (dim != innermost) {
+        return "softmax over dim " + std::to_string(dim) + " (XNNPACK: innermost dim only" +
+               (r == 4 ? "; 4-D values are NHWC, so only dim 1)" : ")");
+      }
+      return {};
+    }
+    case Kind::kSquare:
+      if (n.arg("exponent").to_double() != 2.0) return "pow with an exponent other than 2";
+      return {};
+    case Kind::kMaxPool:
+    case Kind::kAvgPool: {
+      const Value& x = input_value(g, n, "self");
+      if (x.spec.rank() != 4)
+        return "pool on a " + std::to_string(x.spec.rank()) + "-D tensor (4-D only)";
+      const auto k = int_list(n, "kernel_size");
+      if (pair_at(k, 0, 1) * pair_at(k, 1, 1) < 2) return "pool of a single element";
+      const bool ceil = n.arg("ceil_mode").get<bool>();
+      const auto pad = int_list(n, "padding");
+      if (info.kind == Kind::kMaxPool) {
+        const auto dil = int_list(n, "dilation");
+        if (ceil && (pair_at(dil, 0, 1) != 1 || pair_at(dil, 1, 1) != 1))
+          return "dilation with ceil_mode";
+        return {};
+      }
+      if (!n.arg("divisor_override").is_none()) return "avg_pool2d with divisor_override";
+      const bool pads = pair_at(pad, 0, 0) || pair_at(pad, 1, 0);
+      if (pads && n.arg("count_include_pad").get<bool>()) {
+        return "avg_pool2d with padding and count_include_pad=True (XNNPACK divides by input "
+               "pixels only)";
+      }
+      if (ceil) {
+        const auto s = int_list(n, "stride");
+        for (size_t i = 0; i < 2; ++i) {
+          const int64_t in = x.spec.sizes[2 + i], kk = pair_at(k, i, 1), st = pair_at(s, i, kk),
+                        p = pair_at(pad, i, 0);
+          if ((in + 2 * p - kk) / st + 1 != os.sizes[2 + i])
+            return "avg_pool2d ceil_mode changes the output size";
+        }
+      }
+      return {};
+    }
+    case Kind::kGlobalPool: {
+      const Value& x = input_value(g, n, "self");
+      if (x.spec.rank() != 4)
+        return "mean over a " + std::to_string(x.spec.rank()) + "-D tensor (only 4-D H,W)";
+      if (op == "aten::mean.dim") {
+        std::vector<int64_t> dims = int_list(n, "dim");
+        for (int64_t& d : dims) d = d < 0 ? d + 4 : d;
+        std::sort(dims.begin(), dims.end());
+        if (dims != std::vector<int64_t>{2, 3}) return "mean over dims other than H,W";
+        if (!n.arg("dtype").is_none()) return "mean with dtype";
+        return {};
+      }
+      const auto size = int_list(n, "output_size");
+      if (size.size() != 2 || size[0] != 1 || size[1] != 1)
+        return "adaptive_avg_pool2d with output size other than 1x1";
+      return {};
+    }
+    case Kind::kPad: {
+      const auto pad = int_list(n, "pad");
+      for (int64_t p : pad) {
+        if (p < 0) return "negative padding (cropping)";
+      }
+      if (pad.size() % 2 || pad.size() / 2 > g.value(n.arg("self").tensor()).spec.rank())
+        return "bad pad list";
+      return {};
+    }
+    case Kind::kReshape: {
+      const Value& x = g.value(n.inputs()[0]);
+      std::string why = reshape_reason(x.spec.sizes, os.sizes);
+      if (!why.empty() && is_flatten_into_linears(g, n)) return {};
+      return why;
+    }
+    case Kind::kResize: {
+      const Value& x = g.value(n.inputs()[0]);
+      if (x.spec.rank() != 4) return "upsample on a non-4-D tensor";
+      if (op == "aten::upsample_bilinear2d.vec" && !n.arg("scale_factors").is_none()) {
+        const auto& sf = n.arg("scale_factors").get<std::vector<double>>();
+        for (size_t i = 0; i < sf.size() && i < 2; ++i) {
+          if (double(x.spec.sizes[2 + i]) * sf[i] != double(os.sizes[2 + i]))
+            return "upsample with a non-integral scale factor";
+        }
+      }
+      return {};
+    }
+    case Kind::kConvert:
+      return "dtype conversions are not delegated (fp32 path)";
+    default:
+      return op + " is not among the operators this XNNPACK snapshot runs";
+  }
+}
+
+// ---- cost rule ----
+
+double node_flops(const Graph& g, const Node& n) {
+  const OpInfo info = info_of(n);
+  const TensorSpec& out = g.value(n.outputs[0]).spec;
+  const double o = double(out.numel());
+  switch (info.kind) {
+    case Kind::kConv: {
+      const auto& w = input_value(g, n, "weight").spec.sizes;
+      return 2.0 * o * double(w[1] * w[2] * w[3]);
+    }
+    case Kind::kLinear:
+      return 2.0 * o * double(input_value(g, n, "weight").spec.sizes[1]);
+    case Kind::kAddmm:
+    case Kind::kMm:
+      return 2.0 * o * double(input_value(g, n, "mat2").spec.sizes[0]);
+    case Kind::kMaxPool:
+    case Kind::kAvgPool: {
+      const auto k = int_list(n, "kernel_size");
+      return o * double(pair_at(k, 0, 1) * pair_at(k, 1, 1));
+    }
+    case Kind::kGlobalPool:
+      return double(input_value(g, n, "self").spec.numel());
+    case Kind::kReshape:
+      return 0.0;
+    default:
+      return o;
+  }
+}
+
+bool is_heavy(const Node& n) {
+  switch (info_of(n).kind) {
+    case Kind::kConv:
+    case Kind::kLinear:
+    case Kind::kAddmm:
+    case Kind::kMm:
+    case Kind::kMaxPool:
+    case Kind::kAvgPool:
+    case Kind::kGlobalPool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const bool g_registered = compiler::register_partitioner(
+    "xnnpack", [] { return std::make_unique<XnnpackPartitioner>(); });
+
+}  // namespace
+
+SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& node) const {
+  try {
+    const std::string why = check_node(graph, node);
+    return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
+  } catch (const std::exception& e) {
+    return SupportDecision::no(std::string("cannot read the node: ") + e.what());
+  }
+}
+
+SupportDecision XnnpackPartitioner::worth_delegating(const Graph& graph,
+                                                     const Region& region) const {
+  double flops = 0.0;
+  bool heavy = false;
+  for (NodeId n : region.nodes) {
+    const Node& node = graph.node(n);
+    heavy = heavy || is_heavy(node);
+    flops += node_flops(graph, node);
+  }
+  if (heavy) return SupportDecision::yes();
+  double bytes = 0.0;
+  for (ValueId v : region.inputs) bytes += double(graph.value(v).spec.nbytes());
+  for (ValueId v : region.outputs) bytes += double(graph.value(v).spec.nbytes());
+  if (bytes == 0.0 || flops / bytes >= kMinFlopsPerBoundaryByte) return SupportDecision::yes();
+  char buf[256];
+  std::snprintf(
+      buf, sizeof buf,
+      "region of %zu node(s) without conv, linear or pool does %.0f FLOPs for %.0f boundary "
+      "bytes (%.2f FLOPs/byte < %.1f): cheaper on the kernels",
+      region.nodes.size(), flops, bytes, flops / bytes, kMinFlopsPerBoundaryByte);
+  return SupportDecision::no(buf);
+}
+
+LoweredRegion XnnpackPartitioner::lower(const Graph& graph, const Region& region) const {
+  try {
+    return aot::lower_region(graph, region);
+  } catch (const std::exception& e) {
+    LoweredRegion failed;
+    failed.reason = std::string("XNNPACK lowering failed: ") + e.what();
+    return failed;
+  }
+}
+
+bool xnnpack_partitioner_registered() { return g_registered; }
+
+}  // namespace pteron::xnnpack

@@ -1,0 +1,38 @@
+// The compiler's XNNPACK partitioner ("xnnpack", backend id "PteronXnnpackBackend"): claims the
+// fp32 nodes this XNNPACK snapshot runs, keeps regions that repay their boundary, and lowers
+// each region to one payload (aot/payload_builder.h). See backends/xnnpack/README.md
+// ("Partitioner") for the operator list, the layout rule and the cost rule.
+//
+// Layout: every 4-D activation inside a region is NHWC (XNNPACK's 2-D ops are channels-last).
+// 4-D region inputs and outputs cross the boundary as channels-last NCHW tensors
+// (dim_order [0, 2, 3, 1]); LoweredRegion says so and the compiler converts outside the
+// delegate where the neighbouring tensors are contiguous.
+#pragma once
+
+#include <string>
+
+#include "compiler/partition/partitioner.h"
+
+namespace pteron::xnnpack {
+
+class XnnpackPartitioner final : public compiler::Partitioner {
+ public:
+  std::string name() const override { return "xnnpack"; }
+  std::string backend_id() const override { return "PteronXnnpackBackend"; }
+  compiler::SupportDecision supports(const compiler::ir::Graph& graph,
+                                     const compiler::ir::Node& node) const override;
+  compiler::SupportDecision worth_delegating(const compiler::ir::Graph& graph,
+                                             const compiler::Region& region) const override;
+  compiler::LoweredRegion lower(const compiler::ir::Graph& graph,
+                                const compiler::Region& region) const override;
+};
+
+// A region is kept when it holds a convolution, linear layer or pool, or when it does at least
+// this many FLOPs per byte crossing its boundary (inputs read plus outputs written).
+constexpr double kMinFlopsPerBoundaryByte = 2.0;
+
+// Links the partitioner's start-up registration into a binary that references nothing else
+// of it (call it anywhere; it returns whether "xnnpack" is registered).
+bool xnnpack_partitioner_registered();
+
+}  // namespace pteron::xnnpack

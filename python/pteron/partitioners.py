@@ -1,0 +1,40 @@
+"""Backend partitioners for `to_edge_transform_and_lower(ep, partitioner=[...])`.
+
+Each names a backend of pteron's C++ compiler; the compiler runs them in the order given, then
+leaves the remaining nodes to the target's kernels:
+
+    program = pteron.to_edge_transform_and_lower(ep, partitioner=[pteron.XnnpackPartitioner()])
+    program.report["delegated_regions"]  # [{"backend": "xnnpack", "nodes": 52, ...}]
+    program.report["refusals"]           # why each kept node was not delegated
+"""
+
+from __future__ import annotations
+
+
+class Partitioner:
+    """A backend of the C++ compiler, by the name `pteron compile --backends` takes."""
+
+    backend = ""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class XnnpackPartitioner(Partitioner):
+    """Delegates fp32 regions (convolutions, linear layers, pools, elementwise ops) to XNNPACK.
+
+    The region rules and the cost rule are in backends/xnnpack/README.md.
+    """
+
+    backend = "xnnpack"
+
+
+def backend_names(partitioners) -> list[str]:
+    """The compiler's backend list for `partitioners` (objects with a `backend` name or names)."""
+    names = []
+    for p in partitioners:
+        name = p if isinstance(p, str) else getattr(p, "backend", None)
+        if not name:
+            raise TypeError(f"{type(p).__name__} is not a pteron partitioner (use pteron.XnnpackPartitioner())")
+        names.append(name)
+    return names

@@ -1,0 +1,384 @@
+"""The XNNPACK partitioner: which nodes it claims, why it refuses others, and that delegated
+programs compute what PyTorch does.
+
+Tolerance (fp32, XNNPACK vs torch eager on the same inputs): max abs error within
+1e-5 * (1 + max |reference|) per op (XNNPACK reorders sums in convolutions and reductions and
+uses its own sigmoid/elu/softmax approximations, all well inside 1e-5 relative); the zoo models
+within 1e-4 * (1 + max |reference|), as their portable-kernel tests.
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pteron
+import pteron_native
+import pytest
+import torch
+import torch.nn.functional as F
+from pteron import zoo
+
+REPO = Path(__file__).resolve().parents[3]
+torch.manual_seed(0)
+
+
+def _lower(model, inputs, partitioner=None):
+    ep = pteron.export(model, inputs)
+    parts = [pteron.XnnpackPartitioner()] if partitioner is None else partitioner
+    return pteron.to_edge_transform_and_lower(ep, partitioner=parts)
+
+
+def _check(model, inputs, tol=1e-5, regions=1):
+    model = model.eval()
+    program = _lower(model, inputs)
+    report = program.report
+    assert len(report["delegated_regions"]) == regions, report["refusals"]
+    with torch.no_grad():
+        expected = model(*inputs)
+    actual = program.load().forward(*inputs)[0]
+    assert actual.shape == expected.shape
+    err = float((actual - expected).abs().max())
+    assert err <= tol * (1 + float(expected.abs().max())), err
+    return report
+
+
+class Conv1x1Then(torch.nn.Module):
+    """A 1x1 convolution (so the region repays its boundary) followed by `fn` on NCHW."""
+
+    def __init__(self, fn, channels=6):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, channels, 1)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(self.conv(x))
+
+
+class LinearThen(torch.nn.Module):
+    def __init__(self, fn, features=12):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, features)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(self.fc(x))
+
+
+C6 = torch.randn(6, 1, 1)
+# Shape-preserving ops on a conv output, summed so that one program checks them all.
+ELEMENTWISE = [
+    torch.relu,
+    F.relu6,
+    lambda y: F.hardtanh(y, -0.5, 0.25),
+    lambda y: torch.clamp(y, min=-0.1),
+    torch.sigmoid,
+    F.hardswish,
+    lambda y: F.leaky_relu(y, 0.2),
+    lambda y: F.elu(y, 0.7),
+    lambda y: -torch.abs(y),
+    lambda y: torch.floor(y * 3) + torch.ceil(y * 2),
+    lambda y: torch.sqrt(y * y + 1) + y**2,
+    lambda y: torch.add(y, 0.5, alpha=2.0) - 1.5,
+    lambda y: y * 3 / 7,
+    lambda y: y * C6 + C6 - C6 / 2,  # constants broadcast over channels (permuted to NHWC)
+    lambda y: y * y.mean((2, 3), keepdim=True),  # [N, C, 1, 1] activation broadcast
+    lambda y: torch.maximum(y, y * 0.5) + torch.minimum(y, -y),
+    lambda y: torch.softmax(y, dim=1),  # channels are innermost in NHWC
+]
+# Shape-changing ops, chained.
+POOL_CHAINS = {
+    "pools_pad_upsample": lambda y: F.avg_pool2d(
+        F.max_pool2d(
+            F.interpolate(F.avg_pool2d(F.pad(F.max_pool2d(y, 3, 2, 1), (1, 2, 0, 1), value=0.5), 3, 1, 1,
+                                       count_include_pad=False),
+                          scale_factor=2, mode="bilinear", align_corners=False),
+            2, 2, ceil_mode=True),
+        2).mean((2, 3), keepdim=True),
+    "upsample_align_adaptive_pool": lambda y: F.adaptive_avg_pool2d(
+        F.interpolate(y, size=(9, 12), mode="bilinear", align_corners=True), 1).flatten(1)
+    + y.mean((-1, -2)),
+}
+
+
+def test_elementwise_ops_after_conv_match_torch():
+    _check(Conv1x1Then(lambda y: sum(fn(y) for fn in ELEMENTWISE)), (torch.randn(1, 3, 7, 6),))
+
+
+@pytest.mark.parametrize("chain", sorted(POOL_CHAINS))
+def test_pool_pad_resize_chains_match_torch(chain):
+    _check(Conv1x1Then(POOL_CHAINS[chain]), (torch.randn(1, 3, 13, 11),))
+
+
+def test_convolutions_match_torch():
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(4, 8, 3, padding=1), torch.nn.ReLU(),  # relu fused into the conv
+        torch.nn.Conv2d(8, 8, 3, groups=2),  # grouped
+        torch.nn.Conv2d(8, 8, 3, groups=8, padding=1), torch.nn.ReLU6(),  # depthwise
+        torch.nn.Conv2d(8, 16, (1, 5), groups=8),  # depthwise with multiplier 2
+        torch.nn.Conv2d(16, 8, 3, stride=2, padding=(0, 2), dilation=(2, 1), bias=False),
+    )
+    _check(model, (torch.randn(2, 4, 15, 16),))
+
+
+def test_flatten_into_linear_stays_in_the_region():
+    # NHWC flattening order is absorbed by permuting the linear's weight columns.
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 5, 3), torch.nn.Flatten(), torch.nn.Linear(5 * 4 * 3, 7))
+    report = _check(model, (torch.randn(1, 3, 6, 5),))
+    assert report["refusals"] == []
+
+
+def test_linear_then_ops_match_torch():
+    def ops(y):
+        return (torch.relu(y) + (y + torch.arange(12.0)) + torch.softmax(y, -1)
+                + y.reshape(-1, 3, 4).sigmoid().reshape(-1, 12) + (y - y.sigmoid()) / (y.abs() + 1))
+
+    _check(LinearThen(ops), (torch.randn(5, 8),))
+
+
+def test_linear_on_3d_input_and_mm_with_constant_weight():
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 16)
+            self.w = torch.nn.Parameter(torch.randn(16, 4))
+
+        def forward(self, x):
+            return torch.relu(self.fc(x)) @ self.w
+
+    _check(M(), (torch.randn(2, 5, 8),))
+
+
+def test_unsupported_op_in_the_middle_makes_two_regions():
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.b = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+        def forward(self, x):
+            return torch.relu(self.b(torch.cos(torch.relu(self.a(x)))))
+
+    report = _check(M(), (torch.randn(1, 3, 8, 8),), regions=2)
+    assert any("aten::cos" in r and "xnnpack:" in r for r in report["refusals"]), report["refusals"]
+
+
+def _refusals(model, inputs):
+    program = _lower(model.eval(), inputs)
+    return program, program.report["refusals"]
+
+
+def test_refusals_name_the_reason():
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+
+        def forward(self, x, w):
+            y = self.conv(x)
+            s = torch.softmax(y, dim=-1)  # innermost in NCHW, not in NHWC
+            p = F.avg_pool2d(y, 3, 1, 1)  # count_include_pad=True with padding
+            t = y.permute(0, 2, 3, 1)  # no transpose in this XNNPACK
+            m = y.flatten(1)[:, :4] @ w  # weight computed at run time
+            return s, p, t, m
+
+    model = M().eval()
+    inputs = (torch.randn(1, 3, 4, 4), torch.randn(4, 2))
+    program, refusals = _refusals(model, inputs)
+    text = "\n".join(refusals)
+    assert "softmax over dim 3" in text and "NHWC" in text
+    assert "count_include_pad=True" in text
+    assert "no transpose" in text
+    assert "would need a transpose in NHWC" in text  # flatten of [1, 8, 4, 4]
+    assert "not a constant" in text
+    assert len(program.report["delegated_regions"]) == 1  # the conv still is
+    with torch.no_grad():
+        expected = model(*inputs)
+    for a, e in zip(program.load().forward(*inputs), expected):
+        assert float((a - e).abs().max()) <= 1e-5 * (1 + float(e.abs().max()))
+
+
+def test_cost_rule_gives_back_cheap_elementwise_regions():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x * 2 + 1)
+
+    program, refusals = _refusals(M(), (torch.randn(4, 16),))
+    assert program.report["delegated_regions"] == []
+    assert any("FLOPs/byte" in r for r in refusals), refusals
+
+
+def test_threads_setting_is_process_wide():
+    pteron_native.set_num_threads(3)
+    try:
+        assert pteron_native.num_threads() == 3
+    finally:
+        pteron_native.set_num_threads(0)
+
+
+ZOO_REGIONS = {
+    "mobilenet-v2": 1,
+    "resnet-18": 1,
+    "ds-cnn": 1,
+    "mobilenet-v1-025": 1,
+    "resnet-8": 1,
+    "digits-cnn": 1,
+    "fc-autoencoder": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_REGIONS))
+def test_zoo_model_with_xnnpack_matches_pytorch(name, tmp_path):
+    model, inputs = zoo.get(name)
+    path = tmp_path / f"{name}.pt2"
+    zoo.export(name, path, log=lambda _msg: None)
+    program = pteron.to_edge_transform_and_lower(str(path), partitioner=[pteron.XnnpackPartitioner()])
+    regions = program.report["delegated_regions"]
+    if ZOO_REGIONS[name] is not None:
+        assert len(regions) == ZOO_REGIONS[name], program.report["refusals"]
+    assert regions, program.report["refusals"]
+    with torch.no_grad():
+        expected = model(*inputs)
+    expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
+    actual = program.load().forward(*inputs)
+    for a, e in zip(actual, expected):
+        tol = 1e-4 * (1 + float(e.abs().max()))
+        assert float((a - e).abs().max()) <= tol, name
+
+
+def _pteron_cli():
+    found = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
+    assert Path(found).exists(), found
+    return found
+
+
+def test_cli_compiles_with_xnnpack_backend(tmp_path):
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU()).eval()
+    ep = pteron.export(model, (torch.randn(1, 3, 8, 8),))
+    torch.export.save(ep, tmp_path / "m.pt2")
+    out = subprocess.run(
+        [_pteron_cli(), "compile", tmp_path / "m.pt2", "-o", tmp_path / "m.pte", "--backends", "xnnpack,portable"],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "delegated to xnnpack" in out.stdout
+    bad = subprocess.run(
+        [_pteron_cli(), "compile", tmp_path / "m.pt2", "-o", tmp_path / "n.pte", "--backends", "nope"],
+        capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "unknown backend 'nope'" in bad.stderr
+
+
+# ---- int8: PT2E dequantize -> op -> quantize regions, quantized by hand ----
+# Tolerance: XNNPACK requantizes with its own rounding, so each int8 layer may differ from
+# torch's fake-quantized reference by one step; the output is within 3 output steps.
+
+import torch.ao.quantization.fx._decomposed  # noqa: E402,F401  (registers quantized_decomposed)
+
+QD = torch.ops.quantized_decomposed
+
+
+def _qdq(x, scale, zero_point):
+    q = QD.quantize_per_tensor(x, scale, zero_point, -128, 127, torch.int8)
+    return QD.dequantize_per_tensor(q, scale, zero_point, -128, 127, torch.int8)
+
+
+def _int8_weight(w, per_channel):
+    dims = tuple(range(1, w.dim()))
+    scales = w.abs().amax(dims) / 127 if per_channel else torch.full((w.shape[0],), float(w.abs().max() / 127))
+    q = torch.round(w / scales.reshape(-1, *[1] * len(dims))).clamp(-127, 127).to(torch.int8)
+    return q, scales
+
+
+class HandQuantized(torch.nn.Module):
+    """conv+relu -> max pool -> add -> global average pool -> linear, all in PT2E Q/DQ form."""
+
+    OUT_SCALE = 0.02
+
+    def __init__(self, per_channel):
+        super().__init__()
+        self.per_channel = per_channel
+        w, ws = _int8_weight(torch.randn(64, 3, 5, 5) * 0.2, per_channel)
+        self.register_buffer("w", w)
+        self.register_buffer("ws", ws)
+        self.register_buffer("wz", torch.zeros(64, dtype=torch.int64))
+        self.bias = torch.nn.Parameter(torch.randn(64) * 0.1)
+        f, fs = _int8_weight(torch.randn(10, 64) * 0.2, per_channel)
+        self.register_buffer("f", f)
+        self.register_buffer("fs", fs)
+        self.register_buffer("fz", torch.zeros(10, dtype=torch.int64))
+        self.tensor_scales = {"w": float(ws[0]), "f": float(fs[0])}  # per-tensor: Python floats
+
+    def _dq_weight(self, name, q, s, z):
+        if self.per_channel:
+            return QD.dequantize_per_channel(q, s, z, 0, -127, 127, torch.int8)
+        return QD.dequantize_per_tensor(q, self.tensor_scales[name], 0, -127, 127, torch.int8)
+
+    def forward(self, x):
+        x = _qdq(x, 0.02, 3)
+        y = _qdq(torch.relu(F.conv2d(x, self._dq_weight("w", self.w, self.ws, self.wz), self.bias, padding=2)), 0.03, -128)
+        y = _qdq(F.max_pool2d(y, 2), 0.03, -128)
+        y = _qdq(y + y, 0.05, -100)
+        y = _qdq(y.mean((2, 3)), 0.05, -100)
+        return _qdq(F.linear(y, self._dq_weight("f", self.f, self.fs, self.fz)), self.OUT_SCALE, 0)
+
+
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per_channel", "per_tensor"])
+def test_hand_quantized_graph_runs_int8_in_one_region(per_channel, tmp_path):
+    model = HandQuantized(per_channel).eval()
+    x = torch.randn(1, 3, 12, 12)
+    ep = torch.export.export(model, (x,))
+    table = torch.export.default_decompositions()
+    del table[torch.ops.aten.linear.default]  # PT2E's quantizer keeps linear (fuse_linear on main)
+    path = tmp_path / "q.pt2"
+    torch.export.save(ep.run_decompositions(table), path)
+    program = pteron.to_edge_transform_and_lower(str(path), partitioner=[pteron.XnnpackPartitioner()])
+    assert len(program.report["delegated_regions"]) == 1, program.report["refusals"]
+    assert program.report["refusals"] == []
+    # The weights travel as int8: the whole program is smaller than the conv's fp32 weights.
+    assert program.report["file_bytes"] < 64 * 3 * 5 * 5 * 4
+    with torch.no_grad():
+        expected = model(x)
+    actual = program.load().forward(x)[0]
+    assert float((actual - expected).abs().max()) <= 3 * HandQuantized.OUT_SCALE + 1e-6
+
+
+def test_torchao_pt2e_quantized_conv_net_is_one_int8_region():
+    # torchao's PT2E flow with its XNNPACK quantizer (per-channel weights): the Q/DQ graph
+    # it produces lowers to one region and matches the fake-quantized module.
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 16, 3, groups=16), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1)).eval()
+    x = torch.randn(1, 3, 16, 16)
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(torch.export.export(model, (x,)).module(), quantizer)
+    for _ in range(4):
+        prepared(torch.randn(1, 3, 16, 16))
+    converted = convert_pt2e(prepared)
+    program = pteron.to_edge_transform_and_lower(torch.export.export(converted, (x,)),
+                                                 partitioner=[pteron.XnnpackPartitioner()])
+    assert len(program.report["delegated_regions"]) == 1, program.report["refusals"]
+    assert program.report["refusals"] == []
+    with torch.no_grad():
+        expected = converted(x)
+    actual = program.load().forward(x)[0]
+    out_scale = float(expected.abs().max()) / 127  # symmetric int8 output: one step is below this
+    assert float((actual - expected).abs().max()) <= 3 * out_scale + 1e-6
+
+
+def test_pteron_quantizer_output_is_one_int8_region():
+    # compiler/quantize's PT2E form (scheme "xnnpack") on ds-cnn: XNNPACK takes all of it, and
+    # agrees with the same int8 program on the portable Q/DQ kernels to within a few output
+    # steps (XNNPACK requantizes once per op instead of dequantizing to fp32 in between).
+    model, inputs = zoo.get("ds-cnn")
+    ep = pteron.export(model, inputs)
+    torch.manual_seed(1)
+    calibration = [tuple(torch.randn_like(t) for t in inputs) for _ in range(8)]
+    results = []
+    for partitioner in ([], [pteron.XnnpackPartitioner()]):
+        program = pteron.to_edge_transform_and_lower(ep, partitioner=partitioner, quantize="xnnpack",
+                                                     calibration=calibration, progress=False)
+        results.append((program.report, program.load().forward(*inputs)[0]))
+    (_, portable), (report, delegated) = results
+    assert len(report["delegated_regions"]) == 1 and report["refusals"] == [], report["refusals"]
+    assert float((delegated - portable).abs().max()) <= 0.02 * float(portable.abs().max())
