@@ -8,7 +8,7 @@
 """
 
 from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
-from pteron.partitioners import Partitioner, XnnpackPartitioner
+from pteron.partitioners import Partitioner, VulkanPartitioner, XnnpackPartitioner
 from pteron.runtime import Method, Program, load
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "export",
     "load",
     "to_edge_transform_and_lower",
+    "VulkanPartitioner",
     "XnnpackPartitioner",
 ]
