@@ -177,6 +177,16 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
                           std::span<const float>(reinterpret_cast<const float*>(bytes.data()),
                                                  bytes.size() / sizeof(float)));
   };
+  const auto transposed_constant = [&](const Value& w) -> uint32_t {
+    const size_t rows = static_cast<size_t>(w.spec.sizes[0]);
+    const size_t cols = static_cast<size_t>(w.spec.sizes[1]);
+    const float* src = reinterpret_cast<const float*>(w.constant->bytes.data());
+    std::vector<float> t(rows * cols);
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = 0; c < cols; ++c) t[c * rows + r] = src[r * cols + c];
+    }
+    return b.add_constant({static_cast<uint32_t>(cols), static_cast<uint32_t>(rows)}, t);
+  };
   const float inf = std::numeric_limits<float>::infinity();
   for (NodeId id : region.nodes) {
     const Node& n = g.node(id);
@@ -185,9 +195,14 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
     const auto in = [&](size_t k) { return tensor(n.args[k].tensor()); };
     switch (kind) {
       case Kind::Linear: {
-        std::vector<uint32_t> ins = {in(0), in(1)};
+        // A constant weight [N, K] is stored transposed, [K, N], and run as a MatMul: the
+        // shaders then read W rows contiguously along N, the dimension neighbouring
+        // invocations cover (contiguous vector loads instead of gathers on CPU devices).
+        const Value& w = g.value(n.args[1].tensor());
+        const bool transpose = w.is_constant() && !ids.count(w.id);
+        std::vector<uint32_t> ins = {in(0), transpose ? transposed_constant(w) : in(1)};
         if (!n.args[2].is_none()) ins.push_back(in(2));
-        b.add_node(fb::OpType::Linear, ins, out);
+        b.add_node(transpose ? fb::OpType::MatMul : fb::OpType::Linear, ins, out);
         break;
       }
       case Kind::AddMm:

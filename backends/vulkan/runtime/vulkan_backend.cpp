@@ -1,5 +1,6 @@
 #include "backends/vulkan/runtime/vulkan_backend.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -16,6 +17,8 @@ namespace {
 
 constexpr uint32_t kLocalSize = 64;  // elementwise and softmax shaders
 constexpr uint32_t kTile = 16;       // linear shader
+
+std::atomic<LinearShader> g_linear_shader{LinearShader::Auto};
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -141,15 +144,20 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       p.lo = node.output_min();
       p.hi = node.output_max();
       put(dp, p);
-      dp.groups_x = (p.n + kTile - 1) / kTile;
-      dp.groups_y = (p.m + kTile - 1) / kTile;
+      // CPU implementations run the barrier-free shader (see linear_direct.comp).
+      const LinearShader choice = g_linear_shader.load();
+      const bool direct = choice == LinearShader::Direct ||
+                          (choice == LinearShader::Auto &&
+                           d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
+      dp.groups_x = direct ? (p.n + kLocalSize - 1) / kLocalSize : (p.n + kTile - 1) / kTile;
+      dp.groups_y = direct ? p.m : (p.m + kTile - 1) / kTile;
       if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
           dp.groups_y > lim.maxComputeWorkGroupCount[1]) {
         return fail(Error::NotSupported,
                     "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size",
                     n, op_name(node.op()), p.m, p.n);
       }
-      *shader = "linear";
+      *shader = direct ? "linear_direct" : "linear";
       return Error::Ok;
     }
     case fb::OpType::Add:
@@ -535,6 +543,8 @@ VulkanBackend g_backend;
 }  // namespace
 
 BackendInterface& backend() { return g_backend; }
+
+void set_linear_shader(LinearShader shader) { g_linear_shader.store(shader); }
 
 int delegate_recordings(const DelegateHandle* handle) {
   return handle ? static_cast<const Delegate*>(handle)->recordings : 0;

@@ -12,6 +12,11 @@ namespace vulkan {
 
 BackendInterface& backend();
 
+// Which linear/matmul shader delegates initialised afterwards use: Auto picks the barrier-free
+// one on CPU devices (lavapipe) and the shared-memory tiled one on GPUs. Tests force each.
+enum class LinearShader { Auto, Tiled, Direct };
+void set_linear_shader(LinearShader shader);
+
 // Test hooks: the number of command-buffer recordings a delegate made (1 after init) and its
 // device-buffer bytes.
 int delegate_recordings(const DelegateHandle* handle);

@@ -41,21 +41,40 @@ void check_linear(const LinearCase& c, uint32_t seed) {
   expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "linear");
 }
 
+// Runs `body` once with each linear/matmul shader (tiled shared-memory, barrier-free direct).
+template <typename F>
+void for_each_linear_shader(F body) {
+  for (LinearShader s : {LinearShader::Tiled, LinearShader::Direct}) {
+    SCOPED_TRACE(s == LinearShader::Tiled ? "tiled shader" : "direct shader");
+    set_linear_shader(s);
+    body();
+  }
+  set_linear_shader(LinearShader::Auto);
+}
+
 TEST(VulkanOps, LinearMatchesPortable) {
   const LinearCase cases[] = {
       {{1, 1}, 1, false},  {{4, 32}, 16, true}, {{3, 17}, 33, true},
       {{2, 5, 40}, 7, false}, {{65, 70}, 31, true}, {{128, 256}, 96, true},
   };
-  uint32_t seed = 1;
-  for (const LinearCase& c : cases) {
-    SCOPED_TRACE(::testing::Message() << "K=" << c.in.back() << " N=" << c.n);
-    check_linear(c, seed += 3);
-  }
+  for_each_linear_shader([&] {
+    uint32_t seed = 1;
+    for (const LinearCase& c : cases) {
+      SCOPED_TRACE(::testing::Message() << "K=" << c.in.back() << " N=" << c.n);
+      check_linear(c, seed += 3);
+    }
+  });
 }
+
+void check_matmuls();
 
 // mm (weight [K, N]) and addmm (bias [N], beta = alpha = 1) vs the portable kernels; the mm
 // weight here is a constant, the activation an input.
 TEST(VulkanOps, MatMulAndAddmmMatchPortable) {
+  for_each_linear_shader([] { check_matmuls(); });
+}
+
+void check_matmuls() {
   for (auto [m, k, n] : {std::tuple{1, 1, 1}, {7, 19, 23}, {33, 64, 17}, {50, 3, 100}}) {
     for (bool bias : {false, true}) {
       SCOPED_TRACE(::testing::Message() << m << "x" << k << "x" << n << " bias=" << bias);

@@ -1,0 +1,32 @@
+#version 450
+// The linear/matmul shader without shared memory or barriers, for CPU Vulkan implementations
+// (lavapipe), where a workgroup barrier costs a coroutine switch per invocation and the tiled
+// shader's shared-memory staging buys nothing (the "device memory" is the CPU's cache anyway).
+// One invocation per output element, 64 along N; same parameters as linear.comp.
+layout(local_size_x = 64) in;
+#include "common.glsl"
+layout(push_constant) uniform Params {
+  uint M;
+  uint N;
+  uint K;
+  uint w_transposed;
+  uint has_bias;
+  float lo;
+  float hi;
+} p;
+
+void main() {
+  const uint n = gl_GlobalInvocationID.x;
+  const uint m = gl_GlobalInvocationID.y;
+  if (m >= p.M || n >= p.N) return;
+  float acc = 0.0;
+  const uint a = m * p.K;
+  if (p.w_transposed != 0) {
+    const uint w = n * p.K;
+    for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[w + k];
+  } else {
+    for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[k * p.N + n];
+  }
+  if (p.has_bias != 0) acc += in2[n];
+  out_[m * p.N + n] = min(max(acc, p.lo), p.hi);
+}
