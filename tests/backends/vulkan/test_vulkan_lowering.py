@@ -112,3 +112,17 @@ def test_cli_compiles_and_runs_vulkan_portable(tmp_path):
 def test_linear_relu_batches(batch):
     model = torch.nn.Sequential(torch.nn.Linear(256, 300), torch.nn.ReLU(), torch.nn.Linear(300, 5))
     _check(model, (torch.randn(batch, 256),), regions=1)
+
+
+def test_missing_device_is_reported_by_pteron_run(tmp_path):
+    cli = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
+    model, inputs = zoo.get("fc-autoencoder")
+    ep = pteron.export(model, inputs)
+    torch.export.save(ep.run_decompositions(), tmp_path / "ae.pt2")
+    subprocess.run([cli, "compile", str(tmp_path / "ae.pt2"), "-o", str(tmp_path / "ae.pte"),
+                    "--backends", "vulkan,portable"], check=True, capture_output=True)
+    env = dict(os.environ, VK_ICD_FILENAMES=str(tmp_path / "no_such_icd.json"))
+    run = subprocess.run([cli, "run", str(tmp_path / "ae.pte"), "--random-inputs"], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "backend 'PteronVulkanBackend' is not available on this device: Vulkan:" in run.stderr
