@@ -81,9 +81,14 @@ std::vector<uint8_t> PayloadBuilder::build() const {
     std::vector<flatbuffers::Offset<fb::Node>> ns;
     for (const NodeDef& n : nodes_) {
       const std::vector<uint32_t> outputs{n.output};
+      const auto list = [&](const std::vector<uint32_t>& v) {
+        return v.empty() ? 0 : fbb.CreateVector(v);
+      };
       ns.push_back(fb::CreateNode(fbb, n.op, fbb.CreateVector(n.inputs),
                                   fbb.CreateVector(outputs), n.attrs.alpha, n.attrs.output_min,
-                                  n.attrs.output_max));
+                                  n.attrs.output_max, list(n.attrs.stride),
+                                  list(n.attrs.padding), list(n.attrs.dilation), n.attrs.groups,
+                                  n.attrs.eps, n.attrs.has_weight, n.attrs.has_bias));
     }
     auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts),
                                   fbb.CreateVector(ns), offset, blob_.size());

@@ -25,6 +25,10 @@ struct NodeAttrs {
   float alpha = 1.0f;
   float output_min = -INFINITY;
   float output_max = INFINITY;
+  std::vector<uint32_t> stride, padding, dilation;  // Conv2d: [h, w]
+  uint32_t groups = 1;                              // Conv2d
+  float eps = 1e-5f;                                // LayerNorm
+  bool has_weight = false, has_bias = false;        // LayerNorm
 };
 
 class PayloadBuilder {

@@ -24,6 +24,10 @@ const char* op_name(fb::OpType op) {
       return "clamp";
     case fb::OpType::Softmax:
       return "softmax";
+    case fb::OpType::Conv2d:
+      return "conv2d";
+    case fb::OpType::LayerNorm:
+      return "layer_norm";
     default:
       return "?";
   }
@@ -112,6 +116,54 @@ Error shape_error(uint32_t n, fb::OpType op, const char* what) {
   return fail(Error::InvalidProgram, "Vulkan payload: node %u (%s): %s", n, op_name(op), what);
 }
 
+// Checks a 2-element attribute list with every entry >= `min`.
+bool pair_at_least(const flatbuffers::Vector<uint32_t>* v, uint32_t min) {
+  return v != nullptr && v->size() == 2 && v->Get(0) >= min && v->Get(1) >= min &&
+         v->Get(0) <= 0xffff && v->Get(1) <= 0xffff;
+}
+
+Error verify_conv2d(uint32_t n, const fb::Node& node, const fb::Payload& p) {
+  const auto& ts = *p.tensors();
+  const fb::OpType op = node.op();
+  const auto& in = *node.inputs();
+  if (in.size() < 2 || in.size() > 3) return shape_error(n, op, "needs 2 or 3 inputs");
+  const fb::Tensor& x = *ts.Get(in.Get(0));
+  const fb::Tensor& w = *ts.Get(in.Get(1));
+  const fb::Tensor& out = *ts.Get(node.outputs()->Get(0));
+  if (rank(x) != 4 || rank(w) != 4 || rank(out) != 4) {
+    return shape_error(n, op, "input, weight and output must be 4-D (NCHW, OIHW)");
+  }
+  if (!pair_at_least(node.stride(), 1) || !pair_at_least(node.padding(), 0) ||
+      !pair_at_least(node.dilation(), 1)) {
+    return shape_error(n, op, "stride, padding and dilation need 2 entries (stride, dilation >= 1)");
+  }
+  const uint32_t groups = node.groups();
+  const uint32_t c = dim(x, 1), oc = dim(w, 0);
+  if (groups < 1 || c % groups != 0 || oc % groups != 0 || dim(w, 1) != c / groups) {
+    return shape_error(n, op, "groups must divide C and OC, and weight dim 1 be C / groups");
+  }
+  if (in.size() == 3) {
+    const fb::Tensor& b = *ts.Get(in.Get(2));
+    if (rank(b) != 1 || dim(b, 0) != oc) return shape_error(n, op, "bias must be [OC]");
+  }
+  for (uint32_t s = 0; s < 2; ++s) {
+    const int64_t size = dim(x, 2 + s), k = dim(w, 2 + s);
+    const int64_t span = int64_t{node.dilation()->Get(s)} * (k - 1) + 1;
+    const int64_t padded = size + 2 * int64_t{node.padding()->Get(s)};
+    const int64_t o = padded < span ? 0 : (padded - span) / node.stride()->Get(s) + 1;
+    if (o < 1 || o != dim(out, 2 + s)) {
+      return shape_error(n, op, "output spatial size does not follow from the attributes");
+    }
+  }
+  if (dim(out, 0) != dim(x, 0) || dim(out, 1) != oc) {
+    return shape_error(n, op, "output must be [N, OC, OH, OW]");
+  }
+  if (!(node.output_min() <= node.output_max())) {
+    return shape_error(n, op, "output_min > output_max (or NaN)");
+  }
+  return Error::Ok;
+}
+
 Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
   const auto& ts = *p.tensors();
   const fb::OpType op = node.op();
@@ -177,6 +229,26 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
         return shape_error(n, op, "needs >= 1 dim and output sizes equal to the input's");
       }
       return Error::Ok;
+    case fb::OpType::Conv2d:
+      return verify_conv2d(n, node, p);
+    case fb::OpType::LayerNorm: {
+      const uint32_t want = 1u + node.has_weight() + node.has_bias();
+      if (in.size() != want || (node.has_bias() && !node.has_weight())) {
+        return shape_error(n, op, "inputs must be x[, weight[, bias]] as has_weight/has_bias say");
+      }
+      if (rank(x) < 1 || !same_dims(x, out)) {
+        return shape_error(n, op, "needs >= 1 dim and output sizes equal to the input's");
+      }
+      const uint32_t d = dim(x, rank(x) - 1);
+      for (uint32_t k = 1; k < in.size(); ++k) {
+        const fb::Tensor& t = *ts.Get(in.Get(k));
+        if (rank(t) != 1 || dim(t, 0) != d) return shape_error(n, op, "weight/bias must be [D]");
+      }
+      if (!(node.eps() >= 0.0f) || !std::isfinite(node.eps())) {
+        return shape_error(n, op, "eps must be finite and >= 0");
+      }
+      return Error::Ok;
+    }
     default:
       return fail(Error::InvalidProgram, "Vulkan payload: node %u has unknown op %d", n,
                   static_cast<int>(op));

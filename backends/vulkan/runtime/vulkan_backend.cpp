@@ -213,6 +213,55 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       *shader = "softmax";
       return Error::Ok;
     }
+    case fb::OpType::Conv2d: {
+      struct {
+        uint32_t numel, c, h, w, oc, oh, ow, kh, kw, stride_h, stride_w, pad_h, pad_w, dil_h,
+            dil_w, groups, has_bias;
+        float lo, hi;
+      } p;
+      const fb::Tensor& w = tensor(d, node.inputs()->Get(1));
+      p.numel = static_cast<uint32_t>(numel);
+      p.c = x.dims()->Get(1);
+      p.h = x.dims()->Get(2);
+      p.w = x.dims()->Get(3);
+      p.oc = out.dims()->Get(1);
+      p.oh = out.dims()->Get(2);
+      p.ow = out.dims()->Get(3);
+      p.kh = w.dims()->Get(2);
+      p.kw = w.dims()->Get(3);
+      p.stride_h = node.stride()->Get(0);
+      p.stride_w = node.stride()->Get(1);
+      p.pad_h = node.padding()->Get(0);
+      p.pad_w = node.padding()->Get(1);
+      p.dil_h = node.dilation()->Get(0);
+      p.dil_w = node.dilation()->Get(1);
+      p.groups = node.groups();
+      p.has_bias = node.inputs()->size() == 3;
+      p.lo = node.output_min();
+      p.hi = node.output_max();
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "conv2d";
+      return Error::Ok;
+    }
+    case fb::OpType::LayerNorm: {
+      struct {
+        uint32_t rows, cols;
+        float eps;
+        uint32_t has_weight, has_bias;
+      } p;
+      p.cols = x.dims()->Get(x.dims()->size() - 1);
+      p.rows = static_cast<uint32_t>(numel / p.cols);
+      p.eps = node.eps();
+      p.has_weight = node.has_weight();
+      p.has_bias = node.has_bias();
+      put(dp, p);
+      dp.groups_x = groups_for(p.rows, 1, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "layer_norm";
+      return Error::Ok;
+    }
     default:
       return fail(Error::InvalidProgram, "Vulkan delegate: node %u has an unknown op", n);
   }

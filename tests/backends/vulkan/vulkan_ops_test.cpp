@@ -1,7 +1,8 @@
 // Each Vulkan shader (through the delegate, on lavapipe in CI) against the portable kernel on
 // the same inputs. Tolerances: elementwise and clamp 1e-6 (abs) + 1e-6 (rel); linear/mm/addmm
 // 1e-4 abs + 1e-5 rel (summation order differs: 16-wide tiles vs the portable blocking);
-// softmax 1e-6 abs + 1e-5 rel (the device's exp).
+// softmax 1e-6 abs + 1e-5 rel (the device's exp); conv2d 1e-4 abs + 1e-5 rel; layer norm 1e-5
+// abs + 1e-5 rel (the device's inversesqrt).
 #include <cmath>
 #include <limits>
 
@@ -202,6 +203,94 @@ TEST(VulkanOps, SoftmaxMatchesPortable) {
     EValue dim = EValue::from_int(-1), half = EValue::from_bool(false);
     run_portable("aten::_softmax.out", {tx.value(), &dim, &half, ref.value()});
     expect_close(ty.read(), ref.read(), 1e-5f, 1e-6f, "softmax");
+  }
+}
+
+EValue int_list(const std::vector<int64_t>& v) {
+  EValue e;
+  e.tag = Tag::IntList;
+  e.int_list = Span<const int64_t>(v.data(), v.size());
+  return e;
+}
+
+struct ConvCase {
+  int32_t n, c, h, w, oc, kh, kw, stride, pad, dil, groups;
+  bool bias;
+};
+
+TEST(VulkanOps, Conv2dMatchesPortable) {
+  const ConvCase cases[] = {
+      {1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, true},     // 3x3 same padding
+      {2, 8, 7, 9, 16, 1, 1, 1, 0, 1, 1, false},   // 1x1 (pointwise)
+      {1, 6, 9, 9, 6, 3, 3, 2, 1, 1, 6, true},     // depthwise, stride 2
+      {1, 4, 10, 6, 8, 3, 3, 1, 2, 2, 4, true},    // depthwise multiplier 2, dilation 2
+      {1, 6, 5, 5, 4, 2, 3, 1, 0, 1, 2, false},    // 2 groups, non-square kernel
+      {1, 16, 14, 14, 24, 5, 5, 3, 2, 1, 1, true}, // stride 3, 5x5
+  };
+  uint32_t seed = 300;
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "C=" << c.c << " OC=" << c.oc << " k=" << c.kh << "x"
+                                      << c.kw << " groups=" << c.groups);
+    const int32_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
+    const int32_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
+    const std::vector<int32_t> xs = {c.n, c.c, c.h, c.w}, ws = {c.oc, c.c / c.groups, c.kh, c.kw};
+    const std::vector<int32_t> ys = {c.n, c.oc, oh, ow};
+    const auto x = random_floats(numel(xs), ++seed), w = random_floats(numel(ws), ++seed);
+    const auto bv = random_floats(size_t(c.oc), ++seed);
+    PayloadBuilder b;
+    const uint32_t xi = b.add_input(u32(xs), 0);
+    std::vector<uint32_t> ins = {xi, b.add_constant(u32(ws), w)};
+    if (c.bias) ins.push_back(b.add_constant({uint32_t(c.oc)}, bv));
+    const uint32_t yi = b.add_output(u32(ys), 1);
+    const uint32_t s = c.stride, p = c.pad, dl = c.dil;
+    b.add_node(fb::OpType::Conv2d, ins, yi,
+               {.stride = {s, s}, .padding = {p, p}, .dilation = {dl, dl},
+                .groups = uint32_t(c.groups)});
+    Delegate d;
+    ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+    TestTensor tx(xs, x), tw(ws, w), tb({c.oc}, bv), ty(ys), ref(ys);
+    ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
+    const std::vector<int64_t> stride = {c.stride, c.stride}, pad = {c.pad, c.pad},
+                               dil = {c.dil, c.dil}, out_pad = {0, 0};
+    EValue vs = int_list(stride), vp = int_list(pad), vd = int_list(dil), vo = int_list(out_pad);
+    EValue transposed = EValue::from_bool(false), groups = EValue::from_int(c.groups), none;
+    run_portable("aten::convolution.out",
+                 {tx.value(), tw.value(), c.bias ? tb.value() : &none, &vs, &vp, &vd, &transposed,
+                  &vo, &groups, ref.value()});
+    expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "conv2d");
+  }
+}
+
+TEST(VulkanOps, LayerNormMatchesPortable) {
+  for (const std::vector<int32_t>& sizes :
+       std::vector<std::vector<int32_t>>{{1}, {4, 10}, {3, 2, 65}, {7, 768}}) {
+    for (int affine = 0; affine < 3; ++affine) {  // none, weight, weight + bias
+      SCOPED_TRACE(::testing::Message() << "D=" << sizes.back() << " affine=" << affine);
+      const int32_t dd = sizes.back();
+      const auto x = random_floats(numel(sizes), 41, -4.0f, 4.0f);
+      const auto wv = random_floats(size_t(dd), 42), bv = random_floats(size_t(dd), 43);
+      PayloadBuilder b;
+      std::vector<uint32_t> ins = {b.add_input(u32(sizes), 0)};
+      if (affine >= 1) ins.push_back(b.add_constant({uint32_t(dd)}, wv));
+      if (affine >= 2) ins.push_back(b.add_constant({uint32_t(dd)}, bv));
+      const uint32_t yi = b.add_output(u32(sizes), 1);
+      b.add_node(fb::OpType::LayerNorm, ins, yi,
+                 {.eps = 1e-5f, .has_weight = affine >= 1, .has_bias = affine >= 2});
+      Delegate d;
+      ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+      std::vector<int32_t> stat_sizes = sizes;
+      stat_sizes.back() = 1;
+      TestTensor tx(sizes, x), tw({dd}, wv), tb({dd}, bv), ty(sizes), ref(sizes),
+          mean(stat_sizes), rstd(stat_sizes);
+      ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
+      const std::vector<int64_t> shape = {dd};
+      EValue vshape = int_list(shape), eps = EValue::from_double(1e-5), none;
+      run_portable("aten::native_layer_norm.out",
+                   {tx.value(), &vshape, affine >= 1 ? tw.value() : &none,
+                    affine >= 2 ? tb.value() : &none, &eps, ref.value(), mean.value(),
+                    rstd.value()});
+      expect_close(ty.read(), ref.read(), 1e-5f, 1e-5f, "layer_norm");
+    }
   }
 }
 
