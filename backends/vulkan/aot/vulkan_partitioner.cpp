@@ -1,5 +1,6 @@
 #include "backends/vulkan/aot/vulkan_partitioner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -25,7 +26,9 @@ using compiler::ir::TensorSpec;
 using compiler::ir::Value;
 using compiler::ir::ValueId;
 
-enum class Kind { Linear, AddMm, Mm, Add, Sub, Mul, Relu, Clamp, Hardtanh, Softmax };
+enum class Kind {
+  Linear, AddMm, Mm, Add, Sub, Mul, Relu, Clamp, Hardtanh, Softmax, Conv, LayerNorm
+};
 
 // The support table: op -> what the payload runs it as. Everything fp32, contiguous.
 const std::map<std::string, Kind>& table() {
@@ -35,6 +38,8 @@ const std::map<std::string, Kind>& table() {
       {"aten::sub.Tensor", Kind::Sub},          {"aten::mul.Tensor", Kind::Mul},
       {"aten::relu.default", Kind::Relu},       {"aten::clamp.default", Kind::Clamp},
       {"aten::hardtanh.default", Kind::Hardtanh}, {"aten::_softmax.default", Kind::Softmax},
+      {"aten::convolution.default", Kind::Conv},
+      {"aten::native_layer_norm.default", Kind::LayerNorm},
   };
   return t;
 }
@@ -71,8 +76,15 @@ std::string check_node(const Graph& g, const Node& n) {
   const auto it = table().find(n.op.str());
   if (it == table().end()) return "op " + n.op.str() + " is not in the Vulkan support table";
   const Kind kind = it->second;
-  if (n.outputs.size() != 1 || n.outputs[0] == compiler::ir::kNoValue) {
-    return "expected exactly one output";
+  if (n.outputs.empty() || n.outputs[0] == compiler::ir::kNoValue) return "no output";
+  // Extra outputs (layer norm's mean and rstd) must be unused: the delegate does not make them.
+  for (size_t k = 1; k < n.outputs.size(); ++k) {
+    const ValueId v = n.outputs[k];
+    if (v == compiler::ir::kNoValue) continue;
+    const auto& outs = g.outputs();
+    if (!g.value(v).users.empty() || std::find(outs.begin(), outs.end(), v) != outs.end()) {
+      return "output " + std::to_string(k) + " is used (the delegate computes only output 0)";
+    }
   }
   for (ValueId v : n.inputs()) {
     if (std::string why = check_tensor(g, v, "an input"); !why.empty()) return why;
@@ -128,6 +140,25 @@ std::string check_node(const Graph& g, const Node& n) {
         return "min > max";
       }
       return {};
+    case Kind::Conv: {
+      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      if (x.rank() != 4) return "convolution is not 2-D (input " + shape_str(x.sizes) + ")";
+      if (n.args[6].get<bool>()) return "transposed convolution";
+      if (!g.value(n.args[1].tensor()).is_constant()) return "convolution weight is not constant";
+      for (size_t k : {3, 4, 5}) {
+        const auto& v = n.args[k].get<std::vector<int64_t>>();
+        if (v.size() != 2) return "stride/padding/dilation must have 2 entries";
+      }
+      const auto& pad = n.args[4].get<std::vector<int64_t>>();
+      if (pad[0] < 0 || pad[1] < 0) return "negative padding";
+      return {};
+    }
+    case Kind::LayerNorm: {
+      const auto& shape = n.args[1].get<std::vector<int64_t>>();
+      if (shape.size() != 1) return "layer norm over more than the last dim";
+      if (n.args[2].is_none() && !n.args[3].is_none()) return "layer norm with bias but no weight";
+      return {};
+    }
     case Kind::Softmax: {
       const int64_t dim = n.args[1].get<int64_t>();
       const int64_t rank = static_cast<int64_t>(out.rank());
@@ -232,6 +263,28 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
       case Kind::Softmax:
         b.add_node(fb::OpType::Softmax, {in(0)}, out);
         break;
+      case Kind::Conv: {
+        const auto pair = [&](size_t k) {
+          const auto& v = n.args[k].get<std::vector<int64_t>>();
+          return std::vector<uint32_t>{static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])};
+        };
+        std::vector<uint32_t> ins = {in(0), in(1)};
+        if (!n.args[2].is_none()) ins.push_back(in(2));
+        b.add_node(fb::OpType::Conv2d, ins, out,
+                   {.stride = pair(3), .padding = pair(4), .dilation = pair(5),
+                    .groups = static_cast<uint32_t>(n.args[8].get<int64_t>())});
+        break;
+      }
+      case Kind::LayerNorm: {
+        std::vector<uint32_t> ins = {in(0)};
+        if (!n.args[2].is_none()) ins.push_back(in(2));
+        if (!n.args[3].is_none()) ins.push_back(in(3));
+        b.add_node(fb::OpType::LayerNorm, ins, out,
+                   {.eps = static_cast<float>(n.args[4].to_double()),
+                    .has_weight = !n.args[2].is_none(),
+                    .has_bias = !n.args[3].is_none()});
+        break;
+      }
     }
   }
   return b.build();
@@ -263,6 +316,9 @@ double region_work(const Graph& graph, const Region& region) {
     if (op == "aten::linear.default" || op == "aten::mm.default" || op == "aten::addmm.default") {
       const size_t a = op == "aten::addmm.default" ? 1 : 0;
       work += numel * static_cast<double>(graph.value(n.args[a].tensor()).spec.sizes.back());
+    } else if (op == "aten::convolution.default") {
+      const TensorSpec& w = graph.value(n.args[1].tensor()).spec;  // [OC, C / groups, KH, KW]
+      work += numel * static_cast<double>(w.numel() / w.sizes[0]);
     } else {
       work += numel;
     }

@@ -126,3 +126,40 @@ def test_missing_device_is_reported_by_pteron_run(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert "backend 'PteronVulkanBackend' is not available on this device: Vulkan:" in run.stderr
+
+
+class SmallCnn(torch.nn.Module):
+    """3x3 conv + relu6, depthwise 3x3 stride 2, 1x1 pointwise, residual-free."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.dw = torch.nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=16)
+        self.pw = torch.nn.Conv2d(16, 24, 1)
+
+    def forward(self, x):
+        y = torch.nn.functional.relu6(self.bn(self.conv(x)))
+        return self.pw(torch.relu(self.dw(y)))
+
+
+def test_cnn_with_depthwise_and_pointwise_matches_torch():
+    model = SmallCnn().eval()
+    with torch.no_grad():  # non-trivial folded batch norm
+        model.bn.running_mean.uniform_(-0.5, 0.5)
+        model.bn.running_var.uniform_(0.5, 2.0)
+    _check(model, (torch.randn(2, 3, 16, 16),), regions=1)
+
+
+class NormBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(96)
+        self.fc = torch.nn.Linear(96, 96)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(self.norm(x)), dim=-1) + x
+
+
+def test_layer_norm_block_matches_torch():
+    _check(NormBlock().eval(), (torch.randn(3, 20, 96),), regions=1)
