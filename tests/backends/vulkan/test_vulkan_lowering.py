@@ -163,3 +163,29 @@ class NormBlock(torch.nn.Module):
 
 def test_layer_norm_block_matches_torch():
     _check(NormBlock().eval(), (torch.randn(3, 20, 96),), regions=1)
+
+
+class XnnpackVulkanMix(torch.nn.Module):
+    """Linear layers XNNPACK takes first, and a layer norm (not in this XNNPACK) for Vulkan."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(256, 1024)
+        self.norm = torch.nn.LayerNorm(1024)
+        self.b = torch.nn.Linear(1024, 256)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.norm(self.a(x))))
+
+
+def test_mixed_xnnpack_and_vulkan_regions_match_torch():
+    model, inputs = XnnpackVulkanMix().eval(), (torch.randn(64, 256),)
+    ep = pteron.export(model, inputs)
+    program = pteron.to_edge_transform_and_lower(
+        ep, partitioner=[pteron.XnnpackPartitioner(), pteron.VulkanPartitioner()])
+    backends = [r["backend"] for r in program.report["delegated_regions"]]
+    assert sorted(set(backends)) == ["vulkan", "xnnpack"], backends
+    with torch.no_grad():
+        expected = model(*inputs)
+    actual = program.load().forward(*inputs)[0]
+    assert float((actual - expected).abs().max()) <= 1e-4 * (1 + float(expected.abs().max()))
