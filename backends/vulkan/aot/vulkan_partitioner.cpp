@@ -27,7 +27,8 @@ using compiler::ir::Value;
 using compiler::ir::ValueId;
 
 enum class Kind {
-  Linear, AddMm, Mm, Add, Sub, Mul, Relu, Clamp, Hardtanh, Softmax, Conv, LayerNorm
+  Linear, AddMm, Mm, Add, Sub, Mul, Relu, Clamp, Hardtanh, Softmax, Conv, LayerNorm, Mean,
+  Reshape
 };
 
 // The support table: op -> what the payload runs it as. Everything fp32, contiguous.
@@ -40,6 +41,11 @@ const std::map<std::string, Kind>& table() {
       {"aten::hardtanh.default", Kind::Hardtanh}, {"aten::_softmax.default", Kind::Softmax},
       {"aten::convolution.default", Kind::Conv},
       {"aten::native_layer_norm.default", Kind::LayerNorm},
+      {"aten::mean.dim", Kind::Mean},
+      {"aten::view.default", Kind::Reshape},
+      {"aten::view_copy.default", Kind::Reshape},
+      {"aten::_unsafe_view.default", Kind::Reshape},
+      {"aten::reshape.default", Kind::Reshape},
   };
   return t;
 }
@@ -159,6 +165,26 @@ std::string check_node(const Graph& g, const Node& n) {
       if (n.args[2].is_none() && !n.args[3].is_none()) return "layer norm with bias but no weight";
       return {};
     }
+    case Kind::Mean: {
+      if (n.args.size() > 3 && !n.args[3].is_none()) return "mean with a dtype";
+      const int64_t rank = static_cast<int64_t>(g.value(n.args[0].tensor()).spec.rank());
+      if (n.args[1].is_none()) return {};  // over everything
+      std::vector<bool> reduced(static_cast<size_t>(rank), false);
+      for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
+        const int64_t dd = d < 0 ? d + rank : d;
+        if (dd < 0 || dd >= rank) return "mean dim out of range";
+        reduced[static_cast<size_t>(dd)] = true;
+      }
+      // The reduced dims must be trailing (a contiguous block per output element).
+      bool seen = false;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (seen && !reduced[static_cast<size_t>(d)]) return "mean over dims that are not trailing";
+        seen = seen || reduced[static_cast<size_t>(d)];
+      }
+      return {};
+    }
+    case Kind::Reshape:
+      return {};
     case Kind::Softmax: {
       const int64_t dim = n.args[1].get<int64_t>();
       const int64_t rank = static_cast<int64_t>(out.rank());
@@ -275,6 +301,12 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
                     .groups = static_cast<uint32_t>(n.args[8].get<int64_t>())});
         break;
       }
+      case Kind::Mean:
+        b.add_node(fb::OpType::Mean, {in(0)}, out);
+        break;
+      case Kind::Reshape:
+        b.add_node(fb::OpType::Reshape, {in(0)}, out);
+        break;
       case Kind::LayerNorm: {
         std::vector<uint32_t> ins = {in(0)};
         if (!n.args[2].is_none()) ins.push_back(in(2));

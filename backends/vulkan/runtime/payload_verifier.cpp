@@ -28,6 +28,10 @@ const char* op_name(fb::OpType op) {
       return "conv2d";
     case fb::OpType::LayerNorm:
       return "layer_norm";
+    case fb::OpType::Mean:
+      return "mean";
+    case fb::OpType::Reshape:
+      return "reshape";
     default:
       return "?";
   }
@@ -231,6 +235,22 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
       return Error::Ok;
     case fb::OpType::Conv2d:
       return verify_conv2d(n, node, p);
+    case fb::OpType::Reshape:
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      if (tensor_numel(x) != tensor_numel(out)) return shape_error(n, op, "element counts differ");
+      return Error::Ok;
+    case fb::OpType::Mean: {
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      // Output = the input's first k dims, then only 1s; the mean runs over the rest.
+      uint32_t k = rank(out);
+      while (k > 0 && dim(out, k - 1) == 1) --k;
+      bool ok = k <= rank(x);
+      for (uint32_t d = 0; ok && d < k; ++d) ok = dim(out, d) == dim(x, d);
+      if (!ok || tensor_numel(x) % tensor_numel(out) != 0) {
+        return shape_error(n, op, "output must be the input's leading dims (then 1s)");
+      }
+      return Error::Ok;
+    }
     case fb::OpType::LayerNorm: {
       const uint32_t want = 1u + node.has_weight() + node.has_bias();
       if (in.size() != want || (node.has_bias() && !node.has_weight())) {

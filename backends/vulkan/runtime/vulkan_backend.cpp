@@ -262,6 +262,30 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       *shader = "layer_norm";
       return Error::Ok;
     }
+    case fb::OpType::Mean: {
+      struct {
+        uint32_t rows, cols;
+      } p;
+      p.rows = static_cast<uint32_t>(numel);
+      p.cols = static_cast<uint32_t>(tensor_numel(x) / numel);
+      put(dp, p);
+      dp.groups_x = groups_for(p.rows, 1, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "mean";
+      return Error::Ok;
+    }
+    case fb::OpType::Reshape: {  // a copy: clamp to [-inf, inf] passes every value, NaN too
+      struct {
+        uint32_t numel;
+        float lo, hi;
+      } p{static_cast<uint32_t>(numel), -std::numeric_limits<float>::infinity(),
+          std::numeric_limits<float>::infinity()};
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "clamp";
+      return Error::Ok;
+    }
     default:
       return fail(Error::InvalidProgram, "Vulkan delegate: node %u has an unknown op", n);
   }

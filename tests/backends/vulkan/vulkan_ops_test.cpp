@@ -294,5 +294,49 @@ TEST(VulkanOps, LayerNormMatchesPortable) {
   }
 }
 
+TEST(VulkanOps, MeanOverTrailingDimsMatchesPortable) {
+  struct Case {
+    std::vector<int32_t> in, out;
+    std::vector<int64_t> dims;
+    bool keepdim;
+  };
+  const Case cases[] = {
+      {{2, 8, 7, 7}, {2, 8, 1, 1}, {2, 3}, true},  // global average pool
+      {{5, 300}, {5}, {-1}, false},
+      {{3, 4, 5}, {3}, {1, 2}, false},
+      {{1, 1, 1}, {1, 1, 1}, {2}, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "rank " << c.in.size() << " -> " << c.out.size());
+    const auto x = random_floats(numel(c.in), 77, -2.0f, 2.0f);
+    PayloadBuilder b;
+    const uint32_t xi = b.add_input(u32(c.in), 0);
+    const uint32_t yi = b.add_output(u32(c.out), 1);
+    b.add_node(fb::OpType::Mean, {xi}, yi);
+    Delegate d;
+    ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+    TestTensor tx(c.in, x), ty(c.out), ref(c.out);
+    ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
+    EValue dims = int_list(c.dims), keep = EValue::from_bool(c.keepdim), none;
+    run_portable("aten::mean.out", {tx.value(), &dims, &keep, &none, ref.value()});
+    expect_close(ty.read(), ref.read(), 1e-5f, 1e-6f, "mean");
+  }
+}
+
+TEST(VulkanOps, ReshapeCopiesEveryValue) {
+  auto x = random_floats(60, 5);
+  x[7] = std::numeric_limits<float>::quiet_NaN();
+  x[8] = -std::numeric_limits<float>::infinity();
+  PayloadBuilder b;
+  const uint32_t xi = b.add_input({3, 4, 5}, 0);
+  const uint32_t yi = b.add_output({12, 5}, 1);
+  b.add_node(fb::OpType::Reshape, {xi}, yi);
+  Delegate d;
+  ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+  TestTensor tx({3, 4, 5}, x), ty({12, 5});
+  ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
+  EXPECT_EQ(std::memcmp(ty.read().data(), x.data(), x.size() * sizeof(float)), 0);
+}
+
 }  // namespace
 }  // namespace pteron::vulkan::testing
