@@ -88,7 +88,8 @@ std::vector<uint8_t> PayloadBuilder::build() const {
                                   fbb.CreateVector(outputs), n.attrs.alpha, n.attrs.output_min,
                                   n.attrs.output_max, list(n.attrs.stride),
                                   list(n.attrs.padding), list(n.attrs.dilation), n.attrs.groups,
-                                  n.attrs.eps, n.attrs.has_weight, n.attrs.has_bias));
+                                  n.attrs.eps, n.attrs.has_weight, n.attrs.has_bias,
+                                  list(n.attrs.perm)));
     }
     auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts),
                                   fbb.CreateVector(ns), offset, blob_.size());

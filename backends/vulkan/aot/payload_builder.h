@@ -29,6 +29,7 @@ struct NodeAttrs {
   uint32_t groups = 1;                              // Conv2d
   float eps = 1e-5f;                                // LayerNorm
   bool has_weight = false, has_bias = false;        // LayerNorm
+  std::vector<uint32_t> perm;                       // Permute
 };
 
 class PayloadBuilder {

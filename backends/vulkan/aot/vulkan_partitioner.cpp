@@ -28,7 +28,7 @@ using compiler::ir::ValueId;
 
 enum class Kind {
   Linear, AddMm, Mm, Add, Sub, Mul, Relu, Clamp, Hardtanh, Softmax, Conv, LayerNorm, Mean,
-  Reshape
+  Reshape, Permute
 };
 
 // The support table: op -> what the payload runs it as. Everything fp32, contiguous.
@@ -46,6 +46,8 @@ const std::map<std::string, Kind>& table() {
       {"aten::view_copy.default", Kind::Reshape},
       {"aten::_unsafe_view.default", Kind::Reshape},
       {"aten::reshape.default", Kind::Reshape},
+      {"aten::permute.default", Kind::Permute},
+      {"aten::permute_copy.default", Kind::Permute},
   };
   return t;
 }
@@ -185,6 +187,13 @@ std::string check_node(const Graph& g, const Node& n) {
     }
     case Kind::Reshape:
       return {};
+    case Kind::Permute: {
+      const int64_t rank = static_cast<int64_t>(out.rank());
+      for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
+        if (d < -rank || d >= rank) return "permute dim out of range";
+      }
+      return {};
+    }
     case Kind::Softmax: {
       const int64_t dim = n.args[1].get<int64_t>();
       const int64_t rank = static_cast<int64_t>(out.rank());
@@ -307,6 +316,15 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
       case Kind::Reshape:
         b.add_node(fb::OpType::Reshape, {in(0)}, out);
         break;
+      case Kind::Permute: {
+        std::vector<uint32_t> perm;
+        const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).spec.rank());
+        for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
+          perm.push_back(static_cast<uint32_t>(d < 0 ? d + rank : d));
+        }
+        b.add_node(fb::OpType::Permute, {in(0)}, out, {.perm = perm});
+        break;
+      }
       case Kind::LayerNorm: {
         std::vector<uint32_t> ins = {in(0)};
         if (!n.args[2].is_none()) ins.push_back(in(2));

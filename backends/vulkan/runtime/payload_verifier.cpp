@@ -32,6 +32,8 @@ const char* op_name(fb::OpType op) {
       return "mean";
     case fb::OpType::Reshape:
       return "reshape";
+    case fb::OpType::Permute:
+      return "permute";
     default:
       return "?";
   }
@@ -235,6 +237,22 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
       return Error::Ok;
     case fb::OpType::Conv2d:
       return verify_conv2d(n, node, p);
+    case fb::OpType::Permute: {
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      const auto* perm = node.perm();
+      if (perm == nullptr || perm->size() != rank(x) || rank(out) != rank(x)) {
+        return shape_error(n, op, "perm must have one entry per dim");
+      }
+      uint32_t seen = 0;
+      for (uint32_t d = 0; d < perm->size(); ++d) {
+        const uint32_t from = perm->Get(d);
+        if (from >= rank(x) || (seen >> from) & 1u || dim(out, d) != dim(x, from)) {
+          return shape_error(n, op, "perm is not a permutation matching the output's sizes");
+        }
+        seen |= 1u << from;
+      }
+      return Error::Ok;
+    }
     case fb::OpType::Reshape:
       if (in.size() != 1) return shape_error(n, op, "needs 1 input");
       if (tensor_numel(x) != tensor_numel(out)) return shape_error(n, op, "element counts differ");

@@ -262,6 +262,31 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       *shader = "layer_norm";
       return Error::Ok;
     }
+    case fb::OpType::Permute: {  // the binary shader's strided copy (op 3)
+      struct {
+        uint32_t numel, op;
+        float alpha;
+        uint32_t rank, dims[6], stride0[6], stride1[6];
+      } p{};
+      p.numel = static_cast<uint32_t>(numel);
+      p.op = 3;
+      p.rank = out.dims()->size();
+      uint32_t in_strides[kMaxDims];
+      uint32_t s = 1;
+      for (uint32_t i = p.rank; i-- > 0;) {
+        in_strides[i] = s;
+        s *= x.dims()->Get(i);
+      }
+      for (uint32_t i = 0; i < p.rank; ++i) {
+        p.dims[i] = out.dims()->Get(i);
+        p.stride0[i] = in_strides[node.perm()->Get(i)];
+      }
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "binary";
+      return Error::Ok;
+    }
     case fb::OpType::Mean: {
       struct {
         uint32_t rows, cols;

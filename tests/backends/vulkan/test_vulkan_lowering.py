@@ -189,3 +189,20 @@ def test_mixed_xnnpack_and_vulkan_regions_match_torch():
         expected = model(*inputs)
     actual = program.load().forward(*inputs)[0]
     assert float((actual - expected).abs().max()) <= 1e-4 * (1 + float(expected.abs().max()))
+
+
+class Attention(torch.nn.Module):
+    """Single-head attention on 2-D tokens: permute (transpose), mm, scale, softmax, mm."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(64, 192)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).split(64, dim=-1)
+        return torch.softmax(q @ k.transpose(0, 1) * 0.125, dim=-1) @ v
+
+
+def test_attention_with_transpose_matches_torch():
+    report = _check(Attention().eval(), (torch.randn(48, 64),), regions=2)
+    assert any("split" in r or "slice" in r for r in report["refusals"]), report["refusals"]

@@ -338,5 +338,34 @@ TEST(VulkanOps, ReshapeCopiesEveryValue) {
   EXPECT_EQ(std::memcmp(ty.read().data(), x.data(), x.size() * sizeof(float)), 0);
 }
 
+TEST(VulkanOps, PermuteMatchesPortable) {
+  struct Case {
+    std::vector<int32_t> in;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {{{5, 7}, {1, 0}}, {{2, 3, 4, 5}, {0, 2, 3, 1}}, {{2, 3, 4}, {2, 0, 1}},
+                        {{1, 6, 1, 2, 3, 2}, {5, 4, 3, 2, 1, 0}}};
+  for (const Case& c : cases) {
+    std::vector<int32_t> out;
+    std::vector<uint32_t> perm;
+    for (int64_t d : c.perm) {
+      out.push_back(c.in[size_t(d)]);
+      perm.push_back(uint32_t(d));
+    }
+    const auto x = random_floats(numel(c.in), 91);
+    PayloadBuilder b;
+    const uint32_t xi = b.add_input(u32(c.in), 0);
+    const uint32_t yi = b.add_output(u32(out), 1);
+    b.add_node(fb::OpType::Permute, {xi}, yi, {.perm = perm});
+    Delegate d;
+    ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+    TestTensor tx(c.in, x), ty(out), ref(out);
+    ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
+    EValue dims = int_list(c.perm);
+    run_portable("aten::permute_copy.out", {tx.value(), &dims, ref.value()});
+    expect_close(ty.read(), ref.read(), 0.0f, 0.0f, "permute");
+  }
+}
+
 }  // namespace
 }  // namespace pteron::vulkan::testing
