@@ -28,7 +28,7 @@ using compiler::ir::ValueId;
 
 enum class Kind {
   Linear, AddMm, Mm, Add, Sub, Mul, Relu, Clamp, Hardtanh, Softmax, Conv, LayerNorm, Mean,
-  Reshape, Permute
+  Reshape, Permute, Bmm
 };
 
 // The support table: op -> what the payload runs it as. Everything fp32, contiguous.
@@ -47,6 +47,7 @@ const std::map<std::string, Kind>& table() {
       {"aten::_unsafe_view.default", Kind::Reshape},
       {"aten::reshape.default", Kind::Reshape},
       {"aten::permute.default", Kind::Permute},
+      {"aten::bmm.default", Kind::Bmm},
       {"aten::permute_copy.default", Kind::Permute},
   };
   return t;
@@ -123,6 +124,7 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     }
     case Kind::Mm:
+    case Kind::Bmm:
       return {};
     case Kind::Add:
     case Kind::Sub:
@@ -277,6 +279,9 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
       case Kind::Mm:
         b.add_node(fb::OpType::MatMul, {in(0), in(1)}, out);
         break;
+      case Kind::Bmm:
+        b.add_node(fb::OpType::BatchMatMul, {in(0), in(1)}, out);
+        break;
       case Kind::Add:
       case Kind::Sub:
         b.add_node(kind == Kind::Add ? fb::OpType::Add : fb::OpType::Sub, {in(0), in(1)}, out,
@@ -363,7 +368,8 @@ double region_work(const Graph& graph, const Region& region) {
     const TensorSpec& out = graph.value(n.outputs[0]).spec;
     const double numel = static_cast<double>(out.numel());
     const std::string op = n.op.str();
-    if (op == "aten::linear.default" || op == "aten::mm.default" || op == "aten::addmm.default") {
+    if (op == "aten::linear.default" || op == "aten::mm.default" || op == "aten::addmm.default" ||
+        op == "aten::bmm.default") {
       const size_t a = op == "aten::addmm.default" ? 1 : 0;
       work += numel * static_cast<double>(graph.value(n.args[a].tensor()).spec.sizes.back());
     } else if (op == "aten::convolution.default") {

@@ -34,6 +34,8 @@ const char* op_name(fb::OpType op) {
       return "reshape";
     case fb::OpType::Permute:
       return "permute";
+    case fb::OpType::BatchMatMul:
+      return "bmm";
     default:
       return "?";
   }
@@ -237,6 +239,16 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
       return Error::Ok;
     case fb::OpType::Conv2d:
       return verify_conv2d(n, node, p);
+    case fb::OpType::BatchMatMul: {
+      if (in.size() != 2) return shape_error(n, op, "needs 2 inputs");
+      const fb::Tensor& y = *ts.Get(in.Get(1));
+      if (rank(x) != 3 || rank(y) != 3 || rank(out) != 3 || dim(x, 0) != dim(y, 0) ||
+          dim(x, 2) != dim(y, 1) || dim(out, 0) != dim(x, 0) || dim(out, 1) != dim(x, 1) ||
+          dim(out, 2) != dim(y, 2)) {
+        return shape_error(n, op, "needs a[B, M, K], b[B, K, N] and out[B, M, N]");
+      }
+      return Error::Ok;
+    }
     case fb::OpType::Permute: {
       if (in.size() != 1) return shape_error(n, op, "needs 1 input");
       const auto* perm = node.perm();

@@ -37,7 +37,7 @@ struct Dispatch {
   VkDescriptorSet set;
   uint8_t push[kPushConstantBytes];
   uint32_t push_size;
-  uint32_t groups_x, groups_y;
+  uint32_t groups_x, groups_y, groups_z = 1;
 };
 
 struct Delegate {
@@ -131,14 +131,24 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
   const uint64_t numel = tensor_numel(out);
   switch (node.op()) {
     case fb::OpType::Linear:
-    case fb::OpType::MatMul: {
+    case fb::OpType::MatMul:
+    case fb::OpType::BatchMatMul: {
       struct {
         uint32_t m, n, k, w_transposed, has_bias;
         float lo, hi;
-      } p;
+        uint32_t a_batch_stride, w_batch_stride, out_batch_stride;
+      } p{};
+      const bool batched = node.op() == fb::OpType::BatchMatMul;
+      const uint32_t batches = batched ? out.dims()->Get(0) : 1;
       p.k = x.dims()->Get(x.dims()->size() - 1);
       p.n = out.dims()->Get(out.dims()->size() - 1);
-      p.m = static_cast<uint32_t>(numel / p.n);
+      p.m = static_cast<uint32_t>(numel / p.n / batches);
+      if (batched) {
+        p.a_batch_stride = p.m * p.k;
+        p.w_batch_stride = p.k * p.n;
+        p.out_batch_stride = p.m * p.n;
+      }
+      dp.groups_z = batches;
       p.w_transposed = node.op() == fb::OpType::Linear;
       p.has_bias = node.inputs()->size() == 3;
       p.lo = node.output_min();
@@ -152,7 +162,8 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       dp.groups_x = direct ? (p.n + kLocalSize - 1) / kLocalSize : (p.n + kTile - 1) / kTile;
       dp.groups_y = direct ? p.m : (p.m + kTile - 1) / kTile;
       if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
-          dp.groups_y > lim.maxComputeWorkGroupCount[1]) {
+          dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
+          dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
         return fail(Error::NotSupported,
                     "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size",
                     n, op_name(node.op()), p.m, p.n);
@@ -412,7 +423,7 @@ Error record(Delegate& d) {
                             &dp.set, 0, nullptr);
     vkCmdPushConstants(cb, d.ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, dp.push_size,
                        dp.push);
-    vkCmdDispatch(cb, dp.groups_x, dp.groups_y, 1);
+    vkCmdDispatch(cb, dp.groups_x, dp.groups_y, dp.groups_z);
     // Each node reads what earlier nodes wrote.
     barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,

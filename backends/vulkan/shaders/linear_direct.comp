@@ -13,20 +13,26 @@ layout(push_constant) uniform Params {
   uint has_bias;
   float lo;
   float hi;
+  // Batched matmul (bmm): workgroup z is the batch; element strides between batches.
+  uint a_batch_stride;
+  uint w_batch_stride;
+  uint out_batch_stride;
 } p;
 
 void main() {
   const uint n = gl_GlobalInvocationID.x;
   const uint m = gl_GlobalInvocationID.y;
   if (m >= p.M || n >= p.N) return;
+  const uint batch = gl_WorkGroupID.z;
+  const uint wb = batch * p.w_batch_stride;
   float acc = 0.0;
-  const uint a = m * p.K;
+  const uint a = batch * p.a_batch_stride + m * p.K;
   if (p.w_transposed != 0) {
-    const uint w = n * p.K;
+    const uint w = wb + n * p.K;
     for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[w + k];
   } else {
-    for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[k * p.N + n];
+    for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[wb + k * p.N + n];
   }
   if (p.has_bias != 0) acc += in2[n];
-  out_[m * p.N + n] = min(max(acc, p.lo), p.hi);
+  out_[batch * p.out_batch_stride + m * p.N + n] = min(max(acc, p.lo), p.hi);
 }

@@ -338,6 +338,26 @@ TEST(VulkanOps, ReshapeCopiesEveryValue) {
   EXPECT_EQ(std::memcmp(ty.read().data(), x.data(), x.size() * sizeof(float)), 0);
 }
 
+void check_bmm() {
+  for (auto [bt, m, k, n] : {std::tuple{1, 1, 1, 1}, {3, 7, 19, 23}, {4, 33, 64, 17}}) {
+    SCOPED_TRACE(::testing::Message() << bt << "x" << m << "x" << k << "x" << n);
+    const auto a = random_floats(size_t(bt) * m * k, 61), w = random_floats(size_t(bt) * k * n, 62);
+    PayloadBuilder b;
+    const uint32_t ai = b.add_input({uint32_t(bt), uint32_t(m), uint32_t(k)}, 0);
+    const uint32_t wi = b.add_input({uint32_t(bt), uint32_t(k), uint32_t(n)}, 1);
+    const uint32_t yi = b.add_output({uint32_t(bt), uint32_t(m), uint32_t(n)}, 2);
+    b.add_node(fb::OpType::BatchMatMul, {ai, wi}, yi);
+    Delegate d;
+    ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+    TestTensor ta({bt, m, k}, a), tw({bt, k, n}, w), ty({bt, m, n}), ref({bt, m, n});
+    ASSERT_EQ(d.execute({ta.value(), tw.value(), ty.value()}), Error::Ok) << last_error_message();
+    run_portable("aten::bmm.out", {ta.value(), tw.value(), ref.value()});
+    expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "bmm");
+  }
+}
+
+TEST(VulkanOps, BmmMatchesPortable) { for_each_linear_shader([] { check_bmm(); }); }
+
 TEST(VulkanOps, PermuteMatchesPortable) {
   struct Case {
     std::vector<int32_t> in;
