@@ -84,15 +84,14 @@ std::vector<uint8_t> PayloadBuilder::build() const {
       const auto list = [&](const std::vector<uint32_t>& v) {
         return v.empty() ? 0 : fbb.CreateVector(v);
       };
-      ns.push_back(fb::CreateNode(fbb, n.op, fbb.CreateVector(n.inputs),
-                                  fbb.CreateVector(outputs), n.attrs.alpha, n.attrs.output_min,
-                                  n.attrs.output_max, list(n.attrs.stride),
-                                  list(n.attrs.padding), list(n.attrs.dilation), n.attrs.groups,
-                                  n.attrs.eps, n.attrs.has_weight, n.attrs.has_bias,
-                                  list(n.attrs.perm)));
+      ns.push_back(fb::CreateNode(fbb, n.op, fbb.CreateVector(n.inputs), fbb.CreateVector(outputs),
+                                  n.attrs.alpha, n.attrs.output_min, n.attrs.output_max,
+                                  list(n.attrs.stride), list(n.attrs.padding),
+                                  list(n.attrs.dilation), n.attrs.groups, n.attrs.eps,
+                                  n.attrs.has_weight, n.attrs.has_bias, list(n.attrs.perm)));
     }
-    auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts),
-                                  fbb.CreateVector(ns), offset, blob_.size());
+    auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts), fbb.CreateVector(ns),
+                                  offset, blob_.size());
     fbb.Finish(root, "PVK1");
     return static_cast<uint64_t>(fbb.GetSize());
   };

@@ -27,18 +27,37 @@ using compiler::ir::Value;
 using compiler::ir::ValueId;
 
 enum class Kind {
-  Linear, AddMm, Mm, Add, Sub, Mul, Relu, Clamp, Hardtanh, Softmax, Conv, LayerNorm, Mean,
-  Reshape, Permute, Bmm
+  Linear,
+  AddMm,
+  Mm,
+  Add,
+  Sub,
+  Mul,
+  Relu,
+  Clamp,
+  Hardtanh,
+  Softmax,
+  Conv,
+  LayerNorm,
+  Mean,
+  Reshape,
+  Permute,
+  Bmm
 };
 
 // The support table: op -> what the payload runs it as. Everything fp32, contiguous.
 const std::map<std::string, Kind>& table() {
   static const std::map<std::string, Kind> t = {
-      {"aten::linear.default", Kind::Linear},   {"aten::addmm.default", Kind::AddMm},
-      {"aten::mm.default", Kind::Mm},           {"aten::add.Tensor", Kind::Add},
-      {"aten::sub.Tensor", Kind::Sub},          {"aten::mul.Tensor", Kind::Mul},
-      {"aten::relu.default", Kind::Relu},       {"aten::clamp.default", Kind::Clamp},
-      {"aten::hardtanh.default", Kind::Hardtanh}, {"aten::_softmax.default", Kind::Softmax},
+      {"aten::linear.default", Kind::Linear},
+      {"aten::addmm.default", Kind::AddMm},
+      {"aten::mm.default", Kind::Mm},
+      {"aten::add.Tensor", Kind::Add},
+      {"aten::sub.Tensor", Kind::Sub},
+      {"aten::mul.Tensor", Kind::Mul},
+      {"aten::relu.default", Kind::Relu},
+      {"aten::clamp.default", Kind::Clamp},
+      {"aten::hardtanh.default", Kind::Hardtanh},
+      {"aten::_softmax.default", Kind::Softmax},
       {"aten::convolution.default", Kind::Conv},
       {"aten::native_layer_norm.default", Kind::LayerNorm},
       {"aten::mean.dim", Kind::Mean},
@@ -115,8 +134,8 @@ std::string check_node(const Graph& g, const Node& n) {
       const int64_t cols = out.sizes.back();
       if (!(bias.rank() == 1 || (bias.rank() == 2 && bias.sizes[0] == 1)) ||
           bias.sizes.back() != cols) {
-        return "addmm bias " + shape_str(bias.sizes) + " is not [N] or [1, N] (N = " +
-               std::to_string(cols) + ")";
+        return "addmm bias " + shape_str(bias.sizes) +
+               " is not [N] or [1, N] (N = " + std::to_string(cols) + ")";
       }
       if (n.args[3].to_double() != 1.0 || n.args[4].to_double() != 1.0) {
         return "addmm with beta or alpha other than 1";
@@ -226,9 +245,9 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
     uint32_t id;
     if (val.is_constant()) {
       const auto& bytes = val.constant->bytes;
-      id = b.add_constant(dims_of(g, v), std::span<const float>(
-                                             reinterpret_cast<const float*>(bytes.data()),
-                                             bytes.size() / sizeof(float)));
+      id = b.add_constant(dims_of(g, v),
+                          std::span<const float>(reinterpret_cast<const float*>(bytes.data()),
+                                                 bytes.size() / sizeof(float)));
     } else {
       id = b.add_tensor(dims_of(g, v));
     }
@@ -311,7 +330,9 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
         std::vector<uint32_t> ins = {in(0), in(1)};
         if (!n.args[2].is_none()) ins.push_back(in(2));
         b.add_node(fb::OpType::Conv2d, ins, out,
-                   {.stride = pair(3), .padding = pair(4), .dilation = pair(5),
+                   {.stride = pair(3),
+                    .padding = pair(4),
+                    .dilation = pair(5),
                     .groups = static_cast<uint32_t>(n.args[8].get<int64_t>())});
         break;
       }

@@ -143,7 +143,8 @@ Error verify_conv2d(uint32_t n, const fb::Node& node, const fb::Payload& p) {
   }
   if (!pair_at_least(node.stride(), 1) || !pair_at_least(node.padding(), 0) ||
       !pair_at_least(node.dilation(), 1)) {
-    return shape_error(n, op, "stride, padding and dilation need 2 entries (stride, dilation >= 1)");
+    return shape_error(n, op,
+                       "stride, padding and dilation need 2 entries (stride, dilation >= 1)");
   }
   const uint32_t groups = node.groups();
   const uint32_t c = dim(x, 1), oc = dim(w, 0);

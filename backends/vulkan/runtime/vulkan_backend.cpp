@@ -43,7 +43,7 @@ struct Dispatch {
 struct Delegate {
   Context* ctx = nullptr;
   const fb::Payload* payload = nullptr;  // during init only
-  std::vector<uint64_t> offsets;  // device-buffer offset per tensor
+  std::vector<uint64_t> offsets;         // device-buffer offset per tensor
   std::vector<External> externals;
   std::vector<Dispatch> dispatches;
   uint32_t num_args = 0;
@@ -82,8 +82,8 @@ Error vk_fail(const char* what, VkResult r) {
 }
 
 Error make_buffer(Context& c, uint64_t size, VkBufferUsageFlags usage,
-                  VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
-                  VkBuffer* buffer, VkDeviceMemory* memory) {
+                  VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred, VkBuffer* buffer,
+                  VkDeviceMemory* memory) {
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = size;
   bci.usage = usage;
@@ -165,8 +165,8 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
           dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
           dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
         return fail(Error::NotSupported,
-                    "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size",
-                    n, op_name(node.op()), p.m, p.n);
+                    "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size", n,
+                    op_name(node.op()), p.m, p.n);
       }
       *shader = direct ? "linear_direct" : "linear";
       return Error::Ok;
@@ -226,8 +226,8 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
     }
     case fb::OpType::Conv2d: {
       struct {
-        uint32_t numel, c, h, w, oc, oh, ow, kh, kw, stride_h, stride_w, pad_h, pad_w, dil_h,
-            dil_w, groups, has_bias;
+        uint32_t numel, c, h, w, oc, oh, ow, kh, kw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w,
+            groups, has_bias;
         float lo, hi;
       } p;
       const fb::Tensor& w = tensor(d, node.inputs()->Get(1));
@@ -526,8 +526,10 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
     VkWriteDescriptorSet writes[kNumBindings];
     for (uint32_t b = 0; b < kNumBindings; ++b) {
       int64_t t = -1;
-      if (b == 0) t = node.outputs()->Get(0);
-      else if (b - 1 < node.inputs()->size()) t = node.inputs()->Get(b - 1);
+      if (b == 0)
+        t = node.outputs()->Get(0);
+      else if (b - 1 < node.inputs()->size())
+        t = node.inputs()->Get(b - 1);
       infos[b] = t < 0 ? VkDescriptorBufferInfo{d.device_buffer, dummy, 16}
                        : VkDescriptorBufferInfo{d.device_buffer, d.offsets[t],
                                                 nbytes(tensor(d, static_cast<uint32_t>(t)))};
@@ -546,8 +548,8 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
 Error check_argument(const External& e, const EValue* arg) {
   const char* role = e.is_input ? "input" : "output";
   if (arg == nullptr || arg->tag != Tag::Tensor || arg->tensor == nullptr) {
-    return fail(Error::InvalidArgument, "Vulkan delegate arg %u (%s) is not a tensor",
-                e.arg_index, role);
+    return fail(Error::InvalidArgument, "Vulkan delegate arg %u (%s) is not a tensor", e.arg_index,
+                role);
   }
   const Tensor& x = *arg->tensor;
   if (x.dtype() != ScalarType::Float) {
@@ -632,8 +634,7 @@ class VulkanBackend final : public BackendInterface {
       r = vkQueueSubmit(d.ctx->queue, 1, &si, d.fence);
     }
     if (r != VK_SUCCESS) return vk_fail("vkQueueSubmit", r);
-    r = vkWaitForFences(d.ctx->device, 1, &d.fence, VK_TRUE,
-                        std::numeric_limits<uint64_t>::max());
+    r = vkWaitForFences(d.ctx->device, 1, &d.fence, VK_TRUE, std::numeric_limits<uint64_t>::max());
     vkResetFences(d.ctx->device, 1, &d.fence);
     if (r != VK_SUCCESS) return vk_fail("vkWaitForFences", r);
     for (const External& e : d.externals) {

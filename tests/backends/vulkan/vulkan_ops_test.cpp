@@ -55,7 +55,7 @@ void for_each_linear_shader(F body) {
 
 TEST(VulkanOps, LinearMatchesPortable) {
   const LinearCase cases[] = {
-      {{1, 1}, 1, false},  {{4, 32}, 16, true}, {{3, 17}, 33, true},
+      {{1, 1}, 1, false},     {{4, 32}, 16, true},  {{3, 17}, 33, true},
       {{2, 5, 40}, 7, false}, {{65, 70}, 31, true}, {{128, 256}, 96, true},
   };
   for_each_linear_shader([&] {
@@ -143,8 +143,7 @@ TEST(VulkanOps, BinaryBroadcastMatchesPortable) {
       Delegate d;
       ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
       TestTensor ta(c.a, av), tb(c.b, bv), ty(c.out), ref(c.out);
-      ASSERT_EQ(d.execute({ta.value(), tb.value(), ty.value()}), Error::Ok)
-          << last_error_message();
+      ASSERT_EQ(d.execute({ta.value(), tb.value(), ty.value()}), Error::Ok) << last_error_message();
       EValue alpha = EValue::from_double(op.alpha);
       if (op.op == fb::OpType::Mul) {
         run_portable(op.kernel, {ta.value(), tb.value(), ref.value()});
@@ -220,12 +219,12 @@ struct ConvCase {
 
 TEST(VulkanOps, Conv2dMatchesPortable) {
   const ConvCase cases[] = {
-      {1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, true},     // 3x3 same padding
-      {2, 8, 7, 9, 16, 1, 1, 1, 0, 1, 1, false},   // 1x1 (pointwise)
-      {1, 6, 9, 9, 6, 3, 3, 2, 1, 1, 6, true},     // depthwise, stride 2
-      {1, 4, 10, 6, 8, 3, 3, 1, 2, 2, 4, true},    // depthwise multiplier 2, dilation 2
-      {1, 6, 5, 5, 4, 2, 3, 1, 0, 1, 2, false},    // 2 groups, non-square kernel
-      {1, 16, 14, 14, 24, 5, 5, 3, 2, 1, 1, true}, // stride 3, 5x5
+      {1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, true},      // 3x3 same padding
+      {2, 8, 7, 9, 16, 1, 1, 1, 0, 1, 1, false},    // 1x1 (pointwise)
+      {1, 6, 9, 9, 6, 3, 3, 2, 1, 1, 6, true},      // depthwise, stride 2
+      {1, 4, 10, 6, 8, 3, 3, 1, 2, 2, 4, true},     // depthwise multiplier 2, dilation 2
+      {1, 6, 5, 5, 4, 2, 3, 1, 0, 1, 2, false},     // 2 groups, non-square kernel
+      {1, 16, 14, 14, 24, 5, 5, 3, 2, 1, 1, true},  // stride 3, 5x5
   };
   uint32_t seed = 300;
   for (const ConvCase& c : cases) {
@@ -243,9 +242,9 @@ TEST(VulkanOps, Conv2dMatchesPortable) {
     if (c.bias) ins.push_back(b.add_constant({uint32_t(c.oc)}, bv));
     const uint32_t yi = b.add_output(u32(ys), 1);
     const uint32_t s = c.stride, p = c.pad, dl = c.dil;
-    b.add_node(fb::OpType::Conv2d, ins, yi,
-               {.stride = {s, s}, .padding = {p, p}, .dilation = {dl, dl},
-                .groups = uint32_t(c.groups)});
+    b.add_node(
+        fb::OpType::Conv2d, ins, yi,
+        {.stride = {s, s}, .padding = {p, p}, .dilation = {dl, dl}, .groups = uint32_t(c.groups)});
     Delegate d;
     ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
     TestTensor tx(xs, x), tw(ws, w), tb({c.oc}, bv), ty(ys), ref(ys);
@@ -254,9 +253,8 @@ TEST(VulkanOps, Conv2dMatchesPortable) {
                                dil = {c.dil, c.dil}, out_pad = {0, 0};
     EValue vs = int_list(stride), vp = int_list(pad), vd = int_list(dil), vo = int_list(out_pad);
     EValue transposed = EValue::from_bool(false), groups = EValue::from_int(c.groups), none;
-    run_portable("aten::convolution.out",
-                 {tx.value(), tw.value(), c.bias ? tb.value() : &none, &vs, &vp, &vd, &transposed,
-                  &vo, &groups, ref.value()});
+    run_portable("aten::convolution.out", {tx.value(), tw.value(), c.bias ? tb.value() : &none, &vs,
+                                           &vp, &vd, &transposed, &vo, &groups, ref.value()});
     expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "conv2d");
   }
 }
@@ -280,15 +278,15 @@ TEST(VulkanOps, LayerNormMatchesPortable) {
       ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
       std::vector<int32_t> stat_sizes = sizes;
       stat_sizes.back() = 1;
-      TestTensor tx(sizes, x), tw({dd}, wv), tb({dd}, bv), ty(sizes), ref(sizes),
-          mean(stat_sizes), rstd(stat_sizes);
+      TestTensor tx(sizes, x), tw({dd}, wv), tb({dd}, bv), ty(sizes), ref(sizes), mean(stat_sizes),
+          rstd(stat_sizes);
       ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
       const std::vector<int64_t> shape = {dd};
       EValue vshape = int_list(shape), eps = EValue::from_double(1e-5), none;
-      run_portable("aten::native_layer_norm.out",
-                   {tx.value(), &vshape, affine >= 1 ? tw.value() : &none,
-                    affine >= 2 ? tb.value() : &none, &eps, ref.value(), mean.value(),
-                    rstd.value()});
+      run_portable(
+          "aten::native_layer_norm.out",
+          {tx.value(), &vshape, affine >= 1 ? tw.value() : &none, affine >= 2 ? tb.value() : &none,
+           &eps, ref.value(), mean.value(), rstd.value()});
       expect_close(ty.read(), ref.read(), 1e-5f, 1e-5f, "layer_norm");
     }
   }
@@ -356,14 +354,18 @@ void check_bmm() {
   }
 }
 
-TEST(VulkanOps, BmmMatchesPortable) { for_each_linear_shader([] { check_bmm(); }); }
+TEST(VulkanOps, BmmMatchesPortable) {
+  for_each_linear_shader([] { check_bmm(); });
+}
 
 TEST(VulkanOps, PermuteMatchesPortable) {
   struct Case {
     std::vector<int32_t> in;
     std::vector<int64_t> perm;
   };
-  const Case cases[] = {{{5, 7}, {1, 0}}, {{2, 3, 4, 5}, {0, 2, 3, 1}}, {{2, 3, 4}, {2, 0, 1}},
+  const Case cases[] = {{{5, 7}, {1, 0}},
+                        {{2, 3, 4, 5}, {0, 2, 3, 1}},
+                        {{2, 3, 4}, {2, 0, 1}},
                         {{1, 6, 1, 2, 3, 2}, {5, 4, 3, 2, 1, 0}}};
   for (const Case& c : cases) {
     std::vector<int32_t> out;

@@ -110,8 +110,8 @@ inline size_t numel(const std::vector<int32_t>& v) {
 }
 
 // |got - want| <= atol + rtol * |want| everywhere.
-inline void expect_close(const std::vector<float>& got, const std::vector<float>& want,
-                         float rtol, float atol, const char* what) {
+inline void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rtol,
+                         float atol, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   size_t bad = 0;
   for (size_t i = 0; i < got.size(); ++i) {
