@@ -10,6 +10,7 @@
 
 #include "backends/vulkan/runtime/payload_verifier.h"
 #include "backends/vulkan/runtime/vulkan_context.h"
+#include "runtime/executor/method.h"
 
 namespace pteron {
 namespace vulkan {
@@ -620,10 +621,18 @@ class VulkanBackend final : public BackendInterface {
     for (const External& e : d.externals) {
       PTERON_TRY(check_argument(e, args[e.arg_index]));
     }
+    // When tracing, the three phases are delegate events: host copies in, the recorded command
+    // buffer (device copies and dispatches, submit to fence), host copies out.
+    ExecutionObserver* observer = context.observer;
+    int32_t event = observer ? observer->begin_delegate_event("vulkan: copy inputs", -1) : -1;
     for (const External& e : d.externals) {
       if (e.is_input) {
         memcpy(d.staging + e.staging_offset, args[e.arg_index]->tensor->const_data(), e.nbytes);
       }
+    }
+    if (observer) {
+      observer->end_delegate_event(event);
+      event = observer->begin_delegate_event("vulkan: run command buffer", -1);
     }
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
@@ -633,15 +642,21 @@ class VulkanBackend final : public BackendInterface {
       std::lock_guard<std::mutex> queue_lock(d.ctx->mutex);
       r = vkQueueSubmit(d.ctx->queue, 1, &si, d.fence);
     }
-    if (r != VK_SUCCESS) return vk_fail("vkQueueSubmit", r);
+    if (r != VK_SUCCESS) {
+      if (observer) observer->end_delegate_event(event);
+      return vk_fail("vkQueueSubmit", r);
+    }
     r = vkWaitForFences(d.ctx->device, 1, &d.fence, VK_TRUE, std::numeric_limits<uint64_t>::max());
     vkResetFences(d.ctx->device, 1, &d.fence);
+    if (observer) observer->end_delegate_event(event);
     if (r != VK_SUCCESS) return vk_fail("vkWaitForFences", r);
+    if (observer) event = observer->begin_delegate_event("vulkan: copy outputs", -1);
     for (const External& e : d.externals) {
       if (!e.is_input) {
         memcpy(args[e.arg_index]->tensor->mutable_data(), d.staging + e.staging_offset, e.nbytes);
       }
     }
+    if (observer) observer->end_delegate_event(event);
     return Error::Ok;
   }
 

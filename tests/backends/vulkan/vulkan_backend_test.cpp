@@ -75,6 +75,31 @@ TEST(VulkanBackend, MlpRegionReplaysOneRecording) {
   EXPECT_EQ(delegate_recordings(d.handle()), 1);  // replayed, never re-recorded
 }
 
+// Records the delegate events a traced call reports.
+struct EventLog : ExecutionObserver {
+  std::vector<std::string> begun;
+  int open = 0;
+  int32_t begin_delegate_event(const char* name, int32_t) override {
+    begun.push_back(name);
+    ++open;
+    return static_cast<int32_t>(begun.size() - 1);
+  }
+  void end_delegate_event(int32_t) override { --open; }
+};
+
+TEST(VulkanBackend, TracedCallReportsItsPhases) {
+  const Mlp mlp;
+  Delegate d;
+  ASSERT_EQ(d.init(mlp.payload(2)), Error::Ok);
+  TestTensor x({2, 24}), r({2, 10}), y({2, 10}), h({2, 32});
+  EventLog log;
+  ASSERT_EQ(d.execute({x.value(), r.value(), y.value(), h.value()}, &log), Error::Ok);
+  EXPECT_EQ(log.begun, (std::vector<std::string>{"vulkan: copy inputs",
+                                                 "vulkan: run command buffer",
+                                                 "vulkan: copy outputs"}));
+  EXPECT_EQ(log.open, 0);
+}
+
 TEST(VulkanBackend, DelegatesShareTheDeviceContext) {
   Result<Context*> a = shared_context();
   ASSERT_TRUE(a.ok());

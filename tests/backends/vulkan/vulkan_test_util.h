@@ -14,6 +14,7 @@
 #include "backends/vulkan/runtime/vulkan_backend.h"
 #include "runtime/backend/backend.h"
 #include "runtime/core/error.h"
+#include "runtime/executor/method.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron::vulkan::testing {
@@ -68,8 +69,8 @@ class Delegate {
     handle_ = *h;
     return Error::Ok;
   }
-  Error execute(std::vector<EValue*> args) {
-    BackendExecuteContext ctx{nullptr, 0};
+  Error execute(std::vector<EValue*> args, ExecutionObserver* observer = nullptr) {
+    BackendExecuteContext ctx{nullptr, 0, observer};
     return backend().execute(ctx, handle_, Span<EValue*>(args.data(), args.size()));
   }
   DelegateHandle* handle() const { return handle_; }
