@@ -29,6 +29,14 @@ class XnnpackPartitioner(Partitioner):
     backend = "xnnpack"
 
 
+class VulkanPartitioner(Partitioner):
+    """Delegates fp32 regions (linear/matmul, broadcast add/sub/mul, relu/clamp, softmax) to the
+    Vulkan GPU delegate; rules and the cost rule are in backends/vulkan/README.md.
+    """
+
+    backend = "vulkan"
+
+
 def backend_names(partitioners) -> list[str]:
     """The compiler's backend list for `partitioners` (objects with a `backend` name or names)."""
     names = []

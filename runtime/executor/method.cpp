@@ -272,8 +272,13 @@ Error Method::init_delegates(const Program& program, const fb::ExecutionPlan& pl
                   "method '%s' delegate %zu needs backend '%s', which this runtime lacks", name(),
                   i, delegate.id);
     }
+    clear_error_message();
     if (!delegate.backend->is_available()) {
-      return fail(Error::NotSupported, "backend '%s' is not available on this device", delegate.id);
+      // A backend may say why (fail() in is_available: "no Vulkan 1.1+ device ...").
+      char why[200];
+      snprintf(why, sizeof(why), "%s", last_error_message());
+      return fail(Error::NotSupported, "backend '%s' is not available on this device%s%s",
+                  delegate.id, why[0] ? ": " : "", why);
     }
     Span<const uint8_t> payload;
     if (d->processed()->location() == fb::DataLocation::INLINE) {

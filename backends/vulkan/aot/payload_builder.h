@@ -1,0 +1,65 @@
+// Writes Vulkan delegate payloads (backends/vulkan/schema/vulkan_payload.fbs). The compiler's
+// Vulkan lowering builds one payload per region:
+//
+//   PayloadBuilder b;
+//   uint32_t x = b.add_input({4, 32}, 0);
+//   uint32_t w = b.add_constant({16, 32}, weights);
+//   uint32_t y = b.add_output({4, 16}, 1);
+//   b.add_node(fb::OpType::Linear, {x, w}, y, {.output_min = 0.0f});  // linear + relu
+//   std::vector<uint8_t> payload = b.build();
+//
+// Builder misuse (an unknown tensor, constant data of the wrong size) throws
+// std::invalid_argument. The runtime's verifier decides whether a payload is valid.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backends/vulkan/runtime/payload_format.h"
+
+namespace pteron::vulkan {
+
+struct NodeAttrs {
+  float alpha = 1.0f;
+  float output_min = -INFINITY;
+  float output_max = INFINITY;
+  std::vector<uint32_t> stride, padding, dilation;  // Conv2d: [h, w]
+  uint32_t groups = 1;                              // Conv2d
+  float eps = 1e-5f;                                // LayerNorm
+  bool has_weight = false, has_bias = false;        // LayerNorm
+  std::vector<uint32_t> perm;                       // Permute
+};
+
+class PayloadBuilder {
+ public:
+  uint32_t add_tensor(std::vector<uint32_t> dims);  // internal to the region
+  uint32_t add_constant(std::vector<uint32_t> dims, std::span<const float> data);
+  uint32_t add_input(std::vector<uint32_t> dims, uint32_t arg_index);
+  uint32_t add_output(std::vector<uint32_t> dims, uint32_t arg_index);
+  void add_node(fb::OpType op, std::vector<uint32_t> inputs, uint32_t output, NodeAttrs attrs = {});
+  // Serialises [flatbuffer][padding][constant blob].
+  std::vector<uint8_t> build() const;
+
+ private:
+  struct TensorDef {
+    std::vector<uint32_t> dims;
+    fb::ExternalKind external = fb::ExternalKind::Internal;
+    uint32_t arg_index = 0;
+    bool is_constant = false;
+    uint64_t constant_offset = 0, constant_size = 0;
+  };
+  struct NodeDef {
+    fb::OpType op;
+    std::vector<uint32_t> inputs;
+    uint32_t output;
+    NodeAttrs attrs;
+  };
+  uint32_t add(TensorDef t);
+  std::vector<TensorDef> tensors_;
+  std::vector<NodeDef> nodes_;
+  std::vector<uint8_t> blob_;
+};
+
+}  // namespace pteron::vulkan

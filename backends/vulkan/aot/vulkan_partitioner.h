@@ -1,0 +1,31 @@
+// The compiler's Vulkan partitioner ("vulkan" in --backends): a support table keyed by op,
+// dtype and shape with a reason for every refusal, a boundary-cost rule that gives back
+// regions too small to repay a GPU submit, and lowering of a region to a PVK1 payload.
+#pragma once
+
+#include <string>
+
+#include "compiler/partition/partitioner.h"
+
+namespace pteron::vulkan {
+
+class VulkanPartitioner final : public compiler::Partitioner {
+ public:
+  std::string name() const override { return "vulkan"; }
+  std::string backend_id() const override;
+  compiler::LoweredRegion lower(const compiler::ir::Graph& graph,
+                                const compiler::Region& region) const override;
+  compiler::SupportDecision supports(const compiler::ir::Graph& graph,
+                                     const compiler::ir::Node& node) const override;
+  compiler::SupportDecision worth_delegating(const compiler::ir::Graph& graph,
+                                             const compiler::Region& region) const override;
+};
+
+// Multiply-adds (matmuls) or elements (others) a region computes: the work the boundary-cost
+// rule weighs against the bytes crossing into the delegate.
+double region_work(const compiler::ir::Graph& graph, const compiler::Region& region);
+
+// Regions doing less work than this are not worth a submit, a fence wait and two copies.
+constexpr double kMinRegionWork = 1 << 16;
+
+}  // namespace pteron::vulkan

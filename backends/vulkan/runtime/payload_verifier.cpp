@@ -1,0 +1,408 @@
+#include "backends/vulkan/runtime/payload_verifier.h"
+
+#include <cmath>
+#include <vector>
+
+#include "flatbuffers/flatbuffers.h"
+
+namespace pteron {
+namespace vulkan {
+
+const char* op_name(fb::OpType op) {
+  switch (op) {
+    case fb::OpType::Linear:
+      return "linear";
+    case fb::OpType::MatMul:
+      return "matmul";
+    case fb::OpType::Add:
+      return "add";
+    case fb::OpType::Sub:
+      return "sub";
+    case fb::OpType::Mul:
+      return "mul";
+    case fb::OpType::Clamp:
+      return "clamp";
+    case fb::OpType::Softmax:
+      return "softmax";
+    case fb::OpType::Conv2d:
+      return "conv2d";
+    case fb::OpType::LayerNorm:
+      return "layer_norm";
+    case fb::OpType::Mean:
+      return "mean";
+    case fb::OpType::Reshape:
+      return "reshape";
+    case fb::OpType::Permute:
+      return "permute";
+    case fb::OpType::BatchMatMul:
+      return "bmm";
+    default:
+      return "?";
+  }
+}
+
+uint64_t tensor_numel(const fb::Tensor& t) {
+  uint64_t n = 1;
+  if (t.dims() != nullptr) {
+    for (uint32_t d : *t.dims()) n *= d;
+  }
+  return n;
+}
+
+namespace {
+
+constexpr uint32_t kNotWritten = 0xffffffffu;
+
+uint32_t rank(const fb::Tensor& t) { return t.dims() ? t.dims()->size() : 0; }
+uint32_t dim(const fb::Tensor& t, uint32_t i) { return t.dims()->Get(i); }
+
+Error verify_tensor(const fb::Payload& p, uint32_t i, const fb::Tensor* t) {
+  if (t == nullptr) return fail(Error::InvalidProgram, "Vulkan payload: tensor %u is null", i);
+  if (t->dtype() != fb::DataType::Float32) {
+    return fail(Error::InvalidProgram, "Vulkan payload: tensor %u has dtype %d (only Float32)", i,
+                static_cast<int>(t->dtype()));
+  }
+  if (rank(*t) > kMaxDims) {
+    return fail(Error::InvalidProgram, "Vulkan payload: tensor %u has %u dims (at most %zu)", i,
+                rank(*t), kMaxDims);
+  }
+  uint64_t bytes = 4;
+  for (uint32_t d = 0; d < rank(*t); ++d) {
+    const uint64_t size = dim(*t, d);
+    if (size < 1 || size > kMaxDimSize) {
+      return fail(Error::InvalidProgram, "Vulkan payload: tensor %u dim %u is %llu", i, d,
+                  static_cast<unsigned long long>(size));
+    }
+    bytes *= size;
+    if (bytes > kMaxTensorBytes) {
+      return fail(Error::InvalidProgram, "Vulkan payload: tensor %u is larger than %llu bytes", i,
+                  static_cast<unsigned long long>(kMaxTensorBytes));
+    }
+  }
+  if (static_cast<uint8_t>(t->external()) > static_cast<uint8_t>(fb::ExternalKind::Output)) {
+    return fail(Error::InvalidProgram, "Vulkan payload: tensor %u has unknown external kind %d", i,
+                static_cast<int>(t->external()));
+  }
+  if (t->is_constant()) {
+    if (t->external() != fb::ExternalKind::Internal) {
+      return fail(Error::InvalidProgram, "Vulkan payload: tensor %u is constant and external", i);
+    }
+    if (t->constant_size() != bytes || t->constant_offset() > p.constant_data_size() ||
+        p.constant_data_size() - t->constant_offset() < bytes) {
+      return fail(Error::InvalidProgram,
+                  "Vulkan payload: constant tensor %u range [%llu, +%llu) does not hold its %llu "
+                  "bytes inside the %llu-byte blob",
+                  i, static_cast<unsigned long long>(t->constant_offset()),
+                  static_cast<unsigned long long>(t->constant_size()),
+                  static_cast<unsigned long long>(bytes),
+                  static_cast<unsigned long long>(p.constant_data_size()));
+    }
+  }
+  return Error::Ok;
+}
+
+// Numpy broadcasting of `a` to `out`: right-aligned, each dim equal or 1.
+bool broadcasts_to(const fb::Tensor& a, const fb::Tensor& out) {
+  if (rank(a) > rank(out)) return false;
+  const uint32_t shift = rank(out) - rank(a);
+  for (uint32_t d = 0; d < rank(a); ++d) {
+    const uint32_t s = dim(a, d);
+    if (s != 1 && s != dim(out, d + shift)) return false;
+  }
+  return true;
+}
+
+bool same_dims(const fb::Tensor& a, const fb::Tensor& b) {
+  if (rank(a) != rank(b)) return false;
+  for (uint32_t d = 0; d < rank(a); ++d) {
+    if (dim(a, d) != dim(b, d)) return false;
+  }
+  return true;
+}
+
+Error shape_error(uint32_t n, fb::OpType op, const char* what) {
+  return fail(Error::InvalidProgram, "Vulkan payload: node %u (%s): %s", n, op_name(op), what);
+}
+
+// Checks a 2-element attribute list with every entry >= `min`.
+bool pair_at_least(const flatbuffers::Vector<uint32_t>* v, uint32_t min) {
+  return v != nullptr && v->size() == 2 && v->Get(0) >= min && v->Get(1) >= min &&
+         v->Get(0) <= 0xffff && v->Get(1) <= 0xffff;
+}
+
+Error verify_conv2d(uint32_t n, const fb::Node& node, const fb::Payload& p) {
+  const auto& ts = *p.tensors();
+  const fb::OpType op = node.op();
+  const auto& in = *node.inputs();
+  if (in.size() < 2 || in.size() > 3) return shape_error(n, op, "needs 2 or 3 inputs");
+  const fb::Tensor& x = *ts.Get(in.Get(0));
+  const fb::Tensor& w = *ts.Get(in.Get(1));
+  const fb::Tensor& out = *ts.Get(node.outputs()->Get(0));
+  if (rank(x) != 4 || rank(w) != 4 || rank(out) != 4) {
+    return shape_error(n, op, "input, weight and output must be 4-D (NCHW, OIHW)");
+  }
+  if (!pair_at_least(node.stride(), 1) || !pair_at_least(node.padding(), 0) ||
+      !pair_at_least(node.dilation(), 1)) {
+    return shape_error(n, op,
+                       "stride, padding and dilation need 2 entries (stride, dilation >= 1)");
+  }
+  const uint32_t groups = node.groups();
+  const uint32_t c = dim(x, 1), oc = dim(w, 0);
+  if (groups < 1 || c % groups != 0 || oc % groups != 0 || dim(w, 1) != c / groups) {
+    return shape_error(n, op, "groups must divide C and OC, and weight dim 1 be C / groups");
+  }
+  if (in.size() == 3) {
+    const fb::Tensor& b = *ts.Get(in.Get(2));
+    if (rank(b) != 1 || dim(b, 0) != oc) return shape_error(n, op, "bias must be [OC]");
+  }
+  for (uint32_t s = 0; s < 2; ++s) {
+    const int64_t size = dim(x, 2 + s), k = dim(w, 2 + s);
+    const int64_t span = int64_t{node.dilation()->Get(s)} * (k - 1) + 1;
+    const int64_t padded = size + 2 * int64_t{node.padding()->Get(s)};
+    const int64_t o = padded < span ? 0 : (padded - span) / node.stride()->Get(s) + 1;
+    if (o < 1 || o != dim(out, 2 + s)) {
+      return shape_error(n, op, "output spatial size does not follow from the attributes");
+    }
+  }
+  if (dim(out, 0) != dim(x, 0) || dim(out, 1) != oc) {
+    return shape_error(n, op, "output must be [N, OC, OH, OW]");
+  }
+  if (!(node.output_min() <= node.output_max())) {
+    return shape_error(n, op, "output_min > output_max (or NaN)");
+  }
+  return Error::Ok;
+}
+
+Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
+  const auto& ts = *p.tensors();
+  const fb::OpType op = node.op();
+  const auto& in = *node.inputs();
+  const fb::Tensor& out = *ts.Get(node.outputs()->Get(0));
+  const fb::Tensor& x = *ts.Get(in.Get(0));
+  switch (op) {
+    case fb::OpType::Linear:
+    case fb::OpType::MatMul: {
+      if (in.size() < 2 || in.size() > 3) return shape_error(n, op, "needs 2 or 3 inputs");
+      const fb::Tensor& w = *ts.Get(in.Get(1));
+      if (rank(x) < 1 || rank(w) != 2) {
+        return shape_error(n, op, "input must have >= 1 dim and the weight 2");
+      }
+      const uint32_t k = dim(x, rank(x) - 1);
+      const bool transposed = op == fb::OpType::Linear;
+      const uint32_t wk = transposed ? dim(w, 1) : dim(w, 0);
+      const uint32_t wn = transposed ? dim(w, 0) : dim(w, 1);
+      if (wk != k) return shape_error(n, op, "weight and input disagree on K");
+      if (in.size() == 3) {
+        const fb::Tensor& b = *ts.Get(in.Get(2));
+        if (rank(b) != 1 || dim(b, 0) != wn) return shape_error(n, op, "bias must be [N]");
+      }
+      if (rank(out) != rank(x) || dim(out, rank(out) - 1) != wn) {
+        return shape_error(n, op, "output must be the input's sizes with N last");
+      }
+      for (uint32_t d = 0; d + 1 < rank(x); ++d) {
+        if (dim(out, d) != dim(x, d)) {
+          return shape_error(n, op, "output must be the input's sizes with N last");
+        }
+      }
+      return Error::Ok;
+    }
+    case fb::OpType::Add:
+    case fb::OpType::Sub:
+    case fb::OpType::Mul: {
+      if (in.size() != 2) return shape_error(n, op, "needs 2 inputs");
+      const fb::Tensor& y = *ts.Get(in.Get(1));
+      if (!broadcasts_to(x, out) || !broadcasts_to(y, out)) {
+        return shape_error(n, op, "inputs do not broadcast to the output's sizes");
+      }
+      // The output is exactly the broadcast shape (no input is larger in any dim).
+      for (uint32_t d = 0; d < rank(out); ++d) {
+        const uint32_t dx = d + rank(x) >= rank(out) ? dim(x, d + rank(x) - rank(out)) : 1;
+        const uint32_t dy = d + rank(y) >= rank(out) ? dim(y, d + rank(y) - rank(out)) : 1;
+        if (dim(out, d) != (dx > dy ? dx : dy)) {
+          return shape_error(n, op, "output is not the broadcast of the inputs' sizes");
+        }
+      }
+      if (!std::isfinite(node.alpha())) return shape_error(n, op, "alpha is not finite");
+      return Error::Ok;
+    }
+    case fb::OpType::Clamp:
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      if (!same_dims(x, out)) return shape_error(n, op, "output sizes differ from the input's");
+      if (!(node.output_min() <= node.output_max())) {
+        return shape_error(n, op, "output_min > output_max (or NaN)");
+      }
+      return Error::Ok;
+    case fb::OpType::Softmax:
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      if (rank(x) < 1 || !same_dims(x, out)) {
+        return shape_error(n, op, "needs >= 1 dim and output sizes equal to the input's");
+      }
+      return Error::Ok;
+    case fb::OpType::Conv2d:
+      return verify_conv2d(n, node, p);
+    case fb::OpType::BatchMatMul: {
+      if (in.size() != 2) return shape_error(n, op, "needs 2 inputs");
+      const fb::Tensor& y = *ts.Get(in.Get(1));
+      if (rank(x) != 3 || rank(y) != 3 || rank(out) != 3 || dim(x, 0) != dim(y, 0) ||
+          dim(x, 2) != dim(y, 1) || dim(out, 0) != dim(x, 0) || dim(out, 1) != dim(x, 1) ||
+          dim(out, 2) != dim(y, 2)) {
+        return shape_error(n, op, "needs a[B, M, K], b[B, K, N] and out[B, M, N]");
+      }
+      return Error::Ok;
+    }
+    case fb::OpType::Permute: {
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      const auto* perm = node.perm();
+      if (perm == nullptr || perm->size() != rank(x) || rank(out) != rank(x)) {
+        return shape_error(n, op, "perm must have one entry per dim");
+      }
+      uint32_t seen = 0;
+      for (uint32_t d = 0; d < perm->size(); ++d) {
+        const uint32_t from = perm->Get(d);
+        if (from >= rank(x) || (seen >> from) & 1u || dim(out, d) != dim(x, from)) {
+          return shape_error(n, op, "perm is not a permutation matching the output's sizes");
+        }
+        seen |= 1u << from;
+      }
+      return Error::Ok;
+    }
+    case fb::OpType::Reshape:
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      if (tensor_numel(x) != tensor_numel(out)) return shape_error(n, op, "element counts differ");
+      return Error::Ok;
+    case fb::OpType::Mean: {
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      // Output = the input's first k dims, then only 1s; the mean runs over the rest.
+      uint32_t k = rank(out);
+      while (k > 0 && dim(out, k - 1) == 1) --k;
+      bool ok = k <= rank(x);
+      for (uint32_t d = 0; ok && d < k; ++d) ok = dim(out, d) == dim(x, d);
+      if (!ok || tensor_numel(x) % tensor_numel(out) != 0) {
+        return shape_error(n, op, "output must be the input's leading dims (then 1s)");
+      }
+      return Error::Ok;
+    }
+    case fb::OpType::LayerNorm: {
+      const uint32_t want = 1u + node.has_weight() + node.has_bias();
+      if (in.size() != want || (node.has_bias() && !node.has_weight())) {
+        return shape_error(n, op, "inputs must be x[, weight[, bias]] as has_weight/has_bias say");
+      }
+      if (rank(x) < 1 || !same_dims(x, out)) {
+        return shape_error(n, op, "needs >= 1 dim and output sizes equal to the input's");
+      }
+      const uint32_t d = dim(x, rank(x) - 1);
+      for (uint32_t k = 1; k < in.size(); ++k) {
+        const fb::Tensor& t = *ts.Get(in.Get(k));
+        if (rank(t) != 1 || dim(t, 0) != d) return shape_error(n, op, "weight/bias must be [D]");
+      }
+      if (!(node.eps() >= 0.0f) || !std::isfinite(node.eps())) {
+        return shape_error(n, op, "eps must be finite and >= 0");
+      }
+      return Error::Ok;
+    }
+    default:
+      return fail(Error::InvalidProgram, "Vulkan payload: node %u has unknown op %d", n,
+                  static_cast<int>(op));
+  }
+}
+
+}  // namespace
+
+Error verify_payload(Span<const uint8_t> payload, const fb::Payload** out) {
+  flatbuffers::Verifier verifier(payload.data(), payload.size());
+  if (payload.size() < 8 || !flatbuffers::BufferHasIdentifier(payload.data(), "PVK1") ||
+      !verifier.VerifyBuffer<fb::Payload>("PVK1")) {
+    return fail(Error::InvalidProgram, "Vulkan payload: not a valid PVK1 flatbuffer (%zu bytes)",
+                payload.size());
+  }
+  const fb::Payload& p = *flatbuffers::GetRoot<fb::Payload>(payload.data());
+  if (p.version() != kPayloadVersion) {
+    return fail(Error::NotSupported, "Vulkan payload version %u, this runtime reads %u",
+                p.version(), kPayloadVersion);
+  }
+  if (p.constant_data_offset() % kConstantAlignment != 0 ||
+      p.constant_data_offset() > payload.size() ||
+      payload.size() - p.constant_data_offset() < p.constant_data_size()) {
+    return fail(Error::InvalidProgram,
+                "Vulkan payload: constant blob [%llu, +%llu) is outside the %zu-byte payload",
+                static_cast<unsigned long long>(p.constant_data_offset()),
+                static_cast<unsigned long long>(p.constant_data_size()), payload.size());
+  }
+  if (p.tensors() == nullptr || p.tensors()->size() == 0 || p.tensors()->size() > kMaxTensors ||
+      p.nodes() == nullptr || p.nodes()->size() == 0 || p.nodes()->size() > kMaxNodes) {
+    return fail(Error::InvalidProgram, "Vulkan payload: needs 1..%zu tensors and 1..%zu nodes",
+                kMaxTensors, kMaxNodes);
+  }
+  const auto& ts = *p.tensors();
+  const uint32_t num_tensors = ts.size();
+  uint32_t num_inputs = 0, num_outputs = 0;
+  for (uint32_t i = 0; i < num_tensors; ++i) {
+    PTERON_TRY(verify_tensor(p, i, ts.Get(i)));
+    num_inputs += ts.Get(i)->external() == fb::ExternalKind::Input;
+    num_outputs += ts.Get(i)->external() == fb::ExternalKind::Output;
+  }
+  if (num_outputs == 0) return fail(Error::InvalidProgram, "Vulkan payload: no outputs");
+  // Arguments: inputs take 0..num_inputs-1, outputs the rest, each index exactly once.
+  std::vector<bool> arg_seen(num_inputs + num_outputs, false);
+  for (uint32_t i = 0; i < num_tensors; ++i) {
+    const fb::Tensor& t = *ts.Get(i);
+    if (t.external() == fb::ExternalKind::Internal) continue;
+    const bool input = t.external() == fb::ExternalKind::Input;
+    const uint32_t a = t.arg_index();
+    const bool in_range = input ? a < num_inputs : (a >= num_inputs && a < arg_seen.size());
+    if (!in_range || arg_seen[a]) {
+      return fail(Error::InvalidProgram,
+                  "Vulkan payload: tensor %u has arg_index %u (inputs take 0..%u, outputs "
+                  "%u..%u, each once)",
+                  i, a, num_inputs - 1, num_inputs, num_inputs + num_outputs - 1);
+    }
+    arg_seen[a] = true;
+  }
+  // Data flow: a node reads constants, inputs or earlier nodes' outputs and writes one
+  // tensor that nothing wrote before.
+  std::vector<uint32_t> writer(num_tensors, kNotWritten);
+  const auto& nodes = *p.nodes();
+  for (uint32_t n = 0; n < nodes.size(); ++n) {
+    const fb::Node* node = nodes.Get(n);
+    if (node == nullptr || node->inputs() == nullptr || node->outputs() == nullptr ||
+        node->inputs()->size() == 0 || node->outputs()->size() != 1) {
+      return fail(Error::InvalidProgram,
+                  "Vulkan payload: node %u needs inputs and exactly one output", n);
+    }
+    for (uint32_t t : *node->inputs()) {
+      if (t >= num_tensors) {
+        return fail(Error::InvalidProgram, "Vulkan payload: node %u reads tensor %u of %u", n, t,
+                    num_tensors);
+      }
+      const fb::Tensor& in = *ts.Get(t);
+      if (!in.is_constant() && in.external() != fb::ExternalKind::Input &&
+          writer[t] == kNotWritten) {
+        return fail(Error::InvalidProgram,
+                    "Vulkan payload: node %u reads tensor %u before anything writes it", n, t);
+      }
+    }
+    const uint32_t o = node->outputs()->Get(0);
+    if (o >= num_tensors || ts.Get(o)->is_constant() ||
+        ts.Get(o)->external() == fb::ExternalKind::Input || writer[o] != kNotWritten) {
+      return fail(Error::InvalidProgram,
+                  "Vulkan payload: node %u writes tensor %u, which is out of range, a constant, "
+                  "an input or already written",
+                  n, o);
+    }
+    for (uint32_t t : *node->inputs()) {
+      if (t == o) return fail(Error::InvalidProgram, "Vulkan payload: node %u reads its output", n);
+    }
+    PTERON_TRY(verify_shapes(n, *node, p));
+    writer[o] = n;
+  }
+  for (uint32_t i = 0; i < num_tensors; ++i) {
+    if (ts.Get(i)->external() == fb::ExternalKind::Output && writer[i] == kNotWritten) {
+      return fail(Error::InvalidProgram, "Vulkan payload: output tensor %u is never written", i);
+    }
+  }
+  *out = &p;
+  return Error::Ok;
+}
+
+}  // namespace vulkan
+}  // namespace pteron

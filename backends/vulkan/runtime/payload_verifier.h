@@ -1,0 +1,23 @@
+// Checks an untrusted Vulkan payload completely (flatbuffer structure, version, tensor shapes
+// and constant ranges, node arity and shape rules, data flow, argument indices) before the
+// backend allocates anything from it.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/vulkan/runtime/payload_format.h"
+#include "runtime/core/error.h"
+#include "runtime/core/span.h"
+
+namespace pteron {
+namespace vulkan {
+
+// On success `*out` points at the payload's root. Errors: InvalidProgram with a message naming
+// the tensor or node and what is wrong.
+Error verify_payload(Span<const uint8_t> payload, const fb::Payload** out);
+
+// Elements of a verified tensor.
+uint64_t tensor_numel(const fb::Tensor& t);
+
+}  // namespace vulkan
+}  // namespace pteron

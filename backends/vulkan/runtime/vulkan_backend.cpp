@@ -1,0 +1,685 @@
+#include "backends/vulkan/runtime/vulkan_backend.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "backends/vulkan/runtime/payload_verifier.h"
+#include "backends/vulkan/runtime/vulkan_context.h"
+#include "runtime/executor/method.h"
+
+namespace pteron {
+namespace vulkan {
+namespace {
+
+constexpr uint32_t kLocalSize = 64;  // elementwise and softmax shaders
+constexpr uint32_t kTile = 16;       // linear shader
+
+std::atomic<LinearShader> g_linear_shader{LinearShader::Auto};
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+struct External {
+  uint32_t tensor;
+  uint32_t arg_index;
+  bool is_input;
+  uint64_t staging_offset;
+  uint64_t nbytes;
+  uint32_t rank;
+  uint32_t dims[kMaxDims];
+};
+
+struct Dispatch {
+  VkPipeline pipeline;
+  VkDescriptorSet set;
+  uint8_t push[kPushConstantBytes];
+  uint32_t push_size;
+  uint32_t groups_x, groups_y, groups_z = 1;
+};
+
+struct Delegate {
+  Context* ctx = nullptr;
+  const fb::Payload* payload = nullptr;  // during init only
+  std::vector<uint64_t> offsets;         // device-buffer offset per tensor
+  std::vector<External> externals;
+  std::vector<Dispatch> dispatches;
+  uint32_t num_args = 0;
+  VkBuffer device_buffer = VK_NULL_HANDLE;
+  VkDeviceMemory device_memory = VK_NULL_HANDLE;
+  uint64_t device_bytes = 0;
+  uint64_t dummy_offset = 0;  // 16 bytes bound to bindings a shader does not use
+  VkBuffer staging_buffer = VK_NULL_HANDLE;
+  VkDeviceMemory staging_memory = VK_NULL_HANDLE;
+  uint8_t* staging = nullptr;  // mapped
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  std::mutex mutex;  // one call at a time per delegate
+  int recordings = 0;
+
+  ~Delegate() {
+    if (ctx == nullptr) return;
+    VkDevice dev = ctx->device;
+    if (fence) vkDestroyFence(dev, fence, nullptr);
+    if (command_pool) vkDestroyCommandPool(dev, command_pool, nullptr);
+    if (pool) vkDestroyDescriptorPool(dev, pool, nullptr);
+    if (staging_buffer) vkDestroyBuffer(dev, staging_buffer, nullptr);
+    if (staging_memory) vkFreeMemory(dev, staging_memory, nullptr);
+    if (device_buffer) vkDestroyBuffer(dev, device_buffer, nullptr);
+    if (device_memory) vkFreeMemory(dev, device_memory, nullptr);
+  }
+};
+
+Error vk_fail(const char* what, VkResult r) {
+  return fail(r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY
+                  ? Error::OutOfMemory
+                  : Error::DelegateFailed,
+              "Vulkan delegate: %s failed (%s)", what, vk_result_name(r));
+}
+
+Error make_buffer(Context& c, uint64_t size, VkBufferUsageFlags usage,
+                  VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred, VkBuffer* buffer,
+                  VkDeviceMemory* memory) {
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = size;
+  bci.usage = usage;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkResult r = vkCreateBuffer(c.device, &bci, nullptr, buffer);
+  if (r != VK_SUCCESS) return vk_fail("vkCreateBuffer", r);
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(c.device, *buffer, &req);
+  const int32_t type = c.memory_type(req.memoryTypeBits, required, preferred);
+  if (type < 0) {
+    return fail(Error::NotSupported, "Vulkan delegate: device %s has no suitable memory type",
+                c.properties.deviceName);
+  }
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = static_cast<uint32_t>(type);
+  r = vkAllocateMemory(c.device, &mai, nullptr, memory);
+  if (r != VK_SUCCESS) return vk_fail("vkAllocateMemory", r);
+  r = vkBindBufferMemory(c.device, *buffer, *memory, 0);
+  if (r != VK_SUCCESS) return vk_fail("vkBindBufferMemory", r);
+  return Error::Ok;
+}
+
+const fb::Tensor& tensor(const Delegate& d, uint32_t i) { return *d.payload->tensors()->Get(i); }
+uint64_t nbytes(const fb::Tensor& t) { return tensor_numel(t) * 4; }
+
+template <typename T>
+void put(Dispatch& dp, const T& params) {
+  static_assert(sizeof(T) <= kPushConstantBytes, "push constants too large");
+  memcpy(dp.push, &params, sizeof(T));
+  dp.push_size = static_cast<uint32_t>(sizeof(T));
+}
+
+uint32_t groups_for(uint64_t work, uint32_t per_group, uint32_t limit) {
+  const uint64_t g = (work + per_group - 1) / per_group;
+  return g == 0 ? 1 : (g > limit ? limit : static_cast<uint32_t>(g));
+}
+
+// Shader parameters and grid of one node (the payload is verified).
+Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatch& dp,
+                    const char** shader) {
+  const VkPhysicalDeviceLimits& lim = d.ctx->properties.limits;
+  const fb::Tensor& out = tensor(d, node.outputs()->Get(0));
+  const fb::Tensor& x = tensor(d, node.inputs()->Get(0));
+  const uint64_t numel = tensor_numel(out);
+  switch (node.op()) {
+    case fb::OpType::Linear:
+    case fb::OpType::MatMul:
+    case fb::OpType::BatchMatMul: {
+      struct {
+        uint32_t m, n, k, w_transposed, has_bias;
+        float lo, hi;
+        uint32_t a_batch_stride, w_batch_stride, out_batch_stride;
+      } p{};
+      const bool batched = node.op() == fb::OpType::BatchMatMul;
+      const uint32_t batches = batched ? out.dims()->Get(0) : 1;
+      p.k = x.dims()->Get(x.dims()->size() - 1);
+      p.n = out.dims()->Get(out.dims()->size() - 1);
+      p.m = static_cast<uint32_t>(numel / p.n / batches);
+      if (batched) {
+        p.a_batch_stride = p.m * p.k;
+        p.w_batch_stride = p.k * p.n;
+        p.out_batch_stride = p.m * p.n;
+      }
+      dp.groups_z = batches;
+      p.w_transposed = node.op() == fb::OpType::Linear;
+      p.has_bias = node.inputs()->size() == 3;
+      p.lo = node.output_min();
+      p.hi = node.output_max();
+      put(dp, p);
+      // CPU implementations run the barrier-free shader (see linear_direct.comp).
+      const LinearShader choice = g_linear_shader.load();
+      const bool direct = choice == LinearShader::Direct ||
+                          (choice == LinearShader::Auto &&
+                           d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
+      dp.groups_x = direct ? (p.n + kLocalSize - 1) / kLocalSize : (p.n + kTile - 1) / kTile;
+      dp.groups_y = direct ? p.m : (p.m + kTile - 1) / kTile;
+      if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
+          dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
+          dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
+        return fail(Error::NotSupported,
+                    "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size", n,
+                    op_name(node.op()), p.m, p.n);
+      }
+      *shader = direct ? "linear_direct" : "linear";
+      return Error::Ok;
+    }
+    case fb::OpType::Add:
+    case fb::OpType::Sub:
+    case fb::OpType::Mul: {
+      struct {
+        uint32_t numel, op;
+        float alpha;
+        uint32_t rank, dims[6], stride0[6], stride1[6];
+      } p{};
+      p.numel = static_cast<uint32_t>(numel);
+      p.op = node.op() == fb::OpType::Add ? 0 : (node.op() == fb::OpType::Sub ? 1 : 2);
+      p.alpha = node.alpha();
+      p.rank = out.dims()->size();
+      for (uint32_t i = 0; i < p.rank; ++i) p.dims[i] = out.dims()->Get(i);
+      for (int which = 0; which < 2; ++which) {
+        const fb::Tensor& t = tensor(d, node.inputs()->Get(which));
+        uint32_t* strides = which == 0 ? p.stride0 : p.stride1;
+        const uint32_t shift = p.rank - t.dims()->size();
+        uint32_t s = 1;
+        for (uint32_t i = t.dims()->size(); i-- > 0;) {
+          const uint32_t size = t.dims()->Get(i);
+          strides[i + shift] = size == 1 ? 0 : s;  // broadcast dims read element 0
+          s *= size;
+        }
+      }
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "binary";
+      return Error::Ok;
+    }
+    case fb::OpType::Clamp: {
+      struct {
+        uint32_t numel;
+        float lo, hi;
+      } p{static_cast<uint32_t>(numel), node.output_min(), node.output_max()};
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "clamp";
+      return Error::Ok;
+    }
+    case fb::OpType::Softmax: {
+      struct {
+        uint32_t rows, cols;
+      } p;
+      p.cols = x.dims()->Get(x.dims()->size() - 1);
+      p.rows = static_cast<uint32_t>(numel / p.cols);
+      put(dp, p);
+      dp.groups_x = groups_for(p.rows, 1, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "softmax";
+      return Error::Ok;
+    }
+    case fb::OpType::Conv2d: {
+      struct {
+        uint32_t numel, c, h, w, oc, oh, ow, kh, kw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w,
+            groups, has_bias;
+        float lo, hi;
+      } p;
+      const fb::Tensor& w = tensor(d, node.inputs()->Get(1));
+      p.numel = static_cast<uint32_t>(numel);
+      p.c = x.dims()->Get(1);
+      p.h = x.dims()->Get(2);
+      p.w = x.dims()->Get(3);
+      p.oc = out.dims()->Get(1);
+      p.oh = out.dims()->Get(2);
+      p.ow = out.dims()->Get(3);
+      p.kh = w.dims()->Get(2);
+      p.kw = w.dims()->Get(3);
+      p.stride_h = node.stride()->Get(0);
+      p.stride_w = node.stride()->Get(1);
+      p.pad_h = node.padding()->Get(0);
+      p.pad_w = node.padding()->Get(1);
+      p.dil_h = node.dilation()->Get(0);
+      p.dil_w = node.dilation()->Get(1);
+      p.groups = node.groups();
+      p.has_bias = node.inputs()->size() == 3;
+      p.lo = node.output_min();
+      p.hi = node.output_max();
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "conv2d";
+      return Error::Ok;
+    }
+    case fb::OpType::LayerNorm: {
+      struct {
+        uint32_t rows, cols;
+        float eps;
+        uint32_t has_weight, has_bias;
+      } p;
+      p.cols = x.dims()->Get(x.dims()->size() - 1);
+      p.rows = static_cast<uint32_t>(numel / p.cols);
+      p.eps = node.eps();
+      p.has_weight = node.has_weight();
+      p.has_bias = node.has_bias();
+      put(dp, p);
+      dp.groups_x = groups_for(p.rows, 1, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "layer_norm";
+      return Error::Ok;
+    }
+    case fb::OpType::Permute: {  // the binary shader's strided copy (op 3)
+      struct {
+        uint32_t numel, op;
+        float alpha;
+        uint32_t rank, dims[6], stride0[6], stride1[6];
+      } p{};
+      p.numel = static_cast<uint32_t>(numel);
+      p.op = 3;
+      p.rank = out.dims()->size();
+      uint32_t in_strides[kMaxDims];
+      uint32_t s = 1;
+      for (uint32_t i = p.rank; i-- > 0;) {
+        in_strides[i] = s;
+        s *= x.dims()->Get(i);
+      }
+      for (uint32_t i = 0; i < p.rank; ++i) {
+        p.dims[i] = out.dims()->Get(i);
+        p.stride0[i] = in_strides[node.perm()->Get(i)];
+      }
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "binary";
+      return Error::Ok;
+    }
+    case fb::OpType::Mean: {
+      struct {
+        uint32_t rows, cols;
+      } p;
+      p.rows = static_cast<uint32_t>(numel);
+      p.cols = static_cast<uint32_t>(tensor_numel(x) / numel);
+      put(dp, p);
+      dp.groups_x = groups_for(p.rows, 1, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "mean";
+      return Error::Ok;
+    }
+    case fb::OpType::Reshape: {  // a copy: clamp to [-inf, inf] passes every value, NaN too
+      struct {
+        uint32_t numel;
+        float lo, hi;
+      } p{static_cast<uint32_t>(numel), -std::numeric_limits<float>::infinity(),
+          std::numeric_limits<float>::infinity()};
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.groups_y = 1;
+      *shader = "clamp";
+      return Error::Ok;
+    }
+    default:
+      return fail(Error::InvalidProgram, "Vulkan delegate: node %u has an unknown op", n);
+  }
+}
+
+// Lays every tensor out in one device buffer and the externals in one staging buffer.
+Error plan_memory(Delegate& d, uint64_t* staging_bytes, uint64_t* constant_bytes) {
+  const VkPhysicalDeviceLimits& lim = d.ctx->properties.limits;
+  const uint64_t align =
+      lim.minStorageBufferOffsetAlignment > 16 ? lim.minStorageBufferOffsetAlignment : 16;
+  const auto& ts = *d.payload->tensors();
+  d.offsets.resize(ts.size());
+  uint64_t offset = 0, staging = 0, constants = 0;
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    const fb::Tensor& t = *ts.Get(i);
+    const uint64_t bytes = nbytes(t);
+    if (bytes > lim.maxStorageBufferRange) {
+      return fail(Error::NotSupported,
+                  "Vulkan delegate: tensor %u (%llu bytes) exceeds the device's storage buffer "
+                  "range (%u bytes)",
+                  i, static_cast<unsigned long long>(bytes), lim.maxStorageBufferRange);
+    }
+    d.offsets[i] = offset;
+    offset = align_up(offset + bytes, align);
+    if (t.external() != fb::ExternalKind::Internal) {
+      const bool input = t.external() == fb::ExternalKind::Input;
+      External e{i, t.arg_index(), input, staging, bytes, t.dims() ? t.dims()->size() : 0, {}};
+      for (uint32_t k = 0; k < e.rank; ++k) e.dims[k] = t.dims()->Get(k);
+      d.externals.push_back(e);
+      staging = align_up(staging + bytes, 16);
+    }
+    if (t.is_constant()) constants = align_up(constants + bytes, 16);
+  }
+  d.num_args = static_cast<uint32_t>(d.externals.size());
+  d.dummy_offset = offset;
+  d.device_bytes = offset + align;
+  *staging_bytes = staging > constants ? staging : constants;
+  if (*staging_bytes == 0) *staging_bytes = 16;
+  *constant_bytes = constants;
+  return Error::Ok;
+}
+
+// Runs `record` on a one-time command buffer and waits for it (constant upload at init).
+template <typename F>
+Error submit_and_wait(Delegate& d, F record) {
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VkResult r = vkBeginCommandBuffer(d.commands, &bi);
+  if (r != VK_SUCCESS) return vk_fail("vkBeginCommandBuffer", r);
+  record(d.commands);
+  r = vkEndCommandBuffer(d.commands);
+  if (r != VK_SUCCESS) return vk_fail("vkEndCommandBuffer", r);
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &d.commands;
+  {
+    std::lock_guard<std::mutex> lock(d.ctx->mutex);
+    r = vkQueueSubmit(d.ctx->queue, 1, &si, d.fence);
+  }
+  if (r != VK_SUCCESS) return vk_fail("vkQueueSubmit", r);
+  r = vkWaitForFences(d.ctx->device, 1, &d.fence, VK_TRUE, std::numeric_limits<uint64_t>::max());
+  if (r != VK_SUCCESS) return vk_fail("vkWaitForFences", r);
+  vkResetFences(d.ctx->device, 1, &d.fence);
+  return Error::Ok;
+}
+
+void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access,
+             VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = src_access;
+  mb.dstAccessMask = dst_access;
+  vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+Error record(Delegate& d) {
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VkResult r = vkResetCommandBuffer(d.commands, 0);
+  if (r != VK_SUCCESS) return vk_fail("vkResetCommandBuffer", r);
+  r = vkBeginCommandBuffer(d.commands, &bi);
+  if (r != VK_SUCCESS) return vk_fail("vkBeginCommandBuffer", r);
+  VkCommandBuffer cb = d.commands;
+  std::vector<VkBufferCopy> copies;
+  for (const External& e : d.externals) {
+    if (e.is_input) copies.push_back(VkBufferCopy{e.staging_offset, d.offsets[e.tensor], e.nbytes});
+  }
+  barrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_TRANSFER_READ_BIT);
+  if (!copies.empty()) {
+    vkCmdCopyBuffer(cb, d.staging_buffer, d.device_buffer, static_cast<uint32_t>(copies.size()),
+                    copies.data());
+  }
+  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  for (const Dispatch& dp : d.dispatches) {
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, dp.pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.ctx->pipeline_layout, 0, 1,
+                            &dp.set, 0, nullptr);
+    vkCmdPushConstants(cb, d.ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, dp.push_size,
+                       dp.push);
+    vkCmdDispatch(cb, dp.groups_x, dp.groups_y, dp.groups_z);
+    // Each node reads what earlier nodes wrote.
+    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+  }
+  copies.clear();
+  for (const External& e : d.externals) {
+    if (!e.is_input) {
+      copies.push_back(VkBufferCopy{d.offsets[e.tensor], e.staging_offset, e.nbytes});
+    }
+  }
+  vkCmdCopyBuffer(cb, d.device_buffer, d.staging_buffer, static_cast<uint32_t>(copies.size()),
+                  copies.data());
+  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  r = vkEndCommandBuffer(cb);
+  if (r != VK_SUCCESS) return vk_fail("vkEndCommandBuffer", r);
+  ++d.recordings;
+  return Error::Ok;
+}
+
+Error build(Delegate& d, Span<const uint8_t> processed) {
+  Context& c = *d.ctx;
+  const fb::Payload& p = *d.payload;
+  uint64_t staging_bytes = 0, constant_bytes = 0;
+  PTERON_TRY(plan_memory(d, &staging_bytes, &constant_bytes));
+  PTERON_TRY(make_buffer(c, d.device_bytes,
+                         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                             VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                         0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &d.device_buffer,
+                         &d.device_memory));
+  PTERON_TRY(make_buffer(c, staging_bytes,
+                         VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                         VK_MEMORY_PROPERTY_HOST_CACHED_BIT, &d.staging_buffer, &d.staging_memory));
+  void* mapped = nullptr;
+  VkResult r = vkMapMemory(c.device, d.staging_memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+  if (r != VK_SUCCESS) return vk_fail("vkMapMemory", r);
+  d.staging = static_cast<uint8_t*>(mapped);
+
+  VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  cpi.queueFamilyIndex = c.queue_family;
+  r = vkCreateCommandPool(c.device, &cpi, nullptr, &d.command_pool);
+  if (r != VK_SUCCESS) return vk_fail("vkCreateCommandPool", r);
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = d.command_pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  r = vkAllocateCommandBuffers(c.device, &cai, &d.commands);
+  if (r != VK_SUCCESS) return vk_fail("vkAllocateCommandBuffers", r);
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = vkCreateFence(c.device, &fci, nullptr, &d.fence);
+  if (r != VK_SUCCESS) return vk_fail("vkCreateFence", r);
+
+  // Constants: staged once, copied to the device buffer, then the staging memory is reused
+  // for inputs and outputs.
+  if (constant_bytes > 0) {
+    std::vector<VkBufferCopy> copies;
+    uint64_t at = 0;
+    const uint8_t* blob = processed.data() + p.constant_data_offset();
+    for (uint32_t i = 0; i < p.tensors()->size(); ++i) {
+      const fb::Tensor& t = *p.tensors()->Get(i);
+      if (!t.is_constant()) continue;
+      memcpy(d.staging + at, blob + t.constant_offset(), t.constant_size());
+      copies.push_back(VkBufferCopy{at, d.offsets[i], t.constant_size()});
+      at = align_up(at + t.constant_size(), 16);
+    }
+    PTERON_TRY(submit_and_wait(d, [&](VkCommandBuffer cb) {
+      vkCmdCopyBuffer(cb, d.staging_buffer, d.device_buffer, static_cast<uint32_t>(copies.size()),
+                      copies.data());
+    }));
+  }
+
+  const uint32_t num_nodes = p.nodes()->size();
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, num_nodes * kNumBindings};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dpi.maxSets = num_nodes;
+  dpi.poolSizeCount = 1;
+  dpi.pPoolSizes = &size;
+  r = vkCreateDescriptorPool(c.device, &dpi, nullptr, &d.pool);
+  if (r != VK_SUCCESS) return vk_fail("vkCreateDescriptorPool", r);
+  d.dispatches.resize(num_nodes);
+  const uint64_t dummy = d.dummy_offset;
+  for (uint32_t n = 0; n < num_nodes; ++n) {
+    const fb::Node& node = *p.nodes()->Get(n);
+    Dispatch& dp = d.dispatches[n];
+    const char* shader = nullptr;
+    PTERON_TRY(plan_dispatch(d, n, node, dp, &shader));
+    Result<VkPipeline> pipeline = c.pipeline(shader);
+    if (!pipeline.ok()) return pipeline.error();
+    dp.pipeline = *pipeline;
+    VkDescriptorSetAllocateInfo sai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    sai.descriptorPool = d.pool;
+    sai.descriptorSetCount = 1;
+    sai.pSetLayouts = &c.set_layout;
+    r = vkAllocateDescriptorSets(c.device, &sai, &dp.set);
+    if (r != VK_SUCCESS) return vk_fail("vkAllocateDescriptorSets", r);
+    VkDescriptorBufferInfo infos[kNumBindings];
+    VkWriteDescriptorSet writes[kNumBindings];
+    for (uint32_t b = 0; b < kNumBindings; ++b) {
+      int64_t t = -1;
+      if (b == 0)
+        t = node.outputs()->Get(0);
+      else if (b - 1 < node.inputs()->size())
+        t = node.inputs()->Get(b - 1);
+      infos[b] = t < 0 ? VkDescriptorBufferInfo{d.device_buffer, dummy, 16}
+                       : VkDescriptorBufferInfo{d.device_buffer, d.offsets[t],
+                                                nbytes(tensor(d, static_cast<uint32_t>(t)))};
+      writes[b] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[b].dstSet = dp.set;
+      writes[b].dstBinding = b;
+      writes[b].descriptorCount = 1;
+      writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[b].pBufferInfo = &infos[b];
+    }
+    vkUpdateDescriptorSets(c.device, kNumBindings, writes, 0, nullptr);
+  }
+  return record(d);
+}
+
+Error check_argument(const External& e, const EValue* arg) {
+  const char* role = e.is_input ? "input" : "output";
+  if (arg == nullptr || arg->tag != Tag::Tensor || arg->tensor == nullptr) {
+    return fail(Error::InvalidArgument, "Vulkan delegate arg %u (%s) is not a tensor", e.arg_index,
+                role);
+  }
+  const Tensor& x = *arg->tensor;
+  if (x.dtype() != ScalarType::Float) {
+    return fail(Error::InvalidArgument, "Vulkan delegate arg %u (%s): expected Float, got %s",
+                e.arg_index, role, scalar_type_name(x.dtype()));
+  }
+  const uint32_t rank = e.rank;
+  bool ok = static_cast<uint32_t>(x.dim()) == rank;
+  for (uint32_t i = 0; ok && i < rank; ++i) {
+    ok = static_cast<uint32_t>(x.size(static_cast<int32_t>(i))) == e.dims[i];
+  }
+  if (!ok) {
+    return fail(Error::InvalidArgument,
+                "Vulkan delegate arg %u (%s): sizes differ from the %u-dim shape it was "
+                "compiled for",
+                e.arg_index, role, rank);
+  }
+  int64_t stride = 1;
+  for (uint32_t i = rank; i-- > 0;) {
+    const int32_t di = static_cast<int32_t>(i);
+    if (x.size(di) > 1 && x.stride(di) != stride) {
+      return fail(Error::InvalidArgument,
+                  "Vulkan delegate arg %u (%s) must be contiguous; convert it outside the "
+                  "delegate",
+                  e.arg_index, role);
+    }
+    stride *= x.size(di);
+  }
+  if (x.mutable_data() == nullptr) {
+    return fail(Error::InvalidArgument, "Vulkan delegate arg %u (%s) has no data", e.arg_index,
+                role);
+  }
+  return Error::Ok;
+}
+
+class VulkanBackend final : public BackendInterface {
+ public:
+  bool is_available() const override { return shared_context().ok(); }
+
+  Result<DelegateHandle*> init(BackendInitContext& context, Span<const uint8_t> processed,
+                               Span<const CompileSpecView> compile_specs) override {
+    Result<Context*> ctx = shared_context();
+    if (!ctx.ok()) return ctx.error();
+    const fb::Payload* payload = nullptr;
+    PTERON_TRY(verify_payload(processed, &payload));
+    Delegate* d = new (std::nothrow) Delegate();
+    if (d == nullptr) return fail(Error::OutOfMemory, "Vulkan delegate: no memory for its state");
+    d->ctx = *ctx;
+    d->payload = payload;
+    const Error err = build(*d, processed);
+    d->payload = nullptr;  // everything execute() needs was copied out of it
+    if (err != Error::Ok) {
+      delete d;
+      return err;
+    }
+    return static_cast<DelegateHandle*>(d);
+  }
+
+  Error execute(BackendExecuteContext& context, DelegateHandle* handle,
+                Span<EValue*> args) override {
+    if (handle == nullptr) return fail(Error::InvalidArgument, "Vulkan delegate: null handle");
+    Delegate& d = *static_cast<Delegate*>(handle);
+    std::lock_guard<std::mutex> lock(d.mutex);
+    if (args.size() != d.num_args) {
+      return fail(Error::InvalidArgument, "Vulkan delegate expects %u arguments, got %zu",
+                  d.num_args, args.size());
+    }
+    for (const External& e : d.externals) {
+      PTERON_TRY(check_argument(e, args[e.arg_index]));
+    }
+    // When tracing, the three phases are delegate events: host copies in, the recorded command
+    // buffer (device copies and dispatches, submit to fence), host copies out.
+    ExecutionObserver* observer = context.observer;
+    int32_t event = observer ? observer->begin_delegate_event("vulkan: copy inputs", -1) : -1;
+    for (const External& e : d.externals) {
+      if (e.is_input) {
+        memcpy(d.staging + e.staging_offset, args[e.arg_index]->tensor->const_data(), e.nbytes);
+      }
+    }
+    if (observer) {
+      observer->end_delegate_event(event);
+      event = observer->begin_delegate_event("vulkan: run command buffer", -1);
+    }
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &d.commands;
+    VkResult r;
+    {
+      std::lock_guard<std::mutex> queue_lock(d.ctx->mutex);
+      r = vkQueueSubmit(d.ctx->queue, 1, &si, d.fence);
+    }
+    if (r != VK_SUCCESS) {
+      if (observer) observer->end_delegate_event(event);
+      return vk_fail("vkQueueSubmit", r);
+    }
+    r = vkWaitForFences(d.ctx->device, 1, &d.fence, VK_TRUE, std::numeric_limits<uint64_t>::max());
+    vkResetFences(d.ctx->device, 1, &d.fence);
+    if (observer) observer->end_delegate_event(event);
+    if (r != VK_SUCCESS) return vk_fail("vkWaitForFences", r);
+    if (observer) event = observer->begin_delegate_event("vulkan: copy outputs", -1);
+    for (const External& e : d.externals) {
+      if (!e.is_input) {
+        memcpy(args[e.arg_index]->tensor->mutable_data(), d.staging + e.staging_offset, e.nbytes);
+      }
+    }
+    if (observer) observer->end_delegate_event(event);
+    return Error::Ok;
+  }
+
+  void destroy(DelegateHandle* handle) override { delete static_cast<Delegate*>(handle); }
+};
+
+VulkanBackend g_backend;
+
+}  // namespace
+
+BackendInterface& backend() { return g_backend; }
+
+void set_linear_shader(LinearShader shader) { g_linear_shader.store(shader); }
+
+int delegate_recordings(const DelegateHandle* handle) {
+  return handle ? static_cast<const Delegate*>(handle)->recordings : 0;
+}
+
+uint64_t delegate_device_bytes(const DelegateHandle* handle) {
+  return handle ? static_cast<const Delegate*>(handle)->device_bytes : 0;
+}
+
+}  // namespace vulkan
+}  // namespace pteron
+
+PTERON_REGISTER_BACKEND(pteron::vulkan::kBackendId, pteron::vulkan::g_backend);

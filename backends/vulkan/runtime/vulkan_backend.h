@@ -1,0 +1,26 @@
+// The Vulkan delegate ("PteronVulkanBackend"): runs a verified payload as one recorded command
+// buffer on the process-wide device context. init() plans one device buffer for every tensor
+// of the region (sizes from the payload), uploads constants, writes descriptor sets and records
+// the commands; execute() copies inputs into a host-visible staging buffer, replays the
+// command buffer and copies outputs back.
+#pragma once
+
+#include "runtime/backend/backend.h"
+
+namespace pteron {
+namespace vulkan {
+
+BackendInterface& backend();
+
+// Which linear/matmul shader delegates initialised afterwards use: Auto picks the barrier-free
+// one on CPU devices (lavapipe) and the shared-memory tiled one on GPUs. Tests force each.
+enum class LinearShader { Auto, Tiled, Direct };
+void set_linear_shader(LinearShader shader);
+
+// Test hooks: the number of command-buffer recordings a delegate made (1 after init) and its
+// device-buffer bytes.
+int delegate_recordings(const DelegateHandle* handle);
+uint64_t delegate_device_bytes(const DelegateHandle* handle);
+
+}  // namespace vulkan
+}  // namespace pteron

@@ -1,0 +1,17 @@
+#version 450
+// out = min(max(in0, lo), hi) elementwise (relu is [0, inf)). NaN stays NaN, as in torch.
+layout(local_size_x = 64) in;
+#include "common.glsl"
+layout(push_constant) uniform Params {
+  uint numel;
+  float lo;
+  float hi;
+} p;
+
+void main() {
+  const uint step = gl_NumWorkGroups.x * 64;
+  for (uint i = gl_GlobalInvocationID.x; i < p.numel; i += step) {
+    const float x = in0[i];
+    out_[i] = isnan(x) ? x : min(max(x, p.lo), p.hi);
+  }
+}

@@ -1,0 +1,38 @@
+#version 450
+// The linear/matmul shader without shared memory or barriers, for CPU Vulkan implementations
+// (lavapipe), where a workgroup barrier costs a coroutine switch per invocation and the tiled
+// shader's shared-memory staging buys nothing (the "device memory" is the CPU's cache anyway).
+// One invocation per output element, 64 along N; same parameters as linear.comp.
+layout(local_size_x = 64) in;
+#include "common.glsl"
+layout(push_constant) uniform Params {
+  uint M;
+  uint N;
+  uint K;
+  uint w_transposed;
+  uint has_bias;
+  float lo;
+  float hi;
+  // Batched matmul (bmm): workgroup z is the batch; element strides between batches.
+  uint a_batch_stride;
+  uint w_batch_stride;
+  uint out_batch_stride;
+} p;
+
+void main() {
+  const uint n = gl_GlobalInvocationID.x;
+  const uint m = gl_GlobalInvocationID.y;
+  if (m >= p.M || n >= p.N) return;
+  const uint batch = gl_WorkGroupID.z;
+  const uint wb = batch * p.w_batch_stride;
+  float acc = 0.0;
+  const uint a = batch * p.a_batch_stride + m * p.K;
+  if (p.w_transposed != 0) {
+    const uint w = wb + n * p.K;
+    for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[w + k];
+  } else {
+    for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[wb + k * p.N + n];
+  }
+  if (p.has_bias != 0) acc += in2[n];
+  out_[batch * p.out_batch_stride + m * p.N + n] = min(max(acc, p.lo), p.hi);
+}

@@ -1,0 +1,39 @@
+#version 450
+// Softmax over the last dim of a [rows, cols] view: one workgroup per row (grid-stride over
+// rows), 64 threads reducing max and sum through shared memory.
+layout(local_size_x = 64) in;
+#include "common.glsl"
+layout(push_constant) uniform Params {
+  uint rows;
+  uint cols;
+} p;
+
+shared float partial[64];
+
+void main() {
+  const uint t = gl_LocalInvocationID.x;
+  for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
+    const uint base = row * p.cols;
+    float m = -1.0 / 0.0;
+    for (uint c = t; c < p.cols; c += 64) m = max(m, in0[base + c]);
+    partial[t] = m;
+    barrier();
+    for (uint s = 32; s > 0; s >>= 1) {
+      if (t < s) partial[t] = max(partial[t], partial[t + s]);
+      barrier();
+    }
+    const float row_max = partial[0];
+    barrier();
+    float sum = 0.0;
+    for (uint c = t; c < p.cols; c += 64) sum += exp(in0[base + c] - row_max);
+    partial[t] = sum;
+    barrier();
+    for (uint s = 32; s > 0; s >>= 1) {
+      if (t < s) partial[t] += partial[t + s];
+      barrier();
+    }
+    const float inv = 1.0 / partial[0];
+    barrier();
+    for (uint c = t; c < p.cols; c += 64) out_[base + c] = exp(in0[base + c] - row_max) * inv;
+  }
+}
