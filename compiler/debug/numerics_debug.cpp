@@ -1,9 +1,8 @@
 #include "compiler/debug/numerics_debug.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -63,8 +62,8 @@ std::vector<float> logical_elements(const Tensor& t) {
 
 class Comparer : public ExecutionObserver {
  public:
-  Comparer(const Method& method, const nlohmann::json& info, const Reference& ref, const NumericsTolerance& tol,
-           NumericsReport& report)
+  Comparer(const Method& method, const nlohmann::json& info, const Reference& ref,
+           const NumericsTolerance& tol, NumericsReport& report)
       : method_(method), info_(info), ref_(ref), tol_(tol), report_(report) {}
 
   void end_instruction(size_t index) override {
@@ -96,14 +95,17 @@ class Comparer : public ExecutionObserver {
     return it == by_name_.end() ? nullptr : it->second;
   }
 
-  void check(size_t index, const std::string& name, const EValue* value, const nlohmann::json& ins) {
-    if (value == nullptr || value->tag != Tag::Tensor || value->tensor->dtype() != ScalarType::Float) {
+  void check(size_t index, const std::string& name, const EValue* value,
+             const nlohmann::json& ins) {
+    if (value == nullptr || value->tag != Tag::Tensor ||
+        value->tensor->dtype() != ScalarType::Float) {
       ++report_.not_compared;
       return;
     }
     const nlohmann::json* node = node_named(name);
     auto it = ref_.find(name);
-    if (it == ref_.end() && node != nullptr && node->contains("from")) it = ref_.find((*node)["from"].get<std::string>());
+    if (it == ref_.end() && node != nullptr && node->contains("from"))
+      it = ref_.find((*node)["from"].get<std::string>());
     if (it == ref_.end() || static_cast<int64_t>(it->second.size()) != value->tensor->numel()) {
       ++report_.not_compared;
       return;
@@ -124,7 +126,8 @@ class Comparer : public ExecutionObserver {
       if (!std::isnan(err)) c.max_abs_error = std::max(c.max_abs_error, err);
     }
     c.within = c.max_abs_error <= tol_.atol + tol_.rtol * c.reference_max_abs;
-    if (!c.within && report_.first_beyond < 0) report_.first_beyond = static_cast<int>(report_.checks.size());
+    if (!c.within && report_.first_beyond < 0)
+      report_.first_beyond = static_cast<int>(report_.checks.size());
     report_.checks.push_back(std::move(c));
     (void)ins;
   }
@@ -139,12 +142,13 @@ class Comparer : public ExecutionObserver {
 
 }  // namespace
 
-NumericsReport debug_numerics(const std::vector<uint8_t>& program_bytes, const std::string& graph_info_json,
-                              const std::string& pt2_path, const CalibrationData& inputs,
-                              const NumericsTolerance& tolerance) {
+NumericsReport debug_numerics(const std::vector<uint8_t>& program_bytes,
+                              const std::string& graph_info_json, const std::string& pt2_path,
+                              const CalibrationData& inputs, const NumericsTolerance& tolerance) {
   nlohmann::json info = nlohmann::json::parse(graph_info_json, nullptr, /*allow_exceptions=*/false);
   if (info.is_discarded() || !info.contains("instructions") || !info.contains("nodes")) {
-    throw CompileError("the program's graph info is missing or unreadable (compiled with --strip-debug-info?)");
+    throw CompileError(
+        "the program's graph info is missing or unreadable (compiled with --strip-debug-info?)");
   }
   const Reference ref = run_reference(pt2_path, inputs);
 
@@ -154,8 +158,8 @@ NumericsReport debug_numerics(const std::vector<uint8_t>& program_bytes, const s
   if (!method.ok()) throw CompileError(std::string("program: ") + last_error_message());
   Method& m = (*method)->method();
   if (m.num_inputs() != inputs.size()) {
-    throw CompileError("the program takes " + std::to_string(m.num_inputs()) + " inputs, the .pt2 graph " +
-                       std::to_string(inputs.size()));
+    throw CompileError("the program takes " + std::to_string(m.num_inputs()) +
+                       " inputs, the .pt2 graph " + std::to_string(inputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const CalibrationInput& in = inputs[i];
@@ -163,9 +167,10 @@ NumericsReport debug_numerics(const std::vector<uint8_t>& program_bytes, const s
     std::vector<uint8_t> order(sizes.size());
     for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<uint8_t>(d);
     std::vector<int32_t> strides(sizes.size());
-    Tensor t(in.dtype, static_cast<int32_t>(sizes.size()), sizes.data(), order.data(), strides.data(),
-             const_cast<uint8_t*>(in.data.data()));
-    if (m.set_input(i, t) != Error::Ok) throw CompileError(std::string("input: ") + last_error_message());
+    Tensor t(in.dtype, static_cast<int32_t>(sizes.size()), sizes.data(), order.data(),
+             strides.data(), const_cast<uint8_t*>(in.data.data()));
+    if (m.set_input(i, t) != Error::Ok)
+      throw CompileError(std::string("input: ") + last_error_message());
   }
   NumericsReport report;
   Comparer comparer(m, info, ref, tolerance, report);

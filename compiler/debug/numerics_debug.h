@@ -20,10 +20,10 @@ struct NumericsTolerance {
 
 struct IntermediateCheck {
   size_t instruction = 0;
-  std::string node;    // graph node (its output's name)
+  std::string node;  // graph node (its output's name)
   std::string op;
-  std::string source;  // "file.py:123" when the export recorded it
-  std::string runs_on; // kernel library or backend
+  std::string source;   // "file.py:123" when the export recorded it
+  std::string runs_on;  // kernel library or backend
   double max_abs_error = 0;
   double reference_max_abs = 0;
   bool within = true;
@@ -32,14 +32,14 @@ struct IntermediateCheck {
 struct NumericsReport {
   std::vector<IntermediateCheck> checks;  // execution order
   int first_beyond = -1;                  // index into checks, -1 when all match
-  size_t not_compared = 0;                // program values with no float reference (ints, fused nodes)
+  size_t not_compared = 0;  // program values with no float reference (ints, fused nodes)
 };
 
 // `graph_info_json` is the program's graph info (pteron.graph_info named data); `inputs` holds
 // one sample per graph input (shape [1, *input shape]). Throws CompileError / std::runtime_error
 // with one line on failure (bad files, inputs that do not fit, a program without graph info).
-NumericsReport debug_numerics(const std::vector<uint8_t>& program, const std::string& graph_info_json,
-                              const std::string& pt2_path, const CalibrationData& inputs,
-                              const NumericsTolerance& tolerance);
+NumericsReport debug_numerics(const std::vector<uint8_t>& program,
+                              const std::string& graph_info_json, const std::string& pt2_path,
+                              const CalibrationData& inputs, const NumericsTolerance& tolerance);
 
 }  // namespace pteron::compiler
