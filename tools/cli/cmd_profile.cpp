@@ -24,6 +24,7 @@ struct ProfileOptions {
   int warmup = 2;
   std::string output;
   size_t top = 20;
+  int module_depth = 0;
   bool json = false;
 };
 
@@ -68,7 +69,9 @@ void profile(const ProfileOptions& o) {
   write_file(o.output + ".etdp", etdump.data(), etdump.size());
   write_file(o.output + ".json", chrome.data(), chrome.size());
 
-  nlohmann::json summary = summarize_trace(rows_from_tracer(tracer));
+  const std::vector<TraceRow> rows = rows_from_tracer(tracer);
+  nlohmann::json summary = summarize_trace(rows);
+  add_module_breakdown(summary, rows, program_graph_info(*program), o.module_depth);
   summary["program"] = o.program;
   summary["etdump"] = o.output + ".etdp";
   summary["chrome_trace"] = o.output + ".json";
@@ -98,6 +101,9 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--warmup", opts->warmup, "untraced runs first")->capture_default_str();
   cmd->add_option("-o,--output", opts->output, "writes OUTPUT.etdp and OUTPUT.json")->required();
   cmd->add_option("--top", opts->top, "rows of the per-op table")->capture_default_str();
+  cmd->add_option("--module-depth", opts->module_depth,
+                  "module path components for the per-module table (0: full path less the leaf)")
+      ->capture_default_str();
   cmd->add_flag("--json", opts->json, "machine-readable output");
   cmd->callback([opts] { profile(*opts); });
 }

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <map>
 
+#include "compiler/report/delegation_report.h"
+#include "compiler/report/graph_info.h"
 #include "schema/etdump_generated.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/program_tools.h"
@@ -188,6 +190,93 @@ nlohmann::json summarize_trace(const std::vector<TraceRow>& rows) {
   return j;
 }
 
+namespace {
+
+std::vector<std::string> split_module(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= path.size() && !path.empty()) {
+    const size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+std::string join_module(const std::vector<std::string>& parts, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < std::min(n, parts.size()); ++i) out += (i ? "." : "") + parts[i];
+  return out.empty() ? "(top level)" : out;
+}
+
+}  // namespace
+
+void add_module_breakdown(nlohmann::json& summary, const std::vector<TraceRow>& rows,
+                          const nlohmann::json& graph_info, int depth) {
+  if (graph_info.is_null() || !graph_info.contains("instructions")) return;
+  const auto& instructions = graph_info["instructions"];
+  const auto& nodes = graph_info["nodes"];
+  // Module per instruction: the longest common module path of its nodes.
+  std::vector<std::string> module_of(instructions.size());
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    std::vector<std::string> common;
+    bool first = true;
+    for (const auto& n : instructions[i]["nodes"]) {
+      const std::vector<std::string> parts =
+          split_module(nodes[n.get<size_t>()].value("module", ""));
+      if (first) {
+        common = parts;
+        first = false;
+        continue;
+      }
+      size_t k = 0;
+      while (k < common.size() && k < parts.size() && common[k] == parts[k]) ++k;
+      common.resize(k);
+    }
+    const bool single_leaf = instructions[i]["nodes"].size() == 1 && !common.empty();
+    const size_t keep =
+        depth > 0 ? static_cast<size_t>(depth) : common.size() - (single_leaf ? 1 : 0);
+    module_of[i] = join_module(common, keep);
+  }
+  std::map<std::string, std::map<int, double>> per_module;  // module -> run -> ns
+  std::map<int, double> wall;
+  for (const TraceRow& r : rows) {
+    if (r.kind == TraceRow::Kind::Execute) wall[r.run] += r.end_ns - r.start_ns;
+    if (r.kind != TraceRow::Kind::Kernel && r.kind != TraceRow::Kind::DelegateCall) continue;
+    if (r.instruction < 0 || static_cast<size_t>(r.instruction) >= module_of.size()) continue;
+    per_module[module_of[r.instruction]][r.run] += r.end_ns - r.start_ns;
+  }
+  std::vector<double> walls;
+  for (const auto& [run, w] : wall) walls.push_back(w);
+  const double wall_median = median(walls);
+  std::vector<std::pair<double, std::string>> sorted;
+  for (const auto& [module, per_run] : per_module) {
+    std::vector<double> v;
+    for (const auto& [run, w] : wall) v.push_back(per_run.count(run) ? per_run.at(run) : 0.0);
+    sorted.emplace_back(median(v), module);
+  }
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  summary["by_module"] = nlohmann::json::array();
+  for (const auto& [ns, module] : sorted) {
+    summary["by_module"].push_back({{"module", module},
+                                    {"total_ms", ns / 1e6},
+                                    {"share", wall_median > 0 ? ns / wall_median : 0.0}});
+  }
+}
+
+nlohmann::json program_graph_info(const HostProgram& program) {
+  try {
+    std::optional<std::string> info =
+        compiler::read_named_data(program.program(), compiler::kGraphInfoKey);
+    if (!info) return nullptr;
+    nlohmann::json j = nlohmann::json::parse(*info, nullptr, /*allow_exceptions=*/false);
+    return j.is_discarded() ? nlohmann::json(nullptr) : j;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
 void print_trace_summary(const nlohmann::json& s, size_t top) {
   std::printf(
       "%zu run(s); per run (median): wall %.3f ms = events %.3f ms + not covered by any event "
@@ -219,6 +308,18 @@ void print_trace_summary(const nlohmann::json& s, size_t top) {
   };
   table(s["ops"], "op");
   table(s["inside_delegates"], "inside delegates");
+  if (s.contains("by_module") && !s["by_module"].empty()) {
+    std::printf("\n%-56s %12s %7s\n", "module", "ms/run", "share");
+    size_t shown = 0;
+    for (const auto& m : s["by_module"]) {
+      if (shown++ == top) {
+        std::printf("... %zu more (--top)\n", s["by_module"].size() - top);
+        break;
+      }
+      std::printf("%-56.56s %12.3f %6.1f%%\n", m["module"].get<std::string>().c_str(),
+                  m["total_ms"].get<double>(), 100 * m["share"].get<double>());
+    }
+  }
 }
 
 void inspect_trace(const HostProgram& program, const std::string& program_path,
@@ -240,6 +341,7 @@ void inspect_trace(const HostProgram& program, const std::string& program_path,
     r.name = m.instruction_name(static_cast<size_t>(r.instruction));
   }
   nlohmann::json summary = summarize_trace(rows);
+  add_module_breakdown(summary, rows, program_graph_info(program), 0);
   summary["program"] = program_path;
   summary["trace"] = trace_path;
   if (json) {

@@ -30,6 +30,14 @@ std::vector<TraceRow> rows_from_etdump(const std::vector<uint8_t>& bytes, const 
 //  "ops": [{name, where, calls, total_ms, mean_ms, share}], "by_where": [...]}; times are
 //  per run (total over runs / runs).
 nlohmann::json summarize_trace(const std::vector<TraceRow>& rows);
+
+// With the program's graph info (debug handles): adds "by_module" to `summary`, each
+// instruction's time charged to the module its nodes came from (the common module path of a
+// delegate call's nodes), cut to `depth` components (0: the full path less its leaf module).
+void add_module_breakdown(nlohmann::json& summary, const std::vector<TraceRow>& rows,
+                          const nlohmann::json& graph_info, int depth);
+// The program's graph info, or null when it was compiled without it.
+nlohmann::json program_graph_info(const HostProgram& program);
 void print_trace_summary(const nlohmann::json& summary, size_t top);
 
 // `pteron inspect PROGRAM --trace T.etdp`: the summary of an ETDump, with delegate calls named by
