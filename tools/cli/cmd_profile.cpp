@@ -10,6 +10,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/method_inputs.h"
 #include "tools/cli/program_tools.h"
+#include "tools/cli/runtime_options.h"
 #include "tools/cli/trace_table.h"
 
 namespace pteron::cli {
@@ -25,6 +26,7 @@ struct ProfileOptions {
   std::string output;
   size_t top = 20;
   int module_depth = 0;
+  RuntimeOptions runtime;
   bool json = false;
 };
 
@@ -37,6 +39,7 @@ void write_file(const std::string& path, const void* data, size_t size) {
 
 void profile(const ProfileOptions& o) {
   if (o.iters < 1) throw UserError("--iters must be at least 1");
+  apply_runtime_options(o.runtime);
   auto program = open_program(o.program);
   auto host = load_method(*program, o.program, o.method);
   Method& method = host->method();
@@ -104,6 +107,7 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--module-depth", opts->module_depth,
                   "module path components for the per-module table (0: full path less the leaf)")
       ->capture_default_str();
+  add_runtime_options(cmd, opts->runtime);
   cmd->add_flag("--json", opts->json, "machine-readable output");
   cmd->callback([opts] { profile(*opts); });
 }

@@ -4,10 +4,13 @@
 2. compile it for the host with pteron's C++ compiler (pteron compile --memory-report)
 3. run it on pteron's runtime (pteron run --iters)
 4. check its output against PyTorch eager
-5. profile it and write the program explorer page (pteron profile, pteron explore)
+5. the Cortex-A CPU path: XNNPACK delegate + optimized kernels, its delegation summary, and
+   its speed next to the portable program (pteron compile --backends, inspect --delegation, bench)
+6. profile it and write the program explorer page (pteron profile, pteron explore)
 """
 
 import argparse
+import json
 import shlex
 import subprocess
 import sys
@@ -24,11 +27,12 @@ def step(n, total, text):
     print(f"\n[{n}/{total}] {text}", flush=True)
 
 
-def sh(cmd: list[str]) -> str:
+def sh(cmd: list[str], show_output: bool = True) -> str:
     print("  $ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
     done = subprocess.run(cmd, text=True, capture_output=True)
-    out = done.stdout + done.stderr
-    print("\n".join("    " + line for line in out.rstrip().splitlines()), flush=True)
+    out = done.stdout + done.stderr if show_output else done.stderr
+    if out.strip():
+        print("\n".join("    " + line for line in out.rstrip().splitlines()), flush=True)
     if done.returncode != 0:
         sys.exit(f"demo: command failed with exit code {done.returncode}")
     return done.stdout
@@ -45,7 +49,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     pt2, pte = work / f"{args.model}.pt2", work / f"{args.model}.pte"
     inputs_npz, outputs_npz = work / "inputs.npz", work / "outputs.npz"
-    total = 5
+    total = 6
     print(f"pteron demo: {args.model} from PyTorch to a .pte program on this host")
 
     step(1, total, f"export {args.model} with torch.export")
@@ -79,10 +83,23 @@ def main():
         sys.exit("demo: FAILED - outputs differ from PyTorch beyond tolerance")
     print(f"  {pte} matches PyTorch")
 
-    step(5, total, "profile it and write the program explorer (graph, timing, memory plan)")
+    step(5, total, "the CPU path: XNNPACK delegate + optimized kernels, next to the portable program")
+    best = work / f"{args.model}-cpu.pte"
+    sh(["pteron", "compile", str(pt2), "-o", str(best), "--backends", "xnnpack,optimized,portable"])
+    sh(["pteron", "inspect", str(best), "--delegation"])
+    timings = {}
+    for label, program, kernels in (("portable", pte, "portable"), ("xnnpack+optimized", best, "optimized,portable")):
+        out = sh(["pteron", "bench", str(program), "--inputs", str(inputs_npz), "--threads", "1",
+                  "--kernels", kernels, "--warmup", "2", "--iters", "10", "--json"], show_output=False)
+        timings[label] = json.loads(out)["median_ms"]
+    print(f"  median on 1 thread: portable {timings['portable']:.2f} ms, xnnpack+optimized "
+          f"{timings['xnnpack+optimized']:.2f} ms ({timings['portable'] / timings['xnnpack+optimized']:.1f}x)")
+
+    step(6, total, "profile it and write the program explorer (graph, timing, memory plan)")
     trace, html = work / f"{args.model}-trace", work / f"{args.model}.html"
-    sh(["pteron", "profile", str(pte), "--inputs", str(inputs_npz), "--iters", "3", "-o", str(trace), "--top", "5"])
-    sh(["pteron", "explore", str(pte), "--trace", f"{trace}.etdp", "-o", str(html)])
+    sh(["pteron", "profile", str(best), "--inputs", str(inputs_npz), "--iters", "3", "--threads", "1",
+        "-o", str(trace), "--top", "5"])
+    sh(["pteron", "explore", str(best), "--trace", f"{trace}.etdp", "-o", str(html)])
     print(f"\ndemo: OK - {pte} matches PyTorch; open the program explorer: {html}")
 
 
