@@ -22,9 +22,6 @@
 #include "schema/program_generated.h"
 
 namespace pteron::compiler {
-namespace {
-
-using nlohmann::json;
 
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB"};
@@ -37,6 +34,10 @@ std::string human_bytes(double b) {
   std::snprintf(s, sizeof(s), u ? "%.1f %s" : "%.0f %s", b, units[u]);
   return s;
 }
+
+namespace {
+
+using nlohmann::json;
 
 std::string human_flops(double f) {
   const char* units[] = {"", "K", "M", "G", "T"};

@@ -15,6 +15,9 @@ namespace pteron::compiler {
 // Throws std::runtime_error when the entry points outside the file.
 std::optional<std::string> read_named_data(const Program& program, const char* key);
 
+// "512 B", "1.5 KiB", "13.4 MiB": sizes as reports print them.
+std::string human_bytes(double bytes);
+
 // The report as JSON text (format in delegation_report.cpp, version 1). Throws
 // std::runtime_error when `graph_info` is not graph info this version understands.
 std::string delegation_report(const std::string& graph_info);

@@ -2,8 +2,6 @@
 // counts, delegates, planned arena bytes and constant bytes.
 // pteron inspect PROGRAM.pte --delegation [--json]: what is delegated where, and why not
 // (compiler/report/delegation_report.h). --graph: the lowered graph with its delegate regions.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -37,8 +35,11 @@ void inspect_graph_info(const HostProgram& hp, const InspectOptions& o) {
   }
   if (!info) {
     if (o.json) {
-      std::printf("%s\n", nlohmann::json{{"file", o.program}, {"graph_info", false},
-                                         {"message", compiler::kNoGraphInfo}}.dump(2).c_str());
+      std::printf("%s\n", nlohmann::json{{"file", o.program},
+                                         {"graph_info", false},
+                                         {"message", compiler::kNoGraphInfo}}
+                              .dump(2)
+                              .c_str());
     } else {
       std::printf("%s: %s\n", o.program.c_str(), compiler::kNoGraphInfo);
     }
@@ -140,17 +141,7 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
   return j;
 }
 
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  while (b >= 1024 && u < 3) {
-    b /= 1024;
-    ++u;
-  }
-  char s[32];
-  std::snprintf(s, sizeof(s), u ? "%.1f %s" : "%.0f %s", b, units[u]);
-  return s;
-}
+using compiler::human_bytes;
 
 void print_text(const nlohmann::json& j) {
   std::printf("%s: %s, constants %s, %d segment(s)\n", j["file"].get<std::string>().c_str(),
@@ -215,9 +206,11 @@ void add_inspect_command(CLI::App& app) {
                   "an ETDump (pteron profile -o T writes T.etdp): where the time went");
   cmd->add_option("--top", opts->top, "rows of the --trace per-op table")->capture_default_str();
   cmd->add_flag("--json", opts->json, "machine-readable output");
-  cmd->add_flag("--delegation", opts->delegation,
-                "what runs on which backend or kernel library, boundaries, FLOPs, and why not delegated");
-  cmd->add_flag("--graph", opts->graph, "the lowered graph in execution order with its delegate regions");
+  cmd->add_flag(
+      "--delegation", opts->delegation,
+      "what runs on which backend or kernel library, boundaries, FLOPs, and why not delegated");
+  cmd->add_flag("--graph", opts->graph,
+                "the lowered graph in execution order with its delegate regions");
   cmd->callback([opts] {
     auto program = open_program(opts->program);
     if (!opts->trace.empty()) {
