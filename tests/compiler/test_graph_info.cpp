@@ -76,7 +76,7 @@ TEST(GraphInfo, DescribesRegionsReasonsAndInstructions) {
   CompileResult compiled = compile_graph(g, {"host", {"test-act", "portable"}}, {&partitioner});
   const json info = json::parse(graph_info_of(compiled.program));
   EXPECT_EQ(info["version"], 1);
-  EXPECT_EQ(info["backends"], json({"test-act", "portable"}));
+  EXPECT_EQ(info["backends"], json::array({"test-act", "portable"}));
   const json& nodes = info["nodes"];
   ASSERT_EQ(nodes.size(), 5u);
   EXPECT_EQ(nodes[0]["name"], "lin");
@@ -84,24 +84,24 @@ TEST(GraphInfo, DescribesRegionsReasonsAndInstructions) {
   EXPECT_EQ(nodes[0]["module"], "fc");
   EXPECT_EQ(nodes[0]["source"], "model.py:3");
   EXPECT_EQ(nodes[0]["runs_on"], "portable");
-  EXPECT_EQ(nodes[0]["reasons"], json({"test-act: only relu and sigmoid"}));
+  EXPECT_EQ(nodes[0]["reasons"], json::array({"test-act: only relu and sigmoid"}));
   EXPECT_EQ(nodes[0]["flops"], 2 * 2 * 4 * 8);  // 2 * out.numel * K
-  EXPECT_EQ(nodes[0]["outputs"][0]["shape"], json({2, 4}));
+  EXPECT_EQ(nodes[0]["outputs"][0]["shape"], json::array({2, 4}));
   EXPECT_EQ(nodes[1]["region"], 0);
   EXPECT_EQ(nodes[2]["region"], 0);
   EXPECT_EQ(nodes[4]["region"], 1);
   ASSERT_EQ(info["regions"].size(), 2u);
   EXPECT_EQ(info["regions"][0]["backend"], "test-act");
   EXPECT_EQ(info["regions"][0]["backend_id"], "TestActBackend");
-  EXPECT_EQ(info["regions"][0]["nodes"], json({1, 2}));
+  EXPECT_EQ(info["regions"][0]["nodes"], json::array({1, 2}));
   EXPECT_EQ(info["regions"][0]["inputs"][0]["bytes"], 2 * 4 * 4);
   // linear, region 0, add, region 1: one instruction each, mapped back to their nodes.
   const json& ins = info["instructions"];
   ASSERT_EQ(ins.size(), compiled.report.emit.instructions);
-  EXPECT_EQ(ins[0]["nodes"], json({0}));
-  EXPECT_EQ(ins[1]["nodes"], json({1, 2}));
+  EXPECT_EQ(ins[0]["nodes"], json::array({0}));
+  EXPECT_EQ(ins[1]["nodes"], json::array({1, 2}));
   EXPECT_EQ(ins[1]["region"], 0);
-  EXPECT_EQ(ins[2]["nodes"], json({3}));
+  EXPECT_EQ(ins[2]["nodes"], json::array({3}));
   EXPECT_EQ(ins[3]["region"], 1);
 }
 
@@ -128,7 +128,7 @@ TEST(DelegationReport, CountsAddUpAndBoundariesFollowTheExecutionPath) {
   EXPECT_EQ(r["flops"]["portable"], linear + elementwise);
   ASSERT_EQ(r["portable_nodes"].size(), 2u);
   EXPECT_EQ(r["portable_nodes"][1]["op"], "aten::add.Tensor");
-  EXPECT_EQ(r["portable_nodes"][1]["reasons"], json({"test-act: only relu and sigmoid"}));
+  EXPECT_EQ(r["portable_nodes"][1]["reasons"], json::array({"test-act: only relu and sigmoid"}));
   const std::string text = delegation_summary(r.dump());
   EXPECT_NE(text.find("delegate regions: 2 (test-act 2)"), std::string::npos) << text;
   EXPECT_NE(text.find("only relu and sigmoid"), std::string::npos) << text;
