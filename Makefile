@@ -184,6 +184,10 @@ bench-cpu: build venv-et
 
 # bench-cortex-m-fp32: the MLPerf Tiny models as Cortex-M55 firmware under QEMU (RAM, flash,
 # instructions per inference; bench/results/mlperf_tiny_m55_fp32.*)
-.PHONY: bench-cortex-m-fp32
+# bench-explorer: how fast `pteron explore` pages open in headless Chromium (bench/results/explorer.*)
+.PHONY: bench-cortex-m-fp32 bench-explorer
+bench-explorer: build
+	$(PY) bench/explorer.py --pteron $(abspath $(BUILD))/tools/cli/pteron
+
 bench-cortex-m-fp32: build
 	$(PY) bench/cortex_m.py --pteron $(abspath $(BUILD))/tools/cli/pteron

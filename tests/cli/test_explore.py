@@ -12,7 +12,6 @@ import re
 import shutil
 import struct
 import subprocess
-import time
 import zlib
 from pathlib import Path
 
@@ -202,29 +201,19 @@ def test_screenshot_is_not_blank(tmp_path):
 
 
 @pytest.mark.parametrize("program", [ET / "mobilenet_v2.pte"])
-def test_large_program_opens_quickly(tmp_path, program):
+def test_large_program_draws_every_instruction(tmp_path, program):
+    """How fast it opens is measured by `make bench-explorer`, not here."""
     html = explore(tmp_path, program)
-    start = time.perf_counter()
     dom = browse(tmp_path, html)
-    wall = time.perf_counter() - start
-    render_ms = float(re.search(r'data-render-ms="([\d.]+)"', dom).group(1))
     instructions = len(embedded(html)["methods"][0]["instructions"])
-    print(f"{program.name}: {instructions} instructions, page script {render_ms:.0f} ms, "
-          f"headless Chromium start to DOM {wall:.2f} s")
     assert count(dom, r'<g class="node kernel') == instructions
-    assert render_ms < 2000
 
 
 def test_long_program_draws_only_the_visible_band(tmp_path):
     """1,500 instructions (OPT-125M's size): the page draws the nodes near the view, and a deep
     link to an instruction far down draws the band around it."""
     html = explore(tmp_path, REPO / "tests" / "fixtures" / "explorer" / "mlp_1500.pte")
-    start = time.perf_counter()
     dom = browse(tmp_path, html)
-    wall = time.perf_counter() - start
-    render_ms = float(re.search(r'data-render-ms="([\d.]+)"', dom).group(1))
-    print(f"mlp_1500: page script {render_ms:.0f} ms, headless Chromium start to DOM {wall:.2f} s")
-    assert render_ms < 2000
     drawn = count(dom, r'<g class="node ')
     assert 10 < drawn < 200
     assert 'data-instruction="0"' in dom and 'data-instruction="1499"' not in dom
