@@ -3,6 +3,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/unary.h"
+#include "kernels/portable/util/wrapping.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron {
@@ -26,7 +27,7 @@ Error add_out(KernelContext&, Span<EValue*> args) {
     if constexpr (std::is_same_v<C, bool>)
       return static_cast<bool>(x || (alpha != 0 && y));
     else
-      return static_cast<C>(x + static_cast<C>(alpha) * y);
+      return wrapping_add<C>(x, wrapping_mul<C>(static_cast<C>(alpha), y));
   });
 }
 
@@ -42,7 +43,7 @@ Error add_scalar_out(KernelContext&, Span<EValue*> args) {
     if constexpr (std::is_same_v<C, bool>)
       return x || (alpha.as<bool>() && other.as<bool>());
     else
-      return static_cast<C>(x + alpha.as<C>() * other.as<C>());
+      return wrapping_add<C>(x, wrapping_mul<C>(alpha.as<C>(), other.as<C>()));
   });
 }
 

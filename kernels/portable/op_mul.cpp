@@ -4,6 +4,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/unary.h"
+#include "kernels/portable/util/wrapping.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron {
@@ -18,7 +19,7 @@ Error mul_out(KernelContext&, Span<EValue*> args) {
                               if constexpr (std::is_same_v<C, bool>)
                                 return x && y;
                               else
-                                return static_cast<C>(x * y);
+                                return wrapping_mul<C>(x, y);
                             });
 }
 
@@ -33,7 +34,7 @@ Error mul_scalar_out(KernelContext&, Span<EValue*> args) {
     if constexpr (std::is_same_v<C, bool>)
       return x && other.as<bool>();
     else
-      return static_cast<C>(x * other.as<C>());
+      return wrapping_mul<C>(x, other.as<C>());
   });
 }
 

@@ -4,6 +4,7 @@
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/unary.h"
+#include "kernels/portable/util/wrapping.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron {
@@ -28,7 +29,7 @@ Error sub_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_scalar_fits_out(kOp, alpha, out));
   return binary_elementwise(kOp, a, b, out, kRealTypes, [alpha](auto x, auto y) {
     using C = decltype(x);
-    return static_cast<C>(x - alpha.as<C>() * y);
+    return wrapping_sub_scaled<C>(x, alpha.as<C>(), y);
   });
 }
 
@@ -43,7 +44,7 @@ Error sub_scalar_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_scalar_fits_out(kOp, alpha, out));
   return unary_elementwise<kRealTypes, kRealTypes>(kOp, a, out, [=](auto x) {
     using C = decltype(x);
-    return static_cast<C>(x - alpha.as<C>() * other.as<C>());
+    return wrapping_sub_scaled<C>(x, alpha.as<C>(), other.as<C>());
   });
 }
 
