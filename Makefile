@@ -14,7 +14,7 @@ DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-con
   mesa-vulkan-drivers libvulkan-dev glslc glslang-tools spirv-tools vulkan-tools
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps venv build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
+.PHONY: all deps venv venv-arm build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
   pteron-aarch64 demo clean format
 
 all: build
@@ -36,7 +36,15 @@ $(VENV)/.stamp: requirements.txt
 	@touch $@
 venv: $(VENV)/.stamp
 
-$(BUILD)/build.ninja: CMakeLists.txt .stamps/deps $(VENV)/.stamp
+# Arm's TOSA/Vela/VGF tools live in their own venv (their numpy/flatbuffers pins clash with .venv).
+ARM_VENV := .venv-arm
+$(ARM_VENV)/.stamp: tools/arm/requirements-arm.txt
+	@test -x $(ARM_VENV)/bin/python || python3 -m venv $(ARM_VENV)
+	$(ARM_VENV)/bin/python -m pip install -q --disable-pip-version-check -r tools/arm/requirements-arm.txt
+	@touch $@
+venv-arm: $(ARM_VENV)/.stamp
+
+$(BUILD)/build.ninja: CMakeLists.txt .stamps/deps $(VENV)/.stamp $(ARM_VENV)/.stamp
 	cmake -S . -B $(BUILD) -G Ninja -DPython_EXECUTABLE=$(PY) >/dev/null
 
 # Builds everything, then puts the package and the `pteron` CLI on the venv's paths.
