@@ -682,6 +682,25 @@ class Verifier {
     }
   }
 
+  // Convolution and depthwise convolution: a constant filter of the given dims, an optional bias
+  // of oc elements, and an NHWC output of the window's size (attrs share their accessor names).
+  template <typename ConvAttrs>
+  Error check_filter_bias_output(const ConvAttrs& a, const uint32_t (&wdims)[4], uint32_t oc) {
+    PTERON_TRY(expect_constant("filter", in(1)));
+    PTERON_TRY(expect_dims("filter", in(1), wdims, 4));
+    PTERON_TRY(check_bias(oc));
+    const TensorInfo& x = in(0);
+    uint64_t oh, ow;
+    if (!window_output(x.dims[1], a.padding_top(), a.padding_bottom(), a.kernel_height(),
+                       a.stride_height(), a.dilation_height(), a.same_padding(), &oh) ||
+        !window_output(x.dims[2], a.padding_left(), a.padding_right(), a.kernel_width(),
+                       a.stride_width(), a.dilation_width(), a.same_padding(), &ow)) {
+      return node_fail("the dilated kernel is larger than the padded input");
+    }
+    const uint32_t odims[4] = {x.dims[0], static_cast<uint32_t>(oh), static_cast<uint32_t>(ow), oc};
+    return expect_dims("output", out(), odims, 4);
+  }
+
   Error check_conv2d(const fb::Conv2d& a) {
     PTERON_TRY(arity(2, 3));
     if (a.kernel_height() == 0 || a.kernel_width() == 0 || a.stride_height() == 0 ||
@@ -701,21 +720,9 @@ class Verifier {
       return node_fail("input has %u channels; groups * group_input_channels is %llu", x.dims[3],
                        static_cast<unsigned long long>(ic));
     }
-    PTERON_TRY(expect_constant("filter", in(1)));
     const uint32_t wdims[4] = {static_cast<uint32_t>(oc), a.kernel_height(), a.kernel_width(),
                                a.group_input_channels()};
-    PTERON_TRY(expect_dims("filter", in(1), wdims, 4));
-    PTERON_TRY(check_bias(static_cast<uint32_t>(oc)));
-    uint64_t oh, ow;
-    if (!window_output(x.dims[1], a.padding_top(), a.padding_bottom(), a.kernel_height(),
-                       a.stride_height(), a.dilation_height(), a.same_padding(), &oh) ||
-        !window_output(x.dims[2], a.padding_left(), a.padding_right(), a.kernel_width(),
-                       a.stride_width(), a.dilation_width(), a.same_padding(), &ow)) {
-      return node_fail("the dilated kernel is larger than the padded input");
-    }
-    const uint32_t odims[4] = {x.dims[0], static_cast<uint32_t>(oh), static_cast<uint32_t>(ow),
-                               static_cast<uint32_t>(oc)};
-    return expect_dims("output", out(), odims, 4);
+    return check_filter_bias_output(a, wdims, static_cast<uint32_t>(oc));
   }
 
   Error check_depthwise(const fb::DepthwiseConv2d& a) {
@@ -736,20 +743,8 @@ class Verifier {
       return node_fail("input has %u channels; input_channels is %u", x.dims[3],
                        a.input_channels());
     }
-    PTERON_TRY(expect_constant("filter", in(1)));
     const uint32_t wdims[4] = {1, a.kernel_height(), a.kernel_width(), static_cast<uint32_t>(oc)};
-    PTERON_TRY(expect_dims("filter", in(1), wdims, 4));
-    PTERON_TRY(check_bias(static_cast<uint32_t>(oc)));
-    uint64_t oh, ow;
-    if (!window_output(x.dims[1], a.padding_top(), a.padding_bottom(), a.kernel_height(),
-                       a.stride_height(), a.dilation_height(), a.same_padding(), &oh) ||
-        !window_output(x.dims[2], a.padding_left(), a.padding_right(), a.kernel_width(),
-                       a.stride_width(), a.dilation_width(), a.same_padding(), &ow)) {
-      return node_fail("the dilated kernel is larger than the padded input");
-    }
-    const uint32_t odims[4] = {x.dims[0], static_cast<uint32_t>(oh), static_cast<uint32_t>(ow),
-                               static_cast<uint32_t>(oc)};
-    return expect_dims("output", out(), odims, 4);
+    return check_filter_bias_output(a, wdims, static_cast<uint32_t>(oc));
   }
 
   Error check_deconv2d(const fb::Deconv2d& a) {
