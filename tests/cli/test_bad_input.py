@@ -16,7 +16,6 @@ PTERON_SHOW_ERRORS=1 pytest -s prints every error line checked, to review the wo
 import json
 import os
 import random
-import shutil
 import subprocess
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -25,18 +24,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from pteron_cli import pteron_cli
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "executorch"
 ADD = FIXTURES / "add.pte"
 ADD_INPUTS = FIXTURES / "add.npz"
 TIMEOUT_S = 20
-
-
-def pteron_cli() -> str:
-    found = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
-    assert Path(found).exists(), f"no pteron binary: build it with `ninja -C build` ({found})"
-    return found
 
 
 def run_cli(*args) -> tuple[int, str]:
@@ -185,7 +179,7 @@ def test_missing_input_array_names_it(tmp_path):
 def test_inputs_file_that_is_not_npz(tmp_path):
     npz = tmp_path / "text.npz"
     npz.write_text("not an archive")
-    assert_one_line_error(*run_cli("run", ADD, "--inputs", npz), "text.npz")
+    assert_one_line_error(*run_cli("run", ADD, "--inputs", npz), "text.npz", "Not a zip archive")
 
 
 def test_program_without_inputs_option_says_how_to_give_them():

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from pteron_cli import pteron_cli
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "python"), str(REPO / "build" / "python")]
-PTERON = REPO / "build" / "tools" / "cli" / "pteron"
 
 
 class ConvLinear(torch.nn.Module):
@@ -34,7 +34,7 @@ LINEAR_FLOPS = 2 * 10 * (8 * 6 * 6)
 
 
 def cli(*args, check=True):
-    proc = subprocess.run([str(PTERON), *map(str, args)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([pteron_cli(), *map(str, args)], capture_output=True, text=True, timeout=60)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

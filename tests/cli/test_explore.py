@@ -17,18 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pteron_cli import pteron_cli
 
 REPO = Path(__file__).resolve().parents[2]
 ET = REPO / "tests" / "fixtures" / "executorch"
 MIXED = REPO / "tests" / "fixtures" / "explorer" / "transformer_block_xnnpack.pte"
 BACKEND_RGB = (0xFF, 0xCC, 0x80)  # first backend colour in explorer.js's palette
-
-
-def pteron_cli() -> str:
-    built = REPO / "build" / "tools" / "cli" / "pteron"
-    found = str(built) if built.exists() else shutil.which("pteron")
-    assert found, "no pteron binary: build it with `ninja -C build`"
-    return found
 
 
 def chromium() -> str:

@@ -8,7 +8,6 @@ pteron XNNPACK-mixed transformer block (tests/fixtures/explorer).
 """
 
 import json
-import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -16,16 +15,10 @@ from pathlib import Path
 from pte_adapter_model_explorer.main import PTEAdapter
 
 from pteron import zoo
+from pteron_cli import pteron_cli
 
 REPO = Path(__file__).resolve().parents[2]
 MIXED = REPO / "tests" / "fixtures" / "explorer" / "transformer_block_xnnpack.pte"
-
-
-def pteron_cli() -> str:
-    built = REPO / "build" / "tools" / "cli" / "pteron"
-    found = str(built) if built.exists() else shutil.which("pteron")
-    assert found, "no pteron binary: build it with `ninja -C build`"
-    return found
 
 
 def pteron_json(*args) -> dict:

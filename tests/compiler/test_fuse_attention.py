@@ -7,14 +7,13 @@ Tolerance: max abs error within 1e-4 * (1 + max |reference|), as for the zoo mod
 """
 
 import math
-import shutil
 import subprocess
-from pathlib import Path
 
 import pteron
 import pytest
 import torch
 from pteron import zoo
+from pteron_cli import pteron_cli
 
 
 def _lower(model, inputs, tmp_path, kernels):
@@ -149,8 +148,7 @@ def test_partitioner_then_optimized_kernels(transformer_block_pt2):
 
 
 def _cli(*args):
-    repo = Path(__file__).resolve().parents[2]
-    exe = shutil.which("pteron") or str(repo / "build" / "tools" / "cli" / "pteron")
+    exe = pteron_cli()
     proc = subprocess.run([exe, *map(str, args)], capture_output=True, text=True, timeout=120,
                           check=False)
     return proc.returncode, proc.stdout + proc.stderr

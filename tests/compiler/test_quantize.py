@@ -10,7 +10,6 @@ A graph quantized by PT2E (torchao prepare_pt2e/convert_pt2e) compiles without -
 matches torch's quantized module within one output quantization step.
 """
 
-import shutil
 import subprocess
 import warnings
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 import torch
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
 from pteron import zoo
+from pteron_cli import pteron_cli
 
 REPO = Path(__file__).resolve().parents[2]
 QD = torch.ops.quantized_decomposed
@@ -148,10 +148,6 @@ def test_bad_calibration_raises_one_clear_error(exported):
         pteron.to_edge_transform_and_lower(path, quantize="cortex-m", calibration=[], progress=False)
     with pytest.raises(pteron.CompileError, match="unknown quantization scheme 'arm'"):
         pteron.to_edge_transform_and_lower(path, quantize="arm", calibration=[torch.zeros(1, 1, 8, 8)])
-
-
-def pteron_cli() -> str:
-    return shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
 
 
 def run_cli(*args):

@@ -14,24 +14,17 @@ The Cortex-M55 libraries are built once in build-m55 (ccache makes later builds 
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from pteron_cli import pteron_cli
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = REPO / "targets" / "cortex-m55-an547.toml"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
-
-
-def pteron_cli() -> str:
-    local = REPO / "build" / "tools" / "cli" / "pteron"
-    found = str(local) if local.exists() else shutil.which("pteron")
-    assert found and Path(found).exists(), "no pteron binary: build it with `ninja -C build`"
-    return found
 
 
 def pteron(*args, timeout=900):

@@ -10,7 +10,6 @@ convolutions, softmax, layer norm: the summation order is the kernels' own) must
 elements near zero from demanding more absolute precision than the output's scale allows.
 """
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pteron
 import pytest
 import torch
 from executorch_fixtures import FIXTURE_DIR, NAMES, load_fixture
+from pteron_cli import pteron_cli
 
 REPO = Path(__file__).resolve().parents[2]
 RTOL = 1e-5
@@ -29,12 +29,6 @@ EXACT = {
     # x*2.5+1, x.to(int32), clamp, channels-last clone, full + i, x.to(float16), arange + x
     "scalar_args": {2, 3, 4, 5, 6, 7, 8},
 }
-
-
-def pteron_cli() -> str:
-    found = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
-    assert Path(found).exists(), f"no pteron binary: build it with `ninja -C build` ({found})"
-    return found
 
 
 def assert_matches_executorch(name: str, got: list, want: list) -> None:

@@ -102,12 +102,21 @@ std::vector<uint8_t> make_npy(const NpyArray& a) {
   return blob;
 }
 
+// libzip's own words for an open failure ("Not a zip archive", "No such file"), not its number.
+std::string zip_error_text(int code) {
+  zip_error_t error;
+  zip_error_init_with_code(&error, code);
+  std::string text = zip_error_strerror(&error);
+  zip_error_fini(&error);
+  return text;
+}
+
 }  // namespace
 
 std::vector<NpyArray> read_npz(const std::string& path) {
   int err = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_RDONLY, &err);
-  if (z == nullptr) throw std::runtime_error(path + ": cannot open as .npz (zip error " + std::to_string(err) + ")");
+  if (z == nullptr) throw std::runtime_error(path + ": cannot open as .npz: " + zip_error_text(err));
   std::unique_ptr<zip_t, int (*)(zip_t*)> guard(z, zip_close);
   std::vector<NpyArray> arrays;
   const zip_int64_t n = zip_get_num_entries(z, 0);
@@ -132,7 +141,7 @@ std::vector<NpyArray> read_npz(const std::string& path) {
 void write_npz(const std::string& path, const std::vector<NpyArray>& arrays) {
   int err = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  if (z == nullptr) throw std::runtime_error(path + ": cannot create (zip error " + std::to_string(err) + ")");
+  if (z == nullptr) throw std::runtime_error(path + ": cannot create: " + zip_error_text(err));
   std::vector<std::vector<uint8_t>> blobs;
   blobs.reserve(arrays.size());
   for (const NpyArray& a : arrays) {

@@ -7,7 +7,6 @@ device's exp differs from libm by a few ulp).
 """
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,6 +20,7 @@ if os.path.exists(_LAVAPIPE):
 
 import pteron  # noqa: E402 (the Vulkan loader reads VK_ICD_FILENAMES when pteron creates it)
 from pteron import zoo  # noqa: E402
+from pteron_cli import pteron_cli  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 torch.manual_seed(0)
@@ -93,7 +93,7 @@ def test_refuses_non_fp32_and_unsupported_softmax_dim():
 
 
 def test_cli_compiles_and_runs_vulkan_portable(tmp_path):
-    cli = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
+    cli = pteron_cli()
     model, inputs = Mlp().eval(), (torch.randn(4, 64),)
     ep = pteron.export(model, inputs)
     torch.export.save(ep.run_decompositions(), tmp_path / "mlp.pt2")
@@ -115,7 +115,7 @@ def test_linear_relu_batches(batch):
 
 
 def test_missing_device_is_reported_by_pteron_run(tmp_path):
-    cli = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
+    cli = pteron_cli()
     model, inputs = zoo.get("fc-autoencoder")
     ep = pteron.export(model, inputs)
     torch.export.save(ep.run_decompositions(), tmp_path / "ae.pt2")

@@ -7,7 +7,6 @@ uses its own sigmoid/elu/softmax approximations, all well inside 1e-5 relative);
 within 1e-4 * (1 + max |reference|), as their portable-kernel tests.
 """
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -245,23 +244,17 @@ def test_zoo_model_with_xnnpack_matches_pytorch(name, tmp_path):
         assert float((a - e).abs().max()) <= tol, name
 
 
-def _pteron_cli():
-    found = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
-    assert Path(found).exists(), found
-    return found
-
-
 def test_cli_compiles_with_xnnpack_backend(tmp_path):
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU()).eval()
     ep = pteron.export(model, (torch.randn(1, 3, 8, 8),))
     torch.export.save(ep, tmp_path / "m.pt2")
     out = subprocess.run(
-        [_pteron_cli(), "compile", tmp_path / "m.pt2", "-o", tmp_path / "m.pte", "--backends", "xnnpack,portable"],
+        [pteron_cli(), "compile", tmp_path / "m.pt2", "-o", tmp_path / "m.pte", "--backends", "xnnpack,portable"],
         capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "delegated to xnnpack" in out.stdout
     bad = subprocess.run(
-        [_pteron_cli(), "compile", tmp_path / "m.pt2", "-o", tmp_path / "n.pte", "--backends", "nope"],
+        [pteron_cli(), "compile", tmp_path / "m.pt2", "-o", tmp_path / "n.pte", "--backends", "nope"],
         capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "unknown backend 'nope'" in bad.stderr
 
@@ -271,6 +264,7 @@ def test_cli_compiles_with_xnnpack_backend(tmp_path):
 # torch's fake-quantized reference by one step; the output is within 3 output steps.
 
 import torch.ao.quantization.fx._decomposed  # noqa: E402,F401  (registers quantized_decomposed)
+from pteron_cli import pteron_cli  # noqa: E402
 
 QD = torch.ops.quantized_decomposed
 

@@ -1,0 +1,22 @@
+"""Where the tests find the `pteron` command line tool.
+
+PTERON_CLI names a binary explicitly (e.g. another build directory); otherwise the binary of this
+checkout's build/ (so a worktree tests its own build, not whichever `pteron` is on PATH); the
+PATH only when this checkout has no build.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def pteron_cli() -> str:
+    explicit = os.environ.get("PTERON_CLI")
+    if explicit:
+        return explicit
+    built = REPO / "build" / "tools" / "cli" / "pteron"
+    found = str(built) if built.exists() else shutil.which("pteron")
+    assert found, f"no pteron binary: build it with `ninja -C build` ({built})"
+    return found
