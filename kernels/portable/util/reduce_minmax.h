@@ -2,12 +2,11 @@
 // (positions, optionally values). NaN propagates as in torch.
 #pragma once
 
-#include "runtime/kernel/kernel.h"
-
 #include <cstdint>
 #include <limits>
 
 #include "kernels/portable/util/reduce_fold.h"
+#include "runtime/kernel/kernel.h"
 
 namespace pteron {
 
@@ -97,6 +96,49 @@ Error amax_amin_out(const char* op, Span<EValue*> args) {
   Tensor* outs[1] = {&out};
   PTERON_TRY(make_reduce_plan(op, self, mask, args[2]->b, outs, 1, true, &plan));
   return extreme_reduce<kMax>(op, self, out, plan);
+}
+
+// The whole argmax.out / argmin.out kernel: args are self, dim (None = the flattened tensor),
+// keepdim, out (int64); the position of the first extreme (NaN counts as the extreme).
+template <bool kMax>
+Error argmax_argmin_out(const char* op, Span<EValue*> args) {
+  PTERON_TRY(check_args(op, args, "TiBT"));
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[3]->tensor;
+  PTERON_CHECK(out.dtype() == ScalarType::Long, Error::InvalidArgument,
+               "%s: out must be int64, got %s", op, scalar_type_name(out.dtype()));
+  uint32_t mask = ~0u;
+  if (!args[1]->is_none()) {
+    PTERON_TRY(dims_to_mask(op, &args[1]->i, 1, self.dim(), &mask));
+  }
+  // A flat position over several dims must count in logical order, not memory order.
+  const bool all_dims = args[1]->is_none();
+  ReducePlan plan;
+  Tensor* outs[1] = {&out};
+  PTERON_TRY(make_reduce_plan(op, self, mask, args[2]->b, outs, 1,
+                              !all_dims || self.is_contiguous(), &plan));
+  return arg_reduce<kMax>(op, self, nullptr, out, plan);
+}
+
+// The whole max.dim_max / min.dim_min kernel: args are self, dim, keepdim, values (self's dtype),
+// indices (int64): the extreme along dim and the position of its first occurrence.
+template <bool kMax>
+Error max_min_dim_out(const char* op, Span<EValue*> args) {
+  PTERON_TRY(check_args(op, args, "TIBTT"));
+  const Tensor& self = *args[0]->tensor;
+  Tensor& values = *args[3]->tensor;
+  Tensor& indices = *args[4]->tensor;
+  PTERON_CHECK(values.dtype() == self.dtype(), Error::InvalidArgument,
+               "%s: values out has dtype %s, expected %s", op, scalar_type_name(values.dtype()),
+               scalar_type_name(self.dtype()));
+  PTERON_CHECK(indices.dtype() == ScalarType::Long, Error::InvalidArgument,
+               "%s: indices out must be int64, got %s", op, scalar_type_name(indices.dtype()));
+  uint32_t mask = 0;
+  PTERON_TRY(dims_to_mask(op, &args[1]->i, 1, self.dim(), &mask));
+  ReducePlan plan;
+  Tensor* outs[2] = {&values, &indices};
+  PTERON_TRY(make_reduce_plan(op, self, mask, args[2]->b, outs, 2, true, &plan));
+  return arg_reduce<kMax>(op, self, &values, indices, plan);
 }
 
 }  // namespace pteron
