@@ -1,0 +1,64 @@
+#include "backends/vgf/runtime/payload_format.h"
+
+#include <cstring>
+
+#include "runtime/core/scalar_type.h"
+
+namespace pteron {
+namespace vgf {
+
+Result<PayloadView> verify_payload(Span<const uint8_t> payload) {
+  if (payload.size() < sizeof(PayloadHeader)) {
+    return fail(Error::InvalidProgram, "VGF payload: %zu bytes is too short for its header",
+                payload.size());
+  }
+  if (reinterpret_cast<uintptr_t>(payload.data()) % alignof(PayloadHeader) != 0) {
+    return fail(Error::InvalidProgram, "VGF payload: data is not 8-byte aligned");
+  }
+  const auto* h = reinterpret_cast<const PayloadHeader*>(payload.data());
+  if (memcmp(h->magic, kPayloadMagic, 4) != 0) {
+    return fail(Error::InvalidProgram, "VGF payload: bad magic (expected PVG1)");
+  }
+  if (h->version != kPayloadVersion) {
+    return fail(Error::InvalidProgram, "VGF payload: version %u (this runtime reads %u)",
+                h->version, kPayloadVersion);
+  }
+  if (h->num_inputs == 0 || h->num_outputs == 0 || h->num_inputs > kMaxIo ||
+      h->num_outputs > kMaxIo) {
+    return fail(Error::InvalidProgram, "VGF payload: %u inputs and %u outputs (1..%u each)",
+                h->num_inputs, h->num_outputs, kMaxIo);
+  }
+  const uint64_t num_io = uint64_t{h->num_inputs} + h->num_outputs;
+  const uint64_t table_end = sizeof(PayloadHeader) + num_io * sizeof(IoDesc);
+  if (table_end > payload.size()) {
+    return fail(Error::InvalidProgram, "VGF payload: I/O table runs past the payload end");
+  }
+  const auto* io = reinterpret_cast<const IoDesc*>(payload.data() + sizeof(PayloadHeader));
+  for (uint64_t i = 0; i < num_io; ++i) {
+    if (io[i].rank > kMaxDims) {
+      return fail(Error::InvalidProgram, "VGF payload: I/O %u has rank %u (max %u)",
+                  static_cast<uint32_t>(i), io[i].rank, kMaxDims);
+    }
+    if (io[i].dtype > 127 || !is_supported(static_cast<ScalarType>(io[i].dtype))) {
+      return fail(Error::InvalidProgram, "VGF payload: I/O %u has an unknown dtype %u",
+                  static_cast<uint32_t>(i), io[i].dtype);
+    }
+    for (uint32_t d = 0; d < io[i].rank; ++d) {
+      if (io[i].dims[d] < 1 || io[i].dims[d] > (int64_t{1} << 31)) {
+        return fail(Error::InvalidProgram, "VGF payload: I/O %u dim %u is %lld",
+                    static_cast<uint32_t>(i), d, static_cast<long long>(io[i].dims[d]));
+      }
+    }
+  }
+  if (h->vgf_offset < table_end || h->vgf_offset % 16 != 0 || h->vgf_size == 0 ||
+      h->vgf_offset > payload.size() || h->vgf_size > payload.size() - h->vgf_offset) {
+    return fail(Error::InvalidProgram,
+                "VGF payload: VGF bytes [%llu, +%llu) are not inside the %zu-byte payload",
+                static_cast<unsigned long long>(h->vgf_offset),
+                static_cast<unsigned long long>(h->vgf_size), payload.size());
+  }
+  return PayloadView{h, io, {payload.data() + h->vgf_offset, static_cast<size_t>(h->vgf_size)}};
+}
+
+}  // namespace vgf
+}  // namespace pteron

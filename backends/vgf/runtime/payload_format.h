@@ -1,0 +1,52 @@
+// The VGF delegate's payload: a small fixed header, the region's I/O layout, then the .vgf file
+// the ML SDK model converter wrote (SPIR-V graph module, resource table, constants). All
+// integers little-endian. The I/O table lets the runtime check a call's tensors before touching
+// the device and cross-check the VGF's own resource table.
+//
+//   PayloadHeader                      (32 bytes)
+//   IoDesc[num_inputs + num_outputs]   (inputs first, in the order of the VGF's model inputs)
+//   ... padding ...
+//   VGF bytes at vgf_offset (16-byte aligned), vgf_size bytes
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+
+namespace pteron {
+namespace vgf {
+
+constexpr char kPayloadMagic[4] = {'P', 'V', 'G', '1'};
+constexpr uint32_t kPayloadVersion = 1;
+constexpr uint32_t kMaxDims = 6;
+constexpr uint32_t kMaxIo = 64;
+
+struct PayloadHeader {
+  char magic[4];
+  uint32_t version;
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  uint64_t vgf_offset;
+  uint64_t vgf_size;
+};
+static_assert(sizeof(PayloadHeader) == 32, "payload header layout");
+
+struct IoDesc {
+  uint32_t dtype;  // pteron ScalarType (c10 numbering)
+  uint32_t rank;
+  int64_t dims[kMaxDims];
+};
+static_assert(sizeof(IoDesc) == 56, "payload I/O descriptor layout");
+
+// A checked view of a payload: header fields in range, I/O table inside it, dims >= 1, the VGF
+// bytes inside the payload. Does not parse the VGF itself (vgf_model does).
+struct PayloadView {
+  const PayloadHeader* header;
+  const IoDesc* io;  // num_inputs + num_outputs entries
+  Span<const uint8_t> vgf;
+};
+Result<PayloadView> verify_payload(Span<const uint8_t> payload);
+
+}  // namespace vgf
+}  // namespace pteron
