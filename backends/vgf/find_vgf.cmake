@@ -4,7 +4,9 @@
 # ai-ml-emulation-layer-for-vulkan) and the model converter. Defines PTERON_VGF: ON for hosted
 # builds with the Vulkan delegate where the VGF library is found (the venv's libvgf.a is built
 # for the host, so never when cross-compiling).
-set(PTERON_ARM_VENV ${CMAKE_SOURCE_DIR}/.venv-arm CACHE PATH "Arm graph-path tools venv")
+if(NOT DEFINED PTERON_ARM_VENV)  # normally set by backends/tosa/tosa_schema.cmake
+  set(PTERON_ARM_VENV ${CMAKE_SOURCE_DIR}/.venv-arm CACHE PATH "Arm graph-path tools venv")
+endif()
 set(PTERON_VGF_FOUND OFF)
 if(PTERON_VULKAN AND NOT CMAKE_CROSSCOMPILING)
   file(GLOB _pteron_vgf_roots ${PTERON_ARM_VENV}/lib/python3*/site-packages)

@@ -20,8 +20,20 @@ import torch
 import torch.nn.functional as F
 
 REPO = Path(__file__).resolve().parents[3]
-ARM_VENV = Path(os.environ.get("PTERON_ARM_VENV", REPO / ".venv-arm"))
 BUILD = Path(os.environ.get("PTERON_BUILD", REPO / "build"))
+
+
+def _arm_venv():
+    """The Arm tools venv the build was configured with (a worktree uses the main checkout's)."""
+    if "PTERON_ARM_VENV" in os.environ:
+        return Path(os.environ["PTERON_ARM_VENV"])
+    for line in (BUILD / "CMakeCache.txt").read_text().splitlines():
+        if line.startswith("PTERON_ARM_VENV:"):
+            return Path(line.split("=", 1)[1])
+    return REPO / ".venv-arm"
+
+
+ARM_VENV = _arm_venv()
 TOOL = BUILD / "backends" / "vgf" / "pteron-vgf"
 LAYERS = BUILD / "vgf_layers"
 LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
