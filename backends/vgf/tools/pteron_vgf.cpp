@@ -1,5 +1,6 @@
 // pteron-vgf: the VGF delegate from the command line, for tests and demos.
 //   pteron-vgf pack MODEL.vgf PAYLOAD       payload with the I/O table read from the VGF
+//   pteron-vgf convert MODEL.tosa PAYLOAD   the same after running the ML SDK model converter
 //   pteron-vgf run PAYLOAD IN... -o OUT... [--repeat N]
 //                                           run on raw little-endian tensors (one file each);
 //                                           --repeat replays the recorded commands N times and
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vgf/aot/model_converter.h"
 #include "backends/vgf/aot/payload_builder.h"
 #include "backends/vgf/runtime/payload_format.h"
 #include "backends/vgf/runtime/vgf_backend.h"
@@ -45,11 +47,16 @@ int die(const std::string& msg) {
   return 1;
 }
 
-int pack(const char* vgf_path, const char* out_path) {
+int pack(const char* in_path, const char* out_path, bool convert) {
   std::vector<uint8_t> vgf;
-  if (!read_file(vgf_path, &vgf)) return die(std::string("cannot read ") + vgf_path);
-  std::vector<vgf::IoDesc> inputs, outputs;
+  if (!read_file(in_path, &vgf)) return die(std::string("cannot read ") + in_path);
   std::string error;
+  if (convert) {
+    std::vector<uint8_t> tosa;
+    tosa.swap(vgf);
+    if (!vgf::convert_tosa_to_vgf(tosa, &vgf, &error)) return die(error);
+  }
+  std::vector<vgf::IoDesc> inputs, outputs;
   if (!vgf::io_from_vgf(vgf, &inputs, &outputs, &error)) return die(error);
   const std::vector<uint8_t> payload = vgf::build_payload(vgf, inputs, outputs);
   if (!write_file(out_path, payload.data(), payload.size())) {
@@ -146,7 +153,8 @@ int run(const char* payload_path, const std::vector<const char*>& ins,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 4 && strcmp(argv[1], "pack") == 0) return pack(argv[2], argv[3]);
+  if (argc == 4 && strcmp(argv[1], "pack") == 0) return pack(argv[2], argv[3], false);
+  if (argc == 4 && strcmp(argv[1], "convert") == 0) return pack(argv[2], argv[3], true);
   if (argc >= 3 && strcmp(argv[1], "run") == 0) {
     std::vector<const char*> ins, outs;
     bool after_o = false;
@@ -167,6 +175,7 @@ int main(int argc, char** argv) {
   }
   fprintf(stderr,
           "usage: pteron-vgf pack MODEL.vgf PAYLOAD\n"
+          "       pteron-vgf convert MODEL.tosa PAYLOAD\n"
           "       pteron-vgf run PAYLOAD IN... -o OUT... [--repeat N]\n");
   return 2;
 }

@@ -158,3 +158,24 @@ def test_random_vgf_corruption_never_crashes(convnet):
             return data
         r = _corrupt(convnet, f"flip{i}", flip)
         assert r.returncode in (0, 1), r.stderr  # an error or a (garbage) result, never a crash
+
+
+def test_convert_runs_the_model_converter(convnet):
+    r = _tool("convert", convnet / "convnet.tosa", convnet / "converted.payload")
+    assert r.returncode == 0, r.stderr
+    assert (convnet / "converted.payload").read_bytes() == (convnet / "convnet.payload").read_bytes()
+
+
+def test_missing_model_converter_is_one_line(convnet, monkeypatch):
+    monkeypatch.setenv("PTERON_MODEL_CONVERTER", str(convnet / "no-such-converter"))
+    r = _tool("convert", convnet / "convnet.tosa", convnet / "never.payload")
+    assert r.returncode == 1
+    assert r.stderr.strip() == (f"pteron-vgf: VGF: PTERON_MODEL_CONVERTER={convnet}/no-such-converter"
+                                " is not an executable file")
+
+
+def test_converter_failure_is_reported(convnet):
+    (convnet / "bad.tosa").write_bytes((convnet / "convnet.tosa").read_bytes()[:100])
+    r = _tool("convert", convnet / "bad.tosa", convnet / "never.payload")
+    assert r.returncode == 1
+    assert "VGF: model-converter failed: ERROR: TOSA graph failed flatbuffer verification" in r.stderr
