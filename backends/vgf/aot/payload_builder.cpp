@@ -83,8 +83,13 @@ bool io_from_vgf(const std::vector<uint8_t>& vgf, std::vector<IoDesc>* inputs,
       }
       io.dtype = static_cast<uint32_t>(t);
       io.rank = static_cast<uint32_t>(r.shape.size());
-      for (size_t d = 0; d < r.shape.size(); ++d) io.dims[d] = r.shape[d];
-      (dir == 0 ? inputs : outputs)->push_back(io);
+      for (size_t d = 0; d < r.shape.size(); ++d) {
+        io.dims[d] = r.shape[d];
+        io.dim_order[d] = static_cast<uint8_t>(d);
+      }
+      auto* list = dir == 0 ? inputs : outputs;
+      io.vgf_index = static_cast<uint32_t>(list->size());
+      list->push_back(io);
     }
   }
   return true;

@@ -43,6 +43,27 @@ Result<PayloadView> verify_payload(Span<const uint8_t> payload) {
       return fail(Error::InvalidProgram, "VGF payload: I/O %u has an unknown dtype %u",
                   static_cast<uint32_t>(i), io[i].dtype);
     }
+    uint32_t seen = 0;
+    for (uint32_t d = 0; d < io[i].rank; ++d) {
+      if (io[i].dim_order[d] >= io[i].rank || (seen >> io[i].dim_order[d]) & 1) {
+        return fail(Error::InvalidProgram, "VGF payload: I/O %u has an invalid dim order",
+                    static_cast<uint32_t>(i));
+      }
+      seen |= 1u << io[i].dim_order[d];
+    }
+    const bool is_input = i < h->num_inputs;
+    const uint32_t count = is_input ? h->num_inputs : h->num_outputs;
+    const uint64_t first = is_input ? 0 : h->num_inputs;
+    for (uint64_t j = first; j < i; ++j) {
+      if (io[j].vgf_index == io[i].vgf_index) {
+        return fail(Error::InvalidProgram, "VGF payload: two arguments name VGF %s %u",
+                    is_input ? "input" : "output", io[i].vgf_index);
+      }
+    }
+    if (io[i].vgf_index >= count) {
+      return fail(Error::InvalidProgram, "VGF payload: I/O %u names VGF %s %u of %u",
+                  static_cast<uint32_t>(i), is_input ? "input" : "output", io[i].vgf_index, count);
+    }
     for (uint32_t d = 0; d < io[i].rank; ++d) {
       if (io[i].dims[d] < 1 || io[i].dims[d] > (int64_t{1} << 31)) {
         return fail(Error::InvalidProgram, "VGF payload: I/O %u dim %u is %lld",

@@ -4,7 +4,7 @@
 // the device and cross-check the VGF's own resource table.
 //
 //   PayloadHeader                      (32 bytes)
-//   IoDesc[num_inputs + num_outputs]   (inputs first, in the order of the VGF's model inputs)
+//   IoDesc[num_inputs + num_outputs]   (the delegate call's arguments: inputs, then outputs)
 //   ... padding ...
 //   VGF bytes at vgf_offset (16-byte aligned), vgf_size bytes
 #pragma once
@@ -35,12 +35,16 @@ static_assert(sizeof(PayloadHeader) == 32, "payload header layout");
 struct IoDesc {
   uint32_t dtype;  // pteron ScalarType (c10 numbering)
   uint32_t rank;
-  int64_t dims[kMaxDims];
+  int64_t dims[kMaxDims];  // logical (torch) sizes
+  uint8_t dim_order[8];    // the memory layout the VGF tensor has ({0, 2, 3, 1}: NHWC)
+  uint32_t vgf_index;      // which of the VGF's model inputs (or outputs) this argument is
+  uint32_t reserved;
 };
-static_assert(sizeof(IoDesc) == 56, "payload I/O descriptor layout");
+static_assert(sizeof(IoDesc) == 72, "payload I/O descriptor layout");
 
-// A checked view of a payload: header fields in range, I/O table inside it, dims >= 1, the VGF
-// bytes inside the payload. Does not parse the VGF itself (vgf_model does).
+// A checked view of a payload: header fields in range, I/O table inside it, dims >= 1, dim
+// orders and VGF indices permutations, the VGF bytes inside the payload. Does not parse the VGF
+// itself (vgf_model does).
 struct PayloadView {
   const PayloadHeader* header;
   const IoDesc* io;  // num_inputs + num_outputs entries

@@ -118,7 +118,7 @@ Error check_io(const PayloadView& p, const Model& m) {
   for (uint32_t i = 0; i < num_io; ++i) {
     const IoDesc& io = p.io[i];
     const bool is_input = i < p.header->num_inputs;
-    const uint32_t b = is_input ? m.inputs[i] : m.outputs[i - p.header->num_inputs];
+    const uint32_t b = is_input ? m.inputs[io.vgf_index] : m.outputs[io.vgf_index];
     const Resource& r = m.resources[m.bindings[b].mrt_index];
     // The converter may drop or add leading 1s (TOSA ranks): compare element counts and the
     // non-unit dims in order.
@@ -375,10 +375,16 @@ class VgfBackend final : public BackendInterface {
     for (size_t i = 0; i < model->bindings.size(); ++i) {
       PTERON_TRY(make_tensor(*ctx, model->resources[model->bindings[i].mrt_index], &d->tensors[i]));
     }
-    d->inputs = model->inputs;
-    d->outputs = model->outputs;
     const uint32_t num_io = payload.header->num_inputs + payload.header->num_outputs;
-    for (uint32_t i = 0; i < num_io; ++i) d->io.push_back(&payload.io[i]);
+    for (uint32_t i = 0; i < num_io; ++i) {
+      const IoDesc& io = payload.io[i];
+      d->io.push_back(&io);
+      if (i < payload.header->num_inputs) {
+        d->inputs.push_back(model->inputs[io.vgf_index]);
+      } else {
+        d->outputs.push_back(model->outputs[io.vgf_index]);
+      }
+    }
     PTERON_TRY(build_pipeline(*d, *model));
     PTERON_TRY(record(*d, *model));
     return static_cast<DelegateHandle*>(d.release());
@@ -401,12 +407,13 @@ class VgfBackend final : public BackendInterface {
       const IoDesc& io = *d.io[i];
       const Tensor& dt = d.tensors[is_input ? d.inputs[i] : d.outputs[i - ni]];
       bool ok = static_cast<uint32_t>(t.dtype()) == io.dtype &&
-                static_cast<uint32_t>(t.dim()) == io.rank && t.is_contiguous() &&
-                t.nbytes() == dt.nbytes;
-      for (uint32_t k = 0; ok && k < io.rank; ++k) ok = t.size(k) == io.dims[k];
+                static_cast<uint32_t>(t.dim()) == io.rank && t.nbytes() == dt.nbytes;
+      for (uint32_t k = 0; ok && k < io.rank; ++k) {
+        ok = t.size(k) == io.dims[k] && t.dim_order()[k] == io.dim_order[k];
+      }
       if (!ok) {
         return fail(Error::InvalidArgument,
-                    "VGF delegate: %s %zu must be a contiguous %s tensor of the compiled shape",
+                    "VGF delegate: %s %zu must be a %s tensor of the compiled shape and dim order",
                     is_input ? "input" : "output", is_input ? i : i - ni,
                     scalar_type_name(static_cast<ScalarType>(io.dtype)));
       }

@@ -82,8 +82,15 @@ void make_tensor(const vgf::IoDesc& io, HostTensor* t) {
   for (uint32_t d = io.rank; d-- > 0;) {
     t->sizes[d] = static_cast<int32_t>(io.dims[d]);
     t->strides[d] = static_cast<int32_t>(numel);
-    t->dim_order[d] = static_cast<uint8_t>(d);
     numel *= static_cast<uint64_t>(io.dims[d]);
+  }
+  // Strides follow the dim order (outermost first in dim_order).
+  uint64_t stride = 1;
+  for (uint32_t k = io.rank; k-- > 0;) {
+    const uint8_t d = io.dim_order[k];
+    t->dim_order[k] = d;
+    t->strides[d] = static_cast<int32_t>(stride);
+    stride *= static_cast<uint64_t>(io.dims[d]);
   }
   t->data.assign((numel * element_size(dtype) + 7) / 8, 0);
   t->tensor = Tensor(dtype, static_cast<int32_t>(io.rank), t->sizes.data(), t->dim_order.data(),

@@ -130,6 +130,8 @@ def _vgf_offset(convnet):
     ("truncated vgf", lambda d: d[:-200], "not inside"),
     ("negative dim", _poke(32 + 8, (-3).to_bytes(8, "little", signed=True)), "dim 0 is -3"),
     ("wrong input shape", _poke(32 + 8 + 8, (9).to_bytes(8, "little")), "does not match"),
+    ("repeated dim order", _poke(32 + 56, bytes([0, 1, 1, 3])), "invalid dim order"),
+    ("vgf index out of range", _poke(32 + 72 + 64, (1).to_bytes(4, "little")), "names VGF output 1"),
 ])
 def test_malformed_payload_rejected(convnet, case, edit, message):
     r = _corrupt(convnet, case.replace(" ", "_"), edit)
