@@ -426,6 +426,12 @@ class Lowerer {
   std::string zp_const(DType dtype, int32_t zp) {
     if (dtype == DType::INT8) return w_.const_i8("zp", {1}, {static_cast<int8_t>(zp)}).name;
     if (dtype == DType::INT32) return w_.const_i32("zp", {1}, {zp}).name;
+    if (dtype == DType::INT16) {
+      const int16_t z = static_cast<int16_t>(zp);
+      std::vector<uint8_t> b(2);
+      std::memcpy(b.data(), &z, 2);
+      return w_.add_const("zp", {1}, DType::INT16, b).name;
+    }
     return w_.const_f32("zp", {1}, {0.0f}).name;
   }
 
@@ -1042,18 +1048,61 @@ class Lowerer {
     bind_shared(n, out);
   }
 
-  // AVG_POOL2D over an NHWC tensor: int8 in and out at the input's scale in INT.
-  TVal avg_pool_op(const TVal& x, std::vector<int64_t> k, std::vector<int64_t> stride,
-                   std::vector<int32_t> pad, std::vector<int64_t> out_nhwc) {
+  // AVG_POOL2D over an NHWC tensor. INT: the result at the quantize's parameters `q`. With
+  // the input's scale, int8 pooling straight to the output zero point; otherwise the input is
+  // first rescaled to int16 at (nearly) the output scale, so the pool's own rounding happens
+  // on a fine grid and the final RESCALE to int8 adds at most one more half step.
+  TVal avg_pool_op(TVal x, std::vector<int64_t> k, std::vector<int64_t> stride,
+                   std::vector<int32_t> pad, std::vector<int64_t> out_nhwc, const OutQuant* q) {
     TosaAttr a;
     a.kernel = {static_cast<int32_t>(k[0]), static_cast<int32_t>(k[1])};
     a.stride = {static_cast<int32_t>(stride[0]), static_cast<int32_t>(stride[1])};
     a.pad = std::move(pad);
     a.acc_type = is_int() ? DType::INT32 : DType::FP32;
-    TVal out = tensor(std::move(out_nhwc), x.dtype, x);
-    const std::string zp = zp_const(x.dtype, x.zp);
-    w_.add_op(Op::AVG_POOL2D, {x.name, zp, zp}, {out.name}, a);
-    return out;
+    if (!is_int()) {
+      TVal out = tensor(std::move(out_nhwc), x.dtype, x);
+      const std::string zp = zp_const(x.dtype, 0);
+      w_.add_op(Op::AVG_POOL2D, {x.name, zp, zp}, {out.name}, a);
+      return out;
+    }
+    const int32_t out_zp = static_cast<int32_t>(q->p.zp);
+    if (x.scale == q->p.scale) {
+      TVal out = tensor(std::move(out_nhwc), DType::INT8, x);
+      w_.add_op(Op::AVG_POOL2D, {x.name, zp_const(DType::INT8, x.zp), zp_const(DType::INT8, out_zp)},
+                {out.name}, a);
+      out.zp = out_zp;
+      return clamp_i8(out, q->lo, q->hi);
+    }
+    // int16 headroom: |q - zp| <= 255 scaled by ratio * 2^bits must stay below 2^15.
+    const double ratio = x.scale / q->p.scale;
+    int bits = 0;
+    while (bits < 14 && 255.0 * ratio * std::ldexp(1.0, bits + 1) < 32767.0) ++bits;
+    TVal wide = rescale(x, {ratio * std::ldexp(1.0, bits)}, x.zp, 0, DType::INT16);
+    TVal pooled = tensor(std::move(out_nhwc), DType::INT16, wide);
+    const std::string zero = zp_const(DType::INT16, 0);
+    w_.add_op(Op::AVG_POOL2D, {wide.name, zero, zero}, {pooled.name}, a);
+    TVal out = rescale(pooled, {std::ldexp(1.0, -bits)}, 0, out_zp, DType::INT8);
+    out.scale = q->p.scale;
+    out.zp = out_zp;
+    return clamp_i8(out, q->lo, q->hi);
+  }
+
+  // Global mean in INT: int32 sums over H and W, one RESCALE by in_scale / (out_scale * H * W).
+  TVal global_mean_int(const TVal& x, const OutQuant& q) {
+    TVal acc = rescale(x, {1.0}, x.zp, 0, DType::INT32);
+    TosaAttr a;
+    a.axis = 1;
+    TVal rows = tensor({x.shape[0], 1, x.shape[2], x.shape[3]}, DType::INT32, acc);
+    w_.add_op(Op::REDUCE_SUM, {acc.name}, {rows.name}, a);
+    a.axis = 2;
+    TVal sum = tensor({x.shape[0], 1, 1, x.shape[3]}, DType::INT32, acc);
+    w_.add_op(Op::REDUCE_SUM, {rows.name}, {sum.name}, a);
+    const double n = static_cast<double>(x.shape[1] * x.shape[2]);
+    TVal out = rescale(sum, {x.scale / (q.p.scale * n)}, 0, static_cast<int32_t>(q.p.zp),
+                       DType::INT8);
+    out.scale = q.p.scale;
+    out.zp = static_cast<int32_t>(q.p.zp);
+    return clamp_i8(out, q.lo, q.hi);
   }
 
   TVal pad_nhwc(const TVal& x, int64_t top, int64_t bottom, int64_t left, int64_t right) {
@@ -1105,11 +1154,13 @@ class Lowerer {
     if (count_include_pad && (ay.pad_b > 0 || ax.pad_b > 0))
       refuse("ceil_mode windows past the edge with count_include_pad (torch counts them)");
     x = crop_nhwc(x, ay.crop, ax.crop);
+    OutQuant q;
+    if (is_int()) q = out_quant(n, false);
     TVal out = avg_pool_op(x, k, stride,
                            {static_cast<int32_t>(ay.pad_a), static_cast<int32_t>(ay.pad_b),
                             static_cast<int32_t>(ax.pad_a), static_cast<int32_t>(ax.pad_b)},
-                           to_nhwc_shape(ys.sizes));
-    bind_shared(n, out);
+                           to_nhwc_shape(ys.sizes), is_int() ? &q : nullptr);
+    bind(n, out, is_int() ? &q : nullptr);
   }
 
   // Global average pooling: adaptive pool to 1x1, or mean over H and W.
@@ -1131,9 +1182,17 @@ class Lowerer {
     }
     TVal x = to_nhwc(operand(n.args[0].tensor()));
     const int64_t h = xs.sizes[2], w = xs.sizes[3];
-    TVal out = avg_pool_op(x, {h, w}, {1, 1}, {0, 0, 0, 0}, {xs.sizes[0], 1, 1, xs.sizes[1]});
+    OutQuant q;
+    TVal out;
+    if (is_int()) {
+      q = out_quant(n, false);
+      out = global_mean_int(x, q);
+    } else {
+      out = avg_pool_op(x, {h, w}, {1, 1}, {0, 0, 0, 0}, {xs.sizes[0], 1, 1, xs.sizes[1]},
+                        nullptr);
+    }
     if (ys.rank() != 4) out = reshape(out, ys.sizes);  // keepdim=False: [N, 1, 1, C] is [N, C]
-    bind_shared(n, out);
+    bind(n, out, is_int() ? &q : nullptr);
   }
 
   // ---- data movement ---------------------------------------------------------------------
