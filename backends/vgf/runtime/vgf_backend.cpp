@@ -10,6 +10,7 @@
 #include "backends/vgf/runtime/vgf_context.h"
 #include "backends/vgf/runtime/vgf_model.h"
 #include "runtime/core/scalar_type.h"
+#include "runtime/executor/method.h"
 
 namespace pteron {
 namespace vgf {
@@ -419,23 +420,38 @@ class VgfBackend final : public BackendInterface {
       }
     }
     std::lock_guard<std::mutex> guard(d.mutex);
+    // When tracing, the three phases are delegate events: host copies into the mapped input
+    // tensors, the recorded graph dispatch (submit to fence), host copies out.
+    ExecutionObserver* observer = context.observer;
+    int32_t event = observer ? observer->begin_delegate_event("vgf: copy inputs", -1) : -1;
     for (size_t i = 0; i < ni; ++i) {
       const Tensor& dt = d.tensors[d.inputs[i]];
       memcpy(dt.mapped, args[i]->tensor->const_data(), dt.nbytes);
     }
+    if (observer) {
+      observer->end_delegate_event(event);
+      event = observer->begin_delegate_event("vgf: run data graph", -1);
+    }
+    VkResult r;
     {
       std::lock_guard<std::mutex> queue_guard(d.ctx->mutex);
       VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
       si.commandBufferCount = 1;
       si.pCommandBuffers = &d.commands;
-      VK_TRY("vkQueueSubmit", vkQueueSubmit(d.ctx->queue, 1, &si, d.fence));
+      r = vkQueueSubmit(d.ctx->queue, 1, &si, d.fence);
     }
-    VK_TRY("vkWaitForFences", vkWaitForFences(d.ctx->device, 1, &d.fence, VK_TRUE, UINT64_MAX));
-    VK_TRY("vkResetFences", vkResetFences(d.ctx->device, 1, &d.fence));
+    if (r == VK_SUCCESS) {
+      r = vkWaitForFences(d.ctx->device, 1, &d.fence, VK_TRUE, UINT64_MAX);
+      vkResetFences(d.ctx->device, 1, &d.fence);
+    }
+    if (observer) observer->end_delegate_event(event);
+    if (r != VK_SUCCESS) return vk_fail("vkQueueSubmit/vkWaitForFences", r);
+    if (observer) event = observer->begin_delegate_event("vgf: copy outputs", -1);
     for (size_t i = 0; i < no; ++i) {
       const Tensor& dt = d.tensors[d.outputs[i]];
       memcpy(args[ni + i]->tensor->mutable_data(), dt.mapped, dt.nbytes);
     }
+    if (observer) observer->end_delegate_event(event);
     return Error::Ok;
   }
 

@@ -127,3 +127,12 @@ def test_missing_extension_is_reported_by_pteron_run(tmp_path):
     assert run.returncode != 0
     assert ("backend 'PteronVgfBackend' is not available on this device: VK_ARM_data_graph not "
             "available on llvmpipe") in run.stderr, run.stderr
+
+
+def test_profile_shows_the_delegate_phases(tmp_path):
+    _compile_cli(tmp_path, "vgf,portable")
+    run = subprocess.run([CLI, "profile", str(tmp_path / "net.pte"), "-o", str(tmp_path / "trace"),
+                          "--iters", "1", "--warmup", "0"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    for phase in ("vgf: copy inputs", "vgf: run data graph", "vgf: copy outputs"):
+        assert phase in run.stdout, run.stdout
