@@ -20,6 +20,7 @@ std::vector<uint8_t> build_payload(const std::vector<uint8_t>& vgf,
   const uint64_t table_end = sizeof(h) + (inputs.size() + outputs.size()) * sizeof(IoDesc);
   h.vgf_offset = (table_end + 15) / 16 * 16;
   h.vgf_size = vgf.size();
+  h.vgf_checksum = fnv1a64(vgf.data(), vgf.size());
   std::vector<uint8_t> out(h.vgf_offset + vgf.size(), 0);
   memcpy(out.data(), &h, sizeof(h));
   uint8_t* p = out.data() + sizeof(h);

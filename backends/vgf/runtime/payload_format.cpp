@@ -7,6 +7,15 @@
 namespace pteron {
 namespace vgf {
 
+uint64_t fnv1a64(const uint8_t* data, size_t size) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= data[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
 Result<PayloadView> verify_payload(Span<const uint8_t> payload) {
   if (payload.size() < sizeof(PayloadHeader)) {
     return fail(Error::InvalidProgram, "VGF payload: %zu bytes is too short for its header",
@@ -78,7 +87,11 @@ Result<PayloadView> verify_payload(Span<const uint8_t> payload) {
                 static_cast<unsigned long long>(h->vgf_offset),
                 static_cast<unsigned long long>(h->vgf_size), payload.size());
   }
-  return PayloadView{h, io, {payload.data() + h->vgf_offset, static_cast<size_t>(h->vgf_size)}};
+  const uint8_t* vgf = payload.data() + h->vgf_offset;
+  if (fnv1a64(vgf, static_cast<size_t>(h->vgf_size)) != h->vgf_checksum) {
+    return fail(Error::InvalidProgram, "VGF payload: the VGF bytes fail their checksum (corrupt)");
+  }
+  return PayloadView{h, io, {vgf, static_cast<size_t>(h->vgf_size)}};
 }
 
 }  // namespace vgf

@@ -3,7 +3,7 @@
 // integers little-endian. The I/O table lets the runtime check a call's tensors before touching
 // the device and cross-check the VGF's own resource table.
 //
-//   PayloadHeader                      (32 bytes)
+//   PayloadHeader                      (40 bytes)
 //   IoDesc[num_inputs + num_outputs]   (the delegate call's arguments: inputs, then outputs)
 //   ... padding ...
 //   VGF bytes at vgf_offset (16-byte aligned), vgf_size bytes
@@ -29,8 +29,14 @@ struct PayloadHeader {
   uint32_t num_outputs;
   uint64_t vgf_offset;
   uint64_t vgf_size;
+  // FNV-1a (64-bit) of the VGF bytes. The VGF's SPIR-V is parsed by the driver (here Arm's
+  // emulation layer), which is not hardened against corrupt modules: a damaged payload must be
+  // refused before it gets there.
+  uint64_t vgf_checksum;
 };
-static_assert(sizeof(PayloadHeader) == 32, "payload header layout");
+static_assert(sizeof(PayloadHeader) == 40, "payload header layout");
+
+uint64_t fnv1a64(const uint8_t* data, size_t size);
 
 struct IoDesc {
   uint32_t dtype;  // pteron ScalarType (c10 numbering)
