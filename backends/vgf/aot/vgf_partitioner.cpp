@@ -3,6 +3,8 @@
 // graph (backends/tosa), converts it with the ML SDK model converter and packs the .vgf with
 // the region's I/O layout into the delegate's payload. A region the converter rejects goes back
 // to the later partitioners with the converter's message.
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -22,6 +24,33 @@ using compiler::ir::Graph;
 using compiler::ir::Node;
 using compiler::ir::ValueId;
 
+// A region must do at least this many multiply-adds (matmul/conv) or elements (other ops) to
+// repay a graph dispatch, its submit and the host copies (the same bar as backends/vulkan).
+constexpr double kMinRegionWork = 1 << 16;
+
+double region_work(const Graph& graph, const Region& region) {
+  double work = 0.0;
+  for (compiler::ir::NodeId id : region.nodes) {
+    const Node& n = graph.node(id);
+    if (n.outputs.empty()) continue;
+    const double numel = static_cast<double>(graph.value(n.outputs[0]).spec.numel());
+    const std::string op = n.op.str();
+    const bool matmul = op == "aten::linear.default" || op == "aten::mm.default" ||
+                        op == "aten::addmm.default" || op == "aten::bmm.default";
+    const bool conv = op == "aten::convolution.default" || op == "aten::conv2d.default";
+    const size_t arg = op == "aten::addmm.default" ? 1 : 0;
+    if ((matmul || conv) && n.args.size() > 1 && n.args[conv ? 1 : arg].is_tensor()) {
+      const auto& t = graph.value(n.args[conv ? 1 : arg].tensor()).spec;  // weight / lhs
+      const double k = conv ? static_cast<double>(t.numel() / std::max<int64_t>(t.sizes[0], 1))
+                            : static_cast<double>(t.sizes.empty() ? 1 : t.sizes.back());
+      work += numel * k;
+    } else {
+      work += numel;
+    }
+  }
+  return work;
+}
+
 class VgfPartitioner final : public compiler::Partitioner {
  public:
   std::string name() const override { return "vgf"; }
@@ -34,6 +63,17 @@ class VgfPartitioner final : public compiler::Partitioner {
       }
     }
     return tosa_aot::tosa_supports(graph, node, tosa_aot::TosaProfile::Fp);
+  }
+
+  SupportDecision worth_delegating(const Graph& graph, const Region& region) const override {
+    const double work = region_work(graph, region);
+    if (work >= kMinRegionWork) return SupportDecision::yes();
+    char why[160];
+    snprintf(why, sizeof(why),
+             "region of %zu node(s) does %.0f multiply-adds/elements, under the %.0f that repay a "
+             "data-graph dispatch and its copies",
+             region.nodes.size(), work, kMinRegionWork);
+    return SupportDecision::no(why);
   }
 
   LoweredRegion lower(const Graph& graph, const Region& region) const override {
