@@ -401,7 +401,7 @@ class VgfBackend final : public BackendInterface {
     }
     for (size_t i = 0; i < ni + no; ++i) {
       const bool is_input = i < ni;
-      if (args[i] == nullptr || !args[i]->is_tensor()) {
+      if (args[i] == nullptr || !args[i]->is_tensor() || args[i]->tensor == nullptr) {
         return fail(Error::InvalidArgument, "VGF delegate: argument %zu is not a tensor", i);
       }
       const pteron::Tensor& t = *args[i]->tensor;
