@@ -13,33 +13,6 @@
 namespace pteron {
 namespace vgf {
 
-const char* vk_result_name(VkResult r) {
-  switch (r) {
-    case VK_SUCCESS:
-      return "VK_SUCCESS";
-    case VK_ERROR_OUT_OF_HOST_MEMORY:
-      return "VK_ERROR_OUT_OF_HOST_MEMORY";
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
-      return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
-    case VK_ERROR_INITIALIZATION_FAILED:
-      return "VK_ERROR_INITIALIZATION_FAILED";
-    case VK_ERROR_DEVICE_LOST:
-      return "VK_ERROR_DEVICE_LOST";
-    case VK_ERROR_INCOMPATIBLE_DRIVER:
-      return "VK_ERROR_INCOMPATIBLE_DRIVER";
-    case VK_ERROR_LAYER_NOT_PRESENT:
-      return "VK_ERROR_LAYER_NOT_PRESENT";
-    case VK_ERROR_EXTENSION_NOT_PRESENT:
-      return "VK_ERROR_EXTENSION_NOT_PRESENT";
-    case VK_ERROR_FEATURE_NOT_PRESENT:
-      return "VK_ERROR_FEATURE_NOT_PRESENT";
-    case VK_TIMEOUT:
-      return "VK_TIMEOUT";
-    default:
-      return "VkResult error";
-  }
-}
-
 int32_t Context::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required) const {
   for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
     if ((type_bits & (1u << i)) && (memory.memoryTypes[i].propertyFlags & required) == required) {

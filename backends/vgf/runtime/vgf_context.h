@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "backends/vgf/runtime/vk_arm.h"
+#include "backends/vulkan/runtime/vulkan_context.h"
 #include "runtime/core/result.h"
 
 namespace pteron {
@@ -48,7 +49,7 @@ struct Context {
 // The process-wide context, or NotSupported with the message saying what is missing.
 Result<Context*> shared_context();
 
-const char* vk_result_name(VkResult r);
+using vulkan::vk_result_name;  // one VkResult naming for both Vulkan delegates
 
 }  // namespace vgf
 }  // namespace pteron
