@@ -1,5 +1,6 @@
 """Writes a small FP32 conv net as a TOSA 1.0 flatbuffer with tosa-tools' serializer, for the
-VGF delegate tests until the TOSA lowering (backends/tosa) produces them from torch programs.
+VGF runtime tests: independent of pteron's TOSA lowering (backends/tosa), so a runtime failure
+is never a lowering failure in disguise (test_vgf_lowering.py covers the lowered path).
 
 Runs in the Arm tools venv (.venv-arm), never in .venv: `python make_tosa_fixture.py OUT_DIR`.
 Writes OUT_DIR/convnet.tosa and OUT_DIR/convnet_weights.npz (the constants, so the test can

@@ -6,8 +6,8 @@ init/execute), compared with the same net in PyTorch.
 Tolerance (fp32, emulated data graph vs torch eager on the same inputs): max abs error within
 1e-5 * (1 + max |reference|) (the emulation layer's conv shaders sum in their own order).
 
-Until the TOSA lowering (backends/tosa) lands, the TOSA fixture is built by
-make_tosa_fixture.py instead of from a torch program.
+The TOSA fixture comes from make_tosa_fixture.py, not pteron's TOSA lowering, so these tests
+check the runtime alone (test_vgf_lowering.py covers torch -> TOSA -> VGF).
 """
 
 import os
