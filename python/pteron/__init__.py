@@ -9,7 +9,7 @@
 
 from pteron.delegation import DelegationInfo, get_delegation_info
 from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
-from pteron.partitioners import Partitioner, VulkanPartitioner, XnnpackPartitioner
+from pteron.partitioners import Partitioner, VgfPartitioner, VulkanPartitioner, XnnpackPartitioner
 from pteron.runtime import Method, Program, load
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "get_delegation_info",
     "load",
     "to_edge_transform_and_lower",
+    "VgfPartitioner",
     "VulkanPartitioner",
     "XnnpackPartitioner",
 ]

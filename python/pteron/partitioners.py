@@ -37,6 +37,15 @@ class VulkanPartitioner(Partitioner):
     backend = "vulkan"
 
 
+class VgfPartitioner(Partitioner):
+    """Delegates fp32 regions the TOSA FP profile takes to Arm's ML SDK for Vulkan: lowered to
+    TOSA, converted to .vgf by the ML SDK model converter, run through VK_ARM_data_graph (on this
+    machine via the ML emulation layer on lavapipe); see backends/vgf/README.md.
+    """
+
+    backend = "vgf"
+
+
 def backend_names(partitioners) -> list[str]:
     """The compiler's backend list for `partitioners` (objects with a `backend` name or names)."""
     names = []

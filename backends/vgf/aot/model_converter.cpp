@@ -1,0 +1,149 @@
+#include "backends/vgf/aot/model_converter.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+extern char** environ;
+
+namespace pteron {
+namespace vgf {
+namespace {
+
+bool executable(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+std::string on_path(const char* name) {
+  const char* path = getenv("PATH");
+  if (path == nullptr) return "";
+  std::string dirs(path);
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    if (end > start && executable(candidate)) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+bool read_all(const std::string& path, std::vector<uint8_t>* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  return true;
+}
+
+// The last non-empty line of a file (the converter's error), trimmed to 300 characters.
+std::string last_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line, last;
+  while (std::getline(f, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  if (last.size() > 300) last = last.substr(0, 300) + "...";
+  return last;
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    const char* base = getenv("TMPDIR");
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/pteron-vgf-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    if (mkdtemp(buf.data()) != nullptr) path = buf.data();
+  }
+  ~TempDir() {
+    if (path.empty()) return;
+    for (const char* name : {"/region.tosa", "/region.vgf", "/converter.log"}) {
+      unlink((path + name).c_str());
+    }
+    rmdir(path.c_str());
+  }
+};
+
+}  // namespace
+
+std::string find_model_converter(std::string* error) {
+  const char* env = getenv("PTERON_MODEL_CONVERTER");
+  if (env != nullptr && *env != '\0') {
+    if (executable(env)) return env;
+    *error = std::string("VGF: PTERON_MODEL_CONVERTER=") + env + " is not an executable file";
+    return "";
+  }
+#ifdef PTERON_VGF_DEFAULT_MODEL_CONVERTER
+  if (executable(PTERON_VGF_DEFAULT_MODEL_CONVERTER)) return PTERON_VGF_DEFAULT_MODEL_CONVERTER;
+#endif
+  std::string found = on_path("model-converter");
+  if (!found.empty()) return found;
+  *error =
+      "VGF: the ML SDK model converter was not found (make venv-arm, or set "
+      "PTERON_MODEL_CONVERTER to a model-converter program)";
+  return "";
+}
+
+bool convert_tosa_to_vgf(const std::vector<uint8_t>& tosa, std::vector<uint8_t>* vgf,
+                         std::string* error) {
+  const std::string converter = find_model_converter(error);
+  if (converter.empty()) return false;
+  TempDir dir;
+  if (dir.path.empty()) {
+    *error = "VGF: cannot create a temporary directory for the model converter";
+    return false;
+  }
+  const std::string in = dir.path + "/region.tosa", out = dir.path + "/region.vgf",
+                    log = dir.path + "/converter.log";
+  {
+    std::ofstream f(in, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(tosa.data()), static_cast<std::streamsize>(tosa.size()));
+    if (!f) {
+      *error = "VGF: cannot write " + in;
+      return false;
+    }
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> args = {converter, "--input", in, "--output", out};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, converter.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    *error = "VGF: cannot run " + converter + ": " + strerror(rc);
+    return false;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *error = "VGF: model-converter failed";
+    const std::string why = last_line(log);
+    if (!why.empty()) *error += ": " + why;
+    return false;
+  }
+  if (!read_all(out, vgf) || vgf->empty()) {
+    *error = "VGF: model-converter wrote no output";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace vgf
+}  // namespace pteron
