@@ -28,8 +28,15 @@ constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t ker
   return sums + column + 2 * kScratchAlign;
 }
 
+// cortex_m::quantized_depthwise_conv2d_nhwc (depth multiplier 1): per block of eight channels
+// their bases, multipliers and left and right shifts (32 int32), and one input row of padding
+// (width * channels bytes).
+constexpr size_t quantized_depthwise_conv2d_scratch_bytes(int64_t channels, int64_t in_width) {
+  return align_scratch(static_cast<size_t>((channels + 7) / 8) * 32 * sizeof(int32_t)) +
+         align_scratch(static_cast<size_t>(channels * in_width)) + 2 * kScratchAlign;
+}
+
 // Every other cortex_m kernel computes in registers.
-constexpr size_t quantized_depthwise_conv2d_scratch_bytes() { return 0; }
 constexpr size_t quantized_linear_scratch_bytes() { return 0; }
 constexpr size_t quantized_pool2d_scratch_bytes() { return 0; }
 
