@@ -149,16 +149,31 @@ void one_pixel_mve(const int8_t* row, const int8_t* wt, int32_t len, const Chann
   }
 }
 
+// n bytes from src to dst / of value to dst, as tail-predicated loops (see dot_4rows_mve).
 inline void copy_mve(int8_t* dst, const int8_t* src, int32_t n) {
-  for (int32_t i = 0; i < n; i += 16) {
-    const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(n - i));
-    vstrbq_p_s8(dst + i, vldrbq_z_s8(src + i, pr), pr);
-  }
+  __asm volatile(
+      "   wlstp.8     lr, %[n], 1f       \n"
+      "2:                                \n"
+      "   vldrb.8     q0, [%[src]], #16  \n"
+      "   vstrb.8     q0, [%[dst]], #16  \n"
+      "   letp        lr, 2b             \n"
+      "1:                                \n"
+      : [dst] "+r"(dst), [src] "+r"(src)
+      : [n] "r"(n)
+      : "q0", "memory", "r14");
 }
 
 inline void fill_mve(int8_t* dst, int8_t value, int32_t n) {
-  const int8x16_t v = vdupq_n_s8(value);
-  for (int32_t i = 0; i < n; i += 16) vstrbq_p_s8(dst + i, v, vctp8q(static_cast<uint32_t>(n - i)));
+  __asm volatile(
+      "   vdup.8      q0, %[v]           \n"
+      "   wlstp.8     lr, %[n], 1f       \n"
+      "2:                                \n"
+      "   vstrb.8     q0, [%[dst]], #16  \n"
+      "   letp        lr, 2b             \n"
+      "1:                                \n"
+      : [dst] "+r"(dst)
+      : [n] "r"(n), [v] "r"(static_cast<int32_t>(value))
+      : "q0", "memory", "r14");
 }
 
 // The im2col column of output pixel (oy, ox): the kh * kw * cin input bytes its filter taps
