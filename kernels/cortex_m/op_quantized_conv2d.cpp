@@ -81,59 +81,88 @@ struct ChannelQuant {
   int32_t offset_sum, mult, left, right;
 };
 
-// The four pixels' dot products with one filter, {a0, a1, a2, a3} = sum over i < len of
-// w[i] * row_k[i]: a tail-predicated low-overhead loop (WLSTP/LETP) that loads each filter
-// vector once for the four rows; the last, partial vector's lanes past `len` are neither loaded
-// nor added. GCC 12 does not emit tail-predicated loops from intrinsics, hence the inline
-// assembly (as in CMSIS-NN's arm_nn_mat_mul_core_4x_s8).
-inline int32x4_t dot_4rows_mve(const int8_t* w, const int8_t* r0, const int8_t* r1,
-                               const int8_t* r2, const int8_t* r3, int32_t len) {
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  int32x4_t v;
-  __asm volatile(
-      "   wlstp.8     lr, %[cnt], 1f     \n"
-      "2:                                \n"
-      "   vldrb.8     q0, [%[w]], #16    \n"
-      "   vldrb.8     q1, [%[r0]], #16   \n"
-      "   vmladava.s8 %[a0], q0, q1      \n"
-      "   vldrb.8     q2, [%[r1]], #16   \n"
-      "   vmladava.s8 %[a1], q0, q2      \n"
-      "   vldrb.8     q3, [%[r2]], #16   \n"
-      "   vmladava.s8 %[a2], q0, q3      \n"
-      "   vldrb.8     q1, [%[r3]], #16   \n"
-      "   vmladava.s8 %[a3], q0, q1      \n"
-      "   letp        lr, 2b             \n"
-      "1:                                \n"
-      "   vmov        %q[v][2], %q[v][0], %[a0], %[a2] \n"
-      "   vmov        %q[v][3], %q[v][1], %[a1], %[a3] \n"
-      : [w] "+r"(w), [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [a0] "+Te"(a0),
-        [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [v] "=w"(v)
-      : [cnt] "r"(len)
-      : "q0", "q1", "q2", "q3", "memory", "r14");
-  return v;
-}
+// What four_pixels_mve's loop reads from memory (it needs every register for the work).
+struct alignas(16) FourPixels {
+  const int8_t* rows[4];  // the four pixels' rows (input pixels or im2col columns)
+  const int8_t* filter;   // the next output channel's filter
+  int32_t len;            // bytes per row and per filter
+  int32_t out_off;
+  int8_t* out_end;        // the first pixel's output + cout
+  int32_t lo[4], hi[4];   // activation range
+  uint32_t scatter[4];    // 0, cout, 2 * cout, 3 * cout: the four pixels' outputs
+};
 
-// Channel oc of four pixels whose rows of `len` bytes (input pixels of a 1x1 convolution, or
-// im2col columns) start `stride` bytes apart, for every oc (arm_nn_mat_mult_nt_t_s8's MVE
-// form). The four results share the channel's multiplier and shift, so they are requantized as
-// one vector and scattered to the four pixels' outputs.
+// Channel oc of four pixels whose rows of `len` bytes start `stride` bytes apart, for every oc
+// (arm_nn_mat_mult_nt_t_s8's MVE form): four dot products with filter oc in a tail-predicated
+// low-overhead loop (WLSTP/LETP: each filter vector loaded once for the four rows, the last
+// partial vector's lanes past `len` neither loaded nor added), then the four results, which
+// share the channel's ChannelQuant, requantized as one vector (requantize_mve's arithmetic) and
+// scattered to the four pixels' outputs. Inline assembly because GCC 12 emits no
+// tail-predicated loops and spills around the intrinsics version (twice the instructions).
 void four_pixels_mve(const int8_t* rows, int32_t stride, const int8_t* wt, int32_t len,
-                     const ChannelQuant* quant, int8_t* __restrict out, const ConvParams& p) {
-  // Locals: int8 stores may alias anything, so fields read through `p` would be reloaded.
-  const int32_t cout = p.cout, out_off = p.out_off;
-  const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
-  const uint32x4_t scatter = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(cout));
-  for (int32_t oc = 0; oc < cout; ++oc, wt += len, ++quant) {
-    int32x4_t v =
-        dot_4rows_mve(wt, rows, rows + stride, rows + 2 * stride, rows + 3 * stride, len);
-    v = vshlq_r_s32(vaddq_n_s32(v, quant->offset_sum), quant->left);
-    v = vqrdmulhq_n_s32(v, quant->mult);
-    // requantize_mve's rounding: midpoint away from zero.
-    const int32x4_t right = vdupq_n_s32(quant->right);
-    v = vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, right), 31)), right);
-    v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, out_off), lo), hi);
-    vstrbq_scatter_offset_s32(out + oc, scatter, v);
+                     const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
+  FourPixels f;
+  for (int32_t k = 0; k < 4; ++k) {
+    f.rows[k] = rows + k * stride;
+    f.lo[k] = p.act_min, f.hi[k] = p.act_max;
+    f.scatter[k] = static_cast<uint32_t>(k * p.cout);
   }
+  f.filter = wt, f.len = len, f.out_off = p.out_off, f.out_end = out + p.cout;
+  register int8_t* out_r asm("r5") = out;
+  register const ChannelQuant* quant_r asm("r7") = quant;
+  register FourPixels* f_r asm("r9") = &f;
+  __asm volatile(
+      "   vldrw.32    q5, [r9, #64]          \n"
+      "   vldrw.32    q6, [r9, #32]          \n"
+      "   vldrw.32    q7, [r9, #48]          \n"
+      "3:                                    \n"
+      "   ldm         r9, {r0, r1, r2, r3, r4} \n"
+      "   ldr         r11, [r9, #20]         \n"
+      "   add         r6, r4, r11            \n"
+      "   str         r6, [r9, #16]          \n"
+      "   mov         r8, #0                 \n"
+      "   mov         r10, #0                \n"
+      "   mov         r12, #0                \n"
+      "   mov         r6, #0                 \n"
+      "   wlstp.8     lr, r11, 1f            \n"
+      "2:                                    \n"
+      "   vldrb.8     q0, [r4], #16          \n"
+      "   vldrb.8     q1, [r0], #16          \n"
+      "   vmladava.s8 r8, q0, q1             \n"
+      "   vldrb.8     q2, [r1], #16          \n"
+      "   vmladava.s8 r10, q0, q2            \n"
+      "   vldrb.8     q3, [r2], #16          \n"
+      "   vmladava.s8 r12, q0, q3            \n"
+      "   vldrb.8     q1, [r3], #16          \n"
+      "   vmladava.s8 r6, q0, q1             \n"
+      "   letp        lr, 2b                 \n"
+      "1:                                    \n"
+      "   vmov.32     d8[0], r8              \n"
+      "   vmov.32     d8[1], r10             \n"
+      "   vmov.32     d9[0], r12             \n"
+      "   vmov.32     d9[1], r6              \n"
+      "   ldm         r7!, {r8, r10, r11, r12} \n"  // offset_sum, mult, left, right
+      "   vadd.i32    q4, q4, r8             \n"
+      "   vshl.s32    q4, r11                \n"
+      "   vqrdmulh.s32 q4, q4, r10           \n"
+      "   vdup.32     q1, r12                \n"
+      "   vand        q2, q4, q1             \n"
+      "   vshr.s32    q2, q2, #31            \n"
+      "   vqadd.s32   q4, q4, q2             \n"
+      "   vrshl.s32   q4, q4, q1             \n"
+      "   ldr         r11, [r9, #24]         \n"
+      "   vadd.i32    q4, q4, r11            \n"
+      "   vmax.s32    q4, q4, q6             \n"
+      "   vmin.s32    q4, q4, q7             \n"
+      "   vstrb.32    q4, [r5, q5]           \n"
+      "   add         r5, r5, #1             \n"
+      "   ldr         r11, [r9, #28]         \n"
+      "   cmp         r5, r11                \n"
+      "   bne         3b                     \n"
+      : "+r"(out_r), "+r"(quant_r)
+      : "r"(f_r)
+      : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1", "q2",
+        "q3", "q4", "q5", "q6", "q7", "memory", "cc");
 }
 
 // All output channels of one pixel from its row of `len` bytes, one filter at a time.
