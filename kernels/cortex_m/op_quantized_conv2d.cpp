@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "kernels/cortex_m/scratch.h"
-#include "kernels/cortex_m/util/conv_shape.h"
+#include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
 
 namespace pteron::cortex_m {
@@ -24,44 +24,19 @@ namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_conv2d_nhwc.out";
 
-struct ConvParams {
-  int32_t n, h, w, cin, oh, ow, cout, kh, kw;
-  Window win;
-  const int32_t* bias;
-  const int32_t* mult;
-  const int32_t* shift;
-  int32_t in_off, out_off, act_min, act_max;
-};
-
 inline int8_t finish(int32_t acc, int32_t oc, const ConvParams& p) {
   const int32_t r = requantize(acc, p.mult[oc], p.shift[oc]) + p.out_off;
   return static_cast<int8_t>(clamp_i32(r, p.act_min, p.act_max));
 }
 
 void conv_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p) {
-  const int32_t tap_stride = p.cin, filter_size = p.kh * p.kw * p.cin;
-  for (int32_t b = 0; b < p.n; ++b)
-    for (int32_t oy = 0; oy < p.oh; ++oy)
-      for (int32_t ox = 0; ox < p.ow; ++ox) {
-        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-        for (int32_t oc = 0; oc < p.cout; ++oc) {
-          int32_t acc = p.bias ? p.bias[oc] : 0;
-          const int8_t* filter = wt + static_cast<int64_t>(oc) * filter_size;
-          for (int32_t ky = 0; ky < p.kh; ++ky) {
-            const int32_t iy = y0 + ky * p.win.dilation[0];
-            if (iy < 0 || iy >= p.h) continue;
-            for (int32_t kx = 0; kx < p.kw; ++kx) {
-              const int32_t ix = x0 + kx * p.win.dilation[1];
-              if (ix < 0 || ix >= p.w) continue;
-              const int8_t* x = in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin;
-              const int8_t* f = filter + (ky * p.kw + kx) * tap_stride;
-              for (int32_t c = 0; c < p.cin; ++c) acc += (x[c] + p.in_off) * f[c];
-            }
-          }
-          *out++ = finish(acc, oc, p);
-        }
-      }
+  const int32_t filter_size = p.kh * p.kw * p.cin;
+  conv_reference(in, out, p, [&](const int8_t* x, int32_t oc, int32_t tap) {
+    const int8_t* f = wt + static_cast<int64_t>(oc) * filter_size + tap * p.cin;
+    int32_t acc = 0;
+    for (int32_t c = 0; c < p.cin; ++c) acc += (x[c] + p.in_off) * f[c];
+    return acc;
+  });
 }
 
 #if PTERON_CORTEX_M_MVE
@@ -285,11 +260,7 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
   const Tensor& in = *args[0]->tensor;
   const Tensor& wt = *args[1]->tensor;
   Tensor& out = *args[13]->tensor;
-  PTERON_TRY(check_int8(kOp, in, "input"));
-  PTERON_TRY(check_int8(kOp, wt, "weight"));
-  PTERON_TRY(check_int8(kOp, out, "out"));
-  PTERON_TRY(check_rank(kOp, wt, 4, "weight"));
-  PTERON_TRY(check_rank(kOp, in, 4, "input"));
+  PTERON_TRY(check_conv_tensors(kOp, in, wt, out));
   if (wt.size(3) != in.size(3)) {
     return fail(Error::NotSupported,
                 "%s: weight has %d input channels, input %d (grouped convolutions are not "
@@ -297,26 +268,8 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
                 kOp, static_cast<int>(wt.size(3)), static_cast<int>(in.size(3)));
   }
   ConvParams p{};
-  PTERON_TRY(int_pair(kOp, *args[3], "stride", 1, p.win.stride));
-  PTERON_TRY(int_pair(kOp, *args[4], "padding", 0, p.win.padding));
-  PTERON_TRY(int_pair(kOp, *args[5], "dilation", 1, p.win.dilation));
-  p.kh = p.win.kernel[0] = wt.size(1);
-  p.kw = p.win.kernel[1] = wt.size(2);
-  p.cout = wt.size(0);
-  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false));
-  PTERON_TRY(read_bias(kOp, *args[2], p.cout, &p.bias));
-  PTERON_TRY(check_channel_requant(kOp, *args[8]->tensor, *args[9]->tensor, p.cout));
-  PTERON_TRY(check_input_offset(kOp, args[6]->i));
-  PTERON_TRY(check_zero_point(kOp, args[7]->i, "output_offset"));
-  PTERON_TRY(check_activation(kOp, args[10]->i, args[11]->i));
-  p.n = in.size(0), p.h = in.size(1), p.w = in.size(2), p.cin = in.size(3);
-  p.oh = out.size(1), p.ow = out.size(2);
-  p.mult = args[8]->tensor->data<int32_t>();
-  p.shift = args[9]->tensor->data<int32_t>();
-  p.in_off = static_cast<int32_t>(args[6]->i);
-  p.out_off = static_cast<int32_t>(args[7]->i);
-  p.act_min = static_cast<int32_t>(args[10]->i);
-  p.act_max = static_cast<int32_t>(args[11]->i);
+  p.depth_multiplier = 1;
+  PTERON_TRY(read_conv_params(kOp, args, 6, wt.size(0), &p));
   if (out.numel() == 0) return Error::Ok;
 #if PTERON_CORTEX_M_MVE
   if (use_mve()) {
