@@ -59,9 +59,9 @@ struct alignas(16) FourPixels {
   const int8_t* filter;   // the next output channel's filter
   int32_t len;            // bytes per row and per filter
   int32_t out_off;
-  int8_t* out_end;        // the first pixel's output + cout
-  int32_t lo[4], hi[4];   // activation range
-  uint32_t scatter[4];    // 0, cout, 2 * cout, 3 * cout: the four pixels' outputs
+  int8_t* out_end;       // the first pixel's output + cout
+  int32_t lo[4], hi[4];  // activation range
+  uint32_t scatter[4];   // 0, cout, 2 * cout, 3 * cout: the four pixels' outputs
 };
 
 // Channel oc of four pixels whose rows of `len` bytes start `stride` bytes apart, for every oc
@@ -151,8 +151,7 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const in
 // output channel, whose filter is one predicated load and four VMLADAV. The rounding fix-up of
 // requantize_mve is (v >> 31) * round_fix, so that no vector register holds the shift.
 void four_short_rows_mve(const int8_t* rows, int32_t stride, int32_t count, const int8_t* wt,
-                         int32_t len, const ChannelQuant* quant, int8_t* out,
-                         const ConvParams& p) {
+                         int32_t len, const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
   FourPixels f;
   four_pixels_record(f, rows, stride, count, wt, len, out, p);
   register int8_t* out_r asm("r5") = out;
@@ -241,8 +240,7 @@ void im2col_mve(const int8_t* in_b, int8_t* dst, int32_t oy, int32_t ox, const C
   const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
   const int8_t pad = static_cast<int8_t>(-p.in_off);
   const int32_t row_bytes = p.kw * p.cin;
-  const bool row_inside =
-      p.win.dilation[1] == 1 && x0 >= 0 && x0 + p.kw <= p.w;
+  const bool row_inside = p.win.dilation[1] == 1 && x0 >= 0 && x0 + p.kw <= p.w;
   for (int32_t ky = 0; ky < p.kh; ++ky, dst += row_bytes) {
     const int32_t iy = y0 + ky * p.win.dilation[0];
     if (iy < 0 || iy >= p.h) {
