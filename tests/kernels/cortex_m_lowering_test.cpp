@@ -262,6 +262,17 @@ TEST(CortexMLowering, QuantizedOpsBecomeCortexMKernels) {
   // float sigmoid remain.
   EXPECT_GT(report.transposes_removed, 0);
   EXPECT_GT(cortex_m_scratch_bytes(g), 0u);
+  // The convolution's MVE scratch is a planned tensor (cortex_m::scratch_buffer) it reads as its
+  // scratch argument, so the memory plan reserves it and nothing is allocated at run time.
+  EXPECT_EQ(count("cortex_m::scratch_buffer.default"), 1);
+  for (pteron::compiler::ir::NodeId id : g.nodes()) {
+    const auto& n = g.node(id);
+    if (n.op.str() != "cortex_m::quantized_conv2d_nhwc.default") continue;
+    ASSERT_TRUE(n.args[12].is_tensor());
+    const auto& buffer = g.value(n.args[12].tensor());
+    EXPECT_EQ(g.node(buffer.producer).op.str(), "cortex_m::scratch_buffer.default");
+    EXPECT_GE(static_cast<size_t>(buffer.spec.sizes[0]), cortex_m_scratch_bytes(g));
+  }
   EXPECT_EQ(g.metadata().at("cortex_m.scratch_bytes"), std::to_string(cortex_m_scratch_bytes(g)));
 }
 

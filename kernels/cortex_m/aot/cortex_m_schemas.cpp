@@ -57,6 +57,9 @@ constexpr const char* kOutSchemas[] = {
     "cortex_m::requantize.out(Tensor input, int input_zero_point, int output_zero_point, "
     "int multiplier, int shift, int activation_min, int activation_max, *, Tensor(a!) out) -> "
     "Tensor(a!)",
+    // pteron's own: a buffer of `nbytes` for the next kernel's scratch, so the memory plan places
+    // it in an arena like any tensor (alive for that kernel only); the kernel does nothing.
+    "cortex_m::scratch_buffer.out(int nbytes, *, Tensor(a!) out) -> Tensor(a!)",
     // pteron's own: a standalone relu/clamp on int8 values sharing input and output qparams.
     "cortex_m::quantized_clamp.out(Tensor input, int activation_min, int activation_max, *, "
     "Tensor(a!) out) -> Tensor(a!)",

@@ -279,6 +279,16 @@ std::vector<int64_t> pair_arg(const Argument& a, int64_t fill) {
   return v;
 }
 
+// Scratch bytes the MVE path of a cortex_m::quantized_conv2d_nhwc node asks for.
+size_t conv_scratch_bytes(const compiler::ir::Graph& graph, const compiler::ir::Node& n) {
+  const auto& in = graph.value(n.args[0].tensor()).spec.sizes;
+  const auto& w = graph.value(n.args[1].tensor()).spec.sizes;
+  const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0);
+  const bool pointwise = w[1] == 1 && w[2] == 1 && stride[0] == 1 && stride[1] == 1 &&
+                         padding[0] == 0 && padding[1] == 0;
+  return quantized_conv2d_scratch_bytes(in[3], w[1], w[2], w[0], pointwise);
+}
+
 class Lowering {
  public:
   Lowering(Graph& g, const std::unordered_set<NodeId>& delegated) : g_(g), delegated_(delegated) {}
@@ -334,6 +344,7 @@ class Lowering {
     fold_requantize_pairs();
     report_.quant_ops = convert_quant_nodes();
     compiler::remove_dead_code(g_);
+    plan_scratch();
     g_.metadata()["cortex_m.scratch_bytes"] = std::to_string(cortex_m_scratch_bytes(g_));
     g_.verify();
     return report_;
@@ -382,6 +393,25 @@ class Lowering {
                   std::move(spec)}},
         from.debug, before);
     return g_.node(id).outputs[0];
+  }
+
+  // Gives every convolution whose MVE path needs scratch (kernel sums, im2col column) a
+  // cortex_m::scratch_buffer of that size (plus alignment slack) as its scratch argument: the
+  // memory planner then places it in an arena, alive for that one kernel, so the firmware
+  // allocates nothing at run time and the RAM budget counts it. The scalar path ignores it.
+  void plan_scratch() {
+    const std::vector<NodeId> order = g_.nodes();
+    for (NodeId id : order) {
+      const Node& n = g_.node(id);
+      if (n.op.str() != "cortex_m::quantized_conv2d_nhwc.default") continue;
+      if (!n.args[12].is_none()) continue;
+      const size_t bytes = conv_scratch_bytes(g_, n);
+      if (bytes == 0) continue;
+      const auto size = static_cast<int64_t>(bytes + kScratchAlign);
+      const ValueId buffer = new_node("scratch_buffer", {Argument(size)}, int8_spec({size}),
+                                      n, id);
+      g_.set_arg(id, 12, TensorRef{buffer});
+    }
   }
 
   // Points the users of the quantize at `result` (the int8 value now computed directly).
@@ -896,12 +926,7 @@ size_t cortex_m_scratch_bytes(const compiler::ir::Graph& graph) {
   for (NodeId id : graph.nodes()) {
     const Node& n = graph.node(id);
     if (n.op.str() != "cortex_m::quantized_conv2d_nhwc.default") continue;
-    const auto& in = graph.value(n.args[0].tensor()).spec.sizes;
-    const auto& w = graph.value(n.args[1].tensor()).spec.sizes;
-    const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0);
-    const bool pointwise = w[1] == 1 && w[2] == 1 && stride[0] == 1 && stride[1] == 1 &&
-                           padding[0] == 0 && padding[1] == 0;
-    most = std::max(most, quantized_conv2d_scratch_bytes(in[3], w[1], w[2], w[0], pointwise));
+    most = std::max(most, conv_scratch_bytes(graph, n));
   }
   return most;
 }
