@@ -8,10 +8,11 @@
 // (int32 [Cout]), out [N, OH, OW, Cout] int8.
 //   acc = bias[oc] + sum over taps inside the input of (x + input_offset) * w
 //   out = clamp(requantize(acc, mult[oc], shift[oc]) + output_offset, act_min, act_max)
-// The MVE path (arm_convolve_s8's MVE form) builds one im2col column per output pixel with
-// padding filled by -input_offset, dots it with each filter (contiguous in OHWI) 16 lanes at a
-// time and adds input_offset * sum(w), precomputed per filter; 1x1 convolutions with stride 1
-// and no padding skip the column (the fast path). Scratch: quantized_conv2d_scratch_bytes.
+// The MVE path (arm_convolve_s8's MVE form) builds im2col columns for four output pixels at a
+// time with padding filled by -input_offset, dots them with each filter (contiguous in OHWI) 16
+// lanes at a time and adds input_offset * sum(w), precomputed per filter; 1x1 convolutions with
+// stride 1 and no padding read the input pixels in place (the fast path). Scratch:
+// quantized_conv2d_scratch_bytes.
 #include <cstring>
 
 #include "kernels/cortex_m/scratch.h"
@@ -64,15 +65,6 @@ void conv_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPara
 }
 
 #if PTERON_CORTEX_M_MVE
-int32_t dot_mve(const int8_t* a, const int8_t* b, int32_t len) {
-  int32_t acc = 0;
-  for (int32_t i = 0; i < len; i += 16) {
-    const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(len - i));
-    acc = vmladavaq_s8(acc, vldrbq_z_s8(a + i, pr), vldrbq_z_s8(b + i, pr));
-  }
-  return acc;
-}
-
 int32_t sum_mve(const int8_t* a, int32_t len) {
   int32_t acc = 0;
   for (int32_t i = 0; i < len; i += 16) {
@@ -82,90 +74,209 @@ int32_t sum_mve(const int8_t* a, int32_t len) {
   return acc;
 }
 
-// All output channels of one pixel from its column (filter_size bytes, padding = -in_off).
-// Four dot products of `column` with four filters at once: each column vector is loaded once
-// for four multiply-accumulates. Full vectors unpredicated; the tail loads zeros past the end.
-void dot4_mve(const int8_t* column, const int8_t* w0, int32_t len, int32_t acc[4]) {
-  const int8_t* w1 = w0 + len;
-  const int8_t* w2 = w1 + len;
-  const int8_t* w3 = w2 + len;
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  int32_t i = 0;
-  for (; i + 16 <= len; i += 16) {
-    const int8x16_t c = vldrbq_s8(column + i);
-    a0 = vmladavaq_s8(a0, c, vldrbq_s8(w0 + i));
-    a1 = vmladavaq_s8(a1, c, vldrbq_s8(w1 + i));
-    a2 = vmladavaq_s8(a2, c, vldrbq_s8(w2 + i));
-    a3 = vmladavaq_s8(a3, c, vldrbq_s8(w3 + i));
+// Per output channel, what the MVE path adds and multiplies after the dot products: bias +
+// input_offset * sum(filter) (the offset term of every tap, padding included), and the
+// requantisation multiplier with the shift split into its left and right parts.
+struct ChannelQuant {
+  int32_t offset_sum, mult, left, right;
+};
+
+// What four_pixels_mve's loop reads from memory (it needs every register for the work).
+struct alignas(16) FourPixels {
+  const int8_t* rows[4];  // the four pixels' rows (input pixels or im2col columns)
+  const int8_t* filter;   // the next output channel's filter
+  int32_t len;            // bytes per row and per filter
+  int32_t out_off;
+  int8_t* out_end;        // the first pixel's output + cout
+  int32_t lo[4], hi[4];   // activation range
+  uint32_t scatter[4];    // 0, cout, 2 * cout, 3 * cout: the four pixels' outputs
+};
+
+// Channel oc of four pixels whose rows of `len` bytes start `stride` bytes apart, for every oc
+// (arm_nn_mat_mult_nt_t_s8's MVE form): four dot products with filter oc in a tail-predicated
+// low-overhead loop (WLSTP/LETP: each filter vector loaded once for the four rows, the last
+// partial vector's lanes past `len` neither loaded nor added), then the four results, which
+// share the channel's ChannelQuant, requantized as one vector (requantize_mve's arithmetic) and
+// scattered to the four pixels' outputs. Inline assembly because GCC 12 emits no
+// tail-predicated loops and spills around the intrinsics version (twice the instructions).
+void four_pixels_mve(const int8_t* rows, int32_t stride, const int8_t* wt, int32_t len,
+                     const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
+  FourPixels f;
+  for (int32_t k = 0; k < 4; ++k) {
+    f.rows[k] = rows + k * stride;
+    f.lo[k] = p.act_min, f.hi[k] = p.act_max;
+    f.scatter[k] = static_cast<uint32_t>(k * p.cout);
   }
-  if (i < len) {
-    const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(len - i));
-    const int8x16_t c = vldrbq_z_s8(column + i, pr);
-    a0 = vmladavaq_s8(a0, c, vldrbq_z_s8(w0 + i, pr));
-    a1 = vmladavaq_s8(a1, c, vldrbq_z_s8(w1 + i, pr));
-    a2 = vmladavaq_s8(a2, c, vldrbq_z_s8(w2 + i, pr));
-    a3 = vmladavaq_s8(a3, c, vldrbq_z_s8(w3 + i, pr));
-  }
-  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+  f.filter = wt, f.len = len, f.out_off = p.out_off, f.out_end = out + p.cout;
+  register int8_t* out_r asm("r5") = out;
+  register const ChannelQuant* quant_r asm("r7") = quant;
+  register FourPixels* f_r asm("r9") = &f;
+  __asm volatile(
+      "   vldrw.32    q5, [r9, #64]          \n"
+      "   vldrw.32    q6, [r9, #32]          \n"
+      "   vldrw.32    q7, [r9, #48]          \n"
+      "3:                                    \n"
+      "   ldm         r9, {r0, r1, r2, r3, r4} \n"
+      "   ldr         r11, [r9, #20]         \n"
+      "   add         r6, r4, r11            \n"
+      "   str         r6, [r9, #16]          \n"
+      "   mov         r8, #0                 \n"
+      "   mov         r10, #0                \n"
+      "   mov         r12, #0                \n"
+      "   mov         r6, #0                 \n"
+      "   wlstp.8     lr, r11, 1f            \n"
+      "2:                                    \n"
+      "   vldrb.8     q0, [r4], #16          \n"
+      "   vldrb.8     q1, [r0], #16          \n"
+      "   vmladava.s8 r8, q0, q1             \n"
+      "   vldrb.8     q2, [r1], #16          \n"
+      "   vmladava.s8 r10, q0, q2            \n"
+      "   vldrb.8     q3, [r2], #16          \n"
+      "   vmladava.s8 r12, q0, q3            \n"
+      "   vldrb.8     q1, [r3], #16          \n"
+      "   vmladava.s8 r6, q0, q1             \n"
+      "   letp        lr, 2b                 \n"
+      "1:                                    \n"
+      "   vmov.32     d8[0], r8              \n"
+      "   vmov.32     d8[1], r10             \n"
+      "   vmov.32     d9[0], r12             \n"
+      "   vmov.32     d9[1], r6              \n"
+      "   ldm         r7!, {r8, r10, r11, r12} \n"  // offset_sum, mult, left, right
+      "   vadd.i32    q4, q4, r8             \n"
+      "   vshl.s32    q4, r11                \n"
+      "   vqrdmulh.s32 q4, q4, r10           \n"
+      "   vdup.32     q1, r12                \n"
+      "   vand        q2, q4, q1             \n"
+      "   vshr.s32    q2, q2, #31            \n"
+      "   vqadd.s32   q4, q4, q2             \n"
+      "   vrshl.s32   q4, q4, q1             \n"
+      "   ldr         r11, [r9, #24]         \n"
+      "   vadd.i32    q4, q4, r11            \n"
+      "   vmax.s32    q4, q4, q6             \n"
+      "   vmin.s32    q4, q4, q7             \n"
+      "   vstrb.32    q4, [r5, q5]           \n"
+      "   add         r5, r5, #1             \n"
+      "   ldr         r11, [r9, #28]         \n"
+      "   cmp         r5, r11                \n"
+      "   bne         3b                     \n"
+      : "+r"(out_r), "+r"(quant_r)
+      : "r"(f_r)
+      : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1", "q2",
+        "q3", "q4", "q5", "q6", "q7", "memory", "cc");
 }
 
-// All output channels of one pixel from its column (filter_size bytes, padding = -in_off).
-void pixel_mve(const int8_t* column, const int8_t* wt, const int32_t* offset_sums, int8_t* out,
-               const ConvParams& p, int32_t filter_size) {
-  int32_t oc = 0;
-  for (; oc + 4 <= p.cout; oc += 4) {
-    alignas(16) int32_t acc[4];
-    dot4_mve(column, wt + static_cast<int64_t>(oc) * filter_size, filter_size, acc);
-    int32x4_t v = vaddq_s32(vldrwq_s32(acc), vldrwq_s32(offset_sums + oc));
-    v = requantize_mve(v, vldrwq_s32(p.mult + oc), vldrwq_s32(p.shift + oc));
-    v = vaddq_n_s32(v, p.out_off);
-    v = vminq_s32(vmaxq_s32(v, vdupq_n_s32(p.act_min)), vdupq_n_s32(p.act_max));
-    vstrbq_s32(out + oc, v);
+// All output channels of one pixel from its row of `len` bytes, one filter at a time.
+void one_pixel_mve(const int8_t* row, const int8_t* wt, int32_t len, const ChannelQuant* quant,
+                   int8_t* out, const ConvParams& p) {
+  for (int32_t oc = 0; oc < p.cout; ++oc, wt += len) {
+    int32_t acc = 0;
+    for (int32_t i = 0; i < len; i += 16) {
+      const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(len - i));
+      acc = vmladavaq_s8(acc, vldrbq_z_s8(row + i, pr), vldrbq_z_s8(wt + i, pr));
+    }
+    out[oc] = finish(acc + quant[oc].offset_sum, oc, p);
   }
-  for (; oc < p.cout; ++oc) {
-    const int32_t acc = dot_mve(column, wt + static_cast<int64_t>(oc) * filter_size, filter_size);
-    out[oc] = finish(acc + offset_sums[oc], oc, p);
+}
+
+// n bytes from src to dst / of value to dst, as tail-predicated loops (see dot_4rows_mve).
+inline void copy_mve(int8_t* dst, const int8_t* src, int32_t n) {
+  __asm volatile(
+      "   wlstp.8     lr, %[n], 1f       \n"
+      "2:                                \n"
+      "   vldrb.8     q0, [%[src]], #16  \n"
+      "   vstrb.8     q0, [%[dst]], #16  \n"
+      "   letp        lr, 2b             \n"
+      "1:                                \n"
+      : [dst] "+r"(dst), [src] "+r"(src)
+      : [n] "r"(n)
+      : "q0", "memory", "r14");
+}
+
+inline void fill_mve(int8_t* dst, int8_t value, int32_t n) {
+  __asm volatile(
+      "   vdup.8      q0, %[v]           \n"
+      "   wlstp.8     lr, %[n], 1f       \n"
+      "2:                                \n"
+      "   vstrb.8     q0, [%[dst]], #16  \n"
+      "   letp        lr, 2b             \n"
+      "1:                                \n"
+      : [dst] "+r"(dst)
+      : [n] "r"(n), [v] "r"(static_cast<int32_t>(value))
+      : "q0", "memory", "r14");
+}
+
+// The im2col column of output pixel (oy, ox): the kh * kw * cin input bytes its filter taps
+// read, in filter order, with -input_offset where a tap falls in the padding (so its
+// (x + input_offset) term is zero). A kernel row inside the input is one contiguous copy.
+void im2col_mve(const int8_t* in_b, int8_t* dst, int32_t oy, int32_t ox, const ConvParams& p) {
+  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+  const int8_t pad = static_cast<int8_t>(-p.in_off);
+  const int32_t row_bytes = p.kw * p.cin;
+  const bool row_inside =
+      p.win.dilation[1] == 1 && x0 >= 0 && x0 + p.kw <= p.w;
+  for (int32_t ky = 0; ky < p.kh; ++ky, dst += row_bytes) {
+    const int32_t iy = y0 + ky * p.win.dilation[0];
+    if (iy < 0 || iy >= p.h) {
+      fill_mve(dst, pad, row_bytes);
+      continue;
+    }
+    const int8_t* row = in_b + static_cast<int64_t>(iy) * p.w * p.cin;
+    if (row_inside) {
+      copy_mve(dst, row + x0 * p.cin, row_bytes);
+      continue;
+    }
+    for (int32_t kx = 0; kx < p.kw; ++kx) {
+      const int32_t ix = x0 + kx * p.win.dilation[1];
+      if (ix < 0 || ix >= p.w) {
+        fill_mve(dst + kx * p.cin, pad, p.cin);
+      } else {
+        copy_mve(dst + kx * p.cin, row + ix * p.cin, p.cin);
+      }
+    }
   }
 }
 
 void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p, void* scratch,
               bool pointwise) {
   const int32_t filter_size = p.kh * p.kw * p.cin;
-  // bias + input_offset * sum(filter): the offset term of every tap, padding included.
-  int32_t* offset_sums = static_cast<int32_t*>(scratch);
+  ChannelQuant* quant = static_cast<ChannelQuant*>(scratch);
   for (int32_t oc = 0; oc < p.cout; ++oc) {
-    offset_sums[oc] = (p.bias ? p.bias[oc] : 0) +
-                      p.in_off * sum_mve(wt + static_cast<int64_t>(oc) * filter_size, filter_size);
+    quant[oc].offset_sum =
+        (p.bias ? p.bias[oc] : 0) +
+        p.in_off * sum_mve(wt + static_cast<int64_t>(oc) * filter_size, filter_size);
+    quant[oc].mult = p.mult[oc];
+    quant[oc].left = p.shift[oc] > 0 ? p.shift[oc] : 0;
+    quant[oc].right = p.shift[oc] > 0 ? 0 : p.shift[oc];
   }
-  if (pointwise) {
+  if (pointwise) {  // the input pixels are the rows
+    int64_t i = 0;
     const int64_t pixels = static_cast<int64_t>(p.n) * p.h * p.w;
-    for (int64_t i = 0; i < pixels; ++i, in += p.cin, out += p.cout) {
-      pixel_mve(in, wt, offset_sums, out, p, filter_size);
+    for (; i + 4 <= pixels; i += 4, in += 4 * p.cin, out += 4 * p.cout) {
+      four_pixels_mve(in, p.cin, wt, filter_size, quant, out, p);
+    }
+    for (; i < pixels; ++i, in += p.cin, out += p.cout) {
+      one_pixel_mve(in, wt, filter_size, quant, out, p);
     }
     return;
   }
-  int8_t* column = static_cast<int8_t*>(scratch) + align_scratch(p.cout * sizeof(int32_t));
-  const int8_t pad = static_cast<int8_t>(-p.in_off);
-  for (int32_t b = 0; b < p.n; ++b)
-    for (int32_t oy = 0; oy < p.oh; ++oy)
-      for (int32_t ox = 0; ox < p.ow; ++ox, out += p.cout) {
-        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-        int8_t* dst = column;
-        for (int32_t ky = 0; ky < p.kh; ++ky) {
-          const int32_t iy = y0 + ky * p.win.dilation[0];
-          for (int32_t kx = 0; kx < p.kw; ++kx, dst += p.cin) {
-            const int32_t ix = x0 + kx * p.win.dilation[1];
-            if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) {
-              std::memset(dst, pad, static_cast<size_t>(p.cin));
-            } else {
-              std::memcpy(dst, in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin,
-                          static_cast<size_t>(p.cin));
-            }
-          }
-        }
-        pixel_mve(column, wt, offset_sums, out, p, filter_size);
+  // Four im2col columns, then the four pixels as in the 1x1 case.
+  int8_t* columns = static_cast<int8_t*>(scratch) + align_scratch(p.cout * sizeof(ChannelQuant));
+  const int32_t pixels = p.oh * p.ow;
+  for (int32_t b = 0; b < p.n; ++b) {
+    const int8_t* in_b = in + static_cast<int64_t>(b) * p.h * p.w * p.cin;
+    int32_t i = 0;
+    for (; i + 4 <= pixels; i += 4, out += 4 * p.cout) {
+      for (int32_t k = 0; k < 4; ++k) {
+        im2col_mve(in_b, columns + k * filter_size, (i + k) / p.ow, (i + k) % p.ow, p);
       }
+      four_pixels_mve(columns, filter_size, wt, filter_size, quant, out, p);
+    }
+    for (; i < pixels; ++i, out += p.cout) {
+      im2col_mve(in_b, columns, i / p.ow, i % p.ow, p);
+      one_pixel_mve(columns, wt, filter_size, quant, out, p);
+    }
+  }
 }
 #endif
 

@@ -925,6 +925,14 @@ size_t cortex_m_scratch_bytes(const compiler::ir::Graph& graph) {
   size_t most = 0;
   for (NodeId id : graph.nodes()) {
     const Node& n = graph.node(id);
+    if (n.op.str() == "cortex_m::quantized_depthwise_conv2d_nhwc.default") {
+      const auto& in = graph.value(n.args[0].tensor()).spec.sizes;
+      const auto& w = graph.value(n.args[1].tensor()).spec.sizes;
+      if (w[3] == in[3]) {  // depth multiplier 1: the MVE path's per-channel data and pad row
+        most = std::max(most, quantized_depthwise_conv2d_scratch_bytes(w[3], in[2]));
+      }
+      continue;
+    }
     if (n.op.str() != "cortex_m::quantized_conv2d_nhwc.default") continue;
     most = std::max(most, conv_scratch_bytes(graph, n));
   }

@@ -276,6 +276,18 @@ int main() {
   test_conv(10, 8, 5, 3, 3, 3, 1, 2, 2);
   test_conv(12, 12, 33, 7, 5, 5, 2, 2, 1);
   test_conv(16, 16, 64, 32, 3, 3, 1, 1, 1);
+  // The MVE paths' edges: pixel counts not a multiple of four (conv) or two (depthwise pairs),
+  // filters and channel counts not a multiple of 16 / 8 (tail-predicated loops and blocks),
+  // windows in the padding on every side, strides and dilation.
+  test_conv(7, 9, 20, 5, 3, 3, 1, 1, 1);
+  test_conv(13, 11, 3, 8, 3, 3, 2, 1, 1);  // a first layer: three input channels, stride 2
+  test_conv(24, 24, 32, 16, 3, 3, 2, 1, 1);
+  test_conv(9, 9, 16, 12, 1, 1, 2, 0, 1);  // 1x1 with stride 2: through im2col
+  test_conv(6, 6, 7, 9, 1, 1, 1, 0, 1);    // 1x1, seven channels: one partial vector
+  test_conv(3, 3, 40, 48, 3, 3, 1, 1, 1);  // every window touches the padding
+  test_conv(5, 7, 8, 8, 5, 5, 1, 2, 1);
+  test_conv(11, 10, 12, 4, 3, 3, 1, 2, 2);
+  test_conv(2, 9, 33, 3, 3, 3, 1, 1, 1);
   test_softmax(1, 10);
   test_softmax(4, 37);
   test_softmax(2, 100);
