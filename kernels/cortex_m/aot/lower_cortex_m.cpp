@@ -538,10 +538,12 @@ class Lowering {
     if (!rq) return keep("requantisation scale out of range");
     const bool per_channel = std::any_of(w->scales.begin(), w->scales.end(),
                                          [&](double s) { return s != w->scales[0]; });
-    std::vector<int64_t> mult(rq->first.begin(), rq->first.end()),
-        shift(rq->second.begin(), rq->second.end());
+    std::vector<int32_t> mult = rq->first, shift = rq->second;
     if (!per_channel) mult.resize(1), shift.resize(1);
     const std::string base = n.debug.node_name.empty() ? "linear" : n.debug.node_name;
+    const auto channels = static_cast<int64_t>(mult.size());
+    const ValueId mv = add_constant(g_, base + "_multipliers", ScalarType::Int, {channels}, mult);
+    const ValueId sv = add_constant(g_, base + "_shifts", ScalarType::Int, {channels}, shift);
     const ValueId wv = add_constant(g_, base + "_weight_q", ScalarType::Char, w->sizes, w->data);
     Argument bias_arg = ir::None{};
     if (!bias->empty()) {
@@ -551,7 +553,8 @@ class Lowering {
     const ValueId q_out = g_.node(out->quant).outputs[0];
     const ValueId y = new_node("quantized_linear",
                                {TensorRef{x->q}, TensorRef{wv}, bias_arg, ir::None{}, -x->p.zp,
-                                -w->zp, out->p.zp, mult, shift, out->act_max, out->act_min},
+                                -w->zp, out->p.zp, TensorRef{mv}, TensorRef{sv}, out->act_max,
+                                out->act_min},
                                int8_spec(g_.value(q_out).spec.sizes), n, out->quant);
     finish(*out, y);
     return true;
