@@ -303,7 +303,7 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
   p.kh = p.win.kernel[0] = wt.size(1);
   p.kw = p.win.kernel[1] = wt.size(2);
   p.cout = wt.size(0);
-  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false));
+  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false, true));
   PTERON_TRY(read_bias(kOp, *args[2], p.cout, &p.bias));
   PTERON_TRY(check_channel_requant(kOp, *args[8]->tensor, *args[9]->tensor, p.cout));
   PTERON_TRY(check_input_offset(kOp, args[6]->i));

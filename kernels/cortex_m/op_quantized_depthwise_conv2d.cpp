@@ -274,7 +274,7 @@ Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args
   p.kw = p.win.kernel[1] = wt.size(2);
   p.cout = wt.size(3);
   p.mult_depth = static_cast<int32_t>(m);
-  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false));
+  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false, true));
   PTERON_TRY(read_bias(kOp, *args[2], p.cout, &p.bias));
   PTERON_TRY(check_channel_requant(kOp, *args[9]->tensor, *args[10]->tensor, p.cout));
   PTERON_TRY(check_input_offset(kOp, args[7]->i));

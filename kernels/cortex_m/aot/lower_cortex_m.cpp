@@ -353,6 +353,7 @@ class Lowering {
       reason_.clear();
     }
     compiler::remove_dead_code(g_);
+    fold_pads_into_convs();
     report_.transposes_removed = cancel_transposes();
     fold_requantize_pairs();
     report_.quant_ops = convert_quant_nodes();
@@ -834,6 +835,52 @@ class Lowering {
 
   // transpose(transpose(x, p1), p2) with p1[p2[d]] == d is x: the NHWC round trips between
   // neighbouring convolutions and pools disappear.
+  // pad (NCHW, H/W only, with the input's zero point) -> transpose to NHWC -> conv/depthwise conv
+  // becomes transpose -> conv with the pad's top/left added to the conv's padding and its extra
+  // bottom/right row taken by the kernel's bounds checks (TensorFlow SAME padding for stride 2,
+  // e.g. MobileNet's): no padded copy, and the transposes around it can then cancel.
+  void fold_pads_into_convs() {
+    for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+      if (!g_.has_node(id)) continue;
+      const Node& conv = g_.node(id);
+      const std::string op = conv.op.str();
+      const bool depthwise = op == "cortex_m::quantized_depthwise_conv2d_nhwc.default";
+      if (!depthwise && op != "cortex_m::quantized_conv2d_nhwc.default") continue;
+      const ir::Value& nhwc = g_.value(conv.args[0].tensor());
+      if (!nhwc.is_intermediate() || nhwc.users.size() != 1) continue;
+      const Node& t = g_.node(nhwc.producer);
+      if (t.op.str() != "cortex_m::transpose.default" ||
+          t.args[1].get<std::vector<int64_t>>() != std::vector<int64_t>{0, 2, 3, 1})
+        continue;
+      const ir::Value& padded = g_.value(t.args[0].tensor());
+      if (!padded.is_intermediate() || padded.users.size() != 1) continue;
+      const Node& pad = g_.node(padded.producer);
+      if (pad.op.str() != "cortex_m::pad.default") continue;
+      const auto& pre = pad.args[1].get<std::vector<int64_t>>();
+      const auto& post = pad.args[2].get<std::vector<int64_t>>();
+      const int64_t zero_point = -conv.args[depthwise ? 7 : 6].to_int();
+      if (pre.size() != 4 || pre[0] || pre[1] || post[0] || post[1] ||
+          pad.args[3].to_int() != zero_point)
+        continue;
+      const auto& w = g_.value(conv.args[1].tensor()).spec.sizes;  // [O|1, kH, kW, I|C]
+      std::vector<int64_t> padding = pair_arg(conv.args[4], 0);
+      bool ok = true;
+      for (int d = 0; d < 2; ++d) {
+        const int64_t extra = post[2 + d] - pre[2 + d];
+        ok = ok && (extra == 0 || (extra == 1 && w[1 + d] > 1));
+        padding[d] += pre[2 + d];
+      }
+      if (!ok) continue;
+      const ValueId source = pad.args[0].tensor();
+      const auto& s = g_.value(source).spec.sizes;
+      const NodeId transpose = t.id;
+      g_.set_arg(transpose, 0, TensorRef{source});
+      g_.set_spec(nhwc.id, int8_spec({s[0], s[2], s[3], s[1]}));
+      g_.set_arg(id, 4, padding);
+    }
+    compiler::remove_dead_code(g_);
+  }
+
   int cancel_transposes() {
     int removed = 0;
     for (NodeId id : std::vector<NodeId>(g_.nodes())) {
