@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "kernels/cortex_m/scratch.h"
-#include "kernels/cortex_m/util/conv_shape.h"
+#include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
 
 namespace pteron::cortex_m {
@@ -24,44 +24,19 @@ namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_conv2d_nhwc.out";
 
-struct ConvParams {
-  int32_t n, h, w, cin, oh, ow, cout, kh, kw;
-  Window win;
-  const int32_t* bias;
-  const int32_t* mult;
-  const int32_t* shift;
-  int32_t in_off, out_off, act_min, act_max;
-};
-
 inline int8_t finish(int32_t acc, int32_t oc, const ConvParams& p) {
   const int32_t r = requantize(acc, p.mult[oc], p.shift[oc]) + p.out_off;
   return static_cast<int8_t>(clamp_i32(r, p.act_min, p.act_max));
 }
 
 void conv_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p) {
-  const int32_t tap_stride = p.cin, filter_size = p.kh * p.kw * p.cin;
-  for (int32_t b = 0; b < p.n; ++b)
-    for (int32_t oy = 0; oy < p.oh; ++oy)
-      for (int32_t ox = 0; ox < p.ow; ++ox) {
-        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-        for (int32_t oc = 0; oc < p.cout; ++oc) {
-          int32_t acc = p.bias ? p.bias[oc] : 0;
-          const int8_t* filter = wt + static_cast<int64_t>(oc) * filter_size;
-          for (int32_t ky = 0; ky < p.kh; ++ky) {
-            const int32_t iy = y0 + ky * p.win.dilation[0];
-            if (iy < 0 || iy >= p.h) continue;
-            for (int32_t kx = 0; kx < p.kw; ++kx) {
-              const int32_t ix = x0 + kx * p.win.dilation[1];
-              if (ix < 0 || ix >= p.w) continue;
-              const int8_t* x = in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin;
-              const int8_t* f = filter + (ky * p.kw + kx) * tap_stride;
-              for (int32_t c = 0; c < p.cin; ++c) acc += (x[c] + p.in_off) * f[c];
-            }
-          }
-          *out++ = finish(acc, oc, p);
-        }
-      }
+  const int32_t filter_size = p.kh * p.kw * p.cin;
+  conv_reference(in, out, p, [&](const int8_t* x, int32_t oc, int32_t tap) {
+    const int8_t* f = wt + static_cast<int64_t>(oc) * filter_size + tap * p.cin;
+    int32_t acc = 0;
+    for (int32_t c = 0; c < p.cin; ++c) acc += (x[c] + p.in_off) * f[c];
+    return acc;
+  });
 }
 
 #if PTERON_CORTEX_M_MVE
@@ -79,6 +54,8 @@ int32_t sum_mve(const int8_t* a, int32_t len) {
 // requantisation multiplier with the shift split into its left and right parts.
 struct ChannelQuant {
   int32_t offset_sum, mult, left, right;
+  int32_t round_fix;  // 1 when right < 0: negative values then round away from zero
+  int32_t unused[3];  // 32 bytes a record
 };
 
 // What four_pixels_mve's loop reads from memory (it needs every register for the work).
@@ -141,7 +118,8 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, const int8_t* wt, int32
       "   vmov.32     d8[1], r10             \n"
       "   vmov.32     d9[0], r12             \n"
       "   vmov.32     d9[1], r6              \n"
-      "   ldm         r7!, {r8, r10, r11, r12} \n"  // offset_sum, mult, left, right
+      "   ldm         r7, {r8, r10, r11, r12} \n"  // offset_sum, mult, left, right
+      "   add         r7, r7, #32            \n"
       "   vadd.i32    q4, q4, r8             \n"
       "   vshl.s32    q4, r11                \n"
       "   vqrdmulh.s32 q4, q4, r10           \n"
@@ -158,6 +136,70 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, const int8_t* wt, int32
       "   add         r5, r5, #1             \n"
       "   ldr         r11, [r9, #28]         \n"
       "   cmp         r5, r11                \n"
+      "   bne         3b                     \n"
+      : "+r"(out_r), "+r"(quant_r)
+      : "r"(f_r)
+      : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1", "q2",
+        "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+}
+
+// four_pixels_mve for rows of at most 16 bytes (1x1 convolutions of up to 16 input channels):
+// the four rows are loaded once into vectors (lanes past `len` zero) and stay there for every
+// output channel, whose filter is one predicated load and four VMLADAV. The rounding fix-up of
+// requantize_mve is (v >> 31) * round_fix, so that no vector register holds the shift.
+void four_short_rows_mve(const int8_t* rows, int32_t stride, const int8_t* wt, int32_t len,
+                         const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
+  FourPixels f;
+  for (int32_t k = 0; k < 4; ++k) {
+    f.rows[k] = rows + k * stride;
+    f.lo[k] = p.act_min, f.hi[k] = p.act_max;
+    f.scatter[k] = static_cast<uint32_t>(k * p.cout);
+  }
+  f.filter = wt, f.len = len, f.out_off = p.out_off, f.out_end = out + p.cout;
+  register int8_t* out_r asm("r5") = out;
+  register const ChannelQuant* quant_r asm("r7") = quant;
+  register FourPixels* f_r asm("r9") = &f;
+  __asm volatile(
+      "   vldrw.32    q6, [r9, #64]          \n"  // scatter offsets
+      "   vldrw.32    q7, [r9, #32]          \n"  // activation min
+      "   ldm         r9, {r0, r1, r2, r3, r11} \n"
+      "   ldr         lr, [r9, #20]          \n"  // len
+      "   vctp.8      lr                     \n"
+      "   vpstttt                            \n"
+      "   vldrbt.8    q0, [r0]               \n"
+      "   vldrbt.8    q1, [r1]               \n"
+      "   vldrbt.8    q2, [r2]               \n"
+      "   vldrbt.8    q3, [r3]               \n"
+      "3:                                    \n"
+      "   vpst                               \n"
+      "   vldrbt.8    q4, [r11]              \n"
+      "   vmladav.s8  r6, q0, q4             \n"
+      "   vmladav.s8  r8, q1, q4             \n"
+      "   vmladav.s8  r10, q2, q4            \n"
+      "   vmladav.s8  r12, q3, q4            \n"
+      "   vmov.32     d8[0], r6              \n"
+      "   vmov.32     d8[1], r8              \n"
+      "   vmov.32     d9[0], r10             \n"
+      "   vmov.32     d9[1], r12             \n"
+      "   ldm         r7, {r0, r1, r2, r3, r4} \n"  // offset_sum, mult, left, right, round_fix
+      "   add         r7, r7, #32            \n"
+      "   vadd.i32    q4, q4, r0             \n"
+      "   vshl.s32    q4, r2                 \n"
+      "   vqrdmulh.s32 q4, q4, r1            \n"
+      "   vshr.s32    q5, q4, #31            \n"
+      "   vmul.i32    q5, q5, r4             \n"
+      "   vqadd.s32   q4, q4, q5             \n"
+      "   vrshl.s32   q4, r3                 \n"
+      "   ldr         r0, [r9, #24]          \n"  // out_off
+      "   vadd.i32    q4, q4, r0             \n"
+      "   vldrw.32    q5, [r9, #48]          \n"  // activation max
+      "   vmax.s32    q4, q4, q7             \n"
+      "   vmin.s32    q4, q4, q5             \n"
+      "   vstrb.32    q4, [r5, q6]           \n"
+      "   add         r5, r5, #1             \n"
+      "   add         r11, r11, lr           \n"
+      "   ldr         r0, [r9, #28]          \n"
+      "   cmp         r5, r0                 \n"
       "   bne         3b                     \n"
       : "+r"(out_r), "+r"(quant_r)
       : "r"(f_r)
@@ -248,12 +290,17 @@ void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams&
     quant[oc].mult = p.mult[oc];
     quant[oc].left = p.shift[oc] > 0 ? p.shift[oc] : 0;
     quant[oc].right = p.shift[oc] > 0 ? 0 : p.shift[oc];
+    quant[oc].round_fix = quant[oc].right < 0 ? 1 : 0;
   }
   if (pointwise) {  // the input pixels are the rows
     int64_t i = 0;
     const int64_t pixels = static_cast<int64_t>(p.n) * p.h * p.w;
     for (; i + 4 <= pixels; i += 4, in += 4 * p.cin, out += 4 * p.cout) {
-      four_pixels_mve(in, p.cin, wt, filter_size, quant, out, p);
+      if (filter_size <= 16) {
+        four_short_rows_mve(in, p.cin, wt, filter_size, quant, out, p);
+      } else {
+        four_pixels_mve(in, p.cin, wt, filter_size, quant, out, p);
+      }
     }
     for (; i < pixels; ++i, in += p.cin, out += p.cout) {
       one_pixel_mve(in, wt, filter_size, quant, out, p);
@@ -285,11 +332,7 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
   const Tensor& in = *args[0]->tensor;
   const Tensor& wt = *args[1]->tensor;
   Tensor& out = *args[13]->tensor;
-  PTERON_TRY(check_int8(kOp, in, "input"));
-  PTERON_TRY(check_int8(kOp, wt, "weight"));
-  PTERON_TRY(check_int8(kOp, out, "out"));
-  PTERON_TRY(check_rank(kOp, wt, 4, "weight"));
-  PTERON_TRY(check_rank(kOp, in, 4, "input"));
+  PTERON_TRY(check_conv_tensors(kOp, in, wt, out));
   if (wt.size(3) != in.size(3)) {
     return fail(Error::NotSupported,
                 "%s: weight has %d input channels, input %d (grouped convolutions are not "
@@ -297,26 +340,8 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
                 kOp, static_cast<int>(wt.size(3)), static_cast<int>(in.size(3)));
   }
   ConvParams p{};
-  PTERON_TRY(int_pair(kOp, *args[3], "stride", 1, p.win.stride));
-  PTERON_TRY(int_pair(kOp, *args[4], "padding", 0, p.win.padding));
-  PTERON_TRY(int_pair(kOp, *args[5], "dilation", 1, p.win.dilation));
-  p.kh = p.win.kernel[0] = wt.size(1);
-  p.kw = p.win.kernel[1] = wt.size(2);
-  p.cout = wt.size(0);
-  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false, true));
-  PTERON_TRY(read_bias(kOp, *args[2], p.cout, &p.bias));
-  PTERON_TRY(check_channel_requant(kOp, *args[8]->tensor, *args[9]->tensor, p.cout));
-  PTERON_TRY(check_input_offset(kOp, args[6]->i));
-  PTERON_TRY(check_zero_point(kOp, args[7]->i, "output_offset"));
-  PTERON_TRY(check_activation(kOp, args[10]->i, args[11]->i));
-  p.n = in.size(0), p.h = in.size(1), p.w = in.size(2), p.cin = in.size(3);
-  p.oh = out.size(1), p.ow = out.size(2);
-  p.mult = args[8]->tensor->data<int32_t>();
-  p.shift = args[9]->tensor->data<int32_t>();
-  p.in_off = static_cast<int32_t>(args[6]->i);
-  p.out_off = static_cast<int32_t>(args[7]->i);
-  p.act_min = static_cast<int32_t>(args[10]->i);
-  p.act_max = static_cast<int32_t>(args[11]->i);
+  p.depth_multiplier = 1;
+  PTERON_TRY(read_conv_params(kOp, args, 6, wt.size(0), &p));
   if (out.numel() == 0) return Error::Ok;
 #if PTERON_CORTEX_M_MVE
   if (use_mve()) {

@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "kernels/cortex_m/scratch.h"
-#include "kernels/cortex_m/util/conv_shape.h"
+#include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
 
 namespace pteron::cortex_m {
@@ -20,38 +20,10 @@ namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_depthwise_conv2d_nhwc.out";
 
-struct DwParams {
-  int32_t n, h, w, cin, oh, ow, cout, kh, kw, mult_depth;
-  Window win;
-  const int32_t* bias;
-  const int32_t* mult;
-  const int32_t* shift;
-  int32_t in_off, out_off, act_min, act_max;
-};
-
-void depthwise_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p) {
-  for (int32_t b = 0; b < p.n; ++b)
-    for (int32_t oy = 0; oy < p.oh; ++oy)
-      for (int32_t ox = 0; ox < p.ow; ++ox) {
-        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-        for (int32_t oc = 0; oc < p.cout; ++oc) {
-          const int32_t ic = oc / p.mult_depth;
-          int32_t acc = p.bias ? p.bias[oc] : 0;
-          for (int32_t ky = 0; ky < p.kh; ++ky) {
-            const int32_t iy = y0 + ky * p.win.dilation[0];
-            if (iy < 0 || iy >= p.h) continue;
-            for (int32_t kx = 0; kx < p.kw; ++kx) {
-              const int32_t ix = x0 + kx * p.win.dilation[1];
-              if (ix < 0 || ix >= p.w) continue;
-              const int8_t x = in[((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin + ic];
-              acc += (x + p.in_off) * wt[(ky * p.kw + kx) * p.cout + oc];
-            }
-          }
-          const int32_t r = requantize(acc, p.mult[oc], p.shift[oc]) + p.out_off;
-          *out++ = static_cast<int8_t>(clamp_i32(r, p.act_min, p.act_max));
-        }
-      }
+void depthwise_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p) {
+  conv_reference(in, out, p, [&](const int8_t* x, int32_t oc, int32_t tap) {
+    return (x[oc / p.depth_multiplier] + p.in_off) * wt[tap * p.cout + oc];
+  });
 }
 
 #if PTERON_CORTEX_M_MVE
@@ -70,12 +42,12 @@ struct BlockQuant {
 };
 
 struct DwMve {
-  const DwParams* p;
+  const ConvParams* p;
   const BlockQuant* quant;
   const int8_t* pad_row;  // w * cin bytes of -input_offset
 };
 
-void prepare_mve(const int8_t* wt, const DwParams& p, BlockQuant* quant, int8_t* pad_row) {
+void prepare_mve(const int8_t* wt, const ConvParams& p, BlockQuant* quant, int8_t* pad_row) {
   const int32_t taps = p.kh * p.kw;
   for (int32_t c = 0; c < p.cout; ++c) {
     int32_t sum = 0;
@@ -139,7 +111,7 @@ inline void store_block(int32x4_t even, int32x4_t odd, int8_t* out, mve_pred16_t
 template <bool kTail>
 inline void pixel_pair_block(const int8_t* const* rows, const int8_t* wt, int8_t* __restrict out,
                              const DwMve& d, int32_t step, int32_t c) {
-  const DwParams& p = *d.p;
+  const ConvParams& p = *d.p;
   const mve_pred16_t pr = kTail ? vctp16q(static_cast<uint32_t>(p.cout - c)) : 0xffff;
   const int32_t tap_step = p.win.dilation[1] * p.cin, cout = p.cout, kh = p.kh, kw = p.kw;
   int32x4_t ae = vdupq_n_s32(0), ao = ae, be = ae, bo = ae;
@@ -184,7 +156,7 @@ void pixel_pair_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, co
 template <bool kTail>
 inline void pixel_block(const int8_t* const* taps, int32_t n, const int8_t* wt,
                         int8_t* __restrict out, const DwMve& d, int32_t c) {
-  const DwParams& p = *d.p;
+  const ConvParams& p = *d.p;
   const mve_pred16_t pr = kTail ? vctp16q(static_cast<uint32_t>(p.cout - c)) : 0xffff;
   int32x4_t ae = vdupq_n_s32(0), ao = ae;
   const int8_t* w = wt + c;
@@ -203,7 +175,7 @@ inline void pixel_block(const int8_t* const* taps, int32_t n, const int8_t* wt,
 
 void pixel_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, const DwMve& d,
                int32_t x0) {
-  const DwParams& p = *d.p;
+  const ConvParams& p = *d.p;
   const int8_t* taps[kMaxTaps];
   int32_t n = 0;
   for (int32_t ky = 0; ky < p.kh; ++ky)
@@ -216,7 +188,7 @@ void pixel_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, const D
   if (c < p.cout) pixel_block<true>(taps, n, wt, out, d, c);
 }
 
-void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p,
+void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p,
                    void* scratch) {
   BlockQuant* quant = static_cast<BlockQuant*>(scratch);
   int8_t* pad_row = static_cast<int8_t*>(scratch) +
@@ -255,42 +227,19 @@ Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args
   const Tensor& in = *args[0]->tensor;
   const Tensor& wt = *args[1]->tensor;
   Tensor& out = *args[14]->tensor;
-  PTERON_TRY(check_int8(kOp, in, "input"));
-  PTERON_TRY(check_int8(kOp, wt, "weight"));
-  PTERON_TRY(check_int8(kOp, out, "out"));
-  PTERON_TRY(check_rank(kOp, wt, 4, "weight"));
-  PTERON_TRY(check_rank(kOp, in, 4, "input"));
-  DwParams p{};
+  PTERON_TRY(check_conv_tensors(kOp, in, wt, out));
+  ConvParams p{};
   const int64_t m = args[6]->i;
   if (m < 1 || wt.size(0) != 1 || static_cast<int64_t>(in.size(3)) * m != wt.size(3)) {
     return fail(Error::InvalidArgument,
                 "%s: weight must be [1, kH, kW, C * depth_multiplier] with C = %d, m = %lld", kOp,
                 static_cast<int>(in.size(3)), static_cast<long long>(m));
   }
-  PTERON_TRY(int_pair(kOp, *args[3], "stride", 1, p.win.stride));
-  PTERON_TRY(int_pair(kOp, *args[4], "padding", 0, p.win.padding));
-  PTERON_TRY(int_pair(kOp, *args[5], "dilation", 1, p.win.dilation));
-  p.kh = p.win.kernel[0] = wt.size(1);
-  p.kw = p.win.kernel[1] = wt.size(2);
-  p.cout = wt.size(3);
-  p.mult_depth = static_cast<int32_t>(m);
-  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false, true));
-  PTERON_TRY(read_bias(kOp, *args[2], p.cout, &p.bias));
-  PTERON_TRY(check_channel_requant(kOp, *args[9]->tensor, *args[10]->tensor, p.cout));
-  PTERON_TRY(check_input_offset(kOp, args[7]->i));
-  PTERON_TRY(check_zero_point(kOp, args[8]->i, "output_offset"));
-  PTERON_TRY(check_activation(kOp, args[11]->i, args[12]->i));
-  p.n = in.size(0), p.h = in.size(1), p.w = in.size(2), p.cin = in.size(3);
-  p.oh = out.size(1), p.ow = out.size(2);
-  p.mult = args[9]->tensor->data<int32_t>();
-  p.shift = args[10]->tensor->data<int32_t>();
-  p.in_off = static_cast<int32_t>(args[7]->i);
-  p.out_off = static_cast<int32_t>(args[8]->i);
-  p.act_min = static_cast<int32_t>(args[11]->i);
-  p.act_max = static_cast<int32_t>(args[12]->i);
+  p.depth_multiplier = static_cast<int32_t>(m);
+  PTERON_TRY(read_conv_params(kOp, args, 7, wt.size(3), &p));
   if (out.numel() == 0) return Error::Ok;
 #if PTERON_CORTEX_M_MVE
-  if (use_mve() && p.mult_depth == 1 && p.kh * p.kw <= kMaxTaps) {
+  if (use_mve() && p.depth_multiplier == 1 && p.kh * p.kw <= kMaxTaps) {
     const size_t bytes = quantized_depthwise_conv2d_scratch_bytes(p.cout, p.w);
     if (void* scratch = kernel_scratch(ctx, *args[13], bytes)) {
       depthwise_mve(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p, scratch);

@@ -16,13 +16,13 @@ constexpr size_t align_scratch(size_t bytes) {
   return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
 }
 
-// cortex_m::quantized_conv2d_nhwc: per output channel its kernel sum, multiplier and shifts (four
-// int32) and, unless the
+// cortex_m::quantized_conv2d_nhwc: per output channel its kernel sum, multiplier and shifts (a
+// record of eight int32) and, unless the
 // convolution is 1x1 with stride 1 and no padding, four im2col columns of kh * kw * cin bytes.
 constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t kernel_h,
                                                 int64_t kernel_w, int64_t out_channels,
                                                 bool pointwise) {
-  const size_t sums = align_scratch(static_cast<size_t>(out_channels) * 4 * sizeof(int32_t));
+  const size_t sums = align_scratch(static_cast<size_t>(out_channels) * 8 * sizeof(int32_t));
   const size_t column =
       pointwise ? 0 : align_scratch(static_cast<size_t>(4 * kernel_h * kernel_w * in_channels));
   return sums + column + 2 * kScratchAlign;

@@ -25,7 +25,7 @@ namespace {
 
 alignas(16) int8_t g_in[48 * 1024];
 alignas(16) int8_t g_in2[48 * 1024];
-alignas(16) int8_t g_weight[64 * 1024];
+alignas(16) int8_t g_weight[96 * 1024];
 alignas(16) int8_t g_out[48 * 1024];
 alignas(16) int32_t g_bias[512], g_mult[512], g_shift[512];
 alignas(16) uint8_t g_scratch[16 * 1024];
@@ -159,7 +159,8 @@ int main() {
     g_in[i] = static_cast<int8_t>(i * 37 + 11);
     g_in2[i] = static_cast<int8_t>(i * 29 + 3);
   }
-  for (size_t i = 0; i < sizeof(g_weight); ++i) g_weight[i] = static_cast<int8_t>(i * 13 + 5);
+  // Weights in [-127, 127], as symmetric int8 quantisation makes them.
+  for (size_t i = 0; i < sizeof(g_weight); ++i) g_weight[i] = static_cast<int8_t>((i * 13 + 5) % 255 - 127);
   for (int i = 0; i < 512; ++i) g_bias[i] = i * 17 - 2000, g_mult[i] = 1500000000, g_shift[i] = -9;
   const char* op = words[2];
   if (strcmp(op, "conv") == 0) return conv(dims, false);
