@@ -42,7 +42,7 @@ inline Error read_conv_params(const char* op, Span<EValue*> args, size_t q, int3
   p->kh = p->win.kernel[0] = wt.size(1);
   p->kw = p->win.kernel[1] = wt.size(2);
   p->cout = cout;
-  PTERON_TRY(check_nhwc_window(op, in, out, cout, p->win, false));
+  PTERON_TRY(check_nhwc_window(op, in, out, cout, p->win, false, true));
   PTERON_TRY(read_bias(op, *args[2], cout, &p->bias));
   PTERON_TRY(check_channel_requant(op, *args[q + 2]->tensor, *args[q + 3]->tensor, cout));
   PTERON_TRY(check_input_offset(op, args[q]->i));

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+// PTERON_CORTEX_M_SCALAR_ONLY builds the scalar reference alone on an MVE target (the
+// firmware's scalar build, for comparison).
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && !defined(PTERON_CORTEX_M_SCALAR_ONLY)
 #include <arm_mve.h>
 #define PTERON_CORTEX_M_MVE 1
 #endif
