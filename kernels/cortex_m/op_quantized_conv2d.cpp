@@ -62,6 +62,7 @@ struct alignas(16) FourPixels {
   int8_t* out_end;       // the first pixel's output + cout
   int32_t lo[4], hi[4];  // activation range
   uint32_t scatter[4];   // 0, cout, 2 * cout, 3 * cout: the four pixels' outputs
+  uint32_t saved_vpr;    // the predicate register, which GCC 12 has no clobber name for
 };
 
 // Channel oc of four pixels whose rows of `len` bytes start `stride` bytes apart, for every oc
@@ -160,6 +161,8 @@ void four_short_rows_mve(const int8_t* rows, int32_t stride, int32_t count, cons
   __asm volatile(
       "   vldrw.32    q6, [r9, #64]          \n"  // scatter offsets
       "   vldrw.32    q7, [r9, #32]          \n"  // activation min
+      "   vmrs        r0, p0                 \n"
+      "   str         r0, [r9, #80]          \n"
       "   ldm         r9, {r0, r1, r2, r3, r11} \n"
       "   ldr         lr, [r9, #20]          \n"  // len
       "   vctp.8      lr                     \n"
@@ -199,6 +202,8 @@ void four_short_rows_mve(const int8_t* rows, int32_t stride, int32_t count, cons
       "   ldr         r0, [r9, #28]          \n"
       "   cmp         r5, r0                 \n"
       "   bne         3b                     \n"
+      "   ldr         r0, [r9, #80]          \n"
+      "   vmsr        p0, r0                 \n"
       : "+r"(out_r), "+r"(quant_r)
       : "r"(f_r)
       : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1", "q2",
