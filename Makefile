@@ -199,3 +199,10 @@ bench-explorer: build
 
 bench-cortex-m-fp32: build
 	$(PY) bench/cortex_m.py --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+# bench-cortex-m: the MLPerf Tiny models quantized to INT8 as Cortex-M55 firmware under QEMU,
+# MVE vs scalar kernels, RAM/flash/instructions, int8 vs fp32, digits-cnn accuracy in firmware
+# (bench/results/mlperf_tiny_m55.*)
+.PHONY: bench-cortex-m
+bench-cortex-m: build
+	$(PY) bench/cortex_m_int8.py --pteron $(abspath $(BUILD))/tools/cli/pteron

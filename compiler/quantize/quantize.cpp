@@ -420,6 +420,14 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
       params[v] = *params_of(shared->second);
       continue;
     }
+    const ir::Value& value = graph.value(v);
+    if (options.scheme == QuantScheme::CortexM && value.producer != ir::kNoNode &&
+        is_op(graph.node(value.producer), {"aten::_softmax", "aten::softmax"})) {
+      // Softmax outputs lie in [0, 1]: fixed qparams (scale 1/256, zero point -128), as TFLite
+      // and CMSIS-NN's arm_softmax_s8 produce, so the Cortex-M lowering can take the op.
+      params[v] = QParams{1.0 / 256.0, -128, -128, 127};
+      continue;
+    }
     const RangeObserver& o = observers[v];
     const auto [lo, hi] = observer == QuantObserver::MinMax
                               ? std::pair{o.min(), o.max()}

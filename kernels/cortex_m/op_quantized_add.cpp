@@ -48,14 +48,7 @@ Error quantized_add_out(KernelContext&, Span<EValue*> args) {
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[4]->tensor;
   Tensor& out = *args[13]->tensor;
-  PTERON_TRY(check_int8(kOp, a, "self"));
-  PTERON_TRY(check_int8(kOp, b, "other"));
-  PTERON_TRY(check_int8(kOp, out, "out"));
-  PTERON_TRY(check_same_shape(kOp, a, out, "self and out"));
-  PTERON_TRY(check_same_shape(kOp, b, out, "other and out"));
-  PTERON_TRY(check_zero_point(kOp, args[1]->i, "self_zero_point"));
-  PTERON_TRY(check_zero_point(kOp, args[5]->i, "other_zero_point"));
-  PTERON_TRY(check_zero_point(kOp, args[8]->i, "output_zero_point"));
+  PTERON_TRY(check_binary_int8(kOp, a, b, out, args[1]->i, args[5]->i, args[8]->i));
   PTERON_TRY(check_requant(kOp, args[2]->i, args[3]->i, "self"));
   PTERON_TRY(check_requant(kOp, args[6]->i, args[7]->i, "other"));
   PTERON_TRY(check_requant(kOp, args[9]->i, args[10]->i, "output"));

@@ -7,18 +7,15 @@
 // explicitly with the zero point when torch counts it), rounded half away from zero, clamped
 // to int8. zero_point, multiplier and shift are ExecuTorch's arguments and do not change the
 // result. The MVE path sums four channels per vector; the divide stays scalar per lane.
-#include "kernels/cortex_m/util/conv_shape.h"
 #include "kernels/cortex_m/util/path.h"
+#include "kernels/cortex_m/util/pool_params.h"
 
 namespace pteron::cortex_m {
 namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_avg_pool2d_nhwc.out";
 
-struct PoolParams {
-  int32_t n, h, w, c, oh, ow;
-  Window win;
-};
+using PoolParams = PoolShape;
 
 inline int8_t rounded_mean(int32_t sum, int32_t count) {
   const int32_t q = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
@@ -82,21 +79,8 @@ Error quantized_avg_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TLLLBIIItT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[9]->tensor;
-  PTERON_TRY(check_int8(kOp, in, "input"));
-  PTERON_TRY(check_int8(kOp, out, "out"));
   PoolParams p{};
-  PTERON_TRY(int_pair(kOp, *args[1], "kernel_size", 1, p.win.kernel));
-  if (args[2]->int_list.size() == 0) {
-    p.win.stride[0] = p.win.kernel[0], p.win.stride[1] = p.win.kernel[1];
-  } else {
-    PTERON_TRY(int_pair(kOp, *args[2], "stride", 1, p.win.stride));
-  }
-  PTERON_TRY(int_pair(kOp, *args[3], "padding", 0, p.win.padding));
-  p.win.dilation[0] = p.win.dilation[1] = 1;
-  PTERON_TRY(check_rank(kOp, in, 4, "input"));
-  PTERON_TRY(check_nhwc_window(kOp, in, out, in.size(3), p.win, args[4]->b));
-  p.n = in.size(0), p.h = in.size(1), p.w = in.size(2), p.c = in.size(3);
-  p.oh = out.size(1), p.ow = out.size(2);
+  PTERON_TRY(read_pool_shape(kOp, args, nullptr, args[4]->b, out, &p));
   if (out.numel() == 0) return Error::Ok;
 #if PTERON_CORTEX_M_MVE
   if (use_mve()) {

@@ -6,10 +6,13 @@
 // CMSIS-NN arm_depthwise_conv_s8: input [N, H, W, C] int8, weight [1, kH, kW, C * m] int8
 // (ExecuTorch's layout), bias [C * m] int32, out [N, OH, OW, C * m]; output channel oc reads
 // input channel oc / m. Requantisation per output channel as in quantized_conv2d_nhwc.
-// The MVE path (depth multiplier 1) accumulates four channels per vector across the taps, for
-// four neighbouring output pixels at once away from the left/right edges; no scratch.
+// The MVE path (depth multiplier 1, arm_depthwise_conv_s8_opt's idea) accumulates eight
+// channels per step for two neighbouring output pixels at once away from the left/right edges.
+// Scratch: quantized_depthwise_conv2d_scratch_bytes.
+#include <cstring>
+
 #include "kernels/cortex_m/scratch.h"
-#include "kernels/cortex_m/util/conv_shape.h"
+#include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
 
 namespace pteron::cortex_m {
@@ -17,132 +20,202 @@ namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_depthwise_conv2d_nhwc.out";
 
-struct DwParams {
-  int32_t n, h, w, cin, oh, ow, cout, kh, kw, mult_depth;
-  Window win;
-  const int32_t* bias;
-  const int32_t* mult;
-  const int32_t* shift;
-  int32_t in_off, out_off, act_min, act_max;
-};
-
-void depthwise_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p) {
-  for (int32_t b = 0; b < p.n; ++b)
-    for (int32_t oy = 0; oy < p.oh; ++oy)
-      for (int32_t ox = 0; ox < p.ow; ++ox) {
-        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-        for (int32_t oc = 0; oc < p.cout; ++oc) {
-          const int32_t ic = oc / p.mult_depth;
-          int32_t acc = p.bias ? p.bias[oc] : 0;
-          for (int32_t ky = 0; ky < p.kh; ++ky) {
-            const int32_t iy = y0 + ky * p.win.dilation[0];
-            if (iy < 0 || iy >= p.h) continue;
-            for (int32_t kx = 0; kx < p.kw; ++kx) {
-              const int32_t ix = x0 + kx * p.win.dilation[1];
-              if (ix < 0 || ix >= p.w) continue;
-              const int8_t x = in[((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin + ic];
-              acc += (x + p.in_off) * wt[(ky * p.kw + kx) * p.cout + oc];
-            }
-          }
-          const int32_t r = requantize(acc, p.mult[oc], p.shift[oc]) + p.out_off;
-          *out++ = static_cast<int8_t>(clamp_i32(r, p.act_min, p.act_max));
-        }
-      }
+void depthwise_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p) {
+  const int32_t m = p.depth_multiplier, cout = p.cout, in_off = p.in_off;
+  conv_reference(in, out, p, [=](const int8_t* x, int32_t oc, int32_t tap) {
+    return (x[oc / m] + in_off) * wt[tap * cout + oc];
+  });
 }
 
 #if PTERON_CORTEX_M_MVE
-inline void store_mve(int32x4_t acc, int8_t* out, int32_t c, mve_pred16_t pr, const DwParams& p) {
-  int32x4_t r = requantize_mve(acc, vldrwq_z_s32(p.mult + c, pr), vldrwq_z_s32(p.shift + c, pr));
-  r = vaddq_n_s32(r, p.out_off);
-  r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(p.act_min)), vdupq_n_s32(p.act_max));
-  vstrbq_p_s32(out + c, r, pr);
-}
+// The MVE path works on eight channels at a time as int16 lanes: VMULLB/VMULLT multiply the
+// even and the odd lanes into int32 products, so the accumulators hold even and odd channels
+// apart and VMOVNB/VMOVNT interleave them back when the int8 results are stored. Every tap
+// reads the input as it is (no input offset per tap): per channel the int32 base
+// bias + input_offset * sum(weights of all taps) is added once, and taps in the padding read
+// a row of -input_offset bytes, whose products cancel their share of that base.
+constexpr int32_t kMaxTaps = 64;
 
-inline int32x4_t mac(int32x4_t acc, const int8_t* x, int32x4_t w, mve_pred16_t pr, int32_t off) {
-  // MVE has no vector-by-vector VMLA.
-  return vaddq_s32(acc, vmulq_s32(vaddq_n_s32(vldrbq_z_s32(x, pr), off), w));
-}
+// Per block of eight channels, even lanes then odd lanes: base, multiplier, and the shift split
+// into its left (>= 0) and right (<= 0) parts, as requantize_mve splits it.
+struct BlockQuant {
+  int32_t base[8], mult[8], left[8], right[8];
+};
 
-// One output pixel, any window position (taps outside the input are skipped).
-void pixel_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p, int32_t b,
-               int32_t oy, int32_t ox) {
-  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-  for (int32_t c = 0; c < p.cout; c += 4) {
-    const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(p.cout - c));
-    int32x4_t acc = p.bias ? vldrwq_z_s32(p.bias + c, pr) : vdupq_n_s32(0);
-    for (int32_t ky = 0; ky < p.kh; ++ky) {
-      const int32_t iy = y0 + ky * p.win.dilation[0];
-      if (iy < 0 || iy >= p.h) continue;
-      for (int32_t kx = 0; kx < p.kw; ++kx) {
-        const int32_t ix = x0 + kx * p.win.dilation[1];
-        if (ix < 0 || ix >= p.w) continue;
-        const int8_t* x = in + ((static_cast<int64_t>(b) * p.h + iy) * p.w + ix) * p.cin + c;
-        acc = mac(acc, x, vldrbq_z_s32(wt + (ky * p.kw + kx) * p.cout + c, pr), pr, p.in_off);
-      }
-    }
-    store_mve(acc, out, c, pr, p);
+struct DwMve {
+  const ConvParams* p;
+  const BlockQuant* quant;
+  const int8_t* pad_row;  // w * cin bytes of -input_offset
+};
+
+void prepare_mve(const int8_t* wt, const ConvParams& p, BlockQuant* quant, int8_t* pad_row) {
+  const int32_t taps = p.kh * p.kw;
+  for (int32_t c = 0; c < p.cout; ++c) {
+    int32_t sum = 0;
+    for (int32_t t = 0; t < taps; ++t) sum += wt[t * p.cout + c];
+    BlockQuant& q = quant[c / 8];
+    const int32_t lane = (c % 8) / 2 + (c % 2) * 4;  // even channels first, then odd
+    q.base[lane] = (p.bias ? p.bias[c] : 0) + p.in_off * sum;
+    q.mult[lane] = p.mult[c];
+    q.left[lane] = p.shift[c] > 0 ? p.shift[c] : 0;
+    q.right[lane] = p.shift[c] > 0 ? 0 : p.shift[c];
   }
+  const int32_t last = p.cout % 8;  // unused lanes of the last block: harmless values
+  if (last != 0) {
+    BlockQuant& q = quant[p.cout / 8];
+    for (int32_t c = last; c < 8; ++c) {
+      const int32_t lane = c / 2 + (c % 2) * 4;
+      q.base[lane] = 0, q.mult[lane] = 1 << 30, q.left[lane] = 0, q.right[lane] = 0;
+    }
+  }
+  std::memset(pad_row, -p.in_off, static_cast<size_t>(p.w) * p.cin);
 }
 
-// Four horizontally adjacent output pixels whose windows lie inside the input's columns: each
-// weight vector is loaded once for the four, and the input offset is applied once at the end
-// as input_offset * (sum of the weights used), which is the same int32 value.
+// Loads eight int8 channels widened to int16; only the last block of channels is predicated
+// (a predicated load costs a VPST more).
 template <bool kTail>
-inline void four_pixels_block(const int8_t* in_c, const int8_t* wt_c, int8_t* out, int32_t c,
-                              const DwParams& p, int32_t y0, int32_t step) {
-  const mve_pred16_t pr = kTail ? vctp32q(static_cast<uint32_t>(p.cout - c)) : mve_pred16_t(0xffff);
-  auto load = [&](const int8_t* ptr) { return kTail ? vldrbq_z_s32(ptr, pr) : vldrbq_s32(ptr); };
-  int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0, w_sum = a0;
-  for (int32_t ky = 0; ky < p.kh; ++ky) {
-    const int32_t iy = y0 + ky * p.win.dilation[0];
-    if (iy < 0 || iy >= p.h) continue;
-    const int8_t* row = in_c + static_cast<int64_t>(iy) * p.w * p.cin;
-    const int8_t* wrow = wt_c + ky * p.kw * p.cout;
-    for (int32_t kx = 0; kx < p.kw; ++kx) {
-      const int8_t* x = row + kx * p.win.dilation[1] * p.cin;
-      const int32x4_t w = load(wrow + kx * p.cout);
-      w_sum = vaddq_s32(w_sum, w);
-      // MVE has no vector-by-vector VMLA.
-      a0 = vaddq_s32(a0, vmulq_s32(load(x), w));
-      a1 = vaddq_s32(a1, vmulq_s32(load(x + step), w));
-      a2 = vaddq_s32(a2, vmulq_s32(load(x + 2 * step), w));
-      a3 = vaddq_s32(a3, vmulq_s32(load(x + 3 * step), w));
+inline int16x8_t load8(const int8_t* p, mve_pred16_t pr) {
+  return kTail ? vldrbq_z_s16(p, pr) : vldrbq_s16(p);
+}
+
+// requantize_mve with the shift already split, then the output offset and the clamp, with the
+// lanes' parameters (base, mult, left, right at strides of 8 int32) loaded once for the pixels
+// that share them.
+struct LaneQuant {
+  int32x4_t base, mult, left, right;
+  explicit LaneQuant(const int32_t* q)
+      : base(vldrwq_s32(q)),
+        mult(vldrwq_s32(q + 8)),
+        left(vldrwq_s32(q + 16)),
+        right(vldrwq_s32(q + 24)) {}
+  int32x4_t operator()(int32x4_t acc, int32_t out_off, int32x4_t lo, int32x4_t hi) const {
+    int32x4_t v = vqrdmulhq_s32(vshlq_s32(vaddq_s32(acc, base), left), mult);
+    v = vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, right), 31)), right);
+    return vminq_s32(vmaxq_s32(vaddq_n_s32(v, out_off), lo), hi);
+  }
+};
+
+// Interleaves a pixel's even and odd channels back and stores them.
+template <bool kTail>
+inline void store_block(int32x4_t even, int32x4_t odd, int8_t* out, mve_pred16_t pr) {
+  const int16x8_t v = vmovntq_s32(vmovnbq_s32(vuninitializedq_s16(), even), odd);
+  if (kTail) {
+    vstrbq_p_s16(out, v, pr);
+  } else {
+    vstrbq_s16(out, v);
+  }
+}
+
+// Eight channels from c of two horizontally neighbouring output pixels whose windows lie inside
+// the input's columns: each weight vector is loaded once for the two. `rows[ky]` is input row
+// y0 + ky * dilation (or the padding row) at the first pixel's window start.
+template <bool kTail>
+inline void pixel_pair_block(const int8_t* const* rows, const int8_t* wt, int8_t* __restrict out,
+                             const DwMve& d, int32_t step, int32_t c) {
+  const ConvParams& p = *d.p;
+  const mve_pred16_t pr = kTail ? vctp16q(static_cast<uint32_t>(p.cout - c)) : 0xffff;
+  const int32_t tap_step = p.win.dilation[1] * p.cin, cout = p.cout, kh = p.kh, kw = p.kw;
+  int32x4_t ae = vdupq_n_s32(0), ao = ae, be = ae, bo = ae;
+  for (int32_t ky = 0; ky < kh; ++ky) {
+    const int8_t* x = rows[ky] + c;
+    const int8_t* w = wt + ky * kw * cout + c;
+    for (int32_t kx = 0; kx < kw; ++kx, x += tap_step, w += cout) {
+      const int16x8_t wv = load8<kTail>(w, pr);
+      const int16x8_t xa = load8<kTail>(x, pr);
+      const int16x8_t xb = load8<kTail>(x + step, pr);
+      ae = vaddq_s32(ae, vmullbq_int_s16(xa, wv));
+      ao = vaddq_s32(ao, vmulltq_int_s16(xa, wv));
+      be = vaddq_s32(be, vmullbq_int_s16(xb, wv));
+      bo = vaddq_s32(bo, vmulltq_int_s16(xb, wv));
     }
   }
-  int32x4_t base = p.bias ? vldrwq_z_s32(p.bias + c, pr) : vdupq_n_s32(0);
-  base = vmlaq_n_s32(base, w_sum, p.in_off);
-  store_mve(vaddq_s32(a0, base), out, c, pr, p);
-  store_mve(vaddq_s32(a1, base), out + p.cout, c, pr, p);
-  store_mve(vaddq_s32(a2, base), out + 2 * p.cout, c, pr, p);
-  store_mve(vaddq_s32(a3, base), out + 3 * p.cout, c, pr, p);
+  const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
+  const BlockQuant& q = d.quant[c / 8];
+  {
+    const LaneQuant even(q.base);
+    ae = even(ae, p.out_off, lo, hi);
+    be = even(be, p.out_off, lo, hi);
+  }
+  {
+    const LaneQuant odd(q.base + 4);
+    ao = odd(ao, p.out_off, lo, hi);
+    bo = odd(bo, p.out_off, lo, hi);
+  }
+  store_block<kTail>(ae, ao, out + c, pr);
+  store_block<kTail>(be, bo, out + cout + c, pr);
 }
 
-void four_pixels_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p, int32_t b,
-                     int32_t oy, int32_t ox) {
-  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-  const int32_t step = p.win.stride[1] * p.cin;
-  const int8_t* base = in + (static_cast<int64_t>(b) * p.h * p.w + x0) * p.cin;
+void pixel_pair_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, const DwMve& d,
+                    int32_t step) {
+  const int32_t cout = d.p->cout;
   int32_t c = 0;
-  for (; c + 4 <= p.cout; c += 4) four_pixels_block<false>(base + c, wt + c, out, c, p, y0, step);
-  if (c < p.cout) four_pixels_block<true>(base + c, wt + c, out, c, p, y0, step);
+  for (; c + 8 <= cout; c += 8) pixel_pair_block<false>(rows, wt, out, d, step, c);
+  if (c < cout) pixel_pair_block<true>(rows, wt, out, d, step, c);
 }
 
-void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwParams& p) {
+// One output pixel, any window position: taps outside the input read the padding row.
+template <bool kTail>
+inline void pixel_block(const int8_t* const* taps, int32_t n, const int8_t* wt,
+                        int8_t* __restrict out, const DwMve& d, int32_t c) {
+  const ConvParams& p = *d.p;
+  const mve_pred16_t pr = kTail ? vctp16q(static_cast<uint32_t>(p.cout - c)) : 0xffff;
+  int32x4_t ae = vdupq_n_s32(0), ao = ae;
+  const int8_t* w = wt + c;
+  for (int32_t t = 0; t < n; ++t, w += p.cout) {
+    const int16x8_t wv = load8<kTail>(w, pr);
+    const int16x8_t xa = load8<kTail>(taps[t] + c, pr);
+    ae = vaddq_s32(ae, vmullbq_int_s16(xa, wv));
+    ao = vaddq_s32(ao, vmulltq_int_s16(xa, wv));
+  }
+  const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
+  const BlockQuant& q = d.quant[c / 8];
+  ae = LaneQuant(q.base)(ae, p.out_off, lo, hi);
+  ao = LaneQuant(q.base + 4)(ao, p.out_off, lo, hi);
+  store_block<kTail>(ae, ao, out + c, pr);
+}
+
+void pixel_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, const DwMve& d,
+               int32_t x0) {
+  const ConvParams& p = *d.p;
+  const int8_t* taps[kMaxTaps];
+  int32_t n = 0;
+  for (int32_t ky = 0; ky < p.kh; ++ky)
+    for (int32_t kx = 0; kx < p.kw; ++kx) {
+      const int32_t ix = x0 + kx * p.win.dilation[1];
+      taps[n++] = ix < 0 || ix >= p.w ? d.pad_row : rows[ky] + ix * p.cin;
+    }
+  int32_t c = 0;
+  for (; c + 8 <= p.cout; c += 8) pixel_block<false>(taps, n, wt, out, d, c);
+  if (c < p.cout) pixel_block<true>(taps, n, wt, out, d, c);
+}
+
+void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p,
+                   void* scratch) {
+  BlockQuant* quant = static_cast<BlockQuant*>(scratch);
+  int8_t* pad_row =
+      static_cast<int8_t*>(scratch) + align_scratch((p.cout + 7) / 8 * sizeof(BlockQuant));
+  prepare_mve(wt, p, quant, pad_row);
+  const DwMve d{&p, quant, pad_row};
   const int32_t reach = (p.kw - 1) * p.win.dilation[1];
+  const int32_t step = p.win.stride[1] * p.cin;
+  const int8_t* rows[kMaxTaps];     // each kernel row's input row (or the padding row)
+  const int8_t* shifted[kMaxTaps];  // the same, at a pixel's window start
   for (int32_t b = 0; b < p.n; ++b)
     for (int32_t oy = 0; oy < p.oh; ++oy) {
-      int32_t ox = 0;
-      while (ox < p.ow) {
-        const int32_t first = ox * p.win.stride[1] - p.win.padding[1];
-        const int32_t last = (ox + 3) * p.win.stride[1] - p.win.padding[1] + reach;
-        if (ox + 4 <= p.ow && first >= 0 && last < p.w) {
-          four_pixels_mve(in, wt, out, p, b, oy, ox);
-          ox += 4, out += 4 * p.cout;
+      const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+      for (int32_t ky = 0; ky < p.kh; ++ky) {
+        const int32_t iy = y0 + ky * p.win.dilation[0];
+        rows[ky] = iy < 0 || iy >= p.h ? pad_row
+                                       : in + ((static_cast<int64_t>(b) * p.h + iy) * p.w) * p.cin;
+      }
+      for (int32_t ox = 0; ox < p.ow;) {
+        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+        if (ox + 2 <= p.ow && x0 >= 0 && x0 + p.win.stride[1] + reach < p.w) {
+          for (int32_t ky = 0; ky < p.kh; ++ky) shifted[ky] = rows[ky] + x0 * p.cin;
+          pixel_pair_mve(shifted, wt, out, d, step);
+          ox += 2, out += 2 * p.cout;
         } else {
-          pixel_mve(in, wt, out, p, b, oy, ox);
+          pixel_mve(rows, wt, out, d, x0);
           ++ox, out += p.cout;
         }
       }
@@ -150,49 +223,29 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const DwPara
 }
 #endif
 
-Error quantized_depthwise_conv2d_nhwc_out(KernelContext&, Span<EValue*> args) {
+Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TTtLLLIIITTIItT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& wt = *args[1]->tensor;
   Tensor& out = *args[14]->tensor;
-  PTERON_TRY(check_int8(kOp, in, "input"));
-  PTERON_TRY(check_int8(kOp, wt, "weight"));
-  PTERON_TRY(check_int8(kOp, out, "out"));
-  PTERON_TRY(check_rank(kOp, wt, 4, "weight"));
-  PTERON_TRY(check_rank(kOp, in, 4, "input"));
-  DwParams p{};
+  PTERON_TRY(check_conv_tensors(kOp, in, wt, out));
+  ConvParams p{};
   const int64_t m = args[6]->i;
   if (m < 1 || wt.size(0) != 1 || static_cast<int64_t>(in.size(3)) * m != wt.size(3)) {
     return fail(Error::InvalidArgument,
                 "%s: weight must be [1, kH, kW, C * depth_multiplier] with C = %d, m = %lld", kOp,
                 static_cast<int>(in.size(3)), static_cast<long long>(m));
   }
-  PTERON_TRY(int_pair(kOp, *args[3], "stride", 1, p.win.stride));
-  PTERON_TRY(int_pair(kOp, *args[4], "padding", 0, p.win.padding));
-  PTERON_TRY(int_pair(kOp, *args[5], "dilation", 1, p.win.dilation));
-  p.kh = p.win.kernel[0] = wt.size(1);
-  p.kw = p.win.kernel[1] = wt.size(2);
-  p.cout = wt.size(3);
-  p.mult_depth = static_cast<int32_t>(m);
-  PTERON_TRY(check_nhwc_window(kOp, in, out, p.cout, p.win, false));
-  PTERON_TRY(read_bias(kOp, *args[2], p.cout, &p.bias));
-  PTERON_TRY(check_channel_requant(kOp, *args[9]->tensor, *args[10]->tensor, p.cout));
-  PTERON_TRY(check_input_offset(kOp, args[7]->i));
-  PTERON_TRY(check_zero_point(kOp, args[8]->i, "output_offset"));
-  PTERON_TRY(check_activation(kOp, args[11]->i, args[12]->i));
-  p.n = in.size(0), p.h = in.size(1), p.w = in.size(2), p.cin = in.size(3);
-  p.oh = out.size(1), p.ow = out.size(2);
-  p.mult = args[9]->tensor->data<int32_t>();
-  p.shift = args[10]->tensor->data<int32_t>();
-  p.in_off = static_cast<int32_t>(args[7]->i);
-  p.out_off = static_cast<int32_t>(args[8]->i);
-  p.act_min = static_cast<int32_t>(args[11]->i);
-  p.act_max = static_cast<int32_t>(args[12]->i);
+  p.depth_multiplier = static_cast<int32_t>(m);
+  PTERON_TRY(read_conv_params(kOp, args, 7, wt.size(3), &p));
   if (out.numel() == 0) return Error::Ok;
 #if PTERON_CORTEX_M_MVE
-  if (use_mve() && p.mult_depth == 1) {
-    depthwise_mve(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p);
-    return Error::Ok;
+  if (use_mve() && p.depth_multiplier == 1 && p.kh * p.kw <= kMaxTaps) {
+    const size_t bytes = quantized_depthwise_conv2d_scratch_bytes(p.cout, p.w);
+    if (void* scratch = kernel_scratch(ctx, *args[13], bytes)) {
+      depthwise_mve(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p, scratch);
+      return Error::Ok;
+    }
   }
 #endif
   depthwise_scalar(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p);

@@ -1,6 +1,7 @@
 // cortex_m::quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum,
 //     int input_offset, int filter_offset, int output_offset, int[] requantize_multipliers,
 //     int[] requantize_shifts, int activation_max, int activation_min, *, Tensor(a!) out)
+// (pteron's schema takes the multipliers and shifts as int32 tensors; the kernel takes both.)
 //
 // CMSIS-NN arm_fully_connected_s8 (per-channel when the lists have one entry per output):
 // input [..., K] int8, weights [N, K] int8, bias [N] int32, out [..., N] int8.
@@ -24,15 +25,20 @@ struct LinearParams {
   const int32_t* bias;        // or nullptr
   const int32_t* kernel_sum;  // or nullptr
   int32_t in_off, w_off, out_off, act_min, act_max;
+  // Multipliers and shifts: int lists (ExecuTorch's schema) or int32 tensors (what pteron's
+  // lowering emits: a list of n ints is n values in the program, each held in method memory).
   const int64_t* mult;
   const int64_t* shift;
+  const int32_t* mult32;  // set instead of mult/shift for tensors
+  const int32_t* shift32;
   bool per_channel;
 };
 
 inline int8_t finish(int32_t acc, int32_t n, const LinearParams& p) {
   const int32_t c = p.per_channel ? n : 0;
-  const int32_t r =
-      requantize(acc, static_cast<int32_t>(p.mult[c]), static_cast<int32_t>(p.shift[c]));
+  const int32_t r = p.mult32 ? requantize(acc, p.mult32[c], p.shift32[c])
+                             : requantize(acc, static_cast<int32_t>(p.mult[c]),
+                                          static_cast<int32_t>(p.shift[c]));
   return static_cast<int8_t>(clamp_i32(r + p.out_off, p.act_min, p.act_max));
 }
 
@@ -125,7 +131,7 @@ void linear_mve(const int8_t* in, const int8_t* w, int8_t* out, const LinearPara
 #endif
 
 Error quantized_linear_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTttIIILLIIT"));
+  PTERON_TRY(check_args(kOp, args, "TTttIII**IIT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& w = *args[1]->tensor;
   Tensor& out = *args[11]->tensor;
@@ -166,15 +172,35 @@ Error quantized_linear_out(KernelContext&, Span<EValue*> args) {
     }
     (i == 2 ? p.bias : p.kernel_sum) = t.data<int32_t>();
   }
-  const Span<const int64_t> mult = args[7]->int_list, shift = args[8]->int_list;
-  if (mult.size() != shift.size() ||
-      (mult.size() != 1 && mult.size() != static_cast<size_t>(p.n))) {
-    return fail(
-        Error::InvalidArgument, "%s: %d multipliers and %d shifts (need 1 or one per output, %d)",
-        kOp, static_cast<int>(mult.size()), static_cast<int>(shift.size()), static_cast<int>(p.n));
+  const bool tensors = args[7]->is_tensor() && args[8]->is_tensor();
+  if (!tensors && !(args[7]->tag == Tag::IntList && args[8]->tag == Tag::IntList)) {
+    return fail(Error::InvalidArgument,
+                "%s: requantize_multipliers and requantize_shifts must both be int lists or both "
+                "int32 tensors",
+                kOp);
   }
-  for (size_t i = 0; i < mult.size(); ++i)
-    PTERON_TRY(check_requant(kOp, mult[i], shift[i], "output"));
+  Span<const int64_t> mult, shift;
+  size_t count = 0;
+  if (tensors) {
+    PTERON_TRY(check_dtype(kOp, *args[7]->tensor, ScalarType::Int, "requantize_multipliers"));
+    PTERON_TRY(check_dtype(kOp, *args[8]->tensor, ScalarType::Int, "requantize_shifts"));
+    count = static_cast<size_t>(args[7]->tensor->numel());
+    if (args[8]->tensor->numel() != args[7]->tensor->numel()) count = 0;  // reported below
+    p.mult32 = args[7]->tensor->data<int32_t>();
+    p.shift32 = args[8]->tensor->data<int32_t>();
+  } else {
+    mult = args[7]->int_list, shift = args[8]->int_list;
+    count = mult.size() == shift.size() ? mult.size() : 0;
+  }
+  if (count != 1 && count != static_cast<size_t>(p.n)) {
+    return fail(Error::InvalidArgument,
+                "%s: multipliers and shifts differ in number or are not 1 or one per output (%d)",
+                kOp, static_cast<int>(p.n));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    PTERON_TRY(check_requant(kOp, tensors ? p.mult32[i] : mult[i],
+                             tensors ? p.shift32[i] : shift[i], "output"));
+  }
   const int64_t in_off = args[4]->i, w_off = args[5]->i;
   if (in_off < -255 || in_off > 255 || w_off < -255 || w_off > 255) {
     return fail(Error::InvalidArgument, "%s: input_offset %lld / filter_offset %lld out of range",
@@ -189,7 +215,7 @@ Error quantized_linear_out(KernelContext&, Span<EValue*> args) {
   p.act_min = static_cast<int32_t>(args[10]->i);
   p.mult = mult.data();
   p.shift = shift.data();
-  p.per_channel = mult.size() > 1;
+  p.per_channel = count > 1;
   if (out.numel() == 0) return Error::Ok;
 #if PTERON_CORTEX_M_MVE
   if (use_mve()) {

@@ -6,17 +6,15 @@
 // (padding never wins), moved from the input to the output zero point (the lowering only
 // uses equal scales) and clamped to [activation_min, activation_max], so a following relu is
 // fused. The MVE path takes 16 channels per vector.
-#include "kernels/cortex_m/util/conv_shape.h"
 #include "kernels/cortex_m/util/path.h"
+#include "kernels/cortex_m/util/pool_params.h"
 
 namespace pteron::cortex_m {
 namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_max_pool2d_nhwc.out";
 
-struct PoolParams {
-  int32_t n, h, w, c, oh, ow;
-  Window win;
+struct PoolParams : PoolShape {
   int32_t zp_shift, act_min, act_max;
 };
 
@@ -86,24 +84,11 @@ Error quantized_max_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TLLLLBIIIIT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[10]->tensor;
-  PTERON_TRY(check_int8(kOp, in, "input"));
-  PTERON_TRY(check_int8(kOp, out, "out"));
   PoolParams p{};
-  PTERON_TRY(int_pair(kOp, *args[1], "kernel_size", 1, p.win.kernel));
-  if (args[2]->int_list.size() == 0) {
-    p.win.stride[0] = p.win.kernel[0], p.win.stride[1] = p.win.kernel[1];
-  } else {
-    PTERON_TRY(int_pair(kOp, *args[2], "stride", 1, p.win.stride));
-  }
-  PTERON_TRY(int_pair(kOp, *args[3], "padding", 0, p.win.padding));
-  PTERON_TRY(int_pair(kOp, *args[4], "dilation", 1, p.win.dilation));
-  PTERON_TRY(check_rank(kOp, in, 4, "input"));
-  PTERON_TRY(check_nhwc_window(kOp, in, out, in.size(3), p.win, args[5]->b));
+  PTERON_TRY(read_pool_shape(kOp, args, args[4], args[5]->b, out, &p));
   PTERON_TRY(check_zero_point(kOp, args[6]->i, "input_zero_point"));
   PTERON_TRY(check_zero_point(kOp, args[7]->i, "output_zero_point"));
   PTERON_TRY(check_activation(kOp, args[8]->i, args[9]->i));
-  p.n = in.size(0), p.h = in.size(1), p.w = in.size(2), p.c = in.size(3);
-  p.oh = out.size(1), p.ow = out.size(2);
   p.zp_shift = static_cast<int32_t>(args[7]->i - args[6]->i);
   p.act_min = static_cast<int32_t>(args[8]->i);
   p.act_max = static_cast<int32_t>(args[9]->i);

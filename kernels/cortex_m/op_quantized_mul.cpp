@@ -43,14 +43,7 @@ Error quantized_mul_out(KernelContext&, Span<EValue*> args) {
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[2]->tensor;
   Tensor& out = *args[7]->tensor;
-  PTERON_TRY(check_int8(kOp, a, "self"));
-  PTERON_TRY(check_int8(kOp, b, "other"));
-  PTERON_TRY(check_int8(kOp, out, "out"));
-  PTERON_TRY(check_same_shape(kOp, a, out, "self and out"));
-  PTERON_TRY(check_same_shape(kOp, b, out, "other and out"));
-  PTERON_TRY(check_zero_point(kOp, args[1]->i, "self_zero_point"));
-  PTERON_TRY(check_zero_point(kOp, args[3]->i, "other_zero_point"));
-  PTERON_TRY(check_zero_point(kOp, args[4]->i, "output_zero_point"));
+  PTERON_TRY(check_binary_int8(kOp, a, b, out, args[1]->i, args[3]->i, args[4]->i));
   PTERON_TRY(check_requant(kOp, args[5]->i, args[6]->i, "output"));
   const MulParams p{static_cast<int32_t>(args[1]->i), static_cast<int32_t>(args[3]->i),
                     static_cast<int32_t>(args[4]->i), static_cast<int32_t>(args[5]->i),

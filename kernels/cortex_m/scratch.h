@@ -16,19 +16,27 @@ constexpr size_t align_scratch(size_t bytes) {
   return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
 }
 
-// cortex_m::quantized_conv2d_nhwc: int32 kernel sums (one per output channel) and, unless the
-// convolution is 1x1 with stride 1 and no padding, one im2col column of kh * kw * cin bytes.
+// cortex_m::quantized_conv2d_nhwc: per output channel its kernel sum, multiplier and shifts (a
+// record of eight int32) and, unless the
+// convolution is 1x1 with stride 1 and no padding, four im2col columns of kh * kw * cin bytes.
 constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t kernel_h,
                                                 int64_t kernel_w, int64_t out_channels,
                                                 bool pointwise) {
-  const size_t sums = align_scratch(static_cast<size_t>(out_channels) * sizeof(int32_t));
+  const size_t sums = align_scratch(static_cast<size_t>(out_channels) * 8 * sizeof(int32_t));
   const size_t column =
-      pointwise ? 0 : align_scratch(static_cast<size_t>(kernel_h * kernel_w * in_channels));
+      pointwise ? 0 : align_scratch(static_cast<size_t>(4 * kernel_h * kernel_w * in_channels));
   return sums + column + 2 * kScratchAlign;
 }
 
+// cortex_m::quantized_depthwise_conv2d_nhwc (depth multiplier 1): per block of eight channels
+// their bases, multipliers and left and right shifts (32 int32), and one input row of padding
+// (width * channels bytes).
+constexpr size_t quantized_depthwise_conv2d_scratch_bytes(int64_t channels, int64_t in_width) {
+  return align_scratch(static_cast<size_t>((channels + 7) / 8) * 32 * sizeof(int32_t)) +
+         align_scratch(static_cast<size_t>(channels * in_width)) + 2 * kScratchAlign;
+}
+
 // Every other cortex_m kernel computes in registers.
-constexpr size_t quantized_depthwise_conv2d_scratch_bytes() { return 0; }
 constexpr size_t quantized_linear_scratch_bytes() { return 0; }
 constexpr size_t quantized_pool2d_scratch_bytes() { return 0; }
 

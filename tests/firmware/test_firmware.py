@@ -6,8 +6,14 @@
   instruction count per inference is exact (the same on a second run), the measured stack
   high-water mark lies inside the reserved stack, and the measured RAM is within the
   estimate `pteron compile` printed.
-- An over-budget model is refused by `pteron compile --target` with exit 1, one line naming
-  the RAM figures, and no program file left behind.
+- ds-cnn and digits-cnn quantized to INT8 (`--quantize cortex-m --int8-io`): lowered to cortex_m
+  kernels only (plus the int8 view), the firmware links just those (selective build) with their
+  MVE paths, and its outputs are bit-exact with `pteron run` on the host (scalar reference
+  kernels). The MVE convolution's scratch is planned into the arenas (nothing is allocated at run
+  time), which is why ds-cnn's MVE build runs in under a quarter of the scalar build's
+  instructions.
+- An over-budget model (fp32 and int8) is refused by `pteron compile --target` with exit 1, one
+  line naming the RAM figures, and no program file left behind.
 
 The Cortex-M55 libraries are built once in build-m55 (ccache makes later builds cheap).
 """
@@ -104,4 +110,69 @@ def test_over_budget_model_is_refused(work):
     assert len(lines) == 1, result.stderr
     assert "over budget" in lines[0] and "RAM" in lines[0] and "32.0 KiB" in lines[0]
     assert "arenas" in lines[0] and "stack" in lines[0]
+    assert not pte.exists()
+
+
+def compile_int8(work: Path, model: str, target: Path = TARGET):
+    pt2 = work / f"{model}.pt2"
+    if not pt2.exists():
+        export(model, pt2)
+    shape = {"digits-cnn": (1, 1, 8, 8), "ds-cnn": (1, 1, 49, 10)}[model]
+    calibration = work / f"{model}.cal.npz"
+    np.savez(calibration, input_0=np.random.default_rng(1).standard_normal((8, *shape)).astype(np.float32))
+    pte = work / f"{model}.{target.stem}.int8.pte"
+    compiled = pteron("compile", pt2, "-o", pte, "--target", target, "--quantize", "cortex-m",
+                      "--calibration", calibration, "--int8-io", "--json")
+    return pte, compiled, shape
+
+
+@pytest.mark.parametrize("model", ["digits-cnn", "ds-cnn"])
+def test_int8_firmware_matches_host_bit_exactly(work, model):
+    pte, compiled, shape = compile_int8(work, model)
+    assert compiled.returncode == 0, compiled.stderr
+    budget = json.loads(compiled.stdout)["budget"]
+
+    inputs = work / f"{model}.in8.npz"
+    np.savez(inputs, input_0=np.random.default_rng(7).integers(-128, 128, shape).astype(np.int8))
+    host_out = work / f"{model}.host8.npz"
+    host = pteron("run", pte, "--inputs", inputs, "--outputs", host_out)
+    assert host.returncode == 0, host.stderr
+
+    elf, fw_out = work / f"{model}.int8.elf", work / f"{model}.fw8.npz"
+    fw = pteron("firmware", pte, "--target", TARGET, "-o", elf, "--run", "--inputs", inputs,
+                "--outputs", fw_out, "--json")
+    assert fw.returncode == 0, fw.stderr
+    report = json.loads(fw.stdout)
+    expected, got = np.load(host_out)["output_0"], np.load(fw_out)["output_0"]
+    assert got.dtype == expected.dtype == np.int8 and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
+
+    # Only the program's int8 kernels are linked: cortex_m ones, and the int8 view from portable.
+    kernels = report["kernels"]
+    assert "cortex_m:cortex_m::quantized_conv2d_nhwc.out" in kernels
+    assert "cortex_m:cortex_m::scratch_buffer.out" in kernels
+    assert all(k.startswith("cortex_m:") or k == "portable:aten::view_copy.out" for k in kernels), kernels
+    measured = report["measured"]
+    assert measured["scratch"] == 0  # the kernels' scratch is planned into the arenas
+    assert measured["arenas"] == budget["arenas"]
+    assert measured["ram"] <= budget["ram"]
+    assert 0 < measured["stack_high_water"] < budget["stack"]
+
+    if model == "ds-cnn":
+        scalar = pteron("firmware", pte, "--target", TARGET, "-o", work / "ds-cnn.scalar.elf", "--run",
+                        "--inputs", inputs, "--outputs", work / "ds-cnn.scalar.npz", "--kernel-path", "scalar",
+                        "--json")
+        assert scalar.returncode == 0, scalar.stderr
+        assert np.load(work / "ds-cnn.scalar.npz")["output_0"].tobytes() == expected.tobytes()
+        scalar_count = json.loads(scalar.stdout)["measured"]["instructions"]
+        assert scalar_count > 4 * measured["instructions"], (scalar_count, measured["instructions"])
+
+
+def test_int8_over_budget_model_is_refused(work):
+    small = work / "tiny-int8-mcu.toml"
+    small.write_text(TARGET.read_text().replace("ram = 6815744", "ram = 24576"))
+    pte, result, _ = compile_int8(work, "ds-cnn", small)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert "over budget" in lines[-1] and "RAM" in lines[-1] and "24.0 KiB" in lines[-1], result.stderr
     assert not pte.exists()

@@ -136,6 +136,11 @@ def test_linear(rows, k, n, per_channel):
     args = [x, wq, bias, None, -x_zp, 0, out_zp, mults, shifts, 127, -128]
     run_kernel("cortex_m::quantized_linear.out", args + [out])
     assert torch.equal(out, linear(x, wq, bias, -x_zp, 0, out_zp, mults, shifts, -128, 127))
+    # pteron's lowering passes the multipliers and shifts as int32 tensors: the same bits.
+    out_t = torch.empty_like(out)
+    args_t = args[:7] + [torch.tensor(mults, dtype=torch.int32), torch.tensor(shifts, dtype=torch.int32)] + args[9:]
+    run_kernel("cortex_m::quantized_linear.out", args_t + [out_t])
+    assert torch.equal(out_t, out)
     ref = F.linear(dequantize(x, x_scale, x_zp), wq.float() * w_scales[:, None],
                    bias.float() * x_scale * w_scales)
     assert (out.int() - quantize(ref, out_scale, out_zp).int()).abs().max() <= 2
@@ -319,3 +324,8 @@ def test_bad_inputs_raise_with_op_name():
     with pytest.raises(RuntimeError, match="activation range"):
         a = rand_i8(3)
         run_kernel("cortex_m::quantized_clamp.out", [a, 5, 2, torch.empty_like(a)])
+    with pytest.raises(RuntimeError, match="quantized_linear.*both be int lists or both"):
+        a, wl = rand_i8(1, 4), rand_i8(2, 4)
+        run_kernel("cortex_m::quantized_linear.out",
+                   [a, wl, None, None, 0, 0, 0, torch.tensor([1 << 30], dtype=torch.int32), [0], 127, -128,
+                    torch.empty(1, 2, dtype=torch.int8)])

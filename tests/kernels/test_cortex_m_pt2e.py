@@ -121,3 +121,44 @@ def test_pteron_quantizer_cortex_m_scheme_runs_on_cortex_m_kernels(tmp_path):
         got, want = m(x)[0], r(x)[0]
         step = 2 * want.abs().max().item() / 255
         assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)
+
+
+class SamePadCnn(torch.nn.Module):
+    """TensorFlow-style SAME padding for stride 2 (MobileNet in MLPerf Tiny): pad bottom/right."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, stride=2)
+        self.dw = torch.nn.Conv2d(8, 8, 3, stride=2, groups=8)
+        self.pw = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        x = F.relu(self.conv(F.pad(x, (0, 1, 0, 1))))
+        x = F.relu(self.dw(F.pad(x, (0, 1, 0, 1))))
+        return self.pw(x)
+
+
+def test_same_padding_folds_into_the_convolutions(tmp_path):
+    """The pad before a stride-2 conv/depthwise conv folds into the kernel's padding (its extra
+    bottom/right row taken by the bounds checks): no cortex_m::pad and no NCHW round trip (two
+    transposes: the input's and the output's), and the program still matches the same quantized
+    graph on the portable Q/DQ kernels within 3 output steps."""
+    torch.manual_seed(2)
+    model = SamePadCnn().eval()
+    ep = torch.export.export(model, (torch.randn(1, 3, 16, 16),))
+    calibration = [(torch.randn(1, 3, 16, 16),) for _ in range(8)]
+    target = tmp_path / "cortex-m-test.toml"
+    target.write_text(TARGET)
+    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
+                                                  calibration=calibration)
+    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
+    m = pteron.load(cortex_m.buffer()).load_method()
+    r = pteron.load(portable.buffer()).load_method()
+    names = m.instruction_names()
+    assert "cortex_m::pad.out" not in names, names
+    assert names.count("cortex_m::transpose.out") == 2, names
+    for seed in range(3):
+        x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
+        got, want = m(x)[0], r(x)[0]
+        step = 2 * want.abs().max().item() / 255
+        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)

@@ -31,6 +31,7 @@ struct FirmwareCliOptions {
   bool random_inputs = false;
   uint64_t seed = 0;
   bool json = false;
+  std::string kernel_path = "mve";
 };
 
 std::string kib(uint64_t bytes) {
@@ -122,6 +123,7 @@ void run(const FirmwareCliOptions& o) {
                 : std::getenv("PTERON_M55_BUILD") ? std::getenv("PTERON_M55_BUILD")
                                                   : std::string(PTERON_SOURCE_DIR) + "/build-m55";
   b.quiet = o.json;
+  b.kernel_path = o.kernel_path;
   std::vector<uint8_t> baked;
   firmware::BuildResult built;
   try {
@@ -248,6 +250,10 @@ void add_firmware_command(CLI::App& app) {
   cmd->add_flag("--random-inputs", opts->random_inputs, "run with seeded random inputs");
   cmd->add_option("--seed", opts->seed, "seed for --random-inputs")->capture_default_str();
   cmd->add_flag("--json", opts->json, "machine-readable report");
+  cmd->add_option("--kernel-path", opts->kernel_path,
+                  "mve, or scalar: link the int8 kernels without their MVE paths (comparison)")
+      ->check(CLI::IsMember({"mve", "scalar"}))
+      ->capture_default_str();
   cmd->callback([opts] { run(*opts); });
 }
 

@@ -182,9 +182,18 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
 
   step(o, 3, "selecting kernels (" + std::to_string(r.needs.ops.size()) + " operators)");
   std::vector<std::pair<std::string, std::string>> libraries;  // (library, archive) in target order
-  for (const std::string& lib : t.target.kernels) {
-    // One file per kernel library: build-m55/firmware_kernels/<library>.txt holds its archive.
-    const fs::path offered = fs::path(o.build_dir) / "firmware_kernels" / (lib + ".txt");
+  if (o.kernel_path != "mve" && o.kernel_path != "scalar")
+    throw std::runtime_error("kernel path must be mve or scalar, not '" + o.kernel_path + "'");
+  for (const std::string& name : t.target.kernels) {
+    // One file per kernel library: build-m55/firmware_kernels/<library>.txt holds its archive
+    // (<library>@scalar.txt its scalar-only build). Targets name libraries as --backends does
+    // ("cortex-m"); the runtime's name has an underscore ("cortex_m").
+    std::string lib = name;
+    std::replace(lib.begin(), lib.end(), '-', '_');
+    const fs::path dir = fs::path(o.build_dir) / "firmware_kernels";
+    fs::path offered = dir / (lib + ".txt");
+    if (o.kernel_path == "scalar" && fs::exists(dir / (lib + "@scalar.txt")))
+      offered = dir / (lib + "@scalar.txt");
     if (fs::exists(offered)) libraries.emplace_back(lib, read_text(offered.string()));
   }
   if (libraries.empty()) {

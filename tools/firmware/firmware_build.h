@@ -18,6 +18,9 @@ struct BuildOptions {
   std::string source_dir;    // repository (for configuring the cross build)
   std::string build_dir;     // cross build folder (build-m55)
   std::string baked_inputs;  // raw input bytes to build in, or empty
+  // "mve" (the libraries as built) or "scalar": link each kernel library's scalar-only archive
+  // where the cross build offers one (cortex_m), to measure what the vector paths save.
+  std::string kernel_path = "mve";
   bool quiet = false;
 };
 

@@ -76,6 +76,13 @@ FirmwareTarget load_firmware_target(const std::string& name_or_path) {
     ft.code_flash_budget = size_key(*b, "code_flash", 0, w);
     ft.code_runtime_bytes = size_key(*b, "code_runtime_bytes", 0, w);
     ft.code_per_kernel_bytes = size_key(*b, "code_per_kernel_bytes", 0, w);
+    if (const toml::table* by_ns = (*b)["code_per_kernel_bytes_by_namespace"].as_table()) {
+      for (const auto& [ns, _] : *by_ns) {
+        ft.code_per_kernel_bytes_by_namespace[std::string(ns.str())] =
+            size_key(*by_ns, std::string(ns.str()).c_str(), 0,
+                     w + " code_per_kernel_bytes_by_namespace");
+      }
+    }
   }
   return ft;
 }
@@ -149,7 +156,12 @@ BudgetEstimate estimate_budget(const FirmwareTarget& t, const ProgramNeeds& need
   std::vector<std::string> distinct = needs.ops;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  b.code = t.code_runtime_bytes + t.code_per_kernel_bytes * distinct.size();
+  b.code = t.code_runtime_bytes;
+  for (const std::string& op : distinct) {
+    const auto ns = t.code_per_kernel_bytes_by_namespace.find(op.substr(0, op.find("::")));
+    b.code += ns != t.code_per_kernel_bytes_by_namespace.end() ? ns->second
+                                                              : t.code_per_kernel_bytes;
+  }
   b.program = needs.program_bytes;
   std::string over;
   if (t.ram_budget > 0 && b.ram() > t.ram_budget) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct FirmwareTarget {
   uint64_t code_flash_budget = 0;
   uint64_t code_runtime_bytes = 0;
   uint64_t code_per_kernel_bytes = 0;
+  // Per operator namespace ("cortex_m"), for libraries whose kernels are much smaller than the
+  // portable ones (int8 only, no dtype dispatch); others cost code_per_kernel_bytes.
+  std::map<std::string, uint64_t> code_per_kernel_bytes_by_namespace;
 };
 
 // Throws std::runtime_error naming the file and key on a bad value.

@@ -17,7 +17,9 @@ using compiler::ir::OpSchema;
 using compiler::ir::OpSchemaRegistry;
 using compiler::ir::ReturnSchema;
 
-// Out-variant schemas as ExecuTorch writes them; the functional form drops the out argument.
+// Out-variant schemas as ExecuTorch writes them, except quantized_linear's multipliers and shifts:
+// int32 tensors (constants in the program) as for conv, not int lists (one program value per
+// int, each in method memory); the functional form drops the out argument.
 constexpr const char* kOutSchemas[] = {
     "cortex_m::quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, "
     "int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
@@ -32,7 +34,7 @@ constexpr const char* kOutSchemas[] = {
     "Tensor(a!) out) -> Tensor(a!)",
     "cortex_m::quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, "
     "Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, "
-    "int[] requantize_multipliers, int[] requantize_shifts, int activation_max, "
+    "Tensor requantize_multipliers, Tensor requantize_shifts, int activation_max, "
     "int activation_min, *, Tensor(a!) out) -> Tensor(a!)",
     "cortex_m::softmax.out(Tensor input, int dim, int input_zero_point, int output_zero_point, "
     "int input_multiplier, int input_shift, int diff_min, *, Tensor(a!) out) -> Tensor(a!)",
@@ -57,6 +59,9 @@ constexpr const char* kOutSchemas[] = {
     "cortex_m::requantize.out(Tensor input, int input_zero_point, int output_zero_point, "
     "int multiplier, int shift, int activation_min, int activation_max, *, Tensor(a!) out) -> "
     "Tensor(a!)",
+    // pteron's own: a buffer of `nbytes` for the next kernel's scratch, so the memory plan places
+    // it in an arena like any tensor (alive for that kernel only); the kernel does nothing.
+    "cortex_m::scratch_buffer.out(int nbytes, *, Tensor(a!) out) -> Tensor(a!)",
     // pteron's own: a standalone relu/clamp on int8 values sharing input and output qparams.
     "cortex_m::quantized_clamp.out(Tensor input, int activation_min, int activation_max, *, "
     "Tensor(a!) out) -> Tensor(a!)",

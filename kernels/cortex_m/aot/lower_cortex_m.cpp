@@ -279,6 +279,29 @@ std::vector<int64_t> pair_arg(const Argument& a, int64_t fill) {
   return v;
 }
 
+// The scratch the MVE path of a cortex_m node asks for: which argument takes it and how many
+// bytes (0: none, the node is no convolution or its MVE path needs none).
+struct NodeScratch {
+  size_t arg = 0;
+  size_t bytes = 0;
+};
+NodeScratch node_scratch(const compiler::ir::Graph& graph, const compiler::ir::Node& n) {
+  const std::string op = n.op.str();
+  const bool conv = op == "cortex_m::quantized_conv2d_nhwc.default";
+  if (!conv && op != "cortex_m::quantized_depthwise_conv2d_nhwc.default") return {};
+  const auto& in = graph.value(n.args[0].tensor()).spec.sizes;
+  const auto& w = graph.value(n.args[1].tensor()).spec.sizes;
+  if (!conv) {
+    // Depth multiplier 1 only: the MVE path's per-channel data and one row of padding.
+    if (w[3] != in[3]) return {};
+    return {13, quantized_depthwise_conv2d_scratch_bytes(w[3], in[2])};
+  }
+  const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0);
+  const bool pointwise = w[1] == 1 && w[2] == 1 && stride[0] == 1 && stride[1] == 1 &&
+                         padding[0] == 0 && padding[1] == 0;
+  return {12, quantized_conv2d_scratch_bytes(in[3], w[1], w[2], w[0], pointwise)};
+}
+
 class Lowering {
  public:
   Lowering(Graph& g, const std::unordered_set<NodeId>& delegated) : g_(g), delegated_(delegated) {}
@@ -330,10 +353,12 @@ class Lowering {
       reason_.clear();
     }
     compiler::remove_dead_code(g_);
+    fold_pads_into_convs();
     report_.transposes_removed = cancel_transposes();
     fold_requantize_pairs();
     report_.quant_ops = convert_quant_nodes();
     compiler::remove_dead_code(g_);
+    plan_scratch();
     g_.metadata()["cortex_m.scratch_bytes"] = std::to_string(cortex_m_scratch_bytes(g_));
     g_.verify();
     return report_;
@@ -382,6 +407,24 @@ class Lowering {
                   std::move(spec)}},
         from.debug, before);
     return g_.node(id).outputs[0];
+  }
+
+  // Gives every convolution whose MVE path needs scratch (kernel sums, im2col columns, the
+  // depthwise per-channel data and padding row) a cortex_m::scratch_buffer of that size (plus
+  // alignment slack) as its scratch argument: the memory planner then places it in an arena,
+  // alive for that one kernel, so the firmware allocates nothing at run time and the RAM budget
+  // counts it. The scalar path ignores it.
+  void plan_scratch() {
+    const std::vector<NodeId> order = g_.nodes();
+    for (NodeId id : order) {
+      const Node& n = g_.node(id);
+      const NodeScratch scratch = node_scratch(g_, n);
+      if (scratch.bytes == 0 || !n.args[scratch.arg].is_none()) continue;
+      const auto size = static_cast<int64_t>(scratch.bytes + kScratchAlign);
+      const ValueId buffer = new_node("scratch_buffer", {Argument(size)}, int8_spec({size}),
+                                      n, id);
+      g_.set_arg(id, scratch.arg, TensorRef{buffer});
+    }
   }
 
   // Points the users of the quantize at `result` (the int8 value now computed directly).
@@ -496,10 +539,12 @@ class Lowering {
     if (!rq) return keep("requantisation scale out of range");
     const bool per_channel = std::any_of(w->scales.begin(), w->scales.end(),
                                          [&](double s) { return s != w->scales[0]; });
-    std::vector<int64_t> mult(rq->first.begin(), rq->first.end()),
-        shift(rq->second.begin(), rq->second.end());
+    std::vector<int32_t> mult = rq->first, shift = rq->second;
     if (!per_channel) mult.resize(1), shift.resize(1);
     const std::string base = n.debug.node_name.empty() ? "linear" : n.debug.node_name;
+    const auto channels = static_cast<int64_t>(mult.size());
+    const ValueId mv = add_constant(g_, base + "_multipliers", ScalarType::Int, {channels}, mult);
+    const ValueId sv = add_constant(g_, base + "_shifts", ScalarType::Int, {channels}, shift);
     const ValueId wv = add_constant(g_, base + "_weight_q", ScalarType::Char, w->sizes, w->data);
     Argument bias_arg = ir::None{};
     if (!bias->empty()) {
@@ -509,7 +554,8 @@ class Lowering {
     const ValueId q_out = g_.node(out->quant).outputs[0];
     const ValueId y = new_node("quantized_linear",
                                {TensorRef{x->q}, TensorRef{wv}, bias_arg, ir::None{}, -x->p.zp,
-                                -w->zp, out->p.zp, mult, shift, out->act_max, out->act_min},
+                                -w->zp, out->p.zp, TensorRef{mv}, TensorRef{sv}, out->act_max,
+                                out->act_min},
                                int8_spec(g_.value(q_out).spec.sizes), n, out->quant);
     finish(*out, y);
     return true;
@@ -789,6 +835,52 @@ class Lowering {
 
   // transpose(transpose(x, p1), p2) with p1[p2[d]] == d is x: the NHWC round trips between
   // neighbouring convolutions and pools disappear.
+  // pad (NCHW, H/W only, with the input's zero point) -> transpose to NHWC -> conv/depthwise conv
+  // becomes transpose -> conv with the pad's top/left added to the conv's padding and its extra
+  // bottom/right row taken by the kernel's bounds checks (TensorFlow SAME padding for stride 2,
+  // e.g. MobileNet's): no padded copy, and the transposes around it can then cancel.
+  void fold_pads_into_convs() {
+    for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+      if (!g_.has_node(id)) continue;
+      const Node& conv = g_.node(id);
+      const std::string op = conv.op.str();
+      const bool depthwise = op == "cortex_m::quantized_depthwise_conv2d_nhwc.default";
+      if (!depthwise && op != "cortex_m::quantized_conv2d_nhwc.default") continue;
+      const ir::Value& nhwc = g_.value(conv.args[0].tensor());
+      if (!nhwc.is_intermediate() || nhwc.users.size() != 1) continue;
+      const Node& t = g_.node(nhwc.producer);
+      if (t.op.str() != "cortex_m::transpose.default" ||
+          t.args[1].get<std::vector<int64_t>>() != std::vector<int64_t>{0, 2, 3, 1})
+        continue;
+      const ir::Value& padded = g_.value(t.args[0].tensor());
+      if (!padded.is_intermediate() || padded.users.size() != 1) continue;
+      const Node& pad = g_.node(padded.producer);
+      if (pad.op.str() != "cortex_m::pad.default") continue;
+      const auto& pre = pad.args[1].get<std::vector<int64_t>>();
+      const auto& post = pad.args[2].get<std::vector<int64_t>>();
+      const int64_t zero_point = -conv.args[depthwise ? 7 : 6].to_int();
+      if (pre.size() != 4 || pre[0] || pre[1] || post[0] || post[1] ||
+          pad.args[3].to_int() != zero_point)
+        continue;
+      const auto& w = g_.value(conv.args[1].tensor()).spec.sizes;  // [O|1, kH, kW, I|C]
+      std::vector<int64_t> padding = pair_arg(conv.args[4], 0);
+      bool ok = true;
+      for (int d = 0; d < 2; ++d) {
+        const int64_t extra = post[2 + d] - pre[2 + d];
+        ok = ok && (extra == 0 || (extra == 1 && w[1 + d] > 1));
+        padding[d] += pre[2 + d];
+      }
+      if (!ok) continue;
+      const ValueId source = pad.args[0].tensor();
+      const auto& s = g_.value(source).spec.sizes;
+      const NodeId transpose = t.id;
+      g_.set_arg(transpose, 0, TensorRef{source});
+      g_.set_spec(nhwc.id, int8_spec({s[0], s[2], s[3], s[1]}));
+      g_.set_arg(id, 4, padding);
+    }
+    compiler::remove_dead_code(g_);
+  }
+
   int cancel_transposes() {
     int removed = 0;
     for (NodeId id : std::vector<NodeId>(g_.nodes())) {
@@ -893,16 +985,7 @@ CortexMLoweringReport lower_to_cortex_m(compiler::ir::Graph& graph,
 
 size_t cortex_m_scratch_bytes(const compiler::ir::Graph& graph) {
   size_t most = 0;
-  for (NodeId id : graph.nodes()) {
-    const Node& n = graph.node(id);
-    if (n.op.str() != "cortex_m::quantized_conv2d_nhwc.default") continue;
-    const auto& in = graph.value(n.args[0].tensor()).spec.sizes;
-    const auto& w = graph.value(n.args[1].tensor()).spec.sizes;
-    const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0);
-    const bool pointwise = w[1] == 1 && w[2] == 1 && stride[0] == 1 && stride[1] == 1 &&
-                           padding[0] == 0 && padding[1] == 0;
-    most = std::max(most, quantized_conv2d_scratch_bytes(in[3], w[1], w[2], w[0], pointwise));
-  }
+  for (NodeId id : graph.nodes()) most = std::max(most, node_scratch(graph, graph.node(id)).bytes);
   return most;
 }
 

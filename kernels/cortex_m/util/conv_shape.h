@@ -26,15 +26,25 @@ inline int64_t window_out_size(int64_t in, int32_t k, int32_t s, int32_t p, int3
 }
 
 // `in` [N, H, W, C] and `out` [N, OH, OW, out_c] with OH/OW the window sweep's.
+// `asymmetric`: convolutions, whose loops bound-check every tap against the input, also take one
+// more row/column of padding at the bottom/right than at the top/left (TensorFlow's SAME padding
+// for even sizes, a pad op folded in by the lowering): the output may be one larger there.
 inline Error check_nhwc_window(const char* op, const Tensor& in, const Tensor& out, int32_t out_c,
-                               const Window& w, bool ceil) {
+                               const Window& w, bool ceil, bool asymmetric = false) {
   PTERON_TRY(check_rank(op, in, 4, "input"));
   PTERON_TRY(check_rank(op, out, 4, "out"));
   const int64_t oh =
       window_out_size(in.size(1), w.kernel[0], w.stride[0], w.padding[0], w.dilation[0], ceil);
   const int64_t ow =
       window_out_size(in.size(2), w.kernel[1], w.stride[1], w.padding[1], w.dilation[1], ceil);
-  if (out.size(0) != in.size(0) || out.size(1) != oh || out.size(2) != ow || out.size(3) != out_c) {
+  auto fits = [&](int d, int64_t size, int64_t in_size) {
+    if (out.size(d) == size) return true;
+    return asymmetric && w.kernel[d - 1] > 1 &&
+           out.size(d) == window_out_size(in_size + 1, w.kernel[d - 1], w.stride[d - 1],
+                                          w.padding[d - 1], w.dilation[d - 1], ceil);
+  };
+  if (out.size(0) != in.size(0) || !fits(1, oh, in.size(1)) || !fits(2, ow, in.size(2)) ||
+      out.size(3) != out_c) {
     return fail(
         Error::InvalidArgument, "%s: out is [%d, %d, %d, %d], expected [%d, %lld, %lld, %d]", op,
         static_cast<int>(out.size(0)), static_cast<int>(out.size(1)), static_cast<int>(out.size(2)),

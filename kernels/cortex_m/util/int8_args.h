@@ -94,4 +94,19 @@ inline Error int_pair(const char* op, const EValue& v, const char* what, int64_t
   return Error::Ok;
 }
 
+// Elementwise binary ops (add, mul): self, other and out int8 of one shape, and their zero
+// points in int8 range.
+inline Error check_binary_int8(const char* op, const Tensor& self, const Tensor& other,
+                               const Tensor& out, int64_t self_zp, int64_t other_zp,
+                               int64_t out_zp) {
+  PTERON_TRY(check_int8(op, self, "self"));
+  PTERON_TRY(check_int8(op, other, "other"));
+  PTERON_TRY(check_int8(op, out, "out"));
+  PTERON_TRY(check_same_shape(op, self, out, "self and out"));
+  PTERON_TRY(check_same_shape(op, other, out, "other and out"));
+  PTERON_TRY(check_zero_point(op, self_zp, "self_zero_point"));
+  PTERON_TRY(check_zero_point(op, other_zp, "other_zero_point"));
+  return check_zero_point(op, out_zp, "output_zero_point");
+}
+
 }  // namespace pteron::cortex_m

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+// PTERON_CORTEX_M_SCALAR_ONLY builds the scalar reference alone on an MVE target (the
+// firmware's scalar build, for comparison).
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && !defined(PTERON_CORTEX_M_SCALAR_ONLY)
 #include <arm_mve.h>
 #define PTERON_CORTEX_M_MVE 1
 #endif
@@ -87,6 +89,15 @@ inline int32x4_t requantize_mve(int32x4_t value, int32x4_t multiplier, int32x4_t
   const int32x4_t high = vqrdmulhq_s32(vshlq_s32(value, left), multiplier);
   const int32x4_t fixup = vshrq_n_s32(vandq_s32(high, right), 31);
   return vrshlq_s32(vqaddq_s32(high, fixup), right);
+}
+
+// The end of every accumulating kernel on four lanes: requantize (one multiplier/shift, or one
+// per lane), add the output offset, clamp to the activation range.
+template <typename Mult, typename Shift>
+inline int32x4_t requantize_clamp_mve(int32x4_t acc, Mult multiplier, Shift shift, int32_t out_off,
+                                      int32_t act_min, int32_t act_max) {
+  const int32x4_t r = vaddq_n_s32(requantize_mve(acc, multiplier, shift), out_off);
+  return vminq_s32(vmaxq_s32(r, vdupq_n_s32(act_min)), vdupq_n_s32(act_max));
 }
 #endif
 

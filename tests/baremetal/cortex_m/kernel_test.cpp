@@ -10,6 +10,7 @@
 #include "runtime/core/evalue.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/tensor.h"
+#include "tests/baremetal/cortex_m/tensor_box.h"
 
 using namespace pteron;
 
@@ -35,19 +36,6 @@ alignas(16) int32_t g_shift[512];
 alignas(16) uint8_t g_out_scalar[32 * 1024];
 alignas(16) uint8_t g_out_mve[32 * 1024];
 alignas(16) uint8_t g_scratch[32 * 1024];
-
-struct TensorBox {
-  int32_t sizes[4];
-  uint8_t order[4] = {0, 1, 2, 3};
-  int32_t strides[4];
-  Tensor t;
-  EValue v;
-  TensorBox(ScalarType dtype, int32_t rank, const int32_t* s, void* data) {
-    for (int32_t d = 0; d < rank; ++d) sizes[d] = s[d];
-    t = Tensor(dtype, rank, sizes, order, strides, data);
-    v = EValue::from_tensor(&t);
-  }
-};
 
 void fill_int8(int8_t* p, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int8_t>(random_in(-128, 127));
@@ -105,15 +93,8 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
   }
 }
 
-EValue I(int64_t v) { return EValue::from_int(v); }
 EValue D(double v) { return EValue::from_double(v); }
 EValue B(bool v) { return EValue::from_bool(v); }
-EValue L(const int64_t* p, size_t n) {
-  EValue e;
-  e.tag = Tag::IntList;
-  e.int_list = Span<const int64_t>(p, n);
-  return e;
-}
 
 void test_elementwise(int32_t n) {
   char what[32];
@@ -185,15 +166,17 @@ void test_linear(int32_t rows, int32_t k, int32_t n, bool per_channel) {
   run_both("cortex_m::quantized_linear.out", what, args, 12, out.t);
 }
 
+// extra: one more row and column of padding at the bottom/right (a folded SAME pad), which only
+// the convolutions take.
 void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int32_t kw,
-               int32_t stride, int32_t pad, int32_t dil) {
+               int32_t stride, int32_t pad, int32_t dil, int32_t extra = 0) {
   char what[64];
-  snprintf(what, sizeof(what), "%dx%dx%d k%dx%d s%d p%d d%d ->%d", static_cast<int>(h),
+  snprintf(what, sizeof(what), "%dx%dx%d k%dx%d s%d p%d%s d%d ->%d", static_cast<int>(h),
            static_cast<int>(w_), static_cast<int>(cin), static_cast<int>(kh), static_cast<int>(kw),
-           static_cast<int>(stride), static_cast<int>(pad), static_cast<int>(dil),
-           static_cast<int>(cout));
-  const int32_t oh = (h + 2 * pad - dil * (kh - 1) - 1) / stride + 1;
-  const int32_t ow = (w_ + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
+           static_cast<int>(stride), static_cast<int>(pad), extra ? "+1" : "",
+           static_cast<int>(dil), static_cast<int>(cout));
+  const int32_t oh = (h + extra + 2 * pad - dil * (kh - 1) - 1) / stride + 1;
+  const int32_t ow = (w_ + extra + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
   fill_int8(g_in, h * w_ * cin);
   fill_int8(g_weight, cout * kh * kw * cin);
   fill_requant(cout, -11, -7);
@@ -223,6 +206,7 @@ void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int
                      &out_off, &dm.v, &ds.v,    &amin, &amax, &none, &dout.v};
   run_both("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, dout.t);
 
+  if (extra) return;
   // Pools with the convolution's window.
   const int32_t pout_shape[4] = {1, oh, ow, cin};
   TensorBox pout(ScalarType::Char, 4, pout_shape, g_out_scalar);
@@ -276,6 +260,22 @@ int main() {
   test_conv(10, 8, 5, 3, 3, 3, 1, 2, 2);
   test_conv(12, 12, 33, 7, 5, 5, 2, 2, 1);
   test_conv(16, 16, 64, 32, 3, 3, 1, 1, 1);
+  // The MVE paths' edges: pixel counts not a multiple of four (conv) or two (depthwise pairs),
+  // filters and channel counts not a multiple of 16 / 8 (tail-predicated loops and blocks),
+  // windows in the padding on every side, strides and dilation.
+  test_conv(7, 9, 20, 5, 3, 3, 1, 1, 1);
+  test_conv(13, 11, 3, 8, 3, 3, 2, 1, 1);  // a first layer: three input channels, stride 2
+  test_conv(24, 24, 32, 16, 3, 3, 2, 1, 1);
+  test_conv(9, 9, 16, 12, 1, 1, 2, 0, 1);  // 1x1 with stride 2: through im2col
+  test_conv(6, 6, 7, 9, 1, 1, 1, 0, 1);    // 1x1, seven channels: one partial vector
+  test_conv(3, 3, 40, 48, 3, 3, 1, 1, 1);  // every window touches the padding
+  test_conv(5, 7, 8, 8, 5, 5, 1, 2, 1);
+  test_conv(11, 10, 12, 4, 3, 3, 1, 2, 2);
+  test_conv(2, 9, 33, 3, 3, 3, 1, 1, 1);
+  test_conv(12, 12, 3, 8, 3, 3, 2, 0, 1,
+            1);  // SAME pad folded in: 12 -> 6 with pad 0 top, 1 bottom
+  test_conv(8, 10, 24, 16, 3, 3, 2, 0, 1, 1);
+  test_conv(7, 7, 17, 5, 3, 3, 1, 1, 1, 1);
   test_softmax(1, 10);
   test_softmax(4, 37);
   test_softmax(2, 100);
