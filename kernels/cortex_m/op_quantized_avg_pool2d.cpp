@@ -7,8 +7,8 @@
 // explicitly with the zero point when torch counts it), rounded half away from zero, clamped
 // to int8. zero_point, multiplier and shift are ExecuTorch's arguments and do not change the
 // result. The MVE path sums four channels per vector; the divide stays scalar per lane.
-#include "kernels/cortex_m/util/pool_params.h"
 #include "kernels/cortex_m/util/path.h"
+#include "kernels/cortex_m/util/pool_params.h"
 
 namespace pteron::cortex_m {
 namespace {

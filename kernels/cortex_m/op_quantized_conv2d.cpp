@@ -24,11 +24,6 @@ namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_conv2d_nhwc.out";
 
-inline int8_t finish(int32_t acc, int32_t oc, const ConvParams& p) {
-  const int32_t r = requantize(acc, p.mult[oc], p.shift[oc]) + p.out_off;
-  return static_cast<int8_t>(clamp_i32(r, p.act_min, p.act_max));
-}
-
 void conv_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p) {
   const int32_t filter_size = p.kh * p.kw * p.cin;
   conv_reference(in, out, p, [&](const int8_t* x, int32_t oc, int32_t tap) {
@@ -64,9 +59,10 @@ struct alignas(16) FourPixels {
   const int8_t* filter;   // the next output channel's filter
   int32_t len;            // bytes per row and per filter
   int32_t out_off;
-  int8_t* out_end;        // the first pixel's output + cout
-  int32_t lo[4], hi[4];   // activation range
-  uint32_t scatter[4];    // 0, cout, 2 * cout, 3 * cout: the four pixels' outputs
+  int8_t* out_end;       // the first pixel's output + cout
+  int32_t lo[4], hi[4];  // activation range
+  uint32_t scatter[4];   // 0, cout, 2 * cout, 3 * cout: the four pixels' outputs
+  uint32_t saved_vpr;    // the predicate register, which GCC 12 has no clobber name for
 };
 
 // Channel oc of four pixels whose rows of `len` bytes start `stride` bytes apart, for every oc
@@ -76,15 +72,23 @@ struct alignas(16) FourPixels {
 // share the channel's ChannelQuant, requantized as one vector (requantize_mve's arithmetic) and
 // scattered to the four pixels' outputs. Inline assembly because GCC 12 emits no
 // tail-predicated loops and spills around the intrinsics version (twice the instructions).
-void four_pixels_mve(const int8_t* rows, int32_t stride, const int8_t* wt, int32_t len,
-                     const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
-  FourPixels f;
+// The record for `count` (1 to 4) pixels: missing ones repeat the last pixel, row and output,
+// so a partial block computes and stores that pixel's values again instead of going elsewhere.
+void four_pixels_record(FourPixels& f, const int8_t* rows, int32_t stride, int32_t count,
+                        const int8_t* wt, int32_t len, int8_t* out, const ConvParams& p) {
   for (int32_t k = 0; k < 4; ++k) {
-    f.rows[k] = rows + k * stride;
+    const int32_t pixel = k < count ? k : count - 1;
+    f.rows[k] = rows + pixel * stride;
     f.lo[k] = p.act_min, f.hi[k] = p.act_max;
-    f.scatter[k] = static_cast<uint32_t>(k * p.cout);
+    f.scatter[k] = static_cast<uint32_t>(pixel * p.cout);
   }
   f.filter = wt, f.len = len, f.out_off = p.out_off, f.out_end = out + p.cout;
+}
+
+void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const int8_t* wt,
+                     int32_t len, const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
+  FourPixels f;
+  four_pixels_record(f, rows, stride, count, wt, len, out, p);
   register int8_t* out_r asm("r5") = out;
   register const ChannelQuant* quant_r asm("r7") = quant;
   register FourPixels* f_r asm("r9") = &f;
@@ -147,21 +151,18 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, const int8_t* wt, int32
 // the four rows are loaded once into vectors (lanes past `len` zero) and stay there for every
 // output channel, whose filter is one predicated load and four VMLADAV. The rounding fix-up of
 // requantize_mve is (v >> 31) * round_fix, so that no vector register holds the shift.
-void four_short_rows_mve(const int8_t* rows, int32_t stride, const int8_t* wt, int32_t len,
-                         const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
+void four_short_rows_mve(const int8_t* rows, int32_t stride, int32_t count, const int8_t* wt,
+                         int32_t len, const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
   FourPixels f;
-  for (int32_t k = 0; k < 4; ++k) {
-    f.rows[k] = rows + k * stride;
-    f.lo[k] = p.act_min, f.hi[k] = p.act_max;
-    f.scatter[k] = static_cast<uint32_t>(k * p.cout);
-  }
-  f.filter = wt, f.len = len, f.out_off = p.out_off, f.out_end = out + p.cout;
+  four_pixels_record(f, rows, stride, count, wt, len, out, p);
   register int8_t* out_r asm("r5") = out;
   register const ChannelQuant* quant_r asm("r7") = quant;
   register FourPixels* f_r asm("r9") = &f;
   __asm volatile(
       "   vldrw.32    q6, [r9, #64]          \n"  // scatter offsets
       "   vldrw.32    q7, [r9, #32]          \n"  // activation min
+      "   vmrs        r0, p0                 \n"
+      "   str         r0, [r9, #80]          \n"
       "   ldm         r9, {r0, r1, r2, r3, r11} \n"
       "   ldr         lr, [r9, #20]          \n"  // len
       "   vctp.8      lr                     \n"
@@ -201,23 +202,12 @@ void four_short_rows_mve(const int8_t* rows, int32_t stride, const int8_t* wt, i
       "   ldr         r0, [r9, #28]          \n"
       "   cmp         r5, r0                 \n"
       "   bne         3b                     \n"
+      "   ldr         r0, [r9, #80]          \n"
+      "   vmsr        p0, r0                 \n"
       : "+r"(out_r), "+r"(quant_r)
       : "r"(f_r)
       : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1", "q2",
         "q3", "q4", "q5", "q6", "q7", "memory", "cc");
-}
-
-// All output channels of one pixel from its row of `len` bytes, one filter at a time.
-void one_pixel_mve(const int8_t* row, const int8_t* wt, int32_t len, const ChannelQuant* quant,
-                   int8_t* out, const ConvParams& p) {
-  for (int32_t oc = 0; oc < p.cout; ++oc, wt += len) {
-    int32_t acc = 0;
-    for (int32_t i = 0; i < len; i += 16) {
-      const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(len - i));
-      acc = vmladavaq_s8(acc, vldrbq_z_s8(row + i, pr), vldrbq_z_s8(wt + i, pr));
-    }
-    out[oc] = finish(acc + quant[oc].offset_sum, oc, p);
-  }
 }
 
 // n bytes from src to dst / of value to dst, as tail-predicated loops (see dot_4rows_mve).
@@ -255,8 +245,7 @@ void im2col_mve(const int8_t* in_b, int8_t* dst, int32_t oy, int32_t ox, const C
   const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
   const int8_t pad = static_cast<int8_t>(-p.in_off);
   const int32_t row_bytes = p.kw * p.cin;
-  const bool row_inside =
-      p.win.dilation[1] == 1 && x0 >= 0 && x0 + p.kw <= p.w;
+  const bool row_inside = p.win.dilation[1] == 1 && x0 >= 0 && x0 + p.kw <= p.w;
   for (int32_t ky = 0; ky < p.kh; ++ky, dst += row_bytes) {
     const int32_t iy = y0 + ky * p.win.dilation[0];
     if (iy < 0 || iy >= p.h) {
@@ -293,21 +282,18 @@ void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams&
     quant[oc].round_fix = quant[oc].right < 0 ? 1 : 0;
   }
   if (pointwise) {  // the input pixels are the rows
-    int64_t i = 0;
     const int64_t pixels = static_cast<int64_t>(p.n) * p.h * p.w;
-    for (; i + 4 <= pixels; i += 4, in += 4 * p.cin, out += 4 * p.cout) {
+    for (int64_t i = 0; i < pixels; i += 4, in += 4 * p.cin, out += 4 * p.cout) {
+      const int32_t count = pixels - i < 4 ? static_cast<int32_t>(pixels - i) : 4;
       if (filter_size <= 16) {
-        four_short_rows_mve(in, p.cin, wt, filter_size, quant, out, p);
+        four_short_rows_mve(in, p.cin, count, wt, filter_size, quant, out, p);
       } else {
-        four_pixels_mve(in, p.cin, wt, filter_size, quant, out, p);
+        four_pixels_mve(in, p.cin, count, wt, filter_size, quant, out, p);
       }
-    }
-    for (; i < pixels; ++i, in += p.cin, out += p.cout) {
-      one_pixel_mve(in, wt, filter_size, quant, out, p);
     }
     return;
   }
-  // Four im2col columns, then the four pixels as in the 1x1 case.
+  // Up to four im2col columns, then the pixels as in the 1x1 case.
   int8_t* columns = static_cast<int8_t*>(scratch) + align_scratch(p.cout * sizeof(ChannelQuant));
   const int32_t pixels = p.oh * p.ow;
   for (int32_t b = 0; b < p.n; ++b) {
@@ -317,11 +303,14 @@ void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams&
       for (int32_t k = 0; k < 4; ++k) {
         im2col_mve(in_b, columns + k * filter_size, (i + k) / p.ow, (i + k) % p.ow, p);
       }
-      four_pixels_mve(columns, filter_size, wt, filter_size, quant, out, p);
+      four_pixels_mve(columns, filter_size, 4, wt, filter_size, quant, out, p);
     }
-    for (; i < pixels; ++i, out += p.cout) {
-      im2col_mve(in_b, columns, i / p.ow, i % p.ow, p);
-      one_pixel_mve(columns, wt, filter_size, quant, out, p);
+    if (i < pixels) {  // the last one to three pixels
+      for (int32_t k = 0; i + k < pixels; ++k) {
+        im2col_mve(in_b, columns + k * filter_size, (i + k) / p.ow, (i + k) % p.ow, p);
+      }
+      four_pixels_mve(columns, filter_size, pixels - i, wt, filter_size, quant, out, p);
+      out += (pixels - i) * p.cout;
     }
   }
 }

@@ -191,13 +191,13 @@ void pixel_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, const D
 void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p,
                    void* scratch) {
   BlockQuant* quant = static_cast<BlockQuant*>(scratch);
-  int8_t* pad_row = static_cast<int8_t*>(scratch) +
-                    align_scratch((p.cout + 7) / 8 * sizeof(BlockQuant));
+  int8_t* pad_row =
+      static_cast<int8_t*>(scratch) + align_scratch((p.cout + 7) / 8 * sizeof(BlockQuant));
   prepare_mve(wt, p, quant, pad_row);
   const DwMve d{&p, quant, pad_row};
   const int32_t reach = (p.kw - 1) * p.win.dilation[1];
   const int32_t step = p.win.stride[1] * p.cin;
-  const int8_t* rows[kMaxTaps];    // each kernel row's input row (or the padding row)
+  const int8_t* rows[kMaxTaps];     // each kernel row's input row (or the padding row)
   const int8_t* shifted[kMaxTaps];  // the same, at a pixel's window start
   for (int32_t b = 0; b < p.n; ++b)
     for (int32_t oy = 0; oy < p.oh; ++oy) {

@@ -6,8 +6,8 @@
 // (padding never wins), moved from the input to the output zero point (the lowering only
 // uses equal scales) and clamped to [activation_min, activation_max], so a following relu is
 // fused. The MVE path takes 16 channels per vector.
-#include "kernels/cortex_m/util/pool_params.h"
 #include "kernels/cortex_m/util/path.h"
+#include "kernels/cortex_m/util/pool_params.h"
 
 namespace pteron::cortex_m {
 namespace {

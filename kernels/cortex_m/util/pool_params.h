@@ -16,8 +16,8 @@ struct PoolShape {
 // input args[0] and `out`: int8 NHWC; kernel_size args[1], stride args[2] (empty: the kernel
 // size), padding args[3], dilation `dilation` (none: 1), and out's shape that of the sweep
 // (ceil_mode `ceil`).
-inline Error read_pool_shape(const char* op, Span<EValue*> args, const EValue* dilation,
-                             bool ceil, const Tensor& out, PoolShape* p) {
+inline Error read_pool_shape(const char* op, Span<EValue*> args, const EValue* dilation, bool ceil,
+                             const Tensor& out, PoolShape* p) {
   const Tensor& in = *args[0]->tensor;
   PTERON_TRY(check_int8(op, in, "input"));
   PTERON_TRY(check_int8(op, out, "out"));

@@ -185,15 +185,17 @@ void test_linear(int32_t rows, int32_t k, int32_t n, bool per_channel) {
   run_both("cortex_m::quantized_linear.out", what, args, 12, out.t);
 }
 
+// extra: one more row and column of padding at the bottom/right (a folded SAME pad), which only
+// the convolutions take.
 void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int32_t kw,
-               int32_t stride, int32_t pad, int32_t dil) {
+               int32_t stride, int32_t pad, int32_t dil, int32_t extra = 0) {
   char what[64];
-  snprintf(what, sizeof(what), "%dx%dx%d k%dx%d s%d p%d d%d ->%d", static_cast<int>(h),
+  snprintf(what, sizeof(what), "%dx%dx%d k%dx%d s%d p%d%s d%d ->%d", static_cast<int>(h),
            static_cast<int>(w_), static_cast<int>(cin), static_cast<int>(kh), static_cast<int>(kw),
-           static_cast<int>(stride), static_cast<int>(pad), static_cast<int>(dil),
-           static_cast<int>(cout));
-  const int32_t oh = (h + 2 * pad - dil * (kh - 1) - 1) / stride + 1;
-  const int32_t ow = (w_ + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
+           static_cast<int>(stride), static_cast<int>(pad), extra ? "+1" : "",
+           static_cast<int>(dil), static_cast<int>(cout));
+  const int32_t oh = (h + extra + 2 * pad - dil * (kh - 1) - 1) / stride + 1;
+  const int32_t ow = (w_ + extra + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
   fill_int8(g_in, h * w_ * cin);
   fill_int8(g_weight, cout * kh * kw * cin);
   fill_requant(cout, -11, -7);
@@ -223,6 +225,7 @@ void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int
                      &out_off, &dm.v, &ds.v,    &amin, &amax, &none, &dout.v};
   run_both("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, dout.t);
 
+  if (extra) return;
   // Pools with the convolution's window.
   const int32_t pout_shape[4] = {1, oh, ow, cin};
   TensorBox pout(ScalarType::Char, 4, pout_shape, g_out_scalar);
@@ -288,6 +291,9 @@ int main() {
   test_conv(5, 7, 8, 8, 5, 5, 1, 2, 1);
   test_conv(11, 10, 12, 4, 3, 3, 1, 2, 2);
   test_conv(2, 9, 33, 3, 3, 3, 1, 1, 1);
+  test_conv(12, 12, 3, 8, 3, 3, 2, 0, 1, 1);  // SAME pad folded in: 12 -> 6 with pad 0 top, 1 bottom
+  test_conv(8, 10, 24, 16, 3, 3, 2, 0, 1, 1);
+  test_conv(7, 7, 17, 5, 3, 3, 1, 1, 1, 1);
   test_softmax(1, 10);
   test_softmax(4, 37);
   test_softmax(2, 100);

@@ -111,14 +111,16 @@ int linear(const int32_t* a) {
   int64_t mults[1] = {1500000000}, shifts[1] = {-9};
   EValue none, ml = L(mults, 1), sl = L(shifts, 1), in_off = I(5), w_off = I(0), out_off = I(-3),
                amin = I(-128), amax = I(127);
-  EValue* args[] = {&x.v, &w.v, &b.v, &none, &in_off, &w_off, &out_off, &ml, &sl, &amax, &amin, &y.v};
+  EValue* args[] = {&x.v,     &w.v, &b.v, &none, &in_off, &w_off,
+                    &out_off, &ml,  &sl,  &amax, &amin,   &y.v};
   return run("cortex_m::quantized_linear.out", args, 12);
 }
 
 int add(const int32_t* a) {
   const int32_t n = a[0];
   if (!fits(n, sizeof(g_in))) return 3;
-  Box x(ScalarType::Char, {n}, g_in), x2(ScalarType::Char, {n}, g_in2), y(ScalarType::Char, {n}, g_out);
+  Box x(ScalarType::Char, {n}, g_in), x2(ScalarType::Char, {n}, g_in2),
+      y(ScalarType::Char, {n}, g_out);
   EValue m1 = I(1500000000), s1 = I(-1), m2 = I(1300000000), s2 = I(-1), mo = I(1200000000),
          so = I(-19), z1 = I(3), z2 = I(-4), zo = I(2), lo = I(-128), hi = I(127);
   EValue* args[] = {&x.v, &z1, &m1, &s1, &x2.v, &z2, &m2, &s2, &zo, &mo, &so, &lo, &hi, &y.v};
@@ -160,7 +162,8 @@ int main() {
     g_in2[i] = static_cast<int8_t>(i * 29 + 3);
   }
   // Weights in [-127, 127], as symmetric int8 quantisation makes them.
-  for (size_t i = 0; i < sizeof(g_weight); ++i) g_weight[i] = static_cast<int8_t>((i * 13 + 5) % 255 - 127);
+  for (size_t i = 0; i < sizeof(g_weight); ++i)
+    g_weight[i] = static_cast<int8_t>((i * 13 + 5) % 255 - 127);
   for (int i = 0; i < 512; ++i) g_bias[i] = i * 17 - 2000, g_mult[i] = 1500000000, g_shift[i] = -9;
   const char* op = words[2];
   if (strcmp(op, "conv") == 0) return conv(dims, false);
