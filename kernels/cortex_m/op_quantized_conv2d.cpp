@@ -65,13 +65,6 @@ struct alignas(16) FourPixels {
   uint32_t saved_vpr;    // the predicate register, which GCC 12 has no clobber name for
 };
 
-// Channel oc of four pixels whose rows of `len` bytes start `stride` bytes apart, for every oc
-// (arm_nn_mat_mult_nt_t_s8's MVE form): four dot products with filter oc in a tail-predicated
-// low-overhead loop (WLSTP/LETP: each filter vector loaded once for the four rows, the last
-// partial vector's lanes past `len` neither loaded nor added), then the four results, which
-// share the channel's ChannelQuant, requantized as one vector (requantize_mve's arithmetic) and
-// scattered to the four pixels' outputs. Inline assembly because GCC 12 emits no
-// tail-predicated loops and spills around the intrinsics version (twice the instructions).
 // The record for `count` (1 to 4) pixels: missing ones repeat the last pixel, row and output,
 // so a partial block computes and stores that pixel's values again instead of going elsewhere.
 void four_pixels_record(FourPixels& f, const int8_t* rows, int32_t stride, int32_t count,
@@ -85,6 +78,25 @@ void four_pixels_record(FourPixels& f, const int8_t* rows, int32_t stride, int32
   f.filter = wt, f.len = len, f.out_off = p.out_off, f.out_end = out + p.cout;
 }
 
+// four_pixels_mve's two assembly blocks: out (r5) and the ChannelQuant records (r7) advance, the
+// FourPixels record is r9, every other core and vector register is theirs.
+#define FOUR_PIXELS_OPERANDS                                                                      \
+  : "+r"(out_r), "+r"(quant_r)                                                                \
+  : "r"(f_r)                                                                                  \
+  : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1", "q2", "q3", \
+    "q4", "q5", "q6", "q7", "memory", "cc"
+
+// Channel oc of `count` (up to four) pixels whose rows of `len` bytes start `stride` bytes
+// apart, for every oc (arm_nn_mat_mult_nt_t_s8's MVE form): four dot products with filter oc in a
+// tail-predicated low-overhead loop (WLSTP/LETP: each filter vector loaded once for the four
+// rows, the last partial vector's lanes past `len` neither loaded nor added), then the four
+// results, which share the channel's ChannelQuant, requantized as one vector (requantize_mve's
+// arithmetic) and scattered to the four pixels' outputs. Rows of at most 16 bytes (1x1
+// convolutions of up to 16 input channels) are loaded once into vectors (lanes past `len` zero)
+// and stay there for every output channel, whose filter is one predicated load and four VMLADAV;
+// there the rounding fix-up is (v >> 31) * round_fix, so that no vector register holds the
+// shift. Inline assembly because GCC 12 emits no tail-predicated loops and spills around the
+// intrinsics version (twice the instructions).
 void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const int8_t* wt,
                      int32_t len, const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
   FourPixels f;
@@ -92,6 +104,55 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const in
   register int8_t* out_r asm("r5") = out;
   register const ChannelQuant* quant_r asm("r7") = quant;
   register FourPixels* f_r asm("r9") = &f;
+  if (len <= 16) {
+    __asm volatile(
+        "   vldrw.32    q6, [r9, #64]          \n"  // scatter offsets
+        "   vldrw.32    q7, [r9, #32]          \n"  // activation min
+        "   vmrs        r0, p0                 \n"
+        "   str         r0, [r9, #80]          \n"
+        "   ldm         r9, {r0, r1, r2, r3, r11} \n"
+        "   ldr         lr, [r9, #20]          \n"  // len
+        "   vctp.8      lr                     \n"
+        "   vpstttt                            \n"
+        "   vldrbt.8    q0, [r0]               \n"
+        "   vldrbt.8    q1, [r1]               \n"
+        "   vldrbt.8    q2, [r2]               \n"
+        "   vldrbt.8    q3, [r3]               \n"
+        "3:                                    \n"
+        "   vpst                               \n"
+        "   vldrbt.8    q4, [r11]              \n"
+        "   vmladav.s8  r6, q0, q4             \n"
+        "   vmladav.s8  r8, q1, q4             \n"
+        "   vmladav.s8  r10, q2, q4            \n"
+        "   vmladav.s8  r12, q3, q4            \n"
+        "   vmov.32     d8[0], r6              \n"
+        "   vmov.32     d8[1], r8              \n"
+        "   vmov.32     d9[0], r10             \n"
+        "   vmov.32     d9[1], r12             \n"
+        "   ldm         r7, {r0, r1, r2, r3, r4} \n"  // offset_sum, mult, left, right, round_fix
+        "   add         r7, r7, #32            \n"
+        "   vadd.i32    q4, q4, r0             \n"
+        "   vshl.s32    q4, r2                 \n"
+        "   vqrdmulh.s32 q4, q4, r1            \n"
+        "   vshr.s32    q5, q4, #31            \n"
+        "   vmul.i32    q5, q5, r4             \n"
+        "   vqadd.s32   q4, q4, q5             \n"
+        "   vrshl.s32   q4, r3                 \n"
+        "   ldr         r0, [r9, #24]          \n"  // out_off
+        "   vadd.i32    q4, q4, r0             \n"
+        "   vldrw.32    q5, [r9, #48]          \n"  // activation max
+        "   vmax.s32    q4, q4, q7             \n"
+        "   vmin.s32    q4, q4, q5             \n"
+        "   vstrb.32    q4, [r5, q6]           \n"
+        "   add         r5, r5, #1             \n"
+        "   add         r11, r11, lr           \n"
+        "   ldr         r0, [r9, #28]          \n"
+        "   cmp         r5, r0                 \n"
+        "   bne         3b                     \n"
+        "   ldr         r0, [r9, #80]          \n"
+        "   vmsr        p0, r0                 \n" FOUR_PIXELS_OPERANDS);
+    return;
+  }
   __asm volatile(
       "   vldrw.32    q5, [r9, #64]          \n"
       "   vldrw.32    q6, [r9, #32]          \n"
@@ -140,77 +201,10 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const in
       "   add         r5, r5, #1             \n"
       "   ldr         r11, [r9, #28]         \n"
       "   cmp         r5, r11                \n"
-      "   bne         3b                     \n"
-      : "+r"(out_r), "+r"(quant_r)
-      : "r"(f_r)
-      : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1", "q2",
-        "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+      "   bne         3b                     \n" FOUR_PIXELS_OPERANDS);
 }
 
-// four_pixels_mve for rows of at most 16 bytes (1x1 convolutions of up to 16 input channels):
-// the four rows are loaded once into vectors (lanes past `len` zero) and stay there for every
-// output channel, whose filter is one predicated load and four VMLADAV. The rounding fix-up of
-// requantize_mve is (v >> 31) * round_fix, so that no vector register holds the shift.
-void four_short_rows_mve(const int8_t* rows, int32_t stride, int32_t count, const int8_t* wt,
-                         int32_t len, const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
-  FourPixels f;
-  four_pixels_record(f, rows, stride, count, wt, len, out, p);
-  register int8_t* out_r asm("r5") = out;
-  register const ChannelQuant* quant_r asm("r7") = quant;
-  register FourPixels* f_r asm("r9") = &f;
-  __asm volatile(
-      "   vldrw.32    q6, [r9, #64]          \n"  // scatter offsets
-      "   vldrw.32    q7, [r9, #32]          \n"  // activation min
-      "   vmrs        r0, p0                 \n"
-      "   str         r0, [r9, #80]          \n"
-      "   ldm         r9, {r0, r1, r2, r3, r11} \n"
-      "   ldr         lr, [r9, #20]          \n"  // len
-      "   vctp.8      lr                     \n"
-      "   vpstttt                            \n"
-      "   vldrbt.8    q0, [r0]               \n"
-      "   vldrbt.8    q1, [r1]               \n"
-      "   vldrbt.8    q2, [r2]               \n"
-      "   vldrbt.8    q3, [r3]               \n"
-      "3:                                    \n"
-      "   vpst                               \n"
-      "   vldrbt.8    q4, [r11]              \n"
-      "   vmladav.s8  r6, q0, q4             \n"
-      "   vmladav.s8  r8, q1, q4             \n"
-      "   vmladav.s8  r10, q2, q4            \n"
-      "   vmladav.s8  r12, q3, q4            \n"
-      "   vmov.32     d8[0], r6              \n"
-      "   vmov.32     d8[1], r8              \n"
-      "   vmov.32     d9[0], r10             \n"
-      "   vmov.32     d9[1], r12             \n"
-      "   ldm         r7, {r0, r1, r2, r3, r4} \n"  // offset_sum, mult, left, right, round_fix
-      "   add         r7, r7, #32            \n"
-      "   vadd.i32    q4, q4, r0             \n"
-      "   vshl.s32    q4, r2                 \n"
-      "   vqrdmulh.s32 q4, q4, r1            \n"
-      "   vshr.s32    q5, q4, #31            \n"
-      "   vmul.i32    q5, q5, r4             \n"
-      "   vqadd.s32   q4, q4, q5             \n"
-      "   vrshl.s32   q4, r3                 \n"
-      "   ldr         r0, [r9, #24]          \n"  // out_off
-      "   vadd.i32    q4, q4, r0             \n"
-      "   vldrw.32    q5, [r9, #48]          \n"  // activation max
-      "   vmax.s32    q4, q4, q7             \n"
-      "   vmin.s32    q4, q4, q5             \n"
-      "   vstrb.32    q4, [r5, q6]           \n"
-      "   add         r5, r5, #1             \n"
-      "   add         r11, r11, lr           \n"
-      "   ldr         r0, [r9, #28]          \n"
-      "   cmp         r5, r0                 \n"
-      "   bne         3b                     \n"
-      "   ldr         r0, [r9, #80]          \n"
-      "   vmsr        p0, r0                 \n"
-      : "+r"(out_r), "+r"(quant_r)
-      : "r"(f_r)
-      : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1", "q2",
-        "q3", "q4", "q5", "q6", "q7", "memory", "cc");
-}
-
-// n bytes from src to dst / of value to dst, as tail-predicated loops (see dot_4rows_mve).
+// n bytes from src to dst / of value to dst, as tail-predicated loops (see four_pixels_mve).
 inline void copy_mve(int8_t* dst, const int8_t* src, int32_t n) {
   __asm volatile(
       "   wlstp.8     lr, %[n], 1f       \n"
@@ -285,11 +279,7 @@ void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams&
     const int64_t pixels = static_cast<int64_t>(p.n) * p.h * p.w;
     for (int64_t i = 0; i < pixels; i += 4, in += 4 * p.cin, out += 4 * p.cout) {
       const int32_t count = pixels - i < 4 ? static_cast<int32_t>(pixels - i) : 4;
-      if (filter_size <= 16) {
-        four_short_rows_mve(in, p.cin, count, wt, filter_size, quant, out, p);
-      } else {
-        four_pixels_mve(in, p.cin, count, wt, filter_size, quant, out, p);
-      }
+      four_pixels_mve(in, p.cin, count, wt, filter_size, quant, out, p);
     }
     return;
   }
@@ -314,6 +304,7 @@ void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams&
     }
   }
 }
+#undef FOUR_PIXELS_OPERANDS
 #endif
 
 Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {

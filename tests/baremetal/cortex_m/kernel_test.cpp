@@ -10,6 +10,7 @@
 #include "runtime/core/evalue.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/tensor.h"
+#include "tests/baremetal/cortex_m/tensor_box.h"
 
 using namespace pteron;
 
@@ -35,19 +36,6 @@ alignas(16) int32_t g_shift[512];
 alignas(16) uint8_t g_out_scalar[32 * 1024];
 alignas(16) uint8_t g_out_mve[32 * 1024];
 alignas(16) uint8_t g_scratch[32 * 1024];
-
-struct TensorBox {
-  int32_t sizes[4];
-  uint8_t order[4] = {0, 1, 2, 3};
-  int32_t strides[4];
-  Tensor t;
-  EValue v;
-  TensorBox(ScalarType dtype, int32_t rank, const int32_t* s, void* data) {
-    for (int32_t d = 0; d < rank; ++d) sizes[d] = s[d];
-    t = Tensor(dtype, rank, sizes, order, strides, data);
-    v = EValue::from_tensor(&t);
-  }
-};
 
 void fill_int8(int8_t* p, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int8_t>(random_in(-128, 127));
@@ -105,15 +93,8 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
   }
 }
 
-EValue I(int64_t v) { return EValue::from_int(v); }
 EValue D(double v) { return EValue::from_double(v); }
 EValue B(bool v) { return EValue::from_bool(v); }
-EValue L(const int64_t* p, size_t n) {
-  EValue e;
-  e.tag = Tag::IntList;
-  e.int_list = Span<const int64_t>(p, n);
-  return e;
-}
 
 void test_elementwise(int32_t n) {
   char what[32];
@@ -291,7 +272,8 @@ int main() {
   test_conv(5, 7, 8, 8, 5, 5, 1, 2, 1);
   test_conv(11, 10, 12, 4, 3, 3, 1, 2, 2);
   test_conv(2, 9, 33, 3, 3, 3, 1, 1, 1);
-  test_conv(12, 12, 3, 8, 3, 3, 2, 0, 1, 1);  // SAME pad folded in: 12 -> 6 with pad 0 top, 1 bottom
+  test_conv(12, 12, 3, 8, 3, 3, 2, 0, 1,
+            1);  // SAME pad folded in: 12 -> 6 with pad 0 top, 1 bottom
   test_conv(8, 10, 24, 16, 3, 3, 2, 0, 1, 1);
   test_conv(7, 7, 17, 5, 3, 3, 1, 1, 1, 1);
   test_softmax(1, 10);

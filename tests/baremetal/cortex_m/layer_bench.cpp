@@ -18,6 +18,7 @@
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/kernel.h"
 #include "semihosting.h"
+#include "tests/baremetal/cortex_m/tensor_box.h"
 
 using namespace pteron;
 
@@ -29,28 +30,6 @@ alignas(16) int8_t g_weight[96 * 1024];
 alignas(16) int8_t g_out[48 * 1024];
 alignas(16) int32_t g_bias[512], g_mult[512], g_shift[512];
 alignas(16) uint8_t g_scratch[16 * 1024];
-
-struct Box {
-  int32_t sizes[4];
-  uint8_t order[4] = {0, 1, 2, 3};
-  int32_t strides[4];
-  Tensor t;
-  EValue v;
-  Box(ScalarType dtype, std::initializer_list<int32_t> s, void* data) {
-    int32_t rank = 0;
-    for (int32_t x : s) sizes[rank++] = x;
-    t = Tensor(dtype, rank, sizes, order, strides, data);
-    v = EValue::from_tensor(&t);
-  }
-};
-
-EValue I(int64_t v) { return EValue::from_int(v); }
-EValue L(const int64_t* p, size_t n) {
-  EValue e;
-  e.tag = Tag::IntList;
-  e.int_list = Span<const int64_t>(p, n);
-  return e;
-}
 
 int run(const char* op, EValue** args, size_t n) {
   const KernelEntry* k = find_kernel(op, "");
@@ -83,9 +62,10 @@ int conv(const int32_t* a, bool depthwise) {
       !fits(int64_t{k} * k * cin * (depthwise ? 1 : cout), sizeof(g_weight)) || cout > 512) {
     return 3;
   }
-  Box x(ScalarType::Char, {1, h, w, cin}, g_in), y(ScalarType::Char, {1, oh, ow, cout}, g_out);
-  Box wt(ScalarType::Char, {depthwise ? 1 : cout, k, k, depthwise ? cout : cin}, g_weight);
-  Box b(ScalarType::Int, {cout}, g_bias), m(ScalarType::Int, {cout}, g_mult),
+  TensorBox x(ScalarType::Char, {1, h, w, cin}, g_in),
+      y(ScalarType::Char, {1, oh, ow, cout}, g_out);
+  TensorBox wt(ScalarType::Char, {depthwise ? 1 : cout, k, k, depthwise ? cout : cin}, g_weight);
+  TensorBox b(ScalarType::Int, {cout}, g_bias), m(ScalarType::Int, {cout}, g_mult),
       s(ScalarType::Int, {cout}, g_shift);
   const int64_t st[2] = {stride, stride}, pd[2] = {pad, pad}, dl[2] = {1, 1};
   EValue stv = L(st, 2), pdv = L(pd, 2), dlv = L(dl, 2), none, in_off = I(5), out_off = I(-3),
@@ -106,8 +86,8 @@ int linear(const int32_t* a) {
       !fits(int64_t{rows} * out, sizeof(g_out)) || out > 512) {
     return 3;
   }
-  Box x(ScalarType::Char, {rows, in}, g_in), w(ScalarType::Char, {out, in}, g_weight);
-  Box b(ScalarType::Int, {out}, g_bias), y(ScalarType::Char, {rows, out}, g_out);
+  TensorBox x(ScalarType::Char, {rows, in}, g_in), w(ScalarType::Char, {out, in}, g_weight);
+  TensorBox b(ScalarType::Int, {out}, g_bias), y(ScalarType::Char, {rows, out}, g_out);
   int64_t mults[1] = {1500000000}, shifts[1] = {-9};
   EValue none, ml = L(mults, 1), sl = L(shifts, 1), in_off = I(5), w_off = I(0), out_off = I(-3),
                amin = I(-128), amax = I(127);
@@ -119,7 +99,7 @@ int linear(const int32_t* a) {
 int add(const int32_t* a) {
   const int32_t n = a[0];
   if (!fits(n, sizeof(g_in))) return 3;
-  Box x(ScalarType::Char, {n}, g_in), x2(ScalarType::Char, {n}, g_in2),
+  TensorBox x(ScalarType::Char, {n}, g_in), x2(ScalarType::Char, {n}, g_in2),
       y(ScalarType::Char, {n}, g_out);
   EValue m1 = I(1500000000), s1 = I(-1), m2 = I(1300000000), s2 = I(-1), mo = I(1200000000),
          so = I(-19), z1 = I(3), z2 = I(-4), zo = I(2), lo = I(-128), hi = I(127);
@@ -130,7 +110,8 @@ int add(const int32_t* a) {
 int avgpool(const int32_t* a) {
   const int32_t h = a[0], w = a[1], c = a[2], k = a[3];
   if (!fits(int64_t{h} * w * c, sizeof(g_in))) return 3;
-  Box x(ScalarType::Char, {1, h, w, c}, g_in), y(ScalarType::Char, {1, h / k, w / k, c}, g_out);
+  TensorBox x(ScalarType::Char, {1, h, w, c}, g_in),
+      y(ScalarType::Char, {1, h / k, w / k, c}, g_out);
   const int64_t ks[2] = {k, k}, zero[2] = {0, 0};
   EValue ksv = L(ks, 2), stv = L(ks, 2), pdv = L(zero, 2), ceil = EValue::from_bool(false),
          zp = I(0), pm = I(1 << 30), ps = I(1), none;
