@@ -25,11 +25,11 @@ namespace {
 constexpr const char* kOp = "cortex_m::quantized_conv2d_nhwc.out";
 
 void conv_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p) {
-  const int32_t filter_size = p.kh * p.kw * p.cin;
-  conv_reference(in, out, p, [&](const int8_t* x, int32_t oc, int32_t tap) {
-    const int8_t* f = wt + static_cast<int64_t>(oc) * filter_size + tap * p.cin;
+  const int32_t cin = p.cin, in_off = p.in_off, filter_size = p.kh * p.kw * p.cin;
+  conv_reference(in, out, p, [=](const int8_t* x, int32_t oc, int32_t tap) {
+    const int8_t* f = wt + static_cast<int64_t>(oc) * filter_size + tap * cin;
     int32_t acc = 0;
-    for (int32_t c = 0; c < p.cin; ++c) acc += (x[c] + p.in_off) * f[c];
+    for (int32_t c = 0; c < cin; ++c) acc += (x[c] + in_off) * f[c];
     return acc;
   });
 }

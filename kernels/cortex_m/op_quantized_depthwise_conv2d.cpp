@@ -21,8 +21,9 @@ namespace {
 constexpr const char* kOp = "cortex_m::quantized_depthwise_conv2d_nhwc.out";
 
 void depthwise_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p) {
-  conv_reference(in, out, p, [&](const int8_t* x, int32_t oc, int32_t tap) {
-    return (x[oc / p.depth_multiplier] + p.in_off) * wt[tap * p.cout + oc];
+  const int32_t m = p.depth_multiplier, cout = p.cout, in_off = p.in_off;
+  conv_reference(in, out, p, [=](const int8_t* x, int32_t oc, int32_t tap) {
+    return (x[oc / m] + in_off) * wt[tap * cout + oc];
   });
 }
 

@@ -63,7 +63,8 @@ inline Error read_conv_params(const char* op, Span<EValue*> args, size_t q, int3
 // tap_dot(x, oc, tap) over the taps inside the input (x: the tap's input pixel, all channels;
 // tap: ky * kw + kx), requantized and clamped.
 template <typename TapDot>
-void conv_reference(const int8_t* in, int8_t* out, const ConvParams& p, TapDot tap_dot) {
+void conv_reference(const int8_t* in, int8_t* out, const ConvParams& params, TapDot tap_dot) {
+  const ConvParams p = params;  // a local copy: int8 stores through `out` cannot alias it
   for (int32_t b = 0; b < p.n; ++b)
     for (int32_t oy = 0; oy < p.oh; ++oy)
       for (int32_t ox = 0; ox < p.ow; ++ox) {
