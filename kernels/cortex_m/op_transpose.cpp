@@ -35,8 +35,29 @@ void transpose_scalar(const int8_t* in, int8_t* out, const Walk& w) {
 void transpose_mve(const int8_t* in, int8_t* out, const Walk& w) {
   const int32_t s = w.in_stride[3];
   // Byte offsets l * s for 16 lanes (offsets are unsigned 8-bit for a byte gather, so only
-  // strides up to 17 use the gather; the rest copy element by element).
+  // strides up to 17 use the gather).
   if (s > 17) {
+    // NCHW -> NHWC with few channels (a model's image input): the output's last dim is short
+    // and far apart in the input, but the one before it is contiguous there. Load 16 of those
+    // and scatter them `channels` bytes apart into the output, one channel at a time.
+    const int32_t channels = w.size[3];
+    if (channels <= 17 && w.in_stride[2] == 1) {
+      const uint8x16_t apart = vmulq_n_u8(vidupq_n_u8(0, 1), static_cast<uint8_t>(channels));
+      const int32_t row = w.size[2] * channels;
+      for (int32_t i = 0; i < w.size[0]; ++i)
+        for (int32_t j = 0; j < w.size[1]; ++j, out += row) {
+          const int8_t* base = in + i * w.in_stride[0] + j * w.in_stride[1];
+          for (int32_t l = 0; l < channels; ++l) {
+            const int8_t* src = base + l * s;
+            for (int32_t k = 0; k < w.size[2]; k += 16) {
+              const mve_pred16_t p = vctp8q(static_cast<uint32_t>(w.size[2] - k));
+              vstrbq_scatter_offset_p_s8(out + k * channels + l, apart, vldrbq_z_s8(src + k, p),
+                                         p);
+            }
+          }
+        }
+      return;
+    }
     transpose_scalar(in, out, w);
     return;
   }

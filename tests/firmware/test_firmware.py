@@ -11,7 +11,7 @@
   MVE paths, and its outputs are bit-exact with `pteron run` on the host (scalar reference
   kernels). The MVE convolution's scratch is planned into the arenas (nothing is allocated at run
   time), which is why ds-cnn's MVE build runs in under a quarter of the scalar build's
-  instructions.
+  instructions. `--trim` rebuilds the image reserving only what a first run used.
 - An over-budget model (fp32 and int8) is refused by `pteron compile --target` with exit 1, one
   line naming the RAM figures, and no program file left behind.
 
@@ -166,6 +166,16 @@ def test_int8_firmware_matches_host_bit_exactly(work, model):
         assert np.load(work / "ds-cnn.scalar.npz")["output_0"].tobytes() == expected.tobytes()
         scalar_count = json.loads(scalar.stdout)["measured"]["instructions"]
         assert scalar_count > 4 * measured["instructions"], (scalar_count, measured["instructions"])
+
+        # --trim reserves what a first run used (method memory on the device, stack high water plus
+        # a margin): less RAM in the image, and the rebuilt image still runs and gives the same bits.
+        trimmed = pteron("firmware", pte, "--target", TARGET, "-o", work / "ds-cnn.trim.elf", "--run", "--trim",
+                         "--inputs", inputs, "--outputs", work / "ds-cnn.trim.npz", "--json")
+        assert trimmed.returncode == 0, trimmed.stderr
+        t = json.loads(trimmed.stdout)
+        assert np.load(work / "ds-cnn.trim.npz")["output_0"].tobytes() == expected.tobytes()
+        assert t["elf_sizes"]["ram_reserved"] < report["elf_sizes"]["ram_reserved"]
+        assert t["measured"]["stack_high_water"] < t["elf_sizes"]["sections"][".stack"]
 
 
 def test_int8_over_budget_model_is_refused(work):

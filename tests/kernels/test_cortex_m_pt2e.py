@@ -162,3 +162,42 @@ def test_same_padding_folds_into_the_convolutions(tmp_path):
         got, want = m(x)[0], r(x)[0]
         step = 2 * want.abs().max().item() / 255
         assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)
+
+
+class ResidualCnn(torch.nn.Module):
+    """resnet-8's residual add between NHWC convolutions."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.conv = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.head = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        x = F.relu(self.stem(x))
+        return self.head(F.relu(x + self.conv(x)))
+
+
+def test_residual_add_stays_nhwc(tmp_path):
+    """An add of two NHWC convolution outputs runs on them directly (it is elementwise): no
+    NCHW round trip around it, only the input's and the output's transposes remain, and the
+    program matches the portable Q/DQ kernels within 3 output steps."""
+    torch.manual_seed(3)
+    model = ResidualCnn().eval()
+    ep = torch.export.export(model, (torch.randn(1, 3, 8, 8),))
+    calibration = [(torch.randn(1, 3, 8, 8),) for _ in range(8)]
+    target = tmp_path / "cortex-m-test.toml"
+    target.write_text(TARGET)
+    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
+                                                  calibration=calibration)
+    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
+    m = pteron.load(cortex_m.buffer()).load_method()
+    r = pteron.load(portable.buffer()).load_method()
+    names = m.instruction_names()
+    assert "cortex_m::quantized_add.out" in names, names
+    assert names.count("cortex_m::transpose.out") == 2, names
+    for seed in range(3):
+        x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(seed))
+        got, want = m(x)[0], r(x)[0]
+        step = 2 * want.abs().max().item() / 255
+        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)

@@ -32,6 +32,7 @@ struct FirmwareCliOptions {
   uint64_t seed = 0;
   bool json = false;
   std::string kernel_path = "mve";
+  bool trim = false;
 };
 
 std::string kib(uint64_t bytes) {
@@ -136,6 +137,32 @@ void run(const FirmwareCliOptions& o) {
       std::ofstream(b.baked_inputs, std::ios::binary)
           .write(reinterpret_cast<const char*>(baked.data()),
                  static_cast<std::streamsize>(baked.size()));
+    }
+    if (o.trim) {
+      // A first build and run measures what the device really uses; the image is then rebuilt
+      // reserving that: method memory as used on the 32-bit device (the host's measurement has
+      // 64-bit pointers) and the stack high-water mark plus a margin (a quarter and 1 KiB).
+      if (!o.run) throw UserError("--trim needs --run (it measures a first run on the device)");
+      firmware::BuildOptions first = b;
+      first.quiet = true;
+      const firmware::BuildResult probe = firmware::build_firmware(target, first);
+      std::string probe_inputs;
+      if (baked.empty()) {
+        probe_inputs = o.output + ".in.bin";
+        const std::vector<uint8_t> raw = raw_inputs(o, probe.needs.inputs);
+        std::ofstream(probe_inputs, std::ios::binary)
+            .write(reinterpret_cast<const char*>(raw.data()),
+                   static_cast<std::streamsize>(raw.size()));
+      }
+      const firmware::RunResult measured = firmware::run_firmware(o.output, probe_inputs, "", "");
+      if (measured.exit_code != 0 || !measured.report.count("method") ||
+          !measured.report.count("stack")) {
+        throw UserError(o.output + ": the first run for --trim failed (exit " +
+                        std::to_string(measured.exit_code) + ")");
+      }
+      b.method_bytes = measured.report.at("method");
+      const uint64_t stack = measured.report.at("stack");
+      b.stack_size = (stack + stack / 4 + 1024 + 255) / 256 * 256;
     }
     built = firmware::build_firmware(target, b);
   } catch (const UserError&) {
@@ -250,6 +277,9 @@ void add_firmware_command(CLI::App& app) {
   cmd->add_flag("--random-inputs", opts->random_inputs, "run with seeded random inputs");
   cmd->add_option("--seed", opts->seed, "seed for --random-inputs")->capture_default_str();
   cmd->add_flag("--json", opts->json, "machine-readable report");
+  cmd->add_flag("--trim", opts->trim,
+                "with --run: reserve only the method memory and stack (plus a margin) that a first "
+                "run on the device used, then build and run again");
   cmd->add_option("--kernel-path", opts->kernel_path,
                   "mve, or scalar: link the int8 kernels without their MVE paths (comparison)")
       ->check(CLI::IsMember({"mve", "scalar"}))

@@ -254,7 +254,9 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
         << region << ".pteron_arena" << i + 1 << "\")));\n";
     spans += "    {arena" + std::to_string(i + 1) + ", " + std::to_string(size) + "},\n";
   }
-  const uint64_t method_bytes = std::max<uint64_t>(r.needs.method_bytes, 16);
+  const uint64_t method_bytes =
+      std::max<uint64_t>(o.method_bytes ? o.method_bytes : r.needs.method_bytes, 16);
+  const uint64_t stack_size = o.stack_size ? o.stack_size : t.stack_size;
   const uint64_t scratch_bytes = std::max<uint64_t>(r.needs.scratch_bytes, 16);
   // Method memory and scratch go to the first RAM region with room left after its arenas (and,
   // for the first region, the stack and static data).
@@ -262,7 +264,7 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   for (size_t i = 0; i < r.needs.arenas.size() && i < t.target.memory.size(); ++i) {
     used[t.target.memory[i].name] += r.needs.arenas[i];
   }
-  if (!t.ram_regions.empty()) used[t.ram_regions[0].first] += t.stack_size + kRuntimeStateBytes;
+  if (!t.ram_regions.empty()) used[t.ram_regions[0].first] += stack_size + kRuntimeStateBytes;
   auto place = [&](uint64_t bytes, const char* what) {
     for (const auto& [name, size] : t.ram_regions) {
       if (used[name] + bytes <= size) {
@@ -320,7 +322,7 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   auto replace = [&](const std::string& key, const std::string& value) {
     for (size_t at; (at = ld.find(key)) != std::string::npos;) ld.replace(at, key.size(), value);
   };
-  replace("@STACK_SIZE@", std::to_string(t.stack_size));
+  replace("@STACK_SIZE@", std::to_string(stack_size));
   replace("@HEAP_SIZE@", "1024");  // newlib may allocate once at start-up; pteron never does
   write_text((work / "app.ld").string(), ld);
 

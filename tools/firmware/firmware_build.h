@@ -21,6 +21,10 @@ struct BuildOptions {
   // "mve" (the libraries as built) or "scalar": link each kernel library's scalar-only archive
   // where the cross build offers one (cortex_m), to measure what the vector paths save.
   std::string kernel_path = "mve";
+  // Trimmed reservations from a first run on the device (`pteron firmware --trim`); 0: the
+  // method memory measured on the host (64-bit pointers: an upper bound) and the target's stack.
+  uint64_t method_bytes = 0;
+  uint64_t stack_size = 0;
   bool quiet = false;
 };
 

@@ -354,6 +354,7 @@ class Lowering {
     }
     compiler::remove_dead_code(g_);
     fold_pads_into_convs();
+    sink_transposes_through_elementwise();
     report_.transposes_removed = cancel_transposes();
     fold_requantize_pairs();
     report_.quant_ops = convert_quant_nodes();
@@ -877,6 +878,47 @@ class Lowering {
       g_.set_arg(transpose, 0, TensorRef{source});
       g_.set_spec(nhwc.id, int8_spec({s[0], s[2], s[3], s[1]}));
       g_.set_arg(id, 4, padding);
+    }
+    compiler::remove_dead_code(g_);
+  }
+
+  // add/mul of two inputs transposed the same way (NHWC conv outputs brought back to NCHW for a
+  // residual add) computes the same bytes on the untransposed inputs: the add moves before the
+  // transposes, one transpose follows it, and the transposes around it can then cancel.
+  void sink_transposes_through_elementwise() {
+    for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+      if (!g_.has_node(id)) continue;
+      const Node n = g_.node(id);  // a copy: adding nodes may move the graph's node storage
+      const std::string op = n.op.str();
+      const bool add = op == "cortex_m::quantized_add.default";
+      if (!add && op != "cortex_m::quantized_mul.default") continue;
+      const size_t a = 0, b = add ? 4 : 2;
+      std::vector<int64_t> perm;
+      ValueId sources[2] = {ir::kNoValue, ir::kNoValue};
+      bool ok = true;
+      for (int k = 0; k < 2 && ok; ++k) {
+        const ir::Value& v = g_.value(n.args[k == 0 ? a : b].tensor());
+        ok = v.is_intermediate();  // other users keep the transpose (or cancel it later)
+        if (!ok) break;
+        const Node& t = g_.node(v.producer);
+        ok = t.op.str() == "cortex_m::transpose.default";
+        if (!ok) break;
+        const auto& p = t.args[1].get<std::vector<int64_t>>();
+        ok = k == 0 || p == perm;
+        perm = p;
+        sources[k] = t.args[0].tensor();
+      }
+      if (!ok || g_.value(sources[0]).spec.sizes != g_.value(sources[1]).spec.sizes) continue;
+      std::vector<Argument> args = n.args;
+      args[a] = TensorRef{sources[0]};
+      args[b] = TensorRef{sources[1]};
+      const ValueId out = n.outputs[0];
+      const ValueId moved =
+          new_node(add ? "quantized_add" : "quantized_mul", std::move(args),
+                   int8_spec(g_.value(sources[0]).spec.sizes), n, id);
+      const ValueId back = new_node("transpose", {TensorRef{moved}, perm},
+                                    g_.value(out).spec, n, id);
+      g_.replace_all_uses(out, back);
     }
     compiler::remove_dead_code(g_);
   }

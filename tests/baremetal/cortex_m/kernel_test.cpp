@@ -282,6 +282,9 @@ int main() {
   test_transpose(1, 3, 5, 7);
   test_transpose(2, 16, 4, 4);
   test_transpose(1, 40, 3, 3);  // input stride too large for the byte gather
+  test_transpose(1, 3, 20, 37);  // an image input: few channels scattered, widths off 16
+  test_transpose(2, 17, 5, 19);  // the most channels the scatter takes
+  test_transpose(1, 18, 4, 5);   // one more: element by element
   printf("%d of %d cases differ between the scalar and MVE paths\n", g_failures, g_cases);
   return g_failures == 0 ? 0 : 1;
 }
