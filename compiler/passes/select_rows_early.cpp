@@ -81,9 +81,10 @@ std::vector<size_t> row_operands(const Graph& g, const Node& n) {
   if (op == "aten::native_layer_norm.default") {
     const auto& shape = n.args[1].get<std::vector<int64_t>>();
     return same_rows && shape.size() == 1 && shape[0] == in.sizes.back() ? std::vector<size_t>{0}
-                                                                          : std::vector<size_t>{};
+                                                                         : std::vector<size_t>{};
   }
-  if (op == "aten::linear.default") return same_rows ? std::vector<size_t>{0} : std::vector<size_t>{};
+  if (op == "aten::linear.default")
+    return same_rows ? std::vector<size_t>{0} : std::vector<size_t>{};
   if (is_unary_rowwise(op)) return in == out ? std::vector<size_t>{0} : std::vector<size_t>{};
   if (is_binary_rowwise(op)) {
     std::vector<size_t> rows;
@@ -187,7 +188,8 @@ class RowRewriter {
       const std::string name = i == 0 ? base : base + "_stat" + std::to_string(i);
       news.push_back(ir::NewValue{g_.unique_name(name), std::move(outs[i])});
     }
-    const ir::NodeId id = g_.add_node(*schema, std::move(args), std::move(news), debug ? *debug : debug_, root_);
+    const ir::NodeId id =
+        g_.add_node(*schema, std::move(args), std::move(news), debug ? *debug : debug_, root_);
     return g_.node(id).outputs[0];
   }
 
@@ -252,10 +254,10 @@ class RowRewriter {
       std::vector<ir::Argument> args = old_args;
       for (size_t i = 0; i < args.size(); ++i) {
         if (!args[i].is_tensor()) continue;
-        args[i] = ir::TensorRef{contains(ops, i) ? row_of(args[i].tensor())
-                                                 : (is_binary_rowwise(op)
-                                                        ? invariant(args[i].tensor())
-                                                        : args[i].tensor())};
+        args[i] =
+            ir::TensorRef{contains(ops, i) ? row_of(args[i].tensor())
+                                           : (is_binary_rowwise(op) ? invariant(args[i].tensor())
+                                                                    : args[i].tensor())};
       }
       std::vector<TensorSpec> outs = {TensorSpec::contiguous(dtype, {1, f})};
       if (op == "aten::native_layer_norm.default") {

@@ -35,8 +35,8 @@ Error linear_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EValue*> 
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
   Tensor& out = *args[3]->tensor;
-  if (relu && (weight.dim() != 2 || input.dim() < 1 ||
-               input.size(input.dim() - 1) != weight.size(1))) {
+  if (relu &&
+      (weight.dim() != 2 || input.dim() < 1 || input.size(input.dim() - 1) != weight.size(1))) {
     return fail(Error::InvalidArgument, "%s: input's last dim must match weight [N, K]'s K",
                 kLinearRelu);
   }
