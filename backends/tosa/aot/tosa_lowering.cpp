@@ -1156,6 +1156,11 @@ class Lowerer {
     x = crop_nhwc(x, ay.crop, ax.crop);
     OutQuant q;
     if (is_int()) q = out_quant(n, false);
+    if (is_int() && ys.sizes[2] == 1 && ys.sizes[3] == 1 && ay.pad_a == 0 && ay.pad_b == 0 &&
+        ax.pad_a == 0 && ax.pad_b == 0 && x.shape[1] == k[0] && x.shape[2] == k[1]) {
+      // One window over the whole map: a global mean (int32 sum, one rounding).
+      return bind(n, global_mean_int(x, q), &q);
+    }
     TVal out = avg_pool_op(x, k, stride,
                            {static_cast<int32_t>(ay.pad_a), static_cast<int32_t>(ay.pad_b),
                             static_cast<int32_t>(ax.pad_a), static_cast<int32_t>(ax.pad_b)},
