@@ -1501,25 +1501,29 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
 TosaSelection select_tosa_nodes(const Graph& graph, TosaProfile profile) {
   TosaSelection sel;
   std::unordered_set<NodeId> chosen;
+  // Nodes left outside that depend on a chosen node: a node reading one of them cannot join,
+  // or the region would feed the CPU and read its result (a cycle once contracted). Reading
+  // other outside nodes (e.g. a quantize of a graph input) is a plain region input.
+  std::unordered_set<NodeId> tainted;
   for (NodeId id : graph.nodes()) {
     const Node& n = graph.node(id);
     compiler::SupportDecision d = tosa_supports(graph, n, profile);
-    if (d.supported) {
-      // Only nodes whose producers are all chosen (or graph inputs / constants) join, so the
-      // selection stays one convex region.
-      for (ValueId v : n.inputs()) {
-        const ir::Value& value = graph.value(v);
-        if (value.is_intermediate() && !chosen.count(value.producer)) {
-          d = compiler::SupportDecision::no("reads '" + value.name +
-                                            "', which a node outside the TOSA region makes");
-          break;
-        }
+    bool after_region = false;
+    for (ValueId v : n.inputs()) {
+      const ir::Value& value = graph.value(v);
+      if (!value.is_intermediate()) continue;
+      if (chosen.count(value.producer) || tainted.count(value.producer)) after_region = true;
+      if (d.supported && tainted.count(value.producer)) {
+        d = compiler::SupportDecision::no("reads '" + value.name +
+                                          "', which the CPU computes from the TOSA region's "
+                                          "results (one region only)");
       }
     }
     if (d.supported) {
       chosen.insert(id);
       sel.nodes.push_back(id);
     } else {
+      if (after_region) tainted.insert(id);
       sel.refusals.push_back(n.describe() + ": " + d.reason);
     }
   }
