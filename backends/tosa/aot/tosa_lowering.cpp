@@ -125,6 +125,9 @@ std::vector<double> constant_numbers(const Graph& g, ValueId v) {
       case ScalarType::Char:
         out[i] = static_cast<int8_t>(*p);
         break;
+      case ScalarType::Bool:
+        out[i] = *p != 0;
+        break;
       case ScalarType::Int: {
         int32_t x;
         std::memcpy(&x, p, 4);
@@ -366,14 +369,25 @@ class Lowerer {
       if (is_int())
         refuse("'" + value.name + "' is a constant operand (the INT lowering takes constants "
                "only as weights and biases)");
-      if (value.spec.dtype != ScalarType::Float)
+      // 0-d constants (scalars torch lifted) become [1]; binary ops broadcast them.
+      const std::vector<int64_t> shape =
+          value.spec.rank() == 0 ? std::vector<int64_t>{1} : value.spec.sizes;
+      check_rank(shape, "constant '" + value.name + "'");
+      TVal t;
+      t.shape = shape;
+      if (value.spec.dtype == ScalarType::Bool) {
+        std::vector<uint8_t> bytes;
+        for (double x : constant_numbers(g_, v)) bytes.push_back(x != 0 ? 1 : 0);
+        t.name = w_.add_const(value.name, shape, DType::BOOL, bytes).name;
+        t.dtype = DType::BOOL;
+        return vals_[v] = t;
+      }
+      // A 0-d integer constant is a Python scalar torch lifted: it promotes to f32.
+      if (value.spec.dtype != ScalarType::Float && value.spec.rank() != 0)
         refuse("constant '" + value.name + "' is " + ir::dtype_name(value.spec.dtype));
-      check_rank(value.spec.sizes, "constant '" + value.name + "'");
       std::vector<float> data;
       for (double x : constant_numbers(g_, v)) data.push_back(static_cast<float>(x));
-      TVal t;
-      t.name = w_.const_f32(value.name, value.spec.sizes, data).name;
-      t.shape = value.spec.sizes;
+      t.name = w_.const_f32(value.name, shape, data).name;
       t.dtype = DType::FP32;
       return vals_[v] = t;
     }
@@ -604,6 +618,13 @@ class Lowerer {
     if (op == "aten::_softmax.default" || op == "aten::softmax.int") return softmax(n);
     if (op == "aten::sigmoid.default" || op == "aten::tanh.default") return sigmoid_tanh(n, op);
     if (op == "aten::_native_batch_norm_legit_no_training.default") return batch_norm(n);
+    if (op == "aten::bmm.default" || op == "aten::mm.default") return matmul(n, op);
+    if (op == "aten::div.Tensor") return divide(n);
+    if (op == "aten::where.self") return where(n);
+    if (op == "aten::native_layer_norm.default") return layer_norm(n);
+    if (op == "aten::split_with_sizes.default" || op == "aten::split_with_sizes_copy.default" ||
+        op == "aten::split.Tensor" || op == "aten::split_copy.Tensor")
+      return split(n);
     refuse(op + " has no TOSA lowering here");
   }
 
@@ -945,17 +966,18 @@ class Lowerer {
   }
 
   void binary(const Node& n, const std::string& op) {
-    if (!n.args[0].is_tensor() || !n.args[1].is_tensor())
-      refuse("scalar operand (not lowered)");
     if (op != "aten::mul.Tensor" && n.args[2].to_double() != 1.0) refuse("alpha other than 1");
-    const ValueId av = n.args[0].tensor(), bv = n.args[1].tensor();
     const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
-    const auto& la = g_.value(av).spec.sizes;
-    const auto& lb = g_.value(bv).spec.sizes;
     if (!is_int()) {
-      if (g_.value(av).spec.dtype != ScalarType::Float || g_.value(bv).spec.dtype != ScalarType::Float)
-        refuse("operands are not f32");
-      auto [a, b] = align(get(av), get(bv), la, lb, ys.rank());
+      for (int i = 0; i < 2; ++i)
+        if (n.args[i].is_tensor() && g_.value(n.args[i].tensor()).spec.dtype != ScalarType::Float &&
+            !(g_.value(n.args[i].tensor()).is_constant() &&
+              g_.value(n.args[i].tensor()).spec.rank() == 0))
+          refuse("operands are not f32");
+      std::vector<int64_t> la, lb;
+      TVal a0 = fp_operand(n.args[0], &la);
+      TVal b0 = fp_operand(n.args[1], &lb);
+      auto [a, b] = align(a0, b0, la, lb, ys.rank());
       TVal out = tensor(a.nhwc ? to_nhwc_shape(ys.sizes) : ys.sizes, DType::FP32, a);
       if (op == "aten::mul.Tensor") {
         const std::string shift = w_.const_i8("shift", {1}, {0}).name;
@@ -965,6 +987,11 @@ class Lowerer {
       }
       return bind(n, out, nullptr);
     }
+    if (!n.args[0].is_tensor() || !n.args[1].is_tensor())
+      refuse("scalar operand in the INT profile (not lowered)");
+    const ValueId av = n.args[0].tensor(), bv = n.args[1].tensor();
+    const auto& la = g_.value(av).spec.sizes;
+    const auto& lb = g_.value(bv).spec.sizes;
     const OutQuant q = out_quant(n, true);
     TVal a0 = operand(av), b0 = operand(bv);
     auto [a, b] = align(a0, b0, la, lb, ys.rank());
@@ -1349,6 +1376,177 @@ class Lowerer {
     w_.add_op(Op::TABLE, {x.name, t}, {out.name});
     out = clamp_i8(out, q.lo, q.hi);
     bind(n, out, &q);
+  }
+
+  // ---- transformer ops (FP) --------------------------------------------------------------
+
+  void fp_only(const char* what) {
+    if (is_int()) refuse(std::string(what) + " in the INT profile (not lowered: stays on the CPU)");
+  }
+
+  // A tensor operand, or (FP) a Scalar argument as a [1] constant; `logical` gets its sizes.
+  TVal fp_operand(const ir::Argument& a, std::vector<int64_t>* logical) {
+    if (a.is_tensor()) {
+      *logical = g_.value(a.tensor()).spec.sizes;
+      return get(a.tensor());
+    }
+    if (is_int()) refuse("scalar operand in the INT profile (not lowered)");
+    logical->clear();
+    TVal t;
+    t.name = w_.const_f32("scalar", {1}, {static_cast<float>(a.to_double())}).name;
+    t.shape = {1};
+    return t;
+  }
+
+  TVal mul_fp(const TVal& a, const TVal& b, std::vector<int64_t> shape) {
+    TVal out = tensor(std::move(shape), DType::FP32, a);
+    w_.add_op(Op::MUL, {a.name, b.name, w_.const_i8("shift", {1}, {0}).name}, {out.name});
+    return out;
+  }
+
+  TVal binary_fp(Op op, const TVal& a, const TVal& b, std::vector<int64_t> shape) {
+    TVal out = tensor(std::move(shape), DType::FP32, a);
+    w_.add_op(op, {a.name, b.name}, {out.name});
+    return out;
+  }
+
+  // bmm [B, M, K] x [B, K, N] (mm as B = 1): MATMUL.
+  void matmul(const Node& n, const std::string& op) {
+    fp_only("matrix multiply of two activations");
+    const ir::TensorSpec& as = g_.value(n.args[0].tensor()).spec;
+    const ir::TensorSpec& bs = g_.value(n.args[1].tensor()).spec;
+    const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
+    TVal a = to_logical(get(n.args[0].tensor()));
+    TVal b = to_logical(get(n.args[1].tensor()));
+    if (op == "aten::mm.default") {
+      a = reshape(a, {1, as.sizes[0], as.sizes[1]});
+      b = reshape(b, {1, bs.sizes[0], bs.sizes[1]});
+    }
+    const std::string zp = zp_const(DType::FP32, 0);
+    TVal out = tensor({a.shape[0], a.shape[1], b.shape[2]}, DType::FP32, a);
+    w_.add_op(Op::MATMUL, {a.name, b.name, zp, zp}, {out.name});
+    bind(n, reshape(out, ys.sizes), nullptr);
+  }
+
+  // a / b as a * reciprocal(b) (a constant b is inverted at compile time).
+  void divide(const Node& n) {
+    fp_only("division");
+    if (n.args.size() > 2 && !n.args[2].is_none()) refuse("division with a rounding mode");
+    const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
+    std::vector<int64_t> la, lb;
+    TVal a = fp_operand(n.args[0], &la);
+    TVal b = fp_operand(n.args[1], &lb);
+    if (!n.args[1].is_tensor() || g_.value(n.args[1].tensor()).is_constant()) {
+      std::vector<float> inv;
+      if (n.args[1].is_tensor()) {
+        for (double x : constant_numbers(g_, n.args[1].tensor()))
+          inv.push_back(static_cast<float>(1.0 / x));
+      } else {
+        inv.push_back(static_cast<float>(1.0 / n.args[1].to_double()));
+      }
+      b.name = w_.const_f32("reciprocal", b.shape, inv).name;
+    } else {
+      TVal r = tensor(b.shape, DType::FP32, b);
+      w_.add_op(Op::RECIPROCAL, {b.name}, {r.name});
+      b = r;
+    }
+    auto [x, y] = align(a, b, la, lb, ys.rank());
+    bind(n, mul_fp(x, y, x.nhwc ? to_nhwc_shape(ys.sizes) : ys.sizes), nullptr);
+  }
+
+  // where(cond, a, b): SELECT on operands brought to the output's rank (logical layout).
+  void where(const Node& n) {
+    fp_only("where");
+    const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
+    std::vector<TVal> ops;
+    for (int i = 0; i < 3; ++i) {
+      if (!n.args[i].is_tensor()) refuse("scalar operand (not lowered)");
+      const ValueId v = n.args[i].tensor();
+      TVal t = to_logical(get(v));
+      const auto& logical = g_.value(v).spec.sizes;
+      if (logical.size() < ys.rank()) {
+        std::vector<int64_t> s(ys.rank() - logical.size(), 1);
+        s.insert(s.end(), logical.begin(), logical.end());
+        t = reshape(t, s);
+      }
+      ops.push_back(t);
+    }
+    if (ops[0].dtype != DType::BOOL) refuse("condition is not bool");
+    TVal out = tensor(ys.sizes, DType::FP32, ops[1]);
+    out.nhwc = false;
+    w_.add_op(Op::SELECT, {ops[0].name, ops[1].name, ops[2].name}, {out.name});
+    bind(n, out, nullptr);
+  }
+
+  // Layer norm over the last dim: mean and variance by REDUCE_SUM, RSQRT, scale and shift.
+  void layer_norm(const Node& n) {
+    fp_only("layer norm");
+    const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+    const std::vector<int64_t> shape = int_list(n.args[1]);
+    if (shape.size() != 1) refuse("layer norm over more than the last dim (not lowered)");
+    for (size_t i = 1; i < n.outputs.size(); ++i)
+      if (n.outputs[i] != ir::kNoValue && !g_.value(n.outputs[i]).users.empty())
+        refuse("layer norm mean/rstd outputs are used");
+    const size_t r = xs.rank();
+    const int64_t c = xs.sizes.back();
+    TVal x = to_logical(get(n.args[0].tensor()));
+    std::vector<int64_t> reduced = x.shape;
+    reduced.back() = 1;
+    std::vector<int64_t> one(r, 1);
+    TosaAttr ax;
+    ax.axis = static_cast<int32_t>(r - 1);
+    const TVal inv_n{w_.const_f32("inv_n", one, {static_cast<float>(1.0 / c)}).name, one};
+    TVal sum = tensor(reduced, DType::FP32, x);
+    w_.add_op(Op::REDUCE_SUM, {x.name}, {sum.name}, ax);
+    TVal mean = mul_fp(sum, inv_n, reduced);
+    TVal centered = binary_fp(Op::SUB, x, mean, x.shape);
+    TVal sq = mul_fp(centered, centered, x.shape);
+    TVal sq_sum = tensor(reduced, DType::FP32, x);
+    w_.add_op(Op::REDUCE_SUM, {sq.name}, {sq_sum.name}, ax);
+    TVal var = mul_fp(sq_sum, inv_n, reduced);
+    const TVal eps{w_.const_f32("eps", one, {static_cast<float>(n.args[4].to_double())}).name, one};
+    TVal var_eps = binary_fp(Op::ADD, var, eps, reduced);
+    TVal rstd = tensor(reduced, DType::FP32, x);
+    w_.add_op(Op::RSQRT, {var_eps.name}, {rstd.name});
+    TVal y = mul_fp(centered, rstd, x.shape);
+    std::vector<int64_t> cshape(r, 1);
+    cshape.back() = c;
+    for (int i : {2, 3}) {
+      if (n.args[static_cast<size_t>(i)].is_none()) continue;
+      const ValueId pv = n.args[static_cast<size_t>(i)].tensor();
+      TVal p = reshape(get(pv), cshape);
+      y = i == 2 ? mul_fp(y, p, x.shape) : binary_fp(Op::ADD, y, p, x.shape);
+    }
+    bind(n, y, nullptr);
+  }
+
+  // split / split_with_sizes: one SLICE per used output.
+  void split(const Node& n) {
+    fp_only("split");
+    const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+    const int64_t dim = norm_dim(n.args[2].to_int(), xs.rank());
+    TVal x = to_logical(get(n.args[0].tensor()));
+    std::vector<int64_t> sizes = int_list(n.args[1]);
+    if (n.args[1].is<int64_t>()) {  // split.Tensor: chunks of split_size, the last smaller
+      const int64_t chunk = n.args[1].to_int(), total = xs.sizes[static_cast<size_t>(dim)];
+      sizes.clear();
+      for (int64_t at = 0; at < total; at += chunk) sizes.push_back(std::min(chunk, total - at));
+    }
+    if (sizes.size() != n.outputs.size()) refuse("split sizes do not match the outputs");
+    int64_t start = 0;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const ValueId out = n.outputs[i];
+      std::vector<int64_t> begin(xs.rank(), 0);
+      begin[static_cast<size_t>(dim)] = start;
+      start += sizes[i];
+      if (out == ir::kNoValue) continue;
+      const std::vector<int64_t>& size = g_.value(out).spec.sizes;
+      TVal t = tensor(size, DType::FP32, x);
+      const std::string b = w_.const_shape("start", begin);
+      const std::string s = w_.const_shape("size", size);
+      w_.add_op(Op::SLICE, {x.name, b, s}, {t.name});
+      vals_[out] = t;
+    }
   }
 
   void batch_norm(const Node& n) {

@@ -159,6 +159,10 @@ std::pair<tosa::Attribute, Offset<void>> attribute(FlatBufferBuilder& fbb, tosa:
       return {A::TableAttribute, tosa::CreateTableAttribute(fbb).Union()};
     case tosa::Op::EXP:
       return {A::ExpAttribute, tosa::CreateExpAttribute(fbb).Union()};
+    case tosa::Op::RSQRT:
+      return {A::RsqrtAttribute, tosa::CreateRsqrtAttribute(fbb).Union()};
+    case tosa::Op::SELECT:
+      return {A::SelectAttribute, tosa::CreateSelectAttribute(fbb).Union()};
     case tosa::Op::RECIPROCAL:
       return {A::ReciprocalAttribute, tosa::CreateReciprocalAttribute(fbb).Union()};
     case tosa::Op::REDUCE_SUM:

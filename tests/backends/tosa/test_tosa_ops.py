@@ -136,6 +136,40 @@ def test_op_fp_and_int(ref, tmp_path, name, model, shape, exact):
     _check_int(ref, model, x, path, exact=exact)
 
 
+class Attention(torch.nn.Module):
+    """The transformer ops TOSA FP takes: layer norm, split, bmm, div, causal where, softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(16)
+        self.qkv = torch.nn.Linear(16, 48)
+        self.register_buffer("mask", torch.tril(torch.ones(6, 6, dtype=torch.bool)))
+        self.register_buffer("masked", torch.full((1,), -1e4))
+
+    def forward(self, x):
+        q, k, v = self.qkv(self.ln(x)).split(16, -1)
+        att = torch.bmm(q, k.transpose(1, 2)) / 4.0
+        att = torch.where(self.mask, att, self.masked).softmax(-1)
+        return torch.bmm(att, v)
+
+
+FP_CASES = [
+    ("attention", Attention(), (2, 6, 16)),
+    ("mm", Fn(lambda x: torch.mm(x, x.t())), (5, 7)),
+    ("div", Fn(lambda x: x / (torch.sigmoid(x) + 0.5) * 2), (3, 4)),
+    ("layer_norm", Fn(lambda x, ln: ln(x), torch.nn.LayerNorm(10)), (2, 3, 10)),
+]
+
+
+@pytest.mark.parametrize("name,model,shape", FP_CASES, ids=[c[0] for c in FP_CASES])
+def test_transformer_ops_fp(ref, tmp_path, name, model, shape):
+    if name == "layer_norm":
+        torch.nn.init.uniform_(model.mods[0].weight)
+        torch.nn.init.uniform_(model.mods[0].bias)
+    x = torch.randn(shape)
+    _check_fp(ref, model, x, _export(model, x, tmp_path / f"{name}.pt2"))
+
+
 def test_softmax_fp_and_int_refusal(ref, tmp_path):
     model = Fn(lambda x, lin: torch.softmax(lin(x), -1), torch.nn.Linear(10, 6))
     x = torch.randn(3, 10)
