@@ -365,6 +365,27 @@ class Lowerer {
     auto it = vals_.find(v);
     if (it != vals_.end()) return it->second;
     const ir::Value& value = g_.value(v);
+    if (is_int() && value.is_intermediate() && in_region_.count(value.producer)) {
+      // dequantize(int8 constant) read as an operand (not as a weight): an int8 CONST.
+      const Node& dq = g_.node(value.producer);
+      const ir::Value& c = g_.value(dq.args[0].tensor());
+      auto p = per_tensor_qparams(dq);
+      if (is_op(dq, kDequant) && c.is_constant() && c.spec.dtype == ScalarType::Char && p) {
+        const std::vector<int64_t> shape =
+            c.spec.rank() == 0 ? std::vector<int64_t>{1} : c.spec.sizes;
+        check_rank(shape, "constant '" + c.name + "'");
+        std::vector<int8_t> data;
+        for (double x : constant_numbers(g_, c.id)) data.push_back(static_cast<int8_t>(x));
+        TVal t;
+        t.name = w_.const_i8(c.name, shape, data).name;
+        t.shape = shape;
+        t.dtype = DType::INT8;
+        t.quant = true;
+        t.scale = p->scale;
+        t.zp = static_cast<int32_t>(p->zp);
+        return vals_[v] = t;
+      }
+    }
     if (value.is_constant()) {
       if (is_int())
         refuse("'" + value.name + "' is a constant operand (the INT lowering takes constants "
@@ -986,6 +1007,25 @@ class Lowerer {
         w_.add_op(op == "aten::add.Tensor" ? Op::ADD : Op::SUB, {a.name, b.name}, {out.name});
       }
       return bind(n, out, nullptr);
+    }
+    if (op == "aten::mul.Tensor" && n.args[0].is_tensor()) {
+      // x * c for a positive constant c (a Python scalar or a 0-d constant): one RESCALE.
+      std::optional<double> c;
+      if (!n.args[1].is_tensor()) {
+        c = n.args[1].to_double();
+      } else if (g_.value(n.args[1].tensor()).is_constant() &&
+                 g_.value(n.args[1].tensor()).spec.numel() == 1) {
+        c = constant_numbers(g_, n.args[1].tensor())[0];
+      }
+      if (c) {
+        if (!(*c > 0)) refuse("multiply by a non-positive constant in the INT profile");
+        const OutQuant q = out_quant(n, true);
+        TVal x = operand(n.args[0].tensor());
+        TVal out = rescale(x, {x.scale * *c / q.p.scale}, x.zp, static_cast<int32_t>(q.p.zp),
+                           DType::INT8);
+        out = clamp_i8(out, q.lo, q.hi);
+        return bind(n, out, &q);
+      }
     }
     if (!n.args[0].is_tensor() || !n.args[1].is_tensor())
       refuse("scalar operand in the INT profile (not lowered)");

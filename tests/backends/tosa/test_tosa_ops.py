@@ -106,6 +106,7 @@ CASES = [
     ("add_broadcast", Fn(lambda x: x + x.mean((2, 3), keepdim=True)), (1, 4, 5, 5), False),
     ("add_relu", Fn(lambda x: F.relu(x + torch.sigmoid(x))), (2, 6), False),
     ("mul", Fn(lambda x: x * torch.tanh(x)), (1, 3, 4, 4), False),
+    ("mul_scalar", Fn(lambda x: x * 0.75), (2, 3, 5), False),
     ("relu", Fn(lambda x: F.relu(x)), (1, 3, 4, 4), True),
     ("hardtanh", Fn(lambda x: F.hardtanh(x, -0.5, 0.75)), (2, 10), True),
     ("max_pool", Fn(lambda x: F.max_pool2d(x, 2)), (1, 3, 8, 8), True),

@@ -54,3 +54,37 @@ def test_pt2e_cnn_is_one_int_region(tmp_path):
     finally:
         model.close()
     np.testing.assert_array_equal(out, tosa.host_value(r["outputs"][0]))
+
+
+class ConvPlusBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.register_buffer("shift", torch.randn(1, 4, 1, 1))
+
+    def forward(self, x):
+        return self.conv(x) + self.shift
+
+
+def test_pt2e_quantized_constant_operand(tmp_path):
+    """PT2E quantizes the buffer added to the conv output: dequantize(int8 constant) becomes an
+    int8 CONST with its parameters, and the add is bit-exact with the host graph."""
+    torch.manual_seed(0)
+    example = (torch.randn(1, 3, 8, 8),)
+    graph = torch.export.export(ConvPlusBuffer().eval(), example).module()
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(graph, quantizer)
+    for _ in range(4):
+        prepared(torch.randn(1, 3, 8, 8))
+    ep = torch.export.export(convert_pt2e(prepared), example).run_decompositions()
+    torch.export.save(ep, tmp_path / "pt2e_const.pt2")
+
+    r = tosa.lower(tmp_path / "pt2e_const.pt2", "INT", sample=[example[0].numpy()])
+    assert r["ok"], r["reason"]
+    assert r["graph_nodes"] - r["nodes"] == 2, r["refusals"]  # input quantize, output dequantize
+    model = tosa.ReferenceModel()
+    try:
+        out = model.run(r["tosa"], [tosa.host_value(io) for io in r["inputs"]])[0]
+    finally:
+        model.close()
+    np.testing.assert_array_equal(out, tosa.host_value(r["outputs"][0]))
