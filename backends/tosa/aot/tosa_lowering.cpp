@@ -1683,9 +1683,9 @@ TosaLowering lower_to_tosa(const Graph& graph, const std::vector<NodeId>& nodes,
     TosaLowering out;
     out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + r.why : r.why;
     return out;
-  } catch (const compiler::CompileError& e) {
+  } catch (const std::exception& e) {  // CompileError from argument access, bad_alloc, ...
     TosaLowering out;
-    out.reason = e.what();
+    out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + e.what() : e.what();
     return out;
   }
 }
