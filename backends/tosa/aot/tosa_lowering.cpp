@@ -226,8 +226,13 @@ bool is_graph_output(const Graph& g, ValueId v) {
 
 class Lowerer {
  public:
-  Lowerer(const Graph& g, const std::vector<NodeId>& nodes, TosaProfile profile)
-      : g_(g), nodes_(nodes), profile_(profile), in_region_(nodes.begin(), nodes.end()) {}
+  // `check_only`: the support checker's run; weights are not read or written and nothing is
+  // serialized (a big linear layer is checked without copying its weights).
+  Lowerer(const Graph& g, const std::vector<NodeId>& nodes, TosaProfile profile, bool check_only)
+      : g_(g), nodes_(nodes), profile_(profile), in_region_(nodes.begin(), nodes.end()),
+        check_only_(check_only) {
+    w_.set_check_only(check_only);
+  }
 
   TosaLowering run() {
     TosaLowering out;
@@ -243,7 +248,7 @@ class Lowerer {
     }
     for (ValueId v : region.outputs) out.outputs.push_back(add_region_output(v));
     out.tosa_ops = w_.op_count();
-    out.tosa = w_.finish();
+    if (!check_only_) out.tosa = w_.finish();
     out.ok = true;
     return out;
   }
@@ -694,7 +699,7 @@ class Lowerer {
     if (!is_int()) {
       if (!value.is_constant() || value.spec.dtype != ScalarType::Float)
         refuse("weight '" + value.name + "' is not an f32 constant");
-      w.values = constant_numbers(g_, v);
+      if (!check_only_) w.values = constant_numbers(g_, v);
       w.sizes = value.spec.sizes;
       return w;
     }
@@ -704,7 +709,7 @@ class Lowerer {
     const ir::Value& q = g_.value(dq.args[0].tensor());
     if (!q.is_constant() || q.spec.dtype != ScalarType::Char)
       refuse("weight '" + value.name + "' is not an int8 constant");
-    w.values = constant_numbers(g_, q.id);
+    if (!check_only_) w.values = constant_numbers(g_, q.id);
     w.sizes = q.spec.sizes;
     const size_t channels = static_cast<size_t>(w.sizes[0]);
     if (is_op(dq, kDequant)) {
@@ -793,8 +798,8 @@ class Lowerer {
     std::vector<double> wt;  // TOSA layout
     if (!depthwise) {
       wshape = {oc, kh, kw, ic};  // OHWI from OIHW
-      wt.resize(static_cast<size_t>(numel(wshape)));
-      for (int64_t o = 0; o < oc; ++o)
+      if (!check_only_) wt.resize(static_cast<size_t>(numel(wshape)));
+      for (int64_t o = 0; o < oc && !check_only_; ++o)
         for (int64_t i = 0; i < ic; ++i)
           for (int64_t y = 0; y < kh; ++y)
             for (int64_t x = 0; x < kw; ++x)
@@ -803,8 +808,8 @@ class Lowerer {
     } else {
       const int64_t c = oc / multiplier;
       wshape = {kh, kw, c, multiplier};  // [KH, KW, C, M] from [C*M, 1, KH, KW]
-      wt.resize(static_cast<size_t>(numel(wshape)));
-      for (int64_t ch = 0; ch < c; ++ch)
+      if (!check_only_) wt.resize(static_cast<size_t>(numel(wshape)));
+      for (int64_t ch = 0; ch < c && !check_only_; ++ch)
         for (int64_t m = 0; m < multiplier; ++m)
           for (int64_t y = 0; y < kh; ++y)
             for (int64_t x = 0; x < kw; ++x)
@@ -1631,6 +1636,7 @@ class Lowerer {
   std::unordered_set<NodeId> consumed_;
   std::unordered_map<ValueId, TVal> vals_;
   std::unordered_set<std::string> output_names_, input_names_;
+  bool check_only_ = false;
   TosaWriter w_;
   const Node* current_ = nullptr;
 };
@@ -1674,9 +1680,10 @@ std::vector<NodeId> neighbourhood(const Graph& g, const Node& node, TosaProfile 
 
 const char* profile_name(TosaProfile p) { return p == TosaProfile::Int ? "INT" : "FP"; }
 
-TosaLowering lower_to_tosa(const Graph& graph, const std::vector<NodeId>& nodes,
-                           TosaProfile profile) {
-  Lowerer lowerer(graph, nodes, profile);
+namespace {
+TosaLowering lower(const Graph& graph, const std::vector<NodeId>& nodes, TosaProfile profile,
+                   bool check_only) {
+  Lowerer lowerer(graph, nodes, profile, check_only);
   try {
     return lowerer.run();
   } catch (const Refusal& r) {
@@ -1688,6 +1695,12 @@ TosaLowering lower_to_tosa(const Graph& graph, const std::vector<NodeId>& nodes,
     out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + e.what() : e.what();
     return out;
   }
+}
+}  // namespace
+
+TosaLowering lower_to_tosa(const Graph& graph, const std::vector<NodeId>& nodes,
+                           TosaProfile profile) {
+  return lower(graph, nodes, profile, false);
 }
 
 compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
@@ -1727,7 +1740,7 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
         return tosa_supports(graph, p, profile);
     }
   }
-  const TosaLowering l = lower_to_tosa(graph, neighbourhood(graph, node, profile), profile);
+  const TosaLowering l = lower(graph, neighbourhood(graph, node, profile), profile, true);
   if (l.ok) return SupportDecision::yes();
   // The reason without the node description (the caller names the node).
   std::string why = l.reason;

@@ -56,6 +56,8 @@ class TosaWriter {
   std::vector<uint8_t> finish();
 
   size_t op_count() const { return ops_.size(); }
+  // Checking only: constants keep no bytes (and are not size-checked).
+  void set_check_only(bool on) { check_only_ = on; }
 
  private:
   struct Tensor {
@@ -80,6 +82,7 @@ class TosaWriter {
   std::vector<Op> ops_;
   std::vector<std::string> inputs_, outputs_;
   size_t next_id_ = 0;
+  bool check_only_ = false;
 };
 
 size_t dtype_bytes(tosa::DType t);
