@@ -14,6 +14,8 @@ RESCALE to the output scale), also within 1 step. The share of elements off by o
 to stay small, so a systematic error (a wrong zero point or scale) cannot hide in the tolerance.
 """
 
+import subprocess
+
 import numpy as np
 import pytest
 import torch
@@ -205,3 +207,27 @@ def test_refusals_name_the_constraint(tmp_path):
         path = _export(model, torch.randn(shape), tmp_path / f"r{i}.pt2")
         r = tosa.lower(path, "FP")
         assert any(words in why and "TOSA FP" in why for why in r["refusals"]), r["refusals"]
+
+
+VELA_CASES = ["avg_pool_pad", "sigmoid", "mul", "cat", "permute", "mul_scalar"]
+
+
+def test_int_forms_compile_with_vela(tmp_path):
+    """The INT forms the zoo models do not exercise (int16 average pooling, TABLE, int32 MUL,
+    CONCAT with requantised inputs, TRANSPOSE, a lone RESCALE) compile with Vela (ethos-u55-128)
+    with every operator on the NPU: Vela has no CPU fallback for TOSA input."""
+    vela = tosa.arm_python().parent / "vela"
+    by_name = {c[0]: c for c in CASES}
+    for name in VELA_CASES:
+        _, model, shape, _ = by_name[name]
+        x = torch.randn(shape)
+        path = _export(model, x, tmp_path / f"{name}.pt2")
+        cal = [np.stack([torch.randn(shape).numpy() for _ in range(4)])]
+        r = tosa.lower(path, "INT", "ethos-u", cal, int8_io=True)
+        assert r["ok"], r["reason"]
+        graph = tosa.write(r, tmp_path / f"{name}.tosa")
+        run = subprocess.run([str(vela), "--accelerator-config", "ethos-u55-128", "--output-dir",
+                              str(tmp_path / f"vela_{name}"), str(graph)],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, (name, run.stderr)
+        assert "CPU operators = 0 (0.0%)" in run.stdout, (name, run.stdout)
