@@ -643,6 +643,10 @@ class Lowerer {
     if (op == "aten::constant_pad_nd.default") return pad(n);
     if (op == "aten::_softmax.default" || op == "aten::softmax.int") return softmax(n);
     if (op == "aten::sigmoid.default" || op == "aten::tanh.default") return sigmoid_tanh(n, op);
+    if (op == "aten::hardswish.default" || op == "aten::hardsigmoid.default" ||
+        op == "aten::leaky_relu.default" || op == "aten::silu.default" ||
+        op == "aten::elu.default")
+      return pointwise(n, op);
     if (op == "aten::_native_batch_norm_legit_no_training.default") return batch_norm(n);
     if (op == "aten::bmm.default" || op == "aten::mm.default") return matmul(n, op);
     if (op == "aten::div.Tensor") return divide(n);
@@ -1407,20 +1411,76 @@ class Lowerer {
       w_.add_op(sigmoid ? Op::SIGMOID : Op::TANH, {x.name}, {out.name});
       return bind(n, out, nullptr);
     }
-    // INT: a 256-entry TABLE, entry i = quantize(f(dequantize(i - 128))).
+    table_int(n, [sigmoid](double x) { return sigmoid ? 1.0 / (1.0 + std::exp(-x)) : std::tanh(x); });
+  }
+
+  // INT: any elementwise function as a 256-entry TABLE, entry i = quantize(f(dequantize(i - 128))).
+  template <typename F>
+  void table_int(const Node& n, F f) {
     const OutQuant q = out_quant(n, false);
     TVal x = operand(n.args[0].tensor());
     std::vector<int8_t> table(256);
     for (int i = 0; i < 256; ++i) {
       const double real = (i - 128 - x.zp) * x.scale;
-      const double y = sigmoid ? 1.0 / (1.0 + std::exp(-real)) : std::tanh(real);
-      table[static_cast<size_t>(i)] = quantize_value(y, q.p.scale, q.p.zp);
+      table[static_cast<size_t>(i)] = quantize_value(f(real), q.p.scale, q.p.zp);
     }
     const std::string t = w_.const_i8("table", {256}, table).name;
     TVal out = tensor(x.shape, DType::INT8, x);
     w_.add_op(Op::TABLE, {x.name, t}, {out.name});
     out = clamp_i8(out, q.lo, q.hi);
     bind(n, out, &q);
+  }
+
+  // hardswish, hardsigmoid, leaky_relu, silu, elu: a TABLE in INT; FP from CLAMP, MUL, ADD,
+  // MAXIMUM and SIGMOID (elu has no FP form here).
+  void pointwise(const Node& n, const std::string& op) {
+    if (op == "aten::hardswish.default") {
+      if (is_int())
+        return table_int(n, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; });
+      TVal x = get(n.args[0].tensor());
+      TVal three{w_.const_f32("three", std::vector<int64_t>(x.shape.size(), 1), {3.0f}).name,
+               std::vector<int64_t>(x.shape.size(), 1)};
+      TVal shifted = binary_fp(Op::ADD, x, three, x.shape);
+      TVal relu6 = clamp_f32(shifted, 0, 6);
+      TVal sixth{w_.const_f32("sixth", three.shape, {1.0f / 6}).name, three.shape};
+      return bind(n, mul_fp(mul_fp(x, relu6, x.shape), sixth, x.shape), nullptr);
+    }
+    if (op == "aten::hardsigmoid.default") {
+      if (is_int())
+        return table_int(n, [](double x) { return std::clamp(x / 6 + 0.5, 0.0, 1.0); });
+      TVal x = get(n.args[0].tensor());
+      const std::vector<int64_t> ones(x.shape.size(), 1);
+      TVal sixth{w_.const_f32("sixth", ones, {1.0f / 6}).name, ones};
+      TVal half{w_.const_f32("half", ones, {0.5f}).name, ones};
+      TVal y = binary_fp(Op::ADD, mul_fp(x, sixth, x.shape), half, x.shape);
+      return bind(n, clamp_f32(y, 0, 1), nullptr);
+    }
+    if (op == "aten::leaky_relu.default") {
+      const double slope = n.args[1].to_double();
+      if (is_int())
+        return table_int(n, [slope](double x) { return x >= 0 ? x : x * slope; });
+      if (slope < 0 || slope > 1) refuse("leaky_relu slope outside [0, 1] (FP: max(x, slope*x))");
+      TVal x = get(n.args[0].tensor());
+      const std::vector<int64_t> ones(x.shape.size(), 1);
+      TVal k{w_.const_f32("slope", ones, {static_cast<float>(slope)}).name, ones};
+      TVal out = tensor(x.shape, DType::FP32, x);
+      w_.add_op(Op::MAXIMUM, {x.name, mul_fp(x, k, x.shape).name}, {out.name});
+      return bind(n, out, nullptr);
+    }
+    if (op == "aten::silu.default") {
+      if (is_int()) return table_int(n, [](double x) { return x / (1.0 + std::exp(-x)); });
+      TVal x = get(n.args[0].tensor());
+      TVal sg = tensor(x.shape, DType::FP32, x);
+      w_.add_op(Op::SIGMOID, {x.name}, {sg.name});
+      return bind(n, mul_fp(x, sg, x.shape), nullptr);
+    }
+    // elu(x) = x > 0 ? scale * x : scale * alpha * (exp(x * input_scale) - 1)
+    if (!is_int()) refuse("elu in the FP profile (not lowered)");
+    const double alpha = n.args[1].to_double(), scale = n.args[2].to_double(),
+                 in_scale = n.args[3].to_double();
+    table_int(n, [=](double x) {
+      return x > 0 ? scale * x : scale * alpha * (std::exp(x * in_scale) - 1);
+    });
   }
 
   // ---- transformer ops (FP) --------------------------------------------------------------

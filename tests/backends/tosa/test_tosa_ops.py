@@ -128,6 +128,8 @@ CASES = [
     ("pad", Fn(lambda x: F.pad(x, (1, 2, 0, 1))), (1, 2, 4, 4), False),
     ("sigmoid", Fn(lambda x: torch.sigmoid(x)), (2, 3, 4, 4), False),
     ("tanh", Fn(lambda x: torch.tanh(x)), (4, 9), False),
+    ("leaky_relu", Fn(lambda x: F.leaky_relu(x, 0.1)), (2, 3, 4, 4), False),
+    ("silu", Fn(lambda x: F.silu(x)), (2, 8), False),
 ]
 
 
@@ -161,6 +163,10 @@ FP_CASES = [
     ("mm", Fn(lambda x: torch.mm(x, x.t())), (5, 7)),
     ("div", Fn(lambda x: x / (torch.sigmoid(x) + 0.5) * 2), (3, 4)),
     ("layer_norm", Fn(lambda x, ln: ln(x), torch.nn.LayerNorm(10)), (2, 3, 10)),
+    # Core ATen decomposes these into add/clamp/mul/div, which FP takes one by one (INT would
+    # need a quantize between each: refused with reasons).
+    ("hardswish", Fn(lambda x: F.hardswish(x)), (2, 8)),
+    ("hardsigmoid", Fn(lambda x: F.hardsigmoid(x)), (2, 8)),
 ]
 
 
@@ -183,6 +189,15 @@ def test_softmax_fp_and_int_refusal(ref, tmp_path):
     assert r["ok"], r["reason"]
     assert any("_softmax" in why and "INT profile" in why and "EXP" in why
                for why in r["refusals"]), r["refusals"]
+
+
+def test_elu_int_table_fp_refused(ref, tmp_path):
+    model = Fn(lambda x: F.elu(x, 0.7))
+    x = torch.randn(3, 8)
+    path = _export(model, x, tmp_path / "elu.pt2")
+    r = tosa.lower(path, "FP")
+    assert any("elu in the FP profile" in why for why in r["refusals"]), r["refusals"]
+    _check_int(ref, model, x, path)
 
 
 def test_batch_norm_fp(ref, tmp_path):
