@@ -1783,11 +1783,18 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
       if (is_op(p, kDequant)) return SupportDecision::yes();
       return tosa_supports(graph, p, profile);
     }
-    if (op == kDequant) {
-      const ValueId out = node.outputs[0];
-      if (is_graph_output(graph, out))
-        return SupportDecision::no(prefix + "dequantize to a float graph output (the INT profile "
-                                            "has no float tensors): stays on the CPU");
+    const ValueId out = node.outputs[0];
+    if (op == kDequant && is_graph_output(graph, out))
+      return SupportDecision::no(prefix + "dequantize to a float graph output (the INT profile "
+                                          "has no float tensors): stays on the CPU");
+    // A dequantize belongs to its readers: with one of them on the CPU, its float result would
+    // leave the region, which INT cannot express.
+    for (NodeId u : graph.value(out).users) {
+      const Node& reader = graph.node(u);
+      if (is_op(reader, kQuant)) continue;  // dequantize -> quantize: a requantisation
+      if (!tosa_supports(graph, reader, profile).supported)
+        return SupportDecision::no(prefix + "its reader " + reader.describe() +
+                                   " stays on the CPU");
     }
     return SupportDecision::yes();
   }

@@ -143,6 +143,33 @@ TEST(TosaLowering, IntReluIsAnInt8ClampOnNhwc) {
   EXPECT_NE(fp.reason.find("TOSA FP: "), std::string::npos) << fp.reason;
 }
 
+// A dequantize whose reader stays on the CPU stays with it (INT has no float region outputs).
+TEST(TosaLowering, IntDequantizeFollowsItsReader) {
+  Graph g;
+  const std::vector<int64_t> shape = {2, 4};
+  const ValueId x = g.add_input("x", ir::TensorSpec::contiguous(ScalarType::Char, shape));
+  const NodeId dq = g.add_node(
+      op("quantized_decomposed::dequantize_per_tensor.default"),
+      {TensorRef{x}, 0.1, int64_t{0}, int64_t{-128}, int64_t{127}, ScalarType::Char, ir::None{}},
+      {NewValue{"xf", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
+  const NodeId sm = g.add_node(op("aten::_softmax.default"),
+                               {TensorRef{g.node(dq).outputs[0]}, int64_t{1}, false},
+                               {NewValue{"s", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
+  const NodeId q = g.add_node(
+      op("quantized_decomposed::quantize_per_tensor.default"),
+      {TensorRef{g.node(sm).outputs[0]}, 1.0 / 256, int64_t{-128}, int64_t{-128}, int64_t{127},
+       ScalarType::Char},
+      {NewValue{"y", ir::TensorSpec::contiguous(ScalarType::Char, shape)}});
+  g.set_outputs({g.node(q).outputs[0]});
+  const compiler::SupportDecision s = tosa_supports(g, g.node(sm), TosaProfile::Int);
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("TOSA INT: softmax"), std::string::npos) << s.reason;
+  const compiler::SupportDecision d = tosa_supports(g, g.node(dq), TosaProfile::Int);
+  EXPECT_FALSE(d.supported);
+  EXPECT_NE(d.reason.find("its reader node 's'"), std::string::npos) << d.reason;
+  EXPECT_TRUE(select_tosa_nodes(g, TosaProfile::Int).nodes.empty());
+}
+
 TEST(TosaLowering, RefusalsNameTheOpAndConstraint) {
   Graph g;
   const auto spec = ir::TensorSpec::contiguous(ScalarType::Float, {2, 5});
