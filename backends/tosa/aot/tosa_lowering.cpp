@@ -194,15 +194,12 @@ std::optional<std::pair<double, double>> activation_bounds(const Node& n) {
 
 bool is_view_op(const std::string& op) {
   static const std::unordered_set<std::string> kViews = {
-      "aten::view.default",           "aten::view_copy.default",
-      "aten::_unsafe_view.default",   "aten::reshape.default",
-      "aten::squeeze.dim",            "aten::squeeze.dims",
-      "aten::squeeze.default",        "aten::squeeze_copy.dim",
-      "aten::squeeze_copy.dims",      "aten::squeeze_copy.default",
-      "aten::unsqueeze.default",      "aten::unsqueeze_copy.default",
-      "aten::flatten.using_ints",     "aten::clone.default",
-      "aten::alias.default",          "aten::alias_copy.default",
-      "aten::_to_copy.default",       "aten::contiguous.default",
+      "aten::view.default",         "aten::view_copy.default", "aten::_unsafe_view.default",
+      "aten::reshape.default",      "aten::squeeze.dim",       "aten::squeeze.dims",
+      "aten::squeeze.default",      "aten::squeeze_copy.dim",  "aten::squeeze_copy.dims",
+      "aten::squeeze_copy.default", "aten::unsqueeze.default", "aten::unsqueeze_copy.default",
+      "aten::flatten.using_ints",   "aten::clone.default",     "aten::alias.default",
+      "aten::alias_copy.default",   "aten::_to_copy.default",  "aten::contiguous.default",
   };
   return kViews.count(op) != 0;
 }
@@ -229,7 +226,10 @@ class Lowerer {
   // `check_only`: the support checker's run; weights are not read or written and nothing is
   // serialized (a big linear layer is checked without copying its weights).
   Lowerer(const Graph& g, const std::vector<NodeId>& nodes, TosaProfile profile, bool check_only)
-      : g_(g), nodes_(nodes), profile_(profile), in_region_(nodes.begin(), nodes.end()),
+      : g_(g),
+        nodes_(nodes),
+        profile_(profile),
+        in_region_(nodes.begin(), nodes.end()),
         check_only_(check_only) {
     w_.set_check_only(check_only);
   }
@@ -328,7 +328,8 @@ class Lowerer {
     io.value_name = value.name;
     io.shape = t.shape;
     io.dtype = value.spec.dtype;
-    io.dim_order = t.nhwc ? std::vector<uint8_t>{0, 2, 3, 1} : ir::identity_dim_order(t.shape.size());
+    io.dim_order =
+        t.nhwc ? std::vector<uint8_t>{0, 2, 3, 1} : ir::identity_dim_order(t.shape.size());
     io.quantized = t.quant;
     io.scale = t.scale;
     io.zero_point = t.zp;
@@ -393,7 +394,8 @@ class Lowerer {
     }
     if (value.is_constant()) {
       if (is_int())
-        refuse("'" + value.name + "' is a constant operand (the INT lowering takes constants "
+        refuse("'" + value.name +
+               "' is a constant operand (the INT lowering takes constants "
                "only as weights and biases)");
       // 0-d constants (scalars torch lifted) become [1]; binary ops broadcast them.
       const std::vector<int64_t> shape =
@@ -561,8 +563,9 @@ class Lowerer {
       user = only_user(user->outputs[0]);
     }
     if (user == nullptr || !is_op(*user, kQuant) || !in_region_.count(user->id))
-      refuse("its output is not quantized by one quantize_per_tensor in the region (INT profile "
-             "needs dequantize -> op -> quantize)");
+      refuse(
+          "its output is not quantized by one quantize_per_tensor in the region (INT profile "
+          "needs dequantize -> op -> quantize)");
     auto p = per_tensor_qparams(*user);
     if (!p) refuse("output " + qdq_reason(*user));
     OutQuant q;
@@ -644,8 +647,7 @@ class Lowerer {
     if (op == "aten::_softmax.default" || op == "aten::softmax.int") return softmax(n);
     if (op == "aten::sigmoid.default" || op == "aten::tanh.default") return sigmoid_tanh(n, op);
     if (op == "aten::hardswish.default" || op == "aten::hardsigmoid.default" ||
-        op == "aten::leaky_relu.default" || op == "aten::silu.default" ||
-        op == "aten::elu.default")
+        op == "aten::leaky_relu.default" || op == "aten::silu.default" || op == "aten::elu.default")
       return pointwise(n, op);
     if (op == "aten::_native_batch_norm_legit_no_training.default") return batch_norm(n);
     if (op == "aten::bmm.default" || op == "aten::mm.default") return matmul(n, op);
@@ -765,8 +767,8 @@ class Lowerer {
       }
       b = constant_numbers(g_, q.id);
       if (b.size() != channels || scales.size() != channels)
-        refuse("bias has " + std::to_string(b.size()) + " values for " +
-               std::to_string(channels) + " channels");
+        refuse("bias has " + std::to_string(b.size()) + " values for " + std::to_string(channels) +
+               " channels");
       for (size_t c = 0; c < channels; ++c) {
         const double acc = in_scale * w.scales[c];
         if (std::fabs(scales[c] - acc) > 1e-6 * acc)
@@ -779,7 +781,8 @@ class Lowerer {
     if (is_int()) {
       for (size_t c = 0; c < channels; ++c) {
         const double q = std::nearbyint(b[c] / (in_scale * w.scales[c]));
-        if (!(std::fabs(q) < 2147483647.0)) refuse("bias does not fit int32 at the accumulator scale");
+        if (!(std::fabs(q) < 2147483647.0))
+          refuse("bias does not fit int32 at the accumulator scale");
         b[c] = q;
       }
     }
@@ -838,9 +841,10 @@ class Lowerer {
       w_.add_op(op, {x_nhwc.name, wname, bname, izp, wzp}, {acc.name}, a);
       std::vector<double> factors(static_cast<size_t>(oc));
       for (int64_t c = 0; c < oc; ++c)
-        factors[static_cast<size_t>(c)] = x_nhwc.scale * w.scales[static_cast<size_t>(c)] / q->p.scale;
-      bool same = std::all_of(factors.begin(), factors.end(),
-                              [&](double f) { return f == factors[0]; });
+        factors[static_cast<size_t>(c)] =
+            x_nhwc.scale * w.scales[static_cast<size_t>(c)] / q->p.scale;
+      bool same =
+          std::all_of(factors.begin(), factors.end(), [&](double f) { return f == factors[0]; });
       if (same) factors.resize(1);
       TVal out = rescale(acc, factors, 0, static_cast<int32_t>(q->p.zp), DType::INT8);
       out.quant = true;
@@ -929,18 +933,17 @@ class Lowerer {
       refuse("kernel or stride beyond TOSA level 8K (8192)");
     if (stride[0] < 1 || stride[1] < 1 || dilation[0] < 1 || dilation[1] < 1)
       refuse("stride or dilation below 1");
-    const Axis ay = fit_axis(xs.sizes[2], ys.sizes[2], kh, stride[0], dilation[0], padding[0],
-                             padding[0]);
-    const Axis ax = fit_axis(xs.sizes[3], ys.sizes[3], kw, stride[1], dilation[1], padding[1],
-                             padding[1]);
+    const Axis ay =
+        fit_axis(xs.sizes[2], ys.sizes[2], kh, stride[0], dilation[0], padding[0], padding[0]);
+    const Axis ax =
+        fit_axis(xs.sizes[3], ys.sizes[3], kw, stride[1], dilation[1], padding[1], padding[1]);
     x = crop_nhwc(to_nhwc(x), ay.crop, ax.crop);
-    TVal out = conv_core(
-        n, x, w, n.args[2], depthwise, multiplier,
-        {static_cast<int32_t>(ay.pad_a), static_cast<int32_t>(ay.pad_b),
-         static_cast<int32_t>(ax.pad_a), static_cast<int32_t>(ax.pad_b)},
-        {static_cast<int32_t>(stride[0]), static_cast<int32_t>(stride[1])},
-        {static_cast<int32_t>(dilation[0]), static_cast<int32_t>(dilation[1])},
-        to_nhwc_shape(ys.sizes), q);
+    TVal out = conv_core(n, x, w, n.args[2], depthwise, multiplier,
+                         {static_cast<int32_t>(ay.pad_a), static_cast<int32_t>(ay.pad_b),
+                          static_cast<int32_t>(ax.pad_a), static_cast<int32_t>(ax.pad_b)},
+                         {static_cast<int32_t>(stride[0]), static_cast<int32_t>(stride[1])},
+                         {static_cast<int32_t>(dilation[0]), static_cast<int32_t>(dilation[1])},
+                         to_nhwc_shape(ys.sizes), q);
     out.nhwc = true;
     bind(n, out, q);
   }
@@ -964,8 +967,8 @@ class Lowerer {
     // As CONV2D 1x1 over [rows, 1, 1, ic] (TOSA 1.0 has no FULLY_CONNECTED).
     x = reshape(x, {rows, 1, 1, ic});
     x.nhwc = true;
-    TVal out = conv_core(n, x, w, n.args[2], false, 1, {0, 0, 0, 0}, {1, 1}, {1, 1},
-                         {rows, 1, 1, oc}, q);
+    TVal out =
+        conv_core(n, x, w, n.args[2], false, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}, {rows, 1, 1, oc}, q);
     out = reshape(out, ys.sizes);
     bind(n, out, q);
   }
@@ -1030,8 +1033,8 @@ class Lowerer {
         if (!(*c > 0)) refuse("multiply by a non-positive constant in the INT profile");
         const OutQuant q = out_quant(n, true);
         TVal x = operand(n.args[0].tensor());
-        TVal out = rescale(x, {x.scale * *c / q.p.scale}, x.zp, static_cast<int32_t>(q.p.zp),
-                           DType::INT8);
+        TVal out =
+            rescale(x, {x.scale * *c / q.p.scale}, x.zp, static_cast<int32_t>(q.p.zp), DType::INT8);
         out = clamp_i8(out, q.lo, q.hi);
         return bind(n, out, &q);
       }
@@ -1063,8 +1066,8 @@ class Lowerer {
       TVal bi = rescale(b, {b.scale / common * lift}, b.zp, 0, DType::INT32);
       TVal sum = tensor(oshape, DType::INT32, ai);
       w_.add_op(op == "aten::add.Tensor" ? Op::ADD : Op::SUB, {ai.name, bi.name}, {sum.name});
-      out = rescale(sum, {common / (lift * q.p.scale)}, 0, static_cast<int32_t>(q.p.zp),
-                    DType::INT8);
+      out =
+          rescale(sum, {common / (lift * q.p.scale)}, 0, static_cast<int32_t>(q.p.zp), DType::INT8);
     }
     out.nhwc = a.nhwc;
     out = clamp_i8(out, q.lo, q.hi);
@@ -1144,8 +1147,9 @@ class Lowerer {
     const int32_t out_zp = static_cast<int32_t>(q->p.zp);
     if (x.scale == q->p.scale) {
       TVal out = tensor(std::move(out_nhwc), DType::INT8, x);
-      w_.add_op(Op::AVG_POOL2D, {x.name, zp_const(DType::INT8, x.zp), zp_const(DType::INT8, out_zp)},
-                {out.name}, a);
+      w_.add_op(Op::AVG_POOL2D,
+                {x.name, zp_const(DType::INT8, x.zp), zp_const(DType::INT8, out_zp)}, {out.name},
+                a);
       out.zp = out_zp;
       return clamp_i8(out, q->lo, q->hi);
     }
@@ -1174,8 +1178,8 @@ class Lowerer {
     TVal sum = tensor({x.shape[0], 1, 1, x.shape[3]}, DType::INT32, acc);
     w_.add_op(Op::REDUCE_SUM, {rows.name}, {sum.name}, a);
     const double n = static_cast<double>(x.shape[1] * x.shape[2]);
-    TVal out = rescale(sum, {x.scale / (q.p.scale * n)}, 0, static_cast<int32_t>(q.p.zp),
-                       DType::INT8);
+    TVal out =
+        rescale(sum, {x.scale / (q.p.scale * n)}, 0, static_cast<int32_t>(q.p.zp), DType::INT8);
     out.scale = q.p.scale;
     out.zp = static_cast<int32_t>(q.p.zp);
     return clamp_i8(out, q.lo, q.hi);
@@ -1269,8 +1273,7 @@ class Lowerer {
       q = out_quant(n, false);
       out = global_mean_int(x, q);
     } else {
-      out = avg_pool_op(x, {h, w}, {1, 1}, {0, 0, 0, 0}, {xs.sizes[0], 1, 1, xs.sizes[1]},
-                        nullptr);
+      out = avg_pool_op(x, {h, w}, {1, 1}, {0, 0, 0, 0}, {xs.sizes[0], 1, 1, xs.sizes[1]}, nullptr);
     }
     if (ys.rank() != 4) out = reshape(out, ys.sizes);  // keepdim=False: [N, 1, 1, C] is [N, C]
     bind(n, out, is_int() ? &q : nullptr);
@@ -1376,8 +1379,9 @@ class Lowerer {
 
   void softmax(const Node& n) {
     if (is_int())
-      refuse("softmax in the INT profile (TOSA INT has no EXP; a TABLE-based exp and "
-             "reciprocal is not implemented): stays on the CPU");
+      refuse(
+          "softmax in the INT profile (TOSA INT has no EXP; a TABLE-based exp and "
+          "reciprocal is not implemented): stays on the CPU");
     const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
     if (n.args[2].is<bool>() && n.args[2].get<bool>()) refuse("half_to_float softmax");
     const int64_t dim = norm_dim(n.args[1].to_int(), xs.rank());
@@ -1411,7 +1415,8 @@ class Lowerer {
       w_.add_op(sigmoid ? Op::SIGMOID : Op::TANH, {x.name}, {out.name});
       return bind(n, out, nullptr);
     }
-    table_int(n, [sigmoid](double x) { return sigmoid ? 1.0 / (1.0 + std::exp(-x)) : std::tanh(x); });
+    table_int(n,
+              [sigmoid](double x) { return sigmoid ? 1.0 / (1.0 + std::exp(-x)) : std::tanh(x); });
   }
 
   // INT: any elementwise function as a 256-entry TABLE, entry i = quantize(f(dequantize(i - 128))).
@@ -1439,15 +1444,14 @@ class Lowerer {
         return table_int(n, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; });
       TVal x = get(n.args[0].tensor());
       TVal three{w_.const_f32("three", std::vector<int64_t>(x.shape.size(), 1), {3.0f}).name,
-               std::vector<int64_t>(x.shape.size(), 1)};
+                 std::vector<int64_t>(x.shape.size(), 1)};
       TVal shifted = binary_fp(Op::ADD, x, three, x.shape);
       TVal relu6 = clamp_f32(shifted, 0, 6);
       TVal sixth{w_.const_f32("sixth", three.shape, {1.0f / 6}).name, three.shape};
       return bind(n, mul_fp(mul_fp(x, relu6, x.shape), sixth, x.shape), nullptr);
     }
     if (op == "aten::hardsigmoid.default") {
-      if (is_int())
-        return table_int(n, [](double x) { return std::clamp(x / 6 + 0.5, 0.0, 1.0); });
+      if (is_int()) return table_int(n, [](double x) { return std::clamp(x / 6 + 0.5, 0.0, 1.0); });
       TVal x = get(n.args[0].tensor());
       const std::vector<int64_t> ones(x.shape.size(), 1);
       TVal sixth{w_.const_f32("sixth", ones, {1.0f / 6}).name, ones};
@@ -1457,8 +1461,7 @@ class Lowerer {
     }
     if (op == "aten::leaky_relu.default") {
       const double slope = n.args[1].to_double();
-      if (is_int())
-        return table_int(n, [slope](double x) { return x >= 0 ? x : x * slope; });
+      if (is_int()) return table_int(n, [slope](double x) { return x >= 0 ? x : x * slope; });
       if (slope < 0 || slope > 1) refuse("leaky_relu slope outside [0, 1] (FP: max(x, slope*x))");
       TVal x = get(n.args[0].tensor());
       const std::vector<int64_t> ones(x.shape.size(), 1);
@@ -1655,8 +1658,7 @@ class Lowerer {
   }
 
   void batch_norm(const Node& n) {
-    if (is_int())
-      refuse("batch norm that was not folded into a convolution (INT: fold it first)");
+    if (is_int()) refuse("batch norm that was not folded into a convolution (INT: fold it first)");
     // (input, weight, bias, running_mean, running_var, momentum, eps)
     const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
     if (xs.rank() != 4) refuse("batch norm of a " + std::to_string(xs.rank()) + "-D input");
@@ -1763,8 +1765,7 @@ TosaLowering lower_to_tosa(const Graph& graph, const std::vector<NodeId>& nodes,
   return lower(graph, nodes, profile, false);
 }
 
-compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
-                                        TosaProfile profile) {
+compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node, TosaProfile profile) {
   using compiler::SupportDecision;
   const std::string op = node.op.str();
   const std::string prefix = std::string("TOSA ") + profile_name(profile) + ": ";
@@ -1776,8 +1777,9 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
     if (op == kQuant) {
       const ir::Value& in = graph.value(node.args[0].tensor());
       if (!in.is_intermediate())
-        return SupportDecision::no(prefix + "quantize of a float graph input (the INT profile "
-                                            "has no float tensors): stays on the CPU");
+        return SupportDecision::no(prefix +
+                                   "quantize of a float graph input (the INT profile "
+                                   "has no float tensors): stays on the CPU");
       // A quantize belongs to the op before it: supported when that op is.
       const Node& p = graph.node(in.producer);
       if (is_op(p, kDequant)) return SupportDecision::yes();
@@ -1785,8 +1787,9 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
     }
     const ValueId out = node.outputs[0];
     if (op == kDequant && is_graph_output(graph, out))
-      return SupportDecision::no(prefix + "dequantize to a float graph output (the INT profile "
-                                          "has no float tensors): stays on the CPU");
+      return SupportDecision::no(prefix +
+                                 "dequantize to a float graph output (the INT profile "
+                                 "has no float tensors): stays on the CPU");
     // A dequantize belongs to its readers: with one of them on the CPU, its float result would
     // leave the region, which INT cannot express.
     for (NodeId u : graph.value(out).users) {

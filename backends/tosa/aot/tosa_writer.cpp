@@ -117,11 +117,10 @@ std::pair<tosa::Attribute, Offset<void>> attribute(FlatBufferBuilder& fbb, tosa:
   using A = tosa::Attribute;
   switch (op) {
     case tosa::Op::CONV2D:
-      return {A::Conv2dAttribute, tosa::CreateConv2dAttribute(fbb, ints(fbb, a.pad),
-                                                              ints(fbb, a.stride),
-                                                              ints(fbb, a.dilation), false,
-                                                              a.acc_type)
-                                      .Union()};
+      return {A::Conv2dAttribute,
+              tosa::CreateConv2dAttribute(fbb, ints(fbb, a.pad), ints(fbb, a.stride),
+                                          ints(fbb, a.dilation), false, a.acc_type)
+                  .Union()};
     case tosa::Op::DEPTHWISE_CONV2D:
       return {A::DepthwiseConv2dAttribute,
               tosa::CreateDepthwiseConv2dAttribute(fbb, ints(fbb, a.pad), ints(fbb, a.stride),
@@ -169,9 +168,9 @@ std::pair<tosa::Attribute, Offset<void>> attribute(FlatBufferBuilder& fbb, tosa:
     case tosa::Op::REDUCE_SUM:
       return {A::ReduceSumAttribute, tosa::CreateReduceSumAttribute(fbb, a.axis).Union()};
     case tosa::Op::REDUCE_MAX:
-      return {A::ReduceMaxAttribute,
-              tosa::CreateReduceMaxAttribute(fbb, a.axis, tosa::NanPropagationMode::PROPAGATE)
-                  .Union()};
+      return {
+          A::ReduceMaxAttribute,
+          tosa::CreateReduceMaxAttribute(fbb, a.axis, tosa::NanPropagationMode::PROPAGATE).Union()};
     case tosa::Op::CONCAT:
       return {A::ConcatAttribute, tosa::CreateConcatAttribute(fbb, a.axis).Union()};
     case tosa::Op::PAD:
@@ -202,8 +201,8 @@ std::pair<tosa::Attribute, Offset<void>> attribute(FlatBufferBuilder& fbb, tosa:
   }
 }
 
-Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> names(
-    FlatBufferBuilder& fbb, const std::vector<std::string>& v) {
+Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> names(FlatBufferBuilder& fbb,
+                                                               const std::vector<std::string>& v) {
   return fbb.CreateVectorOfStrings(v);
 }
 
@@ -247,8 +246,8 @@ std::vector<uint8_t> TosaWriter::finish() {
   auto out = names(fbb, outputs_);
   auto block = tosa::CreateTosaBasicBlock(fbb, fbb.CreateString("main"), ops_v, tensors_v, in, out,
                                           shapes_v);
-  auto region = tosa::CreateTosaRegion(fbb, fbb.CreateString("main"),
-                                       fbb.CreateVector(std::vector{block}));
+  auto region =
+      tosa::CreateTosaRegion(fbb, fbb.CreateString("main"), fbb.CreateVector(std::vector{block}));
   auto version = tosa::CreateVersion(fbb, 1, 0, 0, false);
   tosa::FinishTosaGraphBuffer(
       fbb, tosa::CreateTosaGraph(fbb, version, fbb.CreateVector(std::vector{region})));

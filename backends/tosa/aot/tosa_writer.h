@@ -34,8 +34,7 @@ class TosaWriter {
   // A graph input (placeholder), in the order added.
   TosaTensorInfo add_input(const std::string& base, std::vector<int64_t> shape, tosa::DType dtype);
   // An intermediate tensor an operator will define.
-  TosaTensorInfo add_tensor(const std::string& base, std::vector<int64_t> shape,
-                            tosa::DType dtype);
+  TosaTensorInfo add_tensor(const std::string& base, std::vector<int64_t> shape, tosa::DType dtype);
   // A CONST operator and its tensor; `data` is the little-endian bytes of the dtype.
   TosaTensorInfo add_const(const std::string& base, std::vector<int64_t> shape, tosa::DType dtype,
                            std::vector<uint8_t> data);

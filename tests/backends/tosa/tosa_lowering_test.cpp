@@ -1,13 +1,14 @@
 // The TOSA lowering's C++ API on hand-built graphs: TOSA's requantisation parameters, the
 // serialized graph (identifier, version, I/O, NHWC layout, int8 parameters) and refusals that
 // name the op and the constraint. Numerics against the reference model: test_tosa_ops.py.
+#include "backends/tosa/aot/tosa_lowering.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
 
-#include "backends/tosa/aot/tosa_lowering.h"
 #include "backends/tosa/aot/tosa_quant.h"
 #include "backends/tosa/schema/tosa_generated.h"
 
@@ -32,7 +33,8 @@ TEST(TosaScale, MultiplierAndShiftFollowTosaScale32) {
   ASSERT_TRUE(quarter);
   EXPECT_EQ(quarter->multiplier, 1 << 30);
   EXPECT_EQ(quarter->shift, 32);
-  for (double bad : {0.0, -1.0, double(NAN), double(INFINITY), 1e12}) EXPECT_FALSE(tosa_scale32(bad)) << bad;
+  for (double bad : {0.0, -1.0, double(NAN), double(INFINITY), 1e12})
+    EXPECT_FALSE(tosa_scale32(bad)) << bad;
   // Tiny factors lose multiplier bits instead of exceeding shift 62.
   auto tiny = tosa_scale32(1e-12);
   ASSERT_TRUE(tiny);
@@ -75,8 +77,9 @@ bool has_op(const tosa::TosaBasicBlock* b, tosa::Op o) {
 TEST(TosaLowering, FpReluBecomesClamp) {
   Graph g;
   const ValueId x = g.add_input("x", ir::TensorSpec::contiguous(ScalarType::Float, {2, 3}));
-  const NodeId relu = g.add_node(op("aten::relu.default"), {TensorRef{x}},
-                                 {NewValue{"y", ir::TensorSpec::contiguous(ScalarType::Float, {2, 3})}});
+  const NodeId relu =
+      g.add_node(op("aten::relu.default"), {TensorRef{x}},
+                 {NewValue{"y", ir::TensorSpec::contiguous(ScalarType::Float, {2, 3})}});
   g.set_outputs({g.node(relu).outputs[0]});
   EXPECT_TRUE(tosa_supports(g, g.node(relu), TosaProfile::Fp).supported);
   const TosaLowering l = lower_to_tosa(g, {relu}, TosaProfile::Fp);
@@ -102,13 +105,13 @@ TEST(TosaLowering, IntReluIsAnInt8ClampOnNhwc) {
       op("quantized_decomposed::dequantize_per_tensor.default"),
       {TensorRef{x}, 0.05, int64_t{-3}, int64_t{-128}, int64_t{127}, ScalarType::Char, ir::None{}},
       {NewValue{"xf", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
-  const NodeId relu = g.add_node(op("aten::relu.default"), {TensorRef{g.node(dq).outputs[0]}},
-                                 {NewValue{"r", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
-  const NodeId q = g.add_node(
-      op("quantized_decomposed::quantize_per_tensor.default"),
-      {TensorRef{g.node(relu).outputs[0]}, 0.05, int64_t{-3}, int64_t{-128}, int64_t{127},
-       ScalarType::Char},
-      {NewValue{"y", ir::TensorSpec::contiguous(ScalarType::Char, shape)}});
+  const NodeId relu =
+      g.add_node(op("aten::relu.default"), {TensorRef{g.node(dq).outputs[0]}},
+                 {NewValue{"r", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
+  const NodeId q = g.add_node(op("quantized_decomposed::quantize_per_tensor.default"),
+                              {TensorRef{g.node(relu).outputs[0]}, 0.05, int64_t{-3}, int64_t{-128},
+                               int64_t{127}, ScalarType::Char},
+                              {NewValue{"y", ir::TensorSpec::contiguous(ScalarType::Char, shape)}});
   g.set_outputs({g.node(q).outputs[0]});
   for (NodeId n : {dq, relu, q})
     EXPECT_TRUE(tosa_supports(g, g.node(n), TosaProfile::Int).supported) << n;
@@ -152,14 +155,13 @@ TEST(TosaLowering, IntDequantizeFollowsItsReader) {
       op("quantized_decomposed::dequantize_per_tensor.default"),
       {TensorRef{x}, 0.1, int64_t{0}, int64_t{-128}, int64_t{127}, ScalarType::Char, ir::None{}},
       {NewValue{"xf", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
-  const NodeId sm = g.add_node(op("aten::_softmax.default"),
-                               {TensorRef{g.node(dq).outputs[0]}, int64_t{1}, false},
-                               {NewValue{"s", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
-  const NodeId q = g.add_node(
-      op("quantized_decomposed::quantize_per_tensor.default"),
-      {TensorRef{g.node(sm).outputs[0]}, 1.0 / 256, int64_t{-128}, int64_t{-128}, int64_t{127},
-       ScalarType::Char},
-      {NewValue{"y", ir::TensorSpec::contiguous(ScalarType::Char, shape)}});
+  const NodeId sm = g.add_node(
+      op("aten::_softmax.default"), {TensorRef{g.node(dq).outputs[0]}, int64_t{1}, false},
+      {NewValue{"s", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
+  const NodeId q = g.add_node(op("quantized_decomposed::quantize_per_tensor.default"),
+                              {TensorRef{g.node(sm).outputs[0]}, 1.0 / 256, int64_t{-128},
+                               int64_t{-128}, int64_t{127}, ScalarType::Char},
+                              {NewValue{"y", ir::TensorSpec::contiguous(ScalarType::Char, shape)}});
   g.set_outputs({g.node(q).outputs[0]});
   const compiler::SupportDecision s = tosa_supports(g, g.node(sm), TosaProfile::Int);
   EXPECT_FALSE(s.supported);
@@ -176,13 +178,14 @@ TEST(TosaLowering, RefusalsNameTheOpAndConstraint) {
   const ValueId x = g.add_input("x", spec);
   const NodeId gelu = g.add_node(op("aten::gelu.default"), {TensorRef{x}, std::string("none")},
                                  {NewValue{"g", spec}});
-  const NodeId sm = g.add_node(op("aten::_softmax.default"),
-                               {TensorRef{g.node(gelu).outputs[0]}, int64_t{1}, false},
-                               {NewValue{"s", spec}});
+  const NodeId sm =
+      g.add_node(op("aten::_softmax.default"),
+                 {TensorRef{g.node(gelu).outputs[0]}, int64_t{1}, false}, {NewValue{"s", spec}});
   g.set_outputs({g.node(sm).outputs[0]});
   const compiler::SupportDecision d = tosa_supports(g, g.node(gelu), TosaProfile::Fp);
   EXPECT_FALSE(d.supported);
-  EXPECT_NE(d.reason.find("aten::gelu.default has no TOSA lowering"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("aten::gelu.default has no TOSA lowering"), std::string::npos)
+      << d.reason;
   EXPECT_TRUE(tosa_supports(g, g.node(sm), TosaProfile::Fp).supported);
   const TosaSelection sel = select_tosa_nodes(g, TosaProfile::Fp);
   // gelu stays on the CPU; softmax, reading it, is a region of its own.
