@@ -191,6 +191,18 @@ def test_softmax_fp_and_int_refusal(ref, tmp_path):
                for why in r["refusals"]), r["refusals"]
 
 
+@pytest.mark.parametrize("fn", [F.hardswish, F.hardsigmoid], ids=["hardswish", "hardsigmoid"])
+def test_undecomposed_hard_activations(ref, tmp_path, fn):
+    """Exported without core-ATen decomposition, hardswish/hardsigmoid arrive whole: FP builds
+    them from ADD/CLAMP/MUL, INT is one TABLE."""
+    model = Fn(lambda x: fn(x))
+    x = torch.randn(2, 3, 5) * 4
+    path = tmp_path / "hard.pt2"
+    torch.export.save(torch.export.export(model.eval(), (x,)), path)
+    _check_fp(ref, model, x, path)
+    _check_int(ref, model, x, path)
+
+
 def test_elu_int_table_fp_refused(ref, tmp_path):
     model = Fn(lambda x: F.elu(x, 0.7))
     x = torch.randn(3, 8)
