@@ -125,6 +125,9 @@ std::vector<double> constant_numbers(const Graph& g, ValueId v) {
       case ScalarType::Char:
         out[i] = static_cast<int8_t>(*p);
         break;
+      case ScalarType::Bool:
+        out[i] = *p != 0;
+        break;
       case ScalarType::Int: {
         int32_t x;
         std::memcpy(&x, p, 4);
@@ -191,15 +194,12 @@ std::optional<std::pair<double, double>> activation_bounds(const Node& n) {
 
 bool is_view_op(const std::string& op) {
   static const std::unordered_set<std::string> kViews = {
-      "aten::view.default",           "aten::view_copy.default",
-      "aten::_unsafe_view.default",   "aten::reshape.default",
-      "aten::squeeze.dim",            "aten::squeeze.dims",
-      "aten::squeeze.default",        "aten::squeeze_copy.dim",
-      "aten::squeeze_copy.dims",      "aten::squeeze_copy.default",
-      "aten::unsqueeze.default",      "aten::unsqueeze_copy.default",
-      "aten::flatten.using_ints",     "aten::clone.default",
-      "aten::alias.default",          "aten::alias_copy.default",
-      "aten::_to_copy.default",       "aten::contiguous.default",
+      "aten::view.default",         "aten::view_copy.default", "aten::_unsafe_view.default",
+      "aten::reshape.default",      "aten::squeeze.dim",       "aten::squeeze.dims",
+      "aten::squeeze.default",      "aten::squeeze_copy.dim",  "aten::squeeze_copy.dims",
+      "aten::squeeze_copy.default", "aten::unsqueeze.default", "aten::unsqueeze_copy.default",
+      "aten::flatten.using_ints",   "aten::clone.default",     "aten::alias.default",
+      "aten::alias_copy.default",   "aten::_to_copy.default",  "aten::contiguous.default",
   };
   return kViews.count(op) != 0;
 }
@@ -223,8 +223,16 @@ bool is_graph_output(const Graph& g, ValueId v) {
 
 class Lowerer {
  public:
-  Lowerer(const Graph& g, const std::vector<NodeId>& nodes, TosaProfile profile)
-      : g_(g), nodes_(nodes), profile_(profile), in_region_(nodes.begin(), nodes.end()) {}
+  // `check_only`: the support checker's run; weights are not read or written and nothing is
+  // serialized (a big linear layer is checked without copying its weights).
+  Lowerer(const Graph& g, const std::vector<NodeId>& nodes, TosaProfile profile, bool check_only)
+      : g_(g),
+        nodes_(nodes),
+        profile_(profile),
+        in_region_(nodes.begin(), nodes.end()),
+        check_only_(check_only) {
+    w_.set_check_only(check_only);
+  }
 
   TosaLowering run() {
     TosaLowering out;
@@ -240,7 +248,7 @@ class Lowerer {
     }
     for (ValueId v : region.outputs) out.outputs.push_back(add_region_output(v));
     out.tosa_ops = w_.op_count();
-    out.tosa = w_.finish();
+    if (!check_only_) out.tosa = w_.finish();
     out.ok = true;
     return out;
   }
@@ -320,7 +328,8 @@ class Lowerer {
     io.value_name = value.name;
     io.shape = t.shape;
     io.dtype = value.spec.dtype;
-    io.dim_order = t.nhwc ? std::vector<uint8_t>{0, 2, 3, 1} : ir::identity_dim_order(t.shape.size());
+    io.dim_order =
+        t.nhwc ? std::vector<uint8_t>{0, 2, 3, 1} : ir::identity_dim_order(t.shape.size());
     io.quantized = t.quant;
     io.scale = t.scale;
     io.zero_point = t.zp;
@@ -362,18 +371,51 @@ class Lowerer {
     auto it = vals_.find(v);
     if (it != vals_.end()) return it->second;
     const ir::Value& value = g_.value(v);
+    if (is_int() && value.is_intermediate() && in_region_.count(value.producer)) {
+      // dequantize(int8 constant) read as an operand (not as a weight): an int8 CONST.
+      const Node& dq = g_.node(value.producer);
+      const ir::Value& c = g_.value(dq.args[0].tensor());
+      auto p = per_tensor_qparams(dq);
+      if (is_op(dq, kDequant) && c.is_constant() && c.spec.dtype == ScalarType::Char && p) {
+        const std::vector<int64_t> shape =
+            c.spec.rank() == 0 ? std::vector<int64_t>{1} : c.spec.sizes;
+        check_rank(shape, "constant '" + c.name + "'");
+        std::vector<int8_t> data;
+        for (double x : constant_numbers(g_, c.id)) data.push_back(static_cast<int8_t>(x));
+        TVal t;
+        t.name = w_.const_i8(c.name, shape, data).name;
+        t.shape = shape;
+        t.dtype = DType::INT8;
+        t.quant = true;
+        t.scale = p->scale;
+        t.zp = static_cast<int32_t>(p->zp);
+        return vals_[v] = t;
+      }
+    }
     if (value.is_constant()) {
       if (is_int())
-        refuse("'" + value.name + "' is a constant operand (the INT lowering takes constants "
+        refuse("'" + value.name +
+               "' is a constant operand (the INT lowering takes constants "
                "only as weights and biases)");
-      if (value.spec.dtype != ScalarType::Float)
+      // 0-d constants (scalars torch lifted) become [1]; binary ops broadcast them.
+      const std::vector<int64_t> shape =
+          value.spec.rank() == 0 ? std::vector<int64_t>{1} : value.spec.sizes;
+      check_rank(shape, "constant '" + value.name + "'");
+      TVal t;
+      t.shape = shape;
+      if (value.spec.dtype == ScalarType::Bool) {
+        std::vector<uint8_t> bytes;
+        for (double x : constant_numbers(g_, v)) bytes.push_back(x != 0 ? 1 : 0);
+        t.name = w_.add_const(value.name, shape, DType::BOOL, bytes).name;
+        t.dtype = DType::BOOL;
+        return vals_[v] = t;
+      }
+      // A 0-d integer constant is a Python scalar torch lifted: it promotes to f32.
+      if (value.spec.dtype != ScalarType::Float && value.spec.rank() != 0)
         refuse("constant '" + value.name + "' is " + ir::dtype_name(value.spec.dtype));
-      check_rank(value.spec.sizes, "constant '" + value.name + "'");
       std::vector<float> data;
       for (double x : constant_numbers(g_, v)) data.push_back(static_cast<float>(x));
-      TVal t;
-      t.name = w_.const_f32(value.name, value.spec.sizes, data).name;
-      t.shape = value.spec.sizes;
+      t.name = w_.const_f32(value.name, shape, data).name;
       t.dtype = DType::FP32;
       return vals_[v] = t;
     }
@@ -521,8 +563,9 @@ class Lowerer {
       user = only_user(user->outputs[0]);
     }
     if (user == nullptr || !is_op(*user, kQuant) || !in_region_.count(user->id))
-      refuse("its output is not quantized by one quantize_per_tensor in the region (INT profile "
-             "needs dequantize -> op -> quantize)");
+      refuse(
+          "its output is not quantized by one quantize_per_tensor in the region (INT profile "
+          "needs dequantize -> op -> quantize)");
     auto p = per_tensor_qparams(*user);
     if (!p) refuse("output " + qdq_reason(*user));
     OutQuant q;
@@ -603,7 +646,17 @@ class Lowerer {
     if (op == "aten::constant_pad_nd.default") return pad(n);
     if (op == "aten::_softmax.default" || op == "aten::softmax.int") return softmax(n);
     if (op == "aten::sigmoid.default" || op == "aten::tanh.default") return sigmoid_tanh(n, op);
+    if (op == "aten::hardswish.default" || op == "aten::hardsigmoid.default" ||
+        op == "aten::leaky_relu.default" || op == "aten::silu.default" || op == "aten::elu.default")
+      return pointwise(n, op);
     if (op == "aten::_native_batch_norm_legit_no_training.default") return batch_norm(n);
+    if (op == "aten::bmm.default" || op == "aten::mm.default") return matmul(n, op);
+    if (op == "aten::div.Tensor") return divide(n);
+    if (op == "aten::where.self") return where(n);
+    if (op == "aten::native_layer_norm.default") return layer_norm(n);
+    if (op == "aten::split_with_sizes.default" || op == "aten::split_with_sizes_copy.default" ||
+        op == "aten::split.Tensor" || op == "aten::split_copy.Tensor")
+      return split(n);
     refuse(op + " has no TOSA lowering here");
   }
 
@@ -652,7 +705,7 @@ class Lowerer {
     if (!is_int()) {
       if (!value.is_constant() || value.spec.dtype != ScalarType::Float)
         refuse("weight '" + value.name + "' is not an f32 constant");
-      w.values = constant_numbers(g_, v);
+      if (!check_only_) w.values = constant_numbers(g_, v);
       w.sizes = value.spec.sizes;
       return w;
     }
@@ -662,7 +715,7 @@ class Lowerer {
     const ir::Value& q = g_.value(dq.args[0].tensor());
     if (!q.is_constant() || q.spec.dtype != ScalarType::Char)
       refuse("weight '" + value.name + "' is not an int8 constant");
-    w.values = constant_numbers(g_, q.id);
+    if (!check_only_) w.values = constant_numbers(g_, q.id);
     w.sizes = q.spec.sizes;
     const size_t channels = static_cast<size_t>(w.sizes[0]);
     if (is_op(dq, kDequant)) {
@@ -714,8 +767,8 @@ class Lowerer {
       }
       b = constant_numbers(g_, q.id);
       if (b.size() != channels || scales.size() != channels)
-        refuse("bias has " + std::to_string(b.size()) + " values for " +
-               std::to_string(channels) + " channels");
+        refuse("bias has " + std::to_string(b.size()) + " values for " + std::to_string(channels) +
+               " channels");
       for (size_t c = 0; c < channels; ++c) {
         const double acc = in_scale * w.scales[c];
         if (std::fabs(scales[c] - acc) > 1e-6 * acc)
@@ -728,7 +781,8 @@ class Lowerer {
     if (is_int()) {
       for (size_t c = 0; c < channels; ++c) {
         const double q = std::nearbyint(b[c] / (in_scale * w.scales[c]));
-        if (!(std::fabs(q) < 2147483647.0)) refuse("bias does not fit int32 at the accumulator scale");
+        if (!(std::fabs(q) < 2147483647.0))
+          refuse("bias does not fit int32 at the accumulator scale");
         b[c] = q;
       }
     }
@@ -751,8 +805,8 @@ class Lowerer {
     std::vector<double> wt;  // TOSA layout
     if (!depthwise) {
       wshape = {oc, kh, kw, ic};  // OHWI from OIHW
-      wt.resize(static_cast<size_t>(numel(wshape)));
-      for (int64_t o = 0; o < oc; ++o)
+      if (!check_only_) wt.resize(static_cast<size_t>(numel(wshape)));
+      for (int64_t o = 0; o < oc && !check_only_; ++o)
         for (int64_t i = 0; i < ic; ++i)
           for (int64_t y = 0; y < kh; ++y)
             for (int64_t x = 0; x < kw; ++x)
@@ -761,8 +815,8 @@ class Lowerer {
     } else {
       const int64_t c = oc / multiplier;
       wshape = {kh, kw, c, multiplier};  // [KH, KW, C, M] from [C*M, 1, KH, KW]
-      wt.resize(static_cast<size_t>(numel(wshape)));
-      for (int64_t ch = 0; ch < c; ++ch)
+      if (!check_only_) wt.resize(static_cast<size_t>(numel(wshape)));
+      for (int64_t ch = 0; ch < c && !check_only_; ++ch)
         for (int64_t m = 0; m < multiplier; ++m)
           for (int64_t y = 0; y < kh; ++y)
             for (int64_t x = 0; x < kw; ++x)
@@ -787,9 +841,10 @@ class Lowerer {
       w_.add_op(op, {x_nhwc.name, wname, bname, izp, wzp}, {acc.name}, a);
       std::vector<double> factors(static_cast<size_t>(oc));
       for (int64_t c = 0; c < oc; ++c)
-        factors[static_cast<size_t>(c)] = x_nhwc.scale * w.scales[static_cast<size_t>(c)] / q->p.scale;
-      bool same = std::all_of(factors.begin(), factors.end(),
-                              [&](double f) { return f == factors[0]; });
+        factors[static_cast<size_t>(c)] =
+            x_nhwc.scale * w.scales[static_cast<size_t>(c)] / q->p.scale;
+      bool same =
+          std::all_of(factors.begin(), factors.end(), [&](double f) { return f == factors[0]; });
       if (same) factors.resize(1);
       TVal out = rescale(acc, factors, 0, static_cast<int32_t>(q->p.zp), DType::INT8);
       out.quant = true;
@@ -878,18 +933,17 @@ class Lowerer {
       refuse("kernel or stride beyond TOSA level 8K (8192)");
     if (stride[0] < 1 || stride[1] < 1 || dilation[0] < 1 || dilation[1] < 1)
       refuse("stride or dilation below 1");
-    const Axis ay = fit_axis(xs.sizes[2], ys.sizes[2], kh, stride[0], dilation[0], padding[0],
-                             padding[0]);
-    const Axis ax = fit_axis(xs.sizes[3], ys.sizes[3], kw, stride[1], dilation[1], padding[1],
-                             padding[1]);
+    const Axis ay =
+        fit_axis(xs.sizes[2], ys.sizes[2], kh, stride[0], dilation[0], padding[0], padding[0]);
+    const Axis ax =
+        fit_axis(xs.sizes[3], ys.sizes[3], kw, stride[1], dilation[1], padding[1], padding[1]);
     x = crop_nhwc(to_nhwc(x), ay.crop, ax.crop);
-    TVal out = conv_core(
-        n, x, w, n.args[2], depthwise, multiplier,
-        {static_cast<int32_t>(ay.pad_a), static_cast<int32_t>(ay.pad_b),
-         static_cast<int32_t>(ax.pad_a), static_cast<int32_t>(ax.pad_b)},
-        {static_cast<int32_t>(stride[0]), static_cast<int32_t>(stride[1])},
-        {static_cast<int32_t>(dilation[0]), static_cast<int32_t>(dilation[1])},
-        to_nhwc_shape(ys.sizes), q);
+    TVal out = conv_core(n, x, w, n.args[2], depthwise, multiplier,
+                         {static_cast<int32_t>(ay.pad_a), static_cast<int32_t>(ay.pad_b),
+                          static_cast<int32_t>(ax.pad_a), static_cast<int32_t>(ax.pad_b)},
+                         {static_cast<int32_t>(stride[0]), static_cast<int32_t>(stride[1])},
+                         {static_cast<int32_t>(dilation[0]), static_cast<int32_t>(dilation[1])},
+                         to_nhwc_shape(ys.sizes), q);
     out.nhwc = true;
     bind(n, out, q);
   }
@@ -913,8 +967,8 @@ class Lowerer {
     // As CONV2D 1x1 over [rows, 1, 1, ic] (TOSA 1.0 has no FULLY_CONNECTED).
     x = reshape(x, {rows, 1, 1, ic});
     x.nhwc = true;
-    TVal out = conv_core(n, x, w, n.args[2], false, 1, {0, 0, 0, 0}, {1, 1}, {1, 1},
-                         {rows, 1, 1, oc}, q);
+    TVal out =
+        conv_core(n, x, w, n.args[2], false, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}, {rows, 1, 1, oc}, q);
     out = reshape(out, ys.sizes);
     bind(n, out, q);
   }
@@ -945,17 +999,18 @@ class Lowerer {
   }
 
   void binary(const Node& n, const std::string& op) {
-    if (!n.args[0].is_tensor() || !n.args[1].is_tensor())
-      refuse("scalar operand (not lowered)");
     if (op != "aten::mul.Tensor" && n.args[2].to_double() != 1.0) refuse("alpha other than 1");
-    const ValueId av = n.args[0].tensor(), bv = n.args[1].tensor();
     const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
-    const auto& la = g_.value(av).spec.sizes;
-    const auto& lb = g_.value(bv).spec.sizes;
     if (!is_int()) {
-      if (g_.value(av).spec.dtype != ScalarType::Float || g_.value(bv).spec.dtype != ScalarType::Float)
-        refuse("operands are not f32");
-      auto [a, b] = align(get(av), get(bv), la, lb, ys.rank());
+      for (int i = 0; i < 2; ++i)
+        if (n.args[i].is_tensor() && g_.value(n.args[i].tensor()).spec.dtype != ScalarType::Float &&
+            !(g_.value(n.args[i].tensor()).is_constant() &&
+              g_.value(n.args[i].tensor()).spec.rank() == 0))
+          refuse("operands are not f32");
+      std::vector<int64_t> la, lb;
+      TVal a0 = fp_operand(n.args[0], &la);
+      TVal b0 = fp_operand(n.args[1], &lb);
+      auto [a, b] = align(a0, b0, la, lb, ys.rank());
       TVal out = tensor(a.nhwc ? to_nhwc_shape(ys.sizes) : ys.sizes, DType::FP32, a);
       if (op == "aten::mul.Tensor") {
         const std::string shift = w_.const_i8("shift", {1}, {0}).name;
@@ -965,6 +1020,30 @@ class Lowerer {
       }
       return bind(n, out, nullptr);
     }
+    if (op == "aten::mul.Tensor" && n.args[0].is_tensor()) {
+      // x * c for a positive constant c (a Python scalar or a 0-d constant): one RESCALE.
+      std::optional<double> c;
+      if (!n.args[1].is_tensor()) {
+        c = n.args[1].to_double();
+      } else if (g_.value(n.args[1].tensor()).is_constant() &&
+                 g_.value(n.args[1].tensor()).spec.numel() == 1) {
+        c = constant_numbers(g_, n.args[1].tensor())[0];
+      }
+      if (c) {
+        if (!(*c > 0)) refuse("multiply by a non-positive constant in the INT profile");
+        const OutQuant q = out_quant(n, true);
+        TVal x = operand(n.args[0].tensor());
+        TVal out =
+            rescale(x, {x.scale * *c / q.p.scale}, x.zp, static_cast<int32_t>(q.p.zp), DType::INT8);
+        out = clamp_i8(out, q.lo, q.hi);
+        return bind(n, out, &q);
+      }
+    }
+    if (!n.args[0].is_tensor() || !n.args[1].is_tensor())
+      refuse("scalar operand in the INT profile (not lowered)");
+    const ValueId av = n.args[0].tensor(), bv = n.args[1].tensor();
+    const auto& la = g_.value(av).spec.sizes;
+    const auto& lb = g_.value(bv).spec.sizes;
     const OutQuant q = out_quant(n, true);
     TVal a0 = operand(av), b0 = operand(bv);
     auto [a, b] = align(a0, b0, la, lb, ys.rank());
@@ -987,8 +1066,8 @@ class Lowerer {
       TVal bi = rescale(b, {b.scale / common * lift}, b.zp, 0, DType::INT32);
       TVal sum = tensor(oshape, DType::INT32, ai);
       w_.add_op(op == "aten::add.Tensor" ? Op::ADD : Op::SUB, {ai.name, bi.name}, {sum.name});
-      out = rescale(sum, {common / (lift * q.p.scale)}, 0, static_cast<int32_t>(q.p.zp),
-                    DType::INT8);
+      out =
+          rescale(sum, {common / (lift * q.p.scale)}, 0, static_cast<int32_t>(q.p.zp), DType::INT8);
     }
     out.nhwc = a.nhwc;
     out = clamp_i8(out, q.lo, q.hi);
@@ -1068,8 +1147,9 @@ class Lowerer {
     const int32_t out_zp = static_cast<int32_t>(q->p.zp);
     if (x.scale == q->p.scale) {
       TVal out = tensor(std::move(out_nhwc), DType::INT8, x);
-      w_.add_op(Op::AVG_POOL2D, {x.name, zp_const(DType::INT8, x.zp), zp_const(DType::INT8, out_zp)},
-                {out.name}, a);
+      w_.add_op(Op::AVG_POOL2D,
+                {x.name, zp_const(DType::INT8, x.zp), zp_const(DType::INT8, out_zp)}, {out.name},
+                a);
       out.zp = out_zp;
       return clamp_i8(out, q->lo, q->hi);
     }
@@ -1098,8 +1178,8 @@ class Lowerer {
     TVal sum = tensor({x.shape[0], 1, 1, x.shape[3]}, DType::INT32, acc);
     w_.add_op(Op::REDUCE_SUM, {rows.name}, {sum.name}, a);
     const double n = static_cast<double>(x.shape[1] * x.shape[2]);
-    TVal out = rescale(sum, {x.scale / (q.p.scale * n)}, 0, static_cast<int32_t>(q.p.zp),
-                       DType::INT8);
+    TVal out =
+        rescale(sum, {x.scale / (q.p.scale * n)}, 0, static_cast<int32_t>(q.p.zp), DType::INT8);
     out.scale = q.p.scale;
     out.zp = static_cast<int32_t>(q.p.zp);
     return clamp_i8(out, q.lo, q.hi);
@@ -1156,6 +1236,11 @@ class Lowerer {
     x = crop_nhwc(x, ay.crop, ax.crop);
     OutQuant q;
     if (is_int()) q = out_quant(n, false);
+    if (is_int() && ys.sizes[2] == 1 && ys.sizes[3] == 1 && ay.pad_a == 0 && ay.pad_b == 0 &&
+        ax.pad_a == 0 && ax.pad_b == 0 && x.shape[1] == k[0] && x.shape[2] == k[1]) {
+      // One window over the whole map: a global mean (int32 sum, one rounding).
+      return bind(n, global_mean_int(x, q), &q);
+    }
     TVal out = avg_pool_op(x, k, stride,
                            {static_cast<int32_t>(ay.pad_a), static_cast<int32_t>(ay.pad_b),
                             static_cast<int32_t>(ax.pad_a), static_cast<int32_t>(ax.pad_b)},
@@ -1188,8 +1273,7 @@ class Lowerer {
       q = out_quant(n, false);
       out = global_mean_int(x, q);
     } else {
-      out = avg_pool_op(x, {h, w}, {1, 1}, {0, 0, 0, 0}, {xs.sizes[0], 1, 1, xs.sizes[1]},
-                        nullptr);
+      out = avg_pool_op(x, {h, w}, {1, 1}, {0, 0, 0, 0}, {xs.sizes[0], 1, 1, xs.sizes[1]}, nullptr);
     }
     if (ys.rank() != 4) out = reshape(out, ys.sizes);  // keepdim=False: [N, 1, 1, C] is [N, C]
     bind(n, out, is_int() ? &q : nullptr);
@@ -1295,8 +1379,9 @@ class Lowerer {
 
   void softmax(const Node& n) {
     if (is_int())
-      refuse("softmax in the INT profile (TOSA INT has no EXP; a TABLE-based exp and "
-             "reciprocal is not implemented): stays on the CPU");
+      refuse(
+          "softmax in the INT profile (TOSA INT has no EXP; a TABLE-based exp and "
+          "reciprocal is not implemented): stays on the CPU");
     const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
     if (n.args[2].is<bool>() && n.args[2].get<bool>()) refuse("half_to_float softmax");
     const int64_t dim = norm_dim(n.args[1].to_int(), xs.rank());
@@ -1330,14 +1415,19 @@ class Lowerer {
       w_.add_op(sigmoid ? Op::SIGMOID : Op::TANH, {x.name}, {out.name});
       return bind(n, out, nullptr);
     }
-    // INT: a 256-entry TABLE, entry i = quantize(f(dequantize(i - 128))).
+    table_int(n,
+              [sigmoid](double x) { return sigmoid ? 1.0 / (1.0 + std::exp(-x)) : std::tanh(x); });
+  }
+
+  // INT: any elementwise function as a 256-entry TABLE, entry i = quantize(f(dequantize(i - 128))).
+  template <typename F>
+  void table_int(const Node& n, F f) {
     const OutQuant q = out_quant(n, false);
     TVal x = operand(n.args[0].tensor());
     std::vector<int8_t> table(256);
     for (int i = 0; i < 256; ++i) {
       const double real = (i - 128 - x.zp) * x.scale;
-      const double y = sigmoid ? 1.0 / (1.0 + std::exp(-real)) : std::tanh(real);
-      table[static_cast<size_t>(i)] = quantize_value(y, q.p.scale, q.p.zp);
+      table[static_cast<size_t>(i)] = quantize_value(f(real), q.p.scale, q.p.zp);
     }
     const std::string t = w_.const_i8("table", {256}, table).name;
     TVal out = tensor(x.shape, DType::INT8, x);
@@ -1346,9 +1436,229 @@ class Lowerer {
     bind(n, out, &q);
   }
 
+  // hardswish, hardsigmoid, leaky_relu, silu, elu: a TABLE in INT; FP from CLAMP, MUL, ADD,
+  // MAXIMUM and SIGMOID (elu has no FP form here).
+  void pointwise(const Node& n, const std::string& op) {
+    if (op == "aten::hardswish.default") {
+      if (is_int())
+        return table_int(n, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; });
+      TVal x = get(n.args[0].tensor());
+      TVal three{w_.const_f32("three", std::vector<int64_t>(x.shape.size(), 1), {3.0f}).name,
+                 std::vector<int64_t>(x.shape.size(), 1)};
+      TVal shifted = binary_fp(Op::ADD, x, three, x.shape);
+      TVal relu6 = clamp_f32(shifted, 0, 6);
+      TVal sixth{w_.const_f32("sixth", three.shape, {1.0f / 6}).name, three.shape};
+      return bind(n, mul_fp(mul_fp(x, relu6, x.shape), sixth, x.shape), nullptr);
+    }
+    if (op == "aten::hardsigmoid.default") {
+      if (is_int()) return table_int(n, [](double x) { return std::clamp(x / 6 + 0.5, 0.0, 1.0); });
+      TVal x = get(n.args[0].tensor());
+      const std::vector<int64_t> ones(x.shape.size(), 1);
+      TVal sixth{w_.const_f32("sixth", ones, {1.0f / 6}).name, ones};
+      TVal half{w_.const_f32("half", ones, {0.5f}).name, ones};
+      TVal y = binary_fp(Op::ADD, mul_fp(x, sixth, x.shape), half, x.shape);
+      return bind(n, clamp_f32(y, 0, 1), nullptr);
+    }
+    if (op == "aten::leaky_relu.default") {
+      const double slope = n.args[1].to_double();
+      if (is_int()) return table_int(n, [slope](double x) { return x >= 0 ? x : x * slope; });
+      if (slope < 0 || slope > 1) refuse("leaky_relu slope outside [0, 1] (FP: max(x, slope*x))");
+      TVal x = get(n.args[0].tensor());
+      const std::vector<int64_t> ones(x.shape.size(), 1);
+      TVal k{w_.const_f32("slope", ones, {static_cast<float>(slope)}).name, ones};
+      TVal out = tensor(x.shape, DType::FP32, x);
+      w_.add_op(Op::MAXIMUM, {x.name, mul_fp(x, k, x.shape).name}, {out.name});
+      return bind(n, out, nullptr);
+    }
+    if (op == "aten::silu.default") {
+      if (is_int()) return table_int(n, [](double x) { return x / (1.0 + std::exp(-x)); });
+      TVal x = get(n.args[0].tensor());
+      TVal sg = tensor(x.shape, DType::FP32, x);
+      w_.add_op(Op::SIGMOID, {x.name}, {sg.name});
+      return bind(n, mul_fp(x, sg, x.shape), nullptr);
+    }
+    // elu(x) = x > 0 ? scale * x : scale * alpha * (exp(x * input_scale) - 1)
+    if (!is_int()) refuse("elu in the FP profile (not lowered)");
+    const double alpha = n.args[1].to_double(), scale = n.args[2].to_double(),
+                 in_scale = n.args[3].to_double();
+    table_int(n, [=](double x) {
+      return x > 0 ? scale * x : scale * alpha * (std::exp(x * in_scale) - 1);
+    });
+  }
+
+  // ---- transformer ops (FP) --------------------------------------------------------------
+
+  void fp_only(const char* what) {
+    if (is_int()) refuse(std::string(what) + " in the INT profile (not lowered: stays on the CPU)");
+  }
+
+  // A tensor operand, or (FP) a Scalar argument as a [1] constant; `logical` gets its sizes.
+  TVal fp_operand(const ir::Argument& a, std::vector<int64_t>* logical) {
+    if (a.is_tensor()) {
+      *logical = g_.value(a.tensor()).spec.sizes;
+      return get(a.tensor());
+    }
+    if (is_int()) refuse("scalar operand in the INT profile (not lowered)");
+    logical->clear();
+    TVal t;
+    t.name = w_.const_f32("scalar", {1}, {static_cast<float>(a.to_double())}).name;
+    t.shape = {1};
+    return t;
+  }
+
+  TVal mul_fp(const TVal& a, const TVal& b, std::vector<int64_t> shape) {
+    TVal out = tensor(std::move(shape), DType::FP32, a);
+    w_.add_op(Op::MUL, {a.name, b.name, w_.const_i8("shift", {1}, {0}).name}, {out.name});
+    return out;
+  }
+
+  TVal binary_fp(Op op, const TVal& a, const TVal& b, std::vector<int64_t> shape) {
+    TVal out = tensor(std::move(shape), DType::FP32, a);
+    w_.add_op(op, {a.name, b.name}, {out.name});
+    return out;
+  }
+
+  // bmm [B, M, K] x [B, K, N] (mm as B = 1): MATMUL.
+  void matmul(const Node& n, const std::string& op) {
+    fp_only("matrix multiply of two activations");
+    const ir::TensorSpec& as = g_.value(n.args[0].tensor()).spec;
+    const ir::TensorSpec& bs = g_.value(n.args[1].tensor()).spec;
+    const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
+    TVal a = to_logical(get(n.args[0].tensor()));
+    TVal b = to_logical(get(n.args[1].tensor()));
+    if (op == "aten::mm.default") {
+      a = reshape(a, {1, as.sizes[0], as.sizes[1]});
+      b = reshape(b, {1, bs.sizes[0], bs.sizes[1]});
+    }
+    const std::string zp = zp_const(DType::FP32, 0);
+    TVal out = tensor({a.shape[0], a.shape[1], b.shape[2]}, DType::FP32, a);
+    w_.add_op(Op::MATMUL, {a.name, b.name, zp, zp}, {out.name});
+    bind(n, reshape(out, ys.sizes), nullptr);
+  }
+
+  // a / b as a * reciprocal(b) (a constant b is inverted at compile time).
+  void divide(const Node& n) {
+    fp_only("division");
+    if (n.args.size() > 2 && !n.args[2].is_none()) refuse("division with a rounding mode");
+    const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
+    std::vector<int64_t> la, lb;
+    TVal a = fp_operand(n.args[0], &la);
+    TVal b = fp_operand(n.args[1], &lb);
+    if (!n.args[1].is_tensor() || g_.value(n.args[1].tensor()).is_constant()) {
+      std::vector<float> inv;
+      if (n.args[1].is_tensor()) {
+        for (double x : constant_numbers(g_, n.args[1].tensor()))
+          inv.push_back(static_cast<float>(1.0 / x));
+      } else {
+        inv.push_back(static_cast<float>(1.0 / n.args[1].to_double()));
+      }
+      b.name = w_.const_f32("reciprocal", b.shape, inv).name;
+    } else {
+      TVal r = tensor(b.shape, DType::FP32, b);
+      w_.add_op(Op::RECIPROCAL, {b.name}, {r.name});
+      b = r;
+    }
+    auto [x, y] = align(a, b, la, lb, ys.rank());
+    bind(n, mul_fp(x, y, x.nhwc ? to_nhwc_shape(ys.sizes) : ys.sizes), nullptr);
+  }
+
+  // where(cond, a, b): SELECT on operands brought to the output's rank (logical layout).
+  void where(const Node& n) {
+    fp_only("where");
+    const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
+    std::vector<TVal> ops;
+    for (int i = 0; i < 3; ++i) {
+      if (!n.args[i].is_tensor()) refuse("scalar operand (not lowered)");
+      const ValueId v = n.args[i].tensor();
+      TVal t = to_logical(get(v));
+      const auto& logical = g_.value(v).spec.sizes;
+      if (logical.size() < ys.rank()) {
+        std::vector<int64_t> s(ys.rank() - logical.size(), 1);
+        s.insert(s.end(), logical.begin(), logical.end());
+        t = reshape(t, s);
+      }
+      ops.push_back(t);
+    }
+    if (ops[0].dtype != DType::BOOL) refuse("condition is not bool");
+    TVal out = tensor(ys.sizes, DType::FP32, ops[1]);
+    out.nhwc = false;
+    w_.add_op(Op::SELECT, {ops[0].name, ops[1].name, ops[2].name}, {out.name});
+    bind(n, out, nullptr);
+  }
+
+  // Layer norm over the last dim: mean and variance by REDUCE_SUM, RSQRT, scale and shift.
+  void layer_norm(const Node& n) {
+    fp_only("layer norm");
+    const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+    const std::vector<int64_t> shape = int_list(n.args[1]);
+    if (shape.size() != 1) refuse("layer norm over more than the last dim (not lowered)");
+    for (size_t i = 1; i < n.outputs.size(); ++i)
+      if (n.outputs[i] != ir::kNoValue && !g_.value(n.outputs[i]).users.empty())
+        refuse("layer norm mean/rstd outputs are used");
+    const size_t r = xs.rank();
+    const int64_t c = xs.sizes.back();
+    TVal x = to_logical(get(n.args[0].tensor()));
+    std::vector<int64_t> reduced = x.shape;
+    reduced.back() = 1;
+    std::vector<int64_t> one(r, 1);
+    TosaAttr ax;
+    ax.axis = static_cast<int32_t>(r - 1);
+    const TVal inv_n{w_.const_f32("inv_n", one, {static_cast<float>(1.0 / c)}).name, one};
+    TVal sum = tensor(reduced, DType::FP32, x);
+    w_.add_op(Op::REDUCE_SUM, {x.name}, {sum.name}, ax);
+    TVal mean = mul_fp(sum, inv_n, reduced);
+    TVal centered = binary_fp(Op::SUB, x, mean, x.shape);
+    TVal sq = mul_fp(centered, centered, x.shape);
+    TVal sq_sum = tensor(reduced, DType::FP32, x);
+    w_.add_op(Op::REDUCE_SUM, {sq.name}, {sq_sum.name}, ax);
+    TVal var = mul_fp(sq_sum, inv_n, reduced);
+    const TVal eps{w_.const_f32("eps", one, {static_cast<float>(n.args[4].to_double())}).name, one};
+    TVal var_eps = binary_fp(Op::ADD, var, eps, reduced);
+    TVal rstd = tensor(reduced, DType::FP32, x);
+    w_.add_op(Op::RSQRT, {var_eps.name}, {rstd.name});
+    TVal y = mul_fp(centered, rstd, x.shape);
+    std::vector<int64_t> cshape(r, 1);
+    cshape.back() = c;
+    for (int i : {2, 3}) {
+      if (n.args[static_cast<size_t>(i)].is_none()) continue;
+      const ValueId pv = n.args[static_cast<size_t>(i)].tensor();
+      TVal p = reshape(get(pv), cshape);
+      y = i == 2 ? mul_fp(y, p, x.shape) : binary_fp(Op::ADD, y, p, x.shape);
+    }
+    bind(n, y, nullptr);
+  }
+
+  // split / split_with_sizes: one SLICE per used output.
+  void split(const Node& n) {
+    fp_only("split");
+    const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+    const int64_t dim = norm_dim(n.args[2].to_int(), xs.rank());
+    TVal x = to_logical(get(n.args[0].tensor()));
+    std::vector<int64_t> sizes = int_list(n.args[1]);
+    if (n.args[1].is<int64_t>()) {  // split.Tensor: chunks of split_size, the last smaller
+      const int64_t chunk = n.args[1].to_int(), total = xs.sizes[static_cast<size_t>(dim)];
+      sizes.clear();
+      for (int64_t at = 0; at < total; at += chunk) sizes.push_back(std::min(chunk, total - at));
+    }
+    if (sizes.size() != n.outputs.size()) refuse("split sizes do not match the outputs");
+    int64_t start = 0;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const ValueId out = n.outputs[i];
+      std::vector<int64_t> begin(xs.rank(), 0);
+      begin[static_cast<size_t>(dim)] = start;
+      start += sizes[i];
+      if (out == ir::kNoValue) continue;
+      const std::vector<int64_t>& size = g_.value(out).spec.sizes;
+      TVal t = tensor(size, DType::FP32, x);
+      const std::string b = w_.const_shape("start", begin);
+      const std::string s = w_.const_shape("size", size);
+      w_.add_op(Op::SLICE, {x.name, b, s}, {t.name});
+      vals_[out] = t;
+    }
+  }
+
   void batch_norm(const Node& n) {
-    if (is_int())
-      refuse("batch norm that was not folded into a convolution (INT: fold it first)");
+    if (is_int()) refuse("batch norm that was not folded into a convolution (INT: fold it first)");
     // (input, weight, bias, running_mean, running_var, momentum, eps)
     const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
     if (xs.rank() != 4) refuse("batch norm of a " + std::to_string(xs.rank()) + "-D input");
@@ -1388,6 +1698,7 @@ class Lowerer {
   std::unordered_set<NodeId> consumed_;
   std::unordered_map<ValueId, TVal> vals_;
   std::unordered_set<std::string> output_names_, input_names_;
+  bool check_only_ = false;
   TosaWriter w_;
   const Node* current_ = nullptr;
 };
@@ -1431,24 +1742,30 @@ std::vector<NodeId> neighbourhood(const Graph& g, const Node& node, TosaProfile 
 
 const char* profile_name(TosaProfile p) { return p == TosaProfile::Int ? "INT" : "FP"; }
 
-TosaLowering lower_to_tosa(const Graph& graph, const std::vector<NodeId>& nodes,
-                           TosaProfile profile) {
-  Lowerer lowerer(graph, nodes, profile);
+namespace {
+TosaLowering lower(const Graph& graph, const std::vector<NodeId>& nodes, TosaProfile profile,
+                   bool check_only) {
+  Lowerer lowerer(graph, nodes, profile, check_only);
   try {
     return lowerer.run();
   } catch (const Refusal& r) {
     TosaLowering out;
     out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + r.why : r.why;
     return out;
-  } catch (const compiler::CompileError& e) {
+  } catch (const std::exception& e) {  // CompileError from argument access, bad_alloc, ...
     TosaLowering out;
-    out.reason = e.what();
+    out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + e.what() : e.what();
     return out;
   }
 }
+}  // namespace
 
-compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
-                                        TosaProfile profile) {
+TosaLowering lower_to_tosa(const Graph& graph, const std::vector<NodeId>& nodes,
+                           TosaProfile profile) {
+  return lower(graph, nodes, profile, false);
+}
+
+compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node, TosaProfile profile) {
   using compiler::SupportDecision;
   const std::string op = node.op.str();
   const std::string prefix = std::string("TOSA ") + profile_name(profile) + ": ";
@@ -1460,18 +1777,27 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
     if (op == kQuant) {
       const ir::Value& in = graph.value(node.args[0].tensor());
       if (!in.is_intermediate())
-        return SupportDecision::no(prefix + "quantize of a float graph input (the INT profile "
-                                            "has no float tensors): stays on the CPU");
+        return SupportDecision::no(prefix +
+                                   "quantize of a float graph input (the INT profile "
+                                   "has no float tensors): stays on the CPU");
       // A quantize belongs to the op before it: supported when that op is.
       const Node& p = graph.node(in.producer);
       if (is_op(p, kDequant)) return SupportDecision::yes();
       return tosa_supports(graph, p, profile);
     }
-    if (op == kDequant) {
-      const ValueId out = node.outputs[0];
-      if (is_graph_output(graph, out))
-        return SupportDecision::no(prefix + "dequantize to a float graph output (the INT profile "
-                                            "has no float tensors): stays on the CPU");
+    const ValueId out = node.outputs[0];
+    if (op == kDequant && is_graph_output(graph, out))
+      return SupportDecision::no(prefix +
+                                 "dequantize to a float graph output (the INT profile "
+                                 "has no float tensors): stays on the CPU");
+    // A dequantize belongs to its readers: with one of them on the CPU, its float result would
+    // leave the region, which INT cannot express.
+    for (NodeId u : graph.value(out).users) {
+      const Node& reader = graph.node(u);
+      if (is_op(reader, kQuant)) continue;  // dequantize -> quantize: a requantisation
+      if (!tosa_supports(graph, reader, profile).supported)
+        return SupportDecision::no(prefix + "its reader " + reader.describe() +
+                                   " stays on the CPU");
     }
     return SupportDecision::yes();
   }
@@ -1484,7 +1810,7 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
         return tosa_supports(graph, p, profile);
     }
   }
-  const TosaLowering l = lower_to_tosa(graph, neighbourhood(graph, node, profile), profile);
+  const TosaLowering l = lower(graph, neighbourhood(graph, node, profile), profile, true);
   if (l.ok) return SupportDecision::yes();
   // The reason without the node description (the caller names the node).
   std::string why = l.reason;
@@ -1496,25 +1822,29 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node,
 TosaSelection select_tosa_nodes(const Graph& graph, TosaProfile profile) {
   TosaSelection sel;
   std::unordered_set<NodeId> chosen;
+  // Nodes left outside that depend on a chosen node: a node reading one of them cannot join,
+  // or the region would feed the CPU and read its result (a cycle once contracted). Reading
+  // other outside nodes (e.g. a quantize of a graph input) is a plain region input.
+  std::unordered_set<NodeId> tainted;
   for (NodeId id : graph.nodes()) {
     const Node& n = graph.node(id);
     compiler::SupportDecision d = tosa_supports(graph, n, profile);
-    if (d.supported) {
-      // Only nodes whose producers are all chosen (or graph inputs / constants) join, so the
-      // selection stays one convex region.
-      for (ValueId v : n.inputs()) {
-        const ir::Value& value = graph.value(v);
-        if (value.is_intermediate() && !chosen.count(value.producer)) {
-          d = compiler::SupportDecision::no("reads '" + value.name +
-                                            "', which a node outside the TOSA region makes");
-          break;
-        }
+    bool after_region = false;
+    for (ValueId v : n.inputs()) {
+      const ir::Value& value = graph.value(v);
+      if (!value.is_intermediate()) continue;
+      if (chosen.count(value.producer) || tainted.count(value.producer)) after_region = true;
+      if (d.supported && tainted.count(value.producer)) {
+        d = compiler::SupportDecision::no("reads '" + value.name +
+                                          "', which the CPU computes from the TOSA region's "
+                                          "results (one region only)");
       }
     }
     if (d.supported) {
       chosen.insert(id);
       sel.nodes.push_back(id);
     } else {
+      if (after_region) tainted.insert(id);
       sel.refusals.push_back(n.describe() + ": " + d.reason);
     }
   }

@@ -27,21 +27,21 @@ const char* profile_name(TosaProfile p);  // "INT" | "FP"
 
 // One graph input or output of the lowered TOSA graph.
 struct TosaIo {
-  std::string tosa_name;           // tensor name in the TOSA graph
+  std::string tosa_name;                                 // tensor name in the TOSA graph
   compiler::ir::ValueId value = compiler::ir::kNoValue;  // the IR value it carries
-  std::string value_name;          // that value's name
-  std::vector<int64_t> shape;      // TOSA shape (NHWC for 4-D)
+  std::string value_name;                                // that value's name
+  std::vector<int64_t> shape;                            // TOSA shape (NHWC for 4-D)
   std::vector<uint8_t> dim_order;  // layout of the IR value's dims in memory ({0,2,3,1}: NHWC)
   compiler::ir::ScalarType dtype = compiler::ir::ScalarType::Float;  // Char (int8) or Float
-  bool quantized = false;          // int8 with:
+  bool quantized = false;                                            // int8 with:
   double scale = 1;
   int32_t zero_point = 0;
 };
 
 struct TosaLowering {
   bool ok = false;
-  std::string reason;  // when !ok: which node and why
-  std::vector<uint8_t> tosa;  // serialized TosaGraph (identifier "TOSA", version 1.0.0)
+  std::string reason;                   // when !ok: which node and why
+  std::vector<uint8_t> tosa;            // serialized TosaGraph (identifier "TOSA", version 1.0.0)
   std::vector<TosaIo> inputs, outputs;  // in TOSA graph input / output order
   size_t tosa_ops = 0;                  // operators written (CONST and CONST_SHAPE included)
 };

@@ -7,7 +7,7 @@ namespace pteron::tosa_aot {
 std::optional<TosaScale> tosa_scale32(double factor) {
   if (!(factor > 0) || !std::isfinite(factor)) return std::nullopt;
   int exponent = 0;
-  const double mantissa = std::frexp(factor, &exponent);  // factor = mantissa * 2^exponent
+  const double mantissa = std::frexp(factor, &exponent);       // factor = mantissa * 2^exponent
   int64_t multiplier = std::llround(mantissa * 2147483648.0);  // mantissa in [0.5, 1)
   if (multiplier == (int64_t{1} << 31)) {
     multiplier /= 2;

@@ -34,8 +34,7 @@ class TosaWriter {
   // A graph input (placeholder), in the order added.
   TosaTensorInfo add_input(const std::string& base, std::vector<int64_t> shape, tosa::DType dtype);
   // An intermediate tensor an operator will define.
-  TosaTensorInfo add_tensor(const std::string& base, std::vector<int64_t> shape,
-                            tosa::DType dtype);
+  TosaTensorInfo add_tensor(const std::string& base, std::vector<int64_t> shape, tosa::DType dtype);
   // A CONST operator and its tensor; `data` is the little-endian bytes of the dtype.
   TosaTensorInfo add_const(const std::string& base, std::vector<int64_t> shape, tosa::DType dtype,
                            std::vector<uint8_t> data);
@@ -56,6 +55,8 @@ class TosaWriter {
   std::vector<uint8_t> finish();
 
   size_t op_count() const { return ops_.size(); }
+  // Checking only: constants keep no bytes (and are not size-checked).
+  void set_check_only(bool on) { check_only_ = on; }
 
  private:
   struct Tensor {
@@ -80,6 +81,7 @@ class TosaWriter {
   std::vector<Op> ops_;
   std::vector<std::string> inputs_, outputs_;
   size_t next_id_ = 0;
+  bool check_only_ = false;
 };
 
 size_t dtype_bytes(tosa::DType t);

@@ -14,6 +14,8 @@ RESCALE to the output scale), also within 1 step. The share of elements off by o
 to stay small, so a systematic error (a wrong zero point or scale) cannot hide in the tolerance.
 """
 
+import subprocess
+
 import numpy as np
 import pytest
 import torch
@@ -106,6 +108,7 @@ CASES = [
     ("add_broadcast", Fn(lambda x: x + x.mean((2, 3), keepdim=True)), (1, 4, 5, 5), False),
     ("add_relu", Fn(lambda x: F.relu(x + torch.sigmoid(x))), (2, 6), False),
     ("mul", Fn(lambda x: x * torch.tanh(x)), (1, 3, 4, 4), False),
+    ("mul_scalar", Fn(lambda x: x * 0.75), (2, 3, 5), False),
     ("relu", Fn(lambda x: F.relu(x)), (1, 3, 4, 4), True),
     ("hardtanh", Fn(lambda x: F.hardtanh(x, -0.5, 0.75)), (2, 10), True),
     ("max_pool", Fn(lambda x: F.max_pool2d(x, 2)), (1, 3, 8, 8), True),
@@ -125,6 +128,8 @@ CASES = [
     ("pad", Fn(lambda x: F.pad(x, (1, 2, 0, 1))), (1, 2, 4, 4), False),
     ("sigmoid", Fn(lambda x: torch.sigmoid(x)), (2, 3, 4, 4), False),
     ("tanh", Fn(lambda x: torch.tanh(x)), (4, 9), False),
+    ("leaky_relu", Fn(lambda x: F.leaky_relu(x, 0.1)), (2, 3, 4, 4), False),
+    ("silu", Fn(lambda x: F.silu(x)), (2, 8), False),
 ]
 
 
@@ -134,6 +139,44 @@ def test_op_fp_and_int(ref, tmp_path, name, model, shape, exact):
     path = _export(model, x, tmp_path / f"{name}.pt2")
     _check_fp(ref, model, x, path)
     _check_int(ref, model, x, path, exact=exact)
+
+
+class Attention(torch.nn.Module):
+    """The transformer ops TOSA FP takes: layer norm, split, bmm, div, causal where, softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(16)
+        self.qkv = torch.nn.Linear(16, 48)
+        self.register_buffer("mask", torch.tril(torch.ones(6, 6, dtype=torch.bool)))
+        self.register_buffer("masked", torch.full((1,), -1e4))
+
+    def forward(self, x):
+        q, k, v = self.qkv(self.ln(x)).split(16, -1)
+        att = torch.bmm(q, k.transpose(1, 2)) / 4.0
+        att = torch.where(self.mask, att, self.masked).softmax(-1)
+        return torch.bmm(att, v)
+
+
+FP_CASES = [
+    ("attention", Attention(), (2, 6, 16)),
+    ("mm", Fn(lambda x: torch.mm(x, x.t())), (5, 7)),
+    ("div", Fn(lambda x: x / (torch.sigmoid(x) + 0.5) * 2), (3, 4)),
+    ("layer_norm", Fn(lambda x, ln: ln(x), torch.nn.LayerNorm(10)), (2, 3, 10)),
+    # Core ATen decomposes these into add/clamp/mul/div, which FP takes one by one (INT would
+    # need a quantize between each: refused with reasons).
+    ("hardswish", Fn(lambda x: F.hardswish(x)), (2, 8)),
+    ("hardsigmoid", Fn(lambda x: F.hardsigmoid(x)), (2, 8)),
+]
+
+
+@pytest.mark.parametrize("name,model,shape", FP_CASES, ids=[c[0] for c in FP_CASES])
+def test_transformer_ops_fp(ref, tmp_path, name, model, shape):
+    if name == "layer_norm":
+        torch.nn.init.uniform_(model.mods[0].weight)
+        torch.nn.init.uniform_(model.mods[0].bias)
+    x = torch.randn(shape)
+    _check_fp(ref, model, x, _export(model, x, tmp_path / f"{name}.pt2"))
 
 
 def test_softmax_fp_and_int_refusal(ref, tmp_path):
@@ -146,6 +189,27 @@ def test_softmax_fp_and_int_refusal(ref, tmp_path):
     assert r["ok"], r["reason"]
     assert any("_softmax" in why and "INT profile" in why and "EXP" in why
                for why in r["refusals"]), r["refusals"]
+
+
+@pytest.mark.parametrize("fn", [F.hardswish, F.hardsigmoid], ids=["hardswish", "hardsigmoid"])
+def test_undecomposed_hard_activations(ref, tmp_path, fn):
+    """Exported without core-ATen decomposition, hardswish/hardsigmoid arrive whole: FP builds
+    them from ADD/CLAMP/MUL, INT is one TABLE."""
+    model = Fn(lambda x: fn(x))
+    x = torch.randn(2, 3, 5) * 4
+    path = tmp_path / "hard.pt2"
+    torch.export.save(torch.export.export(model.eval(), (x,)), path)
+    _check_fp(ref, model, x, path)
+    _check_int(ref, model, x, path)
+
+
+def test_elu_int_table_fp_refused(ref, tmp_path):
+    model = Fn(lambda x: F.elu(x, 0.7))
+    x = torch.randn(3, 8)
+    path = _export(model, x, tmp_path / "elu.pt2")
+    r = tosa.lower(path, "FP")
+    assert any("elu in the FP profile" in why for why in r["refusals"]), r["refusals"]
+    _check_int(ref, model, x, path)
 
 
 def test_batch_norm_fp(ref, tmp_path):
@@ -170,3 +234,27 @@ def test_refusals_name_the_constraint(tmp_path):
         path = _export(model, torch.randn(shape), tmp_path / f"r{i}.pt2")
         r = tosa.lower(path, "FP")
         assert any(words in why and "TOSA FP" in why for why in r["refusals"]), r["refusals"]
+
+
+VELA_CASES = ["avg_pool_pad", "sigmoid", "mul", "cat", "permute", "mul_scalar"]
+
+
+def test_int_forms_compile_with_vela(tmp_path):
+    """The INT forms the zoo models do not exercise (int16 average pooling, TABLE, int32 MUL,
+    CONCAT with requantised inputs, TRANSPOSE, a lone RESCALE) compile with Vela (ethos-u55-128)
+    with every operator on the NPU: Vela has no CPU fallback for TOSA input."""
+    vela = tosa.arm_python().parent / "vela"
+    by_name = {c[0]: c for c in CASES}
+    for name in VELA_CASES:
+        _, model, shape, _ = by_name[name]
+        x = torch.randn(shape)
+        path = _export(model, x, tmp_path / f"{name}.pt2")
+        cal = [np.stack([torch.randn(shape).numpy() for _ in range(4)])]
+        r = tosa.lower(path, "INT", "ethos-u", cal, int8_io=True)
+        assert r["ok"], r["reason"]
+        graph = tosa.write(r, tmp_path / f"{name}.tosa")
+        run = subprocess.run([str(vela), "--accelerator-config", "ethos-u55-128", "--output-dir",
+                              str(tmp_path / f"vela_{name}"), str(graph)],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, (name, run.stderr)
+        assert "CPU operators = 0 (0.0%)" in run.stdout, (name, run.stdout)

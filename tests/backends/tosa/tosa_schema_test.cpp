@@ -13,16 +13,16 @@ TEST(TosaSchema, BuildsAndVerifiesAnIdentityGraph) {
   auto shape = fbb.CreateVector(std::vector<int32_t>{1, 4});
   auto in = tosa::CreateTosaTensor(fbb, fbb.CreateString("x"), shape, tosa::DType::INT8);
   auto out = tosa::CreateTosaTensor(fbb, fbb.CreateString("y"), shape, tosa::DType::INT8);
-  auto op = tosa::CreateTosaOperator(
-      fbb, tosa::Op::IDENTITY, tosa::Attribute::IdentityAttribute,
-      tosa::CreateIdentityAttribute(fbb).Union(), fbb.CreateVectorOfStrings({"x"}),
-      fbb.CreateVectorOfStrings({"y"}));
+  auto op =
+      tosa::CreateTosaOperator(fbb, tosa::Op::IDENTITY, tosa::Attribute::IdentityAttribute,
+                               tosa::CreateIdentityAttribute(fbb).Union(),
+                               fbb.CreateVectorOfStrings({"x"}), fbb.CreateVectorOfStrings({"y"}));
   auto block = tosa::CreateTosaBasicBlock(
       fbb, fbb.CreateString("main"), fbb.CreateVector(std::vector{op}),
       fbb.CreateVector(std::vector{in, out}), fbb.CreateVectorOfStrings({"x"}),
       fbb.CreateVectorOfStrings({"y"}));
-  auto region = tosa::CreateTosaRegion(fbb, fbb.CreateString("main"),
-                                       fbb.CreateVector(std::vector{block}));
+  auto region =
+      tosa::CreateTosaRegion(fbb, fbb.CreateString("main"), fbb.CreateVector(std::vector{block}));
   auto version = tosa::CreateVersion(fbb, 1, 0, 0, false);
   tosa::FinishTosaGraphBuffer(
       fbb, tosa::CreateTosaGraph(fbb, version, fbb.CreateVector(std::vector{region})));
