@@ -9,6 +9,7 @@
 // The MVE path (depth multiplier 1, arm_depthwise_conv_s8_opt's idea) accumulates eight
 // channels per step for two neighbouring output pixels at once away from the left/right edges.
 // Scratch: quantized_depthwise_conv2d_scratch_bytes.
+#include <cstddef>
 #include <cstring>
 
 #include "kernels/cortex_m/scratch.h"
@@ -419,6 +420,274 @@ void pixel_quad_mve(QuadArgs& a) {
         "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
 }
 
+// Any four output pixels of a 3x3 depthwise convolution (the ones pixel_quad_mve does not take:
+// windows over the left or right padding, a row's last pixels), four channels at a time as
+// pixel_quad_mve computes them, each pixel's nine taps read through its own input pointers
+// (the padding row where a tap falls outside the input), which the loads advance by four
+// channels and the table keeps for the next group.
+struct QuadTable {
+  const int8_t* taps[9][4];  // per tap, the four pixels' input at channel 0
+  int8_t* outs[4];
+  const int8_t* wt;
+  int32_t cout;
+  const GroupQuant* quant;
+  int32_t out_off, act_min, act_max, groups;
+};
+
+// Registers: r9 the table, r8 the weights, r10 cout, r11 the GroupQuant, lr the groups left;
+// r0 (weights), r1-r4 (the pixels), r5 (table row), r6 (scalars) are low for widening loads.
+void pixel_table_mve(QuadTable& t) {
+  register QuadTable* t_r asm("r9") = &t;
+  __asm volatile(
+      "   ldr         r8, [r9, #160]     \n"
+      "   ldr         r10, [r9, #164]    \n"
+      "   ldr         r11, [r9, #168]    \n"
+      "   ldr         lr, [r9, #184]     \n"
+      "3:                                \n"
+      "   vldrw.32    q0, [r11]          \n"
+      "   vmov        q1, q0             \n"
+      "   vmov        q2, q0             \n"
+      "   vmov        q3, q0             \n"
+      "   mov         r0, r8             \n"
+      "   mov         r5, r9             \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vldrb.s32   q4, [r0]           \n"
+      "   add         r0, r0, r10        \n"
+      "   vldrb.s32   q5, [r1], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q0, q0, q5         \n"
+      "   vldrb.s32   q5, [r2], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q1, q1, q5         \n"
+      "   vldrb.s32   q5, [r3], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q2, q2, q5         \n"
+      "   vldrb.s32   q5, [r4], #4       \n"
+      "   vmul.i32    q5, q5, q4         \n"
+      "   vadd.i32    q3, q3, q5         \n"
+      "   stm         r5!, {r1, r2, r3, r4} \n"
+      "   vldrw.32    q4, [r11, #16]     \n"  // mult
+      "   vldrw.32    q5, [r11, #32]     \n"  // left
+      "   vshl.s32    q0, q0, q5         \n"
+      "   vshl.s32    q1, q1, q5         \n"
+      "   vshl.s32    q2, q2, q5         \n"
+      "   vshl.s32    q3, q3, q5         \n"
+      "   vqrdmulh.s32 q0, q0, q4        \n"
+      "   vqrdmulh.s32 q1, q1, q4        \n"
+      "   vqrdmulh.s32 q2, q2, q4        \n"
+      "   vqrdmulh.s32 q3, q3, q4        \n"
+      "   vldrw.32    q6, [r11, #48]     \n"  // right
+      "   add         r11, r11, #64      \n"
+      "   ldr         r6, [r9, #176]     \n"
+      "   vdup.32     q4, r6             \n"  // activation min
+      "   ldr         r6, [r9, #180]     \n"
+      "   vdup.32     q5, r6             \n"  // activation max
+      "   ldr         r6, [r9, #172]     \n"  // output offset
+      "   ldm         r5, {r1, r2, r3, r4} \n"
+      "   vand        q7, q0, q6         \n"
+      "   vshr.s32    q7, q7, #31        \n"
+      "   vqadd.s32   q0, q0, q7         \n"
+      "   vrshl.s32   q0, q0, q6         \n"
+      "   vadd.i32    q0, q0, r6         \n"
+      "   vmax.s32    q0, q0, q4         \n"
+      "   vmin.s32    q0, q0, q5         \n"
+      "   vstrb.32    q0, [r1], #4      \n"
+      "   vand        q7, q1, q6         \n"
+      "   vshr.s32    q7, q7, #31        \n"
+      "   vqadd.s32   q1, q1, q7         \n"
+      "   vrshl.s32   q1, q1, q6         \n"
+      "   vadd.i32    q1, q1, r6         \n"
+      "   vmax.s32    q1, q1, q4         \n"
+      "   vmin.s32    q1, q1, q5         \n"
+      "   vstrb.32    q1, [r2], #4      \n"
+      "   vand        q7, q2, q6         \n"
+      "   vshr.s32    q7, q7, #31        \n"
+      "   vqadd.s32   q2, q2, q7         \n"
+      "   vrshl.s32   q2, q2, q6         \n"
+      "   vadd.i32    q2, q2, r6         \n"
+      "   vmax.s32    q2, q2, q4         \n"
+      "   vmin.s32    q2, q2, q5         \n"
+      "   vstrb.32    q2, [r3], #4      \n"
+      "   vand        q7, q3, q6         \n"
+      "   vshr.s32    q7, q7, #31        \n"
+      "   vqadd.s32   q3, q3, q7         \n"
+      "   vrshl.s32   q3, q3, q6         \n"
+      "   vadd.i32    q3, q3, r6         \n"
+      "   vmax.s32    q3, q3, q4         \n"
+      "   vmin.s32    q3, q3, q5         \n"
+      "   vstrb.32    q3, [r4], #4      \n"
+      "   stm         r5, {r1, r2, r3, r4} \n"
+      "   add         r8, r8, #4         \n"
+      "   subs        lr, lr, #1         \n"
+      "   bne         3b                 \n"
+      :
+      : "r"(t_r)
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r14", "q0", "q1", "q2",
+        "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+}
+static_assert(offsetof(QuadTable, wt) == 160 && offsetof(QuadTable, quant) == 168 &&
+                  offsetof(QuadTable, out_off) == 172 && offsetof(QuadTable, groups) == 184,
+              "pixel_table_mve's offsets");
+static_assert(offsetof(QuadArgs, quant) == 32 && offsetof(QuadArgs, groups) == 48,
+              "pixel_quad_mve's offsets");
+
+// Output pixel (oy, ox) as entry k of the table: its taps' inputs (the padding row outside).
+void table_pixel(QuadTable& t, int32_t k, const int8_t* in_b, int8_t* out, int32_t oy,
+                 int32_t ox, const DwMve& d) {
+  const ConvParams& p = *d.p;
+  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+  for (int32_t ky = 0; ky < 3; ++ky) {
+    const int32_t iy = y0 + ky * p.win.dilation[0];
+    const bool row_in = iy >= 0 && iy < p.h;
+    const int8_t* row = in_b + static_cast<int64_t>(iy) * p.w * p.cin;
+    for (int32_t kx = 0; kx < 3; ++kx) {
+      const int32_t ix = x0 + kx * p.win.dilation[1];
+      t.taps[ky * 3 + kx][k] = row_in && ix >= 0 && ix < p.w ? row + ix * p.cin : d.pad_row;
+    }
+  }
+  t.outs[k] = out;
+}
+
+// Runs the table's first n (1 to 4) pixels: missing ones repeat the last (same inputs, same
+// output), so a partial table stores that pixel's values again instead of going elsewhere.
+void flush_table(QuadTable& t, int32_t n, const DwMve& d) {
+  for (int32_t k = n; k < 4; ++k) {
+    for (auto& tap : t.taps) tap[k] = tap[n - 1];
+    t.outs[k] = t.outs[n - 1];
+  }
+  t.quant = d.quant[0], t.groups = d.p->cout / 4;
+  pixel_table_mve(t);
+}
+
 // One output pixel, any window position: taps outside the input read the padding row.
 template <bool kTail>
 inline void pixel_block(const int8_t* const* taps, int32_t n, const int8_t* wt,
@@ -467,9 +736,14 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
   const bool quad = p.kh == 3 && p.kw == 3 && p.cout % 4 == 0;  // pixel_quad_mve's shapes
   QuadArgs qa{{}, wt, step, p.win.dilation[1] * p.cin, p.cout, nullptr, quant[0], p.out_off,
               p.act_min, p.act_max, 0};
+  QuadTable table{};
+  table.wt = wt, table.cout = p.cout, table.out_off = p.out_off;
+  table.act_min = p.act_min, table.act_max = p.act_max;
+  int32_t pending = 0;  // pixels in the table
   const int8_t* rows[kMaxTaps];     // each kernel row's input row (or the padding row)
   const int8_t* shifted[kMaxTaps];  // the same, at a pixel's window start
-  for (int32_t b = 0; b < p.n; ++b)
+  for (int32_t b = 0; b < p.n; ++b) {
+    const int8_t* in_b = in + static_cast<int64_t>(b) * p.h * p.w * p.cin;
     for (int32_t oy = 0; oy < p.oh; ++oy) {
       const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
       for (int32_t ky = 0; ky < p.kh; ++ky) {
@@ -484,6 +758,10 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
           qa.out = out, qa.quant = quant[0], qa.groups = p.cout / 4;
           pixel_quad_mve(qa);
           ox += 4, out += 4 * p.cout;
+        } else if (quad) {
+          table_pixel(table, pending++, in_b, out, oy, ox, d);
+          if (pending == 4) flush_table(table, 4, d), pending = 0;
+          ++ox, out += p.cout;
         } else if (ox + 2 <= p.ow && x0 >= 0 && x0 + p.win.stride[1] + reach < p.w) {
           for (int32_t ky = 0; ky < p.kh; ++ky) shifted[ky] = rows[ky] + x0 * p.cin;
           pixel_pair_mve(shifted, wt, out, d, step);
@@ -494,6 +772,8 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
         }
       }
     }
+  }
+  if (pending > 0) flush_table(table, pending, d);
 }
 #endif
 
