@@ -53,7 +53,19 @@ struct DwMve {
 
 void prepare_mve(const int8_t* wt, const ConvParams& p, BlockQuant* quant, int8_t* pad_row) {
   const int32_t taps = p.kh * p.kw;
-  for (int32_t c = 0; c < p.cout; ++c) {
+  int32_t c0 = 0;  // whole groups of four channels as vectors, the rest one by one
+  for (; c0 + 4 <= p.cout; c0 += 4) {
+    int32x4_t sum = vdupq_n_s32(0);
+    for (int32_t t = 0; t < taps; ++t) sum = vaddq_s32(sum, vldrbq_s32(wt + t * p.cout + c0));
+    const int32x4_t bias = p.bias ? vldrwq_s32(p.bias + c0) : vdupq_n_s32(0);
+    const int32x4_t shift = vldrwq_s32(p.shift + c0);
+    GroupQuant& q = quant[c0 / 8][(c0 / 4) % 2];
+    vst1q_s32(q.base, vmlaq_n_s32(bias, sum, p.in_off));
+    vst1q_s32(q.mult, vldrwq_s32(p.mult + c0));
+    vst1q_s32(q.left, vmaxq_s32(shift, vdupq_n_s32(0)));
+    vst1q_s32(q.right, vminq_s32(shift, vdupq_n_s32(0)));
+  }
+  for (int32_t c = c0; c < p.cout; ++c) {
     int32_t sum = 0;
     for (int32_t t = 0; t < taps; ++t) sum += wt[t * p.cout + c];
     GroupQuant& q = quant[c / 8][(c / 4) % 2];
