@@ -905,13 +905,8 @@ void table_pixel(QuadTable& t, int32_t k, const int8_t* in_b, int8_t* out, int32
   t.outs[k] = out;
 }
 
-// Runs the table's first n (1 to 4) pixels: missing ones repeat the last (same inputs, same
-// output), so a partial table stores that pixel's values again instead of going elsewhere.
-void flush_table(QuadTable& t, int32_t n, const DwMve& d) {
-  for (int32_t k = n; k < 4; ++k) {
-    for (auto& tap : t.taps) tap[k] = tap[n - 1];
-    t.outs[k] = t.outs[n - 1];
-  }
+// Runs the table's four pixels.
+void flush_table(QuadTable& t, const DwMve& d) {
   t.quant = d.quant[0], t.groups = d.p->cout / 4;
   pixel_table_mve(t);
 }
@@ -975,7 +970,8 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
   QuadTable table{};
   table.wt = wt, table.cout = p.cout, table.out_off = p.out_off;
   table.act_min = p.act_min, table.act_max = p.act_max;
-  int32_t pending = 0;  // pixels in the table
+  int32_t pending = 0;          // pixels in the table
+  int32_t pending_at[4][2];     // their (oy, ox)
   const int8_t* rows[kMaxTaps];     // each kernel row's input row (or the padding row)
   const int8_t* shifted[kMaxTaps];  // the same, at a pixel's window start
   for (int32_t b = 0; b < p.n; ++b) {
@@ -995,8 +991,9 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
           quad_fn(qa);
           ox += 4, out += 4 * p.cout;
         } else if (quad) {
+          pending_at[pending][0] = oy, pending_at[pending][1] = ox;
           table_pixel(table, pending++, in_b, out, oy, ox, d);
-          if (pending == 4) flush_table(table, 4, d), pending = 0;
+          if (pending == 4) flush_table(table, d), pending = 0;
           ++ox, out += p.cout;
         } else if (ox + 2 <= p.ow && x0 >= 0 && x0 + p.win.stride[1] + reach < p.w) {
           for (int32_t ky = 0; ky < p.kh; ++ky) shifted[ky] = rows[ky] + x0 * p.cin;
@@ -1008,8 +1005,19 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
         }
       }
     }
+    // A batch's last one to three table pixels: one at a time costs less than a table of four
+    // that repeats them.
+    for (int32_t k = 0; k < pending; ++k) {
+      const int32_t y0 = pending_at[k][0] * p.win.stride[0] - p.win.padding[0];
+      for (int32_t ky = 0; ky < p.kh; ++ky) {
+        const int32_t iy = y0 + ky * p.win.dilation[0];
+        rows[ky] = iy < 0 || iy >= p.h ? pad_row : in_b + static_cast<int64_t>(iy) * p.w * p.cin;
+      }
+      pixel_mve(rows, wt, table.outs[k], d,
+                pending_at[k][1] * p.win.stride[1] - p.win.padding[1]);
+    }
+    pending = 0;
   }
-  if (pending > 0) flush_table(table, pending, d);
 }
 #endif
 
