@@ -878,8 +878,8 @@ void pixel_table_mve(QuadTable& t) {
       "   bne         3b                 \n"
       :
       : "r"(t_r)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r14", "q0", "q1", "q2",
-        "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r14", "q0", "q1", "q2", "q3",
+        "q4", "q5", "q6", "q7", "memory", "cc");
 }
 static_assert(offsetof(QuadTable, wt) == 160 && offsetof(QuadTable, quant) == 168 &&
                   offsetof(QuadTable, out_off) == 172 && offsetof(QuadTable, groups) == 184,
@@ -888,8 +888,8 @@ static_assert(offsetof(QuadArgs, quant) == 32 && offsetof(QuadArgs, groups) == 4
               "pixel_quad_mve's offsets");
 
 // Output pixel (oy, ox) as entry k of the table: its taps' inputs (the padding row outside).
-void table_pixel(QuadTable& t, int32_t k, const int8_t* in_b, int8_t* out, int32_t oy,
-                 int32_t ox, const DwMve& d) {
+void table_pixel(QuadTable& t, int32_t k, const int8_t* in_b, int8_t* out, int32_t oy, int32_t ox,
+                 const DwMve& d) {
   const ConvParams& p = *d.p;
   const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
   const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
@@ -965,13 +965,14 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
               : p.cin == 64 ? pixel_quad_imm_mve<64>
                             : pixel_quad_mve;
   }
-  QuadArgs qa{{}, wt, step, p.win.dilation[1] * p.cin, p.cout, nullptr, quant[0], p.out_off,
+  QuadArgs qa{{},        wt,        step,     p.win.dilation[1] * p.cin,
+              p.cout,    nullptr,   quant[0], p.out_off,
               p.act_min, p.act_max, 0};
   QuadTable table{};
   table.wt = wt, table.cout = p.cout, table.out_off = p.out_off;
   table.act_min = p.act_min, table.act_max = p.act_max;
-  int32_t pending = 0;          // pixels in the table
-  int32_t pending_at[4][2];     // their (oy, ox)
+  int32_t pending = 0;              // pixels in the table
+  int32_t pending_at[4][2];         // their (oy, ox)
   const int8_t* rows[kMaxTaps];     // each kernel row's input row (or the padding row)
   const int8_t* shifted[kMaxTaps];  // the same, at a pixel's window start
   for (int32_t b = 0; b < p.n; ++b) {
@@ -1013,8 +1014,7 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
         const int32_t iy = y0 + ky * p.win.dilation[0];
         rows[ky] = iy < 0 || iy >= p.h ? pad_row : in_b + static_cast<int64_t>(iy) * p.w * p.cin;
       }
-      pixel_mve(rows, wt, table.outs[k], d,
-                pending_at[k][1] * p.win.stride[1] - p.win.padding[1]);
+      pixel_mve(rows, wt, table.outs[k], d, pending_at[k][1] * p.win.stride[1] - p.win.padding[1]);
     }
     pending = 0;
   }
