@@ -276,6 +276,15 @@ int main() {
             1);  // SAME pad folded in: 12 -> 6 with pad 0 top, 1 bottom
   test_conv(8, 10, 24, 16, 3, 3, 2, 0, 1, 1);
   test_conv(7, 7, 17, 5, 3, 3, 1, 1, 1, 1);
+  // Depthwise 3x3 four-pixel paths: channels with immediate-offset kernels (8, 16, 32, 64, also
+  // under stride 2), the generic one (128), dilation 2, rows whose leftover pixels (1 to 3) go
+  // through the tap table together with the next row's.
+  test_conv(6, 14, 8, 4, 3, 3, 1, 1, 1);
+  test_conv(5, 21, 16, 4, 3, 3, 2, 1, 1);
+  test_conv(4, 11, 32, 4, 3, 3, 1, 1, 1);
+  test_conv(3, 13, 64, 4, 3, 3, 2, 1, 1);
+  test_conv(3, 10, 128, 4, 3, 3, 1, 1, 1);
+  test_conv(7, 15, 12, 4, 3, 3, 1, 2, 2);
   test_softmax(1, 10);
   test_softmax(4, 37);
   test_softmax(2, 100);
