@@ -199,3 +199,9 @@ bench-explorer: build
 
 bench-cortex-m-fp32: build
 	$(PY) bench/cortex_m.py --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+# bench-npu: the MLPerf Tiny models on ethos-u55-128/-256 and ethos-u85-256: Vela's estimated
+# NPU cycles and memory, MAC share on the NPU, CPU work left (bench/results/npu.*)
+.PHONY: bench-npu
+bench-npu: build
+	$(PY) bench/npu.py --pteron $(abspath $(BUILD))/tools/cli/pteron

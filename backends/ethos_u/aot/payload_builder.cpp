@@ -21,8 +21,9 @@ void tosa_io(const std::vector<uint8_t>& tosa, std::vector<PayloadIo>* inputs,
   std::vector<uint8_t> memory(*need);
   auto ex = tosa_rt::TosaExecutor::create(aligned.data(), tosa.size(), {memory.data(), memory.size()});
   if (!ex.ok()) throw CompileError(std::string("ethos-u: ") + last_error_message());
-  auto fill = [](const tosa_rt::TosaTensor& t) {
+  auto fill = [](const tosa_rt::TosaTensor& t, size_t index) {
     PayloadIo io;
+    io.tosa_index = uint32_t(index);
     io.name = t.name;
     io.shape.assign(t.shape, t.shape + t.rank);
     if (t.dtype == tosa::DType::INT8) io.dtype = 1;
@@ -31,8 +32,8 @@ void tosa_io(const std::vector<uint8_t>& tosa, std::vector<PayloadIo>* inputs,
                             tosa::EnumNameDType(t.dtype) + " (int8 or float32)");
     return io;
   };
-  for (size_t i = 0; i < ex->num_inputs(); ++i) inputs->push_back(fill(ex->input(i)));
-  for (size_t i = 0; i < ex->num_outputs(); ++i) outputs->push_back(fill(ex->output(i)));
+  for (size_t i = 0; i < ex->num_inputs(); ++i) inputs->push_back(fill(ex->input(i), i));
+  for (size_t i = 0; i < ex->num_outputs(); ++i) outputs->push_back(fill(ex->output(i), i));
 }
 
 uint64_t tosa_planned_bytes(const std::vector<uint8_t>& tosa) {
@@ -61,10 +62,12 @@ std::vector<uint8_t> build_payload(const std::vector<uint8_t>& tosa,
     std::vector<flatbuffers::Offset<fb::IoTensor>> v;
     for (size_t i = 0; i < list.size(); ++i) {
       const PayloadIo& io = list[i];
+      if (io.tosa_index >= placed.size()) throw CompileError("ethos-u: bad TOSA I/O index");
+      const VelaIo& at = placed[io.tosa_index];
       v.push_back(fb::CreateIoTensor(b, b.CreateString(io.name), b.CreateVector(io.shape),
                                      b.CreateVector(io.dim_order), io.dtype, io.scale,
-                                     io.zero_point, placed[i].elem_size, placed[i].region,
-                                     placed[i].offset));
+                                     io.zero_point, at.elem_size, at.region, at.offset,
+                                     io.tosa_index));
     }
     return b.CreateVector(v);
   };

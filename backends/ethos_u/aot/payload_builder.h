@@ -17,6 +17,7 @@ struct PayloadIo {
   int8_t dtype = 1;               // pteron ScalarType: 1 int8, 6 float32
   double scale = 1;
   int32_t zero_point = 0;
+  uint32_t tosa_index = 0;        // which TOSA graph input / output (the lists are in call order)
 };
 
 // The I/O of a TOSA graph as it declares them (int8 / fp32 only), row-major.

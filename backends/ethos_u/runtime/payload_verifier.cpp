@@ -38,6 +38,16 @@ Error verify_io(const flatbuffers::Vector<flatbuffers::Offset<fb::IoTensor>>* li
                     i, rank);
       }
     }
+    if (t->tosa_index() >= list->size()) {
+      return fail(Error::InvalidProgram, "Ethos-U payload: %s %u has TOSA index %u of %u", role,
+                  i, t->tosa_index(), list->size());
+    }
+    for (uint32_t j = 0; j < i; ++j) {
+      if (list->Get(j)->tosa_index() == t->tosa_index()) {
+        return fail(Error::InvalidProgram, "Ethos-U payload: %ss %u and %u share TOSA index %u",
+                    role, j, i, t->tosa_index());
+      }
+    }
     if (t->dtype() != 1 && t->dtype() != 6) {
       return fail(Error::InvalidProgram, "Ethos-U payload: %s %u dtype %d (int8 or float32)",
                   role, i, t->dtype());

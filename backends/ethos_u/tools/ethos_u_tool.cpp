@@ -1,6 +1,7 @@
 // pteron-ethos-u: the Ethos-U backend's pieces on their own, for tests and for looking at Vela.
 //   pteron-ethos-u compile GRAPH.tosa --target T -o OUT.peu   Vela + payload; prints JSON
 //   pteron-ethos-u run OUT.peu INPUTS.npz OUTPUTS.npz          through the registered backend
+//   pteron-ethos-u tosa OUT.peu GRAPH.tosa                     the payload's TOSA form
 // Errors are one line on stderr and exit status 1.
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include "backends/ethos_u/aot/payload_builder.h"
 #include "backends/ethos_u/runtime/ethos_u_backend.h"
+#include "backends/ethos_u/runtime/payload_verifier.h"
 #include "compiler/compile_error.h"
 #include "runtime/core/error.h"
 #include "runtime/core/tensor.h"
@@ -108,8 +110,16 @@ int run(int argc, char** argv) {
     bool is_in = i < p->inputs()->size();
     const auto* io = is_in ? p->inputs()->Get(i) : p->outputs()->Get(i - p->inputs()->size());
     Owned& o = owned[i];
-    for (int64_t s : *io->shape()) o.sizes.push_back(int32_t(s));
-    for (size_t d = 0; d < o.sizes.size(); ++d) o.order.push_back(uint8_t(d));
+    // Data is in the TOSA layout (the payload's shapes); the tensor's logical sizes follow
+    // from the payload's dim order (NHWC storage of an NCHW tensor for 4-D).
+    size_t rank = io->shape()->size();
+    o.sizes.resize(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      uint8_t dim = io->dim_order() && io->dim_order()->size() == rank ? io->dim_order()->Get(d)
+                                                                        : uint8_t(d);
+      o.order.push_back(dim);
+      o.sizes[dim] = int32_t(io->shape()->Get(d));
+    }
     o.strides.resize(o.sizes.size());
     ScalarType dt = io->dtype() == 1 ? ScalarType::Char : ScalarType::Float;
     o.tensor = Tensor(dt, int32_t(o.sizes.size()), o.sizes.data(), o.order.data(),
@@ -129,12 +139,23 @@ int run(int argc, char** argv) {
     npz::Array a;
     a.name = "out" + std::to_string(i - p->inputs()->size());
     a.dtype = owned[i].tensor.dtype();
-    a.shape = owned[i].sizes;
+    for (int64_t d : *p->outputs()->Get(i - p->inputs()->size())->shape()) a.shape.push_back(int32_t(d));
     a.data = owned[i].data;
     outputs.push_back(std::move(a));
   }
   if (!npz::write(argv[4], outputs, &err)) return die(err);
   be.destroy(*handle);
+  return 0;
+}
+
+int dump_tosa(int argc, char** argv) {
+  if (argc < 4) return die("usage: pteron-ethos-u tosa OUT.peu GRAPH.tosa");
+  std::vector<uint8_t> raw = read_file(argv[2]);
+  auto verified = pteron::ethos_u::verify_payload({raw.data(), raw.size()});
+  if (!verified.ok()) return die(pteron::last_error_message());
+  const auto* tosa = (*verified)->tosa();
+  std::ofstream(argv[3], std::ios::binary)
+      .write(reinterpret_cast<const char*>(tosa->data()), std::streamsize(tosa->size()));
   return 0;
 }
 
@@ -144,6 +165,7 @@ int main(int argc, char** argv) {
   try {
     if (argc >= 2 && std::strcmp(argv[1], "compile") == 0) return compile(argc, argv);
     if (argc >= 2 && std::strcmp(argv[1], "run") == 0) return run(argc, argv);
+    if (argc >= 2 && std::strcmp(argv[1], "tosa") == 0) return dump_tosa(argc, argv);
   } catch (const std::exception& e) {
     return die(e.what());
   }
