@@ -96,7 +96,9 @@ def write_md(rows: list[dict], load: str) -> str:
         "and compiled with `--backends ethos-u,cortex-m,portable` for each Ethos-U target; figures "
         "are Vela's performance estimate for the Ethos-U regions (no NPU is run: on the host the "
         "regions execute emulated from their TOSA form, bit-exact with the TOSA reference model). "
-        "MAC share = Vela's NPU MACs / the model's reference MACs. CPU calls = kernel calls left "
+        "NPU time = Vela's inference time at the system's clock (NPU or memory bound, whichever "
+        "is slower). MAC share = Vela's NPU MACs / the model's reference MACs. CPU calls = kernel "
+        "calls left "
         f"in the program (the int8 I/O boundary and anything refused). Load average: {load}.",
         "",
         "| model | target | memory mode | regions | NPU cycles | NPU time (us) | MAC share | SRAM (B) "
