@@ -104,3 +104,28 @@ def test_float_model_stays_on_cpu_as_not_quantized(tmp_path):
                             "--backends", "ethos-u,portable", "--json").stdout)
     assert report["delegated_regions"] == []
     assert report["refusals"] and all("not quantized" in r for r in report["refusals"])
+
+
+def test_heterogeneous_program_says_who_took_what(tmp_path):
+    """ethos-u, then cortex-m, then portable: the NPU takes the int8 body, cortex-m the Q/DQ
+    around the softmax, portable what neither has (softmax, the boundary layout copy), and
+    the delegation report gives each kept node's reasons."""
+    from pteron import zoo
+    from pteron.tosa import zoo_calibration
+
+    pt2 = zoo.export("ds-cnn", tmp_path / "ds-cnn.pt2")
+    np.savez(tmp_path / "cal.npz", input_0=zoo_calibration("ds-cnn")[0])
+    pte = tmp_path / "het.pte"
+    cli("compile", pt2, "-o", pte, "--target", "ethos-u55-128", "--backends",
+        "ethos-u,cortex-m,portable", "--quantize", "ethos-u", "--calibration", tmp_path / "cal.npz",
+        "--int8-io")
+    info = json.loads(cli("inspect", pte, "--delegation", "--json").stdout)
+    assert info["backends"] == ["ethos-u", "cortex-m", "portable"]
+    runs_on = {op["op"]: op["runs_on"] for op in info["ops"]}
+    assert runs_on["aten::convolution.default"] == {"ethos-u": 9}
+    assert runs_on["aten::_softmax.default"] == {"portable": 1}
+    assert runs_on["cortex_m::quantize_per_tensor.default"] == {"cortex_m": 1}
+    text = cli("inspect", pte, "--delegation").stdout
+    assert "softmax in the INT profile" in text and "cortex-m: no kernel for aten::_softmax.out" in text
+    np.savez(tmp_path / "in.npz", input_0=np.zeros((1, 1, 49, 10), np.int8))
+    assert "EMULATED" in cli("run", pte, "--inputs", tmp_path / "in.npz").stderr
