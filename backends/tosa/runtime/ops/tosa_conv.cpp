@@ -84,6 +84,10 @@ void depthwise_loop(const ConvGeom& g, const InT* in, const WT* w, const AccT* b
             if (ix < 0 || ix >= g.iw) continue;
             const InT* x = in + ((int64_t(n) * g.ih + iy) * g.iw + ix) * g.ic;
             const WT* wk = w + (int64_t(ky) * g.kw + kx) * g.ic * m;
+            if (m == 1) {  // the common case, as one contiguous (vectorisable) loop
+              for (int32_t c = 0; c < g.ic; ++c) o[c] += (AccT(x[c]) - izp) * (AccT(wk[c]) - wzp);
+              continue;
+            }
             for (int32_t c = 0; c < g.ic; ++c) {
               AccT xv = AccT(x[c]) - izp;
               for (int32_t j = 0; j < m; ++j) o[c * m + j] += xv * (AccT(wk[c * m + j]) - wzp);
