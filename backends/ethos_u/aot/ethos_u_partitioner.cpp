@@ -52,6 +52,63 @@ bool match_io(const std::vector<compiler::ir::ValueId>& values,
   return true;
 }
 
+std::vector<int64_t> ints_arg(const compiler::ir::Node& n, const char* name) {
+  const compiler::ir::Argument& a = n.arg(name);
+  if (a.is<std::vector<int64_t>>()) return a.get<std::vector<int64_t>>();
+  if (a.is<int64_t>()) return {a.to_int()};
+  return {};
+}
+
+// Vela's Ethos-U55/U65 constraints on TOSA operators (`vela --supported-ops-report`, Vela
+// 5.2.0) that the INT lowering of these ATen ops can break. TOSA input has no CPU fallback, so
+// a node breaking one would fail its whole region in Vela: refuse the node instead, so the
+// region forms without it. "" when the node is fine.
+std::string vela_u55_constraint(const compiler::ir::Graph& graph, const compiler::ir::Node& n) {
+  const std::string op = n.op.str();
+  // A stride only matters along a dimension with more than one output (a global pool's
+  // stride is its kernel, and Vela takes it).
+  std::vector<int64_t> out_hw;
+  if (!n.outputs.empty()) {
+    const auto& sizes = graph.value(n.outputs[0]).spec.sizes;
+    if (sizes.size() == 4) out_hw = {sizes[2], sizes[3]};
+  }
+  auto strides_ok = [&](const std::vector<int64_t>& s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      size_t d = s.size() == 1 ? 0 : i;
+      bool single = out_hw.size() == 2 && (s.size() == 1 ? out_hw[0] == 1 && out_hw[1] == 1
+                                                         : d < 2 && out_hw[d] == 1);
+      if (!single && (s[i] < 1 || s[i] > 3)) return false;
+    }
+    return true;
+  };
+  if (op == "aten::convolution.default") {
+    std::vector<int64_t> stride = ints_arg(n, "stride");
+    const auto& w = graph.value(n.arg("weight").tensor()).spec.sizes;
+    if (!strides_ok(stride)) return "Vela (U55/U65): CONV2D stride must be 1..3";
+    if (w.size() == 4 && (w[2] > 64 || w[2] * w[3] > 4096)) {
+      return "Vela (U55/U65): CONV2D kernel_y <= 64 and kernel_x*kernel_y <= 4096";
+    }
+  } else if (op == "aten::avg_pool2d.default") {
+    std::vector<int64_t> kernel = ints_arg(n, "kernel_size"), stride = ints_arg(n, "stride"),
+                         pad = ints_arg(n, "padding");
+    if (!strides_ok(stride.empty() ? kernel : stride)) {
+      return "Vela (U55/U65): AVG_POOL2D stride must be 1..3";
+    }
+    bool padded = false;
+    for (int64_t p : pad) padded = padded || p != 0;
+    for (int64_t k : kernel) {
+      if (padded && k > 8) return "Vela (U55/U65): AVG_POOL2D with padding needs kernel <= 8";
+    }
+  } else if (op == "aten::max_pool2d.default" || op == "aten::max_pool2d_with_indices.default") {
+    std::vector<int64_t> kernel = ints_arg(n, "kernel_size"), stride = ints_arg(n, "stride");
+    if (!strides_ok(stride.empty() ? kernel : stride)) {
+      return "Vela (U55/U65): MAX_POOL2D stride must be 1..3";
+    }
+    if (!kernel.empty() && kernel[0] > 256) return "Vela (U55/U65): MAX_POOL2D kernel_y <= 256";
+  }
+  return "";
+}
+
 bool is_qdq(const compiler::ir::Node& n) {
   return n.op.str().rfind("quantized_decomposed::", 0) == 0;
 }
@@ -76,28 +133,64 @@ bool quantized_context(const compiler::ir::Graph& graph, const compiler::ir::Nod
 
 bool partitioner_registered() { return g_registered; }
 
-SupportDecision EthosUPartitioner::supports(const compiler::ir::Graph& graph,
-                                            const compiler::ir::Node& node) const {
+namespace {
+
+// The TOSA INT checker plus Vela's constraints for this target, for one node on its own.
+SupportDecision base_decision(const compiler::ir::Graph& graph, const compiler::ir::Node& node) {
   SupportDecision d = tosa_aot::tosa_supports(graph, node, TosaProfile::Int);
-  if (d.supported) {
-    // A dequantize whose reader stays on the CPU would make a float region output (INT regions
-    // produce int8): it stays outside with its reader.
-    const std::string op = node.op.str();
-    if (op.rfind("quantized_decomposed::dequantize_per_", 0) == 0 && !node.outputs.empty()) {
-      const compiler::ir::ValueId v = node.outputs[0];
-      for (compiler::ir::ValueId out : graph.outputs()) {
-        if (out == v) return SupportDecision::no("its float result is a graph output (int8 only)");
+  const compiler::Target* target = compiler::compiling_target();
+  if (d.supported && target != nullptr) {
+    try {
+      const std::string accel = npu_config_of(*target).accelerator;
+      if (accel.rfind("ethos-u55", 0) == 0 || accel.rfind("ethos-u65", 0) == 0) {
+        std::string why = vela_u55_constraint(graph, node);
+        if (!why.empty()) return SupportDecision::no(why);
       }
-      for (compiler::ir::NodeId u : graph.value(v).users) {
-        SupportDecision user = tosa_aot::tosa_supports(graph, graph.node(u), TosaProfile::Int);
-        if (!user.supported) {
-          return SupportDecision::no("its reader '" + graph.node(u).describe() +
-                                     "' stays on the CPU (" + user.reason + ")");
-        }
+    } catch (const std::exception&) {
+      // No [npu] table: lower() reports that once, as a compile error.
+    }
+  }
+  return d;
+}
+
+// Regions take and give int8 only: a node reading a float value from a node that stays on the
+// CPU stays too (e.g. the relu and quantize after a convolution Vela cannot take), and so does
+// a dequantize whose reader stays on the CPU.
+SupportDecision decide(const compiler::ir::Graph& graph, const compiler::ir::Node& node,
+                       int depth) {
+  SupportDecision d = base_decision(graph, node);
+  if (!d.supported) return d;
+  for (compiler::ir::ValueId v : node.inputs()) {
+    const auto& value = graph.value(v);
+    if (!value.is_intermediate() || value.spec.dtype != compiler::ir::ScalarType::Float) continue;
+    if (depth < 16 && !decide(graph, graph.node(value.producer), depth + 1).supported) {
+      return SupportDecision::no("reads float '" + value.name +
+                                 "' from a node that stays on the CPU (regions take int8)");
+    }
+  }
+  const std::string op = node.op.str();
+  if (op.rfind("quantized_decomposed::dequantize_per_", 0) == 0 && !node.outputs.empty()) {
+    const compiler::ir::ValueId v = node.outputs[0];
+    for (compiler::ir::ValueId out : graph.outputs()) {
+      if (out == v) return SupportDecision::no("its float result is a graph output (int8 only)");
+    }
+    for (compiler::ir::NodeId u : graph.value(v).users) {
+      SupportDecision user = base_decision(graph, graph.node(u));
+      if (!user.supported) {
+        return SupportDecision::no("its reader '" + graph.node(u).describe() +
+                                   "' stays on the CPU (" + user.reason + ")");
       }
     }
-    return d;
   }
+  return d;
+}
+
+}  // namespace
+
+SupportDecision EthosUPartitioner::supports(const compiler::ir::Graph& graph,
+                                            const compiler::ir::Node& node) const {
+  SupportDecision d = decide(graph, node, 0);
+  if (d.supported) return d;
   if (!quantized_context(graph, node) &&
       tosa_aot::tosa_supports(graph, node, TosaProfile::Fp).supported) {
     return SupportDecision::no("not quantized (the Ethos-U runs int8 only; quantize the model, "

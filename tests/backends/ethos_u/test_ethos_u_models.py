@@ -129,3 +129,34 @@ def test_heterogeneous_program_says_who_took_what(tmp_path):
     assert "softmax in the INT profile" in text and "cortex-m: no kernel for aten::_softmax.out" in text
     np.savez(tmp_path / "in.npz", input_0=np.zeros((1, 1, 49, 10), np.int8))
     assert "EMULATED" in cli("run", pte, "--inputs", tmp_path / "in.npz").stderr
+
+
+def test_vela_constraint_keeps_node_on_cpu_with_reason(tmp_path):
+    """A stride-4 convolution is valid TOSA but breaks Vela's U55 CONV2D stride limit (1..3):
+    it stays on the CPU with that reason while the rest of the model still goes to the NPU."""
+    import torch
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 8, 3, stride=4, padding=1)
+            self.b = torch.nn.Conv2d(8, 8, 3, stride=1, padding=1)
+
+        def forward(self, x):
+            return torch.relu(self.b(torch.relu(self.a(x))))
+
+    torch.manual_seed(0)
+    x = torch.randn(1, 3, 32, 32)
+    ep = torch.export.export(Net().eval(), (x,)).run_decompositions()
+    torch.export.save(ep, tmp_path / "net.pt2")
+    np.savez(tmp_path / "cal.npz", input_0=np.random.default_rng(0).standard_normal((4, 1, 3, 32, 32))
+             .astype(np.float32))
+    report = json.loads(cli("compile", tmp_path / "net.pt2", "-o", tmp_path / "net.pte", "--target",
+                            "ethos-u55-128", "--backends", "ethos-u,portable", "--quantize",
+                            "ethos-u", "--calibration", tmp_path / "cal.npz", "--int8-io",
+                            "--json").stdout)
+    assert any("CONV2D stride must be 1..3" in r for r in report["refusals"]), report["refusals"]
+    assert [r["backend"] for r in report["delegated_regions"]] == ["ethos-u"]
+    x = np.random.default_rng(1).integers(-128, 128, (1, 3, 32, 32)).astype(np.int8)
+    np.savez(tmp_path / "in.npz", input_0=x)
+    assert "EMULATED" in cli("run", tmp_path / "net.pte", "--inputs", tmp_path / "in.npz").stderr
