@@ -95,6 +95,16 @@ def test_emulated_run_is_bit_exact_with_reference_model(compiled, reference):
     assert expected.dtype == np.int8
     np.testing.assert_array_equal(got, expected)
 
+    # A program whose payload is damaged fails to load with one line naming the backend.
+    bad = bytearray(data)
+    at = bad.index(b"PEU1")
+    bad[at:at + 4] = b"XXXX"
+    (work / "bad.pte").write_bytes(bad)
+    r = subprocess.run([pteron_cli(), "run", work / "bad.pte", "--inputs", work / "in.npz"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "PteronEthosUBackend" in r.stderr and "identifier" in r.stderr
+
 
 def test_float_model_stays_on_cpu_as_not_quantized(tmp_path):
     from pteron import zoo
