@@ -40,7 +40,7 @@ MODELS = {  # name: reference MACs (REFERENCE.md §9)
 
 def sh(*args, timeout=1800):
     result = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout,
-                            check=False, env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+                            check=False, env={**os.environ, "PYTHONPATH": f"{REPO / 'build' / 'python'}:{REPO / 'python'}"})
     if result.returncode != 0:
         sys.exit(f"failed: {' '.join(map(str, args))}\n{result.stderr}")
     return result.stdout
