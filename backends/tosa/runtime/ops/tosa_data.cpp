@@ -85,6 +85,9 @@ Error run_pad(const OpArgs& a) {
   const TosaTensor &in = a.in(0), &pad_const = a.in(2), &out = a.out(0);
   PTERON_TRY(expect_dtype(a, out, in.dtype, "output"));
   PTERON_TRY(expect_dtype(a, pad_const, in.dtype, "pad_const"));
+  if (pad_const.numel != 1) {
+    return fail(Error::InvalidProgram, "TOSA PAD: pad_const must hold one value");
+  }
   PTERON_TRY(expect_rank(a, out, in.rank, "output"));
   int64_t padding[2 * kMaxRank];
   PTERON_TRY(read_shape_values(a, a.in(1), 2 * in.rank, "padding", padding));
