@@ -214,6 +214,7 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
     info.regions = &kept;
     info.region_backend = region_backend;
     info.region_backend_id = region_backend_id;
+    for (const RegionSummary& s : r.regions) info.region_report.push_back(s.report_json);
     info.refusals = &parts.refusals;
     info.steps = &method.steps;
     const std::string text = graph_info_json(info);

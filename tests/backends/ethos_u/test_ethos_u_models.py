@@ -135,8 +135,11 @@ def test_heterogeneous_program_says_who_took_what(tmp_path):
     assert runs_on["aten::convolution.default"] == {"ethos-u": 9}
     assert runs_on["aten::_softmax.default"] == {"portable": 1}
     assert runs_on["cortex_m::quantize_per_tensor.default"] == {"cortex_m": 1}
+    (region,) = info["regions"]["list"]
+    assert region["backend"] == "ethos-u" and region["report"]["npu_cycles"] > 0  # Vela's estimate
     text = cli("inspect", pte, "--delegation").stdout
     assert "softmax in the INT profile" in text and "cortex-m: no kernel for aten::_softmax.out" in text
+    assert "ethos-u55-128 (Ethos_U55_High_End_Embedded, Shared_Sram):" in text and "NPU cycles" in text
     np.savez(tmp_path / "in.npz", input_0=np.zeros((1, 1, 49, 10), np.int8))
     assert "EMULATED" in cli("run", pte, "--inputs", tmp_path / "in.npz").stderr
 
