@@ -206,3 +206,9 @@ bench-cortex-m-fp32: build
 .PHONY: bench-cortex-m
 bench-cortex-m: build
 	$(PY) bench/cortex_m_int8.py --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+# bench-npu: the MLPerf Tiny models on ethos-u55-128/-256 and ethos-u85-256: Vela's estimated
+# NPU cycles and memory, MAC share on the NPU, CPU work left (bench/results/npu.*)
+.PHONY: bench-npu
+bench-npu: build
+	$(PY) bench/npu.py --pteron $(abspath $(BUILD))/tools/cli/pteron

@@ -122,6 +122,7 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   CompileResult result;
   CompileReport& r = result.report;
   r.target = load_target(options.target);
+  const CompilingTarget compiling(r.target);  // partitioners that compile for a device read it
   r.nodes_in = graph.nodes().size();
 
   auto t = std::chrono::steady_clock::now();
@@ -159,8 +160,8 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
     method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
                                               std::move(lowered.compile_specs), region.inputs,
                                               region.outputs});
-    r.regions.push_back(
-        {p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size()});
+    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(),
+                         region.outputs.size(), std::move(lowered.report_json)});
   }
   // Kernel-library passes (fusions, lowering to a library's ops) on what no delegate took.
   std::vector<std::string> runtime_libraries;
@@ -213,6 +214,7 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
     info.regions = &kept;
     info.region_backend = region_backend;
     info.region_backend_id = region_backend_id;
+    for (const RegionSummary& s : r.regions) info.region_report.push_back(s.report_json);
     info.refusals = &parts.refusals;
     info.steps = &method.steps;
     const std::string text = graph_info_json(info);

@@ -36,6 +36,7 @@ struct RegionSummary {
   size_t nodes = 0;
   size_t inputs = 0;
   size_t outputs = 0;
+  std::string report_json;  // LoweredRegion::report_json ("" when the backend gives none)
 };
 
 struct CompileReport {

@@ -37,6 +37,8 @@ struct LoweredRegion {
   // Per region input / output: the dim order the payload expects that tensor in (empty: the
   // value's own). The compiler converts outside the delegate where the value's differs.
   std::vector<std::vector<uint8_t>> input_dim_orders, output_dim_orders;
+  // The backend's own figures for the compile report, a JSON object (e.g. Vela's estimate).
+  std::string report_json;
 };
 
 class Partitioner {

@@ -158,6 +158,7 @@ std::string delegation_report(const std::string& graph_info) {
                        {"outputs", region["outputs"].size()},
                        {"bytes_in", in},
                        {"bytes_out", out}});
+    if (region.contains("report")) regions.back()["report"] = region["report"];
   }
   r["regions"] = {{"count", regions.size()}, {"per_backend", per_backend}, {"list", regions}};
 
@@ -250,6 +251,19 @@ std::string delegation_summary(const std::string& report) {
           human_bytes(reg["bytes_in"].get<double>()).c_str(), reg["outputs"].get<size_t>(),
           human_bytes(reg["bytes_out"].get<double>()).c_str());
       out += line;
+      // A backend's own estimate (the Ethos-U's Vela figures) when its lowering gave one.
+      const json rep = reg.value("report", json::object());
+      if (rep.contains("npu_cycles")) {
+        std::snprintf(line, sizeof(line),
+                      "       %s (%s, %s): %llu NPU cycles, SRAM %s, flash %s, DRAM %s\n",
+                      rep.value("accelerator", "?").c_str(), rep.value("system_config", "?").c_str(),
+                      rep.value("memory_mode", "?").c_str(),
+                      static_cast<unsigned long long>(rep.value("npu_cycles", uint64_t{0})),
+                      human_bytes(rep.value("sram_bytes", 0.0)).c_str(),
+                      human_bytes(rep.value("off_chip_flash_bytes", 0.0)).c_str(),
+                      human_bytes(rep.value("dram_bytes", 0.0)).c_str());
+        out += line;
+      }
     }
   }
   const json& left = r["portable_nodes"];

@@ -127,6 +127,9 @@ std::string graph_info_json(const GraphInfoInput& in) {
                        {"nodes", nodes_of},
                        {"inputs", values_json(g, region.inputs)},
                        {"outputs", values_json(g, region.outputs)}});
+    if (r < in.region_report.size() && !in.region_report[r].empty()) {
+      regions.back()["report"] = json::parse(in.region_report[r], nullptr, false);
+    }
   }
   j["regions"] = std::move(regions);
 

@@ -39,6 +39,7 @@ struct GraphInfoInput {
   const PartitionResult* regions = nullptr;   // the regions that were lowered
   std::vector<std::string> region_backend;    // partitioner name per region
   std::vector<std::string> region_backend_id;
+  std::vector<std::string> region_report;     // the backend's report JSON per region ("": none)
   // Per node left on the kernels: each partitioner's reason (PartitionResult::refusals plus
   // lowering failures).
   const std::unordered_map<ir::NodeId, std::vector<std::string>>* refusals = nullptr;

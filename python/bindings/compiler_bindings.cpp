@@ -50,6 +50,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
     g["nodes"] = region.nodes;
     g["inputs"] = region.inputs;
     g["outputs"] = region.outputs;
+    if (!region.report_json.empty()) g["report_json"] = region.report_json;
     regions.append(g);
   }
   d["delegated_regions"] = regions;

@@ -15,6 +15,25 @@ uint8_t* aligned_bytes(size_t size) {
   return static_cast<uint8_t*>(p);
 }
 
+// Load-time memory a delegate declares it needs beyond its handle, as the compile spec
+// "pteron.method_bytes" (decimal text), e.g. the Ethos-U emulated driver's planned arena.
+size_t declared_method_bytes(const fb::BackendDelegate& d) {
+  if (d.compile_specs() == nullptr) return 0;
+  for (const fb::CompileSpec* spec : *d.compile_specs()) {
+    if (spec->key() == nullptr || spec->value() == nullptr ||
+        std::strcmp(spec->key()->c_str(), "pteron.method_bytes") != 0) {
+      continue;
+    }
+    size_t n = 0;
+    for (uint8_t c : *spec->value()) {
+      if (c < '0' || c > '9' || n > (size_t(1) << 40)) return 0;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  }
+  return 0;
+}
+
 // Load-time memory a method needs: value table, tensor metadata, lists and instruction args.
 size_t method_allocator_bytes(const fb::ExecutionPlan& plan) {
   size_t bytes = 4096;
@@ -37,6 +56,7 @@ size_t method_allocator_bytes(const fb::ExecutionPlan& plan) {
   if (plan.delegates() != nullptr) {
     for (const fb::BackendDelegate* d : *plan.delegates()) {
       bytes += (d->compile_specs() ? d->compile_specs()->size() : 0) * 32;
+      bytes += declared_method_bytes(*d);
     }
   }
   for (const fb::Chain* c : *plan.chains()) {

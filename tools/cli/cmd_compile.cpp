@@ -85,6 +85,7 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   nlohmann::json delegated = nlohmann::json::array();
   for (const auto& d : r.regions) {
     delegated.push_back({{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
+    if (!d.report_json.empty()) delegated.back()["report"] = nlohmann::json::parse(d.report_json);
   }
   j["delegated_regions"] = delegated;
   j["refusals"] = r.refusals;

@@ -8,7 +8,8 @@
    its speed next to the portable program (pteron compile --backends, inspect --delegation, bench)
 6. profile it and write the program explorer page (pteron profile, pteron explore)
 7. the Cortex-M55 INT8 path on digits-cnn (tools/demo/cortex_m_step.py)
-8. Arm's ML SDK for Vulkan: VGF regions run through VK_ARM_data_graph (tools/demo/vgf_demo.py)
+8. the Ethos-U path: int8, Vela for ethos-u55-128, run emulated (tools/demo/ethos_u_step.py)
+9. Arm's ML SDK for Vulkan: VGF regions run through VK_ARM_data_graph (tools/demo/vgf_demo.py)
 """
 
 import argparse
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from cortex_m_step import cortex_m55_step
+from ethos_u_step import run_ethos_u_step
 from vgf_demo import vgf_step
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +55,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     pt2, pte = work / f"{args.model}.pt2", work / f"{args.model}.pte"
     inputs_npz, outputs_npz = work / "inputs.npz", work / "outputs.npz"
-    total = 8
+    total = 9
     print(f"pteron demo: {args.model} from PyTorch to a .pte program on this host")
 
     step(1, total, f"export {args.model} with torch.export")
@@ -108,8 +110,12 @@ def main():
     step(7, total, "Cortex-M55: digits-cnn (mobilenet-v2 is too big for it) INT8 firmware under QEMU vs fp32")
     cortex_m55_step(sh, work)
 
-    step(8, total, "Arm's ML SDK for Vulkan: TOSA -> .vgf, run through VK_ARM_data_graph")
+    step(8, total, "the Ethos-U path: int8, Vela for an Ethos-U55-128 system, emulated run")
+    run_ethos_u_step(sh, args.model, pt2, work)
+
+    step(9, total, "Arm's ML SDK for Vulkan: TOSA -> .vgf, run through VK_ARM_data_graph")
     vgf_step(sh, pt2, work, inputs_npz, expected, args.model)
+
     print(f"\ndemo: OK - {pte} matches PyTorch; open the program explorer: {html}")
 
 
