@@ -177,6 +177,9 @@ void run(const FirmwareCliOptions& o) {
   j["elf"] = o.output;
   j["target"] = target.target.name;
   j["kernels"] = built.kernels;
+  // Delegates linked in (the Ethos-U one, emulated) and the load-time bytes they declare.
+  j["delegates"] = {{"ids", built.needs.delegate_ids},
+                    {"method_bytes", built.needs.delegate_method_bytes}};
   j["estimate"] = {{"ram", est.ram()},     {"arenas", est.arenas},   {"scratch", est.scratch},
                    {"method", est.method}, {"stack", est.stack},     {"state", est.state},
                    {"code", est.code},     {"program", est.program}, {"flash", est.flash()}};

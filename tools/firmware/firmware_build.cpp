@@ -152,10 +152,15 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   BuildResult r;
   step(o, 1, "measuring " + o.program + " on the host (arenas, scratch, method memory)");
   r.needs = measure_program(o.program, o.method);
-  if (r.needs.delegates > 0) {
-    throw std::runtime_error(
-        o.program + ": has " + std::to_string(r.needs.delegates) +
-        " delegate call(s); firmware runs kernels only (compile without backends)");
+  // The only delegate firmware links is the Ethos-U one (emulated driver: the region runs on the
+  // TOSA executor on the M55); it is linked only when the program calls it.
+  const bool ethos_u = r.needs.delegates > 0;
+  for (const std::string& id : r.needs.delegate_ids) {
+    if (id != kEthosUBackendId) {
+      throw std::runtime_error(o.program + ": delegate '" + id +
+                               "' cannot run in firmware (only the Ethos-U delegate, "
+                               "--backends ethos-u; or compile without backends)");
+    }
   }
   r.estimate = estimate_budget(t, r.needs);
   if (!r.estimate.over.empty())
@@ -179,6 +184,20 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
       throw std::runtime_error("building the Cortex-M55 libraries failed: " + last_lines(out, 3));
   }
   const auto link = read_link_info(o.build_dir + "/firmware_link.txt");
+  if (ethos_u && (!link.count("ethos_u_backend") || link.at("ethos_u_backend").empty())) {
+    throw std::runtime_error(o.build_dir +
+                             ": the Ethos-U delegate is not built for firmware (no tosa.fbs: "
+                             "make venv-arm, then reconfigure the cross build)");
+  }
+  if (ethos_u) {
+    const std::string build =
+        "cmake --build " + quote(o.build_dir) + " --target pteron_firmware_ethos_u";
+    std::string out;
+    const int rc = o.quiet ? shell(build, &out) : shell(build);
+    if (rc != 0)
+      throw std::runtime_error("building the Ethos-U delegate for the Cortex-M55 failed: " +
+                               last_lines(out, 3));
+  }
 
   step(o, 3, "selecting kernels (" + std::to_string(r.needs.ops.size()) + " operators)");
   std::vector<std::pair<std::string, std::string>> libraries;  // (library, archive) in target order
@@ -343,6 +362,13 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   }
   std::string archives;
   archives += " " + quote(link.at("app"));
+  if (ethos_u) {
+    // The backend's object registers it at start-up; its libraries follow in the group.
+    std::string objects;
+    for (const std::string& obj : split(link.at("ethos_u_backend"), ';')) objects += " " + quote(obj);
+    archives = objects + archives + " " + quote(link.at("ethos_u_runtime")) + " " +
+               quote(link.at("tosa_runtime"));
+  }
   for (const auto& [lib, archive] : libraries) archives += " " + quote(archive);
   archives += " " + quote(link.at("runtime")) + " " + quote(link.at("platform"));
   out.clear();

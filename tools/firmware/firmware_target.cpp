@@ -45,6 +45,24 @@ TensorSpec spec_of(const TensorInfo& info) {
   return s;
 }
 
+// A delegate's declared load-time bytes: compile spec "pteron.method_bytes" (decimal text).
+uint64_t declared_delegate_bytes(const fb::BackendDelegate& d) {
+  if (d.compile_specs() == nullptr) return 0;
+  for (const fb::CompileSpec* spec : *d.compile_specs()) {
+    if (spec->key() == nullptr || spec->value() == nullptr ||
+        std::strcmp(spec->key()->c_str(), "pteron.method_bytes") != 0) {
+      continue;
+    }
+    uint64_t n = 0;
+    for (uint8_t c : *spec->value()) {
+      if (c < '0' || c > '9' || n > (uint64_t(1) << 40)) return 0;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  }
+  return 0;
+}
+
 }  // namespace
 
 FirmwareTarget load_firmware_target(const std::string& name_or_path) {
@@ -106,6 +124,12 @@ ProgramNeeds measure_program(const std::string& pte_path, const std::string& met
     }
   }
   needs.delegates = (*plan)->delegates() ? (*plan)->delegates()->size() : 0;
+  if ((*plan)->delegates() != nullptr) {
+    for (const fb::BackendDelegate* d : *(*plan)->delegates()) {
+      needs.delegate_ids.push_back(d->id() ? d->id()->str() : std::string());
+      needs.delegate_method_bytes += declared_delegate_bytes(*d);
+    }
+  }
   for (size_t i = 0; i < meta.num_inputs(); ++i) {
     auto info = meta.input_tensor(i);
     if (!info.ok()) runtime_failure(pte_path, info.error());
@@ -141,7 +165,9 @@ ProgramNeeds measure_program(const std::string& pte_path, const std::string& met
   if (!method.ok()) runtime_failure(pte_path, method.error());
   const Error e = method->execute();
   if (e != Error::Ok) runtime_failure(pte_path, e);
-  needs.method_bytes = method_allocator.used();
+  // The host run's allocation includes what the delegates took at init; never plan less than
+  // they declare (their TOSA arena is sized by the compiler, the same on every machine).
+  needs.method_bytes = std::max<uint64_t>(method_allocator.used(), needs.delegate_method_bytes);
   needs.scratch_bytes = scratch.peak();
   return needs;
 }

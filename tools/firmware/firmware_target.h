@@ -50,6 +50,10 @@ struct ProgramNeeds {
   uint64_t scratch_bytes = 0;
   std::vector<std::string> ops;  // "aten::convolution.out", in program order
   size_t delegates = 0;
+  std::vector<std::string> delegate_ids;  // backend id per delegate, e.g. "PteronEthosUBackend"
+  // Load-time memory the delegates declare (compile spec "pteron.method_bytes"), e.g. the
+  // Ethos-U emulated driver's TOSA arena; method_bytes is at least this.
+  uint64_t delegate_method_bytes = 0;
   std::vector<TensorSpec> inputs, outputs;
 };
 ProgramNeeds measure_program(const std::string& pte_path, const std::string& method);
@@ -65,6 +69,9 @@ struct BudgetEstimate {
 BudgetEstimate estimate_budget(const FirmwareTarget& t, const ProgramNeeds& needs);
 // "RAM 123.4 KiB (arenas ..., scratch ..., ...) of 6656 KiB; flash ..."
 std::string describe_budget(const FirmwareTarget& t, const BudgetEstimate& b);
+
+// The one delegate firmware can link (backends/ethos_u, emulated driver).
+constexpr const char kEthosUBackendId[] = "PteronEthosUBackend";
 
 // Static runtime state outside the method memory: the kernel table, error message, stdio.
 constexpr uint64_t kRuntimeStateBytes = 4096;

@@ -100,12 +100,12 @@ class EthosUBackend final : public BackendInterface {
     new (d) Delegate{p, &driver, *region, n_in, n_out, in_ptrs, out_ptrs};
     char line[200];
     std::snprintf(line, sizeof(line),
-                  "Ethos-U delegate (%s, %s, %s): %s; Vela estimate %llu NPU cycles",
+                  "Ethos-U delegate (%s, %s, %s): %s; Vela estimate %lu NPU cycles",
                   p->accelerator() ? p->accelerator()->c_str() : "?",
                   p->system_config() ? p->system_config()->c_str() : "?",
                   p->memory_mode() ? p->memory_mode()->c_str() : "?",
                   driver.emulated() ? "EMULATED on the TOSA executor (no NPU)" : driver.name(),
-                  static_cast<unsigned long long>(p->estimate() ? p->estimate()->npu_cycles() : 0));
+                  static_cast<unsigned long>(p->estimate() ? p->estimate()->npu_cycles() : 0));
     platform_log(LogLevel::Info, line);
     return static_cast<DelegateHandle*>(d);
   }
@@ -131,12 +131,15 @@ class EthosUBackend final : public BackendInterface {
   }
 };
 
-EthosUBackend g_backend;
-PTERON_REGISTER_BACKEND(kBackendId, g_backend);
+// Built in static storage and never destroyed: a global with a destructor would need exit-time
+// registration, which bare-metal firmware (no __dso_handle) does not link.
+alignas(EthosUBackend) unsigned char g_backend_storage[sizeof(EthosUBackend)];
+EthosUBackend* const g_backend = new (g_backend_storage) EthosUBackend();
+PTERON_REGISTER_BACKEND(kBackendId, *g_backend);
 
 }  // namespace
 
-BackendInterface& backend() { return g_backend; }
-bool backend_registered() { return find_backend(kBackendId) == &g_backend; }
+BackendInterface& backend() { return *g_backend; }
+bool backend_registered() { return find_backend(kBackendId) == g_backend; }
 
 }  // namespace pteron::ethos_u

@@ -27,7 +27,6 @@ struct EthosUInvocation {
 
 class EthosUDriver {
  public:
-  virtual ~EthosUDriver() = default;
   virtual const char* name() const = 0;
   // True when the driver does not run the command stream (results come from the TOSA form).
   virtual bool emulated() const = 0;
@@ -36,6 +35,11 @@ class EthosUDriver {
   virtual Result<void*> prepare(const fb::EthosUPayload& payload, Span<const uint8_t> tosa,
                                 MemoryAllocator& allocator) = 0;
   virtual Error invoke(void* region, const EthosUInvocation& call) = 0;
+
+ protected:
+  // Drivers are static objects never deleted through this interface: a trivial destructor
+  // keeps them free of exit-time registration (bare-metal firmware has no __dso_handle).
+  ~EthosUDriver() = default;
 };
 
 // The emulated driver (TOSA executor): bit-exact with the TOSA reference model.
