@@ -94,6 +94,7 @@ FirmwareTarget load_firmware_target(const std::string& name_or_path) {
     ft.code_flash_budget = size_key(*b, "code_flash", 0, w);
     ft.code_runtime_bytes = size_key(*b, "code_runtime_bytes", 0, w);
     ft.code_per_kernel_bytes = size_key(*b, "code_per_kernel_bytes", 0, w);
+    ft.code_ethos_u_bytes = size_key(*b, "code_ethos_u_bytes", 0, w);
     if (const toml::table* by_ns = (*b)["code_per_kernel_bytes_by_namespace"].as_table()) {
       for (const auto& [ns, _] : *by_ns) {
         ft.code_per_kernel_bytes_by_namespace[std::string(ns.str())] =
@@ -188,6 +189,7 @@ BudgetEstimate estimate_budget(const FirmwareTarget& t, const ProgramNeeds& need
     b.code += ns != t.code_per_kernel_bytes_by_namespace.end() ? ns->second
                                                               : t.code_per_kernel_bytes;
   }
+  if (needs.delegates > 0) b.code += t.code_ethos_u_bytes;
   b.program = needs.program_bytes;
   std::string over;
   if (t.ram_budget > 0 && b.ram() > t.ram_budget) {

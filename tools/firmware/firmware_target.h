@@ -28,6 +28,8 @@ struct FirmwareTarget {
   // Per operator namespace ("cortex_m"), for libraries whose kernels are much smaller than the
   // portable ones (int8 only, no dtype dispatch); others cost code_per_kernel_bytes.
   std::map<std::string, uint64_t> code_per_kernel_bytes_by_namespace;
+  // Code the Ethos-U delegate adds (TOSA executor and backend) when a program calls it.
+  uint64_t code_ethos_u_bytes = 0;
 };
 
 // Throws std::runtime_error naming the file and key on a bad value.
