@@ -5,7 +5,8 @@ ethos-u55-128 puts the int8 network in one Ethos-U region. `pteron firmware --ta
 cortex-m55-an547` links the Ethos-U delegate (its region runs on the TOSA executor on the M55,
 and the device log says EMULATED), counts the delegate's declared load-time memory
 (`pteron.method_bytes`) in the method memory it reserves, and the outputs are bit-exact with
-`pteron run` on the host for the same program and inputs.
+`pteron run` on the host for the same program and inputs. Any other delegate (e.g. XNNPACK)
+is refused with its id.
 """
 
 import json
@@ -67,3 +68,17 @@ def test_ethos_u_region_runs_in_firmware_bit_exactly(tmp_path):
                              check=False).stdout
     assert "Ethos-U delegate (ethos-u55-128" in console and "EMULATED" in console, console
     assert "pteron-firmware: ok" in console, console
+
+
+def test_other_delegates_are_refused(tmp_path):
+    from pteron import zoo
+
+    pt2 = zoo.export("digits-cnn", tmp_path / "digits-cnn.pt2")
+    pte = tmp_path / "xnnpack.pte"
+    pteron("compile", pt2, "-o", pte, "--backends", "xnnpack,portable")
+    r = subprocess.run([pteron_cli(), "firmware", str(pte), "--target", str(TARGET), "-o",
+                        str(tmp_path / "x.elf")], capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert r.returncode == 1
+    assert "delegate 'PteronXnnpackBackend' cannot run in firmware" in r.stderr, r.stderr
+    assert not (tmp_path / "x.elf").exists()
