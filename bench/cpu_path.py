@@ -16,8 +16,9 @@ warm-up and takes --slow-iters timed runs instead (default 10; each result recor
     executorch.devtools.backend_debug.get_delegation_info.
   - pteron: `pteron compile --backends ...`, `pteron bench --threads --kernels --json`,
     `pteron run --outputs` for the output check, `pteron inspect --delegation --json`.
-    PTERON_CONFIGS lists the configurations; each tries its backend lists in order and keeps
-    the first this build compiles (backends land one by one; the result says which was used).
+    PTERON_CONFIGS lists the configurations: "pteron portable" (portable kernels only) and
+    "pteron best", the fastest of its backend lists that this build compiles (all are timed
+    and recorded; which path wins depends on the model and the machine).
 Outputs are compared with eager: max |diff| / max |eager| <= 1e-4. Boundaries are changes of
 engine (kernels or one delegate) along the execution order, for ExecuTorch counted the same way
 on its lowered graph. Writes bench/results/<suite>.{json,md,png} (--render rewrites the .md and
@@ -46,11 +47,12 @@ SUITES = {"opt": ("opt125m", ["opt-125m"]), "cpu": ("cpu", ["mobilenet-v2", "res
 LAYERS = {"opt-125m": 12}  # transformer layers, for boundaries per layer
 TOLERANCE = 1e-4
 SLOW_RUN_S = 20.0
-# pteron configurations: name, backend lists to try in order, kernel libraries to run with.
+# pteron configurations: name, backend lists, kernel libraries to run with, and which list to
+# keep: "first" that compiles, or the "fastest" of those that compile (see run_pteron).
 PTERON_CONFIGS = [
-    {"name": "pteron portable", "backends": ["portable"], "kernels": "portable"},
-    {"name": "pteron best", "backends": ["xnnpack,optimized,portable", "xnnpack,portable",
-                                         "optimized,portable", "portable"], "kernels": ""},
+    {"name": "pteron portable", "backends": ["portable"], "kernels": "portable", "pick": "first"},
+    {"name": "pteron best", "backends": ["xnnpack,optimized,portable", "optimized,portable"], "kernels": "",
+     "pick": "fastest"},
 ]
 ET_VARIANTS = {"ExecuTorch portable": "portable", "ExecuTorch XNNPACK": "xnnpack"}
 GOALS = {  # (faster system, slower system, factor), from issue 4
@@ -234,8 +236,9 @@ def subprocess_step(python: str, *args, timeout: float = 3600) -> None:
     proc = subprocess.run([python, __file__, *map(str, args)], env=env, timeout=timeout,
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise RuntimeError(tail)
+        status = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        tail = (proc.stderr.strip().splitlines() or [""])[-1]
+        raise RuntimeError(f"{args[0]} step, {status}: {tail}")
 
 
 def cli(*args) -> subprocess.CompletedProcess:
@@ -247,49 +250,66 @@ def rel_error(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.abs(got - want).max() / (np.abs(want).max() or 1.0))
 
 
-def run_pteron(config: dict, name: str, work: Path, pteron: str, args) -> dict:
-    pt2 = work / f"{name}.pt2"
-    pte = work / f"{name}.{config['name'].replace(' ', '-')}.pte"
-    has_backends = "--backends" in cli(pteron, "compile", "--help").stdout
-    tried = []
-    for backends in config["backends"] if has_backends else [None]:
-        command = [pteron, "compile", pt2, "-o", pte] + (["--backends", backends] if backends else [])
-        proc = cli(*command)
-        if proc.returncode == 0:
-            break
-        tried.append(f"{backends}: {proc.stderr.strip()}")
-    else:
-        return {"error": "; ".join(tried)}
-    result = {"backends": backends or "target default (this pteron compile has no --backends)"}
-    if tried:
-        result["unavailable"] = tried
+def pteron_delegation(pteron: str, pte: Path) -> dict:
+    report = json.loads(cli(pteron, "inspect", pte, "--delegation", "--json").stdout)
+    return {"regions": report["regions"]["count"],
+            "per_backend": report["regions"]["per_backend"],
+            "delegated_nodes": report["delegated_nodes"],
+            "non_delegated_nodes": report["kernel_nodes"],
+            "boundaries": report["boundaries"]["crossings"],
+            "boundary_bytes": report["boundaries"]["bytes"],
+            "flops_share": report["flops"]["share"],
+            "runs_on": report["runs_on"],
+            "not_delegated_ops": {o["op"]: o["not_delegated"] for o in report["ops"] if o["not_delegated"]},
+            "not_delegated_runs_on": {o["op"]: {k: v for k, v in o["runs_on"].items() if k in ("optimized", "portable")}
+                                      for o in report["ops"] if o["not_delegated"]}}
+
+
+def bench_pteron_program(config: dict, backends: str | None, name: str, work: Path, pteron: str, args) -> dict:
+    """Compile with one backend list, then `pteron bench` and the delegation report."""
+    suffix = (backends or "default").replace(",", "+")
+    pte = work / f"{name}.pteron-{suffix}.pte"
+    command = [pteron, "compile", work / f"{name}.pt2", "-o", pte] + (["--backends", backends] if backends else [])
+    proc = cli(*command)
+    if proc.returncode != 0:
+        return {"error": f"{backends}: {proc.stderr.strip()}"}
+    result = {"backends": backends or "target default (this pteron compile has no --backends)", "program": str(pte)}
     runtime = ["--threads", args.threads] + (["--kernels", config["kernels"]] if config["kernels"] else [])
-    inputs = work / f"{name}.inputs.npz"
-    proc = cli(pteron, "bench", pte, "--inputs", inputs, "--warmup", args.warmup, "--iters", args.iters,
-               *runtime, "--json")
+    proc = cli(pteron, "bench", pte, "--inputs", work / f"{name}.inputs.npz", "--warmup", args.warmup,
+               "--iters", args.iters, *runtime, "--json")
     if proc.returncode != 0:
         return {**result, "error": proc.stderr.strip()}
     result.update(json.loads(proc.stdout))
-    out = work / f"{pte.stem}.out.npz"
-    proc = cli(pteron, "run", pte, "--inputs", inputs, "--outputs", out, *runtime)
+    result["delegation"] = pteron_delegation(pteron, pte)
+    return result
+
+
+def run_pteron(config: dict, name: str, work: Path, pteron: str, args) -> dict:
+    """config["pick"] "first": the first backend list this build compiles (backends land one by one);
+    "fastest": every list that compiles is timed and the fastest median is the result, the
+    others recorded under "candidates" (which path is best depends on the model and machine)."""
+    has_backends = "--backends" in cli(pteron, "compile", "--help").stdout
+    candidates = []
+    for backends in config["backends"] if has_backends else [None]:
+        log(f"{name}: {config['name']}: --backends {backends}")
+        candidates.append(bench_pteron_program(config, backends, name, work, pteron, args))
+        if "median_ms" in candidates[-1]:
+            log(f"{name}: {config['name']}: --backends {backends}: median {candidates[-1]['median_ms']:.2f} ms")
+        if config["pick"] == "first" and "error" not in candidates[-1]:
+            break
+    timed = [c for c in candidates if "median_ms" in c]
+    if not timed:
+        return {"error": "; ".join(c["error"] for c in candidates)}
+    result = dict(min(timed, key=lambda c: c["median_ms"]))
+    if len(candidates) > 1:
+        result["candidates"] = [{k: v for k, v in c.items() if k not in ("times_ms",)} for c in candidates
+                                if c is not None]
+    runtime = ["--threads", args.threads] + (["--kernels", config["kernels"]] if config["kernels"] else [])
+    out = work / f"{Path(result['program']).stem}.out.npz"
+    proc = cli(pteron, "run", result["program"], "--inputs", work / f"{name}.inputs.npz", "--outputs", out, *runtime)
     if proc.returncode != 0:
         return {**result, "error": proc.stderr.strip()}
     result["output"] = np.load(out)["output_0"]
-    report = json.loads(cli(pteron, "inspect", pte, "--delegation", "--json").stdout)
-    result["delegation"] = {"regions": report["regions"]["count"],
-                            "per_backend": report["regions"]["per_backend"],
-                            "delegated_nodes": report["delegated_nodes"],
-                            "non_delegated_nodes": report["kernel_nodes"],
-                            "boundaries": report["boundaries"]["crossings"],
-                            "boundary_bytes": report["boundaries"]["bytes"],
-                            "flops_share": report["flops"]["share"],
-                            "runs_on": report["runs_on"],
-                            "not_delegated_ops": {o["op"]: o["not_delegated"] for o in report["ops"]
-                                                  if o["not_delegated"]},
-                            "not_delegated_runs_on": {
-                                o["op"]: {k: v for k, v in o["runs_on"].items()
-                                          if k in ("optimized", "portable")}
-                                for o in report["ops"] if o["not_delegated"]}}
     return result
 
 
@@ -379,27 +399,33 @@ def delegation_tables(name: str, systems: dict) -> list[str]:
             "edge graph keeps view/permute/expand copies as nodes that pteron's compiler folds, so "
             "node counts are not one to one.", "",
             "| system | regions | delegated nodes | non-delegated nodes | boundaries | per layer | "
-            "MiB crossing |", "|---|---:|---:|---:|---:|---:|---:|"]
+            "MiB crossing | nodes run on |", "|---|---:|---:|---:|---:|---:|---:|---|"]
     delegating = []
+    rows = []
     for label, e in systems.items():
-        d = e.get("delegation")
+        rows.append((label, e.get("delegation")))
+        for c in e.get("candidates", []):
+            if c.get("delegation") and c["backends"] != e.get("backends"):
+                rows.append((f"{label} candidate: --backends {c['backends']}", c["delegation"]))
+    for label, d in rows:
         if not d:
             continue
         if d["regions"]:
             delegating.append(label)
         per_layer = f"{d['boundaries'] / layers:.1f}" if layers else "-"
         crossing = f"{d['boundary_bytes'] / 2**20:.1f}" if "boundary_bytes" in d else "-"
+        runs_on = ", ".join(f"{k} {v}" for k, v in d.get("runs_on", {}).items()) or "-"
         text.append(f"| {label} | {d['regions']} | {d['delegated_nodes']} | {d['non_delegated_nodes']} | "
-                    f"{d['boundaries']} | {per_layer} | {crossing} |")
+                    f"{d['boundaries']} | {per_layer} | {crossing} | {runs_on} |")
     if delegating:
-        ops = sorted({op for label in delegating
-                      for op in systems[label]["delegation"].get("not_delegated_ops", {})})
+        ops = sorted({op for label in delegating for op in dict(rows)[label].get("not_delegated_ops", {})})
         text += ["", "Ops left outside delegates (count per system):", "",
                  "| op | " + " | ".join(delegating) + " |", "|---|" + "---:|" * len(delegating)]
+        by_label = dict(rows)
         for op in ops:
             cells = []
             for label in delegating:
-                d = systems[label]["delegation"]
+                d = by_label[label]
                 count = d.get("not_delegated_ops", {}).get(op, 0)
                 where = d.get("not_delegated_runs_on", {}).get(op)
                 cells.append("-" if not count else
@@ -431,6 +457,10 @@ def write_markdown(doc: dict, path: Path) -> None:
             err = e.get("rel_error_vs_eager")
             err_cell = "-" if err is None else f"{err:.1e} {'ok' if e['output_ok'] else 'OVER'}"
             note = f"--backends {e['backends']}" if "backends" in e else ""
+            if len(e.get("candidates", [])) > 1:
+                note += " (fastest of: " + "; ".join(
+                    f"{c['backends']} {c['median_ms']:.2f} ms" if "median_ms" in c else f"{c.get('backends')} failed"
+                    for c in e["candidates"]) + ")"
             text.append(f"| {label} | {e['median_ms']:.2f} | {e['p90_ms']:.2f} | {e['min_ms']:.2f} | "
                         f"{e['iterations']} | {e['load_ms']:.0f} | {e['peak_rss_bytes'] / 2**20:.0f} | "
                         f"{err_cell} | {note} |")
