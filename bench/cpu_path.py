@@ -341,7 +341,8 @@ def bench_model(name: str, work: Path, args) -> dict:
             continue
         try:
             pte = work / f"{name}.et-{variant}.pte"
-            if args.reuse_programs and pte.exists() and pte.with_suffix(".delegation.json").exists():
+            if args.reuse_programs and pte.exists() and pte.with_suffix(".delegation.json").exists() and \
+                    pte.stat().st_mtime > (work / f"{name}.pt2").stat().st_mtime:
                 log(f"{name}: {label}: reusing {pte} (--reuse-programs)")
             else:
                 log(f"{name}: {label}: export and lower")
@@ -352,6 +353,7 @@ def bench_model(name: str, work: Path, args) -> dict:
                             *timing_args)
             entry = json.loads((work / f"{name}.et-{variant}.json").read_text())
             entry["delegation"] = json.loads(pte.with_suffix(".delegation.json").read_text())
+            entry["program_reused"] = bool(args.reuse_programs)
             entry["output"] = np.load(work / f"{name}.et-{variant}.npy")
             systems[label] = entry
         except (RuntimeError, subprocess.TimeoutExpired) as e:
@@ -457,6 +459,8 @@ def write_markdown(doc: dict, path: Path) -> None:
             err = e.get("rel_error_vs_eager")
             err_cell = "-" if err is None else f"{err:.1e} {'ok' if e['output_ok'] else 'OVER'}"
             note = f"--backends {e['backends']}" if "backends" in e else ""
+            if e.get("program_reused"):
+                note += "program lowered by an earlier run from the same .pt2 (--reuse-programs)"
             if len(e.get("candidates", [])) > 1:
                 note += " (fastest of: " + "; ".join(
                     f"{c['backends']} {c['median_ms']:.2f} ms" if "median_ms" in c else f"{c.get('backends')} failed"
@@ -526,7 +530,8 @@ def main() -> None:
                         help="reuse the .pt2 and inputs already in --work (export OPT-125M once: "
                              "make bench-opt and bench-explorer share bench/work/opt)")
     parser.add_argument("--reuse-programs", action="store_true",
-                        help="also reuse the ExecuTorch programs in --work (smoke runs)")
+                        help="also reuse the ExecuTorch programs in --work when newer than the .pt2 "
+                             "(their lowering takes minutes and does not change between runs)")
     parser.add_argument("--results", type=Path, default=RESULTS,
                         help="where to write <suite>.{json,md,png}")
     parser.add_argument("--note", default="", help="a line for the results (e.g. what was merged)")
@@ -543,9 +548,9 @@ def main() -> None:
         return step_et_run(args.name, args.work, args.variant, args.threads, args.warmup, args.iters,
                            args.slow_iters)
 
-    smoke = args.iters < 10 or args.systems or args.models or args.reuse_programs
+    smoke = args.iters < 10 or args.systems or args.models
     if smoke and args.results.resolve() == RESULTS.resolve():
-        sys.exit("[bench-cpu-path] --iters < 10, --systems, --models or --reuse-programs are smoke runs: give --results "
+        sys.exit("[bench-cpu-path] --iters < 10, --systems or --models are smoke runs: give --results "
                  "elsewhere (bench/results holds medians of >= 10 runs of every system)")
     args.pteron = str(args.build / "tools" / "cli" / "pteron")
     stem, names = SUITES[args.mode]
