@@ -4,6 +4,7 @@
 
 #include "compiler/compile_error.h"
 #include "compiler/passes/fuse_attention.h"
+#include "compiler/passes/fuse_linear_relu.h"
 
 namespace pteron::compiler {
 namespace {
@@ -17,7 +18,9 @@ std::map<std::string, KernelLibrary>& libraries() {
   static std::map<std::string, KernelLibrary> l = {
       {"portable", KernelLibrary{"portable", "portable", {}}},
       // Hosted SIMD/threaded kernels (kernels/optimized); its fusions need its own ops.
-      {"optimized", KernelLibrary{"optimized", "optimized", {{"fuse_attention", fuse_attention}}}}};
+      {"optimized", KernelLibrary{"optimized", "optimized",
+                                   {{"fuse_attention", fuse_attention},
+                                    {"fuse_linear_relu", fuse_linear_relu}}}}};
   return l;
 }
 

@@ -78,6 +78,7 @@ PassReport run_default_passes(ir::Graph& graph) {
   run("fold_batch_norm", fold_batch_norm);
   run("fuse_linear", fuse_linear);
   run("select_before_linear", select_before_linear);
+  run("select_rows_early", select_rows_early);
   run("remove_dead_code", remove_dead_code);
   run("fold_constants", fold_constants);
   run("remove_dead_code", remove_dead_code);

@@ -39,6 +39,13 @@ int fuse_linear(ir::Graph& graph);
 // times the vocabulary projection instead of a full matrix product.
 int select_before_linear(ir::Graph& graph);
 
+// Moves a one-row selection (select of one position whose other leading dims are 1) above the
+// row-wise ops producing it (views keeping the last dim, layer norm over the last dim, linear,
+// relu/gelu/silu/sigmoid/tanh, add/sub/mul/div with row-invariant other operands), as long as
+// their full results have no other use: a causal LM's last layer then computes its
+// out-projection, FFN and norms for the last token only. Returns how many nodes it moved.
+int select_rows_early(ir::Graph& graph);
+
 // Runs nodes whose inputs are all constants on the host kernels and replaces their outputs by
 // folded constants (e.g. transposed weights). Skips results much larger than their inputs.
 int fold_constants(ir::Graph& graph);

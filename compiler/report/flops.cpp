@@ -116,7 +116,7 @@ uint64_t estimate_flops(const ir::Graph& g, const ir::Node& node) {
     for (size_t d = 1; d < w->rank(); ++d) per_output *= static_cast<uint64_t>(w->sizes[d]);
     return 2 * numel(out) * per_output;
   }
-  if (op == "linear")
+  if (op == "linear" || op == "linear_relu")  // pteron::linear_relu: ReLU not counted
     return 2 * numel(out) * static_cast<uint64_t>(last_dim(tensor_arg(g, node, 0)));
   if (op == "mm" || op == "bmm" || op == "matmul") {
     return 2 * numel(out) * static_cast<uint64_t>(last_dim(tensor_arg(g, node, 0)));

@@ -2,6 +2,9 @@
 //     -> Tensor(a!)
 // float32 on the optimized SGEMM (weights used in their [N, K] layout, bias added in the GEMM's
 // store); anything else on the portable kernel.
+// pteron::linear_relu.out (same arguments): relu(linear(...)) with the ReLU applied to each
+// output tile as the SGEMM finishes it (compiler/passes/fuse_linear_relu.cpp makes it). One file
+// for both: they are the same kernel but for that flag.
 #include "kernels/optimized/util/matmul_args.h"
 #include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/sgemm.h"
@@ -11,17 +14,35 @@
 namespace pteron::optimized {
 namespace {
 
-constexpr const char* kOp = "aten::linear.out";
+constexpr const char* kLinear = "aten::linear.out";
+constexpr const char* kLinearRelu = "pteron::linear_relu.out";
 
-Error linear_out(KernelContext& ctx, Span<EValue*> args) {
+// The unfused way: the portable linear, then ReLU in place (float32, contiguous out).
+Error portable_linear_relu(KernelContext& ctx, Span<EValue*> args) {
+  Tensor& out = *args[3]->tensor;
+  if (out.dtype() != ScalarType::Float || !out.is_contiguous()) {
+    return fail(Error::NotSupported, "%s: needs a contiguous float32 out", kLinearRelu);
+  }
+  PTERON_TRY(call_portable(kLinear, ctx, args));
+  float* data = out.data<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) data[i] = data[i] < 0.0f ? 0.0f : data[i];
+  return Error::Ok;
+}
+
+Error linear_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TTtT"));
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
   Tensor& out = *args[3]->tensor;
+  if (relu && (weight.dim() != 2 || input.dim() < 1 ||
+               input.size(input.dim() - 1) != weight.size(1))) {
+    return fail(Error::InvalidArgument, "%s: input's last dim must match weight [N, K]'s K",
+                kLinearRelu);
+  }
   if (!all_float32({&input, &weight, bias, &out}) || weight.dim() != 2 || input.dim() < 1 ||
       input.dim() > kMaxTensorDim || input.size(input.dim() - 1) != weight.size(1)) {
-    return call_portable(kOp, ctx, args);
+    return relu ? portable_linear_relu(ctx, args) : call_portable(kOp, ctx, args);
   }
   const int32_t last = input.dim() - 1;
   int32_t sizes[kMaxTensorDim];
@@ -31,7 +52,7 @@ Error linear_out(KernelContext& ctx, Span<EValue*> args) {
   int64_t in_rs = 0, out_rs = 0;
   if (!flat_row_stride(input, &in_rs) || !flat_row_stride(out, &out_rs) ||
       (out.numel() > 0 && out.stride(last) != 1 && out.size(last) != 1)) {
-    return call_portable(kOp, ctx, args);
+    return relu ? portable_linear_relu(ctx, args) : call_portable(kOp, ctx, args);
   }
   SgemmProblem p;
   p.M = 1;
@@ -46,18 +67,28 @@ Error linear_out(KernelContext& ctx, Span<EValue*> args) {
   p.b_cs = weight.stride(0);
   p.c = out.data<float>();
   p.c_rs = out_rs;
+  p.relu = relu;
   if (bias != nullptr && is_column_bias(*bias, p.N)) {
     p.bias = bias->data<const float>();
   } else if (bias != nullptr) {
     PTERON_TRY(broadcast_copy(kOp, *bias, out));
     p.beta = 1.0f;
   }
-  if (!sgemm(ctx, p)) return call_portable(kOp, ctx, args);
+  if (!sgemm(ctx, p)) return relu ? portable_linear_relu(ctx, args) : call_portable(kOp, ctx, args);
   return Error::Ok;
+}
+
+Error linear_out(KernelContext& ctx, Span<EValue*> args) {
+  return linear_impl(kLinear, false, ctx, args);
+}
+
+Error linear_relu_out(KernelContext& ctx, Span<EValue*> args) {
+  return linear_impl(kLinearRelu, true, ctx, args);
 }
 
 }  // namespace
 
 PTERON_KERNEL("aten::linear.out", linear_out);
+PTERON_KERNEL("pteron::linear_relu.out", linear_relu_out);
 
 }  // namespace pteron::optimized

@@ -310,8 +310,13 @@ Error CompiledGraph::init(Span<const uint8_t> payload, pthreadpool_t threadpool,
                 p->tensors()->size(), status_name(created));
   }
   PTERON_TRY(define_subgraph(*p, base + p->constant_data_offset(), guard.subgraph));
+  // XNN_FLAG_YIELD_WORKERS: the pool's workers go to sleep after the runtime's last operator
+  // instead of spinning for the next call. Between two delegate calls our kernels (or other
+  // processes) run; spinning workers took their cores, and with 2 threads on 2 contended cores a
+  // forward pass ran several times slower. Within one call they still spin between operators.
   const uint32_t flags =
-      p->fp16_inference() && fp16_hint_allowed ? XNN_FLAG_HINT_FP16_INFERENCE : 0;
+      XNN_FLAG_YIELD_WORKERS |
+      (p->fp16_inference() && fp16_hint_allowed ? XNN_FLAG_HINT_FP16_INFERENCE : 0);
   const xnn_status status = xnn_create_runtime_v2(guard.subgraph, threadpool, flags, &runtime_);
   if (status != xnn_status_success) {
     runtime_ = nullptr;

@@ -26,6 +26,12 @@ constexpr int64_t kGemvRowsPerTask = 256;
 constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
 
 int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+// ReLU over rows x cols of C (row stride rs). `v < 0` is false for NaN, which stays.
+void relu_rows(float* c, int64_t rs, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i, c += rs)
+    for (int64_t j = 0; j < cols; ++j) c[j] = c[j] < 0.0f ? 0.0f : c[j];
+}
 int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -230,6 +236,9 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
         kern.ukernel(static_cast<int>(min64(MR, mc - ir)), nr, kc,
                      apanels + ir / MR * p.K * MR + pc * MR, bp, c + ir * p.c_rs + jr, p.c_rs,
                      p.alpha, load_c, bias);
+        if (p.relu && pc + kc == p.K) {  // the tile is final and still in L1
+          relu_rows(c + ir * p.c_rs + jr, p.c_rs, min64(MR, mc - ir), nr);
+        }
       }
     }
   }
@@ -260,17 +269,19 @@ void gemv_task(void* context, size_t task) {
   const int64_t n = min64(kGemvRowsPerTask, p.N - j0);
   plan.kern->gemv_rows(n, p.K, p.a, p.b + j0 * p.b_cs, p.b_cs, p.c + j0, p.alpha, plan.beta,
                        p.bias != nullptr ? p.bias + j0 : nullptr);
+  if (p.relu) relu_rows(p.c + j0, 0, 1, n);
 }
 
-// C = beta * C + bias, for an empty inner dimension and for betas other than 0 and 1.
-void scale_c(const SgemmProblem& p, float beta, const float* bias) {
+// C = beta * C + bias (then ReLU if `relu`), for an empty inner dimension and for betas other
+// than 0 and 1 (applied before the product, without ReLU).
+void scale_c(const SgemmProblem& p, float beta, const float* bias, bool relu) {
   for (int64_t bi = 0; bi < p.batch; ++bi)
     for (int64_t i = 0; i < p.M; ++i) {
       float* row = p.c + bi * p.c_bs + i * p.c_rs;
       for (int64_t j = 0; j < p.N; ++j) {
         float v = beta == 0.0f ? 0.0f : beta * row[j];
         if (bias != nullptr) v += bias[j];
-        row[j] = v;
+        row[j] = relu && v < 0.0f ? 0.0f : v;
       }
     }
 }
@@ -292,7 +303,7 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const SgemmKernel& kern = *table.entries[sgemm_kernel_supported(kernel) ? kernel : table.best];
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;
   if (p.K <= 0) {
-    scale_c(p, p.beta, p.bias);
+    scale_c(p, p.beta, p.bias, p.relu);
     return true;
   }
   const bool small = static_cast<double>(p.batch) * p.M * p.N * p.K < kMinParallelMacs;
@@ -333,7 +344,7 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
   for (int64_t i = 0; i < a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
 
-  if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, p.beta, nullptr);
+  if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, p.beta, nullptr, /*relu=*/false);
   GemmPlan plan;
   plan.p = &p;
   plan.kern = &kern;

@@ -1,5 +1,6 @@
 // Single-precision matrix multiply for the optimized matmul kernels (mm, bmm, addmm, linear):
-//   C = alpha * A * B + beta * C + bias   (bias: one value per column, added to every row)
+//   C = alpha * A * B + beta * C + bias   (bias: one value per column, added to every row),
+//   optionally followed by ReLU
 // over a batch of strided matrices.
 //
 // Goto/BLIS style: per K block, A is packed into MR-row panels and B into NR-column panels, and
@@ -29,6 +30,9 @@ struct SgemmProblem {
   float alpha = 1.0f;
   float beta = 0.0f;            // 0: C is not read (NaNs in it do not propagate)
   const float* bias = nullptr;  // N contiguous values, or null
+  // C = max(C, 0) after everything else (a fused ReLU: applied per tile while it is in cache).
+  // NaN stays NaN, as torch.relu.
+  bool relu = false;
 };
 
 // Runs the product. Returns false, having written nothing, when it needs scratch memory that
