@@ -12,8 +12,12 @@
 namespace pteron::opt {
 
 // Below this many multiply-adds (or element operations) in total, work runs on the caller's
-// thread: waking the pool costs a few microseconds.
-constexpr int64_t kMinParallelWork = 1 << 17;
+// thread. Waking the pool costs a few microseconds on idle cores, but the call returns only
+// when the woken worker has run, and on contended cores (2 threads on 2 busy CPUs) that waits
+// for a scheduler slice, milliseconds: OPT-125M's layer norms ([128, 768], ~50 us of work)
+// took 5 ms each with 2 threads at load average 11. Work below ~1M units (a few hundred
+// microseconds) is not worth that risk; the GEMMs and attention stay threaded.
+constexpr int64_t kMinParallelWork = 1 << 20;
 
 template <typename Fn>
 void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
