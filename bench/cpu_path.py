@@ -313,6 +313,13 @@ def run_pteron(config: dict, name: str, work: Path, pteron: str, args) -> dict:
     return result
 
 
+def stamped(entry: dict) -> dict:
+    """When a system finished and how loaded the machine was (runs may be merged: --merge)."""
+    entry["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    entry["load_average"] = round(os.getloadavg()[0], 1)
+    return entry
+
+
 def wanted(label: str, args) -> bool:
     return not args.systems or label in args.systems
 
@@ -331,7 +338,7 @@ def bench_model(name: str, work: Path, args) -> dict:
         try:
             subprocess_step(args.python, "eager", name, "--work", work, *timing_args)
             if wanted("PyTorch eager", args):
-                systems["PyTorch eager"] = json.loads((work / f"{name}.eager.json").read_text())
+                systems["PyTorch eager"] = stamped(json.loads((work / f"{name}.eager.json").read_text()))
         except RuntimeError as e:
             systems["PyTorch eager"] = {"error": str(e)}
     reference = np.load(work / f"{name}.eager.npy") if (work / f"{name}.eager.npy").exists() else None
@@ -355,7 +362,7 @@ def bench_model(name: str, work: Path, args) -> dict:
             entry["delegation"] = json.loads(pte.with_suffix(".delegation.json").read_text())
             entry["program_reused"] = bool(args.reuse_programs)
             entry["output"] = np.load(work / f"{name}.et-{variant}.npy")
-            systems[label] = entry
+            systems[label] = stamped(entry)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             systems[label] = {"error": str(e)}
 
@@ -363,7 +370,7 @@ def bench_model(name: str, work: Path, args) -> dict:
         if not wanted(config["name"], args):
             continue
         log(f"{name}: {config['name']}: compile, bench, run")
-        systems[config["name"]] = run_pteron(config, name, work, args.pteron, args)
+        systems[config["name"]] = stamped(run_pteron(config, name, work, args.pteron, args))
 
     for label, entry in systems.items():
         output = entry.pop("output", None)
@@ -376,6 +383,10 @@ def bench_model(name: str, work: Path, args) -> dict:
                 + (f", rel. error {entry['rel_error_vs_eager']:.1e}" if "rel_error_vs_eager" in entry else ""))
         else:
             log(f"{name}: {label}: FAILED: {entry.get('error')}")
+    return {"systems": systems, "goals": goals_of(name, systems)}
+
+
+def goals_of(name: str, systems: dict) -> list[dict]:
     goals = []
     for fast, slow, factor in GOALS.get(name, []):
         a, b = systems.get(fast, {}), systems.get(slow, {})
@@ -388,7 +399,7 @@ def bench_model(name: str, work: Path, args) -> dict:
         per_layer = best["boundaries"] / LAYERS[name]
         goals.append({"goal": "pteron best: <= 3 backend boundaries per layer", "ratio": per_layer,
                       "met": per_layer <= 3})
-    return {"systems": systems, "goals": goals}
+    return goals
 
 
 def delegation_tables(name: str, systems: dict) -> list[str]:
@@ -459,6 +470,8 @@ def write_markdown(doc: dict, path: Path) -> None:
             err = e.get("rel_error_vs_eager")
             err_cell = "-" if err is None else f"{err:.1e} {'ok' if e['output_ok'] else 'OVER'}"
             note = f"--backends {e['backends']}" if "backends" in e else ""
+            if doc.get("merged") and "measured_at" in e:
+                note += f" measured {e['measured_at'][11:]}, load average {e['load_average']}"
             if e.get("program_reused"):
                 note += "program lowered by an earlier run from the same .pt2 (--reuse-programs)"
             if len(e.get("candidates", [])) > 1:
@@ -535,6 +548,9 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=RESULTS,
                         help="where to write <suite>.{json,md,png}")
     parser.add_argument("--note", default="", help="a line for the results (e.g. what was merged)")
+    parser.add_argument("--merge", action="store_true",
+                        help="with --systems: rerun only those systems and replace their entries in the "
+                             "existing <suite>.json (each entry records when it ran and the load)")
     parser.add_argument("--render", action="store_true",
                         help="only rewrite <suite>.md and .png from the existing <suite>.json")
     args = parser.parse_args()
@@ -548,7 +564,7 @@ def main() -> None:
         return step_et_run(args.name, args.work, args.variant, args.threads, args.warmup, args.iters,
                            args.slow_iters)
 
-    smoke = args.iters < 10 or args.systems or args.models
+    smoke = args.iters < 10 or (args.systems and not args.merge) or args.models
     if smoke and args.results.resolve() == RESULTS.resolve():
         sys.exit("[bench-cpu-path] --iters < 10, --systems or --models are smoke runs: give --results "
                  "elsewhere (bench/results holds medians of >= 10 runs of every system)")
@@ -576,6 +592,18 @@ def main() -> None:
                        f"the start and {load:.1f} at the end, niceness {os.nice(0)}"),
            "commit": cli("git", "-C", REPO, "describe", "--always", "--dirty").stdout.strip(),
            "note": args.note, "seconds": round(time.perf_counter() - start, 1), "models": models}
+    if args.merge:
+        old = json.loads((args.results / f"{stem}.json").read_text())
+        for name, r in models.items():
+            merged = {**old["models"][name]["systems"], **r["systems"]}
+            # Keep the original order of systems.
+            merged = {k: merged[k] for k in [*old["models"][name]["systems"], *r["systems"]] if k in merged}
+            old["models"][name] = {"systems": merged, "goals": goals_of(name, merged)}
+        old["merged"] = old.get("merged", []) + [{"systems": args.systems, "machine": doc["machine"],
+                                                  "commit": doc["commit"], "note": args.note}]
+        if args.note:
+            old["note"] = (old.get("note", "") + " " + args.note).strip()
+        doc = old
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
     write_markdown(doc, args.results / f"{stem}.md")
