@@ -471,7 +471,7 @@ def write_markdown(doc: dict, path: Path) -> None:
             err_cell = "-" if err is None else f"{err:.1e} {'ok' if e['output_ok'] else 'OVER'}"
             note = f"--backends {e['backends']}" if "backends" in e else ""
             if doc.get("merged") and "measured_at" in e:
-                note += f" measured {e['measured_at'][11:]}, load average {e['load_average']}"
+                note += f"; measured {e['measured_at'][11:]}, load average {e['load_average']}"
             if e.get("program_reused"):
                 note += "program lowered by an earlier run from the same .pt2 (--reuse-programs)"
             if len(e.get("candidates", [])) > 1:
