@@ -36,6 +36,22 @@ PROGRAMS = [
 ]
 
 
+def match_autogroup_nice() -> str:
+    """`nice -n -15` alone does not win the CPUs from other sessions when the kernel groups
+    processes per session (sched_autogroup: CPU time is shared between groups first, nice only
+    counts inside one). A niced run (as root) gives its whole group the same nice. Returns what
+    was done, for the results."""
+    path = Path("/proc/self/autogroup")
+    niceness = os.nice(0)
+    if niceness >= 0 or not path.exists():
+        return f"niceness {niceness}"
+    try:
+        path.write_text(str(niceness))
+    except OSError as e:
+        return f"niceness {niceness}; autogroup left as it was ({e.strerror})"
+    return f"niceness {niceness}, and of its scheduler autogroup ({path.read_text().strip()})"
+
+
 def open_page(chromium: str, profile: Path, url: str) -> tuple[float, str]:
     cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
            f"--user-data-dir={profile}", "--window-size=700,450", "--dump-dom", url]
@@ -79,13 +95,13 @@ def prepare_opt(args, work: Path) -> tuple[Path, Path]:
            "inspect_uncovered_share": inspected["uncovered_share"],
            "dropped_events": summary.get("dropped_events", 0),
            "by_where": summary.get("by_where", []), "top_ops": summary["ops"][:12],
-           "load_average": os.getloadavg()[0], "niceness": os.nice(0)}
+           "load_average": os.getloadavg()[0], "niceness": os.nice(0), "priority": args.priority}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "opt125m_profile.json").write_text(json.dumps(doc, indent=1) + "\n")
     goal = "met" if doc["uncovered_share"] < 0.05 else "NOT met"
     md = ["# OPT-125M profile (`make bench-explorer`, bench/explorer.py)", "",
           f"{doc['program']}; {args.threads} threads; {doc['runs']} traced runs after 2 warm-up; load "
-          f"average {doc['load_average']:.1f}, niceness {doc['niceness']}.", "", "```"]
+          f"average {doc['load_average']:.1f}, {doc['priority']}.", "", "```"]
     md += ["$ " + c for c in doc["commands"][:2]]
     md += ["$ " + doc["commands"][2] + "   # first lines", *text.splitlines()[:24], "```", "",
            f"Time not covered by any event: {doc['uncovered_ms']:.3f} ms of {doc['wall_ms']:.1f} ms wall per run "
@@ -109,6 +125,7 @@ def main() -> None:
     parser.add_argument("programs", nargs="*", type=Path, default=PROGRAMS)
     args = parser.parse_args()
     chromium = shutil.which("chromium") or sys.exit("no chromium: `make deps` installs it")
+    args.priority = match_autogroup_nice()
     rows = []
     with tempfile.TemporaryDirectory(prefix="pteron-explorer-") as tmp:
         work = Path(tmp)
@@ -144,7 +161,7 @@ def main() -> None:
     lines += [f"| {r['program']} | {r['instructions']} | {r['page_bytes'] // 1024} | {r['open_s_median']} | "
               f"{r['page_script_ms_median']} | {r['blank_page_s_median']} |" for r in rows]
     lines += ["", f"Medians of {args.runs} opens each (`make bench-explorer`); load average "
-              f"{os.getloadavg()[0]:.1f} at the end."]
+              f"{os.getloadavg()[0]:.1f} at the end; {args.priority}."]
     (RESULTS / "explorer.md").write_text("\n".join(lines) + "\n")
 
 
