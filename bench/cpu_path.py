@@ -485,15 +485,16 @@ def write_markdown(doc: dict, path: Path) -> None:
                 continue
             err = e.get("rel_error_vs_eager")
             err_cell = "-" if err is None else f"{err:.1e} {'ok' if e['output_ok'] else 'OVER'}"
-            note = f"--backends {e['backends']}" if "backends" in e else ""
-            if doc.get("merged") and "measured_at" in e:
-                note += f"; measured {e['measured_at'][11:]}, load average {e['load_average']}"
-            if e.get("program_reused"):
-                note += "program lowered by an earlier run from the same .pt2 (--reuse-programs)"
+            notes = [f"--backends {e['backends']}"] if "backends" in e else []
             if len(e.get("candidates", [])) > 1:
-                note += " (fastest of: " + "; ".join(
+                notes.append("fastest of: " + ", ".join(
                     f"{c['backends']} {c['median_ms']:.2f} ms" if "median_ms" in c else f"{c.get('backends')} failed"
-                    for c in e["candidates"]) + ")"
+                    for c in e["candidates"]))
+            if e.get("program_reused"):
+                notes.append("program lowered by an earlier run from the same .pt2 (--reuse-programs)")
+            if doc.get("merged") and "measured_at" in e:
+                notes.append(f"measured {e['measured_at'][11:]}, load average {e['load_average']}")
+            note = "; ".join(notes)
             text.append(f"| {label} | {e['median_ms']:.2f} | {e['p90_ms']:.2f} | {e['min_ms']:.2f} | "
                         f"{e['iterations']} | {e['load_ms']:.0f} | {e['peak_rss_bytes'] / 2**20:.0f} | "
                         f"{err_cell} | {note} |")
@@ -503,7 +504,10 @@ def write_markdown(doc: dict, path: Path) -> None:
             text += [f"- {g['goal']}: {g['ratio']:.2f} -> {'met' if g['met'] else 'NOT met'}" for g in r["goals"]]
         text.append("")
     text += [f"Machine: {doc['machine']}; pteron at {doc.get('commit', '?')}; {doc['seconds']:.0f} s in "
-             "all. Shared machine: absolute times move with other jobs.", "",
+             "all. Shared machine: absolute times move with other jobs."]
+    for m in doc.get("merged", []):
+        text += ["", f"Rerun with --merge: {', '.join(m['systems'])}: {m['machine']}; pteron at {m['commit']}."]
+    text += ["",
              f"![latency]({path.stem}.png)"]
     path.write_text("\n".join(text) + "\n")
 
