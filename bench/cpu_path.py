@@ -413,8 +413,12 @@ def goals_of(name: str, systems: dict) -> list[dict]:
     best = systems.get("pteron best", {}).get("delegation")
     if best and name in LAYERS:
         per_layer = best["boundaries"] / LAYERS[name]
-        goals.append({"goal": "pteron best: <= 3 backend boundaries per layer", "ratio": per_layer,
-                      "met": per_layer <= 3})
+        others = [f"{c['backends']}: {c['delegation']['boundaries'] / LAYERS[name]:.1f}"
+                  for c in systems["pteron best"].get("candidates", [])
+                  if c.get("delegation") and c["backends"] != systems["pteron best"].get("backends")]
+        goals.append({"goal": "pteron best: <= 3 backend boundaries per layer"
+                      + (f" (other candidates: {'; '.join(others)})" if others else ""),
+                      "ratio": per_layer, "met": per_layer <= 3})
     return goals
 
 
