@@ -162,7 +162,8 @@ format:
 # bench-portable: pteron vs ExecuTorch portable latency on the same .pte (bench/results/portable.*)
 # bench-compile: `pteron compile` vs ExecuTorch's AOT flow per zoo model (bench/results/compile.*)
 # bench-opt / bench-cpu: eager, ExecuTorch portable/XNNPACK, pteron portable/best, 2 threads
-#   (bench/results/opt125m.*, bench/results/cpu.*)
+#   (bench/results/opt125m.*, bench/results/cpu.*); the .pt2 files stay in bench/work/ (OPT-125M is
+#   exported once; bench-explorer reuses it). BENCH_ARGS: e.g. --slow-iters 5 (see --help).
 ET_VENV ?= .venv-et
 ET_PY := $(abspath $(ET_VENV))/bin/python
 
@@ -185,14 +186,15 @@ bench-compile: build venv-et
 	$(ET_PY) bench/compile.py --python $(PY) --pteron $(abspath $(BUILD))/tools/cli/pteron
 
 bench-opt: build venv-et
-	$(ET_PY) bench/cpu_path.py opt --python $(PY) --build $(abspath $(BUILD))
+	$(ET_PY) bench/cpu_path.py opt --python $(PY) --build $(abspath $(BUILD)) --work bench/work/opt --reuse $(BENCH_ARGS)
 
 bench-cpu: build venv-et
-	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD))
+	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD)) --work bench/work/cpu --reuse $(BENCH_ARGS)
 
 # bench-cortex-m-fp32: the MLPerf Tiny models as Cortex-M55 firmware under QEMU (RAM, flash,
 # instructions per inference; bench/results/mlperf_tiny_m55_fp32.*)
-# bench-explorer: how fast `pteron explore` pages open in headless Chromium (bench/results/explorer.*)
+# bench-explorer: how fast `pteron explore` pages open in headless Chromium (bench/results/explorer.*),
+#   OPT-125M's included, and OPT-125M's profile coverage (bench/results/opt125m_profile.*)
 .PHONY: bench-cortex-m-fp32 bench-explorer
 bench-explorer: build
 	$(PY) bench/explorer.py --pteron $(abspath $(BUILD))/tools/cli/pteron
