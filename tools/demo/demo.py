@@ -7,6 +7,7 @@
 5. the Cortex-A CPU path: XNNPACK delegate + optimized kernels, its delegation summary, and
    its speed next to the portable program (pteron compile --backends, inspect --delegation, bench)
 6. profile it and write the program explorer page (pteron profile, pteron explore)
+7. the Vulkan GPU path (lavapipe here) with a CPU fallback plan chosen at load time
 """
 
 import argparse
@@ -49,7 +50,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     pt2, pte = work / f"{args.model}.pt2", work / f"{args.model}.pte"
     inputs_npz, outputs_npz = work / "inputs.npz", work / "outputs.npz"
-    total = 6
+    total = 7
     print(f"pteron demo: {args.model} from PyTorch to a .pte program on this host")
 
     step(1, total, f"export {args.model} with torch.export")
@@ -100,6 +101,11 @@ def main():
     sh(["pteron", "profile", str(best), "--inputs", str(inputs_npz), "--iters", "3", "--threads", "1",
         "-o", str(trace), "--top", "5"])
     sh(["pteron", "explore", str(best), "--trace", f"{trace}.etdp", "-o", str(html)])
+
+    step(7, total, "the Vulkan GPU path (lavapipe: Vulkan on the CPU) with a CPU fallback plan")
+    from vulkan_path import vulkan_step
+
+    vulkan_step(args.model, work, pt2, inputs_npz, expected)
     print(f"\ndemo: OK - {pte} matches PyTorch; open the program explorer: {html}")
 
 
