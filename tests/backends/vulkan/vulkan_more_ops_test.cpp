@@ -102,7 +102,8 @@ TEST(VulkanMoreOps, DivAndScalarOperandMatchPortable) {
   b.add_node(fb::OpType::Mul, {q, scale}, yi);
   Delegate d;
   ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
-  TestTensor ta(sa, a), tb(sb, bv), ty(so), ref(so), ref2(so), ts(std::vector<int32_t>{}, std::vector<float>{0.125f});
+  TestTensor ta(sa, a), tb(sb, bv), ty(so), ref(so), ref2(so),
+      ts(std::vector<int32_t>{}, std::vector<float>{0.125f});
   ASSERT_EQ(d.execute({ta.value(), tb.value(), ty.value()}), Error::Ok) << last_error_message();
   run_portable("aten::div.out", {ta.value(), tb.value(), ref.value()});
   run_portable("aten::mul.out", {ref.value(), ts.value(), ref2.value()});
