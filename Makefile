@@ -191,6 +191,13 @@ bench-opt: build venv-et
 bench-cpu: build venv-et
 	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD)) --work bench/work/cpu --reuse $(BENCH_ARGS)
 
+# bench-gpu: mobilenet-v2, resnet-18, OPT-125M on the Vulkan path (fp32, fp16) vs the best CPU
+# path in one run, on the Vulkan device present (lavapipe here); bench/results/gpu.{json,md,png}
+.PHONY: bench-gpu
+bench-gpu: build
+	$(PY) bench/gpu.py --build $(abspath $(BUILD))
+	-$(ET_PY) bench/gpu.py --chart-only
+
 # bench-cortex-m-fp32: the MLPerf Tiny models as Cortex-M55 firmware under QEMU (RAM, flash,
 # instructions per inference; bench/results/mlperf_tiny_m55_fp32.*)
 # bench-explorer: how fast `pteron explore` pages open in headless Chromium (bench/results/explorer.*),

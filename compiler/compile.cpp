@@ -10,6 +10,7 @@
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
 #include "compiler/report/graph_info.h"
+#include "runtime/executor/plan_choice.h"  // kFallbackPlanSuffix
 
 namespace pteron::compiler {
 namespace {
@@ -117,8 +118,13 @@ std::vector<const KernelLibrary*> selected_libraries(const std::vector<std::stri
   return out;
 }
 
-CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
-                            const std::vector<const Partitioner*>& partitioners) {
+namespace {
+
+// Compiles `graph` into one method. With `capture` set the method is handed back there instead
+// of emitted (it refers to `graph`); `extra` is a method emitted after it (the fallback plan).
+CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
+                             const std::vector<const Partitioner*>& partitioners,
+                             MethodToEmit* capture, MethodToEmit* extra) {
   CompileResult result;
   CompileReport& r = result.report;
   r.target = load_target(options.target);
@@ -221,12 +227,19 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
     named.push_back({kGraphInfoKey, std::vector<uint8_t>(text.begin(), text.end())});
     r.graph_info_bytes = text.size();
   }
+  if (capture != nullptr) {
+    *capture = std::move(method);
+    return result;
+  }
+  std::vector<MethodToEmit> methods;
+  methods.push_back(std::move(method));
+  if (extra != nullptr) methods.push_back(std::move(*extra));
   if (options.output_path.empty()) {
-    result.program = emit_program({method}, &r.emit, named);
+    result.program = emit_program(methods, &r.emit, named);
   } else {
     try {
       FileSink sink(options.output_path.c_str());
-      emit_program({method}, sink, &r.emit, named);
+      emit_program(methods, sink, &r.emit, named);
       sink.close();
     } catch (...) {
       std::remove(options.output_path.c_str());  // never leave half a program behind
@@ -235,6 +248,29 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   }
   r.nodes_out = r.emit.instructions;
   r.seconds_emit = since(t);
+  return result;
+}
+
+}  // namespace
+
+CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
+                            const std::vector<const Partitioner*>& partitioners) {
+  if (options.fallback.empty()) return compile_method(graph, options, partitioners, nullptr, nullptr);
+  // The fallback plan: a copy of the graph as loaded, compiled with the fallback backends.
+  ir::Graph cpu_graph = graph;
+  CompileOptions cpu_options = options;
+  cpu_options.backends = options.fallback;
+  cpu_options.fallback.clear();
+  cpu_options.output_path.clear();
+  cpu_options.strip_debug_info = true;
+  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(options.fallback);
+  std::vector<const Partitioner*> cpu_partitioners;
+  for (const auto& p : owned) cpu_partitioners.push_back(p.get());
+  MethodToEmit cpu_method;
+  CompileResult cpu = compile_method(cpu_graph, cpu_options, cpu_partitioners, &cpu_method, nullptr);
+  cpu_method.name += kFallbackPlanSuffix;
+  CompileResult result = compile_method(graph, options, partitioners, nullptr, &cpu_method);
+  result.report.fallback_regions = cpu.report.regions;
   return result;
 }
 

@@ -29,6 +29,10 @@ struct CompileOptions {
   // Leave out the graph info (named data "pteron.graph_info": nodes, regions, reasons, FLOPs,
   // instruction -> node map) that `pteron inspect --delegation` and profilers read.
   bool strip_debug_info = false;
+  // When set, the program also carries a CPU fallback plan "<method>:cpu": the same graph
+  // compiled with these backends (e.g. {"xnnpack", "portable"}). The runtime runs it when the
+  // main plan needs a backend the device lacks (runtime/executor/plan_choice.h).
+  std::vector<std::string> fallback;
 };
 
 struct RegionSummary {
@@ -47,6 +51,7 @@ struct CompileReport {
   std::optional<QuantizeReport> quantize;
   std::vector<RegionSummary> regions;  // delegated regions, in execution order
   std::vector<std::string> refusals;   // "node (op @ source): backend: reason" for kept nodes
+  std::vector<RegionSummary> fallback_regions;  // the CPU fallback plan's, when there is one
   uint64_t graph_info_bytes = 0;       // 0 when stripped
   MemoryPlan memory;
   EmitStats emit;

@@ -9,8 +9,7 @@ if(NOT PTERON_BARE_METAL)
     set(PTERON_VULKAN_FOUND ON)
   endif()
 endif()
-option(PTERON_VULKAN "Build the Vulkan GPU delegate (hosted builds only)" ${PTERON_VULKAN_FOUND})
-if(PTERON_VULKAN AND NOT PTERON_VULKAN_FOUND)
-  message(FATAL_ERROR "PTERON_VULKAN is ON but the Vulkan loader/headers or glslc was not found "
-                      "(install libvulkan-dev glslc), or this is a bare-metal build")
-endif()
+include(${CMAKE_SOURCE_DIR}/cmake/backend_option.cmake)
+pteron_backend_option(PTERON_VULKAN ${PTERON_VULKAN_FOUND}
+                      "Build the Vulkan GPU delegate (hosted builds only)"
+                      "the Vulkan loader/headers or glslc was not found (install libvulkan-dev glslc)")

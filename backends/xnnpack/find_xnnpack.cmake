@@ -13,9 +13,7 @@ if(NOT PTERON_BARE_METAL)
     set(PTERON_XNNPACK_FOUND ON)
   endif()
 endif()
-option(PTERON_XNNPACK "Build the XNNPACK delegate (hosted builds only)" ${PTERON_XNNPACK_FOUND})
-if(PTERON_XNNPACK AND NOT PTERON_XNNPACK_FOUND)
-  message(FATAL_ERROR "PTERON_XNNPACK is ON but XNNPACK, pthreadpool or cpuinfo was not found "
-                      "(install libxnnpack-dev libpthreadpool-dev libcpuinfo-dev), or this is a "
-                      "bare-metal build")
-endif()
+include(${CMAKE_SOURCE_DIR}/cmake/backend_option.cmake)
+pteron_backend_option(PTERON_XNNPACK ${PTERON_XNNPACK_FOUND}
+                      "Build the XNNPACK delegate (hosted builds only)"
+                      "XNNPACK, pthreadpool or cpuinfo was not found (install libxnnpack-dev libpthreadpool-dev libcpuinfo-dev)")

@@ -30,11 +30,18 @@ class XnnpackPartitioner(Partitioner):
 
 
 class VulkanPartitioner(Partitioner):
-    """Delegates fp32 regions (linear/matmul, broadcast add/sub/mul, relu/clamp, softmax) to the
-    Vulkan GPU delegate; rules and the cost rule are in backends/vulkan/README.md.
+    """Delegates fp32 regions (linear/matmul, conv, pools, elementwise, activations, softmax,
+    layer norm, cat/slice/embedding) to the Vulkan GPU delegate; rules and the cost rule are in
+    backends/vulkan/README.md. fp16=True stores the regions' tensors and weights as fp16
+    (backend `vulkan-fp16`); inputs and outputs stay fp32.
     """
 
-    backend = "vulkan"
+    def __init__(self, fp16: bool = False):
+        self.fp16 = fp16
+        self.backend = "vulkan-fp16" if fp16 else "vulkan"
+
+    def __repr__(self) -> str:
+        return f"VulkanPartitioner(fp16={self.fp16})"
 
 
 class VgfPartitioner(Partitioner):

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/executor/plan_choice.h"
 #include "runtime/loader/file_data_loader.h"
 #include "schema/program_generated.h"
 
@@ -98,8 +99,14 @@ Result<std::unique_ptr<HostProgram>> HostProgram::from_bytes(const void* bytes, 
 Result<std::unique_ptr<HostMethod>> HostMethod::load(const HostProgram& hp, const char* name,
                                                      const HostMethodOptions& options) {
   const Program& program = hp.program();
+  // A program carrying a CPU fallback plan runs it when `name` needs an absent backend.
+  char chosen[256], why[320];
+  PTERON_ASSIGN_OR_RETURN(name, choose_plan(program, name, chosen, sizeof(chosen), why,
+                                            sizeof(why)));
   PTERON_ASSIGN_OR_RETURN(const fb::ExecutionPlan* plan, program.plan(name));
   std::unique_ptr<HostMethod> hm(new HostMethod());
+  hm->plan_name_ = name;
+  hm->fallback_reason_ = why;
   MethodMeta meta(plan);
   hm->arena_spans_.emplace_back();  // memory_id 0 is reserved
   uint64_t planned_total = 0;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/core/result.h"
@@ -42,6 +43,10 @@ class HostMethod {
   static Result<std::unique_ptr<HostMethod>> load(const HostProgram& program, const char* name,
                                                   const HostMethodOptions& options = {});
   Method& method() { return *method_; }
+  // The plan loaded: the method asked for, or its CPU fallback (runtime/executor/plan_choice.h)
+  // when that needs a backend this device lacks; then fallback_reason() says which and why.
+  const std::string& plan_name() const { return plan_name_; }
+  const std::string& fallback_reason() const { return fallback_reason_; }
   // Bytes used by load-time structures, and the total planned arena bytes.
   size_t method_allocator_used() const { return method_allocator_.used(); }
   size_t planned_bytes() const;
@@ -59,6 +64,7 @@ class HostMethod {
   MemoryAllocator scratch_allocator_;
   MemoryManager memory_;
   std::optional<Method> method_;
+  std::string plan_name_, fallback_reason_;
 };
 
 }  // namespace pteron

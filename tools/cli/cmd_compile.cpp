@@ -25,6 +25,7 @@ struct CompileCliOptions {
   std::string output;
   std::string target = "host";
   std::vector<std::string> backends;  // empty: the target's
+  std::vector<std::string> fallback;  // CPU fallback plan's backends; empty: none
   bool memory_report = false;
   bool json = false;
   std::string quantize;  // scheme; empty = float program
@@ -88,6 +89,11 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
     if (!d.report_json.empty()) delegated.back()["report"] = nlohmann::json::parse(d.report_json);
   }
   j["delegated_regions"] = delegated;
+  nlohmann::json fallback = nlohmann::json::array();
+  for (const auto& d : r.fallback_regions) {
+    fallback.push_back({{"backend", d.backend}, {"nodes", d.nodes}});
+  }
+  j["fallback_regions"] = fallback;
   j["refusals"] = r.refusals;
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : r.memory.regions) {
@@ -134,6 +140,7 @@ void run(const CompileCliOptions& o) {
   options.output_path = o.output;
   options.strip_debug_info = o.strip_debug_info;
   options.backends = o.backends;
+  options.fallback = o.fallback;
   compiler::QuantizeOptions quantize;
   if (!o.quantize.empty()) {
     try {
@@ -190,6 +197,11 @@ void run(const CompileCliOptions& o) {
     std::printf("  delegated to %s: %zu nodes (%zu inputs, %zu outputs)\n", d.backend.c_str(), d.nodes,
                 d.inputs, d.outputs);
   }
+  if (!o.fallback.empty()) {
+    std::printf("  CPU fallback plan 'forward:cpu' (runs when a backend above is absent):");
+    for (const auto& d : r.fallback_regions) std::printf(" %s %zu nodes;", d.backend.c_str(), d.nodes);
+    std::printf(" the rest on kernels\n");
+  }
   if (!budget.empty()) std::printf("  budget: %s\n", budget.c_str());
   if (o.memory_report) {
     std::printf("memory plan:\n%s", compiler::describe_memory_plan(r.memory).c_str());
@@ -209,6 +221,10 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--backends", opts->backends,
                   "backends then kernel libraries, in order (e.g. xnnpack,optimized,portable); "
                   "default: the target's")
+      ->delimiter(',');
+  cmd->add_option("--fallback", opts->fallback,
+                  "also carry a CPU plan 'forward:cpu' compiled with these backends (e.g. "
+                  "xnnpack,portable), run when the device lacks a backend of the main plan")
       ->delimiter(',');
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");

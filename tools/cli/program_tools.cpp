@@ -1,5 +1,6 @@
 #include "tools/cli/program_tools.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "tools/cli/commands.h"
@@ -23,6 +24,11 @@ std::unique_ptr<HostMethod> load_method(const HostProgram& program, const std::s
                                         const std::string& method) {
   auto loaded = HostMethod::load(program, method.c_str());
   if (!loaded.ok()) throw_runtime_error(path, loaded.error());
+  const HostMethod& host = *loaded.get();
+  if (!host.fallback_reason().empty()) {  // one line: which plan runs and why
+    std::fprintf(stderr, "%s: running the CPU fallback plan '%s': %s\n", path.c_str(),
+                 host.plan_name().c_str(), host.fallback_reason().c_str());
+  }
   return std::move(loaded.get());
 }
 

@@ -10,6 +10,8 @@
 7. the Cortex-M55 INT8 path on digits-cnn (tools/demo/cortex_m_step.py)
 8. the Ethos-U path: int8, Vela for ethos-u55-128, run emulated (tools/demo/ethos_u_step.py)
 9. Arm's ML SDK for Vulkan: VGF regions run through VK_ARM_data_graph (tools/demo/vgf_demo.py)
+10. the Vulkan GPU path (lavapipe here) with a CPU fallback plan chosen at load time
+    (tools/demo/vulkan_path.py)
 """
 
 import argparse
@@ -25,6 +27,7 @@ import torch
 from cortex_m_step import cortex_m55_step
 from ethos_u_step import run_ethos_u_step
 from vgf_demo import vgf_step
+from vulkan_path import vulkan_step
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -55,7 +58,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     pt2, pte = work / f"{args.model}.pt2", work / f"{args.model}.pte"
     inputs_npz, outputs_npz = work / "inputs.npz", work / "outputs.npz"
-    total = 9
+    total = 10
     print(f"pteron demo: {args.model} from PyTorch to a .pte program on this host")
 
     step(1, total, f"export {args.model} with torch.export")
@@ -115,6 +118,9 @@ def main():
 
     step(9, total, "Arm's ML SDK for Vulkan: TOSA -> .vgf, run through VK_ARM_data_graph")
     vgf_step(sh, pt2, work, inputs_npz, expected, args.model)
+
+    step(10, total, "the Vulkan GPU path (lavapipe: Vulkan on the CPU) with a CPU fallback plan")
+    vulkan_step(args.model, work, pt2, inputs_npz, expected)
 
     print(f"\ndemo: OK - {pte} matches PyTorch; open the program explorer: {html}")
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "flatbuffers/flatbuffers.h"
+#include "runtime/core/scalar_type.h"
 
 namespace pteron::vulkan {
 
@@ -21,28 +22,41 @@ uint32_t PayloadBuilder::add(TensorDef t) {
   return static_cast<uint32_t>(tensors_.size() - 1);
 }
 
-uint32_t PayloadBuilder::add_tensor(std::vector<uint32_t> dims) {
-  return add(TensorDef{std::move(dims)});
+uint32_t PayloadBuilder::add_tensor(std::vector<uint32_t> dims, fb::DataType dtype) {
+  return add(TensorDef{std::move(dims), dtype});
 }
 
-uint32_t PayloadBuilder::add_constant(std::vector<uint32_t> dims, std::span<const float> data) {
+uint32_t PayloadBuilder::add_constant(std::vector<uint32_t> dims, std::span<const float> data,
+                                      fb::DataType dtype) {
   if (data.size() != numel(dims)) {
     throw std::invalid_argument("Vulkan payload builder: constant has " +
                                 std::to_string(data.size()) + " values for " +
                                 std::to_string(numel(dims)) + " elements");
   }
-  TensorDef t{std::move(dims)};
+  TensorDef t{std::move(dims), dtype};
   t.is_constant = true;
   t.constant_offset = blob_.size();
-  t.constant_size = data.size_bytes();
-  blob_.resize(blob_.size() + data.size_bytes());
-  if (!data.empty()) std::memcpy(blob_.data() + t.constant_offset, data.data(), data.size_bytes());
+  if (dtype == fb::DataType::Float16) {
+    t.constant_size = data.size() * 2;
+    blob_.resize(blob_.size() + t.constant_size);
+    for (size_t i = 0; i < data.size(); ++i) {
+      const uint16_t h = float_to_half(data[i]);
+      std::memcpy(blob_.data() + t.constant_offset + 2 * i, &h, 2);
+    }
+  } else {
+    t.constant_size = data.size_bytes();
+    blob_.resize(blob_.size() + data.size_bytes());
+    if (!data.empty()) {
+      std::memcpy(blob_.data() + t.constant_offset, data.data(), data.size_bytes());
+    }
+  }
   blob_.resize((blob_.size() + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment);
   return add(std::move(t));
 }
 
-uint32_t PayloadBuilder::add_input(std::vector<uint32_t> dims, uint32_t arg_index) {
-  TensorDef t{std::move(dims)};
+uint32_t PayloadBuilder::add_input(std::vector<uint32_t> dims, uint32_t arg_index,
+                                   fb::DataType dtype) {
+  TensorDef t{std::move(dims), dtype};
   t.external = fb::ExternalKind::Input;
   t.arg_index = arg_index;
   return add(std::move(t));
@@ -74,9 +88,8 @@ std::vector<uint8_t> PayloadBuilder::build() const {
     fbb.Clear();
     std::vector<flatbuffers::Offset<fb::Tensor>> ts;
     for (const TensorDef& t : tensors_) {
-      ts.push_back(fb::CreateTensor(fbb, fb::DataType::Float32, fbb.CreateVector(t.dims),
-                                    t.is_constant, t.constant_offset, t.constant_size, t.external,
-                                    t.arg_index));
+      ts.push_back(fb::CreateTensor(fbb, t.dtype, fbb.CreateVector(t.dims), t.is_constant,
+                                    t.constant_offset, t.constant_size, t.external, t.arg_index));
     }
     std::vector<flatbuffers::Offset<fb::Node>> ns;
     for (const NodeDef& n : nodes_) {
@@ -84,11 +97,12 @@ std::vector<uint8_t> PayloadBuilder::build() const {
       const auto list = [&](const std::vector<uint32_t>& v) {
         return v.empty() ? 0 : fbb.CreateVector(v);
       };
-      ns.push_back(fb::CreateNode(fbb, n.op, fbb.CreateVector(n.inputs), fbb.CreateVector(outputs),
-                                  n.attrs.alpha, n.attrs.output_min, n.attrs.output_max,
-                                  list(n.attrs.stride), list(n.attrs.padding),
-                                  list(n.attrs.dilation), n.attrs.groups, n.attrs.eps,
-                                  n.attrs.has_weight, n.attrs.has_bias, list(n.attrs.perm)));
+      ns.push_back(fb::CreateNode(
+          fbb, n.op, fbb.CreateVector(n.inputs), fbb.CreateVector(outputs), n.attrs.alpha,
+          n.attrs.output_min, n.attrs.output_max, list(n.attrs.stride), list(n.attrs.padding),
+          list(n.attrs.dilation), n.attrs.groups, n.attrs.eps, n.attrs.has_weight, n.attrs.has_bias,
+          list(n.attrs.perm), n.attrs.unary, n.attrs.pool, list(n.attrs.kernel),
+          n.attrs.count_include_pad, n.attrs.divisor, n.attrs.axis, n.attrs.start, n.attrs.step));
     }
     auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts), fbb.CreateVector(ns),
                                   offset, blob_.size());

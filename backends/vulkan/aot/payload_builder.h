@@ -30,13 +30,25 @@ struct NodeAttrs {
   float eps = 1e-5f;                                // LayerNorm
   bool has_weight = false, has_bias = false;        // LayerNorm
   std::vector<uint32_t> perm;                       // Permute
+  fb::UnaryOp unary = fb::UnaryOp::Sigmoid;         // Unary
+  fb::PoolType pool = fb::PoolType::Max;            // Pool2d
+  std::vector<uint32_t> kernel;                     // Pool2d: [h, w]
+  bool count_include_pad = true;                    // Pool2d (Average)
+  uint32_t divisor = 0;                             // Pool2d (Average): 0 = none
+  uint32_t axis = 0;                                // Cat, Slice
+  uint32_t start = 0, step = 1;                     // Slice
 };
 
 class PayloadBuilder {
  public:
-  uint32_t add_tensor(std::vector<uint32_t> dims);  // internal to the region
-  uint32_t add_constant(std::vector<uint32_t> dims, std::span<const float> data);
-  uint32_t add_input(std::vector<uint32_t> dims, uint32_t arg_index);
+  // Internal to the region. Float32 or Float16.
+  uint32_t add_tensor(std::vector<uint32_t> dims, fb::DataType dtype = fb::DataType::Float32);
+  // Stored as `dtype` (Float16: rounded to nearest even).
+  uint32_t add_constant(std::vector<uint32_t> dims, std::span<const float> data,
+                        fb::DataType dtype = fb::DataType::Float32);
+  // Float32 or (embedding indices) Int64.
+  uint32_t add_input(std::vector<uint32_t> dims, uint32_t arg_index,
+                     fb::DataType dtype = fb::DataType::Float32);
   uint32_t add_output(std::vector<uint32_t> dims, uint32_t arg_index);
   void add_node(fb::OpType op, std::vector<uint32_t> inputs, uint32_t output, NodeAttrs attrs = {});
   // Serialises [flatbuffer][padding][constant blob].
@@ -45,6 +57,7 @@ class PayloadBuilder {
  private:
   struct TensorDef {
     std::vector<uint32_t> dims;
+    fb::DataType dtype = fb::DataType::Float32;
     fb::ExternalKind external = fb::ExternalKind::Internal;
     uint32_t arg_index = 0;
     bool is_constant = false;

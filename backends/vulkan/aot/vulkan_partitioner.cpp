@@ -42,7 +42,17 @@ enum class Kind {
   Mean,
   Reshape,
   Permute,
-  Bmm
+  Bmm,
+  Div,
+  Unary,
+  MaxPool,
+  AvgPool,
+  AdaptiveAvgPool,
+  Cat,
+  Slice,
+  Select,
+  Embedding,
+  Transpose,
 };
 
 // The support table: op -> what the payload runs it as. Everything fp32, contiguous.
@@ -68,9 +78,73 @@ const std::map<std::string, Kind>& table() {
       {"aten::permute.default", Kind::Permute},
       {"aten::bmm.default", Kind::Bmm},
       {"aten::permute_copy.default", Kind::Permute},
+      {"aten::div.Tensor", Kind::Div},
+      {"aten::add.Scalar", Kind::Add},
+      {"aten::sub.Scalar", Kind::Sub},
+      {"aten::mul.Scalar", Kind::Mul},
+      {"aten::div.Scalar", Kind::Div},
+      {"aten::sigmoid.default", Kind::Unary},
+      {"aten::tanh.default", Kind::Unary},
+      {"aten::gelu.default", Kind::Unary},
+      {"aten::silu.default", Kind::Unary},
+      {"aten::hardswish.default", Kind::Unary},
+      {"aten::hardsigmoid.default", Kind::Unary},
+      {"aten::exp.default", Kind::Unary},
+      {"aten::neg.default", Kind::Unary},
+      {"aten::sqrt.default", Kind::Unary},
+      {"aten::rsqrt.default", Kind::Unary},
+      {"aten::max_pool2d_with_indices.default", Kind::MaxPool},
+      {"aten::max_pool2d.default", Kind::MaxPool},
+      {"aten::avg_pool2d.default", Kind::AvgPool},
+      {"aten::_adaptive_avg_pool2d.default", Kind::AdaptiveAvgPool},
+      {"aten::adaptive_avg_pool2d.default", Kind::AdaptiveAvgPool},
+      {"aten::cat.default", Kind::Cat},
+      {"aten::slice.Tensor", Kind::Slice},
+      {"aten::slice_copy.Tensor", Kind::Slice},
+      {"aten::select.int", Kind::Select},
+      {"aten::select_copy.int", Kind::Select},
+      {"aten::embedding.default", Kind::Embedding},
+      {"aten::transpose.int", Kind::Transpose},
+      {"aten::transpose_copy.int", Kind::Transpose},
+      {"aten::t.default", Kind::Transpose},
+      {"aten::t_copy.default", Kind::Transpose},
+      {"aten::unsqueeze.default", Kind::Reshape},
+      {"aten::unsqueeze_copy.default", Kind::Reshape},
+      {"aten::squeeze.dims", Kind::Reshape},
+      {"aten::squeeze_copy.dims", Kind::Reshape},
+      {"aten::squeeze.dim", Kind::Reshape},
+      {"aten::clone.default", Kind::Reshape},
+      {"aten::alias.default", Kind::Reshape},
   };
   return t;
 }
+
+const std::map<std::string, fb::UnaryOp>& unary_table() {
+  static const std::map<std::string, fb::UnaryOp> t = {
+      {"aten::sigmoid.default", fb::UnaryOp::Sigmoid},
+      {"aten::tanh.default", fb::UnaryOp::Tanh},
+      {"aten::gelu.default", fb::UnaryOp::Gelu},
+      {"aten::silu.default", fb::UnaryOp::Silu},
+      {"aten::hardswish.default", fb::UnaryOp::Hardswish},
+      {"aten::hardsigmoid.default", fb::UnaryOp::Hardsigmoid},
+      {"aten::exp.default", fb::UnaryOp::Exp},
+      {"aten::neg.default", fb::UnaryOp::Neg},
+      {"aten::sqrt.default", fb::UnaryOp::Sqrt},
+      {"aten::rsqrt.default", fb::UnaryOp::Rsqrt},
+  };
+  return t;
+}
+
+// An int list attribute as [h, w]: one entry repeats, an empty list is `dflt`.
+std::vector<int64_t> pair_of(const Argument& a, std::vector<int64_t> dflt) {
+  if (a.is_none()) return dflt;
+  const auto& v = a.get<std::vector<int64_t>>();
+  if (v.empty()) return dflt;
+  if (v.size() == 1) return {v[0], v[0]};
+  return v;
+}
+
+int64_t norm_dim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -115,6 +189,16 @@ std::string check_node(const Graph& g, const Node& n) {
     }
   }
   for (ValueId v : n.inputs()) {
+    // Embedding indices are i64 region inputs (read as such by the shader).
+    if (kind == Kind::Embedding && v == n.args[1].tensor()) {
+      const TensorSpec& s = g.value(v).spec;
+      if (s.dtype != ScalarType::Long) return "embedding indices are not i64";
+      if (g.value(v).is_constant())
+        return "embedding indices are a constant (the delegate takes "
+               "them as an input)";
+      if (s.rank() + 1 > kMaxDims) return "embedding indices have too many dims";
+      continue;
+    }
     if (std::string why = check_tensor(g, v, "an input"); !why.empty()) return why;
   }
   if (std::string why = check_tensor(g, n.outputs[0], "the output"); !why.empty()) return why;
@@ -149,14 +233,73 @@ std::string check_node(const Graph& g, const Node& n) {
     case Kind::Sub:
       if (!std::isfinite(n.args[2].to_double())) return "alpha is not finite";
       [[fallthrough]];
-    case Kind::Mul: {
-      // Outputs exactly the broadcast shape (checked again by the runtime's verifier).
+    case Kind::Mul:
+    case Kind::Div: {
+      // Outputs exactly the broadcast shape (checked again by the runtime's verifier). A scalar
+      // operand becomes a one-element constant.
+      if (!n.args[0].is_tensor()) return "the first operand is a scalar";
       for (int k = 0; k < 2; ++k) {
-        if (!n.args[k].is_tensor()) return "a scalar operand (only tensor-tensor)";
+        if (!n.args[k].is_tensor()) {
+          if (!std::isfinite(n.args[k].to_double())) return "a scalar operand is not finite";
+          continue;
+        }
         if (g.value(n.args[k].tensor()).spec.rank() > out.rank()) return "input rank > output";
+      }
+      if (kind == Kind::Div && n.args.size() > 2 && !n.args[2].is_none()) {
+        return "div with a rounding mode";
       }
       return {};
     }
+    case Kind::Unary:
+      if (n.op.str() == "aten::gelu.default") {
+        const std::string& a = n.args[1].get<std::string>();
+        if (a != "none" && a != "tanh") return "gelu approximation '" + a + "'";
+      }
+      return {};
+    case Kind::MaxPool:
+    case Kind::AvgPool: {
+      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      if (x.rank() != 4) return "pooling input is not NCHW " + shape_str(x.sizes);
+      const auto k = pair_of(n.args[1], {});
+      if (k.size() != 2) return "pooling kernel must have 1 or 2 entries";
+      const auto st = pair_of(n.args[2], k);
+      const auto pad = pair_of(n.args[3], {0, 0});
+      if (st.size() != 2 || pad.size() != 2)
+        return "pooling stride/padding must have 1 or 2 entries";
+      for (int i = 0; i < 2; ++i) {
+        if (k[i] < 1 || st[i] < 1 || pad[i] < 0 || 2 * pad[i] > k[i]) {
+          return "pooling kernel/stride/padding out of range";
+        }
+      }
+      if (kind == Kind::MaxPool && pair_of(n.args[4], {1, 1}).size() != 2) {
+        return "pooling dilation must have 1 or 2 entries";
+      }
+      if (kind == Kind::AvgPool && !n.args[6].is_none() && n.args[6].to_int() <= 0) {
+        return "avg_pool2d divisor_override <= 0";
+      }
+      return {};
+    }
+    case Kind::AdaptiveAvgPool:
+      if (g.value(n.args[0].tensor()).spec.rank() != 4) return "adaptive pooling input is not NCHW";
+      return {};
+    case Kind::Cat:
+      if (out.rank() < 1) return "cat of scalars";
+      return {};
+    case Kind::Slice:
+    case Kind::Select: {
+      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      const int64_t dim = norm_dim(n.args[1].to_int(), static_cast<int64_t>(x.rank()));
+      if (dim < 0 || dim >= static_cast<int64_t>(x.rank())) return "dim out of range";
+      if (kind == Kind::Slice && n.args[4].to_int() < 1) return "slice step < 1";
+      return {};
+    }
+    case Kind::Embedding: {
+      const TensorSpec& w = g.value(n.args[0].tensor()).spec;
+      if (w.rank() != 2) return "embedding weight is not 2-D";
+      return {};
+    }
+    case Kind::Transpose:
+      return {};
     case Kind::Relu:
       return {};
     case Kind::Clamp:
@@ -233,12 +376,32 @@ std::vector<uint32_t> dims_of(const Graph& g, ValueId v) {
 }
 
 // Lowers one region. Throws on anything unexpected (lower() turns it into a refusal).
-std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
+// fp16: every float tensor inside the region (constants included) is stored as fp16; region
+// inputs and outputs stay fp32 and cross the boundary through Convert nodes.
+std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp16) {
   PayloadBuilder b;
+  const fb::DataType inner = fp16 ? fb::DataType::Float16 : fb::DataType::Float32;
   std::unordered_map<ValueId, uint32_t> ids;
+  std::vector<std::pair<uint32_t, uint32_t>> output_converts;  // (fp16 tensor, fp32 output)
   uint32_t arg = 0;
-  for (ValueId v : region.inputs) ids[v] = b.add_input(dims_of(g, v), arg++);
-  for (ValueId v : region.outputs) ids[v] = b.add_output(dims_of(g, v), arg++);
+  for (ValueId v : region.inputs) {
+    const bool index = g.value(v).spec.dtype == ScalarType::Long;
+    const uint32_t ext =
+        b.add_input(dims_of(g, v), arg++, index ? fb::DataType::Int64 : fb::DataType::Float32);
+    ids[v] = ext;
+    if (fp16 && !index) {
+      ids[v] = b.add_tensor(dims_of(g, v), inner);
+      b.add_node(fb::OpType::Convert, {ext}, ids[v]);
+    }
+  }
+  for (ValueId v : region.outputs) {
+    const uint32_t ext = b.add_output(dims_of(g, v), arg++);
+    ids[v] = ext;
+    if (fp16) {
+      ids[v] = b.add_tensor(dims_of(g, v), inner);
+      output_converts.emplace_back(ids[v], ext);
+    }
+  }
   const auto tensor = [&](ValueId v) -> uint32_t {
     if (auto it = ids.find(v); it != ids.end()) return it->second;
     const Value& val = g.value(v);
@@ -247,12 +410,19 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
       const auto& bytes = val.constant->bytes;
       id = b.add_constant(dims_of(g, v),
                           std::span<const float>(reinterpret_cast<const float*>(bytes.data()),
-                                                 bytes.size() / sizeof(float)));
+                                                 bytes.size() / sizeof(float)),
+                          inner);
     } else {
-      id = b.add_tensor(dims_of(g, v));
+      id = b.add_tensor(dims_of(g, v), inner);
     }
     ids[v] = id;
     return id;
+  };
+  // A scalar operand: a one-element constant.
+  const auto operand = [&](const Argument& a) -> uint32_t {
+    if (a.is_tensor()) return tensor(a.tensor());
+    const float value = static_cast<float>(a.to_double());
+    return b.add_constant({}, std::span<const float>(&value, 1), inner);
   };
   // A [1, N] addmm bias becomes a constant [N] (same bytes); a non-constant one is refused.
   const auto bias_1d = [&](ValueId v) -> uint32_t {
@@ -262,7 +432,8 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
     const auto& bytes = val.constant->bytes;
     return b.add_constant({static_cast<uint32_t>(val.spec.sizes.back())},
                           std::span<const float>(reinterpret_cast<const float*>(bytes.data()),
-                                                 bytes.size() / sizeof(float)));
+                                                 bytes.size() / sizeof(float)),
+                          inner);
   };
   const auto transposed_constant = [&](const Value& w) -> uint32_t {
     const size_t rows = static_cast<size_t>(w.spec.sizes[0]);
@@ -272,7 +443,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
     for (size_t r = 0; r < rows; ++r) {
       for (size_t c = 0; c < cols; ++c) t[c * rows + r] = src[r * cols + c];
     }
-    return b.add_constant({static_cast<uint32_t>(cols), static_cast<uint32_t>(rows)}, t);
+    return b.add_constant({static_cast<uint32_t>(cols), static_cast<uint32_t>(rows)}, t, inner);
   };
   const float inf = std::numeric_limits<float>::infinity();
   for (NodeId id : region.nodes) {
@@ -303,12 +474,95 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
         break;
       case Kind::Add:
       case Kind::Sub:
-        b.add_node(kind == Kind::Add ? fb::OpType::Add : fb::OpType::Sub, {in(0), in(1)}, out,
+        b.add_node(kind == Kind::Add ? fb::OpType::Add : fb::OpType::Sub,
+                   {in(0), operand(n.args[1])}, out,
                    {.alpha = static_cast<float>(n.args[2].to_double())});
         break;
       case Kind::Mul:
-        b.add_node(fb::OpType::Mul, {in(0), in(1)}, out);
+      case Kind::Div:
+        b.add_node(kind == Kind::Mul ? fb::OpType::Mul : fb::OpType::Div,
+                   {in(0), operand(n.args[1])}, out);
         break;
+      case Kind::Unary: {
+        fb::UnaryOp op = unary_table().at(n.op.str());
+        if (op == fb::UnaryOp::Gelu && n.args[1].get<std::string>() == "tanh") {
+          op = fb::UnaryOp::GeluTanh;
+        }
+        b.add_node(fb::OpType::Unary, {in(0)}, out, {.unary = op});
+        break;
+      }
+      case Kind::MaxPool:
+      case Kind::AvgPool: {
+        const auto u32 = [](const std::vector<int64_t>& v) {
+          return std::vector<uint32_t>{static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])};
+        };
+        const auto k = pair_of(n.args[1], {});
+        NodeAttrs a{.stride = u32(pair_of(n.args[2], k)),
+                    .padding = u32(pair_of(n.args[3], {0, 0})),
+                    .dilation = {1, 1},
+                    .kernel = u32(k)};
+        if (kind == Kind::MaxPool) {
+          a.pool = fb::PoolType::Max;
+          a.dilation = u32(pair_of(n.args[4], {1, 1}));
+        } else {
+          a.pool = fb::PoolType::Average;
+          a.count_include_pad = n.args[5].get<bool>();
+          a.divisor = n.args[6].is_none() ? 0 : static_cast<uint32_t>(n.args[6].to_int());
+        }
+        b.add_node(fb::OpType::Pool2d, {in(0)}, out, a);
+        break;
+      }
+      case Kind::AdaptiveAvgPool:
+        b.add_node(fb::OpType::Pool2d, {in(0)}, out, {.pool = fb::PoolType::AdaptiveAverage});
+        break;
+      case Kind::Cat: {
+        std::vector<uint32_t> ins;
+        for (ValueId v : n.args[0].get<compiler::ir::TensorList>().ids) ins.push_back(tensor(v));
+        const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).spec.rank());
+        b.add_node(fb::OpType::Cat, ins, out,
+                   {.axis = static_cast<uint32_t>(norm_dim(n.args[1].to_int(), rank))});
+        break;
+      }
+      case Kind::Slice:
+      case Kind::Select: {
+        const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+        const int64_t dim = norm_dim(n.args[1].to_int(), static_cast<int64_t>(x.rank()));
+        const int64_t size = x.sizes[static_cast<size_t>(dim)];
+        int64_t start = kind == Kind::Select ? n.args[2].to_int()
+                                             : (n.args[2].is_none() ? 0 : n.args[2].to_int());
+        if (start < 0) start += size;
+        start = std::clamp<int64_t>(start, 0, size);
+        const uint32_t step = kind == Kind::Select ? 1 : static_cast<uint32_t>(n.args[4].to_int());
+        NodeAttrs a{.axis = static_cast<uint32_t>(dim),
+                    .start = static_cast<uint32_t>(start),
+                    .step = step};
+        if (kind == Kind::Slice) {
+          b.add_node(fb::OpType::Slice, {in(0)}, out, a);
+        } else {  // a one-wide slice, then a reshape (no copy) that drops the dim
+          std::vector<uint32_t> dims = dims_of(g, n.args[0].tensor());
+          dims[static_cast<size_t>(dim)] = 1;
+          const uint32_t sliced = b.add_tensor(dims, inner);
+          b.add_node(fb::OpType::Slice, {in(0)}, sliced, a);
+          b.add_node(fb::OpType::Reshape, {sliced}, out);
+        }
+        break;
+      }
+      case Kind::Embedding:
+        b.add_node(fb::OpType::Embedding, {in(0), in(1)}, out);
+        break;
+      case Kind::Transpose: {
+        const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).spec.rank());
+        std::vector<uint32_t> perm(static_cast<size_t>(rank));
+        for (int64_t d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = static_cast<uint32_t>(d);
+        if (rank == 2 && n.args.size() == 1) {
+          std::swap(perm[0], perm[1]);
+        } else if (rank >= 2 && n.args.size() >= 3) {
+          std::swap(perm[static_cast<size_t>(norm_dim(n.args[1].to_int(), rank))],
+                    perm[static_cast<size_t>(norm_dim(n.args[2].to_int(), rank))]);
+        }
+        b.add_node(fb::OpType::Permute, {in(0)}, out, {.perm = perm});
+        break;
+      }
       case Kind::Relu:
         b.add_node(fb::OpType::Clamp, {in(0)}, out, {.output_min = 0.0f, .output_max = inf});
         break;
@@ -363,11 +617,14 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region) {
       }
     }
   }
+  for (const auto& [from, to] : output_converts) b.add_node(fb::OpType::Convert, {from}, to);
   return b.build();
 }
 
 const bool g_registered =
     compiler::register_partitioner("vulkan", [] { return std::make_unique<VulkanPartitioner>(); });
+const bool g_registered_fp16 = compiler::register_partitioner(
+    "vulkan-fp16", [] { return std::make_unique<VulkanPartitioner>(/*fp16=*/true); });
 
 }  // namespace
 
@@ -418,7 +675,7 @@ SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph,
 LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region) const {
   LoweredRegion r;
   try {
-    r.payload = build_payload(graph, region);
+    r.payload = build_payload(graph, region, fp16_);
     r.ok = true;
   } catch (const std::exception& e) {
     r.reason = std::string("lowering failed: ") + e.what();

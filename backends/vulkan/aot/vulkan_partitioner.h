@@ -1,4 +1,5 @@
-// The compiler's Vulkan partitioner ("vulkan" in --backends): a support table keyed by op,
+// The compiler's Vulkan partitioner ("vulkan" in --backends; "vulkan-fp16" stores the region's
+// tensors and weights as fp16): a support table keyed by op,
 // dtype and shape with a reason for every refusal, a boundary-cost rule that gives back
 // regions too small to repay a GPU submit, and lowering of a region to a PVK1 payload.
 #pragma once
@@ -11,7 +12,8 @@ namespace pteron::vulkan {
 
 class VulkanPartitioner final : public compiler::Partitioner {
  public:
-  std::string name() const override { return "vulkan"; }
+  explicit VulkanPartitioner(bool fp16 = false) : fp16_(fp16) {}
+  std::string name() const override { return fp16_ ? "vulkan-fp16" : "vulkan"; }
   std::string backend_id() const override;
   compiler::LoweredRegion lower(const compiler::ir::Graph& graph,
                                 const compiler::Region& region) const override;
@@ -19,6 +21,9 @@ class VulkanPartitioner final : public compiler::Partitioner {
                                      const compiler::ir::Node& node) const override;
   compiler::SupportDecision worth_delegating(const compiler::ir::Graph& graph,
                                              const compiler::Region& region) const override;
+
+ private:
+  bool fp16_;
 };
 
 // Multiply-adds (matmuls) or elements (others) a region computes: the work the boundary-cost

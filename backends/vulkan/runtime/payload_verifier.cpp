@@ -36,6 +36,20 @@ const char* op_name(fb::OpType op) {
       return "permute";
     case fb::OpType::BatchMatMul:
       return "bmm";
+    case fb::OpType::Div:
+      return "div";
+    case fb::OpType::Unary:
+      return "unary";
+    case fb::OpType::Pool2d:
+      return "pool2d";
+    case fb::OpType::Cat:
+      return "cat";
+    case fb::OpType::Slice:
+      return "slice";
+    case fb::OpType::Embedding:
+      return "embedding";
+    case fb::OpType::Convert:
+      return "convert";
     default:
       return "?";
   }
@@ -49,6 +63,19 @@ uint64_t tensor_numel(const fb::Tensor& t) {
   return n;
 }
 
+uint32_t element_size(fb::DataType dtype) {
+  switch (dtype) {
+    case fb::DataType::Float32:
+      return 4;
+    case fb::DataType::Float16:
+      return 2;
+    case fb::DataType::Int64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
 namespace {
 
 constexpr uint32_t kNotWritten = 0xffffffffu;
@@ -58,15 +85,23 @@ uint32_t dim(const fb::Tensor& t, uint32_t i) { return t.dims()->Get(i); }
 
 Error verify_tensor(const fb::Payload& p, uint32_t i, const fb::Tensor* t) {
   if (t == nullptr) return fail(Error::InvalidProgram, "Vulkan payload: tensor %u is null", i);
-  if (t->dtype() != fb::DataType::Float32) {
-    return fail(Error::InvalidProgram, "Vulkan payload: tensor %u has dtype %d (only Float32)", i,
-                static_cast<int>(t->dtype()));
+  // Externals are Float32 (Int64: embedding indices, inputs only); Float16 lives inside.
+  const fb::DataType dt = t->dtype();
+  const bool ok_dtype =
+      dt == fb::DataType::Float32 ||
+      (dt == fb::DataType::Float16 && t->external() == fb::ExternalKind::Internal) ||
+      (dt == fb::DataType::Int64 && t->external() == fb::ExternalKind::Input);
+  if (!ok_dtype) {
+    return fail(Error::InvalidProgram,
+                "Vulkan payload: tensor %u has dtype %d (Float32; Float16 inside the region; "
+                "Int64 for an input)",
+                i, static_cast<int>(dt));
   }
   if (rank(*t) > kMaxDims) {
     return fail(Error::InvalidProgram, "Vulkan payload: tensor %u has %u dims (at most %zu)", i,
                 rank(*t), kMaxDims);
   }
-  uint64_t bytes = 4;
+  uint64_t bytes = element_size(dt);
   for (uint32_t d = 0; d < rank(*t); ++d) {
     const uint64_t size = dim(*t, d);
     if (size < 1 || size > kMaxDimSize) {
@@ -173,7 +208,59 @@ Error verify_conv2d(uint32_t n, const fb::Node& node, const fb::Payload& p) {
   return Error::Ok;
 }
 
+Error verify_pool2d(uint32_t n, const fb::Node& node, const fb::Payload& p) {
+  const auto& ts = *p.tensors();
+  const fb::OpType op = node.op();
+  const auto& in = *node.inputs();
+  if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+  const fb::Tensor& x = *ts.Get(in.Get(0));
+  const fb::Tensor& out = *ts.Get(node.outputs()->Get(0));
+  if (rank(x) != 4 || rank(out) != 4 || dim(out, 0) != dim(x, 0) || dim(out, 1) != dim(x, 1)) {
+    return shape_error(n, op, "input and output must be [N, C, H, W] with the same N and C");
+  }
+  if (node.pool() > fb::PoolType::MAX) return shape_error(n, op, "unknown pool type");
+  if (node.pool() == fb::PoolType::AdaptiveAverage) return Error::Ok;
+  if (!pair_at_least(node.kernel(), 1) || !pair_at_least(node.stride(), 1) ||
+      !pair_at_least(node.padding(), 0) || !pair_at_least(node.dilation(), 1)) {
+    return shape_error(n, op, "kernel, stride, padding, dilation need 2 entries");
+  }
+  for (uint32_t s = 0; s < 2; ++s) {
+    const int64_t k = node.kernel()->Get(s), pad = node.padding()->Get(s);
+    if (2 * pad > k) return shape_error(n, op, "padding larger than half the kernel");
+    const int64_t span = int64_t{node.dilation()->Get(s)} * (k - 1) + 1;
+    const int64_t padded = int64_t{dim(x, 2 + s)} + 2 * pad;
+    if (padded < span) return shape_error(n, op, "kernel larger than the padded input");
+    const int64_t floor_size = (padded - span) / node.stride()->Get(s) + 1;
+    const int64_t o = dim(out, 2 + s);
+    // ceil_mode may add one more window, which must start inside the input or left padding.
+    if (o != floor_size &&
+        !(o == floor_size + 1 && (o - 1) * node.stride()->Get(s) < int64_t{dim(x, 2 + s)} + pad)) {
+      return shape_error(n, op, "output spatial size does not follow from the attributes");
+    }
+  }
+  return Error::Ok;
+}
+
+// Dtypes: Convert changes Float32 <-> Float16; Embedding reads Int64 indices; every other node
+// reads and writes one float dtype.
+Error verify_dtypes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
+  const auto& ts = *p.tensors();
+  const fb::OpType op = node.op();
+  const auto& in = *node.inputs();
+  const fb::DataType out = ts.Get(node.outputs()->Get(0))->dtype();
+  if (out == fb::DataType::Int64) return shape_error(n, op, "writes an Int64 tensor");
+  for (uint32_t k = 0; k < in.size(); ++k) {
+    const fb::DataType dt = ts.Get(in.Get(k))->dtype();
+    const bool ok = op == fb::OpType::Convert     ? dt != out && dt != fb::DataType::Int64
+                    : op == fb::OpType::Embedding ? (k == 1 ? dt == fb::DataType::Int64 : dt == out)
+                                                  : dt == out;
+    if (!ok) return shape_error(n, op, "input dtypes do not fit the op");
+  }
+  return Error::Ok;
+}
+
 Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
+  PTERON_TRY(verify_dtypes(n, node, p));
   const auto& ts = *p.tensors();
   const fb::OpType op = node.op();
   const auto& in = *node.inputs();
@@ -208,7 +295,8 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
     }
     case fb::OpType::Add:
     case fb::OpType::Sub:
-    case fb::OpType::Mul: {
+    case fb::OpType::Mul:
+    case fb::OpType::Div: {
       if (in.size() != 2) return shape_error(n, op, "needs 2 inputs");
       const fb::Tensor& y = *ts.Get(in.Get(1));
       if (!broadcasts_to(x, out) || !broadcasts_to(y, out)) {
@@ -223,6 +311,59 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
         }
       }
       if (!std::isfinite(node.alpha())) return shape_error(n, op, "alpha is not finite");
+      return Error::Ok;
+    }
+    case fb::OpType::Unary:
+    case fb::OpType::Convert:
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      if (!same_dims(x, out)) return shape_error(n, op, "output sizes differ from the input's");
+      if (op == fb::OpType::Unary && node.unary() > fb::UnaryOp::MAX) {
+        return shape_error(n, op, "unknown unary function");
+      }
+      return Error::Ok;
+    case fb::OpType::Pool2d:
+      return verify_pool2d(n, node, p);
+    case fb::OpType::Cat: {
+      const uint32_t axis = node.axis();
+      if (axis >= rank(out)) return shape_error(n, op, "axis out of range");
+      uint64_t total = 0;
+      for (uint32_t k = 0; k < in.size(); ++k) {
+        const fb::Tensor& t = *ts.Get(in.Get(k));
+        if (rank(t) != rank(out)) return shape_error(n, op, "inputs must have the output's rank");
+        for (uint32_t d = 0; d < rank(out); ++d) {
+          if (d != axis && dim(t, d) != dim(out, d)) {
+            return shape_error(n, op, "inputs differ from the output outside the axis");
+          }
+        }
+        total += dim(t, axis);
+      }
+      if (total != dim(out, axis)) return shape_error(n, op, "axis sizes do not add up");
+      return Error::Ok;
+    }
+    case fb::OpType::Slice: {
+      if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      const uint32_t axis = node.axis();
+      if (rank(x) != rank(out) || axis >= rank(x) || node.step() < 1) {
+        return shape_error(n, op, "needs output rank = input rank, axis in range, step >= 1");
+      }
+      for (uint32_t d = 0; d < rank(x); ++d) {
+        if (d != axis && dim(x, d) != dim(out, d)) {
+          return shape_error(n, op, "output differs from the input outside the axis");
+        }
+      }
+      const uint64_t last = uint64_t{node.start()} + uint64_t{dim(out, axis) - 1} * node.step();
+      if (last >= dim(x, axis)) return shape_error(n, op, "slice runs past the input");
+      return Error::Ok;
+    }
+    case fb::OpType::Embedding: {
+      if (in.size() != 2) return shape_error(n, op, "needs weight and indices");
+      const fb::Tensor& idx = *ts.Get(in.Get(1));
+      if (rank(x) != 2 || rank(out) != rank(idx) + 1 || dim(out, rank(idx)) != dim(x, 1)) {
+        return shape_error(n, op, "needs weight [V, D], indices [...] and output [..., D]");
+      }
+      for (uint32_t d = 0; d < rank(idx); ++d) {
+        if (dim(idx, d) != dim(out, d)) return shape_error(n, op, "output must be [..., D]");
+      }
       return Error::Ok;
     }
     case fb::OpType::Clamp:

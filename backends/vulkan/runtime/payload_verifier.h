@@ -18,6 +18,12 @@ Error verify_payload(Span<const uint8_t> payload, const fb::Payload** out);
 
 // Elements of a verified tensor.
 uint64_t tensor_numel(const fb::Tensor& t);
+// Bytes per element of a dtype (0 for an unknown one).
+uint32_t element_size(fb::DataType dtype);
+// Bytes of a verified tensor.
+inline uint64_t tensor_bytes(const fb::Tensor& t) {
+  return tensor_numel(t) * element_size(t.dtype());
+}
 
 }  // namespace vulkan
 }  // namespace pteron

@@ -31,20 +31,25 @@ struct External {
   uint64_t nbytes;
   uint32_t rank;
   uint32_t dims[kMaxDims];
+  ScalarType dtype;  // Float, or Long (embedding indices)
 };
 
 struct Dispatch {
-  VkPipeline pipeline;
-  VkDescriptorSet set;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
   uint8_t push[kPushConstantBytes];
-  uint32_t push_size;
-  uint32_t groups_x, groups_y, groups_z = 1;
+  uint32_t push_size = 0;
+  uint32_t groups_x = 1, groups_y = 1, groups_z = 1;
+  const char* shader = nullptr;  // base name; "_f16" is appended for fp16 storage
+  bool f16 = false;
+  int64_t bind[kNumBindings] = {-1, -1, -1, -1};  // tensor per binding, -1: the dummy range
 };
 
 struct Delegate {
   Context* ctx = nullptr;
   const fb::Payload* payload = nullptr;  // during init only
   std::vector<uint64_t> offsets;         // device-buffer offset per tensor
+  std::vector<uint32_t> alias;           // tensor whose storage each tensor uses (reshapes)
   std::vector<External> externals;
   std::vector<Dispatch> dispatches;
   uint32_t num_args = 0;
@@ -109,7 +114,7 @@ Error make_buffer(Context& c, uint64_t size, VkBufferUsageFlags usage,
 }
 
 const fb::Tensor& tensor(const Delegate& d, uint32_t i) { return *d.payload->tensors()->Get(i); }
-uint64_t nbytes(const fb::Tensor& t) { return tensor_numel(t) * 4; }
+uint64_t nbytes(const fb::Tensor& t) { return tensor_bytes(t); }
 
 template <typename T>
 void put(Dispatch& dp, const T& params) {
@@ -123,7 +128,15 @@ uint32_t groups_for(uint64_t work, uint32_t per_group, uint32_t limit) {
   return g == 0 ? 1 : (g > limit ? limit : static_cast<uint32_t>(g));
 }
 
-// Shader parameters and grid of one node (the payload is verified).
+// The binary shader's parameters (elementwise ops and strided copies).
+struct BinaryParams {
+  uint32_t numel, op;
+  float alpha;
+  uint32_t rank, dims[6], stride0[6], stride1[6];
+  uint32_t base0;
+};
+
+// Shader parameters and grid of one single-dispatch node (the payload is verified).
 Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatch& dp,
                     const char** shader) {
   const VkPhysicalDeviceLimits& lim = d.ctx->properties.limits;
@@ -174,14 +187,14 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
     }
     case fb::OpType::Add:
     case fb::OpType::Sub:
-    case fb::OpType::Mul: {
-      struct {
-        uint32_t numel, op;
-        float alpha;
-        uint32_t rank, dims[6], stride0[6], stride1[6];
-      } p{};
+    case fb::OpType::Mul:
+    case fb::OpType::Div: {
+      BinaryParams p{};
       p.numel = static_cast<uint32_t>(numel);
-      p.op = node.op() == fb::OpType::Add ? 0 : (node.op() == fb::OpType::Sub ? 1 : 2);
+      p.op = node.op() == fb::OpType::Add   ? 0
+             : node.op() == fb::OpType::Sub ? 1
+             : node.op() == fb::OpType::Mul ? 2
+                                            : 4;
       p.alpha = node.alpha();
       p.rank = out.dims()->size();
       for (uint32_t i = 0; i < p.rank; ++i) p.dims[i] = out.dims()->Get(i);
@@ -275,11 +288,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       return Error::Ok;
     }
     case fb::OpType::Permute: {  // the binary shader's strided copy (op 3)
-      struct {
-        uint32_t numel, op;
-        float alpha;
-        uint32_t rank, dims[6], stride0[6], stride1[6];
-      } p{};
+      BinaryParams p{};
       p.numel = static_cast<uint32_t>(numel);
       p.op = 3;
       p.rank = out.dims()->size();
@@ -311,21 +320,123 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       *shader = "mean";
       return Error::Ok;
     }
-    case fb::OpType::Reshape: {  // a copy: clamp to [-inf, inf] passes every value, NaN too
-      struct {
-        uint32_t numel;
-        float lo, hi;
-      } p{static_cast<uint32_t>(numel), -std::numeric_limits<float>::infinity(),
-          std::numeric_limits<float>::infinity()};
+    case fb::OpType::Slice: {  // the binary shader's strided copy from element base0
+      BinaryParams p{};
+      p.numel = static_cast<uint32_t>(numel);
+      p.op = 3;
+      p.rank = out.dims()->size();
+      uint32_t s = 1;
+      for (uint32_t i = p.rank; i-- > 0;) {
+        p.dims[i] = out.dims()->Get(i);
+        p.stride0[i] = i == node.axis() ? s * node.step() : s;
+        if (i == node.axis()) p.base0 = s * node.start();
+        s *= x.dims()->Get(i);
+      }
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-      dp.groups_y = 1;
-      *shader = "clamp";
+      *shader = "binary";
+      return Error::Ok;
+    }
+    case fb::OpType::Unary: {
+      struct {
+        uint32_t numel, op;
+      } p{static_cast<uint32_t>(numel), static_cast<uint32_t>(node.unary())};
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      *shader = "unary";
+      return Error::Ok;
+    }
+    case fb::OpType::Convert: {
+      const uint32_t p = static_cast<uint32_t>(numel);
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      *shader = out.dtype() == fb::DataType::Float16 ? "to_f16" : "to_f32";
+      return Error::Ok;
+    }
+    case fb::OpType::Embedding: {
+      struct {
+        uint32_t numel, v, d;
+      } p{static_cast<uint32_t>(numel), x.dims()->Get(0), x.dims()->Get(1)};
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      *shader = "embedding";
+      return Error::Ok;
+    }
+    case fb::OpType::Pool2d: {
+      struct {
+        uint32_t numel, h, w, oh, ow, kh, kw, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, mode,
+            count_include_pad, divisor;
+      } p{};
+      p.numel = static_cast<uint32_t>(numel);
+      p.h = x.dims()->Get(2);
+      p.w = x.dims()->Get(3);
+      p.oh = out.dims()->Get(2);
+      p.ow = out.dims()->Get(3);
+      p.mode = static_cast<uint32_t>(node.pool());
+      if (node.pool() != fb::PoolType::AdaptiveAverage) {
+        p.kh = node.kernel()->Get(0);
+        p.kw = node.kernel()->Get(1);
+        p.stride_h = node.stride()->Get(0);
+        p.stride_w = node.stride()->Get(1);
+        p.pad_h = node.padding()->Get(0);
+        p.pad_w = node.padding()->Get(1);
+        p.dil_h = node.dilation()->Get(0);
+        p.dil_w = node.dilation()->Get(1);
+      }
+      p.count_include_pad = node.count_include_pad();
+      p.divisor = node.divisor();
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      *shader = "pool2d";
       return Error::Ok;
     }
     default:
       return fail(Error::InvalidProgram, "Vulkan delegate: node %u has an unknown op", n);
   }
+}
+
+// The dispatches of node `n`: none for a reshape (its output shares its input's storage), one
+// per input for a cat, one otherwise.
+Error plan_node(Delegate& d, uint32_t n, const fb::Node& node) {
+  const VkPhysicalDeviceLimits& lim = d.ctx->properties.limits;
+  const uint32_t out_id = node.outputs()->Get(0);
+  const fb::Tensor& out = tensor(d, out_id);
+  const bool f16 = out.dtype() == fb::DataType::Float16;
+  if (node.op() == fb::OpType::Reshape) return Error::Ok;
+  if (node.op() == fb::OpType::Cat) {
+    uint64_t inner = 1;
+    for (uint32_t i = node.axis() + 1; i < out.dims()->size(); ++i) inner *= out.dims()->Get(i);
+    const uint64_t block_out = inner * out.dims()->Get(node.axis());
+    uint64_t offset = 0;
+    for (uint32_t in_id : *node.inputs()) {
+      const fb::Tensor& x = tensor(d, in_id);
+      const uint64_t numel = tensor_numel(x);
+      const uint64_t block_in = inner * x.dims()->Get(node.axis());
+      Dispatch dp;
+      struct {
+        uint32_t numel, block_in, block_out, offset;
+      } p{static_cast<uint32_t>(numel), static_cast<uint32_t>(block_in),
+          static_cast<uint32_t>(block_out), static_cast<uint32_t>(offset)};
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      dp.shader = "copy_block";
+      dp.f16 = f16;
+      dp.bind[0] = out_id;
+      dp.bind[1] = in_id;
+      d.dispatches.push_back(dp);
+      offset += block_in;
+    }
+    return Error::Ok;
+  }
+  Dispatch dp;
+  PTERON_TRY(plan_dispatch(d, n, node, dp, &dp.shader));
+  dp.f16 = f16 && node.op() != fb::OpType::Convert;
+  dp.bind[0] = out_id;
+  for (uint32_t b = 1; b < kNumBindings && b - 1 < node.inputs()->size(); ++b) {
+    dp.bind[b] = node.inputs()->Get(b - 1);
+  }
+  d.dispatches.push_back(dp);
+  return Error::Ok;
 }
 
 // Lays every tensor out in one device buffer and the externals in one staging buffer.
@@ -335,6 +446,15 @@ Error plan_memory(Delegate& d, uint64_t* staging_bytes, uint64_t* constant_bytes
       lim.minStorageBufferOffsetAlignment > 16 ? lim.minStorageBufferOffsetAlignment : 16;
   const auto& ts = *d.payload->tensors();
   d.offsets.resize(ts.size());
+  // A reshape's output is its input's storage (same bytes, new sizes): no copy, no dispatch.
+  // Every tensor is written once (verified) and nothing is reused, so sharing is safe.
+  d.alias.resize(ts.size());
+  for (uint32_t i = 0; i < ts.size(); ++i) d.alias[i] = i;
+  for (const fb::Node* node : *d.payload->nodes()) {
+    if (node->op() == fb::OpType::Reshape) {
+      d.alias[node->outputs()->Get(0)] = d.alias[node->inputs()->Get(0)];  // inputs come first
+    }
+  }
   uint64_t offset = 0, staging = 0, constants = 0;
   for (uint32_t i = 0; i < ts.size(); ++i) {
     const fb::Tensor& t = *ts.Get(i);
@@ -345,17 +465,23 @@ Error plan_memory(Delegate& d, uint64_t* staging_bytes, uint64_t* constant_bytes
                   "range (%u bytes)",
                   i, static_cast<unsigned long long>(bytes), lim.maxStorageBufferRange);
     }
-    d.offsets[i] = offset;
-    offset = align_up(offset + bytes, align);
+    if (d.alias[i] == i) {
+      d.offsets[i] = offset;
+      offset = align_up(offset + bytes, align);
+    }
     if (t.external() != fb::ExternalKind::Internal) {
       const bool input = t.external() == fb::ExternalKind::Input;
-      External e{i, t.arg_index(), input, staging, bytes, t.dims() ? t.dims()->size() : 0, {}};
+      External e{i,     t.arg_index(),
+                 input, staging,
+                 bytes, t.dims() ? t.dims()->size() : 0,
+                 {},    t.dtype() == fb::DataType::Int64 ? ScalarType::Long : ScalarType::Float};
       for (uint32_t k = 0; k < e.rank; ++k) e.dims[k] = t.dims()->Get(k);
       d.externals.push_back(e);
       staging = align_up(staging + bytes, 16);
     }
     if (t.is_constant()) constants = align_up(constants + bytes, 16);
   }
+  for (uint32_t i = 0; i < ts.size(); ++i) d.offsets[i] = d.offsets[d.alias[i]];
   d.num_args = static_cast<uint32_t>(d.externals.size());
   d.dummy_offset = offset;
   d.device_bytes = offset + align;
@@ -449,6 +575,14 @@ Error record(Delegate& d) {
 Error build(Delegate& d, Span<const uint8_t> processed) {
   Context& c = *d.ctx;
   const fb::Payload& p = *d.payload;
+  for (const fb::Tensor* t : *p.tensors()) {
+    if (t->dtype() == fb::DataType::Float16 && !c.storage16) {
+      return fail(Error::NotSupported,
+                  "Vulkan delegate: this region stores fp16 but device %s has no 16-bit storage "
+                  "buffers (compile it with `vulkan` instead of `vulkan-fp16`)",
+                  c.properties.deviceName);
+    }
+  }
   uint64_t staging_bytes = 0, constant_bytes = 0;
   PTERON_TRY(plan_memory(d, &staging_bytes, &constant_bytes));
   PTERON_TRY(make_buffer(c, d.device_bytes,
@@ -500,21 +634,20 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
   }
 
   const uint32_t num_nodes = p.nodes()->size();
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, num_nodes * kNumBindings};
+  for (uint32_t n = 0; n < num_nodes; ++n) PTERON_TRY(plan_node(d, n, *p.nodes()->Get(n)));
+  const uint32_t num_sets = d.dispatches.empty() ? 1 : static_cast<uint32_t>(d.dispatches.size());
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, num_sets * kNumBindings};
   VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  dpi.maxSets = num_nodes;
+  dpi.maxSets = num_sets;
   dpi.poolSizeCount = 1;
   dpi.pPoolSizes = &size;
   r = vkCreateDescriptorPool(c.device, &dpi, nullptr, &d.pool);
   if (r != VK_SUCCESS) return vk_fail("vkCreateDescriptorPool", r);
-  d.dispatches.resize(num_nodes);
   const uint64_t dummy = d.dummy_offset;
-  for (uint32_t n = 0; n < num_nodes; ++n) {
-    const fb::Node& node = *p.nodes()->Get(n);
-    Dispatch& dp = d.dispatches[n];
-    const char* shader = nullptr;
-    PTERON_TRY(plan_dispatch(d, n, node, dp, &shader));
-    Result<VkPipeline> pipeline = c.pipeline(shader);
+  for (Dispatch& dp : d.dispatches) {
+    char name[40];
+    snprintf(name, sizeof(name), "%s%s", dp.shader, dp.f16 ? "_f16" : "");
+    Result<VkPipeline> pipeline = c.pipeline(name);
     if (!pipeline.ok()) return pipeline.error();
     dp.pipeline = *pipeline;
     VkDescriptorSetAllocateInfo sai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
@@ -526,11 +659,7 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
     VkDescriptorBufferInfo infos[kNumBindings];
     VkWriteDescriptorSet writes[kNumBindings];
     for (uint32_t b = 0; b < kNumBindings; ++b) {
-      int64_t t = -1;
-      if (b == 0)
-        t = node.outputs()->Get(0);
-      else if (b - 1 < node.inputs()->size())
-        t = node.inputs()->Get(b - 1);
+      const int64_t t = dp.bind[b];
       infos[b] = t < 0 ? VkDescriptorBufferInfo{d.device_buffer, dummy, 16}
                        : VkDescriptorBufferInfo{d.device_buffer, d.offsets[t],
                                                 nbytes(tensor(d, static_cast<uint32_t>(t)))};
@@ -553,9 +682,10 @@ Error check_argument(const External& e, const EValue* arg) {
                 role);
   }
   const Tensor& x = *arg->tensor;
-  if (x.dtype() != ScalarType::Float) {
-    return fail(Error::InvalidArgument, "Vulkan delegate arg %u (%s): expected Float, got %s",
-                e.arg_index, role, scalar_type_name(x.dtype()));
+  if (x.dtype() != e.dtype) {
+    return fail(Error::InvalidArgument, "Vulkan delegate arg %u (%s): expected %s, got %s",
+                e.arg_index, role, e.dtype == ScalarType::Long ? "Long (int64)" : "Float",
+                scalar_type_name(x.dtype()));
   }
   const uint32_t rank = e.rank;
   bool ok = static_cast<uint32_t>(x.dim()) == rank;

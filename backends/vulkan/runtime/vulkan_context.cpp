@@ -122,7 +122,18 @@ Error create(State& s) {
   qci.queueFamilyIndex = c->queue_family;
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
+  // 16-bit storage (Vulkan 1.1 core feature struct) for fp16 regions, where present.
+  VkPhysicalDevice16BitStorageFeatures f16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &f16;
+  vkGetPhysicalDeviceFeatures2(c->physical_device, &features);
+  c->storage16 = f16.storageBuffer16BitAccess == VK_TRUE;
+  VkPhysicalDevice16BitStorageFeatures enable16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  enable16.storageBuffer16BitAccess = c->storage16 ? VK_TRUE : VK_FALSE;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &enable16;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   r = vkCreateDevice(c->physical_device, &dci, nullptr, &c->device);

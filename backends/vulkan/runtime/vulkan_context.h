@@ -27,6 +27,9 @@ struct Context {
   uint32_t queue_family = 0;
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
+  // storageBuffer16BitAccess, enabled when the device has it: the `_f16` shader variants (fp16
+  // regions) need it.
+  bool storage16 = false;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   // Guards the queue (externally synchronised in Vulkan) and the pipeline cache.

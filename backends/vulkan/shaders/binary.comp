@@ -1,8 +1,8 @@
 #version 450
 // out = in0 (op) in1 with numpy broadcasting: `dims` are the output's sizes (innermost last,
 // `rank` of them), `stride0`/`stride1` the inputs' element strides per output dim (0 where the
-// input broadcasts). op 0: a + alpha * b, 1: a - alpha * b, 2: a * b, 3: a (a strided copy:
-// permute; in1 is not read). Grid-stride loop, so any element count fits the dispatch limit.
+// input broadcasts). op 0: a + alpha * b, 1: a - alpha * b, 2: a * b, 4: a / b, 3: a (a strided
+// copy from element base0 on: permute, slice; in1 is not read). Grid-stride loop, so any element count fits the dispatch limit.
 layout(local_size_x = 64) in;
 #include "common.glsl"
 layout(push_constant) uniform Params {
@@ -13,13 +13,14 @@ layout(push_constant) uniform Params {
   uint dims[6];
   uint stride0[6];
   uint stride1[6];
+  uint base0;
 } p;
 
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;
   for (uint i = gl_GlobalInvocationID.x; i < p.numel; i += step) {
     uint rest = i;
-    uint ia = 0;
+    uint ia = p.base0;
     uint ib = 0;
     for (int d = int(p.rank) - 1; d >= 0; --d) {
       const uint c = rest % p.dims[d];
@@ -27,12 +28,16 @@ void main() {
       ia += c * p.stride0[d];
       ib += c * p.stride1[d];
     }
-    const float a = in0[ia];
+    const float a = IN0(ia);
     if (p.op == 3) {
-      out_[i] = a;
+      STORE(i, a);
       continue;
     }
-    const float b = in1[ib];
-    out_[i] = p.op == 0 ? a + p.alpha * b : (p.op == 1 ? a - p.alpha * b : a * b);
+    const float b = IN1(ib);
+    const float r = p.op == 0 ? a + p.alpha * b
+                  : p.op == 1 ? a - p.alpha * b
+                  : p.op == 2 ? a * b
+                              : a / b;
+    STORE(i, r);
   }
 }

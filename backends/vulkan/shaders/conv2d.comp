@@ -28,7 +28,7 @@ void main() {
     const uint oc = (i / (p.OW * p.OH)) % p.OC;
     const uint n = i / (p.OW * p.OH * p.OC);
     const uint g = oc / cout;
-    float acc = p.has_bias != 0 ? in2[oc] : 0.0;
+    float acc = p.has_bias != 0 ? IN2(oc) : 0.0;
     for (uint c = 0; c < cin; ++c) {
       const uint x_base = (n * p.C + g * cin + c) * p.H;
       const uint w_base = (oc * cin + c) * p.KH;
@@ -38,10 +38,10 @@ void main() {
         for (uint kw = 0; kw < p.KW; ++kw) {
           const int iw = int(ow * p.stride_w + kw * p.dil_w) - int(p.pad_w);
           if (iw < 0 || iw >= int(p.W)) continue;
-          acc += in0[(x_base + uint(ih)) * p.W + uint(iw)] * in1[(w_base + kh) * p.KW + kw];
+          acc += IN0((x_base + uint(ih)) * p.W + uint(iw)) * IN1((w_base + kh) * p.KW + kw);
         }
       }
     }
-    out_[i] = min(max(acc, p.lo), p.hi);
+    STORE(i, min(max(acc, p.lo), p.hi));
   }
 }

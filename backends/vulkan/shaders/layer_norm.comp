@@ -32,19 +32,19 @@ void main() {
   for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
     const uint base = row * p.cols;
     float sum = 0.0;
-    for (uint c = t; c < p.cols; c += 64) sum += in0[base + c];
+    for (uint c = t; c < p.cols; c += 64) sum += IN0(base + c);
     const float mean = reduce_sum(sum) / float(p.cols);
     float sq = 0.0;
     for (uint c = t; c < p.cols; c += 64) {
-      const float d = in0[base + c] - mean;
+      const float d = IN0(base + c) - mean;
       sq += d * d;
     }
     const float rstd = inversesqrt(reduce_sum(sq) / float(p.cols) + p.eps);
     for (uint c = t; c < p.cols; c += 64) {
-      float y = (in0[base + c] - mean) * rstd;
-      if (p.has_weight != 0) y *= in1[c];
-      if (p.has_bias != 0) y += in2[c];
-      out_[base + c] = y;
+      float y = (IN0(base + c) - mean) * rstd;
+      if (p.has_weight != 0) y *= IN1(c);
+      if (p.has_bias != 0) y += IN2(c);
+      STORE(base + c, y);
     }
   }
 }

@@ -31,17 +31,17 @@ void main() {
   float acc = 0.0;
   for (uint k0 = 0; k0 < p.K; k0 += 16) {
     const uint ak = k0 + lx;
-    tile_a[ly][lx] = (m < p.M && ak < p.K) ? in0[ab + m * p.K + ak] : 0.0;
+    tile_a[ly][lx] = (m < p.M && ak < p.K) ? IN0(ab + m * p.K + ak) : 0.0;
     const uint wk = k0 + ly;
     float w = 0.0;
-    if (wk < p.K && n < p.N) w = p.w_transposed != 0 ? in1[wb + n * p.K + wk] : in1[wb + wk * p.N + n];
+    if (wk < p.K && n < p.N) w = p.w_transposed != 0 ? IN1(wb + n * p.K + wk) : IN1(wb + wk * p.N + n);
     tile_w[ly][lx] = w;
     barrier();
     for (uint k = 0; k < 16; ++k) acc += tile_a[ly][k] * tile_w[k][lx];
     barrier();
   }
   if (m < p.M && n < p.N) {
-    if (p.has_bias != 0) acc += in2[n];
-    out_[gl_WorkGroupID.z * p.out_batch_stride + m * p.N + n] = min(max(acc, p.lo), p.hi);
+    if (p.has_bias != 0) acc += IN2(n);
+    STORE(gl_WorkGroupID.z * p.out_batch_stride + m * p.N + n, min(max(acc, p.lo), p.hi));
   }
 }

@@ -29,10 +29,10 @@ void main() {
   const uint a = batch * p.a_batch_stride + m * p.K;
   if (p.w_transposed != 0) {
     const uint w = wb + n * p.K;
-    for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[w + k];
+    for (uint k = 0; k < p.K; ++k) acc += IN0(a + k) * IN1(w + k);
   } else {
-    for (uint k = 0; k < p.K; ++k) acc += in0[a + k] * in1[wb + k * p.N + n];
+    for (uint k = 0; k < p.K; ++k) acc += IN0(a + k) * IN1(wb + k * p.N + n);
   }
-  if (p.has_bias != 0) acc += in2[n];
-  out_[batch * p.out_batch_stride + m * p.N + n] = min(max(acc, p.lo), p.hi);
+  if (p.has_bias != 0) acc += IN2(n);
+  STORE(batch * p.out_batch_stride + m * p.N + n, min(max(acc, p.lo), p.hi));
 }

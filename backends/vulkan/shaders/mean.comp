@@ -14,14 +14,14 @@ void main() {
   const uint t = gl_LocalInvocationID.x;
   for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
     float sum = 0.0;
-    for (uint c = t; c < p.cols; c += 64) sum += in0[row * p.cols + c];
+    for (uint c = t; c < p.cols; c += 64) sum += IN0(row * p.cols + c);
     partial[t] = sum;
     barrier();
     for (uint s = 32; s > 0; s >>= 1) {
       if (t < s) partial[t] += partial[t + s];
       barrier();
     }
-    if (t == 0) out_[row] = partial[0] / float(p.cols);
+    if (t == 0) STORE(row, partial[0] / float(p.cols));
     barrier();
   }
 }

@@ -15,7 +15,7 @@ void main() {
   for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
     const uint base = row * p.cols;
     float m = -1.0 / 0.0;
-    for (uint c = t; c < p.cols; c += 64) m = max(m, in0[base + c]);
+    for (uint c = t; c < p.cols; c += 64) m = max(m, IN0(base + c));
     partial[t] = m;
     barrier();
     for (uint s = 32; s > 0; s >>= 1) {
@@ -25,7 +25,7 @@ void main() {
     const float row_max = partial[0];
     barrier();
     float sum = 0.0;
-    for (uint c = t; c < p.cols; c += 64) sum += exp(in0[base + c] - row_max);
+    for (uint c = t; c < p.cols; c += 64) sum += exp(IN0(base + c) - row_max);
     partial[t] = sum;
     barrier();
     for (uint s = 32; s > 0; s >>= 1) {
@@ -34,6 +34,6 @@ void main() {
     }
     const float inv = 1.0 / partial[0];
     barrier();
-    for (uint c = t; c < p.cols; c += 64) out_[base + c] = exp(in0[base + c] - row_max) * inv;
+    for (uint c = t; c < p.cols; c += 64) STORE(base + c, exp(IN0(base + c) - row_max) * inv);
   }
 }

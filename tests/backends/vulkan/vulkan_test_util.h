@@ -1,5 +1,6 @@
-// Helpers for Vulkan delegate tests: owned pteron tensors, a delegate wrapper over the
-// registered backend, and portable-kernel calls that serve as the reference.
+// Helpers for Vulkan delegate tests: the shared tensors and delegate wrapper
+// (tests/backends/common) bound to the Vulkan backend, and portable-kernel calls that serve as
+// the reference.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,67 +17,17 @@
 #include "runtime/core/error.h"
 #include "runtime/executor/method.h"
 #include "runtime/kernel/kernel.h"
+#include "tests/backends/common/backend_test_util.h"
 
 namespace pteron::vulkan::testing {
 
-class TestTensor {
+using backend_testing::random_floats;
+using backend_testing::TestTensor;
+
+// A delegate initialised from a payload through the registered Vulkan backend.
+class Delegate : public backend_testing::BackendDelegate {
  public:
-  explicit TestTensor(std::vector<int32_t> sizes, ScalarType dtype = ScalarType::Float)
-      : sizes_(std::move(sizes)) {
-    for (size_t d = 0; d < sizes_.size(); ++d) dim_order_.push_back(static_cast<uint8_t>(d));
-    strides_.resize(sizes_.size());
-    tensor_ = Tensor(dtype, static_cast<int32_t>(sizes_.size()), sizes_.data(), dim_order_.data(),
-                     strides_.data(), nullptr);
-    storage_.resize(tensor_.nbytes() + 16);
-    tensor_.set_data(storage_.data());
-    value_ = EValue::from_tensor(&tensor_);
-  }
-  TestTensor(std::vector<int32_t> sizes, const std::vector<float>& values) : TestTensor(sizes) {
-    std::memcpy(tensor_.mutable_data(), values.data(), values.size() * sizeof(float));
-  }
-  TestTensor(const TestTensor&) = delete;
-
-  Tensor& tensor() { return tensor_; }
-  EValue* value() { return &value_; }
-  std::vector<float> read() const {
-    std::vector<float> out(static_cast<size_t>(tensor_.numel()));
-    std::memcpy(out.data(), tensor_.const_data(), out.size() * sizeof(float));
-    return out;
-  }
-
- private:
-  std::vector<int32_t> sizes_;
-  std::vector<uint8_t> dim_order_;
-  std::vector<int32_t> strides_;
-  std::vector<uint8_t> storage_;
-  Tensor tensor_;
-  EValue value_;
-};
-
-class Delegate {
- public:
-  Delegate() = default;
-  ~Delegate() {
-    if (handle_ != nullptr) backend().destroy(handle_);
-  }
-  Delegate(const Delegate&) = delete;
-
-  Error init(const std::vector<uint8_t>& payload) {
-    BackendInitContext ctx{nullptr, "test"};
-    Result<DelegateHandle*> h =
-        backend().init(ctx, Span<const uint8_t>(payload.data(), payload.size()), {});
-    if (!h.ok()) return h.error();
-    handle_ = *h;
-    return Error::Ok;
-  }
-  Error execute(std::vector<EValue*> args, ExecutionObserver* observer = nullptr) {
-    BackendExecuteContext ctx{nullptr, 0, observer};
-    return backend().execute(ctx, handle_, Span<EValue*>(args.data(), args.size()));
-  }
-  DelegateHandle* handle() const { return handle_; }
-
- private:
-  DelegateHandle* handle_ = nullptr;
+  Delegate() : BackendDelegate(backend()) {}
 };
 
 // Runs the portable kernel `name` ("aten::mm.out") on `args`.
@@ -89,15 +40,6 @@ inline void run_portable(const char* name, std::vector<EValue*> args) {
   KernelContext ctx;
   ASSERT_EQ(k->fn(ctx, Span<EValue*>(args.data(), args.size())), Error::Ok)
       << name << ": " << last_error_message();
-}
-
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f,
-                                        float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  return v;
 }
 
 inline std::vector<uint32_t> u32(const std::vector<int32_t>& v) {

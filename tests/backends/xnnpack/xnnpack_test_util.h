@@ -16,93 +16,18 @@
 #include "backends/xnnpack/runtime/xnnpack_backend.h"
 #include "runtime/backend/backend.h"
 #include "runtime/core/error.h"
+#include "tests/backends/common/backend_test_util.h"
 
 namespace pteron::xnnpack::testing {
 
-// A pteron tensor that owns its metadata and (by default) its data.
-class TestTensor {
+using backend_testing::random_floats;
+using backend_testing::TestTensor;
+
+// A delegate initialised from a payload through the registered XNNPACK backend.
+class Delegate : public backend_testing::BackendDelegate {
  public:
-  TestTensor(ScalarType dtype, std::vector<int32_t> sizes, std::vector<uint8_t> dim_order = {})
-      : sizes_(std::move(sizes)), dim_order_(std::move(dim_order)) {
-    if (dim_order_.empty()) {
-      for (size_t d = 0; d < sizes_.size(); ++d) dim_order_.push_back(static_cast<uint8_t>(d));
-    }
-    strides_.resize(sizes_.size());
-    tensor_ = Tensor(dtype, static_cast<int32_t>(sizes_.size()), sizes_.data(), dim_order_.data(),
-                     strides_.data(), nullptr);
-    storage_.resize(tensor_.nbytes() + 64);
-    tensor_.set_data(storage_.data());
-    value_ = EValue::from_tensor(&tensor_);
-  }
-  TestTensor(const TestTensor&) = delete;
-
-  Tensor& tensor() { return tensor_; }
-  EValue* value() { return &value_; }
-  template <typename T>
-  T* data() {
-    return tensor_.data<T>();
-  }
-  size_t numel() const { return static_cast<size_t>(tensor_.numel()); }
-  // Points the tensor at memory the test owns (e.g. the end of a page).
-  void set_data(void* data) { tensor_.set_data(data); }
-
-  template <typename T>
-  void fill(const std::vector<T>& values) {
-    std::memcpy(tensor_.mutable_data(), values.data(), values.size() * sizeof(T));
-  }
-  template <typename T>
-  std::vector<T> read() const {
-    std::vector<T> out(static_cast<size_t>(tensor_.numel()));
-    std::memcpy(out.data(), tensor_.const_data(), out.size() * sizeof(T));
-    return out;
-  }
-
- private:
-  std::vector<int32_t> sizes_;
-  std::vector<uint8_t> dim_order_;
-  std::vector<int32_t> strides_;
-  std::vector<uint8_t> storage_;
-  Tensor tensor_;
-  EValue value_;
+  Delegate() : BackendDelegate(backend()) {}
 };
-
-// A delegate initialised from a payload through the registered backend.
-class Delegate {
- public:
-  Delegate() = default;
-  ~Delegate() {
-    if (handle_ != nullptr) backend().destroy(handle_);
-  }
-  Delegate(const Delegate&) = delete;
-
-  // Ok, or the error (its message in last_error_message()).
-  Error init(const std::vector<uint8_t>& payload, std::vector<CompileSpecView> specs = {}) {
-    BackendInitContext ctx{nullptr, "test"};
-    Result<DelegateHandle*> h =
-        backend().init(ctx, Span<const uint8_t>(payload.data(), payload.size()),
-                       Span<const CompileSpecView>(specs.data(), specs.size()));
-    if (!h.ok()) return h.error();
-    handle_ = *h;
-    return Error::Ok;
-  }
-  Error execute(std::vector<EValue*> args) {
-    BackendExecuteContext ctx{nullptr, 0};
-    return backend().execute(ctx, handle_, Span<EValue*>(args.data(), args.size()));
-  }
-  DelegateHandle* handle() const { return handle_; }
-
- private:
-  DelegateHandle* handle_ = nullptr;
-};
-
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f,
-                                        float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  return v;
-}
 
 inline std::vector<int8_t> random_int8(size_t n, uint32_t seed, int lo = -128, int hi = 127) {
   std::mt19937 gen(seed);

@@ -1,0 +1,15 @@
+#version 450
+// The fp16 region boundary: out = in0 converted from float to float16_t (round to nearest even).
+// Compiled once (not in an fp32/fp16 pair).
+#extension GL_EXT_shader_16bit_storage : require
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) writeonly buffer Out { float16_t out_[]; };
+layout(std430, set = 0, binding = 1) readonly buffer In0 { float in0[]; };
+layout(push_constant) uniform Params {
+  uint numel;
+} p;
+
+void main() {
+  const uint step = gl_NumWorkGroups.x * 64;
+  for (uint i = gl_GlobalInvocationID.x; i < p.numel; i += step) out_[i] = float16_t(in0[i]);
+}

@@ -1,0 +1,138 @@
+"""Whole models on the Vulkan delegate (lavapipe), FP32 and FP16, against PyTorch eager, and the
+CPU fallback plan a program can carry.
+
+Sizes kept small for `make test` (lavapipe is a CPU): resnet-18 and mobilenet-v2 are the zoo's
+models (torchvision layout, random weights) run at 64x64 instead of 224x224 (same layers and
+ops; `make bench-gpu` runs 224); OPT is transformers' OPTForCausalLM with a 2-layer OPTConfig
+(d=64, 4 heads, vocab 1000, sequence 16; `make bench-gpu` runs OPT-125M).
+
+Tolerances, max abs error vs torch:
+  FP32: 1e-4 * (1 + max |reference|) (summation order; the device's exp/erf approximations).
+  FP16 (`vulkan-fp16`: every tensor and weight inside the region stored as fp16, arithmetic in
+  fp32): 3e-2 * (1 + max |reference|); each stored value is rounded to 11 significant bits
+  (relative 4.9e-4) and the rounding compounds over the network's depth (measured: resnet-18
+  8e-4, mobilenet-v2 1e-2 relative to max |reference| at 224x224).
+"""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+_LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+if os.path.exists(_LAVAPIPE):
+    os.environ.setdefault("VK_ICD_FILENAMES", _LAVAPIPE)  # before the device context is made
+
+import pteron  # noqa: E402
+from pteron import zoo  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[3]
+CLI = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
+FP32_TOL, FP16_TOL = 1e-4, 3e-2
+
+
+def _opt_2_layers():
+    from transformers import OPTConfig, OPTForCausalLM
+
+    from models.opt import LastTokenLogits
+
+    torch.manual_seed(0)
+    config = OPTConfig(num_hidden_layers=2, hidden_size=64, ffn_dim=256, num_attention_heads=4,
+                       word_embed_proj_dim=64, vocab_size=1000, max_position_embeddings=64,
+                       attn_implementation="eager")
+    inputs = (torch.randint(0, 1000, (1, 16)), torch.ones(1, 16, dtype=torch.long))
+    return LastTokenLogits(OPTForCausalLM(config)).eval(), inputs
+
+
+def _model(name):
+    if name == "opt-2-layers":
+        return _opt_2_layers()
+    model, _ = zoo.get(name)
+    return model, (torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(0)),)
+
+
+def _run(ep, fp16):
+    program = pteron.to_edge_transform_and_lower(
+        ep, partitioner=[pteron.VulkanPartitioner(fp16=fp16)])
+    return program.report, program.load().forward
+
+
+# (model, delegated nodes in its one Vulkan region)
+MODELS = [("resnet-18", 49), ("mobilenet-v2", 100), ("opt-2-layers", 84)]
+
+
+@pytest.mark.parametrize("name,nodes", MODELS)
+def test_model_is_one_vulkan_region_matching_torch_in_fp32_and_fp16(name, nodes):
+    model, inputs = _model(name)
+    ep = pteron.export(model, inputs)
+    with torch.no_grad():
+        expected = model(*inputs)
+    scale = 1 + float(expected.abs().max())
+    for fp16, tol in ((False, FP32_TOL), (True, FP16_TOL)):
+        report, forward = _run(ep, fp16)
+        regions = report["delegated_regions"]
+        assert [r["nodes"] for r in regions] == [nodes], (fp16, regions, report["refusals"])
+        assert regions[0]["backend"] == ("vulkan-fp16" if fp16 else "vulkan")
+        err = float((forward(*inputs)[0] - expected).abs().max())
+        assert err <= tol * scale, (name, "fp16" if fp16 else "fp32", err, scale)
+    if name == "opt-2-layers":
+        # Embeddings and attention run on the GPU; only the int64 mask arithmetic (cumsum,
+        # bitwise_and, where, index) stays on the CPU.
+        kept = "\n".join(report["refusals"])
+        assert "embedding" not in kept and "bmm" not in kept and "softmax" not in kept, kept
+
+
+def _compile(tmp_path, model, inputs, *args):
+    ep = pteron.export(model, inputs)
+    torch.export.save(ep.run_decompositions(), tmp_path / "m.pt2")
+    subprocess.run([CLI, "compile", str(tmp_path / "m.pt2"), "-o", str(tmp_path / "m.pte"), *args],
+                   check=True, capture_output=True)
+    np.savez(tmp_path / "in.npz", **{f"input_{i}": x.numpy() for i, x in enumerate(inputs)})
+
+
+def _cli_run(tmp_path, icd):
+    env = dict(os.environ, VK_ICD_FILENAMES=icd)
+    run = subprocess.run([CLI, "run", str(tmp_path / "m.pte"), "--inputs", str(tmp_path / "in.npz"),
+                          "--outputs", str(tmp_path / "out.npz")], env=env, capture_output=True,
+                         text=True)
+    return run
+
+
+def test_cpu_fallback_plan_runs_when_the_gpu_is_absent(tmp_path):
+    model, _ = zoo.get("resnet-8")
+    inputs = (torch.randn(1, 3, 32, 32),)
+    _compile(tmp_path, model, inputs, "--backends", "vulkan,portable",
+             "--fallback", "xnnpack,portable")
+    with torch.no_grad():
+        want = model(*inputs).numpy()
+    tol = FP32_TOL * (1 + np.abs(want).max())
+    # GPU present: the Vulkan plan runs, nothing is said about plans.
+    run = _cli_run(tmp_path, _LAVAPIPE)
+    assert run.returncode == 0, run.stderr
+    assert "fallback" not in run.stderr
+    assert np.abs(np.load(tmp_path / "out.npz")["output_0"] - want).max() <= tol
+    # No Vulkan driver: one line says the CPU plan runs and why; the result is the same.
+    (tmp_path / "out.npz").unlink()
+    run = _cli_run(tmp_path, str(tmp_path / "no_such_icd.json"))
+    assert run.returncode == 0, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "running the CPU fallback plan 'forward:cpu': backend 'PteronVulkanBackend' is not " \
+           "available on this device: Vulkan:" in lines[0]
+    assert np.abs(np.load(tmp_path / "out.npz")["output_0"] - want).max() <= tol
+
+
+def test_without_a_fallback_a_missing_gpu_is_one_clear_line(tmp_path):
+    model, _ = zoo.get("resnet-8")
+    inputs = (torch.randn(1, 3, 32, 32),)
+    _compile(tmp_path, model, inputs, "--backends", "vulkan,portable")
+    run = _cli_run(tmp_path, str(tmp_path / "no_such_icd.json"))
+    assert run.returncode != 0
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "backend 'PteronVulkanBackend' is not available on this device: Vulkan: cannot " \
+           "create an instance" in lines[0]
