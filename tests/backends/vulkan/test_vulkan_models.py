@@ -61,8 +61,10 @@ def _run(ep, fp16):
     return program.report, program.load().forward
 
 
-# (model, delegated nodes in its one Vulkan region)
-MODELS = [("resnet-18", 49), ("mobilenet-v2", 100), ("opt-2-layers", 84)]
+# (model, delegated nodes in its one Vulkan region). OPT's count follows the compiler's passes
+# (84 before select_rows_early moved the last-token select up); the region must still take
+# every node but the int64 mask arithmetic.
+MODELS = [("resnet-18", 49), ("mobilenet-v2", 100), ("opt-2-layers", 83)]
 
 
 @pytest.mark.parametrize("name,nodes", MODELS)
