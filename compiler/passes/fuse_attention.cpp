@@ -6,19 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "compiler/passes/custom_op_schema.h"
+
 namespace pteron::compiler {
 namespace {
-
-ir::ArgSchema arg(const char* name, const char* type, bool out = false) {
-  ir::ArgSchema a;
-  a.name = name;
-  a.type = ir::ArgType::parse(type);
-  if (out) {
-    a.alias = "a!";
-    a.kwarg_only = true;
-  }
-  return a;
-}
 
 bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
   return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
@@ -100,8 +91,7 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
   if (bmm2.op.str() != "aten::bmm.default") return std::nullopt;
   Match m;
   m.v = bmm2.args[1].tensor();
-  const ir::Node* softmax =
-      private_producer(g, skip_reshapes(g, bmm2.args[0].tensor(), &m.chain));
+  const ir::Node* softmax = private_producer(g, skip_reshapes(g, bmm2.args[0].tensor(), &m.chain));
   if (softmax == nullptr || softmax->op.str() != "aten::_softmax.default") return std::nullopt;
   m.chain.push_back(softmax->id);
   const ir::ValueId masked = softmax->args[0].tensor();
@@ -189,31 +179,14 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
 }  // namespace
 
 const ir::OpSchema& sdpa_schema() {
-  static const ir::OpSchema* functional = [] {
-    ir::OpSchemaRegistry& registry = ir::OpSchemaRegistry::global();
-    std::vector<ir::ArgSchema> args = {arg("q", "Tensor"),    arg("k_t", "Tensor"),
-                                       arg("v", "Tensor"),    arg("mask", "Tensor?"),
-                                       arg("scale", "float"), arg("heads", "int")};
-    ir::OpSchema out;
-    out.op = ir::OpRef::parse("pteron::sdpa.out");
-    out.text =
-        "pteron::sdpa.out(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, "
-        "int heads, *, Tensor(a!) out) -> Tensor(a!)";
-    out.args = args;
-    out.args.push_back(arg("out", "Tensor", /*out=*/true));
-    out.returns.push_back({"", ir::ArgType::parse("Tensor"), "a!"});
-    out.is_out_variant = true;
-    registry.add(out);
-    ir::OpSchema f;
-    f.op = ir::OpRef::parse("pteron::sdpa.default");
-    f.text =
-        "pteron::sdpa(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, int heads) "
-        "-> Tensor";
-    f.args = args;
-    f.returns.push_back({"", ir::ArgType::parse("Tensor"), ""});
-    return &registry.add(f, "pteron::sdpa.out");
-  }();
-  return *functional;
+  static const ir::OpSchema& functional =
+      register_single_output_op("pteron::sdpa", {{"q", "Tensor"},
+                                                 {"k_t", "Tensor"},
+                                                 {"v", "Tensor"},
+                                                 {"mask", "Tensor?"},
+                                                 {"scale", "float"},
+                                                 {"heads", "int"}});
+  return functional;
 }
 
 int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
@@ -236,8 +209,8 @@ int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
       if (!graph.has_node(n)) continue;
       bool used = false;
       for (ir::ValueId out : graph.node(n).outputs) {
-        used = used || (out != ir::kNoValue && (!graph.value(out).users.empty() ||
-                                                is_graph_output(graph, out)));
+        used = used || (out != ir::kNoValue &&
+                        (!graph.value(out).users.empty() || is_graph_output(graph, out)));
       }
       if (!used) graph.remove_node(n);
     }

@@ -2,45 +2,14 @@
 
 #include <algorithm>
 
+#include "compiler/passes/custom_op_schema.h"
+
 namespace pteron::compiler {
-namespace {
-
-ir::ArgSchema arg(const char* name, const char* type, bool out = false) {
-  ir::ArgSchema a;
-  a.name = name;
-  a.type = ir::ArgType::parse(type);
-  if (out) {
-    a.alias = "a!";
-    a.kwarg_only = true;
-  }
-  return a;
-}
-
-}  // namespace
 
 const ir::OpSchema& linear_relu_schema() {
-  static const ir::OpSchema* functional = [] {
-    ir::OpSchemaRegistry& registry = ir::OpSchemaRegistry::global();
-    std::vector<ir::ArgSchema> args = {arg("input", "Tensor"), arg("weight", "Tensor"),
-                                       arg("bias", "Tensor?")};
-    ir::OpSchema out;
-    out.op = ir::OpRef::parse("pteron::linear_relu.out");
-    out.text =
-        "pteron::linear_relu.out(Tensor input, Tensor weight, Tensor? bias, *, Tensor(a!) out) "
-        "-> Tensor(a!)";
-    out.args = args;
-    out.args.push_back(arg("out", "Tensor", /*out=*/true));
-    out.returns.push_back({"", ir::ArgType::parse("Tensor"), "a!"});
-    out.is_out_variant = true;
-    registry.add(out);
-    ir::OpSchema f;
-    f.op = ir::OpRef::parse("pteron::linear_relu.default");
-    f.text = "pteron::linear_relu(Tensor input, Tensor weight, Tensor? bias) -> Tensor";
-    f.args = args;
-    f.returns.push_back({"", ir::ArgType::parse("Tensor"), ""});
-    return &registry.add(f, "pteron::linear_relu.out");
-  }();
-  return *functional;
+  static const ir::OpSchema& functional = register_single_output_op(
+      "pteron::linear_relu", {{"input", "Tensor"}, {"weight", "Tensor"}, {"bias", "Tensor?"}});
+  return functional;
 }
 
 int fuse_linear_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
