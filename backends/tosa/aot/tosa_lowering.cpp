@@ -11,9 +11,12 @@
 #include "backends/tosa/aot/tosa_quant.h"
 #include "backends/tosa/aot/tosa_writer.h"
 #include "compiler/compile_error.h"
+#include "compiler/passes/activation_bounds.h"
 
 namespace pteron::tosa_aot {
 namespace {
+
+using compiler::activation_bounds;
 
 namespace ir = compiler::ir;
 using ir::Graph;
@@ -175,21 +178,6 @@ std::vector<uint8_t> f32_bytes(float x) {
 int8_t quantize_value(double x, double scale, int64_t zp) {
   const double q = std::nearbyint(x / scale) + static_cast<double>(zp);
   return static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
-}
-
-// Float bounds of relu / hardtanh / clamp; nullopt for other ops.
-std::optional<std::pair<double, double>> activation_bounds(const Node& n) {
-  const double inf = INFINITY;
-  const std::string op = n.op.str();
-  if (op == "aten::relu.default") return std::make_pair(0.0, inf);
-  if (op == "aten::hardtanh.default")
-    return std::make_pair(n.args[1].to_double(), n.args[2].to_double());
-  if (op == "aten::clamp.default") {
-    const double lo = n.args[1].is_none() ? -inf : n.args[1].to_double();
-    const double hi = n.args[2].is_none() ? inf : n.args[2].to_double();
-    return std::make_pair(lo, hi);
-  }
-  return {};
 }
 
 bool is_view_op(const std::string& op) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "compiler/passes/activation_bounds.h"
 #include "compiler/passes/passes.h"
 #include "kernels/cortex_m/aot/cortex_m_schemas.h"
 #include "kernels/cortex_m/scratch.h"
@@ -16,6 +17,7 @@ namespace pteron::cortex_m::aot {
 namespace {
 
 namespace ir = compiler::ir;
+using compiler::activation_bounds;
 using ir::Argument;
 using ir::Graph;
 using ir::NewValue;
@@ -91,21 +93,6 @@ int64_t quantize_bound(double x, const QParams& p) {
   const double q = std::nearbyint(x / p.scale) + static_cast<double>(p.zp);
   return static_cast<int64_t>(
       std::clamp(q, static_cast<double>(p.qmin), static_cast<double>(p.qmax)));
-}
-
-// Float bounds of relu / hardtanh / clamp (nullopt for other ops or unknown bounds).
-std::optional<std::pair<double, double>> activation_bounds(const Node& n) {
-  const double inf = INFINITY;
-  const std::string op = n.op.str();
-  if (op == "aten::relu.default") return std::make_pair(0.0, inf);
-  if (op == "aten::hardtanh.default")
-    return std::make_pair(n.args[1].to_double(), n.args[2].to_double());
-  if (op == "aten::clamp.default") {
-    const double lo = n.args[1].is_none() ? -inf : n.args[1].to_double();
-    const double hi = n.args[2].is_none() ? inf : n.args[2].to_double();
-    return std::make_pair(lo, hi);
-  }
-  return {};
 }
 
 // The single user of `v`, if `v` is not a graph output.
@@ -422,8 +409,7 @@ class Lowering {
       const NodeScratch scratch = node_scratch(g_, n);
       if (scratch.bytes == 0 || !n.args[scratch.arg].is_none()) continue;
       const auto size = static_cast<int64_t>(scratch.bytes + kScratchAlign);
-      const ValueId buffer = new_node("scratch_buffer", {Argument(size)}, int8_spec({size}),
-                                      n, id);
+      const ValueId buffer = new_node("scratch_buffer", {Argument(size)}, int8_spec({size}), n, id);
       g_.set_arg(id, scratch.arg, TensorRef{buffer});
     }
   }
@@ -553,11 +539,11 @@ class Lowering {
           TensorRef{add_constant(g_, base + "_bias_q", ScalarType::Int, {w->sizes[0]}, *bias)};
     }
     const ValueId q_out = g_.node(out->quant).outputs[0];
-    const ValueId y = new_node("quantized_linear",
-                               {TensorRef{x->q}, TensorRef{wv}, bias_arg, ir::None{}, -x->p.zp,
-                                -w->zp, out->p.zp, TensorRef{mv}, TensorRef{sv}, out->act_max,
-                                out->act_min},
-                               int8_spec(g_.value(q_out).spec.sizes), n, out->quant);
+    const ValueId y =
+        new_node("quantized_linear",
+                 {TensorRef{x->q}, TensorRef{wv}, bias_arg, ir::None{}, -x->p.zp, -w->zp, out->p.zp,
+                  TensorRef{mv}, TensorRef{sv}, out->act_max, out->act_min},
+                 int8_spec(g_.value(q_out).spec.sizes), n, out->quant);
     finish(*out, y);
     return true;
   }
@@ -913,11 +899,10 @@ class Lowering {
       args[a] = TensorRef{sources[0]};
       args[b] = TensorRef{sources[1]};
       const ValueId out = n.outputs[0];
-      const ValueId moved =
-          new_node(add ? "quantized_add" : "quantized_mul", std::move(args),
-                   int8_spec(g_.value(sources[0]).spec.sizes), n, id);
-      const ValueId back = new_node("transpose", {TensorRef{moved}, perm},
-                                    g_.value(out).spec, n, id);
+      const ValueId moved = new_node(add ? "quantized_add" : "quantized_mul", std::move(args),
+                                     int8_spec(g_.value(sources[0]).spec.sizes), n, id);
+      const ValueId back =
+          new_node("transpose", {TensorRef{moved}, perm}, g_.value(out).spec, n, id);
       g_.replace_all_uses(out, back);
     }
     compiler::remove_dead_code(g_);
