@@ -90,8 +90,13 @@ fuzz: build-fuzz/build.ninja
 	@corpus=$$(mktemp -d); cp tests/fixtures/executorch/*.pte $$corpus/ 2>/dev/null; \
 	echo "fuzzing program load + method init + execute for $(FUZZ_SECONDS) s"; \
 	./build-fuzz/tests/fuzz/program_fuzzer $$corpus -seed=1 -max_total_time=$(FUZZ_SECONDS) \
-	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 2>&1 | tail -4; \
-	status=$${PIPESTATUS[0]}; rm -rf $$corpus; exit $$status
+	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+	  -artifact_prefix=build-fuzz/ >build-fuzz/fuzz.log 2>&1; \
+	status=$$?; rm -rf $$corpus; tail -4 build-fuzz/fuzz.log; \
+	if [ $$status -ne 0 ]; then \
+	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz.log):"; \
+	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz.log | head -30; \
+	fi; exit $$status
 
 # The runtime core and portable kernels must build for Cortex-M55 (no exceptions, RTTI, heap).
 check-baremetal: .stamps/deps

@@ -52,8 +52,12 @@ struct EValue {
   double scalar_as_double() const {
     return tag == Tag::Double ? d : tag == Tag::Int ? static_cast<double>(i) : (b ? 1.0 : 0.0);
   }
+  // A Scalar argument as int64. A double truncates toward zero; NaN and values beyond int64
+  // (undefined behaviour for a plain cast, and a file may hold any double) become 0, as
+  // store_value does for tensors.
   int64_t scalar_as_int() const {
-    return tag == Tag::Int ? i : tag == Tag::Double ? static_cast<int64_t>(d) : (b ? 1 : 0);
+    if (tag == Tag::Double) return d > -9.2e18 && d < 9.2e18 ? static_cast<int64_t>(d) : 0;
+    return tag == Tag::Int ? i : (b ? 1 : 0);
   }
 };
 

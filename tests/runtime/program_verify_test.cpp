@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -156,6 +157,19 @@ TEST(ProgramVerify, RandomBytesWithIdentifierAreRejected) {
     const Outcome o = load_and_run(bytes);
     EXPECT_NE(o.error, Error::Ok);
   }
+}
+
+// A file may hold any double where an int Scalar is expected (the fuzzer found add.out's alpha
+// = -1e158 on int tensors): converting must not be undefined behaviour (this binary runs under
+// UBSan in make test).
+TEST(ProgramVerify, ScalarAsIntOfAnyDouble) {
+  EXPECT_EQ(EValue::from_double(2.9).scalar_as_int(), 2);
+  EXPECT_EQ(EValue::from_double(-2.9).scalar_as_int(), -2);
+  EXPECT_EQ(EValue::from_double(-1.06404e158).scalar_as_int(), 0);
+  EXPECT_EQ(EValue::from_double(1e19).scalar_as_int(), 0);
+  EXPECT_EQ(EValue::from_double(std::numeric_limits<double>::quiet_NaN()).scalar_as_int(), 0);
+  EXPECT_EQ(EValue::from_int(-7).scalar_as_int(), -7);
+  EXPECT_EQ(EValue::from_bool(true).scalar_as_int(), 1);
 }
 
 }  // namespace
