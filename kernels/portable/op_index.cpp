@@ -39,11 +39,11 @@ Error expand_mask(KernelContext& ctx, const Tensor& self, const Tensor& mask, in
   }
   int64_t mask_strides[kMaxTensorDim], zero[kMaxTensorDim] = {0};
   tensor_strides(mask, mask_strides);
-  const bool* m = mask.data<const bool>();
+  const uint8_t* m = mask.data<const uint8_t>();  // bytes: see load_value<bool>
   int64_t count = 0;
   for_each_row3(mask.sizes().data(), k, mask_strides, zero, zero,
                 [&](int64_t o, int64_t, int64_t, int64_t n, int64_t step, int64_t, int64_t) {
-                  for (int64_t j = 0; j < n; ++j) count += m[o + j * step] ? 1 : 0;
+                  for (int64_t j = 0; j < n; ++j) count += m[o + j * step] != 0 ? 1 : 0;
                 });
   const size_t bytes = static_cast<size_t>(count) * static_cast<size_t>(k > 0 ? k : 1) * 8;
   int64_t* coords = static_cast<int64_t*>(ctx.allocate_scratch(bytes > 0 ? bytes : 8, 8));

@@ -37,20 +37,20 @@ Error masked_fill_scalar_out(KernelContext&, Span<EValue*> args) {
     U v;
     __builtin_memcpy(&v, &bits, sizeof(U));
     const U* px = self.data<const U>();
-    const bool* pm = mask.data<const bool>();
+    const uint8_t* pm = mask.data<const uint8_t>();  // bytes: see load_value<bool>
     U* po = out.data<U>();
     for_each_row(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
       U* o = po + off[0];
       const U* x = px + off[1];
-      const bool* m = pm + off[2];
+      const uint8_t* m = pm + off[2];
       if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
         // Bit masks instead of `m ? v : x`, which GCC does not vectorise.
         for (int64_t k = 0; k < n; ++k) {
-          const U mk = static_cast<U>(U(0) - static_cast<U>(m[k]));
+          const U mk = static_cast<U>(U(0) - static_cast<U>(m[k] != 0));
           o[k] = static_cast<U>((v & mk) | (x[k] & ~mk));
         }
       } else {
-        for (int64_t k = 0; k < n; ++k) o[k * st[0]] = m[k * st[2]] ? v : x[k * st[1]];
+        for (int64_t k = 0; k < n; ++k) o[k * st[0]] = m[k * st[2]] != 0 ? v : x[k * st[1]];
       }
     });
   });

@@ -13,23 +13,23 @@ void select_same_dtype(const RowPlan<4>& plan, const Tensor& cond, const Tensor&
                        Tensor& out) {
   dispatch_by_size(out.element_size(), [&](auto tag) {
     using U = typename decltype(tag)::type;
-    const bool* pc = cond.data<const bool>();
+    const uint8_t* pc = cond.data<const uint8_t>();  // bytes: see load_value<bool>
     const U* px = x.data<const U>();
     const U* py = y.data<const U>();
     U* po = out.data<U>();
     for_each_row(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
       U* o = po + off[0];
-      const bool* c = pc + off[1];
+      const uint8_t* c = pc + off[1];
       const U* a = px + off[2];
       const U* b = py + off[3];
       if (st[0] == 1 && st[1] == 1 && st[2] == 1 && st[3] == 1) {
         // Bit masks instead of `c ? a : b`, which GCC does not vectorise.
         for (int64_t k = 0; k < n; ++k) {
-          const U m = static_cast<U>(U(0) - static_cast<U>(c[k]));
+          const U m = static_cast<U>(U(0) - static_cast<U>(c[k] != 0));
           o[k] = static_cast<U>((a[k] & m) | (b[k] & ~m));
         }
       } else {
-        for (int64_t k = 0; k < n; ++k) o[k * st[0]] = c[k * st[1]] ? a[k * st[2]] : b[k * st[3]];
+        for (int64_t k = 0; k < n; ++k) o[k * st[0]] = c[k * st[1]] != 0 ? a[k * st[2]] : b[k * st[3]];
       }
     });
   });
@@ -38,7 +38,7 @@ void select_same_dtype(const RowPlan<4>& plan, const Tensor& cond, const Tensor&
 // Mixed dtypes: chunks of self and other go through double and are converted to out's dtype.
 void select_mixed_dtypes(const RowPlan<4>& plan, const Tensor& cond, const Tensor& x,
                          const Tensor& y, Tensor& out) {
-  const bool* pc = cond.data<const bool>();
+  const uint8_t* pc = cond.data<const uint8_t>();  // bytes: see load_value<bool>
   for_each_row(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
     double a[kConvertChunk], b[kConvertChunk];
     for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
@@ -47,8 +47,8 @@ void select_mixed_dtypes(const RowPlan<4>& plan, const Tensor& cond, const Tenso
                        1, m);
       convert_elements(y.dtype(), element_ptr(y, off[3] + k0 * st[3]), st[3], ScalarType::Double, b,
                        1, m);
-      const bool* c = pc + off[1] + k0 * st[1];
-      for (int64_t k = 0; k < m; ++k) a[k] = c[k * st[1]] ? a[k] : b[k];
+      const uint8_t* c = pc + off[1] + k0 * st[1];
+      for (int64_t k = 0; k < m; ++k) a[k] = c[k * st[1]] != 0 ? a[k] : b[k];
       convert_elements(ScalarType::Double, a, 1, out.dtype(), element_ptr(out, off[0] + k0 * st[0]),
                        st[0], m);
     }

@@ -124,6 +124,12 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
         }
         case fb::KernelTypes::BoolList: {
           const auto* items = v->val_as_BoolList()->items();
+          // Read as bool later: a byte other than 0/1 would be undefined behaviour.
+          for (size_t k = 0; k < items->size(); ++k) {
+            if (items->Get(k) > 1)
+              return fail(Error::InvalidProgram, "value %zu: bool list item %zu is %u, not 0 or 1",
+                          i, k, static_cast<unsigned>(items->Get(k)));
+          }
           out.tag = Tag::BoolList;
           out.bool_list =
               Span<const bool>(reinterpret_cast<const bool*>(items->data()), items->size());

@@ -22,6 +22,15 @@ template <> struct ComputeType<BFloat16> { using type = float; };
 
 template <typename T>
 inline typename ComputeType<T>::type load_value(const T& v) { return v; }
+// A bool element is read as its byte: tensor memory comes from files and callers, and a byte
+// other than 0 or 1 read as `bool` is undefined behaviour (the fuzzer found 255s). Non-zero is
+// true, as torch treats such bytes.
+template <>
+inline bool load_value<bool>(const bool& v) {
+  uint8_t byte;
+  __builtin_memcpy(&byte, &v, 1);
+  return byte != 0;
+}
 template <>
 inline float load_value<Half>(const Half& v) { return half_bits_to_float(v.bits); }
 template <>
