@@ -271,11 +271,17 @@ void im2col_mve(const int8_t* in_b, int8_t* dst, int32_t oy, int32_t ox, const C
 // shift to be a right shift (shift < 0, true of any layer whose scale is below one), which
 // makes the rounding fix-up one VSHR folded into VQRDMLAH.
 
+// The narrow variants' per-channel record (kConv2dNarrowRecord bytes, one LDM).
+struct NarrowQuant {
+  int32_t offset_sum, mult, right;  // right = shift < 0
+};
+static_assert(sizeof(NarrowQuant) == kConv2dNarrowRecord, "one LDM of three words");
+
 // What requantize_tile_mve's loops read from memory.
 struct alignas(16) RequantTile {
   const int32_t* acc;         // channel 0's accumulators; then a row of `tile` per channel
   int8_t* out;                // the tile's first pixel, channel 0
-  const ChannelQuant* quant;  // channel 0's record
+  const NarrowQuant* quant;   // channel 0's record
   int32_t count;              // pixels in the tile
   int32_t acc_stride;         // bytes between two channels' accumulator rows
   int32_t out_step;           // 4 * cout: four pixels on
@@ -293,7 +299,7 @@ struct alignas(16) RequantTile {
 // to the accumulator register, which starts as -1 for negative values (VSHR #31); their sign
 // is the high half's, and where the high half is 0 the -1 still rounds to 0.
 void requantize_tile_mve(const int32_t* acc, int32_t tile, int32_t count, int8_t* out,
-                         const ChannelQuant* quant, const ConvParams& p) {
+                         const NarrowQuant* quant, const ConvParams& p) {
   RequantTile r;
   r.acc = acc, r.out = out, r.quant = quant, r.count = count;
   r.acc_stride = tile * static_cast<int32_t>(sizeof(int32_t));
@@ -309,8 +315,7 @@ void requantize_tile_mve(const int32_t* acc, int32_t tile, int32_t count, int8_t
       "   ldm          r9, {r0, r1, r2, r3, r4, r5, r6} \n"
       "   ldr          r9, [r9, #28]          \n"  // out_end
       "3:                                     \n"  // per channel
-      "   ldrd         r8, r10, [r2], #32     \n"  // offset_sum, mult; r2: the next record
-      "   ldr          r11, [r2, #-20]        \n"  // right: -s
+      "   ldm          r2!, {r8, r10, r11}    \n"  // offset_sum, mult, right (-s)
       "   mov          r12, r0                \n"
       "   mov          r7, r1                 \n"
       "   wlstp.32     lr, r3, 1f             \n"
@@ -429,10 +434,12 @@ void pointwise_block_wide_mve(PointwiseBlock& b) {
 // 1x1 convolutions of at most 32 input channels: tiles of pixels, blocks of six (cin <= 16) or
 // three, then the tile's requantisation.
 void conv_pointwise_narrow_mve(const int8_t* in, const int8_t* wt, int8_t* out,
-                               const ConvParams& p, const ChannelQuant* quant, uint8_t* rest) {
-  const int32_t tile = static_cast<int32_t>(conv2d_narrow_tile_pixels(p.cout));
+                               const ConvParams& p, const NarrowQuant* quant, uint8_t* rest) {
+  const int32_t tile = static_cast<int32_t>(conv2d_narrow_tile_pixels(p.cout, false));
   const bool wide = p.cin > 16;
   const int32_t block = wide ? 3 : 6, filter_bytes = wide ? 32 : 16;
+  int32_t* acc = reinterpret_cast<int32_t*>(rest);
+  rest += align_scratch(static_cast<size_t>(p.cout) * tile * sizeof(int32_t));
   const int8_t* filters = wt;  // 16 or 32 input channels: the weights are the table
   if (p.cin != filter_bytes) {
     int8_t* table = reinterpret_cast<int8_t*>(rest);
@@ -441,7 +448,6 @@ void conv_pointwise_narrow_mve(const int8_t* in, const int8_t* wt, int8_t* out,
     }
     filters = table;
   }
-  int32_t* acc = reinterpret_cast<int32_t*>(rest + align_scratch(p.cout * 32));
   PointwiseBlock b;
   b.filters = filters, b.acc_stride = tile * static_cast<int32_t>(sizeof(int32_t));
   b.cout = p.cout, b.cin = p.cin;
@@ -534,9 +540,9 @@ void rows_block_mve(RowsBlock& b) {
 // from the input, or from a padded copy of the block's window rows where it reaches the
 // padding or past the row's end), then the tile's requantisation.
 void conv_rows_narrow_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p,
-                          const ChannelQuant* quant, uint8_t* rest) {
+                          const NarrowQuant* quant, uint8_t* rest) {
   const int32_t cin = p.cin, row_bytes = p.kw * cin, step = p.win.stride[1] * cin;
-  const int32_t tile = static_cast<int32_t>(conv2d_narrow_tile_pixels(p.cout));
+  const int32_t tile = static_cast<int32_t>(conv2d_narrow_tile_pixels(p.cout, true));
   const int32_t sx = p.win.stride[1], span_px = 3 * sx + p.kw;  // input pixels a block reads
   const int8_t pad = static_cast<int8_t>(-p.in_off);
   int8_t* filters = reinterpret_cast<int8_t*>(rest);
@@ -599,27 +605,33 @@ void conv_rows_narrow_mve(const int8_t* in, const int8_t* wt, int8_t* out, const
 void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p, void* scratch,
               bool pointwise) {
   const int32_t filter_size = p.kh * p.kw * p.cin;
-  ChannelQuant* quant = static_cast<ChannelQuant*>(scratch);
+  auto offset_sum = [&](int32_t oc) {  // bias + input_offset * sum(filter)
+    return (p.bias ? p.bias[oc] : 0) +
+           p.in_off * sum_mve(wt + static_cast<int64_t>(oc) * filter_size, filter_size);
+  };
   bool right_shifts = true;  // the narrow variants' requantisation needs shift < 0
+  for (int32_t oc = 0; oc < p.cout; ++oc) right_shifts = right_shifts && p.shift[oc] < 0;
+  const bool narrow_pointwise = conv2d_narrow_pointwise(p.cin, p.cout, pointwise);
+  if (right_shifts && (narrow_pointwise || (p.win.dilation[1] == 1 &&
+                                            conv2d_narrow_rows(p.cin, p.kh, p.kw, p.cout,
+                                                               p.win.stride[1])))) {
+    NarrowQuant* quant = static_cast<NarrowQuant*>(scratch);
+    for (int32_t oc = 0; oc < p.cout; ++oc) quant[oc] = {offset_sum(oc), p.mult[oc], p.shift[oc]};
+    uint8_t* rest = static_cast<uint8_t*>(scratch) + align_scratch(p.cout * sizeof(NarrowQuant));
+    if (narrow_pointwise) {
+      conv_pointwise_narrow_mve(in, wt, out, p, quant, rest);
+    } else {
+      conv_rows_narrow_mve(in, wt, out, p, quant, rest);
+    }
+    return;
+  }
+  ChannelQuant* quant = static_cast<ChannelQuant*>(scratch);
   for (int32_t oc = 0; oc < p.cout; ++oc) {
-    quant[oc].offset_sum =
-        (p.bias ? p.bias[oc] : 0) +
-        p.in_off * sum_mve(wt + static_cast<int64_t>(oc) * filter_size, filter_size);
+    quant[oc].offset_sum = offset_sum(oc);
     quant[oc].mult = p.mult[oc];
     quant[oc].left = p.shift[oc] > 0 ? p.shift[oc] : 0;
     quant[oc].right = p.shift[oc] > 0 ? 0 : p.shift[oc];
     quant[oc].round_fix = quant[oc].right < 0 ? 1 : 0;
-    right_shifts = right_shifts && p.shift[oc] < 0;
-  }
-  uint8_t* rest = static_cast<uint8_t*>(scratch) + align_scratch(p.cout * sizeof(ChannelQuant));
-  if (right_shifts && conv2d_narrow_pointwise(p.cin, p.cout, pointwise)) {
-    conv_pointwise_narrow_mve(in, wt, out, p, quant, rest);
-    return;
-  }
-  if (right_shifts && p.win.dilation[1] == 1 &&
-      conv2d_narrow_rows(p.cin, p.kh, p.kw, p.cout, p.win.stride[1])) {
-    conv_rows_narrow_mve(in, wt, out, p, quant, rest);
-    return;
   }
   if (pointwise) {  // the input pixels are the rows
     const int64_t pixels = static_cast<int64_t>(p.n) * p.h * p.w;

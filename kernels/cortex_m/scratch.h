@@ -34,12 +34,17 @@ constexpr bool conv2d_narrow_rows(int64_t in_channels, int64_t kernel_h, int64_t
          out_channels <= kConv2dNarrowMaxCout;
 }
 
-// Output pixels per tile of the narrow variants: a multiple of 12 (their blocks are 4 and 6
-// pixels), the int32 accumulators (out_channels per pixel) about 1.5 KiB, at least 12 pixels.
-constexpr int64_t conv2d_narrow_tile_pixels(int64_t out_channels) {
-  const int64_t t = 1536 / (4 * out_channels) / 12 * 12;
+// Output pixels per tile of the narrow variants: a multiple of 12 (their blocks are 3, 4 and 6
+// pixels), at least 12, the int32 accumulators (out_channels per pixel) within 768 bytes for
+// 1x1 convolutions (an early 1x1 often sets the model's peak RAM) and 1536 for the 3-row one.
+constexpr int64_t conv2d_narrow_tile_pixels(int64_t out_channels, bool rows) {
+  const int64_t t = (rows ? 1536 : 768) / (4 * out_channels) / 12 * 12;
   return t < 12 ? 12 : t;
 }
+
+// Bytes of the narrow variants' per-channel requantisation record: kernel sum plus bias,
+// multiplier, right shift.
+constexpr size_t kConv2dNarrowRecord = 12;
 
 // Bytes of one padded input row the 3-row variant builds for blocks at the image's edges (three
 // of them): four pixels' windows, (3 * stride_w + kw) * cin <= 46 bytes.
@@ -47,23 +52,30 @@ constexpr size_t kConv2dNarrowEdgeRow = 48;
 
 // cortex_m::quantized_conv2d_nhwc: per output channel its kernel sum, multiplier and shifts (a
 // record of eight int32) and, unless the convolution is 1x1 with stride 1 and no padding, four
-// im2col columns of kh * kw * cin bytes; or, for the narrow variants, the records, a filter table
-// (32 bytes a filter, or 2 x 16 bytes per kernel row) and the accumulator tile (and the 3-row
-// variant's padded rows), whichever is more.
+// im2col columns of kh * kw * cin bytes; or, for the narrow variants, their records, a filter
+// table (16 or 32 bytes a filter, or 2 x 16 bytes per kernel row) and the accumulator tile (and
+// the 3-row variant's padded rows), whichever is more.
 constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t kernel_h,
                                                 int64_t kernel_w, int64_t out_channels,
                                                 bool pointwise, int64_t stride_w) {
   const size_t sums = align_scratch(static_cast<size_t>(out_channels) * 8 * sizeof(int32_t));
   const size_t column =
       pointwise ? 0 : align_scratch(static_cast<size_t>(4 * kernel_h * kernel_w * in_channels));
-  const size_t tile = align_scratch(static_cast<size_t>(
-      out_channels * conv2d_narrow_tile_pixels(out_channels) * int64_t{sizeof(int32_t)}));
   size_t narrow = 0;
-  if (conv2d_narrow_pointwise(in_channels, out_channels, pointwise)) {
-    narrow = sums + align_scratch(static_cast<size_t>(out_channels) * 32) + tile;
-  } else if (conv2d_narrow_rows(in_channels, kernel_h, kernel_w, out_channels, stride_w)) {
-    narrow = sums + align_scratch(static_cast<size_t>(out_channels * kernel_h) * 32) + tile +
-             align_scratch(3 * kConv2dNarrowEdgeRow);
+  const bool narrow_pointwise = conv2d_narrow_pointwise(in_channels, out_channels, pointwise);
+  if (narrow_pointwise ||
+      conv2d_narrow_rows(in_channels, kernel_h, kernel_w, out_channels, stride_w)) {
+    const size_t records = align_scratch(static_cast<size_t>(out_channels) * kConv2dNarrowRecord);
+    const size_t tile = align_scratch(static_cast<size_t>(
+        out_channels * conv2d_narrow_tile_pixels(out_channels, !narrow_pointwise) * 4));
+    if (narrow_pointwise) {  // 16 or 32 input channels read the weights in place
+      const int64_t filter = in_channels <= 16 ? 16 : 32;
+      narrow = records + tile +
+               (in_channels == filter ? 0 : align_scratch(static_cast<size_t>(out_channels * filter)));
+    } else {
+      narrow = records + tile + align_scratch(static_cast<size_t>(out_channels * kernel_h) * 32) +
+               align_scratch(3 * kConv2dNarrowEdgeRow);
+    }
   }
   const size_t general = sums + column;
   return (narrow > general ? narrow : general) + 2 * kScratchAlign;
