@@ -11,8 +11,10 @@
 // The MVE path (arm_convolve_s8's MVE form) builds im2col columns for four output pixels at a
 // time with padding filled by -input_offset, dots them with each filter (contiguous in OHWI) 16
 // lanes at a time and adds input_offset * sum(w), precomputed per filter; 1x1 convolutions with
-// stride 1 and no padding read the input pixels in place (the fast path). Scratch:
-// quantized_conv2d_scratch_bytes.
+// stride 1 and no padding read the input pixels in place (the fast path). Convolutions with few
+// input channels take narrow variants when every shift is negative (scratch.h: 1x1 on <= 32
+// channels, 3-row kernels with rows of a few bytes, i.e. first layers), which keep input pixels
+// in registers across all output channels instead. Scratch: quantized_conv2d_scratch_bytes.
 #include <cstring>
 
 #include "kernels/cortex_m/scratch.h"
@@ -279,16 +281,16 @@ static_assert(sizeof(NarrowQuant) == kConv2dNarrowRecord, "one LDM of three word
 
 // What requantize_tile_mve's loops read from memory.
 struct alignas(16) RequantTile {
-  const int32_t* acc;         // channel 0's accumulators; then a row of `tile` per channel
-  int8_t* out;                // the tile's first pixel, channel 0
-  const NarrowQuant* quant;   // channel 0's record
-  int32_t count;              // pixels in the tile
-  int32_t acc_stride;         // bytes between two channels' accumulator rows
-  int32_t out_step;           // 4 * cout: four pixels on
+  const int32_t* acc;        // channel 0's accumulators; then a row of `tile` per channel
+  int8_t* out;               // the tile's first pixel, channel 0
+  const NarrowQuant* quant;  // channel 0's record
+  int32_t count;             // pixels in the tile
+  int32_t acc_stride;        // bytes between two channels' accumulator rows
+  int32_t out_step;          // 4 * cout: four pixels on
   int32_t out_off;
-  int8_t* out_end;        // out + cout
-  int32_t lo[4], hi[4];   // activation range
-  uint32_t scatter[4];    // 0, cout, 2 * cout, 3 * cout: four pixels' outputs
+  int8_t* out_end;       // out + cout
+  int32_t lo[4], hi[4];  // activation range
+  uint32_t scatter[4];   // 0, cout, 2 * cout, 3 * cout: four pixels' outputs
 };
 
 // out = clamp(requantize(acc + offset_sum) + out_off) for the tile's pixels and every channel:
@@ -342,58 +344,119 @@ void requantize_tile_mve(const int32_t* acc, int32_t tile, int32_t count, int8_t
         "q1", "q5", "q6", "q7", "memory", "cc");
 }
 
-// What pointwise_block_mve reads.
+// What pointwise_fused_mve reads.
+struct alignas(16) PointwiseFused {
+  const int8_t* pixels[4];   // four input pixels (a short block repeats its last one)
+  const int8_t* filters;     // 16 bytes a filter, cin of them used
+  int8_t* out;               // the first pixel's output
+  const NarrowQuant* quant;  // channel 0's record
+  int32_t cin;
+  int32_t out_off;
+  int32_t cout;
+  int32_t unused[2];
+  int32_t lo[4], hi[4];  // activation range
+  uint32_t scatter[4];   // the four pixels' outputs: k * cout (a short block repeats the last)
+};
+
+// Four pixels of a 1x1 convolution with cin <= 16, every channel: each pixel is one predicated
+// load (lanes past cin zero, so the filter table's lanes there may hold anything), then per
+// channel one filter load, four VMLADAV (even registers only), the four sums moved into one
+// vector two lanes at a time and requantised as in requantize_tile_mve, then scattered to the
+// four pixels' outputs. No accumulators go through memory; the activation range is reloaded
+// per channel because the pixels, the filter, the sums and the scatter offsets fill the other
+// vector registers.
+void pointwise_fused_mve(PointwiseFused& f) {
+  register PointwiseFused* f_r asm("r9") = &f;
+  __asm volatile(
+      "   vmrs         r12, p0                \n"
+      "   ldr          r11, [r9, #28]         \n"  // cin
+      "   vctp.8       r11                    \n"
+      "   ldm          r9, {r0, r1, r2, r3}   \n"
+      "   vpstttt                             \n"
+      "   vldrbt.8     q0, [r0]               \n"
+      "   vldrbt.8     q1, [r1]               \n"
+      "   vldrbt.8     q2, [r2]               \n"
+      "   vldrbt.8     q3, [r3]               \n"
+      "   vmsr         p0, r12                \n"
+      "   vldrw.32     q7, [r9, #80]          \n"  // scatter offsets
+      "   ldrd         r1, r3, [r9, #16]      \n"  // filters, out
+      "   ldr          r5, [r9, #24]          \n"  // records
+      "   ldrd         r12, r7, [r9, #32]     \n"  // out_off, cout
+      "   dls          lr, r7                 \n"
+      "2:                                     \n"
+      "   vldrb.8      q4, [r1], #16          \n"
+      "   vmladav.s8   r0, q0, q4             \n"
+      "   vmladav.s8   r2, q1, q4             \n"
+      "   vmladav.s8   r4, q2, q4             \n"
+      "   vmladav.s8   r6, q3, q4             \n"
+      "   vmov         q5[2], q5[0], r0, r4   \n"  // lanes 0 and 2: pixels 0 and 2
+      "   vmov         q5[3], q5[1], r2, r6   \n"  // lanes 1 and 3: pixels 1 and 3
+      "   ldm          r5!, {r8, r10, r11}    \n"  // offset_sum, mult, right (-s)
+      "   vadd.i32     q5, q5, r8             \n"
+      "   vshr.s32     q6, q5, #31            \n"
+      "   vqrdmlah.s32 q6, q5, r10            \n"
+      "   vrshl.s32    q6, r11                \n"
+      "   vadd.i32     q6, q6, r12            \n"
+      "   vldrw.32     q4, [r9, #48]          \n"  // activation min
+      "   vmax.s32     q6, q6, q4             \n"
+      "   vldrw.32     q5, [r9, #64]          \n"  // activation max
+      "   vmin.s32     q6, q6, q5             \n"
+      "   vstrb.32     q6, [r3, q7]           \n"
+      "   add          r3, r3, #1             \n"
+      "   le           lr, 2b                 \n"
+      :
+      : "r"(f_r)
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r10", "r11", "r12", "r14", "q0",
+        "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+}
+
+void conv_pointwise_fused_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p,
+                              const NarrowQuant* quant, uint8_t* rest) {
+  PointwiseFused f;
+  f.filters = wt;  // 16 input channels: the weights are the table
+  if (p.cin != 16) {
+    int8_t* table = reinterpret_cast<int8_t*>(rest);
+    for (int32_t oc = 0; oc < p.cout; ++oc) copy_mve(table + oc * 16, wt + oc * p.cin, p.cin);
+    f.filters = table;
+  }
+  f.quant = quant, f.cin = p.cin, f.out_off = p.out_off, f.cout = p.cout;
+  for (int32_t k = 0; k < 4; ++k) {
+    f.lo[k] = p.act_min, f.hi[k] = p.act_max, f.scatter[k] = static_cast<uint32_t>(k * p.cout);
+  }
+  const int64_t pixels = static_cast<int64_t>(p.n) * p.h * p.w;
+  const int32_t cin = p.cin;
+  int64_t i = 0;
+  for (const int8_t* x = in; i + 4 <= pixels; i += 4, x += 4 * cin) {
+    f.pixels[0] = x, f.pixels[1] = x + cin, f.pixels[2] = x + 2 * cin, f.pixels[3] = x + 3 * cin;
+    f.out = out + i * p.cout;
+    pointwise_fused_mve(f);
+  }
+  if (i < pixels) {  // one to three pixels: the last one repeated, stored to the same place
+    const int32_t count = static_cast<int32_t>(pixels - i);
+    for (int32_t k = 0; k < 4; ++k) {
+      const int32_t j = k < count ? k : count - 1;
+      f.pixels[k] = in + (i + j) * cin;
+      f.scatter[k] = static_cast<uint32_t>(j * p.cout);
+    }
+    f.out = out + i * p.cout;
+    pointwise_fused_mve(f);
+  }
+}
+
+// What pointwise_block_wide_mve reads.
 struct alignas(16) PointwiseBlock {
-  const int8_t* pixels[6];  // six (or three) input pixels; a short block repeats its last one
-  const int8_t* filters;    // 16 (or 32) bytes a filter, cin of them used
+  const int8_t* pixels[6];  // three input pixels (a short block repeats its last one); 6 slots
+  const int8_t* filters;    // 32 bytes a filter, cin of them used
   int32_t* acc;             // the first pixel's accumulator in channel 0's row
   int32_t acc_stride;       // bytes between two channels' rows
   int32_t cout;
   int32_t cin;
 };
 
-// The accumulators of six pixels of a 1x1 convolution with cin <= 16 for every channel: each
-// pixel is one predicated load (lanes past cin zero, so the filter table's lanes there may
-// hold anything), then per channel one filter load and six VMLADAV, whose results are six
-// consecutive accumulators of the channel's row. VMLADAV writes even registers only.
-void pointwise_block_mve(PointwiseBlock& b) {
-  register PointwiseBlock* b_r asm("r9") = &b;
-  __asm volatile(
-      "   vmrs         r12, p0                \n"
-      "   ldr          r11, [r9, #40]         \n"  // cin
-      "   vctp.8       r11                    \n"
-      "   ldm          r9, {r0, r1, r2, r3, r4, r5} \n"
-      "   vpstttt                             \n"
-      "   vldrbt.8     q0, [r0]               \n"
-      "   vldrbt.8     q1, [r1]               \n"
-      "   vldrbt.8     q2, [r2]               \n"
-      "   vldrbt.8     q3, [r3]               \n"
-      "   vpstt                               \n"
-      "   vldrbt.8     q4, [r4]               \n"
-      "   vldrbt.8     q5, [r5]               \n"
-      "   vmsr         p0, r12                \n"
-      "   ldrd         r1, r3, [r9, #24]      \n"  // filters, acc
-      "   ldrd         r5, r11, [r9, #32]     \n"  // acc_stride, cout
-      "   dls          lr, r11                \n"
-      "2:                                     \n"
-      "   vldrb.8      q6, [r1], #16          \n"
-      "   vmladav.s8   r0, q0, q6             \n"
-      "   vmladav.s8   r2, q1, q6             \n"
-      "   vmladav.s8   r4, q2, q6             \n"
-      "   vmladav.s8   r6, q3, q6             \n"
-      "   vmladav.s8   r8, q4, q6             \n"
-      "   vmladav.s8   r10, q5, q6            \n"
-      "   stm          r3, {r0, r2, r4, r6, r8, r10} \n"
-      "   add          r3, r3, r5             \n"
-      "   le           lr, 2b                 \n"
-      :
-      : "r"(b_r)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1",
-        "q2", "q3", "q4", "q5", "q6", "memory", "cc");
-}
-
-// The same for 16 < cin <= 32: three pixels of two vectors each (the second predicated to cin -
-// 16 lanes), per channel two filter loads (32 bytes a filter) and six VMLADAV.
+// The accumulators of three pixels of a 1x1 convolution with 16 < cin <= 32, for every channel:
+// each pixel is two vectors (the second a load predicated to cin - 16 lanes, so the filter
+// table's lanes past cin may hold anything), per channel two filter loads and six VMLADAV
+// (even registers only) whose sums are three consecutive accumulators of the channel's row.
 void pointwise_block_wide_mve(PointwiseBlock& b) {
   register PointwiseBlock* b_r asm("r9") = &b;
   __asm volatile(
@@ -427,25 +490,21 @@ void pointwise_block_wide_mve(PointwiseBlock& b) {
       "   le           lr, 2b                 \n"
       :
       : "r"(b_r)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r11", "r12", "r14", "q0", "q1", "q2", "q3", "q4",
-        "q5", "q6", "q7", "memory", "cc");
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r11", "r12", "r14", "q0", "q1", "q2", "q3", "q4", "q5",
+        "q6", "q7", "memory", "cc");
 }
 
-// 1x1 convolutions of at most 32 input channels: tiles of pixels, blocks of six (cin <= 16) or
-// three, then the tile's requantisation.
-void conv_pointwise_narrow_mve(const int8_t* in, const int8_t* wt, int8_t* out,
-                               const ConvParams& p, const NarrowQuant* quant, uint8_t* rest) {
+// 1x1 convolutions of 17 to 32 input channels: tiles of pixels, blocks of three, then the
+// tile's requantisation.
+void conv_pointwise_wide_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p,
+                             const NarrowQuant* quant, uint8_t* rest) {
   const int32_t tile = static_cast<int32_t>(conv2d_narrow_tile_pixels(p.cout, false));
-  const bool wide = p.cin > 16;
-  const int32_t block = wide ? 3 : 6, filter_bytes = wide ? 32 : 16;
   int32_t* acc = reinterpret_cast<int32_t*>(rest);
   rest += align_scratch(static_cast<size_t>(p.cout) * tile * sizeof(int32_t));
-  const int8_t* filters = wt;  // 16 or 32 input channels: the weights are the table
-  if (p.cin != filter_bytes) {
+  const int8_t* filters = wt;  // 32 input channels: the weights are the table
+  if (p.cin != 32) {
     int8_t* table = reinterpret_cast<int8_t*>(rest);
-    for (int32_t oc = 0; oc < p.cout; ++oc) {
-      copy_mve(table + oc * filter_bytes, wt + oc * p.cin, p.cin);
-    }
+    for (int32_t oc = 0; oc < p.cout; ++oc) copy_mve(table + oc * 32, wt + oc * p.cin, p.cin);
     filters = table;
   }
   PointwiseBlock b;
@@ -455,16 +514,10 @@ void conv_pointwise_narrow_mve(const int8_t* in, const int8_t* wt, int8_t* out,
   for (int64_t base = 0; base < pixels; base += tile) {
     const int32_t count = pixels - base < tile ? static_cast<int32_t>(pixels - base) : tile;
     const int8_t* x = in + base * p.cin;
-    for (int32_t k = 0; k < count; k += block) {
-      for (int32_t j = 0; j < block; ++j) {
-        b.pixels[j] = x + (k + j < count ? k + j : count - 1) * p.cin;
-      }
+    for (int32_t k = 0; k < count; k += 3) {
+      for (int32_t j = 0; j < 3; ++j) b.pixels[j] = x + (k + j < count ? k + j : count - 1) * p.cin;
       b.acc = acc + k;
-      if (wide) {
-        pointwise_block_wide_mve(b);
-      } else {
-        pointwise_block_mve(b);
-      }
+      pointwise_block_wide_mve(b);
     }
     requantize_tile_mve(acc, tile, count, out + base * p.cout, quant, p);
   }
@@ -612,14 +665,16 @@ void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams&
   bool right_shifts = true;  // the narrow variants' requantisation needs shift < 0
   for (int32_t oc = 0; oc < p.cout; ++oc) right_shifts = right_shifts && p.shift[oc] < 0;
   const bool narrow_pointwise = conv2d_narrow_pointwise(p.cin, p.cout, pointwise);
-  if (right_shifts && (narrow_pointwise || (p.win.dilation[1] == 1 &&
-                                            conv2d_narrow_rows(p.cin, p.kh, p.kw, p.cout,
-                                                               p.win.stride[1])))) {
+  if (right_shifts &&
+      (narrow_pointwise || (p.win.dilation[1] == 1 &&
+                            conv2d_narrow_rows(p.cin, p.kh, p.kw, p.cout, p.win.stride[1])))) {
     NarrowQuant* quant = static_cast<NarrowQuant*>(scratch);
     for (int32_t oc = 0; oc < p.cout; ++oc) quant[oc] = {offset_sum(oc), p.mult[oc], p.shift[oc]};
     uint8_t* rest = static_cast<uint8_t*>(scratch) + align_scratch(p.cout * sizeof(NarrowQuant));
-    if (narrow_pointwise) {
-      conv_pointwise_narrow_mve(in, wt, out, p, quant, rest);
+    if (narrow_pointwise && p.cin <= 16) {
+      conv_pointwise_fused_mve(in, wt, out, p, quant, rest);
+    } else if (narrow_pointwise) {
+      conv_pointwise_wide_mve(in, wt, out, p, quant, rest);
     } else {
       conv_rows_narrow_mve(in, wt, out, p, quant, rest);
     }
@@ -685,8 +740,8 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
   if (use_mve()) {
     const bool pointwise = p.kh == 1 && p.kw == 1 && p.win.stride[0] == 1 && p.win.stride[1] == 1 &&
                            p.win.padding[0] == 0 && p.win.padding[1] == 0;
-    const size_t bytes = quantized_conv2d_scratch_bytes(p.cin, p.kh, p.kw, p.cout, pointwise,
-                                                        p.win.stride[1]);
+    const size_t bytes =
+        quantized_conv2d_scratch_bytes(p.cin, p.kh, p.kw, p.cout, pointwise, p.win.stride[1]);
     if (void* scratch = kernel_scratch(ctx, *args[12], bytes)) {
       conv_mve(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p, scratch, pointwise);
       return Error::Ok;

@@ -17,15 +17,17 @@ constexpr size_t align_scratch(size_t bytes) {
 }
 
 // quantized_conv2d_nhwc's narrow-input MVE variants (op_quantized_conv2d.cpp), which hold a few
-// output pixels' input in vector registers and keep int32 accumulators for a tile of pixels:
-// a 1x1 convolution (stride 1, no padding) of at most 32 input channels, and a 3-row kernel
-// whose rows (kw * cin bytes) plus the step between two output pixels (stride_w * cin bytes)
-// fit one 16-byte vector (first layers: 3x3 on 1 to 3 channels, stride 1 or 2). Both for at
-// most 64 output channels, so that the accumulators stay small.
+// output pixels' input in vector registers for every output channel: a 1x1 convolution (stride
+// 1, no padding) of at most 16 input channels (requantised as it goes), or of at most 32 with
+// at most 64 output channels; and a 3-row kernel whose rows (kw * cin bytes) plus the step
+// between two output pixels (stride_w * cin bytes) fit one 16-byte vector (first layers: 3x3 on
+// 1 to 3 channels, stride 1 or 2) with at most 64 output channels. The last two keep int32
+// accumulators for a tile of pixels, which the output-channel limit keeps small.
 constexpr int64_t kConv2dNarrowMaxCout = 64;
 
 constexpr bool conv2d_narrow_pointwise(int64_t in_channels, int64_t out_channels, bool pointwise) {
-  return pointwise && in_channels <= 32 && out_channels <= kConv2dNarrowMaxCout;
+  return pointwise &&
+         (in_channels <= 16 || (in_channels <= 32 && out_channels <= kConv2dNarrowMaxCout));
 }
 
 constexpr bool conv2d_narrow_rows(int64_t in_channels, int64_t kernel_h, int64_t kernel_w,
@@ -34,8 +36,8 @@ constexpr bool conv2d_narrow_rows(int64_t in_channels, int64_t kernel_h, int64_t
          out_channels <= kConv2dNarrowMaxCout;
 }
 
-// Output pixels per tile of the narrow variants: a multiple of 12 (their blocks are 3, 4 and 6
-// pixels), at least 12, the int32 accumulators (out_channels per pixel) within 768 bytes for
+// Output pixels per tile of the tiled narrow variants: a multiple of 12 (their blocks are 3
+// and 4 pixels), at least 12, the int32 accumulators (out_channels per pixel) within 768 bytes for
 // 1x1 convolutions (an early 1x1 often sets the model's peak RAM) and 1536 for the 3-row one.
 constexpr int64_t conv2d_narrow_tile_pixels(int64_t out_channels, bool rows) {
   const int64_t t = (rows ? 1536 : 768) / (4 * out_channels) / 12 * 12;
@@ -70,8 +72,9 @@ constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t ker
         out_channels * conv2d_narrow_tile_pixels(out_channels, !narrow_pointwise) * 4));
     if (narrow_pointwise) {  // 16 or 32 input channels read the weights in place
       const int64_t filter = in_channels <= 16 ? 16 : 32;
-      narrow = records + tile +
-               (in_channels == filter ? 0 : align_scratch(static_cast<size_t>(out_channels * filter)));
+      const size_t table =
+          in_channels == filter ? 0 : align_scratch(static_cast<size_t>(out_channels * filter));
+      narrow = records + (in_channels <= 16 ? 0 : tile) + table;
     } else {
       narrow = records + tile + align_scratch(static_cast<size_t>(out_channels * kernel_h) * 32) +
                align_scratch(3 * kConv2dNarrowEdgeRow);

@@ -303,9 +303,10 @@ int main() {
   test_conv(6, 10, 2, 5, 3, 2, 1, 1, 1);
   test_conv(9, 8, 3, 4, 3, 1, 2, 1, 1);
   test_conv(6, 7, 4, 9, 3, 3, 2, 1, 1);
-  // 1x1 on at most 32 channels (blocks of six pixels up to 16 channels, of three above; 16 and
-  // 32 channels read the weights in place): pixel counts not a multiple of the block, more
-  // pixels than a tile, 64 output channels (the most) and 65 (the general path).
+  // 1x1 on at most 16 channels (blocks of four pixels, any number of output channels) and on 17
+  // to 32 (blocks of three, tiles; at most 64 output channels); 16 and 32 channels read the
+  // weights in place: pixel counts not a multiple of the block, more pixels than a tile, 64
+  // and 65 output channels (33 input channels: the general path).
   test_conv(9, 9, 8, 5, 1, 1, 1, 0, 1);
   test_conv(5, 7, 1, 13, 1, 1, 1, 0, 1);
   test_conv(4, 5, 3, 64, 1, 1, 1, 0, 1);
@@ -315,6 +316,7 @@ int main() {
   test_conv(4, 7, 17, 9, 1, 1, 1, 0, 1);
   test_conv(5, 5, 32, 8, 1, 1, 1, 0, 1);
   test_conv(3, 5, 24, 64, 1, 1, 1, 0, 1);
+  test_conv(3, 3, 24, 65, 1, 1, 1, 0, 1);
   test_conv(2, 2, 33, 8, 1, 1, 1, 0, 1);
   // Shifts at the ends of the narrow variants' range, and some not negative (general path).
   const int32_t shift_ranges[3][2] = {{-1, -1}, {-31, -24}, {-2, 2}};
@@ -330,7 +332,7 @@ int main() {
   test_softmax(2, 100);
   test_transpose(1, 3, 5, 7);
   test_transpose(2, 16, 4, 4);
-  test_transpose(1, 40, 3, 3);  // input stride too large for the byte gather
+  test_transpose(1, 40, 3, 3);   // input stride too large for the byte gather
   test_transpose(1, 3, 20, 37);  // an image input: few channels scattered, widths off 16
   test_transpose(2, 17, 5, 19);  // the most channels the scatter takes
   test_transpose(1, 18, 4, 5);   // one more: element by element
