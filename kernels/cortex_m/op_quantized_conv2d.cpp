@@ -92,12 +92,14 @@ void four_pixels_record(FourPixels& f, const int8_t* rows, int32_t stride, int32
 // apart, for every oc (arm_nn_mat_mult_nt_t_s8's MVE form): four dot products with filter oc in a
 // tail-predicated low-overhead loop (WLSTP/LETP: each filter vector loaded once for the four
 // rows, the last partial vector's lanes past `len` neither loaded nor added), then the four
-// results, which share the channel's ChannelQuant, requantized as one vector (requantize_mve's
-// arithmetic) and scattered to the four pixels' outputs. Rows of at most 16 bytes (1x1
+// results, which share the channel's ChannelQuant, requantized as one vector and scattered to
+// the four pixels' outputs. The requantisation is requantize_mve's arithmetic with its rounding
+// fix-up folded into VQRDMLAH: the accumulator starts at -1 for negative values when the
+// channel shifts right (round_fix; the high half has their sign, or is 0 and the -1 rounds
+// away), 0 otherwise. Rows of at most 16 bytes (1x1
 // convolutions of up to 16 input channels) are loaded once into vectors (lanes past `len` zero)
-// and stay there for every output channel, whose filter is one predicated load and four VMLADAV;
-// there the rounding fix-up is (v >> 31) * round_fix, so that no vector register holds the
-// shift. Inline assembly because GCC 12 emits no tail-predicated loops and spills around the
+// and stay there for every output channel, whose filter is one predicated load and four VMLADAV.
+// Inline assembly because GCC 12 emits no tail-predicated loops and spills around the
 // intrinsics version (twice the instructions).
 void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const int8_t* wt,
                      int32_t len, const ChannelQuant* quant, int8_t* out, const ConvParams& p) {
@@ -127,21 +129,18 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const in
         "   vmladav.s8  r8, q1, q4             \n"
         "   vmladav.s8  r10, q2, q4            \n"
         "   vmladav.s8  r12, q3, q4            \n"
-        "   vmov.32     d8[0], r6              \n"
-        "   vmov.32     d8[1], r8              \n"
-        "   vmov.32     d9[0], r10             \n"
-        "   vmov.32     d9[1], r12             \n"
+        "   vmov        q4[2], q4[0], r6, r10  \n"  // lanes 0 and 2: pixels 0 and 2
+        "   vmov        q4[3], q4[1], r8, r12  \n"  // lanes 1 and 3: pixels 1 and 3
         "   ldm         r7, {r0, r1, r2, r3, r4} \n"  // offset_sum, mult, left, right, round_fix
         "   add         r7, r7, #32            \n"
         "   vadd.i32    q4, q4, r0             \n"
         "   vshl.s32    q4, r2                 \n"
-        "   vqrdmulh.s32 q4, q4, r1            \n"
         "   vshr.s32    q5, q4, #31            \n"
         "   vmul.i32    q5, q5, r4             \n"
-        "   vqadd.s32   q4, q4, q5             \n"
-        "   vrshl.s32   q4, r3                 \n"
+        "   vqrdmlah.s32 q5, q4, r1            \n"
+        "   vrshl.s32   q5, r3                 \n"
         "   ldr         r0, [r9, #24]          \n"  // out_off
-        "   vadd.i32    q4, q4, r0             \n"
+        "   vadd.i32    q4, q5, r0             \n"
         "   vldrw.32    q5, [r9, #48]          \n"  // activation max
         "   vmax.s32    q4, q4, q7             \n"
         "   vmin.s32    q4, q4, q5             \n"
@@ -181,22 +180,18 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const in
       "   vmladava.s8 r6, q0, q1             \n"
       "   letp        lr, 2b                 \n"
       "1:                                    \n"
-      "   vmov.32     d8[0], r8              \n"
-      "   vmov.32     d8[1], r10             \n"
-      "   vmov.32     d9[0], r12             \n"
-      "   vmov.32     d9[1], r6              \n"
-      "   ldm         r7, {r8, r10, r11, r12} \n"  // offset_sum, mult, left, right
+      "   vmov        q4[2], q4[0], r8, r12  \n"  // lanes 0 and 2: pixels 0 and 2
+      "   vmov        q4[3], q4[1], r10, r6  \n"  // lanes 1 and 3: pixels 1 and 3
+      "   ldm         r7, {r6, r8, r10, r11, r12} \n"  // offset_sum, mult, left, right, round_fix
       "   add         r7, r7, #32            \n"
-      "   vadd.i32    q4, q4, r8             \n"
-      "   vshl.s32    q4, r11                \n"
-      "   vqrdmulh.s32 q4, q4, r10           \n"
-      "   vdup.32     q1, r12                \n"
-      "   vand        q2, q4, q1             \n"
-      "   vshr.s32    q2, q2, #31            \n"
-      "   vqadd.s32   q4, q4, q2             \n"
-      "   vrshl.s32   q4, q4, q1             \n"
+      "   vadd.i32    q4, q4, r6             \n"
+      "   vshl.s32    q4, r10                \n"
+      "   vshr.s32    q2, q4, #31            \n"
+      "   vmul.i32    q2, q2, r12            \n"
+      "   vqrdmlah.s32 q2, q4, r8            \n"
+      "   vrshl.s32   q2, r11                \n"
       "   ldr         r11, [r9, #24]         \n"
-      "   vadd.i32    q4, q4, r11            \n"
+      "   vadd.i32    q4, q2, r11            \n"
       "   vmax.s32    q4, q4, q6             \n"
       "   vmin.s32    q4, q4, q7             \n"
       "   vstrb.32    q4, [r5, q5]           \n"
