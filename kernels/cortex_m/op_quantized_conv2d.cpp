@@ -129,8 +129,8 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const in
         "   vmladav.s8  r8, q1, q4             \n"
         "   vmladav.s8  r10, q2, q4            \n"
         "   vmladav.s8  r12, q3, q4            \n"
-        "   vmov        q4[2], q4[0], r6, r10  \n"  // lanes 0 and 2: pixels 0 and 2
-        "   vmov        q4[3], q4[1], r8, r12  \n"  // lanes 1 and 3: pixels 1 and 3
+        "   vmov        q4[2], q4[0], r6, r10  \n"    // lanes 0 and 2: pixels 0 and 2
+        "   vmov        q4[3], q4[1], r8, r12  \n"    // lanes 1 and 3: pixels 1 and 3
         "   ldm         r7, {r0, r1, r2, r3, r4} \n"  // offset_sum, mult, left, right, round_fix
         "   add         r7, r7, #32            \n"
         "   vadd.i32    q4, q4, r0             \n"
@@ -180,8 +180,8 @@ void four_pixels_mve(const int8_t* rows, int32_t stride, int32_t count, const in
       "   vmladava.s8 r6, q0, q1             \n"
       "   letp        lr, 2b                 \n"
       "1:                                    \n"
-      "   vmov        q4[2], q4[0], r8, r12  \n"  // lanes 0 and 2: pixels 0 and 2
-      "   vmov        q4[3], q4[1], r10, r6  \n"  // lanes 1 and 3: pixels 1 and 3
+      "   vmov        q4[2], q4[0], r8, r12  \n"       // lanes 0 and 2: pixels 0 and 2
+      "   vmov        q4[3], q4[1], r10, r6  \n"       // lanes 1 and 3: pixels 1 and 3
       "   ldm         r7, {r6, r8, r10, r11, r12} \n"  // offset_sum, mult, left, right, round_fix
       "   add         r7, r7, #32            \n"
       "   vadd.i32    q4, q4, r6             \n"
