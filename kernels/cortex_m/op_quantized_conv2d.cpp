@@ -518,7 +518,7 @@ void conv_pointwise_wide_mve(const int8_t* in, const int8_t* wt, int8_t* out, co
   }
 }
 
-// What rows_block_mve reads.
+// What rows_blocks_mve reads (and advances).
 struct alignas(16) RowsBlock {
   const int8_t* rows[3];  // the three kernel rows' bytes under the block's first pixel
   int32_t second;         // bytes from the first pixel's window to the third's: 2 * step
@@ -527,18 +527,22 @@ struct alignas(16) RowsBlock {
   int32_t* acc;           // the first pixel's accumulator in channel 0's row
   int32_t acc_stride;     // bytes between two channels' rows
   int32_t cout;
+  int32_t blocks;      // blocks of four pixels to do, each 4 * step bytes and 4 pixels on
+  uint32_t saved_vpr;  // the predicate register, which GCC 12 has no clobber name for
 };
 
-// The accumulators of four neighbouring output pixels of a 3-row convolution whose window rows
-// (R = kw * cin bytes) start `step` = stride_w * cin bytes apart, step + R <= 16: one vector
-// from each kernel row holds the first two pixels' window rows (lanes 0..R-1 and step..), a
+// The accumulators of `blocks` runs of four neighbouring output pixels of a 3-row convolution whose
+// window rows (R = kw * cin bytes) start `step` = stride_w * cin bytes apart, step + R <= 16: one
+// vector from each kernel row holds the first two pixels' window rows (lanes 0..R-1 and step..), a
 // second from 2 * step on the other two's. The filter table has each kernel row twice, at lane
 // 0 and at lane step, zeros elsewhere, so per channel six filter loads and twelve VMLADAV give
 // the four sums straight from the input, with no im2col copy.
-void rows_block_mve(RowsBlock& b) {
+void rows_blocks_mve(RowsBlock& b) {
   register RowsBlock* b_r asm("r9") = &b;
   __asm volatile(
       "   vmrs         r8, p0                 \n"
+      "   str          r8, [r9, #40]          \n"
+      "4:                                     \n"    // per block of four pixels
       "   ldm          r9, {r0, r1, r2, r3, r4} \n"  // rows, second, lanes
       "   vctp.8       r4                     \n"
       "   add          r4, r0, r3             \n"
@@ -552,8 +556,13 @@ void rows_block_mve(RowsBlock& b) {
       "   vpstt                               \n"
       "   vldrbt.8     q4, [r2]               \n"  // kernel row 2
       "   vldrbt.8     q5, [r6]               \n"
-      "   vmsr         p0, r8                 \n"
+      "   add          r0, r0, r3, lsl #1     \n"  // the next block's rows: 2 * second on
+      "   add          r1, r1, r3, lsl #1     \n"
+      "   add          r2, r2, r3, lsl #1     \n"
+      "   stm          r9, {r0, r1, r2}       \n"
       "   ldrd         r1, r3, [r9, #20]      \n"  // filters, acc
+      "   add          r5, r3, #16            \n"
+      "   str          r5, [r9, #24]          \n"  // the next block's accumulators
       "   ldrd         r5, r8, [r9, #28]      \n"  // acc_stride, cout
       "   dls          lr, r8                 \n"
       "2:                                     \n"
@@ -578,6 +587,12 @@ void rows_block_mve(RowsBlock& b) {
       "   stm          r3, {r0, r2, r4, r6}   \n"  // pixels 0, 1, 2, 3
       "   add          r3, r3, r5             \n"
       "   le           lr, 2b                 \n"
+      "   ldr          r8, [r9, #36]          \n"
+      "   subs         r8, r8, #1             \n"
+      "   str          r8, [r9, #36]          \n"
+      "   bne          4b                     \n"
+      "   ldr          r8, [r9, #40]          \n"
+      "   vmsr         p0, r8                 \n"
       :
       : "r"(b_r)
       : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r14", "q0", "q1", "q2", "q3", "q4", "q5",
@@ -622,9 +637,14 @@ void conv_rows_narrow_mve(const int8_t* in, const int8_t* wt, int8_t* out, const
       int8_t* out_row = out + (static_cast<int64_t>(n) * p.oh + oy) * p.ow * p.cout;
       for (int32_t ox0 = 0; ox0 < p.ow; ox0 += tile) {
         const int32_t count = p.ow - ox0 < tile ? p.ow - ox0 : tile;
-        for (int32_t k = 0; k < count; k += 4) {
+        for (int32_t k = 0, blocks = 1; k < count; k += 4 * blocks) {
           const int32_t x0 = (ox0 + k) * sx - p.win.padding[1];
+          blocks = 1;
           if (rows_inside && x0 >= 0 && x0 + span_px <= p.w) {
+            // This block and the next ones inside the input, up to the tile's end.
+            const int32_t inside = (p.w - span_px - x0) / (4 * sx) + 1;
+            const int32_t left = (count - k + 3) / 4;
+            blocks = inside < left ? inside : left;
             for (int32_t ky = 0; ky < 3; ++ky) b.rows[ky] = rows[ky] + x0 * cin;
           } else {  // a copy of the block's window rows with -input_offset in the padding
             const int32_t lo = clamp_i32(x0, 0, p.w), hi = clamp_i32(x0 + span_px, 0, p.w);
@@ -641,8 +661,8 @@ void conv_rows_narrow_mve(const int8_t* in, const int8_t* wt, int8_t* out, const
               fill_mve(dst + (hi - x0) * cin, pad, (x0 + span_px - hi) * cin);
             }
           }
-          b.acc = acc + k;
-          rows_block_mve(b);
+          b.acc = acc + k, b.blocks = blocks;
+          rows_blocks_mve(b);
         }
         requantize_tile_mve(acc, tile, count, out_row + ox0 * p.cout, quant, p);
       }
