@@ -339,46 +339,56 @@ void requantize_tile_mve(const int32_t* acc, int32_t tile, int32_t count, int8_t
         "q1", "q5", "q6", "q7", "memory", "cc");
 }
 
-// What pointwise_fused_mve reads.
+// What pointwise_fused_mve reads (and advances).
 struct alignas(16) PointwiseFused {
-  const int8_t* pixels[4];   // four input pixels (a short block repeats its last one)
-  const int8_t* filters;     // 16 bytes a filter, cin of them used
-  int8_t* out;               // the first pixel's output
-  const NarrowQuant* quant;  // channel 0's record
+  const int8_t* pixels;  // the block's first input pixel
+  int32_t step;          // bytes from one pixel of the block to the next: cin, or 0
   int32_t cin;
+  uint32_t saved_vpr;        // the predicate register, which GCC 12 has no clobber name for
+  const int8_t* filters;     // 16 bytes a filter, cin of them used
+  int8_t* out;               // the block's first pixel's output
+  const NarrowQuant* quant;  // channel 0's record
+  int32_t unused;
   int32_t out_off;
   int32_t cout;
-  int32_t unused[2];
+  int32_t out_skip;      // 3 * cout: from the block's first pixel's channel cout to the next block
+  int32_t blocks;        // blocks of four pixels to do
   int32_t lo[4], hi[4];  // activation range
-  uint32_t scatter[4];   // the four pixels' outputs: k * cout (a short block repeats the last)
+  uint32_t scatter[4];   // the four pixels' outputs: k * cout (or all 0 when step is 0)
 };
 
-// Four pixels of a 1x1 convolution with cin <= 16, every channel: each pixel is one predicated
-// load (lanes past cin zero, so the filter table's lanes there may hold anything), then per
-// channel one filter load, four VMLADAV (even registers only), the four sums moved into one
-// vector two lanes at a time and requantised as in requantize_tile_mve, then scattered to the
-// four pixels' outputs. No accumulators go through memory; the activation range is reloaded
-// per channel because the pixels, the filter, the sums and the scatter offsets fill the other
-// vector registers.
+// `blocks` runs of four pixels of a 1x1 convolution with cin <= 16, every channel: each pixel is
+// one predicated load (lanes past cin zero, so the filter table's lanes there may hold
+// anything), then per channel one filter load, four VMLADAV (even registers only), the four sums
+// moved into one vector two lanes at a time and requantised as in requantize_tile_mve, then
+// scattered to the four pixels' outputs. No accumulators go through memory; the activation
+// range is reloaded per channel because the pixels, the filter, the sums and the scatter
+// offsets fill the other vector registers. Step 0 computes one pixel (four times, stored to the
+// same place): a short last block.
 void pointwise_fused_mve(PointwiseFused& f) {
   register PointwiseFused* f_r asm("r9") = &f;
   __asm volatile(
       "   vmrs         r12, p0                \n"
-      "   ldr          r11, [r9, #28]         \n"  // cin
+      "   str          r12, [r9, #12]         \n"
+      "   vldrw.32     q7, [r9, #80]          \n"  // scatter offsets
+      "4:                                     \n"  // per block of four pixels
+      "   ldm          r9, {r0, r4, r11}      \n"  // pixels, step, cin
       "   vctp.8       r11                    \n"
-      "   ldm          r9, {r0, r1, r2, r3}   \n"
+      "   add          r1, r0, r4             \n"
+      "   add          r2, r1, r4             \n"
+      "   add          r3, r2, r4             \n"
       "   vpstttt                             \n"
       "   vldrbt.8     q0, [r0]               \n"
       "   vldrbt.8     q1, [r1]               \n"
       "   vldrbt.8     q2, [r2]               \n"
       "   vldrbt.8     q3, [r3]               \n"
-      "   vmsr         p0, r12                \n"
-      "   vldrw.32     q7, [r9, #80]          \n"  // scatter offsets
+      "   add          r0, r3, r4             \n"
+      "   str          r0, [r9]               \n"  // the next block's pixels
       "   ldrd         r1, r3, [r9, #16]      \n"  // filters, out
       "   ldr          r5, [r9, #24]          \n"  // records
       "   ldrd         r12, r7, [r9, #32]     \n"  // out_off, cout
       "   dls          lr, r7                 \n"
-      "2:                                     \n"
+      "2:                                     \n"  // per output channel
       "   vldrb.8      q4, [r1], #16          \n"
       "   vmladav.s8   r0, q0, q4             \n"
       "   vmladav.s8   r2, q1, q4             \n"
@@ -399,6 +409,14 @@ void pointwise_fused_mve(PointwiseFused& f) {
       "   vstrb.32     q6, [r3, q7]           \n"
       "   add          r3, r3, #1             \n"
       "   le           lr, 2b                 \n"
+      "   ldrd         r7, r8, [r9, #40]      \n"  // out_skip, blocks
+      "   add          r3, r3, r7             \n"
+      "   subs         r8, r8, #1             \n"
+      "   str          r3, [r9, #20]          \n"  // the next block's out
+      "   str          r8, [r9, #44]          \n"
+      "   bne          4b                     \n"
+      "   ldr          r12, [r9, #12]         \n"
+      "   vmsr         p0, r12                \n"
       :
       : "r"(f_r)
       : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r10", "r11", "r12", "r14", "q0",
@@ -415,25 +433,19 @@ void conv_pointwise_fused_mve(const int8_t* in, const int8_t* wt, int8_t* out, c
     f.filters = table;
   }
   f.quant = quant, f.cin = p.cin, f.out_off = p.out_off, f.cout = p.cout;
+  f.out_skip = 3 * p.cout;
   for (int32_t k = 0; k < 4; ++k) {
     f.lo[k] = p.act_min, f.hi[k] = p.act_max, f.scatter[k] = static_cast<uint32_t>(k * p.cout);
   }
   const int64_t pixels = static_cast<int64_t>(p.n) * p.h * p.w;
-  const int32_t cin = p.cin;
-  int64_t i = 0;
-  for (const int8_t* x = in; i + 4 <= pixels; i += 4, x += 4 * cin) {
-    f.pixels[0] = x, f.pixels[1] = x + cin, f.pixels[2] = x + 2 * cin, f.pixels[3] = x + 3 * cin;
-    f.out = out + i * p.cout;
+  const int64_t full = pixels / 4 * 4;
+  if (full > 0) {
+    f.pixels = in, f.step = p.cin, f.out = out, f.blocks = static_cast<int32_t>(full / 4);
     pointwise_fused_mve(f);
   }
-  if (i < pixels) {  // one to three pixels: the last one repeated, stored to the same place
-    const int32_t count = static_cast<int32_t>(pixels - i);
-    for (int32_t k = 0; k < 4; ++k) {
-      const int32_t j = k < count ? k : count - 1;
-      f.pixels[k] = in + (i + j) * cin;
-      f.scatter[k] = static_cast<uint32_t>(j * p.cout);
-    }
-    f.out = out + i * p.cout;
+  for (int32_t k = 0; k < 4; ++k) f.scatter[k] = 0;
+  for (int64_t i = full; i < pixels; ++i) {  // one to three pixels: one at a time
+    f.pixels = in + i * p.cin, f.step = 0, f.out = out + i * p.cout, f.blocks = 1;
     pointwise_fused_mve(f);
   }
 }
