@@ -308,6 +308,7 @@ int main() {
   // weights in place: pixel counts not a multiple of the block, more pixels than a tile, 64
   // and 65 output channels (33 input channels: the general path).
   test_conv(9, 9, 8, 5, 1, 1, 1, 0, 1);
+  test_conv(2, 5, 8, 7, 1, 1, 1, 0, 1);
   test_conv(5, 7, 1, 13, 1, 1, 1, 0, 1);
   test_conv(4, 5, 3, 64, 1, 1, 1, 0, 1);
   test_conv(7, 7, 16, 33, 1, 1, 1, 0, 1);
