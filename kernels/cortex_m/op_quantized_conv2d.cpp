@@ -350,21 +350,22 @@ struct alignas(16) PointwiseFused {
   const NarrowQuant* quant;  // channel 0's record
   int32_t unused;
   int32_t out_off;
-  int32_t cout;
+  int32_t pairs;         // cout / 2
   int32_t out_skip;      // 3 * cout: from the block's first pixel's channel cout to the next block
   int32_t blocks;        // blocks of four pixels to do
-  int32_t lo[4], hi[4];  // activation range
-  uint32_t scatter[4];   // the four pixels' outputs: k * cout (or all 0 when step is 0)
+  int16_t lo[8], hi[8];  // activation range
+  uint16_t scatter[8];   // channels c and c + 1 of the four pixels: k * cout + {0, 1}
 };
 
-// `blocks` runs of four pixels of a 1x1 convolution with cin <= 16, every channel: each pixel is
-// one predicated load (lanes past cin zero, so the filter table's lanes there may hold
-// anything), then per channel one filter load, four VMLADAV (even registers only), the four sums
-// moved into one vector two lanes at a time and requantised as in requantize_tile_mve, then
-// scattered to the four pixels' outputs. No accumulators go through memory; the activation
-// range is reloaded per channel because the pixels, the filter, the sums and the scatter
-// offsets fill the other vector registers. Step 0 computes one pixel (four times, stored to the
-// same place): a short last block.
+// `blocks` runs of four pixels of a 1x1 convolution with cin <= 16 and an even number of output
+// channels, every channel: each pixel is one predicated load (lanes past cin zero, so the filter
+// table's lanes there may hold anything), then per channel one filter load, four VMLADAV (even
+// registers only), the four sums moved into one vector two lanes at a time and requantised as
+// in requantize_tile_mve up to the rounding shift. Two channels' results are then narrowed
+// (saturating) into one vector of 16-bit lanes, which takes the output offset (saturating), the
+// activation range and a scatter store of eight bytes in one instruction each. No accumulators
+// go through memory. Step 0 computes one pixel (four times, stored to the same place): a short
+// last block.
 void pointwise_fused_mve(PointwiseFused& f) {
   register PointwiseFused* f_r asm("r9") = &f;
   __asm volatile(
@@ -386,10 +387,10 @@ void pointwise_fused_mve(PointwiseFused& f) {
       "   str          r0, [r9]               \n"  // the next block's pixels
       "   ldrd         r1, r3, [r9, #16]      \n"  // filters, out
       "   ldr          r5, [r9, #24]          \n"  // records
-      "   ldrd         r12, r7, [r9, #32]     \n"  // out_off, cout
+      "   ldrd         r12, r7, [r9, #32]     \n"  // out_off, pairs
       "   dls          lr, r7                 \n"
-      "2:                                     \n"  // per output channel
-      "   vldrb.8      q4, [r1], #16          \n"
+      "2:                                     \n"  // per pair of output channels
+      "   vldrb.8      q4, [r1], #16          \n"  // the first channel
       "   vmladav.s8   r0, q0, q4             \n"
       "   vmladav.s8   r2, q1, q4             \n"
       "   vmladav.s8   r4, q2, q4             \n"
@@ -401,13 +402,27 @@ void pointwise_fused_mve(PointwiseFused& f) {
       "   vshr.s32     q6, q5, #31            \n"
       "   vqrdmlah.s32 q6, q5, r10            \n"
       "   vrshl.s32    q6, r11                \n"
-      "   vadd.i32     q6, q6, r12            \n"
+      "   vldrb.8      q4, [r1], #16          \n"  // the second channel
+      "   vmladav.s8   r0, q0, q4             \n"
+      "   vmladav.s8   r2, q1, q4             \n"
+      "   vmladav.s8   r4, q2, q4             \n"
+      "   vmladav.s8   r6, q3, q4             \n"
+      "   vmov         q5[2], q5[0], r0, r4   \n"
+      "   vmov         q5[3], q5[1], r2, r6   \n"
+      "   ldm          r5!, {r8, r10, r11}    \n"
+      "   vadd.i32     q5, q5, r8             \n"
+      "   vshr.s32     q4, q5, #31            \n"
+      "   vqrdmlah.s32 q4, q5, r10            \n"
+      "   vrshl.s32    q4, r11                \n"
+      "   vqmovnb.s32  q5, q6                 \n"  // first channel: even 16-bit lanes
+      "   vqmovnt.s32  q5, q4                 \n"  // second channel: odd lanes
+      "   vqadd.s16    q5, q5, r12            \n"
       "   vldrw.32     q4, [r9, #48]          \n"  // activation min
-      "   vmax.s32     q6, q6, q4             \n"
-      "   vldrw.32     q5, [r9, #64]          \n"  // activation max
-      "   vmin.s32     q6, q6, q5             \n"
-      "   vstrb.32     q6, [r3, q7]           \n"
-      "   add          r3, r3, #1             \n"
+      "   vmax.s16     q5, q5, q4             \n"
+      "   vldrw.32     q6, [r9, #64]          \n"  // activation max
+      "   vmin.s16     q5, q5, q6             \n"
+      "   vstrb.16     q5, [r3, q7]           \n"
+      "   add          r3, r3, #2             \n"
       "   le           lr, 2b                 \n"
       "   ldrd         r7, r8, [r9, #40]      \n"  // out_skip, blocks
       "   add          r3, r3, r7             \n"
@@ -432,10 +447,11 @@ void conv_pointwise_fused_mve(const int8_t* in, const int8_t* wt, int8_t* out, c
     for (int32_t oc = 0; oc < p.cout; ++oc) copy_mve(table + oc * 16, wt + oc * p.cin, p.cin);
     f.filters = table;
   }
-  f.quant = quant, f.cin = p.cin, f.out_off = p.out_off, f.cout = p.cout;
+  f.quant = quant, f.cin = p.cin, f.out_off = p.out_off, f.pairs = p.cout / 2;
   f.out_skip = 3 * p.cout;
-  for (int32_t k = 0; k < 4; ++k) {
-    f.lo[k] = p.act_min, f.hi[k] = p.act_max, f.scatter[k] = static_cast<uint32_t>(k * p.cout);
+  for (int32_t k = 0; k < 8; ++k) {
+    f.lo[k] = static_cast<int16_t>(p.act_min), f.hi[k] = static_cast<int16_t>(p.act_max);
+    f.scatter[k] = static_cast<uint16_t>(k / 2 * p.cout + k % 2);
   }
   const int64_t pixels = static_cast<int64_t>(p.n) * p.h * p.w;
   const int64_t full = pixels / 4 * 4;
@@ -443,7 +459,7 @@ void conv_pointwise_fused_mve(const int8_t* in, const int8_t* wt, int8_t* out, c
     f.pixels = in, f.step = p.cin, f.out = out, f.blocks = static_cast<int32_t>(full / 4);
     pointwise_fused_mve(f);
   }
-  for (int32_t k = 0; k < 4; ++k) f.scatter[k] = 0;
+  for (int32_t k = 0; k < 8; ++k) f.scatter[k] = static_cast<uint16_t>(k % 2);
   for (int64_t i = full; i < pixels; ++i) {  // one to three pixels: one at a time
     f.pixels = in + i * p.cin, f.step = 0, f.out = out + i * p.cout, f.blocks = 1;
     pointwise_fused_mve(f);

@@ -18,7 +18,8 @@ constexpr size_t align_scratch(size_t bytes) {
 
 // quantized_conv2d_nhwc's narrow-input MVE variants (op_quantized_conv2d.cpp), which hold a few
 // output pixels' input in vector registers for every output channel: a 1x1 convolution (stride
-// 1, no padding) of at most 16 input channels (requantised as it goes), or of at most 32 with
+// 1, no padding) of at most 16 input channels and an even number of output channels
+// (requantised as it goes, two channels at a time), or of 17 to 32 input channels with
 // at most 64 output channels; and a 3-row kernel whose rows (kw * cin bytes) plus the step
 // between two output pixels (stride_w * cin bytes) fit one 16-byte vector (first layers: 3x3 on
 // 1 to 3 channels, stride 1 or 2) with at most 64 output channels. The last two keep int32
@@ -27,7 +28,8 @@ constexpr int64_t kConv2dNarrowMaxCout = 64;
 
 constexpr bool conv2d_narrow_pointwise(int64_t in_channels, int64_t out_channels, bool pointwise) {
   return pointwise &&
-         (in_channels <= 16 || (in_channels <= 32 && out_channels <= kConv2dNarrowMaxCout));
+         (in_channels <= 16 ? out_channels % 2 == 0
+                            : in_channels <= 32 && out_channels <= kConv2dNarrowMaxCout);
 }
 
 constexpr bool conv2d_narrow_rows(int64_t in_channels, int64_t kernel_h, int64_t kernel_w,

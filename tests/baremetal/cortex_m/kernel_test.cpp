@@ -303,16 +303,19 @@ int main() {
   test_conv(6, 10, 2, 5, 3, 2, 1, 1, 1);
   test_conv(9, 8, 3, 4, 3, 1, 2, 1, 1);
   test_conv(6, 7, 4, 9, 3, 3, 2, 1, 1);
-  // 1x1 on at most 16 channels (blocks of four pixels, any number of output channels) and on 17
-  // to 32 (blocks of three, tiles; at most 64 output channels); 16 and 32 channels read the
-  // weights in place: pixel counts not a multiple of the block, more pixels than a tile, 64
-  // and 65 output channels (33 input channels: the general path).
+  // 1x1 on at most 16 channels (blocks of four pixels, pairs of output channels: an even number
+  // of them, odd ones take the general path) and on 17 to 32 (blocks of three, tiles; at most 64
+  // output channels); 16 and 32 channels read the weights in place: pixel counts not a
+  // multiple of the block, more pixels than a tile, 64 and 65 output channels (33 input
+  // channels: the general path).
+  test_conv(9, 9, 8, 6, 1, 1, 1, 0, 1);
   test_conv(9, 9, 8, 5, 1, 1, 1, 0, 1);
-  test_conv(2, 5, 8, 7, 1, 1, 1, 0, 1);
+  test_conv(2, 5, 8, 2, 1, 1, 1, 0, 1);
+  test_conv(5, 7, 1, 14, 1, 1, 1, 0, 1);
   test_conv(5, 7, 1, 13, 1, 1, 1, 0, 1);
   test_conv(4, 5, 3, 64, 1, 1, 1, 0, 1);
-  test_conv(7, 7, 16, 33, 1, 1, 1, 0, 1);
-  test_conv(3, 3, 12, 65, 1, 1, 1, 0, 1);
+  test_conv(7, 7, 16, 34, 1, 1, 1, 0, 1);
+  test_conv(3, 3, 12, 66, 1, 1, 1, 0, 1);
   test_conv(9, 9, 20, 5, 1, 1, 1, 0, 1);
   test_conv(4, 7, 17, 9, 1, 1, 1, 0, 1);
   test_conv(5, 5, 32, 8, 1, 1, 1, 0, 1);
