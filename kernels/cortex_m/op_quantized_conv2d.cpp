@@ -263,10 +263,11 @@ void im2col_mve(const int8_t* in_b, int8_t* dst, int32_t oy, int32_t ox, const C
 // input channels each dot product is short, so the general path's per-channel work (the dot
 // loop's set-up, the four-lane requantisation of every channel of four pixels) outweighs the
 // multiply-accumulates. These variants keep a block of output pixels' input in vector
-// registers for every output channel and write int32 accumulators for a tile of pixels; one
-// pass then requantises each channel's row of the tile, four pixels a vector. They need every
-// shift to be a right shift (shift < 0, true of any layer whose scale is below one), which
-// makes the rounding fix-up one VSHR folded into VQRDMLAH.
+// registers for every output channel: 1x1 on <= 16 channels requantises as it goes; the others
+// write int32 accumulators for a tile of pixels, and one pass then requantises each channel's
+// row of the tile, four pixels a vector. They need every shift to be a right shift (shift < 0,
+// true of any layer whose scale is below one), which makes the rounding fix-up one VSHR folded
+// into VQRDMLAH.
 
 // The narrow variants' per-channel record (kConv2dNarrowRecord bytes, one LDM).
 struct NarrowQuant {
