@@ -286,7 +286,7 @@ NodeScratch node_scratch(const compiler::ir::Graph& graph, const compiler::ir::N
   const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0);
   const bool pointwise = w[1] == 1 && w[2] == 1 && stride[0] == 1 && stride[1] == 1 &&
                          padding[0] == 0 && padding[1] == 0;
-  return {12, quantized_conv2d_scratch_bytes(in[3], w[1], w[2], w[0], pointwise)};
+  return {12, quantized_conv2d_scratch_bytes(in[3], w[1], w[2], w[0], pointwise, stride[1])};
 }
 
 class Lowering {

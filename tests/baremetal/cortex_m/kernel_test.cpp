@@ -166,6 +166,9 @@ void test_linear(int32_t rows, int32_t k, int32_t n, bool per_channel) {
   run_both("cortex_m::quantized_linear.out", what, args, 12, out.t);
 }
 
+// The convolution's requantisation shifts (the narrow MVE variants need them all negative).
+int32_t g_conv_shift_lo = -11, g_conv_shift_hi = -7;
+
 // extra: one more row and column of padding at the bottom/right (a folded SAME pad), which only
 // the convolutions take.
 void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int32_t kw,
@@ -179,7 +182,7 @@ void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int
   const int32_t ow = (w_ + extra + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
   fill_int8(g_in, h * w_ * cin);
   fill_int8(g_weight, cout * kh * kw * cin);
-  fill_requant(cout, -11, -7);
+  fill_requant(cout, g_conv_shift_lo, g_conv_shift_hi);
   const int32_t in_shape[4] = {1, h, w_, cin}, w_shape[4] = {cout, kh, kw, cin},
                 out_shape[4] = {1, oh, ow, cout}, c_shape[1] = {cout};
   TensorBox x(ScalarType::Char, 4, in_shape, g_in), w(ScalarType::Char, 4, w_shape, g_weight);
@@ -285,12 +288,55 @@ int main() {
   test_conv(3, 13, 64, 4, 3, 3, 2, 1, 1);
   test_conv(3, 10, 128, 4, 3, 3, 1, 1, 1);
   test_conv(7, 15, 12, 4, 3, 3, 1, 2, 2);
+  // The narrow-input variants of the convolution. Three-row kernels on 1 to 4 channels (rows
+  // plus one pixel's step of at most 16 bytes): strides 1 and 2, odd widths (blocks of four
+  // pixels cut by the row's end), windows in the padding on every side (pad 2: whole blocks in
+  // it; the folded SAME pad), rows longer than a tile, kernels 3x2 and 3x1, channel counts not
+  // a multiple of four; then one past the limit (4 channels, stride 2: the general path).
+  test_conv(7, 9, 1, 5, 3, 3, 1, 1, 1);
+  test_conv(8, 11, 2, 7, 3, 3, 2, 1, 1);
+  test_conv(9, 13, 3, 3, 3, 3, 2, 1, 1);
+  test_conv(6, 7, 4, 9, 3, 3, 1, 1, 1);
+  test_conv(5, 6, 3, 4, 3, 3, 1, 2, 1);
+  test_conv(11, 9, 3, 8, 3, 3, 2, 0, 1, 1);
+  test_conv(4, 60, 2, 13, 3, 3, 1, 1, 1);
+  test_conv(6, 10, 2, 5, 3, 2, 1, 1, 1);
+  test_conv(9, 8, 3, 4, 3, 1, 2, 1, 1);
+  test_conv(6, 7, 4, 9, 3, 3, 2, 1, 1);
+  // 1x1 on at most 16 channels (blocks of four pixels, pairs of output channels: an even number
+  // of them, odd ones take the general path) and on 17 to 32 (blocks of three, tiles; at most 64
+  // output channels); 16 and 32 channels read the weights in place: pixel counts not a
+  // multiple of the block, more pixels than a tile, 64 and 65 output channels (33 input
+  // channels: the general path).
+  test_conv(9, 9, 8, 6, 1, 1, 1, 0, 1);
+  test_conv(9, 9, 8, 5, 1, 1, 1, 0, 1);
+  test_conv(2, 5, 8, 2, 1, 1, 1, 0, 1);
+  test_conv(5, 7, 1, 14, 1, 1, 1, 0, 1);
+  test_conv(5, 7, 1, 13, 1, 1, 1, 0, 1);
+  test_conv(4, 5, 3, 64, 1, 1, 1, 0, 1);
+  test_conv(7, 7, 16, 34, 1, 1, 1, 0, 1);
+  test_conv(3, 3, 12, 66, 1, 1, 1, 0, 1);
+  test_conv(9, 9, 20, 5, 1, 1, 1, 0, 1);
+  test_conv(4, 7, 17, 9, 1, 1, 1, 0, 1);
+  test_conv(5, 5, 32, 8, 1, 1, 1, 0, 1);
+  test_conv(3, 5, 24, 64, 1, 1, 1, 0, 1);
+  test_conv(3, 3, 24, 65, 1, 1, 1, 0, 1);
+  test_conv(2, 2, 33, 8, 1, 1, 1, 0, 1);
+  // Shifts at the ends of the narrow variants' range, and some not negative (general path).
+  const int32_t shift_ranges[3][2] = {{-1, -1}, {-31, -24}, {-2, 2}};
+  for (const auto& range : shift_ranges) {
+    g_conv_shift_lo = range[0], g_conv_shift_hi = range[1];
+    test_conv(6, 6, 8, 8, 1, 1, 1, 0, 1);
+    test_conv(5, 5, 32, 8, 1, 1, 1, 0, 1);
+    test_conv(7, 8, 3, 8, 3, 3, 2, 1, 1);
+  }
+  g_conv_shift_lo = -11, g_conv_shift_hi = -7;
   test_softmax(1, 10);
   test_softmax(4, 37);
   test_softmax(2, 100);
   test_transpose(1, 3, 5, 7);
   test_transpose(2, 16, 4, 4);
-  test_transpose(1, 40, 3, 3);  // input stride too large for the byte gather
+  test_transpose(1, 40, 3, 3);   // input stride too large for the byte gather
   test_transpose(1, 3, 20, 37);  // an image input: few channels scattered, widths off 16
   test_transpose(2, 17, 5, 19);  // the most channels the scatter takes
   test_transpose(1, 18, 4, 5);   // one more: element by element
