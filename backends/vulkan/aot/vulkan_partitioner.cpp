@@ -446,8 +446,9 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
     return b.add_constant({static_cast<uint32_t>(cols), static_cast<uint32_t>(rows)}, t, inner);
   };
   const float inf = std::numeric_limits<float>::infinity();
-  for (NodeId id : region.nodes) {
-    const Node& n = g.node(id);
+  for (size_t k = 0; k < region.nodes.size(); ++k) {
+    const Node& n = g.node(region.nodes[k]);
+    b.set_debug_id(static_cast<int32_t>(k));  // graph info: regions[r].nodes[k]
     const Kind kind = table().at(n.op.str());
     const uint32_t out = tensor(n.outputs[0]);
     const auto in = [&](size_t k) { return tensor(n.args[k].tensor()); };
@@ -617,6 +618,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
       }
     }
   }
+  b.set_debug_id(-1);
   for (const auto& [from, to] : output_converts) b.add_node(fb::OpType::Convert, {from}, to);
   return b.build();
 }
