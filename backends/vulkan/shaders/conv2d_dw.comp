@@ -6,6 +6,7 @@
 // padding, dilation; fused clamp.
 #define PX 8
 layout(local_size_x = 32) in;
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 layout(push_constant) uniform Params {
   uint numel;
@@ -30,29 +31,32 @@ void main() {
   const uint c = oc / (p.OC / p.C);  // the one input channel of this output channel
   const uint x_plane = (n * p.C + c) * p.H;
   int ih0[PX], iw0[PX];
-  for (uint j = 0; j < PX; ++j) {
+  [[unroll]] for (uint j = 0; j < PX; ++j) {
     const uint q = min(p0 + j, plane - 1);
     ih0[j] = int((q / p.OW) * p.stride_h) - int(p.pad_h);
     iw0[j] = int((q % p.OW) * p.stride_w) - int(p.pad_w);
   }
   float acc[PX];
-  for (uint j = 0; j < PX; ++j) acc[j] = 0.0;
+  [[unroll]] for (uint j = 0; j < PX; ++j) acc[j] = 0.0;
   uint w = oc * p.KH * p.KW;
   for (uint kh = 0; kh < p.KH; ++kh) {
     for (uint kw = 0; kw < p.KW; ++kw) {
       const float wv = IN1(w++);
-      for (uint j = 0; j < PX; ++j) {
+      [[unroll]] for (uint j = 0; j < PX; ++j) {
         const int ih = ih0[j] + int(kh * p.dil_h);
         const int iw = iw0[j] + int(kw * p.dil_w);
-        if (ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W)) {
-          acc[j] += wv * IN0((x_plane + uint(ih)) * p.W + uint(iw));
-        }
+        // Branch-free: read a clamped in-bounds position, then select zero for padding
+        // (divergent branches around loads are what CPU devices pay most for).
+        const bool inside = ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W);
+        const float v = IN0((x_plane + uint(clamp(ih, 0, int(p.H) - 1))) * p.W +
+                            uint(clamp(iw, 0, int(p.W) - 1)));
+        acc[j] += wv * (inside ? v : 0.0);
       }
     }
   }
   const float b = p.has_bias != 0 ? IN2(oc) : 0.0;
   const uint out_base = (n * p.OC + oc) * plane;
-  for (uint j = 0; j < PX; ++j) {
+  [[unroll]] for (uint j = 0; j < PX; ++j) {
     if (p0 + j < plane) STORE(out_base + p0 + j, min(max(acc[j] + b, p.lo), p.hi));
   }
 }

@@ -3,9 +3,10 @@
 // out[n, oc, q] = bias[oc] + sum_c W[oc, c] * X[n, c, q] over the H * W plane q. Register tile
 // of OCB channels x PX pixels per invocation as in conv2d_tiled.comp, without its tap loops
 // and bounds checks. Same parameters as conv2d.comp; fused clamp.
-#define PX 4
+#define PX 8
 #define OCB 8
 layout(local_size_x = 32) in;
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 layout(push_constant) uniform Params {
   uint numel;
@@ -29,23 +30,24 @@ void main() {
   const uint ocn = min(OCB, p.OC - oc0);
   const uint n = gl_WorkGroupID.z;
   uint xq[PX];  // pixels past the plane's end read the last one
-  for (uint j = 0; j < PX; ++j) xq[j] = n * p.C * plane + min(p0 + j, plane - 1);
+  [[unroll]] for (uint j = 0; j < PX; ++j) xq[j] = n * p.C * plane + min(p0 + j, plane - 1);
   uint wrow[OCB];
-  for (uint o = 0; o < OCB; ++o) wrow[o] = (oc0 + min(o, ocn - 1)) * p.C;
+  [[unroll]] for (uint o = 0; o < OCB; ++o) wrow[o] = (oc0 + min(o, ocn - 1)) * p.C;
   float acc[OCB * PX];
-  for (uint i = 0; i < OCB * PX; ++i) acc[i] = 0.0;
+  [[unroll]] for (uint i = 0; i < OCB * PX; ++i) acc[i] = 0.0;
   for (uint c = 0; c < p.C; ++c) {
     float xv[PX];
-    for (uint j = 0; j < PX; ++j) xv[j] = IN0(xq[j] + c * plane);
-    for (uint o = 0; o < OCB; ++o) {
+    [[unroll]] for (uint j = 0; j < PX; ++j) xv[j] = IN0(xq[j] + c * plane);
+    [[unroll]] for (uint o = 0; o < OCB; ++o) {
       const float wv = IN1(wrow[o] + c);
-      for (uint j = 0; j < PX; ++j) acc[o * PX + j] += wv * xv[j];
+      [[unroll]] for (uint j = 0; j < PX; ++j) acc[o * PX + j] += wv * xv[j];
     }
   }
-  for (uint o = 0; o < ocn; ++o) {
+  [[unroll]] for (uint o = 0; o < OCB; ++o) {  // constant bounds keep acc in registers
+    if (o >= ocn) break;
     const float b = p.has_bias != 0 ? IN2(oc0 + o) : 0.0;
     const uint out_base = (n * p.OC + oc0 + o) * plane;
-    for (uint j = 0; j < PX; ++j) {
+    [[unroll]] for (uint j = 0; j < PX; ++j) {
       if (p0 + j < plane) STORE(out_base + p0 + j, min(max(acc[o * PX + j] + b, p.lo), p.hi));
     }
   }

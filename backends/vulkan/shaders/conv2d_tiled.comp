@@ -12,6 +12,7 @@
 #define PX 4
 #define OCB 8
 layout(local_size_x = 32) in;
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 layout(push_constant) uniform Params {
   uint numel;
@@ -41,15 +42,15 @@ void main() {
   const uint taps = p.KH * p.KW;
 
   int ih0[PX], iw0[PX];
-  for (uint j = 0; j < PX; ++j) {
+  [[unroll]] for (uint j = 0; j < PX; ++j) {
     const uint q = min(p0 + j, plane - 1);  // past the end: recompute the last pixel
     ih0[j] = int((q / p.OW) * p.stride_h) - int(p.pad_h);
     iw0[j] = int((q % p.OW) * p.stride_w) - int(p.pad_w);
   }
   uint wrow[OCB];  // first weight of each channel (channels past the block's end repeat)
-  for (uint o = 0; o < OCB; ++o) wrow[o] = (oc0 + min(o, ocn - 1)) * cin * taps;
+  [[unroll]] for (uint o = 0; o < OCB; ++o) wrow[o] = (oc0 + min(o, ocn - 1)) * cin * taps;
   float acc[OCB * PX];
-  for (uint i = 0; i < OCB * PX; ++i) acc[i] = 0.0;
+  [[unroll]] for (uint i = 0; i < OCB * PX; ++i) acc[i] = 0.0;
 
   for (uint c = 0; c < cin; ++c) {
     const uint x_plane = (n * p.C + g * cin + c) * p.H;
@@ -57,26 +58,28 @@ void main() {
     for (uint kh = 0; kh < p.KH; ++kh) {
       for (uint kw = 0; kw < p.KW; ++kw) {
         float xv[PX];
-        for (uint j = 0; j < PX; ++j) {
+        [[unroll]] for (uint j = 0; j < PX; ++j) {
           const int ih = ih0[j] + int(kh * p.dil_h);
           const int iw = iw0[j] + int(kw * p.dil_w);
-          xv[j] = 0.0;
-          if (ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W)) {
-            xv[j] = IN0((x_plane + uint(ih)) * p.W + uint(iw));
-          }
+          // Branch-free: a clamped in-bounds read, zero selected for padding.
+          const bool inside = ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W);
+          const float v = IN0((x_plane + uint(clamp(ih, 0, int(p.H) - 1))) * p.W +
+                              uint(clamp(iw, 0, int(p.W) - 1)));
+          xv[j] = inside ? v : 0.0;
         }
         const uint w_tap = w_c + kh * p.KW + kw;
-        for (uint o = 0; o < OCB; ++o) {
+        [[unroll]] for (uint o = 0; o < OCB; ++o) {
           const float wv = IN1(wrow[o] + w_tap);
-          for (uint j = 0; j < PX; ++j) acc[o * PX + j] += wv * xv[j];
+          [[unroll]] for (uint j = 0; j < PX; ++j) acc[o * PX + j] += wv * xv[j];
         }
       }
     }
   }
-  for (uint o = 0; o < ocn; ++o) {
+  [[unroll]] for (uint o = 0; o < OCB; ++o) {  // constant bounds keep acc in registers
+    if (o >= ocn) break;
     const float b = p.has_bias != 0 ? IN2(oc0 + o) : 0.0;
     const uint out_base = (n * p.OC + oc0 + o) * plane;
-    for (uint j = 0; j < PX; ++j) {
+    [[unroll]] for (uint j = 0; j < PX; ++j) {
       if (p0 + j < plane) STORE(out_base + p0 + j, min(max(acc[o * PX + j] + b, p.lo), p.hi));
     }
   }
