@@ -27,7 +27,7 @@ std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 constexpr uint32_t kConvLocalSize = 32;
 constexpr uint32_t kConvPixels = 4, kConvChannels = 8;  // conv2d_tiled
 constexpr uint32_t kPointwisePixels = 8;                // conv2d_pw (kConvChannels channels)
-constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw
+constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw, conv2d_dw3x3s*
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -79,7 +79,7 @@ struct Delegate {
   VkCommandBuffer traced_commands = VK_NULL_HANDLE;
   VkQueryPool queries = VK_NULL_HANDLE;
   std::vector<uint64_t> stamps;  // query results, one per dispatch plus the start
-  std::mutex mutex;  // one call at a time per delegate
+  std::mutex mutex;              // one call at a time per delegate
   int recordings = 0;
 
   ~Delegate() {
@@ -289,9 +289,16 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       if (g_conv_shader.load() == ConvShader::Direct) {
         dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
         *shader = "conv2d";
+      } else if (depthwise && p.kh == 3 && p.kw == 3 && p.dil_h == 1 && p.dil_w == 1 &&
+                 p.stride_h == p.stride_w && (p.stride_h == 1 || p.stride_h == 2)) {
+        const uint32_t tiles = p.oh * ((p.ow + kDepthwisePixels - 1) / kDepthwisePixels);
+        dp.groups_x = (tiles + kConvLocalSize - 1) / kConvLocalSize;
+        dp.groups_y = p.oc;
+        dp.groups_z = batch;
+        *shader = p.stride_h == 1 ? "conv2d_dw3x3s1" : "conv2d_dw3x3s2";
       } else if (depthwise) {
-        dp.groups_x = (plane + kConvLocalSize * kDepthwisePixels - 1) /
-                      (kConvLocalSize * kDepthwisePixels);
+        dp.groups_x =
+            (plane + kConvLocalSize * kDepthwisePixels - 1) / (kConvLocalSize * kDepthwisePixels);
         dp.groups_y = p.oc;
         dp.groups_z = batch;
         *shader = "conv2d_dw";
@@ -459,10 +466,10 @@ const char* event_name(fb::OpType op, const char* shader) {
     case fb::OpType::Softmax:
       return "vulkan: softmax";
     case fb::OpType::Conv2d:
-      return strcmp(shader, "conv2d_pw") == 0      ? "vulkan: conv2d 1x1"
-             : strcmp(shader, "conv2d_dw") == 0    ? "vulkan: conv2d depthwise"
-             : strcmp(shader, "conv2d_tiled") == 0 ? "vulkan: conv2d"
-                                                   : "vulkan: conv2d (direct)";
+      return strcmp(shader, "conv2d_pw") == 0       ? "vulkan: conv2d 1x1"
+             : strncmp(shader, "conv2d_dw", 9) == 0 ? "vulkan: conv2d depthwise"
+             : strcmp(shader, "conv2d_tiled") == 0  ? "vulkan: conv2d"
+                                                    : "vulkan: conv2d (direct)";
     case fb::OpType::LayerNorm:
       return "vulkan: layer_norm";
     case fb::OpType::Mean:
@@ -802,12 +809,11 @@ Error record_traced(Delegate& d) {
 // payload node's debug id, placed inside the host event `within` (submit to fence). The GPU
 // clock has its own origin, so the dispatches are aligned to end where the host wait ended
 // (the output copies after them are short), and kept inside `within`.
-void report_dispatches(Delegate& d, ExecutionObserver& observer, int32_t within,
-                       uint64_t host_ns) {
+void report_dispatches(Delegate& d, ExecutionObserver& observer, int32_t within, uint64_t host_ns) {
   const uint32_t n = static_cast<uint32_t>(d.stamps.size());
-  VkResult r = vkGetQueryPoolResults(d.ctx->device, d.queries, 0, n, n * sizeof(uint64_t),
-                                     d.stamps.data(), sizeof(uint64_t),
-                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  VkResult r =
+      vkGetQueryPoolResults(d.ctx->device, d.queries, 0, n, n * sizeof(uint64_t), d.stamps.data(),
+                            sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
   if (r != VK_SUCCESS) return;
   const uint32_t bits = d.ctx->timestamp_bits;
   const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
