@@ -25,8 +25,7 @@ std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 // Register tiles of the conv shaders (PX pixels x OCB channels per invocation; see the .comp
 // files) and their workgroup size.
 constexpr uint32_t kConvLocalSize = 32;
-constexpr uint32_t kConvPixels = 4, kConvChannels = 8;  // conv2d_tiled
-constexpr uint32_t kPointwisePixels = 8;                // conv2d_pw (kConvChannels channels)
+constexpr uint32_t kConvPixels = 8, kConvChannels = 8;  // conv2d_tiled, conv2d_pw
 constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw, conv2d_dw3x3s*
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -304,7 +303,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         *shader = "conv2d_dw";
       } else {
         const uint32_t cout = p.oc / p.groups;
-        const uint32_t tile = kConvLocalSize * (pointwise ? kPointwisePixels : kConvPixels);
+        const uint32_t tile = kConvLocalSize * kConvPixels;
         dp.groups_x = (plane + tile - 1) / tile;
         dp.groups_y = p.groups * ((cout + kConvChannels - 1) / kConvChannels);
         dp.groups_z = batch;
