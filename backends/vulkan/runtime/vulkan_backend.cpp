@@ -26,6 +26,7 @@ std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 // files) and their workgroup size.
 constexpr uint32_t kConvLocalSize = 32;
 constexpr uint32_t kConvPixels = 8, kConvChannels = 8;  // conv2d_tiled, conv2d_pw
+constexpr uint32_t kLinearTile = 8;  // linear_reg: 8 rows x 8 columns per invocation
 constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw, conv2d_dw3x3s*
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -184,12 +185,26 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       p.hi = node.output_max();
       put(dp, p);
       // CPU implementations run the barrier-free shader (see linear_direct.comp).
-      const LinearShader choice = g_linear_shader.load();
-      const bool direct = choice == LinearShader::Direct ||
-                          (choice == LinearShader::Auto &&
-                           d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
-      dp.groups_x = direct ? (p.n + kLocalSize - 1) / kLocalSize : (p.n + kTile - 1) / kTile;
-      dp.groups_y = direct ? p.m : (p.m + kTile - 1) / kTile;
+      LinearShader choice = g_linear_shader.load();
+      if (choice == LinearShader::Auto) {
+        choice = d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                     ? LinearShader::Registers
+                     : LinearShader::Tiled;
+      }
+      if (choice == LinearShader::Direct) {
+        dp.groups_x = (p.n + kLocalSize - 1) / kLocalSize;
+        dp.groups_y = p.m;
+        *shader = "linear_direct";
+      } else if (choice == LinearShader::Registers) {
+        const uint32_t tile_n = kConvLocalSize * kLinearTile;
+        dp.groups_x = (p.n + tile_n - 1) / tile_n;
+        dp.groups_y = (p.m + kLinearTile - 1) / kLinearTile;
+        *shader = "linear_reg";
+      } else {
+        dp.groups_x = (p.n + kTile - 1) / kTile;
+        dp.groups_y = (p.m + kTile - 1) / kTile;
+        *shader = "linear";
+      }
       if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
           dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
           dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
@@ -197,7 +212,6 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
                     "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size", n,
                     op_name(node.op()), p.m, p.n);
       }
-      *shader = direct ? "linear_direct" : "linear";
       return Error::Ok;
     }
     case fb::OpType::Add:
@@ -449,7 +463,7 @@ const char* event_name(fb::OpType op, const char* shader) {
   switch (op) {
     case fb::OpType::Linear:
     case fb::OpType::MatMul:
-      return strcmp(shader, "linear") == 0 ? "vulkan: linear (tiled)" : "vulkan: linear";
+      return strcmp(shader, "linear") == 0 ? "vulkan: linear (shared tiles)" : "vulkan: linear";
     case fb::OpType::BatchMatMul:
       return "vulkan: bmm";
     case fb::OpType::Add:

@@ -42,11 +42,14 @@ void check_linear(const LinearCase& c, uint32_t seed) {
   expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "linear");
 }
 
-// Runs `body` once with each linear/matmul shader (tiled shared-memory, barrier-free direct).
+// Runs `body` once with each linear/matmul shader (tiled shared-memory, barrier-free direct,
+// register-tiled).
 template <typename F>
 void for_each_linear_shader(F body) {
-  for (LinearShader s : {LinearShader::Tiled, LinearShader::Direct}) {
-    SCOPED_TRACE(s == LinearShader::Tiled ? "tiled shader" : "direct shader");
+  for (LinearShader s : {LinearShader::Tiled, LinearShader::Direct, LinearShader::Registers}) {
+    SCOPED_TRACE(s == LinearShader::Tiled    ? "tiled shader"
+                 : s == LinearShader::Direct ? "direct shader"
+                                             : "register-tiled shader");
     set_linear_shader(s);
     body();
   }
