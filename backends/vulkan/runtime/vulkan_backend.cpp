@@ -152,6 +152,33 @@ struct BinaryParams {
   uint32_t base0;
 };
 
+// Merges output dims the binary shader can walk as one (size-1 dims; neighbours where both
+// inputs' strides are contiguous across them): each dim costs the shader an integer division
+// per element, which CPU devices do lane by lane. [1, 12, 128, 64] + same -> [98304].
+void coalesce(BinaryParams& p) {
+  uint32_t rank = 0;
+  for (uint32_t d = 0; d < p.rank; ++d) {
+    if (p.dims[d] == 1) continue;
+    if (rank > 0 && p.stride0[rank - 1] == p.stride0[d] * p.dims[d] &&
+        p.stride1[rank - 1] == p.stride1[d] * p.dims[d]) {
+      p.dims[rank - 1] *= p.dims[d];  // the outer dim absorbs this one
+      p.stride0[rank - 1] = p.stride0[d];
+      p.stride1[rank - 1] = p.stride1[d];
+      continue;
+    }
+    p.dims[rank] = p.dims[d];
+    p.stride0[rank] = p.stride0[d];
+    p.stride1[rank] = p.stride1[d];
+    ++rank;
+  }
+  if (rank == 0) {  // one element
+    p.dims[0] = 1;
+    p.stride0[0] = p.stride1[0] = 0;
+    rank = 1;
+  }
+  p.rank = rank;
+}
+
 // Shader parameters and grid of one single-dispatch node (the payload is verified).
 Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatch& dp,
                     const char** shader) {
@@ -238,6 +265,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
           s *= size;
         }
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       dp.groups_y = 1;
@@ -365,6 +393,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         p.dims[i] = out.dims()->Get(i);
         p.stride0[i] = in_strides[node.perm()->Get(i)];
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       dp.groups_y = 1;
@@ -395,6 +424,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         if (i == node.axis()) p.base0 = s * node.start();
         s *= x.dims()->Get(i);
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       *shader = "binary";
