@@ -25,7 +25,7 @@ std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 // Register tiles of the conv shaders (PX pixels x OCB channels per invocation; see the .comp
 // files) and their workgroup size.
 constexpr uint32_t kConvLocalSize = 32;
-constexpr uint32_t kConvPixels = 8, kConvChannels = 8;  // conv2d_tiled, conv2d_pw
+constexpr uint32_t kConvPixels = 8, kConvChannels = 16;  // conv2d_tiled, conv2d_pw
 constexpr uint32_t kLinearTile = 8;  // linear_reg: 8 rows x 8 columns per invocation
 constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw, conv2d_dw3x3s*
 

@@ -4,7 +4,7 @@
 // of OCB channels x PX pixels per invocation as in conv2d_tiled.comp, without its tap loops
 // and bounds checks. Same parameters as conv2d.comp; fused clamp.
 #define PX 8
-#define OCB 8
+#define OCB 16
 layout(local_size_x = 32) in;
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
