@@ -26,7 +26,7 @@ std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 // files) and their workgroup size.
 constexpr uint32_t kConvLocalSize = 32;
 constexpr uint32_t kConvPixels = 8, kConvChannels = 16;  // conv2d_tiled, conv2d_pw
-constexpr uint32_t kLinearTile = 8;  // linear_reg: 8 rows x 8 columns per invocation
+constexpr uint32_t kLinearRows = 8, kLinearColumns = 16;  // linear_reg's tile per invocation
 constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw, conv2d_dw3x3s*
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -223,9 +223,9 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         dp.groups_y = p.m;
         *shader = "linear_direct";
       } else if (choice == LinearShader::Registers) {
-        const uint32_t tile_n = kConvLocalSize * kLinearTile;
+        const uint32_t tile_n = kConvLocalSize * kLinearColumns;
         dp.groups_x = (p.n + tile_n - 1) / tile_n;
-        dp.groups_y = (p.m + kLinearTile - 1) / kLinearTile;
+        dp.groups_y = (p.m + kLinearRows - 1) / kLinearRows;
         *shader = "linear_reg";
       } else {
         dp.groups_x = (p.n + kTile - 1) / kTile;
