@@ -25,9 +25,9 @@ std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 // Register tiles of the conv shaders (PX pixels x OCB channels per invocation; see the .comp
 // files) and their workgroup size.
 constexpr uint32_t kConvLocalSize = 32;
-constexpr uint32_t kConvPixels = 8, kConvChannels = 16;  // conv2d_tiled, conv2d_pw
+constexpr uint32_t kConvPixels = 8, kConvChannels = 16;   // conv2d_tiled, conv2d_pw
 constexpr uint32_t kLinearRows = 8, kLinearColumns = 16;  // linear_reg's tile per invocation
-constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw, conv2d_dw3x3s*
+constexpr uint32_t kDepthwisePixels = 8;                  // conv2d_dw, conv2d_dw3x3s*
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
