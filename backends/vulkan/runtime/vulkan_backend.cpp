@@ -1,6 +1,7 @@
 #include "backends/vulkan/runtime/vulkan_backend.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -20,6 +21,13 @@ constexpr uint32_t kLocalSize = 64;  // elementwise and softmax shaders
 constexpr uint32_t kTile = 16;       // linear shader
 
 std::atomic<LinearShader> g_linear_shader{LinearShader::Auto};
+std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
+// Register tiles of the conv shaders (PX pixels x OCB channels per invocation; see the .comp
+// files) and their workgroup size.
+constexpr uint32_t kConvLocalSize = 32;
+constexpr uint32_t kConvPixels = 8, kConvChannels = 16;   // conv2d_tiled, conv2d_pw
+constexpr uint32_t kLinearRows = 8, kLinearColumns = 16;  // linear_reg's tile per invocation
+constexpr uint32_t kDepthwisePixels = 8;                  // conv2d_dw, conv2d_dw3x3s*
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -41,6 +49,8 @@ struct Dispatch {
   uint32_t push_size = 0;
   uint32_t groups_x = 1, groups_y = 1, groups_z = 1;
   const char* shader = nullptr;  // base name; "_f16" is appended for fp16 storage
+  const char* event = nullptr;   // trace event name (static)
+  int32_t debug_id = -1;         // the payload node's debug id (its graph node in the region)
   bool f16 = false;
   int64_t bind[kNumBindings] = {-1, -1, -1, -1};  // tensor per binding, -1: the dummy range
 };
@@ -64,13 +74,19 @@ struct Delegate {
   VkCommandPool command_pool = VK_NULL_HANDLE;
   VkCommandBuffer commands = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
-  std::mutex mutex;  // one call at a time per delegate
+  // Traced runs replay a second recording with a timestamp after every dispatch, recorded on
+  // the first traced call (untraced runs never pay for the queries).
+  VkCommandBuffer traced_commands = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  std::vector<uint64_t> stamps;  // query results, one per dispatch plus the start
+  std::mutex mutex;              // one call at a time per delegate
   int recordings = 0;
 
   ~Delegate() {
     if (ctx == nullptr) return;
     VkDevice dev = ctx->device;
     if (fence) vkDestroyFence(dev, fence, nullptr);
+    if (queries) vkDestroyQueryPool(dev, queries, nullptr);
     if (command_pool) vkDestroyCommandPool(dev, command_pool, nullptr);
     if (pool) vkDestroyDescriptorPool(dev, pool, nullptr);
     if (staging_buffer) vkDestroyBuffer(dev, staging_buffer, nullptr);
@@ -136,6 +152,33 @@ struct BinaryParams {
   uint32_t base0;
 };
 
+// Merges output dims the binary shader can walk as one (size-1 dims; neighbours where both
+// inputs' strides are contiguous across them): each dim costs the shader an integer division
+// per element, which CPU devices do lane by lane. [1, 12, 128, 64] + same -> [98304].
+void coalesce(BinaryParams& p) {
+  uint32_t rank = 0;
+  for (uint32_t d = 0; d < p.rank; ++d) {
+    if (p.dims[d] == 1) continue;
+    if (rank > 0 && p.stride0[rank - 1] == p.stride0[d] * p.dims[d] &&
+        p.stride1[rank - 1] == p.stride1[d] * p.dims[d]) {
+      p.dims[rank - 1] *= p.dims[d];  // the outer dim absorbs this one
+      p.stride0[rank - 1] = p.stride0[d];
+      p.stride1[rank - 1] = p.stride1[d];
+      continue;
+    }
+    p.dims[rank] = p.dims[d];
+    p.stride0[rank] = p.stride0[d];
+    p.stride1[rank] = p.stride1[d];
+    ++rank;
+  }
+  if (rank == 0) {  // one element
+    p.dims[0] = 1;
+    p.stride0[0] = p.stride1[0] = 0;
+    rank = 1;
+  }
+  p.rank = rank;
+}
+
 // Shader parameters and grid of one single-dispatch node (the payload is verified).
 Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatch& dp,
                     const char** shader) {
@@ -169,12 +212,26 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       p.hi = node.output_max();
       put(dp, p);
       // CPU implementations run the barrier-free shader (see linear_direct.comp).
-      const LinearShader choice = g_linear_shader.load();
-      const bool direct = choice == LinearShader::Direct ||
-                          (choice == LinearShader::Auto &&
-                           d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
-      dp.groups_x = direct ? (p.n + kLocalSize - 1) / kLocalSize : (p.n + kTile - 1) / kTile;
-      dp.groups_y = direct ? p.m : (p.m + kTile - 1) / kTile;
+      LinearShader choice = g_linear_shader.load();
+      if (choice == LinearShader::Auto) {
+        choice = d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                     ? LinearShader::Registers
+                     : LinearShader::Tiled;
+      }
+      if (choice == LinearShader::Direct) {
+        dp.groups_x = (p.n + kLocalSize - 1) / kLocalSize;
+        dp.groups_y = p.m;
+        *shader = "linear_direct";
+      } else if (choice == LinearShader::Registers) {
+        const uint32_t tile_n = kConvLocalSize * kLinearColumns;
+        dp.groups_x = (p.n + tile_n - 1) / tile_n;
+        dp.groups_y = (p.m + kLinearRows - 1) / kLinearRows;
+        *shader = "linear_reg";
+      } else {
+        dp.groups_x = (p.n + kTile - 1) / kTile;
+        dp.groups_y = (p.m + kTile - 1) / kTile;
+        *shader = "linear";
+      }
       if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
           dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
           dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
@@ -182,7 +239,6 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
                     "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size", n,
                     op_name(node.op()), p.m, p.n);
       }
-      *shader = direct ? "linear_direct" : "linear";
       return Error::Ok;
     }
     case fb::OpType::Add:
@@ -209,6 +265,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
           s *= size;
         }
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       dp.groups_y = 1;
@@ -265,9 +322,43 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       p.lo = node.output_min();
       p.hi = node.output_max();
       put(dp, p);
-      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-      dp.groups_y = 1;
-      *shader = "conv2d";
+      const uint32_t batch = x.dims()->Get(0);
+      const uint32_t plane = p.oh * p.ow;
+      const bool pointwise = p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                             p.pad_h == 0 && p.pad_w == 0 && p.groups == 1;
+      const bool depthwise = p.groups == p.c && p.groups > 1;
+      if (g_conv_shader.load() == ConvShader::Direct) {
+        dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+        *shader = "conv2d";
+      } else if (depthwise && p.kh == 3 && p.kw == 3 && p.dil_h == 1 && p.dil_w == 1 &&
+                 p.stride_h == p.stride_w && (p.stride_h == 1 || p.stride_h == 2)) {
+        const uint32_t tiles = p.oh * ((p.ow + kDepthwisePixels - 1) / kDepthwisePixels);
+        dp.groups_x = (tiles + kConvLocalSize - 1) / kConvLocalSize;
+        dp.groups_y = p.oc;
+        dp.groups_z = batch;
+        *shader = p.stride_h == 1 ? "conv2d_dw3x3s1" : "conv2d_dw3x3s2";
+      } else if (depthwise) {
+        dp.groups_x =
+            (plane + kConvLocalSize * kDepthwisePixels - 1) / (kConvLocalSize * kDepthwisePixels);
+        dp.groups_y = p.oc;
+        dp.groups_z = batch;
+        *shader = "conv2d_dw";
+      } else {
+        const uint32_t cout = p.oc / p.groups;
+        const uint32_t tile = kConvLocalSize * kConvPixels;
+        dp.groups_x = (plane + tile - 1) / tile;
+        dp.groups_y = p.groups * ((cout + kConvChannels - 1) / kConvChannels);
+        dp.groups_z = batch;
+        *shader = pointwise ? "conv2d_pw" : "conv2d_tiled";
+      }
+      if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
+          dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
+          dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
+        return fail(Error::NotSupported,
+                    "Vulkan delegate: node %u (conv2d) [%u x %u x %u] exceeds the device's "
+                    "dispatch size",
+                    n, batch, p.oc, plane);
+      }
       return Error::Ok;
     }
     case fb::OpType::LayerNorm: {
@@ -302,6 +393,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         p.dims[i] = out.dims()->Get(i);
         p.stride0[i] = in_strides[node.perm()->Get(i)];
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       dp.groups_y = 1;
@@ -332,6 +424,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         if (i == node.axis()) p.base0 = s * node.start();
         s *= x.dims()->Get(i);
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       *shader = "binary";
@@ -395,6 +488,54 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
   }
 }
 
+// Trace event name of a dispatch (a static string, as the tracer keeps the pointer).
+const char* event_name(fb::OpType op, const char* shader) {
+  switch (op) {
+    case fb::OpType::Linear:
+    case fb::OpType::MatMul:
+      return strcmp(shader, "linear") == 0 ? "vulkan: linear (shared tiles)" : "vulkan: linear";
+    case fb::OpType::BatchMatMul:
+      return "vulkan: bmm";
+    case fb::OpType::Add:
+      return "vulkan: add";
+    case fb::OpType::Sub:
+      return "vulkan: sub";
+    case fb::OpType::Mul:
+      return "vulkan: mul";
+    case fb::OpType::Div:
+      return "vulkan: div";
+    case fb::OpType::Clamp:
+      return "vulkan: clamp";
+    case fb::OpType::Softmax:
+      return "vulkan: softmax";
+    case fb::OpType::Conv2d:
+      return strcmp(shader, "conv2d_pw") == 0       ? "vulkan: conv2d 1x1"
+             : strncmp(shader, "conv2d_dw", 9) == 0 ? "vulkan: conv2d depthwise"
+             : strcmp(shader, "conv2d_tiled") == 0  ? "vulkan: conv2d"
+                                                    : "vulkan: conv2d (direct)";
+    case fb::OpType::LayerNorm:
+      return "vulkan: layer_norm";
+    case fb::OpType::Mean:
+      return "vulkan: mean";
+    case fb::OpType::Permute:
+      return "vulkan: permute";
+    case fb::OpType::Unary:
+      return "vulkan: unary";
+    case fb::OpType::Pool2d:
+      return "vulkan: pool2d";
+    case fb::OpType::Cat:
+      return "vulkan: cat";
+    case fb::OpType::Slice:
+      return "vulkan: slice";
+    case fb::OpType::Embedding:
+      return "vulkan: embedding";
+    case fb::OpType::Convert:
+      return "vulkan: convert";
+    default:
+      return "vulkan: dispatch";
+  }
+}
+
 // The dispatches of node `n`: none for a reshape (its output shares its input's storage), one
 // per input for a cat, one otherwise.
 Error plan_node(Delegate& d, uint32_t n, const fb::Node& node) {
@@ -420,6 +561,8 @@ Error plan_node(Delegate& d, uint32_t n, const fb::Node& node) {
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       dp.shader = "copy_block";
+      dp.event = "vulkan: cat";
+      dp.debug_id = node.debug_id();
       dp.f16 = f16;
       dp.bind[0] = out_id;
       dp.bind[1] = in_id;
@@ -430,7 +573,9 @@ Error plan_node(Delegate& d, uint32_t n, const fb::Node& node) {
   }
   Dispatch dp;
   PTERON_TRY(plan_dispatch(d, n, node, dp, &dp.shader));
+  dp.event = event_name(node.op(), dp.shader);
   dp.f16 = f16 && node.op() != fb::OpType::Convert;
+  dp.debug_id = node.debug_id();
   dp.bind[0] = out_id;
   for (uint32_t b = 1; b < kNumBindings && b - 1 < node.inputs()->size(); ++b) {
     dp.bind[b] = node.inputs()->Get(b - 1);
@@ -523,13 +668,16 @@ void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_acc
   vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
-Error record(Delegate& d) {
+// Records the region's commands into `cb`; with `queries`, a timestamp before the first
+// dispatch (query 0) and after each dispatch i (query i + 1).
+Error record(Delegate& d, VkCommandBuffer cb, VkQueryPool queries) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  VkResult r = vkResetCommandBuffer(d.commands, 0);
+  VkResult r = vkResetCommandBuffer(cb, 0);
   if (r != VK_SUCCESS) return vk_fail("vkResetCommandBuffer", r);
-  r = vkBeginCommandBuffer(d.commands, &bi);
+  r = vkBeginCommandBuffer(cb, &bi);
   if (r != VK_SUCCESS) return vk_fail("vkBeginCommandBuffer", r);
-  VkCommandBuffer cb = d.commands;
+  const uint32_t num_queries = static_cast<uint32_t>(d.dispatches.size()) + 1;
+  if (queries) vkCmdResetQueryPool(cb, queries, 0, num_queries);
   std::vector<VkBufferCopy> copies;
   for (const External& e : d.externals) {
     if (e.is_input) copies.push_back(VkBufferCopy{e.staging_offset, d.offsets[e.tensor], e.nbytes});
@@ -544,6 +692,8 @@ Error record(Delegate& d) {
           VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  if (queries) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 0);
+  uint32_t query = 1;
   for (const Dispatch& dp : d.dispatches) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, dp.pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.ctx->pipeline_layout, 0, 1,
@@ -551,6 +701,8 @@ Error record(Delegate& d) {
     vkCmdPushConstants(cb, d.ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, dp.push_size,
                        dp.push);
     vkCmdDispatch(cb, dp.groups_x, dp.groups_y, dp.groups_z);
+    // Bottom of pipe: written once the dispatch has finished.
+    if (queries) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, query++);
     // Each node reads what earlier nodes wrote.
     barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -672,7 +824,54 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
     }
     vkUpdateDescriptorSets(c.device, kNumBindings, writes, 0, nullptr);
   }
-  return record(d);
+  return record(d, d.commands, VK_NULL_HANDLE);
+}
+
+// The timestamped recording, made on the first traced call. NotSupported when the queue has
+// no timestamps (the run is then traced without per-dispatch events).
+Error record_traced(Delegate& d) {
+  if (d.traced_commands != VK_NULL_HANDLE) return Error::Ok;
+  Context& c = *d.ctx;
+  if (c.timestamp_bits == 0 || d.dispatches.empty()) return Error::NotSupported;
+  VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qpi.queryCount = static_cast<uint32_t>(d.dispatches.size()) + 1;
+  VkResult r = vkCreateQueryPool(c.device, &qpi, nullptr, &d.queries);
+  if (r != VK_SUCCESS) return vk_fail("vkCreateQueryPool", r);
+  d.stamps.resize(qpi.queryCount);
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = d.command_pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  r = vkAllocateCommandBuffers(c.device, &cai, &d.traced_commands);
+  if (r != VK_SUCCESS) return vk_fail("vkAllocateCommandBuffers", r);
+  return record(d, d.traced_commands, d.queries);
+}
+
+// After a traced run: one delegate event per dispatch, named by its op and shader, with the
+// payload node's debug id, placed inside the host event `within` (submit to fence). The GPU
+// clock has its own origin, so the dispatches are aligned to end where the host wait ended
+// (the output copies after them are short), and kept inside `within`.
+void report_dispatches(Delegate& d, ExecutionObserver& observer, int32_t within, uint64_t host_ns) {
+  const uint32_t n = static_cast<uint32_t>(d.stamps.size());
+  VkResult r =
+      vkGetQueryPoolResults(d.ctx->device, d.queries, 0, n, n * sizeof(uint64_t), d.stamps.data(),
+                            sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  if (r != VK_SUCCESS) return;
+  const uint32_t bits = d.ctx->timestamp_bits;
+  const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  const double period = d.ctx->timestamp_period;
+  const auto ns_between = [&](uint64_t a, uint64_t b) {
+    return static_cast<uint64_t>(static_cast<double>((b - a) & mask) * period);
+  };
+  const uint64_t gpu_ns = ns_between(d.stamps[0], d.stamps[n - 1]);
+  const uint64_t origin = host_ns > gpu_ns ? host_ns - gpu_ns : 0;
+  for (uint32_t i = 0; i + 1 < n; ++i) {
+    const Dispatch& dp = d.dispatches[i];
+    observer.add_timed_delegate_event(dp.event, dp.debug_id, within,
+                                      origin + ns_between(d.stamps[0], d.stamps[i]),
+                                      ns_between(d.stamps[i], d.stamps[i + 1]));
+  }
 }
 
 Error check_argument(const External& e, const EValue* arg) {
@@ -764,9 +963,11 @@ class VulkanBackend final : public BackendInterface {
       observer->end_delegate_event(event);
       event = observer->begin_delegate_event("vulkan: run command buffer", -1);
     }
+    const bool timed = observer != nullptr && record_traced(d) == Error::Ok;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
-    si.pCommandBuffers = &d.commands;
+    si.pCommandBuffers = timed ? &d.traced_commands : &d.commands;
+    const auto host_start = std::chrono::steady_clock::now();
     VkResult r;
     {
       std::lock_guard<std::mutex> queue_lock(d.ctx->mutex);
@@ -780,6 +981,11 @@ class VulkanBackend final : public BackendInterface {
     vkResetFences(d.ctx->device, 1, &d.fence);
     if (observer) observer->end_delegate_event(event);
     if (r != VK_SUCCESS) return vk_fail("vkWaitForFences", r);
+    if (timed) {
+      const auto host_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - host_start);
+      report_dispatches(d, *observer, event, static_cast<uint64_t>(host_ns.count()));
+    }
     if (observer) event = observer->begin_delegate_event("vulkan: copy outputs", -1);
     for (const External& e : d.externals) {
       if (!e.is_input) {
@@ -800,6 +1006,8 @@ VulkanBackend g_backend;
 BackendInterface& backend() { return g_backend; }
 
 void set_linear_shader(LinearShader shader) { g_linear_shader.store(shader); }
+
+void set_conv_shader(ConvShader shader) { g_conv_shader.store(shader); }
 
 int delegate_recordings(const DelegateHandle* handle) {
   return handle ? static_cast<const Delegate*>(handle)->recordings : 0;

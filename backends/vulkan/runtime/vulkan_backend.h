@@ -12,13 +12,21 @@ namespace vulkan {
 
 BackendInterface& backend();
 
-// Which linear/matmul shader delegates initialised afterwards use: Auto picks the barrier-free
-// one on CPU devices (lavapipe) and the shared-memory tiled one on GPUs. Tests force each.
-enum class LinearShader { Auto, Tiled, Direct };
+// Which linear/matmul shader delegates initialised afterwards use: Auto picks the
+// register-tiled, barrier-free one (linear_reg) on CPU devices (lavapipe) and the shared-memory
+// tiled one on GPUs; Direct is one output per invocation. Tests force each.
+enum class LinearShader { Auto, Tiled, Direct, Registers };
 void set_linear_shader(LinearShader shader);
 
-// Test hooks: the number of command-buffer recordings a delegate made (1 after init) and its
-// device-buffer bytes.
+// Which conv2d shaders delegates initialised afterwards use: Auto picks by shape (conv2d_pw for
+// 1x1 stride-1 unpadded convolutions, conv2d_dw for depthwise, conv2d_tiled otherwise, all
+// register-tiled); Direct forces the one-output-per-invocation conv2d.comp (the reference the
+// tests compare the tiled shaders with).
+enum class ConvShader { Auto, Direct };
+void set_conv_shader(ConvShader shader);
+
+// Test hooks: the number of command-buffer recordings a delegate made (1 after init; 2 once a
+// traced call made the timestamped one) and its device-buffer bytes.
 int delegate_recordings(const DelegateHandle* handle);
 uint64_t delegate_device_bytes(const DelegateHandle* handle);
 

@@ -30,6 +30,10 @@ struct Context {
   // storageBuffer16BitAccess, enabled when the device has it: the `_f16` shader variants (fp16
   // regions) need it.
   bool storage16 = false;
+  // Valid bits of the compute queue's timestamps (0: none) and ns per timestamp tick: traced
+  // runs time each dispatch with them.
+  uint32_t timestamp_bits = 0;
+  float timestamp_period = 0.0f;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   // Guards the queue (externally synchronised in Vulkan) and the pipeline cache.
