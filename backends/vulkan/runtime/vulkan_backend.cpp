@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -20,6 +21,16 @@ constexpr uint32_t kLocalSize = 64;  // elementwise and softmax shaders
 constexpr uint32_t kTile = 16;       // linear shader
 
 std::atomic<LinearShader> g_linear_shader{LinearShader::Auto};
+std::atomic<Fp16Arithmetic> g_fp16_arithmetic{Fp16Arithmetic::Auto};
+
+constexpr const char* kPrecisionFp32 = "fp32";
+constexpr const char* kPrecisionFp16Storage = "fp16 storage, fp32 arithmetic";
+constexpr const char* kPrecisionFp16Arith = "fp16 storage, fp16 arithmetic (fp32 accumulation)";
+
+bool env_is(const char* name, const char* value) {
+  const char* v = getenv(name);
+  return v != nullptr && strcmp(v, value) == 0;
+}
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -40,7 +51,7 @@ struct Dispatch {
   uint8_t push[kPushConstantBytes];
   uint32_t push_size = 0;
   uint32_t groups_x = 1, groups_y = 1, groups_z = 1;
-  const char* shader = nullptr;  // base name; "_f16" is appended for fp16 storage
+  const char* shader = nullptr;  // base name; "_f16"/"_f16a" is appended for fp16 storage
   bool f16 = false;
   int64_t bind[kNumBindings] = {-1, -1, -1, -1};  // tensor per binding, -1: the dummy range
 };
@@ -66,6 +77,7 @@ struct Delegate {
   VkFence fence = VK_NULL_HANDLE;
   std::mutex mutex;  // one call at a time per delegate
   int recordings = 0;
+  const char* precision = kPrecisionFp32;
 
   ~Delegate() {
     if (ctx == nullptr) return;
@@ -572,6 +584,23 @@ Error record(Delegate& d) {
   return Error::Ok;
 }
 
+// An fp16 region computes in fp16 where the device can (shaderFloat16) unless told not to.
+Error choose_precision(Delegate& d) {
+  bool f16 = false;
+  for (const fb::Tensor* t : *d.payload->tensors()) f16 |= t->dtype() == fb::DataType::Float16;
+  const bool storage_only = g_fp16_arithmetic.load() == Fp16Arithmetic::StorageOnly ||
+                            env_is("PTERON_VULKAN_FP16_ARITH", "0");
+  d.precision = !f16                                         ? kPrecisionFp32
+                : d.ctx->float16_arithmetic && !storage_only ? kPrecisionFp16Arith
+                                                             : kPrecisionFp16Storage;
+  if (env_is("PTERON_VULKAN_LOG", "1")) {
+    fprintf(stderr, "pteron vulkan: %u-node region on %s: %s%s\n", d.payload->nodes()->size(),
+            d.ctx->properties.deviceName, d.precision,
+            f16 && !d.ctx->float16_arithmetic ? " (the device has no shaderFloat16)" : "");
+  }
+  return Error::Ok;
+}
+
 Error build(Delegate& d, Span<const uint8_t> processed) {
   Context& c = *d.ctx;
   const fb::Payload& p = *d.payload;
@@ -583,6 +612,7 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
                   c.properties.deviceName);
     }
   }
+  PTERON_TRY(choose_precision(d));
   uint64_t staging_bytes = 0, constant_bytes = 0;
   PTERON_TRY(plan_memory(d, &staging_bytes, &constant_bytes));
   PTERON_TRY(make_buffer(c, d.device_bytes,
@@ -646,7 +676,8 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
   const uint64_t dummy = d.dummy_offset;
   for (Dispatch& dp : d.dispatches) {
     char name[40];
-    snprintf(name, sizeof(name), "%s%s", dp.shader, dp.f16 ? "_f16" : "");
+    const bool arith = d.precision == kPrecisionFp16Arith;
+    snprintf(name, sizeof(name), "%s%s", dp.shader, dp.f16 ? (arith ? "_f16a" : "_f16") : "");
     Result<VkPipeline> pipeline = c.pipeline(name);
     if (!pipeline.ok()) return pipeline.error();
     dp.pipeline = *pipeline;
@@ -800,6 +831,12 @@ VulkanBackend g_backend;
 BackendInterface& backend() { return g_backend; }
 
 void set_linear_shader(LinearShader shader) { g_linear_shader.store(shader); }
+
+void set_fp16_arithmetic(Fp16Arithmetic mode) { g_fp16_arithmetic.store(mode); }
+
+const char* delegate_precision(const DelegateHandle* handle) {
+  return handle ? static_cast<const Delegate*>(handle)->precision : "";
+}
 
 int delegate_recordings(const DelegateHandle* handle) {
   return handle ? static_cast<const Delegate*>(handle)->recordings : 0;

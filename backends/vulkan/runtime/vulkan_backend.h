@@ -17,6 +17,17 @@ BackendInterface& backend();
 enum class LinearShader { Auto, Tiled, Direct };
 void set_linear_shader(LinearShader shader);
 
+// How fp16 regions (`vulkan-fp16`) initialised afterwards compute. Auto: fp16 arithmetic (the
+// `_f16a` shaders) where the device has shaderFloat16, else fp32 arithmetic on fp16 storage
+// (`_f16`); StorageOnly forces the latter, as does the environment variable
+// PTERON_VULKAN_FP16_ARITH=0 under Auto. PTERON_VULKAN_LOG=1 prints each delegate's choice.
+enum class Fp16Arithmetic { Auto, StorageOnly };
+void set_fp16_arithmetic(Fp16Arithmetic mode);
+
+// The precision a delegate runs at: "fp32", "fp16 storage, fp32 arithmetic" or "fp16 storage,
+// fp16 arithmetic (fp32 accumulation)".
+const char* delegate_precision(const DelegateHandle* handle);
+
 // Test hooks: the number of command-buffer recordings a delegate made (1 after init) and its
 // device-buffer bytes.
 int delegate_recordings(const DelegateHandle* handle);

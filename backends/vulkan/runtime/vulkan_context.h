@@ -30,6 +30,9 @@ struct Context {
   // storageBuffer16BitAccess, enabled when the device has it: the `_f16` shader variants (fp16
   // regions) need it.
   bool storage16 = false;
+  // shaderFloat16 (VK_KHR_shader_float16_int8, enabled when the device has it): fp16 regions
+  // then run the `_f16a` shader variants, fp16 arithmetic (shaders/common.glsl).
+  bool float16_arithmetic = false;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   // Guards the queue (externally synchronised in Vulkan) and the pipeline cache.
