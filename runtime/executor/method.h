@@ -33,6 +33,13 @@ class ExecutionObserver {
   // Returns a handle for end_delegate_event, or -1.
   virtual int32_t begin_delegate_event(const char* name, int32_t debug_id) { return -1; }
   virtual void end_delegate_event(int32_t handle) {}
+  // An event the backend timed itself (e.g. GPU timestamps read after the work finished):
+  // it starts `offset_ns` after the start of the finished event `within` (a handle from
+  // begin_delegate_event) and lasts `duration_ns`, kept inside `within`. Returns a handle, or -1.
+  virtual int32_t add_timed_delegate_event(const char* name, int32_t debug_id, int32_t within,
+                                           uint64_t offset_ns, uint64_t duration_ns) {
+    return -1;
+  }
 };
 
 class Method {

@@ -63,6 +63,26 @@ void EventTracer::end_delegate_event(int32_t handle) {
   if (handle >= 0 && static_cast<size_t>(handle) < count_) events_[handle].end = t;
 }
 
+int32_t EventTracer::add_timed_delegate_event(const char* name, int32_t debug_id, int32_t within,
+                                              uint64_t offset_ns, uint64_t duration_ns) {
+  if (within < 0 || static_cast<size_t>(within) >= count_) return -1;
+  const uint64_t lo = events_[within].start, hi = events_[within].end;
+  TraceEvent* e = push(TraceEvent::Kind::DelegateNode);
+  if (e == nullptr) return -1;
+  // ns -> ticks without overflow for any realistic interval (offsets are below an hour).
+  const auto ticks = [this](uint64_t ns) {
+    return static_cast<uint64_t>(static_cast<double>(ns) *
+                                 static_cast<double>(clock_.ticks_per_second) * 1e-9);
+  };
+  e->name = name;
+  e->delegate_debug_id = debug_id;
+  e->start = lo + ticks(offset_ns);
+  e->end = e->start + ticks(duration_ns);
+  if (e->start > hi) e->start = hi;  // clocks that disagree still nest inside `within`
+  if (e->end > hi) e->end = hi;
+  return static_cast<int32_t>(count_ - 1);
+}
+
 void EventTracer::record_allocation(int32_t allocator, uint64_t bytes) {
   TraceEvent* e = push(TraceEvent::Kind::Allocation);
   if (e == nullptr) return;

@@ -51,6 +51,8 @@ class EventTracer : public ExecutionObserver {
   // Delegates time their own nodes with these (handle -1 when the buffer is full).
   int32_t begin_delegate_event(const char* name, int32_t debug_id) override;
   void end_delegate_event(int32_t handle) override;
+  int32_t add_timed_delegate_event(const char* name, int32_t debug_id, int32_t within,
+                                   uint64_t offset_ns, uint64_t duration_ns) override;
   void record_allocation(int32_t allocator, uint64_t bytes) override;
 
   Span<const TraceEvent> events() const { return {events_.data(), count_}; }

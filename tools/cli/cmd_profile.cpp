@@ -1,6 +1,7 @@
 // pteron profile PROGRAM.pte [--inputs in.npz] [--iters N] [--warmup W] -o PREFIX [--json]
 // Runs a method with the event tracer attached and writes PREFIX.etdp (ETDump) and
 // PREFIX.json (Chrome trace, opens in Perfetto), then prints where the time went.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -54,13 +55,19 @@ void profile(const ProfileOptions& o) {
     if (Error e = method.execute(); e != Error::Ok) throw_runtime_error(o.program, e);
   }
 
-  // Room for every instruction's event, its scratch allocation and a few delegate-internal
-  // events per instruction; the tracer counts what does not fit.
-  std::vector<TraceEvent> buffer((method.num_instructions() * 4 + 8) *
-                                 static_cast<size_t>(o.iters));
+  // One traced run first (not reported) counts the events a run makes: delegates may report
+  // one per internal node (a Vulkan region: one per dispatch), far more than the
+  // instructions. The buffer then holds every traced run; the tracer counts what does not fit.
+  std::vector<TraceEvent> buffer(std::max<size_t>(method.num_instructions() * 4 + 8, 1 << 16));
   EventTracer tracer({buffer.data(), buffer.size()});
   tracer.attach(method);
   method.set_observer(&tracer);
+  bound.bind(method, inputs, context);
+  if (Error e = method.execute(); e != Error::Ok) throw_runtime_error(o.program, e);
+  const size_t per_run = std::max(tracer.events().size(), method.num_instructions() * 4);
+  buffer.assign((per_run + 8) * static_cast<size_t>(o.iters), TraceEvent{});
+  tracer = EventTracer({buffer.data(), buffer.size()});
+  tracer.attach(method);
   for (int i = 0; i < o.iters; ++i) {
     bound.bind(method, inputs, context);
     if (Error e = method.execute(); e != Error::Ok) throw_runtime_error(o.program, e);

@@ -77,7 +77,7 @@ void PayloadBuilder::add_node(fb::OpType op, std::vector<uint32_t> inputs, uint3
   if (output >= tensors_.size()) {
     throw std::invalid_argument("Vulkan payload builder: bad output tensor id");
   }
-  nodes_.push_back(NodeDef{op, std::move(inputs), output, attrs});
+  nodes_.push_back(NodeDef{op, std::move(inputs), output, attrs, debug_id_});
 }
 
 std::vector<uint8_t> PayloadBuilder::build() const {
@@ -102,7 +102,7 @@ std::vector<uint8_t> PayloadBuilder::build() const {
           n.attrs.output_min, n.attrs.output_max, list(n.attrs.stride), list(n.attrs.padding),
           list(n.attrs.dilation), n.attrs.groups, n.attrs.eps, n.attrs.has_weight, n.attrs.has_bias,
           list(n.attrs.perm), n.attrs.unary, n.attrs.pool, list(n.attrs.kernel),
-          n.attrs.count_include_pad, n.attrs.divisor, n.attrs.axis, n.attrs.start, n.attrs.step));
+          n.attrs.count_include_pad, n.attrs.divisor, n.attrs.axis, n.attrs.start, n.attrs.step, n.debug_id));
     }
     auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts), fbb.CreateVector(ns),
                                   offset, blob_.size());

@@ -51,6 +51,9 @@ class PayloadBuilder {
                      fb::DataType dtype = fb::DataType::Float32);
   uint32_t add_output(std::vector<uint32_t> dims, uint32_t arg_index);
   void add_node(fb::OpType op, std::vector<uint32_t> inputs, uint32_t output, NodeAttrs attrs = {});
+  // The debug id (the graph node's position in its region) of the nodes added from now on;
+  // -1 (the default) for nodes that stand for no graph node.
+  void set_debug_id(int32_t id) { debug_id_ = id; }
   // Serialises [flatbuffer][padding][constant blob].
   std::vector<uint8_t> build() const;
 
@@ -68,11 +71,13 @@ class PayloadBuilder {
     std::vector<uint32_t> inputs;
     uint32_t output;
     NodeAttrs attrs;
+    int32_t debug_id;
   };
   uint32_t add(TensorDef t);
   std::vector<TensorDef> tensors_;
   std::vector<NodeDef> nodes_;
   std::vector<uint8_t> blob_;
+  int32_t debug_id_ = -1;
 };
 
 }  // namespace pteron::vulkan

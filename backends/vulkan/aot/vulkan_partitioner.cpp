@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backends/vulkan/aot/payload_builder.h"
 #include "compiler/partition/registry.h"
@@ -446,10 +447,55 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
     return b.add_constant({static_cast<uint32_t>(cols), static_cast<uint32_t>(rows)}, t, inner);
   };
   const float inf = std::numeric_limits<float>::infinity();
-  for (NodeId id : region.nodes) {
-    const Node& n = g.node(id);
+  // relu / clamp / hardtanh of a conv or matmul output nothing else reads folds into that
+  // node's clamp: one dispatch and one tensor fewer (the clamp's graph node then has no event
+  // of its own; the producer's carries both).
+  struct Fold {
+    ValueId out;  // the clamp's output, written by the producer
+    float lo, hi;
+  };
+  std::unordered_map<NodeId, Fold> folds;  // producer -> its folded clamp
+  std::unordered_set<NodeId> folded;       // clamps folded away
+  {
+    std::unordered_set<NodeId> in_region(region.nodes.begin(), region.nodes.end());
+    std::unordered_set<ValueId> outputs(region.outputs.begin(), region.outputs.end());
+    for (NodeId id : region.nodes) {
+      const Node& n = g.node(id);
+      const Kind kind = table().at(n.op.str());
+      if (kind != Kind::Relu && kind != Kind::Clamp && kind != Kind::Hardtanh) continue;
+      const ValueId v = n.args[0].tensor();
+      const Value& val = g.value(v);
+      if (!val.is_intermediate() || val.users.size() != 1 || outputs.count(v) ||
+          !in_region.count(val.producer) || folds.count(val.producer)) {
+        continue;
+      }
+      const Kind pk = table().at(g.node(val.producer).op.str());
+      if (pk != Kind::Conv && pk != Kind::Linear && pk != Kind::AddMm && pk != Kind::Mm &&
+          pk != Kind::Bmm) {
+        continue;
+      }
+      Fold f{n.outputs[0], 0.0f, inf};
+      if (kind != Kind::Relu) {
+        f.lo = n.args[1].is_none() ? -inf : static_cast<float>(n.args[1].to_double());
+        f.hi = n.args[2].is_none() ? inf : static_cast<float>(n.args[2].to_double());
+      }
+      folds[val.producer] = f;
+      folded.insert(id);
+    }
+  }
+  for (size_t k = 0; k < region.nodes.size(); ++k) {
+    const Node& n = g.node(region.nodes[k]);
+    if (folded.count(region.nodes[k])) continue;
+    b.set_debug_id(static_cast<int32_t>(k));  // graph info: regions[r].nodes[k]
     const Kind kind = table().at(n.op.str());
-    const uint32_t out = tensor(n.outputs[0]);
+    const auto fold = folds.find(region.nodes[k]);
+    const bool fused = fold != folds.end();
+    const uint32_t out = tensor(fused ? fold->second.out : n.outputs[0]);
+    NodeAttrs clamped;  // the folded clamp's bounds, if any
+    if (fused) {
+      clamped.output_min = fold->second.lo;
+      clamped.output_max = fold->second.hi;
+    }
     const auto in = [&](size_t k) { return tensor(n.args[k].tensor()); };
     switch (kind) {
       case Kind::Linear: {
@@ -460,17 +506,18 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
         const bool transpose = w.is_constant() && !ids.count(w.id);
         std::vector<uint32_t> ins = {in(0), transpose ? transposed_constant(w) : in(1)};
         if (!n.args[2].is_none()) ins.push_back(in(2));
-        b.add_node(transpose ? fb::OpType::MatMul : fb::OpType::Linear, ins, out);
+        b.add_node(transpose ? fb::OpType::MatMul : fb::OpType::Linear, ins, out, clamped);
         break;
       }
       case Kind::AddMm:
-        b.add_node(fb::OpType::MatMul, {in(1), in(2), bias_1d(n.args[0].tensor())}, out);
+        b.add_node(fb::OpType::MatMul, {in(1), in(2), bias_1d(n.args[0].tensor())}, out,
+                   clamped);
         break;
       case Kind::Mm:
-        b.add_node(fb::OpType::MatMul, {in(0), in(1)}, out);
+        b.add_node(fb::OpType::MatMul, {in(0), in(1)}, out, clamped);
         break;
       case Kind::Bmm:
-        b.add_node(fb::OpType::BatchMatMul, {in(0), in(1)}, out);
+        b.add_node(fb::OpType::BatchMatMul, {in(0), in(1)}, out, clamped);
         break;
       case Kind::Add:
       case Kind::Sub:
@@ -584,7 +631,9 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
         std::vector<uint32_t> ins = {in(0), in(1)};
         if (!n.args[2].is_none()) ins.push_back(in(2));
         b.add_node(fb::OpType::Conv2d, ins, out,
-                   {.stride = pair(3),
+                   {.output_min = clamped.output_min,
+                    .output_max = clamped.output_max,
+                    .stride = pair(3),
                     .padding = pair(4),
                     .dilation = pair(5),
                     .groups = static_cast<uint32_t>(n.args[8].get<int64_t>())});
@@ -617,6 +666,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
       }
     }
   }
+  b.set_debug_id(-1);
   for (const auto& [from, to] : output_converts) b.add_node(fb::OpType::Convert, {from}, to);
   return b.build();
 }

@@ -1,6 +1,7 @@
 #include "backends/vulkan/runtime/vulkan_backend.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +33,14 @@ bool env_is(const char* name, const char* value) {
   return v != nullptr && strcmp(v, value) == 0;
 }
 
+std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
+// Register tiles of the conv shaders (PX pixels x OCB channels per invocation; see the .comp
+// files) and their workgroup size.
+constexpr uint32_t kConvLocalSize = 32;
+constexpr uint32_t kConvPixels = 4, kConvChannels = 8;  // conv2d_tiled
+constexpr uint32_t kPointwisePixels = 8;                // conv2d_pw (kConvChannels channels)
+constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw
+
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 struct External {
@@ -52,6 +61,8 @@ struct Dispatch {
   uint32_t push_size = 0;
   uint32_t groups_x = 1, groups_y = 1, groups_z = 1;
   const char* shader = nullptr;  // base name; "_f16"/"_f16a" is appended for fp16 storage
+  const char* event = nullptr;   // trace event name (static)
+  int32_t debug_id = -1;         // the payload node's debug id (its graph node in the region)
   bool f16 = false;
   int64_t bind[kNumBindings] = {-1, -1, -1, -1};  // tensor per binding, -1: the dummy range
 };
@@ -75,6 +86,11 @@ struct Delegate {
   VkCommandPool command_pool = VK_NULL_HANDLE;
   VkCommandBuffer commands = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
+  // Traced runs replay a second recording with a timestamp after every dispatch, recorded on
+  // the first traced call (untraced runs never pay for the queries).
+  VkCommandBuffer traced_commands = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  std::vector<uint64_t> stamps;  // query results, one per dispatch plus the start
   std::mutex mutex;  // one call at a time per delegate
   int recordings = 0;
   const char* precision = kPrecisionFp32;
@@ -83,6 +99,7 @@ struct Delegate {
     if (ctx == nullptr) return;
     VkDevice dev = ctx->device;
     if (fence) vkDestroyFence(dev, fence, nullptr);
+    if (queries) vkDestroyQueryPool(dev, queries, nullptr);
     if (command_pool) vkDestroyCommandPool(dev, command_pool, nullptr);
     if (pool) vkDestroyDescriptorPool(dev, pool, nullptr);
     if (staging_buffer) vkDestroyBuffer(dev, staging_buffer, nullptr);
@@ -277,9 +294,36 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       p.lo = node.output_min();
       p.hi = node.output_max();
       put(dp, p);
-      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-      dp.groups_y = 1;
-      *shader = "conv2d";
+      const uint32_t batch = x.dims()->Get(0);
+      const uint32_t plane = p.oh * p.ow;
+      const bool pointwise = p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                             p.pad_h == 0 && p.pad_w == 0 && p.groups == 1;
+      const bool depthwise = p.groups == p.c && p.groups > 1;
+      if (g_conv_shader.load() == ConvShader::Direct) {
+        dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+        *shader = "conv2d";
+      } else if (depthwise) {
+        dp.groups_x = (plane + kConvLocalSize * kDepthwisePixels - 1) /
+                      (kConvLocalSize * kDepthwisePixels);
+        dp.groups_y = p.oc;
+        dp.groups_z = batch;
+        *shader = "conv2d_dw";
+      } else {
+        const uint32_t cout = p.oc / p.groups;
+        const uint32_t tile = kConvLocalSize * (pointwise ? kPointwisePixels : kConvPixels);
+        dp.groups_x = (plane + tile - 1) / tile;
+        dp.groups_y = p.groups * ((cout + kConvChannels - 1) / kConvChannels);
+        dp.groups_z = batch;
+        *shader = pointwise ? "conv2d_pw" : "conv2d_tiled";
+      }
+      if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
+          dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
+          dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
+        return fail(Error::NotSupported,
+                    "Vulkan delegate: node %u (conv2d) [%u x %u x %u] exceeds the device's "
+                    "dispatch size",
+                    n, batch, p.oc, plane);
+      }
       return Error::Ok;
     }
     case fb::OpType::LayerNorm: {
@@ -407,6 +451,54 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
   }
 }
 
+// Trace event name of a dispatch (a static string, as the tracer keeps the pointer).
+const char* event_name(fb::OpType op, const char* shader) {
+  switch (op) {
+    case fb::OpType::Linear:
+    case fb::OpType::MatMul:
+      return strcmp(shader, "linear") == 0 ? "vulkan: linear (tiled)" : "vulkan: linear";
+    case fb::OpType::BatchMatMul:
+      return "vulkan: bmm";
+    case fb::OpType::Add:
+      return "vulkan: add";
+    case fb::OpType::Sub:
+      return "vulkan: sub";
+    case fb::OpType::Mul:
+      return "vulkan: mul";
+    case fb::OpType::Div:
+      return "vulkan: div";
+    case fb::OpType::Clamp:
+      return "vulkan: clamp";
+    case fb::OpType::Softmax:
+      return "vulkan: softmax";
+    case fb::OpType::Conv2d:
+      return strcmp(shader, "conv2d_pw") == 0      ? "vulkan: conv2d 1x1"
+             : strcmp(shader, "conv2d_dw") == 0    ? "vulkan: conv2d depthwise"
+             : strcmp(shader, "conv2d_tiled") == 0 ? "vulkan: conv2d"
+                                                   : "vulkan: conv2d (direct)";
+    case fb::OpType::LayerNorm:
+      return "vulkan: layer_norm";
+    case fb::OpType::Mean:
+      return "vulkan: mean";
+    case fb::OpType::Permute:
+      return "vulkan: permute";
+    case fb::OpType::Unary:
+      return "vulkan: unary";
+    case fb::OpType::Pool2d:
+      return "vulkan: pool2d";
+    case fb::OpType::Cat:
+      return "vulkan: cat";
+    case fb::OpType::Slice:
+      return "vulkan: slice";
+    case fb::OpType::Embedding:
+      return "vulkan: embedding";
+    case fb::OpType::Convert:
+      return "vulkan: convert";
+    default:
+      return "vulkan: dispatch";
+  }
+}
+
 // The dispatches of node `n`: none for a reshape (its output shares its input's storage), one
 // per input for a cat, one otherwise.
 Error plan_node(Delegate& d, uint32_t n, const fb::Node& node) {
@@ -432,6 +524,8 @@ Error plan_node(Delegate& d, uint32_t n, const fb::Node& node) {
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       dp.shader = "copy_block";
+      dp.event = "vulkan: cat";
+      dp.debug_id = node.debug_id();
       dp.f16 = f16;
       dp.bind[0] = out_id;
       dp.bind[1] = in_id;
@@ -442,7 +536,9 @@ Error plan_node(Delegate& d, uint32_t n, const fb::Node& node) {
   }
   Dispatch dp;
   PTERON_TRY(plan_dispatch(d, n, node, dp, &dp.shader));
+  dp.event = event_name(node.op(), dp.shader);
   dp.f16 = f16 && node.op() != fb::OpType::Convert;
+  dp.debug_id = node.debug_id();
   dp.bind[0] = out_id;
   for (uint32_t b = 1; b < kNumBindings && b - 1 < node.inputs()->size(); ++b) {
     dp.bind[b] = node.inputs()->Get(b - 1);
@@ -535,13 +631,16 @@ void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_acc
   vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
-Error record(Delegate& d) {
+// Records the region's commands into `cb`; with `queries`, a timestamp before the first
+// dispatch (query 0) and after each dispatch i (query i + 1).
+Error record(Delegate& d, VkCommandBuffer cb, VkQueryPool queries) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  VkResult r = vkResetCommandBuffer(d.commands, 0);
+  VkResult r = vkResetCommandBuffer(cb, 0);
   if (r != VK_SUCCESS) return vk_fail("vkResetCommandBuffer", r);
-  r = vkBeginCommandBuffer(d.commands, &bi);
+  r = vkBeginCommandBuffer(cb, &bi);
   if (r != VK_SUCCESS) return vk_fail("vkBeginCommandBuffer", r);
-  VkCommandBuffer cb = d.commands;
+  const uint32_t num_queries = static_cast<uint32_t>(d.dispatches.size()) + 1;
+  if (queries) vkCmdResetQueryPool(cb, queries, 0, num_queries);
   std::vector<VkBufferCopy> copies;
   for (const External& e : d.externals) {
     if (e.is_input) copies.push_back(VkBufferCopy{e.staging_offset, d.offsets[e.tensor], e.nbytes});
@@ -556,6 +655,8 @@ Error record(Delegate& d) {
           VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  if (queries) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 0);
+  uint32_t query = 1;
   for (const Dispatch& dp : d.dispatches) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, dp.pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.ctx->pipeline_layout, 0, 1,
@@ -563,6 +664,8 @@ Error record(Delegate& d) {
     vkCmdPushConstants(cb, d.ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, dp.push_size,
                        dp.push);
     vkCmdDispatch(cb, dp.groups_x, dp.groups_y, dp.groups_z);
+    // Bottom of pipe: written once the dispatch has finished.
+    if (queries) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, query++);
     // Each node reads what earlier nodes wrote.
     barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -703,7 +806,55 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
     }
     vkUpdateDescriptorSets(c.device, kNumBindings, writes, 0, nullptr);
   }
-  return record(d);
+  return record(d, d.commands, VK_NULL_HANDLE);
+}
+
+// The timestamped recording, made on the first traced call. NotSupported when the queue has
+// no timestamps (the run is then traced without per-dispatch events).
+Error record_traced(Delegate& d) {
+  if (d.traced_commands != VK_NULL_HANDLE) return Error::Ok;
+  Context& c = *d.ctx;
+  if (c.timestamp_bits == 0 || d.dispatches.empty()) return Error::NotSupported;
+  VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qpi.queryCount = static_cast<uint32_t>(d.dispatches.size()) + 1;
+  VkResult r = vkCreateQueryPool(c.device, &qpi, nullptr, &d.queries);
+  if (r != VK_SUCCESS) return vk_fail("vkCreateQueryPool", r);
+  d.stamps.resize(qpi.queryCount);
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = d.command_pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  r = vkAllocateCommandBuffers(c.device, &cai, &d.traced_commands);
+  if (r != VK_SUCCESS) return vk_fail("vkAllocateCommandBuffers", r);
+  return record(d, d.traced_commands, d.queries);
+}
+
+// After a traced run: one delegate event per dispatch, named by its op and shader, with the
+// payload node's debug id, placed inside the host event `within` (submit to fence). The GPU
+// clock has its own origin, so the dispatches are aligned to end where the host wait ended
+// (the output copies after them are short), and kept inside `within`.
+void report_dispatches(Delegate& d, ExecutionObserver& observer, int32_t within,
+                       uint64_t host_ns) {
+  const uint32_t n = static_cast<uint32_t>(d.stamps.size());
+  VkResult r = vkGetQueryPoolResults(d.ctx->device, d.queries, 0, n, n * sizeof(uint64_t),
+                                     d.stamps.data(), sizeof(uint64_t),
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  if (r != VK_SUCCESS) return;
+  const uint32_t bits = d.ctx->timestamp_bits;
+  const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  const double period = d.ctx->timestamp_period;
+  const auto ns_between = [&](uint64_t a, uint64_t b) {
+    return static_cast<uint64_t>(static_cast<double>((b - a) & mask) * period);
+  };
+  const uint64_t gpu_ns = ns_between(d.stamps[0], d.stamps[n - 1]);
+  const uint64_t origin = host_ns > gpu_ns ? host_ns - gpu_ns : 0;
+  for (uint32_t i = 0; i + 1 < n; ++i) {
+    const Dispatch& dp = d.dispatches[i];
+    observer.add_timed_delegate_event(dp.event, dp.debug_id, within,
+                                      origin + ns_between(d.stamps[0], d.stamps[i]),
+                                      ns_between(d.stamps[i], d.stamps[i + 1]));
+  }
 }
 
 Error check_argument(const External& e, const EValue* arg) {
@@ -795,9 +946,11 @@ class VulkanBackend final : public BackendInterface {
       observer->end_delegate_event(event);
       event = observer->begin_delegate_event("vulkan: run command buffer", -1);
     }
+    const bool timed = observer != nullptr && record_traced(d) == Error::Ok;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
-    si.pCommandBuffers = &d.commands;
+    si.pCommandBuffers = timed ? &d.traced_commands : &d.commands;
+    const auto host_start = std::chrono::steady_clock::now();
     VkResult r;
     {
       std::lock_guard<std::mutex> queue_lock(d.ctx->mutex);
@@ -811,6 +964,11 @@ class VulkanBackend final : public BackendInterface {
     vkResetFences(d.ctx->device, 1, &d.fence);
     if (observer) observer->end_delegate_event(event);
     if (r != VK_SUCCESS) return vk_fail("vkWaitForFences", r);
+    if (timed) {
+      const auto host_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - host_start);
+      report_dispatches(d, *observer, event, static_cast<uint64_t>(host_ns.count()));
+    }
     if (observer) event = observer->begin_delegate_event("vulkan: copy outputs", -1);
     for (const External& e : d.externals) {
       if (!e.is_input) {
@@ -837,6 +995,8 @@ void set_fp16_arithmetic(Fp16Arithmetic mode) { g_fp16_arithmetic.store(mode); }
 const char* delegate_precision(const DelegateHandle* handle) {
   return handle ? static_cast<const Delegate*>(handle)->precision : "";
 }
+
+void set_conv_shader(ConvShader shader) { g_conv_shader.store(shader); }
 
 int delegate_recordings(const DelegateHandle* handle) {
   return handle ? static_cast<const Delegate*>(handle)->recordings : 0;

@@ -28,6 +28,13 @@ void set_fp16_arithmetic(Fp16Arithmetic mode);
 // fp16 arithmetic (fp32 accumulation)".
 const char* delegate_precision(const DelegateHandle* handle);
 
+// Which conv2d shaders delegates initialised afterwards use: Auto picks by shape (conv2d_pw for
+// 1x1 stride-1 unpadded convolutions, conv2d_dw for depthwise, conv2d_tiled otherwise, all
+// register-tiled); Direct forces the one-output-per-invocation conv2d.comp (the reference the
+// tests compare the tiled shaders with).
+enum class ConvShader { Auto, Direct };
+void set_conv_shader(ConvShader shader);
+
 // Test hooks: the number of command-buffer recordings a delegate made (1 after init) and its
 // device-buffer bytes.
 int delegate_recordings(const DelegateHandle* handle);

@@ -120,6 +120,7 @@ Error create(State& s) {
         c->physical_device = d;
         c->queue_family = q;
         c->properties = props;
+        c->timestamp_bits = families[q].timestampValidBits;
       }
       break;
     }
@@ -132,6 +133,7 @@ Error create(State& s) {
                        "mesa-vulkan-drivers for lavapipe)");
   }
   vkGetPhysicalDeviceMemoryProperties(c->physical_device, &c->memory);
+  c->timestamp_period = c->properties.limits.timestampPeriod;
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = c->queue_family;

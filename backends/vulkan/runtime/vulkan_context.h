@@ -33,6 +33,11 @@ struct Context {
   // shaderFloat16 (VK_KHR_shader_float16_int8, enabled when the device has it): fp16 regions
   // then run the `_f16a` shader variants, fp16 arithmetic (shaders/common.glsl).
   bool float16_arithmetic = false;
+
+  // Valid bits of the compute queue's timestamps (0: none) and ns per timestamp tick: traced
+  // runs time each dispatch with them.
+  uint32_t timestamp_bits = 0;
+  float timestamp_period = 0.0f;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   // Guards the queue (externally synchronised in Vulkan) and the pipeline cache.

@@ -206,3 +206,46 @@ class Attention(torch.nn.Module):
 def test_attention_with_transpose_matches_torch():
     report = _check(Attention().eval(), (torch.randn(48, 64),), regions=2)
     assert any("split" in r or "slice" in r for r in report["refusals"]), report["refusals"]
+
+
+def test_profile_times_every_dispatch_and_maps_it_to_its_graph_node(tmp_path):
+    """`pteron profile` of a Vulkan program: one event per dispatch from the device's
+    timestamps, each carrying a debug id that names a node of the region (graph info), nested
+    in the delegate call, together no longer than it. relu6 after a conv folds into the conv's
+    dispatch, so no clamp runs on its own."""
+    import json
+
+    cli = pteron_cli()
+    model, inputs = SmallCnn().eval(), (torch.randn(1, 3, 16, 16),)
+    ep = pteron.export(model, inputs)
+    torch.export.save(ep.run_decompositions(), tmp_path / "cnn.pt2")
+    pte = tmp_path / "cnn.pte"
+    subprocess.run([cli, "compile", str(tmp_path / "cnn.pt2"), "-o", str(pte), "--backends",
+                    "vulkan,portable"], check=True, capture_output=True)
+    iters = 2
+    out = subprocess.run([cli, "profile", str(pte), "--iters", str(iters), "--warmup", "0", "-o",
+                          str(tmp_path / "trace"), "--json"], check=True, capture_output=True)
+    summary = json.loads(out.stdout)
+    assert summary["dropped_events"] == 0
+    info = pteron.get_delegation_info(str(pte)).graph_info
+    (region,) = info["regions"]
+    ops = [info["nodes"][i]["op"] for i in region["nodes"]]
+
+    events = [e for e in json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+              if e["ph"] == "X"]
+    calls = [e for e in events if e["cat"] == "delegate call"]
+    assert len(calls) == iters
+    dispatches = [e for e in events if e["cat"] == "delegate node" and "delegate_debug_id" in e["args"]]
+    per_run = len(dispatches) // iters
+    assert per_run == 3 and len(dispatches) == iters * per_run  # conv+relu6, dw+relu, pw
+    for call in calls:
+        inside = [e for e in dispatches if e["args"]["run"] == call["args"]["run"]]
+        assert len(inside) == per_run
+        for e in inside:
+            assert call["ts"] <= e["ts"] and e["ts"] + e["dur"] <= call["ts"] + call["dur"] + 1e-3
+        assert sum(e["dur"] for e in inside) <= call["dur"]
+        names = [e["name"] for e in inside]
+        assert names == ["vulkan: conv2d", "vulkan: conv2d depthwise", "vulkan: conv2d 1x1"], names
+        mapped = [ops[e["args"]["delegate_debug_id"]] for e in inside]
+        assert all(op.startswith("aten::convolution") for op in mapped), mapped
+    assert not any("clamp" in e["name"] for e in events)

@@ -6,6 +6,7 @@
 
 #include "backends/vulkan/runtime/payload_verifier.h"
 #include "backends/vulkan/runtime/vulkan_context.h"
+#include "runtime/trace/event_tracer.h"
 #include "tests/backends/vulkan/vulkan_test_util.h"
 
 namespace pteron::vulkan::testing {
@@ -98,6 +99,75 @@ TEST(VulkanBackend, TracedCallReportsItsPhases) {
                                                  "vulkan: run command buffer",
                                                  "vulkan: copy outputs"}));
   EXPECT_EQ(log.open, 0);
+}
+
+// Traced through the event tracer: one event per dispatch from the device's timestamps, named
+// by op, carrying the payload node's debug id (its graph node), nested in the host's "run
+// command buffer" event. Untraced calls keep replaying the recording without queries.
+TEST(VulkanBackend, TracedCallTimesEveryDispatch) {
+  // conv (debug id 0) -> reshape (1, no dispatch) -> matmul (2) -> cat (3, two dispatches) ->
+  // relu (4).
+  PayloadBuilder b;
+  const uint32_t x = b.add_input({1, 3, 8, 8}, 0);
+  const uint32_t cw = b.add_constant({4, 3, 3, 3}, random_floats(4 * 27, 7));
+  const uint32_t mw = b.add_constant({64, 5}, random_floats(64 * 5, 8));
+  const uint32_t c = b.add_tensor({1, 4, 8, 8}), r = b.add_tensor({4, 64});
+  const uint32_t m = b.add_tensor({4, 5}), cat = b.add_tensor({8, 5});
+  const uint32_t y = b.add_output({8, 5}, 1);
+  b.set_debug_id(0);
+  b.add_node(fb::OpType::Conv2d, {x, cw}, c, {.stride = {1, 1}, .padding = {1, 1},
+                                              .dilation = {1, 1}});
+  b.set_debug_id(1);
+  b.add_node(fb::OpType::Reshape, {c}, r);
+  b.set_debug_id(2);
+  b.add_node(fb::OpType::MatMul, {r, mw}, m);
+  b.set_debug_id(3);
+  b.add_node(fb::OpType::Cat, {m, m}, cat, {.axis = 0});
+  b.set_debug_id(4);
+  b.add_node(fb::OpType::Clamp, {cat}, y, {.output_min = 0.0f});
+  Delegate d;
+  ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+  TestTensor tx({1, 3, 8, 8}, random_floats(192, 9)), ty({8, 5});
+  ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok);  // untraced
+  EXPECT_EQ(delegate_recordings(d.handle()), 1);
+
+  std::vector<TraceEvent> buffer(64);
+  EventTracer tracer(Span<TraceEvent>(buffer.data(), buffer.size()));
+  for (int run = 0; run < 2; ++run) {
+    tracer.clear();
+    tracer.begin_instruction(0);  // stands for the program's delegate call
+    ASSERT_EQ(d.execute({tx.value(), ty.value()}, &tracer), Error::Ok) << last_error_message();
+    tracer.end_instruction(0);
+    const Span<const TraceEvent> events = tracer.events();
+    ASSERT_EQ(events.size(), 1u + 3u + 5u);
+    const TraceEvent& call = events[0];
+    const TraceEvent& run_cb = events[2];
+    ASSERT_STREQ(run_cb.name, "vulkan: run command buffer");
+    std::vector<std::string> names;
+    std::vector<int32_t> ids;
+    uint64_t sum = 0;
+    // call, copy inputs, run command buffer, its 5 dispatches, copy outputs.
+    ASSERT_STREQ(events[8].name, "vulkan: copy outputs");
+    for (size_t i = 3; i < 8; ++i) {
+      const TraceEvent& e = events[i];
+      EXPECT_EQ(e.kind, TraceEvent::Kind::DelegateNode);
+      EXPECT_EQ(e.instruction, 0);
+      EXPECT_LE(run_cb.start, e.start);
+      EXPECT_LE(e.start, e.end);
+      EXPECT_LE(e.end, run_cb.end);
+      if (i > 3) EXPECT_LE(events[i - 1].end, e.start);  // in order, not overlapping
+      names.push_back(e.name);
+      ids.push_back(e.delegate_debug_id);
+      sum += e.end - e.start;
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"vulkan: conv2d", "vulkan: linear", "vulkan: cat",
+                                               "vulkan: cat", "vulkan: clamp"}));
+    EXPECT_EQ(ids, (std::vector<int32_t>{0, 2, 3, 3, 4}));
+    EXPECT_LE(sum, call.end - call.start);
+  }
+  EXPECT_EQ(delegate_recordings(d.handle()), 2);  // the timestamped one, recorded once
+  ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok);  // untraced again
+  EXPECT_EQ(delegate_recordings(d.handle()), 2);
 }
 
 TEST(VulkanBackend, DelegatesShareTheDeviceContext) {

@@ -302,32 +302,39 @@ TEST(VulkanFp16Arith, ConvAndPoolMatchPortable) {
     int32_t c, h, oc, k, stride, pad, groups;
     const char* what;
   };
-  for (const Case& c : {Case{64, 14, 32, 3, 1, 1, 1, "conv 3x3 C=64"},
-                        Case{32, 12, 32, 3, 2, 1, 32, "conv depthwise 3x3"},
-                        Case{96, 7, 24, 1, 1, 0, 1, "conv 1x1 C=96"}}) {
-    const int32_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1;
-    const std::vector<int32_t> xs = {1, c.c, c.h, c.h}, ws = {c.oc, c.c / c.groups, c.k, c.k},
-                               ys = {1, c.oc, oh, oh};
-    const auto x = random_halfs(xs, 50), w = random_halfs(ws, 51, -0.3f, 0.3f),
-               bias = random_halfs({c.oc}, 52);
-    TestTensor tx(xs, x), tw(ws, w), tb({c.oc}, bias), conv(ys), ref(ys);
-    EValue vs = int_list({c.stride, c.stride}), vp = int_list({c.pad, c.pad}),
-           vd = int_list({1, 1}), vo = int_list({0, 0}), transposed = EValue::from_bool(false),
-           groups = EValue::from_int(c.groups), lo = EValue::from_double(0.0),
-           hi = EValue::from_double(6.0);
-    run_portable("aten::convolution.out", {tx.value(), tw.value(), tb.value(), &vs, &vp, &vd,
-                                           &transposed, &vo, &groups, conv.value()});
-    run_portable("aten::hardtanh.out", {conv.value(), &lo, &hi, ref.value()});
-    const uint32_t s = c.stride, p = c.pad;
-    check(c.what, fb::OpType::Conv2d, {{xs, x}, {ws, w, true}, {{c.oc}, bias, true}}, ys,
-          {.output_min = 0.0f,
-           .output_max = 6.0f,
-           .stride = {s, s},
-           .padding = {p, p},
-           .dilation = {1, 1},
-           .groups = uint32_t(c.groups)},
-          ref.read(), 2e-3f);
+  // Auto: conv2d_tiled, conv2d_dw and conv2d_pw by shape; Direct: conv2d.comp for all three.
+  for (ConvShader shader : {ConvShader::Auto, ConvShader::Direct}) {
+    set_conv_shader(shader);
+    for (const Case& c : {Case{64, 14, 32, 3, 1, 1, 1, "conv 3x3 C=64"},
+                          Case{32, 12, 32, 3, 2, 1, 32, "conv depthwise 3x3"},
+                          Case{96, 7, 24, 1, 1, 0, 1, "conv 1x1 C=96"}}) {
+      const int32_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1;
+      const std::vector<int32_t> xs = {1, c.c, c.h, c.h}, ws = {c.oc, c.c / c.groups, c.k, c.k},
+                                 ys = {1, c.oc, oh, oh};
+      const auto x = random_halfs(xs, 50), w = random_halfs(ws, 51, -0.3f, 0.3f),
+                 bias = random_halfs({c.oc}, 52);
+      TestTensor tx(xs, x), tw(ws, w), tb({c.oc}, bias), conv(ys), ref(ys);
+      EValue vs = int_list({c.stride, c.stride}), vp = int_list({c.pad, c.pad}),
+             vd = int_list({1, 1}), vo = int_list({0, 0}), transposed = EValue::from_bool(false),
+             groups = EValue::from_int(c.groups), lo = EValue::from_double(0.0),
+             hi = EValue::from_double(6.0);
+      run_portable("aten::convolution.out", {tx.value(), tw.value(), tb.value(), &vs, &vp, &vd,
+                                             &transposed, &vo, &groups, conv.value()});
+      run_portable("aten::hardtanh.out", {conv.value(), &lo, &hi, ref.value()});
+      const uint32_t s = c.stride, p = c.pad;
+      const std::string what =
+          std::string(c.what) + (shader == ConvShader::Auto ? " (tiled)" : " (direct)");
+      check(what.c_str(), fb::OpType::Conv2d, {{xs, x}, {ws, w, true}, {{c.oc}, bias, true}}, ys,
+            {.output_min = 0.0f,
+             .output_max = 6.0f,
+             .stride = {s, s},
+             .padding = {p, p},
+             .dilation = {1, 1},
+             .groups = uint32_t(c.groups)},
+            ref.read(), 2e-3f);
+    }
   }
+  set_conv_shader(ConvShader::Auto);
   const std::vector<int32_t> in = {1, 8, 13, 13}, out = {1, 8, 6, 6};
   const auto x = random_halfs(in, 53, -3.0f, 3.0f);
   TestTensor tx(in, x), mref(out), idx(out, ScalarType::Long), aref(out), gref({1, 8, 3, 3});

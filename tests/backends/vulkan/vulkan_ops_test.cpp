@@ -225,11 +225,24 @@ TEST(VulkanOps, Conv2dMatchesPortable) {
       {1, 4, 10, 6, 8, 3, 3, 1, 2, 2, 4, true},     // depthwise multiplier 2, dilation 2
       {1, 6, 5, 5, 4, 2, 3, 1, 0, 1, 2, false},     // 2 groups, non-square kernel
       {1, 16, 14, 14, 24, 5, 5, 3, 2, 1, 1, true},  // stride 3, 5x5
+      // The tiled shaders' edges: channel blocks (8) straddling groups and the channel count,
+      // pixel tiles (4 or 8) past the plane, batches.
+      {2, 6, 5, 7, 10, 3, 3, 1, 1, 1, 2, true},     // 5 channels per group
+      {3, 13, 3, 3, 11, 1, 1, 1, 0, 1, 1, true},    // pointwise, odd everything, batch 3
+      {1, 5, 1, 1, 9, 1, 1, 1, 0, 1, 1, false},     // pointwise on one pixel
+      {2, 7, 11, 5, 7, 3, 3, 1, 1, 1, 7, false},    // depthwise, batch 2
+      {1, 3, 13, 13, 17, 7, 7, 2, 3, 1, 1, true},   // 7x7 stem-like, stride 2
+      {1, 4, 6, 6, 8, 1, 1, 2, 0, 1, 1, true},      // strided 1x1 (not the pointwise path)
+      {1, 8, 5, 5, 8, 1, 1, 1, 1, 1, 1, false},     // padded 1x1 (not the pointwise path)
+      {1, 12, 6, 6, 12, 3, 3, 1, 1, 1, 3, true},    // 3 groups of 4 (grouped, not depthwise)
   };
+  for (ConvShader shader : {ConvShader::Auto, ConvShader::Direct}) {
+  set_conv_shader(shader);
   uint32_t seed = 300;
   for (const ConvCase& c : cases) {
-    SCOPED_TRACE(::testing::Message() << "C=" << c.c << " OC=" << c.oc << " k=" << c.kh << "x"
-                                      << c.kw << " groups=" << c.groups);
+    SCOPED_TRACE(::testing::Message() << (shader == ConvShader::Auto ? "tiled" : "direct")
+                                      << " C=" << c.c << " OC=" << c.oc << " k=" << c.kh << "x"
+                                      << c.kw << " groups=" << c.groups << " N=" << c.n);
     const int32_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
     const int32_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
     const std::vector<int32_t> xs = {c.n, c.c, c.h, c.w}, ws = {c.oc, c.c / c.groups, c.kh, c.kw};
@@ -257,6 +270,8 @@ TEST(VulkanOps, Conv2dMatchesPortable) {
                                            &vp, &vd, &transposed, &vo, &groups, ref.value()});
     expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "conv2d");
   }
+  }
+  set_conv_shader(ConvShader::Auto);
 }
 
 TEST(VulkanOps, LayerNormMatchesPortable) {
