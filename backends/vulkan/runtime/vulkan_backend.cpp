@@ -691,7 +691,9 @@ Error record(Delegate& d, VkCommandBuffer cb, VkQueryPool queries) {
 Error choose_precision(Delegate& d) {
   bool f16 = false;
   for (const fb::Tensor* t : *d.payload->tensors()) f16 |= t->dtype() == fb::DataType::Float16;
-  const bool storage_only = g_fp16_arithmetic.load() == Fp16Arithmetic::StorageOnly ||
+  const bool compiled_storage_only = !d.payload->fp16_arithmetic();  // vulkan-fp16-storage
+  const bool storage_only = compiled_storage_only ||
+                            g_fp16_arithmetic.load() == Fp16Arithmetic::StorageOnly ||
                             env_is("PTERON_VULKAN_FP16_ARITH", "0");
   d.precision = !f16                                         ? kPrecisionFp32
                 : d.ctx->float16_arithmetic && !storage_only ? kPrecisionFp16Arith
@@ -699,7 +701,10 @@ Error choose_precision(Delegate& d) {
   if (env_is("PTERON_VULKAN_LOG", "1")) {
     fprintf(stderr, "pteron vulkan: %u-node region on %s: %s%s\n", d.payload->nodes()->size(),
             d.ctx->properties.deviceName, d.precision,
-            f16 && !d.ctx->float16_arithmetic ? " (the device has no shaderFloat16)" : "");
+            !f16                         ? ""
+            : compiled_storage_only      ? " (compiled with vulkan-fp16-storage)"
+            : !d.ctx->float16_arithmetic ? " (the device has no shaderFloat16)"
+                                         : "");
   }
   return Error::Ok;
 }

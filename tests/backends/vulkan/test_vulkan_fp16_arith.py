@@ -81,3 +81,20 @@ def test_fp16_arithmetic_matches_torch_like_fp16_storage(name, monkeypatch, capf
     assert storage_err <= TOL, (name, storage_err)
     assert arith_err <= TOL, (name, arith_err)
     assert not torch.equal(arith, storage)  # the two variants really ran different shaders
+
+
+def test_storage_only_compile_option(monkeypatch, capfd):
+    """`vulkan-fp16-storage` (VulkanPartitioner(fp16=True, fp16_arithmetic=False)) stores fp16
+    and computes in fp32 even on a device with shaderFloat16."""
+    model, inputs = _opt_2_layers()
+    ep = pteron.export(model, inputs)
+    with torch.no_grad():
+        expected = model(*inputs)
+    partitioner = pteron.VulkanPartitioner(fp16=True, fp16_arithmetic=False)
+    assert partitioner.backend == "vulkan-fp16-storage"
+    program = pteron.to_edge_transform_and_lower(ep, partitioner=[partitioner])
+    assert [r["backend"] for r in program.report["delegated_regions"]] == ["vulkan-fp16-storage"]
+    got, log = _load_and_run(program, inputs, monkeypatch, capfd, storage_only=False)
+    assert "fp16 storage, fp32 arithmetic (compiled with vulkan-fp16-storage)" in log, log
+    scale = 1 + float(expected.abs().max())
+    assert float((got - expected).abs().max()) <= TOL * scale

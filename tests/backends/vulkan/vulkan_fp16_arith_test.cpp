@@ -378,6 +378,27 @@ TEST(VulkanFp16Arith, CatAndEmbeddingMatchPortable) {
         {2, 3, width}, {}, eref.read(), 1e-3f);
 }
 
+// A payload compiled storage-only (`vulkan-fp16-storage`) runs the `_f16` variants on any device.
+TEST(VulkanFp16Arith, CompiledStorageOnlyRunsStorageVariants) {
+  PayloadBuilder b;
+  b.set_fp16_arithmetic(false);
+  const uint32_t x = b.add_input({64}, 0);
+  const uint32_t h = b.add_tensor({64}, fb::DataType::Float16);
+  const uint32_t r = b.add_tensor({64}, fb::DataType::Float16);
+  const uint32_t y = b.add_output({64}, 1);
+  b.add_node(fb::OpType::Convert, {x}, h);
+  b.add_node(fb::OpType::Clamp, {h}, r, {.output_min = 0.0f});
+  b.add_node(fb::OpType::Convert, {r}, y);
+  Delegate d;
+  ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+  EXPECT_STREQ(delegate_precision(d.handle()), kStorage);
+  const auto v = random_halfs({64}, 80);
+  TestTensor tx({64}, v), ty({64});
+  ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
+  const auto got = ty.read();
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(got[i], std::max(v[i], 0.0f));
+}
+
 // The variants really differ: a chain where fp16 intermediate rounding shows (a + 0.1 * b:
 // alpha itself rounds to fp16 under fp16 arithmetic) gives results that are not all
 // identical to the storage-only ones, so the `_f16a` shaders ran where the device has them.
