@@ -37,9 +37,9 @@ std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 // Register tiles of the conv shaders (PX pixels x OCB channels per invocation; see the .comp
 // files) and their workgroup size.
 constexpr uint32_t kConvLocalSize = 32;
-constexpr uint32_t kConvPixels = 4, kConvChannels = 8;  // conv2d_tiled
-constexpr uint32_t kPointwisePixels = 8;                // conv2d_pw (kConvChannels channels)
-constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw
+constexpr uint32_t kConvPixels = 8, kConvChannels = 8;  // conv2d_tiled, conv2d_pw
+constexpr uint32_t kLinearTile = 8;  // linear_reg: 8 rows x 8 columns per invocation
+constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw, conv2d_dw3x3s*
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -91,7 +91,7 @@ struct Delegate {
   VkCommandBuffer traced_commands = VK_NULL_HANDLE;
   VkQueryPool queries = VK_NULL_HANDLE;
   std::vector<uint64_t> stamps;  // query results, one per dispatch plus the start
-  std::mutex mutex;  // one call at a time per delegate
+  std::mutex mutex;              // one call at a time per delegate
   int recordings = 0;
   const char* precision = kPrecisionFp32;
 
@@ -198,12 +198,26 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       p.hi = node.output_max();
       put(dp, p);
       // CPU implementations run the barrier-free shader (see linear_direct.comp).
-      const LinearShader choice = g_linear_shader.load();
-      const bool direct = choice == LinearShader::Direct ||
-                          (choice == LinearShader::Auto &&
-                           d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU);
-      dp.groups_x = direct ? (p.n + kLocalSize - 1) / kLocalSize : (p.n + kTile - 1) / kTile;
-      dp.groups_y = direct ? p.m : (p.m + kTile - 1) / kTile;
+      LinearShader choice = g_linear_shader.load();
+      if (choice == LinearShader::Auto) {
+        choice = d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                     ? LinearShader::Registers
+                     : LinearShader::Tiled;
+      }
+      if (choice == LinearShader::Direct) {
+        dp.groups_x = (p.n + kLocalSize - 1) / kLocalSize;
+        dp.groups_y = p.m;
+        *shader = "linear_direct";
+      } else if (choice == LinearShader::Registers) {
+        const uint32_t tile_n = kConvLocalSize * kLinearTile;
+        dp.groups_x = (p.n + tile_n - 1) / tile_n;
+        dp.groups_y = (p.m + kLinearTile - 1) / kLinearTile;
+        *shader = "linear_reg";
+      } else {
+        dp.groups_x = (p.n + kTile - 1) / kTile;
+        dp.groups_y = (p.m + kTile - 1) / kTile;
+        *shader = "linear";
+      }
       if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
           dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
           dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
@@ -211,7 +225,6 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
                     "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size", n,
                     op_name(node.op()), p.m, p.n);
       }
-      *shader = direct ? "linear_direct" : "linear";
       return Error::Ok;
     }
     case fb::OpType::Add:
@@ -302,15 +315,22 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       if (g_conv_shader.load() == ConvShader::Direct) {
         dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
         *shader = "conv2d";
+      } else if (depthwise && p.kh == 3 && p.kw == 3 && p.dil_h == 1 && p.dil_w == 1 &&
+                 p.stride_h == p.stride_w && (p.stride_h == 1 || p.stride_h == 2)) {
+        const uint32_t tiles = p.oh * ((p.ow + kDepthwisePixels - 1) / kDepthwisePixels);
+        dp.groups_x = (tiles + kConvLocalSize - 1) / kConvLocalSize;
+        dp.groups_y = p.oc;
+        dp.groups_z = batch;
+        *shader = p.stride_h == 1 ? "conv2d_dw3x3s1" : "conv2d_dw3x3s2";
       } else if (depthwise) {
-        dp.groups_x = (plane + kConvLocalSize * kDepthwisePixels - 1) /
-                      (kConvLocalSize * kDepthwisePixels);
+        dp.groups_x =
+            (plane + kConvLocalSize * kDepthwisePixels - 1) / (kConvLocalSize * kDepthwisePixels);
         dp.groups_y = p.oc;
         dp.groups_z = batch;
         *shader = "conv2d_dw";
       } else {
         const uint32_t cout = p.oc / p.groups;
-        const uint32_t tile = kConvLocalSize * (pointwise ? kPointwisePixels : kConvPixels);
+        const uint32_t tile = kConvLocalSize * kConvPixels;
         dp.groups_x = (plane + tile - 1) / tile;
         dp.groups_y = p.groups * ((cout + kConvChannels - 1) / kConvChannels);
         dp.groups_z = batch;
@@ -456,7 +476,7 @@ const char* event_name(fb::OpType op, const char* shader) {
   switch (op) {
     case fb::OpType::Linear:
     case fb::OpType::MatMul:
-      return strcmp(shader, "linear") == 0 ? "vulkan: linear (tiled)" : "vulkan: linear";
+      return strcmp(shader, "linear") == 0 ? "vulkan: linear (shared tiles)" : "vulkan: linear";
     case fb::OpType::BatchMatMul:
       return "vulkan: bmm";
     case fb::OpType::Add:
@@ -472,10 +492,10 @@ const char* event_name(fb::OpType op, const char* shader) {
     case fb::OpType::Softmax:
       return "vulkan: softmax";
     case fb::OpType::Conv2d:
-      return strcmp(shader, "conv2d_pw") == 0      ? "vulkan: conv2d 1x1"
-             : strcmp(shader, "conv2d_dw") == 0    ? "vulkan: conv2d depthwise"
-             : strcmp(shader, "conv2d_tiled") == 0 ? "vulkan: conv2d"
-                                                   : "vulkan: conv2d (direct)";
+      return strcmp(shader, "conv2d_pw") == 0       ? "vulkan: conv2d 1x1"
+             : strncmp(shader, "conv2d_dw", 9) == 0 ? "vulkan: conv2d depthwise"
+             : strcmp(shader, "conv2d_tiled") == 0  ? "vulkan: conv2d"
+                                                    : "vulkan: conv2d (direct)";
     case fb::OpType::LayerNorm:
       return "vulkan: layer_norm";
     case fb::OpType::Mean:
@@ -839,12 +859,11 @@ Error record_traced(Delegate& d) {
 // payload node's debug id, placed inside the host event `within` (submit to fence). The GPU
 // clock has its own origin, so the dispatches are aligned to end where the host wait ended
 // (the output copies after them are short), and kept inside `within`.
-void report_dispatches(Delegate& d, ExecutionObserver& observer, int32_t within,
-                       uint64_t host_ns) {
+void report_dispatches(Delegate& d, ExecutionObserver& observer, int32_t within, uint64_t host_ns) {
   const uint32_t n = static_cast<uint32_t>(d.stamps.size());
-  VkResult r = vkGetQueryPoolResults(d.ctx->device, d.queries, 0, n, n * sizeof(uint64_t),
-                                     d.stamps.data(), sizeof(uint64_t),
-                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  VkResult r =
+      vkGetQueryPoolResults(d.ctx->device, d.queries, 0, n, n * sizeof(uint64_t), d.stamps.data(),
+                            sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
   if (r != VK_SUCCESS) return;
   const uint32_t bits = d.ctx->timestamp_bits;
   const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;

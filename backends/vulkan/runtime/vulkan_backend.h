@@ -12,9 +12,10 @@ namespace vulkan {
 
 BackendInterface& backend();
 
-// Which linear/matmul shader delegates initialised afterwards use: Auto picks the barrier-free
-// one on CPU devices (lavapipe) and the shared-memory tiled one on GPUs. Tests force each.
-enum class LinearShader { Auto, Tiled, Direct };
+// Which linear/matmul shader delegates initialised afterwards use: Auto picks the
+// register-tiled, barrier-free one (linear_reg) on CPU devices (lavapipe) and the shared-memory
+// tiled one on GPUs; Direct is one output per invocation. Tests force each.
+enum class LinearShader { Auto, Tiled, Direct, Registers };
 void set_linear_shader(LinearShader shader);
 
 // How fp16 regions (`vulkan-fp16`) initialised afterwards compute. Auto: fp16 arithmetic (the

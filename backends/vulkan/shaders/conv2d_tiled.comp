@@ -8,9 +8,9 @@
 //
 // Why registers and not shared memory: on CPU Vulkan devices (lavapipe) loads from shared
 // memory cost what loads from a buffer cost, and each barrier switches every invocation's
-// coroutine; the register tile is what cuts the loads per multiply-add (12 per 32 here, vs 2
+// coroutine; the register tile is what cuts the loads per multiply-add (16 per 64 here, vs 2
 // per 1 in conv2d.comp) on any device.
-#define PX 4
+#define PX 8
 #define OCB 8
 layout(local_size_x = 32) in;
 #extension GL_EXT_control_flow_attributes : require

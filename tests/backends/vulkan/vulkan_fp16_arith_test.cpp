@@ -163,9 +163,11 @@ TEST(VulkanFp16Arith, LinearMatMulBmmMatchPortable) {
     int32_t m, k, n;
   };
   // K = 3072: OPT-125M's fc2.
-  for (LinearShader shader : {LinearShader::Tiled, LinearShader::Direct}) {
+  for (LinearShader shader : {LinearShader::Tiled, LinearShader::Direct, LinearShader::Registers}) {
     set_linear_shader(shader);
-    const char* tag = shader == LinearShader::Tiled ? "tiled" : "direct";
+    const char* tag = shader == LinearShader::Tiled    ? "tiled"
+                      : shader == LinearShader::Direct ? "direct"
+                                                       : "registers";
     for (const Case& c : {Case{4, 3072, 48}, Case{9, 96, 40}, Case{1, 1, 1}}) {
       const auto x = random_halfs({c.m, c.k}, 1), w = random_halfs({c.n, c.k}, 2),
                  bias = random_halfs({c.n}, 3);
@@ -302,11 +304,14 @@ TEST(VulkanFp16Arith, ConvAndPoolMatchPortable) {
     int32_t c, h, oc, k, stride, pad, groups;
     const char* what;
   };
-  // Auto: conv2d_tiled, conv2d_dw and conv2d_pw by shape; Direct: conv2d.comp for all three.
+  // Auto: conv2d_tiled, conv2d_dw3x3s2/s1, conv2d_dw and conv2d_pw by shape; Direct: conv2d.comp
+  // for all.
   for (ConvShader shader : {ConvShader::Auto, ConvShader::Direct}) {
     set_conv_shader(shader);
     for (const Case& c : {Case{64, 14, 32, 3, 1, 1, 1, "conv 3x3 C=64"},
-                          Case{32, 12, 32, 3, 2, 1, 32, "conv depthwise 3x3"},
+                          Case{32, 12, 32, 3, 2, 1, 32, "conv depthwise 3x3/2"},
+                          Case{16, 11, 16, 3, 1, 1, 16, "conv depthwise 3x3/1"},
+                          Case{16, 11, 32, 5, 1, 2, 16, "conv depthwise 5x5 x2"},
                           Case{96, 7, 24, 1, 1, 0, 1, "conv 1x1 C=96"}}) {
       const int32_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1;
       const std::vector<int32_t> xs = {1, c.c, c.h, c.h}, ws = {c.oc, c.c / c.groups, c.k, c.k},

@@ -305,7 +305,7 @@ TEST(VulkanMoreOps, Fp16RegionMatchesPortableWithinHalfPrecision) {
   const auto x = random_floats(size_t(m) * k, 31);
   const auto w = random_floats(size_t(n) * k, 32, -0.2f, 0.2f);
   const auto bias = random_floats(size_t(n), 33);
-  for (LinearShader s : {LinearShader::Tiled, LinearShader::Direct}) {
+  for (LinearShader s : {LinearShader::Tiled, LinearShader::Direct, LinearShader::Registers}) {
     set_linear_shader(s);
     PayloadBuilder b;
     const auto f16 = fb::DataType::Float16;

@@ -42,11 +42,14 @@ void check_linear(const LinearCase& c, uint32_t seed) {
   expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "linear");
 }
 
-// Runs `body` once with each linear/matmul shader (tiled shared-memory, barrier-free direct).
+// Runs `body` once with each linear/matmul shader (tiled shared-memory, barrier-free direct,
+// register-tiled).
 template <typename F>
 void for_each_linear_shader(F body) {
-  for (LinearShader s : {LinearShader::Tiled, LinearShader::Direct}) {
-    SCOPED_TRACE(s == LinearShader::Tiled ? "tiled shader" : "direct shader");
+  for (LinearShader s : {LinearShader::Tiled, LinearShader::Direct, LinearShader::Registers}) {
+    SCOPED_TRACE(s == LinearShader::Tiled    ? "tiled shader"
+                 : s == LinearShader::Direct ? "direct shader"
+                                             : "register-tiled shader");
     set_linear_shader(s);
     body();
   }
@@ -235,6 +238,10 @@ TEST(VulkanOps, Conv2dMatchesPortable) {
       {1, 4, 6, 6, 8, 1, 1, 2, 0, 1, 1, true},      // strided 1x1 (not the pointwise path)
       {1, 8, 5, 5, 8, 1, 1, 1, 1, 1, 1, false},     // padded 1x1 (not the pointwise path)
       {1, 12, 6, 6, 12, 3, 3, 1, 1, 1, 3, true},    // 3 groups of 4 (grouped, not depthwise)
+      {1, 5, 13, 19, 5, 3, 3, 1, 0, 1, 5, true},    // depthwise 3x3, no padding, odd width
+      {2, 4, 12, 17, 8, 3, 3, 2, 1, 1, 4, false},   // depthwise 3x3 stride 2, multiplier 2
+      {1, 3, 1, 2, 3, 3, 3, 1, 1, 1, 3, true},      // depthwise 3x3 on a 1x2 image
+      {1, 6, 9, 11, 6, 5, 5, 1, 2, 1, 6, true},     // depthwise 5x5 (the general dw shader)
   };
   for (ConvShader shader : {ConvShader::Auto, ConvShader::Direct}) {
   set_conv_shader(shader);
