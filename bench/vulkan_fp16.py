@@ -1,18 +1,20 @@
 """Vulkan fp16 arithmetic vs fp16 storage vs fp32, timed with `pteron bench` on one program per
-precision (fp16 arithmetic and storage-only load the same `vulkan-fp16` program; the storage
-variant is forced with PTERON_VULKAN_FP16_ARITH=0).
+precision (fp16 arithmetic and storage-only load the same `vulkan-fp16` program, with
+PTERON_VULKAN_FP16_ARITH=1 and =0: a CPU device such as lavapipe runs storage-only unasked).
 
     nice -n -15 python bench/vulkan_fp16.py --build build [--iters 7] [--rounds 3] [--size 64]
 
 Models: resnet-18 and mobilenet-v2 (zoo, random weights) at --size x --size, and the 2-layer
 OPT of the tests. Writes bench/results/vulkan_fp16.{json,md}. On lavapipe (a CPU Vulkan
 device) fp16 arithmetic is emulated by LLVM through fp32 with a conversion per operation, so
-expect it to be no faster there; the variant is for GPUs with native fp16 ALUs.
+it is slower there (why CPU devices default to storage-only); the variant is for GPUs with
+native fp16 ALUs.
 """
 
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,7 +28,7 @@ LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 SYSTEMS = [  # (label, backends, environment)
     ("fp32", "vulkan,portable", {}),
     ("fp16 storage", "vulkan-fp16,portable", {"PTERON_VULKAN_FP16_ARITH": "0"}),
-    ("fp16 arithmetic", "vulkan-fp16,portable", {}),
+    ("fp16 arithmetic", "vulkan-fp16,portable", {"PTERON_VULKAN_FP16_ARITH": "1"}),
 ]
 
 
@@ -52,6 +54,12 @@ def prepare(name, size, work):
         return model(*inputs).numpy()
 
 
+def cpu_seconds():
+    """User + system CPU seconds of the finished child processes so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def main():
     import numpy as np
 
@@ -75,7 +83,7 @@ def main():
     for name in args.models.split(","):
         want = prepare(name, args.size, work)
         inputs = work / f"{name}.in.npz"
-        results = {label: {"medians": [], "mins": []} for label, _, _ in SYSTEMS}
+        results = {label: {"medians": [], "mins": [], "cpu": []} for label, _, _ in SYSTEMS}
         for label, backends, extra in SYSTEMS:
             pte = work / f"{name}.{backends.split(',')[0]}.pte"
             subprocess.run([pteron_cli, "compile", work / f"{name}.pt2", "-o", pte,
@@ -95,21 +103,30 @@ def main():
             order = SYSTEMS[r % len(SYSTEMS):] + SYSTEMS[:r % len(SYSTEMS)]
             for label, _, _ in order:
                 res = results[label]
-                bench = subprocess.run(
-                    [pteron_cli, "bench", res["pte"], "--inputs", inputs, "--warmup", "1",
-                     "--iters", str(args.iters), "--threads", "2", "--json"],
-                    env=res["env"], capture_output=True, text=True, check=True)
+                cpu = []
+                for warmup, iters in ((0, 1), (1, args.iters)):
+                    before = cpu_seconds()
+                    bench = subprocess.run(
+                        [pteron_cli, "bench", res["pte"], "--inputs", inputs, "--warmup",
+                         str(warmup), "--iters", str(iters), "--threads", "2", "--json"],
+                        env=res["env"], capture_output=True, text=True, check=True)
+                    cpu.append(cpu_seconds() - before)
                 result = json.loads(bench.stdout)
                 res["medians"].append(result["median_ms"])
                 res["mins"].append(result["min_ms"])
+                # CPU time (all threads) of args.iters inferences: the long run minus the
+                # one-inference run (load and shader compilation cancel out).
+                res["cpu"].append(1000 * (cpu[1] - cpu[0]) / args.iters)
         for label, backends, _ in SYSTEMS:
             res = results[label]
             row = {"model": name, "system": label, "backends": backends,
                    "precision": res["precision"], "median_ms": statistics.median(res["medians"]),
                    "min_ms": min(res["mins"]), "round_medians_ms": res["medians"],
+                   "cpu_ms": statistics.median(res["cpu"]),
                    "rel_error": res["rel_error"]}
             rows.append(row)
-            print(f"{name:14s} {label:16s} {row['median_ms']:9.1f} ms (min {row['min_ms']:.1f})"
+            print(f"{name:14s} {label:16s} {row['median_ms']:9.1f} ms (min {row['min_ms']:.1f}, "
+                  f"cpu {row['cpu_ms']:.1f})"
                   f"  err {row['rel_error']:.1e}  {row['precision']}", flush=True)
     load = os.getloadavg()[0]
     device = subprocess.run(["vulkaninfo", "--summary"], env=env, capture_output=True,
@@ -127,22 +144,24 @@ def main():
              f"2 threads), min over all runs; images {args.size}x{args.size}; "
              f"load average {load:.2f} ({priority}). Error: max |out - eager| / (1 + "
              "max |eager|).", "",
-             "| model | precision | median (ms) | min (ms) | rel. error vs eager |",
-             "|---|---|---:|---:|---:|"]
+             "| model | precision | median (ms) | min (ms) | CPU ms / inference | rel. error vs "
+             "eager |",
+             "|---|---|---:|---:|---:|---:|"]
     lines[3:3] = [
         "",
-        "What to read from it: on lavapipe (a CPU) fp16 arithmetic is not faster than fp16 "
-        "storage (resnet-18 and OPT: within this machine's noise; mobilenet-v2 slower in every "
-        "run so far): x86 without AVX512-FP16 has no half ALU, so LLVM widens "
+        "What to read from it: on lavapipe (a CPU) fp16 arithmetic is slower than fp16 "
+        "storage: x86 without AVX512-FP16 has no half ALU, so LLVM widens "
         "every fp16 operation to fp32 and rounds it back, and the fp16 products are widened "
         "again for the fp32 accumulators. fp16 storage itself saves memory traffic and is "
         "sometimes faster than fp32 here. The arithmetic variants are for GPUs with fp16 "
-        "ALUs (2x fp32 rate on most mobile GPUs); on CPU devices compile with "
-        "`vulkan-fp16-storage` or set PTERON_VULKAN_FP16_ARITH=0. The machine is shared and "
-        "noisy: compare the min column."]
+        "ALUs (2x fp32 rate on most mobile GPUs), which is why a `vulkan-fp16` region runs "
+        "them on GPUs with shaderFloat16 and runs storage-only on CPU devices unless "
+        "PTERON_VULKAN_FP16_ARITH=1. The machine is shared and noisy: wall times swing by 2x "
+        "between runs; the CPU time per inference (user + system of all the process's "
+        "threads, a long run minus a one-inference run) is the steadier measure."]
     for r in rows:
         lines.append(f"| {r['model']} | {r['system']} | {r['median_ms']:.1f} | {r['min_ms']:.1f} "
-                     f"| {r['rel_error']:.1e} |")
+                     f"| {r['cpu_ms']:.1f} | {r['rel_error']:.1e} |")
     (RESULTS / "vulkan_fp16.md").write_text("\n".join(lines) + "\n")
 
 

@@ -707,24 +707,35 @@ Error record(Delegate& d, VkCommandBuffer cb, VkQueryPool queries) {
   return Error::Ok;
 }
 
-// An fp16 region computes in fp16 where the device can (shaderFloat16) unless told not to.
+// An fp16 region computes in fp16 on a GPU with shaderFloat16 unless told not to. CPU devices
+// (lavapipe) have the feature but no fp16 ALU: every half operation is widened to fp32 and
+// rounded back, which made resnet-18 2.4x and mobilenet-v2 1.9x slower there than fp16 storage
+// (bench/results/vulkan_fp16.md), so they get the arithmetic variants only when asked.
 Error choose_precision(Delegate& d) {
   bool f16 = false;
   for (const fb::Tensor* t : *d.payload->tensors()) f16 |= t->dtype() == fb::DataType::Float16;
+  Fp16Arithmetic mode = g_fp16_arithmetic.load();
+  if (mode == Fp16Arithmetic::Auto && env_is("PTERON_VULKAN_FP16_ARITH", "0")) {
+    mode = Fp16Arithmetic::StorageOnly;
+  }
+  if (mode == Fp16Arithmetic::Auto && env_is("PTERON_VULKAN_FP16_ARITH", "1")) {
+    mode = Fp16Arithmetic::Arithmetic;
+  }
   const bool compiled_storage_only = !d.payload->fp16_arithmetic();  // vulkan-fp16-storage
-  const bool storage_only = compiled_storage_only ||
-                            g_fp16_arithmetic.load() == Fp16Arithmetic::StorageOnly ||
-                            env_is("PTERON_VULKAN_FP16_ARITH", "0");
-  d.precision = !f16                                         ? kPrecisionFp32
-                : d.ctx->float16_arithmetic && !storage_only ? kPrecisionFp16Arith
-                                                             : kPrecisionFp16Storage;
+  const bool cpu = d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool arith = d.ctx->float16_arithmetic && !compiled_storage_only &&
+                     (mode == Fp16Arithmetic::Arithmetic || (mode == Fp16Arithmetic::Auto && !cpu));
+  d.precision = !f16 ? kPrecisionFp32 : arith ? kPrecisionFp16Arith : kPrecisionFp16Storage;
   if (env_is("PTERON_VULKAN_LOG", "1")) {
     fprintf(stderr, "pteron vulkan: %u-node region on %s: %s%s\n", d.payload->nodes()->size(),
             d.ctx->properties.deviceName, d.precision,
-            !f16                         ? ""
+            !f16 || arith                ? ""
             : compiled_storage_only      ? " (compiled with vulkan-fp16-storage)"
             : !d.ctx->float16_arithmetic ? " (the device has no shaderFloat16)"
-                                         : "");
+            : mode == Fp16Arithmetic::StorageOnly
+                ? " (asked for)"
+                : " (a CPU device, where fp16 arithmetic is "
+                  "slower; PTERON_VULKAN_FP16_ARITH=1 forces it)");
   }
   return Error::Ok;
 }

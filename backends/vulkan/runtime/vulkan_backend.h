@@ -19,10 +19,12 @@ enum class LinearShader { Auto, Tiled, Direct, Registers };
 void set_linear_shader(LinearShader shader);
 
 // How fp16 regions (`vulkan-fp16`) initialised afterwards compute. Auto: fp16 arithmetic (the
-// `_f16a` shaders) where the device has shaderFloat16, else fp32 arithmetic on fp16 storage
-// (`_f16`); StorageOnly forces the latter, as does the environment variable
-// PTERON_VULKAN_FP16_ARITH=0 under Auto. PTERON_VULKAN_LOG=1 prints each delegate's choice.
-enum class Fp16Arithmetic { Auto, StorageOnly };
+// `_f16a` shaders) on a GPU with shaderFloat16, else fp32 arithmetic on fp16 storage (`_f16`;
+// CPU devices such as lavapipe included: fp16 arithmetic is slower there). StorageOnly forces
+// `_f16`; Arithmetic `_f16a` on any device with shaderFloat16. Under Auto the environment
+// variable PTERON_VULKAN_FP16_ARITH=0 / =1 does the same. A payload compiled with
+// `vulkan-fp16-storage` always runs `_f16`. PTERON_VULKAN_LOG=1 prints each delegate's choice.
+enum class Fp16Arithmetic { Auto, StorageOnly, Arithmetic };
 void set_fp16_arithmetic(Fp16Arithmetic mode);
 
 // The precision a delegate runs at: "fp32", "fp16 storage, fp32 arithmetic" or "fp16 storage,

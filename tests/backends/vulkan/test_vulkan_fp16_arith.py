@@ -1,6 +1,7 @@
 """fp16 arithmetic in `vulkan-fp16` regions: whole models against PyTorch eager, with the
-arithmetic variants (chosen at load time on a device with shaderFloat16: lavapipe) and with
-the storage-only variants (forced with PTERON_VULKAN_FP16_ARITH=0), from one compiled program.
+arithmetic variants (PTERON_VULKAN_FP16_ARITH=1: lavapipe has shaderFloat16, but as a CPU
+device it gets the storage-only variants unless asked) and with the storage-only variants
+(PTERON_VULKAN_FP16_ARITH=0), from one compiled program.
 
 Sizes as in test_vulkan_models.py: resnet-18 and mobilenet-v2 at 64x64, a 2-layer OPT.
 Tolerance, max abs error vs torch, both variants: 3e-2 * (1 + max |reference|), the
@@ -44,14 +45,15 @@ def _model(name):
     return model, (torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(0)),)
 
 
-def _load_and_run(program, inputs, monkeypatch, capfd, storage_only):
-    """Loads the program (the delegate picks its shader variants here) and runs it once;
+def _load_and_run(program, inputs, monkeypatch, capfd, fp16_arith):
+    """Loads the program (the delegate picks its shader variants here) with
+    PTERON_VULKAN_FP16_ARITH set to `fp16_arith` ("0", "1" or None: unset) and runs it once;
     returns the output and the delegate's log line."""
     monkeypatch.setenv("PTERON_VULKAN_LOG", "1")
-    if storage_only:
-        monkeypatch.setenv("PTERON_VULKAN_FP16_ARITH", "0")
-    else:
+    if fp16_arith is None:
         monkeypatch.delenv("PTERON_VULKAN_FP16_ARITH", raising=False)
+    else:
+        monkeypatch.setenv("PTERON_VULKAN_FP16_ARITH", fp16_arith)
     capfd.readouterr()
     loaded = program.load()
     loaded.load_method("forward")
@@ -68,9 +70,8 @@ def test_fp16_arithmetic_matches_torch_like_fp16_storage(name, monkeypatch, capf
     scale = 1 + float(expected.abs().max())
     program = pteron.to_edge_transform_and_lower(
         ep, partitioner=[pteron.VulkanPartitioner(fp16=True)])
-    arith, arith_log = _load_and_run(program, inputs, monkeypatch, capfd, storage_only=False)
-    storage, storage_log = _load_and_run(program, inputs, monkeypatch, capfd, storage_only=True)
-    # lavapipe has shaderFloat16: the arithmetic variants are chosen unless told otherwise.
+    arith, arith_log = _load_and_run(program, inputs, monkeypatch, capfd, "1")
+    storage, storage_log = _load_and_run(program, inputs, monkeypatch, capfd, "0")
     assert "fp16 storage, fp16 arithmetic (fp32 accumulation)" in arith_log, arith_log
     assert "fp16 storage, fp32 arithmetic" in storage_log, storage_log
     arith_err = float((arith - expected).abs().max()) / scale
@@ -94,7 +95,19 @@ def test_storage_only_compile_option(monkeypatch, capfd):
     assert partitioner.backend == "vulkan-fp16-storage"
     program = pteron.to_edge_transform_and_lower(ep, partitioner=[partitioner])
     assert [r["backend"] for r in program.report["delegated_regions"]] == ["vulkan-fp16-storage"]
-    got, log = _load_and_run(program, inputs, monkeypatch, capfd, storage_only=False)
+    got, log = _load_and_run(program, inputs, monkeypatch, capfd, "1")  # the payload wins
     assert "fp16 storage, fp32 arithmetic (compiled with vulkan-fp16-storage)" in log, log
     scale = 1 + float(expected.abs().max())
     assert float((got - expected).abs().max()) <= TOL * scale
+
+
+def test_cpu_device_defaults_to_storage_only(monkeypatch, capfd):
+    """Unasked, a `vulkan-fp16` region on lavapipe (a CPU device, where fp16 arithmetic is
+    slower) runs the storage-only variants and the log line says why."""
+    model, inputs = _opt_2_layers()
+    program = pteron.to_edge_transform_and_lower(
+        pteron.export(model, inputs), partitioner=[pteron.VulkanPartitioner(fp16=True)])
+    _, log = _load_and_run(program, inputs, monkeypatch, capfd, None)
+    assert "llvmpipe" in log, log
+    assert "fp16 storage, fp32 arithmetic (a CPU device, where fp16 arithmetic is slower; " \
+           "PTERON_VULKAN_FP16_ARITH=1 forces it)" in log, log

@@ -1,7 +1,8 @@
 // The fp16-arithmetic shader variants (`_f16a`, shaders/common.glsl) against the portable
 // kernels. Each case is a one-op fp16 region (fp32 inputs -> to_f16 -> op -> to_f32), run
-// twice: with fp16 arithmetic (chosen at load time on a device with shaderFloat16, e.g.
-// lavapipe) and with the storage-only variants forced (`Fp16Arithmetic::StorageOnly`). Inputs
+// twice: with fp16 arithmetic (`Fp16Arithmetic::Arithmetic`: on any device with shaderFloat16,
+// lavapipe included, where Auto would pick storage-only) and with the storage-only variants
+// (`Fp16Arithmetic::StorageOnly`). Inputs
 // and weights are fp16-representable, so the reference (the portable fp32 kernel on the same
 // values) differs from the storage-only result by the output's rounding alone (2^-11 relative)
 // and from the arithmetic result by that plus the fp16 arithmetic.
@@ -119,7 +120,7 @@ std::vector<float> check(const char* what, fb::OpType op, const std::vector<Oper
                          const std::vector<int32_t>& out, const NodeAttrs& attrs,
                          const std::vector<float>& ref, float atol) {
   std::string arith_precision, storage_precision;
-  const auto arith = run_fp16(op, ins, out, attrs, Fp16Arithmetic::Auto, &arith_precision);
+  const auto arith = run_fp16(op, ins, out, attrs, Fp16Arithmetic::Arithmetic, &arith_precision);
   const auto storage =
       run_fp16(op, ins, out, attrs, Fp16Arithmetic::StorageOnly, &storage_precision);
   EXPECT_EQ(arith_precision, device_has_float16_arithmetic() ? kArith : kStorage) << what;
@@ -152,10 +153,23 @@ EValue string_value(const char* s) {
 
 TEST(VulkanFp16Arith, LavapipeHasShaderFloat16) {
   ASSERT_TRUE(shared_context().ok()) << last_error_message();
-  // lavapipe reports shaderFloat16 and 16-bit storage; on it the `_f16a` variants must run.
+  // lavapipe reports shaderFloat16 and 16-bit storage: the `_f16a` variants can run on it.
   if (std::string(device_name()).find("llvmpipe") != std::string::npos) {
     EXPECT_TRUE(device_has_float16_arithmetic());
   }
+}
+
+// Auto: fp16 arithmetic on GPUs with shaderFloat16, storage-only on CPU devices (lavapipe),
+// where widening every half operation to fp32 makes the arithmetic variants slower.
+TEST(VulkanFp16Arith, AutoPicksArithmeticOnGpusOnly) {
+  Result<Context*> c = shared_context();
+  ASSERT_TRUE(c.ok()) << last_error_message();
+  const bool gpu = (*c)->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const std::vector<int32_t> dims = {64};
+  std::string precision;
+  run_fp16(fb::OpType::Clamp, {{dims, random_halfs(dims, 90)}}, dims, {.output_min = 0.0f},
+           Fp16Arithmetic::Auto, &precision);
+  EXPECT_EQ(precision, gpu && device_has_float16_arithmetic() ? kArith : kStorage);
 }
 
 TEST(VulkanFp16Arith, LinearMatMulBmmMatchPortable) {
@@ -412,7 +426,7 @@ TEST(VulkanFp16Arith, ArithmeticVariantComputesInHalf) {
   const auto a = random_halfs(dims, 70), b = random_halfs(dims, 71);
   std::string p1, p2;
   const auto arith = run_fp16(fb::OpType::Add, {{dims, a}, {dims, b}}, dims, {.alpha = 0.1f},
-                              Fp16Arithmetic::Auto, &p1);
+                              Fp16Arithmetic::Arithmetic, &p1);
   const auto storage = run_fp16(fb::OpType::Add, {{dims, a}, {dims, b}}, dims, {.alpha = 0.1f},
                                 Fp16Arithmetic::StorageOnly, &p2);
   size_t differ = 0;
