@@ -709,8 +709,9 @@ Error record(Delegate& d, VkCommandBuffer cb, VkQueryPool queries) {
 
 // An fp16 region computes in fp16 on a GPU with shaderFloat16 unless told not to. CPU devices
 // (lavapipe) have the feature but no fp16 ALU: every half operation is widened to fp32 and
-// rounded back, which made resnet-18 2.4x and mobilenet-v2 1.9x slower there than fp16 storage
-// (bench/results/vulkan_fp16.md), so they get the arithmetic variants only when asked.
+// rounded back, which made the models slower there than fp16 storage in most runs
+// (mobilenet-v2 1.3x to 2x; backends/vulkan/README.md), so they get the arithmetic variants
+// only when asked.
 Error choose_precision(Delegate& d) {
   bool f16 = false;
   for (const fb::Tensor* t : *d.payload->tensors()) f16 |= t->dtype() == fb::DataType::Float16;
