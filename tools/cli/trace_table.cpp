@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
@@ -70,6 +71,9 @@ std::vector<TraceRow> rows_from_etdump(const std::vector<uint8_t>& bytes, const 
   if (dump->run_data() == nullptr) return rows;
   int run = 0;
   for (const ed::RunData* data : *dump->run_data()) {
+    // Instructions that are delegate calls in this run: other events of theirs come from
+    // inside the delegate, with or without a debug id (a tracer writes the call first).
+    std::set<int> delegate_calls;
     if (data->events() != nullptr) {
       for (const ed::Event* event : *data->events()) {
         const ed::ProfileEvent* p = event->profile_event();
@@ -82,10 +86,12 @@ std::vector<TraceRow> rows_from_etdump(const std::vector<uint8_t>& bytes, const 
         r.end_ns = static_cast<double>(p->end_time());
         if (r.name == "Method::execute") {
           r.kind = TraceRow::Kind::Execute;
-        } else if (p->delegate_debug_id_int() >= 0 || p->delegate_debug_id_str() != nullptr) {
+        } else if (p->delegate_debug_id_int() >= 0 || p->delegate_debug_id_str() != nullptr ||
+                   (r.name != "DELEGATE_CALL" && delegate_calls.count(r.instruction))) {
           r.kind = TraceRow::Kind::DelegateNode;
         } else if (r.name == "DELEGATE_CALL") {
           r.kind = TraceRow::Kind::DelegateCall;
+          delegate_calls.insert(r.instruction);
         } else if (r.instruction >= 0) {
           r.kind = TraceRow::Kind::Kernel;
         } else {

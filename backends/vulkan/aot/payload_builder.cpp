@@ -102,7 +102,8 @@ std::vector<uint8_t> PayloadBuilder::build() const {
           n.attrs.output_min, n.attrs.output_max, list(n.attrs.stride), list(n.attrs.padding),
           list(n.attrs.dilation), n.attrs.groups, n.attrs.eps, n.attrs.has_weight, n.attrs.has_bias,
           list(n.attrs.perm), n.attrs.unary, n.attrs.pool, list(n.attrs.kernel),
-          n.attrs.count_include_pad, n.attrs.divisor, n.attrs.axis, n.attrs.start, n.attrs.step, n.debug_id));
+          n.attrs.count_include_pad, n.attrs.divisor, n.attrs.axis, n.attrs.start, n.attrs.step,
+          n.debug_id));
     }
     auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts), fbb.CreateVector(ns),
                                   offset, blob_.size(), fp16_arithmetic_);

@@ -512,8 +512,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
         break;
       }
       case Kind::AddMm:
-        b.add_node(fb::OpType::MatMul, {in(1), in(2), bias_1d(n.args[0].tensor())}, out,
-                   clamped);
+        b.add_node(fb::OpType::MatMul, {in(1), in(2), bias_1d(n.args[0].tensor())}, out, clamped);
         break;
       case Kind::Mm:
         b.add_node(fb::OpType::MatMul, {in(0), in(1)}, out, clamped);

@@ -37,9 +37,9 @@ std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 // Register tiles of the conv shaders (PX pixels x OCB channels per invocation; see the .comp
 // files) and their workgroup size.
 constexpr uint32_t kConvLocalSize = 32;
-constexpr uint32_t kConvPixels = 8, kConvChannels = 8;  // conv2d_tiled, conv2d_pw
-constexpr uint32_t kLinearTile = 8;  // linear_reg: 8 rows x 8 columns per invocation
-constexpr uint32_t kDepthwisePixels = 8;                // conv2d_dw, conv2d_dw3x3s*
+constexpr uint32_t kConvPixels = 8, kConvChannels = 16;   // conv2d_tiled, conv2d_pw
+constexpr uint32_t kLinearRows = 8, kLinearColumns = 16;  // linear_reg's tile per invocation
+constexpr uint32_t kDepthwisePixels = 8;                  // conv2d_dw, conv2d_dw3x3s*
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -165,6 +165,33 @@ struct BinaryParams {
   uint32_t base0;
 };
 
+// Merges output dims the binary shader can walk as one (size-1 dims; neighbours where both
+// inputs' strides are contiguous across them): each dim costs the shader an integer division
+// per element, which CPU devices do lane by lane. [1, 12, 128, 64] + same -> [98304].
+void coalesce(BinaryParams& p) {
+  uint32_t rank = 0;
+  for (uint32_t d = 0; d < p.rank; ++d) {
+    if (p.dims[d] == 1) continue;
+    if (rank > 0 && p.stride0[rank - 1] == p.stride0[d] * p.dims[d] &&
+        p.stride1[rank - 1] == p.stride1[d] * p.dims[d]) {
+      p.dims[rank - 1] *= p.dims[d];  // the outer dim absorbs this one
+      p.stride0[rank - 1] = p.stride0[d];
+      p.stride1[rank - 1] = p.stride1[d];
+      continue;
+    }
+    p.dims[rank] = p.dims[d];
+    p.stride0[rank] = p.stride0[d];
+    p.stride1[rank] = p.stride1[d];
+    ++rank;
+  }
+  if (rank == 0) {  // one element
+    p.dims[0] = 1;
+    p.stride0[0] = p.stride1[0] = 0;
+    rank = 1;
+  }
+  p.rank = rank;
+}
+
 // Shader parameters and grid of one single-dispatch node (the payload is verified).
 Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatch& dp,
                     const char** shader) {
@@ -209,9 +236,9 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         dp.groups_y = p.m;
         *shader = "linear_direct";
       } else if (choice == LinearShader::Registers) {
-        const uint32_t tile_n = kConvLocalSize * kLinearTile;
+        const uint32_t tile_n = kConvLocalSize * kLinearColumns;
         dp.groups_x = (p.n + tile_n - 1) / tile_n;
-        dp.groups_y = (p.m + kLinearTile - 1) / kLinearTile;
+        dp.groups_y = (p.m + kLinearRows - 1) / kLinearRows;
         *shader = "linear_reg";
       } else {
         dp.groups_x = (p.n + kTile - 1) / kTile;
@@ -251,6 +278,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
           s *= size;
         }
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       dp.groups_y = 1;
@@ -378,6 +406,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         p.dims[i] = out.dims()->Get(i);
         p.stride0[i] = in_strides[node.perm()->Get(i)];
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       dp.groups_y = 1;
@@ -408,6 +437,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
         if (i == node.axis()) p.base0 = s * node.start();
         s *= x.dims()->Get(i);
       }
+      coalesce(p);
       put(dp, p);
       dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
       *shader = "binary";

@@ -5,7 +5,7 @@
 // and bounds checks. Same parameters as conv2d.comp; fused clamp. Products in F, the C-long sums
 // in A = fp32 (common.glsl).
 #define PX 8
-#define OCB 8
+#define OCB 16
 layout(local_size_x = 32) in;
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"

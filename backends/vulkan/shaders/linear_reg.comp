@@ -1,13 +1,13 @@
 #version 450
 // out[M, N] = in0[M, K] . W + in2[N], clamped to [lo, hi], with a register tile of RM rows x
 // RN columns per invocation and no shared memory or barriers: each k step loads RM values of
-// A and RN of W for RM * RN multiply-adds (16 loads per 64 here; linear_direct.comp does 2 per
+// A and RN of W for RM * RN multiply-adds (24 loads per 128 here; linear_direct.comp does 2 per
 // 1). The shader CPU Vulkan devices (lavapipe) run, where loads, not arithmetic, decide the
 // speed and barriers are expensive. Same parameters as linear.comp (W = in1[N, K]^T when
 // w_transposed, else in1[K, N]; workgroup z is the batch of a bmm). Products in F, the K-long
 // sums in A = fp32 (common.glsl).
 #define RM 8
-#define RN 8
+#define RN 16
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 32) in;
 #include "common.glsl"

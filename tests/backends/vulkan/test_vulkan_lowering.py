@@ -249,3 +249,13 @@ def test_profile_times_every_dispatch_and_maps_it_to_its_graph_node(tmp_path):
         mapped = [ops[e["args"]["delegate_debug_id"]] for e in inside]
         assert all(op.startswith("aten::convolution") for op in mapped), mapped
     assert not any("clamp" in e["name"] for e in events)
+
+    # `inspect --trace` reads the same per-dispatch rows back from the ETDump, and nothing from
+    # inside the delegate (phases included) counts as a kernel.
+    out = subprocess.run([cli, "inspect", str(pte), "--trace", str(tmp_path / "trace.etdp"),
+                          "--json"], check=True, capture_output=True)
+    again = json.loads(out.stdout)
+    rows = lambda s: sorted((r["name"], r["calls"]) for r in s["inside_delegates"])  # noqa: E731
+    assert rows(again) == rows(summary)
+    assert [op["where"] for op in again["ops"]] == ["delegate"]
+    assert again["covered_ms"] <= again["wall_ms"]  # inner events are not counted twice

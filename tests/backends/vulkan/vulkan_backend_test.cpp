@@ -95,9 +95,9 @@ TEST(VulkanBackend, TracedCallReportsItsPhases) {
   TestTensor x({2, 24}), r({2, 10}), y({2, 10}), h({2, 32});
   EventLog log;
   ASSERT_EQ(d.execute({x.value(), r.value(), y.value(), h.value()}, &log), Error::Ok);
-  EXPECT_EQ(log.begun, (std::vector<std::string>{"vulkan: copy inputs",
-                                                 "vulkan: run command buffer",
-                                                 "vulkan: copy outputs"}));
+  EXPECT_EQ(log.begun,
+            (std::vector<std::string>{"vulkan: copy inputs", "vulkan: run command buffer",
+                                      "vulkan: copy outputs"}));
   EXPECT_EQ(log.open, 0);
 }
 
@@ -115,8 +115,8 @@ TEST(VulkanBackend, TracedCallTimesEveryDispatch) {
   const uint32_t m = b.add_tensor({4, 5}), cat = b.add_tensor({8, 5});
   const uint32_t y = b.add_output({8, 5}, 1);
   b.set_debug_id(0);
-  b.add_node(fb::OpType::Conv2d, {x, cw}, c, {.stride = {1, 1}, .padding = {1, 1},
-                                              .dilation = {1, 1}});
+  b.add_node(fb::OpType::Conv2d, {x, cw}, c,
+             {.stride = {1, 1}, .padding = {1, 1}, .dilation = {1, 1}});
   b.set_debug_id(1);
   b.add_node(fb::OpType::Reshape, {c}, r);
   b.set_debug_id(2);
@@ -165,7 +165,7 @@ TEST(VulkanBackend, TracedCallTimesEveryDispatch) {
     EXPECT_EQ(ids, (std::vector<int32_t>{0, 2, 3, 3, 4}));
     EXPECT_LE(sum, call.end - call.start);
   }
-  EXPECT_EQ(delegate_recordings(d.handle()), 2);  // the timestamped one, recorded once
+  EXPECT_EQ(delegate_recordings(d.handle()), 2);              // the timestamped one, recorded once
   ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok);  // untraced again
   EXPECT_EQ(delegate_recordings(d.handle()), 2);
 }

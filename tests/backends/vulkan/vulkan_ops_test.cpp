@@ -230,53 +230,56 @@ TEST(VulkanOps, Conv2dMatchesPortable) {
       {1, 16, 14, 14, 24, 5, 5, 3, 2, 1, 1, true},  // stride 3, 5x5
       // The tiled shaders' edges: channel blocks (8) straddling groups and the channel count,
       // pixel tiles (4 or 8) past the plane, batches.
-      {2, 6, 5, 7, 10, 3, 3, 1, 1, 1, 2, true},     // 5 channels per group
-      {3, 13, 3, 3, 11, 1, 1, 1, 0, 1, 1, true},    // pointwise, odd everything, batch 3
-      {1, 5, 1, 1, 9, 1, 1, 1, 0, 1, 1, false},     // pointwise on one pixel
-      {2, 7, 11, 5, 7, 3, 3, 1, 1, 1, 7, false},    // depthwise, batch 2
-      {1, 3, 13, 13, 17, 7, 7, 2, 3, 1, 1, true},   // 7x7 stem-like, stride 2
-      {1, 4, 6, 6, 8, 1, 1, 2, 0, 1, 1, true},      // strided 1x1 (not the pointwise path)
-      {1, 8, 5, 5, 8, 1, 1, 1, 1, 1, 1, false},     // padded 1x1 (not the pointwise path)
-      {1, 12, 6, 6, 12, 3, 3, 1, 1, 1, 3, true},    // 3 groups of 4 (grouped, not depthwise)
-      {1, 5, 13, 19, 5, 3, 3, 1, 0, 1, 5, true},    // depthwise 3x3, no padding, odd width
-      {2, 4, 12, 17, 8, 3, 3, 2, 1, 1, 4, false},   // depthwise 3x3 stride 2, multiplier 2
-      {1, 3, 1, 2, 3, 3, 3, 1, 1, 1, 3, true},      // depthwise 3x3 on a 1x2 image
-      {1, 6, 9, 11, 6, 5, 5, 1, 2, 1, 6, true},     // depthwise 5x5 (the general dw shader)
+      {2, 6, 5, 7, 10, 3, 3, 1, 1, 1, 2, true},    // 5 channels per group
+      {3, 13, 3, 3, 11, 1, 1, 1, 0, 1, 1, true},   // pointwise, odd everything, batch 3
+      {1, 5, 1, 1, 9, 1, 1, 1, 0, 1, 1, false},    // pointwise on one pixel
+      {2, 7, 11, 5, 7, 3, 3, 1, 1, 1, 7, false},   // depthwise, batch 2
+      {1, 3, 13, 13, 17, 7, 7, 2, 3, 1, 1, true},  // 7x7 stem-like, stride 2
+      {1, 4, 6, 6, 8, 1, 1, 2, 0, 1, 1, true},     // strided 1x1 (not the pointwise path)
+      {1, 8, 5, 5, 8, 1, 1, 1, 1, 1, 1, false},    // padded 1x1 (not the pointwise path)
+      {1, 12, 6, 6, 12, 3, 3, 1, 1, 1, 3, true},   // 3 groups of 4 (grouped, not depthwise)
+      {1, 5, 13, 19, 5, 3, 3, 1, 0, 1, 5, true},   // depthwise 3x3, no padding, odd width
+      {2, 4, 12, 17, 8, 3, 3, 2, 1, 1, 4, false},  // depthwise 3x3 stride 2, multiplier 2
+      {1, 3, 1, 2, 3, 3, 3, 1, 1, 1, 3, true},     // depthwise 3x3 on a 1x2 image
+      {1, 6, 9, 11, 6, 5, 5, 1, 2, 1, 6, true},    // depthwise 5x5 (the general dw shader)
   };
   for (ConvShader shader : {ConvShader::Auto, ConvShader::Direct}) {
-  set_conv_shader(shader);
-  uint32_t seed = 300;
-  for (const ConvCase& c : cases) {
-    SCOPED_TRACE(::testing::Message() << (shader == ConvShader::Auto ? "tiled" : "direct")
-                                      << " C=" << c.c << " OC=" << c.oc << " k=" << c.kh << "x"
-                                      << c.kw << " groups=" << c.groups << " N=" << c.n);
-    const int32_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
-    const int32_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
-    const std::vector<int32_t> xs = {c.n, c.c, c.h, c.w}, ws = {c.oc, c.c / c.groups, c.kh, c.kw};
-    const std::vector<int32_t> ys = {c.n, c.oc, oh, ow};
-    const auto x = random_floats(numel(xs), ++seed), w = random_floats(numel(ws), ++seed);
-    const auto bv = random_floats(size_t(c.oc), ++seed);
-    PayloadBuilder b;
-    const uint32_t xi = b.add_input(u32(xs), 0);
-    std::vector<uint32_t> ins = {xi, b.add_constant(u32(ws), w)};
-    if (c.bias) ins.push_back(b.add_constant({uint32_t(c.oc)}, bv));
-    const uint32_t yi = b.add_output(u32(ys), 1);
-    const uint32_t s = c.stride, p = c.pad, dl = c.dil;
-    b.add_node(
-        fb::OpType::Conv2d, ins, yi,
-        {.stride = {s, s}, .padding = {p, p}, .dilation = {dl, dl}, .groups = uint32_t(c.groups)});
-    Delegate d;
-    ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
-    TestTensor tx(xs, x), tw(ws, w), tb({c.oc}, bv), ty(ys), ref(ys);
-    ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
-    const std::vector<int64_t> stride = {c.stride, c.stride}, pad = {c.pad, c.pad},
-                               dil = {c.dil, c.dil}, out_pad = {0, 0};
-    EValue vs = int_list(stride), vp = int_list(pad), vd = int_list(dil), vo = int_list(out_pad);
-    EValue transposed = EValue::from_bool(false), groups = EValue::from_int(c.groups), none;
-    run_portable("aten::convolution.out", {tx.value(), tw.value(), c.bias ? tb.value() : &none, &vs,
-                                           &vp, &vd, &transposed, &vo, &groups, ref.value()});
-    expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "conv2d");
-  }
+    set_conv_shader(shader);
+    uint32_t seed = 300;
+    for (const ConvCase& c : cases) {
+      SCOPED_TRACE(::testing::Message() << (shader == ConvShader::Auto ? "tiled" : "direct")
+                                        << " C=" << c.c << " OC=" << c.oc << " k=" << c.kh << "x"
+                                        << c.kw << " groups=" << c.groups << " N=" << c.n);
+      const int32_t oh = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
+      const int32_t ow = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
+      const std::vector<int32_t> xs = {c.n, c.c, c.h, c.w}, ws = {c.oc, c.c / c.groups, c.kh, c.kw};
+      const std::vector<int32_t> ys = {c.n, c.oc, oh, ow};
+      const auto x = random_floats(numel(xs), ++seed), w = random_floats(numel(ws), ++seed);
+      const auto bv = random_floats(size_t(c.oc), ++seed);
+      PayloadBuilder b;
+      const uint32_t xi = b.add_input(u32(xs), 0);
+      std::vector<uint32_t> ins = {xi, b.add_constant(u32(ws), w)};
+      if (c.bias) ins.push_back(b.add_constant({uint32_t(c.oc)}, bv));
+      const uint32_t yi = b.add_output(u32(ys), 1);
+      const uint32_t s = c.stride, p = c.pad, dl = c.dil;
+      b.add_node(fb::OpType::Conv2d, ins, yi,
+                 {.stride = {s, s},
+                  .padding = {p, p},
+                  .dilation = {dl, dl},
+                  .groups = uint32_t(c.groups)});
+      Delegate d;
+      ASSERT_EQ(d.init(b.build()), Error::Ok) << last_error_message();
+      TestTensor tx(xs, x), tw(ws, w), tb({c.oc}, bv), ty(ys), ref(ys);
+      ASSERT_EQ(d.execute({tx.value(), ty.value()}), Error::Ok) << last_error_message();
+      const std::vector<int64_t> stride = {c.stride, c.stride}, pad = {c.pad, c.pad},
+                                 dil = {c.dil, c.dil}, out_pad = {0, 0};
+      EValue vs = int_list(stride), vp = int_list(pad), vd = int_list(dil), vo = int_list(out_pad);
+      EValue transposed = EValue::from_bool(false), groups = EValue::from_int(c.groups), none;
+      run_portable("aten::convolution.out",
+                   {tx.value(), tw.value(), c.bias ? tb.value() : &none, &vs, &vp, &vd, &transposed,
+                    &vo, &groups, ref.value()});
+      expect_close(ty.read(), ref.read(), 1e-5f, 1e-4f, "conv2d");
+    }
   }
   set_conv_shader(ConvShader::Auto);
 }
