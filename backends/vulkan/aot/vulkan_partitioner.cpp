@@ -676,10 +676,9 @@ const bool g_registered =
     compiler::register_partitioner("vulkan", [] { return std::make_unique<VulkanPartitioner>(); });
 const bool g_registered_fp16 = compiler::register_partitioner(
     "vulkan-fp16", [] { return std::make_unique<VulkanPartitioner>(/*fp16=*/true); });
-const bool g_registered_fp16_storage =
-    compiler::register_partitioner("vulkan-fp16-storage", [] {
-      return std::make_unique<VulkanPartitioner>(/*fp16=*/true, /*fp16_arithmetic=*/false);
-    });
+const bool g_registered_fp16_storage = compiler::register_partitioner("vulkan-fp16-storage", [] {
+  return std::make_unique<VulkanPartitioner>(/*fp16=*/true, /*fp16_arithmetic=*/false);
+});
 
 }  // namespace
 
