@@ -38,8 +38,8 @@ const char* delegate_precision(const DelegateHandle* handle);
 enum class ConvShader { Auto, Direct };
 void set_conv_shader(ConvShader shader);
 
-// Test hooks: the number of command-buffer recordings a delegate made (1 after init) and its
-// device-buffer bytes.
+// Test hooks: the number of command-buffer recordings a delegate made (1 after init; 2 once a
+// traced call made the timestamped one) and its device-buffer bytes.
 int delegate_recordings(const DelegateHandle* handle);
 uint64_t delegate_device_bytes(const DelegateHandle* handle);
 
