@@ -33,14 +33,20 @@ class VulkanPartitioner(Partitioner):
     """Delegates fp32 regions (linear/matmul, conv, pools, elementwise, activations, softmax,
     layer norm, cat/slice/embedding) to the Vulkan GPU delegate; rules and the cost rule are in
     backends/vulkan/README.md. fp16=True stores the regions' tensors and weights as fp16
-    (backend `vulkan-fp16`); inputs and outputs stay fp32.
+    (backend `vulkan-fp16`); inputs and outputs stay fp32. Such regions compute in fp16 where the
+    device has shaderFloat16 (sums in fp32); fp16_arithmetic=False keeps their arithmetic fp32
+    on every device (backend `vulkan-fp16-storage`).
     """
 
-    def __init__(self, fp16: bool = False):
+    def __init__(self, fp16: bool = False, fp16_arithmetic: bool = True):
         self.fp16 = fp16
-        self.backend = "vulkan-fp16" if fp16 else "vulkan"
+        self.fp16_arithmetic = fp16_arithmetic
+        self.backend = ("vulkan" if not fp16 else
+                        "vulkan-fp16" if fp16_arithmetic else "vulkan-fp16-storage")
 
     def __repr__(self) -> str:
+        if self.fp16 and not self.fp16_arithmetic:
+            return "VulkanPartitioner(fp16=True, fp16_arithmetic=False)"
         return f"VulkanPartitioner(fp16={self.fp16})"
 
 

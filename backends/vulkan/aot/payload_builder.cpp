@@ -106,7 +106,7 @@ std::vector<uint8_t> PayloadBuilder::build() const {
           n.debug_id));
     }
     auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts), fbb.CreateVector(ns),
-                                  offset, blob_.size());
+                                  offset, blob_.size(), fp16_arithmetic_);
     fbb.Finish(root, "PVK1");
     return static_cast<uint64_t>(fbb.GetSize());
   };

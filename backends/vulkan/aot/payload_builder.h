@@ -54,6 +54,8 @@ class PayloadBuilder {
   // The debug id (the graph node's position in its region) of the nodes added from now on;
   // -1 (the default) for nodes that stand for no graph node.
   void set_debug_id(int32_t id) { debug_id_ = id; }
+  // false: the runtime runs this (fp16) region's storage-only shader variants.
+  void set_fp16_arithmetic(bool allowed) { fp16_arithmetic_ = allowed; }
   // Serialises [flatbuffer][padding][constant blob].
   std::vector<uint8_t> build() const;
 
@@ -78,6 +80,7 @@ class PayloadBuilder {
   std::vector<NodeDef> nodes_;
   std::vector<uint8_t> blob_;
   int32_t debug_id_ = -1;
+  bool fp16_arithmetic_ = true;
 };
 
 }  // namespace pteron::vulkan

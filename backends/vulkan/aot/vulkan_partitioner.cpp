@@ -379,8 +379,10 @@ std::vector<uint32_t> dims_of(const Graph& g, ValueId v) {
 // Lowers one region. Throws on anything unexpected (lower() turns it into a refusal).
 // fp16: every float tensor inside the region (constants included) is stored as fp16; region
 // inputs and outputs stay fp32 and cross the boundary through Convert nodes.
-std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp16) {
+std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp16,
+                                   bool fp16_arithmetic) {
   PayloadBuilder b;
+  b.set_fp16_arithmetic(fp16_arithmetic);
   const fb::DataType inner = fp16 ? fb::DataType::Float16 : fb::DataType::Float32;
   std::unordered_map<ValueId, uint32_t> ids;
   std::vector<std::pair<uint32_t, uint32_t>> output_converts;  // (fp16 tensor, fp32 output)
@@ -674,6 +676,9 @@ const bool g_registered =
     compiler::register_partitioner("vulkan", [] { return std::make_unique<VulkanPartitioner>(); });
 const bool g_registered_fp16 = compiler::register_partitioner(
     "vulkan-fp16", [] { return std::make_unique<VulkanPartitioner>(/*fp16=*/true); });
+const bool g_registered_fp16_storage = compiler::register_partitioner("vulkan-fp16-storage", [] {
+  return std::make_unique<VulkanPartitioner>(/*fp16=*/true, /*fp16_arithmetic=*/false);
+});
 
 }  // namespace
 
@@ -724,7 +729,7 @@ SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph,
 LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region) const {
   LoweredRegion r;
   try {
-    r.payload = build_payload(graph, region, fp16_);
+    r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);
     r.ok = true;
   } catch (const std::exception& e) {
     r.reason = std::string("lowering failed: ") + e.what();

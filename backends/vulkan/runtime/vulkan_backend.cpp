@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -21,6 +22,17 @@ constexpr uint32_t kLocalSize = 64;  // elementwise and softmax shaders
 constexpr uint32_t kTile = 16;       // linear shader
 
 std::atomic<LinearShader> g_linear_shader{LinearShader::Auto};
+std::atomic<Fp16Arithmetic> g_fp16_arithmetic{Fp16Arithmetic::Auto};
+
+constexpr const char* kPrecisionFp32 = "fp32";
+constexpr const char* kPrecisionFp16Storage = "fp16 storage, fp32 arithmetic";
+constexpr const char* kPrecisionFp16Arith = "fp16 storage, fp16 arithmetic (fp32 accumulation)";
+
+bool env_is(const char* name, const char* value) {
+  const char* v = getenv(name);
+  return v != nullptr && strcmp(v, value) == 0;
+}
+
 std::atomic<ConvShader> g_conv_shader{ConvShader::Auto};
 // Register tiles of the conv shaders (PX pixels x OCB channels per invocation; see the .comp
 // files) and their workgroup size.
@@ -48,7 +60,7 @@ struct Dispatch {
   uint8_t push[kPushConstantBytes];
   uint32_t push_size = 0;
   uint32_t groups_x = 1, groups_y = 1, groups_z = 1;
-  const char* shader = nullptr;  // base name; "_f16" is appended for fp16 storage
+  const char* shader = nullptr;  // base name; "_f16"/"_f16a" is appended for fp16 storage
   const char* event = nullptr;   // trace event name (static)
   int32_t debug_id = -1;         // the payload node's debug id (its graph node in the region)
   bool f16 = false;
@@ -81,6 +93,7 @@ struct Delegate {
   std::vector<uint64_t> stamps;  // query results, one per dispatch plus the start
   std::mutex mutex;              // one call at a time per delegate
   int recordings = 0;
+  const char* precision = kPrecisionFp32;
 
   ~Delegate() {
     if (ctx == nullptr) return;
@@ -724,6 +737,40 @@ Error record(Delegate& d, VkCommandBuffer cb, VkQueryPool queries) {
   return Error::Ok;
 }
 
+// An fp16 region computes in fp16 on a GPU with shaderFloat16 unless told not to. CPU devices
+// (lavapipe) have the feature but no fp16 ALU: every half operation is widened to fp32 and
+// rounded back, which made the models slower there than fp16 storage in most runs
+// (mobilenet-v2 1.3x to 2x; backends/vulkan/README.md), so they get the arithmetic variants
+// only when asked.
+Error choose_precision(Delegate& d) {
+  bool f16 = false;
+  for (const fb::Tensor* t : *d.payload->tensors()) f16 |= t->dtype() == fb::DataType::Float16;
+  Fp16Arithmetic mode = g_fp16_arithmetic.load();
+  if (mode == Fp16Arithmetic::Auto && env_is("PTERON_VULKAN_FP16_ARITH", "0")) {
+    mode = Fp16Arithmetic::StorageOnly;
+  }
+  if (mode == Fp16Arithmetic::Auto && env_is("PTERON_VULKAN_FP16_ARITH", "1")) {
+    mode = Fp16Arithmetic::Arithmetic;
+  }
+  const bool compiled_storage_only = !d.payload->fp16_arithmetic();  // vulkan-fp16-storage
+  const bool cpu = d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool arith = d.ctx->float16_arithmetic && !compiled_storage_only &&
+                     (mode == Fp16Arithmetic::Arithmetic || (mode == Fp16Arithmetic::Auto && !cpu));
+  d.precision = !f16 ? kPrecisionFp32 : arith ? kPrecisionFp16Arith : kPrecisionFp16Storage;
+  if (env_is("PTERON_VULKAN_LOG", "1")) {
+    fprintf(stderr, "pteron vulkan: %u-node region on %s: %s%s\n", d.payload->nodes()->size(),
+            d.ctx->properties.deviceName, d.precision,
+            !f16 || arith                ? ""
+            : compiled_storage_only      ? " (compiled with vulkan-fp16-storage)"
+            : !d.ctx->float16_arithmetic ? " (the device has no shaderFloat16)"
+            : mode == Fp16Arithmetic::StorageOnly
+                ? " (asked for)"
+                : " (a CPU device, where fp16 arithmetic is "
+                  "slower; PTERON_VULKAN_FP16_ARITH=1 forces it)");
+  }
+  return Error::Ok;
+}
+
 Error build(Delegate& d, Span<const uint8_t> processed) {
   Context& c = *d.ctx;
   const fb::Payload& p = *d.payload;
@@ -735,6 +782,7 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
                   c.properties.deviceName);
     }
   }
+  PTERON_TRY(choose_precision(d));
   uint64_t staging_bytes = 0, constant_bytes = 0;
   PTERON_TRY(plan_memory(d, &staging_bytes, &constant_bytes));
   PTERON_TRY(make_buffer(c, d.device_bytes,
@@ -798,7 +846,8 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
   const uint64_t dummy = d.dummy_offset;
   for (Dispatch& dp : d.dispatches) {
     char name[40];
-    snprintf(name, sizeof(name), "%s%s", dp.shader, dp.f16 ? "_f16" : "");
+    const bool arith = d.precision == kPrecisionFp16Arith;
+    snprintf(name, sizeof(name), "%s%s", dp.shader, dp.f16 ? (arith ? "_f16a" : "_f16") : "");
     Result<VkPipeline> pipeline = c.pipeline(name);
     if (!pipeline.ok()) return pipeline.error();
     dp.pipeline = *pipeline;
@@ -1006,6 +1055,12 @@ VulkanBackend g_backend;
 BackendInterface& backend() { return g_backend; }
 
 void set_linear_shader(LinearShader shader) { g_linear_shader.store(shader); }
+
+void set_fp16_arithmetic(Fp16Arithmetic mode) { g_fp16_arithmetic.store(mode); }
+
+const char* delegate_precision(const DelegateHandle* handle) {
+  return handle ? static_cast<const Delegate*>(handle)->precision : "";
+}
 
 void set_conv_shader(ConvShader shader) { g_conv_shader.store(shader); }
 

@@ -66,6 +66,21 @@ Error unavailable(State& s, const char* fmt, const char* detail) {
   return s.error;
 }
 
+const char* const kFloat16Extension = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+
+bool has_device_extension(VkPhysicalDevice d, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(d, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(n);
+  if (vkEnumerateDeviceExtensionProperties(d, nullptr, &n, extensions.data()) != VK_SUCCESS) {
+    return false;
+  }
+  for (const VkExtensionProperties& e : extensions) {
+    if (strcmp(e.extensionName, name) == 0) return true;
+  }
+  return false;
+}
+
 Error create(State& s) {
   Context* c = new (std::nothrow) Context();
   if (c == nullptr) return unavailable(s, "Vulkan: %s", "no memory for the device context");
@@ -124,18 +139,34 @@ Error create(State& s) {
   qci.queueFamilyIndex = c->queue_family;
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
-  // 16-bit storage (Vulkan 1.1 core feature struct) for fp16 regions, where present.
+  // 16-bit storage (Vulkan 1.1 core feature struct) for fp16 regions, where present, and
+  // shaderFloat16 for their fp16 arithmetic. The instance asks for Vulkan 1.1, so shaderFloat16
+  // comes through its extension (core only from 1.2), queried and enabled only when listed.
+  const bool has_float16_ext = has_device_extension(c->physical_device, kFloat16Extension);
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16_arith{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
   VkPhysicalDevice16BitStorageFeatures f16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  if (has_float16_ext) f16.pNext = &f16_arith;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &f16;
   vkGetPhysicalDeviceFeatures2(c->physical_device, &features);
   c->storage16 = f16.storageBuffer16BitAccess == VK_TRUE;
+  // The `_f16a` shaders keep fp16 in storage buffers too, so they need both features.
+  c->float16_arithmetic = c->storage16 && has_float16_ext && f16_arith.shaderFloat16 == VK_TRUE;
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR enable_arith{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+  enable_arith.shaderFloat16 = VK_TRUE;
   VkPhysicalDevice16BitStorageFeatures enable16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   enable16.storageBuffer16BitAccess = c->storage16 ? VK_TRUE : VK_FALSE;
+  if (c->float16_arithmetic) enable16.pNext = &enable_arith;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &enable16;
+  if (c->float16_arithmetic) {
+    dci.enabledExtensionCount = 1;
+    dci.ppEnabledExtensionNames = &kFloat16Extension;
+  }
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   r = vkCreateDevice(c->physical_device, &dci, nullptr, &c->device);

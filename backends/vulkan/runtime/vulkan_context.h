@@ -30,6 +30,10 @@ struct Context {
   // storageBuffer16BitAccess, enabled when the device has it: the `_f16` shader variants (fp16
   // regions) need it.
   bool storage16 = false;
+  // shaderFloat16 (VK_KHR_shader_float16_int8, enabled when the device has it): fp16 regions
+  // then run the `_f16a` shader variants, fp16 arithmetic (shaders/common.glsl).
+  bool float16_arithmetic = false;
+
   // Valid bits of the compute queue's timestamps (0: none) and ns per timestamp tick: traced
   // runs time each dispatch with them.
   uint32_t timestamp_bits = 0;

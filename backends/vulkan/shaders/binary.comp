@@ -28,16 +28,17 @@ void main() {
       ia += c * p.stride0[d];
       ib += c * p.stride1[d];
     }
-    const float a = IN0(ia);
+    const F a = IN0(ia);
     if (p.op == 3) {
       STORE(i, a);
       continue;
     }
-    const float b = IN1(ib);
-    const float r = p.op == 0 ? a + p.alpha * b
-                  : p.op == 1 ? a - p.alpha * b
-                  : p.op == 2 ? a * b
-                              : a / b;
+    const F b = IN1(ib);
+    const F alpha = F(p.alpha);
+    const F r = p.op == 0 ? a + alpha * b
+              : p.op == 1 ? a - alpha * b
+              : p.op == 2 ? a * b
+                          : a / b;
     STORE(i, r);
   }
 }

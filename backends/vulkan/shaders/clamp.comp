@@ -11,7 +11,7 @@ layout(push_constant) uniform Params {
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;
   for (uint i = gl_GlobalInvocationID.x; i < p.numel; i += step) {
-    const float x = IN0(i);
-    STORE(i, isnan(x) ? x : min(max(x, p.lo), p.hi));
+    const F x = IN0(i);
+    STORE(i, isnan(x) ? x : min(max(x, F(p.lo)), F(p.hi)));
   }
 }

@@ -3,7 +3,7 @@
 // consecutive output pixels of one channel, so each weight loaded feeds PX multiply-adds and
 // the per-output index arithmetic is hoisted out of the tap loops. Workgroup x: pixel tiles,
 // y: output channel, z: batch. Same parameters as conv2d.comp; any kernel size, stride,
-// padding, dilation; fused clamp.
+// padding, dilation; fused clamp. Products in F, the sums over the taps in A = fp32 (common.glsl).
 #define PX 8
 layout(local_size_x = 32) in;
 #extension GL_EXT_control_flow_attributes : require
@@ -36,27 +36,27 @@ void main() {
     ih0[j] = int((q / p.OW) * p.stride_h) - int(p.pad_h);
     iw0[j] = int((q % p.OW) * p.stride_w) - int(p.pad_w);
   }
-  float acc[PX];
-  [[unroll]] for (uint j = 0; j < PX; ++j) acc[j] = 0.0;
+  A acc[PX];
+  [[unroll]] for (uint j = 0; j < PX; ++j) acc[j] = A(0.0);
   uint w = oc * p.KH * p.KW;
   for (uint kh = 0; kh < p.KH; ++kh) {
     for (uint kw = 0; kw < p.KW; ++kw) {
-      const float wv = IN1(w++);
+      const F wv = IN1(w++);
       [[unroll]] for (uint j = 0; j < PX; ++j) {
         const int ih = ih0[j] + int(kh * p.dil_h);
         const int iw = iw0[j] + int(kw * p.dil_w);
         // Branch-free: read a clamped in-bounds position, then select zero for padding
         // (divergent branches around loads are what CPU devices pay most for).
         const bool inside = ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W);
-        const float v = IN0((x_plane + uint(clamp(ih, 0, int(p.H) - 1))) * p.W +
-                            uint(clamp(iw, 0, int(p.W) - 1)));
-        acc[j] += wv * (inside ? v : 0.0);
+        const F v = IN0((x_plane + uint(clamp(ih, 0, int(p.H) - 1))) * p.W +
+                        uint(clamp(iw, 0, int(p.W) - 1)));
+        acc[j] += A(wv * (inside ? v : F(0.0)));
       }
     }
   }
-  const float b = p.has_bias != 0 ? IN2(oc) : 0.0;
+  const A b = p.has_bias != 0 ? A(IN2(oc)) : A(0.0);
   const uint out_base = (n * p.OC + oc) * plane;
   [[unroll]] for (uint j = 0; j < PX; ++j) {
-    if (p0 + j < plane) STORE(out_base + p0 + j, min(max(acc[j] + b, p.lo), p.hi));
+    if (p0 + j < plane) STORE(out_base + p0 + j, min(max(F(acc[j] + b), F(p.lo)), F(p.hi)));
   }
 }

@@ -2,7 +2,8 @@
 // Pointwise (1x1, stride 1, no padding, groups 1) convolution as a GEMM per image:
 // out[n, oc, q] = bias[oc] + sum_c W[oc, c] * X[n, c, q] over the H * W plane q. Register tile
 // of OCB channels x PX pixels per invocation as in conv2d_tiled.comp, without its tap loops
-// and bounds checks. Same parameters as conv2d.comp; fused clamp.
+// and bounds checks. Same parameters as conv2d.comp; fused clamp. Products in F, the C-long sums
+// in A = fp32 (common.glsl).
 #define PX 8
 #define OCB 16
 layout(local_size_x = 32) in;
@@ -33,22 +34,24 @@ void main() {
   [[unroll]] for (uint j = 0; j < PX; ++j) xq[j] = n * p.C * plane + min(p0 + j, plane - 1);
   uint wrow[OCB];
   [[unroll]] for (uint o = 0; o < OCB; ++o) wrow[o] = (oc0 + min(o, ocn - 1)) * p.C;
-  float acc[OCB * PX];
-  [[unroll]] for (uint i = 0; i < OCB * PX; ++i) acc[i] = 0.0;
+  A acc[OCB * PX];
+  [[unroll]] for (uint i = 0; i < OCB * PX; ++i) acc[i] = A(0.0);
   for (uint c = 0; c < p.C; ++c) {
-    float xv[PX];
+    F xv[PX];
     [[unroll]] for (uint j = 0; j < PX; ++j) xv[j] = IN0(xq[j] + c * plane);
     [[unroll]] for (uint o = 0; o < OCB; ++o) {
-      const float wv = IN1(wrow[o] + c);
-      [[unroll]] for (uint j = 0; j < PX; ++j) acc[o * PX + j] += wv * xv[j];
+      const F wv = IN1(wrow[o] + c);
+      [[unroll]] for (uint j = 0; j < PX; ++j) acc[o * PX + j] += A(wv * xv[j]);
     }
   }
   [[unroll]] for (uint o = 0; o < OCB; ++o) {  // constant bounds keep acc in registers
     if (o >= ocn) break;
-    const float b = p.has_bias != 0 ? IN2(oc0 + o) : 0.0;
+    const A b = p.has_bias != 0 ? A(IN2(oc0 + o)) : A(0.0);
     const uint out_base = (n * p.OC + oc0 + o) * plane;
     [[unroll]] for (uint j = 0; j < PX; ++j) {
-      if (p0 + j < plane) STORE(out_base + p0 + j, min(max(acc[o * PX + j] + b, p.lo), p.hi));
+      if (p0 + j < plane) {
+        STORE(out_base + p0 + j, min(max(F(acc[o * PX + j] + b), F(p.lo)), F(p.hi)));
+      }
     }
   }
 }

@@ -3,7 +3,8 @@
 // PX output pixels (consecutive in the flattened OH * OW plane), so every input value loaded
 // feeds OCB multiply-adds and every weight feeds PX. Workgroup x: pixel tiles, y: (group,
 // channel block), z: batch. Same parameters as conv2d.comp; any groups, stride, padding,
-// dilation; fused clamp. in0 input, in1 weight [OC, C / groups, KH, KW], in2 bias.
+// dilation; fused clamp. in0 input, in1 weight [OC, C / groups, KH, KW], in2 bias. Products in
+// F, the sums over C / groups x KH x KW in A = fp32 (common.glsl).
 //
 // Why registers and not shared memory: on CPU Vulkan devices (lavapipe) loads from shared
 // memory cost what loads from a buffer cost, and each barrier switches every invocation's
@@ -49,38 +50,40 @@ void main() {
   }
   uint wrow[OCB];  // first weight of each channel (channels past the block's end repeat)
   [[unroll]] for (uint o = 0; o < OCB; ++o) wrow[o] = (oc0 + min(o, ocn - 1)) * cin * taps;
-  float acc[OCB * PX];
-  [[unroll]] for (uint i = 0; i < OCB * PX; ++i) acc[i] = 0.0;
+  A acc[OCB * PX];
+  [[unroll]] for (uint i = 0; i < OCB * PX; ++i) acc[i] = A(0.0);
 
   for (uint c = 0; c < cin; ++c) {
     const uint x_plane = (n * p.C + g * cin + c) * p.H;
     const uint w_c = c * taps;
     for (uint kh = 0; kh < p.KH; ++kh) {
       for (uint kw = 0; kw < p.KW; ++kw) {
-        float xv[PX];
+        F xv[PX];
         [[unroll]] for (uint j = 0; j < PX; ++j) {
           const int ih = ih0[j] + int(kh * p.dil_h);
           const int iw = iw0[j] + int(kw * p.dil_w);
           // Branch-free: a clamped in-bounds read, zero selected for padding.
           const bool inside = ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W);
-          const float v = IN0((x_plane + uint(clamp(ih, 0, int(p.H) - 1))) * p.W +
-                              uint(clamp(iw, 0, int(p.W) - 1)));
-          xv[j] = inside ? v : 0.0;
+          const F v = IN0((x_plane + uint(clamp(ih, 0, int(p.H) - 1))) * p.W +
+                          uint(clamp(iw, 0, int(p.W) - 1)));
+          xv[j] = inside ? v : F(0.0);
         }
         const uint w_tap = w_c + kh * p.KW + kw;
         [[unroll]] for (uint o = 0; o < OCB; ++o) {
-          const float wv = IN1(wrow[o] + w_tap);
-          [[unroll]] for (uint j = 0; j < PX; ++j) acc[o * PX + j] += wv * xv[j];
+          const F wv = IN1(wrow[o] + w_tap);
+          [[unroll]] for (uint j = 0; j < PX; ++j) acc[o * PX + j] += A(wv * xv[j]);
         }
       }
     }
   }
   [[unroll]] for (uint o = 0; o < OCB; ++o) {  // constant bounds keep acc in registers
     if (o >= ocn) break;
-    const float b = p.has_bias != 0 ? IN2(oc0 + o) : 0.0;
+    const A b = p.has_bias != 0 ? A(IN2(oc0 + o)) : A(0.0);
     const uint out_base = (n * p.OC + oc0 + o) * plane;
     [[unroll]] for (uint j = 0; j < PX; ++j) {
-      if (p0 + j < plane) STORE(out_base + p0 + j, min(max(acc[o * PX + j] + b, p.lo), p.hi));
+      if (p0 + j < plane) {
+        STORE(out_base + p0 + j, min(max(F(acc[o * PX + j] + b), F(p.lo)), F(p.hi)));
+      }
     }
   }
 }

@@ -17,6 +17,6 @@ void main() {
     const uint r = i / p.D;
     const uint lo = in1[2 * r];
     const uint hi = in1[2 * r + 1];
-    STORE(i, (hi == 0 && lo < p.V) ? IN0(lo * p.D + i % p.D) : 0.0);
+    STORE(i, (hi == 0 && lo < p.V) ? IN0(lo * p.D + i % p.D) : F(0.0));
   }
 }

@@ -1,7 +1,8 @@
 #version 450
 // Layer norm over the last dim of a [rows, cols] view: one workgroup per row (grid-stride),
 // 64 threads; mean, then variance of (x - mean) (two passes, as torch), each reduced in shared
-// memory. in1 = weight, in2 = bias when present.
+// memory. in1 = weight, in2 = bias when present. The statistics and x - mean are fp32 in every
+// variant (A; fp16 would cancel when |mean| >> the spread); the affine part runs in F.
 layout(local_size_x = 64) in;
 #include "common.glsl"
 layout(push_constant) uniform Params {
@@ -31,17 +32,17 @@ void main() {
   const uint t = gl_LocalInvocationID.x;
   for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
     const uint base = row * p.cols;
-    float sum = 0.0;
-    for (uint c = t; c < p.cols; c += 64) sum += IN0(base + c);
-    const float mean = reduce_sum(sum) / float(p.cols);
-    float sq = 0.0;
+    A sum = 0.0;
+    for (uint c = t; c < p.cols; c += 64) sum += A(IN0(base + c));
+    const A mean = reduce_sum(sum) / float(p.cols);
+    A sq = 0.0;
     for (uint c = t; c < p.cols; c += 64) {
-      const float d = IN0(base + c) - mean;
+      const A d = A(IN0(base + c)) - mean;
       sq += d * d;
     }
-    const float rstd = inversesqrt(reduce_sum(sq) / float(p.cols) + p.eps);
+    const A rstd = inversesqrt(reduce_sum(sq) / float(p.cols) + p.eps);
     for (uint c = t; c < p.cols; c += 64) {
-      float y = (IN0(base + c) - mean) * rstd;
+      F y = F((A(IN0(base + c)) - mean) * rstd);
       if (p.has_weight != 0) y *= IN1(c);
       if (p.has_bias != 0) y += IN2(c);
       STORE(base + c, y);

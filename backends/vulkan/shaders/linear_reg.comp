@@ -4,7 +4,8 @@
 // A and RN of W for RM * RN multiply-adds (24 loads per 128 here; linear_direct.comp does 2 per
 // 1). The shader CPU Vulkan devices (lavapipe) run, where loads, not arithmetic, decide the
 // speed and barriers are expensive. Same parameters as linear.comp (W = in1[N, K]^T when
-// w_transposed, else in1[K, N]; workgroup z is the batch of a bmm).
+// w_transposed, else in1[K, N]; workgroup z is the batch of a bmm). Products in F, the K-long
+// sums in A = fp32 (common.glsl).
 #define RM 8
 #define RN 16
 #extension GL_EXT_control_flow_attributes : require
@@ -39,14 +40,14 @@ void main() {
     const uint n = min(n0 + j, p.N - 1);
     w_col[j] = batch * p.w_batch_stride + (p.w_transposed != 0 ? n * p.K : n);
   }
-  float acc[RM * RN];
-  [[unroll]] for (uint i = 0; i < RM * RN; ++i) acc[i] = 0.0;
+  A acc[RM * RN];
+  [[unroll]] for (uint i = 0; i < RM * RN; ++i) acc[i] = A(0.0);
   for (uint k = 0; k < p.K; ++k) {
-    float a[RM], w[RN];
+    F a[RM], w[RN];
     [[unroll]] for (uint i = 0; i < RM; ++i) a[i] = IN0(a_row[i] + k);
     [[unroll]] for (uint j = 0; j < RN; ++j) w[j] = IN1(w_col[j] + k * w_step);
     [[unroll]] for (uint i = 0; i < RM; ++i) {
-      [[unroll]] for (uint j = 0; j < RN; ++j) acc[i * RN + j] += a[i] * w[j];
+      [[unroll]] for (uint j = 0; j < RN; ++j) acc[i * RN + j] += A(a[i] * w[j]);
     }
   }
   [[unroll]] for (uint i = 0; i < RM; ++i) {
@@ -54,9 +55,9 @@ void main() {
     const uint out_row = batch * p.out_batch_stride + (m0 + i) * p.N;
     [[unroll]] for (uint j = 0; j < RN; ++j) {
       if (n0 + j >= p.N) break;
-      float v = acc[i * RN + j];
-      if (p.has_bias != 0) v += IN2(n0 + j);
-      STORE(out_row + n0 + j, min(max(v, p.lo), p.hi));
+      A v = acc[i * RN + j];
+      if (p.has_bias != 0) v += A(IN2(n0 + j));
+      STORE(out_row + n0 + j, min(max(F(v), F(p.lo)), F(p.hi)));
     }
   }
 }

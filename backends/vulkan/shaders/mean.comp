@@ -1,6 +1,6 @@
 #version 450
 // Mean over the trailing dims: the input viewed as [rows, cols], one workgroup per row
-// (grid-stride), 64 threads summing through shared memory.
+// (grid-stride), 64 threads summing through shared memory; the sum is fp32 (A) in every variant.
 layout(local_size_x = 64) in;
 #include "common.glsl"
 layout(push_constant) uniform Params {
@@ -13,8 +13,8 @@ shared float partial[64];
 void main() {
   const uint t = gl_LocalInvocationID.x;
   for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
-    float sum = 0.0;
-    for (uint c = t; c < p.cols; c += 64) sum += IN0(row * p.cols + c);
+    A sum = 0.0;
+    for (uint c = t; c < p.cols; c += 64) sum += A(IN0(row * p.cols + c));
     partial[t] = sum;
     barrier();
     for (uint s = 32; s > 0; s >>= 1) {

@@ -2,7 +2,8 @@
 // 2-D pooling over NCHW planes, one invocation per output element (grid-stride). mode 0: max
 // (padding never wins, NaN propagates as in torch), 1: average with torch's divisor rules
 // (count_include_pad, divisor_override, windows clipped at the padded edge for ceil_mode), 2:
-// adaptive average (window [floor(o * H / OH), ceil((o + 1) * H / OH))).
+// adaptive average (window [floor(o * H / OH), ceil((o + 1) * H / OH))). Max in F (exact),
+// window sums in A = fp32.
 layout(local_size_x = 64) in;
 #include "common.glsl"
 layout(push_constant) uniform Params {
@@ -24,14 +25,14 @@ void main() {
     const uint oh = (i / p.OW) % p.OH;
     const uint base = (i / (p.OW * p.OH)) * p.H * p.W;
     if (p.mode == 0) {
-      float m = -1.0 / 0.0;
+      F m = F(-1.0 / 0.0);
       for (uint kh = 0; kh < p.KH; ++kh) {
         const int ih = int(oh * p.stride_h + kh * p.dil_h) - int(p.pad_h);
         if (ih < 0 || ih >= int(p.H)) continue;
         for (uint kw = 0; kw < p.KW; ++kw) {
           const int iw = int(ow * p.stride_w + kw * p.dil_w) - int(p.pad_w);
           if (iw < 0 || iw >= int(p.W)) continue;
-          const float v = IN0(base + uint(ih) * p.W + uint(iw));
+          const F v = IN0(base + uint(ih) * p.W + uint(iw));
           m = (v > m || isnan(v)) ? v : m;
         }
       }
@@ -59,9 +60,9 @@ void main() {
       count = p.divisor != 0 ? float(p.divisor)
               : p.count_include_pad != 0 ? float(padded) : float((h1 - h0) * (w1 - w0));
     }
-    float sum = 0.0;
+    A sum = 0.0;
     for (int ih = h0; ih < h1; ++ih) {
-      for (int iw = w0; iw < w1; ++iw) sum += IN0(base + uint(ih) * p.W + uint(iw));
+      for (int iw = w0; iw < w1; ++iw) sum += A(IN0(base + uint(ih) * p.W + uint(iw)));
     }
     STORE(i, sum / count);
   }
