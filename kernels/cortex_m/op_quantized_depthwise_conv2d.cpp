@@ -6,9 +6,11 @@
 // CMSIS-NN arm_depthwise_conv_s8: input [N, H, W, C] int8, weight [1, kH, kW, C * m] int8
 // (ExecuTorch's layout), bias [C * m] int32, out [N, OH, OW, C * m]; output channel oc reads
 // input channel oc / m. Requantisation per output channel as in quantized_conv2d_nhwc.
-// The MVE path (depth multiplier 1, arm_depthwise_conv_s8_opt's idea) accumulates eight
-// channels per step for two neighbouring output pixels at once away from the left/right edges.
-// Scratch: quantized_depthwise_conv2d_scratch_bytes.
+// The MVE paths (depth multiplier 1) accumulate eight channels as int16 lanes for two
+// neighbouring output pixels at once: 3x3 with horizontal stride 1 or 2 and dilation 1 (MobileNet,
+// DS-CNN) for every pixel in one inline-assembly loop over row buffers that hold the padding
+// (depthwise3x3_mve); other shapes in intrinsics away from the left/right edges and one pixel at
+// a time at them (depthwise_mve). Scratch: quantized_depthwise_conv2d_scratch_bytes.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
