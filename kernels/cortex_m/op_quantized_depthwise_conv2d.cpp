@@ -222,7 +222,6 @@ void pixel_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, const D
   if (c < p.cout) pixel_block<true>(taps, n, wt, out, d, c);
 }
 
-
 // ---- 3x3 depthwise, horizontal stride 1 or 2, dilation 1: every output pixel one path ----
 // Two horizontally neighbouring output pixels x eight channels per step, as int16 lanes whose
 // even and odd channels VMULLB/VMULLT multiply into int32 accumulators (5 instructions per tap
@@ -259,6 +258,8 @@ static_assert(offsetof(DwRowArgs, blocks) == 16 && offsetof(DwRowArgs, out_off) 
                   offsetof(DwRowArgs, act_min) == 48 && offsetof(DwRowArgs, act_max) == 64,
               "dw3x3_row_mve's offsets");
 
+// The assembly reads best one instruction a line.
+// clang-format off
 // One tap of both pixels: weights (8 int16 lanes) from the block record at W, pixel a's input
 // at ROW + A, pixel b's at ROW + B; q0/q1 pixel a's even/odd channel sums, q2/q3 pixel b's.
 #define DW_TAP(W, ROW, A, B)                         \
@@ -404,6 +405,7 @@ __attribute__((noinline)) void dw3x3_row_mve(DwRowArgs& a) {
 #undef DW_LEFT_SHIFT
 #undef DW_RIGHT_SHIFT
 #undef DW_ROW_LOOP
+// clang-format on
 
 // The block records; returns whether any shift is positive.
 bool prepare_blocks(const int8_t* wt, const ConvParams& p, DwBlock* blocks) {
@@ -494,7 +496,8 @@ void depthwise3x3_mve(const int8_t* in, const int8_t* wt, int8_t* out, const Con
   for (int32_t i = 0; i < 8; ++i) {
     a.act_min[i] = static_cast<int16_t>(p.act_min), a.act_max[i] = static_cast<int16_t>(p.act_max);
   }
-  const size_t in_row = static_cast<size_t>(p.w) * p.cin, out_row = static_cast<size_t>(p.ow) * p.cout;
+  const size_t in_row = static_cast<size_t>(p.w) * p.cin,
+               out_row = static_cast<size_t>(p.ow) * p.cout;
   for (int32_t b = 0; b < p.n; ++b) {
     held[0] = held[1] = held[2] = kEmpty;  // a new image: rows of the last one are stale
     held[0] = kPad;
@@ -597,7 +600,7 @@ Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args
       const bool rows3x3 = p.kh == 3 && p.kw == 3 && p.win.dilation[1] == 1 &&
                            (p.win.stride[1] == 1 || p.win.stride[1] == 2);
       (rows3x3 ? depthwise3x3_mve : depthwise_mve)(in.data<int8_t>(), wt.data<int8_t>(),
-                                                    out.data<int8_t>(), p, scratch);
+                                                   out.data<int8_t>(), p, scratch);
       return Error::Ok;
     }
   }

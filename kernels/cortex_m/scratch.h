@@ -42,11 +42,11 @@ constexpr size_t quantized_depthwise_conv2d_scratch_bytes(int64_t channels, int6
   const size_t blocks = static_cast<size_t>((channels + 7) / 8);
   const size_t rows3x3 =
       align_scratch(blocks * 208) +
-      align_scratch(3 * blocks * 8 * static_cast<size_t>(depthwise3x3_padded_width(out_width,
-                                                                                   stride_w))) +
+      align_scratch(3 * blocks * 8 *
+                    static_cast<size_t>(depthwise3x3_padded_width(out_width, stride_w))) +
       align_scratch(2 * blocks * 8);
-  const size_t general =
-      align_scratch(blocks * 32 * sizeof(int32_t)) + align_scratch(static_cast<size_t>(channels * in_width));
+  const size_t general = align_scratch(blocks * 32 * sizeof(int32_t)) +
+                         align_scratch(static_cast<size_t>(channels * in_width));
   return (rows3x3 > general ? rows3x3 : general) + 2 * kScratchAlign;
 }
 

@@ -318,14 +318,14 @@ int main() {
   for (int32_t c : {3, 9, 17, 24}) test_depthwise(7, 8, c, 2, 1);
   test_depthwise(6, 1, 24, 1, 1);  // one output column: only the odd pixel
   test_depthwise(4, 2, 16, 2, 1);
-  test_depthwise(9, 10, 16, 2, 0);     // stride 2 leaving the last input column out
-  test_depthwise(9, 10, 24, 2, 0, 1, 1);  // folded SAME padding
-  test_depthwise(5, 6, 40, 1, 2);          // windows wholly in the padding
+  test_depthwise(9, 10, 16, 2, 0);             // stride 2 leaving the last input column out
+  test_depthwise(9, 10, 24, 2, 0, 1, 1);       // folded SAME padding
+  test_depthwise(5, 6, 40, 1, 2);              // windows wholly in the padding
   test_depthwise(6, 9, 24, 1, 1, 1, 0, 3, 2);  // positive shifts
   test_depthwise(6, 9, 24, 2, 1, 1, 0, 3, 1);
-  test_depthwise(6, 9, 24, 1, 1, 2);           // dilation: the general path
-  test_depthwise(5, 7, 9, 1, 2, 1, 0, 5);      // 5x5: the general path
-  test_depthwise(5, 7, 9, 3, 1);               // stride 3: the general path
+  test_depthwise(6, 9, 24, 1, 1, 2);               // dilation: the general path
+  test_depthwise(5, 7, 9, 1, 2, 1, 0, 5);          // 5x5: the general path
+  test_depthwise(5, 7, 9, 3, 1);                   // stride 3: the general path
   test_depthwise(4, 5, 12, 1, 1, 1, 0, 3, -5, 2);  // two images
   test_depthwise(3, 3, 256, 1, 1);
   test_softmax(1, 10);
@@ -333,7 +333,7 @@ int main() {
   test_softmax(2, 100);
   test_transpose(1, 3, 5, 7);
   test_transpose(2, 16, 4, 4);
-  test_transpose(1, 40, 3, 3);  // input stride too large for the byte gather
+  test_transpose(1, 40, 3, 3);   // input stride too large for the byte gather
   test_transpose(1, 3, 20, 37);  // an image input: few channels scattered, widths off 16
   test_transpose(2, 17, 5, 19);  // the most channels the scatter takes
   test_transpose(1, 18, 4, 5);   // one more: element by element
