@@ -260,31 +260,16 @@ static_assert(offsetof(DwRowArgs, blocks) == 16 && offsetof(DwRowArgs, out_off) 
 
 // The assembly reads best one instruction a line.
 // clang-format off
-// One tap of both pixels: weights (8 int16 lanes) from the block record at W, pixel a's input
-// at ROW + A, pixel b's at ROW + B; q0/q1 pixel a's even/odd channel sums, q2/q3 pixel b's.
-#define DW_TAP(W, ROW, A, B)                         \
-  "   vldrb.s16   q4, [r0, #" W "]             \n"   \
-  "   vldrb.s16   q5, [" ROW ", #" A "]        \n"   \
-  "   vmullb.s16  q6, q5, q4                  \n"    \
-  "   vadd.i32    q0, q0, q6                  \n"    \
-  "   vmullt.s16  q6, q5, q4                  \n"    \
-  "   vadd.i32    q1, q1, q6                  \n"    \
-  "   vldrb.s16   q5, [" ROW ", " B "]         \n"   \
-  "   vmullb.s16  q6, q5, q4                  \n"    \
-  "   vadd.i32    q2, q2, q6                  \n"    \
-  "   vmullt.s16  q6, q5, q4                  \n"    \
-  "   vadd.i32    q3, q3, q6                  \n"
-// A kernel row: taps kx = 0, 1, 2 at 8 * kx for pixel a and at %[b0..b2] (8 * (stride + kx))
-// for pixel b.
-#define DW_ROW(ROW, W0, W1, W2) \
-  DW_TAP(W0, ROW, "0", "%[b0]") DW_TAP(W1, ROW, "8", "%[b1]") DW_TAP(W2, ROW, "16", "%[b2]")
-// The same with stride 1, where pixel b's tap kx reads pixel a's tap kx + 1: each input vector
-// is loaded once for both (7 loads a row instead of 9), w0/w1 in q4/q7, then w2 in q4.
+// One product of input X and weights W (8 int16 lanes each) added to a pixel's even and odd
+// channel sums: q0/q1 pixel a's, q2/q3 pixel b's (q6 the product).
 #define DW_MAC(X, W, EVEN, ODD)                      \
   "   vmullb.s16  q6, " X ", " W "            \n"    \
   "   vadd.i32    " EVEN ", " EVEN ", q6      \n"    \
   "   vmullt.s16  q6, " X ", " W "            \n"    \
   "   vadd.i32    " ODD ", " ODD ", q6        \n"
+// A kernel row (input row buffer ROW, its taps' weights at W0..W2 in the block record r0) for
+// both pixels. Stride 1: pixel b's tap kx reads pixel a's tap kx + 1, so each input vector is
+// loaded once for both (7 loads a row instead of 9), w0/w1 in q4/q7, then w2 in q4.
 #define DW_ROW_S1(ROW, W0, W1, W2)                   \
   "   vldrb.s16   q4, [r0, #" W0 "]            \n"   \
   "   vldrb.s16   q7, [r0, #" W1 "]            \n"   \
@@ -298,6 +283,22 @@ static_assert(offsetof(DwRowArgs, blocks) == 16 && offsetof(DwRowArgs, out_off) 
   DW_MAC("q5", "q4", "q0", "q1")                     \
   DW_MAC("q5", "q7", "q2", "q3")                     \
   "   vldrb.s16   q5, [" ROW ", #24]           \n"   \
+  DW_MAC("q5", "q4", "q2", "q3")
+// Stride 2: pixel b's tap 0 is pixel a's tap 2 (8 loads a row instead of 9).
+#define DW_ROW_S2(ROW, W0, W1, W2)                   \
+  "   vldrb.s16   q4, [r0, #" W0 "]            \n"   \
+  "   vldrb.s16   q7, [r0, #" W1 "]            \n"   \
+  "   vldrb.s16   q5, [" ROW "]                \n"   \
+  DW_MAC("q5", "q4", "q0", "q1")                     \
+  "   vldrb.s16   q5, [" ROW ", #8]            \n"   \
+  DW_MAC("q5", "q7", "q0", "q1")                     \
+  "   vldrb.s16   q5, [" ROW ", #24]           \n"   \
+  DW_MAC("q5", "q7", "q2", "q3")                     \
+  "   vldrb.s16   q5, [" ROW ", #16]           \n"   \
+  DW_MAC("q5", "q4", "q2", "q3")                     \
+  "   vldrb.s16   q4, [r0, #" W2 "]            \n"   \
+  DW_MAC("q5", "q4", "q0", "q1")                     \
+  "   vldrb.s16   q5, [" ROW ", #32]           \n"   \
   DW_MAC("q5", "q4", "q2", "q3")
 // The left shifts (layers with a positive shift only).
 #define DW_LEFT_SHIFT                                \
@@ -383,8 +384,7 @@ __attribute__((noinline)) void dw3x3_row_mve(DwRowArgs& a) {
 #define DW_ASM(ROW, LEFT)                                                                      \
   __asm volatile(DW_ROW_LOOP(ROW, LEFT)                                                        \
                  :                                                                             \
-                 : "r"(a_r), [b0] "n"(8 * kStride), [b1] "n"(8 * kStride + 8),                 \
-                   [b2] "n"(8 * kStride + 16), [pair] "n"(16 * kStride)                        \
+                 : "r"(a_r), [pair] "n"(16 * kStride)                                          \
                  : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r12", "q0",   \
                    "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc")
   if constexpr (kStride == 1 && kLeft) {
@@ -392,16 +392,15 @@ __attribute__((noinline)) void dw3x3_row_mve(DwRowArgs& a) {
   } else if constexpr (kStride == 1) {
     DW_ASM(DW_ROW_S1, "");
   } else if constexpr (kLeft) {
-    DW_ASM(DW_ROW, DW_LEFT_SHIFT);
+    DW_ASM(DW_ROW_S2, DW_LEFT_SHIFT);
   } else {
-    DW_ASM(DW_ROW, "");
+    DW_ASM(DW_ROW_S2, "");
   }
 #undef DW_ASM
 }
-#undef DW_TAP
-#undef DW_ROW
 #undef DW_MAC
 #undef DW_ROW_S1
+#undef DW_ROW_S2
 #undef DW_LEFT_SHIFT
 #undef DW_RIGHT_SHIFT
 #undef DW_ROW_LOOP
