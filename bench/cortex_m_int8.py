@@ -182,10 +182,11 @@ def markdown(rows: list[dict], digits: dict | None) -> str:
         "run under qemu-system-arm.",
         "",
         "- RAM measured = arenas (activations and the kernels' planned scratch) + method memory used + "
-        "stack high-water mark + .data/.bss (runtime state, kernel table, newlib); estimate = `pteron compile "
-        "--target` before building (stack counted at its reserved 16 KiB, method memory as measured on the "
-        "64-bit host); reserved = every RAM section of the ELF built with `pteron firmware --trim` (method "
-        "memory as used on the device, stack = high-water mark + 25% + 1 KiB, newlib's 1 KiB heap).",
+        "stack high-water mark + .data/.bss (runtime state, kernel table, newlib) + newlib's heap in use; "
+        "estimate = `pteron compile --target` before building (stack counted at its reserved 16 KiB, "
+        "method memory as measured on the 64-bit host); reserved = every RAM section of the ELF built with "
+        "`pteron firmware --trim` (method memory as used on the device, stack = high-water mark + 25% + "
+        "1 KiB, newlib's heap as the first run used it: its stdio state, about 440 B, not a fixed 1 KiB).",
         "- Runtime code = code flash linked from libpteron_runtime.a (program loader and verifier, method, "
         "allocators, kernel registry, EValue/Tensor, errors), from the linker map; kernels, the firmware "
         "main/platform layer and newlib are counted apart.",

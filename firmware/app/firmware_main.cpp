@@ -5,6 +5,7 @@
 //   pteron-firmware: ok stack=<bytes> static_ram=<bytes> method=<bytes> scratch=<bytes> ...
 // Command line (QEMU -append): [INPUTS.bin|-] [OUTPUTS.bin]; inputs and outputs are the
 // tensors' bytes back to back in method order.
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,10 @@
 #include "runtime/executor/program.h"
 #include "runtime/loader/data_loader.h"
 #include "semihosting.h"
+
+// newlib's (librdimon's) break and the linker script's end of static data, where the heap starts.
+extern "C" void* _sbrk(ptrdiff_t increment);
+extern "C" char end[];
 
 namespace pteron::firmware {
 namespace {
@@ -123,15 +128,21 @@ int run() {
     if (e != Error::Ok) return report_error("outputs", e);
   }
 
+  // newlib's heap in use: how far sbrk moved the break past the end of static data (0: nothing
+  // called malloc), so `pteron firmware --trim` can reserve just that. newlib sets up its stdio
+  // state lazily, on first use: the report's snprintf runs once before measuring so whatever
+  // that takes is counted too.
+  snprintf(g_line, sizeof(g_line), "%lu", 0ul);
+  const unsigned long heap = static_cast<unsigned long>(static_cast<char*>(_sbrk(0)) - end);
   size_t arena_bytes = 0;
   for (size_t i = 1; i < config.num_arenas; ++i) arena_bytes += config.arenas[i].size();
   snprintf(g_line, sizeof(g_line),
            "pteron-firmware: ok stack=%lu stack_reserved=%lu static_ram=%lu arenas=%lu "
-           "method=%lu scratch=%lu kernels=%lu\n",
+           "method=%lu scratch=%lu kernels=%lu heap=%lu\n",
            (unsigned long)board_stack_high_water(), (unsigned long)board_stack_size(),
            (unsigned long)board_static_ram_bytes(), (unsigned long)arena_bytes,
            (unsigned long)method_allocator.used(), (unsigned long)scratch.peak(),
-           (unsigned long)config.num_kernels);
+           (unsigned long)config.num_kernels, heap);
   sh_write0(g_line);
   return 0;
 }

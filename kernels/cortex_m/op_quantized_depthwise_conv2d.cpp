@@ -6,9 +6,12 @@
 // CMSIS-NN arm_depthwise_conv_s8: input [N, H, W, C] int8, weight [1, kH, kW, C * m] int8
 // (ExecuTorch's layout), bias [C * m] int32, out [N, OH, OW, C * m]; output channel oc reads
 // input channel oc / m. Requantisation per output channel as in quantized_conv2d_nhwc.
-// The MVE path (depth multiplier 1, arm_depthwise_conv_s8_opt's idea) accumulates eight
-// channels per step for two neighbouring output pixels at once away from the left/right edges.
-// Scratch: quantized_depthwise_conv2d_scratch_bytes.
+// The MVE paths (depth multiplier 1) accumulate eight channels as int16 lanes for two
+// neighbouring output pixels at once: 3x3 with horizontal stride 1 or 2 and dilation 1 (MobileNet,
+// DS-CNN) for every pixel in one inline-assembly loop over row buffers that hold the padding
+// (depthwise3x3_mve); other shapes in intrinsics away from the left/right edges and one pixel at
+// a time at them (depthwise_mve). Scratch: quantized_depthwise_conv2d_scratch_bytes.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -36,6 +39,20 @@ void depthwise_scalar(const int8_t* in, const int8_t* wt, int8_t* out, const Con
 // bias + input_offset * sum(weights of all taps) is added once, and taps in the padding read
 // a row of -input_offset bytes, whose products cancel their share of that base.
 constexpr int32_t kMaxTaps = 64;
+
+// memset and memcpy, 16 bytes a step (newlib-nano's go byte by byte).
+void fill_bytes(int8_t* dst, int8_t value, int32_t n) {
+  const int8x16_t v = vdupq_n_s8(value);
+  for (; n >= 16; n -= 16, dst += 16) vst1q_s8(dst, v);
+  if (n > 0) vstrbq_p_s8(dst, v, vctp8q(static_cast<uint32_t>(n)));
+}
+void copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {
+  for (; n >= 16; n -= 16, dst += 16, src += 16) vst1q_s8(dst, vld1q_s8(src));
+  if (n > 0) {
+    const mve_pred16_t pr = vctp8q(static_cast<uint32_t>(n));
+    vstrbq_p_s8(dst, vldrbq_z_s8(src, pr), pr);
+  }
+}
 
 // Per group of four channels, in channel order: base, multiplier, and the shift split into its
 // left (>= 0) and right (<= 0) parts, as requantize_mve splits it. A block of eight channels is
@@ -80,7 +97,7 @@ void prepare_mve(const int8_t* wt, const ConvParams& p, BlockQuant* quant, int8_
     const int32_t lane = c % 4;
     q.base[lane] = 0, q.mult[lane] = 1 << 30, q.left[lane] = 0, q.right[lane] = 0;
   }
-  std::memset(pad_row, -p.in_off, static_cast<size_t>(p.w) * p.cin);
+  fill_bytes(pad_row, static_cast<int8_t>(-p.in_off), p.w * p.cin);
 }
 
 // Loads eight int8 channels widened to int16; only the last block of channels is predicated
@@ -169,748 +186,6 @@ void pixel_pair_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, co
   if (c < cout) pixel_pair_block<true>(rows, wt, out, d, step, c);
 }
 
-// Four horizontally neighbouring output pixels of a 3x3 depthwise convolution whose windows lie
-// inside the input's columns, four channels at a time as int32 lanes (CMSIS-NN's
-// arm_nn_depthwise_conv_nt_t_s8 scheme): each weight vector is loaded once for the four pixels,
-// the accumulators start at the channels' base, and the four results of a channel group share
-// one load of its GroupQuant. Inline assembly because GCC 12 hoists the intrinsics version's
-// loads and spills (more instructions than the two-pixel path).
-struct QuadArgs {
-  const int8_t* rows[3];  // the three kernel rows' inputs at the first pixel's window start
-  const int8_t* wt;
-  int32_t step, tap_step, cout;
-  int8_t* out;
-  const GroupQuant* quant;
-  int32_t out_off, act_min, act_max, groups;
-};
-
-// Registers: r4-r6 the kernel rows, r8 the weights, r10 step, r11 tap step, r12 cout, lr out;
-// per tap r0 (weights), r1 (input), r2, r3 (widening loads and stores need r0-r7).
-void pixel_quad_mve(QuadArgs& a) {
-  register QuadArgs* a_r asm("r9") = &a;
-  __asm volatile(
-      "   ldm         r9, {r4, r5, r6, r8} \n"
-      "   ldr         r10, [r9, #16]     \n"
-      "   ldr         r11, [r9, #20]     \n"
-      "   ldr         r12, [r9, #24]     \n"
-      "   ldr         lr, [r9, #28]      \n"
-      "3:                                \n"
-      "   ldr         r3, [r9, #32]      \n"  // this group's GroupQuant
-      "   vldrw.32    q0, [r3]           \n"
-      "   vmov        q1, q0             \n"
-      "   vmov        q2, q0             \n"
-      "   vmov        q3, q0             \n"
-      "   mov         r0, r8             \n"
-      "   mov         r1, r4             \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   add         r1, r1, r11        \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   add         r1, r1, r11        \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   mov         r1, r5             \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   add         r1, r1, r11        \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   add         r1, r1, r11        \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   mov         r1, r6             \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   add         r1, r1, r11        \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   add         r1, r1, r11        \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r12        \n"
-      "   vldrb.s32   q5, [r1]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   add         r2, r1, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   add         r2, r2, r10        \n"
-      "   vldrb.s32   q5, [r2]           \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   vldrw.32    q4, [r3, #16]      \n"  // mult
-      "   vldrw.32    q5, [r3, #32]      \n"  // left
-      "   vshl.s32    q0, q0, q5         \n"
-      "   vshl.s32    q1, q1, q5         \n"
-      "   vshl.s32    q2, q2, q5         \n"
-      "   vshl.s32    q3, q3, q5         \n"
-      "   vqrdmulh.s32 q0, q0, q4        \n"
-      "   vqrdmulh.s32 q1, q1, q4        \n"
-      "   vqrdmulh.s32 q2, q2, q4        \n"
-      "   vqrdmulh.s32 q3, q3, q4        \n"
-      "   vldrw.32    q6, [r3, #48]      \n"  // right
-      "   add         r3, r3, #64        \n"
-      "   str         r3, [r9, #32]      \n"
-      "   ldr         r2, [r9, #40]      \n"
-      "   vdup.32     q4, r2             \n"  // activation min
-      "   ldr         r2, [r9, #44]      \n"
-      "   vdup.32     q5, r2             \n"  // activation max
-      "   ldr         r2, [r9, #36]      \n"  // output offset
-      "   mov         r3, lr             \n"
-      "   vand        q7, q0, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q0, q0, q7         \n"
-      "   vrshl.s32   q0, q0, q6         \n"
-      "   vadd.i32    q0, q0, r2         \n"
-      "   vmax.s32    q0, q0, q4         \n"
-      "   vmin.s32    q0, q0, q5         \n"
-      "   vstrb.32    q0, [r3]           \n"
-      "   add         r3, r3, r12        \n"
-      "   vand        q7, q1, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q1, q1, q7         \n"
-      "   vrshl.s32   q1, q1, q6         \n"
-      "   vadd.i32    q1, q1, r2         \n"
-      "   vmax.s32    q1, q1, q4         \n"
-      "   vmin.s32    q1, q1, q5         \n"
-      "   vstrb.32    q1, [r3]           \n"
-      "   add         r3, r3, r12        \n"
-      "   vand        q7, q2, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q2, q2, q7         \n"
-      "   vrshl.s32   q2, q2, q6         \n"
-      "   vadd.i32    q2, q2, r2         \n"
-      "   vmax.s32    q2, q2, q4         \n"
-      "   vmin.s32    q2, q2, q5         \n"
-      "   vstrb.32    q2, [r3]           \n"
-      "   add         r3, r3, r12        \n"
-      "   vand        q7, q3, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q3, q3, q7         \n"
-      "   vrshl.s32   q3, q3, q6         \n"
-      "   vadd.i32    q3, q3, r2         \n"
-      "   vmax.s32    q3, q3, q4         \n"
-      "   vmin.s32    q3, q3, q5         \n"
-      "   vstrb.32    q3, [r3]           \n"
-      "   adds        r4, r4, #4         \n"
-      "   adds        r5, r5, #4         \n"
-      "   adds        r6, r6, #4         \n"
-      "   add         r8, r8, #4         \n"
-      "   add         lr, lr, #4         \n"
-      "   ldr         r2, [r9, #48]      \n"
-      "   subs        r2, r2, #1         \n"
-      "   str         r2, [r9, #48]      \n"
-      "   bne         3b                 \n"
-      :
-      : "r"(a_r)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1",
-        "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
-}
-
-// pixel_quad_mve for kCin channels (<= 127) with dilation 1: taps, weights and the four
-// pixels' outputs are kCin bytes apart, so every load and store advances its pointer by an
-// immediate (13 instructions a tap instead of 18). Registers: r8, r10, r11 the kernel rows,
-// r12 the weights, lr step; r0 weights, r1-r4 the pixels, r5 out, r6 scalars.
-template <int kCin>
-void pixel_quad_imm_mve(QuadArgs& a) {
-  register QuadArgs* a_r asm("r9") = &a;
-  __asm volatile(
-      "   ldr         r8, [r9, #0]       \n"
-      "   ldr         r10, [r9, #4]      \n"
-      "   ldr         r11, [r9, #8]      \n"
-      "   ldr         r12, [r9, #12]     \n"
-      "   ldr         lr, [r9, #16]      \n"
-      "3:                                \n"
-      "   ldr         r5, [r9, #32]      \n"  // this group's GroupQuant
-      "   vldrw.32    q0, [r5]           \n"
-      "   vmov        q1, q0             \n"
-      "   vmov        q2, q0             \n"
-      "   vmov        q3, q0             \n"
-      "   mov         r0, r12            \n"
-      "   mov         r1, r8            \n"
-      "   add         r2, r1, lr         \n"
-      "   add         r3, r2, lr         \n"
-      "   add         r4, r3, lr         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   mov         r1, r10            \n"
-      "   add         r2, r1, lr         \n"
-      "   add         r3, r2, lr         \n"
-      "   add         r4, r3, lr         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   mov         r1, r11            \n"
-      "   add         r2, r1, lr         \n"
-      "   add         r3, r2, lr         \n"
-      "   add         r4, r3, lr         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   vldrb.s32   q4, [r0], %[c]     \n"
-      "   vldrb.s32   q5, [r1], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], %[c]     \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   vldrw.32    q4, [r5, #16]      \n"  // mult
-      "   vldrw.32    q5, [r5, #32]      \n"  // left
-      "   vshl.s32    q0, q0, q5         \n"
-      "   vshl.s32    q1, q1, q5         \n"
-      "   vshl.s32    q2, q2, q5         \n"
-      "   vshl.s32    q3, q3, q5         \n"
-      "   vqrdmulh.s32 q0, q0, q4        \n"
-      "   vqrdmulh.s32 q1, q1, q4        \n"
-      "   vqrdmulh.s32 q2, q2, q4        \n"
-      "   vqrdmulh.s32 q3, q3, q4        \n"
-      "   vldrw.32    q6, [r5, #48]      \n"  // right
-      "   add         r5, r5, #64        \n"
-      "   str         r5, [r9, #32]      \n"
-      "   ldr         r6, [r9, #40]      \n"
-      "   vdup.32     q4, r6             \n"  // activation min
-      "   ldr         r6, [r9, #44]      \n"
-      "   vdup.32     q5, r6             \n"  // activation max
-      "   ldr         r5, [r9, #28]      \n"  // out
-      "   add         r6, r5, #4         \n"
-      "   str         r6, [r9, #28]      \n"
-      "   ldr         r6, [r9, #36]      \n"  // output offset
-      "   vand        q7, q0, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q0, q0, q7         \n"
-      "   vrshl.s32   q0, q0, q6         \n"
-      "   vadd.i32    q0, q0, r6         \n"
-      "   vmax.s32    q0, q0, q4         \n"
-      "   vmin.s32    q0, q0, q5         \n"
-      "   vstrb.32    q0, [r5], %[c]     \n"
-      "   vand        q7, q1, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q1, q1, q7         \n"
-      "   vrshl.s32   q1, q1, q6         \n"
-      "   vadd.i32    q1, q1, r6         \n"
-      "   vmax.s32    q1, q1, q4         \n"
-      "   vmin.s32    q1, q1, q5         \n"
-      "   vstrb.32    q1, [r5], %[c]     \n"
-      "   vand        q7, q2, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q2, q2, q7         \n"
-      "   vrshl.s32   q2, q2, q6         \n"
-      "   vadd.i32    q2, q2, r6         \n"
-      "   vmax.s32    q2, q2, q4         \n"
-      "   vmin.s32    q2, q2, q5         \n"
-      "   vstrb.32    q2, [r5], %[c]     \n"
-      "   vand        q7, q3, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q3, q3, q7         \n"
-      "   vrshl.s32   q3, q3, q6         \n"
-      "   vadd.i32    q3, q3, r6         \n"
-      "   vmax.s32    q3, q3, q4         \n"
-      "   vmin.s32    q3, q3, q5         \n"
-      "   vstrb.32    q3, [r5], %[c]     \n"
-      "   add         r8, r8, #4         \n"
-      "   add         r10, r10, #4       \n"
-      "   add         r11, r11, #4       \n"
-      "   add         r12, r12, #4       \n"
-      "   ldr         r6, [r9, #48]      \n"
-      "   subs        r6, r6, #1         \n"
-      "   str         r6, [r9, #48]      \n"
-      "   bne         3b                 \n"
-      :
-      : "r"(a_r), [c] "n"(kCin)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r12", "r14", "q0", "q1",
-        "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
-}
-
-// Any four output pixels of a 3x3 depthwise convolution (the ones pixel_quad_mve does not take:
-// windows over the left or right padding, a row's last pixels), four channels at a time as
-// pixel_quad_mve computes them, each pixel's nine taps read through its own input pointers
-// (the padding row where a tap falls outside the input), which the loads advance by four
-// channels and the table keeps for the next group.
-struct QuadTable {
-  const int8_t* taps[9][4];  // per tap, the four pixels' input at channel 0
-  int8_t* outs[4];
-  const int8_t* wt;
-  int32_t cout;
-  const GroupQuant* quant;
-  int32_t out_off, act_min, act_max, groups;
-};
-
-// Registers: r9 the table, r8 the weights, r10 cout, r11 the GroupQuant, lr the groups left;
-// r0 (weights), r1-r4 (the pixels), r5 (table row), r6 (scalars) are low for widening loads.
-void pixel_table_mve(QuadTable& t) {
-  register QuadTable* t_r asm("r9") = &t;
-  __asm volatile(
-      "   ldr         r8, [r9, #160]     \n"
-      "   ldr         r10, [r9, #164]    \n"
-      "   ldr         r11, [r9, #168]    \n"
-      "   ldr         lr, [r9, #184]     \n"
-      "3:                                \n"
-      "   vldrw.32    q0, [r11]          \n"
-      "   vmov        q1, q0             \n"
-      "   vmov        q2, q0             \n"
-      "   vmov        q3, q0             \n"
-      "   mov         r0, r8             \n"
-      "   mov         r5, r9             \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vldrb.s32   q4, [r0]           \n"
-      "   add         r0, r0, r10        \n"
-      "   vldrb.s32   q5, [r1], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q0, q0, q5         \n"
-      "   vldrb.s32   q5, [r2], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q1, q1, q5         \n"
-      "   vldrb.s32   q5, [r3], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q2, q2, q5         \n"
-      "   vldrb.s32   q5, [r4], #4       \n"
-      "   vmul.i32    q5, q5, q4         \n"
-      "   vadd.i32    q3, q3, q5         \n"
-      "   stm         r5!, {r1, r2, r3, r4} \n"
-      "   vldrw.32    q4, [r11, #16]     \n"  // mult
-      "   vldrw.32    q5, [r11, #32]     \n"  // left
-      "   vshl.s32    q0, q0, q5         \n"
-      "   vshl.s32    q1, q1, q5         \n"
-      "   vshl.s32    q2, q2, q5         \n"
-      "   vshl.s32    q3, q3, q5         \n"
-      "   vqrdmulh.s32 q0, q0, q4        \n"
-      "   vqrdmulh.s32 q1, q1, q4        \n"
-      "   vqrdmulh.s32 q2, q2, q4        \n"
-      "   vqrdmulh.s32 q3, q3, q4        \n"
-      "   vldrw.32    q6, [r11, #48]     \n"  // right
-      "   add         r11, r11, #64      \n"
-      "   ldr         r6, [r9, #176]     \n"
-      "   vdup.32     q4, r6             \n"  // activation min
-      "   ldr         r6, [r9, #180]     \n"
-      "   vdup.32     q5, r6             \n"  // activation max
-      "   ldr         r6, [r9, #172]     \n"  // output offset
-      "   ldm         r5, {r1, r2, r3, r4} \n"
-      "   vand        q7, q0, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q0, q0, q7         \n"
-      "   vrshl.s32   q0, q0, q6         \n"
-      "   vadd.i32    q0, q0, r6         \n"
-      "   vmax.s32    q0, q0, q4         \n"
-      "   vmin.s32    q0, q0, q5         \n"
-      "   vstrb.32    q0, [r1], #4      \n"
-      "   vand        q7, q1, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q1, q1, q7         \n"
-      "   vrshl.s32   q1, q1, q6         \n"
-      "   vadd.i32    q1, q1, r6         \n"
-      "   vmax.s32    q1, q1, q4         \n"
-      "   vmin.s32    q1, q1, q5         \n"
-      "   vstrb.32    q1, [r2], #4      \n"
-      "   vand        q7, q2, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q2, q2, q7         \n"
-      "   vrshl.s32   q2, q2, q6         \n"
-      "   vadd.i32    q2, q2, r6         \n"
-      "   vmax.s32    q2, q2, q4         \n"
-      "   vmin.s32    q2, q2, q5         \n"
-      "   vstrb.32    q2, [r3], #4      \n"
-      "   vand        q7, q3, q6         \n"
-      "   vshr.s32    q7, q7, #31        \n"
-      "   vqadd.s32   q3, q3, q7         \n"
-      "   vrshl.s32   q3, q3, q6         \n"
-      "   vadd.i32    q3, q3, r6         \n"
-      "   vmax.s32    q3, q3, q4         \n"
-      "   vmin.s32    q3, q3, q5         \n"
-      "   vstrb.32    q3, [r4], #4      \n"
-      "   stm         r5, {r1, r2, r3, r4} \n"
-      "   add         r8, r8, #4         \n"
-      "   subs        lr, lr, #1         \n"
-      "   bne         3b                 \n"
-      :
-      : "r"(t_r)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r14", "q0", "q1", "q2", "q3",
-        "q4", "q5", "q6", "q7", "memory", "cc");
-}
-static_assert(offsetof(QuadTable, wt) == 160 && offsetof(QuadTable, quant) == 168 &&
-                  offsetof(QuadTable, out_off) == 172 && offsetof(QuadTable, groups) == 184,
-              "pixel_table_mve's offsets");
-static_assert(offsetof(QuadArgs, quant) == 32 && offsetof(QuadArgs, groups) == 48,
-              "pixel_quad_mve's offsets");
-
-// Output pixel (oy, ox) as entry k of the table: its taps' inputs (the padding row outside).
-void table_pixel(QuadTable& t, int32_t k, const int8_t* in_b, int8_t* out, int32_t oy, int32_t ox,
-                 const DwMve& d) {
-  const ConvParams& p = *d.p;
-  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-  for (int32_t ky = 0; ky < 3; ++ky) {
-    const int32_t iy = y0 + ky * p.win.dilation[0];
-    const bool row_in = iy >= 0 && iy < p.h;
-    const int8_t* row = in_b + static_cast<int64_t>(iy) * p.w * p.cin;
-    for (int32_t kx = 0; kx < 3; ++kx) {
-      const int32_t ix = x0 + kx * p.win.dilation[1];
-      t.taps[ky * 3 + kx][k] = row_in && ix >= 0 && ix < p.w ? row + ix * p.cin : d.pad_row;
-    }
-  }
-  t.outs[k] = out;
-}
-
-// Runs the table's four pixels.
-void flush_table(QuadTable& t, const DwMve& d) {
-  t.quant = d.quant[0], t.groups = d.p->cout / 4;
-  pixel_table_mve(t);
-}
-
 // One output pixel, any window position: taps outside the input read the padding row.
 template <bool kTail>
 inline void pixel_block(const int8_t* const* taps, int32_t n, const int8_t* wt,
@@ -947,6 +222,324 @@ void pixel_mve(const int8_t* const* rows, const int8_t* wt, int8_t* out, const D
   if (c < p.cout) pixel_block<true>(taps, n, wt, out, d, c);
 }
 
+// ---- 3x3 depthwise, horizontal stride 1 or 2, dilation 1: every output pixel one path ----
+// Two horizontally neighbouring output pixels x eight channels per step, as int16 lanes whose
+// even and odd channels VMULLB/VMULLT multiply into int32 accumulators (5 instructions per tap
+// and pixel for eight MACs, the weights loaded once for both pixels). The input is read from
+// three row buffers (a ring over the input rows) holding each row with its padding columns,
+// block-major: block b (channels 8b..8b+7) of padded column j at b * plane + 8 * j. So every
+// pixel, edges included, takes the same inline-assembly loop with immediate offsets, and a row
+// outside the input is a buffer of padding. Taps read the input as it is; per channel the int32
+// base bias + input_offset * sum(weights) starts the accumulators, and padding bytes are
+// -input_offset, whose products cancel their share of it (as in the general path).
+
+// Per block of eight channels: its weights and requantisation, even lanes (channels 0, 2, 4, 6
+// of the block) then odd lanes; the offsets are the assembly's.
+struct alignas(16) DwBlock {
+  int8_t wt[80];  // 0: tap t (ky * 3 + kx) at 8 * t; channels past the last are 0
+  int32_t base[2][4], mult[2][4], left[2][4], right[2][4];  // 80, 112, 144, 176
+};
+static_assert(sizeof(DwBlock) == 208, "quantized_depthwise_conv2d_scratch_bytes' record size");
+
+// What dw3x3_row_mve reads (offsets in its assembly): one output row's pixel pairs.
+struct alignas(16) DwRowArgs {
+  const int8_t* rows[3];  // 0: kernel rows' buffers at block 0, the first pair's window start
+  int8_t* out;            // 12: the first pixel
+  const DwBlock* blocks;  // 16
+  int32_t pairs;          // 20
+  int32_t channels;       // 24
+  int32_t plane;          // 28: bytes from one block to the next in a row buffer
+  int32_t cout;           // 32: bytes from one output pixel to the next
+  int32_t out_off;        // 36
+  int32_t unused[2];
+  int16_t act_min[8], act_max[8];  // 48, 64
+};
+static_assert(offsetof(DwRowArgs, blocks) == 16 && offsetof(DwRowArgs, out_off) == 36 &&
+                  offsetof(DwRowArgs, act_min) == 48 && offsetof(DwRowArgs, act_max) == 64,
+              "dw3x3_row_mve's offsets");
+
+// The assembly reads best one instruction a line.
+// clang-format off
+// One product of input X and weights W (8 int16 lanes each) added to a pixel's even and odd
+// channel sums: q0/q1 pixel a's, q2/q3 pixel b's (q6 the product).
+#define DW_MAC(X, W, EVEN, ODD)                      \
+  "   vmullb.s16  q6, " X ", " W "            \n"    \
+  "   vadd.i32    " EVEN ", " EVEN ", q6      \n"    \
+  "   vmullt.s16  q6, " X ", " W "            \n"    \
+  "   vadd.i32    " ODD ", " ODD ", q6        \n"
+// A kernel row (input row buffer ROW, its taps' weights at W0..W2 in the block record r0) for
+// both pixels. Stride 1: pixel b's tap kx reads pixel a's tap kx + 1, so each input vector is
+// loaded once for both (7 loads a row instead of 9), w0/w1 in q4/q7, then w2 in q4.
+#define DW_ROW_S1(ROW, W0, W1, W2)                   \
+  "   vldrb.s16   q4, [r0, #" W0 "]            \n"   \
+  "   vldrb.s16   q7, [r0, #" W1 "]            \n"   \
+  "   vldrb.s16   q5, [" ROW "]                \n"   \
+  DW_MAC("q5", "q4", "q0", "q1")                     \
+  "   vldrb.s16   q5, [" ROW ", #8]            \n"   \
+  DW_MAC("q5", "q7", "q0", "q1")                     \
+  DW_MAC("q5", "q4", "q2", "q3")                     \
+  "   vldrb.s16   q4, [r0, #" W2 "]            \n"   \
+  "   vldrb.s16   q5, [" ROW ", #16]           \n"   \
+  DW_MAC("q5", "q4", "q0", "q1")                     \
+  DW_MAC("q5", "q7", "q2", "q3")                     \
+  "   vldrb.s16   q5, [" ROW ", #24]           \n"   \
+  DW_MAC("q5", "q4", "q2", "q3")
+// Stride 2: pixel b's tap 0 is pixel a's tap 2 (8 loads a row instead of 9).
+#define DW_ROW_S2(ROW, W0, W1, W2)                   \
+  "   vldrb.s16   q4, [r0, #" W0 "]            \n"   \
+  "   vldrb.s16   q7, [r0, #" W1 "]            \n"   \
+  "   vldrb.s16   q5, [" ROW "]                \n"   \
+  DW_MAC("q5", "q4", "q0", "q1")                     \
+  "   vldrb.s16   q5, [" ROW ", #8]            \n"   \
+  DW_MAC("q5", "q7", "q0", "q1")                     \
+  "   vldrb.s16   q5, [" ROW ", #24]           \n"   \
+  DW_MAC("q5", "q7", "q2", "q3")                     \
+  "   vldrb.s16   q5, [" ROW ", #16]           \n"   \
+  DW_MAC("q5", "q4", "q2", "q3")                     \
+  "   vldrb.s16   q4, [r0, #" W2 "]            \n"   \
+  DW_MAC("q5", "q4", "q0", "q1")                     \
+  "   vldrb.s16   q5, [" ROW ", #32]           \n"   \
+  DW_MAC("q5", "q4", "q2", "q3")
+// The left shifts (layers with a positive shift only).
+#define DW_LEFT_SHIFT                                \
+  "   vldrw.32    q4, [r0, #144]              \n"    \
+  "   vshl.s32    q0, q0, q4                  \n"    \
+  "   vshl.s32    q2, q2, q4                  \n"    \
+  "   vldrw.32    q4, [r0, #160]              \n"    \
+  "   vshl.s32    q1, q1, q4                  \n"    \
+  "   vshl.s32    q3, q3, q4                  \n"
+// The rounding right shift of accumulator Q by q4 (<= 0), midpoint away from zero as
+// requantize() does: a negative value is lowered by one first.
+#define DW_RIGHT_SHIFT(Q)                            \
+  "   vand        q5, " Q ", q4               \n"    \
+  "   vshr.s32    q5, q5, #31                 \n"    \
+  "   vqadd.s32   " Q ", " Q ", q5            \n"    \
+  "   vrshl.s32   " Q ", " Q ", q4            \n"
+// The whole row: for each pixel pair (r11 left), for each block (r6 channels left, r0 its
+// record, r1-r3 the kernel rows, r4/r5 the two pixels' outputs).
+#define DW_ROW_LOOP(ROW, LEFT)                                                      \
+  "   ldr         r10, [r9, #32]              \n" /* cout */                     \
+  "   ldr         r12, [r9, #36]              \n" /* output offset */            \
+  "   ldr         r8, [r9, #28]               \n" /* plane */                    \
+  "   ldr         r11, [r9, #20]              \n" /* pairs */                    \
+  "2:                                         \n"                                \
+  "   ldm         r9, {r1, r2, r3, r4}        \n"                                \
+  "   ldr         r0, [r9, #16]               \n"                                \
+  "   ldr         r6, [r9, #24]               \n"                                \
+  "   add         r5, r4, r10                 \n"                                \
+  "1:                                         \n"                                \
+  "   vctp.16     r6                          \n" /* the block's channels */     \
+  "   vldrw.32    q0, [r0, #80]               \n" /* bases */                    \
+  "   vldrw.32    q1, [r0, #96]               \n"                                \
+  "   vmov        q2, q0                      \n"                                \
+  "   vmov        q3, q1                      \n"                                \
+  ROW("r1", "0", "8", "16") ROW("r2", "24", "32", "40") ROW("r3", "48", "56", "64") \
+  LEFT                                                                           \
+  "   vldrw.32    q4, [r0, #112]              \n" /* multipliers */              \
+  "   vqrdmulh.s32 q0, q0, q4                 \n"                                \
+  "   vqrdmulh.s32 q2, q2, q4                 \n"                                \
+  "   vldrw.32    q4, [r0, #128]              \n"                                \
+  "   vqrdmulh.s32 q1, q1, q4                 \n"                                \
+  "   vqrdmulh.s32 q3, q3, q4                 \n"                                \
+  "   vldrw.32    q4, [r0, #176]              \n" /* right shifts */             \
+  DW_RIGHT_SHIFT("q0") DW_RIGHT_SHIFT("q2")                                      \
+  "   vldrw.32    q4, [r0, #192]              \n"                                \
+  DW_RIGHT_SHIFT("q1") DW_RIGHT_SHIFT("q3")                                      \
+  /* Saturating to int16 then clamping gives the int32 clamp's result: the bounds are int8. */ \
+  "   vqmovnb.s32 q5, q0                      \n" /* pixel a, channels in order */ \
+  "   vqmovnt.s32 q5, q1                      \n"                                \
+  "   vqmovnb.s32 q6, q2                      \n" /* pixel b */                  \
+  "   vqmovnt.s32 q6, q3                      \n"                                \
+  "   vqadd.s16   q5, q5, r12                 \n"                                \
+  "   vqadd.s16   q6, q6, r12                 \n"                                \
+  "   vldrw.32    q4, [r9, #48]               \n" /* activation min */           \
+  "   vmax.s16    q5, q5, q4                  \n"                                \
+  "   vmax.s16    q6, q6, q4                  \n"                                \
+  "   vldrw.32    q4, [r9, #64]               \n" /* activation max */           \
+  "   vmin.s16    q5, q5, q4                  \n"                                \
+  "   vmin.s16    q6, q6, q4                  \n"                                \
+  "   vpstt                                   \n"                                \
+  "   vstrbt.16   q5, [r4], #8                \n"                                \
+  "   vstrbt.16   q6, [r5], #8                \n"                                \
+  "   add         r0, r0, #208                \n" /* next block */               \
+  "   add         r1, r1, r8                  \n"                                \
+  "   add         r2, r2, r8                  \n"                                \
+  "   add         r3, r3, r8                  \n"                                \
+  "   subs        r6, r6, #8                  \n"                                \
+  "   bgt         1b                          \n"                                \
+  "   ldm         r9, {r1, r2, r3, r4}        \n" /* next pair */                \
+  "   add         r1, r1, %[pair]             \n"                                \
+  "   add         r2, r2, %[pair]             \n"                                \
+  "   add         r3, r3, %[pair]             \n"                                \
+  "   add         r4, r4, r10, lsl #1         \n"                                \
+  "   stm         r9, {r1, r2, r3, r4}        \n"                                \
+  "   subs        r11, r11, #1                \n"                                \
+  "   bne         2b                          \n"
+
+// One output row's a.pairs pixel pairs (>= 1); a.rows and a.out advance past them. kLeft: the
+// layer has positive shifts.
+template <int kStride, bool kLeft>
+__attribute__((noinline)) void dw3x3_row_mve(DwRowArgs& a) {
+  register DwRowArgs* a_r asm("r9") = &a;
+#define DW_ASM(ROW, LEFT)                                                                      \
+  __asm volatile(DW_ROW_LOOP(ROW, LEFT)                                                        \
+                 :                                                                             \
+                 : "r"(a_r), [pair] "n"(16 * kStride)                                          \
+                 : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r12", "q0",   \
+                   "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc")
+  if constexpr (kStride == 1 && kLeft) {
+    DW_ASM(DW_ROW_S1, DW_LEFT_SHIFT);
+  } else if constexpr (kStride == 1) {
+    DW_ASM(DW_ROW_S1, "");
+  } else if constexpr (kLeft) {
+    DW_ASM(DW_ROW_S2, DW_LEFT_SHIFT);
+  } else {
+    DW_ASM(DW_ROW_S2, "");
+  }
+#undef DW_ASM
+}
+#undef DW_MAC
+#undef DW_ROW_S1
+#undef DW_ROW_S2
+#undef DW_LEFT_SHIFT
+#undef DW_RIGHT_SHIFT
+#undef DW_ROW_LOOP
+// clang-format on
+
+// The block records; returns whether any shift is positive.
+bool prepare_blocks(const int8_t* wt, const ConvParams& p, DwBlock* blocks) {
+  alignas(16) static constexpr uint32_t kLanes[2][4] = {{0, 2, 4, 6}, {1, 3, 5, 7}};
+  const int32_t c = p.cout;
+  bool left = false;
+  for (int32_t c0 = 0; c0 < c; c0 += 8) {
+    DwBlock& blk = blocks[c0 / 8];
+    const int32_t rem = c - c0;
+    const mve_pred16_t pr = vctp16q(static_cast<uint32_t>(rem));
+    int16x8_t sum = vdupq_n_s16(0);
+    for (int32_t t = 0; t < 9; ++t) {
+      const int16x8_t w = vldrbq_z_s16(wt + t * c + c0, pr);
+      sum = vaddq_s16(sum, w);
+      vstrbq_s16(blk.wt + 8 * t, w);
+    }
+    const int32x4_t sums[2] = {vmovlbq_s16(sum), vmovltq_s16(sum)};
+    for (int32_t odd = 0; odd < 2; ++odd) {
+      const uint32x4_t lanes = vldrwq_u32(kLanes[odd]);
+      const mve_pred16_t in = vcmpltq_n_s32(vreinterpretq_s32_u32(lanes), rem);
+      const int32x4_t bias =
+          p.bias ? vldrwq_gather_shifted_offset_z_s32(p.bias + c0, lanes, in) : vdupq_n_s32(0);
+      const int32x4_t shift = vldrwq_gather_shifted_offset_z_s32(p.shift + c0, lanes, in);
+      vst1q_s32(blk.base[odd], vmlaq_n_s32(bias, sums[odd], p.in_off));
+      vst1q_s32(blk.mult[odd], vldrwq_gather_shifted_offset_z_s32(p.mult + c0, lanes, in));
+      vst1q_s32(blk.left[odd], vmaxq_s32(shift, vdupq_n_s32(0)));
+      vst1q_s32(blk.right[odd], vminq_s32(shift, vdupq_n_s32(0)));
+      left = left || vmaxvq_s32(0, shift) > 0;
+    }
+  }
+  return left;
+}
+
+// Input row iy (or padding for -1) into a row buffer whose padding columns hold -input_offset
+// already: the row's pixels, eight bytes per block and column.
+void fill_row(int8_t* buf, const int8_t* in_row, const ConvParams& p, int32_t plane) {
+  // Columns past the last output pixel pair's reach (stride 2 dropping the input's last
+  // column) are not needed and do not fit.
+  const int32_t width = static_cast<int32_t>(depthwise3x3_padded_width(p.ow, p.win.stride[1]));
+  const int32_t cols = std::min(p.w, std::max(int32_t{0}, width - p.win.padding[1]));
+  int8_t* dst0 = buf + 8 * std::min(p.win.padding[1], width);
+  if (p.cin == 8) {
+    copy_bytes(dst0, in_row, 8 * cols);
+    return;
+  }
+  int32_t c0 = 0;
+  // Two blocks at a time: a column's 16 bytes, its halves scattered to the two blocks.
+  for (; c0 + 16 <= p.cin; c0 += 16, dst0 += 2 * plane) {
+    const int8_t* src = in_row + c0;
+    // The two 64-bit lanes: the blocks' addresses (32-bit), eight bytes before the first store.
+    uint32x4_t lanes = vdupq_n_u32(0);
+    lanes = vsetq_lane_u32(reinterpret_cast<uintptr_t>(dst0) - 8, lanes, 0);
+    lanes = vsetq_lane_u32(reinterpret_cast<uintptr_t>(dst0 + plane) - 8, lanes, 2);
+    uint64x2_t at = vreinterpretq_u64_u32(lanes);
+    for (int32_t x = 0; x < cols; ++x, src += p.cin) {
+      vstrdq_scatter_base_wb_s64(&at, 8, vreinterpretq_s64_s8(vld1q_s8(src)));
+    }
+  }
+  for (; c0 < p.cin; c0 += 8, dst0 += plane) {  // a last block (of up to eight channels)
+    const mve_pred16_t pr = vctp16q(static_cast<uint32_t>(p.cin - c0));
+    const int8_t* src = in_row + c0;
+    int8_t* dst = dst0;
+    for (int32_t x = 0; x < cols; ++x, src += p.cin, dst += 8) {
+      vstrbq_s16(dst, vldrbq_z_s16(src, pr));
+    }
+  }
+}
+
+void depthwise3x3_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p,
+                      void* scratch) {
+  const int32_t nblocks = (p.cout + 7) / 8, s = p.win.stride[1];
+  const int32_t width = static_cast<int32_t>(depthwise3x3_padded_width(p.ow, s));
+  const int32_t plane = 8 * width;
+  const size_t row_bytes = static_cast<size_t>(nblocks) * plane;
+  DwBlock* blocks = static_cast<DwBlock*>(scratch);
+  int8_t* bufs = static_cast<int8_t*>(scratch) + align_scratch(nblocks * sizeof(DwBlock));
+  int8_t* tail = bufs + align_scratch(3 * row_bytes);  // an odd row's last pixel pair
+  const bool left = prepare_blocks(wt, p, blocks);
+  void (*row_fn)(DwRowArgs&) = s == 1 ? (left ? dw3x3_row_mve<1, true> : dw3x3_row_mve<1, false>)
+                                      : (left ? dw3x3_row_mve<2, true> : dw3x3_row_mve<2, false>);
+  // Every buffer starts as a padding row: its padding columns stay so.
+  fill_bytes(bufs, static_cast<int8_t>(-p.in_off), static_cast<int32_t>(3 * row_bytes));
+  constexpr int32_t kPad = -1, kEmpty = -2;
+  int32_t held[3] = {kPad, kPad, kPad};  // which input row each buffer holds
+
+  DwRowArgs a{};
+  a.blocks = blocks, a.channels = p.cout, a.plane = plane, a.cout = p.cout, a.out_off = p.out_off;
+  for (int32_t i = 0; i < 8; ++i) {
+    a.act_min[i] = static_cast<int16_t>(p.act_min), a.act_max[i] = static_cast<int16_t>(p.act_max);
+  }
+  const size_t in_row = static_cast<size_t>(p.w) * p.cin,
+               out_row = static_cast<size_t>(p.ow) * p.cout;
+  for (int32_t b = 0; b < p.n; ++b) {
+    held[0] = held[1] = held[2] = kEmpty;  // a new image: rows of the last one are stale
+    held[0] = kPad;
+    if (b > 0) fill_bytes(bufs, static_cast<int8_t>(-p.in_off), static_cast<int32_t>(row_bytes));
+    const int8_t* in_b = in + static_cast<size_t>(b) * p.h * in_row;
+    for (int32_t oy = 0; oy < p.oh; ++oy, out += out_row) {
+      int32_t want[3];
+      for (int32_t ky = 0; ky < 3; ++ky) {
+        const int32_t iy = oy * p.win.stride[0] - p.win.padding[0] + ky * p.win.dilation[0];
+        want[ky] = iy < 0 || iy >= p.h ? kPad : iy;
+      }
+      const int8_t* rows[3];
+      for (int32_t ky = 0; ky < 3; ++ky) {
+        int32_t k = 0;
+        while (k < 3 && held[k] != want[ky]) ++k;
+        if (k == 3) {  // load it into a buffer this output row does not need
+          for (k = 0; k < 3; ++k)
+            if (held[k] != want[0] && held[k] != want[1] && held[k] != want[2]) break;
+          int8_t* buf = bufs + k * row_bytes;
+          if (want[ky] == kPad) {
+            fill_bytes(buf, static_cast<int8_t>(-p.in_off), static_cast<int32_t>(row_bytes));
+          } else {
+            fill_row(buf, in_b + static_cast<size_t>(want[ky]) * in_row, p, plane);
+          }
+          held[k] = want[ky];
+        }
+        rows[ky] = bufs + k * row_bytes;
+      }
+      for (int32_t ky = 0; ky < 3; ++ky) a.rows[ky] = rows[ky];
+      a.out = out;
+      a.pairs = p.ow / 2;
+      if (a.pairs > 0) row_fn(a);  // leaves a.rows at the last pixel's window
+      if (p.ow % 2 != 0) {
+        a.out = tail, a.pairs = 1;
+        row_fn(a);
+        copy_bytes(out + out_row - p.cout, tail, p.cout);
+      }
+    }
+  }
+}
+
+// Any other shape (depth multiplier 1): two pixels at a time away from the left/right edges,
+// single pixels through a list of tap pointers (the padding row outside the input).
 void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams& p,
                    void* scratch) {
   BlockQuant* quant = static_cast<BlockQuant*>(scratch);
@@ -956,27 +549,9 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
   const DwMve d{&p, quant, pad_row};
   const int32_t reach = (p.kw - 1) * p.win.dilation[1];
   const int32_t step = p.win.stride[1] * p.cin;
-  const bool quad = p.kh == 3 && p.kw == 3 && p.cout % 4 == 0;  // pixel_quad_mve's shapes
-  void (*quad_fn)(QuadArgs&) = pixel_quad_mve;
-  if (p.win.dilation[1] == 1) {
-    quad_fn = p.cin == 8    ? pixel_quad_imm_mve<8>
-              : p.cin == 16 ? pixel_quad_imm_mve<16>
-              : p.cin == 32 ? pixel_quad_imm_mve<32>
-              : p.cin == 64 ? pixel_quad_imm_mve<64>
-                            : pixel_quad_mve;
-  }
-  QuadArgs qa{{},        wt,        step,     p.win.dilation[1] * p.cin,
-              p.cout,    nullptr,   quant[0], p.out_off,
-              p.act_min, p.act_max, 0};
-  QuadTable table{};
-  table.wt = wt, table.cout = p.cout, table.out_off = p.out_off;
-  table.act_min = p.act_min, table.act_max = p.act_max;
-  int32_t pending = 0;              // pixels in the table
-  int32_t pending_at[4][2];         // their (oy, ox)
   const int8_t* rows[kMaxTaps];     // each kernel row's input row (or the padding row)
   const int8_t* shifted[kMaxTaps];  // the same, at a pixel's window start
   for (int32_t b = 0; b < p.n; ++b) {
-    const int8_t* in_b = in + static_cast<int64_t>(b) * p.h * p.w * p.cin;
     for (int32_t oy = 0; oy < p.oh; ++oy) {
       const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
       for (int32_t ky = 0; ky < p.kh; ++ky) {
@@ -986,17 +561,7 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
       }
       for (int32_t ox = 0; ox < p.ow;) {
         const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-        if (quad && ox + 4 <= p.ow && x0 >= 0 && x0 + 3 * p.win.stride[1] + reach < p.w) {
-          for (int32_t ky = 0; ky < 3; ++ky) qa.rows[ky] = rows[ky] + x0 * p.cin;
-          qa.out = out, qa.quant = quant[0], qa.groups = p.cout / 4;
-          quad_fn(qa);
-          ox += 4, out += 4 * p.cout;
-        } else if (quad) {
-          pending_at[pending][0] = oy, pending_at[pending][1] = ox;
-          table_pixel(table, pending++, in_b, out, oy, ox, d);
-          if (pending == 4) flush_table(table, d), pending = 0;
-          ++ox, out += p.cout;
-        } else if (ox + 2 <= p.ow && x0 >= 0 && x0 + p.win.stride[1] + reach < p.w) {
+        if (ox + 2 <= p.ow && x0 >= 0 && x0 + p.win.stride[1] + reach < p.w) {
           for (int32_t ky = 0; ky < p.kh; ++ky) shifted[ky] = rows[ky] + x0 * p.cin;
           pixel_pair_mve(shifted, wt, out, d, step);
           ox += 2, out += 2 * p.cout;
@@ -1006,17 +571,6 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
         }
       }
     }
-    // A batch's last one to three table pixels: one at a time costs less than a table of four
-    // that repeats them.
-    for (int32_t k = 0; k < pending; ++k) {
-      const int32_t y0 = pending_at[k][0] * p.win.stride[0] - p.win.padding[0];
-      for (int32_t ky = 0; ky < p.kh; ++ky) {
-        const int32_t iy = y0 + ky * p.win.dilation[0];
-        rows[ky] = iy < 0 || iy >= p.h ? pad_row : in_b + static_cast<int64_t>(iy) * p.w * p.cin;
-      }
-      pixel_mve(rows, wt, table.outs[k], d, pending_at[k][1] * p.win.stride[1] - p.win.padding[1]);
-    }
-    pending = 0;
   }
 }
 #endif
@@ -1039,9 +593,13 @@ Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args
   if (out.numel() == 0) return Error::Ok;
 #if PTERON_CORTEX_M_MVE
   if (use_mve() && p.depth_multiplier == 1 && p.kh * p.kw <= kMaxTaps) {
-    const size_t bytes = quantized_depthwise_conv2d_scratch_bytes(p.cout, p.w);
+    const size_t bytes =
+        quantized_depthwise_conv2d_scratch_bytes(p.cout, p.w, p.ow, p.win.stride[1]);
     if (void* scratch = kernel_scratch(ctx, *args[13], bytes)) {
-      depthwise_mve(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p, scratch);
+      const bool rows3x3 = p.kh == 3 && p.kw == 3 && p.win.dilation[1] == 1 &&
+                           (p.win.stride[1] == 1 || p.win.stride[1] == 2);
+      (rows3x3 ? depthwise3x3_mve : depthwise_mve)(in.data<int8_t>(), wt.data<int8_t>(),
+                                                   out.data<int8_t>(), p, scratch);
       return Error::Ok;
     }
   }

@@ -86,12 +86,26 @@ constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t ker
   return (narrow > general ? narrow : general) + 2 * kScratchAlign;
 }
 
-// cortex_m::quantized_depthwise_conv2d_nhwc (depth multiplier 1): per block of eight channels
-// their bases, multipliers and left and right shifts (32 int32), and one input row of padding
-// (width * channels bytes).
-constexpr size_t quantized_depthwise_conv2d_scratch_bytes(int64_t channels, int64_t in_width) {
-  return align_scratch(static_cast<size_t>((channels + 7) / 8) * 32 * sizeof(int32_t)) +
-         align_scratch(static_cast<size_t>(channels * in_width)) + 2 * kScratchAlign;
+// cortex_m::quantized_depthwise_conv2d_nhwc (depth multiplier 1). The 3x3 path (horizontal
+// stride 1 or 2, dilation 1): per block of eight channels a 208-byte record (the taps' weights,
+// bases, multipliers, shifts), three input rows copied with their padding columns, block-major
+// (eight bytes a column), as wide as the output pixel pairs reach, and two output pixels for an
+// odd row end. Any other shape: per block of eight channels 128 bytes of bases, multipliers and
+// shifts, and one input row of padding (width * channels bytes). The larger of the two.
+constexpr int64_t depthwise3x3_padded_width(int64_t out_width, int64_t stride_w) {
+  return ((out_width + 1) / 2 * 2 - 1) * stride_w + 3;
+}
+constexpr size_t quantized_depthwise_conv2d_scratch_bytes(int64_t channels, int64_t in_width,
+                                                          int64_t out_width, int64_t stride_w) {
+  const size_t blocks = static_cast<size_t>((channels + 7) / 8);
+  const size_t rows3x3 =
+      align_scratch(blocks * 208) +
+      align_scratch(3 * blocks * 8 *
+                    static_cast<size_t>(depthwise3x3_padded_width(out_width, stride_w))) +
+      align_scratch(2 * blocks * 8);
+  const size_t general = align_scratch(blocks * 32 * sizeof(int32_t)) +
+                         align_scratch(static_cast<size_t>(channels * in_width));
+  return (rows3x3 > general ? rows3x3 : general) + 2 * kScratchAlign;
 }
 
 // Every other cortex_m kernel computes in registers.

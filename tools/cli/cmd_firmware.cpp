@@ -163,6 +163,9 @@ void run(const FirmwareCliOptions& o) {
       b.method_bytes = measured.report.at("method");
       const uint64_t stack = measured.report.at("stack");
       b.stack_size = (stack + stack / 4 + 1024 + 255) / 256 * 256;
+      // newlib's heap as the run used it (its stdio state; pteron itself never allocates)
+      // instead of a fixed 1 KiB.
+      if (measured.report.count("heap")) b.heap_size = (measured.report.at("heap") + 7) / 8 * 8;
     }
     built = firmware::build_firmware(target, b);
   } catch (const UserError&) {
@@ -230,12 +233,13 @@ void run(const FirmwareCliOptions& o) {
     const uint64_t state = elf.sections.count(".data") ? elf.sections.at(".data") : 0;
     const uint64_t bss = elf.sections.count(".bss") ? elf.sections.at(".bss") : 0;
     const uint64_t measured = r.report["arenas"] + r.report["method"] + r.report["scratch"] +
-                              r.report["stack"] + state + bss;
+                              r.report["stack"] + state + bss + r.report["heap"];
     j["measured"] = {{"ram", measured},
                      {"stack_high_water", r.report["stack"]},
                      {"method", r.report["method"]},
                      {"scratch", r.report["scratch"]},
                      {"arenas", r.report["arenas"]},
+                     {"heap", r.report["heap"]},
                      {"state", state + bss}};
     if (r.counted) j["measured"]["instructions"] = r.instructions;
     if (o.json) {

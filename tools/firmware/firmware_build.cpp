@@ -342,7 +342,7 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
     for (size_t at; (at = ld.find(key)) != std::string::npos;) ld.replace(at, key.size(), value);
   };
   replace("@STACK_SIZE@", std::to_string(stack_size));
-  replace("@HEAP_SIZE@", "1024");  // newlib may allocate once at start-up; pteron never does
+  replace("@HEAP_SIZE@", std::to_string(o.heap_size));
   write_text((work / "app.ld").string(), ld);
 
   step(o, 5, "compiling and linking " + o.output);

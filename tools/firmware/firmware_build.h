@@ -25,6 +25,9 @@ struct BuildOptions {
   // method memory measured on the host (64-bit pointers: an upper bound) and the target's stack.
   uint64_t method_bytes = 0;
   uint64_t stack_size = 0;
+  // newlib's heap: with --trim what a first run's sbrk took (newlib's stdio state), else 1 KiB
+  // for newlib's allocations at start-up (pteron itself never allocates).
+  uint64_t heap_size = 1024;
   bool quiet = false;
 };
 

@@ -281,7 +281,9 @@ NodeScratch node_scratch(const compiler::ir::Graph& graph, const compiler::ir::N
   if (!conv) {
     // Depth multiplier 1 only: the MVE path's per-channel data and one row of padding.
     if (w[3] != in[3]) return {};
-    return {13, quantized_depthwise_conv2d_scratch_bytes(w[3], in[2])};
+    const auto& out = graph.value(n.outputs[0]).spec.sizes;
+    return {13, quantized_depthwise_conv2d_scratch_bytes(w[3], in[2], out[2],
+                                                         pair_arg(n.args[3], 1)[1])};
   }
   const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0);
   const bool pointwise = w[1] == 1 && w[2] == 1 && stride[0] == 1 && stride[1] == 1 &&

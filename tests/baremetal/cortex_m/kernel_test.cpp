@@ -168,6 +168,44 @@ void test_linear(int32_t rows, int32_t k, int32_t n, bool per_channel) {
 
 // The convolution's requantisation shifts (the narrow MVE variants need them all negative).
 int32_t g_conv_shift_lo = -11, g_conv_shift_hi = -7;
+// Depthwise (multiplier 1: weight [1, kh, kw, cin]) on x [1, h, w, cin], shifts in
+// [shift_lo, shift_hi] (positive ones take the left-shift variant).
+void depthwise(const char* what, TensorBox& x, int32_t kh, int32_t kw, EValue& stv, EValue& pdv,
+               EValue& dlv, int32_t oh, int32_t ow, int32_t shift_lo, int32_t shift_hi) {
+  const int32_t cin = x.t.size(3);
+  const int32_t dw_shape[4] = {1, kh, kw, cin}, dout_shape[4] = {x.t.size(0), oh, ow, cin},
+                dc_shape[1] = {cin};
+  fill_int8(g_weight, kh * kw * cin);
+  fill_requant(cin, shift_lo, shift_hi);
+  TensorBox dw(ScalarType::Char, 4, dw_shape, g_weight);
+  TensorBox dbias(ScalarType::Int, 1, dc_shape, g_bias), dm(ScalarType::Int, 1, dc_shape, g_mult),
+      ds(ScalarType::Int, 1, dc_shape, g_shift);
+  TensorBox dout(ScalarType::Char, 4, dout_shape, g_out_scalar);
+  EValue mult = I(1), in_off = I(9), out_off = I(-3), amin = I(-120), amax = I(127), none;
+  EValue* dargs[] = {&x.v,     &dw.v, &dbias.v, &stv,  &pdv,  &dlv,  &mult,  &in_off,
+                     &out_off, &dm.v, &ds.v,    &amin, &amax, &none, &dout.v};
+  run_both("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, dout.t);
+}
+
+// A depthwise convolution alone (3x3 unless k): the 3x3 row path's channel tails (1..7, 9,
+// 17, 24), odd and even widths, strides, padding (also folded SAME: `extra`), dilation (the
+// general path), a positive shift (the left-shift variant), a batch of two.
+void test_depthwise(int32_t h, int32_t w_, int32_t c, int32_t stride, int32_t pad, int32_t dil = 1,
+                    int32_t extra = 0, int32_t k = 3, int32_t shift_hi = -5, int32_t n = 1) {
+  char what[64];
+  snprintf(what, sizeof(what), "dw %dx%dx%dx%d k%d s%d p%d%s d%d sh%d", static_cast<int>(n),
+           static_cast<int>(h), static_cast<int>(w_), static_cast<int>(c), static_cast<int>(k),
+           static_cast<int>(stride), static_cast<int>(pad), extra ? "+1" : "",
+           static_cast<int>(dil), static_cast<int>(shift_hi));
+  const int32_t oh = (h + extra + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+  const int32_t ow = (w_ + extra + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+  fill_int8(g_in, n * h * w_ * c);
+  const int32_t in_shape[4] = {n, h, w_, c};
+  TensorBox x(ScalarType::Char, 4, in_shape, g_in);
+  const int64_t st[2] = {stride, stride}, pd[2] = {pad, pad}, dl[2] = {dil, dil};
+  EValue stv = L(st, 2), pdv = L(pd, 2), dlv = L(dl, 2);
+  depthwise(what, x, k, k, stv, pdv, dlv, oh, ow, -9, shift_hi);
+}
 
 // extra: one more row and column of padding at the bottom/right (a folded SAME pad), which only
 // the convolutions take.
@@ -197,17 +235,7 @@ void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int
   run_both("cortex_m::quantized_conv2d_nhwc.out", what, args, 14, out.t);
 
   // Depthwise on the same input (multiplier 1: weight [1, kh, kw, cin]).
-  const int32_t dw_shape[4] = {1, kh, kw, cin}, dout_shape[4] = {1, oh, ow, cin},
-                dc_shape[1] = {cin};
-  fill_requant(cin, -9, -5);
-  TensorBox dw(ScalarType::Char, 4, dw_shape, g_weight);
-  TensorBox dbias(ScalarType::Int, 1, dc_shape, g_bias), dm(ScalarType::Int, 1, dc_shape, g_mult),
-      ds(ScalarType::Int, 1, dc_shape, g_shift);
-  TensorBox dout(ScalarType::Char, 4, dout_shape, g_out_scalar);
-  EValue mult = I(1);
-  EValue* dargs[] = {&x.v,     &dw.v, &dbias.v, &stv,  &pdv,  &dlv,  &mult,  &in_off,
-                     &out_off, &dm.v, &ds.v,    &amin, &amax, &none, &dout.v};
-  run_both("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, dout.t);
+  depthwise(what, x, kh, kw, stv, pdv, dlv, oh, ow, -9, -5);
 
   if (extra) return;
   // Pools with the convolution's window.
@@ -331,6 +359,20 @@ int main() {
     test_conv(7, 8, 3, 8, 3, 3, 2, 1, 1);
   }
   g_conv_shift_lo = -11, g_conv_shift_hi = -7;
+  for (int32_t c = 1; c <= 9; ++c) test_depthwise(5, 7, c, 1, 1);
+  for (int32_t c : {3, 9, 17, 24}) test_depthwise(7, 8, c, 2, 1);
+  test_depthwise(6, 1, 24, 1, 1);  // one output column: only the odd pixel
+  test_depthwise(4, 2, 16, 2, 1);
+  test_depthwise(9, 10, 16, 2, 0);             // stride 2 leaving the last input column out
+  test_depthwise(9, 10, 24, 2, 0, 1, 1);       // folded SAME padding
+  test_depthwise(5, 6, 40, 1, 2);              // windows wholly in the padding
+  test_depthwise(6, 9, 24, 1, 1, 1, 0, 3, 2);  // positive shifts
+  test_depthwise(6, 9, 24, 2, 1, 1, 0, 3, 1);
+  test_depthwise(6, 9, 24, 1, 1, 2);               // dilation: the general path
+  test_depthwise(5, 7, 9, 1, 2, 1, 0, 5);          // 5x5: the general path
+  test_depthwise(5, 7, 9, 3, 1);                   // stride 3: the general path
+  test_depthwise(4, 5, 12, 1, 1, 1, 0, 3, -5, 2);  // two images
+  test_depthwise(3, 3, 256, 1, 1);
   test_softmax(1, 10);
   test_softmax(4, 37);
   test_softmax(2, 100);
