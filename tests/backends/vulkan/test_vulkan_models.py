@@ -7,6 +7,7 @@ Full size: the zoo's mobilenet-v2 and resnet-18 (torchvision layout, random weig
 comes from the session's zoo export cache (tests/conftest.py `zoo_pt2`), shared with
 tests/compiler/test_zoo_programs.py, so OPT-125M is exported once per `make test`. On lavapipe
 (a CPU) these inferences dominate the file's time (OPT-125M ~1 min per dtype on 2 cores).
+OPT-125M also runs once as a mixed XNNPACK + Vulkan program (`xnnpack,vulkan,portable`).
 
 Small and fast, for structure (one region, what stays on the CPU): the same resnet-18 and
 mobilenet-v2 at 64x64, and transformers' OPTForCausalLM with a 2-layer OPTConfig (d=64, 4 heads,
@@ -20,6 +21,7 @@ Tolerances, max abs error vs torch:
   8e-4, mobilenet-v2 1e-2 relative to max |reference| at 224x224).
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -139,6 +141,38 @@ def test_full_size_model_is_one_vulkan_region_matching_torch(name, nodes, varian
     err = float((actual - expected).abs().max())
     scale = 1 + float(expected.abs().max())
     assert err <= tol * scale, (name, dtype, err, scale)
+
+
+def test_opt125m_mixed_xnnpack_and_vulkan_program_runs_both_delegates(zoo_pt2, eager_reference,
+                                                                        tmp_path):
+    """`--backends xnnpack,vulkan,portable` on OPT-125M: XNNPACK takes the linear layers, Vulkan
+    much of the rest (layer norms, attention's bmm and softmax, residual adds). In the other
+    order Vulkan takes every node XNNPACK could, so on the zoo's models a real mix needs XNNPACK
+    first. Both delegates must run (event trace of one `pteron profile` run) and the logits
+    match PyTorch within the fp32 tolerance."""
+    inputs, expected = eager_reference("opt-125m")
+    program = pteron.to_edge_transform_and_lower(
+        str(zoo_pt2("opt-125m")),
+        partitioner=[pteron.XnnpackPartitioner(), pteron.VulkanPartitioner()])
+    regions = {}
+    for r in program.report["delegated_regions"]:
+        regions[r["backend"]] = regions.get(r["backend"], 0) + 1
+    assert sorted(regions) == ["vulkan", "xnnpack"], program.report["delegated_regions"]
+    (actual,) = program.load().forward(*inputs)
+    err = float((actual - expected).abs().max())
+    assert err <= FP32_TOL * (1 + float(expected.abs().max())), err
+
+    program.save(tmp_path / "m.pte")
+    np.savez(tmp_path / "in.npz", **{f"input_{i}": x.numpy() for i, x in enumerate(inputs)})
+    proc = subprocess.run([CLI, "profile", str(tmp_path / "m.pte"), "--inputs",
+                           str(tmp_path / "in.npz"), "--iters", "1", "--warmup", "0", "-o",
+                           str(tmp_path / "trace"), "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    calls = {o["name"]: o["calls"] for o in json.loads(proc.stdout)["ops"] if o["where"] == "delegate"}
+    assert calls == {"PteronXnnpackBackend": regions["xnnpack"],
+                     "PteronVulkanBackend": regions["vulkan"]}, calls
+    inside = {o["name"]: o["calls"] for o in json.loads(proc.stdout)["inside_delegates"]}
+    assert inside.get("vulkan: run command buffer") == regions["vulkan"], inside
 
 
 def _compile(tmp_path, model, inputs, *args):
