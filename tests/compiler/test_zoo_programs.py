@@ -24,16 +24,14 @@ def _executorch_arena(name):
     return EXECUTORCH_STATS["models"][name]["planned_arena_bytes"]
 
 
-def _compile(name, tmp_path):
-    path = tmp_path / f"{name}.pt2"
-    zoo.export(name, path, log=lambda _msg: None)
-    return pteron.to_edge_transform_and_lower(str(path))
+def _compile(pt2):
+    return pteron.to_edge_transform_and_lower(str(pt2))
 
 
 @pytest.mark.parametrize("name", FAST_MODELS)
-def test_zoo_model_matches_pytorch(name, tmp_path):
+def test_zoo_model_matches_pytorch(name, zoo_pt2):
     model, inputs = zoo.get(name)
-    lowered = _compile(name, tmp_path)
+    lowered = _compile(zoo_pt2(name))
     with torch.no_grad():
         expected = model(*inputs)
     expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
@@ -47,12 +45,12 @@ def test_zoo_model_matches_pytorch(name, tmp_path):
         f"{name}: pteron plans {lowered.report['planned_bytes']} bytes, ExecuTorch {_executorch_arena(name)}")
 
 
-def test_digits_cnn_predicts_the_same_classes(tmp_path):
+def test_digits_cnn_predicts_the_same_classes(zoo_pt2):
     model, _ = zoo.get("digits-cnn")
     from models import digits_cnn
 
     test_x, _labels = digits_cnn.load_test_split()
-    program = _compile("digits-cnn", tmp_path).load()
+    program = _compile(zoo_pt2("digits-cnn")).load()
     with torch.no_grad():
         expected = model(test_x).argmax(dim=1)
     # The program is compiled for batch 1: classify each digit on its own.
@@ -60,9 +58,9 @@ def test_digits_cnn_predicts_the_same_classes(tmp_path):
     assert torch.equal(got, expected)
 
 
-def test_opt125m_matches_pytorch(tmp_path):
+def test_opt125m_matches_pytorch(zoo_pt2):
     model, inputs = zoo.get("opt-125m")
-    lowered = _compile("opt-125m", tmp_path)
+    lowered = _compile(zoo_pt2("opt-125m"))
     with torch.no_grad():
         expected = model(*inputs)
     actual = lowered.load().forward(*inputs)[0]

@@ -1,10 +1,17 @@
 """Whole models on the Vulkan delegate (lavapipe), FP32 and FP16, against PyTorch eager, and the
 CPU fallback plan a program can carry.
 
-Sizes kept small for `make test` (lavapipe is a CPU): resnet-18 and mobilenet-v2 are the zoo's
-models (torchvision layout, random weights) run at 64x64 instead of 224x224 (same layers and
-ops; `make bench-gpu` runs 224); OPT is transformers' OPTForCausalLM with a 2-layer OPTConfig
-(d=64, 4 heads, vocab 1000, sequence 16; `make bench-gpu` runs OPT-125M).
+Full size: the zoo's mobilenet-v2 and resnet-18 (torchvision layout, random weights) at
+1x3x224x224 and OPT-125M (12 layers, d=768, sequence 128, last-token logits), exactly as
+`make bench-gpu` runs them, each compiled once per variant (fp32, fp16) and run once. The .pt2
+comes from the session's zoo export cache (tests/conftest.py `zoo_pt2`), shared with
+tests/compiler/test_zoo_programs.py, so OPT-125M is exported once per `make test`. On lavapipe
+(a CPU) these inferences dominate the file's time (OPT-125M ~1 min per dtype on 2 cores).
+OPT-125M also runs once as a mixed XNNPACK + Vulkan program (`xnnpack,vulkan,portable`).
+
+Small and fast, for structure (one region, what stays on the CPU): the same resnet-18 and
+mobilenet-v2 at 64x64, and transformers' OPTForCausalLM with a 2-layer OPTConfig (d=64, 4 heads,
+vocab 1000, sequence 16).
 
 Tolerances, max abs error vs torch:
   FP32: 1e-4 * (1 + max |reference|) (summation order; the device's exp/erf approximations).
@@ -14,6 +21,7 @@ Tolerances, max abs error vs torch:
   8e-4, mobilenet-v2 1e-2 relative to max |reference| at 224x224).
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -86,6 +94,85 @@ def test_model_is_one_vulkan_region_matching_torch_in_fp32_and_fp16(name, nodes)
         # bitwise_and, where, index) stays on the CPU.
         kept = "\n".join(report["refusals"])
         assert "embedding" not in kept and "bmm" not in kept and "softmax" not in kept, kept
+
+
+# Full-size models: delegated nodes in the one Vulkan region each must form (every node but
+# OPT's int64 mask arithmetic).
+FULL_SIZE = [("mobilenet-v2", 100), ("resnet-18", 49), ("opt-125m", 460)]
+
+# The Vulkan compile variants: (id, VulkanPartitioner arguments, backend in the report,
+# tolerance). A variant with fp16 arithmetic (shaderFloat16) gets its own row here, with the
+# tolerance it states.
+VARIANTS = [
+    ("fp32", {}, "vulkan", FP32_TOL),
+    ("fp16", {"fp16": True}, "vulkan-fp16", FP16_TOL),
+]
+
+
+@pytest.fixture(scope="module")
+def eager_reference():
+    """eager_reference(name): the zoo model's example inputs and PyTorch eager output, computed
+    once per module; the model itself is dropped (OPT-125M's weights are 500 MB)."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            model, inputs = zoo.get(name)
+            with torch.no_grad():
+                cache[name] = inputs, model(*inputs)
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v[0] for v in VARIANTS])
+@pytest.mark.parametrize("name,nodes", FULL_SIZE, ids=[m[0] for m in FULL_SIZE])
+def test_full_size_model_is_one_vulkan_region_matching_torch(name, nodes, variant, zoo_pt2,
+                                                             eager_reference):
+    dtype, options, backend, tol = variant
+    inputs, expected = eager_reference(name)
+    program = pteron.to_edge_transform_and_lower(
+        str(zoo_pt2(name)), partitioner=[pteron.VulkanPartitioner(**options)])
+    regions = program.report["delegated_regions"]
+    assert [(r["backend"], r["nodes"]) for r in regions] == [(backend, nodes)], (
+        regions, program.report["refusals"])
+    (actual,) = program.load().forward(*inputs)
+    assert actual.shape == expected.shape
+    err = float((actual - expected).abs().max())
+    scale = 1 + float(expected.abs().max())
+    assert err <= tol * scale, (name, dtype, err, scale)
+
+
+def test_opt125m_mixed_xnnpack_and_vulkan_program_runs_both_delegates(zoo_pt2, eager_reference,
+                                                                        tmp_path):
+    """`--backends xnnpack,vulkan,portable` on OPT-125M: XNNPACK takes the linear layers, Vulkan
+    much of the rest (layer norms, attention's bmm and softmax, residual adds). In the other
+    order Vulkan takes every node XNNPACK could, so on the zoo's models a real mix needs XNNPACK
+    first. Both delegates must run (event trace of one `pteron profile` run) and the logits
+    match PyTorch within the fp32 tolerance."""
+    inputs, expected = eager_reference("opt-125m")
+    program = pteron.to_edge_transform_and_lower(
+        str(zoo_pt2("opt-125m")),
+        partitioner=[pteron.XnnpackPartitioner(), pteron.VulkanPartitioner()])
+    regions = {}
+    for r in program.report["delegated_regions"]:
+        regions[r["backend"]] = regions.get(r["backend"], 0) + 1
+    assert sorted(regions) == ["vulkan", "xnnpack"], program.report["delegated_regions"]
+    (actual,) = program.load().forward(*inputs)
+    err = float((actual - expected).abs().max())
+    assert err <= FP32_TOL * (1 + float(expected.abs().max())), err
+
+    program.save(tmp_path / "m.pte")
+    np.savez(tmp_path / "in.npz", **{f"input_{i}": x.numpy() for i, x in enumerate(inputs)})
+    proc = subprocess.run([CLI, "profile", str(tmp_path / "m.pte"), "--inputs",
+                           str(tmp_path / "in.npz"), "--iters", "1", "--warmup", "0", "-o",
+                           str(tmp_path / "trace"), "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    calls = {o["name"]: o["calls"] for o in json.loads(proc.stdout)["ops"] if o["where"] == "delegate"}
+    assert calls == {"PteronXnnpackBackend": regions["xnnpack"],
+                     "PteronVulkanBackend": regions["vulkan"]}, calls
+    inside = {o["name"]: o["calls"] for o in json.loads(proc.stdout)["inside_delegates"]}
+    assert inside.get("vulkan: run command buffer") == regions["vulkan"], inside
 
 
 def _compile(tmp_path, model, inputs, *args):
