@@ -31,16 +31,9 @@ ZOO_CASES = [("ds-cnn", "cortex-m", 0.03), ("resnet-8", "xnnpack", 0.03),
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("zoo")
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            cache[name] = zoo.export(name, folder / f"{name}.pt2", log=lambda _m: None)
-        return str(cache[name])
-
-    return get
+def exported(zoo_pt2):
+    """The session's zoo export cache (tests/conftest.py), paths as strings."""
+    return lambda name: str(zoo_pt2(name))
 
 
 def random_samples(example, n, seed):

@@ -41,13 +41,12 @@ def reference():
 
 
 @pytest.fixture(scope="module", params=MODELS)
-def compiled(request, tmp_path_factory):
-    from pteron import zoo
+def compiled(request, tmp_path_factory, zoo_pt2):
     from pteron.tosa import zoo_calibration
 
     name = request.param
     work = tmp_path_factory.mktemp(name)
-    pt2 = zoo.export(name, work / f"{name}.pt2")
+    pt2 = zoo_pt2(name)
     calibration = zoo_calibration(name)
     np.savez(work / "cal.npz", input_0=calibration[0])
     pte = work / f"{name}.pte"
@@ -106,24 +105,21 @@ def test_emulated_run_is_bit_exact_with_reference_model(compiled, reference):
     assert "PteronEthosUBackend" in r.stderr and "identifier" in r.stderr
 
 
-def test_float_model_stays_on_cpu_as_not_quantized(tmp_path):
-    from pteron import zoo
-
-    pt2 = zoo.export("fc-autoencoder", tmp_path / "ae.pt2")
+def test_float_model_stays_on_cpu_as_not_quantized(tmp_path, zoo_pt2):
+    pt2 = zoo_pt2("fc-autoencoder")
     report = json.loads(cli("compile", pt2, "-o", tmp_path / "ae.pte", "--target", "ethos-u55-128",
                             "--backends", "ethos-u,portable", "--json").stdout)
     assert report["delegated_regions"] == []
     assert report["refusals"] and all("not quantized" in r for r in report["refusals"])
 
 
-def test_heterogeneous_program_says_who_took_what(tmp_path):
+def test_heterogeneous_program_says_who_took_what(tmp_path, zoo_pt2):
     """ethos-u, then cortex-m, then portable: the NPU takes the int8 body, cortex-m the Q/DQ
     around the softmax, portable what neither has (softmax, the boundary layout copy), and
     the delegation report gives each kept node's reasons."""
-    from pteron import zoo
     from pteron.tosa import zoo_calibration
 
-    pt2 = zoo.export("ds-cnn", tmp_path / "ds-cnn.pt2")
+    pt2 = zoo_pt2("ds-cnn")
     np.savez(tmp_path / "cal.npz", input_0=zoo_calibration("ds-cnn")[0])
     pte = tmp_path / "het.pte"
     cli("compile", pt2, "-o", pte, "--target", "ethos-u55-128", "--backends",

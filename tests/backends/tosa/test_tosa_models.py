@@ -41,16 +41,8 @@ def ref():
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tosa-zoo")
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            cache[name] = zoo.export(name, root / f"{name}.pt2", log=lambda msg: None)
-        return cache[name]
-
-    return get
+def exported(zoo_pt2):
+    return zoo_pt2  # the session's zoo export cache (tests/conftest.py)
 
 
 @pytest.mark.parametrize("name", list(MODELS))

@@ -10,39 +10,17 @@ backends/vulkan/shaders/common.glsl) adds roundings of the same size as the stor
 measured errors (printed) stay within a small factor of the storage-only ones.
 """
 
-import os
 
 import pytest
 import torch
 
-_LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-if os.path.exists(_LAVAPIPE):
-    os.environ.setdefault("VK_ICD_FILENAMES", _LAVAPIPE)  # before the device context is made
+from vulkan_models_util import opt_2_layers, small_model  # sets the device before pteron
 
 import pteron  # noqa: E402
-from pteron import zoo  # noqa: E402
 
 TOL = 3e-2
 
 
-def _opt_2_layers():
-    from transformers import OPTConfig, OPTForCausalLM
-
-    from models.opt import LastTokenLogits
-
-    torch.manual_seed(0)
-    config = OPTConfig(num_hidden_layers=2, hidden_size=64, ffn_dim=256, num_attention_heads=4,
-                       word_embed_proj_dim=64, vocab_size=1000, max_position_embeddings=64,
-                       attn_implementation="eager")
-    inputs = (torch.randint(0, 1000, (1, 16)), torch.ones(1, 16, dtype=torch.long))
-    return LastTokenLogits(OPTForCausalLM(config)).eval(), inputs
-
-
-def _model(name):
-    if name == "opt-2-layers":
-        return _opt_2_layers()
-    model, _ = zoo.get(name)
-    return model, (torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(0)),)
 
 
 def _load_and_run(program, inputs, monkeypatch, capfd, fp16_arith):
@@ -63,7 +41,7 @@ def _load_and_run(program, inputs, monkeypatch, capfd, fp16_arith):
 
 @pytest.mark.parametrize("name", ["resnet-18", "mobilenet-v2", "opt-2-layers"])
 def test_fp16_arithmetic_matches_torch_like_fp16_storage(name, monkeypatch, capfd):
-    model, inputs = _model(name)
+    model, inputs = small_model(name)
     ep = pteron.export(model, inputs)
     with torch.no_grad():
         expected = model(*inputs)
@@ -87,7 +65,7 @@ def test_fp16_arithmetic_matches_torch_like_fp16_storage(name, monkeypatch, capf
 def test_storage_only_compile_option(monkeypatch, capfd):
     """`vulkan-fp16-storage` (VulkanPartitioner(fp16=True, fp16_arithmetic=False)) stores fp16
     and computes in fp32 even on a device with shaderFloat16."""
-    model, inputs = _opt_2_layers()
+    model, inputs = opt_2_layers()
     ep = pteron.export(model, inputs)
     with torch.no_grad():
         expected = model(*inputs)
@@ -104,7 +82,7 @@ def test_storage_only_compile_option(monkeypatch, capfd):
 def test_cpu_device_defaults_to_storage_only(monkeypatch, capfd):
     """Unasked, a `vulkan-fp16` region on lavapipe (a CPU device, where fp16 arithmetic is
     slower) runs the storage-only variants and the log line says why."""
-    model, inputs = _opt_2_layers()
+    model, inputs = opt_2_layers()
     program = pteron.to_edge_transform_and_lower(
         pteron.export(model, inputs), partitioner=[pteron.VulkanPartitioner(fp16=True)])
     _, log = _load_and_run(program, inputs, monkeypatch, capfd, None)

@@ -23,44 +23,22 @@ Tolerances, max abs error vs torch:
 
 import json
 import os
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-_LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-if os.path.exists(_LAVAPIPE):
-    os.environ.setdefault("VK_ICD_FILENAMES", _LAVAPIPE)  # before the device context is made
+from vulkan_models_util import LAVAPIPE, small_model  # sets the device before pteron
 
 import pteron  # noqa: E402
 from pteron import zoo  # noqa: E402
+from pteron_cli import pteron_cli  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[3]
-CLI = shutil.which("pteron") or str(REPO / "build" / "tools" / "cli" / "pteron")
+CLI = pteron_cli()
 FP32_TOL, FP16_TOL = 1e-4, 3e-2
 
 
-def _opt_2_layers():
-    from transformers import OPTConfig, OPTForCausalLM
-
-    from models.opt import LastTokenLogits
-
-    torch.manual_seed(0)
-    config = OPTConfig(num_hidden_layers=2, hidden_size=64, ffn_dim=256, num_attention_heads=4,
-                       word_embed_proj_dim=64, vocab_size=1000, max_position_embeddings=64,
-                       attn_implementation="eager")
-    inputs = (torch.randint(0, 1000, (1, 16)), torch.ones(1, 16, dtype=torch.long))
-    return LastTokenLogits(OPTForCausalLM(config)).eval(), inputs
-
-
-def _model(name):
-    if name == "opt-2-layers":
-        return _opt_2_layers()
-    model, _ = zoo.get(name)
-    return model, (torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(0)),)
 
 
 def _run(ep, fp16):
@@ -77,7 +55,7 @@ MODELS = [("resnet-18", 49), ("mobilenet-v2", 100), ("opt-2-layers", 83)]
 
 @pytest.mark.parametrize("name,nodes", MODELS)
 def test_model_is_one_vulkan_region_matching_torch_in_fp32_and_fp16(name, nodes):
-    model, inputs = _model(name)
+    model, inputs = small_model(name)
     ep = pteron.export(model, inputs)
     with torch.no_grad():
         expected = model(*inputs)
@@ -200,7 +178,7 @@ def test_cpu_fallback_plan_runs_when_the_gpu_is_absent(tmp_path):
         want = model(*inputs).numpy()
     tol = FP32_TOL * (1 + np.abs(want).max())
     # GPU present: the Vulkan plan runs, nothing is said about plans.
-    run = _cli_run(tmp_path, _LAVAPIPE)
+    run = _cli_run(tmp_path, LAVAPIPE)
     assert run.returncode == 0, run.stderr
     assert "fallback" not in run.stderr
     assert np.abs(np.load(tmp_path / "out.npz")["output_0"] - want).max() <= tol

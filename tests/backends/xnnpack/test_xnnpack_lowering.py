@@ -226,10 +226,9 @@ ZOO_REGIONS = {
 
 
 @pytest.mark.parametrize("name", sorted(ZOO_REGIONS))
-def test_zoo_model_with_xnnpack_matches_pytorch(name, tmp_path):
+def test_zoo_model_with_xnnpack_matches_pytorch(name, zoo_pt2):
     model, inputs = zoo.get(name)
-    path = tmp_path / f"{name}.pt2"
-    zoo.export(name, path, log=lambda _msg: None)
+    path = zoo_pt2(name)
     program = pteron.to_edge_transform_and_lower(str(path), partitioner=[pteron.XnnpackPartitioner()])
     regions = program.report["delegated_regions"]
     if ZOO_REGIONS[name] is not None:
