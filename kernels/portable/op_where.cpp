@@ -29,7 +29,8 @@ void select_same_dtype(const RowPlan<4>& plan, const Tensor& cond, const Tensor&
           o[k] = static_cast<U>((a[k] & m) | (b[k] & ~m));
         }
       } else {
-        for (int64_t k = 0; k < n; ++k) o[k * st[0]] = c[k * st[1]] != 0 ? a[k * st[2]] : b[k * st[3]];
+        for (int64_t k = 0; k < n; ++k)
+          o[k * st[0]] = c[k * st[1]] != 0 ? a[k * st[2]] : b[k * st[3]];
       }
     });
   });

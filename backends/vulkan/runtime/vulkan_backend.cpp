@@ -116,6 +116,16 @@ Error vk_fail(const char* what, VkResult r) {
               "Vulkan delegate: %s failed (%s)", what, vk_result_name(r));
 }
 
+// One primary command buffer from `pool` (the recorded dispatches, and their traced twin).
+Error allocate_commands(const Context& c, VkCommandPool pool, VkCommandBuffer* out) {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  const VkResult r = vkAllocateCommandBuffers(c.device, &cai, out);
+  return r == VK_SUCCESS ? Error::Ok : vk_fail("vkAllocateCommandBuffers", r);
+}
+
 Error make_buffer(Context& c, uint64_t size, VkBufferUsageFlags usage,
                   VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred, VkBuffer* buffer,
                   VkDeviceMemory* memory) {
@@ -804,12 +814,7 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
   cpi.queueFamilyIndex = c.queue_family;
   r = vkCreateCommandPool(c.device, &cpi, nullptr, &d.command_pool);
   if (r != VK_SUCCESS) return vk_fail("vkCreateCommandPool", r);
-  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  cai.commandPool = d.command_pool;
-  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cai.commandBufferCount = 1;
-  r = vkAllocateCommandBuffers(c.device, &cai, &d.commands);
-  if (r != VK_SUCCESS) return vk_fail("vkAllocateCommandBuffers", r);
+  PTERON_TRY(allocate_commands(c, d.command_pool, &d.commands));
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   r = vkCreateFence(c.device, &fci, nullptr, &d.fence);
   if (r != VK_SUCCESS) return vk_fail("vkCreateFence", r);
@@ -888,12 +893,7 @@ Error record_traced(Delegate& d) {
   VkResult r = vkCreateQueryPool(c.device, &qpi, nullptr, &d.queries);
   if (r != VK_SUCCESS) return vk_fail("vkCreateQueryPool", r);
   d.stamps.resize(qpi.queryCount);
-  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  cai.commandPool = d.command_pool;
-  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cai.commandBufferCount = 1;
-  r = vkAllocateCommandBuffers(c.device, &cai, &d.traced_commands);
-  if (r != VK_SUCCESS) return vk_fail("vkAllocateCommandBuffers", r);
+  PTERON_TRY(allocate_commands(c, d.command_pool, &d.traced_commands));
   return record(d, d.traced_commands, d.queries);
 }
 

@@ -259,7 +259,8 @@ void scale_and_mask(const AttentionSlice& s, int64_t i, int64_t j0, int64_t nb, 
   } else if (s.mask_is_bool) {
     // The mask's bytes, not `bool`s: a byte other than 0/1 read as bool is undefined behaviour.
     const uint8_t* mk = static_cast<const uint8_t*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
-    for (int64_t j = 0; j < nb; ++j) scores[j] = mk[j * s.mask_col] != 0 ? ninf : scores[j] * s.scale;
+    for (int64_t j = 0; j < nb; ++j)
+      scores[j] = mk[j * s.mask_col] != 0 ? ninf : scores[j] * s.scale;
   } else {
     const float* mk = static_cast<const float*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
     if (s.mask_col == 1) {
