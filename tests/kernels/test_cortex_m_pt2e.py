@@ -92,22 +92,38 @@ def test_pt2e_cnn_runs_on_cortex_m_kernels(quantized, tmp_path):
         assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want, step)
 
 
+
+def cortex_m_and_portable(model, shape, tmp_path):
+    """The model quantized by pteron's cortex-m scheme (8 random calibration inputs of `shape`)
+    and compiled twice: for the cortex-m test target (cortex_m kernels) and for the portable Q/DQ
+    kernels. Returns both loaded methods."""
+    ep = torch.export.export(model, (torch.randn(*shape),))
+    calibration = [(torch.randn(*shape),) for _ in range(8)]
+    target = tmp_path / "cortex-m-test.toml"
+    target.write_text(TARGET)
+    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
+                                                  calibration=calibration)
+    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
+    return pteron.load(cortex_m.buffer()).load_method(), pteron.load(portable.buffer()).load_method()
+
+
+def assert_within_3_output_steps(m, r, shape):
+    """Three seeded inputs: the cortex_m program within 3 output steps of the portable one (step
+    estimated as the output's range / 255)."""
+    for seed in range(3):
+        x = torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+        got, want = m(x)[0], r(x)[0]
+        step = 2 * want.abs().max().item() / 255
+        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)
+
+
 def test_pteron_quantizer_cortex_m_scheme_runs_on_cortex_m_kernels(tmp_path):
     """pteron's own quantizer (scheme "cortex-m": symmetric int8, per-channel weights, int32
     bias) feeding the cortex-m library: the convolutions, pools and linear layer run as cortex_m
     kernels (and a requantize), and the program matches the same quantized graph run on the
     portable Q/DQ kernels within 3 output steps (step estimated as the output's range / 255)."""
     torch.manual_seed(1)
-    model = SmallCnn().eval()
-    ep = torch.export.export(model, (torch.randn(1, 3, 16, 16),))
-    calibration = [(torch.randn(1, 3, 16, 16),) for _ in range(8)]
-    target = tmp_path / "cortex-m-test.toml"
-    target.write_text(TARGET)
-    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
-                                                  calibration=calibration)
-    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
-    m = pteron.load(cortex_m.buffer()).load_method()
-    r = pteron.load(portable.buffer()).load_method()
+    m, r = cortex_m_and_portable(SmallCnn().eval(), (1, 3, 16, 16), tmp_path)
     names = m.instruction_names()
     for op in ["quantized_conv2d_nhwc", "quantized_depthwise_conv2d_nhwc",
                "quantized_max_pool2d_nhwc", "quantized_avg_pool2d_nhwc", "requantize",
@@ -116,11 +132,7 @@ def test_pteron_quantizer_cortex_m_scheme_runs_on_cortex_m_kernels(tmp_path):
     # The global mean has its own output scale: an int8 requantize follows the pool. Only the
     # flatten's int8 view is not a cortex_m kernel.
     assert set(names) - {n for n in names if n.startswith("cortex_m::")} == {"aten::view_copy.out"}
-    for seed in range(3):
-        x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
-        got, want = m(x)[0], r(x)[0]
-        step = 2 * want.abs().max().item() / 255
-        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)
+    assert_within_3_output_steps(m, r, (1, 3, 16, 16))
 
 
 class SamePadCnn(torch.nn.Module):
@@ -144,24 +156,11 @@ def test_same_padding_folds_into_the_convolutions(tmp_path):
     transposes: the input's and the output's), and the program still matches the same quantized
     graph on the portable Q/DQ kernels within 3 output steps."""
     torch.manual_seed(2)
-    model = SamePadCnn().eval()
-    ep = torch.export.export(model, (torch.randn(1, 3, 16, 16),))
-    calibration = [(torch.randn(1, 3, 16, 16),) for _ in range(8)]
-    target = tmp_path / "cortex-m-test.toml"
-    target.write_text(TARGET)
-    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
-                                                  calibration=calibration)
-    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
-    m = pteron.load(cortex_m.buffer()).load_method()
-    r = pteron.load(portable.buffer()).load_method()
+    m, r = cortex_m_and_portable(SamePadCnn().eval(), (1, 3, 16, 16), tmp_path)
     names = m.instruction_names()
     assert "cortex_m::pad.out" not in names, names
     assert names.count("cortex_m::transpose.out") == 2, names
-    for seed in range(3):
-        x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
-        got, want = m(x)[0], r(x)[0]
-        step = 2 * want.abs().max().item() / 255
-        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)
+    assert_within_3_output_steps(m, r, (1, 3, 16, 16))
 
 
 class ResidualCnn(torch.nn.Module):
@@ -183,21 +182,8 @@ def test_residual_add_stays_nhwc(tmp_path):
     NCHW round trip around it, only the input's and the output's transposes remain, and the
     program matches the portable Q/DQ kernels within 3 output steps."""
     torch.manual_seed(3)
-    model = ResidualCnn().eval()
-    ep = torch.export.export(model, (torch.randn(1, 3, 8, 8),))
-    calibration = [(torch.randn(1, 3, 8, 8),) for _ in range(8)]
-    target = tmp_path / "cortex-m-test.toml"
-    target.write_text(TARGET)
-    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
-                                                  calibration=calibration)
-    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
-    m = pteron.load(cortex_m.buffer()).load_method()
-    r = pteron.load(portable.buffer()).load_method()
+    m, r = cortex_m_and_portable(ResidualCnn().eval(), (1, 3, 8, 8), tmp_path)
     names = m.instruction_names()
     assert "cortex_m::quantized_add.out" in names, names
     assert names.count("cortex_m::transpose.out") == 2, names
-    for seed in range(3):
-        x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(seed))
-        got, want = m(x)[0], r(x)[0]
-        step = 2 * want.abs().max().item() / 255
-        assert (got - want).abs().max() <= 3 * step + 1e-6, (got, want)
+    assert_within_3_output_steps(m, r, (1, 3, 8, 8))

@@ -155,6 +155,18 @@ Error make_buffer(Context& c, uint64_t size, VkBufferUsageFlags usage,
 const fb::Tensor& tensor(const Delegate& d, uint32_t i) { return *d.payload->tensors()->Get(i); }
 uint64_t nbytes(const fb::Tensor& t) { return tensor_bytes(t); }
 
+// A convolution's or pool's stride, padding and dilation (verified 2-element lists) into its
+// shader parameters.
+template <typename P>
+void read_window(const fb::Node& node, P& p) {
+  p.stride_h = node.stride()->Get(0);
+  p.stride_w = node.stride()->Get(1);
+  p.pad_h = node.padding()->Get(0);
+  p.pad_w = node.padding()->Get(1);
+  p.dil_h = node.dilation()->Get(0);
+  p.dil_w = node.dilation()->Get(1);
+}
+
 template <typename T>
 void put(Dispatch& dp, const T& params) {
   static_assert(sizeof(T) <= kPushConstantBytes, "push constants too large");
@@ -334,12 +346,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       p.ow = out.dims()->Get(3);
       p.kh = w.dims()->Get(2);
       p.kw = w.dims()->Get(3);
-      p.stride_h = node.stride()->Get(0);
-      p.stride_w = node.stride()->Get(1);
-      p.pad_h = node.padding()->Get(0);
-      p.pad_w = node.padding()->Get(1);
-      p.dil_h = node.dilation()->Get(0);
-      p.dil_w = node.dilation()->Get(1);
+      read_window(node, p);
       p.groups = node.groups();
       p.has_bias = node.inputs()->size() == 3;
       p.lo = node.output_min();
@@ -492,12 +499,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       if (node.pool() != fb::PoolType::AdaptiveAverage) {
         p.kh = node.kernel()->Get(0);
         p.kw = node.kernel()->Get(1);
-        p.stride_h = node.stride()->Get(0);
-        p.stride_w = node.stride()->Get(1);
-        p.pad_h = node.padding()->Get(0);
-        p.pad_w = node.padding()->Get(1);
-        p.dil_h = node.dilation()->Get(0);
-        p.dil_w = node.dilation()->Get(1);
+        read_window(node, p);
       }
       p.count_include_pad = node.count_include_pad();
       p.divisor = node.divisor();

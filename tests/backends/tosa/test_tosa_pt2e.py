@@ -16,6 +16,31 @@ from torchao.testing.pt2e._xnnpack_quantizer import (
 )
 
 
+
+def pt2e_quantized(model_class, shape, calibration_runs, path):
+    """A `model_class` instance (made after the example input is drawn) quantized by torchao's
+    PT2E flow (XNNPACKQuantizer, symmetric per-channel) on random inputs of `shape`, decomposed
+    and saved to `path`; returns the example input."""
+    example = (torch.randn(*shape),)
+    graph = torch.export.export(model_class().eval(), example).module()
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(graph, quantizer)
+    for _ in range(calibration_runs):
+        prepared(torch.randn(*shape))
+    torch.export.save(torch.export.export(convert_pt2e(prepared), example).run_decompositions(), path)
+    return example
+
+
+def assert_reference_model_bit_exact(r):
+    """The lowered TOSA graph on the TOSA reference model gives the host graph's int8 output."""
+    model = tosa.ReferenceModel()
+    try:
+        out = model.run(r["tosa"], [tosa.host_value(io) for io in r["inputs"]])[0]
+    finally:
+        model.close()
+    np.testing.assert_array_equal(out, tosa.host_value(r["outputs"][0]))
+
+
 class ResidualCnn(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -32,14 +57,7 @@ class ResidualCnn(torch.nn.Module):
 
 def test_pt2e_cnn_is_one_int_region(tmp_path):
     torch.manual_seed(0)
-    example = (torch.randn(1, 3, 16, 16),)
-    graph = torch.export.export(ResidualCnn().eval(), example).module()
-    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
-    prepared = prepare_pt2e(graph, quantizer)
-    for _ in range(8):
-        prepared(torch.randn(1, 3, 16, 16))
-    ep = torch.export.export(convert_pt2e(prepared), example).run_decompositions()
-    torch.export.save(ep, tmp_path / "pt2e.pt2")
+    example = pt2e_quantized(ResidualCnn, (1, 3, 16, 16), 8, tmp_path / "pt2e.pt2")
 
     r = tosa.lower(tmp_path / "pt2e.pt2", "INT", sample=[example[0].numpy()])
     assert r["ok"], r["reason"]
@@ -48,12 +66,7 @@ def test_pt2e_cnn_is_one_int_region(tmp_path):
     assert "dequantize to a float graph output" in r["refusals"][1]
     assert [io["dtype"] for io in r["inputs"] + r["outputs"]] == ["int8", "int8"]
 
-    model = tosa.ReferenceModel()
-    try:
-        out = model.run(r["tosa"], [tosa.host_value(io) for io in r["inputs"]])[0]
-    finally:
-        model.close()
-    np.testing.assert_array_equal(out, tosa.host_value(r["outputs"][0]))
+    assert_reference_model_bit_exact(r)
 
 
 class ConvPlusBuffer(torch.nn.Module):
@@ -70,21 +83,9 @@ def test_pt2e_quantized_constant_operand(tmp_path):
     """PT2E quantizes the buffer added to the conv output: dequantize(int8 constant) becomes an
     int8 CONST with its parameters, and the add is bit-exact with the host graph."""
     torch.manual_seed(0)
-    example = (torch.randn(1, 3, 8, 8),)
-    graph = torch.export.export(ConvPlusBuffer().eval(), example).module()
-    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
-    prepared = prepare_pt2e(graph, quantizer)
-    for _ in range(4):
-        prepared(torch.randn(1, 3, 8, 8))
-    ep = torch.export.export(convert_pt2e(prepared), example).run_decompositions()
-    torch.export.save(ep, tmp_path / "pt2e_const.pt2")
+    example = pt2e_quantized(ConvPlusBuffer, (1, 3, 8, 8), 4, tmp_path / "pt2e_const.pt2")
 
     r = tosa.lower(tmp_path / "pt2e_const.pt2", "INT", sample=[example[0].numpy()])
     assert r["ok"], r["reason"]
     assert r["graph_nodes"] - r["nodes"] == 2, r["refusals"]  # input quantize, output dequantize
-    model = tosa.ReferenceModel()
-    try:
-        out = model.run(r["tosa"], [tosa.host_value(io) for io in r["inputs"]])[0]
-    finally:
-        model.close()
-    np.testing.assert_array_equal(out, tosa.host_value(r["outputs"][0]))
+    assert_reference_model_bit_exact(r)
