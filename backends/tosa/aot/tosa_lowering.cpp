@@ -1366,13 +1366,10 @@ class Lowerer {
   // ---- nonlinear -------------------------------------------------------------------------
 
   void softmax(const Node& n) {
-    if (is_int())
-      refuse(
-          "softmax in the INT profile (TOSA INT has no EXP; a TABLE-based exp and "
-          "reciprocal is not implemented): stays on the CPU");
     const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
     if (n.args[2].is<bool>() && n.args[2].get<bool>()) refuse("half_to_float softmax");
     const int64_t dim = norm_dim(n.args[1].to_int(), xs.rank());
+    if (is_int()) return softmax_int(n, dim);
     TVal x = to_logical(get(n.args[0].tensor()));
     std::vector<int64_t> reduced = x.shape;
     reduced[static_cast<size_t>(dim)] = 1;
@@ -1393,6 +1390,71 @@ class Lowerer {
     const std::string shift = w_.const_i8("shift", {1}, {0}).name;
     w_.add_op(Op::MUL, {e.name, inv.name, shift}, {out.name});
     bind(n, out, nullptr);
+  }
+
+  // INT softmax from operators Ethos-U's Vela compiles (TOSA INT has no EXP; Vela's TABLE is
+  // int8 -> int8 only):
+  //   m = REDUCE_MAX(x) (int8); d = x - m in int32, in [-255, 0]; d8 = d + 127 (RESCALE to int8)
+  //   e = TABLE(d8) = round(255 * exp(s_in * d)) - 128, widened to int32 as [0, 255] (255 at
+  //       the row's max, so the row sum S is in [255, 255 * N] and never 0)
+  //   R ~ 2^30 / S by Newton-Raphson in int32: R <- R + (R * (2^30 - S * R)) >> 30 (MUL with
+  //       shift 30), from R0 = 2^31 / (255 (N + 1)), whose error |1 - S R0| <= (N-1)/(N+1)
+  //       squares each step; steps until it is below 2^-24
+  //   out = RESCALE(e * R) by 1 / (2^30 s_out) to the output's zero point (one rounding).
+  // The error is the 8-bit exp: within 1..2 int8 steps of float softmax (test_tosa_ops.py).
+  void softmax_int(const Node& n, int64_t dim) {
+    const OutQuant q = out_quant(n, false);
+    TVal x = to_logical(operand(n.args[0].tensor()));
+    const int64_t row = x.shape[static_cast<size_t>(dim)];
+    if (row > 4096) refuse("INT softmax over more than 4096 elements (int32 reciprocal precision)");
+    std::vector<int64_t> reduced = x.shape;
+    reduced[static_cast<size_t>(dim)] = 1;
+    const std::vector<int64_t> ones(x.shape.size(), 1);
+    TosaAttr ax;
+    ax.axis = static_cast<int32_t>(dim);
+    TVal mx = tensor(reduced, DType::INT8, x);
+    w_.add_op(Op::REDUCE_MAX, {x.name}, {mx.name}, ax);
+    TVal xi = rescale(x, {1.0}, 0, 0, DType::INT32);
+    TVal mi = rescale(mx, {1.0}, 0, 0, DType::INT32);
+    TVal d = tensor(x.shape, DType::INT32, x);
+    w_.add_op(Op::SUB, {xi.name, mi.name}, {d.name});
+    TVal d8 = rescale(d, {1.0}, 0, 127, DType::INT8);
+    std::vector<int8_t> table(256);
+    for (int i = 0; i < 256; ++i) {
+      const double e = std::round(255.0 * std::exp(x.scale * (i - 128 - 127)));
+      table[static_cast<size_t>(i)] = static_cast<int8_t>(e - 128);
+    }
+    TVal e8 = tensor(x.shape, DType::INT8, x);
+    w_.add_op(Op::TABLE, {d8.name, w_.const_i8("exp_table", {256}, table).name}, {e8.name});
+    TVal e = rescale(e8, {1.0}, -128, 0, DType::INT32);
+    TVal sum = tensor(reduced, DType::INT32, x);
+    w_.add_op(Op::REDUCE_SUM, {e.name}, {sum.name}, ax);
+
+    const double one = std::ldexp(1.0, 30);
+    const double r0 = 2 * one / (255.0 * static_cast<double>(row + 1));
+    TVal r{w_.const_i32("recip0", ones, {static_cast<int32_t>(r0)}).name, ones, DType::INT32};
+    const std::string unit = w_.const_i32("one_q30", ones, {1 << 30}).name;
+    const std::string shift0 = w_.const_i8("shift", {1}, {0}).name;
+    const std::string shift30 = w_.const_i8("shift", {1}, {30}).name;
+    double err = static_cast<double>(row - 1) / static_cast<double>(row + 1);
+    while (err > std::ldexp(1.0, -24)) {
+      err *= err;
+      TVal p = tensor(reduced, DType::INT32, x);
+      w_.add_op(Op::MUL, {sum.name, r.name, shift0}, {p.name});
+      TVal dev = tensor(reduced, DType::INT32, x);
+      w_.add_op(Op::SUB, {unit, p.name}, {dev.name});
+      TVal corr = tensor(reduced, DType::INT32, x);
+      w_.add_op(Op::MUL, {r.name, dev.name, shift30}, {corr.name});
+      TVal next = tensor(reduced, DType::INT32, x);
+      w_.add_op(Op::ADD, {r.name, corr.name}, {next.name});
+      r = next;
+    }
+    TVal prod = tensor(x.shape, DType::INT32, x);
+    w_.add_op(Op::MUL, {e.name, r.name, shift0}, {prod.name});
+    TVal out = rescale(prod, {1.0 / (one * q.p.scale)}, 0, static_cast<int32_t>(q.p.zp),
+                       DType::INT8);
+    out = clamp_i8(out, q.lo, q.hi);
+    bind(n, out, &q);
   }
 
   void sigmoid_tanh(const Node& n, const std::string& op) {
