@@ -15,6 +15,7 @@ to stay small, so a systematic error (a wrong zero point or scale) cannot hide i
 """
 
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -196,8 +197,8 @@ def test_softmax_fp_and_int(ref, tmp_path, shape, dim, k):
     TABLE over x - max, an int32 REDUCE_SUM, a Newton-Raphson reciprocal in int32 MULs and one
     RESCALE (tosa_lowering.cpp, softmax_int). Measured: the reference model's int8 output is
     within 1 int8 step of pteron's quantized host graph (portable's float softmax of the
-    dequantized input, then quantize: cortex-m has no softmax kernel), so within 1.5 steps of
-    the float result; 5-20% of elements are one step off, from the 8-bit exp. Each row's
+    dequantized input, then quantize), so within 1.5 steps of the float result (cortex-m's
+    int8 softmax: the next test); 5-20% of elements are one step off, from the 8-bit exp. Each row's
     probabilities still sum to 1 within the steps' noise. pteron's TOSA executor
     (pteron-tosa-run) is bit-exact with the reference model, and Vela (ethos-u55-128) puts
     every operator on the NPU."""
@@ -239,6 +240,36 @@ def test_softmax_fp_and_int(ref, tmp_path, shape, dim, k):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "CPU operators = 0 (0.0%)" in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize("shape", [(4, 37), (8, 12)])
+@pytest.mark.parametrize("spread", [1.0, 8.0])
+def test_softmax_int_against_float_and_cortex_m(ref, tmp_path, shape, spread):
+    """The INT softmax alone (int8 graph input, calibration of standard deviation `spread`)
+    against float softmax of the dequantized input and against pteron's cortex-m int8 softmax
+    (cortex_m::softmax.out, TFLite's fixed-point exp, output scale 1/256) on the same input.
+    Measured, in steps of the TOSA output's scale: 0.67..1.16 from float (the 8-bit exp),
+    1.03..1.51 from cortex-m (whose own error from float is 0.46..1.30)."""
+    sys.path.append(str(REPO / "tests" / "kernels"))
+    from cortex_m_ref import softmax_params
+    from kernel_harness import run_kernel
+
+    model = Fn(lambda x: torch.softmax(x, -1))
+    path = _export(model, torch.randn(shape), tmp_path / "softmax.pt2")
+    cal = [np.stack([torch.randn(shape).numpy() * spread for _ in range(8)])]
+    xq = np.random.default_rng(0).integers(-128, 128, size=shape, dtype=np.int8)
+    r = tosa.lower(path, "INT", "ethos-u", cal, int8_io=True, sample=[xq])
+    assert r["ok"] and r["refusals"] == [], (r["reason"], r["refusals"])
+    out = ref.run(r["tosa"], [tosa.host_value(io) for io in r["inputs"]])[0]
+    i, o = r["inputs"][0], r["outputs"][0]
+    got = (out.astype(np.float64) - o["zero_point"]) * o["scale"]
+    x = (torch.from_numpy(xq).double() - i["zero_point"]) * i["scale"]
+    assert np.abs(got - torch.softmax(x, -1).numpy()).max() <= 1.25 * o["scale"]
+    mult, shift, diff_min = softmax_params(i["scale"])
+    cm = torch.empty(shape, dtype=torch.int8)
+    run_kernel("cortex_m::softmax.out", [torch.from_numpy(xq), -1, i["zero_point"], -128, mult,
+                                         shift, diff_min, cm], library="cortex_m")
+    assert np.abs(got - (cm.double().numpy() + 128) / 256).max() <= 2 * o["scale"]
 
 
 @pytest.mark.parametrize("fn", [F.hardswish, F.hardsigmoid], ids=["hardswish", "hardsigmoid"])
