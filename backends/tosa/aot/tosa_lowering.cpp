@@ -637,6 +637,7 @@ class Lowerer {
     if (op == "aten::hardswish.default" || op == "aten::hardsigmoid.default" ||
         op == "aten::leaky_relu.default" || op == "aten::silu.default" || op == "aten::elu.default")
       return pointwise(n, op);
+    if (op == "aten::gelu.default") return gelu(n);
     if (op == "aten::_native_batch_norm_legit_no_training.default") return batch_norm(n);
     if (op == "aten::bmm.default" || op == "aten::mm.default") return matmul(n, op);
     if (op == "aten::div.Tensor") return divide(n);
@@ -1451,8 +1452,8 @@ class Lowerer {
     }
     TVal prod = tensor(x.shape, DType::INT32, x);
     w_.add_op(Op::MUL, {e.name, r.name, shift0}, {prod.name});
-    TVal out = rescale(prod, {1.0 / (one * q.p.scale)}, 0, static_cast<int32_t>(q.p.zp),
-                       DType::INT8);
+    TVal out =
+        rescale(prod, {1.0 / (one * q.p.scale)}, 0, static_cast<int32_t>(q.p.zp), DType::INT8);
     out = clamp_i8(out, q.lo, q.hi);
     bind(n, out, &q);
   }
@@ -1484,6 +1485,44 @@ class Lowerer {
     w_.add_op(Op::TABLE, {x.name, t}, {out.name});
     out = clamp_i8(out, q.lo, q.hi);
     bind(n, out, &q);
+  }
+
+  // gelu: INT a TABLE; FP the erf form 0.5 x (1 + erf(x / sqrt 2)) with ERF, or the tanh form
+  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) with TANH, as torch's `approximate` says.
+  void gelu(const Node& n) {
+    std::string approximate = "none";
+    if (n.args.size() > 1 && n.args[1].is<std::string>())
+      approximate = n.args[1].get<std::string>();
+    if (approximate != "none" && approximate != "tanh")
+      refuse("gelu approximate='" + approximate + "'");
+    const bool tanh_form = approximate == "tanh";
+    const double k = std::sqrt(2.0 / M_PI);
+    if (is_int()) {
+      return table_int(n, [=](double x) {
+        return tanh_form ? 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)))
+                         : 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+      });
+    }
+    TVal x = get(n.args[0].tensor());
+    const std::vector<int64_t> ones(x.shape.size(), 1);
+    auto scalar = [&](const char* name, double v) {
+      return TVal{w_.const_f32(name, ones, {static_cast<float>(v)}).name, ones};
+    };
+    TVal inner;
+    Op fn = Op::ERF;
+    if (tanh_form) {
+      TVal cube = mul_fp(mul_fp(x, x, x.shape), x, x.shape);
+      TVal poly = binary_fp(Op::ADD, x, mul_fp(cube, scalar("c3", 0.044715), x.shape), x.shape);
+      inner = mul_fp(poly, scalar("sqrt_2_over_pi", k), x.shape);
+      fn = Op::TANH;
+    } else {
+      inner = mul_fp(x, scalar("inv_sqrt2", 1 / std::sqrt(2.0)), x.shape);
+    }
+    TVal f = tensor(x.shape, DType::FP32, x);
+    w_.add_op(fn, {inner.name}, {f.name});
+    TVal one_plus = binary_fp(Op::ADD, f, scalar("one", 1.0), x.shape);
+    TVal half_x = mul_fp(x, scalar("half", 0.5), x.shape);
+    bind(n, mul_fp(half_x, one_plus, x.shape), nullptr);
   }
 
   // hardswish, hardsigmoid, leaky_relu, silu, elu: a TABLE in INT; FP from CLAMP, MUL, ADD,

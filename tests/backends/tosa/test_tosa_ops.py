@@ -133,6 +133,8 @@ CASES = [
     ("tanh", Fn(lambda x: torch.tanh(x)), (4, 9), False),
     ("leaky_relu", Fn(lambda x: F.leaky_relu(x, 0.1)), (2, 3, 4, 4), False),
     ("silu", Fn(lambda x: F.silu(x)), (2, 8), False),
+    ("gelu", Fn(lambda x: F.gelu(x)), (2, 3, 8), False),  # FP: ERF; INT: TABLE
+    ("gelu_tanh", Fn(lambda x: F.gelu(x, approximate="tanh")), (4, 9), False),  # FP: TANH
 ]
 
 
@@ -308,7 +310,7 @@ def test_refusals_name_the_constraint(tmp_path):
     cases = [
         (_conv(4, 6, 3, groups=2), (1, 4, 6, 6), "grouped convolution with 2 groups"),
         (Fn(lambda x: x.mean(1)), (2, 5, 4), "mean"),
-        (Fn(lambda x: torch.nn.functional.gelu(x)), (2, 4), "aten::gelu"),
+        (Fn(lambda x: torch.erf(x)), (2, 4), "aten::erf"),
         (Fn(lambda x: x.reshape(1, 2, 3, 1, 1, 1, 2)), (12,), "rank 7"),
     ]
     for i, (model, shape, words) in enumerate(cases):
