@@ -195,21 +195,19 @@ SOFTMAX_CASES = [  # (input shape, softmax dim, linear output features)
 def test_softmax_fp_and_int(ref, tmp_path, shape, dim, k):
     """FP: REDUCE_MAX, SUB, EXP, REDUCE_SUM, RECIPROCAL, MUL within 1e-5 of torch.
 
-    INT (int8 in and out, the ethos-u scheme's softmax parameters): REDUCE_MAX, an int8 exp
-    TABLE over x - max, an int32 REDUCE_SUM, a Newton-Raphson reciprocal in int32 MULs and one
-    RESCALE (tosa_lowering.cpp, softmax_int). Measured: the reference model's int8 output is
-    within 1 int8 step of pteron's quantized host graph (portable's float softmax of the
-    dequantized input, then quantize), so within 1.5 steps of the float result (cortex-m's
-    int8 softmax: the next test); 5-20% of elements are one step off, from the 8-bit exp. Each row's
-    probabilities still sum to 1 within the steps' noise. pteron's TOSA executor
-    (pteron-tosa-run) is bit-exact with the reference model, and Vela (ethos-u55-128) puts
-    every operator on the NPU."""
+    INT (int8 in and out, the ethos-u scheme's softmax parameters): REDUCE_MAX, a 16-bit exp
+    from two int8 TABLEs over x - max, an int32 REDUCE_SUM, a Newton-Raphson reciprocal in int32
+    MULs and one RESCALE (tosa_lowering.cpp, softmax_int). The reference model's int8 output
+    against pteron's quantized host graph (portable's float softmax of the dequantized input,
+    then quantize): measured bit-exact here; one step is allowed on a small share of elements
+    (a real value at a rounding tie). pteron's TOSA executor (pteron-tosa-run) is bit-exact
+    with the reference model, and Vela (ethos-u55-128) puts every operator on the NPU."""
+    g = torch.Generator().manual_seed(len(shape) * 100 + k)
     model = Fn(lambda x, lin: torch.softmax(lin(x), dim), torch.nn.Linear(shape[-1], k))
-    x = torch.randn(shape)
+    x = torch.randn(shape, generator=g)
     path = _export(model, x, tmp_path / "softmax.pt2")
     _check_fp(ref, model, x, path)
 
-    g = torch.Generator().manual_seed(2)
     cal = [np.stack([torch.randn(shape, generator=g).numpy() * 2 for _ in range(8)])]
     xq = np.random.default_rng(3).integers(-128, 128, size=shape, dtype=np.int8)
     r = tosa.lower(path, "INT", "ethos-u", cal, int8_io=True, sample=[xq])
@@ -219,13 +217,7 @@ def test_softmax_fp_and_int(ref, tmp_path, shape, dim, k):
     host = tosa.host_value(r["outputs"][0])
     diff = np.abs(out.astype(np.int32) - host.astype(np.int32))
     assert out.dtype == np.int8 and diff.max() <= 1, diff.max()
-    assert (diff > 0).mean() <= 0.25, (diff > 0).mean()
-
-    # Each row's probabilities sum to 1 within the rounding of its elements.
-    o = r["outputs"][0]
-    probs = (out.astype(np.float64) - o["zero_point"]) * o["scale"]
-    sums = probs.sum(axis=dim)
-    assert np.abs(sums - 1).max() <= 2 * o["scale"] * shape[dim] ** 0.5 + o["scale"], sums
+    assert (diff > 0).mean() <= 0.05, (diff > 0).mean()
 
     # pteron's executor runs the same file bit for bit.
     graph = tosa.write(r, tmp_path / "softmax.tosa")
@@ -248,30 +240,35 @@ def test_softmax_fp_and_int(ref, tmp_path, shape, dim, k):
 @pytest.mark.parametrize("spread", [1.0, 8.0])
 def test_softmax_int_against_float_and_cortex_m(ref, tmp_path, shape, spread):
     """The INT softmax alone (int8 graph input, calibration of standard deviation `spread`)
-    against float softmax of the dequantized input and against pteron's cortex-m int8 softmax
-    (cortex_m::softmax.out, TFLite's fixed-point exp, output scale 1/256) on the same input.
-    Measured, in steps of the TOSA output's scale: 0.67..1.16 from float (the 8-bit exp),
-    1.03..1.51 from cortex-m (whose own error from float is 0.46..1.30)."""
+    against float softmax of the dequantized input (clipped to the output's int8 range) and
+    against pteron's cortex-m int8 softmax (cortex_m::softmax.out, TFLite's fixed-point exp,
+    output scale 1/256) on the same input. Measured, in steps of the TOSA output's scale:
+    0.42..0.50 from float (correct rounding), 0.63..1.51 from cortex-m (whose own error from
+    float is 0.46..1.30 of these steps; its test allows 2/256)."""
     sys.path.append(str(REPO / "tests" / "kernels"))
     from cortex_m_ref import softmax_params
     from kernel_harness import run_kernel
 
     model = Fn(lambda x: torch.softmax(x, -1))
-    path = _export(model, torch.randn(shape), tmp_path / "softmax.pt2")
-    cal = [np.stack([torch.randn(shape).numpy() * spread for _ in range(8)])]
+    path = _export(model, torch.zeros(shape), tmp_path / "softmax.pt2")
+    g = torch.Generator().manual_seed(shape[0])
+    cal = [np.stack([torch.randn(shape, generator=g).numpy() * spread for _ in range(8)])]
     xq = np.random.default_rng(0).integers(-128, 128, size=shape, dtype=np.int8)
     r = tosa.lower(path, "INT", "ethos-u", cal, int8_io=True, sample=[xq])
     assert r["ok"] and r["refusals"] == [], (r["reason"], r["refusals"])
     out = ref.run(r["tosa"], [tosa.host_value(io) for io in r["inputs"]])[0]
     i, o = r["inputs"][0], r["outputs"][0]
-    got = (out.astype(np.float64) - o["zero_point"]) * o["scale"]
+    step = o["scale"]
+    got = (out.astype(np.float64) - o["zero_point"]) * step
     x = (torch.from_numpy(xq).double() - i["zero_point"]) * i["scale"]
-    assert np.abs(got - torch.softmax(x, -1).numpy()).max() <= 1.25 * o["scale"]
+    expect = np.clip(torch.softmax(x, -1).numpy(), (-128 - o["zero_point"]) * step,
+                     (127 - o["zero_point"]) * step)
+    assert np.abs(got - expect).max() <= 0.75 * step
     mult, shift, diff_min = softmax_params(i["scale"])
     cm = torch.empty(shape, dtype=torch.int8)
     run_kernel("cortex_m::softmax.out", [torch.from_numpy(xq), -1, i["zero_point"], -128, mult,
                                          shift, diff_min, cm], library="cortex_m")
-    assert np.abs(got - (cm.double().numpy() + 128) / 256).max() <= 2 * o["scale"]
+    assert np.abs(got - (cm.double().numpy() + 128) / 256).max() <= 0.75 * step + 2 / 256
 
 
 @pytest.mark.parametrize("fn", [F.hardswish, F.hardsigmoid], ids=["hardswish", "hardsigmoid"])
