@@ -146,6 +146,8 @@ std::pair<tosa::Attribute, Offset<void>> attribute(FlatBufferBuilder& fbb, tosa:
       return {A::SigmoidAttribute, tosa::CreateSigmoidAttribute(fbb).Union()};
     case tosa::Op::TANH:
       return {A::TanhAttribute, tosa::CreateTanhAttribute(fbb).Union()};
+    case tosa::Op::ERF:
+      return {A::ErfAttribute, tosa::CreateErfAttribute(fbb).Union()};
     case tosa::Op::ADD:
       return {A::AddAttribute, tosa::CreateAddAttribute(fbb).Union()};
     case tosa::Op::SUB:

@@ -146,26 +146,46 @@ TEST(TosaLowering, IntReluIsAnInt8ClampOnNhwc) {
   EXPECT_NE(fp.reason.find("TOSA FP: "), std::string::npos) << fp.reason;
 }
 
-// A dequantize whose reader stays on the CPU stays with it (INT has no float region outputs).
-TEST(TosaLowering, IntDequantizeFollowsItsReader) {
+// dequantize -> softmax -> quantize over an int8 input: INT softmax (TABLE exp, int32
+// reciprocal) lowers, so the three nodes are one region.
+Graph int_unary_graph(const char* unary, NodeId* dq, NodeId* un) {
   Graph g;
   const std::vector<int64_t> shape = {2, 4};
   const ValueId x = g.add_input("x", ir::TensorSpec::contiguous(ScalarType::Char, shape));
-  const NodeId dq = g.add_node(
+  *dq = g.add_node(
       op("quantized_decomposed::dequantize_per_tensor.default"),
       {TensorRef{x}, 0.1, int64_t{0}, int64_t{-128}, int64_t{127}, ScalarType::Char, ir::None{}},
       {NewValue{"xf", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
-  const NodeId sm = g.add_node(
-      op("aten::_softmax.default"), {TensorRef{g.node(dq).outputs[0]}, int64_t{1}, false},
-      {NewValue{"s", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
+  std::vector<ir::Argument> args = {TensorRef{g.node(*dq).outputs[0]}};
+  if (std::string(unary) == "aten::_softmax.default") {
+    args.push_back(int64_t{1});
+    args.push_back(false);
+  }
+  *un = g.add_node(op(unary), args,
+                   {NewValue{"s", ir::TensorSpec::contiguous(ScalarType::Float, shape)}});
   const NodeId q = g.add_node(op("quantized_decomposed::quantize_per_tensor.default"),
-                              {TensorRef{g.node(sm).outputs[0]}, 1.0 / 256, int64_t{-128},
+                              {TensorRef{g.node(*un).outputs[0]}, 1.0 / 256, int64_t{-128},
                                int64_t{-128}, int64_t{127}, ScalarType::Char},
                               {NewValue{"y", ir::TensorSpec::contiguous(ScalarType::Char, shape)}});
   g.set_outputs({g.node(q).outputs[0]});
-  const compiler::SupportDecision s = tosa_supports(g, g.node(sm), TosaProfile::Int);
+  return g;
+}
+
+TEST(TosaLowering, IntSoftmaxLowers) {
+  NodeId dq, sm;
+  const Graph g = int_unary_graph("aten::_softmax.default", &dq, &sm);
+  EXPECT_TRUE(tosa_supports(g, g.node(sm), TosaProfile::Int).supported);
+  EXPECT_TRUE(tosa_supports(g, g.node(dq), TosaProfile::Int).supported);
+  EXPECT_EQ(select_tosa_nodes(g, TosaProfile::Int).nodes.size(), 3u);
+}
+
+// A dequantize whose reader stays on the CPU stays with it (INT has no float region outputs).
+TEST(TosaLowering, IntDequantizeFollowsItsReader) {
+  NodeId dq, erf;
+  const Graph g = int_unary_graph("aten::erf.default", &dq, &erf);
+  const compiler::SupportDecision s = tosa_supports(g, g.node(erf), TosaProfile::Int);
   EXPECT_FALSE(s.supported);
-  EXPECT_NE(s.reason.find("TOSA INT: softmax"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("aten::erf.default has no TOSA lowering"), std::string::npos) << s.reason;
   const compiler::SupportDecision d = tosa_supports(g, g.node(dq), TosaProfile::Int);
   EXPECT_FALSE(d.supported);
   EXPECT_NE(d.reason.find("its reader node 's'"), std::string::npos) << d.reason;
@@ -176,22 +196,20 @@ TEST(TosaLowering, RefusalsNameTheOpAndConstraint) {
   Graph g;
   const auto spec = ir::TensorSpec::contiguous(ScalarType::Float, {2, 5});
   const ValueId x = g.add_input("x", spec);
-  const NodeId gelu = g.add_node(op("aten::gelu.default"), {TensorRef{x}, std::string("none")},
-                                 {NewValue{"g", spec}});
+  const NodeId erf = g.add_node(op("aten::erf.default"), {TensorRef{x}}, {NewValue{"g", spec}});
   const NodeId sm =
       g.add_node(op("aten::_softmax.default"),
-                 {TensorRef{g.node(gelu).outputs[0]}, int64_t{1}, false}, {NewValue{"s", spec}});
+                 {TensorRef{g.node(erf).outputs[0]}, int64_t{1}, false}, {NewValue{"s", spec}});
   g.set_outputs({g.node(sm).outputs[0]});
-  const compiler::SupportDecision d = tosa_supports(g, g.node(gelu), TosaProfile::Fp);
+  const compiler::SupportDecision d = tosa_supports(g, g.node(erf), TosaProfile::Fp);
   EXPECT_FALSE(d.supported);
-  EXPECT_NE(d.reason.find("aten::gelu.default has no TOSA lowering"), std::string::npos)
-      << d.reason;
+  EXPECT_NE(d.reason.find("aten::erf.default has no TOSA lowering"), std::string::npos) << d.reason;
   EXPECT_TRUE(tosa_supports(g, g.node(sm), TosaProfile::Fp).supported);
   const TosaSelection sel = select_tosa_nodes(g, TosaProfile::Fp);
-  // gelu stays on the CPU; softmax, reading it, is a region of its own.
+  // erf stays on the CPU; softmax, reading it, is a region of its own.
   EXPECT_EQ(sel.nodes, std::vector<NodeId>{sm});
   ASSERT_EQ(sel.refusals.size(), 1u);
-  const TosaLowering l = lower_to_tosa(g, {gelu, sm}, TosaProfile::Fp);
+  const TosaLowering l = lower_to_tosa(g, {erf, sm}, TosaProfile::Fp);
   EXPECT_FALSE(l.ok);
   EXPECT_NE(l.reason.find("node 'g'"), std::string::npos) << l.reason;
 }

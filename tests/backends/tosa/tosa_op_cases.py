@@ -206,6 +206,22 @@ def reductions(g):
     g.op("REDUCE_MAX", [y], [3, 5, 1], I8, a, output=True)
 
 
+def softmax_int_pieces(g):
+    """The forms the INT softmax lowering adds: int32 MUL with shifts 16 and 30 whose int64
+    products exceed 32 bits, a [1, 1] constant minus a row vector, and
+    a RESCALE to int8 at zero point 127 that saturates."""
+    s = g.input([2, 1], I32, 1 << 16, 1 << 20)  # S * R >> 16 stays below 2^31
+    r = g.input([2, 1], I32, 1 << 18, 3 << 25)
+    p = g.op("MUL", [s, r, g.const([16], I8)], [2, 1], I32, output=True)
+    dev = g.op("SUB", [g.const([[1 << 30]], I32), p], [2, 1], I32, output=True)
+    g.op("MUL", [r, dev, g.const([30], I8)], [2, 1], I32, output=True)
+    e = g.input([2, 12], I32, 0, 65535)
+    g.op("MUL", [e, g.input([2, 1], I32, 1 << 18, 1 << 30), g.const([16], I8)], [2, 12], I32,
+         output=True)
+    d = g.input([2, 12], I32, -300, 0)
+    g.rescale(d, [2, 12], I32, I8, [1 << 30], [30], ozp=127, double_round=False, output=True)
+
+
 def table_int8_int16(g):
     x = g.input([4, 16], I8)
     g.op("TABLE", [x, g.rand_const([256], I8, -128, 127)], [4, 16], I8, output=True)
@@ -260,7 +276,7 @@ def mini_network(g):
 CASES = {f.__name__: f for f in [
     conv2d_int8, conv2d_int8_raw_acc, depthwise_int8, matmul_int8, add_sub_int32_broadcast,
     mul_int32_shift, mul_int8, rescale_variants, clamp_int8_fp32, avg_pool_int8, max_pool_int8,
-    data_movement, reductions, table_int8_int16, fp32_ops, mini_network,
+    data_movement, reductions, table_int8_int16, fp32_ops, mini_network, softmax_int_pieces,
 ]}
 # Cases whose outputs are float: compared within a tolerance (summation order differs).
 FLOAT_CASES = {"fp32_ops", "clamp_int8_fp32"}

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[3]
@@ -42,8 +43,9 @@ class ConvNet(torch.nn.Module):
         return self.fc(h.mean(dim=(2, 3)))
 
 
-class WithGelu(torch.nn.Module):
-    """A TOSA region, gelu (not in the TOSA lowering), then a region too small to repay."""
+class WithErf(torch.nn.Module):
+    """A TOSA region, erf (not in the TOSA lowering alone, nor in XNNPACK), then a region too
+    small to repay."""
 
     def __init__(self):
         super().__init__()
@@ -53,7 +55,7 @@ class WithGelu(torch.nn.Module):
 
     def forward(self, x):
         h = torch.relu(self.c1(x)).flatten(1)
-        return self.fc2(torch.nn.functional.gelu(self.fc1(h)))
+        return self.fc2(torch.erf(self.fc1(h)))
 
 
 def _check(model, inputs, backends):
@@ -81,15 +83,36 @@ def test_fc_autoencoder_runs_on_vgf():
     assert report["delegated_regions"][0]["nodes"] == 19  # 10 linear + 9 relu
 
 
+class GeluMlp(torch.nn.Module):
+    def __init__(self, approximate):
+        super().__init__()
+        self.approximate = approximate
+        self.fc1 = torch.nn.Linear(64, 256)
+        self.fc2 = torch.nn.Linear(256, 64)
+
+    def forward(self, x):
+        return self.fc2(torch.nn.functional.gelu(self.fc1(x), approximate=self.approximate))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_mlp_is_one_vgf_region_matching_torch(approximate):
+    """gelu lowers to TOSA FP (ERF, or TANH for approximate='tanh'), so the MLP is one VGF
+    region; through the model converter and the emulation layer it matches torch within
+    1e-5 of the output's magnitude."""
+    report = _check(GeluMlp(approximate), (torch.randn(4, 64),), [pteron.VgfPartitioner()])
+    assert [r["backend"] for r in report["delegated_regions"]] == ["vgf"], report["refusals"]
+    assert report["delegated_regions"][0]["nodes"] == 3, report
+
+
 def test_vgf_xnnpack_portable_says_what_moved_where_and_why():
-    report = _check(WithGelu(), (torch.randn(1, 3, 12, 12),),
+    report = _check(WithErf(), (torch.randn(1, 3, 12, 12),),
                     [pteron.VgfPartitioner(), pteron.XnnpackPartitioner(), "portable"])
-    # conv..fc1 on VGF; fc2 alone is too small for a VGF dispatch, so XNNPACK takes it; gelu is
+    # conv..fc1 on VGF; fc2 alone is too small for a VGF dispatch, so XNNPACK takes it; erf is
     # on neither and stays on the portable kernels with both reasons.
     backends = [r["backend"] for r in report["delegated_regions"]]
     assert backends == ["vgf", "xnnpack"], report
     refusals = "\n".join(report["refusals"])
-    assert "gelu" in refusals and "vgf: TOSA FP:" in refusals and "xnnpack:" in refusals, refusals
+    assert "erf" in refusals and "vgf: TOSA FP:" in refusals and "xnnpack:" in refusals, refusals
 
 
 def test_missing_model_converter_gives_the_region_back(monkeypatch):
