@@ -47,8 +47,15 @@ def test_linear_goes_to_optimized_with_the_reason():
     assert report["delegated_regions"] == []
     assert any(REASON + " 32x48x40" in r for r in report["refusals"]), report["refusals"]
     _matches(program, model, inputs)
+    # The delegation report says where the linear runs and why XNNPACK left it there.
     info = pteron.get_delegation_info(program.buffer())
     assert info.boundaries["crossings"] == 0
+    # (the optimized library fuses the linear with its relu)
+    linear = [n for n in info.library_nodes if n["op"] == "pteron::linear_relu.default"]
+    assert len(linear) == 1 and linear[0]["runs_on"] == "optimized", info.library_nodes
+    assert any(REASON in why for why in linear[0]["reasons"])
+    assert "on other kernel libraries, not delegated: " in info.summary()
+    assert "pteron::linear_relu.default on optimized" in info.summary()
 
 
 def test_without_optimized_the_linear_stays_in_xnnpack():
