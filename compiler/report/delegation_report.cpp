@@ -138,8 +138,9 @@ std::string delegation_report(const std::string& graph_info) {
     } else {
       flops_optimized += flops;
       const json reasons = n.value("reasons", json::array());
-      const bool refused = !reasons.empty() && !(reasons.size() == 1 && reasons[0].is_string() &&
-                                                 reasons[0].get<std::string>() == kNoPartitionerReason);
+      const bool refused =
+          !reasons.empty() && !(reasons.size() == 1 && reasons[0].is_string() &&
+                                reasons[0].get<std::string>() == kNoPartitionerReason);
       if (refused) {
         library_nodes.push_back({{"name", n.value("name", "")},
                                  {"op", op},
@@ -290,8 +291,7 @@ std::string delegation_summary(const std::string& report) {
       for (const auto& why : n["reasons"])
         reasons += (reasons.empty() ? "" : "; ") + why.get<std::string>();
       const std::string where = say_where ? " on " + n.value("runs_on", std::string("?")) : "";
-      groups[{n["op"].get<std::string>() + where, reasons}].push_back(
-          n["name"].get<std::string>());
+      groups[{n["op"].get<std::string>() + where, reasons}].push_back(n["name"].get<std::string>());
     }
     for (const auto& [key, names] : groups) {
       std::string listed;

@@ -346,13 +346,17 @@ std::string optimized_kernel_faster(const Graph& g, const Node& n) {
       if (rows < kMinRowsForOptimizedLinear) return {};  // XNNPACK's GEMV path is as fast
       const int64_t cols = g.value(n.outputs[0]).spec.sizes.back();
       return "optimized kernel faster: SGEMM " + std::to_string(rows) + "x" + std::to_string(k) +
-             "x" + std::to_string(cols) + " (" + std::to_string(rows) + " rows >= " +
-             std::to_string(kMinRowsForOptimizedLinear) +
+             "x" + std::to_string(cols) + " (" + std::to_string(rows) +
+             " rows >= " + std::to_string(kMinRowsForOptimizedLinear) +
              "; this XNNPACK's fp32 GEMM is 1.1-2x slower there)";
     }
     case Kind::kSoftmax:
-      return "optimized kernel faster: softmax (and the optimized library fuses attention's "
-             "bmm, scale, mask and softmax into pteron::sdpa, which XNNPACK would split)";
+      // XNNPACK takes a 4-D softmax over channels (dim 1, NHWC inside), which the optimized
+      // kernel would hand to the portable one: only the last-dim softmax moves.
+      if (g.value(n.outputs[0]).spec.rank() == 4) return {};
+      return "optimized kernel faster: softmax over the last dim (and the optimized library "
+             "fuses attention's bmm, scale, mask and softmax into pteron::sdpa, which XNNPACK "
+             "would split)";
     default:
       return {};
   }
@@ -364,8 +368,7 @@ bool optimized_library_runs(const Node& n) {
   const compiler::KernelLibrary* lib = compiler::find_kernel_library("optimized");
   const compiler::ir::OpSchema* schema = compiler::kernel_schema_for(n);
   if (lib == nullptr || schema == nullptr) return false;
-  const std::string qualified =
-      schema->op.ns + "::" + schema->op.name + "." + schema->op.overload;
+  const std::string qualified = schema->op.ns + "::" + schema->op.name + "." + schema->op.overload;
   for (const KernelEntry& e : registered_kernels()) {
     if (qualified == e.name && lib->runtime_library == e.library) return true;
   }

@@ -107,6 +107,25 @@ def test_int8_linear_region_is_unaffected():
         assert not any("optimized kernel faster" in r for r in program.report["refusals"])
 
 
+def test_last_dim_softmax_goes_to_optimized_channel_softmax_stays():
+    torch.manual_seed(0)
+    # Last-dim softmax (attention's): the optimized kernel, with the reason.
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 1), torch.nn.Flatten(), torch.nn.Linear(8 * 25, 10),
+                                torch.nn.Softmax(-1))
+    inputs = (torch.randn(1, 3, 5, 5),)
+    program = _lower(model, inputs, OPTIMIZED)
+    assert any("aten::_softmax" in r and "optimized kernel faster: softmax over the last dim" in r
+               for r in program.report["refusals"]), program.report["refusals"]
+    assert len(program.report["delegated_regions"]) == 1  # the conv and the linear
+    _matches(program, model, inputs)
+    assert _lower(model, inputs, PORTABLE).report["refusals"] == []
+    # Softmax over a conv's channels (dim 1, NHWC inside XNNPACK) stays in the conv's region.
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 1), torch.nn.Softmax(1))
+    program = _lower(model, inputs, OPTIMIZED)
+    assert program.report["refusals"] == [] and len(program.report["delegated_regions"]) == 1
+    _matches(program, model, inputs)
+
+
 def _opt_2_layers(sequence):
     """transformers' OPTForCausalLM with a 2-layer config (d=64, 4 heads, vocab 1000), last-token
     logits, and its inputs."""
