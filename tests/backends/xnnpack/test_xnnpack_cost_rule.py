@@ -1,6 +1,7 @@
 """The XNNPACK cost rule against the optimized kernel library (backends/xnnpack/README.md, "Cost
 rule"): with "optimized" among the compile's kernels, fp32 linear layers of at least
-kMinRowsForOptimizedLinear (16) rows and softmax go to the optimized kernels with a reason, and
+kMinRowsForOptimizedLinear (16) rows and last-dim softmax go to the optimized kernels with a
+reason, and
 regions the optimized kernels cover entirely are given back; without it the same nodes stay in
 XNNPACK (its own linear path), and int8 regions are unaffected.
 
