@@ -1,9 +1,8 @@
 """The XNNPACK cost rule against the optimized kernel library (backends/xnnpack/README.md, "Cost
 rule"): with "optimized" among the compile's kernels, fp32 linear layers of at least
 kMinRowsForOptimizedLinear (16) rows and last-dim softmax go to the optimized kernels with a
-reason, and
-regions the optimized kernels cover entirely are given back; without it the same nodes stay in
-XNNPACK (its own linear path), and int8 regions are unaffected.
+reason, and regions the optimized kernels cover entirely are given back; without it the same
+nodes stay in XNNPACK (its own linear path), and int8 regions are unaffected.
 
 Tolerance (fp32 vs torch eager): max abs error within 1e-5 * (1 + max |reference|) for single
 layers, 1e-4 * (1 + max |reference|) for the 2-layer OPT (as the zoo models' tests).
