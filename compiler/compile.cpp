@@ -139,6 +139,11 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   }
 
   // Partition, then lower each region; a region whose lowering fails stays on the kernels.
+  // Partitioners see the kernel libraries the rest will run on (their cost rules weigh them).
+  std::vector<std::string> library_names;
+  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
+    library_names.push_back(lib->name);
+  const CompilingKernelLibraries compiling_libraries(library_names);
   PartitionResult parts = partition(graph, partitioners);
   MethodToEmit method;
   method.graph = &graph;

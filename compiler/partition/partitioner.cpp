@@ -66,6 +66,22 @@ bool merge_keeps_acyclic(const ir::Graph& g, const std::unordered_set<ir::NodeId
 
 }  // namespace
 
+thread_local const std::vector<std::string>* g_kernel_libraries = nullptr;
+
+const std::vector<std::string>* compiling_kernel_libraries() { return g_kernel_libraries; }
+
+bool compiling_with_kernel_library(const std::string& name) {
+  return g_kernel_libraries != nullptr &&
+         std::find(g_kernel_libraries->begin(), g_kernel_libraries->end(), name) !=
+             g_kernel_libraries->end();
+}
+
+CompilingKernelLibraries::CompilingKernelLibraries(const std::vector<std::string>& names)
+    : previous(g_kernel_libraries) {
+  g_kernel_libraries = &names;
+}
+CompilingKernelLibraries::~CompilingKernelLibraries() { g_kernel_libraries = previous; }
+
 void compute_region_boundary(const ir::Graph& g, Region& region) {
   const std::unordered_set<ir::NodeId> members(region.nodes.begin(), region.nodes.end());
   const std::unordered_set<ir::ValueId> graph_outputs(g.outputs().begin(), g.outputs().end());

@@ -53,6 +53,10 @@ class Partitioner {
   virtual SupportDecision supports(const ir::Graph& graph, const ir::Node& node) const = 0;
   // Whether a region repays the cost of crossing into the backend and back. The default keeps
   // every region; backends override it with their cost rule (and say why they give one back).
+  // A cost rule may weigh the kernels the nodes would run on otherwise: while compile_graph()
+  // partitions, compiling_kernel_libraries() names them ("optimized", "portable"), and a
+  // backend may refuse a node in supports() because a library kernel is faster for it (the
+  // XNNPACK partitioner does, with the reason "optimized kernel faster: ...").
   virtual SupportDecision worth_delegating(const ir::Graph& graph, const Region& region) const {
     return SupportDecision::yes();
   }
@@ -63,6 +67,17 @@ struct PartitionResult {
   // For every node no partitioner claimed: each partitioner's reason, "name: reason".
   std::unordered_map<ir::NodeId, std::vector<std::string>> refusals;
   std::unordered_map<ir::NodeId, size_t> region_of;  // claimed node -> index into regions
+};
+
+// The kernel libraries (--backends names, most preferred first) of the compile in progress on
+// this thread, for partitioners whose cost rule compares against them; nullptr outside one
+// (e.g. partition() called directly), which a partitioner reads as "no library but portable".
+const std::vector<std::string>* compiling_kernel_libraries();
+bool compiling_with_kernel_library(const std::string& name);
+struct CompilingKernelLibraries {
+  explicit CompilingKernelLibraries(const std::vector<std::string>& names);
+  ~CompilingKernelLibraries();
+  const std::vector<std::string>* previous;
 };
 
 // Runs the partitioners in order. Regions never form a cycle with the rest of the graph (the

@@ -7,7 +7,10 @@
 //                "bytes_out"}]},
 //    "boundaries": {"crossings", "bytes"},
 //    "flops": {"total", "delegated", "optimized", "portable", "share": {same three, 0..1}},
-//    "portable_nodes": [{"name", "op", "module", "source", "reasons": [...]}]}
+//    "portable_nodes": [{"name", "op", "module", "source", "reasons": [...]}],
+//    "library_nodes": [{"name", "op", "module", "source", "runs_on", "reasons": [...]}]}
+// library_nodes: nodes on a kernel library other than portable that a backend refused, with its
+// reasons (e.g. "xnnpack: optimized kernel faster: SGEMM 128x768x3072 ...").
 // A boundary crossing is a change of engine between consecutive instructions (the kernels or
 // one delegate region; two different regions back to back count once); its bytes are the
 // tensors entering and leaving delegate regions. "optimized" is every kernel library other
@@ -19,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "compiler/report/graph_info.h"
 #include "schema/program_generated.h"
 
 namespace pteron::compiler {
@@ -108,7 +112,7 @@ std::string delegation_report(const std::string& graph_info) {
   uint64_t flops_total = 0, flops_delegated = 0, flops_optimized = 0, flops_portable = 0;
   std::map<std::string, size_t> runs_on;
   std::map<std::string, json> ops;
-  json portable_nodes = json::array();
+  json portable_nodes = json::array(), library_nodes = json::array();
   for (const json& n : nodes) {
     const std::string op = n.value("op", "?"), on = n.value("runs_on", "?");
     const uint64_t flops = n.value("flops", uint64_t{0});
@@ -133,6 +137,18 @@ std::string delegation_report(const std::string& graph_info) {
                                 {"reasons", n.value("reasons", json::array())}});
     } else {
       flops_optimized += flops;
+      const json reasons = n.value("reasons", json::array());
+      const bool refused =
+          !reasons.empty() && !(reasons.size() == 1 && reasons[0].is_string() &&
+                                reasons[0].get<std::string>() == kNoPartitionerReason);
+      if (refused) {
+        library_nodes.push_back({{"name", n.value("name", "")},
+                                 {"op", op},
+                                 {"module", n.value("module", "")},
+                                 {"source", n.value("source", "")},
+                                 {"runs_on", on},
+                                 {"reasons", reasons}});
+      }
     }
   }
   r["delegated_nodes"] = delegated;
@@ -185,6 +201,7 @@ std::string delegation_report(const std::string& graph_info) {
                   {"optimized", share(flops_optimized)},
                   {"portable", share(flops_portable)}}}};
   r["portable_nodes"] = std::move(portable_nodes);
+  r["library_nodes"] = std::move(library_nodes);
   return r.dump();
 }
 
@@ -266,18 +283,16 @@ std::string delegation_summary(const std::string& report) {
       }
     }
   }
-  const json& left = r["portable_nodes"];
-  if (!left.empty()) {
-    // One line per (op, reasons): large models repeat the same refusal per layer.
+  // One line per (where, op, reasons): large models repeat the same refusal per layer.
+  const auto grouped = [&out](const json& nodes, bool say_where) {
     std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
-    for (const auto& n : left) {
+    for (const auto& n : nodes) {
       std::string reasons;
       for (const auto& why : n["reasons"])
         reasons += (reasons.empty() ? "" : "; ") + why.get<std::string>();
-      groups[{n["op"].get<std::string>(), reasons}].push_back(n["name"].get<std::string>());
+      const std::string where = say_where ? " on " + n.value("runs_on", std::string("?")) : "";
+      groups[{n["op"].get<std::string>() + where, reasons}].push_back(n["name"].get<std::string>());
     }
-    std::snprintf(line, sizeof(line), "\n  left on portable kernels: %zu node(s)\n", left.size());
-    out += line;
     for (const auto& [key, names] : groups) {
       std::string listed;
       for (size_t i = 0; i < names.size() && i < 4; ++i) listed += (i ? ", " : "") + names[i];
@@ -285,6 +300,19 @@ std::string delegation_summary(const std::string& report) {
       out += "    " + key.first + " [" + listed +
              "]: " + (key.second.empty() ? "no reason recorded" : key.second) + "\n";
     }
+  };
+  const json& left = r["portable_nodes"];
+  if (!left.empty()) {
+    std::snprintf(line, sizeof(line), "\n  left on portable kernels: %zu node(s)\n", left.size());
+    out += line;
+    grouped(left, false);
+  }
+  const json library = r.value("library_nodes", json::array());
+  if (!library.empty()) {
+    std::snprintf(line, sizeof(line),
+                  "\n  on other kernel libraries, not delegated: %zu node(s)\n", library.size());
+    out += line;
+    grouped(library, true);
   }
   return out;
 }

@@ -108,7 +108,7 @@ std::string graph_info_json(const GraphInfoInput& in) {
                        "conversion at a delegate boundary)");
       }
       if (!in.had_partitioners && reasons.empty()) {
-        reasons.push_back("no backend partitioner was part of this compile");
+        reasons.push_back(kNoPartitionerReason);
       }
       n["runs_on"] = runs_on;
       n["reasons"] = reasons;

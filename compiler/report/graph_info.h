@@ -30,6 +30,9 @@ namespace pteron::compiler {
 
 inline constexpr const char* kGraphInfoKey = "pteron.graph_info";
 inline constexpr int kGraphInfoVersion = 1;
+// The reason every kernel node carries when the compile had no backend partitioner.
+inline constexpr const char* kNoPartitionerReason =
+    "no backend partitioner was part of this compile";
 
 struct GraphInfoInput {
   const ir::Graph* graph = nullptr;

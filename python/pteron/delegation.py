@@ -64,6 +64,12 @@ class DelegationInfo:
         """Every node left on the portable kernels, with each partitioner's reason."""
         return self._get("portable_nodes", [])
 
+    @property
+    def library_nodes(self) -> list[dict]:
+        """Nodes on another kernel library ("optimized") that a backend refused, with its reasons
+        (e.g. "xnnpack: optimized kernel faster: SGEMM 128x768x3072 ...")."""
+        return self._get("library_nodes", [])
+
     def summary(self) -> str:
         """A readable table, the same text as `pteron inspect --delegation`."""
         if not self.has_graph_info:

@@ -137,12 +137,13 @@ def test_scores_used_elsewhere_are_not_fused(tmp_path):
 
 
 def test_partitioner_then_optimized_kernels(transformer_block_pt2):
-    # XNNPACK takes the linear layers; attention still fuses on the optimized kernels.
+    # With a partitioner first, attention still fuses on the optimized kernels; XNNPACK's cost
+    # rule leaves the sequence-long linear layers to the optimized SGEMM (faster there).
     lowered = pteron.to_edge_transform_and_lower(
         transformer_block_pt2, [pteron.XnnpackPartitioner()], kernels=("optimized", "portable"))
     assert _fused(lowered) == 2
-    assert lowered.report["delegated_regions"]
     assert "pteron::sdpa.out" in _ops(lowered)
+    assert any("xnnpack: optimized kernel faster: SGEMM" in r for r in lowered.report["refusals"])
     model, inputs = zoo.get("transformer-block")
     _check_matches(lowered, model, inputs)
 

@@ -129,6 +129,25 @@ TEST(Partition, OrderIsPriorityAndSmallRegionsGoBack) {
   EXPECT_EQ(r.refusals.at(c)[1], "second: op aten::sigmoid.default is not supported");
 }
 
+// Cost rules read the compile's kernel libraries; outside a compile there are none, and scopes
+// nest (a fallback plan compiles inside the main one).
+TEST(Partition, KernelLibrariesOfTheCompileInProgress) {
+  EXPECT_EQ(compiling_kernel_libraries(), nullptr);
+  EXPECT_FALSE(compiling_with_kernel_library("optimized"));
+  const std::vector<std::string> outer = {"optimized", "portable"}, inner = {"portable"};
+  {
+    const CompilingKernelLibraries a(outer);
+    EXPECT_TRUE(compiling_with_kernel_library("optimized"));
+    {
+      const CompilingKernelLibraries b(inner);
+      EXPECT_FALSE(compiling_with_kernel_library("optimized"));
+      EXPECT_TRUE(compiling_with_kernel_library("portable"));
+    }
+    EXPECT_EQ(compiling_kernel_libraries(), &outer);
+  }
+  EXPECT_EQ(compiling_kernel_libraries(), nullptr);
+}
+
 TEST(Partition, RandomGraphsStayAcyclic) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 200; ++trial) {

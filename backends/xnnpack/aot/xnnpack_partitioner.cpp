@@ -6,7 +6,9 @@
 
 #include "backends/xnnpack/aot/xnnpack_lowering.h"
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
+#include "compiler/emit/kernel_call_form.h"
 #include "compiler/partition/registry.h"
+#include "runtime/kernel/kernel.h"
 
 namespace pteron::xnnpack {
 namespace {
@@ -308,7 +310,98 @@ std::string check_node(const Graph& g, const Node& n) {
   }
 }
 
-// ---- cost rule ----
+// ---- cost rule: the optimized kernel library ----
+
+// Whether `n` computes in int8 terms: it reads a dequantized value or feeds a quantize (PT2E
+// form). Such nodes stay in XNNPACK's int8 regions whatever the kernel libraries.
+bool in_quantized_context(const Graph& g, const Node& n) {
+  for (ValueId v : n.inputs()) {
+    const NodeId p = g.value(v).producer;
+    if (p == compiler::ir::kNoNode) continue;
+    const std::string op = g.node(p).op.str();
+    if (op == kDequantize || op == kDequantizeChannel) return true;
+  }
+  for (ValueId out : n.outputs) {
+    if (out == compiler::ir::kNoValue) continue;
+    for (NodeId u : g.value(out).users) {
+      if (g.node(u).op.str() == kQuantize) return true;
+    }
+  }
+  return false;
+}
+
+// When the compile's kernels include the optimized library: why `n` (which XNNPACK could run)
+// is faster there, or "" to keep it. Measured in bench/results/xnnpack_vs_optimized.md.
+std::string optimized_kernel_faster(const Graph& g, const Node& n) {
+  if (!compiler::compiling_with_kernel_library("optimized")) return {};
+  if (in_quantized_context(g, n)) return {};
+  const OpInfo info = info_of(n);
+  switch (info.kind) {
+    case Kind::kLinear:
+    case Kind::kAddmm:
+    case Kind::kMm: {
+      const TensorSpec& x = input_value(g, n, linear_input_name(info.kind)).spec;
+      const int64_t k = x.sizes.back();
+      const int64_t rows = k > 0 ? x.numel() / k : 0;
+      if (rows < kMinRowsForOptimizedLinear) return {};  // XNNPACK's GEMV path is as fast
+      const int64_t cols = g.value(n.outputs[0]).spec.sizes.back();
+      return "optimized kernel faster: SGEMM " + std::to_string(rows) + "x" + std::to_string(k) +
+             "x" + std::to_string(cols) + " (" + std::to_string(rows) +
+             " rows >= " + std::to_string(kMinRowsForOptimizedLinear) +
+             "; this XNNPACK's fp32 GEMM is 1.1-2x slower there)";
+    }
+    case Kind::kSoftmax:
+      // XNNPACK takes a 4-D softmax over channels (dim 1, NHWC inside), which the optimized
+      // kernel would hand to the portable one: only the last-dim softmax moves.
+      if (g.value(n.outputs[0]).spec.rank() == 4) return {};
+      return "optimized kernel faster: softmax over the last dim (and the optimized library "
+             "fuses attention's bmm, scale, mask and softmax into pteron::sdpa, which XNNPACK "
+             "would split)";
+    default:
+      return {};
+  }
+}
+
+// Whether the optimized library has a kernel for `n` (views cost nothing on either side).
+bool optimized_library_runs(const Node& n) {
+  if (info_of(n).kind == Kind::kReshape) return true;
+  const compiler::KernelLibrary* lib = compiler::find_kernel_library("optimized");
+  const compiler::ir::OpSchema* schema = compiler::kernel_schema_for(n);
+  if (lib == nullptr || schema == nullptr) return false;
+  const std::string qualified = schema->op.ns + "::" + schema->op.name + "." + schema->op.overload;
+  for (const KernelEntry& e : registered_kernels()) {
+    if (qualified == e.name && lib->runtime_library == e.library) return true;
+  }
+  return false;
+}
+
+// With the optimized library among the kernels, a region without convolution or pool whose
+// every node that library runs (small linears, elementwise ops, views) is given back: its
+// linears are GEMV-sized (fewer than kMinRowsForOptimizedLinear rows), where the SGEMM is as
+// fast, so the region would only add its two boundaries. "" keeps the region.
+std::string optimized_covers_region(const Graph& g, const Region& region) {
+  if (!compiler::compiling_with_kernel_library("optimized")) return {};
+  for (NodeId id : region.nodes) {
+    const Node& n = g.node(id);
+    switch (info_of(n).kind) {
+      case Kind::kConv:
+      case Kind::kMaxPool:
+      case Kind::kAvgPool:
+      case Kind::kGlobalPool:
+        return {};
+      default:
+        break;
+    }
+    if (in_quantized_context(g, n) || !optimized_library_runs(n)) return {};
+  }
+  return "region of " + std::to_string(region.nodes.size()) +
+         " node(s) without conv or pool, all of which the optimized kernels run as fast "
+         "(linears of fewer than " +
+         std::to_string(kMinRowsForOptimizedLinear) +
+         " rows, elementwise ops, views): not worth its boundary";
+}
+
+// ---- cost rule: the boundary ----
 
 double node_flops(const Graph& g, const Node& n) {
   const OpInfo info = info_of(n);
@@ -360,7 +453,8 @@ const bool g_registered = compiler::register_partitioner(
 
 SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& node) const {
   try {
-    const std::string why = check_node(graph, node);
+    std::string why = check_node(graph, node);
+    if (why.empty()) why = optimized_kernel_faster(graph, node);
     return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
   } catch (const std::exception& e) {
     return SupportDecision::no(std::string("cannot read the node: ") + e.what());
@@ -369,6 +463,8 @@ SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& nod
 
 SupportDecision XnnpackPartitioner::worth_delegating(const Graph& graph,
                                                      const Region& region) const {
+  if (std::string why = optimized_covers_region(graph, region); !why.empty())
+    return SupportDecision::no(why);
   double flops = 0.0;
   bool heavy = false;
   for (NodeId n : region.nodes) {

@@ -9,6 +9,7 @@
 // delegate where the neighbouring tensors are contiguous.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "compiler/partition/partitioner.h"
@@ -30,6 +31,14 @@ class XnnpackPartitioner final : public compiler::Partitioner {
 // A region is kept when it holds a convolution, linear layer or pool, or when it does at least
 // this many FLOPs per byte crossing its boundary (inputs read plus outputs written).
 constexpr double kMinFlopsPerBoundaryByte = 2.0;
+
+// When the compile's kernel libraries include "optimized" (compiler::compiling_kernel_libraries),
+// fp32 nodes the optimized kernels run faster are refused with "optimized kernel faster: ...":
+// linear / addmm / mm with at least this many rows (M of the M x K x N product; fewer rows is
+// a GEMV-like product where XNNPACK matches or beats the SGEMM, and conv nets' classifier heads
+// stay in their region), and softmax. int8 (Q/DQ) nodes are never refused for this. Measured
+// in bench/results/xnnpack_vs_optimized.md (bench/kernels/xnnpack_vs_optimized.py).
+constexpr int64_t kMinRowsForOptimizedLinear = 16;
 
 // Links the partitioner's start-up registration into a binary that references nothing else
 // of it (call it anywhere; it returns whether "xnnpack" is registered).
