@@ -97,61 +97,121 @@ Error portable_conv_relu(KernelContext& ctx, Span<EValue*> args) {
   return Error::Ok;
 }
 
+// Whether to compute a pixel block transposed, out^T[pixels][Cout] = col^T x W^T: for few
+// pixels and many channels (resnet-18's layer3/4: 196 and 49 pixels, 256 and 512 channels). The
+// SGEMM packs its A operand whole, once per call, and B per K block in L2; in the direct form A
+// is the weights (layer4: 9 MiB packed to memory and read back per call) and the pixels are the
+// N dimension, padded to whole 32-wide panels (49 -> 64). Transposed, the small col matrix is
+// A, the weights stream through B's L2-sized blocks and the bias is the SGEMM's column bias; the
+// result, pixels x Cout, is then transposed into the NCHW output.
+bool use_transposed(int64_t pixels, int64_t cout) { return pixels < cout; }
+
+struct ConvGemm {
+  const ConvShape* s;
+  const float* weight;
+  const float* bias;
+  bool relu;
+  bool pointwise;
+  int64_t M, pixels, K;
+};
+
+// One block of output pixels [p0, p0 + np) of one image: im2col (unless pointwise), then the
+// SGEMM into the output, direct or transposed (`ct`: np x Cout scratch). False when the SGEMM
+// had no scratch.
+bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y, int64_t p0,
+                int64_t np, float* col, float* ct) {
+  const ConvShape& s = *g.s;
+  const int64_t in_plane = s.in_h * s.in_w;
+  const float* b = x + p0;  // col[K][np] with row stride b_rs
+  int64_t b_rs = in_plane;
+  if (!g.pointwise) {
+    opt::parallel_for(g.K, np, [&](int64_t r0, int64_t r1) {
+      im2col_rows(s, x, p0, np, r0, r1, col);
+    });
+    b = col;
+    b_rs = np;
+  }
+  SgemmProblem p;
+  p.K = g.K;
+  p.relu = g.relu;
+  if (ct != nullptr) {
+    p.M = np;
+    p.N = g.M;
+    p.a = b;
+    p.a_rs = 1;
+    p.a_cs = b_rs;
+    p.b = g.weight;
+    p.b_rs = 1;
+    p.b_cs = g.K;
+    p.c = ct;
+    p.c_rs = g.M;
+    p.bias = g.bias;
+    if (!sgemm(ctx, p)) return false;
+    for (int64_t m = 0; m < g.M; ++m) {
+      float* row = y + m * g.pixels + p0;
+      for (int64_t j = 0; j < np; ++j) row[j] = ct[j * g.M + m];
+    }
+    return true;
+  }
+  p.M = g.M;
+  p.N = np;
+  p.a = g.weight;
+  p.a_rs = g.K;
+  p.a_cs = 1;
+  p.b = b;
+  p.b_rs = b_rs;
+  p.b_cs = 1;
+  p.c = y + p0;
+  p.c_rs = g.pixels;
+  if (g.bias != nullptr) {
+    for (int64_t m = 0; m < g.M; ++m) {
+      float* row = y + m * g.pixels + p0;
+      for (int64_t j = 0; j < np; ++j) row[j] = g.bias[m];
+    }
+    p.beta = 1.0f;
+  }
+  return sgemm(ctx, p);
+}
+
 // Runs the GEMM path; false (nothing reported) when scratch ran out and the caller should run
 // the portable kernel instead.
 bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
                const float* bias, float* out, bool relu) {
-  const int64_t M = s.out_channels, pixels = s.out_h * s.out_w;
-  const int64_t K = s.in_channels * s.kernel_h * s.kernel_w;
-  const int64_t in_plane = s.in_h * s.in_w;
-  const bool pointwise = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 &&
-                         s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
+  ConvGemm g;
+  g.s = &s;
+  g.weight = weight;
+  g.bias = bias;
+  g.relu = relu;
+  g.M = s.out_channels;
+  g.pixels = s.out_h * s.out_w;
+  g.K = s.in_channels * s.kernel_h * s.kernel_w;
+  g.pointwise = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 &&
+                s.pad_h == 0 && s.pad_w == 0;
   // Pixels per block: all of them when col fits kColFloats, else equal blocks that do.
-  int64_t block = pixels;
-  if (!pointwise && K * pixels > kColFloats) {
-    const int64_t blocks = (K * pixels + kColFloats - 1) / kColFloats;
-    block = (pixels + blocks - 1) / blocks;
+  int64_t block = g.pixels;
+  if (!g.pointwise && g.K * g.pixels > kColFloats) {
+    const int64_t blocks = (g.K * g.pixels + kColFloats - 1) / kColFloats;
+    block = (g.pixels + blocks - 1) / blocks;
   }
   float* col = nullptr;
-  if (!pointwise) {
+  if (!g.pointwise) {
     col = static_cast<float*>(
-        ctx.allocate_scratch(static_cast<size_t>(K * block) * sizeof(float), 64));
+        ctx.allocate_scratch(static_cast<size_t>(g.K * block) * sizeof(float), 64));
     if (col == nullptr) return false;
   }
+  float* ct = nullptr;
+  if (use_transposed(block, g.M)) {
+    ct = static_cast<float*>(
+        ctx.allocate_scratch(static_cast<size_t>(block * g.M) * sizeof(float), 64));
+    if (ct == nullptr) return false;
+  }
+  const int64_t in_image = s.in_channels * s.in_h * s.in_w;
   for (int64_t n = 0; n < s.batch; ++n) {
-    const float* x = input + n * s.in_channels * in_plane;
-    float* y = out + n * M * pixels;
-    for (int64_t p0 = 0; p0 < pixels; p0 += block) {
-      const int64_t np = min64(block, pixels - p0);
-      SgemmProblem p;
-      p.M = M;
-      p.N = np;
-      p.K = K;
-      p.a = weight;
-      p.a_rs = K;
-      p.a_cs = 1;
-      if (pointwise) {
-        p.b = x + p0;
-        p.b_rs = in_plane;
-      } else {
-        opt::parallel_for(K, np, [&](int64_t r0, int64_t r1) {
-          im2col_rows(s, x, p0, np, r0, r1, col);
-        });
-        p.b = col;
-        p.b_rs = np;
+    for (int64_t p0 = 0; p0 < g.pixels; p0 += block) {
+      if (!conv_block(ctx, g, input + n * in_image, out + n * g.M * g.pixels, p0,
+                      min64(block, g.pixels - p0), col, ct)) {
+        return false;
       }
-      p.b_cs = 1;
-      p.c = y + p0;
-      p.c_rs = pixels;
-      p.relu = relu;
-      if (bias != nullptr) {
-        for (int64_t m = 0; m < M; ++m) {
-          float* row = y + m * pixels + p0;
-          for (int64_t j = 0; j < np; ++j) row[j] = bias[m];
-        }
-        p.beta = 1.0f;
-      }
-      if (!sgemm(ctx, p)) return false;
     }
   }
   return true;

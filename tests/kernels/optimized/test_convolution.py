@@ -3,7 +3,8 @@ torch.nn.functional.conv2d (and relu), and the compiler pass that makes the fuse
 
 The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3/5/7, strides
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
-im2col split into several pixel blocks (large K x pixels). Inputs it does not take (grouped and
+im2col split into several pixel blocks (large K x pixels), and computed transposed (fewer pixels
+than output channels). Inputs it does not take (grouped and
 depthwise, channels-last, float64, transposed) go to the portable kernel and must still match.
 Bad inputs raise RuntimeError naming the op.
 
@@ -62,6 +63,10 @@ def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
     (1, 2, 5, 5, 3, 5, 1, 0, 1, True),  # one output pixel
     (1, 64, 40, 40, 64, 3, 1, 1, 1, True),  # K x pixels past one col block
     (2, 128, 28, 28, 32, 3, 1, 1, 1, False),  # several blocks, batch 2
+    # Fewer pixels than channels: computed transposed (pixels x Cout), bias per column.
+    (2, 32, 7, 7, 96, 3, 1, 1, 1, True),
+    (1, 40, 5, 5, 64, 1, 1, 0, 1, True),  # pointwise, transposed
+    (1, 24, 9, 9, 40, 3, 2, 1, 1, False),  # strided, transposed, no bias
 ])
 def test_matches_torch(threads, op, n, cin, h, w, cout, k, stride, pad, dil, bias):
     x, wt = rand(n, cin, h, w, seed=1), rand(cout, cin, k, k, seed=2)
