@@ -45,8 +45,8 @@ int64_t ceil_div_floor0(int64_t x, int64_t stride) {
 // Rows [r0, r1) of the im2col matrix for output pixels [p0, p0 + np) of one image: row
 // r = (c * kh + ki) * kw + kj holds, per pixel, the input value its kernel tap (ki, kj) of
 // channel c reads (0 in the padding). `col` is [K][np].
-void im2col_rows(const ConvShape& s, const float* x, int64_t p0, int64_t np, int64_t r0,
-                 int64_t r1, float* col) {
+void im2col_rows(const ConvShape& s, const float* x, int64_t p0, int64_t np, int64_t r0, int64_t r1,
+                 float* col) {
   const int64_t ow_n = s.out_w;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t kj = r % s.kernel_w, ki = r / s.kernel_w % s.kernel_h;
@@ -56,9 +56,7 @@ void im2col_rows(const ConvShape& s, const float* x, int64_t p0, int64_t np, int
     // Output columns whose tap lands inside the row: lo <= ow < hi.
     const int64_t off_w = kj * s.dilation_w - s.pad_w;
     const int64_t lo = min64(ceil_div_floor0(-off_w, s.stride_w), ow_n);
-    const int64_t hi = s.in_w - off_w <= 0
-                           ? 0
-                           : min64(ow_n, (s.in_w - off_w - 1) / s.stride_w + 1);
+    const int64_t hi = s.in_w - off_w <= 0 ? 0 : min64(ow_n, (s.in_w - off_w - 1) / s.stride_w + 1);
     int64_t p = p0;
     const int64_t p_end = p0 + np;
     while (p < p_end) {
@@ -125,9 +123,8 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y,
   const float* b = x + p0;  // col[K][np] with row stride b_rs
   int64_t b_rs = in_plane;
   if (!g.pointwise) {
-    opt::parallel_for(g.K, np, [&](int64_t r0, int64_t r1) {
-      im2col_rows(s, x, p0, np, r0, r1, col);
-    });
+    opt::parallel_for(g.K, np,
+                      [&](int64_t r0, int64_t r1) { im2col_rows(s, x, p0, np, r0, r1, col); });
     b = col;
     b_rs = np;
   }
