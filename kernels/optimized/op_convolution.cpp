@@ -9,10 +9,12 @@
 // unpadded convolutions use the input itself as col; the others im2col a block of pixels into
 // scratch, the block sized so that col stays about L2-sized (kColFloats). Bias is written into
 // the output first and the product added onto it (beta = 1). Everything else (other dtypes,
-// 1-D, transposed, grouped/depthwise, other dim orders, malformed arguments) runs the portable
-// kernel, so its errors and results are the portable ones.
+// 1-D, transposed, grouped but not depthwise, other dim orders, malformed arguments) runs the
+// portable kernel, so its errors and results are the portable ones. Depthwise convolutions
+// (groups == Cin == Cout: mobilenet's) run a threaded row loop (util/depthwise_conv.h).
 #include <cstring>
 
+#include "kernels/optimized/util/depthwise_conv.h"
 #include "kernels/optimized/util/matmul_args.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/portable_fallback.h"
@@ -232,12 +234,21 @@ Error convolution_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EVal
     return fail(Error::InvalidArgument, "%s: bias must have %lld elements", kOp,
                 static_cast<long long>(s.out_channels));
   }
-  if (s.groups != 1 || (bias != nullptr && !is_row_major(*bias))) return fallback();
+  const bool depthwise = s.groups == s.in_channels && s.groups == s.out_channels;
+  if ((s.groups != 1 && !depthwise) || (bias != nullptr && !is_row_major(*bias))) {
+    return fallback();
+  }
   const int32_t sizes[4] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels),
                             static_cast<int32_t>(s.out_h), static_cast<int32_t>(s.out_w)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 4));
   if (!is_row_major(input) || !is_row_major(weight) || !is_row_major(out)) return fallback();
   if (out.numel() == 0) return Error::Ok;
+  if (depthwise && s.groups > 1) {
+    depthwise_conv2d_f32(s, input.data<const float>(), weight.data<const float>(),
+                         bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(),
+                         relu);
+    return Error::Ok;
+  }
   if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
                  bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(), relu)) {
     return fallback();

@@ -259,8 +259,8 @@ TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
 
 // Convolution (the SGEMM path: direct, transposed for few pixels, pointwise, strided, padded,
 // dilated, several im2col blocks) and the fused conv + ReLU against the portable convolution;
-// grouped convolutions take the portable kernel inside the optimized one. 1e-5 relative (sums
-// of up to 1152 products in another order).
+// depthwise ones the row loop, other grouped ones the portable kernel inside the optimized one.
+// 1e-5 relative (sums of up to 1152 products in another order).
 TEST(OptimizedOps, ConvolutionMatchesPortable) {
   struct Case {
     int32_t n, cin, h, w, cout, k, stride, pad, dil, groups;
@@ -272,6 +272,7 @@ TEST(OptimizedOps, ConvolutionMatchesPortable) {
       {1, 3, 20, 18, 12, 7, 2, 3, 1, 1, true},   {1, 2, 12, 14, 3, 3, 1, 2, 2, 1, true},
       {2, 32, 7, 7, 96, 3, 1, 1, 1, 1, true},    {1, 40, 5, 5, 64, 1, 1, 0, 1, 1, false},
       {1, 128, 20, 20, 16, 3, 1, 1, 1, 1, true}, {1, 8, 9, 9, 8, 3, 1, 1, 1, 4, true},
+      {2, 8, 10, 11, 8, 3, 2, 1, 1, 8, true},    {1, 6, 12, 12, 6, 5, 1, 2, 1, 6, false},
   };
   for (const Case& c : cases) {
     const int32_t oh = (c.h + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;

@@ -4,8 +4,9 @@ torch.nn.functional.conv2d (and relu), and the compiler pass that makes the fuse
 The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3/5/7, strides
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
 im2col split into several pixel blocks (large K x pixels), and computed transposed (fewer pixels
-than output channels). Inputs it does not take (grouped and
-depthwise, channels-last, float64, transposed) go to the portable kernel and must still match.
+than output channels). Depthwise convolutions (groups == Cin == Cout) take the row loop: kernel
+3/5, stride 1/2/3, padding, dilation. Inputs neither takes (other groupings, channels-last,
+float64) go to the portable kernel and must still match.
 Bad inputs raise RuntimeError naming the op.
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) with K = Cin * kh * kw (sums of K products in
@@ -82,11 +83,26 @@ def test_rectangular_kernel_and_mixed_stride(threads):
 
 
 @pytest.mark.parametrize("op", [CONV, CONV_RELU])
+@pytest.mark.parametrize("n,c,h,w,k,stride,pad,dil,bias", [
+    (1, 32, 112, 112, 3, 1, 1, 1, True),  # mobilenet-v2's first depthwise (threaded)
+    (2, 6, 10, 11, 3, 2, 1, 1, False),
+    (1, 5, 15, 14, 5, 2, 2, 1, True),
+    (1, 4, 9, 9, 3, 1, 2, 2, True),  # dilation
+    (1, 3, 7, 8, 3, 3, 0, 1, True),  # stride 3: the generic row loop
+    (1, 2, 2, 2, 3, 1, 1, 1, True),  # every output column at the border
+])
+def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, bias):
+    run_conv(op, rand(n, c, h, w, seed=18), rand(c, 1, k, k, seed=19),
+             rand(c, seed=20) if bias else None, (stride, stride), (pad, pad), (dil, dil),
+             groups=c)
+
+
+@pytest.mark.parametrize("op", [CONV, CONV_RELU])
 def test_inputs_without_fast_path_fall_back(op):
-    # Grouped and depthwise.
+    # Grouped but not depthwise, and depthwise with a channel multiplier.
     run_conv(op, rand(1, 8, 9, 9, seed=7), rand(8, 2, 3, 3, seed=8), rand(8, seed=9),
              (1, 1), (1, 1), (1, 1), groups=4)
-    run_conv(op, rand(2, 6, 10, 10, seed=7), rand(6, 1, 3, 3, seed=8), None, (2, 2), (1, 1),
+    run_conv(op, rand(2, 6, 10, 10, seed=7), rand(12, 1, 3, 3, seed=8), None, (2, 2), (1, 1),
              (1, 1), groups=6)
     # float64 goes to the portable kernel.
     run_conv(CONV, rand(1, 3, 7, 7, seed=10, dtype=torch.float64),
@@ -146,7 +162,7 @@ def test_pass_fuses_only_with_the_optimized_library(kernels, fused):
     model, x = ConvNet().eval(), rand(2, 3, 16, 16, seed=16)
     lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)), kernels=kernels)
     ops = lowered.load().load_method("forward").instruction_names()
-    # The depthwise conv's relu stays separate: its kernel has no fused path.
+    # The depthwise conv's relu stays separate: the pass fuses only ungrouped convolutions.
     assert ops.count(CONV_RELU) == fused and ops.count("aten::relu.out") == 3 - fused
     with torch.no_grad():
         torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)
