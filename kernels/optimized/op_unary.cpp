@@ -76,7 +76,12 @@ Error hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
   const float* x = in.data<const float>();
   float* y = out.data<float>();
   chunked(in.numel(), 1, [&](int64_t at, int64_t n) {
-    for (int64_t i = at; i < at + n; ++i) y[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+    // Two one-sided selects vectorise; the nested form became unpredictable branches.
+    for (int64_t i = at; i < at + n; ++i) {
+      float v = x[i];
+      v = v < lo ? lo : v;
+      y[i] = v > hi ? hi : v;
+    }
   });
   return Error::Ok;
 }
