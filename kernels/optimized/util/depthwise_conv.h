@@ -1,7 +1,6 @@
 // Depthwise float32 NCHW convolution (groups == in_channels == out_channels) for the optimized
-// convolution: each (image, channel) plane is independent, so planes are split over threads,
-// and each output row is built tap by tap (row += w * shifted input row) so the inner loop is a
-// vectorisable multiply-add over the row (a constant stride for 1 and 2, mobilenet's).
+// convolution: the portable row loop (kernels/portable/util/depthwise_conv.h) over chunks of
+// (image, channel) planes split over threads, with an optional ReLU.
 #pragma once
 
 #include "kernels/portable/util/conv.h"
