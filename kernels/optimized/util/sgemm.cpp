@@ -199,7 +199,11 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
   float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
   for (int64_t pc = 0; pc < p.K; pc += plan.kc) {
     const int64_t kc = min64(plan.kc, p.K - pc);
-    pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
+    if (p.b_packer != nullptr) {
+      p.b_packer->pack(p.b_packer->context, bi, pc, kc, n0, nc, NR, bpack);
+    } else {
+      pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
+    }
     const bool first = pc == 0;
     const bool load_c = !first || plan.load_c;
     // What to prefetch while this block computes: B's next K block, or on the last block the
@@ -229,7 +233,7 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
       const int nr = static_cast<int>(min64(NR, nc - jr));
       for (int64_t ir = 0; ir < mc; ir += MR, ++call) {
         const int64_t j = call * share;
-        if (next_kc > 0 && j < next_nc) {
+        if (next_kc > 0 && j < next_nc && p.b_packer == nullptr) {
           prefetch_b(next_b, p.b_rs, p.b_cs, next_k0, next_kc, next_n0 + j,
                      min64(share, next_nc - j));
         }
@@ -311,7 +315,8 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t threads =
       pool != nullptr ? static_cast<int64_t>(pthreadpool_get_threads_count(pool)) : 1;
 
-  if (p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1) {
+  if (p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1 &&
+      p.b_packer == nullptr) {
     GemvPlan plan{&p, &kern, p.beta};
     parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
     return true;

@@ -17,6 +17,16 @@
 
 namespace pteron::optimized {
 
+// B given as code instead of memory: packs rows [k0, k0 + kc) x columns [j0, j0 + nc) of batch
+// entry `batch` as ceil(nc / nr) panels of kc x nr floats (panel-major, row by row, zero past
+// nc), exactly as the SGEMM packs a stored B. The convolution uses it to pack its im2col matrix
+// straight from the input, never storing it. Called concurrently from the workers.
+struct SgemmBPacker {
+  void (*pack)(const void* context, int64_t batch, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+               int nr, float* dst) = nullptr;
+  const void* context = nullptr;
+};
+
 struct SgemmProblem {
   int64_t M = 0, N = 0, K = 0;
   int64_t batch = 1;
@@ -33,6 +43,8 @@ struct SgemmProblem {
   // C = max(C, 0) after everything else (a fused ReLU: applied per tile while it is in cache).
   // NaN stays NaN, as torch.relu.
   bool relu = false;
+  // When set, B comes from here and b, b_bs, b_rs, b_cs are not read.
+  const SgemmBPacker* b_packer = nullptr;
 };
 
 // Runs the product. Returns false, having written nothing, when it needs scratch memory that
