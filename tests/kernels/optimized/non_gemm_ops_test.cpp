@@ -315,6 +315,44 @@ TEST(OptimizedOps, ConvolutionMatchesPortable) {
   }
 }
 
+// Without scratch (a context with none, and one too small for the SGEMM's packing) the
+// optimized convolution runs the portable kernel and still matches it.
+TEST(OptimizedOps, ConvolutionWithoutScratchFallsBack) {
+  Owned x(ScalarType::Float, {1, 16, 12, 12}), wt(ScalarType::Float, {24, 16, 3, 3});
+  Owned b(ScalarType::Float, {24});
+  x.fill(21);
+  wt.fill(22);
+  b.fill(23);
+  const int64_t one[] = {1, 1}, zero[] = {0, 0};
+  auto args = [&](Owned& out) {
+    return std::vector<EValue>{T(x),
+                               T(wt),
+                               T(b),
+                               int_list(one, 2),
+                               int_list(one, 2),
+                               int_list(one, 2),
+                               EValue::from_bool(false),
+                               int_list(zero, 2),
+                               EValue::from_int(1),
+                               T(out)};
+  };
+  Owned ref(ScalarType::Float, {1, 24, 12, 12});
+  ASSERT_EQ(run("aten::convolution.out", "portable", args(ref)), Error::Ok);
+  KernelFn fn = kernel_in("aten::convolution.out", "optimized");
+  ASSERT_NE(fn, nullptr);
+  for (size_t bytes : {size_t{0}, size_t{256}}) {
+    Owned out(ScalarType::Float, {1, 24, 12, 12});
+    std::vector<EValue> values = args(out);
+    std::vector<EValue*> ptrs;
+    for (EValue& v : values) ptrs.push_back(&v);
+    std::vector<uint8_t> scratch(bytes + 1);
+    MemoryAllocator allocator(scratch.data(), bytes);
+    KernelContext ctx{bytes == 0 ? nullptr : &allocator};
+    ASSERT_EQ(fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size())), Error::Ok) << last_error_message();
+    expect_same(out, ref, 1e-5, "convolution with " + std::to_string(bytes) + " bytes of scratch");
+  }
+}
+
 // Max pool values and indices exactly as the portable kernel's (stride 2 and 1, padding,
 // dilation).
 TEST(OptimizedOps, MaxPoolMatchesPortable) {
