@@ -2,7 +2,9 @@
 //     SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
 //     SymInt groups, *, Tensor(a!) out) -> Tensor(a!)
 // pteron::convolution_relu.out (same arguments): relu(convolution(...)) with the ReLU applied to
-// each output tile as the SGEMM finishes it (compiler/passes/fuse_conv_relu.cpp makes it).
+// each output tile as the SGEMM finishes it, and pteron::convolution_add_relu.out (the same plus
+// Tensor other): relu(convolution(...) + other), resnet's block ending (both made by
+// compiler/passes/fuse_conv_relu.cpp).
 //
 // float32 2-D NCHW convolutions with groups == 1 run as one SGEMM per image:
 // out[n][Cout][pixels] = W[Cout][Cin*kh*kw] x col[Cin*kh*kw][pixels]. 1x1, stride-1, unpadded
@@ -31,6 +33,7 @@ namespace {
 
 constexpr const char* kConv = "aten::convolution.out";
 constexpr const char* kConvRelu = "pteron::convolution_relu.out";
+constexpr const char* kConvAddRelu = "pteron::convolution_add_relu.out";
 
 // Floats of stored im2col matrix per SGEMM call in the transposed form (2 MiB): bounds the
 // scratch this op needs besides the SGEMM's own (the direct form stores none).
@@ -164,16 +167,25 @@ void pack_im2col(const void* context, int64_t /*batch*/, int64_t k0, int64_t kc,
   }
 }
 
-// The unfused way for inputs the fast path does not take: the portable convolution, then ReLU
-// in place (float32 contiguous out; anything else is reported as unsupported for the fused op).
-Error portable_conv_relu(KernelContext& ctx, Span<EValue*> args) {
+// The unfused way for inputs the fast path does not take: the portable convolution (args in
+// aten::convolution.out's order), then + residual (if any) and ReLU in place (float32
+// contiguous out and residual; anything else is reported as unsupported for the fused op).
+Error portable_conv_relu(const char* op, KernelContext& ctx, Span<EValue*> args,
+                         const Tensor* residual) {
   PTERON_TRY(call_portable(kConv, ctx, args));
   Tensor& out = *args[9]->tensor;
-  if (out.dtype() != ScalarType::Float || !out.is_contiguous()) {
-    return fail(Error::NotSupported, "%s: needs a contiguous float32 out", kConvRelu);
+  if (out.dtype() != ScalarType::Float || !out.is_contiguous() ||
+      (residual != nullptr && (residual->dtype() != ScalarType::Float ||
+                               !residual->is_contiguous() || residual->numel() != out.numel()))) {
+    return fail(Error::NotSupported, "%s: needs a contiguous float32 out and other of its shape",
+                op);
   }
   float* data = out.data<float>();
-  for (int64_t i = 0; i < out.numel(); ++i) data[i] = data[i] < 0.0f ? 0.0f : data[i];
+  const float* r = residual != nullptr ? residual->data<const float>() : nullptr;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    const float v = r != nullptr ? data[i] + r[i] : data[i];
+    data[i] = v < 0.0f ? 0.0f : v;
+  }
   return Error::Ok;
 }
 
@@ -190,6 +202,7 @@ struct ConvGemm {
   const ConvShape* s;
   const float* weight;
   const float* bias;
+  const float* residual;  // added before the ReLU (all images), or null
   bool relu;
   bool pointwise;
   int64_t M, pixels, K;
@@ -199,8 +212,8 @@ struct ConvGemm {
 // (B: the input itself when pointwise, else im2col packed from the input) or transposed (`ct`:
 // np x Cout scratch; A: the block im2col'd into `col` unless pointwise). False when the SGEMM
 // had no scratch.
-bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y, int64_t p0,
-                int64_t np, float* col, float* ct) {
+bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const float* res, float* y,
+                int64_t p0, int64_t np, float* col, float* ct) {
   const ConvShape& s = *g.s;
   const int64_t in_plane = s.in_h * s.in_w;
   const float* b = x + p0;  // col[K][np] with row stride b_rs
@@ -217,6 +230,7 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y,
   p.K = g.K;
   p.relu = g.relu;
   if (ct != nullptr) {
+    p.relu = g.relu && res == nullptr;  // else after adding the residual, below
     p.M = np;
     p.N = g.M;
     p.a = b;
@@ -231,7 +245,15 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y,
     if (!sgemm(ctx, p)) return false;
     for (int64_t m = 0; m < g.M; ++m) {
       float* row = y + m * g.pixels + p0;
-      for (int64_t j = 0; j < np; ++j) row[j] = ct[j * g.M + m];
+      if (res == nullptr) {
+        for (int64_t j = 0; j < np; ++j) row[j] = ct[j * g.M + m];
+        continue;
+      }
+      const float* r = res + m * g.pixels + p0;
+      for (int64_t j = 0; j < np; ++j) {
+        const float v = ct[j * g.M + m] + r[j];
+        row[j] = g.relu && v < 0.0f ? 0.0f : v;
+      }
     }
     return true;
   }
@@ -246,7 +268,16 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y,
   if (!g.pointwise && col == nullptr) p.b_packer = &packer;  // the whole image, packed directly
   p.c = y + p0;
   p.c_rs = g.pixels;
-  if (g.bias != nullptr) {
+  // C starts as bias (+ residual) and the product is added onto it.
+  if (res != nullptr) {
+    for (int64_t m = 0; m < g.M; ++m) {
+      float* row = y + m * g.pixels + p0;
+      const float* r = res + m * g.pixels + p0;
+      const float bm = g.bias != nullptr ? g.bias[m] : 0.0f;
+      for (int64_t j = 0; j < np; ++j) row[j] = r[j] + bm;
+    }
+    p.beta = 1.0f;
+  } else if (g.bias != nullptr) {
     for (int64_t m = 0; m < g.M; ++m) {
       float* row = y + m * g.pixels + p0;
       for (int64_t j = 0; j < np; ++j) row[j] = g.bias[m];
@@ -259,11 +290,12 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y,
 // Runs the GEMM path; false (nothing reported) when scratch ran out and the caller should run
 // the portable kernel instead.
 bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
-               const float* bias, float* out, bool relu) {
+               const float* bias, const float* residual, float* out, bool relu) {
   ConvGemm g;
   g.s = &s;
   g.weight = weight;
   g.bias = bias;
+  g.residual = residual;
   g.relu = relu;
   g.M = s.out_channels;
   g.pixels = s.out_h * s.out_w;
@@ -294,7 +326,8 @@ bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const
   const int64_t in_image = s.in_channels * s.in_h * s.in_w;
   for (int64_t n = 0; n < s.batch; ++n) {
     for (int64_t p0 = 0; p0 < g.pixels; p0 += block) {
-      if (!conv_block(ctx, g, input + n * in_image, out + n * g.M * g.pixels, p0,
+      const float* res = residual != nullptr ? residual + n * g.M * g.pixels : nullptr;
+      if (!conv_block(ctx, g, input + n * in_image, res, out + n * g.M * g.pixels, p0,
                       min64(block, g.pixels - p0), col, ct)) {
         return false;
       }
@@ -303,16 +336,17 @@ bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const
   return true;
 }
 
-Error convolution_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTtLLLBLIT"));
+// `args` in aten::convolution.out's order; `residual` (convolution_add_relu's other) or null.
+Error convolution_impl(const char* kOp, bool relu, const Tensor* residual, KernelContext& ctx,
+                       Span<EValue*> args) {
   auto fallback = [&]() {
-    return relu ? portable_conv_relu(ctx, args) : call_portable(kConv, ctx, args);
+    return relu ? portable_conv_relu(kOp, ctx, args, residual) : call_portable(kConv, ctx, args);
   };
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
   Tensor& out = *args[9]->tensor;
-  if (!all_float32({&input, &weight, bias, &out}) || input.dim() != 4 || args[6]->b) {
+  if (!all_float32({&input, &weight, bias, &out, residual}) || input.dim() != 4 || args[6]->b) {
     return fallback();
   }
   ConvShape s;
@@ -328,6 +362,15 @@ Error convolution_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EVal
   const int32_t sizes[4] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels),
                             static_cast<int32_t>(s.out_h), static_cast<int32_t>(s.out_w)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 4));
+  if (residual != nullptr) {
+    bool same = residual->dim() == 4;
+    for (int32_t d = 0; same && d < 4; ++d) same = residual->size(d) == sizes[d];
+    if (!same) {
+      return fail(Error::InvalidArgument, "%s: other must have the output's shape [%d, %d, %d, %d]",
+                  kOp, sizes[0], sizes[1], sizes[2], sizes[3]);
+    }
+    if (!is_row_major(*residual) || (depthwise && s.groups > 1)) return fallback();
+  }
   if (!is_row_major(input) || !is_row_major(weight) || !is_row_major(out)) return fallback();
   if (out.numel() == 0) return Error::Ok;
   if (depthwise && s.groups > 1) {
@@ -337,23 +380,40 @@ Error convolution_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EVal
     return Error::Ok;
   }
   if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
-                 bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(), relu)) {
+                 bias != nullptr ? bias->data<const float>() : nullptr,
+                 residual != nullptr ? residual->data<const float>() : nullptr, out.data<float>(),
+                 relu)) {
     return fallback();
   }
   return Error::Ok;
 }
 
 Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
-  return convolution_impl(kConv, false, ctx, args);
+  PTERON_TRY(check_args(kConv, args, "TTtLLLBLIT"));
+  return convolution_impl(kConv, false, nullptr, ctx, args);
 }
 
 Error convolution_relu_out(KernelContext& ctx, Span<EValue*> args) {
-  return convolution_impl(kConvRelu, true, ctx, args);
+  PTERON_TRY(check_args(kConvRelu, args, "TTtLLLBLIT"));
+  return convolution_impl(kConvRelu, true, nullptr, ctx, args);
+}
+
+// pteron::convolution_add_relu.out(<convolution's nine>, Tensor other, *, Tensor(a!) out):
+// relu(convolution + other) with `other` written into the output before the product is added
+// onto it (transposed form: added as the result is transposed), so the residual add and the
+// ReLU cost no pass of their own.
+Error convolution_add_relu_out(KernelContext& ctx, Span<EValue*> args) {
+  PTERON_TRY(check_args(kConvAddRelu, args, "TTtLLLBLITT"));
+  EValue* conv_args[10];
+  for (int i = 0; i < 9; ++i) conv_args[i] = args[i];
+  conv_args[9] = args[10];
+  return convolution_impl(kConvAddRelu, true, args[9]->tensor, ctx, Span<EValue*>(conv_args, 10));
 }
 
 }  // namespace
 
 PTERON_KERNEL("aten::convolution.out", convolution_out);
 PTERON_KERNEL("pteron::convolution_relu.out", convolution_relu_out);
+PTERON_KERNEL("pteron::convolution_add_relu.out", convolution_add_relu_out);
 
 }  // namespace pteron::optimized
