@@ -9,8 +9,9 @@
 // float32 2-D NCHW convolutions with groups == 1 run as one SGEMM per image:
 // out[n][Cout][pixels] = W[Cout][Cin*kh*kw] x col[Cin*kh*kw][pixels]. 1x1, stride-1, unpadded
 // convolutions use the input itself as col; for the others the SGEMM packs col's panels straight
-// from the input (SgemmBPacker), so col is never stored. Bias is written into the output first
-// and the product added onto it (beta = 1). Few pixels and many channels run transposed (see
+// from the input (SgemmBPacker), so col is never stored. Bias (and convolution_add_relu's
+// residual) go in through the SGEMM's row_bias and addend: each task writes them into its C
+// block before adding the product onto it. Few pixels and many channels run transposed (see
 // use_transposed), with col im2col'd into scratch in blocks of at most kColFloats. Depthwise
 // convolutions (groups == Cin == Cout: mobilenet's) run a threaded row loop
 // (util/depthwise_conv.h). Everything else (other dtypes, 1-D, transposed, other groupings, other
@@ -268,22 +269,10 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
   if (!g.pointwise && col == nullptr) p.b_packer = &packer;  // the whole image, packed directly
   p.c = y + p0;
   p.c_rs = g.pixels;
-  // C starts as bias (+ residual) and the product is added onto it.
-  if (res != nullptr) {
-    for (int64_t m = 0; m < g.M; ++m) {
-      float* row = y + m * g.pixels + p0;
-      const float* r = res + m * g.pixels + p0;
-      const float bm = g.bias != nullptr ? g.bias[m] : 0.0f;
-      for (int64_t j = 0; j < np; ++j) row[j] = r[j] + bm;
-    }
-    p.beta = 1.0f;
-  } else if (g.bias != nullptr) {
-    for (int64_t m = 0; m < g.M; ++m) {
-      float* row = y + m * g.pixels + p0;
-      for (int64_t j = 0; j < np; ++j) row[j] = g.bias[m];
-    }
-    p.beta = 1.0f;
-  }
+  // The SGEMM's tasks write bias (+ residual) into their own C blocks before adding the
+  // product onto them: in parallel, and while the block is in cache.
+  p.row_bias = g.bias;
+  p.addend = res != nullptr ? res + p0 : nullptr;
   return sgemm(ctx, p);
 }
 
