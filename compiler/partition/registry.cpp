@@ -4,6 +4,7 @@
 
 #include "compiler/compile_error.h"
 #include "compiler/passes/fuse_attention.h"
+#include "compiler/passes/fuse_conv_relu.h"
 #include "compiler/passes/fuse_linear_relu.h"
 
 namespace pteron::compiler {
@@ -20,7 +21,8 @@ std::map<std::string, KernelLibrary>& libraries() {
       // Hosted SIMD/threaded kernels (kernels/optimized); its fusions need its own ops.
       {"optimized", KernelLibrary{"optimized", "optimized",
                                    {{"fuse_attention", fuse_attention},
-                                    {"fuse_linear_relu", fuse_linear_relu}}}}};
+                                    {"fuse_linear_relu", fuse_linear_relu},
+                                    {"fuse_conv_relu", fuse_conv_relu}}}}};
   return l;
 }
 

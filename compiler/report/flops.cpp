@@ -108,7 +108,8 @@ const std::set<std::string>& reduction_ops() {
 uint64_t estimate_flops(const ir::Graph& g, const ir::Node& node) {
   const std::string& op = node.op.name;
   const ir::TensorSpec* out = output(g, node);
-  if (op == "convolution" || op == "conv2d" || op == "conv1d") {
+  if (op == "convolution" || op == "convolution_relu" || op == "convolution_add_relu" ||
+      op == "conv2d" || op == "conv1d") {
     // args: input, weight [Cout, Cin/groups, k...], ...
     const ir::TensorSpec* w = tensor_arg(g, node, 1);
     if (!w || w->rank() < 2) return 0;

@@ -1,6 +1,8 @@
 // Optimized float32 activations on contiguous tensors, split over threads:
 //   aten::gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out)  (erf or tanh form)
 //   aten::relu.out(Tensor self, *, Tensor(a!) out)
+//   aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out)
+//     (mobilenet's ReLU6: a clamp the compiler vectorises; NaN stays NaN)
 // Other dtypes, layouts and bad arguments go through the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/parallel.h"
@@ -62,9 +64,32 @@ Error relu_out(KernelContext& ctx, Span<EValue*> args) {
   return Error::Ok;
 }
 
+Error hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::hardtanh.out";
+  PTERON_TRY(check_args(kOp, args, "TSST"));
+  const Tensor& in = *args[0]->tensor;
+  Tensor& out = *args[3]->tensor;
+  if (!plain_float(in, out)) return optimized::call_portable(kOp, ctx, args);
+  PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
+  const float lo = static_cast<float>(args[1]->scalar_as_double());
+  const float hi = static_cast<float>(args[2]->scalar_as_double());
+  const float* x = in.data<const float>();
+  float* y = out.data<float>();
+  chunked(in.numel(), 1, [&](int64_t at, int64_t n) {
+    // Two one-sided selects vectorise; the nested form became unpredictable branches.
+    for (int64_t i = at; i < at + n; ++i) {
+      float v = x[i];
+      v = v < lo ? lo : v;
+      y[i] = v > hi ? hi : v;
+    }
+  });
+  return Error::Ok;
+}
+
 }  // namespace
 
 PTERON_KERNEL("aten::gelu.out", gelu_out);
 PTERON_KERNEL("aten::relu.out", relu_out);
+PTERON_KERNEL("aten::hardtanh.out", hardtanh_out);
 
 }  // namespace pteron::opt

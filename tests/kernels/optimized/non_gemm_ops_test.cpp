@@ -257,5 +257,168 @@ TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
       Error::InvalidArgument);  // 4 heads do not divide 6
 }
 
+// Convolution (the SGEMM path: direct, transposed for few pixels, pointwise, strided, padded,
+// dilated, several im2col blocks) and the fused conv + ReLU against the portable convolution;
+// depthwise ones the row loop, other grouped ones the portable kernel inside the optimized one.
+// 1e-5 relative (sums of up to 1152 products in another order).
+TEST(OptimizedOps, ConvolutionMatchesPortable) {
+  struct Case {
+    int32_t n, cin, h, w, cout, k, stride, pad, dil, groups;
+    bool bias;
+  };
+  const Case cases[] = {
+      {1, 3, 17, 19, 8, 1, 1, 0, 1, 1, true},    {2, 5, 9, 11, 7, 1, 2, 0, 1, 1, false},
+      {1, 4, 13, 13, 16, 3, 1, 1, 1, 1, true},   {2, 6, 15, 10, 9, 3, 2, 1, 1, 1, true},
+      {1, 3, 20, 18, 12, 7, 2, 3, 1, 1, true},   {1, 2, 12, 14, 3, 3, 1, 2, 2, 1, true},
+      {2, 32, 7, 7, 96, 3, 1, 1, 1, 1, true},    {1, 40, 5, 5, 64, 1, 1, 0, 1, 1, false},
+      {1, 128, 20, 20, 16, 3, 1, 1, 1, 1, true}, {1, 8, 9, 9, 8, 3, 1, 1, 1, 4, true},
+      {2, 8, 10, 11, 8, 3, 2, 1, 1, 8, true},    {1, 6, 12, 12, 6, 5, 1, 2, 1, 6, false},
+  };
+  for (const Case& c : cases) {
+    const int32_t oh = (c.h + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+    const int32_t ow = (c.w + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+    Owned x(ScalarType::Float, {c.n, c.cin, c.h, c.w});
+    Owned wt(ScalarType::Float, {c.cout, c.cin / c.groups, c.k, c.k});
+    Owned b(ScalarType::Float, {c.cout});
+    x.fill(11);
+    wt.fill(12);
+    b.fill(13);
+    const int64_t stride[] = {c.stride, c.stride}, pad[] = {c.pad, c.pad};
+    const int64_t dil[] = {c.dil, c.dil}, out_pad[] = {0, 0};
+    for (const char* op : {"aten::convolution.out", "pteron::convolution_relu.out"}) {
+      const bool relu = std::string(op).find("relu") != std::string::npos;
+      Owned o1(ScalarType::Float, {c.n, c.cout, oh, ow}),
+          o2(ScalarType::Float, {c.n, c.cout, oh, ow});
+      auto args = [&](Owned& out) {
+        return std::vector<EValue>{T(x),
+                                   c.bias ? T(b) : EValue(),
+                                   int_list(stride, 2),
+                                   int_list(pad, 2),
+                                   int_list(dil, 2),
+                                   EValue::from_bool(false),
+                                   int_list(out_pad, 2),
+                                   EValue::from_int(c.groups),
+                                   T(out)};
+      };
+      std::vector<EValue> a1 = args(o1), a2 = args(o2);
+      a1.insert(a1.begin() + 1, T(wt));
+      a2.insert(a2.begin() + 1, T(wt));
+      ASSERT_EQ(run("aten::convolution.out", "portable", a1), Error::Ok) << last_error_message();
+      if (relu) {
+        for (int64_t i = 0; i < o1.tensor.numel(); ++i) o1.f()[i] = std::fmax(o1.f()[i], 0.0f);
+      }
+      ASSERT_EQ(run(op, "optimized", a2), Error::Ok) << op << ": " << last_error_message();
+      expect_same(o2, o1, 1e-5,
+                  std::string(op) + " k" + std::to_string(c.k) + " cin" + std::to_string(c.cin) +
+                      " cout" + std::to_string(c.cout));
+    }
+  }
+}
+
+// pteron::convolution_add_relu (resnet's block ending) against the portable convolution, + other,
+// ReLU: the direct form (other written into C first) and the transposed one (added as the
+// result is transposed).
+TEST(OptimizedOps, ConvolutionAddReluMatchesPortable) {
+  for (int32_t cout : {6, 48}) {  // 49 pixels: 6 channels direct, 48 transposed
+    Owned x(ScalarType::Float, {2, 5, 7, 7}), wt(ScalarType::Float, {cout, 5, 3, 3});
+    Owned b(ScalarType::Float, {cout}), other(ScalarType::Float, {2, cout, 7, 7});
+    x.fill(31);
+    wt.fill(32);
+    b.fill(33);
+    other.fill(34);
+    const int64_t one[] = {1, 1}, zero[] = {0, 0};
+    Owned ref(ScalarType::Float, {2, cout, 7, 7}), out(ScalarType::Float, {2, cout, 7, 7});
+    ASSERT_EQ(run("aten::convolution.out", "portable",
+                  {T(x), T(wt), T(b), int_list(one, 2), int_list(one, 2), int_list(one, 2),
+                   EValue::from_bool(false), int_list(zero, 2), EValue::from_int(1), T(ref)}),
+              Error::Ok);
+    for (int64_t i = 0; i < ref.tensor.numel(); ++i) {
+      ref.f()[i] = std::fmax(ref.f()[i] + other.f()[i], 0.0f);
+    }
+    ASSERT_EQ(
+        run("pteron::convolution_add_relu.out", "optimized",
+            {T(x), T(wt), T(b), int_list(one, 2), int_list(one, 2), int_list(one, 2),
+             EValue::from_bool(false), int_list(zero, 2), EValue::from_int(1), T(other), T(out)}),
+        Error::Ok)
+        << last_error_message();
+    expect_same(out, ref, 1e-5, "convolution_add_relu cout " + std::to_string(cout));
+  }
+}
+
+// Without scratch (a context with none, and one too small for the SGEMM's packing) the
+// optimized convolution runs the portable kernel and still matches it.
+TEST(OptimizedOps, ConvolutionWithoutScratchFallsBack) {
+  Owned x(ScalarType::Float, {1, 16, 12, 12}), wt(ScalarType::Float, {24, 16, 3, 3});
+  Owned b(ScalarType::Float, {24});
+  x.fill(21);
+  wt.fill(22);
+  b.fill(23);
+  const int64_t one[] = {1, 1}, zero[] = {0, 0};
+  auto args = [&](Owned& out) {
+    return std::vector<EValue>{T(x),
+                               T(wt),
+                               T(b),
+                               int_list(one, 2),
+                               int_list(one, 2),
+                               int_list(one, 2),
+                               EValue::from_bool(false),
+                               int_list(zero, 2),
+                               EValue::from_int(1),
+                               T(out)};
+  };
+  Owned ref(ScalarType::Float, {1, 24, 12, 12});
+  ASSERT_EQ(run("aten::convolution.out", "portable", args(ref)), Error::Ok);
+  KernelFn fn = kernel_in("aten::convolution.out", "optimized");
+  ASSERT_NE(fn, nullptr);
+  for (size_t bytes : {size_t{0}, size_t{256}}) {
+    Owned out(ScalarType::Float, {1, 24, 12, 12});
+    std::vector<EValue> values = args(out);
+    std::vector<EValue*> ptrs;
+    for (EValue& v : values) ptrs.push_back(&v);
+    std::vector<uint8_t> scratch(bytes + 1);
+    MemoryAllocator allocator(scratch.data(), bytes);
+    KernelContext ctx{bytes == 0 ? nullptr : &allocator};
+    ASSERT_EQ(fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size())), Error::Ok) << last_error_message();
+    expect_same(out, ref, 1e-5, "convolution with " + std::to_string(bytes) + " bytes of scratch");
+  }
+}
+
+// Max pool values and indices exactly as the portable kernel's (stride 2 and 1, padding,
+// dilation).
+TEST(OptimizedOps, MaxPoolMatchesPortable) {
+  struct Case {
+    int32_t h, w, k, stride, pad, dil;
+  };
+  for (const Case& c : {Case{15, 17, 3, 2, 1, 1}, Case{9, 10, 2, 2, 0, 1}, Case{13, 11, 3, 1, 1, 2},
+                        Case{12, 12, 3, 3, 1, 1}}) {
+    const int32_t oh = (c.h + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+    const int32_t ow = (c.w + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+    Owned x(ScalarType::Float, {2, 3, c.h, c.w});
+    x.fill(14);
+    x.f()[5] = NAN;
+    const int64_t k[] = {c.k, c.k}, st[] = {c.stride, c.stride}, pad[] = {c.pad, c.pad};
+    const int64_t dil[] = {c.dil, c.dil};
+    Owned o1(ScalarType::Float, {2, 3, oh, ow}), o2(ScalarType::Float, {2, 3, oh, ow});
+    Owned i1(ScalarType::Long, {2, 3, oh, ow}), i2(ScalarType::Long, {2, 3, oh, ow});
+    auto args = [&](Owned& out, Owned& idx) {
+      return std::vector<EValue>{T(x),
+                                 int_list(k, 2),
+                                 int_list(st, 2),
+                                 int_list(pad, 2),
+                                 int_list(dil, 2),
+                                 EValue::from_bool(false),
+                                 T(out),
+                                 T(idx)};
+    };
+    ASSERT_EQ(run("aten::max_pool2d_with_indices.out", "portable", args(o1, i1)), Error::Ok);
+    ASSERT_EQ(run("aten::max_pool2d_with_indices.out", "optimized", args(o2, i2)), Error::Ok)
+        << last_error_message();
+    expect_same(o2, o1, 0.0, "max_pool values");
+    for (int64_t i = 0; i < i1.tensor.numel(); ++i) {
+      ASSERT_EQ(i1.tensor.data<int64_t>()[i], i2.tensor.data<int64_t>()[i]) << "index " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pteron

@@ -1,0 +1,32 @@
+// ReLU fusion for the "optimized" kernel library's convolution: convolution followed by relu
+// becomes one pteron::convolution_relu, whose kernel (kernels/optimized/op_convolution.cpp)
+// applies the ReLU to each SGEMM output tile while it is in cache instead of a second pass over
+// the activation (resnet-18: 9 of them, 3 MiB each at 224x224). Like fuse_linear_relu, it
+// belongs to the optimized library (compiler/partition/registry.cpp) and runs only when that
+// library is selected: pteron::convolution_relu has no ExecuTorch kernel.
+#pragma once
+
+#include <unordered_set>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/op_schema.h"
+
+namespace pteron::compiler {
+
+// pteron::convolution_relu(<aten::convolution's nine arguments>) -> Tensor and its out-variant
+// pteron::convolution_relu.out(..., *, Tensor(a!) out), added to the global registry on first
+// use.
+const ir::OpSchema& convolution_relu_schema();
+
+// pteron::convolution_add_relu(<the nine>, Tensor other) -> Tensor: relu(convolution + other),
+// resnet's residual block ending; `other` has the result's shape (no broadcasting).
+const ir::OpSchema& convolution_add_relu_schema();
+
+// Rewrites relu(convolution(...)) into convolution_relu(...), and relu(add(convolution(...),
+// other)) (alpha 1, either order, other of the same shape) into convolution_add_relu(...,
+// other), when all are float32, the convolution is 2-D, not transposed and ungrouped (what the
+// optimized kernel's fast path takes), every intermediate is read only by the next node (and is
+// not a graph output) and no node is delegated; returns how many it fused.
+int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {});
+
+}  // namespace pteron::compiler

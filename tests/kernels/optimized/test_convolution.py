@@ -1,0 +1,243 @@
+"""The optimized library's aten::convolution.out, pteron::convolution_relu.out and
+pteron::convolution_add_relu.out against torch.nn.functional.conv2d (+ other, relu), and the
+compiler pass that makes the fused ops (conv + ReLU, and resnet's conv + residual add + ReLU).
+
+The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3/5/7, strides
+1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
+im2col split into several pixel blocks (large K x pixels), and computed transposed (fewer pixels
+than output channels). Depthwise convolutions (groups == Cin == Cout) take the row loop: kernel
+3/5, stride 1/2/3, padding, dilation. Inputs neither takes (other groupings, channels-last,
+float64) go to the portable kernel and must still match.
+Bad inputs raise RuntimeError naming the op.
+
+Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) with K = Cin * kh * kw (sums of K products in
+another order than torch's).
+"""
+
+import math
+
+import pteron
+import pteron_native
+import pytest
+import torch
+import torch.nn.functional as F
+from kernel_harness import assert_close, run_kernel
+
+CONV = "aten::convolution.out"
+CONV_RELU = "pteron::convolution_relu.out"
+
+
+def rand(*shape, seed=0, dtype=torch.float32):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    pteron_native.set_num_threads(request.param)
+    yield request.param
+    pteron_native.set_num_threads(0)
+
+
+def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
+    ref = F.conv2d(x, w, b, stride, padding, dilation, groups)
+    if op == CONV_RELU:
+        ref = torch.relu(ref)
+    if out is None:
+        out = torch.full(ref.shape, float("nan"), dtype=ref.dtype)
+    run_kernel(op, [x, w, b, list(stride), list(padding), list(dilation), False, [0, 0], groups,
+                    out], library="optimized")
+    k = w.shape[1] * w.shape[2] * w.shape[3]
+    assert_close(out, ref, atol=1e-4 * math.sqrt(k), rtol=1e-4,
+                 what=f"{op} x{tuple(x.shape)} w{tuple(w.shape)} s{stride} p{padding} d{dilation}")
+    return out
+
+
+@pytest.mark.parametrize("op", [CONV, CONV_RELU])
+@pytest.mark.parametrize("n,cin,h,w,cout,k,stride,pad,dil,bias", [
+    (1, 3, 17, 19, 8, 1, 1, 0, 1, True),  # pointwise: the input is the col matrix
+    (2, 5, 9, 11, 7, 1, 2, 0, 1, False),  # strided 1x1 (resnet's downsample)
+    (1, 4, 13, 13, 16, 3, 1, 1, 1, True),
+    (2, 6, 15, 10, 9, 3, 2, 1, 1, True),  # odd sizes, batch 2
+    (1, 3, 21, 23, 5, 5, 1, 2, 1, False),
+    (1, 3, 30, 30, 12, 7, 2, 3, 1, True),  # resnet's stem
+    (1, 2, 12, 14, 3, 3, 1, 2, 2, True),  # dilation
+    (1, 3, 8, 9, 4, 3, 1, 0, 1, True),  # no padding
+    (1, 2, 5, 5, 3, 5, 1, 0, 1, True),  # one output pixel
+    (1, 64, 40, 40, 64, 3, 1, 1, 1, True),  # K x pixels past one col block
+    (2, 128, 28, 28, 32, 3, 1, 1, 1, False),  # several blocks, batch 2
+    # Fewer pixels than channels: computed transposed (pixels x Cout), bias per column.
+    (2, 32, 7, 7, 96, 3, 1, 1, 1, True),
+    (1, 40, 5, 5, 64, 1, 1, 0, 1, True),  # pointwise, transposed
+    (1, 24, 9, 9, 40, 3, 2, 1, 1, False),  # strided, transposed, no bias
+])
+def test_matches_torch(threads, op, n, cin, h, w, cout, k, stride, pad, dil, bias):
+    x, wt = rand(n, cin, h, w, seed=1), rand(cout, cin, k, k, seed=2)
+    b = rand(cout, seed=3) if bias else None
+    out = run_conv(op, x, wt, b, (stride, stride), (pad, pad), (dil, dil))
+    if op == CONV_RELU:
+        assert (out >= 0).all()
+
+
+def test_rectangular_kernel_and_mixed_stride(threads):
+    x, w, b = rand(1, 3, 16, 20, seed=4), rand(6, 3, 3, 5, seed=5), rand(6, seed=6)
+    run_conv(CONV, x, w, b, (2, 1), (1, 2), (1, 2))
+
+
+@pytest.mark.parametrize("op", [CONV, CONV_RELU])
+@pytest.mark.parametrize("n,c,h,w,k,stride,pad,dil,bias", [
+    (1, 32, 112, 112, 3, 1, 1, 1, True),  # mobilenet-v2's first depthwise (threaded)
+    (2, 6, 10, 11, 3, 2, 1, 1, False),
+    (1, 5, 15, 14, 5, 2, 2, 1, True),
+    (1, 4, 9, 9, 3, 1, 2, 2, True),  # dilation
+    (1, 3, 7, 8, 3, 3, 0, 1, True),  # stride 3: the generic row loop
+    (1, 2, 2, 2, 3, 1, 1, 1, True),  # every output column at the border
+])
+def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, bias):
+    run_conv(op, rand(n, c, h, w, seed=18), rand(c, 1, k, k, seed=19),
+             rand(c, seed=20) if bias else None, (stride, stride), (pad, pad), (dil, dil),
+             groups=c)
+
+
+@pytest.mark.parametrize("op", [CONV, CONV_RELU])
+def test_inputs_without_fast_path_fall_back(op):
+    # Grouped but not depthwise, and depthwise with a channel multiplier.
+    run_conv(op, rand(1, 8, 9, 9, seed=7), rand(8, 2, 3, 3, seed=8), rand(8, seed=9),
+             (1, 1), (1, 1), (1, 1), groups=4)
+    run_conv(op, rand(2, 6, 10, 10, seed=7), rand(12, 1, 3, 3, seed=8), None, (2, 2), (1, 1),
+             (1, 1), groups=6)
+    # float64 goes to the portable kernel.
+    run_conv(CONV, rand(1, 3, 7, 7, seed=10, dtype=torch.float64),
+             rand(4, 3, 3, 3, seed=11, dtype=torch.float64), None, (1, 1), (1, 1), (1, 1))
+
+
+def test_channels_last_falls_back_to_portable_error():
+    # The portable kernel takes only NCHW: the optimized one must answer as it does.
+    x = rand(1, 3, 8, 8, seed=12).to(memory_format=torch.channels_last)
+    out = torch.empty(1, 4, 8, 8)
+    with pytest.raises(RuntimeError, match="convolution"):
+        run_kernel(CONV, [x, rand(4, 3, 3, 3, seed=13), None, [1, 1], [1, 1], [1, 1], False,
+                          [0, 0], 1, out], library="optimized")
+
+
+@pytest.mark.parametrize("op", [CONV, CONV_RELU])
+def test_bad_inputs_name_the_op(op):
+    name = op.split("::")[1].split(".")[0]
+    x, w = rand(1, 3, 8, 8), rand(4, 3, 3, 3)
+    cases = [
+        ([x, rand(4, 5, 3, 3), None], torch.empty(1, 4, 8, 8)),  # channels differ
+        ([x, w, rand(5)], torch.empty(1, 4, 8, 8)),  # bias size
+        ([x, w, None], torch.empty(1, 4, 7, 8)),  # out of the wrong shape
+    ]
+    for tensors, out in cases:
+        with pytest.raises(RuntimeError, match=name):
+            run_kernel(op, tensors + [[1, 1], [1, 1], [1, 1], False, [0, 0], 1, out],
+                       library="optimized")
+
+
+def test_nan_stays_through_fused_relu():
+    x, w = rand(1, 2, 6, 6, seed=14), rand(3, 2, 3, 3, seed=15)
+    x[0, 0, 2, 2] = float("nan")
+    out = torch.empty(1, 3, 6, 6)
+    run_kernel(CONV_RELU, [x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, out],
+               library="optimized")
+    ref = torch.relu(F.conv2d(x, w, None, 1, 1))
+    assert torch.equal(out.isnan(), ref.isnan()) and out.isnan().any()
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self, leak=False):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, bias=False)
+        self.dw = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.leak = leak
+
+    def forward(self, x):
+        h = self.c1(x)
+        y = torch.relu(self.dw(torch.relu(self.c2(torch.relu(h)))))
+        return (y, h + 1.0) if self.leak else y
+
+
+@pytest.mark.parametrize("kernels,fused", [(("optimized", "portable"), 2), (("portable",), 0)])
+def test_pass_fuses_only_with_the_optimized_library(kernels, fused):
+    model, x = ConvNet().eval(), rand(2, 3, 16, 16, seed=16)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)), kernels=kernels)
+    ops = lowered.load().load_method("forward").instruction_names()
+    # The depthwise conv's relu stays separate: the pass fuses only ungrouped convolutions.
+    assert ops.count(CONV_RELU) == fused and ops.count("aten::relu.out") == 3 - fused
+    with torch.no_grad():
+        torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)
+
+
+def test_conv_also_read_elsewhere_is_not_fused():
+    model, x = ConvNet(leak=True).eval(), rand(1, 3, 12, 12, seed=17)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)),
+                                                 kernels=("optimized", "portable"))
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_RELU) == 1
+    outs = lowered.load().forward(x)
+    with torch.no_grad():
+        y, s = model(x)
+    torch.testing.assert_close(outs[0], y, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(outs[1], s, atol=1e-4, rtol=1e-4)
+
+
+CONV_ADD_RELU = "pteron::convolution_add_relu.out"
+
+
+@pytest.mark.parametrize("n,cin,hw,cout,k,stride,pad,bias", [
+    (1, 16, 14, 16, 3, 1, 1, True),  # direct form: other written into the output first
+    (2, 8, 9, 12, 3, 2, 1, False),
+    (1, 24, 8, 64, 3, 1, 1, True),  # transposed form: other added as the result is transposed
+    (1, 40, 5, 64, 1, 1, 0, False),  # pointwise, transposed
+    (2, 6, 11, 5, 1, 1, 0, True),  # pointwise, direct
+])
+def test_conv_add_relu_matches_torch(threads, n, cin, hw, cout, k, stride, pad, bias):
+    x, w = rand(n, cin, hw, hw, seed=21), rand(cout, cin, k, k, seed=22)
+    b = rand(cout, seed=23) if bias else None
+    conv = F.conv2d(x, w, b, stride, pad)
+    other = rand(*conv.shape, seed=24)
+    ref = torch.relu(conv + other)
+    out = torch.full(ref.shape, float("nan"))
+    run_kernel(CONV_ADD_RELU, [x, w, b, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], 1, other,
+                               out], library="optimized")
+    assert_close(out, ref, atol=1e-4 * math.sqrt(cin * k * k), rtol=1e-4, what="conv_add_relu")
+
+
+def test_conv_add_relu_falls_back_and_checks_other():
+    # Depthwise takes the portable convolution, then the add and ReLU.
+    x, w, other = rand(1, 4, 8, 8, seed=25), rand(4, 1, 3, 3, seed=26), rand(1, 4, 8, 8, seed=27)
+    out = torch.empty(1, 4, 8, 8)
+    run_kernel(CONV_ADD_RELU, [x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 4, other, out],
+               library="optimized")
+    ref = torch.relu(F.conv2d(x, w, None, 1, 1, 1, 4) + other)
+    assert_close(out, ref, atol=1e-4, rtol=1e-4, what="depthwise conv_add_relu")
+    with pytest.raises(RuntimeError, match="convolution_add_relu"):
+        run_kernel(CONV_ADD_RELU, [rand(1, 3, 8, 8), rand(4, 3, 3, 3), None, [1, 1], [1, 1],
+                                   [1, 1], False, [0, 0], 1, rand(1, 4, 8, 7),
+                                   torch.empty(1, 4, 8, 8)], library="optimized")
+
+
+class ResidualBlock(torch.nn.Module):
+    """resnet's BasicBlock shape: the downsample branch comes after the second conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(4, 8, 3, stride=2, padding=1)
+        self.c2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.down = torch.nn.Conv2d(4, 8, 1, stride=2)
+
+    def forward(self, x):
+        out = self.c2(torch.relu(self.c1(x)))
+        return torch.relu(out + self.down(x))
+
+
+@pytest.mark.parametrize("kernels,fused", [(("optimized", "portable"), 1), (("portable",), 0)])
+def test_pass_fuses_residual_add_relu(kernels, fused):
+    model, x = ResidualBlock().eval(), rand(2, 4, 12, 12, seed=28)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)), kernels=kernels)
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_ADD_RELU) == fused and ops.count("aten::add.out") == 1 - fused
+    assert ops.count(CONV_RELU) == fused
+    with torch.no_grad():
+        torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)

@@ -1,0 +1,42 @@
+"""Zoo conv nets compiled for the optimized kernels (`kernels=("optimized", "portable")`, what
+`pteron compile --backends optimized,portable` makes) match PyTorch, with 1 and 2 threads: the
+convolutions run the optimized SGEMM path, conv + ReLU pairs are fused into
+pteron::convolution_relu and resnet's block endings into pteron::convolution_add_relu, depthwise
+convolutions take the optimized depthwise path.
+
+Tolerance: max abs error within 1e-4 * (1 + max |reference|), as for the portable programs
+(tests/compiler/test_zoo_programs.py).
+"""
+
+import pteron
+import pteron_native
+import pytest
+import torch
+from pteron import zoo
+
+# model -> (convolution + ReLU, convolution + residual add + ReLU) the pass fuses. resnet-18:
+# the stem and the first conv of each of its 8 blocks, and each block's ending; mobilenet-v2
+# uses ReLU6 and adds its residuals without an activation, so nothing fuses.
+FUSED = {"resnet-18": (9, 8), "resnet-8": (4, 3), "mobilenet-v2": (0, 0)}
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_optimized_program_matches_pytorch(name, zoo_pt2):
+    model, inputs = zoo.get(name)
+    lowered = pteron.to_edge_transform_and_lower(str(zoo_pt2(name)),
+                                                 kernels=("optimized", "portable"))
+    program = lowered.load()
+    ops = program.load_method("forward").instruction_names()
+    fused = (ops.count("pteron::convolution_relu.out"), ops.count("pteron::convolution_add_relu.out"))
+    assert fused == FUSED[name], ops
+    with torch.no_grad():
+        expected = model(*inputs)
+    try:
+        for threads in (1, 2):
+            pteron_native.set_num_threads(threads)
+            actual = program.forward(*inputs)[0]
+            tol = 1e-4 * (1 + float(expected.abs().max()))
+            err = float((actual - expected).abs().max())
+            assert err <= tol, f"{name} ({threads} threads): max error {err} > {tol}"
+    finally:
+        pteron_native.set_num_threads(0)
