@@ -65,3 +65,16 @@ def test_winograd_nan_reaches_every_output_it_touches():
     ref = torch.relu(F.conv2d(x, wt))
     assert ref.isnan().any() and out.isnan()[ref.isnan()].all()
     assert not out[:, :, 8:, :].isnan().any() and not out[:, :, :, 8:].isnan().any()
+
+
+def test_pretransformed_op_rejects_bad_inputs():
+    x, u = torch.randn(1, 4, 10, 10), torch.randn(36, 4, 8)
+    cases = [
+        ([x, torch.randn(36, 5, 8), None, [1, 1], False], torch.empty(1, 8, 10, 10)),  # Cin
+        ([x, u, torch.randn(7), [1, 1], False], torch.empty(1, 8, 10, 10)),  # bias size
+        ([x, u, None, [1, 1], False], torch.empty(1, 8, 9, 10)),  # out shape
+        ([x, u, None, [-1, 1], True], torch.empty(1, 8, 6, 10)),  # padding
+    ]
+    for args, out in cases:
+        with pytest.raises(RuntimeError, match="conv2d_winograd"):
+            run_kernel("pteron::conv2d_winograd.out", args + [out], library="optimized")

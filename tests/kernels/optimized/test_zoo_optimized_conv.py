@@ -15,8 +15,13 @@ import torch
 from pteron import zoo
 
 # model -> convolution + ReLU pairs the pass fuses (resnet-18: the stem and the first conv of
-# each of its 8 blocks; mobilenet-v2 uses ReLU6, which is not fused).
-FUSED = {"resnet-18": 9, "resnet-8": 4, "mobilenet-v2": 0}
+# each of its 8 blocks; mobilenet-v2 uses ReLU6, which is not fused), less those that
+# winograd_conv then rewrites (resnet-18: layer2.1.conv1 and layer3.1.conv1).
+FUSED = {"resnet-18": 7, "resnet-8": 4, "mobilenet-v2": 0}
+# model -> pteron::conv2d_winograd nodes (resnet-18: the six 3x3 stride-1 convolutions of
+# layer2 and layer3; layer1's weights are small enough to transform per call, layer4's 7x7
+# outputs stay on the SGEMM path).
+WINOGRAD = {"resnet-18": 6, "resnet-8": 0, "mobilenet-v2": 0}
 
 
 @pytest.mark.parametrize("name", sorted(FUSED))
@@ -27,6 +32,7 @@ def test_optimized_program_matches_pytorch(name, zoo_pt2):
     program = lowered.load()
     ops = program.load_method("forward").instruction_names()
     assert ops.count("pteron::convolution_relu.out") == FUSED[name], ops
+    assert ops.count("pteron::conv2d_winograd.out") == WINOGRAD[name], ops
     with torch.no_grad():
         expected = model(*inputs)
     try:
