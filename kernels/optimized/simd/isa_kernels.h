@@ -51,6 +51,9 @@ struct IsaKernels {
                          int64_t n);
   void (*winograd_output)(const float* m, int64_t m_stride, const float* bias, bool relu, float* y,
                           int64_t row, int64_t col, int64_t n);
+  // dst[j * dst_rs + i] = src[i * src_rs + j] for i < rows, j < cols.
+  void (*transpose)(const float* src, int64_t src_rs, float* dst, int64_t dst_rs, int64_t rows,
+                    int64_t cols);
 };
 
 // The best table for this CPU (decided once).

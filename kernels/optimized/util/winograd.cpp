@@ -41,10 +41,8 @@ void fill_band(const Plan& p, const float* x, int64_t th0, int64_t band_rows) {
       const int64_t j0 = min64(s.pad_w, p.band_w), j1 = min64(s.pad_w + s.in_w, p.band_w);
       std::memset(dst, 0, static_cast<size_t>(j0 * cin) * sizeof(float));
       std::memset(dst + j1 * cin, 0, static_cast<size_t>((p.band_w - j1) * cin) * sizeof(float));
-      for (int64_t c = 0; c < cin; ++c) {
-        const float* src = x + (c * s.in_h + ih) * s.in_w - s.pad_w;
-        for (int64_t j = j0; j < j1; ++j) dst[j * cin + c] = src[j];
-      }
+      opt::isa_kernels().transpose(x + ih * s.in_w + (j0 - s.pad_w), s.in_h * s.in_w,
+                                   dst + j0 * cin, cin, cin, j1 - j0);
     }
   });
 }
@@ -53,13 +51,10 @@ void fill_band(const Plan& p, const float* x, int64_t th0, int64_t band_rows) {
 void store_band(const Plan& p, float* y, int64_t oh0, int64_t oh1) {
   const ConvShape& s = *p.s;
   const int64_t cout = s.out_channels;
-  opt::parallel_for(cout, (oh1 - oh0) * s.out_w * 2, [&](int64_t c0, int64_t c1) {
-    for (int64_t co = c0; co < c1; ++co) {
-      for (int64_t oh = oh0; oh < oh1; ++oh) {
-        float* dst = y + (co * s.out_h + oh) * s.out_w;
-        const float* src = p.o + (oh - oh0) * p.out_w * cout + co;
-        for (int64_t ow = 0; ow < s.out_w; ++ow) dst[ow] = src[ow * cout];
-      }
+  opt::parallel_for(oh1 - oh0, s.out_w * cout * 2, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      opt::isa_kernels().transpose(p.o + r * p.out_w * cout, cout, y + (oh0 + r) * s.out_w,
+                                   s.out_h * s.out_w, s.out_w, cout);
     }
   });
 }
