@@ -18,10 +18,15 @@ namespace pteron::compiler {
 // use.
 const ir::OpSchema& convolution_relu_schema();
 
-// Rewrites relu(convolution(...)) into convolution_relu(...) when both are float32, the
-// convolution is 2-D, not transposed and ungrouped (what the optimized kernel's fast path
-// takes), its result is read only by the relu (and is not a graph output) and neither node is
-// delegated; returns how many it fused.
+// pteron::convolution_add_relu(<the nine>, Tensor other) -> Tensor: relu(convolution + other),
+// resnet's residual block ending; `other` has the result's shape (no broadcasting).
+const ir::OpSchema& convolution_add_relu_schema();
+
+// Rewrites relu(convolution(...)) into convolution_relu(...), and relu(add(convolution(...),
+// other)) (alpha 1, either order, other of the same shape) into convolution_add_relu(...,
+// other), when all are float32, the convolution is 2-D, not transposed and ungrouped (what the
+// optimized kernel's fast path takes), every intermediate is read only by the next node (and is
+// not a graph output) and no node is delegated; returns how many it fused.
 int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {});
 
 }  // namespace pteron::compiler

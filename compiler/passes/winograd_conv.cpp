@@ -12,6 +12,7 @@ const ir::OpSchema& conv2d_winograd_schema() {
       register_single_output_op("pteron::conv2d_winograd", {{"input", "Tensor"},
                                                             {"weight_winograd", "Tensor"},
                                                             {"bias", "Tensor?"},
+                                                            {"residual", "Tensor?"},
                                                             {"padding", "int[]"},
                                                             {"relu", "bool"}});
   return functional;
@@ -72,9 +73,19 @@ std::vector<uint8_t> transform(const float* w, int64_t cout, int64_t cin) {
 
 bool takes(const ir::Graph& graph, const ir::Node& conv) {
   const std::string op = conv.op.str();
-  if ((op != "aten::convolution.default" && op != "pteron::convolution_relu.default") ||
-      conv.args.size() != 9 || conv.outputs.size() != 1) {
+  const bool add_relu = op == "pteron::convolution_add_relu.default";
+  if ((op != "aten::convolution.default" && op != "pteron::convolution_relu.default" &&
+       !add_relu) ||
+      conv.args.size() != (add_relu ? 10u : 9u) || conv.outputs.size() != 1) {
     return false;
+  }
+  if (add_relu) {
+    if (!conv.args[9].is_tensor()) return false;
+    const ir::Value& other = graph.value(conv.args[9].tensor());
+    if (other.spec.dtype != ScalarType::Float ||
+        other.spec.sizes != graph.value(conv.outputs[0]).spec.sizes) {
+      return false;
+    }
   }
   if (!conv.args[0].is_tensor() || !conv.args[1].is_tensor() || !int_list_is(conv.args[3], 1) ||
       !int_list_is(conv.args[5], 1) || !conv.args[4].is<std::vector<int64_t>>() ||
@@ -109,7 +120,8 @@ int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
     if (!graph.has_node(id) || delegated.count(id)) continue;
     const ir::Node& conv = graph.node(id);
     if (!takes(graph, conv)) continue;
-    const bool relu = conv.op.str() == "pteron::convolution_relu.default";
+    const bool add_relu = conv.op.str() == "pteron::convolution_add_relu.default";
+    const bool relu = add_relu || conv.op.str() == "pteron::convolution_relu.default";
     const std::vector<ir::Argument> conv_args = conv.args;  // graph edits below may move nodes
     const ir::Value& weight = graph.value(conv.args[1].tensor());
     const int64_t cout = weight.spec.sizes[0], cin = weight.spec.sizes[1];
@@ -125,7 +137,11 @@ int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
       u_id = graph.add_constant(graph.unique_name(name), std::move(spec),
                                 ir::ConstantData::owned(std::move(u), name));
     }
-    std::vector<ir::Argument> args = {conv_args[0], ir::TensorRef{u_id}, conv_args[2], conv_args[4],
+    std::vector<ir::Argument> args = {conv_args[0],
+                                      ir::TensorRef{u_id},
+                                      conv_args[2],
+                                      add_relu ? conv_args[9] : ir::Argument(ir::None{}),
+                                      conv_args[4],
                                       relu};
     graph.set_op(id, conv2d_winograd_schema(), std::move(args));
     ++rewritten;

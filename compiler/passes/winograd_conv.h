@@ -13,12 +13,13 @@
 
 namespace pteron::compiler {
 
-// pteron::conv2d_winograd(Tensor input, Tensor weight_winograd, Tensor? bias, int[] padding,
-// bool relu) -> Tensor, weight_winograd [36, Cin, Cout]; and its .out variant.
+// pteron::conv2d_winograd(Tensor input, Tensor weight_winograd, Tensor? bias, Tensor? residual,
+// int[] padding, bool relu) -> Tensor: relu?(conv + bias + residual), weight_winograd
+// [36, Cin, Cout], residual of the output's shape; and its .out variant.
 const ir::OpSchema& conv2d_winograd_schema();
 
-// Rewrites each undelegated float32 convolution (aten::convolution or
-// pteron::convolution_relu) that is 2-D, 3x3, stride 1, dilation 1, ungrouped, not transposed,
+// Rewrites each undelegated float32 convolution (aten::convolution, pteron::convolution_relu
+// or pteron::convolution_add_relu) that is 2-D, 3x3, stride 1, dilation 1, ungrouped, not transposed,
 // with constant contiguous weights, an output of at least 8x8 and weights large enough that
 // transforming them per call costs more than it should (see winograd_conv.cpp); returns how
 // many it rewrote.

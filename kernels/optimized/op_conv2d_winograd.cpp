@@ -1,6 +1,7 @@
-// pteron::conv2d_winograd.out(Tensor input, Tensor weight_winograd, Tensor? bias, int[] padding,
-//     bool relu, *, Tensor(a!) out) -> Tensor(a!)
-// A 3x3, stride-1, dilation-1, ungrouped float32 NCHW convolution (then ReLU if `relu`) whose
+// pteron::conv2d_winograd.out(Tensor input, Tensor weight_winograd, Tensor? bias,
+//     Tensor? residual, int[] padding, bool relu, *, Tensor(a!) out) -> Tensor(a!)
+// A 3x3, stride-1, dilation-1, ungrouped float32 NCHW convolution (+ residual, of the output's
+// shape, then ReLU if `relu`: convolution, convolution_relu and convolution_add_relu) whose
 // weights compiler/passes/winograd_conv.cpp already transformed into weight_winograd
 // [36, Cin, Cout] (F(4x4, 3x3)'s G g G^T). Runs util/winograd.h without the per-call weight
 // transform. No portable kernel exists (the original weights are gone), so malformed arguments
@@ -17,14 +18,15 @@ namespace {
 constexpr const char* kOp = "pteron::conv2d_winograd.out";
 
 Error conv2d_winograd_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTtLBT"));
+  PTERON_TRY(check_args(kOp, args, "TTttLBT"));
   const Tensor& input = *args[0]->tensor;
   const Tensor& u = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
-  const Span<const int64_t> padding = args[3]->int_list;
-  const bool relu = args[4]->b;
-  Tensor& out = *args[5]->tensor;
-  if (!all_float32({&input, &u, bias, &out})) {
+  const Tensor* residual = args[3]->is_none() ? nullptr : args[3]->tensor;
+  const Span<const int64_t> padding = args[4]->int_list;
+  const bool relu = args[5]->b;
+  Tensor& out = *args[6]->tensor;
+  if (!all_float32({&input, &u, bias, residual, &out})) {
     return fail(Error::NotSupported, "%s: float32 tensors only", kOp);
   }
   if (input.dim() != 4 || u.dim() != 3 || u.size(0) != 36 || u.size(1) != input.size(1)) {
@@ -59,14 +61,25 @@ Error conv2d_winograd_out(KernelContext& ctx, Span<EValue*> args) {
   const int32_t sizes[4] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels),
                             static_cast<int32_t>(s.out_h), static_cast<int32_t>(s.out_w)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 4));
+  if (residual != nullptr) {
+    bool same = residual->dim() == 4;
+    for (int32_t d = 0; same && d < 4; ++d) same = residual->size(d) == sizes[d];
+    if (!same) {
+      return fail(Error::InvalidArgument,
+                  "%s: residual must have the output's shape [%d, %d, %d, %d]", kOp, sizes[0],
+                  sizes[1], sizes[2], sizes[3]);
+    }
+  }
   if (!is_row_major(input) || !is_row_major(u) || !is_row_major(out) ||
-      (bias != nullptr && !is_row_major(*bias))) {
+      (bias != nullptr && !is_row_major(*bias)) ||
+      (residual != nullptr && !is_row_major(*residual))) {
     return fail(Error::NotSupported, "%s: contiguous (NCHW) tensors only", kOp);
   }
   if (out.numel() == 0) return Error::Ok;
   if (!winograd_conv(ctx, s, input.data<const float>(), nullptr, u.data<const float>(),
-                     bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(),
-                     relu)) {
+                     bias != nullptr ? bias->data<const float>() : nullptr,
+                     residual != nullptr ? residual->data<const float>() : nullptr,
+                     out.data<float>(), relu)) {
     return fail(Error::OutOfMemory, "%s: not enough scratch memory for %lldx%lld tiles", kOp,
                 static_cast<long long>((s.out_h + 3) / 4),
                 static_cast<long long>((s.out_w + 3) / 4));

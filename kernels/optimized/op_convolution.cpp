@@ -2,16 +2,21 @@
 //     SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
 //     SymInt groups, *, Tensor(a!) out) -> Tensor(a!)
 // pteron::convolution_relu.out (same arguments): relu(convolution(...)) with the ReLU applied to
-// each output tile as the SGEMM finishes it (compiler/passes/fuse_conv_relu.cpp makes it).
+// each output tile as the SGEMM finishes it, and pteron::convolution_add_relu.out (the same plus
+// Tensor other): relu(convolution(...) + other), resnet's block ending (both made by
+// compiler/passes/fuse_conv_relu.cpp).
 //
-// float32 2-D NCHW convolutions with groups == 1 run as one SGEMM per image and block of output
-// pixels: out[n][Cout][pixels] = W[Cout][Cin*kh*kw] x col[Cin*kh*kw][pixels]. 1x1, stride-1,
-// unpadded convolutions use the input itself as col; the others im2col a block of pixels into
-// scratch, the block sized so that col stays about L2-sized (kColFloats). Bias is written into
-// the output first and the product added onto it (beta = 1). Everything else (other dtypes,
-// 1-D, transposed, grouped but not depthwise, other dim orders, malformed arguments) runs the
-// portable kernel, so its errors and results are the portable ones. Depthwise convolutions
-// (groups == Cin == Cout: mobilenet's) run a threaded row loop (util/depthwise_conv.h).
+// float32 2-D NCHW convolutions with groups == 1 run as one SGEMM per image:
+// out[n][Cout][pixels] = W[Cout][Cin*kh*kw] x col[Cin*kh*kw][pixels]. 1x1, stride-1, unpadded
+// convolutions use the input itself as col; for the others the SGEMM packs col's panels straight
+// from the input (SgemmBPacker), so col is never stored. Bias (and convolution_add_relu's
+// residual) go in through the SGEMM's row_bias and addend: each task writes them into its C
+// block before adding the product onto it. Few pixels and many channels run transposed (see
+// use_transposed), with col im2col'd into scratch in blocks of at most kColFloats. Depthwise
+// convolutions (groups == Cin == Cout: mobilenet's) run a threaded row loop
+// (util/depthwise_conv.h). Everything else (other dtypes, 1-D, transposed, other groupings, other
+// dim orders, malformed arguments) runs the portable kernel, so its errors and results are the
+// portable ones.
 #include <cstring>
 
 #include "kernels/optimized/util/depthwise_conv.h"
@@ -30,10 +35,10 @@ namespace {
 
 constexpr const char* kConv = "aten::convolution.out";
 constexpr const char* kConvRelu = "pteron::convolution_relu.out";
+constexpr const char* kConvAddRelu = "pteron::convolution_add_relu.out";
 
-// Floats of im2col matrix per SGEMM call (2 MiB). Larger blocks repack the weights less often
-// (the SGEMM packs A once per call); smaller ones keep col in L2 between im2col and the SGEMM's
-// packing of it. Also bounds the scratch this op needs besides the SGEMM's own.
+// Floats of stored im2col matrix per SGEMM call in the transposed form (2 MiB): bounds the
+// scratch this op needs besides the SGEMM's own (the direct form stores none).
 constexpr int64_t kColFloats = int64_t{1} << 19;
 
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -85,16 +90,104 @@ void im2col_rows(const ConvShape& s, const float* x, int64_t p0, int64_t np, int
   }
 }
 
-// The unfused way for inputs the fast path does not take: the portable convolution, then ReLU
-// in place (float32 contiguous out; anything else is reported as unsupported for the fused op).
-Error portable_conv_relu(KernelContext& ctx, Span<EValue*> args) {
+// The im2col matrix of one image as the SGEMM's B, packed straight from the input
+// (SgemmBPacker): the matrix is never stored, so a 3x3 layer no longer writes 9x its input to
+// memory and reads it back (a third of the layer's time with an explicit col).
+struct ImplicitIm2col {
+  const ConvShape* s;
+  const float* x;  // the image
+};
+
+// Rows per pass of the per-row table (the SGEMM's K blocks are at most 256 deep).
+constexpr int64_t kTableRows = 64;
+// Pieces of output rows one panel can span: a panel is at most 64 pixels (NR <= 64), each
+// piece at least one pixel.
+constexpr int64_t kMaxPanelPieces = 65;
+
+void pack_im2col(const void* context, int64_t /*batch*/, int64_t k0, int64_t kc, int64_t j0,
+                 int64_t nc, int nr, float* dst) {
+  const ImplicitIm2col& g = *static_cast<const ImplicitIm2col*>(context);
+  const ConvShape& s = *g.s;
+  const int64_t ow_n = s.out_w;
+  for (int64_t r0 = 0; r0 < kc; r0 += kTableRows) {
+    const int64_t rows = min64(kTableRows, kc - r0);
+    // Where each row's tap reads, computed once per pass (divisions are slow): plane and the
+    // tap's row offset; output columns lo <= ow < hi land inside the input row.
+    int64_t plane[kTableRows], ih_off[kTableRows], w_off[kTableRows], lo[kTableRows],
+        hi[kTableRows];
+    for (int64_t k = 0; k < rows; ++k) {
+      const int64_t r = k0 + r0 + k;
+      const int64_t kj = r % s.kernel_w, ki = r / s.kernel_w % s.kernel_h;
+      plane[k] = r / (s.kernel_w * s.kernel_h) * s.in_h * s.in_w;
+      ih_off[k] = ki * s.dilation_h - s.pad_h;
+      const int64_t off = kj * s.dilation_w - s.pad_w;
+      w_off[k] = off;
+      lo[k] = min64(ceil_div_floor0(-off, s.stride_w), ow_n);
+      hi[k] = s.in_w - off <= 0 ? 0 : min64(ow_n, (s.in_w - off - 1) / s.stride_w + 1);
+    }
+    for (int64_t p = 0; p < nc; p += nr) {
+      const int64_t w = min64(nr, nc - p);
+      float* panel = dst + p * kc + r0 * nr;  // panel p / nr: kc x nr, from row r0
+      // The panel's pixels as pieces of output rows (once per panel, not per row).
+      int64_t seg_oh[kMaxPanelPieces], seg_ow0[kMaxPanelPieces], seg_ow1[kMaxPanelPieces],
+          seg_at[kMaxPanelPieces];
+      int64_t pieces = 0;
+      for (int64_t pix = j0 + p, at = 0; at < w; ++pieces) {
+        const int64_t oh = pix / ow_n, ow0 = pix % ow_n, ow1 = min64(ow_n, ow0 + (w - at));
+        seg_oh[pieces] = oh;
+        seg_ow0[pieces] = ow0;
+        seg_ow1[pieces] = ow1;
+        seg_at[pieces] = at;
+        at += ow1 - ow0;
+        pix += ow1 - ow0;
+      }
+      for (int64_t k = 0; k < rows; ++k) {
+        float* d_row = panel + k * nr;
+        for (int64_t q = 0; q < pieces; ++q) {
+          const int64_t oh = seg_oh[q], ow0 = seg_ow0[q], ow1 = seg_ow1[q];
+          float* d = d_row + seg_at[q] - ow0;  // d[ow] is pixel (oh, ow)
+          const int64_t ih = oh * s.stride_h + ih_off[k];
+          if (ih < 0 || ih >= s.in_h) {
+            for (int64_t ow = ow0; ow < ow1; ++ow) d[ow] = 0.0f;
+          } else {
+            const float* src = g.x + plane[k] + ih * s.in_w + w_off[k];
+            const int64_t a = max64(ow0, min64(lo[k], ow1)), b = max64(a, min64(hi[k], ow1));
+            for (int64_t ow = ow0; ow < a; ++ow) d[ow] = 0.0f;
+            if (s.stride_w == 1) {
+              for (int64_t ow = a; ow < b; ++ow) d[ow] = src[ow];
+            } else if (s.stride_w == 2) {
+              for (int64_t ow = a; ow < b; ++ow) d[ow] = src[ow * 2];
+            } else {
+              for (int64_t ow = a; ow < b; ++ow) d[ow] = src[ow * s.stride_w];
+            }
+            for (int64_t ow = b; ow < ow1; ++ow) d[ow] = 0.0f;
+          }
+        }
+        for (int64_t j = w; j < nr; ++j) d_row[j] = 0.0f;
+      }
+    }
+  }
+}
+
+// The unfused way for inputs the fast path does not take: the portable convolution (args in
+// aten::convolution.out's order), then + residual (if any) and ReLU in place (float32
+// contiguous out and residual; anything else is reported as unsupported for the fused op).
+Error portable_conv_relu(const char* op, KernelContext& ctx, Span<EValue*> args,
+                         const Tensor* residual) {
   PTERON_TRY(call_portable(kConv, ctx, args));
   Tensor& out = *args[9]->tensor;
-  if (out.dtype() != ScalarType::Float || !out.is_contiguous()) {
-    return fail(Error::NotSupported, "%s: needs a contiguous float32 out", kConvRelu);
+  if (out.dtype() != ScalarType::Float || !out.is_contiguous() ||
+      (residual != nullptr && (residual->dtype() != ScalarType::Float ||
+                               !residual->is_contiguous() || residual->numel() != out.numel()))) {
+    return fail(Error::NotSupported, "%s: needs a contiguous float32 out and other of its shape",
+                op);
   }
   float* data = out.data<float>();
-  for (int64_t i = 0; i < out.numel(); ++i) data[i] = data[i] < 0.0f ? 0.0f : data[i];
+  const float* r = residual != nullptr ? residual->data<const float>() : nullptr;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    const float v = r != nullptr ? data[i] + r[i] : data[i];
+    data[i] = v < 0.0f ? 0.0f : v;
+  }
   return Error::Ok;
 }
 
@@ -111,21 +204,25 @@ struct ConvGemm {
   const ConvShape* s;
   const float* weight;
   const float* bias;
+  const float* residual;  // added before the ReLU (all images), or null
   bool relu;
   bool pointwise;
   int64_t M, pixels, K;
 };
 
-// One block of output pixels [p0, p0 + np) of one image: im2col (unless pointwise), then the
-// SGEMM into the output, direct or transposed (`ct`: np x Cout scratch). False when the SGEMM
+// One block of output pixels [p0, p0 + np) of one image: the SGEMM into the output, direct
+// (B: the input itself when pointwise, else im2col packed from the input) or transposed (`ct`:
+// np x Cout scratch; A: the block im2col'd into `col` unless pointwise). False when the SGEMM
 // had no scratch.
-bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y, int64_t p0,
-                int64_t np, float* col, float* ct) {
+bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const float* res, float* y,
+                int64_t p0, int64_t np, float* col, float* ct) {
   const ConvShape& s = *g.s;
   const int64_t in_plane = s.in_h * s.in_w;
   const float* b = x + p0;  // col[K][np] with row stride b_rs
   int64_t b_rs = in_plane;
-  if (!g.pointwise) {
+  const ImplicitIm2col implicit{&s, x};
+  const SgemmBPacker packer{&pack_im2col, &implicit};
+  if (!g.pointwise && col != nullptr) {
     opt::parallel_for(g.K, np,
                       [&](int64_t r0, int64_t r1) { im2col_rows(s, x, p0, np, r0, r1, col); });
     b = col;
@@ -135,6 +232,7 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y,
   p.K = g.K;
   p.relu = g.relu;
   if (ct != nullptr) {
+    p.relu = g.relu && res == nullptr;  // else after adding the residual, below
     p.M = np;
     p.N = g.M;
     p.a = b;
@@ -149,7 +247,15 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y,
     if (!sgemm(ctx, p)) return false;
     for (int64_t m = 0; m < g.M; ++m) {
       float* row = y + m * g.pixels + p0;
-      for (int64_t j = 0; j < np; ++j) row[j] = ct[j * g.M + m];
+      if (res == nullptr) {
+        for (int64_t j = 0; j < np; ++j) row[j] = ct[j * g.M + m];
+        continue;
+      }
+      const float* r = res + m * g.pixels + p0;
+      for (int64_t j = 0; j < np; ++j) {
+        const float v = ct[j * g.M + m] + r[j];
+        row[j] = g.relu && v < 0.0f ? 0.0f : v;
+      }
     }
     return true;
   }
@@ -161,46 +267,48 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, float* y,
   p.b = b;
   p.b_rs = b_rs;
   p.b_cs = 1;
+  if (!g.pointwise && col == nullptr) p.b_packer = &packer;  // the whole image, packed directly
   p.c = y + p0;
   p.c_rs = g.pixels;
-  if (g.bias != nullptr) {
-    for (int64_t m = 0; m < g.M; ++m) {
-      float* row = y + m * g.pixels + p0;
-      for (int64_t j = 0; j < np; ++j) row[j] = g.bias[m];
-    }
-    p.beta = 1.0f;
-  }
+  // The SGEMM's tasks write bias (+ residual) into their own C blocks before adding the
+  // product onto them: in parallel, and while the block is in cache.
+  p.row_bias = g.bias;
+  p.addend = res != nullptr ? res + p0 : nullptr;
   return sgemm(ctx, p);
 }
 
 // Runs the GEMM path; false (nothing reported) when scratch ran out and the caller should run
 // the portable kernel instead.
 bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
-               const float* bias, float* out, bool relu) {
+               const float* bias, const float* residual, float* out, bool relu) {
   ConvGemm g;
   g.s = &s;
   g.weight = weight;
   g.bias = bias;
+  g.residual = residual;
   g.relu = relu;
   g.M = s.out_channels;
   g.pixels = s.out_h * s.out_w;
   g.K = s.in_channels * s.kernel_h * s.kernel_w;
   g.pointwise = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 &&
                 s.pad_h == 0 && s.pad_w == 0;
-  // Pixels per block: all of them when col fits kColFloats, else equal blocks that do.
+  // The direct form packs im2col straight from the input: one SGEMM per image, no col. The
+  // transposed form (col is its A, which the SGEMM packs from memory) im2cols blocks of pixels
+  // into scratch: all of them when col fits kColFloats, else equal blocks that do.
+  const bool transposed = use_transposed(g.pixels, g.M);
   int64_t block = g.pixels;
-  if (!g.pointwise && g.K * g.pixels > kColFloats) {
+  if (transposed && !g.pointwise && g.K * g.pixels > kColFloats) {
     const int64_t blocks = (g.K * g.pixels + kColFloats - 1) / kColFloats;
     block = (g.pixels + blocks - 1) / blocks;
   }
   float* col = nullptr;
-  if (!g.pointwise) {
-    col = static_cast<float*>(
-        ctx.allocate_scratch(static_cast<size_t>(g.K * block) * sizeof(float), 64));
-    if (col == nullptr) return false;
-  }
   float* ct = nullptr;
-  if (use_transposed(block, g.M)) {
+  if (transposed) {
+    if (!g.pointwise) {
+      col = static_cast<float*>(
+          ctx.allocate_scratch(static_cast<size_t>(g.K * block) * sizeof(float), 64));
+      if (col == nullptr) return false;
+    }
     ct = static_cast<float*>(
         ctx.allocate_scratch(static_cast<size_t>(block * g.M) * sizeof(float), 64));
     if (ct == nullptr) return false;
@@ -208,7 +316,8 @@ bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const
   const int64_t in_image = s.in_channels * s.in_h * s.in_w;
   for (int64_t n = 0; n < s.batch; ++n) {
     for (int64_t p0 = 0; p0 < g.pixels; p0 += block) {
-      if (!conv_block(ctx, g, input + n * in_image, out + n * g.M * g.pixels, p0,
+      const float* res = residual != nullptr ? residual + n * g.M * g.pixels : nullptr;
+      if (!conv_block(ctx, g, input + n * in_image, res, out + n * g.M * g.pixels, p0,
                       min64(block, g.pixels - p0), col, ct)) {
         return false;
       }
@@ -217,16 +326,17 @@ bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const
   return true;
 }
 
-Error convolution_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTtLLLBLIT"));
+// `args` in aten::convolution.out's order; `residual` (convolution_add_relu's other) or null.
+Error convolution_impl(const char* kOp, bool relu, const Tensor* residual, KernelContext& ctx,
+                       Span<EValue*> args) {
   auto fallback = [&]() {
-    return relu ? portable_conv_relu(ctx, args) : call_portable(kConv, ctx, args);
+    return relu ? portable_conv_relu(kOp, ctx, args, residual) : call_portable(kConv, ctx, args);
   };
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
   Tensor& out = *args[9]->tensor;
-  if (!all_float32({&input, &weight, bias, &out}) || input.dim() != 4 || args[6]->b) {
+  if (!all_float32({&input, &weight, bias, &out, residual}) || input.dim() != 4 || args[6]->b) {
     return fallback();
   }
   ConvShape s;
@@ -242,6 +352,15 @@ Error convolution_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EVal
   const int32_t sizes[4] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels),
                             static_cast<int32_t>(s.out_h), static_cast<int32_t>(s.out_w)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 4));
+  if (residual != nullptr) {
+    bool same = residual->dim() == 4;
+    for (int32_t d = 0; same && d < 4; ++d) same = residual->size(d) == sizes[d];
+    if (!same) {
+      return fail(Error::InvalidArgument, "%s: other must have the output's shape [%d, %d, %d, %d]",
+                  kOp, sizes[0], sizes[1], sizes[2], sizes[3]);
+    }
+    if (!is_row_major(*residual) || (depthwise && s.groups > 1)) return fallback();
+  }
   if (!is_row_major(input) || !is_row_major(weight) || !is_row_major(out)) return fallback();
   if (out.numel() == 0) return Error::Ok;
   if (depthwise && s.groups > 1) {
@@ -252,28 +371,46 @@ Error convolution_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EVal
   }
   if (winograd_pays_off(s) &&
       winograd_conv(ctx, s, input.data<const float>(), weight.data<const float>(), nullptr,
-                    bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(),
-                    relu)) {
+                    bias != nullptr ? bias->data<const float>() : nullptr,
+                    residual != nullptr ? residual->data<const float>() : nullptr,
+                    out.data<float>(), relu)) {
     return Error::Ok;
   }
   if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
-                 bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(), relu)) {
+                 bias != nullptr ? bias->data<const float>() : nullptr,
+                 residual != nullptr ? residual->data<const float>() : nullptr, out.data<float>(),
+                 relu)) {
     return fallback();
   }
   return Error::Ok;
 }
 
 Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
-  return convolution_impl(kConv, false, ctx, args);
+  PTERON_TRY(check_args(kConv, args, "TTtLLLBLIT"));
+  return convolution_impl(kConv, false, nullptr, ctx, args);
 }
 
 Error convolution_relu_out(KernelContext& ctx, Span<EValue*> args) {
-  return convolution_impl(kConvRelu, true, ctx, args);
+  PTERON_TRY(check_args(kConvRelu, args, "TTtLLLBLIT"));
+  return convolution_impl(kConvRelu, true, nullptr, ctx, args);
+}
+
+// pteron::convolution_add_relu.out(<convolution's nine>, Tensor other, *, Tensor(a!) out):
+// relu(convolution + other) with `other` written into the output before the product is added
+// onto it (transposed form: added as the result is transposed), so the residual add and the
+// ReLU cost no pass of their own.
+Error convolution_add_relu_out(KernelContext& ctx, Span<EValue*> args) {
+  PTERON_TRY(check_args(kConvAddRelu, args, "TTtLLLBLITT"));
+  EValue* conv_args[10];
+  for (int i = 0; i < 9; ++i) conv_args[i] = args[i];
+  conv_args[9] = args[10];
+  return convolution_impl(kConvAddRelu, true, args[9]->tensor, ctx, Span<EValue*>(conv_args, 10));
 }
 
 }  // namespace
 
 PTERON_KERNEL("aten::convolution.out", convolution_out);
 PTERON_KERNEL("pteron::convolution_relu.out", convolution_relu_out);
+PTERON_KERNEL("pteron::convolution_add_relu.out", convolution_add_relu_out);
 
 }  // namespace pteron::optimized

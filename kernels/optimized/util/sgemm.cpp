@@ -197,11 +197,30 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
   const float* apanels = plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR;
   const float* b = p.b + bi * p.b_bs;
   float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
+  // Row bias and addend go into the task's C block first (in L2, on the task's own thread); the
+  // first K block then accumulates onto it.
+  const bool init_c = p.row_bias != nullptr || p.addend != nullptr;
+  if (init_c) {
+    for (int64_t i = 0; i < mc; ++i) {
+      float* row = c + i * p.c_rs;
+      const float rb = p.row_bias != nullptr ? p.row_bias[m0 + i] : 0.0f;
+      const float* add =
+          p.addend != nullptr ? p.addend + bi * p.c_bs + (m0 + i) * p.c_rs + n0 : nullptr;
+      for (int64_t j = 0; j < nc; ++j) {
+        const float v = (plan.load_c ? row[j] : 0.0f) + rb;
+        row[j] = add != nullptr ? v + add[j] : v;
+      }
+    }
+  }
   for (int64_t pc = 0; pc < p.K; pc += plan.kc) {
     const int64_t kc = min64(plan.kc, p.K - pc);
-    pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
+    if (p.b_packer != nullptr) {
+      p.b_packer->pack(p.b_packer->context, bi, pc, kc, n0, nc, NR, bpack);
+    } else {
+      pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
+    }
     const bool first = pc == 0;
-    const bool load_c = !first || plan.load_c;
+    const bool load_c = !first || plan.load_c || init_c;
     // What to prefetch while this block computes: B's next K block, or on the last block the
     // first block of the task likely to run next (tasks are taken in order).
     const float* next_b = b;
@@ -229,7 +248,7 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
       const int nr = static_cast<int>(min64(NR, nc - jr));
       for (int64_t ir = 0; ir < mc; ir += MR, ++call) {
         const int64_t j = call * share;
-        if (next_kc > 0 && j < next_nc) {
+        if (next_kc > 0 && j < next_nc && p.b_packer == nullptr) {
           prefetch_b(next_b, p.b_rs, p.b_cs, next_k0, next_kc, next_n0 + j,
                      min64(share, next_nc - j));
         }
@@ -274,13 +293,16 @@ void gemv_task(void* context, size_t task) {
 
 // C = beta * C + bias (then ReLU if `relu`), for an empty inner dimension and for betas other
 // than 0 and 1 (applied before the product, without ReLU).
-void scale_c(const SgemmProblem& p, float beta, const float* bias, bool relu) {
+void scale_c(const SgemmProblem& p, float beta, const float* bias, bool relu, bool extras) {
   for (int64_t bi = 0; bi < p.batch; ++bi)
     for (int64_t i = 0; i < p.M; ++i) {
       float* row = p.c + bi * p.c_bs + i * p.c_rs;
+      const float* add = p.addend != nullptr ? p.addend + bi * p.c_bs + i * p.c_rs : nullptr;
       for (int64_t j = 0; j < p.N; ++j) {
         float v = beta == 0.0f ? 0.0f : beta * row[j];
         if (bias != nullptr) v += bias[j];
+        if (extras && p.row_bias != nullptr) v += p.row_bias[i];
+        if (extras && add != nullptr) v += add[j];
         row[j] = relu && v < 0.0f ? 0.0f : v;
       }
     }
@@ -303,7 +325,7 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const SgemmKernel& kern = *table.entries[sgemm_kernel_supported(kernel) ? kernel : table.best];
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;
   if (p.K <= 0) {
-    scale_c(p, p.beta, p.bias, p.relu);
+    scale_c(p, p.beta, p.bias, p.relu, /*extras=*/true);
     return true;
   }
   const bool small = static_cast<double>(p.batch) * p.M * p.N * p.K < kMinParallelMacs;
@@ -311,7 +333,8 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t threads =
       pool != nullptr ? static_cast<int64_t>(pthreadpool_get_threads_count(pool)) : 1;
 
-  if (p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1) {
+  if (p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1 &&
+      p.b_packer == nullptr && p.row_bias == nullptr && p.addend == nullptr) {
     GemvPlan plan{&p, &kern, p.beta};
     parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
     return true;
@@ -344,7 +367,8 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
   for (int64_t i = 0; i < a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
 
-  if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, p.beta, nullptr, /*relu=*/false);
+  if (p.beta != 0.0f && p.beta != 1.0f)
+    scale_c(p, p.beta, nullptr, /*relu=*/false, /*extras=*/false);
   GemmPlan plan;
   plan.p = &p;
   plan.kern = &kern;

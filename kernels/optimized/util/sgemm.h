@@ -1,6 +1,6 @@
 // Single-precision matrix multiply for the optimized matmul kernels (mm, bmm, addmm, linear):
-//   C = alpha * A * B + beta * C + bias   (bias: one value per column, added to every row),
-//   optionally followed by ReLU
+//   C = alpha * A * B + beta * C + bias + row_bias + addend   (bias: one value per column,
+//   row_bias one per row, addend a matrix like C; all optional), optionally followed by ReLU
 // over a batch of strided matrices.
 //
 // Goto/BLIS style: per K block, A is packed into MR-row panels and B into NR-column panels, and
@@ -16,6 +16,16 @@
 #include "runtime/kernel/kernel.h"
 
 namespace pteron::optimized {
+
+// B given as code instead of memory: packs rows [k0, k0 + kc) x columns [j0, j0 + nc) of batch
+// entry `batch` as ceil(nc / nr) panels of kc x nr floats (panel-major, row by row, zero past
+// nc), exactly as the SGEMM packs a stored B. The convolution uses it to pack its im2col matrix
+// straight from the input, never storing it. Called concurrently from the workers.
+struct SgemmBPacker {
+  void (*pack)(const void* context, int64_t batch, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+               int nr, float* dst) = nullptr;
+  const void* context = nullptr;
+};
 
 struct SgemmProblem {
   int64_t M = 0, N = 0, K = 0;
@@ -33,6 +43,14 @@ struct SgemmProblem {
   // C = max(C, 0) after everything else (a fused ReLU: applied per tile while it is in cache).
   // NaN stays NaN, as torch.relu.
   bool relu = false;
+  // When set, B comes from here and b, b_bs, b_rs, b_cs are not read.
+  const SgemmBPacker* b_packer = nullptr;
+  // Also added before the ReLU, each task into its own C block before its first K block (so in
+  // parallel and while the block is in cache): row_bias[i] to every column of row i (M values;
+  // a convolution's per-channel bias), and addend, a matrix laid out like C (c_bs, c_rs, unit
+  // column stride; a residual). Either may be null.
+  const float* row_bias = nullptr;
+  const float* addend = nullptr;
 };
 
 // Runs the product. Returns false, having written nothing, when it needs scratch memory that

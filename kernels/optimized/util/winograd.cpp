@@ -47,20 +47,31 @@ void fill_band(const Plan& p, const float* x, int64_t th0, int64_t band_rows) {
   });
 }
 
-// Output rows [oh0, oh1) from the channel-minor o[r][ow][co] into NCHW y.
-void store_band(const Plan& p, float* y, int64_t oh0, int64_t oh1) {
+// Output rows [oh0, oh1) from the channel-minor o[r][ow][co] into NCHW y, then + residual and
+// ReLU when there is a residual (convolution_add_relu: the ReLU comes after the add).
+void store_band(const Plan& p, float* y, const float* residual, bool relu, int64_t oh0,
+                int64_t oh1) {
   const ConvShape& s = *p.s;
-  const int64_t cout = s.out_channels;
+  const int64_t cout = s.out_channels, plane = s.out_h * s.out_w;
   opt::parallel_for(oh1 - oh0, s.out_w * cout * 2, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      opt::isa_kernels().transpose(p.o + r * p.out_w * cout, cout, y + (oh0 + r) * s.out_w,
-                                   s.out_h * s.out_w, s.out_w, cout);
+      const int64_t row = (oh0 + r) * s.out_w;
+      opt::isa_kernels().transpose(p.o + r * p.out_w * cout, cout, y + row, plane, s.out_w, cout);
+      if (residual == nullptr) continue;
+      for (int64_t co = 0; co < cout; ++co) {
+        float* d = y + co * plane + row;
+        const float* e = residual + co * plane + row;
+        for (int64_t ow = 0; ow < s.out_w; ++ow) {
+          const float v = d[ow] + e[ow];
+          d[ow] = relu && v < 0.0f ? 0.0f : v;  // NaN stays NaN, as torch.relu
+        }
+      }
     }
   });
 }
 
-bool run_block(KernelContext& ctx, const Plan& p, const float* x, const float* bias, float* y,
-               int64_t th0, int64_t th1, bool relu) {
+bool run_block(KernelContext& ctx, const Plan& p, const float* x, const float* bias,
+               const float* residual, float* y, int64_t th0, int64_t th1, bool relu) {
   const ConvShape& s = *p.s;
   const int64_t cin = s.in_channels, cout = s.out_channels;
   const int64_t nt = (th1 - th0) * p.tiles_w;
@@ -95,11 +106,11 @@ bool run_block(KernelContext& ctx, const Plan& p, const float* x, const float* b
   opt::parallel_for(nt, 36 * cout * 6, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t tr = t / p.tiles_w, tc = t % p.tiles_w;
-      isa.winograd_output(p.m + t * cout, nt * cout, bias, relu,
+      isa.winograd_output(p.m + t * cout, nt * cout, bias, relu && residual == nullptr,
                           p.o + tr * 4 * out_row + tc * 4 * cout, out_row, cout, cout);
     }
   });
-  store_band(p, y, th0 * 4, min64(th1 * 4, s.out_h));
+  store_band(p, y, residual, relu, th0 * 4, min64(th1 * 4, s.out_h));
   return true;
 }
 
@@ -161,7 +172,8 @@ bool winograd_pays_off(const ConvShape& s) {
 }
 
 bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
-                   const float* u, const float* bias, float* out, bool relu) {
+                   const float* u, const float* bias, const float* residual, float* out,
+                   bool relu) {
   Plan p;
   p.s = &s;
   p.tiles_h = (s.out_h + 3) / 4;
@@ -195,8 +207,9 @@ bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, c
   const int64_t in_image = cin * s.in_h * s.in_w, out_image = cout * s.out_h * s.out_w;
   for (int64_t n = 0; n < s.batch; ++n) {
     for (int64_t th0 = 0; th0 < p.tiles_h; th0 += rows) {
-      if (!run_block(ctx, p, input + n * in_image, bias, out + n * out_image, th0,
-                     min64(th0 + rows, p.tiles_h), relu)) {
+      if (!run_block(ctx, p, input + n * in_image, bias,
+                     residual != nullptr ? residual + n * out_image : nullptr, out + n * out_image,
+                     th0, min64(th0 + rows, p.tiles_h), relu)) {
         return false;
       }
     }

@@ -28,9 +28,12 @@ bool winograd_supported(const ConvShape& s);
 // Whether it is also worth it here: large enough outputs (see winograd.cpp for the measurement).
 bool winograd_pays_off(const ConvShape& s);
 
-// The convolution; `u` is the transformed weights, or null to transform `weight` per call (into
-// scratch). False, having written nothing, when scratch ran out (the caller takes another path).
+// The convolution (+ bias, + residual: NCHW of the output's shape, or null; then ReLU if `relu`);
+// `u` is the transformed weights, or null to transform `weight` per call (into scratch). False,
+// having written nothing, when scratch ran out (the caller takes another path). `out` must not
+// alias `input` or `residual`.
 bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
-                   const float* u, const float* bias, float* out, bool relu);
+                   const float* u, const float* bias, const float* residual, float* out,
+                   bool relu);
 
 }  // namespace pteron::optimized

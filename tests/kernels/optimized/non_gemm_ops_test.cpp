@@ -372,13 +372,81 @@ TEST(OptimizedOps, WinogradMatchesPortable) {
       MemoryAllocator allocator(scratch.data(), scratch.size());
       KernelContext ctx{&allocator};
       ASSERT_TRUE(optimized::winograd_conv(ctx, s, x.f(), wt.f(), pre, c.bias ? b.f() : nullptr,
-                                           out.f(), c.relu));
+                                           nullptr, out.f(), c.relu));
       for (int64_t i = 0; i < ref.tensor.numel(); ++i) {
         ASSERT_NEAR(out.f()[i], ref.f()[i], 2e-5 * peak)
             << "cin" << c.cin << " cout" << c.cout << " " << c.h << "x" << c.w << " pad" << c.pad
             << (pre ? " pretransformed" : "") << " at " << i;
       }
     }
+  }
+}
+
+// pteron::convolution_add_relu (resnet's block ending) against the portable convolution, + other,
+// ReLU: the direct form (other written into C first) and the transposed one (added as the
+// result is transposed).
+TEST(OptimizedOps, ConvolutionAddReluMatchesPortable) {
+  for (int32_t cout : {6, 48}) {  // 49 pixels: 6 channels direct, 48 transposed
+    Owned x(ScalarType::Float, {2, 5, 7, 7}), wt(ScalarType::Float, {cout, 5, 3, 3});
+    Owned b(ScalarType::Float, {cout}), other(ScalarType::Float, {2, cout, 7, 7});
+    x.fill(31);
+    wt.fill(32);
+    b.fill(33);
+    other.fill(34);
+    const int64_t one[] = {1, 1}, zero[] = {0, 0};
+    Owned ref(ScalarType::Float, {2, cout, 7, 7}), out(ScalarType::Float, {2, cout, 7, 7});
+    ASSERT_EQ(run("aten::convolution.out", "portable",
+                  {T(x), T(wt), T(b), int_list(one, 2), int_list(one, 2), int_list(one, 2),
+                   EValue::from_bool(false), int_list(zero, 2), EValue::from_int(1), T(ref)}),
+              Error::Ok);
+    for (int64_t i = 0; i < ref.tensor.numel(); ++i) {
+      ref.f()[i] = std::fmax(ref.f()[i] + other.f()[i], 0.0f);
+    }
+    ASSERT_EQ(
+        run("pteron::convolution_add_relu.out", "optimized",
+            {T(x), T(wt), T(b), int_list(one, 2), int_list(one, 2), int_list(one, 2),
+             EValue::from_bool(false), int_list(zero, 2), EValue::from_int(1), T(other), T(out)}),
+        Error::Ok)
+        << last_error_message();
+    expect_same(out, ref, 1e-5, "convolution_add_relu cout " + std::to_string(cout));
+  }
+}
+
+// Without scratch (a context with none, and one too small for the SGEMM's packing) the
+// optimized convolution runs the portable kernel and still matches it.
+TEST(OptimizedOps, ConvolutionWithoutScratchFallsBack) {
+  Owned x(ScalarType::Float, {1, 16, 12, 12}), wt(ScalarType::Float, {24, 16, 3, 3});
+  Owned b(ScalarType::Float, {24});
+  x.fill(21);
+  wt.fill(22);
+  b.fill(23);
+  const int64_t one[] = {1, 1}, zero[] = {0, 0};
+  auto args = [&](Owned& out) {
+    return std::vector<EValue>{T(x),
+                               T(wt),
+                               T(b),
+                               int_list(one, 2),
+                               int_list(one, 2),
+                               int_list(one, 2),
+                               EValue::from_bool(false),
+                               int_list(zero, 2),
+                               EValue::from_int(1),
+                               T(out)};
+  };
+  Owned ref(ScalarType::Float, {1, 24, 12, 12});
+  ASSERT_EQ(run("aten::convolution.out", "portable", args(ref)), Error::Ok);
+  KernelFn fn = kernel_in("aten::convolution.out", "optimized");
+  ASSERT_NE(fn, nullptr);
+  for (size_t bytes : {size_t{0}, size_t{256}}) {
+    Owned out(ScalarType::Float, {1, 24, 12, 12});
+    std::vector<EValue> values = args(out);
+    std::vector<EValue*> ptrs;
+    for (EValue& v : values) ptrs.push_back(&v);
+    std::vector<uint8_t> scratch(bytes + 1);
+    MemoryAllocator allocator(scratch.data(), bytes);
+    KernelContext ctx{bytes == 0 ? nullptr : &allocator};
+    ASSERT_EQ(fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size())), Error::Ok) << last_error_message();
+    expect_same(out, ref, 1e-5, "convolution with " + std::to_string(bytes) + " bytes of scratch");
   }
 }
 

@@ -33,6 +33,7 @@ struct Case {
   Layout a_layout = Layout::kRowMajor, b_layout = Layout::kRowMajor;
   float alpha = 1.0f, beta = 0.0f;
   bool bias = false;
+  bool extras = false;  // row_bias and addend (the convolution's bias and residual)
   int kernel = -1;
 };
 
@@ -41,7 +42,8 @@ std::string describe(const Case& c) {
          std::to_string(c.s.batch) + " " + std::to_string(c.s.m) + "x" + std::to_string(c.s.n) +
          "x" + std::to_string(c.s.k) + " a" + std::to_string(static_cast<int>(c.a_layout)) + " b" +
          std::to_string(static_cast<int>(c.b_layout)) + " alpha " + std::to_string(c.alpha) +
-         " beta " + std::to_string(c.beta) + " bias " + std::to_string(c.bias);
+         " beta " + std::to_string(c.beta) + " bias " + std::to_string(c.bias) + " extras " +
+         std::to_string(c.extras);
 }
 
 // A rows x cols matrix per batch entry in the given layout: element (r, c) at
@@ -84,6 +86,9 @@ double run_case(const Case& cs, bool with_scratch = true) {
   std::vector<float> c(static_cast<size_t>(s.batch * s.m * s.n)), bias(static_cast<size_t>(s.n));
   for (float& x : c) x = cs.beta == 0.0f ? NAN : dist(rng);  // beta 0 must not read C
   for (float& x : bias) x = dist(rng);
+  std::vector<float> row_bias(static_cast<size_t>(s.m)), addend(c.size());
+  for (float& x : row_bias) x = dist(rng);
+  for (float& x : addend) x = dist(rng);
   std::vector<double> expected(c.size());
   for (int64_t bi = 0; bi < s.batch; ++bi)
     for (int64_t i = 0; i < s.m; ++i)
@@ -96,6 +101,7 @@ double run_case(const Case& cs, bool with_scratch = true) {
         double v = cs.alpha * sum;
         if (cs.beta != 0.0f) v += cs.beta * static_cast<double>(c[at]);
         if (cs.bias) v += bias[j];
+        if (cs.extras) v += static_cast<double>(row_bias[i]) + addend[at];
         expected[at] = v;
       }
   static std::vector<uint8_t> scratch(32u << 20);
@@ -120,6 +126,8 @@ double run_case(const Case& cs, bool with_scratch = true) {
   p.alpha = cs.alpha;
   p.beta = cs.beta;
   p.bias = cs.bias ? bias.data() : nullptr;
+  p.row_bias = cs.extras ? row_bias.data() : nullptr;
+  p.addend = cs.extras ? addend.data() : nullptr;
   if (!sgemm(ctx, p, cs.kernel)) return -1;
   double worst = 0;
   for (size_t i = 0; i < c.size(); ++i) {
@@ -174,6 +182,24 @@ TEST_P(SgemmThreads, AlphaBetaAndBias) {
             c.kernel = kernel;
             EXPECT_LT(run_case(c), kTolerance) << describe(c);
           }
+  }
+}
+
+TEST_P(SgemmThreads, RowBiasAndAddend) {
+  for (int kernel = 0; kernel < sgemm_kernel_count(); ++kernel) {
+    if (!sgemm_kernel_supported(kernel)) continue;
+    for (const Shape& s :
+         {Shape{1, 64, 300, 576}, Shape{2, 5, 9, 64}, Shape{1, 1, 50, 33}, Shape{1, 4, 5, 0}})
+      for (float beta : {0.0f, 1.0f, -2.0f})
+        for (bool bias : {false, true}) {
+          Case c;
+          c.s = s;
+          c.beta = beta;
+          c.bias = bias;
+          c.extras = true;
+          c.kernel = kernel;
+          EXPECT_LT(run_case(c), kTolerance) << describe(c);
+        }
   }
 }
 

@@ -1,5 +1,6 @@
-"""The optimized library's aten::convolution.out and pteron::convolution_relu.out against
-torch.nn.functional.conv2d (and relu), and the compiler pass that makes the fused op.
+"""The optimized library's aten::convolution.out, pteron::convolution_relu.out and
+pteron::convolution_add_relu.out against torch.nn.functional.conv2d (+ other, relu), and the
+compiler pass that makes the fused ops (conv + ReLU, and resnet's conv + residual add + ReLU).
 
 The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3/5/7, strides
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
@@ -179,3 +180,64 @@ def test_conv_also_read_elsewhere_is_not_fused():
         y, s = model(x)
     torch.testing.assert_close(outs[0], y, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(outs[1], s, atol=1e-4, rtol=1e-4)
+
+
+CONV_ADD_RELU = "pteron::convolution_add_relu.out"
+
+
+@pytest.mark.parametrize("n,cin,hw,cout,k,stride,pad,bias", [
+    (1, 16, 14, 16, 3, 1, 1, True),  # direct form: other written into the output first
+    (2, 8, 9, 12, 3, 2, 1, False),
+    (1, 24, 8, 64, 3, 1, 1, True),  # transposed form: other added as the result is transposed
+    (1, 40, 5, 64, 1, 1, 0, False),  # pointwise, transposed
+    (2, 6, 11, 5, 1, 1, 0, True),  # pointwise, direct
+])
+def test_conv_add_relu_matches_torch(threads, n, cin, hw, cout, k, stride, pad, bias):
+    x, w = rand(n, cin, hw, hw, seed=21), rand(cout, cin, k, k, seed=22)
+    b = rand(cout, seed=23) if bias else None
+    conv = F.conv2d(x, w, b, stride, pad)
+    other = rand(*conv.shape, seed=24)
+    ref = torch.relu(conv + other)
+    out = torch.full(ref.shape, float("nan"))
+    run_kernel(CONV_ADD_RELU, [x, w, b, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], 1, other,
+                               out], library="optimized")
+    assert_close(out, ref, atol=1e-4 * math.sqrt(cin * k * k), rtol=1e-4, what="conv_add_relu")
+
+
+def test_conv_add_relu_falls_back_and_checks_other():
+    # Depthwise takes the portable convolution, then the add and ReLU.
+    x, w, other = rand(1, 4, 8, 8, seed=25), rand(4, 1, 3, 3, seed=26), rand(1, 4, 8, 8, seed=27)
+    out = torch.empty(1, 4, 8, 8)
+    run_kernel(CONV_ADD_RELU, [x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 4, other, out],
+               library="optimized")
+    ref = torch.relu(F.conv2d(x, w, None, 1, 1, 1, 4) + other)
+    assert_close(out, ref, atol=1e-4, rtol=1e-4, what="depthwise conv_add_relu")
+    with pytest.raises(RuntimeError, match="convolution_add_relu"):
+        run_kernel(CONV_ADD_RELU, [rand(1, 3, 8, 8), rand(4, 3, 3, 3), None, [1, 1], [1, 1],
+                                   [1, 1], False, [0, 0], 1, rand(1, 4, 8, 7),
+                                   torch.empty(1, 4, 8, 8)], library="optimized")
+
+
+class ResidualBlock(torch.nn.Module):
+    """resnet's BasicBlock shape: the downsample branch comes after the second conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(4, 8, 3, stride=2, padding=1)
+        self.c2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.down = torch.nn.Conv2d(4, 8, 1, stride=2)
+
+    def forward(self, x):
+        out = self.c2(torch.relu(self.c1(x)))
+        return torch.relu(out + self.down(x))
+
+
+@pytest.mark.parametrize("kernels,fused", [(("optimized", "portable"), 1), (("portable",), 0)])
+def test_pass_fuses_residual_add_relu(kernels, fused):
+    model, x = ResidualBlock().eval(), rand(2, 4, 12, 12, seed=28)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)), kernels=kernels)
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_ADD_RELU) == fused and ops.count("aten::add.out") == 1 - fused
+    assert ops.count(CONV_RELU) == fused
+    with torch.no_grad():
+        torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)

@@ -1,5 +1,6 @@
 """The Winograd F(4x4, 3x3) path of the optimized convolution (kernels/optimized/util/winograd.*)
-against torch.nn.functional.conv2d: aten::convolution.out and pteron::convolution_relu.out on
+against torch.nn.functional.conv2d: aten::convolution.out, pteron::convolution_relu.out and
+pteron::convolution_add_relu.out (+ residual, then ReLU) on
 3x3 stride-1 float32 shapes its rule takes (outputs >= 8x8, batch x 4x4 tiles >= 32): odd
 H/W, H/W not multiples of 4 (clipped edge tiles), padding 0/1/2, Cin/Cout 1..67 (channel
 counts off the vector width), batch 2, with and without bias, at 1 and 2 threads (resnet-18's
@@ -33,7 +34,7 @@ def threads(request):
     pteron_native.set_num_threads(0)
 
 
-@pytest.mark.parametrize("relu", [False, True], ids=["conv", "conv_relu"])
+@pytest.mark.parametrize("relu", [False, True, "add"], ids=["conv", "conv_relu", "conv_add_relu"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
 @pytest.mark.parametrize("n,cin,h,w,cout,pad", CASES)
 def test_winograd_matches_torch(threads, n, cin, h, w, cout, pad, bias, relu):
@@ -42,11 +43,14 @@ def test_winograd_matches_torch(threads, n, cin, h, w, cout, pad, bias, relu):
     wt = torch.randn(cout, cin, 3, 3, generator=g)
     b = torch.randn(cout, generator=g) if bias else None
     ref = F.conv2d(x, wt, b, 1, pad)
-    if relu:
-        ref = torch.relu(ref)
+    extra, op = [], "aten::convolution.out"
+    if relu == "add":
+        other = torch.randn(ref.shape, generator=g)
+        ref, extra, op = torch.relu(ref + other), [other], "pteron::convolution_add_relu.out"
+    elif relu:
+        ref, op = torch.relu(ref), "pteron::convolution_relu.out"
     out = torch.full(ref.shape, float("nan"))
-    op = "pteron::convolution_relu.out" if relu else "aten::convolution.out"
-    run_kernel(op, [x, wt, b, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1, out],
+    run_kernel(op, [x, wt, b, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1] + extra + [out],
                library="optimized")
     err = (out - ref).abs().max().item()
     assert err <= 2e-5 * ref.abs().max().item(), f"{op} {tuple(x.shape)} pad {pad}: {err}"
@@ -70,10 +74,11 @@ def test_winograd_nan_reaches_every_output_it_touches():
 def test_pretransformed_op_rejects_bad_inputs():
     x, u = torch.randn(1, 4, 10, 10), torch.randn(36, 4, 8)
     cases = [
-        ([x, torch.randn(36, 5, 8), None, [1, 1], False], torch.empty(1, 8, 10, 10)),  # Cin
-        ([x, u, torch.randn(7), [1, 1], False], torch.empty(1, 8, 10, 10)),  # bias size
-        ([x, u, None, [1, 1], False], torch.empty(1, 8, 9, 10)),  # out shape
-        ([x, u, None, [-1, 1], True], torch.empty(1, 8, 6, 10)),  # padding
+        ([x, torch.randn(36, 5, 8), None, None, [1, 1], False], torch.empty(1, 8, 10, 10)),  # Cin
+        ([x, u, torch.randn(7), None, [1, 1], False], torch.empty(1, 8, 10, 10)),  # bias size
+        ([x, u, None, None, [1, 1], False], torch.empty(1, 8, 9, 10)),  # out shape
+        ([x, u, None, None, [-1, 1], True], torch.empty(1, 8, 6, 10)),  # padding
+        ([x, u, None, torch.randn(1, 8, 10, 9), [1, 1], True], torch.empty(1, 8, 10, 10)),
     ]
     for args, out in cases:
         with pytest.raises(RuntimeError, match="conv2d_winograd"):

@@ -1,5 +1,5 @@
 """compiler/passes/winograd_conv.cpp: with the optimized library selected, 3x3 stride-1
-convolutions with outputs of at least 8x8 and at least 2^19 transformed weight floats
+convolutions (plain, + ReLU, and resnet's relu(conv + residual) block endings) with outputs of at least 8x8 and at least 2^19 transformed weight floats
 (36 x Cin x Cout, here 128 x 128) become pteron::conv2d_winograd with pretransformed weights;
 small-weight, strided and small-output convolutions stay convolutions, and a portable-only
 program has none. Programs match PyTorch within 1e-4 of max|output|.
@@ -16,7 +16,7 @@ class Net(torch.nn.Module):
         super().__init__()
         self.c1 = torch.nn.Conv2d(3, 128, 3, padding=1)  # weights too small: stays
         self.c2 = torch.nn.Conv2d(128, 128, 3, padding=1)  # + relu: Winograd with ReLU
-        self.c3 = torch.nn.Conv2d(128, 128, 3, bias=False)  # 10x10 out: Winograd
+        self.c3 = torch.nn.Conv2d(128, 128, 3, bias=False)  # 10x10 out, + residual: Winograd
         self.c4 = torch.nn.Conv2d(128, 128, 3, stride=2, padding=1)  # strided: stays
         self.c5 = torch.nn.Conv2d(128, 128, 3, padding=1)  # 5x5 out: stays
         self.reuse = reuse
@@ -25,7 +25,8 @@ class Net(torch.nn.Module):
         h = torch.relu(self.c2(torch.relu(self.c1(x))))
         if self.reuse:  # c2's weights read by two nodes: each gets transformed weights
             h = torch.relu(self.c2(h))
-        return self.c5(self.c4(self.c3(h)))
+        h = torch.relu(self.c3(h) + h[:, :, 1:-1, 1:-1])  # a block ending: conv + residual, ReLU
+        return self.c5(self.c4(h))
 
 
 def lower(model, x, kernels):
@@ -47,6 +48,7 @@ def test_rule_picks_the_convolutions():
     ops = lowered.load().load_method("forward").instruction_names()
     assert ops.count(WINO) == 2
     assert ops.count("aten::convolution.out") + ops.count("pteron::convolution_relu.out") == 3
+    assert "pteron::convolution_add_relu.out" not in ops and "aten::add.out" not in ops
     check_matches(lowered, model, x)
 
 

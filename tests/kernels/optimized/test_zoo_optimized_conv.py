@@ -1,8 +1,8 @@
 """Zoo conv nets compiled for the optimized kernels (`kernels=("optimized", "portable")`, what
 `pteron compile --backends optimized,portable` makes) match PyTorch, with 1 and 2 threads: the
 convolutions run the optimized SGEMM path, conv + ReLU pairs are fused into
-pteron::convolution_relu, depthwise convolutions fall back to the portable kernel inside the
-optimized one.
+pteron::convolution_relu and resnet's block endings into pteron::convolution_add_relu, depthwise
+convolutions take the optimized depthwise path.
 
 Tolerance: max abs error within 1e-4 * (1 + max |reference|), as for the portable programs
 (tests/compiler/test_zoo_programs.py).
@@ -14,13 +14,14 @@ import pytest
 import torch
 from pteron import zoo
 
-# model -> convolution + ReLU pairs the pass fuses (resnet-18: the stem and the first conv of
-# each of its 8 blocks; mobilenet-v2 uses ReLU6, which is not fused), less those that
-# winograd_conv then rewrites (resnet-18: layer2.1.conv1 and layer3.1.conv1).
-FUSED = {"resnet-18": 7, "resnet-8": 4, "mobilenet-v2": 0}
-# model -> pteron::conv2d_winograd nodes (resnet-18: the six 3x3 stride-1 convolutions of
-# layer2 and layer3; layer1's weights are small enough to transform per call, layer4's 7x7
-# outputs stay on the SGEMM path).
+# model -> (convolution + ReLU, convolution + residual add + ReLU) the fusion pass makes and
+# winograd_conv leaves. resnet-18: the stem and the first conv of each of its 8 blocks, and each
+# block's ending, less the six 3x3 stride-1 convolutions of layer2 and layer3 that winograd_conv
+# takes (two + ReLU, four block endings); mobilenet-v2 uses ReLU6 and adds its residuals without
+# an activation, so nothing fuses.
+FUSED = {"resnet-18": (7, 4), "resnet-8": (4, 3), "mobilenet-v2": (0, 0)}
+# model -> pteron::conv2d_winograd nodes (layer1's weights are small enough to transform per
+# call, layer4's 7x7 outputs stay on the SGEMM path).
 WINOGRAD = {"resnet-18": 6, "resnet-8": 0, "mobilenet-v2": 0}
 
 
@@ -31,7 +32,8 @@ def test_optimized_program_matches_pytorch(name, zoo_pt2):
                                                  kernels=("optimized", "portable"))
     program = lowered.load()
     ops = program.load_method("forward").instruction_names()
-    assert ops.count("pteron::convolution_relu.out") == FUSED[name], ops
+    fused = (ops.count("pteron::convolution_relu.out"), ops.count("pteron::convolution_add_relu.out"))
+    assert fused == FUSED[name], ops
     assert ops.count("pteron::conv2d_winograd.out") == WINOGRAD[name], ops
     with torch.no_grad():
         expected = model(*inputs)
