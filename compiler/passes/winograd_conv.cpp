@@ -24,7 +24,9 @@ namespace {
 // ones the kernel transforms per call. Measured at 1 thread (AVX-512 Xeon, load ~3.5, batch 1):
 // 28x28 128->128 (590K floats) 1.49 ms pretransformed vs 2.12 per call; 14x14 256->256 (2.4M)
 // 2.10 vs 5.86 (and 3.5 on the im2col SGEMM); 56x56 64->64 (147K) 2.12 vs 2.18, not worth
-// 4x its weights in the program. The .pte grows by 3x the rewritten weights (36 / 9 floats
+// 4x its weights in the program: whole resnet-18 with layer1 pretransformed too (threshold
+// 2^17) ran 40.0 / 40.3 / 50.9 ms against 38.9 / 39.6 / 40.7 without, interleaved (a U
+// transformed per call is still in cache when the SGEMM packs it). The .pte grows by 3x the rewritten weights (36 / 9 floats
 // per tap set, the originals dropped when nothing else reads them): resnet-18 +28 MB.
 constexpr int64_t kMinWeightFloats = int64_t{1} << 19;
 // Outputs smaller than 8x8 (resnet-18's layer4, 7x7: 4 tiles) stay on the SGEMM path: 36
