@@ -33,7 +33,6 @@ bool winograd_pays_off(const ConvShape& s);
 // having written nothing, when scratch ran out (the caller takes another path). `out` must not
 // alias `input` or `residual`.
 bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
-                   const float* u, const float* bias, const float* residual, float* out,
-                   bool relu);
+                   const float* u, const float* bias, const float* residual, float* out, bool relu);
 
 }  // namespace pteron::optimized

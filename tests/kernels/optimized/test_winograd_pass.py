@@ -1,8 +1,9 @@
 """compiler/passes/winograd_conv.cpp: with the optimized library selected, 3x3 stride-1
-convolutions (plain, + ReLU, and resnet's relu(conv + residual) block endings) with outputs of at least 8x8 and at least 2^19 transformed weight floats
-(36 x Cin x Cout, here 128 x 128) become pteron::conv2d_winograd with pretransformed weights;
-small-weight, strided and small-output convolutions stay convolutions, and a portable-only
-program has none. Programs match PyTorch within 1e-4 of max|output|.
+convolutions (plain, + ReLU, and resnet's relu(conv + residual) block endings) with outputs of
+at least 8x8 and at least 2^19 transformed weight floats (36 x Cin x Cout, here 128 x 128)
+become pteron::conv2d_winograd with pretransformed weights; small-weight, strided and
+small-output convolutions stay convolutions, and a portable-only program has none. Programs
+match PyTorch within 1e-4 of max|output|.
 """
 
 import pteron
