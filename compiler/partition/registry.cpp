@@ -6,6 +6,7 @@
 #include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/fuse_conv_relu.h"
 #include "compiler/passes/fuse_linear_relu.h"
+#include "compiler/passes/winograd_conv.h"
 
 namespace pteron::compiler {
 namespace {
@@ -22,7 +23,8 @@ std::map<std::string, KernelLibrary>& libraries() {
       {"optimized", KernelLibrary{"optimized", "optimized",
                                    {{"fuse_attention", fuse_attention},
                                     {"fuse_linear_relu", fuse_linear_relu},
-                                    {"fuse_conv_relu", fuse_conv_relu}}}}};
+                                    {"fuse_conv_relu", fuse_conv_relu},
+                                    {"winograd_conv", winograd_conv}}}}};
   return l;
 }
 

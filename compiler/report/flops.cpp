@@ -117,6 +117,11 @@ uint64_t estimate_flops(const ir::Graph& g, const ir::Node& node) {
     for (size_t d = 1; d < w->rank(); ++d) per_output *= static_cast<uint64_t>(w->sizes[d]);
     return 2 * numel(out) * per_output;
   }
+  if (op == "conv2d_winograd") {  // weights [36, Cin, Cout]: the direct 3x3 convolution's count
+    const ir::TensorSpec* u = tensor_arg(g, node, 1);
+    if (!u || u->rank() != 3) return 0;
+    return 2 * numel(out) * static_cast<uint64_t>(u->sizes[1]) * 9;
+  }
   if (op == "linear" || op == "linear_relu")  // pteron::linear_relu: ReLU not counted
     return 2 * numel(out) * static_cast<uint64_t>(last_dim(tensor_arg(g, node, 0)));
   if (op == "mm" || op == "bmm" || op == "matmul") {

@@ -24,6 +24,7 @@
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/sgemm.h"
+#include "kernels/optimized/util/winograd.h"
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/conv.h"
 #include "kernels/portable/util/layout.h"
@@ -366,6 +367,13 @@ Error convolution_impl(const char* kOp, bool relu, const Tensor* residual, Kerne
     depthwise_conv2d_f32(s, input.data<const float>(), weight.data<const float>(),
                          bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(),
                          relu);
+    return Error::Ok;
+  }
+  if (winograd_pays_off(s) &&
+      winograd_conv(ctx, s, input.data<const float>(), weight.data<const float>(), nullptr,
+                    bias != nullptr ? bias->data<const float>() : nullptr,
+                    residual != nullptr ? residual->data<const float>() : nullptr,
+                    out.data<float>(), relu)) {
     return Error::Ok;
   }
   if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),

@@ -360,9 +360,13 @@ void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
   for (; i < q_end; ++i) attention_rows<1>(s, i);
 }
 
+#include "kernels/optimized/simd/transpose_impl.h"
+#include "kernels/optimized/simd/winograd_impl.h"
+
 }  // namespace
 
 extern const IsaKernels kTable;
-const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu, relu, softmax, binary, attention};
+const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu,           relu,           softmax,
+                           binary,          attention,  winograd_input, winograd_output, transpose};
 
 }  // namespace pteron::opt::PTERON_ISA

@@ -43,6 +43,17 @@ struct IsaKernels {
   void (*binary)(BinaryOp op, const float* a, int64_t a_step, const float* b, int64_t b_step,
                  float alpha, float* y, int64_t n);
   void (*attention)(const AttentionSlice& s, int64_t q_begin, int64_t q_end);
+  // Winograd F(4x4, 3x3) transforms of one tile over n channels (contiguous in each element).
+  // Input: the 6x6 patch d[i][j] at d + i * row + j * col -> v + e * v_stride, e = 0..35
+  // (B^T d B, row-major). Output: the 36 products at m + e * m_stride -> the 4x4 output tile
+  // A^T m A (+ bias[channel] when bias is not null, then ReLU if asked) at y + i * row + j * col.
+  void (*winograd_input)(const float* d, int64_t row, int64_t col, float* v, int64_t v_stride,
+                         int64_t n);
+  void (*winograd_output)(const float* m, int64_t m_stride, const float* bias, bool relu, float* y,
+                          int64_t row, int64_t col, int64_t n);
+  // dst[j * dst_rs + i] = src[i * src_rs + j] for i < rows, j < cols.
+  void (*transpose)(const float* src, int64_t src_rs, float* dst, int64_t dst_rs, int64_t rows,
+                    int64_t cols);
 };
 
 // The best table for this CPU (decided once).

@@ -157,6 +157,69 @@ TEST(IsaKernels, BinaryOpsEveryStepCombination) {
   }
 }
 
+// Transposes: exact, sizes around each block width. Winograd F(4x4, 3x3) tile transforms:
+// B^T d B and A^T m A (+ bias, ReLU) against double sums, channel counts around the vector
+// widths; 1e-5 relative to the largest magnitude (constants up to 8 and sums of 36 terms).
+TEST(IsaKernels, TransposeAndWinogradTransformsMatchReference) {
+  static const double BT[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                                  {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  static const double AT[4][6] = {
+      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const IsaKernels* k : tables()) {
+    for (int64_t rows : {1, 4, 7, 8, 9, 17}) {
+      for (int64_t cols : {1, 3, 8, 12, 16, 19}) {
+        std::vector<float> src(rows * (cols + 2)), dst(cols * (rows + 3), -1.0f);
+        for (float& x : src) x = dist(rng);
+        k->transpose(src.data(), cols + 2, dst.data(), rows + 3, rows, cols);
+        for (int64_t i = 0; i < rows; ++i) {
+          for (int64_t j = 0; j < cols; ++j) {
+            ASSERT_EQ(dst[j * (rows + 3) + i], src[i * (cols + 2) + j])
+                << k->name << " " << rows << "x" << cols;
+          }
+        }
+      }
+    }
+    for (int64_t n : {1, 3, 4, 8, 15, 16, 17, 33}) {
+      std::vector<float> d(36 * n), v(36 * n), bias(n), y(16 * n);
+      for (float& x : d) x = dist(rng);
+      for (float& x : bias) x = dist(rng);
+      k->winograd_input(d.data(), 6 * n, n, v.data(), n, n);  // d[i][j][c]
+      double worst = 0.0;
+      for (int64_t c = 0; c < n; ++c) {
+        for (int i = 0; i < 6; ++i) {
+          for (int j = 0; j < 6; ++j) {
+            double r = 0.0;
+            for (int a = 0; a < 6; ++a) {
+              for (int b = 0; b < 6; ++b) r += BT[i][a] * d[(a * 6 + b) * n + c] * BT[j][b];
+            }
+            worst = std::fmax(worst, std::fabs(r - v[(i * 6 + j) * n + c]));
+          }
+        }
+      }
+      EXPECT_LE(worst, 1e-5 * 100) << k->name << " input n=" << n;  // |values| <= 100
+      for (bool relu : {false, true}) {
+        k->winograd_output(d.data(), n, bias.data(), relu, y.data(), 4 * n, n, n);
+        worst = 0.0;
+        for (int64_t c = 0; c < n; ++c) {
+          for (int i = 0; i < 4; ++i) {
+            for (int j = 0; j < 4; ++j) {
+              double r = bias[c];
+              for (int a = 0; a < 6; ++a) {
+                for (int b = 0; b < 6; ++b) r += AT[i][a] * d[(a * 6 + b) * n + c] * AT[j][b];
+              }
+              if (relu && r < 0) r = 0;
+              worst = std::fmax(worst, std::fabs(r - y[(i * 4 + j) * n + c]));
+            }
+          }
+        }
+        EXPECT_LE(worst, 1e-5 * 150) << k->name << " output n=" << n << " relu " << relu;
+      }
+    }
+  }
+}
+
 TEST(IsaKernels, AttentionMatchesReferenceAcrossKeyBlocks) {
   struct Shape {
     int64_t lq, lk, d, dv;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/optimized/util/winograd.h"
 #include "runtime/core/error.h"
 #include "runtime/kernel/kernel.h"
 #include "tests/kernels/optimized/attention_reference.h"
@@ -311,6 +312,72 @@ TEST(OptimizedOps, ConvolutionMatchesPortable) {
       expect_same(o2, o1, 1e-5,
                   std::string(op) + " k" + std::to_string(c.k) + " cin" + std::to_string(c.cin) +
                       " cout" + std::to_string(c.cout));
+    }
+  }
+}
+
+// Winograd F(4x4, 3x3) (util/winograd.h, called directly so every case takes it whatever the
+// op's size rule says; NEON under qemu-aarch64) against the portable convolution: odd sizes,
+// sizes not multiple of 4, padding 0/1/2, channels 1..67 (vector remainders), batch 2, bias,
+// ReLU, weights transformed per call or beforehand. Tolerance: 2e-5 x max|portable| (the
+// transforms' constants, up to 8 and 1/24, scale fp32 rounding; measured <= 1e-5).
+TEST(OptimizedOps, WinogradMatchesPortable) {
+  struct Case {
+    int32_t n, cin, h, w, cout, pad;
+    bool bias, relu;
+  };
+  const Case cases[] = {
+      {1, 1, 6, 6, 1, 1, false, false},    {2, 3, 9, 11, 5, 0, true, false},
+      {1, 16, 13, 7, 17, 1, true, true},   {2, 67, 10, 15, 33, 2, false, true},
+      {1, 20, 31, 29, 67, 1, true, false},
+  };
+  for (const Case& c : cases) {
+    const int32_t oh = c.h + 2 * c.pad - 2, ow = c.w + 2 * c.pad - 2;
+    Owned x(ScalarType::Float, {c.n, c.cin, c.h, c.w});
+    Owned wt(ScalarType::Float, {c.cout, c.cin, 3, 3});
+    Owned b(ScalarType::Float, {c.cout});
+    x.fill(21);
+    wt.fill(22);
+    b.fill(23);
+    const int64_t one[] = {1, 1}, pad[] = {c.pad, c.pad}, out_pad[] = {0, 0};
+    Owned ref(ScalarType::Float, {c.n, c.cout, oh, ow});
+    ASSERT_EQ(run("aten::convolution.out", "portable",
+                  {T(x), T(wt), c.bias ? T(b) : EValue(), int_list(one, 2), int_list(pad, 2),
+                   int_list(one, 2), EValue::from_bool(false), int_list(out_pad, 2),
+                   EValue::from_int(1), T(ref)}),
+              Error::Ok)
+        << last_error_message();
+    float peak = 0.0f;
+    for (int64_t i = 0; i < ref.tensor.numel(); ++i) {
+      if (c.relu) ref.f()[i] = std::fmax(ref.f()[i], 0.0f);
+      peak = std::fmax(peak, std::fabs(ref.f()[i]));
+    }
+    ConvShape s;
+    s.batch = c.n;
+    s.in_channels = c.cin;
+    s.in_h = c.h;
+    s.in_w = c.w;
+    s.out_channels = c.cout;
+    s.kernel_h = s.kernel_w = 3;
+    s.out_h = oh;
+    s.out_w = ow;
+    s.pad_h = s.pad_w = c.pad;
+    ASSERT_TRUE(optimized::winograd_supported(s));
+    std::vector<float> u(static_cast<size_t>(optimized::winograd_weight_floats(c.cin, c.cout)));
+    optimized::winograd_transform_weights(wt.f(), c.cin, c.cout, u.data());
+    const float* pretransformed[] = {nullptr, u.data()};
+    for (const float* pre : pretransformed) {
+      Owned out(ScalarType::Float, {c.n, c.cout, oh, ow});
+      static std::vector<uint8_t> scratch(16u << 20);
+      MemoryAllocator allocator(scratch.data(), scratch.size());
+      KernelContext ctx{&allocator};
+      ASSERT_TRUE(optimized::winograd_conv(ctx, s, x.f(), wt.f(), pre, c.bias ? b.f() : nullptr,
+                                           nullptr, out.f(), c.relu));
+      for (int64_t i = 0; i < ref.tensor.numel(); ++i) {
+        ASSERT_NEAR(out.f()[i], ref.f()[i], 2e-5 * peak)
+            << "cin" << c.cin << " cout" << c.cout << " " << c.h << "x" << c.w << " pad" << c.pad
+            << (pre ? " pretransformed" : "") << " at " << i;
+      }
     }
   }
 }

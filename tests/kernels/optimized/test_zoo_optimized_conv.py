@@ -14,10 +14,15 @@ import pytest
 import torch
 from pteron import zoo
 
-# model -> (convolution + ReLU, convolution + residual add + ReLU) the pass fuses. resnet-18:
-# the stem and the first conv of each of its 8 blocks, and each block's ending; mobilenet-v2
-# uses ReLU6 and adds its residuals without an activation, so nothing fuses.
-FUSED = {"resnet-18": (9, 8), "resnet-8": (4, 3), "mobilenet-v2": (0, 0)}
+# model -> (convolution + ReLU, convolution + residual add + ReLU) the fusion pass makes and
+# winograd_conv leaves. resnet-18: the stem and the first conv of each of its 8 blocks, and each
+# block's ending, less the six 3x3 stride-1 convolutions of layer2 and layer3 that winograd_conv
+# takes (two + ReLU, four block endings); mobilenet-v2 uses ReLU6 and adds its residuals without
+# an activation, so nothing fuses.
+FUSED = {"resnet-18": (7, 4), "resnet-8": (4, 3), "mobilenet-v2": (0, 0)}
+# model -> pteron::conv2d_winograd nodes (layer1's weights are small enough to transform per
+# call, layer4's 7x7 outputs stay on the SGEMM path).
+WINOGRAD = {"resnet-18": 6, "resnet-8": 0, "mobilenet-v2": 0}
 
 
 @pytest.mark.parametrize("name", sorted(FUSED))
@@ -29,6 +34,7 @@ def test_optimized_program_matches_pytorch(name, zoo_pt2):
     ops = program.load_method("forward").instruction_names()
     fused = (ops.count("pteron::convolution_relu.out"), ops.count("pteron::convolution_add_relu.out"))
     assert fused == FUSED[name], ops
+    assert ops.count("pteron::conv2d_winograd.out") == WINOGRAD[name], ops
     with torch.no_grad():
         expected = model(*inputs)
     try:
