@@ -1,37 +1,34 @@
 #include "compiler/passes/fuse_conv_relu.h"
 
-#include <algorithm>
-
 #include "compiler/passes/custom_op_schema.h"
+#include "compiler/passes/relu_fusion.h"
 
 namespace pteron::compiler {
 
+namespace {
+
+// aten::convolution's nine arguments, which both fused ops start with.
+std::vector<std::pair<const char*, const char*>> convolution_arguments() {
+  return {{"input", "Tensor"},    {"weight", "Tensor"},        {"bias", "Tensor?"},
+          {"stride", "int[]"},    {"padding", "int[]"},        {"dilation", "int[]"},
+          {"transposed", "bool"}, {"output_padding", "int[]"}, {"groups", "int"}};
+}
+
+}  // namespace
+
 const ir::OpSchema& convolution_relu_schema() {
   static const ir::OpSchema& functional =
-      register_single_output_op("pteron::convolution_relu", {{"input", "Tensor"},
-                                                             {"weight", "Tensor"},
-                                                             {"bias", "Tensor?"},
-                                                             {"stride", "int[]"},
-                                                             {"padding", "int[]"},
-                                                             {"dilation", "int[]"},
-                                                             {"transposed", "bool"},
-                                                             {"output_padding", "int[]"},
-                                                             {"groups", "int"}});
+      register_single_output_op("pteron::convolution_relu", convolution_arguments());
   return functional;
 }
 
 const ir::OpSchema& convolution_add_relu_schema() {
   static const ir::OpSchema& functional =
-      register_single_output_op("pteron::convolution_add_relu", {{"input", "Tensor"},
-                                                                 {"weight", "Tensor"},
-                                                                 {"bias", "Tensor?"},
-                                                                 {"stride", "int[]"},
-                                                                 {"padding", "int[]"},
-                                                                 {"dilation", "int[]"},
-                                                                 {"transposed", "bool"},
-                                                                 {"output_padding", "int[]"},
-                                                                 {"groups", "int"},
-                                                                 {"other", "Tensor"}});
+      register_single_output_op("pteron::convolution_add_relu", [] {
+        std::vector<std::pair<const char*, const char*>> args = convolution_arguments();
+        args.push_back({"other", "Tensor"});
+        return args;
+      }());
   return functional;
 }
 
@@ -49,12 +46,6 @@ bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv) {
   }
   const ir::Value& input = graph.value(conv.args[0].tensor());
   return input.spec.rank() == 4 && input.spec.dtype == ScalarType::Float;
-}
-
-// `v` is computed by a node, read only once, and not a graph output.
-bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v) {
-  return v.is_intermediate() && v.users.size() == 1 &&
-         std::find(graph.outputs().begin(), graph.outputs().end(), v.id) == graph.outputs().end();
 }
 
 // relu(add(conv(...), other)) (either operand order, alpha 1, `other` of the result's shape) ->
@@ -77,13 +68,10 @@ bool fuse_residual(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
         c.spec.sizes != sum.spec.sizes) {
       continue;
     }
-    const ir::NodeId conv_id = c.producer, add_id = add.id, relu_id = relu.id;
+    const ir::NodeId conv_id = c.producer;
     std::vector<ir::Argument> args = graph.node(conv_id).args;
     args.push_back(add.args[1 - side]);
-    const ir::ValueId relu_out = relu.outputs[0];
-    graph.set_op(add_id, convolution_add_relu_schema(), std::move(args));
-    graph.replace_all_uses(relu_out, sum.id);
-    graph.remove_node(relu_id);
+    absorb_relu(graph, relu.id, add.id, convolution_add_relu_schema(), std::move(args));
     graph.remove_node(conv_id);
     return true;
   }
@@ -96,32 +84,15 @@ int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
   int fused = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
-    if (!graph.has_node(id) || delegated.count(id)) continue;
-    const ir::Node& relu = graph.node(id);
-    if (relu.op.str() != "aten::relu.default") continue;
-    const ir::Value& x = graph.value(relu.args[0].tensor());
-    if (!x.is_intermediate() || x.users.size() != 1 || delegated.count(x.producer) ||
-        std::find(graph.outputs().begin(), graph.outputs().end(), x.id) != graph.outputs().end()) {
+    const ir::Value* x = relu_fusion_input(graph, delegated, id);
+    if (x == nullptr) continue;
+    const ir::Node& producer = graph.node(x->producer);
+    if (producer.op.str() == "aten::add.Tensor") {
+      if (fuse_residual(graph, delegated, graph.node(id), *x)) ++fused;
       continue;
     }
-    if (graph.node(x.producer).op.str() == "aten::add.Tensor" && !delegated.count(x.producer) &&
-        graph.value(relu.outputs[0]).spec.dtype == ScalarType::Float) {
-      if (fuse_residual(graph, delegated, relu, x)) ++fused;
-      continue;
-    }
-    const ir::Node& conv = graph.node(x.producer);
-    if (!fusable_convolution(graph, conv) || x.spec.dtype != ScalarType::Float ||
-        graph.value(relu.outputs[0]).spec.dtype != ScalarType::Float) {
-      continue;
-    }
-    std::vector<ir::Argument> args = conv.args;
-    const ir::NodeId conv_id = conv.id;
-    const ir::ValueId relu_out = relu.outputs[0];
-    // The convolution node becomes the fused call (keeping its debug handle, so the profiler
-    // charges it to the conv's module) and takes over the relu's users.
-    graph.set_op(conv_id, convolution_relu_schema(), std::move(args));
-    graph.replace_all_uses(relu_out, x.id);
-    graph.remove_node(id);
+    if (!fusable_convolution(graph, producer) || x->spec.dtype != ScalarType::Float) continue;
+    absorb_relu(graph, id, producer.id, convolution_relu_schema(), producer.args);
     ++fused;
   }
   return fused;

@@ -6,6 +6,7 @@
 // [36, Cin, Cout] (F(4x4, 3x3)'s G g G^T). Runs util/winograd.h without the per-call weight
 // transform. No portable kernel exists (the original weights are gone), so malformed arguments
 // and missing scratch are errors naming the op.
+#include "kernels/optimized/util/conv_output.h"
 #include "kernels/optimized/util/matmul_args.h"
 #include "kernels/optimized/util/winograd.h"
 #include "kernels/portable/util/broadcast.h"
@@ -54,22 +55,7 @@ Error conv2d_winograd_out(KernelContext& ctx, Span<EValue*> args) {
                 kOp, static_cast<long long>(s.in_h), static_cast<long long>(s.in_w),
                 static_cast<long long>(s.pad_h), static_cast<long long>(s.pad_w));
   }
-  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != s.out_channels)) {
-    return fail(Error::InvalidArgument, "%s: bias must have %lld elements", kOp,
-                static_cast<long long>(s.out_channels));
-  }
-  const int32_t sizes[4] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels),
-                            static_cast<int32_t>(s.out_h), static_cast<int32_t>(s.out_w)};
-  PTERON_TRY(expect_out_shape(kOp, out, sizes, 4));
-  if (residual != nullptr) {
-    bool same = residual->dim() == 4;
-    for (int32_t d = 0; same && d < 4; ++d) same = residual->size(d) == sizes[d];
-    if (!same) {
-      return fail(Error::InvalidArgument,
-                  "%s: residual must have the output's shape [%d, %d, %d, %d]", kOp, sizes[0],
-                  sizes[1], sizes[2], sizes[3]);
-    }
-  }
+  PTERON_TRY(check_conv_output(kOp, s, bias, out, residual));
   if (!is_row_major(input) || !is_row_major(u) || !is_row_major(out) ||
       (bias != nullptr && !is_row_major(*bias)) ||
       (residual != nullptr && !is_row_major(*residual))) {

@@ -19,6 +19,7 @@
 // portable ones.
 #include <cstring>
 
+#include "kernels/optimized/util/conv_output.h"
 #include "kernels/optimized/util/depthwise_conv.h"
 #include "kernels/optimized/util/matmul_args.h"
 #include "kernels/optimized/util/parallel.h"
@@ -341,24 +342,12 @@ Error convolution_impl(const char* kOp, bool relu, const Tensor* residual, Kerne
   }
   ConvShape s;
   PTERON_TRY(parse_conv_shape(kOp, args, &s));
-  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != s.out_channels)) {
-    return fail(Error::InvalidArgument, "%s: bias must have %lld elements", kOp,
-                static_cast<long long>(s.out_channels));
-  }
   const bool depthwise = s.groups == s.in_channels && s.groups == s.out_channels;
   if ((s.groups != 1 && !depthwise) || (bias != nullptr && !is_row_major(*bias))) {
     return fallback();
   }
-  const int32_t sizes[4] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels),
-                            static_cast<int32_t>(s.out_h), static_cast<int32_t>(s.out_w)};
-  PTERON_TRY(expect_out_shape(kOp, out, sizes, 4));
+  PTERON_TRY(check_conv_output(kOp, s, bias, out, residual));
   if (residual != nullptr) {
-    bool same = residual->dim() == 4;
-    for (int32_t d = 0; same && d < 4; ++d) same = residual->size(d) == sizes[d];
-    if (!same) {
-      return fail(Error::InvalidArgument, "%s: other must have the output's shape [%d, %d, %d, %d]",
-                  kOp, sizes[0], sizes[1], sizes[2], sizes[3]);
-    }
     if (!is_row_major(*residual) || (depthwise && s.groups > 1)) return fallback();
   }
   if (!is_row_major(input) || !is_row_major(weight) || !is_row_major(out)) return fallback();

@@ -1,0 +1,34 @@
+#include "compiler/passes/relu_fusion.h"
+
+#include <algorithm>
+
+namespace pteron::compiler {
+
+bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v) {
+  return v.is_intermediate() && v.users.size() == 1 &&
+         std::find(graph.outputs().begin(), graph.outputs().end(), v.id) == graph.outputs().end();
+}
+
+const ir::Value* relu_fusion_input(const ir::Graph& graph,
+                                   const std::unordered_set<ir::NodeId>& delegated, ir::NodeId id) {
+  if (!graph.has_node(id) || delegated.count(id)) return nullptr;
+  const ir::Node& relu = graph.node(id);
+  if (relu.op.str() != "aten::relu.default" ||
+      graph.value(relu.outputs[0]).spec.dtype != ScalarType::Float) {
+    return nullptr;
+  }
+  const ir::Value& x = graph.value(relu.args[0].tensor());
+  if (!single_use_intermediate(graph, x) || delegated.count(x.producer)) return nullptr;
+  return &x;
+}
+
+void absorb_relu(ir::Graph& graph, ir::NodeId relu, ir::NodeId producer, const ir::OpSchema& schema,
+                 std::vector<ir::Argument> args) {
+  const ir::ValueId relu_out = graph.node(relu).outputs[0];
+  const ir::ValueId fused_out = graph.node(producer).outputs[0];
+  graph.set_op(producer, schema, std::move(args));
+  graph.replace_all_uses(relu_out, fused_out);
+  graph.remove_node(relu);
+}
+
+}  // namespace pteron::compiler

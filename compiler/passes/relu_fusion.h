@@ -1,0 +1,27 @@
+// The shape both ReLU fusions of the optimized library (fuse_linear_relu, fuse_conv_relu) look
+// for and the rewrite they make: relu(x) where x's producer can apply the ReLU itself.
+#pragma once
+
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/op_schema.h"
+
+namespace pteron::compiler {
+
+// `v` is computed by a node, read only once, and not a graph output.
+bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v);
+
+// When node `id` is a float32 aten::relu outside `delegated` whose input is a single-use
+// intermediate made by a node outside `delegated`: that input. Null otherwise.
+const ir::Value* relu_fusion_input(const ir::Graph& graph,
+                                   const std::unordered_set<ir::NodeId>& delegated, ir::NodeId id);
+
+// Node `producer` becomes the fused call `schema(args)` (keeping its debug handle, so the
+// profiler charges the fused op to the producer's module), takes over the users of relu's
+// output, and the relu is removed.
+void absorb_relu(ir::Graph& graph, ir::NodeId relu, ir::NodeId producer, const ir::OpSchema& schema,
+                 std::vector<ir::Argument> args);
+
+}  // namespace pteron::compiler

@@ -1,0 +1,15 @@
+// Checks the optimized convolution kernels share once the shape is known: the bias length, the
+// output's shape (resizing a dynamic output) and the residual's shape (the fused add), each
+// failing with one line naming `op`.
+#pragma once
+
+#include "kernels/portable/util/conv.h"
+#include "runtime/core/error.h"
+#include "runtime/core/tensor.h"
+
+namespace pteron::optimized {
+
+Error check_conv_output(const char* op, const ConvShape& s, const Tensor* bias, Tensor& out,
+                        const Tensor* residual);
+
+}  // namespace pteron::optimized
