@@ -14,6 +14,10 @@ namespace {
 // Floats of V per block of tile rows (1 MiB: V, and the SGEMM's packed copy of it, stay in a
 // 2 MiB L2 while the 36 products run).
 constexpr int64_t kVFloats = int64_t{1} << 18;
+// Tiles per thread below which threads split the output channels instead of the tiles (each
+// thread packs all of U for its chunk: U's Cin x Cout floats per element are reused by this
+// many tiles at least).
+constexpr int64_t kMinTilesPerThread = 48;
 
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -41,8 +45,11 @@ struct Plan {
   int64_t tiles_h, tiles_w;
   int64_t band_w;       // padded input columns: tiles_w * 4 + 2
   int64_t out_w;        // tiles_w * 4
+  // Work units: chunks of tiles x slices of output channels (one of the two is 1).
   int64_t chunk_tiles;  // tiles per chunk (the last may have fewer)
   int64_t chunks;
+  int64_t slice_channels;  // output channels per slice (the last may have fewer)
+  int64_t slices;
   int64_t span_rows;  // most tile rows one chunk touches
   const float* u;
   const float* bias;
@@ -75,11 +82,12 @@ void fill_band(const Plan& p, int64_t th0, int64_t band_rows, float* band) {
   }
 }
 
-// The sgemm_serial problem of a chunk of `nt` tiles (operands set per chunk).
-SgemmProblem chunk_gemm(const ConvShape& s, int64_t nt) {
+// The sgemm_serial problem of a chunk of `nt` tiles and `nco` output channels (operands set per
+// unit).
+SgemmProblem chunk_gemm(const ConvShape& s, int64_t nt, int64_t nco) {
   SgemmProblem g;
   g.M = nt;
-  g.N = s.out_channels;
+  g.N = nco;
   g.K = s.in_channels;
   g.batch = 36;
   g.a_bs = nt * s.in_channels;
@@ -88,15 +96,17 @@ SgemmProblem chunk_gemm(const ConvShape& s, int64_t nt) {
   g.b_bs = s.in_channels * s.out_channels;
   g.b_rs = s.out_channels;
   g.b_cs = 1;
-  g.c_bs = nt * s.out_channels;
-  g.c_rs = s.out_channels;
+  g.c_bs = nt * nco;
+  g.c_rs = nco;
   return g;
 }
 
-// Tiles [t0, t1) of the image (row-major over tile rows and columns), end to end.
-void run_chunk(const Plan& p, const WorkerScratch& w, int64_t t0, int64_t t1) {
+// Tiles [t0, t1) of the image (row-major over tile rows and columns), output channels
+// [co0, co1), end to end.
+void run_unit(const Plan& p, const WorkerScratch& w, int64_t t0, int64_t t1, int64_t co0,
+              int64_t co1) {
   const ConvShape& s = *p.s;
-  const int64_t cin = s.in_channels, cout = s.out_channels, nt = t1 - t0;
+  const int64_t cin = s.in_channels, cout = co1 - co0, nt = t1 - t0;
   const opt::IsaKernels& isa = opt::isa_kernels();
   const int64_t tr0 = t0 / p.tiles_w, tr1 = (t1 - 1) / p.tiles_w + 1;
   fill_band(p, tr0, (tr1 - tr0) * 4 + 2, w.band);
@@ -106,15 +116,16 @@ void run_chunk(const Plan& p, const WorkerScratch& w, int64_t t0, int64_t t1) {
     isa.winograd_input(w.band + tr * 4 * band_row + tc * 4 * cin, band_row, cin,
                        w.v + (t - t0) * cin, nt * cin, cin);
   }
-  SgemmProblem g = chunk_gemm(s, nt);
+  SgemmProblem g = chunk_gemm(s, nt, cout);
   g.a = w.v;
-  g.b = p.u;
+  g.b = p.u + co0;
   g.c = w.m;
   sgemm_serial(g, w.gemm);
   const int64_t out_row = p.out_w * cout;
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t tr = t / p.tiles_w - tr0, tc = t % p.tiles_w;
-    isa.winograd_output(w.m + (t - t0) * cout, nt * cout, p.bias, p.relu && p.residual == nullptr,
+    isa.winograd_output(w.m + (t - t0) * cout, nt * cout, p.bias != nullptr ? p.bias + co0 : nullptr,
+                        p.relu && p.residual == nullptr,
                         w.o + tr * 4 * out_row + tc * 4 * cout, out_row, cout, cout);
   }
   // Into NCHW: per output row, the columns of this chunk's tiles; then + residual and ReLU
@@ -126,7 +137,7 @@ void run_chunk(const Plan& p, const WorkerScratch& w, int64_t t0, int64_t t1) {
     for (int64_t i = 0; i < 4 && c0 < c1; ++i) {
       const int64_t oh = tr * 4 + i;
       if (oh >= s.out_h) break;
-      const int64_t at = oh * s.out_w + c0;
+      const int64_t at = co0 * plane + oh * s.out_w + c0;
       isa.transpose(w.o + ((tr - tr0) * 4 + i) * out_row + c0 * cout, cout, p.y + at, plane,
                     c1 - c0, cout);
       if (p.residual == nullptr) continue;
@@ -142,16 +153,18 @@ void run_chunk(const Plan& p, const WorkerScratch& w, int64_t t0, int64_t t1) {
   }
 }
 
-// A worker takes chunks until none are left, in its own scratch.
+// A worker takes units until none are left, in its own scratch.
 void winograd_worker(void* context, size_t worker) {
   Plan& p = *static_cast<Plan*>(context);
   const WorkerScratch& w = p.workers[worker];
-  const int64_t tiles = p.tiles_h * p.tiles_w;
+  const int64_t tiles = p.tiles_h * p.tiles_w, cout = p.s->out_channels;
   for (;;) {
-    const int64_t c = p.next_chunk.fetch_add(1, std::memory_order_relaxed);
-    if (c >= p.chunks) return;
-    const int64_t t0 = c * p.chunk_tiles;
-    run_chunk(p, w, t0, min64(t0 + p.chunk_tiles, tiles));
+    const int64_t unit = p.next_chunk.fetch_add(1, std::memory_order_relaxed);
+    if (unit >= p.chunks * p.slices) return;
+    const int64_t t0 = unit / p.slices * p.chunk_tiles;
+    const int64_t co0 = unit % p.slices * p.slice_channels;
+    run_unit(p, w, t0, min64(t0 + p.chunk_tiles, tiles), co0,
+             min64(co0 + p.slice_channels, cout));
   }
 }
 
@@ -228,16 +241,32 @@ bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, c
   pthreadpool_t pool = shared_threadpool();
   const int64_t threads =
       pool != nullptr ? static_cast<int64_t>(pthreadpool_get_threads_count(pool)) : 1;
-  // Chunks: as few as keep V and M within kVFloats each, at least one per thread, and a
-  // multiple of the thread count so that no thread is left with one more chunk at the end.
+  // Chunks of tiles: as few as keep V and M within kVFloats each. With threads, either at
+  // least one chunk per thread and a multiple of the thread count (no thread is left with one
+  // more chunk at the end), when each thread gets enough tiles to repay reading all of U; or,
+  // for few tiles (resnet-18's 14x14 layers: 16 tiles, 2.4M floats of U), slices of the output
+  // channels, one per thread: each thread transforms all the input (cheap) but reads only its
+  // slice of U.
   const int64_t max_tiles = max64(1, kVFloats / (36 * max64(cin, cout)));
   int64_t chunks = (tiles + max_tiles - 1) / max_tiles;
-  chunks = (chunks + threads - 1) / threads * threads;
-  chunks = min64(chunks, tiles);
+  p.slices = 1;
+  if (threads > 1) {
+    const bool by_channels =
+        tiles < kMinTilesPerThread * threads && cout >= 32 * threads && chunks == 1;
+    if (by_channels) {
+      p.slices = threads;
+    } else {
+      chunks = min64((chunks + threads - 1) / threads * threads, tiles);
+    }
+  }
   p.chunk_tiles = (tiles + chunks - 1) / chunks;
   p.chunks = (tiles + p.chunk_tiles - 1) / p.chunk_tiles;
+  // Slices of whole 16-channel vectors where possible.
+  p.slice_channels = (cout + p.slices - 1) / p.slices;
+  if (p.slices > 1) p.slice_channels = (p.slice_channels + 15) / 16 * 16;
+  p.slices = (cout + p.slice_channels - 1) / p.slice_channels;
   p.span_rows = min64(p.tiles_h, p.chunk_tiles / p.tiles_w + 2);
-  const int64_t workers = min64(threads, p.chunks);
+  const int64_t workers = min64(threads, p.chunks * p.slices);
   auto alloc = [&](int64_t floats) {
     return static_cast<float*>(
         ctx.allocate_scratch(static_cast<size_t>(floats) * sizeof(float), 64));
@@ -252,13 +281,14 @@ bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, c
   constexpr int64_t kMaxWorkers = 64;
   WorkerScratch scratch[kMaxWorkers];
   if (workers > kMaxWorkers) return false;
-  const size_t gemm_bytes = sgemm_serial_scratch_bytes(chunk_gemm(s, p.chunk_tiles));
+  const size_t gemm_bytes =
+      sgemm_serial_scratch_bytes(chunk_gemm(s, p.chunk_tiles, p.slice_channels));
   for (int64_t i = 0; i < workers; ++i) {
     WorkerScratch& w = scratch[i];
     w.band = alloc((p.span_rows * 4 + 2) * p.band_w * cin);
     w.v = alloc(36 * p.chunk_tiles * cin);
-    w.m = alloc(36 * p.chunk_tiles * cout);
-    w.o = alloc(p.span_rows * 4 * p.out_w * cout);
+    w.m = alloc(36 * p.chunk_tiles * p.slice_channels);
+    w.o = alloc(p.span_rows * 4 * p.out_w * p.slice_channels);
     w.gemm = gemm_bytes > 0 ? ctx.allocate_scratch(gemm_bytes, 64) : nullptr;
     if (w.band == nullptr || w.v == nullptr || w.m == nullptr || w.o == nullptr ||
         (gemm_bytes > 0 && w.gemm == nullptr)) {
