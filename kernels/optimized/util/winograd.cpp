@@ -406,8 +406,7 @@ bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, c
   constexpr int64_t kMaxWorkers = 64;
   WorkerScratch scratch[kMaxWorkers];
   if (workers > kMaxWorkers) return false;
-  const size_t gemm_bytes =
-      sgemm_serial_scratch_bytes(chunk_gemm(s, p.chunk_tiles));
+  const size_t gemm_bytes = sgemm_serial_scratch_bytes(chunk_gemm(s, p.chunk_tiles));
   for (int64_t i = 0; i < workers; ++i) {
     WorkerScratch& w = scratch[i];
     w.band = alloc((p.span_rows * 4 + 2) * p.band_w * cin);
