@@ -320,9 +320,89 @@ bool sgemm_kernel_supported(int index) {
   return index >= 0 && index < sgemm_kernel_count() && kernel_table().entries[index]->supported();
 }
 
-bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
+namespace {
+
+const SgemmKernel& pick_kernel(int kernel) {
   const KernelTable& table = kernel_table();
-  const SgemmKernel& kern = *table.entries[sgemm_kernel_supported(kernel) ? kernel : table.best];
+  return *table.entries[sgemm_kernel_supported(kernel) ? kernel : table.best];
+}
+
+// The whole-matrix case (not a matrix-vector product, K > 0) split into tasks for `threads`
+// threads, and the scratch it needs.
+struct GemmLayout {
+  int64_t kc, task_rows, task_cols, tasks_m, tasks_n, tasks, workers, panels_m;
+  int64_t apack_floats, bpack_floats, a_panels;
+  size_t buffer_bytes() const {
+    return static_cast<size_t>(apack_floats + workers * bpack_floats) * sizeof(float);
+  }
+  size_t state_bytes() const {
+    return static_cast<size_t>(a_panels) * sizeof(std::atomic<int32_t>);
+  }
+};
+
+GemmLayout gemm_layout(const SgemmProblem& p, const SgemmKernel& kern, int64_t threads) {
+  const int MR = kern.mr, NR = kern.nr;
+  GemmLayout l;
+  // K blocks of equal depth (K = 768 is three blocks of 256, not 256 + 256 + 256 + 0).
+  l.kc = ceil_div(p.K, ceil_div(p.K, kKC));
+  l.task_rows = round_up(ceil_div(p.M, ceil_div(p.M, kMaxTaskRows)), MR);
+  l.tasks_m = ceil_div(p.M, l.task_rows);
+  const int64_t panels = ceil_div(p.N, NR);
+  int64_t task_panels = min64(panels, kMaxTaskCols / NR > 0 ? kMaxTaskCols / NR : 1);
+  while (task_panels > 1 &&
+         p.batch * l.tasks_m * ceil_div(panels, task_panels) < kTasksPerThread * threads) {
+    task_panels = ceil_div(task_panels, 2);
+  }
+  l.task_cols = task_panels * NR;
+  l.tasks_n = ceil_div(p.N, l.task_cols);
+  l.tasks = p.batch * l.tasks_m * l.tasks_n;
+  l.workers = min64(threads, l.tasks);
+  l.panels_m = ceil_div(p.M, MR);
+  l.apack_floats = round_up(p.batch * l.panels_m * MR * p.K, 16);
+  l.bpack_floats = round_up(l.kc * l.task_cols, 16);
+  l.a_panels = p.batch * l.panels_m;
+  return l;
+}
+
+bool is_gemv(const SgemmProblem& p) {
+  return p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1 &&
+         p.b_packer == nullptr && p.row_bias == nullptr && p.addend == nullptr;
+}
+
+void run_gemm(const SgemmProblem& p, const SgemmKernel& kern, const GemmLayout& l, float* buffer,
+              void* state_memory, pthreadpool_t pool) {
+  auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
+  for (int64_t i = 0; i < l.a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
+  if (p.beta != 0.0f && p.beta != 1.0f)
+    scale_c(p, p.beta, nullptr, /*relu=*/false, /*extras=*/false);
+  GemmPlan plan;
+  plan.p = &p;
+  plan.kern = &kern;
+  plan.load_c = p.beta != 0.0f;
+  plan.kc = l.kc;
+  plan.task_rows = l.task_rows;
+  plan.task_cols = l.task_cols;
+  plan.panels_m = l.panels_m;
+  plan.tasks_m = l.tasks_m;
+  plan.tasks_n = l.tasks_n;
+  plan.tasks = l.tasks;
+  plan.apack = buffer;
+  plan.bpack = buffer + l.apack_floats;
+  plan.bpack_floats = l.bpack_floats;
+  plan.a_state = a_state;
+  parallel_for(pool, &gemm_worker, &plan, static_cast<size_t>(l.workers));
+}
+
+// Where the atomics go in sgemm_serial's scratch: after the buffer, aligned for them.
+size_t serial_state_offset(const GemmLayout& l) {
+  const size_t align = alignof(std::atomic<int32_t>);
+  return (l.buffer_bytes() + align - 1) / align * align;
+}
+
+}  // namespace
+
+bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
+  const SgemmKernel& kern = pick_kernel(kernel);
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;
   if (p.K <= 0) {
     scale_c(p, p.beta, p.bias, p.relu, /*extras=*/true);
@@ -333,59 +413,40 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t threads =
       pool != nullptr ? static_cast<int64_t>(pthreadpool_get_threads_count(pool)) : 1;
 
-  if (p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1 &&
-      p.b_packer == nullptr && p.row_bias == nullptr && p.addend == nullptr) {
+  if (is_gemv(p)) {
     GemvPlan plan{&p, &kern, p.beta};
     parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
     return true;
   }
-
-  const int MR = kern.mr, NR = kern.nr;
-  // K blocks of equal depth (K = 768 is three blocks of 256, not 256 + 256 + 256 + 0).
-  const int64_t kc = ceil_div(p.K, ceil_div(p.K, kKC));
-  const int64_t task_rows = round_up(ceil_div(p.M, ceil_div(p.M, kMaxTaskRows)), MR);
-  const int64_t tasks_m = ceil_div(p.M, task_rows);
-  const int64_t panels = ceil_div(p.N, NR);
-  int64_t task_panels = min64(panels, kMaxTaskCols / NR > 0 ? kMaxTaskCols / NR : 1);
-  while (task_panels > 1 &&
-         p.batch * tasks_m * ceil_div(panels, task_panels) < kTasksPerThread * threads) {
-    task_panels = ceil_div(task_panels, 2);
-  }
-  const int64_t task_cols = task_panels * NR;
-  const int64_t tasks_n = ceil_div(p.N, task_cols);
-  const int64_t tasks = p.batch * tasks_m * tasks_n;
-  const int64_t workers = min64(threads, tasks);
-  const int64_t panels_m = ceil_div(p.M, MR);
-  const int64_t apack_floats = round_up(p.batch * panels_m * MR * p.K, 16);
-  const int64_t bpack_floats = round_up(kc * task_cols, 16);
-  float* buffer = static_cast<float*>(ctx.allocate_scratch(
-      static_cast<size_t>(apack_floats + workers * bpack_floats) * sizeof(float), 64));
-  const int64_t a_panels = p.batch * panels_m;
-  void* state_memory = ctx.allocate_scratch(
-      static_cast<size_t>(a_panels) * sizeof(std::atomic<int32_t>), alignof(std::atomic<int32_t>));
+  const GemmLayout l = gemm_layout(p, kern, threads);
+  float* buffer = static_cast<float*>(ctx.allocate_scratch(l.buffer_bytes(), 64));
+  void* state_memory = ctx.allocate_scratch(l.state_bytes(), alignof(std::atomic<int32_t>));
   if (buffer == nullptr || state_memory == nullptr) return false;
-  auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
-  for (int64_t i = 0; i < a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
-
-  if (p.beta != 0.0f && p.beta != 1.0f)
-    scale_c(p, p.beta, nullptr, /*relu=*/false, /*extras=*/false);
-  GemmPlan plan;
-  plan.p = &p;
-  plan.kern = &kern;
-  plan.load_c = p.beta != 0.0f;
-  plan.kc = kc;
-  plan.task_rows = task_rows;
-  plan.task_cols = task_cols;
-  plan.panels_m = panels_m;
-  plan.tasks_m = tasks_m;
-  plan.tasks_n = tasks_n;
-  plan.tasks = tasks;
-  plan.apack = buffer;
-  plan.bpack = buffer + apack_floats;
-  plan.bpack_floats = bpack_floats;
-  plan.a_state = a_state;
-  parallel_for(pool, &gemm_worker, &plan, static_cast<size_t>(workers));
+  run_gemm(p, kern, l, buffer, state_memory, pool);
   return true;
+}
+
+size_t sgemm_serial_scratch_bytes(const SgemmProblem& p) {
+  if (p.M <= 0 || p.N <= 0 || p.batch <= 0 || p.K <= 0 || is_gemv(p)) return 0;
+  const GemmLayout l = gemm_layout(p, pick_kernel(-1), 1);
+  return serial_state_offset(l) + l.state_bytes();
+}
+
+void sgemm_serial(const SgemmProblem& p, void* scratch) {
+  const SgemmKernel& kern = pick_kernel(-1);
+  if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return;
+  if (p.K <= 0) {
+    scale_c(p, p.beta, p.bias, p.relu, /*extras=*/true);
+    return;
+  }
+  if (is_gemv(p)) {
+    GemvPlan plan{&p, &kern, p.beta};
+    parallel_for(nullptr, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
+    return;
+  }
+  const GemmLayout l = gemm_layout(p, kern, 1);
+  char* base = static_cast<char*>(scratch);
+  run_gemm(p, kern, l, reinterpret_cast<float*>(base), base + serial_state_offset(l), nullptr);
 }
 
 }  // namespace pteron::optimized

@@ -11,6 +11,7 @@
 // [N, K] (linear weights) take a threaded dot-product path instead: no packing, B streamed once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "runtime/kernel/kernel.h"
@@ -59,6 +60,13 @@ struct SgemmProblem {
 // a task's columns per thread (<= 256 x 512 floats); row vectors times [N, K] weights need none.
 // `kernel` picks a micro-kernel by index (tests cover each); -1 takes this machine's best.
 bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel = -1);
+
+// The same product on the calling thread only, in caller-provided scratch of
+// sgemm_serial_scratch_bytes(p) bytes (64-byte aligned; 0 bytes for a matrix-vector product):
+// for kernels that split their work over the pool themselves and run a whole pipeline per
+// worker (util/winograd.cpp), where a worker may neither call the pool again nor allocate.
+size_t sgemm_serial_scratch_bytes(const SgemmProblem& p);
+void sgemm_serial(const SgemmProblem& p, void* scratch);
 
 // The micro-kernels of this build: how many, their names, and whether this CPU runs one.
 int sgemm_kernel_count();

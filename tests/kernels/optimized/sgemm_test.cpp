@@ -35,6 +35,7 @@ struct Case {
   bool bias = false;
   bool extras = false;  // row_bias and addend (the convolution's bias and residual)
   int kernel = -1;
+  bool serial = false;  // sgemm_serial in caller-provided scratch (this machine's best kernel)
 };
 
 std::string describe(const Case& c) {
@@ -128,7 +129,14 @@ double run_case(const Case& cs, bool with_scratch = true) {
   p.bias = cs.bias ? bias.data() : nullptr;
   p.row_bias = cs.extras ? row_bias.data() : nullptr;
   p.addend = cs.extras ? addend.data() : nullptr;
-  if (!sgemm(ctx, p, cs.kernel)) return -1;
+  if (cs.serial) {
+    // 64-byte aligned, as the contract asks; NaN bytes so that nothing relies on zeroed scratch.
+    std::vector<uint8_t> serial_scratch(sgemm_serial_scratch_bytes(p) + 64, 0xff);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(serial_scratch.data());
+    sgemm_serial(p, serial_scratch.data() + ((64 - at % 64) % 64));
+  } else if (!sgemm(ctx, p, cs.kernel)) {
+    return -1;
+  }
   double worst = 0;
   for (size_t i = 0; i < c.size(); ++i) {
     const double err = std::fabs(static_cast<double>(c[i]) - expected[i]) /
@@ -222,6 +230,33 @@ TEST(Sgemm, EmptyDimensions) {
   c.beta = 2.0f;
   c.bias = true;
   EXPECT_LT(run_case(c), kTolerance);
+}
+
+// The single-thread entry the Winograd workers use, with threads set (it must not need them).
+TEST(Sgemm, SerialMatchesReference) {
+  set_num_threads(2);
+  for (const Shape& s : kShapes)
+    for (Layout a : {Layout::kRowMajor, Layout::kTransposed})
+      for (Layout b : {Layout::kRowMajor, Layout::kTransposed, Layout::kStrided}) {
+        Case c;
+        c.s = s;
+        c.a_layout = a;
+        c.b_layout = b;
+        c.serial = true;
+        EXPECT_LT(run_case(c), kTolerance) << "serial " << describe(c);
+        c.alpha = 0.5f;
+        c.beta = 1.0f;
+        c.bias = true;
+        c.extras = true;
+        EXPECT_LT(run_case(c), kTolerance) << "serial " << describe(c);
+      }
+  Case empty;
+  empty.s = {1, 4, 5, 0};
+  empty.beta = 2.0f;
+  empty.bias = true;
+  empty.serial = true;
+  EXPECT_LT(run_case(empty), kTolerance);
+  set_num_threads(0);
 }
 
 TEST(Sgemm, KernelNames) {

@@ -4,7 +4,10 @@ pteron::convolution_add_relu.out (+ residual, then ReLU) on
 3x3 stride-1 float32 shapes its rule takes (outputs >= 8x8, batch x 4x4 tiles >= 32): odd
 H/W, H/W not multiples of 4 (clipped edge tiles), padding 0/1/2, Cin/Cout 1..67 (channel
 counts off the vector width), batch 2, with and without bias, at 1 and 2 threads (resnet-18's
-layer1 shape is large enough to split over threads).
+layer1 shape is large enough to split over threads; each worker runs chunks of tiles end to end,
+and a chunk may start and end inside a tile row, so shapes with several chunks per thread and
+with chunk ends mid row are included; with few tiles per thread the phased path runs: blocks of
+tile rows, each phase over the pool).
 
 Tolerance: max|out - ref| <= 2e-5 * max|ref| (F(4,3)'s transform constants, up to 8 and 1/24,
 scale float32 rounding; measured up to 1e-5 relative at 256 input channels, below the 1e-4 the
@@ -24,6 +27,12 @@ CASES = [  # n, cin, h, w, cout, pad
     (1, 16, 30, 26, 67, 1),
     (2, 64, 14, 14, 64, 1),
     (1, 64, 56, 56, 64, 1),
+    # More chunks than threads (V and M capped per chunk), chunk ends mid tile row.
+    (1, 160, 28, 32, 300, 0),
+    # 110 tiles: at 2 threads two chunks of 55, each ending mid tile row.
+    (1, 8, 44, 40, 12, 0),
+    # Few tiles per thread: the phased path at 2 threads.
+    (1, 40, 18, 18, 100, 1),
 ]
 
 
