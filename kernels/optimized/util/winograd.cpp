@@ -58,23 +58,28 @@ struct Plan {
   std::atomic<int64_t> next_chunk{0};
 };
 
+// Row i of the input band that starts at tile row th0 (input row th0 * 4 - pad + i of image x),
+// channel-minor with zero padding: dst[j][c] holds input column j - pad_w, channel c.
+void fill_band_row(const ConvShape& s, int64_t band_w, const float* x, int64_t th0, int64_t i,
+                   float* dst) {
+  const int64_t cin = s.in_channels, row_floats = band_w * cin;
+  const int64_t ih = th0 * 4 - s.pad_h + i;
+  if (ih < 0 || ih >= s.in_h) {
+    std::memset(dst, 0, static_cast<size_t>(row_floats) * sizeof(float));
+    return;
+  }
+  const int64_t j0 = min64(s.pad_w, band_w), j1 = min64(s.pad_w + s.in_w, band_w);
+  std::memset(dst, 0, static_cast<size_t>(j0 * cin) * sizeof(float));
+  std::memset(dst + j1 * cin, 0, static_cast<size_t>((band_w - j1) * cin) * sizeof(float));
+  opt::isa_kernels().transpose(x + ih * s.in_w + (j0 - s.pad_w), s.in_h * s.in_w, dst + j0 * cin,
+                               cin, cin, j1 - j0);
+}
+
 // Input rows [th0 * 4 - pad, ...) of image x, channel-minor with zero padding: band[i][j][c].
 void fill_band(const Plan& p, int64_t th0, int64_t band_rows, float* band) {
-  const ConvShape& s = *p.s;
-  const int64_t cin = s.in_channels, row_floats = p.band_w * cin;
+  const int64_t row_floats = p.band_w * p.s->in_channels;
   for (int64_t i = 0; i < band_rows; ++i) {
-    float* dst = band + i * row_floats;
-    const int64_t ih = th0 * 4 - s.pad_h + i;
-    if (ih < 0 || ih >= s.in_h) {
-      std::memset(dst, 0, static_cast<size_t>(row_floats) * sizeof(float));
-      continue;
-    }
-    // Columns j hold input column j - pad_w.
-    const int64_t j0 = min64(s.pad_w, p.band_w), j1 = min64(s.pad_w + s.in_w, p.band_w);
-    std::memset(dst, 0, static_cast<size_t>(j0 * cin) * sizeof(float));
-    std::memset(dst + j1 * cin, 0, static_cast<size_t>((p.band_w - j1) * cin) * sizeof(float));
-    opt::isa_kernels().transpose(p.x + ih * s.in_w + (j0 - s.pad_w), s.in_h * s.in_w,
-                                 dst + j0 * cin, cin, cin, j1 - j0);
+    fill_band_row(*p.s, p.band_w, p.x, th0, i, band + i * row_floats);
   }
 }
 
@@ -171,23 +176,10 @@ struct PhasedPlan {
 
 // Input rows [th0 * 4 - pad, ...) of image x, channel-minor with zero padding: band[i][j][c].
 void fill_band_phased(const PhasedPlan& p, const float* x, int64_t th0, int64_t band_rows) {
-  const ConvShape& s = *p.s;
-  const int64_t cin = s.in_channels, row_floats = p.band_w * cin;
+  const int64_t row_floats = p.band_w * p.s->in_channels;
   opt::parallel_for(band_rows, row_floats * 2, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      float* dst = p.band + i * row_floats;
-      const int64_t ih = th0 * 4 - s.pad_h + i;
-      if (ih < 0 || ih >= s.in_h) {
-        std::memset(dst, 0, static_cast<size_t>(row_floats) * sizeof(float));
-        continue;
-      }
-      // Columns j hold input column j - pad_w.
-      const int64_t j0 = min64(s.pad_w, p.band_w), j1 = min64(s.pad_w + s.in_w, p.band_w);
-      std::memset(dst, 0, static_cast<size_t>(j0 * cin) * sizeof(float));
-      std::memset(dst + j1 * cin, 0, static_cast<size_t>((p.band_w - j1) * cin) * sizeof(float));
-      opt::isa_kernels().transpose(x + ih * s.in_w + (j0 - s.pad_w), s.in_h * s.in_w,
-                                   dst + j0 * cin, cin, cin, j1 - j0);
-    }
+    for (int64_t i = i0; i < i1; ++i)
+      fill_band_row(*p.s, p.band_w, x, th0, i, p.band + i * row_floats);
   });
 }
 
