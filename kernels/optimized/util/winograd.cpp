@@ -39,11 +39,22 @@ struct WorkerScratch {
   void* gemm;   // sgemm_serial's packing buffers
 };
 
-struct Plan {
-  const ConvShape* s;
+// F(4x4, 3x3) tiling of one convolution's output: 4x4 output tiles over 6x6 input patches.
+struct TileGeometry {
   int64_t tiles_h, tiles_w;
-  int64_t band_w;       // padded input columns: tiles_w * 4 + 2
-  int64_t out_w;        // tiles_w * 4
+  int64_t band_w;  // padded input columns: tiles_w * 4 + 2
+  int64_t out_w;   // tiles_w * 4
+
+  explicit TileGeometry(const ConvShape& s)
+      : tiles_h((s.out_h + 3) / 4),
+        tiles_w((s.out_w + 3) / 4),
+        band_w(tiles_w * 4 + 2),
+        out_w(tiles_w * 4) {}
+};
+
+struct Plan : TileGeometry {
+  explicit Plan(const ConvShape& shape) : TileGeometry(shape), s(&shape) {}
+  const ConvShape* s;
   int64_t chunk_tiles;  // tiles per chunk (the last may have fewer)
   int64_t chunks;
   int64_t span_rows;  // most tile rows one chunk touches
@@ -164,12 +175,10 @@ void winograd_worker(void* context, size_t worker) {
   }
 }
 
-struct PhasedPlan {
+struct PhasedPlan : TileGeometry {
+  explicit PhasedPlan(const ConvShape& shape) : TileGeometry(shape), s(&shape) {}
   const ConvShape* s;
-  int64_t tiles_h, tiles_w;
-  int64_t band_w;  // padded input columns: tiles_w * 4 + 2
-  int64_t out_w;   // tiles_w * 4
-  int64_t rows;    // tile rows per block
+  int64_t rows;  // tile rows per block
   const float* u;
   float *band, *v, *m, *o;
 };
@@ -260,12 +269,7 @@ bool run_block(KernelContext& ctx, const PhasedPlan& p, const float* x, const fl
 bool winograd_conv_phased(KernelContext& ctx, const ConvShape& s, const float* input,
                           const float* u, const float* bias, const float* residual, float* out,
                           bool relu) {
-  PhasedPlan p;
-  p.s = &s;
-  p.tiles_h = (s.out_h + 3) / 4;
-  p.tiles_w = (s.out_w + 3) / 4;
-  p.band_w = p.tiles_w * 4 + 2;
-  p.out_w = p.tiles_w * 4;
+  PhasedPlan p(s);
   const int64_t cin = s.in_channels, cout = s.out_channels;
   // Tile rows per block: as many as keep V within kVFloats, then evened out over the blocks.
   int64_t rows = max64(1, kVFloats / (36 * cin * p.tiles_w));
@@ -357,12 +361,7 @@ bool winograd_pays_off(const ConvShape& s) {
 bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
                    const float* u, const float* bias, const float* residual, float* out,
                    bool relu) {
-  Plan p;
-  p.s = &s;
-  p.tiles_h = (s.out_h + 3) / 4;
-  p.tiles_w = (s.out_w + 3) / 4;
-  p.band_w = p.tiles_w * 4 + 2;
-  p.out_w = p.tiles_w * 4;
+  Plan p(s);
   p.bias = bias;
   p.relu = relu;
   const int64_t cin = s.in_channels, cout = s.out_channels;
