@@ -1,6 +1,7 @@
 #include "backends/ethos_u/aot/vela.h"
 
 #include <sys/wait.h>
+#include <toml++/toml.h>
 #include <unistd.h>
 #include <zip.h>
 
@@ -10,9 +11,9 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "compiler/compile_error.h"
+#include "runtime/host/self_location.h"
 
 namespace pteron::ethos_u {
 
@@ -60,11 +61,9 @@ NpuConfig npu_config_of(const std::string& target_name_or_path) {
 }
 
 std::string vela_path() {
-  if (const char* env = std::getenv("PTERON_VELA"); env != nullptr && *env) return env;
-#ifdef PTERON_DEFAULT_VELA
-  if (fs::exists(PTERON_DEFAULT_VELA)) return PTERON_DEFAULT_VELA;
-#endif
-  return "vela";
+  // $PTERON_VELA, the Arm tools venv next to pteron or in the user's data folder, then $PATH.
+  std::string found = host::find_arm_tool("PTERON_VELA", "vela");
+  return found.empty() ? "vela" : found;  // run_vela's "not found" error names what was looked for
 }
 
 namespace {
@@ -275,11 +274,18 @@ VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
     std::ofstream f(dir / "region.tosa", std::ios::binary);
     f.write(reinterpret_cast<const char*>(tosa.data()), std::streamsize(tosa.size()));
   }
-  std::vector<std::string> args = {vela, (dir / "region.tosa").string(), "--output-format", "raw",
-                                   "--output-dir", (dir / "out").string(),
-                                   "--accelerator-config", config.accelerator,
-                                   "--system-config", config.system_config,
-                                   "--memory-mode", config.memory_mode};
+  std::vector<std::string> args = {vela,
+                                   (dir / "region.tosa").string(),
+                                   "--output-format",
+                                   "raw",
+                                   "--output-dir",
+                                   (dir / "out").string(),
+                                   "--accelerator-config",
+                                   config.accelerator,
+                                   "--system-config",
+                                   config.system_config,
+                                   "--memory-mode",
+                                   config.memory_mode};
   if (!config.config_file.empty()) {
     args.push_back("--config");
     args.push_back(config.config_file);
@@ -288,12 +294,14 @@ VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
   int rc = run_process(args, dir / "vela.log");
   std::string log = read_text(dir / "vela.log");
   if (rc == 127) {
-    throw CompileError("ethos-u: cannot run Vela '" + vela + "' (set PTERON_VELA to the vela "
-                       "program, or `make venv-arm`)");
+    std::string looked;
+    host::find_arm_tool("PTERON_VELA", "vela", &looked);
+    throw CompileError("ethos-u: cannot run Vela '" + vela + "' (looked in " + looked +
+                       "; set PTERON_VELA to the vela program, or `python -m pteron.arm_tools`)");
   }
   if (rc != 0) {
-    throw CompileError("ethos-u: Vela (" + config.accelerator + ") refused the region: " +
-                       vela_error_line(log));
+    throw CompileError("ethos-u: Vela (" + config.accelerator +
+                       ") refused the region: " + vela_error_line(log));
   }
   fs::path npz = dir / "out" / "region_vela.npz";
   if (!fs::exists(npz)) throw CompileError("ethos-u: Vela wrote no " + npz.filename().string());
