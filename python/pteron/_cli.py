@@ -10,7 +10,7 @@ def main() -> None:
     exe = Path(__file__).resolve().parent / "bin" / "pteron"
     if not os.access(exe, os.X_OK):
         sys.exit(f"pteron: the CLI binary {exe} is missing (reinstall the pteron wheel)")
-    os.execv(exe, [str(exe), *sys.argv[1:]])
+    os.execv(exe, ["pteron", *sys.argv[1:]])  # the binary finds itself via /proc/self/exe
 
 
 if __name__ == "__main__":
