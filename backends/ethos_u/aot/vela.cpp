@@ -61,7 +61,10 @@ NpuConfig npu_config_of(const std::string& target_name_or_path) {
 }
 
 std::string vela_path() {
-  // $PTERON_VELA, the Arm tools venv next to pteron or in the user's data folder, then $PATH.
+  // $PTERON_VELA as given (a wrong one fails naming it), else the Arm tools venv next to pteron
+  // or in the user's data folder, then $PATH.
+  const std::string set = host::env_or_empty("PTERON_VELA");
+  if (!set.empty()) return set;
   std::string found = host::find_arm_tool("PTERON_VELA", "vela");
   return found.empty() ? "vela" : found;  // run_vela's "not found" error names what was looked for
 }
