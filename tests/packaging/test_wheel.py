@@ -72,10 +72,11 @@ torch.manual_seed(3)
 model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
                             torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5)).eval()
 x = torch.randn(1, 3, 16, 16)
-program = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)))
-program.save("api.pte")
-(out,) = pteron.load("api.pte").forward(x)
-np.testing.assert_allclose(np.asarray(out), model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+ep = pteron.export(model, (x,))
+for name, partitioners in (("api.pte", []), ("api-xnnpack.pte", [pteron.XnnpackPartitioner()])):
+    pteron.to_edge_transform_and_lower(ep, partitioners, target="host").save(name)
+    (out,) = pteron.load(name, threads=1).forward(x)
+    np.testing.assert_allclose(np.asarray(out), model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
 from pteron import zoo
 assert "resnet-8" in zoo.names() and zoo.__file__.startswith(sys.prefix)
 model, inputs = zoo.get("digits-cnn")  # committed weights, read from the installed package
