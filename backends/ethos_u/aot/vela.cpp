@@ -1,7 +1,6 @@
 #include "backends/ethos_u/aot/vela.h"
 
 #include <sys/wait.h>
-#include <toml++/toml.h>
 #include <unistd.h>
 #include <zip.h>
 
@@ -11,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <toml++/toml.h>
 
 #include "compiler/compile_error.h"
 #include "runtime/host/self_location.h"
@@ -277,18 +277,11 @@ VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
     std::ofstream f(dir / "region.tosa", std::ios::binary);
     f.write(reinterpret_cast<const char*>(tosa.data()), std::streamsize(tosa.size()));
   }
-  std::vector<std::string> args = {vela,
-                                   (dir / "region.tosa").string(),
-                                   "--output-format",
-                                   "raw",
-                                   "--output-dir",
-                                   (dir / "out").string(),
-                                   "--accelerator-config",
-                                   config.accelerator,
-                                   "--system-config",
-                                   config.system_config,
-                                   "--memory-mode",
-                                   config.memory_mode};
+  std::vector<std::string> args = {vela, (dir / "region.tosa").string(), "--output-format", "raw",
+                                   "--output-dir", (dir / "out").string(),
+                                   "--accelerator-config", config.accelerator,
+                                   "--system-config", config.system_config,
+                                   "--memory-mode", config.memory_mode};
   if (!config.config_file.empty()) {
     args.push_back("--config");
     args.push_back(config.config_file);
@@ -303,8 +296,8 @@ VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
                        "; set PTERON_VELA to the vela program, or `python -m pteron.arm_tools`)");
   }
   if (rc != 0) {
-    throw CompileError("ethos-u: Vela (" + config.accelerator +
-                       ") refused the region: " + vela_error_line(log));
+    throw CompileError("ethos-u: Vela (" + config.accelerator + ") refused the region: " +
+                       vela_error_line(log));
   }
   fs::path npz = dir / "out" / "region_vela.npz";
   if (!fs::exists(npz)) throw CompileError("ethos-u: Vela wrote no " + npz.filename().string());
