@@ -73,6 +73,11 @@ endif()
 foreach(t IN LISTS _exported)
   pteron_install_interface(${t})
 endforeach()
+if(TARGET pteron_an547)
+  # The board's headers (board.h, semihosting.h) are included by name, as firmware/ does.
+  target_include_directories(pteron_an547 INTERFACE
+                             $<INSTALL_INTERFACE:${_root}include/firmware/platform/mps3_an547>)
+endif()
 install(TARGETS ${_exported} EXPORT pteronTargets
         ARCHIVE DESTINATION ${_root}lib
         OBJECTS DESTINATION ${_root}lib/pteron/objects)

@@ -62,6 +62,9 @@ def test_bare_metal_package(tmp_path):
     prefix = tmp_path / "m55"
     _cmake("--install", M55_BUILD, "--prefix", prefix)
     assert "pteron_BARE_METAL ON" in (prefix / "lib" / "cmake" / "pteron" / "pteronConfig.cmake").read_text()
+    # The board support a firmware image links: the AN547 platform, its headers and linker script.
+    assert (prefix / "include" / "firmware" / "platform" / "mps3_an547" / "board.h").exists()
+    assert (prefix / "include" / "firmware" / "platform" / "mps3_an547" / "an547.ld.in").exists()
     _cmake("-S", APP, "-B", tmp_path / "app", "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}",
            f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'cmake' / 'arm-none-eabi.cmake'}")
     _cmake("--build", tmp_path / "app")
