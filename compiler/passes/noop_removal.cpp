@@ -42,6 +42,7 @@ int remove_noops(ir::Graph& graph) {
   int removed = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
+    if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     const ir::Node& node = graph.node(id);
     if (!is_noop(graph, node)) continue;
     const ir::ValueId in = node.args[0].tensor();
@@ -58,6 +59,7 @@ int remove_noops(ir::Graph& graph) {
 int simplify_views(ir::Graph& graph) {
   int changed = 0;
   for (ir::NodeId id : graph.nodes()) {
+    if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     const ir::Node& node = graph.node(id);
     if (node.args.empty() || !node.args[0].is_tensor()) continue;
     const ir::Value& src = graph.value(node.args[0].tensor());
