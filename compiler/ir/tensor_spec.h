@@ -21,6 +21,10 @@ struct TensorSpec {
   // Bounded dynamic shapes: empty for a static tensor; otherwise each dimension's lower bound,
   // and `sizes` holds the upper bounds (what memory is planned for).
   std::vector<int64_t> min_sizes;
+  // ... and each dimension's symbolic size as the frontend read it ("s0", "(2*s0)"; "" for a
+  // static dimension). Two dynamic specs are equal only with the same symbolic sizes, so a
+  // pass comparing specs (no-op removal) stays exact. Empty for tensors passes make.
+  std::vector<std::string> sym_sizes;
 
   // A contiguous (identity dim order) spec.
   static TensorSpec contiguous(ScalarType dtype, std::vector<int64_t> sizes);

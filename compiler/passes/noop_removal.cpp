@@ -19,6 +19,8 @@ bool is_noop(const ir::Graph& g, const ir::Node& node) {
   const ir::TensorSpec& out = g.value(node.outputs[0]).spec;
   if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh_copy") return true;
   if (in != out) return false;
+  // Dynamic tensors: equal specs mean equal symbolic sizes only when the frontend recorded them.
+  if (in.is_dynamic() && in.sym_sizes.size() != in.rank()) return false;
   // With equal specs these ops keep every element where it was.
   if (name == "aten::clone" || name == "aten::_to_copy" || name == "aten::view" ||
       name == "aten::_unsafe_view" || name == "aten::reshape" || name == "aten::expand" ||
@@ -42,7 +44,6 @@ int remove_noops(ir::Graph& graph) {
   int removed = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
-    if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     const ir::Node& node = graph.node(id);
     if (!is_noop(graph, node)) continue;
     const ir::ValueId in = node.args[0].tensor();
