@@ -12,9 +12,13 @@ namespace {
 enum class IntOp { Add, Sub, Mul, FloorDiv, Mod, Max, Min };
 enum class CmpOp { Eq, Gt, Lt, Ge, Le };
 
-Error operands(const char* op, Span<EValue*> args, size_t n) {
+// `n` int operands, then the out value, which must already hold `out_tag` (a prim op never
+// changes what kind of value a slot is: other instructions rely on it).
+Error operands(const char* op, Span<EValue*> args, size_t n, Tag out_tag = Tag::Int) {
   PTERON_CHECK(args.size() == n + 1, Error::InvalidProgram, "%s: %zu arguments, expected %zu", op,
                args.size(), n + 1);
+  PTERON_CHECK(args[n]->tag == out_tag, Error::InvalidProgram, "%s: out is %s, expected %s", op,
+               tag_name(args[n]->tag), tag_name(out_tag));
   for (size_t i = 0; i < n; ++i) {
     PTERON_CHECK(args[i]->tag == Tag::Int, Error::NotSupported,
                  "%s: operand %zu is %s; pteron's prim ops take ints", op, i,
@@ -64,7 +68,7 @@ Error compare(KernelContext&, Span<EValue*> args) {
   static constexpr const char* kNames[] = {"executorch_prim::eq.Scalar", "executorch_prim::gt.Scalar",
                                            "executorch_prim::lt.Scalar", "executorch_prim::ge.Scalar",
                                            "executorch_prim::le.Scalar"};
-  PTERON_TRY(operands(kNames[static_cast<int>(kCmp)], args, 2));
+  PTERON_TRY(operands(kNames[static_cast<int>(kCmp)], args, 2, Tag::Bool));
   const int64_t a = args[0]->i, b = args[1]->i;
   bool r = false;
   switch (kCmp) {

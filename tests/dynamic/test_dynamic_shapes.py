@@ -214,3 +214,15 @@ def test_derived_sizes_are_computed_at_run_time(tmp_path):
         for g, w in zip(got, want):
             assert g.shape == tuple(w.shape)
             np.testing.assert_array_equal(g, w.numpy())
+
+
+@pytest.mark.parametrize("backends, reason", [
+    ("cpu", "xnnpack: dynamic shape: Debian's XNNPACK (2022) has no runtime reshape"),
+    ("vulkan", "vulkan: dynamic shape: the Vulkan delegate records its dispatches for static shapes"),
+])
+def test_delegates_refuse_dynamic_nodes_with_reason(backends, reason, exported, tmp_path):
+    _, pt2 = exported("encoder-seq")
+    pte = compile_program(pt2, tmp_path / "enc.pte", BACKENDS[backends])
+    run = cli("inspect", str(pte), "--delegation")
+    assert run.returncode == 0, run.stderr
+    assert reason in run.stdout, run.stdout[-2000:]
