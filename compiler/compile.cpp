@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
+#include "compiler/emit/sym_prologue.h"
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
 #include "compiler/report/graph_info.h"
-#include "compiler/emit/sym_prologue.h"
 #include "runtime/executor/plan_choice.h"  // kFallbackPlanSuffix
 
 namespace pteron::compiler {
@@ -250,7 +250,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     info.refusals = &parts.refusals;
     info.steps = &method.steps;
     const SymPrologue prologue(graph, kernel_nodes(method));
-    for (const SymCall& call : prologue.calls()) info.sym_calls.push_back(call.op + "." + call.overload);
+    for (const SymCall& call : prologue.calls())
+      info.sym_calls.push_back(call.op + "." + call.overload);
     const std::string text = graph_info_json(info);
     named.push_back({kGraphInfoKey, std::vector<uint8_t>(text.begin(), text.end())});
     r.graph_info_bytes = text.size();

@@ -151,9 +151,9 @@ class MethodEmitter {
     // Dynamic tensors: sizes are the upper bounds; kernels resize them on every call.
     const auto dynamism = spec.is_dynamic() ? fb::TensorShapeDynamism::DYNAMIC_BOUND
                                             : fb::TensorShapeDynamism::STATIC;
-    auto t = fb::CreateTensor(b_, static_cast<fb::ScalarType>(spec.dtype), 0, b_.CreateVector(sizes),
-                              b_.CreateVector(spec.dim_order), false, data_buffer_idx, alloc, 0,
-                              dynamism);
+    auto t = fb::CreateTensor(b_, static_cast<fb::ScalarType>(spec.dtype), 0,
+                              b_.CreateVector(sizes), b_.CreateVector(spec.dim_order), false,
+                              data_buffer_idx, alloc, 0, dynamism);
     const int32_t index = add(fb::KernelTypes::Tensor, t.Union());
     tensor_index_[id] = index;
     return index;

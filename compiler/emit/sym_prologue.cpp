@@ -20,7 +20,8 @@ SymPrologue::SymPrologue(const ir::Graph& graph, const std::vector<ir::NodeId>& 
 
 int SymPrologue::slot(const ir::SymExpr& e) const {
   auto it = by_expr_.find(e.str());
-  if (it == by_expr_.end()) throw CompileError("internal: symbolic int " + e.str() + " not planned");
+  if (it == by_expr_.end())
+    throw CompileError("internal: symbolic int " + e.str() + " not planned");
   return it->second;
 }
 
@@ -65,13 +66,26 @@ int SymPrologue::add(const ir::SymExpr& e) {
     default: {
       const char* op = nullptr;
       switch (e.op) {
-        case ir::SymExpr::Op::Add: op = "executorch_prim::add"; break;
-        case ir::SymExpr::Op::Mul: op = "executorch_prim::mul"; break;
-        case ir::SymExpr::Op::FloorDiv: op = "executorch_prim::floordiv"; break;
-        case ir::SymExpr::Op::Mod: op = "executorch_prim::mod"; break;
-        case ir::SymExpr::Op::Max: op = "executorch_prim::sym_max"; break;
-        case ir::SymExpr::Op::Min: op = "executorch_prim::sym_min"; break;
-        default: break;
+        case ir::SymExpr::Op::Add:
+          op = "executorch_prim::add";
+          break;
+        case ir::SymExpr::Op::Mul:
+          op = "executorch_prim::mul";
+          break;
+        case ir::SymExpr::Op::FloorDiv:
+          op = "executorch_prim::floordiv";
+          break;
+        case ir::SymExpr::Op::Mod:
+          op = "executorch_prim::mod";
+          break;
+        case ir::SymExpr::Op::Max:
+          op = "executorch_prim::sym_max";
+          break;
+        case ir::SymExpr::Op::Min:
+          op = "executorch_prim::sym_min";
+          break;
+        default:
+          break;
       }
       // n-ary sums and products become a chain of binary calls.
       int acc = add(*e.operands[0]);

@@ -19,8 +19,8 @@ struct SymSlot {
 };
 
 struct SymCall {
-  std::string op;        // "aten::sym_size" / "executorch_prim::add"
-  std::string overload;  // "int" / "Scalar"
+  std::string op;                     // "aten::sym_size" / "executorch_prim::add"
+  std::string overload;               // "int" / "Scalar"
   ir::ValueId tensor = ir::kNoValue;  // sym_size: the input read
   std::vector<int> operands;          // slots (sym_size: the dimension's Const slot)
   int out = -1;                       // Result slot

@@ -64,8 +64,9 @@ class Reader {
     if (kind == "as_sym_int") {
       if (ir::SymExprPtr e = symbolic(v)) {
         if (!scalar_of(BaseType::Int)) {
-          throw CompileError(what_ + " is the symbolic int " + e->str() + " but the schema expects " +
-                             type_.spelling + "; pteron takes symbolic ints only in int positions");
+          throw CompileError(what_ + " is the symbolic int " + e->str() +
+                             " but the schema expects " + type_.spelling +
+                             "; pteron takes symbolic ints only in int positions");
         }
         return Argument(ir::SymInt{e});
       }

@@ -38,7 +38,7 @@ ir::Layout layout_from_export(int64_t code, const std::string& what);
 struct StridedTensor {
   ir::ScalarType dtype = ir::ScalarType::Float;
   std::vector<int64_t> sizes;
-  std::vector<int64_t> min_sizes;  // empty unless a size is symbolic
+  std::vector<int64_t> min_sizes;          // empty unless a size is symbolic
   std::vector<ir::SymExprPtr> size_exprs;  // per dimension: the expression, or null if static
   std::vector<int64_t> strides;
   int64_t storage_offset = 0;

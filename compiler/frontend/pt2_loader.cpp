@@ -143,7 +143,8 @@ class Loader {
         const Json& hi = member(range, "max_val", what);
         info.min = lo.is_number_integer() ? std::max<int64_t>(lo.get<int64_t>(), 0) : 0;
         // No max (None, int_oo) or one beyond int32 sizes: unbounded, refused where used.
-        info.max = hi.is_number_integer() && hi.get<int64_t>() <= INT32_MAX ? hi.get<int64_t>() : -1;
+        info.max =
+            hi.is_number_integer() && hi.get<int64_t>() <= INT32_MAX ? hi.get<int64_t>() : -1;
         if (info.max >= 0 && info.max < info.min)
           throw CompileError(what + ": max " + std::to_string(info.max) + " is below min " +
                              std::to_string(info.min));

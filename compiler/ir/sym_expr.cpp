@@ -28,15 +28,24 @@ std::string SymExpr::str() const {
     return s + ")";
   };
   switch (op) {
-    case Op::Const: return std::to_string(value);
-    case Op::Symbol: return symbol;
-    case Op::Add: return join(" + ");
-    case Op::Mul: return join("*");
-    case Op::FloorDiv: return join(" // ");
-    case Op::Mod: return join(" % ");
-    case Op::Max: return "max" + join(", ");
-    case Op::Min: return "min" + join(", ");
-    case Op::Pow: return join("**");
+    case Op::Const:
+      return std::to_string(value);
+    case Op::Symbol:
+      return symbol;
+    case Op::Add:
+      return join(" + ");
+    case Op::Mul:
+      return join("*");
+    case Op::FloorDiv:
+      return join(" // ");
+    case Op::Mod:
+      return join(" % ");
+    case Op::Max:
+      return "max" + join(", ");
+    case Op::Min:
+      return "min" + join(", ");
+    case Op::Pow:
+      return join("**");
   }
   return "?";
 }
@@ -77,7 +86,8 @@ class Parser {
   std::string identifier() {
     skip_space();
     const size_t start = pos_;
-    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+    while (pos_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
       ++pos_;
     if (start == pos_) fail("expected a name");
     return std::string(s_.substr(start, pos_ - start));
@@ -126,7 +136,8 @@ class Parser {
       for (const auto& [n, o] : kOps) {
         if (name == n) op = &o;
       }
-      if (op == nullptr) fail("'" + name + "' is not supported (pteron evaluates +, *, //, %, max, min)");
+      if (op == nullptr)
+        fail("'" + name + "' is not supported (pteron evaluates +, *, //, %, max, min)");
       auto e = std::make_shared<SymExpr>();
       e->op = *op;
       do {
@@ -136,8 +147,8 @@ class Parser {
           *op == SymExpr::Op::FloorDiv || *op == SymExpr::Op::Mod || *op == SymExpr::Op::Pow;
       if (binary ? e->operands.size() != 2 : e->operands.size() < 2)
         fail("'" + name + "' has " + std::to_string(e->operands.size()) + " operands");
-      if (*op == SymExpr::Op::Pow &&
-          (!e->operands[1]->is_constant() || e->operands[1]->value < 0 || e->operands[1]->value > 8))
+      if (*op == SymExpr::Op::Pow && (!e->operands[1]->is_constant() || e->operands[1]->value < 0 ||
+                                      e->operands[1]->value > 8))
         fail("Pow with an exponent other than a constant in [0, 8]");
       out = e;
     }
@@ -230,10 +241,12 @@ SymBounds sym_bounds(const SymExpr& e, const SymbolTable& symbols, const std::st
         break;
       case SymExpr::Op::Pow: {
         if (acc.lo < 0)
-          throw CompileError(what + ": symbolic size " + e.str() + " raises a possibly negative value");
+          throw CompileError(what + ": symbolic size " + e.str() +
+                             " raises a possibly negative value");
         SymBounds r{1, 1};
         for (int64_t k = 0; k < x.lo; ++k) {
-          if (__builtin_mul_overflow(r.lo, acc.lo, &r.lo) || __builtin_mul_overflow(r.hi, acc.hi, &r.hi))
+          if (__builtin_mul_overflow(r.lo, acc.lo, &r.lo) ||
+              __builtin_mul_overflow(r.hi, acc.hi, &r.hi))
             throw CompileError(what + ": symbolic size " + e.str() + " overflows");
         }
         acc = check(r);
@@ -273,8 +286,12 @@ SymExprPtr fold_sym_expr(const SymExprPtr& e) {
         if (x == 0) return out;
         v = v - floor_div(v, x) * x;
         break;
-      case SymExpr::Op::Max: v = std::max(v, x); break;
-      case SymExpr::Op::Min: v = std::min(v, x); break;
+      case SymExpr::Op::Max:
+        v = std::max(v, x);
+        break;
+      case SymExpr::Op::Min:
+        v = std::min(v, x);
+        break;
       case SymExpr::Op::Pow: {
         int64_t r = 1;
         for (int64_t k = 0; k < x; ++k) {
@@ -283,7 +300,8 @@ SymExprPtr fold_sym_expr(const SymExprPtr& e) {
         v = r;
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   return SymExpr::constant(v);

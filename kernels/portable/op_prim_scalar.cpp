@@ -30,9 +30,9 @@ Error operands(const char* op, Span<EValue*> args, size_t n, Tag out_tag = Tag::
 template <IntOp kOpKind>
 Error int_op(KernelContext&, Span<EValue*> args) {
   static constexpr const char* kNames[] = {
-      "executorch_prim::add.Scalar",      "executorch_prim::sub.Scalar",
-      "executorch_prim::mul.Scalar",      "executorch_prim::floordiv.Scalar",
-      "executorch_prim::mod.Scalar",      "executorch_prim::sym_max.Scalar",
+      "executorch_prim::add.Scalar",    "executorch_prim::sub.Scalar",
+      "executorch_prim::mul.Scalar",    "executorch_prim::floordiv.Scalar",
+      "executorch_prim::mod.Scalar",    "executorch_prim::sym_max.Scalar",
       "executorch_prim::sym_min.Scalar"};
   const char* op = kNames[static_cast<int>(kOpKind)];
   PTERON_TRY(operands(op, args, 2));
@@ -40,9 +40,15 @@ Error int_op(KernelContext&, Span<EValue*> args) {
   int64_t r = 0;
   bool overflow = false;
   switch (kOpKind) {
-    case IntOp::Add: overflow = __builtin_add_overflow(a, b, &r); break;
-    case IntOp::Sub: overflow = __builtin_sub_overflow(a, b, &r); break;
-    case IntOp::Mul: overflow = __builtin_mul_overflow(a, b, &r); break;
+    case IntOp::Add:
+      overflow = __builtin_add_overflow(a, b, &r);
+      break;
+    case IntOp::Sub:
+      overflow = __builtin_sub_overflow(a, b, &r);
+      break;
+    case IntOp::Mul:
+      overflow = __builtin_mul_overflow(a, b, &r);
+      break;
     case IntOp::FloorDiv:
     case IntOp::Mod:
       PTERON_CHECK(b != 0, Error::InvalidArgument, "%s: division by zero", op);
@@ -54,8 +60,12 @@ Error int_op(KernelContext&, Span<EValue*> args) {
         if ((a % b != 0) && ((a < 0) != (b < 0))) --r;
       }
       break;
-    case IntOp::Max: r = std::max(a, b); break;
-    case IntOp::Min: r = std::min(a, b); break;
+    case IntOp::Max:
+      r = std::max(a, b);
+      break;
+    case IntOp::Min:
+      r = std::min(a, b);
+      break;
   }
   PTERON_CHECK(!overflow, Error::InvalidArgument, "%s: %lld and %lld overflow", op,
                static_cast<long long>(a), static_cast<long long>(b));
@@ -65,18 +75,28 @@ Error int_op(KernelContext&, Span<EValue*> args) {
 
 template <CmpOp kCmp>
 Error compare(KernelContext&, Span<EValue*> args) {
-  static constexpr const char* kNames[] = {"executorch_prim::eq.Scalar", "executorch_prim::gt.Scalar",
-                                           "executorch_prim::lt.Scalar", "executorch_prim::ge.Scalar",
-                                           "executorch_prim::le.Scalar"};
+  static constexpr const char* kNames[] = {
+      "executorch_prim::eq.Scalar", "executorch_prim::gt.Scalar", "executorch_prim::lt.Scalar",
+      "executorch_prim::ge.Scalar", "executorch_prim::le.Scalar"};
   PTERON_TRY(operands(kNames[static_cast<int>(kCmp)], args, 2, Tag::Bool));
   const int64_t a = args[0]->i, b = args[1]->i;
   bool r = false;
   switch (kCmp) {
-    case CmpOp::Eq: r = a == b; break;
-    case CmpOp::Gt: r = a > b; break;
-    case CmpOp::Lt: r = a < b; break;
-    case CmpOp::Ge: r = a >= b; break;
-    case CmpOp::Le: r = a <= b; break;
+    case CmpOp::Eq:
+      r = a == b;
+      break;
+    case CmpOp::Gt:
+      r = a > b;
+      break;
+    case CmpOp::Lt:
+      r = a < b;
+      break;
+    case CmpOp::Ge:
+      r = a >= b;
+      break;
+    case CmpOp::Le:
+      r = a <= b;
+      break;
   }
   *args[2] = EValue::from_bool(r);
   return Error::Ok;

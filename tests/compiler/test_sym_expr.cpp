@@ -1,10 +1,9 @@
 // Symbolic sizes: torch's srepr text parsed, folded and bounded; what pteron cannot evaluate
 // is refused with a CompileError naming the value.
-#include "compiler/ir/sym_expr.h"
-
 #include <gtest/gtest.h>
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/sym_expr.h"
 
 namespace pteron::compiler::ir {
 namespace {
@@ -23,7 +22,9 @@ TEST(SymExpr, ParsesTorchSreprAndBoundsIt) {
 }
 
 TEST(SymExpr, FloorDivModMaxMinPow) {
-  auto bounds = [](const char* text) { return sym_bounds(*parse_sym_expr(text, "t"), symbols(), "t"); };
+  auto bounds = [](const char* text) {
+    return sym_bounds(*parse_sym_expr(text, "t"), symbols(), "t");
+  };
   const char* s0 = "Symbol('s0', positive=True, integer=True)";
   const char* s1 = "Symbol('s1', positive=True, integer=True)";
   SymBounds b = bounds((std::string("FloorDiv(") + s0 + ", Integer(3))").c_str());
@@ -44,7 +45,8 @@ TEST(SymExpr, FloorDivModMaxMinPow) {
 }
 
 TEST(SymExpr, FoldsConstants) {
-  SymExprPtr e = fold_sym_expr(parse_sym_expr("Add(Mul(Integer(2), Integer(3)), Integer(-1))", "t"));
+  SymExprPtr e =
+      fold_sym_expr(parse_sym_expr("Add(Mul(Integer(2), Integer(3)), Integer(-1))", "t"));
   ASSERT_TRUE(e->is_constant());
   EXPECT_EQ(e->value, 5);
 }
@@ -59,7 +61,8 @@ TEST(SymExpr, RefusesWhatItCannotEvaluate) {
     return std::string("no error");
   };
   EXPECT_NE(message("Symbol('s9')").find("symbol 's9' has no range constraint"), std::string::npos);
-  EXPECT_NE(message("CeilToInt(Symbol('s0'))").find("'CeilToInt' is not supported"), std::string::npos);
+  EXPECT_NE(message("CeilToInt(Symbol('s0'))").find("'CeilToInt' is not supported"),
+            std::string::npos);
   EXPECT_NE(message("FloorDiv(Integer(4), Add(Symbol('s0'), Integer(-2)))").find("may be zero"),
             std::string::npos);
   EXPECT_NE(message("Mul(Symbol('s0')").find("tensor 'x'"), std::string::npos);

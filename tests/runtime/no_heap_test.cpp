@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
-#include <string>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "runtime/host/host_method.h"
