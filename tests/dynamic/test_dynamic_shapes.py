@@ -151,6 +151,8 @@ def test_program_marks_tensors_dynamic_and_plans_at_the_upper_bound(exported, tm
         assert after["method_allocator_bytes"] == before["method_allocator_bytes"]
     names = method.instruction_names()
     assert names[0] == "aten::sym_size.int", names[:3]
+    shown = cli("inspect", str(dyn))
+    assert "input 0: float32 [4,3,32,32] (dynamic: sizes from [1,3,8,8])" in shown.stdout, shown.stdout
 
 
 @pytest.mark.parametrize("shape, dim, bound", [((2, 65, 32), 1, "[2, 64]"), ((2, 1, 32), 1, "[2, 64]"),
