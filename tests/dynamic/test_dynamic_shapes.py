@@ -228,3 +228,34 @@ def test_delegates_refuse_dynamic_nodes_with_reason(backends, reason, exported, 
     run = cli("inspect", str(pte), "--delegation")
     assert run.returncode == 0, run.stderr
     assert reason in run.stdout, run.stdout[-2000:]
+
+
+def test_positions_and_masks_sized_by_the_sequence(tmp_path):
+    """arange(seq) into an embedding, full([seq, seq]) into a causal mask: symbolic ints in
+    Scalar and int-list positions, computed at run time."""
+
+    class Positions(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = torch.nn.Embedding(64, 16)
+            self.fc = torch.nn.Linear(16, 16)
+
+        def forward(self, x):
+            h = self.fc(x + self.pos(torch.arange(x.shape[1])))
+            return h, h.mean(1), torch.triu(torch.ones(x.shape[1], x.shape[1]), 1)
+
+    torch.manual_seed(0)
+    model = Positions().eval()
+    ep = pteron.export(model, (torch.randn(2, 10, 16),), dynamic_shapes={"x": {1: Dim("s", min=2, max=64)}})
+    pt2 = tmp_path / "positions.pt2"
+    torch.export.save(ep, pt2)
+    pte = compile_program(pt2, tmp_path / "positions.pte", "portable")
+    method = pteron.load(pte).load_method("forward")
+    for seq in (2, 64, 7):
+        x = torch.randn(2, seq, 16)
+        with torch.no_grad():
+            want = model(x)
+        got = method.execute([x.numpy()])
+        for g, w in zip(got, want):
+            assert g.shape == tuple(w.shape)
+            np.testing.assert_allclose(g, w.numpy(), **TOL)
