@@ -259,3 +259,36 @@ def test_positions_and_masks_sized_by_the_sequence(tmp_path):
         for g, w in zip(got, want):
             assert g.shape == tuple(w.shape)
             np.testing.assert_allclose(g, w.numpy(), **TOL)
+
+
+def test_hugging_face_gpt2_over_a_dynamic_sequence(tmp_path):
+    """transformers' GPT-2 (random weights, 2 layers) exported with a Dim on the sequence: its
+    positions, causal mask and attention sized at run time, on the CPU path."""
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=100, n_positions=64)
+    gpt2 = transformers.GPT2Model(config).eval()
+
+    class Hidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gpt2 = gpt2
+
+        def forward(self, ids):
+            return self.gpt2(input_ids=ids, use_cache=False).last_hidden_state
+
+    model = Hidden().eval()
+    ids = torch.randint(0, 100, (1, 12))
+    ep = pteron.export(model, (ids,), dynamic_shapes={"ids": {1: Dim("seq", min=2, max=64)}})
+    pt2 = tmp_path / "gpt2.pt2"
+    torch.export.save(ep, pt2)
+    pte = compile_program(pt2, tmp_path / "gpt2.pte", BACKENDS["cpu"])
+    method = pteron.load(pte).load_method("forward")
+    for seq in (2, 64, 13):
+        ids = torch.randint(0, 100, (1, seq))
+        with torch.no_grad():
+            want = model(ids).numpy()
+        got = method.execute([ids.numpy()])[0]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, **TOL)
