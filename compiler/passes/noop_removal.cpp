@@ -59,8 +59,8 @@ int remove_noops(ir::Graph& graph) {
 
 int simplify_views(ir::Graph& graph) {
   int changed = 0;
+  // Shape-free rewrites (the outer op's arguments and output stay), so dynamic nodes too.
   for (ir::NodeId id : graph.nodes()) {
-    if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     const ir::Node& node = graph.node(id);
     if (node.args.empty() || !node.args[0].is_tensor()) continue;
     const ir::Value& src = graph.value(node.args[0].tensor());

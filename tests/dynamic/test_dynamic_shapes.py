@@ -130,8 +130,9 @@ def test_one_method_runs_every_size_within_bounds(name, backends, exported, tmp_
 def test_program_marks_tensors_dynamic_and_plans_at_the_upper_bound(exported, tmp_path):
     """The conv net's dynamic arena equals the static program compiled at the maximum size,
     and running at other sizes changes neither the arenas nor the method's allocations. (The
-    encoder's dynamic plan is larger than its static one: at a static size the compiler folds
-    full_like into a constant and removes expands/permutes that become identities.)"""
+    encoder's dynamic arena is larger than its static one, 848 vs 416 KiB: the static compile
+    folds the in-projection weight expanded to the batch of 64 rows into a 768 KiB constant,
+    which the dynamic program computes into the arena, 881 vs 1205 KiB in all.)"""
     model, pt2 = exported("convnet-batch-image")
     dyn = compile_program(pt2, tmp_path / "dyn.pte", "portable")
     ep = pteron.export(model, (torch.randn(4, 3, 32, 32),))
