@@ -203,6 +203,12 @@ bench-gpu: build
 	$(PY) bench/gpu.py --build $(abspath $(BUILD))
 	-$(ET_PY) bench/gpu.py --chart-only
 
+# bench-ops: the optimized upsample / pad / topk fast paths vs PyTorch eager, 1 and 2 threads,
+# each system in its own process (bench/results/ops.{json,md}); BENCH_ARGS: e.g. --rounds 3
+.PHONY: bench-ops
+bench-ops: build
+	$(PY) bench/ops.py $(BENCH_ARGS)
+
 # bench-cortex-m-fp32: the MLPerf Tiny models as Cortex-M55 firmware under QEMU (RAM, flash,
 # instructions per inference; bench/results/mlperf_tiny_m55_fp32.*)
 # bench-explorer: how fast `pteron explore` pages open in headless Chromium (bench/results/explorer.*),
