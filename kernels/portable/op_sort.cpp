@@ -6,7 +6,8 @@
 // Order as torch's CPU kernel: NaN above everything (last ascending, first descending).
 // stable=True keeps equal elements in index order (a merge sort in scratch memory); otherwise
 // std::sort on (value, index) pairs that start in index order, the algorithm and comparator
-// ATen uses, so ties come out as torch's do. Every real dtype and bool, any dim order.
+// ATen uses, so ties come out as torch's do (and, as ATen, a stable radix order for long 1-D
+// int32/int64 rows in ascending order). Every real dtype and bool, any dim order.
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -65,6 +66,12 @@ Error sort_impl(const char* op, KernelContext& ctx, const Tensor& self, int64_t 
   }
   if (self.numel() == 0) return Error::Ok;
   const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  // ATen sorts 1-D int32/int64 ascending with a (stable) radix sort from 32768 elements
+  // (can_use_radix_sort), so there ties keep index order even when stable is false.
+  if (self.dim() == 1 && !descending && n >= 32768 &&
+      (self.dtype() == ScalarType::Int || self.dtype() == ScalarType::Long)) {
+    stable = true;
+  }
   // Pairs of (compute value <= 8 bytes, int64), twice for the merge sort.
   const size_t bytes = static_cast<size_t>(n) * 16 * (stable ? 2 : 1);
   void* scratch = ctx.allocate_scratch(bytes, 16);

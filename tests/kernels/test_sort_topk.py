@@ -55,6 +55,17 @@ def test_sort_stable_long_rows_with_ties_matches_exactly():
         assert torch.equal(v, rv) and torch.equal(i, ri)
 
 
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32])
+def test_sort_unstable_long_rows_tie_order_as_torch(dtype):
+    # torch radix-sorts 1-D int32/int64 ascending from 32768 elements (ties in index order).
+    g = torch.Generator().manual_seed(6)
+    for n in (1000, 40000):
+        x = torch.randint(0, 50, (n,), generator=g).to(dtype)
+        for descending in (False, True):
+            (v, i), (rv, ri) = run_sort(x, 0, descending, None)
+            assert torch.equal(v, rv) and torch.equal(i, ri), f"{dtype} {n} {descending}"
+
+
 def test_sort_nan_and_channels_last():
     x = torch.tensor([3.0, float("nan"), -1.0, float("inf"), float("nan"), -float("inf"), 0.0])
     for descending in (False, True):
