@@ -52,6 +52,13 @@ struct Axis {
     return v;
   }
   bool inside(int64_t i) const { return i >= 0 && i < size; }
+  // floor()ed coordinate as an index; far-off (or NaN) values become -2 or size + 1, outside
+  // like them, without an out-of-range cast.
+  int64_t index(S v) const {
+    if (!(v > S(-2))) return -2;
+    if (!(v < static_cast<S>(size + 1))) return size + 1;
+    return static_cast<int64_t>(v);
+  }
 };
 
 template <typename S>
@@ -95,7 +102,7 @@ void grid_sample(const Tensor& input, const Tensor& grid, Tensor& out, int mode,
           const S xw0 = std::floor(fx), yn = std::floor(fy);
           const S we = fx - xw0, ee = xw0 + S(1) - fx, nn = fy - yn, ss = yn + S(1) - fy;
           const S nw = ss * ee, ne = ss * we, sw = nn * ee, se = nn * we;
-          const int64_t ix = static_cast<int64_t>(xw0), iy = static_cast<int64_t>(yn);
+          const int64_t ix = ax.index(xw0), iy = ay.index(yn);
           const bool finite = std::isfinite(fx) && std::isfinite(fy);
           for (int64_t c = 0; c < channels; ++c) {
             const T* p = plane0 + c * xc;

@@ -58,6 +58,18 @@ def test_grid_sampler_channels_last_and_identity_grid():
     assert_close(out, x, atol=1e-5, rtol=1e-5, what="identity grid")
 
 
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+def test_grid_sampler_far_and_non_finite_coordinates(mode, padding):
+    x, _ = inputs(torch.float32, 9, n=1, c=2)
+    grid = torch.tensor([[[[1e30, -1e30], [float("inf"), 0.0], [float("nan"), 0.5], [-3e9, 2e9]]]])
+    ref = A.grid_sampler_2d(x, grid, mode, padding, False)
+    out = torch.empty_like(ref)
+    run_kernel("aten::grid_sampler_2d.out", [x, grid, mode, padding, False, out])
+    finite = torch.isfinite(ref)
+    torch.testing.assert_close(out[finite], ref[finite], atol=1e-4, rtol=1e-4)
+
+
 @pytest.mark.parametrize(
     "mode,padding,grid_shape,match",
     [

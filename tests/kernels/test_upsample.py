@@ -165,6 +165,21 @@ def test_bad_sizes_fail_cleanly(args, match):
         run_kernel("aten::upsample_nearest2d.vec_out", args(x) + [torch.empty(1, 1, 8, 8)])
 
 
+def test_scales_from_the_program_cannot_index_outside():
+    x = rand((1, 1, 4, 4))
+    with pytest.raises(RuntimeError, match="scale 1e-300 for spatial dim 0 is out of range"):
+        run_kernel("aten::upsample_nearest2d.out", [x, [8, 8], 1e-300, None, torch.empty(1, 1, 8, 8)])
+    # Scales far from output / input (as a program may carry): indices clamp like torch's.
+    for name, extra in [("aten::upsample_bilinear2d.out", [False]), ("aten::upsample_bicubic2d.out", [True]),
+                        ("aten::_upsample_bilinear2d_aa.out", [False])]:
+        ref = getattr(A, name.split("::")[1].split(".")[0])(x, [8, 8], *extra, 1e-3, 50.0)
+        out = torch.empty(1, 1, 8, 8)
+        run_kernel(name, [x, [8, 8], *extra, 1e-3, 50.0, out])
+        if "aa" not in name:
+            check(out, ref, torch.float32, name)
+        assert torch.isfinite(out).all()
+
+
 def test_wrong_out_shape_and_rank():
     x = rand((1, 1, 4, 4))
     with pytest.raises(RuntimeError, match="out shape does not match"):

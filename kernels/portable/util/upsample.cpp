@@ -81,6 +81,12 @@ Error upsample_shape_out(const char* op, const Tensor& self, int32_t k, const EV
       return fail(Error::InvalidProgram, "%s: scale for spatial dim %d must be a float or None", op,
                   d);
     }
+    // ATen ignores scales <= 0 (and NaN); a tiny positive one would put source positions
+    // beyond any index.
+    if (v.d > 0 && v.d < 1.0 / 2147483648.0) {
+      return fail(Error::InvalidArgument, "%s: scale %g for spatial dim %d is out of range", op,
+                  v.d, d);
+    }
     s->scale[d] = v.d;
     s->has_scale[d] = true;
   }
@@ -163,8 +169,7 @@ Taps<S, 2> linear_taps(int64_t dst, int64_t in, int64_t out, S scale, bool align
 template <typename S>
 Taps<S, 4> cubic_taps(int64_t dst, int64_t in, S scale, bool align_corners) {
   const S real = upsample_source_index<S>(scale, dst, align_corners, true);
-  int64_t i = static_cast<int64_t>(std::floor(real));
-  if (i > in - 1) i = in - 1;
+  const int64_t i = upsample_clamped_index(std::floor(real), -2, in);
   S t = real - static_cast<S>(i);
   t = t < S(0) ? S(0) : (t > S(1) ? S(1) : t);
   const S a = S(-0.75);

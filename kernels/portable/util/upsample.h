@@ -57,17 +57,24 @@ inline S upsample_source_index(S scale, int64_t dst, bool align_corners, bool cu
   return (!cubic && src < S(0)) ? S(0) : src;
 }
 
+// A source index from its real position, clamped to [lo, in - 1] before the cast (a scale from
+// the program may put it far outside; NaN gives in - 1).
+template <typename S>
+inline int64_t upsample_clamped_index(S f, int64_t lo, int64_t in) {
+  if (!(f < static_cast<S>(in - 1))) return in - 1;
+  if (!(f > static_cast<S>(lo))) return lo;
+  return static_cast<int64_t>(f);
+}
+
 // nearest_idx / nearest_exact_idx (float arithmetic, as ATen).
 inline int64_t upsample_nearest_index(int64_t dst, int64_t in, int64_t out, float scale,
                                       bool exact) {
   if (!exact) {
     if (out == in) return dst;
     if (out == 2 * in) return dst >> 1;
-    const int64_t i = static_cast<int64_t>(std::floor(static_cast<float>(dst) * scale));
-    return i < in - 1 ? i : in - 1;
+    return upsample_clamped_index(std::floor(static_cast<float>(dst) * scale), 0, in);
   }
-  const int64_t i = static_cast<int64_t>(std::floor((static_cast<float>(dst) + 0.5f) * scale));
-  return i < in - 1 ? i : in - 1;
+  return upsample_clamped_index(std::floor((static_cast<float>(dst) + 0.5f) * scale), 0, in);
 }
 
 // The two taps of linear interpolation (compute_source_index_and_lambda).
@@ -82,8 +89,7 @@ inline LinearTaps<S> upsample_linear_taps(int64_t dst, int64_t in, int64_t out, 
                                           bool align_corners) {
   if (in == out) return {dst, dst, S(1), S(0)};
   const S real = upsample_source_index<S>(scale, dst, align_corners, false);
-  int64_t i0 = static_cast<int64_t>(std::floor(real));
-  if (i0 > in - 1) i0 = in - 1;
+  const int64_t i0 = upsample_clamped_index(std::floor(real), 0, in);
   S lambda = real - static_cast<S>(i0);
   lambda = lambda < S(0) ? S(0) : (lambda > S(1) ? S(1) : lambda);
   const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);

@@ -56,9 +56,10 @@ SeparableWindow<S> separable_window(int64_t i, int64_t in, int64_t out, S scale,
   const S support = antialias && scale >= S(1) ? half * scale : half;
   w.center = static_cast<S>(scale * (static_cast<double>(i) + 0.5 - delta));
   w.invscale = antialias && scale >= S(1) ? S(1) / scale : S(1);
-  const int64_t lo = static_cast<int64_t>(w.center - support + 0.5 + delta);
+  // Clamped before the casts: the scale may come from the program.
+  const int64_t lo = upsample_clamped_index(w.center - support + 0.5 + delta, 0, in + 1);
   w.min = lo > 0 ? lo : 0;
-  const int64_t hi = static_cast<int64_t>(w.center + support + 0.5 + delta);
+  const int64_t hi = upsample_clamped_index(w.center + support + 0.5 + delta, 0, in + 1);
   w.size = (hi < in ? hi : in) - w.min;
   for (int64_t j = 0; j < w.size; ++j) w.total += w.filter(j);
   return w;
@@ -99,6 +100,7 @@ void separable_resize_2d(const Tensor& self, Tensor& out, const UpsampleShape& s
               separable_window<S>(ow, s.in[1], s.out[1], scale_w, kind, antialias, delta);
           // The W pass at input row ih, rounded to T as ATen's intermediate buffer holds it.
           auto row = [&](int64_t ih) -> S {
+            if (ww.size <= 0) return S(0);  // a program's scale put the window off the input
             const T* r = plane + ih * xh + ww.min * xw;
             if (ww.identity) return static_cast<S>(load_value(r[0]));
             S acc = static_cast<S>(load_value(r[0])) * ww.weight(0);
@@ -110,6 +112,8 @@ void separable_resize_2d(const Tensor& self, Tensor& out, const UpsampleShape& s
           S v;
           if (wh.identity) {
             v = row(wh.min);
+          } else if (wh.size <= 0) {
+            v = S(0);
           } else {
             v = row(wh.min) * wh.weight(0);
             for (int64_t i = 1; i < wh.size; ++i) v += row(wh.min + i) * wh.weight(i);
