@@ -2,7 +2,8 @@
 eager at representative sizes, 1 and 2 threads, in one run.
 
 Cases: upsample_nearest2d and upsample_bilinear2d 2x of [1, 64, 128, 128], reflection_pad2d and
-replication_pad2d (3 on each side) of the same, topk 100 of 100,000. (Scatter into 1M, also in
+replication_pad2d (3 on each side) of the same, topk 100 of 100,000, and a stable sort of
+100,000 floats. (Scatter into 1M, also in
 issue 17's list, is left out: no scatter kernel is on main yet; it belongs to the `state` work.)
 
 Each system runs in its own process (`worker` below): pteron's kernel through
@@ -39,6 +40,7 @@ def cases(torch):
     up = torch.empty(1, 64, 256, 256)
     pad = torch.empty(1, 64, 134, 134)
     topv, topi = torch.empty(100), torch.empty(100, dtype=torch.int64)
+    sortv, sorti = torch.empty(100_000), torch.empty(100_000, dtype=torch.int64)
     F = torch.nn.functional
     return {
         "upsample_nearest2d 2x [1,64,128,128]": (
@@ -56,6 +58,9 @@ def cases(torch):
         "topk 100 of 100000": (
             "aten::topk.values", [v, 100, 0, True, True, topv, topi],
             lambda: torch.topk(v, 100)),
+        "sort stable 100000": (
+            "aten::sort.values_stable", [v, True, 0, False, sortv, sorti],
+            lambda: torch.sort(v, stable=True)),
     }
 
 
@@ -98,7 +103,7 @@ def check_outputs():
     for name, (kernel, args, eager) in cases(torch).items():
         pteron_native.run_kernel(kernel, args, "optimized")
         ref = eager()
-        if kernel == "aten::topk.values":
+        if kernel in ("aten::topk.values", "aten::sort.values_stable"):
             ok = torch.equal(args[-2], ref[0]) and torch.equal(args[-1], ref[1])
         else:
             ok = torch.allclose(args[-1], ref, atol=1e-5, rtol=1e-5)

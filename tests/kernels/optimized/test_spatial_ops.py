@@ -1,10 +1,10 @@
-"""The optimized library's upsample_nearest2d, upsample_bilinear2d, reflection/replication pads
-and topk against torch and against the portable kernels, at 1 and 2 threads, on sizes that
+"""The optimized library's upsample_nearest2d, upsample_bilinear2d, reflection/replication pads,
+topk and stable sort against torch and against the portable kernels, at 1 and 2 threads, on sizes that
 split over threads; other dtypes, layouts and malformed arguments go to the portable kernel
 (same results and messages).
 
-Tolerance: nearest, pads and topk exact (copies; topk's values and indices equal, ties
-included). Bilinear: float32 atol 1e-5 rtol 1e-5 against torch, and within 1e-6 of the portable
+Tolerance: nearest, pads, topk and sort exact (copies; topk's and sort's values and indices
+equal, ties, NaN and -0.0 included). Bilinear: float32 atol 1e-5 rtol 1e-5 against torch, and within 1e-6 of the portable
 kernel (the same sums, fused into FMA here).
 """
 
@@ -139,3 +139,23 @@ def test_topk_nan_and_fallbacks():
     torch.testing.assert_close(v, ref_v, equal_nan=True, atol=0, rtol=0)
     with pytest.raises(RuntimeError, match="aten::topk.values: k -3 out of range"):
         run_kernel("aten::topk.values", [x, -3, 0, True, True, v, i], library="optimized")
+
+
+@pytest.mark.parametrize("shape,dim", [((100000,), 0), ((6, 3000), 1), ((40, 300), -1), ((3, 500, 2), 1)])
+@pytest.mark.parametrize("descending", [False, True])
+def test_stable_sort(threads, shape, dim, descending):
+    x = (rand(*shape) * 4).round()  # many ties
+    flat = x.view(-1)
+    flat[::53] = float("nan")
+    flat[1::61] = -0.0
+    flat[2::67] = float("inf")
+    flat[3::71] = -float("inf")
+    ref_v, ref_i = A.sort.stable(x, stable=True, dim=dim, descending=descending)
+    v, i = torch.empty_like(ref_v), torch.empty_like(ref_i)
+    run_kernel("aten::sort.values_stable", [x, True, dim, descending, v, i], library="optimized")
+    torch.testing.assert_close(v, ref_v, equal_nan=True, atol=0, rtol=0)
+    assert torch.equal(i, ref_i)
+    # Not stable: the portable kernel (std::sort's tie order, as torch's).
+    ref_v, ref_i = A.sort.stable(x, stable=False, dim=dim, descending=descending)
+    run_kernel("aten::sort.values_stable", [x, False, dim, descending, v, i], library="optimized")
+    assert torch.equal(i, ref_i)
