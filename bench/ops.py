@@ -1,7 +1,8 @@
 """`make bench-ops`: the optimized library's spatial and selection fast paths against PyTorch
 eager at representative sizes, 1 and 2 threads, in one run.
 
-Cases: upsample_nearest2d and upsample_bilinear2d 2x of [1, 64, 128, 128], reflection_pad2d and
+Cases: upsample_nearest2d and upsample_bilinear2d 2x of [1, 64, 128, 128], antialiased bilinear
+0.5x of the same (F.interpolate(antialias=True)), reflection_pad2d and
 replication_pad2d (3 on each side) of the same, topk 100 of 100,000, and a stable sort of
 100,000 floats. (Scatter into 1M, also in
 issue 17's list, is left out: no scatter kernel is on main yet; it belongs to the `state` work.)
@@ -38,6 +39,7 @@ def cases(torch):
     x = torch.randn(1, 64, 128, 128, generator=g)
     v = torch.randn(100_000, generator=g)
     up = torch.empty(1, 64, 256, 256)
+    down = torch.empty(1, 64, 64, 64)
     pad = torch.empty(1, 64, 134, 134)
     topv, topi = torch.empty(100), torch.empty(100, dtype=torch.int64)
     sortv, sorti = torch.empty(100_000), torch.empty(100_000, dtype=torch.int64)
@@ -49,6 +51,9 @@ def cases(torch):
         "upsample_bilinear2d 2x [1,64,128,128]": (
             "aten::upsample_bilinear2d.vec_out", [x, None, False, [2.0, 2.0], up],
             lambda: F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=False)),
+        "antialiased bilinear 0.5x [1,64,128,128]": (
+            "aten::_upsample_bilinear2d_aa.out", [x, [64, 64], False, None, None, down],
+            lambda: F.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True)),
         "reflection_pad2d 3 [1,64,128,128]": (
             "aten::reflection_pad2d.out", [x, [3, 3, 3, 3], pad],
             lambda: A.reflection_pad2d(x, [3, 3, 3, 3])),

@@ -1,11 +1,11 @@
-"""The optimized library's upsample_nearest2d, upsample_bilinear2d, reflection/replication pads,
-topk and stable sort against torch and against the portable kernels, at 1 and 2 threads, on sizes that
-split over threads; other dtypes, layouts and malformed arguments go to the portable kernel
-(same results and messages).
+"""The optimized library's upsample_nearest2d, upsample_bilinear2d (plain and antialiased),
+reflection/replication pads, topk and stable sort against torch and against the portable
+kernels, at 1 and 2 threads, on sizes that split over threads; other dtypes, layouts and
+malformed arguments go to the portable kernel (same results and messages).
 
 Tolerance: nearest, pads, topk and sort exact (copies; topk's and sort's values and indices
-equal, ties, NaN and -0.0 included). Bilinear: float32 atol 1e-5 rtol 1e-5 against torch, and within 1e-6 of the portable
-kernel (the same sums, fused into FMA here).
+equal, ties, NaN and -0.0 included). Bilinear and antialiased bilinear: float32 atol 1e-5 rtol
+1e-5 against torch, and within 1e-6 of the portable kernel (the same sums, fused into FMA here).
 """
 
 import pteron_native
@@ -159,3 +159,17 @@ def test_stable_sort(threads, shape, dim, descending):
     ref_v, ref_i = A.sort.stable(x, stable=False, dim=dim, descending=descending)
     run_kernel("aten::sort.values_stable", [x, False, dim, descending, v, i], library="optimized")
     assert torch.equal(i, ref_i)
+
+
+@pytest.mark.parametrize("shape,size", [((1, 64, 128, 128), [64, 64]), ((2, 3, 37, 29), [11, 50]),
+                                        ((1, 4, 20, 20), [20, 7]), ((1, 2, 9, 9), [30, 9])])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bilinear_antialias(threads, shape, size, align_corners):
+    x = rand(*shape)
+    ref = A._upsample_bilinear2d_aa(x, size, align_corners, None, None)
+    out, portable = torch.empty_like(ref), torch.empty_like(ref)
+    args = [x, size, align_corners, None, None]
+    run_kernel("aten::_upsample_bilinear2d_aa.out", args + [out], library="optimized")
+    run_kernel("aten::_upsample_bilinear2d_aa.out", args + [portable])
+    assert_close(out, ref, atol=1e-5, rtol=1e-5, what="vs torch")
+    assert_close(out, portable, atol=1e-6, rtol=1e-6, what="vs portable")
