@@ -39,16 +39,20 @@ void pad_rows(const PadGeometry& g, PadMode mode, const W* x, W* y) {
   }
   const int64_t rows = g.planes * out_rows_per_plane;
   opt::parallel_for(rows, ow, [&](int64_t r0, int64_t r1) {
+    // Output row r0's plane and outer padded indices, then counted up row by row (divisions
+    // per row cost as much as a short row's copy).
+    int64_t plane = r0 / out_rows_per_plane, o[2] = {0, 0};
+    for (int64_t rem = r0 % out_rows_per_plane, d = last - 1; d >= 0; --d) {
+      o[d] = rem % g.out[d];
+      rem /= g.out[d];
+    }
     for (int64_t r = r0; r < r1; ++r) {
-      // Source row: the plane, then each padded outer dim mapped to its input index.
-      int64_t rem = r % out_rows_per_plane, src = 0, step = 1;
+      int64_t src = 0, step = 1;
       for (int32_t d = last - 1; d >= 0; --d) {
-        const int64_t o = rem % g.out[d];
-        rem /= g.out[d];
-        src += source_index(o, g.in[d], g.before[d], mode) * step;
+        src += source_index(o[d], g.in[d], g.before[d], mode) * step;
         step *= g.in[d];
       }
-      const W* row = x + ((r / out_rows_per_plane) * in_rows_per_plane + src) * n;
+      const W* row = x + (plane * in_rows_per_plane + src) * n;
       W* dst = y + r * ow;
       if (mode == PadMode::Reflect) {
         for (int64_t j = 0; j < left; ++j) dst[j] = row[left - j];
@@ -59,6 +63,12 @@ void pad_rows(const PadGeometry& g, PadMode mode, const W* x, W* y) {
         std::memcpy(dst + left, row, static_cast<size_t>(n) * sizeof(W));
         for (int64_t j = 0; j < right; ++j) dst[left + n + j] = row[n - 1];
       }
+      int32_t d = last - 1;
+      for (; d >= 0; --d) {
+        if (++o[d] < g.out[d]) break;
+        o[d] = 0;
+      }
+      if (d < 0) ++plane;
     }
   });
 }
