@@ -371,10 +371,32 @@ int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
     std::optional<DynamicActivation> act = torchao_dynamic_activation(graph, node.args[0].tensor());
     QLinearKind kind = m->bits == 4 ? QLinearKind::Q4W : QLinearKind::Q8W;
     ir::ValueId input = node.args[0].tensor();
+    // With the default decompositions the linear reads view(dequantize_affine(...), [M, K]):
+    // the view then reads the float activations instead (per-token rows are the same rows).
+    ir::NodeId row_view = ir::kNoNode;
+    if (!act) {
+      const ir::Value& in = graph.value(input);
+      if (in.is_intermediate() && in.users.size() == 1) {
+        const ir::Node& v = graph.node(in.producer);
+        const std::string vop = v.op.str();
+        if ((vop == "aten::view.default" || vop == "aten::_unsafe_view.default" ||
+             vop == "aten::reshape.default") &&
+            v.args[0].is_tensor() && in.spec.rank() >= 1 &&
+            graph.value(v.args[0].tensor()).spec.rank() >= 1 &&
+            graph.value(v.args[0].tensor()).spec.sizes.back() == in.spec.sizes.back()) {
+          act = torchao_dynamic_activation(graph, v.args[0].tensor());
+          if (act) row_view = v.id;
+        }
+      }
+    }
     if (act) {
       if (m->bits != 4) refuse(node, "dynamic int8 activations are supported with int4 weights only");
       kind = QLinearKind::A8W4;
-      input = act->x;
+      if (row_view != ir::kNoNode) {
+        graph.set_arg(row_view, 0, ir::TensorRef{act->x});
+      } else {
+        input = act->x;
+      }
     }
     if (graph.value(input).spec.dtype != ScalarType::Float) refuse(node, "the input must be float32");
     rewrite_as_quantized_linear(graph, id, input, *m, bias, kind, act ? act->eps : FLT_MIN);

@@ -74,6 +74,29 @@ def _is_core_aten(ep) -> bool:
     return True
 
 
+# torchao's affine quantization primitives, which pteron's optimized library rewrites into its
+# quantized linears (compiler/passes/quantized_linear.h). The default decompositions would turn
+# them into dozens of plain int/float ops, so they are kept whole.
+_TORCHAO_KEPT = ("dequantize_affine", "quantize_affine", "choose_qparams_affine")
+
+
+def _core_aten(ep):
+    import torch
+
+    if _is_core_aten(ep):
+        return ep
+    uses_torchao = any(node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+                       and node.target.namespace == "torchao" for node in ep.graph.nodes)
+    if not uses_torchao:
+        return ep.run_decompositions()
+    table = torch.export.default_decompositions()
+    for name in _TORCHAO_KEPT:
+        op = getattr(torch.ops.torchao, name, None)
+        if op is not None:
+            table.pop(op.default, None)
+    return ep.run_decompositions(table)
+
+
 def _is_view_or_copy(target) -> bool:
     # run_decompositions keeps these (they are not tagged core but every backend takes them).
     return target.__name__.split(".")[0] in {"view", "_to_copy", "clone", "alias", "lift_fresh_copy"}
@@ -164,7 +187,7 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
 
     import torch
 
-    ep = program if _is_core_aten(program) else program.run_decompositions()
+    ep = _core_aten(program)
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)
