@@ -33,14 +33,14 @@ const ir::OpSchema& linear_q4w_schema() {
 }
 
 const ir::OpSchema& linear_8da4w_schema() {
-  static const ir::OpSchema& s = register_single_output_op("pteron::linear_8da4w",
-                                                           {{"input", "Tensor"},
-                                                            {"weight", "Tensor"},
-                                                            {"scales", "Tensor"},
-                                                            {"weight_sums", "Tensor"},
-                                                            {"bias", "Tensor?"},
-                                                            {"group_size", "int"},
-                                                            {"eps", "float"}});
+  static const ir::OpSchema& s =
+      register_single_output_op("pteron::linear_8da4w", {{"input", "Tensor"},
+                                                         {"weight", "Tensor"},
+                                                         {"scales", "Tensor"},
+                                                         {"weight_sums", "Tensor"},
+                                                         {"bias", "Tensor?"},
+                                                         {"group_size", "int"},
+                                                         {"eps", "float"}});
   return s;
 }
 
@@ -76,14 +76,29 @@ std::optional<std::vector<double>> constant_numbers(const ir::Value& v) {
   };
   bool ok = false;
   switch (v.spec.dtype) {
-    case ScalarType::Byte: ok = read(uint8_t{}); break;
-    case ScalarType::Char: ok = read(int8_t{}); break;
-    case ScalarType::Short: ok = read(int16_t{}); break;
-    case ScalarType::Int: ok = read(int32_t{}); break;
-    case ScalarType::Long: ok = read(int64_t{}); break;
-    case ScalarType::Float: ok = read(float{}); break;
-    case ScalarType::Double: ok = read(double{}); break;
-    default: break;
+    case ScalarType::Byte:
+      ok = read(uint8_t{});
+      break;
+    case ScalarType::Char:
+      ok = read(int8_t{});
+      break;
+    case ScalarType::Short:
+      ok = read(int16_t{});
+      break;
+    case ScalarType::Int:
+      ok = read(int32_t{});
+      break;
+    case ScalarType::Long:
+      ok = read(int64_t{});
+      break;
+    case ScalarType::Float:
+      ok = read(float{});
+      break;
+    case ScalarType::Double:
+      ok = read(double{});
+      break;
+    default:
+      break;
   }
   if (!ok) return std::nullopt;
   return out;
@@ -171,14 +186,14 @@ struct DynamicActivation {
 std::optional<DynamicActivation> torchao_dynamic_activation(const ir::Graph& g, ir::ValueId v) {
   const ir::Node* dq = producer_op(g, v, "torchao::dequantize_affine.default");
   if (dq == nullptr) return std::nullopt;
-  const ir::Node* q =
-      producer_op(g, dq->args[0].tensor(), "torchao::quantize_affine.default");
+  const ir::Node* q = producer_op(g, dq->args[0].tensor(), "torchao::quantize_affine.default");
   if (q == nullptr || !q->args[2].is_tensor() || !q->args[3].is_tensor()) {
     refuse(*dq, "quantized activations must come from quantize_affine with a scale and zero point");
   }
   const ir::Value& s = g.value(q->args[2].tensor());
   const ir::Value& z = g.value(q->args[3].tensor());
-  const ir::Node* cq = producer_op(g, q->args[2].tensor(), "torchao::choose_qparams_affine.default");
+  const ir::Node* cq =
+      producer_op(g, q->args[2].tensor(), "torchao::choose_qparams_affine.default");
   const ir::ValueId x = q->args[0].tensor();
   if (cq == nullptr || !z.is_intermediate() || z.producer != cq->id || s.producer_output != 0 ||
       z.producer_output != 1 || !cq->args[0].is_tensor() || cq->args[0].tensor() != x ||
@@ -253,9 +268,9 @@ PackedConstants add_packed(ir::Graph& graph, const std::string& base, const Quan
   const ir::ValueId w = graph.add_constant(
       wname, std::move(wspec), ir::ConstantData::owned(int4 ? pack_int4(m) : bytes_of(m.q), wname));
   const std::string sname = graph.unique_name(base + "_scales");
-  const ir::ValueId s =
-      graph.add_constant(sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows, m.cols / m.group}),
-                         ir::ConstantData::owned(bytes_of(m.scales), sname));
+  const ir::ValueId s = graph.add_constant(
+      sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows, m.cols / m.group}),
+      ir::ConstantData::owned(bytes_of(m.scales), sname));
   return {w, s};
 }
 
@@ -293,8 +308,9 @@ QuantizedMatrix quantize_symmetric(const float* w, int64_t rows, int64_t cols, i
       const float inv = 1.0f / scale;
       for (int64_t k = 0; k < group; ++k) {
         float q = std::nearbyint(x[k] * inv);
-        q = q < static_cast<float>(qmin) ? static_cast<float>(qmin)
-                                         : (q > static_cast<float>(qmax) ? static_cast<float>(qmax) : q);
+        q = q < static_cast<float>(qmin)
+                ? static_cast<float>(qmin)
+                : (q > static_cast<float>(qmax) ? static_cast<float>(qmax) : q);
         m.q[static_cast<size_t>(r * cols + g0 + k)] = static_cast<int8_t>(q);
       }
     }
@@ -308,9 +324,9 @@ void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueI
   const std::string base = graph.value(graph.node(linear).outputs[0]).name + "_weight";
   const PackedConstants c = add_packed(graph, base, m);
   if (kind != QLinearKind::A8W4) {
-    graph.set_op(linear, kind == QLinearKind::Q4W ? linear_q4w_schema() : linear_q8w_schema(),
-                 {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, bias,
-                  m.group});
+    graph.set_op(
+        linear, kind == QLinearKind::Q4W ? linear_q4w_schema() : linear_q8w_schema(),
+        {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, bias, m.group});
     return;
   }
   // sum_k q_k * scale(k) per output channel: the zero-point correction of the activations.
@@ -320,14 +336,17 @@ void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueI
     double s = 0.0;
     for (int64_t g = 0; g < groups; ++g) {
       int64_t qs = 0;
-      for (int64_t k = g * m.group; k < (g + 1) * m.group; ++k) qs += m.q[static_cast<size_t>(r * m.cols + k)];
-      s += static_cast<double>(m.scales[static_cast<size_t>(r * groups + g)]) * static_cast<double>(qs);
+      for (int64_t k = g * m.group; k < (g + 1) * m.group; ++k)
+        qs += m.q[static_cast<size_t>(r * m.cols + k)];
+      s += static_cast<double>(m.scales[static_cast<size_t>(r * groups + g)]) *
+           static_cast<double>(qs);
     }
     sums[static_cast<size_t>(r)] = static_cast<float>(s);
   }
   const std::string sname = graph.unique_name(base + "_sums");
-  const ir::ValueId sums_id = graph.add_constant(sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows}),
-                                                 ir::ConstantData::owned(bytes_of(sums), sname));
+  const ir::ValueId sums_id =
+      graph.add_constant(sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows}),
+                         ir::ConstantData::owned(bytes_of(sums), sname));
   graph.set_op(linear, linear_8da4w_schema(),
                {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales},
                 ir::TensorRef{sums_id}, bias, m.group, eps});
@@ -359,10 +378,12 @@ int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
     std::optional<QuantizedMatrix> m = torchao_weight(graph, *dqw);
     if (!m) continue;
     const ir::Value& out = graph.value(node.outputs[0]);
-    if (out.spec.dtype != ScalarType::Float) refuse(node, "quantized weights need a float32 output");
+    if (out.spec.dtype != ScalarType::Float)
+      refuse(node, "quantized weights need a float32 output");
     if (is_embedding) {
       const ir::ValueId indices = node.args[1].tensor();
-      if (m->bits == 4 && m->cols % 32 != 0) refuse(node, "int4 table rows must be a multiple of 32");
+      if (m->bits == 4 && m->cols % 32 != 0)
+        refuse(node, "int4 table rows must be a multiple of 32");
       rewrite_as_quantized_embedding(graph, id, indices, *m);
       ++rewritten;
       continue;
@@ -390,7 +411,8 @@ int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
       }
     }
     if (act) {
-      if (m->bits != 4) refuse(node, "dynamic int8 activations are supported with int4 weights only");
+      if (m->bits != 4)
+        refuse(node, "dynamic int8 activations are supported with int4 weights only");
       kind = QLinearKind::A8W4;
       if (row_view != ir::kNoNode) {
         graph.set_arg(row_view, 0, ir::TensorRef{act->x});
@@ -398,7 +420,8 @@ int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
         input = act->x;
       }
     }
-    if (graph.value(input).spec.dtype != ScalarType::Float) refuse(node, "the input must be float32");
+    if (graph.value(input).spec.dtype != ScalarType::Float)
+      refuse(node, "the input must be float32");
     rewrite_as_quantized_linear(graph, id, input, *m, bias, kind, act ? act->eps : FLT_MIN);
     ++rewritten;
   }

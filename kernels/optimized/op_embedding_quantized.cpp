@@ -36,8 +36,8 @@ Error embedding_quantized(const char* op, bool int4, Span<EValue*> args) {
                    scales.size(1) == D / G,
                Error::InvalidArgument,
                "%s: group size %lld and scales [%d, %d] do not fit a [%lld, %lld] table", op,
-               static_cast<long long>(G), scales.size(0), scales.size(1),
-               static_cast<long long>(V), static_cast<long long>(D));
+               static_cast<long long>(G), scales.size(0), scales.size(1), static_cast<long long>(V),
+               static_cast<long long>(D));
   int32_t sizes[kMaxTensorDim];
   for (int32_t d = 0; d < indices.dim(); ++d) sizes[d] = indices.size(d);
   sizes[indices.dim()] = static_cast<int32_t>(D);
@@ -45,7 +45,7 @@ Error embedding_quantized(const char* op, bool int4, Span<EValue*> args) {
   const int64_t n = indices.numel();
   auto index = [&](int64_t i) -> int64_t {
     return indices.dtype() == ScalarType::Long ? indices.data<const int64_t>()[i]
-                                                : indices.data<const int32_t>()[i];
+                                               : indices.data<const int32_t>()[i];
   };
   for (int64_t i = 0; i < n; ++i) {
     PTERON_CHECK(index(i) >= 0 && index(i) < V, Error::OutOfRange,

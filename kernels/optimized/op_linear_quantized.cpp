@@ -42,8 +42,7 @@ struct Problem {
 };
 
 Error check_problem(Kind kind, const char* op, const Tensor& input, const Tensor& weight,
-                    const Tensor& scales, const Tensor* bias, int64_t G, Tensor& out,
-                    Problem* p) {
+                    const Tensor& scales, const Tensor* bias, int64_t G, Tensor& out, Problem* p) {
   PTERON_CHECK(input.dtype() == ScalarType::Float && out.dtype() == ScalarType::Float &&
                    scales.dtype() == ScalarType::Float &&
                    (bias == nullptr || bias->dtype() == ScalarType::Float),
@@ -61,12 +60,12 @@ Error check_problem(Kind kind, const char* op, const Tensor& input, const Tensor
   PTERON_CHECK(G >= 1 && K % G == 0 && (!packed || (G % 32 == 0)), Error::InvalidArgument,
                "%s: group size %lld does not divide K = %lld%s", op, static_cast<long long>(G),
                static_cast<long long>(K), packed ? " in multiples of 32" : "");
-  PTERON_CHECK(weight.size(1) == (packed ? K / 2 : K) && scales.size(0) == N &&
-                   scales.size(1) == K / G,
-               Error::InvalidArgument,
-               "%s: weight [%d, %d] / scales [%d, %d] do not match K = %lld, group %lld", op,
-               weight.size(0), weight.size(1), scales.size(0), scales.size(1),
-               static_cast<long long>(K), static_cast<long long>(G));
+  PTERON_CHECK(
+      weight.size(1) == (packed ? K / 2 : K) && scales.size(0) == N && scales.size(1) == K / G,
+      Error::InvalidArgument,
+      "%s: weight [%d, %d] / scales [%d, %d] do not match K = %lld, group %lld", op, weight.size(0),
+      weight.size(1), scales.size(0), scales.size(1), static_cast<long long>(K),
+      static_cast<long long>(G));
   PTERON_CHECK(bias == nullptr || bias->numel() == N, Error::InvalidArgument,
                "%s: bias must have N = %lld elements", op, static_cast<long long>(N));
   PTERON_CHECK(K / G <= kMaxGroupsPerRow, Error::NotSupported, "%s: more than %lld groups per row",
@@ -95,7 +94,8 @@ void run_weight_only(const Problem& p, bool int4) {
   const int64_t blocks = (p.N + kChannelBlock - 1) / kChannelBlock;
   parallel_for(blocks, kChannelBlock * p.M * p.K, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
-      const int64_t n0 = b * kChannelBlock, n1 = n0 + kChannelBlock < p.N ? n0 + kChannelBlock : p.N;
+      const int64_t n0 = b * kChannelBlock,
+                    n1 = n0 + kChannelBlock < p.N ? n0 + kChannelBlock : p.N;
       for (int64_t m = 0; m < p.M; m += kQMaxRows) {
         const int rows = static_cast<int>(p.M - m < kQMaxRows ? p.M - m : kQMaxRows);
         for (int64_t n = n0; n < n1; ++n) {
@@ -151,8 +151,8 @@ Error run_8da4w(KernelContext& ctx, const Problem& p, float eps) {
   auto* xz = static_cast<int32_t*>(ctx.allocate_scratch(static_cast<size_t>(p.M) * 4));
   auto* xsum = static_cast<int32_t*>(ctx.allocate_scratch(static_cast<size_t>(p.M * groups) * 4));
   PTERON_CHECK(xq != nullptr && xs != nullptr && xz != nullptr && xsum != nullptr,
-               Error::OutOfMemory, "%s: no scratch memory for %lld x %lld activations",
-               p.op, static_cast<long long>(p.M), static_cast<long long>(p.K));
+               Error::OutOfMemory, "%s: no scratch memory for %lld x %lld activations", p.op,
+               static_cast<long long>(p.M), static_cast<long long>(p.K));
   parallel_for(p.M, p.K, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
       quantize_row(p.x + m * p.K, p.K, p.G, eps, xq + m * p.K, &xs[m], &xz[m], xsum + m * groups);
@@ -163,7 +163,8 @@ Error run_8da4w(KernelContext& ctx, const Problem& p, float eps) {
   parallel_for(blocks, kChannelBlock * p.M * p.K, [&](int64_t b0, int64_t b1) {
     int32_t dots[kQMaxRows * kMaxGroupsPerRow];
     for (int64_t b = b0; b < b1; ++b) {
-      const int64_t n0 = b * kChannelBlock, n1 = n0 + kChannelBlock < p.N ? n0 + kChannelBlock : p.N;
+      const int64_t n0 = b * kChannelBlock,
+                    n1 = n0 + kChannelBlock < p.N ? n0 + kChannelBlock : p.N;
       for (int64_t m = 0; m < p.M; m += kQMaxRows) {
         const int rows = static_cast<int>(p.M - m < kQMaxRows ? p.M - m : kQMaxRows);
         for (int64_t n = n0; n < n1; ++n) {

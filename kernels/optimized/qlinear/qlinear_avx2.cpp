@@ -25,8 +25,8 @@ inline int32_t hsum_i32(__m256i v) {
 inline __m256 widen8(__m128i bytes) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)); }
 
 template <int R>
-void q8w_t(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
-           int64_t x_rs, float* out, int64_t out_step) {
+void q8w_t(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x, int64_t x_rs,
+           float* out, int64_t out_step) {
   __m256 tot[R];
   float tail_tot[R];
   for (int r = 0; r < R; ++r) {
@@ -129,30 +129,42 @@ void q4a8_t(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq
 void q8w_rows(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
               int64_t x_rs, int rows, float* out, int64_t out_step) {
   switch (rows) {
-    case 1: return q8w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
-    case 2: return q8w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
-    case 3: return q8w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
-    default: return q8w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
+    case 1:
+      return q8w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
+    case 2:
+      return q8w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
+    case 3:
+      return q8w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
+    default:
+      return q8w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
   }
 }
 
 void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
               int64_t x_rs, int rows, float* out, int64_t out_step) {
   switch (rows) {
-    case 1: return q4w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
-    case 2: return q4w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
-    case 3: return q4w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
-    default: return q4w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
+    case 1:
+      return q4w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
+    case 2:
+      return q4w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
+    case 3:
+      return q4w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
+    default:
+      return q4w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
   }
 }
 
 void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs, int rows,
                int32_t* dots) {
   switch (rows) {
-    case 1: return q4a8_t<1>(w, K, G, xq, xq_rs, dots);
-    case 2: return q4a8_t<2>(w, K, G, xq, xq_rs, dots);
-    case 3: return q4a8_t<3>(w, K, G, xq, xq_rs, dots);
-    default: return q4a8_t<4>(w, K, G, xq, xq_rs, dots);
+    case 1:
+      return q4a8_t<1>(w, K, G, xq, xq_rs, dots);
+    case 2:
+      return q4a8_t<2>(w, K, G, xq, xq_rs, dots);
+    case 3:
+      return q4a8_t<3>(w, K, G, xq, xq_rs, dots);
+    default:
+      return q4a8_t<4>(w, K, G, xq, xq_rs, dots);
   }
 }
 

@@ -9,13 +9,11 @@
 namespace pteron::opt::qavx512 {
 namespace {
 
-inline __m512 widen16(__m128i bytes) {
-  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
-}
+inline __m512 widen16(__m128i bytes) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)); }
 
 template <int R>
-void q8w_t(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
-           int64_t x_rs, float* out, int64_t out_step) {
+void q8w_t(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x, int64_t x_rs,
+           float* out, int64_t out_step) {
   __m512 tot[R];
   float tail_tot[R];
   for (int r = 0; r < R; ++r) {
@@ -118,8 +116,8 @@ void q4a8_t(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq
       for (int r = 0; r < R; ++r) {
         const __m256i xv =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + r * xq_rs + g * 32));
-        const __m512i d = _mm512_dpbusd_epi32(
-            _mm512_setzero_si512(), _mm512_zextsi256_si512(u), _mm512_zextsi256_si512(xv));
+        const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_zextsi256_si512(u),
+                                              _mm512_zextsi256_si512(xv));
         dots[r * groups + g] = _mm512_reduce_add_epi32(d);
       }
     }
@@ -150,30 +148,42 @@ void q4a8_t(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq
 void q8w_rows(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
               int64_t x_rs, int rows, float* out, int64_t out_step) {
   switch (rows) {
-    case 1: return q8w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
-    case 2: return q8w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
-    case 3: return q8w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
-    default: return q8w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
+    case 1:
+      return q8w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
+    case 2:
+      return q8w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
+    case 3:
+      return q8w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
+    default:
+      return q8w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
   }
 }
 
 void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
               int64_t x_rs, int rows, float* out, int64_t out_step) {
   switch (rows) {
-    case 1: return q4w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
-    case 2: return q4w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
-    case 3: return q4w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
-    default: return q4w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
+    case 1:
+      return q4w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
+    case 2:
+      return q4w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
+    case 3:
+      return q4w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
+    default:
+      return q4w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
   }
 }
 
 void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs, int rows,
                int32_t* dots) {
   switch (rows) {
-    case 1: return q4a8_t<1>(w, K, G, xq, xq_rs, dots);
-    case 2: return q4a8_t<2>(w, K, G, xq, xq_rs, dots);
-    case 3: return q4a8_t<3>(w, K, G, xq, xq_rs, dots);
-    default: return q4a8_t<4>(w, K, G, xq, xq_rs, dots);
+    case 1:
+      return q4a8_t<1>(w, K, G, xq, xq_rs, dots);
+    case 2:
+      return q4a8_t<2>(w, K, G, xq, xq_rs, dots);
+    case 3:
+      return q4a8_t<3>(w, K, G, xq, xq_rs, dots);
+    default:
+      return q4a8_t<4>(w, K, G, xq, xq_rs, dots);
   }
 }
 

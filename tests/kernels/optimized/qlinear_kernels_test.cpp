@@ -45,7 +45,7 @@ TEST(QLinearKernels, BestTableFirstScalarLast) {
 TEST(QLinearKernels, Int4TimesInt8GroupDotsAreExact) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> w4(-8, 7), a8(-128, 127), pick(0, 9);
-  const int64_t cases[][2] = {{32, 32}, {64, 32}, {96, 32}, {128, 64}, {192, 96},
+  const int64_t cases[][2] = {{32, 32},   {64, 32},   {96, 32},    {128, 64}, {192, 96},
                               {256, 128}, {4096, 32}, {4096, 128}, {160, 160}};
   for (const QLinearKernels* k : tables()) {
     for (const auto& c : cases) {
@@ -66,9 +66,8 @@ TEST(QLinearKernels, Int4TimesInt8GroupDotsAreExact) {
           for (int64_t g = 0; g < groups; ++g) {
             int32_t ref = 0;
             for (int64_t i = g * G; i < (g + 1) * G; ++i) ref += (q[i] + 8) * x[r * rs + i];
-            ASSERT_EQ(dots[r * groups + g], ref)
-                << k->name << " K=" << K << " G=" << G << " rows=" << rows << " r=" << r
-                << " g=" << g;
+            ASSERT_EQ(dots[r * groups + g], ref) << k->name << " K=" << K << " G=" << G
+                                                 << " rows=" << rows << " r=" << r << " g=" << g;
           }
         }
       }
@@ -111,11 +110,12 @@ void check_weight_only(const QLinearKernels& k, bool int4, int64_t K, int64_t G,
 
 TEST(QLinearKernels, Int8WeightOnlyMatchesReference) {
   std::mt19937 rng(11);
-  const int64_t cases[][2] = {{1, 1}, {7, 7}, {63, 63}, {63, 21}, {64, 32}, {100, 100},
-                              {257, 257}, {4096, 4096}, {4096, 128}, {33, 11}};
+  const int64_t cases[][2] = {{1, 1},     {7, 7},     {63, 63},     {63, 21},    {64, 32},
+                              {100, 100}, {257, 257}, {4096, 4096}, {4096, 128}, {33, 11}};
   for (const QLinearKernels* k : tables()) {
     for (const auto& c : cases) {
-      for (int rows = 1; rows <= opt::kQMaxRows; ++rows) check_weight_only(*k, false, c[0], c[1], rows, rng);
+      for (int rows = 1; rows <= opt::kQMaxRows; ++rows)
+        check_weight_only(*k, false, c[0], c[1], rows, rng);
     }
   }
 }
@@ -125,7 +125,8 @@ TEST(QLinearKernels, Int4WeightOnlyMatchesReference) {
   const int64_t cases[][2] = {{32, 32}, {96, 32}, {128, 64}, {192, 96}, {4096, 128}, {4096, 32}};
   for (const QLinearKernels* k : tables()) {
     for (const auto& c : cases) {
-      for (int rows = 1; rows <= opt::kQMaxRows; ++rows) check_weight_only(*k, true, c[0], c[1], rows, rng);
+      for (int rows = 1; rows <= opt::kQMaxRows; ++rows)
+        check_weight_only(*k, true, c[0], c[1], rows, rng);
     }
   }
 }
