@@ -310,3 +310,11 @@ def test_tiny_llama_logits_match_torchao(how):
     size = len(lowered.buffer())
     # Norms, RoPE tables and the program itself stay float: about 2.2-2.6x smaller in all.
     assert size < fp32 / 2.0, (how, fp32, size)
+
+
+def test_torchao_program_on_portable_alone_says_what_to_do():
+    model = torchao_quantized(make_block(), "int4", 32)
+    ep = torch.export.export(model, (torch.zeros(1, 2, dtype=torch.long),)).run_decompositions({})
+    with pytest.raises(pteron.CompileError) as e:
+        pteron.to_edge_transform_and_lower(ep, kernels=["portable"])
+    assert "compile with the optimized library" in str(e.value) and "\n" not in str(e.value)
