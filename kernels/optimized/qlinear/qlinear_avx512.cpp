@@ -107,8 +107,12 @@ void q4a8_t(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq
       for (int r = 0; r < R; ++r) {
         const __m512i xv = _mm512_loadu_si512(xq + r * xq_rs + g * 32);
         const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, xv);
-        dots[r * groups + g] = _mm512_mask_reduce_add_epi32(0x00FF, d);
-        dots[r * groups + g + 1] = _mm512_mask_reduce_add_epi32(0xFF00, d);
+        // Both halves' sums at once (cheaper than two masked reductions).
+        __m256i h = _mm256_hadd_epi32(_mm512_castsi512_si256(d), _mm512_extracti64x4_epi64(d, 1));
+        h = _mm256_hadd_epi32(h, h);  // [L03 H03 L03 H03 | L47 H47 L47 H47]
+        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+        dots[r * groups + g] = _mm_cvtsi128_si32(t);
+        dots[r * groups + g + 1] = _mm_extract_epi32(t, 1);
       }
     }
     if (g < groups) {
