@@ -174,10 +174,18 @@ Error run_8da4w(KernelContext& ctx, const Problem& p, float eps) {
           for (int r = 0; r < rows; ++r) {
             const int32_t* d = dots + r * groups;
             const int32_t* xsr = xsum + (m + r) * groups;
-            float acc = 0.0f;
-            for (int64_t g = 0; g < groups; ++g) {
-              acc += sw[g] * static_cast<float>(d[g] - 8 * xsr[g]);
+            // Eight running sums in a fixed order (lane g % 8), so the loop vectorises and the
+            // result is the same bits whichever table computed the dots.
+            float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            int64_t g = 0;
+            for (; g + 8 <= groups; g += 8) {
+              for (int l = 0; l < 8; ++l) {
+                part[l] += sw[g + l] * static_cast<float>(d[g + l] - 8 * xsr[g + l]);
+              }
             }
+            for (; g < groups; ++g) part[g % 8] += sw[g] * static_cast<float>(d[g] - 8 * xsr[g]);
+            const float acc = ((part[0] + part[1]) + (part[2] + part[3])) +
+                              ((part[4] + part[5]) + (part[6] + part[7]));
             const float sx = xs[m + r];
             float y = sx * acc - sx * static_cast<float>(xz[m + r]) * p.weight_sums[n];
             if (p.bias != nullptr) y += p.bias[n];
