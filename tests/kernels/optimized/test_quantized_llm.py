@@ -318,3 +318,14 @@ def test_torchao_program_on_portable_alone_says_what_to_do():
     with pytest.raises(pteron.CompileError) as e:
         pteron.to_edge_transform_and_lower(ep, kernels=["portable"])
     assert "compile with the optimized library" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_cli_group_size_needs_llm_scheme(tmp_path):
+    from pteron_cli import pteron_cli
+    ep = torch.export.export(make_block(), (torch.zeros(1, 2, dtype=torch.long),))
+    pt2 = tmp_path / "block.pt2"
+    torch.export.save(ep, pt2)
+    r = subprocess.run([pteron_cli(), "compile", str(pt2), "-o", str(tmp_path / "x.pte"),
+                        "--group-size", "32"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
+    assert "--group-size needs --quantize llm-8da4w" in r.stderr
