@@ -329,3 +329,34 @@ def test_cli_group_size_needs_llm_scheme(tmp_path):
                         "--group-size", "32"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
     assert "--group-size needs --quantize llm-8da4w" in r.stderr
+
+
+@pytest.mark.parametrize("case,message", [
+    ("int8 weight for int4", "weight must be uint8"),
+    ("scales shape", "do not match K = 64"),
+    ("bias size", "bias must have N = 4 elements"),
+    ("out shape", ""),
+    ("weight_sums size", r"weight_sums must be float32 \[N = 4\]"),
+    ("eps", "eps must be positive"),
+])
+def test_8da4w_op_checks_its_arguments(case, message):
+    """The program's tensors are not trusted: every mismatch is one error, nothing is read."""
+    x = torch.randn(2, 64)
+    w = torch.zeros(4, 32, dtype=torch.uint8)
+    scales, sums, bias = torch.ones(4, 2), torch.zeros(4), torch.zeros(4)
+    out, eps = torch.empty(2, 4), 1e-30
+    if case == "int8 weight for int4":
+        w = torch.zeros(4, 32, dtype=torch.int8)
+    elif case == "scales shape":
+        scales = torch.ones(4, 3)
+    elif case == "bias size":
+        bias = torch.zeros(5)
+    elif case == "out shape":
+        out = torch.empty(2, 5)
+    elif case == "weight_sums size":
+        sums = torch.zeros(3)
+    elif case == "eps":
+        eps = 0.0
+    with pytest.raises(RuntimeError, match=message):
+        run_kernel("pteron::linear_8da4w.out", [x, w, scales, sums, bias, 32, eps, out],
+                   library="optimized")
