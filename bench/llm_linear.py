@@ -4,9 +4,11 @@ kernels: fp32 aten::linear against the quantized linears (int8 weight-only, int4
 STREAM-style copy measured in the same run (bytes read + written per second by a large
 torch.Tensor.copy_, the memory bandwidth this machine gives one process now).
 
+With --rows > 1 (prefill) the GB/s columns are GFLOP/s per CPU second (2 x rows x N x K).
+
 Run from the repository root after building (not part of `make test`):
     PYTHONPATH=build/python:python .venv/bin/python bench/llm_linear.py [--n 4096] [--k 4096]
-        [--threads 1] [--reps 50] [--group 32]
+        [--threads 1] [--reps 50] [--group 32] [--rows 1]
 
 Figures are medians of --reps calls after a warm-up (wall time; CPU time per call next to it,
 since wall time on a busy machine includes waiting for a core).
@@ -42,6 +44,7 @@ def main():
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--k", type=int, default=4096)
     ap.add_argument("--group", type=int, default=32)
+    ap.add_argument("--rows", type=int, default=1, help="input rows (1: decode; e.g. 128: prefill)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=50)
     a = ap.parse_args()
@@ -49,14 +52,14 @@ def main():
     torch.set_num_threads(a.threads)
     n, k, g = a.n, a.k, a.group
     gen = torch.Generator().manual_seed(0)
-    x = torch.randn(1, k, generator=gen)
+    x = torch.randn(a.rows, k, generator=gen)
     w = torch.randn(n, k, generator=gen)
     q4 = torch.randint(-8, 8, (n, k), generator=gen)
     q8 = torch.randint(-128, 128, (n, k), generator=gen).to(torch.int8)
     s4 = torch.rand(n, k // g, generator=gen) * 0.01
     s8 = torch.rand(n, 1, generator=gen) * 0.01
     sums = torch.zeros(n)
-    out = torch.empty(1, n)
+    out = torch.empty(a.rows, n)
     eps = torch.finfo(torch.float32).smallest_normal
     w4 = pack_int4(q4)
 
@@ -79,7 +82,7 @@ def main():
          lambda: pteron_native.run_kernel("pteron::linear_8da4w.out",
                                           [x, w4, s4, sums, None, g, eps, out], "optimized")),
     ]
-    print(f"GEMV 1 x {k} -> {n}, {a.threads} thread(s); STREAM-style copy: {stream:.1f} GB/s "
+    print(f"{'GEMV' if a.rows == 1 else 'GEMM'} {a.rows} x {k} -> {n}, {a.threads} thread(s); STREAM-style copy: {stream:.1f} GB/s "
           f"({copy_ms:.2f} ms per 64 MiB; {stream_cpu:.1f} GB/s per CPU second)")
     print(f"{'kernel':<24}{'ms':>8}{'cpu ms':>8}{'MB':>7}{'GB/s':>7}{'of copy':>8}"
           f"{'GB/s cpu':>9}{'of copy':>8}")
@@ -87,6 +90,8 @@ def main():
         ms, cpu = median_ms(fn, a.reps)
         gbs = nbytes / (ms * 1e-3) / 1e9
         gbs_cpu = nbytes / (max(cpu, 1e-6) * 1e-3) / 1e9
+        if a.rows > 1:  # compute-bound: GFLOP/s per CPU second instead
+            gbs = gbs_cpu = 2 * a.rows * n * k / (max(cpu, 1e-6) * 1e-3) / 1e9
         print(f"{name:<24}{ms:8.3f}{cpu:8.3f}{nbytes / 1e6:7.1f}{gbs:7.1f}{gbs / stream:8.0%}"
               f"{gbs_cpu:9.1f}{gbs_cpu / stream_cpu:8.0%}")
 
