@@ -82,7 +82,8 @@ def main():
          lambda: pteron_native.run_kernel("pteron::linear_8da4w.out",
                                           [x, w4, s4, sums, None, g, eps, out], "optimized")),
     ]
-    print(f"{'GEMV' if a.rows == 1 else 'GEMM'} {a.rows} x {k} -> {n}, {a.threads} thread(s); STREAM-style copy: {stream:.1f} GB/s "
+    shape = f"{'GEMV' if a.rows == 1 else 'GEMM'} {a.rows} x {k} -> {n}"
+    print(f"{shape}, {a.threads} thread(s); STREAM-style copy: {stream:.1f} GB/s "
           f"({copy_ms:.2f} ms per 64 MiB; {stream_cpu:.1f} GB/s per CPU second)")
     print(f"{'kernel':<24}{'ms':>8}{'cpu ms':>8}{'MB':>7}{'GB/s':>7}{'of copy':>8}"
           f"{'GB/s cpu':>9}{'of copy':>8}")
