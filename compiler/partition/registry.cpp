@@ -22,12 +22,13 @@ std::map<std::string, KernelLibrary>& libraries() {
       {"portable", KernelLibrary{"portable", "portable", {}}},
       // Hosted SIMD/threaded kernels (kernels/optimized); its fusions need its own ops.
       // quantized_linear first: it rewrites torchao's aten::linear / embedding patterns.
-      {"optimized", KernelLibrary{"optimized", "optimized",
-                                   {{"quantized_linear", quantized_linear},
-                                    {"fuse_attention", fuse_attention},
-                                    {"fuse_linear_relu", fuse_linear_relu},
-                                    {"fuse_conv_relu", fuse_conv_relu},
-                                    {"winograd_conv", winograd_conv}}}}};
+      {"optimized", KernelLibrary{"optimized",
+                                  "optimized",
+                                  {{"quantized_linear", quantized_linear},
+                                   {"fuse_attention", fuse_attention},
+                                   {"fuse_linear_relu", fuse_linear_relu},
+                                   {"fuse_conv_relu", fuse_conv_relu},
+                                   {"winograd_conv", winograd_conv}}}}};
   return l;
 }
 

@@ -36,8 +36,9 @@ void check_kernels_available(const ir::Graph& graph,
     std::string key;
     if (schema == nullptr && node.op.ns == "torchao") {
       // Only the optimized library's quantized_linear pass turns these into kernels.
-      key = node.op.str() + " (torchao quantization: compile with the optimized library, "
-                            "backends optimized,portable)";
+      key = node.op.str() +
+            " (torchao quantization: compile with the optimized library, "
+            "backends optimized,portable)";
     } else if (schema == nullptr) {
       key = node.op.str() + " (no out-variant form)";
     } else {

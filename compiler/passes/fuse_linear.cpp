@@ -9,9 +9,9 @@ bool is_compile_time_weight(const ir::Graph& g, const ir::Value& w) {
   if (w.is_constant()) return true;
   if (!w.is_intermediate()) return false;
   const ir::Node& p = g.node(w.producer);
-  const bool dequantize = (p.op.ns == "quantized_decomposed" &&
-                           p.op.name.rfind("dequantize_per_", 0) == 0) ||
-                          p.op.str() == "torchao::dequantize_affine.default";
+  const bool dequantize =
+      (p.op.ns == "quantized_decomposed" && p.op.name.rfind("dequantize_per_", 0) == 0) ||
+      p.op.str() == "torchao::dequantize_affine.default";
   return dequantize && g.value(p.args[0].tensor()).is_constant();
 }
 
