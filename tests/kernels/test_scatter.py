@@ -90,9 +90,7 @@ def test_index_put_rejects_out_of_range_without_writing():
         run_kernel("aten::index_put.out", [x, [torch.tensor([0, 4])], torch.ones(2, 2), False, out])
     assert torch.equal(out, torch.full((4, 2), 3.0))
     with pytest.raises(RuntimeError, match="aten::index_put.out: values size 3"):
-        run_kernel(
-            "aten::index_put.out", [x, [torch.tensor([0])], torch.ones(3), False, torch.empty(4, 2)]
-        )
+        run_kernel("aten::index_put.out", [x, [torch.tensor([0])], torch.ones(3), False, torch.empty(4, 2)])
     with pytest.raises(RuntimeError, match="aten::index_put.out: values has dtype float64"):
         run_kernel(
             "aten::index_put.out",
@@ -120,9 +118,7 @@ def test_index_copy_edges_and_errors():
     e = torch.index_copy(x, 0, torch.tensor(2), torch.tensor([9.0]))
     run_into("aten::index_copy.out", [x, 0, torch.tensor(2), torch.tensor([9.0])], e)
     with pytest.raises(RuntimeError, match="aten::index_copy.out: index 5 is out of bounds"):
-        run_kernel(
-            "aten::index_copy.out", [x, 0, torch.tensor([5]), torch.ones(1), torch.empty(5)]
-        )
+        run_kernel("aten::index_copy.out", [x, 0, torch.tensor([5]), torch.ones(1), torch.empty(5)])
     with pytest.raises(RuntimeError, match="aten::index_copy.out: index must be int64"):
         run_kernel(
             "aten::index_copy.out",
@@ -130,9 +126,7 @@ def test_index_copy_edges_and_errors():
         )
 
 
-@pytest.mark.parametrize(
-    "dim,start,end,step", [(0, 1, 4, 1), (1, None, None, 2), (-1, -3, None, 1), (2, 5, 2, 1), (1, 0, 99, 3)]
-)
+@pytest.mark.parametrize("dim,start,end,step", [(0, 1, 4, 1), (1, None, None, 2), (-1, -3, None, 1), (2, 5, 2, 1), (1, 0, 99, 3)])
 def test_slice_scatter(dim, start, end, step):
     g = gen(5)
     for dtype in ALL_DTYPES:
@@ -163,9 +157,7 @@ def test_select_scatter(dim, index):
         run_into("aten::select_scatter.out", [x, src, dim, index], e, random_order(3, g))
         run_in_place("aten::select_scatter.out", x, [src, dim, index], e)
     with pytest.raises(RuntimeError, match="aten::select_scatter.out: index 4 is out of bounds"):
-        run_kernel(
-            "aten::select_scatter.out", [torch.zeros(4, 2), torch.ones(2), 0, 4, torch.empty(4, 2)]
-        )
+        run_kernel("aten::select_scatter.out", [torch.zeros(4, 2), torch.ones(2), 0, 4, torch.empty(4, 2)])
 
 
 def scatter_index(g, self_shape, index_shape, dim, unique):
@@ -210,13 +202,9 @@ def test_scatter_src_value_add(dim):
 def test_scatter_rejects_bad_index():
     x = torch.zeros(3, 4)
     with pytest.raises(RuntimeError, match="aten::scatter.src_out: index 3 is out of bounds"):
-        run_kernel(
-            "aten::scatter.src_out", [x, 0, torch.tensor([[3]]), torch.ones(1, 1), torch.empty(3, 4)]
-        )
+        run_kernel("aten::scatter.src_out", [x, 0, torch.tensor([[3]]), torch.ones(1, 1), torch.empty(3, 4)])
     with pytest.raises(RuntimeError, match="aten::scatter_add.out: index -1 is out of bounds"):
-        run_kernel(
-            "aten::scatter_add.out", [x, 1, torch.tensor([[-1]]), torch.ones(1, 1), torch.empty(3, 4)]
-        )
+        run_kernel("aten::scatter_add.out", [x, 1, torch.tensor([[-1]]), torch.ones(1, 1), torch.empty(3, 4)])
     with pytest.raises(RuntimeError, match="aten::scatter.value_out: index size 5 exceeds"):
         run_kernel(
             "aten::scatter.value_out",

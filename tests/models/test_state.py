@@ -1,0 +1,96 @@
+"""State between calls: mutable buffers (a decoder's KV cache) persist across execute() calls of
+one loaded method, match the exported module's eager run step by step, reset to the start, and
+are planned once, written in place.
+
+The decoder is exported with transformers' `convert_and_export_with_cache` from a tiny random
+LlamaConfig (no download). Tolerance: 1e-5 absolute on the logits (float32; the same kernels
+as the stateless zoo tests, differences are summation order).
+"""
+
+import pytest
+import torch
+
+import pteron
+
+transformers = pytest.importorskip("transformers")
+
+STEPS = 8
+CACHE = 16
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    from transformers.integrations.executorch import convert_and_export_with_cache
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
+    model = LlamaForCausalLM(config).eval()
+    model.generation_config = GenerationConfig(
+        use_cache=True,
+        cache_implementation="static",
+        max_length=CACHE,
+        cache_config={"batch_size": 1, "max_cache_len": CACHE},
+    )
+    ep = convert_and_export_with_cache(model)
+    tokens = torch.randint(0, 64, (STEPS,), generator=torch.Generator().manual_seed(1))
+    # The exported module's eager run mutates its own buffers: the reference, step by step.
+    eager = ep.module()
+    reference = [eager(input_ids=tokens[i].reshape(1, 1), cache_position=torch.tensor([i])).detach() for i in range(STEPS)]
+    program = pteron.to_edge_transform_and_lower(ep)
+    return program, tokens, reference
+
+
+def decode(program, tokens):
+    return [program.forward(tokens[i].reshape(1, 1), torch.tensor([i]))[0].clone() for i in range(len(tokens))]
+
+
+def test_decoder_matches_eager_step_by_step_and_resets(decoder):
+    program, tokens, reference = decoder
+    loaded = pteron.load(program.buffer())
+    first = decode(loaded, tokens)
+    for step, (got, want) in enumerate(zip(first, reference)):
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=0, msg=f"step {step}")
+    # The cache matters: the same token at another position gives other logits.
+    assert not torch.allclose(first[0], first[1])
+    loaded.reset()
+    again = decode(loaded, tokens)
+    assert all(torch.equal(a, b) for a, b in zip(first, again)), "reset did not restore the start"
+    # A second run without reset continues from the filled cache, so it differs.
+    loaded.reset()
+    loaded.forward(tokens[0].reshape(1, 1), torch.tensor([0]))
+    later = loaded.forward(tokens[0].reshape(1, 1), torch.tensor([0]))[0]
+    torch.testing.assert_close(later, first[0], atol=1e-5, rtol=0)  # position 0 rewritten
+
+
+def test_state_is_planned_once_and_written_in_place(decoder):
+    program, _, _ = decoder
+    loaded = pteron.load(program.buffer())
+    method = loaded.load_method("forward")
+    # 4 KV caches (1x2x16x8 float32) and 2 int64 positions, each 16-byte aligned: one arena.
+    assert method.num_state_tensors == 6
+    sizes = method.meta["planned_buffer_sizes"]
+    assert sizes[-1] == 4 * 1 * 2 * CACHE * 8 * 4 + 2 * 16
+    names = method.instruction_names()
+    # The four cache writes are index_put kernels computing into the cache; only the two
+    # position counters (updated by an add) are copied back.
+    assert names.count("aten::index_put.out") == 4
+    assert names.count("aten::copy.out") == 2 + 2  # the graph's own two copies + two write-backs
+    report = program.report
+    assert any("state write-backs: 2" in line for line in report["passes"]), report["passes"]
+
+
+def test_malformed_state_is_refused(decoder):
+    program, _, _ = decoder
+    data = bytearray(program.buffer())
+    # Truncating the file cuts the mutable data segment (the last one): refused at load.
+    with pytest.raises(RuntimeError, match="segment .* runs past the end of the file"):
+        pteron.load(bytes(data[: len(data) - 64]))
