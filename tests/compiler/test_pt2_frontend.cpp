@@ -231,7 +231,8 @@ TEST(Pt2Frontend, BufferMutationsAreRecorded) {
   const Graph g = load("constants");
   ASSERT_EQ(g.buffer_mutations().size(), 1u);
   const ir::BufferMutation& m = g.buffer_mutations()[0];
-  EXPECT_EQ(g.value(m.buffer).constant->fqn, "steps");
+  ASSERT_TRUE(g.value(m.buffer).is_state());  // a mutated buffer is state, not a constant
+  EXPECT_EQ(g.value(m.buffer).initial->fqn, "steps");
   EXPECT_EQ(g.node(g.value(m.new_value).producer).op.str(), "aten::add.Tensor");
 }
 
