@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
@@ -208,8 +209,9 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();
-  GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
-                                             method.steps, method.delegates, r.target.plan_inputs);
+  GraphMemoryPlan memory =
+      plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment, method.steps,
+                        method.delegates, r.target.plan_inputs, options.state_layout);
   r.memory = memory.plan;
   r.seconds_plan = since(t);
 
@@ -306,6 +308,79 @@ CompileResult compile_pt2(const std::string& path, const CompileOptions& options
   const double load = since(t);
   CompileResult result = compile_graph(graph, options);
   result.report.seconds_load = load;
+  return result;
+}
+
+CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::string>>& methods,
+                                  const CompileOptions& options) {
+  if (methods.empty()) throw CompileError("a program needs at least one method");
+  if (!options.fallback.empty())
+    throw CompileError("fallback plans are not supported in a program with several methods");
+  if (options.quantize != nullptr)
+    throw CompileError("quantization is not supported in a program with several methods");
+  std::vector<ir::Graph> graphs;
+  graphs.reserve(methods.size());
+  std::set<std::string> names;
+  for (const auto& [name, path] : methods) {
+    if (name.empty() || !names.insert(name).second)
+      throw CompileError("method name '" + name + "' is empty or given twice");
+    graphs.push_back(frontend::load_pt2(path));
+  }
+  // A buffer one method mutates is state wherever it is read.
+  std::set<std::string> state_names;
+  for (const ir::Graph& g : graphs) {
+    for (ir::ValueId v : g.states()) state_names.insert(g.value(v).initial->fqn);
+  }
+  for (ir::Graph& g : graphs) {
+    const std::vector<ir::ValueId> constants = g.constants();
+    for (ir::ValueId c : constants) {
+      const ir::ConstantData& data = *g.value(c).constant;
+      if (data.kind == ir::ConstantKind::Buffer && state_names.count(data.fqn)) g.make_state(c);
+    }
+  }
+  const Target target = load_target(options.target);
+  uint32_t state_mem_id = 1;
+  for (const MemoryRegion& r : target.memory) state_mem_id = std::max(state_mem_id, r.mem_id + 1);
+  std::vector<const ir::Graph*> graph_ptrs;
+  for (const ir::Graph& g : graphs) graph_ptrs.push_back(&g);
+  const StateLayout layout = layout_state(graph_ptrs, state_mem_id, target.tensor_alignment);
+
+  std::vector<std::string> backends = options.backends;
+  if (backends.empty()) {
+    backends = target.backends;
+    backends.insert(backends.end(), target.kernels.begin(), target.kernels.end());
+  }
+  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends);
+  std::vector<const Partitioner*> partitioners;
+  for (const auto& p : owned) partitioners.push_back(p.get());
+  CompileOptions method_options = options;
+  method_options.output_path.clear();
+  method_options.strip_debug_info = true;  // the graph info describes one method
+  method_options.state_layout = &layout;
+  std::vector<MethodToEmit> emitted(methods.size());
+  CompileResult result;
+  for (size_t i = 0; i < methods.size(); ++i) {
+    CompileResult one =
+        compile_method(graphs[i], method_options, partitioners, &emitted[i], nullptr);
+    emitted[i].name = methods[i].first;
+    if (i == 0) result.report = std::move(one.report);
+  }
+  CompileReport& r = result.report;
+  const auto t = std::chrono::steady_clock::now();
+  if (options.output_path.empty()) {
+    result.program = emit_program(emitted, &r.emit);
+  } else {
+    try {
+      FileSink sink(options.output_path.c_str());
+      emit_program(emitted, sink, &r.emit);
+      sink.close();
+    } catch (...) {
+      std::remove(options.output_path.c_str());
+      throw;
+    }
+  }
+  r.nodes_out = r.emit.instructions;
+  r.seconds_emit = since(t);
   return result;
 }
 

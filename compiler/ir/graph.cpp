@@ -148,6 +148,17 @@ void Graph::add_buffer_mutation(BufferMutation mutation) {
   mutations_.push_back(mutation);
 }
 
+void Graph::make_state(ValueId id) {
+  Value& v = mutable_value(id);
+  if (!v.is_constant() || v.constant->kind != ConstantKind::Buffer)
+    throw CompileError("value '" + v.name + "' is not a constant buffer");
+  v.kind = ValueKind::State;
+  v.initial = std::move(v.constant);
+  v.constant.reset();
+  std::erase(constants_, id);
+  states_.push_back(id);
+}
+
 void Graph::set_buffer_mutation(ValueId buffer, ValueId new_value) {
   value(new_value);
   for (BufferMutation& m : mutations_) {

@@ -45,6 +45,9 @@ class Graph {
                   NodeId before = kNoNode);
   void set_outputs(std::vector<ValueId> outputs);
   void add_buffer_mutation(BufferMutation mutation);
+  // Turns constant buffer `value` into state (its bytes the initial value): a buffer another
+  // method of the program mutates, which this one must read live.
+  void make_state(ValueId value);
   // Points the mutation of state value `buffer` at another new value.
   void set_buffer_mutation(ValueId buffer, ValueId new_value);
 

@@ -102,6 +102,28 @@ def _stack_calibration(calibration) -> list:
     return [np.ascontiguousarray(np.stack(arrays)) for arrays in per_input]
 
 
+def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels) -> LoweredProgram:
+    if quantize is not None:
+        raise CompileError("quantize is not supported for a program with several methods")
+    if not programs:
+        raise CompileError("a program needs at least one method")
+    backends = backend_names(partitioner or []) + list(kernels or [])
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
+        names, paths = [], []
+        for i, (name, program) in enumerate(programs.items()):
+            if isinstance(program, (str, os.PathLike)):
+                path = os.fspath(program)
+            else:
+                ep = program if _is_core_aten(program) else program.run_decompositions()
+                path = os.path.join(tmp, f"method{i}.pt2")
+                torch.export.save(ep, path)
+            names.append(str(name))
+            paths.append(path)
+        return LoweredProgram(*pteron_native.compile_pt2_methods(names, paths, target, backends))
+
+
 def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host",
                                 quantize: str | None = None, calibration=None, int8_io: bool = False,
                                 observer: str | None = None, percentile: float = 99.99,
@@ -124,7 +146,13 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     and outputs int8 (their scales and zero points are in report["quantize"]); `observer`
     ("minmax" or "percentile", default per scheme) and `percentile` choose activation ranges.
     Calibration progress goes to stderr unless `progress` is False.
+
+    `program` may also be a dict {method name: ExportedProgram or .pt2 path}: one program with
+    one method each (as ExecuTorch's to_edge({...})), whose buffers are shared by name: state
+    one method writes (a KV cache) is what the others read (share_mutable_buffers).
     """
+    if isinstance(program, dict):
+        return _lower_methods(program, partitioner, target, quantize, kernels)
     if quantize is None and (calibration is not None or int8_io):
         raise CompileError("calibration and int8_io need quantize='cortex-m', 'xnnpack' or 'ethos-u'")
     if quantize is not None and calibration is None:

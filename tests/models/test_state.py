@@ -46,7 +46,8 @@ def decoder():
     eager = ep.module()
     reference = [eager(input_ids=tokens[i].reshape(1, 1), cache_position=torch.tensor([i])).detach() for i in range(STEPS)]
     program = pteron.to_edge_transform_and_lower(ep)
-    return program, tokens, reference
+    two_methods = pteron.to_edge_transform_and_lower({"forward": ep, "decode": ep})
+    return program, tokens, reference, two_methods
 
 
 def decode(program, tokens):
@@ -54,7 +55,7 @@ def decode(program, tokens):
 
 
 def test_decoder_matches_eager_step_by_step_and_resets(decoder):
-    program, tokens, reference = decoder
+    program, tokens, reference, _ = decoder
     loaded = pteron.load(program.buffer())
     first = decode(loaded, tokens)
     for step, (got, want) in enumerate(zip(first, reference)):
@@ -72,7 +73,7 @@ def test_decoder_matches_eager_step_by_step_and_resets(decoder):
 
 
 def test_state_is_planned_once_and_written_in_place(decoder):
-    program, _, _ = decoder
+    program, _, _, _ = decoder
     loaded = pteron.load(program.buffer())
     method = loaded.load_method("forward")
     # 4 KV caches (1x2x16x8 float32) and 2 int64 positions, each 16-byte aligned: one arena.
@@ -89,8 +90,29 @@ def test_state_is_planned_once_and_written_in_place(decoder):
 
 
 def test_malformed_state_is_refused(decoder):
-    program, _, _ = decoder
+    program, _, _, _ = decoder
     data = bytearray(program.buffer())
     # Truncating the file cuts the mutable data segment (the last one): refused at load.
     with pytest.raises(RuntimeError, match="segment .* runs past the end of the file"):
         pteron.load(bytes(data[: len(data) - 64]))
+
+
+def test_two_methods_share_the_cache(decoder):
+    _, tokens, reference, program = decoder
+    loaded = pteron.load(program.buffer())
+    assert loaded.method_names == ["forward", "decode"]
+    forward, decode = loaded.load_method("forward"), loaded.load_method("decode")
+    # Steps 0-3 through one method, 4-7 through the other: the second continues the cache the
+    # first wrote (and back), so every step matches the single eager run.
+    for step in range(STEPS):
+        method = forward if step < 4 or step == 6 else decode
+        got = method(tokens[step].reshape(1, 1), torch.tensor([step]))[0]
+        torch.testing.assert_close(got, reference[step], atol=1e-5, rtol=0, msg=f"step {step}")
+    # One state: resetting the program resets what both methods see. Step 1 alone reads
+    # cache row 0, which holds step 0's keys unless the reset cleared it.
+    fresh = pteron.load(program.buffer()).load_method("decode")
+    want = fresh(tokens[1].reshape(1, 1), torch.tensor([1]))[0]
+    stale = decode(tokens[1].reshape(1, 1), torch.tensor([1]))[0]
+    assert not torch.equal(stale, want)
+    loaded.reset()
+    assert torch.equal(decode(tokens[1].reshape(1, 1), torch.tensor([1]))[0], want)
