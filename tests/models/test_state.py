@@ -7,6 +7,9 @@ LlamaConfig (no download). Tolerance: 1e-5 absolute on the logits (float32; the 
 as the stateless zoo tests, differences are summation order).
 """
 
+import struct
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -116,3 +119,28 @@ def test_two_methods_share_the_cache(decoder):
     assert not torch.equal(stale, want)
     loaded.reset()
     assert torch.equal(decode(tokens[1].reshape(1, 1), torch.tensor([1]))[0], want)
+
+
+SEED = Path(__file__).resolve().parents[1] / "fuzz" / "regressions" / "state-cache-counter.pte"
+
+
+def patched_seed(old: bytes, new: bytes) -> bytes:
+    data = SEED.read_bytes()
+    assert data.count(old) == 1, "pattern not unique in the seed"
+    return data.replace(old, new)
+
+
+def test_malformed_state_tables_are_refused_with_one_line():
+    # The seed's mutable data offsets: [reserved 0, cache at 0, count at 48] (u32 length, u64s).
+    offsets = struct.pack("<IQQQ", 3, 0, 0, 48)
+    loaded = pteron.load(SEED.read_bytes())
+    assert loaded.load_method("forward").num_state_tensors == 2
+    # An entry that does not exist (the table cut to two entries).
+    bad = patched_seed(offsets, struct.pack("<IQQQ", 2, 0, 0, 48))
+    with pytest.raises(RuntimeError, match=r"initial value from mutable data entry 2, which does not exist"):
+        pteron.load(bad)
+    # An entry past the end of the segment.
+    bad = patched_seed(offsets, struct.pack("<IQQQ", 3, 0, 0, 1 << 40))
+    with pytest.raises(RuntimeError, match=r"overruns the mutable data segment") as e:
+        pteron.load(bad)
+    assert "\n" not in str(e.value)
