@@ -7,6 +7,7 @@ LlamaConfig (no download). Tolerance: 1e-5 absolute on the logits (float32; the 
 as the stateless zoo tests, differences are summation order).
 """
 
+import functools
 import struct
 from pathlib import Path
 
@@ -21,8 +22,9 @@ STEPS = 8
 CACHE = 16
 
 
-@pytest.fixture(scope="module")
-def decoder():
+@functools.cache
+def decoder_export():
+    """The decoder's ExportedProgram (exported once; export is the slow part)."""
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
     from transformers.integrations.executorch import convert_and_export_with_cache
 
@@ -43,7 +45,12 @@ def decoder():
         max_length=CACHE,
         cache_config={"batch_size": 1, "max_cache_len": CACHE},
     )
-    ep = convert_and_export_with_cache(model)
+    return convert_and_export_with_cache(model)
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    ep = decoder_export()
     tokens = torch.randint(0, 64, (STEPS,), generator=torch.Generator().manual_seed(1))
     # The exported module's eager run mutates its own buffers: the reference, step by step.
     eager = ep.module()
@@ -144,3 +151,19 @@ def test_malformed_state_tables_are_refused_with_one_line():
     with pytest.raises(RuntimeError, match=r"overruns the mutable data segment") as e:
         pteron.load(bad)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("backend", ["xnnpack", "optimized"])
+def test_decoder_state_on_the_cpu_paths(decoder, backend):
+    # Delegates and the optimized kernels around the state: the cache writes stay portable
+    # kernels computing in place, the rest runs where it is fastest.
+    _, tokens, reference, _ = decoder
+    ep = decoder_export()
+    if backend == "xnnpack":
+        program = pteron.to_edge_transform_and_lower(ep, [pteron.XnnpackPartitioner()])
+    else:
+        program = pteron.to_edge_transform_and_lower(ep, kernels=("optimized", "portable"))
+    loaded = pteron.load(program.buffer())
+    for step, (got, want) in enumerate(zip(decode(loaded, tokens), reference)):
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=0, msg=f"{backend} step {step}")
+    assert loaded.load_method("forward").instruction_names().count("aten::index_put.out") == 4
