@@ -1,10 +1,12 @@
 """Scatter-style kernels against torch: index_put (accumulate too), index_copy, slice_scatter,
-select_scatter, scatter (src and value), scatter_add and copy, over every dtype, int64/int32 and
+select_scatter, scatter (src and value), scatter_add, scatter_reduce (sum, prod, mean, amax,
+amin, with and without self) and copy, over every dtype, int64/int32 and
 bool indices, negative dims and indices, non-default dim orders, and with out sharing self's
 memory (the in-place cache write the compiler plans for state).
 
-Tolerance: none (elements move), except scatter_add on float16/bfloat16, whose sums of
-repeated indices round per addition in another order than torch's: atol = rtol = 2e-2. Out-of-range indices raise RuntimeError
+Tolerance: none (elements move), except scatter_add/scatter_reduce on float16/bfloat16, whose
+reductions of repeated indices round per step in another order than torch's (atol = rtol =
+2e-2), and scatter_reduce on float32/64 (1e-6). Out-of-range indices raise RuntimeError
 naming the op and the index, and leave out untouched.
 """
 
@@ -221,3 +223,39 @@ def test_copy_broadcasts_and_converts():
             run_into("aten::copy.out", [x, src, False], e, random_order(2, g))
     with pytest.raises(RuntimeError, match="aten::copy.out: src size 3 at dim 0"):
         run_kernel("aten::copy.out", [torch.zeros(4), torch.ones(3), False, torch.empty(4)])
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce(reduce, include_self):
+    g = gen(9)
+    for dtype in [d for d in ALL_DTYPES if d != torch.bool]:
+        for dim in (0, -1):
+            x = with_dim_order(rand((4, 5, 6), dtype, g), random_order(3, g))
+            src = with_dim_order(rand((4, 5, 6), dtype, g), random_order(3, g))
+            ishape = [3, 4, 5]
+            ishape[dim] = 4
+            idx = scatter_index(g, x.shape, ishape, dim, unique=False)  # repeats reduce
+            e = torch.scatter_reduce(x, dim, idx, src, reduce, include_self=include_self)
+            out = empty_with_dim_order(e.shape, dtype, random_order(3, g))
+            run_kernel("aten::scatter_reduce.two_out", [x, dim, idx, src, reduce, include_self, out])
+            if dtype in (torch.float16, torch.bfloat16):
+                torch.testing.assert_close(out, e, atol=2e-2, rtol=2e-2, equal_nan=True)
+            elif dtype.is_floating_point:
+                torch.testing.assert_close(out, e, atol=1e-6, rtol=1e-6, equal_nan=True)
+            else:
+                assert_equal(out, e, f"scatter_reduce {reduce} {dtype}")
+
+
+def test_scatter_reduce_nan_and_errors():
+    x = torch.tensor([1.0, float("nan"), 3.0])
+    src = torch.tensor([float("nan"), 5.0, 0.5])
+    idx = torch.tensor([0, 1, 2])
+    for reduce in ("amax", "amin"):
+        for include_self in (True, False):
+            e = torch.scatter_reduce(x, 0, idx, src, reduce, include_self=include_self)
+            out = torch.empty(3)
+            run_kernel("aten::scatter_reduce.two_out", [x, 0, idx, src, reduce, include_self, out])
+            torch.testing.assert_close(out, e, atol=0, rtol=0, equal_nan=True)
+    with pytest.raises(RuntimeError, match="reduce must be sum, prod, mean, amax or amin"):
+        run_kernel("aten::scatter_reduce.two_out", [x, 0, idx, src, "max", True, torch.empty(3)])
