@@ -393,6 +393,11 @@ class Loader {
                              "', which is " + ir::to_string(old_spec));
         }
         graph_.add_buffer_mutation({target, value});
+      } else if (kind == "user_input_mutation") {
+        const std::string input = json_string(member(*spec, "user_input_name", what), what);
+        throw CompileError(what + ": the model writes into its input '" + input +
+                           "' in place; pteron programs keep state in buffers, not inputs "
+                           "(register a buffer, or clone the input before changing it)");
       } else {
         throw CompileError(what + " is a " + kind + " output, which pteron does not support");
       }

@@ -167,3 +167,14 @@ def test_decoder_state_on_the_cpu_paths(decoder, backend):
     for step, (got, want) in enumerate(zip(decode(loaded, tokens), reference)):
         torch.testing.assert_close(got, want, atol=1e-5, rtol=0, msg=f"{backend} step {step}")
     assert loaded.load_method("forward").instruction_names().count("aten::index_put.out") == 4
+
+
+def test_input_mutation_is_a_clear_compile_error():
+    class AddsIntoInput(torch.nn.Module):
+        def forward(self, x):
+            x.add_(1)
+            return x * 2
+
+    ep = torch.export.export(AddsIntoInput(), (torch.ones(3),))
+    with pytest.raises(RuntimeError, match=r"writes into its input 'x' in place; pteron programs keep state in buffers"):
+        pteron.to_edge_transform_and_lower(ep)
