@@ -1,4 +1,7 @@
 // aten::copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)
+// aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+// (one op: the functional form and the in-place one ExecuTorch emits to write a mutated
+// buffer's new value back into the buffer)
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/strided_copy.h"
 #include "runtime/kernel/kernel.h"
@@ -9,12 +12,7 @@ namespace {
 // out = src broadcast to self's shape and converted to self's dtype (the functional form of
 // self.copy_(src); self gives only the shape and dtype). The compiler also uses it to write a
 // mutated buffer's new value back into the buffer.
-Error copy_out(KernelContext&, Span<EValue*> args) {
-  constexpr const char* kOp = "aten::copy.out";
-  PTERON_TRY(check_args(kOp, args, "TTBT"));
-  const Tensor& self = *args[0]->tensor;
-  const Tensor& src = *args[1]->tensor;
-  Tensor& out = *args[3]->tensor;
+Error copy_into(const char* kOp, const Tensor& self, const Tensor& src, Tensor& out) {
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   PTERON_TRY(expect_out_shape(kOp, out, self.sizes().data(), self.dim()));
   PTERON_CHECK(src.dim() <= self.dim(), Error::InvalidArgument,
@@ -37,8 +35,25 @@ Error copy_out(KernelContext&, Span<EValue*> args) {
   return Error::Ok;
 }
 
+Error copy_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::copy.out";
+  PTERON_TRY(check_args(kOp, args, "TTBT"));
+  return copy_into(kOp, *args[0]->tensor, *args[1]->tensor, *args[3]->tensor);
+}
+
+// self = src; the last argument is the returned self.
+Error copy_in_place(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::copy_";
+  PTERON_TRY(check_args(kOp, args, "TTBT"));
+  Tensor& self = *args[0]->tensor;
+  PTERON_CHECK(args[3]->tensor->const_data() == self.const_data(), Error::InvalidArgument,
+               "%s: the returned tensor is not self", kOp);
+  return copy_into(kOp, self, *args[1]->tensor, self);
+}
+
 }  // namespace
 
 PTERON_KERNEL("aten::copy.out", copy_out);
+PTERON_KERNEL("aten::copy_", copy_in_place);
 
 }  // namespace pteron

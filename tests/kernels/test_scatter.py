@@ -259,3 +259,17 @@ def test_scatter_reduce_nan_and_errors():
             torch.testing.assert_close(out, e, atol=0, rtol=0, equal_nan=True)
     with pytest.raises(RuntimeError, match="reduce must be sum, prod, mean, amax or amin"):
         run_kernel("aten::scatter_reduce.two_out", [x, 0, idx, src, "max", True, torch.empty(3)])
+
+
+def test_copy_in_place():
+    # ExecuTorch writes a mutated buffer back with aten::copy_(self, src): self is also the
+    # returned tensor.
+    g = gen(10)
+    for dtype in ALL_DTYPES:
+        self = rand((3, 4), dtype, g)
+        src = rand((4,), torch.float32, g)
+        expected = self.clone().copy_(src)
+        run_kernel("aten::copy_", [self, src, False, self])
+        assert_equal(self, expected, f"copy_ {dtype}")
+    with pytest.raises(RuntimeError, match="aten::copy_: the returned tensor is not self"):
+        run_kernel("aten::copy_", [torch.zeros(2), torch.ones(2), False, torch.zeros(2)])
