@@ -143,7 +143,8 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
       if (t->allocation_info() == nullptr || t->data_buffer_idx() == 0) continue;
       const fb::ExtraTensorInfo* extra = t->extra_tensor_info();
       jm["state"].push_back(
-          {{"name", extra && extra->fully_qualified_name() ? extra->fully_qualified_name()->str() : ""},
+          {{"name",
+            extra && extra->fully_qualified_name() ? extra->fully_qualified_name()->str() : ""},
            {"memory_id", t->allocation_info()->memory_id()}});
     }
     j["methods"].push_back(jm);
@@ -204,8 +205,7 @@ void print_text(const nlohmann::json& j) {
     }
     std::printf("\n");
     if (m.contains("state")) {
-      std::printf("  state (kept across calls): %zu buffer(s):",
-                  m["state"].size());
+      std::printf("  state (kept across calls): %zu buffer(s):", m["state"].size());
       for (const auto& st : m["state"])
         std::printf(" %s (arena %d)", st["name"].get<std::string>().c_str(),
                     st["memory_id"].get<int>());
