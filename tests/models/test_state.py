@@ -178,3 +178,36 @@ def test_input_mutation_is_a_clear_compile_error():
     ep = torch.export.export(AddsIntoInput(), (torch.ones(3),))
     with pytest.raises(RuntimeError, match=r"writes into its input 'x' in place; pteron programs keep state in buffers"):
         pteron.to_edge_transform_and_lower(ep)
+
+
+def test_a_method_that_only_reads_a_buffer_sees_another_methods_writes():
+    # As ExecuTorch's set_state/get_state: "write" mutates the buffer, "read" only reads it,
+    # so in "read" alone it would be a constant; in one program it is the shared state.
+    class Writer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(4, 3))
+
+        def forward(self, x, pos):
+            self.cache.index_copy_(0, pos, x)
+            return x + 0
+
+    class Reader(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(4, 3))
+
+        def forward(self, scale):
+            return self.cache * scale
+
+    write = torch.export.export(Writer(), (torch.ones(1, 3), torch.tensor([0])))
+    read = torch.export.export(Reader(), (torch.ones(1),))
+    program = pteron.load(pteron.to_edge_transform_and_lower({"write": write, "read": read}).buffer())
+    assert program.load_method("read").num_state_tensors == 1
+    program.run_method("write", [torch.full((1, 3), 2.0), torch.tensor([1])])
+    program.run_method("write", [torch.full((1, 3), 5.0), torch.tensor([3])])
+    expected = torch.zeros(4, 3)
+    expected[1], expected[3] = 2.0, 5.0
+    assert torch.equal(program.run_method("read", [torch.tensor([10.0])])[0], expected * 10)
+    program.reset()
+    assert torch.equal(program.run_method("read", [torch.tensor([1.0])])[0], torch.zeros(4, 3))
