@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
@@ -203,8 +204,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
                                               std::move(lowered.compile_specs), region.inputs,
                                               region.outputs});
-    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(),
-                         region.outputs.size(), std::move(lowered.report_json)});
+    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size(),
+                         std::move(lowered.report_json)});
   }
   // Kernel-library passes (fusions, lowering to a library's ops) on what no delegate took.
   std::vector<std::string> runtime_libraries;
@@ -231,12 +232,18 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     for (const std::string& why : it->second)
       r.refusals.push_back(graph.node(n).describe() + ": " + why);
   }
+  // State: every buffer update is computed in the buffer's memory, or copied into it last.
+  if (const int copies = insert_state_write_backs(graph, method.steps, method.delegates)) {
+    r.passes.lines.push_back("state write-backs: " + std::to_string(copies) +
+                             " buffer update(s) copied into the buffer at the end");
+  }
   check_kernels_available(graph, delegated, runtime_libraries);
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();
-  GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
-                                             method.steps, method.delegates, r.target.plan_inputs);
+  GraphMemoryPlan memory =
+      plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment, method.steps,
+                        method.delegates, r.target.plan_inputs, options.state_layout);
   r.memory = memory.plan;
   r.seconds_plan = since(t);
 
@@ -253,7 +260,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
       if (is_kernel_library(name)) info.kernel_libraries.push_back(name);
     }
     if (info.kernel_libraries.empty()) info.kernel_libraries = r.target.kernels;
-    info.backends.insert(info.backends.end(), info.kernel_libraries.begin(), info.kernel_libraries.end());
+    info.backends.insert(info.backends.end(), info.kernel_libraries.begin(),
+                         info.kernel_libraries.end());
     info.regions = &kept;
     info.region_backend = region_backend;
     info.region_backend_id = region_backend_id;
@@ -297,7 +305,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
 
 CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
                             const std::vector<const Partitioner*>& partitioners) {
-  if (options.fallback.empty()) return compile_method(graph, options, partitioners, nullptr, nullptr);
+  if (options.fallback.empty())
+    return compile_method(graph, options, partitioners, nullptr, nullptr);
   // The fallback plan: a copy of the graph as loaded, compiled with the fallback backends.
   ir::Graph cpu_graph = graph;
   CompileOptions cpu_options = options;
@@ -309,7 +318,8 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   std::vector<const Partitioner*> cpu_partitioners;
   for (const auto& p : owned) cpu_partitioners.push_back(p.get());
   MethodToEmit cpu_method;
-  CompileResult cpu = compile_method(cpu_graph, cpu_options, cpu_partitioners, &cpu_method, nullptr);
+  CompileResult cpu =
+      compile_method(cpu_graph, cpu_options, cpu_partitioners, &cpu_method, nullptr);
   cpu_method.name += kFallbackPlanSuffix;
   CompileResult result = compile_method(graph, options, partitioners, nullptr, &cpu_method);
   result.report.fallback_regions = cpu.report.regions;
@@ -335,6 +345,79 @@ CompileResult compile_pt2(const std::string& path, const CompileOptions& options
   const double load = since(t);
   CompileResult result = compile_graph(graph, options);
   result.report.seconds_load = load;
+  return result;
+}
+
+CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::string>>& methods,
+                                  const CompileOptions& options) {
+  if (methods.empty()) throw CompileError("a program needs at least one method");
+  if (!options.fallback.empty())
+    throw CompileError("fallback plans are not supported in a program with several methods");
+  if (options.quantize != nullptr)
+    throw CompileError("quantization is not supported in a program with several methods");
+  std::vector<ir::Graph> graphs;
+  graphs.reserve(methods.size());
+  std::set<std::string> names;
+  for (const auto& [name, path] : methods) {
+    if (name.empty() || !names.insert(name).second)
+      throw CompileError("method name '" + name + "' is empty or given twice");
+    graphs.push_back(frontend::load_pt2(path));
+  }
+  // A buffer one method mutates is state wherever it is read.
+  std::set<std::string> state_names;
+  for (const ir::Graph& g : graphs) {
+    for (ir::ValueId v : g.states()) state_names.insert(g.value(v).initial->fqn);
+  }
+  for (ir::Graph& g : graphs) {
+    const std::vector<ir::ValueId> constants = g.constants();
+    for (ir::ValueId c : constants) {
+      const ir::ConstantData& data = *g.value(c).constant;
+      if (data.kind == ir::ConstantKind::Buffer && state_names.count(data.fqn)) g.make_state(c);
+    }
+  }
+  const Target target = load_target(options.target);
+  uint32_t state_mem_id = 1;
+  for (const MemoryRegion& r : target.memory) state_mem_id = std::max(state_mem_id, r.mem_id + 1);
+  std::vector<const ir::Graph*> graph_ptrs;
+  for (const ir::Graph& g : graphs) graph_ptrs.push_back(&g);
+  const StateLayout layout = layout_state(graph_ptrs, state_mem_id, target.tensor_alignment);
+
+  std::vector<std::string> backends = options.backends;
+  if (backends.empty()) {
+    backends = target.backends;
+    backends.insert(backends.end(), target.kernels.begin(), target.kernels.end());
+  }
+  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends);
+  std::vector<const Partitioner*> partitioners;
+  for (const auto& p : owned) partitioners.push_back(p.get());
+  CompileOptions method_options = options;
+  method_options.output_path.clear();
+  method_options.strip_debug_info = true;  // the graph info describes one method
+  method_options.state_layout = &layout;
+  std::vector<MethodToEmit> emitted(methods.size());
+  CompileResult result;
+  for (size_t i = 0; i < methods.size(); ++i) {
+    CompileResult one =
+        compile_method(graphs[i], method_options, partitioners, &emitted[i], nullptr);
+    emitted[i].name = methods[i].first;
+    if (i == 0) result.report = std::move(one.report);
+  }
+  CompileReport& r = result.report;
+  const auto t = std::chrono::steady_clock::now();
+  if (options.output_path.empty()) {
+    result.program = emit_program(emitted, &r.emit);
+  } else {
+    try {
+      FileSink sink(options.output_path.c_str());
+      emit_program(emitted, sink, &r.emit);
+      sink.close();
+    } catch (...) {
+      std::remove(options.output_path.c_str());
+      throw;
+    }
+  }
+  r.nodes_out = r.emit.instructions;
+  r.seconds_emit = since(t);
   return result;
 }
 

@@ -9,13 +9,15 @@
 #include "compiler/emit/program_emitter.h"
 #include "compiler/ir/graph.h"
 #include "compiler/memory/memory_planner.h"
-#include "compiler/passes/passes.h"
 #include "compiler/partition/partitioner.h"
 #include "compiler/quantize/llm_quantize.h"
+#include "compiler/passes/passes.h"
 #include "compiler/quantize/quantize.h"
 #include "compiler/target/target.h"
 
 namespace pteron::compiler {
+
+struct StateLayout;  // compiler/memory/graph_memory.h
 
 struct CompileOptions {
   std::string target = "host";
@@ -37,6 +39,8 @@ struct CompileOptions {
   // compiled with these backends (e.g. {"xnnpack", "portable"}). The runtime runs it when the
   // main plan needs a backend the device lacks (runtime/executor/plan_choice.h).
   std::vector<std::string> fallback;
+  // Internal (compile_pt2_methods): the program-wide state layout every method plans with.
+  const StateLayout* state_layout = nullptr;
 };
 
 struct RegionSummary {
@@ -49,14 +53,14 @@ struct RegionSummary {
 
 struct CompileReport {
   Target target;
-  size_t nodes_in = 0;       // nodes read from the .pt2
-  size_t nodes_out = 0;      // kernel calls emitted
+  size_t nodes_in = 0;   // nodes read from the .pt2
+  size_t nodes_out = 0;  // kernel calls emitted
   PassReport passes;
   std::optional<QuantizeReport> quantize;
   std::vector<RegionSummary> regions;  // delegated regions, in execution order
   std::vector<std::string> refusals;   // "node (op @ source): backend: reason" for kept nodes
   std::vector<RegionSummary> fallback_regions;  // the CPU fallback plan's, when there is one
-  uint64_t graph_info_bytes = 0;       // 0 when stripped
+  uint64_t graph_info_bytes = 0;                // 0 when stripped
   MemoryPlan memory;
   EmitStats emit;
   double seconds_load = 0, seconds_passes = 0, seconds_plan = 0, seconds_emit = 0;
@@ -73,5 +77,13 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options);
 CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
                             const std::vector<const Partitioner*>& partitioners);
 CompileResult compile_pt2(const std::string& path, const CompileOptions& options);
+
+// One program with several methods, each (name, .pt2 path) compiled with `options` (no
+// fallback plans; no graph info). State is shared by buffer name, as ExecuTorch's
+// share_mutable_buffers: a buffer any method mutates is state in every method that reads it,
+// at one offset of one state arena, so the methods see each other's writes when the runtime
+// gives them one arena (HostMethod does). The report is the first method's, with `methods`.
+CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::string>>& methods,
+                                  const CompileOptions& options);
 
 }  // namespace pteron::compiler

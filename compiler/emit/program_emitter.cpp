@@ -15,6 +15,38 @@ namespace {
 
 using flatbuffers::Offset;
 
+// The mutable data segment: the initial values of the program's state (mutable buffers), one
+// entry per buffer name, so methods sharing a buffer share its entry. As in ExecuTorch, entry 0
+// is reserved and a planned tensor with data_buffer_idx > 0 is loaded from entry
+// data_buffer_idx of mutable_data_segments[0] at method load (and on reset).
+class MutableTable {
+ public:
+  static constexpr uint64_t kAlignment = 16;
+  MutableTable() { offsets_.push_back(0); }
+  uint32_t add(const std::string& fqn, std::span<const uint8_t> bytes) {
+    auto [it, inserted] = index_.try_emplace(fqn, static_cast<uint32_t>(offsets_.size()));
+    if (!inserted) return it->second;
+    size_ = (size_ + kAlignment - 1) / kAlignment * kAlignment;
+    offsets_.push_back(size_);
+    pieces_.pieces.push_back({size_, bytes});
+    size_ += bytes.size();
+    return it->second;
+  }
+  bool empty() const { return offsets_.size() == 1; }
+  const std::vector<uint64_t>& offsets() const { return offsets_; }
+  SegmentPieces pieces() const {
+    SegmentPieces p = pieces_;
+    p.size = size_;
+    return p;
+  }
+
+ private:
+  std::map<std::string, uint32_t> index_;
+  std::vector<uint64_t> offsets_;
+  SegmentPieces pieces_;
+  uint64_t size_ = 0;
+};
+
 }  // namespace
 
 std::vector<ir::NodeId> kernel_nodes(const MethodToEmit& m) {
@@ -33,8 +65,13 @@ class MethodEmitter {
  public:
   // `first_segment`: the program segment index this method's first delegate payload gets.
   MethodEmitter(flatbuffers::FlatBufferBuilder& b, const MethodToEmit& m, ConstantTable& constants,
-                uint32_t first_segment)
-      : b_(b), m_(m), g_(*m.graph), constants_(constants), first_segment_(first_segment) {}
+                MutableTable& mutables, uint32_t first_segment)
+      : b_(b),
+        m_(m),
+        g_(*m.graph),
+        constants_(constants),
+        mutables_(mutables),
+        first_segment_(first_segment) {}
 
   Offset<fb::ExecutionPlan> emit() {
     std::vector<int32_t> inputs, outputs;
@@ -48,7 +85,8 @@ class MethodEmitter {
       for (ir::NodeId n : g_.nodes()) instructions.push_back(kernel_call(g_.node(n)));
     } else {
       for (const Step& step : m_.steps) {
-        instructions.push_back(step.delegate >= 0 ? delegate_call(step.delegate) : kernel_call(g_.node(step.node)));
+        instructions.push_back(step.delegate >= 0 ? delegate_call(step.delegate)
+                                                  : kernel_call(g_.node(step.node)));
       }
     }
     for (ir::ValueId v : g_.outputs()) outputs.push_back(tensor_value(v));
@@ -69,8 +107,8 @@ class MethodEmitter {
       for (const auto& [key, value] : del.compile_specs) {
         specs.push_back(fb::CreateCompileSpec(b_, b_.CreateString(key), b_.CreateVector(value)));
       }
-      auto processed = fb::CreateBackendDelegateDataReference(b_, fb::DataLocation::SEGMENT,
-                                                              first_segment_ + static_cast<uint32_t>(d));
+      auto processed = fb::CreateBackendDelegateDataReference(
+          b_, fb::DataLocation::SEGMENT, first_segment_ + static_cast<uint32_t>(d));
       delegates.push_back(fb::CreateBackendDelegate(b_, b_.CreateString(del.backend_id), processed,
                                                     b_.CreateVector(specs)));
     }
@@ -134,17 +172,30 @@ class MethodEmitter {
     }
     std::vector<int32_t> sizes;
     for (int64_t s : spec.sizes) {
-      if (s < 0 || s > INT32_MAX) throw CompileError("value '" + v.name + "' has a size beyond int32");
+      if (s < 0 || s > INT32_MAX)
+        throw CompileError("value '" + v.name + "' has a size beyond int32");
       sizes.push_back(static_cast<int32_t>(s));
     }
     uint32_t data_buffer_idx = 0;
     Offset<fb::AllocationDetails> alloc = 0;
-    if (v.is_constant()) {
+    Offset<fb::ExtraTensorInfo> extra = 0;
+    if (v.is_state()) {
+      // Planned in the state arena and initialised from the mutable data segment at load.
+      auto p = m_.placements.find(id);
+      if (p == m_.placements.end())
+        throw CompileError("internal: buffer '" + v.name + "' has no memory plan");
+      alloc =
+          fb::CreateAllocationDetails(b_, p->second.mem_id, static_cast<uint32_t>(p->second.offset),
+                                      static_cast<uint32_t>(p->second.offset >> 32));
+      data_buffer_idx = mutables_.add(v.initial->fqn, v.initial->bytes);
+      extra = fb::CreateExtraTensorInfo(b_, 0, b_.CreateString(v.initial->fqn));
+    } else if (v.is_constant()) {
       data_buffer_idx = constants_.add(v.constant->bytes);
       ++constants_used_;
     } else if (auto p = m_.placements.find(id); p != m_.placements.end()) {
-      alloc = fb::CreateAllocationDetails(b_, p->second.mem_id, static_cast<uint32_t>(p->second.offset),
-                                          static_cast<uint32_t>(p->second.offset >> 32));
+      alloc =
+          fb::CreateAllocationDetails(b_, p->second.mem_id, static_cast<uint32_t>(p->second.offset),
+                                      static_cast<uint32_t>(p->second.offset >> 32));
     } else if (v.is_intermediate()) {
       throw CompileError("internal: value '" + v.name + "' has no memory plan");
     }
@@ -153,7 +204,7 @@ class MethodEmitter {
                                             : fb::TensorShapeDynamism::STATIC;
     auto t = fb::CreateTensor(b_, static_cast<fb::ScalarType>(spec.dtype), 0,
                               b_.CreateVector(sizes), b_.CreateVector(spec.dim_order), false,
-                              data_buffer_idx, alloc, 0, dynamism);
+                              data_buffer_idx, alloc, 0, dynamism, extra);
     const int32_t index = add(fb::KernelTypes::Tensor, t.Union());
     tensor_index_[id] = index;
     return index;
@@ -216,7 +267,8 @@ class MethodEmitter {
       case ir::ArgKind::TensorList: {
         std::vector<int32_t> items;
         for (ir::ValueId v : a.get<ir::TensorList>().ids) items.push_back(tensor_value(v));
-        return add(fb::KernelTypes::TensorList, fb::CreateTensorList(b_, b_.CreateVector(items)).Union());
+        return add(fb::KernelTypes::TensorList,
+                   fb::CreateTensorList(b_, b_.CreateVector(items)).Union());
       }
       case ir::ArgKind::OptionalTensorList: {
         std::vector<int32_t> items;
@@ -245,7 +297,8 @@ class MethodEmitter {
         case KernelArgSlot::Source::OutputList: {
           std::vector<int32_t> items;
           for (size_t i = 0; i < node.outputs.size(); ++i) items.push_back(output_value(node, i));
-          args.push_back(add(fb::KernelTypes::TensorList, fb::CreateTensorList(b_, b_.CreateVector(items)).Union()));
+          args.push_back(add(fb::KernelTypes::TensorList,
+                             fb::CreateTensorList(b_, b_.CreateVector(items)).Union()));
           break;
         }
       }
@@ -255,7 +308,8 @@ class MethodEmitter {
     } else if (form.return_form == ReturnForm::OutputTuple) {
       std::vector<int32_t> items;
       for (size_t i = 0; i < node.outputs.size(); ++i) items.push_back(output_value(node, i));
-      args.push_back(add(fb::KernelTypes::TensorList, fb::CreateTensorList(b_, b_.CreateVector(items)).Union()));
+      args.push_back(add(fb::KernelTypes::TensorList,
+                         fb::CreateTensorList(b_, b_.CreateVector(items)).Union()));
     }
     const ir::OpSchema* out = form.schema;
     const auto key = std::make_pair(out->op.ns + "::" + out->op.name, out->op.overload);
@@ -276,6 +330,7 @@ class MethodEmitter {
   const MethodToEmit& m_;
   const ir::Graph& g_;
   ConstantTable& constants_;
+  MutableTable& mutables_;
   std::vector<Offset<fb::EValue>> values_;
   std::unordered_map<ir::ValueId, int32_t> tensor_index_;
   std::vector<std::pair<std::string, std::string>> operators_;
@@ -295,13 +350,14 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
                       const std::vector<NamedDataToEmit>& named_data) {
   flatbuffers::FlatBufferBuilder b(1 << 16);
   ConstantTable constants;
+  MutableTable mutables;
   EmitStats local;
   std::vector<Offset<fb::ExecutionPlan>> plans;
   // Segment 0 holds the constants (ExecuTorch always lists it, even when empty); delegate
   // payloads follow, one segment each, in method order.
   uint32_t next_segment = 1;
   for (const MethodToEmit& m : methods) {
-    MethodEmitter e(b, m, constants, next_segment);
+    MethodEmitter e(b, m, constants, mutables, next_segment);
     plans.push_back(e.emit());
     next_segment += static_cast<uint32_t>(m.delegates.size());
     local.values += e.values();
@@ -316,21 +372,32 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
   // Named data follows the delegate payloads, one segment per key.
   std::vector<Offset<fb::NamedData>> named;
   for (const NamedDataToEmit& n : named_data) {
-    named.push_back(fb::CreateNamedData(b, b.CreateString(n.key), static_cast<uint32_t>(segments.size())));
+    named.push_back(
+        fb::CreateNamedData(b, b.CreateString(n.key), static_cast<uint32_t>(segments.size())));
     segments.push_back(SegmentPieces::whole(n.bytes));
+  }
+  // The state's initial values come last, in one segment.
+  Offset<flatbuffers::Vector<Offset<fb::SubsegmentOffsets>>> mutable_table = 0;
+  if (!mutables.empty()) {
+    const auto index = static_cast<uint32_t>(segments.size());
+    segments.push_back(mutables.pieces());
+    mutable_table = b.CreateVector(std::vector<Offset<fb::SubsegmentOffsets>>{
+        fb::CreateSubsegmentOffsets(b, index, b.CreateVector(mutables.offsets()))});
   }
   std::vector<uint64_t> sizes;
   for (const SegmentPieces& seg : segments) sizes.push_back(seg.size);
   const std::vector<uint64_t> offsets = segment_offsets(sizes);
   std::vector<Offset<fb::DataSegment>> segment_table;
-  for (size_t i = 0; i < sizes.size(); ++i) segment_table.push_back(fb::CreateDataSegment(b, offsets[i], sizes[i]));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    segment_table.push_back(fb::CreateDataSegment(b, offsets[i], sizes[i]));
   auto constant_segment = fb::CreateSubsegmentOffsets(b, 0, b.CreateVector(constants.offsets()));
   flatbuffers::Offset<flatbuffers::Vector<Offset<fb::NamedData>>> named_table = 0;
   if (!named.empty()) named_table = b.CreateVector(named);
   auto program = fb::CreateProgram(b, 0, b.CreateVector(plans), 0, 0, b.CreateVector(segment_table),
-                                   constant_segment, 0, named_table);
+                                   constant_segment, mutable_table, named_table);
   fb::FinishProgramBuffer(b, program);
-  local.file_bytes = write_pte(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), segments, sink);
+  local.file_bytes =
+      write_pte(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), segments, sink);
   local.constant_bytes = constants.size();
   local.deduplicated = constants.deduplicated();
   if (stats) *stats = local;

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <unordered_map>
 
 #include "compiler/compile_error.h"
@@ -225,6 +226,18 @@ class Loader {
     if (!specs.is_array() || !inputs.is_array() || specs.size() != inputs.size()) {
       throw CompileError(where_ + ": input_specs and graph inputs do not match");
     }
+    // Buffers the graph mutates become state (kept across calls), not constants.
+    std::set<std::string> mutated;
+    if (const Json* outs = signature.is_object() && signature.contains("output_specs")
+                               ? &signature["output_specs"]
+                               : nullptr;
+        outs != nullptr && outs->is_array()) {
+      for (size_t i = 0; i < outs->size(); ++i) {
+        auto [kind, spec] = union_member((*outs)[i], where_ + ": output " + std::to_string(i));
+        if (kind == "buffer_mutation")
+          mutated.insert(json_string(member(*spec, "buffer_name", where_), where_));
+      }
+    }
     for (size_t i = 0; i < specs.size(); ++i) {
       const std::string what = where_ + ": input " + std::to_string(i);
       auto [kind, spec] = union_member(specs[i], what);
@@ -267,7 +280,10 @@ class Loader {
                              ir::to_string(declared) + " but the stored tensor is " +
                              ir::to_string(c.spec));
         }
-        graph_.add_constant(name, std::move(c.spec), std::move(c.data));
+        if (kind == "buffer" && mutated.count(fqn))
+          graph_.add_state(name, std::move(c.spec), std::move(c.data));
+        else
+          graph_.add_constant(name, std::move(c.spec), std::move(c.data));
       } else if (kind == "constant_input") {
         continue;  // a Python scalar export specialised; nodes carry its value literally
       } else {
@@ -455,14 +471,25 @@ class Loader {
       } else if (kind == "buffer_mutation") {
         const std::string buffer = json_string(member(*spec, "buffer_name", what), what);
         ir::ValueId target = ir::kNoValue;
-        for (ir::ValueId c : graph_.constants()) {
-          if (graph_.value(c).constant->fqn == buffer) target = c;
+        for (ir::ValueId c : graph_.states()) {
+          if (graph_.value(c).initial->fqn == buffer) target = c;
         }
         if (target == ir::kNoValue) {
           throw CompileError(what + " mutates unknown buffer '" + buffer + "'");
         }
         const ir::ValueId value = lookup(json_string(member(arg, "name", what), what), what);
+        const ir::TensorSpec& old_spec = graph_.value(target).spec;
+        const ir::TensorSpec& new_spec = graph_.value(value).spec;
+        if (old_spec.dtype != new_spec.dtype || old_spec.sizes != new_spec.sizes) {
+          throw CompileError(what + " writes " + ir::to_string(new_spec) + " to buffer '" + buffer +
+                             "', which is " + ir::to_string(old_spec));
+        }
         graph_.add_buffer_mutation({target, value});
+      } else if (kind == "user_input_mutation") {
+        const std::string input = json_string(member(*spec, "user_input_name", what), what);
+        throw CompileError(what + ": the model writes into its input '" + input +
+                           "' in place; pteron programs keep state in buffers, not inputs "
+                           "(register a buffer, or clone the input before changing it)");
       } else {
         throw CompileError(what + " is a " + kind + " output, which pteron does not support");
       }

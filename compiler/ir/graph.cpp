@@ -53,6 +53,18 @@ ValueId Graph::add_constant(std::string name, TensorSpec spec, ConstantData data
   return id;
 }
 
+ValueId Graph::add_state(std::string name, TensorSpec spec, ConstantData initial) {
+  if (initial.bytes.size() != spec.nbytes()) {
+    throw CompileError("buffer '" + name + "' has " + std::to_string(initial.bytes.size()) +
+                       " bytes, its spec " + ir::to_string(spec) + " needs " +
+                       std::to_string(spec.nbytes()));
+  }
+  const ValueId id = new_value(std::move(name), std::move(spec), ValueKind::State);
+  values_[id].initial = std::move(initial);
+  states_.push_back(id);
+  return id;
+}
+
 NodeId Graph::add_node(const OpSchema& schema, std::vector<Argument> args,
                        std::vector<std::optional<NewValue>> outputs, DebugHandle debug,
                        NodeId before) {
@@ -124,12 +136,38 @@ void Graph::set_outputs(std::vector<ValueId> outputs) {
 }
 
 void Graph::add_buffer_mutation(BufferMutation mutation) {
-  if (!value(mutation.buffer).is_constant()) {
+  if (!value(mutation.buffer).is_state()) {
     throw CompileError("buffer mutation target '" + value(mutation.buffer).name +
-                       "' is not a constant");
+                       "' is not a state value");
   }
   value(mutation.new_value);
+  for (const BufferMutation& m : mutations_) {
+    if (m.buffer == mutation.buffer)
+      throw CompileError("buffer '" + value(m.buffer).name + "' is mutated twice");
+  }
   mutations_.push_back(mutation);
+}
+
+void Graph::make_state(ValueId id) {
+  Value& v = mutable_value(id);
+  if (!v.is_constant() || v.constant->kind != ConstantKind::Buffer)
+    throw CompileError("value '" + v.name + "' is not a constant buffer");
+  v.kind = ValueKind::State;
+  v.initial = std::move(v.constant);
+  v.constant.reset();
+  std::erase(constants_, id);
+  states_.push_back(id);
+}
+
+void Graph::set_buffer_mutation(ValueId buffer, ValueId new_value) {
+  value(new_value);
+  for (BufferMutation& m : mutations_) {
+    if (m.buffer == buffer) {
+      m.new_value = new_value;
+      return;
+    }
+  }
+  throw CompileError("value '" + value(buffer).name + "' is not a mutated buffer");
 }
 
 // ---- Reading ----------------------------------------------------------------------------
@@ -300,6 +338,13 @@ void Graph::verify() const {
     }
     defined[v] = true;
   }
+  for (ValueId v : states_) {
+    if (!has_value(v) || !values_[v].is_state() || !values_[v].initial ||
+        values_[v].initial->bytes.size() != values_[v].spec.nbytes()) {
+      fail("state " + std::to_string(v) + " invalid");
+    }
+    defined[v] = true;
+  }
   std::vector<std::vector<NodeId>> expected_users(values_.size());
   for (NodeId id : order_) {
     if (!has_node(id)) fail("order lists removed node " + std::to_string(id));
@@ -336,6 +381,16 @@ void Graph::verify() const {
   }
   for (ValueId v : outputs_) {
     if (!has_value(v)) fail("graph output " + std::to_string(v) + " was removed");
+  }
+  for (const BufferMutation& m : mutations_) {
+    if (!has_value(m.buffer) || !values_[m.buffer].is_state())
+      fail("mutation of a non-state value");
+    if (!has_value(m.new_value))
+      fail("mutation of '" + values_[m.buffer].name + "' reads a removed value");
+    if (values_[m.new_value].spec.dtype != values_[m.buffer].spec.dtype ||
+        values_[m.new_value].spec.sizes != values_[m.buffer].spec.sizes) {
+      fail("mutation of '" + values_[m.buffer].name + "' changes its dtype or shape");
+    }
   }
 }
 

@@ -24,8 +24,8 @@ struct NewValue {
   TensorSpec spec;
 };
 
-// A buffer the program updates in place (e.g. a KV cache): after each run, `new_value` is
-// written back to the constant `buffer`.
+// A buffer the program updates (e.g. a KV cache): after each run, `new_value` is the state
+// value `buffer`'s content for the next run.
 struct BufferMutation {
   ValueId buffer = kNoValue;
   ValueId new_value = kNoValue;
@@ -36,6 +36,8 @@ class Graph {
   // ---- Building -------------------------------------------------------------------------
   ValueId add_input(std::string name, TensorSpec spec);
   ValueId add_constant(std::string name, TensorSpec spec, ConstantData data);
+  // A mutable buffer (persistent state), `initial` its value at load.
+  ValueId add_state(std::string name, TensorSpec spec, ConstantData initial);
   // Adds a call of `schema` with `args` (schema order, complete) defining one value per
   // entry of `outputs` (std::nullopt -> kNoValue), at the end or just before node `before`.
   NodeId add_node(const OpSchema& schema, std::vector<Argument> args,
@@ -43,6 +45,11 @@ class Graph {
                   NodeId before = kNoNode);
   void set_outputs(std::vector<ValueId> outputs);
   void add_buffer_mutation(BufferMutation mutation);
+  // Turns constant buffer `value` into state (its bytes the initial value): a buffer another
+  // method of the program mutates, which this one must read live.
+  void make_state(ValueId value);
+  // Points the mutation of state value `buffer` at another new value.
+  void set_buffer_mutation(ValueId buffer, ValueId new_value);
 
   // ---- Reading --------------------------------------------------------------------------
   const Value& value(ValueId id) const;
@@ -55,6 +62,7 @@ class Graph {
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }
   const std::vector<ValueId>& constants() const { return constants_; }
+  const std::vector<ValueId>& states() const { return states_; }
   const std::vector<BufferMutation>& buffer_mutations() const { return mutations_; }
   // Upper bound of ids handed out so far (for side tables indexed by id).
   size_t value_capacity() const { return values_.size(); }
@@ -109,6 +117,7 @@ class Graph {
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
   std::vector<ValueId> constants_;
+  std::vector<ValueId> states_;
   std::vector<BufferMutation> mutations_;
   std::unordered_map<std::string, ValueId> names_;
   std::map<std::string, std::string> metadata_;

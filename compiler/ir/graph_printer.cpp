@@ -35,6 +35,11 @@ std::string Graph::to_string() const {
     if (c.kind == ConstantKind::Buffer && !c.persistent) s += " non-persistent";
     s += " (" + std::to_string(c.bytes.size()) + " bytes)\n";
   }
+  for (ValueId id : states_) {
+    const ConstantData& c = *value(id).initial;
+    s += "  " + decl(id) + " = state \"" + c.fqn + "\" (" + std::to_string(c.bytes.size()) +
+         " bytes initially)\n";
+  }
   for (NodeId id : order_) {
     const Node& n = node(id);
     s += "  ";

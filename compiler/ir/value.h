@@ -17,6 +17,7 @@ enum class ValueKind : uint8_t {
   Input,         // supplied by the caller at run time (a user input of the exported program)
   Constant,      // known at compile time (weights, buffers, folded results)
   Intermediate,  // produced by a node
+  State,         // a mutable buffer: lives across calls, starts at (and resets to) `initial`
 };
 
 enum class ConstantKind : uint8_t {
@@ -46,13 +47,17 @@ struct Value {
   TensorSpec spec;
   ValueKind kind = ValueKind::Intermediate;
   std::optional<ConstantData> constant;  // set exactly when kind == Constant
-  NodeId producer = kNoNode;             // intermediates: the node computing it
-  uint32_t producer_output = 0;          // ... and which of its outputs it is
-  std::vector<NodeId> users;             // nodes reading it, each once, in insertion order
+  // Set exactly when kind == State: the buffer's value at load and after a reset. Kept apart
+  // from `constant` so no pass mistakes state for a weight it may fold or pack.
+  std::optional<ConstantData> initial;
+  NodeId producer = kNoNode;     // intermediates: the node computing it
+  uint32_t producer_output = 0;  // ... and which of its outputs it is
+  std::vector<NodeId> users;     // nodes reading it, each once, in insertion order
 
   bool is_input() const { return kind == ValueKind::Input; }
   bool is_constant() const { return kind == ValueKind::Constant; }
   bool is_intermediate() const { return kind == ValueKind::Intermediate; }
+  bool is_state() const { return kind == ValueKind::State; }
 };
 
 }  // namespace pteron::compiler::ir

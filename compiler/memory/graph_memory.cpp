@@ -1,24 +1,154 @@
 #include "compiler/memory/graph_memory.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_schema.h"
 
 namespace pteron::compiler {
+namespace {
+
+std::vector<Step> steps_or_graph_order(const ir::Graph& graph, const std::vector<Step>& steps) {
+  if (!steps.empty()) return steps;
+  std::vector<Step> all;
+  for (ir::NodeId id : graph.nodes()) all.push_back(Step{id, -1});
+  return all;
+}
+
+std::vector<ir::ValueId> step_inputs(const ir::Graph& graph, const Step& s,
+                                     const std::vector<DelegateToEmit>& delegates) {
+  return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].inputs
+                         : graph.node(s.node).inputs();
+}
+
+// Ops whose out-variant kernel starts with out = self and then writes into out, so out may be
+// self's memory (kernels/portable/util/scatter.h).
+bool writes_into_self(const ir::Node& node) {
+  static const std::unordered_set<std::string> ops = {
+      "aten::index_put.default",      "aten::index_copy.default", "aten::slice_scatter.default",
+      "aten::select_scatter.default", "aten::scatter.src",        "aten::scatter.value",
+      "aten::scatter_add.default",    "aten::scatter_reduce.two", "aten::copy.default"};
+  return ops.count(node.op.str()) > 0;
+}
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+StateLayout layout_state(const std::vector<const ir::Graph*>& graphs, uint32_t mem_id,
+                         uint64_t alignment) {
+  if (alignment == 0) alignment = 1;
+  StateLayout layout;
+  std::map<std::string, ir::TensorSpec> specs;
+  for (const ir::Graph* g : graphs) {
+    for (ir::ValueId v : g->states()) {
+      const ir::Value& value = g->value(v);
+      const std::string& fqn = value.initial->fqn;
+      auto [it, inserted] = specs.try_emplace(fqn, value.spec);
+      if (!inserted) {
+        if (it->second.dtype != value.spec.dtype || it->second.sizes != value.spec.sizes) {
+          throw CompileError("buffer '" + fqn + "' is " + ir::to_string(it->second) +
+                             " in one method and " + ir::to_string(value.spec) +
+                             " in another; methods share a buffer only with one shape");
+        }
+        continue;
+      }
+      layout.offsets[fqn] = layout.bytes;
+      layout.bytes = align_up(layout.bytes + value.spec.nbytes(), alignment);
+    }
+  }
+  if (!layout.offsets.empty()) layout.mem_id = mem_id;
+  return layout;
+}
+
+bool updates_state_in_place(const ir::Graph& graph, const std::vector<Step>& given_steps,
+                            const std::vector<DelegateToEmit>& delegates,
+                            const ir::BufferMutation& m) {
+  const ir::Value& out = graph.value(m.new_value);
+  if (!out.is_intermediate()) return false;
+  const ir::Node& producer = graph.node(out.producer);
+  if (!writes_into_self(producer) || out.producer_output != 0 || producer.args.empty() ||
+      producer.args[0].kind() != ir::ArgKind::Tensor || producer.args[0].tensor() != m.buffer) {
+    return false;
+  }
+  bool reads_elsewhere = false;
+  for (size_t k = 1; k < producer.args.size(); ++k)
+    producer.args[k].for_each_value([&](ir::ValueId v) { reads_elsewhere |= v == m.buffer; });
+  if (reads_elsewhere) return false;
+  const std::vector<ir::ValueId>& outs = graph.outputs();
+  if (std::find(outs.begin(), outs.end(), m.buffer) != outs.end()) return false;
+  for (const ir::BufferMutation& other : graph.buffer_mutations()) {
+    if (other.buffer != m.buffer && other.new_value == m.new_value) {
+      // One value, two buffers: only the first takes it in place.
+      if (other.buffer < m.buffer) return false;
+    }
+  }
+  // The producer must be a kernel step; after it, nothing may read the old value.
+  const std::vector<Step> steps = steps_or_graph_order(graph, given_steps);
+  size_t at = steps.size();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].delegate < 0 && steps[i].node == producer.id) at = i;
+  }
+  if (at == steps.size()) return false;
+  for (size_t i = at + 1; i < steps.size(); ++i) {
+    for (ir::ValueId v : step_inputs(graph, steps[i], delegates))
+      if (v == m.buffer) return false;
+  }
+  return true;
+}
+
+int insert_state_write_backs(ir::Graph& graph, std::vector<Step>& steps,
+                             const std::vector<DelegateToEmit>& delegates) {
+  if (graph.buffer_mutations().empty()) return 0;
+  if (steps.empty()) steps = steps_or_graph_order(graph, steps);
+  const ir::OpSchema* copy = ir::OpSchemaRegistry::global().find("aten::copy.default");
+  if (copy == nullptr) throw CompileError("internal: aten::copy.default is not in the op table");
+  int added = 0;
+  const std::vector<ir::BufferMutation> mutations = graph.buffer_mutations();
+  for (const ir::BufferMutation& m : mutations) {
+    if (updates_state_in_place(graph, steps, delegates, m)) continue;
+    const ir::Value& buffer = graph.value(m.buffer);
+    const ir::NodeId n =
+        graph.add_node(*copy, {ir::TensorRef{m.buffer}, ir::TensorRef{m.new_value}, false},
+                       {ir::NewValue{graph.unique_name(buffer.name + "_write_back"), buffer.spec}});
+    graph.set_buffer_mutation(m.buffer, graph.node(n).outputs[0]);
+    steps.push_back(Step{n, -1});
+    ++added;
+  }
+  return added;
+}
 
 GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
                                   uint64_t alignment, const std::vector<Step>& given_steps,
-                                  const std::vector<DelegateToEmit>& delegates, bool plan_inputs) {
-  std::vector<Step> steps = given_steps;
-  if (steps.empty()) {
-    for (ir::NodeId id : graph.nodes()) steps.push_back(Step{id, -1});
-  }
+                                  const std::vector<DelegateToEmit>& delegates, bool plan_inputs,
+                                  const StateLayout* given_state) {
+  const std::vector<Step> steps = steps_or_graph_order(graph, given_steps);
   auto produced = [&](const Step& s) -> std::vector<ir::ValueId> {
-    return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].outputs : graph.node(s.node).outputs;
+    return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].outputs
+                           : graph.node(s.node).outputs;
   };
-  auto used = [&](const Step& s) -> std::vector<ir::ValueId> {
-    return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].inputs : graph.node(s.node).inputs();
-  };
+  // State: its own arena after the target's regions; the in-place new values share it.
+  uint32_t state_mem_id = 1;
+  for (const MemoryRegion& r : regions) state_mem_id = std::max(state_mem_id, r.mem_id + 1);
+  const StateLayout local =
+      given_state ? StateLayout{} : layout_state({&graph}, state_mem_id, alignment);
+  const StateLayout& state = given_state ? *given_state : local;
+  std::unordered_map<ir::ValueId, TensorPlacement> state_placements;
+  for (ir::ValueId v : graph.states()) {
+    auto it = state.offsets.find(graph.value(v).initial->fqn);
+    if (it == state.offsets.end() || state.mem_id == 0)
+      throw CompileError("internal: buffer '" + graph.value(v).name + "' has no state offset");
+    state_placements[v] = {state.mem_id, it->second};
+  }
+  for (const ir::BufferMutation& m : graph.buffer_mutations()) {
+    if (!updates_state_in_place(graph, steps, delegates, m)) {
+      throw CompileError("internal: the update of buffer '" + graph.value(m.buffer).name +
+                         "' is not in place (insert_state_write_backs first)");
+    }
+    state_placements[m.new_value] = state_placements.at(m.buffer);
+  }
+
   const int end = static_cast<int>(steps.size());  // graph outputs stay alive past the last step
   std::unordered_map<ir::ValueId, size_t> index;   // value -> position in ids/lifetimes
   std::vector<ir::ValueId> ids;
@@ -31,11 +161,11 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     }
   }
   for (int i = 0; i < end; ++i) {
-    for (ir::ValueId v : used(steps[static_cast<size_t>(i)])) {
+    for (ir::ValueId v : step_inputs(graph, steps[static_cast<size_t>(i)], delegates)) {
       if (auto it = index.find(v); it != index.end()) lifetimes[it->second].last = i;
     }
     for (ir::ValueId v : produced(steps[static_cast<size_t>(i)])) {
-      if (v == ir::kNoValue) continue;
+      if (v == ir::kNoValue || state_placements.count(v)) continue;
       index[v] = ids.size();
       ids.push_back(v);
       lifetimes.push_back(TensorLifetime{graph.value(v).spec.nbytes(), i, i});
@@ -46,13 +176,25 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
   }
   GraphMemoryPlan result;
   result.plan = plan_memory(lifetimes, regions, alignment);
-  if (!result.plan.fits) throw CompileError("memory plan does not fit the target: " + result.plan.why_not);
+  if (!result.plan.fits)
+    throw CompileError("memory plan does not fit the target: " + result.plan.why_not);
   const std::string problem = check_memory_plan(lifetimes, result.plan);
   if (!problem.empty()) throw CompileError("internal: memory plan check failed: " + problem);
   for (size_t i = 0; i < ids.size(); ++i) {
-    result.placements[ids[i]] = {result.plan.placements[i].mem_id, result.plan.placements[i].offset};
+    result.placements[ids[i]] = {result.plan.placements[i].mem_id,
+                                 result.plan.placements[i].offset};
   }
-  for (const RegionUsage& r : result.plan.regions) result.arena_sizes.push_back(static_cast<int64_t>(r.used));
+  for (const RegionUsage& r : result.plan.regions)
+    result.arena_sizes.push_back(static_cast<int64_t>(r.used));
+  if (state.mem_id != 0) {
+    if (result.arena_sizes.size() >= state.mem_id)
+      throw CompileError("internal: the state arena's memory id is taken");
+    result.arena_sizes.resize(state.mem_id - 1, 0);
+    result.arena_sizes.push_back(static_cast<int64_t>(state.bytes));
+    result.state_bytes = state.bytes;
+    result.plan.regions.push_back({"state", state.mem_id, 0, state.bytes});
+    for (const auto& [v, p] : state_placements) result.placements[v] = p;
+  }
   return result;
 }
 

@@ -2,6 +2,8 @@
 // planner. Constants live in the program.
 #pragma once
 
+#include <map>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -11,10 +13,44 @@
 
 namespace pteron::compiler {
 
+// Where a program's state (mutable buffers) lives: an arena of its own after the target's,
+// laid out by buffer name, so every method of a program finds a buffer at the same offset and
+// a host sharing that arena between methods shares the state (ExecuTorch's
+// share_mutable_buffers puts it in memory id 2, after the one activation arena). Nothing
+// else is planned there: state is alive for the whole life of a loaded program.
+struct StateLayout {
+  uint32_t mem_id = 0;                      // 0 while there is no state
+  std::map<std::string, uint64_t> offsets;  // buffer name (fqn) -> byte offset
+  uint64_t bytes = 0;
+};
+
+// Lays out the state values of `graphs` (the methods of one program) in memory id `mem_id`.
+// Throws CompileError when one buffer name has two shapes or dtypes.
+StateLayout layout_state(const std::vector<const ir::Graph*>& graphs, uint32_t mem_id,
+                         uint64_t alignment);
+
+// True when mutation `m`'s new value can be computed straight into the buffer's memory, so a
+// cache write costs the rows written, not a copy of the cache: the new value is the output of
+// a kernel step (not a delegate) of a scatter-style op (index_put, index_copy, slice_scatter,
+// select_scatter, scatter, scatter_add, scatter_reduce, copy) whose `self` is the buffer and
+// which reads the buffer through no other argument; no step after it reads the buffer's old
+// value; the buffer is no graph output and the new value updates no other buffer. Those
+// kernels copy self into out first, then write, and skip the copy when out is self.
+bool updates_state_in_place(const ir::Graph& graph, const std::vector<Step>& steps,
+                            const std::vector<DelegateToEmit>& delegates,
+                            const ir::BufferMutation& m);
+
+// Makes every buffer mutation an in-place update: a new value that cannot be computed in the
+// buffer's memory is copied into it (aten::copy) by a step appended to `steps` (empty: every
+// node in graph order). Returns the number of copies added.
+int insert_state_write_backs(ir::Graph& graph, std::vector<Step>& steps,
+                             const std::vector<DelegateToEmit>& delegates);
+
 struct GraphMemoryPlan {
   MemoryPlan plan;
   std::unordered_map<ir::ValueId, TensorPlacement> placements;
-  std::vector<int64_t> arena_sizes;  // per region, in region order
+  std::vector<int64_t> arena_sizes;  // per region, in region order, then the state arena
+  uint64_t state_bytes = 0;
 };
 
 // Plans the values the steps produce (node outputs, delegate outputs) and, with `plan_inputs`,
@@ -22,9 +58,12 @@ struct GraphMemoryPlan {
 // ExecuTorch does); otherwise inputs stay in the caller's buffers (zero copy). Values inside
 // delegated regions are the backend's business. Empty `steps` means every node in graph
 // order. Throws CompileError with the numbers when the tensors do not fit the regions.
+// State values and the in-place updates of them (every mutation must be one: see
+// insert_state_write_backs) go to the state arena at `state`'s offsets (laid out from this
+// graph alone when null).
 GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
                                   uint64_t alignment, const std::vector<Step>& steps = {},
                                   const std::vector<DelegateToEmit>& delegates = {},
-                                  bool plan_inputs = true);
+                                  bool plan_inputs = true, const StateLayout* state = nullptr);
 
 }  // namespace pteron::compiler

@@ -32,7 +32,8 @@ struct Units {
 // Merging is legal only if no path leaves the merged set and comes back into it, where a path
 // entering any unit continues from every node of that unit (units run as one call). Such a
 // path would make the contracted graph cyclic.
-bool merge_keeps_acyclic(const ir::Graph& g, const std::unordered_set<ir::NodeId>& merged, const Units& units) {
+bool merge_keeps_acyclic(const ir::Graph& g, const std::unordered_set<ir::NodeId>& merged,
+                         const Units& units) {
   std::unordered_map<int64_t, bool> memo;  // does this unit descend from `merged`?
   std::function<bool(int64_t)> descends = [&](int64_t unit) -> bool {
     if (auto it = memo.find(unit); it != memo.end()) return it->second;
@@ -84,7 +85,9 @@ CompilingKernelLibraries::~CompilingKernelLibraries() { g_kernel_libraries = pre
 
 void compute_region_boundary(const ir::Graph& g, Region& region) {
   const std::unordered_set<ir::NodeId> members(region.nodes.begin(), region.nodes.end());
-  const std::unordered_set<ir::ValueId> graph_outputs(g.outputs().begin(), g.outputs().end());
+  // A buffer's new value leaves the region too: the state write-back reads it.
+  std::unordered_set<ir::ValueId> graph_outputs(g.outputs().begin(), g.outputs().end());
+  for (const ir::BufferMutation& m : g.buffer_mutations()) graph_outputs.insert(m.new_value);
   region.inputs.clear();
   region.outputs.clear();
   std::unordered_set<ir::ValueId> seen;
@@ -98,8 +101,9 @@ void compute_region_boundary(const ir::Graph& g, Region& region) {
     for (ir::ValueId v : g.node(n).outputs) {
       if (v == ir::kNoValue) continue;
       const ir::Value& value = g.value(v);
-      const bool used_outside = graph_outputs.count(v) ||
-          std::any_of(value.users.begin(), value.users.end(), [&](ir::NodeId u) { return !members.count(u); });
+      const bool used_outside =
+          graph_outputs.count(v) || std::any_of(value.users.begin(), value.users.end(),
+                                                [&](ir::NodeId u) { return !members.count(u); });
       if (used_outside) region.outputs.push_back(v);
     }
   }
@@ -120,8 +124,10 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
         continue;
       }
       SupportDecision d = part.supports(g, g.node(n));
-      if (d.supported) candidates.insert(n);
-      else reasons[n].push_back(part.name() + ": " + d.reason);
+      if (d.supported)
+        candidates.insert(n);
+      else
+        reasons[n].push_back(part.name() + ": " + d.reason);
     }
     // Grow regions in topological order: a node joins its producers' regions when the merged
     // region stays acyclic with the rest of the graph.
@@ -133,7 +139,8 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
     std::vector<std::unordered_set<ir::NodeId>> earlier;
     for (const Region& r : result.regions) earlier.emplace_back(r.nodes.begin(), r.nodes.end());
     const std::function<int64_t(ir::NodeId)> unit_of = [&](ir::NodeId n) -> int64_t {
-      if (auto it = result.region_of.find(n); it != result.region_of.end()) return -static_cast<int64_t>(it->second) - 1;
+      if (auto it = result.region_of.find(n); it != result.region_of.end())
+        return -static_cast<int64_t>(it->second) - 1;
       return candidates.count(n) ? static_cast<int64_t>(sets.find(n)) : static_cast<int64_t>(n);
     };
     const std::function<const std::unordered_set<ir::NodeId>&(int64_t)> unit_members =
@@ -198,7 +205,8 @@ std::vector<ir::NodeId> contracted_order(const ir::Graph& g, const PartitionResu
   // Kahn's algorithm over units (a free node, or a whole region), preferring graph order.
   auto unit_of = [&](ir::NodeId n) -> int64_t {
     auto it = result.region_of.find(n);
-    return it == result.region_of.end() ? -static_cast<int64_t>(n) - 1 : static_cast<int64_t>(it->second);
+    return it == result.region_of.end() ? -static_cast<int64_t>(n) - 1
+                                        : static_cast<int64_t>(it->second);
   };
   std::unordered_map<int64_t, std::unordered_set<int64_t>> successors;
   std::unordered_map<int64_t, int> indegree;

@@ -1,12 +1,14 @@
-#include "compiler/passes/passes.h"
-
 #include <algorithm>
 #include <unordered_set>
+
+#include "compiler/passes/passes.h"
 
 namespace pteron::compiler {
 
 int remove_dead_code(ir::Graph& graph) {
-  const std::unordered_set<ir::ValueId> outputs(graph.outputs().begin(), graph.outputs().end());
+  // A buffer's new value is an output too (the state the next call starts from).
+  std::unordered_set<ir::ValueId> outputs(graph.outputs().begin(), graph.outputs().end());
+  for (const ir::BufferMutation& m : graph.buffer_mutations()) outputs.insert(m.new_value);
   int removed = 0;
   // Walk backwards so a chain of dead nodes goes in one sweep.
   std::vector<ir::NodeId> order = graph.nodes();
@@ -23,9 +25,7 @@ int remove_dead_code(ir::Graph& graph) {
   // Constants nobody reads any more (e.g. weights of removed nodes).
   std::vector<ir::ValueId> constants = graph.constants();
   for (ir::ValueId c : constants) {
-    const bool mutated = std::any_of(graph.buffer_mutations().begin(), graph.buffer_mutations().end(),
-                                     [&](const ir::BufferMutation& m) { return m.buffer == c; });
-    if (graph.value(c).users.empty() && !outputs.count(c) && !mutated) graph.remove_constant(c);
+    if (graph.value(c).users.empty() && !outputs.count(c)) graph.remove_constant(c);
   }
   return removed;
 }

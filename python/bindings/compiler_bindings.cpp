@@ -1,17 +1,18 @@
 // Python access to the compiler: .pt2 file in, program bytes and a report out.
 #include <nanobind/nanobind.h>
-#include <cstdio>
-#include <span>
-#include <stdexcept>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdio>
+#include <span>
+#include <stdexcept>
+
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/partition/registry.h"
 #include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
-#include "compiler/partition/registry.h"
 #include "python/bindings/tensor_convert.h"
 
 namespace nb = nanobind;
@@ -97,12 +98,32 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target,
   return nb::make_tuple(program, report_dict(result.report));
 }
 
+// Several methods in one program, sharing state by buffer name.
+nb::tuple compile_pt2_methods(const std::vector<std::string>& names,
+                              const std::vector<std::string>& paths, const std::string& target,
+                              const std::vector<std::string>& backends) {
+  if (names.size() != paths.size()) throw std::invalid_argument("one path per method name");
+  std::vector<std::pair<std::string, std::string>> methods;
+  for (size_t i = 0; i < names.size(); ++i) methods.emplace_back(names[i], paths[i]);
+  compiler::CompileOptions options;
+  options.target = target;
+  options.backends = backends;
+  compiler::CompileResult result;
+  {
+    nb::gil_scoped_release release;
+    result = compiler::compile_pt2_methods(methods, options);
+  }
+  nb::bytes program(reinterpret_cast<const char*>(result.program.data()), result.program.size());
+  return nb::make_tuple(program, report_dict(result.report));
+}
+
 // Quantized compile: `calibration` holds one C-contiguous array per model input with the
 // samples on axis 0. Progress goes to stderr ("calibrating: 10/100 samples").
-nb::tuple compile_pt2_quantized(const std::string& path, const std::string& target, const std::string& scheme,
-                                const std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>>& calibration,
-                                bool int8_io, const std::string& observer, double percentile, bool progress,
-                                const std::vector<std::string>& backends) {
+nb::tuple compile_pt2_quantized(
+    const std::string& path, const std::string& target, const std::string& scheme,
+    const std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>>& calibration, bool int8_io,
+    const std::string& observer, double percentile, bool progress,
+    const std::vector<std::string>& backends) {
   compiler::QuantizeOptions q;
   q.scheme = compiler::parse_quant_scheme(scheme);
   if (!observer.empty()) q.observer = compiler::parse_quant_observer(observer);
@@ -118,8 +139,8 @@ nb::tuple compile_pt2_quantized(const std::string& path, const std::string& targ
   }
   if (progress) {
     q.progress = [](int pass, int passes, size_t done, size_t total) {
-      std::fprintf(stderr, "\rcalibrating (pass %d/%d): %zu/%zu samples%s", pass, passes, done, total,
-                   done == total && pass == passes ? "\n" : "");
+      std::fprintf(stderr, "\rcalibrating (pass %d/%d): %zu/%zu samples%s", pass, passes, done,
+                   total, done == total && pass == passes ? "\n" : "");
     };
   }
   compiler::CompileOptions options;
@@ -157,8 +178,9 @@ nb::tuple compile_pt2_llm(const std::string& path, const std::string& target, co
 // The quantizer's compile-time weight quantization, for tests against torch's observers.
 nb::tuple quantize_weights_per_channel(nb::ndarray<float, nb::c_contig, nb::device::cpu> weights) {
   if (weights.ndim() < 1) throw std::invalid_argument("weights need at least one dimension");
-  const compiler::PerChannelWeights q = compiler::quantize_weights_per_channel(
-      std::span<const float>(weights.data(), weights.size()), static_cast<int64_t>(weights.shape(0)));
+  const compiler::PerChannelWeights q =
+      compiler::quantize_weights_per_channel(std::span<const float>(weights.data(), weights.size()),
+                                             static_cast<int64_t>(weights.shape(0)));
   nb::bytes values(reinterpret_cast<const char*>(q.values.data()), q.values.size());
   return nb::make_tuple(values, q.scales);
 }
@@ -180,16 +202,23 @@ void bind_compiler(nb::module_& m) {
         "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
         "ordered list of partitioners then kernel libraries (\"xnnpack\", \"optimized\",\n"
         "\"portable\"); empty means the target's. Raises CompileError.");
+  m.def("compile_pt2_methods", &compile_pt2_methods, nb::arg("names"), nb::arg("paths"),
+        nb::arg("target") = "host", nb::arg("backends") = std::vector<std::string>{},
+        "Compiles several torch.export archives into one program, one method each (names[i]\n"
+        "from paths[i]); buffers are shared by name (state one method writes, the others see).");
   m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
-  m.def("compile_pt2_quantized", &compile_pt2_quantized, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
-        nb::arg("calibration"), nb::arg("int8_io") = false, nb::arg("observer") = "", nb::arg("percentile") = 99.99,
-        nb::arg("progress") = true, nb::arg("backends") = std::vector<std::string>{},
-        "Quantizes (int8, PT2E Q/DQ form) and compiles; calibration is one array per input, samples on axis 0.");
+  m.def("compile_pt2_quantized", &compile_pt2_quantized, nb::arg("path"), nb::arg("target"),
+        nb::arg("scheme"), nb::arg("calibration"), nb::arg("int8_io") = false,
+        nb::arg("observer") = "", nb::arg("percentile") = 99.99, nb::arg("progress") = true,
+        nb::arg("backends") = std::vector<std::string>{},
+        "Quantizes (int8, PT2E Q/DQ form) and compiles; calibration is one array per input, "
+        "samples on axis 0.");
   m.def("compile_pt2_llm", &compile_pt2_llm, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
         nb::arg("group_size") = 0, nb::arg("backends") = std::vector<std::string>{},
         "LLM weight quantization (llm-8da4w, llm-int8, llm-int4) and compile.");
   m.def("quantize_weights_per_channel", &quantize_weights_per_channel, nb::arg("weights"),
-        "Symmetric int8 per-channel (axis 0) weights as the quantizer writes them: (int8 bytes, scales).");
+        "Symmetric int8 per-channel (axis 0) weights as the quantizer writes them: (int8 bytes, "
+        "scales).");
 }
 
 }  // namespace pteron::py

@@ -97,7 +97,8 @@ class PyMethod {
       auto t = meta.output_tensor(i);
       outputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
     }
-    for (size_t i = 0; i < meta.num_planned_buffers(); ++i) arenas.append(meta.planned_buffer_size(i));
+    for (size_t i = 0; i < meta.num_planned_buffers(); ++i)
+      arenas.append(meta.planned_buffer_size(i));
     d["inputs"] = inputs;
     d["outputs"] = outputs;
     d["planned_buffer_sizes"] = arenas;
@@ -105,6 +106,12 @@ class PyMethod {
     d["method_allocator_bytes"] = method_->method_allocator_used();
     return d;
   }
+
+  void reset_state() {
+    const Error e = method_->method().reset_state();
+    if (e != Error::Ok) raise(e);
+  }
+  size_t num_state_tensors() const { return method_->method().num_state_tensors(); }
 
   std::vector<std::string> instruction_names() const {
     std::vector<std::string> names;
@@ -172,7 +179,8 @@ class PyProgram {
       auto t = meta->output_tensor(i);
       outputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
     }
-    for (size_t i = 0; i < meta->num_planned_buffers(); ++i) arenas.append(meta->planned_buffer_size(i));
+    for (size_t i = 0; i < meta->num_planned_buffers(); ++i)
+      arenas.append(meta->planned_buffer_size(i));
     d["inputs"] = inputs;
     d["outputs"] = outputs;
     d["planned_buffer_sizes"] = arenas;
@@ -202,6 +210,8 @@ void bind_runtime(nb::module_& m) {
   nb::class_<PyMethod>(m, "Method")
       .def("execute", &PyMethod::execute, nb::arg("inputs"), nb::arg("copy_outputs") = true)
       .def("meta", &PyMethod::meta)
+      .def("reset_state", &PyMethod::reset_state)
+      .def("num_state_tensors", &PyMethod::num_state_tensors)
       .def("instruction_names", &PyMethod::instruction_names);
   nb::class_<PyProgram>(m, "Program")
       .def_prop_ro("method_names", &PyProgram::method_names)

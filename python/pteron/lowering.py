@@ -130,6 +130,28 @@ def _stack_calibration(calibration) -> list:
     return [np.ascontiguousarray(np.stack(arrays)) for arrays in per_input]
 
 
+def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels) -> LoweredProgram:
+    if quantize is not None:
+        raise CompileError("quantize is not supported for a program with several methods")
+    if not programs:
+        raise CompileError("a program needs at least one method")
+    backends = backend_names(partitioner or []) + list(kernels or [])
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
+        names, paths = [], []
+        for i, (name, program) in enumerate(programs.items()):
+            if isinstance(program, (str, os.PathLike)):
+                path = os.fspath(program)
+            else:
+                ep = program if _is_core_aten(program) else program.run_decompositions()
+                path = os.path.join(tmp, f"method{i}.pt2")
+                torch.export.save(ep, path)
+            names.append(str(name))
+            paths.append(path)
+        return LoweredProgram(*pteron_native.compile_pt2_methods(names, paths, target, backends))
+
+
 def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host",
                                 quantize: str | None = None, calibration=None, int8_io: bool = False,
                                 observer: str | None = None, percentile: float = 99.99,
@@ -158,7 +180,13 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     instead (int4 groups of `group_size`, default 32; int8 per channel unless `group_size`),
     with no calibration; the program runs on the optimized kernels, so `kernels` defaults to
     ("optimized", "portable") then.
+
+    `program` may also be a dict {method name: ExportedProgram or .pt2 path}: one program with
+    one method each (as ExecuTorch's to_edge({...})), whose buffers are shared by name: state
+    one method writes (a KV cache) is what the others read (share_mutable_buffers).
     """
+    if isinstance(program, dict):
+        return _lower_methods(program, partitioner, target, quantize, kernels)
     llm = quantize is not None and quantize.startswith("llm-")
     if group_size is not None and not llm:
         raise CompileError("group_size needs quantize='llm-8da4w', 'llm-int8' or 'llm-int4'")

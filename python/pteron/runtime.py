@@ -94,6 +94,16 @@ class Method:
     def instruction_names(self) -> list[str]:
         return self._native.instruction_names()
 
+    def reset(self) -> None:
+        """Sets the method's state (mutable buffers such as a KV cache, kept across calls)
+        back to its initial values, as right after loading."""
+        self._native.reset_state()
+
+    @property
+    def num_state_tensors(self) -> int:
+        """How many state tensors (mutable buffers) the method keeps between calls."""
+        return self._native.num_state_tensors()
+
 
 class Program:
     """A verified program. Methods load on first use and are cached."""
@@ -121,6 +131,12 @@ class Program:
 
     def forward(self, *inputs: Any) -> list:
         return self.run_method("forward", inputs)
+
+    def reset(self) -> None:
+        """Resets the state of every loaded method to its initial values. Methods of one
+        program share their state (one KV cache), so this is one reset of that state."""
+        for method in self._methods.values():
+            method.reset()
 
 
 def load(source: str | os.PathLike | bytes, threads: int | None = None) -> Program:

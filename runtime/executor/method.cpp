@@ -58,6 +58,8 @@ Method::Method(Method&& o) noexcept
       input_dim_offset_(o.input_dim_offset_),
       int_lists_(o.int_lists_),
       num_int_lists_(o.num_int_lists_),
+      states_(o.states_),
+      num_states_(o.num_states_),
       observer_(o.observer_) {
   o.delegates_ = nullptr;
   o.num_delegates_ = 0;
@@ -173,6 +175,19 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
 
   const fb::SubsegmentOffsets* cs = program.flatbuffer()->constant_segment();
   const Span<const uint8_t> constants = program.constant_segment();
+  // State tensors: planned, with an initial value (verified against the segment at load).
+  size_t n_states = 0;
+  for (size_t i = 0; i < num_values_; ++i) {
+    const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (v->val_type() == fb::KernelTypes::Tensor && v->val_as_Tensor()->allocation_info() &&
+        v->val_as_Tensor()->data_buffer_idx() != 0) {
+      ++n_states;
+    }
+  }
+  states_ = alloc->allocate_array<StateTensor>(n_states ? n_states : 1);
+  if (states_ == nullptr) return out_of_memory("state table", n_states * sizeof(StateTensor));
+  const Span<const uint8_t> initial_state = program.initial_state_segment();
+  const auto* mutable_segments = program.flatbuffer()->mutable_data_segments();
   // Pass 1: scalars and tensors. Pass 2: lists, which refer to other values.
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < num_values_; ++i) {
@@ -275,6 +290,16 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
             PTERON_ASSIGN_OR_RETURN(
                 void* data, memory->planned->address(a->memory_id(), offset, tensor->nbytes()));
             tensor->set_data(data);
+            if (t->data_buffer_idx() != 0) {
+              // The verifier checked the entry lies in the segment; this checks the bytes
+              // loaded are the segment the verifier measured.
+              const uint64_t at = mutable_segments->Get(0)->offsets()->Get(t->data_buffer_idx());
+              if (at > initial_state.size() || tensor->nbytes() > initial_state.size() - at) {
+                return fail(Error::InvalidProgram, "state tensor %zu overruns the mutable data", i);
+              }
+              states_[num_states_++] =
+                  StateTensor{data, initial_state.data() + at, tensor->nbytes()};
+            }
           } else if (t->data_buffer_idx() != 0) {
             const uint8_t* data;
             if (cs != nullptr && cs->offsets() != nullptr && cs->offsets()->size() > 0) {
@@ -328,6 +353,7 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
     }
   }
 
+  PTERON_TRY(reset_state());
   const size_t n_inputs = num_inputs();
   input_planned_ = alloc->allocate_array<bool>(n_inputs ? n_inputs : 1);
   if (input_planned_ == nullptr) return out_of_memory("input flags", n_inputs);
@@ -602,6 +628,13 @@ Span<EValue* const> Method::instruction_args(size_t index) const {
   const Instruction& ins = instructions_[index];
   if (ins.kind != Kind::Kernel && ins.kind != Kind::Delegate) return {};
   return {ins.args.data(), ins.args.size()};
+}
+
+Error Method::reset_state() {
+  for (size_t k = 0; k < num_states_; ++k) {
+    if (states_[k].nbytes > 0) std::memcpy(states_[k].data, states_[k].initial, states_[k].nbytes);
+  }
+  return Error::Ok;
 }
 
 Error Method::execute() {

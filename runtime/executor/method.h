@@ -69,6 +69,13 @@ class Method {
 
   Error execute();
 
+  // State (mutable buffers, e.g. a KV cache) lives in the planned arenas and persists across
+  // execute() calls. Load sets it to its initial values (from the program's mutable data
+  // segment); reset_state() sets it back. Methods sharing a state arena (a host giving them
+  // the same memory) share the state, so resetting one resets it for all.
+  Error reset_state();
+  size_t num_state_tensors() const { return num_states_; }
+
   void set_observer(ExecutionObserver* observer) { observer_ = observer; }
   // Operator name ("aten::add.out") of instruction `index`, or the backend id for delegate calls.
   const char* instruction_name(size_t index) const;
@@ -92,6 +99,11 @@ class Method {
     int64_t* ints;
     const int64_t* items;  // value indices, in the (verified, aligned) program
     size_t count;
+  };
+  struct StateTensor {
+    void* data;              // in a planned arena
+    const uint8_t* initial;  // in the program's mutable data segment
+    size_t nbytes;
   };
   struct Delegate {
     BackendInterface* backend;
@@ -133,6 +145,8 @@ class Method {
   size_t* input_dim_offset_ = nullptr;
   DynamicIntList* int_lists_ = nullptr;
   size_t num_int_lists_ = 0;
+  StateTensor* states_ = nullptr;
+  size_t num_states_ = 0;
   ExecutionObserver* observer_ = nullptr;
 };
 

@@ -121,8 +121,19 @@ Result<Program> Program::load(DataLoader* loader) {
         constants, loader->load(static_cast<size_t>(header.segment_base_offset + seg->offset()),
                                 static_cast<size_t>(seg->size())));
   }
+  // The state's initial values (mutable_data_segments[0]), read at method load and on reset.
+  FreeableBuffer initial_state;
+  if (program->mutable_data_segments() != nullptr &&
+      program->mutable_data_segments()->size() == 1) {
+    const fb::DataSegment* seg =
+        program->segments()->Get(program->mutable_data_segments()->Get(0)->segment_index());
+    PTERON_ASSIGN_OR_RETURN(
+        initial_state, loader->load(static_cast<size_t>(header.segment_base_offset + seg->offset()),
+                                    static_cast<size_t>(seg->size())));
+  }
   return Program(loader, static_cast<FreeableBuffer&&>(data), program, header,
-                 static_cast<FreeableBuffer&&>(constants));
+                 static_cast<FreeableBuffer&&>(constants),
+                 static_cast<FreeableBuffer&&>(initial_state));
 }
 
 size_t Program::num_methods() const {
@@ -185,7 +196,8 @@ int64_t MethodMeta::planned_buffer_size(size_t i) const {
 size_t MethodMeta::num_instructions() const {
   size_t n = 0;
   if (plan_->chains() == nullptr) return 0;
-  for (const fb::Chain* c : *plan_->chains()) n += c->instructions() ? c->instructions()->size() : 0;
+  for (const fb::Chain* c : *plan_->chains())
+    n += c->instructions() ? c->instructions()->size() : 0;
   return n;
 }
 
@@ -198,8 +210,9 @@ Result<TensorInfo> MethodMeta::tensor_at(int32_t index) const {
   TensorInfo info;
   info.dtype = static_cast<ScalarType>(t->scalar_type());
   info.sizes = Span<const int32_t>(t->sizes()->data(), t->sizes()->size());
-  info.dim_order = t->dim_order() ? Span<const uint8_t>(t->dim_order()->data(), t->dim_order()->size())
-                                  : Span<const uint8_t>();
+  info.dim_order = t->dim_order()
+                       ? Span<const uint8_t>(t->dim_order()->data(), t->dim_order()->size())
+                       : Span<const uint8_t>();
   size_t n = element_size(info.dtype);
   for (int32_t s : info.sizes) n *= static_cast<size_t>(s);
   info.nbytes = n;

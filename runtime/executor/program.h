@@ -75,6 +75,11 @@ class Program {
   Span<const uint8_t> constant_segment() const {
     return {constant_data_.bytes(), constant_data_.size()};
   }
+  // Initial values of the program's state (mutable buffers): mutable_data_segments[0]'s segment,
+  // entries bounds-checked at load; empty without state.
+  Span<const uint8_t> initial_state_segment() const {
+    return {initial_state_.bytes(), initial_state_.size()};
+  }
   // Bytes of segment `index` (delegate payloads), loaded on demand.
   Result<FreeableBuffer> load_segment(size_t index) const;
   // Bytes of the named data entry `key` (Program.named_data), loaded on demand; NotFound when
@@ -84,18 +89,20 @@ class Program {
 
  private:
   Program(DataLoader* loader, FreeableBuffer data, const fb::Program* program,
-          ExtendedHeader header, FreeableBuffer constants)
+          ExtendedHeader header, FreeableBuffer constants, FreeableBuffer initial_state)
       : loader_(loader),
         program_data_(static_cast<FreeableBuffer&&>(data)),
         program_(program),
         header_(header),
-        constant_data_(static_cast<FreeableBuffer&&>(constants)) {}
+        constant_data_(static_cast<FreeableBuffer&&>(constants)),
+        initial_state_(static_cast<FreeableBuffer&&>(initial_state)) {}
 
   DataLoader* loader_;
   FreeableBuffer program_data_;
   const fb::Program* program_;
   ExtendedHeader header_;
   FreeableBuffer constant_data_;
+  FreeableBuffer initial_state_;
 };
 
 }  // namespace pteron

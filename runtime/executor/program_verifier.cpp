@@ -23,8 +23,12 @@ bool aligned(const flatbuffers::Vector<T>* v) {
 
 class PlanVerifier {
  public:
-  PlanVerifier(const fb::Program& program, const fb::ExecutionPlan& plan, size_t constant_bytes)
-      : program_(program), plan_(plan), constant_bytes_(constant_bytes) {}
+  PlanVerifier(const fb::Program& program, const fb::ExecutionPlan& plan, size_t constant_bytes,
+               size_t mutable_bytes)
+      : program_(program),
+        plan_(plan),
+        constant_bytes_(constant_bytes),
+        mutable_bytes_(mutable_bytes) {}
 
   Error verify() {
     name_ = plan_.name() ? plan_.name()->c_str() : nullptr;
@@ -59,14 +63,17 @@ class PlanVerifier {
     return fail(Error::InvalidProgram, "invalid program: method '%s': %s", name_, detail);
   }
 
-  bool in_range(int64_t index) const { return index >= 0 && static_cast<uint64_t>(index) < n_values_; }
+  bool in_range(int64_t index) const {
+    return index >= 0 && static_cast<uint64_t>(index) < n_values_;
+  }
   fb::KernelTypes type_of(int64_t index) const {
     return plan_.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_type();
   }
 
   Error verify_index_list(const flatbuffers::Vector<int32_t>* list, const char* what) {
     for (size_t i = 0; i < len(list); ++i) {
-      if (!in_range(list->Get(i))) return bad("%s %zu refers to value %d of %zu", what, i, list->Get(i), n_values_);
+      if (!in_range(list->Get(i)))
+        return bad("%s %zu refers to value %d of %zu", what, i, list->Get(i), n_values_);
     }
     return Error::Ok;
   }
@@ -99,7 +106,8 @@ class PlanVerifier {
       }
       case fb::KernelTypes::DoubleList: {
         const auto* items = v->val_as_DoubleList()->items();
-        return items != nullptr && aligned(items) ? Error::Ok : bad("double list %zu is malformed", i);
+        return items != nullptr && aligned(items) ? Error::Ok
+                                                  : bad("double list %zu is malformed", i);
       }
       case fb::KernelTypes::BoolList:
         return v->val_as_BoolList()->items() ? Error::Ok : bad("bool list %zu has no items", i);
@@ -122,8 +130,9 @@ class PlanVerifier {
           if (item == -1) continue;
           if (!in_range(item) || (type_of(item) != fb::KernelTypes::Tensor &&
                                   type_of(item) != fb::KernelTypes::Null)) {
-            return bad("optional tensor list %zu item %zu refers to value %d, which is not a tensor",
-                       i, k, item);
+            return bad(
+                "optional tensor list %zu item %zu refers to value %d, which is not a tensor", i, k,
+                item);
           }
         }
         return Error::Ok;
@@ -135,10 +144,12 @@ class PlanVerifier {
 
   Error verify_tensor(size_t i, const fb::Tensor& t) {
     const ScalarType dtype = static_cast<ScalarType>(t.scalar_type());
-    if (!is_supported(dtype)) return bad("tensor %zu has unsupported dtype %d", i, static_cast<int>(dtype));
+    if (!is_supported(dtype))
+      return bad("tensor %zu has unsupported dtype %d", i, static_cast<int>(dtype));
     if (t.sizes() == nullptr) return bad("tensor %zu has no sizes", i);
     const size_t dim = t.sizes()->size();
-    if (dim > static_cast<size_t>(kMaxTensorDim)) return bad("tensor %zu has rank %zu (max %d)", i, dim, kMaxTensorDim);
+    if (dim > static_cast<size_t>(kMaxTensorDim))
+      return bad("tensor %zu has rank %zu (max %d)", i, dim, kMaxTensorDim);
     if (t.dim_order() != nullptr) {
       if (t.dim_order()->size() != dim ||
           !is_valid_dim_order(Span<const uint8_t>(t.dim_order()->data(), dim))) {
@@ -155,31 +166,54 @@ class PlanVerifier {
         return bad("tensor %zu has more than 2^31-1 elements (strides are 32-bit)", i);
       }
       if (s != 0 && nbytes > kMaxTensorBytes / static_cast<uint64_t>(s)) {
-        return bad("tensor %zu is larger than %llu bytes", i, static_cast<unsigned long long>(kMaxTensorBytes));
+        return bad("tensor %zu is larger than %llu bytes", i,
+                   static_cast<unsigned long long>(kMaxTensorBytes));
       }
       nbytes *= static_cast<uint64_t>(s);
     }
     if (t.storage_offset() != 0) return bad("tensor %zu has a storage offset (unsupported)", i);
     if (t.shape_dynamism() == fb::TensorShapeDynamism::DYNAMIC_UNBOUND) {
-      return fail(Error::NotSupported, "method '%s': tensor %zu has unbounded dynamic shape", name_, i);
+      return fail(Error::NotSupported, "method '%s': tensor %zu has unbounded dynamic shape", name_,
+                  i);
     }
     const fb::AllocationDetails* alloc = t.allocation_info();
     if (alloc != nullptr) {
-      if (t.data_buffer_idx() != 0) {
-        return fail(Error::NotSupported, "method '%s': tensor %zu is mutable with initial data", name_, i);
-      }
+      if (t.data_buffer_idx() != 0)
+        PTERON_TRY(verify_initial_state(i, t.data_buffer_idx(), nbytes));
       const auto* sizes = plan_.non_const_buffer_sizes();
       const uint32_t id = alloc->memory_id();
-      if (id == 0 || id >= len(sizes)) return bad("tensor %zu is planned in memory_id %u, which does not exist", i, id);
-      const uint64_t offset = (static_cast<uint64_t>(alloc->memory_offset_high()) << 32) | alloc->memory_offset_low();
+      if (id == 0 || id >= len(sizes))
+        return bad("tensor %zu is planned in memory_id %u, which does not exist", i, id);
+      const uint64_t offset =
+          (static_cast<uint64_t>(alloc->memory_offset_high()) << 32) | alloc->memory_offset_low();
       const uint64_t arena = static_cast<uint64_t>(sizes->Get(id));
       if (offset > arena || nbytes > arena - offset) {
         return bad("tensor %zu at offset %llu (+%llu bytes) overruns arena %u of %llu bytes", i,
-                   static_cast<unsigned long long>(offset), static_cast<unsigned long long>(nbytes), id,
-                   static_cast<unsigned long long>(arena));
+                   static_cast<unsigned long long>(offset), static_cast<unsigned long long>(nbytes),
+                   id, static_cast<unsigned long long>(arena));
       }
     } else if (t.data_buffer_idx() != 0) {
       PTERON_TRY(verify_constant(i, t.data_buffer_idx(), nbytes));
+    }
+    return Error::Ok;
+  }
+
+  // A planned tensor with data_buffer_idx > 0 is state: its initial value is entry `index` of
+  // mutable_data_segments[0], copied into the arena at load.
+  Error verify_initial_state(size_t i, uint32_t index, uint64_t nbytes) {
+    const auto* segs = program_.mutable_data_segments();
+    const fb::SubsegmentOffsets* ms = len(segs) > 0 ? segs->Get(0) : nullptr;
+    if (ms == nullptr || index >= len(ms->offsets())) {
+      return bad(
+          "tensor %zu takes its initial value from mutable data entry %u, which does not exist", i,
+          index);
+    }
+    const uint64_t offset = ms->offsets()->Get(index);
+    if (offset > mutable_bytes_ || nbytes > mutable_bytes_ - offset) {
+      return bad(
+          "state tensor %zu (%llu bytes at %llu) overruns the mutable data segment (%zu bytes)", i,
+          static_cast<unsigned long long>(nbytes), static_cast<unsigned long long>(offset),
+          mutable_bytes_);
     }
     return Error::Ok;
   }
@@ -192,16 +226,19 @@ class PlanVerifier {
       }
       const uint64_t offset = cs->offsets()->Get(index);
       if (offset > constant_bytes_ || nbytes > constant_bytes_ - offset) {
-        return bad("constant tensor %zu (%llu bytes at %llu) overruns the constant segment (%zu bytes)", i,
-                   static_cast<unsigned long long>(nbytes), static_cast<unsigned long long>(offset),
-                   constant_bytes_);
+        return bad(
+            "constant tensor %zu (%llu bytes at %llu) overruns the constant segment (%zu bytes)", i,
+            static_cast<unsigned long long>(nbytes), static_cast<unsigned long long>(offset),
+            constant_bytes_);
       }
       return Error::Ok;
     }
     const auto* buffers = program_.constant_buffer();
-    if (index >= len(buffers)) return bad("tensor %zu uses constant buffer %u, which does not exist", i, index);
+    if (index >= len(buffers))
+      return bad("tensor %zu uses constant buffer %u, which does not exist", i, index);
     const auto* storage = buffers->Get(index)->storage();
-    if (len(storage) < nbytes) return bad("constant buffer %u is smaller than tensor %zu", index, i);
+    if (len(storage) < nbytes)
+      return bad("constant buffer %u is smaller than tensor %zu", index, i);
     return Error::Ok;
   }
 
@@ -223,7 +260,8 @@ class PlanVerifier {
       return bad("delegate %zu has unknown payload location", i);
     }
     for (size_t k = 0; k < len(d->compile_specs()); ++k) {
-      if (d->compile_specs()->Get(k)->key() == nullptr) return bad("delegate %zu compile spec %zu has no key", i, k);
+      if (d->compile_specs()->Get(k)->key() == nullptr)
+        return bad("delegate %zu compile spec %zu has no key", i, k);
     }
     return Error::Ok;
   }
@@ -232,7 +270,8 @@ class PlanVerifier {
     if (args == nullptr) return bad("instruction %zu of chain %zu has no argument list", k, c);
     for (size_t a = 0; a < args->size(); ++a) {
       if (!in_range(args->Get(a))) {
-        return bad("instruction %zu argument %zu refers to value %d of %zu", k, a, args->Get(a), n_values_);
+        return bad("instruction %zu argument %zu refers to value %d of %zu", k, a, args->Get(a),
+                   n_values_);
       }
     }
     return Error::Ok;
@@ -245,12 +284,15 @@ class PlanVerifier {
     const size_t n = instructions->size();
     for (size_t k = 0; k < n; ++k) {
       const fb::Instruction* ins = instructions->Get(k);
-      if (ins->instr_args() == nullptr) return bad("instruction %zu of chain %zu has no arguments", k, c);
+      if (ins->instr_args() == nullptr)
+        return bad("instruction %zu of chain %zu has no arguments", k, c);
       switch (ins->instr_args_type()) {
         case fb::InstructionArguments::KernelCall: {
           const auto* call = ins->instr_args_as_KernelCall();
-          if (call->op_index() < 0 || static_cast<size_t>(call->op_index()) >= len(plan_.operators())) {
-            return bad("instruction %zu calls operator %d of %zu", k, call->op_index(), len(plan_.operators()));
+          if (call->op_index() < 0 ||
+              static_cast<size_t>(call->op_index()) >= len(plan_.operators())) {
+            return bad("instruction %zu calls operator %d of %zu", k, call->op_index(),
+                       len(plan_.operators()));
           }
           PTERON_TRY(verify_args(call->args(), c, k));
           break;
@@ -259,28 +301,33 @@ class PlanVerifier {
           const auto* call = ins->instr_args_as_DelegateCall();
           if (call->delegate_index() < 0 ||
               static_cast<size_t>(call->delegate_index()) >= len(plan_.delegates())) {
-            return bad("instruction %zu calls delegate %d of %zu", k, call->delegate_index(), len(plan_.delegates()));
+            return bad("instruction %zu calls delegate %d of %zu", k, call->delegate_index(),
+                       len(plan_.delegates()));
           }
           PTERON_TRY(verify_args(call->args(), c, k));
           break;
         }
         case fb::InstructionArguments::MoveCall: {
           const auto* mv = ins->instr_args_as_MoveCall();
-          if (!in_range(mv->move_from()) || !in_range(mv->move_to())) return bad("instruction %zu moves an invalid value", k);
+          if (!in_range(mv->move_from()) || !in_range(mv->move_to()))
+            return bad("instruction %zu moves an invalid value", k);
           break;
         }
         case fb::InstructionArguments::JumpFalseCall: {
           const auto* jf = ins->instr_args_as_JumpFalseCall();
-          if (!in_range(jf->cond_value_index()) || type_of(jf->cond_value_index()) != fb::KernelTypes::Bool) {
+          if (!in_range(jf->cond_value_index()) ||
+              type_of(jf->cond_value_index()) != fb::KernelTypes::Bool) {
             return bad("instruction %zu jumps on a value that is not a bool", k);
           }
-          if (jf->destination_instruction() < 0 || static_cast<size_t>(jf->destination_instruction()) > n) {
+          if (jf->destination_instruction() < 0 ||
+              static_cast<size_t>(jf->destination_instruction()) > n) {
             return bad("instruction %zu jumps to %d of %zu", k, jf->destination_instruction(), n);
           }
           break;
         }
         case fb::InstructionArguments::FreeCall:
-          if (!in_range(ins->instr_args_as_FreeCall()->value_index())) return bad("instruction %zu frees an invalid value", k);
+          if (!in_range(ins->instr_args_as_FreeCall()->value_index()))
+            return bad("instruction %zu frees an invalid value", k);
           break;
         default:
           return bad("instruction %zu of chain %zu has unknown type", k, c);
@@ -292,6 +339,7 @@ class PlanVerifier {
   const fb::Program& program_;
   const fb::ExecutionPlan& plan_;
   size_t constant_bytes_;
+  size_t mutable_bytes_;  // the mutable data segment (state's initial values)
   const char* name_ = nullptr;
   size_t n_values_ = 0;
 };
@@ -306,10 +354,12 @@ Error verify_program(const fb::Program& program, const ExtendedHeader& header, s
     // Without an extended header there is no segment data; ExecuTorch still lists an empty
     // constant segment in that case.
     if (s->offset() > data_size || s->size() > data_size - s->offset()) {
-      return fail(Error::InvalidProgram,
-                  "invalid program: segment %zu (%llu bytes at %llu) runs past the end of the file; "
-                  "the file is truncated or corrupt",
-                  i, static_cast<unsigned long long>(s->size()), static_cast<unsigned long long>(s->offset()));
+      return fail(
+          Error::InvalidProgram,
+          "invalid program: segment %zu (%llu bytes at %llu) runs past the end of the file; "
+          "the file is truncated or corrupt",
+          i, static_cast<unsigned long long>(s->size()),
+          static_cast<unsigned long long>(s->offset()));
     }
   }
   size_t constant_bytes = 0;
@@ -319,16 +369,31 @@ Error verify_program(const fb::Program& program, const ExtendedHeader& header, s
   }
   if (cs != nullptr && len(cs->offsets()) > 0) {
     if (cs->segment_index() >= len(segments)) {
-      return fail(Error::InvalidProgram, "invalid program: constant segment %u does not exist", cs->segment_index());
+      return fail(Error::InvalidProgram, "invalid program: constant segment %u does not exist",
+                  cs->segment_index());
     }
     constant_bytes = static_cast<size_t>(segments->Get(cs->segment_index())->size());
   }
-  if (len(program.mutable_data_segments()) > 0) {
-    return fail(Error::NotSupported, "program has mutable data segments (training state), not supported");
+  size_t mutable_bytes = 0;
+  if (len(program.mutable_data_segments()) > 1) {
+    return fail(Error::NotSupported, "program has %u mutable data segments; state takes one",
+                program.mutable_data_segments()->size());
   }
-  if (len(program.execution_plan()) == 0) return fail(Error::InvalidProgram, "invalid program: no methods");
+  if (len(program.mutable_data_segments()) == 1) {
+    const fb::SubsegmentOffsets* ms = program.mutable_data_segments()->Get(0);
+    if (!aligned(ms->offsets())) {
+      return fail(Error::InvalidProgram, "invalid program: mutable data offsets are misaligned");
+    }
+    if (ms->segment_index() >= len(segments)) {
+      return fail(Error::InvalidProgram, "invalid program: mutable data segment %u does not exist",
+                  ms->segment_index());
+    }
+    mutable_bytes = static_cast<size_t>(segments->Get(ms->segment_index())->size());
+  }
+  if (len(program.execution_plan()) == 0)
+    return fail(Error::InvalidProgram, "invalid program: no methods");
   for (size_t i = 0; i < program.execution_plan()->size(); ++i) {
-    PlanVerifier v(program, *program.execution_plan()->Get(i), constant_bytes);
+    PlanVerifier v(program, *program.execution_plan()->Get(i), constant_bytes, mutable_bytes);
     PTERON_TRY(v.verify());
   }
   (void)file_size;

@@ -97,13 +97,76 @@ Result<std::unique_ptr<HostProgram>> HostProgram::from_bytes(const void* bytes, 
   return hp;
 }
 
+namespace {
+
+// True when every tensor `plan` places in memory id `mem_id` lies inside one of its state
+// tensors (planned, with an initial value): the arena then holds nothing but state and the
+// in-place updates of it, and methods may share it. ExecuTorch's share_mutable_buffers plans
+// state so (memory id 2); its default plan mixes state with activations, which stay private.
+bool holds_only_state(const fb::ExecutionPlan& plan, uint32_t mem_id) {
+  struct Range {
+    uint64_t offset, nbytes;
+    bool state;
+  };
+  std::vector<Range> ranges;
+  for (const fb::EValue* v : *plan.values()) {
+    if (v->val_type() != fb::KernelTypes::Tensor) continue;
+    const fb::Tensor* t = v->val_as_Tensor();
+    const fb::AllocationDetails* a = t->allocation_info();
+    if (a == nullptr || a->memory_id() != mem_id) continue;
+    uint64_t nbytes = element_size(static_cast<ScalarType>(t->scalar_type()));
+    for (int32_t s : *t->sizes()) nbytes *= static_cast<uint64_t>(s);
+    const uint64_t offset =
+        (static_cast<uint64_t>(a->memory_offset_high()) << 32) | a->memory_offset_low();
+    ranges.push_back({offset, nbytes, t->data_buffer_idx() != 0});
+  }
+  bool any_state = false;
+  for (const Range& r : ranges) {
+    if (r.state) {
+      any_state = true;
+      continue;
+    }
+    bool inside = false;
+    for (const Range& s : ranges) {
+      inside |= s.state && r.offset >= s.offset && r.offset + r.nbytes <= s.offset + s.nbytes;
+    }
+    if (!inside) return false;
+  }
+  return any_state;
+}
+
+}  // namespace
+
+Span<uint8_t> HostProgram::shared_state_arena(uint32_t mem_id, size_t max_bytes) const {
+  for (size_t k = 0; k < state_arenas_.size(); ++k) {
+    if (state_arenas_[k].first == mem_id) return state_spans_[k];
+  }
+  size_t size = 0;
+  const Program& p = program();
+  for (size_t m = 0; m < p.num_methods(); ++m) {
+    const fb::ExecutionPlan* plan =
+        p.flatbuffer()->execution_plan()->Get(static_cast<flatbuffers::uoffset_t>(m));
+    const auto* sizes = plan->non_const_buffer_sizes();
+    if (sizes != nullptr && mem_id < sizes->size()) {
+      const int64_t s = sizes->Get(mem_id);
+      if (s > 0 && static_cast<uint64_t>(s) > size) size = static_cast<size_t>(s);
+    }
+  }
+  if (size > max_bytes) return {};
+  uint8_t* bytes = aligned_bytes(size);
+  if (bytes == nullptr) return {};
+  state_arenas_.emplace_back(mem_id, std::unique_ptr<uint8_t, AlignedFree>(bytes));
+  state_spans_.emplace_back(bytes, size);
+  return state_spans_.back();
+}
+
 Result<std::unique_ptr<HostMethod>> HostMethod::load(const HostProgram& hp, const char* name,
                                                      const HostMethodOptions& options) {
   const Program& program = hp.program();
   // A program carrying a CPU fallback plan runs it when `name` needs an absent backend.
   char chosen[256], why[320];
-  PTERON_ASSIGN_OR_RETURN(name, choose_plan(program, name, chosen, sizeof(chosen), why,
-                                            sizeof(why)));
+  PTERON_ASSIGN_OR_RETURN(name,
+                          choose_plan(program, name, chosen, sizeof(chosen), why, sizeof(why)));
   PTERON_ASSIGN_OR_RETURN(const fb::ExecutionPlan* plan, program.plan(name));
   std::unique_ptr<HostMethod> hm(new HostMethod());
   hm->plan_name_ = name;
@@ -111,23 +174,37 @@ Result<std::unique_ptr<HostMethod>> HostMethod::load(const HostProgram& hp, cons
   MethodMeta meta(plan);
   hm->arena_spans_.emplace_back();  // memory_id 0 is reserved
   uint64_t planned_total = 0;
-  for (size_t i = 0; i < meta.num_planned_buffers(); ++i) planned_total += static_cast<uint64_t>(meta.planned_buffer_size(i));
+  for (size_t i = 0; i < meta.num_planned_buffers(); ++i)
+    planned_total += static_cast<uint64_t>(meta.planned_buffer_size(i));
   if (planned_total > options.max_planned_bytes) {
-    return fail(Error::OutOfMemory, "method '%s' plans %llu bytes of arenas, above the limit of %zu",
-                name, static_cast<unsigned long long>(planned_total), options.max_planned_bytes);
+    return fail(Error::OutOfMemory,
+                "method '%s' plans %llu bytes of arenas, above the limit of %zu", name,
+                static_cast<unsigned long long>(planned_total), options.max_planned_bytes);
   }
   for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
     const size_t size = static_cast<size_t>(meta.planned_buffer_size(i));
+    if (holds_only_state(*plan, static_cast<uint32_t>(i + 1))) {
+      // One state for the whole program: every method writes the same cache.
+      const Span<uint8_t> shared =
+          hp.shared_state_arena(static_cast<uint32_t>(i + 1), options.max_planned_bytes);
+      if (shared.size() < size)
+        return fail(Error::OutOfMemory, "cannot allocate state arena %zu (%zu bytes)", i + 1, size);
+      hm->arena_spans_.emplace_back(shared.data(), size);
+      continue;
+    }
     uint8_t* p = aligned_bytes(size);
-    if (p == nullptr) return fail(Error::OutOfMemory, "cannot allocate arena %zu (%zu bytes)", i + 1, size);
+    if (p == nullptr)
+      return fail(Error::OutOfMemory, "cannot allocate arena %zu (%zu bytes)", i + 1, size);
     hm->arenas_.emplace_back(p);
     hm->arena_spans_.emplace_back(p, size);
   }
-  hm->planned_ = HierarchicalAllocator(Span<Span<uint8_t>>(hm->arena_spans_.data(), hm->arena_spans_.size()));
+  hm->planned_ =
+      HierarchicalAllocator(Span<Span<uint8_t>>(hm->arena_spans_.data(), hm->arena_spans_.size()));
   const size_t method_bytes = method_allocator_bytes(*plan);
   hm->method_memory_.reset(aligned_bytes(method_bytes));
   hm->scratch_memory_.reset(aligned_bytes(options.scratch_bytes));
-  if (!hm->method_memory_ || !hm->scratch_memory_) return fail(Error::OutOfMemory, "cannot allocate method memory");
+  if (!hm->method_memory_ || !hm->scratch_memory_)
+    return fail(Error::OutOfMemory, "cannot allocate method memory");
   hm->method_allocator_ = MemoryAllocator(hm->method_memory_.get(), method_bytes);
   hm->scratch_allocator_ = MemoryAllocator(hm->scratch_memory_.get(), options.scratch_bytes);
   hm->memory_ = MemoryManager{&hm->method_allocator_, &hm->planned_, &hm->scratch_allocator_};

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,7 +27,17 @@ class HostProgram {
 
   const Program& program() const { return *program_; }
 
+  // The arena every method of this program uses for memory id `mem_id` when that arena holds
+  // only state (see HostMethod::load): allocated on first use at the largest size any method
+  // plans for it, so methods sharing a buffer share its bytes. Null when out of memory.
+  Span<uint8_t> shared_state_arena(uint32_t mem_id, size_t max_bytes) const;
+
  private:
+  struct AlignedFree {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  mutable std::vector<std::pair<uint32_t, std::unique_ptr<uint8_t, AlignedFree>>> state_arenas_;
+  mutable std::vector<Span<uint8_t>> state_spans_;
   std::vector<uint64_t> owned_bytes_;  // 8-byte aligned copy for from_bytes()
   std::unique_ptr<DataLoader> loader_;
   std::optional<Program> program_;

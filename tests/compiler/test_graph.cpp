@@ -175,10 +175,19 @@ TEST(Graph, CopiesShareConstantBytes) {
 
 TEST(Graph, RecordsBufferMutations) {
   SmallGraph s;
-  s.g.add_buffer_mutation({s.w, s.z});
+  ConstantData initial = floats({0, 0, 0, 0, 0, 0});
+  initial.fqn = "cache";
+  initial.kind = ConstantKind::Buffer;
+  const ValueId cache = s.g.add_state("cache", f32({2, 3}), initial);
+  s.g.add_buffer_mutation({cache, s.z});
   EXPECT_EQ(s.g.buffer_mutations().size(), 1u);
-  EXPECT_THROW(s.g.add_buffer_mutation({s.x, s.z}), CompileError);  // inputs are not buffers
-  EXPECT_NE(s.g.to_string().find("mutates %w <- %z"), std::string::npos);
+  EXPECT_TRUE(s.g.value(cache).is_state());
+  EXPECT_FALSE(s.g.value(cache).is_constant());  // no pass may fold or pack state
+  EXPECT_THROW(s.g.add_buffer_mutation({s.x, s.z}), CompileError);    // inputs are not buffers
+  EXPECT_THROW(s.g.add_buffer_mutation({s.w, s.z}), CompileError);    // nor are weights
+  EXPECT_THROW(s.g.add_buffer_mutation({cache, s.z}), CompileError);  // one update per buffer
+  EXPECT_NE(s.g.to_string().find("mutates %cache <- %z"), std::string::npos);
+  s.g.verify();
 }
 
 }  // namespace

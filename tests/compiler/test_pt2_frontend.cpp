@@ -115,11 +115,12 @@ TEST(Pt2Frontend, ConstantsHoldTorchsBytes) {
     for (ir::ValueId id : g.constants()) {
       archive_constants += g.value(id).constant->kind != ir::ConstantKind::Folded;
     }
+    archive_constants += g.states().size();  // mutated buffers: state, their bytes the start
     EXPECT_EQ(archive_constants, model["constants"].size());
     for (const auto& [value_name, c] : model["constants"].items()) {
       const ir::Value& v = value_named(g, value_name);
-      ASSERT_TRUE(v.is_constant()) << value_name;
-      const ir::ConstantData& data = *v.constant;
+      ASSERT_TRUE(v.is_constant() || v.is_state()) << value_name;
+      const ir::ConstantData& data = v.is_state() ? *v.initial : *v.constant;
       EXPECT_EQ(data.fqn, c["fqn"]);
       EXPECT_EQ(data.kind, kKinds.at(c["kind"]));
       EXPECT_EQ(data.persistent, c["persistent"].get<bool>()) << value_name;
@@ -231,7 +232,8 @@ TEST(Pt2Frontend, BufferMutationsAreRecorded) {
   const Graph g = load("constants");
   ASSERT_EQ(g.buffer_mutations().size(), 1u);
   const ir::BufferMutation& m = g.buffer_mutations()[0];
-  EXPECT_EQ(g.value(m.buffer).constant->fqn, "steps");
+  ASSERT_TRUE(g.value(m.buffer).is_state());  // a mutated buffer is state, not a constant
+  EXPECT_EQ(g.value(m.buffer).initial->fqn, "steps");
   EXPECT_EQ(g.node(g.value(m.new_value).producer).op.str(), "aten::add.Tensor");
 }
 

@@ -100,5 +100,45 @@ TEST(NoHeap, DynamicProgramAllocatesNothingAcrossSizes) {
 }
 #endif
 
+// A stateful program (tests/fuzz/regressions/state-cache-counter.pte: a cache row written with
+// index_put at `pos`, a counter incremented and copied back; output cache.sum(0) + count):
+// execute() still allocates nothing, the state advances across calls and reset_state()
+// returns it to the start.
+TEST(NoHeap, StatefulExecuteAllocatesNothingAndKeepsState) {
+  auto program = HostProgram::open(PTERON_FUZZ_REGRESSIONS "/state-cache-counter.pte");
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  auto method = HostMethod::load(**program, "forward");
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  Method& m = (*method)->method();
+  ASSERT_EQ(m.num_state_tensors(), 2u);
+  float x[3] = {1.f, 1.f, 1.f};
+  int64_t pos[1] = {0};
+  int32_t x_sizes[2] = {1, 3}, x_strides[2], pos_sizes[1] = {1}, pos_strides[1];
+  uint8_t x_order[2] = {0, 1}, pos_order[1] = {0};
+  Tensor tx(ScalarType::Float, 2, x_sizes, x_order, x_strides, x);
+  Tensor tpos(ScalarType::Long, 1, pos_sizes, pos_order, pos_strides, pos);
+  ASSERT_EQ(m.set_input(0, tx), Error::Ok);
+  ASSERT_EQ(m.set_input(1, tpos), Error::Ok);
+  ASSERT_EQ(m.execute(), Error::Ok) << last_error_message();  // cache row 0 = 1, count 1
+  EXPECT_EQ(m.output(0).tensor->data<const float>()[0], 2.f);
+
+  const long before = g_allocations.load();
+  for (int i = 0; i < 10; ++i) {  // row 0 again, count 11; planned inputs are set per call
+    ASSERT_EQ(m.set_input(0, tx), Error::Ok);
+    ASSERT_EQ(m.set_input(1, tpos), Error::Ok);
+    ASSERT_EQ(m.execute(), Error::Ok) << last_error_message();
+  }
+  EXPECT_EQ(g_allocations.load(), before);
+  EXPECT_EQ(m.output(0).tensor->data<const float>()[0], 12.f);
+
+  ASSERT_EQ(m.reset_state(), Error::Ok);
+  EXPECT_EQ(g_allocations.load(), before);
+  pos[0] = 3;
+  ASSERT_EQ(m.set_input(0, tx), Error::Ok);
+  ASSERT_EQ(m.set_input(1, tpos), Error::Ok);
+  ASSERT_EQ(m.execute(), Error::Ok);  // from zeros: row 3 = 1, count 1
+  EXPECT_EQ(m.output(0).tensor->data<const float>()[0], 2.f);
+}
+
 }  // namespace
 }  // namespace pteron

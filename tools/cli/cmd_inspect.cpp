@@ -154,6 +154,17 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
       planned_total += meta.planned_buffer_size(a);
     }
     jm["planned_bytes"] = planned_total;
+    // State (mutable buffers kept across calls): planned tensors with an initial value.
+    for (const fb::EValue* v : *plan.values()) {
+      if (v->val_type() != fb::KernelTypes::Tensor) continue;
+      const fb::Tensor* t = v->val_as_Tensor();
+      if (t->allocation_info() == nullptr || t->data_buffer_idx() == 0) continue;
+      const fb::ExtraTensorInfo* extra = t->extra_tensor_info();
+      jm["state"].push_back(
+          {{"name",
+            extra && extra->fully_qualified_name() ? extra->fully_qualified_name()->str() : ""},
+           {"memory_id", t->allocation_info()->memory_id()}});
+    }
     j["methods"].push_back(jm);
   }
   return j;
@@ -214,6 +225,13 @@ void print_text(const nlohmann::json& j) {
       std::printf(")");
     }
     std::printf("\n");
+    if (m.contains("state")) {
+      std::printf("  state (kept across calls): %zu buffer(s):", m["state"].size());
+      for (const auto& st : m["state"])
+        std::printf(" %s (arena %d)", st["name"].get<std::string>().c_str(),
+                    st["memory_id"].get<int>());
+      std::printf("\n");
+    }
   }
 }
 

@@ -25,6 +25,7 @@ struct RunOptions {
   bool random_inputs = false;
   uint64_t seed = 0;
   int iters = 1;
+  bool reset_state = false;
   bool json = false;
   RuntimeOptions runtime;
 };
@@ -43,6 +44,11 @@ void run(const RunOptions& o) {
   for (int it = 0; it < std::max(1, o.iters); ++it) {
     // Inputs planned into the arena are overwritten once dead: set them again for every run.
     if (it > 0) bound.bind(method, inputs, o.inputs.empty() ? o.program : o.inputs);
+    // State (mutable buffers) carries over between runs unless each starts from the initial.
+    if (it > 0 && o.reset_state) {
+      const Error r = method.reset_state();
+      if (r != Error::Ok) throw_runtime_error(o.program, r);
+    }
     const auto start = std::chrono::steady_clock::now();
     const Error e = method.execute();
     const auto end = std::chrono::steady_clock::now();
@@ -58,6 +64,7 @@ void run(const RunOptions& o) {
   j["program"] = o.program;
   j["method"] = o.method;
   j["iterations"] = times_ms.size();
+  j["state_tensors"] = method.num_state_tensors();
   j["median_ms"] = median;
   j["min_ms"] = sorted.front();
   j["threads"] = num_threads();
@@ -113,6 +120,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--random-inputs", opts->random_inputs, "feed seeded random inputs");
   cmd->add_option("--seed", opts->seed, "seed for --random-inputs")->capture_default_str();
   cmd->add_option("--iters", opts->iters, "times to execute (reports the median)")->capture_default_str();
+  cmd->add_flag("--reset-state", opts->reset_state,
+                "start every iteration from the program's initial state (mutable buffers such as a "
+                "KV cache otherwise carry over from one iteration to the next)");
   add_runtime_options(cmd, opts->runtime);
   cmd->add_flag("--json", opts->json, "machine-readable output");
   cmd->callback([opts] { run(*opts); });

@@ -1,0 +1,213 @@
+"""State between calls: mutable buffers (a decoder's KV cache) persist across execute() calls of
+one loaded method, match the exported module's eager run step by step, reset to the start, and
+are planned once, written in place.
+
+The decoder is exported with transformers' `convert_and_export_with_cache` from a tiny random
+LlamaConfig (no download). Tolerance: 1e-5 absolute on the logits (float32; the same kernels
+as the stateless zoo tests, differences are summation order).
+"""
+
+import functools
+import struct
+from pathlib import Path
+
+import pytest
+import torch
+
+import pteron
+
+transformers = pytest.importorskip("transformers")
+
+STEPS = 8
+CACHE = 16
+
+
+@functools.cache
+def decoder_export():
+    """The decoder's ExportedProgram (exported once; export is the slow part)."""
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    from transformers.integrations.executorch import convert_and_export_with_cache
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
+    model = LlamaForCausalLM(config).eval()
+    model.generation_config = GenerationConfig(
+        use_cache=True,
+        cache_implementation="static",
+        max_length=CACHE,
+        cache_config={"batch_size": 1, "max_cache_len": CACHE},
+    )
+    return convert_and_export_with_cache(model)
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    ep = decoder_export()
+    tokens = torch.randint(0, 64, (STEPS,), generator=torch.Generator().manual_seed(1))
+    # The exported module's eager run mutates its own buffers: the reference, step by step.
+    eager = ep.module()
+    reference = [eager(input_ids=tokens[i].reshape(1, 1), cache_position=torch.tensor([i])).detach() for i in range(STEPS)]
+    program = pteron.to_edge_transform_and_lower(ep)
+    two_methods = pteron.to_edge_transform_and_lower({"forward": ep, "decode": ep})
+    return program, tokens, reference, two_methods
+
+
+def decode(program, tokens):
+    return [program.forward(tokens[i].reshape(1, 1), torch.tensor([i]))[0].clone() for i in range(len(tokens))]
+
+
+def test_decoder_matches_eager_step_by_step_and_resets(decoder):
+    program, tokens, reference, _ = decoder
+    loaded = pteron.load(program.buffer())
+    first = decode(loaded, tokens)
+    for step, (got, want) in enumerate(zip(first, reference)):
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=0, msg=f"step {step}")
+    # The cache matters: the same token at another position gives other logits.
+    assert not torch.allclose(first[0], first[1])
+    loaded.reset()
+    again = decode(loaded, tokens)
+    assert all(torch.equal(a, b) for a, b in zip(first, again)), "reset did not restore the start"
+    # A second run without reset continues from the filled cache, so it differs.
+    loaded.reset()
+    loaded.forward(tokens[0].reshape(1, 1), torch.tensor([0]))
+    later = loaded.forward(tokens[0].reshape(1, 1), torch.tensor([0]))[0]
+    torch.testing.assert_close(later, first[0], atol=1e-5, rtol=0)  # position 0 rewritten
+
+
+def test_state_is_planned_once_and_written_in_place(decoder):
+    program, _, _, _ = decoder
+    loaded = pteron.load(program.buffer())
+    method = loaded.load_method("forward")
+    # 4 KV caches (1x2x16x8 float32) and 2 int64 positions, each 16-byte aligned: one arena.
+    assert method.num_state_tensors == 6
+    sizes = method.meta["planned_buffer_sizes"]
+    assert sizes[-1] == 4 * 1 * 2 * CACHE * 8 * 4 + 2 * 16
+    names = method.instruction_names()
+    # The four cache writes are index_put kernels computing into the cache; only the two
+    # position counters (updated by an add) are copied back.
+    assert names.count("aten::index_put.out") == 4
+    assert names.count("aten::copy.out") == 2 + 2  # the graph's own two copies + two write-backs
+    report = program.report
+    assert any("state write-backs: 2" in line for line in report["passes"]), report["passes"]
+
+
+def test_malformed_state_is_refused(decoder):
+    program, _, _, _ = decoder
+    data = bytearray(program.buffer())
+    # Truncating the file cuts the mutable data segment (the last one): refused at load.
+    with pytest.raises(RuntimeError, match="segment .* runs past the end of the file"):
+        pteron.load(bytes(data[: len(data) - 64]))
+
+
+def test_two_methods_share_the_cache(decoder):
+    _, tokens, reference, program = decoder
+    loaded = pteron.load(program.buffer())
+    assert loaded.method_names == ["forward", "decode"]
+    forward, decode = loaded.load_method("forward"), loaded.load_method("decode")
+    # Steps 0-3 through one method, 4-7 through the other: the second continues the cache the
+    # first wrote (and back), so every step matches the single eager run.
+    for step in range(STEPS):
+        method = forward if step < 4 or step == 6 else decode
+        got = method(tokens[step].reshape(1, 1), torch.tensor([step]))[0]
+        torch.testing.assert_close(got, reference[step], atol=1e-5, rtol=0, msg=f"step {step}")
+    # One state: resetting the program resets what both methods see. Step 1 alone reads
+    # cache row 0, which holds step 0's keys unless the reset cleared it.
+    fresh = pteron.load(program.buffer()).load_method("decode")
+    want = fresh(tokens[1].reshape(1, 1), torch.tensor([1]))[0]
+    stale = decode(tokens[1].reshape(1, 1), torch.tensor([1]))[0]
+    assert not torch.equal(stale, want)
+    loaded.reset()
+    assert torch.equal(decode(tokens[1].reshape(1, 1), torch.tensor([1]))[0], want)
+
+
+SEED = Path(__file__).resolve().parents[1] / "fuzz" / "regressions" / "state-cache-counter.pte"
+
+
+def patched_seed(old: bytes, new: bytes) -> bytes:
+    data = SEED.read_bytes()
+    assert data.count(old) == 1, "pattern not unique in the seed"
+    return data.replace(old, new)
+
+
+def test_malformed_state_tables_are_refused_with_one_line():
+    # The seed's mutable data offsets: [reserved 0, cache at 0, count at 48] (u32 length, u64s).
+    offsets = struct.pack("<IQQQ", 3, 0, 0, 48)
+    loaded = pteron.load(SEED.read_bytes())
+    assert loaded.load_method("forward").num_state_tensors == 2
+    # An entry that does not exist (the table cut to two entries).
+    bad = patched_seed(offsets, struct.pack("<IQQQ", 2, 0, 0, 48))
+    with pytest.raises(RuntimeError, match=r"initial value from mutable data entry 2, which does not exist"):
+        pteron.load(bad)
+    # An entry past the end of the segment.
+    bad = patched_seed(offsets, struct.pack("<IQQQ", 3, 0, 0, 1 << 40))
+    with pytest.raises(RuntimeError, match=r"overruns the mutable data segment") as e:
+        pteron.load(bad)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("backend", ["xnnpack", "optimized"])
+def test_decoder_state_on_the_cpu_paths(decoder, backend):
+    # Delegates and the optimized kernels around the state: the cache writes stay portable
+    # kernels computing in place, the rest runs where it is fastest.
+    _, tokens, reference, _ = decoder
+    ep = decoder_export()
+    if backend == "xnnpack":
+        program = pteron.to_edge_transform_and_lower(ep, [pteron.XnnpackPartitioner()])
+    else:
+        program = pteron.to_edge_transform_and_lower(ep, kernels=("optimized", "portable"))
+    loaded = pteron.load(program.buffer())
+    for step, (got, want) in enumerate(zip(decode(loaded, tokens), reference)):
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=0, msg=f"{backend} step {step}")
+    assert loaded.load_method("forward").instruction_names().count("aten::index_put.out") == 4
+
+
+def test_input_mutation_is_a_clear_compile_error():
+    class AddsIntoInput(torch.nn.Module):
+        def forward(self, x):
+            x.add_(1)
+            return x * 2
+
+    ep = torch.export.export(AddsIntoInput(), (torch.ones(3),))
+    with pytest.raises(RuntimeError, match=r"writes into its input 'x' in place; pteron programs keep state in buffers"):
+        pteron.to_edge_transform_and_lower(ep)
+
+
+def test_a_method_that_only_reads_a_buffer_sees_another_methods_writes():
+    # As ExecuTorch's set_state/get_state: "write" mutates the buffer, "read" only reads it,
+    # so in "read" alone it would be a constant; in one program it is the shared state.
+    class Writer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(4, 3))
+
+        def forward(self, x, pos):
+            self.cache.index_copy_(0, pos, x)
+            return x + 0
+
+    class Reader(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(4, 3))
+
+        def forward(self, scale):
+            return self.cache * scale
+
+    write = torch.export.export(Writer(), (torch.ones(1, 3), torch.tensor([0])))
+    read = torch.export.export(Reader(), (torch.ones(1),))
+    program = pteron.load(pteron.to_edge_transform_and_lower({"write": write, "read": read}).buffer())
+    assert program.load_method("read").num_state_tensors == 1
+    program.run_method("write", [torch.full((1, 3), 2.0), torch.tensor([1])])
+    program.run_method("write", [torch.full((1, 3), 5.0), torch.tensor([3])])
+    expected = torch.zeros(4, 3)
+    expected[1], expected[3] = 2.0, 5.0
+    assert torch.equal(program.run_method("read", [torch.tensor([10.0])])[0], expected * 10)
+    program.reset()
+    assert torch.equal(program.run_method("read", [torch.tensor([1.0])])[0], torch.zeros(4, 3))
