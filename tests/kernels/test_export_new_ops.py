@@ -73,6 +73,7 @@ CASES = {
     "repeat_interleave.Tensor": (
         lambda x: x.repeat_interleave(torch.tensor([1, 0, 2]), 0, output_size=3), (X,), 0),
     "cumprod": (lambda x: x.cumprod(1), (X,), 1e-5),
+    "linalg_vector_norm": (lambda x: torch.nn.functional.normalize(x, dim=1), (N4,), 1e-5),
     "empty": (lambda x: x + torch.empty(3, 4).fill_(1), (X,), 0),
     "copy": (lambda x: x.clone().copy_(x * 2), (X,), 0),
     "native_batch_norm_legit.no_stats": (lambda x: torch.nn.functional.instance_norm(x), (N4,), 1e-5),

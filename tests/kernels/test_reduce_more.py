@@ -1,4 +1,5 @@
-"""max/min (all-reduce, unary_out), sum.out, var.out, var_mean.correction_out against torch:
+"""max/min (all-reduce, unary_out), sum.out, var.out, var_mean.correction_out and
+linalg_vector_norm.out (every ord) against torch:
 dtypes, dim lists, keepdim, non-contiguous dim orders, 0-d and empty tensors, NaN.
 
 Tolerances: max/min and integer sums exact; float32 sums and variances within 1e-5 relative /
@@ -122,3 +123,40 @@ def test_var_mean_layouts_edges_and_errors():
         run_kernel("aten::var.out", [x, [4], True, False, torch.empty(2, 3, 4)])
     with pytest.raises(RuntimeError, match="aten::var_mean.correction_out"):
         run_kernel("aten::var_mean.correction_out", [x, [1], None, False, torch.empty(2, 4, 5), torch.empty(2, 4)])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("ord_", [2, 1, 0, 3, 0.5, -1, math.inf, -math.inf])
+def test_linalg_vector_norm(dtype, ord_):
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 3, 4, 5, generator=g).to(dtype)
+    x[0, 0, 0, :2] = 0  # zeros: counted by ord 0, infinite terms for negative ord
+    for dims, keepdim in [(None, False), ([1], False), ([-1], True), ([0, 2], False), ([], True)]:
+        expected = torch.linalg.vector_norm(x, ord_, dims, keepdim)
+        out = torch.empty_like(expected)
+        run_kernel("aten::linalg_vector_norm.out", [x, ord_, dims, keepdim, None, out])
+        close(out, expected, f"norm ord={ord_} dims={dims}")
+    xs = with_dim_order(x, [0, 2, 3, 1])
+    expected = torch.linalg.vector_norm(x, ord_, [1], False, dtype=torch.float64)
+    out = torch.empty_like(expected)
+    run_kernel("aten::linalg_vector_norm.out", [xs, ord_, [1], False, 7, out])
+    close(out, expected, f"norm channels-last to float64 ord={ord_}")
+
+
+def test_linalg_vector_norm_edges_and_errors():
+    x = torch.tensor([[1.0, math.nan, 2.0], [3.0, 4.0, 0.0]])
+    for ord_ in (2, 1, math.inf):
+        expected = torch.linalg.vector_norm(x, ord_, [1])
+        out = torch.empty(2)
+        run_kernel("aten::linalg_vector_norm.out", [x, ord_, [1], False, None, out])
+        close(out, expected, f"nan ord={ord_}")
+    e = torch.empty(0, 3)
+    out = torch.empty(3)
+    run_kernel("aten::linalg_vector_norm.out", [e, 2, [0], False, None, out])
+    close(out, torch.linalg.vector_norm(e, 2, [0]), "empty reduce")
+    with pytest.raises(RuntimeError, match="ord -inf over an empty dimension"):
+        run_kernel("aten::linalg_vector_norm.out", [e, -math.inf, [0], False, None, out])
+    with pytest.raises(RuntimeError, match="linalg_vector_norm.out: needs floating"):
+        run_kernel("aten::linalg_vector_norm.out", [torch.arange(3), 2, None, False, None, torch.empty(())])
+    with pytest.raises(RuntimeError, match="dtype argument does not match"):
+        run_kernel("aten::linalg_vector_norm.out", [x, 2, None, False, 7, torch.empty(())])
