@@ -73,6 +73,12 @@ CASES = {
     "repeat_interleave.Tensor": (
         lambda x: x.repeat_interleave(torch.tensor([1, 0, 2]), 0, output_size=3), (X,), 0),
     "cumprod": (lambda x: x.cumprod(1), (X,), 1e-5),
+    "erfinv": (lambda x: torch.erfinv(x * 2 - 1), (X,), 1e-5),
+    "bucketize": (lambda x: torch.bucketize(x, torch.tensor([0.2, 0.5, 0.7])), (X,), 0),
+    "searchsorted": (lambda x: torch.searchsorted(torch.tensor([-1.0, 0.0, 1.5]), x), (Y,), 0),
+    "cummax": (lambda x: tuple(torch.cummax(x, 1)), (Y,), 0),
+    "cummin": (lambda x: tuple(torch.cummin(x, 0)), (Y,), 0),
+    "logcumsumexp": (lambda x: torch.logcumsumexp(x, 1), (Y,), 1e-5),
     "linalg_vector_norm": (lambda x: torch.nn.functional.normalize(x, dim=1), (N4,), 1e-5),
     "empty": (lambda x: x + torch.empty(3, 4).fill_(1), (X,), 0),
     "copy": (lambda x: x.clone().copy_(x * 2), (X,), 0),

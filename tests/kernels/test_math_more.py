@@ -1,4 +1,4 @@
-"""Inverse-trig, hyperbolic, log/exp variants, trunc, signbit and the binary math kernels
+"""Inverse-trig, hyperbolic, log/exp variants, trunc, signbit, erfinv and the binary math kernels
 (atan2, hypot, copysign, floor_divide, rsub.Scalar) against torch: dtypes, broadcasting,
 non-contiguous dim orders, 0-d and 0-size tensors, edge values (domain limits, infinities,
 NaN, signed zeros).
@@ -263,3 +263,17 @@ def test_rsub_scalar_wraps_and_refuses():
         run_kernel("aten::rsub.Scalar_out", [t, 1, 1, torch.empty_like(t)])
     with pytest.raises(RuntimeError, match="aten::rsub.Scalar_out: a floating scalar needs a floating out"):
         run_kernel("aten::rsub.Scalar_out", [x, 1.5, 1, torch.empty_like(x)])
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.bool])
+def test_erfinv(dtype):
+    g = torch.Generator().manual_seed(11)
+    for shape in SHAPES:
+        x = make(shape, dtype, g, -0.999, 0.999) if dtype.is_floating_point else make(shape, dtype, g, 0, 1)
+        check("aten::erfinv.out", torch.erfinv(x), [x], f"{dtype} {shape}")
+    if dtype == torch.float64:
+        # Tails (where the approximation switches branch) and the exact ends.
+        x = torch.tensor([-1.0, 1.0, 1.5, -2.0, 0.0, -0.0, 1 - 1e-12, -(1 - 1e-15), 1e-300,
+                          0.9999, math.nan], dtype=dtype)
+        out = check("aten::erfinv.out", torch.erfinv(x), [x], "edges")
+        assert torch.equal(torch.signbit(out[4:6]), torch.tensor([False, True]))

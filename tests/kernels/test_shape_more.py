@@ -1,11 +1,15 @@
 """flip, roll, tril, triu, unfold_copy, diagonal_copy, as_strided_copy, narrow_copy,
-repeat_interleave.Tensor, view_copy.dtype, masked_fill.Tensor and cumprod against torch: every
+repeat_interleave.Tensor, view_copy.dtype, masked_fill.Tensor, cumprod, cummax, cummin,
+logcumsumexp, searchsorted and bucketize against torch: every
 dtype, non-contiguous dim orders in and out, 0-d and empty tensors, and malformed arguments
 (bad dims, sizes, offsets) failing with one-line errors.
 
-Tolerance: none for the data-movement ops (bit-exact copies); cumprod as torch's cumsum test
-(float32 1e-5 relative, exact for integers, which wrap like torch's).
+Tolerance: none for the data-movement, search and cummax/cummin ops (exact); cumprod float32
+1e-5 relative (exact for integers, which wrap like torch's); logcumsumexp float32 1e-6,
+float64 1e-12, float16/bfloat16 one storage ulp.
 """
+
+import math
 
 import pytest
 import torch
@@ -181,3 +185,102 @@ def test_cumprod(dtype):
     out = torch.empty_like(expected)
     run_kernel("aten::cumprod.out", [x, 1, 7, out])
     torch.testing.assert_close(out, expected, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.int64, torch.int8, torch.float16])
+def test_searchsorted_and_bucketize(dtype):
+    g = gen(8)
+    seq = torch.sort(rand((9,), dtype, g)).values
+    seq[3] = seq[4]  # a run of equal elements: left and right differ there
+    values = rand((3, 5), dtype, g)
+    values[0, :3] = seq[:3]
+    for right in (False, True):
+        for out_int32 in (False, True):
+            expected = torch.searchsorted(seq, values, right=right, out_int32=out_int32)
+            run_like("aten::searchsorted.Tensor_out", [seq, values, out_int32, right, None, None], expected)
+            run_like("aten::bucketize.Tensor_out", [values, seq, out_int32, right],
+                     torch.bucketize(values, seq, out_int32=out_int32, right=right))
+        side = "right" if right else "left"
+        run_like("aten::searchsorted.Tensor_out", [seq, values, False, False, side, None],
+                 torch.searchsorted(seq, values, side=side))
+        run_like("aten::searchsorted.Scalar_out", [seq, 3, False, right, None, None],
+                 torch.searchsorted(seq, 3, right=right))
+    # N-D sequence: row i of values searches row i of seq; and a sorter for unsorted rows.
+    rows = torch.sort(rand((3, 7), dtype, g), dim=1).values
+    v = rand((3, 4), dtype, g)
+    run_like("aten::searchsorted.Tensor_out", [rows, v, False, False, None, None], torch.searchsorted(rows, v))
+    unsorted = rand((3, 7), dtype, g)
+    sorter = torch.argsort(unsorted, dim=1, stable=True)
+    run_like("aten::searchsorted.Tensor_out", [unsorted, v, False, True, None, sorter],
+             torch.searchsorted(unsorted, v, right=True, sorter=sorter))
+    # Non-contiguous values and out.
+    vs = with_dim_order(rand((2, 3, 4), dtype, g), [2, 0, 1])
+    run_like("aten::bucketize.Tensor_out", [vs, seq, False, False], torch.bucketize(vs, seq),
+             out_order=[1, 2, 0])
+
+
+def test_searchsorted_nan_mixed_and_errors():
+    seq = torch.tensor([0.0, 1.0, 2.0, math.inf])
+    vals = torch.tensor([math.nan, -math.inf, math.inf, 1.0])
+    for right in (False, True):
+        run_like("aten::searchsorted.Tensor_out", [seq, vals, False, right, None, None],
+                 torch.searchsorted(seq, vals, right=right))
+    iv = torch.tensor([0, 1, 5], dtype=torch.int64)
+    run_like("aten::bucketize.Tensor_out", [iv, seq, False, False], torch.bucketize(iv, seq))
+    out = torch.empty(4, dtype=torch.int64)
+    cases = [
+        ([seq, vals, False, True, "left", None, out], "side='left' contradicts right=True"),
+        ([seq, vals, False, False, "middle", None, out], "side must be 'left' or 'right'"),
+        ([seq, vals, True, False, None, None, out], "out must be int32"),
+        ([seq.view(2, 2), vals.view(4, 1), False, False, None, None, out.view(4, 1)], "leading dim 0 differs"),
+        ([seq, vals, False, False, None, torch.tensor([0, 1, 2, 4]), out], "index 4 is out of bounds"),
+    ]
+    for args, pattern in cases:
+        with pytest.raises(RuntimeError, match=pattern):
+            run_kernel("aten::searchsorted.Tensor_out", args)
+    with pytest.raises(RuntimeError, match="boundaries must be 1-D"):
+        run_kernel("aten::bucketize.Tensor_out", [vals, seq.view(2, 2), False, False, out])
+
+
+@pytest.mark.parametrize("name,fn", [("cummax", torch.cummax), ("cummin", torch.cummin)])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_cummax_cummin(name, fn, dtype):
+    g = gen(9)
+    x = rand((3, 6, 4), dtype, g)
+    if dtype.is_floating_point:
+        x[0, 2, 1] = math.nan  # NaN sticks once seen
+    else:
+        x[1] = x[1] // 30  # ties: the index moves to the last occurrence
+    for dim in (0, 1, -1):
+        values, indices = fn(x, dim)
+        v = with_dim_order(torch.empty_like(values), [2, 0, 1])
+        i = torch.empty_like(indices)
+        run_kernel(f"aten::{name}.out", [with_dim_order(x, [1, 2, 0]), dim, v, i])
+        torch.testing.assert_close(v, values, atol=0, rtol=0, equal_nan=True)
+        assert torch.equal(i, indices), (name, dim)
+    s = rand((), dtype, g)
+    v, i = torch.empty((), dtype=dtype), torch.empty((), dtype=torch.int64)
+    run_kernel(f"aten::{name}.out", [s, 0, v, i])
+    assert torch.equal(v, fn(s, 0).values) and i.item() == 0
+    with pytest.raises(RuntimeError, match="indices out must be int64"):
+        run_kernel(f"aten::{name}.out", [x, 0, torch.empty_like(x), torch.empty(x.shape, dtype=torch.int32)])
+    with pytest.raises(RuntimeError, match=f"aten::{name}.out: .*dim"):
+        run_kernel(f"aten::{name}.out", [x, 3, torch.empty_like(x), torch.empty(x.shape, dtype=torch.int64)])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_logcumsumexp(dtype):
+    g = gen(10)
+    x = (torch.randn(3, 7, 4, generator=g) * 10).to(dtype)
+    x[0, 1, 0] = -math.inf
+    x[1, 3, 2] = math.inf
+    x[2, 0, :] = -math.inf  # a line starting with -inf
+    for dim in (0, 1, -1):
+        expected = torch.logcumsumexp(x, dim)
+        out = with_dim_order(torch.empty_like(expected), [2, 1, 0])
+        run_kernel("aten::logcumsumexp.out", [with_dim_order(x, [1, 0, 2]), dim, out])
+        rtol = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float64: 1e-12}.get(dtype, 1e-6)
+        torch.testing.assert_close(out, expected, atol=rtol, rtol=rtol, equal_nan=True)
+    with pytest.raises(RuntimeError, match="needs a floating self"):
+        i = torch.arange(4)
+        run_kernel("aten::logcumsumexp.out", [i, 0, torch.empty_like(i)])
