@@ -1,0 +1,92 @@
+"""avg_pool3d, max_pool3d_with_indices and _adaptive_avg_pool3d against torch: 4-D and 5-D
+inputs, kernel/stride/padding/dilation/ceil_mode combinations, count_include_pad and
+divisor_override, and malformed arguments.
+
+Tolerances: float32 1e-6 absolute / 1e-5 relative (window sums in float, as torch), float64
+1e-12; float16 / bfloat16 one storage ulp (2e-3 / 1.6e-2 relative; torch has no half
+avg_pool3d on CPU, so its float32 result rounded is the reference); max values and indices
+exact.
+"""
+
+import math
+
+import pytest
+import torch
+from kernel_harness import run_kernel
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def tol(dtype):
+    return {torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 1.6e-2),
+            torch.float64: (1e-12, 1e-12)}.get(dtype, (1e-6, 1e-5))
+
+
+GEOMETRIES = [  # kernel, stride, padding, dilation, ceil_mode
+    ([2], [], [0], [1], False),
+    ([3, 2, 2], [1, 2, 1], [1, 0, 1], [1, 1, 1], False),
+    ([3], [2], [1], [1], True),
+    ([2, 3, 3], [2, 2, 3], [0, 1, 1], [2, 1, 1], True),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("geometry", GEOMETRIES)
+def test_avg_and_max_pool3d(dtype, geometry):
+    kernel, stride, padding, dilation, ceil_mode = geometry
+    g = torch.Generator().manual_seed(1)
+    for shape in [(2, 3, 5, 6, 7), (3, 4, 5, 5)]:
+        x = torch.randn(shape, generator=g).to(dtype)
+        atol, rtol = tol(dtype)
+        for count_include_pad in (True, False):
+            for divisor in (None, 5):
+                # torch has no float16/bfloat16 avg_pool3d on CPU: its float32 result, rounded.
+                expected = torch.ops.aten.avg_pool3d(x if dtype in (torch.float32, torch.float64) else x.float(),
+                                                     kernel, stride, padding, ceil_mode,
+                                                     count_include_pad, divisor).to(dtype)
+                out = torch.empty_like(expected)
+                run_kernel("aten::avg_pool3d.out",
+                           [x, kernel, stride, padding, ceil_mode, count_include_pad, divisor, out])
+                torch.testing.assert_close(out, expected, atol=atol, rtol=rtol)
+        values, indices = torch.ops.aten.max_pool3d_with_indices(x, kernel, stride, padding,
+                                                                 dilation, ceil_mode)
+        out, idx = torch.empty_like(values), torch.empty_like(indices)
+        run_kernel("aten::max_pool3d_with_indices.out",
+                   [x, kernel, stride, padding, dilation, ceil_mode, out, idx])
+        assert torch.equal(out, values) and torch.equal(idx, indices), (shape, geometry)
+
+
+def test_max_pool3d_nan_and_errors():
+    x = torch.randn(1, 1, 3, 3, 3)
+    x[0, 0, 1, 1, 1] = math.nan
+    values, indices = torch.ops.aten.max_pool3d_with_indices(x, [3], [1], [0], [1], False)
+    out, idx = torch.empty_like(values), torch.empty_like(indices)
+    run_kernel("aten::max_pool3d_with_indices.out", [x, [3], [1], [0], [1], False, out, idx])
+    assert math.isnan(out.item()) and torch.equal(idx, indices)
+    cases = [
+        ("aten::avg_pool3d.out", [torch.randn(3, 4, 5), [2], [], [0], False, True, None, torch.empty(1)], "expected 4-D or 5-D"),
+        ("aten::avg_pool3d.out", [x, [2, 2], [], [0], False, True, None, torch.empty(1)], "kernel_size must have 1 or 3 values"),
+        ("aten::avg_pool3d.out", [x, [2], [], [2], False, True, None, torch.empty(1)], "pad should be at most half"),
+        ("aten::avg_pool3d.out", [x, [2], [], [0], False, True, 0, torch.empty(1)], "divisor must be not zero"),
+        ("aten::avg_pool3d.out", [x, [4], [], [0], False, True, None, torch.empty(1)], "gives an output of size 0"),
+        ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [0], False, torch.empty(1, 1, 1, 1, 1), torch.empty(1, 1, 1, 1, 1, dtype=torch.int64)], "dilation must be >= 1"),
+        ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [1], False, torch.empty(1, 1, 1, 1, 1), torch.empty(1, 1, 1, 1, 1)], "indices must be int64"),
+        ("aten::_adaptive_avg_pool3d.out", [x, [2, 2], torch.empty(1)], "output_size must have 3 values"),
+        ("aten::_adaptive_avg_pool3d.out", [x, [2, 0, 2], torch.empty(1)], "output_size 0 is invalid"),
+    ]
+    for name, args, pattern in cases:
+        with pytest.raises(RuntimeError, match=pattern):
+            run_kernel(name, args)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_adaptive_avg_pool3d(dtype):
+    g = torch.Generator().manual_seed(2)
+    for shape, size in [((2, 3, 5, 7, 6), [2, 3, 4]), ((3, 4, 4, 4), [1, 1, 1]), ((1, 2, 3, 5, 4), [3, 5, 4]),
+                        ((1, 1, 2, 3, 3), [4, 5, 7])]:
+        x = torch.randn(shape, generator=g).to(dtype)
+        expected = torch.ops.aten._adaptive_avg_pool3d(x, size)
+        out = torch.empty_like(expected)
+        run_kernel("aten::_adaptive_avg_pool3d.out", [x, size, out])
+        atol, rtol = tol(dtype)
+        torch.testing.assert_close(out, expected, atol=atol, rtol=rtol)
