@@ -2,7 +2,8 @@
 using it is exported (torch.export, core-ATen decomposition), compiled by pteron for the
 portable library and run on pteron's runtime, and the result compared with eager torch.
 Operators that run_decompositions() would decompose but ExecuTorch keeps (logit, tril, roll,
-...) are compiled from the undecomposed export, as a .pt2 file written by torch.export.save.
+..., and col2im, core but decomposed by torch's default table) are compiled from the
+undecomposed export, as a .pt2 file written by torch.export.save.
 
 Tolerance: float32 within 1e-5 relative / 1e-5 absolute (1e-4 absolute for cdist, whose torch
 path for many rows is a matmul expansion); integers and bools exact. Random ops (rand, randn,
@@ -31,7 +32,7 @@ def g(seed=0):
 
 X = torch.rand(3, 4, generator=g(1)) * 0.8 + 0.1  # in (0.1, 0.9): every domain
 Y = torch.rand(3, 4, generator=g(2)) * 4 - 2
-I = torch.randint(-50, 50, (3, 4), generator=g(3), dtype=torch.int32)
+INTS = torch.randint(-50, 50, (3, 4), generator=g(3), dtype=torch.int32)
 N4 = torch.randn(2, 3, 4, 5, generator=g(4))
 
 # name -> (function, inputs, atol). Each function's export contains the named operator.
@@ -54,13 +55,13 @@ CASES = {
     "atan2": (torch.atan2, (Y, X), 1e-5),
     "hypot": (torch.hypot, (Y, X), 1e-5),
     "copysign": (torch.copysign, (X, Y), 0),
-    "bitwise_and.Scalar": (lambda i: i & 6, (I,), 0),
-    "bitwise_or.Scalar": (lambda i: i | 6, (I,), 0),
-    "bitwise_xor.Scalar": (lambda i: i ^ 6, (I,), 0),
-    "__lshift__.Scalar": (lambda i: i << 3, (I,), 0),
-    "__rshift__.Scalar": (lambda i: i >> 2, (I,), 0),
-    "bitwise_left_shift.Tensor": (lambda i: torch.bitwise_left_shift(i, i.abs() % 5), (I,), 0),
-    "bitwise_right_shift.Tensor": (lambda i: torch.bitwise_right_shift(i, i.abs() % 5), (I,), 0),
+    "bitwise_and.Scalar": (lambda i: i & 6, (INTS,), 0),
+    "bitwise_or.Scalar": (lambda i: i | 6, (INTS,), 0),
+    "bitwise_xor.Scalar": (lambda i: i ^ 6, (INTS,), 0),
+    "__lshift__.Scalar": (lambda i: i << 3, (INTS,), 0),
+    "__rshift__.Scalar": (lambda i: i >> 2, (INTS,), 0),
+    "bitwise_left_shift.Tensor": (lambda i: torch.bitwise_left_shift(i, i.abs() % 5), (INTS,), 0),
+    "bitwise_right_shift.Tensor": (lambda i: torch.bitwise_right_shift(i, i.abs() % 5), (INTS,), 0),
     "max.default": (torch.max, (Y,), 0),
     "min.default": (torch.min, (Y,), 0),
     "var.correction": (lambda x: x.var(1), (N4,), 1e-5),
@@ -101,6 +102,8 @@ UNDECOMPOSED = {
     "triu": (lambda x: x.triu(-1), (N4,), 0),
     "roll": (lambda x: x.roll((1, -2), (1, 3)), (N4,), 0),
     "glu": (lambda x: torch.nn.functional.glu(x, 1), (torch.randn(2, 6, 3, generator=g(8)),), 1e-5),
+    "col2im": (lambda x: torch.nn.functional.fold(x, (5, 6), (2, 3), padding=1),
+               (torch.randn(1, 12, 36, generator=g(12)),), 1e-5),
 }
 
 
