@@ -44,7 +44,8 @@ EXTRA_ATEN_OPS = [
     "randn_like.default", "empty_like.default", "repeat_interleave.Tensor", "hypot.default",
     "copysign.Tensor", "copysign.Scalar", "cumprod.default", "linalg_vector_norm.default",
     "erfinv.default", "bucketize.Tensor", "searchsorted.Tensor", "searchsorted.Scalar",
-    "cummax.default", "cummin.default", "logcumsumexp.default",
+    "cummax.default", "cummin.default", "logcumsumexp.default", "kthvalue.default",
+    "median.default", "median.dim",
     # Decomposed by run_decompositions(), but kept by ExecuTorch's edge dialect and in its
     # portable kernel list: programs exported without decomposition may contain them.
     "floor_divide.default", "logit.default", "roll.default", "tril.default", "triu.default",

@@ -85,6 +85,8 @@ CASES = {
                                 (torch.randn(1, 2, 5, 5, 6, generator=g(10)),), 0),
     "_adaptive_avg_pool3d": (lambda x: torch.nn.functional.adaptive_avg_pool3d(x, (2, 3, 1)),
                              (torch.randn(1, 2, 5, 5, 6, generator=g(11)),), 1e-5),
+    "kthvalue": (lambda x: tuple(torch.kthvalue(x, 2, 1)), (Y,), 0),
+    "median": (lambda x: (torch.median(x), tuple(torch.median(x, 0))), (Y,), 0),
     "linalg_vector_norm": (lambda x: torch.nn.functional.normalize(x, dim=1), (N4,), 1e-5),
     "empty": (lambda x: x + torch.empty(3, 4).fill_(1), (X,), 0),
     "copy": (lambda x: x.clone().copy_(x * 2), (X,), 0),
@@ -114,8 +116,14 @@ EXPORTED_AS = {"as_strided_copy": "as_strided", "diagonal_copy": "diagonal", "un
                "cdist_forward": "_cdist_forward", "pdist_forward": "_pdist_forward"}
 
 
+def flatten(values):
+    if isinstance(values, (tuple, list)):
+        return [v for item in values for v in flatten(item)]
+    return [values]
+
+
 def compare(got, want, atol):
-    want = want if isinstance(want, (tuple, list)) else (want,)
+    want = flatten(want)
     assert len(got) == len(want)
     for a, b in zip(got, want):
         torch.testing.assert_close(a, b, atol=atol, rtol=atol, equal_nan=True)

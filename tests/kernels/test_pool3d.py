@@ -63,14 +63,15 @@ def test_max_pool3d_nan_and_errors():
     out, idx = torch.empty_like(values), torch.empty_like(indices)
     run_kernel("aten::max_pool3d_with_indices.out", [x, [3], [1], [0], [1], False, out, idx])
     assert math.isnan(out.item()) and torch.equal(idx, indices)
+    one = torch.empty(1, 1, 1, 1, 1)
     cases = [
         ("aten::avg_pool3d.out", [torch.randn(3, 4, 5), [2], [], [0], False, True, None, torch.empty(1)], "expected 4-D or 5-D"),
         ("aten::avg_pool3d.out", [x, [2, 2], [], [0], False, True, None, torch.empty(1)], "kernel_size must have 1 or 3 values"),
         ("aten::avg_pool3d.out", [x, [2], [], [2], False, True, None, torch.empty(1)], "pad should be at most half"),
         ("aten::avg_pool3d.out", [x, [2], [], [0], False, True, 0, torch.empty(1)], "divisor must be not zero"),
         ("aten::avg_pool3d.out", [x, [4], [], [0], False, True, None, torch.empty(1)], "gives an output of size 0"),
-        ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [0], False, torch.empty(1, 1, 1, 1, 1), torch.empty(1, 1, 1, 1, 1, dtype=torch.int64)], "dilation must be >= 1"),
-        ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [1], False, torch.empty(1, 1, 1, 1, 1), torch.empty(1, 1, 1, 1, 1)], "indices must be int64"),
+        ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [0], False, one, one.long()], "dilation must be >= 1"),
+        ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [1], False, one, one], "indices must be int64"),
         ("aten::_adaptive_avg_pool3d.out", [x, [2, 2], torch.empty(1)], "output_size must have 3 values"),
         ("aten::_adaptive_avg_pool3d.out", [x, [2, 0, 2], torch.empty(1)], "output_size 0 is invalid"),
     ]

@@ -1,5 +1,6 @@
 """max/min (all-reduce, unary_out), sum.out, var.out, var_mean.correction_out and
-linalg_vector_norm.out (every ord) against torch:
+linalg_vector_norm.out (every ord), kthvalue and median against torch (kthvalue/median on
+tie-free values, where the positions are defined):
 dtypes, dim lists, keepdim, non-contiguous dim orders, 0-d and empty tensors, NaN.
 
 Tolerances: max/min and integer sums exact; float32 sums and variances within 1e-5 relative /
@@ -160,3 +161,60 @@ def test_linalg_vector_norm_edges_and_errors():
         run_kernel("aten::linalg_vector_norm.out", [torch.arange(3), 2, None, False, None, torch.empty(())])
     with pytest.raises(RuntimeError, match="dtype argument does not match"):
         run_kernel("aten::linalg_vector_norm.out", [x, 2, None, False, 7, torch.empty(())])
+
+
+SELECT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+                 torch.int8, torch.uint8]
+
+
+def distinct(shape, dtype, g):
+    """Values without ties (a permutation), so torch's and pteron's positions must agree."""
+    n = math.prod(shape)
+    return torch.randperm(n, generator=g).view(shape).to(dtype) if n else torch.empty(shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", SELECT_DTYPES)
+def test_kthvalue_and_median(dtype):
+    g = torch.Generator().manual_seed(6)
+    x = distinct((3, 5, 7), dtype, g) if dtype != torch.int8 else distinct((2, 3, 7), dtype, g)
+    for dim in (0, 1, -1):
+        n = x.shape[dim]
+        for keepdim in (False, True):
+            for k in (1, (n + 1) // 2, n):
+                values, indices = torch.kthvalue(x, k, dim, keepdim)
+                v, i = torch.empty_like(values), torch.empty_like(indices)
+                run_kernel("aten::kthvalue.values", [with_dim_order(x, [2, 0, 1]), k, dim, keepdim, v, i])
+                assert torch.equal(v, values) and torch.equal(i, indices), (dim, keepdim, k)
+            values, indices = torch.median(x, dim, keepdim)
+            v, i = torch.empty_like(values), torch.empty_like(indices)
+            run_kernel("aten::median.dim_values", [x, dim, keepdim, v, i])
+            assert torch.equal(v, values) and torch.equal(i, indices), (dim, keepdim)
+    out = torch.empty((), dtype=dtype)
+    run_kernel("aten::median.out", [with_dim_order(x, [1, 2, 0]), out])
+    assert torch.equal(out, torch.median(x))
+
+
+def test_kthvalue_median_nan_ties_and_errors():
+    x = torch.tensor([[3.0, math.nan, 1.0, 2.0], [4.0, 4.0, 4.0, 1.0]])
+    v, i = torch.empty(2), torch.empty(2, dtype=torch.int64)
+    run_kernel("aten::median.dim_values", [x, 1, False, v, i])
+    values, indices = torch.median(x, 1)
+    assert math.isnan(v[0]) and i[0] == 1 and v[1] == values[1]  # NaN wins, at its position
+    run_kernel("aten::kthvalue.values", [x, 4, 1, False, v, i])
+    assert math.isnan(v[0]) and v[1] == 4.0  # NaN sorts last
+    run_kernel("aten::kthvalue.values", [x, 1, 1, False, v, i])
+    assert torch.equal(v, torch.tensor([1.0, 1.0])) and torch.equal(i, torch.tensor([2, 3]))
+    s = torch.tensor(5.0)
+    out = torch.empty(())
+    run_kernel("aten::median.out", [s, out])
+    assert out.item() == 5.0
+    with pytest.raises(RuntimeError, match="k 5 out of range for 4 elements"):
+        run_kernel("aten::kthvalue.values", [x, 5, 1, False, v, i])
+    with pytest.raises(RuntimeError, match="k must be >= 1"):
+        run_kernel("aten::kthvalue.values", [x, 0, 1, False, v, i])
+    with pytest.raises(RuntimeError, match="median of an empty tensor"):
+        run_kernel("aten::median.out", [torch.empty(0), out])
+    with pytest.raises(RuntimeError, match="cannot select from an empty dimension"):
+        run_kernel("aten::median.dim_values", [torch.empty(3, 0), 1, False, torch.empty(3), torch.empty(3, dtype=torch.int64)])
+    with pytest.raises(RuntimeError, match="indices out must be int64"):
+        run_kernel("aten::median.dim_values", [x, 1, False, v, torch.empty(2)])
