@@ -143,3 +143,32 @@ def test_copy_rejects_bad_arguments():
         run_kernel("aten::copy.out", [x, x, False, torch.empty(2, 3, dtype=torch.float64)])
     with pytest.raises(RuntimeError, match="aten::lift_fresh_copy.out: out has dtype"):
         run_kernel("aten::lift_fresh_copy.out", [x, torch.empty(2, 3, dtype=torch.int32)])
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.uint8, torch.float32, torch.float64,
+                                   torch.float16])
+def test_randperm(dtype):
+    for n in (0, 1, 2, 7, 200):
+        out = torch.empty(n, dtype=dtype)
+        run_kernel("aten::randperm.out", [n, out])
+        assert torch.equal(torch.sort(out.long()).values, torch.arange(n)), (dtype, n)
+    a, b = torch.empty(100, dtype=dtype), torch.empty(100, dtype=dtype)
+    run_kernel("aten::randperm.out", [100, a])
+    run_kernel("aten::randperm.out", [100, b])
+    assert not torch.equal(a, b)
+
+
+def test_randperm_is_uniform_and_checks_arguments():
+    # Position of element 0 over 6000 permutations of 6: each place within 5 standard errors.
+    counts = torch.zeros(6)
+    out = torch.empty(6, dtype=torch.int64)
+    for _ in range(6000):
+        run_kernel("aten::randperm.out", [6, out])
+        counts[int((out == 0).nonzero())] += 1
+    assert ((counts - 1000).abs() < 5 * math.sqrt(1000 * 5 / 6)).all(), counts
+    with pytest.raises(RuntimeError, match="n must be non-negative"):
+        run_kernel("aten::randperm.out", [-1, torch.empty(0, dtype=torch.int64)])
+    with pytest.raises(RuntimeError, match="n 300 is too large for dtype uint8"):
+        run_kernel("aten::randperm.out", [300, torch.empty(300, dtype=torch.uint8)])
+    with pytest.raises(RuntimeError, match=r"aten::randperm.out: .*shape"):
+        run_kernel("aten::randperm.out", [5, torch.empty(4, dtype=torch.int64)])

@@ -159,16 +159,17 @@ def test_undecomposed_op_runs_on_portable_kernels(name, tmp_path):
 def test_random_ops_compile_and_fill():
     def fn(x):
         return (x + torch.rand(3, 4), torch.randn(2, 5, dtype=torch.float64), torch.rand_like(x),
-                torch.nn.functional.dropout(x, 0.5, training=True))
+                torch.nn.functional.dropout(x, 0.5, training=True), x[torch.randperm(3)])
 
     model = Fn(fn)
     ep = pteron.export(model, (X,))
     assert {"aten.rand.default", "aten.randn.default", "aten.rand_like.default",
-            "aten.native_dropout.default"} <= ops_in(ep), ops_in(ep)
-    a, b, c, d = pteron.to_edge_transform_and_lower(ep, kernels=["portable"]).load().forward(X)
+            "aten.native_dropout.default", "aten.randperm.default"} <= ops_in(ep), ops_in(ep)
+    a, b, c, d, e = pteron.to_edge_transform_and_lower(ep, kernels=["portable"]).load().forward(X)
     assert a.shape == (3, 4) and ((a - X) >= 0).all() and ((a - X) < 1).all()
     assert b.dtype == torch.float64 and b.shape == (2, 5) and torch.isfinite(b).all()
     assert c.shape == X.shape and (c >= 0).all() and (c < 1).all()
     kept = d != 0
     torch.testing.assert_close(d[kept], X[kept] * 2)
     assert math.isfinite(d.sum().item())
+    assert sorted(e.tolist()) == sorted(X.tolist())  # the rows of X, permuted
