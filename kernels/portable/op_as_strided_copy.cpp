@@ -40,7 +40,10 @@ Error as_strided_copy_out(KernelContext&, Span<EValue*> args) {
     sizes[d] = static_cast<int32_t>(size[d]);
     strides[d] = stride[d];
     if (size[d] == 0) empty = true;
-    last += (size[d] > 0 ? size[d] - 1 : 0) * stride[d];
+    int64_t reach = 0;
+    PTERON_CHECK(!__builtin_mul_overflow(size[d] > 0 ? size[d] - 1 : 0, stride[d], &reach) &&
+                     !__builtin_add_overflow(last, reach, &last),
+                 Error::InvalidArgument, "%s: the view's extent overflows", kOp);
   }
   PTERON_TRY(expect_out_shape(kOp, out, sizes, static_cast<int32_t>(size.size())));
   if (empty) return Error::Ok;

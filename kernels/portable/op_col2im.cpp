@@ -16,8 +16,9 @@ Error read_pair(const EValue& e, const char* name, int64_t min_value, int64_t* v
                kOp, name, e.int_list.size());
   for (int i = 0; i < 2; ++i) {
     v[i] = e.int_list[i];
-    PTERON_CHECK(v[i] >= min_value, Error::InvalidArgument, "%s: %s must be >= %lld, got %lld",
-                 kOp, name, static_cast<long long>(min_value), static_cast<long long>(v[i]));
+    PTERON_CHECK(v[i] >= min_value && v[i] <= INT32_MAX, Error::InvalidArgument,
+                 "%s: %s must be in [%lld, 2^31), got %lld", kOp, name,
+                 static_cast<long long>(min_value), static_cast<long long>(v[i]));
   }
   return Error::Ok;
 }

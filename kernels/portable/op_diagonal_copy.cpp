@@ -22,10 +22,12 @@ Error diagonal_copy_out(KernelContext&, Span<EValue*> args) {
   PTERON_CHECK(d1 != d2, Error::InvalidArgument, "%s: dim1 and dim2 are both %d", kOp, d1);
   const int64_t offset = args[1]->i;
   const int64_t n1 = self.size(d1), n2 = self.size(d2);
-  // Length of the diagonal, 0 when the offset leaves the plane.
-  int64_t len = offset >= 0 ? (n2 - offset < n1 ? n2 - offset : n1)
-                            : (n1 + offset < n2 ? n1 + offset : n2);
-  if (len < 0) len = 0;
+  // Length of the diagonal, 0 when the offset leaves the plane (checked first: the program's
+  // offset may be any int64, whose negation could overflow).
+  int64_t len = 0;
+  if (offset < n2 && offset > -n1) {
+    len = offset >= 0 ? (n2 - offset < n1 ? n2 - offset : n1) : (n1 + offset < n2 ? n1 + offset : n2);
+  }
   const int64_t start = len == 0 ? 0 : offset >= 0 ? offset * self.stride(d2) : -offset * self.stride(d1);
   int32_t sizes[kMaxTensorDim];
   int64_t strides[kMaxTensorDim];

@@ -21,7 +21,7 @@ Error narrow_copy_out(KernelContext&, Span<EValue*> args) {
                "%s: start %lld out of range for a dim of size %lld", kOp,
                static_cast<long long>(start), static_cast<long long>(size));
   if (start < 0) start += size;
-  PTERON_CHECK(length >= 0 && start + length <= size, Error::InvalidArgument,
+  PTERON_CHECK(length >= 0 && length <= size - start, Error::InvalidArgument,
                "%s: start %lld + length %lld exceeds the dim's size %lld", kOp,
                static_cast<long long>(start), static_cast<long long>(length),
                static_cast<long long>(size));

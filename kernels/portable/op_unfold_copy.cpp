@@ -29,9 +29,12 @@ Error unfold_copy_out(KernelContext&, Span<EValue*> args) {
   int32_t sizes[kMaxTensorDim];
   int64_t strides[kMaxTensorDim];
   int32_t rank = 0;
+  const int64_t windows = (n - size) / step + 1;
+  // One window: the step is never taken (and may be huge), so it must not scale the stride.
+  const int64_t stride_step = windows > 1 ? step : 1;
   for (int32_t d = 0; d < self.dim(); ++d, ++rank) {
-    sizes[rank] = d == dim ? static_cast<int32_t>((n - size) / step + 1) : self.size(d);
-    strides[rank] = d == dim ? self.stride(d) * step : self.stride(d);
+    sizes[rank] = d == dim ? static_cast<int32_t>(windows) : self.size(d);
+    strides[rank] = d == dim ? self.stride(d) * stride_step : self.stride(d);
   }
   sizes[rank] = static_cast<int32_t>(size);
   strides[rank] = self.dim() == 0 ? 1 : self.stride(dim);

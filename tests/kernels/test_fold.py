@@ -57,7 +57,7 @@ def test_col2im_rejects_bad_sizes():
     out = torch.empty(1, 3, 5, 6)
     cases = [
         ([x, [5, 6], [5, 1], [1, 1], [0, 0], [1, 1], out], "must be divisible by the kernel"),
-        ([x, [5, 6], [2, 2], [0, 1], [0, 0], [1, 1], out], "dilation must be >= 1"),
+        ([x, [5, 6], [2, 2], [0, 1], [0, 0], [1, 1], out], r"dilation must be in \[1, 2\^31\)"),
         ([x, [5], [2, 2], [1, 1], [0, 0], [1, 1], out], "output_size must have 2 values"),
         ([x, [1, 6], [3, 2], [1, 1], [0, 0], [1, 1], out], "too small for the kernel|divisible"),
         ([torch.randn(12), [5, 6], [2, 2], [1, 1], [0, 0], [1, 1], out], "expected a 2-D or 3-D input"),

@@ -284,3 +284,25 @@ def test_logcumsumexp(dtype):
     with pytest.raises(RuntimeError, match="needs a floating self"):
         i = torch.arange(4)
         run_kernel("aten::logcumsumexp.out", [i, 0, torch.empty_like(i)])
+
+
+def test_extreme_integer_arguments_are_safe():
+    """Any int64 a program holds: results as torch's where torch has one, else one-line errors
+    (no overflow on the way)."""
+    big, small = 2**63 - 1, -(2**63)
+    x = torch.rand(3, 7, 4)
+    run_like("aten::unfold_copy.out", [x, 1, 7, big], x.unfold(1, 7, 7))  # one window
+    for offset in (big, small):
+        run_like("aten::diagonal_copy.out", [x, offset, 0, 1], torch.empty(4, 0))
+    for diagonal in (big, small):
+        run_like("aten::tril.out", [x, diagonal], torch.tril(x, 100 if diagonal > 0 else -100))
+        run_like("aten::triu.out", [x, diagonal], torch.triu(x, 100 if diagonal > 0 else -100))
+    run_like("aten::roll.out", [x, [big, small], [0, 2]], torch.roll(x, [big % 3, small % 4], [0, 2]))
+    with pytest.raises(RuntimeError, match="exceeds the dim's size"):
+        run_kernel("aten::narrow_copy.out", [x, 1, 2, big, torch.empty(3, 5, 4)])
+    with pytest.raises(RuntimeError, match="the view's extent overflows"):
+        run_kernel("aten::as_strided_copy.out", [x, [2**31 - 1] * 3, [2**31 - 1] * 3, 0, torch.empty(0)])
+    with pytest.raises(RuntimeError, match="padding must be in"):
+        run_kernel("aten::col2im.out", [torch.rand(1, 4, 4), [3, 3], [2, 2], [1, 1], [big, 0], [1, 1], torch.empty(1, 1, 3, 3)])
+    with pytest.raises(RuntimeError, match="stride must be in"):
+        run_kernel("aten::avg_pool3d.out", [torch.rand(1, 1, 2, 2, 2), [1], [big], [0], False, True, None, torch.empty(1)])

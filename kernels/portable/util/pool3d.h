@@ -41,8 +41,8 @@ inline Error read_triple(const char* op, const char* name, const EValue& e, cons
                "%s: %s must have 1 or 3 values, got %zu", op, name, list.size());
   for (int i = 0; i < 3; ++i) {
     v[i] = list[list.size() == 1 ? 0 : i];
-    PTERON_CHECK(v[i] >= min_value, Error::InvalidArgument, "%s: %s must be >= %lld", op, name,
-                 static_cast<long long>(min_value));
+    PTERON_CHECK(v[i] >= min_value && v[i] <= INT32_MAX, Error::InvalidArgument,
+                 "%s: %s must be in [%lld, 2^31)", op, name, static_cast<long long>(min_value));
   }
   return Error::Ok;
 }

@@ -19,9 +19,12 @@ inline Error triangle_out(const char* op, Span<EValue*> args, bool lower) {
   PTERON_TRY(expect_dtype(op, out, self.dtype(), "out"));
   PTERON_TRY(copy_tensor(op, self, out));
   if (out.numel() == 0) return Error::Ok;
-  const int64_t diagonal = args[1]->i;
   const int32_t rank = out.dim();
   const int64_t rows = out.size(rank - 2), cols = out.size(rank - 1);
+  // Beyond +-(rows + cols) every diagonal keeps or zeroes the same; clamping keeps i + diagonal
+  // from overflowing for any int64 the program holds.
+  const int64_t limit = rows + cols;
+  const int64_t diagonal = args[1]->i > limit ? limit : args[1]->i < -limit ? -limit : args[1]->i;
   const int64_t rs = out.stride(rank - 2), cs = out.stride(rank - 1);
   const size_t esize = out.element_size();
   char* base = static_cast<char*>(out.mutable_data());
