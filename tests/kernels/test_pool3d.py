@@ -70,7 +70,7 @@ def test_max_pool3d_nan_and_errors():
         ("aten::avg_pool3d.out", [x, [2], [], [2], False, True, None, torch.empty(1)], "pad should be at most half"),
         ("aten::avg_pool3d.out", [x, [2], [], [0], False, True, 0, torch.empty(1)], "divisor must be not zero"),
         ("aten::avg_pool3d.out", [x, [4], [], [0], False, True, None, torch.empty(1)], "gives an output of size 0"),
-        ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [0], False, one, one.long()], r"dilation must be in \[1, 2\^31\)"),
+        ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [0], False, one, one.long()], r"dilation must be in \[1,"),
         ("aten::max_pool3d_with_indices.out", [x, [2], [], [0], [1], False, one, one], "indices must be int64"),
         ("aten::_adaptive_avg_pool3d.out", [x, [2, 2], torch.empty(1)], "output_size must have 3 values"),
         ("aten::_adaptive_avg_pool3d.out", [x, [2, 0, 2], torch.empty(1)], "output_size 0 is invalid"),
