@@ -157,7 +157,7 @@ demo: build
 	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) tools/demo/demo.py --model $(DEMO_MODEL)
 
 clean:
-	rm -rf $(BUILD) build-fuzz build-m55 $(AARCH64_BUILD) $(AARCH64_SYSROOT) .stamps
+	rm -rf $(BUILD) build-fuzz build-m55 build-wheel $(AARCH64_BUILD) $(AARCH64_SYSROOT) .stamps
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

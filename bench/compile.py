@@ -12,7 +12,7 @@ For every zoo model:
     zoo_stats.json's figure for it is under 3 minutes (--et-opt auto), else that figure is reused,
     and the output says which.
 
-    /work/main/.venv-et/bin/python bench/compile.py [NAME...] [--python PROJECT_VENV_PYTHON]
+    .venv-et/bin/python bench/compile.py [NAME...] [--python PROJECT_VENV_PYTHON]
 
 Writes bench/results/compile.json and compile.md. Goal: OPT-125M compiles in under 5 s and at
 least 10x faster than ExecuTorch.

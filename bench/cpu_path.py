@@ -1,8 +1,8 @@
 """The CPU path, end to end: PyTorch eager, ExecuTorch (portable, XNNPACK) and pteron (portable,
 best available) on the same zoo model, same inputs, same thread count, in one run.
 
-    /work/main/.venv-et/bin/python bench/cpu_path.py opt   # OPT-125M -> bench/results/opt125m.*
-    /work/main/.venv-et/bin/python bench/cpu_path.py cpu   # mobilenet-v2, resnet-18 -> cpu.*
+    .venv-et/bin/python bench/cpu_path.py opt   # OPT-125M -> bench/results/opt125m.*
+    .venv-et/bin/python bench/cpu_path.py cpu   # mobilenet-v2, resnet-18 -> cpu.*
 
 Every system runs in its own subprocess (so load time and peak RSS are its own): warm-up runs,
 then the median of >= 10 timed runs, all with --threads (default 2) threads. A system whose

@@ -11,7 +11,7 @@ shows up as spread rather than as a bias. `pteron run --iters` (time inside the 
 only, no Python) is reported next to it. CPU seconds / wall seconds per run checks the single
 thread: about 1.0 means one busy thread.
 
-    /work/main/.venv-et/bin/python bench/portable.py [--build build] [--et-budget 90]
+    .venv-et/bin/python bench/portable.py [--build build] [--et-budget 90]
 
 Peer venv (ExecuTorch 1.5.1 + matplotlib); pteron's Python module comes from python/ and the
 build folder. Writes bench/results/portable.json, portable.md and portable.png. The goal being

@@ -2,7 +2,7 @@
 
 Run with the project's torch (the table records what that torch exports):
 
-    /work/main/.venv/bin/python compiler/ir/gen_op_schemas.py compiler/ir/op_schemas.inc
+    .venv/bin/python compiler/ir/gen_op_schemas.py compiler/ir/op_schemas.inc
 
 The table holds every functional overload of core ATen (ops tagged torch.Tag.core), the
 non-core ops that commonly survive `ep.run_decompositions()`, the quantized_decomposed

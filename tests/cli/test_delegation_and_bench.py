@@ -6,6 +6,8 @@ convolution and linear are checked exactly (2 per multiply-add, bias not counted
 """
 
 import json
+import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -174,6 +176,39 @@ def test_bench_json_reports_latency_memory_and_settings(programs):
     assert r["threads"] == 2 and r["kernels"] == "portable"
     assert r["kernel_libraries"] == {"portable": meta["num_instructions"]}
     assert r["inputs"].startswith("random")
+    assert r["isa"] in {"avx512", "avx2", "baseline", "neon", "scalar"}
+    assert r["median_cpu_ms"] > 0 and r["load_average_1m"] >= 0
+
+
+def _cpu_flags():
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return set(line.split(":", 1)[-1].split())
+
+
+def _bench_isa(programs, env_isa):
+    env = dict(os.environ, PTERON_ISA=env_isa)
+    r = subprocess.run([pteron_cli(), "bench", str(programs / "m.pte"), "--iters", "2", "--json"],
+                       capture_output=True, text=True, env=env, check=True)
+    return json.loads(r.stdout)["isa"], r.stderr
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="PTERON_ISA levels are x86-64's")
+def test_pteron_isa_forces_a_lower_level_and_refuses_a_higher_one(programs):
+    # Figures for an AVX2-only machine are measured on an AVX-512 one by forcing the level; a
+    # level the CPU lacks is never used (it would fault) and says so.
+    flags = _cpu_flags()
+    assert _bench_isa(programs, "baseline") == ("baseline", "")
+    if {"avx2", "fma"} <= flags:
+        assert _bench_isa(programs, "avx2") == ("avx2", "")
+    if not {"avx512f", "avx512vl"} <= flags:
+        isa, err = _bench_isa(programs, "avx512")
+        assert isa != "avx512" and "beyond this CPU" in err
+    isa, err = _bench_isa(programs, "sse9")
+    assert "PTERON_ISA=sse9 is not one of" in err and isa in {"avx512", "avx2", "baseline"}
 
 
 def test_bench_text_and_given_inputs(programs, tmp_path):

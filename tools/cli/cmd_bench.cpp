@@ -7,8 +7,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "runtime/platform/cpu_isa.h"
 #include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/method_inputs.h"
@@ -32,6 +35,19 @@ struct BenchOptions {
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
+}
+
+// CPU time of the whole process (every thread), in ms.
+double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+// The 1-minute load average (-1 when unknown): a figure taken above the core count is noise.
+double load_average_1m() {
+  double load[1];
+  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
 }
 
 // Nearest-rank percentile of sorted values.
@@ -71,16 +87,20 @@ void bench(const BenchOptions& o) {
     const Error e = method.execute();
     if (e != Error::Ok) throw_runtime_error(o.program, e);
   }
-  std::vector<double> times;
+  // CPU time next to wall time: threads that spin or lose their cores show up as a gap.
+  std::vector<double> times, cpu_times;
   for (int i = 0; i < o.iters; ++i) {
     bound.bind(method, inputs, context);
+    const double cpu_start = process_cpu_ms();
     start = std::chrono::steady_clock::now();
     const Error e = method.execute();
     times.push_back(ms_since(start));
+    cpu_times.push_back(process_cpu_ms() - cpu_start);
     if (e != Error::Ok) throw_runtime_error(o.program, e);
   }
-  std::vector<double> sorted = times;
+  std::vector<double> sorted = times, sorted_cpu = cpu_times;
   std::sort(sorted.begin(), sorted.end());
+  std::sort(sorted_cpu.begin(), sorted_cpu.end());
   double mean = 0;
   for (double t : times) mean += t / static_cast<double>(times.size());
 
@@ -89,6 +109,7 @@ void bench(const BenchOptions& o) {
   j["method"] = o.method;
   j["inputs"] = o.inputs.empty() ? "random (seed " + std::to_string(o.seed) + ")" : o.inputs;
   j["threads"] = num_threads();
+  j["isa"] = cpu_isa_name();
   j["kernels"] = o.runtime.kernels.empty() ? "default" : o.runtime.kernels;
   j["kernel_libraries"] = kernel_libraries_used(method);
   j["warmup"] = o.warmup;
@@ -99,6 +120,8 @@ void bench(const BenchOptions& o) {
   j["min_ms"] = sorted.front();
   j["max_ms"] = sorted.back();
   j["mean_ms"] = mean;
+  j["median_cpu_ms"] = percentile(sorted_cpu, 50);
+  j["load_average_1m"] = load_average_1m();
   j["peak_rss_bytes"] = peak_rss_bytes();
   j["planned_bytes"] = host->planned_bytes();
   j["times_ms"] = times;
@@ -109,16 +132,19 @@ void bench(const BenchOptions& o) {
   std::string libs;
   for (const auto& [lib, n] : j["kernel_libraries"].items())
     libs += (libs.empty() ? "" : ", ") + lib + " " + n.dump();
-  std::printf("%s: method '%s', %d thread(s), kernels %s (%s), inputs %s\n", o.program.c_str(),
-              o.method.c_str(), num_threads(), j["kernels"].get<std::string>().c_str(),
-              libs.c_str(), j["inputs"].get<std::string>().c_str());
+  std::printf("%s: method '%s', %d thread(s), ISA %s, kernels %s (%s), inputs %s\n",
+              o.program.c_str(), o.method.c_str(), num_threads(), cpu_isa_name(),
+              j["kernels"].get<std::string>().c_str(), libs.c_str(),
+              j["inputs"].get<std::string>().c_str());
   std::printf("  %-14s %10.3f ms\n", "load time", load_ms);
   std::printf("  %-14s %10.3f ms   (%d iterations after %d warm-up)\n", "median",
               j["median_ms"].get<double>(), o.iters, o.warmup);
+  std::printf("  %-14s %10.3f ms\n", "median CPU", j["median_cpu_ms"].get<double>());
   std::printf("  %-14s %10.3f ms\n", "p90", j["p90_ms"].get<double>());
   std::printf("  %-14s %10.3f ms\n", "min", sorted.front());
   std::printf("  %-14s %10.3f ms\n", "max", sorted.back());
   std::printf("  %-14s %10.1f KiB\n", "peak RSS", static_cast<double>(peak_rss_bytes()) / 1024);
+  std::printf("  %-14s %10.2f\n", "load average", j["load_average_1m"].get<double>());
   std::printf("  %-14s %10.1f KiB\n", "planned arena",
               static_cast<double>(host->planned_bytes()) / 1024);
 }

@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "compiler/compile_error.h"
+#include "runtime/host/self_location.h"
 
 namespace pteron::ethos_u {
 
@@ -60,11 +61,12 @@ NpuConfig npu_config_of(const std::string& target_name_or_path) {
 }
 
 std::string vela_path() {
-  if (const char* env = std::getenv("PTERON_VELA"); env != nullptr && *env) return env;
-#ifdef PTERON_DEFAULT_VELA
-  if (fs::exists(PTERON_DEFAULT_VELA)) return PTERON_DEFAULT_VELA;
-#endif
-  return "vela";
+  // $PTERON_VELA as given (a wrong one fails naming it), else the Arm tools venv next to pteron
+  // or in the user's data folder, then $PATH.
+  const std::string set = host::env_or_empty("PTERON_VELA");
+  if (!set.empty()) return set;
+  std::string found = host::find_arm_tool("PTERON_VELA", "vela");
+  return found.empty() ? "vela" : found;  // run_vela's "not found" error names what was looked for
 }
 
 namespace {
@@ -288,8 +290,10 @@ VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
   int rc = run_process(args, dir / "vela.log");
   std::string log = read_text(dir / "vela.log");
   if (rc == 127) {
-    throw CompileError("ethos-u: cannot run Vela '" + vela + "' (set PTERON_VELA to the vela "
-                       "program, or `make venv-arm`)");
+    std::string looked;
+    host::find_arm_tool("PTERON_VELA", "vela", &looked);
+    throw CompileError("ethos-u: cannot run Vela '" + vela + "' (looked in " + looked +
+                       "; set PTERON_VELA to the vela program, or `python -m pteron.arm_tools`)");
   }
   if (rc != 0) {
     throw CompileError("ethos-u: Vela (" + config.accelerator + ") refused the region: " +

@@ -1,5 +1,7 @@
-// Chooses the IsaKernels table once, from what the CPU reports at run time.
+// Chooses the IsaKernels table once, from what the CPU reports at run time (capped by
+// PTERON_ISA, runtime/platform/cpu_isa.h).
 #include "kernels/optimized/simd/isa_kernels.h"
+#include "runtime/platform/cpu_isa.h"
 
 namespace pteron::opt {
 
@@ -29,9 +31,9 @@ int supported_isa_kernels(const IsaKernels** out, int capacity) {
     if (n < capacity) out[n++] = &t;
   };
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) add(avx512::kTable);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) add(avx2::kTable);
+  const X86Level level = x86_level_allowed();  // the CPU's, or lower with PTERON_ISA
+  if (level >= X86Level::Avx512) add(avx512::kTable);
+  if (level >= X86Level::Avx2) add(avx2::kTable);
 #endif
   add(base::kTable);
   return n;

@@ -2,6 +2,7 @@
 // (6 x 16: 12 ymm accumulators). Compiled with function target attributes rather than -m flags,
 // so a baseline x86-64 build carries them and picks one at run time.
 #include "kernels/optimized/util/sgemm_kernels.h"
+#include "runtime/platform/cpu_isa.h"
 
 #if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
 #define PTERON_SGEMM_X86 1
@@ -198,7 +199,7 @@ PTERON_AVX512 void avx512_gemv_rows(int64_t n, int64_t k, const float* x, const 
   }
 }
 
-bool avx512_supported() { return __builtin_cpu_supports("avx512f"); }
+bool avx512_supported() { return x86_level_allowed() >= X86Level::Avx512; }
 
 // ------------------------------------------------------------------------------------------- AVX2
 constexpr int kAvx2MR = 6, kAvx2NR = 16;
@@ -301,7 +302,7 @@ PTERON_AVX2 void avx2_gemv_rows(int64_t n, int64_t k, const float* x, const floa
   }
 }
 
-bool avx2_supported() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool avx2_supported() { return x86_level_allowed() >= X86Level::Avx2; }
 
 }  // namespace
 #endif

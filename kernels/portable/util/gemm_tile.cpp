@@ -1,5 +1,7 @@
 #include "kernels/portable/util/gemm_tile.h"
 
+#include "runtime/platform/cpu_isa.h"
+
 namespace pteron {
 namespace {
 
@@ -94,8 +96,9 @@ int gemm_tiles() {
 
 int gemm_best_tile() {
 #if defined(PTERON_GEMM_X86_DISPATCH)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) return 2;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+  const X86Level level = x86_level_allowed();  // the CPU's, or lower with PTERON_ISA
+  if (level >= X86Level::Avx512) return 2;
+  if (level >= X86Level::Avx2) return 1;
 #endif
   return 0;
 }
