@@ -12,7 +12,7 @@ Error bucketize_tensor_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TTBBT"));
   const Tensor& boundaries = *args[1]->tensor;
   PTERON_CHECK(boundaries.dim() == 1, Error::InvalidArgument,
-               "%s: boundaries must be 1-D, got %d dims", kOp, boundaries.dim());
+               "%s: boundaries must be 1-D, got %d dims", kOp, static_cast<int>(boundaries.dim()));
   return search_sorted(kOp, boundaries, args[0]->tensor, nullptr, args[2]->b, args[3]->b, nullptr,
                        *args[4]->tensor);
 }

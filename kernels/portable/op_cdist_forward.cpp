@@ -19,10 +19,11 @@ Error cdist_forward_out(KernelContext&, Span<EValue*> args) {
   const double p = args[2]->d;
   Tensor& out = *args[4]->tensor;
   PTERON_CHECK(x1.dim() >= 2 && x2.dim() >= 2, Error::InvalidArgument,
-               "%s: x1 and x2 need at least 2 dims, got %d and %d", kOp, x1.dim(), x2.dim());
+               "%s: x1 and x2 need at least 2 dims, got %d and %d", kOp,
+               static_cast<int>(x1.dim()), static_cast<int>(x2.dim()));
   PTERON_CHECK(x1.size(x1.dim() - 1) == x2.size(x2.dim() - 1), Error::InvalidArgument,
                "%s: x1 and x2 must have the same number of columns, got %d and %d", kOp,
-               x1.size(x1.dim() - 1), x2.size(x2.dim() - 1));
+               static_cast<int>(x1.size(x1.dim() - 1)), static_cast<int>(x2.size(x2.dim() - 1)));
   PTERON_CHECK(p >= 0, Error::InvalidArgument, "%s: p must be >= 0, got %g", kOp, p);
   PTERON_CHECK(is_floating(x1.dtype()) && x2.dtype() == x1.dtype() && out.dtype() == x1.dtype(),
                Error::NotSupported, "%s: needs floating tensors of one dtype, got %s, %s -> %s",
@@ -37,7 +38,8 @@ Error cdist_forward_out(KernelContext&, Span<EValue*> args) {
     const int32_t d1 = d - (batch_rank - b1), d2 = d - (batch_rank - b2);
     const int32_t n1 = d1 >= 0 ? x1.size(d1) : 1, n2 = d2 >= 0 ? x2.size(d2) : 1;
     PTERON_CHECK(n1 == n2 || n1 == 1 || n2 == 1, Error::InvalidArgument,
-                 "%s: batch dims do not broadcast (%d vs %d)", kOp, n1, n2);
+                 "%s: batch dims do not broadcast (%d vs %d)", kOp, static_cast<int>(n1),
+                 static_cast<int>(n2));
     sizes[d] = n1 == 1 ? n2 : n1;
     s1[d] = n1 == 1 ? 0 : x1.stride(d1);
     s2[d] = n2 == 1 ? 0 : x2.stride(d2);

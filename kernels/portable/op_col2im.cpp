@@ -34,7 +34,7 @@ Error col2im_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(read_pair(*args[4], "padding", 0, pad));
   PTERON_TRY(read_pair(*args[5], "stride", 1, stride));
   PTERON_CHECK(self.dim() == 2 || self.dim() == 3, Error::InvalidArgument,
-               "%s: expected a 2-D or 3-D input, got %d-D", kOp, self.dim());
+               "%s: expected a 2-D or 3-D input, got %d-D", kOp, static_cast<int>(self.dim()));
   PTERON_CHECK(is_floating(self.dtype()) && out.dtype() == self.dtype(), Error::NotSupported,
                "%s: needs a floating self and an out of its dtype, got %s -> %s", kOp,
                scalar_type_name(self.dtype()), scalar_type_name(out.dtype()));

@@ -21,11 +21,11 @@ Error copy_out(KernelContext&, Span<EValue*> args) {
   int32_t dim = 0;
   PTERON_TRY(broadcast_shapes(kOp, Span<const Tensor* const>(ts, 2), sizes, &dim));
   PTERON_CHECK(dim == self.dim(), Error::InvalidArgument,
-               "%s: src of rank %d does not broadcast to self of rank %d", kOp, src.dim(),
-               self.dim());
+               "%s: src of rank %d does not broadcast to self of rank %d", kOp,
+               static_cast<int>(src.dim()), static_cast<int>(self.dim()));
   for (int32_t d = 0; d < dim; ++d) {
     PTERON_CHECK(sizes[d] == self.size(d), Error::InvalidArgument,
-                 "%s: src does not broadcast to self's shape at dim %d", kOp, d);
+                 "%s: src does not broadcast to self's shape at dim %d", kOp, static_cast<int>(d));
   }
   PTERON_TRY(expect_out_shape(kOp, out, self.sizes().data(), self.dim()));
   if (out.numel() == 0) return Error::Ok;

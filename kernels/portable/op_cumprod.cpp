@@ -82,7 +82,8 @@ Error cumprod_out(KernelContext&, Span<EValue*> args) {
                 static_cast<long long>(args[2]->i), scalar_type_name(out.dtype()));
   }
   if (self.dim() > kMaxTensorDim) {
-    return fail(Error::NotSupported, "%s: rank %d above %d", kOp, self.dim(), kMaxTensorDim);
+    return fail(Error::NotSupported, "%s: rank %d above %d", kOp, static_cast<int>(self.dim()),
+                kMaxTensorDim);
   }
   int32_t dim = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &dim));

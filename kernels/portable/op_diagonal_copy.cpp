@@ -15,11 +15,12 @@ Error diagonal_copy_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[4]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   PTERON_CHECK(self.dim() >= 2, Error::InvalidArgument, "%s: needs at least 2 dims, got %d", kOp,
-               self.dim());
+               static_cast<int>(self.dim()));
   int32_t d1 = 0, d2 = 0;
   PTERON_TRY(normalize_dim(kOp, args[2]->i, self.dim(), &d1));
   PTERON_TRY(normalize_dim(kOp, args[3]->i, self.dim(), &d2));
-  PTERON_CHECK(d1 != d2, Error::InvalidArgument, "%s: dim1 and dim2 are both %d", kOp, d1);
+  PTERON_CHECK(d1 != d2, Error::InvalidArgument, "%s: dim1 and dim2 are both %d", kOp,
+               static_cast<int>(d1));
   const int64_t offset = args[1]->i;
   const int64_t n1 = self.size(d1), n2 = self.size(d2);
   // Length of the diagonal, 0 when the offset leaves the plane (checked first: the program's

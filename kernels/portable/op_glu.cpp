@@ -24,7 +24,7 @@ Error glu_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &dim));
   const int64_t n = self.size(dim);
   PTERON_CHECK(n % 2 == 0, Error::InvalidArgument,
-               "%s: halving dim %d must have an even size, got %lld", kOp, dim,
+               "%s: halving dim %d must have an even size, got %lld", kOp, static_cast<int>(dim),
                static_cast<long long>(n));
   int32_t sizes[kMaxTensorDim];
   for (int32_t d = 0; d < self.dim(); ++d) sizes[d] = d == dim ? static_cast<int32_t>(n / 2) : self.size(d);

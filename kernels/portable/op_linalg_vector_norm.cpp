@@ -48,7 +48,9 @@ Error linalg_vector_norm_out(KernelContext&, Span<EValue*> args) {
           const bool largest = ord > 0;
           const A identity = largest ? A(0) : std::numeric_limits<A>::infinity();
           const auto pick = [largest](A a, A b) -> A {
-            if (b != b) return b;  // NaN propagates
+            if constexpr (std::is_floating_point_v<A>) {
+              if (b != b) return b;  // NaN propagates
+            }
             return largest ? (b > a ? b : a) : (b < a ? b : a);
           };
           fold_columns<A, false>(plan, x, i0, c, identity, abs_of, pick, acc);

@@ -37,7 +37,7 @@ struct BatchNormArgs {
 Error check(const char* op, const BatchNormArgs& a) {
   const Tensor& input = *a.input;
   PTERON_CHECK(input.dim() >= 2, Error::InvalidArgument,
-               "%s: input must have at least 2 dims, got %d", op, input.dim());
+               "%s: input must have at least 2 dims, got %d", op, static_cast<int>(input.dim()));
   const int64_t C = input.size(1);
   for (const Tensor* t : {a.weight, a.bias, static_cast<const Tensor*>(a.running_mean),
                           static_cast<const Tensor*>(a.running_var)}) {

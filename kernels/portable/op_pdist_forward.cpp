@@ -15,7 +15,7 @@ Error pdist_forward_out(KernelContext&, Span<EValue*> args) {
   const double p = args[1]->d;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(self.dim() == 2, Error::InvalidArgument, "%s: self must be 2-D, got %d dims", kOp,
-               self.dim());
+               static_cast<int>(self.dim()));
   PTERON_CHECK(p >= 0, Error::InvalidArgument, "%s: p must be >= 0, got %g", kOp, p);
   PTERON_CHECK(is_floating(self.dtype()) && out.dtype() == self.dtype(), Error::NotSupported,
                "%s: needs a floating self and an out of its dtype, got %s -> %s", kOp,

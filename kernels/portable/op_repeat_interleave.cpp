@@ -16,7 +16,7 @@ Error repeat_interleave_tensor_out(KernelContext&, Span<EValue*> args) {
   const Tensor& repeats = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(repeats.dim() == 1, Error::InvalidArgument, "%s: repeats must be 1-D, got %d dims",
-               kOp, repeats.dim());
+               kOp, static_cast<int>(repeats.dim()));
   PTERON_TRY(expect_index_dtype(kOp, repeats, "repeats", /*allow_int32=*/true));
   PTERON_CHECK(out.dtype() == repeats.dtype(), Error::InvalidArgument,
                "%s: out has dtype %s, expected repeats' %s", kOp, scalar_type_name(out.dtype()),

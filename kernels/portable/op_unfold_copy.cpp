@@ -16,7 +16,7 @@ Error unfold_copy_out(KernelContext&, Span<EValue*> args) {
   Tensor& out = *args[4]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
   PTERON_CHECK(self.dim() < kMaxTensorDim, Error::NotSupported, "%s: rank %d too high", kOp,
-               self.dim());
+               static_cast<int>(self.dim()));
   int32_t dim = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim() == 0 ? 1 : self.dim(), &dim));
   const int64_t size = args[2]->i, step = args[3]->i;

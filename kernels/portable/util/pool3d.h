@@ -20,11 +20,12 @@ struct Pool3dShape {
 
 inline Error check_pool3d_input(const char* op, const Tensor& input) {
   PTERON_CHECK(input.dim() == 4 || input.dim() == 5, Error::InvalidArgument,
-               "%s: expected 4-D or 5-D input, got %d-D", op, input.dim());
+               "%s: expected 4-D or 5-D input, got %d-D", op, static_cast<int>(input.dim()));
   PTERON_CHECK(is_row_major(input), Error::NotSupported,
                "%s: only the default (NCDHW) dim order is supported", op);
   for (int32_t d = input.dim() - 3; d < input.dim(); ++d) {
-    PTERON_CHECK(input.size(d) > 0, Error::InvalidArgument, "%s: spatial dim %d is empty", op, d);
+    PTERON_CHECK(input.size(d) > 0, Error::InvalidArgument, "%s: spatial dim %d is empty", op,
+                 static_cast<int>(d));
   }
   return Error::Ok;
 }

@@ -57,7 +57,8 @@ inline Error search_sorted(const char* op, const Tensor& seq, const Tensor* valu
                  "%s: an N-D sorted sequence needs values with the same leading dims", op);
     for (int32_t d = 0; d + 1 < seq.dim(); ++d) {
       PTERON_CHECK(values->size(d) == seq.size(d), Error::InvalidArgument,
-                   "%s: leading dim %d differs (%d vs %d)", op, d, seq.size(d), values->size(d));
+                   "%s: leading dim %d differs (%d vs %d)", op, static_cast<int>(d),
+                   static_cast<int>(seq.size(d)), static_cast<int>(values->size(d)));
     }
   }
   if (sorter) {

@@ -15,7 +15,7 @@ inline Error triangle_out(const char* op, Span<EValue*> args, bool lower) {
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(self.dim() >= 2, Error::InvalidArgument, "%s: needs at least 2 dims, got %d", op,
-               self.dim());
+               static_cast<int>(self.dim()));
   PTERON_TRY(expect_dtype(op, out, self.dtype(), "out"));
   PTERON_TRY(copy_tensor(op, self, out));
   if (out.numel() == 0) return Error::Ok;
