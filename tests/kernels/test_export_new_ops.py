@@ -2,8 +2,9 @@
 using it is exported (torch.export, core-ATen decomposition), compiled by pteron for the
 portable library and run on pteron's runtime, and the result compared with eager torch.
 Operators that run_decompositions() would decompose but ExecuTorch keeps (logit, tril, roll,
-..., and col2im, core but decomposed by torch's default table) are compiled from the
-undecomposed export, as a .pt2 file written by torch.export.save.
+..., and col2im, core but decomposed by torch's default table) and the core 1-d pools, which
+the default table turns into 2-d ones, are compiled from the undecomposed export, as a .pt2
+file written by torch.export.save.
 
 Tolerance: float32 within 1e-5 relative / 1e-5 absolute (1e-4 absolute for cdist, whose torch
 path for many rows is a matmul expansion); integers and bools exact. Random ops (rand, randn,
@@ -106,6 +107,9 @@ UNDECOMPOSED = {
     "glu": (lambda x: torch.nn.functional.glu(x, 1), (torch.randn(2, 6, 3, generator=g(8)),), 1e-5),
     "col2im": (lambda x: torch.nn.functional.fold(x, (5, 6), (2, 3), padding=1),
                (torch.randn(1, 12, 36, generator=g(12)),), 1e-5),
+    "avg_pool1d": (lambda x: torch.nn.functional.avg_pool1d(x, 3, 2, 1), (torch.randn(2, 3, 9, generator=g(13)),), 1e-5),
+    "adaptive_avg_pool1d": (lambda x: torch.nn.functional.adaptive_avg_pool1d(x, 4),
+                            (torch.randn(2, 3, 9, generator=g(14)),), 1e-5),
 }
 
 

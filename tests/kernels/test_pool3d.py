@@ -1,4 +1,5 @@
-"""avg_pool3d, max_pool3d_with_indices and _adaptive_avg_pool3d against torch: 4-D and 5-D
+"""avg_pool3d, max_pool3d_with_indices, _adaptive_avg_pool3d, avg_pool1d and adaptive_avg_pool1d
+against torch: 4-D and 5-D (3-D pools), 2-D and 3-D (1-D pools, also length-major)
 inputs, kernel/stride/padding/dilation/ceil_mode combinations, count_include_pad and
 divisor_override, and malformed arguments.
 
@@ -91,3 +92,38 @@ def test_adaptive_avg_pool3d(dtype):
         run_kernel("aten::_adaptive_avg_pool3d.out", [x, size, out])
         atol, rtol = tol(dtype)
         torch.testing.assert_close(out, expected, atol=atol, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_avg_pool1d_and_adaptive(dtype):
+    g = torch.Generator().manual_seed(3)
+    atol, rtol = tol(dtype)
+    for shape in [(2, 3, 11), (4, 9)]:
+        x = torch.randn(shape, generator=g).to(dtype)
+        xs = x.transpose(-1, -2).contiguous().transpose(-1, -2)  # length-major layout
+        for k, s, p, ceil_mode in [([3], [], [0], False), ([4], [3], [2], True), ([2], [1], [1], False),
+                                   ([5], [2], [1], True), ([11], [], [0], False)]:
+            if k[0] > shape[-1]:
+                continue
+            for count_include_pad in (True, False):
+                expected = torch.ops.aten.avg_pool1d(x.double(), k, s, p, ceil_mode, count_include_pad).to(dtype)
+                out = torch.empty_like(expected)
+                run_kernel("aten::avg_pool1d.out", [xs, k, s, p, ceil_mode, count_include_pad, out])
+                torch.testing.assert_close(out, expected, atol=atol, rtol=rtol)
+        for m in (1, 4, 11, 15):
+            expected = torch.ops.aten.adaptive_avg_pool1d(x.double(), [m]).to(dtype)
+            out = torch.empty_like(expected)
+            run_kernel("aten::adaptive_avg_pool1d.out", [xs, [m], out])
+            torch.testing.assert_close(out, expected, atol=atol, rtol=rtol)
+    x = torch.randn(2, 3, 8)
+    cases = [
+        ("aten::avg_pool1d.out", [x, [3, 3], [], [0], False, True, torch.empty(2, 3, 2)], "kernel_size must have 1 value"),
+        ("aten::avg_pool1d.out", [x, [2], [], [2], False, True, torch.empty(2, 3, 6)], "pad should be at most half"),
+        ("aten::avg_pool1d.out", [x, [9], [], [0], False, True, torch.empty(2, 3, 1)], "output length 0 is invalid"),
+        ("aten::avg_pool1d.out", [torch.randn(8), [2], [], [0], False, True, torch.empty(4)], "expected a 2-D or 3-D input"),
+        ("aten::adaptive_avg_pool1d.out", [x, [0], torch.empty(2, 3, 0)], "output length 0 is invalid"),
+        ("aten::adaptive_avg_pool1d.out", [x, [4], torch.empty(2, 3, 5)], "shape"),
+    ]
+    for name, args, pattern in cases:
+        with pytest.raises(RuntimeError, match=pattern):
+            run_kernel(name, args)
