@@ -193,6 +193,12 @@ bench-compile: build venv-et
 bench-opt: build venv-et
 	$(ET_PY) bench/cpu_path.py opt --python $(PY) --build $(abspath $(BUILD)) --work bench/work/opt --reuse $(BENCH_ARGS)
 
+# bench-dynamic: one bounded dynamic transformer-encoder program vs one static program per
+# sequence length (8, 32, 128, 512), 2 threads; bench/results/dynamic.{json,md}
+.PHONY: bench-dynamic
+bench-dynamic: build
+	$(PY) bench/dynamic.py --build $(abspath $(BUILD)) $(BENCH_ARGS)
+
 bench-cpu: build venv-et
 	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD)) --work bench/work/cpu --reuse $(BENCH_ARGS)
 
@@ -202,6 +208,12 @@ bench-cpu: build venv-et
 bench-gpu: build
 	$(PY) bench/gpu.py --build $(abspath $(BUILD))
 	-$(ET_PY) bench/gpu.py --chart-only
+
+# bench-ops: the optimized upsample / pad / topk fast paths vs PyTorch eager, 1 and 2 threads,
+# each system in its own process (bench/results/ops.{json,md}); BENCH_ARGS: e.g. --rounds 3
+.PHONY: bench-ops
+bench-ops: build
+	$(PY) bench/ops.py $(BENCH_ARGS)
 
 # bench-cortex-m-fp32: the MLPerf Tiny models as Cortex-M55 firmware under QEMU (RAM, flash,
 # instructions per inference; bench/results/mlperf_tiny_m55_fp32.*)

@@ -51,6 +51,9 @@ EXTRA_ATEN_OPS = [
     "floor_divide.default", "logit.default", "roll.default", "tril.default", "triu.default",
     "glu.default",
 ]
+# Kept by run_decompositions though not tagged core: torch.sort(stable=True), antialiased
+# bilinear interpolate, masked_select (its output size depends on the data).
+EXTRA_ATEN_OPS += ["sort.stable", "_upsample_bilinear2d_aa.default", "masked_select.default"]
 
 # Ops pteron's ExecuTorch-compatible programs use that torch does not define: schema strings
 # exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and

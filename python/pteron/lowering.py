@@ -32,7 +32,23 @@ def export(model, example_inputs: Sequence[Any], *, strict: bool = False, dynami
     import torch
 
     ep = torch.export.export(model.eval(), tuple(example_inputs), strict=strict, dynamic_shapes=dynamic_shapes)
-    return ep.run_decompositions()
+    return decompose(ep)
+
+
+# Core ATen ops that torch's default table still decomposes (into arange/abs/clamp/index
+# chains) although pteron has kernels for them: kept whole, one kernel call each.
+_KEPT_CORE_OPS = ("reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad2d",
+                  "replication_pad3d")
+
+
+def decompose(ep):
+    """ep.run_decompositions() to core ATen, keeping the ops in _KEPT_CORE_OPS."""
+    import torch
+
+    table = torch.export.default_decompositions()
+    for name in _KEPT_CORE_OPS:
+        table.pop(getattr(torch.ops.aten, name).default, None)
+    return ep.run_decompositions(table)
 
 
 class LoweredProgram:
@@ -149,7 +165,7 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
 
     import torch
 
-    ep = program if _is_core_aten(program) else program.run_decompositions()
+    ep = program if _is_core_aten(program) else decompose(program)
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)
