@@ -35,6 +35,21 @@ EXTRA_ATEN_OPS = [
     "pixel_shuffle.default", "pixel_unshuffle.default", "_safe_softmax.default",
     "mean.default", "sum.default", "rsub.Scalar", "matmul.default", "logical_and.default",
     "masked_fill.Scalar", "masked_fill.Tensor", "index_put.default",
+    # Non-core ops that survive run_decompositions() (torch has no decomposition in its default
+    # table), so exported models contain them and pteron has portable kernels for them.
+    "signbit.default", "max.default", "min.default", "var_mean.correction", "__lshift__.Scalar",
+    "__rshift__.Scalar", "__lshift__.Tensor", "__rshift__.Tensor", "bitwise_left_shift.Tensor",
+    "bitwise_right_shift.Tensor", "bitwise_left_shift.Tensor_Scalar",
+    "bitwise_right_shift.Tensor_Scalar", "narrow_copy.default", "rand_like.default",
+    "randn_like.default", "empty_like.default", "repeat_interleave.Tensor", "hypot.default",
+    "copysign.Tensor", "copysign.Scalar", "cumprod.default", "linalg_vector_norm.default",
+    "erfinv.default", "bucketize.Tensor", "searchsorted.Tensor", "searchsorted.Scalar",
+    "cummax.default", "cummin.default", "logcumsumexp.default", "kthvalue.default",
+    "median.default", "median.dim",
+    # Decomposed by run_decompositions(), but kept by ExecuTorch's edge dialect and in its
+    # portable kernel list: programs exported without decomposition may contain them.
+    "floor_divide.default", "logit.default", "roll.default", "tril.default", "triu.default",
+    "glu.default",
 ]
 # Kept by run_decompositions though not tagged core: torch.sort(stable=True), antialiased
 # bilinear interpolate, masked_select (its output size depends on the data).

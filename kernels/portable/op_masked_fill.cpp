@@ -1,5 +1,7 @@
 // aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out)
-// out = mask ? value : self, with self and mask broadcast together; mask must be bool.
+// aten::masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out)
+// out = mask ? value : self, with self and mask broadcast together; mask must be bool. The
+// Tensor form takes a 0-d value (as torch requires).
 #include "kernels/portable/util/args.h"
 #include "kernels/portable/util/elementwise.h"
 #include "runtime/kernel/kernel.h"
@@ -7,12 +9,8 @@
 namespace pteron {
 namespace {
 
-Error masked_fill_scalar_out(KernelContext&, Span<EValue*> args) {
-  constexpr const char* kOp = "aten::masked_fill.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TTST"));
-  const Tensor& self = *args[0]->tensor;
-  const Tensor& mask = *args[1]->tensor;
-  Tensor& out = *args[3]->tensor;
+Error masked_fill(const char* kOp, const Tensor& self, const Tensor& mask, const EValue& value,
+                  Tensor& out) {
   if (mask.dtype() != ScalarType::Bool) {
     return fail(Error::InvalidArgument, "%s: mask must be bool, got %s", kOp,
                 scalar_type_name(mask.dtype()));
@@ -21,17 +19,16 @@ Error masked_fill_scalar_out(KernelContext&, Span<EValue*> args) {
     return fail(Error::NotSupported, "%s: dtype %s -> %s not supported", kOp,
                 scalar_type_name(self.dtype()), scalar_type_name(out.dtype()));
   }
-  PTERON_TRY(check_scalar_fits_dtype(kOp, ScalarArg(*args[2]), out.dtype()));
+  PTERON_TRY(check_scalar_fits_dtype(kOp, ScalarArg(value), out.dtype()));
   RowPlan<3> plan;
   PTERON_TRY(plan_binary_rows(kOp, self, mask, out, &plan));
   if (self.dtype() != out.dtype()) {
-    const double value = args[2]->scalar_as_double();
-    binary_mixed_dtypes(plan, self, mask, out,
-                        [value](double x, double m) { return m != 0 ? value : x; });
+    const double v = value.scalar_as_double();
+    binary_mixed_dtypes(plan, self, mask, out, [v](double x, double m) { return m != 0 ? v : x; });
     return Error::Ok;
   }
   // Same dtype: elements are moved, not converted, so one loop per element size serves all.
-  const uint64_t bits = scalar_bits(*args[2], out.dtype());
+  const uint64_t bits = scalar_bits(value, out.dtype());
   dispatch_by_size(out.element_size(), [&](auto tag) {
     using U = typename decltype(tag)::type;
     U v;
@@ -57,8 +54,37 @@ Error masked_fill_scalar_out(KernelContext&, Span<EValue*> args) {
   return Error::Ok;
 }
 
+Error masked_fill_scalar_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::masked_fill.Scalar_out";
+  PTERON_TRY(check_args(kOp, args, "TTST"));
+  return masked_fill(kOp, *args[0]->tensor, *args[1]->tensor, *args[2], *args[3]->tensor);
+}
+
+Error masked_fill_tensor_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::masked_fill.Tensor_out";
+  PTERON_TRY(check_args(kOp, args, "TTTT"));
+  const Tensor& value = *args[2]->tensor;
+  PTERON_CHECK(value.dim() == 0, Error::InvalidArgument,
+               "%s: value must be a 0-d tensor, got %d dims", kOp, value.dim());
+  PTERON_CHECK(is_supported(value.dtype()), Error::NotSupported, "%s: value dtype %s not supported",
+               kOp, scalar_type_name(value.dtype()));
+  // The value as a Scalar of its own kind, so int64 values stay exact.
+  EValue v;
+  if (is_floating(value.dtype())) {
+    v = EValue::from_double(load_as_double(value, 0));
+  } else if (value.dtype() == ScalarType::Bool) {
+    v = EValue::from_bool(load_value(*value.data<const bool>()));
+  } else {
+    int64_t i = 0;
+    convert_elements(value.dtype(), value.const_data(), 1, ScalarType::Long, &i, 1, 1);
+    v = EValue::from_int(i);
+  }
+  return masked_fill(kOp, *args[0]->tensor, *args[1]->tensor, v, *args[3]->tensor);
+}
+
 }  // namespace
 
 PTERON_KERNEL("aten::masked_fill.Scalar_out", masked_fill_scalar_out);
+PTERON_KERNEL("aten::masked_fill.Tensor_out", masked_fill_tensor_out);
 
 }  // namespace pteron

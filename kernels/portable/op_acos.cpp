@@ -1,0 +1,23 @@
+// aten::acos.out(Tensor self, *, Tensor(a!) out)
+// out = arc cosine; NaN outside [-1, 1], as in torch.
+// Integer and bool inputs give a floating out (torch's type promotion).
+#include <cmath>
+
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error acos_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::acos.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
+                        [](auto x) { return std::acos(x); });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::acos.out", acos_out);
+
+}  // namespace pteron

@@ -1,0 +1,28 @@
+// aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out)
+// out = atan2(self, other) with broadcasting; integer and bool inputs give a floating out.
+#include <cmath>
+
+#include "kernels/portable/util/elementwise.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error atan2_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::atan2.out";
+  PTERON_TRY(check_args(kOp, args, "TTT"));
+  return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
+                            kFloatTypes, [](auto y, auto x) {
+                              using C = decltype(y);
+                              if constexpr (std::is_floating_point_v<C>)
+                                return static_cast<C>(std::atan2(y, x));
+                              else
+                                return C(0);  // instantiated by the dispatch; out is floating
+                            });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::atan2.out", atan2_out);
+
+}  // namespace pteron

@@ -1,0 +1,22 @@
+// aten::bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out)
+// aten::bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out)
+// Integer shifts with torch's rules for out-of-range amounts (util/shift.h).
+#include "kernels/portable/util/shift.h"
+
+namespace pteron {
+namespace {
+
+Error bitwise_left_shift_tensor_out(KernelContext&, Span<EValue*> args) {
+  return shift_tensor_out<true>("aten::bitwise_left_shift.Tensor_out", args);
+}
+
+Error bitwise_left_shift_scalar_out(KernelContext&, Span<EValue*> args) {
+  return shift_scalar_out<true>("aten::bitwise_left_shift.Tensor_Scalar_out", args);
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::bitwise_left_shift.Tensor_out", bitwise_left_shift_tensor_out);
+PTERON_KERNEL("aten::bitwise_left_shift.Tensor_Scalar_out", bitwise_left_shift_scalar_out);
+
+}  // namespace pteron

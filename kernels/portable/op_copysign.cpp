@@ -1,0 +1,42 @@
+// aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out)
+// aten::copysign.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out)
+// out = |self| with the sign of other (the sign bit: -0.0 counts as negative), broadcasting;
+// integer and bool inputs give a floating out, as in torch.
+#include <cmath>
+
+#include "kernels/portable/util/args.h"
+#include "kernels/portable/util/elementwise.h"
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error copysign_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::copysign.out";
+  PTERON_TRY(check_args(kOp, args, "TTT"));
+  return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
+                            kFloatTypes, [](auto x, auto y) {
+                              using C = decltype(x);
+                              if constexpr (std::is_floating_point_v<C>)
+                                return static_cast<C>(std::copysign(x, y));
+                              else
+                                return C(0);  // instantiated by the dispatch; out is floating
+                            });
+}
+
+Error copysign_scalar_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::copysign.Scalar_out";
+  PTERON_TRY(check_args(kOp, args, "TST"));
+  const double sign = ScalarArg(*args[1]).d;
+  return unary_float_op(kOp, *args[0]->tensor, *args[2]->tensor, [sign](auto x) {
+    return static_cast<decltype(x)>(std::copysign(x, static_cast<decltype(x)>(sign)));
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::copysign.out", copysign_out);
+PTERON_KERNEL("aten::copysign.Scalar_out", copysign_scalar_out);
+
+}  // namespace pteron

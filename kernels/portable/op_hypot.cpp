@@ -1,0 +1,34 @@
+// aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out)
+// out = sqrt(self^2 + other^2) without intermediate overflow (std::hypot), with broadcasting.
+// Floating inputs only, as in torch.
+#include <cmath>
+
+#include "kernels/portable/util/elementwise.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error hypot_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::hypot.out";
+  PTERON_TRY(check_args(kOp, args, "TTT"));
+  const Tensor& a = *args[0]->tensor;
+  const Tensor& b = *args[1]->tensor;
+  if (!is_floating(a.dtype()) || !is_floating(b.dtype())) {
+    return fail(Error::NotSupported, "%s: floating inputs only, got %s and %s", kOp,
+                scalar_type_name(a.dtype()), scalar_type_name(b.dtype()));
+  }
+  return binary_elementwise(kOp, a, b, *args[2]->tensor, kFloatTypes, [](auto x, auto y) {
+    using C = decltype(x);
+    if constexpr (std::is_floating_point_v<C>)
+      return static_cast<C>(std::hypot(x, y));
+    else
+      return C(0);  // instantiated by the dispatch; never called
+  });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::hypot.out", hypot_out);
+
+}  // namespace pteron

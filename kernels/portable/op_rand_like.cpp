@@ -1,0 +1,22 @@
+// aten::rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out)
+// out = uniform in [0, 1) values from pteron's seeded generator (util/random.h); floating dtypes.
+#include "kernels/portable/util/creation.h"
+#include "kernels/portable/util/random.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error rand_like_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::rand_like.out";
+  PTERON_TRY(check_args(kOp, args, "TiT"));
+  Tensor& out = *args[2]->tensor;
+  PTERON_TRY(expect_out_like(kOp, *args[0]->tensor, out));
+  return fill_random(kOp, out, /*normal=*/false);
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::rand_like.out", rand_like_out);
+
+}  // namespace pteron

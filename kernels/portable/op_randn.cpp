@@ -1,0 +1,22 @@
+// aten::randn.out(SymInt[] size, *, Tensor(a!) out)
+// out = standard normal values from pteron's seeded generator (util/random.h); floating dtypes.
+#include "kernels/portable/util/creation.h"
+#include "kernels/portable/util/random.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error randn_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::randn.out";
+  PTERON_TRY(check_args(kOp, args, "LT"));
+  Tensor& out = *args[1]->tensor;
+  PTERON_TRY(expect_out_size_list(kOp, args[0]->int_list, out));
+  return fill_random(kOp, out, /*normal=*/true);
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::randn.out", randn_out);
+
+}  // namespace pteron

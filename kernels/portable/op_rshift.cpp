@@ -1,0 +1,22 @@
+// aten::__rshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out)
+// aten::__rshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out)
+// Integer shifts with torch's rules for out-of-range amounts (util/shift.h).
+#include "kernels/portable/util/shift.h"
+
+namespace pteron {
+namespace {
+
+Error rshift_tensor_out(KernelContext&, Span<EValue*> args) {
+  return shift_tensor_out<false>("aten::__rshift__.Tensor_out", args);
+}
+
+Error rshift_scalar_out(KernelContext&, Span<EValue*> args) {
+  return shift_scalar_out<false>("aten::__rshift__.Scalar_out", args);
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::__rshift__.Tensor_out", rshift_tensor_out);
+PTERON_KERNEL("aten::__rshift__.Scalar_out", rshift_scalar_out);
+
+}  // namespace pteron

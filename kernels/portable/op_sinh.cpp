@@ -1,0 +1,23 @@
+// aten::sinh.out(Tensor self, *, Tensor(a!) out)
+// out = hyperbolic sine.
+// Integer and bool inputs give a floating out (torch's type promotion).
+#include <cmath>
+
+#include "kernels/portable/util/unary.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error sinh_out(KernelContext&, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::sinh.out";
+  PTERON_TRY(check_args(kOp, args, "TT"));
+  return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
+                        [](auto x) { return std::sinh(x); });
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::sinh.out", sinh_out);
+
+}  // namespace pteron
