@@ -59,7 +59,11 @@ def _worker(conn, paths):
         cid, dtype_names = task
         torch.manual_seed(zlib.crc32(cid.encode()))
         started = time.monotonic()
-        result = op_db_suite.run_op(ops[cid], [getattr(torch, d) for d in dtype_names], paths)
+        try:
+            result = op_db_suite.run_op(ops[cid], [getattr(torch, d) for d in dtype_names], paths)
+        except Exception as e:  # noqa: BLE001 - torch's side (pteron's errors are results already)
+            reason = f"suite: {type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"
+            result = {d: {"skip": reason} for d in dtype_names}
         result["seconds"] = round(time.monotonic() - started, 3)
         conn.send(result)
 
