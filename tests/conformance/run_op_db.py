@@ -104,7 +104,7 @@ def select_cases(subset: bool, dtypes: list[str] | None, only: list[str] | None)
     return cases
 
 
-def run(cases, paths, jobs: int, timeout: float, log=print):
+def run(cases, paths, jobs: int, timeout: float, log=print, checkpoint=None):
     ctx = mp.get_context("spawn")
     pending = list(cases)
     results = {}
@@ -135,6 +135,8 @@ def run(cases, paths, jobs: int, timeout: float, log=print):
                     done += 1
                     if done % 50 == 0:
                         log(f"  {done}/{len(cases)} operators")
+                        if checkpoint:
+                            checkpoint(results, done)
                     w.task = None
                     continue
             dead = not w.proc.is_alive()
@@ -267,7 +269,9 @@ def write_tables(results, paths, out_dir, meta):
     lines = ["# Operator coverage: PyTorch's op database on pteron", "",
              f"Written by `{meta['command']}` ({meta['date']}, {meta['seconds']:.0f} s, {meta['jobs']} worker(s), "
              f"torch {meta['torch']}). Cases: {summary['cases']} (OpInfo x dtype) over {summary['ops']} OpInfos, "
-             f"at most {meta['max_samples']} sample inputs each.", "",
+             f"at most {meta['max_samples']} sample inputs each." +
+             ("" if meta.get("operators_done", 0) >= meta.get("operators", 0) else
+              f" **Partial run: {meta['operators_done']} of {meta['operators']} OpInfos done.**"), "",
              "Each cell groups dtypes by outcome: **pass** (every sample matched eager), **refused** (compile-time "
              "refusal, with its reason), **wrong** (mismatch, runtime error or crash: a failing result), "
              "**not delegated** (the delegate kept nothing: its reason), **timeout**. Tolerances: float32 "
@@ -328,17 +332,22 @@ def main(argv=None):
                          args.ops.split(",") if args.ops else None)
     print(f"op_db conformance: {len(cases)} OpInfos, {sum(len(c[1]) for c in cases)} cases, "
           f"paths {', '.join(paths)}, {args.jobs} worker(s)", flush=True)
-    results = run(cases, paths, args.jobs, args.timeout, log=lambda m: print(m, flush=True))
-    meta = {"command": "python tests/conformance/run_op_db.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": time.monotonic() - started,
-            "jobs": args.jobs, "torch": torch.__version__, "max_samples": op_db_suite.MAX_SAMPLES,
-            "subset": args.subset}
-    summary = write_tables(results, paths, args.out, meta)
+    def meta(done):
+        return {"command": "python tests/conformance/run_op_db.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": time.monotonic() - started,
+                "jobs": args.jobs, "torch": torch.__version__, "max_samples": op_db_suite.MAX_SAMPLES,
+                "subset": args.subset, "operators_done": done, "operators": len(cases)}
+
+    # Tables are rewritten every 50 operators, so an interrupted run leaves what it has (its
+    # header says how many operators it covers).
+    results = run(cases, paths, args.jobs, args.timeout, log=lambda m: print(m, flush=True),
+                  checkpoint=lambda res, done: write_tables(res, paths, args.out, meta(done)))
+    summary = write_tables(results, paths, args.out, meta(len(cases)))
     print(json.dumps({k: summary[k] for k in ("cases", "ops_passing_per_path", "outcomes_per_path")}, indent=1))
     print(f"wrong or timed out: {len(summary['wrong'])}")
     for w in summary["wrong"][:50]:
         print("  " + w)
-    print(f"written: {os.path.join(args.out, 'op_coverage.md')} ({meta['seconds']:.0f} s)")
+    print(f"written: {os.path.join(args.out, 'op_coverage.md')} ({time.monotonic() - started:.0f} s)")
     return 1 if summary["wrong"] else 0
 
 
