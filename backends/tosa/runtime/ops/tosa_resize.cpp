@@ -2,7 +2,6 @@
 // holding the interpolation times scale_y_n * scale_x_n, as the reference model) and fp32.
 // Output pixel o of an axis reads source coordinate (o * scale_d + offset) / scale_n; bilinear
 // clamps both taps to the image, nearest rounds half up, then clamps.
-#include <cmath>
 
 #include "backends/tosa/runtime/ops/tosa_ops.h"
 
