@@ -63,7 +63,7 @@ Error run_resize(const OpArgs& a) {
       return fail(Error::InvalidProgram,
                   "TOSA RESIZE: axis %d: %d -> %d does not match scale, "
                   "offset and border",
-                  1 + i, in.shape[1 + i], out.shape[1 + i]);
+                  1 + i, int(in.shape[1 + i]), int(out.shape[1 + i]));
     }
   }
   if (in.shape[0] != out.shape[0] || in.shape[3] != out.shape[3]) {
