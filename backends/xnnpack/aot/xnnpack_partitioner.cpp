@@ -134,6 +134,8 @@ std::string check_node(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs()) {
     if (is_static(g, v)) continue;
     if (std::string why = check_float_activation(g, v, "input"); !why.empty()) return why;
+    // XNNPACK holds a 0-d value as [1]; the delegate binds boundary tensors by exact sizes.
+    if (g.value(v).spec.rank() == 0) return "0-d input";
   }
   switch (info.kind) {
     case Kind::kConv: {
