@@ -238,3 +238,12 @@ bench-cortex-m: build
 .PHONY: bench-npu
 bench-npu: build
 	$(PY) bench/npu.py --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+# op-coverage: PyTorch's op database (every OpInfo, float32 and the other dtypes pteron runs)
+# compiled and run on the portable, optimized, XNNPACK and Vulkan paths against eager, and
+# ExecuTorch's portable list checked (bench/results/op_coverage.{md,json}; tests/conformance/).
+# make test runs a fixed subset (tests/conformance/test_op_db_subset.py). OP_COVERAGE_ARGS:
+# e.g. --jobs 4, --dtypes float32, --ops add,topk.
+.PHONY: op-coverage
+op-coverage: build
+	$(PY) tests/conformance/run_op_db.py $(OP_COVERAGE_ARGS)

@@ -69,7 +69,9 @@ void wrap_ndarray(const nb::ndarray<>& array, TensorHolder& h) {
                    [&](uint8_t a, uint8_t b) { return strides[a] > strides[b]; });
   h.tensor = Tensor(dtype_from_dlpack(array.dtype()), dim, h.sizes.data(), h.dim_order.data(),
                     h.strides.data(), array.data());
-  for (int32_t d = 0; d < dim; ++d) {
+  // An empty array has no element to misplace: numpy and torch give its dims arbitrary strides.
+  const bool empty = std::any_of(h.sizes.begin(), h.sizes.end(), [](int32_t s) { return s == 0; });
+  for (int32_t d = 0; d < dim && !empty; ++d) {
     if (h.sizes[d] > 1 && h.strides[d] != strides[d]) {
       throw std::invalid_argument("array is not dense (sliced or broadcast view); pass a copy");
     }

@@ -573,7 +573,8 @@ Error Method::set_input(size_t i, const Tensor& src) {
     }
   }
   PTERON_TRY(dst->resize(src.sizes()));
-  for (int32_t d = 0; d < src.dim(); ++d) {
+  // An empty tensor has no layout to disagree on (torch gives its dims arbitrary strides).
+  for (int32_t d = 0; d < src.dim() && src.numel() > 0; ++d) {
     if (src.dim_order()[d] != dst->dim_order()[d] && src.size(src.dim_order()[d]) != 1) {
       return fail(Error::InvalidArgument, "input %zu: dim order differs from the program's", i);
     }

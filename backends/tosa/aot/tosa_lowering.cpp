@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -632,6 +633,8 @@ class Lowerer {
     if (is_permute_op(op)) return permute(n, op);
     if (op == "aten::cat.default") return cat(n);
     if (op == "aten::constant_pad_nd.default") return pad(n);
+    if (op == "aten::upsample_nearest2d.vec") return resize(n, false);
+    if (op == "aten::upsample_bilinear2d.vec") return resize(n, true);
     if (op == "aten::_softmax.default" || op == "aten::softmax.int") return softmax(n);
     if (op == "aten::sigmoid.default" || op == "aten::tanh.default") return sigmoid_tanh(n, op);
     if (op == "aten::hardswish.default" || op == "aten::hardsigmoid.default" ||
@@ -1362,6 +1365,98 @@ class Lowerer {
       padding[2 * pos + 1] = p[2 * i + 1];
     }
     bind_shared(n, pad_tensor(x, padding, value));
+  }
+
+  // ---- resize ----------------------------------------------------------------------------
+
+  // One axis of TOSA RESIZE: output index o reads source coordinate (o * d + offset) / n, and
+  // border makes (in - 1) * n - offset + border = (out - 1) * d.
+  struct ResizeAxis {
+    int64_t n, d, offset, border;
+  };
+
+  // PyTorch's source coordinate as a fraction: bilinear half-pixel (o + 0.5) * in/out - 0.5
+  // (a negative coordinate reads row 0 either way: TOSA clamps both taps to the edge),
+  // bilinear align_corners o * (in - 1)/(out - 1), and nearest floor(o * in/out), which TOSA's
+  // round-half-up of o * in/out - 0.5 gives.
+  ResizeAxis resize_axis(int64_t in, int64_t out, bool bilinear, bool align) {
+    int64_t n = 2 * out, d = 2 * in, off = bilinear ? in - out : -out;
+    if (bilinear && align) {
+      if (in < 2 || out < 2) refuse("align_corners resize of a 1-pixel axis");
+      n = out - 1, d = in - 1, off = 0;
+    }
+    const int64_t g = std::gcd(std::gcd(n, d), off < 0 ? -off : off);
+    n /= g, d /= g, off /= g;
+    // TOSA 1.0 limits (8K level): scale n <= 2048 (int8 bilinear sums fit int32), the ratio at
+    // most 256 up and 16 down, offset in [-n, 16n), border in [-16n, n).
+    const int64_t border = (out - 1) * d - (in - 1) * n + off;
+    if (n > 2048 || n > 256 * d || d >= 16 * n || off < -n || off >= 16 * n || border < -16 * n ||
+        border >= n)
+      refuse("resize " + std::to_string(in) + " -> " + std::to_string(out) +
+             " is outside TOSA RESIZE's scale, offset or border limits");
+    return {n, d, off, border};
+  }
+
+  void resize(const Node& n, bool bilinear) {
+    const ValueId xv = n.args[0].tensor();
+    const ir::TensorSpec& xs = g_.value(xv).spec;
+    const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
+    if (xs.rank() != 4) refuse("resize of a " + std::to_string(xs.rank()) + "-D input");
+    const bool align = bilinear && n.args[2].get<bool>();
+    const ir::Argument& factors = n.args[bilinear ? 3 : 2];
+    double scale[2] = {0.0, 0.0};
+    if (!factors.is_none()) {
+      const auto sf = factors.get<std::vector<double>>();
+      for (size_t i = 0; i < 2 && i < sf.size(); ++i) {
+        // torch then maps by 1/scale_factor, not in/out: equal only when out = in * factor.
+        if (double(xs.sizes[2 + i]) * sf[i] != double(ys.sizes[2 + i]))
+          refuse("resize by a scale factor that does not give the output size exactly");
+        scale[i] = sf[i];
+      }
+    }
+    ResizeAxis ax[2];
+    for (int i = 0; i < 2; ++i) {
+      const int64_t in = xs.sizes[2 + i], out = ys.sizes[2 + i];
+      if (!bilinear) {
+        // torch's kernel picks min(floorf(o * float scale), in - 1): the same rows as the exact
+        // floor(o * in / out) except where float rounding disagrees; those are refused.
+        const float s = scale[i] > 0 ? float(1.0 / scale[i]) : float(in) / float(out);
+        for (int64_t o = 0; o < out; ++o) {
+          const int64_t src =
+              out == 2 * in ? o >> 1 : std::min<int64_t>(int64_t(std::floor(float(o) * s)), in - 1);
+          if (src != o * in / out)
+            refuse("nearest resize whose float index arithmetic picks other rows");
+        }
+      }
+      ax[i] = resize_axis(in, out, bilinear, align);
+    }
+    TVal x = to_nhwc(operand(xv));
+    const std::vector<int64_t> out_shape = {ys.sizes[0], ys.sizes[2], ys.sizes[3], ys.sizes[1]};
+    const bool int_bilinear = is_int() && bilinear;
+    TVal y = tensor(out_shape, int_bilinear ? DType::INT32 : x.dtype, x);
+    y.nhwc = true;
+    const std::string sc = w_.const_shape("scale", {ax[0].n, ax[0].d, ax[1].n, ax[1].d});
+    const std::string of = w_.const_shape("offset", {ax[0].offset, ax[1].offset});
+    const std::string bo = w_.const_shape("border", {ax[0].border, ax[1].border});
+    TosaAttr a;
+    a.resize_mode = bilinear ? tosa::ResizeMode::BILINEAR : tosa::ResizeMode::NEAREST;
+    w_.add_op(Op::RESIZE, {x.name, sc, of, bo}, {y.name}, a);
+    if (!int_bilinear) return bind_shared(n, y);
+    // int8 BILINEAR interpolates the raw int8 values with weights summing to N = n_y * n_x:
+    // y = N * (q_in interpolated), so q_out = (y - N * zp_in) * s_in / (N * s_out) + zp_out.
+    const OutQuant q = out_quant(n, false);
+    const int64_t weight_sum = ax[0].n * ax[1].n;
+    if (x.zp != 0) {
+      TVal centred = tensor(out_shape, DType::INT32, y);
+      const std::string c =
+          w_.const_i32("zp_sum", {1, 1, 1, 1}, {static_cast<int32_t>(weight_sum * x.zp)}).name;
+      w_.add_op(Op::SUB, {y.name, c}, {centred.name});
+      y = centred;
+    }
+    TVal t = rescale(y, {x.scale / (double(weight_sum) * q.p.scale)}, 0,
+                     static_cast<int32_t>(q.p.zp), DType::INT8);
+    t = clamp_i8(t, q.lo, q.hi);
+    bind(n, t, &q);
   }
 
   // ---- nonlinear -------------------------------------------------------------------------

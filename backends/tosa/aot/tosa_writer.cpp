@@ -177,6 +177,8 @@ std::pair<tosa::Attribute, Offset<void>> attribute(FlatBufferBuilder& fbb, tosa:
       return {A::ConcatAttribute, tosa::CreateConcatAttribute(fbb, a.axis).Union()};
     case tosa::Op::PAD:
       return {A::PadAttribute, tosa::CreatePadAttribute(fbb).Union()};
+    case tosa::Op::RESIZE:
+      return {A::ResizeAttribute, tosa::CreateResizeAttribute(fbb, a.resize_mode).Union()};
     case tosa::Op::RESHAPE:
       return {A::ReshapeAttribute, tosa::CreateReshapeAttribute(fbb).Union()};
     case tosa::Op::TRANSPOSE:

@@ -21,6 +21,7 @@ struct TosaAttr {
   bool per_channel = false;               // RESCALE
   bool input_unsigned = false, output_unsigned = false;
   tosa::RoundingMode rounding = tosa::RoundingMode::SINGLE_ROUND;
+  tosa::ResizeMode resize_mode = tosa::ResizeMode::NEAREST;  // RESIZE
 };
 
 struct TosaTensorInfo {

@@ -356,6 +356,23 @@ class Lowering {
         ResizeBilinear2d attrs{uint32_t(os.sizes[2]), uint32_t(os.sizes[3]), align, false};
         return add(n, attrs, {in(n.inputs()[0])}, out(y));
       }
+      case Kind::kResizeNearest: {
+        // Nearest by integer factors (checked by the partitioner): a depthwise deconvolution
+        // (C groups of one channel) with a kernel of ones and stride = kernel = the factor,
+        // so each output takes exactly one input times 1.0: an exact copy. XNNPACK's filter
+        // layout is [groups * group_output_channels, KH, KW, group_input_channels].
+        const TensorSpec& xs = g_.value(n.inputs()[0]).spec;
+        Deconv2d d;
+        d.kernel_height = d.stride_height = uint32_t(os.sizes[2] / xs.sizes[2]);
+        d.kernel_width = d.stride_width = uint32_t(os.sizes[3] / xs.sizes[3]);
+        d.groups = uint32_t(xs.sizes[1]);
+        d.group_input_channels = d.group_output_channels = 1;
+        const std::vector<float> ones(size_t(xs.sizes[1]) * d.kernel_height * d.kernel_width, 1.0f);
+        const TensorId filter =
+            b_.add_constant(DType::kFloat32, {d.groups, d.kernel_height, d.kernel_width, 1},
+                            std::span<const float>(ones));
+        return add(n, d, {in(n.inputs()[0]), filter}, out(y));
+      }
       default:
         throw std::runtime_error(n.op.str() + " has no XNNPACK lowering");
     }

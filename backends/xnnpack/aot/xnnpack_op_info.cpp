@@ -1,5 +1,7 @@
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -212,6 +214,8 @@ const std::map<std::string, OpInfo>& op_table() {
     }
     t["aten::upsample_bilinear2d.vec"] = {Kind::kResize};
     t["aten::upsample_bilinear2d.default"] = {Kind::kResize};
+    t["aten::upsample_nearest2d.vec"] = {Kind::kResizeNearest};
+    t["aten::upsample_nearest2d.default"] = {Kind::kResizeNearest};
     t["aten::_to_copy.default"] = {Kind::kConvert};
     return t;
   }();
@@ -268,6 +272,28 @@ bool takes_output_range(const Node& n) {
     default:
       return false;
   }
+}
+
+// PyTorch's CPU kernel (aten/src/ATen/native/UpSample.h, nearest_idx) takes source index
+// min(floorf(dst * scale), in - 1) with scale = float(1 / scale_factor), or float(in) / out
+// without one; 2x is a shift. A depthwise deconvolution with a kernel of ones and stride
+// out / in repeats source row dst / (out / in): equal only where the float arithmetic agrees,
+// which is checked here index by index (a scale like 1/s rounded down would pick row k-1).
+std::string nearest_upsample_reason(int64_t in, int64_t out, double scale) {
+  if (in <= 0 || out <= 0) return "upsample_nearest2d of an empty tensor";
+  if (out % in != 0)
+    return "upsample_nearest2d by a non-integer factor (XNNPACK has no nearest resize)";
+  const int64_t factor = out / in;
+  if (factor == 1 || factor == 2) return {};
+  const float s = scale > 0.0 ? static_cast<float>(1.0 / scale)
+                              : static_cast<float>(in) / static_cast<float>(out);
+  for (int64_t dst = 0; dst < out; ++dst) {
+    const int64_t src =
+        std::min(static_cast<int64_t>(std::floor(static_cast<float>(dst) * s)), in - 1);
+    if (src != dst / factor)
+      return "upsample_nearest2d whose scale picks other rows than an integer repeat";
+  }
+  return {};
 }
 
 std::string reshape_reason(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {

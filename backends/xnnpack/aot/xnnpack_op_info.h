@@ -109,6 +109,7 @@ enum class Kind {
   kPad,
   kReshape,
   kResize,
+  kResizeNearest,  // upsample_nearest2d by integer factors: a depthwise deconvolution of ones
   kConvert,
 };
 
@@ -134,6 +135,11 @@ OutputRange clamp_range(const Node& n);
 
 // Ops whose XNNPACK node takes a fused output range.
 bool takes_output_range(const Node& n);
+
+// Why upsample_nearest2d from `in` to `out` (one axis) is not an integer-factor repeat that
+// picks the same source rows as PyTorch's kernel (its float index arithmetic), or "" when it is.
+// `scale` is the scale factor the graph gives for the axis, <= 0 when none.
+std::string nearest_upsample_reason(int64_t in, int64_t out, double scale);
 
 std::string reshape_reason(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 

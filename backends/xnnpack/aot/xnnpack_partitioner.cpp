@@ -134,6 +134,8 @@ std::string check_node(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs()) {
     if (is_static(g, v)) continue;
     if (std::string why = check_float_activation(g, v, "input"); !why.empty()) return why;
+    // XNNPACK holds a 0-d value as [1]; the delegate binds boundary tensors by exact sizes.
+    if (g.value(v).spec.rank() == 0) return "0-d input";
   }
   switch (info.kind) {
     case Kind::kConv: {
@@ -300,6 +302,27 @@ std::string check_node(const Graph& g, const Node& n) {
           if (double(x.spec.sizes[2 + i]) * sf[i] != double(os.sizes[2 + i]))
             return "upsample with a non-integral scale factor";
         }
+      }
+      return {};
+    }
+    case Kind::kResizeNearest: {
+      const Value& x = g.value(n.inputs()[0]);
+      if (x.spec.rank() != 4) return "upsample on a non-4-D tensor";
+      double scales[2] = {0.0, 0.0};
+      if (op == "aten::upsample_nearest2d.vec") {
+        if (!n.arg("scale_factors").is_none()) {
+          const auto& sf = n.arg("scale_factors").get<std::vector<double>>();
+          for (size_t i = 0; i < sf.size() && i < 2; ++i) scales[i] = sf[i];
+        }
+      } else {
+        for (int i = 0; i < 2; ++i) {
+          const auto& a = n.arg(i == 0 ? "scales_h" : "scales_w");
+          if (!a.is_none()) scales[i] = a.to_double();
+        }
+      }
+      for (int i = 0; i < 2; ++i) {
+        std::string why = nearest_upsample_reason(x.spec.sizes[2 + i], os.sizes[2 + i], scales[i]);
+        if (!why.empty()) return why;
       }
       return {};
     }

@@ -23,6 +23,7 @@ bool op_supported(tosa::Op op) {
     case tosa::Op::IDENTITY:
     case tosa::Op::TRANSPOSE:
     case tosa::Op::PAD:
+    case tosa::Op::RESIZE:
     case tosa::Op::CONCAT:
     case tosa::Op::SLICE:
     case tosa::Op::REDUCE_SUM:
@@ -55,6 +56,7 @@ Error run_op(const OpArgs& a) {
     case tosa::Op::IDENTITY: return run_reshape(a);
     case tosa::Op::TRANSPOSE: return run_transpose(a);
     case tosa::Op::PAD: return run_pad(a);
+    case tosa::Op::RESIZE: return run_resize(a);
     case tosa::Op::CONCAT: return run_concat(a);
     case tosa::Op::SLICE: return run_slice(a);
     case tosa::Op::REDUCE_SUM:

@@ -42,6 +42,7 @@ Error run_table(const OpArgs& a);
 Error run_reshape(const OpArgs& a);  // RESHAPE, IDENTITY
 Error run_transpose(const OpArgs& a);
 Error run_pad(const OpArgs& a);
+Error run_resize(const OpArgs& a);  // NEAREST, BILINEAR (int8, fp32)
 Error run_concat(const OpArgs& a);
 Error run_slice(const OpArgs& a);
 Error run_reduce(const OpArgs& a);  // REDUCE_SUM, REDUCE_MAX, REDUCE_MIN
