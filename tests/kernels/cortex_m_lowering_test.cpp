@@ -248,7 +248,7 @@ TEST(CortexMLowering, QuantizedOpsBecomeCortexMKernels) {
   EXPECT_EQ(count("cortex_m::quantized_max_pool2d_nhwc.default"), 1);
   EXPECT_EQ(count("cortex_m::quantized_add.default"), 1);
   EXPECT_EQ(count("cortex_m::quantized_avg_pool2d_nhwc.default"), 1);
-  EXPECT_EQ(count("cortex_m::quantized_linear.default"), 1);
+  EXPECT_EQ(count("cortex_m::quantized_linear_packed.default"), 1);  // symmetric weights
   EXPECT_EQ(count("cortex_m::softmax.default"), 1);
   EXPECT_EQ(count("aten::view_copy.default"), 1);  // on int8 values now
   EXPECT_EQ(report.lowered, 8);
@@ -271,7 +271,7 @@ TEST(CortexMLowering, QuantizedOpsBecomeCortexMKernels) {
     const std::string op = n.op.str();
     const size_t arg = op == "cortex_m::quantized_conv2d_nhwc.default"             ? 12
                        : op == "cortex_m::quantized_depthwise_conv2d_nhwc.default" ? 13
-                                                                                    : 0;
+                                                                                   : 0;
     if (arg == 0) continue;
     ASSERT_TRUE(n.args[arg].is_tensor()) << op;
     const auto& buffer = g.value(n.args[arg].tensor());
