@@ -30,7 +30,7 @@ alignas(16) int8_t g_in[48 * 1024];
 alignas(16) int8_t g_in2[48 * 1024];
 alignas(16) int8_t g_weight[96 * 1024];
 alignas(16) int8_t g_out[48 * 1024];
-alignas(16) int32_t g_bias[512], g_mult[512], g_shift[512];
+alignas(16) int32_t g_bias[1024], g_mult[1024], g_shift[1024];
 alignas(16) uint8_t g_scratch[16 * 1024];
 
 int run(const char* op, EValue** args, size_t n) {
@@ -85,7 +85,7 @@ int conv(const int32_t* a, bool depthwise) {
 int linear(const int32_t* a) {
   const int32_t rows = a[0], in = a[1], out = a[2];
   if (!fits(int64_t{rows} * in, sizeof(g_in)) || !fits(int64_t{in} * out, sizeof(g_weight)) ||
-      !fits(int64_t{rows} * out, sizeof(g_out)) || out > 512) {
+      !fits(int64_t{rows} * out, sizeof(g_out)) || out > 1024) {
     return 3;
   }
   TensorBox x(ScalarType::Char, {rows, in}, g_in), w(ScalarType::Char, {out, in}, g_weight);
@@ -100,14 +100,14 @@ int linear(const int32_t* a) {
 
 // The packed layout holds the same weights as g_weight's first out * in bytes, padded.
 alignas(16) int8_t g_packed[96 * 1024];
-alignas(16) int32_t g_channel_quant[512 * 4];
+alignas(16) int32_t g_channel_quant[1024 * 4];
 int fc(const int32_t* a) {
   const int32_t rows = a[0], in = a[1], out = a[2];
   const int32_t groups = static_cast<int32_t>(cortex_m::linear_groups(out));
   const int32_t chunks = static_cast<int32_t>(cortex_m::linear_chunks(in));
   if (!fits(int64_t{rows} * in, sizeof(g_in)) ||
       !fits(int64_t{groups} * chunks * 64, sizeof(g_packed)) ||
-      !fits(int64_t{rows} * out, sizeof(g_out)) || out > 512) {
+      !fits(int64_t{rows} * out, sizeof(g_out)) || out > 1024) {
     return 3;
   }
   for (int32_t o = 0; o < out; ++o) {
@@ -175,7 +175,7 @@ int main() {
   // Weights in [-127, 127], as symmetric int8 quantisation makes them.
   for (size_t i = 0; i < sizeof(g_weight); ++i)
     g_weight[i] = static_cast<int8_t>((i * 13 + 5) % 255 - 127);
-  for (int i = 0; i < 512; ++i) g_bias[i] = i * 17 - 2000, g_mult[i] = 1500000000, g_shift[i] = -9;
+  for (int i = 0; i < 1024; ++i) g_bias[i] = i * 17 - 2000, g_mult[i] = 1500000000, g_shift[i] = -9;
   const char* op = words[2];
   if (strcmp(op, "conv") == 0) return conv(dims, false);
   if (strcmp(op, "dw") == 0) return conv(dims, true);
