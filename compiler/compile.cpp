@@ -212,8 +212,12 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();
-  GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
-                                             method.steps, method.delegates, r.target.plan_inputs);
+  std::unordered_set<std::string> in_place_ops;
+  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
+    in_place_ops.insert(lib->in_place_ops.begin(), lib->in_place_ops.end());
+  GraphMemoryPlan memory =
+      plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment, method.steps,
+                        method.delegates, r.target.plan_inputs, in_place_ops);
   r.memory = memory.plan;
   r.seconds_plan = since(t);
 

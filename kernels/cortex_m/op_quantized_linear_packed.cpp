@@ -65,9 +65,9 @@ Error packed_scalar(const int8_t* in, const int8_t* w, const int32_t* quant, int
       const int32_t* q = quant + g * kLinearQuantFields * kLinearGroup;
       const int8_t* wg = w + g * group_bytes + c * kLinearChunk;
       auto acc = static_cast<uint32_t>(q[kLinearKernelSum * kLinearGroup + c]);
-      for (int32_t i = 0; i < p.k; ++i) {
-        const int8_t wv = wg[(i / kLinearChunk) * kLinearGroup * kLinearChunk + i % kLinearChunk];
-        acc += static_cast<uint32_t>(in[i] * wv);
+      for (int32_t i0 = 0; i0 < p.k; i0 += kLinearChunk, wg += kLinearGroup * kLinearChunk) {
+        const int32_t len = p.k - i0 < kLinearChunk ? p.k - i0 : kLinearChunk;
+        for (int32_t i = 0; i < len; ++i) acc += static_cast<uint32_t>(in[i0 + i] * wg[i]);
       }
       out[n] = finish_packed(acc, q, c, p);
     }
