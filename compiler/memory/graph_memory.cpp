@@ -81,6 +81,7 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     planned.push_back(lifetimes[k]);
   }
   result.plan = plan_memory(planned, regions, alignment);
+  result.plan.in_place_outputs = result.in_place.size();
   if (!result.plan.fits)
     throw CompileError("memory plan does not fit the target: " + result.plan.why_not);
   const std::string problem = check_memory_plan(planned, result.plan);
