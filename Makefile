@@ -157,7 +157,7 @@ demo: build
 	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) tools/demo/demo.py --model $(DEMO_MODEL)
 
 clean:
-	rm -rf $(BUILD) build-fuzz build-m55 $(AARCH64_BUILD) $(AARCH64_SYSROOT) .stamps
+	rm -rf $(BUILD) build-fuzz build-m55 build-wheel $(AARCH64_BUILD) $(AARCH64_SYSROOT) .stamps
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
@@ -192,6 +192,12 @@ bench-compile: build venv-et
 
 bench-opt: build venv-et
 	$(ET_PY) bench/cpu_path.py opt --python $(PY) --build $(abspath $(BUILD)) --work bench/work/opt --reuse $(BENCH_ARGS)
+
+# bench-dynamic: one bounded dynamic transformer-encoder program vs one static program per
+# sequence length (8, 32, 128, 512), 2 threads; bench/results/dynamic.{json,md}
+.PHONY: bench-dynamic
+bench-dynamic: build
+	$(PY) bench/dynamic.py --build $(abspath $(BUILD)) $(BENCH_ARGS)
 
 bench-cpu: build venv-et
 	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD)) --work bench/work/cpu --reuse $(BENCH_ARGS)

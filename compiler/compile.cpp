@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
+#include "compiler/emit/sym_prologue.h"
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
@@ -119,6 +121,25 @@ std::vector<const KernelLibrary*> selected_libraries(const std::vector<std::stri
 }
 
 namespace {
+
+// Dynamic programs: the inputs' lower bounds for the runtime's set_input check (ExecuTorch's
+// Tensor records only the upper bound): int32 little endian, per input its rank then its
+// minimum sizes. Empty for a static program.
+std::vector<uint8_t> input_min_sizes(const ir::Graph& graph) {
+  bool dynamic = false;
+  for (ir::ValueId v : graph.inputs()) dynamic = dynamic || graph.value(v).spec.is_dynamic();
+  if (!dynamic) return {};
+  std::vector<int32_t> words;
+  for (ir::ValueId v : graph.inputs()) {
+    const ir::TensorSpec& spec = graph.value(v).spec;
+    words.push_back(static_cast<int32_t>(spec.rank()));
+    for (size_t d = 0; d < spec.rank(); ++d)
+      words.push_back(static_cast<int32_t>(spec.is_dynamic() ? spec.min_sizes[d] : spec.sizes[d]));
+  }
+  std::vector<uint8_t> bytes(words.size() * 4);
+  std::memcpy(bytes.data(), words.data(), bytes.size());  // hosts are little endian
+  return bytes;
+}
 
 // Compiles `graph` into one method. With `capture` set the method is handed back there instead
 // of emitted (it refers to `graph`); `extra` is a method emitted after it (the fallback plan).
@@ -242,10 +263,15 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     for (const RegionSummary& s : r.regions) info.region_report.push_back(s.report_json);
     info.refusals = &parts.refusals;
     info.steps = &method.steps;
+    const SymPrologue prologue(graph, kernel_nodes(method));
+    for (const SymCall& call : prologue.calls())
+      info.sym_calls.push_back(call.op + "." + call.overload);
     const std::string text = graph_info_json(info);
     named.push_back({kGraphInfoKey, std::vector<uint8_t>(text.begin(), text.end())});
     r.graph_info_bytes = text.size();
   }
+  if (std::vector<uint8_t> bounds = input_min_sizes(graph); !bounds.empty())
+    named.push_back({"pteron.min_sizes." + method.name, std::move(bounds)});
   if (capture != nullptr) {
     *capture = std::move(method);
     return result;

@@ -1,17 +1,32 @@
 #include "compiler/emit/program_emitter.h"
 
 #include <map>
+#include <memory>
 
 #include "compiler/compile_error.h"
 #include "compiler/emit/constant_table.h"
 #include "compiler/emit/kernel_call_form.h"
 #include "compiler/emit/pte_writer.h"
+#include "compiler/emit/sym_prologue.h"
 #include "schema/program_generated.h"
 
 namespace pteron::compiler {
 namespace {
 
 using flatbuffers::Offset;
+
+}  // namespace
+
+std::vector<ir::NodeId> kernel_nodes(const MethodToEmit& m) {
+  std::vector<ir::NodeId> out;
+  if (m.steps.empty()) return m.graph->nodes();
+  for (const Step& s : m.steps) {
+    if (s.delegate < 0) out.push_back(s.node);
+  }
+  return out;
+}
+
+namespace {
 
 // Builds one ExecutionPlan; values are created on first use, in execution order.
 class MethodEmitter {
@@ -25,6 +40,10 @@ class MethodEmitter {
     std::vector<int32_t> inputs, outputs;
     for (ir::ValueId v : g_.inputs()) inputs.push_back(tensor_value(v));
     std::vector<Offset<fb::Instruction>> instructions;
+    // Symbolic ints first: they read the inputs only.
+    prologue_ = std::make_unique<SymPrologue>(g_, kernel_nodes(m_));
+    slot_value_.assign(prologue_->slots().size(), -1);
+    for (const SymCall& call : prologue_->calls()) instructions.push_back(sym_call(call));
     if (m_.steps.empty()) {
       for (ir::NodeId n : g_.nodes()) instructions.push_back(kernel_call(g_.node(n)));
     } else {
@@ -71,6 +90,24 @@ class MethodEmitter {
     return fb::CreateInstruction(b_, fb::InstructionArguments::DelegateCall, call.Union());
   }
 
+  Offset<fb::Instruction> sym_call(const SymCall& call) {
+    std::vector<int32_t> args;
+    if (call.tensor != ir::kNoValue) args.push_back(tensor_value(call.tensor));
+    for (int slot : call.operands) args.push_back(slot_value(slot));
+    args.push_back(slot_value(call.out));
+    const auto key = std::make_pair(call.op, call.overload);
+    auto [it, inserted] = operator_index_.try_emplace(key, static_cast<int32_t>(operators_.size()));
+    if (inserted) operators_.push_back(key);
+    auto kc = fb::CreateKernelCall(b_, it->second, b_.CreateVector(args));
+    return fb::CreateInstruction(b_, fb::InstructionArguments::KernelCall, kc.Union());
+  }
+
+  int32_t slot_value(int slot) {
+    int32_t& index = slot_value_[static_cast<size_t>(slot)];
+    if (index < 0) index = add_int(prologue_->slots()[static_cast<size_t>(slot)].value);
+    return index;
+  }
+
   size_t values() const { return values_.size(); }
   size_t instructions() const { return instructions_; }
   size_t constants_used() const { return constants_used_; }
@@ -111,8 +148,12 @@ class MethodEmitter {
     } else if (v.is_intermediate()) {
       throw CompileError("internal: value '" + v.name + "' has no memory plan");
     }
-    auto t = fb::CreateTensor(b_, static_cast<fb::ScalarType>(spec.dtype), 0, b_.CreateVector(sizes),
-                              b_.CreateVector(spec.dim_order), false, data_buffer_idx, alloc);
+    // Dynamic tensors: sizes are the upper bounds; kernels resize them on every call.
+    const auto dynamism = spec.is_dynamic() ? fb::TensorShapeDynamism::DYNAMIC_BOUND
+                                            : fb::TensorShapeDynamism::STATIC;
+    auto t = fb::CreateTensor(b_, static_cast<fb::ScalarType>(spec.dtype), 0,
+                              b_.CreateVector(sizes), b_.CreateVector(spec.dim_order), false,
+                              data_buffer_idx, alloc, 0, dynamism);
     const int32_t index = add(fb::KernelTypes::Tensor, t.Union());
     tensor_index_[id] = index;
     return index;
@@ -150,6 +191,15 @@ class MethodEmitter {
         // Int lists hold indices of Int values (ExecuTorch's encoding, for symbolic ints).
         std::vector<int64_t> items;
         for (int64_t x : a.get<std::vector<int64_t>>()) items.push_back(add_int(x));
+        return add(fb::KernelTypes::IntList, fb::CreateIntList(b_, b_.CreateVector(items)).Union());
+      }
+      case ir::ArgKind::SymInt:
+        return slot_value(prologue_->slot(*a.get<ir::SymInt>().expr));
+      case ir::ArgKind::SymIntList: {
+        // Literal entries are Int values of their own; symbolic ones the prologue's results.
+        std::vector<int64_t> items;
+        for (const ir::SymIntItem& x : a.get<ir::SymIntList>().items)
+          items.push_back(x.expr ? slot_value(prologue_->slot(*x.expr)) : add_int(x.value));
         return add(fb::KernelTypes::IntList, fb::CreateIntList(b_, b_.CreateVector(items)).Union());
       }
       case ir::ArgKind::FloatList:
@@ -235,6 +285,8 @@ class MethodEmitter {
   size_t constants_used_ = 0;
   size_t delegate_calls_ = 0;
   uint32_t first_segment_ = 1;
+  std::unique_ptr<SymPrologue> prologue_;
+  std::vector<int32_t> slot_value_;
 };
 
 }  // namespace

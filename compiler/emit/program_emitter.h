@@ -61,6 +61,9 @@ struct EmitStats {
   uint64_t file_bytes = 0;
 };
 
+// The nodes `m` runs as kernel calls, in order.
+std::vector<ir::NodeId> kernel_nodes(const MethodToEmit& m);
+
 // Throws CompileError naming the node when a node has no out-variant kernel form or an
 // argument cannot be encoded.
 std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats = nullptr,

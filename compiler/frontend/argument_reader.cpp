@@ -1,5 +1,7 @@
 #include "compiler/frontend/argument_reader.h"
 
+#include <optional>
+
 #include "compiler/compile_error.h"
 
 namespace pteron::compiler::frontend {
@@ -57,11 +59,42 @@ class Reader {
       }
       return Argument(device);
     }
-    // SymInt/SymFloat/SymBool arguments: literal values are fine, names are symbols.
-    if (kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") {
+    // SymInt/SymFloat/SymBool arguments: literal values are fine; named SymInts are
+    // expressions over the graph's symbols, computed at run time.
+    if (kind == "as_sym_int") {
+      if (ir::SymExprPtr e = symbolic(v)) {
+        // Int and Scalar positions (arange's end): the kernel reads an Int value either way.
+        if (!scalar_of(BaseType::Int) && !scalar_of(BaseType::Scalar)) {
+          throw CompileError(what_ + " is the symbolic int " + e->str() +
+                             " but the schema expects " + type_.spelling +
+                             "; pteron takes symbolic ints only in int and Scalar positions");
+        }
+        return Argument(ir::SymInt{e});
+      }
       return read(literal(v));
     }
-    if (kind == "as_sym_ints" || kind == "as_sym_floats" || kind == "as_sym_bools") {
+    if (kind == "as_sym_float" || kind == "as_sym_bool") return read(literal(v));
+    if (kind == "as_sym_ints") {
+      if (!v.is_array()) throw CompileError(what_ + ": " + kind + " is not a list");
+      ir::SymIntList list;
+      bool any_symbolic = false;
+      for (const Json& item : v) {
+        if (ir::SymExprPtr e = symbolic(item)) {
+          list.items.push_back({0, e});
+          any_symbolic = true;
+        } else {
+          list.items.push_back({json_int(literal(item).begin().value(), what_), nullptr});
+        }
+      }
+      if (!any_symbolic) {
+        Json items = Json::array();
+        for (const ir::SymIntItem& item : list.items) items.push_back(item.value);
+        return read(Json{{"as_ints", items}});
+      }
+      if (!list_of(BaseType::Int)) return mismatch();
+      return Argument(std::move(list));
+    }
+    if (kind == "as_sym_floats" || kind == "as_sym_bools") {
       if (!v.is_array()) throw CompileError(what_ + ": " + kind + " is not a list");
       Json items = Json::array();
       std::string element_kind;
@@ -96,10 +129,31 @@ class Reader {
     throw CompileError(what_ + " is " + kind_ + " but the schema expects " + type_.spelling);
   }
 
-  // {"as_name": "s0"} is a symbol; {"as_int": 3} a literal, returned as an Argument union.
-  Json literal(const Json& sym) const {
+  // A named SymInt's expression (nullptr for a literal, or a name that folds to a constant,
+  // which then reads as that literal).
+  ir::SymExprPtr symbolic(const Json& sym) {
     auto [kind, value] = union_member(sym, what_);
-    if (kind == "as_name") throw_symbolic(what_, "symbol '" + value->dump() + "'");
+    if (kind != "as_name") return nullptr;
+    if (!values_.sym_int) throw_symbolic(what_, "symbol " + value->dump());
+    ir::SymExprPtr e = values_.sym_int(json_string(*value, what_));
+    if (e->is_constant()) {
+      folded_ = e->value;
+      return nullptr;
+    }
+    return e;
+  }
+
+  // {"as_name": "s0"} is a symbol; {"as_int": 3} a literal, returned as an Argument union.
+  Json literal(const Json& sym) {
+    auto [kind, value] = union_member(sym, what_);
+    if (kind == "as_name") {
+      if (folded_) {  // a named SymInt symbolic() folded to a constant
+        const int64_t v = *folded_;
+        folded_.reset();
+        return Json{{"as_int", v}};
+      }
+      throw_symbolic(what_, "symbol " + value->dump());
+    }
     if (kind != "as_int" && kind != "as_float" && kind != "as_bool") {
       throw CompileError(what_ + " has unknown symbolic kind '" + kind + "'");
     }
@@ -208,6 +262,7 @@ class Reader {
   const ValueResolver& values_;
   const std::string& what_;
   std::string kind_;
+  std::optional<int64_t> folded_;
 };
 
 }  // namespace

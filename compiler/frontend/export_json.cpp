@@ -1,5 +1,6 @@
 #include "compiler/frontend/export_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -104,25 +105,37 @@ ir::Layout layout_from_export(int64_t code, const std::string& what) {
 }
 
 void throw_symbolic(const std::string& what, const std::string& detail) {
-  throw CompileError(what + " has a symbolic shape (" + detail +
-                     "); pteron compiles static shapes only: export without dynamic_shapes");
+  throw CompileError(what + " has a symbolic value pteron does not support (" + detail +
+                     "); pteron compiles bounded integer sizes (torch.export.Dim with a max)");
 }
 
-namespace {
-
-int64_t sym_int(const Json& value, const std::string& what) {
+ir::SymExprPtr read_sym_int(const Json& value, const std::string& what) {
   auto [kind, v] = union_member(value, what);
-  if (kind == "as_int") return json_int(*v, what);
+  if (kind == "as_int") return ir::SymExpr::constant(json_int(*v, what));
   if (kind == "as_expr") {
-    const Json* expr = v->is_object() ? &(*v)["expr_str"] : nullptr;
-    throw_symbolic(what, expr && expr->is_string() ? expr->get<std::string>() : "expression");
+    const std::string text = json_string(member(*v, "expr_str", what), what + " expr_str");
+    return ir::fold_sym_expr(ir::parse_sym_expr(text, what));
   }
   throw CompileError(what + ": unknown SymInt kind '" + kind + "'");
 }
 
+namespace {
+
+// A size, stride or offset: its upper and lower bound (equal when static).
+ir::SymBounds sym_int(const Json& value, const std::string& what, const ir::SymbolTable* symbols,
+                      ir::SymExprPtr* expr_out = nullptr) {
+  ir::SymExprPtr e = read_sym_int(value, what);
+  if (e->is_constant()) return {e->value, e->value};
+  if (symbols == nullptr) throw_symbolic(what, e->str());
+  if (expr_out) *expr_out = e;
+  const ir::SymBounds b = ir::sym_bounds(*e, *symbols, what);
+  return {std::max<int64_t>(b.lo, 0), b.hi};
+}
+
 }  // namespace
 
-StridedTensor read_tensor_meta(const Json& meta, const std::string& what) {
+StridedTensor read_tensor_meta(const Json& meta, const std::string& what,
+                               const ir::SymbolTable* symbols) {
   StridedTensor t;
   t.dtype = scalar_type_from_export(json_int(member(meta, "dtype", what), what + " dtype"), what);
   const Json& sizes = member(meta, "sizes", what);
@@ -130,16 +143,29 @@ StridedTensor read_tensor_meta(const Json& meta, const std::string& what) {
   if (!sizes.is_array() || !strides.is_array() || sizes.size() != strides.size()) {
     throw CompileError(what + ": sizes and strides must be lists of equal length");
   }
-  for (const Json& s : sizes) t.sizes.push_back(sym_int(s, what));
-  for (const Json& s : strides) t.strides.push_back(sym_int(s, what));
-  if (t.sizes.size() > 64) throw CompileError(what + ": rank " + std::to_string(t.sizes.size()));
+  if (sizes.size() > 64) throw CompileError(what + ": rank " + std::to_string(sizes.size()));
+  bool dynamic = false;
+  for (const Json& s : sizes) {
+    ir::SymExprPtr e;
+    const ir::SymBounds b = sym_int(s, what, symbols, &e);
+    t.sizes.push_back(b.hi);
+    t.min_sizes.push_back(b.lo);
+    t.size_exprs.push_back(e);
+    dynamic = dynamic || e != nullptr;
+  }
+  if (!dynamic) {
+    t.min_sizes.clear();
+    t.size_exprs.clear();
+  }
+  // Strides of a dynamic tensor only serve to find its dim order: upper bounds do.
+  for (const Json& s : strides) t.strides.push_back(sym_int(s, what, symbols).hi);
   for (size_t i = 0; i < t.sizes.size(); ++i) {
     if (t.sizes[i] < 0 || t.strides[i] < 0) {
       throw CompileError(what + ": negative size or stride in dimension " + std::to_string(i));
     }
   }
   if (auto it = meta.find("storage_offset"); it != meta.end()) {
-    t.storage_offset = sym_int(*it, what);
+    t.storage_offset = sym_int(*it, what, symbols).hi;
     if (t.storage_offset < 0) throw CompileError(what + ": negative storage offset");
   }
   if (auto it = meta.find("layout"); it != meta.end()) {
@@ -157,6 +183,8 @@ ir::TensorSpec StridedTensor::spec() const {
   spec.dtype = dtype;
   spec.sizes = sizes;
   spec.dim_order = ir::dim_order_from_strides(sizes, strides);
+  spec.min_sizes = min_sizes;
+  for (const ir::SymExprPtr& e : size_exprs) spec.sym_sizes.push_back(e ? e->str() : "");
   return spec;
 }
 

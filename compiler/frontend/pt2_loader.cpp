@@ -1,6 +1,9 @@
 #include "compiler/frontend/pt2_loader.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 
 #include "compiler/compile_error.h"
@@ -34,8 +37,8 @@ class Loader {
       check_version();
       const Json& module = member(model_, "graph_module", where_);
       const Json& graph = member(module, "graph", where_);
-      check_static(graph);
       tensor_values_ = &member(graph, "tensor_values", where_);
+      read_symbols(graph);
       PayloadConfigs configs(archive_, options_.model_name);
       read_inputs(member(module, "signature", where_), graph, configs);
       const Json& nodes = member(graph, "nodes", where_);
@@ -123,17 +126,80 @@ class Loader {
     graph_.metadata()["schema_version"] = version_text;
   }
 
-  void check_static(const Json& graph) {
-    for (const char* key : {"sym_int_values", "sym_float_values", "sym_bool_values"}) {
+  // Bounded dynamic shapes: the symbols' ranges (range_constraints) and the named SymInts'
+  // expressions (sym_int_values). Symbolic floats and bools are refused.
+  void read_symbols(const Json& graph) {
+    for (const char* key : {"sym_float_values", "sym_bool_values"}) {
       auto it = graph.find(key);
       if (it != graph.end() && it->is_object() && !it->empty()) {
         throw_symbolic(where_ + ": the graph", "symbolic value '" + it->begin().key() + "'");
       }
     }
-    if (auto it = model_.find("range_constraints");
-        it != model_.end() && it->is_object() && !it->empty()) {
-      throw_symbolic(where_ + ": the graph", "symbol '" + it->begin().key() + "'");
+    if (auto it = model_.find("range_constraints"); it != model_.end() && it->is_object()) {
+      for (const auto& [name, range] : it->items()) {
+        const std::string what = where_ + ": range constraint '" + name + "'";
+        ir::SymbolInfo info;
+        const Json& lo = member(range, "min_val", what);
+        const Json& hi = member(range, "max_val", what);
+        info.min = lo.is_number_integer() ? std::max<int64_t>(lo.get<int64_t>(), 0) : 0;
+        // No max (None, int_oo) or one beyond int32 sizes: unbounded, refused where used.
+        info.max =
+            hi.is_number_integer() && hi.get<int64_t>() <= INT32_MAX ? hi.get<int64_t>() : -1;
+        if (info.max >= 0 && info.max < info.min)
+          throw CompileError(what + ": max " + std::to_string(info.max) + " is below min " +
+                             std::to_string(info.min));
+        graph_.symbols()[name] = info;
+      }
     }
+    if (auto it = graph.find("sym_int_values"); it != graph.end() && it->is_object()) {
+      for (const auto& [name, value] : it->items()) {
+        sym_values_[name] = read_sym_int(value, where_ + ": SymInt '" + name + "'");
+      }
+    }
+  }
+
+  // A named SymInt used as an argument: its expression, every symbol of which must be a
+  // dimension of a user input (where the runtime reads it).
+  ir::SymExprPtr sym_int_named(const std::string& name, const std::string& what) {
+    auto it = sym_values_.find(name);
+    if (it == sym_values_.end())
+      throw CompileError(what + " refers to SymInt '" + name + "', which sym_int_values lacks");
+    std::function<void(const ir::SymExpr&)> check = [&](const ir::SymExpr& e) {
+      if (e.op == ir::SymExpr::Op::Symbol) {
+        auto s = graph_.symbols().find(e.symbol);
+        if (s == graph_.symbols().end() || s->second.input == ir::kNoValue)
+          throw CompileError(what + ": symbol '" + e.symbol + "' (in " + it->second->str() +
+                             ") is not the size of any input dimension");
+      }
+      for (const ir::SymExprPtr& o : e.operands) check(*o);
+    };
+    check(*it->second);
+    if (!it->second->is_constant())
+      ir::sym_bounds(*it->second, graph_.symbols(), what);  // refuses unbounded symbols
+    return it->second;
+  }
+
+  // The symbols that are whole dimensions of `input`, with their dimension; refuses an
+  // unbounded one by name.
+  std::vector<std::pair<std::string, int32_t>> input_symbols(const std::string& input,
+                                                             const std::string& what) {
+    std::vector<std::pair<std::string, int32_t>> out;
+    const Json& sizes = member(tensor_values_->at(input), "sizes", what);
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      ir::SymExprPtr e = read_sym_int(sizes[d], what);
+      if (e->op != ir::SymExpr::Op::Symbol) continue;
+      auto s = graph_.symbols().find(e->symbol);
+      if (s == graph_.symbols().end())
+        throw CompileError(what + " ('" + input + "'): dimension " + std::to_string(d) +
+                           " is symbol '" + e->symbol + "', which has no range constraint");
+      if (s->second.max < 0)
+        throw CompileError(what + " ('" + input + "'): dimension " + std::to_string(d) +
+                           " is dynamic with no upper bound (symbol " + e->symbol +
+                           "); pteron plans memory at the upper bound: give its "
+                           "torch.export.Dim a max");
+      out.emplace_back(e->symbol, static_cast<int32_t>(d));
+    }
+    return out;
   }
 
   // ---- Values -------------------------------------------------------------------------------
@@ -143,7 +209,8 @@ class Loader {
     if (it == tensor_values_->end()) {
       throw CompileError(where_ + ": tensor '" + name + "' has no entry in tensor_values");
     }
-    return read_tensor_meta(*it, where_ + ": tensor '" + name + "'").spec();
+    const ir::SymbolTable* symbols = graph_.symbols().empty() ? nullptr : &graph_.symbols();
+    return read_tensor_meta(*it, where_ + ": tensor '" + name + "'", symbols).spec();
   }
 
   ir::ValueId lookup(const std::string& name, const std::string& what) const {
@@ -168,7 +235,18 @@ class Loader {
                              "tensors (export specialises Python scalars as constant inputs)");
         }
         const std::string name = json_string(member(*arg, "name", what), what);
-        graph_.add_input(name, spec_of(name));
+        // Symbols first: an unbounded one is refused naming this input and dimension.
+        std::vector<std::pair<std::string, int32_t>> dims;
+        if (tensor_values_->find(name) != tensor_values_->end() && !graph_.symbols().empty())
+          dims = input_symbols(name, what);
+        const ir::ValueId id = graph_.add_input(name, spec_of(name));
+        for (const auto& [symbol, dim] : dims) {
+          ir::SymbolInfo& info = graph_.symbols()[symbol];
+          if (info.input == ir::kNoValue) {
+            info.input = id;
+            info.dim = dim;
+          }
+        }
       } else if (kind == "parameter" || kind == "buffer" || kind == "tensor_constant") {
         const char* fqn_key = kind == "parameter" ? "parameter_name"
                               : kind == "buffer"  ? "buffer_name"
@@ -219,6 +297,7 @@ class Loader {
     what = where_ + ": node '" + debug.node_name + "' (" + target +
            (debug.location().empty() ? "" : ", " + debug.location()) + ")";
 
+    if (is_sym_int_op(target, node)) return;  // arguments read its expression instead
     const ir::OpSchema& schema = find_schema(target, what);
     const Json& inputs = member(node, "inputs", what);
     if (!inputs.is_array()) throw CompileError(what + ": 'inputs' is not a list");
@@ -234,7 +313,8 @@ class Loader {
       const ValueResolver values{[&](const std::string& n) { return lookup(n, arg_what); },
                                  [&](const ir::Scalar& s) {
                                    return wrap_scalar(s, float_type, debug.node_name, arg_name);
-                                 }};
+                                 },
+                                 [&](const std::string& n) { return sym_int_named(n, arg_what); }};
       args[i] = read_argument(member(input, "arg", arg_what), schema.args[i], values, arg_what);
     }
     std::vector<ir::Argument> filled;
@@ -249,6 +329,18 @@ class Loader {
     }
     graph_.add_node(schema, std::move(filled), read_node_outputs(node, schema, what),
                     std::move(debug));
+  }
+
+  // sym_size, sym_numel and Python arithmetic on SymInts: every SymInt they define is in
+  // sym_int_values as an expression over the input symbols, which is what arguments use.
+  static bool is_sym_int_op(const std::string& target, const Json& node) {
+    const bool sym_target = target == "torch.ops.aten.sym_size.int" ||
+                            target == "torch.ops.aten.sym_numel.default" ||
+                            target.starts_with("_operator.") || target.starts_with("torch.sym_");
+    if (!sym_target) return false;
+    const Json* outputs = node.contains("outputs") ? &node["outputs"] : nullptr;
+    if (outputs == nullptr || !outputs->is_array() || outputs->size() != 1) return false;
+    return (*outputs)[0].is_object() && (*outputs)[0].contains("as_sym_int");
   }
 
   // The dtype torch gives a Python float in a tensor position: the default dtype (f32), or
@@ -383,6 +475,7 @@ class Loader {
   std::string where_;
   Json model_;
   const Json* tensor_values_ = nullptr;
+  std::unordered_map<std::string, ir::SymExprPtr> sym_values_;
   ir::Graph graph_;
 };
 

@@ -88,6 +88,10 @@ std::string_view arg_kind_name(ArgKind kind) {
       return "Tensor?[]";
     case ArgKind::Scalar:
       return "Scalar";
+    case ArgKind::SymInt:
+      return "SymInt";
+    case ArgKind::SymIntList:
+      return "SymInt[]";
   }
   return "?";
 }
@@ -151,6 +155,12 @@ std::string to_string(const Argument& arg, const std::function<std::string(Value
         } else if constexpr (std::is_same_v<T, TensorList> ||
                              std::is_same_v<T, OptionalTensorList>) {
           return join(v.ids, name);
+        } else if constexpr (std::is_same_v<T, SymInt>) {
+          return v.expr->str();
+        } else if constexpr (std::is_same_v<T, SymIntList>) {
+          return join(v.items, [](const SymIntItem& x) {
+            return x.expr ? x.expr->str() : std::to_string(x.value);
+          });
         } else {
           static_assert(std::is_same_v<T, Scalar>);
           return std::visit(

@@ -12,6 +12,7 @@
 
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/ids.h"
+#include "compiler/ir/sym_expr.h"
 
 namespace pteron::compiler::ir {
 
@@ -52,6 +53,25 @@ struct OptionalTensorList {
   bool operator==(const OptionalTensorList&) const = default;
 };
 
+// A SymInt argument computed at run time from the graph's symbols (bounded dynamic shapes).
+struct SymInt {
+  SymExprPtr expr;
+  bool operator==(const SymInt& o) const { return expr->str() == o.expr->str(); }
+};
+
+// A SymInt[] argument with at least one symbolic entry; literal entries have expr == nullptr.
+struct SymIntItem {
+  int64_t value = 0;
+  SymExprPtr expr;
+  bool operator==(const SymIntItem& o) const {
+    return expr ? o.expr && expr->str() == o.expr->str() : !o.expr && value == o.value;
+  }
+};
+struct SymIntList {
+  std::vector<SymIntItem> items;
+  bool operator==(const SymIntList&) const = default;
+};
+
 enum class ArgKind : uint8_t {
   None,
   Int,
@@ -69,13 +89,15 @@ enum class ArgKind : uint8_t {
   TensorList,
   OptionalTensorList,
   Scalar,
+  SymInt,
+  SymIntList,
 };
 
-// Order matches ArgKind. SymInts never appear: the frontend only accepts static shapes.
+// Order matches ArgKind. SymInt/SymIntList appear only in graphs with dynamic shapes.
 using ArgumentVariant =
     std::variant<None, int64_t, double, bool, std::string, ScalarType, MemoryFormat, Layout, Device,
                  std::vector<int64_t>, std::vector<double>, std::vector<bool>, TensorRef,
-                 TensorList, OptionalTensorList, Scalar>;
+                 TensorList, OptionalTensorList, Scalar, SymInt, SymIntList>;
 
 class Argument {
  public:
@@ -111,6 +133,7 @@ class Argument {
   ValueId tensor() const { return get<TensorRef>().id; }
   int64_t to_int() const { return get<int64_t>(); }
   double to_double() const;  // Float, Int or Scalar
+  bool is_symbolic() const { return is<SymInt>() || is<SymIntList>(); }
 
   // Every value id this argument refers to (tensor, tensor list, optional tensor list).
   void for_each_value(const std::function<void(ValueId)>& fn) const;

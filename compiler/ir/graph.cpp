@@ -340,3 +340,21 @@ void Graph::verify() const {
 }
 
 }  // namespace pteron::compiler::ir
+
+namespace pteron::compiler::ir {
+
+bool Graph::is_dynamic_node(NodeId id) const {
+  const Node& n = node(id);
+  for (const Argument& a : n.args) {
+    if (a.is_symbolic()) return true;
+  }
+  for (ValueId v : n.inputs()) {
+    if (value(v).spec.is_dynamic()) return true;
+  }
+  for (ValueId v : n.outputs) {
+    if (v != kNoValue && value(v).spec.is_dynamic()) return true;
+  }
+  return false;
+}
+
+}  // namespace pteron::compiler::ir

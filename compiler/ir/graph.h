@@ -60,6 +60,13 @@ class Graph {
   size_t value_capacity() const { return values_.size(); }
   size_t node_capacity() const { return nodes_.size(); }
 
+  // Bounded dynamic shapes: the export's symbols with their ranges and where each is read.
+  SymbolTable& symbols() { return symbols_; }
+  const SymbolTable& symbols() const { return symbols_; }
+  // True when the node reads or writes a dynamic tensor or has a symbolic argument: passes
+  // that rewrite shapes leave such nodes alone (their sizes are upper bounds, not exact).
+  bool is_dynamic_node(NodeId node) const;
+
   // Free-form facts about where the graph came from ("torch_version", "source", ...).
   std::map<std::string, std::string>& metadata() { return metadata_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
@@ -105,6 +112,7 @@ class Graph {
   std::vector<BufferMutation> mutations_;
   std::unordered_map<std::string, ValueId> names_;
   std::map<std::string, std::string> metadata_;
+  SymbolTable symbols_;
 };
 
 }  // namespace pteron::compiler::ir

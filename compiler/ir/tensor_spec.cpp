@@ -111,6 +111,9 @@ std::string to_string(const TensorSpec& spec) {
   std::string s = dtype_name(spec.dtype) + "[";
   for (size_t i = 0; i < spec.sizes.size(); ++i) {
     if (i) s += ", ";
+    // A dynamic dimension prints as its range ("2..64").
+    if (spec.is_dynamic() && i < spec.min_sizes.size() && spec.min_sizes[i] != spec.sizes[i])
+      s += std::to_string(spec.min_sizes[i]) + "..";
     s += std::to_string(spec.sizes[i]);
   }
   s += "]";

@@ -18,11 +18,19 @@ struct TensorSpec {
   ScalarType dtype = ScalarType::Float;
   std::vector<int64_t> sizes;
   std::vector<uint8_t> dim_order;
+  // Bounded dynamic shapes: empty for a static tensor; otherwise each dimension's lower bound,
+  // and `sizes` holds the upper bounds (what memory is planned for).
+  std::vector<int64_t> min_sizes;
+  // ... and each dimension's symbolic size as the frontend read it ("s0", "(2*s0)"; "" for a
+  // static dimension). Two dynamic specs are equal only with the same symbolic sizes, so a
+  // pass comparing specs (no-op removal) stays exact. Empty for tensors passes make.
+  std::vector<std::string> sym_sizes;
 
   // A contiguous (identity dim order) spec.
   static TensorSpec contiguous(ScalarType dtype, std::vector<int64_t> sizes);
 
   size_t rank() const { return sizes.size(); }
+  bool is_dynamic() const { return !min_sizes.empty(); }
   int64_t numel() const;
   // numel * element size; 0 for an unknown dtype.
   size_t nbytes() const;

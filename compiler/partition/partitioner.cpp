@@ -115,6 +115,10 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
     std::unordered_set<ir::NodeId> candidates;
     for (ir::NodeId n : g.nodes()) {
       if (claimed.count(n)) continue;
+      if (g.is_dynamic_node(n)) {
+        reasons[n].push_back(part.name() + ": " + part.dynamic_shape_refusal());
+        continue;
+      }
       SupportDecision d = part.supports(g, g.node(n));
       if (d.supported) candidates.insert(n);
       else reasons[n].push_back(part.name() + ": " + d.reason);

@@ -56,6 +56,12 @@ class Partitioner {
   // without it. Never throws. The default does nothing.
   virtual void prepare(const ir::Graph& graph, const std::vector<Region>& regions) const {}
   virtual SupportDecision supports(const ir::Graph& graph, const ir::Node& node) const = 0;
+  // Nodes reading or writing a dynamic (bounded) tensor, or with run-time sizes: partition()
+  // refuses them with this reason before asking supports(), since no pteron backend runs
+  // dynamic shapes yet (they stay on the kernels, which resize their outputs every call).
+  virtual std::string dynamic_shape_refusal() const {
+    return "dynamic shape: the backend compiles static shapes only";
+  }
   // Whether a region repays the cost of crossing into the backend and back. The default keeps
   // every region; backends override it with their cost rule (and say why they give one back).
   // A cost rule may weigh the kernels the nodes would run on otherwise: while compile_graph()

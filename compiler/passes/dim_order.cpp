@@ -42,7 +42,9 @@ int normalize_dim_orders(ir::Graph& graph) {
       if (out == ir::kNoValue) continue;
       const ir::TensorSpec& spec = graph.value(out).spec;
       if (spec.is_contiguous()) continue;
-      graph.set_spec(out, ir::TensorSpec::contiguous(spec.dtype, spec.sizes));
+      ir::TensorSpec contiguous = spec;  // keeps a dynamic tensor's bounds
+      contiguous.dim_order = ir::identity_dim_order(spec.rank());
+      graph.set_spec(out, std::move(contiguous));
       ++changed;
     }
   }

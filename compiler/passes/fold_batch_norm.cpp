@@ -39,6 +39,7 @@ int fold_batch_norm(ir::Graph& graph) {
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId bn_id : order) {
     if (!graph.has_node(bn_id)) continue;
+    // Dynamic tensors too: only the weights change, the convolution keeps its output.
     const ir::Node& bn = graph.node(bn_id);
     if (bn.op.str() != "aten::_native_batch_norm_legit_no_training.default") continue;
     // Only the normalised output may be used (the saved statistics are for training).

@@ -194,6 +194,7 @@ int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
     if (!graph.has_node(id) || delegated.count(id)) continue;
+    if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     std::optional<Match> m = match_attention(graph, graph.node(id));
     if (!m) continue;
     bool touches_delegate = false;

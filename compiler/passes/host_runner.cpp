@@ -90,6 +90,9 @@ class ArgBuilder {
         e.tensor_list = Span<Tensor* const>(list.data(), list.size());
         return e;
       }
+      case ir::ArgKind::SymInt:
+      case ir::ArgKind::SymIntList:
+        break;  // run-time sizes: such nodes never run on the host (passes skip them)
     }
     throw CompileError(node_.describe() + ": argument cannot run on the host");
   }

@@ -19,6 +19,8 @@ bool is_noop(const ir::Graph& g, const ir::Node& node) {
   const ir::TensorSpec& out = g.value(node.outputs[0]).spec;
   if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh_copy") return true;
   if (in != out) return false;
+  // Dynamic tensors: equal specs mean equal symbolic sizes only when the frontend recorded them.
+  if (in.is_dynamic() && in.sym_sizes.size() != in.rank()) return false;
   // With equal specs these ops keep every element where it was.
   if (name == "aten::clone" || name == "aten::_to_copy" || name == "aten::view" ||
       name == "aten::_unsafe_view" || name == "aten::reshape" || name == "aten::expand" ||
@@ -57,6 +59,7 @@ int remove_noops(ir::Graph& graph) {
 
 int simplify_views(ir::Graph& graph) {
   int changed = 0;
+  // Shape-free rewrites (the outer op's arguments and output stay), so dynamic nodes too.
   for (ir::NodeId id : graph.nodes()) {
     const ir::Node& node = graph.node(id);
     if (node.args.empty() || !node.args[0].is_tensor()) continue;

@@ -11,6 +11,7 @@ bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v) {
 
 const ir::Value* relu_fusion_input(const ir::Graph& graph,
                                    const std::unordered_set<ir::NodeId>& delegated, ir::NodeId id) {
+  // Dynamic nodes too: the producer keeps its output (its fused kernel resizes it).
   if (!graph.has_node(id) || delegated.count(id)) return nullptr;
   const ir::Node& relu = graph.node(id);
   if (relu.op.str() != "aten::relu.default" ||

@@ -40,6 +40,7 @@ int select_before_linear(ir::Graph& graph) {
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
     if (!graph.has_node(id)) continue;
+    if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     const ir::Node& sel = graph.node(id);
     if (sel.op.str() != "aten::select.int") continue;
     const ir::ValueId src = sel.args[0].tensor();

@@ -121,6 +121,7 @@ int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
     if (!graph.has_node(id) || delegated.count(id)) continue;
+    if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     const ir::Node& conv = graph.node(id);
     if (!takes(graph, conv)) continue;
     const bool add_relu = conv.op.str() == "pteron::convolution_add_relu.default";

@@ -134,6 +134,8 @@ std::string graph_info_json(const GraphInfoInput& in) {
   j["regions"] = std::move(regions);
 
   json instructions = json::array();
+  for (const std::string& op : in.sym_calls)
+    instructions.push_back({{"nodes", json::array()}, {"prim", op}});
   for (const Step& step : *in.steps) {
     if (step.delegate >= 0) {
       json nodes_of = json::array();

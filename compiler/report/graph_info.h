@@ -47,6 +47,8 @@ struct GraphInfoInput {
   // lowering failures).
   const std::unordered_map<ir::NodeId, std::vector<std::string>>* refusals = nullptr;
   const std::vector<Step>* steps = nullptr;  // execution order
+  // Dynamic shapes: prim-op instructions (symbolic ints) the emitter puts before the steps.
+  std::vector<std::string> sym_calls;
 };
 
 std::string graph_info_json(const GraphInfoInput& input);

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "compiler/compile_error.h"
+#include "runtime/host/self_location.h"
 
 namespace pteron::compiler {
 namespace {
@@ -37,7 +38,12 @@ CompilingTarget::~CompilingTarget() { g_compiling_target = previous; }
 
 std::string targets_dir() {
   if (const char* env = std::getenv("PTERON_TARGETS_DIR")) return env;
-  return PTERON_SOURCE_TARGETS_DIR;
+  // Installed: <prefix>/share/pteron/targets (the wheel: site-packages/pteron/share/...; the
+  // Python module sits beside the package); the build tree links build/share/pteron/targets.
+  std::string looked;
+  std::string dir = host::find_near_self({"share/pteron/targets", "pteron/share/pteron/targets"}, &looked);
+  if (dir.empty()) throw CompileError("the targets folder was not found (looked for " + looked + "; set PTERON_TARGETS_DIR)");
+  return dir;
 }
 
 Target load_target(const std::string& name_or_path) {

@@ -5,12 +5,13 @@
     program = pteron.to_edge_transform_and_lower(ep)
     program.save("model.pte")
     outputs = pteron.load("model.pte").forward(x)
+    pteron.set_num_threads(2)                       # or per program: pteron.load(path, threads=2)
 """
 
 from pteron.delegation import DelegationInfo, get_delegation_info
 from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
 from pteron.partitioners import Partitioner, VgfPartitioner, VulkanPartitioner, XnnpackPartitioner
-from pteron.runtime import Method, Program, load
+from pteron.runtime import Method, Program, get_num_threads, load, set_num_threads
 
 __all__ = [
     "CompileError",
@@ -21,7 +22,9 @@ __all__ = [
     "Program",
     "export",
     "get_delegation_info",
+    "get_num_threads",
     "load",
+    "set_num_threads",
     "to_edge_transform_and_lower",
     "VgfPartitioner",
     "VulkanPartitioner",

@@ -2,11 +2,50 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any, Sequence
 
 import numpy as np
 import pteron_native
+
+# What set_num_threads chose (0: the runtime's default); programs loaded with threads=n switch
+# to n around their own load and runs, then back to this.
+_requested_threads = 0
+
+
+def _check_threads(threads: int) -> int:
+    if not hasattr(pteron_native, "set_num_threads"):
+        raise RuntimeError("this pteron build has no thread pool (pthreadpool not found at build time)")
+    if not isinstance(threads, int) or threads < 0:
+        raise ValueError(f"threads must be an int >= 0 (0: the default), not {threads!r}")
+    return threads
+
+
+def set_num_threads(threads: int) -> None:
+    """Threads for the optimized kernels and the XNNPACK delegate from now on, for the whole
+    process (like torch.set_num_threads; the CLI's --threads). 0 returns to the default. A
+    delegate takes its thread pool when its method loads."""
+    global _requested_threads
+    pteron_native.set_num_threads(_check_threads(threads))
+    _requested_threads = threads
+
+
+def get_num_threads() -> int:
+    """The threads work started now would use (set_num_threads, else the default)."""
+    return pteron_native.num_threads() if hasattr(pteron_native, "num_threads") else 1
+
+
+@contextlib.contextmanager
+def _threads(threads: int | None):
+    if threads is None:
+        yield
+        return
+    pteron_native.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        pteron_native.set_num_threads(_requested_threads)
 
 
 def _is_torch(value: Any) -> bool:
@@ -21,8 +60,9 @@ class Method:
     torch tensor, numpy arrays otherwise.
     """
 
-    def __init__(self, native: pteron_native.Method):
+    def __init__(self, native: pteron_native.Method, threads: int | None = None):
         self._native = native
+        self._threads = threads
 
     def __call__(self, *inputs: Any) -> list:
         return self.execute(inputs)
@@ -30,7 +70,8 @@ class Method:
     def execute(self, inputs: Sequence[Any]) -> list:
         as_torch = any(_is_torch(x) for x in inputs)
         prepared = [self._prepare(x) for x in inputs]
-        outputs = self._native.execute(prepared)
+        with _threads(self._threads):
+            outputs = self._native.execute(prepared)
         if not as_torch:
             return outputs
         import torch
@@ -57,9 +98,10 @@ class Method:
 class Program:
     """A verified program. Methods load on first use and are cached."""
 
-    def __init__(self, native: pteron_native.Program):
+    def __init__(self, native: pteron_native.Program, threads: int | None = None):
         self._native = native
         self._methods: dict[str, Method] = {}
+        self._threads = threads
 
     @property
     def method_names(self) -> list[str]:
@@ -70,7 +112,8 @@ class Program:
 
     def load_method(self, name: str = "forward") -> Method:
         if name not in self._methods:
-            self._methods[name] = Method(self._native.load_method(name))
+            with _threads(self._threads):  # delegates take their thread pool at load
+                self._methods[name] = Method(self._native.load_method(name), self._threads)
         return self._methods[name]
 
     def run_method(self, name: str, inputs: Sequence[Any]) -> list:
@@ -80,9 +123,12 @@ class Program:
         return self.run_method("forward", inputs)
 
 
-def load(source: str | os.PathLike | bytes) -> Program:
+def load(source: str | os.PathLike | bytes, threads: int | None = None) -> Program:
     """Loads a program from a .pte path (mmapped) or from bytes. Raises RuntimeError with the
-    runtime's message when the program is malformed."""
+    runtime's message when the program is malformed. `threads` (like the CLI's --threads) runs
+    this program's methods on that many threads whatever set_num_threads says."""
+    if threads is not None:
+        _check_threads(threads)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return Program(pteron_native.load_bytes(bytes(source)))
-    return Program(pteron_native.load(os.fspath(source)))
+        return Program(pteron_native.load_bytes(bytes(source)), threads)
+    return Program(pteron_native.load(os.fspath(source)), threads)

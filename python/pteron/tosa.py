@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -25,28 +24,17 @@ from pathlib import Path
 
 import numpy as np
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+from pteron._paths import arm_venv
+
 _SERVER = Path(__file__).with_name("_tosa_ref_server.py")
 
 
 def arm_python() -> Path | None:
-    """The python of .venv-arm: $PTERON_ARM_VENV, the checkout's, or the main worktree's."""
-    candidates = []
-    if os.environ.get("PTERON_ARM_VENV"):
-        candidates.append(Path(os.environ["PTERON_ARM_VENV"]))
-    candidates.append(_REPO_ROOT / ".venv-arm")
-    try:
-        common = subprocess.run(
-            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            cwd=_REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        candidates.append(Path(common).parent / ".venv-arm")
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    for venv in candidates:
-        py = venv / "bin" / "python"
-        if py.exists():
-            return py
-    return None
+    """The python of Arm's tools venv: $PTERON_ARM_VENV, the build tree's link to the venv it was
+    configured with, a checkout's .venv-arm, or `python -m pteron.arm_tools install`'s."""
+    venv = arm_venv()
+    py = venv / "bin" / "python" if venv is not None else None
+    return py if py is not None and py.exists() else None
 
 
 def _native():

@@ -5,10 +5,12 @@
 
 `get(name)` gives (model in eval mode, example inputs tuple); `export(name, path)` writes the
 core-ATen ExportedProgram (torch.export, run_decompositions, torch.export.save) that pteron's
-compiler reads. The models themselves live in the repository's top-level `models/` package.
+compiler reads. The models live in the repository's top-level `models/` package, installed
+in the wheel as `pteron._models`.
 """
 
 import argparse
+import importlib.util
 import sys
 import time
 import warnings
@@ -17,17 +19,28 @@ from pathlib import Path
 # torch 2.13's pytree pickling warns about its own LeafSpec on every export; not actionable here.
 warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
 def _models():
-    """The zoo's `models` package, found next to python/ when it is not already importable."""
+    """The zoo's `models` package: pteron._models in an installed wheel; in a checkout, the
+    top-level models/ (importable from the checkout's root, else loaded from beside python/)."""
     try:
-        import models
-    except ModuleNotFoundError:
-        sys.path.insert(0, str(_REPO_ROOT))
-        import models
+        from pteron import _models as models
+    except ImportError:
+        try:
+            import models
+        except ModuleNotFoundError:
+            models = _checkout_models()
     return models
+
+
+def _checkout_models():
+    init = Path(__file__).resolve().parents[2] / "models" / "__init__.py"
+    if not init.exists():
+        raise ModuleNotFoundError(f"pteron.zoo: the model zoo was not found (no pteron._models, no {init})")
+    spec = importlib.util.spec_from_file_location("models", init, submodule_search_locations=[str(init.parent)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["models"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def names() -> list[str]:

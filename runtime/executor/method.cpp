@@ -53,6 +53,11 @@ Method::Method(Method&& o) noexcept
       instructions_(o.instructions_),
       num_instructions_(o.num_instructions_),
       input_planned_(o.input_planned_),
+      input_min_(o.input_min_),
+      input_max_(o.input_max_),
+      input_dim_offset_(o.input_dim_offset_),
+      int_lists_(o.int_lists_),
+      num_int_lists_(o.num_int_lists_),
       observer_(o.observer_) {
   o.delegates_ = nullptr;
   o.num_delegates_ = 0;
@@ -73,6 +78,87 @@ Error Method::init(const Program& program, const fb::ExecutionPlan& plan, Memory
   PTERON_TRY(init_kernels(plan, memory->method_allocator));
   PTERON_TRY(init_delegates(program, plan, memory));
   PTERON_TRY(init_instructions(plan, memory->method_allocator));
+  PTERON_TRY(init_input_bounds(program, memory->method_allocator));
+  return Error::Ok;
+}
+
+void Method::refresh_int_lists() {
+  for (size_t l = 0; l < num_int_lists_; ++l) {
+    const DynamicIntList& list = int_lists_[l];
+    for (size_t k = 0; k < list.count; ++k)
+      list.ints[k] = values_[list.items[k]].i;  // verified: an Int value's index
+  }
+}
+
+Error Method::init_input_bounds(const Program& program, MemoryAllocator* alloc) {
+  const size_t n = num_inputs();
+  bool dynamic = false;
+  for (size_t i = 0; i < n; ++i) {
+    const EValue& v = input(i);
+    dynamic = dynamic || (v.tag == Tag::Tensor && v.tensor->dynamism() != ShapeDynamism::Static);
+  }
+  if (!dynamic) return Error::Ok;  // set_input compares with the tensors' own sizes
+  input_dim_offset_ = alloc->allocate_array<size_t>(n + 1);
+  if (input_dim_offset_ == nullptr) return out_of_memory("input bounds", (n + 1) * 8);
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    input_dim_offset_[i] = total;
+    const EValue& v = input(i);
+    if (v.tag == Tag::Tensor) total += static_cast<size_t>(v.tensor->dim());
+  }
+  input_dim_offset_[n] = total;
+  input_min_ = alloc->allocate_array<int32_t>(total ? total : 1);
+  input_max_ = alloc->allocate_array<int32_t>(total ? total : 1);
+  if (!input_min_ || !input_max_) return out_of_memory("input bounds", total * 8);
+  for (size_t i = 0; i < n; ++i) {
+    const EValue& v = input(i);
+    if (v.tag != Tag::Tensor) continue;
+    const bool dynamic = v.tensor->dynamism() != ShapeDynamism::Static;
+    for (int32_t d = 0; d < v.tensor->dim(); ++d) {
+      input_max_[input_dim_offset_[i] + d] = v.tensor->size(d);
+      input_min_[input_dim_offset_[i] + d] = dynamic ? 0 : v.tensor->size(d);
+    }
+  }
+  // pteron's programs record the lower bounds (ExecuTorch's Tensor has none): int32 little
+  // endian, per input its rank then its minimum sizes. Checked against the inputs.
+  char key[96];
+  snprintf(key, sizeof(key), "pteron.min_sizes.%s", name());
+  if (program.flatbuffer()->named_data() == nullptr) return Error::Ok;
+  bool present = false;
+  for (const fb::NamedData* nd : *program.flatbuffer()->named_data())
+    present = present || (nd->key() && std::strcmp(nd->key()->c_str(), key) == 0);
+  if (!present) return Error::Ok;  // none: every size up to the bound is accepted
+  Result<FreeableBuffer> data = program.named_data(key);
+  if (!data.ok()) return data.error();
+  const Span<const uint8_t> bytes(data.get().bytes(), data.get().size());
+  if (bytes.size() % 4 != 0)
+    return fail(Error::InvalidProgram, "%s: %zu bytes, not whole int32s", key, bytes.size());
+  const size_t words = bytes.size() / 4;
+  auto word = [&](size_t w) {
+    int32_t x;
+    std::memcpy(&x, bytes.data() + 4 * w, 4);
+    return x;
+  };
+  size_t w = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const EValue& v = input(i);
+    const int32_t rank = v.tag == Tag::Tensor ? v.tensor->dim() : 0;
+    if (w >= words || word(w) != rank)
+      return fail(Error::InvalidProgram, "%s: entry for input %zu does not match its rank %d", key,
+                  i, rank);
+    ++w;
+    if (words - w < static_cast<size_t>(rank))
+      return fail(Error::InvalidProgram, "%s: truncated at input %zu", key, i);
+    for (int32_t d = 0; d < rank; ++d, ++w) {
+      const int32_t lo = word(w);
+      const int32_t hi = input_max_[input_dim_offset_[i] + d];
+      if (lo < 0 || lo > hi)
+        return fail(Error::InvalidProgram, "%s: input %zu dim %d minimum %d outside [0, %d]", key,
+                    i, d, lo, hi);
+      input_min_[input_dim_offset_[i] + d] = lo;
+    }
+  }
+  if (w != words) return fail(Error::InvalidProgram, "%s: %zu trailing words", key, words - w);
   return Error::Ok;
 }
 
@@ -141,6 +227,7 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
           if (ints == nullptr && items->size() > 0)
             return out_of_memory("int list", items->size() * 8);
           for (size_t k = 0; k < items->size(); ++k) ints[k] = values_[items->Get(k)].i;
+          if (items->size() > 0) ++num_int_lists_;  // refreshed after prim ops (sized below)
           out.tag = Tag::IntList;
           out.int_list = Span<const int64_t>(ints, items->size());
           break;
@@ -213,6 +300,31 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
         default:
           return fail(Error::InvalidProgram, "value %zu has unknown type", i);
       }
+    }
+  }
+
+  // Int lists a prim op can change: all of them, since any Int value may be a prim op's out.
+  // Only programs with prim ops (dynamic shapes) keep them; static ones pay nothing.
+  bool has_prim_ops = false;
+  if (plan.operators() != nullptr) {
+    for (const fb::Operator* op : *plan.operators()) {
+      const char* n = op->name() ? op->name()->c_str() : "";
+      has_prim_ops = has_prim_ops || std::strncmp(n, "executorch_prim::", 17) == 0 ||
+                     std::strncmp(n, "aten::sym_", 10) == 0;
+    }
+  }
+  if (!has_prim_ops) num_int_lists_ = 0;
+  if (num_int_lists_ > 0) {
+    int_lists_ = alloc->allocate_array<DynamicIntList>(num_int_lists_);
+    if (int_lists_ == nullptr) return out_of_memory("int lists", num_int_lists_ * 16);
+    size_t l = 0;
+    for (size_t i = 0; i < num_values_; ++i) {
+      const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      if (v->val_type() != fb::KernelTypes::IntList) continue;
+      const auto* items = v->val_as_IntList()->items();
+      if (items->size() == 0) continue;
+      int_lists_[l++] = DynamicIntList{const_cast<int64_t*>(values_[i].int_list.data()),
+                                       items->data(), items->size()};
     }
   }
 
@@ -347,11 +459,15 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
     out = Instruction{Kind::Free, 0, 0, {}};
     const flatbuffers::Vector<int32_t>* args = nullptr;
     switch (ins->instr_args_type()) {
-      case fb::InstructionArguments::KernelCall:
+      case fb::InstructionArguments::KernelCall: {
         out.kind = Kind::Kernel;
         out.target = ins->instr_args_as_KernelCall()->op_index();
         args = ins->instr_args_as_KernelCall()->args();
+        const char* op = kernel_names_[out.target];  // op_index verified
+        out.writes_sym_int = std::strncmp(op, "executorch_prim::", 17) == 0 ||
+                             std::strncmp(op, "aten::sym_", 10) == 0;
         break;
+      }
       case fb::InstructionArguments::DelegateCall:
         out.kind = Kind::Delegate;
         out.target = ins->instr_args_as_DelegateCall()->delegate_index();
@@ -416,10 +532,18 @@ Error Method::set_input(size_t i, const Tensor& src) {
                 src.dim(), dst->dim());
   }
   for (int32_t d = 0; d < src.dim(); ++d) {
-    if (src.size(d) != dst->size(d) && dst->dynamism() == ShapeDynamism::Static) {
+    const bool bounded = input_min_ != nullptr;
+    const int32_t lo = bounded ? input_min_[input_dim_offset_[i] + d] : dst->size(d);
+    const int32_t hi = bounded ? input_max_[input_dim_offset_[i] + d] : dst->size(d);
+    if (lo == hi && src.size(d) != hi) {
       return fail(Error::InvalidArgument,
                   "input %zu: size %d in dim %d given, the program expects %d", i, src.size(d), d,
-                  dst->size(d));
+                  hi);
+    }
+    if (src.size(d) < lo || src.size(d) > hi) {
+      return fail(Error::InvalidArgument,
+                  "input %zu: size %d in dim %d is outside the program's bounds [%d, %d]", i,
+                  src.size(d), d, lo, hi);
     }
   }
   PTERON_TRY(dst->resize(src.sizes()));
@@ -516,6 +640,7 @@ Error Method::run_instructions() {
         if (scratch_) scratch_->reset();
         KernelContext ctx{scratch_};
         err = kernels_[ins.target](ctx, ins.args);
+        if (ins.writes_sym_int && err == Error::Ok) refresh_int_lists();
         break;
       }
       case Kind::Delegate: {

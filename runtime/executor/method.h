@@ -57,7 +57,9 @@ class Method {
   size_t num_outputs() const { return meta_.num_outputs(); }
   size_t num_instructions() const { return num_instructions_; }
 
-  // Copies `src` into input `i` (dtype and shape must match; dynamic inputs are resized).
+  // Copies `src` into input `i` (dtype and shape must match; dynamic inputs are resized to
+  // any shape within their bounds: the program's sizes are the upper bounds, the lower bounds
+  // come from the program's "pteron.min_sizes.<method>" named data, 0 without it).
   Error set_input(size_t i, const Tensor& src);
   // Points input `i` at caller memory without copying (only for inputs the program does not
   // plan into an arena). `data` must stay valid through execute().
@@ -82,6 +84,14 @@ class Method {
     int32_t target;  // operator or delegate index, move source, jump destination
     int32_t value;   // move destination or condition value
     Span<EValue*> args;
+    bool writes_sym_int = false;  // a prim op (sym_size, executorch_prim::*): int lists follow
+  };
+  // An int list whose items are Int values a prim op may rewrite (dynamic shapes): its ints
+  // are re-read from those values after each prim op.
+  struct DynamicIntList {
+    int64_t* ints;
+    const int64_t* items;  // value indices, in the (verified, aligned) program
+    size_t count;
   };
   struct Delegate {
     BackendInterface* backend;
@@ -100,6 +110,8 @@ class Method {
   Error check_has_memory(const fb::ExecutionPlan& plan, int32_t index, size_t instruction);
   Error input_index(size_t i, Tensor** tensor);
   Error run_instructions();
+  Error init_input_bounds(const Program& program, MemoryAllocator* alloc);
+  void refresh_int_lists();
 
   MethodMeta meta_;
   const fb::ExecutionPlan* plan_ = nullptr;
@@ -114,6 +126,13 @@ class Method {
   Instruction* instructions_ = nullptr;
   size_t num_instructions_ = 0;
   bool* input_planned_ = nullptr;
+  // Per input, per dimension: the sizes set_input accepts ([min, max]; both the program's
+  // size for static tensors). Offsets into the arrays: input_dim_offset_[i].
+  int32_t* input_min_ = nullptr;
+  int32_t* input_max_ = nullptr;
+  size_t* input_dim_offset_ = nullptr;
+  DynamicIntList* int_lists_ = nullptr;
+  size_t num_int_lists_ = 0;
   ExecutionObserver* observer_ = nullptr;
 };
 

@@ -158,6 +158,16 @@ Result<FreeableBuffer> Program::load_segment(size_t index) const {
                        static_cast<size_t>(seg->size()));
 }
 
+Result<FreeableBuffer> Program::named_data(const char* key) const {
+  if (const auto* entries = program_->named_data()) {
+    for (const fb::NamedData* nd : *entries) {
+      if (nd->key() != nullptr && std::strcmp(nd->key()->c_str(), key) == 0)
+        return load_segment(nd->segment_index());  // bounds-checked there
+    }
+  }
+  return fail(Error::NotFound, "no named data '%s'", key);
+}
+
 // --- MethodMeta ---
 
 const char* MethodMeta::name() const { return plan_->name()->c_str(); }

@@ -77,6 +77,9 @@ class Program {
   }
   // Bytes of segment `index` (delegate payloads), loaded on demand.
   Result<FreeableBuffer> load_segment(size_t index) const;
+  // Bytes of the named data entry `key` (Program.named_data), loaded on demand; NotFound when
+  // the program has no such entry.
+  Result<FreeableBuffer> named_data(const char* key) const;
   size_t file_size() const { return loader_->size(); }
 
  private:

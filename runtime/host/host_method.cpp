@@ -41,9 +41,10 @@ size_t method_allocator_bytes(const fb::ExecutionPlan& plan) {
   for (const fb::EValue* v : *plan.values()) {
     bytes += sizeof(EValue) + 16;
     if (v->val_type() == fb::KernelTypes::Tensor) {
-      bytes += sizeof(Tensor) + 9 * v->val_as_Tensor()->sizes()->size() + 64;
+      // + 8 per dimension: a dynamic input's bounds.
+      bytes += sizeof(Tensor) + 17 * v->val_as_Tensor()->sizes()->size() + 72;
     } else if (v->val_type() == fb::KernelTypes::IntList) {
-      bytes += 8 * v->val_as_IntList()->items()->size() + 16;
+      bytes += 8 * v->val_as_IntList()->items()->size() + 32;  // + its refresh entry
     } else if (v->val_type() == fb::KernelTypes::TensorList) {
       bytes += 8 * v->val_as_TensorList()->items()->size() + 16;
     } else if (v->val_type() == fb::KernelTypes::OptionalTensorList) {

@@ -204,7 +204,8 @@ MALFORMED = {
     "not a zip": ["not a valid zip archive"],
     "no such file": ["absent.pt2: cannot open"],
     "legacy layout": ["older torch.export.save", "schema version 7.3"],
-    "symbolic shapes": ["symbolic shape", "static shapes only"],
+    "symbolic shapes": ["input", "('x'): dimension 0 is dynamic with no upper bound",
+                        "give its torch.export.Dim a max"],
 }
 
 

@@ -4,6 +4,10 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "runtime/host/host_method.h"
 #include "tests/runtime/test_program_builder.h"
@@ -57,6 +61,44 @@ TEST(NoHeap, ExecuteAllocatesNothing) {
   EXPECT_EQ(g_allocations.load(), before);
   EXPECT_EQ(m.output(0).tensor->data<const float>()[999], 3.f);
 }
+
+#ifdef PTERON_DYNAMIC_FIXTURE
+// A bounded dynamic program (tests/fixtures/dynamic/derived.pte: x[b, s, 4] with b in [1, 8],
+// s in [3, 64]; outputs reshape(cat(x, x, 1)[:, 1:]) * 2 and pad(x, s // 3 rows)): set_input at
+// new sizes, the prim ops computing sizes and the kernels resizing outputs allocate nothing.
+TEST(NoHeap, DynamicProgramAllocatesNothingAcrossSizes) {
+  std::ifstream f(PTERON_DYNAMIC_FIXTURE, std::ios::binary);
+  ASSERT_TRUE(f) << PTERON_DYNAMIC_FIXTURE;
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto program = HostProgram::from_bytes(bytes.data(), bytes.size());
+  ASSERT_TRUE(program.ok()) << last_error_message();
+  auto method = HostMethod::load(**program, "forward");
+  ASSERT_TRUE(method.ok()) << last_error_message();
+  Method& m = (*method)->method();
+  std::vector<float> x(8 * 64 * 4, 1.f);
+  int32_t shapes[][3] = {{1, 3, 4}, {8, 64, 4}, {3, 10, 4}, {2, 7, 4}};
+  int32_t strides[3];
+  uint8_t order[3] = {0, 1, 2};
+  auto run = [&](int32_t* sizes) {
+    Tensor t(ScalarType::Float, 3, sizes, order, strides, x.data());
+    ASSERT_EQ(m.set_input(0, t), Error::Ok) << last_error_message();
+    ASSERT_EQ(m.execute(), Error::Ok) << last_error_message();
+    const int64_t b = sizes[0], s = sizes[1];
+    EXPECT_EQ(m.output(0).tensor->numel(), b * (2 * s - 1) * 4);
+    EXPECT_EQ(m.output(1).tensor->size(1), s + s / 3);
+  };
+  run(shapes[1]);  // warm-up
+  const long before = g_allocations.load();
+  for (int k = 0; k < 3; ++k) {
+    for (auto& shape : shapes) run(shape);
+  }
+  EXPECT_EQ(g_allocations.load(), before);
+  int32_t too_long[3] = {1, 65, 4};
+  Tensor t(ScalarType::Float, 3, too_long, order, strides, x.data());
+  EXPECT_EQ(m.set_input(0, t), Error::InvalidArgument);
+  EXPECT_NE(std::string(last_error_message()).find("dim 1"), std::string::npos);
+}
+#endif
 
 }  // namespace
 }  // namespace pteron

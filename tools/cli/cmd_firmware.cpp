@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "runtime/host/self_location.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/npz.h"
 #include "tools/firmware/firmware_build.h"
@@ -108,6 +109,41 @@ std::vector<NpyArray> outputs_from_raw(const std::string& path,
   return arrays;
 }
 
+// The source tree the cross build is configured from: $PTERON_SOURCE_DIR, else the checkout the
+// running pteron was built in (found above the binary). A wheel or `cmake --install` carries no
+// sources: firmware is then built from a checkout, or against the installed bare-metal package.
+std::string firmware_source_dir() {
+  std::string dir = host::env_or_empty("PTERON_SOURCE_DIR");
+  const char* marker = "firmware/app/firmware_main.cpp";
+  if (!dir.empty()) {
+    if (!fs::exists(fs::path(dir) / marker))
+      throw UserError("PTERON_SOURCE_DIR=" + dir + " is not a pteron checkout (no " + marker + ")");
+    return dir;
+  }
+  std::string looked;
+  const std::string found = host::find_near_self({marker}, &looked);
+  if (found.empty()) {
+    throw UserError("the pteron source tree firmware is built from was not found (looked for " +
+                    looked + "); set PTERON_SOURCE_DIR to a pteron checkout");
+  }
+  return found.substr(0, found.size() - std::string(marker).size() - 1);
+}
+
+// The QEMU instruction-count plugin: $PTERON_ICOUNT_PLUGIN, else installed beside pteron
+// (<prefix>/lib/pteron) or in the build tree (build/tools/qemu_icount).
+std::string icount_plugin() {
+  std::string plugin = host::env_or_empty("PTERON_ICOUNT_PLUGIN");
+  if (!plugin.empty()) return plugin;
+  std::string looked;
+  plugin = host::find_near_self(
+      {"lib/pteron/libqemu_icount.so", "tools/qemu_icount/libqemu_icount.so"}, &looked);
+  if (plugin.empty()) {
+    throw UserError("the QEMU instruction-count plugin was not found (looked for " + looked +
+                    "; set PTERON_ICOUNT_PLUGIN)");
+  }
+  return plugin;
+}
+
 void run(const FirmwareCliOptions& o) {
   firmware::FirmwareTarget target;
   try {
@@ -119,10 +155,10 @@ void run(const FirmwareCliOptions& o) {
   b.program = o.program;
   b.method = o.method;
   b.output = o.output;
-  b.source_dir = PTERON_SOURCE_DIR;
+  b.source_dir = firmware_source_dir();
   b.build_dir = !o.m55_build.empty()              ? o.m55_build
                 : std::getenv("PTERON_M55_BUILD") ? std::getenv("PTERON_M55_BUILD")
-                                                  : std::string(PTERON_SOURCE_DIR) + "/build-m55";
+                                                  : b.source_dir + "/build-m55";
   b.quiet = o.json;
   b.kernel_path = o.kernel_path;
   std::vector<uint8_t> baked;
@@ -216,8 +252,7 @@ void run(const FirmwareCliOptions& o) {
     }
     firmware::RunResult r;
     try {
-      r = firmware::run_firmware(o.output, baked.empty() ? in_path : "", out_path,
-                                 PTERON_ICOUNT_PLUGIN);
+      r = firmware::run_firmware(o.output, baked.empty() ? in_path : "", out_path, icount_plugin());
     } catch (const std::exception& e) {
       throw UserError(e.what());
     }

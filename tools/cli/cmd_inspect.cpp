@@ -2,7 +2,9 @@
 // counts, delegates, planned arena bytes and constant bytes.
 // pteron inspect PROGRAM.pte --delegation [--json]: what is delegated where, and why not
 // (compiler/report/delegation_report.h). --graph: the lowered graph with its delegate regions.
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -89,6 +91,22 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
       auto t = meta.input_tensor(i);
       jm["inputs"].push_back(t.ok() ? tensor_json(*t) : nlohmann::json{{"type", "non-tensor"}});
     }
+    // Dynamic programs: the inputs' lower bounds (the shapes above are the upper bounds).
+    const std::string bounds_key = std::string("pteron.min_sizes.") + meta.name();
+    if (auto bytes = compiler::read_named_data(program, bounds_key.c_str());
+        bytes && bytes->size() % 4 == 0) {
+      std::vector<int32_t> words(bytes->size() / 4);
+      std::memcpy(words.data(), bytes->data(), bytes->size());
+      size_t w = 0;
+      for (size_t i = 0; i < meta.num_inputs() && w < words.size(); ++i) {
+        const size_t rank = static_cast<size_t>(std::max(words[w++], 0));
+        if (words.size() - w < rank) break;
+        std::vector<int32_t> mins(words.begin() + w, words.begin() + w + rank);
+        w += rank;
+        auto& in = jm["inputs"][i];
+        if (in.contains("shape") && in["shape"].size() == rank) in["min_shape"] = mins;
+      }
+    }
     for (size_t i = 0; i < meta.num_outputs(); ++i) {
       auto t = meta.output_tensor(i);
       jm["outputs"].push_back(t.ok() ? tensor_json(*t) : nlohmann::json{{"type", "non-tensor"}});
@@ -156,8 +174,11 @@ void print_text(const nlohmann::json& j) {
       for (size_t i = 0; i < list.size(); ++i) {
         const auto& t = list[i];
         if (t.contains("dtype")) {
-          std::printf("  %s %zu: %s %s\n", what, i, t["dtype"].get<std::string>().c_str(),
-                      t["shape"].dump().c_str());
+          std::printf("  %s %zu: %s %s%s\n", what, i, t["dtype"].get<std::string>().c_str(),
+                      t["shape"].dump().c_str(),
+                      t.contains("min_shape")
+                          ? (" (dynamic: sizes from " + t["min_shape"].dump() + ")").c_str()
+                          : "");
         } else {
           std::printf("  %s %zu: %s\n", what, i, t["type"].get<std::string>().c_str());
         }

@@ -19,6 +19,9 @@ class EthosUPartitioner final : public compiler::Partitioner {
  public:
   std::string name() const override { return "ethos-u"; }
   std::string backend_id() const override { return "PteronEthosUBackend"; }
+  std::string dynamic_shape_refusal() const override {
+    return "dynamic shape: Vela compiles command streams for static shapes";
+  }
   compiler::SupportDecision supports(const compiler::ir::Graph& graph,
                                      const compiler::ir::Node& node) const override;
   compiler::LoweredRegion lower(const compiler::ir::Graph& graph,

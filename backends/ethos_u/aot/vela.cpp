@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "compiler/compile_error.h"
+#include "runtime/host/self_location.h"
 
 namespace pteron::ethos_u {
 
@@ -62,11 +63,12 @@ NpuConfig npu_config_of(const std::string& target_name_or_path) {
 }
 
 std::string vela_path() {
-  if (const char* env = std::getenv("PTERON_VELA"); env != nullptr && *env) return env;
-#ifdef PTERON_DEFAULT_VELA
-  if (fs::exists(PTERON_DEFAULT_VELA)) return PTERON_DEFAULT_VELA;
-#endif
-  return "vela";
+  // $PTERON_VELA as given (a wrong one fails naming it), else the Arm tools venv next to pteron
+  // or in the user's data folder, then $PATH.
+  const std::string set = host::env_or_empty("PTERON_VELA");
+  if (!set.empty()) return set;
+  std::string found = host::find_arm_tool("PTERON_VELA", "vela");
+  return found.empty() ? "vela" : found;  // run_vela's "not found" error names what was looked for
 }
 
 namespace {
@@ -309,9 +311,10 @@ void write_bytes(const fs::path& p, const std::vector<uint8_t>& bytes) {
 VelaOutput read_result(const fs::path& dir, int rc, const std::string& log, const std::string& vela,
                        const NpuConfig& config, const std::string& version) {
   if (rc == 127) {
-    throw CompileError("ethos-u: cannot run Vela '" + vela +
-                       "' (set PTERON_VELA to the vela "
-                       "program, or `make venv-arm`)");
+    std::string looked;
+    host::find_arm_tool("PTERON_VELA", "vela", &looked);
+    throw CompileError("ethos-u: cannot run Vela '" + vela + "' (looked in " + looked +
+                       "; set PTERON_VELA to the vela program, or `python -m pteron.arm_tools`)");
   }
   if (rc != 0) {
     throw CompileError("ethos-u: Vela (" + config.accelerator +

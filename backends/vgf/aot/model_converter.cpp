@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "runtime/host/self_location.h"
+
 extern char** environ;
 
 namespace pteron {
@@ -22,21 +24,6 @@ namespace {
 bool executable(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
-}
-
-std::string on_path(const char* name) {
-  const char* path = getenv("PATH");
-  if (path == nullptr) return "";
-  std::string dirs(path);
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = dirs.substr(start, end - start) + "/" + name;
-    if (end > start && executable(candidate)) return candidate;
-    start = end + 1;
-  }
-  return "";
 }
 
 bool read_all(const std::string& path, std::vector<uint8_t>* out) {
@@ -79,19 +66,17 @@ struct TempDir {
 
 std::string find_model_converter(std::string* error) {
   const char* env = getenv("PTERON_MODEL_CONVERTER");
-  if (env != nullptr && *env != '\0') {
-    if (executable(env)) return env;
+  if (env != nullptr && *env != '\0' && !executable(env)) {
     *error = std::string("VGF: PTERON_MODEL_CONVERTER=") + env + " is not an executable file";
     return "";
   }
-#ifdef PTERON_VGF_DEFAULT_MODEL_CONVERTER
-  if (executable(PTERON_VGF_DEFAULT_MODEL_CONVERTER)) return PTERON_VGF_DEFAULT_MODEL_CONVERTER;
-#endif
-  std::string found = on_path("model-converter");
+  // $PTERON_MODEL_CONVERTER, the Arm tools venv next to pteron or in the user's data folder,
+  // then $PATH (runtime/host/self_location.h).
+  std::string looked;
+  std::string found = host::find_arm_tool("PTERON_MODEL_CONVERTER", "model-converter", &looked);
   if (!found.empty()) return found;
-  *error =
-      "VGF: the ML SDK model converter was not found (make venv-arm, or set "
-      "PTERON_MODEL_CONVERTER to a model-converter program)";
+  *error = "VGF: the ML SDK model converter was not found (looked in " + looked +
+           "; `python -m pteron.arm_tools`, make venv-arm, or set PTERON_MODEL_CONVERTER)";
   return "";
 }
 

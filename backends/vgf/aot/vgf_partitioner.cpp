@@ -56,6 +56,9 @@ class VgfPartitioner final : public compiler::Partitioner {
   std::string name() const override { return "vgf"; }
   std::string backend_id() const override { return kBackendId; }
 
+  std::string dynamic_shape_refusal() const override {
+    return "dynamic shape: VGF graphs (TOSA) have static shapes";
+  }
   SupportDecision supports(const Graph& graph, const Node& node) const override {
     for (ValueId v : node.outputs) {
       if (graph.value(v).spec.dtype != ScalarType::Float) {

@@ -1,14 +1,13 @@
 #include "backends/vgf/runtime/vgf_context.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <vector>
 
-#ifndef PTERON_VGF_LAYER_PATH
-#define PTERON_VGF_LAYER_PATH \
-  "<ai-ml-emulation-layer-for-vulkan>/deploy/share/vulkan/explicit_layer.d"
-#endif
+#include "runtime/host/self_location.h"
 
 namespace pteron {
 namespace vgf {
@@ -73,9 +72,32 @@ void destroy(Context* c) {
   delete c;
 }
 
+// The emulation layers pteron ships (backends/vgf/CMakeLists.txt): installed at
+// share/pteron/vulkan/explicit_layer.d, in the build tree at build/vgf_layers. "" if absent.
+std::string shipped_layer_dir() {
+  return host::find_near_self({"share/pteron/vulkan/explicit_layer.d",
+                               "pteron/share/pteron/vulkan/explicit_layer.d", "vgf_layers"});
+}
+
+// Points the Vulkan loader at the shipped layers for this process, before the instance is
+// created, unless the user chose layers (VK_LAYER_PATH or VK_INSTANCE_LAYERS set). The instance
+// then enables the two layers by name (create()); other Vulkan instances are not affected.
+void use_shipped_layers() {
+  if (getenv("VK_LAYER_PATH") != nullptr || getenv("VK_INSTANCE_LAYERS") != nullptr) return;
+  const std::string dir = shipped_layer_dir();
+  if (dir.empty()) return;
+  setenv("VK_LAYER_PATH", dir.c_str(), 0);
+  const char* log = getenv("PTERON_VULKAN_LOG");
+  if (log != nullptr && strcmp(log, "1") == 0) {
+    fprintf(stderr, "pteron: VGF: using the ML emulation layers pteron ships (VK_LAYER_PATH=%s)\n",
+            dir.c_str());
+  }
+}
+
 Error create(State& s) {
   Context* c = new (std::nothrow) Context();
   if (c == nullptr) return unavailable(s, "VGF: %s%s", "no memory for the device context");
+  use_shipped_layers();
 
   // Enable the emulation layers when the loader sees them and the environment did not already.
   uint32_t nl = 0;
@@ -141,10 +163,14 @@ Error create(State& s) {
                          "no Vulkan device (install a driver, e.g. mesa-vulkan-drivers for "
                          "lavapipe)");
     }
+    const std::string shipped = shipped_layer_dir();
     return unavailable(s,
                        "VK_ARM_data_graph not available on %s: enable Arm's ML emulation layer "
                        "(VK_LAYER_PATH=%s)",
-                       first_name, PTERON_VGF_LAYER_PATH);
+                       first_name,
+                       shipped.empty() ? "<ai-ml-emulation-layer-for-vulkan>/deploy/share/vulkan/"
+                                         "explicit_layer.d: none shipped next to pteron"
+                                       : shipped.c_str());
   }
   vkGetPhysicalDeviceMemoryProperties(c->physical_device, &c->memory);
 

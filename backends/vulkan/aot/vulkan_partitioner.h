@@ -21,6 +21,9 @@ class VulkanPartitioner final : public compiler::Partitioner {
   std::string backend_id() const override;
   compiler::LoweredRegion lower(const compiler::ir::Graph& graph,
                                 const compiler::Region& region) const override;
+  std::string dynamic_shape_refusal() const override {
+    return "dynamic shape: the Vulkan delegate records its dispatches for static shapes";
+  }
   compiler::SupportDecision supports(const compiler::ir::Graph& graph,
                                      const compiler::ir::Node& node) const override;
   compiler::SupportDecision worth_delegating(const compiler::ir::Graph& graph,

@@ -20,6 +20,10 @@ class XnnpackPartitioner final : public compiler::Partitioner {
  public:
   std::string name() const override { return "xnnpack"; }
   std::string backend_id() const override { return "PteronXnnpackBackend"; }
+  std::string dynamic_shape_refusal() const override {
+    return "dynamic shape: Debian's XNNPACK (2022) has no runtime reshape (xnn_reshape_*), its "
+           "subgraphs have static shapes";
+  }
   compiler::SupportDecision supports(const compiler::ir::Graph& graph,
                                      const compiler::ir::Node& node) const override;
   compiler::SupportDecision worth_delegating(const compiler::ir::Graph& graph,

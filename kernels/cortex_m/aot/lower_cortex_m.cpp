@@ -333,6 +333,7 @@ class Lowering {
     for (NodeId id : order) {
       if (!g_.has_node(id)) continue;
       if (near_delegated(id)) continue;
+      if (g_.is_dynamic_node(id)) continue;  // Cortex-M kernels are planned for static shapes
       const Node n = g_.node(id);  // a copy: adding nodes moves the graph's storage
       const std::string op = n.op.str();
       bool done = false;
@@ -844,6 +845,7 @@ class Lowering {
     int moved = 0;
     for (NodeId id : std::vector<NodeId>(g_.nodes())) {
       if (!g_.has_node(id) || delegated_.count(id) || near_delegated(id)) continue;
+      if (g_.is_dynamic_node(id)) continue;
       const Node n = g_.node(id);
       if (!is_view(n)) continue;
       auto x = dequantized(g_, n.args[0].tensor());

@@ -145,13 +145,27 @@ def test_cli_compiles_and_runs_vgf_xnnpack_portable(tmp_path):
 
 
 def test_missing_extension_is_reported_by_pteron_run(tmp_path):
+    # The user's own VK_LAYER_PATH wins over the layers pteron ships: an empty one has no layer.
     _compile_cli(tmp_path, "vgf,portable")
-    env = {k: v for k, v in os.environ.items() if k not in ("VK_LAYER_PATH", "VK_INSTANCE_LAYERS")}
+    (tmp_path / "no-layers").mkdir()
+    env = dict(os.environ, VK_LAYER_PATH=str(tmp_path / "no-layers"))
+    env.pop("VK_INSTANCE_LAYERS", None)
     run = subprocess.run([CLI, "run", str(tmp_path / "net.pte"), "--random-inputs"], env=env,
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert ("backend 'PteronVgfBackend' is not available on this device: VK_ARM_data_graph not "
             "available on llvmpipe") in run.stderr, run.stderr
+
+
+def test_pteron_run_enables_the_shipped_layers_by_itself(tmp_path):
+    _compile_cli(tmp_path, "vgf,portable")
+    env = {k: v for k, v in os.environ.items() if k not in ("VK_LAYER_PATH", "VK_INSTANCE_LAYERS")}
+    env["PTERON_VULKAN_LOG"] = "1"
+    run = subprocess.run([CLI, "run", str(tmp_path / "net.pte"), "--random-inputs"], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    said = [line for line in run.stderr.splitlines() if "ML emulation layers pteron ships" in line]
+    assert len(said) == 1 and "VK_LAYER_PATH=" in said[0] and said[0].endswith("vgf_layers)"), run.stderr
 
 
 def test_profile_shows_the_delegate_phases(tmp_path):

@@ -12,6 +12,7 @@ check the runtime alone (test_vgf_lowering.py covers torch -> TOSA -> VGF).
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +44,9 @@ def _env(emulation=True):
     env = {k: v for k, v in os.environ.items() if k not in ("VK_LAYER_PATH", "VK_INSTANCE_LAYERS")}
     if os.path.exists(LAVAPIPE):
         env["VK_ICD_FILENAMES"] = LAVAPIPE
-    if emulation:
-        env["VK_LAYER_PATH"] = str(LAYERS)
+    # Without emulation: the user's own (empty) layer folder, which wins over the layers pteron
+    # ships and finds by itself when VK_LAYER_PATH is unset.
+    env["VK_LAYER_PATH"] = str(LAYERS) if emulation else tempfile.mkdtemp(prefix="no-vk-layers-")
     return env
 
 

@@ -1,0 +1,106 @@
+#include "compiler/emit/sym_prologue.h"
+
+#include "compiler/compile_error.h"
+
+namespace pteron::compiler {
+
+SymPrologue::SymPrologue(const ir::Graph& graph, const std::vector<ir::NodeId>& kernel_nodes)
+    : graph_(graph) {
+  for (ir::NodeId n : kernel_nodes) {
+    for (const ir::Argument& a : graph.node(n).args) {
+      if (const auto* s = std::get_if<ir::SymInt>(&a.variant())) add(*s->expr);
+      if (const auto* l = std::get_if<ir::SymIntList>(&a.variant())) {
+        for (const ir::SymIntItem& item : l->items) {
+          if (item.expr) add(*item.expr);
+        }
+      }
+    }
+  }
+}
+
+int SymPrologue::slot(const ir::SymExpr& e) const {
+  auto it = by_expr_.find(e.str());
+  if (it == by_expr_.end())
+    throw CompileError("internal: symbolic int " + e.str() + " not planned");
+  return it->second;
+}
+
+int SymPrologue::constant(int64_t v) {
+  slots_.push_back({SymSlot::Kind::Const, v});
+  return static_cast<int>(slots_.size() - 1);
+}
+
+int SymPrologue::add(const ir::SymExpr& e) {
+  const std::string key = e.str();
+  if (auto it = by_expr_.find(key); it != by_expr_.end()) return it->second;
+  int out = -1;
+  const ir::SymBounds bounds = ir::sym_bounds(e, graph_.symbols(), "symbolic int " + key);
+  auto result = [&] {
+    slots_.push_back({SymSlot::Kind::Result, bounds.hi});
+    return static_cast<int>(slots_.size() - 1);
+  };
+  switch (e.op) {
+    case ir::SymExpr::Op::Const:
+      out = constant(e.value);
+      break;
+    case ir::SymExpr::Op::Symbol: {
+      const ir::SymbolInfo& info = graph_.symbols().at(e.symbol);
+      if (info.input == ir::kNoValue)
+        throw CompileError("symbol '" + e.symbol + "' is not the size of any input dimension");
+      const int dim = constant(info.dim);
+      out = result();
+      calls_.push_back({"aten::sym_size", "int", info.input, {dim}, out});
+      break;
+    }
+    case ir::SymExpr::Op::Pow: {  // base * base * ... (the exponent is a small constant)
+      const int base = add(*e.operands[0]);
+      int acc = constant(1);
+      for (int64_t k = 0; k < e.operands[1]->value; ++k) {
+        const int r = result();
+        calls_.push_back({"executorch_prim::mul", "Scalar", ir::kNoValue, {acc, base}, r});
+        acc = r;
+      }
+      out = acc;
+      break;
+    }
+    default: {
+      const char* op = nullptr;
+      switch (e.op) {
+        case ir::SymExpr::Op::Add:
+          op = "executorch_prim::add";
+          break;
+        case ir::SymExpr::Op::Mul:
+          op = "executorch_prim::mul";
+          break;
+        case ir::SymExpr::Op::FloorDiv:
+          op = "executorch_prim::floordiv";
+          break;
+        case ir::SymExpr::Op::Mod:
+          op = "executorch_prim::mod";
+          break;
+        case ir::SymExpr::Op::Max:
+          op = "executorch_prim::sym_max";
+          break;
+        case ir::SymExpr::Op::Min:
+          op = "executorch_prim::sym_min";
+          break;
+        default:
+          break;
+      }
+      // n-ary sums and products become a chain of binary calls.
+      int acc = add(*e.operands[0]);
+      for (size_t i = 1; i < e.operands.size(); ++i) {
+        const int rhs = add(*e.operands[i]);
+        const int r = result();
+        calls_.push_back({op, "Scalar", ir::kNoValue, {acc, rhs}, r});
+        acc = r;
+      }
+      out = acc;
+      break;
+    }
+  }
+  by_expr_[key] = out;
+  return out;
+}
+
+}  // namespace pteron::compiler

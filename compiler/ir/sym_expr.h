@@ -1,0 +1,65 @@
+// Symbolic integers: the sizes a bounded dynamic export leaves symbolic ("s0", "2*s0 - 1",
+// "s0 // 3"), as trees over the graph's symbols. The frontend parses torch's printed form
+// (sympy's srepr: "Add(Mul(Integer(2), Symbol('s0', ...)), Integer(-1))"); the compiler only
+// needs each expression's bounds (from the symbols' ranges) and, for arguments, code that
+// computes it at run time (ExecuTorch's executorch_prim ops, emitted by the program emitter).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/ir/ids.h"
+
+namespace pteron::compiler::ir {
+
+struct SymExpr;
+using SymExprPtr = std::shared_ptr<const SymExpr>;
+
+struct SymExpr {
+  // Add, Mul, Max and Min take two or more operands; FloorDiv and Mod exactly two; Pow a base
+  // and a constant exponent in [0, 8] (torch writes s0*s0 strides as Pow(s0, 2)).
+  enum class Op : uint8_t { Const, Symbol, Add, Mul, FloorDiv, Mod, Max, Min, Pow };
+  Op op = Op::Const;
+  int64_t value = 0;   // Const
+  std::string symbol;  // Symbol
+  std::vector<SymExprPtr> operands;
+
+  static SymExprPtr constant(int64_t v);
+  static SymExprPtr sym(std::string name);
+  bool is_constant() const { return op == Op::Const; }
+  // Python-like text ("2*s0 + -1", "(s0 // 3)"), also the key that identifies the expression.
+  std::string str() const;
+};
+
+// A symbol's range, from the export's range_constraints, and where its value is read at run
+// time: dimension `dim` of graph input `input`.
+struct SymbolInfo {
+  int64_t min = 0;
+  int64_t max = 0;
+  ValueId input = kNoValue;
+  int32_t dim = -1;
+};
+using SymbolTable = std::map<std::string, SymbolInfo>;
+
+struct SymBounds {
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+
+// Parses torch's srepr text. Accepts Integer, Symbol, Add, Mul, FloorDiv, Mod, Max and Min;
+// throws CompileError naming `what` and the unsupported part otherwise.
+SymExprPtr parse_sym_expr(std::string_view text, const std::string& what);
+
+// Interval bounds of `e` over the symbols' ranges; throws CompileError (naming `what`) for
+// unknown symbols, overflow or a division whose divisor range includes zero or negatives.
+SymBounds sym_bounds(const SymExpr& e, const SymbolTable& symbols, const std::string& what);
+
+// `e` with every constant sub-expression folded (Mul(2, 3) -> 6); a constant when no symbol
+// remains.
+SymExprPtr fold_sym_expr(const SymExprPtr& e);
+
+}  // namespace pteron::compiler::ir
