@@ -14,6 +14,7 @@
 #include "compiler/compile.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/passes/host_runner.h"
+#include "kernels/cortex_m/aot/cortex_m_schemas.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
 #include "runtime/host/host_method.h"
 #include "runtime/kernel/kernel.h"
@@ -361,6 +362,7 @@ struct ChainGraph {
   ValueId x, a, b, c = ir::kNoValue;
 };
 ChainGraph chain(bool reuse_a) {
+  register_cortex_m_schemas();  // the lowering registers them; these graphs are built directly
   ChainGraph c;
   c.x = c.g.add_input("x", i8({1, 64}));
   c.a = node(c.g, "cortex_m::requantize.default",
