@@ -87,7 +87,7 @@ test-sanitize: build-fuzz/build.ninja
 
 fuzz: build-fuzz/build.ninja
 	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer
-	@corpus=$$(mktemp -d); cp tests/fixtures/executorch/*.pte tests/fuzz/regressions/*.pte $$corpus/ 2>/dev/null; \
+	@corpus=$$(mktemp -d); cp tests/fixtures/executorch/*.pte tests/fuzz/regressions/*.pte tests/fuzz/seeds/*.pte $$corpus/ 2>/dev/null; \
 	echo "fuzzing program load + method init + execute for $(FUZZ_SECONDS) s"; \
 	./build-fuzz/tests/fuzz/program_fuzzer $$corpus -seed=1 -max_total_time=$(FUZZ_SECONDS) \
 	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
@@ -208,6 +208,12 @@ bench-cpu: build venv-et
 bench-gpu: build
 	$(PY) bench/gpu.py --build $(abspath $(BUILD))
 	-$(ET_PY) bench/gpu.py --chart-only
+
+# bench-ops: the optimized upsample / pad / topk fast paths vs PyTorch eager, 1 and 2 threads,
+# each system in its own process (bench/results/ops.{json,md}); BENCH_ARGS: e.g. --rounds 3
+.PHONY: bench-ops
+bench-ops: build
+	$(PY) bench/ops.py $(BENCH_ARGS)
 
 # bench-cortex-m-fp32: the MLPerf Tiny models as Cortex-M55 firmware under QEMU (RAM, flash,
 # instructions per inference; bench/results/mlperf_tiny_m55_fp32.*)

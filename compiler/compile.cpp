@@ -158,6 +158,17 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     r.quantize = quantize_graph(graph, *options.quantize);
     remove_dead_code(graph);  // the float weights the int8 ones replaced
   }
+  if (options.llm_quantize != nullptr) {
+    bool optimized = false;
+    for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
+      optimized = optimized || lib->name == "optimized";
+    if (!optimized) {
+      throw CompileError(
+          "LLM quantization runs on the optimized kernel library, which the selected backends "
+          "do not include (add optimized, e.g. backends optimized,portable)");
+    }
+    r.passes.lines.push_back(quantize_llm(graph, *options.llm_quantize));
+  }
 
   // Partition, then lower each region; a region whose lowering fails stays on the kernels.
   // Partitioners see the kernel libraries the rest will run on (their cost rules weigh them).

@@ -11,6 +11,7 @@
 #include "compiler/memory/memory_planner.h"
 #include "compiler/passes/passes.h"
 #include "compiler/partition/partitioner.h"
+#include "compiler/quantize/llm_quantize.h"
 #include "compiler/quantize/quantize.h"
 #include "compiler/target/target.h"
 
@@ -26,6 +27,9 @@ struct CompileOptions {
   std::string output_path;
   // When set, the float graph is quantized to int8 (Q/DQ form) after the default passes.
   const QuantizeOptions* quantize = nullptr;
+  // When set, linear and embedding weights get LLM int8/int4 quantization (no calibration;
+  // compiler/quantize/llm_quantize.h) after the default passes. Needs the optimized library.
+  const LlmQuantizeOptions* llm_quantize = nullptr;
   // Leave out the graph info (named data "pteron.graph_info": nodes, regions, reasons, FLOPs,
   // instruction -> node map) that `pteron inspect --delegation` and profilers read.
   bool strip_debug_info = false;

@@ -36,11 +36,27 @@ EXTRA_ATEN_OPS = [
     "mean.default", "sum.default", "rsub.Scalar", "matmul.default", "logical_and.default",
     "masked_fill.Scalar", "masked_fill.Tensor", "index_put.default",
 ]
+# Kept by run_decompositions though not tagged core: torch.sort(stable=True), antialiased
+# bilinear interpolate, masked_select (its output size depends on the data).
+EXTRA_ATEN_OPS += ["sort.stable", "_upsample_bilinear2d_aa.default", "masked_select.default"]
 
 # Ops pteron's ExecuTorch-compatible programs use that torch does not define: schema strings
 # exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and
 # kernels/quantized/quantized.yaml).
 EXTERNAL_SCHEMAS = [
+    # torchao's affine quantization primitives (torchao/quantization/quant_primitives.py), as
+    # torchao 0.18 registers them: its LLM export (8da4w, int4/int8 weight-only) keeps them
+    # after run_decompositions(); pteron's optimized library rewrites their patterns.
+    "torchao::dequantize_affine(Tensor input, SymInt[] block_size, Tensor scale,"
+    " Tensor? zero_point, ScalarType input_dtype, Scalar? quant_min=None,"
+    " Scalar? quant_max=None, ScalarType output_dtype=6) -> Tensor",
+    "torchao::quantize_affine(Tensor input, SymInt[] block_size, Tensor scale,"
+    " Tensor? zero_point, ScalarType output_dtype, Scalar? quant_min=None,"
+    " Scalar? quant_max=None) -> Tensor",
+    "torchao::choose_qparams_affine(Tensor? input, str mapping_type, SymInt[] block_size,"
+    " ScalarType target_dtype, Scalar? quant_min=None, Scalar? quant_max=None,"
+    " float? eps=None, ScalarType? scale_dtype=None, ScalarType? zero_point_dtype=None,"
+    " bool keepdim=False) -> (Tensor, Tensor)",
     "dim_order_ops::_to_dim_order_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None,"
     " Device? device=None, bool? pin_memory=None, bool non_blocking=False,"
     " int[]? dim_order=None) -> Tensor",
@@ -216,7 +232,7 @@ def select(schemas):
         key = "quantized_decomposed::" + short
         wanted[key] = schemas[key][0]
     for key, (schema, _) in schemas.items():
-        if key.startswith("dim_order_ops::") and not is_out_variant(schema):
+        if key.startswith(("dim_order_ops::", "torchao::")) and not is_out_variant(schema):
             wanted[key] = schema
 
     rows, links = {}, {}

@@ -6,6 +6,7 @@
 #include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/fuse_conv_relu.h"
 #include "compiler/passes/fuse_linear_relu.h"
+#include "compiler/passes/quantized_linear.h"
 #include "compiler/passes/winograd_conv.h"
 
 namespace pteron::compiler {
@@ -20,11 +21,14 @@ std::map<std::string, KernelLibrary>& libraries() {
   static std::map<std::string, KernelLibrary> l = {
       {"portable", KernelLibrary{"portable", "portable", {}}},
       // Hosted SIMD/threaded kernels (kernels/optimized); its fusions need its own ops.
-      {"optimized", KernelLibrary{"optimized", "optimized",
-                                   {{"fuse_attention", fuse_attention},
-                                    {"fuse_linear_relu", fuse_linear_relu},
-                                    {"fuse_conv_relu", fuse_conv_relu},
-                                    {"winograd_conv", winograd_conv}}}}};
+      // quantized_linear first: it rewrites torchao's aten::linear / embedding patterns.
+      {"optimized", KernelLibrary{"optimized",
+                                  "optimized",
+                                  {{"quantized_linear", quantized_linear},
+                                   {"fuse_attention", fuse_attention},
+                                   {"fuse_linear_relu", fuse_linear_relu},
+                                   {"fuse_conv_relu", fuse_conv_relu},
+                                   {"winograd_conv", winograd_conv}}}}};
   return l;
 }
 

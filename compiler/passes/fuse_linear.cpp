@@ -9,8 +9,10 @@ bool is_compile_time_weight(const ir::Graph& g, const ir::Value& w) {
   if (w.is_constant()) return true;
   if (!w.is_intermediate()) return false;
   const ir::Node& p = g.node(w.producer);
-  return p.op.ns == "quantized_decomposed" && p.op.name.rfind("dequantize_per_", 0) == 0 &&
-         g.value(p.args[0].tensor()).is_constant();
+  const bool dequantize =
+      (p.op.ns == "quantized_decomposed" && p.op.name.rfind("dequantize_per_", 0) == 0) ||
+      p.op.str() == "torchao::dequantize_affine.default";
+  return dequantize && g.value(p.args[0].tensor()).is_constant();
 }
 
 // The weight W when `v` is permute(W, [1, 0]) of a 2-D compile-time weight, else kNoValue.

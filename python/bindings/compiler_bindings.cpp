@@ -135,6 +135,25 @@ nb::tuple compile_pt2_quantized(const std::string& path, const std::string& targ
   return nb::make_tuple(program, report_dict(result.report));
 }
 
+// LLM weight quantization (llm-8da4w, llm-int8, llm-int4) and compile; no calibration.
+nb::tuple compile_pt2_llm(const std::string& path, const std::string& target, const std::string& scheme,
+                          int64_t group_size, const std::vector<std::string>& backends) {
+  compiler::LlmQuantizeOptions q;
+  q.scheme = compiler::parse_llm_scheme(scheme);
+  q.group_size = group_size;
+  compiler::CompileOptions options;
+  options.target = target;
+  options.backends = backends;
+  options.llm_quantize = &q;
+  compiler::CompileResult result;
+  {
+    nb::gil_scoped_release release;
+    result = compiler::compile_pt2(path, options);
+  }
+  nb::bytes program(reinterpret_cast<const char*>(result.program.data()), result.program.size());
+  return nb::make_tuple(program, report_dict(result.report));
+}
+
 // The quantizer's compile-time weight quantization, for tests against torch's observers.
 nb::tuple quantize_weights_per_channel(nb::ndarray<float, nb::c_contig, nb::device::cpu> weights) {
   if (weights.ndim() < 1) throw std::invalid_argument("weights need at least one dimension");
@@ -166,6 +185,9 @@ void bind_compiler(nb::module_& m) {
         nb::arg("calibration"), nb::arg("int8_io") = false, nb::arg("observer") = "", nb::arg("percentile") = 99.99,
         nb::arg("progress") = true, nb::arg("backends") = std::vector<std::string>{},
         "Quantizes (int8, PT2E Q/DQ form) and compiles; calibration is one array per input, samples on axis 0.");
+  m.def("compile_pt2_llm", &compile_pt2_llm, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
+        nb::arg("group_size") = 0, nb::arg("backends") = std::vector<std::string>{},
+        "LLM weight quantization (llm-8da4w, llm-int8, llm-int4) and compile.");
   m.def("quantize_weights_per_channel", &quantize_weights_per_channel, nb::arg("weights"),
         "Symmetric int8 per-channel (axis 0) weights as the quantizer writes them: (int8 bytes, scales).");
 }

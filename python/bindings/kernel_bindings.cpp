@@ -105,8 +105,23 @@ const KernelEntry* lookup(const std::string& name, const std::optional<std::stri
   return find_kernel(op.c_str(), overload.c_str());
 }
 
-void run_kernel(const std::string& name, nb::sequence args,
-                const std::optional<std::string>& library) {
+// Marks the tensor argument as bounded-dynamic (capacity: its array's bytes), as the memory
+// planner plans the outputs of data-dependent ops (nonzero, masked_select) at their upper bound.
+void make_dynamic_bound(ArgStore& store, EValue& v) {
+  if (v.tag != Tag::Tensor)
+    throw std::invalid_argument("run_kernel: dynamic argument is not a tensor");
+  for (TensorHolder& h : store.tensors) {
+    if (&h.tensor != v.tensor) continue;
+    const Tensor& t = h.tensor;
+    h.tensor = Tensor(t.dtype(), t.dim(), h.sizes.data(), h.dim_order.data(), h.strides.data(),
+                      t.mutable_data(), ShapeDynamism::DynamicBound);
+    return;
+  }
+}
+
+std::vector<std::vector<int32_t>> run_kernel(const std::string& name, nb::sequence args,
+                                             const std::optional<std::string>& library,
+                                             const std::vector<size_t>& dynamic) {
   const KernelEntry* entry = lookup(name, library);
   if (entry == nullptr) {
     throw std::invalid_argument("no kernel registered for " + name +
@@ -118,6 +133,10 @@ void run_kernel(const std::string& name, nb::sequence args,
   for (nb::handle h : args) values.push_back(convert(h, store));
   std::vector<EValue*> ptrs;
   for (EValue& v : values) ptrs.push_back(&v);
+  for (size_t i : dynamic) {
+    if (i >= values.size()) throw std::invalid_argument("run_kernel: dynamic index out of range");
+    make_dynamic_bound(store, values[i]);
+  }
 
   static std::vector<uint8_t> scratch(256u << 20);
   MemoryAllocator scratch_allocator(scratch.data(), scratch.size());
@@ -127,16 +146,24 @@ void run_kernel(const std::string& name, nb::sequence args,
   if (err != Error::Ok) {
     throw std::runtime_error(std::string(error_name(err)) + ": " + last_error_message());
   }
+  std::vector<std::vector<int32_t>> shapes;
+  for (size_t i : dynamic) {
+    const Span<const int32_t> sz = values[i].tensor->sizes();
+    shapes.emplace_back(sz.begin(), sz.end());
+  }
+  return shapes;
 }
 
 }  // namespace
 
 void bind_kernels(nb::module_& m) {
   m.def("run_kernel", &run_kernel, nb::arg("name"), nb::arg("args"),
-        nb::arg("library") = nb::none(),
+        nb::arg("library") = nb::none(), nb::arg("dynamic") = std::vector<size_t>(),
         "Runs one registered kernel (from `library`, e.g. \"portable\" or \"optimized\", when "
-        "given). Arrays are passed without copying; out arguments are written in place. Raises "
-        "RuntimeError with the kernel's message on failure.");
+        "given). Arrays are passed without copying; out arguments are written in place. The "
+        "arguments at positions `dynamic` are bounded-dynamic tensors (their array is the bound) "
+        "and their shapes after the call are returned. Raises RuntimeError with the kernel's "
+        "message on failure.");
   m.def(
       "set_kernel_libraries",
       [](const std::vector<std::string>& libraries) {
@@ -163,13 +190,16 @@ void bind_kernels(nb::module_& m) {
     for (const KernelEntry& e : registered_kernels()) names.emplace_back(e.name);
     return names;
   });
-  m.def("kernel_libraries", [](const std::string& name) {
-    std::vector<std::string> libs;
-    for (const KernelEntry& e : registered_kernels()) {
-      if (name == e.name) libs.emplace_back(e.library);
-    }
-    return libs;
-  }, nb::arg("name"), "The kernel libraries that register `name` (\"aten::add.out\").");
+  m.def(
+      "kernel_libraries",
+      [](const std::string& name) {
+        std::vector<std::string> libs;
+        for (const KernelEntry& e : registered_kernels()) {
+          if (name == e.name) libs.emplace_back(e.library);
+        }
+        return libs;
+      },
+      nb::arg("name"), "The kernel libraries that register `name` (\"aten::add.out\").");
 }
 
 }  // namespace pteron::py

@@ -32,7 +32,35 @@ def export(model, example_inputs: Sequence[Any], *, strict: bool = False, dynami
     import torch
 
     ep = torch.export.export(model.eval(), tuple(example_inputs), strict=strict, dynamic_shapes=dynamic_shapes)
-    return ep.run_decompositions()
+    return decompose(ep)
+
+
+# Core ATen ops that torch's default table still decomposes (into arange/abs/clamp/index
+# chains) although pteron has kernels for them: kept whole, one kernel call each.
+_KEPT_CORE_OPS = ("reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad2d",
+                  "replication_pad3d")
+
+
+# torchao's affine quantization primitives, which pteron's optimized library rewrites into its
+# quantized linears (compiler/passes/quantized_linear.h). The default decompositions would turn
+# them into dozens of plain int/float ops, so they are kept whole.
+_TORCHAO_KEPT = ("dequantize_affine", "quantize_affine", "choose_qparams_affine")
+
+
+def decompose(ep):
+    """ep.run_decompositions() to core ATen, keeping the ops in _KEPT_CORE_OPS and torchao's
+    affine quantization primitives whole."""
+    import torch
+
+    table = torch.export.default_decompositions()
+    for name in _KEPT_CORE_OPS:
+        table.pop(getattr(torch.ops.aten, name).default, None)
+    torchao = getattr(torch.ops, "torchao", None)
+    for name in _TORCHAO_KEPT:
+        op = getattr(torchao, name, None) if torchao is not None else None
+        if op is not None:
+            table.pop(op.default, None)
+    return ep.run_decompositions(table)
 
 
 class LoweredProgram:
@@ -106,7 +134,8 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
                                 quantize: str | None = None, calibration=None, int8_io: bool = False,
                                 observer: str | None = None, percentile: float = 99.99,
                                 progress: bool = True,
-                                kernels: Sequence[str] | None = None) -> LoweredProgram:
+                                kernels: Sequence[str] | None = None,
+                                group_size: int | None = None) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
     `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
@@ -124,10 +153,22 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     and outputs int8 (their scales and zero points are in report["quantize"]); `observer`
     ("minmax" or "percentile", default per scheme) and `percentile` choose activation ranges.
     Calibration progress goes to stderr unless `progress` is False.
+
+    `quantize` "llm-8da4w", "llm-int8" or "llm-int4" quantizes linear and embedding weights
+    instead (int4 groups of `group_size`, default 32; int8 per channel unless `group_size`),
+    with no calibration; the program runs on the optimized kernels, so `kernels` defaults to
+    ("optimized", "portable") then.
     """
+    llm = quantize is not None and quantize.startswith("llm-")
+    if group_size is not None and not llm:
+        raise CompileError("group_size needs quantize='llm-8da4w', 'llm-int8' or 'llm-int4'")
+    if llm and (calibration is not None or int8_io):
+        raise CompileError(f"quantize={quantize!r} takes no calibration or int8_io")
+    if llm and kernels is None:
+        kernels = ("optimized", "portable")
     if quantize is None and (calibration is not None or int8_io):
         raise CompileError("calibration and int8_io need quantize='cortex-m', 'xnnpack' or 'ethos-u'")
-    if quantize is not None and calibration is None:
+    if quantize is not None and not llm and calibration is None:
         raise CompileError("quantize needs calibration samples (an iterable of input tuples)")
     backends = backend_names(partitioner or [])
     if backends:
@@ -140,6 +181,8 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     def compile_path(path):
         if quantize is None:
             return pteron_native.compile_pt2(path, target, backends)
+        if llm:
+            return pteron_native.compile_pt2_llm(path, target, quantize, group_size or 0, backends)
         arrays = _stack_calibration(calibration)
         return pteron_native.compile_pt2_quantized(path, target, quantize, arrays, int8_io, observer or "",
                                                    percentile, progress, backends)
@@ -149,7 +192,7 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
 
     import torch
 
-    ep = program if _is_core_aten(program) else program.run_decompositions()
+    ep = program if _is_core_aten(program) else decompose(program)
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)

@@ -2,6 +2,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 namespace pteron {
 namespace {
@@ -29,10 +30,14 @@ const char* error_name(Error e) {
 }
 
 Error fail(Error e, const char* fmt, ...) {
+  // Formatted into a local buffer first: callers wrap an earlier failure's message
+  // (last_error_message() as an argument), and vsnprintf into its own source is undefined.
+  char message[sizeof(g_message)];
   va_list args;
   va_start(args, fmt);
-  vsnprintf(g_message, sizeof(g_message), fmt, args);
+  vsnprintf(message, sizeof(message), fmt, args);
   va_end(args);
+  memcpy(g_message, message, sizeof(message));
   return e;
 }
 

@@ -29,6 +29,7 @@ struct CompileCliOptions {
   bool memory_report = false;
   bool json = false;
   std::string quantize;  // scheme; empty = float program
+  int64_t group_size = 0;  // llm-* schemes: weights per scale (0: the scheme's default)
   std::string calibration;
   bool int8_io = false;
   std::string observer;
@@ -143,7 +144,21 @@ void run(const CompileCliOptions& o) {
   options.backends = o.backends;
   options.fallback = o.fallback;
   compiler::QuantizeOptions quantize;
-  if (!o.quantize.empty()) {
+  compiler::LlmQuantizeOptions llm;
+  if (o.group_size != 0 && !compiler::is_llm_scheme(o.quantize)) {
+    throw UserError("--group-size needs --quantize llm-8da4w, llm-int8 or llm-int4");
+  }
+  if (compiler::is_llm_scheme(o.quantize)) {
+    if (!o.calibration.empty() || o.int8_io) {
+      throw UserError("--quantize " + o.quantize + " takes no --calibration or --int8-io");
+    }
+    if (o.group_size < 0) throw UserError("--group-size must be positive");
+    llm.scheme = compiler::parse_llm_scheme(o.quantize);
+    llm.group_size = o.group_size;
+    options.llm_quantize = &llm;
+    // The quantized ops are the optimized library's: use it unless backends are named.
+    if (options.backends.empty()) options.backends = {"optimized", "portable"};
+  } else if (!o.quantize.empty()) {
     try {
       quantize.scheme = compiler::parse_quant_scheme(o.quantize);
       if (!o.observer.empty()) quantize.observer = compiler::parse_quant_observer(o.observer);
@@ -229,7 +244,11 @@ void add_compile_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");
-  cmd->add_option("--quantize", opts->quantize, "post-training int8 quantization for cortex-m, xnnpack or ethos-u");
+  cmd->add_option("--quantize", opts->quantize,
+                  "post-training int8 quantization for cortex-m, xnnpack or ethos-u; or LLM weights: "
+                  "llm-8da4w, llm-int8, llm-int4 (no calibration; optimized kernels)");
+  cmd->add_option("--group-size", opts->group_size,
+                  "llm-* schemes: weights per scale (int4: a multiple of 32; default 32, int8 per channel)");
   cmd->add_option("--calibration", opts->calibration,
                   "calibration samples (.npz): per input an array [N, *input shape], named input_0, ...");
   cmd->add_flag("--int8-io", opts->int8_io, "int8 program inputs and outputs (no float crosses the boundary)");

@@ -1,0 +1,216 @@
+"""`make bench-ops`: the optimized library's spatial and selection fast paths against PyTorch
+eager at representative sizes, 1 and 2 threads, in one run.
+
+Cases: upsample_nearest2d and upsample_bilinear2d 2x of [1, 64, 128, 128], antialiased bilinear
+0.5x of the same (F.interpolate(antialias=True)), reflection_pad2d and
+replication_pad2d (3 on each side) of the same, topk 100 of 100,000, and a stable sort of
+100,000 floats. (Scatter into 1M, also in
+issue 17's list, is left out: no scatter kernel is on main yet; it belongs to the `state` work.)
+
+Each system runs in its own process (`worker` below): pteron's kernel through
+pteron_native.run_kernel (library "optimized", out tensors allocated once, as a planned program
+has them; the call's Python-to-C++ argument conversion is included in its time) and torch's
+functional op (which allocates its result, as eager does). Rounds alternate the order of the
+systems; every figure is the median over rounds of each round's median of --reps calls (after
+warm-up calls). The process CPU time per call, the load average, the CPU and its ISA are
+recorded with them. Results: bench/results/ops.{json,md}.
+
+    PYTHONPATH=build/python:python .venv/bin/python bench/ops.py [--rounds 5] [--reps 30]
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SYSTEMS = ["pteron", "eager"]
+
+
+def cases(torch):
+    """name -> (pteron kernel, pteron args, torch callable)."""
+    A = torch.ops.aten
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 64, 128, 128, generator=g)
+    v = torch.randn(100_000, generator=g)
+    up = torch.empty(1, 64, 256, 256)
+    down = torch.empty(1, 64, 64, 64)
+    pad = torch.empty(1, 64, 134, 134)
+    topv, topi = torch.empty(100), torch.empty(100, dtype=torch.int64)
+    sortv, sorti = torch.empty(100_000), torch.empty(100_000, dtype=torch.int64)
+    F = torch.nn.functional
+    return {
+        "upsample_nearest2d 2x [1,64,128,128]": (
+            "aten::upsample_nearest2d.vec_out", [x, None, [2.0, 2.0], up],
+            lambda: F.interpolate(x, scale_factor=2.0, mode="nearest")),
+        "upsample_bilinear2d 2x [1,64,128,128]": (
+            "aten::upsample_bilinear2d.vec_out", [x, None, False, [2.0, 2.0], up],
+            lambda: F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=False)),
+        "antialiased bilinear 0.5x [1,64,128,128]": (
+            "aten::_upsample_bilinear2d_aa.out", [x, [64, 64], False, None, None, down],
+            lambda: F.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True)),
+        "reflection_pad2d 3 [1,64,128,128]": (
+            "aten::reflection_pad2d.out", [x, [3, 3, 3, 3], pad],
+            lambda: A.reflection_pad2d(x, [3, 3, 3, 3])),
+        "replication_pad2d 3 [1,64,128,128]": (
+            "aten::replication_pad2d.out", [x, [3, 3, 3, 3], pad],
+            lambda: A.replication_pad2d(x, [3, 3, 3, 3])),
+        "topk 100 of 100000": (
+            "aten::topk.values", [v, 100, 0, True, True, topv, topi],
+            lambda: torch.topk(v, 100)),
+        "sort stable 100000": (
+            "aten::sort.values_stable", [v, True, 0, False, sortv, sorti],
+            lambda: torch.sort(v, stable=True)),
+    }
+
+
+def median_ms(fn, reps, warmup=3):
+    for _ in range(warmup):
+        fn()
+    walls, cpus = [], []
+    for _ in range(reps):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        walls.append((time.perf_counter() - w) * 1e3)
+        cpus.append((time.process_time() - c) * 1e3)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def worker(system, threads, reps):
+    import torch
+
+    torch.set_num_threads(threads)
+    if system == "pteron":
+        import pteron_native
+
+        pteron_native.set_num_threads(threads)
+    out = {}
+    for name, (kernel, args, eager) in cases(torch).items():
+        def call_pteron(k=kernel, a=args):
+            pteron_native.run_kernel(k, a, "optimized")
+
+        fn = call_pteron if system == "pteron" else eager
+        wall, cpu = median_ms(fn, reps)
+        out[name] = {"wall_ms": wall, "cpu_ms": cpu}
+    print(json.dumps(out))
+
+
+def check_outputs():
+    """The pteron kernels agree with torch on the benchmarked inputs before anything is timed."""
+    import pteron_native
+    import torch
+
+    for name, (kernel, args, eager) in cases(torch).items():
+        pteron_native.run_kernel(kernel, args, "optimized")
+        ref = eager()
+        if kernel in ("aten::topk.values", "aten::sort.values_stable"):
+            ok = torch.equal(args[-2], ref[0]) and torch.equal(args[-1], ref[1])
+        else:
+            ok = torch.allclose(args[-1], ref, atol=1e-5, rtol=1e-5)
+        if not ok:
+            raise SystemExit(f"bench-ops: {name}: pteron's result differs from torch's")
+
+
+def isa():
+    flags = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = line
+                break
+    except OSError:
+        pass
+    words = set(flags.split())
+    best = "avx512f" if "avx512f" in words else "avx2+fma" if {"avx2", "fma"} <= words else (
+        "neon" if platform.machine() in ("aarch64", "arm64") else "baseline")
+    return {"cpu_best": best, "PTERON_ISA": os.environ.get("PTERON_ISA", ""),
+            "pteron_kernels": "auto-vectorised baseline x86-64 (SSE2) loops; no ISA table"}
+
+
+def cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "ops"))
+    ap.add_argument("worker", nargs="*", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        system, threads = args.worker
+        worker(system, int(threads), args.reps)
+        return
+    check_outputs()
+    import torch
+
+    load_start = os.getloadavg()[0]
+    runs = {}  # (threads, system) -> list of per-round results
+    for threads in args.threads:
+        for r in range(args.rounds):
+            order = SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]
+            for system in order:
+                proc = subprocess.run(
+                    [sys.executable, __file__, "--reps", str(args.reps), system, str(threads)],
+                    capture_output=True, text=True, check=False, timeout=900)
+                if proc.returncode != 0:
+                    raise SystemExit(f"bench-ops: {system} worker failed: {proc.stderr.strip()[-500:]}")
+                runs.setdefault((threads, system), []).append(json.loads(proc.stdout.splitlines()[-1]))
+            print(f"threads {threads} round {r + 1}/{args.rounds} done", file=sys.stderr)
+    load_end = os.getloadavg()[0]
+    results = []
+    names = list(runs[(args.threads[0], SYSTEMS[0])][0].keys())
+    for threads in args.threads:
+        for name in names:
+            row = {"case": name, "threads": threads}
+            for system in SYSTEMS:
+                rounds = runs[(threads, system)]
+                row[f"{system}_ms"] = round(statistics.median(x[name]["wall_ms"] for x in rounds), 4)
+                row[f"{system}_cpu_ms"] = round(statistics.median(x[name]["cpu_ms"] for x in rounds), 4)
+                row[f"{system}_rounds_ms"] = [round(x[name]["wall_ms"], 4) for x in rounds]
+            row["speedup_vs_eager"] = round(row["eager_ms"] / row["pteron_ms"], 2)
+            results.append(row)
+    meta = {
+        "cpu": cpu_model(), "isa": isa(), "torch": torch.__version__, "nproc": os.cpu_count(),
+        "rounds": args.rounds, "reps": args.reps, "load_average_start": round(load_start, 2),
+        "load_average_end": round(load_end, 2),
+        "left_out": "scatter into 1M: no scatter kernel on main yet (branch `state`)",
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    lines = [
+        "# Spatial and selection ops: pteron optimized vs PyTorch eager (`make bench-ops`)",
+        "",
+        f"CPU: {meta['cpu']} ({meta['nproc']} CPUs; best ISA {meta['isa']['cpu_best']}; pteron's "
+        f"loops here: {meta['isa']['pteron_kernels']}). torch {meta['torch']}. "
+        f"Load average {meta['load_average_start']} at the start, {meta['load_average_end']} at "
+        f"the end. Median over {args.rounds} alternating rounds of each round's median of "
+        f"{args.reps} calls, each system in its own process.",
+        "",
+        "| case | threads | eager ms | pteron ms | pteron / eager speed | eager CPU ms | pteron CPU ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(f"| {r['case']} | {r['threads']} | {r['eager_ms']:.3f} | {r['pteron_ms']:.3f} | "
+                     f"{r['speedup_vs_eager']:.2f}x | {r['eager_cpu_ms']:.3f} | {r['pteron_cpu_ms']:.3f} |")
+    lines += ["", f"Left out: {meta['left_out']}.", ""]
+    out.with_suffix(".md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,432 @@
+#include "compiler/passes/quantized_linear.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "compiler/compile_error.h"
+#include "compiler/passes/custom_op_schema.h"
+#include "compiler/passes/passes.h"
+
+namespace pteron::compiler {
+namespace {
+
+const ir::OpSchema& linear_weight_only_schema(const char* name) {
+  return register_single_output_op(name, {{"input", "Tensor"},
+                                          {"weight", "Tensor"},
+                                          {"scales", "Tensor"},
+                                          {"bias", "Tensor?"},
+                                          {"group_size", "int"}});
+}
+
+const ir::OpSchema& linear_q8w_schema() {
+  static const ir::OpSchema& s = linear_weight_only_schema("pteron::linear_q8w");
+  return s;
+}
+
+const ir::OpSchema& linear_q4w_schema() {
+  static const ir::OpSchema& s = linear_weight_only_schema("pteron::linear_q4w");
+  return s;
+}
+
+const ir::OpSchema& linear_8da4w_schema() {
+  static const ir::OpSchema& s =
+      register_single_output_op("pteron::linear_8da4w", {{"input", "Tensor"},
+                                                         {"weight", "Tensor"},
+                                                         {"scales", "Tensor"},
+                                                         {"weight_sums", "Tensor"},
+                                                         {"bias", "Tensor?"},
+                                                         {"group_size", "int"},
+                                                         {"eps", "float"}});
+  return s;
+}
+
+const ir::OpSchema& embedding_schema(bool int4) {
+  static const ir::OpSchema& q8 = register_single_output_op(
+      "pteron::embedding_q8w",
+      {{"weight", "Tensor"}, {"scales", "Tensor"}, {"indices", "Tensor"}, {"group_size", "int"}});
+  static const ir::OpSchema& q4 = register_single_output_op(
+      "pteron::embedding_q4w",
+      {{"weight", "Tensor"}, {"scales", "Tensor"}, {"indices", "Tensor"}, {"group_size", "int"}});
+  return int4 ? q4 : q8;
+}
+
+[[noreturn]] void refuse(const ir::Node& n, const std::string& why) {
+  throw CompileError(n.describe() + ": " + why);
+}
+
+// A constant's elements as doubles (integer and float32/64 tensors).
+std::optional<std::vector<double>> constant_numbers(const ir::Value& v) {
+  if (!v.is_constant() || !v.spec.is_contiguous()) return std::nullopt;
+  const int64_t n = v.spec.numel();
+  const uint8_t* p = v.constant->bytes.data();
+  std::vector<double> out(static_cast<size_t>(n));
+  auto read = [&](auto tag) {
+    using T = decltype(tag);
+    if (v.constant->bytes.size() < static_cast<size_t>(n) * sizeof(T)) return false;
+    for (int64_t i = 0; i < n; ++i) {
+      T x;
+      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+      out[static_cast<size_t>(i)] = static_cast<double>(x);
+    }
+    return true;
+  };
+  bool ok = false;
+  switch (v.spec.dtype) {
+    case ScalarType::Byte:
+      ok = read(uint8_t{});
+      break;
+    case ScalarType::Char:
+      ok = read(int8_t{});
+      break;
+    case ScalarType::Short:
+      ok = read(int16_t{});
+      break;
+    case ScalarType::Int:
+      ok = read(int32_t{});
+      break;
+    case ScalarType::Long:
+      ok = read(int64_t{});
+      break;
+    case ScalarType::Float:
+      ok = read(float{});
+      break;
+    case ScalarType::Double:
+      ok = read(double{});
+      break;
+    default:
+      break;
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+const ir::Node* producer_op(const ir::Graph& g, ir::ValueId v, const char* op) {
+  const ir::Value& value = g.value(v);
+  if (!value.is_intermediate()) return nullptr;
+  const ir::Node& p = g.node(value.producer);
+  return p.op.str() == op ? &p : nullptr;
+}
+
+std::optional<int64_t> optional_int(const ir::Argument& a) {
+  if (a.is_none()) return std::nullopt;
+  return static_cast<int64_t>(a.to_double());
+}
+
+// The integer weights behind dequantize_affine(Wq, [1, G], scale, zp, int8, qmin, qmax) of a
+// 2-D constant, checked against what the kernels run; nullopt when `dq` does not read a
+// constant (nothing to rewrite), CompileError when it does but cannot be run.
+std::optional<QuantizedMatrix> torchao_weight(const ir::Graph& g, const ir::Node& dq) {
+  const ir::Value& wq = g.value(dq.args[0].tensor());
+  if (!wq.is_constant()) return std::nullopt;
+  if (wq.spec.rank() != 2) refuse(dq, "only 2-d quantized weights are supported");
+  const int64_t rows = wq.spec.sizes[0], cols = wq.spec.sizes[1];
+  const auto& block = dq.args[1].get<std::vector<int64_t>>();
+  if (block.size() != 2 || block[0] != 1 || block[1] < 1 || cols % block[1] != 0) {
+    refuse(dq, "block size must be [1, G] with G dividing the row length " + std::to_string(cols));
+  }
+  const int64_t G = block[1];
+  if (wq.spec.dtype != ScalarType::Char || !dq.args[4].is<ScalarType>() ||
+      dq.args[4].get<ScalarType>() != ScalarType::Char) {
+    refuse(dq, "quantized weights must be stored as int8");
+  }
+  if (dq.args[7].is<ScalarType>() && dq.args[7].get<ScalarType>() != ScalarType::Float) {
+    refuse(dq, "only float32 output is supported");
+  }
+  const int64_t qmin = optional_int(dq.args[5]).value_or(-128);
+  const int64_t qmax = optional_int(dq.args[6]).value_or(127);
+  const int bits = qmin >= -8 && qmax <= 7 ? 4 : 8;
+  if (qmin < -128 || qmax > 127) refuse(dq, "weight range beyond int8");
+  if (bits == 4 && G % 32 != 0) {
+    refuse(dq, "int4 group size " + std::to_string(G) + " is not a multiple of 32");
+  }
+  const ir::Value& scale = g.value(dq.args[2].tensor());
+  const int64_t groups = rows * (cols / G);
+  if (!scale.is_constant() || scale.spec.dtype != ScalarType::Float ||
+      scale.spec.numel() != groups) {
+    refuse(dq, "scales must be a float32 constant with one value per group (" +
+                   std::to_string(groups) + ")");
+  }
+  if (dq.args[3].is_tensor()) {
+    const auto zp = constant_numbers(g.value(dq.args[3].tensor()));
+    if (!zp || static_cast<int64_t>(zp->size()) != groups) {
+      refuse(dq, "zero points must be a constant with one value per group");
+    }
+    for (double z : *zp) {
+      if (z != 0.0) refuse(dq, "asymmetric weights (non-zero zero points) are not supported");
+    }
+  }
+  QuantizedMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.group = G;
+  m.bits = bits;
+  m.q.resize(static_cast<size_t>(rows * cols));
+  std::memcpy(m.q.data(), wq.constant->bytes.data(), m.q.size());
+  for (int8_t q : m.q) {
+    if (q < qmin || q > qmax) refuse(dq, "a weight lies outside [quant_min, quant_max]");
+  }
+  m.scales.resize(static_cast<size_t>(groups));
+  std::memcpy(m.scales.data(), scale.constant->bytes.data(), m.scales.size() * sizeof(float));
+  return m;
+}
+
+// The float input x of torchao's dynamic per-token int8 activation chain ending in `v`
+// (dequantize_affine(quantize_affine(x, ...), ...) with choose_qparams_affine(x, ...)), and
+// its eps; nullopt when `v` is not produced by dequantize_affine. CompileError for a chain of
+// another kind.
+struct DynamicActivation {
+  ir::ValueId x;
+  double eps;
+};
+
+std::optional<DynamicActivation> torchao_dynamic_activation(const ir::Graph& g, ir::ValueId v) {
+  const ir::Node* dq = producer_op(g, v, "torchao::dequantize_affine.default");
+  if (dq == nullptr) return std::nullopt;
+  const ir::Node* q = producer_op(g, dq->args[0].tensor(), "torchao::quantize_affine.default");
+  if (q == nullptr || !q->args[2].is_tensor() || !q->args[3].is_tensor()) {
+    refuse(*dq, "quantized activations must come from quantize_affine with a scale and zero point");
+  }
+  const ir::Value& s = g.value(q->args[2].tensor());
+  const ir::Value& z = g.value(q->args[3].tensor());
+  const ir::Node* cq =
+      producer_op(g, q->args[2].tensor(), "torchao::choose_qparams_affine.default");
+  const ir::ValueId x = q->args[0].tensor();
+  if (cq == nullptr || !z.is_intermediate() || z.producer != cq->id || s.producer_output != 0 ||
+      z.producer_output != 1 || !cq->args[0].is_tensor() || cq->args[0].tensor() != x ||
+      dq->args[2].tensor() != q->args[2].tensor() || !dq->args[3].is_tensor() ||
+      dq->args[3].tensor() != q->args[3].tensor()) {
+    refuse(*dq, "activation scale and zero point must be choose_qparams_affine of the same input");
+  }
+  const ir::Value& xv = g.value(x);
+  if (xv.spec.dtype != ScalarType::Float || xv.spec.rank() < 1) {
+    refuse(*dq, "dynamically quantized activations must be float32");
+  }
+  const int64_t K = xv.spec.sizes.back();
+  std::vector<int64_t> per_token(xv.spec.rank(), 1);
+  per_token.back() = K;
+  for (const ir::Node* n : {cq, q, dq}) {
+    const size_t block_arg = n == cq ? 2 : 1;
+    if (n->args[block_arg].get<std::vector<int64_t>>() != per_token) {
+      refuse(*n, "only per-token activation quantization (block [1, ..., 1, K]) is supported");
+    }
+  }
+  if (!cq->args[1].is<std::string>() || cq->args[1].get<std::string>() != "ASYMMETRIC") {
+    refuse(*cq, "only ASYMMETRIC dynamic activations are supported");
+  }
+  auto range_is_int8 = [&](const ir::Node& n, size_t dtype_arg, size_t min_arg) {
+    return n.args[dtype_arg].is<ScalarType>() &&
+           n.args[dtype_arg].get<ScalarType>() == ScalarType::Char &&
+           optional_int(n.args[min_arg]).value_or(-128) == -128 &&
+           optional_int(n.args[min_arg + 1]).value_or(127) == 127;
+  };
+  if (!range_is_int8(*cq, 3, 4) || !range_is_int8(*q, 4, 5) || !range_is_int8(*dq, 4, 5)) {
+    refuse(*dq, "dynamic activations must be int8 in [-128, 127]");
+  }
+  if (!cq->args[7].is_none() && cq->args[7].get<ScalarType>() != ScalarType::Float) {
+    refuse(*cq, "activation scales must be float32");
+  }
+  const double eps = cq->args[6].is_none() ? static_cast<double>(FLT_MIN) : cq->args[6].to_double();
+  if (!(eps > 0.0)) refuse(*cq, "eps must be positive");
+  return DynamicActivation{x, eps};
+}
+
+std::vector<uint8_t> pack_int4(const QuantizedMatrix& m) {
+  std::vector<uint8_t> out(static_cast<size_t>(m.rows * m.cols / 2));
+  for (int64_t r = 0; r < m.rows; ++r) {
+    const int8_t* q = m.q.data() + r * m.cols;
+    uint8_t* dst = out.data() + r * m.cols / 2;
+    for (int64_t b = 0; b < m.cols / 32; ++b) {
+      for (int j = 0; j < 16; ++j) {
+        const int lo = q[b * 32 + j] + 8, hi = q[b * 32 + 16 + j] + 8;
+        dst[b * 16 + j] = static_cast<uint8_t>(lo | (hi << 4));
+      }
+    }
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+  std::vector<uint8_t> out(v.size() * sizeof(T));
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+struct PackedConstants {
+  ir::ValueId weight, scales;
+};
+
+PackedConstants add_packed(ir::Graph& graph, const std::string& base, const QuantizedMatrix& m) {
+  const bool int4 = m.bits == 4;
+  ir::TensorSpec wspec = int4 ? ir::TensorSpec::contiguous(ScalarType::Byte, {m.rows, m.cols / 2})
+                              : ir::TensorSpec::contiguous(ScalarType::Char, {m.rows, m.cols});
+  const std::string wname = graph.unique_name(base + (int4 ? "_q4" : "_q8"));
+  const ir::ValueId w = graph.add_constant(
+      wname, std::move(wspec), ir::ConstantData::owned(int4 ? pack_int4(m) : bytes_of(m.q), wname));
+  const std::string sname = graph.unique_name(base + "_scales");
+  const ir::ValueId s = graph.add_constant(
+      sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows, m.cols / m.group}),
+      ir::ConstantData::owned(bytes_of(m.scales), sname));
+  return {w, s};
+}
+
+}  // namespace
+
+QuantizedMatrix quantize_symmetric(const float* w, int64_t rows, int64_t cols, int64_t group,
+                                   int bits) {
+  if (group < 1 || cols % group != 0) {
+    throw CompileError("group size " + std::to_string(group) + " does not divide the row length " +
+                       std::to_string(cols));
+  }
+  if (bits == 4 && group % 32 != 0) {
+    throw CompileError("int4 group size " + std::to_string(group) + " is not a multiple of 32");
+  }
+  const int qmin = bits == 4 ? -8 : -128, qmax = bits == 4 ? 7 : 127;
+  const float half_range = static_cast<float>(qmax - qmin) / 2.0f;
+  QuantizedMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.group = group;
+  m.bits = bits;
+  m.q.resize(static_cast<size_t>(rows * cols));
+  m.scales.resize(static_cast<size_t>(rows * (cols / group)));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t g0 = 0; g0 < cols; g0 += group) {
+      const float* x = w + r * cols + g0;
+      float lo = 0.0f, hi = 0.0f;
+      for (int64_t k = 0; k < group; ++k) {
+        lo = x[k] < lo ? x[k] : lo;
+        hi = x[k] > hi ? x[k] : hi;
+      }
+      float scale = (-lo > hi ? -lo : hi) / half_range;
+      scale = scale < FLT_MIN ? FLT_MIN : scale;
+      m.scales[static_cast<size_t>(r * (cols / group) + g0 / group)] = scale;
+      const float inv = 1.0f / scale;
+      for (int64_t k = 0; k < group; ++k) {
+        float q = std::nearbyint(x[k] * inv);
+        q = q < static_cast<float>(qmin)
+                ? static_cast<float>(qmin)
+                : (q > static_cast<float>(qmax) ? static_cast<float>(qmax) : q);
+        m.q[static_cast<size_t>(r * cols + g0 + k)] = static_cast<int8_t>(q);
+      }
+    }
+  }
+  return m;
+}
+
+void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueId input,
+                                 const QuantizedMatrix& m, const ir::Argument& bias,
+                                 QLinearKind kind, double eps) {
+  const std::string base = graph.value(graph.node(linear).outputs[0]).name + "_weight";
+  const PackedConstants c = add_packed(graph, base, m);
+  if (kind != QLinearKind::A8W4) {
+    graph.set_op(
+        linear, kind == QLinearKind::Q4W ? linear_q4w_schema() : linear_q8w_schema(),
+        {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, bias, m.group});
+    return;
+  }
+  // sum_k q_k * scale(k) per output channel: the zero-point correction of the activations.
+  std::vector<float> sums(static_cast<size_t>(m.rows));
+  const int64_t groups = m.cols / m.group;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    double s = 0.0;
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t qs = 0;
+      for (int64_t k = g * m.group; k < (g + 1) * m.group; ++k)
+        qs += m.q[static_cast<size_t>(r * m.cols + k)];
+      s += static_cast<double>(m.scales[static_cast<size_t>(r * groups + g)]) *
+           static_cast<double>(qs);
+    }
+    sums[static_cast<size_t>(r)] = static_cast<float>(s);
+  }
+  const std::string sname = graph.unique_name(base + "_sums");
+  const ir::ValueId sums_id =
+      graph.add_constant(sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows}),
+                         ir::ConstantData::owned(bytes_of(sums), sname));
+  graph.set_op(linear, linear_8da4w_schema(),
+               {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales},
+                ir::TensorRef{sums_id}, bias, m.group, eps});
+}
+
+void rewrite_as_quantized_embedding(ir::Graph& graph, ir::NodeId embedding, ir::ValueId indices,
+                                    const QuantizedMatrix& m) {
+  const std::string base = graph.value(graph.node(embedding).outputs[0]).name + "_table";
+  const PackedConstants c = add_packed(graph, base, m);
+  graph.set_op(embedding, embedding_schema(m.bits == 4),
+               {ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, ir::TensorRef{indices}, m.group});
+}
+
+int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
+  int rewritten = 0;
+  const std::vector<ir::NodeId> order = graph.nodes();
+  for (ir::NodeId id : order) {
+    if (!graph.has_node(id) || delegated.count(id)) continue;
+    const ir::Node& node = graph.node(id);
+    const std::string op = node.op.str();
+    const bool is_linear = op == "aten::linear.default";
+    const bool is_embedding = op == "aten::embedding.default";
+    if (!is_linear && !is_embedding) continue;
+    const size_t weight_arg = is_linear ? 1 : 0;
+    if (!node.args[weight_arg].is_tensor()) continue;
+    const ir::Node* dqw =
+        producer_op(graph, node.args[weight_arg].tensor(), "torchao::dequantize_affine.default");
+    if (dqw == nullptr || delegated.count(dqw->id)) continue;
+    std::optional<QuantizedMatrix> m = torchao_weight(graph, *dqw);
+    if (!m) continue;
+    const ir::Value& out = graph.value(node.outputs[0]);
+    if (out.spec.dtype != ScalarType::Float)
+      refuse(node, "quantized weights need a float32 output");
+    if (is_embedding) {
+      const ir::ValueId indices = node.args[1].tensor();
+      if (m->bits == 4 && m->cols % 32 != 0)
+        refuse(node, "int4 table rows must be a multiple of 32");
+      rewrite_as_quantized_embedding(graph, id, indices, *m);
+      ++rewritten;
+      continue;
+    }
+    const ir::Argument bias = node.args[2];
+    std::optional<DynamicActivation> act = torchao_dynamic_activation(graph, node.args[0].tensor());
+    QLinearKind kind = m->bits == 4 ? QLinearKind::Q4W : QLinearKind::Q8W;
+    ir::ValueId input = node.args[0].tensor();
+    // With the default decompositions the linear reads view(dequantize_affine(...), [M, K]):
+    // the view then reads the float activations instead (per-token rows are the same rows).
+    ir::NodeId row_view = ir::kNoNode;
+    if (!act) {
+      const ir::Value& in = graph.value(input);
+      if (in.is_intermediate() && in.users.size() == 1) {
+        const ir::Node& v = graph.node(in.producer);
+        const std::string vop = v.op.str();
+        if ((vop == "aten::view.default" || vop == "aten::_unsafe_view.default" ||
+             vop == "aten::reshape.default") &&
+            v.args[0].is_tensor() && in.spec.rank() >= 1 &&
+            graph.value(v.args[0].tensor()).spec.rank() >= 1 &&
+            graph.value(v.args[0].tensor()).spec.sizes.back() == in.spec.sizes.back()) {
+          act = torchao_dynamic_activation(graph, v.args[0].tensor());
+          if (act) row_view = v.id;
+        }
+      }
+    }
+    if (act) {
+      if (m->bits != 4)
+        refuse(node, "dynamic int8 activations are supported with int4 weights only");
+      kind = QLinearKind::A8W4;
+      if (row_view != ir::kNoNode) {
+        graph.set_arg(row_view, 0, ir::TensorRef{act->x});
+      } else {
+        input = act->x;
+      }
+    }
+    if (graph.value(input).spec.dtype != ScalarType::Float)
+      refuse(node, "the input must be float32");
+    rewrite_as_quantized_linear(graph, id, input, *m, bias, kind, act ? act->eps : FLT_MIN);
+    ++rewritten;
+  }
+  if (rewritten > 0) remove_dead_code(graph);  // the int8 weights and the torchao chains
+  return rewritten;
+}
+
+}  // namespace pteron::compiler

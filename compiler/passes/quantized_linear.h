@@ -1,0 +1,62 @@
+// Quantized LLM linears and embeddings for the "optimized" kernel library.
+//
+// torchao's export (what ExecuTorch users produce with quantize_(model, ...)) keeps integer
+// weights behind torchao::dequantize_affine after run_decompositions():
+//   weight-only (IntxWeightOnlyConfig, int8 or int4, per channel or per group):
+//     linear(x, dequantize_affine(Wq, [1, G], scale, zp, int8, qmin, qmax), b)
+//     embedding(dequantize_affine(Wq, [1, G], ...), indices)
+//   8da4w (Int8DynamicActivationIntxWeightConfig(weight_dtype=int4)): the input is also
+//     s, z = choose_qparams_affine(x, 'ASYMMETRIC', [1, .., 1, K], int8, -128, 127)
+//     dequantize_affine(quantize_affine(x, [1, .., K], s, z, int8, -128, 127), ...)
+// quantized_linear() rewrites these into pteron::linear_q8w / linear_q4w / linear_8da4w and
+// pteron::embedding_q8w / embedding_q4w (kernels/optimized/op_linear_quantized.cpp,
+// op_embedding_quantized.cpp), packing int4 weights two per byte at compile time. Variants
+// the kernels do not cover (asymmetric weights, int4 groups that are not multiples of 32,
+// 8-bit weights with dynamic activations, ...) are a CompileError naming the node and why.
+#pragma once
+
+#include <cfloat>
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/op_schema.h"
+
+namespace pteron::compiler {
+
+enum class QLinearKind { Q8W, Q4W, A8W4 };
+
+// Integer weights [rows, cols] (values in [-8, 7] for 4 bits) with one float scale per group
+// of `group` consecutive values of a row: weight = q * scales[row * (cols / group) + k / group].
+struct QuantizedMatrix {
+  int64_t rows = 0, cols = 0, group = 0;
+  int bits = 8;
+  std::vector<int8_t> q;
+  std::vector<float> scales;
+};
+
+// torchao's SYMMETRIC mapping (choose_qparams_affine + quantize_affine), bit for bit: per
+// group, scale = max(|min|, |max|) / ((qmax - qmin) / 2) clamped to FLT_MIN, q = clamp(
+// round(w * (1 / scale)), qmin, qmax) with [qmin, qmax] = [-8, 7] (4 bits) or [-128, 127].
+// Throws CompileError when `group` does not divide `cols` (or, for 4 bits, is not a multiple
+// of 32).
+QuantizedMatrix quantize_symmetric(const float* w, int64_t rows, int64_t cols, int64_t group,
+                                   int bits);
+
+// Replaces the linear node `linear` (its output kept) by the pteron op of `kind` reading
+// `input` with `weights` (packed into new constants) and `bias` (a tensor or None); `eps`
+// bounds the dynamic activation scales from below (A8W4; torchao's default FLT_MIN).
+void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueId input,
+                                 const QuantizedMatrix& weights, const ir::Argument& bias,
+                                 QLinearKind kind, double eps = FLT_MIN);
+
+// The same for an embedding node looking up `indices` in a quantized table.
+void rewrite_as_quantized_embedding(ir::Graph& graph, ir::NodeId embedding, ir::ValueId indices,
+                                    const QuantizedMatrix& table);
+
+// The pass: rewrites every torchao pattern above outside `delegated`; returns how many nodes
+// it rewrote. Throws CompileError for a torchao weight it cannot run.
+int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {});
+
+}  // namespace pteron::compiler

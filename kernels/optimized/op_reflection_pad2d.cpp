@@ -1,0 +1,16 @@
+// aten::reflection_pad2d.out for row-major tensors of any dtype: rows copied with their pads
+// written around them, split over threads (util/pad_rows.h); the rest runs the portable kernel.
+#include "kernels/optimized/util/pad_rows.h"
+
+namespace pteron::optimized {
+namespace {
+
+Error reflection_pad2d_out(KernelContext& ctx, Span<EValue*> args) {
+  return pad_rows_out("aten::reflection_pad2d.out", 2, PadMode::Reflect, ctx, args);
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::reflection_pad2d.out", reflection_pad2d_out);
+
+}  // namespace pteron::optimized

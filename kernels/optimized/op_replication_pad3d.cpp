@@ -1,0 +1,16 @@
+// aten::replication_pad3d.out for row-major tensors of any dtype: rows copied with their pads
+// written around them, split over threads (util/pad_rows.h); the rest runs the portable kernel.
+#include "kernels/optimized/util/pad_rows.h"
+
+namespace pteron::optimized {
+namespace {
+
+Error replication_pad3d_out(KernelContext& ctx, Span<EValue*> args) {
+  return pad_rows_out("aten::replication_pad3d.out", 3, PadMode::Replicate, ctx, args);
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::replication_pad3d.out", replication_pad3d_out);
+
+}  // namespace pteron::optimized

@@ -1,0 +1,9 @@
+// Portable C++ bodies of QLinearKernels: the reference the SIMD tables are tested against, and
+// the table for CPUs without one.
+#include "kernels/optimized/qlinear/qlinear_impl_scalar.h"
+
+namespace pteron::opt::qscalar {
+
+extern const QLinearKernels kTable = {"scalar", q8w_rows, q4w_rows, q4a8_rows};
+
+}  // namespace pteron::opt::qscalar

@@ -1,0 +1,60 @@
+// Scalar bodies of QLinearKernels (qlinear_kernels.h), shared by qlinear_base.cpp and the
+// SIMD files (which use them for what their vectors do not cover). Internal linkage: each file
+// compiles its own copy with its own flags, so a copy built for a newer CPU (the aarch64
+// dot-product file) never stands in for the baseline table's.
+#pragma once
+
+#include "kernels/optimized/qlinear/qlinear_kernels.h"
+
+namespace pteron::opt::qscalar {
+namespace {
+
+// Weight k of an int4 row (nibble - 8).
+inline int q4_at(const uint8_t* w, int64_t k) {
+  const uint8_t b = w[(k >> 5) * 16 + (k & 15)];
+  return ((k & 16) ? (b >> 4) : (b & 15)) - 8;
+}
+
+inline void q8w_rows(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
+                     int64_t x_rs, int rows, float* out, int64_t out_step) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + r * x_rs;
+    float total = 0.0f;
+    for (int64_t g0 = 0; g0 < K; g0 += G) {
+      float s = 0.0f;
+      for (int64_t k = g0; k < g0 + G; ++k) s += xr[k] * static_cast<float>(w[k]);
+      total += scales[g0 / G] * s;
+    }
+    out[r * out_step] = total;
+  }
+}
+
+inline void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
+                     int64_t x_rs, int rows, float* out, int64_t out_step) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + r * x_rs;
+    float total = 0.0f;
+    for (int64_t g0 = 0; g0 < K; g0 += G) {
+      float s = 0.0f;
+      for (int64_t k = g0; k < g0 + G; ++k) s += xr[k] * static_cast<float>(q4_at(w, k));
+      total += scales[g0 / G] * s;
+    }
+    out[r * out_step] = total;
+  }
+}
+
+inline void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs,
+                      int rows, int32_t* dots) {
+  const int64_t groups = K / G;
+  for (int r = 0; r < rows; ++r) {
+    const int8_t* xr = xq + r * xq_rs;
+    for (int64_t g = 0; g < groups; ++g) {
+      int32_t acc = 0;
+      for (int64_t k = g * G; k < (g + 1) * G; ++k) acc += (q4_at(w, k) + 8) * xr[k];
+      dots[r * groups + g] = acc;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pteron::opt::qscalar

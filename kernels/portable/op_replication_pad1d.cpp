@@ -1,0 +1,17 @@
+// aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)
+// The last 1 dim(s) padded by repeating the edge element (util/pad_modes.h).
+#include "kernels/portable/util/pad_modes.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron {
+namespace {
+
+Error replication_pad1d_out(KernelContext&, Span<EValue*> args) {
+  return pad_modes_out("aten::replication_pad1d.out", 1, PadMode::Replicate, args);
+}
+
+}  // namespace
+
+PTERON_KERNEL("aten::replication_pad1d.out", replication_pad1d_out);
+
+}  // namespace pteron

@@ -1,0 +1,135 @@
+// Every quantized-linear table this CPU runs (kernels/optimized/qlinear/qlinear_kernels.h)
+// against references written here from the weight layout alone: the int4 x int8 group dots
+// (8da4w's int32 accumulators) bit exact for every table, including the scalar one; the
+// weight-only float paths within 1e-5 of sum |x * w| (float summation order differs by
+// table). Odd K and odd group counts for int8, one to four rows, extreme int8 activations.
+#include "kernels/optimized/qlinear/qlinear_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace pteron {
+namespace {
+
+using opt::QLinearKernels;
+
+std::vector<const QLinearKernels*> tables() {
+  const QLinearKernels* t[8];
+  const int n = opt::supported_qlinear_kernels(t, 8);
+  return std::vector<const QLinearKernels*>(t, t + n);
+}
+
+// Packs int4 values (in [-8, 7]) of one row as the layout comment says.
+std::vector<uint8_t> pack_row(const std::vector<int>& q) {
+  std::vector<uint8_t> out(q.size() / 2);
+  for (size_t b = 0; b < q.size() / 32; ++b) {
+    for (int j = 0; j < 16; ++j) {
+      out[b * 16 + j] = static_cast<uint8_t>((q[b * 32 + j] + 8) | ((q[b * 32 + 16 + j] + 8) << 4));
+    }
+  }
+  return out;
+}
+
+TEST(QLinearKernels, BestTableFirstScalarLast) {
+  const auto t = tables();
+  ASSERT_FALSE(t.empty());
+  EXPECT_EQ(&opt::qlinear_kernels(), t.front());
+  EXPECT_EQ(std::string(t.back()->name), "scalar");
+  for (const QLinearKernels* k : t) std::printf("qlinear table: %s\n", k->name);
+}
+
+TEST(QLinearKernels, Int4TimesInt8GroupDotsAreExact) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> w4(-8, 7), a8(-128, 127), pick(0, 9);
+  const int64_t cases[][2] = {{32, 32},   {64, 32},   {96, 32},    {128, 64}, {192, 96},
+                              {256, 128}, {4096, 32}, {4096, 128}, {160, 160}};
+  for (const QLinearKernels* k : tables()) {
+    for (const auto& c : cases) {
+      const int64_t K = c[0], G = c[1], groups = K / G;
+      std::vector<int> q(static_cast<size_t>(K));
+      for (int& v : q) v = pick(rng) == 0 ? (pick(rng) < 5 ? -8 : 7) : w4(rng);
+      const std::vector<uint8_t> w = pack_row(q);
+      for (int rows = 1; rows <= opt::kQMaxRows; ++rows) {
+        const int64_t rs = K + 3;  // rows not packed back to back
+        std::vector<int8_t> x(static_cast<size_t>(rows * rs));
+        for (int8_t& v : x) {
+          const int p = pick(rng);
+          v = static_cast<int8_t>(p == 0 ? -128 : (p == 1 ? 127 : a8(rng)));
+        }
+        std::vector<int32_t> dots(static_cast<size_t>(rows * groups), -1);
+        k->q4a8_rows(w.data(), K, G, x.data(), rs, rows, dots.data());
+        for (int r = 0; r < rows; ++r) {
+          for (int64_t g = 0; g < groups; ++g) {
+            int32_t ref = 0;
+            for (int64_t i = g * G; i < (g + 1) * G; ++i) ref += (q[i] + 8) * x[r * rs + i];
+            ASSERT_EQ(dots[r * groups + g], ref) << k->name << " K=" << K << " G=" << G
+                                                 << " rows=" << rows << " r=" << r << " g=" << g;
+          }
+        }
+      }
+    }
+  }
+}
+
+// out vs sum_g s_g * sum_k x_k q_k in double; tolerance 1e-5 * sum |s x q| + 1e-6.
+void check_weight_only(const QLinearKernels& k, bool int4, int64_t K, int64_t G, int rows,
+                       std::mt19937& rng) {
+  std::uniform_real_distribution<float> xf(-2.0f, 2.0f), sf(0.001f, 0.1f);
+  std::uniform_int_distribution<int> wq(int4 ? -8 : -128, int4 ? 7 : 127);
+  std::vector<int> q(static_cast<size_t>(K));
+  for (int& v : q) v = wq(rng);
+  std::vector<float> scales(static_cast<size_t>(K / G));
+  for (float& s : scales) s = sf(rng);
+  const int64_t rs = K + 5;
+  std::vector<float> x(static_cast<size_t>(rows * rs));
+  for (float& v : x) v = xf(rng);
+  const int64_t step = 3;
+  std::vector<float> out(static_cast<size_t>(rows * step), NAN);
+  if (int4) {
+    const std::vector<uint8_t> w = pack_row(q);
+    k.q4w_rows(w.data(), scales.data(), K, G, x.data(), rs, rows, out.data(), step);
+  } else {
+    std::vector<int8_t> w(q.begin(), q.end());
+    k.q8w_rows(w.data(), scales.data(), K, G, x.data(), rs, rows, out.data(), step);
+  }
+  for (int r = 0; r < rows; ++r) {
+    double ref = 0.0, mag = 0.0;
+    for (int64_t i = 0; i < K; ++i) {
+      const double t = static_cast<double>(x[r * rs + i]) * q[i] * scales[i / G];
+      ref += t;
+      mag += std::fabs(t);
+    }
+    ASSERT_NEAR(out[r * step], ref, 1e-5 * mag + 1e-6)
+        << k.name << (int4 ? " int4" : " int8") << " K=" << K << " G=" << G << " rows=" << rows;
+  }
+}
+
+TEST(QLinearKernels, Int8WeightOnlyMatchesReference) {
+  std::mt19937 rng(11);
+  const int64_t cases[][2] = {{1, 1},     {7, 7},     {63, 63},     {63, 21},    {64, 32},
+                              {100, 100}, {257, 257}, {4096, 4096}, {4096, 128}, {33, 11}};
+  for (const QLinearKernels* k : tables()) {
+    for (const auto& c : cases) {
+      for (int rows = 1; rows <= opt::kQMaxRows; ++rows)
+        check_weight_only(*k, false, c[0], c[1], rows, rng);
+    }
+  }
+}
+
+TEST(QLinearKernels, Int4WeightOnlyMatchesReference) {
+  std::mt19937 rng(13);
+  const int64_t cases[][2] = {{32, 32}, {96, 32}, {128, 64}, {192, 96}, {4096, 128}, {4096, 32}};
+  for (const QLinearKernels* k : tables()) {
+    for (const auto& c : cases) {
+      for (int rows = 1; rows <= opt::kQMaxRows; ++rows)
+        check_weight_only(*k, true, c[0], c[1], rows, rng);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pteron

@@ -1,0 +1,362 @@
+"""Quantized LLM weights: torchao's export (8da4w, int4/int8 weight-only) compiled by pteron's
+optimized library (compiler/passes/quantized_linear.cpp -> pteron::linear_q8w / linear_q4w /
+linear_8da4w / embedding_q*), and pteron's own quantizer (quantize="llm-8da4w" ...).
+
+References and tolerances:
+- torchao's eager output (it dequantizes and runs float linears). pteron sums int4 x int8
+  products exactly in int32 per group and scales afterwards, or accumulates x * q in float
+  before scaling: the same real numbers in another float order, so rtol 1e-4 and atol 1e-4 of
+  the output's largest magnitude (float32 sums of a few hundred terms).
+- The 8da4w op: 1 and 2 threads give bit-identical outputs (each output channel is computed by
+  one thread with the same code); its int32 group dots are checked bit exact against a scalar
+  reference in qlinear_kernels_test.cpp.
+"""
+
+import subprocess
+
+import pteron
+import pteron_native
+import pytest
+import torch
+from kernel_harness import run_kernel
+
+torchao = pytest.importorskip("torchao", reason="torchao is not installed in this environment")
+from torchao.quantization import (  # noqa: E402
+    Int8DynamicActivationIntxWeightConfig,
+    IntxWeightOnlyConfig,
+    quantize_,
+)
+from torchao.quantization.granularity import PerAxis, PerGroup  # noqa: E402
+
+KERNELS = ["optimized", "portable"]
+
+
+def close(actual, expected, what):
+    scale = expected.abs().max().item()
+    torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-4 * max(scale, 1e-6),
+                               msg=lambda m: f"{what}: {m}")
+
+
+class Block(torch.nn.Module):
+    """Embedding, then an MLP: what an LLM's linears and lookups look like, static shapes."""
+
+    def __init__(self, vocab=96, dim=128, hidden=256):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, dim)
+        self.up = torch.nn.Linear(dim, hidden)
+        self.down = torch.nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, ids):
+        return self.down(torch.nn.functional.silu(self.up(self.emb(ids))))
+
+
+def make_block(seed=0):
+    torch.manual_seed(seed)
+    return Block().eval()
+
+
+def config(name, group):
+    granularity = PerAxis(0) if group == 0 else PerGroup(group)
+    if name == "8da4w":
+        return Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
+                                                     weight_granularity=granularity)
+    return IntxWeightOnlyConfig(weight_dtype=torch.int4 if name == "int4" else torch.int8,
+                                granularity=granularity)
+
+
+def torchao_quantized(model, name, group, embeddings=True):
+    quantize_(model, config(name, group))
+    if embeddings and name != "8da4w":
+        quantize_(model, config(name, group), filter_fn=lambda m, _: isinstance(m, torch.nn.Embedding))
+    return model
+
+
+def compile_and_run(ep, inputs, **kwargs):
+    lowered = pteron.to_edge_transform_and_lower(ep, kernels=KERNELS, **kwargs)
+    out = pteron.load(lowered.buffer()).forward(*inputs)[0]
+    return lowered, out
+
+
+def pass_count(lowered, name):
+    for line in lowered.report["passes"]:
+        if f"/{name}:" in line:
+            return int(line.split(":")[1].split()[0])
+    return 0
+
+
+@pytest.mark.parametrize("name,group", [("8da4w", 32), ("8da4w", 64), ("8da4w", 128),
+                                        ("int4", 32), ("int4", 128), ("int8", 0), ("int8", 32)])
+def test_torchao_export_matches_eager(name, group):
+    model = torchao_quantized(make_block(), name, group)
+    ids = torch.randint(0, 96, (2, 7), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        expected = model(ids)
+    ep = torch.export.export(model, (ids,)).run_decompositions({})
+    ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert "torchao.dequantize_affine.default" in ops
+    lowered, out = compile_and_run(ep, (ids,))
+    assert pass_count(lowered, "quantized_linear") == (2 if name == "8da4w" else 3)
+    close(out, expected, f"torchao {name} group {group}")
+
+
+def test_default_decompositions_run_as_plain_ops():
+    """A .pt2 saved after run_decompositions() with the default table carries torchao's
+    primitives decomposed into plain ops (amin/amax/round/clamp/_to_copy ...): nothing is left
+    to rewrite, and the portable/optimized plain kernels compute torchao's arithmetic."""
+    model = torchao_quantized(make_block(), "8da4w", 32)
+    ids = torch.randint(0, 96, (1, 5), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        expected = model(ids)
+    ep = torch.export.export(model, (ids,)).run_decompositions()
+    assert not any("torchao" in str(n.target) for n in ep.graph.nodes)
+    lowered, out = compile_and_run(ep, (ids,))
+    assert pass_count(lowered, "quantized_linear") == 0
+    close(out, expected, "8da4w default decompositions")
+
+
+def llm_quantize_eager(model, scheme, group):
+    """torchao's eager model for what pteron's own quantizer does (same SYMMETRIC mapping)."""
+    name = {"llm-8da4w": "8da4w", "llm-int4": "int4", "llm-int8": "int8"}[scheme]
+    quantize_(model, config(name, group))
+    quantize_(model, config("int4" if name == "8da4w" else name, group),
+              filter_fn=lambda m, _: isinstance(m, torch.nn.Embedding))
+    return model
+
+
+@pytest.mark.parametrize("scheme,group", [("llm-8da4w", 32), ("llm-int4", 64), ("llm-int8", 0)])
+def test_pteron_quantizer_matches_torchao(scheme, group):
+    ids = torch.randint(0, 96, (3, 4), generator=torch.Generator().manual_seed(3))
+    float_model = make_block(seed=4)
+    ep = torch.export.export(float_model, (ids,))
+    lowered, out = compile_and_run(ep, (ids,), quantize=scheme, group_size=group or None)
+    with torch.no_grad():
+        expected = llm_quantize_eager(make_block(seed=4), scheme, group)(ids)
+    close(out, expected, scheme)
+    assert any(line.startswith(scheme) for line in lowered.report["passes"]), lowered.report["passes"]
+
+
+def test_program_size_shrinks():
+    model = make_block()
+    ids = torch.zeros(1, 8, dtype=torch.long)
+    ep = torch.export.export(model, (ids,))
+    fp32 = len(pteron.to_edge_transform_and_lower(ep, kernels=KERNELS).buffer())
+    int8 = len(pteron.to_edge_transform_and_lower(ep, kernels=KERNELS, quantize="llm-int8").buffer())
+    int4 = len(pteron.to_edge_transform_and_lower(ep, kernels=KERNELS, quantize="llm-int4",
+                                                  group_size=128).buffer())
+    weights = sum(p.numel() for p in model.parameters()) * 4
+    assert weights / (fp32 - int8) < 1.45  # int8 drops ~3/4 of the float weights' bytes
+    assert fp32 / int4 > 5.0, (fp32, int8, int4)
+
+
+@pytest.mark.parametrize("group,message", [
+    (48, "int4 group size 48 is not a multiple of 32"),
+    (96, "group size 96 does not divide its weight's row length 128"),
+])
+def test_bad_group_size_is_one_line(group, message):
+    ep = torch.export.export(make_block(), (torch.zeros(1, 2, dtype=torch.long),))
+    with pytest.raises(pteron.CompileError) as e:
+        pteron.to_edge_transform_and_lower(ep, kernels=KERNELS, quantize="llm-int4", group_size=group)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_torchao_int4_group_not_multiple_of_32_refused(tmp_path):
+    model = Block(vocab=16, dim=48, hidden=48).eval()
+    quantize_(model, IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(16)))
+    ep = torch.export.export(model, (torch.zeros(1, 2, dtype=torch.long),)).run_decompositions({})
+    with pytest.raises(pteron.CompileError) as e:
+        pteron.to_edge_transform_and_lower(ep, kernels=KERNELS)
+    assert "int4 group size 16 is not a multiple of 32" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_cli_quantize_and_bad_group_size(tmp_path):
+    from pteron_cli import pteron_cli
+
+    def run_cli(*args):
+        return subprocess.run([pteron_cli(), *args], capture_output=True, text=True, timeout=120)
+    ep = torch.export.export(make_block(), (torch.zeros(1, 2, dtype=torch.long),))
+    pt2 = tmp_path / "block.pt2"
+    torch.export.save(ep, pt2)
+    ok = run_cli("compile", str(pt2), "-o", str(tmp_path / "q.pte"), "--quantize", "llm-8da4w",
+                 "--group-size", "64", "--memory-report")
+    assert ok.returncode == 0, ok.stderr
+    assert "llm-8da4w: 2 linear(s), 1 embedding(s), group 64" in ok.stdout
+    bad = run_cli("compile", str(pt2), "-o", str(tmp_path / "b.pte"), "--quantize", "llm-int4",
+                  "--group-size", "40")
+    assert bad.returncode == 1
+    assert len(bad.stderr.strip().splitlines()) == 1 and "not a multiple of 32" in bad.stderr
+
+
+# ---- the ops directly, 1 and 2 threads ------------------------------------------------------
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    pteron_native.set_num_threads(request.param)
+    yield request.param
+    pteron_native.set_num_threads(0)
+
+
+def pack_int4(q):
+    """[N, K] int in [-8, 7] -> [N, K / 2] uint8 in the kernels' block layout."""
+    n, k = q.shape
+    u = (q + 8).to(torch.uint8).reshape(n, k // 32, 2, 16)
+    return (u[:, :, 0] | (u[:, :, 1] << 4)).reshape(n, k // 2).contiguous()
+
+
+def reference_8da4w(x, q, scales, bias, group):
+    """torchao's arithmetic: per-token asymmetric int8 activations, dequantize, float linear."""
+    lo = torch.clamp(x.amin(-1, keepdim=True), max=0)
+    hi = torch.clamp(x.amax(-1, keepdim=True), min=0)
+    s = torch.clamp((hi - lo) / 255.0, min=torch.finfo(torch.float32).smallest_normal)
+    z = torch.clamp(-128 - torch.round(lo / s), -128, 127)
+    xq = torch.clamp(torch.round(x * (1.0 / s)) + z, -128, 127)
+    w = (q.float().reshape(q.shape[0], -1, group) * scales.unsqueeze(-1)).reshape(q.shape)
+    return torch.nn.functional.linear((xq - z) * s, w.double().float(), bias)
+
+
+@pytest.mark.parametrize("m,k,n,group", [(1, 4096, 64, 32), (5, 256, 40, 128), (9, 96, 33, 32),
+                                         (64, 512, 48, 64)])
+def test_8da4w_op(threads, m, k, n, group):
+    g = torch.Generator().manual_seed(m * 7 + k)
+    x = torch.randn(m, k, generator=g) * 3 + 0.5
+    q = torch.randint(-8, 8, (n, k), generator=g)
+    scales = torch.rand(n, k // group, generator=g) * 0.05 + 0.001
+    bias = torch.randn(n, generator=g)
+    w = (q.double().reshape(n, -1, group) * scales.double().unsqueeze(-1)).reshape(n, k)
+    sums = w.sum(-1).float()
+    out = torch.full((m, n), float("nan"))
+    run_kernel("pteron::linear_8da4w.out",
+               [x, pack_int4(q), scales, sums, bias, group, torch.finfo(torch.float32).smallest_normal,
+                out], library="optimized")
+    close(out, reference_8da4w(x, q, scales, bias, group), f"8da4w {m}x{k}x{n} g{group}")
+    if threads == 2:  # the same bits as one thread
+        pteron_native.set_num_threads(1)
+        one = torch.full((m, n), float("nan"))
+        run_kernel("pteron::linear_8da4w.out",
+                   [x, pack_int4(q), scales, sums, bias, group,
+                    torch.finfo(torch.float32).smallest_normal, one], library="optimized")
+        assert torch.equal(out, one)
+
+
+@pytest.mark.parametrize("int4,m,k,n,group", [(True, 1, 4096, 64, 128), (True, 7, 96, 20, 32),
+                                              (False, 1, 1001, 50, 1001), (False, 6, 63, 17, 21)])
+def test_weight_only_ops(threads, int4, m, k, n, group):
+    g = torch.Generator().manual_seed(k + n)
+    x = torch.randn(2, m, k, generator=g)
+    q = torch.randint(-8, 8, (n, k), generator=g) if int4 else torch.randint(-128, 128, (n, k), generator=g)
+    scales = torch.rand(n, k // group, generator=g) * 0.05 + 0.001
+    w = (q.float().reshape(n, -1, group) * scales.unsqueeze(-1)).reshape(n, k)
+    out = torch.full((2, m, n), float("nan"))
+    weight = pack_int4(q) if int4 else q.to(torch.int8)
+    op = "pteron::linear_q4w.out" if int4 else "pteron::linear_q8w.out"
+    run_kernel(op, [x, weight, scales, None, group, out], library="optimized")
+    close(out, torch.nn.functional.linear(x, w), op)
+
+
+def test_op_refuses_bad_group():
+    x, out = torch.randn(1, 64), torch.empty(1, 4)
+    with pytest.raises(RuntimeError, match="group size 48 does not divide K = 64 in multiples of 32"):
+        run_kernel("pteron::linear_q4w.out",
+                   [x, torch.zeros(4, 32, dtype=torch.uint8), torch.ones(4, 1), None, 48, out],
+                   library="optimized")
+
+
+def test_quantized_embedding_out_of_range_index():
+    table, scales = torch.zeros(4, 16, dtype=torch.int8), torch.ones(4, 1)
+    with pytest.raises(RuntimeError, match="index 9 out of range for 4 rows"):
+        run_kernel("pteron::embedding_q8w.out",
+                   [table, scales, torch.tensor([1, 9]), 16, torch.empty(2, 16)], library="optimized")
+
+
+# ---- a tiny Llama-style model (GQA, RoPE, RMSNorm, SwiGLU), random weights, no cache ----------
+
+def tiny_llama():
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128,
+                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                   max_position_embeddings=64, use_cache=False)
+    torch.manual_seed(0)
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = transformers.LlamaForCausalLM(cfg).eval()
+
+        def forward(self, ids):
+            return self.m(input_ids=ids, use_cache=False).logits
+
+    return Logits().eval()
+
+
+@pytest.mark.parametrize("how", ["torchao-8da4w", "torchao-int4", "torchao-int8", "pteron-llm-8da4w"])
+def test_tiny_llama_logits_match_torchao(how):
+    ids = torch.randint(0, 256, (1, 16), generator=torch.Generator().manual_seed(5))
+    model = tiny_llama()
+    fp32 = len(pteron.to_edge_transform_and_lower(torch.export.export(model, (ids,)),
+                                                  kernels=KERNELS).buffer())
+    if how.startswith("pteron-"):
+        lowered, out = compile_and_run(torch.export.export(model, (ids,)), (ids,), quantize="llm-8da4w")
+        llm_quantize_eager(model, "llm-8da4w", 32)
+        linears = None
+    else:
+        name = how.split("-")[1]
+        torchao_quantized(model, name, 0 if name == "int8" else 32)
+        lowered, out = compile_and_run(torch.export.export(model, (ids,)), (ids,))
+        linears = pass_count(lowered, "quantized_linear")
+        assert linears == 15 + (0 if name == "8da4w" else 1)  # 7 per layer, lm_head, embedding
+    with torch.no_grad():
+        expected = model(ids)
+    close(out, expected, f"tiny llama {how}")
+    size = len(lowered.buffer())
+    # Norms, RoPE tables and the program itself stay float: about 2.2-2.6x smaller in all.
+    assert size < fp32 / 2.0, (how, fp32, size)
+
+
+def test_torchao_program_on_portable_alone_says_what_to_do():
+    model = torchao_quantized(make_block(), "int4", 32)
+    ep = torch.export.export(model, (torch.zeros(1, 2, dtype=torch.long),)).run_decompositions({})
+    with pytest.raises(pteron.CompileError) as e:
+        pteron.to_edge_transform_and_lower(ep, kernels=["portable"])
+    assert "compile with the optimized library" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_cli_group_size_needs_llm_scheme(tmp_path):
+    from pteron_cli import pteron_cli
+    ep = torch.export.export(make_block(), (torch.zeros(1, 2, dtype=torch.long),))
+    pt2 = tmp_path / "block.pt2"
+    torch.export.save(ep, pt2)
+    r = subprocess.run([pteron_cli(), "compile", str(pt2), "-o", str(tmp_path / "x.pte"),
+                        "--group-size", "32"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
+    assert "--group-size needs --quantize llm-8da4w" in r.stderr
+
+
+@pytest.mark.parametrize("case,message", [
+    ("int8 weight for int4", "weight must be uint8"),
+    ("scales shape", "do not match K = 64"),
+    ("bias size", "bias must have N = 4 elements"),
+    ("out shape", ""),
+    ("weight_sums size", r"weight_sums must be float32 \[N = 4\]"),
+    ("eps", "eps must be positive"),
+])
+def test_8da4w_op_checks_its_arguments(case, message):
+    """The program's tensors are not trusted: every mismatch is one error, nothing is read."""
+    x = torch.randn(2, 64)
+    w = torch.zeros(4, 32, dtype=torch.uint8)
+    scales, sums, bias = torch.ones(4, 2), torch.zeros(4), torch.zeros(4)
+    out, eps = torch.empty(2, 4), 1e-30
+    if case == "int8 weight for int4":
+        w = torch.zeros(4, 32, dtype=torch.int8)
+    elif case == "scales shape":
+        scales = torch.ones(4, 3)
+    elif case == "bias size":
+        bias = torch.zeros(5)
+    elif case == "out shape":
+        out = torch.empty(2, 5)
+    elif case == "weight_sums size":
+        sums = torch.zeros(3)
+    elif case == "eps":
+        eps = 0.0
+    with pytest.raises(RuntimeError, match=message):
+        run_kernel("pteron::linear_8da4w.out", [x, w, scales, sums, bias, 32, eps, out],
+                   library="optimized")
