@@ -212,8 +212,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
                                               std::move(lowered.compile_specs), region.inputs,
                                               region.outputs});
-    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size(),
-                         std::move(lowered.report_json)});
+    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(),
+                         region.outputs.size(), std::move(lowered.report_json)});
   }
   // Kernel-library passes (fusions, lowering to a library's ops) on what no delegate took.
   std::vector<std::string> runtime_libraries;
@@ -247,9 +247,9 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   std::unordered_set<std::string> in_place_ops;
   for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
     in_place_ops.insert(lib->in_place_ops.begin(), lib->in_place_ops.end());
-  GraphMemoryPlan memory =
-      plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment, method.steps,
-                        method.delegates, r.target.plan_inputs, in_place_ops);
+  GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
+                                             method.steps, method.delegates, r.target.plan_inputs,
+                                             in_place_ops);
   r.memory = memory.plan;
   r.seconds_plan = since(t);
 
@@ -266,8 +266,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
       if (is_kernel_library(name)) info.kernel_libraries.push_back(name);
     }
     if (info.kernel_libraries.empty()) info.kernel_libraries = r.target.kernels;
-    info.backends.insert(info.backends.end(), info.kernel_libraries.begin(),
-                         info.kernel_libraries.end());
+    info.backends.insert(info.backends.end(), info.kernel_libraries.begin(), info.kernel_libraries.end());
     info.regions = &kept;
     info.region_backend = region_backend;
     info.region_backend_id = region_backend_id;
@@ -311,8 +310,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
 
 CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
                             const std::vector<const Partitioner*>& partitioners) {
-  if (options.fallback.empty())
-    return compile_method(graph, options, partitioners, nullptr, nullptr);
+  if (options.fallback.empty()) return compile_method(graph, options, partitioners, nullptr, nullptr);
   // The fallback plan: a copy of the graph as loaded, compiled with the fallback backends.
   ir::Graph cpu_graph = graph;
   CompileOptions cpu_options = options;
@@ -324,8 +322,7 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   std::vector<const Partitioner*> cpu_partitioners;
   for (const auto& p : owned) cpu_partitioners.push_back(p.get());
   MethodToEmit cpu_method;
-  CompileResult cpu =
-      compile_method(cpu_graph, cpu_options, cpu_partitioners, &cpu_method, nullptr);
+  CompileResult cpu = compile_method(cpu_graph, cpu_options, cpu_partitioners, &cpu_method, nullptr);
   cpu_method.name += kFallbackPlanSuffix;
   CompileResult result = compile_method(graph, options, partitioners, nullptr, &cpu_method);
   result.report.fallback_regions = cpu.report.regions;
