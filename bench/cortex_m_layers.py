@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # (name, kind, dims, repeats). Kinds and dims as layer_bench.cpp takes them:
 #   conv H W CIN COUT K STRIDE PAD | dw H W C K STRIDE PAD | linear ROWS IN OUT | add N |
-#   avgpool H W C K
+#   avgpool H W C K | fc ROWS IN OUT (quantized_linear_packed, what the lowering emits for
+#   symmetric weights; linear is quantized_linear, kept for comparison)
 RESNET8 = [
     ("conv1 3x3 3->16", "conv", (32, 32, 3, 16, 3, 1, 1), 1),
     ("stack1 3x3 16->16", "conv", (32, 32, 16, 16, 3, 1, 1), 2),
@@ -38,7 +39,7 @@ RESNET8 = [
     ("stack3 shortcut 1x1 s2 32->64", "conv", (16, 16, 32, 64, 1, 2, 0), 1),
     ("stack3 add", "add", (8 * 8 * 64,), 1),
     ("avgpool 8x8", "avgpool", (8, 8, 64, 8), 1),
-    ("fc 64->10", "linear", (1, 64, 10), 1),
+    ("fc 64->10", "fc", (1, 64, 10), 1),
 ]
 
 MOBILENET = [("conv1 3x3 s2 3->8", "conv", (96, 96, 3, 8, 3, 2, 1), 1)]
@@ -60,10 +61,23 @@ for _h, _c, _cout, _s, _n in [
     ]
 MOBILENET += [
     ("avgpool 3x3", "avgpool", (3, 3, 256, 3), 1),
-    ("fc 256->2", "linear", (1, 256, 2), 1),
+    ("fc 256->2", "fc", (1, 256, 2), 1),
 ]
 
-MODELS = {"resnet-8": RESNET8, "mobilenet-v1-025": MOBILENET}
+FC_AUTOENCODER = [
+    ("fc 640->128", "fc", (1, 640, 128), 1),
+    ("fc 128->128", "fc", (1, 128, 128), 3),
+    ("fc 128->8", "fc", (1, 128, 8), 1),
+    ("fc 8->128", "fc", (1, 8, 128), 1),
+    ("fc 128->128 (decoder)", "fc", (1, 128, 128), 3),
+    ("fc 128->640", "fc", (1, 128, 640), 1),
+]
+# The same layers through quantized_linear (offsets added at run time, weights [N, K]): what the
+# packed kernel replaced.
+FC_AUTOENCODER_UNPACKED = [(name, "linear", dims, rep) for name, _, dims, rep in FC_AUTOENCODER]
+
+MODELS = {"resnet-8": RESNET8, "mobilenet-v1-025": MOBILENET, "fc-autoencoder": FC_AUTOENCODER,
+          "fc-autoencoder (quantized_linear)": FC_AUTOENCODER_UNPACKED}
 
 
 def macs(kind: str, d: tuple) -> int:
@@ -75,7 +89,7 @@ def macs(kind: str, d: tuple) -> int:
         h, w, c, k, s, p = d
         oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
         return oh * ow * c * k * k
-    if kind == "linear":
+    if kind in ("linear", "fc"):
         return d[0] * d[1] * d[2]
     return 0  # add, avgpool: no multiply-accumulates
 

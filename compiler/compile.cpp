@@ -183,6 +183,15 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   std::unordered_set<ir::NodeId> delegated;
   PartitionResult kept;
   std::vector<std::string> region_backend, region_backend_id;
+  for (size_t i = 0; i < partitioners.size(); ++i) {
+    std::vector<Region> claimed;
+    for (Region region : parts.regions) {
+      if (region.partitioner != i) continue;
+      compute_region_boundary(graph, region);
+      claimed.push_back(std::move(region));
+    }
+    if (!claimed.empty()) partitioners[i]->prepare(graph, claimed);
+  }
   for (Region region : parts.regions) {
     const Partitioner& p = *partitioners[region.partitioner];
     compute_region_boundary(graph, region);  // earlier regions may have added conversions
@@ -241,9 +250,12 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();
+  std::unordered_set<std::string> in_place_ops;
+  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
+    in_place_ops.insert(lib->in_place_ops.begin(), lib->in_place_ops.end());
   GraphMemoryPlan memory =
       plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment, method.steps,
-                        method.delegates, r.target.plan_inputs, options.state_layout);
+                        method.delegates, r.target.plan_inputs, options.state_layout, in_place_ops);
   r.memory = memory.plan;
   r.seconds_plan = since(t);
 

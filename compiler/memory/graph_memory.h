@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/emit/program_emitter.h"
@@ -51,6 +52,7 @@ struct GraphMemoryPlan {
   std::unordered_map<ir::ValueId, TensorPlacement> placements;
   std::vector<int64_t> arena_sizes;  // per region, in region order, then the state arena
   uint64_t state_bytes = 0;
+  std::unordered_map<ir::ValueId, ir::ValueId> in_place;  // output -> the input it overwrites
 };
 
 // Plans the values the steps produce (node outputs, delegate outputs) and, with `plan_inputs`,
@@ -61,9 +63,17 @@ struct GraphMemoryPlan {
 // State values and the in-place updates of them (every mutation must be one: see
 // insert_state_write_backs) go to the state arena at `state`'s offsets (laid out from this
 // graph alone when null).
+//
+// In place: a node whose op is in `in_place_ops` (ops whose kernels read each element before
+// writing the same element of the output: element-wise ops on same-shape operands) writes its
+// output over a tensor input of the same byte size when the planner can prove that safe: the
+// input is planned memory (an earlier step's output, or a planned graph input), this node is
+// its last reader and it is not a graph output. Both values then share one placement; a value
+// still read later (or the caller's input buffer) keeps the output apart.
 GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
                                   uint64_t alignment, const std::vector<Step>& steps = {},
                                   const std::vector<DelegateToEmit>& delegates = {},
-                                  bool plan_inputs = true, const StateLayout* state = nullptr);
+                                  bool plan_inputs = true, const StateLayout* state = nullptr,
+                                  const std::unordered_set<std::string>& in_place_ops = {});
 
 }  // namespace pteron::compiler

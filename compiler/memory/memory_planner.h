@@ -45,6 +45,7 @@ struct MemoryPlan {
   std::vector<RegionUsage> regions;    // in the order given
   uint64_t peak_live_bytes = 0;        // lower bound: most bytes alive at any instruction
   uint64_t total_arena_bytes = 0;
+  size_t in_place_outputs = 0;         // outputs placed over an input (plan_graph_memory)
   double efficiency() const {
     return total_arena_bytes == 0 ? 1.0 : static_cast<double>(peak_live_bytes) / total_arena_bytes;
   }

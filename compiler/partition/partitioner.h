@@ -50,6 +50,11 @@ class Partitioner {
   // Lowers a claimed region to the backend's payload. A failure gives the region back to the
   // later partitioners and the kernel libraries, with the reason.
   virtual LoweredRegion lower(const ir::Graph& graph, const Region& region) const = 0;
+  // Called once with every region this partitioner claimed, before lower() runs on each, for a
+  // backend whose compiler costs most per call rather than per region (Ethos-U: Vela is a
+  // Python process) to compile them all in one go; lower() must still give the same result
+  // without it. Never throws. The default does nothing.
+  virtual void prepare(const ir::Graph& graph, const std::vector<Region>& regions) const {}
   virtual SupportDecision supports(const ir::Graph& graph, const ir::Node& node) const = 0;
   // Nodes reading or writing a dynamic (bounded) tensor, or with run-time sizes: partition()
   // refuses them with this reason before asking supports(), since no pteron backend runs

@@ -34,6 +34,10 @@ struct KernelLibrary {
   std::string name;
   std::string runtime_library;
   std::vector<std::pair<std::string, LibraryPass>> passes;  // (pass name, pass), run in order
+  // Ops ("ns::op.overload" as graph nodes name them) whose kernels here may write their output
+  // over a same-size tensor input (each element read before the same element is written): the
+  // memory planner runs them in place where it proves the input dead (plan_graph_memory).
+  std::vector<std::string> in_place_ops = {};
 };
 
 // Called once per library at start-up; "portable" is built in. False if the name is taken.

@@ -12,7 +12,9 @@
 #include <stdexcept>
 
 #include "compiler/compile.h"
+#include "compiler/memory/graph_memory.h"
 #include "compiler/passes/host_runner.h"
+#include "kernels/cortex_m/aot/cortex_m_schemas.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
 #include "runtime/host/host_method.h"
 #include "runtime/kernel/kernel.h"
@@ -248,7 +250,7 @@ TEST(CortexMLowering, QuantizedOpsBecomeCortexMKernels) {
   EXPECT_EQ(count("cortex_m::quantized_max_pool2d_nhwc.default"), 1);
   EXPECT_EQ(count("cortex_m::quantized_add.default"), 1);
   EXPECT_EQ(count("cortex_m::quantized_avg_pool2d_nhwc.default"), 1);
-  EXPECT_EQ(count("cortex_m::quantized_linear.default"), 1);
+  EXPECT_EQ(count("cortex_m::quantized_linear_packed.default"), 1);  // symmetric weights
   EXPECT_EQ(count("cortex_m::softmax.default"), 1);
   EXPECT_EQ(count("aten::view_copy.default"), 1);  // on int8 values now
   EXPECT_EQ(report.lowered, 8);
@@ -271,7 +273,7 @@ TEST(CortexMLowering, QuantizedOpsBecomeCortexMKernels) {
     const std::string op = n.op.str();
     const size_t arg = op == "cortex_m::quantized_conv2d_nhwc.default"             ? 12
                        : op == "cortex_m::quantized_depthwise_conv2d_nhwc.default" ? 13
-                                                                                    : 0;
+                                                                                   : 0;
     if (arg == 0) continue;
     ASSERT_TRUE(n.args[arg].is_tensor()) << op;
     const auto& buffer = g.value(n.args[arg].tensor());
@@ -345,6 +347,69 @@ TEST(CortexMLowering, QuantizeMultiplierMatchesTflite) {
   const Requant r = quantize_multiplier(0.0123);
   EXPECT_NEAR(r.multiplier * std::ldexp(1.0, r.shift - 31), 0.0123, 1e-9);
   EXPECT_EQ(quantize_multiplier(0.0).multiplier, 0);
+}
+
+// The memory planner's in-place decisions on int8 element-wise kernels (the ops the cortex-m
+// library declares in_place_ops): x -> requantize -> a -> clamp -> b, then either b is the
+// output (every step may write over its input) or add(b, a) follows, so a is still live when
+// the clamp runs and the clamp must not write over it.
+const std::unordered_set<std::string> kInPlace = {
+    "cortex_m::quantized_clamp.default", "cortex_m::requantize.default",
+    "cortex_m::quantized_add.default", "cortex_m::quantized_mul.default"};
+
+struct ChainGraph {
+  Graph g;
+  ValueId x, a, b, c = ir::kNoValue;
+};
+ChainGraph chain(bool reuse_a) {
+  register_cortex_m_schemas();  // the lowering registers them; these graphs are built directly
+  ChainGraph c;
+  c.x = c.g.add_input("x", i8({1, 64}));
+  c.a = node(c.g, "cortex_m::requantize.default",
+             {TensorRef{c.x}, 3, -2, int64_t{1} << 30, -1, -128, 127}, i8({1, 64}), "a");
+  c.b =
+      node(c.g, "cortex_m::quantized_clamp.default", {TensorRef{c.a}, -100, 100}, i8({1, 64}), "b");
+  ValueId out = c.b;
+  if (reuse_a) {
+    const int64_t m = int64_t{1} << 30;
+    c.c = node(c.g, "cortex_m::quantized_add.default",
+               {TensorRef{c.b}, 0, m, 0, TensorRef{c.a}, 0, m, 0, 0, m, -20, -128, 127},
+               i8({1, 64}), "c");
+    out = c.c;
+  }
+  c.g.set_outputs({out});
+  return c;
+}
+
+const std::vector<compiler::MemoryRegion> kOneArena = {{"ram", 1, 0}};
+
+TEST(CortexMInPlace, DeadInputsAreOverwrittenAlongTheChain) {
+  ChainGraph c = chain(false);
+  const auto plan = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr, kInPlace);
+  ASSERT_EQ(plan.in_place.size(), 2u);
+  EXPECT_EQ(plan.in_place.at(c.a), c.x);  // a planned graph input, read only here
+  EXPECT_EQ(plan.in_place.at(c.b), c.a);
+  EXPECT_EQ(plan.placements.at(c.b).offset, plan.placements.at(c.x).offset);
+  EXPECT_EQ(plan.arena_sizes[0], 64);  // one buffer for the three values
+  // Without the rule (or with the caller's input buffers) nothing is shared.
+  const auto apart = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true);
+  EXPECT_TRUE(apart.in_place.empty());
+  EXPECT_EQ(apart.arena_sizes[0], 128);
+  const auto zero_copy = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, false, nullptr, kInPlace);
+  EXPECT_EQ(zero_copy.in_place.size(), 1u);
+  EXPECT_FALSE(zero_copy.in_place.count(c.a));  // x is the caller's buffer
+}
+
+TEST(CortexMInPlace, InputStillLiveLaterIsNotOverwritten) {
+  ChainGraph c = chain(true);
+  const auto plan = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr, kInPlace);
+  EXPECT_FALSE(plan.in_place.count(c.b));  // add reads a after the clamp: refused
+  const auto& pa = plan.placements.at(c.a);
+  const auto& pb = plan.placements.at(c.b);
+  EXPECT_TRUE(pa.offset + 64 <= pb.offset || pb.offset + 64 <= pa.offset);
+  // The add is the last reader of both b and a: it may write over its first input.
+  EXPECT_EQ(plan.in_place.at(c.c), c.b);
+  EXPECT_EQ(plan.in_place.at(c.a), c.x);
 }
 
 TEST(CortexMLowering, UnquantizedGraphIsLeftAlone) {

@@ -79,6 +79,26 @@ def linear(x, w, bias, in_off, w_off, out_off, mults, shifts, lo, hi):
     return finish(acc, m, s, out_off, lo, hi)
 
 
+def pack_linear(w, kernel_sum, mults, shifts):
+    """quantized_linear_packed's constants (kernels/cortex_m/util/linear_packed.h) from int8
+    weights [N, K] and per-channel int32 kernel sums, multipliers and shifts: weights
+    [N/4, K/16, 4, 16] (zero-padded), channel_quant [N/4, 4, 4] (sums, multipliers, left shifts,
+    right shifts <= 0)."""
+    n, k = w.shape
+    groups, chunks = (n + 3) // 4, (k + 15) // 16
+    padded = torch.zeros(groups * 4, chunks * 16, dtype=torch.int8)
+    padded[:n, :k] = w
+    packed = padded.view(groups, 4, chunks, 16).permute(0, 2, 1, 3).contiguous()
+    shifts = torch.as_tensor(shifts, dtype=torch.int64)
+    fields = torch.zeros(4, groups * 4, dtype=torch.int64)
+    fields[0, :n] = torch.as_tensor(kernel_sum, dtype=torch.int64)
+    fields[1, :n] = torch.as_tensor(mults, dtype=torch.int64)
+    fields[2, :n] = shifts.clamp(min=0)
+    fields[3, :n] = shifts.clamp(max=0)
+    quant = fields.view(4, groups, 4).permute(1, 0, 2).contiguous().to(torch.int32)
+    return packed, quant
+
+
 def conv_nhwc(x, w_ohwi, bias, stride, padding, dilation, in_off, out_off, mults, shifts, lo,
               hi, groups=1):
     """x [N,H,W,C] int8, w [O,kH,kW,I] int8 -> [N,OH,OW,O] int8 (exact in float64)."""

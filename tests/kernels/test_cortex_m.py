@@ -20,6 +20,7 @@ from cortex_m_ref import (
     linear,
     max_pool_nhwc,
     mul,
+    pack_linear,
     quantize,
     quantize_multiplier,
     softmax_params,
@@ -160,6 +161,38 @@ def test_linear_filter_offset_and_kernel_sum():
     run_kernel("cortex_m::quantized_linear.out",
                [x, w, None, ksum, 0, -3, 2, [m], [s], 100, -50, out2])
     assert torch.equal(out2, out)
+
+
+@pytest.mark.parametrize("rows,k,n", [(1, 1, 1), (3, 17, 5), (2, 64, 33), (1, 640, 128), (4, 8, 7)])
+def test_linear_packed_is_quantized_linear(rows, k, n):
+    """quantized_linear_packed (kernel sums folded at compile time, packed weights) gives
+    quantized_linear's bits: per-channel multipliers with negative, zero and positive shifts."""
+    x, w = rand_i8(rows, k), torch.randint(-127, 128, (n, k), generator=GEN, dtype=torch.int8)
+    bias = torch.randint(-5000, 5000, (n,), generator=GEN, dtype=torch.int32)
+    pairs = [quantize_multiplier(0.0007 * (i + 1)) for i in range(n)]
+    pairs[0] = (pairs[0][0], 1)  # a left shift
+    mults, shifts = [m for m, _ in pairs], [s for _, s in pairs]
+    in_off = 9
+    ksum = bias.long() + in_off * w.long().sum(1)
+    packed, quant = pack_linear(w, ksum, mults, shifts)
+    out = torch.empty(rows, n, dtype=torch.int8)
+    run_kernel("cortex_m::quantized_linear_packed.out", [x, packed, quant, -6, -100, 120, out])
+    assert torch.equal(out, linear(x, w, bias, in_off, 0, -6, mults, shifts, -100, 120))
+
+
+def test_linear_packed_refuses_bad_constants():
+    x, w = rand_i8(1, 20), rand_i8(6, 20)
+    packed, quant = pack_linear(w, torch.zeros(6), [1 << 30] * 6, [-3] * 6)
+    out = torch.empty(1, 6, dtype=torch.int8)
+    with pytest.raises(RuntimeError, match="not the packed layout"):
+        run_kernel("cortex_m::quantized_linear_packed.out", [x, packed[:, :1].contiguous(), quant, 0, -128, 127, out])
+    with pytest.raises(RuntimeError, match="channel_quant must be"):
+        run_kernel("cortex_m::quantized_linear_packed.out", [x, packed, quant[:1].contiguous(), 0, -128, 127, out])
+    for field, value in [(1, -5), (2, 32), (3, 1), (3, -32)]:
+        bad = quant.clone()
+        bad[1, field, 1] = value
+        with pytest.raises(RuntimeError, match="channel 5's multiplier or shifts are out of range"):
+            run_kernel("cortex_m::quantized_linear_packed.out", [x, packed, bad, 0, -128, 127, out])
 
 
 # ---- convolutions ------------------------------------------------------------------------

@@ -78,7 +78,7 @@ def test_pt2e_cnn_runs_on_cortex_m_kernels(quantized, tmp_path):
     method = pteron.load(lowered.buffer()).load_method()
     names = set(method.instruction_names())
     for op in ["quantized_conv2d_nhwc", "quantized_depthwise_conv2d_nhwc",
-               "quantized_max_pool2d_nhwc", "quantized_avg_pool2d_nhwc", "quantized_linear",
+               "quantized_max_pool2d_nhwc", "quantized_avg_pool2d_nhwc", "quantized_linear_packed",
                "quantize_per_tensor", "dequantize_per_tensor"]:
         assert f"cortex_m::{op}.out" in names, sorted(names)
     # Everything quantized runs int8: no quantized_decomposed op and no float op is left (the
@@ -127,7 +127,7 @@ def test_pteron_quantizer_cortex_m_scheme_runs_on_cortex_m_kernels(tmp_path):
     names = m.instruction_names()
     for op in ["quantized_conv2d_nhwc", "quantized_depthwise_conv2d_nhwc",
                "quantized_max_pool2d_nhwc", "quantized_avg_pool2d_nhwc", "requantize",
-               "quantized_linear"]:
+               "quantized_linear_packed"]:
         assert f"cortex_m::{op}.out" in names, names
     # The global mean has its own output scale: an int8 requantize follows the pool. Only the
     # flatten's int8 view is not a cortex_m kernel.

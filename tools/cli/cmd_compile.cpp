@@ -104,6 +104,7 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["memory"] = {{"arenas", regions},
                  {"total_bytes", r.memory.total_arena_bytes},
                  {"lower_bound_bytes", r.memory.peak_live_bytes},
+                 {"in_place_outputs", r.memory.in_place_outputs},
                  {"efficiency", r.memory.efficiency()}};
   j["seconds"] = {{"load", r.seconds_load}, {"passes", r.seconds_passes}, {"plan", r.seconds_plan},
                   {"emit", r.seconds_emit},

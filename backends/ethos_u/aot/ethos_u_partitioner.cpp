@@ -199,6 +199,23 @@ SupportDecision EthosUPartitioner::supports(const compiler::ir::Graph& graph,
   return d;
 }
 
+void EthosUPartitioner::prepare(const compiler::ir::Graph& graph,
+                                const std::vector<compiler::Region>& regions) const {
+  try {
+    const compiler::Target* target = compiler::compiling_target();
+    if (target == nullptr) return;
+    const NpuConfig config = npu_config_of(*target);
+    std::vector<std::vector<uint8_t>> tosas;
+    for (const compiler::Region& region : regions) {
+      tosa_aot::TosaLowering tosa = tosa_aot::lower_to_tosa(graph, region.nodes, TosaProfile::Int);
+      if (tosa.ok) tosas.push_back(std::move(tosa.tosa));
+    }
+    prefetch_vela(tosas, config);
+  } catch (const std::exception&) {
+    // lower() meets the same problem region by region and reports it there.
+  }
+}
+
 LoweredRegion EthosUPartitioner::lower(const compiler::ir::Graph& graph,
                                        const compiler::Region& region) const {
   const compiler::Target* target = compiler::compiling_target();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/partition/partitioner.h"
 
@@ -25,6 +26,10 @@ class EthosUPartitioner final : public compiler::Partitioner {
                                      const compiler::ir::Node& node) const override;
   compiler::LoweredRegion lower(const compiler::ir::Graph& graph,
                                 const compiler::Region& region) const override;
+  // Lowers every region to TOSA and compiles them all in one Vela process (prefetch_vela), so
+  // a program with many regions pays Vela's start-up once; lower() then takes the results.
+  void prepare(const compiler::ir::Graph& graph,
+               const std::vector<compiler::Region>& regions) const override;
 };
 
 bool partitioner_registered();

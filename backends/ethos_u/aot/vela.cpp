@@ -1,16 +1,18 @@
 #include "backends/ethos_u/aot/vela.h"
 
 #include <sys/wait.h>
+#include <toml++/toml.h>
 #include <unistd.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "compiler/compile_error.h"
 #include "runtime/host/self_location.h"
@@ -261,34 +263,53 @@ std::string vela_version(const std::string& vela) {
 
 }  // namespace
 
-VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
-  const std::string vela = vela_path();
-  char tmpl[] = "/tmp/pteron-vela-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) throw CompileError("ethos-u: cannot make a temporary directory");
-  fs::path dir(tmpl);
-  struct Cleanup {
-    fs::path d;
-    ~Cleanup() {
-      std::error_code ec;
-      if (std::getenv("PTERON_KEEP_VELA") == nullptr) fs::remove_all(d, ec);
-    }
-  } cleanup{dir};
-  {
-    std::ofstream f(dir / "region.tosa", std::ios::binary);
-    f.write(reinterpret_cast<const char*>(tosa.data()), std::streamsize(tosa.size()));
-  }
-  std::vector<std::string> args = {vela, (dir / "region.tosa").string(), "--output-format", "raw",
-                                   "--output-dir", (dir / "out").string(),
-                                   "--accelerator-config", config.accelerator,
-                                   "--system-config", config.system_config,
-                                   "--memory-mode", config.memory_mode};
+namespace {
+
+// Vela's command line for one region in `dir` (region.tosa in, out/ for its files).
+std::vector<std::string> vela_args(const fs::path& dir, const NpuConfig& config) {
+  std::vector<std::string> args = {(dir / "region.tosa").string(),
+                                   "--output-format",
+                                   "raw",
+                                   "--output-dir",
+                                   (dir / "out").string(),
+                                   "--accelerator-config",
+                                   config.accelerator,
+                                   "--system-config",
+                                   config.system_config,
+                                   "--memory-mode",
+                                   config.memory_mode};
   if (!config.config_file.empty()) {
     args.push_back("--config");
     args.push_back(config.config_file);
   }
   for (const std::string& a : config.extra_args) args.push_back(a);
-  int rc = run_process(args, dir / "vela.log");
-  std::string log = read_text(dir / "vela.log");
+  return args;
+}
+
+// A fresh temporary directory, removed with the object (unless PTERON_KEEP_VELA is set).
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/pteron-vela-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) throw CompileError("ethos-u: cannot make a temporary directory");
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (std::getenv("PTERON_KEEP_VELA") == nullptr) fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+void write_bytes(const fs::path& p, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+// What Vela left in `dir` after exiting with `rc` (its log in `log`), as run_vela returns it.
+VelaOutput read_result(const fs::path& dir, int rc, const std::string& log, const std::string& vela,
+                       const NpuConfig& config, const std::string& version) {
   if (rc == 127) {
     std::string looked;
     host::find_arm_tool("PTERON_VELA", "vela", &looked);
@@ -296,14 +317,14 @@ VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
                        "; set PTERON_VELA to the vela program, or `python -m pteron.arm_tools`)");
   }
   if (rc != 0) {
-    throw CompileError("ethos-u: Vela (" + config.accelerator + ") refused the region: " +
-                       vela_error_line(log));
+    throw CompileError("ethos-u: Vela (" + config.accelerator +
+                       ") refused the region: " + vela_error_line(log));
   }
   fs::path npz = dir / "out" / "region_vela.npz";
   if (!fs::exists(npz)) throw CompileError("ethos-u: Vela wrote no " + npz.filename().string());
   auto arrays = read_npz(npz);
   VelaOutput out;
-  out.version = vela_version(vela);
+  out.version = version;
   out.command_stream = bytes_of(arrays, "cmd_data");
   out.weights = bytes_of(arrays, "weight_data");
   out.weight_region = int32_t(scalar(arrays, "weight_region"));
@@ -338,6 +359,148 @@ VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
     throw CompileError("ethos-u: Vela's command stream does not start with a COP header");
   }
   return out;
+}
+
+// The program a path names: itself when it has a '/', else the first match on PATH.
+fs::path resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  std::string d;
+  while (std::getline(dirs, d, ':')) {
+    fs::path p = fs::path(d.empty() ? "." : d) / name;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return {};
+}
+
+// Runs Vela's own main() once per job in one Python process: Python's start-up and Vela's imports
+// (about 1 s of the 1.3 s a small region takes) are paid once. Each job directory holds
+// region.tosa and `args` (one argument a line); the driver leaves vela.log, out/ and `rc` there,
+// as a vela process would, and Vela's version in the first argument's `version`.
+constexpr const char* kBatchDriver = R"(import os, sys, traceback
+from ethosu.vela import vela
+from ethosu.vela._version import __version__
+with open(os.path.join(sys.argv[1], "version"), "w") as f:
+    f.write(__version__ + "\n")
+saved = (os.dup(1), os.dup(2))
+for job in sys.argv[2:]:
+    with open(os.path.join(job, "args")) as f:
+        args = f.read().split("\n")[:-1]
+    log = os.open(os.path.join(job, "vela.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    sys.stdout.flush(); sys.stderr.flush()
+    os.dup2(log, 1); os.dup2(log, 2)
+    try:
+        rc = vela.main(args)
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        rc = 1
+    sys.stdout.flush(); sys.stderr.flush()
+    os.dup2(saved[0], 1); os.dup2(saved[1], 2); os.close(log)
+    with open(os.path.join(job, "rc"), "w") as f:
+        f.write(str(rc or 0))
+)";
+
+// Results of the last prefetch_vela, by what determines them: Vela, its options, the TOSA bytes.
+struct CachedResult {
+  bool ok = false;
+  VelaOutput output;
+  std::string error;  // the CompileError's message when !ok
+};
+std::mutex g_cache_mutex;
+std::map<std::string, CachedResult> g_cache;
+
+std::string cache_key(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
+  std::string key = vela_path() + '\n' + vela_python() + '\n' + config.accelerator + '\n' +
+                    config.system_config + '\n' + config.memory_mode + '\n' + config.config_file;
+  for (const std::string& a : config.extra_args) key += '\n' + a;
+  key += '\0';
+  key.append(reinterpret_cast<const char*>(tosa.data()), tosa.size());
+  return key;
+}
+
+VelaOutput run_vela_process(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
+  const std::string vela = vela_path();
+  TempDir dir;
+  write_bytes(dir.path / "region.tosa", tosa);
+  std::vector<std::string> args = vela_args(dir.path, config);
+  args.insert(args.begin(), vela);
+  const int rc = run_process(args, dir.path / "vela.log");
+  const std::string log = read_text(dir.path / "vela.log");
+  return read_result(dir.path, rc, log, vela, config, rc == 0 ? vela_version(vela) : "");
+}
+
+}  // namespace
+
+std::string vela_python() {
+  if (const char* env = std::getenv("PTERON_VELA_PYTHON"); env != nullptr && *env) return env;
+  const fs::path vela = resolve_program(vela_path());
+  if (vela.empty()) return "";
+  std::ifstream f(vela);
+  std::string line;
+  if (!std::getline(f, line) || line.rfind("#!", 0) != 0) return "";
+  std::istringstream words(line.substr(2));
+  std::string program, arg;
+  words >> program;
+  if (fs::path(program).filename() == "env") words >> program;
+  if (words >> arg) return "";  // interpreter options: not a plain Python to run a driver with
+  return fs::path(program).filename().string().rfind("python", 0) == 0 ? program : "";
+}
+
+int prefetch_vela(const std::vector<std::vector<uint8_t>>& tosas, const NpuConfig& config) {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache.clear();
+  const std::string python = vela_python();
+  if (python.empty() || tosas.empty()) return 0;
+  TempDir dir;
+  std::vector<std::string> args = {python, "-c", kBatchDriver, dir.path.string()};
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < tosas.size(); ++i) {
+    std::string key = cache_key(tosas[i], config);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;  // the same region
+    const fs::path job = dir.path / ("region" + std::to_string(keys.size()));
+    fs::create_directory(job);
+    write_bytes(job / "region.tosa", tosas[i]);
+    std::ofstream f(job / "args");
+    for (const std::string& a : vela_args(job, config)) f << a << '\n';
+    args.push_back(job.string());
+    keys.push_back(std::move(key));
+  }
+  // The driver's own failure (no ethosu module in that Python, ...) leaves jobs without an `rc`:
+  // those regions run Vela on their own in run_vela, which reports what is wrong.
+  run_process(args, dir.path / "driver.log");
+  std::string version = read_text(dir.path / "version");
+  while (!version.empty() && (version.back() == '\n' || version.back() == ' ')) version.pop_back();
+  int done = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const fs::path job = dir.path / ("region" + std::to_string(i));
+    if (!fs::exists(job / "rc")) continue;
+    const int rc = std::atoi(read_text(job / "rc").c_str());
+    CachedResult r;
+    try {
+      r.output = read_result(job, rc, read_text(job / "vela.log"), vela_path(), config, version);
+      r.ok = true;
+    } catch (const CompileError& e) {
+      r.error = e.what();
+    }
+    g_cache.emplace(keys[i], std::move(r));
+    ++done;
+  }
+  return done;
+}
+
+VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    auto it = g_cache.find(cache_key(tosa, config));
+    if (it != g_cache.end()) {
+      if (!it->second.ok) throw CompileError(it->second.error);
+      return it->second.output;
+    }
+  }
+  return run_vela_process(tosa, config);
 }
 
 }  // namespace pteron::ethos_u

@@ -53,7 +53,21 @@ struct VelaOutput {
 };
 
 // Compiles a TOSA flatbuffer. Throws CompileError with Vela's own error line when it refuses
-// (TOSA input has no CPU fallback: every operator must be one Vela supports).
+// (TOSA input has no CPU fallback: every operator must be one Vela supports). Takes the result
+// of the last prefetch_vela when it compiled the same bytes for the same configuration, else
+// runs Vela (and `vela --version`) as processes of their own.
 VelaOutput run_vela(const std::vector<uint8_t>& tosa, const NpuConfig& config);
+
+// The Python interpreter that runs Vela: $PTERON_VELA_PYTHON, else the one the vela program's
+// `#!` line names (a pip-installed vela is a Python script); empty when neither says.
+std::string vela_python();
+
+// Compiles every region of a program in one Vela process (Vela's main() once per region inside
+// one vela_python(): Python's start-up and Vela's imports, most of a small region's time, are
+// paid once) and keeps the results, successes and refusals alike, for run_vela, replacing the
+// previous prefetch's. Regions with the same bytes are compiled once. Does nothing without a
+// vela_python(); a region the batch could not compile is left to run_vela. Returns how many
+// distinct regions it compiled.
+int prefetch_vela(const std::vector<std::vector<uint8_t>>& tosas, const NpuConfig& config);
 
 }  // namespace pteron::ethos_u

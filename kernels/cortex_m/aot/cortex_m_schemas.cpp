@@ -36,6 +36,12 @@ constexpr const char* kOutSchemas[] = {
     "Tensor? kernel_sum, int input_offset, int filter_offset, int output_offset, "
     "Tensor requantize_multipliers, Tensor requantize_shifts, int activation_max, "
     "int activation_min, *, Tensor(a!) out) -> Tensor(a!)",
+    // pteron's own: linear with its constants packed as the kernel streams them
+    // (kernels/cortex_m/util/linear_packed.h): weights [N/4, K/16, 4, 16], per group of four
+    // output channels their kernel sums, multipliers, left and right shifts.
+    "cortex_m::quantized_linear_packed.out(Tensor input, Tensor weights, Tensor channel_quant, "
+    "int output_offset, int activation_min, int activation_max, *, Tensor(a!) out) -> "
+    "Tensor(a!)",
     "cortex_m::softmax.out(Tensor input, int dim, int input_zero_point, int output_zero_point, "
     "int input_multiplier, int input_shift, int diff_min, *, Tensor(a!) out) -> Tensor(a!)",
     "cortex_m::transpose.out(Tensor input, int[] perm, *, Tensor(a!) out) -> Tensor(a!)",

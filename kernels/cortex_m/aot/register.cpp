@@ -14,6 +14,10 @@ const bool registered = [] {
         const CortexMLoweringReport report = lower_to_cortex_m(graph, delegated);
         return report.lowered + report.quant_ops;
       });
+  // Element-wise on same-shape operands, scalar and MVE paths alike: each vector of the output
+  // is written after the same elements of the inputs were read.
+  library.in_place_ops = {"cortex_m::quantized_clamp.default", "cortex_m::requantize.default",
+                          "cortex_m::quantized_add.default", "cortex_m::quantized_mul.default"};
   return compiler::register_kernel_library(std::move(library));
 }();
 

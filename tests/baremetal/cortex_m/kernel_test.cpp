@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "kernels/cortex_m/util/linear_packed.h"
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/memory_allocator.h"
@@ -166,6 +167,47 @@ void test_linear(int32_t rows, int32_t k, int32_t n, bool per_channel) {
   run_both("cortex_m::quantized_linear.out", what, args, 12, out.t);
 }
 
+// quantized_linear_packed on random packed weights (padding included: the kernel must not read
+// it as anything but zeros times inputs) and random records: kernel sums over the whole int32
+// range (the sums wrap alike), shifts from -31 to 2, so left shifts and the sign fix-up run.
+alignas(16) int32_t g_channel_quant[512 * 4];
+void test_linear_packed(int32_t rows, int32_t k, int32_t n) {
+  char what[48];
+  snprintf(what, sizeof(what), "%dx%d->%d", static_cast<int>(rows), static_cast<int>(k),
+           static_cast<int>(n));
+  const int32_t groups = static_cast<int32_t>(cortex_m::linear_groups(n));
+  const int32_t chunks = static_cast<int32_t>(cortex_m::linear_chunks(k));
+  fill_int8(g_in, rows * k);
+  memset(g_weight, 0, static_cast<size_t>(groups) * chunks * 64);
+  for (int32_t o = 0; o < n; ++o)
+    for (int32_t i = 0; i < k; ++i)
+      g_weight[cortex_m::linear_packed_index(o, i, chunks)] =
+          static_cast<int8_t>(random_in(-127, 127));
+  memset(g_channel_quant, 0, static_cast<size_t>(groups) * 16 * sizeof(int32_t));
+  for (int32_t o = 0; o < n; ++o) {
+    const int32_t shift = random_in(-31, 2);
+    g_channel_quant[cortex_m::linear_quant_index(o, cortex_m::kLinearKernelSum)] =
+        static_cast<int32_t>(next_random() << 8);
+    if (o % 3 == 0)  // small sums too, so most outputs are not clamped
+      g_channel_quant[cortex_m::linear_quant_index(o, cortex_m::kLinearKernelSum)] =
+          random_in(-20000, 20000);
+    g_channel_quant[cortex_m::linear_quant_index(o, cortex_m::kLinearMultiplier)] =
+        random_in(1 << 30, 0x7fffffff);
+    g_channel_quant[cortex_m::linear_quant_index(o, cortex_m::kLinearLeftShift)] =
+        shift > 0 ? shift : 0;
+    g_channel_quant[cortex_m::linear_quant_index(o, cortex_m::kLinearRightShift)] =
+        shift > 0 ? 0 : shift;
+  }
+  const int32_t in_shape[2] = {rows, k}, w_shape[4] = {groups, chunks, 4, 16},
+                q_shape[3] = {groups, 4, 4}, out_shape[2] = {rows, n};
+  TensorBox x(ScalarType::Char, 2, in_shape, g_in), w(ScalarType::Char, 4, w_shape, g_weight);
+  TensorBox q(ScalarType::Int, 3, q_shape, g_channel_quant);
+  TensorBox out(ScalarType::Char, 2, out_shape, g_out_scalar);
+  EValue out_off = I(-5), amin = I(-120), amax = I(125);
+  EValue* args[] = {&x.v, &w.v, &q.v, &out_off, &amin, &amax, &out.v};
+  run_both("cortex_m::quantized_linear_packed.out", what, args, 7, out.t);
+}
+
 // The convolution's requantisation shifts (the narrow MVE variants need them all negative).
 int32_t g_conv_shift_lo = -11, g_conv_shift_hi = -7;
 // Depthwise (multiplier 1: weight [1, kh, kw, cin]) on x [1, h, w, cin], shifts in
@@ -284,6 +326,17 @@ int main() {
   test_linear(3, 17, 5, true);
   test_linear(2, 64, 33, false);
   test_linear(4, 250, 10, true);
+  for (const auto& shape : {std::initializer_list<int32_t>{1, 640, 128},
+                            {1, 128, 8},
+                            {1, 8, 128},
+                            {1, 1, 1},
+                            {3, 17, 5},
+                            {2, 64, 33},
+                            {2, 100, 6},
+                            {1, 16, 4}}) {
+    const int32_t* d = shape.begin();
+    test_linear_packed(d[0], d[1], d[2]);
+  }
   test_conv(5, 5, 3, 4, 3, 3, 1, 1, 1);
   test_conv(9, 7, 8, 6, 3, 3, 2, 1, 1);
   test_conv(6, 6, 16, 20, 1, 1, 1, 0, 1);  // 1x1 fast path

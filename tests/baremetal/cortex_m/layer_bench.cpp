@@ -4,6 +4,7 @@
 //   scalar|mve conv H W CIN COUT K STRIDE PAD     (KxK convolution, NHWC)
 //   scalar|mve dw H W C K STRIDE PAD              (KxK depthwise, multiplier 1)
 //   scalar|mve linear ROWS IN OUT
+//   scalar|mve fc ROWS IN OUT                     (quantized_linear_packed)
 //   scalar|mve add N                              (elementwise int8 add)
 //   scalar|mve avgpool H W C K                    (KxK average pool, stride K)
 // Not a test: bench/cortex_m_layers.py runs the MLPerf Tiny layer shapes through it.
@@ -12,6 +13,7 @@
 #include <cstring>
 
 #include "board.h"
+#include "kernels/cortex_m/util/linear_packed.h"
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/memory_allocator.h"
@@ -28,7 +30,7 @@ alignas(16) int8_t g_in[48 * 1024];
 alignas(16) int8_t g_in2[48 * 1024];
 alignas(16) int8_t g_weight[96 * 1024];
 alignas(16) int8_t g_out[48 * 1024];
-alignas(16) int32_t g_bias[512], g_mult[512], g_shift[512];
+alignas(16) int32_t g_bias[1024], g_mult[1024], g_shift[1024];
 alignas(16) uint8_t g_scratch[16 * 1024];
 
 int run(const char* op, EValue** args, size_t n) {
@@ -83,7 +85,7 @@ int conv(const int32_t* a, bool depthwise) {
 int linear(const int32_t* a) {
   const int32_t rows = a[0], in = a[1], out = a[2];
   if (!fits(int64_t{rows} * in, sizeof(g_in)) || !fits(int64_t{in} * out, sizeof(g_weight)) ||
-      !fits(int64_t{rows} * out, sizeof(g_out)) || out > 512) {
+      !fits(int64_t{rows} * out, sizeof(g_out)) || out > 1024) {
     return 3;
   }
   TensorBox x(ScalarType::Char, {rows, in}, g_in), w(ScalarType::Char, {out, in}, g_weight);
@@ -94,6 +96,34 @@ int linear(const int32_t* a) {
   EValue* args[] = {&x.v,     &w.v, &b.v, &none, &in_off, &w_off,
                     &out_off, &ml,  &sl,  &amax, &amin,   &y.v};
   return run("cortex_m::quantized_linear.out", args, 12);
+}
+
+// The packed layout holds the same weights as g_weight's first out * in bytes, padded.
+alignas(16) int8_t g_packed[96 * 1024];
+alignas(16) int32_t g_channel_quant[1024 * 4];
+int fc(const int32_t* a) {
+  const int32_t rows = a[0], in = a[1], out = a[2];
+  const int32_t groups = static_cast<int32_t>(cortex_m::linear_groups(out));
+  const int32_t chunks = static_cast<int32_t>(cortex_m::linear_chunks(in));
+  if (!fits(int64_t{rows} * in, sizeof(g_in)) ||
+      !fits(int64_t{groups} * chunks * 64, sizeof(g_packed)) ||
+      !fits(int64_t{rows} * out, sizeof(g_out)) || out > 1024) {
+    return 3;
+  }
+  for (int32_t o = 0; o < out; ++o) {
+    for (int32_t i = 0; i < in; ++i)
+      g_packed[cortex_m::linear_packed_index(o, i, chunks)] = g_weight[o * in + i];
+    g_channel_quant[cortex_m::linear_quant_index(o, cortex_m::kLinearKernelSum)] = g_bias[o];
+    g_channel_quant[cortex_m::linear_quant_index(o, cortex_m::kLinearMultiplier)] = 1500000000;
+    g_channel_quant[cortex_m::linear_quant_index(o, cortex_m::kLinearRightShift)] = -9;
+  }
+  TensorBox x(ScalarType::Char, {rows, in}, g_in),
+      w(ScalarType::Char, {groups, chunks, 4, 16}, g_packed);
+  TensorBox q(ScalarType::Int, {groups, 4, 4}, g_channel_quant),
+      y(ScalarType::Char, {rows, out}, g_out);
+  EValue out_off = I(-3), amin = I(-128), amax = I(127);
+  EValue* args[] = {&x.v, &w.v, &q.v, &out_off, &amin, &amax, &y.v};
+  return run("cortex_m::quantized_linear_packed.out", args, 7);
 }
 
 int add(const int32_t* a) {
@@ -145,11 +175,12 @@ int main() {
   // Weights in [-127, 127], as symmetric int8 quantisation makes them.
   for (size_t i = 0; i < sizeof(g_weight); ++i)
     g_weight[i] = static_cast<int8_t>((i * 13 + 5) % 255 - 127);
-  for (int i = 0; i < 512; ++i) g_bias[i] = i * 17 - 2000, g_mult[i] = 1500000000, g_shift[i] = -9;
+  for (int i = 0; i < 1024; ++i) g_bias[i] = i * 17 - 2000, g_mult[i] = 1500000000, g_shift[i] = -9;
   const char* op = words[2];
   if (strcmp(op, "conv") == 0) return conv(dims, false);
   if (strcmp(op, "dw") == 0) return conv(dims, true);
   if (strcmp(op, "linear") == 0) return linear(dims);
+  if (strcmp(op, "fc") == 0) return fc(dims);
   if (strcmp(op, "add") == 0) return add(dims);
   if (strcmp(op, "avgpool") == 0) return avgpool(dims);
   printf("unknown layer kind '%s'\n", op);
