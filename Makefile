@@ -5,6 +5,10 @@ VENV := .venv
 PY := $(abspath $(VENV))/bin/python
 BUILD := build
 JOBS ?= $(shell nproc)
+# ccache keys on paths relative to the checkout, so every build folder of it (build/, the wheel's
+# build-wheel/, the packaging tests' installs) shares one cache: the wheel test then recompiles
+# nothing on a fresh machine.
+export CCACHE_BASEDIR ?= $(CURDIR)
 
 DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config \
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev libtomlplusplus-dev \

@@ -335,7 +335,7 @@ def test_cli_group_size_needs_llm_scheme(tmp_path):
     ("int8 weight for int4", "weight must be uint8"),
     ("scales shape", "do not match K = 64"),
     ("bias size", "bias must have N = 4 elements"),
-    ("out shape", ""),
+    ("out shape", r"out shape does not match the result"),
     ("weight_sums size", r"weight_sums must be float32 \[N = 4\]"),
     ("eps", "eps must be positive"),
 ])
