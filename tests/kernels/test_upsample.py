@@ -172,12 +172,15 @@ def test_scales_from_the_program_cannot_index_outside():
     # Scales far from output / input (as a program may carry): indices clamp like torch's.
     for name, extra in [("aten::upsample_bilinear2d.out", [False]), ("aten::upsample_bicubic2d.out", [True]),
                         ("aten::_upsample_bilinear2d_aa.out", [False])]:
-        ref = getattr(A, name.split("::")[1].split(".")[0])(x, [8, 8], *extra, 1e-3, 50.0)
         out = torch.empty(1, 1, 8, 8)
         run_kernel(name, [x, [8, 8], *extra, 1e-3, 50.0, out])
-        if "aa" not in name:
-            check(out, ref, torch.float32, name)
         assert torch.isfinite(out).all()
+        # ATen's antialiased kernel is no reference at such scales: called with them inside this
+        # file it segfaulted now and then (in torch's own call; never alone), so only pteron's
+        # result is checked there (finite).
+        if "aa" not in name:
+            ref = getattr(A, name.split("::")[1].split(".")[0])(x, [8, 8], *extra, 1e-3, 50.0)
+            check(out, ref, torch.float32, name)
 
 
 def test_wrong_out_shape_and_rank():
