@@ -15,22 +15,14 @@ since wall time on a busy machine includes waiting for a core).
 """
 
 import argparse
-import statistics
-import time
+import sys
+from pathlib import Path
 
 import pteron_native
 import torch
 
-
-def median_ms(fn, reps):
-    fn()
-    walls, cpus = [], []
-    for _ in range(reps):
-        w, c = time.perf_counter(), time.process_time()
-        fn()
-        walls.append((time.perf_counter() - w) * 1e3)
-        cpus.append((time.process_time() - c) * 1e3)
-    return statistics.median(walls), statistics.median(cpus)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_ms  # noqa: E402
 
 
 def pack_int4(q):

@@ -25,10 +25,12 @@ import platform
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from timing import median_ms  # noqa: E402
+
 SYSTEMS = ["pteron", "eager"]
 
 
@@ -69,18 +71,6 @@ def cases(torch):
     }
 
 
-def median_ms(fn, reps, warmup=3):
-    for _ in range(warmup):
-        fn()
-    walls, cpus = [], []
-    for _ in range(reps):
-        w, c = time.perf_counter(), time.process_time()
-        fn()
-        walls.append((time.perf_counter() - w) * 1e3)
-        cpus.append((time.process_time() - c) * 1e3)
-    return statistics.median(walls), statistics.median(cpus)
-
-
 def worker(system, threads, reps):
     import torch
 
@@ -95,7 +85,7 @@ def worker(system, threads, reps):
             pteron_native.run_kernel(k, a, "optimized")
 
         fn = call_pteron if system == "pteron" else eager
-        wall, cpu = median_ms(fn, reps)
+        wall, cpu = median_ms(fn, reps, warmup=3)
         out[name] = {"wall_ms": wall, "cpu_ms": cpu}
     print(json.dumps(out))
 

@@ -198,26 +198,24 @@ Error run_8da4w(KernelContext& ctx, const Problem& p, float eps) {
   return Error::Ok;
 }
 
-Error linear_q8w_out(KernelContext&, Span<EValue*> args) {
-  constexpr const char* kOp = "pteron::linear_q8w.out";
-  PTERON_TRY(check_args(kOp, args, "TTTtIT"));
+// The weight-only kernels, (x, weight, scales, bias?, group_size, out); they differ only in
+// the weight's kind.
+Error weight_only_out(const char* op, Kind kind, Span<EValue*> args) {
+  PTERON_TRY(check_args(op, args, "TTTtIT"));
   Problem p;
-  PTERON_TRY(check_problem(Kind::Q8W, kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
+  PTERON_TRY(check_problem(kind, op, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                            args[3]->is_none() ? nullptr : args[3]->tensor, args[4]->i,
                            *args[5]->tensor, &p));
-  run_weight_only(p, false);
+  run_weight_only(p, kind == Kind::Q4W);
   return Error::Ok;
 }
 
+Error linear_q8w_out(KernelContext&, Span<EValue*> args) {
+  return weight_only_out("pteron::linear_q8w.out", Kind::Q8W, args);
+}
+
 Error linear_q4w_out(KernelContext&, Span<EValue*> args) {
-  constexpr const char* kOp = "pteron::linear_q4w.out";
-  PTERON_TRY(check_args(kOp, args, "TTTtIT"));
-  Problem p;
-  PTERON_TRY(check_problem(Kind::Q4W, kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
-                           args[3]->is_none() ? nullptr : args[3]->tensor, args[4]->i,
-                           *args[5]->tensor, &p));
-  run_weight_only(p, true);
-  return Error::Ok;
+  return weight_only_out("pteron::linear_q4w.out", Kind::Q4W, args);
 }
 
 Error linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {

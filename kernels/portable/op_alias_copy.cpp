@@ -11,8 +11,7 @@ Error alias_copy_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
-  PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
-  return copy_tensor(kOp, self, out);
+  return copy_same_dtype(kOp, self, out);
 }
 
 }  // namespace

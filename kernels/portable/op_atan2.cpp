@@ -11,14 +11,8 @@ namespace {
 Error atan2_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::atan2.out";
   PTERON_TRY(check_args(kOp, args, "TTT"));
-  return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
-                            kFloatTypes, [](auto y, auto x) {
-                              using C = decltype(y);
-                              if constexpr (std::is_floating_point_v<C>)
-                                return static_cast<C>(std::atan2(y, x));
-                              else
-                                return C(0);  // instantiated by the dispatch; out is floating
-                            });
+  return binary_float_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
+                                  [](auto y, auto x) { return std::atan2(y, x); });
 }
 
 }  // namespace

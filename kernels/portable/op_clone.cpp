@@ -12,8 +12,7 @@ Error clone_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
-  PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
-  return copy_tensor(kOp, self, out);
+  return copy_same_dtype(kOp, self, out);
 }
 
 }  // namespace

@@ -15,14 +15,8 @@ namespace {
 Error copysign_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::copysign.out";
   PTERON_TRY(check_args(kOp, args, "TTT"));
-  return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
-                            kFloatTypes, [](auto x, auto y) {
-                              using C = decltype(x);
-                              if constexpr (std::is_floating_point_v<C>)
-                                return static_cast<C>(std::copysign(x, y));
-                              else
-                                return C(0);  // instantiated by the dispatch; out is floating
-                            });
+  return binary_float_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
+                                  [](auto x, auto y) { return std::copysign(x, y); });
 }
 
 Error copysign_scalar_out(KernelContext&, Span<EValue*> args) {

@@ -1,90 +1,13 @@
 // aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out)
 //
-// self is first converted to out's dtype (as torch does for `dtype`), then scanned in place.
-// Sums accumulate like torch's CPU kernel: double for float32/64, float for float16/bfloat16,
-// int64 for integers. Any dim order: the scan walks out's strides.
-#include "kernels/portable/util/broadcast.h"
-#include "kernels/portable/util/copy.h"
-#include "runtime/kernel/kernel.h"
+// The scan and its dtype rules are util/cum_scan.h's (shared with cumprod).
+#include "kernels/portable/util/cum_scan.h"
 
 namespace pteron {
 namespace {
 
-template <typename T>
-using AccType = std::conditional_t<
-    std::is_integral_v<T>, int64_t,
-    std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, double>>;
-
-// In-place inclusive scan of `t` along `dim`.
-template <typename T>
-void scan_in_place(Tensor& t, int32_t dim) {
-  using A = AccType<T>;
-  T* p = t.data<T>();
-  const int64_t len = t.size(dim);
-  const int64_t step = t.stride(dim);
-  // Walk the line starts: every index with index[dim] == 0.
-  int32_t starts[kMaxTensorDim];
-  int64_t strides[kMaxTensorDim];
-  for (int32_t d = 0; d < t.dim(); ++d) {
-    starts[d] = d == dim ? 1 : t.size(d);
-    strides[d] = t.stride(d);
-  }
-  const int64_t* plan_strides[1] = {strides};
-  const RowPlan<1> plan = plan_rows<1>(starts, t.dim(), plan_strides);
-  for_each_row(plan, [&](const int64_t* off, int64_t n, const int64_t* st) {
-    T* base = p + off[0];
-    if (step == 1 || n == 1) {  // lines are contiguous (or alone): scan each one
-      for (int64_t j = 0; j < n; ++j) {
-        T* line = base + j * st[0];
-        A acc = 0;
-        for (int64_t k = 0; k < len; ++k) {
-          acc += static_cast<A>(load_value(line[k * step]));
-          line[k * step] = store_value<T>(acc);
-        }
-      }
-      return;
-    }
-    // Lines side by side: scan a chunk of them together so the inner loop runs along the
-    // row (contiguous for the default dim order) and vectorises.
-    constexpr int64_t kChunk = 64;
-    A acc[kChunk];
-    for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
-      const int64_t m = n - j0 < kChunk ? n - j0 : kChunk;
-      for (int64_t j = 0; j < m; ++j) acc[j] = 0;
-      for (int64_t k = 0; k < len; ++k) {
-        T* row = base + j0 * st[0] + k * step;
-        for (int64_t j = 0; j < m; ++j) {
-          acc[j] += static_cast<A>(load_value(row[j * st[0]]));
-          row[j * st[0]] = store_value<T>(acc[j]);
-        }
-      }
-    }
-  });
-}
-
 Error cumsum_out(KernelContext&, Span<EValue*> args) {
-  constexpr const char* kOp = "aten::cumsum.out";
-  PTERON_TRY(check_args(kOp, args, "TIiT"));
-  const Tensor& self = *args[0]->tensor;
-  Tensor& out = *args[3]->tensor;
-  if (!args[2]->is_none() && args[2]->i != static_cast<int64_t>(out.dtype())) {
-    return fail(Error::InvalidArgument, "%s: dtype %lld does not match out's dtype %s", kOp,
-                static_cast<long long>(args[2]->i), scalar_type_name(out.dtype()));
-  }
-  if (self.dim() > kMaxTensorDim) {
-    return fail(Error::NotSupported, "%s: rank %d above %d", kOp, self.dim(), kMaxTensorDim);
-  }
-  int32_t dim = 0;
-  PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &dim));
-  PTERON_TRY(expect_out_shape(kOp, out, self.sizes().data(), self.dim()));
-  if (!dtype_in(out.dtype(), kRealTypes) || !copy_convert(self, out)) {
-    return fail(Error::NotSupported, "%s: dtype %s -> %s not supported", kOp,
-                scalar_type_name(self.dtype()), scalar_type_name(out.dtype()));
-  }
-  if (self.dim() == 0) return Error::Ok;
-  dispatch_dtype_in<kRealTypes>(
-      out.dtype(), [&](auto tag) { scan_in_place<typename decltype(tag)::type>(out, dim); });
-  return Error::Ok;
+  return cum_scan::scan_out("aten::cumsum.out", args, 0, [](auto acc, auto v) { return acc + v; });
 }
 
 }  // namespace

@@ -18,13 +18,8 @@ Error hypot_out(KernelContext&, Span<EValue*> args) {
     return fail(Error::NotSupported, "%s: floating inputs only, got %s and %s", kOp,
                 scalar_type_name(a.dtype()), scalar_type_name(b.dtype()));
   }
-  return binary_elementwise(kOp, a, b, *args[2]->tensor, kFloatTypes, [](auto x, auto y) {
-    using C = decltype(x);
-    if constexpr (std::is_floating_point_v<C>)
-      return static_cast<C>(std::hypot(x, y));
-    else
-      return C(0);  // instantiated by the dispatch; never called
-  });
+  return binary_float_elementwise(kOp, a, b, *args[2]->tensor,
+                                  [](auto x, auto y) { return std::hypot(x, y); });
 }
 
 }  // namespace

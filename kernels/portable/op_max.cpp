@@ -1,6 +1,6 @@
 // aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 // Maximum of every element into a 0-d out of self's dtype; NaN propagates and an empty self
-// fails, as in torch.
+// fails, as in torch (util/reduce_minmax.h).
 #include "kernels/portable/util/reduce_minmax.h"
 #include "runtime/kernel/kernel.h"
 
@@ -8,19 +8,7 @@ namespace pteron {
 namespace {
 
 Error max_unary_out(KernelContext&, Span<EValue*> args) {
-  constexpr const char* kOp = "aten::max.unary_out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
-  const Tensor& self = *args[0]->tensor;
-  Tensor& out = *args[1]->tensor;
-  PTERON_CHECK(out.dtype() == self.dtype(), Error::InvalidArgument,
-               "%s: out has dtype %s, expected %s", kOp, scalar_type_name(out.dtype()),
-               scalar_type_name(self.dtype()));
-  PTERON_CHECK(self.numel() > 0, Error::InvalidArgument,
-               "%s: an empty tensor has no maximum (specify a dim)", kOp);
-  ReducePlan plan;
-  Tensor* outs[1] = {&out};
-  PTERON_TRY(make_reduce_plan(kOp, self, ~0u, false, outs, 1, true, &plan));
-  return extreme_reduce<true>(kOp, self, out, plan);
+  return max_min_unary_out<true>("aten::max.unary_out", args);
 }
 
 }  // namespace

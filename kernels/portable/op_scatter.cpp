@@ -15,16 +15,12 @@ namespace {
 // out = self; out[..., index[p], ...] = src[p] (or the scalar) for every position p of index.
 Error scatter_src_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scatter.src_out";
-  PTERON_TRY(check_args(kOp, args, "TITTT"));
-  const Tensor& self = *args[0]->tensor;
+  int32_t dim = 0;
+  int64_t src_strides[kMaxTensorDim];
+  PTERON_TRY(start_scatter_src(kOp, args, &dim, src_strides));
   const Tensor& index = *args[2]->tensor;
   const Tensor& src = *args[3]->tensor;
   Tensor& out = *args[4]->tensor;
-  int32_t dim = 0;
-  PTERON_TRY(check_scatter_args(kOp, self, args[1]->i, index, &src, &dim));
-  PTERON_TRY(start_from_self(kOp, self, out));
-  int64_t src_strides[kMaxTensorDim] = {0};
-  for (int32_t d = 0; d < index.dim() && d < src.dim(); ++d) src_strides[d] = src.stride(d);
   dispatch_word(out.element_size(), [&](auto tag) {
     using W = typename decltype(tag)::type;
     W* dst = out.data<W>();

@@ -13,16 +13,12 @@ namespace {
 // (repeated indices add up; integers wrap as torch's do).
 Error scatter_add_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scatter_add.out";
-  PTERON_TRY(check_args(kOp, args, "TITTT"));
-  const Tensor& self = *args[0]->tensor;
+  int32_t dim = 0;
+  int64_t src_strides[kMaxTensorDim];
+  PTERON_TRY(start_scatter_src(kOp, args, &dim, src_strides));
   const Tensor& index = *args[2]->tensor;
   const Tensor& src = *args[3]->tensor;
   Tensor& out = *args[4]->tensor;
-  int32_t dim = 0;
-  PTERON_TRY(check_scatter_args(kOp, self, args[1]->i, index, &src, &dim));
-  PTERON_TRY(start_from_self(kOp, self, out));
-  int64_t src_strides[kMaxTensorDim] = {0};
-  for (int32_t d = 0; d < index.dim() && d < src.dim(); ++d) src_strides[d] = src.stride(d);
   const bool ok = dispatch_dtype_in<kAllTypes>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = typename ComputeType<T>::type;

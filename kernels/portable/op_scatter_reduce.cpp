@@ -100,8 +100,8 @@ Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(check_scatter_args(kOp, self, args[1]->i, index, &src, &dim));
   PTERON_TRY(start_from_self(kOp, self, out));
   if (index.numel() == 0) return Error::Ok;
-  int64_t src_strides[kMaxTensorDim] = {0};
-  for (int32_t d = 0; d < index.dim() && d < src.dim(); ++d) src_strides[d] = src.stride(d);
+  int64_t src_strides[kMaxTensorDim];
+  scatter_src_strides(index, src, src_strides);
   // Reduced-value counts per out element, for mean (out is dense: offsets are in [0, numel)).
   int32_t* counts = nullptr;
   if (reduce == Reduce::Mean) {

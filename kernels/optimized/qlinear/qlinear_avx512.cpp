@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "kernels/optimized/qlinear/qlinear_impl_scalar.h"
+#include "kernels/optimized/qlinear/qlinear_rows.h"
 
 namespace pteron::opt::qavx512 {
 namespace {
@@ -151,44 +152,19 @@ void q4a8_t(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq
 
 void q8w_rows(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
               int64_t x_rs, int rows, float* out, int64_t out_step) {
-  switch (rows) {
-    case 1:
-      return q8w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
-    case 2:
-      return q8w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
-    case 3:
-      return q8w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
-    default:
-      return q8w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
-  }
+  qrows::with_rows(
+      rows, [&](auto r) { q8w_t<decltype(r)::value>(w, scales, K, G, x, x_rs, out, out_step); });
 }
 
 void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
               int64_t x_rs, int rows, float* out, int64_t out_step) {
-  switch (rows) {
-    case 1:
-      return q4w_t<1>(w, scales, K, G, x, x_rs, out, out_step);
-    case 2:
-      return q4w_t<2>(w, scales, K, G, x, x_rs, out, out_step);
-    case 3:
-      return q4w_t<3>(w, scales, K, G, x, x_rs, out, out_step);
-    default:
-      return q4w_t<4>(w, scales, K, G, x, x_rs, out, out_step);
-  }
+  qrows::with_rows(
+      rows, [&](auto r) { q4w_t<decltype(r)::value>(w, scales, K, G, x, x_rs, out, out_step); });
 }
 
 void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs, int rows,
                int32_t* dots) {
-  switch (rows) {
-    case 1:
-      return q4a8_t<1>(w, K, G, xq, xq_rs, dots);
-    case 2:
-      return q4a8_t<2>(w, K, G, xq, xq_rs, dots);
-    case 3:
-      return q4a8_t<3>(w, K, G, xq, xq_rs, dots);
-    default:
-      return q4a8_t<4>(w, K, G, xq, xq_rs, dots);
-  }
+  qrows::with_rows(rows, [&](auto r) { q4a8_t<decltype(r)::value>(w, K, G, xq, xq_rs, dots); });
 }
 
 }  // namespace

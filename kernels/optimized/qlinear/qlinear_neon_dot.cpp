@@ -5,6 +5,7 @@
 #include <arm_neon.h>
 
 #include "kernels/optimized/qlinear/qlinear_impl_scalar.h"
+#include "kernels/optimized/qlinear/qlinear_rows.h"
 
 namespace pteron::opt::qneondot {
 namespace {
@@ -33,16 +34,7 @@ void q4a8_t(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq
 
 void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs, int rows,
                int32_t* dots) {
-  switch (rows) {
-    case 1:
-      return q4a8_t<1>(w, K, G, xq, xq_rs, dots);
-    case 2:
-      return q4a8_t<2>(w, K, G, xq, xq_rs, dots);
-    case 3:
-      return q4a8_t<3>(w, K, G, xq, xq_rs, dots);
-    default:
-      return q4a8_t<4>(w, K, G, xq, xq_rs, dots);
-  }
+  qrows::with_rows(rows, [&](auto r) { q4a8_t<decltype(r)::value>(w, K, G, xq, xq_rs, dots); });
 }
 
 }  // namespace

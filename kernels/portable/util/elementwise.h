@@ -1,6 +1,8 @@
 // Broadcasting elementwise driver shared by binary kernels (add, mul, maximum, ...).
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/dtype.h"
@@ -88,6 +90,21 @@ Error binary_elementwise(const char* op, const Tensor& a, const Tensor& b, Tenso
     });
   });
   return Error::Ok;
+}
+
+// binary_elementwise for ops defined on floating values only (atan2, copysign, hypot): out's
+// dtype must be floating and f(x, y) sees floating C only. The dispatch still instantiates the
+// other types; they return 0 and are never called.
+template <typename Fn>
+Error binary_float_elementwise(const char* op, const Tensor& a, const Tensor& b, Tensor& out,
+                               Fn&& f) {
+  return binary_elementwise(op, a, b, out, kFloatTypes, [&f](auto x, auto y) {
+    using C = decltype(x);
+    if constexpr (std::is_floating_point_v<C>)
+      return static_cast<C>(f(x, y));
+    else
+      return C(0);
+  });
 }
 
 }  // namespace pteron

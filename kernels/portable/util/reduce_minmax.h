@@ -1,5 +1,5 @@
-// Max/min reductions shared by amax/amin (values only) and argmax/argmin/max.dim/min.dim
-// (positions, optionally values). NaN propagates as in torch.
+// Max/min reductions shared by amax/amin and max/min.unary_out (values only) and
+// argmax/argmin/max.dim/min.dim (positions, optionally values). NaN propagates as in torch.
 #pragma once
 
 #include <cstdint>
@@ -139,6 +139,24 @@ Error max_min_dim_out(const char* op, Span<EValue*> args) {
   Tensor* outs[2] = {&values, &indices};
   PTERON_TRY(make_reduce_plan(op, self, mask, args[2]->b, outs, 2, true, &plan));
   return arg_reduce<kMax>(op, self, &values, indices, plan);
+}
+
+// The whole max.unary_out / min.unary_out kernel: the extreme of every element into a 0-d out
+// of self's dtype; an empty self fails, as in torch.
+template <bool kMax>
+Error max_min_unary_out(const char* op, Span<EValue*> args) {
+  PTERON_TRY(check_args(op, args, "TT"));
+  const Tensor& self = *args[0]->tensor;
+  Tensor& out = *args[1]->tensor;
+  PTERON_CHECK(out.dtype() == self.dtype(), Error::InvalidArgument,
+               "%s: out has dtype %s, expected %s", op, scalar_type_name(out.dtype()),
+               scalar_type_name(self.dtype()));
+  PTERON_CHECK(self.numel() > 0, Error::InvalidArgument,
+               "%s: an empty tensor has no %s (specify a dim)", op, kMax ? "maximum" : "minimum");
+  ReducePlan plan;
+  Tensor* outs[1] = {&out};
+  PTERON_TRY(make_reduce_plan(op, self, ~0u, false, outs, 1, true, &plan));
+  return extreme_reduce<kMax>(op, self, out, plan);
 }
 
 }  // namespace pteron

@@ -49,4 +49,15 @@ Error check_scatter_args(const char* op, const Tensor& self, int64_t dim_arg, co
   return check_indices(op, index, dim_size, *dim, false);
 }
 
+Error start_scatter_src(const char* op, Span<EValue*> args, int32_t* dim, int64_t* src_strides) {
+  PTERON_TRY(check_args(op, args, "TITTT"));
+  const Tensor& self = *args[0]->tensor;
+  const Tensor& index = *args[2]->tensor;
+  const Tensor& src = *args[3]->tensor;
+  PTERON_TRY(check_scatter_args(op, self, args[1]->i, index, &src, dim));
+  PTERON_TRY(start_from_self(op, self, *args[4]->tensor));
+  scatter_src_strides(index, src, src_strides);
+  return Error::Ok;
+}
+
 }  // namespace pteron

@@ -16,6 +16,7 @@ Error start_from_self(const char* op, const Tensor& self, Tensor& out);
 }  // namespace pteron
 
 #include "kernels/portable/util/index_util.h"
+#include "runtime/kernel/kernel.h"
 
 namespace pteron {
 
@@ -24,6 +25,18 @@ namespace pteron {
 // `dim`, and every index lies in [0, self.size(dim)). `dim` receives the normalised dim.
 Error check_scatter_args(const char* op, const Tensor& self, int64_t dim_arg, const Tensor& index,
                          const Tensor* src, int32_t* dim);
+
+// src_strides[d] = src's stride d for each dim index and src share, 0 beyond: the
+// `src_strides` for_each_scatter takes for a tensor src.
+inline void scatter_src_strides(const Tensor& index, const Tensor& src, int64_t* src_strides) {
+  for (int32_t d = 0; d < kMaxTensorDim; ++d) src_strides[d] = 0;
+  for (int32_t d = 0; d < index.dim() && d < src.dim(); ++d) src_strides[d] = src.stride(d);
+}
+
+// The common start of scatter.src_out and scatter_add.out, args (self, dim, index, src, out):
+// checks them (check_scatter_args), copies self into out (start_from_self), and gives the
+// normalised dim and src's strides (kMaxTensorDim of them, scatter_src_strides).
+Error start_scatter_src(const char* op, Span<EValue*> args, int32_t* dim, int64_t* src_strides);
 
 // Calls fn(out_offset, src_offset) for every element of index, in row-major order of index:
 // out_offset is the element of out (self's shape) at that position with coordinate `dim`

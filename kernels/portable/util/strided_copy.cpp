@@ -229,6 +229,11 @@ Error copy_tensor(const char* op, const Tensor& src, Tensor& dst) {
   return Error::Ok;
 }
 
+Error copy_same_dtype(const char* op, const Tensor& self, Tensor& out) {
+  PTERON_TRY(expect_dtype(op, out, self.dtype(), "out"));
+  return copy_tensor(op, self, out);
+}
+
 void copy_view(const Tensor& src, int64_t src_offset, const int64_t* src_strides, Tensor& dst) {
   if (dst.numel() == 0) return;
   int64_t sizes[kMaxTensorDim], ds[kMaxTensorDim];
@@ -244,8 +249,8 @@ bool copy_into_view(const Tensor& src, Tensor& dst, int64_t dst_offset,
   int64_t sizes[kMaxTensorDim], ss[kMaxTensorDim];
   tensor_sizes(src, sizes);
   tensor_strides(src, ss);
-  return strided_copy_convert(byte_ptr(dst, dst_offset), dst.dtype(), dst_strides,
-                              src.const_data(), src.dtype(), ss, sizes, src.dim());
+  return strided_copy_convert(byte_ptr(dst, dst_offset), dst.dtype(), dst_strides, src.const_data(),
+                              src.dtype(), ss, sizes, src.dim());
 }
 
 Error expect_dtype(const char* op, const Tensor& t, ScalarType want, const char* what) {

@@ -38,6 +38,10 @@ void tensor_sizes(const Tensor& t, int64_t* sizes);
 // unsupported dtype.
 Error copy_tensor(const char* op, const Tensor& src, Tensor& dst);
 
+// out = self into out's own dim order, out having self's dtype: the body of the copy ops
+// (alias_copy, detach_copy, lift_fresh_copy, clone) once their arguments are checked.
+Error copy_same_dtype(const char* op, const Tensor& self, Tensor& out);
+
 // Copies `src` into `dst` element by element in row-major logical order (reshape semantics):
 // shapes may differ, numel and dtype must match (the caller checks). Any dim orders.
 void copy_logical_order(const Tensor& src, Tensor& dst);

@@ -188,18 +188,6 @@ Taps<S, 4> cubic_taps(int64_t dst, int64_t in, S scale, bool align_corners) {
   return r;
 }
 
-template <typename T, typename S>
-T store_interpolated(S v) {
-  if constexpr (std::is_integral_v<T>) {
-    const S r = std::floor(v + S(0.5));  // fixed point rounds halves up in ATen
-    const S lo = static_cast<S>(std::numeric_limits<T>::min());
-    const S hi = static_cast<S>(std::numeric_limits<T>::max());
-    return static_cast<T>(r < lo ? lo : (r > hi ? hi : r));
-  } else {
-    return store_value<T>(v);
-  }
-}
-
 // sum_j w_j * interp(inner dims at tap j), outermost dim first, as ATen's Interpolate<n>.
 template <typename T, typename S, int N, int K>
 S interpolate(const T* x, const Taps<S, N>* taps, const int64_t* strides) {

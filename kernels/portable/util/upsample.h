@@ -6,7 +6,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
+#include "kernels/portable/util/dtype.h"
 #include "runtime/core/error.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/tensor.h"
@@ -105,5 +108,20 @@ enum class UpsampleInterp { Linear, Cubic };
 // nearest). Returns NotSupported naming `op` for other dtypes.
 Error upsample_interp_run(const char* op, const Tensor& self, Tensor& out, const UpsampleShape& s,
                           bool align_corners, UpsampleInterp mode);
+
+// An interpolated value (computed in S) stored as T: integers round halves up and saturate,
+// as ATen's fixed-point paths do; floating types convert. Shared by upsample_interp_run and
+// the separable (antialiased) resize.
+template <typename T, typename S>
+T store_interpolated(S v) {
+  if constexpr (std::is_integral_v<T>) {
+    const S r = std::floor(v + S(0.5));  // fixed point rounds halves up in ATen
+    const S lo = static_cast<S>(std::numeric_limits<T>::min());
+    const S hi = static_cast<S>(std::numeric_limits<T>::max());
+    return static_cast<T>(r < lo ? lo : (r > hi ? hi : r));
+  } else {
+    return store_value<T>(v);
+  }
+}
 
 }  // namespace pteron

@@ -65,18 +65,6 @@ SeparableWindow<S> separable_window(int64_t i, int64_t in, int64_t out, S scale,
   return w;
 }
 
-template <typename T, typename S>
-T separable_round(S v) {
-  if constexpr (std::is_integral_v<T>) {
-    const S r = std::floor(v + S(0.5));  // fixed point rounds halves up in ATen
-    const S lo = static_cast<S>(std::numeric_limits<T>::min());
-    const S hi = static_cast<S>(std::numeric_limits<T>::max());
-    return static_cast<T>(r < lo ? lo : (r > hi ? hi : r));
-  } else {
-    return store_value<T>(v);
-  }
-}
-
 // self and out are [N, C, H, W] (any strides); s holds the spatial sizes and scales.
 template <typename T>
 void separable_resize_2d(const Tensor& self, Tensor& out, const UpsampleShape& s,
@@ -107,7 +95,7 @@ void separable_resize_2d(const Tensor& self, Tensor& out, const UpsampleShape& s
             for (int64_t j = 1; j < ww.size; ++j) {
               acc += static_cast<S>(load_value(r[j * xw])) * ww.weight(j);
             }
-            return static_cast<S>(load_value(separable_round<T, S>(acc)));
+            return static_cast<S>(load_value(store_interpolated<T, S>(acc)));
           };
           S v;
           if (wh.identity) {
@@ -118,7 +106,7 @@ void separable_resize_2d(const Tensor& self, Tensor& out, const UpsampleShape& s
             v = row(wh.min) * wh.weight(0);
             for (int64_t i = 1; i < wh.size; ++i) v += row(wh.min + i) * wh.weight(i);
           }
-          oplane[oh * yh + ow * yw] = separable_round<T, S>(v);
+          oplane[oh * yh + ow * yw] = store_interpolated<T, S>(v);
         }
       }
     }

@@ -1,0 +1,22 @@
+"""Timing shared by the kernel benchmarks (bench/llm_linear.py, bench/ops.py,
+bench/kernels/optimized_non_gemm.py).
+
+Wall time and the process CPU time are both taken per call: on a busy machine wall time
+includes waiting for a core, CPU time does not.
+"""
+
+import statistics
+import time
+
+
+def median_ms(fn, reps, warmup=1):
+    """(median wall ms, median process CPU ms) over `reps` calls of fn after `warmup` calls."""
+    for _ in range(warmup):
+        fn()
+    walls, cpus = [], []
+    for _ in range(reps):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        walls.append((time.perf_counter() - w) * 1e3)
+        cpus.append((time.process_time() - c) * 1e3)
+    return statistics.median(walls), statistics.median(cpus)
