@@ -1,8 +1,9 @@
 // executorch_prim::et_view.default(Tensor self, SymInt[] size, Tensor out): the view ExecuTorch's
 // to_executorch emits in place of view_copy (ReplaceViewCopyWithViewPass), for example in
-// bounded dynamic programs. `out` is not memory planned: it aliases self's data, resized to
-// `size` (which may hold one -1 and sizes computed by sym_size). The alias is set on every
-// call, since self's data may move between calls (inputs, shared arenas).
+// bounded dynamic programs. `out` aliases self's data, resized to `size` (which may hold one -1
+// and sizes computed by sym_size). ExecuTorch's memory planning gives out self's own offset, or
+// leaves it unplanned (null data); out is pointed at self's data on every call either way, so
+// reads through out always see self, even where self's data moved between calls.
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/strided_copy.h"
 #include "runtime/kernel/kernel.h"
