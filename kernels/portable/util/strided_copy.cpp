@@ -90,7 +90,7 @@ void for_each_outer(const CopyLoops& c, int32_t m, int32_t skip, Fn&& fn) {
 template <typename W>
 void copy_row(W* dst, int64_t ds, const W* src, int64_t ss, int64_t n) {
   if (ds == 1 && ss == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(W));
+    std::memmove(dst, src, static_cast<size_t>(n) * sizeof(W));  // see copy_logical_order
   } else if (ds == 1 && ss == 0) {
     const W v = *src;
     for (int64_t k = 0; k < n; ++k) dst[k] = v;
@@ -165,7 +165,7 @@ void strided_copy(void* dst, const int64_t* dst_strides, const void* src,
   CopyLoops c;
   if (!normalize(sizes, dim, dst_strides, src_strides, &c)) return;
   if (c.n == 1 && c.ds[0] == 1 && c.ss[0] == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(c.size[0]) * elem_size);
+    std::memmove(dst, src, static_cast<size_t>(c.size[0]) * elem_size);  // see copy_logical_order
     return;
   }
   switch (elem_size) {
@@ -323,7 +323,10 @@ void copy_runs(const Tensor& src, Tensor& dst) {
 void copy_logical_order(const Tensor& src, Tensor& dst) {
   if (src.numel() == 0) return;
   if (src.is_contiguous() && dst.is_contiguous()) {
-    std::memcpy(dst.mutable_data(), src.const_data(), src.nbytes());
+    // memmove: a program's memory plan may place the source and destination of a copy over each
+    // other (a file is never trusted: the fuzzer made view_copy's out overlap its input), and
+    // overlapping memcpy is undefined; the values are then the program's problem, not UB.
+    std::memmove(dst.mutable_data(), src.const_data(), src.nbytes());
     return;
   }
   switch (src.element_size()) {
