@@ -16,7 +16,6 @@ import torch
 
 import pteron
 
-transformers = pytest.importorskip("transformers")
 
 STEPS = 8
 CACHE = 16

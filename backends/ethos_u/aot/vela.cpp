@@ -290,8 +290,13 @@ std::vector<std::string> vela_args(const fs::path& dir, const NpuConfig& config)
 struct TempDir {
   fs::path path;
   TempDir() {
-    char tmpl[] = "/tmp/pteron-vela-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) throw CompileError("ethos-u: cannot make a temporary directory");
+    // In the system's temporary directory ($TMPDIR, else /tmp), not a fixed folder.
+    std::error_code ec;
+    fs::path dir = fs::temp_directory_path(ec);
+    if (ec) dir = "/tmp";
+    std::string tmpl = (dir / "pteron-vela-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr)
+      throw CompileError("ethos-u: cannot make a temporary directory in " + dir.string());
     path = tmpl;
   }
   ~TempDir() {

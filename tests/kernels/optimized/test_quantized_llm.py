@@ -20,7 +20,6 @@ import pytest
 import torch
 from kernel_harness import run_kernel
 
-torchao = pytest.importorskip("torchao", reason="torchao is not installed in this environment")
 from torchao.quantization import (  # noqa: E402
     Int8DynamicActivationIntxWeightConfig,
     IntxWeightOnlyConfig,
@@ -271,7 +270,7 @@ def test_quantized_embedding_out_of_range_index():
 # ---- a tiny Llama-style model (GQA, RoPE, RMSNorm, SwiGLU), random weights, no cache ----------
 
 def tiny_llama():
-    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    import transformers
     cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128,
                                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                    max_position_embeddings=64, use_cache=False)
