@@ -2,10 +2,11 @@
 //     SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
 //     SymInt groups, *, Tensor(a!) out) -> Tensor(a!)
 //
-// 1-D and 2-D NCHW convolutions. Depthwise convolutions run a direct loop; every other one is
+// 1-D and 2-D NCHW convolutions; 3-D (5-D input) ones run util/conv3d's direct loop. Depthwise convolutions run a direct loop; every other one is
 // a GEMM per image and group: weight (out_per_group x in_per_group * kH * kW) times the im2col
 // matrix, which is either the input itself (1x1, stride 1, no padding) or packed on the fly.
 #include "kernels/portable/util/conv.h"
+#include "kernels/portable/util/conv3d.h"
 #include "kernels/portable/util/conv_transpose.h"
 #include "kernels/portable/util/depthwise_conv.h"
 #include "kernels/portable/util/gemm.h"
@@ -51,8 +52,43 @@ void conv_gemm(KernelContext& ctx, const ConvShape& s, const T* input, const T* 
   }
 }
 
+Error check_bias(const Tensor* bias, int64_t out_channels) {
+  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != out_channels)) {
+    return fail(Error::InvalidArgument, "%s: bias must have %lld elements", kOp,
+                static_cast<long long>(out_channels));
+  }
+  return Error::Ok;
+}
+
+Error convolution3d_out(Span<EValue*> args) {
+  const Tensor& input = *args[0]->tensor;
+  const Tensor& weight = *args[1]->tensor;
+  const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
+  Tensor& out = *args[9]->tensor;
+  Conv3dShape s;
+  PTERON_TRY(parse_conv3d_shape(kOp, args, &s));
+  const Tensor* inputs[] = {&input, &weight, bias};
+  PTERON_TRY(expect_float_dtypes(kOp, out, inputs, bias != nullptr ? 3 : 2));
+  PTERON_TRY(check_bias(bias, s.out_channels));
+  int32_t sizes[5] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels),
+                      static_cast<int32_t>(s.out[0]), static_cast<int32_t>(s.out[1]),
+                      static_cast<int32_t>(s.out[2])};
+  PTERON_TRY(expect_out_shape(kOp, out, sizes, 5));
+  if (!is_row_major(input) || !is_row_major(weight) || !is_row_major(out)) {
+    return fail(Error::NotSupported, "%s: only the default (NCDHW) dim order is supported", kOp);
+  }
+  if (out.numel() == 0) return Error::Ok;
+  dispatch_float_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    conv3d<T>(s, input.data<const T>(), weight.data<const T>(),
+              bias != nullptr ? bias->data<const T>() : nullptr, out.data<T>());
+  });
+  return Error::Ok;
+}
+
 Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(check_args(kOp, args, "TTtLLLBLIT"));
+  if (args[0]->tensor->dim() == 5) return convolution3d_out(args);
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
@@ -61,10 +97,7 @@ Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_TRY(parse_conv_shape(kOp, args, &s));
   const Tensor* inputs[] = {&input, &weight, bias};
   PTERON_TRY(expect_float_dtypes(kOp, out, inputs, bias != nullptr ? 3 : 2));
-  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != s.out_channels)) {
-    return fail(Error::InvalidArgument, "%s: bias must have %lld elements", kOp,
-                static_cast<long long>(s.out_channels));
-  }
+  PTERON_TRY(check_bias(bias, s.out_channels));
   int32_t sizes[4] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels), 0, 0};
   if (input.dim() == 4) {
     sizes[2] = static_cast<int32_t>(s.out_h);

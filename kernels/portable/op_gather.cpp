@@ -15,9 +15,12 @@ Error gather_out(KernelContext&, Span<EValue*> args) {
   const Tensor& index = *args[2]->tensor;
   Tensor& out = *args[4]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
-  PTERON_TRY(expect_index_dtype(kOp, index, "index", false));
   int32_t dim = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &dim));
+  // Like PyTorch, an empty index may have any dtype and rank (op_db samples have uint8 ones
+  // of another rank than self): nothing is read, the output takes its shape.
+  if (index.numel() == 0) return expect_out_shape(kOp, out, index.sizes().data(), index.dim());
+  PTERON_TRY(expect_index_dtype(kOp, index, "index", true));
   // A 0-d self or index acts as a 1-element vector.
   const int32_t rank = self.dim() > index.dim() ? self.dim() : index.dim();
   PTERON_CHECK(index.dim() == self.dim() || rank <= 1, Error::InvalidArgument,

@@ -23,7 +23,9 @@ namespace pteron {
 
 Error check_scatter_args(const char* op, const Tensor& self, int64_t dim_arg, const Tensor& index,
                          const Tensor* src, int32_t* dim) {
-  PTERON_TRY(expect_index_dtype(op, index, "index", false));
+  // Like PyTorch, an empty index may have any dtype (op_db samples use uint8 ones): nothing
+  // is read from it.
+  if (index.numel() != 0) PTERON_TRY(expect_index_dtype(op, index, "index", true));
   PTERON_TRY(normalize_dim(op, dim_arg, self.dim() > 0 ? self.dim() : 1, dim));
   const bool scalar_case = self.dim() <= 1 && index.dim() <= 1 && (!src || src->dim() <= 1);
   PTERON_CHECK(index.dim() == self.dim() || scalar_case, Error::InvalidArgument,
