@@ -2,9 +2,11 @@
 //     SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding,
 //     SymInt groups, *, Tensor(a!) out) -> Tensor(a!)
 //
-// 1-D and 2-D NCHW convolutions; 3-D (5-D input) ones run util/conv3d's direct loop. Depthwise convolutions run a direct loop; every other one is
-// a GEMM per image and group: weight (out_per_group x in_per_group * kH * kW) times the im2col
-// matrix, which is either the input itself (1x1, stride 1, no padding) or packed on the fly.
+// 1-D and 2-D NCHW floating-point convolutions: depthwise ones run a direct loop; every other
+// one is a GEMM per image and group: weight (out_per_group x in_per_group * kH * kW) times the
+// im2col matrix, which is either the input itself (1x1, stride 1, no padding) or packed on the
+// fly. 3-D (5-D input) convolutions and int64 convolutions of any rank run util/conv3d's direct
+// loop (a 1-D or 2-D one as a volume of depth 1).
 #include "kernels/portable/util/conv.h"
 #include "kernels/portable/util/conv3d.h"
 #include "kernels/portable/util/conv_transpose.h"
@@ -60,6 +62,58 @@ Error check_bias(const Tensor* bias, int64_t out_channels) {
   return Error::Ok;
 }
 
+// Floating-point dtypes, or int64 (torch's CPU convolution takes int64 too); one dtype for all.
+Error expect_conv_dtypes(const Tensor& out, const Tensor* const* inputs, int count) {
+  if (out.dtype() != ScalarType::Long && !is_floating(out.dtype())) {
+    return fail(Error::NotSupported, "%s: dtype %s not supported (floating point or int64 only)",
+                kOp, scalar_type_name(out.dtype()));
+  }
+  if (out.dtype() != ScalarType::Long) return expect_float_dtypes(kOp, out, inputs, count);
+  for (int i = 0; i < count; ++i) {
+    if (inputs[i]->dtype() != out.dtype()) {
+      return fail(Error::InvalidArgument, "%s: input dtype %s differs from out dtype %s", kOp,
+                  scalar_type_name(inputs[i]->dtype()), scalar_type_name(out.dtype()));
+    }
+  }
+  return Error::Ok;
+}
+
+// A 1-D or 2-D convolution as a volume of depth 1: NCHW memory is NC1HW memory.
+Conv3dShape as_volume(const ConvShape& s) {
+  Conv3dShape v;
+  v.batch = s.batch;
+  v.in_channels = s.in_channels;
+  v.out_channels = s.out_channels;
+  v.groups = s.groups;
+  v.transposed = s.transposed;
+  const int64_t in[3] = {1, s.in_h, s.in_w}, kernel[3] = {1, s.kernel_h, s.kernel_w};
+  const int64_t out[3] = {1, s.out_h, s.out_w}, stride[3] = {1, s.stride_h, s.stride_w};
+  const int64_t pad[3] = {0, s.pad_h, s.pad_w}, dilation[3] = {1, s.dilation_h, s.dilation_w};
+  for (int i = 0; i < 3; ++i) {
+    v.in[i] = in[i];
+    v.kernel[i] = kernel[i];
+    v.out[i] = out[i];
+    v.stride[i] = stride[i];
+    v.pad[i] = pad[i];
+    v.dilation[i] = dilation[i];
+  }
+  return v;
+}
+
+void run_conv3d(const Conv3dShape& s, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                Tensor& out) {
+  auto run = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    conv3d<T>(s, input.data<const T>(), weight.data<const T>(),
+              bias != nullptr ? bias->data<const T>() : nullptr, out.data<T>());
+  };
+  if (out.dtype() == ScalarType::Long) {
+    run(TypeTag<int64_t>{});
+  } else {
+    dispatch_float_dtype(out.dtype(), run);
+  }
+}
+
 Error convolution3d_out(Span<EValue*> args) {
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
@@ -68,7 +122,7 @@ Error convolution3d_out(Span<EValue*> args) {
   Conv3dShape s;
   PTERON_TRY(parse_conv3d_shape(kOp, args, &s));
   const Tensor* inputs[] = {&input, &weight, bias};
-  PTERON_TRY(expect_float_dtypes(kOp, out, inputs, bias != nullptr ? 3 : 2));
+  PTERON_TRY(expect_conv_dtypes(out, inputs, bias != nullptr ? 3 : 2));
   PTERON_TRY(check_bias(bias, s.out_channels));
   int32_t sizes[5] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels),
                       static_cast<int32_t>(s.out[0]), static_cast<int32_t>(s.out[1]),
@@ -78,11 +132,7 @@ Error convolution3d_out(Span<EValue*> args) {
     return fail(Error::NotSupported, "%s: only the default (NCDHW) dim order is supported", kOp);
   }
   if (out.numel() == 0) return Error::Ok;
-  dispatch_float_dtype(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    conv3d<T>(s, input.data<const T>(), weight.data<const T>(),
-              bias != nullptr ? bias->data<const T>() : nullptr, out.data<T>());
-  });
+  run_conv3d(s, input, weight, bias, out);
   return Error::Ok;
 }
 
@@ -96,7 +146,7 @@ Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
   ConvShape s;
   PTERON_TRY(parse_conv_shape(kOp, args, &s));
   const Tensor* inputs[] = {&input, &weight, bias};
-  PTERON_TRY(expect_float_dtypes(kOp, out, inputs, bias != nullptr ? 3 : 2));
+  PTERON_TRY(expect_conv_dtypes(out, inputs, bias != nullptr ? 3 : 2));
   PTERON_TRY(check_bias(bias, s.out_channels));
   int32_t sizes[4] = {static_cast<int32_t>(s.batch), static_cast<int32_t>(s.out_channels), 0, 0};
   if (input.dim() == 4) {
@@ -110,6 +160,10 @@ Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
     return fail(Error::NotSupported, "%s: only the default (NCHW) dim order is supported", kOp);
   }
   if (out.numel() == 0) return Error::Ok;
+  if (out.dtype() == ScalarType::Long) {
+    run_conv3d(as_volume(s), input, weight, bias, out);
+    return Error::Ok;
+  }
   const bool depthwise = !s.transposed && s.groups == s.in_channels && s.in_per_group() == 1;
   dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

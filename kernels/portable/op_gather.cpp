@@ -1,4 +1,5 @@
-// aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)
+// aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out)
+// -> Tensor(a!)
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/index_util.h"
 #include "kernels/portable/util/strided_copy.h"

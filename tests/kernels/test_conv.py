@@ -1,5 +1,6 @@
-"""aten::convolution.out against torch: 1-D and 2-D, groups, depthwise (with channel
-multiplier), stride, padding, dilation, 1x1 pointwise, transposed, bias or none, dtypes.
+"""aten::convolution.out against torch: 1-D, 2-D and 3-D, groups, depthwise (with channel
+multiplier), stride, padding, dilation, 1x1 pointwise, transposed, bias or none, dtypes; int64
+convolutions exactly.
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) with K = in_channels / groups * kH * kW (sums
 in another order); float64 1e-10; float16/bfloat16 accumulate in float and round once, compared
@@ -176,8 +177,58 @@ def test_conv_rejects_channels_last():
         run_conv(x, rand(2, 3, 3, 3), None, torch.empty(1, 2, 3, 3))
 
 
-def test_conv_rejects_3d_convolution():
-    with pytest.raises(RuntimeError, match="aten::convolution.out: only 1-D and 2-D"):
-        run_kernel("aten::convolution.out", [rand(1, 1, 3, 3, 3), rand(1, 1, 1, 1, 1), None,
-                                             [1, 1, 1], [0, 0, 0], [1, 1, 1], False, [0, 0, 0],
-                                             1, torch.empty(1, 1, 3, 3, 3)])
+# (input shape, weight shape, stride, padding, dilation, groups, transposed, output_padding)
+VOLUMES = [
+    ((1, 2, 5, 6, 7), (4, 2, 3, 3, 3), [1, 1, 1], [1, 1, 1], [1, 1, 1], 1, False, [0, 0, 0]),
+    ((2, 4, 6, 5, 4), (6, 2, 2, 3, 1), [2, 1, 2], [0, 1, 0], [1, 2, 1], 2, False, [0, 0, 0]),
+    ((1, 3, 4, 4, 4), (3, 2, 3, 3, 3), [2, 2, 2], [1, 0, 1], [1, 1, 1], 1, True, [1, 0, 1]),
+    ((1, 4, 3, 5, 3), (4, 1, 2, 2, 2), [1, 2, 1], [0, 0, 0], [2, 1, 1], 2, True, [0, 1, 0]),
+]
+
+
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups,transposed,opad", VOLUMES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_conv3d(xs, ws, stride, pad, dil, groups, transposed, opad, dtype):
+    x, w = rand(*xs, dtype=dtype), rand(*ws, dtype=dtype)
+    bias = rand(ws[1] * groups if transposed else ws[0], dtype=dtype)
+    check_conv(x, w, bias, stride, pad, dil, groups, transposed, opad,
+               what=f"conv3d {xs} {ws} {dtype}")
+
+
+def rand_int64(*shape):
+    return torch.randint(-9, 10, shape, generator=GEN)
+
+
+# int64 convolutions (torch computes them on CPU) of every rank: exact, and wrapping on
+# overflow as torch does rather than undefined behaviour.
+@pytest.mark.parametrize("xs,ws,transposed,groups", [
+    ((2, 3, 11), (4, 3, 3), False, 1),
+    ((1, 4, 6, 7), (6, 2, 3, 2), False, 2),
+    ((1, 4, 5, 5), (4, 1, 3, 3), False, 4),  # depthwise
+    ((1, 3, 5, 4), (3, 2, 3, 3), True, 1),
+    ((1, 2, 3, 4, 5), (3, 2, 2, 2, 2), False, 1),
+])
+def test_conv_int64_exact(xs, ws, transposed, groups):
+    spatial = len(xs) - 2
+    x, w = rand_int64(*xs), rand_int64(*ws)
+    bias = rand_int64(ws[1] * groups if transposed else ws[0])
+    args = [[2] * spatial if transposed else [1] * spatial, [1] * spatial, [1] * spatial,
+            transposed, [1] * spatial if transposed else [0] * spatial, groups]
+    ref = torch.ops.aten.convolution(x, w, bias, *args)
+    out = torch.empty_like(ref)
+    run_kernel("aten::convolution.out", [x, w, bias, *args, out])
+    assert torch.equal(out, ref)
+    big = torch.full((1, 1, 2), 2**62, dtype=torch.int64)
+    wrapped = torch.ops.aten.convolution(big, torch.ones(1, 1, 2, dtype=torch.int64), None, [1],
+                                         [0], [1], False, [0], 1)
+    out = torch.empty_like(wrapped)
+    run_kernel("aten::convolution.out", [big, torch.ones(1, 1, 2, dtype=torch.int64), None, [1],
+                                         [0], [1], False, [0], 1, out])
+    assert torch.equal(out, wrapped)
+
+
+def test_conv_rejects_integer_dtypes_torch_does_not_convolve():
+    x = torch.ones(1, 1, 3, 3, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match="aten::convolution.out: dtype int32 not supported .floating point or int64"):
+        run_conv(x, torch.ones(1, 1, 1, 1, dtype=torch.int32), None,
+                 torch.empty(1, 1, 3, 3, dtype=torch.int32))

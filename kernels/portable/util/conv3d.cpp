@@ -1,9 +1,31 @@
 #include "kernels/portable/util/conv3d.h"
 
+#include <type_traits>
+
 #include "kernels/portable/util/dtype.h"
 
 namespace pteron {
 namespace {
+
+// Integer convolutions accumulate in the unsigned type: torch's int64 convolution wraps on
+// overflow, and signed overflow would be undefined behaviour on values from a file.
+template <typename T, bool = std::is_integral_v<T>>
+struct ConvAcc {
+  using type = typename ComputeType<T>::type;
+  static type load(const T& v) { return load_value(v); }
+  static T store(type v) { return store_value<T>(v); }
+};
+template <typename T>
+struct ConvAcc<T, true> {
+  using type = std::make_unsigned_t<T>;
+  static type load(const T& v) { return static_cast<type>(v); }
+  // Two's complement back (well defined through memcpy under C++17).
+  static T store(type v) {
+    T out;
+    __builtin_memcpy(&out, &v, sizeof(out));
+    return out;
+  }
+};
 
 Error read3(const char* op, const char* name, const EValue& e, int64_t lo, int64_t* v) {
   const Span<const int64_t> list = e.int_list;
@@ -98,7 +120,8 @@ Error parse_conv3d_shape(const char* op, Span<EValue*> args, Conv3dShape* s) {
 
 template <typename T>
 void conv3d(const Conv3dShape& s, const T* input, const T* weight, const T* bias, T* out) {
-  using Acc = typename ComputeType<T>::type;
+  using A = ConvAcc<T>;
+  using Acc = typename A::type;
   const int64_t cin_g = s.in_channels / s.groups, cout_g = s.out_channels / s.groups;
   const int64_t in_vol = s.in[0] * s.in[1] * s.in[2];
   const int64_t k_vol = s.kernel[0] * s.kernel[1] * s.kernel[2];
@@ -120,7 +143,7 @@ void conv3d(const Conv3dShape& s, const T* input, const T* weight, const T* bias
       for (int64_t od = 0; od < s.out[0]; ++od) {
         for (int64_t oh = 0; oh < s.out[1]; ++oh) {
           for (int64_t ow = 0; ow < s.out[2]; ++ow) {
-            Acc acc = bias != nullptr ? load_value(bias[oc]) : Acc(0);
+            Acc acc = bias != nullptr ? A::load(bias[oc]) : Acc(0);
             for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
               const int64_t id = source(0, od, kd);
               if (id < 0) continue;
@@ -136,14 +159,14 @@ void conv3d(const Conv3dShape& s, const T* input, const T* weight, const T* bias
                     const int64_t ci = g * cin_g + c;
                     const int64_t w_at = s.transposed ? (ci * cout_g + col) * k_vol + tap
                                                       : (oc * cin_g + c) * k_vol + tap;
-                    acc += load_value(weight[w_at]) *
-                           load_value(input[(n * s.in_channels + ci) * in_vol + in_at]);
+                    acc += A::load(weight[w_at]) *
+                           A::load(input[(n * s.in_channels + ci) * in_vol + in_at]);
                   }
                 }
               }
             }
             out[(((n * s.out_channels + oc) * s.out[0] + od) * s.out[1] + oh) * s.out[2] + ow] =
-                store_value<T>(acc);
+                A::store(acc);
           }
         }
       }
@@ -157,5 +180,7 @@ template void conv3d<double>(const Conv3dShape&, const double*, const double*, c
 template void conv3d<Half>(const Conv3dShape&, const Half*, const Half*, const Half*, Half*);
 template void conv3d<BFloat16>(const Conv3dShape&, const BFloat16*, const BFloat16*,
                                const BFloat16*, BFloat16*);
+template void conv3d<int64_t>(const Conv3dShape&, const int64_t*, const int64_t*, const int64_t*,
+                              int64_t*);
 
 }  // namespace pteron

@@ -92,6 +92,20 @@ def test_refuses_non_fp32_and_unsupported_softmax_dim():
     assert "is i64 (the Vulkan delegate runs fp32 only)" in refusals
 
 
+def test_refuses_0d_permute_with_its_reason_and_runs_it_on_cpu():
+    class M(torch.nn.Module):
+        def forward(self, x, s):
+            big = torch.relu(x @ x.transpose(0, 1))
+            # Returned as it is: the permute is the graph's output, not a removable no-op.
+            return big, s.permute(())
+
+    x, s = torch.randn(64, 64), torch.tensor(3.0)
+    program = _lower(M().eval(), (x, s))
+    assert "0-D permute" in "\n".join(program.report["refusals"])
+    _, same = program.load().forward(x, s)
+    assert float(same) == 3.0
+
+
 def test_cli_compiles_and_runs_vulkan_portable(tmp_path):
     cli = pteron_cli()
     model, inputs = Mlp().eval(), (torch.randn(4, 64),)
