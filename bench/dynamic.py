@@ -5,8 +5,8 @@ Each measurement is its own `pteron bench` process (median of --iters timed runs
 --warmup). Results: bench/results/dynamic.{json,md}.
 
 The dynamic program runs every node on the kernel libraries (XNNPACK refuses dynamic nodes:
-Debian's 2022 XNNPACK has no reshape API; attention fusion and other shape rewrites skip them),
-so the gap to the static program is what those cost.
+Debian's 2022 XNNPACK has no reshape API; shape-building rewrites such as constant folding skip
+them; attention fuses in both), so the gap to the static program is what those cost.
 """
 
 import argparse
@@ -127,8 +127,9 @@ def main():
         lines.append(f"| {r['seq']} | {r['dynamic_ms']:.3f} | {r['static_ms']:.3f} | {r['ratio']:.2f}x | "
                      f"{r['dynamic_planned_bytes'] / 1024:.0f} / {r['static_planned_bytes'] / 1024:.0f} |")
     lines += ["", "The dynamic program's nodes run on the kernel libraries (XNNPACK refuses dynamic nodes;"
-              " attention fusion and other shape rewrites skip them), the static ones get XNNPACK"
-              " regions and fused attention where they pay; the dynamic plan is sized for seq 512.", ""]
+              " shape-building rewrites skip them), the static ones get XNNPACK regions where they"
+              " pay; attention fuses into pteron::sdpa in both; the dynamic plan is sized for seq 512.",
+              ""]
     (out / "dynamic.md").write_text("\n".join(lines))
     print("\n".join(lines))
 

@@ -5,36 +5,71 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "compiler/passes/custom_op_schema.h"
 
 namespace pteron::compiler {
 namespace {
 
+// Bounded dynamic shapes: `sizes` holds upper bounds, so two dimensions are known equal only
+// when their bounds and their symbolic sizes agree (static dimensions have no symbol).
+std::string_view symbol(const ir::TensorSpec& spec, size_t d) {
+  return d < spec.sym_sizes.size() ? std::string_view(spec.sym_sizes[d]) : std::string_view();
+}
+
+bool same_dim(const ir::TensorSpec& a, size_t da, const ir::TensorSpec& b, size_t db) {
+  return a.sizes[da] == b.sizes[db] && symbol(a, da) == symbol(b, db);
+}
+
+bool same_sizes(const ir::TensorSpec& a, const ir::TensorSpec& b) {
+  if (a.rank() != b.rank()) return false;
+  for (size_t d = 0; d < a.rank(); ++d) {
+    if (!same_dim(a, d, b, d)) return false;
+  }
+  return true;
+}
+
+bool is_static_dim(const ir::TensorSpec& spec, size_t d) { return symbol(spec, d).empty(); }
+
 bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
   return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
 }
 
-// The node computing `v` when the chain may absorb it: v is an intermediate read only by the
-// next step of the chain and not a graph output.
-const ir::Node* private_producer(const ir::Graph& g, ir::ValueId v) {
+// The node computing `v` when the chain may absorb it: v is an intermediate, not a graph
+// output, read by the next step of the chain and otherwise only by nodes in `also_read_by` (the
+// safe-softmax guard's, which read the softmax's input and output and are absorbed too).
+const ir::Node* private_producer(const ir::Graph& g, ir::ValueId v,
+                                 const std::vector<ir::NodeId>& also_read_by = {}) {
   const ir::Value& value = g.value(v);
-  if (!value.is_intermediate() || value.users.size() != 1 || is_graph_output(g, v)) return nullptr;
-  return &g.node(value.producer);
+  if (!value.is_intermediate() || is_graph_output(g, v)) return nullptr;
+  size_t readers = 0;
+  for (ir::NodeId u : value.users) {
+    readers += std::find(also_read_by.begin(), also_read_by.end(), u) == also_read_by.end();
+  }
+  return readers == 1 ? &g.node(value.producer) : nullptr;
 }
 
 // Walks back through ops that only reshape (same elements, same order): view, reshape,
 // expand to the same element count, clone. Returns the first value another op computes.
-ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v, std::vector<ir::NodeId>* chain) {
+ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v, std::vector<ir::NodeId>* chain,
+                          const std::vector<ir::NodeId>& also_read_by = {}) {
   for (;;) {
-    const ir::Node* p = private_producer(g, v);
+    const ir::Node* p = private_producer(g, v, also_read_by);
     if (p == nullptr) return v;
     const std::string name = p->op.ns + "::" + p->op.name;
     const bool reshape = name == "aten::view" || name == "aten::_unsafe_view" ||
                          name == "aten::reshape" || name == "aten::expand" ||
                          name == "aten::clone" || name == "aten::alias";
     if (!reshape || p->args.empty() || !p->args[0].is_tensor()) return v;
-    if (g.value(p->args[0].tensor()).spec.numel() != g.value(v).spec.numel()) return v;
+    const ir::TensorSpec& in = g.value(p->args[0].tensor()).spec;
+    const ir::TensorSpec& out = g.value(v).spec;
+    if (in.numel() != out.numel()) return v;
+    // A dynamic expand keeps the element count only when it changes nothing (equal bounds do
+    // not prove equal run-time sizes); views, clones and aliases always keep it.
+    if (name == "aten::expand" && (in.is_dynamic() || out.is_dynamic()) && !same_sizes(in, out)) {
+      return v;
+    }
     chain->push_back(p->id);
     v = p->args[0].tensor();
   }
@@ -63,23 +98,75 @@ struct Match {
   ir::ValueId q, k_t, v, mask = ir::kNoValue;
   double scale = 1.0;
   int64_t heads = 1;
+  bool safe_softmax = false;
+  std::vector<ir::NodeId> guard;  // the safe-softmax guard's nodes reading the softmax's in/out
 };
+
+bool is_op(const ir::Node* n, const char* name) { return n != nullptr && n->op.str() == name; }
+
+// torch's _safe_softmax, as nn.MultiheadAttention's math path exports it:
+//   where(logical_not(any(logical_not(eq(x, -inf)), -1, keepdim)), full_like(s, 0), s)
+// with s = _softmax(x, -1): rows whose every score is -inf give 0 instead of NaN. Returns the
+// _softmax node computing s when `v` is that guard, adding the guard's nodes to m->chain (and
+// those that read x or s besides the chain's own steps to m->guard).
+const ir::Node* match_safe_softmax(const ir::Graph& g, ir::ValueId v, Match* m) {
+  const ir::Node* where = private_producer(g, v);
+  if (!is_op(where, "aten::where.self") || where->args.size() != 3) return nullptr;
+  for (const ir::Argument& a : where->args) {
+    if (!a.is_tensor()) return nullptr;
+  }
+  const ir::ValueId s = where->args[2].tensor();
+  const ir::Node* zeros = private_producer(g, where->args[1].tensor());
+  if (!is_op(zeros, "aten::full_like.default") || zeros->args.size() < 2 ||
+      !zeros->args[0].is_tensor() || zeros->args[0].tensor() != s ||
+      constant_scalar(g, zeros->args[1]) != 0.0) {
+    return nullptr;
+  }
+  const ir::Node* softmax = private_producer(g, s, {zeros->id});
+  if (!is_op(softmax, "aten::_softmax.default")) return nullptr;
+  const ir::ValueId x = softmax->args[0].tensor();
+  const int64_t last = static_cast<int64_t>(g.value(x).spec.rank()) - 1;
+  const ir::Node* not_any = private_producer(g, where->args[0].tensor());
+  if (!is_op(not_any, "aten::logical_not.default")) return nullptr;
+  const ir::Node* any = private_producer(g, not_any->args[0].tensor());
+  if (!is_op(any, "aten::any.dim") || any->args.size() < 3 || !any->args[2].is<bool>() ||
+      !any->args[2].get<bool>()) {
+    return nullptr;
+  }
+  const int64_t dim = any->args[1].to_int();
+  if (dim != -1 && dim != last) return nullptr;
+  const ir::Node* not_inf = private_producer(g, any->args[0].tensor());
+  if (!is_op(not_inf, "aten::logical_not.default")) return nullptr;
+  const ir::Node* eq = private_producer(g, not_inf->args[0].tensor());
+  if (!is_op(eq, "aten::eq.Scalar") || !eq->args[0].is_tensor() || eq->args[0].tensor() != x) {
+    return nullptr;
+  }
+  const std::optional<double> inf = constant_scalar(g, eq->args[1]);
+  if (!inf || !std::isinf(*inf) || *inf > 0) return nullptr;
+  m->chain.insert(m->chain.end(), {where->id, zeros->id, not_any->id, any->id, not_inf->id, eq->id});
+  m->guard = {zeros->id, eq->id};
+  m->safe_softmax = true;
+  return softmax;
+}
 
 // The scores' shape where the mask is applied decides how the mask broadcasts: [B, H, Lq, Lk]
 // (heads = H) or [N, Lq, Lk] (heads = N). The mask must broadcast to it without growing it.
-bool mask_fits(const ir::Graph& g, ir::ValueId mask, const std::vector<int64_t>& scores, int64_t n,
-               Match* m) {
-  const std::vector<int64_t>& ms = g.value(mask).spec.sizes;
-  if (ms.size() > scores.size() || ms.size() > 4) return false;
-  for (size_t i = 0; i < ms.size(); ++i) {
-    const int64_t s = scores[scores.size() - ms.size() + i];
-    if (ms[i] != s && ms[i] != 1) return false;
+// `heads` becomes a constant of the fused op, so the dimension it comes from must be static.
+bool mask_fits(const ir::Graph& g, ir::ValueId mask, const ir::TensorSpec& scores,
+               const ir::TensorSpec& q, Match* m) {
+  const ir::TensorSpec& ms = g.value(mask).spec;
+  if (ms.rank() > scores.rank() || ms.rank() > 4) return false;
+  for (size_t i = 0; i < ms.rank(); ++i) {
+    const size_t at = scores.rank() - ms.rank() + i;
+    const bool broadcast = ms.sizes[i] == 1 && is_static_dim(ms, i);
+    if (!broadcast && !same_dim(ms, i, scores, at)) return false;
   }
-  if (scores.size() == 4) {
-    if (scores[0] * scores[1] != n) return false;
-    m->heads = scores[1];
-  } else if (scores.size() == 3) {
-    m->heads = n;
+  if (scores.rank() == 4) {
+    if (!is_static_dim(scores, 1) || scores.sizes[0] * scores.sizes[1] != q.sizes[0]) return false;
+    m->heads = scores.sizes[1];
+  } else if (scores.rank() == 3) {
+    if (!is_static_dim(q, 0)) return false;
+    m->heads = q.sizes[0];
   } else {
     return false;
   }
@@ -91,8 +178,10 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
   if (bmm2.op.str() != "aten::bmm.default") return std::nullopt;
   Match m;
   m.v = bmm2.args[1].tensor();
-  const ir::Node* softmax = private_producer(g, skip_reshapes(g, bmm2.args[0].tensor(), &m.chain));
-  if (softmax == nullptr || softmax->op.str() != "aten::_softmax.default") return std::nullopt;
+  const ir::ValueId probs = skip_reshapes(g, bmm2.args[0].tensor(), &m.chain);
+  const ir::Node* softmax = match_safe_softmax(g, probs, &m);
+  if (softmax == nullptr) softmax = private_producer(g, probs);
+  if (!is_op(softmax, "aten::_softmax.default")) return std::nullopt;
   m.chain.push_back(softmax->id);
   const ir::ValueId masked = softmax->args[0].tensor();
   const int64_t rank = static_cast<int64_t>(g.value(masked).spec.rank());
@@ -101,7 +190,7 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
 
   // Optional mask.
   ir::ValueId scaled = masked;
-  const ir::Node* p = private_producer(g, masked);
+  const ir::Node* p = private_producer(g, masked, m.guard);
   ir::ValueId mask = ir::kNoValue;
   if (p != nullptr && p->op.str() == "aten::where.self") {
     const std::optional<double> fill = constant_scalar(g, p->args[1]);
@@ -130,11 +219,11 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
     }
   }
   if (mask != ir::kNoValue) m.chain.push_back(p->id);
-  const std::vector<int64_t> mask_point = g.value(scaled).spec.sizes;
+  const ir::TensorSpec mask_point = g.value(scaled).spec;
 
   // Optional scale by a constant.
   ir::ValueId scores = scaled;
-  p = private_producer(g, scaled);
+  p = private_producer(g, scaled, m.guard);
   if (p != nullptr) {
     const std::string op = p->op.str();
     const bool mul = op == "aten::mul.Tensor" || op == "aten::mul.Scalar";
@@ -146,7 +235,7 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
         c = constant_scalar(g, p->args[0]);
         x = p->args[1].tensor();
       }
-      if (c && x != ir::kNoValue && g.value(x).spec.sizes == g.value(scaled).spec.sizes) {
+      if (c && x != ir::kNoValue && same_sizes(g.value(x).spec, g.value(scaled).spec)) {
         m.scale = div ? 1.0 / *c : *c;
         scores = x;
         m.chain.push_back(p->id);
@@ -154,23 +243,27 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
     }
   }
 
-  const ir::Node* bmm1 = private_producer(g, skip_reshapes(g, scores, &m.chain));
+  const ir::Node* bmm1 =
+      private_producer(g, skip_reshapes(g, scores, &m.chain, m.guard), m.guard);
   if (bmm1 == nullptr || bmm1->op.str() != "aten::bmm.default") return std::nullopt;
   m.chain.push_back(bmm1->id);
   m.q = bmm1->args[0].tensor();
   m.k_t = bmm1->args[1].tensor();
-  const auto& q = g.value(m.q).spec.sizes;
-  const auto& kt = g.value(m.k_t).spec.sizes;
-  const auto& v = g.value(m.v).spec.sizes;
-  if (q.size() != 3 || kt.size() != 3 || v.size() != 3) return std::nullopt;
-  if (kt[0] != q[0] || v[0] != q[0] || kt[1] != q[2] || v[1] != kt[2] || v[2] > 512) {
+  const ir::TensorSpec& q = g.value(m.q).spec;
+  const ir::TensorSpec& kt = g.value(m.k_t).spec;
+  const ir::TensorSpec& v = g.value(m.v).spec;
+  if (q.rank() != 3 || kt.rank() != 3 || v.rank() != 3) return std::nullopt;
+  // The bmms already require these equal at run time; the value head size's bound must fit
+  // the kernel's.
+  if (!same_dim(kt, 0, q, 0) || !same_dim(v, 0, q, 0) || !same_dim(kt, 1, q, 2) ||
+      !same_dim(v, 1, kt, 2) || v.sizes[2] > 512) {
     return std::nullopt;
   }
   for (ir::ValueId t : {m.q, m.k_t, m.v, bmm2.outputs[0]}) {
     if (!is_float32(g, t)) return std::nullopt;
   }
   if (mask != ir::kNoValue) {
-    if (!mask_fits(g, mask, mask_point, q[0], &m)) return std::nullopt;
+    if (!mask_fits(g, mask, mask_point, q, &m)) return std::nullopt;
     m.mask = mask;
   }
   return m;
@@ -185,7 +278,8 @@ const ir::OpSchema& sdpa_schema() {
                                                  {"v", "Tensor"},
                                                  {"mask", "Tensor?"},
                                                  {"scale", "float"},
-                                                 {"heads", "int"}});
+                                                 {"heads", "int"},
+                                                 {"safe_softmax", "bool"}});
   return functional;
 }
 
@@ -194,7 +288,6 @@ int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
     if (!graph.has_node(id) || delegated.count(id)) continue;
-    if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     std::optional<Match> m = match_attention(graph, graph.node(id));
     if (!m) continue;
     bool touches_delegate = false;
@@ -204,7 +297,7 @@ int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
         m->mask == ir::kNoValue ? ir::Argument(ir::None{}) : ir::Argument(ir::TensorRef{m->mask});
     graph.set_op(id, sdpa_schema(),
                  {ir::TensorRef{m->q}, ir::TensorRef{m->k_t}, ir::TensorRef{m->v}, mask, m->scale,
-                  m->heads});
+                  m->heads, m->safe_softmax});
     // The chain's nodes now have no users (each intermediate was read only by the next step).
     for (ir::NodeId n : m->chain) {
       if (!graph.has_node(n)) continue;

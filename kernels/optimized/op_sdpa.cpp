@@ -1,12 +1,14 @@
-// pteron::sdpa.out(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, int heads, *,
-//     Tensor(a!) out) -> Tensor(a!)
+// pteron::sdpa.out(Tensor q, Tensor k_t, Tensor v, Tensor? mask, float scale, int heads,
+//     bool safe_softmax, *, Tensor(a!) out) -> Tensor(a!)
 // Fused scaled dot-product attention, the op compiler/passes/fuse_attention.cpp puts in place of
 // bmm -> scale -> mask -> softmax -> bmm:
 //   out[n] = softmax(scale * q[n] @ k_t[n] + mask) @ v[n]
 // with q [N, Lq, D], k_t [N, D, Lk] (keys already transposed, as the graph's first bmm takes
 // them), v [N, Lk, Dv], out [N, Lq, Dv], N = batch * heads. The mask (optional) broadcasts
 // against [N / heads, heads, Lq, Lk]: float32 is added to the scores, bool true means "masked
-// out" (masked_fill(mask, -inf)). float32, default dim order, Dv <= 512. Flash-attention style:
+// out" (masked_fill(mask, -inf)). A query row whose every key is masked out gives NaN, as
+// softmax does, or zeros with `safe_softmax` (torch's _safe_softmax, which
+// nn.MultiheadAttention's math path uses). float32, default dim order, Dv <= 512. Flash-attention style:
 // keys are visited in blocks with a running max and sum, so no [Lq, Lk] score matrix is ever
 // stored; (n, query block) pairs are split over threads.
 #include "kernels/optimized/simd/isa_kernels.h"
@@ -23,14 +25,15 @@ constexpr int64_t kQueryBlock = 16;
 constexpr int64_t kMaxDv = 512;
 
 Error sdpa_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTTtDIT"));
+  PTERON_TRY(check_args(kOp, args, "TTTtDIBT"));
   const Tensor& q = *args[0]->tensor;
   const Tensor& kt = *args[1]->tensor;
   const Tensor& v = *args[2]->tensor;
   const Tensor* mask = args[3]->is_none() ? nullptr : args[3]->tensor;
   const float scale = static_cast<float>(args[4]->scalar_as_double());
   const int64_t heads = args[5]->i;
-  Tensor& out = *args[6]->tensor;
+  const bool safe_softmax = args[6]->b;
+  Tensor& out = *args[7]->tensor;
   for (const Tensor* t : {&q, &kt, &v, static_cast<const Tensor*>(&out)}) {
     PTERON_CHECK(t->dtype() == ScalarType::Float && t->dim() == 3, Error::InvalidArgument,
                  "%s: q, k_t, v and out must be 3-d float32 tensors", kOp);
@@ -87,7 +90,8 @@ Error sdpa_out(KernelContext&, Span<EValue*> args) {
                       D,
                       Dv,
                       Lk,
-                      scale};
+                      scale,
+                      safe_softmax};
   const IsaKernels& isa = isa_kernels();
   const int64_t blocks = (Lq + kQueryBlock - 1) / kQueryBlock;
   const size_t mask_elem = mask ? mask->element_size() : 0;

@@ -163,3 +163,62 @@ def test_cli_backends_choose_kernel_libraries(transformer_block_pt2, tmp_path, b
     status, text = _cli("inspect", out)
     assert status == 0, text
     assert ("pteron::sdpa.out" in text) == fused, text
+
+
+class EncoderWithPadding(torch.nn.Module):
+    """nn.TransformerEncoderLayer: its math path exports torch's _safe_softmax guard (rows whose
+    every key is masked give 0, not NaN) around the softmax; the padding mask is an input. The
+    reference is the exported program: eager eval takes the fused fast path instead, which gives
+    NaN on a fully padded sequence."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+
+    def forward(self, x, pad):
+        return self.layer(x, src_key_padding_mask=pad)
+
+
+def _encoder_inputs(batch, seq):
+    g = torch.Generator().manual_seed(seq)
+    pad = torch.zeros(batch, seq, dtype=torch.bool)
+    pad[0, seq // 2:] = True
+    if batch > 1:
+        pad[1, :] = True  # every key of batch 1 masked: _safe_softmax's zeros
+    return torch.randn(batch, seq, 32, generator=g), pad
+
+
+def test_safe_softmax_guard_fuses_and_keeps_zero_rows(tmp_path):
+    model = EncoderWithPadding().eval()
+    inputs = _encoder_inputs(2, 9)
+    lowered = _lower(model, inputs, tmp_path, ("optimized", "portable"))
+    assert _fused(lowered) == 1
+    ops = _ops(lowered)
+    assert "pteron::sdpa.out" in ops
+    assert not {"aten::any.out", "aten::eq.Scalar_out", "aten::logical_not.out"} & ops, ops
+    _check_matches(lowered, torch.export.export(model, inputs).module(), inputs)
+
+
+def test_dynamic_sequence_attention_fuses_and_matches_every_length(tmp_path):
+    # Sizes are upper bounds in a dynamic program: the fusion must prove the dims it relies on
+    # equal symbolically, and the fused kernel sizes its output at run time.
+    model = EncoderWithPadding().eval()
+    seq = torch.export.Dim("seq", min=2, max=40)
+    ep = torch.export.export(model, _encoder_inputs(2, 16),
+                             dynamic_shapes={"x": {1: seq}, "pad": {1: seq}}).run_decompositions()
+    path = tmp_path / "dynamic.pt2"
+    torch.export.save(ep, path)
+    lowered = pteron.to_edge_transform_and_lower(str(path), kernels=("optimized", "portable"))
+    assert _fused(lowered) == 1
+    assert "pteron::sdpa.out" in _ops(lowered)
+    method = lowered.load()
+    for length in (2, 7, 16, 40):
+        inputs = _encoder_inputs(2, length)
+        with torch.no_grad():
+            expected = ep.module()(*inputs)
+        actual = method.forward(*inputs)[0]
+        assert actual.shape == expected.shape
+        tol = 1e-4 * (1 + float(expected.abs().max()))
+        err = float((actual - expected).abs().max())
+        assert err <= tol, f"seq {length}: max error {err} > {tol}"

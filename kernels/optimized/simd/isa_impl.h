@@ -342,8 +342,9 @@ void attention_rows(const AttentionSlice& s, int64_t i0) {
   }
   for (int r = 0; r < R; ++r) {
     float* o = s.out + (i0 + r) * s.out_row;
-    if (l[r] == 0.0f) {  // every key masked: NaN, as PyTorch's softmax gives
-      for (int64_t c = 0; c < s.Dv; ++c) o[c] = __builtin_nanf("");
+    if (l[r] == 0.0f) {  // every key masked: NaN as softmax gives, or 0 as _safe_softmax does
+      const float fill = s.zero_masked_rows ? 0.0f : __builtin_nanf("");
+      for (int64_t c = 0; c < s.Dv; ++c) o[c] = fill;
       continue;
     }
     const float inv = 1.0f / l[r];

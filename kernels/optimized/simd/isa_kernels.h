@@ -27,6 +27,8 @@ struct AttentionSlice {
   int64_t q_row, kt_row, v_row, out_row, mask_row, mask_col;
   int64_t D, Dv, Lk;
   float scale;
+  // A row whose every score is -inf gives zeros (torch's _safe_softmax) instead of NaN.
+  bool zero_masked_rows;
 };
 
 struct IsaKernels {

@@ -233,7 +233,7 @@ TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
   Owned out(ScalarType::Float, {N, lq, dv});
   ASSERT_EQ(
       run("pteron::sdpa.out", "optimized",
-          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(heads), T(out)}),
+          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(heads), EValue::from_bool(false), T(out)}),
       Error::Ok)
       << last_error_message();
   for (int64_t n = 0; n < N; ++n) {
@@ -249,12 +249,12 @@ TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
   Owned bad(ScalarType::Float, {N, d + 1, lk});
   EXPECT_EQ(run("pteron::sdpa.out", "optimized",
                 {T(q), T(bad), T(v), EValue(), EValue::from_double(0.25), EValue::from_int(heads),
-                 T(out)}),
+                 EValue::from_bool(false), T(out)}),
             Error::InvalidArgument);
   EXPECT_NE(std::string(last_error_message()).find("pteron::sdpa.out"), std::string::npos);
   EXPECT_EQ(
       run("pteron::sdpa.out", "optimized",
-          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(4), T(out)}),
+          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(4), EValue::from_bool(false), T(out)}),
       Error::InvalidArgument);  // 4 heads do not divide 6
 }
 

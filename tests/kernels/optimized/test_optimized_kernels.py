@@ -229,19 +229,22 @@ def test_sdpa(n, lq, lk, d, dv, mask_kind):
         mask = rand(n // heads, 1, 1, lk, seed=5)
     scale = 1 / math.sqrt(d)
     out = torch.empty(n, lq, dv)
-    opt("pteron::sdpa.out", [q, k_t, v, mask, scale, heads, out])
+    opt("pteron::sdpa.out", [q, k_t, v, mask, scale, heads, False, out])
     expected = reference_attention(q, k_t, v, mask, scale, heads)
     assert_close(out, expected, atol=1e-5, rtol=1e-4, what=f"sdpa mask={mask_kind}")
 
 
-def test_sdpa_fully_masked_row_is_nan_and_bad_shapes_name_op():
+def test_sdpa_fully_masked_row_is_nan_or_zero_and_bad_shapes_name_op():
     q, k_t, v = rand(2, 3, 4), rand(2, 4, 5), rand(2, 5, 4)
     mask = torch.zeros(3, 5, dtype=torch.bool)
     mask[1] = True
     out = torch.empty(2, 3, 4)
-    opt("pteron::sdpa.out", [q, k_t, v, mask, 0.5, 2, out])
+    opt("pteron::sdpa.out", [q, k_t, v, mask, 0.5, 2, False, out])
     assert torch.isnan(out[:, 1]).all() and not torch.isnan(out[:, 0]).any()
+    safe = torch.empty(2, 3, 4)  # safe_softmax: the fully masked row is zeros, the others agree
+    opt("pteron::sdpa.out", [q, k_t, v, mask, 0.5, 2, True, safe])
+    assert (safe[:, 1] == 0).all() and torch.equal(safe[:, 0::2], out[:, 0::2])
     with pytest.raises(RuntimeError, match="pteron::sdpa.out"):
-        opt("pteron::sdpa.out", [q, rand(2, 5, 5), v, None, 0.5, 2, out])
+        opt("pteron::sdpa.out", [q, rand(2, 5, 5), v, None, 0.5, 2, False, out])
     with pytest.raises(RuntimeError, match="pteron::sdpa.out"):
-        opt("pteron::sdpa.out", [q, k_t, v, torch.zeros(4, 5), 0.5, 2, out])
+        opt("pteron::sdpa.out", [q, k_t, v, torch.zeros(4, 5), 0.5, 2, False, out])
