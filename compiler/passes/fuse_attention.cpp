@@ -143,7 +143,8 @@ const ir::Node* match_safe_softmax(const ir::Graph& g, ir::ValueId v, Match* m) 
   }
   const std::optional<double> inf = constant_scalar(g, eq->args[1]);
   if (!inf || !std::isinf(*inf) || *inf > 0) return nullptr;
-  m->chain.insert(m->chain.end(), {where->id, zeros->id, not_any->id, any->id, not_inf->id, eq->id});
+  m->chain.insert(m->chain.end(),
+                  {where->id, zeros->id, not_any->id, any->id, not_inf->id, eq->id});
   m->guard = {zeros->id, eq->id};
   m->safe_softmax = true;
   return softmax;
@@ -243,8 +244,7 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
     }
   }
 
-  const ir::Node* bmm1 =
-      private_producer(g, skip_reshapes(g, scores, &m.chain, m.guard), m.guard);
+  const ir::Node* bmm1 = private_producer(g, skip_reshapes(g, scores, &m.chain, m.guard), m.guard);
   if (bmm1 == nullptr || bmm1->op.str() != "aten::bmm.default") return std::nullopt;
   m.chain.push_back(bmm1->id);
   m.q = bmm1->args[0].tensor();

@@ -8,8 +8,8 @@
 // against [N / heads, heads, Lq, Lk]: float32 is added to the scores, bool true means "masked
 // out" (masked_fill(mask, -inf)). A query row whose every key is masked out gives NaN, as
 // softmax does, or zeros with `safe_softmax` (torch's _safe_softmax, which
-// nn.MultiheadAttention's math path uses). float32, default dim order, Dv <= 512. Flash-attention style:
-// keys are visited in blocks with a running max and sum, so no [Lq, Lk] score matrix is ever
+// nn.MultiheadAttention's math path uses). float32, default dim order, Dv <= 512. Flash-attention
+// style: keys are visited in blocks with a running max and sum, so no [Lq, Lk] score matrix is ever
 // stored; (n, query block) pairs are split over threads.
 #include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/parallel.h"

@@ -25,9 +25,10 @@ ir::Graph attention_graph() {
   const ValueId q = g.add_input("q", f32({2, 3, 4}));
   const ValueId kt = g.add_input("k_t", f32({2, 4, 5}));
   const ValueId v = g.add_input("v", f32({2, 5, 4}));
-  const ir::NodeId n = g.add_node(
-      sdpa_schema(), {TensorRef{q}, TensorRef{kt}, TensorRef{v}, ir::None{}, 0.5, int64_t{2}, false},
-      {NewValue{"attn", f32({2, 3, 4})}});
+  const ir::NodeId n =
+      g.add_node(sdpa_schema(),
+                 {TensorRef{q}, TensorRef{kt}, TensorRef{v}, ir::None{}, 0.5, int64_t{2}, false},
+                 {NewValue{"attn", f32({2, 3, 4})}});
   g.set_outputs({g.node(n).outputs[0]});
   return g;
 }

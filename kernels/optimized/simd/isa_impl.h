@@ -367,7 +367,8 @@ void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
 }  // namespace
 
 extern const IsaKernels kTable;
-const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu,           relu,           softmax,
-                           binary,          attention,  winograd_input, winograd_output, transpose};
+const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu,      relu,
+                           softmax,         binary,     attention, winograd_input,
+                           winograd_output, transpose};
 
 }  // namespace pteron::opt::PTERON_ISA

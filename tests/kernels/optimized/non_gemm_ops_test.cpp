@@ -231,10 +231,10 @@ TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
   for (int64_t i = 0; i < lq; ++i)
     for (int64_t j = 0; j < lk; ++j) mask.f()[i * lk + j] = j > i + 40 ? -INFINITY : 0.0f;
   Owned out(ScalarType::Float, {N, lq, dv});
-  ASSERT_EQ(
-      run("pteron::sdpa.out", "optimized",
-          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(heads), EValue::from_bool(false), T(out)}),
-      Error::Ok)
+  ASSERT_EQ(run("pteron::sdpa.out", "optimized",
+                {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(heads),
+                 EValue::from_bool(false), T(out)}),
+            Error::Ok)
       << last_error_message();
   for (int64_t n = 0; n < N; ++n) {
     std::vector<float> qn(q.f() + n * lq * d, q.f() + (n + 1) * lq * d);
@@ -252,10 +252,10 @@ TEST(OptimizedOps, SdpaMatchesReferenceAndRejectsBadShapes) {
                  EValue::from_bool(false), T(out)}),
             Error::InvalidArgument);
   EXPECT_NE(std::string(last_error_message()).find("pteron::sdpa.out"), std::string::npos);
-  EXPECT_EQ(
-      run("pteron::sdpa.out", "optimized",
-          {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(4), EValue::from_bool(false), T(out)}),
-      Error::InvalidArgument);  // 4 heads do not divide 6
+  EXPECT_EQ(run("pteron::sdpa.out", "optimized",
+                {T(q), T(kt), T(v), T(mask), EValue::from_double(0.25), EValue::from_int(4),
+                 EValue::from_bool(false), T(out)}),
+            Error::InvalidArgument);  // 4 heads do not divide 6
 }
 
 // Convolution (the SGEMM path: direct, transposed for few pixels, pointwise, strided, padded,
