@@ -45,7 +45,8 @@ class Encoder(torch.nn.Module):
 
 class Lstm(torch.nn.Module):
     """torch.export unrolls nn.LSTM over its steps (the step count cannot be a Dim: export
-    specialises it), so the dynamic dimension here is the batch."""
+    specialises it), so the dynamic dimension here is the batch; StreamingLstm below runs a
+    variable number of steps through state kept between calls."""
 
     def __init__(self):
         super().__init__()
@@ -293,3 +294,49 @@ def test_hugging_face_gpt2_over_a_dynamic_sequence(tmp_path):
         got = method.execute([ids.numpy()])[0]
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, **TOL)
+
+
+class StreamingLstm(torch.nn.Module):
+    """An LSTM over a variable number of steps: export specialises nn.LSTM's step count, so a
+    streaming model (keyword spotting, audio) runs one step per call with (h, c) kept in
+    mutable buffers; the caller decides how many steps to run."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, batch_first=True)
+        self.register_buffer("h", torch.zeros(1, 1, 16))
+        self.register_buffer("c", torch.zeros(1, 1, 16))
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x, (self.h, self.c))
+        self.h.copy_(h)
+        self.c.copy_(c)
+        return y
+
+
+PARTITIONERS = {
+    "portable": ([], ("portable",)),
+    "cpu": ([pteron.XnnpackPartitioner()], ("optimized", "portable")),
+    "vulkan": ([pteron.VulkanPartitioner()], ("portable",)),
+}
+
+
+@pytest.mark.parametrize("path", PARTITIONERS)
+def test_lstm_runs_any_number_of_steps_through_its_state(path):
+    # Tolerance 1e-5 absolute: float32, the same arithmetic in another summation order.
+    torch.manual_seed(0)
+    model = StreamingLstm().eval()
+    ep = torch.export.export(model, (torch.randn(1, 1, 8),))
+    partitioners, kernels = PARTITIONERS[path]
+    method = pteron.to_edge_transform_and_lower(ep, partitioners, kernels=kernels).load()
+    reference = torch.nn.LSTM(8, 16, batch_first=True)
+    reference.load_state_dict(model.lstm.state_dict())
+    g = torch.Generator().manual_seed(3)
+    for steps in (1, 5, 13):
+        xs = torch.randn(1, steps, 8, generator=g)
+        with torch.no_grad():
+            want = reference(xs)[0]
+        got = torch.cat([method.forward(xs[:, t:t + 1])[0] for t in range(steps)], dim=1)
+        err = float((got - want).abs().max())
+        assert err <= 1e-5, f"{steps} steps on {path}: max error {err}"
+        method.reset()  # the next sequence starts from zero state
