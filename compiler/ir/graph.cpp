@@ -314,6 +314,15 @@ void Graph::remove_constant(ValueId id) {
   values_[id].id = kNoValue;
 }
 
+void Graph::rename_value(ValueId id, std::string name) {
+  Value& v = mutable_value(id);
+  if (v.name == name) return;
+  if (names_.contains(name)) throw CompileError("value name '" + name + "' is already used");
+  names_.erase(v.name);
+  names_.emplace(name, id);
+  v.name = std::move(name);
+}
+
 std::string Graph::unique_name(std::string_view base) const {
   std::string name(base);
   for (int i = 1; names_.contains(name); ++i) name = std::string(base) + "_" + std::to_string(i);

@@ -95,6 +95,9 @@ class Graph {
   void remove_node(NodeId node);
   // Removes an unused constant.
   void remove_constant(ValueId value);
+  // Gives `value` the unused name `name` (a fused node's output takes the name of the value it
+  // now computes, so tools that match values by name compare like with like).
+  void rename_value(ValueId value, std::string name);
   // `base` if unused, else base_1, base_2, ...
   std::string unique_name(std::string_view base) const;
 

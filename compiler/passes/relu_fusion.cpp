@@ -27,9 +27,13 @@ void absorb_relu(ir::Graph& graph, ir::NodeId relu, ir::NodeId producer, const i
                  std::vector<ir::Argument> args) {
   const ir::ValueId relu_out = graph.node(relu).outputs[0];
   const ir::ValueId fused_out = graph.node(producer).outputs[0];
+  const std::string relu_name = graph.value(relu_out).name;
   graph.set_op(producer, schema, std::move(args));
   graph.replace_all_uses(relu_out, fused_out);
   graph.remove_node(relu);
+  // The fused output holds relu's values: it takes relu's name (numerics debugging compares
+  // values by name, and a graph output keeps the name the model gave it).
+  graph.rename_value(fused_out, relu_name);
 }
 
 }  // namespace pteron::compiler

@@ -19,8 +19,8 @@ const ir::Value* relu_fusion_input(const ir::Graph& graph,
                                    const std::unordered_set<ir::NodeId>& delegated, ir::NodeId id);
 
 // Node `producer` becomes the fused call `schema(args)` (keeping its debug handle, so the
-// profiler charges the fused op to the producer's module), takes over the users of relu's
-// output, and the relu is removed.
+// profiler charges the fused op to the producer's module), takes over the users and the name
+// of relu's output, and the relu is removed.
 void absorb_relu(ir::Graph& graph, ir::NodeId relu, ir::NodeId producer, const ir::OpSchema& schema,
                  std::vector<ir::Argument> args);
 
