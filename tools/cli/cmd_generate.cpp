@@ -23,7 +23,8 @@ struct GenerateOptions {
   std::string method = "forward";
   std::string prompt_ids;
   std::string eos_ids;
-  int64_t max_new_tokens = 0;
+  int64_t max_new_tokens = 0;  // 0: until EOS or the cache is full
+  bool max_new_tokens_given = false;
   llm::SamplerConfig sampler;
   bool json = false;
   RuntimeOptions runtime;
@@ -56,9 +57,10 @@ void generate(const GenerateOptions& o) {
   config.max_new_tokens = o.max_new_tokens;
   config.sampler = o.sampler;
   if (!o.eos_ids.empty()) config.eos_ids = parse_ids(o.eos_ids, "--eos-ids");
-  if (o.max_new_tokens < 0) {
+  if (o.max_new_tokens_given && o.max_new_tokens < 1) {
     throw UserError("-n " + std::to_string(o.max_new_tokens) +
-                    " is negative (leave it out to generate until EOS or the cache is full)");
+                    " is not a token count >= 1 (leave it out to generate until EOS or the cache "
+                    "is full)");
   }
   if (llm::check_sampler_config(o.sampler) != Error::Ok) throw UserError(last_error_message());
 
@@ -121,8 +123,13 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("program", opts->program, "program file (.pte)")->required();
   cmd->add_option("--prompt-ids", opts->prompt_ids, "prompt token ids, comma-separated")
       ->required();
-  cmd->add_option("-n,--max-new-tokens", opts->max_new_tokens,
-                  "new tokens to generate (default: until an EOS id or the cache is full)");
+  cmd->add_option_function<int64_t>(
+      "-n,--max-new-tokens",
+      [opts](int64_t n) {
+        opts->max_new_tokens = n;
+        opts->max_new_tokens_given = true;
+      },
+      "new tokens to generate (default: until an EOS id or the cache is full)");
   cmd->add_option("--temperature", opts->sampler.temperature, "sampling temperature (0: greedy)")
       ->capture_default_str();
   cmd->add_option("--top-k", opts->sampler.top_k, "sample among the k most likely (0: all)")
