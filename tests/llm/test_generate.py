@@ -83,7 +83,22 @@ def programs(tmp_path_factory):
     for name, ep in (("static", static), ("dynamic", dynamic)):
         paths[name] = folder / f"llama-{name}.pte"
         pteron.to_edge_transform_and_lower(ep).save(paths[name])
+    # With a get_max_seq_len method (as ExecuTorch's LLM exports carry), shorter than the
+    # cache, and one claiming more than the cache holds.
+    for length in (12, CACHE + 6):
+        paths[f"max_seq_len_{length}"] = folder / f"llama-max-seq-len-{length}.pte"
+        methods = {"forward": static, "get_max_seq_len": torch.export.export(Constant(length), ())}
+        pteron.to_edge_transform_and_lower(methods).save(paths[f"max_seq_len_{length}"])
     return paths
+
+
+class Constant(torch.nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def forward(self):
+        return torch.tensor(self.value)
 
 
 def cli(*args):
@@ -107,8 +122,8 @@ def assert_one_line_error(run, *fragments):
 def test_greedy_matches_hugging_face_through_the_cli(programs):
     n = CACHE - len(PROMPT)  # Hugging Face's static cache holds prompt + new tokens
     want = hf_greedy(PROMPT, n)
-    for name, path in programs.items():
-        got = generate_json(path, "--prompt-ids", ",".join(map(str, PROMPT)), "-n", n)
+    for name in ("static", "dynamic"):
+        got = generate_json(programs[name], "--prompt-ids", ",".join(map(str, PROMPT)), "-n", n)
         assert got["tokens"] == want, name
         assert got["prompt_tokens"] == len(PROMPT) and got["generated_tokens"] == n
         assert got["stop_reason"] == "max_new_tokens"
@@ -122,8 +137,8 @@ def test_greedy_matches_hugging_face_through_the_cli(programs):
 def test_greedy_matches_hugging_face_through_python(programs):
     prompt = [1, 7, 50]
     want = hf_greedy(prompt, 12)
-    for path in programs.values():
-        assert pteron.llm.generate(path, prompt, max_new_tokens=12) == want
+    for name in ("static", "dynamic"):
+        assert pteron.llm.generate(programs[name], prompt, max_new_tokens=12) == want
     # The same from a loaded Program (threads as loaded) and from the LoweredProgram's bytes.
     loaded = pteron.load(programs["dynamic"], threads=1)
     stream = pteron.llm.stream(loaded, torch.tensor([prompt]), max_new_tokens=12)
@@ -151,6 +166,21 @@ def test_without_a_token_count_it_fills_the_cache(programs):
     assert got["tokens"][: CACHE - 3] == hf_greedy([4, 5, 6], CACHE - 3)
     # Exactly the room is accepted; one more is refused.
     assert len(generate_json(programs["static"], "--prompt-ids", "4,5,6", "-n", CACHE - 2)["tokens"]) == CACHE - 2
+
+
+def test_the_cache_length_comes_from_get_max_seq_len(programs):
+    # 12 positions of the 24 the cache has: 3 prompt tokens leave room for 10 new ones.
+    got = generate_json(programs["max_seq_len_12"], "--prompt-ids", "4,5,6")
+    assert got["max_seq_len"] == 12 and got["stop_reason"] == "cache_full"
+    assert got["tokens"] == hf_greedy([4, 5, 6], CACHE - 3)[:10]
+    assert_one_line_error(
+        cli("generate", programs["max_seq_len_12"], "--prompt-ids", "4,5,6", "-n", 11), "at most 10", "cache of 12"
+    )
+    assert pteron.llm.stream(programs["max_seq_len_12"], [4, 5, 6]).max_seq_len == 12
+    assert_one_line_error(
+        cli("generate", programs[f"max_seq_len_{CACHE + 6}"], "--prompt-ids", "1"),
+        f"get_max_seq_len says {CACHE + 6} positions but the KV cache holds {CACHE}",
+    )
 
 
 def test_streams_ids_then_a_line_of_figures(programs):
