@@ -53,7 +53,7 @@ endfunction()
 # build has (runtime halves only; the compiler is the `pteron` tool and the Python package).
 set(_exported pteron_schema pteron_runtime)
 if(NOT PTERON_BARE_METAL)
-  list(APPEND _exported pteron_runtime_host pteron_self_location)
+  list(APPEND _exported pteron_runtime_host pteron_self_location pteron_llm)
 endif()
 foreach(t pteron_threads pteron_kernels_optimized pteron_xnnpack_schema pteron_xnnpack_libs
           pteron_xnnpack_runtime pteron_backend_xnnpack pteron_vulkan_schema pteron_vulkan_runtime

@@ -63,11 +63,15 @@ class Reader {
     // expressions over the graph's symbols, computed at run time.
     if (kind == "as_sym_int") {
       if (ir::SymExprPtr e = symbolic(v)) {
+        if (scalar_of(BaseType::Tensor) && values_.wrap_sym_int) {
+          return Argument(ir::TensorRef{values_.wrap_sym_int(e)});
+        }
         // Int and Scalar positions (arange's end): the kernel reads an Int value either way.
         if (!scalar_of(BaseType::Int) && !scalar_of(BaseType::Scalar)) {
-          throw CompileError(what_ + " is the symbolic int " + e->str() +
-                             " but the schema expects " + type_.spelling +
-                             "; pteron takes symbolic ints only in int and Scalar positions");
+          throw CompileError(
+              what_ + " is the symbolic int " + e->str() + " but the schema expects " +
+              type_.spelling +
+              "; pteron takes symbolic ints only in int, Scalar and Tensor positions");
         }
         return Argument(ir::SymInt{e});
       }

@@ -17,6 +17,9 @@ struct ValueResolver {
   // A Python number passed where the schema wants a Tensor (mul.Tensor(x, 2)): torch wraps
   // it in a 0-dim tensor; this makes that tensor a constant and returns its id.
   std::function<ir::ValueId(const ir::Scalar& value)> wrap_scalar;
+  // A SymInt passed where the schema wants a Tensor (a cache's counter.add_(seq_len)): torch
+  // wraps it in a 0-dim int64 tensor; this computes that tensor at run time and returns its id.
+  std::function<ir::ValueId(const ir::SymExprPtr& value)> wrap_sym_int;
   // Resolves a SymInt's name ({"as_name": "sym_size_int_5"}) to its expression over the
   // graph's symbols; throws when the name is unknown or the graph has no symbols.
   std::function<ir::SymExprPtr(const std::string& name)> sym_int;

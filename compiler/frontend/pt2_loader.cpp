@@ -326,11 +326,13 @@ class Loader {
         throw CompileError(what + ": " + schema.op.str() + " has no argument '" + arg_name + "'");
       }
       const std::string arg_what = what + ": argument '" + arg_name + "'";
-      const ValueResolver values{[&](const std::string& n) { return lookup(n, arg_what); },
-                                 [&](const ir::Scalar& s) {
-                                   return wrap_scalar(s, float_type, debug.node_name, arg_name);
-                                 },
-                                 [&](const std::string& n) { return sym_int_named(n, arg_what); }};
+      const ValueResolver values{
+          [&](const std::string& n) { return lookup(n, arg_what); },
+          [&](const ir::Scalar& s) {
+            return wrap_scalar(s, float_type, debug.node_name, arg_name);
+          },
+          [&](const ir::SymExprPtr& e) { return wrap_sym_int(e, debug, arg_name); },
+          [&](const std::string& n) { return sym_int_named(n, arg_what); }};
       args[i] = read_argument(member(input, "arg", arg_what), schema.args[i], values, arg_what);
     }
     std::vector<ir::Argument> filled;
@@ -398,6 +400,23 @@ class Loader {
     return graph_.add_constant(graph_.unique_name(node_name + "_" + arg_name),
                                ir::TensorSpec::contiguous(dtype, {}),
                                ir::ConstantData::owned(std::move(bytes)));
+  }
+
+  // torch's wrapped SymInt: aten::scalar_tensor(s, dtype=int64), run before the node reading
+  // it (its Scalar argument is an Int value the program's size prologue computes).
+  ir::ValueId wrap_sym_int(const ir::SymExprPtr& e, const ir::DebugHandle& debug,
+                           const std::string& arg_name) {
+    static const ir::OpSchema* schema =
+        ir::OpSchemaRegistry::global().find(ir::OpRef::parse("aten::scalar_tensor.default"));
+    if (schema == nullptr) throw CompileError("aten::scalar_tensor is not in the operator table");
+    std::vector<ir::Argument> args = {ir::Argument(ir::SymInt{e}),
+                                      ir::Argument(ir::ScalarType::Long), ir::Argument(ir::None{}),
+                                      ir::Argument(ir::None{}), ir::Argument(ir::None{})};
+    const std::string name = graph_.unique_name(debug.node_name + "_" + arg_name);
+    const ir::NodeId node = graph_.add_node(
+        *schema, std::move(args),
+        {ir::NewValue{name, ir::TensorSpec::contiguous(ir::ScalarType::Long, {})}}, debug);
+    return graph_.node(node).outputs[0];
   }
 
   const ir::OpSchema& find_schema(const std::string& target, const std::string& what) {

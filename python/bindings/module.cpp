@@ -6,6 +6,7 @@ namespace pteron::py {
 void bind_kernels(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_compiler(nb::module_& m);
+void bind_llm(nb::module_& m);
 #ifdef PTERON_HAVE_TOSA
 void bind_tosa(nb::module_& m);
 #endif
@@ -16,6 +17,7 @@ NB_MODULE(pteron_native, m) {
   pteron::py::bind_kernels(m);
   pteron::py::bind_runtime(m);
   pteron::py::bind_compiler(m);
+  pteron::py::bind_llm(m);
 #ifdef PTERON_HAVE_TOSA
   pteron::py::bind_tosa(m);
 #endif

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/report/delegation_report.h"
+#include "python/bindings/llm_bindings.h"
 #include "python/bindings/tensor_convert.h"
 #include "runtime/host/host_method.h"
 
@@ -165,6 +166,9 @@ class PyProgram {
     return nb::bytes(data->data(), data->size());
   }
 
+  // A text generator over method `name` (runtime/llm), with its own loaded copy of the method.
+  nb::object generator(const std::string& name) const { return make_generator(program_, name); }
+
   nb::dict method_meta(const std::string& name) const {
     auto meta = program_->program().method_meta(name.c_str());
     if (!meta.ok()) raise(meta.error());
@@ -218,7 +222,8 @@ void bind_runtime(nb::module_& m) {
       .def("load_method", &PyProgram::load_method, nb::arg("name") = "forward",
            nb::arg("scratch_bytes") = size_t{64} << 20)
       .def("method_meta", &PyProgram::method_meta, nb::arg("name") = "forward")
-      .def("named_data", &PyProgram::named_data, nb::arg("key"));
+      .def("named_data", &PyProgram::named_data, nb::arg("key"))
+      .def("generator", &PyProgram::generator, nb::arg("method") = "forward");
   m.def("load", &load_path, nb::arg("path"), "Loads and verifies a .pte file (mmapped).");
   m.def("load_bytes", &load_bytes, nb::arg("data"), "Loads and verifies a program from bytes.");
 }

@@ -5,9 +5,11 @@
     program = pteron.to_edge_transform_and_lower(ep)
     program.save("model.pte")
     outputs = pteron.load("model.pte").forward(x)
+    ids = pteron.llm.generate("llama.pte", [1, 2, 3], max_new_tokens=16)   # a KV-cache decoder
     pteron.set_num_threads(2)                       # or per program: pteron.load(path, threads=2)
 """
 
+from pteron import llm
 from pteron.delegation import DelegationInfo, get_delegation_info
 from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
 from pteron.partitioners import Partitioner, VgfPartitioner, VulkanPartitioner, XnnpackPartitioner
@@ -23,6 +25,7 @@ __all__ = [
     "export",
     "get_delegation_info",
     "get_num_threads",
+    "llm",
     "load",
     "set_num_threads",
     "to_edge_transform_and_lower",

@@ -298,7 +298,7 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
                 return fail(Error::InvalidProgram, "state tensor %zu overruns the mutable data", i);
               }
               states_[num_states_++] =
-                  StateTensor{data, initial_state.data() + at, tensor->nbytes()};
+                  StateTensor{tensor, data, initial_state.data() + at, tensor->nbytes()};
             }
           } else if (t->data_buffer_idx() != 0) {
             const uint8_t* data;
@@ -585,6 +585,16 @@ Error Method::set_input(size_t i, const Tensor& src) {
     dst->set_data(const_cast<void*>(src.const_data()));
   }
   return Error::Ok;
+}
+
+bool Method::input_size_bounds(size_t i, int32_t d, int32_t* lo, int32_t* hi) const {
+  if (i >= num_inputs()) return false;
+  const EValue& v = values_[plan_->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i))];
+  if (v.tag != Tag::Tensor || d < 0 || d >= v.tensor->dim()) return false;
+  const bool bounded = input_min_ != nullptr;
+  *lo = bounded ? input_min_[input_dim_offset_[i] + d] : v.tensor->size(d);
+  *hi = bounded ? input_max_[input_dim_offset_[i] + d] : v.tensor->size(d);
+  return true;
 }
 
 Error Method::set_input_pointer(size_t i, void* data, size_t nbytes) {

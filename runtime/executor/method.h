@@ -75,6 +75,14 @@ class Method {
   // the same memory) share the state, so resetting one resets it for all.
   Error reset_state();
   size_t num_state_tensors() const { return num_states_; }
+  // State tensor `k` (< num_state_tensors()): its dtype and sizes, e.g. a KV cache's
+  // [batch, heads, max_seq_len, head_dim]; nullptr past the end.
+  const Tensor* state_tensor(size_t k) const {
+    return k < num_states_ ? states_[k].tensor : nullptr;
+  }
+  // The sizes set_input accepts in dim `d` of input `i` (both the program's size for static
+  // inputs). False when input `i` is not a tensor or has no dim `d`.
+  bool input_size_bounds(size_t i, int32_t d, int32_t* lo, int32_t* hi) const;
 
   void set_observer(ExecutionObserver* observer) { observer_ = observer; }
   // Operator name ("aten::add.out") of instruction `index`, or the backend id for delegate calls.
@@ -101,6 +109,7 @@ class Method {
     size_t count;
   };
   struct StateTensor {
+    const Tensor* tensor;
     void* data;              // in a planned arena
     const uint8_t* initial;  // in the program's mutable data segment
     size_t nbytes;

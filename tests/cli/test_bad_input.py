@@ -73,6 +73,7 @@ PROGRAM_COMMANDS = {
     "inspect-json": lambda pte: ["inspect", "--json", pte],
     "run": lambda pte: ["run", pte, "--inputs", ADD_INPUTS],
     "run-random": lambda pte: ["run", pte, "--random-inputs"],
+    "generate": lambda pte: ["generate", pte, "--prompt-ids", "1,2"],
 }
 
 

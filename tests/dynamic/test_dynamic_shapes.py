@@ -340,3 +340,29 @@ def test_lstm_runs_any_number_of_steps_through_its_state(path):
         err = float((got - want).abs().max())
         assert err <= 1e-5, f"{steps} steps on {path}: max error {err}"
         method.reset()  # the next sequence starts from zero state
+
+
+def test_a_symbolic_int_where_a_tensor_goes():
+    """counter.add_(x.shape[0]) (how transformers' static cache counts its positions): torch
+    passes the SymInt as the Tensor `other`, which pteron computes at run time as a 0-dim
+    int64 tensor; the counter (state) and a float tensor scaled by the size both match eager."""
+
+    class Counts(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("seen", torch.zeros(1, dtype=torch.long))
+
+        def forward(self, x):
+            self.seen.add_(x.shape[0])
+            return x * x.shape[0] + self.seen, self.seen + 0
+
+    ep = torch.export.export(Counts(), (torch.ones(3, 2),), dynamic_shapes={"x": {0: Dim("n", min=1, max=8)}})
+    method = pteron.load(pteron.to_edge_transform_and_lower(ep).buffer()).load_method("forward")
+    eager, total = Counts(), 0
+    for n in (3, 1, 8):
+        x = torch.randn(n, 2)
+        total += n
+        want = eager(x)
+        got = method(x)
+        torch.testing.assert_close(got[0], want[0], **TOL)
+        assert got[1].tolist() == want[1].tolist() == [total]

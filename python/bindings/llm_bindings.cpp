@@ -1,0 +1,112 @@
+// The native side of pteron.llm: start a generation, then one token per next() call with the
+// GIL released while the method runs.
+#include "python/bindings/llm_bindings.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "runtime/llm/generator.h"
+
+namespace nb = nanobind;
+
+namespace pteron::py {
+namespace {
+
+[[noreturn]] void raise(Error e) {
+  throw std::runtime_error(last_error_message()[0] ? last_error_message() : error_name(e));
+}
+
+class PyGenerator {
+ public:
+  PyGenerator(std::shared_ptr<HostProgram> program, std::unique_ptr<HostMethod> method,
+              llm::Generator generator)
+      : program_(std::move(program)),
+        method_(std::move(method)),
+        generator_(std::move(generator)) {}
+
+  void start(const std::vector<int64_t>& prompt, int64_t max_new_tokens, float temperature,
+             int32_t top_k, float top_p, uint64_t seed, const std::vector<int64_t>& eos_ids) {
+    llm::GenerationConfig config;
+    config.max_new_tokens = max_new_tokens;
+    config.sampler = {temperature, top_k, top_p, seed};
+    config.eos_ids = eos_ids;
+    Error e;
+    {
+      nb::gil_scoped_release release;
+      e = generator_->start(Span<const int64_t>(prompt.data(), prompt.size()), config);
+    }
+    if (e != Error::Ok) raise(e);
+  }
+
+  // The next token, or None once the generation is over.
+  nb::object next() {
+    if (generator_->done()) return nb::none();
+    std::optional<Result<int64_t>> token;
+    {
+      nb::gil_scoped_release release;
+      token.emplace(generator_->next());
+    }
+    if (!token->ok()) raise(token->error());
+    return nb::int_(token->get());
+  }
+
+  bool done() const { return generator_->done(); }
+
+  nb::dict figures() const {
+    const llm::GenerationFigures f = generator_->figures();
+    nb::dict d;
+    d["prompt_tokens"] = f.prompt_tokens;
+    d["generated_tokens"] = f.generated_tokens;
+    d["prefill_calls"] = f.prefill_calls;
+    d["stop_reason"] = llm::stop_reason_name(f.stop);
+    d["prefill_ms"] = f.prefill_ms;
+    d["time_to_first_token_ms"] = f.time_to_first_token_ms;
+    d["decode_ms"] = f.decode_ms;
+    d["prefill_tokens_per_s"] = f.prefill_tokens_per_s;
+    d["decode_tokens_per_s"] = f.decode_tokens_per_s;
+    d["peak_rss_bytes"] = f.peak_rss_bytes;
+    return d;
+  }
+
+  int64_t max_seq_len() const { return generator_->max_seq_len(); }
+  int32_t max_tokens_per_call() const { return generator_->max_tokens_per_call(); }
+  int64_t vocab_size() const { return generator_->vocab_size(); }
+
+ private:
+  std::shared_ptr<HostProgram> program_;
+  std::unique_ptr<HostMethod> method_;  // the generator runs this method
+  std::optional<llm::Generator> generator_;
+};
+
+}  // namespace
+
+nb::object make_generator(std::shared_ptr<HostProgram> program, const std::string& name) {
+  Result<int64_t> max_seq_len = llm::max_seq_len_from_metadata(*program);
+  if (!max_seq_len.ok()) raise(max_seq_len.error());
+  auto method = HostMethod::load(*program, name.c_str());
+  if (!method.ok()) raise(method.error());
+  auto generator = llm::Generator::create(method.get()->method(), max_seq_len.get());
+  if (!generator.ok()) raise(generator.error());
+  return nb::cast(std::make_unique<PyGenerator>(std::move(program), std::move(method.get()),
+                                                std::move(generator.get())));
+}
+
+void bind_llm(nb::module_& m) {
+  nb::class_<PyGenerator>(m, "Generator")
+      .def("start", &PyGenerator::start, nb::arg("prompt"), nb::arg("max_new_tokens"),
+           nb::arg("temperature"), nb::arg("top_k"), nb::arg("top_p"), nb::arg("seed"),
+           nb::arg("eos_ids"))
+      .def("next", &PyGenerator::next)
+      .def_prop_ro("done", &PyGenerator::done)
+      .def("figures", &PyGenerator::figures)
+      .def_prop_ro("max_seq_len", &PyGenerator::max_seq_len)
+      .def_prop_ro("max_tokens_per_call", &PyGenerator::max_tokens_per_call)
+      .def_prop_ro("vocab_size", &PyGenerator::vocab_size);
+}
+
+}  // namespace pteron::py
