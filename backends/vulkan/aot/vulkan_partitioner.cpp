@@ -121,10 +121,11 @@ const std::map<std::string, Kind>& table() {
       {"aten::squeeze.dim", Kind::Reshape},
       {"aten::clone.default", Kind::Reshape},
       {"aten::alias.default", Kind::Reshape},
+      // Only the .vec forms: torch 2.13's run_decompositions turns upsample_bilinear2d.default
+      // into index arithmetic, and upsample_nearest2d.default (kept only when called as
+      // torch.ops.aten...default) is not in pteron's op table, so the frontend never makes it.
       {"aten::upsample_nearest2d.vec", Kind::UpsampleNearest},
-      {"aten::upsample_nearest2d.default", Kind::UpsampleNearest},
       {"aten::upsample_bilinear2d.vec", Kind::UpsampleBilinear},
-      {"aten::upsample_bilinear2d.default", Kind::UpsampleBilinear},
       {"aten::constant_pad_nd.default", Kind::ConstantPad},
       {"aten::reflection_pad1d.default", Kind::ReflectionPad},
       {"aten::reflection_pad2d.default", Kind::ReflectionPad},
@@ -203,23 +204,15 @@ std::string check_tensor(const Graph& g, ValueId v, const char* what) {
   return {};
 }
 
-// An upsample's scale factors [h, w] as the payload carries them: 0 where none was given or
-// the given one is <= 0 (ATen then uses input / output too). `.vec` takes a list, `.default`
-// two optional floats.
+// An upsample's scale_factors [h, w] as the payload carries them: 0 where none was given (an
+// output_size) or the given one is <= 0 (ATen then uses input / output too).
 std::vector<double> upsample_scales(const Node& n) {
   std::vector<double> s = {0.0, 0.0};
-  if (n.op.str().ends_with(".vec")) {
-    const Argument& a = n.arg("scale_factors");
-    if (!a.is_none()) {
-      const auto& v = a.get<std::vector<double>>();
-      if (v.size() != 2) throw std::runtime_error("scale_factors must have 2 entries");
-      s = v;
-    }
-  } else {
-    for (int i = 0; i < 2; ++i) {
-      const Argument& a = n.arg(i == 0 ? "scales_h" : "scales_w");
-      if (!a.is_none()) s[static_cast<size_t>(i)] = a.to_double();
-    }
+  const Argument& a = n.arg("scale_factors");
+  if (!a.is_none()) {
+    const auto& v = a.get<std::vector<double>>();
+    if (v.size() != 2) throw std::runtime_error("scale_factors must have 2 entries");
+    s = v;
   }
   for (double& v : s) {
     if (!std::isfinite(v)) throw std::runtime_error("upsample scale factor is not finite");
