@@ -94,16 +94,15 @@ std::vector<uint8_t> PayloadBuilder::build() const {
     std::vector<flatbuffers::Offset<fb::Node>> ns;
     for (const NodeDef& n : nodes_) {
       const std::vector<uint32_t> outputs{n.output};
-      const auto list = [&](const std::vector<uint32_t>& v) {
-        return v.empty() ? 0 : fbb.CreateVector(v);
-      };
+      const auto list = [&](const auto& v) { return v.empty() ? 0 : fbb.CreateVector(v); };
       ns.push_back(fb::CreateNode(
           fbb, n.op, fbb.CreateVector(n.inputs), fbb.CreateVector(outputs), n.attrs.alpha,
           n.attrs.output_min, n.attrs.output_max, list(n.attrs.stride), list(n.attrs.padding),
           list(n.attrs.dilation), n.attrs.groups, n.attrs.eps, n.attrs.has_weight, n.attrs.has_bias,
           list(n.attrs.perm), n.attrs.unary, n.attrs.pool, list(n.attrs.kernel),
           n.attrs.count_include_pad, n.attrs.divisor, n.attrs.axis, n.attrs.start, n.attrs.step,
-          n.debug_id));
+          n.debug_id, n.attrs.resize, n.attrs.align_corners, list(n.attrs.scales),
+          list(n.attrs.pads), n.attrs.pad_mode, n.attrs.pad_value));
     }
     auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts), fbb.CreateVector(ns),
                                   offset, blob_.size(), fp16_arithmetic_);

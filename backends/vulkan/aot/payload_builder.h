@@ -37,6 +37,12 @@ struct NodeAttrs {
   uint32_t divisor = 0;                             // Pool2d (Average): 0 = none
   uint32_t axis = 0;                                // Cat, Slice
   uint32_t start = 0, step = 1;                     // Slice
+  fb::ResizeMode resize = fb::ResizeMode::Nearest;  // Upsample
+  bool align_corners = false;                       // Upsample (Bilinear)
+  std::vector<double> scales;                       // Upsample: [h, w], 0 = none
+  std::vector<uint32_t> pads;                       // Pad: [left, right, top, bottom]
+  fb::PadMode pad_mode = fb::PadMode::Constant;     // Pad
+  float pad_value = 0.0f;                           // Pad (Constant)
 };
 
 class PayloadBuilder {

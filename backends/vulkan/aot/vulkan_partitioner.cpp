@@ -54,6 +54,11 @@ enum class Kind {
   Select,
   Embedding,
   Transpose,
+  UpsampleNearest,
+  UpsampleBilinear,
+  ConstantPad,
+  ReflectionPad,
+  ReplicationPad,
 };
 
 // The support table: op -> what the payload runs it as. Everything fp32, contiguous.
@@ -116,6 +121,30 @@ const std::map<std::string, Kind>& table() {
       {"aten::squeeze.dim", Kind::Reshape},
       {"aten::clone.default", Kind::Reshape},
       {"aten::alias.default", Kind::Reshape},
+      // Only the .vec forms: torch 2.13's run_decompositions turns upsample_bilinear2d.default
+      // into index arithmetic, and upsample_nearest2d.default (kept only when called as
+      // torch.ops.aten...default) is not in pteron's op table, so the frontend never makes it.
+      {"aten::upsample_nearest2d.vec", Kind::UpsampleNearest},
+      {"aten::upsample_bilinear2d.vec", Kind::UpsampleBilinear},
+      {"aten::constant_pad_nd.default", Kind::ConstantPad},
+      {"aten::reflection_pad1d.default", Kind::ReflectionPad},
+      {"aten::reflection_pad2d.default", Kind::ReflectionPad},
+      {"aten::replication_pad2d.default", Kind::ReplicationPad},
+  };
+  return t;
+}
+
+// Ops next to supported ones that the delegate does not run, with the reason a user needs
+// (the generic "not in the support table" would not say what to change).
+const std::map<std::string, std::string>& known_refusals() {
+  static const std::map<std::string, std::string> t = {
+      {"aten::_upsample_bilinear2d_aa.default",
+       "antialiased bilinear upsampling (antialias=True) is not implemented; antialias=False "
+       "runs on Vulkan"},
+      {"aten::reflection_pad3d.default",
+       "reflection padding of 3 dims (the Vulkan delegate pads the last 1 or 2)"},
+      {"aten::replication_pad3d.default",
+       "replication padding of 3 dims (the Vulkan delegate pads the last 1 or 2)"},
   };
   return t;
 }
@@ -175,9 +204,58 @@ std::string check_tensor(const Graph& g, ValueId v, const char* what) {
   return {};
 }
 
+// An upsample's scale_factors [h, w] as the payload carries them: 0 where none was given (an
+// output_size) or the given one is <= 0 (ATen then uses input / output too).
+std::vector<double> upsample_scales(const Node& n) {
+  std::vector<double> s = {0.0, 0.0};
+  const Argument& a = n.arg("scale_factors");
+  if (!a.is_none()) {
+    const auto& v = a.get<std::vector<double>>();
+    if (v.size() != 2) throw std::runtime_error("scale_factors must have 2 entries");
+    s = v;
+  }
+  for (double& v : s) {
+    if (!std::isfinite(v)) throw std::runtime_error("upsample scale factor is not finite");
+    if (v < 0) v = 0;
+  }
+  return s;
+}
+
+// A pad node's [left, right, top, bottom] (torch's order: last dim first), or a reason in
+// `why`. constant_pad_nd may list more dims as long as their pads are 0.
+std::vector<int64_t> pads_of(const Graph& g, const Node& n, std::string* why) {
+  const bool constant = n.op.str() == "aten::constant_pad_nd.default";
+  const auto& pad = n.arg(constant ? "pad" : "padding").get<std::vector<int64_t>>();
+  const int64_t rank = static_cast<int64_t>(g.value(n.args[0].tensor()).spec.rank());
+  if (pad.size() % 2 != 0 || static_cast<int64_t>(pad.size() / 2) > rank) {
+    *why = "pad list " + shape_str(pad) + " does not fit a rank-" + std::to_string(rank) + " input";
+    return {};
+  }
+  for (int64_t p : pad) {
+    if (p < 0) {
+      *why = "negative padding " + shape_str(pad) + " (cropping) is not implemented";
+      return {};
+    }
+  }
+  for (size_t i = 4; i < pad.size(); ++i) {
+    if (pad[i] != 0) {
+      *why = "padding " + shape_str(pad) +
+             " pads more than the last 2 dims (the Vulkan delegate pads the last 1 or 2)";
+      return {};
+    }
+  }
+  std::vector<int64_t> out = {0, 0, 0, 0};
+  for (size_t i = 0; i < pad.size() && i < 4; ++i) out[i] = pad[i];
+  return out;
+}
+
 std::string check_node(const Graph& g, const Node& n) {
   const auto it = table().find(n.op.str());
-  if (it == table().end()) return "op " + n.op.str() + " is not in the Vulkan support table";
+  if (it == table().end()) {
+    const auto known = known_refusals().find(n.op.str());
+    if (known != known_refusals().end()) return known->second;
+    return "op " + n.op.str() + " is not in the Vulkan support table";
+  }
   const Kind kind = it->second;
   if (n.outputs.empty() || n.outputs[0] == compiler::ir::kNoValue) return "no output";
   // Extra outputs (layer norm's mean and rstd) must be unused: the delegate does not make them.
@@ -283,6 +361,45 @@ std::string check_node(const Graph& g, const Node& n) {
     case Kind::AdaptiveAvgPool:
       if (g.value(n.args[0].tensor()).spec.rank() != 4) return "adaptive pooling input is not NCHW";
       return {};
+    case Kind::UpsampleNearest:
+    case Kind::UpsampleBilinear: {
+      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      if (x.rank() != 4) return "upsample input is not NCHW " + shape_str(x.sizes);
+      if (out.rank() != 4 || out.sizes[0] != x.sizes[0] || out.sizes[1] != x.sizes[1]) {
+        return "upsample output " + shape_str(out.sizes) + " is not [N, C, OH, OW]";
+      }
+      try {
+        upsample_scales(n);
+      } catch (const std::runtime_error& e) {
+        return e.what();
+      }
+      return {};
+    }
+    case Kind::ConstantPad:
+    case Kind::ReflectionPad:
+    case Kind::ReplicationPad: {
+      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      if (x.rank() < 1) return "padding a 0-D tensor";
+      std::string why;
+      const auto pads = pads_of(g, n, &why);
+      if (!why.empty()) return why;
+      std::vector<int64_t> want = x.sizes;
+      for (size_t k = 0; k < 2 && k < want.size(); ++k) {
+        const size_t d = want.size() - 1 - k;
+        want[d] += pads[2 * k] + pads[2 * k + 1];
+        if (kind == Kind::ReflectionPad &&
+            (pads[2 * k] >= x.sizes[d] || pads[2 * k + 1] >= x.sizes[d])) {
+          return "reflection padding " + shape_str(pads) + " not smaller than the input " +
+                 shape_str(x.sizes);
+        }
+      }
+      if (x.rank() == 1 && (pads[2] != 0 || pads[3] != 0)) return "padding 2 dims of a 1-D tensor";
+      if (want != out.sizes) {
+        return "pad output " + shape_str(out.sizes) + " is not the input plus the pads " +
+               shape_str(want);
+      }
+      return {};
+    }
     case Kind::Cat:
       if (out.rank() < 1) return "cat of scalars";
       return {};
@@ -566,6 +683,30 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
       case Kind::AdaptiveAvgPool:
         b.add_node(fb::OpType::Pool2d, {in(0)}, out, {.pool = fb::PoolType::AdaptiveAverage});
         break;
+      case Kind::UpsampleNearest:
+      case Kind::UpsampleBilinear: {
+        NodeAttrs a{.resize = kind == Kind::UpsampleNearest ? fb::ResizeMode::Nearest
+                                                            : fb::ResizeMode::Bilinear,
+                    .scales = upsample_scales(n)};
+        if (kind == Kind::UpsampleBilinear) a.align_corners = n.arg("align_corners").get<bool>();
+        b.add_node(fb::OpType::Upsample, {in(0)}, out, a);
+        break;
+      }
+      case Kind::ConstantPad:
+      case Kind::ReflectionPad:
+      case Kind::ReplicationPad: {
+        std::string why;
+        const auto pads = pads_of(g, n, &why);
+        if (!why.empty()) throw std::runtime_error(why);
+        NodeAttrs a{.pads = {},
+                    .pad_mode = kind == Kind::ConstantPad     ? fb::PadMode::Constant
+                                : kind == Kind::ReflectionPad ? fb::PadMode::Reflect
+                                                              : fb::PadMode::Replicate};
+        for (int64_t p : pads) a.pads.push_back(static_cast<uint32_t>(p));
+        if (kind == Kind::ConstantPad) a.pad_value = static_cast<float>(n.arg("value").to_double());
+        b.add_node(fb::OpType::Pad, {in(0)}, out, a);
+        break;
+      }
       case Kind::Cat: {
         std::vector<uint32_t> ins;
         for (ValueId v : n.args[0].get<compiler::ir::TensorList>().ids) ins.push_back(tensor(v));

@@ -50,6 +50,10 @@ const char* op_name(fb::OpType op) {
       return "embedding";
     case fb::OpType::Convert:
       return "convert";
+    case fb::OpType::Upsample:
+      return "upsample";
+    case fb::OpType::Pad:
+      return "pad";
     default:
       return "?";
   }
@@ -241,6 +245,58 @@ Error verify_pool2d(uint32_t n, const fb::Node& node, const fb::Payload& p) {
   return Error::Ok;
 }
 
+Error verify_upsample(uint32_t n, const fb::Node& node, const fb::Payload& p) {
+  const auto& ts = *p.tensors();
+  const fb::OpType op = node.op();
+  if (node.inputs()->size() != 1) return shape_error(n, op, "needs 1 input");
+  const fb::Tensor& x = *ts.Get(node.inputs()->Get(0));
+  const fb::Tensor& out = *ts.Get(node.outputs()->Get(0));
+  if (rank(x) != 4 || rank(out) != 4 || dim(out, 0) != dim(x, 0) || dim(out, 1) != dim(x, 1)) {
+    return shape_error(n, op, "input and output must be [N, C, H, W] with the same N and C");
+  }
+  if (node.resize() > fb::ResizeMode::MAX) return shape_error(n, op, "unknown resize mode");
+  const auto* scales = node.scales();
+  if (scales != nullptr) {
+    if (scales->size() != 2) return shape_error(n, op, "scales need 2 entries [h, w]");
+    for (double s : *scales) {
+      if (!std::isfinite(s) || s < 0)
+        return shape_error(n, op, "a scale is negative or not finite");
+    }
+  }
+  return Error::Ok;
+}
+
+Error verify_pad(uint32_t n, const fb::Node& node, const fb::Payload& p) {
+  const auto& ts = *p.tensors();
+  const fb::OpType op = node.op();
+  if (node.inputs()->size() != 1) return shape_error(n, op, "needs 1 input");
+  const fb::Tensor& x = *ts.Get(node.inputs()->Get(0));
+  const fb::Tensor& out = *ts.Get(node.outputs()->Get(0));
+  const auto* pads = node.pads();
+  if (pads == nullptr || pads->size() != 4) {
+    return shape_error(n, op, "pads need 4 entries [left, right, top, bottom]");
+  }
+  if (node.pad_mode() > fb::PadMode::MAX) return shape_error(n, op, "unknown pad mode");
+  const uint32_t r = rank(x);
+  if (r < 1 || rank(out) != r) return shape_error(n, op, "needs >= 1 dim and the input's rank");
+  if (r == 1 && (pads->Get(2) != 0 || pads->Get(3) != 0)) {
+    return shape_error(n, op, "a 1-D tensor pads its last dim only");
+  }
+  for (uint32_t d = 0; d < r; ++d) {
+    const uint32_t from_end = r - 1 - d;  // 0: the last dim (pads 0, 1), 1: the one before (2, 3)
+    const uint64_t before = from_end < 2 ? pads->Get(2 * from_end) : 0;
+    const uint64_t after = from_end < 2 ? pads->Get(2 * from_end + 1) : 0;
+    if (uint64_t{dim(x, d)} + before + after != dim(out, d)) {
+      return shape_error(n, op, "output sizes are not the input's plus the pads");
+    }
+    // Reflection mirrors around the edge element, so a pad must stay inside the input.
+    if (node.pad_mode() == fb::PadMode::Reflect && (before >= dim(x, d) || after >= dim(x, d))) {
+      return shape_error(n, op, "reflection pads must be smaller than the padded dim");
+    }
+  }
+  return Error::Ok;
+}
+
 // Dtypes: Convert changes Float32 <-> Float16; Embedding reads Int64 indices; every other node
 // reads and writes one float dtype.
 Error verify_dtypes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
@@ -323,6 +379,10 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
       return Error::Ok;
     case fb::OpType::Pool2d:
       return verify_pool2d(n, node, p);
+    case fb::OpType::Upsample:
+      return verify_upsample(n, node, p);
+    case fb::OpType::Pad:
+      return verify_pad(n, node, p);
     case fb::OpType::Cat: {
       const uint32_t axis = node.axis();
       if (axis >= rank(out)) return shape_error(n, op, "axis out of range");

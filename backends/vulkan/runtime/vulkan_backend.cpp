@@ -214,6 +214,17 @@ void coalesce(BinaryParams& p) {
   p.rank = rank;
 }
 
+// ATen's area_pixel_compute_scale in fp32 (UpSample.h): align_corners maps the corner pixels
+// onto each other, (in - 1) / (out - 1); otherwise a scale factor the caller gave (> 0) sets
+// 1 / scale (computed in double, then rounded, as ATen does), else input / output.
+float upsample_ratio(uint32_t in, uint32_t out, double given, bool align_corners) {
+  if (align_corners) {
+    return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  }
+  if (given > 0) return static_cast<float>(1.0 / given);
+  return static_cast<float>(in) / static_cast<float>(out);
+}
+
 // Shader parameters and grid of one single-dispatch node (the payload is verified).
 Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatch& dp,
                     const char** shader) {
@@ -508,14 +519,58 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       *shader = "pool2d";
       return Error::Ok;
     }
+    case fb::OpType::Upsample: {
+      struct {
+        uint32_t numel, h, w, oh, ow;
+        float scale_h, scale_w;
+        uint32_t mode, align_corners;
+      } p{};
+      p.numel = static_cast<uint32_t>(numel);
+      p.h = x.dims()->Get(2);
+      p.w = x.dims()->Get(3);
+      p.oh = out.dims()->Get(2);
+      p.ow = out.dims()->Get(3);
+      const bool align = node.resize() == fb::ResizeMode::Bilinear && node.align_corners();
+      const auto given = [&](uint32_t axis) {
+        return node.scales() != nullptr ? node.scales()->Get(axis) : 0.0;
+      };
+      p.scale_h = upsample_ratio(p.h, p.oh, given(0), align);
+      p.scale_w = upsample_ratio(p.w, p.ow, given(1), align);
+      p.mode = static_cast<uint32_t>(node.resize());
+      p.align_corners = align;
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      *shader = "upsample";
+      return Error::Ok;
+    }
+    case fb::OpType::Pad: {
+      struct {
+        uint32_t numel, h, w, oh, ow, top, left, mode;
+        float value;
+      } p{};
+      const uint32_t r = out.dims()->size();
+      p.numel = static_cast<uint32_t>(numel);
+      p.w = x.dims()->Get(r - 1);
+      p.ow = out.dims()->Get(r - 1);
+      p.h = r >= 2 ? x.dims()->Get(r - 2) : 1;
+      p.oh = r >= 2 ? out.dims()->Get(r - 2) : 1;
+      p.left = node.pads()->Get(0);
+      p.top = node.pads()->Get(2);
+      p.mode = static_cast<uint32_t>(node.pad_mode());
+      p.value = node.pad_value();
+      put(dp, p);
+      dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
+      *shader = "pad";
+      return Error::Ok;
+    }
     default:
       return fail(Error::InvalidProgram, "Vulkan delegate: node %u has an unknown op", n);
   }
 }
 
 // Trace event name of a dispatch (a static string, as the tracer keeps the pointer).
-const char* event_name(fb::OpType op, const char* shader) {
-  switch (op) {
+const char* event_name(const fb::Node& node, const char* shader) {
+  switch (node.op()) {
     case fb::OpType::Linear:
     case fb::OpType::MatMul:
       return strcmp(shader, "linear") == 0 ? "vulkan: linear (shared tiles)" : "vulkan: linear";
@@ -556,6 +611,11 @@ const char* event_name(fb::OpType op, const char* shader) {
       return "vulkan: embedding";
     case fb::OpType::Convert:
       return "vulkan: convert";
+    case fb::OpType::Upsample:
+      return node.resize() == fb::ResizeMode::Bilinear ? "vulkan: upsample bilinear"
+                                                       : "vulkan: upsample nearest";
+    case fb::OpType::Pad:
+      return "vulkan: pad";
     default:
       return "vulkan: dispatch";
   }
@@ -598,7 +658,7 @@ Error plan_node(Delegate& d, uint32_t n, const fb::Node& node) {
   }
   Dispatch dp;
   PTERON_TRY(plan_dispatch(d, n, node, dp, &dp.shader));
-  dp.event = event_name(node.op(), dp.shader);
+  dp.event = event_name(node, dp.shader);
   dp.f16 = f16 && node.op() != fb::OpType::Convert;
   dp.debug_id = node.debug_id();
   dp.bind[0] = out_id;

@@ -13,9 +13,10 @@
 // The mixed-precision rule of the `_f16a` variants (what GPU inference stacks do):
 //   * elementwise arithmetic, activations, clamps, max-pooling and every product runs in F;
 //   * a sum over a reduction (the dot products of linear/matmul/conv, softmax's denominator,
-//     layer norm's mean and variance, mean/average pooling) accumulates in A = float: an fp16
-//     accumulator loses everything below 2^-11 of the running sum, i.e. the last ~1000 terms
-//     of OPT's K = 3072 dot products would be rounded away; products are widened to A
+//     layer norm's mean and variance, mean/average pooling, bilinear upsampling's four taps)
+//     accumulates in A = float: an fp16 accumulator loses everything below 2^-11 of the
+//     running sum, i.e. the last ~1000 terms of OPT's K = 3072 dot products would be rounded
+//     away; products are widened to A
 //     (F x F -> F, then + in A: "fp16 multiply, fp32 accumulate");
 //   * tanh, erf and the exp op run at fp32 (TF below): tanh's and erf's closed forms cancel near
 //     0 (e - 1 with e ~ 1) and exp(2x) overflows fp16 for x > 5.5; an fp16 exp's relative error

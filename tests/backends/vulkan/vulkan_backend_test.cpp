@@ -286,6 +286,29 @@ TEST(VulkanBackend, VerifierRefusesMalformedPayloads) {
     b.add_node(fb::OpType::Clamp, {x}, y);
     expect_refused(b.build(), "dim 0 is 0");
   }
+  // Upsample and Pad attributes and shapes.
+  const auto one = [](std::vector<uint32_t> in, std::vector<uint32_t> out, fb::OpType op,
+                      NodeAttrs a) {
+    PayloadBuilder b;
+    const uint32_t x = b.add_input(std::move(in), 0);
+    const uint32_t y = b.add_output(std::move(out), 1);
+    b.add_node(op, {x}, y, a);
+    return b.build();
+  };
+  expect_refused(one({2, 8, 8}, {2, 16, 16}, fb::OpType::Upsample, {}), "[N, C, H, W]");
+  expect_refused(one({1, 2, 8, 8}, {1, 3, 16, 16}, fb::OpType::Upsample, {}), "same N and C");
+  expect_refused(one({1, 2, 8, 8}, {1, 2, 16, 16}, fb::OpType::Upsample, {.scales = {2.0}}),
+                 "scales need 2 entries");
+  expect_refused(one({1, 2, 8, 8}, {1, 2, 16, 16}, fb::OpType::Upsample, {.scales = {2.0, -1.0}}),
+                 "negative or not finite");
+  expect_refused(one({3, 5}, {3, 8}, fb::OpType::Pad, {}), "pads need 4 entries");
+  expect_refused(one({3, 5}, {3, 9}, fb::OpType::Pad, {.pads = {1, 2, 0, 0}}),
+                 "the input's plus the pads");
+  expect_refused(one({5}, {10}, fb::OpType::Pad, {.pads = {1, 2, 1, 1}}),
+                 "a 1-D tensor pads its last dim only");
+  expect_refused(one({3, 5}, {3, 10}, fb::OpType::Pad,
+                     {.pads = {5, 0, 0, 0}, .pad_mode = fb::PadMode::Reflect}),
+                 "reflection pads must be smaller");
 }
 
 // Every single-byte corruption of a small payload is either refused or, if still valid, loads

@@ -374,6 +374,23 @@ TEST(VulkanFp16Arith, ConvAndPoolMatchPortable) {
         {.pool = fb::PoolType::AdaptiveAverage}, gref.read(), 1e-3f);
 }
 
+TEST(VulkanFp16Arith, UpsampleAndPadMatchPortable) {
+  const std::vector<int32_t> in = {1, 4, 9, 11}, up = {1, 4, 14, 25}, padded = {1, 4, 12, 14};
+  const auto x = random_halfs(in, 63, -3.0f, 3.0f);
+  TestTensor tx(in, x), nref(up), bref(up), pref(padded);
+  EValue size = int_list({14, 25}), none, ac = EValue::from_bool(false),
+         pad = int_list({1, 2, 0, 3}), value = EValue::from_double(-1.5);
+  run_portable("aten::upsample_nearest2d.vec_out", {tx.value(), &size, &none, nref.value()});
+  run_portable("aten::upsample_bilinear2d.vec_out", {tx.value(), &size, &ac, &none, bref.value()});
+  run_portable("aten::constant_pad_nd.out", {tx.value(), &pad, &value, pref.value()});
+  check("upsample nearest", fb::OpType::Upsample, {{in, x}}, up,
+        {.resize = fb::ResizeMode::Nearest}, nref.read(), 1e-3f);
+  check("upsample bilinear", fb::OpType::Upsample, {{in, x}}, up,
+        {.resize = fb::ResizeMode::Bilinear}, bref.read(), 1e-3f);
+  check("constant pad", fb::OpType::Pad, {{in, x}}, padded,
+        {.pads = {1, 2, 0, 3}, .pad_value = -1.5f}, pref.read(), 1e-3f);
+}
+
 TEST(VulkanFp16Arith, CatAndEmbeddingMatchPortable) {
   const std::vector<int32_t> s0 = {2, 3, 4}, s1 = {2, 5, 4}, out = {2, 8, 4};
   const auto x0 = random_halfs(s0, 60), x1 = random_halfs(s1, 61);

@@ -1,8 +1,11 @@
 // The Vulkan shaders added for whole models (activations, pooling, cat, slice, embedding, div,
-// no-copy reshape) and the fp16 storage variants, each through the delegate on lavapipe against
-// the portable kernel on the same inputs. Tolerances (fp32): unary 2e-6 abs + 2e-6 rel (the
-// device's exp; gelu's erf is a 1.5e-7 approximation); pooling 1e-6 + 1e-6 (sums in another
-// order); copies (cat, slice, embedding) exact; div 1 ulp. fp16 storage: every stored value
+// no-copy reshape, upsample, pad) and the fp16 storage variants, each through the delegate on
+// lavapipe against the portable kernel on the same inputs. Tolerances (fp32): unary 2e-6 abs +
+// 2e-6 rel (the device's exp; gelu's erf is a 1.5e-7 approximation); pooling 1e-6 + 1e-6 (sums
+// in another order); copies (cat, slice, embedding, nearest upsample, pad) exact; div 1 ulp;
+// bilinear 1e-5 abs (inputs in [-1, 1]: the shader fuses the source coordinate's
+// multiply-add as torch's CPU build does, the portable kernel rounds the product first, so
+// lambda may differ by an ulp of the coordinate, 4e-6 at 33). fp16 storage: every stored value
 // is rounded to fp16, so each tensor carries up to 2^-11 relative error; the fp16 checks allow
 // 4e-3 rel + 4e-3 abs per op.
 #include <cmath>
@@ -24,6 +27,15 @@ EValue int_list(std::vector<int64_t> v) {
   EValue e;
   e.tag = Tag::IntList;
   e.int_list = Span<const int64_t>(keep.back().data(), keep.back().size());
+  return e;
+}
+
+EValue double_list(std::vector<double> v) {
+  static std::deque<std::vector<double>> keep;
+  keep.push_back(std::move(v));
+  EValue e;
+  e.tag = Tag::DoubleList;
+  e.double_list = Span<const double>(keep.back().data(), keep.back().size());
   return e;
 }
 
@@ -166,6 +178,88 @@ TEST(VulkanMoreOps, AdaptiveAvgPoolMatchesPortable) {
     EValue size = int_list({o, o});
     run_portable("aten::_adaptive_avg_pool2d.out", {tx.value(), &size, ref.value()});
     expect_close(got, ref.read(), 1e-6f, 1e-6f, "adaptive_avg_pool2d");
+  }
+}
+
+// Nearest and bilinear (both align_corners) by scale factors and by output size, up and down,
+// an axis left alone, a 1x1 output.
+TEST(VulkanMoreOps, UpsampleMatchesPortable) {
+  struct Case {
+    std::vector<int32_t> in;
+    int32_t oh, ow;
+    double scale;  // 0: by output size (no scales in the payload)
+  };
+  const Case cases[] = {{{1, 3, 8, 8}, 16, 16, 2.0},   {{2, 4, 11, 9}, 18, 15, 1.7},
+                        {{1, 2, 33, 40}, 50, 61, 0.0}, {{1, 2, 33, 40}, 13, 17, 0.0},
+                        {{1, 5, 7, 6}, 7, 13, 0.0},    {{1, 2, 5, 5}, 1, 1, 0.0},
+                        {{1, 3, 20, 30}, 10, 15, 0.5}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "[" << c.in[2] << ", " << c.in[3] << "] -> [" << c.oh
+                                      << ", " << c.ow << "] scale " << c.scale);
+    const std::vector<int32_t> out = {c.in[0], c.in[1], c.oh, c.ow};
+    const auto x = random_floats(numel(c.in), 17);
+    TestTensor tx(c.in, x);
+    EValue size = c.scale > 0 ? EValue() : int_list({c.oh, c.ow});
+    EValue scales = c.scale > 0 ? double_list({c.scale, c.scale}) : EValue();
+    NodeAttrs a{.resize = fb::ResizeMode::Nearest};
+    if (c.scale > 0) a.scales = {c.scale, c.scale};
+    {
+      TestTensor ref(out);
+      run_portable("aten::upsample_nearest2d.vec_out", {tx.value(), &size, &scales, ref.value()});
+      expect_close(run_one({c.in, out, fb::OpType::Upsample, a}, x), ref.read(), 0.0f, 0.0f,
+                   "upsample_nearest2d");
+    }
+    a.resize = fb::ResizeMode::Bilinear;
+    for (bool align : {false, true}) {
+      TestTensor ref(out);
+      EValue ac = EValue::from_bool(align);
+      run_portable("aten::upsample_bilinear2d.vec_out",
+                   {tx.value(), &size, &ac, &scales, ref.value()});
+      a.align_corners = align;
+      expect_close(run_one({c.in, out, fb::OpType::Upsample, a}, x), ref.read(), 0.0f, 1e-5f,
+                   align ? "upsample_bilinear2d align_corners" : "upsample_bilinear2d");
+    }
+  }
+}
+
+// Constant (a 2-D, a last-dim-only and a 1-D tensor's pad), reflect and replicate (pads up to
+// the dim, and past it for replicate), on 3-D and 4-D inputs.
+TEST(VulkanMoreOps, PadMatchesPortable) {
+  struct Case {
+    std::vector<int32_t> in;
+    std::vector<int64_t> pad;  // torch order: [left, right(, top, bottom)]
+    fb::PadMode mode;
+    const char* kernel;
+  };
+  const Case cases[] = {
+      {{2, 3, 7, 9}, {1, 2, 3, 4}, fb::PadMode::Constant, "aten::constant_pad_nd.out"},
+      {{5, 11}, {0, 3}, fb::PadMode::Constant, "aten::constant_pad_nd.out"},
+      {{17}, {2, 5}, fb::PadMode::Constant, "aten::constant_pad_nd.out"},
+      {{2, 3, 7, 9}, {1, 2, 3, 4}, fb::PadMode::Reflect, "aten::reflection_pad2d.out"},
+      {{3, 6, 5}, {4, 1, 5, 2}, fb::PadMode::Reflect, "aten::reflection_pad2d.out"},
+      {{2, 4, 9}, {3, 8}, fb::PadMode::Reflect, "aten::reflection_pad1d.out"},
+      {{2, 3, 7, 9}, {1, 2, 3, 4}, fb::PadMode::Replicate, "aten::replication_pad2d.out"},
+      {{3, 6, 5}, {6, 0, 0, 7}, fb::PadMode::Replicate, "aten::replication_pad2d.out"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kernel);
+    std::vector<int32_t> out = c.in;
+    std::vector<uint32_t> pads = {0, 0, 0, 0};
+    for (size_t k = 0; k < c.pad.size(); ++k) pads[k] = static_cast<uint32_t>(c.pad[k]);
+    out.back() += pads[0] + pads[1];
+    if (out.size() >= 2) out[out.size() - 2] += pads[2] + pads[3];
+    const auto x = random_floats(numel(c.in), 19);
+    const bool constant = c.mode == fb::PadMode::Constant;
+    const auto got = run_one(
+        {c.in, out, fb::OpType::Pad, {.pads = pads, .pad_mode = c.mode, .pad_value = 0.75f}}, x);
+    TestTensor tx(c.in, x), ref(out);
+    EValue pad = int_list(c.pad), value = EValue::from_double(0.75);
+    if (constant) {
+      run_portable(c.kernel, {tx.value(), &pad, &value, ref.value()});
+    } else {
+      run_portable(c.kernel, {tx.value(), &pad, ref.value()});
+    }
+    expect_close(got, ref.read(), 0.0f, 0.0f, c.kernel);
   }
 }
 
