@@ -36,7 +36,8 @@ struct PlanSpec {
 
 std::string pytree_spec(const PlanSpec& p) {
   if (!p.list) return "$";
-  std::string s = "L" + std::to_string(p.values.size());
+  std::string s = "L";
+  s += std::to_string(p.values.size());
   for (size_t i = 0; i < p.values.size(); ++i) s += "#1";
   s += "(";
   for (size_t i = 0; i < p.values.size(); ++i) s += i ? ",$" : "$";
