@@ -81,7 +81,7 @@ build-fuzz/build.ninja: CMakeLists.txt .stamps/deps
 
 # The runtime-facing tests (program verification, memory planning, partitioning and delegate
 # programs) under the sanitizers; the kernels themselves are checked against torch in pytest.
-SANITIZE_TESTS := program_verify_test memory_planner_test compiler_partition_tests
+SANITIZE_TESTS := program_verify_test llm_metadata_test memory_planner_test compiler_partition_tests
 test-sanitize: build-fuzz/build.ninja
 	cmake --build build-fuzz -j $(JOBS) --target $(SANITIZE_TESTS)
 	@for t in $(SANITIZE_TESTS); do \

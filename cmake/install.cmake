@@ -58,7 +58,8 @@ endif()
 foreach(t pteron_threads pteron_kernels_optimized pteron_xnnpack_schema pteron_xnnpack_libs
           pteron_xnnpack_runtime pteron_backend_xnnpack pteron_vulkan_schema pteron_vulkan_runtime
           pteron_backend_vulkan pteron_tosa_schema pteron_tosa_runtime pteron_ethos_u_schema
-          pteron_ethos_u_runtime pteron_backend_ethos_u pteron_vgf_runtime pteron_backend_vgf)
+          pteron_ethos_u_runtime pteron_backend_ethos_u pteron_vgf_runtime pteron_backend_vgf
+          pteron_llm_metadata)
   if(TARGET ${t})
     list(APPEND _exported ${t})
   endif()

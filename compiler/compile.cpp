@@ -142,6 +142,21 @@ std::vector<uint8_t> input_min_sizes(const ir::Graph& graph) {
   return bytes;
 }
 
+// The constant methods a program from `graph` carries: the derived LLM metadata, then the
+// given ones; checked against the program's method names.
+std::vector<ConstantMethod> program_constant_methods(const ir::Graph& graph,
+                                                     const CompileOptions& options,
+                                                     const std::vector<std::string>& methods,
+                                                     CompileReport& r) {
+  std::vector<ConstantMethod> out = merge_constant_methods(
+      options.llm_metadata ? derive_llm_metadata(graph) : std::vector<ConstantMethod>{},
+      options.constant_methods);
+  check_constant_methods(out, methods);
+  for (const ConstantMethod& m : out)
+    r.constant_methods.push_back(describe_constant_method(m) + (m.derived ? " (derived)" : ""));
+  return out;
+}
+
 // Compiles `graph` into one method. With `capture` set the method is handed back there instead
 // of emitted (it refers to `graph`); `extra` is a method emitted after it (the fallback plan).
 CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
@@ -149,6 +164,13 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
                              MethodToEmit* capture, MethodToEmit* extra) {
   CompileResult result;
   CompileReport& r = result.report;
+  // Checked first: a bad value fails before the slow stages.
+  std::vector<ConstantMethod> constants;
+  if (capture == nullptr) {
+    std::vector<std::string> names = {MethodToEmit{}.name};
+    if (extra != nullptr) names.push_back(extra->name);
+    constants = program_constant_methods(graph, options, names, r);
+  }
   r.target = load_target(options.target);
   const CompilingTarget compiling(r.target);  // partitioners that compile for a device read it
   r.nodes_in = graph.nodes().size();
@@ -297,11 +319,11 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   methods.push_back(std::move(method));
   if (extra != nullptr) methods.push_back(std::move(*extra));
   if (options.output_path.empty()) {
-    result.program = emit_program(methods, &r.emit, named);
+    result.program = emit_program(methods, &r.emit, named, constants);
   } else {
     try {
       FileSink sink(options.output_path.c_str());
-      emit_program(methods, sink, &r.emit, named);
+      emit_program(methods, sink, &r.emit, named, constants);
       sink.close();
     } catch (...) {
       std::remove(options.output_path.c_str());  // never leave half a program behind
@@ -408,6 +430,11 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
   method_options.state_layout = &layout;
   std::vector<MethodToEmit> emitted(methods.size());
   CompileResult result;
+  std::vector<std::string> method_names;
+  for (const auto& [name, path] : methods) method_names.push_back(name);
+  CompileReport constants_report;
+  const std::vector<ConstantMethod> constants =
+      program_constant_methods(graphs[0], options, method_names, constants_report);
   for (size_t i = 0; i < methods.size(); ++i) {
     CompileResult one =
         compile_method(graphs[i], method_options, partitioners, &emitted[i], nullptr);
@@ -415,13 +442,14 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
     if (i == 0) result.report = std::move(one.report);
   }
   CompileReport& r = result.report;
+  r.constant_methods = constants_report.constant_methods;
   const auto t = std::chrono::steady_clock::now();
   if (options.output_path.empty()) {
-    result.program = emit_program(emitted, &r.emit);
+    result.program = emit_program(emitted, &r.emit, {}, constants);
   } else {
     try {
       FileSink sink(options.output_path.c_str());
-      emit_program(emitted, sink, &r.emit);
+      emit_program(emitted, sink, &r.emit, {}, constants);
       sink.close();
     } catch (...) {
       std::remove(options.output_path.c_str());

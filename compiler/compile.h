@@ -39,6 +39,12 @@ struct CompileOptions {
   // compiled with these backends (e.g. {"xnnpack", "portable"}). The runtime runs it when the
   // main plan needs a backend the device lacks (runtime/executor/plan_choice.h).
   std::vector<std::string> fallback;
+  // Constant methods written after the program's methods (ExecuTorch's constant_methods),
+  // e.g. LLM metadata {"get_max_seq_len", {128}}; compiler/emit/constant_methods.h.
+  std::vector<ConstantMethod> constant_methods;
+  // Also write the LLM metadata a stateful decoder implies (derive_llm_metadata: cache length,
+  // use_kv_cache, vocabulary size); a constant method given above replaces one of the same name.
+  bool llm_metadata = true;
   // Internal (compile_pt2_methods): the program-wide state layout every method plans with.
   const StateLayout* state_layout = nullptr;
 };
@@ -61,6 +67,7 @@ struct CompileReport {
   std::vector<std::string> refusals;   // "node (op @ source): backend: reason" for kept nodes
   std::vector<RegionSummary> fallback_regions;  // the CPU fallback plan's, when there is one
   uint64_t graph_info_bytes = 0;                // 0 when stripped
+  std::vector<std::string> constant_methods;    // "get_max_seq_len=16", what was written
   MemoryPlan memory;
   EmitStats emit;
   double seconds_load = 0, seconds_passes = 0, seconds_plan = 0, seconds_emit = 0;

@@ -344,10 +344,47 @@ class MethodEmitter {
   std::vector<int32_t> slot_value_;
 };
 
+// A constant method as ExecuTorch's _emit_prim_getters writes it: the values are the outputs,
+// one chain without instructions, no operators or delegates, no planned memory, and the
+// value's pytree spec as the output container.
+Offset<fb::ExecutionPlan> constant_plan(flatbuffers::FlatBufferBuilder& b,
+                                        const ConstantMethod& m) {
+  std::vector<Offset<fb::EValue>> values;
+  std::vector<int32_t> outputs;
+  for (const ConstantScalar& v : m.values) {
+    outputs.push_back(static_cast<int32_t>(values.size()));
+    if (const auto* i = std::get_if<int64_t>(&v)) {
+      values.push_back(fb::CreateEValue(b, fb::KernelTypes::Int, fb::CreateInt(b, *i).Union()));
+    } else if (const auto* flag = std::get_if<bool>(&v)) {
+      values.push_back(
+          fb::CreateEValue(b, fb::KernelTypes::Bool, fb::CreateBool(b, *flag).Union()));
+    } else if (const auto* d = std::get_if<double>(&v)) {
+      values.push_back(
+          fb::CreateEValue(b, fb::KernelTypes::Double, fb::CreateDouble(b, *d).Union()));
+    } else {
+      auto text = b.CreateString(std::get<std::string>(v));
+      values.push_back(
+          fb::CreateEValue(b, fb::KernelTypes::String, fb::CreateString(b, text).Union()));
+    }
+  }
+  const std::vector<int32_t> none;
+  auto chain = fb::CreateChain(b, b.CreateVector(none), b.CreateVector(none),
+                               b.CreateVector(std::vector<Offset<fb::Instruction>>{}));
+  auto container =
+      fb::CreateContainerMetadata(b, b.CreateString(""), b.CreateString(constant_method_spec(m)));
+  return fb::CreateExecutionPlan(b, b.CreateString(m.name), container, b.CreateVector(values),
+                                 b.CreateVector(none), b.CreateVector(outputs),
+                                 b.CreateVector(std::vector<Offset<fb::Chain>>{chain}),
+                                 b.CreateVector(std::vector<Offset<fb::Operator>>{}),
+                                 b.CreateVector(std::vector<Offset<fb::BackendDelegate>>{}),
+                                 b.CreateVector(std::vector<int64_t>{0}));
+}
+
 }  // namespace
 
 uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats,
-                      const std::vector<NamedDataToEmit>& named_data) {
+                      const std::vector<NamedDataToEmit>& named_data,
+                      const std::vector<ConstantMethod>& constant_methods) {
   flatbuffers::FlatBufferBuilder b(1 << 16);
   ConstantTable constants;
   MutableTable mutables;
@@ -364,6 +401,10 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
     local.instructions += e.instructions();
     local.constants += e.constants_used();
     local.delegate_calls += e.delegate_calls();
+  }
+  for (const ConstantMethod& m : constant_methods) {
+    plans.push_back(constant_plan(b, m));
+    local.values += m.values.size();
   }
   std::vector<SegmentPieces> segments = {constants.pieces()};
   for (const MethodToEmit& m : methods) {
@@ -405,9 +446,10 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
 }
 
 std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats,
-                                  const std::vector<NamedDataToEmit>& named_data) {
+                                  const std::vector<NamedDataToEmit>& named_data,
+                                  const std::vector<ConstantMethod>& constant_methods) {
   VectorSink sink;
-  emit_program(methods, sink, stats, named_data);
+  emit_program(methods, sink, stats, named_data, constant_methods);
   return std::move(sink.bytes);
 }
 

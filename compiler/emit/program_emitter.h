@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/emit/constant_methods.h"
 #include "compiler/emit/pte_writer.h"
 #include "compiler/ir/graph.h"
 
@@ -65,12 +66,17 @@ struct EmitStats {
 std::vector<ir::NodeId> kernel_nodes(const MethodToEmit& m);
 
 // Throws CompileError naming the node when a node has no out-variant kernel form or an
-// argument cannot be encoded.
-std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods, EmitStats* stats = nullptr,
-                                  const std::vector<NamedDataToEmit>& named_data = {});
+// argument cannot be encoded. `constant_methods` (checked by the caller) follow the methods,
+// as ExecuTorch emits its prim getters after the graphs.
+std::vector<uint8_t> emit_program(const std::vector<MethodToEmit>& methods,
+                                  EmitStats* stats = nullptr,
+                                  const std::vector<NamedDataToEmit>& named_data = {},
+                                  const std::vector<ConstantMethod>& constant_methods = {});
 // The same, streamed to `sink` (weights go from the archive to the file without a copy);
 // returns the file size.
-uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats = nullptr,
-                      const std::vector<NamedDataToEmit>& named_data = {});
+uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink,
+                      EmitStats* stats = nullptr,
+                      const std::vector<NamedDataToEmit>& named_data = {},
+                      const std::vector<ConstantMethod>& constant_methods = {});
 
 }  // namespace pteron::compiler

@@ -31,6 +31,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["deduplicated_constants"] = r.emit.deduplicated;
   d["file_bytes"] = r.emit.file_bytes;
   d["graph_info_bytes"] = r.graph_info_bytes;
+  d["constant_methods"] = r.constant_methods;
   nb::list arenas;
   for (const auto& region : r.memory.regions) {
     nb::dict a;
@@ -83,12 +84,66 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   return d;
 }
 
-nb::tuple compile_pt2(const std::string& path, const std::string& target,
-                      const std::vector<std::string>& backends, bool strip_debug_info) {
-  compiler::CompileResult result;
+// One constant of a constant_methods value: bool before int (Python's bool is an int).
+compiler::ConstantScalar constant_scalar(nb::handle h, const std::string& name) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return o == Py_True;
+  if (PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o))) {  // int, numpy ints
+    nb::object index = nb::steal(PyNumber_Index(o));
+    if (!index.is_valid()) throw nb::python_error();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0) {
+      throw compiler::CompileError("constant method '" + name + "': " + nb::str(h).c_str() +
+                                   " is beyond int64");
+    }
+    return static_cast<int64_t>(v);
+  }
+  if (PyFloat_Check(o)) return PyFloat_AsDouble(o);
+  if (PyUnicode_Check(o)) return nb::cast<std::string>(h);
+  throw compiler::CompileError("constant method '" + name + "': a value of type " +
+                               nb::type_name(h.type()).c_str() +
+                               " is not supported (an int, bool, float or str, or a list of them)");
+}
+
+// ExecuTorch's constant_methods: {name: value or list of values}.
+std::vector<compiler::ConstantMethod> constant_methods_from(const nb::dict& methods) {
+  std::vector<compiler::ConstantMethod> out;
+  for (auto [key, value] : methods) {
+    if (!PyUnicode_Check(key.ptr())) {
+      throw compiler::CompileError(std::string("constant method names are strings, not ") +
+                                   nb::type_name(key.type()).c_str());
+    }
+    compiler::ConstantMethod m;
+    m.name = nb::cast<std::string>(key);
+    if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr())) {
+      m.list = true;
+      for (nb::handle item : value) m.values.push_back(constant_scalar(item, m.name));
+    } else {
+      m.values.push_back(constant_scalar(value, m.name));
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// What every compile entry point shares: target, backends and the constant methods.
+compiler::CompileOptions base_options(const std::string& target,
+                                      const std::vector<std::string>& backends,
+                                      const nb::dict& constant_methods, bool llm_metadata) {
   compiler::CompileOptions options;
   options.target = target;
   options.backends = backends;
+  options.constant_methods = constant_methods_from(constant_methods);
+  options.llm_metadata = llm_metadata;
+  return options;
+}
+
+nb::tuple compile_pt2(const std::string& path, const std::string& target,
+                      const std::vector<std::string>& backends, bool strip_debug_info,
+                      const nb::dict& constant_methods, bool llm_metadata) {
+  compiler::CompileResult result;
+  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata);
   options.strip_debug_info = strip_debug_info;
   {
     nb::gil_scoped_release release;
@@ -101,13 +156,12 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target,
 // Several methods in one program, sharing state by buffer name.
 nb::tuple compile_pt2_methods(const std::vector<std::string>& names,
                               const std::vector<std::string>& paths, const std::string& target,
-                              const std::vector<std::string>& backends) {
+                              const std::vector<std::string>& backends,
+                              const nb::dict& constant_methods, bool llm_metadata) {
   if (names.size() != paths.size()) throw std::invalid_argument("one path per method name");
   std::vector<std::pair<std::string, std::string>> methods;
   for (size_t i = 0; i < names.size(); ++i) methods.emplace_back(names[i], paths[i]);
-  compiler::CompileOptions options;
-  options.target = target;
-  options.backends = backends;
+  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata);
   compiler::CompileResult result;
   {
     nb::gil_scoped_release release;
@@ -123,7 +177,7 @@ nb::tuple compile_pt2_quantized(
     const std::string& path, const std::string& target, const std::string& scheme,
     const std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>>& calibration, bool int8_io,
     const std::string& observer, double percentile, bool progress,
-    const std::vector<std::string>& backends) {
+    const std::vector<std::string>& backends, const nb::dict& constant_methods, bool llm_metadata) {
   compiler::QuantizeOptions q;
   q.scheme = compiler::parse_quant_scheme(scheme);
   if (!observer.empty()) q.observer = compiler::parse_quant_observer(observer);
@@ -143,9 +197,8 @@ nb::tuple compile_pt2_quantized(
                    total, done == total && pass == passes ? "\n" : "");
     };
   }
-  compiler::CompileOptions options;
-  options.target = target;
-  options.backends = backends;  // partitioners see the quantized (Q/DQ) graph
+  // Partitioners see the quantized (Q/DQ) graph.
+  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata);
   options.quantize = &q;
   compiler::CompileResult result;
   {
@@ -157,14 +210,14 @@ nb::tuple compile_pt2_quantized(
 }
 
 // LLM weight quantization (llm-8da4w, llm-int8, llm-int4) and compile; no calibration.
-nb::tuple compile_pt2_llm(const std::string& path, const std::string& target, const std::string& scheme,
-                          int64_t group_size, const std::vector<std::string>& backends) {
+nb::tuple compile_pt2_llm(const std::string& path, const std::string& target,
+                          const std::string& scheme, int64_t group_size,
+                          const std::vector<std::string>& backends,
+                          const nb::dict& constant_methods, bool llm_metadata) {
   compiler::LlmQuantizeOptions q;
   q.scheme = compiler::parse_llm_scheme(scheme);
   q.group_size = group_size;
-  compiler::CompileOptions options;
-  options.target = target;
-  options.backends = backends;
+  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata);
   options.llm_quantize = &q;
   compiler::CompileResult result;
   {
@@ -199,22 +252,27 @@ void bind_compiler(nb::module_& m) {
   m.attr("NO_GRAPH_INFO") = compiler::kNoGraphInfo;
   m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
         nb::arg("backends") = std::vector<std::string>{}, nb::arg("strip_debug_info") = false,
+        nb::arg("constant_methods") = nb::dict(), nb::arg("llm_metadata") = true,
         "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
         "ordered list of partitioners then kernel libraries (\"xnnpack\", \"optimized\",\n"
-        "\"portable\"); empty means the target's. Raises CompileError.");
+        "\"portable\"); empty means the target's. `constant_methods` {name: value} are written as\n"
+        "ExecuTorch's; `llm_metadata` adds what a KV-cache decoder implies. Raises CompileError.");
   m.def("compile_pt2_methods", &compile_pt2_methods, nb::arg("names"), nb::arg("paths"),
         nb::arg("target") = "host", nb::arg("backends") = std::vector<std::string>{},
+        nb::arg("constant_methods") = nb::dict(), nb::arg("llm_metadata") = true,
         "Compiles several torch.export archives into one program, one method each (names[i]\n"
         "from paths[i]); buffers are shared by name (state one method writes, the others see).");
   m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
   m.def("compile_pt2_quantized", &compile_pt2_quantized, nb::arg("path"), nb::arg("target"),
         nb::arg("scheme"), nb::arg("calibration"), nb::arg("int8_io") = false,
         nb::arg("observer") = "", nb::arg("percentile") = 99.99, nb::arg("progress") = true,
-        nb::arg("backends") = std::vector<std::string>{},
+        nb::arg("backends") = std::vector<std::string>{}, nb::arg("constant_methods") = nb::dict(),
+        nb::arg("llm_metadata") = true,
         "Quantizes (int8, PT2E Q/DQ form) and compiles; calibration is one array per input, "
         "samples on axis 0.");
   m.def("compile_pt2_llm", &compile_pt2_llm, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
         nb::arg("group_size") = 0, nb::arg("backends") = std::vector<std::string>{},
+        nb::arg("constant_methods") = nb::dict(), nb::arg("llm_metadata") = true,
         "LLM weight quantization (llm-8da4w, llm-int8, llm-int4) and compile.");
   m.def("quantize_weights_per_channel", &quantize_weights_per_channel, nb::arg("weights"),
         "Symmetric int8 per-channel (axis 0) weights as the quantizer writes them: (int8 bytes, "

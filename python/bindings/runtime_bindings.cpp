@@ -17,6 +17,7 @@
 #include "python/bindings/llm_bindings.h"
 #include "python/bindings/tensor_convert.h"
 #include "runtime/host/host_method.h"
+#include "runtime/llm/metadata.h"
 
 namespace nb = nanobind;
 
@@ -78,6 +79,8 @@ class PyMethod {
         outputs.append(nb::float_(v.d));
       } else if (v.tag == Tag::Bool) {
         outputs.append(nb::bool_(v.b));
+      } else if (v.tag == Tag::String) {
+        outputs.append(nb::str(v.string.data(), v.string.size()));
       } else {
         outputs.append(nb::none());
       }
@@ -169,6 +172,27 @@ class PyProgram {
   // A text generator over method `name` (runtime/llm), with its own loaded copy of the method.
   nb::object generator(const std::string& name) const { return make_generator(program_, name); }
 
+  // The LLM metadata (runtime/llm/metadata.h) keyed by method name, as ExecuTorch's
+  // constant_methods are written: {"get_max_seq_len": 128, "get_eos_ids": [2], ...}.
+  nb::dict llm_metadata() const {
+    auto read = llm::read_llm_metadata(program_->program());
+    if (!read.ok()) raise(read.error());
+    const llm::LlmMetadata& m = read.get();
+    nb::dict d;
+    const auto put = [&](const char* key, const auto& field) {
+      if (field) d[key] = *field;
+    };
+    put(llm::kMaxSeqLen, m.max_seq_len);
+    put(llm::kMaxContextLen, m.max_context_len);
+    put(llm::kVocabSize, m.vocab_size);
+    put(llm::kBosId, m.bos_id);
+    if (m.has_eos_ids) d[llm::kEosIds] = std::vector<int64_t>(m.eos_ids, m.eos_ids + m.num_eos_ids);
+    put(llm::kUseKvCache, m.use_kv_cache);
+    put(llm::kUseSdpaWithKvCache, m.use_sdpa_with_kv_cache);
+    put(llm::kEnableDynamicShape, m.enable_dynamic_shape);
+    return d;
+  }
+
   nb::dict method_meta(const std::string& name) const {
     auto meta = program_->program().method_meta(name.c_str());
     if (!meta.ok()) raise(meta.error());
@@ -223,7 +247,9 @@ void bind_runtime(nb::module_& m) {
            nb::arg("scratch_bytes") = size_t{64} << 20)
       .def("method_meta", &PyProgram::method_meta, nb::arg("name") = "forward")
       .def("named_data", &PyProgram::named_data, nb::arg("key"))
-      .def("generator", &PyProgram::generator, nb::arg("method") = "forward");
+      .def("generator", &PyProgram::generator, nb::arg("method") = "forward")
+      .def("llm_metadata", &PyProgram::llm_metadata,
+           "The LLM metadata methods' values, checked (RuntimeError naming a malformed one).");
   m.def("load", &load_path, nb::arg("path"), "Loads and verifies a .pte file (mmapped).");
   m.def("load_bytes", &load_bytes, nb::arg("data"), "Loads and verifies a program from bytes.");
 }

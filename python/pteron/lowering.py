@@ -130,7 +130,8 @@ def _stack_calibration(calibration) -> list:
     return [np.ascontiguousarray(np.stack(arrays)) for arrays in per_input]
 
 
-def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels) -> LoweredProgram:
+def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels, constant_methods,
+                   llm_metadata) -> LoweredProgram:
     if quantize is not None:
         raise CompileError("quantize is not supported for a program with several methods")
     if not programs:
@@ -149,7 +150,8 @@ def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels) 
                 torch.export.save(ep, path)
             names.append(str(name))
             paths.append(path)
-        return LoweredProgram(*pteron_native.compile_pt2_methods(names, paths, target, backends))
+        return LoweredProgram(*pteron_native.compile_pt2_methods(names, paths, target, backends, constant_methods,
+                                                                 llm_metadata))
 
 
 def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host",
@@ -157,7 +159,9 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
                                 observer: str | None = None, percentile: float = 99.99,
                                 progress: bool = True,
                                 kernels: Sequence[str] | None = None,
-                                group_size: int | None = None) -> LoweredProgram:
+                                group_size: int | None = None,
+                                constant_methods: dict | None = None,
+                                llm_metadata: bool = True) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
     `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
@@ -184,9 +188,19 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     `program` may also be a dict {method name: ExportedProgram or .pt2 path}: one program with
     one method each (as ExecuTorch's to_edge({...})), whose buffers are shared by name: state
     one method writes (a KV cache) is what the others read (share_mutable_buffers).
+
+    `constant_methods` ({name: value}, ExecuTorch's argument of the same name) adds methods
+    with no inputs that return the value: an int, bool, float or str, or a list of them, e.g.
+    the LLM metadata {"get_max_seq_len": 128, "get_eos_ids": [2], "use_kv_cache": True}
+    (pteron.load(path).metadata() reads it back). A KV-cache decoder (rank-4 state buffers, as
+    transformers' convert_and_export_with_cache writes) also gets get_max_seq_len (the cache
+    length), use_kv_cache, get_vocab_size (the logits' last dim) and enable_dynamic_shape
+    unless `llm_metadata` is False; given values win. Malformed values (a negative length, a
+    float id, an unsupported type) raise CompileError naming the method.
     """
+    constant_methods = dict(constant_methods or {})
     if isinstance(program, dict):
-        return _lower_methods(program, partitioner, target, quantize, kernels)
+        return _lower_methods(program, partitioner, target, quantize, kernels, constant_methods, llm_metadata)
     llm = quantize is not None and quantize.startswith("llm-")
     if group_size is not None and not llm:
         raise CompileError("group_size needs quantize='llm-8da4w', 'llm-int8' or 'llm-int4'")
@@ -206,14 +220,16 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
                                f"(available: {', '.join(pteron_native.available_backends())})")
     backends += list(kernels or [])
 
+    extra = {"constant_methods": constant_methods, "llm_metadata": llm_metadata}
+
     def compile_path(path):
         if quantize is None:
-            return pteron_native.compile_pt2(path, target, backends)
+            return pteron_native.compile_pt2(path, target, backends, **extra)
         if llm:
-            return pteron_native.compile_pt2_llm(path, target, quantize, group_size or 0, backends)
+            return pteron_native.compile_pt2_llm(path, target, quantize, group_size or 0, backends, **extra)
         arrays = _stack_calibration(calibration)
         return pteron_native.compile_pt2_quantized(path, target, quantize, arrays, int8_io, observer or "",
-                                                   percentile, progress, backends)
+                                                   percentile, progress, backends, **extra)
 
     if isinstance(program, (str, os.PathLike)):
         return LoweredProgram(*compile_path(os.fspath(program)))

@@ -120,6 +120,13 @@ class Program:
     def method_meta(self, name: str = "forward") -> dict:
         return self._native.method_meta(name)
 
+    def metadata(self) -> dict:
+        """The LLM metadata the program's constant methods carry, keyed by method name as
+        ExecuTorch's constant_methods are ({"get_max_seq_len": 128, "get_eos_ids": [2],
+        "use_kv_cache": True, ...}; empty without any). Raises RuntimeError naming a malformed
+        one (a negative length, a float where an int belongs, a method taking inputs)."""
+        return self._native.llm_metadata()
+
     def load_method(self, name: str = "forward") -> Method:
         if name not in self._methods:
             with _threads(self._threads):  # delegates take their thread pool at load

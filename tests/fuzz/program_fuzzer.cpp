@@ -1,10 +1,11 @@
-// libFuzzer target: any bytes through Program load, Method init and execute must neither
-// crash nor trip a sanitizer.
+// libFuzzer target: any bytes through Program load, Method init and execute, and the LLM
+// metadata reader, must neither crash nor trip a sanitizer.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "runtime/host/host_method.h"
+#include "runtime/llm/metadata.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pteron;
@@ -29,5 +30,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (ready) (void)run.execute();
   }
+  (void)llm::read_llm_metadata(p);
   return 0;
 }

@@ -1,6 +1,7 @@
 // pteron compile MODEL.pt2 -o OUT.pte [--target T] [--memory-report] [--json]
 //     [--quantize cortex-m|xnnpack|ethos-u --calibration DATA.npz [--int8-io]
 //      [--observer minmax|percentile] [--percentile P]]
+//     [--constant-method NAME=VALUE ...] [--no-llm-metadata]
 //
 // Calibration data (.npz): one array per model input holding N samples on a leading axis
 // (shape [N, *input shape], the input's dtype), named input_0, input_1, ... or, when not so
@@ -35,6 +36,8 @@ struct CompileCliOptions {
   std::string observer;
   double percentile = 99.99;
   bool strip_debug_info = false;
+  std::vector<std::string> constant_methods;  // NAME=VALUE
+  bool no_llm_metadata = false;
 };
 
 // Calibration arrays in model-input order (see the file comment).
@@ -84,6 +87,7 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
                     {"deduplicated", r.emit.deduplicated}};
   j["file_bytes"] = r.emit.file_bytes;
   j["graph_info_bytes"] = r.graph_info_bytes;
+  j["constant_methods"] = r.constant_methods;
   nlohmann::json delegated = nlohmann::json::array();
   for (const auto& d : r.regions) {
     delegated.push_back({{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
@@ -143,6 +147,13 @@ void run(const CompileCliOptions& o) {
   options.strip_debug_info = o.strip_debug_info;
   options.backends = o.backends;
   options.fallback = o.fallback;
+  options.llm_metadata = !o.no_llm_metadata;
+  try {
+    for (const std::string& text : o.constant_methods)
+      options.constant_methods.push_back(compiler::parse_constant_method(text));
+  } catch (const compiler::CompileError& e) {
+    throw UserError(e.what());
+  }
   compiler::QuantizeOptions quantize;
   compiler::LlmQuantizeOptions llm;
   if (o.group_size != 0 && !compiler::is_llm_scheme(o.quantize)) {
@@ -218,6 +229,12 @@ void run(const CompileCliOptions& o) {
     for (const auto& d : r.fallback_regions) std::printf(" %s %zu nodes;", d.backend.c_str(), d.nodes);
     std::printf(" the rest on kernels\n");
   }
+  if (!r.constant_methods.empty()) {
+    std::printf("  constant methods:");
+    for (size_t i = 0; i < r.constant_methods.size(); ++i)
+      std::printf("%s %s", i ? "," : "", r.constant_methods[i].c_str());
+    std::printf("\n");
+  }
   if (!budget.empty()) std::printf("  budget: %s\n", budget.c_str());
   if (o.memory_report) {
     std::printf("memory plan:\n%s", compiler::describe_memory_plan(r.memory).c_str());
@@ -256,6 +273,15 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--percentile", opts->percentile, "percentile kept by the percentile observer")->capture_default_str();
   cmd->add_flag("--strip-debug-info", opts->strip_debug_info,
                 "leave out the graph info (inspect --delegation/--graph, profiles use it)");
+  cmd->add_option(
+      "--constant-method", opts->constant_methods,
+      "a method returning a constant, as ExecuTorch's constant_methods (repeatable): "
+      "NAME=VALUE with VALUE an int, true/false, a float, a \"string\" or a list [a,b], "
+      "e.g. get_max_seq_len=128, get_eos_ids=[2,32000]");
+  cmd->add_flag(
+      "--no-llm-metadata", opts->no_llm_metadata,
+      "do not write the LLM metadata a KV-cache decoder implies (get_max_seq_len from the "
+      "cache length, use_kv_cache, get_vocab_size, enable_dynamic_shape)");
   cmd->callback([opts] { run(*opts); });
 }
 

@@ -1,5 +1,6 @@
 // pteron inspect PROGRAM.pte [--json]: methods, tensors in and out, operators with call
-// counts, delegates, planned arena bytes and constant bytes.
+// counts, delegates, planned arena bytes and constant bytes; constant methods' values and the
+// LLM metadata they make up (runtime/llm/metadata.h).
 // pteron inspect PROGRAM.pte --delegation [--json]: what is delegated where, and why not
 // (compiler/report/delegation_report.h). --graph: the lowered graph with its delegate regions.
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
+#include "runtime/llm/metadata.h"
 #include "schema/program_generated.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/program_tools.h"
@@ -72,6 +74,60 @@ nlohmann::json tensor_json(const TensorInfo& info) {
           {"bytes", info.nbytes}};
 }
 
+// A constant method's value (no inputs, no instructions, scalar outputs: ExecuTorch's
+// constant_methods), read from the program; null for any other method.
+nlohmann::json constant_value(const fb::ExecutionPlan& plan) {
+  const size_t n_inputs = plan.inputs() ? plan.inputs()->size() : 0;
+  const size_t n_instructions = plan.chains()->Get(0)->instructions()->size();
+  if (n_inputs != 0 || n_instructions != 0 || plan.outputs() == nullptr) return nullptr;
+  nlohmann::json items = nlohmann::json::array();
+  for (int32_t index : *plan.outputs()) {
+    const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
+    switch (v->val_type()) {
+      case fb::KernelTypes::Int:
+        items.push_back(v->val_as_Int()->int_val());
+        break;
+      case fb::KernelTypes::Bool:
+        items.push_back(v->val_as_Bool()->bool_val());
+        break;
+      case fb::KernelTypes::Double:
+        items.push_back(v->val_as_Double()->double_val());
+        break;
+      case fb::KernelTypes::String:
+        items.push_back(v->val_as_String()->string_val()->str());
+        break;
+      default:
+        return nullptr;
+    }
+  }
+  // A scalar's pytree spec is "$" (ExecuTorch's); anything else, or no spec, is a list.
+  const fb::ContainerMetadata* c = plan.container_meta_type();
+  const bool scalar = items.size() == 1 && c != nullptr && c->encoded_out_str() != nullptr &&
+                      c->encoded_out_str()->str() == "$";
+  return scalar ? items[0] : items;
+}
+
+// The LLM metadata as the runtime reads it (runtime/llm/metadata.h), keyed by method name as
+// ExecuTorch's constant_methods are; a malformed value is a user error naming the method.
+nlohmann::json llm_metadata_json(const Program& program, const std::string& path) {
+  auto read = llm::read_llm_metadata(program);
+  if (!read.ok()) throw UserError(path + ": " + last_error_message());
+  const llm::LlmMetadata& m = read.get();
+  nlohmann::json j = nlohmann::json::object();
+  const auto put = [&](const char* key, const auto& field) {
+    if (field) j[key] = *field;
+  };
+  put(llm::kMaxSeqLen, m.max_seq_len);
+  put(llm::kMaxContextLen, m.max_context_len);
+  put(llm::kVocabSize, m.vocab_size);
+  put(llm::kBosId, m.bos_id);
+  if (m.has_eos_ids) j[llm::kEosIds] = std::vector<int64_t>(m.eos_ids, m.eos_ids + m.num_eos_ids);
+  put(llm::kUseKvCache, m.use_kv_cache);
+  put(llm::kUseSdpaWithKvCache, m.use_sdpa_with_kv_cache);
+  put(llm::kEnableDynamicShape, m.enable_dynamic_shape);
+  return j;
+}
+
 nlohmann::json describe(const HostProgram& hp, const std::string& path) {
   const Program& program = hp.program();
   const fb::Program& p = *program.flatbuffer();
@@ -128,6 +184,7 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
     }
     jm["instructions"] = meta.num_instructions();
     jm["values"] = plan.values()->size();
+    if (nlohmann::json value = constant_value(plan); !value.is_null()) jm["constant"] = value;
     for (const auto& [name, calls] : op_calls)
       jm["operators"].push_back({{"name", name}, {"calls", calls}});
     if (plan.delegates()) {
@@ -167,6 +224,7 @@ nlohmann::json describe(const HostProgram& hp, const std::string& path) {
     }
     j["methods"].push_back(jm);
   }
+  j["llm_metadata"] = llm_metadata_json(program, path);
   return j;
 }
 
@@ -177,6 +235,11 @@ void print_text(const nlohmann::json& j) {
               human_bytes(j["file_bytes"].get<double>()).c_str(),
               human_bytes(j["constant_bytes"].get<double>()).c_str(), j["segments"].get<int>());
   for (const auto& m : j["methods"]) {
+    if (m.contains("constant")) {
+      std::printf("method '%s': constant %s\n", m["name"].get<std::string>().c_str(),
+                  m["constant"].dump().c_str());
+      continue;
+    }
     std::printf("method '%s': %d instruction(s), %d value(s)\n",
                 m["name"].get<std::string>().c_str(), m["instructions"].get<int>(),
                 m["values"].get<int>());
@@ -232,6 +295,15 @@ void print_text(const nlohmann::json& j) {
                     st["memory_id"].get<int>());
       std::printf("\n");
     }
+  }
+  if (!j["llm_metadata"].empty()) {
+    std::printf("LLM metadata:");
+    bool first = true;
+    for (const auto& [key, value] : j["llm_metadata"].items()) {
+      std::printf("%s %s %s", first ? "" : ",", key.c_str(), value.dump().c_str());
+      first = false;
+    }
+    std::printf("\n");
   }
 }
 

@@ -86,6 +86,10 @@ void run(const RunOptions& o) {
       jo["int"] = v.i;
     } else if (v.tag == Tag::Double) {
       jo["double"] = v.d;
+    } else if (v.tag == Tag::Bool) {
+      jo["bool"] = v.b;
+    } else if (v.tag == Tag::String) {
+      jo["string"] = std::string(v.string.data(), v.string.size());
     } else {
       jo["type"] = tag_name(v.tag);
     }

@@ -1,0 +1,227 @@
+#include "compiler/emit/constant_methods.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "compiler/compile_error.h"
+#include "runtime/llm/metadata.h"
+
+namespace pteron::compiler {
+namespace {
+
+const char* type_name(const ConstantScalar& v) {
+  switch (v.index()) {
+    case 0:
+      return "an int";
+    case 1:
+      return "a bool";
+    case 2:
+      return "a float";
+    default:
+      return "a string";
+  }
+}
+
+std::string scalar_text(const ConstantScalar& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* d = std::get_if<double>(&v)) {
+    char text[40];
+    std::snprintf(text, sizeof(text), "%.15g", *d);
+    if (std::strtod(text, nullptr) != *d) std::snprintf(text, sizeof(text), "%.17g", *d);
+    std::string out = text;
+    // 3.0 reads "3.0", not "3" (which would look like an int in a message).
+    if (out.find_first_of(".en") == std::string::npos) out += ".0";
+    return out;
+  }
+  return "\"" + std::get<std::string>(v) + "\"";
+}
+
+[[noreturn]] void refuse(const ConstantMethod& m, const std::string& why) {
+  throw CompileError("constant method '" + m.name + "' (" + describe_constant_method(m) +
+                     "): " + why);
+}
+
+bool is(const ConstantMethod& m, const char* name) { return m.name == name; }
+
+// The LLM metadata rules runtime/llm/metadata.cpp reads by: refused here, at compile time.
+void check_llm_value(const ConstantMethod& m) {
+  const bool length =
+      is(m, llm::kMaxSeqLen) || is(m, llm::kMaxContextLen) || is(m, llm::kVocabSize);
+  const bool id = is(m, llm::kBosId) || is(m, llm::kEosIds);
+  const bool flag =
+      is(m, llm::kUseKvCache) || is(m, llm::kUseSdpaWithKvCache) || is(m, llm::kEnableDynamicShape);
+  if (!length && !id && !flag) return;
+  if (m.list && !is(m, llm::kEosIds)) refuse(m, "LLM metadata takes one value, not a list");
+  if (m.values.size() > llm::kMaxEosIds)
+    refuse(m, "at most " + std::to_string(llm::kMaxEosIds) + " ids");
+  for (const ConstantScalar& v : m.values) {
+    const auto* i = std::get_if<int64_t>(&v);
+    if (flag) {
+      if (!std::holds_alternative<bool>(v) && !(i && (*i == 0 || *i == 1)))
+        refuse(m,
+               std::string("a flag is true or false, not ") + type_name(v) + " " + scalar_text(v));
+      continue;
+    }
+    if (i == nullptr) refuse(m, std::string("an int is needed, not ") + type_name(v));
+    if (length && *i <= 0) refuse(m, "a length must be positive");
+    if (id && *i < 0) refuse(m, "a token id must not be negative");
+  }
+}
+
+}  // namespace
+
+std::string constant_method_spec(const ConstantMethod& m) {
+  if (!m.list) return "$";
+  std::string s = "L";  // built in steps: GCC 12 warns falsely on "L" + to_string
+  s += std::to_string(m.values.size());
+  for (size_t i = 0; i < m.values.size(); ++i) s += "#1";
+  s += "(";
+  for (size_t i = 0; i < m.values.size(); ++i) s += i ? ",$" : "$";
+  return s + ")";
+}
+
+std::string describe_constant_method(const ConstantMethod& m) {
+  std::string s = m.name + "=";
+  if (!m.list) return s + (m.values.empty() ? "" : scalar_text(m.values[0]));
+  s += "[";
+  for (size_t i = 0; i < m.values.size(); ++i) s += (i ? ", " : "") + scalar_text(m.values[i]);
+  return s + "]";
+}
+
+void check_constant_methods(const std::vector<ConstantMethod>& methods,
+                            const std::vector<std::string>& program_methods) {
+  const std::set<std::string> taken(program_methods.begin(), program_methods.end());
+  std::set<std::string> seen;
+  for (const ConstantMethod& m : methods) {
+    if (m.name.empty()) throw CompileError("a constant method has an empty name");
+    if (taken.count(m.name))
+      throw CompileError("constant method '" + m.name +
+                         "' has the name of a method of the program");
+    if (!seen.insert(m.name).second)
+      throw CompileError("constant method '" + m.name + "' is given twice");
+    if (!m.list && m.values.size() != 1) {
+      throw CompileError("constant method '" + m.name + "' has " + std::to_string(m.values.size()) +
+                         " values; a scalar has one");
+    }
+    for (const ConstantScalar& v : m.values) {
+      if (const auto* d = std::get_if<double>(&v); d && !std::isfinite(*d))
+        refuse(m, "a float must be finite");
+    }
+    check_llm_value(m);
+  }
+  // Token ids index the vocabulary (the runtime's reader refuses the same).
+  const ConstantMethod* vocab = nullptr;
+  for (const ConstantMethod& m : methods) vocab = is(m, llm::kVocabSize) ? &m : vocab;
+  if (vocab == nullptr) return;
+  const int64_t size = std::get<int64_t>(vocab->values[0]);
+  for (const ConstantMethod& m : methods) {
+    if (!is(m, llm::kBosId) && !is(m, llm::kEosIds)) continue;
+    for (const ConstantScalar& v : m.values) {
+      if (std::get<int64_t>(v) >= size) {
+        refuse(m, "token id " + scalar_text(v) + " is outside the vocabulary (" +
+                      describe_constant_method(*vocab) + ")");
+      }
+    }
+  }
+}
+
+std::vector<ConstantMethod> derive_llm_metadata(const ir::Graph& graph) {
+  std::set<int64_t> cache_lengths;
+  for (ir::ValueId v : graph.states()) {
+    const ir::TensorSpec& spec = graph.value(v).spec;
+    if (spec.rank() == 4) cache_lengths.insert(spec.sizes[2]);
+  }
+  // No KV cache, or caches of several lengths (sliding windows): no one length to state.
+  if (cache_lengths.size() != 1 || *cache_lengths.begin() <= 0) return {};
+  std::vector<ConstantMethod> out;
+  const auto add = [&](const char* name, ConstantScalar v) {
+    out.push_back(ConstantMethod{name, {std::move(v)}, false, true});
+  };
+  add(llm::kMaxSeqLen, *cache_lengths.begin());
+  add(llm::kUseKvCache, true);
+  if (!graph.outputs().empty()) {
+    const ir::TensorSpec& logits = graph.value(graph.outputs()[0]).spec;
+    const bool dynamic_vocab =
+        logits.is_dynamic() && logits.rank() == 3 && logits.min_sizes[2] != logits.sizes[2];
+    if (logits.rank() == 3 && is_floating(logits.dtype) && logits.sizes[2] > 0 && !dynamic_vocab)
+      add(llm::kVocabSize, logits.sizes[2]);
+  }
+  bool dynamic = false;
+  for (ir::ValueId v : graph.inputs()) dynamic = dynamic || graph.value(v).spec.is_dynamic();
+  add(llm::kEnableDynamicShape, dynamic);
+  return out;
+}
+
+std::vector<ConstantMethod> merge_constant_methods(std::vector<ConstantMethod> derived,
+                                                   const std::vector<ConstantMethod>& given) {
+  std::set<std::string> names;
+  for (const ConstantMethod& m : given) names.insert(m.name);
+  std::vector<ConstantMethod> out;
+  for (ConstantMethod& m : derived) {
+    if (!names.count(m.name)) out.push_back(std::move(m));
+  }
+  out.insert(out.end(), given.begin(), given.end());
+  return out;
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
+ConstantScalar parse_scalar(const std::string& text, const std::string& whole) {
+  const std::string s = trim(text);
+  if (s == "true") return true;
+  if (s == "false") return false;
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+  if (!s.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    const long long i = std::strtoll(s.c_str(), &end, 10);
+    if (*end == '\0' && errno == 0) return static_cast<int64_t>(i);
+    if (*end == '\0')
+      throw CompileError("--constant-method " + whole + ": " + s + " is beyond int64");
+    errno = 0;
+    const double d = std::strtod(s.c_str(), &end);
+    if (*end == '\0' && errno == 0 && std::isfinite(d)) return d;
+  }
+  throw CompileError("--constant-method " + whole + ": '" + s +
+                     "' is not an int, true/false, a float, a \"quoted string\" or a list [a,b]");
+}
+
+}  // namespace
+
+ConstantMethod parse_constant_method(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw CompileError("--constant-method " + text + ": expected NAME=VALUE");
+  ConstantMethod m;
+  m.name = text.substr(0, eq);
+  const std::string value = trim(text.substr(eq + 1));
+  if (!value.empty() && value.front() == '[') {
+    if (value.back() != ']')
+      throw CompileError("--constant-method " + text + ": the list has no closing ']'");
+    m.list = true;
+    const std::string inner = value.substr(1, value.size() - 2);
+    if (trim(inner).empty()) return m;
+    size_t start = 0;
+    while (true) {
+      const size_t comma = inner.find(',', start);
+      m.values.push_back(parse_scalar(inner.substr(start, comma - start), text));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return m;
+  }
+  m.values.push_back(parse_scalar(value, text));
+  return m;
+}
+
+}  // namespace pteron::compiler
