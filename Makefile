@@ -14,7 +14,7 @@ DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-con
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev libtomlplusplus-dev \
   libgtest-dev libgmock-dev gcc-arm-none-eabi libnewlib-arm-none-eabi \
   libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev \
-  qemu-system-arm chromium \
+  qemu-system-arm chromium libpcre2-dev libsentencepiece-dev \
   mesa-vulkan-drivers libvulkan-dev glslc glslang-tools spirv-tools vulkan-tools
 FUZZ_SECONDS ?= 60
 

@@ -20,9 +20,8 @@ constexpr int64_t kMaxTokenId = (int64_t{1} << 22) - 1;
 
 // Special tokens that end text in the tokenizer.json files of common models (the file has no
 // EOS field of its own; the model's generation_config.json does).
-constexpr const char* kEndOfText[] = {"<|endoftext|>", "<|end_of_text|>", "<|eot_id|>",
-                                      "<|im_end|>",    "</s>",            "<eos>",
-                                      "<|end|>"};
+constexpr const char* kEndOfText[] = {
+    "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<|im_end|>", "</s>", "<eos>", "<|end|>"};
 
 // nlohmann's DOM builder, keeping the first parse error instead of throwing (the runtime is
 // built without exceptions).
@@ -325,8 +324,8 @@ Error HfTokenizer::load(const json& root, const Reader& r) {
 Error HfTokenizer::encode(std::string_view text, std::vector<int64_t>& ids) const {
   ids.clear();
   const size_t bad = first_invalid_utf8(text);
-  PTERON_CHECK(bad == text.size(), Error::InvalidArgument,
-               "the text is not valid UTF-8 (byte %zu)", bad);
+  PTERON_CHECK(bad == text.size(), Error::InvalidArgument, "the text is not valid UTF-8 (byte %zu)",
+               bad);
   // Added tokens that match the raw text, then (after normalizing, here the identity) those
   // that match the normalized text, then the pre-tokenizer and BPE on what is left.
   std::vector<Segment> raw, segments, words;

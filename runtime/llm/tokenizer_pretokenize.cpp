@@ -18,8 +18,8 @@ constexpr const char* kGpt2 =
 // GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68 bytes
 // for U+0100 onwards in byte order, so every byte is one visible character.
 struct ByteTable {
-  std::string chars[256];      // byte -> its character, UTF-8
-  int16_t bytes[0x180] = {};   // code point -> byte + 1, 0 where none
+  std::string chars[256];     // byte -> its character, UTF-8
+  int16_t bytes[0x180] = {};  // code point -> byte + 1, 0 where none
   ByteTable() {
     int next = 0;
     for (int b = 0; b < 256; ++b) {
@@ -62,7 +62,8 @@ std::string byte_level_decode(std::string_view token) {
     char32_t cp = static_cast<uint8_t>(token[at]);
     if (length > 1) {
       cp &= 0x7F >> length;
-      for (size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<uint8_t>(token[at + k]) & 0x3F);
+      for (size_t k = 1; k < length; ++k)
+        cp = (cp << 6) | (static_cast<uint8_t>(token[at + k]) & 0x3F);
     }
     if (cp >= 0x180 || table().bytes[cp] == 0) return std::string(token);
     out += static_cast<char>(table().bytes[cp] - 1);
@@ -110,7 +111,8 @@ Error PreTokenizer::add(const json& config, const std::string& name, int depth) 
       step.regex = std::move(re);
     }
     const json* behavior = member(config, "behavior");
-    const std::string b = behavior != nullptr && behavior->is_string() ? behavior->get<std::string>() : "";
+    const std::string b =
+        behavior != nullptr && behavior->is_string() ? behavior->get<std::string>() : "";
     static const std::pair<const char*, Behavior> kBehaviors[] = {
         {"Removed", Behavior::Removed},
         {"Isolated", Behavior::Isolated},
@@ -131,8 +133,8 @@ Error PreTokenizer::add(const json& config, const std::string& name, int depth) 
     step.kind = Kind::Digits;
     PTERON_ASSIGN_OR_RETURN(auto re, Regex::compile("\\p{N}", false, name + ": Digits"));
     step.regex = std::move(re);
-    step.behavior = flag(config, "individual_digits", false) ? Behavior::Isolated
-                                                              : Behavior::Contiguous;
+    step.behavior =
+        flag(config, "individual_digits", false) ? Behavior::Isolated : Behavior::Contiguous;
   } else {
     return fail(Error::NotSupported,
                 "%s: pre_tokenizer '%s' is not supported (byte-level BPE files use Split, "
@@ -233,8 +235,7 @@ Error PreTokenizer::run(std::string_view text, std::vector<std::string>& words) 
         PTERON_TRY(split(step, piece, next));
         continue;
       }
-      const std::string spaced =
-          step.add_prefix_space && piece[0] != ' ' ? " " + piece : piece;
+      const std::string spaced = step.add_prefix_space && piece[0] != ' ' ? " " + piece : piece;
       const size_t first = next.size();
       if (step.regex != nullptr) {
         PTERON_TRY(split(step, spaced, next));

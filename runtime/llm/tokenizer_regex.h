@@ -44,9 +44,10 @@ class Regex {
   std::string what_;
 };
 
-// `pattern` with Oniguruma's Unicode \w \W (letters, marks, decimal digits, connector
-// punctuation) and Ruby's \h \H (hexadecimal digits) spelled out for PCRE2; the rest of the
-// syntax the two share. Fails on \W or \H inside a character class, which PCRE2 cannot say.
+// `pattern` with Oniguruma's Unicode \s \S (White_Space), \w \W (alphabetic, marks, decimal
+// digits, connector punctuation) and Ruby's \h \H (hexadecimal digits) spelled out for PCRE2;
+// the rest of the syntax the two share. Fails on \W or \H inside a character class, which PCRE2
+// cannot say.
 Result<std::string> onig_to_pcre2(std::string_view pattern, const std::string& what);
 
 }  // namespace pteron::llm

@@ -9,6 +9,18 @@ namespace {
 
 constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 
+// libsentencepiece's message without its "file.cc(line) [failed check] " prefix ("" when that
+// is all it says: a protobuf that does not parse).
+std::string reason(const sentencepiece::util::Status& status) {
+  std::string message = status.error_message();
+  const size_t check = message.rfind("] ");
+  if (message.compare(0, 2, "./") == 0 || message.compare(0, 4, "src/") == 0) {
+    message = check == std::string::npos ? std::string() : message.substr(check + 2);
+  }
+  while (!message.empty() && (message.back() == ' ' || message.back() == '\n')) message.pop_back();
+  return message.empty() ? "" : ": " + message;
+}
+
 // The byte of a byte piece "<0xAB>", -1 for any other spelling.
 int byte_of(const std::string& piece) {
   const auto hex = [](char c) {
@@ -24,8 +36,8 @@ class SentencePieceTokenizer final : public Tokenizer {
   Error load(std::string_view data, const std::string& name) {
     const sentencepiece::util::Status status = processor_.LoadFromSerializedProto(data);
     PTERON_CHECK(status.ok(), Error::InvalidArgument,
-                 "%s is not a valid SentencePiece model (truncated or corrupt?): %s",
-                 name.c_str(), status.error_message());
+                 "%s is not a valid SentencePiece model (truncated or corrupt?)%s", name.c_str(),
+                 reason(status).c_str());
     const int n = processor_.GetPieceSize();
     PTERON_CHECK(n > 0, Error::InvalidArgument, "%s: the SentencePiece model has no pieces",
                  name.c_str());
@@ -72,8 +84,8 @@ class SentencePieceTokenizer final : public Tokenizer {
                  "the text is not valid UTF-8 (byte %zu)", bad);
     std::vector<int> out;
     const sentencepiece::util::Status status = processor_.Encode(text, &out);
-    PTERON_CHECK(status.ok(), Error::InvalidArgument, "SentencePiece cannot encode the text: %s",
-                 status.error_message());
+    PTERON_CHECK(status.ok(), Error::InvalidArgument, "SentencePiece cannot encode the text%s",
+                 reason(status).c_str());
     ids.assign(out.begin(), out.end());
     return Error::Ok;
   }
