@@ -14,7 +14,7 @@ DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-con
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev libtomlplusplus-dev \
   libgtest-dev libgmock-dev gcc-arm-none-eabi libnewlib-arm-none-eabi \
   libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev \
-  qemu-system-arm chromium libpcre2-dev libsentencepiece-dev \
+  qemu-system-arm chromium libpcre2-dev libsentencepiece-dev libicu-dev \
   mesa-vulkan-drivers libvulkan-dev glslc glslang-tools spirv-tools vulkan-tools
 FUZZ_SECONDS ?= 60
 TOKENIZER_FUZZ_SECONDS ?= 30
@@ -102,7 +102,7 @@ fuzz: build-fuzz/build.ninja
 	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz.log):"; \
 	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz.log | head -30; \
 	fi; [ $$status -eq 0 ] || exit $$status; \
-	corpus=$$(mktemp -d); cp tests/fuzz/seeds/tokenizer-* $$corpus/; \
+	corpus=$$(mktemp -d); cp tests/fuzz/seeds/tokenizer-* tests/fuzz/regressions/tokenizer-* $$corpus/; \
 	echo "fuzzing tokenizer load + encode + decode for $(TOKENIZER_FUZZ_SECONDS) s"; \
 	./build-fuzz/tests/fuzz/tokenizer_fuzzer $$corpus -seed=1 -max_total_time=$(TOKENIZER_FUZZ_SECONDS) \
 	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \

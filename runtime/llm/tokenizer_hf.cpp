@@ -7,6 +7,7 @@
 
 #include "runtime/llm/tokenizer_added.h"
 #include "runtime/llm/tokenizer_bpe.h"
+#include "runtime/llm/tokenizer_normalize.h"
 #include "runtime/llm/tokenizer_pretokenize.h"
 
 namespace pteron::llm {
@@ -104,6 +105,7 @@ class HfTokenizer final : public Tokenizer {
   Error load_added_tokens(const json& root, const Reader& r);
   Error load_model(const json& model, const Reader& r);
   Error load_bos(const json* processor, const Reader& r);
+  Error load_normalizer(const json* normalizer, const Reader& r);
 
   std::vector<AddedToken> added_;
   AddedMatcher raw_matcher_, normalized_matcher_;  // normalized: false / true tokens
@@ -112,6 +114,7 @@ class HfTokenizer final : public Tokenizer {
   std::unordered_map<std::string, int32_t> vocab_;  // the model's, until the Bpe takes it
   std::vector<std::string> decoded_;                // each id's bytes (ByteLevel decoding)
   std::vector<bool> special_;
+  bool nfc_ = false;  // the NFC normalizer
 };
 
 Error HfTokenizer::load_added_tokens(const json& root, const Reader& r) {
@@ -210,6 +213,29 @@ Error HfTokenizer::load_model(const json& model, const Reader& r) {
   return Error::Ok;
 }
 
+// Normalizers change the text before the pre-tokenizer: byte-level files have none, or NFC
+// (Qwen 2), alone or in a Sequence.
+Error HfTokenizer::load_normalizer(const json* normalizer, const Reader& r) {
+  if (normalizer == nullptr) return Error::Ok;
+  std::vector<const json*> steps = {normalizer};
+  if (Reader::type_of(*normalizer) == "Sequence") {
+    const json* list = Reader::member(*normalizer, "normalizers");
+    if (list == nullptr || !list->is_array()) return r.bad("normalizer", "has no normalizers list");
+    steps.clear();
+    for (const json& step : *list) steps.push_back(&step);
+  }
+  for (const json* step : steps) {
+    const std::string type = Reader::type_of(*step);
+    if (type != "NFC") {
+      return fail(Error::NotSupported,
+                  "%s: normalizer '%s' is not supported (byte-level BPE files have none or NFC)",
+                  r.name().c_str(), type.c_str());
+    }
+    nfc_ = true;  // NFC twice is NFC once
+  }
+  return Error::Ok;
+}
+
 // BOS: the special token a TemplateProcessing post-processor puts before the text (Llama 3),
 // or the cls token of a Roberta / Bert one.
 Error HfTokenizer::load_bos(const json* processor, const Reader& r) {
@@ -265,16 +291,7 @@ Error HfTokenizer::load(const json& root, const Reader& r) {
     if (it != vocab_.end()) t.id = it->second;
   }
 
-  // Normalizers change the text before the pre-tokenizer; byte-level files have none.
-  if (const json* normalizer = Reader::member(root, "normalizer")) {
-    const std::string type = Reader::type_of(*normalizer);
-    const json* list = Reader::member(*normalizer, "normalizers");
-    const bool empty = type == "Sequence" && list != nullptr && list->is_array() && list->empty();
-    if (!empty) {
-      return fail(Error::NotSupported, "%s: normalizer '%s' is not supported", r.name().c_str(),
-                  type.c_str());
-    }
-  }
+  PTERON_TRY(load_normalizer(Reader::member(root, "normalizer"), r));
   PTERON_TRY(pre_tokenizer_.load(Reader::member(root, "pre_tokenizer"), r.name()));
 
   const json* decoder = Reader::member(root, "decoder");
@@ -317,7 +334,14 @@ Error HfTokenizer::load(const json& root, const Reader& r) {
     if (known[id]) decoded_[id] = byte_level_decode(tokens[id]);
   }
   PTERON_TRY(raw_matcher_.build(added_, false, r.name()));
-  PTERON_TRY(normalized_matcher_.build(added_, true, r.name()));
+  // Normalized added tokens match the normalized text, so they are normalized too.
+  std::vector<AddedToken> normalized = added_;
+  for (AddedToken& t : normalized) {
+    if (nfc_ && t.normalized) {
+      PTERON_ASSIGN_OR_RETURN(t.content, nfc(t.content));
+    }
+  }
+  PTERON_TRY(normalized_matcher_.build(normalized, true, r.name()));
   return load_bos(Reader::member(root, "post_processor"), r);
 }
 
@@ -326,32 +350,30 @@ Error HfTokenizer::encode(std::string_view text, std::vector<int64_t>& ids) cons
   const size_t bad = first_invalid_utf8(text);
   PTERON_CHECK(bad == text.size(), Error::InvalidArgument, "the text is not valid UTF-8 (byte %zu)",
                bad);
-  // Added tokens that match the raw text, then (after normalizing, here the identity) those
-  // that match the normalized text, then the pre-tokenizer and BPE on what is left.
-  std::vector<Segment> raw, segments, words;
+  // Added tokens that match the raw text; then, in each piece between them, normalized, the
+  // added tokens that match the normalized text; then the pre-tokenizer and BPE on the rest.
+  std::vector<Segment> raw, inner;
+  std::vector<std::string> words;
   PTERON_TRY(raw_matcher_.split(text, raw));
   for (const Segment& s : raw) {
-    if (s.id >= 0) {
-      segments.push_back(s);
-      continue;
-    }
-    std::vector<Segment> inner;
-    PTERON_TRY(normalized_matcher_.split(text.substr(s.begin, s.end - s.begin), inner));
-    for (Segment& t : inner) {
-      t.begin += s.begin;
-      t.end += s.begin;
-      segments.push_back(t);
-    }
-  }
-  std::vector<std::string> pieces;
-  for (const Segment& s : segments) {
     if (s.id >= 0) {
       ids.push_back(s.id);
       continue;
     }
-    if (s.end == s.begin) continue;
-    PTERON_TRY(pre_tokenizer_.run(text.substr(s.begin, s.end - s.begin), pieces));
-    for (const std::string& word : pieces) bpe_.tokenize(word, ids);
+    std::string piece(text.substr(s.begin, s.end - s.begin));
+    if (nfc_) {
+      PTERON_ASSIGN_OR_RETURN(piece, nfc(piece));
+    }
+    PTERON_TRY(normalized_matcher_.split(piece, inner));
+    for (const Segment& t : inner) {
+      if (t.id >= 0) {
+        ids.push_back(t.id);
+      } else if (t.end > t.begin) {
+        PTERON_TRY(
+            pre_tokenizer_.run(std::string_view(piece).substr(t.begin, t.end - t.begin), words));
+        for (const std::string& word : words) bpe_.tokenize(word, ids);
+      }
+    }
   }
   return Error::Ok;
 }

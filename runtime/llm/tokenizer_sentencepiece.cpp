@@ -47,9 +47,15 @@ class SentencePieceTokenizer final : public Tokenizer {
                                         : std::string();
     bytes_.resize(n);
     control_.resize(n);
+    // Pieces are UTF-8 in every trained model; the protobuf does not promise it, and the
+    // decoder copies them into the text.
+    PTERON_CHECK(first_invalid_utf8(unk_surface) == unk_surface.size(), Error::InvalidArgument,
+                 "%s: the SentencePiece model's unknown-token surface is not UTF-8", name.c_str());
     for (int id = 0; id < n; ++id) {
       control_[id] = processor_.IsControl(id);
       const std::string& piece = processor_.IdToPiece(id);
+      PTERON_CHECK(first_invalid_utf8(piece) == piece.size(), Error::InvalidArgument,
+                   "%s: SentencePiece piece %d is not UTF-8 (corrupt model?)", name.c_str(), id);
       if (control_[id]) continue;  // <s>, </s>: invisible
       if (processor_.IsUnknown(id)) {
         bytes_[id] = unk_surface;

@@ -15,6 +15,8 @@ LLAMA3_REGEX = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
     r"|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+# Qwen 2's: digits one by one, and its files have an NFC normalizer.
+QWEN2_REGEX = LLAMA3_REGEX.replace(r"\p{N}{1,3}", r"\p{N}")
 LLAMA3_SPECIALS = ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|start_header_id|>"]
 
 SENTENCES = [
@@ -92,10 +94,12 @@ def train_byte_level(path, style, vocab_size):
     return path
 
 
-def with_pre_tokenizer(source, path, pre_tokenizer):
-    """A copy of tokenizer.json `source` with another pre_tokenizer (a JSON object)."""
+def with_pre_tokenizer(source, path, pre_tokenizer, normalizer=None):
+    """A copy of tokenizer.json `source` with another pre_tokenizer (and normalizer), JSON
+    objects."""
     config = json.loads(source.read_text())
     config["pre_tokenizer"] = pre_tokenizer
+    config["normalizer"] = normalizer
     path.write_text(json.dumps(config, ensure_ascii=False))
     return path
 

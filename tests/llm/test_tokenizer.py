@@ -20,6 +20,7 @@ import torch
 import pteron
 from make_tokenizers import (
     LLAMA3_REGEX,
+    QWEN2_REGEX,
     SENTENCES,
     corpus,
     train_byte_level,
@@ -36,7 +37,8 @@ PIECES = [
     "🙂", "🚀", "👩‍💻", "🇫🇷", "é", "e\u0301", "1234567", "3.14", "don't", "I'LL", "'s", "\u00a0", "\u2028", "\u3000",
     "\u0085", "\u180e", "\u200b", "!!!", "...", "<|begin_of_text|>", "<|end_of_text|>", "<|endoftext|>", "<|eot_id|>",
     "<mask>", " <mask> ", "a<mask>", "café", " ḿy tóken", "[SEP]", "[SEP]  x", "<sep>", "ſ", "\u212a", "ﬁ", "\x00",
-    "\ufeff", "𝔘𝔫𝔦", "٣٤٥", "Ⅻ", "½", "def f(x):\n    return x", "<|", "|>", "<", "▁", "Ġ", "\u2581x",
+    "\ufeff", "𝔘𝔫𝔦", "٣٤٥", "Ⅻ", "½", "A\u030a", "\u212b",
+    "\u1100\u1161\u11a8", "\u0958", "q\u0307\u0323", "def f(x):\n    return x", "<|", "|>", "<", "▁", "Ġ", "\u2581x",
 ]
 
 
@@ -87,6 +89,8 @@ def files(tmp_path_factory):
     }
     for name, steps in variants.items():
         f[name] = with_pre_tokenizer(f["llama3"], folder / f"{name}.json", {"type": "Sequence", "pretokenizers": steps})
+    qwen = {"type": "Sequence", "pretokenizers": [{**split, "pattern": {"Regex": QWEN2_REGEX}}, byte_level]}
+    f["qwen2"] = with_pre_tokenizer(f["llama3"], folder / "qwen2.json", qwen, {"type": "NFC"})
     return f
 
 
@@ -109,7 +113,7 @@ def assert_same_ids(name, ours, reference, strings):
         assert ours.encode(s) == reference(s), f"{name}: {s!r}"
 
 
-BYTE_LEVEL = ["llama3", "gpt2", "digits", "contiguous", "merged_prev", "merged_next", "removed", "invert",
+BYTE_LEVEL = ["llama3", "gpt2", "qwen2", "digits", "contiguous", "merged_prev", "merged_next", "removed", "invert",
               "empty_matches", "words", "gpt2_regex"]  # fmt: skip
 
 
@@ -124,7 +128,7 @@ def test_byte_level_bpe_encodes_as_hugging_face(files, name):
         assert ours.encode(s, add_bos=True) == ref.encode(s).ids
 
 
-@pytest.mark.parametrize("name", ["llama3", "gpt2"])
+@pytest.mark.parametrize("name", ["llama3", "gpt2", "qwen2"])
 def test_every_code_point_encodes_as_hugging_face(files, name):
     ours = pteron.llm.Tokenizer(files[name])
     strings = every_code_point()

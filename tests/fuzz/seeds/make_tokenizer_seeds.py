@@ -1,5 +1,5 @@
 """Writes the tokenizer seeds of `make fuzz` (tokenizer_fuzzer) next to this file: a small
-byte-level BPE tokenizer.json (Llama 3 style: Split regex + ByteLevel, special tokens, a BOS
+byte-level BPE tokenizer.json (Llama 3 style: NFC, Split regex + ByteLevel, special tokens, a BOS
 template, added tokens with lstrip / rstrip / single_word) and a small SentencePiece BPE .model
 with byte fallback and identity normalization (no 200 KB NFKC table), both trained on a few
 lines of text so the files stay small. Run: python tests/fuzz/seeds/make_tokenizer_seeds.py
@@ -18,9 +18,10 @@ TEXT = [
 
 
 def byte_level():
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
     tok = Tokenizer(models.BPE(ignore_merges=True))
+    tok.normalizer = normalizers.NFC()  # as Qwen 2's
     regex = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.Split(Regex(regex), "isolated"), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
