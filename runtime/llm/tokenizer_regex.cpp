@@ -114,8 +114,12 @@ Error Regex::find_all(std::string_view text, std::vector<Match>& out) const {
   bool matched = false;
   size_t last_match_end = 0;
   Error error = Error::Ok;
+  // The first call checks the text is UTF-8; later ones must not: the check is O(n) per call,
+  // O(n^2) over a long text.
+  uint32_t options = 0;
   while (last_end <= text.size()) {
-    const int rc = pcre2_match(code_, subject, text.size(), last_end, 0, data, context_);
+    const int rc = pcre2_match(code_, subject, text.size(), last_end, options, data, context_);
+    options = PCRE2_NO_UTF_CHECK;
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
       PCRE2_UCHAR message[160];
