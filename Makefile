@@ -81,8 +81,8 @@ build-fuzz/build.ninja: CMakeLists.txt .stamps/deps
 	  -DPTERON_SANITIZE=ON -DPTERON_FUZZ=ON -DPTERON_PYTHON=OFF >/dev/null
 
 # The runtime-facing tests (program verification, memory planning, partitioning and delegate
-# programs) under the sanitizers; the kernels themselves are checked against torch in pytest.
-SANITIZE_TESTS := program_verify_test memory_planner_test compiler_partition_tests
+# programs, tokenizers) under the sanitizers; the kernels themselves are checked against torch in pytest.
+SANITIZE_TESTS := program_verify_test memory_planner_test compiler_partition_tests tokenizer_test
 test-sanitize: build-fuzz/build.ninja
 	cmake --build build-fuzz -j $(JOBS) --target $(SANITIZE_TESTS)
 	@for t in $(SANITIZE_TESTS); do \
