@@ -14,9 +14,10 @@ DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-con
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev libtomlplusplus-dev \
   libgtest-dev libgmock-dev gcc-arm-none-eabi libnewlib-arm-none-eabi \
   libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev \
-  qemu-system-arm chromium \
+  qemu-system-arm chromium libpcre2-dev libsentencepiece-dev libicu-dev \
   mesa-vulkan-drivers libvulkan-dev glslc glslang-tools spirv-tools vulkan-tools
 FUZZ_SECONDS ?= 60
+TOKENIZER_FUZZ_SECONDS ?= 30
 
 .PHONY: all deps venv venv-arm build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
   pteron-aarch64 demo clean format
@@ -59,8 +60,8 @@ build: $(BUILD)/build.ninja
 	@if [ -x $(BUILD)/tools/cli/pteron ]; then ln -sf $(abspath $(BUILD))/tools/cli/pteron $(VENV)/bin/pteron; fi
 
 # Everything CI checks: unit tests, Python tests, the C++ tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, a libFuzzer run over program loading, the bare-metal build, and the
-# runtime's C++ tests cross-built for aarch64 and run under qemu.
+# UndefinedBehaviorSanitizer, libFuzzer runs over program and tokenizer loading, the bare-metal
+# build, and the runtime's C++ tests cross-built for aarch64 and run under qemu.
 test: build
 	@$(MAKE) --no-print-directory lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64
 
@@ -80,8 +81,8 @@ build-fuzz/build.ninja: CMakeLists.txt .stamps/deps
 	  -DPTERON_SANITIZE=ON -DPTERON_FUZZ=ON -DPTERON_PYTHON=OFF >/dev/null
 
 # The runtime-facing tests (program verification, memory planning, partitioning and delegate
-# programs) under the sanitizers; the kernels themselves are checked against torch in pytest.
-SANITIZE_TESTS := program_verify_test llm_metadata_test memory_planner_test compiler_partition_tests
+# programs, tokenizers) under the sanitizers; the kernels themselves are checked against torch in pytest.
+SANITIZE_TESTS := program_verify_test llm_metadata_test memory_planner_test compiler_partition_tests tokenizer_test
 test-sanitize: build-fuzz/build.ninja
 	cmake --build build-fuzz -j $(JOBS) --target $(SANITIZE_TESTS)
 	@for t in $(SANITIZE_TESTS); do \
@@ -90,7 +91,7 @@ test-sanitize: build-fuzz/build.ninja
 	done
 
 fuzz: build-fuzz/build.ninja
-	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer
+	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer tokenizer_fuzzer
 	@corpus=$$(mktemp -d); cp tests/fixtures/executorch/*.pte tests/fuzz/regressions/*.pte tests/fuzz/seeds/*.pte $$corpus/ 2>/dev/null; \
 	echo "fuzzing program load + method init + execute for $(FUZZ_SECONDS) s"; \
 	./build-fuzz/tests/fuzz/program_fuzzer $$corpus -seed=1 -max_total_time=$(FUZZ_SECONDS) \
@@ -100,6 +101,16 @@ fuzz: build-fuzz/build.ninja
 	if [ $$status -ne 0 ]; then \
 	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz.log):"; \
 	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz.log | head -30; \
+	fi; [ $$status -eq 0 ] || exit $$status; \
+	corpus=$$(mktemp -d); cp tests/fuzz/seeds/tokenizer-* tests/fuzz/regressions/tokenizer-* $$corpus/; \
+	echo "fuzzing tokenizer load + encode + decode for $(TOKENIZER_FUZZ_SECONDS) s"; \
+	./build-fuzz/tests/fuzz/tokenizer_fuzzer $$corpus -seed=1 -max_total_time=$(TOKENIZER_FUZZ_SECONDS) \
+	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+	  -artifact_prefix=build-fuzz/ >build-fuzz/fuzz-tokenizer.log 2>&1; \
+	status=$$?; rm -rf $$corpus; tail -4 build-fuzz/fuzz-tokenizer.log; \
+	if [ $$status -ne 0 ]; then \
+	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-tokenizer.log):"; \
+	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-tokenizer.log | head -30; \
 	fi; exit $$status
 
 # The runtime core and portable kernels must build for Cortex-M55 (no exceptions, RTTI, heap).

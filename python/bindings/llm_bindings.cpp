@@ -1,5 +1,6 @@
 // The native side of pteron.llm: start a generation, then one token per next() call with the
-// GIL released while the method runs.
+// GIL released while the method runs; tokenizers (runtime/llm/tokenizer.h) and their text
+// streams.
 #include "python/bindings/llm_bindings.h"
 
 #include <nanobind/stl/string.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "runtime/llm/generator.h"
+#include "runtime/llm/tokenizer.h"
 
 namespace nb = nanobind;
 
@@ -83,6 +85,60 @@ class PyGenerator {
   std::optional<llm::Generator> generator_;
 };
 
+// A loaded tokenizer; shared with the text streams made from it.
+class PyTokenizer {
+ public:
+  explicit PyTokenizer(const std::string& path) {
+    auto loaded = llm::load_tokenizer(path);
+    if (!loaded.ok()) throw std::invalid_argument(last_error_message());
+    tokenizer_ = std::move(loaded.get());
+    path_ = path;
+  }
+
+  std::vector<int64_t> encode(const std::string& text, bool add_bos) const {
+    std::vector<int64_t> ids;
+    if (llm::encode_prompt(*tokenizer_, text, add_bos, ids) != Error::Ok) {
+      throw std::invalid_argument(last_error_message());
+    }
+    return ids;
+  }
+  std::string decode(const std::vector<int64_t>& ids, bool skip_special) const {
+    return tokenizer_->decode_sequence(Span<const int64_t>(ids.data(), ids.size()), skip_special);
+  }
+  nb::bytes token_bytes(int64_t id) const {
+    const std::string b = tokenizer_->decode(id);
+    return nb::bytes(b.data(), b.size());
+  }
+  bool is_special(int64_t id) const { return tokenizer_->is_special(id); }
+  void check_fits(int64_t logits) const {
+    if (llm::check_vocab_fits(*tokenizer_, logits, path_) != Error::Ok) {
+      throw std::invalid_argument(last_error_message());
+    }
+  }
+  nb::object bos_id() const {
+    if (tokenizer_->bos_id() < 0) return nb::none();
+    return nb::int_(tokenizer_->bos_id());
+  }
+  std::vector<int64_t> eos_ids() const { return tokenizer_->eos_ids(); }
+  int64_t vocab_size() const { return tokenizer_->vocab_size(); }
+  std::string format() const { return tokenizer_->format(); }
+  const llm::Tokenizer& get() const { return *tokenizer_; }
+
+ private:
+  std::unique_ptr<llm::Tokenizer> tokenizer_;
+  std::string path_;
+};
+
+class PyTextStream {
+ public:
+  explicit PyTextStream(const PyTokenizer& tokenizer) : stream_(tokenizer.get()) {}
+  std::string push(int64_t id) { return stream_.push(id); }
+  std::string finish() { return stream_.finish(); }
+
+ private:
+  llm::TextStream stream_;
+};
+
 }  // namespace
 
 nb::object make_generator(std::shared_ptr<HostProgram> program, const std::string& name) {
@@ -107,6 +163,23 @@ void bind_llm(nb::module_& m) {
       .def_prop_ro("max_seq_len", &PyGenerator::max_seq_len)
       .def_prop_ro("max_tokens_per_call", &PyGenerator::max_tokens_per_call)
       .def_prop_ro("vocab_size", &PyGenerator::vocab_size);
+
+  nb::class_<PyTokenizer>(m, "Tokenizer")
+      .def(nb::init<const std::string&>(), nb::arg("path"))
+      .def("encode", &PyTokenizer::encode, nb::arg("text"), nb::arg("add_bos") = false)
+      .def("decode", &PyTokenizer::decode, nb::arg("ids"), nb::arg("skip_special_tokens") = false)
+      .def("token_bytes", &PyTokenizer::token_bytes, nb::arg("id"))
+      .def("is_special", &PyTokenizer::is_special, nb::arg("id"))
+      .def("check_fits", &PyTokenizer::check_fits, nb::arg("logits"))
+      .def_prop_ro("bos_id", &PyTokenizer::bos_id)
+      .def_prop_ro("eos_ids", &PyTokenizer::eos_ids)
+      .def_prop_ro("vocab_size", &PyTokenizer::vocab_size)
+      .def_prop_ro("format", &PyTokenizer::format);
+  // The stream keeps its tokenizer alive (it holds a reference to the native one).
+  nb::class_<PyTextStream>(m, "TextStream")
+      .def(nb::init<const PyTokenizer&>(), nb::arg("tokenizer"), nb::keep_alive<1, 2>())
+      .def("push", &PyTextStream::push, nb::arg("id"))
+      .def("finish", &PyTextStream::finish);
 }
 
 }  // namespace pteron::py

@@ -1,15 +1,19 @@
-// pteron generate PROGRAM.pte --prompt-ids 1,2,3 [-n N] [--temperature T --top-k K --top-p P
-// --seed S] [--eos-ids a,b] [--threads N] [--json]
+// pteron generate PROGRAM.pte (--prompt-ids 1,2,3 | --tokenizer FILE --prompt TEXT) [-n N]
+// [--temperature T --top-k K --top-p P --seed S] [--eos-ids a,b] [--no-bos] [--threads N] [--json]
 //
 // Token ids in, token ids out (runtime/llm/generator.h): the ids stream to stdout as they come,
-// then one line of figures; --json prints one object at the end instead.
+// then one line of figures; --json prints one object at the end instead. With --tokenizer
+// (runtime/llm/tokenizer.h) the prompt may be text, and the generated text streams instead of
+// the ids (a character split over tokens shows once it is complete); --json adds "text".
 #include <charconv>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/llm/generator.h"
+#include "runtime/llm/tokenizer.h"
 #include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/program_tools.h"
@@ -22,6 +26,11 @@ struct GenerateOptions {
   std::string program;
   std::string method = "forward";
   std::string prompt_ids;
+  bool prompt_ids_given = false;
+  std::string prompt;
+  bool prompt_given = false;
+  std::string tokenizer;
+  bool no_bos = false;
   std::string eos_ids;
   int64_t max_new_tokens = 0;  // 0: until EOS or the cache is full
   bool max_new_tokens_given = false;
@@ -52,11 +61,37 @@ std::vector<int64_t> parse_ids(const std::string& text, const std::string& what)
 }
 
 void generate(const GenerateOptions& o) {
-  const std::vector<int64_t> prompt = parse_ids(o.prompt_ids, "--prompt-ids");
+  if (o.prompt_given == o.prompt_ids_given) {
+    throw UserError(o.prompt_given ? "give --prompt or --prompt-ids, not both"
+                                   : "give the prompt: --prompt-ids 1,2,3, or --tokenizer FILE "
+                                     "--prompt TEXT");
+  }
+  if (o.prompt_given && o.tokenizer.empty()) {
+    throw UserError("--prompt needs --tokenizer FILE (tokenizer.json or a SentencePiece .model)");
+  }
+  std::unique_ptr<llm::Tokenizer> tokenizer;
+  if (!o.tokenizer.empty()) {
+    auto loaded = llm::load_tokenizer(o.tokenizer);
+    if (!loaded.ok()) throw UserError(last_error_message());
+    tokenizer = std::move(loaded.get());
+  }
+  std::vector<int64_t> prompt;
+  if (o.prompt_given) {
+    if (llm::encode_prompt(*tokenizer, o.prompt, !o.no_bos, prompt) != Error::Ok) {
+      throw UserError(std::string("--prompt: ") + last_error_message());
+    }
+    if (prompt.empty()) throw UserError("--prompt is empty (it encodes to no tokens)");
+  } else {
+    prompt = parse_ids(o.prompt_ids, "--prompt-ids");
+  }
   llm::GenerationConfig config;
   config.max_new_tokens = o.max_new_tokens;
   config.sampler = o.sampler;
-  if (!o.eos_ids.empty()) config.eos_ids = parse_ids(o.eos_ids, "--eos-ids");
+  if (!o.eos_ids.empty()) {
+    config.eos_ids = parse_ids(o.eos_ids, "--eos-ids");
+  } else if (tokenizer) {
+    config.eos_ids = tokenizer->eos_ids();  // the tokenizer's end-of-text tokens
+  }
   if (o.max_new_tokens_given && o.max_new_tokens < 1) {
     throw UserError("-n " + std::to_string(o.max_new_tokens) +
                     " is not a token count >= 1 (leave it out to generate until EOS or the cache "
@@ -72,16 +107,31 @@ void generate(const GenerateOptions& o) {
   auto created = llm::Generator::create(host->method(), metadata.get());
   if (!created.ok()) throw_runtime_error(o.program, created.error());
   llm::Generator& generator = created.get();
+  if (tokenizer &&
+      llm::check_vocab_fits(*tokenizer, generator.vocab_size(), o.tokenizer) != Error::Ok) {
+    throw UserError(last_error_message());
+  }
 
   std::vector<int64_t> tokens;
+  std::string text;
+  std::optional<llm::TextStream> stream;
+  if (tokenizer) stream.emplace(*tokenizer);
+  const auto show = [&](const std::string& piece) {
+    text += piece;
+    if (o.json || piece.empty()) return;
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+  };
   const Error e = generator.generate(
       Span<const int64_t>(prompt.data(), prompt.size()), config, [&](int64_t token) {
         tokens.push_back(token);
+        if (stream) return show(stream->push(token));
         if (o.json) return;
         std::printf("%s%lld", tokens.size() == 1 ? "" : " ", static_cast<long long>(token));
         std::fflush(stdout);  // streamed: each id shows as soon as it is sampled
       });
-  if (!o.json && !tokens.empty()) std::printf("\n");
+  if (stream) show(stream->finish());
+  if (!o.json && (stream ? !text.empty() : !tokens.empty())) std::printf("\n");
   if (e != Error::Ok) throw_runtime_error(o.program, e);
   const llm::GenerationFigures f = generator.figures();
 
@@ -89,6 +139,8 @@ void generate(const GenerateOptions& o) {
     nlohmann::json j;
     j["program"] = o.program;
     j["tokens"] = tokens;
+    if (tokenizer) j["text"] = text;
+    if (o.prompt_given) j["prompt_ids"] = prompt;
     j["prompt_tokens"] = f.prompt_tokens;
     j["generated_tokens"] = f.generated_tokens;
     j["stop_reason"] = llm::stop_reason_name(f.stop);
@@ -121,8 +173,25 @@ void add_generate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "generate", "Generate token ids with a stateful decoder (KV cache) program");
   cmd->add_option("program", opts->program, "program file (.pte)")->required();
-  cmd->add_option("--prompt-ids", opts->prompt_ids, "prompt token ids, comma-separated")
-      ->required();
+  cmd->add_option_function<std::string>(
+      "--prompt-ids",
+      [opts](const std::string& ids) {
+        opts->prompt_ids = ids;
+        opts->prompt_ids_given = true;
+      },
+      "prompt token ids, comma-separated");
+  cmd->add_option_function<std::string>(
+      "--prompt",
+      [opts](const std::string& text) {
+        opts->prompt = text;
+        opts->prompt_given = true;
+      },
+      "prompt text (needs --tokenizer)");
+  cmd->add_option("--tokenizer", opts->tokenizer,
+                  "tokenizer file: Hugging Face tokenizer.json (byte-level BPE) or SentencePiece "
+                  ".model; the generated text streams instead of ids");
+  cmd->add_flag("--no-bos", opts->no_bos,
+                "do not put the tokenizer's BOS token before the --prompt text");
   cmd->add_option_function<int64_t>(
       "-n,--max-new-tokens",
       [opts](int64_t n) {
@@ -139,7 +208,9 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", opts->sampler.seed, "seed of the sampler's random numbers")
       ->capture_default_str();
-  cmd->add_option("--eos-ids", opts->eos_ids, "token ids that end generation, comma-separated");
+  cmd->add_option("--eos-ids", opts->eos_ids,
+                  "token ids that end generation, comma-separated (default: the tokenizer's "
+                  "end-of-text tokens)");
   cmd->add_option("--method", opts->method, "decoder method")->capture_default_str();
   add_runtime_options(cmd, opts->runtime);
   cmd->add_flag("--json", opts->json, "print one JSON object at the end instead of streaming");
