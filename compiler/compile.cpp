@@ -142,15 +142,23 @@ std::vector<uint8_t> input_min_sizes(const ir::Graph& graph) {
   return bytes;
 }
 
-// The constant methods a program from `graph` carries: the derived LLM metadata, then the
-// given ones; checked against the program's method names.
+// The constant methods a program from `graph` carries: the derived LLM metadata (but not
+// where the program has a method of that name), then the given ones; checked against the
+// program's method names.
 std::vector<ConstantMethod> program_constant_methods(const ir::Graph& graph,
                                                      const CompileOptions& options,
                                                      const std::vector<std::string>& methods,
                                                      CompileReport& r) {
-  std::vector<ConstantMethod> out = merge_constant_methods(
-      options.llm_metadata ? derive_llm_metadata(graph) : std::vector<ConstantMethod>{},
-      options.constant_methods);
+  std::vector<ConstantMethod> derived;
+  if (options.llm_metadata) {
+    // A method the program already has (an exported get_max_seq_len) wins over a derived one.
+    for (ConstantMethod& m : derive_llm_metadata(graph)) {
+      if (std::find(methods.begin(), methods.end(), m.name) == methods.end())
+        derived.push_back(std::move(m));
+    }
+  }
+  std::vector<ConstantMethod> out =
+      merge_constant_methods(std::move(derived), options.constant_methods);
   check_constant_methods(out, methods);
   for (const ConstantMethod& m : out)
     r.constant_methods.push_back(describe_constant_method(m) + (m.derived ? " (derived)" : ""));

@@ -3,6 +3,7 @@
 // streams.
 #include "python/bindings/llm_bindings.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
@@ -78,6 +79,10 @@ class PyGenerator {
   int64_t max_seq_len() const { return generator_->max_seq_len(); }
   int32_t max_tokens_per_call() const { return generator_->max_tokens_per_call(); }
   int64_t vocab_size() const { return generator_->vocab_size(); }
+  std::optional<std::vector<int64_t>> program_eos_ids() const {
+    if (!generator_->has_program_eos_ids()) return std::nullopt;
+    return generator_->program_eos_ids();
+  }
 
  private:
   std::shared_ptr<HostProgram> program_;
@@ -142,11 +147,11 @@ class PyTextStream {
 }  // namespace
 
 nb::object make_generator(std::shared_ptr<HostProgram> program, const std::string& name) {
-  Result<int64_t> max_seq_len = llm::max_seq_len_from_metadata(*program);
-  if (!max_seq_len.ok()) raise(max_seq_len.error());
+  auto metadata = llm::read_llm_metadata(program->program());
+  if (!metadata.ok()) raise(metadata.error());
   auto method = HostMethod::load(*program, name.c_str());
   if (!method.ok()) raise(method.error());
-  auto generator = llm::Generator::create(method.get()->method(), max_seq_len.get());
+  auto generator = llm::Generator::create(method.get()->method(), metadata.get());
   if (!generator.ok()) raise(generator.error());
   return nb::cast(std::make_unique<PyGenerator>(std::move(program), std::move(method.get()),
                                                 std::move(generator.get())));
@@ -162,7 +167,8 @@ void bind_llm(nb::module_& m) {
       .def("figures", &PyGenerator::figures)
       .def_prop_ro("max_seq_len", &PyGenerator::max_seq_len)
       .def_prop_ro("max_tokens_per_call", &PyGenerator::max_tokens_per_call)
-      .def_prop_ro("vocab_size", &PyGenerator::vocab_size);
+      .def_prop_ro("vocab_size", &PyGenerator::vocab_size)
+      .def_prop_ro("program_eos_ids", &PyGenerator::program_eos_ids);
 
   nb::class_<PyTokenizer>(m, "Tokenizer")
       .def(nb::init<const std::string&>(), nb::arg("path"))

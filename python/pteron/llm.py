@@ -22,9 +22,9 @@ A tokenizer (a path or a pteron.llm.Tokenizer: a Hugging Face tokenizer.json wit
 BPE model, or a SentencePiece .model, told apart by their bytes) encodes `prompt` in C++
 (runtime/llm/tokenizer.h), with its BOS token first unless add_bos=False; then the stream yields
 the generated text as it comes (a character split over tokens once it is complete; special
-tokens left out) and generate() returns it; eos_ids default to the tokenizer's end-of-text
-tokens. A bad tokenizer file, or one with more tokens than the program's logits, raises
-ValueError with one line.
+tokens left out) and generate() returns it. eos_ids default to the program's get_eos_ids
+method, else the tokenizer's end-of-text tokens (ExecuTorch's runner's order). A bad tokenizer
+file, or one with more tokens than the program's logits, raises ValueError with one line.
 """
 
 from __future__ import annotations
@@ -135,7 +135,6 @@ class Stream:
         self.tokens.append(token)
         return token
 
-
     @property
     def figures(self) -> dict:
         return self._native.figures()
@@ -214,10 +213,12 @@ def stream(
     ids = tok.encode(prompt, add_bos) if prompt is not None else _token_ids(prompt_ids)
     if prompt is not None and not ids:
         raise ValueError("the prompt is empty (it encodes to no tokens)")
-    if eos_ids is None:
-        eos_ids = tok.eos_ids if tok is not None else ()
     with _threads(threads):  # delegates take their thread pool at load
         generator = native.generator(method)
+        if eos_ids is None:  # as ExecuTorch's runner: the program's get_eos_ids, else the tokenizer's
+            eos_ids = generator.program_eos_ids
+            if eos_ids is None:
+                eos_ids = tok.eos_ids if tok is not None else ()
         if tok is not None:
             tok._native.check_fits(generator.vocab_size)
         eos = [int(e) for e in eos_ids]

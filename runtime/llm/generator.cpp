@@ -66,38 +66,7 @@ const char* stop_reason_name(StopReason reason) {
   return "none";
 }
 
-Result<int64_t> max_seq_len_from_metadata(const HostProgram& host) {
-  const Program& program = host.program();
-  bool present = false;
-  for (size_t i = 0; i < program.num_methods(); ++i) {
-    auto name = program.method_name(i);
-    present = present || (name.ok() && std::strcmp(name.get(), "get_max_seq_len") == 0);
-  }
-  if (!present) return int64_t{0};
-  auto loaded = HostMethod::load(host, "get_max_seq_len");
-  if (!loaded.ok()) return loaded.error();
-  Method& method = loaded.get()->method();
-  PTERON_CHECK(method.num_inputs() == 0 && method.num_outputs() == 1, Error::InvalidProgram,
-               "get_max_seq_len takes %zu inputs and returns %zu values; expected none and one int",
-               method.num_inputs(), method.num_outputs());
-  PTERON_TRY(method.execute());
-  const EValue& v = method.output(0);
-  int64_t value = 0;
-  if (v.tag == Tag::Int) {
-    value = v.i;
-  } else if (v.tag == Tag::Tensor && v.tensor->dtype() == ScalarType::Long &&
-             v.tensor->numel() == 1) {
-    value = *v.tensor->data<int64_t>();
-  } else {
-    return fail(Error::InvalidProgram, "get_max_seq_len returns a %s, not an int",
-                v.tag == Tag::Tensor ? scalar_type_name(v.tensor->dtype()) : tag_name(v.tag));
-  }
-  PTERON_CHECK(value > 0, Error::InvalidProgram, "get_max_seq_len returns %lld, not a length",
-               static_cast<long long>(value));
-  return value;
-}
-
-Result<Generator> Generator::create(Method& method, int64_t max_seq_len) {
+Result<Generator> Generator::create(Method& method, const LlmMetadata& metadata) {
   // Inputs: input_ids int64 [1, T] and cache_position int64 [T], one T, with T = 1 allowed.
   bool decoder = method.num_inputs() == 2;
   int32_t lo = 0, hi = 0, batch_lo = 0, batch_hi = 0, pos_lo = 0, pos_hi = 0;
@@ -132,6 +101,13 @@ Result<Generator> Generator::create(Method& method, int64_t max_seq_len) {
 
   Generator g(method);
   g.vocab_ = out->sizes[out->sizes.size() - 1];
+  PTERON_CHECK(!metadata.vocab_size || *metadata.vocab_size == g.vocab_, Error::InvalidProgram,
+               "get_vocab_size says %lld but method '%s' returns logits over %lld tokens",
+               static_cast<long long>(metadata.vocab_size.value_or(0)), method.name(),
+               static_cast<long long>(g.vocab_));
+  g.has_program_eos_ = metadata.has_eos_ids;
+  g.program_eos_.assign(metadata.eos_ids, metadata.eos_ids + metadata.num_eos_ids);
+  const int64_t max_seq_len = metadata.max_seq_len.value_or(0);
   g.max_chunk_ = hi;
   const int64_t state_length = cache_length_from_state(method);
   if (max_seq_len > 0) {

@@ -16,6 +16,7 @@
 #include "runtime/core/result.h"
 #include "runtime/executor/method.h"
 #include "runtime/host/host_method.h"
+#include "runtime/llm/metadata.h"
 #include "runtime/llm/sampler.h"
 
 namespace pteron::llm {
@@ -42,21 +43,22 @@ struct GenerationFigures {
   StopReason stop = StopReason::None;
 };
 
-// The program's get_max_seq_len method's value when it has one (a method taking no inputs
-// and returning an int, as ExecuTorch's LLM exports carry), 0 when it has none.
-Result<int64_t> max_seq_len_from_metadata(const HostProgram& program);
-
 class Generator {
  public:
   // Checks `method` has the decoder's inputs and a floating logits output, and finds the
-  // cache length: `max_seq_len` when > 0 (the program's get_max_seq_len; it may not exceed
-  // the state tensors' length), else the largest dim 2 of the rank-4 state tensors (KV caches
-  // [batch, heads, positions, head_dim]). `method` must outlive the generator.
-  static Result<Generator> create(Method& method, int64_t max_seq_len = 0);
+  // cache length: the program's get_max_seq_len when it has one (it may not exceed the state
+  // tensors' length), else the largest dim 2 of the rank-4 state tensors (KV caches
+  // [batch, heads, positions, head_dim]). A get_vocab_size that is not the logits' last dim
+  // is refused. `metadata` is read_llm_metadata(program); `method` must outlive the generator.
+  static Result<Generator> create(Method& method, const LlmMetadata& metadata = {});
 
   int64_t max_seq_len() const { return max_seq_len_; }
   int32_t max_tokens_per_call() const { return max_chunk_; }
   int64_t vocab_size() const { return vocab_; }
+  // The program's get_eos_ids (ExecuTorch's runner stops on these when the caller gives
+  // none); empty when the program has no such method.
+  const std::vector<int64_t>& program_eos_ids() const { return program_eos_; }
+  bool has_program_eos_ids() const { return has_program_eos_; }
 
   // Resets the cache, prefills `prompt` and samples the first new token, which next() then
   // returns. Refuses an empty prompt, ids outside the vocabulary, a prompt longer than the
@@ -87,6 +89,8 @@ class Generator {
   int64_t max_seq_len_ = 0;
   int32_t max_chunk_ = 1;
   int64_t vocab_ = 0;
+  std::vector<int64_t> program_eos_;
+  bool has_program_eos_ = false;
 
   std::vector<int64_t> ids_, positions_;
   int32_t ids_sizes_[2] = {1, 1}, pos_sizes_[1] = {1};

@@ -60,8 +60,9 @@ Error run_method(const Program& program, const char* name, bool* present, Return
                meta.num_inputs());
   for (size_t a = 0; a < meta.num_planned_buffers(); ++a) {
     PTERON_CHECK(meta.planned_buffer_size(a) == 0, Error::InvalidProgram,
-                 "metadata method '%s' plans %lld bytes in arena %zu; a metadata method "
-                 "returns constants",
+                 "metadata method '%s' plans %lld bytes in arena %zu (it computes a tensor); "
+                 "a metadata method returns constants: give it as constant_methods= or "
+                 "--constant-method",
                  name, static_cast<long long>(meta.planned_buffer_size(a)), a + 1);
   }
   PTERON_CHECK(meta.num_outputs() <= kMaxEosIds, Error::InvalidProgram,

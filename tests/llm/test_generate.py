@@ -83,12 +83,16 @@ def programs(tmp_path_factory):
     for name, ep in (("static", static), ("dynamic", dynamic)):
         paths[name] = folder / f"llama-{name}.pte"
         pteron.to_edge_transform_and_lower(ep).save(paths[name])
-    # With a get_max_seq_len method (as ExecuTorch's LLM exports carry), shorter than the
-    # cache, and one claiming more than the cache holds.
+    # With a get_max_seq_len constant method (as ExecuTorch's LLM exports carry), shorter than
+    # the cache, and one claiming more than the cache holds.
     for length in (12, CACHE + 6):
         paths[f"max_seq_len_{length}"] = folder / f"llama-max-seq-len-{length}.pte"
-        methods = {"forward": static, "get_max_seq_len": torch.export.export(Constant(length), ())}
-        pteron.to_edge_transform_and_lower(methods).save(paths[f"max_seq_len_{length}"])
+        lowered = pteron.to_edge_transform_and_lower(static, constant_methods={"get_max_seq_len": length})
+        lowered.save(paths[f"max_seq_len_{length}"])
+    # An exported method of that name returning a tensor is not a constant.
+    paths["tensor_max_seq_len"] = folder / "llama-tensor-max-seq-len.pte"
+    methods = {"forward": static, "get_max_seq_len": torch.export.export(Constant(12), ())}
+    pteron.to_edge_transform_and_lower(methods).save(paths["tensor_max_seq_len"])
     return paths
 
 
@@ -180,6 +184,47 @@ def test_the_cache_length_comes_from_get_max_seq_len(programs):
     assert_one_line_error(
         cli("generate", programs[f"max_seq_len_{CACHE + 6}"], "--prompt-ids", "1"),
         f"get_max_seq_len says {CACHE + 6} positions but the KV cache holds {CACHE}",
+    )
+    assert_one_line_error(
+        cli("generate", programs["tensor_max_seq_len"], "--prompt-ids", "1"),
+        "metadata method 'get_max_seq_len'",
+        "constant",
+    )
+
+
+@pytest.fixture(scope="module")
+def eos_program(tmp_path_factory):
+    """The static decoder with a get_eos_ids method naming the 5th greedy token."""
+    from transformers.integrations.executorch import convert_and_export_with_cache
+
+    eos = hf_greedy(PROMPT, 8)[4]
+    path = tmp_path_factory.mktemp("llm-eos") / "llama-eos.pte"
+    ep = convert_and_export_with_cache(llama())
+    pteron.to_edge_transform_and_lower(ep, constant_methods={"get_eos_ids": [VOCAB - 1, eos]}).save(path)
+    return path, eos
+
+
+def test_the_stop_ids_come_from_get_eos_ids_unless_given(eos_program):
+    path, eos = eos_program
+    want = hf_greedy(PROMPT, 8, eos=eos)
+    prompt = ",".join(map(str, PROMPT))
+    got = generate_json(path, "--prompt-ids", prompt, "-n", 8)
+    assert got["tokens"] == want and got["stop_reason"] == "eos"
+    assert pteron.llm.generate(path, PROMPT, max_new_tokens=8) == want
+    # Given stop ids replace the program's, as in ExecuTorch's runner.
+    free = hf_greedy(PROMPT, 8)
+    assert generate_json(path, "--prompt-ids", prompt, "-n", 8, "--eos-ids", str(VOCAB - 1))["tokens"] == free
+    assert pteron.llm.generate(path, PROMPT, max_new_tokens=8, eos_ids=[]) == free
+
+
+def test_a_get_vocab_size_other_than_the_logits_is_refused(tmp_path):
+    from transformers.integrations.executorch import convert_and_export_with_cache
+
+    path = tmp_path / "llama-vocab.pte"
+    ep = convert_and_export_with_cache(llama())
+    pteron.to_edge_transform_and_lower(ep, constant_methods={"get_vocab_size": 2 * VOCAB}).save(path)
+    assert_one_line_error(
+        cli("generate", path, "--prompt-ids", "1,2"), f"get_vocab_size says {2 * VOCAB}", f"logits over {VOCAB} tokens"
     )
 
 

@@ -87,11 +87,7 @@ void generate(const GenerateOptions& o) {
   llm::GenerationConfig config;
   config.max_new_tokens = o.max_new_tokens;
   config.sampler = o.sampler;
-  if (!o.eos_ids.empty()) {
-    config.eos_ids = parse_ids(o.eos_ids, "--eos-ids");
-  } else if (tokenizer) {
-    config.eos_ids = tokenizer->eos_ids();  // the tokenizer's end-of-text tokens
-  }
+  if (!o.eos_ids.empty()) config.eos_ids = parse_ids(o.eos_ids, "--eos-ids");
   if (o.max_new_tokens_given && o.max_new_tokens < 1) {
     throw UserError("-n " + std::to_string(o.max_new_tokens) +
                     " is not a token count >= 1 (leave it out to generate until EOS or the cache "
@@ -101,12 +97,21 @@ void generate(const GenerateOptions& o) {
 
   apply_runtime_options(o.runtime);
   auto program = open_program(o.program);
-  auto metadata = llm::max_seq_len_from_metadata(*program);
+  auto metadata = llm::read_llm_metadata(program->program());
   if (!metadata.ok()) throw_runtime_error(o.program, metadata.error());
   auto host = load_method(*program, o.program, o.method);
   auto created = llm::Generator::create(host->method(), metadata.get());
   if (!created.ok()) throw_runtime_error(o.program, created.error());
   llm::Generator& generator = created.get();
+  // Stop ids, as ExecuTorch's runner picks them: --eos-ids, else the program's get_eos_ids,
+  // else the tokenizer's end-of-text tokens.
+  if (o.eos_ids.empty()) {
+    if (generator.has_program_eos_ids()) {
+      config.eos_ids = generator.program_eos_ids();
+    } else if (tokenizer) {
+      config.eos_ids = tokenizer->eos_ids();
+    }
+  }
   if (tokenizer &&
       llm::check_vocab_fits(*tokenizer, generator.vocab_size(), o.tokenizer) != Error::Ok) {
     throw UserError(last_error_message());
@@ -209,8 +214,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", opts->sampler.seed, "seed of the sampler's random numbers")
       ->capture_default_str();
   cmd->add_option("--eos-ids", opts->eos_ids,
-                  "token ids that end generation, comma-separated (default: the tokenizer's "
-                  "end-of-text tokens)");
+                  "token ids that end generation, comma-separated (default: the program's "
+                  "get_eos_ids, else the tokenizer's end-of-text tokens)");
   cmd->add_option("--method", opts->method, "decoder method")->capture_default_str();
   add_runtime_options(cmd, opts->runtime);
   cmd->add_flag("--json", opts->json, "print one JSON object at the end instead of streaming");
