@@ -39,13 +39,15 @@ std::string describe_inputs(const Method& method) {
   return out.empty() ? "nothing" : out;
 }
 
-// The largest dim 2 of the rank-4 state tensors: a KV cache is [batch, heads, positions,
-// head_dim]. 0 when there is none.
-int64_t cache_length_from_state(const Method& method) {
+// The largest positions dim of the rank-4 state tensors: a KV cache is [batch, heads,
+// positions, head_dim] (dim 2), or [batch, positions, heads, head_dim] (dim 1) where
+// ExecuTorch's llama::update_cache / custom_sdpa keep it (use_sdpa_with_kv_cache). 0 when there
+// is none.
+int64_t cache_length_from_state(const Method& method, int32_t positions_dim) {
   int64_t length = 0;
   for (size_t k = 0; k < method.num_state_tensors(); ++k) {
     const Tensor* t = method.state_tensor(k);
-    if (t != nullptr && t->dim() == 4) length = std::max<int64_t>(length, t->size(2));
+    if (t != nullptr && t->dim() == 4) length = std::max<int64_t>(length, t->size(positions_dim));
   }
   return length;
 }
@@ -67,9 +69,12 @@ const char* stop_reason_name(StopReason reason) {
 }
 
 Result<Generator> Generator::create(Method& method, const LlmMetadata& metadata) {
-  // Inputs: input_ids int64 [1, T] and cache_position int64 [T], one T, with T = 1 allowed.
+  // Inputs: token ids int64 [1, T] and positions int64, either Hugging Face's cache_position
+  // [T] (one position per token, the same T) or ExecuTorch's input_pos [1] (the first token's
+  // position; the export_llama form). With T = 1 the two are the same call.
   bool decoder = method.num_inputs() == 2;
   int32_t lo = 0, hi = 0, batch_lo = 0, batch_hi = 0, pos_lo = 0, pos_hi = 0;
+  bool start_position = false;
   if (decoder) {
     auto ids = method.meta().input_tensor(0);
     auto pos = method.meta().input_tensor(1);
@@ -77,12 +82,14 @@ Result<Generator> Generator::create(Method& method, const LlmMetadata& metadata)
               pos->dtype == ScalarType::Long && pos->sizes.size() == 1 &&
               method.input_size_bounds(0, 0, &batch_lo, &batch_hi) &&
               method.input_size_bounds(0, 1, &lo, &hi) &&
-              method.input_size_bounds(1, 0, &pos_lo, &pos_hi) && batch_lo <= 1 && batch_hi >= 1 &&
-              pos_lo == lo && pos_hi == hi;
+              method.input_size_bounds(1, 0, &pos_lo, &pos_hi) && batch_lo <= 1 && batch_hi >= 1;
+    start_position = decoder && pos_lo == 1 && pos_hi == 1 && hi > 1;
+    decoder = decoder && ((pos_lo == lo && pos_hi == hi) || start_position);
   }
   PTERON_CHECK(decoder, Error::InvalidArgument,
                "method '%s' is not a decoder: generation needs inputs input_ids int64 [1, T] and "
-               "cache_position int64 [T], it takes %s",
+               "cache_position int64 [T] (Hugging Face) or tokens int64 [1, T] and input_pos "
+               "int64 [1] (ExecuTorch), it takes %s",
                method.name(), describe_inputs(method).c_str());
   PTERON_CHECK(lo <= 1 && hi >= 1, Error::InvalidArgument,
                "method '%s' takes %d to %d tokens per call; decoding feeds 1 (export with T = 1 "
@@ -100,6 +107,7 @@ Result<Generator> Generator::create(Method& method, const LlmMetadata& metadata)
                method.name());
 
   Generator g(method);
+  g.start_position_ = start_position;
   g.vocab_ = out->sizes[out->sizes.size() - 1];
   PTERON_CHECK(!metadata.vocab_size || *metadata.vocab_size == g.vocab_, Error::InvalidProgram,
                "get_vocab_size says %lld but method '%s' returns logits over %lld tokens",
@@ -107,12 +115,18 @@ Result<Generator> Generator::create(Method& method, const LlmMetadata& metadata)
                static_cast<long long>(g.vocab_));
   g.has_program_eos_ = metadata.has_eos_ids;
   g.program_eos_.assign(metadata.eos_ids, metadata.eos_ids + metadata.num_eos_ids);
-  const int64_t max_seq_len = metadata.max_seq_len.value_or(0);
+  // ExecuTorch's runner: get_max_context_len is the cache's positions, get_max_seq_len the
+  // most tokens one call takes (the prefill's chunk); with only get_max_seq_len it is both.
+  const int64_t max_seq_len = metadata.max_context_len.value_or(metadata.max_seq_len.value_or(0));
   g.max_chunk_ = hi;
-  const int64_t state_length = cache_length_from_state(method);
+  if (metadata.max_context_len && metadata.max_seq_len)
+    g.max_chunk_ = static_cast<int32_t>(std::min<int64_t>(hi, *metadata.max_seq_len));
+  const int64_t state_length =
+      cache_length_from_state(method, metadata.use_sdpa_with_kv_cache.value_or(false) ? 1 : 2);
   if (max_seq_len > 0) {
     PTERON_CHECK(state_length == 0 || max_seq_len <= state_length, Error::InvalidProgram,
-                 "get_max_seq_len says %lld positions but the KV cache holds %lld",
+                 "%s says %lld positions but the KV cache holds %lld",
+                 metadata.max_context_len ? kMaxContextLen : kMaxSeqLen,
                  static_cast<long long>(max_seq_len), static_cast<long long>(state_length));
     g.max_seq_len_ = max_seq_len;
   } else {
@@ -154,10 +168,12 @@ Error Generator::read_logits() {
 
 Error Generator::run(const int64_t* ids, int32_t count) {
   ids_.assign(ids, ids + count);
-  positions_.resize(count);
-  for (int32_t i = 0; i < count; ++i) positions_[i] = pos_ + i;
+  // ExecuTorch's input_pos is the first token's position; cache_position lists them all.
+  const int32_t positions = start_position_ ? 1 : count;
+  positions_.resize(positions);
+  for (int32_t i = 0; i < positions; ++i) positions_[i] = pos_ + i;
   ids_sizes_[1] = count;
-  pos_sizes_[0] = count;
+  pos_sizes_[0] = positions;
   const Tensor ids_tensor(ScalarType::Long, 2, ids_sizes_, ids_order_, ids_strides_, ids_.data());
   const Tensor pos_tensor(ScalarType::Long, 1, pos_sizes_, pos_order_, pos_strides_,
                           positions_.data());

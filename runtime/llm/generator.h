@@ -2,10 +2,14 @@
 // the prompt into the KV cache, then decode one token per call until an EOS id, the token
 // budget or the end of the cache.
 //
-// The method is a stateful decoder as transformers' convert_and_export_with_cache exports it:
-// forward(input_ids int64 [1, T], cache_position int64 [T]) -> logits [1, T, vocab] (or
-// [1, vocab]: the last token's), with the KV cache in state tensors (mutable buffers). T is
-// static 1 (prefill token by token) or bounded dynamic (prefill in chunks up to the bound).
+// The method is a stateful decoder in one of two forms, with the KV cache in state tensors
+// (mutable buffers) and logits [1, T, vocab] (or [1, vocab]: the last token's) out:
+//  - transformers' convert_and_export_with_cache: forward(input_ids int64 [1, T],
+//    cache_position int64 [T]), one position per token;
+//  - ExecuTorch's export_llama / extension.llm.export: forward(tokens int64 [1, T],
+//    input_pos int64 [1]), the first token's position (told apart by input_pos being [1]
+//    while T may exceed 1).
+// T is static 1 (prefill token by token) or bounded dynamic (prefill in chunks up to the bound).
 #pragma once
 
 #include <chrono>
@@ -46,13 +50,16 @@ struct GenerationFigures {
 class Generator {
  public:
   // Checks `method` has the decoder's inputs and a floating logits output, and finds the
-  // cache length: the program's get_max_seq_len when it has one (it may not exceed the state
-  // tensors' length), else the largest dim 2 of the rank-4 state tensors (KV caches
-  // [batch, heads, positions, head_dim]). A get_vocab_size that is not the logits' last dim
-  // is refused. `metadata` is read_llm_metadata(program); `method` must outlive the generator.
+  // cache length: the program's get_max_context_len, else its get_max_seq_len (neither may
+  // exceed the state tensors' length), else the largest positions dim of the rank-4 state
+  // tensors (KV caches [batch, heads, positions, head_dim]; [batch, positions, heads,
+  // head_dim] when use_sdpa_with_kv_cache says true). With both lengths, get_max_seq_len
+  // bounds the tokens per call, as ExecuTorch's runner chunks its prefill. A get_vocab_size
+  // that is not the logits' last dim is refused. `metadata` is read_llm_metadata(program); `method`
+  // must outlive the generator.
   static Result<Generator> create(Method& method, const LlmMetadata& metadata = {});
 
-  int64_t max_seq_len() const { return max_seq_len_; }
+  int64_t max_seq_len() const { return max_seq_len_; }  // the cache's positions
   int32_t max_tokens_per_call() const { return max_chunk_; }
   int64_t vocab_size() const { return vocab_; }
   // The program's get_eos_ids (ExecuTorch's runner stops on these when the caller gives
@@ -88,6 +95,7 @@ class Generator {
   Method* method_;
   int64_t max_seq_len_ = 0;
   int32_t max_chunk_ = 1;
+  bool start_position_ = false;  // input_pos [1] (ExecuTorch), not cache_position [T]
   int64_t vocab_ = 0;
   std::vector<int64_t> program_eos_;
   bool has_program_eos_ = false;
