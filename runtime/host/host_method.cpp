@@ -16,6 +16,17 @@ uint8_t* aligned_bytes(size_t size) {
   return static_cast<uint8_t*>(p);
 }
 
+// Planned arenas start zeroed, as ExecuTorch's Module allocates its planned buffers: a mutable
+// buffer exported without InitializedMutableBufferPass (export_llama's k_cache / v_cache) has
+// no initial value in the program and starts from what the arena holds, and masked attention
+// multiplies the unwritten positions by zero weights, which stays NaN for garbage NaNs. Only
+// the arenas: the method and scratch reserves stay untouched (their pages unmapped).
+uint8_t* zeroed_arena(size_t size) {
+  uint8_t* p = aligned_bytes(size);
+  if (p != nullptr) std::memset(p, 0, size);
+  return p;
+}
+
 // Load-time memory a delegate declares it needs beyond its handle, as the compile spec
 // "pteron.method_bytes" (decimal text), e.g. the Ethos-U emulated driver's planned arena.
 size_t declared_method_bytes(const fb::BackendDelegate& d) {
@@ -153,7 +164,7 @@ Span<uint8_t> HostProgram::shared_state_arena(uint32_t mem_id, size_t max_bytes)
     }
   }
   if (size > max_bytes) return {};
-  uint8_t* bytes = aligned_bytes(size);
+  uint8_t* bytes = zeroed_arena(size);
   if (bytes == nullptr) return {};
   state_arenas_.emplace_back(mem_id, std::unique_ptr<uint8_t, AlignedFree>(bytes));
   state_spans_.emplace_back(bytes, size);
@@ -192,7 +203,7 @@ Result<std::unique_ptr<HostMethod>> HostMethod::load(const HostProgram& hp, cons
       hm->arena_spans_.emplace_back(shared.data(), size);
       continue;
     }
-    uint8_t* p = aligned_bytes(size);
+    uint8_t* p = zeroed_arena(size);
     if (p == nullptr)
       return fail(Error::OutOfMemory, "cannot allocate arena %zu (%zu bytes)", i + 1, size);
     hm->arenas_.emplace_back(p);
