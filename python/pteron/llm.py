@@ -10,7 +10,9 @@ tokenizer.
 
 The program is what transformers' `convert_and_export_with_cache` exports and
 `pteron.to_edge_transform_and_lower` compiles: forward(input_ids int64 [1, T], cache_position
-int64 [T]) -> logits, with the KV cache as mutable buffers. The prompt is prefilled in chunks of
+int64 [T]) -> logits, with the KV cache as mutable buffers; or what ExecuTorch's own
+export_llama writes: forward(tokens int64 [1, T], input_pos int64 [1]), the start position
+(runtime/README.md, Generation). The prompt is prefilled in chunks of
 the program's T (one token at a time for T = 1), then one token is decoded per call, in C++
 (runtime/llm). Greedy when temperature is 0; otherwise softmax(logits / temperature) over the
 top_k tokens, then the smallest set reaching top_p, drawn with a seeded splitmix64 (one seed,
