@@ -66,7 +66,7 @@ ENTRIES = [
     # KV-cache decoders for `pteron generate`: forward(input_ids [1, T], cache_position [T]) ->
     # logits [1, T, vocab], T in [1, 32] (models/llm.py); the shapes are the example's T = 2.
     ZooEntry("llama-110m", llm.llama_110m,
-             "Llama-3-style decoder (GQA, RoPE, RMSNorm, SwiGLU), 110M, random weights, KV cache 256",
+             "Llama-3-style decoder (GQA, RoPE, RMSNorm, SwiGLU), 107M parameters, random weights, KV cache 256",
              ((1, 2), (2,)), (1, 2, 32000), export=llm.export_hf),
     ZooEntry("llama-1b", llm.llama_1b,
              "Llama-3.2-1B's config, random weights, KV cache 512 (1.24 B parameters)",

@@ -40,9 +40,9 @@ SPLIT_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3
 SEED = 0
 THREADS = 2
 SEQ = 64
-BATCH = 16
-STEPS = int(os.environ.get("PTERON_TINY_STORIES_STEPS", 600))
-LR = 6e-3
+BATCH = 32
+STEPS = int(os.environ.get("PTERON_TINY_STORIES_STEPS", 500))
+LR = 8e-3
 WARMUP = 20
 HELD_OUT_BUCKET = 0  # modules whose path hash % 10 is this are held out
 
