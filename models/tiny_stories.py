@@ -8,13 +8,15 @@ code (indented lines, doctests) or few letters are left out. The paragraphs of o
 (by a hash of the module's path) are held out for the perplexity test, so the held-out text is
 from modules the model never saw.
 
-Training is seeded and runs on 1 thread whatever the machine has (2 threads on a shared machine spin and lose), so it gives the same weights
-on a machine every time. The result (weights, tokenizer.json, the training log) is cached in
+Training is seeded and runs on 1 thread whatever the machine has (2 threads on a busy shared
+machine spin and waste CPU time), so it gives the same weights on a machine every time. The
+result (weights, tokenizer.json, the training log) is cached in
 PTERON_ZOO_CACHE (default: .cache/zoo in a checkout, else $XDG_CACHE_HOME/pteron/zoo), keyed by a
 hash of this file and the Python and torch versions, so the training runs once per machine.
 """
 
 import ast
+import functools
 import glob
 import hashlib
 import json
@@ -65,7 +67,8 @@ def _prose(doc: str) -> list[str]:
     return out
 
 
-def corpus() -> tuple[list[str], list[str]]:
+@functools.cache
+def corpus() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(training paragraphs, held-out paragraphs) from the standard library's docstrings."""
     stdlib = sysconfig.get_paths()["stdlib"]
     files = sorted(glob.glob(os.path.join(stdlib, "*.py")) + glob.glob(os.path.join(stdlib, "*", "*.py")))
@@ -85,7 +88,7 @@ def corpus() -> tuple[list[str], list[str]]:
                 doc = ast.get_docstring(node)
                 if doc:
                     target += _prose(doc)
-    return train, held_out
+    return tuple(train), tuple(held_out)
 
 
 # ---- tokenizer and model ---------------------------------------------------------------------
@@ -102,7 +105,7 @@ def train_tokenizer(paragraphs: list[str]):
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=[BOS, EOS],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(paragraphs, trainer)
+    tok.train_from_iterator(list(paragraphs), trainer)
     tok.post_processor = processors.TemplateProcessing(single=f"{BOS} $A", special_tokens=[(BOS, 0)])
     assert tok.token_to_id(BOS) == 0 and tok.token_to_id(EOS) == 1
     return tok
@@ -111,7 +114,7 @@ def train_tokenizer(paragraphs: list[str]):
 def token_stream(tok, paragraphs: list[str]) -> torch.Tensor:
     """BOS paragraph EOS BOS paragraph EOS ...: one long int64 stream."""
     ids = []
-    for enc in tok.encode_batch(paragraphs):
+    for enc in tok.encode_batch(list(paragraphs)):
         ids += enc.ids + [1]  # the template put BOS first
     return torch.tensor(ids, dtype=torch.long)
 

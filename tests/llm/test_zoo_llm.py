@@ -144,6 +144,17 @@ def stories(zoo_pt2, tmp_path_factory):
     return paths
 
 
+def test_tiny_stories_training_is_deterministic():
+    # Three steps twice: the same tokenizer and bit-identical weights (the seeded, one-thread
+    # training the cache relies on).
+    runs = [tiny_stories.train(steps=3, log=lambda _msg: None) for _ in range(2)]
+    (m1, t1, _), (m2, t2, _) = runs
+    assert t1.to_str() == t2.to_str()
+    for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values()):
+        assert torch.equal(a, b), k
+    assert not torch.equal(m1.state_dict()["model.norm.weight"], tiny_stories.new_model().state_dict()["model.norm.weight"])
+
+
 @functools.cache
 def corpus_words():
     train, _ = tiny_stories.corpus()
