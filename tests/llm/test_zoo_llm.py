@@ -9,6 +9,9 @@ generate on pteron's runtime.
 - tiny-stories (trained here, cached): through `pteron generate --tokenizer` it prints words of
   its corpus; held-out perplexity computed from the program's logits is bounded; its llm-int8 and
   llm-8da4w programs stay near fp32 at every generation step and agree on the first greedy tokens.
+
+The whole file: 74 s wall, 51 CPU s on this 2-core machine (load 3.5) with the trained model
+cached; a cold cache adds its training, about 300 CPU s once per machine.
 """
 
 import functools
