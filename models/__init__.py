@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import digits_cnn, mlperf_tiny, mobilenet_v2, opt, resnet, transformer_block
+from . import digits_cnn, llm, mlperf_tiny, mobilenet_v2, opt, resnet, tiny_stories, transformer_block
 from .common import seeded
 
 
@@ -24,6 +24,15 @@ class ZooEntry:
     input_shapes: tuple[tuple[int, ...], ...]
     output_shape: tuple[int, ...]
     seed: int = 0
+    # A KV-cache decoder's own export (transformers' convert_and_export_with_cache, T dynamic)
+    # instead of torch.export(model, inputs); None for the plain models.
+    export: Callable[[torch.nn.Module, tuple], torch.export.ExportedProgram] | None = None
+    # Too big to build or export in `make test` (llama-1b: 1.2 B parameters, 5 GB in float32).
+    slow: bool = False
+
+    @property
+    def is_llm(self) -> bool:
+        return self.export is not None
 
 
 ENTRIES = [
@@ -54,6 +63,20 @@ ENTRIES = [
     ZooEntry("transformer-block", transformer_block.transformer_block,
              "2-layer pre-norm transformer encoder, causal mask, GELU FFN, 16x64",
              ((1, 16, 64),), (1, 16, 64)),
+    # KV-cache decoders for `pteron generate`: forward(input_ids [1, T], cache_position [T]) ->
+    # logits [1, T, vocab], T in [1, 32] (models/llm.py); the shapes are the example's T = 2.
+    ZooEntry("llama-110m", llm.llama_110m,
+             "Llama-3-style decoder (GQA, RoPE, RMSNorm, SwiGLU), 107M parameters, random weights, KV cache 256",
+             ((1, 2), (2,)), (1, 2, 32000), export=llm.export_hf),
+    ZooEntry("llama-1b", llm.llama_1b,
+             "Llama-3.2-1B's config, random weights, KV cache 512 (1.24 B parameters)",
+             ((1, 2), (2,)), (1, 2, 128256), export=llm.export_hf, slow=True),
+    ZooEntry("opt-125m-kv", llm.opt_125m_kv,
+             "OPT-125M (opt-125m's config, random weights) with a static KV cache 256",
+             ((1, 2), (2,)), (1, 2, 50272), export=llm.export_module),
+    ZooEntry("tiny-stories", tiny_stories.tiny_stories,
+             "small Llama trained here on the Python standard library's docstrings, with its tokenizer",
+             ((1, 2), (2,)), (1, 2, tiny_stories.VOCAB), export=llm.export_hf),
 ]
 
 BY_NAME = {e.name: e for e in ENTRIES}

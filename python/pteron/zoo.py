@@ -5,12 +5,16 @@
 
 `get(name)` gives (model in eval mode, example inputs tuple); `export(name, path)` writes the
 core-ATen ExportedProgram (torch.export, run_decompositions, torch.export.save) that pteron's
-compiler reads. The models live in the repository's top-level `models/` package, installed
+compiler reads. The LLM entries (llama-110m, llama-1b, opt-125m-kv, tiny-stories) are KV-cache
+decoders exported as transformers' convert_and_export_with_cache does, for `pteron generate`;
+a model with a tokenizer (tiny-stories) also gets NAME.tokenizer.json next to the .pt2.
+The models live in the repository's top-level `models/` package, installed
 in the wheel as `pteron._models`.
 """
 
 import argparse
 import importlib.util
+import shutil
 import sys
 import time
 import warnings
@@ -64,7 +68,11 @@ def export_program(name: str, log=_log):
     model, inputs = get(name)
     log(f"{name}: built in {time.perf_counter() - t:.1f} s")
     t = time.perf_counter()
-    ep = torch.export.export(model, inputs, strict=False)
+    entry = _models().BY_NAME[name]
+    if entry.export is not None:  # a KV-cache decoder: its own export (T dynamic)
+        ep = entry.export(model, inputs)
+    else:
+        ep = torch.export.export(model, inputs, strict=False)
     log(f"{name}: torch.export in {time.perf_counter() - t:.1f} s")
     t = time.perf_counter()
     ep = ep.run_decompositions()
@@ -82,7 +90,27 @@ def export(name: str, path: str | Path, log=_log) -> Path:
     torch.export.save(ep, path)
     log(f"{name}: saved {path} ({path.stat().st_size / 1e6:.1f} MB) in "
         f"{time.perf_counter() - t:.1f} s")
+    tok = tokenizer(name)
+    if tok is not None:
+        dest = tokenizer_path_for(path)
+        shutil.copyfile(tok, dest)
+        log(f"{name}: tokenizer {dest}")
     return path
+
+
+def tokenizer(name: str) -> Path | None:
+    """The zoo model's tokenizer.json (trained with it), or None for a model without one."""
+    module = {"tiny-stories": "tiny_stories"}.get(name)
+    if module is None:
+        return None
+    return getattr(_models(), module).tokenizer_path()
+
+
+def tokenizer_path_for(pt2: str | Path) -> Path:
+    """Where export() puts a model's tokenizer: NAME.tokenizer.json next to NAME.pt2 (compile
+    NAME.pte into the same folder and `pteron generate NAME.pte --tokenizer NAME.tokenizer.json`)."""
+    pt2 = Path(pt2)
+    return pt2.with_name(pt2.stem + ".tokenizer.json")
 
 
 def main(argv=None) -> int:

@@ -12,6 +12,8 @@
 9. Arm's ML SDK for Vulkan: VGF regions run through VK_ARM_data_graph (tools/demo/vgf_demo.py)
 10. the Vulkan GPU path (lavapipe here) with a CPU fallback plan chosen at load time
     (tools/demo/vulkan_path.py)
+11. text generation: the zoo's tiny-stories (trained here), pteron generate --tokenizer --prompt,
+    its text and tokens/s (tools/demo/generate_step.py)
 """
 
 import argparse
@@ -26,6 +28,7 @@ import numpy as np
 import torch
 from cortex_m_step import cortex_m55_step
 from ethos_u_step import run_ethos_u_step
+from generate_step import generate_step
 from vgf_demo import vgf_step
 from vulkan_path import vulkan_step
 
@@ -58,7 +61,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     pt2, pte = work / f"{args.model}.pt2", work / f"{args.model}.pte"
     inputs_npz, outputs_npz = work / "inputs.npz", work / "outputs.npz"
-    total = 10
+    total = 11
     print(f"pteron demo: {args.model} from PyTorch to a .pte program on this host")
 
     step(1, total, f"export {args.model} with torch.export")
@@ -121,6 +124,9 @@ def main():
 
     step(10, total, "the Vulkan GPU path (lavapipe: Vulkan on the CPU) with a CPU fallback plan")
     vulkan_step(args.model, work, pt2, inputs_npz, expected)
+
+    step(11, total, "text generation: tiny-stories (a small Llama trained here), its tokenizer, a prompt")
+    generate_step(sh, work)
 
     print(f"\ndemo: OK - {pte} matches PyTorch; open the program explorer: {html}")
 
