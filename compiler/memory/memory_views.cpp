@@ -88,6 +88,7 @@ std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
   std::unordered_set<ir::ValueId> state_values(graph.states().begin(), graph.states().end());
   for (const ir::BufferMutation& m : graph.buffer_mutations()) state_values.insert(m.new_value);
   std::unordered_map<ir::ValueId, MemoryView> views;
+  std::unordered_set<ir::ValueId> output_sources;  // sources of views that are graph outputs
   for (const Step& s : steps) {
     if (s.delegate >= 0) {
       for (ir::ValueId v : delegates[static_cast<size_t>(s.delegate)].outputs) planned.insert(v);
@@ -97,9 +98,16 @@ std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
     for (ir::ValueId v : node.outputs) planned.insert(v);
     if (node.outputs.size() != 1 || node.args.empty() || !node.args[0].is_tensor()) continue;
     const ir::ValueId in = node.args[0].tensor(), out = node.outputs[0];
-    if (!planned.count(in) || state_values.count(in) || state_values.count(out) ||
-        is_graph_output(graph, out)) {
-      continue;
+    if (!planned.count(in) || state_values.count(in) || state_values.count(out)) continue;
+    if (is_graph_output(graph, out)) {
+      // An output may be a view of an intermediate nothing else returns (a model's last
+      // reshape), never of an input or another output: outputs keep distinct memory.
+      const ir::ValueId source = views.count(in) ? views.at(in).source : in;
+      if (!graph.value(source).is_intermediate() || is_graph_output(graph, source) ||
+          output_sources.count(source)) {
+        continue;
+      }
+      output_sources.insert(source);
     }
     const ir::TensorSpec& a = graph.value(in).spec;
     const ir::TensorSpec& b = graph.value(out).spec;

@@ -24,8 +24,9 @@ struct MemoryView {
 // squeeze / unsqueeze / alias, a permute that moves only size-1 dims, and a slice (step 1) or
 // select whose dims before `dim` all have size 1, offset a multiple of `alignment`. Both
 // tensors static, contiguous, one dtype; the source planned memory (a step's output, or a
-// graph input with `plan_inputs`) and no state; the output no graph output (outputs keep
-// memory of their own). A view of a chosen view is chosen too (offsets add up).
+// graph input with `plan_inputs`) and no state. A graph output is a view only of an
+// intermediate that is no graph output and backs no other output view (outputs keep distinct
+// memory). A view of a chosen view is chosen too (offsets add up).
 std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
     const ir::Graph& graph, const std::vector<Step>& steps,
     const std::vector<DelegateToEmit>& delegates, bool plan_inputs, uint64_t alignment);

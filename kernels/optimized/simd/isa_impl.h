@@ -118,6 +118,41 @@ void relu(const float* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : (x[i] != x[i] ? x[i] : 0.0f);
 }
 
+inline Vec sigmoid_vec(Vec x) { return set1(1.0f) / (set1(1.0f) + vexp(set1(0.0f) - x)); }
+
+// Tails go through a padded vector so they round exactly like the body.
+void sigmoid(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, sigmoid_vec(load(x + i)));
+  if (i < n) {
+    float in[kLanes] = {}, out[kLanes];
+    for (int64_t j = i; j < n; ++j) in[j - i] = x[j];
+    store(out, sigmoid_vec(load(in)));
+    for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
+  }
+}
+
+// (x * sigmoid(x)) * u, the two products in the decomposed graph's order; u null: silu.
+void silu_mul(const float* x, const float* u, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vec v = load(x + i);
+    const Vec s = v * sigmoid_vec(v);
+    store(y + i, u ? s * load(u + i) : s);
+  }
+  if (i < n) {
+    float in[kLanes] = {}, other[kLanes] = {}, out[kLanes];
+    for (int64_t j = i; j < n; ++j) {
+      in[j - i] = x[j];
+      if (u) other[j - i] = u[j];
+    }
+    const Vec v = load(in);
+    const Vec s = v * sigmoid_vec(v);
+    store(out, u ? s * load(other) : s);
+    for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
+  }
+}
+
 // e^(x - shift) over a row into y; returns the sum.
 float exp_shifted(const float* x, float shift, float* y, int64_t n) {
   const Vec vs = set1(shift);
@@ -367,8 +402,8 @@ void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
 }  // namespace
 
 extern const IsaKernels kTable;
-const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu,      relu,
-                           softmax,         binary,     attention, winograd_input,
+const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu,   relu,      sigmoid,
+                           silu_mul,        softmax,    binary, attention, winograd_input,
                            winograd_output, transpose};
 
 }  // namespace pteron::opt::PTERON_ISA
