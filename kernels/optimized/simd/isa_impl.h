@@ -78,6 +78,37 @@ void layer_norm(const float* x, const float* w, const float* b, float eps, int64
   }
 }
 
+void rms_norm(const float* x, const float* w, float eps, int64_t rows, int64_t D, float* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * D;
+    float* yr = y + r * D;
+    Vec s0 = set1(0), s1 = set1(0);
+    int64_t i = 0;
+    for (; i + 2 * kLanes <= D; i += 2 * kLanes) {
+      const Vec a = load(xr + i), b = load(xr + i + kLanes);
+      s0 = fma(a, a, s0);
+      s1 = fma(b, b, s1);
+    }
+    for (; i + kLanes <= D; i += kLanes) {
+      const Vec a = load(xr + i);
+      s0 = fma(a, a, s0);
+    }
+    float ss = reduce_add(s0 + s1);
+    for (; i < D; ++i) ss += xr[i] * xr[i];
+    // rsqrt(mean(x^2) + eps), then (x * r) * w in the graph's order.
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(D) + eps);
+    const Vec vr = set1(inv);
+    i = 0;
+    if (w != nullptr) {
+      for (; i + kLanes <= D; i += kLanes) store(yr + i, (load(xr + i) * vr) * load(w + i));
+      for (; i < D; ++i) yr[i] = (xr[i] * inv) * w[i];
+    } else {
+      for (; i + kLanes <= D; i += kLanes) store(yr + i, load(xr + i) * vr);
+      for (; i < D; ++i) yr[i] = xr[i] * inv;
+    }
+  }
+}
+
 template <bool kTanh>
 inline Vec gelu_vec(Vec x) {
   if (kTanh) {
@@ -402,8 +433,8 @@ void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
 }  // namespace
 
 extern const IsaKernels kTable;
-const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu,   relu,      sigmoid,
-                           silu_mul,        softmax,    binary, attention, winograd_input,
-                           winograd_output, transpose};
+const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm,      rms_norm, gelu,   relu,
+                           sigmoid,         silu_mul,        softmax,  binary, attention,
+                           winograd_input,  winograd_output, transpose};
 
 }  // namespace pteron::opt::PTERON_ISA

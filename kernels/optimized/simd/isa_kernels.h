@@ -36,6 +36,8 @@ struct IsaKernels {
   // y = (x - mean) * rstd * w + b over rows of D (w, b may be nullptr); mean/rstd per row.
   void (*layer_norm)(const float* x, const float* w, const float* b, float eps, int64_t rows,
                      int64_t D, float* y, float* mean, float* rstd);
+  // y = (x * rsqrt(mean(x^2) + eps)) * w over rows of D (w may be nullptr): RMSNorm.
+  void (*rms_norm)(const float* x, const float* w, float eps, int64_t rows, int64_t D, float* y);
   void (*gelu)(const float* x, float* y, int64_t n, bool tanh_approx);
   void (*relu)(const float* x, float* y, int64_t n);
   // y = 1 / (1 + e^-x)
