@@ -283,9 +283,17 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   std::unordered_set<std::string> in_place_ops;
   for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
     in_place_ops.insert(lib->in_place_ops.begin(), lib->in_place_ops.end());
-  GraphMemoryPlan memory =
-      plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment, method.steps,
-                        method.delegates, r.target.plan_inputs, options.state_layout, in_place_ops);
+  // Views that are their input's bytes get no instruction: their outputs share that memory.
+  const std::unordered_map<ir::ValueId, MemoryView> views = find_memory_views(
+      graph, method.steps, method.delegates, r.target.plan_inputs, r.target.tensor_alignment);
+  method.steps = steps_without_views(method.steps, views);
+  GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
+                                             method.steps, method.delegates, r.target.plan_inputs,
+                                             options.state_layout, in_place_ops, views);
+  if (!views.empty()) {
+    r.passes.lines.push_back("memory views: " + std::to_string(views.size()) +
+                             " view node(s) share their input's memory (no instruction)");
+  }
   r.memory = memory.plan;
   r.seconds_plan = since(t);
 
@@ -310,6 +318,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     for (const RegionSummary& s : r.regions) info.region_report.push_back(s.report_json);
     info.refusals = &parts.refusals;
     info.steps = &method.steps;
+    for (const auto& [v, view] : views) info.memory_views.insert(view.node);
     const SymPrologue prologue(graph, kernel_nodes(method));
     for (const SymCall& call : prologue.calls())
       info.sym_calls.push_back(call.op + "." + call.overload);

@@ -123,7 +123,8 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
                                   uint64_t alignment, const std::vector<Step>& given_steps,
                                   const std::vector<DelegateToEmit>& delegates, bool plan_inputs,
                                   const StateLayout* given_state,
-                                  const std::unordered_set<std::string>& in_place_ops) {
+                                  const std::unordered_set<std::string>& in_place_ops,
+                                  const std::unordered_map<ir::ValueId, MemoryView>& views) {
   const std::vector<Step> steps = steps_or_graph_order(graph, given_steps);
   auto produced = [&](const Step& s) -> std::vector<ir::ValueId> {
     return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].outputs
@@ -161,9 +162,14 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
       lifetimes.push_back(TensorLifetime{graph.value(v).spec.nbytes(), 0, 0});
     }
   }
+  // A view's reads are its source's (views of views were resolved by find_memory_views).
+  const auto source_of = [&](ir::ValueId v) {
+    auto it = views.find(v);
+    return it == views.end() ? v : it->second.source;
+  };
   for (int i = 0; i < end; ++i) {
     for (ir::ValueId v : step_inputs(graph, steps[static_cast<size_t>(i)], delegates)) {
-      if (auto it = index.find(v); it != index.end()) lifetimes[it->second].last = i;
+      if (auto it = index.find(source_of(v)); it != index.end()) lifetimes[it->second].last = i;
     }
     for (ir::ValueId v : produced(steps[static_cast<size_t>(i)])) {
       if (v == ir::kNoValue || state_placements.count(v)) continue;
@@ -173,7 +179,7 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     }
   }
   for (ir::ValueId v : graph.outputs()) {
-    if (auto it = index.find(v); it != index.end()) lifetimes[it->second].last = end;
+    if (auto it = index.find(source_of(v)); it != index.end()) lifetimes[it->second].last = end;
   }
   GraphMemoryPlan result;
   // In place: an output takes its input's entry (one placement, the union of both lifetimes)
@@ -189,6 +195,7 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     const auto out = index.find(n.outputs[0]);
     if (out == index.end()) continue;
     for (ir::ValueId in : n.inputs()) {
+      if (views.count(in)) continue;  // a view's bytes are part of another tensor
       const auto it = index.find(in);
       if (it == index.end() || lifetimes[it->second].last != i ||
           lifetimes[it->second].bytes != lifetimes[out->second].bytes) {
@@ -218,6 +225,13 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     const Placement& p = result.plan.placements[planned_of[entry[i]]];
     result.placements[ids[i]] = {p.mem_id, p.offset};
   }
+  for (const auto& [v, view] : views) {
+    auto it = result.placements.find(view.source);
+    if (it == result.placements.end())
+      throw CompileError("internal: view '" + graph.value(v).name + "' has an unplanned source");
+    result.placements[v] = {it->second.mem_id, it->second.offset + view.byte_offset};
+  }
+  result.views = views.size();
   for (const RegionUsage& r : result.plan.regions)
     result.arena_sizes.push_back(static_cast<int64_t>(r.used));
   if (state.mem_id != 0) {

@@ -11,6 +11,7 @@
 #include "compiler/emit/program_emitter.h"
 #include "compiler/ir/graph.h"
 #include "compiler/memory/memory_planner.h"
+#include "compiler/memory/memory_views.h"
 
 namespace pteron::compiler {
 
@@ -53,6 +54,7 @@ struct GraphMemoryPlan {
   std::vector<int64_t> arena_sizes;  // per region, in region order, then the state arena
   uint64_t state_bytes = 0;
   std::unordered_map<ir::ValueId, ir::ValueId> in_place;  // output -> the input it overwrites
+  size_t views = 0;                                       // view outputs placed in their source
 };
 
 // Plans the values the steps produce (node outputs, delegate outputs) and, with `plan_inputs`,
@@ -70,10 +72,15 @@ struct GraphMemoryPlan {
 // input is planned memory (an earlier step's output, or a planned graph input), this node is
 // its last reader and it is not a graph output. Both values then share one placement; a value
 // still read later (or the caller's input buffer) keeps the output apart.
+//
+// Views (find_memory_views; their nodes left out of `steps`): a view's output is placed at its
+// source's placement plus the view's byte offset, and reading it keeps the source alive, so the
+// in-place rule above sees those reads too.
 GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
                                   uint64_t alignment, const std::vector<Step>& steps = {},
                                   const std::vector<DelegateToEmit>& delegates = {},
                                   bool plan_inputs = true, const StateLayout* state = nullptr,
-                                  const std::unordered_set<std::string>& in_place_ops = {});
+                                  const std::unordered_set<std::string>& in_place_ops = {},
+                                  const std::unordered_map<ir::ValueId, MemoryView>& views = {});
 
 }  // namespace pteron::compiler

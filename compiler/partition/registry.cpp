@@ -6,6 +6,8 @@
 #include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/fuse_conv_relu.h"
 #include "compiler/passes/fuse_linear_relu.h"
+#include "compiler/passes/fuse_rms_norm.h"
+#include "compiler/passes/fuse_silu_mul.h"
 #include "compiler/passes/quantized_linear.h"
 #include "compiler/passes/winograd_conv.h"
 
@@ -27,6 +29,8 @@ std::map<std::string, KernelLibrary>& libraries() {
                                   {{"quantized_linear", quantized_linear},
                                    {"fuse_attention", fuse_attention},
                                    {"fuse_linear_relu", fuse_linear_relu},
+                                   {"fuse_silu_mul", fuse_silu_mul},
+                                   {"fuse_rms_norm", fuse_rms_norm},
                                    {"fuse_conv_relu", fuse_conv_relu},
                                    {"winograd_conv", winograd_conv}}}}};
   return l;

@@ -79,6 +79,10 @@ PassReport run_default_passes(ir::Graph& graph) {
   run("normalize_dim_orders", normalize_dim_orders);
   run("simplify_views", simplify_views);
   run("remove_noops", remove_noops);
+  // Again: removing a no-op clone (x.transpose(1, 2).contiguous()) leaves permute(permute(x))
+  // chains that now compose, often into one transpose or a no-op.
+  run("simplify_views", simplify_views);
+  run("remove_noops", remove_noops);
   run("remove_dead_code", remove_dead_code);
   run("fold_batch_norm", fold_batch_norm);
   run("fuse_linear", fuse_linear);

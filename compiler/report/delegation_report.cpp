@@ -128,6 +128,8 @@ std::string delegation_report(const std::string& graph_info) {
     if (is_delegated) {
       ++delegated;
       flops_delegated += flops;
+    } else if (on == "alias") {
+      // A memory view: no instruction, no kernel, no FLOPs (compiler/memory/memory_views.h).
     } else if (on == "portable") {
       flops_portable += flops;
       portable_nodes.push_back({{"name", n.value("name", "")},
@@ -271,14 +273,14 @@ std::string delegation_summary(const std::string& report) {
       // A backend's own estimate (the Ethos-U's Vela figures) when its lowering gave one.
       const json rep = reg.value("report", json::object());
       if (rep.contains("npu_cycles")) {
-        std::snprintf(line, sizeof(line),
-                      "       %s (%s, %s): %llu NPU cycles, SRAM %s, flash %s, DRAM %s\n",
-                      rep.value("accelerator", "?").c_str(), rep.value("system_config", "?").c_str(),
-                      rep.value("memory_mode", "?").c_str(),
-                      static_cast<unsigned long long>(rep.value("npu_cycles", uint64_t{0})),
-                      human_bytes(rep.value("sram_bytes", 0.0)).c_str(),
-                      human_bytes(rep.value("off_chip_flash_bytes", 0.0)).c_str(),
-                      human_bytes(rep.value("dram_bytes", 0.0)).c_str());
+        std::snprintf(
+            line, sizeof(line), "       %s (%s, %s): %llu NPU cycles, SRAM %s, flash %s, DRAM %s\n",
+            rep.value("accelerator", "?").c_str(), rep.value("system_config", "?").c_str(),
+            rep.value("memory_mode", "?").c_str(),
+            static_cast<unsigned long long>(rep.value("npu_cycles", uint64_t{0})),
+            human_bytes(rep.value("sram_bytes", 0.0)).c_str(),
+            human_bytes(rep.value("off_chip_flash_bytes", 0.0)).c_str(),
+            human_bytes(rep.value("dram_bytes", 0.0)).c_str());
         out += line;
       }
     }
@@ -309,8 +311,8 @@ std::string delegation_summary(const std::string& report) {
   }
   const json library = r.value("library_nodes", json::array());
   if (!library.empty()) {
-    std::snprintf(line, sizeof(line),
-                  "\n  on other kernel libraries, not delegated: %zu node(s)\n", library.size());
+    std::snprintf(line, sizeof(line), "\n  on other kernel libraries, not delegated: %zu node(s)\n",
+                  library.size());
     out += line;
     grouped(library, true);
   }
@@ -343,7 +345,16 @@ std::string graph_view(const std::string& graph_info) {
   out += "graph(" + inputs + "): " + std::to_string(nodes.size()) + " node(s), " +
          std::to_string(g["regions"].size()) + " delegate region(s), " +
          std::to_string(g["instructions"].size()) + " instruction(s)\n";
+  // Memory views have no instruction: each is listed before the first instruction whose
+  // nodes come after it in graph order, so the listing stays in execution order.
+  size_t next_alias = 0;
+  const auto aliases_before = [&](size_t limit) {
+    for (; next_alias < nodes.size() && next_alias < limit; ++next_alias) {
+      if (nodes[next_alias].value("runs_on", "") == "alias") node_line(next_alias, "  ");
+    }
+  };
   for (const json& ins : g["instructions"]) {
+    if (!ins["nodes"].empty()) aliases_before(ins["nodes"][0].get<size_t>());
     if (ins.contains("region")) {
       const size_t r = ins["region"].get<size_t>();
       const json& region = g["regions"][r];
@@ -360,6 +371,7 @@ std::string graph_view(const std::string& graph_info) {
       for (const auto& n : ins["nodes"]) node_line(n.get<size_t>(), "  ");
     }
   }
+  aliases_before(nodes.size());
   std::string outputs;
   for (const auto& o : g["outputs"]) {
     const int64_t k = o.get<int64_t>();

@@ -110,6 +110,7 @@ std::string graph_info_json(const GraphInfoInput& in) {
       if (!in.had_partitioners && reasons.empty()) {
         reasons.push_back(kNoPartitionerReason);
       }
+      if (in.memory_views.count(id)) runs_on = "alias";
       n["runs_on"] = runs_on;
       n["reasons"] = reasons;
     }

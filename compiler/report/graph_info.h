@@ -9,7 +9,9 @@
 //               from), "op", "module", "source", "outputs": [{"dtype", "shape"}],
 //               "inputs": [producer node index, or the value's name for graph inputs and
 //                          constants],
-//               "flops", "runs_on": backend or kernel library, "region": index (delegated only),
+//               "flops", "runs_on": backend or kernel library, or "alias" for a view whose
+//               output shares its input's memory (no instruction: memory_views.h),
+//               "region": index (delegated only),
 //               "reasons": ["partitioner: why"] (nodes left on the kernels only)}],
 //    "regions": [{"backend", "backend_id", "nodes": [node indices],
 //                 "inputs": [{"name", "bytes"}], "outputs": [{"name", "bytes"}]}],
@@ -20,6 +22,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/emit/program_emitter.h"
@@ -42,11 +45,12 @@ struct GraphInfoInput {
   const PartitionResult* regions = nullptr;   // the regions that were lowered
   std::vector<std::string> region_backend;    // partitioner name per region
   std::vector<std::string> region_backend_id;
-  std::vector<std::string> region_report;     // the backend's report JSON per region ("": none)
+  std::vector<std::string> region_report;  // the backend's report JSON per region ("": none)
   // Per node left on the kernels: each partitioner's reason (PartitionResult::refusals plus
   // lowering failures).
   const std::unordered_map<ir::NodeId, std::vector<std::string>>* refusals = nullptr;
-  const std::vector<Step>* steps = nullptr;  // execution order
+  const std::vector<Step>* steps = nullptr;     // execution order
+  std::unordered_set<ir::NodeId> memory_views;  // view nodes without an instruction
   // Dynamic shapes: prim-op instructions (symbolic ints) the emitter puts before the steps.
   std::vector<std::string> sym_calls;
 };

@@ -74,7 +74,9 @@ def test_delegation_json_has_every_field_and_counts_add_up(programs):
     # Portable only: nothing delegated, every FLOP on portable kernels, a reason for each node.
     assert r["regions"]["count"] == 0 and r["boundaries"] == {"crossings": 0, "bytes": 0}
     assert r["flops"]["portable"] == r["flops"]["total"] and r["flops"]["share"]["portable"] == 1.0
-    assert len(r["portable_nodes"]) == r["nodes"]
+    # ... but the flatten, a memory view sharing the convolution's output (no instruction)
+    assert len(r["portable_nodes"]) + r["runs_on"].get("alias", 0) == r["nodes"]
+    assert r["runs_on"].get("alias", 0) == 1 and r["instructions"] == r["nodes"] - 1
     assert all(n["reasons"] for n in r["portable_nodes"])
     assert r["flops"]["total"] >= CONV_FLOPS + LINEAR_FLOPS
 

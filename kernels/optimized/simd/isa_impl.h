@@ -78,6 +78,37 @@ void layer_norm(const float* x, const float* w, const float* b, float eps, int64
   }
 }
 
+void rms_norm(const float* x, const float* w, float eps, int64_t rows, int64_t D, float* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * D;
+    float* yr = y + r * D;
+    Vec s0 = set1(0), s1 = set1(0);
+    int64_t i = 0;
+    for (; i + 2 * kLanes <= D; i += 2 * kLanes) {
+      const Vec a = load(xr + i), b = load(xr + i + kLanes);
+      s0 = fma(a, a, s0);
+      s1 = fma(b, b, s1);
+    }
+    for (; i + kLanes <= D; i += kLanes) {
+      const Vec a = load(xr + i);
+      s0 = fma(a, a, s0);
+    }
+    float ss = reduce_add(s0 + s1);
+    for (; i < D; ++i) ss += xr[i] * xr[i];
+    // rsqrt(mean(x^2) + eps), then (x * r) * w in the graph's order.
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(D) + eps);
+    const Vec vr = set1(inv);
+    i = 0;
+    if (w != nullptr) {
+      for (; i + kLanes <= D; i += kLanes) store(yr + i, (load(xr + i) * vr) * load(w + i));
+      for (; i < D; ++i) yr[i] = (xr[i] * inv) * w[i];
+    } else {
+      for (; i + kLanes <= D; i += kLanes) store(yr + i, load(xr + i) * vr);
+      for (; i < D; ++i) yr[i] = xr[i] * inv;
+    }
+  }
+}
+
 template <bool kTanh>
 inline Vec gelu_vec(Vec x) {
   if (kTanh) {
@@ -116,6 +147,41 @@ void relu(const float* x, float* y, int64_t n) {
     store(y + i, select_nan(v, v, vmax(v, z)));
   }
   for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : (x[i] != x[i] ? x[i] : 0.0f);
+}
+
+inline Vec sigmoid_vec(Vec x) { return set1(1.0f) / (set1(1.0f) + vexp(set1(0.0f) - x)); }
+
+// Tails go through a padded vector so they round exactly like the body.
+void sigmoid(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, sigmoid_vec(load(x + i)));
+  if (i < n) {
+    float in[kLanes] = {}, out[kLanes];
+    for (int64_t j = i; j < n; ++j) in[j - i] = x[j];
+    store(out, sigmoid_vec(load(in)));
+    for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
+  }
+}
+
+// (x * sigmoid(x)) * u, the two products in the decomposed graph's order; u null: silu.
+void silu_mul(const float* x, const float* u, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vec v = load(x + i);
+    const Vec s = v * sigmoid_vec(v);
+    store(y + i, u ? s * load(u + i) : s);
+  }
+  if (i < n) {
+    float in[kLanes] = {}, other[kLanes] = {}, out[kLanes];
+    for (int64_t j = i; j < n; ++j) {
+      in[j - i] = x[j];
+      if (u) other[j - i] = u[j];
+    }
+    const Vec v = load(in);
+    const Vec s = v * sigmoid_vec(v);
+    store(out, u ? s * load(other) : s);
+    for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
+  }
 }
 
 // e^(x - shift) over a row into y; returns the sum.
@@ -367,8 +433,8 @@ void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
 }  // namespace
 
 extern const IsaKernels kTable;
-const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm, gelu,      relu,
-                           softmax,         binary,     attention, winograd_input,
-                           winograd_output, transpose};
+const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm,      rms_norm, gelu,   relu,
+                           sigmoid,         silu_mul,        softmax,  binary, attention,
+                           winograd_input,  winograd_output, transpose};
 
 }  // namespace pteron::opt::PTERON_ISA

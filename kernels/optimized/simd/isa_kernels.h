@@ -36,8 +36,14 @@ struct IsaKernels {
   // y = (x - mean) * rstd * w + b over rows of D (w, b may be nullptr); mean/rstd per row.
   void (*layer_norm)(const float* x, const float* w, const float* b, float eps, int64_t rows,
                      int64_t D, float* y, float* mean, float* rstd);
+  // y = (x * rsqrt(mean(x^2) + eps)) * w over rows of D (w may be nullptr): RMSNorm.
+  void (*rms_norm)(const float* x, const float* w, float eps, int64_t rows, int64_t D, float* y);
   void (*gelu)(const float* x, float* y, int64_t n, bool tanh_approx);
   void (*relu)(const float* x, float* y, int64_t n);
+  // y = 1 / (1 + e^-x)
+  void (*sigmoid)(const float* x, float* y, int64_t n);
+  // y = (x * sigmoid(x)) * u (SwiGLU's gate times up); u null: y = x * sigmoid(x) (SiLU).
+  void (*silu_mul)(const float* x, const float* u, float* y, int64_t n);
   // Softmax (or log-softmax) over each contiguous row of n.
   void (*softmax)(const float* x, float* y, int64_t rows, int64_t n, bool log);
   // y[i] = a[i * a_step] op b[i * b_step]: steps of 1 (contiguous) and 0 (broadcast) are

@@ -55,6 +55,54 @@ TEST(IsaKernels, GeluBothFormsMatchReference) {
   }
 }
 
+TEST(IsaKernels, SigmoidAndSiluMulMatchReference) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      std::vector<float> x = random_floats(n, 11, 12.0f), u = random_floats(n, 12), y(x.size());
+      k->sigmoid(x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(y[i], 1.0 / (1.0 + std::exp(-double(x[i]))), 1e-6) << k->name << " n=" << n;
+      for (bool gated : {false, true}) {
+        k->silu_mul(x.data(), gated ? u.data() : nullptr, y.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          const double v = x[i], silu = v / (1.0 + std::exp(-v));
+          const double ref = gated ? silu * u[i] : silu;
+          ASSERT_NEAR(y[i], ref, 2e-6 * (1 + std::fabs(ref))) << k->name << " n=" << n;
+        }
+      }
+    }
+    // Saturation and NaN: sigmoid(+-100) is 1 and 0, NaN stays NaN.
+    float x[3] = {100.0f, -100.0f, NAN}, y[3];
+    k->sigmoid(x, y, 3);
+    EXPECT_EQ(y[0], 1.0f) << k->name;
+    EXPECT_EQ(y[1], 0.0f) << k->name;
+    EXPECT_TRUE(std::isnan(y[2])) << k->name;
+  }
+}
+
+TEST(IsaKernels, RmsNormMatchesReference) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t D : kLengths) {
+      if (D == 0) continue;
+      const int64_t rows = 3;
+      std::vector<float> x = random_floats(rows * D, 13, 4.0f), w = random_floats(D, 14),
+                         y(x.size());
+      for (bool weighted : {false, true}) {
+        k->rms_norm(x.data(), weighted ? w.data() : nullptr, 1e-6f, rows, D, y.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          double ss = 0;
+          for (int64_t i = 0; i < D; ++i) ss += double(x[r * D + i]) * x[r * D + i];
+          const double inv = 1.0 / std::sqrt(ss / D + 1e-6);
+          for (int64_t i = 0; i < D; ++i) {
+            const double ref = x[r * D + i] * inv * (weighted ? w[i] : 1.0);
+            ASSERT_NEAR(y[r * D + i], ref, 1e-5 * (1 + std::fabs(ref))) << k->name << " D=" << D;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(IsaKernels, ReluKeepsNaN) {
   for (const IsaKernels* k : tables()) {
     std::vector<float> x = random_floats(37, 2), y(37);

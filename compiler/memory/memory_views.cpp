@@ -1,0 +1,142 @@
+#include "compiler/memory/memory_views.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
+namespace pteron::compiler {
+namespace {
+
+bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
+  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
+}
+
+int64_t int_arg(const ir::Node& n, size_t i, int64_t fallback) {
+  if (i >= n.args.size() || n.args[i].is_none()) return fallback;
+  return n.args[i].kind() == ir::ArgKind::Int ? n.args[i].to_int() : INT64_MIN;
+}
+
+// Elements before `dim` (all leading dims size 1, else -1) to the start of the selected run.
+int64_t leading_run_offset(const ir::TensorSpec& in, int64_t dim, int64_t start) {
+  for (int64_t d = 0; d < dim; ++d)
+    if (in.sizes[static_cast<size_t>(d)] != 1) return -1;
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(dim) + 1; d < in.rank(); ++d) inner *= in.sizes[d];
+  return start * inner;
+}
+
+// Byte offset of `node`'s output in its input's bytes, or -1 when it is not a plain view.
+int64_t view_offset(const ir::Node& node, const ir::TensorSpec& in, const ir::TensorSpec& out) {
+  const std::string op = node.op.str();
+  if (op == "aten::view.default" || op == "aten::_unsafe_view.default" ||
+      op == "aten::reshape.default" || op == "aten::squeeze.dims" || op == "aten::squeeze.dim" ||
+      op == "aten::squeeze.default" || op == "aten::unsqueeze.default" ||
+      op == "aten::alias.default") {
+    return in.numel() == out.numel() ? 0 : -1;
+  }
+  if (op == "aten::permute.default") {
+    if (node.args.size() < 2 || node.args[1].kind() != ir::ArgKind::IntList) return -1;
+    // Contiguous in and out: the order of the dims that are not 1 must be kept.
+    const auto& perm = node.args[1].get<std::vector<int64_t>>();
+    const int64_t rank = static_cast<int64_t>(in.rank());
+    int64_t last = -1;
+    for (int64_t p : perm) {
+      const int64_t d = p < 0 ? p + rank : p;
+      if (d < 0 || d >= rank) return -1;
+      if (in.sizes[static_cast<size_t>(d)] == 1) continue;
+      if (d < last) return -1;
+      last = d;
+    }
+    return 0;
+  }
+  const int64_t rank = static_cast<int64_t>(in.rank());
+  int64_t dim = int_arg(node, 1, 0);
+  if (dim < 0) dim += rank;
+  if (dim < 0 || dim >= rank) return -1;
+  const int64_t size = in.sizes[static_cast<size_t>(dim)];
+  if (op == "aten::slice.Tensor") {
+    if (out.rank() != in.rank()) return -1;
+    int64_t start = int_arg(node, 2, 0);
+    const int64_t step = int_arg(node, 4, 1);
+    if (start == INT64_MIN || step == INT64_MIN) return -1;
+    if (start < 0) start += size;
+    start = std::clamp<int64_t>(start, 0, size);
+    const int64_t n = out.sizes[static_cast<size_t>(dim)];
+    if ((step != 1 && n > 1) || start + n > size) return -1;
+    return leading_run_offset(in, dim, start);
+  }
+  if (op == "aten::select.int") {
+    if (out.rank() + 1 != in.rank()) return -1;
+    int64_t index = int_arg(node, 2, INT64_MIN);
+    if (index == INT64_MIN) return -1;
+    if (index < 0) index += size;
+    if (index < 0 || index >= size) return -1;
+    return leading_run_offset(in, dim, index);
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
+    const ir::Graph& graph, const std::vector<Step>& steps,
+    const std::vector<DelegateToEmit>& delegates, bool plan_inputs, uint64_t alignment) {
+  if (alignment == 0) alignment = 1;
+  // Planned values: step outputs, planned inputs; never state or its in-place new values.
+  std::unordered_set<ir::ValueId> planned;
+  if (plan_inputs) planned.insert(graph.inputs().begin(), graph.inputs().end());
+  std::unordered_set<ir::ValueId> state_values(graph.states().begin(), graph.states().end());
+  for (const ir::BufferMutation& m : graph.buffer_mutations()) state_values.insert(m.new_value);
+  std::unordered_map<ir::ValueId, MemoryView> views;
+  std::unordered_set<ir::ValueId> output_sources;  // sources of views that are graph outputs
+  for (const Step& s : steps) {
+    if (s.delegate >= 0) {
+      for (ir::ValueId v : delegates[static_cast<size_t>(s.delegate)].outputs) planned.insert(v);
+      continue;
+    }
+    const ir::Node& node = graph.node(s.node);
+    for (ir::ValueId v : node.outputs) planned.insert(v);
+    if (node.outputs.size() != 1 || node.args.empty() || !node.args[0].is_tensor()) continue;
+    const ir::ValueId in = node.args[0].tensor(), out = node.outputs[0];
+    if (!planned.count(in) || state_values.count(in) || state_values.count(out)) continue;
+    if (is_graph_output(graph, out)) {
+      // An output may be a view of an intermediate nothing else returns (a model's last
+      // reshape), never of an input or another output: outputs keep distinct memory.
+      const ir::ValueId source = views.count(in) ? views.at(in).source : in;
+      if (!graph.value(source).is_intermediate() || is_graph_output(graph, source) ||
+          output_sources.count(source)) {
+        continue;
+      }
+      output_sources.insert(source);
+    }
+    const ir::TensorSpec& a = graph.value(in).spec;
+    const ir::TensorSpec& b = graph.value(out).spec;
+    if (a.is_dynamic() || b.is_dynamic() || a.dtype != b.dtype || !a.is_contiguous() ||
+        !b.is_contiguous() || b.nbytes() == 0 || a.nbytes() == 0) {
+      continue;
+    }
+    const int64_t elements = view_offset(node, a, b);
+    if (elements < 0) continue;
+    const uint64_t bytes = static_cast<uint64_t>(elements) * (a.nbytes() / a.numel());
+    if (bytes % alignment != 0 || bytes + b.nbytes() > a.nbytes()) continue;
+    MemoryView view{node.id, in, bytes};
+    if (auto it = views.find(in); it != views.end()) {
+      view.source = it->second.source;
+      view.byte_offset += it->second.byte_offset;
+    }
+    views[out] = view;
+  }
+  return views;
+}
+
+std::vector<Step> steps_without_views(const std::vector<Step>& steps,
+                                      const std::unordered_map<ir::ValueId, MemoryView>& views) {
+  std::unordered_set<ir::NodeId> nodes;
+  for (const auto& [v, view] : views) nodes.insert(view.node);
+  std::vector<Step> kept;
+  for (const Step& s : steps)
+    if (s.delegate >= 0 || !nodes.count(s.node)) kept.push_back(s);
+  return kept;
+}
+
+}  // namespace pteron::compiler

@@ -1,0 +1,86 @@
+#include "compiler/passes/fuse_silu_mul.h"
+
+#include "compiler/passes/custom_op_schema.h"
+#include "compiler/passes/relu_fusion.h"
+
+namespace pteron::compiler {
+namespace {
+
+bool is_mul(const ir::Node& n) {
+  return n.op.str() == "aten::mul.Tensor" && n.args.size() == 2 && n.args[0].is_tensor() &&
+         n.args[1].is_tensor();
+}
+
+bool float_contiguous(const ir::TensorSpec& s) {
+  return s.dtype == ScalarType::Float && s.is_contiguous();
+}
+
+// x when `mul` is mul(x, sigmoid(x)) or mul(sigmoid(x), x) with a single-use sigmoid.
+ir::ValueId silu_input(const ir::Graph& g, const std::unordered_set<ir::NodeId>& delegated,
+                       const ir::Node& mul, ir::NodeId* sigmoid) {
+  for (int k = 0; k < 2; ++k) {
+    const ir::Value& s = g.value(mul.args[k].tensor());
+    const ir::ValueId x = mul.args[1 - k].tensor();
+    if (!single_use_intermediate(g, s) || delegated.count(s.producer)) continue;
+    const ir::Node& sig = g.node(s.producer);
+    if (sig.op.str() != "aten::sigmoid.default" || sig.args.empty() || !sig.args[0].is_tensor() ||
+        sig.args[0].tensor() != x) {
+      continue;
+    }
+    *sigmoid = sig.id;
+    return x;
+  }
+  return ir::kNoValue;
+}
+
+}  // namespace
+
+const ir::OpSchema& silu_mul_schema() {
+  static const ir::OpSchema& functional =
+      register_single_output_op("pteron::silu_mul", {{"x", "Tensor"}, {"other", "Tensor?"}});
+  return functional;
+}
+
+int fuse_silu_mul(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
+  int fused = 0;
+  const std::vector<ir::NodeId> order = graph.nodes();
+  for (ir::NodeId id : order) {
+    if (!graph.has_node(id) || delegated.count(id)) continue;
+    const ir::Node& mul = graph.node(id);
+    if (!is_mul(mul)) continue;
+    ir::NodeId sigmoid = ir::kNoNode;
+    const ir::ValueId x = silu_input(graph, delegated, mul, &sigmoid);
+    if (x == ir::kNoValue) continue;
+    const ir::Value& product = graph.value(mul.outputs[0]);
+    if (!float_contiguous(graph.value(x).spec) || product.spec != graph.value(x).spec) continue;
+    // The gate: the SiLU's only reader multiplies it by a same-shape tensor.
+    ir::NodeId gate = ir::kNoNode;
+    ir::ValueId other = ir::kNoValue;
+    if (single_use_intermediate(graph, product)) {
+      const ir::NodeId user = product.users[0];
+      const ir::Node& u = graph.node(user);
+      if (!delegated.count(user) && is_mul(u) && u.args[0].tensor() != u.args[1].tensor()) {
+        const ir::ValueId o =
+            u.args[0].tensor() == product.id ? u.args[1].tensor() : u.args[0].tensor();
+        if (graph.value(o).spec == product.spec && graph.value(u.outputs[0]).spec == product.spec) {
+          gate = user;
+          other = o;
+        }
+      }
+    }
+    const ir::Argument other_arg =
+        other == ir::kNoValue ? ir::Argument(ir::None{}) : ir::Argument(ir::TensorRef{other});
+    if (gate == ir::kNoNode) {
+      graph.set_op(id, silu_mul_schema(), {ir::Argument(ir::TensorRef{x}), other_arg});
+    } else {
+      // The gate node computes the whole product; the SiLU's mul goes.
+      graph.set_op(gate, silu_mul_schema(), {ir::Argument(ir::TensorRef{x}), other_arg});
+      graph.remove_node(id);
+    }
+    graph.remove_node(sigmoid);
+    ++fused;
+  }
+  return fused;
+}
+
+}  // namespace pteron::compiler
