@@ -14,6 +14,7 @@
 
 #include "runtime/llm/generator.h"
 #include "runtime/llm/tokenizer.h"
+#include "runtime/platform/cpu_isa.h"
 #include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/program_tools.h"
@@ -159,6 +160,7 @@ void generate(const GenerateOptions& o) {
     j["decode_tokens_per_s"] = f.decode_tokens_per_s;
     j["peak_rss_bytes"] = f.peak_rss_bytes;
     j["threads"] = num_threads();
+    j["isa"] = cpu_isa_name();  // benchmarks record the kernels' ISA next to the figures
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
