@@ -17,18 +17,23 @@ a few tokens first, as a serving process would have done.
 
 import json
 import os
-import resource
 import sys
 import time
 from pathlib import Path
 
 
-def rss_bytes():
+def status_bytes(field):
+    """VmRSS (now) or VmHWM (peak) of this process. Not getrusage's ru_maxrss: that keeps the
+    peak of the image exec replaced, i.e. of the benchmark's driver that started this one."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     return None
+
+
+def rss_bytes():
+    return status_bytes("VmRSS")
 
 
 def figures(prompt_len, tokens, start, first, end, cpu0, cpu1, **extra):
@@ -40,7 +45,7 @@ def figures(prompt_len, tokens, start, first, end, cpu0, cpu1, **extra):
            "decode_tokens_per_s": (n - 1) / (decode_ms / 1e3) if n > 1 and decode_ms > 0 else None,
            "generation_cpu_s": cpu1 - cpu0, "generation_wall_s": end - start,
            "load_average_1m": os.getloadavg()[0],
-           "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+           "peak_rss_bytes": status_bytes("VmHWM")}
     out.update(extra)
     return out
 
