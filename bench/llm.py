@@ -175,7 +175,8 @@ def pteron_inspect(pteron, pte):
 def runner(system, precision, path, a, pteron, prompt):
     ids = ",".join(map(str, prompt))
     if system == "pteron":
-        return [pteron, "generate", path, "--prompt-ids", ids, "-n", a.new_tokens, "--threads", a.threads, "--json"]
+        return [pteron, "generate", path, "--prompt-ids", ids, "-n", a.new_tokens, "--threads", a.threads,
+                "--warmup", a.warmup, "--json"]
     if system == "eager":
         return [sys.executable, PEERS, "eager-run", a.config, ids, a.new_tokens, a.threads, a.warmup]
     if system == "executorch":
@@ -231,7 +232,7 @@ def main():
     p.add_argument("--new-tokens", type=int, default=None)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=None)
-    p.add_argument("--warmup", type=int, default=1, help="warm-up generations in the Python peers' processes")
+    p.add_argument("--warmup", type=int, default=1, help="untimed generations (prompt + 4 tokens) in each system's process first")
     p.add_argument("--group", type=int, default=32, help="int4 group size (8da4w; Q4_0 is 32)")
     p.add_argument("--systems", default="eager,executorch,llama.cpp,pteron")
     p.add_argument("--build", default=str(REPO / "build"))
@@ -292,6 +293,8 @@ def main():
             for prec, path in got.items():
                 programs[(system, prec)] = path
     systems = [s for s in SYSTEMS if s in programs]
+    if not systems:
+        raise SystemExit("nothing to measure: " + "; ".join(f"{k}: {v}" for k, v in missing.items()))
 
     runs = {s: [] for s in systems}
     failed = {}

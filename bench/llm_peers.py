@@ -11,8 +11,8 @@ printing one JSON object as its last line:
 Every run reports the same figures as `pteron generate --json`: prefill_ms (the prompt's
 calls and the first token's pick), time_to_first_token_ms, decode_ms (the other tokens),
 prefill_tokens_per_s = prompt / prefill, decode_tokens_per_s = (generated - 1) / decode; and the
-process CPU time of the generation next to its wall time. A warm-up generation (--warmup) of
-a few tokens first, as a serving process would have done.
+process CPU time of the generation next to its wall time. Warm-up generations of the prompt and
+4 tokens first, as `pteron generate --warmup` does.
 """
 
 import json
@@ -99,11 +99,11 @@ def eager_run(config, prompt, n, threads, warmup):
 
 def et_export(checkpoint_dir, pte, quant, max_prompt, max_context, group):
     from executorch.examples.models.llama.export_llama_lib import export_llama
-    from executorch.extension.llm.export.config.llm_config import LlmConfig
+    from executorch.extension.llm.export.config.llm_config import LlmConfig, ModelType
 
     folder = Path(checkpoint_dir)
     c = LlmConfig()
-    c.base.model_class = "llama3"
+    c.base.model_class = ModelType.llama3
     c.base.checkpoint = str(folder / "weights.pth")
     c.base.params = str(folder / "params.json")
     c.base.metadata = json.dumps({"get_bos_id": 1, "get_eos_ids": [2]})
