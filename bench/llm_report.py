@@ -89,9 +89,9 @@ def write_markdown(doc, path: Path) -> str:
               "the interpreter and torch (rss_before_load_bytes in llm.json). Decode bytes per token are the "
               "weight file less the embedding table's share (one row is read) plus the KV cache up to the mean "
               "decode position (fp32; llama.cpp's is f16). Every system runs --warmup untimed generations "
-              "(the prompt and 4 tokens) in its process first (`pteron generate --warmup`). llama.cpp's GGUF is written from the same "
-              "weights with a placeholder vocabulary and quantized by llama.cpp with every tensor in the type "
-              "named (pure); ExecuTorch's 8da4w also quantizes the embedding (4-bit, same group).", ""]
+              "(the prompt and 4 tokens) in its process first (`pteron generate --warmup`). llama.cpp's GGUF "
+              "is written from the same weights with a placeholder vocabulary and quantized by llama.cpp with every tensor "
+              "in the type named (pure); ExecuTorch's 8da4w also quantizes the embedding (4-bit, same group).", ""]
     text = "\n".join(lines)
     path.write_text(text)
     return text
