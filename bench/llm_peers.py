@@ -270,6 +270,8 @@ def llamacpp_run(gguf_path, prompt, n, threads, warmup):
                 seed=0)
 
     def generate(prompt, n):
+        # reset(): else generate() would keep the warm-up's cache for the matching prompt prefix
+        llm.reset()
         tokens, start, cpu0 = [], time.perf_counter(), time.process_time()
         first = None
         for token in llm.generate(prompt, temp=0.0, top_k=1, top_p=1.0, min_p=0.0,

@@ -104,13 +104,13 @@ def write_chart(doc, path: Path):
     import matplotlib.pyplot as plt
 
     rows = doc["rows"]
-    labels = [f"{r['system']}\n{r['precision']}" for r in rows]
+    labels = [f"{r['system']} {r['precision']}" for r in rows]
     fig, axes = plt.subplots(1, 2, figsize=(max(8, 1.3 * len(rows)), 4.5))
     for ax, key, title in zip(axes, ("prefill_tokens_per_s", "decode_tokens_per_s"), ("prefill", "decode")):
         values = [r[key] or 0 for r in rows]
         colors = ["tab:blue" if r["system"] == "pteron" else "tab:gray" for r in rows]
         ax.bar(range(len(rows)), values, color=colors)
-        ax.set_xticks(range(len(rows)), labels, fontsize=7)
+        ax.set_xticks(range(len(rows)), labels, fontsize=7, rotation=35, ha="right")
         ax.set_ylabel("tokens/s")
         ax.set_title(f"{title} ({doc['prompt_tokens']} prompt, {doc['new_tokens']} new, {doc['threads']} threads)")
     smoke = " — SMOKE, under load" if doc["smoke"] else ""
