@@ -44,24 +44,25 @@ PEERS = BENCH / "llm_peers.py"
 SYSTEMS = [("eager", "fp32"), ("executorch", "fp32"), ("executorch", "8da4w"),
            ("llama.cpp", "F32"), ("llama.cpp", "Q8_0"), ("llama.cpp", "Q4_0"),
            ("pteron", "fp32"), ("pteron", "int8"), ("pteron", "8da4w")]
-PTERON_QUANTIZE = {"fp32": None, "int8": "llm-int8", "8da4w": "llm-8da4w"}
 
 
 def log(msg):
     print(f"bench-llm: {msg}", file=sys.stderr, flush=True)
 
 
-def child(cmd, env=None, timeout=3600):
+def child(cmd, env=None, timeout=3600, show=False):
     """Runs one process; returns (its JSON output: the last line, or the whole pretty-printed
     object of `pteron generate --json`, and that process's own accounting from the kernel:
-    wall s, user + system CPU s). Peak RSS comes from each process itself (VmHWM): the kernel's
-    ru_maxrss of a child starts at the driver's own size."""
+    wall s, user + system CPU s). `show` lets its stderr (progress) through. Peak RSS comes
+    from each process itself (VmHWM): the kernel's ru_maxrss of a child starts at the
+    driver's own size."""
     import signal
     import tempfile
 
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen([str(c) for c in cmd], stdout=out, stderr=err, text=True, env=env)
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=out, stderr=None if show else err, text=True,
+                                env=env)
         deadline = start + timeout
         while True:  # wait4 rather than wait: it also returns the process's own rusage
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -96,33 +97,13 @@ def clean_env(python_path=None):
 
 # ---- Preparing each system's program ------------------------------------------------------
 
-def prepare_pteron(model, kw, a, work, reuse):
-    import torch
-    from torch.export import Dim
-    from transformers import GenerationConfig
-    from transformers.integrations.executorch import convert_and_export_with_cache
-
-    import pteron
-
-    cache = a.prompt_tokens + a.new_tokens
-    model.generation_config = GenerationConfig(use_cache=True, cache_implementation="static", max_length=cache,
-                                               cache_config={"batch_size": 1, "max_cache_len": cache})
-    paths, ep = {}, None
-    for precision, quantize in PTERON_QUANTIZE.items():
-        pte = work / f"pteron-{precision}.pte"
-        paths[precision] = pte
-        if reuse and pte.exists():
-            continue
-        if ep is None:
-            seq = Dim("seq", min=1, max=a.prompt_tokens)  # the prompt in one call
-            ep = convert_and_export_with_cache(model, torch.tensor([[1, 2]]), torch.tensor([0, 1]),
-                                               dynamic_shapes={"input_ids": {1: seq}, "cache_position": {0: seq}})
-        log(f"compiling pteron {precision}")
-        kwargs = {"quantize": quantize, "group_size": a.group} if quantize else {"kernels": ("optimized", "portable")}
-        if quantize == "llm-int8":
-            kwargs.pop("group_size")  # per channel, as llama.cpp's Q8_0 is per 32 and ExecuTorch has no int8 recipe
-        pteron.to_edge_transform_and_lower(ep, **kwargs).save(pte)
-    return paths
+def prepare_weights_and_pteron(a, work, with_pteron):
+    """The weights for every peer and pteron's programs, in a child process: this driver stays
+    small (no torch, no model) while the systems are measured."""
+    env = clean_env(os.pathsep.join([str(BENCH), str(REPO / "python"), str(Path(a.build) / "python")]))
+    out, _ = child([sys.executable, PEERS, "prepare", a.config, work, a.prompt_tokens, a.new_tokens, a.group,
+                    int(a.reuse), int(with_pteron)], env=env, show=True)
+    return {prec: Path(path) for prec, path in out["pteron"].items()}
 
 
 def prepare_executorch(a, work, reuse):
@@ -263,23 +244,18 @@ def main():
         raise SystemExit(f"no pteron CLI at {pteron} (make build, or --build)")
     priority = match_autogroup_nice()
     work.mkdir(parents=True, exist_ok=True)
-    (work / "meta").mkdir(exist_ok=True)
 
     import numpy as np
 
     prompt = [int(x) for x in np.random.default_rng(1).integers(3, kw["vocab_size"], a.prompt_tokens)]
     log(f"{name}: {llm_models.parameter_count(kw) / 1e6:.1f}M parameters, {a.prompt_tokens} prompt + "
         f"{a.new_tokens} new tokens, {a.threads} threads, {a.rounds} round(s)")
-    model = llm_models.hf_model(kw)
-    if not (a.reuse and (work / "weights.npz").exists()):
-        llm_models.meta_checkpoint(model, kw, work / "meta")
-        llm_models.npz_weights(model, work / "weights.npz")
-
     programs, missing = {}, {}
-    if "pteron" in wanted:
-        for prec, path in prepare_pteron(model, kw, a, work, a.reuse).items():
+    try:
+        for prec, path in prepare_weights_and_pteron(a, work, "pteron" in wanted).items():
             programs[("pteron", prec)] = path
-    del model
+    except RuntimeError as e:
+        raise SystemExit(f"preparing the weights and pteron's programs failed: {e}") from None
     if "eager" in wanted:
         programs[("eager", "fp32")] = None
     for system, prepare in (("executorch", prepare_executorch), ("llama.cpp", prepare_llamacpp)):

@@ -1,6 +1,7 @@
 """The steps of bench/llm.py that run in a peer's own environment, one process each, each
 printing one JSON object as its last line:
 
+    prepare    (the project's venv) the weights for the peers, and pteron's programs
     eager-run  (the project's venv: torch + transformers)  Hugging Face generate, static cache
     et-export  (.venv-et)  ExecuTorch's LLM export (export_llama) with XNNPACK, fp32 or 8da4w
     et-run     (.venv-et)  the .pte through ExecuTorch's pybindings, prompt in one call
@@ -48,6 +49,62 @@ def figures(prompt_len, tokens, start, first, end, cpu0, cpu1, **extra):
            "peak_rss_bytes": status_bytes("VmHWM")}
     out.update(extra)
     return out
+
+
+# ---- The weights, and pteron's programs (the project's venv) ----------------------------
+
+PTERON_QUANTIZE = {"fp32": None, "int8": "llm-int8", "8da4w": "llm-8da4w"}
+
+
+def log(msg):
+    print(f"bench-llm: {msg}", file=sys.stderr, flush=True)
+
+
+def prepare(config, work, prompt_tokens, new_tokens, group, reuse, with_pteron):
+    """Writes the seeded model's weights for ExecuTorch (meta/) and llama.cpp (weights.npz), and
+    compiles pteron's programs from transformers' export with a static cache: forward(input_ids
+    [1, T], cache_position [T]) with T dynamic up to the prompt, so the prompt takes one call."""
+    from llm_models import hf_model, meta_checkpoint, npz_weights, resolve_config
+
+    work = Path(work)
+    _, kw = resolve_config(config)
+    model = hf_model(kw)
+    if not (reuse and (work / "weights.npz").exists()):
+        (work / "meta").mkdir(parents=True, exist_ok=True)
+        meta_checkpoint(model, kw, work / "meta")
+        npz_weights(model, work / "weights.npz")
+    paths = {}
+    if not with_pteron:
+        return {"pteron": paths}
+    import torch
+    from torch.export import Dim
+    from transformers import GenerationConfig
+    from transformers.integrations.executorch import convert_and_export_with_cache
+
+    import pteron
+
+    cache = prompt_tokens + new_tokens
+    model.generation_config = GenerationConfig(use_cache=True, cache_implementation="static", max_length=cache,
+                                               cache_config={"batch_size": 1, "max_cache_len": cache})
+    ep = None
+    for precision, quantize in PTERON_QUANTIZE.items():
+        pte = work / f"pteron-{precision}.pte"
+        paths[precision] = str(pte)
+        if reuse and pte.exists():
+            continue
+        if ep is None:
+            seq = Dim("seq", min=1, max=prompt_tokens)
+            ep = convert_and_export_with_cache(model, torch.tensor([[1, 2]]), torch.tensor([0, 1]),
+                                               dynamic_shapes={"input_ids": {1: seq}, "cache_position": {0: seq}})
+        log(f"compiling pteron {precision}")
+        if quantize is None:
+            lowered = pteron.to_edge_transform_and_lower(ep, kernels=("optimized", "portable"))
+        elif quantize == "llm-int8":  # int8 per output channel (Q8_0 has a scale per 32)
+            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize)
+        else:
+            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize, group_size=group)
+        lowered.save(pte)
+    return {"pteron": paths}
 
 
 # ---- Hugging Face eager ----------------------------------------------------------------
@@ -295,7 +352,9 @@ def main():
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     step, a = sys.argv[1], sys.argv[2:]
     ids = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
-    if step == "eager-run":
+    if step == "prepare":
+        out = prepare(a[0], a[1], int(a[2]), int(a[3]), int(a[4]), a[5] == "1", a[6] == "1")
+    elif step == "eager-run":
         out = eager_run(a[0], ids(a[1]), int(a[2]), int(a[3]), int(a[4]))
     elif step == "et-export":
         out = et_export(a[0], a[1], a[2], int(a[3]), int(a[4]), int(a[5]))
