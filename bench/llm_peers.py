@@ -343,7 +343,10 @@ def llamacpp_run(gguf_path, prompt, n, threads, warmup):
     for _ in range(warmup):
         generate(prompt, 4)
     tokens, start, first, end, cpu0, cpu1 = generate(prompt, n)
+    # "CPU : SSE3 = 1 | AVX2 = 1 | ... |": the features its kernels were built for and found
     info = llama_cpp.llama_print_system_info().decode().strip()
+    flags = [part.split("=")[0].split(":")[-1].strip() for part in info.split("|") if part.strip().endswith("= 1")]
+    info = " ".join(flags) or info
     return figures(len(prompt), tokens, start, first, end, cpu0, cpu1, rss_before_load_bytes=rss0,
                    isa=f"llama.cpp (llama-cpp-python {llama_cpp.__version__}): {info}", threads=threads)
 
