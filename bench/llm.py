@@ -332,8 +332,9 @@ def main():
         scratch = work / "results"
         scratch.mkdir(parents=True, exist_ok=True)
         (scratch / "llm.json").write_text(json.dumps(doc, indent=2) + "\n")
+        write_markdown(doc, scratch / "llm.md")
         raise SystemExit(f"load average reached {max_load:.1f} on {cores} cores: not publishing to "
-                         f"bench/results (figures kept in {scratch / 'llm.json'}; rerun on a quieter machine)")
+                         f"bench/results (figures kept in {scratch}/llm.{{json,md}}; rerun on a quieter machine)")
     results.mkdir(parents=True, exist_ok=True)
     (results / "llm.json").write_text(json.dumps(doc, indent=2) + "\n")
     print(write_markdown(doc, results / "llm.md"))
