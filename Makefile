@@ -208,6 +208,28 @@ bench-compile: build venv-et
 bench-opt: build venv-et
 	$(ET_PY) bench/cpu_path.py opt --python $(PY) --build $(abspath $(BUILD)) --work bench/work/opt --reuse $(BENCH_ARGS)
 
+# bench-llm: text generation (128 prompt + 128 new tokens, greedy, 2 threads): PyTorch eager,
+# ExecuTorch's LLM export (XNNPACK fp32/8da4w), llama.cpp (F32/Q8_0/Q4_0 GGUF), pteron
+# (fp32/llm-int8/llm-8da4w); bench/results/llm.{json,md,png}, refused above a load of the core count.
+# llama-cpp-python is compiled from its source distribution for this CPU into its own ignored venv
+# (bench-llm-venv; 30+ minutes on 2 cores); without it bench-llm says llama.cpp was not run.
+# BENCH_ARGS: e.g. --smoke, --rounds 5, --config llama-1b.
+LLAMACPP_VENV := bench/work/llamacpp-venv
+LLAMACPP_CMAKE_ARGS := -DGGML_NATIVE=ON -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_BLAS=OFF \
+  -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+.PHONY: bench-llm bench-llm-venv
+$(LLAMACPP_VENV)/.stamp: bench/requirements-llamacpp.txt
+	@test -x $(LLAMACPP_VENV)/bin/python || python3 -m venv $(LLAMACPP_VENV)
+	CMAKE_ARGS="$(LLAMACPP_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(LLAMACPP_VENV)/bin/python -m pip install \
+	  -q --disable-pip-version-check --no-binary llama-cpp-python -r bench/requirements-llamacpp.txt
+	@touch $@
+bench-llm-venv: $(LLAMACPP_VENV)/.stamp
+
+bench-llm: build venv-et
+	@$(MAKE) --no-print-directory bench-llm-venv || echo "bench-llm: llama-cpp-python did not build; llama.cpp is reported as not run"
+	$(PY) bench/llm.py --build $(abspath $(BUILD)) --et-python $(ET_PY) \
+	  --llamacpp-python $(abspath $(LLAMACPP_VENV))/bin/python $(BENCH_ARGS)
+
 # bench-dynamic: one bounded dynamic transformer-encoder program vs one static program per
 # sequence length (8, 32, 128, 512), 2 threads; bench/results/dynamic.{json,md}
 .PHONY: bench-dynamic

@@ -22,6 +22,7 @@ import pteron_native
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from membw import stream_copy  # noqa: E402
 from timing import median_ms  # noqa: E402
 
 
@@ -55,11 +56,8 @@ def main():
     eps = torch.finfo(torch.float32).smallest_normal
     w4 = pack_int4(q4)
 
-    src = torch.randn((64 << 20) // 4)  # 64 MiB, well past the caches
-    dst = torch.empty_like(src)
-    copy_ms, copy_cpu = median_ms(lambda: dst.copy_(src), max(5, a.reps // 5))
-    stream = 2 * src.numel() * 4 / (copy_ms * 1e-3) / 1e9
-    stream_cpu = 2 * src.numel() * 4 / (copy_cpu * 1e-3) / 1e9
+    copy = stream_copy(64, max(5, a.reps // 5))
+    copy_ms, stream, stream_cpu = copy["copy_ms"], copy["gb_per_s"], copy["gb_per_cpu_s"]
 
     runs = [
         ("fp32 linear", w.numel() * 4,

@@ -43,7 +43,7 @@ struct GenerationFigures {
   double decode_ms = 0;               // every later token
   double prefill_tokens_per_s = 0;    // prompt tokens / prefill time
   double decode_tokens_per_s = 0;     // tokens after the first / decode time
-  uint64_t peak_rss_bytes = 0;        // the process's peak resident set (getrusage)
+  uint64_t peak_rss_bytes = 0;        // the process's peak resident set (VmHWM on Linux)
   StopReason stop = StopReason::None;
 };
 

@@ -138,6 +138,17 @@ def test_greedy_matches_hugging_face_through_the_cli(programs):
             assert got[figure] > 0, figure
 
 
+def test_warm_up_generations_leave_the_timed_one_as_it_was(programs):
+    """--warmup runs untimed generations first (benchmarks compare warm processes): the cache
+    and the figures start over, so the tokens and counts are those of one cold run."""
+    n = CACHE - len(PROMPT)
+    want = hf_greedy(PROMPT, n)
+    got = generate_json(programs["dynamic"], "--prompt-ids", ",".join(map(str, PROMPT)), "-n", n, "--warmup", 2)
+    assert got["tokens"] == want
+    assert got["generated_tokens"] == n and got["prefill_calls"] == -(-len(PROMPT) // CHUNK)
+    assert got["isa"] in ("avx512", "avx2", "baseline", "neon", "scalar")
+
+
 def test_greedy_matches_hugging_face_through_python(programs):
     prompt = [1, 7, 50]
     want = hf_greedy(prompt, 12)
@@ -297,6 +308,7 @@ def test_bad_input_is_one_line(programs, not_a_decoder):
         cli("generate", pte, "--prompt-ids", f"1,{VOCAB}"), f"prompt token 1 is {VOCAB}, outside the vocabulary [0, {VOCAB})"
     )
     assert_one_line_error(cli("generate", pte, "--prompt-ids", "1", "-n", 0), "-n 0 is not a token count")
+    assert_one_line_error(cli("generate", pte, "--prompt-ids", "1", "--warmup", -1), "--warmup -1 is negative")
     assert_one_line_error(cli("generate", pte, "--prompt-ids", "1", "--temperature", -1), "temperature -1")
     assert_one_line_error(cli("generate", pte, "--prompt-ids", "1", "--top-p", 0), "top-p 0 is outside (0, 1]")
     assert_one_line_error(cli("generate", pte, "--prompt-ids", "1", "--method", "decode"), "decode")

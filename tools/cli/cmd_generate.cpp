@@ -1,10 +1,12 @@
 // pteron generate PROGRAM.pte (--prompt-ids 1,2,3 | --tokenizer FILE --prompt TEXT) [-n N]
-// [--temperature T --top-k K --top-p P --seed S] [--eos-ids a,b] [--no-bos] [--threads N] [--json]
+// [--temperature T --top-k K --top-p P --seed S] [--eos-ids a,b] [--no-bos] [--threads N]
+// [--warmup N] [--json]
 //
 // Token ids in, token ids out (runtime/llm/generator.h): the ids stream to stdout as they come,
 // then one line of figures; --json prints one object at the end instead. With --tokenizer
 // (runtime/llm/tokenizer.h) the prompt may be text, and the generated text streams instead of
 // the ids (a character split over tokens shows once it is complete); --json adds "text".
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 
 #include "runtime/llm/generator.h"
 #include "runtime/llm/tokenizer.h"
+#include "runtime/platform/cpu_isa.h"
 #include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/program_tools.h"
@@ -36,6 +39,7 @@ struct GenerateOptions {
   bool max_new_tokens_given = false;
   llm::SamplerConfig sampler;
   bool json = false;
+  int warmup = 0;  // untimed generations of a few tokens first, as a serving process has done
   RuntimeOptions runtime;
 };
 
@@ -117,6 +121,18 @@ void generate(const GenerateOptions& o) {
     throw UserError(last_error_message());
   }
 
+  if (o.warmup < 0) throw UserError("--warmup " + std::to_string(o.warmup) + " is negative");
+  // Warm-up: the same prompt and a few new tokens (page faults, thread start-up, first-call
+  // set-up happen here); start() resets the cache and the figures, so the timed run is clean.
+  llm::GenerationConfig warm = config;
+  warm.max_new_tokens = std::min<int64_t>(
+      4, config.max_new_tokens > 0 ? config.max_new_tokens : generator.max_seq_len());
+  for (int i = 0; i < o.warmup; ++i) {
+    const Error w =
+        generator.generate(Span<const int64_t>(prompt.data(), prompt.size()), warm, [](int64_t) {});
+    if (w != Error::Ok) throw_runtime_error(o.program, w);
+  }
+
   std::vector<int64_t> tokens;
   std::string text;
   std::optional<llm::TextStream> stream;
@@ -159,6 +175,7 @@ void generate(const GenerateOptions& o) {
     j["decode_tokens_per_s"] = f.decode_tokens_per_s;
     j["peak_rss_bytes"] = f.peak_rss_bytes;
     j["threads"] = num_threads();
+    j["isa"] = cpu_isa_name();  // benchmarks record the kernels' ISA next to the figures
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -218,6 +235,9 @@ void add_generate_command(CLI::App& app) {
                   "get_eos_ids, else the tokenizer's end-of-text tokens)");
   cmd->add_option("--method", opts->method, "decoder method")->capture_default_str();
   add_runtime_options(cmd, opts->runtime);
+  cmd->add_option("--warmup", opts->warmup,
+                  "untimed generations of up to 4 tokens before the measured one")
+      ->capture_default_str();
   cmd->add_flag("--json", opts->json, "print one JSON object at the end instead of streaming");
   cmd->callback([opts] { generate(*opts); });
 }
