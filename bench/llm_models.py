@@ -9,19 +9,32 @@ seeded random weights (nothing downloaded), then written once per peer:
     `gguf` package lives) writes as GGUF with llama.cpp's names and its q/k row order.
 """
 
+import importlib.util
 import json
 from pathlib import Path
 
-# llama-110m mirrors the zoo's llama-110m (python/pteron/zoo.py, branch llmzoo): 12 layers of
-# d 768 with 12 query heads over 4 KV heads, SwiGLU 1536, a 32000-token vocabulary, untied
-# classifier: 110.5M parameters. Keep the two in step.
+
+
+def _zoo_shapes():
+    """models/llm_shapes.py, read by path: importing the models package would need torch,
+    which the llama.cpp venv does not have."""
+    spec = importlib.util.spec_from_file_location(
+        "llm_shapes", Path(__file__).resolve().parents[1] / "models" / "llm_shapes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_SHAPES = _zoo_shapes()
+LLAMA_110M, LLAMA_1B = _SHAPES.LLAMA_110M, _SHAPES.LLAMA_1B
+
+# The zoo's shapes (models/llm.py): llama-110m as `python -m pteron.zoo export llama-110m`
+# builds it; llama-1b (Llama 3.2 1B's shape, for a run by hand: --config llama-1b) without its
+# llama3 RoPE frequency scaling, which the ExecuTorch and GGUF conversions here do not write
+# (it changes the rotation angles, not the cost).
+_ZOO = {"llama-110m": LLAMA_110M, "llama-1b": {k: v for k, v in LLAMA_1B.items() if k != "rope_scaling"}}
 CONFIGS = {
-    "llama-110m": dict(vocab_size=32000, hidden_size=768, intermediate_size=1536,
-                       num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=4),
-    # Llama 3.2 1B's shape (tied embeddings), for a run by hand: --config llama-1b
-    "llama-1b": dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
-                     num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
-                     tie_word_embeddings=True, rope_theta=500000.0),
+    **_ZOO,
     # --smoke: seconds per system, to check the script end to end
     "smoke": dict(vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2),
