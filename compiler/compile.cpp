@@ -377,17 +377,48 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   return result;
 }
 
-CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options) {
-  std::vector<std::string> backends = options.backends;
-  if (backends.empty()) {
-    const Target target = load_target(options.target);
-    backends = target.backends;
-    backends.insert(backends.end(), target.kernels.begin(), target.kernels.end());
+namespace {
+
+// The backends a compile uses: the ones named, else the target's delegates then its kernel
+// libraries (the host's: XNNPACK, optimized, portable). A default delegate this build lacks
+// (no XNNPACK library on the build machine) is left out, so the default still compiles; one
+// named explicitly stays an error.
+std::vector<std::string> backends_to_use(const CompileOptions& options, const Target& target,
+                                         std::vector<std::string>* left_out) {
+  if (!options.backends.empty()) return options.backends;
+  const std::vector<std::string> available = available_backends();
+  std::vector<std::string> out;
+  for (const std::string& name : target.backends) {
+    if (std::find(available.begin(), available.end(), name) != available.end()) {
+      out.push_back(name);
+    } else {
+      left_out->push_back(name);
+    }
   }
+  out.insert(out.end(), target.kernels.begin(), target.kernels.end());
+  return out;
+}
+
+CompileResult compile_with_backends(ir::Graph& graph, const CompileOptions& options,
+                                    const std::vector<std::string>& backends,
+                                    const std::vector<std::string>& left_out) {
   const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends);
   std::vector<const Partitioner*> partitioners;
   for (const auto& p : owned) partitioners.push_back(p.get());
-  return compile_graph(graph, options, partitioners);
+  CompileResult result = compile_graph(graph, options, partitioners);
+  result.report.backends = backends;
+  result.report.default_backends = options.backends.empty();
+  result.report.backends_left_out = left_out;
+  return result;
+}
+
+}  // namespace
+
+CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options) {
+  std::vector<std::string> left_out;
+  const std::vector<std::string> backends =
+      backends_to_use(options, load_target(options.target), &left_out);
+  return compile_with_backends(graph, options, backends, left_out);
 }
 
 CompileResult compile_pt2(const std::string& path, const CompileOptions& options) {
@@ -433,11 +464,8 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
   for (const ir::Graph& g : graphs) graph_ptrs.push_back(&g);
   const StateLayout layout = layout_state(graph_ptrs, state_mem_id, target.tensor_alignment);
 
-  std::vector<std::string> backends = options.backends;
-  if (backends.empty()) {
-    backends = target.backends;
-    backends.insert(backends.end(), target.kernels.begin(), target.kernels.end());
-  }
+  std::vector<std::string> left_out;
+  const std::vector<std::string> backends = backends_to_use(options, target, &left_out);
   const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends);
   std::vector<const Partitioner*> partitioners;
   for (const auto& p : owned) partitioners.push_back(p.get());
@@ -460,6 +488,9 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
   }
   CompileReport& r = result.report;
   r.constant_methods = constants_report.constant_methods;
+  r.backends = backends;
+  r.default_backends = options.backends.empty();
+  r.backends_left_out = left_out;
   const auto t = std::chrono::steady_clock::now();
   if (options.output_path.empty()) {
     result.program = emit_program(emitted, &r.emit, {}, constants);

@@ -10,8 +10,8 @@
 #include "compiler/ir/graph.h"
 #include "compiler/memory/memory_planner.h"
 #include "compiler/partition/partitioner.h"
-#include "compiler/quantize/llm_quantize.h"
 #include "compiler/passes/passes.h"
+#include "compiler/quantize/llm_quantize.h"
 #include "compiler/quantize/quantize.h"
 #include "compiler/target/target.h"
 
@@ -68,6 +68,9 @@ struct CompileReport {
   std::vector<RegionSummary> fallback_regions;  // the CPU fallback plan's, when there is one
   uint64_t graph_info_bytes = 0;                // 0 when stripped
   std::vector<std::string> constant_methods;    // "get_max_seq_len=16", what was written
+  std::vector<std::string> backends;            // delegates then kernel libraries, in order
+  bool default_backends = false;                // `backends` is the target's default
+  std::vector<std::string> backends_left_out;   // default delegates this build does not have
   MemoryPlan memory;
   EmitStats emit;
   double seconds_load = 0, seconds_passes = 0, seconds_plan = 0, seconds_emit = 0;

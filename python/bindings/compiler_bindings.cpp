@@ -32,6 +32,9 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["file_bytes"] = r.emit.file_bytes;
   d["graph_info_bytes"] = r.graph_info_bytes;
   d["constant_methods"] = r.constant_methods;
+  d["backends"] = r.backends;
+  d["default_backends"] = r.default_backends;
+  d["backends_left_out"] = r.backends_left_out;
   nb::list arenas;
   for (const auto& region : r.memory.regions) {
     nb::dict a;

@@ -165,8 +165,10 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
     `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
-    each claims the regions it can run, the rest goes to the target's kernels. An empty list
-    (the default) compiles every op to the target's kernel libraries. Raises CompileError with a one-line
+    each claims the regions it can run, the rest goes to the target's kernels. None or an empty
+    list (the default), with `kernels` None too, gives the target's best program: on the host,
+    XNNPACK, then the optimized kernels, then portable (report["backends"] says which);
+    kernels=("portable",) is the portable program. Raises CompileError with a one-line
     message naming the node, op and source line at fault.
 
     `kernels` names the kernel libraries the program may use after the partitioners, most

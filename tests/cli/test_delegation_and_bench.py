@@ -56,8 +56,8 @@ def programs(tmp_path_factory):
     torch.manual_seed(0)
     ep = torch.export.export(ConvLinear().eval(), (torch.randn(1, 3, 6, 6),)).run_decompositions()
     torch.export.save(ep, tmp / "m.pt2")
-    cli("compile", tmp / "m.pt2", "-o", tmp / "m.pte")
-    cli("compile", tmp / "m.pt2", "-o", tmp / "stripped.pte", "--strip-debug-info")
+    cli("compile", tmp / "m.pt2", "-o", tmp / "m.pte", "--backends", "portable")
+    cli("compile", tmp / "m.pt2", "-o", tmp / "stripped.pte", "--strip-debug-info", "--backends", "portable")
     cli("compile", tmp / "m.pt2", "-o", tmp / "xnnpack.pte", "--backends", "xnnpack,portable")
     return tmp
 

@@ -59,7 +59,12 @@ def test_transformer_block_fuses_both_layers_and_matches(transformer_block_pt2):
     _check_matches(lowered, model, inputs)
 
 
-@pytest.mark.parametrize("kernels", [None, ("portable",)])
+def test_the_default_program_fuses_attention(transformer_block_pt2):
+    lowered = pteron.to_edge_transform_and_lower(transformer_block_pt2)  # xnnpack, optimized, portable
+    assert _fused(lowered) == 2 and "pteron::sdpa.out" in _ops(lowered)
+
+
+@pytest.mark.parametrize("kernels", [("portable",)])
 def test_without_optimized_program_has_only_aten_ops(transformer_block_pt2, kernels):
     lowered = pteron.to_edge_transform_and_lower(transformer_block_pt2, kernels=kernels)
     assert not any(p.startswith("optimized/fuse_attention") for p in lowered.report["passes"])

@@ -6,11 +6,11 @@
 // Calibration data (.npz): one array per model input holding N samples on a leading axis
 // (shape [N, *input shape], the input's dtype), named input_0, input_1, ... or, when not so
 // named, taken in archive order (np.savez(path, x) works for a one-input model).
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
@@ -29,7 +29,7 @@ struct CompileCliOptions {
   std::vector<std::string> fallback;  // CPU fallback plan's backends; empty: none
   bool memory_report = false;
   bool json = false;
-  std::string quantize;  // scheme; empty = float program
+  std::string quantize;    // scheme; empty = float program
   int64_t group_size = 0;  // llm-* schemes: weights per scale (0: the scheme's default)
   std::string calibration;
   bool int8_io = false;
@@ -48,7 +48,8 @@ compiler::CalibrationData read_calibration(const std::string& path) {
   } catch (const std::exception& e) {
     throw UserError(std::string("--calibration: ") + e.what());
   }
-  if (arrays.empty()) throw UserError(path + ": no arrays (one per model input, samples on axis 0)");
+  if (arrays.empty())
+    throw UserError(path + ": no arrays (one per model input, samples on axis 0)");
   auto index = [](const NpyArray& a) -> long {
     if (a.name.rfind("input_", 0) != 0) return -1;
     try {
@@ -58,7 +59,8 @@ compiler::CalibrationData read_calibration(const std::string& path) {
     }
   };
   if (std::all_of(arrays.begin(), arrays.end(), [&](const NpyArray& a) { return index(a) >= 0; })) {
-    std::stable_sort(arrays.begin(), arrays.end(), [&](const NpyArray& a, const NpyArray& b) { return index(a) < index(b); });
+    std::stable_sort(arrays.begin(), arrays.end(),
+                     [&](const NpyArray& a, const NpyArray& b) { return index(a) < index(b); });
   }
   compiler::CalibrationData data;
   for (NpyArray& a : arrays) data.push_back({a.dtype, a.shape, std::move(a.data)});
@@ -83,14 +85,19 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["nodes_in"] = r.nodes_in;
   j["kernel_calls"] = r.nodes_out;
   j["passes"] = r.passes.lines;
-  j["constants"] = {{"tensors", r.emit.constants}, {"bytes", r.emit.constant_bytes},
+  j["constants"] = {{"tensors", r.emit.constants},
+                    {"bytes", r.emit.constant_bytes},
                     {"deduplicated", r.emit.deduplicated}};
   j["file_bytes"] = r.emit.file_bytes;
   j["graph_info_bytes"] = r.graph_info_bytes;
   j["constant_methods"] = r.constant_methods;
+  j["backends"] = r.backends;
+  j["default_backends"] = r.default_backends;
+  j["backends_left_out"] = r.backends_left_out;
   nlohmann::json delegated = nlohmann::json::array();
   for (const auto& d : r.regions) {
-    delegated.push_back({{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
+    delegated.push_back(
+        {{"backend", d.backend}, {"nodes", d.nodes}, {"inputs", d.inputs}, {"outputs", d.outputs}});
     if (!d.report_json.empty()) delegated.back()["report"] = nlohmann::json::parse(d.report_json);
   }
   j["delegated_regions"] = delegated;
@@ -102,7 +109,9 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["refusals"] = r.refusals;
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& region : r.memory.regions) {
-    regions.push_back({{"name", region.name}, {"memory_id", region.mem_id}, {"bytes", region.used},
+    regions.push_back({{"name", region.name},
+                       {"memory_id", region.mem_id},
+                       {"bytes", region.used},
                        {"capacity", region.capacity}});
   }
   j["memory"] = {{"arenas", regions},
@@ -110,7 +119,9 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
                  {"lower_bound_bytes", r.memory.peak_live_bytes},
                  {"in_place_outputs", r.memory.in_place_outputs},
                  {"efficiency", r.memory.efficiency()}};
-  j["seconds"] = {{"load", r.seconds_load}, {"passes", r.seconds_passes}, {"plan", r.seconds_plan},
+  j["seconds"] = {{"load", r.seconds_load},
+                  {"passes", r.seconds_passes},
+                  {"plan", r.seconds_plan},
                   {"emit", r.seconds_emit},
                   {"total", r.seconds_load + r.seconds_passes + r.seconds_plan + r.seconds_emit}};
   return j;
@@ -118,7 +129,8 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
 
 // Targets with a [budget] (microcontrollers): estimate RAM and flash from the written program
 // and refuse it, removing the file, when it does not fit.
-std::string check_budget(const CompileCliOptions& o, const std::string& target_path, nlohmann::json& j) {
+std::string check_budget(const CompileCliOptions& o, const std::string& target_path,
+                         nlohmann::json& j) {
   firmware::FirmwareTarget target;
   firmware::BudgetEstimate b;
   try {
@@ -132,9 +144,11 @@ std::string check_budget(const CompileCliOptions& o, const std::string& target_p
     std::remove(o.output.c_str());
     throw UserError(o.model + ": over budget for " + target.target.name + ": " + b.over);
   }
-  j["budget"] = {{"ram", b.ram()}, {"ram_budget", target.ram_budget}, {"flash", b.flash()},
-                 {"flash_budget", target.flash_budget}, {"arenas", b.arenas}, {"scratch", b.scratch},
-                 {"method", b.method}, {"stack", b.stack}, {"state", b.state}, {"code", b.code},
+  j["budget"] = {{"ram", b.ram()},      {"ram_budget", target.ram_budget},
+                 {"flash", b.flash()},  {"flash_budget", target.flash_budget},
+                 {"arenas", b.arenas},  {"scratch", b.scratch},
+                 {"method", b.method},  {"stack", b.stack},
+                 {"state", b.state},    {"code", b.code},
                  {"program", b.program}};
   return firmware::describe_budget(target, b);
 }
@@ -176,7 +190,8 @@ void run(const CompileCliOptions& o) {
     } catch (const compiler::CompileError& e) {
       throw UserError(e.what());
     }
-    if (o.calibration.empty()) throw UserError("--quantize needs --calibration DATA.npz (samples of each input)");
+    if (o.calibration.empty())
+      throw UserError("--quantize needs --calibration DATA.npz (samples of each input)");
     quantize.calibration = read_calibration(o.calibration);
     quantize.int8_io = o.int8_io;
     quantize.percentile = o.percentile;
@@ -189,7 +204,8 @@ void run(const CompileCliOptions& o) {
     result = compiler::compile_pt2(o.model, options);
   } catch (const compiler::CompileError& e) {
     const std::string what = e.what();
-    throw UserError(what.rfind(o.model, 0) == 0 ? what : o.model + ": " + what);  // name the file once
+    throw UserError(what.rfind(o.model, 0) == 0 ? what
+                                                : o.model + ": " + what);  // name the file once
   }
   const compiler::CompileReport& r = result.report;
   nlohmann::json j = report_json(r, o);
@@ -197,14 +213,20 @@ void run(const CompileCliOptions& o) {
     nlohmann::json io = nlohmann::json::array();
     for (const auto* list : {&r.quantize->inputs, &r.quantize->outputs}) {
       for (const auto& q : *list) {
-        io.push_back({{"kind", list == &r.quantize->inputs ? "input" : "output"}, {"index", q.index},
-                      {"name", q.name}, {"scale", q.qparams.scale}, {"zero_point", q.qparams.zero_point}});
+        io.push_back({{"kind", list == &r.quantize->inputs ? "input" : "output"},
+                      {"index", q.index},
+                      {"name", q.name},
+                      {"scale", q.qparams.scale},
+                      {"zero_point", q.qparams.zero_point}});
       }
     }
-    j["quantize"] = {{"scheme", r.quantize->scheme}, {"observer", r.quantize->observer},
-                     {"samples", r.quantize->samples}, {"quantized_ops", r.quantize->quantized_ops},
+    j["quantize"] = {{"scheme", r.quantize->scheme},
+                     {"observer", r.quantize->observer},
+                     {"samples", r.quantize->samples},
+                     {"quantized_ops", r.quantize->quantized_ops},
                      {"quantized_activations", r.quantize->quantized_values},
-                     {"weight_bytes", r.quantize->weight_bytes}, {"int8_io", io}};
+                     {"weight_bytes", r.quantize->weight_bytes},
+                     {"int8_io", io}};
   }
   const std::string budget = check_budget(o, r.target.path, j);
   if (o.json) {
@@ -212,21 +234,31 @@ void run(const CompileCliOptions& o) {
     return;
   }
   std::printf("%s -> %s (target %s): %zu nodes -> %zu kernel calls, %.2f s\n", o.model.c_str(),
-              o.output.c_str(), r.target.name.c_str(), r.nodes_in, r.nodes_out, j["seconds"]["total"].get<double>());
-  std::printf("  constants: %zu tensors, %.1f KiB (%zu deduplicated); file %.1f KiB\n", r.emit.constants,
-              r.emit.constant_bytes / 1024.0, r.emit.deduplicated, r.emit.file_bytes / 1024.0);
+              o.output.c_str(), r.target.name.c_str(), r.nodes_in, r.nodes_out,
+              j["seconds"]["total"].get<double>());
+  std::string backends;
+  for (const std::string& b : r.backends) backends += (backends.empty() ? "" : ",") + b;
+  std::printf("  backends: %s%s\n", backends.c_str(),
+              r.default_backends ? " (the target's default; --backends to choose)" : "");
+  for (const std::string& b : r.backends_left_out)
+    std::printf("  note: the target's backend '%s' is not in this build: left out\n", b.c_str());
+  std::printf("  constants: %zu tensors, %.1f KiB (%zu deduplicated); file %.1f KiB\n",
+              r.emit.constants, r.emit.constant_bytes / 1024.0, r.emit.deduplicated,
+              r.emit.file_bytes / 1024.0);
   if (r.quantize) {
     for (const auto& line : r.quantize->lines) std::printf("  %s\n", line.c_str());
   }
   std::printf("  planned memory: %.1f KiB (lower bound %.1f KiB, efficiency %.1f%%)\n",
-              r.memory.total_arena_bytes / 1024.0, r.memory.peak_live_bytes / 1024.0, 100 * r.memory.efficiency());
+              r.memory.total_arena_bytes / 1024.0, r.memory.peak_live_bytes / 1024.0,
+              100 * r.memory.efficiency());
   for (const auto& d : r.regions) {
-    std::printf("  delegated to %s: %zu nodes (%zu inputs, %zu outputs)\n", d.backend.c_str(), d.nodes,
-                d.inputs, d.outputs);
+    std::printf("  delegated to %s: %zu nodes (%zu inputs, %zu outputs)\n", d.backend.c_str(),
+                d.nodes, d.inputs, d.outputs);
   }
   if (!o.fallback.empty()) {
     std::printf("  CPU fallback plan 'forward:cpu' (runs when a backend above is absent):");
-    for (const auto& d : r.fallback_regions) std::printf(" %s %zu nodes;", d.backend.c_str(), d.nodes);
+    for (const auto& d : r.fallback_regions)
+      std::printf(" %s %zu nodes;", d.backend.c_str(), d.nodes);
     std::printf(" the rest on kernels\n");
   }
   if (!r.constant_methods.empty()) {
@@ -247,10 +279,12 @@ void run(const CompileCliOptions& o) {
 
 void add_compile_command(CLI::App& app) {
   auto opts = std::make_shared<CompileCliOptions>();
-  CLI::App* cmd = app.add_subcommand("compile", "Compile a torch.export archive (.pt2) into a program (.pte)");
+  CLI::App* cmd =
+      app.add_subcommand("compile", "Compile a torch.export archive (.pt2) into a program (.pte)");
   cmd->add_option("model", opts->model, "exported model (torch.export.save)")->required();
   cmd->add_option("-o,--output", opts->output, "program file to write")->required();
-  cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")->capture_default_str();
+  cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")
+      ->capture_default_str();
   cmd->add_option("--backends", opts->backends,
                   "backends then kernel libraries, in order (e.g. xnnpack,optimized,portable); "
                   "default: the target's")
@@ -261,16 +295,22 @@ void add_compile_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_flag("--memory-report", opts->memory_report, "print the memory plan and pass summary");
   cmd->add_flag("--json", opts->json, "machine-readable report");
-  cmd->add_option("--quantize", opts->quantize,
-                  "post-training int8 quantization for cortex-m, xnnpack or ethos-u; or LLM weights: "
-                  "llm-8da4w, llm-int8, llm-int4 (no calibration; optimized kernels)");
-  cmd->add_option("--group-size", opts->group_size,
-                  "llm-* schemes: weights per scale (int4: a multiple of 32; default 32, int8 per channel)");
-  cmd->add_option("--calibration", opts->calibration,
-                  "calibration samples (.npz): per input an array [N, *input shape], named input_0, ...");
-  cmd->add_flag("--int8-io", opts->int8_io, "int8 program inputs and outputs (no float crosses the boundary)");
-  cmd->add_option("--observer", opts->observer, "activation ranges: minmax or percentile (default per scheme)");
-  cmd->add_option("--percentile", opts->percentile, "percentile kept by the percentile observer")->capture_default_str();
+  cmd->add_option(
+      "--quantize", opts->quantize,
+      "post-training int8 quantization for cortex-m, xnnpack or ethos-u; or LLM weights: "
+      "llm-8da4w, llm-int8, llm-int4 (no calibration; optimized kernels)");
+  cmd->add_option(
+      "--group-size", opts->group_size,
+      "llm-* schemes: weights per scale (int4: a multiple of 32; default 32, int8 per channel)");
+  cmd->add_option(
+      "--calibration", opts->calibration,
+      "calibration samples (.npz): per input an array [N, *input shape], named input_0, ...");
+  cmd->add_flag("--int8-io", opts->int8_io,
+                "int8 program inputs and outputs (no float crosses the boundary)");
+  cmd->add_option("--observer", opts->observer,
+                  "activation ranges: minmax or percentile (default per scheme)");
+  cmd->add_option("--percentile", opts->percentile, "percentile kept by the percentile observer")
+      ->capture_default_str();
   cmd->add_flag("--strip-debug-info", opts->strip_debug_info,
                 "leave out the graph info (inspect --delegation/--graph, profiles use it)");
   cmd->add_option(

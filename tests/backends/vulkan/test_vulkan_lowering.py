@@ -196,7 +196,7 @@ def test_mixed_xnnpack_and_vulkan_regions_match_torch():
     model, inputs = XnnpackVulkanMix().eval(), (torch.randn(64, 256),)
     ep = pteron.export(model, inputs)
     program = pteron.to_edge_transform_and_lower(
-        ep, partitioner=[pteron.XnnpackPartitioner(), pteron.VulkanPartitioner()])
+        ep, partitioner=[pteron.XnnpackPartitioner(), pteron.VulkanPartitioner()], kernels=("portable",))
     backends = [r["backend"] for r in program.report["delegated_regions"]]
     assert sorted(set(backends)) == ["vulkan", "xnnpack"], backends
     with torch.no_grad():
