@@ -21,8 +21,8 @@ struct TensorPlacement {
 
 // A region a backend runs: one DelegateCall with the region's inputs then outputs as args.
 struct DelegateToEmit {
-  std::string backend_id;                 // what the runtime looks up ("PteronXnnpackBackend")
-  std::vector<uint8_t> payload;           // stored in its own segment
+  std::string backend_id;        // what the runtime looks up ("PteronXnnpackBackend")
+  std::vector<uint8_t> payload;  // stored in its own segment
   std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
   std::vector<ir::ValueId> inputs;
   std::vector<ir::ValueId> outputs;
@@ -53,11 +53,11 @@ struct NamedDataToEmit {
 };
 
 struct EmitStats {
-  uint64_t constant_bytes = 0;    // bytes in the constant segment
-  size_t constants = 0;           // constant tensors referenced
-  size_t deduplicated = 0;        // constants stored once for several uses
-  size_t values = 0;              // EValues across methods
-  size_t instructions = 0;        // KernelCalls and DelegateCalls across methods
+  uint64_t constant_bytes = 0;  // bytes in the constant segment
+  size_t constants = 0;         // constant tensors referenced
+  size_t deduplicated = 0;      // constants stored once for several uses
+  size_t values = 0;            // EValues across methods
+  size_t instructions = 0;      // KernelCalls and DelegateCalls across methods
   size_t delegate_calls = 0;
   uint64_t file_bytes = 0;
 };

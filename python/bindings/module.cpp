@@ -10,7 +10,7 @@ void bind_llm(nb::module_& m);
 #ifdef PTERON_HAVE_TOSA
 void bind_tosa(nb::module_& m);
 #endif
-}
+}  // namespace pteron::py
 
 NB_MODULE(pteron_native, m) {
   m.doc() = "pteron's native compiler and runtime";

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!program.ok()) return 0;
   const Program& p = (*program)->program();
   for (size_t m = 0; m < p.num_methods(); ++m) {
-    auto method = HostMethod::load(**program, *p.method_name(m), HostMethodOptions{1 << 20, 64 << 20});
+    auto method =
+        HostMethod::load(**program, *p.method_name(m), HostMethodOptions{1 << 20, 64 << 20});
     if (!method.ok()) continue;
     Method& run = (*method)->method();
     std::vector<std::vector<uint8_t>> inputs;
@@ -26,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       inputs.emplace_back(in.tensor->nbytes());
-      ready = ready && run.set_input_pointer(i, inputs.back().data(), inputs.back().size()) == Error::Ok;
+      ready = ready &&
+              run.set_input_pointer(i, inputs.back().data(), inputs.back().size()) == Error::Ok;
     }
     if (ready) (void)run.execute();
   }

@@ -1,17 +1,15 @@
 // pteron run PROGRAM.pte [--inputs in.npz | --random-inputs] [--outputs out.npz] [--threads N]
 // [--kernels LIBS] [--json]
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/method_inputs.h"
 #include "tools/cli/program_tools.h"
-#include "runtime/threads/threadpool.h"
 #include "tools/cli/runtime_options.h"
 
 namespace pteron::cli {
@@ -123,7 +121,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--outputs", opts->outputs, "write outputs to this .npz (output_0, ...)");
   cmd->add_flag("--random-inputs", opts->random_inputs, "feed seeded random inputs");
   cmd->add_option("--seed", opts->seed, "seed for --random-inputs")->capture_default_str();
-  cmd->add_option("--iters", opts->iters, "times to execute (reports the median)")->capture_default_str();
+  cmd->add_option("--iters", opts->iters, "times to execute (reports the median)")
+      ->capture_default_str();
   cmd->add_flag("--reset-state", opts->reset_state,
                 "start every iteration from the program's initial state (mutable buffers such as a "
                 "KV cache otherwise carry over from one iteration to the next)");

@@ -1,7 +1,6 @@
 // pteron: compile, run and inspect programs. Exit codes: 0 success, 1 user error (with one
 // line on stderr naming what is wrong), 2 usage error.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <exception>
 
