@@ -19,8 +19,6 @@ void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_acc
 
 }  // namespace
 
-// Records the region's commands into `cb`; with `queries`, a timestamp before the first
-// dispatch (query 0) and after each dispatch i (query i + 1).
 Error record(Delegate& d, VkCommandBuffer cb, VkQueryPool queries) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VkResult r = vkResetCommandBuffer(cb, 0);
@@ -75,8 +73,6 @@ Error record(Delegate& d, VkCommandBuffer cb, VkQueryPool queries) {
   return Error::Ok;
 }
 
-// The timestamped recording, made on the first traced call. NotSupported when the queue has
-// no timestamps (the run is then traced without per-dispatch events).
 Error record_traced(Delegate& d) {
   if (d.traced_commands != VK_NULL_HANDLE) return Error::Ok;
   Context& c = *d.ctx;
@@ -91,10 +87,8 @@ Error record_traced(Delegate& d) {
   return record(d, d.traced_commands, d.queries);
 }
 
-// After a traced run: one delegate event per dispatch, named by its op and shader, with the
-// payload node's debug id, placed inside the host event `within` (submit to fence). The GPU
-// clock has its own origin, so the dispatches are aligned to end where the host wait ended
-// (the output copies after them are short), and kept inside `within`.
+// The GPU clock has its own origin, so the dispatches are aligned to end where the host wait
+// ended (the output copies after them are short), and kept inside `within`.
 void report_dispatches(Delegate& d, ExecutionObserver& observer, int32_t within, uint64_t host_ns) {
   const uint32_t n = static_cast<uint32_t>(d.stamps.size());
   VkResult r =

@@ -163,7 +163,6 @@ Error vk_fail(const char* what, VkResult r) {
               "Vulkan delegate: %s failed (%s)", what, vk_result_name(r));
 }
 
-// One primary command buffer from `pool` (the recorded dispatches, and their traced twin).
 Error allocate_commands(const Context& c, VkCommandPool pool, VkCommandBuffer* out) {
   VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   cai.commandPool = pool;
