@@ -7,15 +7,13 @@ is one line and exit code 1.
 """
 
 import functools
-import json
-import subprocess
 
 import pytest
 import torch
 from torch.export import Dim
 
 import pteron
-from pteron_cli import pteron_cli
+from llm_cli import assert_one_line_error, cli, generate_json
 
 CACHE = 24
 VOCAB = 64
@@ -103,24 +101,6 @@ class Constant(torch.nn.Module):
 
     def forward(self):
         return torch.tensor(self.value)
-
-
-def cli(*args):
-    return subprocess.run([pteron_cli(), *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def generate_json(pte, *args):
-    run = cli("generate", pte, "--json", *args)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
-
-
-def assert_one_line_error(run, *fragments):
-    assert run.returncode == 1, (run.returncode, run.stdout, run.stderr)
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pteron: error: "), run.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def test_greedy_matches_hugging_face_through_the_cli(programs):

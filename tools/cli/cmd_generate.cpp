@@ -71,7 +71,9 @@ void generate(const GenerateOptions& o) {
                                      "--prompt TEXT");
   }
   if (o.prompt_given && o.tokenizer.empty()) {
-    throw UserError("--prompt needs --tokenizer FILE (tokenizer.json or a SentencePiece .model)");
+    throw UserError(
+        "--prompt needs --tokenizer FILE (tokenizer.json, a SentencePiece .model or a tiktoken "
+        "file)");
   }
   std::unique_ptr<llm::Tokenizer> tokenizer;
   if (!o.tokenizer.empty()) {
