@@ -25,7 +25,7 @@ BPE model, a SentencePiece .model, or a tiktoken file such as Llama 3's tokenize
 apart by their bytes) encodes `prompt` in C++
 (runtime/llm/tokenizer.h), with its BOS token first unless add_bos=False; then the stream yields
 the generated text as it comes (a character split over tokens once it is complete; special
-tokens left out) and generate() returns it. eos_ids default to the program's get_eos_ids
+tokens left out) and generate() returns it. eos_ids default to the program's get_eos_ids (or get_eos_id)
 method, else the tokenizer's end-of-text tokens (ExecuTorch's runner's order). A bad tokenizer
 file, or one with more tokens than the program's logits, raises ValueError with one line.
 """

@@ -184,19 +184,25 @@ def test_the_cache_length_comes_from_get_max_seq_len(programs):
 
 
 @pytest.fixture(scope="module")
-def eos_program(tmp_path_factory):
-    """The static decoder with a get_eos_ids method naming the 5th greedy token."""
+def eos_programs(tmp_path_factory):
+    """The static decoder with a get_eos_ids method (ExecuTorch's export) or a get_eos_id method
+    (optimum-executorch's) naming the 5th greedy token."""
     from transformers.integrations.executorch import convert_and_export_with_cache
 
     eos = hf_greedy(PROMPT, 8)[4]
-    path = tmp_path_factory.mktemp("llm-eos") / "llama-eos.pte"
+    folder = tmp_path_factory.mktemp("llm-eos")
     ep = convert_and_export_with_cache(llama())
-    pteron.to_edge_transform_and_lower(ep, constant_methods={"get_eos_ids": [VOCAB - 1, eos]}).save(path)
-    return path, eos
+    paths = {}
+    for method in ("get_eos_ids", "get_eos_id"):
+        paths[method] = folder / f"llama-{method}.pte"
+        pteron.to_edge_transform_and_lower(ep, constant_methods={method: [VOCAB - 1, eos]}).save(paths[method])
+    return paths, eos
 
 
-def test_the_stop_ids_come_from_get_eos_ids_unless_given(eos_program):
-    path, eos = eos_program
+@pytest.mark.parametrize("method", ["get_eos_ids", "get_eos_id"])
+def test_the_stop_ids_come_from_the_program_unless_given(eos_programs, method):
+    paths, eos = eos_programs
+    path = paths[method]
     want = hf_greedy(PROMPT, 8, eos=eos)
     prompt = ",".join(map(str, PROMPT))
     got = generate_json(path, "--prompt-ids", prompt, "-n", 8)
