@@ -8,6 +8,7 @@
 
 #include "backends/xnnpack/runtime/et_payload.h"
 #include "runtime/host/host_method.h"
+#include "schema/program_generated.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pteron;
