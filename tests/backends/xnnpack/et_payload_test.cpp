@@ -33,7 +33,10 @@ std::vector<uint8_t> payload(const Spec& s, std::vector<uint8_t>* constants = nu
                          uint32_t flags) {
     auto t = f::CreateXNNTensorValueDirect(b, f::XNNDatatype::xnn_datatype_fp32,
                                            static_cast<uint32_t>(dims.size()), &dims, constant,
-                                           flags == 0 ? 0xFFFFFFFFu : flags == 1 ? 0 : 1, flags, id);
+                                           flags == 0   ? 0xFFFFFFFFu
+                                           : flags == 1 ? 0
+                                                        : 1,
+                                           flags, id);
     if (s.quantized && id == 1) {
       auto q = f::CreateXNNQuantizedTensorValue(
           b,
