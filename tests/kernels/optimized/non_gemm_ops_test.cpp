@@ -488,9 +488,9 @@ TEST(OptimizedOps, MaxPoolMatchesPortable) {
   }
 }
 
-// Scatters and gather on both thread splits (columns of a 2-D scatter, owned index ranges of a
-// 1-D one) with repeated indices: equal to the portable kernels bit for bit (each out element is
-// reduced on one thread in index order).
+// Scatters and gather split over threads (column blocks, narrow ones for a single row) and on
+// one thread (1-D), with repeated indices: equal to the portable kernels bit for bit (each out
+// element is reduced on one thread in index order).
 TEST(OptimizedOps, ScatterGatherMatchPortable) {
   set_num_threads(2);
   struct Case {

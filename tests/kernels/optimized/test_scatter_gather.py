@@ -1,6 +1,6 @@
 """The optimized library's gather, scatter (src and value), scatter_add and scatter_reduce
 against torch and against the portable kernels, at 1 and 2 threads, on sizes that split over
-threads both ways (columns of a 2-D scatter; owned index ranges of a 1-D one), with repeated
+threads (column blocks of 2-D and 3-D scatters, narrower when there are few rows), with repeated
 indices, int32 and int64 indices; other layouts and shapes go to the portable kernel, and bad
 indices fail with its message.
 
@@ -39,8 +39,9 @@ def both(op, args, like):
     return outs
 
 
-# (self shape, dim, index size along dim): a 2-D scatter along rows and along columns (many
-# columns: split by columns), 1-D (one column: split by owned index ranges), 3-D with a middle dim.
+# (self shape, dim, index size along dim): a 2-D scatter along rows and along columns (one row of
+# 300 columns: split into narrow column blocks), 1-D (one column: one thread), 3-D with a middle
+# dim.
 # Each of the large ones is just above the size the walks split over threads.
 CASES = [((256, 1024), 1, 1024), ((1024, 300), 0, 900), ((300_000,), 0, 300_000),
          ((4, 2000, 40), 1, 1700), ((3, 7), 1, 5)]
