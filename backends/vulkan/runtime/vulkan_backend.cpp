@@ -530,7 +530,7 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
       p.w = x.dims()->Get(3);
       p.oh = out.dims()->Get(2);
       p.ow = out.dims()->Get(3);
-      const bool align = node.resize() == fb::ResizeMode::Bilinear && node.align_corners();
+      const bool align = node.resize() != fb::ResizeMode::Nearest && node.align_corners();
       const auto given = [&](uint32_t axis) {
         return node.scales() != nullptr ? node.scales()->Get(axis) : 0.0;
       };
@@ -545,7 +545,9 @@ Error plan_dispatch(const Delegate& d, uint32_t n, const fb::Node& node, Dispatc
     }
     case fb::OpType::Pad: {
       struct {
-        uint32_t numel, h, w, oh, ow, top, left, mode;
+        uint32_t numel, h, w, oh, ow;
+        int32_t top, left;  // negative: cropped
+        uint32_t mode;
         float value;
       } p{};
       const uint32_t r = out.dims()->size();
@@ -612,8 +614,9 @@ const char* event_name(const fb::Node& node, const char* shader) {
     case fb::OpType::Convert:
       return "vulkan: convert";
     case fb::OpType::Upsample:
-      return node.resize() == fb::ResizeMode::Bilinear ? "vulkan: upsample bilinear"
-                                                       : "vulkan: upsample nearest";
+      return node.resize() == fb::ResizeMode::Nearest    ? "vulkan: upsample nearest"
+             : node.resize() == fb::ResizeMode::Bilinear ? "vulkan: upsample bilinear"
+                                                         : "vulkan: upsample bilinear antialias";
     case fb::OpType::Pad:
       return "vulkan: pad";
     default:
