@@ -30,7 +30,7 @@ struct Pixel {
   int32_t wa, wb, wc, wd;
 };
 
-void blend_scalar(const Pixel& px, int32_t channels, const Blend& p, int8_t* out) {
+inline void blend_scalar(const Pixel& px, int32_t channels, const Blend& p, int8_t* out) {
   const int32_t offset = p.zp_in * (1 << (2 * kUpsampleWeightBits));
   for (int32_t ch = 0; ch < channels; ++ch) {
     const int32_t acc =
@@ -41,7 +41,7 @@ void blend_scalar(const Pixel& px, int32_t channels, const Blend& p, int8_t* out
 }
 
 #if PTERON_CORTEX_M_MVE
-void blend_mve(const Pixel& px, int32_t channels, const Blend& p, int8_t* out) {
+inline void blend_mve(const Pixel& px, int32_t channels, const Blend& p, int8_t* out) {
   const int32_t offset = p.zp_in * (1 << (2 * kUpsampleWeightBits));
   for (int32_t ch = 0; ch < channels; ch += 4) {
     const mve_pred16_t pr = vctp32q(static_cast<uint32_t>(channels - ch));
@@ -56,24 +56,11 @@ void blend_mve(const Pixel& px, int32_t channels, const Blend& p, int8_t* out) {
 }
 #endif
 
-Error upsample_bilinear2d_nhwc_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTIIIIT"));
-  const Tensor& in = *args[0]->tensor;
-  const Tensor& taps = *args[1]->tensor;
-  Tensor& out = *args[6]->tensor;
-  PTERON_TRY(check_upsample(kOp, in, taps, 3, out));
-  PTERON_TRY(check_zero_point(kOp, args[2]->i, "input_zero_point"));
-  PTERON_TRY(check_zero_point(kOp, args[3]->i, "output_zero_point"));
-  PTERON_TRY(check_requant(kOp, args[4]->i, args[5]->i, "output"));
-  const Blend p{static_cast<int32_t>(args[2]->i), static_cast<int32_t>(args[3]->i),
-                static_cast<int32_t>(args[4]->i), static_cast<int32_t>(args[5]->i)};
-  void (*blend)(const Pixel&, int32_t, const Blend&, int8_t*) = blend_scalar;
-#if PTERON_CORTEX_M_MVE
-  if (use_mve()) blend = blend_mve;
-#endif
+// The pixel loop, with the blend of the path inlined.
+template <bool kMve>
+void upsample(const Tensor& in, const int32_t* rows, const Blend& p, Tensor& out) {
   const int32_t h = in.size(1), w = in.size(2), c = in.size(3);
   const int32_t oh = out.size(1), ow = out.size(2);
-  const int32_t* rows = taps.data<const int32_t>();
   const int32_t* cols = rows + 3 * oh;
   const int8_t* x = in.data<const int8_t>();
   int8_t* y = out.data<int8_t>();
@@ -88,10 +75,36 @@ Error upsample_bilinear2d_nhwc_out(KernelContext&, Span<EValue*> args) {
         const int32_t wx1 = cols[3 * ox + 2], wx0 = kUpsampleOne - wx1;
         const Pixel px{top + x0,  top + x1,  bottom + x0, bottom + x1,
                        wy0 * wx0, wy0 * wx1, wy1 * wx0,   wy1 * wx1};
-        blend(px, c, p, y);
+#if PTERON_CORTEX_M_MVE
+        if constexpr (kMve) {
+          blend_mve(px, c, p, y);
+          continue;
+        }
+#endif
+        blend_scalar(px, c, p, y);
       }
     }
   }
+}
+
+Error upsample_bilinear2d_nhwc_out(KernelContext&, Span<EValue*> args) {
+  PTERON_TRY(check_args(kOp, args, "TTIIIIT"));
+  const Tensor& in = *args[0]->tensor;
+  const Tensor& taps = *args[1]->tensor;
+  Tensor& out = *args[6]->tensor;
+  PTERON_TRY(check_upsample(kOp, in, taps, 3, out));
+  PTERON_TRY(check_zero_point(kOp, args[2]->i, "input_zero_point"));
+  PTERON_TRY(check_zero_point(kOp, args[3]->i, "output_zero_point"));
+  PTERON_TRY(check_requant(kOp, args[4]->i, args[5]->i, "output"));
+  const Blend p{static_cast<int32_t>(args[2]->i), static_cast<int32_t>(args[3]->i),
+                static_cast<int32_t>(args[4]->i), static_cast<int32_t>(args[5]->i)};
+#if PTERON_CORTEX_M_MVE
+  if (use_mve()) {
+    upsample<true>(in, taps.data<const int32_t>(), p, out);
+    return Error::Ok;
+  }
+#endif
+  upsample<false>(in, taps.data<const int32_t>(), p, out);
   return Error::Ok;
 }
 
