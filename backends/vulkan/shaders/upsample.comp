@@ -1,6 +1,6 @@
 #version 450
-// Nearest, bilinear and antialiased bilinear upsampling over NCHW planes, one invocation per output element
-// (grid-stride), with the index arithmetic of ATen's CPU kernels (UpSample.h) in fp32, so the
+// Nearest, bilinear and antialiased bilinear upsampling over NCHW planes, one invocation per
+// output element (grid-stride), with the index arithmetic of ATen's CPU kernels (UpSample.h) in fp32, so the
 // same source pixels and weights come out:
 //   nearest:  src = min(floor(dst * scale), in - 1)
 //   bilinear: real = align_corners ? scale * dst : max(scale * (dst + 0.5) - 0.5, 0);
@@ -20,13 +20,8 @@
 // output sums the rows' horizontal sums weighted by the vertical weights.
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint H, W, OH, OW;
-  float scale_h, scale_w;
-  uint mode;  // 0 nearest, 1 bilinear, 2 antialiased bilinear
-  uint align_corners;
-} p;
+#define PTERON_UPSAMPLE_PARAMS
+#include "push_constants.h"
 
 // The source index of `real` (>= 0), clamped to the last one before the conversion (a ratio
 // from the program may put it far outside the input).
