@@ -17,8 +17,6 @@ bool start_scatter(const char* op, const Tensor& self, int64_t dim_arg, const Te
   if (expect_out_shape(op, out, self.sizes().data(), rank) != Error::Ok || !is_row_major(out)) {
     return false;
   }
-  g->out = static_cast<const char*>(out.const_data());
-  g->elem_size = static_cast<int64_t>(out.element_size());
   if (out.const_data() == self.const_data()) {
     return check_indices(op, index, g->size, *dim, false) == Error::Ok;
   }

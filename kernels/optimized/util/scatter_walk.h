@@ -28,9 +28,6 @@ namespace pteron::opt {
 
 struct ScatterGeometry {
   int64_t outer = 1, k = 1, inner = 1, size = 1, src_k = 1;
-  // out's data and element size: the walks prefetch the out elements of coming entries.
-  const char* out = nullptr;
-  int64_t elem_size = 0;
 };
 
 // True (and g filled) when self, index and src (when given) are row-major with index's rank,
@@ -58,11 +55,6 @@ inline bool scatter_geometry(const Tensor& self, const Tensor& index, const Tens
   return true;
 }
 
-// Scatters along the last dim into rows larger than this prefetch the out elements of coming
-// entries (random writes into a row beyond L2 otherwise wait on each miss in turn).
-constexpr int64_t kPrefetchBytes = 256 << 10;
-
-// Calls fn(out_offset, src_offset) for the entries of column block (o, [i0, i1)), k in order.
 // (The walks copy what they read into locals: stores through the may_alias words of
 // strided_copy.h could otherwise change anything reached through a pointer, which would be
 // reloaded after every element.)
@@ -75,21 +67,6 @@ bool scatter_columns(const ScatterGeometry& geometry, const Idx* index, int64_t 
   if (g.inner == 1) {  // scatter along the last dim: one index row
     const Idx* row = index + o * g.k;
     const int64_t src_base = o * g.src_k, k_end = g.k;
-    constexpr int64_t kAhead = 16;
-    if (g.size * g.elem_size > kPrefetchBytes) {
-      const char* out = g.out;
-      const int64_t elem = g.elem_size;
-      for (int64_t k = 0; k < k_end; ++k) {
-        if (k + kAhead < k_end) {
-          const uint64_t next = static_cast<uint64_t>(row[k + kAhead]);
-          if (next < size) __builtin_prefetch(out + (out_base + next) * elem, 1);
-        }
-        const int64_t at = row[k];
-        if (static_cast<uint64_t>(at) >= size) return false;
-        fn(out_base + at, src_base + k);
-      }
-      return true;
-    }
     for (int64_t k = 0; k < k_end; ++k) {
       const int64_t at = row[k];
       if (static_cast<uint64_t>(at) >= size) return false;
@@ -149,26 +126,29 @@ bool gather_walk(const ScatterGeometry& geometry, const Idx* index, const W* sel
   const ScatterGeometry g = geometry;
   std::atomic<bool> ok{true};
   parallel_for(g.outer * g.k, g.inner * 4, [&ok, g, index, self, out](int64_t r0, int64_t r1) {
+    const Idx* const idx = index;  // locals (see scatter_columns)
+    const W* const src = self;
+    W* const dst_base = out;
     const uint64_t size = static_cast<uint64_t>(g.size);
-    const int64_t inner = g.inner, k = g.k;
+    const int64_t inner = g.inner, k = g.k, plane = g.size * g.inner;
     // Rows r of index ([outer * k, inner]), a block of one outer index at a time.
     for (int64_t r = r0; r < r1;) {
       const int64_t o = r / k, end = (o + 1) * k < r1 ? (o + 1) * k : r1;
-      const W* base = self + o * g.size * inner;
+      const W* base = src + o * plane;
       if (inner == 1) {  // gather along the last dim
         for (; r < end; ++r) {
-          const int64_t at = index[r];
+          const int64_t at = idx[r];
           if (static_cast<uint64_t>(at) >= size) {
             ok.store(false, std::memory_order_relaxed);
             return;
           }
-          out[r] = base[at];
+          dst_base[r] = base[at];
         }
         continue;
       }
       for (; r < end; ++r) {
-        const Idx* row = index + r * inner;
-        W* dst = out + r * inner;
+        const Idx* row = idx + r * inner;
+        W* dst = dst_base + r * inner;
         for (int64_t i = 0; i < inner; ++i) {
           const int64_t at = row[i];
           if (static_cast<uint64_t>(at) >= size) {
