@@ -284,13 +284,14 @@ Error verify_pad(uint32_t n, const fb::Node& node, const fb::Payload& p) {
   }
   for (uint32_t d = 0; d < r; ++d) {
     const uint32_t from_end = r - 1 - d;  // 0: the last dim (pads 0, 1), 1: the one before (2, 3)
-    const uint64_t before = from_end < 2 ? pads->Get(2 * from_end) : 0;
-    const uint64_t after = from_end < 2 ? pads->Get(2 * from_end + 1) : 0;
-    if (uint64_t{dim(x, d)} + before + after != dim(out, d)) {
+    const int64_t before = from_end < 2 ? pads->Get(2 * from_end) : 0;
+    const int64_t after = from_end < 2 ? pads->Get(2 * from_end + 1) : 0;
+    if (int64_t{dim(x, d)} + before + after != int64_t{dim(out, d)}) {
       return shape_error(n, op, "output sizes are not the input's plus the pads");
     }
     // Reflection mirrors around the edge element, so a pad must stay inside the input.
-    if (node.pad_mode() == fb::PadMode::Reflect && (before >= dim(x, d) || after >= dim(x, d))) {
+    if (node.pad_mode() == fb::PadMode::Reflect &&
+        (before >= int64_t{dim(x, d)} || after >= int64_t{dim(x, d)})) {
       return shape_error(n, op, "reflection pads must be smaller than the padded dim");
     }
   }
