@@ -407,8 +407,10 @@ class Loader {
   }
 
   // An output size torch cannot know before running (u0 of nonzero) needs an upper bound to
-  // plan memory at: range_constraints' max, else the operator's own (nonzero: the input's
-  // numel); without one the node is refused.
+  // plan memory at: the operator's own (nonzero: the input's numel), else range_constraints'
+  // max; without one the node is refused. A guard tighter than the operator's bound (a
+  // torch._check, or torch's own unsound one for a broadcast masked_select) is then refused,
+  // as pteron does not check sizes at run time.
   void bound_data_dependent_sizes(const Json& node, const std::string& op,
                                   const std::vector<ir::Argument>& args, const std::string& what) {
     const Json& outputs = member(node, "outputs", what);
@@ -433,7 +435,9 @@ class Loader {
                              e->symbol + ", which has no upper bound (pteron plans memory at " +
                              "the bound: torch._check(" + e->symbol + " <= N) in the model " +
                              "gives one)");
-        if (bound) info.max = info.max < 0 ? *bound : std::min(info.max, *bound);
+        // The operator's own bound wins: torch's range can be unsound (masked_select's is
+        // self's numel, though a broadcast mask selects from more).
+        if (bound) info.max = *bound;
         // torch's lower bound for it is an assumption only a run-time check would enforce:
         // guards relying on it are refused (read_size_guard), not taken as implied.
         info.min = 0;

@@ -33,7 +33,7 @@ SUBSET_FRACTION = 12  # the subset: OpInfos whose crc32(name) % 12 == 0 (60 of 7
 SUBSET_REGRESSIONS = ("gather", "scatter", "nn.functional.conv3d", "nn.functional.conv_transpose3d",
                       "permute", "addr")
 DTYPE_SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "int64": "i64", "int32": "i32",
-               "int8": "i8", "uint8": "u8", "bool": "bool", "int16": "i16"}
+               "int8": "i8", "uint8": "u8", "bool": "bool", "int16": "i16", "complex64": "c64"}
 
 
 def _load_ops():
