@@ -281,6 +281,8 @@ def write_tables(results, paths, out_dir, meta):
              f"at most {meta['max_samples']} sample inputs each." +
              ("" if meta.get("operators_done", 0) >= meta.get("operators", 0) else
               f" **Partial run: {meta['operators_done']} of {meta['operators']} OpInfos done.**"), "",
+             "Coverage counts do not depend on machine load (only the run's time does); a case "
+             "running past its timeout would, and is counted as timeout below.", "",
              "Each cell groups dtypes by outcome: **pass** (every sample matched eager), **refused** (compile-time "
              "refusal, with its reason), **wrong** (mismatch, runtime error or crash: a failing result), "
              "**not delegated** (the delegate kept nothing: its reason), **timeout**. Tolerances: float32 "
