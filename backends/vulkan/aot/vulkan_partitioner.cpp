@@ -478,9 +478,6 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     case Kind::Permute: {
       const int64_t rank = static_cast<int64_t>(out.rank());
-      // A 0-D permute has an empty perm, which the payload cannot carry (flatbuffers drops the
-      // empty vector and the runtime's verifier rightly rejects a permute without one).
-      if (rank == 0) return "0-D permute (a copy; no perm to lower)";
       for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
         if (d < -rank || d >= rank) return "permute dim out of range";
       }

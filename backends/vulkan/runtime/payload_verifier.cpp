@@ -454,12 +454,15 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
     }
     case fb::OpType::Permute: {
       if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      // A 0-D permute's perm is empty, which the writer (like flatbuffers' own tools) leaves
+      // out: an absent vector reads as an empty one.
       const auto* perm = node.perm();
-      if (perm == nullptr || perm->size() != rank(x) || rank(out) != rank(x)) {
+      const uint32_t perm_size = perm == nullptr ? 0 : perm->size();
+      if (perm_size != rank(x) || rank(out) != rank(x)) {
         return shape_error(n, op, "perm must have one entry per dim");
       }
       uint32_t seen = 0;
-      for (uint32_t d = 0; d < perm->size(); ++d) {
+      for (uint32_t d = 0; d < perm_size; ++d) {
         const uint32_t from = perm->Get(d);
         if (from >= rank(x) || (seen >> from) & 1u || dim(out, d) != dim(x, from)) {
           return shape_error(n, op, "perm is not a permutation matching the output's sizes");
