@@ -1,8 +1,10 @@
 // QLinearKernels for AVX-512 BW + VNNI (compiled with -mavx512f -mavx512bw -mavx512vnni):
 // 16-lane FMA for the weight-only paths; `vpdpbusd` (unsigned nibble x signed activation,
-// four products summed into each int32 lane in one instruction) for 8da4w, two int4 blocks
-// (64 weights) per instruction.
+// four products summed into each int32 lane in one instruction) for 8da4w, 16 channels x 4
+// weights per instruction.
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "kernels/optimized/qlinear/qlinear_impl_scalar.h"
 #include "kernels/optimized/qlinear/qlinear_rows.h"
@@ -80,73 +82,66 @@ void q4w_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const fl
   for (int r = 0; r < R; ++r) out[r * out_step] = _mm512_reduce_add_ps(tot[r]);
 }
 
-// Two consecutive int4 blocks (64 weights, 32 bytes) as unsigned nibbles in order:
-// [lo0 hi0 lo1 hi1] in 16-byte lanes.
-inline __m512i unpack_pair(const uint8_t* p) {
-  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  const __m256i m = _mm256_set1_epi8(0x0F);
-  const __m256i lo = _mm256_and_si256(b, m), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m);
-  const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);  // lo0 lo1 hi0 hi1
-  return _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0));
+// Four int8 activations as one int32, broadcast to every lane (folded into vpdpbusd's
+// {1to16} memory operand).
+inline __m512i broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return _mm512_set1_epi32(v);
 }
 
-// One block (32 weights) as unsigned nibbles, in a 256-bit vector.
-inline __m256i unpack_one(const uint8_t* p) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i m = _mm_set1_epi8(0x0F);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
-}
-
-template <int R>
-void q4a8_t(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs,
-            int32_t* dots) {
-  const int64_t groups = K / G;
-  if (G == 32) {  // two groups per instruction, reduced half by half
-    int64_t g = 0;
-    for (; g + 2 <= groups; g += 2) {
-      const __m512i u = unpack_pair(w + g * 16);
-      for (int r = 0; r < R; ++r) {
-        const __m512i xv = _mm512_loadu_si512(xq + r * xq_rs + g * 32);
-        const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, xv);
-        // Both halves' sums at once (cheaper than two masked reductions).
-        __m256i h = _mm256_hadd_epi32(_mm512_castsi512_si256(d), _mm512_extracti64x4_epi64(d, 1));
-        h = _mm256_hadd_epi32(h, h);  // [L03 H03 L03 H03 | L47 H47 L47 H47]
-        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-        dots[r * groups + g] = _mm_cvtsi128_si32(t);
-        dots[r * groups + g + 1] = _mm_extract_epi32(t, 1);
-      }
-    }
-    if (g < groups) {
-      const __m256i u = unpack_one(w + g * 16);
-      for (int r = 0; r < R; ++r) {
-        const __m256i xv =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + r * xq_rs + g * 32));
-        const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_zextsi256_si512(u),
-                                              _mm512_zextsi256_si512(xv));
-        dots[r * groups + g] = _mm512_reduce_add_epi32(d);
-      }
-    }
-    return;
-  }
+// R rows x NP panels (16 channels each, one vector per row and panel): per group, the int32
+// products in lanes (one channel each, no horizontal sum), then one FMA into the float sum.
+template <int R, int NP>
+void a8w4_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const int8_t* xq,
+            int64_t xq_rs, const int32_t* xoff, int64_t xoff_rs, float* acc, int64_t acc_rs) {
+  const int64_t groups = K / G, panel_bytes = K * 8, panel_scales = groups * kA8W4Panel;
+  const __m512i m = _mm512_set1_epi8(0x0F);
+  __m512 f[R][NP];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) f[r][p] = _mm512_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
-    __m512i acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
-    int64_t k = g * G;
-    const int64_t end = k + G;
-    for (; k + 64 <= end; k += 64) {
-      const __m512i u = unpack_pair(w + k / 2);
-      for (int r = 0; r < R; ++r)
-        acc[r] = _mm512_dpbusd_epi32(acc[r], u, _mm512_loadu_si512(xq + r * xq_rs + k));
-    }
-    if (k < end) {  // an odd block (G = 96, 160, ...)
-      const __m512i u = _mm512_zextsi256_si512(unpack_one(w + k / 2));
-      for (int r = 0; r < R; ++r) {
-        const __m512i xv = _mm512_zextsi256_si512(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + r * xq_rs + k)));
-        acc[r] = _mm512_dpbusd_epi32(acc[r], u, xv);
+    __m512i d[R][NP];
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < NP; ++p) d[r][p] = _mm512_setzero_si512();
+    for (int64_t k = g * G; k < (g + 1) * G; k += 8) {
+      for (int p = 0; p < NP; ++p) {
+        const __m512i v = _mm512_loadu_si512(w + p * panel_bytes + k * 8);
+        const __m512i lo = _mm512_and_si512(v, m);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
+        for (int r = 0; r < R; ++r) {
+          const int8_t* x = xq + r * xq_rs + k;
+          d[r][p] = _mm512_dpbusd_epi32(d[r][p], lo, broadcast4(x));
+          d[r][p] = _mm512_dpbusd_epi32(d[r][p], hi, broadcast4(x + 4));
+        }
       }
     }
-    for (int r = 0; r < R; ++r) dots[r * groups + g] = _mm512_reduce_add_epi32(acc[r]);
+    for (int r = 0; r < R; ++r) {
+      const __m512i off = _mm512_set1_epi32(xoff[r * xoff_rs + g]);
+      for (int p = 0; p < NP; ++p) {
+        const __m512 s = _mm512_loadu_ps(scales + p * panel_scales + g * kA8W4Panel);
+        f[r][p] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(_mm512_sub_epi32(d[r][p], off)), f[r][p]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) _mm512_storeu_ps(acc + r * acc_rs + p * kA8W4Panel, f[r][p]);
+}
+
+// Decode (one row): four panels per pass, four independent dot-product chains. Prefill: up to
+// eight rows per panel, each unpacked weight vector serving every row.
+void a8w4_tile(const uint8_t* w, const float* scales, int64_t K, int64_t G, int panels,
+               const int8_t* xq, int64_t xq_rs, const int32_t* xoff, int64_t xoff_rs, int rows,
+               float* acc, int64_t acc_rs) {
+  if (rows == 1 && panels == 4) {
+    return a8w4_t<1, 4>(w, scales, K, G, xq, xq_rs, xoff, xoff_rs, acc, acc_rs);
+  }
+  const int64_t panel_bytes = K * 8, panel_scales = K / G * kA8W4Panel;
+  for (int p = 0; p < panels; ++p) {
+    qrows::with_rows8(rows, [&](auto r) {
+      a8w4_t<decltype(r)::value, 1>(w + p * panel_bytes, scales + p * panel_scales, K, G, xq, xq_rs,
+                                    xoff, xoff_rs, acc + p * kA8W4Panel, acc_rs);
+    });
   }
 }
 
@@ -162,13 +157,8 @@ void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const
       rows, [&](auto r) { q4w_t<decltype(r)::value>(w, scales, K, G, x, x_rs, out, out_step); });
 }
 
-void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs, int rows,
-               int32_t* dots) {
-  qrows::with_rows(rows, [&](auto r) { q4a8_t<decltype(r)::value>(w, K, G, xq, xq_rs, dots); });
-}
-
 }  // namespace
 
-extern const QLinearKernels kTable = {"avx512-vnni", q8w_rows, q4w_rows, q4a8_rows};
+extern const QLinearKernels kTable = {"avx512-vnni", q8w_rows, q4w_rows, a8w4_tile, 8, 1};
 
 }  // namespace pteron::opt::qavx512

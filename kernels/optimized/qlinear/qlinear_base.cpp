@@ -4,6 +4,6 @@
 
 namespace pteron::opt::qscalar {
 
-extern const QLinearKernels kTable = {"scalar", q8w_rows, q4w_rows, q4a8_rows};
+extern const QLinearKernels kTable = {"scalar", q8w_rows, q4w_rows, a8w4_tile, 1, 1};
 
 }  // namespace pteron::opt::qscalar

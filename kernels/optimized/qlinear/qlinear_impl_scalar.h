@@ -4,6 +4,8 @@
 // dot-product file) never stands in for the baseline table's.
 #pragma once
 
+#include <cmath>
+
 #include "kernels/optimized/qlinear/qlinear_kernels.h"
 
 namespace pteron::opt::qscalar {
@@ -43,15 +45,31 @@ inline void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G
   }
 }
 
-inline void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs,
-                      int rows, int32_t* dots) {
+// Nibble (q + 8) of channel c of an 8da4w panel at weight k (qlinear_kernels.h's layout).
+inline int a8w4_nibble(const uint8_t* panel, int c, int64_t k) {
+  const uint8_t b = panel[(k >> 3) * 64 + c * 4 + (k & 3)];
+  return (k & 4) ? (b >> 4) : (b & 15);
+}
+
+inline void a8w4_tile(const uint8_t* w, const float* scales, int64_t K, int64_t G, int panels,
+                      const int8_t* xq, int64_t xq_rs, const int32_t* xoff, int64_t xoff_rs,
+                      int rows, float* acc, int64_t acc_rs) {
   const int64_t groups = K / G;
-  for (int r = 0; r < rows; ++r) {
-    const int8_t* xr = xq + r * xq_rs;
-    for (int64_t g = 0; g < groups; ++g) {
-      int32_t acc = 0;
-      for (int64_t k = g * G; k < (g + 1) * G; ++k) acc += (q4_at(w, k) + 8) * xr[k];
-      dots[r * groups + g] = acc;
+  for (int p = 0; p < panels; ++p) {
+    const uint8_t* wp = w + p * K * 8;
+    const float* sp = scales + p * groups * kA8W4Panel;
+    for (int r = 0; r < rows; ++r) {
+      const int8_t* xr = xq + r * xq_rs;
+      for (int c = 0; c < kA8W4Panel; ++c) {
+        float sum = 0.0f;
+        for (int64_t g = 0; g < groups; ++g) {
+          int32_t d = 0;
+          for (int64_t k = g * G; k < (g + 1) * G; ++k) d += a8w4_nibble(wp, c, k) * xr[k];
+          sum =
+              std::fma(sp[g * kA8W4Panel + c], static_cast<float>(d - xoff[r * xoff_rs + g]), sum);
+        }
+        acc[r * acc_rs + p * kA8W4Panel + c] = sum;
+      }
     }
   }
 }
