@@ -19,11 +19,13 @@
 // reduced across lanes and the group scales are applied in registers. Decode (one row)
 // streams each panel once, four at a time; prefill runs tiles of rows x panels, the panel
 // staying in cache while all rows pass. Threads split the panels.
-// Weight-only kernels: four rows per weight pass and blocks of channels.
+// Weight-only kernels: decode four rows per weight pass and blocks of channels; prefill (8+
+// rows) on the SGEMM with the weights dequantized into its packed panels.
 #include <cmath>
 
 #include "kernels/optimized/qlinear/qlinear_kernels.h"
 #include "kernels/optimized/util/parallel.h"
+#include "kernels/optimized/util/sgemm.h"
 #include "kernels/portable/util/broadcast.h"
 #include "runtime/kernel/kernel.h"
 
@@ -88,7 +90,60 @@ Error check_problem(Kind kind, const char* op, const Tensor& input, const Tensor
   return Error::Ok;
 }
 
-void run_weight_only(const Problem& p, bool int4) {
+// From this many input rows (prefill) the weight-only product runs on the SGEMM, its B panels
+// packed from weight rows dequantized on the fly (each weight dequantized once per call, then
+// reused by every row in registers); below it the row kernels stream each weight once.
+constexpr int64_t kGemmRows = 8;
+constexpr int kMaxPanelWidth = 32;  // the widest SGEMM panel (AVX-512's NR)
+constexpr int64_t kDequantDepth = 256;
+
+struct DequantPacker {
+  const Problem* p;
+  bool int4;
+  const QLinearKernels* kt;
+};
+
+// SgemmBPacker::pack for B = W^T: panels of nr weight rows (output channels), kc deep.
+void pack_dequantized(const void* context, int64_t, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                      int nr, float* dst) {
+  const DequantPacker& d = *static_cast<const DequantPacker*>(context);
+  const Problem& p = *d.p;
+  const int64_t row_bytes = d.int4 ? p.K / 2 : p.K, groups = p.K / p.G;
+  alignas(64) float rows[kMaxPanelWidth * kDequantDepth];
+  for (int64_t c = 0; c < nc; c += nr, dst += kc * nr) {
+    const int n = static_cast<int>(nc - c < nr ? nc - c : nr);
+    const auto* w = static_cast<const uint8_t*>(p.w) + (j0 + c) * row_bytes;
+    const float* s = p.scales + (j0 + c) * groups;
+    for (int64_t k = 0; k < kc; k += kDequantDepth) {
+      const int64_t depth = kc - k < kDequantDepth ? kc - k : kDequantDepth;
+      if (d.int4) {
+        d.kt->q4w_dequant(w, s, p.K, p.G, n, k0 + k, depth, rows, depth);
+      } else {
+        d.kt->q8w_dequant(reinterpret_cast<const int8_t*>(w), s, p.K, p.G, n, k0 + k, depth, rows,
+                          depth);
+      }
+      optimized::sgemm_pack_rows(rows, depth, depth, n, nr, dst + k * nr);
+    }
+  }
+}
+
+void run_weight_only(KernelContext& ctx, const Problem& p, bool int4) {
+  if (p.M >= kGemmRows) {
+    const DequantPacker context{&p, int4, &qlinear_kernels()};
+    const optimized::SgemmBPacker packer{&pack_dequantized, &context};
+    optimized::SgemmProblem g;
+    g.M = p.M;
+    g.N = p.N;
+    g.K = p.K;
+    g.a = p.x;
+    g.a_rs = p.K;
+    g.a_cs = 1;
+    g.b_packer = &packer;
+    g.c = p.y;
+    g.c_rs = p.N;
+    g.bias = p.bias;
+    if (optimized::sgemm(ctx, g)) return;  // else (no scratch) the row kernels below
+  }
   const QLinearKernels& kt = qlinear_kernels();
   const int64_t groups = p.K / p.G;
   const int64_t row_bytes = int4 ? p.K / 2 : p.K;
@@ -270,22 +325,22 @@ Error run_8da4w(KernelContext& ctx, const A8W4& p, float eps) {
 
 // The weight-only kernels, (x, weight, scales, bias?, group_size, out); they differ only in
 // the weight's kind.
-Error weight_only_out(const char* op, Kind kind, Span<EValue*> args) {
+Error weight_only_out(KernelContext& ctx, const char* op, Kind kind, Span<EValue*> args) {
   PTERON_TRY(check_args(op, args, "TTTtIT"));
   Problem p;
   PTERON_TRY(check_problem(kind, op, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                            args[3]->is_none() ? nullptr : args[3]->tensor, args[4]->i,
                            *args[5]->tensor, &p));
-  run_weight_only(p, kind == Kind::Q4W);
+  run_weight_only(ctx, p, kind == Kind::Q4W);
   return Error::Ok;
 }
 
-Error linear_q8w_out(KernelContext&, Span<EValue*> args) {
-  return weight_only_out("pteron::linear_q8w.out", Kind::Q8W, args);
+Error linear_q8w_out(KernelContext& ctx, Span<EValue*> args) {
+  return weight_only_out(ctx, "pteron::linear_q8w.out", Kind::Q8W, args);
 }
 
-Error linear_q4w_out(KernelContext&, Span<EValue*> args) {
-  return weight_only_out("pteron::linear_q4w.out", Kind::Q4W, args);
+Error linear_q4w_out(KernelContext& ctx, Span<EValue*> args) {
+  return weight_only_out(ctx, "pteron::linear_q4w.out", Kind::Q4W, args);
 }
 
 Error linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {

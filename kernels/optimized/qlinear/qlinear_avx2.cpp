@@ -194,6 +194,7 @@ void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const
 
 }  // namespace
 
-extern const QLinearKernels kTable = {"avx2", q8w_rows, q4w_rows, a8w4_tile, 4, 1};
+extern const QLinearKernels kTable = {
+    "avx2", q8w_rows, q4w_rows, qscalar::q8w_dequant, qscalar::q4w_dequant, a8w4_tile, 4, 1};
 
 }  // namespace pteron::opt::qavx2

@@ -45,6 +45,43 @@ inline void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G
   }
 }
 
+// The dequantizers loop over whole groups (one scale each) and whole int4 blocks, so the
+// compiler vectorises them with each table's own flags.
+inline void q8w_dequant(const int8_t* w, const float* scales, int64_t K, int64_t G, int rows,
+                        int64_t k0, int64_t kc, float* out, int64_t ld) {
+  const int64_t groups = K / G;
+  for (int j = 0; j < rows; ++j) {
+    const int8_t* wr = w + j * K;
+    float* o = out + j * ld - k0;
+    for (int64_t k = k0; k < k0 + kc;) {
+      const int64_t end = (k / G + 1) * G < k0 + kc ? (k / G + 1) * G : k0 + kc;
+      const float s = scales[j * groups + k / G];
+      for (; k < end; ++k) o[k] = static_cast<float>(wr[k]) * s;
+    }
+  }
+}
+
+inline void q4w_dequant(const uint8_t* w, const float* scales, int64_t K, int64_t G, int rows,
+                        int64_t k0, int64_t kc, float* out, int64_t ld) {
+  const int64_t groups = K / G;
+  for (int j = 0; j < rows; ++j) {
+    const uint8_t* wr = w + j * (K / 2);
+    const float* sr = scales + j * groups;
+    float* o = out + j * ld - k0;
+    int64_t k = k0;
+    for (; k < k0 + kc && (k & 31) != 0; ++k) o[k] = static_cast<float>(q4_at(wr, k)) * sr[k / G];
+    for (; k + 32 <= k0 + kc; k += 32) {  // a whole block: one scale (G is a multiple of 32)
+      const uint8_t* b = wr + k / 2;
+      const float s = sr[k / G];
+      for (int i = 0; i < 16; ++i) {
+        o[k + i] = static_cast<float>((b[i] & 15) - 8) * s;
+        o[k + 16 + i] = static_cast<float>((b[i] >> 4) - 8) * s;
+      }
+    }
+    for (; k < k0 + kc; ++k) o[k] = static_cast<float>(q4_at(wr, k)) * sr[k / G];
+  }
+}
+
 // Nibble (q + 8) of channel c of an 8da4w panel at weight k (qlinear_kernels.h's layout).
 inline int a8w4_nibble(const uint8_t* panel, int c, int64_t k) {
   const uint8_t b = panel[(k >> 3) * 64 + c * 4 + (k & 3)];

@@ -41,6 +41,13 @@ struct QLinearKernels {
   // The same for int4 weights (packed as above; weight = nibble - 8).
   void (*q4w_rows)(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
                    int64_t x_rs, int rows, float* out, int64_t out_step);
+  // Weight rows as floats, for the SGEMM's packer (prefill of the weight-only linears):
+  // out[j * ld + kk] = q(row j, k0 + kk) * scale of its group, for j < rows, kk < kc; weight
+  // row j at w + j * row_bytes (K or K / 2 bytes), its scales at scales + j * (K / G).
+  void (*q8w_dequant)(const int8_t* w, const float* scales, int64_t K, int64_t G, int rows,
+                      int64_t k0, int64_t kc, float* out, int64_t ld);
+  void (*q4w_dequant)(const uint8_t* w, const float* scales, int64_t K, int64_t G, int rows,
+                      int64_t k0, int64_t kc, float* out, int64_t ld);
   // 8da4w's integer products and group scales, for `rows` rows (1..kA8W4MaxRows) and
   // `panels` consecutive panels (1..kA8W4MaxPanels, weights and scales as laid out above):
   //   acc[r * acc_rs + 16 p + c] = sum over groups g, in order, of

@@ -83,7 +83,13 @@ void a8w4_tile(const uint8_t* w, const float* scales, int64_t K, int64_t G, int 
 
 }  // namespace
 
-extern const QLinearKernels kTable = {
-    "neon-dot", qscalar::q8w_rows, qscalar::q4w_rows, a8w4_tile, 4, 1};
+extern const QLinearKernels kTable = {"neon-dot",
+                                      qscalar::q8w_rows,
+                                      qscalar::q4w_rows,
+                                      qscalar::q8w_dequant,
+                                      qscalar::q4w_dequant,
+                                      a8w4_tile,
+                                      4,
+                                      1};
 
 }  // namespace pteron::opt::qneondot

@@ -154,6 +154,46 @@ void check_weight_only(const QLinearKernels& k, bool int4, int64_t K, int64_t G,
   }
 }
 
+// The dequantizers the SGEMM's packer uses: q * scale, one rounding, so every table gives the
+// same floats; any start and depth (int4 blocks entered in the middle).
+TEST(QLinearKernels, DequantizedRowsAreExact) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> sf(0.001f, 0.1f);
+  const int64_t K = 288, G = 96, groups = K / G, rows = 3;
+  std::vector<int> q(static_cast<size_t>(rows * K));
+  std::vector<float> scales(static_cast<size_t>(rows * groups));
+  for (float& s : scales) s = sf(rng);
+  for (const bool int4 : {false, true}) {
+    std::uniform_int_distribution<int> wq(int4 ? -8 : -128, int4 ? 7 : 127);
+    for (int& v : q) v = wq(rng);
+    std::vector<int8_t> w8(q.begin(), q.end());
+    std::vector<uint8_t> w4;
+    for (int r = 0; r < rows; ++r) {
+      const std::vector<uint8_t> row =
+          pack_row(std::vector<int>(q.begin() + r * K, q.begin() + (r + 1) * K));
+      w4.insert(w4.end(), row.begin(), row.end());
+    }
+    for (const QLinearKernels* k : tables()) {
+      for (const int64_t start : {int64_t{0}, int64_t{5}, int64_t{144}, int64_t{250}}) {
+        const int64_t depth = K - start < 100 ? K - start : 100, ld = depth + 3;
+        std::vector<float> out(static_cast<size_t>(rows * ld), NAN);
+        if (int4) {
+          k->q4w_dequant(w4.data(), scales.data(), K, G, rows, start, depth, out.data(), ld);
+        } else {
+          k->q8w_dequant(w8.data(), scales.data(), K, G, rows, start, depth, out.data(), ld);
+        }
+        for (int r = 0; r < rows; ++r) {
+          for (int64_t i = 0; i < depth; ++i) {
+            const int64_t c = start + i;
+            ASSERT_EQ(out[r * ld + i], static_cast<float>(q[r * K + c]) * scales[r * groups + c / G])
+                << k->name << (int4 ? " int4" : " int8") << " start " << start << " r " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(QLinearKernels, Int8WeightOnlyMatchesReference) {
   std::mt19937 rng(11);
   const int64_t cases[][2] = {{1, 1},     {7, 7},     {63, 63},     {63, 21},    {64, 32},

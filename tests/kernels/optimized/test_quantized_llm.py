@@ -254,8 +254,13 @@ def test_8da4w_op(threads, m, k, n, group):
 
 
 @pytest.mark.parametrize("int4,m,k,n,group", [(True, 1, 4096, 64, 128), (True, 7, 96, 20, 32),
-                                              (False, 1, 1001, 50, 1001), (False, 6, 63, 17, 21)])
+                                              (False, 1, 1001, 50, 1001), (False, 6, 63, 17, 21),
+                                              # 8+ rows: the SGEMM over dequantized panels (K 288:
+                                              # K blocks of 144, inside int4 blocks)
+                                              (True, 33, 288, 40, 32), (True, 8, 512, 70, 128),
+                                              (False, 64, 768, 100, 0), (False, 9, 1001, 33, 77)])
 def test_weight_only_ops(threads, int4, m, k, n, group):
+    group = group or k
     g = torch.Generator().manual_seed(k + n)
     x = torch.randn(2, m, k, generator=g)
     q = torch.randint(-8, 8, (n, k), generator=g) if int4 else torch.randint(-128, 128, (n, k), generator=g)
