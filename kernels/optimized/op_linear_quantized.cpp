@@ -172,34 +172,6 @@ void run_weight_only(KernelContext& ctx, const Problem& p, bool int4) {
   });
 }
 
-// Row r of x as int8 with torchao's asymmetric per-token parameters; 8 x the group sums of xq
-// into xoff (the +8 offset of the stored nibbles, taken off each group's products).
-void quantize_row(const float* x, int64_t K, int64_t G, float eps, int8_t* xq, float* scale,
-                  int32_t* zero, int32_t* xoff) {
-  float lo = 0.0f, hi = 0.0f;
-  for (int64_t k = 0; k < K; ++k) {
-    lo = x[k] < lo ? x[k] : lo;
-    hi = x[k] > hi ? x[k] : hi;
-  }
-  float s = (hi - lo) / 255.0f;
-  s = s < eps ? eps : s;
-  float zp = -128.0f - std::nearbyint(lo / s);
-  zp = zp < -128.0f ? -128.0f : (zp > 127.0f ? 127.0f : zp);
-  const float inv = 1.0f / s;
-  for (int64_t g0 = 0; g0 < K; g0 += G) {
-    int32_t sum = 0;
-    for (int64_t k = g0; k < g0 + G; ++k) {
-      float q = std::nearbyint(x[k] * inv) + zp;
-      q = q < -128.0f ? -128.0f : (q > 127.0f ? 127.0f : q);
-      xq[k] = static_cast<int8_t>(q);
-      sum += xq[k];
-    }
-    xoff[g0 / G] = 8 * sum;
-  }
-  *scale = s;
-  *zero = static_cast<int32_t>(zp);
-}
-
 struct A8W4 {
   int64_t M, K, N, G, panels;
   const float* x;
@@ -284,12 +256,13 @@ Error run_8da4w(KernelContext& ctx, const A8W4& p, float eps) {
                Error::OutOfMemory,
                "pteron::linear_8da4w.out: no scratch memory for %lld x %lld activations",
                static_cast<long long>(p.M), static_cast<long long>(p.K));
+  const QLinearKernels& kt = qlinear_kernels();
   parallel_for(p.M, p.K, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
-      quantize_row(p.x + m * p.K, p.K, p.G, eps, xq + m * p.K, &xs[m], &xz[m], xoff + m * groups);
+      kt.a8_quantize_row(p.x + m * p.K, p.K, p.G, eps, xq + m * p.K, &xs[m], &xz[m],
+                         xoff + m * groups);
     }
   });
-  const QLinearKernels& kt = qlinear_kernels();
   // Decode: one row, panels four at a time (independent chains); prefill: the table's tile.
   const int mr = p.M == 1 ? 1 : kt.a8w4_rows;
   const int np = p.M == 1 ? kA8W4MaxPanels : kt.a8w4_panels;

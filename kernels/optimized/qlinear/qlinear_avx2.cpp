@@ -106,6 +106,58 @@ inline __m256i broadcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+inline float hmin(__m256 v) {
+  __m128 s = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_min_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_min_ss(s, _mm_movehdup_ps(s)));
+}
+
+inline float hmax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+
+// qscalar::a8_quantize_row's arithmetic 8 lanes at a time (as the AVX-512 table's).
+void a8_quantize_row(const float* x, int64_t K, int64_t G, float eps, int8_t* xq, float* scale,
+                     int32_t* zero, int32_t* xoff) {
+  if (K % 8 != 0 || G % 8 != 0)
+    return qscalar::a8_quantize_row(x, K, G, eps, xq, scale, zero, xoff);
+  __m256 vlo = _mm256_setzero_ps(), vhi = vlo;
+  for (int64_t k = 0; k < K; k += 8) {
+    const __m256 v = _mm256_loadu_ps(x + k);
+    vlo = _mm256_min_ps(v, vlo);
+    vhi = _mm256_max_ps(v, vhi);
+  }
+  const float lo = hmin(vlo), hi = hmax(vhi);
+  float s = (hi - lo) / 255.0f;
+  s = s < eps ? eps : s;
+  float zp = -128.0f - std::nearbyint(lo / s);
+  zp = zp < -128.0f ? -128.0f : (zp > 127.0f ? 127.0f : zp);
+  const __m256 inv = _mm256_set1_ps(1.0f / s), vz = _mm256_set1_ps(zp);
+  const __m256 qmin = _mm256_set1_ps(-128.0f), qmax = _mm256_set1_ps(127.0f);
+  for (int64_t g0 = 0; g0 < K; g0 += G) {
+    __m256i sum = _mm256_setzero_si256();
+    for (int64_t k = g0; k < g0 + G; k += 8) {
+      __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + k), inv),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, vz), qmin), qmax);
+      const __m256i qi = _mm256_cvtps_epi32(q);
+      sum = _mm256_add_epi32(sum, qi);
+      // int32 -> int8 (values in range): pack to int16 then int8 within 128-bit lanes.
+      const __m128i w =
+          _mm_packs_epi32(_mm256_castsi256_si128(qi), _mm256_extracti128_si256(qi, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(xq + k), _mm_packs_epi16(w, w));
+    }
+    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, _MM_SHUFFLE(1, 0, 3, 2)));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, _MM_SHUFFLE(2, 3, 0, 1)));
+    xoff[g0 / G] = 8 * _mm_cvtsi128_si32(t);
+  }
+  *scale = s;
+  *zero = static_cast<int32_t>(zp);
+}
+
 // R rows x NU half panels (8 channels, one vector each; unit u is half u % 2 of panel u / 2).
 // Per k-block and row, the low and high nibbles' `vpmaddubsw` pairs are added in int16 (at
 // most 4 * 15 * 128 per lane) and `vpmaddwd` by ones sums them into the int32 lanes.
@@ -152,16 +204,17 @@ void a8w4_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const i
     for (int u = 0; u < NU; ++u) _mm256_storeu_ps(acc + r * acc_rs + u * 8, f[r][u]);
 }
 
-// Decode (one row): two panels (four half panels) per pass. Prefill: up to four rows per half
-// panel (AVX2's 16 registers hold 4 int32 + 4 float accumulators, the weights and constants).
+// Decode (one row): a panel (two half panels, one sequential stream) per pass. Prefill: up to
+// four rows per half panel (AVX2's 16 registers hold 4 int32 + 4 float accumulators, the
+// weights and constants).
 void a8w4_tile(const uint8_t* w, const float* scales, int64_t K, int64_t G, int panels,
                const int8_t* xq, int64_t xq_rs, const int32_t* xoff, int64_t xoff_rs, int rows,
                float* acc, int64_t acc_rs) {
   const int64_t panel_bytes = K * 8, panel_scales = K / G * kA8W4Panel;
   int p = 0;
   if (rows == 1) {
-    for (; p + 2 <= panels; p += 2) {
-      a8w4_t<1, 4>(w + p * panel_bytes, scales + p * panel_scales, K, G, xq, xq_rs, xoff, xoff_rs,
+    for (; p < panels; ++p) {
+      a8w4_t<1, 2>(w + p * panel_bytes, scales + p * panel_scales, K, G, xq, xq_rs, xoff, xoff_rs,
                    acc + p * kA8W4Panel, acc_rs);
     }
   }
@@ -195,6 +248,7 @@ void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const
 }  // namespace
 
 extern const QLinearKernels kTable = {
-    "avx2", q8w_rows, q4w_rows, qscalar::q8w_dequant, qscalar::q4w_dequant, a8w4_tile, 4, 1};
+    "avx2",    q8w_rows, q4w_rows, qscalar::q8w_dequant, qscalar::q4w_dequant, a8_quantize_row,
+    a8w4_tile, 4,        1};
 
 }  // namespace pteron::opt::qavx2

@@ -82,6 +82,32 @@ inline void q4w_dequant(const uint8_t* w, const float* scales, int64_t K, int64_
   }
 }
 
+inline void a8_quantize_row(const float* x, int64_t K, int64_t G, float eps, int8_t* xq,
+                            float* scale, int32_t* zero, int32_t* xoff) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t k = 0; k < K; ++k) {
+    lo = x[k] < lo ? x[k] : lo;
+    hi = x[k] > hi ? x[k] : hi;
+  }
+  float s = (hi - lo) / 255.0f;
+  s = s < eps ? eps : s;
+  float zp = -128.0f - std::nearbyint(lo / s);
+  zp = zp < -128.0f ? -128.0f : (zp > 127.0f ? 127.0f : zp);
+  const float inv = 1.0f / s;
+  for (int64_t g0 = 0; g0 < K; g0 += G) {
+    int32_t sum = 0;
+    for (int64_t k = g0; k < g0 + G; ++k) {
+      float q = std::nearbyint(x[k] * inv) + zp;
+      q = q < -128.0f ? -128.0f : (q > 127.0f ? 127.0f : q);
+      xq[k] = static_cast<int8_t>(q);
+      sum += xq[k];
+    }
+    xoff[g0 / G] = 8 * sum;
+  }
+  *scale = s;
+  *zero = static_cast<int32_t>(zp);
+}
+
 // Nibble (q + 8) of channel c of an 8da4w panel at weight k (qlinear_kernels.h's layout).
 inline int a8w4_nibble(const uint8_t* panel, int c, int64_t k) {
   const uint8_t b = panel[(k >> 3) * 64 + c * 4 + (k & 3)];

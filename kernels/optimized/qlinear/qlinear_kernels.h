@@ -48,6 +48,13 @@ struct QLinearKernels {
                       int64_t k0, int64_t kc, float* out, int64_t ld);
   void (*q4w_dequant)(const uint8_t* w, const float* scales, int64_t K, int64_t G, int rows,
                       int64_t k0, int64_t kc, float* out, int64_t ld);
+  // 8da4w's activations: row x [K] as int8 with torchao's asymmetric per-token parameters
+  // (choose_qparams_affine + quantize_affine: scale = (max(x, 0) - min(x, 0)) / 255 clamped to
+  // eps, zero = clamp(-128 - round(min / scale)), q = clamp(round(x * (1 / scale)) + zero),
+  // rounding half to even), and xoff[g] = 8 * the sum of q over group g. The same bytes in
+  // every table (finite x).
+  void (*a8_quantize_row)(const float* x, int64_t K, int64_t G, float eps, int8_t* xq, float* scale,
+                          int32_t* zero, int32_t* xoff);
   // 8da4w's integer products and group scales, for `rows` rows (1..kA8W4MaxRows) and
   // `panels` consecutive panels (1..kA8W4MaxPanels, weights and scales as laid out above):
   //   acc[r * acc_rs + 16 p + c] = sum over groups g, in order, of

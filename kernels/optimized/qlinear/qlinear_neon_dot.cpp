@@ -88,6 +88,7 @@ extern const QLinearKernels kTable = {"neon-dot",
                                       qscalar::q4w_rows,
                                       qscalar::q8w_dequant,
                                       qscalar::q4w_dequant,
+                                      qscalar::a8_quantize_row,
                                       a8w4_tile,
                                       4,
                                       1};

@@ -345,24 +345,28 @@ inline int64_t mask_row_offset(const AttentionSlice& s, int64_t i) {
   return (i / s.head_rows) * s.mask_head + (i % s.head_rows) * s.mask_row;
 }
 
-// True when keys [j0, j0 + nb) are masked out for every one of rows [i0, i0 + R).
+// Of keys [j0, j0 + nb), how many up to the last one some row of [i0, i0 + R) may see: the
+// keys after it are masked out for every row (the causal mask's future), so they are neither
+// scored nor summed; 0 skips the block.
 template <int R>
-bool block_masked(const AttentionSlice& s, int64_t i0, int64_t j0, int64_t nb) {
-  if (s.mask == nullptr) return false;
+int64_t block_extent(const AttentionSlice& s, int64_t i0, int64_t j0, int64_t nb) {
+  if (s.mask == nullptr) return nb;
   const float ninf = -__builtin_inff();
+  int64_t extent = 0;
   for (int r = 0; r < R; ++r) {
     const int64_t at = mask_row_offset(s, i0 + r) + j0 * s.mask_col;
+    int64_t j = nb;
     if (s.mask_is_bool) {
       const uint8_t* mk = static_cast<const uint8_t*>(s.mask) + at;
-      for (int64_t j = 0; j < nb; ++j)
-        if (mk[j * s.mask_col] == 0) return false;
+      while (j > extent && mk[(j - 1) * s.mask_col] != 0) --j;
     } else {
       const float* mk = static_cast<const float*>(s.mask) + at;
-      for (int64_t j = 0; j < nb; ++j)
-        if (!(mk[j * s.mask_col] == ninf)) return false;
+      while (j > extent && mk[(j - 1) * s.mask_col] == ninf) --j;
     }
+    extent = j > extent ? j : extent;
+    if (extent == nb) break;
   }
-  return true;
+  return extent;
 }
 
 // scores = scores * scale + mask for query row i.
@@ -434,8 +438,8 @@ void attention_rows(const AttentionSlice& s, int64_t i0) {
     for (int64_t c = 0; c < s.Dv; ++c) acc[r][c] = 0;
   }
   for (int64_t j0 = 0; j0 < s.Lk; j0 += kKeyBlock) {
-    const int64_t nb = s.Lk - j0 < kKeyBlock ? s.Lk - j0 : kKeyBlock;
-    if (block_masked<R>(s, i0, j0, nb)) continue;  // e.g. the causal mask's future keys
+    const int64_t nb = block_extent<R>(s, i0, j0, s.Lk - j0 < kKeyBlock ? s.Lk - j0 : kKeyBlock);
+    if (nb == 0) continue;  // every key of the block masked out for every row
     if (s.kt_col == 1) {
       block_scores<R>(s, q, j0, nb, scores);
     } else {

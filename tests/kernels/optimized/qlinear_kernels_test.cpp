@@ -154,6 +154,43 @@ void check_weight_only(const QLinearKernels& k, bool int4, int64_t K, int64_t G,
   }
 }
 
+// 8da4w's per-token activation quantization: every table the same bytes, scale, zero point and
+// group offsets as the scalar table (torchao's formulas), including values that round half way,
+// rows all of one sign, all zeros and a row whose range needs the eps floor.
+TEST(QLinearKernels, ActivationQuantizationIsTheSameInEveryTable) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> nf(0.0f, 1.0f);
+  const QLinearKernels* ref = tables().back();  // scalar
+  for (const int64_t K : {int64_t{32}, int64_t{768}, int64_t{2304}, int64_t{96}}) {
+    for (int kind = 0; kind < 5; ++kind) {
+      std::vector<float> x(static_cast<size_t>(K));
+      for (int64_t k = 0; k < K; ++k) {
+        const float v = nf(rng) * 3.0f;
+        x[k] = kind == 0 ? v
+               : kind == 1 ? std::fabs(v) + 0.5f                          // all positive
+               : kind == 2 ? 0.0f                                         // all zero: eps
+               : kind == 3 ? static_cast<float>(k % 255 - 127) * 0.5f     // halves
+                           : -std::fabs(v) * 1e-30f;                       // tiny: eps floor
+      }
+      for (const int64_t G : {int64_t{32}, K}) {
+        const int64_t groups = K / G;
+        std::vector<int8_t> q0(static_cast<size_t>(K)), q1(static_cast<size_t>(K));
+        std::vector<int32_t> o0(static_cast<size_t>(groups)), o1(static_cast<size_t>(groups));
+        float s0 = 0, s1 = 0;
+        int32_t z0 = 0, z1 = 0;
+        ref->a8_quantize_row(x.data(), K, G, 1e-20f, q0.data(), &s0, &z0, o0.data());
+        for (const QLinearKernels* kt : tables()) {
+          kt->a8_quantize_row(x.data(), K, G, 1e-20f, q1.data(), &s1, &z1, o1.data());
+          ASSERT_EQ(std::memcmp(&s0, &s1, sizeof s0), 0) << kt->name << " K " << K << " kind " << kind;
+          ASSERT_EQ(z0, z1) << kt->name << " K " << K << " kind " << kind;
+          ASSERT_EQ(q0, q1) << kt->name << " K " << K << " kind " << kind;
+          ASSERT_EQ(o0, o1) << kt->name << " K " << K << " kind " << kind;
+        }
+      }
+    }
+  }
+}
+
 // The dequantizers the SGEMM's packer uses: q * scale, one rounding, so every table gives the
 // same floats; any start and depth (int4 blocks entered in the middle).
 TEST(QLinearKernels, DequantizedRowsAreExact) {
