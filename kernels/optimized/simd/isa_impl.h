@@ -345,9 +345,10 @@ inline int64_t mask_row_offset(const AttentionSlice& s, int64_t i) {
   return (i / s.head_rows) * s.mask_head + (i % s.head_rows) * s.mask_row;
 }
 
-// Of keys [j0, j0 + nb), how many up to the last one some row of [i0, i0 + R) may see: the
-// keys after it are masked out for every row (the causal mask's future), so they are neither
-// scored nor summed; 0 skips the block.
+// Of keys [j0, j0 + nb), how many up to the last one some row of [i0, i0 + R) may see, rounded
+// up to whole vectors of keys (block_scores' step; the mask hides the extra ones): the keys
+// after it are masked out for every row (the causal mask's future), so they are neither scored
+// nor summed; 0 skips the block.
 template <int R>
 int64_t block_extent(const AttentionSlice& s, int64_t i0, int64_t j0, int64_t nb) {
   if (s.mask == nullptr) return nb;
@@ -366,7 +367,9 @@ int64_t block_extent(const AttentionSlice& s, int64_t i0, int64_t j0, int64_t nb
     extent = j > extent ? j : extent;
     if (extent == nb) break;
   }
-  return extent;
+  constexpr int64_t kStep = kKeyVecs * kLanes;
+  extent = (extent + kStep - 1) / kStep * kStep;
+  return extent < nb ? extent : nb;
 }
 
 // scores = scores * scale + mask for query row i.
