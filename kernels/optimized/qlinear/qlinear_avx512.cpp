@@ -82,12 +82,16 @@ void q4w_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const fl
   for (int r = 0; r < R; ++r) out[r * out_step] = _mm512_reduce_add_ps(tot[r]);
 }
 
-// Four int8 activations as one int32, broadcast to every lane (folded into vpdpbusd's
-// {1to16} memory operand).
-inline __m512i broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return _mm512_set1_epi32(v);
+// acc += w (16 lanes x 4 unsigned bytes) . the four int8 activations at x, broadcast to every
+// lane by vpdpbusd's {1to16} memory operand. Written as asm: GCC 12 copies the accumulator
+// of the intrinsic around every call (it does not tie it to the destination), which with
+// eight rows ran out of registers and spilled the float sums inside the loop.
+using Int32Alias = int32_t __attribute__((may_alias));
+inline __m512i dpbusd_broadcast(__m512i acc, __m512i w, const int8_t* x) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(w), "m"(*reinterpret_cast<const Int32Alias*>(x)));
+  return acc;
 }
 
 // qscalar::a8_quantize_row's arithmetic 16 lanes at a time (vminps / vmaxps keep the running
@@ -146,8 +150,8 @@ void a8w4_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const i
         const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
         for (int r = 0; r < R; ++r) {
           const int8_t* x = xq + r * xq_rs + k;
-          d[r][p] = _mm512_dpbusd_epi32(d[r][p], lo, broadcast4(x));
-          e[r][p] = _mm512_dpbusd_epi32(e[r][p], hi, broadcast4(x + 4));
+          d[r][p] = dpbusd_broadcast(d[r][p], lo, x);
+          e[r][p] = dpbusd_broadcast(e[r][p], hi, x + 4);
         }
       }
     }
