@@ -221,7 +221,8 @@ def test_derived_sizes_are_computed_at_run_time(tmp_path):
 
 
 @pytest.mark.parametrize("backends, reason", [
-    ("cpu", "xnnpack: dynamic shape: Debian's XNNPACK (2022) has no runtime reshape"),
+    ("cpu", "xnnpack: dynamic shape: Debian's XNNPACK (2022) has no runtime reshape; running this "
+            "needs XNNPACK's reshape API (xnn_reshape_external_value + xnn_reshape_runtime"),
     ("vulkan", "vulkan: dynamic shape: the Vulkan delegate records its dispatches for static shapes"),
 ])
 def test_delegates_refuse_dynamic_nodes_with_reason(backends, reason, exported, tmp_path):
