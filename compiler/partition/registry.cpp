@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/compile_error.h"
+#include "compiler/passes/attention_kv.h"
 #include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/fuse_conv_relu.h"
 #include "compiler/passes/fuse_linear_relu.h"
@@ -23,11 +24,13 @@ std::map<std::string, KernelLibrary>& libraries() {
   static std::map<std::string, KernelLibrary> l = {
       {"portable", KernelLibrary{"portable", "portable", {}}},
       // Hosted SIMD/threaded kernels (kernels/optimized); its fusions need its own ops.
-      // quantized_linear first: it rewrites torchao's aten::linear / embedding patterns.
+      // quantized_linear first: it rewrites torchao's aten::linear / embedding patterns;
+      // attention_kv after fuse_attention, whose pteron::sdpa it rewrites.
       {"optimized", KernelLibrary{"optimized",
                                   "optimized",
                                   {{"quantized_linear", quantized_linear},
                                    {"fuse_attention", fuse_attention},
+                                   {"attention_kv", attention_kv},
                                    {"fuse_linear_relu", fuse_linear_relu},
                                    {"fuse_silu_mul", fuse_silu_mul},
                                    {"fuse_rms_norm", fuse_rms_norm},

@@ -5,17 +5,12 @@
 // element). A copy in every variant (F holds T exactly; the value is rounded to T once).
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint H, W, OH, OW;
-  uint top, left;
-  uint mode;
-  float value;
-} p;
+#define PTERON_PAD_PARAMS
+#include "push_constants.h"
 
 // The source of padded coordinate `o` along an axis of `size`, or -1 (constant padding).
-int source(uint o, uint before, uint size) {
-  int s = int(o) - int(before);
+int source(uint o, int before, uint size) {
+  int s = int(o) - before;
   if (s >= 0 && s < int(size)) return s;
   if (p.mode == 0) return -1;
   if (p.mode == 1) return s < 0 ? -s : 2 * (int(size) - 1) - s;
