@@ -63,6 +63,8 @@ Error read_layer(const char* op, RecurrentCell cell, Span<EValue*> args, Layer* 
                  "%s: hx must be two tensors (h0, c0), got %zu", op, args[1]->tensor_list.size());
     s.h0 = args[1]->tensor_list[0];
     s.c0 = args[1]->tensor_list[1];
+    PTERON_CHECK(s.h0 != nullptr && s.c0 != nullptr, Error::InvalidArgument, "%s: hx holds a None",
+                 op);
   } else {
     s.h0 = args[1]->tensor;
     s.c0 = nullptr;
@@ -113,6 +115,9 @@ Error read_layer(const char* op, RecurrentCell cell, Span<EValue*> args, Layer* 
                "%s: %zu parameters given, %lld layer(s) x %lld direction(s) take %lld", op,
                s.params.size(), static_cast<long long>(s.L), static_cast<long long>(s.D),
                static_cast<long long>(s.L * s.D * per));
+  for (size_t k = 0; k < s.params.size(); ++k)
+    PTERON_CHECK(s.params[k] != nullptr, Error::InvalidArgument, "%s: parameter %zu is None", op,
+                 k);
   for (int64_t l = 0; l < s.L; ++l) {
     const int64_t in = l == 0 ? s.I : s.D * s.H_out;
     for (int64_t d = 0; d < s.D; ++d) {
