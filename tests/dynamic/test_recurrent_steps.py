@@ -35,6 +35,7 @@ class Recurrent(torch.nn.Module):
 LAYERS = {
     "lstm": (torch.nn.LSTM, 16, dict(batch_first=True)),
     "lstm-projection-2-layers": (torch.nn.LSTM, 8, dict(proj_size=8, num_layers=2, batch_first=True)),
+    "lstm-bidirectional-2-layers": (torch.nn.LSTM, 32, dict(bidirectional=True, num_layers=2)),
     "gru-2-layers": (torch.nn.GRU, 16, dict(num_layers=2, batch_first=True)),
     "rnn-tanh-bidirectional": (torch.nn.RNN, 32, dict(bidirectional=True)),
     "rnn-relu-no-bias": (torch.nn.RNN, 16, dict(nonlinearity="relu", bias=False, batch_first=True)),
