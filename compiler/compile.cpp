@@ -251,7 +251,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     region_backend_id.push_back(p.backend_id());
     method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
                                               std::move(lowered.compile_specs), region.inputs,
-                                              region.outputs});
+                                              region.outputs, std::move(lowered.named_data)});
     r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size(),
                          std::move(lowered.report_json)});
   }

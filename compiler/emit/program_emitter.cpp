@@ -428,12 +428,30 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
   for (const MethodToEmit& m : methods) {
     for (const DelegateToEmit& d : m.delegates) segments.push_back(SegmentPieces::whole(d.payload));
   }
-  // Named data follows the delegate payloads, one segment per key.
+  // Named data follows the delegate payloads, one segment per key: the program's own, then
+  // the delegates' (weights several regions share), each key once.
   std::vector<Offset<fb::NamedData>> named;
-  for (const NamedDataToEmit& n : named_data) {
+  std::map<std::string, const std::vector<uint8_t>*> named_bytes;
+  auto add_named = [&](const std::string& key, const std::vector<uint8_t>& bytes) {
+    auto [it, added] = named_bytes.try_emplace(key, &bytes);
+    if (!added) {
+      if (*it->second != bytes)
+        throw CompileError("two different named data entries '" + key + "'");
+      ++local.named_shared;
+      return;
+    }
     named.push_back(
-        fb::CreateNamedData(b, b.CreateString(n.key), static_cast<uint32_t>(segments.size())));
-    segments.push_back(SegmentPieces::whole(n.bytes));
+        fb::CreateNamedData(b, b.CreateString(key), static_cast<uint32_t>(segments.size())));
+    segments.push_back(SegmentPieces::whole(bytes));
+  };
+  for (const NamedDataToEmit& n : named_data) add_named(n.key, n.bytes);
+  for (const MethodToEmit& m : methods) {
+    for (const DelegateToEmit& d : m.delegates) {
+      for (const auto& [key, bytes] : d.named_data) {
+        if (!named_bytes.count(key)) local.delegate_named_bytes += bytes.size();
+        add_named(key, bytes);
+      }
+    }
   }
   // The state's initial values come last, in one segment.
   Offset<flatbuffers::Vector<Offset<fb::SubsegmentOffsets>>> mutable_table = 0;

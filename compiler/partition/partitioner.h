@@ -39,6 +39,11 @@ struct LoweredRegion {
   std::vector<std::vector<uint8_t>> input_dim_orders, output_dim_orders;
   // The backend's own figures for the compile report, a JSON object (e.g. Vela's estimate).
   std::string report_json;
+  // Program named data the payload references by key, as ExecuTorch's XNNPACK payloads
+  // reference their weights: the weights several regions share (an unrolled recurrent model's)
+  // are stored once. Keys name content: one key always holds the same bytes, and the program
+  // stores each key once.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> named_data;
 };
 
 class Partitioner {

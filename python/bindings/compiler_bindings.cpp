@@ -29,6 +29,8 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["constant_bytes"] = r.emit.constant_bytes;
   d["constants"] = r.emit.constants;
   d["deduplicated_constants"] = r.emit.deduplicated;
+  d["delegate_named_bytes"] = r.emit.delegate_named_bytes;
+  d["delegate_named_shared"] = r.emit.named_shared;
   d["file_bytes"] = r.emit.file_bytes;
   d["graph_info_bytes"] = r.graph_info_bytes;
   d["constant_methods"] = r.constant_methods;

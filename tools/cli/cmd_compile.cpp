@@ -88,7 +88,9 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["passes"] = r.passes.lines;
   j["constants"] = {{"tensors", r.emit.constants},
                     {"bytes", r.emit.constant_bytes},
-                    {"deduplicated", r.emit.deduplicated}};
+                    {"deduplicated", r.emit.deduplicated},
+                    {"delegate_named_bytes", r.emit.delegate_named_bytes},
+                    {"delegate_named_shared", r.emit.named_shared}};
   j["file_bytes"] = r.emit.file_bytes;
   j["graph_info_bytes"] = r.graph_info_bytes;
   j["constant_methods"] = r.constant_methods;
@@ -247,6 +249,11 @@ void run(const CompileCliOptions& o) {
   std::printf("  constants: %zu tensors, %.1f KiB (%zu deduplicated); file %.1f KiB\n",
               r.emit.constants, r.emit.constant_bytes / 1024.0, r.emit.deduplicated,
               r.emit.file_bytes / 1024.0);
+  if (r.emit.delegate_named_bytes > 0) {
+    std::printf("  delegate weights: %.1f KiB in the program's named data, %zu reference(s) "
+                "shared\n",
+                r.emit.delegate_named_bytes / 1024.0, r.emit.named_shared);
+  }
   if (r.quantize) {
     for (const auto& line : r.quantize->lines) std::printf("  %s\n", line.c_str());
   }

@@ -16,6 +16,11 @@ namespace {
 using compiler::LoweredRegion;
 using compiler::Region;
 
+// Constants from this size up are the program's named data, stored once however many regions
+// read them; smaller ones (scalars, short biases) stay in the payload, where they cost less
+// than a named entry's segment, table row and alignment padding (about 150 bytes).
+constexpr size_t kMinSharedConstantBytes = 256;
+
 class Lowering {
  public:
   Lowering(const Graph& g, const Region& r) : g_(g), r_(r) {}
@@ -84,7 +89,10 @@ class Lowering {
       result.reason = "XNNPACK refused the region: " + why;
       return result;
     }
-    result.payload = b_.build();
+    std::vector<NamedConstant> named;
+    result.payload = b_.build_sharing(kMinSharedConstantBytes, &named);
+    for (NamedConstant& c : named)
+      result.named_data.emplace_back(std::move(c.key), std::move(c.bytes));
     result.ok = true;
     return result;
   }
