@@ -296,12 +296,15 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   const std::unordered_map<ir::ValueId, MemoryView> views = find_memory_views(
       graph, method.steps, method.delegates, r.target.plan_inputs, r.target.tensor_alignment);
   method.steps = steps_without_views(method.steps, views);
+  const int et_views = use_et_view_for_dynamic_views(graph, views);
   GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
                                              method.steps, method.delegates, r.target.plan_inputs,
                                              options.state_layout, in_place_ops, views);
   if (!views.empty()) {
-    r.passes.lines.push_back("memory views: " + std::to_string(views.size()) +
-                             " view node(s) share their input's memory (no instruction)");
+    r.passes.lines.push_back(
+        "memory views: " + std::to_string(views.size()) +
+        " view node(s) share their input's memory (no instruction" +
+        (et_views > 0 ? "; " + std::to_string(et_views) + " dynamic: an et_view each)" : ")"));
   }
   r.memory = memory.plan;
   r.seconds_plan = since(t);

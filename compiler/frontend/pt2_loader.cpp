@@ -452,7 +452,9 @@ class Loader {
       if (v == ir::kNoValue) continue;
       const ir::TensorSpec& spec = graph_.value(v).spec;
       for (size_t d = 0; d < spec.sym_sizes.size(); ++d) {
-        auto it = graph_.symbols().find(spec.sym_sizes[d]);
+        const ir::SymExpr* e = spec.sym_size(d);
+        if (e == nullptr || e->op != ir::SymExpr::Op::Symbol) continue;
+        auto it = graph_.symbols().find(e->symbol);
         if (it == graph_.symbols().end() || it->second.input != ir::kNoValue) continue;
         it->second.input = v;
         it->second.dim = static_cast<int32_t>(d);

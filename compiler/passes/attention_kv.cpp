@@ -171,9 +171,8 @@ std::optional<Match> match(const ir::Graph& g, const ir::Node& sdpa,
   const ir::TensorSpec& vs = g.value(v->value).spec;  // [B, Hkv, Lk, Dv]
   const int64_t B = ks.sizes[0], Hkv = ks.sizes[1], heads = Hkv * k->rep;
   if (k->rep != v->rep || vs.sizes[0] != B || vs.sizes[1] != Hkv || vs.sizes[2] != ks.sizes[2] ||
-      vs.sizes[3] > 512 || q.rank() != 3 || kt.rank() != 3 ||
-      (!q.sym_sizes.empty() && !q.sym_sizes[0].empty()) || q.sizes[0] != B * heads ||
-      q.sizes[2] != ks.sizes[3] || kt.sizes[2] != ks.sizes[2]) {
+      vs.sizes[3] > 512 || q.rank() != 3 || kt.rank() != 3 || q.sym_size(0) != nullptr ||
+      q.sizes[0] != B * heads || q.sizes[2] != ks.sizes[3] || kt.sizes[2] != ks.sizes[2]) {
     return std::nullopt;
   }
   // pteron::sdpa's heads say how its mask broadcasts ([N / heads, heads, Lq, Lk]); the same

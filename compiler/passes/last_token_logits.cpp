@@ -58,7 +58,8 @@ int last_token_logits(ir::Graph& g) {
   // The token dim of x, of the linear's result and of the output hold the same tokens.
   const size_t xt = xs.rank() - 2, ot = out.rank() - 2;
   auto symbol = [](const ir::TensorSpec& s, size_t d) {
-    return d < s.sym_sizes.size() ? s.sym_sizes[d] : std::string();
+    const ir::SymExpr* e = s.sym_size(d);
+    return e != nullptr ? e->str() : std::string();
   };
   if (!one_sequence(xs) || !one_sequence(ys) || xs.sizes[xt] != out.sizes[ot] ||
       symbol(xs, xt) != symbol(out, ot) || ys.sizes.back() != out.sizes.back() ||

@@ -17,10 +17,11 @@ bool is_noop(const ir::Graph& g, const ir::Node& node) {
   const std::string name = node.op.ns + "::" + node.op.name;
   const ir::TensorSpec& in = g.value(node.args[0].tensor()).spec;
   const ir::TensorSpec& out = g.value(node.outputs[0]).spec;
-  if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh_copy") return true;
+  if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh_copy")
+    return true;
   if (in != out) return false;
   // Dynamic tensors: equal specs mean equal symbolic sizes only when the frontend recorded them.
-  if (in.is_dynamic() && in.sym_sizes.size() != in.rank()) return false;
+  if (!in.has_sym_sizes()) return false;
   // With equal specs these ops keep every element where it was.
   if (name == "aten::clone" || name == "aten::_to_copy" || name == "aten::view" ||
       name == "aten::_unsafe_view" || name == "aten::reshape" || name == "aten::expand" ||
@@ -31,7 +32,9 @@ bool is_noop(const ir::Graph& g, const ir::Node& node) {
   if (name == "aten::permute") {
     const auto& dims = node.args[1].get<std::vector<int64_t>>();
     for (size_t i = 0; i < dims.size(); ++i) {
-      if (dims[i] != static_cast<int64_t>(i) && dims[i] != static_cast<int64_t>(i) - static_cast<int64_t>(dims.size())) return false;
+      if (dims[i] != static_cast<int64_t>(i) &&
+          dims[i] != static_cast<int64_t>(i) - static_cast<int64_t>(dims.size()))
+        return false;
     }
     return true;
   }

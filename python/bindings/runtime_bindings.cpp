@@ -1,6 +1,7 @@
 // Python access to the runtime: load a program, load a method, execute it on arrays.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
@@ -117,6 +118,31 @@ class PyMethod {
     if (e != Error::Ok) raise(e);
   }
   size_t num_state_tensors() const { return method_->method().num_state_tensors(); }
+
+  // Per argument of instruction `i`, its tensor's data address (None for other values): lets
+  // tests see which tensors share memory (a cache update computed in the cache itself).
+  std::vector<nb::object> instruction_tensor_addresses(size_t i) const {
+    const Method& m = method_->method();
+    if (i >= m.num_instructions()) throw nb::index_error("no such instruction");
+    std::vector<nb::object> out;
+    for (const EValue* v : m.instruction_args(i)) {
+      out.push_back(v->tag == Tag::Tensor
+                        ? nb::cast(reinterpret_cast<uintptr_t>(v->tensor->const_data()))
+                        : nb::none());
+    }
+    return out;
+  }
+
+  // (data address, bytes) of each state tensor.
+  std::vector<std::pair<uintptr_t, size_t>> state_memory() const {
+    const Method& m = method_->method();
+    std::vector<std::pair<uintptr_t, size_t>> out;
+    for (size_t k = 0; k < m.num_state_tensors(); ++k) {
+      const Tensor* t = m.state_tensor(k);
+      out.emplace_back(reinterpret_cast<uintptr_t>(t->const_data()), t->nbytes());
+    }
+    return out;
+  }
 
   std::vector<std::string> instruction_names() const {
     std::vector<std::string> names;
@@ -237,7 +263,9 @@ void bind_runtime(nb::module_& m) {
       .def("meta", &PyMethod::meta)
       .def("reset_state", &PyMethod::reset_state)
       .def("num_state_tensors", &PyMethod::num_state_tensors)
-      .def("instruction_names", &PyMethod::instruction_names);
+      .def("instruction_names", &PyMethod::instruction_names)
+      .def("instruction_tensor_addresses", &PyMethod::instruction_tensor_addresses)
+      .def("state_memory", &PyMethod::state_memory);
   nb::class_<PyProgram>(m, "Program")
       .def_prop_ro("method_names", &PyProgram::method_names)
       .def("load_method", &PyProgram::load_method, nb::arg("name") = "forward",

@@ -15,6 +15,7 @@ archive torch.export.save writes (weights are memory-mapped by the compiler, not
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from typing import Any, Sequence
@@ -22,17 +23,23 @@ from typing import Any, Sequence
 import pteron_native
 
 from pteron.partitioners import backend_names
+from pteron.recurrent import has_dynamic_recurrent_layer, keep_recurrent_layers, recurrent_ops
 from pteron.runtime import Program, load
 
 CompileError = pteron_native.CompileError
 
 
 def export(model, example_inputs: Sequence[Any], *, strict: bool = False, dynamic_shapes=None):
-    """torch.export of `model` (eval mode), decomposed to core ATen."""
+    """torch.export of `model` (eval mode), decomposed to core ATen. With `dynamic_shapes`,
+    recurrent layers (nn.LSTM, nn.GRU, nn.RNN) stay whole (pteron.recurrent), so their number of
+    steps may be a Dim."""
     import torch
 
-    ep = torch.export.export(model.eval(), tuple(example_inputs), strict=strict, dynamic_shapes=dynamic_shapes)
-    return decompose(ep)
+    keep = keep_recurrent_layers() if dynamic_shapes is not None else contextlib.nullcontext()
+    with keep:
+        ep = torch.export.export(model.eval(), tuple(example_inputs), strict=strict,
+                                 dynamic_shapes=dynamic_shapes)
+        return decompose(ep)
 
 
 # Core ATen ops that torch's default table still decomposes (into arange/abs/clamp/index
@@ -48,11 +55,20 @@ _TORCHAO_KEPT = ("dequantize_affine", "quantize_affine", "choose_qparams_affine"
 
 
 def decompose(ep):
-    """ep.run_decompositions() to core ATen, keeping the ops in _KEPT_CORE_OPS and torchao's
-    affine quantization primitives whole."""
+    """ep.run_decompositions() to core ATen, keeping the ops in _KEPT_CORE_OPS, torchao's
+    affine quantization primitives and recurrent layers over a dynamic input whole."""
+    if has_dynamic_recurrent_layer(ep):
+        with keep_recurrent_layers():
+            return _decompose(ep, keep=recurrent_ops())
+    return _decompose(ep)
+
+
+def _decompose(ep, keep=()):
     import torch
 
     table = torch.export.default_decompositions()
+    for op in keep:
+        table.pop(op, None)
     for name in _KEPT_CORE_OPS:
         table.pop(getattr(torch.ops.aten, name).default, None)
     torchao = getattr(torch.ops, "torchao", None)

@@ -58,6 +58,7 @@ Method::Method(Method&& o) noexcept
       input_dim_offset_(o.input_dim_offset_),
       int_lists_(o.int_lists_),
       num_int_lists_(o.num_int_lists_),
+      int_lists_stale_(o.int_lists_stale_),
       states_(o.states_),
       num_states_(o.num_states_),
       observer_(o.observer_) {
@@ -80,6 +81,7 @@ Error Method::init(const Program& program, const fb::ExecutionPlan& plan, Memory
   PTERON_TRY(init_kernels(plan, memory->method_allocator));
   PTERON_TRY(init_delegates(program, plan, memory));
   PTERON_TRY(init_instructions(plan, memory->method_allocator));
+  PTERON_TRY(init_int_lists(plan, memory->method_allocator));
   PTERON_TRY(init_input_bounds(program, memory->method_allocator));
   return Error::Ok;
 }
@@ -90,6 +92,48 @@ void Method::refresh_int_lists() {
     for (size_t k = 0; k < list.count; ++k)
       list.ints[k] = values_[list.items[k]].i;  // verified: an Int value's index
   }
+}
+
+Error Method::init_int_lists(const fb::ExecutionPlan& plan, MemoryAllocator* alloc) {
+  // The Int values an instruction writes: prim ops' results (dynamic shapes) and moves. Static
+  // programs have none and pay nothing per call.
+  bool* written = nullptr;
+  for (size_t k = 0; k < num_instructions_; ++k) {
+    const Instruction& ins = instructions_[k];
+    const bool writes = ins.writes_sym_int || ins.kind == Kind::Move;
+    if (!writes) continue;
+    if (written == nullptr) {
+      written = alloc->allocate_array<bool>(num_values_);
+      if (written == nullptr) return out_of_memory("int list flags", num_values_);
+      for (size_t i = 0; i < num_values_; ++i) written[i] = false;
+    }
+    const size_t out = ins.kind == Kind::Move
+                           ? static_cast<size_t>(ins.value)
+                           : static_cast<size_t>(ins.args[ins.args.size() - 1] - values_);
+    written[out] = true;
+  }
+  if (written == nullptr) return Error::Ok;
+  // The int lists holding such a value are re-read from their items before the next kernel.
+  const auto dynamic = [&](const fb::EValue* v) {
+    if (v->val_type() != fb::KernelTypes::IntList) return false;
+    for (int32_t item : *v->val_as_IntList()->items())
+      if (written[item]) return true;  // verified: a value index
+    return false;
+  };
+  for (size_t i = 0; i < num_values_; ++i)
+    num_int_lists_ += dynamic(plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+  if (num_int_lists_ == 0) return Error::Ok;
+  int_lists_ = alloc->allocate_array<DynamicIntList>(num_int_lists_);
+  if (int_lists_ == nullptr) return out_of_memory("int lists", num_int_lists_ * 24);
+  size_t l = 0;
+  for (size_t i = 0; i < num_values_; ++i) {
+    const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (!dynamic(v)) continue;
+    const auto* items = v->val_as_IntList()->items();
+    int_lists_[l++] = DynamicIntList{const_cast<int64_t*>(values_[i].int_list.data()),
+                                     items->data(), items->size()};
+  }
+  return Error::Ok;
 }
 
 Error Method::init_input_bounds(const Program& program, MemoryAllocator* alloc) {
@@ -242,7 +286,6 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
           if (ints == nullptr && items->size() > 0)
             return out_of_memory("int list", items->size() * 8);
           for (size_t k = 0; k < items->size(); ++k) ints[k] = values_[items->Get(k)].i;
-          if (items->size() > 0) ++num_int_lists_;  // refreshed after prim ops (sized below)
           out.tag = Tag::IntList;
           out.int_list = Span<const int64_t>(ints, items->size());
           break;
@@ -325,31 +368,6 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
         default:
           return fail(Error::InvalidProgram, "value %zu has unknown type", i);
       }
-    }
-  }
-
-  // Int lists a prim op can change: all of them, since any Int value may be a prim op's out.
-  // Only programs with prim ops (dynamic shapes) keep them; static ones pay nothing.
-  bool has_prim_ops = false;
-  if (plan.operators() != nullptr) {
-    for (const fb::Operator* op : *plan.operators()) {
-      const char* n = op->name() ? op->name()->c_str() : "";
-      has_prim_ops = has_prim_ops || std::strncmp(n, "executorch_prim::", 17) == 0 ||
-                     std::strncmp(n, "aten::sym_", 10) == 0;
-    }
-  }
-  if (!has_prim_ops) num_int_lists_ = 0;
-  if (num_int_lists_ > 0) {
-    int_lists_ = alloc->allocate_array<DynamicIntList>(num_int_lists_);
-    if (int_lists_ == nullptr) return out_of_memory("int lists", num_int_lists_ * 16);
-    size_t l = 0;
-    for (size_t i = 0; i < num_values_; ++i) {
-      const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
-      if (v->val_type() != fb::KernelTypes::IntList) continue;
-      const auto* items = v->val_as_IntList()->items();
-      if (items->size() == 0) continue;
-      int_lists_[l++] = DynamicIntList{const_cast<int64_t*>(values_[i].int_list.data()),
-                                       items->data(), items->size()};
     }
   }
 
@@ -490,8 +508,12 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
         out.target = ins->instr_args_as_KernelCall()->op_index();
         args = ins->instr_args_as_KernelCall()->args();
         const char* op = kernel_names_[out.target];  // op_index verified
-        out.writes_sym_int = std::strncmp(op, "executorch_prim::", 17) == 0 ||
-                             std::strncmp(op, "aten::sym_", 10) == 0;
+        // A prim op whose result is an Int (not et_view, whose out is a tensor); the value
+        // indices were verified with the program.
+        const bool prim = std::strncmp(op, "executorch_prim::", 17) == 0 ||
+                          std::strncmp(op, "aten::sym_", 10) == 0;
+        const int32_t last = args != nullptr && args->size() > 0 ? args->Get(args->size() - 1) : -1;
+        out.writes_sym_int = prim && last >= 0 && values_[last].tag == Tag::Int;
         break;
       }
       case fb::InstructionArguments::DelegateCall:
@@ -683,11 +705,20 @@ Error Method::run_instructions() {
       case Kind::Kernel: {
         if (scratch_) scratch_->reset();
         KernelContext ctx{scratch_};
+        // Int lists are re-read once after a run of prim ops, before the kernel that reads them.
+        if (int_lists_stale_ && !ins.writes_sym_int) {
+          refresh_int_lists();
+          int_lists_stale_ = false;
+        }
         err = kernels_[ins.target](ctx, ins.args);
-        if (ins.writes_sym_int && err == Error::Ok) refresh_int_lists();
+        int_lists_stale_ = int_lists_stale_ || ins.writes_sym_int;
         break;
       }
       case Kind::Delegate: {
+        if (int_lists_stale_) {
+          refresh_int_lists();
+          int_lists_stale_ = false;
+        }
         if (scratch_) scratch_->reset();
         BackendExecuteContext ctx{scratch_, ins.target, observer_};
         Delegate& d = delegates_[ins.target];
@@ -696,6 +727,7 @@ Error Method::run_instructions() {
       }
       case Kind::Move:
         values_[ins.value] = values_[ins.target];
+        int_lists_stale_ = num_int_lists_ > 0;
         break;
       case Kind::JumpFalse:
         if (!values_[ins.value].b) next = static_cast<size_t>(ins.target);

@@ -99,10 +99,10 @@ class Method {
     int32_t target;  // operator or delegate index, move source, jump destination
     int32_t value;   // move destination or condition value
     Span<EValue*> args;
-    bool writes_sym_int = false;  // a prim op (sym_size, executorch_prim::*): int lists follow
+    bool writes_sym_int = false;  // a prim op writing an Int (sym_size, executorch_prim::add...)
   };
-  // An int list whose items are Int values a prim op may rewrite (dynamic shapes): its ints
-  // are re-read from those values after each prim op.
+  // An int list with an item a prim op (or a move) writes (dynamic shapes): its ints are
+  // re-read from its items after prim ops, before the next kernel or delegate runs.
   struct DynamicIntList {
     int64_t* ints;
     const int64_t* items;  // value indices, in the (verified, aligned) program
@@ -128,6 +128,7 @@ class Method {
   Error init_delegates(const Program& program, const fb::ExecutionPlan& plan,
                        MemoryManager* memory);
   Error init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
+  Error init_int_lists(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
   Error check_has_memory(const fb::ExecutionPlan& plan, int32_t index, size_t instruction);
   Error input_index(size_t i, Tensor** tensor);
   Error run_instructions();
@@ -154,6 +155,7 @@ class Method {
   size_t* input_dim_offset_ = nullptr;
   DynamicIntList* int_lists_ = nullptr;
   size_t num_int_lists_ = 0;
+  bool int_lists_stale_ = false;  // a prim op ran since the lists were last re-read
   StateTensor* states_ = nullptr;
   size_t num_states_ = 0;
   ExecutionObserver* observer_ = nullptr;

@@ -29,7 +29,7 @@ ir::Graph decoder(const std::vector<int64_t>& cache_lengths, ScalarType logits =
   TensorSpec tokens = TensorSpec::contiguous(ScalarType::Long, {1, 4});
   if (dynamic_tokens) {
     tokens.min_sizes = {1, 1};
-    tokens.sym_sizes = {"", "s0"};
+    tokens.sym_sizes = {nullptr, ir::SymExpr::sym("s0")};
   }
   g.add_input("input_ids", tokens);
   g.add_input("cache_position", TensorSpec::contiguous(ScalarType::Long, {1}));

@@ -21,8 +21,13 @@ class XnnpackPartitioner final : public compiler::Partitioner {
   std::string name() const override { return "xnnpack"; }
   std::string backend_id() const override { return "PteronXnnpackBackend"; }
   std::string dynamic_shape_refusal() const override {
-    return "dynamic shape: Debian's XNNPACK (2022) has no runtime reshape (xnn_reshape_*), its "
-           "subgraphs have static shapes";
+    // What it would take: XNNPACK's reshape API (upstream since 2023, bundled by ExecuTorch):
+    // per call, xnn_reshape_external_value for each dynamic input, xnn_reshape_runtime to
+    // propagate the sizes, then xnn_setup_runtime_v2 with buffers planned at the upper bound.
+    return "dynamic shape: Debian's XNNPACK (2022) has no runtime reshape; running this needs "
+           "XNNPACK's reshape API (xnn_reshape_external_value + xnn_reshape_runtime, then "
+           "xnn_setup_runtime_v2 per call), in XNNPACK since 2023, so the node runs on the "
+           "kernel libraries";
   }
   compiler::SupportDecision supports(const compiler::ir::Graph& graph,
                                      const compiler::ir::Node& node) const override;
