@@ -41,9 +41,13 @@ struct GenerationFigures {
   double prefill_ms = 0;              // the prompt's executions, sampling the first token
   double time_to_first_token_ms = 0;  // start() to the first token (reset, prefill, sample)
   double decode_ms = 0;               // every later token
-  double prefill_tokens_per_s = 0;    // prompt tokens / prefill time
-  double decode_tokens_per_s = 0;     // tokens after the first / decode time
-  uint64_t peak_rss_bytes = 0;        // the process's peak resident set (VmHWM on Linux)
+  // CPU time of the whole process (all threads) over the same spans: on a loaded machine wall
+  // time measures the other processes too, CPU time mostly this one's work.
+  double prefill_cpu_ms = 0;
+  double decode_cpu_ms = 0;
+  double prefill_tokens_per_s = 0;  // prompt tokens / prefill time
+  double decode_tokens_per_s = 0;   // tokens after the first / decode time
+  uint64_t peak_rss_bytes = 0;      // the process's peak resident set (VmHWM on Linux)
   StopReason stop = StopReason::None;
 };
 

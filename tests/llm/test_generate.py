@@ -116,6 +116,9 @@ def test_greedy_matches_hugging_face_through_the_cli(programs):
         assert got["prefill_calls"] == (len(PROMPT) if name == "static" else -(-len(PROMPT) // CHUNK))
         for figure in ("prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms", "peak_rss_bytes"):
             assert got[figure] > 0, figure
+        # CPU time of the same spans: positive, and not more than the threads could spend
+        for span in ("prefill", "decode"):
+            assert 0 < got[f"{span}_cpu_ms"] <= got["threads"] * got[f"{span}_ms"] + 50, span
 
 
 def test_warm_up_generations_leave_the_timed_one_as_it_was(programs):

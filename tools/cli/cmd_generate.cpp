@@ -173,6 +173,8 @@ void generate(const GenerateOptions& o) {
     j["prefill_ms"] = f.prefill_ms;
     j["time_to_first_token_ms"] = f.time_to_first_token_ms;
     j["decode_ms"] = f.decode_ms;
+    j["prefill_cpu_ms"] = f.prefill_cpu_ms;
+    j["decode_cpu_ms"] = f.decode_cpu_ms;
     j["prefill_tokens_per_s"] = f.prefill_tokens_per_s;
     j["decode_tokens_per_s"] = f.decode_tokens_per_s;
     j["peak_rss_bytes"] = f.peak_rss_bytes;

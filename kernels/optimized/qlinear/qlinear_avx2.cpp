@@ -176,9 +176,11 @@ void a8w4_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const i
   for (int r = 0; r < R; ++r)
     for (int u = 0; u < NU; ++u) f[r][u] = _mm256_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
-    __m256i d[R][NU];
-    for (int r = 0; r < R; ++r)
-      for (int u = 0; u < NU; ++u) d[r][u] = _mm256_setzero_si256();
+    __m256i d[R][NU];  // started at -xoff: the exact int32 of subtracting it after the group
+    for (int r = 0; r < R; ++r) {
+      const __m256i start = _mm256_set1_epi32(-xoff[r * xoff_rs + g]);
+      for (int u = 0; u < NU; ++u) d[r][u] = start;
+    }
     for (int64_t k = g * G; k < (g + 1) * G; k += 8) {
       for (int u = 0; u < NU; ++u) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wu[u] + k * 8));
@@ -193,10 +195,9 @@ void a8w4_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const i
       }
     }
     for (int r = 0; r < R; ++r) {
-      const __m256i off = _mm256_set1_epi32(xoff[r * xoff_rs + g]);
       for (int u = 0; u < NU; ++u) {
         const __m256 s = _mm256_loadu_ps(su[u] + g * kA8W4Panel);
-        f[r][u] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_sub_epi32(d[r][u], off)), f[r][u]);
+        f[r][u] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(d[r][u]), f[r][u]);
       }
     }
   }

@@ -139,10 +139,21 @@ void a8w4_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const i
   __m512 f[R][NP];
   for (int r = 0; r < R; ++r)
     for (int p = 0; p < NP; ++p) f[r][p] = _mm512_setzero_ps();
+  // Several rows: one integer chain per row and panel, started at -xoff (the sums are exact
+  // in any order, so this is the same int32 as adding two chains and subtracting after): the
+  // group's epilogue is a convert and an FMA, the add and subtract replaced by one broadcast,
+  // with 32-weight groups much of the work. One row: the low and high nibbles in two chains,
+  // else each product waits for the last.
+  constexpr bool kSplit = R < 4;
   for (int64_t g = 0; g < groups; ++g) {
-    __m512i d[R][NP], e[R][NP];  // low and high nibbles' products: two dependency chains
-    for (int r = 0; r < R; ++r)
-      for (int p = 0; p < NP; ++p) d[r][p] = e[r][p] = _mm512_setzero_si512();
+    __m512i d[R][NP], e[R][NP];
+    for (int r = 0; r < R; ++r) {
+      const __m512i start = _mm512_set1_epi32(-xoff[r * xoff_rs + g]);
+      for (int p = 0; p < NP; ++p) {
+        d[r][p] = start;
+        if (kSplit) e[r][p] = _mm512_setzero_si512();
+      }
+    }
     for (int64_t k = g * G; k < (g + 1) * G; k += 8) {
       for (int p = 0; p < NP; ++p) {
         const __m512i v = _mm512_loadu_si512(w + p * panel_bytes + k * 8);
@@ -151,15 +162,18 @@ void a8w4_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const i
         for (int r = 0; r < R; ++r) {
           const int8_t* x = xq + r * xq_rs + k;
           d[r][p] = dpbusd_broadcast(d[r][p], lo, x);
-          e[r][p] = dpbusd_broadcast(e[r][p], hi, x + 4);
+          if (kSplit) {
+            e[r][p] = dpbusd_broadcast(e[r][p], hi, x + 4);
+          } else {
+            d[r][p] = dpbusd_broadcast(d[r][p], hi, x + 4);
+          }
         }
       }
     }
     for (int r = 0; r < R; ++r) {
-      const __m512i off = _mm512_set1_epi32(xoff[r * xoff_rs + g]);
       for (int p = 0; p < NP; ++p) {
         const __m512 s = _mm512_loadu_ps(scales + p * panel_scales + g * kA8W4Panel);
-        const __m512i sum = _mm512_sub_epi32(_mm512_add_epi32(d[r][p], e[r][p]), off);
+        const __m512i sum = kSplit ? _mm512_add_epi32(d[r][p], e[r][p]) : d[r][p];
         f[r][p] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(sum), f[r][p]);
       }
     }
