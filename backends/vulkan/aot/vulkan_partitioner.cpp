@@ -816,19 +816,32 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
   return b.build();
 }
 
-const bool g_registered =
-    compiler::register_partitioner("vulkan", [] { return std::make_unique<VulkanPartitioner>(); });
-const bool g_registered_fp16 = compiler::register_partitioner(
-    "vulkan-fp16", [] { return std::make_unique<VulkanPartitioner>(/*fp16=*/true); });
-const bool g_registered_fp16_storage = compiler::register_partitioner("vulkan-fp16-storage", [] {
-  return std::make_unique<VulkanPartitioner>(/*fp16=*/true, /*fp16_arithmetic=*/false);
-});
+const bool g_registered = compiler::register_partitioner(
+    "vulkan",
+    [](const compiler::BackendOptions& options) {
+      return std::make_unique<VulkanPartitioner>(options);
+    },
+    {{"fp16",
+      {"off", "on", "storage"},
+      "store the regions' tensors and weights as fp16 (inputs and outputs stay fp32); on: "
+      "compute in fp16 where the device has shaderFloat16, storage: always in fp32"}});
+const bool g_registered_aliases =
+    compiler::register_backend_alias("vulkan-fp16", "vulkan:fp16=on") &&
+    compiler::register_backend_alias("vulkan-fp16-storage", "vulkan:fp16=storage");
 
 }  // namespace
 
+VulkanPartitioner::VulkanPartitioner(const compiler::BackendOptions& options)
+    : Partitioner(options) {
+  const auto fp16 = options.find("fp16");
+  fp16_ = fp16 != options.end() && fp16->second != "off";
+  fp16_arithmetic_ = fp16 == options.end() || fp16->second != "storage";
+}
+
 std::string VulkanPartitioner::backend_id() const { return kBackendId; }
 
-SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node) const {
+SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node,
+                                            const compiler::PartitionContext&) const {
   try {
     const std::string why = check_node(graph, node);
     return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
@@ -858,8 +871,8 @@ double region_work(const Graph& graph, const Region& region) {
   return work;
 }
 
-SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph,
-                                                    const Region& region) const {
+SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph, const Region& region,
+                                                    const compiler::PartitionContext&) const {
   const double work = region_work(graph, region);
   if (work >= kMinRegionWork) return SupportDecision::yes();
   char why[160];
@@ -870,7 +883,8 @@ SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph,
   return SupportDecision::no(why);
 }
 
-LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region) const {
+LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region,
+                                       const compiler::PartitionContext&) const {
   LoweredRegion r;
   try {
     r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);

@@ -355,8 +355,9 @@ bool in_quantized_context(const Graph& g, const Node& n) {
 
 // When the compile's kernels include the optimized library: why `n` (which XNNPACK could run)
 // is faster there, or "" to keep it. Measured in bench/results/xnnpack_vs_optimized.md.
-std::string optimized_kernel_faster(const Graph& g, const Node& n) {
-  if (!compiler::compiling_with_kernel_library("optimized")) return {};
+std::string optimized_kernel_faster(const Graph& g, const Node& n,
+                                    const compiler::PartitionContext& context) {
+  if (!context.has_kernel_library("optimized")) return {};
   if (in_quantized_context(g, n)) return {};
   const OpInfo info = info_of(n);
   switch (info.kind) {
@@ -402,8 +403,9 @@ bool optimized_library_runs(const Node& n) {
 // every node that library runs (small linears, elementwise ops, views) is given back: its
 // linears are GEMV-sized (fewer than kMinRowsForOptimizedLinear rows), where the SGEMM is as
 // fast, so the region would only add its two boundaries. "" keeps the region.
-std::string optimized_covers_region(const Graph& g, const Region& region) {
-  if (!compiler::compiling_with_kernel_library("optimized")) return {};
+std::string optimized_covers_region(const Graph& g, const Region& region,
+                                    const compiler::PartitionContext& context) {
+  if (!context.has_kernel_library("optimized")) return {};
   for (NodeId id : region.nodes) {
     const Node& n = g.node(id);
     switch (info_of(n).kind) {
@@ -470,23 +472,25 @@ bool is_heavy(const Node& n) {
 }
 
 const bool g_registered = compiler::register_partitioner(
-    "xnnpack", [] { return std::make_unique<XnnpackPartitioner>(); });
+    "xnnpack",
+    [](const compiler::BackendOptions&) { return std::make_unique<XnnpackPartitioner>(); });
 
 }  // namespace
 
-SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& node) const {
+SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& node,
+                                             const compiler::PartitionContext& context) const {
   try {
     std::string why = check_node(graph, node);
-    if (why.empty()) why = optimized_kernel_faster(graph, node);
+    if (why.empty()) why = optimized_kernel_faster(graph, node, context);
     return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
   } catch (const std::exception& e) {
     return SupportDecision::no(std::string("cannot read the node: ") + e.what());
   }
 }
 
-SupportDecision XnnpackPartitioner::worth_delegating(const Graph& graph,
-                                                     const Region& region) const {
-  if (std::string why = optimized_covers_region(graph, region); !why.empty())
+SupportDecision XnnpackPartitioner::worth_delegating(
+    const Graph& graph, const Region& region, const compiler::PartitionContext& context) const {
+  if (std::string why = optimized_covers_region(graph, region, context); !why.empty())
     return SupportDecision::no(why);
   double flops = 0.0;
   bool heavy = false;
@@ -509,7 +513,8 @@ SupportDecision XnnpackPartitioner::worth_delegating(const Graph& graph,
   return SupportDecision::no(buf);
 }
 
-LoweredRegion XnnpackPartitioner::lower(const Graph& graph, const Region& region) const {
+LoweredRegion XnnpackPartitioner::lower(const Graph& graph, const Region& region,
+                                        const compiler::PartitionContext&) const {
   try {
     return aot::lower_region(graph, region);
   } catch (const std::exception& e) {
