@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compiler/report/delegation_report.h"
@@ -179,17 +180,13 @@ class PyProgram {
     if (!read.ok()) raise(read.error());
     const llm::LlmMetadata& m = read.get();
     nb::dict d;
-    const auto put = [&](const char* key, const auto& field) {
-      if (field) d[key] = *field;
-    };
-    put(llm::kMaxSeqLen, m.max_seq_len);
-    put(llm::kMaxContextLen, m.max_context_len);
-    put(llm::kVocabSize, m.vocab_size);
-    put(llm::kBosId, m.bos_id);
-    if (m.has_eos_ids) d[llm::kEosIds] = std::vector<int64_t>(m.eos_ids, m.eos_ids + m.num_eos_ids);
-    put(llm::kUseKvCache, m.use_kv_cache);
-    put(llm::kUseSdpaWithKvCache, m.use_sdpa_with_kv_cache);
-    put(llm::kEnableDynamicShape, m.enable_dynamic_shape);
+    llm::for_each_field(m, [&](const char* key, const auto& field) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, llm::EosIds>) {
+        if (field.present) d[key] = std::vector<int64_t>(field.ids, field.ids + field.count);
+      } else if (field) {
+        d[key] = *field;
+      }
+    });
     return d;
   }
 

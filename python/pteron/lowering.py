@@ -199,8 +199,9 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     the LLM metadata {"get_max_seq_len": 128, "get_eos_ids": [2], "use_kv_cache": True}
     (pteron.load(path).metadata() reads it back). A KV-cache decoder (rank-4 state buffers, as
     transformers' convert_and_export_with_cache writes) also gets get_max_seq_len (the cache
-    length), use_kv_cache, get_vocab_size (the logits' last dim) and enable_dynamic_shape
-    unless `llm_metadata` is False; given values win. Malformed values (a negative length, a
+    length), use_kv_cache, get_vocab_size (the logits' last dim), enable_dynamic_shape and
+    get_n_layers / get_n_kv_heads / get_head_dim (from the caches' shape) unless `llm_metadata`
+    is False; given values win. Malformed values (a negative length, a
     float id, an unsupported type) raise CompileError naming the method.
     """
     constant_methods = dict(constant_methods or {})

@@ -442,7 +442,7 @@ Error Method::init_delegates(const Program& program, const fb::ExecutionPlan& pl
       specs[k].value = s->value() ? Span<const uint8_t>(s->value()->data(), s->value()->size())
                                   : Span<const uint8_t>();
     }
-    BackendInitContext context{alloc, name()};
+    BackendInitContext context{alloc, name(), &program};
     Result<DelegateHandle*> handle =
         delegate.backend->init(context, payload, Span<const CompileSpecView>(specs, n_specs));
     if (!handle.ok()) {

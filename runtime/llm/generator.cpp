@@ -129,8 +129,11 @@ Result<Generator> Generator::create(Method& method, const LlmMetadata& metadata)
                "get_vocab_size says %lld but method '%s' returns logits over %lld tokens",
                static_cast<long long>(metadata.vocab_size.value_or(0)), method.name(),
                static_cast<long long>(g.vocab_));
-  g.has_program_eos_ = metadata.has_eos_ids;
-  g.program_eos_.assign(metadata.eos_ids, metadata.eos_ids + metadata.num_eos_ids);
+  // The stop ids: get_eos_ids, else optimum-executorch's get_eos_id.
+  if (const EosIds* eos = metadata.stop_ids()) {
+    g.has_program_eos_ = true;
+    g.program_eos_.assign(eos->ids, eos->ids + eos->count);
+  }
   // ExecuTorch's runner: get_max_context_len is the cache's positions, get_max_seq_len the
   // most tokens one call takes (the prefill's chunk); with only get_max_seq_len it is both.
   const int64_t max_seq_len = metadata.max_context_len.value_or(metadata.max_seq_len.value_or(0));

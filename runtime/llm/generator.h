@@ -62,8 +62,8 @@ class Generator {
   int64_t max_seq_len() const { return max_seq_len_; }  // the cache's positions
   int32_t max_tokens_per_call() const { return max_chunk_; }
   int64_t vocab_size() const { return vocab_; }
-  // The program's get_eos_ids (ExecuTorch's runner stops on these when the caller gives
-  // none); empty when the program has no such method.
+  // The program's get_eos_ids, else get_eos_id (ExecuTorch's runner stops on these when the caller
+  // gives none); empty when the program has no such method.
   const std::vector<int64_t>& program_eos_ids() const { return program_eos_; }
   bool has_program_eos_ids() const { return has_program_eos_; }
 

@@ -326,7 +326,8 @@ void add_compile_command(CLI::App& app) {
   cmd->add_flag(
       "--no-llm-metadata", opts->no_llm_metadata,
       "do not write the LLM metadata a KV-cache decoder implies (get_max_seq_len from the "
-      "cache length, use_kv_cache, get_vocab_size, enable_dynamic_shape)");
+      "cache length, use_kv_cache, get_vocab_size, enable_dynamic_shape, get_n_layers, "
+      "get_n_kv_heads, get_head_dim)");
   cmd->callback([opts] { run(*opts); });
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
@@ -114,17 +115,13 @@ nlohmann::json llm_metadata_json(const Program& program, const std::string& path
   if (!read.ok()) throw UserError(path + ": " + last_error_message());
   const llm::LlmMetadata& m = read.get();
   nlohmann::json j = nlohmann::json::object();
-  const auto put = [&](const char* key, const auto& field) {
-    if (field) j[key] = *field;
-  };
-  put(llm::kMaxSeqLen, m.max_seq_len);
-  put(llm::kMaxContextLen, m.max_context_len);
-  put(llm::kVocabSize, m.vocab_size);
-  put(llm::kBosId, m.bos_id);
-  if (m.has_eos_ids) j[llm::kEosIds] = std::vector<int64_t>(m.eos_ids, m.eos_ids + m.num_eos_ids);
-  put(llm::kUseKvCache, m.use_kv_cache);
-  put(llm::kUseSdpaWithKvCache, m.use_sdpa_with_kv_cache);
-  put(llm::kEnableDynamicShape, m.enable_dynamic_shape);
+  llm::for_each_field(m, [&](const char* key, const auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, llm::EosIds>) {
+      if (field.present) j[key] = std::vector<int64_t>(field.ids, field.ids + field.count);
+    } else if (field) {
+      j[key] = *field;
+    }
+  });
   return j;
 }
 
