@@ -100,6 +100,24 @@ void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const Lowered
   }
 }
 
+// A partitioner's lowering of one region: a Refusal thrown at any depth gives the region back
+// with its reason; any other exception fails the compile, naming the region's first node (the
+// lowering names the node at fault inside it where it knows).
+LoweredRegion lower_region(const Partitioner& p, const ir::Graph& graph, const Region& region,
+                           const PartitionContext& context) {
+  try {
+    return p.lower(graph, region, context);
+  } catch (const Refusal& r) {
+    LoweredRegion refused;
+    refused.reason = r.what();
+    return refused;
+  } catch (const std::exception& e) {
+    throw CompileError(graph.node(region.nodes.front()).describe() + ": " + p.label() +
+                       ": lowering its region of " + std::to_string(region.nodes.size()) +
+                       " node(s) failed: " + e.what());
+  }
+}
+
 }  // namespace
 
 // The kernel libraries named in `backends`, in order; the target's when none is named.
@@ -225,7 +243,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   for (Region region : parts.regions) {
     const Partitioner& p = *partitioners[region.partitioner];
     compute_region_boundary(graph, region);  // earlier regions may have added conversions
-    LoweredRegion lowered = p.lower(graph, region, context);
+    LoweredRegion lowered = lower_region(p, graph, region, context);
     if (!lowered.ok) {
       for (ir::NodeId n : region.nodes)
         parts.refusals[n].push_back(p.label() + ": " + lowered.reason);

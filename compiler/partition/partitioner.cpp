@@ -6,6 +6,8 @@
 #include <numeric>
 #include <unordered_set>
 
+#include "compiler/compile_error.h"
+
 namespace pteron::compiler {
 namespace {
 
@@ -66,6 +68,34 @@ bool merge_keeps_acyclic(const ir::Graph& g, const std::unordered_set<ir::NodeId
   return true;
 }
 
+// What a partitioner says of one node: a Refusal thrown at any depth is a refusal with its
+// reason; any other exception fails the compile, naming the node (a lowering bug must not
+// silently become CPU fallback).
+SupportDecision ask_supports(const Partitioner& part, const ir::Graph& g, const ir::Node& node,
+                             const PartitionContext& context) {
+  try {
+    return part.supports(g, node, context);
+  } catch (const Refusal& r) {
+    return SupportDecision::no(r.what());
+  } catch (const std::exception& e) {
+    throw CompileError(node.describe() + ": " + part.label() +
+                       ": support check failed (an internal error, not a refusal): " + e.what());
+  }
+}
+
+SupportDecision ask_worth_delegating(const Partitioner& part, const ir::Graph& g,
+                                     const Region& region, const PartitionContext& context) {
+  try {
+    return part.worth_delegating(g, region, context);
+  } catch (const Refusal& r) {
+    return SupportDecision::no(r.what());
+  } catch (const std::exception& e) {
+    throw CompileError(
+        g.node(region.nodes.front()).describe() + ": " + part.label() +
+        ": cost rule failed on its region (an internal error, not a refusal): " + e.what());
+  }
+}
+
 }  // namespace
 
 std::string Partitioner::label() const {
@@ -120,7 +150,7 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
         reasons[n].push_back(part.label() + ": " + part.dynamic_shape_refusal());
         continue;
       }
-      SupportDecision d = part.supports(g, g.node(n), context);
+      SupportDecision d = ask_supports(part, g, g.node(n), context);
       if (d.supported)
         candidates.insert(n);
       else
@@ -186,7 +216,7 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
         return v != nullptr && v[0] == '1';
       }();
       SupportDecision keep =
-          ignore_cost ? SupportDecision::yes() : part.worth_delegating(g, region, context);
+          ignore_cost ? SupportDecision::yes() : ask_worth_delegating(part, g, region, context);
       if (!keep.supported) {
         for (ir::NodeId n : region.nodes) reasons[n].push_back(part.label() + ": " + keep.reason);
         continue;

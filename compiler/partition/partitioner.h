@@ -1,10 +1,11 @@
 // Partitioning: an ordered list of partitioners, each claiming connected regions of the nodes
 // the earlier ones left, and saying for every node it refuses why. Unclaimed nodes go to the
-// target's kernel libraries. A partitioner never throws: refusals are data.
+// target's kernel libraries.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,18 @@ struct SupportDecision {
   static SupportDecision yes() { return {true, {}}; }
   static SupportDecision no(std::string why) { return {false, std::move(why)}; }
 };
+
+// "This backend cannot take this node (or region), because ...": the one exception that counts
+// as a refusal. supports(), worth_delegating() and lower() may throw it from any depth (the
+// message is the reason); the node or region then stays with the later partitioners and the
+// kernels, like SupportDecision::no or a LoweredRegion that is not ok. Any other exception
+// from them is a bug or a broken invariant, not a reason to fall back: the compile fails
+// with a CompileError naming the node (partition(), compile_graph()).
+class Refusal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+[[noreturn]] inline void refuse(const std::string& why) { throw Refusal(why); }
 
 // A connected set of nodes one backend runs as one delegate call.
 struct Region {
@@ -75,8 +88,9 @@ class Partitioner {
   std::string label() const;
   // The id the runtime's backend registry knows ("PteronXnnpackBackend").
   virtual std::string backend_id() const = 0;
-  // Lowers a claimed region to the backend's payload. A failure gives the region back to the
-  // later partitioners and the kernel libraries, with the reason.
+  // Lowers a claimed region to the backend's payload. A refusal (ok false, or a Refusal thrown)
+  // gives the region back to the later partitioners and the kernel libraries, with the reason;
+  // any other exception fails the compile.
   virtual LoweredRegion lower(const ir::Graph& graph, const Region& region,
                               const PartitionContext& context) const = 0;
   // Called once with every region this partitioner claimed, before lower() runs on each, for a

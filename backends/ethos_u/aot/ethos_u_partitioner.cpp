@@ -148,7 +148,7 @@ SupportDecision base_decision(const compiler::ir::Graph& graph, const compiler::
         std::string why = vela_u55_constraint(graph, node);
         if (!why.empty()) return SupportDecision::no(why);
       }
-    } catch (const std::exception&) {
+    } catch (const compiler::CompileError&) {
       // No [npu] table: lower() reports that once, as a compile error.
     }
   }
@@ -239,13 +239,14 @@ LoweredRegion EthosUPartitioner::lower(const compiler::ir::Graph& graph,
   uint64_t planned = 0;
   try {
     planned = tosa_planned_bytes(tosa.tosa);
-  } catch (const compiler::CompileError& e) {
+  } catch (const compiler::CompileError& e) {  // the executor cannot run this graph: a refusal
     return refuse(e.what());
   }
   VelaOutput vela;
   try {
     vela = run_vela(tosa.tosa, config);
   } catch (const compiler::CompileError& e) {
+    // Vela refusing the graph is a refusal (the region goes back); Vela missing is the setup.
     std::string what = e.what();
     if (what.find("cannot run Vela") != std::string::npos) throw;
     return refuse(what);

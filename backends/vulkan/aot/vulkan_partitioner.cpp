@@ -211,11 +211,11 @@ std::vector<double> upsample_scales(const Node& n) {
   const Argument& a = n.arg("scale_factors");
   if (!a.is_none()) {
     const auto& v = a.get<std::vector<double>>();
-    if (v.size() != 2) throw std::runtime_error("scale_factors must have 2 entries");
+    if (v.size() != 2) compiler::refuse("scale_factors must have 2 entries");
     s = v;
   }
   for (double& v : s) {
-    if (!std::isfinite(v)) throw std::runtime_error("upsample scale factor is not finite");
+    if (!std::isfinite(v)) compiler::refuse("upsample scale factor is not finite");
     if (v < 0) v = 0;
   }
   return s;
@@ -368,11 +368,7 @@ std::string check_node(const Graph& g, const Node& n) {
       if (out.rank() != 4 || out.sizes[0] != x.sizes[0] || out.sizes[1] != x.sizes[1]) {
         return "upsample output " + shape_str(out.sizes) + " is not [N, C, OH, OW]";
       }
-      try {
-        upsample_scales(n);
-      } catch (const std::runtime_error& e) {
-        return e.what();
-      }
+      upsample_scales(n);  // refuses scale factors the payload cannot carry
       return {};
     }
     case Kind::ConstantPad:
@@ -551,7 +547,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
   const auto bias_1d = [&](ValueId v) -> uint32_t {
     const Value& val = g.value(v);
     if (val.spec.rank() == 1) return tensor(v);
-    if (!val.is_constant()) throw std::runtime_error("addmm bias [1, N] is not a constant");
+    if (!val.is_constant()) compiler::refuse("addmm bias [1, N] is not a constant");
     const auto& bytes = val.constant->bytes;
     return b.add_constant({static_cast<uint32_t>(val.spec.sizes.back())},
                           std::span<const float>(reinterpret_cast<const float*>(bytes.data()),
@@ -842,12 +838,8 @@ std::string VulkanPartitioner::backend_id() const { return kBackendId; }
 
 SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node,
                                             const compiler::PartitionContext&) const {
-  try {
-    const std::string why = check_node(graph, node);
-    return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
-  } catch (const std::exception& e) {
-    return SupportDecision::no(std::string("cannot read the node: ") + e.what());
-  }
+  const std::string why = check_node(graph, node);
+  return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }
 
 double region_work(const Graph& graph, const Region& region) {
@@ -886,12 +878,8 @@ SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph, const Re
 LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region,
                                        const compiler::PartitionContext&) const {
   LoweredRegion r;
-  try {
-    r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);
-    r.ok = true;
-  } catch (const std::exception& e) {
-    r.reason = std::string("lowering failed: ") + e.what();
-  }
+  r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);
+  r.ok = true;
   return r;
 }
 

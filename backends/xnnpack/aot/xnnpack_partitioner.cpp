@@ -479,13 +479,9 @@ const bool g_registered = compiler::register_partitioner(
 
 SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& node,
                                              const compiler::PartitionContext& context) const {
-  try {
-    std::string why = check_node(graph, node);
-    if (why.empty()) why = optimized_kernel_faster(graph, node, context);
-    return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
-  } catch (const std::exception& e) {
-    return SupportDecision::no(std::string("cannot read the node: ") + e.what());
-  }
+  std::string why = check_node(graph, node);
+  if (why.empty()) why = optimized_kernel_faster(graph, node, context);
+  return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }
 
 SupportDecision XnnpackPartitioner::worth_delegating(
@@ -515,13 +511,7 @@ SupportDecision XnnpackPartitioner::worth_delegating(
 
 LoweredRegion XnnpackPartitioner::lower(const Graph& graph, const Region& region,
                                         const compiler::PartitionContext&) const {
-  try {
-    return aot::lower_region(graph, region);
-  } catch (const std::exception& e) {
-    LoweredRegion failed;
-    failed.reason = std::string("XNNPACK lowering failed: ") + e.what();
-    return failed;
-  }
+  return aot::lower_region(graph, region);
 }
 
 bool xnnpack_partitioner_registered() { return g_registered; }
