@@ -63,7 +63,9 @@ def log(msg):
 def prepare(config, work, prompt_tokens, new_tokens, group, reuse, with_pteron):
     """Writes the seeded model's weights for ExecuTorch (meta/) and llama.cpp (weights.npz), and
     compiles pteron's programs from transformers' export with a static cache: forward(input_ids
-    [1, T], cache_position [T]) with T dynamic up to the prompt, so the prompt takes one call."""
+    [1, T], cache_position [T]) with T dynamic up to the prompt, so the prompt takes one call;
+    compiled with last_token_logits, so a call returns the last token's logits only (what
+    ExecuTorch's export computes and llama.cpp's generate asks for)."""
     from llm_models import hf_model, meta_checkpoint, npz_weights, resolve_config
 
     work = Path(work)
@@ -97,12 +99,14 @@ def prepare(config, work, prompt_tokens, new_tokens, group, reuse, with_pteron):
             ep = convert_and_export_with_cache(model, torch.tensor([[1, 2]]), torch.tensor([0, 1]),
                                                dynamic_shapes={"input_ids": {1: seq}, "cache_position": {0: seq}})
         log(f"compiling pteron {precision}")
+        # Logits for the last token only, as ExecuTorch's export_llama and llama.cpp compute them.
+        common = {"kernels": ("optimized", "portable"), "last_token_logits": True}
         if quantize is None:
-            lowered = pteron.to_edge_transform_and_lower(ep, kernels=("optimized", "portable"))
+            lowered = pteron.to_edge_transform_and_lower(ep, **common)
         elif quantize == "llm-int8":  # int8 per output channel (Q8_0 has a scale per 32)
-            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize)
+            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize, **common)
         else:
-            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize, group_size=group)
+            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize, group_size=group, **common)
         lowered.save(pte)
     return {"pteron": paths}
 

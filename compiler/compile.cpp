@@ -12,6 +12,7 @@
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
+#include "compiler/passes/last_token_logits.h"
 #include "compiler/report/graph_info.h"
 #include "runtime/executor/plan_choice.h"  // kFallbackPlanSuffix
 
@@ -202,6 +203,14 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
 
   auto t = std::chrono::steady_clock::now();
   r.passes = run_default_passes(graph);
+  if (options.last_token_logits) {
+    if (last_token_logits(graph) == 0) {
+      throw CompileError(
+          "--last-token-logits: the first output is not a linear's result over the tokens of "
+          "one sequence ([1, T, vocab] logits)");
+    }
+    r.passes.lines.push_back("last_token_logits: the first output is the last token's row");
+  }
   if (options.quantize != nullptr) {
     r.quantize = quantize_graph(graph, *options.quantize);
     remove_dead_code(graph);  // the float weights the int8 ones replaced

@@ -46,6 +46,9 @@ struct CompileOptions {
   // Also write the LLM metadata a stateful decoder implies (derive_llm_metadata: cache length,
   // use_kv_cache, vocabulary size); a constant method given above replaces one of the same name.
   bool llm_metadata = true;
+  // Output 0 (a decoder's logits [1, T, vocab]) for the last token only, [1, 1, vocab]
+  // (compiler/passes/last_token_logits.h): prefill runs the vocabulary projection once.
+  bool last_token_logits = false;
   // Internal (compile_pt2_methods): the program-wide state layout every method plans with.
   const StateLayout* state_layout = nullptr;
 };

@@ -77,18 +77,36 @@ class MethodEmitter {
     std::vector<int32_t> inputs, outputs;
     for (ir::ValueId v : g_.inputs()) inputs.push_back(tensor_value(v));
     std::vector<Offset<fb::Instruction>> instructions;
-    // Symbolic ints first: they read the inputs only.
+    // Symbolic ints first, as far as they read the inputs; one read from a data-dependent
+    // output (nonzero's length) right after the instruction that produces it.
     prologue_ = std::make_unique<SymPrologue>(g_, kernel_nodes(m_));
     slot_value_.assign(prologue_->slots().size(), -1);
-    for (const SymCall& call : prologue_->calls()) instructions.push_back(sym_call(call));
+    SymSchedule schedule(g_, *prologue_);
+    auto flush = [&] {
+      for (const SymCall* call : schedule.ready()) instructions.push_back(sym_call(*call));
+    };
+    flush();
+    auto kernel_step = [&](ir::NodeId n) {
+      schedule.check_ready(g_.node(n));
+      instructions.push_back(kernel_call(g_.node(n)));
+      for (ir::ValueId v : g_.node(n).outputs) schedule.produced(v);
+      flush();
+    };
     if (m_.steps.empty()) {
-      for (ir::NodeId n : g_.nodes()) instructions.push_back(kernel_call(g_.node(n)));
+      for (ir::NodeId n : g_.nodes()) kernel_step(n);
     } else {
       for (const Step& step : m_.steps) {
-        instructions.push_back(step.delegate >= 0 ? delegate_call(step.delegate)
-                                                  : kernel_call(g_.node(step.node)));
+        if (step.delegate < 0) {
+          kernel_step(step.node);
+          continue;
+        }
+        instructions.push_back(delegate_call(step.delegate));
+        for (ir::ValueId v : m_.delegates[static_cast<size_t>(step.delegate)].outputs)
+          schedule.produced(v);
+        flush();
       }
     }
+    schedule.check_all_emitted();
     for (ir::ValueId v : g_.outputs()) outputs.push_back(tensor_value(v));
     auto chain = fb::CreateChain(b_, b_.CreateVector(inputs), b_.CreateVector(outputs),
                                  b_.CreateVector(instructions));

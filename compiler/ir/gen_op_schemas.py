@@ -54,6 +54,12 @@ EXTRA_ATEN_OPS = [
 # Kept by run_decompositions though not tagged core: torch.sort(stable=True), antialiased
 # bilinear interpolate, masked_select (its output size depends on the data).
 EXTRA_ATEN_OPS += ["sort.stable", "_upsample_bilinear2d_aa.default", "masked_select.default"]
+# Kept by run_decompositions though not tagged core, with portable kernels: mode, nanmedian,
+# histc, embedding_bag's inference form, and the complex ops of ExecuTorch's portable list
+# (view_as_real becomes view_as_real_copy, as every view).
+EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.default",
+                   "_embedding_bag_forward_only.default", "view_as_real.default",
+                   "_conj_physical.default"]
 
 # Ops pteron's ExecuTorch-compatible programs use that torch does not define: schema strings
 # exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and

@@ -134,7 +134,7 @@ def _stack_calibration(calibration) -> list:
 
 
 def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels, constant_methods,
-                   llm_metadata) -> LoweredProgram:
+                   llm_metadata, last_token_logits) -> LoweredProgram:
     if quantize is not None:
         raise CompileError("quantize is not supported for a program with several methods")
     if not programs:
@@ -154,7 +154,7 @@ def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels, 
             names.append(str(name))
             paths.append(path)
         return LoweredProgram(*pteron_native.compile_pt2_methods(names, paths, target, backends, constant_methods,
-                                                                 llm_metadata))
+                                                                 llm_metadata, last_token_logits))
 
 
 def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host",
@@ -164,7 +164,8 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
                                 kernels: Sequence[str] | None = None,
                                 group_size: int | None = None,
                                 constant_methods: dict | None = None,
-                                llm_metadata: bool = True) -> LoweredProgram:
+                                llm_metadata: bool = True,
+                                last_token_logits: bool = False) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
     `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
@@ -203,10 +204,16 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     get_n_layers / get_n_kv_heads / get_head_dim (from the caches' shape) unless `llm_metadata`
     is False; given values win. Malformed values (a negative length, a
     float id, an unsupported type) raise CompileError naming the method.
+
+    `last_token_logits` makes a decoder's first output (logits [1, T, vocab]) the last token's
+    row only, [1, 1, vocab], as ExecuTorch's LLM export does: a prompt prefilled in one call
+    runs the vocabulary projection once instead of T times (generation reads only that row).
+    Off by default, which keeps transformers' output (every row, e.g. for perplexity).
     """
     constant_methods = dict(constant_methods or {})
     if isinstance(program, dict):
-        return _lower_methods(program, partitioner, target, quantize, kernels, constant_methods, llm_metadata)
+        return _lower_methods(program, partitioner, target, quantize, kernels, constant_methods, llm_metadata,
+                              last_token_logits)
     llm = quantize is not None and quantize.startswith("llm-")
     if group_size is not None and not llm:
         raise CompileError("group_size needs quantize='llm-8da4w', 'llm-int8' or 'llm-int4'")
@@ -222,7 +229,8 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     backends = backend_names(partitioner or [])
     backends += list(kernels or [])
 
-    extra = {"constant_methods": constant_methods, "llm_metadata": llm_metadata}
+    extra = {"constant_methods": constant_methods, "llm_metadata": llm_metadata,
+             "last_token_logits": last_token_logits}
 
     def compile_path(path):
         if quantize is None:

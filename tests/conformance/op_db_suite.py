@@ -31,9 +31,11 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
-# Dtypes the suite exercises where the op supports them. pteron's runtime handles these array
-# dtypes (python/bindings/tensor_convert.cpp); complex has no pteron dtype.
-FULL_DTYPES = (torch.float32, torch.int64, torch.int32, torch.bool, torch.float16, torch.int8, torch.uint8)
+# Dtypes the suite exercises where the op supports them, all of which pteron's runtime and its
+# Python binding handle (python/bindings/tensor_convert.cpp). complex64 reaches only the ops
+# ExecuTorch runs on complex tensors and copies; the compiler refuses it elsewhere, by name.
+FULL_DTYPES = (torch.float32, torch.int64, torch.int32, torch.bool, torch.float16, torch.int8, torch.uint8,
+               torch.complex64)
 # Delegates are checked on every op they claim: their cost rules (a lone elementwise op never
 # repays a delegate call) are switched off for this process (compiler/partition/partitioner.cpp).
 os.environ.setdefault("PTERON_IGNORE_COST_RULES", "1")
@@ -133,8 +135,26 @@ def _inputs(samples) -> list:
     return out
 
 
+# Export's bookkeeping around data-dependent sizes (nonzero's length): the compiler reads the
+# sizes and drops the guards their bounds imply.
+SIZE_BOOKKEEPING = {"sym_size", "_assert_scalar", "sym_constrain_range", "sym_constrain_range_for_size"}
+_PTERON_KERNELS = None
+
+
+def _pteron_runs(base: str) -> bool:
+    """Whether pteron has a portable kernel for non-core aten op `base` (one that survives
+    run_decompositions(), as mode or histc, or a view whose copy it runs, as view_as_real)."""
+    global _PTERON_KERNELS
+    if _PTERON_KERNELS is None:
+        import pteron_native
+
+        _PTERON_KERNELS = {k.split(".")[0] for k in pteron_native.registered_kernels()}
+    return f"aten::{base}" in _PTERON_KERNELS or f"aten::{base}_copy" in _PTERON_KERNELS
+
+
 def _graph_problem(ep) -> tuple[str | None, bool]:
-    """(why the graph is not core ATen or None, whether its result is random/uninitialised)."""
+    """(why the graph is not core ATen or an op pteron runs, or None; whether its result is
+    random/uninitialised)."""
     random = False
     for node in ep.graph.nodes:
         if node.op != "call_function":
@@ -144,7 +164,8 @@ def _graph_problem(ep) -> tuple[str | None, bool]:
             base = t.__name__.split(".")[0]
             if torch.Tag.nondeterministic_seeded in t.tags or base in UNINITIALISED:
                 random = True
-            if t.namespace == "aten" and torch.Tag.core not in t.tags and base not in VIEW_OR_COPY:
+            if (t.namespace == "aten" and torch.Tag.core not in t.tags and base not in VIEW_OR_COPY
+                    and base not in SIZE_BOOKKEEPING and not _pteron_runs(base)):
                 return f"decomposition leaves non-core aten::{t.__name__}", random
             if t.namespace not in ("aten",):
                 return f"decomposition leaves {t.namespace}::{t.__name__}", random
@@ -176,6 +197,9 @@ def _compare(got: np.ndarray, want: torch.Tensor, dtype_tol) -> str | None:
         return f"dtype {got.dtype} != eager {want_np.dtype}"
     if got.size == 0:
         return None
+    if want.dtype.is_complex:  # real and imaginary parts as two float tensors
+        parts = torch.view_as_real(want.detach().contiguous())
+        return _compare(np.stack([got.real, got.imag], axis=-1), parts, dtype_tol)
     if want.dtype.is_floating_point:
         atol, rtol = dtype_tol.get(want.dtype, (1e-5, 1e-4))
         g, w = got.astype(np.float64), want_np.astype(np.float64)
@@ -399,6 +423,8 @@ def run_op(op, dtypes, paths: dict[str, list[str]], max_samples: int = MAX_SAMPL
     results: dict[str, dict] = {}
     tagged = []  # (dtype, sample)
     for d in dtypes:
+        if d.is_complex:  # its own program: a complex refusal must not be charged to the others
+            continue
         try:
             ss = _samples(op, d, max_samples)
         except Exception as e:  # noqa: BLE001
@@ -407,7 +433,7 @@ def run_op(op, dtypes, paths: dict[str, list[str]], max_samples: int = MAX_SAMPL
         if not ss:
             results[names[d]] = {"skip": "no sample inputs"}
         tagged += [(d, s) for s in ss]
-    live = [d for d in dtypes if names[d] not in results]
+    live = [d for d in dtypes if names[d] not in results and not d.is_complex]
     fallback_paths: dict = {}  # dtype -> paths to redo one dtype at a time
     batch_ok = False
     if live and kernel_paths:
@@ -450,6 +476,10 @@ def run_op(op, dtypes, paths: dict[str, list[str]], max_samples: int = MAX_SAMPL
                         results[names[d]]["paths"][name] = r
     else:
         fallback_paths = {d: dict(kernel_paths) for d in live}
+    for d in dtypes:
+        if d.is_complex and kernel_paths:
+            fallback_paths[d] = dict(kernel_paths)
+    live += [d for d in dtypes if d.is_complex]
     for d, redo in fallback_paths.items():
         r = run_case(op, d, redo, max_samples)
         if "skip" in r:

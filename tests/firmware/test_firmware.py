@@ -189,3 +189,62 @@ def test_int8_over_budget_model_is_refused(work):
     lines = result.stderr.strip().splitlines()
     assert "over budget" in lines[-1] and "RAM" in lines[-1] and "24.0 KiB" in lines[-1], result.stderr
     assert not pte.exists()
+
+
+class _UpsampleNet:
+    """A decoder-style net (conv, nearest 2x, conv, bilinear to a size, conv, bilinear 1.5x with
+    align_corners), defined when torch is imported."""
+
+    @staticmethod
+    def build():
+        import torch
+        import torch.nn.functional as F
+
+        class UpsampleNet(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.enc = torch.nn.Conv2d(1, 8, 3, stride=2, padding=1)
+                self.mid = torch.nn.Conv2d(8, 8, 3, padding=1)
+                self.dec = torch.nn.Conv2d(8, 4, 3, padding=1)
+
+            def forward(self, x):
+                y = F.relu(self.enc(x))
+                y = F.interpolate(y, scale_factor=2, mode="nearest")
+                y = F.relu(self.mid(y))
+                y = F.interpolate(y, size=(20, 24), mode="bilinear", align_corners=False)
+                y = F.relu(self.dec(y))
+                return F.interpolate(y, scale_factor=1.5, mode="bilinear", align_corners=True)
+
+        torch.manual_seed(0)
+        return UpsampleNet().eval()
+
+
+def test_int8_upsampling_firmware_matches_host_bit_exactly(work):
+    """The cortex_m int8 upsample kernels (nearest and bilinear) in firmware: the MVE build and
+    the scalar build both give the host's bytes."""
+    import torch
+
+    shape = (1, 1, 16, 16)
+    pt2 = work / "upsample-net.pt2"
+    ep = torch.export.export(_UpsampleNet.build(), (torch.randn(shape),)).run_decompositions()
+    torch.export.save(ep, pt2)
+    calibration = work / "upsample-net.cal.npz"
+    np.savez(calibration, input_0=np.random.default_rng(1).standard_normal((8, *shape)).astype(np.float32))
+    pte = work / "upsample-net.int8.pte"
+    compiled = pteron("compile", pt2, "-o", pte, "--target", TARGET, "--quantize", "cortex-m",
+                      "--calibration", calibration, "--int8-io")
+    assert compiled.returncode == 0, compiled.stderr
+    inputs, host_out = work / "upsample-net.in8.npz", work / "upsample-net.host8.npz"
+    np.savez(inputs, input_0=np.random.default_rng(7).integers(-128, 128, shape).astype(np.int8))
+    host = pteron("run", pte, "--inputs", inputs, "--outputs", host_out)
+    assert host.returncode == 0, host.stderr
+    expected = np.load(host_out)["output_0"]
+    for path in ("mve", "scalar"):
+        out = work / f"upsample-net.{path}.npz"
+        fw = pteron("firmware", pte, "--target", TARGET, "-o", work / f"upsample-net.{path}.elf", "--run",
+                    "--inputs", inputs, "--outputs", out, "--kernel-path", path, "--json")
+        assert fw.returncode == 0, fw.stderr
+        kernels = json.loads(fw.stdout)["kernels"]
+        assert "cortex_m:cortex_m::upsample_nearest2d_nhwc.out" in kernels, kernels
+        assert "cortex_m:cortex_m::upsample_bilinear2d_nhwc.out" in kernels, kernels
+        assert np.load(out)["output_0"].tobytes() == expected.tobytes(), path

@@ -59,11 +59,11 @@ def test_export_llama_x_logits_match_executorchs_at_every_step():
 def test_every_node_type_read_matches_executorch():
     pte, _ = fixture("et_xnnpack_ops")
     arrays = np.load(FIXTURES / "et_xnnpack_ops.npz")
-    outputs = pteron.load(pte).forward(torch.from_numpy(arrays["x"]), torch.from_numpy(arrays["y"]))
+    outputs = pteron.load(pte).forward(torch.from_numpy(arrays["input_0"]), torch.from_numpy(arrays["input_1"]))
     assert len(outputs) == 2
     for i, out in enumerate(outputs):
-        np.testing.assert_allclose(out.numpy(), arrays[f"out{i}"], rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(out.numpy(), arrays[f"eager{i}"], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(out.numpy(), arrays[f"output_{i}"], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out.numpy(), arrays[f"eager_{i}"], rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize(

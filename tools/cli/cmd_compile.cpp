@@ -1,7 +1,7 @@
 // pteron compile MODEL.pt2 -o OUT.pte [--target T] [--memory-report] [--json]
 //     [--quantize cortex-m|xnnpack|ethos-u --calibration DATA.npz [--int8-io]
 //      [--observer minmax|percentile] [--percentile P]]
-//     [--constant-method NAME=VALUE ...] [--no-llm-metadata]
+//     [--constant-method NAME=VALUE ...] [--no-llm-metadata] [--last-token-logits]
 //
 // Calibration data (.npz): one array per model input holding N samples on a leading axis
 // (shape [N, *input shape], the input's dtype), named input_0, input_1, ... or, when not so
@@ -39,6 +39,7 @@ struct CompileCliOptions {
   bool strip_debug_info = false;
   std::vector<std::string> constant_methods;  // NAME=VALUE
   bool no_llm_metadata = false;
+  bool last_token_logits = false;
 };
 
 // Calibration arrays in model-input order (see the file comment).
@@ -164,6 +165,7 @@ void run(const CompileCliOptions& o) {
   options.backends = o.backends;
   options.fallback = o.fallback;
   options.llm_metadata = !o.no_llm_metadata;
+  options.last_token_logits = o.last_token_logits;
   try {
     for (const std::string& text : o.constant_methods)
       options.constant_methods.push_back(compiler::parse_constant_method(text));
@@ -328,6 +330,9 @@ void add_compile_command(CLI::App& app) {
       "do not write the LLM metadata a KV-cache decoder implies (get_max_seq_len from the "
       "cache length, use_kv_cache, get_vocab_size, enable_dynamic_shape, get_n_layers, "
       "get_n_kv_heads, get_head_dim)");
+  cmd->add_flag("--last-token-logits", opts->last_token_logits,
+                "a decoder's logits [1, T, vocab] for the last token only ([1, 1, vocab]): prefill "
+                "runs the vocabulary projection once (generation reads only that row)");
   cmd->callback([opts] { run(*opts); });
 }
 

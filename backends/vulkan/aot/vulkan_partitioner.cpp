@@ -56,6 +56,7 @@ enum class Kind {
   Transpose,
   UpsampleNearest,
   UpsampleBilinear,
+  UpsampleAntialias,
   ConstantPad,
   ReflectionPad,
   ReplicationPad,
@@ -126,6 +127,7 @@ const std::map<std::string, Kind>& table() {
       // torch.ops.aten...default) is not in pteron's op table, so the frontend never makes it.
       {"aten::upsample_nearest2d.vec", Kind::UpsampleNearest},
       {"aten::upsample_bilinear2d.vec", Kind::UpsampleBilinear},
+      {"aten::_upsample_bilinear2d_aa.default", Kind::UpsampleAntialias},
       {"aten::constant_pad_nd.default", Kind::ConstantPad},
       {"aten::reflection_pad1d.default", Kind::ReflectionPad},
       {"aten::reflection_pad2d.default", Kind::ReflectionPad},
@@ -138,9 +140,6 @@ const std::map<std::string, Kind>& table() {
 // (the generic "not in the support table" would not say what to change).
 const std::map<std::string, std::string>& known_refusals() {
   static const std::map<std::string, std::string> t = {
-      {"aten::_upsample_bilinear2d_aa.default",
-       "antialiased bilinear upsampling (antialias=True) is not implemented; antialias=False "
-       "runs on Vulkan"},
       {"aten::reflection_pad3d.default",
        "reflection padding of 3 dims (the Vulkan delegate pads the last 1 or 2)"},
       {"aten::replication_pad3d.default",
@@ -205,12 +204,19 @@ std::string check_tensor(const Graph& g, ValueId v, const char* what) {
 }
 
 // An upsample's scale_factors [h, w] as the payload carries them: 0 where none was given (an
-// output_size) or the given one is <= 0 (ATen then uses input / output too).
+// output_size) or the given one is <= 0 (ATen then uses input / output too). The .vec forms
+// carry a list, _upsample_bilinear2d_aa.default one optional scale per axis.
 std::vector<double> upsample_scales(const Node& n) {
   std::vector<double> s = {0.0, 0.0};
-  const Argument& a = n.arg("scale_factors");
-  if (!a.is_none()) {
-    const auto& v = a.get<std::vector<double>>();
+  if (n.op.str() == "aten::_upsample_bilinear2d_aa.default") {
+    const Argument& h = n.arg("scales_h");
+    const Argument& w = n.arg("scales_w");
+    s = {h.is_none() ? 0.0 : h.to_double(), w.is_none() ? 0.0 : w.to_double()};
+  }
+  const Argument* a =
+      n.op.str() == "aten::_upsample_bilinear2d_aa.default" ? nullptr : &n.arg("scale_factors");
+  if (a != nullptr && !a->is_none()) {
+    const auto& v = a->get<std::vector<double>>();
     if (v.size() != 2) compiler::refuse("scale_factors must have 2 entries");
     s = v;
   }
@@ -232,8 +238,8 @@ std::vector<int64_t> pads_of(const Graph& g, const Node& n, std::string* why) {
     return {};
   }
   for (int64_t p : pad) {
-    if (p < 0) {
-      *why = "negative padding " + shape_str(pad) + " (cropping) is not implemented";
+    if (p < INT32_MIN || p > INT32_MAX) {
+      *why = "padding " + shape_str(pad) + " beyond 32 bits";
       return {};
     }
   }
@@ -362,7 +368,8 @@ std::string check_node(const Graph& g, const Node& n) {
       if (g.value(n.args[0].tensor()).spec.rank() != 4) return "adaptive pooling input is not NCHW";
       return {};
     case Kind::UpsampleNearest:
-    case Kind::UpsampleBilinear: {
+    case Kind::UpsampleBilinear:
+    case Kind::UpsampleAntialias: {
       const TensorSpec& x = g.value(n.args[0].tensor()).spec;
       if (x.rank() != 4) return "upsample input is not NCHW " + shape_str(x.sizes);
       if (out.rank() != 4 || out.sizes[0] != x.sizes[0] || out.sizes[1] != x.sizes[1]) {
@@ -467,9 +474,6 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     case Kind::Permute: {
       const int64_t rank = static_cast<int64_t>(out.rank());
-      // A 0-D permute has an empty perm, which the payload cannot carry (flatbuffers drops the
-      // empty vector and the runtime's verifier rightly rejects a permute without one).
-      if (rank == 0) return "0-D permute (a copy; no perm to lower)";
       for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
         if (d < -rank || d >= rank) return "permute dim out of range";
       }
@@ -680,11 +684,13 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
         b.add_node(fb::OpType::Pool2d, {in(0)}, out, {.pool = fb::PoolType::AdaptiveAverage});
         break;
       case Kind::UpsampleNearest:
-      case Kind::UpsampleBilinear: {
-        NodeAttrs a{.resize = kind == Kind::UpsampleNearest ? fb::ResizeMode::Nearest
-                                                            : fb::ResizeMode::Bilinear,
+      case Kind::UpsampleBilinear:
+      case Kind::UpsampleAntialias: {
+        NodeAttrs a{.resize = kind == Kind::UpsampleNearest    ? fb::ResizeMode::Nearest
+                              : kind == Kind::UpsampleBilinear ? fb::ResizeMode::Bilinear
+                                                               : fb::ResizeMode::BilinearAntialias,
                     .scales = upsample_scales(n)};
-        if (kind == Kind::UpsampleBilinear) a.align_corners = n.arg("align_corners").get<bool>();
+        if (kind != Kind::UpsampleNearest) a.align_corners = n.arg("align_corners").get<bool>();
         b.add_node(fb::OpType::Upsample, {in(0)}, out, a);
         break;
       }
@@ -698,7 +704,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
                     .pad_mode = kind == Kind::ConstantPad     ? fb::PadMode::Constant
                                 : kind == Kind::ReflectionPad ? fb::PadMode::Reflect
                                                               : fb::PadMode::Replicate};
-        for (int64_t p : pads) a.pads.push_back(static_cast<uint32_t>(p));
+        for (int64_t p : pads) a.pads.push_back(static_cast<int32_t>(p));
         if (kind == Kind::ConstantPad) a.pad_value = static_cast<float>(n.arg("value").to_double());
         b.add_node(fb::OpType::Pad, {in(0)}, out, a);
         break;

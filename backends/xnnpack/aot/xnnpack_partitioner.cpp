@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <unordered_map>
 
 #include "backends/xnnpack/aot/xnnpack_lowering.h"
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
 #include "compiler/emit/kernel_call_form.h"
 #include "compiler/partition/registry.h"
+#include "compiler/target/target.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron::xnnpack {
@@ -353,6 +355,99 @@ bool in_quantized_context(const Graph& g, const Node& n) {
   return false;
 }
 
+std::string optimized_kernel_faster(const Graph& g, const Node& n,
+                                    const compiler::PartitionContext& context);
+
+// Debian's XNNPACK (2022) runs every f32 add/sub/mul/div, convolution, linear and pool through
+// its clamped (min/max) kernels: the snapshot has unclamped binary kernels for WebAssembly
+// only, so output_min = -inf, output_max = +inf still clamp. On x86 the clamp is SSE/AVX
+// maxps(y, min), which returns min when y is NaN: a NaN comes out as -inf where torch gives
+// NaN. NEON's fmax propagates NaN, so Arm targets keep it.
+//
+// Where a NaN enters: a value XNNPACK's clamp produced holds none (it became -inf already), so
+// arithmetic on such values changes nothing more (up to inf - inf). Arithmetic on any other
+// value (a graph input, a kernel-library result, a view or unclamped op of one) could receive a
+// NaN and would silently lose it: on x86 that arithmetic stays on the kernel libraries, which
+// keep NaN as torch does. So residual adds after convolutions stay inside XNNPACK's regions.
+using NanFreeMemo = std::unordered_map<ValueId, bool>;
+bool nan_free_in_xnnpack(const Graph& g, ValueId v, const compiler::PartitionContext& context,
+                         NanFreeMemo& memo);
+
+bool inputs_nan_free(const Graph& g, const Node& n, const compiler::PartitionContext& context,
+                     NanFreeMemo& memo) {
+  for (ValueId in : n.inputs()) {
+    if (!is_static(g, in) && !nan_free_in_xnnpack(g, in, context, memo)) return false;
+  }
+  return true;
+}
+
+// Whether `v` is produced inside XNNPACK with no NaN left: by a node XNNPACK runs whose kernel
+// clamps (convolution, linear, pools, clamp, arithmetic kept there), or by a reshape, pad or
+// resize XNNPACK runs over such values.
+bool nan_free_in_xnnpack(const Graph& g, ValueId v, const compiler::PartitionContext& context,
+                         NanFreeMemo& memo) {
+  if (auto it = memo.find(v); it != memo.end()) return it->second;
+  bool result = false;
+  const NodeId id = g.value(v).producer;
+  if (id != compiler::ir::kNoNode) {
+    const Node& p = g.node(id);
+    if (check_node(g, p).empty() && optimized_kernel_faster(g, p, context).empty()) {
+      switch (info_of(p).kind) {
+        case Kind::kConv:
+        case Kind::kLinear:
+        case Kind::kAddmm:
+        case Kind::kMm:
+        case Kind::kMaxPool:
+        case Kind::kAvgPool:
+        case Kind::kGlobalPool:
+        case Kind::kClampLike:
+        case Kind::kResizeNearest:  // a depthwise deconvolution: clamped
+          result = true;
+          break;
+        case Kind::kBinary:  // clamped, where this rule keeps it in XNNPACK
+        case Kind::kReshape:
+        case Kind::kPad:
+        case Kind::kResize:
+          result = inputs_nan_free(g, p, context, memo);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  memo[v] = result;
+  return result;
+}
+
+// Whether the program's runtime runs XNNPACK's x86 kernels: the target's arch, or the compiling
+// machine's for "native" (the host target) and outside a compile.
+bool target_runs_x86(const compiler::PartitionContext& context) {
+  const compiler::Target* t = context.target;
+  const std::string arch = t ? t->cpu_arch : "native";
+  if (arch == "native") {
+#if defined(__x86_64__) || defined(__i386__)
+    return true;
+#else
+    return false;
+#endif
+  }
+  return arch.rfind("x86", 0) == 0 || arch == "amd64" || arch.rfind("i686", 0) == 0;
+}
+
+std::string x86_nan_refusal(const Graph& g, const Node& n,
+                            const compiler::PartitionContext& context) {
+  if (info_of(n).kind != Kind::kBinary || in_quantized_context(g, n) || !target_runs_x86(context))
+    return {};
+  const BinaryOp b = info_of(n).binary;
+  if (b != BinaryOp::kAdd && b != BinaryOp::kSubtract && b != BinaryOp::kMultiply &&
+      b != BinaryOp::kDivide)
+    return {};
+  NanFreeMemo memo;
+  if (inputs_nan_free(g, n, context, memo)) return {};
+  return "x86: an input may hold NaN, which this XNNPACK's clamped arithmetic turns into -inf "
+         "(SSE/AVX max); the kernel libraries keep NaN as torch does";
+}
+
 // When the compile's kernels include the optimized library: why `n` (which XNNPACK could run)
 // is faster there, or "" to keep it. Measured in bench/results/xnnpack_vs_optimized.md.
 std::string optimized_kernel_faster(const Graph& g, const Node& n,
@@ -480,6 +575,7 @@ const bool g_registered = compiler::register_partitioner(
 SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& node,
                                              const compiler::PartitionContext& context) const {
   std::string why = check_node(graph, node);
+  if (why.empty()) why = x86_nan_refusal(graph, node, context);
   if (why.empty()) why = optimized_kernel_faster(graph, node, context);
   return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }

@@ -3,6 +3,7 @@
 // it has (pteron::sdpa, fused linear+relu, Winograd convolution, ...). The passes live in
 // compiler/passes, where the pattern helpers they share are.
 #include "compiler/partition/registry.h"
+#include "compiler/passes/attention_kv.h"
 #include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/fuse_conv_relu.h"
 #include "compiler/passes/fuse_linear_relu.h"
@@ -15,12 +16,14 @@ namespace pteron::optimized::aot {
 namespace {
 
 // quantized_linear first: it rewrites torchao's aten::linear / embedding patterns, which the
-// fusions after it would otherwise see as float linears.
+// fusions after it would otherwise see as float linears; attention_kv after fuse_attention,
+// whose pteron::sdpa it rewrites.
 const bool registered = compiler::register_kernel_library(
     compiler::KernelLibrary{"optimized",
                             "optimized",
                             {{"quantized_linear", compiler::quantized_linear},
                              {"fuse_attention", compiler::fuse_attention},
+                             {"attention_kv", compiler::attention_kv},
                              {"fuse_linear_relu", compiler::fuse_linear_relu},
                              {"fuse_silu_mul", compiler::fuse_silu_mul},
                              {"fuse_rms_norm", compiler::fuse_rms_norm},

@@ -318,6 +318,35 @@ void test_transpose(int32_t a, int32_t b, int32_t c, int32_t d) {
   run_both("cortex_m::transpose.out", what, args, 3, out.t);
 }
 
+// Upsampling: random source tables (any in-range table is valid), channel counts around the
+// bilinear MVE path's 4-lane vectors, repeated rows (nearest copies the row above; nearest has
+// one path, so it only checks that the kernel runs and agrees with itself).
+void test_upsample(int32_t n, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow) {
+  char what[48];
+  snprintf(what, sizeof(what), "%dx%dx%dx%d->%dx%d", static_cast<int>(n), static_cast<int>(h),
+           static_cast<int>(w), static_cast<int>(c), static_cast<int>(oh), static_cast<int>(ow));
+  fill_int8(g_in, n * h * w * c);
+  const int32_t in_shape[4] = {n, h, w, c}, out_shape[4] = {n, oh, ow, c};
+  TensorBox x(ScalarType::Char, 4, in_shape, g_in),
+      out(ScalarType::Char, 4, out_shape, g_out_scalar);
+  for (int32_t i = 0; i < oh + ow; ++i) {
+    const int32_t limit = i < oh ? h : w;
+    g_bias[i] = i > 0 && i < oh && random_in(0, 1) ? g_bias[i - 1] : random_in(0, limit - 1);
+    g_mult[3 * i] = random_in(0, limit - 1);
+    g_mult[3 * i + 1] = random_in(0, limit - 1);
+    g_mult[3 * i + 2] = random_in(0, 2048);
+  }
+  const int32_t table_size[1] = {oh + ow}, taps_size[2] = {oh + ow, 3};
+  TensorBox table(ScalarType::Int, 1, table_size, g_bias),
+      taps(ScalarType::Int, 2, taps_size, g_mult);
+  EValue* nearest[] = {&x.v, &table.v, &out.v};
+  run_both("cortex_m::upsample_nearest2d_nhwc.out", what, nearest, 3, out.t);
+  EValue zi = I(random_in(-20, 20)), zo = I(random_in(-20, 20)),
+         m = I(random_in(1 << 30, 0x7fffffff)), s = I(random_in(-23, -21));
+  EValue* bilinear[] = {&x.v, &taps.v, &zi, &zo, &m, &s, &out.v};
+  run_both("cortex_m::upsample_bilinear2d_nhwc.out", what, bilinear, 7, out.t);
+}
+
 }  // namespace
 
 int main() {
@@ -435,6 +464,11 @@ int main() {
   test_transpose(1, 3, 20, 37);  // an image input: few channels scattered, widths off 16
   test_transpose(2, 17, 5, 19);  // the most channels the scatter takes
   test_transpose(1, 18, 4, 5);   // one more: element by element
+  test_upsample(1, 4, 5, 3, 8, 10);
+  test_upsample(2, 6, 7, 16, 12, 14);
+  test_upsample(1, 5, 5, 17, 9, 11);
+  test_upsample(1, 8, 8, 33, 4, 16);
+  test_upsample(1, 3, 9, 1, 7, 5);
   printf("%d of %d cases differ between the scalar and MVE paths\n", g_failures, g_cases);
   return g_failures == 0 ? 0 : 1;
 }

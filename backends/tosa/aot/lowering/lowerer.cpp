@@ -269,7 +269,13 @@ void Lowerer::lower_node(const Node& n) {
   if (is_view_op(op)) return view(n);
   if (is_permute_op(op)) return permute(n, op);
   if (op == "aten::cat.default") return cat(n);
-  if (op == "aten::constant_pad_nd.default") return pad(n);
+  if (op == "aten::constant_pad_nd.default") return pad(n, PadMode::Constant);
+  if (op == "aten::reflection_pad1d.default" || op == "aten::reflection_pad2d.default" ||
+      op == "aten::reflection_pad3d.default")
+    return pad(n, PadMode::Reflect);
+  if (op == "aten::replication_pad1d.default" || op == "aten::replication_pad2d.default" ||
+      op == "aten::replication_pad3d.default")
+    return pad(n, PadMode::Replicate);
   if (op == "aten::upsample_nearest2d.vec") return resize(n, false);
   if (op == "aten::upsample_bilinear2d.vec") return resize(n, true);
   if (op == "aten::_softmax.default" || op == "aten::softmax.int") return softmax(n);

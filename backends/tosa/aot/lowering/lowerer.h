@@ -207,7 +207,10 @@ class Lowerer {
   void view(const Node& n);
   void permute(const Node& n, const std::string& op);
   void cat(const Node& n);
-  void pad(const Node& n);
+  enum class PadMode { Constant, Reflect, Replicate };
+  TVal slice_axis(const TVal& x, size_t axis, int64_t begin, int64_t size);
+  TVal pad_edges(const TVal& x, size_t axis, int64_t before, int64_t after, bool reflect);
+  void pad(const Node& n, PadMode mode);
   ResizeAxis resize_axis(int64_t in, int64_t out, bool bilinear, bool align);
   void resize(const Node& n, bool bilinear);
   void split(const Node& n);

@@ -44,6 +44,8 @@ CortexMLoweringReport Lowering::run() {
       done = permute(n);
     } else if (op == "aten::constant_pad_nd.default") {
       done = pad(n);
+    } else if (op == "aten::upsample_nearest2d.vec" || op == "aten::upsample_bilinear2d.vec") {
+      done = upsample(n, op == "aten::upsample_bilinear2d.vec");
     } else if (is_view(n)) {
       done = view(n);
     } else {

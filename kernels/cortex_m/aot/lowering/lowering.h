@@ -150,6 +150,9 @@ class Lowering {
   bool view(const Node& n);
   int move_dequantize_past_views();
 
+  // upsample.cpp: nearest and bilinear upsampling
+  bool upsample(const Node& n, bool bilinear);
+
   // graph_rewrites.cpp: rewrites of the lowered graph
   void fold_pads_into_convs();
   void sink_transposes_through_elementwise();
