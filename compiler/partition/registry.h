@@ -1,5 +1,6 @@
-// Partitioners by the names users give `--backends` ("xnnpack,portable"). "portable" (and any
-// kernel library name) means "the target's kernels", which need no partitioner.
+// Partitioners by the names users give `--backends` ("xnnpack,portable"), each optionally with
+// options ("vulkan:fp16=storage"). "portable" (and any kernel library name) means "the target's
+// kernels", which need no partitioner.
 #pragma once
 
 #include <functional>
@@ -12,16 +13,46 @@
 
 namespace pteron::compiler {
 
-using PartitionerFactory = std::function<std::unique_ptr<Partitioner>()>;
+// Makes the partitioner with the options given (checked against its BackendOption list).
+using PartitionerFactory = std::function<std::unique_ptr<Partitioner>(const BackendOptions&)>;
+
+// An option a backend takes: its key, the values it accepts (the first is the default) and
+// what it does, for --help and the error naming a wrong one.
+struct BackendOption {
+  std::string key;
+  std::vector<std::string> values;
+  std::string help;
+};
 
 // Called once per backend at start-up (static registration in the backend's aot/ folder).
-bool register_partitioner(const std::string& name, PartitionerFactory factory);
+bool register_partitioner(const std::string& name, PartitionerFactory factory,
+                          std::vector<BackendOption> options = {});
+
+// An older spelling of a backend with options ("vulkan-fp16" for "vulkan:fp16=on"), accepted
+// with a note saying the new one, for scripts written before the option existed.
+bool register_backend_alias(const std::string& alias, const std::string& spelling);
+
+// One --backends entry: "name[:key=value]...".
+struct BackendSpec {
+  std::string name;
+  BackendOptions options;
+  std::string note;  // set when `name` was an alias: what to write instead
+};
+
+// Parses one entry, resolving aliases. Throws CompileError (one line) for an unknown backend,
+// an option the backend does not take, a value it does not accept, or options on a kernel
+// library.
+BackendSpec parse_backend_spec(const std::string& text);
 
 // The partitioners for `names`, in order, skipping kernel-library names. Throws CompileError
-// for a name that is neither, listing what is available.
-std::vector<std::unique_ptr<Partitioner>> make_partitioners(const std::vector<std::string>& names);
+// for a name that is neither, listing what is available. An alias's note goes to `notes`.
+std::vector<std::unique_ptr<Partitioner>> make_partitioners(
+    const std::vector<std::string>& names, std::vector<std::string>* notes = nullptr);
 
 std::vector<std::string> available_backends();
+
+// One line per registered option, "vulkan:fp16=off|on|storage: what it does", for --help.
+std::vector<std::string> backend_option_help();
 
 // A kernel library a program may call into: its name in --backends ("optimized", "cortex-m"),
 // the library name its kernels register under in the runtime (PTERON_KERNEL_LIBRARY), and graph

@@ -37,6 +37,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["backends"] = r.backends;
   d["default_backends"] = r.default_backends;
   d["backends_left_out"] = r.backends_left_out;
+  d["notes"] = r.notes;
   nb::list arenas;
   for (const auto& region : r.memory.regions) {
     nb::dict a;

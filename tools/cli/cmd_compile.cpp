@@ -14,6 +14,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/partition/registry.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/npz.h"
 #include "tools/firmware/firmware_target.h"
@@ -97,6 +98,7 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["backends"] = r.backends;
   j["default_backends"] = r.default_backends;
   j["backends_left_out"] = r.backends_left_out;
+  j["notes"] = r.notes;
   nlohmann::json delegated = nlohmann::json::array();
   for (const auto& d : r.regions) {
     delegated.push_back(
@@ -233,6 +235,8 @@ void run(const CompileCliOptions& o) {
                      {"int8_io", io}};
   }
   const std::string budget = check_budget(o, r.target.path, j);
+  // On stderr, so a script reading --json output still shows them.
+  for (const std::string& note : r.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
@@ -294,10 +298,11 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("-o,--output", opts->output, "program file to write")->required();
   cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")
       ->capture_default_str();
-  cmd->add_option("--backends", opts->backends,
-                  "backends then kernel libraries, in order (e.g. xnnpack,optimized,portable); "
-                  "default: the target's")
-      ->delimiter(',');
+  std::string backend_help =
+      "backends then kernel libraries, in order (e.g. xnnpack,optimized,portable); default: the "
+      "target's. A backend's options follow its name, NAME:KEY=VALUE";
+  for (const std::string& line : compiler::backend_option_help()) backend_help += "\n  " + line;
+  cmd->add_option("--backends", opts->backends, backend_help)->delimiter(',');
   cmd->add_option("--fallback", opts->fallback,
                   "also carry a CPU plan 'forward:cpu' compiled with these backends (e.g. "
                   "xnnpack,portable), run when the device lacks a backend of the main plan")

@@ -217,11 +217,11 @@ std::vector<double> upsample_scales(const Node& n) {
       n.op.str() == "aten::_upsample_bilinear2d_aa.default" ? nullptr : &n.arg("scale_factors");
   if (a != nullptr && !a->is_none()) {
     const auto& v = a->get<std::vector<double>>();
-    if (v.size() != 2) throw std::runtime_error("scale_factors must have 2 entries");
+    if (v.size() != 2) compiler::refuse("scale_factors must have 2 entries");
     s = v;
   }
   for (double& v : s) {
-    if (!std::isfinite(v)) throw std::runtime_error("upsample scale factor is not finite");
+    if (!std::isfinite(v)) compiler::refuse("upsample scale factor is not finite");
     if (v < 0) v = 0;
   }
   return s;
@@ -375,11 +375,7 @@ std::string check_node(const Graph& g, const Node& n) {
       if (out.rank() != 4 || out.sizes[0] != x.sizes[0] || out.sizes[1] != x.sizes[1]) {
         return "upsample output " + shape_str(out.sizes) + " is not [N, C, OH, OW]";
       }
-      try {
-        upsample_scales(n);
-      } catch (const std::runtime_error& e) {
-        return e.what();
-      }
+      upsample_scales(n);  // refuses scale factors the payload cannot carry
       return {};
     }
     case Kind::ConstantPad:
@@ -555,7 +551,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
   const auto bias_1d = [&](ValueId v) -> uint32_t {
     const Value& val = g.value(v);
     if (val.spec.rank() == 1) return tensor(v);
-    if (!val.is_constant()) throw std::runtime_error("addmm bias [1, N] is not a constant");
+    if (!val.is_constant()) compiler::refuse("addmm bias [1, N] is not a constant");
     const auto& bytes = val.constant->bytes;
     return b.add_constant({static_cast<uint32_t>(val.spec.sizes.back())},
                           std::span<const float>(reinterpret_cast<const float*>(bytes.data()),
@@ -822,25 +818,34 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
   return b.build();
 }
 
-const bool g_registered =
-    compiler::register_partitioner("vulkan", [] { return std::make_unique<VulkanPartitioner>(); });
-const bool g_registered_fp16 = compiler::register_partitioner(
-    "vulkan-fp16", [] { return std::make_unique<VulkanPartitioner>(/*fp16=*/true); });
-const bool g_registered_fp16_storage = compiler::register_partitioner("vulkan-fp16-storage", [] {
-  return std::make_unique<VulkanPartitioner>(/*fp16=*/true, /*fp16_arithmetic=*/false);
-});
+const bool g_registered = compiler::register_partitioner(
+    "vulkan",
+    [](const compiler::BackendOptions& options) {
+      return std::make_unique<VulkanPartitioner>(options);
+    },
+    {{"fp16",
+      {"off", "on", "storage"},
+      "store the regions' tensors and weights as fp16 (inputs and outputs stay fp32); on: "
+      "compute in fp16 where the device has shaderFloat16, storage: always in fp32"}});
+const bool g_registered_aliases =
+    compiler::register_backend_alias("vulkan-fp16", "vulkan:fp16=on") &&
+    compiler::register_backend_alias("vulkan-fp16-storage", "vulkan:fp16=storage");
 
 }  // namespace
 
+VulkanPartitioner::VulkanPartitioner(const compiler::BackendOptions& options)
+    : Partitioner(options) {
+  const auto fp16 = options.find("fp16");
+  fp16_ = fp16 != options.end() && fp16->second != "off";
+  fp16_arithmetic_ = fp16 == options.end() || fp16->second != "storage";
+}
+
 std::string VulkanPartitioner::backend_id() const { return kBackendId; }
 
-SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node) const {
-  try {
-    const std::string why = check_node(graph, node);
-    return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
-  } catch (const std::exception& e) {
-    return SupportDecision::no(std::string("cannot read the node: ") + e.what());
-  }
+SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node,
+                                            const compiler::PartitionContext&) const {
+  const std::string why = check_node(graph, node);
+  return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }
 
 double region_work(const Graph& graph, const Region& region) {
@@ -864,8 +869,8 @@ double region_work(const Graph& graph, const Region& region) {
   return work;
 }
 
-SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph,
-                                                    const Region& region) const {
+SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph, const Region& region,
+                                                    const compiler::PartitionContext&) const {
   const double work = region_work(graph, region);
   if (work >= kMinRegionWork) return SupportDecision::yes();
   char why[160];
@@ -876,14 +881,11 @@ SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph,
   return SupportDecision::no(why);
 }
 
-LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region) const {
+LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region,
+                                       const compiler::PartitionContext&) const {
   LoweredRegion r;
-  try {
-    r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);
-    r.ok = true;
-  } catch (const std::exception& e) {
-    r.reason = std::string("lowering failed: ") + e.what();
-  }
+  r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);
+  r.ok = true;
   return r;
 }
 

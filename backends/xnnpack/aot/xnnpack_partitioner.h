@@ -30,18 +30,20 @@ class XnnpackPartitioner final : public compiler::Partitioner {
            "kernel libraries";
   }
   compiler::SupportDecision supports(const compiler::ir::Graph& graph,
-                                     const compiler::ir::Node& node) const override;
-  compiler::SupportDecision worth_delegating(const compiler::ir::Graph& graph,
-                                             const compiler::Region& region) const override;
-  compiler::LoweredRegion lower(const compiler::ir::Graph& graph,
-                                const compiler::Region& region) const override;
+                                     const compiler::ir::Node& node,
+                                     const compiler::PartitionContext& context) const override;
+  compiler::SupportDecision worth_delegating(
+      const compiler::ir::Graph& graph, const compiler::Region& region,
+      const compiler::PartitionContext& context) const override;
+  compiler::LoweredRegion lower(const compiler::ir::Graph& graph, const compiler::Region& region,
+                                const compiler::PartitionContext& context) const override;
 };
 
 // A region is kept when it holds a convolution, linear layer or pool, or when it does at least
 // this many FLOPs per byte crossing its boundary (inputs read plus outputs written).
 constexpr double kMinFlopsPerBoundaryByte = 2.0;
 
-// When the compile's kernel libraries include "optimized" (compiler::compiling_kernel_libraries),
+// When the compile's kernel libraries include "optimized" (PartitionContext::kernel_libraries),
 // fp32 nodes the optimized kernels run faster are refused with "optimized kernel faster: ...":
 // linear / addmm / mm with at least this many rows (M of the M x K x N product; fewer rows is
 // a GEMV-like product where XNNPACK matches or beats the SGEMM, and conv nets' classifier heads

@@ -227,11 +227,11 @@ def test_segmentation_net_through_the_cli_matches_torch(tmp_path):
 
 
 def test_segmentation_net_fp16_matches_torch():
-    """The same ops in an fp16 region (`vulkan-fp16`): the README's fp16 tolerance."""
+    """The same ops in an fp16 region (`vulkan:fp16=on`): the README's fp16 tolerance."""
     torch.manual_seed(0)
     model, x = SegNet().eval(), torch.randn(1, 3, 64, 64)
     program = _lower(model, x, pteron.VulkanPartitioner(fp16=True))
-    assert all(where == "vulkan-fp16" for _, where in _placement(program)), _placement(program)
+    assert all(where == "vulkan:fp16=on" for _, where in _placement(program)), _placement(program)
     with torch.no_grad():
         want = model(x)
     got = program.load().forward(x)[0]

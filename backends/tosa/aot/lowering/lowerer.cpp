@@ -306,12 +306,11 @@ TosaLowering lower(const Graph& graph, const std::vector<NodeId>& nodes, TosaPro
     return lowerer.run();
   } catch (const Refusal& r) {
     TosaLowering out;
-    out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + r.why : r.why;
+    out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + r.what() : r.what();
     return out;
-  } catch (const std::exception& e) {  // CompileError from argument access, bad_alloc, ...
-    TosaLowering out;
-    out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + e.what() : e.what();
-    return out;
+  } catch (const std::exception& e) {  // a broken invariant (argument access, ...): not a refusal
+    const std::string where = lowerer.current() ? lowerer.current()->describe() + ": " : "";
+    throw compiler::CompileError(where + "TOSA lowering: " + e.what());
   }
 }
 
