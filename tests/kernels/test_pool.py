@@ -113,6 +113,27 @@ def test_avg_pool_dtypes(dtype):
     assert_close(out, ref, atol=1e-2, rtol=1e-2, what=f"avg_pool {dtype}")
 
 
+def test_avg_pool_int64_truncates_as_torch():
+    # torch's CPU avg_pool2d/3d take int64: an int64 sum divided with C++'s truncation (toward
+    # zero for negative sums), whatever the divisor rule.
+    g = torch.Generator().manual_seed(4)
+    x2 = torch.randint(-50, 50, (2, 3, 7, 6), generator=g)
+    x3 = torch.randint(-50, 50, (1, 2, 5, 4, 6), generator=g)
+    for include_pad in (True, False):
+        for divisor in (None, 3, -1):
+            ref = torch.ops.aten.avg_pool2d(x2, [3, 2], [2, 2], [1, 1], True, include_pad, divisor)
+            out = torch.empty_like(ref)
+            run_kernel(AVGPOOL, [x2, [3, 2], [2, 2], [1, 1], True, include_pad, divisor, out])
+            assert torch.equal(out, ref), (include_pad, divisor)
+            ref = torch.ops.aten.avg_pool3d(x3, [2, 3, 2], [1, 2, 2], [1, 1, 0], False, include_pad, divisor)
+            out = torch.empty_like(ref)
+            run_kernel("aten::avg_pool3d.out", [x3, [2, 3, 2], [1, 2, 2], [1, 1, 0], False, include_pad, divisor, out])
+            assert torch.equal(out, ref), (include_pad, divisor)
+    with pytest.raises(RuntimeError, match=f"{AVGPOOL}: dtypes int32 -> int32 not supported"):
+        x = x2.int()
+        run_kernel(AVGPOOL, [x, [2, 2], [2, 2], [0, 0], False, True, None, torch.empty(2, 3, 3, 3, dtype=torch.int32)])
+
+
 def test_avg_pool_rejects_zero_divisor():
     with pytest.raises(RuntimeError, match=f"{AVGPOOL}: divisor must be not zero"):
         run_kernel(AVGPOOL, [rand(1, 1, 4, 4), [2, 2], [2, 2], [0, 0], False, True, 0,

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include "kernels/portable/util/wrapping.h"
 #include "runtime/core/error.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/tensor.h"
@@ -20,6 +22,17 @@ struct PoolShape {
 
 // Reads kernel_size, stride, padding and (if non-null) dilation from EValue int lists and
 // derives the output size. Fails with messages naming `op`.
+// Average of a pooling window: float division, or for int64 (torch's avg_pool takes it) C++
+// integer division as ATen's, with -1 as a wrapping negation (INT64_MIN / -1 would trap).
+template <typename Acc>
+Acc pool_average(Acc sum, int64_t divisor) {
+  if constexpr (std::is_integral_v<Acc>) {
+    return divisor == -1 ? wrapping_mul(sum, Acc(-1)) : static_cast<Acc>(sum / divisor);
+  } else {
+    return sum / static_cast<Acc>(divisor);
+  }
+}
+
 Error parse_pool_shape(const char* op, const Tensor& input, const EValue& kernel_size,
                        const EValue& stride, const EValue& padding, const EValue* dilation,
                        bool ceil_mode, PoolShape* s);
