@@ -67,6 +67,26 @@ def test_max_pool_dtypes(dtype):
     assert torch.equal(idx, ref_idx)
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64])
+def test_max_pool_integers(dtype):
+    # torch's CPU max_pool2d/3d take integer dtypes; ties (few distinct values, the dtype's lowest
+    # included) keep the first position, as torch's.
+    g = torch.Generator().manual_seed(5)
+    lowest = torch.iinfo(dtype).min
+    x = torch.randint(0, 3, (2, 3, 7, 6), generator=g).to(dtype) + lowest
+    (out, idx), (ref, ref_idx) = run_max_pool(x, [3, 2], [2, 1], [1, 1], [1, 2], True)
+    assert torch.equal(out, ref) and torch.equal(idx, ref_idx), dtype
+    x3 = torch.randint(0, 3, (1, 2, 5, 4, 6), generator=g).to(dtype) + lowest
+    ref, ref_idx = torch.ops.aten.max_pool3d_with_indices(x3, [2, 3, 2], [1, 2, 2], [1, 1, 0], [1, 1, 2], False)
+    out, idx = torch.empty_like(ref), torch.empty_like(ref_idx)
+    run_kernel("aten::max_pool3d_with_indices.out", [x3, [2, 3, 2], [1, 2, 2], [1, 1, 0], [1, 1, 2], False, out, idx])
+    assert torch.equal(out, ref) and torch.equal(idx, ref_idx), dtype
+    with pytest.raises(RuntimeError, match=f"{MAXPOOL}: dtypes bool -> bool not supported"):
+        b = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
+        run_kernel(MAXPOOL, [b, [2, 2], [2, 2], [0, 0], [1, 1], False, torch.empty(1, 1, 2, 2, dtype=torch.bool),
+                             torch.empty(1, 1, 2, 2, dtype=torch.int64)])
+
+
 def test_max_pool_rejects_large_padding():
     with pytest.raises(RuntimeError, match=f"{MAXPOOL}: pad should be at most half"):
         run_kernel(MAXPOOL, [rand(1, 1, 5, 5), [2, 2], [1, 1], [2, 2], [1, 1], False,
