@@ -9,6 +9,7 @@
 
 #include "compiler/passes/activation_bounds.h"
 #include "compiler/passes/passes.h"
+#include "compiler/target/target.h"
 #include "kernels/cortex_m/aot/cortex_m_schemas.h"
 #include "kernels/cortex_m/scratch.h"
 #include "kernels/cortex_m/util/linear_packed.h"
@@ -297,8 +298,22 @@ std::vector<int64_t> pair_arg(const Argument& a, int64_t fill) {
   return v;
 }
 
-// The scratch the MVE path of a cortex_m node asks for: which argument takes it and how many
-// bytes (0: none, the node is no convolution or its MVE path needs none).
+// Whether the program's kernels will take their DSP paths: the target's core has the DSP
+// extension and no MVE (Cortex-M4, M7). Otherwise (Cortex-M55, or no firmware target) the MVE
+// paths' scratch is planned.
+bool dsp_target() {
+  const compiler::Target* t = compiler::compiling_target();
+  if (t == nullptr) return false;
+  bool dsp = false, mve = false;
+  for (const std::string& f : t->cpu_features) {
+    dsp = dsp || f == "dsp";
+    mve = mve || f.rfind("mve", 0) == 0;
+  }
+  return dsp && !mve;
+}
+
+// The scratch the vector path of a cortex_m node asks for: which argument takes it and how many
+// bytes (0: none, the node is no convolution or its vector path needs none).
 struct NodeScratch {
   size_t arg = 0;
   size_t bytes = 0;
@@ -312,10 +327,12 @@ NodeScratch node_scratch(const compiler::ir::Graph& graph, const compiler::ir::N
   if (!conv) {
     // Depth multiplier 1 only: the MVE path's per-channel data and one row of padding.
     if (w[3] != in[3]) return {};
+    if (dsp_target()) return {13, quantized_depthwise_conv2d_scratch_bytes_dsp(w[3], w[1], w[2])};
     const auto& out = graph.value(n.outputs[0]).spec.sizes;
     return {13, quantized_depthwise_conv2d_scratch_bytes(w[3], in[2], out[2],
                                                          pair_arg(n.args[3], 1)[1])};
   }
+  if (dsp_target()) return {12, quantized_conv2d_scratch_bytes_dsp(in[3], w[1], w[2])};
   const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0);
   const bool pointwise = w[1] == 1 && w[2] == 1 && stride[0] == 1 && stride[1] == 1 &&
                          padding[0] == 0 && padding[1] == 0;
@@ -334,7 +351,7 @@ class Lowering {
       if (!g_.has_node(id)) continue;
       if (near_delegated(id)) continue;
       if (g_.is_dynamic_node(id)) continue;  // Cortex-M kernels are planned for static shapes
-      const Node n = g_.node(id);  // a copy: adding nodes moves the graph's storage
+      const Node n = g_.node(id);            // a copy: adding nodes moves the graph's storage
       const std::string op = n.op.str();
       bool done = false;
       if (op == "aten::convolution.default" || op == "aten::conv2d.default") {

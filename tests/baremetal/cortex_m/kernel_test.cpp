@@ -1,5 +1,6 @@
 // Runs each cortex_m kernel twice on the same random inputs, once on the scalar reference path
-// and once on the MVE path, and compares the outputs byte for byte. Prints one line per case
+// and once on the core's vector path (MVE on the M55, the DSP extension on the M4/M7), and
+// compares the outputs byte for byte. Prints one line per case
 // over semihosting; exits 1 on any mismatch or kernel error, 0 when every case matches.
 #include "runtime/kernel/kernel.h"
 
@@ -35,7 +36,7 @@ alignas(16) int32_t g_bias[512];
 alignas(16) int32_t g_mult[512];
 alignas(16) int32_t g_shift[512];
 alignas(16) uint8_t g_out_scalar[32 * 1024];
-alignas(16) uint8_t g_out_mve[32 * 1024];
+alignas(16) uint8_t g_out_simd[32 * 1024];
 alignas(16) uint8_t g_scratch[32 * 1024];
 
 void fill_int8(int8_t* p, int64_t n) {
@@ -66,13 +67,13 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
   KernelContext ctx{&scratch};
   const size_t bytes = out.nbytes();
   memset(g_out_scalar, 0x5a, bytes);
-  memset(g_out_mve, 0xa5, bytes);
+  memset(g_out_simd, 0xa5, bytes);
   out.set_data(g_out_scalar);
-  cortex_m::set_use_mve(false);
+  cortex_m::set_use_simd(false);
   Error e1 = k->fn(ctx, Span<EValue*>(args, n));
-  out.set_data(g_out_mve);
+  out.set_data(g_out_simd);
   scratch.reset();
-  cortex_m::set_use_mve(true);
+  cortex_m::set_use_simd(true);
   Error e2 = k->fn(ctx, Span<EValue*>(args, n));
   if (e1 != Error::Ok || e2 != Error::Ok) {
     printf("FAIL %s %s: error %s / %s: %s\n", op, what, error_name(e1), error_name(e2),
@@ -82,12 +83,12 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
   }
   size_t bad = 0, first = 0;
   for (size_t i = bytes; i-- > 0;) {
-    if (g_out_scalar[i] != g_out_mve[i]) ++bad, first = i;
+    if (g_out_scalar[i] != g_out_simd[i]) ++bad, first = i;
   }
   if (bad) {
-    printf("FAIL %s %s: %u of %u bytes differ (first at %u: scalar %d, mve %d)\n", op, what,
+    printf("FAIL %s %s: %u of %u bytes differ (first at %u: scalar %d, simd %d)\n", op, what,
            static_cast<unsigned>(bad), static_cast<unsigned>(bytes), static_cast<unsigned>(first),
-           g_out_scalar[first], g_out_mve[first]);
+           g_out_scalar[first], g_out_simd[first]);
     ++g_failures;
   } else {
     printf("ok   %s %s (%u bytes)\n", op, what, static_cast<unsigned>(bytes));
@@ -435,6 +436,6 @@ int main() {
   test_transpose(1, 3, 20, 37);  // an image input: few channels scattered, widths off 16
   test_transpose(2, 17, 5, 19);  // the most channels the scatter takes
   test_transpose(1, 18, 4, 5);   // one more: element by element
-  printf("%d of %d cases differ between the scalar and MVE paths\n", g_failures, g_cases);
+  printf("%d of %d cases differ between the scalar and vector paths\n", g_failures, g_cases);
   return g_failures == 0 ? 0 : 1;
 }
