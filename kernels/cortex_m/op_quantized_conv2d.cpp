@@ -795,7 +795,7 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
 #endif
 #if PTERON_CORTEX_M_DSP
   if (use_dsp()) {
-    const size_t bytes = quantized_conv2d_scratch_bytes_dsp(p.cin, p.kh, p.kw);
+    const size_t bytes = quantized_conv2d_scratch_bytes_dsp(p.cin, p.kh, p.kw, p.cout);
     if (void* scratch = kernel_scratch(ctx, *args[12], bytes)) {
       conv_dsp(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p, scratch);
       return Error::Ok;

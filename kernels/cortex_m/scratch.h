@@ -88,13 +88,14 @@ constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t ker
 }
 
 // quantized_conv2d_nhwc's DSP path (dsp/conv_dsp.cpp): four int16 columns of K = kh * kw * cin
-// rounded up to a multiple of 4, interleaved (32 bytes per four bytes of K), and, when cin is
-// not a multiple of 4, one window's bytes gathered first.
+// rounded up to a multiple of 4, interleaved (32 bytes per four bytes of K), a requantisation
+// record per output channel (12 bytes) and, when cin is not a multiple of 4, one window's bytes
+// gathered first.
 constexpr size_t quantized_conv2d_scratch_bytes_dsp(int64_t in_channels, int64_t kernel_h,
-                                                    int64_t kernel_w) {
+                                                    int64_t kernel_w, int64_t out_channels) {
   const auto groups = static_cast<size_t>((kernel_h * kernel_w * in_channels + 3) / 4);
-  return align_scratch(groups * 32) + (in_channels % 4 != 0 ? align_scratch(groups * 4) : 0) +
-         2 * kScratchAlign;
+  return groups * 32 + static_cast<size_t>(out_channels) * 12 +
+         (in_channels % 4 != 0 ? groups * 4 : 0) + 2 * kScratchAlign;
 }
 
 // cortex_m::quantized_depthwise_conv2d_nhwc (depth multiplier 1). The 3x3 path (horizontal
@@ -122,13 +123,13 @@ constexpr size_t quantized_depthwise_conv2d_scratch_bytes(int64_t channels, int6
 // quantized_depthwise_conv2d_nhwc's DSP path (dsp/depthwise_dsp.cpp, depth multiplier 1): the
 // weights of each pair of taps as int16 pairs (taps rounded up to even, 4 bytes a channel a
 // pair), one row of -input_offset bytes for taps in the padding, a pointer a tap, and per
-// channel its requantisation record (12 bytes) and a byte.
+// channel its requantisation record and bias (16 bytes).
 constexpr size_t quantized_depthwise_conv2d_scratch_bytes_dsp(int64_t channels, int64_t kernel_h,
                                                               int64_t kernel_w) {
   const auto pairs = static_cast<size_t>((kernel_h * kernel_w + 1) / 2);
   const auto c = static_cast<size_t>(channels);
   return align_scratch(pairs * 4 * c) + align_scratch(c) +
-         align_scratch(pairs * 2 * sizeof(void*)) + align_scratch(c * 13) + 2 * kScratchAlign;
+         align_scratch(pairs * 2 * sizeof(void*)) + c * 16 + 2 * kScratchAlign;
 }
 
 // Every other cortex_m kernel computes in registers.

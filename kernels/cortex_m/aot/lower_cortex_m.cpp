@@ -332,7 +332,7 @@ NodeScratch node_scratch(const compiler::ir::Graph& graph, const compiler::ir::N
     return {13, quantized_depthwise_conv2d_scratch_bytes(w[3], in[2], out[2],
                                                          pair_arg(n.args[3], 1)[1])};
   }
-  if (dsp_target()) return {12, quantized_conv2d_scratch_bytes_dsp(in[3], w[1], w[2])};
+  if (dsp_target()) return {12, quantized_conv2d_scratch_bytes_dsp(in[3], w[1], w[2], w[0])};
   const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0);
   const bool pointwise = w[1] == 1 && w[2] == 1 && stride[0] == 1 && stride[1] == 1 &&
                          padding[0] == 0 && padding[1] == 0;

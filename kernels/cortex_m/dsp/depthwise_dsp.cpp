@@ -3,7 +3,8 @@
 // packed so each 16-bit half holds the same channel of both taps (PKHBT/PKHTB), extended to
 // int16 with the input offset added (SXTAB16; padding taps read a row of -input_offset, so they
 // add 0) and multiplied by the pair's weights, extended once per call into scratch: SMLAD, one
-// per channel and pair. 13 instructions per 8 MACs; then each channel's requantisation.
+// per channel and pair; then each channel's requantisation, in the same assembly when every
+// channel's record can (RequantRecord::fast()).
 #include "kernels/cortex_m/dsp/dsp_kernels.h"
 #include "kernels/cortex_m/scratch.h"
 #include "kernels/cortex_m/util/dsp.h"
@@ -14,31 +15,18 @@ namespace {
 
 using namespace dsp;
 
-// What pairs_dsp's loop reads and leaves.
-struct Pairs {
-  const int8_t* const* taps;  // the pixel's tap pointers, two a pair
-  const int32_t* weights;     // the channel group's weights: per pair four words
-  int32_t pairs;              // >= 1
-  int32_t channel;            // byte offset of the group's first channel in a pixel
-  int32_t offset2;            // the input offset in both halves
-  int32_t acc[4];             // in: the start (bias); out: the four channels' sums
-  // For the variants that requantise (RequantRecord: every channel's fast_requant_ok()):
-  const RequantRecord* quant;  // the group's four records
-  int8_t* out;                 // the four channels' outputs
-  int32_t out_off, act_min, act_max;
+// A channel's requantisation record (RequantRecord's fields) and its bias, as groups_dsp reads
+// them.
+struct DwRecord {
+  int32_t mult, right, half, bias;
 };
 
-// The loop: per pair the two taps' words of four channels, packed so each half holds one
-// channel of both taps (PKHBT/PKHTB), extended with the input offset added (SXTAB16) and
-// multiplied by the pair's weights (SMLAD): 17 instructions per 8 MACs. The struct is r0 on
-// entry and on the stack during the loop.
+// The loop over pairs of taps for channels c..c+3 of one pixel: per pair the two taps' words of
+// four channels, packed so each half holds one channel of both taps (PKHBT/PKHTB), extended
+// with the input offset added (SXTAB16) and multiplied by the pair's weights (SMLAD): 17
+// instructions per 8 MACs. r4: tap pointers, r5: weights (advanced), r6: pairs (counted down),
+// r7: the group's byte offset in a pixel, r8: the input offset in both halves; r0-r3 the sums.
 #define PTERON_DW_PAIRS_LOOP                           \
-  "   push        {r0}                             \n" \
-  "   ldrd        r4, r5, [r0]                     \n" \
-  "   ldrd        r6, r7, [r0, #8]                 \n" \
-  "   ldr         r8, [r0, #16]                    \n" \
-  "   ldrd        r2, r3, [r0, #28]                \n" \
-  "   ldrd        r0, r1, [r0, #20]                \n" \
   "1:                                              \n" \
   "   ldm         r4!, {r10, r11}                  \n" \
   "   ldr         r10, [r10, r7]                   \n" \
@@ -58,78 +46,103 @@ struct Pairs {
   "   subs        r6, r6, #1                       \n" \
   "   bne         1b                               \n"
 #define PTERON_DW_OPERANDS                                                                      \
-  : "+r"(d_r)                                                                              \
-  :                                                                                        \
+  : "+r"(d_r)                                                                                \
+  :                                                                                          \
   : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r14", "memory", \
     "cc"
 
-// The sums of channels c..c+3 over the taps' pairs, left in d.acc.
+// What pairs_dsp reads and leaves: one group of four channels of one pixel.
+struct Pairs {
+  const int8_t* const* taps;  // 0: the pixel's tap pointers, two a pair
+  const int32_t* weights;     // 4: the group's weights: per pair four words
+  int32_t pairs;              // 8: >= 1
+  int32_t channel;            // 12: byte offset of the group's first channel in a pixel
+  int32_t offset2;            // 16: the input offset in both halves
+  int32_t acc[4];             // 20: in: the start (bias); out: the four channels' sums
+};
+
+// The group's four sums, left in d.acc (for channels the assembly does not requantise).
 void pairs_dsp(Pairs& d) {
   register Pairs* d_r asm("r0") = &d;
-  __asm volatile(PTERON_DW_PAIRS_LOOP
-                 "   pop         {r6}                             \n"
-                 "   strd        r0, r1, [r6, #20]                \n"
-                 "   strd        r2, r3, [r6, #28]                \n"
-                 "   mov         r0, r6                           \n" PTERON_DW_OPERANDS);
+  __asm volatile(
+      "   push        {r0}                             \n"
+      "   ldrd        r4, r5, [r0]                     \n"
+      "   ldrd        r6, r7, [r0, #8]                 \n"
+      "   ldr         r8, [r0, #16]                    \n"
+      "   ldrd        r2, r3, [r0, #28]                \n"
+      "   ldrd        r0, r1, [r0, #20]                \n" PTERON_DW_PAIRS_LOOP
+      "   pop         {r6}                             \n"
+      "   strd        r0, r1, [r6, #20]                \n"
+      "   strd        r2, r3, [r6, #28]                \n"
+      "   mov         r0, r6                           \n" PTERON_DW_OPERANDS);
 }
 
-// The same sums requantised with the group's records (fast_requant's arithmetic) and stored as
-// the four channels' int8 outputs: 9 instructions a channel, 15 when the activation range is not
-// all of int8.
+// What groups_dsp reads and advances: every group of four channels of one pixel.
+struct Groups {
+  const int8_t* const* taps;  // 0
+  const int32_t* weights;     // 4: the first group's weights (the groups' follow each other)
+  int32_t pairs;              // 8: >= 1
+  int32_t groups;             // 12: >= 1, counted down
+  int32_t offset2;            // 16
+  const DwRecord* quant;      // 20: the next channel's record (every channel fast())
+  int8_t* out;                // 24: the next channel's output
+  int32_t out_off;            // 28
+  int32_t act_min, act_max;   // 32, 36
+};
+
+// Every group of the pixel: the sums start at the channels' biases, the pairs loop, then each
+// channel requantised with its record (PTERON_DSP_REQUANT) and stored. About 25 instructions a
+// group besides the loop and 10 a channel (16 with an activation range not all of int8).
 template <bool kFullRange>
-void pairs_requant_dsp(Pairs& d) {
-  register Pairs* d_r asm("r0") = &d;
-#define PTERON_DW_REQUANT(acc)                         \
-  "   ldm         r4!, {r8, r9, r10}               \n" \
-  "   qadd        " #acc ", " #acc ", " #acc           \
-  "     \n"                                            \
-  "   smmulr      " #acc ", " #acc                     \
-  ", r8           \n"                                  \
-  "   add         " #acc ", " #acc ", " #acc           \
-  ", asr #31 \n"                                       \
-  "   qadd        " #acc ", " #acc                     \
-  ", r10          \n"                                  \
-  "   asr         " #acc ", " #acc                     \
-  ", r9           \n"                                  \
-  "   add         " #acc ", " #acc                     \
-  ", r7           \n"                                  \
-  "   ssat        " #acc ", #8, " #acc "           \n"
-#define PTERON_DW_CLAMP(acc)                           \
-  "   cmp         " #acc                               \
-  ", r11                    \n"                        \
-  "   it          lt                               \n" \
-  "   movlt       " #acc                               \
-  ", r11                    \n"                        \
-  "   cmp         " #acc                               \
-  ", r12                    \n"                        \
-  "   it          gt                               \n" \
-  "   movgt       " #acc ", r12                    \n"
-#define PTERON_DW_STORE(acc) "   strb        " #acc ", [r5], #1               \n"
-#define PTERON_DW_FINISH_SETUP                         \
-  "   pop         {r6}                             \n" \
-  "   push        {r6}                             \n" \
-  "   ldr         r4, [r6, #36]                    \n" \
-  "   ldr         r5, [r6, #40]                    \n" \
-  "   ldr         r7, [r6, #44]                    \n" \
-  "   ldrd        r11, r12, [r6, #48]              \n"
+void groups_dsp(Groups& g) {
+  register Groups* d_r asm("r0") = &g;
+#define PTERON_DW_CHANNEL(acc, clamp)                                      \
+  "   ldm         r4, {r9, r10, r11}               \n"                     \
+  "   adds        r4, r4, #16                      \n" PTERON_DSP_REQUANT( \
+      acc, "r9", "r10", "r11", "r12") clamp "   strb        " acc ", [r5], #1                \n"
+#define PTERON_DW_BODY(channels)                                            \
+  "   push        {r0}                             \n"                      \
+  "   ldr         r5, [r0, #4]                     \n"                      \
+  "   movs        r7, #0                           \n"                      \
+  "2:                                              \n"                      \
+  "   ldr         r6, [sp]                         \n"                      \
+  "   ldr         r4, [r6, #20]                    \n"                      \
+  "   ldr         r0, [r4, #12]                    \n"                      \
+  "   ldr         r1, [r4, #28]                    \n"                      \
+  "   ldr         r2, [r4, #44]                    \n"                      \
+  "   ldr         r3, [r4, #60]                    \n"                      \
+  "   ldr         r4, [r6]                         \n"                      \
+  "   ldr         r8, [r6, #16]                    \n"                      \
+  "   ldr         r6, [r6, #8]                     \n" PTERON_DW_PAIRS_LOOP \
+  "   ldr         r6, [sp]                         \n"                      \
+  "   str         r5, [r6, #4]                     \n"                      \
+  "   ldr         r4, [r6, #20]                    \n"                      \
+  "   ldr         r5, [r6, #24]                    \n"                      \
+  "   ldr         r12, [r6, #28]                   \n"                      \
+  "   ldrd        r8, lr, [r6, #32]                \n" channels             \
+  "   str         r4, [r6, #20]                    \n"                      \
+  "   str         r5, [r6, #24]                    \n"                      \
+  "   ldr         r5, [r6, #4]                     \n"                      \
+  "   adds        r7, r7, #4                       \n"                      \
+  "   ldr         r8, [r6, #12]                    \n"                      \
+  "   subs        r8, r8, #1                       \n"                      \
+  "   str         r8, [r6, #12]                    \n"                      \
+  "   bne         2b                               \n"                      \
+  "   pop         {r0}                             \n"
+#define PTERON_DW_CLAMP PTERON_DSP_CLAMP("r0", "r8", "lr")
   if (kFullRange) {
-    __asm volatile(
-        PTERON_DW_PAIRS_LOOP PTERON_DW_FINISH_SETUP PTERON_DW_REQUANT(r0) PTERON_DW_STORE(r0)
-            PTERON_DW_REQUANT(r1) PTERON_DW_STORE(r1) PTERON_DW_REQUANT(r2) PTERON_DW_STORE(r2)
-                PTERON_DW_REQUANT(r3) PTERON_DW_STORE(
-                    r3) "   pop         {r0}                             \n" PTERON_DW_OPERANDS);
+    __asm volatile(PTERON_DW_BODY(PTERON_DW_CHANNEL("r0", "") PTERON_DW_CHANNEL(
+        "r1", "") PTERON_DW_CHANNEL("r2", "") PTERON_DW_CHANNEL("r3", "")) PTERON_DW_OPERANDS);
   } else {
-    __asm volatile(
-        PTERON_DW_PAIRS_LOOP PTERON_DW_FINISH_SETUP PTERON_DW_REQUANT(r0) PTERON_DW_CLAMP(
-            r0) PTERON_DW_STORE(r0) PTERON_DW_REQUANT(r1) PTERON_DW_CLAMP(r1) PTERON_DW_STORE(r1)
-            PTERON_DW_REQUANT(r2) PTERON_DW_CLAMP(r2) PTERON_DW_STORE(r2) PTERON_DW_REQUANT(r3)
-                PTERON_DW_CLAMP(r3) PTERON_DW_STORE(
-                    r3) "   pop         {r0}                             \n" PTERON_DW_OPERANDS);
+    __asm volatile(PTERON_DW_BODY(
+        PTERON_DW_CHANNEL("r0", PTERON_DSP_CLAMP("r0", "r8", "lr"))
+            PTERON_DW_CHANNEL("r1", PTERON_DSP_CLAMP("r1", "r8", "lr"))
+                PTERON_DW_CHANNEL("r2", PTERON_DSP_CLAMP("r2", "r8", "lr")) PTERON_DW_CHANNEL(
+                    "r3", PTERON_DSP_CLAMP("r3", "r8", "lr"))) PTERON_DW_OPERANDS);
   }
-#undef PTERON_DW_REQUANT
+#undef PTERON_DW_CHANNEL
+#undef PTERON_DW_BODY
 #undef PTERON_DW_CLAMP
-#undef PTERON_DW_STORE
-#undef PTERON_DW_FINISH_SETUP
 }
 #undef PTERON_DW_PAIRS_LOOP
 #undef PTERON_DW_OPERANDS
@@ -148,21 +161,20 @@ void depthwise_dsp(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
   const int32_t offset2 =
       (p.in_off & 0xffff) | static_cast<int32_t>(static_cast<uint32_t>(p.in_off) << 16);
   // Per group of four channels, per pair of taps, per channel, the int16 pair [w(first tap),
-  // w(second tap)], in the order pairs_dsp reads them (the last group's missing channels 0).
-  // The odd last tap pairs with a weight of 0 (and reads the padding row).
+  // w(second tap)], in the order the loop reads them. The odd last tap pairs with a weight of 0
+  // (and reads the padding row).
   auto* weights = static_cast<int32_t*>(scratch);
   auto* pad =
       reinterpret_cast<int8_t*>(weights) + align_scratch(static_cast<size_t>(pairs) * 4 * p.cout);
   auto* tap = reinterpret_cast<const int8_t**>(pad + align_scratch(p.cout));
-  auto* quant = reinterpret_cast<RequantRecord*>(
-      reinterpret_cast<uint8_t*>(tap) +
-      align_scratch(static_cast<size_t>(pairs) * 2 * sizeof(void*)));
-  // A group of four channels requantises in the loop's assembly when all four can.
-  auto* group_fast = reinterpret_cast<uint8_t*>(quant + p.cout);
-  for (int32_t c = 0; c < p.cout; ++c) quant[c] = RequantRecord(p.mult[c], p.shift[c]);
-  for (int32_t c = 0; c < c4; c += 4) {
-    group_fast[c / 4] =
-        quant[c].fast() && quant[c + 1].fast() && quant[c + 2].fast() && quant[c + 3].fast();
+  auto* quant =
+      reinterpret_cast<DwRecord*>(reinterpret_cast<uint8_t*>(tap) +
+                                  align_scratch(static_cast<size_t>(pairs) * 2 * sizeof(void*)));
+  bool fast = true;  // every group requantises in groups_dsp
+  for (int32_t c = 0; c < p.cout; ++c) {
+    const RequantRecord r(p.mult[c], p.shift[c]);
+    quant[c] = DwRecord{r.mult, r.right, r.half, p.bias ? p.bias[c] : 0};
+    fast = fast && (c >= c4 || r.fast());
   }
   const bool full_range = p.act_min == kInt8Min && p.act_max == kInt8Max;
   for (int32_t c = 0; c < c4; ++c) {
@@ -190,21 +202,20 @@ void depthwise_dsp(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
             tap[t] = row_inside && ix >= 0 && ix < p.w ? row + ix * p.cin : pad;
           }
         }
-        for (int32_t c = 0; c < c4; c += 4) {
-          Pairs d{tap,     weights + c * pairs, pairs,     c,        offset2, {}, quant + c,
-                  out + c, p.out_off,           p.act_min, p.act_max};
-          for (int32_t k = 0; k < 4; ++k) d.acc[k] = p.bias ? p.bias[c + k] : 0;
-          if (!group_fast[c / 4]) {
+        if (fast && c4 > 0) {
+          Groups g{tap,   weights, pairs,     c4 / 4,    offset2,
+                   quant, out,     p.out_off, p.act_min, p.act_max};
+          (full_range ? groups_dsp<true> : groups_dsp<false>)(g);
+        } else {
+          for (int32_t c = 0; c < c4; c += 4) {
+            Pairs d{tap, weights + c * pairs, pairs, c, offset2, {}};
+            for (int32_t k = 0; k < 4; ++k) d.acc[k] = quant[c + k].bias;
             pairs_dsp(d);
             for (int32_t k = 0; k < 4; ++k) out[c + k] = finish(d.acc[k], c + k, p);
-          } else if (full_range) {
-            pairs_requant_dsp<true>(d);
-          } else {
-            pairs_requant_dsp<false>(d);
           }
         }
         for (int32_t c = c4; c < p.cout; ++c) {  // the last one to three channels
-          int32_t acc = p.bias ? p.bias[c] : 0;
+          int32_t acc = quant[c].bias;
           for (int32_t t = 0; t < taps; ++t) acc += (tap[t][c] + p.in_off) * wt[t * p.cout + c];
           out[c] = finish(acc, c, p);
         }

@@ -81,6 +81,35 @@ struct RequantRecord {
   bool fast() const { return mult >= (1 << 30) && right >= 1 && right <= 20; }
 };
 
+// RequantRecord's arithmetic on `acc` in place, as assembly text (the DSP paths' loops): the
+// record's multiplier, right shift and half in registers m, r, h, the output offset in `off`;
+// the result is offset and saturated to int8 (SSAT). 7 instructions.
+#define PTERON_DSP_REQUANT(acc, m, r, h, off) \
+  "   qadd        " acc ", " acc ", " acc     \
+  "      \n"                                  \
+  "   smmulr      " acc ", " acc ", " m       \
+  "        \n"                                \
+  "   add         " acc ", " acc ", " acc     \
+  ", asr #31 \n"                              \
+  "   qadd        " acc ", " acc ", " h       \
+  "        \n"                                \
+  "   asr         " acc ", " acc ", " r       \
+  "        \n"                                \
+  "   add         " acc ", " acc ", " off     \
+  "      \n"                                  \
+  "   ssat        " acc ", #8, " acc "           \n"
+// The activation range [lo, hi] (registers) on `acc`, when it is not all of int8. 6 instructions.
+#define PTERON_DSP_CLAMP(acc, lo, hi)                \
+  "   cmp         " acc ", " lo                      \
+  "                \n"                               \
+  "   it          lt                             \n" \
+  "   movlt       " acc ", " lo                      \
+  "                \n"                               \
+  "   cmp         " acc ", " hi                      \
+  "                \n"                               \
+  "   it          gt                             \n" \
+  "   movgt       " acc ", " hi "                \n"
+
 // requantize(acc, multiplier, -right) for right shifts in [1, kMaxFastRight], in 9 instructions
 // (SMLAL for the doubling high multiply with its rounding, QADD for the rounding shift's),
 // given the caller clamps the result to an int8 range: then it equals requantize()'s wherever

@@ -211,6 +211,9 @@ void test_linear_packed(int32_t rows, int32_t k, int32_t n) {
 
 // The convolution's requantisation shifts (the narrow MVE variants need them all negative).
 int32_t g_conv_shift_lo = -11, g_conv_shift_hi = -7;
+// The convolutions' activation minimum: -120 clamps (the DSP loops' clamping variant), -128
+// takes all of int8 (their variant without it).
+int32_t g_act_min = -120;
 // Depthwise (multiplier 1: weight [1, kh, kw, cin]) on x [1, h, w, cin], shifts in
 // [shift_lo, shift_hi] (positive ones take the left-shift variant).
 void depthwise(const char* what, TensorBox& x, int32_t kh, int32_t kw, EValue& stv, EValue& pdv,
@@ -224,7 +227,7 @@ void depthwise(const char* what, TensorBox& x, int32_t kh, int32_t kw, EValue& s
   TensorBox dbias(ScalarType::Int, 1, dc_shape, g_bias), dm(ScalarType::Int, 1, dc_shape, g_mult),
       ds(ScalarType::Int, 1, dc_shape, g_shift);
   TensorBox dout(ScalarType::Char, 4, dout_shape, g_out_scalar);
-  EValue mult = I(1), in_off = I(9), out_off = I(-3), amin = I(-120), amax = I(127), none;
+  EValue mult = I(1), in_off = I(9), out_off = I(-3), amin = I(g_act_min), amax = I(127), none;
   EValue* dargs[] = {&x.v,     &dw.v, &dbias.v, &stv,  &pdv,  &dlv,  &mult,  &in_off,
                      &out_off, &dm.v, &ds.v,    &amin, &amax, &none, &dout.v};
   run_both("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, dout.t);
@@ -272,7 +275,7 @@ void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int
   TensorBox out(ScalarType::Char, 4, out_shape, g_out_scalar);
   const int64_t st[2] = {stride, stride}, pd[2] = {pad, pad}, dl[2] = {dil, dil};
   EValue stv = L(st, 2), pdv = L(pd, 2), dlv = L(dl, 2), in_off = I(9), out_off = I(-3),
-         amin = I(-120), amax = I(127), none;
+         amin = I(g_act_min), amax = I(127), none;
   EValue* args[] = {&x.v,     &w.v, &bias.v, &stv,  &pdv,  &dlv,  &in_off,
                     &out_off, &m.v, &s.v,    &amin, &amax, &none, &out.v};
   run_both("cortex_m::quantized_conv2d_nhwc.out", what, args, 14, out.t);
@@ -412,7 +415,13 @@ int main() {
     test_conv(5, 5, 32, 8, 1, 1, 1, 0, 1);
     test_conv(7, 8, 3, 8, 3, 3, 2, 1, 1);
   }
-  g_conv_shift_lo = -11, g_conv_shift_hi = -7;
+  // All of int8 as the activation range, shifts the DSP loops requantise themselves (-1 to -20).
+  g_act_min = -128, g_conv_shift_lo = -20, g_conv_shift_hi = -1;
+  test_conv(8, 8, 16, 8, 3, 3, 1, 1, 1);
+  test_conv(6, 6, 64, 12, 1, 1, 1, 0, 1);
+  test_conv(5, 5, 3, 5, 3, 3, 1, 1, 1);
+  test_conv(9, 9, 8, 9, 1, 1, 1, 0, 1);
+  g_act_min = -120, g_conv_shift_lo = -11, g_conv_shift_hi = -7;
   for (int32_t c = 1; c <= 9; ++c) test_depthwise(5, 7, c, 1, 1);
   for (int32_t c : {3, 9, 17, 24}) test_depthwise(7, 8, c, 2, 1);
   test_depthwise(6, 1, 24, 1, 1);  // one output column: only the odd pixel
