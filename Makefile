@@ -274,12 +274,26 @@ bench-explorer: build
 bench-cortex-m-fp32: build
 	$(PY) bench/cortex_m.py --pteron $(abspath $(BUILD))/tools/cli/pteron
 
-# bench-cortex-m: the MLPerf Tiny models quantized to INT8 as Cortex-M55 firmware under QEMU,
-# MVE vs scalar kernels, RAM/flash/instructions, int8 vs fp32, digits-cnn accuracy in firmware
-# (bench/results/mlperf_tiny_m55.*)
-.PHONY: bench-cortex-m
+# bench-cortex-m: the MLPerf Tiny models quantized to INT8 as firmware under QEMU on the
+# Cortex-M55 (MVE), M7 and M4 (DSP): vector vs scalar kernels, RAM/flash/instructions, int8 vs
+# fp32, digits-cnn accuracy in firmware (bench/results/mlperf_tiny_cortex_m.*)
+.PHONY: bench-cortex-m bench-cortex-m-peer
 bench-cortex-m: build
 	$(PY) bench/cortex_m_int8.py --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+# bench-cortex-m-peer: TFLite Micro + CMSIS-NN (source trees fetched outside this repository) on
+# the MLPerf Tiny reference models, same QEMU and instruction counting, one table with pteron's
+# figures from bench-cortex-m (bench/results/mlperf_tiny_peer.*). Not part of make test.
+#   make bench-cortex-m-peer TFLM_SRC=/work/peers/tflite-micro CMSIS_NN_SRC=/work/peers/CMSIS-NN \
+#     [PEER_DEPS=/work/peers] [PEER_PYTHONPATH=/work/peers/pydeps]   (bench/cortex_m_peer.py)
+PEER_DEPS ?= $(dir $(abspath $(TFLM_SRC)))
+PEER_PYTHONPATH ?=
+bench-cortex-m-peer: build
+	@test -n "$(TFLM_SRC)" -a -n "$(CMSIS_NN_SRC)" || \
+	  { echo "usage: make bench-cortex-m-peer TFLM_SRC=<tflite-micro tree> CMSIS_NN_SRC=<CMSIS-NN tree>"; exit 1; }
+	$(MAKE) --no-print-directory check-baremetal
+	$(PY) bench/cortex_m_peer.py --tflm-src $(TFLM_SRC) --cmsis-nn-src $(CMSIS_NN_SRC) --deps $(PEER_DEPS) \
+	  --pythonpath "$(PEER_PYTHONPATH)" --plugin $(abspath $(BUILD))/tools/qemu_icount/libqemu_icount.so
 
 # bench-npu: the MLPerf Tiny models on ethos-u55-128/-256 and ethos-u85-256: Vela's estimated
 # NPU cycles and memory, MAC share on the NPU, CPU work left (bench/results/npu.*)

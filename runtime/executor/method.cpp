@@ -9,6 +9,10 @@
 namespace pteron {
 namespace {
 
+// The dim order of tensors whose program gives none: 0, 1, ..., kMaxTensorDim - 1.
+constexpr uint8_t kIdentityDimOrder[kMaxTensorDim] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                      8, 9, 10, 11, 12, 13, 14, 15};
+
 Error out_of_memory(const char* what, size_t bytes) {
   return fail(Error::OutOfMemory, "method allocator exhausted allocating %s (%zu bytes)", what,
               bytes);
@@ -266,17 +270,28 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
         case fb::KernelTypes::Tensor: {
           const fb::Tensor* t = v->val_as_Tensor();
           const int32_t dim = static_cast<int32_t>(t->sizes()->size());
-          auto* tensor = alloc->allocate_array<Tensor>(1);
-          auto* sizes = alloc->allocate_array<int32_t>(dim ? dim : 1);
-          auto* dim_order = alloc->allocate_array<uint8_t>(dim ? dim : 1);
-          auto* strides = alloc->allocate_array<int32_t>(dim ? dim : 1);
-          if (!tensor || !sizes || !dim_order || !strides)
-            return out_of_memory("tensor metadata", 64);
-          for (int32_t d = 0; d < dim; ++d) {
-            sizes[d] = t->sizes()->Get(d);
-            dim_order[d] = t->dim_order() ? t->dim_order()->Get(d) : static_cast<uint8_t>(d);
-          }
           const auto dynamism = static_cast<ShapeDynamism>(t->shape_dynamism());
+          auto* tensor = alloc->allocate_array<Tensor>(1);
+          auto* strides = alloc->allocate_array<int32_t>(dim ? dim : 1);
+          if (!tensor || !strides) return out_of_memory("tensor metadata", 64);
+          int32_t* sizes;
+          uint8_t* dim_order;
+          if (dynamism == ShapeDynamism::Static) {
+            // A static shape never changes (resize() refuses before writing): read the sizes and
+            // dim order from the program in place (flash on a device) instead of copying them
+            // into method memory. The verifier checked both; flatbuffers aligns the vectors.
+            sizes = const_cast<int32_t*>(t->sizes()->data());
+            dim_order =
+                const_cast<uint8_t*>(t->dim_order() ? t->dim_order()->data() : kIdentityDimOrder);
+          } else {
+            sizes = alloc->allocate_array<int32_t>(dim ? dim : 1);
+            dim_order = alloc->allocate_array<uint8_t>(dim ? dim : 1);
+            if (!sizes || !dim_order) return out_of_memory("tensor metadata", 64);
+            for (int32_t d = 0; d < dim; ++d) {
+              sizes[d] = t->sizes()->Get(d);
+              dim_order[d] = t->dim_order() ? t->dim_order()->Get(d) : static_cast<uint8_t>(d);
+            }
+          }
           new (tensor) Tensor(static_cast<ScalarType>(t->scalar_type()), dim, sizes, dim_order,
                               strides, nullptr, dynamism);
           if (const fb::AllocationDetails* a = t->allocation_info()) {
@@ -482,7 +497,7 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
   for (size_t k = 0; k < num_instructions_; ++k) {
     const fb::Instruction* ins = list->Get(static_cast<flatbuffers::uoffset_t>(k));
     Instruction& out = instructions_[k];
-    out = Instruction{Kind::Free, 0, 0, {}};
+    out = Instruction{};
     const flatbuffers::Vector<int32_t>* args = nullptr;
     switch (ins->instr_args_type()) {
       case fb::InstructionArguments::KernelCall: {
@@ -514,14 +529,21 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
         break;
     }
     if (args != nullptr) {
-      EValue** ptrs = alloc->allocate_array<EValue*>(args->size() ? args->size() : 1);
-      if (ptrs == nullptr) return out_of_memory("instruction arguments", args->size() * 8);
-      for (size_t a = 0; a < args->size(); ++a) {
-        const int32_t index = args->Get(static_cast<flatbuffers::uoffset_t>(a));
-        ptrs[a] = &values_[index];
-        PTERON_TRY(check_has_memory(plan, index, k));
+      for (size_t a = 0; a < args->size(); ++a)
+        PTERON_TRY(check_has_memory(plan, args->Get(static_cast<flatbuffers::uoffset_t>(a)), k));
+      out.num_args = static_cast<uint32_t>(args->size());
+      if (out.kind == Kind::Kernel && args->size() <= kMaxGatheredArgs) {
+        // Kernel calls read their value indices from the program in place (flash on a device)
+        // and gather the EValue pointers on the stack as they run (gather_args).
+        out.arg_values = args->data();
+      } else {
+        // Delegate calls (any number of region inputs and outputs) keep the pointers.
+        EValue** ptrs = alloc->allocate_array<EValue*>(args->size() ? args->size() : 1);
+        if (ptrs == nullptr) return out_of_memory("instruction arguments", args->size() * 8);
+        for (size_t a = 0; a < args->size(); ++a)
+          ptrs[a] = &values_[args->Get(static_cast<flatbuffers::uoffset_t>(a))];
+        out.args = ptrs;
       }
-      out.args = Span<EValue*>(ptrs, args->size());
     }
   }
   return Error::Ok;
@@ -634,11 +656,19 @@ bool Method::instruction_is_delegate(size_t index) const {
   return index < num_instructions_ && instructions_[index].kind == Kind::Delegate;
 }
 
-Span<EValue* const> Method::instruction_args(size_t index) const {
+Span<EValue*> Method::gather_args(const Instruction& ins, EValue** buffer) const {
+  if (ins.args != nullptr) return {ins.args, ins.num_args};
+  for (uint32_t a = 0; a < ins.num_args; ++a) buffer[a] = &values_[ins.arg_values[a]];
+  return {buffer, ins.num_args};
+}
+
+Span<EValue* const> Method::instruction_args(size_t index, Span<EValue*> buffer) const {
   if (index >= num_instructions_) return {};
   const Instruction& ins = instructions_[index];
   if (ins.kind != Kind::Kernel && ins.kind != Kind::Delegate) return {};
-  return {ins.args.data(), ins.args.size()};
+  if (ins.args == nullptr && buffer.size() < ins.num_args) return {};
+  const Span<EValue*> args = gather_args(ins, buffer.data());
+  return {args.data(), args.size()};
 }
 
 Error Method::reset_state() {
@@ -683,7 +713,8 @@ Error Method::run_instructions() {
       case Kind::Kernel: {
         if (scratch_) scratch_->reset();
         KernelContext ctx{scratch_};
-        err = kernels_[ins.target](ctx, ins.args);
+        EValue* gathered[kMaxGatheredArgs];
+        err = kernels_[ins.target](ctx, gather_args(ins, gathered));
         if (ins.writes_sym_int && err == Error::Ok) refresh_int_lists();
         break;
       }
@@ -691,7 +722,7 @@ Error Method::run_instructions() {
         if (scratch_) scratch_->reset();
         BackendExecuteContext ctx{scratch_, ins.target, observer_};
         Delegate& d = delegates_[ins.target];
-        err = d.backend->execute(ctx, d.handle, ins.args);
+        err = d.backend->execute(ctx, d.handle, Span<EValue*>(ins.args, ins.num_args));
         break;
       }
       case Kind::Move:

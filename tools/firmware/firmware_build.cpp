@@ -323,6 +323,15 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
     cfg << "extern const pteron::KernelEntry kernel" << i << " __asm__(PTERON_KERNEL_SYMBOL("
         << c_string(k.substr(0, colon)) << ", " << c_string(k.substr(colon + 1)) << "));\n";
   }
+  // The kernel registry's table, with room for exactly these kernels (the runtime's weak default
+  // holds 256: 3 KiB of RAM).
+  const size_t slots = std::max<size_t>(r.kernels.size(), 1);
+  cfg << "}  // namespace\n"
+      << "extern \"C\" {\n"
+      << "pteron::KernelEntry pteron_kernel_slots[" << slots << "];\n"
+      << "extern const size_t pteron_kernel_slot_count = " << slots << ";\n"
+      << "}\n"
+      << "namespace {\n";
   cfg << "const pteron::KernelEntry* const kernels[] = {\n";
   for (size_t i = 0; i < r.kernels.size(); ++i) cfg << "    &kernel" << i << ",\n";
   if (r.kernels.empty()) cfg << "    nullptr,\n";
