@@ -19,8 +19,8 @@ CMSIS-NN 99f736a). TFLM's Makefile takes its third-party code from
 tensorflow/lite/micro/tools/make/downloads inside its tree and would download it: this script
 links the dependency checkouts found in `--deps` there instead (TFLM's pins:
 flatbuffers v25.9.23 with TFLM's flatbuffers.patch applied, gemmlowp 719139c, ruy d371283,
-CMSIS_6 5782d6f with Cortex_DFP c2c70a9 in cmsis/Cortex_DFP) and gives pigweed and kissfft
-empty folders (not needed by the library). TFLM's Makefile runs its generate_cc_arrays.py with
+kissfft v130 with TFLM's third_party/kissfft/kissfft.patch applied, CMSIS_6 5782d6f with
+Cortex_DFP c2c70a9 in cmsis/Cortex_DFP) and gives pigweed an empty folder (tests only). TFLM's Makefile runs its generate_cc_arrays.py with
 `python3`, which imports PIL: `--pythonpath` names a folder with Pillow (pip install --target).
 
     python bench/cortex_m_peer.py --tflm-src /work/peers/tflite-micro --cmsis-nn-src /work/peers/CMSIS-NN \
@@ -68,14 +68,13 @@ def link_downloads(tflm: Path, deps: Path) -> None:
     """TFLM's Makefile reads third-party code from its downloads folder: point it at --deps."""
     downloads = tflm / "tensorflow/lite/micro/tools/make/downloads"
     downloads.mkdir(parents=True, exist_ok=True)
-    for name in ("flatbuffers", "gemmlowp", "ruy"):
+    for name in ("flatbuffers", "gemmlowp", "ruy", "kissfft"):
         if not (deps / name).is_dir():
             sys.exit(f"{deps / name}: missing (see this script's docstring for the pinned checkouts)")
         link = downloads / name
         if not link.exists():
             link.symlink_to(deps / name)
-    for name in ("pigweed", "kissfft"):
-        (downloads / name).mkdir(exist_ok=True)
+    (downloads / "pigweed").mkdir(exist_ok=True)
     if not (deps / "cmsis" / "Cortex_DFP").is_dir():
         sys.exit(f"{deps / 'cmsis'}: CMSIS_6 with Cortex_DFP inside is missing")
 

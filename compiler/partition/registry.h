@@ -38,6 +38,10 @@ struct KernelLibrary {
   // over a same-size tensor input (each element read before the same element is written): the
   // memory planner runs them in place where it proves the input dead (plan_graph_memory).
   std::vector<std::string> in_place_ops = {};
+  // Ops whose kernels do nothing: their output is memory the planner reserves for the node that
+  // reads it (a kernel's scratch). They are planned like any step, then get no instruction, so
+  // the loaded method keeps no call, argument or kernel for them.
+  std::vector<std::string> allocation_ops = {};
 };
 
 // Called once per library at start-up; "portable" is built in. False if the name is taken.

@@ -18,6 +18,8 @@ const bool registered = [] {
   // is written after the same elements of the inputs were read.
   library.in_place_ops = {"cortex_m::quantized_clamp.default", "cortex_m::requantize.default",
                           "cortex_m::quantized_add.default", "cortex_m::quantized_mul.default"};
+  // The planned scratch of a convolution (lower_cortex_m's plan_scratch).
+  library.allocation_ops = {"cortex_m::scratch_buffer.default"};
   return compiler::register_kernel_library(std::move(library));
 }();
 
