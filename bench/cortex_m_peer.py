@@ -213,7 +213,7 @@ def main() -> int:
     ours_path = RESULTS / "mlperf_tiny_cortex_m.json"
     ours = {}
     if ours_path.exists():
-        ours = {(r["model"], r["core"]): r for r in json.loads(ours_path.read_text())["models"]}
+        ours = {(r["model"], r["core"]): r for r in json.loads(ours_path.read_text())["models"] if "core" in r}
     versions = {name: run("git", "-C", path, "rev-parse", "--short", "HEAD").strip()
                 for name, path in (("tflite-micro", tflm), ("CMSIS-NN", cmsis_nn))}
     RESULTS.mkdir(parents=True, exist_ok=True)

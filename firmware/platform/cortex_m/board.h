@@ -18,6 +18,10 @@ size_t board_stack_high_water(void);
 // .bss and the buffers `pteron firmware` placed there (arenas, method memory, scratch).
 size_t board_static_ram_bytes(void);
 
+// Called once at start-up before static constructors: sets up newlib's stdio (the weak default);
+// an image that never uses newlib's stdio defines an empty one and saves its heap.
+void board_stdio_init(void);
+
 // Instruction-count markers: tools/qemu_icount counts the instructions executed between a
 // call to board_icount_begin() and the next call to board_icount_end(). Never inlined.
 void board_icount_begin(void);

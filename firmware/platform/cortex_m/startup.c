@@ -64,11 +64,16 @@ __attribute__((noreturn, used)) void board_reset_c(void) {
   for (uint32_t *src = __data_load, *dst = __data_start; dst < __data_end;) *dst++ = *src++;
   for (uint32_t* p = __bss_start; p < __bss_end; ++p) *p = 0;
   paint_stack();
-  initialise_monitor_handles();
+  board_stdio_init();
   for (void (**f)(void) = __preinit_array_start; f < __preinit_array_end; ++f) (*f)();
   for (void (**f)(void) = __init_array_start; f < __init_array_end; ++f) (*f)();
   sh_exit(main());
 }
+
+// newlib's stdio over semihosting (printf in tests): rdimon sets up stdin/stdout/stderr, which
+// takes about 440 bytes of heap. Images that talk over semihosting directly (pteron firmware)
+// define their own, empty board_stdio_init().
+__attribute__((weak)) void board_stdio_init(void) { initialise_monitor_handles(); }
 
 // newlib's __libc_init_array is not used (-nostartfiles), but its references must resolve.
 void _init(void) {}
