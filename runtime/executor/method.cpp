@@ -168,6 +168,32 @@ Error Method::init_input_bounds(const Program& program, MemoryAllocator* alloc) 
   return Error::Ok;
 }
 
+int32_t* Method::shared_strides(size_t before, int32_t dim, const int32_t* sizes,
+                                const uint8_t* dim_order) const {
+#ifdef PTERON_BARE_METAL
+  // On a device, static tensors whose strides are equal share one array (strides depend only
+  // on sizes and dim order, and static ones are never rewritten): convolutions repeat the same
+  // activation shapes, and every 1-D parameter tensor has strides {1}. A linear search of the
+  // tensors made so far: firmware methods have tens of tensors, not thousands.
+  int32_t want[kMaxTensorDim];
+  int64_t running = 1;
+  for (int32_t k = dim - 1; k >= 0; --k) {
+    want[dim_order[k]] = static_cast<int32_t>(running);
+    running *= sizes[dim_order[k]] > 0 ? sizes[dim_order[k]] : 1;
+  }
+  for (size_t j = 0; j < before && dim > 0; ++j) {
+    if (values_[j].tag != Tag::Tensor) continue;
+    const Tensor& other = *values_[j].tensor;
+    if (other.dim() != dim || other.dynamism() != ShapeDynamism::Static) continue;
+    if (std::memcmp(other.strides().data(), want, sizeof(int32_t) * dim) == 0)
+      return const_cast<int32_t*>(other.strides().data());
+  }
+#else
+  (void)before, (void)dim, (void)sizes, (void)dim_order;
+#endif
+  return nullptr;
+}
+
 Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
                           MemoryManager* memory) {
   MemoryAllocator* alloc = memory->method_allocator;
@@ -272,10 +298,10 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
           const int32_t dim = static_cast<int32_t>(t->sizes()->size());
           const auto dynamism = static_cast<ShapeDynamism>(t->shape_dynamism());
           auto* tensor = alloc->allocate_array<Tensor>(1);
-          auto* strides = alloc->allocate_array<int32_t>(dim ? dim : 1);
-          if (!tensor || !strides) return out_of_memory("tensor metadata", 64);
+          if (!tensor) return out_of_memory("tensor metadata", sizeof(Tensor));
           int32_t* sizes;
           uint8_t* dim_order;
+          int32_t* strides = nullptr;
           if (dynamism == ShapeDynamism::Static) {
             // A static shape never changes (resize() refuses before writing): read the sizes and
             // dim order from the program in place (flash on a device) instead of copying them
@@ -283,6 +309,7 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
             sizes = const_cast<int32_t*>(t->sizes()->data());
             dim_order =
                 const_cast<uint8_t*>(t->dim_order() ? t->dim_order()->data() : kIdentityDimOrder);
+            strides = shared_strides(i, dim, sizes, dim_order);
           } else {
             sizes = alloc->allocate_array<int32_t>(dim ? dim : 1);
             dim_order = alloc->allocate_array<uint8_t>(dim ? dim : 1);
@@ -292,6 +319,8 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
               dim_order[d] = t->dim_order() ? t->dim_order()->Get(d) : static_cast<uint8_t>(d);
             }
           }
+          if (strides == nullptr) strides = alloc->allocate_array<int32_t>(dim ? dim : 1);
+          if (strides == nullptr) return out_of_memory("tensor strides", 4 * sizeof(int32_t));
           new (tensor) Tensor(static_cast<ScalarType>(t->scalar_type()), dim, sizes, dim_order,
                               strides, nullptr, dynamism);
           if (const fb::AllocationDetails* a = t->allocation_info()) {

@@ -92,7 +92,7 @@ class Method {
   // instructions), gathered into `buffer` when the call keeps no pointer list (empty when the
   // buffer is too small: kMaxGatheredArgs always fits). For debugging tools that read
   // intermediates after an instruction ran.
-  static constexpr size_t kMaxGatheredArgs = 32;
+  static constexpr size_t kMaxGatheredArgs = 16;
   Span<EValue* const> instruction_args(size_t index, Span<EValue*> buffer) const;
 
  private:
@@ -132,6 +132,10 @@ class Method {
   Error init(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
   Error init_values(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
   Error init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
+  // The strides array of an earlier static tensor (values before `before`) equal to these
+  // sizes' and dim order's strides, on a device; nullptr when there is none (or on a host).
+  int32_t* shared_strides(size_t before, int32_t dim, const int32_t* sizes,
+                          const uint8_t* dim_order) const;
   Error init_delegates(const Program& program, const fb::ExecutionPlan& plan,
                        MemoryManager* memory);
   Error init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
