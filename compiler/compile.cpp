@@ -279,7 +279,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     runtime_libraries.push_back(lib->runtime_library);
     for (const auto& [pass_name, pass] : lib->passes) {
       const auto pass_start = std::chrono::steady_clock::now();
-      const int changed = pass(graph, delegated);
+      const int changed = pass(graph, delegated, context);
       char line[160];
       std::snprintf(line, sizeof line, "%s/%s: %d node(s) (%.1f ms)", lib->name.c_str(),
                     pass_name.c_str(), changed, since(pass_start) * 1e3);
@@ -326,6 +326,24 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   }
   r.memory = memory.plan;
   r.seconds_plan = since(t);
+  // Allocation-only nodes (a kernel's planned scratch) had their place in the plan; no
+  // instruction runs them.
+  std::unordered_set<std::string> allocation_ops;
+  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
+    allocation_ops.insert(lib->allocation_ops.begin(), lib->allocation_ops.end());
+  if (!allocation_ops.empty()) {
+    std::vector<Step> kept_steps;
+    for (const Step& s : method.steps) {
+      if (s.delegate >= 0 || !allocation_ops.count(graph.node(s.node).op.str()))
+        kept_steps.push_back(s);
+    }
+    if (kept_steps.size() < method.steps.size()) {
+      r.passes.lines.push_back(
+          "allocation-only nodes: " + std::to_string(method.steps.size() - kept_steps.size()) +
+          " planned buffer(s) without an instruction");
+    }
+    method.steps = std::move(kept_steps);
+  }
 
   t = std::chrono::steady_clock::now();
   method.placements = std::move(memory.placements);

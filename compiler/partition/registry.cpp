@@ -39,6 +39,11 @@ std::string joined(const std::vector<std::string>& items, const char* sep) {
 
 }  // namespace
 
+LibraryPass context_free(int (*pass)(ir::Graph&, const std::unordered_set<ir::NodeId>&)) {
+  return [pass](ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
+                const PartitionContext&) { return pass(graph, delegated); };
+}
+
 bool is_kernel_library(const std::string& name) { return libraries().count(name) != 0; }
 
 bool register_kernel_library(KernelLibrary library) {

@@ -58,9 +58,14 @@ std::vector<std::string> backend_option_help();
 // the library name its kernels register under in the runtime (PTERON_KERNEL_LIBRARY), and graph
 // passes that rewrite nodes into its ops (fusions, dq->op->q lowering). Passes run after
 // partitioning, on the nodes no delegate claimed (`delegated` must be left alone, and so must
-// any value a delegated node reads or writes); each returns how many nodes it changed.
+// any value a delegated node reads or writes); each returns how many nodes it changed. The
+// context is the one the partitioners saw (the target: Cortex-M kernels pick their vector path
+// by the core's features).
 using LibraryPass =
-    std::function<int(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated)>;
+    std::function<int(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
+                      const PartitionContext& context)>;
+// A pass that needs only the graph (most fusions) as a LibraryPass.
+LibraryPass context_free(int (*pass)(ir::Graph&, const std::unordered_set<ir::NodeId>&));
 struct KernelLibrary {
   std::string name;
   std::string runtime_library;
@@ -69,6 +74,10 @@ struct KernelLibrary {
   // over a same-size tensor input (each element read before the same element is written): the
   // memory planner runs them in place where it proves the input dead (plan_graph_memory).
   std::vector<std::string> in_place_ops = {};
+  // Ops whose kernels do nothing: their output is memory the planner reserves for the node that
+  // reads it (a kernel's scratch). They are planned like any step, then get no instruction, so
+  // the loaded method keeps no call, argument or kernel for them.
+  std::vector<std::string> allocation_ops = {};
 };
 
 // Called once per library at start-up; "portable" is built in. False if the name is taken.

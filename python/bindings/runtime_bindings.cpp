@@ -125,7 +125,8 @@ class PyMethod {
     const Method& m = method_->method();
     if (i >= m.num_instructions()) throw nb::index_error("no such instruction");
     std::vector<nb::object> out;
-    for (const EValue* v : m.instruction_args(i)) {
+    EValue* gathered[Method::kMaxGatheredArgs];
+    for (const EValue* v : m.instruction_args(i, {gathered, Method::kMaxGatheredArgs})) {
       out.push_back(v->tag == Tag::Tensor
                         ? nb::cast(reinterpret_cast<uintptr_t>(v->tensor->const_data()))
                         : nb::none());

@@ -29,16 +29,17 @@ Error twice_kernel(KernelContext&, Span<EValue*> args) {
 const bool registered = [] {
   register_kernel("aten::tanh.out", twice_kernel, "test_lib");
   KernelLibrary lib{"twice", "test_lib", {}};
-  lib.passes.emplace_back("sigmoid-to-tanh",
-                          [](ir::Graph& g, const std::unordered_set<ir::NodeId>& delegated) {
-                            int changed = 0;
-                            for (ir::NodeId n : g.nodes()) {
-                              if (delegated.count(n) || g.node(n).op.name != "sigmoid") continue;
-                              g.set_op(n, op("aten::tanh.default"), g.node(n).args);
-                              ++changed;
-                            }
-                            return changed;
-                          });
+  lib.passes.emplace_back(
+      "sigmoid-to-tanh",
+      [](ir::Graph& g, const std::unordered_set<ir::NodeId>& delegated, const PartitionContext&) {
+        int changed = 0;
+        for (ir::NodeId n : g.nodes()) {
+          if (delegated.count(n) || g.node(n).op.name != "sigmoid") continue;
+          g.set_op(n, op("aten::tanh.default"), g.node(n).args);
+          ++changed;
+        }
+        return changed;
+      });
   return register_kernel_library(std::move(lib));
 }();
 

@@ -18,17 +18,17 @@ namespace {
 // quantized_linear first: it rewrites torchao's aten::linear / embedding patterns, which the
 // fusions after it would otherwise see as float linears; attention_kv after fuse_attention,
 // whose pteron::sdpa it rewrites.
-const bool registered = compiler::register_kernel_library(
-    compiler::KernelLibrary{"optimized",
-                            "optimized",
-                            {{"quantized_linear", compiler::quantized_linear},
-                             {"fuse_attention", compiler::fuse_attention},
-                             {"attention_kv", compiler::attention_kv},
-                             {"fuse_linear_relu", compiler::fuse_linear_relu},
-                             {"fuse_silu_mul", compiler::fuse_silu_mul},
-                             {"fuse_rms_norm", compiler::fuse_rms_norm},
-                             {"fuse_conv_relu", compiler::fuse_conv_relu},
-                             {"winograd_conv", compiler::winograd_conv}}});
+const bool registered = compiler::register_kernel_library(compiler::KernelLibrary{
+    "optimized",
+    "optimized",
+    {{"quantized_linear", compiler::context_free(compiler::quantized_linear)},
+     {"fuse_attention", compiler::context_free(compiler::fuse_attention)},
+     {"attention_kv", compiler::context_free(compiler::attention_kv)},
+     {"fuse_linear_relu", compiler::context_free(compiler::fuse_linear_relu)},
+     {"fuse_silu_mul", compiler::context_free(compiler::fuse_silu_mul)},
+     {"fuse_rms_norm", compiler::context_free(compiler::fuse_rms_norm)},
+     {"fuse_conv_relu", compiler::context_free(compiler::fuse_conv_relu)},
+     {"winograd_conv", compiler::context_free(compiler::winograd_conv)}}});
 
 }  // namespace
 }  // namespace pteron::optimized::aot

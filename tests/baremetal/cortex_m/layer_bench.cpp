@@ -1,14 +1,14 @@
-// One cortex_m kernel call on one layer shape, on the scalar or the MVE path, between
-// board_icount_begin() and board_icount_end(), for tools/qemu_icount. The layer comes from the
-// QEMU command line (`-append`), so one firmware serves every shape:
-//   scalar|mve conv H W CIN COUT K STRIDE PAD     (KxK convolution, NHWC)
-//   scalar|mve dw H W C K STRIDE PAD              (KxK depthwise, multiplier 1)
-//   scalar|mve linear ROWS IN OUT
-//   scalar|mve fc ROWS IN OUT                     (quantized_linear_packed)
-//   scalar|mve add N                              (elementwise int8 add)
-//   scalar|mve avgpool H W C K                    (KxK average pool, stride K)
-//   scalar|mve upnearest H W C                    (2x nearest upsample, NHWC)
-//   scalar|mve upbilinear H W C                   (2x bilinear upsample, align_corners=False)
+// One cortex_m kernel call on one layer shape, on the scalar or the vector (MVE or DSP) path,
+// between board_icount_begin() and board_icount_end(), for tools/qemu_icount. The layer comes from
+// the QEMU command line (`-append`), so one firmware serves every shape:
+//   scalar|simd conv H W CIN COUT K STRIDE PAD     (KxK convolution, NHWC)
+//   scalar|simd dw H W C K STRIDE PAD              (KxK depthwise, multiplier 1)
+//   scalar|simd linear ROWS IN OUT
+//   scalar|simd fc ROWS IN OUT                     (quantized_linear_packed)
+//   scalar|simd add N                              (elementwise int8 add)
+//   scalar|simd avgpool H W C K                    (KxK average pool, stride K)
+//   scalar|simd upnearest H W C                    (2x nearest upsample, NHWC)
+//   scalar|simd upbilinear H W C                   (2x bilinear upsample, align_corners=False)
 // Not a test: bench/cortex_m_layers.py runs the MLPerf Tiny layer shapes through it.
 #include <cstdio>
 #include <cstdlib>
@@ -199,11 +199,11 @@ int main() {
     }
   }
   // words[0] is the program's name.
-  if (n < 3) {
-    printf("usage: scalar|mve conv|dw|linear|add|avgpool DIMS...\n");
+  if (n < 3 || (strcmp(words[1], "simd") != 0 && strcmp(words[1], "scalar") != 0)) {
+    printf("usage: scalar|simd conv|dw|linear|fc|add|avgpool|upnearest|upbilinear DIMS...\n");
     return 2;
   }
-  cortex_m::set_use_mve(strcmp(words[1], "mve") == 0);
+  cortex_m::set_use_simd(strcmp(words[1], "simd") == 0);
   int32_t dims[8] = {};
   for (int i = 3; i < n && i - 3 < 8; ++i) dims[i - 3] = static_cast<int32_t>(atoi(words[i]));
   for (size_t i = 0; i < sizeof(g_in); ++i) {

@@ -113,7 +113,8 @@ inline std::vector<int64_t> pair_arg(const Argument& a, int64_t fill) {
 
 class Lowering {
  public:
-  Lowering(Graph& g, const std::unordered_set<NodeId>& delegated) : g_(g), delegated_(delegated) {}
+  Lowering(Graph& g, const std::unordered_set<NodeId>& delegated, bool dsp_paths)
+      : g_(g), delegated_(delegated), dsp_paths_(dsp_paths) {}
   CortexMLoweringReport run();
 
  private:
@@ -165,6 +166,7 @@ class Lowering {
 
   Graph& g_;
   const std::unordered_set<NodeId>& delegated_;
+  const bool dsp_paths_;  // the kernels take their DSP paths (plan_scratch sizes for those)
   CortexMLoweringReport report_;
   std::string reason_;
 };
