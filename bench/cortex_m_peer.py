@@ -20,8 +20,9 @@ tensorflow/lite/micro/tools/make/downloads inside its tree and would download it
 links the dependency checkouts found in `--deps` there instead (TFLM's pins:
 flatbuffers v25.9.23 with TFLM's flatbuffers.patch applied, gemmlowp 719139c, ruy d371283,
 kissfft v130 with TFLM's third_party/kissfft/kissfft.patch applied, CMSIS_6 5782d6f with
-Cortex_DFP c2c70a9 in cmsis/Cortex_DFP) and gives pigweed an empty folder (tests only). TFLM's Makefile runs its generate_cc_arrays.py with
-`python3`, which imports PIL: `--pythonpath` names a folder with Pillow (pip install --target).
+Cortex_DFP c2c70a9 in cmsis/Cortex_DFP) and gives pigweed an empty folder (tests only). TFLM's
+Makefile runs its generate_cc_arrays.py with `python3`, which imports PIL: `--pythonpath` names
+a folder with Pillow (pip install --target).
 
     python bench/cortex_m_peer.py --tflm-src /work/peers/tflite-micro --cmsis-nn-src /work/peers/CMSIS-NN \
         [--deps /work/peers] [--pythonpath /work/peers/pydeps] [--cores m55 m7 m4] [--work /tmp/tflm-peer]
