@@ -533,8 +533,10 @@ TEST(OptimizedOps, ScatterGatherMatchPortable) {
   set_num_threads(0);
 }
 
-// grid_sampler_2d: every mode the fast path takes, equal to the portable kernel bit for bit (both
-// unfused, so FMA targets such as aarch64 agree too).
+// grid_sampler_2d: every mode the fast path takes agrees with the portable kernel: the same NaN
+// positions and values within float rounding (|a - b| <= 1e-5 * (1 + |a|)). Not bit for bit: the
+// compilers contract the interpolation's multiply-adds into FMAs differently per kernel on FMA
+// targets such as aarch64 (seen under qemu-aarch64), so the last bits may differ there.
 TEST(OptimizedOps, GridSamplerMatchesPortable) {
   set_num_threads(2);
   Owned x(ScalarType::Float, {2, 16, 40, 50}), grid(ScalarType::Float, {2, 96, 96, 2});
@@ -556,8 +558,17 @@ TEST(OptimizedOps, GridSamplerMatchesPortable) {
         };
         ASSERT_EQ(run("aten::grid_sampler_2d.out", "portable", args(a)), Error::Ok);
         ASSERT_EQ(run("aten::grid_sampler_2d.out", "optimized", args(b)), Error::Ok);
-        ASSERT_EQ(std::memcmp(a.f(), b.f(), a.tensor.nbytes()), 0)
-            << "mode " << mode << " padding " << padding << " align " << align;
+        const size_t n = a.tensor.nbytes() / sizeof(float);
+        size_t bad = 0, first = 0;
+        for (size_t i = 0; i < n; ++i) {
+          const float p = a.f()[i], o = b.f()[i];
+          const bool ok =
+              std::isnan(p) ? std::isnan(o) : std::fabs(p - o) <= 1e-5f * (1 + std::fabs(p));
+          if (!ok && bad++ == 0) first = i;
+        }
+        ASSERT_EQ(bad, 0u) << "mode " << mode << " padding " << padding << " align " << align
+                           << ": first at " << first << ", portable " << a.f()[first]
+                           << ", optimized " << b.f()[first];
       }
     }
   }
