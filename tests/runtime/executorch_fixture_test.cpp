@@ -147,10 +147,15 @@ TEST_P(ExecutorchFixture, OutputsMatchExecutorch) {
   auto program = HostProgram::open((kFixtureDir / (name + ".pte")).string().c_str());
   ASSERT_TRUE(program.ok()) << last_error_message();
   // The et_xnnpack_* fixtures are delegated to ExecuTorch's XnnpackBackend, which this binary
-  // links wherever the build found XNNPACK (Debian's libxnnpack-dev for the target).
-  if (name.rfind("et_xnnpack", 0) == 0 && find_backend("XnnpackBackend") == nullptr)
-    GTEST_SKIP() << "this build has no XNNPACK library for its target, so no XnnpackBackend";
+  // links wherever the build found XNNPACK (Debian's libxnnpack-dev for the target); a build
+  // without it must refuse them naming the backend.
   auto host = HostMethod::load(**program, "forward");
+  if (name.rfind("et_xnnpack", 0) == 0 && find_backend("XnnpackBackend") == nullptr) {
+    ASSERT_FALSE(host.ok());
+    EXPECT_NE(std::string(last_error_message()).find("XnnpackBackend"), std::string::npos)
+        << last_error_message();
+    return;
+  }
   ASSERT_TRUE(host.ok()) << last_error_message();
   Method& method = (*host)->method();
 

@@ -399,7 +399,7 @@ def _nan_inputs():
     return v1, v2
 
 
-@pytest.mark.skipif(not _X86, reason="the NaN rule applies to x86 runtimes; this is not one")
+@pytest.mark.skipif(not _X86, reason="needs an x86 CPU: the NaN rule is for x86 runtimes")
 def test_x86_arithmetic_on_possible_nan_stays_on_the_kernels_and_keeps_nan():
     v1, v2 = _nan_inputs()
     program = _lower(_Addr(), (v1, v2))
