@@ -3,13 +3,10 @@
 #include <string>
 
 #include "compiler/passes/passes.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
-
-bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
-  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
-}
 
 // True when `node` passes its first tensor argument through unchanged.
 bool is_noop(const ir::Graph& g, const ir::Node& node) {
@@ -17,7 +14,8 @@ bool is_noop(const ir::Graph& g, const ir::Node& node) {
   const std::string name = node.op.ns + "::" + node.op.name;
   const ir::TensorSpec& in = g.value(node.args[0].tensor()).spec;
   const ir::TensorSpec& out = g.value(node.outputs[0]).spec;
-  if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh_copy") return true;
+  if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh_copy")
+    return true;
   if (in != out) return false;
   // Dynamic tensors: equal specs mean equal symbolic sizes only when the frontend recorded them.
   if (in.is_dynamic() && in.sym_sizes.size() != in.rank()) return false;
@@ -31,7 +29,9 @@ bool is_noop(const ir::Graph& g, const ir::Node& node) {
   if (name == "aten::permute") {
     const auto& dims = node.args[1].get<std::vector<int64_t>>();
     for (size_t i = 0; i < dims.size(); ++i) {
-      if (dims[i] != static_cast<int64_t>(i) && dims[i] != static_cast<int64_t>(i) - static_cast<int64_t>(dims.size())) return false;
+      if (dims[i] != static_cast<int64_t>(i) &&
+          dims[i] != static_cast<int64_t>(i) - static_cast<int64_t>(dims.size()))
+        return false;
     }
     return true;
   }
