@@ -201,7 +201,6 @@ Error run_8da4w(KernelContext& ctx, const Problem& p, float eps) {
 // The weight-only kernels, (x, weight, scales, bias?, group_size, out); they differ only in
 // the weight's kind.
 Error weight_only_out(const char* op, Kind kind, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TTTtIT"));
   Problem p;
   PTERON_TRY(check_problem(kind, op, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                            args[3]->is_none() ? nullptr : args[3]->tensor, args[4]->i,
@@ -220,7 +219,6 @@ Error linear_q4w_out(KernelContext&, Span<EValue*> args) {
 
 Error linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "pteron::linear_8da4w.out";
-  PTERON_TRY(check_args(kOp, args, "TTTTtIDT"));
   Problem p;
   PTERON_TRY(check_problem(Kind::A8W4, kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                            args[4]->is_none() ? nullptr : args[4]->tensor, args[5]->i,
@@ -239,8 +237,8 @@ Error linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::linear_q8w.out", linear_q8w_out);
-PTERON_KERNEL("pteron::linear_q4w.out", linear_q4w_out);
-PTERON_KERNEL("pteron::linear_8da4w.out", linear_8da4w_out);
+PTERON_KERNEL("pteron::linear_q8w.out", linear_q8w_out, "TTTtIT");
+PTERON_KERNEL("pteron::linear_q4w.out", linear_q4w_out, "TTTtIT");
+PTERON_KERNEL("pteron::linear_8da4w.out", linear_8da4w_out, "TTTTtIDT");
 
 }  // namespace pteron::opt

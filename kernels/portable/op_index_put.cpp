@@ -18,7 +18,6 @@ constexpr const char* kOp = "aten::index_put.out";
 // out = self; out[indices] = values (or += with accumulate, duplicates adding up), values
 // broadcast to the indexed shape. A KV-cache write: out is usually self's own memory.
 Error index_put_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TOTBT"));
   const Tensor& self = *args[0]->tensor;
   const Span<Tensor* const> indices = args[1]->tensor_list;
   const Tensor& values = *args[2]->tensor;
@@ -82,6 +81,6 @@ Error index_put_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::index_put.out", index_put_out);
+PTERON_KERNEL("aten::index_put.out", index_put_out, "TOTBT");
 
 }  // namespace pteron

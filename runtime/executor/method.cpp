@@ -368,7 +368,7 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
 
 Error Method::init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* alloc) {
   num_kernels_ = plan.operators() ? plan.operators()->size() : 0;
-  kernels_ = alloc->allocate_array<KernelFn>(num_kernels_ ? num_kernels_ : 1);
+  kernels_ = alloc->allocate_array<const KernelEntry*>(num_kernels_ ? num_kernels_ : 1);
   kernel_names_ = alloc->allocate_array<const char*>(num_kernels_ ? num_kernels_ : 1);
   if (!kernels_ || !kernel_names_) return out_of_memory("kernel table", num_kernels_ * 16);
   char missing[224];
@@ -377,7 +377,7 @@ Error Method::init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* alloc
     const fb::Operator* op = plan.operators()->Get(static_cast<flatbuffers::uoffset_t>(i));
     const char* overload = op->overload() ? op->overload()->c_str() : "";
     const KernelEntry* entry = find_kernel(op->name()->c_str(), overload);
-    kernels_[i] = entry ? entry->fn : nullptr;
+    kernels_[i] = entry;
     if (entry != nullptr) {
       kernel_names_[i] = entry->name;
       continue;
@@ -683,7 +683,7 @@ Error Method::run_instructions() {
       case Kind::Kernel: {
         if (scratch_) scratch_->reset();
         KernelContext ctx{scratch_};
-        err = kernels_[ins.target](ctx, ins.args);
+        err = call_kernel(*kernels_[ins.target], ctx, ins.args);
         if (ins.writes_sym_int && err == Error::Ok) refresh_int_lists();
         break;
       }
