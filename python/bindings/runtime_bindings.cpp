@@ -177,19 +177,14 @@ class PyProgram {
   nb::dict llm_metadata() const {
     auto read = llm::read_llm_metadata(program_->program());
     if (!read.ok()) raise(read.error());
-    const llm::LlmMetadata& m = read.get();
     nb::dict d;
-    const auto put = [&](const char* key, const auto& field) {
-      if (field) d[key] = *field;
-    };
-    put(llm::kMaxSeqLen, m.max_seq_len);
-    put(llm::kMaxContextLen, m.max_context_len);
-    put(llm::kVocabSize, m.vocab_size);
-    put(llm::kBosId, m.bos_id);
-    if (m.has_eos_ids) d[llm::kEosIds] = std::vector<int64_t>(m.eos_ids, m.eos_ids + m.num_eos_ids);
-    put(llm::kUseKvCache, m.use_kv_cache);
-    put(llm::kUseSdpaWithKvCache, m.use_sdpa_with_kv_cache);
-    put(llm::kEnableDynamicShape, m.enable_dynamic_shape);
+    llm::visit_llm_metadata(read.get(), [&](const char* key, auto value) {
+      if constexpr (std::is_same_v<decltype(value), Span<const int64_t>>) {
+        d[key] = std::vector<int64_t>(value.begin(), value.end());
+      } else {
+        d[key] = value;
+      }
+    });
     return d;
   }
 

@@ -92,21 +92,28 @@ Error run_method(const Program& program, const char* name, bool* present, Return
   return Error::Ok;
 }
 
-Error expect_one(const char* name, const Returned& r) {
-  PTERON_CHECK(r.count == 1, Error::InvalidProgram,
-               "metadata method '%s' returns %zu values; it returns one", name, r.count);
+// The one value metadata method `name` returns into `*value` (pointing into `r`); nullptr when
+// the program has no such method.
+Error run_single_value_method(const Program& program, const char* name, Returned* r,
+                              const EValue** value) {
+  bool present = false;
+  *value = nullptr;
+  PTERON_TRY(run_method(program, name, &present, r));
+  if (!present) return Error::Ok;
+  PTERON_CHECK(r->count == 1, Error::InvalidProgram,
+               "metadata method '%s' returns %zu values; it returns one", name, r->count);
+  *value = &r->values[0];
   return Error::Ok;
 }
 
 // One int of at least `min` (1 for lengths, 0 for ids).
 Error read_int(const Program& program, const char* name, int64_t min,
                std::optional<int64_t>* field) {
-  bool present = false;
   Returned r;
-  PTERON_TRY(run_method(program, name, &present, &r));
-  if (!present) return Error::Ok;
-  PTERON_TRY(expect_one(name, r));
-  const EValue& v = r.values[0];
+  const EValue* value = nullptr;
+  PTERON_TRY(run_single_value_method(program, name, &r, &value));
+  if (value == nullptr) return Error::Ok;
+  const EValue& v = *value;
   PTERON_CHECK(v.tag == Tag::Int, Error::InvalidProgram,
                "metadata method '%s' returns %s, not an int", name, kind(v));
   PTERON_CHECK(v.i >= min, Error::InvalidProgram, "metadata method '%s' returns %lld; %s", name,
@@ -118,12 +125,11 @@ Error read_int(const Program& program, const char* name, int64_t min,
 
 // A bool, or an int 0/1 (ExecuTorch's runner reads flags as scalars).
 Error read_flag(const Program& program, const char* name, std::optional<bool>* field) {
-  bool present = false;
   Returned r;
-  PTERON_TRY(run_method(program, name, &present, &r));
-  if (!present) return Error::Ok;
-  PTERON_TRY(expect_one(name, r));
-  const EValue& v = r.values[0];
+  const EValue* value = nullptr;
+  PTERON_TRY(run_single_value_method(program, name, &r, &value));
+  if (value == nullptr) return Error::Ok;
+  const EValue& v = *value;
   if (v.tag == Tag::Bool) {
     *field = v.b;
     return Error::Ok;

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "runtime/core/result.h"
+#include "runtime/core/span.h"
 #include "runtime/executor/program.h"
 
 namespace pteron::llm {
@@ -48,6 +49,21 @@ struct LlmMetadata {
            !use_kv_cache && !use_sdpa_with_kv_cache && !enable_dynamic_shape;
   }
 };
+
+// Calls visit(name, value) for each field `m` has, under its method name and in the order
+// above: lengths and ids as int64_t, flags as bool, get_eos_ids as Span<const int64_t>. What
+// tools show (pteron inspect's JSON, Python's Program.llm_metadata()) comes from here.
+template <typename Visit>
+void visit_llm_metadata(const LlmMetadata& m, Visit&& visit) {
+  if (m.max_seq_len) visit(kMaxSeqLen, *m.max_seq_len);
+  if (m.max_context_len) visit(kMaxContextLen, *m.max_context_len);
+  if (m.vocab_size) visit(kVocabSize, *m.vocab_size);
+  if (m.bos_id) visit(kBosId, *m.bos_id);
+  if (m.has_eos_ids) visit(kEosIds, Span<const int64_t>(m.eos_ids, m.num_eos_ids));
+  if (m.use_kv_cache) visit(kUseKvCache, *m.use_kv_cache);
+  if (m.use_sdpa_with_kv_cache) visit(kUseSdpaWithKvCache, *m.use_sdpa_with_kv_cache);
+  if (m.enable_dynamic_shape) visit(kEnableDynamicShape, *m.enable_dynamic_shape);
+}
 
 // Runs each metadata method the program has and checks its value: lengths are one positive
 // int, ids one non-negative int (get_eos_ids: one or a list), flags one bool (or int 0/1, as

@@ -15,7 +15,7 @@ import torch
 from torch.export import Dim
 
 import pteron
-from pteron_cli import pteron_cli
+from pteron_cli import assert_one_line_error, pteron_cli
 
 CACHE = 24
 VOCAB = 64
@@ -113,14 +113,6 @@ def generate_json(pte, *args):
     run = cli("generate", pte, "--json", *args)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
-
-
-def assert_one_line_error(run, *fragments):
-    assert run.returncode == 1, (run.returncode, run.stdout, run.stderr)
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pteron: error: "), run.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def test_greedy_matches_hugging_face_through_the_cli(programs):

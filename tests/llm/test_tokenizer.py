@@ -27,7 +27,7 @@ from make_tokenizers import (
     train_sentencepiece,
     with_pre_tokenizer,
 )
-from pteron_cli import pteron_cli
+from pteron_cli import assert_one_line_error, pteron_cli
 
 VOCAB = 400  # the tiny Llama's logits; the tokenizers have at most this many tokens
 CACHE = 96
@@ -231,14 +231,6 @@ def generate_json(*args):
     run = cli("generate", "--json", *args)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
-
-
-def assert_one_line_error(run, *fragments):
-    assert run.returncode == 1, (run.returncode, run.stdout, run.stderr)
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pteron: error: "), run.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 PROMPT = "Grüße aus München 🙂 and some code: def f(x):"

@@ -112,19 +112,14 @@ nlohmann::json constant_value(const fb::ExecutionPlan& plan) {
 nlohmann::json llm_metadata_json(const Program& program, const std::string& path) {
   auto read = llm::read_llm_metadata(program);
   if (!read.ok()) throw UserError(path + ": " + last_error_message());
-  const llm::LlmMetadata& m = read.get();
   nlohmann::json j = nlohmann::json::object();
-  const auto put = [&](const char* key, const auto& field) {
-    if (field) j[key] = *field;
-  };
-  put(llm::kMaxSeqLen, m.max_seq_len);
-  put(llm::kMaxContextLen, m.max_context_len);
-  put(llm::kVocabSize, m.vocab_size);
-  put(llm::kBosId, m.bos_id);
-  if (m.has_eos_ids) j[llm::kEosIds] = std::vector<int64_t>(m.eos_ids, m.eos_ids + m.num_eos_ids);
-  put(llm::kUseKvCache, m.use_kv_cache);
-  put(llm::kUseSdpaWithKvCache, m.use_sdpa_with_kv_cache);
-  put(llm::kEnableDynamicShape, m.enable_dynamic_shape);
+  llm::visit_llm_metadata(read.get(), [&](const char* key, auto value) {
+    if constexpr (std::is_same_v<decltype(value), Span<const int64_t>>) {
+      j[key] = std::vector<int64_t>(value.begin(), value.end());
+    } else {
+      j[key] = value;
+    }
+  });
   return j;
 }
 
