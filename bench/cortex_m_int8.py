@@ -9,7 +9,7 @@ each compared bit for bit with `pteron run` on the host for the same int8 input.
 what the ELF reserves when built with `--trim`),
 code flash by origin from the linker map (bench/firmware_map.py: runtime core, kernels,
 firmware main/platform, libc), total flash, exact instructions per inference
-(tools/qemu_icount), MACs (REFERENCE.md §9) per instruction. Quantization quality against the
+(tools/qemu_icount), MACs (models/README.md, MLPerf Tiny) per instruction. Quantization quality against the
 fp32 program on 100 other seeded random inputs on the host: top-1 agreement for the
 classifiers, relative L2 error of the output for fc-autoencoder.
 
@@ -190,7 +190,7 @@ def markdown(rows: list[dict], digits: dict | None) -> str:
         "- Runtime code = code flash linked from libpteron_runtime.a (program loader and verifier, method, "
         "allocators, kernel registry, EValue/Tensor, errors), from the linker map; kernels, the firmware "
         "main/platform layer and newlib are counted apart.",
-        "- Instructions: exact count per inference (tools/qemu_icount); MACs: REFERENCE.md §9. Scalar = the "
+        "- Instructions: exact count per inference (tools/qemu_icount); MACs: models/README.md (MLPerf Tiny). Scalar = the "
         "same kernels built without their MVE paths.",
         "- Outputs of both builds compared bit for bit with `pteron run` on the host.",
         "",
