@@ -5,16 +5,8 @@
 // copy from element base0 on: permute, slice; in1 is not read). Grid-stride loop, so any element count fits the dispatch limit.
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint op;
-  float alpha;
-  uint rank;
-  uint dims[6];
-  uint stride0[6];
-  uint stride1[6];
-  uint base0;
-} p;
+#define PTERON_BINARY_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;

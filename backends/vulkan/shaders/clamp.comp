@@ -2,11 +2,8 @@
 // out = min(max(in0, lo), hi) elementwise (relu is [0, inf)). NaN stays NaN, as in torch.
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  float lo;
-  float hi;
-} p;
+#define PTERON_CLAMP_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;

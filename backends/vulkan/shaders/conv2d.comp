@@ -5,19 +5,8 @@
 // C / groups x KH x KW (up to 4608 terms in resnet-18) accumulates in A = fp32 (common.glsl).
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint C, H, W;
-  uint OC, OH, OW;
-  uint KH, KW;
-  uint stride_h, stride_w;
-  uint pad_h, pad_w;
-  uint dil_h, dil_w;
-  uint groups;
-  uint has_bias;
-  float lo;
-  float hi;
-} p;
+#define PTERON_CONV2D_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;

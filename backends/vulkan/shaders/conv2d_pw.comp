@@ -9,19 +9,8 @@
 layout(local_size_x = 32) in;
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint C, H, W;
-  uint OC, OH, OW;
-  uint KH, KW;
-  uint stride_h, stride_w;
-  uint pad_h, pad_w;
-  uint dil_h, dil_w;
-  uint groups;
-  uint has_bias;
-  float lo;
-  float hi;
-} p;
+#define PTERON_CONV2D_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint plane = p.H * p.W;

@@ -3,12 +3,8 @@
 // as [outer, block_out] at column `offset` (block = the axis size times the inner elements).
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint block_in;
-  uint block_out;
-  uint offset;
-} p;
+#define PTERON_COPY_BLOCK_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;

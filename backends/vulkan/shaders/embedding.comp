@@ -5,11 +5,8 @@
 layout(local_size_x = 64) in;
 #define PTERON_IN1_INDICES
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint V;
-  uint D;
-} p;
+#define PTERON_EMBEDDING_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;

@@ -5,13 +5,8 @@
 // variant (A; fp16 would cancel when |mean| >> the spread); the affine part runs in F.
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint rows;
-  uint cols;
-  float eps;
-  uint has_weight;
-  uint has_bias;
-} p;
+#define PTERON_LAYER_NORM_PARAMS
+#include "push_constants.h"
 
 shared float partial[64];
 

@@ -5,19 +5,8 @@
 // and products in F, the K-long sum in A = fp32 (common.glsl).
 layout(local_size_x = 16, local_size_y = 16) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint M;
-  uint N;
-  uint K;
-  uint w_transposed;
-  uint has_bias;
-  float lo;
-  float hi;
-  // Batched matmul (bmm): workgroup z is the batch; element strides between batches.
-  uint a_batch_stride;
-  uint w_batch_stride;
-  uint out_batch_stride;
-} p;
+#define PTERON_LINEAR_PARAMS
+#include "push_constants.h"
 
 shared F tile_a[16][17];
 shared F tile_w[16][17];

@@ -6,19 +6,8 @@
 // the K-long sum in A = fp32 (common.glsl).
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint M;
-  uint N;
-  uint K;
-  uint w_transposed;
-  uint has_bias;
-  float lo;
-  float hi;
-  // Batched matmul (bmm): workgroup z is the batch; element strides between batches.
-  uint a_batch_stride;
-  uint w_batch_stride;
-  uint out_batch_stride;
-} p;
+#define PTERON_LINEAR_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint n = gl_GlobalInvocationID.x;

@@ -11,18 +11,8 @@
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 32) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint M;
-  uint N;
-  uint K;
-  uint w_transposed;
-  uint has_bias;
-  float lo;
-  float hi;
-  uint a_batch_stride;
-  uint w_batch_stride;
-  uint out_batch_stride;
-} p;
+#define PTERON_LINEAR_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint n0 = gl_GlobalInvocationID.x * RN;

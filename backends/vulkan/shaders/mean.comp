@@ -3,10 +3,8 @@
 // (grid-stride), 64 threads summing through shared memory; the sum is fp32 (A) in every variant.
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint rows;
-  uint cols;
-} p;
+#define PTERON_ROWS_PARAMS
+#include "push_constants.h"
 
 shared float partial[64];
 

@@ -5,13 +5,8 @@
 // element). A copy in every variant (F holds T exactly; the value is rounded to T once).
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint H, W, OH, OW;
-  uint top, left;
-  uint mode;
-  float value;
-} p;
+#define PTERON_PAD_PARAMS
+#include "push_constants.h"
 
 // The source of padded coordinate `o` along an axis of `size`, or -1 (constant padding).
 int source(uint o, uint before, uint size) {

@@ -6,17 +6,8 @@
 // window sums in A = fp32.
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint H, W, OH, OW;
-  uint KH, KW;
-  uint stride_h, stride_w;
-  uint pad_h, pad_w;
-  uint dil_h, dil_w;
-  uint mode;
-  uint count_include_pad;
-  uint divisor;
-} p;
+#define PTERON_POOL2D_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;

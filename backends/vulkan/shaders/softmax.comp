@@ -4,10 +4,8 @@
 // sum of the exps in A = fp32.
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint rows;
-  uint cols;
-} p;
+#define PTERON_ROWS_PARAMS
+#include "push_constants.h"
 
 shared float partial[64];
 

@@ -5,9 +5,8 @@
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) writeonly buffer Out { float16_t out_[]; };
 layout(std430, set = 0, binding = 1) readonly buffer In0 { float in0[]; };
-layout(push_constant) uniform Params {
-  uint numel;
-} p;
+#define PTERON_CONVERT_PARAMS
+#include "push_constants.h"
 
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;

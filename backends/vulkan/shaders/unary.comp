@@ -4,10 +4,8 @@
 // 10 rsqrt. Grid-stride loop.
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint op;
-} p;
+#define PTERON_UNARY_PARAMS
+#include "push_constants.h"
 
 // GLSL has no erf: Abramowitz & Stegun 7.1.26, absolute error below 1.5e-7. Evaluated at fp32
 // (TF) in every variant, as are tanh and the exp op (common.glsl's rule).

@@ -15,13 +15,8 @@
 // fp32; the interpolation accumulates in A = fp32 (the `_f16a` rule for weighted sums).
 layout(local_size_x = 64) in;
 #include "common.glsl"
-layout(push_constant) uniform Params {
-  uint numel;
-  uint H, W, OH, OW;
-  float scale_h, scale_w;
-  uint mode;  // 0 nearest, 1 bilinear
-  uint align_corners;
-} p;
+#define PTERON_UPSAMPLE_PARAMS
+#include "push_constants.h"
 
 // The source index of `real` (>= 0), clamped to the last one before the conversion (a ratio
 // from the program may put it far outside the input).

@@ -197,7 +197,7 @@ def test_softmax_fp_and_int(ref, tmp_path, shape, dim, k):
 
     INT (int8 in and out, the ethos-u scheme's softmax parameters): REDUCE_MAX, a 16-bit exp
     from two int8 TABLEs over x - max, an int32 REDUCE_SUM, a Newton-Raphson reciprocal in int32
-    MULs and one RESCALE (tosa_lowering.cpp, softmax_int). The reference model's int8 output
+    MULs and one RESCALE (softmax_tables.cpp, softmax_int). The reference model's int8 output
     against pteron's quantized host graph (portable's float softmax of the dequantized input,
     then quantize): measured bit-exact here; one step is allowed on a small share of elements
     (a real value at a rounding tie). pteron's TOSA executor (pteron-tosa-run) is bit-exact

@@ -1,0 +1,174 @@
+// Rewrites of the lowered graph: pads folded into convolutions, transposes sunk through
+// elementwise ops and cancelled, requantize pairs folded, the remaining Q/DQ made cortex_m ops.
+#include <algorithm>
+
+#include "compiler/passes/passes.h"
+#include "kernels/cortex_m/aot/cortex_m_schemas.h"
+#include "kernels/cortex_m/aot/lowering/lowering.h"
+
+namespace pteron::cortex_m::aot::detail {
+
+// pad (NCHW, H/W only, with the input's zero point) -> transpose to NHWC -> conv/depthwise conv
+// becomes transpose -> conv with the pad's top/left added to the conv's padding and its extra
+// bottom/right row taken by the kernel's bounds checks (TensorFlow SAME padding for stride 2,
+// e.g. MobileNet's): no padded copy, and the transposes around it can then cancel.
+void Lowering::fold_pads_into_convs() {
+  for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+    if (!g_.has_node(id)) continue;
+    const Node& conv = g_.node(id);
+    const std::string op = conv.op.str();
+    const bool depthwise = op == "cortex_m::quantized_depthwise_conv2d_nhwc.default";
+    if (!depthwise && op != "cortex_m::quantized_conv2d_nhwc.default") continue;
+    const ir::Value& nhwc = g_.value(conv.args[0].tensor());
+    if (!nhwc.is_intermediate() || nhwc.users.size() != 1) continue;
+    const Node& t = g_.node(nhwc.producer);
+    if (t.op.str() != "cortex_m::transpose.default" ||
+        t.args[1].get<std::vector<int64_t>>() != std::vector<int64_t>{0, 2, 3, 1})
+      continue;
+    const ir::Value& padded = g_.value(t.args[0].tensor());
+    if (!padded.is_intermediate() || padded.users.size() != 1) continue;
+    const Node& pad = g_.node(padded.producer);
+    if (pad.op.str() != "cortex_m::pad.default") continue;
+    const auto& pre = pad.args[1].get<std::vector<int64_t>>();
+    const auto& post = pad.args[2].get<std::vector<int64_t>>();
+    const int64_t zero_point = -conv.args[depthwise ? 7 : 6].to_int();
+    if (pre.size() != 4 || pre[0] || pre[1] || post[0] || post[1] ||
+        pad.args[3].to_int() != zero_point)
+      continue;
+    const auto& w = g_.value(conv.args[1].tensor()).spec.sizes;  // [O|1, kH, kW, I|C]
+    std::vector<int64_t> padding = pair_arg(conv.args[4], 0);
+    bool ok = true;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t extra = post[2 + d] - pre[2 + d];
+      ok = ok && (extra == 0 || (extra == 1 && w[1 + d] > 1));
+      padding[d] += pre[2 + d];
+    }
+    if (!ok) continue;
+    const ValueId source = pad.args[0].tensor();
+    const auto& s = g_.value(source).spec.sizes;
+    const NodeId transpose = t.id;
+    g_.set_arg(transpose, 0, TensorRef{source});
+    g_.set_spec(nhwc.id, int8_spec({s[0], s[2], s[3], s[1]}));
+    g_.set_arg(id, 4, padding);
+  }
+  compiler::remove_dead_code(g_);
+}
+
+// add/mul of two inputs transposed the same way (NHWC conv outputs brought back to NCHW for a
+// residual add) computes the same bytes on the untransposed inputs: the add moves before the
+// transposes, one transpose follows it, and the transposes around it can then cancel.
+void Lowering::sink_transposes_through_elementwise() {
+  for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+    if (!g_.has_node(id)) continue;
+    const Node n = g_.node(id);  // a copy: adding nodes may move the graph's node storage
+    const std::string op = n.op.str();
+    const bool add = op == "cortex_m::quantized_add.default";
+    if (!add && op != "cortex_m::quantized_mul.default") continue;
+    const size_t a = 0, b = add ? 4 : 2;
+    std::vector<int64_t> perm;
+    ValueId sources[2] = {ir::kNoValue, ir::kNoValue};
+    bool ok = true;
+    for (int k = 0; k < 2 && ok; ++k) {
+      const ir::Value& v = g_.value(n.args[k == 0 ? a : b].tensor());
+      ok = v.is_intermediate();  // other users keep the transpose (or cancel it later)
+      if (!ok) break;
+      const Node& t = g_.node(v.producer);
+      ok = t.op.str() == "cortex_m::transpose.default";
+      if (!ok) break;
+      const auto& p = t.args[1].get<std::vector<int64_t>>();
+      ok = k == 0 || p == perm;
+      perm = p;
+      sources[k] = t.args[0].tensor();
+    }
+    if (!ok || g_.value(sources[0]).spec.sizes != g_.value(sources[1]).spec.sizes) continue;
+    std::vector<Argument> args = n.args;
+    args[a] = TensorRef{sources[0]};
+    args[b] = TensorRef{sources[1]};
+    const ValueId out = n.outputs[0];
+    const ValueId moved = new_node(add ? "quantized_add" : "quantized_mul", std::move(args),
+                                   int8_spec(g_.value(sources[0]).spec.sizes), n, id);
+    const ValueId back = new_node("transpose", {TensorRef{moved}, perm}, g_.value(out).spec, n, id);
+    g_.replace_all_uses(out, back);
+  }
+  compiler::remove_dead_code(g_);
+}
+
+// transpose(transpose(x, p1), p2) with p1[p2[d]] == d is x: the NHWC round trips between
+// neighbouring convolutions and pools disappear.
+int Lowering::cancel_transposes() {
+  int removed = 0;
+  for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+    if (!g_.has_node(id)) continue;
+    const Node& t2 = g_.node(id);
+    if (t2.op.str() != "cortex_m::transpose.default") continue;
+    const ir::Value& in = g_.value(t2.args[0].tensor());
+    if (!in.is_intermediate()) continue;
+    const Node& t1 = g_.node(in.producer);
+    if (t1.op.str() != "cortex_m::transpose.default") continue;
+    const auto& p1 = t1.args[1].get<std::vector<int64_t>>();
+    const auto& p2 = t2.args[1].get<std::vector<int64_t>>();
+    bool identity = p1.size() == p2.size();
+    for (size_t d = 0; identity && d < p2.size(); ++d) identity = p1[p2[d]] == int64_t(d);
+    if (!identity) continue;
+    const ValueId source = t1.args[0].tensor();
+    const ValueId result = t2.outputs[0];
+    const bool is_output =
+        std::find(g_.outputs().begin(), g_.outputs().end(), result) != g_.outputs().end();
+    if (is_output) continue;  // outputs keep their own memory
+    g_.replace_all_uses(result, source);
+    g_.remove_node(id);
+    ++removed;
+  }
+  compiler::remove_dead_code(g_);
+  return removed;
+}
+
+// quantize(dequantize(q)) with the same qparams is q; with others it is an int8 requantize.
+void Lowering::fold_requantize_pairs() {
+  for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+    if (!g_.has_node(id) || near_delegated(id)) continue;
+    const Node q = g_.node(id);
+    if (!is_op(q, kQuant)) continue;
+    auto x = dequantized(g_, q.args[0].tensor());
+    auto p = per_tensor_qparams(q);
+    if (!x || !p) continue;
+    const ValueId out = q.outputs[0];
+    if (std::find(g_.outputs().begin(), g_.outputs().end(), out) != g_.outputs().end()) continue;
+    if (x->p.zp == p->zp && x->p.scale == p->scale && x->p.qmin <= p->qmin &&
+        x->p.qmax >= p->qmax) {
+      g_.replace_all_uses(out, x->q);
+      continue;
+    }
+    const Requant r = quantize_multiplier(x->p.scale / p->scale);
+    if (r.shift > kMaxShift || r.shift < kMinShift) continue;
+    const ValueId y = new_node("requantize",
+                               {TensorRef{x->q}, x->p.zp, p->zp, int64_t{r.multiplier},
+                                int64_t{r.shift}, p->qmin, p->qmax},
+                               int8_spec(g_.value(out).spec.sizes), q, id);
+    g_.replace_all_uses(out, y);
+  }
+  compiler::remove_dead_code(g_);
+}
+
+// The per-tensor int8 Q/DQ that remain (graph boundaries, around float ops) run as cortex_m
+// kernels; ops with the same arguments.
+int Lowering::convert_quant_nodes() {
+  int converted = 0;
+  for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+    if (delegated_.count(id)) continue;
+    const Node& n = g_.node(id);
+    const bool q = is_op(n, kQuant), dq = is_op(n, kDequant);
+    if ((!q && !dq) || !per_tensor_qparams(n)) continue;
+    if (dq && n.args.size() > 6 && !n.args[6].is_none() &&
+        !(n.args[6].is<ScalarType>() && n.args[6].get<ScalarType>() == ScalarType::Float)) {
+      continue;
+    }
+    std::vector<Argument> args(n.args.begin(), n.args.begin() + 6);
+    g_.set_op(id, cortex_m_op(q ? "quantize_per_tensor" : "dequantize_per_tensor"),
+              std::move(args));
+    ++converted;
+  }
+  return converted;
+}
+
+}  // namespace pteron::cortex_m::aot::detail
