@@ -23,7 +23,7 @@ bool foldable(const ir::Graph& g, const ir::Node& node) {
   }
   for (ir::ValueId v : node.outputs) {
     if (v == ir::kNoValue) return false;
-    if (is_graph_output(g, v)) return false;
+    if (g.is_output(v)) return false;
     out_bytes += g.value(v).spec.nbytes();
   }
   return out_bytes <= kGrowthFactor * in_bytes + kFreeBytes;

@@ -48,7 +48,7 @@ int remove_noops(ir::Graph& graph) {
     if (!is_noop(graph, node)) continue;
     const ir::ValueId in = node.args[0].tensor();
     const ir::ValueId out = node.outputs[0];
-    if (is_graph_output(graph, out)) continue;  // outputs keep memory of their own
+    if (graph.is_output(out)) continue;  // outputs keep memory of their own
     if (graph.value(in).spec != graph.value(out).spec) continue;  // alias with a shape change
     graph.replace_all_uses(out, in);
     graph.remove_node(id);

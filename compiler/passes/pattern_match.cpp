@@ -5,22 +5,18 @@
 
 namespace pteron::compiler {
 
-bool is_graph_output(const ir::Graph& graph, ir::ValueId v) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
-}
-
 bool is_unused(const ir::Graph& graph, ir::ValueId v) {
-  return v == ir::kNoValue || (graph.value(v).users.empty() && !is_graph_output(graph, v));
+  return v == ir::kNoValue || (graph.value(v).users.empty() && !graph.is_output(v));
 }
 
 bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v) {
-  return v.is_intermediate() && v.users.size() == 1 && !is_graph_output(graph, v.id);
+  return v.is_intermediate() && v.users.size() == 1 && !graph.is_output(v.id);
 }
 
 const ir::Node* private_producer(const ir::Graph& graph, ir::ValueId v,
                                  const std::vector<ir::NodeId>& also_read_by) {
   const ir::Value& value = graph.value(v);
-  if (!value.is_intermediate() || is_graph_output(graph, v)) return nullptr;
+  if (!value.is_intermediate() || graph.is_output(v)) return nullptr;
   size_t readers = 0;
   for (ir::NodeId u : value.users) {
     readers += std::find(also_read_by.begin(), also_read_by.end(), u) == also_read_by.end();

@@ -12,8 +12,6 @@
 
 namespace pteron::compiler {
 
-bool is_graph_output(const ir::Graph& graph, ir::ValueId v);
-
 // No node reads `v` and it is not a graph output (kNoValue, an absent optional output, too).
 bool is_unused(const ir::Graph& graph, ir::ValueId v);
 

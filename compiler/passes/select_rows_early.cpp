@@ -149,7 +149,7 @@ class RowRewriter {
     const ir::Value& value = g_.value(v);
     int64_t rows = 0;
     if (!value.is_intermediate() || !leading_rows(value.spec, &rows) || rows != rows_) return false;
-    if (value.users.empty() || is_graph_output(g_, v)) return false;
+    if (value.users.empty() || g_.is_output(v)) return false;
     for (ir::NodeId u : value.users) {
       if (u == root_) continue;
       const Node& user = g_.node(u);

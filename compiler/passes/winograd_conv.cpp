@@ -141,7 +141,7 @@ int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
           transform(reinterpret_cast<const float*>(weight.constant->bytes.data()), cout, cin);
       ir::TensorSpec spec = ir::TensorSpec::contiguous(ScalarType::Float, {36, cin, cout});
       const std::string name = weight.name + "_winograd";
-      if (weight.users.size() == 1 && !is_graph_output(graph, w)) {
+      if (weight.users.size() == 1 && !graph.is_output(w)) {
         // Replaced in place: the original leaves the program.
         u_id = w;
         graph.set_constant(u_id, std::move(spec), ir::ConstantData::owned(std::move(u), name));
