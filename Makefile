@@ -18,6 +18,7 @@ DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-con
   mesa-vulkan-drivers libvulkan-dev glslc glslang-tools spirv-tools vulkan-tools
 FUZZ_SECONDS ?= 60
 TOKENIZER_FUZZ_SECONDS ?= 30
+ET_XNNPACK_FUZZ_SECONDS ?= 20
 
 .PHONY: all deps venv venv-arm build demo-build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
   pteron-aarch64 demo clean format
@@ -102,7 +103,7 @@ test-sanitize: build-fuzz/build.ninja
 	done
 
 fuzz: build-fuzz/build.ninja
-	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer tokenizer_fuzzer
+	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer tokenizer_fuzzer et_xnnpack_fuzzer
 	@corpus=$$(mktemp -d); cp tests/fixtures/executorch/*.pte tests/fuzz/regressions/*.pte tests/fuzz/seeds/*.pte $$corpus/ 2>/dev/null; \
 	echo "fuzzing program load + method init + execute for $(FUZZ_SECONDS) s"; \
 	./build-fuzz/tests/fuzz/program_fuzzer $$corpus -seed=1 -max_total_time=$(FUZZ_SECONDS) \
@@ -122,15 +123,36 @@ fuzz: build-fuzz/build.ninja
 	if [ $$status -ne 0 ]; then \
 	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-tokenizer.log):"; \
 	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-tokenizer.log | head -30; \
+	fi; [ $$status -eq 0 ] || exit $$status; \
+	corpus=$$(mktemp -d); cp tests/fixtures/executorch/*xnnpack*.pte $$corpus/; \
+	echo "fuzzing ExecuTorch XNNPACK payload reading for $(ET_XNNPACK_FUZZ_SECONDS) s"; \
+	./build-fuzz/tests/fuzz/et_xnnpack_fuzzer $$corpus -seed=1 -max_total_time=$(ET_XNNPACK_FUZZ_SECONDS) \
+	  -rss_limit_mb=2048 -max_len=524288 -print_final_stats=1 \
+	  -artifact_prefix=build-fuzz/ >build-fuzz/fuzz-et-xnnpack.log 2>&1; \
+	status=$$?; rm -rf $$corpus; tail -4 build-fuzz/fuzz-et-xnnpack.log; \
+	if [ $$status -ne 0 ]; then \
+	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-et-xnnpack.log):"; \
+	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-et-xnnpack.log | head -30; \
 	fi; exit $$status
 
-# The runtime core and portable kernels must build for Cortex-M55 (no exceptions, RTTI, heap).
+# The runtime core and portable kernels must build for Cortex-M55 (no exceptions, RTTI, heap),
+# and the int8 kernels for the Cortex-M7 and Cortex-M4 too: each core's QEMU tests (the board,
+# the kernels' vector path against their scalar reference: MVE on the M55, DSP on the M4/M7)
+# run in its own build folder.
+MCU_BUILDS := m7:cortex-m7 m4:cortex-m4
+MCU_TEST_TARGETS := board_platform_test cortex_m_kernel_test cortex_m_layer_bench pteron_firmware_libs
 check-baremetal: .stamps/deps
 	@test -f build-m55/build.ninja || cmake -S . -B build-m55 -G Ninja \
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake >/dev/null
 	cmake --build build-m55 -j $(JOBS)
 	cd build-m55 && ctest --output-on-failure -j $(JOBS)
-	@echo "bare-metal build (cortex-m55) and QEMU mps3-an547 tests ok"
+	@for b in $(MCU_BUILDS); do dir=build-$${b%%:*}; cpu=$${b#*:}; \
+	  test -f $$dir/build.ninja || cmake -S . -B $$dir -G Ninja \
+	    -DCMAKE_TOOLCHAIN_FILE=cmake/arm-none-eabi.cmake -DPTERON_MCU=$$cpu >/dev/null || exit 1; \
+	  cmake --build $$dir -j $(JOBS) --target $(MCU_TEST_TARGETS) || exit 1; \
+	  (cd $$dir && ctest --output-on-failure -j $(JOBS)) || exit 1; \
+	done
+	@echo "bare-metal builds (cortex-m55, cortex-m7, cortex-m4) and their QEMU tests ok"
 
 # aarch64 Linux: the runtime, kernels, XNNPACK delegate, their C++ tests (cmake/aarch64-linux-gnu.cmake)
 # and pteron-run, cross-built with Debian's g++-aarch64-linux-gnu; ctest runs the tests under
@@ -183,7 +205,7 @@ demo: demo-build
 	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) tools/demo/demo.py --model $(DEMO_MODEL)
 
 clean:
-	rm -rf $(BUILD) build-fuzz build-m55 build-wheel $(AARCH64_BUILD) $(AARCH64_SYSROOT) .stamps
+	rm -rf $(BUILD) build-fuzz build-m55 build-m7 build-m4 build-wheel $(AARCH64_BUILD) $(AARCH64_SYSROOT) .stamps
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
@@ -257,8 +279,9 @@ bench-gpu: build
 	$(PY) bench/gpu.py --build $(abspath $(BUILD))
 	-$(ET_PY) bench/gpu.py --chart-only
 
-# bench-ops: the optimized upsample / pad / topk fast paths vs PyTorch eager, 1 and 2 threads,
-# each system in its own process (bench/results/ops.{json,md}); BENCH_ARGS: e.g. --rounds 3
+# bench-ops: the optimized upsample / pad / topk / sort / scatter / gather / grid_sampler fast
+# paths vs PyTorch eager, 1 and 2 threads in one run, each system in its own process
+# (bench/results/ops.{json,md}; above load average = cores: bench/work/ops/); BENCH_ARGS: e.g. --rounds 3
 .PHONY: bench-ops
 bench-ops: build
 	$(PY) bench/ops.py $(BENCH_ARGS)
@@ -274,12 +297,26 @@ bench-explorer: build
 bench-cortex-m-fp32: build
 	$(PY) bench/cortex_m.py --pteron $(abspath $(BUILD))/tools/cli/pteron
 
-# bench-cortex-m: the MLPerf Tiny models quantized to INT8 as Cortex-M55 firmware under QEMU,
-# MVE vs scalar kernels, RAM/flash/instructions, int8 vs fp32, digits-cnn accuracy in firmware
-# (bench/results/mlperf_tiny_m55.*)
-.PHONY: bench-cortex-m
+# bench-cortex-m: the MLPerf Tiny models quantized to INT8 as firmware under QEMU on the
+# Cortex-M55 (MVE), M7 and M4 (DSP): vector vs scalar kernels, RAM/flash/instructions, int8 vs
+# fp32, digits-cnn accuracy in firmware (bench/results/mlperf_tiny_cortex_m.*)
+.PHONY: bench-cortex-m bench-cortex-m-peer
 bench-cortex-m: build
 	$(PY) bench/cortex_m_int8.py --pteron $(abspath $(BUILD))/tools/cli/pteron
+
+# bench-cortex-m-peer: TFLite Micro + CMSIS-NN (source trees fetched outside this repository) on
+# the MLPerf Tiny reference models, same QEMU and instruction counting, one table with pteron's
+# figures from bench-cortex-m (bench/results/mlperf_tiny_peer.*). Not part of make test.
+#   make bench-cortex-m-peer TFLM_SRC=/work/peers/tflite-micro CMSIS_NN_SRC=/work/peers/CMSIS-NN \
+#     [PEER_DEPS=/work/peers] [PEER_PYTHONPATH=/work/peers/pydeps]   (bench/cortex_m_peer.py)
+PEER_DEPS ?= $(dir $(abspath $(TFLM_SRC)))
+PEER_PYTHONPATH ?=
+bench-cortex-m-peer: build
+	@test -n "$(TFLM_SRC)" -a -n "$(CMSIS_NN_SRC)" || \
+	  { echo "usage: make bench-cortex-m-peer TFLM_SRC=<tflite-micro tree> CMSIS_NN_SRC=<CMSIS-NN tree>"; exit 1; }
+	$(MAKE) --no-print-directory check-baremetal
+	$(PY) bench/cortex_m_peer.py --tflm-src $(TFLM_SRC) --cmsis-nn-src $(CMSIS_NN_SRC) --deps $(PEER_DEPS) \
+	  --pythonpath "$(PEER_PYTHONPATH)" --plugin $(abspath $(BUILD))/tools/qemu_icount/libqemu_icount.so
 
 # bench-npu: the MLPerf Tiny models on ethos-u55-128/-256 and ethos-u85-256: Vela's estimated
 # NPU cycles and memory, MAC share on the NPU, CPU work left (bench/results/npu.*)

@@ -152,7 +152,7 @@ def main() -> None:
         for name, kind, dims, rep in MODELS[model]:
             m = macs(kind, dims)
             s = count(elf, args.plugin, "scalar", kind, dims)
-            v = count(elf, args.plugin, "mve", kind, dims)
+            v = count(elf, args.plugin, "simd", kind, dims)
             rows.append({"layer": name, "kind": kind, "dims": dims, "repeats": rep, "macs": m, "scalar": s, "mve": v})
             total["macs"] += m * rep
             total["scalar"] += s * rep

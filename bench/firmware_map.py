@@ -1,14 +1,14 @@
 """Code flash of a `pteron firmware` ELF by where it comes from, read from the linker map.
 
-Counted: every input section the linker placed in code flash (ITCM): .text (code, read-only
-data, vectors) and the initialisers of .data. Each is charged to the archive or object it came
-from:
+Counted: every input section the linker placed in code flash (the AN547's ITCM, the MPS2 boards'
+flash besides the program): .text (code, read-only data, vectors), the unwind index and the
+initialisers of .data. Each is charged to the archive or object it came from:
 
 - runtime: libpteron_runtime.a, the runtime core (program loader and verifier, method, memory
   allocators, kernel registry, EValue/Tensor, errors), the part ExecuTorch's 52,168-byte
   core-runtime budget is about;
 - kernels: libpteron_kernels_*.a (only the program's kernels are linked);
-- firmware: the program-independent main, the AN547 platform layer and the generated file;
+- firmware: the program-independent main, the board's platform layer and the generated file;
 - libc: newlib (nano), libm, libgcc, semihosting (rdimon) and the C runtime start files.
 
     python bench/firmware_map.py app.elf.build/app.map
@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-CODE_FLASH_END = 0x00080000  # ITCM
+CODE_SECTIONS = (".text", ".ARM.exidx", ".data")  # output sections whose bytes are code flash
 SECTION = re.compile(r"^ (\S+)\s*$")
 PLACED = re.compile(r"^ (\S+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
 OUTPUT = re.compile(r"^(\.\S+)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)(?:\s+load address 0x([0-9a-f]+))?")
@@ -30,7 +30,7 @@ def component(source: str) -> str:
         return "runtime"
     if name.startswith("libpteron_kernels_"):
         return "kernels"
-    if name in ("libpteron_firmware_app.a", "libpteron_an547.a", "firmware_config.o"):
+    if name in ("libpteron_firmware_app.a", "libpteron_board.a", "firmware_config.o"):
         return "firmware"
     return "libc"
 
@@ -48,11 +48,7 @@ def code_by_component(map_path: str) -> dict[str, int]:
             continue
         out = OUTPUT.match(line)
         if out:
-            load = int(out.group(4) or out.group(2), 16)
-            load_in_code = load < CODE_FLASH_END and not out.group(1).startswith((".debug", ".comment", ".ARM.attributes"))
-            # .bss and later have a load address but no bytes to load.
-            if out.group(1) in (".bss", ".heap", ".stack", ".dtcm_noinit", ".igot.plt"):
-                load_in_code = False
+            load_in_code = out.group(1) in CODE_SECTIONS
             pending = None
             continue
         if line.startswith(" *fill*") or line.startswith(" *("):

@@ -30,7 +30,7 @@ LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 # arithmetic variant of the Vulkan delegate gets its own row here.
 SYSTEMS = [
     ("Vulkan fp32", ["vulkan,portable"]),
-    ("Vulkan fp16", ["vulkan-fp16,portable"]),
+    ("Vulkan fp16", ["vulkan:fp16=on,portable"]),
     ("best CPU", ["xnnpack,optimized,portable", "optimized,portable"]),
 ]
 

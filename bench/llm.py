@@ -186,8 +186,8 @@ def median_of(runs, key):
 
 def summarize(runs, eager_tokens):
     keys = ("prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms", "prefill_ms",
-            "decode_ms", "peak_rss_bytes", "process_wall_s", "process_cpu_s", "generation_cpu_s",
-            "generation_wall_s", "rss_before_load_bytes")
+            "decode_ms", "prefill_cpu_ms", "decode_cpu_ms", "peak_rss_bytes", "process_wall_s",
+            "process_cpu_s", "generation_cpu_s", "generation_wall_s", "rss_before_load_bytes")
     row = {k: median_of(runs, k) for k in keys}
     row["max_load_average_1m"] = max(r["load_average_1m"] for r in runs)
     row["isa"] = runs[0].get("isa")

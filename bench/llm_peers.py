@@ -37,13 +37,17 @@ def rss_bytes():
     return status_bytes("VmRSS")
 
 
-def figures(prompt_len, tokens, start, first, end, cpu0, cpu1, **extra):
+def figures(prompt_len, tokens, times, cpus, **extra):
+    """times, cpus: wall and process CPU time at the start, the first token and the end."""
+    start, first, end = times
+    cpu0, cpu_first, cpu1 = cpus
     n = len(tokens)
     decode_ms = (end - first) * 1e3
     out = {"prompt_tokens": prompt_len, "generated_tokens": n, "tokens": tokens,
            "prefill_ms": (first - start) * 1e3, "time_to_first_token_ms": (first - start) * 1e3,
            "decode_ms": decode_ms, "prefill_tokens_per_s": prompt_len / (first - start),
            "decode_tokens_per_s": (n - 1) / (decode_ms / 1e3) if n > 1 and decode_ms > 0 else None,
+           "prefill_cpu_ms": (cpu_first - cpu0) * 1e3, "decode_cpu_ms": (cpu1 - cpu_first) * 1e3,
            "generation_cpu_s": cpu1 - cpu0, "generation_wall_s": end - start,
            "load_average_1m": os.getloadavg()[0],
            "peak_rss_bytes": status_bytes("VmHWM")}
@@ -63,7 +67,9 @@ def log(msg):
 def prepare(config, work, prompt_tokens, new_tokens, group, reuse, with_pteron):
     """Writes the seeded model's weights for ExecuTorch (meta/) and llama.cpp (weights.npz), and
     compiles pteron's programs from transformers' export with a static cache: forward(input_ids
-    [1, T], cache_position [T]) with T dynamic up to the prompt, so the prompt takes one call."""
+    [1, T], cache_position [T]) with T dynamic up to the prompt, so the prompt takes one call;
+    compiled with last_token_logits, so a call returns the last token's logits only (what
+    ExecuTorch's export computes and llama.cpp's generate asks for)."""
     from llm_models import hf_model, meta_checkpoint, npz_weights, resolve_config
 
     work = Path(work)
@@ -97,12 +103,14 @@ def prepare(config, work, prompt_tokens, new_tokens, group, reuse, with_pteron):
             ep = convert_and_export_with_cache(model, torch.tensor([[1, 2]]), torch.tensor([0, 1]),
                                                dynamic_shapes={"input_ids": {1: seq}, "cache_position": {0: seq}})
         log(f"compiling pteron {precision}")
+        # Logits for the last token only, as ExecuTorch's export_llama and llama.cpp compute them.
+        common = {"kernels": ("optimized", "portable"), "last_token_logits": True}
         if quantize is None:
-            lowered = pteron.to_edge_transform_and_lower(ep, kernels=("optimized", "portable"))
+            lowered = pteron.to_edge_transform_and_lower(ep, **common)
         elif quantize == "llm-int8":  # int8 per output channel (Q8_0 has a scale per 32)
-            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize)
+            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize, **common)
         else:
-            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize, group_size=group)
+            lowered = pteron.to_edge_transform_and_lower(ep, quantize=quantize, group_size=group, **common)
         lowered.save(pte)
     return {"pteron": paths}
 
@@ -124,10 +132,11 @@ def eager_run(config, prompt, n, threads, warmup):
 
     class Clock(BaseStreamer):  # put(prompt) first, then put(token) as each one is picked
         def __init__(self):
-            self.times, self.ids = [], []
+            self.times, self.cpus, self.ids = [], [], []
 
         def put(self, value):
             self.times.append(time.perf_counter())
+            self.cpus.append(time.process_time())
             if len(self.times) > 1:
                 self.ids.append(int(value.reshape(-1)[-1]))
 
@@ -147,7 +156,8 @@ def eager_run(config, prompt, n, threads, warmup):
     for _ in range(warmup):
         generate(prompt, 4)
     clock, start, cpu0, cpu1 = generate(prompt, n)
-    return figures(len(prompt), clock.ids, start, clock.times[1], clock.times[-1], cpu0, cpu1,
+    return figures(len(prompt), clock.ids, (start, clock.times[1], clock.times[-1]),
+                   (cpu0, clock.cpus[1], cpu1),
                    rss_before_load_bytes=rss0, isa=f"torch {torch.__version__} "
                    f"{torch.backends.cpu.get_cpu_capability()}", threads=threads)
 
@@ -204,17 +214,17 @@ def et_run(pte, prompt, n, threads, warmup):
     def generate(prompt, n):
         start, cpu0 = time.perf_counter(), time.process_time()
         tokens = [step(prompt, 0)]
-        first = time.perf_counter()
+        first, cpu_first = time.perf_counter(), time.process_time()
         pos = len(prompt)
         while len(tokens) < n:
             tokens.append(step([tokens[-1]], pos))
             pos += 1
-        return tokens, start, first, time.perf_counter(), cpu0, time.process_time()
+        return tokens, (start, first, time.perf_counter()), (cpu0, cpu_first, time.process_time())
 
     for _ in range(warmup):
         generate(prompt, 4)
-    tokens, start, first, end, cpu0, cpu1 = generate(prompt, n)
-    return figures(len(prompt), tokens, start, first, end, cpu0, cpu1, rss_before_load_bytes=rss0,
+    tokens, times, cpus = generate(prompt, n)
+    return figures(len(prompt), tokens, times, cpus, rss_before_load_bytes=rss0,
                    isa="ExecuTorch 1.5.1 XNNPACK (its wheel's own, dispatched at run time)",
                    threads=threads)
 
@@ -330,24 +340,24 @@ def llamacpp_run(gguf_path, prompt, n, threads, warmup):
         # reset(): else generate() would keep the warm-up's cache for the matching prompt prefix
         llm.reset()
         tokens, start, cpu0 = [], time.perf_counter(), time.process_time()
-        first = None
+        first = cpu_first = None
         for token in llm.generate(prompt, temp=0.0, top_k=1, top_p=1.0, min_p=0.0,
                                   repeat_penalty=1.0, reset=True):
             tokens.append(int(token))
             if first is None:
-                first = time.perf_counter()
+                first, cpu_first = time.perf_counter(), time.process_time()
             if len(tokens) == n:
                 break
-        return tokens, start, first, time.perf_counter(), cpu0, time.process_time()
+        return tokens, (start, first, time.perf_counter()), (cpu0, cpu_first, time.process_time())
 
     for _ in range(warmup):
         generate(prompt, 4)
-    tokens, start, first, end, cpu0, cpu1 = generate(prompt, n)
+    tokens, times, cpus = generate(prompt, n)
     # "CPU : SSE3 = 1 | AVX2 = 1 | ... |": the features its kernels were built for and found
     info = llama_cpp.llama_print_system_info().decode().strip()
     flags = [part.split("=")[0].split(":")[-1].strip() for part in info.split("|") if part.strip().endswith("= 1")]
     info = " ".join(flags) or info
-    return figures(len(prompt), tokens, start, first, end, cpu0, cpu1, rss_before_load_bytes=rss0,
+    return figures(len(prompt), tokens, times, cpus, rss_before_load_bytes=rss0,
                    isa=f"llama.cpp (llama-cpp-python {llama_cpp.__version__}): {info}", threads=threads)
 
 

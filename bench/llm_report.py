@@ -55,6 +55,10 @@ def goal_lines(doc):
     return lines
 
 
+def per_cpu_s(tokens, cpu_ms):
+    return "–" if not cpu_ms else f"{tokens / (cpu_ms / 1e3):.0f}"
+
+
 def write_markdown(doc, path: Path) -> str:
     kw = doc["llama_config"]
     s = doc["stream_copy"]
@@ -69,8 +73,9 @@ def write_markdown(doc, path: Path) -> str:
              f"{doc['max_load_average_1m']:.1f}; {doc['date']}.", "",
              f"STREAM-style copy in the same run: {s['gb_per_s']:.1f} GB/s ({s['gb_per_cpu_s']:.1f} GB/s per CPU second).",
              "", "| system | precision | prefill tok/s | decode tok/s | first token ms | peak RSS MiB | "
-             "file MiB | decode GB/s | of copy | process CPU s / wall s | same tokens as eager | ISA | max load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "file MiB | decode GB/s | of copy | prefill / decode tok per CPU s | process CPU s / wall s | "
+             "same tokens as eager | ISA | max load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["rows"]:
         frac = r.get("decode_bandwidth_fraction")
         match = r.get("tokens_matching_eager")
@@ -79,17 +84,22 @@ def write_markdown(doc, path: Path) -> str:
             f"| {r['system']} | {r['precision']} | {num(r['prefill_tokens_per_s'])} | {num(r['decode_tokens_per_s'])} | "
             f"{num(r['time_to_first_token_ms'])} | {mib(r['peak_rss_bytes'])} | {mib(r.get('file_bytes'))} | "
             f"{num(r.get('decode_gb_per_s'), '.2f')} | {'–' if frac is None else f'{frac:.0%}'} | "
+            f"{per_cpu_s(doc['prompt_tokens'], r.get('prefill_cpu_ms'))} / "
+            f"{per_cpu_s(doc['new_tokens'] - 1, r.get('decode_cpu_ms'))} | "
             f"{num(r['process_cpu_s'])} / {num(r['process_wall_s'])} | "
             f"{same} | {r['isa']} | {r['max_load_average_1m']:.1f} |")
     for what, why in doc["not_run"].items():
-        lines.append(f"| {what} | – | not run: {why} | | | | | | | | | | |")
+        lines.append(f"| {what} | – | not run: {why} | | | | | | | | | | | |")
     lines += ["", "## Goals", "", *goal_lines(doc), "",
               "Prefill is the prompt's calls plus picking the first token; decode tok/s counts the other "
               "generated tokens. Peak RSS is the process's (the kernel's accounting); the Python peers' include "
               "the interpreter and torch (rss_before_load_bytes in llm.json). Decode bytes per token are the "
               "weight file less the embedding table's share (one row is read) plus the KV cache up to the mean "
               "decode position (fp32; llama.cpp's is f16). Every system runs --warmup untimed generations "
-              "(the prompt and 4 tokens) in its process first (`pteron generate --warmup`). llama.cpp's GGUF "
+              "(the prompt and 4 tokens) in its process first (`pteron generate --warmup`). Tokens per CPU "
+              "second divide by the process's CPU time (all its threads) over the same span: on a loaded "
+              "machine, where wall time also counts the other processes, they compare the work each system "
+              "does (a spinning worker thread counts too). llama.cpp's GGUF "
               "is written from the same weights with a placeholder vocabulary and quantized by llama.cpp with every tensor "
               "in the type named (pure); ExecuTorch's 8da4w also quantizes the embedding (4-bit, same group). "
               "A fraction of the copy above 100% means the copy was starved more than the decode (a loaded "

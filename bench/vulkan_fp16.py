@@ -1,5 +1,5 @@
 """Vulkan fp16 arithmetic vs fp16 storage vs fp32, timed with `pteron bench` on one program per
-precision (fp16 arithmetic and storage-only load the same `vulkan-fp16` program, with
+precision (fp16 arithmetic and storage-only load the same `vulkan:fp16=on` program, with
 PTERON_VULKAN_FP16_ARITH=1 and =0: a CPU device such as lavapipe runs storage-only unasked).
 
     nice -n -15 python bench/vulkan_fp16.py --build build [--iters 7] [--rounds 3] [--size 64]
@@ -27,8 +27,8 @@ RESULTS = REPO / "bench" / "results"
 LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 SYSTEMS = [  # (label, backends, environment)
     ("fp32", "vulkan,portable", {}),
-    ("fp16 storage", "vulkan-fp16,portable", {"PTERON_VULKAN_FP16_ARITH": "0"}),
-    ("fp16 arithmetic", "vulkan-fp16,portable", {"PTERON_VULKAN_FP16_ARITH": "1"}),
+    ("fp16 storage", "vulkan:fp16=on,portable", {"PTERON_VULKAN_FP16_ARITH": "0"}),
+    ("fp16 arithmetic", "vulkan:fp16=on,portable", {"PTERON_VULKAN_FP16_ARITH": "1"}),
 ]
 
 
@@ -154,7 +154,7 @@ def main():
         "every fp16 operation to fp32 and rounds it back, and the fp16 products are widened "
         "again for the fp32 accumulators. fp16 storage itself saves memory traffic and is "
         "sometimes faster than fp32 here. The arithmetic variants are for GPUs with fp16 "
-        "ALUs (2x fp32 rate on most mobile GPUs), which is why a `vulkan-fp16` region runs "
+        "ALUs (2x fp32 rate on most mobile GPUs), which is why a `vulkan:fp16=on` region runs "
         "them on GPUs with shaderFloat16 and runs storage-only on CPU devices unless "
         "PTERON_VULKAN_FP16_ARITH=1. The machine is shared and noisy: wall times swing by 2x "
         "between runs; the CPU time per inference (user + system of all the process's "

@@ -67,17 +67,17 @@ endforeach()
 if(PTERON_BARE_METAL)
   # Firmware links the selective builds (only the kernels a program names are registered).
   list(APPEND _exported pteron_kernels_portable_selective pteron_kernels_cortex_m_selective
-       pteron_an547)
+       pteron_board)
 else()
   list(APPEND _exported pteron_kernels_portable pteron_kernels_cortex_m)
 endif()
 foreach(t IN LISTS _exported)
   pteron_install_interface(${t})
 endforeach()
-if(TARGET pteron_an547)
+if(TARGET pteron_board)
   # The board's headers (board.h, semihosting.h) are included by name, as firmware/ does.
-  target_include_directories(pteron_an547 INTERFACE
-                             $<INSTALL_INTERFACE:${_root}include/firmware/platform/mps3_an547>)
+  target_include_directories(pteron_board INTERFACE
+                             $<INSTALL_INTERFACE:${_root}include/firmware/platform/cortex_m>)
 endif()
 install(TARGETS ${_exported} EXPORT pteronTargets
         ARCHIVE DESTINATION ${_root}lib

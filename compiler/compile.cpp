@@ -12,6 +12,7 @@
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
+#include "compiler/passes/last_token_logits.h"
 #include "compiler/report/graph_info.h"
 #include "runtime/executor/plan_choice.h"  // kFallbackPlanSuffix
 
@@ -100,6 +101,24 @@ void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const Lowered
   }
 }
 
+// A partitioner's lowering of one region: a Refusal thrown at any depth gives the region back
+// with its reason; any other exception fails the compile, naming the region's first node (the
+// lowering names the node at fault inside it where it knows).
+LoweredRegion lower_region(const Partitioner& p, const ir::Graph& graph, const Region& region,
+                           const PartitionContext& context) {
+  try {
+    return p.lower(graph, region, context);
+  } catch (const Refusal& r) {
+    LoweredRegion refused;
+    refused.reason = r.what();
+    return refused;
+  } catch (const std::exception& e) {
+    throw CompileError(graph.node(region.nodes.front()).describe() + ": " + p.label() +
+                       ": lowering its region of " + std::to_string(region.nodes.size()) +
+                       " node(s) failed: " + e.what());
+  }
+}
+
 }  // namespace
 
 // The kernel libraries named in `backends`, in order; the target's when none is named.
@@ -180,11 +199,18 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     constants = program_constant_methods(graph, options, names, r);
   }
   r.target = load_target(options.target);
-  const CompilingTarget compiling(r.target);  // partitioners that compile for a device read it
   r.nodes_in = graph.nodes().size();
 
   auto t = std::chrono::steady_clock::now();
   r.passes = run_default_passes(graph);
+  if (options.last_token_logits) {
+    if (last_token_logits(graph) == 0) {
+      throw CompileError(
+          "--last-token-logits: the first output is not a linear's result over the tokens of "
+          "one sequence ([1, T, vocab] logits)");
+    }
+    r.passes.lines.push_back("last_token_logits: the first output is the last token's row");
+  }
   if (options.quantize != nullptr) {
     r.quantize = quantize_graph(graph, *options.quantize);
     remove_dead_code(graph);  // the float weights the int8 ones replaced
@@ -202,12 +228,13 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   }
 
   // Partition, then lower each region; a region whose lowering fails stays on the kernels.
-  // Partitioners see the kernel libraries the rest will run on (their cost rules weigh them).
-  std::vector<std::string> library_names;
+  // Partitioners see the target and the kernel libraries the rest will run on (their cost
+  // rules weigh them).
+  PartitionContext context;
+  context.target = &r.target;
   for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
-    library_names.push_back(lib->name);
-  const CompilingKernelLibraries compiling_libraries(library_names);
-  PartitionResult parts = partition(graph, partitioners);
+    context.kernel_libraries.push_back(lib->name);
+  PartitionResult parts = partition(graph, partitioners, context);
   MethodToEmit method;
   method.graph = &graph;
   std::unordered_set<ir::NodeId> delegated;
@@ -220,15 +247,15 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
       compute_region_boundary(graph, region);
       claimed.push_back(std::move(region));
     }
-    if (!claimed.empty()) partitioners[i]->prepare(graph, claimed);
+    if (!claimed.empty()) partitioners[i]->prepare(graph, claimed, context);
   }
   for (Region region : parts.regions) {
     const Partitioner& p = *partitioners[region.partitioner];
     compute_region_boundary(graph, region);  // earlier regions may have added conversions
-    LoweredRegion lowered = p.lower(graph, region);
+    LoweredRegion lowered = lower_region(p, graph, region, context);
     if (!lowered.ok) {
       for (ir::NodeId n : region.nodes)
-        parts.refusals[n].push_back(p.name() + ": " + lowered.reason);
+        parts.refusals[n].push_back(p.label() + ": " + lowered.reason);
       continue;
     }
     convert_boundary_dim_orders(graph, region, lowered);
@@ -238,13 +265,13 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
       delegated.insert(n);
     }
     kept.regions.push_back(region);
-    region_backend.push_back(p.name());
+    region_backend.push_back(p.label());
     region_backend_id.push_back(p.backend_id());
     method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
                                               std::move(lowered.compile_specs), region.inputs,
-                                              region.outputs});
-    r.regions.push_back({p.name(), region.nodes.size(), region.inputs.size(), region.outputs.size(),
-                         std::move(lowered.report_json)});
+                                              region.outputs, std::move(lowered.named_data)});
+    r.regions.push_back({p.label(), region.nodes.size(), region.inputs.size(),
+                         region.outputs.size(), std::move(lowered.report_json)});
   }
   // Kernel-library passes (fusions, lowering to a library's ops) on what no delegate took.
   std::vector<std::string> runtime_libraries;
@@ -252,7 +279,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     runtime_libraries.push_back(lib->runtime_library);
     for (const auto& [pass_name, pass] : lib->passes) {
       const auto pass_start = std::chrono::steady_clock::now();
-      const int changed = pass(graph, delegated);
+      const int changed = pass(graph, delegated, context);
       char line[160];
       std::snprintf(line, sizeof line, "%s/%s: %d node(s) (%.1f ms)", lib->name.c_str(),
                     pass_name.c_str(), changed, since(pass_start) * 1e3);
@@ -287,15 +314,36 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   const std::unordered_map<ir::ValueId, MemoryView> views = find_memory_views(
       graph, method.steps, method.delegates, r.target.plan_inputs, r.target.tensor_alignment);
   method.steps = steps_without_views(method.steps, views);
+  const int et_views = use_et_view_for_dynamic_views(graph, views);
   GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
                                              method.steps, method.delegates, r.target.plan_inputs,
                                              options.state_layout, in_place_ops, views);
   if (!views.empty()) {
-    r.passes.lines.push_back("memory views: " + std::to_string(views.size()) +
-                             " view node(s) share their input's memory (no instruction)");
+    r.passes.lines.push_back(
+        "memory views: " + std::to_string(views.size()) +
+        " view node(s) share their input's memory (no instruction" +
+        (et_views > 0 ? "; " + std::to_string(et_views) + " dynamic: an et_view each)" : ")"));
   }
   r.memory = memory.plan;
   r.seconds_plan = since(t);
+  // Allocation-only nodes (a kernel's planned scratch) had their place in the plan; no
+  // instruction runs them.
+  std::unordered_set<std::string> allocation_ops;
+  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
+    allocation_ops.insert(lib->allocation_ops.begin(), lib->allocation_ops.end());
+  if (!allocation_ops.empty()) {
+    std::vector<Step> kept_steps;
+    for (const Step& s : method.steps) {
+      if (s.delegate >= 0 || !allocation_ops.count(graph.node(s.node).op.str()))
+        kept_steps.push_back(s);
+    }
+    if (kept_steps.size() < method.steps.size()) {
+      r.passes.lines.push_back(
+          "allocation-only nodes: " + std::to_string(method.steps.size() - kept_steps.size()) +
+          " planned buffer(s) without an instruction");
+    }
+    method.steps = std::move(kept_steps);
+  }
 
   t = std::chrono::steady_clock::now();
   method.placements = std::move(memory.placements);
@@ -305,7 +353,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     GraphInfoInput info;
     info.graph = &graph;
     info.had_partitioners = !partitioners.empty();
-    for (const Partitioner* p : partitioners) info.backends.push_back(p->name());
+    for (const Partitioner* p : partitioners) info.backends.push_back(p->label());
     for (const std::string& name : options.backends) {
       if (is_kernel_library(name)) info.kernel_libraries.push_back(name);
     }
@@ -365,7 +413,9 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   cpu_options.fallback.clear();
   cpu_options.output_path.clear();
   cpu_options.strip_debug_info = true;
-  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(options.fallback);
+  std::vector<std::string> notes;
+  const std::vector<std::unique_ptr<Partitioner>> owned =
+      make_partitioners(options.fallback, &notes);
   std::vector<const Partitioner*> cpu_partitioners;
   for (const auto& p : owned) cpu_partitioners.push_back(p.get());
   MethodToEmit cpu_method;
@@ -374,6 +424,7 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
   cpu_method.name += kFallbackPlanSuffix;
   CompileResult result = compile_method(graph, options, partitioners, nullptr, &cpu_method);
   result.report.fallback_regions = cpu.report.regions;
+  result.report.notes.insert(result.report.notes.end(), notes.begin(), notes.end());
   return result;
 }
 
@@ -402,10 +453,12 @@ std::vector<std::string> backends_to_use(const CompileOptions& options, const Ta
 CompileResult compile_with_backends(ir::Graph& graph, const CompileOptions& options,
                                     const std::vector<std::string>& backends,
                                     const std::vector<std::string>& left_out) {
-  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends);
+  std::vector<std::string> notes;
+  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends, &notes);
   std::vector<const Partitioner*> partitioners;
   for (const auto& p : owned) partitioners.push_back(p.get());
   CompileResult result = compile_graph(graph, options, partitioners);
+  result.report.notes.insert(result.report.notes.begin(), notes.begin(), notes.end());
   result.report.backends = backends;
   result.report.default_backends = options.backends.empty();
   result.report.backends_left_out = left_out;
@@ -466,7 +519,8 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
 
   std::vector<std::string> left_out;
   const std::vector<std::string> backends = backends_to_use(options, target, &left_out);
-  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends);
+  std::vector<std::string> notes;
+  const std::vector<std::unique_ptr<Partitioner>> owned = make_partitioners(backends, &notes);
   std::vector<const Partitioner*> partitioners;
   for (const auto& p : owned) partitioners.push_back(p.get());
   CompileOptions method_options = options;
@@ -491,6 +545,7 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
   r.backends = backends;
   r.default_backends = options.backends.empty();
   r.backends_left_out = left_out;
+  r.notes = notes;
   const auto t = std::chrono::steady_clock::now();
   if (options.output_path.empty()) {
     result.program = emit_program(emitted, &r.emit, {}, constants);

@@ -22,7 +22,8 @@ struct StateLayout;  // compiler/memory/graph_memory.h
 struct CompileOptions {
   std::string target = "host";
   // Ordered: partitioners claim regions first to last; kernel libraries ("portable") take the
-  // rest. Empty means the target file's backends, then its kernels.
+  // rest. Empty means the target file's backends, then its kernels. A backend's options follow
+  // its name ("vulkan:fp16=on"; compiler/partition/registry.h).
   std::vector<std::string> backends;
   // When set, the program is streamed to this file (weights go from the archive straight to
   // the file) and CompileResult::program stays empty.
@@ -45,6 +46,9 @@ struct CompileOptions {
   // Also write the LLM metadata a stateful decoder implies (derive_llm_metadata: cache length,
   // use_kv_cache, vocabulary size); a constant method given above replaces one of the same name.
   bool llm_metadata = true;
+  // Output 0 (a decoder's logits [1, T, vocab]) for the last token only, [1, 1, vocab]
+  // (compiler/passes/last_token_logits.h): prefill runs the vocabulary projection once.
+  bool last_token_logits = false;
   // Internal (compile_pt2_methods): the program-wide state layout every method plans with.
   const StateLayout* state_layout = nullptr;
 };
@@ -71,6 +75,8 @@ struct CompileReport {
   std::vector<std::string> backends;            // delegates then kernel libraries, in order
   bool default_backends = false;                // `backends` is the target's default
   std::vector<std::string> backends_left_out;   // default delegates this build does not have
+  // Things the user may want to change, one line each (an old backend spelling's new one).
+  std::vector<std::string> notes;
   MemoryPlan memory;
   EmitStats emit;
   double seconds_load = 0, seconds_passes = 0, seconds_plan = 0, seconds_emit = 0;

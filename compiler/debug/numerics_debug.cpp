@@ -70,7 +70,8 @@ class Comparer : public ExecutionObserver {
     const auto& instructions = info_["instructions"];
     if (index >= instructions.size()) return;
     const auto& ins = instructions[index];
-    Span<EValue* const> args = method_.instruction_args(index);
+    EValue* buffer[Method::kMaxGatheredArgs];
+    Span<EValue* const> args = method_.instruction_args(index, {buffer, Method::kMaxGatheredArgs});
     if (ins.contains("region")) {
       // Delegate call: its arguments are the region's inputs, then its outputs.
       const auto& outputs = info_["regions"][ins["region"].get<size_t>()]["outputs"];

@@ -51,11 +51,14 @@ bool is(const ConstantMethod& m, const char* name) { return m.name == name; }
 void check_llm_value(const ConstantMethod& m) {
   const bool length =
       is(m, llm::kMaxSeqLen) || is(m, llm::kMaxContextLen) || is(m, llm::kVocabSize);
-  const bool id = is(m, llm::kBosId) || is(m, llm::kEosIds);
+  const bool size = is(m, llm::kNLayers) || is(m, llm::kNKvHeads) || is(m, llm::kHeadDim) ||
+                    is(m, llm::kMaxBatchSize);
+  const bool ids = is(m, llm::kEosIds) || is(m, llm::kEosId);
+  const bool id = is(m, llm::kBosId) || ids;
   const bool flag =
       is(m, llm::kUseKvCache) || is(m, llm::kUseSdpaWithKvCache) || is(m, llm::kEnableDynamicShape);
-  if (!length && !id && !flag) return;
-  if (m.list && !is(m, llm::kEosIds)) refuse(m, "LLM metadata takes one value, not a list");
+  if (!length && !size && !id && !flag) return;
+  if (m.list && !ids) refuse(m, "LLM metadata takes one value, not a list");
   if (m.values.size() > llm::kMaxEosIds)
     refuse(m, "at most " + std::to_string(llm::kMaxEosIds) + " ids");
   for (const ConstantScalar& v : m.values) {
@@ -66,8 +69,16 @@ void check_llm_value(const ConstantMethod& m) {
                std::string("a flag is true or false, not ") + type_name(v) + " " + scalar_text(v));
       continue;
     }
+    // get_head_dim may be a whole float, as optimum-executorch writes it (hidden / heads).
+    const auto* d = std::get_if<double>(&v);
+    if (is(m, llm::kHeadDim) && d != nullptr) {
+      if (*d < 1 || *d > 1e15 || *d != std::floor(*d))
+        refuse(m, "a size is a positive whole number, not " + scalar_text(v));
+      continue;
+    }
     if (i == nullptr) refuse(m, std::string("an int is needed, not ") + type_name(v));
     if (length && *i <= 0) refuse(m, "a length must be positive");
+    if (size && *i <= 0) refuse(m, "a size must be positive");
     if (id && *i < 0) refuse(m, "a token id must not be negative");
   }
 }
@@ -119,7 +130,7 @@ void check_constant_methods(const std::vector<ConstantMethod>& methods,
   if (vocab == nullptr) return;
   const int64_t size = std::get<int64_t>(vocab->values[0]);
   for (const ConstantMethod& m : methods) {
-    if (!is(m, llm::kBosId) && !is(m, llm::kEosIds)) continue;
+    if (!is(m, llm::kBosId) && !is(m, llm::kEosIds) && !is(m, llm::kEosId)) continue;
     for (const ConstantScalar& v : m.values) {
       if (std::get<int64_t>(v) >= size) {
         refuse(m, "token id " + scalar_text(v) + " is outside the vocabulary (" +
@@ -131,9 +142,14 @@ void check_constant_methods(const std::vector<ConstantMethod>& methods,
 
 std::vector<ConstantMethod> derive_llm_metadata(const ir::Graph& graph) {
   std::set<int64_t> cache_lengths;
+  std::set<std::vector<int64_t>> cache_shapes;
+  size_t caches = 0;
   for (ir::ValueId v : graph.states()) {
     const ir::TensorSpec& spec = graph.value(v).spec;
-    if (spec.rank() == 4) cache_lengths.insert(spec.sizes[2]);
+    if (spec.rank() != 4) continue;
+    cache_lengths.insert(spec.sizes[2]);
+    cache_shapes.insert(spec.sizes);
+    ++caches;
   }
   // No KV cache, or caches of several lengths (sliding windows): no one length to state.
   if (cache_lengths.size() != 1 || *cache_lengths.begin() <= 0) return {};
@@ -153,6 +169,14 @@ std::vector<ConstantMethod> derive_llm_metadata(const ir::Graph& graph) {
   bool dynamic = false;
   for (ir::ValueId v : graph.inputs()) dynamic = dynamic || graph.value(v).spec.is_dynamic();
   add(llm::kEnableDynamicShape, dynamic);
+  // A key and a value cache [batch, kv_heads, positions, head_dim] per layer, all alike (as
+  // transformers' static cache has them): the shape ExecuTorch's and optimum's exporters state.
+  if (cache_shapes.size() == 1 && caches % 2 == 0) {
+    const std::vector<int64_t>& shape = *cache_shapes.begin();
+    add(llm::kNLayers, static_cast<int64_t>(caches / 2));
+    if (shape[1] > 0) add(llm::kNKvHeads, shape[1]);
+    if (shape[3] > 0) add(llm::kHeadDim, shape[3]);
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "compiler/emit/program_emitter.h"
 
+#include <bit>
 #include <map>
 #include <memory>
 
@@ -77,18 +78,36 @@ class MethodEmitter {
     std::vector<int32_t> inputs, outputs;
     for (ir::ValueId v : g_.inputs()) inputs.push_back(tensor_value(v));
     std::vector<Offset<fb::Instruction>> instructions;
-    // Symbolic ints first: they read the inputs only.
+    // Symbolic ints first, as far as they read the inputs; one read from a data-dependent
+    // output (nonzero's length) right after the instruction that produces it.
     prologue_ = std::make_unique<SymPrologue>(g_, kernel_nodes(m_));
     slot_value_.assign(prologue_->slots().size(), -1);
-    for (const SymCall& call : prologue_->calls()) instructions.push_back(sym_call(call));
+    SymSchedule schedule(g_, *prologue_);
+    auto flush = [&] {
+      for (const SymCall* call : schedule.ready()) instructions.push_back(sym_call(*call));
+    };
+    flush();
+    auto kernel_step = [&](ir::NodeId n) {
+      schedule.check_ready(g_.node(n));
+      instructions.push_back(kernel_call(g_.node(n)));
+      for (ir::ValueId v : g_.node(n).outputs) schedule.produced(v);
+      flush();
+    };
     if (m_.steps.empty()) {
-      for (ir::NodeId n : g_.nodes()) instructions.push_back(kernel_call(g_.node(n)));
+      for (ir::NodeId n : g_.nodes()) kernel_step(n);
     } else {
       for (const Step& step : m_.steps) {
-        instructions.push_back(step.delegate >= 0 ? delegate_call(step.delegate)
-                                                  : kernel_call(g_.node(step.node)));
+        if (step.delegate < 0) {
+          kernel_step(step.node);
+          continue;
+        }
+        instructions.push_back(delegate_call(step.delegate));
+        for (ir::ValueId v : m_.delegates[static_cast<size_t>(step.delegate)].outputs)
+          schedule.produced(v);
+        flush();
       }
     }
+    schedule.check_all_emitted();
     for (ir::ValueId v : g_.outputs()) outputs.push_back(tensor_value(v));
     auto chain = fb::CreateChain(b_, b_.CreateVector(inputs), b_.CreateVector(outputs),
                                  b_.CreateVector(instructions));
@@ -157,6 +176,36 @@ class MethodEmitter {
     return static_cast<int32_t>(values_.size() - 1);
   }
   int32_t add_int(int64_t v) { return add(fb::KernelTypes::Int, fb::CreateInt(b_, v).Union()); }
+  // Literal arguments are read-only, so equal ones share one value: a loaded method keeps an
+  // EValue (16 bytes on a 32-bit device) per value, and convolutions repeat the same strides,
+  // paddings, zero points and activation bounds. Never for the prologue's Int slots (prim ops
+  // write them) or anything a kernel writes.
+  int32_t literal_int(int64_t v) {
+    auto [it, inserted] = literal_ints_.try_emplace(v, 0);
+    if (inserted) it->second = add_int(v);
+    return it->second;
+  }
+  int32_t literal_double(double v) {
+    const auto key = std::bit_cast<uint64_t>(v);  // NaN payloads and -0.0 stay apart
+    auto [it, inserted] = literal_doubles_.try_emplace(key, 0);
+    if (inserted) it->second = add(fb::KernelTypes::Double, fb::CreateDouble(b_, v).Union());
+    return it->second;
+  }
+  int32_t literal_bool(bool v) {
+    int32_t& index = literal_bools_[v ? 1 : 0];
+    if (index < 0) index = add(fb::KernelTypes::Bool, fb::CreateBool(b_, v).Union());
+    return index;
+  }
+  int32_t literal_int_list(const std::vector<int64_t>& list) {
+    auto [it, inserted] = literal_int_lists_.try_emplace(list, 0);
+    if (inserted) {
+      std::vector<int64_t> items;
+      for (int64_t x : list) items.push_back(literal_int(x));
+      it->second =
+          add(fb::KernelTypes::IntList, fb::CreateIntList(b_, b_.CreateVector(items)).Union());
+    }
+    return it->second;
+  }
   int32_t none() {
     if (none_ < 0) none_ = add(fb::KernelTypes::Null, fb::CreateNull(b_).Union());
     return none_;
@@ -216,41 +265,36 @@ class MethodEmitter {
       case ir::ArgKind::Device:
         return none();
       case ir::ArgKind::Int:
-        return add_int(a.get<int64_t>());
+        return literal_int(a.get<int64_t>());
       case ir::ArgKind::Float:
-        return add(fb::KernelTypes::Double, fb::CreateDouble(b_, a.get<double>()).Union());
+        return literal_double(a.get<double>());
       case ir::ArgKind::Bool:
-        return add(fb::KernelTypes::Bool, fb::CreateBool(b_, a.get<bool>()).Union());
+        return literal_bool(a.get<bool>());
       case ir::ArgKind::String:
         return add(fb::KernelTypes::String,
                    fb::CreateString(b_, b_.CreateString(a.get<std::string>())).Union());
       case ir::ArgKind::ScalarType:
-        return add_int(static_cast<int64_t>(a.get<ir::ScalarType>()));
+        return literal_int(static_cast<int64_t>(a.get<ir::ScalarType>()));
       case ir::ArgKind::MemoryFormat:
-        return add_int(static_cast<int64_t>(a.get<ir::MemoryFormat>()));
+        return literal_int(static_cast<int64_t>(a.get<ir::MemoryFormat>()));
       case ir::ArgKind::Layout:
-        return add_int(static_cast<int64_t>(a.get<ir::Layout>()));
+        return literal_int(static_cast<int64_t>(a.get<ir::Layout>()));
       case ir::ArgKind::Scalar: {
         const auto& s = a.get<ir::Scalar>().value;
-        if (const auto* i = std::get_if<int64_t>(&s)) return add_int(*i);
-        if (const auto* d = std::get_if<double>(&s)) {
-          return add(fb::KernelTypes::Double, fb::CreateDouble(b_, *d).Union());
-        }
-        return add(fb::KernelTypes::Bool, fb::CreateBool(b_, std::get<bool>(s)).Union());
+        if (const auto* i = std::get_if<int64_t>(&s)) return literal_int(*i);
+        if (const auto* d = std::get_if<double>(&s)) return literal_double(*d);
+        return literal_bool(std::get<bool>(s));
       }
-      case ir::ArgKind::IntList: {
+      case ir::ArgKind::IntList:
         // Int lists hold indices of Int values (ExecuTorch's encoding, for symbolic ints).
-        std::vector<int64_t> items;
-        for (int64_t x : a.get<std::vector<int64_t>>()) items.push_back(add_int(x));
-        return add(fb::KernelTypes::IntList, fb::CreateIntList(b_, b_.CreateVector(items)).Union());
-      }
+        return literal_int_list(a.get<std::vector<int64_t>>());
       case ir::ArgKind::SymInt:
         return slot_value(prologue_->slot(*a.get<ir::SymInt>().expr));
       case ir::ArgKind::SymIntList: {
         // Literal entries are Int values of their own; symbolic ones the prologue's results.
         std::vector<int64_t> items;
         for (const ir::SymIntItem& x : a.get<ir::SymIntList>().items)
-          items.push_back(x.expr ? slot_value(prologue_->slot(*x.expr)) : add_int(x.value));
+          items.push_back(x.expr ? slot_value(prologue_->slot(*x.expr)) : literal_int(x.value));
         return add(fb::KernelTypes::IntList, fb::CreateIntList(b_, b_.CreateVector(items)).Union());
       }
       case ir::ArgKind::FloatList:
@@ -333,6 +377,10 @@ class MethodEmitter {
   MutableTable& mutables_;
   std::vector<Offset<fb::EValue>> values_;
   std::unordered_map<ir::ValueId, int32_t> tensor_index_;
+  std::map<int64_t, int32_t> literal_ints_;
+  std::map<uint64_t, int32_t> literal_doubles_;
+  int32_t literal_bools_[2] = {-1, -1};
+  std::map<std::vector<int64_t>, int32_t> literal_int_lists_;
   std::vector<std::pair<std::string, std::string>> operators_;
   std::map<std::pair<std::string, std::string>, int32_t> operator_index_;
   int32_t none_ = -1;
@@ -410,12 +458,30 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
   for (const MethodToEmit& m : methods) {
     for (const DelegateToEmit& d : m.delegates) segments.push_back(SegmentPieces::whole(d.payload));
   }
-  // Named data follows the delegate payloads, one segment per key.
+  // Named data follows the delegate payloads, one segment per key: the program's own, then
+  // the delegates' (weights several regions share), each key once.
   std::vector<Offset<fb::NamedData>> named;
-  for (const NamedDataToEmit& n : named_data) {
+  std::map<std::string, const std::vector<uint8_t>*> named_bytes;
+  auto add_named = [&](const std::string& key, const std::vector<uint8_t>& bytes) {
+    auto [it, added] = named_bytes.try_emplace(key, &bytes);
+    if (!added) {
+      if (*it->second != bytes)
+        throw CompileError("two different named data entries '" + key + "'");
+      ++local.named_shared;
+      return;
+    }
     named.push_back(
-        fb::CreateNamedData(b, b.CreateString(n.key), static_cast<uint32_t>(segments.size())));
-    segments.push_back(SegmentPieces::whole(n.bytes));
+        fb::CreateNamedData(b, b.CreateString(key), static_cast<uint32_t>(segments.size())));
+    segments.push_back(SegmentPieces::whole(bytes));
+  };
+  for (const NamedDataToEmit& n : named_data) add_named(n.key, n.bytes);
+  for (const MethodToEmit& m : methods) {
+    for (const DelegateToEmit& d : m.delegates) {
+      for (const auto& [key, bytes] : d.named_data) {
+        if (!named_bytes.count(key)) local.delegate_named_bytes += bytes.size();
+        add_named(key, bytes);
+      }
+    }
   }
   // The state's initial values come last, in one segment.
   Offset<flatbuffers::Vector<Offset<fb::SubsegmentOffsets>>> mutable_table = 0;

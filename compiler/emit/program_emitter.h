@@ -26,6 +26,9 @@ struct DelegateToEmit {
   std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
   std::vector<ir::ValueId> inputs;
   std::vector<ir::ValueId> outputs;
+  // Program named data the payload references by key (LoweredRegion::named_data). A key always
+  // names the same bytes; the program stores each once, however many delegates name it.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> named_data;
 };
 
 // One instruction: a graph node (kernel call) or a delegate.
@@ -53,11 +56,13 @@ struct NamedDataToEmit {
 };
 
 struct EmitStats {
-  uint64_t constant_bytes = 0;  // bytes in the constant segment
-  size_t constants = 0;         // constant tensors referenced
-  size_t deduplicated = 0;      // constants stored once for several uses
-  size_t values = 0;            // EValues across methods
-  size_t instructions = 0;      // KernelCalls and DelegateCalls across methods
+  uint64_t constant_bytes = 0;        // bytes in the constant segment
+  size_t constants = 0;               // constant tensors referenced
+  size_t deduplicated = 0;            // constants stored once for several uses
+  uint64_t delegate_named_bytes = 0;  // delegates' named data (shared weights), stored once each
+  size_t named_shared = 0;            // delegates' references to a named-data entry already stored
+  size_t values = 0;                  // EValues across methods
+  size_t instructions = 0;            // KernelCalls and DelegateCalls across methods
   size_t delegate_calls = 0;
   uint64_t file_bytes = 0;
 };

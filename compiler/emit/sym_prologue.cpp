@@ -103,4 +103,61 @@ int SymPrologue::add(const ir::SymExpr& e) {
   return out;
 }
 
+SymSchedule::SymSchedule(const ir::Graph& graph, const SymPrologue& prologue)
+    : graph_(graph),
+      prologue_(prologue),
+      done_(prologue.calls().size(), false),
+      computed_(prologue.slots().size(), false) {
+  for (size_t i = 0; i < computed_.size(); ++i)
+    computed_[i] = prologue.slots()[i].kind == SymSlot::Kind::Const;
+}
+
+void SymSchedule::produced(ir::ValueId v) {
+  if (v != ir::kNoValue) produced_.insert(v);
+}
+
+std::vector<const SymCall*> SymSchedule::ready() {
+  std::vector<const SymCall*> out;
+  const auto& calls = prologue_.calls();
+  for (size_t i = 0; i < calls.size(); ++i) {  // in order: operands come before their users
+    if (done_[i]) continue;
+    const SymCall& c = calls[i];
+    if (c.tensor != ir::kNoValue && graph_.value(c.tensor).producer != ir::kNoNode &&
+        !produced_.count(c.tensor))
+      continue;
+    bool operands = true;
+    for (int slot : c.operands) operands = operands && computed_[static_cast<size_t>(slot)];
+    if (!operands) continue;
+    done_[i] = true;
+    computed_[static_cast<size_t>(c.out)] = true;
+    out.push_back(&c);
+  }
+  return out;
+}
+
+void SymSchedule::check_ready(const ir::Node& node) const {
+  auto check = [&](const ir::SymExpr& e) {
+    if (!computed_[static_cast<size_t>(prologue_.slot(e))])
+      throw CompileError("node '" + node.debug.node_name + "' (" + node.op.str() +
+                         ") uses the size " + e.str() + " before the node that produces it " +
+                         "runs; pteron cannot order it");
+  };
+  for (const ir::Argument& a : node.args) {
+    if (const auto* s = std::get_if<ir::SymInt>(&a.variant())) check(*s->expr);
+    if (const auto* l = std::get_if<ir::SymIntList>(&a.variant())) {
+      for (const ir::SymIntItem& item : l->items) {
+        if (item.expr) check(*item.expr);
+      }
+    }
+  }
+}
+
+void SymSchedule::check_all_emitted() const {
+  for (size_t i = 0; i < done_.size(); ++i) {
+    if (!done_[i])
+      throw CompileError("internal: symbolic int call " + prologue_.calls()[i].op +
+                         " has no instruction (its tensor is never produced)");
+  }
+}
+
 }  // namespace pteron::compiler

@@ -1,12 +1,14 @@
 // The instructions that compute a dynamic program's symbolic ints at run time, as ExecuTorch
 // encodes them: each symbol is read from its input with aten::sym_size.int, each expression
 // built from executorch_prim::{add,mul,floordiv,mod,sym_max,sym_min}.Scalar, results in Int
-// values that the int lists of view_copy, expand_copy, ... refer to. They depend on the
-// inputs only, so they run first, before the graph's instructions.
+// values that the int lists of view_copy, expand_copy, ... refer to. Those depending on the
+// inputs only run first, before the graph's instructions; a data-dependent size (nonzero's
+// length) is read from its output right after the instruction producing it (SymSchedule).
 #pragma once
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -44,6 +46,26 @@ class SymPrologue {
   std::vector<SymSlot> slots_;
   std::vector<SymCall> calls_;
   std::unordered_map<std::string, int> by_expr_;
+};
+
+// When each of a prologue's calls can run: once the tensor it reads has been produced (graph
+// inputs, constants and state from the start) and its operands computed.
+class SymSchedule {
+ public:
+  SymSchedule(const ir::Graph& graph, const SymPrologue& prologue);
+  void produced(ir::ValueId v);
+  // The calls that can run now and have not run yet, in order; marks them run.
+  std::vector<const SymCall*> ready();
+  // Throws CompileError when a symbolic argument of `node` is not computed yet.
+  void check_ready(const ir::Node& node) const;
+  void check_all_emitted() const;
+
+ private:
+  const ir::Graph& graph_;
+  const SymPrologue& prologue_;
+  std::vector<bool> done_;      // per call
+  std::vector<bool> computed_;  // per slot
+  std::unordered_set<ir::ValueId> produced_;
 };
 
 }  // namespace pteron::compiler

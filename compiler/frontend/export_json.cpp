@@ -184,7 +184,7 @@ ir::TensorSpec StridedTensor::spec() const {
   spec.sizes = sizes;
   spec.dim_order = ir::dim_order_from_strides(sizes, strides);
   spec.min_sizes = min_sizes;
-  for (const ir::SymExprPtr& e : size_exprs) spec.sym_sizes.push_back(e ? e->str() : "");
+  spec.sym_sizes = size_exprs;
   return spec;
 }
 

@@ -13,6 +13,7 @@
 #include "compiler/frontend/debug_info.h"
 #include "compiler/frontend/export_json.h"
 #include "compiler/frontend/pt2_archive.h"
+#include "compiler/frontend/unbacked_sizes.h"
 
 namespace pteron::compiler::frontend {
 namespace {
@@ -128,13 +129,12 @@ class Loader {
   }
 
   // Bounded dynamic shapes: the symbols' ranges (range_constraints) and the named SymInts'
-  // expressions (sym_int_values). Symbolic floats and bools are refused.
+  // expressions (sym_int_values). Symbolic floats are refused; symbolic bools are the
+  // comparisons export's size guards test (read_size_guard).
   void read_symbols(const Json& graph) {
-    for (const char* key : {"sym_float_values", "sym_bool_values"}) {
-      auto it = graph.find(key);
-      if (it != graph.end() && it->is_object() && !it->empty()) {
-        throw_symbolic(where_ + ": the graph", "symbolic value '" + it->begin().key() + "'");
-      }
+    if (auto it = graph.find("sym_float_values");
+        it != graph.end() && it->is_object() && !it->empty()) {
+      throw_symbolic(where_ + ": the graph", "symbolic value '" + it->begin().key() + "'");
     }
     if (auto it = model_.find("range_constraints"); it != model_.end() && it->is_object()) {
       for (const auto& [name, range] : it->items()) {
@@ -314,6 +314,7 @@ class Loader {
            (debug.location().empty() ? "" : ", " + debug.location()) + ")";
 
     if (is_sym_int_op(target, node)) return;  // arguments read its expression instead
+    if (read_size_guard(target, node, what)) return;
     const ir::OpSchema& schema = find_schema(target, what);
     const Json& inputs = member(node, "inputs", what);
     if (!inputs.is_array()) throw CompileError(what + ": 'inputs' is not a list");
@@ -345,8 +346,120 @@ class Loader {
         throw CompileError(what + ": missing required argument '" + schema.args[i].name + "'");
       }
     }
-    graph_.add_node(schema, std::move(filled), read_node_outputs(node, schema, what),
-                    std::move(debug));
+    bound_data_dependent_sizes(node, schema.op.str(), filled, what);
+    const ir::NodeId id = graph_.add_node(schema, std::move(filled),
+                                          read_node_outputs(node, schema, what), std::move(debug));
+    bind_data_dependent_sizes(id);
+  }
+
+  // ---- Data-dependent sizes (unbacked SymInts) ----------------------------------------------
+
+  // Export's guards on sizes: comparisons (_operator.ge, ...) defining symbolic bools, and
+  // _assert_scalar / sym_constrain_range* nodes over them. A guard the symbols' bounds imply
+  // is dropped (the plan is at the bound, and kernels refuse sizes beyond their out's); any
+  // other is refused, since pteron does not check size conditions at run time. True when
+  // `node` was such a guard.
+  bool read_size_guard(const std::string& target, const Json& node, const std::string& what) {
+    if (target == "torch.ops.aten.sym_constrain_range_for_size.default" ||
+        target == "torch.ops.aten.sym_constrain_range.default") {
+      return true;  // the range is in range_constraints, which the bounds come from
+    }
+    const Json& outputs = node.contains("outputs") ? node["outputs"] : Json();
+    if (target.starts_with("_operator.") && outputs.is_array() && outputs.size() == 1 &&
+        outputs[0].is_object() && outputs[0].contains("as_sym_bool")) {
+      const std::string name =
+          json_string(member(outputs[0]["as_sym_bool"], "as_name", what), what + " output");
+      const Json& inputs = member(node, "inputs", what);
+      if (!inputs.is_array() || inputs.size() != 2) throw_symbolic(what, "size comparison");
+      ir::SymExprPtr operands[2];
+      for (size_t i = 0; i < 2; ++i) {
+        auto [kind, v] = union_member(member(inputs[i], "arg", what), what);
+        if (kind == "as_int") {
+          operands[i] = ir::SymExpr::constant(json_int(*v, what));
+        } else if (kind == "as_sym_int") {
+          auto [sym_kind, sym] = union_member(*v, what);
+          operands[i] = sym_kind == "as_name" ? sym_int_named(json_string(*sym, what), what)
+                                              : read_sym_int(*v, what);
+        } else {
+          throw_symbolic(what, "comparison of a " + kind);
+        }
+      }
+      const std::string cmp = target.substr(std::strlen("_operator."));
+      size_guards_[name] = always_holds(cmp, *operands[0], *operands[1], graph_.symbols(), what);
+      return true;
+    }
+    if (target != "torch.ops.aten._assert_scalar.default") return false;
+    std::string condition, message;
+    for (const Json& input : member(node, "inputs", what)) {
+      auto [kind, v] = union_member(member(input, "arg", what), what);
+      if (kind == "as_sym_bool") {
+        auto [k, name] = union_member(*v, what);
+        if (k == "as_name") condition = json_string(*name, what);
+      } else if (kind == "as_string") {
+        message = json_string(*v, what);
+      }
+    }
+    auto it = size_guards_.find(condition);
+    if (it != size_guards_.end() && it->second) return true;
+    throw CompileError(what + ": a run-time check on sizes the bounds do not imply (" +
+                       (message.empty() ? condition : message) +
+                       "); pteron checks sizes against their planned bounds only");
+  }
+
+  // An output size torch cannot know before running (u0 of nonzero) needs an upper bound to
+  // plan memory at: the operator's own (nonzero: the input's numel), else range_constraints'
+  // max; without one the node is refused. A guard tighter than the operator's bound (a
+  // torch._check, or torch's own unsound one for a broadcast masked_select) is then refused,
+  // as pteron does not check sizes at run time.
+  void bound_data_dependent_sizes(const Json& node, const std::string& op,
+                                  const std::vector<ir::Argument>& args, const std::string& what) {
+    const Json& outputs = member(node, "outputs", what);
+    std::vector<const ir::TensorSpec*> inputs;
+    for (const ir::Argument& a : args) {
+      if (a.is_tensor()) inputs.push_back(&graph_.value(a.tensor()).spec);
+    }
+    for (const Json& output : outputs) {
+      auto [kind, value] = union_member(output, what + " output");
+      if (kind != "as_tensor") continue;
+      const std::string name = json_string(member(*value, "name", what), what);
+      auto meta = tensor_values_->find(name);
+      if (meta == tensor_values_->end()) continue;
+      for (const Json& size : member(*meta, "sizes", what)) {
+        ir::SymExprPtr e = read_sym_int(size, what);
+        if (e->op != ir::SymExpr::Op::Symbol) continue;
+        ir::SymbolInfo& info = graph_.symbols()[e->symbol];
+        if (info.input != ir::kNoValue) continue;  // an input's size, read there
+        const std::optional<int64_t> bound = data_dependent_bound(op, inputs);
+        if (info.max < 0 && !bound)
+          throw CompileError(what + ": output '" + name + "' has the data-dependent size " +
+                             e->symbol + ", which has no upper bound (pteron plans memory at " +
+                             "the bound: torch._check(" + e->symbol + " <= N) in the model " +
+                             "gives one)");
+        // The operator's own bound wins: torch's range can be unsound (masked_select's is
+        // self's numel, though a broadcast mask selects from more).
+        if (bound) info.max = *bound;
+        // torch's lower bound for it is an assumption only a run-time check would enforce:
+        // guards relying on it are refused (read_size_guard), not taken as implied.
+        info.min = 0;
+      }
+    }
+  }
+
+  // A data-dependent size is read at run time from the first output dimension it is, once the
+  // node producing it has run (the program emitter places the read after that node).
+  void bind_data_dependent_sizes(ir::NodeId id) {
+    for (ir::ValueId v : graph_.node(id).outputs) {
+      if (v == ir::kNoValue) continue;
+      const ir::TensorSpec& spec = graph_.value(v).spec;
+      for (size_t d = 0; d < spec.sym_sizes.size(); ++d) {
+        const ir::SymExpr* e = spec.sym_size(d);
+        if (e == nullptr || e->op != ir::SymExpr::Op::Symbol) continue;
+        auto it = graph_.symbols().find(e->symbol);
+        if (it == graph_.symbols().end() || it->second.input != ir::kNoValue) continue;
+        it->second.input = v;
+        it->second.dim = static_cast<int32_t>(d);
+      }
+    }
   }
 
   // sym_size, sym_numel and Python arithmetic on SymInts: every SymInt they define is in
@@ -522,6 +635,7 @@ class Loader {
   Json model_;
   const Json* tensor_values_ = nullptr;
   std::unordered_map<std::string, ir::SymExprPtr> sym_values_;
+  std::unordered_map<std::string, bool> size_guards_;  // symbolic bool -> always true
   ir::Graph graph_;
 };
 

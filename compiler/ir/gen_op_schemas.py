@@ -59,10 +59,36 @@ EXTRA_ATEN_OPS += ["sort.stable", "_upsample_bilinear2d_aa.default", "masked_sel
 # declared arguments (tests/compiler/test_kernel_signatures.cpp).
 EXTRA_ATEN_OPS += [
     "baddbmm.default", "copy_.default", "fill.Tensor", "floor_divide.Scalar",
-    "index_copy.default", "replication_pad1d.default", "stack.default",
+    "index_copy.default", "index_put_.default", "replication_pad1d.default", "stack.default",
     "upsample_bicubic2d.default", "upsample_bilinear2d.default", "upsample_linear1d.default",
     "upsample_nearest1d.default", "upsample_nearest2d.default", "upsample_nearest3d.default",
 ]
+# Kept by run_decompositions though not tagged core, with portable kernels: mode, nanmedian,
+# histc, embedding_bag's inference form, and the complex ops of ExecuTorch's portable list
+# (view_as_real becomes view_as_real_copy, as every view).
+EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.default",
+                   "_embedding_bag_forward_only.default", "view_as_real.default",
+                   "_conj_physical.default"]
+
+# Recurrent layers kept whole (pteron.export with dynamic_shapes: unrolled, their step count
+# could not be dynamic). torch has no out-variant for them; pteron's kernels are these, which
+# loop over the run-time number of steps.
+RNN_OUT_VARIANTS = {
+    "aten::lstm.input": "pteron::lstm.out(Tensor input, Tensor[] hx, Tensor[] params,"
+    " bool has_biases, int num_layers, float dropout, bool train, bool bidirectional,"
+    " bool batch_first, *, Tensor(a!) output, Tensor(b!) hy, Tensor(c!) cy)"
+    " -> (Tensor(a!), Tensor(b!), Tensor(c!))",
+    "aten::gru.input": "pteron::gru.out(Tensor input, Tensor hx, Tensor[] params, bool has_biases,"
+    " int num_layers, float dropout, bool train, bool bidirectional, bool batch_first, *,"
+    " Tensor(a!) output, Tensor(b!) hy) -> (Tensor(a!), Tensor(b!))",
+    "aten::rnn_tanh.input": "pteron::rnn_tanh.out(Tensor input, Tensor hx, Tensor[] params,"
+    " bool has_biases, int num_layers, float dropout, bool train, bool bidirectional,"
+    " bool batch_first, *, Tensor(a!) output, Tensor(b!) hy) -> (Tensor(a!), Tensor(b!))",
+    "aten::rnn_relu.input": "pteron::rnn_relu.out(Tensor input, Tensor hx, Tensor[] params,"
+    " bool has_biases, int num_layers, float dropout, bool train, bool bidirectional,"
+    " bool batch_first, *, Tensor(a!) output, Tensor(b!) hy) -> (Tensor(a!), Tensor(b!))",
+}
+EXTRA_ATEN_OPS += [key.split("::", 1)[1] for key in RNN_OUT_VARIANTS]
 
 # Ops pteron's ExecuTorch-compatible programs use that torch does not define: schema strings
 # exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and
@@ -240,7 +266,7 @@ def torch_schemas():
             continue
         op = getattr(getattr(getattr(torch.ops, ns), name), schema.overload_name or "default")
         out[qualified(schema)] = (schema, torch.Tag.core in op.tags)
-    for text in EXTERNAL_SCHEMAS:
+    for text in EXTERNAL_SCHEMAS + list(RNN_OUT_VARIANTS.values()):
         schema = torch._C.parse_schema(text)
         out[qualified(schema)] = (schema, False)
     return out
@@ -298,6 +324,8 @@ def select(schemas):
             continue
         rows[key] = schema
         out = None if is_out_variant(schema) else find_out_variant(schema, schemas)
+        if key in RNN_OUT_VARIANTS:
+            out = torch._C.parse_schema(RNN_OUT_VARIANTS[key])
         copy = find_view_copy(schema, schemas) if is_view(schema) else None
         links[key] = (out, copy)
         pending += [s for s in (out, copy) if s is not None]

@@ -24,6 +24,19 @@ std::vector<int64_t> TensorSpec::strides() const {
   return strides_from_dim_order(sizes, dim_order);
 }
 
+bool TensorSpec::operator==(const TensorSpec& o) const {
+  if (dtype != o.dtype || sizes != o.sizes || dim_order != o.dim_order ||
+      min_sizes != o.min_sizes || sym_sizes.size() != o.sym_sizes.size()) {
+    return false;
+  }
+  for (size_t d = 0; d < sym_sizes.size(); ++d) {
+    const SymExpr* a = sym_sizes[d].get();
+    const SymExpr* b = o.sym_sizes[d].get();
+    if ((a == nullptr) != (b == nullptr) || (a != nullptr && a->str() != b->str())) return false;
+  }
+  return true;
+}
+
 bool TensorSpec::is_contiguous() const { return dim_order == identity_dim_order(rank()); }
 
 std::vector<uint8_t> identity_dim_order(size_t rank) {

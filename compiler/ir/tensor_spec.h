@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/ir/dtype.h"
+#include "compiler/ir/sym_expr.h"
 
 namespace pteron::compiler::ir {
 
@@ -21,10 +22,12 @@ struct TensorSpec {
   // Bounded dynamic shapes: empty for a static tensor; otherwise each dimension's lower bound,
   // and `sizes` holds the upper bounds (what memory is planned for).
   std::vector<int64_t> min_sizes;
-  // ... and each dimension's symbolic size as the frontend read it ("s0", "(2*s0)"; "" for a
-  // static dimension). Two dynamic specs are equal only with the same symbolic sizes, so a
-  // pass comparing specs (no-op removal) stays exact. Empty for tensors passes make.
-  std::vector<std::string> sym_sizes;
+  // ... and each dimension's symbolic size as the frontend read it (s0, 2*s0; null for a
+  // static dimension), from which the emitter computes the size at run time (a view's
+  // executorch_prim::et_view). Two dynamic specs are equal only with the same symbolic sizes
+  // (compared as text), so a pass comparing specs (no-op removal) stays exact. Empty for
+  // tensors passes make.
+  std::vector<SymExprPtr> sym_sizes;
 
   // A contiguous (identity dim order) spec.
   static TensorSpec contiguous(ScalarType dtype, std::vector<int64_t> sizes);
@@ -38,7 +41,14 @@ struct TensorSpec {
   std::vector<int64_t> strides() const;
   bool is_contiguous() const;
 
-  bool operator==(const TensorSpec&) const = default;
+  // dimension d's symbolic size, or null (static, or not recorded).
+  const SymExpr* sym_size(size_t d) const {
+    return d < sym_sizes.size() ? sym_sizes[d].get() : nullptr;
+  }
+  // True when every dimension's size is known: a literal, or a recorded symbolic size.
+  bool has_sym_sizes() const { return !is_dynamic() || sym_sizes.size() == rank(); }
+
+  bool operator==(const TensorSpec& o) const;
 };
 
 std::vector<uint8_t> identity_dim_order(size_t rank);

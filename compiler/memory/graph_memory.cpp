@@ -172,7 +172,8 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
       if (auto it = index.find(source_of(v)); it != index.end()) lifetimes[it->second].last = i;
     }
     for (ir::ValueId v : produced(steps[static_cast<size_t>(i)])) {
-      if (v == ir::kNoValue || state_placements.count(v)) continue;
+      // A dynamic view's et_view step produces no memory of its own: it is placed below.
+      if (v == ir::kNoValue || state_placements.count(v) || views.count(v)) continue;
       index[v] = ids.size();
       ids.push_back(v);
       lifetimes.push_back(TensorLifetime{graph.value(v).spec.nbytes(), i, i});

@@ -4,6 +4,8 @@
 #include <string>
 #include <unordered_set>
 
+#include "compiler/compile_error.h"
+
 namespace pteron::compiler {
 namespace {
 
@@ -19,6 +21,50 @@ int64_t leading_run_offset(const ir::TensorSpec& in, int64_t dim, int64_t start)
   int64_t inner = 1;
   for (size_t d = static_cast<size_t>(dim) + 1; d < in.rank(); ++d) inner *= in.sizes[d];
   return start * inner;
+}
+
+// Ops whose output, when a view, is the input's bytes in the same order from offset 0.
+bool is_reshape(const ir::Node& node) {
+  const std::string op = node.op.str();
+  return op == "aten::view.default" || op == "aten::_unsafe_view.default" ||
+         op == "aten::reshape.default" || op == "aten::squeeze.dims" || op == "aten::squeeze.dim" ||
+         op == "aten::squeeze.default" || op == "aten::unsqueeze.default" ||
+         op == "aten::alias.default" || op == "aten::permute.default";
+}
+
+// executorch_prim::et_view.default(Tensor self, SymInt[] size) -> Tensor, whose kernel call
+// (ExecuTorch's emitted form) is the same name with args (self, size, out): the out-variant
+// schema lives here, outside the registry, which keys schemas by name.
+const ir::OpSchema& et_view_schema() {
+  static const ir::OpSchema& schema = [] {
+    const auto arg = [](const char* name, const char* type, bool out = false) {
+      ir::ArgSchema a;
+      a.name = name;
+      a.type = ir::ArgType::parse(type);
+      a.alias = out ? "a!" : "";
+      a.kwarg_only = out;
+      a.is_out = out;
+      return a;
+    };
+    static ir::OpSchema out;
+    out.op = ir::OpRef::parse("executorch_prim::et_view.default");
+    out.text = "executorch_prim::et_view.default(Tensor self, SymInt[] size, *, Tensor(a!) out)";
+    out.args = {arg("self", "Tensor"), arg("size", "SymInt[]"), arg("out", "Tensor", true)};
+    out.is_out_variant = true;
+    ir::OpSchema functional;
+    functional.op = out.op;
+    functional.text =
+        "executorch_prim::et_view.default(Tensor(a) self, SymInt[] size) -> Tensor(a)";
+    functional.args = {arg("self", "Tensor"), arg("size", "SymInt[]")};
+    functional.returns.push_back({"", ir::ArgType::parse("Tensor"), "a"});
+    functional.is_view = true;
+    ir::OpSchemaRegistry& registry = ir::OpSchemaRegistry::global();
+    const ir::OpSchema* found = registry.find(functional.op);
+    const ir::OpSchema& added = found != nullptr ? *found : registry.add(std::move(functional));
+    const_cast<ir::OpSchema&>(added).out_variant = &out;
+    return std::cref(added);
+  }();
+  return schema;
 }
 
 // Byte offset of `node`'s output in its input's bytes, or -1 when it is not a plain view.
@@ -107,15 +153,20 @@ std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
     }
     const ir::TensorSpec& a = graph.value(in).spec;
     const ir::TensorSpec& b = graph.value(out).spec;
-    if (a.is_dynamic() || b.is_dynamic() || a.dtype != b.dtype || !a.is_contiguous() ||
-        !b.is_contiguous() || b.nbytes() == 0 || a.nbytes() == 0) {
+    if (a.dtype != b.dtype || !a.is_contiguous() || !b.is_contiguous() || b.nbytes() == 0 ||
+        a.nbytes() == 0) {
       continue;
     }
+    // A dynamic view's sizes are computed at run time from the output's symbolic sizes; only
+    // a reshape (offset 0: every element where it was) is one, a slice's or select's offset
+    // depends on run-time sizes.
+    const bool dynamic = a.is_dynamic() || b.is_dynamic();
+    if (dynamic && (!b.has_sym_sizes() || !is_reshape(node))) continue;
     const int64_t elements = view_offset(node, a, b);
     if (elements < 0) continue;
     const uint64_t bytes = static_cast<uint64_t>(elements) * (a.nbytes() / a.numel());
     if (bytes % alignment != 0 || bytes + b.nbytes() > a.nbytes()) continue;
-    MemoryView view{node.id, in, bytes};
+    MemoryView view{node.id, in, bytes, dynamic};
     if (auto it = views.find(in); it != views.end()) {
       view.source = it->second.source;
       view.byte_offset += it->second.byte_offset;
@@ -128,11 +179,35 @@ std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
 std::vector<Step> steps_without_views(const std::vector<Step>& steps,
                                       const std::unordered_map<ir::ValueId, MemoryView>& views) {
   std::unordered_set<ir::NodeId> nodes;
-  for (const auto& [v, view] : views) nodes.insert(view.node);
+  for (const auto& [v, view] : views)
+    if (!view.dynamic) nodes.insert(view.node);
   std::vector<Step> kept;
   for (const Step& s : steps)
     if (s.delegate >= 0 || !nodes.count(s.node)) kept.push_back(s);
   return kept;
+}
+
+int use_et_view_for_dynamic_views(ir::Graph& graph,
+                                  const std::unordered_map<ir::ValueId, MemoryView>& views) {
+  int rewritten = 0;
+  for (const auto& [v, view] : views) {
+    if (!view.dynamic) continue;
+    const ir::TensorSpec& spec = graph.value(v).spec;
+    ir::SymIntList size;
+    bool symbolic = false;
+    for (size_t d = 0; d < spec.rank(); ++d) {
+      const ir::SymExpr* e = spec.sym_size(d);
+      symbolic = symbolic || e != nullptr;
+      size.items.push_back(e != nullptr ? ir::SymIntItem{0, spec.sym_sizes[d]}
+                                        : ir::SymIntItem{spec.sizes[d], nullptr});
+    }
+    const ir::Argument size_arg =
+        symbolic ? ir::Argument(std::move(size)) : ir::Argument(std::vector<int64_t>(spec.sizes));
+    const ir::ValueId self = graph.node(view.node).args[0].tensor();
+    graph.set_op(view.node, et_view_schema(), {ir::Argument(ir::TensorRef{self}), size_arg});
+    ++rewritten;
+  }
+  return rewritten;
 }
 
 }  // namespace pteron::compiler

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <unordered_set>
 
+#include "compiler/compile_error.h"
+
 namespace pteron::compiler {
 namespace {
 
@@ -66,23 +68,46 @@ bool merge_keeps_acyclic(const ir::Graph& g, const std::unordered_set<ir::NodeId
   return true;
 }
 
+// What a partitioner says of one node: a Refusal thrown at any depth is a refusal with its
+// reason; any other exception fails the compile, naming the node (a lowering bug must not
+// silently become CPU fallback).
+SupportDecision ask_supports(const Partitioner& part, const ir::Graph& g, const ir::Node& node,
+                             const PartitionContext& context) {
+  try {
+    return part.supports(g, node, context);
+  } catch (const Refusal& r) {
+    return SupportDecision::no(r.what());
+  } catch (const std::exception& e) {
+    throw CompileError(node.describe() + ": " + part.label() +
+                       ": support check failed (an internal error, not a refusal): " + e.what());
+  }
+}
+
+SupportDecision ask_worth_delegating(const Partitioner& part, const ir::Graph& g,
+                                     const Region& region, const PartitionContext& context) {
+  try {
+    return part.worth_delegating(g, region, context);
+  } catch (const Refusal& r) {
+    return SupportDecision::no(r.what());
+  } catch (const std::exception& e) {
+    throw CompileError(
+        g.node(region.nodes.front()).describe() + ": " + part.label() +
+        ": cost rule failed on its region (an internal error, not a refusal): " + e.what());
+  }
+}
+
 }  // namespace
 
-thread_local const std::vector<std::string>* g_kernel_libraries = nullptr;
-
-const std::vector<std::string>* compiling_kernel_libraries() { return g_kernel_libraries; }
-
-bool compiling_with_kernel_library(const std::string& name) {
-  return g_kernel_libraries != nullptr &&
-         std::find(g_kernel_libraries->begin(), g_kernel_libraries->end(), name) !=
-             g_kernel_libraries->end();
+std::string Partitioner::label() const {
+  std::string out = name();
+  for (const auto& [key, value] : options_) out += ":" + key + "=" + value;
+  return out;
 }
 
-CompilingKernelLibraries::CompilingKernelLibraries(const std::vector<std::string>& names)
-    : previous(g_kernel_libraries) {
-  g_kernel_libraries = &names;
+bool PartitionContext::has_kernel_library(const std::string& name) const {
+  return std::find(kernel_libraries.begin(), kernel_libraries.end(), name) !=
+         kernel_libraries.end();
 }
-CompilingKernelLibraries::~CompilingKernelLibraries() { g_kernel_libraries = previous; }
 
 void compute_region_boundary(const ir::Graph& g, Region& region) {
   const std::unordered_set<ir::NodeId> members(region.nodes.begin(), region.nodes.end());
@@ -110,7 +135,8 @@ void compute_region_boundary(const ir::Graph& g, Region& region) {
   }
 }
 
-PartitionResult partition(const ir::Graph& g, const std::vector<const Partitioner*>& partitioners) {
+PartitionResult partition(const ir::Graph& g, const std::vector<const Partitioner*>& partitioners,
+                          const PartitionContext& context) {
   PartitionResult result;
   std::unordered_map<ir::NodeId, std::vector<std::string>> reasons;
   std::unordered_set<ir::NodeId> claimed;
@@ -121,14 +147,14 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
     for (ir::NodeId n : g.nodes()) {
       if (claimed.count(n)) continue;
       if (g.is_dynamic_node(n)) {
-        reasons[n].push_back(part.name() + ": " + part.dynamic_shape_refusal());
+        reasons[n].push_back(part.label() + ": " + part.dynamic_shape_refusal());
         continue;
       }
-      SupportDecision d = part.supports(g, g.node(n));
+      SupportDecision d = ask_supports(part, g, g.node(n), context);
       if (d.supported)
         candidates.insert(n);
       else
-        reasons[n].push_back(part.name() + ": " + d.reason);
+        reasons[n].push_back(part.label() + ": " + d.reason);
     }
     // Grow regions in topological order: a node joins its producers' regions when the merged
     // region stays acyclic with the rest of the graph.
@@ -190,9 +216,9 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
         return v != nullptr && v[0] == '1';
       }();
       SupportDecision keep =
-          ignore_cost ? SupportDecision::yes() : part.worth_delegating(g, region);
+          ignore_cost ? SupportDecision::yes() : ask_worth_delegating(part, g, region, context);
       if (!keep.supported) {
-        for (ir::NodeId n : region.nodes) reasons[n].push_back(part.name() + ": " + keep.reason);
+        for (ir::NodeId n : region.nodes) reasons[n].push_back(part.label() + ": " + keep.reason);
         continue;
       }
       const size_t index = result.regions.size();

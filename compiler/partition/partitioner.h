@@ -1,9 +1,11 @@
 // Partitioning: an ordered list of partitioners, each claiming connected regions of the nodes
 // the earlier ones left, and saying for every node it refuses why. Unclaimed nodes go to the
-// target's kernel libraries. A partitioner never throws: refusals are data.
+// target's kernel libraries.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +14,23 @@
 
 namespace pteron::compiler {
 
+struct Target;  // compiler/target/target.h
+
+// What a partitioner may know of the compile it takes part in, passed to each call (rather
+// than read from ambient state, so the same partitioner serves a main plan and its fallback).
+struct PartitionContext {
+  // The target compiled for; nullptr when partition() runs on its own (tests), which a
+  // partitioner that needs the device (Ethos-U's [npu] table) reads as "nothing to compile for".
+  const Target* target = nullptr;
+  // The kernel libraries the nodes no partitioner claims run on, most preferred first
+  // (--backends names: "optimized", "portable"). Cost rules weigh them: a backend may refuse a
+  // node because a library kernel is faster for it (XNNPACK: "optimized kernel faster: ...").
+  // Empty reads as "portable only".
+  std::vector<std::string> kernel_libraries;
+
+  bool has_kernel_library(const std::string& name) const;
+};
+
 struct SupportDecision {
   bool supported = false;
   std::string reason;  // when refused: what about the op, dtype, shape, attribute or quantization
@@ -19,6 +38,18 @@ struct SupportDecision {
   static SupportDecision yes() { return {true, {}}; }
   static SupportDecision no(std::string why) { return {false, std::move(why)}; }
 };
+
+// "This backend cannot take this node (or region), because ...": the one exception that counts
+// as a refusal. supports(), worth_delegating() and lower() may throw it from any depth (the
+// message is the reason); the node or region then stays with the later partitioners and the
+// kernels, like SupportDecision::no or a LoweredRegion that is not ok. Any other exception
+// from them is a bug or a broken invariant, not a reason to fall back: the compile fails
+// with a CompileError naming the node (partition(), compile_graph()).
+class Refusal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+[[noreturn]] inline void refuse(const std::string& why) { throw Refusal(why); }
 
 // A connected set of nodes one backend runs as one delegate call.
 struct Region {
@@ -39,23 +70,42 @@ struct LoweredRegion {
   std::vector<std::vector<uint8_t>> input_dim_orders, output_dim_orders;
   // The backend's own figures for the compile report, a JSON object (e.g. Vela's estimate).
   std::string report_json;
+  // Program named data the payload references by key, as ExecuTorch's XNNPACK payloads
+  // reference their weights: the weights several regions share (an unrolled recurrent model's)
+  // are stored once. Keys name content: one key always holds the same bytes, and the program
+  // stores each key once.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> named_data;
 };
+
+// A backend's options, written after its name in --backends ("vulkan:fp16=storage"): key ->
+// value, only those given (each backend applies its own defaults). Registered and checked with
+// the backend (compiler/partition/registry.h).
+using BackendOptions = std::map<std::string, std::string>;
 
 class Partitioner {
  public:
+  explicit Partitioner(BackendOptions options = {}) : options_(std::move(options)) {}
   virtual ~Partitioner() = default;
   virtual std::string name() const = 0;  // as users write it in --backends ("xnnpack")
+  const BackendOptions& options() const { return options_; }
+  // name() with the options it was made with, as --backends writes it ("vulkan:fp16=on"):
+  // what reports name its regions and refusals by.
+  std::string label() const;
   // The id the runtime's backend registry knows ("PteronXnnpackBackend").
   virtual std::string backend_id() const = 0;
-  // Lowers a claimed region to the backend's payload. A failure gives the region back to the
-  // later partitioners and the kernel libraries, with the reason.
-  virtual LoweredRegion lower(const ir::Graph& graph, const Region& region) const = 0;
+  // Lowers a claimed region to the backend's payload. A refusal (ok false, or a Refusal thrown)
+  // gives the region back to the later partitioners and the kernel libraries, with the reason;
+  // any other exception fails the compile.
+  virtual LoweredRegion lower(const ir::Graph& graph, const Region& region,
+                              const PartitionContext& context) const = 0;
   // Called once with every region this partitioner claimed, before lower() runs on each, for a
   // backend whose compiler costs most per call rather than per region (Ethos-U: Vela is a
   // Python process) to compile them all in one go; lower() must still give the same result
   // without it. Never throws. The default does nothing.
-  virtual void prepare(const ir::Graph& graph, const std::vector<Region>& regions) const {}
-  virtual SupportDecision supports(const ir::Graph& graph, const ir::Node& node) const = 0;
+  virtual void prepare(const ir::Graph& graph, const std::vector<Region>& regions,
+                       const PartitionContext& context) const {}
+  virtual SupportDecision supports(const ir::Graph& graph, const ir::Node& node,
+                                   const PartitionContext& context) const = 0;
   // Nodes reading or writing a dynamic (bounded) tensor, or with run-time sizes: partition()
   // refuses them with this reason before asking supports(), since no pteron backend runs
   // dynamic shapes yet (they stay on the kernels, which resize their outputs every call).
@@ -63,14 +113,15 @@ class Partitioner {
     return "dynamic shape: the backend compiles static shapes only";
   }
   // Whether a region repays the cost of crossing into the backend and back. The default keeps
-  // every region; backends override it with their cost rule (and say why they give one back).
-  // A cost rule may weigh the kernels the nodes would run on otherwise: while compile_graph()
-  // partitions, compiling_kernel_libraries() names them ("optimized", "portable"), and a
-  // backend may refuse a node in supports() because a library kernel is faster for it (the
-  // XNNPACK partitioner does, with the reason "optimized kernel faster: ...").
-  virtual SupportDecision worth_delegating(const ir::Graph& graph, const Region& region) const {
+  // every region; backends override it with their cost rule (and say why they give one back),
+  // which may weigh the kernels the nodes would run on otherwise (context.kernel_libraries).
+  virtual SupportDecision worth_delegating(const ir::Graph& graph, const Region& region,
+                                           const PartitionContext& context) const {
     return SupportDecision::yes();
   }
+
+ private:
+  BackendOptions options_;
 };
 
 struct PartitionResult {
@@ -80,20 +131,11 @@ struct PartitionResult {
   std::unordered_map<ir::NodeId, size_t> region_of;  // claimed node -> index into regions
 };
 
-// The kernel libraries (--backends names, most preferred first) of the compile in progress on
-// this thread, for partitioners whose cost rule compares against them; nullptr outside one
-// (e.g. partition() called directly), which a partitioner reads as "no library but portable".
-const std::vector<std::string>* compiling_kernel_libraries();
-bool compiling_with_kernel_library(const std::string& name);
-struct CompilingKernelLibraries {
-  explicit CompilingKernelLibraries(const std::vector<std::string>& names);
-  ~CompilingKernelLibraries();
-  const std::vector<std::string>* previous;
-};
-
 // Runs the partitioners in order. Regions never form a cycle with the rest of the graph (the
 // graph with each region contracted to one node stays acyclic).
-PartitionResult partition(const ir::Graph& graph, const std::vector<const Partitioner*>& partitioners);
+PartitionResult partition(const ir::Graph& graph,
+                          const std::vector<const Partitioner*>& partitioners,
+                          const PartitionContext& context);
 
 // The region inputs and outputs of `nodes`, as Region defines them.
 void compute_region_boundary(const ir::Graph& graph, Region& region);

@@ -1,42 +1,48 @@
 #include "compiler/partition/registry.h"
 
+#include <algorithm>
 #include <map>
 
 #include "compiler/compile_error.h"
-#include "compiler/passes/fuse_attention.h"
-#include "compiler/passes/fuse_conv_relu.h"
-#include "compiler/passes/fuse_linear_relu.h"
-#include "compiler/passes/fuse_rms_norm.h"
-#include "compiler/passes/fuse_silu_mul.h"
-#include "compiler/passes/quantized_linear.h"
-#include "compiler/passes/winograd_conv.h"
 
 namespace pteron::compiler {
 namespace {
 
-std::map<std::string, PartitionerFactory>& factories() {
-  static std::map<std::string, PartitionerFactory> f;
+struct Registered {
+  PartitionerFactory make;
+  std::vector<BackendOption> options;
+};
+
+std::map<std::string, Registered>& factories() {
+  static std::map<std::string, Registered> f;
   return f;
 }
 
+std::map<std::string, std::string>& aliases() {
+  static std::map<std::string, std::string> a;
+  return a;
+}
+
+// The kernel libraries register themselves from their own folders (kernels/<name>/aot);
+// portable needs no passes, so it is the one built in.
 std::map<std::string, KernelLibrary>& libraries() {
   static std::map<std::string, KernelLibrary> l = {
-      {"portable", KernelLibrary{"portable", "portable", {}}},
-      // Hosted SIMD/threaded kernels (kernels/optimized); its fusions need its own ops.
-      // quantized_linear first: it rewrites torchao's aten::linear / embedding patterns.
-      {"optimized", KernelLibrary{"optimized",
-                                  "optimized",
-                                  {{"quantized_linear", quantized_linear},
-                                   {"fuse_attention", fuse_attention},
-                                   {"fuse_linear_relu", fuse_linear_relu},
-                                   {"fuse_silu_mul", fuse_silu_mul},
-                                   {"fuse_rms_norm", fuse_rms_norm},
-                                   {"fuse_conv_relu", fuse_conv_relu},
-                                   {"winograd_conv", winograd_conv}}}}};
+      {"portable", KernelLibrary{"portable", "portable", {}}}};
   return l;
 }
 
+std::string joined(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
 }  // namespace
+
+LibraryPass context_free(int (*pass)(ir::Graph&, const std::unordered_set<ir::NodeId>&)) {
+  return [pass](ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
+                const PartitionContext&) { return pass(graph, delegated); };
+}
 
 bool is_kernel_library(const std::string& name) { return libraries().count(name) != 0; }
 
@@ -50,8 +56,13 @@ const KernelLibrary* find_kernel_library(const std::string& name) {
   return it == libraries().end() ? nullptr : &it->second;
 }
 
-bool register_partitioner(const std::string& name, PartitionerFactory factory) {
-  return factories().emplace(name, std::move(factory)).second;
+bool register_partitioner(const std::string& name, PartitionerFactory factory,
+                          std::vector<BackendOption> options) {
+  return factories().emplace(name, Registered{std::move(factory), std::move(options)}).second;
+}
+
+bool register_backend_alias(const std::string& alias, const std::string& spelling) {
+  return aliases().emplace(alias, spelling).second;
 }
 
 std::vector<std::string> available_backends() {
@@ -61,17 +72,69 @@ std::vector<std::string> available_backends() {
   return names;
 }
 
-std::vector<std::unique_ptr<Partitioner>> make_partitioners(const std::vector<std::string>& names) {
-  std::vector<std::unique_ptr<Partitioner>> out;
-  for (const std::string& name : names) {
-    if (is_kernel_library(name)) continue;
-    auto it = factories().find(name);
-    if (it == factories().end()) {
-      std::string known;
-      for (const std::string& n : available_backends()) known += (known.empty() ? "" : ", ") + n;
-      throw CompileError("unknown backend '" + name + "' (available: " + known + ")");
+std::vector<std::string> backend_option_help() {
+  std::vector<std::string> lines;
+  for (const auto& [name, registered] : factories()) {
+    for (const BackendOption& o : registered.options)
+      lines.push_back(name + ":" + o.key + "=" + joined(o.values, "|") + ": " + o.help);
+  }
+  return lines;
+}
+
+BackendSpec parse_backend_spec(const std::string& text) {
+  BackendSpec spec;
+  std::string written = text;
+  if (auto alias = aliases().find(text); alias != aliases().end()) {
+    written = alias->second;
+    spec.note = "backend '" + text + "' is now written '" + written + "'";
+  }
+  size_t colon = written.find(':');
+  spec.name = written.substr(0, colon);
+  const bool library = is_kernel_library(spec.name);
+  auto it = factories().find(spec.name);
+  if (!library && it == factories().end()) {
+    throw CompileError("unknown backend '" + spec.name +
+                       "' (available: " + joined(available_backends(), ", ") + ")");
+  }
+  while (colon != std::string::npos) {
+    const size_t next = written.find(':', colon + 1);
+    const std::string item = written.substr(colon + 1, next - colon - 1);
+    colon = next;
+    if (library) {
+      throw CompileError("kernel library '" + spec.name + "' takes no options (got '" + item +
+                         "')");
     }
-    out.push_back(it->second());
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const std::vector<BackendOption>& known = it->second.options;
+    const BackendOption* option = nullptr;
+    for (const BackendOption& o : known) option = o.key == key ? &o : option;
+    if (option == nullptr) {
+      std::vector<std::string> keys;
+      for (const BackendOption& o : known) keys.push_back(o.key);
+      throw CompileError(
+          "backend '" + spec.name + "' has no option '" + key + "' (" +
+          (keys.empty() ? std::string("it takes none") : "options: " + joined(keys, ", ")) + ")");
+    }
+    if (std::find(option->values.begin(), option->values.end(), value) == option->values.end()) {
+      throw CompileError("backend option " + spec.name + ":" + key + " takes " +
+                         joined(option->values, ", ") + " (got '" + value + "')");
+    }
+    if (!spec.options.emplace(key, value).second)
+      throw CompileError("backend option " + spec.name + ":" + key + " is given twice");
+  }
+  return spec;
+}
+
+std::vector<std::unique_ptr<Partitioner>> make_partitioners(const std::vector<std::string>& names,
+                                                            std::vector<std::string>* notes) {
+  std::vector<std::unique_ptr<Partitioner>> out;
+  for (const std::string& text : names) {
+    const BackendSpec spec = parse_backend_spec(text);
+    if (!spec.note.empty() && notes != nullptr) notes->push_back(spec.note);
+    if (is_kernel_library(spec.name)) continue;
+    out.push_back(factories().at(spec.name).make(spec.options));
   }
   return out;
 }

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <unordered_set>
 
 #include "compiler/compile_error.h"
 #include "compiler/emit/kernel_call_form.h"
@@ -18,6 +19,33 @@ bool has_kernel(const std::string& qualified, const std::vector<std::string>& li
     for (const std::string& library : libraries) {
       if (library == e.library) return true;
     }
+  }
+  return false;
+}
+
+// Kernels that take complex tensors: ExecuTorch's complex ops, and the copies whose kernels move
+// elements of any size (tested with complex64 and complex128 in tests/kernels/test_complex.py).
+// Every other kernel computes on real dtypes only.
+bool takes_complex(const ir::Node& node, const ir::OpSchema& schema, const ir::Graph& graph) {
+  static const std::unordered_set<std::string> kComplexOps = {
+      "aten::_conj_physical", "aten::view_as_real_copy", "aten::clone",       "aten::alias_copy",
+      "aten::permute_copy",   "aten::view_copy",         "aten::expand_copy", "aten::slice_copy",
+      "aten::select_copy",    "aten::unsqueeze_copy",    "aten::cat",         "aten::_to_copy"};
+  if (!kComplexOps.count(schema.op.ns + "::" + schema.op.name)) return false;
+  if (schema.op.name == "view_as_real_copy") return true;
+  // A copy keeps the dtype: converting complex to or from another dtype has no kernel.
+  for (ir::ValueId v : node.inputs()) {
+    if (graph.value(v).spec.dtype != graph.value(node.outputs[0]).spec.dtype) return false;
+  }
+  return true;
+}
+
+bool touches_complex(const ir::Node& node, const ir::Graph& graph) {
+  for (ir::ValueId v : node.inputs()) {
+    if (is_complex(graph.value(v).spec.dtype)) return true;
+  }
+  for (ir::ValueId v : node.outputs) {
+    if (v != ir::kNoValue && is_complex(graph.value(v).spec.dtype)) return true;
   }
   return false;
 }
@@ -44,8 +72,15 @@ void check_kernels_available(const ir::Graph& graph,
     } else {
       const std::string qualified =
           schema->op.ns + "::" + schema->op.name + "." + schema->op.overload;
-      if (has_kernel(qualified, libraries)) continue;
-      key = schema->op.str();
+      if (touches_complex(node, graph) && !takes_complex(node, *schema, graph)) {
+        key = schema->op.str() +
+              " with complex tensors (pteron's kernels take complex in _conj_physical, "
+              "view_as_real and copies only)";
+      } else if (has_kernel(qualified, libraries)) {
+        continue;
+      } else {
+        key = schema->op.str();
+      }
     }
     auto [it, inserted] = missing.try_emplace(key, node.describe(), 0);
     ++it->second.second;

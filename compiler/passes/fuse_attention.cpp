@@ -14,8 +14,9 @@ namespace {
 
 // Bounded dynamic shapes: `sizes` holds upper bounds, so two dimensions are known equal only
 // when their bounds and their symbolic sizes agree (static dimensions have no symbol).
-std::string_view symbol(const ir::TensorSpec& spec, size_t d) {
-  return d < spec.sym_sizes.size() ? std::string_view(spec.sym_sizes[d]) : std::string_view();
+std::string symbol(const ir::TensorSpec& spec, size_t d) {
+  const ir::SymExpr* e = spec.sym_size(d);
+  return e != nullptr ? e->str() : std::string();
 }
 
 bool same_dim(const ir::TensorSpec& a, size_t da, const ir::TensorSpec& b, size_t db) {

@@ -18,7 +18,7 @@ bool is_noop(const ir::Graph& g, const ir::Node& node) {
     return true;
   if (in != out) return false;
   // Dynamic tensors: equal specs mean equal symbolic sizes only when the frontend recorded them.
-  if (in.is_dynamic() && in.sym_sizes.size() != in.rank()) return false;
+  if (!in.has_sym_sizes()) return false;
   // With equal specs these ops keep every element where it was.
   if (name == "aten::clone" || name == "aten::_to_copy" || name == "aten::view" ||
       name == "aten::_unsafe_view" || name == "aten::reshape" || name == "aten::expand" ||

@@ -209,6 +209,40 @@ std::vector<uint8_t> pack_int4(const QuantizedMatrix& m) {
   return out;
 }
 
+// 8da4w weights in panels of 16 output channels (kernels/optimized/qlinear/qlinear_kernels.h):
+// per panel and block of 8 weights along K, 64 bytes where byte 4c + i holds q(c, 8b + i) + 8
+// (low nibble) and q(c, 8b + 4 + i) + 8 (high nibble); the last panel padded with q = 0. The
+// scales [panels][groups][16], padded with 0.
+constexpr int64_t kPanel = 16;
+
+std::vector<uint8_t> pack_int4_panels(const QuantizedMatrix& m) {
+  const int64_t panels = (m.rows + kPanel - 1) / kPanel, blocks = m.cols / 8;
+  std::vector<uint8_t> out(static_cast<size_t>(panels * blocks * 64), 0x88);
+  for (int64_t n = 0; n < m.rows; ++n) {
+    const int8_t* q = m.q.data() + n * m.cols;
+    uint8_t* panel = out.data() + (n / kPanel) * blocks * 64 + (n % kPanel) * 4;
+    for (int64_t b = 0; b < blocks; ++b) {
+      for (int i = 0; i < 4; ++i) {
+        const int lo = q[b * 8 + i] + 8, hi = q[b * 8 + 4 + i] + 8;
+        panel[b * 64 + i] = static_cast<uint8_t>(lo | (hi << 4));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<float> panel_scales(const QuantizedMatrix& m) {
+  const int64_t panels = (m.rows + kPanel - 1) / kPanel, groups = m.cols / m.group;
+  std::vector<float> out(static_cast<size_t>(panels * groups * kPanel), 0.0f);
+  for (int64_t n = 0; n < m.rows; ++n) {
+    for (int64_t g = 0; g < groups; ++g) {
+      out[static_cast<size_t>(((n / kPanel) * groups + g) * kPanel + n % kPanel)] =
+          m.scales[static_cast<size_t>(n * groups + g)];
+    }
+  }
+  return out;
+}
+
 template <typename T>
 std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
   std::vector<uint8_t> out(v.size() * sizeof(T));
@@ -326,8 +360,8 @@ void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueI
                                  const QuantizedMatrix& m, const ir::Argument& bias,
                                  QLinearKind kind, double eps) {
   const std::string base = graph.value(graph.node(linear).outputs[0]).name + "_weight";
-  const PackedConstants c = add_packed(graph, base, m);
   if (kind != QLinearKind::A8W4) {
+    const PackedConstants c = add_packed(graph, base, m);
     graph.set_op(
         linear, kind == QLinearKind::Q4W ? linear_q4w_schema() : linear_q8w_schema(),
         {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, bias, m.group});
@@ -347,12 +381,21 @@ void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueI
     }
     sums[static_cast<size_t>(r)] = static_cast<float>(s);
   }
+  const int64_t panels = (m.rows + kPanel - 1) / kPanel;
+  const std::string wname = graph.unique_name(base + "_q4p");
+  const ir::ValueId w = graph.add_constant(
+      wname, ir::TensorSpec::contiguous(ScalarType::Byte, {panels, m.cols / 8, 64}),
+      ir::ConstantData::owned(pack_int4_panels(m), wname));
+  const std::string scname = graph.unique_name(base + "_scales");
+  const ir::ValueId scales = graph.add_constant(
+      scname, ir::TensorSpec::contiguous(ScalarType::Float, {panels, groups, kPanel}),
+      ir::ConstantData::owned(bytes_of(panel_scales(m)), scname));
   const std::string sname = graph.unique_name(base + "_sums");
   const ir::ValueId sums_id =
       graph.add_constant(sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows}),
                          ir::ConstantData::owned(bytes_of(sums), sname));
   graph.set_op(linear, linear_8da4w_schema(),
-               {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales},
+               {ir::TensorRef{input}, ir::TensorRef{w}, ir::TensorRef{scales},
                 ir::TensorRef{sums_id}, bias, m.group, eps});
 }
 

@@ -18,8 +18,8 @@ enum class Role {
   WeightedOp,  // conv / linear with a constant float weight: int8 weights, quantized I/O
   Binary,      // add / mul of two float activations
   Activation,  // relu / hardtanh / clamp: fused into a WeightedOp or Binary before it
-  Shared,      // max pool, views: the output reuses the input's parameters
-  Plain,       // pools, mean, cat: inputs and output quantized independently
+  Shared,      // max pool, views, nearest upsample, pads: the output reuses the input's parameters
+  Plain,       // pools, mean, cat, bilinear upsample: inputs and output quantized independently
 };
 
 bool is_op(const ir::Node& n, std::initializer_list<std::string_view> names) {
@@ -70,6 +70,19 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
                ? Role::Shared
                : Role::None;
   }
+  // Nearest upsampling copies values: its output keeps the input's parameters (the int8 kernels
+  // then move bytes). Bilinear makes new values: quantized on its own, as a pool.
+  if (is_op(n, {"aten::upsample_nearest2d"})) return Role::Shared;
+  // Pads move values too (a constant pad of 0 adds the zero point, exact: the range holds 0).
+  if (is_op(n, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
+                "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})) {
+    return Role::Shared;
+  }
+  if (is_op(n, {"aten::constant_pad_nd"})) {
+    return n.args.size() < 3 || n.args[2].is_none() || n.args[2].to_double() == 0.0 ? Role::Shared
+                                                                                     : Role::None;
+  }
+  if (is_op(n, {"aten::upsample_bilinear2d"})) return Role::Plain;
   if (is_op(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",
                 "aten::permute", "aten::permute_copy", "aten::squeeze", "aten::squeeze_copy",
                 "aten::unsqueeze", "aten::unsqueeze_copy", "aten::flatten"})) {

@@ -26,16 +26,6 @@ std::vector<std::string> string_list(const toml::table& t, const char* key, cons
 
 }  // namespace
 
-namespace {
-thread_local const Target* g_compiling_target = nullptr;
-}  // namespace
-
-const Target* compiling_target() { return g_compiling_target; }
-CompilingTarget::CompilingTarget(const Target& t) : previous(g_compiling_target) {
-  g_compiling_target = &t;
-}
-CompilingTarget::~CompilingTarget() { g_compiling_target = previous; }
-
 std::string targets_dir() {
   if (const char* env = std::getenv("PTERON_TARGETS_DIR")) return env;
   // Installed: <prefix>/share/pteron/targets (the wheel: site-packages/pteron/share/...; the

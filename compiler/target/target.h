@@ -32,13 +32,4 @@ Target load_target(const std::string& name_or_path);
 
 std::string targets_dir();
 
-// The target compile_graph() is compiling for on this thread (nullptr outside it), for
-// partitioners whose lowering depends on the device (the ethos-u partitioner's [npu] table).
-const Target* compiling_target();
-struct CompilingTarget {
-  explicit CompilingTarget(const Target& t);
-  ~CompilingTarget();
-  const Target* previous;
-};
-
 }  // namespace pteron::compiler

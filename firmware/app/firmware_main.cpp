@@ -6,7 +6,6 @@
 // Command line (QEMU -append): [INPUTS.bin|-] [OUTPUTS.bin]; inputs and outputs are the
 // tensors' bytes back to back in method order.
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "board.h"
@@ -23,13 +22,29 @@ extern "C" char end[];
 namespace pteron::firmware {
 namespace {
 
-char g_line[256];
-
+// The report and error lines go out piece by piece, without printf: newlib's stdio would set up
+// state on the heap for them (about 440 bytes of RAM the inference never needs).
 int report_error(const char* stage, Error e) {
-  snprintf(g_line, sizeof(g_line), "pteron-firmware: error %s: %s: %s\n", stage, error_name(e),
-           last_error_message());
-  sh_write0(g_line);
+  for (const char* piece :
+       {"pteron-firmware: error ", stage, ": ", error_name(e), ": ", last_error_message(), "\n"}) {
+    sh_write0(piece);
+  }
   return 1;
+}
+
+// " key=value" on the console.
+void report_value(const char* key, unsigned long value) {
+  char digits[12];
+  char* p = digits + sizeof(digits);
+  *--p = '\0';
+  do {
+    *--p = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  sh_write0(" ");
+  sh_write0(key);
+  sh_write0("=");
+  sh_write0(p);
 }
 
 // Splits the semihosting command line (program name first) into at most `max` words.
@@ -108,7 +123,7 @@ int run() {
   Result<Method> method = Method::load(*program, config.method, &memory);
   if (!method.ok()) return report_error("load", method.error());
 
-  static char command_line[512];
+  static char command_line[256];  // two absolute paths
   char* words[4] = {};
   size_t n_words = 0;
   if (sh_command_line(command_line, sizeof(command_line)) >= 0) {
@@ -129,25 +144,28 @@ int run() {
   }
 
   // newlib's heap in use: how far sbrk moved the break past the end of static data (0: nothing
-  // called malloc), so `pteron firmware --trim` can reserve just that. newlib sets up its stdio
-  // state lazily, on first use: the report's snprintf runs once before measuring so whatever
-  // that takes is counted too.
-  snprintf(g_line, sizeof(g_line), "%lu", 0ul);
+  // called malloc), so `pteron firmware --trim` can reserve just that.
   const unsigned long heap = static_cast<unsigned long>(static_cast<char*>(_sbrk(0)) - end);
   size_t arena_bytes = 0;
   for (size_t i = 1; i < config.num_arenas; ++i) arena_bytes += config.arenas[i].size();
-  snprintf(g_line, sizeof(g_line),
-           "pteron-firmware: ok stack=%lu stack_reserved=%lu static_ram=%lu arenas=%lu "
-           "method=%lu scratch=%lu kernels=%lu heap=%lu\n",
-           (unsigned long)board_stack_high_water(), (unsigned long)board_stack_size(),
-           (unsigned long)board_static_ram_bytes(), (unsigned long)arena_bytes,
-           (unsigned long)method_allocator.used(), (unsigned long)scratch.peak(),
-           (unsigned long)config.num_kernels, heap);
-  sh_write0(g_line);
+  sh_write0("pteron-firmware: ok");
+  report_value("stack", board_stack_high_water());
+  report_value("stack_reserved", board_stack_size());
+  report_value("static_ram", board_static_ram_bytes());
+  report_value("arenas", arena_bytes);
+  report_value("method", method_allocator.used());
+  report_value("scratch", scratch.peak());
+  report_value("kernels", config.num_kernels);
+  report_value("heap", heap);
+  sh_write0("\n");
   return 0;
 }
 
 }  // namespace
 }  // namespace pteron::firmware
+
+// The firmware writes over semihosting itself (sh_*) and the runtime formats its messages into
+// its own buffer: newlib's stdio is never used, so it is not set up (board.h).
+extern "C" void board_stdio_init(void) {}
 
 int main() { return pteron::firmware::run(); }

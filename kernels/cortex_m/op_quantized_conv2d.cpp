@@ -17,6 +17,7 @@
 // in registers across all output channels instead. Scratch: quantized_conv2d_scratch_bytes.
 #include <cstring>
 
+#include "kernels/cortex_m/dsp/dsp_kernels.h"
 #include "kernels/cortex_m/scratch.h"
 #include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
@@ -787,6 +788,15 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
         quantized_conv2d_scratch_bytes(p.cin, p.kh, p.kw, p.cout, pointwise, p.win.stride[1]);
     if (void* scratch = kernel_scratch(ctx, *args[12], bytes)) {
       conv_mve(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p, scratch, pointwise);
+      return Error::Ok;
+    }
+  }
+#endif
+#if PTERON_CORTEX_M_DSP
+  if (use_dsp()) {
+    const size_t bytes = quantized_conv2d_scratch_bytes_dsp(p.cin, p.kh, p.kw, p.cout);
+    if (void* scratch = kernel_scratch(ctx, *args[12], bytes)) {
+      conv_dsp(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p, scratch);
       return Error::Ok;
     }
   }

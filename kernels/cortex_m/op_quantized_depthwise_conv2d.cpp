@@ -10,11 +10,13 @@
 // neighbouring output pixels at once: 3x3 with horizontal stride 1 or 2 and dilation 1 (MobileNet,
 // DS-CNN) for every pixel in one inline-assembly loop over row buffers that hold the padding
 // (depthwise3x3_mve); other shapes in intrinsics away from the left/right edges and one pixel at
-// a time at them (depthwise_mve). Scratch: quantized_depthwise_conv2d_scratch_bytes.
+// a time at them (depthwise_mve). Scratch: quantized_depthwise_conv2d_scratch_bytes. The DSP
+// path (Cortex-M4/M7, depth multiplier 1): dsp/depthwise_dsp.cpp.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 
+#include "kernels/cortex_m/dsp/dsp_kernels.h"
 #include "kernels/cortex_m/scratch.h"
 #include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
@@ -599,6 +601,15 @@ Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args
                            (p.win.stride[1] == 1 || p.win.stride[1] == 2);
       (rows3x3 ? depthwise3x3_mve : depthwise_mve)(in.data<int8_t>(), wt.data<int8_t>(),
                                                    out.data<int8_t>(), p, scratch);
+      return Error::Ok;
+    }
+  }
+#endif
+#if PTERON_CORTEX_M_DSP
+  if (use_dsp() && p.depth_multiplier == 1) {
+    const size_t bytes = quantized_depthwise_conv2d_scratch_bytes_dsp(p.cout, p.kh, p.kw);
+    if (void* scratch = kernel_scratch(ctx, *args[13], bytes)) {
+      depthwise_dsp(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p, scratch);
       return Error::Ok;
     }
   }

@@ -1,8 +1,9 @@
 // Scratch bytes each Cortex-M kernel asks of ctx.allocate_scratch, as functions of shapes the
 // compiler knows, so the memory plan can reserve the largest per program instead of anything
 // being allocated at run time. Plain C++17 with no runtime dependencies: the compiler (C++20)
-// includes this header too. The sizes are what the MVE paths need (the scalar paths need none)
-// plus alignment slack; a kernel that gets less falls back to its scalar path.
+// includes this header too. The sizes are what the vector paths need (the scalar paths need
+// none) plus alignment slack: the MVE paths' for a Cortex-M55 target, the DSP paths' (the *_dsp
+// functions) for a Cortex-M4/M7 target; a kernel that gets less falls back to its scalar path.
 #pragma once
 
 #include <cstddef>
@@ -86,6 +87,17 @@ constexpr size_t quantized_conv2d_scratch_bytes(int64_t in_channels, int64_t ker
   return (narrow > general ? narrow : general) + 2 * kScratchAlign;
 }
 
+// quantized_conv2d_nhwc's DSP path (dsp/conv_dsp.cpp): four int16 columns of K = kh * kw * cin
+// rounded up to a multiple of 4, interleaved (32 bytes per four bytes of K), a requantisation
+// record per output channel (12 bytes) and, when cin is not a multiple of 4, one window's bytes
+// gathered first.
+constexpr size_t quantized_conv2d_scratch_bytes_dsp(int64_t in_channels, int64_t kernel_h,
+                                                    int64_t kernel_w, int64_t out_channels) {
+  const auto groups = static_cast<size_t>((kernel_h * kernel_w * in_channels + 3) / 4);
+  return groups * 32 + static_cast<size_t>(out_channels) * 12 +
+         (in_channels % 4 != 0 ? groups * 4 : 0) + 2 * kScratchAlign;
+}
+
 // cortex_m::quantized_depthwise_conv2d_nhwc (depth multiplier 1). The 3x3 path (horizontal
 // stride 1 or 2, dilation 1): per block of eight channels a 208-byte record (the taps' weights,
 // bases, multipliers, shifts), three input rows copied with their padding columns, block-major
@@ -106,6 +118,18 @@ constexpr size_t quantized_depthwise_conv2d_scratch_bytes(int64_t channels, int6
   const size_t general = align_scratch(blocks * 32 * sizeof(int32_t)) +
                          align_scratch(static_cast<size_t>(channels * in_width));
   return (rows3x3 > general ? rows3x3 : general) + 2 * kScratchAlign;
+}
+
+// quantized_depthwise_conv2d_nhwc's DSP path (dsp/depthwise_dsp.cpp, depth multiplier 1): the
+// weights of each pair of taps as int16 pairs (taps rounded up to even, 4 bytes a channel a
+// pair), one row of -input_offset bytes for taps in the padding, a pointer a tap, and per
+// channel its requantisation record and bias (16 bytes).
+constexpr size_t quantized_depthwise_conv2d_scratch_bytes_dsp(int64_t channels, int64_t kernel_h,
+                                                              int64_t kernel_w) {
+  const auto pairs = static_cast<size_t>((kernel_h * kernel_w + 1) / 2);
+  const auto c = static_cast<size_t>(channels);
+  return align_scratch(pairs * 4 * c) + align_scratch(c) +
+         align_scratch(pairs * 2 * sizeof(void*)) + c * 16 + 2 * kScratchAlign;
 }
 
 // Every other cortex_m kernel computes in registers.

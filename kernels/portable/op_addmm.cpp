@@ -21,7 +21,7 @@ Error addmm_out(KernelContext& ctx, Span<EValue*> args) {
                 a.size(1), b.size(0), b.size(1));
   }
   const Tensor* inputs[] = {&self, &a, &b};
-  PTERON_TRY(expect_float_dtypes(kOp, out, inputs, 3));
+  PTERON_TRY(expect_matmul_dtypes(kOp, out, inputs, 3));
   const int32_t sizes[] = {a.size(0), b.size(1)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 2));
   // beta == 0 ignores self entirely (NaNs in it do not propagate), as torch does.
@@ -29,6 +29,15 @@ Error addmm_out(KernelContext& ctx, Span<EValue*> args) {
     PTERON_TRY(broadcast_copy(kOp, self, out));
   } else {
     PTERON_TRY(expect_broadcasts_to(kOp, self, out));
+  }
+  // Integer tensors take integer alpha and beta (torch refuses floating-point ones for them).
+  if (dispatch_dtype_in<kIntTypes>(out.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        integer_gemm<T>(a.size(0), b.size(1), a.size(1), matrix_view<const T>(a, 0, 1),
+                        matrix_view<const T>(b, 0, 1), matrix_view<T>(out, 0, 1),
+                        args[4]->scalar_as_int(), args[3]->scalar_as_int());
+      })) {
+    return Error::Ok;
   }
   dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

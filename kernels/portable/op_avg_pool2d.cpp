@@ -39,11 +39,12 @@ void avg_pool(const PoolShape& s, bool count_include_pad, int64_t divisor_overri
         }
         Acc sum = 0;
         for (int64_t ih = ih0; ih < ih1; ++ih)
-          for (int64_t iw = iw0; iw < iw1; ++iw) sum += load_value(plane[ih * s.in_w + iw]);
+          for (int64_t iw = iw0; iw < iw1; ++iw)
+            sum = wrapping_add(sum, load_value(plane[ih * s.in_w + iw]));
         const int64_t divisor = divisor_override != 0 ? divisor_override
                                 : count_include_pad   ? padded_count
                                                       : (ih1 - ih0) * (iw1 - iw0);
-        o = store_value<T>(sum / static_cast<Acc>(divisor));
+        o = store_value<T>(pool_average(sum, divisor));
       }
     }
   }
@@ -59,10 +60,11 @@ Error avg_pool2d_out(KernelContext&, Span<EValue*> args) {
   }
   PoolShape s;
   PTERON_TRY(parse_pool_shape(kOp, input, *args[1], *args[2], *args[3], nullptr, ceil_mode, &s));
-  if (!is_floating(input.dtype()) || out.dtype() != input.dtype()) {
+  if ((!is_floating(input.dtype()) && input.dtype() != ScalarType::Long) ||
+      out.dtype() != input.dtype()) {
     return fail(Error::NotSupported,
-                "%s: dtypes %s -> %s not supported (floating point, same "
-                "dtype)",
+                "%s: dtypes %s -> %s not supported (floating point or int64, "
+                "same dtype)",
                 kOp, scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
   }
   int32_t sizes[4];
@@ -71,10 +73,16 @@ Error avg_pool2d_out(KernelContext&, Span<EValue*> args) {
   if (!is_row_major(out)) {
     return fail(Error::NotSupported, "%s: only the default (NCHW) dim order is supported", kOp);
   }
-  dispatch_float_dtype(input.dtype(), [&](auto tag) {
+  auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
     avg_pool<T>(s, count_include_pad, divisor_override, input.data<const T>(), out.data<T>());
-  });
+  };
+  // int64 as torch's CPU avg_pool: an int64 sum, truncating division.
+  if (input.dtype() == ScalarType::Long) {
+    run(TypeTag<int64_t>{});
+  } else {
+    dispatch_float_dtype(input.dtype(), run);
+  }
   return Error::Ok;
 }
 

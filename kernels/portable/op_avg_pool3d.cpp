@@ -7,6 +7,7 @@
 
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/float_dispatch.h"
+#include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/pool3d.h"
 #include "runtime/kernel/kernel.h"
 
@@ -45,11 +46,11 @@ void avg_pool3d(const Pool3dShape& s, bool count_include_pad, int64_t divisor_ov
           for (int64_t d = lo[0]; d < hi[0]; ++d)
             for (int64_t h = lo[1]; h < hi[1]; ++h)
               for (int64_t w = lo[2]; w < hi[2]; ++w)
-                sum += load_value(plane[(d * s.in[1] + h) * s.in[2] + w]);
+                sum = wrapping_add(sum, load_value(plane[(d * s.in[1] + h) * s.in[2] + w]));
           const int64_t divisor = divisor_override != 0 ? divisor_override
                                   : count_include_pad   ? padded
                                                         : inside;
-          out = store_value<T>(sum / static_cast<Acc>(divisor));
+          out = store_value<T>(pool_average(sum, divisor));
         }
   }
 }
@@ -62,18 +63,26 @@ Error avg_pool3d_out(KernelContext&, Span<EValue*> args) {
                "%s: divisor must be not zero", kOp);
   Pool3dShape s;
   PTERON_TRY(parse_pool3d_shape(kOp, input, *args[1], *args[2], *args[3], nullptr, args[4]->b, &s));
-  PTERON_CHECK(is_floating(input.dtype()) && out.dtype() == input.dtype(), Error::NotSupported,
-               "%s: dtypes %s -> %s not supported (floating point, same dtype)", kOp,
+  PTERON_CHECK((is_floating(input.dtype()) || input.dtype() == ScalarType::Long) &&
+                   out.dtype() == input.dtype(),
+               Error::NotSupported,
+               "%s: dtypes %s -> %s not supported (floating point or int64, same dtype)", kOp,
                scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
   int32_t sizes[5];
   pool3d_out_sizes(input, s.out, sizes);
   PTERON_TRY(expect_out_shape(kOp, out, sizes, input.dim()));
   PTERON_CHECK(is_row_major(out), Error::NotSupported,
                "%s: only the default (NCDHW) dim order is supported", kOp);
-  dispatch_float_dtype(input.dtype(), [&](auto tag) {
+  auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
     avg_pool3d<T>(s, args[5]->b, divisor_override, input.data<const T>(), out.data<T>());
-  });
+  };
+  // int64 as torch's CPU avg_pool: an int64 sum, truncating division.
+  if (input.dtype() == ScalarType::Long) {
+    run(TypeTag<int64_t>{});
+  } else {
+    dispatch_float_dtype(input.dtype(), run);
+  }
   return Error::Ok;
 }
 

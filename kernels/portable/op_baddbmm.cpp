@@ -21,7 +21,7 @@ Error baddbmm_out(KernelContext& ctx, Span<EValue*> args) {
                 a.size(0), a.size(1), a.size(2), b.size(0), b.size(1), b.size(2));
   }
   const Tensor* inputs[] = {&self, &a, &b};
-  PTERON_TRY(expect_float_dtypes(kOp, out, inputs, 3));
+  PTERON_TRY(expect_matmul_dtypes(kOp, out, inputs, 3));
   const int32_t sizes[] = {a.size(0), a.size(1), b.size(2)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 3));
   if (beta != 0) {
@@ -30,6 +30,18 @@ Error baddbmm_out(KernelContext& ctx, Span<EValue*> args) {
     PTERON_TRY(expect_broadcasts_to(kOp, self, out));
   }
   const int64_t M = a.size(1), N = b.size(2), K = a.size(2);
+  // Integer tensors take integer alpha and beta (torch refuses floating-point ones for them).
+  if (dispatch_dtype_in<kIntTypes>(out.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        for (int64_t i = 0; i < a.size(0); ++i) {
+          integer_gemm<T>(M, N, K, matrix_view<const T>(a, 1, 2, i * a.stride(0)),
+                          matrix_view<const T>(b, 1, 2, i * b.stride(0)),
+                          matrix_view<T>(out, 1, 2, i * out.stride(0)), args[4]->scalar_as_int(),
+                          args[3]->scalar_as_int());
+        }
+      })) {
+    return Error::Ok;
+  }
   dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = typename ComputeType<T>::type;

@@ -66,12 +66,13 @@ Error clamp_tensor_out(KernelContext&, Span<EValue*> args) {
       return clamp_above(clamp_below(x, l), h);
     });
   }
+  // One bound alone takes bool too (torch's clamp_min/clamp_max do; clamp with both does not).
   if (lo) {
-    return binary_elementwise(kOp, self, *lo, out, kRealTypes,
+    return binary_elementwise(kOp, self, *lo, out, kAllTypes,
                               [](auto x, auto l) { return clamp_below(x, l); });
   }
   if (hi) {
-    return binary_elementwise(kOp, self, *hi, out, kRealTypes,
+    return binary_elementwise(kOp, self, *hi, out, kAllTypes,
                               [](auto x, auto h) { return clamp_above(x, h); });
   }
   return no_bounds(kOp);

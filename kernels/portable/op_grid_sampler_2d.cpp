@@ -10,6 +10,7 @@
 
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/grid_sample.h"
 #include "kernels/portable/util/strided_copy.h"
 #include "runtime/kernel/kernel.h"
 
@@ -17,49 +18,6 @@ namespace pteron {
 namespace {
 
 constexpr const char* kOp = "aten::grid_sampler_2d.out";
-
-enum Interp { kBilinear = 0, kNearest = 1, kBicubic = 2 };
-enum Padding { kZeros = 0, kBorder = 1, kReflection = 2 };
-
-// One axis of the input: maps a grid coordinate to an input coordinate (ComputeLocation).
-template <typename S>
-struct Axis {
-  int64_t size;
-  int padding;
-  bool align_corners;
-
-  S unnormalize(S v) const {
-    return align_corners ? (v + S(1)) * (static_cast<S>(size - 1) / S(2))
-                         : (v + S(1)) * (static_cast<S>(size) / S(2)) - S(0.5);
-  }
-  S clip(S v) const {
-    const S hi = static_cast<S>(size - 1);
-    return std::fmin(hi, std::fmax(v, S(0)));
-  }
-  S reflect(S v) const {
-    const S low = align_corners ? S(0) : S(-0.5);
-    const S twice_span = align_corners ? static_cast<S>(2 * (size - 1)) : static_cast<S>(2 * size);
-    if (twice_span == S(0)) return S(0);
-    const S a = std::fabs(v - low);
-    const S flips = std::trunc(a / twice_span);
-    const S extra = a - flips * twice_span;
-    return std::fmin(extra, twice_span - extra) + low;
-  }
-  // compute_coordinates: the padding mode's map (zeros: none).
-  S pad(S v) const {
-    if (padding == kBorder) return clip(v);
-    if (padding == kReflection) return clip(reflect(v));
-    return v;
-  }
-  bool inside(int64_t i) const { return i >= 0 && i < size; }
-  // floor()ed coordinate as an index; far-off (or NaN) values become -2 or size + 1, outside
-  // like them, without an out-of-range cast.
-  int64_t index(S v) const {
-    if (!(v > S(-2))) return -2;
-    if (!(v < static_cast<S>(size + 1))) return size + 1;
-    return static_cast<int64_t>(v);
-  }
-};
 
 template <typename S>
 void cubic_coefficients(S t, S* c) {
@@ -80,8 +38,8 @@ void grid_sample(const Tensor& input, const Tensor& grid, Tensor& out, int mode,
   const T* x = input.data<const T>();
   const T* g = grid.data<const T>();
   T* y = out.data<T>();
-  const Axis<S> ax{input.size(3), padding, align_corners};
-  const Axis<S> ay{input.size(2), padding, align_corners};
+  const GridAxis<S> ax{input.size(3), padding, align_corners};
+  const GridAxis<S> ay{input.size(2), padding, align_corners};
   const int64_t channels = input.size(1), oh = out.size(2), ow = out.size(3);
   const int64_t xc = input.stride(1), xh = input.stride(2), xw = input.stride(3);
   for (int64_t n = 0; n < input.size(0); ++n) {
@@ -97,7 +55,7 @@ void grid_sample(const Tensor& input, const Tensor& grid, Tensor& out, int mode,
           return ax.inside(ix) && ay.inside(iy) ? static_cast<S>(load_value(p[iy * xh + ix * xw]))
                                                 : S(0);
         };
-        if (mode == kBilinear) {
+        if (mode == kGridBilinear) {
           const S fx = ax.pad(ax.unnormalize(gx)), fy = ay.pad(ay.unnormalize(gy));
           const S xw0 = std::floor(fx), yn = std::floor(fy);
           const S we = fx - xw0, ee = xw0 + S(1) - fx, nn = fy - yn, ss = yn + S(1) - fy;
@@ -110,14 +68,14 @@ void grid_sample(const Tensor& input, const Tensor& grid, Tensor& out, int mode,
             if (finite) {
               v = at(p, ix, iy) * nw + at(p, ix + 1, iy) * ne + at(p, ix, iy + 1) * sw +
                   at(p, ix + 1, iy + 1) * se;
-            } else if (padding == kZeros) {
+            } else if (padding == kGridZeros) {
               v = S(0);
             } else {
               v = std::nan("");
             }
             dst[c * out.stride(1)] = store_value<T>(v);
           }
-        } else if (mode == kNearest) {
+        } else if (mode == kGridNearest) {
           const S fx = std::nearbyint(ax.pad(ax.unnormalize(gx)));
           const S fy = std::nearbyint(ay.pad(ay.unnormalize(gy)));
           const bool ok = fx >= S(0) && fx < static_cast<S>(ax.size) && fy >= S(0) &&

@@ -30,12 +30,12 @@ void max_pool(const PoolShape& s, const T* x, T* y, int64_t* idx) {
         const int64_t iw1 = std::min(iw0 + (s.kernel_w - 1) * s.dilation_w + 1, s.in_w);
         while (iw0 < 0) iw0 += s.dilation_w;
         int64_t best = ih0 * s.in_w + iw0;
-        Acc max = -INFINITY;
+        Acc max = pool_max_start<Acc>();
         for (int64_t ih = ih0; ih < ih1; ih += s.dilation_h) {
           for (int64_t iw = iw0; iw < iw1; iw += s.dilation_w) {
             const int64_t i = ih * s.in_w + iw;
             const Acc v = load_value(plane[i]);
-            if (v > max || std::isnan(v)) {
+            if (v > max || v != v) {
               max = v;
               best = i;
             }
@@ -55,10 +55,8 @@ Error max_pool2d_with_indices_out(KernelContext&, Span<EValue*> args) {
   Tensor& indices = *args[7]->tensor;
   PoolShape s;
   PTERON_TRY(parse_pool_shape(kOp, input, *args[1], *args[2], *args[3], args[4], args[5]->b, &s));
-  if (!is_floating(input.dtype()) || out.dtype() != input.dtype()) {
-    return fail(Error::NotSupported,
-                "%s: dtypes %s -> %s not supported (floating point, same "
-                "dtype)",
+  if (!max_pool_dtypes_ok(input, out)) {
+    return fail(Error::NotSupported, "%s: dtypes %s -> %s not supported (real types, same dtype)",
                 kOp, scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
   }
   if (indices.dtype() != ScalarType::Long) {
@@ -72,7 +70,7 @@ Error max_pool2d_with_indices_out(KernelContext&, Span<EValue*> args) {
   if (!is_row_major(out) || !is_row_major(indices)) {
     return fail(Error::NotSupported, "%s: only the default (NCHW) dim order is supported", kOp);
   }
-  dispatch_float_dtype(input.dtype(), [&](auto tag) {
+  dispatch_dtype_in<kRealTypes>(input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     max_pool<T>(s, input.data<const T>(), out.data<T>(), indices.data<int64_t>());
   });

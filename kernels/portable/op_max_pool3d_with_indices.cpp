@@ -7,6 +7,7 @@
 
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/float_dispatch.h"
+#include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/pool3d.h"
 #include "runtime/kernel/kernel.h"
 
@@ -29,7 +30,7 @@ void max_pool3d(const Pool3dShape& s, const T* x, T* y, int64_t* idx) {
           for (int i = 0; i < 3; ++i) start[i] = o[i] * s.stride[i] - s.pad[i];
           // A window all in padding (possible with dilation) gives -inf, as torch's.
           bool found = false;
-          Acc best = -std::numeric_limits<Acc>::infinity();
+          Acc best = pool_max_start<Acc>();
           int64_t at = -1;
           for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
             const int64_t d = start[0] + kd * s.dilation[0];
@@ -62,8 +63,8 @@ Error max_pool3d_with_indices_out(KernelContext&, Span<EValue*> args) {
   Tensor& indices = *args[7]->tensor;
   Pool3dShape s;
   PTERON_TRY(parse_pool3d_shape(kOp, input, *args[1], *args[2], *args[3], args[4], args[5]->b, &s));
-  PTERON_CHECK(is_floating(input.dtype()) && out.dtype() == input.dtype(), Error::NotSupported,
-               "%s: dtypes %s -> %s not supported (floating point, same dtype)", kOp,
+  PTERON_CHECK(max_pool_dtypes_ok(input, out), Error::NotSupported,
+               "%s: dtypes %s -> %s not supported (real types, same dtype)", kOp,
                scalar_type_name(input.dtype()), scalar_type_name(out.dtype()));
   PTERON_CHECK(indices.dtype() == ScalarType::Long, Error::InvalidArgument,
                "%s: indices must be int64, got %s", kOp, scalar_type_name(indices.dtype()));
@@ -73,7 +74,7 @@ Error max_pool3d_with_indices_out(KernelContext&, Span<EValue*> args) {
   PTERON_TRY(expect_out_shape(kOp, indices, sizes, input.dim()));
   PTERON_CHECK(is_row_major(out) && is_row_major(indices), Error::NotSupported,
                "%s: only the default (NCDHW) dim order is supported", kOp);
-  dispatch_float_dtype(input.dtype(), [&](auto tag) {
+  dispatch_dtype_in<kRealTypes>(input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     max_pool3d<T>(s, input.data<const T>(), out.data<T>(), indices.data<int64_t>());
   });

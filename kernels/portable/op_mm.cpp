@@ -17,9 +17,16 @@ Error mm_out(KernelContext& ctx, Span<EValue*> args) {
                 a.size(1), b.size(0), b.size(1));
   }
   const Tensor* inputs[] = {&a, &b};
-  PTERON_TRY(expect_float_dtypes(kOp, out, inputs, 2));
+  PTERON_TRY(expect_matmul_dtypes(kOp, out, inputs, 2));
   const int32_t sizes[] = {a.size(0), b.size(1)};
   PTERON_TRY(expect_out_shape(kOp, out, sizes, 2));
+  if (dispatch_dtype_in<kIntTypes>(out.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        integer_gemm<T>(a.size(0), b.size(1), a.size(1), matrix_view<const T>(a, 0, 1),
+                        matrix_view<const T>(b, 0, 1), matrix_view<T>(out, 0, 1), 1, 0);
+      })) {
+    return Error::Ok;
+  }
   dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     gemm<T>(ctx, a.size(0), b.size(1), a.size(1), matrix_view<const T>(a, 0, 1),

@@ -29,12 +29,15 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["constant_bytes"] = r.emit.constant_bytes;
   d["constants"] = r.emit.constants;
   d["deduplicated_constants"] = r.emit.deduplicated;
+  d["delegate_named_bytes"] = r.emit.delegate_named_bytes;
+  d["delegate_named_shared"] = r.emit.named_shared;
   d["file_bytes"] = r.emit.file_bytes;
   d["graph_info_bytes"] = r.graph_info_bytes;
   d["constant_methods"] = r.constant_methods;
   d["backends"] = r.backends;
   d["default_backends"] = r.default_backends;
   d["backends_left_out"] = r.backends_left_out;
+  d["notes"] = r.notes;
   nb::list arenas;
   for (const auto& region : r.memory.regions) {
     nb::dict a;
@@ -133,20 +136,23 @@ std::vector<compiler::ConstantMethod> constant_methods_from(const nb::dict& meth
 // What every compile entry point shares: target, backends and the constant methods.
 compiler::CompileOptions base_options(const std::string& target,
                                       const std::vector<std::string>& backends,
-                                      const nb::dict& constant_methods, bool llm_metadata) {
+                                      const nb::dict& constant_methods, bool llm_metadata,
+                                      bool last_token_logits) {
   compiler::CompileOptions options;
   options.target = target;
   options.backends = backends;
   options.constant_methods = constant_methods_from(constant_methods);
   options.llm_metadata = llm_metadata;
+  options.last_token_logits = last_token_logits;
   return options;
 }
 
 nb::tuple compile_pt2(const std::string& path, const std::string& target,
                       const std::vector<std::string>& backends, bool strip_debug_info,
-                      const nb::dict& constant_methods, bool llm_metadata) {
+                      const nb::dict& constant_methods, bool llm_metadata, bool last_token_logits) {
   compiler::CompileResult result;
-  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata);
+  compiler::CompileOptions options =
+      base_options(target, backends, constant_methods, llm_metadata, last_token_logits);
   options.strip_debug_info = strip_debug_info;
   {
     nb::gil_scoped_release release;
@@ -160,11 +166,13 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target,
 nb::tuple compile_pt2_methods(const std::vector<std::string>& names,
                               const std::vector<std::string>& paths, const std::string& target,
                               const std::vector<std::string>& backends,
-                              const nb::dict& constant_methods, bool llm_metadata) {
+                              const nb::dict& constant_methods, bool llm_metadata,
+                              bool last_token_logits) {
   if (names.size() != paths.size()) throw std::invalid_argument("one path per method name");
   std::vector<std::pair<std::string, std::string>> methods;
   for (size_t i = 0; i < names.size(); ++i) methods.emplace_back(names[i], paths[i]);
-  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata);
+  compiler::CompileOptions options =
+      base_options(target, backends, constant_methods, llm_metadata, last_token_logits);
   compiler::CompileResult result;
   {
     nb::gil_scoped_release release;
@@ -180,7 +188,8 @@ nb::tuple compile_pt2_quantized(
     const std::string& path, const std::string& target, const std::string& scheme,
     const std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>>& calibration, bool int8_io,
     const std::string& observer, double percentile, bool progress,
-    const std::vector<std::string>& backends, const nb::dict& constant_methods, bool llm_metadata) {
+    const std::vector<std::string>& backends, const nb::dict& constant_methods, bool llm_metadata,
+    bool last_token_logits) {
   compiler::QuantizeOptions q;
   q.scheme = compiler::parse_quant_scheme(scheme);
   if (!observer.empty()) q.observer = compiler::parse_quant_observer(observer);
@@ -201,7 +210,8 @@ nb::tuple compile_pt2_quantized(
     };
   }
   // Partitioners see the quantized (Q/DQ) graph.
-  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata);
+  compiler::CompileOptions options =
+      base_options(target, backends, constant_methods, llm_metadata, last_token_logits);
   options.quantize = &q;
   compiler::CompileResult result;
   {
@@ -216,11 +226,13 @@ nb::tuple compile_pt2_quantized(
 nb::tuple compile_pt2_llm(const std::string& path, const std::string& target,
                           const std::string& scheme, int64_t group_size,
                           const std::vector<std::string>& backends,
-                          const nb::dict& constant_methods, bool llm_metadata) {
+                          const nb::dict& constant_methods, bool llm_metadata,
+                          bool last_token_logits) {
   compiler::LlmQuantizeOptions q;
   q.scheme = compiler::parse_llm_scheme(scheme);
   q.group_size = group_size;
-  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata);
+  compiler::CompileOptions options =
+      base_options(target, backends, constant_methods, llm_metadata, last_token_logits);
   options.llm_quantize = &q;
   compiler::CompileResult result;
   {
@@ -256,6 +268,7 @@ void bind_compiler(nb::module_& m) {
   m.def("compile_pt2", &compile_pt2, nb::arg("path"), nb::arg("target") = "host",
         nb::arg("backends") = std::vector<std::string>{}, nb::arg("strip_debug_info") = false,
         nb::arg("constant_methods") = nb::dict(), nb::arg("llm_metadata") = true,
+        nb::arg("last_token_logits") = false,
         "Compiles a torch.export archive; returns (program bytes, report dict). `backends` is the\n"
         "ordered list of partitioners then kernel libraries (\"xnnpack\", \"optimized\",\n"
         "\"portable\"); empty means the target's. `constant_methods` {name: value} are written as\n"
@@ -263,6 +276,7 @@ void bind_compiler(nb::module_& m) {
   m.def("compile_pt2_methods", &compile_pt2_methods, nb::arg("names"), nb::arg("paths"),
         nb::arg("target") = "host", nb::arg("backends") = std::vector<std::string>{},
         nb::arg("constant_methods") = nb::dict(), nb::arg("llm_metadata") = true,
+        nb::arg("last_token_logits") = false,
         "Compiles several torch.export archives into one program, one method each (names[i]\n"
         "from paths[i]); buffers are shared by name (state one method writes, the others see).");
   m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
@@ -270,12 +284,13 @@ void bind_compiler(nb::module_& m) {
         nb::arg("scheme"), nb::arg("calibration"), nb::arg("int8_io") = false,
         nb::arg("observer") = "", nb::arg("percentile") = 99.99, nb::arg("progress") = true,
         nb::arg("backends") = std::vector<std::string>{}, nb::arg("constant_methods") = nb::dict(),
-        nb::arg("llm_metadata") = true,
+        nb::arg("llm_metadata") = true, nb::arg("last_token_logits") = false,
         "Quantizes (int8, PT2E Q/DQ form) and compiles; calibration is one array per input, "
         "samples on axis 0.");
   m.def("compile_pt2_llm", &compile_pt2_llm, nb::arg("path"), nb::arg("target"), nb::arg("scheme"),
         nb::arg("group_size") = 0, nb::arg("backends") = std::vector<std::string>{},
         nb::arg("constant_methods") = nb::dict(), nb::arg("llm_metadata") = true,
+        nb::arg("last_token_logits") = false,
         "LLM weight quantization (llm-8da4w, llm-int8, llm-int4) and compile.");
   m.def("quantize_weights_per_channel", &quantize_weights_per_channel, nb::arg("weights"),
         "Symmetric int8 per-channel (axis 0) weights as the quantizer writes them: (int8 bytes, "

@@ -1,6 +1,7 @@
 // Python access to the runtime: load a program, load a method, execute it on arrays.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compiler/report/delegation_report.h"
@@ -117,6 +119,32 @@ class PyMethod {
   }
   size_t num_state_tensors() const { return method_->method().num_state_tensors(); }
 
+  // Per argument of instruction `i`, its tensor's data address (None for other values): lets
+  // tests see which tensors share memory (a cache update computed in the cache itself).
+  std::vector<nb::object> instruction_tensor_addresses(size_t i) const {
+    const Method& m = method_->method();
+    if (i >= m.num_instructions()) throw nb::index_error("no such instruction");
+    std::vector<nb::object> out;
+    EValue* gathered[Method::kMaxGatheredArgs];
+    for (const EValue* v : m.instruction_args(i, {gathered, Method::kMaxGatheredArgs})) {
+      out.push_back(v->tag == Tag::Tensor
+                        ? nb::cast(reinterpret_cast<uintptr_t>(v->tensor->const_data()))
+                        : nb::none());
+    }
+    return out;
+  }
+
+  // (data address, bytes) of each state tensor.
+  std::vector<std::pair<uintptr_t, size_t>> state_memory() const {
+    const Method& m = method_->method();
+    std::vector<std::pair<uintptr_t, size_t>> out;
+    for (size_t k = 0; k < m.num_state_tensors(); ++k) {
+      const Tensor* t = m.state_tensor(k);
+      out.emplace_back(reinterpret_cast<uintptr_t>(t->const_data()), t->nbytes());
+    }
+    return out;
+  }
+
   std::vector<std::string> instruction_names() const {
     std::vector<std::string> names;
     const Method& m = method_->method();
@@ -177,12 +205,13 @@ class PyProgram {
   nb::dict llm_metadata() const {
     auto read = llm::read_llm_metadata(program_->program());
     if (!read.ok()) raise(read.error());
+    const llm::LlmMetadata& m = read.get();
     nb::dict d;
-    llm::visit_llm_metadata(read.get(), [&](const char* key, auto value) {
-      if constexpr (std::is_same_v<decltype(value), Span<const int64_t>>) {
-        d[key] = std::vector<int64_t>(value.begin(), value.end());
-      } else {
-        d[key] = value;
+    llm::for_each_field(m, [&](const char* key, const auto& field) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, llm::EosIds>) {
+        if (field.present) d[key] = std::vector<int64_t>(field.ids, field.ids + field.count);
+      } else if (field) {
+        d[key] = *field;
       }
     });
     return d;
@@ -235,7 +264,9 @@ void bind_runtime(nb::module_& m) {
       .def("meta", &PyMethod::meta)
       .def("reset_state", &PyMethod::reset_state)
       .def("num_state_tensors", &PyMethod::num_state_tensors)
-      .def("instruction_names", &PyMethod::instruction_names);
+      .def("instruction_names", &PyMethod::instruction_names)
+      .def("instruction_tensor_addresses", &PyMethod::instruction_tensor_addresses)
+      .def("state_memory", &PyMethod::state_memory);
   nb::class_<PyProgram>(m, "Program")
       .def_prop_ro("method_names", &PyProgram::method_names)
       .def("load_method", &PyProgram::load_method, nb::arg("name") = "forward",

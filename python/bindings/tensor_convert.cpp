@@ -23,6 +23,9 @@ ScalarType dtype_from_dlpack(nb::dlpack::dtype dt) {
   if (code == C::UInt && dt.bits == 8) return ScalarType::Byte;
   if (code == C::UInt && dt.bits == 16) return ScalarType::UInt16;
   if (code == C::Bool) return ScalarType::Bool;
+  if (code == C::Complex && dt.bits == 32) return ScalarType::ComplexHalf;
+  if (code == C::Complex && dt.bits == 64) return ScalarType::ComplexFloat;
+  if (code == C::Complex && dt.bits == 128) return ScalarType::ComplexDouble;
   throw std::invalid_argument("unsupported array dtype");
 }
 
@@ -36,25 +39,44 @@ nb::dlpack::dtype dlpack_from_dtype(ScalarType t) {
     return d;
   };
   switch (t) {
-    case ScalarType::Float: return make(C::Float, 32);
-    case ScalarType::Double: return make(C::Float, 64);
-    case ScalarType::Half: return make(C::Float, 16);
-    case ScalarType::BFloat16: return make(C::Bfloat, 16);
-    case ScalarType::Char: return make(C::Int, 8);
-    case ScalarType::Short: return make(C::Int, 16);
-    case ScalarType::Int: return make(C::Int, 32);
-    case ScalarType::Long: return make(C::Int, 64);
-    case ScalarType::Byte: return make(C::UInt, 8);
-    case ScalarType::UInt16: return make(C::UInt, 16);
-    case ScalarType::Bool: return make(C::Bool, 8);
-    default: throw std::invalid_argument(std::string("no array dtype for ") + scalar_type_name(t));
+    case ScalarType::Float:
+      return make(C::Float, 32);
+    case ScalarType::Double:
+      return make(C::Float, 64);
+    case ScalarType::Half:
+      return make(C::Float, 16);
+    case ScalarType::BFloat16:
+      return make(C::Bfloat, 16);
+    case ScalarType::Char:
+      return make(C::Int, 8);
+    case ScalarType::Short:
+      return make(C::Int, 16);
+    case ScalarType::Int:
+      return make(C::Int, 32);
+    case ScalarType::Long:
+      return make(C::Int, 64);
+    case ScalarType::Byte:
+      return make(C::UInt, 8);
+    case ScalarType::UInt16:
+      return make(C::UInt, 16);
+    case ScalarType::Bool:
+      return make(C::Bool, 8);
+    case ScalarType::ComplexHalf:
+      return make(C::Complex, 32);
+    case ScalarType::ComplexFloat:
+      return make(C::Complex, 64);
+    case ScalarType::ComplexDouble:
+      return make(C::Complex, 128);
+    default:
+      throw std::invalid_argument(std::string("no array dtype for ") + scalar_type_name(t));
   }
 }
 
 void wrap_ndarray(const nb::ndarray<>& array, TensorHolder& h) {
   const int32_t dim = static_cast<int32_t>(array.ndim());
   if (dim > kMaxTensorDim) throw std::invalid_argument("array rank above 16");
-  if (array.device_type() != nb::device::cpu::value) throw std::invalid_argument("array is not on the CPU");
+  if (array.device_type() != nb::device::cpu::value)
+    throw std::invalid_argument("array is not on the CPU");
   h.sizes.resize(dim);
   h.dim_order.resize(dim);
   h.strides.resize(dim);

@@ -13,6 +13,7 @@ from pteron import llm
 from pteron.delegation import DelegationInfo, get_delegation_info
 from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
 from pteron.partitioners import Partitioner, VgfPartitioner, VulkanPartitioner, XnnpackPartitioner
+from pteron.recurrent import keep_recurrent_layers
 from pteron.runtime import Method, Program, get_num_threads, load, set_num_threads
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "export",
     "get_delegation_info",
     "get_num_threads",
+    "keep_recurrent_layers",
     "llm",
     "load",
     "set_num_threads",

@@ -21,10 +21,11 @@ is full. Bad input (a prompt longer than the cache, more new tokens than it hold
 that is no decoder) raises RuntimeError or ValueError with one line.
 
 A tokenizer (a path or a pteron.llm.Tokenizer: a Hugging Face tokenizer.json with a byte-level
-BPE model, or a SentencePiece .model, told apart by their bytes) encodes `prompt` in C++
+BPE model, a SentencePiece .model, or a tiktoken file such as Llama 3's tokenizer.model, told
+apart by their bytes) encodes `prompt` in C++
 (runtime/llm/tokenizer.h), with its BOS token first unless add_bos=False; then the stream yields
 the generated text as it comes (a character split over tokens once it is complete; special
-tokens left out) and generate() returns it. eos_ids default to the program's get_eos_ids
+tokens left out) and generate() returns it. eos_ids default to the program's get_eos_ids (or get_eos_id)
 method, else the tokenizer's end-of-text tokens (ExecuTorch's runner's order). A bad tokenizer
 file, or one with more tokens than the program's logits, raises ValueError with one line.
 """
@@ -203,7 +204,7 @@ def stream(
     if prompt is None and prompt_ids is None:
         raise ValueError("give the prompt: prompt_ids, or prompt= text with a tokenizer")
     if prompt is not None and tokenizer is None:
-        raise ValueError("prompt= text needs a tokenizer (a tokenizer.json or SentencePiece .model path)")
+        raise ValueError("prompt= text needs a tokenizer (a tokenizer.json, SentencePiece .model or tiktoken file path)")
     tok = _tokenizer(tokenizer) if tokenizer is not None else None
     native, loaded_threads = _native_program(program)
     if threads is not None:

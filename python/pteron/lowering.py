@@ -15,24 +15,32 @@ archive torch.export.save writes (weights are memory-mapped by the compiler, not
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import warnings
 from typing import Any, Sequence
 
 import pteron_native
 
 from pteron.partitioners import backend_names
+from pteron.recurrent import has_dynamic_recurrent_layer, keep_recurrent_layers, recurrent_ops
 from pteron.runtime import Program, load
 
 CompileError = pteron_native.CompileError
 
 
 def export(model, example_inputs: Sequence[Any], *, strict: bool = False, dynamic_shapes=None):
-    """torch.export of `model` (eval mode), decomposed to core ATen."""
+    """torch.export of `model` (eval mode), decomposed to core ATen. With `dynamic_shapes`,
+    recurrent layers (nn.LSTM, nn.GRU, nn.RNN) stay whole (pteron.recurrent), so their number of
+    steps may be a Dim."""
     import torch
 
-    ep = torch.export.export(model.eval(), tuple(example_inputs), strict=strict, dynamic_shapes=dynamic_shapes)
-    return decompose(ep)
+    keep = keep_recurrent_layers() if dynamic_shapes is not None else contextlib.nullcontext()
+    with keep:
+        ep = torch.export.export(model.eval(), tuple(example_inputs), strict=strict,
+                                 dynamic_shapes=dynamic_shapes)
+        return decompose(ep)
 
 
 # Core ATen ops that torch's default table still decomposes (into arange/abs/clamp/index
@@ -48,11 +56,20 @@ _TORCHAO_KEPT = ("dequantize_affine", "quantize_affine", "choose_qparams_affine"
 
 
 def decompose(ep):
-    """ep.run_decompositions() to core ATen, keeping the ops in _KEPT_CORE_OPS and torchao's
-    affine quantization primitives whole."""
+    """ep.run_decompositions() to core ATen, keeping the ops in _KEPT_CORE_OPS, torchao's
+    affine quantization primitives and recurrent layers over a dynamic input whole."""
+    if has_dynamic_recurrent_layer(ep):
+        with keep_recurrent_layers():
+            return _decompose(ep, keep=recurrent_ops())
+    return _decompose(ep)
+
+
+def _decompose(ep, keep=()):
     import torch
 
     table = torch.export.default_decompositions()
+    for op in keep:
+        table.pop(op, None)
     for name in _KEPT_CORE_OPS:
         table.pop(getattr(torch.ops.aten, name).default, None)
     torchao = getattr(torch.ops, "torchao", None)
@@ -69,6 +86,8 @@ class LoweredProgram:
     def __init__(self, data: bytes, report: dict):
         self._data = data
         self.report = report
+        for note in report.get("notes", []):  # an old backend spelling: what to write instead
+            warnings.warn(note, FutureWarning, stacklevel=3)
 
     def buffer(self) -> bytes:
         return self._data
@@ -131,7 +150,7 @@ def _stack_calibration(calibration) -> list:
 
 
 def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels, constant_methods,
-                   llm_metadata) -> LoweredProgram:
+                   llm_metadata, last_token_logits) -> LoweredProgram:
     if quantize is not None:
         raise CompileError("quantize is not supported for a program with several methods")
     if not programs:
@@ -151,7 +170,7 @@ def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels, 
             names.append(str(name))
             paths.append(path)
         return LoweredProgram(*pteron_native.compile_pt2_methods(names, paths, target, backends, constant_methods,
-                                                                 llm_metadata))
+                                                                 llm_metadata, last_token_logits))
 
 
 def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = None, *, target: str = "host",
@@ -161,7 +180,8 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
                                 kernels: Sequence[str] | None = None,
                                 group_size: int | None = None,
                                 constant_methods: dict | None = None,
-                                llm_metadata: bool = True) -> LoweredProgram:
+                                llm_metadata: bool = True,
+                                last_token_logits: bool = False) -> LoweredProgram:
     """Compiles an ExportedProgram (or a path to a .pt2) for `target`.
 
     `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
@@ -196,13 +216,20 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     the LLM metadata {"get_max_seq_len": 128, "get_eos_ids": [2], "use_kv_cache": True}
     (pteron.load(path).metadata() reads it back). A KV-cache decoder (rank-4 state buffers, as
     transformers' convert_and_export_with_cache writes) also gets get_max_seq_len (the cache
-    length), use_kv_cache, get_vocab_size (the logits' last dim) and enable_dynamic_shape
-    unless `llm_metadata` is False; given values win. Malformed values (a negative length, a
+    length), use_kv_cache, get_vocab_size (the logits' last dim), enable_dynamic_shape and
+    get_n_layers / get_n_kv_heads / get_head_dim (from the caches' shape) unless `llm_metadata`
+    is False; given values win. Malformed values (a negative length, a
     float id, an unsupported type) raise CompileError naming the method.
+
+    `last_token_logits` makes a decoder's first output (logits [1, T, vocab]) the last token's
+    row only, [1, 1, vocab], as ExecuTorch's LLM export does: a prompt prefilled in one call
+    runs the vocabulary projection once instead of T times (generation reads only that row).
+    Off by default, which keeps transformers' output (every row, e.g. for perplexity).
     """
     constant_methods = dict(constant_methods or {})
     if isinstance(program, dict):
-        return _lower_methods(program, partitioner, target, quantize, kernels, constant_methods, llm_metadata)
+        return _lower_methods(program, partitioner, target, quantize, kernels, constant_methods, llm_metadata,
+                              last_token_logits)
     llm = quantize is not None and quantize.startswith("llm-")
     if group_size is not None and not llm:
         raise CompileError("group_size needs quantize='llm-8da4w', 'llm-int8' or 'llm-int4'")
@@ -214,15 +241,12 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
         raise CompileError("calibration and int8_io need quantize='cortex-m', 'xnnpack' or 'ethos-u'")
     if quantize is not None and not llm and calibration is None:
         raise CompileError("quantize needs calibration samples (an iterable of input tuples)")
+    # The compiler checks each name and option ("unknown backend ..., available: ...").
     backends = backend_names(partitioner or [])
-    if backends:
-        missing = [b for b in backends if b not in pteron_native.available_backends()]
-        if missing:
-            raise CompileError(f"backend(s) {', '.join(missing)} not in this build "
-                               f"(available: {', '.join(pteron_native.available_backends())})")
     backends += list(kernels or [])
 
-    extra = {"constant_methods": constant_methods, "llm_metadata": llm_metadata}
+    extra = {"constant_methods": constant_methods, "llm_metadata": llm_metadata,
+             "last_token_logits": last_token_logits}
 
     def compile_path(path):
         if quantize is None:

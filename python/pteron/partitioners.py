@@ -12,7 +12,8 @@ from __future__ import annotations
 
 
 class Partitioner:
-    """A backend of the C++ compiler, by the name `pteron compile --backends` takes."""
+    """A backend of the C++ compiler, by the name `pteron compile --backends` takes, with its
+    options after it (`vulkan:fp16=on`)."""
 
     backend = ""
 
@@ -33,16 +34,16 @@ class VulkanPartitioner(Partitioner):
     """Delegates fp32 regions (linear/matmul, conv, pools, elementwise, activations, softmax,
     layer norm, cat/slice/embedding) to the Vulkan GPU delegate; rules and the cost rule are in
     backends/vulkan/README.md. fp16=True stores the regions' tensors and weights as fp16
-    (backend `vulkan-fp16`); inputs and outputs stay fp32. Such regions compute in fp16 where the
-    device has shaderFloat16 (sums in fp32); fp16_arithmetic=False keeps their arithmetic fp32
-    on every device (backend `vulkan-fp16-storage`).
+    (backend option `vulkan:fp16=on`); inputs and outputs stay fp32. Such regions compute in fp16
+    where the device has shaderFloat16 (sums in fp32); fp16_arithmetic=False keeps their
+    arithmetic fp32 on every device (`vulkan:fp16=storage`).
     """
 
     def __init__(self, fp16: bool = False, fp16_arithmetic: bool = True):
         self.fp16 = fp16
         self.fp16_arithmetic = fp16_arithmetic
         self.backend = ("vulkan" if not fp16 else
-                        "vulkan-fp16" if fp16_arithmetic else "vulkan-fp16-storage")
+                        "vulkan:fp16=on" if fp16_arithmetic else "vulkan:fp16=storage")
 
     def __repr__(self) -> str:
         if self.fp16 and not self.fp16_arithmetic:

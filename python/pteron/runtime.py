@@ -94,6 +94,15 @@ class Method:
     def instruction_names(self) -> list[str]:
         return self._native.instruction_names()
 
+    def instruction_tensor_addresses(self, i: int) -> list[int | None]:
+        """Per argument of instruction `i`, its tensor's data address (None for other values),
+        to see which tensors share memory (e.g. a cache update computed in the cache itself)."""
+        return self._native.instruction_tensor_addresses(i)
+
+    def state_memory(self) -> list[tuple[int, int]]:
+        """(data address, bytes) of each state tensor (mutable buffer)."""
+        return self._native.state_memory()
+
     def reset(self) -> None:
         """Sets the method's state (mutable buffers such as a KV cache, kept across calls)
         back to its initial values, as right after loading."""

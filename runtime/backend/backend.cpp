@@ -5,7 +5,12 @@
 namespace pteron {
 namespace {
 
+// A firmware image links at most the Ethos-U delegate; hosts several.
+#ifdef PTERON_BARE_METAL
+constexpr size_t kMaxBackends = 4;
+#else
 constexpr size_t kMaxBackends = 16;
+#endif
 
 struct Entry {
   const char* id;

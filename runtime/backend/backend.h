@@ -17,9 +17,14 @@ struct CompileSpecView {
   Span<const uint8_t> value;
 };
 
+class Program;
+
 struct BackendInitContext {
   MemoryAllocator* method_allocator;  // load-time memory that lives as long as the method
   const char* method_name;
+  // The program the delegate belongs to, for payloads whose weights are its named data
+  // (ExecuTorch's XNNPACK payloads); may be null (tools initialising a payload on its own).
+  const Program* program = nullptr;
 };
 
 class ExecutionObserver;

@@ -20,10 +20,14 @@ size_t element_size(ScalarType t) {
     case ScalarType::Int:
     case ScalarType::Float:
     case ScalarType::QInt32:
+    case ScalarType::ComplexHalf:
       return 4;
     case ScalarType::Long:
     case ScalarType::Double:
+    case ScalarType::ComplexFloat:
       return 8;
+    case ScalarType::ComplexDouble:
+      return 16;
   }
   return 0;
 }
@@ -33,6 +37,24 @@ bool is_supported(ScalarType t) { return element_size(t) != 0; }
 bool is_floating(ScalarType t) {
   return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half ||
          t == ScalarType::BFloat16;
+}
+
+bool is_complex(ScalarType t) {
+  return t == ScalarType::ComplexHalf || t == ScalarType::ComplexFloat ||
+         t == ScalarType::ComplexDouble;
+}
+
+ScalarType complex_part_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::ComplexHalf:
+      return ScalarType::Half;
+    case ScalarType::ComplexFloat:
+      return ScalarType::Float;
+    case ScalarType::ComplexDouble:
+      return ScalarType::Double;
+    default:
+      return t;
+  }
 }
 
 bool is_integral(ScalarType t, bool include_bool) {
@@ -53,20 +75,40 @@ bool is_integral(ScalarType t, bool include_bool) {
 
 const char* scalar_type_name(ScalarType t) {
   switch (t) {
-    case ScalarType::Byte: return "uint8";
-    case ScalarType::Char: return "int8";
-    case ScalarType::Short: return "int16";
-    case ScalarType::Int: return "int32";
-    case ScalarType::Long: return "int64";
-    case ScalarType::Half: return "float16";
-    case ScalarType::Float: return "float32";
-    case ScalarType::Double: return "float64";
-    case ScalarType::Bool: return "bool";
-    case ScalarType::QInt8: return "qint8";
-    case ScalarType::QUInt8: return "quint8";
-    case ScalarType::QInt32: return "qint32";
-    case ScalarType::BFloat16: return "bfloat16";
-    case ScalarType::UInt16: return "uint16";
+    case ScalarType::Byte:
+      return "uint8";
+    case ScalarType::Char:
+      return "int8";
+    case ScalarType::Short:
+      return "int16";
+    case ScalarType::Int:
+      return "int32";
+    case ScalarType::Long:
+      return "int64";
+    case ScalarType::Half:
+      return "float16";
+    case ScalarType::Float:
+      return "float32";
+    case ScalarType::Double:
+      return "float64";
+    case ScalarType::ComplexHalf:
+      return "complex32";
+    case ScalarType::ComplexFloat:
+      return "complex64";
+    case ScalarType::ComplexDouble:
+      return "complex128";
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::QInt8:
+      return "qint8";
+    case ScalarType::QUInt8:
+      return "quint8";
+    case ScalarType::QInt32:
+      return "qint32";
+    case ScalarType::BFloat16:
+      return "bfloat16";
+    case ScalarType::UInt16:
+      return "uint16";
   }
   return "unknown";
 }

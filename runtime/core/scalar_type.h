@@ -15,6 +15,12 @@ enum class ScalarType : int8_t {
   Half = 5,    // float16
   Float = 6,   // float32
   Double = 7,  // float64
+  // Complex numbers: (real, imaginary) pairs of Half / Float / Double. Only the kernels ExecuTorch
+  // also runs on them (_conj_physical, view_as_real_copy) and plain copies take them; the
+  // compiler refuses them elsewhere.
+  ComplexHalf = 8,
+  ComplexFloat = 9,
+  ComplexDouble = 10,
   Bool = 11,
   QInt8 = 12,
   QUInt8 = 13,
@@ -28,6 +34,9 @@ size_t element_size(ScalarType t);
 bool is_supported(ScalarType t);
 bool is_floating(ScalarType t);
 bool is_integral(ScalarType t, bool include_bool);
+bool is_complex(ScalarType t);
+// The element type of one part of a complex type (Float for ComplexFloat); `t` itself otherwise.
+ScalarType complex_part_type(ScalarType t);
 const char* scalar_type_name(ScalarType t);
 
 // IEEE binary16 and bfloat16 storage types with float conversion (round to nearest even).

@@ -4,20 +4,21 @@ namespace pteron {
 
 Tensor::Tensor(ScalarType dtype, int32_t dim, int32_t* sizes, uint8_t* dim_order,
                int32_t* strides, void* data, ShapeDynamism dynamism)
-    : dtype_(dtype),
-      dim_(dim),
-      sizes_(sizes),
+    : sizes_(sizes),
       dim_order_(dim_order),
       strides_(strides),
       data_(data),
+      dim_(dim),
+      dtype_(dtype),
       dynamism_(dynamism) {
   recompute_strides();
   capacity_bytes_ = nbytes();
 }
 
 void Tensor::recompute_strides() {
-  numel_ = 1;
-  for (int32_t d = 0; d < dim_; ++d) numel_ *= sizes_[d];
+  int64_t numel = 1;
+  for (int32_t d = 0; d < dim_; ++d) numel *= sizes_[d];
+  numel_ = static_cast<Count>(numel);
   // Walk dims from innermost (last in dim_order) outwards.
   // Strides are int32 (the format's sizes are); the verifier rejects tensors whose element
   // count does not fit, and int64 here keeps even a rejected one from overflowing.

@@ -9,6 +9,10 @@
 namespace pteron {
 namespace {
 
+// The dim order of tensors whose program gives none: 0, 1, ..., kMaxTensorDim - 1.
+constexpr uint8_t kIdentityDimOrder[kMaxTensorDim] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                      8, 9, 10, 11, 12, 13, 14, 15};
+
 Error out_of_memory(const char* what, size_t bytes) {
   return fail(Error::OutOfMemory, "method allocator exhausted allocating %s (%zu bytes)", what,
               bytes);
@@ -58,6 +62,7 @@ Method::Method(Method&& o) noexcept
       input_dim_offset_(o.input_dim_offset_),
       int_lists_(o.int_lists_),
       num_int_lists_(o.num_int_lists_),
+      int_lists_stale_(o.int_lists_stale_),
       states_(o.states_),
       num_states_(o.num_states_),
       observer_(o.observer_) {
@@ -80,6 +85,7 @@ Error Method::init(const Program& program, const fb::ExecutionPlan& plan, Memory
   PTERON_TRY(init_kernels(plan, memory->method_allocator));
   PTERON_TRY(init_delegates(program, plan, memory));
   PTERON_TRY(init_instructions(plan, memory->method_allocator));
+  PTERON_TRY(init_int_lists(plan, memory->method_allocator));
   PTERON_TRY(init_input_bounds(program, memory->method_allocator));
   return Error::Ok;
 }
@@ -90,6 +96,47 @@ void Method::refresh_int_lists() {
     for (size_t k = 0; k < list.count; ++k)
       list.ints[k] = values_[list.items[k]].i;  // verified: an Int value's index
   }
+}
+
+Error Method::init_int_lists(const fb::ExecutionPlan& plan, MemoryAllocator* alloc) {
+  // The Int values an instruction writes: prim ops' results (dynamic shapes) and moves. Static
+  // programs have none and pay nothing per call.
+  bool* written = nullptr;
+  for (size_t k = 0; k < num_instructions_; ++k) {
+    const Instruction& ins = instructions_[k];
+    const bool writes = ins.writes_sym_int || ins.kind == Kind::Move;
+    if (!writes) continue;
+    if (written == nullptr) {
+      written = alloc->allocate_array<bool>(num_values_);
+      if (written == nullptr) return out_of_memory("int list flags", num_values_);
+      for (size_t i = 0; i < num_values_; ++i) written[i] = false;
+    }
+    const size_t out = ins.kind == Kind::Move ? static_cast<size_t>(ins.value)
+                                              : static_cast<size_t>(last_arg_value(ins));
+    written[out] = true;
+  }
+  if (written == nullptr) return Error::Ok;
+  // The int lists holding such a value are re-read from their items before the next kernel.
+  const auto dynamic = [&](const fb::EValue* v) {
+    if (v->val_type() != fb::KernelTypes::IntList) return false;
+    for (int32_t item : *v->val_as_IntList()->items())
+      if (written[item]) return true;  // verified: a value index
+    return false;
+  };
+  for (size_t i = 0; i < num_values_; ++i)
+    num_int_lists_ += dynamic(plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+  if (num_int_lists_ == 0) return Error::Ok;
+  int_lists_ = alloc->allocate_array<DynamicIntList>(num_int_lists_);
+  if (int_lists_ == nullptr) return out_of_memory("int lists", num_int_lists_ * 24);
+  size_t l = 0;
+  for (size_t i = 0; i < num_values_; ++i) {
+    const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (!dynamic(v)) continue;
+    const auto* items = v->val_as_IntList()->items();
+    int_lists_[l++] = DynamicIntList{const_cast<int64_t*>(values_[i].int_list.data()),
+                                     items->data(), items->size()};
+  }
+  return Error::Ok;
 }
 
 Error Method::init_input_bounds(const Program& program, MemoryAllocator* alloc) {
@@ -162,6 +209,32 @@ Error Method::init_input_bounds(const Program& program, MemoryAllocator* alloc) 
   }
   if (w != words) return fail(Error::InvalidProgram, "%s: %zu trailing words", key, words - w);
   return Error::Ok;
+}
+
+int32_t* Method::shared_strides(size_t before, int32_t dim, const int32_t* sizes,
+                                const uint8_t* dim_order) const {
+#ifdef PTERON_BARE_METAL
+  // On a device, static tensors whose strides are equal share one array (strides depend only
+  // on sizes and dim order, and static ones are never rewritten): convolutions repeat the same
+  // activation shapes, and every 1-D parameter tensor has strides {1}. A linear search of the
+  // tensors made so far: firmware methods have tens of tensors, not thousands.
+  int32_t want[kMaxTensorDim];
+  int64_t running = 1;
+  for (int32_t k = dim - 1; k >= 0; --k) {
+    want[dim_order[k]] = static_cast<int32_t>(running);
+    running *= sizes[dim_order[k]] > 0 ? sizes[dim_order[k]] : 1;
+  }
+  for (size_t j = 0; j < before && dim > 0; ++j) {
+    if (values_[j].tag != Tag::Tensor) continue;
+    const Tensor& other = *values_[j].tensor;
+    if (other.dim() != dim || other.dynamism() != ShapeDynamism::Static) continue;
+    if (std::memcmp(other.strides().data(), want, sizeof(int32_t) * dim) == 0)
+      return const_cast<int32_t*>(other.strides().data());
+  }
+#else
+  (void)before, (void)dim, (void)sizes, (void)dim_order;
+#endif
+  return nullptr;
 }
 
 Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
@@ -242,7 +315,6 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
           if (ints == nullptr && items->size() > 0)
             return out_of_memory("int list", items->size() * 8);
           for (size_t k = 0; k < items->size(); ++k) ints[k] = values_[items->Get(k)].i;
-          if (items->size() > 0) ++num_int_lists_;  // refreshed after prim ops (sized below)
           out.tag = Tag::IntList;
           out.int_list = Span<const int64_t>(ints, items->size());
           break;
@@ -266,17 +338,31 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
         case fb::KernelTypes::Tensor: {
           const fb::Tensor* t = v->val_as_Tensor();
           const int32_t dim = static_cast<int32_t>(t->sizes()->size());
-          auto* tensor = alloc->allocate_array<Tensor>(1);
-          auto* sizes = alloc->allocate_array<int32_t>(dim ? dim : 1);
-          auto* dim_order = alloc->allocate_array<uint8_t>(dim ? dim : 1);
-          auto* strides = alloc->allocate_array<int32_t>(dim ? dim : 1);
-          if (!tensor || !sizes || !dim_order || !strides)
-            return out_of_memory("tensor metadata", 64);
-          for (int32_t d = 0; d < dim; ++d) {
-            sizes[d] = t->sizes()->Get(d);
-            dim_order[d] = t->dim_order() ? t->dim_order()->Get(d) : static_cast<uint8_t>(d);
-          }
           const auto dynamism = static_cast<ShapeDynamism>(t->shape_dynamism());
+          auto* tensor = alloc->allocate_array<Tensor>(1);
+          if (!tensor) return out_of_memory("tensor metadata", sizeof(Tensor));
+          int32_t* sizes;
+          uint8_t* dim_order;
+          int32_t* strides = nullptr;
+          if (dynamism == ShapeDynamism::Static) {
+            // A static shape never changes (resize() refuses before writing): read the sizes and
+            // dim order from the program in place (flash on a device) instead of copying them
+            // into method memory. The verifier checked both; flatbuffers aligns the vectors.
+            sizes = const_cast<int32_t*>(t->sizes()->data());
+            dim_order =
+                const_cast<uint8_t*>(t->dim_order() ? t->dim_order()->data() : kIdentityDimOrder);
+            strides = shared_strides(i, dim, sizes, dim_order);
+          } else {
+            sizes = alloc->allocate_array<int32_t>(dim ? dim : 1);
+            dim_order = alloc->allocate_array<uint8_t>(dim ? dim : 1);
+            if (!sizes || !dim_order) return out_of_memory("tensor metadata", 64);
+            for (int32_t d = 0; d < dim; ++d) {
+              sizes[d] = t->sizes()->Get(d);
+              dim_order[d] = t->dim_order() ? t->dim_order()->Get(d) : static_cast<uint8_t>(d);
+            }
+          }
+          if (strides == nullptr) strides = alloc->allocate_array<int32_t>(dim ? dim : 1);
+          if (strides == nullptr) return out_of_memory("tensor strides", 4 * sizeof(int32_t));
           new (tensor) Tensor(static_cast<ScalarType>(t->scalar_type()), dim, sizes, dim_order,
                               strides, nullptr, dynamism);
           if (const fb::AllocationDetails* a = t->allocation_info()) {
@@ -325,31 +411,6 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
         default:
           return fail(Error::InvalidProgram, "value %zu has unknown type", i);
       }
-    }
-  }
-
-  // Int lists a prim op can change: all of them, since any Int value may be a prim op's out.
-  // Only programs with prim ops (dynamic shapes) keep them; static ones pay nothing.
-  bool has_prim_ops = false;
-  if (plan.operators() != nullptr) {
-    for (const fb::Operator* op : *plan.operators()) {
-      const char* n = op->name() ? op->name()->c_str() : "";
-      has_prim_ops = has_prim_ops || std::strncmp(n, "executorch_prim::", 17) == 0 ||
-                     std::strncmp(n, "aten::sym_", 10) == 0;
-    }
-  }
-  if (!has_prim_ops) num_int_lists_ = 0;
-  if (num_int_lists_ > 0) {
-    int_lists_ = alloc->allocate_array<DynamicIntList>(num_int_lists_);
-    if (int_lists_ == nullptr) return out_of_memory("int lists", num_int_lists_ * 16);
-    size_t l = 0;
-    for (size_t i = 0; i < num_values_; ++i) {
-      const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
-      if (v->val_type() != fb::KernelTypes::IntList) continue;
-      const auto* items = v->val_as_IntList()->items();
-      if (items->size() == 0) continue;
-      int_lists_[l++] = DynamicIntList{const_cast<int64_t*>(values_[i].int_list.data()),
-                                       items->data(), items->size()};
     }
   }
 
@@ -442,7 +503,7 @@ Error Method::init_delegates(const Program& program, const fb::ExecutionPlan& pl
       specs[k].value = s->value() ? Span<const uint8_t>(s->value()->data(), s->value()->size())
                                   : Span<const uint8_t>();
     }
-    BackendInitContext context{alloc, name()};
+    BackendInitContext context{alloc, name(), &program};
     Result<DelegateHandle*> handle =
         delegate.backend->init(context, payload, Span<const CompileSpecView>(specs, n_specs));
     if (!handle.ok()) {
@@ -482,7 +543,7 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
   for (size_t k = 0; k < num_instructions_; ++k) {
     const fb::Instruction* ins = list->Get(static_cast<flatbuffers::uoffset_t>(k));
     Instruction& out = instructions_[k];
-    out = Instruction{Kind::Free, 0, 0, {}};
+    out = Instruction{};
     const flatbuffers::Vector<int32_t>* args = nullptr;
     switch (ins->instr_args_type()) {
       case fb::InstructionArguments::KernelCall: {
@@ -490,8 +551,12 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
         out.target = ins->instr_args_as_KernelCall()->op_index();
         args = ins->instr_args_as_KernelCall()->args();
         const char* op = kernel_names_[out.target];  // op_index verified
-        out.writes_sym_int = std::strncmp(op, "executorch_prim::", 17) == 0 ||
-                             std::strncmp(op, "aten::sym_", 10) == 0;
+        // A prim op whose result is an Int (not et_view, whose out is a tensor); the value
+        // indices were verified with the program.
+        const bool prim = std::strncmp(op, "executorch_prim::", 17) == 0 ||
+                          std::strncmp(op, "aten::sym_", 10) == 0;
+        const int32_t last = args != nullptr && args->size() > 0 ? args->Get(args->size() - 1) : -1;
+        out.writes_sym_int = prim && last >= 0 && values_[last].tag == Tag::Int;
         break;
       }
       case fb::InstructionArguments::DelegateCall:
@@ -514,14 +579,21 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
         break;
     }
     if (args != nullptr) {
-      EValue** ptrs = alloc->allocate_array<EValue*>(args->size() ? args->size() : 1);
-      if (ptrs == nullptr) return out_of_memory("instruction arguments", args->size() * 8);
-      for (size_t a = 0; a < args->size(); ++a) {
-        const int32_t index = args->Get(static_cast<flatbuffers::uoffset_t>(a));
-        ptrs[a] = &values_[index];
-        PTERON_TRY(check_has_memory(plan, index, k));
+      for (size_t a = 0; a < args->size(); ++a)
+        PTERON_TRY(check_has_memory(plan, args->Get(static_cast<flatbuffers::uoffset_t>(a)), k));
+      out.num_args = static_cast<uint32_t>(args->size());
+      if (out.kind == Kind::Kernel && args->size() <= kMaxGatheredArgs) {
+        // Kernel calls read their value indices from the program in place (flash on a device)
+        // and gather the EValue pointers on the stack as they run (gather_args).
+        out.arg_values = args->data();
+      } else {
+        // Delegate calls (any number of region inputs and outputs) keep the pointers.
+        EValue** ptrs = alloc->allocate_array<EValue*>(args->size() ? args->size() : 1);
+        if (ptrs == nullptr) return out_of_memory("instruction arguments", args->size() * 8);
+        for (size_t a = 0; a < args->size(); ++a)
+          ptrs[a] = &values_[args->Get(static_cast<flatbuffers::uoffset_t>(a))];
+        out.args = ptrs;
       }
-      out.args = Span<EValue*>(ptrs, args->size());
     }
   }
   return Error::Ok;
@@ -634,11 +706,24 @@ bool Method::instruction_is_delegate(size_t index) const {
   return index < num_instructions_ && instructions_[index].kind == Kind::Delegate;
 }
 
-Span<EValue* const> Method::instruction_args(size_t index) const {
+int32_t Method::last_arg_value(const Instruction& ins) const {
+  return ins.args != nullptr ? static_cast<int32_t>(ins.args[ins.num_args - 1] - values_)
+                             : ins.arg_values[ins.num_args - 1];
+}
+
+Span<EValue*> Method::gather_args(const Instruction& ins, EValue** buffer) const {
+  if (ins.args != nullptr) return {ins.args, ins.num_args};
+  for (uint32_t a = 0; a < ins.num_args; ++a) buffer[a] = &values_[ins.arg_values[a]];
+  return {buffer, ins.num_args};
+}
+
+Span<EValue* const> Method::instruction_args(size_t index, Span<EValue*> buffer) const {
   if (index >= num_instructions_) return {};
   const Instruction& ins = instructions_[index];
   if (ins.kind != Kind::Kernel && ins.kind != Kind::Delegate) return {};
-  return {ins.args.data(), ins.args.size()};
+  if (ins.args == nullptr && buffer.size() < ins.num_args) return {};
+  const Span<EValue*> args = gather_args(ins, buffer.data());
+  return {args.data(), args.size()};
 }
 
 Error Method::reset_state() {
@@ -683,19 +768,30 @@ Error Method::run_instructions() {
       case Kind::Kernel: {
         if (scratch_) scratch_->reset();
         KernelContext ctx{scratch_};
-        err = call_kernel(*kernels_[ins.target], ctx, ins.args);
-        if (ins.writes_sym_int && err == Error::Ok) refresh_int_lists();
+        // Int lists are re-read once after a run of prim ops, before the kernel that reads them.
+        if (int_lists_stale_ && !ins.writes_sym_int) {
+          refresh_int_lists();
+          int_lists_stale_ = false;
+        }
+        EValue* gathered[kMaxGatheredArgs];
+        err = call_kernel(*kernels_[ins.target], ctx, gather_args(ins, gathered));
+        int_lists_stale_ = int_lists_stale_ || ins.writes_sym_int;
         break;
       }
       case Kind::Delegate: {
+        if (int_lists_stale_) {
+          refresh_int_lists();
+          int_lists_stale_ = false;
+        }
         if (scratch_) scratch_->reset();
         BackendExecuteContext ctx{scratch_, ins.target, observer_};
         Delegate& d = delegates_[ins.target];
-        err = d.backend->execute(ctx, d.handle, ins.args);
+        err = d.backend->execute(ctx, d.handle, Span<EValue*>(ins.args, ins.num_args));
         break;
       }
       case Kind::Move:
         values_[ins.value] = values_[ins.target];
+        int_lists_stale_ = num_int_lists_ > 0;
         break;
       case Kind::JumpFalse:
         if (!values_[ins.value].b) next = static_cast<size_t>(ins.target);

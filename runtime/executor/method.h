@@ -89,20 +89,27 @@ class Method {
   const char* instruction_name(size_t index) const;
   bool instruction_is_delegate(size_t index) const;
   // The values a kernel or delegate call passes (inputs, then outputs; empty for other
-  // instructions). For debugging tools that read intermediates after an instruction ran.
-  Span<EValue* const> instruction_args(size_t index) const;
+  // instructions), gathered into `buffer` when the call keeps no pointer list (empty when the
+  // buffer is too small: kMaxGatheredArgs always fits). For debugging tools that read
+  // intermediates after an instruction ran.
+  static constexpr size_t kMaxGatheredArgs = 16;
+  Span<EValue* const> instruction_args(size_t index, Span<EValue*> buffer) const;
 
  private:
   enum class Kind : uint8_t { Kernel, Delegate, Move, JumpFalse, Free };
   struct Instruction {
-    Kind kind;
-    int32_t target;  // operator or delegate index, move source, jump destination
-    int32_t value;   // move destination or condition value
-    Span<EValue*> args;
+    Kind kind = Kind::Free;
     bool writes_sym_int = false;  // a prim op (sym_size, executorch_prim::*): int lists follow
+    uint32_t num_args = 0;
+    int32_t target = 0;  // operator or delegate index, move source, jump destination
+    int32_t value = 0;   // move destination or condition value
+    // A call's arguments: value indices in the program (kernel calls of at most
+    // kMaxGatheredArgs arguments, gathered on the stack when they run), or pointers.
+    const int32_t* arg_values = nullptr;
+    EValue** args = nullptr;
   };
-  // An int list whose items are Int values a prim op may rewrite (dynamic shapes): its ints
-  // are re-read from those values after each prim op.
+  // An int list with an item a prim op (or a move) writes (dynamic shapes): its ints are
+  // re-read from its items after prim ops, before the next kernel or delegate runs.
   struct DynamicIntList {
     int64_t* ints;
     const int64_t* items;  // value indices, in the (verified, aligned) program
@@ -125,12 +132,21 @@ class Method {
   Error init(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
   Error init_values(const Program& program, const fb::ExecutionPlan& plan, MemoryManager* memory);
   Error init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
+  // The strides array of an earlier static tensor (values before `before`) equal to these
+  // sizes' and dim order's strides, on a device; nullptr when there is none (or on a host).
+  int32_t* shared_strides(size_t before, int32_t dim, const int32_t* sizes,
+                          const uint8_t* dim_order) const;
   Error init_delegates(const Program& program, const fb::ExecutionPlan& plan,
                        MemoryManager* memory);
   Error init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
+  Error init_int_lists(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
   Error check_has_memory(const fb::ExecutionPlan& plan, int32_t index, size_t instruction);
   Error input_index(size_t i, Tensor** tensor);
   Error run_instructions();
+  // The call's argument pointers: its own list, or gathered into `buffer` (kMaxGatheredArgs).
+  Span<EValue*> gather_args(const Instruction& ins, EValue** buffer) const;
+  // The value index of a call's last argument (a kernel's out); the call has arguments.
+  int32_t last_arg_value(const Instruction& ins) const;
   Error init_input_bounds(const Program& program, MemoryAllocator* alloc);
   void refresh_int_lists();
 
@@ -154,6 +170,7 @@ class Method {
   size_t* input_dim_offset_ = nullptr;
   DynamicIntList* int_lists_ = nullptr;
   size_t num_int_lists_ = 0;
+  bool int_lists_stale_ = false;  // a prim op ran since the lists were last re-read
   StateTensor* states_ = nullptr;
   size_t num_states_ = 0;
   ExecutionObserver* observer_ = nullptr;

@@ -5,15 +5,31 @@
 namespace pteron {
 namespace {
 
-// Selective bare-metal builds register only what a program uses and may shrink the table.
+// The table of registered kernels. Hosted builds hold room for every kernel library. Bare-metal
+// builds take the table from the image: `pteron firmware` defines pteron_kernel_slots with room
+// for exactly its program's kernels (firmware RAM is scarce: 12 bytes a slot), and images that
+// register whole libraries (tests) get the weak default of PTERON_MAX_KERNELS slots.
 #ifndef PTERON_MAX_KERNELS
 #define PTERON_MAX_KERNELS 1024
 #endif
-constexpr size_t kMaxKernels = PTERON_MAX_KERNELS;
+#ifdef PTERON_BARE_METAL
+}  // namespace
+extern "C" {
+__attribute__((weak)) KernelEntry pteron_kernel_slots[PTERON_MAX_KERNELS];
+__attribute__((weak)) extern const size_t pteron_kernel_slot_count = PTERON_MAX_KERNELS;
+}
+namespace {
+KernelEntry* slots() { return pteron_kernel_slots; }
+size_t slot_count() { return pteron_kernel_slot_count; }
+#else
+KernelEntry g_slots[PTERON_MAX_KERNELS];
+KernelEntry* slots() { return g_slots; }
+size_t slot_count() { return PTERON_MAX_KERNELS; }
+#endif
 
 // Function-local static so registration order across translation units is safe.
 struct Registry {
-  KernelEntry entries[kMaxKernels];
+  KernelEntry* entries = slots();
   size_t count = 0;
   const char* libraries[kMaxKernelLibraries];
   size_t library_count = 0;  // 0: any library, non-portable first
@@ -76,7 +92,7 @@ bool register_kernel(const char* name, KernelFn fn, const char* library, const c
       return true;
     }
   }
-  if (r.count == kMaxKernels) return false;
+  if (r.count == slot_count()) return false;
   r.entries[r.count++] = KernelEntry{name, fn, library, signature};
   return true;
 }

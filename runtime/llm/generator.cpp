@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 namespace pteron::llm {
 namespace {
 
 using Ms = std::chrono::duration<double, std::milli>;
+
+// The process's CPU time, all threads (std::clock: CLOCK_PROCESS_CPUTIME_ID on Linux).
+double cpu_ms() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 // Linux: VmHWM, the peak of this process's own address space. getrusage's ru_maxrss is not:
 // it keeps the peak of the image exec replaced, so a generator started by a 500 MiB Python
@@ -129,8 +133,11 @@ Result<Generator> Generator::create(Method& method, const LlmMetadata& metadata)
                "get_vocab_size says %lld but method '%s' returns logits over %lld tokens",
                static_cast<long long>(metadata.vocab_size.value_or(0)), method.name(),
                static_cast<long long>(g.vocab_));
-  g.has_program_eos_ = metadata.has_eos_ids;
-  g.program_eos_.assign(metadata.eos_ids, metadata.eos_ids + metadata.num_eos_ids);
+  // The stop ids: get_eos_ids, else optimum-executorch's get_eos_id.
+  if (const EosIds* eos = metadata.stop_ids()) {
+    g.has_program_eos_ = true;
+    g.program_eos_.assign(eos->ids, eos->ids + eos->count);
+  }
   // ExecuTorch's runner: get_max_context_len is the cache's positions, get_max_seq_len the
   // most tokens one call takes (the prefill's chunk); with only get_max_seq_len it is both.
   const int64_t max_seq_len = metadata.max_context_len.value_or(metadata.max_seq_len.value_or(0));
@@ -232,6 +239,7 @@ Error Generator::start(Span<const int64_t> prompt, const GenerationConfig& confi
   PTERON_TRY(method_->reset_state());
   pos_ = 0;
   const auto prefill_start = Clock::now();
+  const double prefill_cpu_start = cpu_ms();
   for (int64_t at = 0; at < n; at += max_chunk_) {
     PTERON_TRY(
         run(prompt.data() + at, static_cast<int32_t>(std::min<int64_t>(max_chunk_, n - at))));
@@ -241,6 +249,7 @@ Error Generator::start(Span<const int64_t> prompt, const GenerationConfig& confi
                           sampler_.sample(Span<const float>(logits_.data(), logits_.size())));
   const auto first = Clock::now();
   figures_.prefill_ms = Ms(first - prefill_start).count();
+  figures_.prefill_cpu_ms = cpu_ms() - prefill_cpu_start;
   figures_.time_to_first_token_ms = Ms(first - start_time_).count();
   done_ = false;
   return Error::Ok;
@@ -252,10 +261,12 @@ Result<int64_t> Generator::next() {
   if (token < 0) {
     done_ = true;  // until this step succeeds
     const auto step_start = Clock::now();
+    const double step_cpu_start = cpu_ms();
     PTERON_TRY(run(&last_, 1));
     PTERON_ASSIGN_OR_RETURN(token,
                             sampler_.sample(Span<const float>(logits_.data(), logits_.size())));
     figures_.decode_ms += Ms(Clock::now() - step_start).count();
+    figures_.decode_cpu_ms += cpu_ms() - step_cpu_start;
     done_ = false;
   }
   pending_ = -1;

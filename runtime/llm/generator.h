@@ -41,9 +41,13 @@ struct GenerationFigures {
   double prefill_ms = 0;              // the prompt's executions, sampling the first token
   double time_to_first_token_ms = 0;  // start() to the first token (reset, prefill, sample)
   double decode_ms = 0;               // every later token
-  double prefill_tokens_per_s = 0;    // prompt tokens / prefill time
-  double decode_tokens_per_s = 0;     // tokens after the first / decode time
-  uint64_t peak_rss_bytes = 0;        // the process's peak resident set (VmHWM on Linux)
+  // CPU time of the whole process (all threads) over the same spans: on a loaded machine wall
+  // time measures the other processes too, CPU time mostly this one's work.
+  double prefill_cpu_ms = 0;
+  double decode_cpu_ms = 0;
+  double prefill_tokens_per_s = 0;  // prompt tokens / prefill time
+  double decode_tokens_per_s = 0;   // tokens after the first / decode time
+  uint64_t peak_rss_bytes = 0;      // the process's peak resident set (VmHWM on Linux)
   StopReason stop = StopReason::None;
 };
 
@@ -62,8 +66,8 @@ class Generator {
   int64_t max_seq_len() const { return max_seq_len_; }  // the cache's positions
   int32_t max_tokens_per_call() const { return max_chunk_; }
   int64_t vocab_size() const { return vocab_; }
-  // The program's get_eos_ids (ExecuTorch's runner stops on these when the caller gives
-  // none); empty when the program has no such method.
+  // The program's get_eos_ids, else get_eos_id (ExecuTorch's runner stops on these when the caller
+  // gives none); empty when the program has no such method.
   const std::vector<int64_t>& program_eos_ids() const { return program_eos_; }
   bool has_program_eos_ids() const { return has_program_eos_; }
 

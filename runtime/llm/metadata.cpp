@@ -13,8 +13,10 @@ namespace {
 // constant method with a handful of values needs well under 1 KiB.
 constexpr size_t kMethodBytes = 2048;
 
-const char* const kNames[] = {kMaxSeqLen, kMaxContextLen, kVocabSize,          kBosId,
-                              kEosIds,    kUseKvCache,    kUseSdpaWithKvCache, kEnableDynamicShape};
+const char* const kNames[] = {
+    kMaxSeqLen,          kMaxContextLen,      kVocabSize, kBosId,   kEosIds,   kUseKvCache,
+    kUseSdpaWithKvCache, kEnableDynamicShape, kEosId,     kNLayers, kNKvHeads, kHeadDim,
+    kMaxBatchSize};
 
 const char* kind(const EValue& v) {
   switch (v.tag) {
@@ -92,44 +94,51 @@ Error run_method(const Program& program, const char* name, bool* present, Return
   return Error::Ok;
 }
 
-// The one value metadata method `name` returns into `*value` (pointing into `r`); nullptr when
-// the program has no such method.
-Error run_single_value_method(const Program& program, const char* name, Returned* r,
-                              const EValue** value) {
-  bool present = false;
-  *value = nullptr;
-  PTERON_TRY(run_method(program, name, &present, r));
-  if (!present) return Error::Ok;
-  PTERON_CHECK(r->count == 1, Error::InvalidProgram,
-               "metadata method '%s' returns %zu values; it returns one", name, r->count);
-  *value = &r->values[0];
+Error expect_one(const char* name, const Returned& r) {
+  PTERON_CHECK(r.count == 1, Error::InvalidProgram,
+               "metadata method '%s' returns %zu values; it returns one", name, r.count);
   return Error::Ok;
 }
 
-// One int of at least `min` (1 for lengths, 0 for ids).
-Error read_int(const Program& program, const char* name, int64_t min,
-               std::optional<int64_t>* field) {
+// One int of at least `min` (1 for lengths, 0 for ids); with `whole_double`, a double that is
+// a whole number too (optimum-executorch computes get_head_dim as hidden_size / heads).
+Error read_int(const Program& program, const char* name, int64_t min, std::optional<int64_t>* field,
+               bool whole_double = false) {
+  bool present = false;
   Returned r;
-  const EValue* value = nullptr;
-  PTERON_TRY(run_single_value_method(program, name, &r, &value));
-  if (value == nullptr) return Error::Ok;
-  const EValue& v = *value;
+  PTERON_TRY(run_method(program, name, &present, &r));
+  if (!present) return Error::Ok;
+  PTERON_TRY(expect_one(name, r));
+  EValue v = r.values[0];
+  if (whole_double && v.tag == Tag::Double) {
+    // In range and whole: NaN, infinities and fractions fail the comparison.
+    const bool whole =
+        v.d >= -1e15 && v.d <= 1e15 && v.d == static_cast<double>(static_cast<int64_t>(v.d));
+    PTERON_CHECK(whole, Error::InvalidProgram,
+                 "metadata method '%s' returns %g, not a whole number", name, v.d);
+    v = EValue::from_int(static_cast<int64_t>(v.d));
+  }
   PTERON_CHECK(v.tag == Tag::Int, Error::InvalidProgram,
                "metadata method '%s' returns %s, not an int", name, kind(v));
+  const bool length = std::strcmp(name, kMaxSeqLen) == 0 ||
+                      std::strcmp(name, kMaxContextLen) == 0 || std::strcmp(name, kVocabSize) == 0;
   PTERON_CHECK(v.i >= min, Error::InvalidProgram, "metadata method '%s' returns %lld; %s", name,
                static_cast<long long>(v.i),
-               min > 0 ? "a length must be positive" : "an id must not be negative");
+               min == 0 ? "an id must not be negative"
+               : length ? "a length must be positive"
+                        : "a size must be positive");
   *field = v.i;
   return Error::Ok;
 }
 
 // A bool, or an int 0/1 (ExecuTorch's runner reads flags as scalars).
 Error read_flag(const Program& program, const char* name, std::optional<bool>* field) {
+  bool present = false;
   Returned r;
-  const EValue* value = nullptr;
-  PTERON_TRY(run_single_value_method(program, name, &r, &value));
-  if (value == nullptr) return Error::Ok;
-  const EValue& v = *value;
+  PTERON_TRY(run_method(program, name, &present, &r));
+  if (!present) return Error::Ok;
+  PTERON_TRY(expect_one(name, r));
+  const EValue& v = r.values[0];
   if (v.tag == Tag::Bool) {
     *field = v.b;
     return Error::Ok;
@@ -143,27 +152,43 @@ Error read_flag(const Program& program, const char* name, std::optional<bool>* f
   return Error::Ok;
 }
 
-// get_eos_ids: one id or a list of them (ExecuTorch flattens a list into its outputs).
-Error read_eos_ids(const Program& program, LlmMetadata* m) {
+// get_eos_ids, get_eos_id: one id or a list of them (ExecuTorch flattens a list into its
+// outputs).
+Error read_eos_ids(const Program& program, const char* name, EosIds* out) {
   bool present = false;
   Returned r;
-  PTERON_TRY(run_method(program, kEosIds, &present, &r));
+  PTERON_TRY(run_method(program, name, &present, &r));
   if (!present) return Error::Ok;
   for (size_t i = 0; i < r.count; ++i) {
     const EValue& v = r.values[i];
     PTERON_CHECK(v.tag == Tag::Int, Error::InvalidProgram,
-                 "metadata method '%s' value %zu is %s, not an int", kEosIds, i, kind(v));
+                 "metadata method '%s' value %zu is %s, not an int", name, i, kind(v));
     PTERON_CHECK(v.i >= 0, Error::InvalidProgram,
-                 "metadata method '%s' value %zu is %lld; an id must not be negative", kEosIds, i,
+                 "metadata method '%s' value %zu is %lld; an id must not be negative", name, i,
                  static_cast<long long>(v.i));
-    m->eos_ids[i] = v.i;
+    out->ids[i] = v.i;
   }
-  m->has_eos_ids = true;
-  m->num_eos_ids = r.count;
+  out->present = true;
+  out->count = r.count;
+  return Error::Ok;
+}
+
+Error check_in_vocabulary(const char* name, const EosIds& eos, int64_t vocab_size) {
+  for (size_t i = 0; i < eos.count; ++i) {
+    PTERON_CHECK(eos.ids[i] < vocab_size, Error::InvalidProgram,
+                 "metadata: %s value %zu is %lld, outside the vocabulary (%s %lld)", name, i,
+                 static_cast<long long>(eos.ids[i]), kVocabSize,
+                 static_cast<long long>(vocab_size));
+  }
   return Error::Ok;
 }
 
 }  // namespace
+
+const EosIds* LlmMetadata::stop_ids() const {
+  if (eos_ids.present) return &eos_ids;
+  return eos_id.present ? &eos_id : nullptr;
+}
 
 bool is_llm_metadata_method(const char* name) {
   for (const char* n : kNames) {
@@ -178,21 +203,23 @@ Result<LlmMetadata> read_llm_metadata(const Program& program) {
   PTERON_TRY(read_int(program, kMaxContextLen, 1, &m.max_context_len));
   PTERON_TRY(read_int(program, kVocabSize, 1, &m.vocab_size));
   PTERON_TRY(read_int(program, kBosId, 0, &m.bos_id));
-  PTERON_TRY(read_eos_ids(program, &m));
+  PTERON_TRY(read_eos_ids(program, kEosIds, &m.eos_ids));
   PTERON_TRY(read_flag(program, kUseKvCache, &m.use_kv_cache));
   PTERON_TRY(read_flag(program, kUseSdpaWithKvCache, &m.use_sdpa_with_kv_cache));
   PTERON_TRY(read_flag(program, kEnableDynamicShape, &m.enable_dynamic_shape));
+  PTERON_TRY(read_eos_ids(program, kEosId, &m.eos_id));
+  PTERON_TRY(read_int(program, kNLayers, 1, &m.n_layers));
+  PTERON_TRY(read_int(program, kNKvHeads, 1, &m.n_kv_heads));
+  PTERON_TRY(read_int(program, kHeadDim, 1, &m.head_dim, /*whole_double=*/true));
+  PTERON_TRY(read_int(program, kMaxBatchSize, 1, &m.max_batch_size));
   // Token ids index the vocabulary: an id past it would read past the embedding table.
   if (m.vocab_size) {
     const long long vocab = static_cast<long long>(*m.vocab_size);
     PTERON_CHECK(!m.bos_id || *m.bos_id < *m.vocab_size, Error::InvalidProgram,
                  "metadata: %s is %lld, outside the vocabulary (%s %lld)", kBosId,
                  static_cast<long long>(m.bos_id.value_or(0)), kVocabSize, vocab);
-    for (size_t i = 0; i < m.num_eos_ids; ++i) {
-      PTERON_CHECK(m.eos_ids[i] < *m.vocab_size, Error::InvalidProgram,
-                   "metadata: %s value %zu is %lld, outside the vocabulary (%s %lld)", kEosIds, i,
-                   static_cast<long long>(m.eos_ids[i]), kVocabSize, vocab);
-    }
+    PTERON_TRY(check_in_vocabulary(kEosIds, m.eos_ids, *m.vocab_size));
+    PTERON_TRY(check_in_vocabulary(kEosId, m.eos_id, *m.vocab_size));
   }
   return m;
 }

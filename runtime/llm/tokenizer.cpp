@@ -6,6 +6,7 @@
 
 #include "runtime/llm/tokenizer_hf.h"
 #include "runtime/llm/tokenizer_sentencepiece.h"
+#include "runtime/llm/tokenizer_tiktoken.h"
 
 namespace pteron::llm {
 
@@ -47,15 +48,17 @@ Result<std::unique_ptr<Tokenizer>> tokenizer_from_bytes(std::string_view data,
   PTERON_CHECK(!data.empty(), Error::InvalidArgument, "%s is empty, not a tokenizer", n);
   // A JSON document (after an optional UTF-8 byte order mark and whitespace) is a Hugging Face
   // tokenizer.json; a serialized SentencePiece ModelProto starts with its first field, the
-  // repeated `pieces` (field 1, length-delimited: tag byte 0x0A).
+  // repeated `pieces` (field 1, length-delimited: tag byte 0x0A); a tiktoken file with a line
+  // of a base64 token, a space and its rank.
   std::string_view text = data;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && text[first] == '{') return load_hf_tokenizer(text, name);
   if (static_cast<uint8_t>(data[0]) == 0x0A) return load_sentencepiece(data, name);
+  if (looks_like_tiktoken(data)) return load_tiktoken(data, name);
   return fail(Error::InvalidArgument,
-              "%s is not a tokenizer file: expected a Hugging Face tokenizer.json or a "
-              "SentencePiece .model",
+              "%s is not a tokenizer file: expected a Hugging Face tokenizer.json, a "
+              "SentencePiece .model or a tiktoken file (Llama 3's tokenizer.model)",
               n);
 }
 

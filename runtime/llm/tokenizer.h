@@ -3,7 +3,9 @@
 //   - a Hugging Face tokenizer.json with a byte-level BPE model (GPT-2, Llama 3, Qwen):
 //     tokenizer_hf.cpp, ours (there is no maintained C++ reader of tokenizer.json);
 //   - a SentencePiece .model (Llama 2, Gemma, T5): tokenizer_sentencepiece.cpp, over Debian's
-//     libsentencepiece.
+//     libsentencepiece;
+//   - a tiktoken file (Llama 3's tokenizer.model, base64 tokens and ranks): tokenizer_tiktoken.cpp,
+//     ours over PCRE2 (tiktoken itself is Rust and Python only).
 // load_tokenizer() tells them apart by their bytes, not the file name.
 #pragma once
 

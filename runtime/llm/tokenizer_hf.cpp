@@ -144,7 +144,7 @@ Error HfTokenizer::load_model(const json& model, const Reader& r) {
   if (type != "BPE" && !(type.empty() && Reader::member(model, "merges") != nullptr)) {
     return fail(Error::NotSupported,
                 "%s: model type '%s' is not supported (pteron reads byte-level BPE "
-                "tokenizer.json files and SentencePiece .model files)",
+                "tokenizer.json files, SentencePiece .model files and tiktoken files)",
                 r.name().c_str(), type.c_str());
   }
   const json* dropout = Reader::member(model, "dropout");

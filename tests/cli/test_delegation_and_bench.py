@@ -232,6 +232,10 @@ def test_run_threads_and_kernels(programs):
                        "portable", "--json").stdout)
     assert r["threads"] == 3 and set(r["kernel_libraries"]) == {"portable"}
     default = json.loads(cli("run", programs / "m.pte", "--random-inputs", "--json").stdout)
-    assert default["outputs"] == r["outputs"]
+    # The optimized kernels (the default) may round differently from the portable ones: same
+    # shapes and dtypes, values within float32 reassociation error.
+    assert [(o["dtype"], o["shape"]) for o in default["outputs"]] == [(o["dtype"], o["shape"]) for o in r["outputs"]]
+    for mine, portable in zip(default["outputs"], r["outputs"]):
+        np.testing.assert_allclose(mine["head"], portable["head"], rtol=1e-5, atol=1e-6)
     assert_one_line_error(cli("run", programs / "m.pte", "--random-inputs", "--kernels", "gpu",
                               check=False), "gpu")

@@ -29,7 +29,7 @@ ir::Graph decoder(const std::vector<int64_t>& cache_lengths, ScalarType logits =
   TensorSpec tokens = TensorSpec::contiguous(ScalarType::Long, {1, 4});
   if (dynamic_tokens) {
     tokens.min_sizes = {1, 1};
-    tokens.sym_sizes = {"", "s0"};
+    tokens.sym_sizes = {nullptr, ir::SymExpr::sym("s0")};
   }
   g.add_input("input_ids", tokens);
   g.add_input("cache_position", TensorSpec::contiguous(ScalarType::Long, {1}));
@@ -53,9 +53,12 @@ std::string described(const std::vector<ConstantMethod>& methods) {
 
 TEST(ConstantMethods, DecoderCachesGiveTheLlmMetadata) {
   const auto derived = derive_llm_metadata(decoder({24, 24}));
+  // Two [1, 2, 24, 8] caches: one layer's keys and values, 2 KV heads of 8.
   EXPECT_EQ(described(derived),
-            "get_max_seq_len=24 use_kv_cache=true get_vocab_size=64 enable_dynamic_shape=false");
+            "get_max_seq_len=24 use_kv_cache=true get_vocab_size=64 enable_dynamic_shape=false "
+            "get_n_layers=1 get_n_kv_heads=2 get_head_dim=8");
   for (const ConstantMethod& m : derived) EXPECT_TRUE(m.derived);
+  // An odd number of caches is no set of key/value pairs: no layer count.
   EXPECT_EQ(described(derive_llm_metadata(decoder({16}, ScalarType::Float, true))),
             "get_max_seq_len=16 use_kv_cache=true get_vocab_size=64 enable_dynamic_shape=true");
   // Integer "logits" are not logits: no vocabulary size.
@@ -146,8 +149,8 @@ TEST(ConstantMethods, EmittedPlansReadBackThroughTheRuntime) {
   EXPECT_EQ(m.use_kv_cache, true);
   EXPECT_EQ(m.enable_dynamic_shape, false);
   EXPECT_EQ(m.bos_id, 1);
-  ASSERT_EQ(m.num_eos_ids, 2u);
-  EXPECT_EQ(m.eos_ids[1], 7);
+  ASSERT_EQ(m.eos_ids.count, 2u);
+  EXPECT_EQ(m.eos_ids.ids[1], 7);
   auto label = HostMethod::load(**program, "label");
   ASSERT_TRUE(label.ok()) << last_error_message();
   ASSERT_EQ((*label)->method().execute(), Error::Ok);

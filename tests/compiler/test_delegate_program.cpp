@@ -25,10 +25,12 @@ class ReluPartitioner : public Partitioner {
  public:
   std::string name() const override { return "test-relu"; }
   std::string backend_id() const override { return "TestReluBackend"; }
-  SupportDecision supports(const ir::Graph&, const ir::Node& node) const override {
+  SupportDecision supports(const ir::Graph&, const ir::Node& node,
+                           const PartitionContext&) const override {
     return node.op.name == "relu" ? SupportDecision::yes() : SupportDecision::no("only relu");
   }
-  LoweredRegion lower(const ir::Graph&, const Region& region) const override {
+  LoweredRegion lower(const ir::Graph&, const Region& region,
+                      const PartitionContext&) const override {
     LoweredRegion out;
     out.ok = region.inputs.size() == 1 && region.outputs.size() == 1;
     out.reason = "regions must have one input and one output";

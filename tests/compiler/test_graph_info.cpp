@@ -26,11 +26,12 @@ class ActivationPartitioner : public Partitioner {
  public:
   std::string name() const override { return "test-act"; }
   std::string backend_id() const override { return "TestActBackend"; }
-  SupportDecision supports(const ir::Graph&, const ir::Node& node) const override {
+  SupportDecision supports(const ir::Graph&, const ir::Node& node,
+                           const PartitionContext&) const override {
     if (node.op.name == "relu" || node.op.name == "sigmoid") return SupportDecision::yes();
     return SupportDecision::no("only relu and sigmoid");
   }
-  LoweredRegion lower(const ir::Graph&, const Region&) const override {
+  LoweredRegion lower(const ir::Graph&, const Region&, const PartitionContext&) const override {
     return {true, {}, {1, 2, 3}, {}};
   }
 };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/ir/op_schema.h"
+#include "compiler/passes/attention_kv.h"
 #include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/fuse_conv_relu.h"
 #include "compiler/passes/fuse_linear_relu.h"
@@ -31,6 +32,7 @@ namespace {
 void register_library_schemas() {
   cortex_m::aot::register_cortex_m_schemas();
   sdpa_schema();
+  sdpa_kv_schema();
   linear_relu_schema();
   convolution_relu_schema();
   convolution_add_relu_schema();

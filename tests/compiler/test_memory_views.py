@@ -101,15 +101,48 @@ def test_views_of_inputs():
     assert "aten::view_copy.out" not in ops
 
 
-def test_dynamic_views_keep_their_kernel():
+class DynamicViews(torch.nn.Module):
+    """Reshapes of a dynamic tensor: a view with -1, an unsqueeze, a size-1 permute, a squeeze."""
+
+    def forward(self, x):
+        y = torch.relu(x.view(-1, 2, 3)).unsqueeze(0)  # [1, 2s, 2, 3]
+        z = y.permute(1, 0, 2, 3).squeeze(1)           # size-1 dim moved: the same bytes
+        return z.reshape(-1, 6) * 2 + 1
+
+
+def test_dynamic_views_are_et_views_sharing_their_input():
+    # A dynamic view's sizes are known only at run time: it keeps one instruction, ExecuTorch's
+    # executorch_prim::et_view (no copy: out is self's bytes with the sizes of this call).
+    seq = torch.export.Dim("seq", min=2, max=16)
+    model = DynamicViews().eval()
+    ep = pteron.export(model, (rand(4, 6, seed=7),), dynamic_shapes={"x": {0: seq}})
+    for kernels in (("portable",), ("optimized", "portable")):
+        lowered = pteron.to_edge_transform_and_lower(ep, kernels=kernels)
+        method = lowered.load().load_method("forward")
+        ops = method.instruction_names()
+        assert not set(ops) & set(VIEW_KERNELS), ops
+        assert ops.count("executorch_prim::et_view.default") == 5, ops
+        # Planned as the static program at the upper bound: every view lives in its input.
+        static = pteron.to_edge_transform_and_lower(pteron.export(model, (rand(16, 6),)),
+                                                    kernels=kernels)
+        static_meta = static.load().load_method("forward").meta
+        assert method.meta["planned_buffer_sizes"] == static_meta["planned_buffer_sizes"]
+        for n in (2, 9, 16, 3):  # one loaded method, min / between / max / again
+            x = rand(n, 6, seed=n)
+            got = method.execute([x])[0]
+            torch.testing.assert_close(got, model(x), atol=1e-6, rtol=1e-6)
+
+
+def test_dynamic_view_of_an_input_returned_keeps_its_copy():
+    # An output may not share a graph input's memory: the view stays a copy (view_copy).
     seq = torch.export.Dim("seq", min=2, max=16)
 
-    class Dyn(torch.nn.Module):
+    class Flat(torch.nn.Module):
         def forward(self, x):
-            return torch.relu(x.view(-1, 2, 3)) + 1
+            return x.view(-1)
 
-    ops = check(Dyn().eval(), (rand(4, 6, seed=7),), dynamic_shapes={"x": {0: seq}})
-    assert "aten::view_copy.out" in ops
+    ops = check(Flat(), (rand(4, 6, seed=3),), dynamic_shapes={"x": {0: seq}})
+    assert "aten::view_copy.out" in ops, ops
 
 
 class ConvHead(torch.nn.Module):

@@ -26,12 +26,16 @@ class OpsPartitioner : public Partitioner {
       : name_(std::move(name)), ops_(std::move(ops)), min_nodes_(min_nodes) {}
   std::string name() const override { return name_; }
   std::string backend_id() const override { return name_; }
-  LoweredRegion lower(const Graph&, const Region&) const override { return {true, {}, {1}, {}}; }
-  SupportDecision supports(const Graph&, const ir::Node& node) const override {
+  LoweredRegion lower(const Graph&, const Region&, const PartitionContext&) const override {
+    return {true, {}, {1}, {}};
+  }
+  SupportDecision supports(const Graph&, const ir::Node& node,
+                           const PartitionContext&) const override {
     if (ops_.count(node.op.name)) return SupportDecision::yes();
     return SupportDecision::no("op " + node.op.str() + " is not supported");
   }
-  SupportDecision worth_delegating(const Graph&, const Region& r) const override {
+  SupportDecision worth_delegating(const Graph&, const Region& r,
+                                   const PartitionContext&) const override {
     if (r.nodes.size() >= min_nodes_) return SupportDecision::yes();
     return SupportDecision::no("region of " + std::to_string(r.nodes.size()) + " node(s) is below " +
                                std::to_string(min_nodes_));
@@ -86,7 +90,7 @@ TEST(Partition, UnsupportedOpInTheMiddleSplitsRegions) {
   NodeId c = unary(g, "relu", out(g, b), "c");
   g.set_outputs({out(g, c)});
   OpsPartitioner p("fake", {"relu"});
-  PartitionResult r = partition(g, {&p});
+  PartitionResult r = partition(g, {&p}, PartitionContext{});
   ASSERT_EQ(r.regions.size(), 2u);
   EXPECT_EQ(r.refusals.at(b), std::vector<std::string>{"fake: op aten::sigmoid.default is not supported"});
   EXPECT_EQ(r.regions[0].inputs, std::vector<ValueId>{x});
@@ -104,7 +108,7 @@ TEST(Partition, RefusesMergesThatWouldFormACycle) {
   NodeId c = binary(g, out(g, a), out(g, b), "c");
   g.set_outputs({out(g, c)});
   OpsPartitioner p("fake", {"relu", "add"});
-  PartitionResult r = partition(g, {&p});
+  PartitionResult r = partition(g, {&p}, PartitionContext{});
   EXPECT_EQ(r.regions.size(), 2u);
   EXPECT_NE(r.region_of.at(a), r.region_of.at(c));
   expect_acyclic(g, r);
@@ -119,7 +123,7 @@ TEST(Partition, OrderIsPriorityAndSmallRegionsGoBack) {
   g.set_outputs({out(g, c)});
   OpsPartitioner first("first", {"relu", "sigmoid"}, /*min_nodes=*/4);  // gives everything back
   OpsPartitioner second("second", {"relu"});
-  PartitionResult r = partition(g, {&first, &second});
+  PartitionResult r = partition(g, {&first, &second}, PartitionContext{});
   ASSERT_EQ(r.regions.size(), 1u);
   EXPECT_EQ(r.regions[0].partitioner, 1u);
   EXPECT_EQ(r.regions[0].nodes, (std::vector<NodeId>{a, b}));
@@ -129,23 +133,15 @@ TEST(Partition, OrderIsPriorityAndSmallRegionsGoBack) {
   EXPECT_EQ(r.refusals.at(c)[1], "second: op aten::sigmoid.default is not supported");
 }
 
-// Cost rules read the compile's kernel libraries; outside a compile there are none, and scopes
-// nest (a fallback plan compiles inside the main one).
-TEST(Partition, KernelLibrariesOfTheCompileInProgress) {
-  EXPECT_EQ(compiling_kernel_libraries(), nullptr);
-  EXPECT_FALSE(compiling_with_kernel_library("optimized"));
-  const std::vector<std::string> outer = {"optimized", "portable"}, inner = {"portable"};
-  {
-    const CompilingKernelLibraries a(outer);
-    EXPECT_TRUE(compiling_with_kernel_library("optimized"));
-    {
-      const CompilingKernelLibraries b(inner);
-      EXPECT_FALSE(compiling_with_kernel_library("optimized"));
-      EXPECT_TRUE(compiling_with_kernel_library("portable"));
-    }
-    EXPECT_EQ(compiling_kernel_libraries(), &outer);
-  }
-  EXPECT_EQ(compiling_kernel_libraries(), nullptr);
+// Partitioners see the compile's kernel libraries through the context they are given (a
+// fallback plan's partitioners get its own); an empty list reads as portable only.
+TEST(Partition, ContextNamesTheKernelLibraries) {
+  PartitionContext context;
+  EXPECT_FALSE(context.has_kernel_library("optimized"));
+  context.kernel_libraries = {"optimized", "portable"};
+  EXPECT_TRUE(context.has_kernel_library("optimized"));
+  EXPECT_TRUE(context.has_kernel_library("portable"));
+  EXPECT_FALSE(context.has_kernel_library("cortex-m"));
 }
 
 TEST(Partition, RandomGraphsStayAcyclic) {
@@ -166,7 +162,7 @@ TEST(Partition, RandomGraphsStayAcyclic) {
     }
     g.set_outputs({values.back()});
     OpsPartitioner p("fake", {"relu", "add"});
-    PartitionResult r = partition(g, {&p});
+    PartitionResult r = partition(g, {&p}, PartitionContext{});
     expect_acyclic(g, r);
     for (NodeId n : g.nodes()) EXPECT_TRUE(r.region_of.count(n) || r.refusals.count(n)) << "node " << n;
   }

@@ -44,9 +44,9 @@ class Encoder(torch.nn.Module):
 
 
 class Lstm(torch.nn.Module):
-    """torch.export unrolls nn.LSTM over its steps (the step count cannot be a Dim: export
-    specialises it), so the dynamic dimension here is the batch; StreamingLstm below runs a
-    variable number of steps through state kept between calls."""
+    """A dynamic batch through nn.LSTM (kept whole by pteron.export, pteron::lstm.out);
+    test_recurrent_steps.py makes the step count dynamic, StreamingLstm below runs steps
+    one call at a time through state kept between calls."""
 
     def __init__(self):
         super().__init__()
@@ -221,7 +221,8 @@ def test_derived_sizes_are_computed_at_run_time(tmp_path):
 
 
 @pytest.mark.parametrize("backends, reason", [
-    ("cpu", "xnnpack: dynamic shape: Debian's XNNPACK (2022) has no runtime reshape"),
+    ("cpu", "xnnpack: dynamic shape: Debian's XNNPACK (2022) has no runtime reshape; running this "
+            "needs XNNPACK's reshape API (xnn_reshape_external_value + xnn_reshape_runtime"),
     ("vulkan", "vulkan: dynamic shape: the Vulkan delegate records its dispatches for static shapes"),
 ])
 def test_delegates_refuse_dynamic_nodes_with_reason(backends, reason, exported, tmp_path):
@@ -297,9 +298,9 @@ def test_hugging_face_gpt2_over_a_dynamic_sequence(tmp_path):
 
 
 class StreamingLstm(torch.nn.Module):
-    """An LSTM over a variable number of steps: export specialises nn.LSTM's step count, so a
-    streaming model (keyword spotting, audio) runs one step per call with (h, c) kept in
-    mutable buffers; the caller decides how many steps to run."""
+    """A streaming LSTM (keyword spotting, audio): one step per call with (h, c) kept in
+    mutable buffers; the caller decides how many steps to run. (A whole sequence of a
+    variable number of steps per call: test_recurrent_steps.py.)"""
 
     def __init__(self):
         super().__init__()

@@ -1,6 +1,6 @@
 // libFuzzer target: any bytes as a tokenizer file (runtime/llm/tokenizer.h: tokenizer.json,
-// SentencePiece .model) must load or be refused without crashing or tripping a sanitizer, and
-// a tokenizer that loads must encode, decode and stream text the same way.
+// SentencePiece .model, tiktoken) must load or be refused without crashing or tripping a sanitizer,
+// and a tokenizer that loads must encode, decode and stream text the same way.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          "  \t\n\r\n  ",
                          "Grüße 日本語 🙂👩‍💻",
                          "<|endoftext|><s></s>[SEP] <mask> café",
+                         "<|begin_of_text|>x<|eot_id|><|reserved_special_token_9|>'S 'll",
                          "\xE3\x81",
                          "\xFF\xFE"};
   std::vector<int64_t> ids, all;

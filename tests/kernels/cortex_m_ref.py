@@ -138,3 +138,59 @@ def softmax_params(input_scale, input_integer_bits=5):
     max_input_rescaled = (((1 << input_integer_bits) - 1) * 2.0 ** (31 - input_integer_bits)
                           / 2.0 ** shift)
     return mult, shift, -int(math.floor(max_input_rescaled))
+
+
+def upsample_index_table(in_size, out_size, scale=None, exact=False):
+    """Nearest (or nearest-exact) source index of each output index, torch's float32 formula
+    (the cortex_m lowering's table). `scale` is torch's scale factor (output / input), if given."""
+    if not exact and out_size == in_size:
+        return torch.arange(out_size, dtype=torch.int32)
+    if not exact and out_size == 2 * in_size:
+        return torch.arange(out_size, dtype=torch.int32) // 2
+    s = torch.tensor(1.0 / scale if scale else in_size / out_size, dtype=torch.float32)
+    dst = torch.arange(out_size, dtype=torch.float32)
+    src = torch.floor((dst + 0.5) * s) if exact else torch.floor(dst * s)
+    return src.clamp(0, in_size - 1).to(torch.int32)
+
+
+def upsample_linear_table(in_size, out_size, align_corners, scale=None, bits=11):
+    """[out_size, 3] int32 rows (i0, i1, weight of i1 in Q`bits`): torch's float32
+    area_pixel_compute_source_index and lambda, the weight rounded half up (the lowering's)."""
+    dst = torch.arange(out_size, dtype=torch.float32)
+    if in_size == out_size:
+        i0 = dst.to(torch.int64)
+        return torch.stack([i0, i0, torch.zeros_like(i0)], 1).to(torch.int32)
+    if align_corners:
+        s = torch.tensor((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0, dtype=torch.float32)
+        real = s * dst
+    else:
+        s = torch.tensor(1.0 / scale if scale else in_size / out_size, dtype=torch.float32)
+        real = (s * (dst + 0.5) - 0.5).clamp(min=0)
+    i0 = torch.floor(real).clamp(0, in_size - 1)
+    lam = (real - i0).clamp(0, 1)
+    i0 = i0.to(torch.int64)
+    i1 = i0 + (i0 < in_size - 1).to(torch.int64)
+    w1 = torch.floor(lam * (1 << bits) + 0.5).to(torch.int64)
+    return torch.stack([i0, i1, w1], 1).to(torch.int32)
+
+
+def upsample_nearest_nhwc(x, rows, cols):
+    """x [N,H,W,C] int8; rows [OH], cols [OW] source indices."""
+    return x[:, rows.long()][:, :, cols.long()].contiguous()
+
+
+def upsample_bilinear_nhwc(x, row_taps, col_taps, zp_in, zp_out, mult, shift, bits=11):
+    """The cortex_m bilinear kernel's integer arithmetic: sum of wy * wx * (q - zp_in) in
+    Q(2 bits), requantized."""
+    xi = x.to(torch.int64) - zp_in
+    y0, y1, wy1 = (row_taps[:, k].long() for k in range(3))
+    x0, x1, wx1 = (col_taps[:, k].long() for k in range(3))
+    one = 1 << bits
+    top, bottom = xi[:, y0], xi[:, y1]
+
+    def w(wy, wx):
+        return wy.view(1, -1, 1, 1) * wx.view(1, 1, -1, 1)
+
+    acc = (w(one - wy1, one - wx1) * top[:, :, x0] + w(one - wy1, wx1) * top[:, :, x1]
+           + w(wy1, one - wx1) * bottom[:, :, x0] + w(wy1, wx1) * bottom[:, :, x1])
+    return finish(acc, mult, shift, zp_out)

@@ -3,7 +3,8 @@ references, bit exact, and against torch float math within quantisation error.
 
 Float tolerances, in output quantisation steps (LSB): requantize 1 LSB; add, mul, linear,
 conv, depthwise 2 LSB (one for the output rounding, one for the requantisation's Q31 rounding
-and the int32 bias rounding); avg pool 1 LSB; max pool, clamp, transpose, pad exact; softmax
+and the int32 bias rounding); avg pool 1 LSB; max pool, clamp, transpose, pad, nearest upsample exact; bilinear upsample 1 LSB
+(Q11 weights, one output rounding); softmax
 2/256 (TFLite's fixed-point exp). quantize/dequantize are exact against quantized_decomposed's
 formulas.
 """
@@ -24,6 +25,10 @@ from cortex_m_ref import (
     quantize,
     quantize_multiplier,
     softmax_params,
+    upsample_bilinear_nhwc,
+    upsample_index_table,
+    upsample_linear_table,
+    upsample_nearest_nhwc,
 )
 from kernel_harness import run_kernel as run_library_kernel
 
@@ -332,6 +337,66 @@ def test_clamp_transpose_pad():
     p = torch.empty(2, 3, 7, 8, dtype=torch.int8)
     run_kernel("cortex_m::pad.out", [x, [0, 0, 1, 2], [0, 0, 2, 1], -9, p])
     assert torch.equal(p, F.pad(x, (2, 1, 1, 2), value=-9))
+
+
+# ---- upsample ----------------------------------------------------------------------------
+
+UPSAMPLE_SIZES = [((1, 4, 5, 3), (8, 10), None), ((2, 7, 6, 17), (21, 12), None),
+                  ((1, 9, 9, 8), (4, 5), None), ((1, 5, 7, 16), (12, 13), (2.5, 1.9)),
+                  ((1, 1, 1, 4), (3, 2), None), ((1, 6, 6, 1), (6, 6), None)]
+
+
+@pytest.mark.parametrize("shape,size,scales", UPSAMPLE_SIZES)
+@pytest.mark.parametrize("exact", [False, True])
+def test_upsample_nearest_nhwc(shape, size, scales, exact):
+    x = rand_i8(*shape)
+    sh, sw = scales or (None, None)
+    rows = upsample_index_table(shape[1], size[0], sh, exact)
+    cols = upsample_index_table(shape[2], size[1], sw, exact)
+    out = torch.empty(shape[0], *size, shape[3], dtype=torch.int8)
+    run_kernel("cortex_m::upsample_nearest2d_nhwc.out", [x, torch.cat([rows, cols]), out])
+    assert torch.equal(out, upsample_nearest_nhwc(x, rows, cols))
+    mode = "nearest-exact" if exact else "nearest"
+    kw = {"scale_factor": scales} if scales else {"size": size}
+    ref = F.interpolate(x.permute(0, 3, 1, 2).float(), mode=mode, **kw)
+    assert torch.equal(out, ref.to(torch.int8).permute(0, 2, 3, 1))
+
+
+@pytest.mark.parametrize("shape,size,scales", UPSAMPLE_SIZES)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_upsample_bilinear_nhwc(shape, size, scales, align_corners):
+    x = rand_i8(*shape)
+    s_in, zp_in, s_out, zp_out = 0.05, 3, 0.04, -7
+    sh, sw = (None, None) if scales is None or align_corners else scales
+    rows = upsample_linear_table(shape[1], size[0], align_corners, sh)
+    cols = upsample_linear_table(shape[2], size[1], align_corners, sw)
+    mult, shift = quantize_multiplier(s_in / (s_out * 2.0 ** 22))
+    out = torch.empty(shape[0], *size, shape[3], dtype=torch.int8)
+    run_kernel("cortex_m::upsample_bilinear2d_nhwc.out",
+               [x, torch.cat([rows, cols]), zp_in, zp_out, mult, shift, out])
+    assert torch.equal(out, upsample_bilinear_nhwc(x, rows, cols, zp_in, zp_out, mult, shift))
+    kw = {"scale_factor": scales} if sh is not None else {"size": size}
+    xf = dequantize(x.permute(0, 3, 1, 2), s_in, zp_in)
+    ref = quantize(F.interpolate(xf, mode="bilinear", align_corners=align_corners, **kw), s_out, zp_out)
+    assert (out.permute(0, 3, 1, 2).int() - ref.int()).abs().max() <= 1
+
+
+def test_upsample_bad_tables():
+    x = rand_i8(1, 4, 4, 2)
+    out = torch.empty(1, 8, 8, 2, dtype=torch.int8)
+    bad = torch.cat([upsample_index_table(4, 8), upsample_index_table(4, 8)])
+    bad[9] = 4
+    with pytest.raises(RuntimeError, match="upsample_nearest2d_nhwc.out: table entry 9 .4. outside"):
+        run_kernel("cortex_m::upsample_nearest2d_nhwc.out", [x, bad, out])
+    with pytest.raises(RuntimeError, match="upsample_nearest2d_nhwc.out: table has 15 values"):
+        run_kernel("cortex_m::upsample_nearest2d_nhwc.out", [x, bad[:15], out])
+    taps = torch.cat([upsample_linear_table(4, 8, False), upsample_linear_table(4, 8, False)])
+    taps[3, 2] = 2049
+    with pytest.raises(RuntimeError, match="upsample_bilinear2d_nhwc.out: table entry 11"):
+        run_kernel("cortex_m::upsample_bilinear2d_nhwc.out", [x, taps, 0, 0, 1 << 30, -22, out])
+    with pytest.raises(RuntimeError, match="upsample_bilinear2d_nhwc.out: input .1, _, _, 2. and out"):
+        run_kernel("cortex_m::upsample_bilinear2d_nhwc.out",
+                   [x, taps, 0, 0, 1 << 30, -22, torch.empty(1, 8, 8, 3, dtype=torch.int8)])
 
 
 # ---- bad input ---------------------------------------------------------------------------

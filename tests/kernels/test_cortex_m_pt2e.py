@@ -187,3 +187,106 @@ def test_residual_add_stays_nhwc(tmp_path):
     assert "cortex_m::quantized_add.out" in names, names
     assert names.count("cortex_m::transpose.out") == 2, names
     assert_within_3_output_steps(m, r, (1, 3, 8, 8))
+
+
+class UpsampleNet(torch.nn.Module):
+    """A decoder-style net: nearest 2x and bilinear upsampling (both align_corners) between convs."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.mid = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.dec = torch.nn.Conv2d(8, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = F.relu(self.enc(x))
+        y = F.interpolate(y, scale_factor=2, mode="nearest")
+        y = F.relu(self.mid(y))
+        y = F.interpolate(y, size=(20, 24), mode="bilinear", align_corners=False)
+        y = F.relu(self.dec(y))
+        return F.interpolate(y, scale_factor=1.5, mode="bilinear", align_corners=True)
+
+
+def test_upsampling_runs_on_cortex_m_kernels(tmp_path):
+    """Nearest and bilinear upsampling quantized by pteron's cortex-m scheme (nearest keeps its
+    input's qparams, bilinear has its own) lower to the cortex_m upsample kernels, every
+    instruction is cortex_m's, and the program matches the same quantized graph on the portable
+    Q/DQ kernels within 3 output steps."""
+    torch.manual_seed(2)
+    m, r = cortex_m_and_portable(UpsampleNet().eval(), (1, 3, 16, 16), tmp_path)
+    names = m.instruction_names()
+    for op in ["upsample_nearest2d_nhwc", "upsample_bilinear2d_nhwc", "quantized_conv2d_nhwc"]:
+        assert f"cortex_m::{op}.out" in names, names
+    assert set(names) - {n for n in names if n.startswith("cortex_m::")} == set()
+    assert_within_3_output_steps(m, r, (1, 3, 16, 16))
+
+
+class QuantizedResize(torch.nn.Module):
+    """The PT2E form of one upsample: int8 in -> dequantize -> interpolate -> quantize -> int8."""
+
+    def __init__(self, s_in, zp_in, s_out, zp_out, **interp):
+        super().__init__()
+        self.q = (s_in, zp_in, s_out, zp_out)
+        self.interp = interp
+
+    def forward(self, q):
+        s_in, zp_in, s_out, zp_out = self.q
+        qd = torch.ops.quantized_decomposed
+        x = qd.dequantize_per_tensor(q, s_in, zp_in, -128, 127, torch.int8)
+        y = F.interpolate(x, **self.interp)
+        return qd.quantize_per_tensor(y, s_out, zp_out, -128, 127, torch.int8)
+
+
+@pytest.mark.parametrize("interp", [
+    dict(scale_factor=2, mode="nearest"),
+    dict(size=(11, 7), mode="nearest"),
+    dict(scale_factor=2, mode="bilinear", align_corners=False),
+    dict(size=(13, 21), mode="bilinear", align_corners=False),
+    dict(size=(9, 17), mode="bilinear", align_corners=True),
+    dict(scale_factor=(0.5, 1.7), mode="bilinear", align_corners=False),
+], ids=["nearest_2x", "nearest_size", "bilinear_2x", "bilinear_size", "bilinear_align", "bilinear_scales"])
+@pytest.mark.parametrize("same_qparams", [True, False])
+def test_pt2e_upsample_is_bit_exact_with_the_reference(tmp_path, interp, same_qparams):
+    """The lowering's tables are torch's source positions: the program's int8 output equals
+    cortex_m_ref's arithmetic on tables computed here with torch's float formulas, bit for bit,
+    and stays within one step of torch's float interpolation of the dequantized input."""
+    import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
+    from cortex_m_ref import (
+        finish,
+        quantize_multiplier,
+        upsample_bilinear_nhwc,
+        upsample_index_table,
+        upsample_linear_table,
+        upsample_nearest_nhwc,
+    )
+
+    qp = (0.05, 3, 0.05, 3) if same_qparams else (0.05, 3, 0.035, -9)
+    model = QuantizedResize(*qp, **interp).eval()
+    q = torch.randint(-128, 128, (2, 5, 9, 12), generator=torch.Generator().manual_seed(3),
+                      dtype=torch.int8)
+    ep = torch.export.export(model, (q,))
+    target = tmp_path / "cortex-m-test.toml"
+    target.write_text(TARGET)
+    method = pteron.load(pteron.to_edge_transform_and_lower(ep, target=str(target)).buffer()).load_method()
+    names = method.instruction_names()
+    kernel = "upsample_nearest2d_nhwc" if interp["mode"] == "nearest" else "upsample_bilinear2d_nhwc"
+    assert f"cortex_m::{kernel}.out" in names, names
+    got = method(q)[0]
+    want = model(q)
+    oh, ow = want.shape[2:]
+    scales = interp.get("scale_factor")
+    sh, sw = (scales, scales) if isinstance(scales, (int, float)) else (scales or (None, None))
+    nhwc = q.permute(0, 2, 3, 1)
+    if interp["mode"] == "nearest":
+        ref = upsample_nearest_nhwc(nhwc, upsample_index_table(9, oh, sh), upsample_index_table(12, ow, sw))
+        if not same_qparams:  # cortex_m::requantize after the copy
+            m, s = quantize_multiplier(qp[0] / qp[2])
+            ref = finish(ref.to(torch.int64) - qp[1], m, s, qp[3])
+    else:
+        align = interp["align_corners"]
+        rows = upsample_linear_table(9, oh, align, None if align else sh)
+        cols = upsample_linear_table(12, ow, align, None if align else sw)
+        m, s = quantize_multiplier(qp[0] / (qp[2] * 2.0 ** 22))
+        ref = upsample_bilinear_nhwc(nhwc, rows, cols, qp[1], qp[3], m, s)
+    assert torch.equal(got, ref.permute(0, 3, 1, 2)), (got.int() - ref.permute(0, 3, 1, 2).int()).abs().max()
+    assert (got.int() - want.int()).abs().max() <= 1

@@ -98,6 +98,12 @@ def test_gather_edge_shapes():
     v = rand((5,), torch.float16, g)
     i = torch.tensor([4, 0, 0, 3])
     run_into("aten::gather.out", [v, -1, i, False], torch.gather(v, -1, i))
+    # Found by the op-database suite (wrong on portable and optimized): int32 indices, and an
+    # empty index of any dtype and rank, as torch accepts them.
+    i32 = torch.tensor([[2, 0, 1, 1]], dtype=torch.int32)
+    run_into("aten::gather.out", [x, 0, i32, False], torch.gather(x, 0, i32.long()))
+    empty_u8 = torch.zeros((0,), dtype=torch.uint8)
+    run_into("aten::gather.out", [x, 1, empty_u8, False], torch.empty(0, dtype=x.dtype))
 
 
 def test_gather_rejects_out_of_range_and_bad_shapes():

@@ -6,7 +6,8 @@ products, transposed operands (dense tensors in a permuted dim order), batch > 1
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) (sums of K products in a different order);
 float64 1e-10; float16/bfloat16 accumulate in float and round once, compared with torch's
-float result rounded (rtol 1e-2, atol 1e-2 * sqrt(K)).
+float result rounded (rtol 1e-2, atol 1e-2 * sqrt(K)); integer dtypes exactly (wrapping as
+torch's do).
 """
 
 import math
@@ -193,10 +194,39 @@ def test_mm_rejects_mixed_dtypes():
         run_kernel("aten::mm.out", [rand(2, 3), rand(3, 4).double(), torch.empty(2, 4)])
 
 
-def test_mm_rejects_integers():
-    a = torch.ones(2, 2, dtype=torch.int32)
-    with pytest.raises(RuntimeError, match="aten::mm.out: dtype int32 not supported"):
-        run_kernel("aten::mm.out", [a, a, torch.empty(2, 2, dtype=torch.int32)])
+INT_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+
+
+def rand_int(*shape, dtype):
+    """Values over the dtype's whole range, so products and sums wrap as torch's do."""
+    info = torch.iinfo(dtype)
+    return torch.randint(info.min, info.max, shape, generator=GEN, dtype=torch.int64).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_matmuls_wrap_as_torch(dtype):
+    # torch's CPU integer GEMM multiplies and adds in the dtype: results are exact modulo 2^bits.
+    a, b = rand_int(5, 7, dtype=dtype), rand_int(7, 3, dtype=dtype)
+    out = torch.empty(5, 3, dtype=dtype)
+    run_kernel("aten::mm.out", [a, b.t().contiguous().t(), out])  # transposed mat2 too
+    assert torch.equal(out, torch.mm(a, b)), dtype
+    bias = rand_int(3, dtype=dtype)
+    for beta, alpha in [(1, 1), (2, 3), (0, 1)]:
+        run_kernel("aten::addmm.out", [bias, a, b, beta, alpha, out])
+        assert torch.equal(out, torch.addmm(bias, a, b, beta=beta, alpha=alpha)), (dtype, beta, alpha)
+    ba, bb = rand_int(2, 4, 6, dtype=dtype), rand_int(2, 6, 3, dtype=dtype)
+    bout = torch.empty(2, 4, 3, dtype=dtype)
+    run_kernel("aten::bmm.out", [ba, bb, bout])
+    assert torch.equal(bout, torch.bmm(ba, bb)), dtype
+    bbias = rand_int(2, 1, 3, dtype=dtype)
+    run_kernel("aten::baddbmm.out", [bbias, ba, bb, 3, 2, bout])
+    assert torch.equal(bout, torch.baddbmm(bbias, ba, bb, beta=3, alpha=2)), dtype
+
+
+def test_mm_rejects_bool():
+    a = torch.ones(2, 2, dtype=torch.bool)
+    with pytest.raises(RuntimeError, match="aten::mm.out: dtype bool not supported"):
+        run_kernel("aten::mm.out", [a, a, torch.empty(2, 2, dtype=torch.bool)])
 
 
 def test_bmm_rejects_batch_mismatch():

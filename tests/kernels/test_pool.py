@@ -67,6 +67,26 @@ def test_max_pool_dtypes(dtype):
     assert torch.equal(idx, ref_idx)
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64])
+def test_max_pool_integers(dtype):
+    # torch's CPU max_pool2d/3d take integer dtypes; ties (few distinct values, the dtype's lowest
+    # included) keep the first position, as torch's.
+    g = torch.Generator().manual_seed(5)
+    lowest = torch.iinfo(dtype).min
+    x = torch.randint(0, 3, (2, 3, 7, 6), generator=g).to(dtype) + lowest
+    (out, idx), (ref, ref_idx) = run_max_pool(x, [3, 2], [2, 1], [1, 1], [1, 2], True)
+    assert torch.equal(out, ref) and torch.equal(idx, ref_idx), dtype
+    x3 = torch.randint(0, 3, (1, 2, 5, 4, 6), generator=g).to(dtype) + lowest
+    ref, ref_idx = torch.ops.aten.max_pool3d_with_indices(x3, [2, 3, 2], [1, 2, 2], [1, 1, 0], [1, 1, 2], False)
+    out, idx = torch.empty_like(ref), torch.empty_like(ref_idx)
+    run_kernel("aten::max_pool3d_with_indices.out", [x3, [2, 3, 2], [1, 2, 2], [1, 1, 0], [1, 1, 2], False, out, idx])
+    assert torch.equal(out, ref) and torch.equal(idx, ref_idx), dtype
+    with pytest.raises(RuntimeError, match=f"{MAXPOOL}: dtypes bool -> bool not supported"):
+        b = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
+        run_kernel(MAXPOOL, [b, [2, 2], [2, 2], [0, 0], [1, 1], False, torch.empty(1, 1, 2, 2, dtype=torch.bool),
+                             torch.empty(1, 1, 2, 2, dtype=torch.int64)])
+
+
 def test_max_pool_rejects_large_padding():
     with pytest.raises(RuntimeError, match=f"{MAXPOOL}: pad should be at most half"):
         run_kernel(MAXPOOL, [rand(1, 1, 5, 5), [2, 2], [1, 1], [2, 2], [1, 1], False,
@@ -111,6 +131,27 @@ def test_avg_pool_dtypes(dtype):
     out = torch.empty_like(ref)
     run_kernel(AVGPOOL, [x, [2, 2], [2, 2], [1, 1], True, False, None, out])
     assert_close(out, ref, atol=1e-2, rtol=1e-2, what=f"avg_pool {dtype}")
+
+
+def test_avg_pool_int64_truncates_as_torch():
+    # torch's CPU avg_pool2d/3d take int64: an int64 sum divided with C++'s truncation (toward
+    # zero for negative sums), whatever the divisor rule.
+    g = torch.Generator().manual_seed(4)
+    x2 = torch.randint(-50, 50, (2, 3, 7, 6), generator=g)
+    x3 = torch.randint(-50, 50, (1, 2, 5, 4, 6), generator=g)
+    for include_pad in (True, False):
+        for divisor in (None, 3, -1):
+            ref = torch.ops.aten.avg_pool2d(x2, [3, 2], [2, 2], [1, 1], True, include_pad, divisor)
+            out = torch.empty_like(ref)
+            run_kernel(AVGPOOL, [x2, [3, 2], [2, 2], [1, 1], True, include_pad, divisor, out])
+            assert torch.equal(out, ref), (include_pad, divisor)
+            ref = torch.ops.aten.avg_pool3d(x3, [2, 3, 2], [1, 2, 2], [1, 1, 0], False, include_pad, divisor)
+            out = torch.empty_like(ref)
+            run_kernel("aten::avg_pool3d.out", [x3, [2, 3, 2], [1, 2, 2], [1, 1, 0], False, include_pad, divisor, out])
+            assert torch.equal(out, ref), (include_pad, divisor)
+    with pytest.raises(RuntimeError, match=f"{AVGPOOL}: dtypes int32 -> int32 not supported"):
+        x = x2.int()
+        run_kernel(AVGPOOL, [x, [2, 2], [2, 2], [0, 0], False, True, None, torch.empty(2, 3, 3, 3, dtype=torch.int32)])
 
 
 def test_avg_pool_rejects_zero_divisor():

@@ -194,6 +194,22 @@ def test_kthvalue_and_median(dtype):
     assert torch.equal(out, torch.median(x))
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.float32])
+def test_kthvalue_positions_among_ties_are_torchs(dtype):
+    # Lines of few distinct values (and NaN): the kernel runs ATen's quickselect, so the
+    # position it reports among equal values is torch's for every k and line length.
+    g = torch.Generator().manual_seed(7)
+    for n in (1, 2, 3, 5, 8, 13, 40):
+        x = torch.randint(0, 3, (6, n), generator=g).to(dtype)
+        if dtype.is_floating_point:
+            x[torch.rand(x.shape, generator=g) < 0.2] = math.nan
+        for k in range(1, n + 1):
+            values, indices = torch.kthvalue(x, k, 1)
+            v, i = torch.empty_like(values), torch.empty_like(indices)
+            run_kernel("aten::kthvalue.values", [x, k, 1, False, v, i])
+            assert torch.equal(v.nan_to_num(), values.nan_to_num()) and torch.equal(i, indices), (n, k)
+
+
 def test_kthvalue_median_nan_ties_and_errors():
     x = torch.tensor([[3.0, math.nan, 1.0, 2.0], [4.0, 4.0, 4.0, 1.0]])
     v, i = torch.empty(2), torch.empty(2, dtype=torch.int64)

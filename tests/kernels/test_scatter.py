@@ -273,3 +273,24 @@ def test_copy_in_place():
         assert_equal(self, expected, f"copy_ {dtype}")
     with pytest.raises(RuntimeError, match="aten::copy_: the returned tensor is not self"):
         run_kernel("aten::copy_", [torch.zeros(2), torch.ones(2), False, torch.zeros(2)])
+
+
+def test_index_put_in_place_as_executorch_calls_it():
+    """aten::index_put_ (ExecuTorch's portable list): self written in place, the returned self
+    the last argument; with accumulate, duplicate indices add up; bad indices refused."""
+    g = torch.Generator().manual_seed(7)
+    for dtype in (torch.float32, torch.int64, torch.float16, torch.bool):
+        self_ = rand((5, 3), dtype, g)
+        want = self_.clone()
+        idx = [torch.tensor([4, 0, 4])]
+        values = rand((3, 3), dtype, g)
+        for accumulate in ((False, True) if dtype != torch.bool else (False,)):
+            expected = want.clone().index_put_(idx, values, accumulate=accumulate)
+            got = want.clone()
+            run_kernel("aten::index_put_", [got, idx, values, accumulate, got])
+            assert torch.equal(got, expected), (dtype, accumulate)
+    x = torch.zeros(4, 2)
+    with pytest.raises(RuntimeError, match="aten::index_put_: index 4 is out of bounds"):
+        run_kernel("aten::index_put_", [x, [torch.tensor([4])], torch.ones(2), False, x])
+    with pytest.raises(RuntimeError, match="aten::index_put_: the returned tensor is not self"):
+        run_kernel("aten::index_put_", [x, [torch.tensor([1])], torch.ones(2), False, torch.zeros(4, 2)])

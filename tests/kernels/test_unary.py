@@ -269,6 +269,19 @@ def test_clamp_tensor_mixed_dtypes():
     assert_close(out, expected, atol=1e-12, rtol=0, what="clamp.Tensor mixed")
 
 
+def test_clamp_tensor_one_bound_on_bool():
+    # torch's clamp_min/clamp_max take bool (or and and); clamp with both bounds refuses it.
+    x = torch.tensor([[True, False], [True, False]])
+    bound = torch.tensor([True, False])
+    for lo, hi in [(bound, None), (None, bound)]:
+        expected = torch.clamp(x, lo, hi)
+        out = torch.empty_like(expected)
+        run_kernel("aten::clamp.Tensor_out", [x, lo, hi, out])
+        assert torch.equal(out, expected), (lo, hi)
+    with pytest.raises(RuntimeError, match="aten::clamp.Tensor_out: dtypes bool"):
+        run_kernel("aten::clamp.Tensor_out", [x, bound, bound, torch.empty_like(x)])
+
+
 def test_in_place_aliasing():
     x = torch.randn(3, 7)
     expected = torch.exp(x)

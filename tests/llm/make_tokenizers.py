@@ -1,10 +1,12 @@
-"""Small tokenizers trained here, offline, for tests/llm/test_tokenizer.py: byte-level BPE
-tokenizer.json files in the Llama 3 and GPT-2 styles with Hugging Face `tokenizers`, and
-SentencePiece .model files (BPE with byte fallback, unigram) with `sentencepiece`. The text is
+"""Small tokenizers trained here, offline, for tests/llm/test_tokenizer*.py: byte-level BPE
+tokenizer.json files in the Llama 3 and GPT-2 styles with Hugging Face `tokenizers`,
+SentencePiece .model files (BPE with byte fallback, unigram) with `sentencepiece`, and tiktoken
+files (Llama 3's tokenizer.model format) made from a trained byte-level BPE. The text is
 what every machine has: Python's own standard library sources and license, Debian's license
 texts, and a few sentences in other scripts written below.
 """
 
+import base64
 import glob
 import json
 import os
@@ -18,6 +20,14 @@ LLAMA3_REGEX = (
 # Qwen 2's: digits one by one, and its files have an NFC normalizer.
 QWEN2_REGEX = LLAMA3_REGEX.replace(r"\p{N}{1,3}", r"\p{N}")
 LLAMA3_SPECIALS = ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|start_header_id|>"]
+# The special tokens a Llama 3 tiktoken file implies, ids from its token count on: pytorch-tokenizers'
+# LLAMA_SPECIAL_TOKENS (what ExecuTorch's Llama runner uses; Meta's llama-models for 3.1+).
+LLAMA3_TIKTOKEN_SPECIALS = [
+    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
+    "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>",
+    "<|eot_id|>", "<|python_tag|>", "<|image|>",
+]  # fmt: skip
+LLAMA3_TIKTOKEN_SPECIALS += [f"<|reserved_special_token_{i}|>" for i in range(2, 256 - len(LLAMA3_TIKTOKEN_SPECIALS) + 2)]
 
 SENTENCES = [
     "Grüße aus München: naïve Café-Besitzer zahlen 12,50 € für Crème brûlée.",
@@ -91,6 +101,26 @@ def train_byte_level(path, style, vocab_size):
         config = json.loads(path.read_text())
         config["model"]["merges"] = [" ".join(m) for m in config["model"]["merges"]]
         path.write_text(json.dumps(config, ensure_ascii=False))
+    return path
+
+
+def byte_level_alphabet():
+    """GPT-2's bytes_to_unicode: the character a byte-level vocabulary spells each byte with."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    extra = iter(range(256, 512))
+    return [chr(b) if b in printable else chr(next(extra)) for b in range(256)]
+
+
+def train_tiktoken(path, vocab_size):
+    """A tiktoken file as Llama 3 ships it ("base64-bytes rank" lines): the tokens of a Llama 3
+    style byte-level BPE trained on corpus() as bytes, ranked in the order training made them,
+    special tokens left out (a tiktoken file has none)."""
+    tokenizer_json = train_byte_level(path.with_suffix(".json"), "llama3", vocab_size)
+    vocab = json.loads(tokenizer_json.read_text())["model"]["vocab"]
+    byte_of = {c: b for b, c in enumerate(byte_level_alphabet())}
+    tokens = [bytes(byte_of[c] for c in token) for token, _ in sorted(vocab.items(), key=lambda kv: kv[1])
+              if token not in LLAMA3_SPECIALS]  # fmt: skip
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens)))
     return path
 
 

@@ -7,15 +7,13 @@ is one line and exit code 1.
 """
 
 import functools
-import json
-import subprocess
 
 import pytest
 import torch
 from torch.export import Dim
 
 import pteron
-from pteron_cli import assert_one_line_error, pteron_cli
+from llm_cli import assert_one_line_error, cli, generate_json
 
 CACHE = 24
 VOCAB = 64
@@ -105,16 +103,6 @@ class Constant(torch.nn.Module):
         return torch.tensor(self.value)
 
 
-def cli(*args):
-    return subprocess.run([pteron_cli(), *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def generate_json(pte, *args):
-    run = cli("generate", pte, "--json", *args)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
-
-
 def test_greedy_matches_hugging_face_through_the_cli(programs):
     n = CACHE - len(PROMPT)  # Hugging Face's static cache holds prompt + new tokens
     want = hf_greedy(PROMPT, n)
@@ -128,6 +116,9 @@ def test_greedy_matches_hugging_face_through_the_cli(programs):
         assert got["prefill_calls"] == (len(PROMPT) if name == "static" else -(-len(PROMPT) // CHUNK))
         for figure in ("prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms", "peak_rss_bytes"):
             assert got[figure] > 0, figure
+        # CPU time of the same spans: positive, and not more than the threads could spend
+        for span in ("prefill", "decode"):
+            assert 0 < got[f"{span}_cpu_ms"] <= got["threads"] * got[f"{span}_ms"] + 50, span
 
 
 def test_warm_up_generations_leave_the_timed_one_as_it_was(programs):
@@ -196,19 +187,25 @@ def test_the_cache_length_comes_from_get_max_seq_len(programs):
 
 
 @pytest.fixture(scope="module")
-def eos_program(tmp_path_factory):
-    """The static decoder with a get_eos_ids method naming the 5th greedy token."""
+def eos_programs(tmp_path_factory):
+    """The static decoder with a get_eos_ids method (ExecuTorch's export) or a get_eos_id method
+    (optimum-executorch's) naming the 5th greedy token."""
     from transformers.integrations.executorch import convert_and_export_with_cache
 
     eos = hf_greedy(PROMPT, 8)[4]
-    path = tmp_path_factory.mktemp("llm-eos") / "llama-eos.pte"
+    folder = tmp_path_factory.mktemp("llm-eos")
     ep = convert_and_export_with_cache(llama())
-    pteron.to_edge_transform_and_lower(ep, constant_methods={"get_eos_ids": [VOCAB - 1, eos]}).save(path)
-    return path, eos
+    paths = {}
+    for method in ("get_eos_ids", "get_eos_id"):
+        paths[method] = folder / f"llama-{method}.pte"
+        pteron.to_edge_transform_and_lower(ep, constant_methods={method: [VOCAB - 1, eos]}).save(paths[method])
+    return paths, eos
 
 
-def test_the_stop_ids_come_from_get_eos_ids_unless_given(eos_program):
-    path, eos = eos_program
+@pytest.mark.parametrize("method", ["get_eos_ids", "get_eos_id"])
+def test_the_stop_ids_come_from_the_program_unless_given(eos_programs, method):
+    paths, eos = eos_programs
+    path = paths[method]
     want = hf_greedy(PROMPT, 8, eos=eos)
     prompt = ",".join(map(str, PROMPT))
     got = generate_json(path, "--prompt-ids", prompt, "-n", 8)

@@ -33,7 +33,16 @@ LLAMA_METADATA = {
     "use_kv_cache": True,
     "use_sdpa_with_kv_cache": False,
     "enable_dynamic_shape": False,
+    "get_n_layers": 32,
 }
+# What optimum-executorch writes (exporters/executorch/utils.py): get_eos_id rather than
+# get_eos_ids, the head size as a float, and get_dtype, which pteron does not read.
+OPTIMUM_METADATA = {
+    "get_dtype": 6, "get_bos_id": 1, "get_eos_id": [2, 7], "get_head_dim": 64.0, "get_n_kv_heads": 8,
+    "get_n_layers": 16, "get_vocab_size": 128, "get_max_batch_size": 1, "get_max_seq_len": 64, "use_kv_cache": True,
+    "use_sdpa_with_kv_cache": True, "enable_dynamic_shape": True,
+}  # fmt: skip
+DERIVED_SHAPE = {"get_n_layers": 2, "get_n_kv_heads": 2, "get_head_dim": 8}  # the decoder's 2 layers of [1, 2, 24, 8]
 
 
 class AddOne(torch.nn.Module):
@@ -73,12 +82,11 @@ def inspect_json(path) -> dict:
 
 def test_constant_methods_round_trip_through_compile_load_and_inspect(tmp_path):
     program = pteron.to_edge_transform_and_lower(add_one_export(),
-                                                 constant_methods={**LLAMA_METADATA, "get_n_layers": 32,
-                                                                   "scale": 0.5, "name": "tiny"})
+                                                 constant_methods={**LLAMA_METADATA, "scale": 0.5, "name": "tiny"})
     path = tmp_path / "add.pte"
     program.save(path)
     loaded = pteron.load(path)
-    assert loaded.method_names == ["forward", *LLAMA_METADATA, "get_n_layers", "scale", "name"]
+    assert loaded.method_names == ["forward", *LLAMA_METADATA, "scale", "name"]
     metadata = loaded.metadata()
     assert metadata == LLAMA_METADATA
     assert type(metadata["use_kv_cache"]) is bool and type(metadata["get_bos_id"]) is int
@@ -103,6 +111,13 @@ def test_constant_methods_round_trip_through_compile_load_and_inspect(tmp_path):
     text = cli("inspect", path).stdout
     assert "method 'get_max_seq_len': constant 128" in text
     assert "LLM metadata:" in text and "get_eos_ids [2,31999]" in text
+
+
+def test_optimum_executorchs_metadata_is_read():
+    loaded = pteron.load(pteron.to_edge_transform_and_lower(add_one_export(), constant_methods=OPTIMUM_METADATA).buffer())
+    want = {k: v for k, v in OPTIMUM_METADATA.items() if k != "get_dtype"}
+    assert loaded.metadata() == {**want, "get_head_dim": 64}
+    assert type(loaded.metadata()["get_head_dim"]) is int
 
 
 def test_cli_constant_methods_match_pythons(tmp_path):
@@ -143,10 +158,11 @@ def test_kv_cache_decoder_gets_its_cache_length_as_metadata(decoder_pt2, tmp_pat
     loaded = pteron.load(program.buffer())
     # dim 2 of the [1, 2, 24, 8] caches; the logits' last dim; static inputs.
     assert loaded.metadata() == {"get_max_seq_len": CACHE, "get_vocab_size": VOCAB, "use_kv_cache": True,
-                                 "enable_dynamic_shape": False}
+                                 "enable_dynamic_shape": False, **DERIVED_SHAPE}
     assert program.report["constant_methods"] == [
         f"get_max_seq_len={CACHE} (derived)", "use_kv_cache=true (derived)", f"get_vocab_size={VOCAB} (derived)",
-        "enable_dynamic_shape=false (derived)"]
+        "enable_dynamic_shape=false (derived)", "get_n_layers=2 (derived)", "get_n_kv_heads=2 (derived)",
+        "get_head_dim=8 (derived)"]
     # The decoder still decodes: a step matches the exported module's eager run.
     tokens, position = torch.tensor([[5]]), torch.tensor([0])
     want = ep.module()(input_ids=tokens, cache_position=position)
@@ -156,7 +172,7 @@ def test_kv_cache_decoder_gets_its_cache_length_as_metadata(decoder_pt2, tmp_pat
     given = pteron.to_edge_transform_and_lower(ep, constant_methods={"get_max_seq_len": 8, "get_eos_ids": [2]})
     assert pteron.load(given.buffer()).metadata() == {
         "get_max_seq_len": 8, "get_vocab_size": VOCAB, "get_eos_ids": [2], "use_kv_cache": True,
-        "enable_dynamic_shape": False}
+        "enable_dynamic_shape": False, **DERIVED_SHAPE}
     bare = pteron.to_edge_transform_and_lower(ep, llm_metadata=False)
     assert pteron.load(bare.buffer()).method_names == ["forward"]
 
@@ -186,6 +202,10 @@ def test_two_method_programs_get_the_first_methods_metadata():
     ({"get_max_seq_len": [128]}, r"'get_max_seq_len' .*: LLM metadata takes one value, not a list"),
     ({"get_eos_ids": [2, -1]}, r"'get_eos_ids' .*: a token id must not be negative"),
     ({"use_kv_cache": 2}, r"'use_kv_cache' .*: a flag is true or false, not an int 2"),
+    ({"get_n_layers": 0}, r"'get_n_layers' \(get_n_layers=0\): a size must be positive"),
+    ({"get_head_dim": 62.5}, r"'get_head_dim' .*: a size is a positive whole number, not 62.5"),
+    ({"get_eos_id": [2, -1]}, r"'get_eos_id' .*: a token id must not be negative"),
+    ({"get_vocab_size": 64, "get_eos_id": [64]}, r"'get_eos_id' .*: token id 64 is outside the vocabulary"),
     ({"get_vocab_size": 64, "get_bos_id": 64}, r"'get_bos_id' .*: token id 64 is outside the vocabulary"),
     ({"forward": 1}, r"constant method 'forward' has the name of a method of the program"),
     ({"x": {"a": 1}}, r"constant method 'x': a value of type dict is not supported"),
@@ -235,6 +255,9 @@ def other_writers_program(name: str, value) -> bytes:
     ("get_eos_ids", [2, -7], "metadata method 'get_eos_ids' value 1 is -7; an id must not be negative"),
     ("use_kv_cache", 3, "metadata method 'use_kv_cache' returns 3; a flag is true, false, 0 or 1"),
     ("get_max_seq_len", [1, 2], "metadata method 'get_max_seq_len' returns 2 values; it returns one"),
+    ("get_head_dim", 7.5, "metadata method 'get_head_dim' returns 7.5, not a whole number"),
+    ("get_n_kv_heads", 0, "metadata method 'get_n_kv_heads' returns 0; a size must be positive"),
+    ("get_eos_id", [-3], "metadata method 'get_eos_id' value 0 is -3; an id must not be negative"),
 ])
 def test_malformed_metadata_in_a_program_is_refused_when_read(tmp_path, name, value, message):
     data = other_writers_program(name, value)

@@ -11,8 +11,6 @@ import functools
 import json
 import random
 import re
-import subprocess
-import unicodedata
 
 import pytest
 import torch
@@ -21,47 +19,16 @@ import pteron
 from make_tokenizers import (
     LLAMA3_REGEX,
     QWEN2_REGEX,
-    SENTENCES,
-    corpus,
+    byte_level_alphabet,
     train_byte_level,
     train_sentencepiece,
     with_pre_tokenizer,
 )
-from pteron_cli import assert_one_line_error, pteron_cli
+from llm_cli import assert_one_line_error, cli, generate_json
+from tokenizer_strings import every_code_point, random_strings
 
 VOCAB = 400  # the tiny Llama's logits; the tokenizers have at most this many tokens
 CACHE = 96
-
-PIECES = [
-    "Hello", " world", "  ", "   ", "\t", "\n", "\n\n", "\r\n", " \n ", "日本語", "한국어", "Ελληνικά", "русский",
-    "🙂", "🚀", "👩‍💻", "🇫🇷", "é", "e\u0301", "1234567", "3.14", "don't", "I'LL", "'s", "\u00a0", "\u2028", "\u3000",
-    "\u0085", "\u180e", "\u200b", "!!!", "...", "<|begin_of_text|>", "<|end_of_text|>", "<|endoftext|>", "<|eot_id|>",
-    "<mask>", " <mask> ", "a<mask>", "café", " ḿy tóken", "[SEP]", "[SEP]  x", "<sep>", "ſ", "\u212a", "ﬁ", "\x00",
-    "\ufeff", "𝔘𝔫𝔦", "٣٤٥", "Ⅻ", "½", "A\u030a", "\u212b",
-    "\u1100\u1161\u11a8", "\u0958", "q\u0307\u0323", "def f(x):\n    return x", "<|", "|>", "<", "▁", "Ġ", "\u2581x",
-]
-
-
-def random_strings(seed, count):
-    rng = random.Random(seed)
-    lines = [line for line in corpus() if line.strip()]
-    out = ["", " ", "a", *PIECES, *SENTENCES]
-    for _ in range(count):
-        out.append("".join(rng.choice(PIECES) for _ in range(rng.randint(1, 12))))
-    out += rng.sample(lines, count // 2)
-    out.append("\n".join(rng.sample(lines, 40)))  # a long text
-    return out
-
-
-def every_code_point(per_string=48):
-    """Strings covering every code point Python 3.11's Unicode 14 assigns (no surrogates), each in
-    a few contexts (after a letter, a space, a digit, an apostrophe, doubled, before 's')."""
-    cps = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and unicodedata.category(chr(c)) != "Cn"]
-    out = []
-    for i in range(0, len(cps), per_string):
-        out.append("".join(f"x{chr(c)} {chr(c)}{chr(c)}1{chr(c)}'{chr(c)}s\t" for c in cps[i : i + per_string]))
-    return out
-
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
@@ -160,19 +127,13 @@ def test_a_character_split_over_tokens_shows_once_complete(files):
     ours = pteron.llm.Tokenizer(files["llama3"])
     ref = hf(files["llama3"])
     # One token per byte (the byte-level alphabet), so 日 (3 bytes) and 🙂 (4) span tokens.
-    table = {b: ref.token_to_id(c) for b, c in zip(range(256), bytes_to_unicode())}
+    table = {b: ref.token_to_id(c) for b, c in zip(range(256), byte_level_alphabet())}
     ids = [table[b] for b in "a日🙂".encode()]
     stream = ours.text_stream()
     assert [stream.push(i) for i in ids] == ["a", "", "", "日", "", "", "", "🙂"]
     assert stream.finish() == ""
     stream = ours.text_stream()
     assert [stream.push(i) for i in ids[:3]] == ["a", "", ""] and stream.finish() == "\ufffd"
-
-
-def bytes_to_unicode():
-    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    extra = iter(range(256, 512))
-    return [chr(b) if b in printable else chr(next(extra)) for b in range(256)]
 
 
 @pytest.mark.parametrize("name", ["spm_bpe", "spm_unigram"])
@@ -221,16 +182,6 @@ def program(tmp_path_factory):
     path = tmp_path_factory.mktemp("llm-tok") / "llama.pte"
     pteron.to_edge_transform_and_lower(convert_and_export_with_cache(model)).save(path)
     return path
-
-
-def cli(*args):
-    return subprocess.run([pteron_cli(), *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def generate_json(*args):
-    run = cli("generate", "--json", *args)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
 
 
 PROMPT = "Grüße aus München 🙂 and some code: def f(x):"

@@ -98,6 +98,37 @@ def test_state_is_planned_once_and_written_in_place(decoder):
     assert any("state write-backs: 2" in line for line in report["passes"]), report["passes"]
 
 
+@pytest.mark.parametrize("kernels", [("portable",), ("optimized", "portable")])
+def test_a_decode_step_copies_no_cache(decoder, kernels):
+    # Read from the loaded method itself: each cache write (index_put) computes into the
+    # cache's own bytes (self and out are one tensor memory, inside a state buffer), which its
+    # kernels (portable and optimized alike) then do not copy; and no copy instruction writes a
+    # cache (the write-backs are the two int64 position counters).
+    _, tokens, reference, _ = decoder
+    program = pteron.to_edge_transform_and_lower(decoder_export(), kernels=kernels)
+    method = pteron.load(program.buffer()).load_method("forward")
+    cache_bytes = 1 * 2 * CACHE * 8 * 4
+    caches = [(a, n) for a, n in method.state_memory() if n == cache_bytes]
+    assert len(caches) == 4
+
+    def cache_at(address):
+        return any(a <= address < a + n for a, n in caches)
+
+    names = method.instruction_names()
+    writes = [i for i, name in enumerate(names) if name == "aten::index_put.out"]
+    assert len(writes) == 4
+    for i in writes:
+        addresses = method.instruction_tensor_addresses(i)
+        self_address, out_address = addresses[0], addresses[4]
+        assert self_address == out_address and cache_at(out_address), (i, addresses)
+    for i, name in enumerate(names):
+        if name == "aten::copy.out":
+            assert not cache_at(method.instruction_tensor_addresses(i)[-1]), i
+    for step in range(STEPS):  # and the method still decodes as eager does
+        got = method(tokens[step].reshape(1, 1), torch.tensor([step]))[0]
+        torch.testing.assert_close(got, reference[step], atol=1e-5, rtol=0, msg=f"step {step}")
+
+
 def test_malformed_state_is_refused(decoder):
     program, _, _, _ = decoder
     data = bytearray(program.buffer())
@@ -111,7 +142,7 @@ def test_two_methods_share_the_cache(decoder):
     loaded = pteron.load(program.buffer())
     # Then the LLM metadata its KV cache implies (tests/llm/test_metadata.py).
     assert loaded.method_names == ["forward", "decode", "get_max_seq_len", "use_kv_cache", "get_vocab_size",
-                                   "enable_dynamic_shape"]
+                                   "enable_dynamic_shape", "get_n_layers", "get_n_kv_heads", "get_head_dim"]
     forward, decode = loaded.load_method("forward"), loaded.load_method("decode")
     # Steps 0-3 through one method, 4-7 through the other: the second continues the cache the
     # first wrote (and back), so every step matches the single eager run.

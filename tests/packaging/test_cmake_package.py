@@ -48,7 +48,7 @@ def test_cpp_app_reports_a_bad_program(install_prefix, tmp_path):
 
 M55_BUILD = REPO / "build-m55"  # the folder `make check-baremetal` uses (built once, then reused)
 M55_TARGETS = ["pteron_runtime", "pteron_kernels_portable_selective",
-               "pteron_kernels_cortex_m_selective", "pteron_an547", "pteron_tosa_runtime",
+               "pteron_kernels_cortex_m_selective", "pteron_board", "pteron_tosa_runtime",
                "pteron_ethos_u_runtime", "pteron_backend_ethos_u"]
 
 
@@ -62,8 +62,8 @@ def test_bare_metal_package(tmp_path):
     prefix = tmp_path / "m55"
     _cmake("--install", M55_BUILD, "--prefix", prefix)
     assert "pteron_BARE_METAL ON" in (prefix / "lib" / "cmake" / "pteron" / "pteronConfig.cmake").read_text()
-    # The board support a firmware image links: the AN547 platform, its headers and linker script.
-    assert (prefix / "include" / "firmware" / "platform" / "mps3_an547" / "board.h").exists()
+    # The board support a firmware image links: the platform's headers and the AN547's linker script.
+    assert (prefix / "include" / "firmware" / "platform" / "cortex_m" / "board.h").exists()
     assert (prefix / "include" / "firmware" / "platform" / "mps3_an547" / "an547.ld.in").exists()
     _cmake("-S", APP, "-B", tmp_path / "app", "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}",
            f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'cmake' / 'arm-none-eabi.cmake'}")

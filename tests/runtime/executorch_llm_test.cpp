@@ -49,8 +49,8 @@ TEST_P(ExecuTorchLlm, GeneratesExecuTorchsTokensFromTheMetadataAlone) {
   EXPECT_EQ(metadata->max_context_len, 32);
   EXPECT_EQ(metadata->vocab_size, 128);
   EXPECT_EQ(metadata->bos_id, 1);
-  ASSERT_EQ(metadata->num_eos_ids, 1u);
-  EXPECT_EQ(metadata->eos_ids[0], 2);
+  ASSERT_EQ(metadata->eos_ids.count, 1u);
+  EXPECT_EQ(metadata->eos_ids.ids[0], 2);
   EXPECT_EQ(metadata->use_kv_cache, true);
   EXPECT_EQ(metadata->use_sdpa_with_kv_cache, name == "et_llama_sdpa");
   EXPECT_EQ(metadata->enable_dynamic_shape, true);

@@ -127,7 +127,24 @@ std::vector<PlanSpec> llama_metadata() {
           {"use_kv_cache", {Bool(true)}},
           {"use_sdpa_with_kv_cache", {Bool(false)}},
           {"enable_dynamic_shape", {Bool(false)}},
-          {"get_n_layers", {Int(32)}}};  // not LLM metadata pteron reads: ignored
+          {"get_n_layers", {Int(32)}},
+          {"get_dtype", {Int(6)}}};  // not LLM metadata pteron reads: ignored
+}
+
+// What optimum-executorch writes (exporters/executorch/utils.py save_config_to_constant_methods).
+std::vector<PlanSpec> optimum_metadata() {
+  return {{"get_dtype", {Int(6)}},
+          {"get_bos_id", {Int(1)}},
+          {"get_eos_id", {Int(2), Int(7)}, true},
+          {"get_head_dim", {Double(64.0)}},
+          {"get_n_kv_heads", {Int(8)}},
+          {"get_n_layers", {Int(16)}},
+          {"get_vocab_size", {Int(128)}},
+          {"get_max_batch_size", {Int(1)}},
+          {"get_max_seq_len", {Int(64)}},
+          {"use_kv_cache", {Bool(true)}},
+          {"use_sdpa_with_kv_cache", {Bool(true)}},
+          {"enable_dynamic_shape", {Bool(true)}}};
 }
 
 TEST(LlmMetadata, ReadsEveryFieldExecuTorchWrites) {
@@ -138,14 +155,36 @@ TEST(LlmMetadata, ReadsEveryFieldExecuTorchWrites) {
   EXPECT_EQ(m.max_context_len, 256);
   EXPECT_EQ(m.vocab_size, 32000);
   EXPECT_EQ(m.bos_id, 1);
-  ASSERT_TRUE(m.has_eos_ids);
-  ASSERT_EQ(m.num_eos_ids, 2u);
-  EXPECT_EQ(m.eos_ids[0], 2);
-  EXPECT_EQ(m.eos_ids[1], 31999);
+  ASSERT_TRUE(m.eos_ids.present);
+  ASSERT_EQ(m.eos_ids.count, 2u);
+  EXPECT_EQ(m.eos_ids.ids[0], 2);
+  EXPECT_EQ(m.eos_ids.ids[1], 31999);
   EXPECT_EQ(m.use_kv_cache, true);
   EXPECT_EQ(m.use_sdpa_with_kv_cache, false);
   EXPECT_EQ(m.enable_dynamic_shape, false);
+  EXPECT_EQ(m.n_layers, 32);
+  EXPECT_EQ(m.stop_ids(), &m.eos_ids);
   EXPECT_FALSE(m.empty());
+}
+
+TEST(LlmMetadata, ReadsEveryFieldOptimumExecuTorchWrites) {
+  Read r = read(optimum_metadata());
+  ASSERT_EQ(r.error, Error::Ok) << r.message;
+  const llm::LlmMetadata& m = r.metadata;
+  EXPECT_FALSE(m.eos_ids.present);
+  ASSERT_EQ(m.stop_ids(), &m.eos_id);  // get_eos_id ends a generation when get_eos_ids is absent
+  ASSERT_EQ(m.eos_id.count, 2u);
+  EXPECT_EQ(m.eos_id.ids[1], 7);
+  EXPECT_EQ(m.head_dim, 64);  // a whole float
+  EXPECT_EQ(m.n_kv_heads, 8);
+  EXPECT_EQ(m.n_layers, 16);
+  EXPECT_EQ(m.max_batch_size, 1);
+  EXPECT_EQ(m.max_seq_len, 64);
+  EXPECT_EQ(m.use_sdpa_with_kv_cache, true);
+  Read both = read({{"get_eos_ids", {Int(3)}}, {"get_eos_id", {Int(4)}}});
+  ASSERT_EQ(both.error, Error::Ok) << both.message;
+  EXPECT_EQ(both.metadata.stop_ids(), &both.metadata.eos_ids);
+  EXPECT_EQ(read({{"get_bos_id", {Int(1)}}}).metadata.stop_ids(), nullptr);
 }
 
 TEST(LlmMetadata, TheExecutorRunsConstantMethodsAndReturnsTheirValues) {
@@ -169,26 +208,26 @@ TEST(LlmMetadata, TheExecutorRunsConstantMethodsAndReturnsTheirValues) {
 }
 
 TEST(LlmMetadata, MissingMethodsLeaveFieldsEmpty) {
-  Read r = read({{"get_n_layers", {Int(2)}}});
+  Read r = read({{"get_dtype", {Int(6)}}});
   ASSERT_EQ(r.error, Error::Ok) << r.message;
   EXPECT_TRUE(r.metadata.empty());
   Read some = read({{"get_max_seq_len", {Int(16)}}});
   ASSERT_EQ(some.error, Error::Ok) << some.message;
   EXPECT_EQ(some.metadata.max_seq_len, 16);
   EXPECT_FALSE(some.metadata.vocab_size.has_value());
-  EXPECT_FALSE(some.metadata.has_eos_ids);
+  EXPECT_FALSE(some.metadata.eos_ids.present);
 }
 
 TEST(LlmMetadata, EosIdsMayBeOneIntOrAnEmptyList) {
   // Qualcomm's export writes config.eos_token_id, an int for most models.
   Read one = read({{"get_eos_ids", {Int(7)}}});
   ASSERT_EQ(one.error, Error::Ok) << one.message;
-  ASSERT_EQ(one.metadata.num_eos_ids, 1u);
-  EXPECT_EQ(one.metadata.eos_ids[0], 7);
+  ASSERT_EQ(one.metadata.eos_ids.count, 1u);
+  EXPECT_EQ(one.metadata.eos_ids.ids[0], 7);
   Read empty = read({{"get_eos_ids", {}, true}});
   ASSERT_EQ(empty.error, Error::Ok) << empty.message;
-  EXPECT_TRUE(empty.metadata.has_eos_ids);
-  EXPECT_EQ(empty.metadata.num_eos_ids, 0u);
+  EXPECT_TRUE(empty.metadata.eos_ids.present);
+  EXPECT_EQ(empty.metadata.eos_ids.count, 0u);
 }
 
 TEST(LlmMetadata, FlagsMayBeIntsZeroOrOne) {
@@ -230,6 +269,17 @@ TEST(LlmMetadata, MalformedValuesAreRefusedNamingTheMethod) {
                  "'get_max_seq_len' takes 1 input(s); a metadata method takes none");
   expect_refused({{"get_max_seq_len", {Int(8)}, false, false, 64}},
                  "'get_max_seq_len' plans 64 bytes in arena 1");
+  expect_refused({{"get_n_layers", {Int(0)}}}, "'get_n_layers' returns 0; a size must be positive");
+  expect_refused({{"get_head_dim", {Double(62.5)}}},
+                 "'get_head_dim' returns 62.5, not a whole number");
+  expect_refused({{"get_head_dim", {Double(-64.0)}}},
+                 "'get_head_dim' returns -64; a size must be positive");
+  expect_refused({{"get_n_kv_heads", {Double(8.0)}}},
+                 "'get_n_kv_heads' returns a double, not an int");
+  expect_refused({{"get_max_batch_size", {Bool(true)}}},
+                 "'get_max_batch_size' returns a bool, not an int");
+  expect_refused({{"get_eos_id", {Int(-2)}}},
+                 "'get_eos_id' value 0 is -2; an id must not be negative");
   std::vector<Val> many(llm::kMaxEosIds + 1, Int(1));
   expect_refused({{"get_eos_ids", many, true}}, "returns 17 values (at most 16 are read)");
 }
@@ -239,6 +289,8 @@ TEST(LlmMetadata, IdsOutsideTheVocabularyAreRefused) {
                  "metadata: get_bos_id is 64, outside the vocabulary (get_vocab_size 64)");
   expect_refused({{"get_vocab_size", {Int(64)}}, {"get_eos_ids", {Int(1), Int(99)}, true}},
                  "metadata: get_eos_ids value 1 is 99, outside the vocabulary");
+  expect_refused({{"get_vocab_size", {Int(64)}}, {"get_eos_id", {Int(64)}}},
+                 "metadata: get_eos_id value 0 is 64, outside the vocabulary");
 }
 
 TEST(LlmMetadata, KnowsExecuTorchsMethodNames) {
@@ -246,7 +298,9 @@ TEST(LlmMetadata, KnowsExecuTorchsMethodNames) {
   EXPECT_TRUE(llm::is_llm_metadata_method("get_eos_ids"));
   EXPECT_TRUE(llm::is_llm_metadata_method("use_kv_cache"));
   EXPECT_FALSE(llm::is_llm_metadata_method("forward"));
-  EXPECT_FALSE(llm::is_llm_metadata_method("get_n_layers"));
+  EXPECT_TRUE(llm::is_llm_metadata_method("get_n_layers"));
+  EXPECT_TRUE(llm::is_llm_metadata_method("get_eos_id"));
+  EXPECT_FALSE(llm::is_llm_metadata_method("get_dtype"));
 }
 
 }  // namespace

@@ -94,7 +94,7 @@ std::vector<Corruption> corruptions() {
   add("negative arena size", [](auto& s) { s.arena_bytes = -1; }, Error::InvalidProgram, "negative size");
   add("bad dim order", [](auto& s) { s.out_dim_order = {3}; }, Error::InvalidProgram, "dim order");
   add("dim order length mismatch", [](auto& s) { s.out_dim_order = {0, 1}; }, Error::InvalidProgram, "dim order");
-  add("unsupported dtype", [](auto& s) { s.out_dtype = 9; }, Error::InvalidProgram, "unsupported dtype");
+  add("unsupported dtype", [](auto& s) { s.out_dtype = 23; }, Error::InvalidProgram, "unsupported dtype");
   add("output index out of range", [](auto& s) { s.output_index = 42; }, Error::InvalidProgram, "output 0 refers to value 42");
   add("jump past the end", [](auto& s) { s.jump_destination = 17; }, Error::InvalidProgram, "jumps to 17");
   add("int list item not an int", [](auto& s) { s.int_list_item = 0; }, Error::InvalidProgram, "not an int");

@@ -1,6 +1,7 @@
 // The pieces under runtime/llm's tokenizers that Python's reference comparisons reach only
 // indirectly: UTF-8 streaming and its two replacement policies, the Oniguruma-to-PCRE2
-// rewrite, onig's find_iter enumeration of empty matches, BPE merge order, one-line refusals.
+// rewrite, onig's find_iter enumeration of empty matches, BPE merge order (tokenizer.json's by
+// merge rank, tiktoken's by the rank of the merged bytes), one-line refusals.
 #include "runtime/llm/tokenizer.h"
 
 #include <gtest/gtest.h>
@@ -119,6 +120,72 @@ TEST(Bpe, MergesLowestRankFirst) {
   ids.clear();
   fused.tokenize("axyb", ids);
   EXPECT_EQ(ids, (std::vector<int64_t>{0, 2, 1}));
+}
+
+// A tiktoken file: every byte (ranks 0-255, in byte order) and then `extra`, one line each.
+std::string tiktoken_file(const std::vector<std::string>& extra) {
+  const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto base64 = [&](const std::string& bytes) {
+    std::string out;
+    for (size_t i = 0; i < bytes.size(); i += 3) {
+      uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
+      if (i + 1 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+      if (i + 2 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 2]);
+      out += alphabet[v >> 18];
+      out += alphabet[(v >> 12) & 63];
+      out += i + 1 < bytes.size() ? alphabet[(v >> 6) & 63] : '=';
+      out += i + 2 < bytes.size() ? alphabet[v & 63] : '=';
+    }
+    return out;
+  };
+  std::string file;
+  for (int b = 0; b < 256; ++b) {
+    file += base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+  }
+  for (size_t i = 0; i < extra.size(); ++i) {
+    file += base64(extra[i]) + " " + std::to_string(256 + i) + "\n";
+  }
+  return file;
+}
+
+TEST(Tiktoken, MergesTheLowestRankedBytesFirst) {
+  // "bc" ranks before "ab": "abcd" merges b+c, then a+bc; a whole piece in the file is one token.
+  auto loaded = tokenizer_from_bytes(tiktoken_file({"bc", "ab", "abc", "dd"}), "t.model");
+  ASSERT_TRUE(loaded.ok()) << last_error_message();
+  const Tokenizer& t = *loaded.get();
+  EXPECT_EQ(t.vocab_size(), 260 + 256);
+  std::vector<int64_t> ids;
+  ASSERT_EQ(t.encode("abcd ab", ids), Error::Ok);
+  EXPECT_EQ(ids, (std::vector<int64_t>{258, 'd', ' ', 257}));
+  // Equal ranks merge leftmost first: "ddd" is dd + d.
+  ASSERT_EQ(t.encode("ddd", ids), Error::Ok);
+  EXPECT_EQ(ids, (std::vector<int64_t>{259, 'd'}));
+  // Llama 3's special tokens follow the ranks: <|begin_of_text|> is BOS, <|eot_id|> ends text.
+  EXPECT_EQ(t.bos_id(), 260);
+  EXPECT_EQ(t.eos_ids(), (std::vector<int64_t>{261, 268, 269}));
+  ASSERT_EQ(t.encode("<|eot_id|>ab<|reserved_special_token_245|>", ids), Error::Ok);
+  EXPECT_EQ(ids, (std::vector<int64_t>{269, 257, 260 + 255}));
+  EXPECT_TRUE(t.is_special(269) && !t.is_special(259));
+  EXPECT_EQ(t.decode(258), "abc");
+  EXPECT_EQ(t.decode(269), "<|eot_id|>");
+}
+
+TEST(Tiktoken, RefusesCorruptFilesInOneLine) {
+  const std::string good = tiktoken_file({"ab"});
+  const auto refused = [](const std::string& file, const char* fragment) {
+    EXPECT_FALSE(tokenizer_from_bytes(file, "t.model").ok()) << fragment;
+    EXPECT_NE(std::string(last_error_message()).find(fragment), std::string::npos)
+        << last_error_message();
+  };
+  refused(good + "YWJj\n", "line 258 is not a base64 token and a rank");
+  refused(good + "YW=j 257\n", "line 258: the token is not base64");
+  refused(good + "YWJ 257\n", "line 258: the token is not base64");
+  refused(good + "YWJj -1\n", "line 258: the rank is not an integer");
+  refused(good + "YWI= 257\n",
+          "line 258: the token of rank 257 is already in the file with rank 256");
+  refused(good + "YWJj 256\n", "rank 256 is given twice");
+  refused(good.substr(good.find('\n') + 1), "rank 256 is out of range");
+  refused(tiktoken_file({}).substr(0, 4) + " 0\n", "byte 0x01 has no token");
 }
 
 TEST(LoadTokenizer, RefusesInOneLine) {

@@ -1,7 +1,7 @@
 // pteron compile MODEL.pt2 -o OUT.pte [--target T] [--memory-report] [--json]
 //     [--quantize cortex-m|xnnpack|ethos-u --calibration DATA.npz [--int8-io]
 //      [--observer minmax|percentile] [--percentile P]]
-//     [--constant-method NAME=VALUE ...] [--no-llm-metadata]
+//     [--constant-method NAME=VALUE ...] [--no-llm-metadata] [--last-token-logits]
 //
 // Calibration data (.npz): one array per model input holding N samples on a leading axis
 // (shape [N, *input shape], the input's dtype), named input_0, input_1, ... or, when not so
@@ -14,6 +14,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/partition/registry.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/npz.h"
 #include "tools/firmware/firmware_target.h"
@@ -38,6 +39,7 @@ struct CompileCliOptions {
   bool strip_debug_info = false;
   std::vector<std::string> constant_methods;  // NAME=VALUE
   bool no_llm_metadata = false;
+  bool last_token_logits = false;
 };
 
 // Calibration arrays in model-input order (see the file comment).
@@ -87,13 +89,16 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["passes"] = r.passes.lines;
   j["constants"] = {{"tensors", r.emit.constants},
                     {"bytes", r.emit.constant_bytes},
-                    {"deduplicated", r.emit.deduplicated}};
+                    {"deduplicated", r.emit.deduplicated},
+                    {"delegate_named_bytes", r.emit.delegate_named_bytes},
+                    {"delegate_named_shared", r.emit.named_shared}};
   j["file_bytes"] = r.emit.file_bytes;
   j["graph_info_bytes"] = r.graph_info_bytes;
   j["constant_methods"] = r.constant_methods;
   j["backends"] = r.backends;
   j["default_backends"] = r.default_backends;
   j["backends_left_out"] = r.backends_left_out;
+  j["notes"] = r.notes;
   nlohmann::json delegated = nlohmann::json::array();
   for (const auto& d : r.regions) {
     delegated.push_back(
@@ -162,6 +167,7 @@ void run(const CompileCliOptions& o) {
   options.backends = o.backends;
   options.fallback = o.fallback;
   options.llm_metadata = !o.no_llm_metadata;
+  options.last_token_logits = o.last_token_logits;
   try {
     for (const std::string& text : o.constant_methods)
       options.constant_methods.push_back(compiler::parse_constant_method(text));
@@ -229,6 +235,8 @@ void run(const CompileCliOptions& o) {
                      {"int8_io", io}};
   }
   const std::string budget = check_budget(o, r.target.path, j);
+  // On stderr, so a script reading --json output still shows them.
+  for (const std::string& note : r.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
@@ -245,6 +253,11 @@ void run(const CompileCliOptions& o) {
   std::printf("  constants: %zu tensors, %.1f KiB (%zu deduplicated); file %.1f KiB\n",
               r.emit.constants, r.emit.constant_bytes / 1024.0, r.emit.deduplicated,
               r.emit.file_bytes / 1024.0);
+  if (r.emit.delegate_named_bytes > 0) {
+    std::printf("  delegate weights: %.1f KiB in the program's named data, %zu reference(s) "
+                "shared\n",
+                r.emit.delegate_named_bytes / 1024.0, r.emit.named_shared);
+  }
   if (r.quantize) {
     for (const auto& line : r.quantize->lines) std::printf("  %s\n", line.c_str());
   }
@@ -285,10 +298,11 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("-o,--output", opts->output, "program file to write")->required();
   cmd->add_option("--target", opts->target, "target name (targets/NAME.toml) or file")
       ->capture_default_str();
-  cmd->add_option("--backends", opts->backends,
-                  "backends then kernel libraries, in order (e.g. xnnpack,optimized,portable); "
-                  "default: the target's")
-      ->delimiter(',');
+  std::string backend_help =
+      "backends then kernel libraries, in order (e.g. xnnpack,optimized,portable); default: the "
+      "target's. A backend's options follow its name, NAME:KEY=VALUE";
+  for (const std::string& line : compiler::backend_option_help()) backend_help += "\n  " + line;
+  cmd->add_option("--backends", opts->backends, backend_help)->delimiter(',');
   cmd->add_option("--fallback", opts->fallback,
                   "also carry a CPU plan 'forward:cpu' compiled with these backends (e.g. "
                   "xnnpack,portable), run when the device lacks a backend of the main plan")
@@ -321,7 +335,11 @@ void add_compile_command(CLI::App& app) {
   cmd->add_flag(
       "--no-llm-metadata", opts->no_llm_metadata,
       "do not write the LLM metadata a KV-cache decoder implies (get_max_seq_len from the "
-      "cache length, use_kv_cache, get_vocab_size, enable_dynamic_shape)");
+      "cache length, use_kv_cache, get_vocab_size, enable_dynamic_shape, get_n_layers, "
+      "get_n_kv_heads, get_head_dim)");
+  cmd->add_flag("--last-token-logits", opts->last_token_logits,
+                "a decoder's logits [1, T, vocab] for the last token only ([1, 1, vocab]): prefill "
+                "runs the vocabulary projection once (generation reads only that row)");
   cmd->callback([opts] { run(*opts); });
 }
 

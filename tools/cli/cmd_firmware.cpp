@@ -1,7 +1,8 @@
 // pteron firmware PROGRAM.pte --target T -o app.elf [--run [--inputs in.npz | --random-inputs]
 //                 [--outputs out.npz]] [--bake-inputs in.npz] [--json]
-// Builds Cortex-M55 firmware for a program (tools/firmware) and optionally runs it under QEMU,
-// counting the inference's instructions and comparing estimated and measured memory.
+// Builds Cortex-M firmware for a program (tools/firmware) and optionally runs it under QEMU on the
+// target's board, counting the inference's instructions and comparing estimated and measured
+// memory.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,7 +25,7 @@ struct FirmwareCliOptions {
   std::string target = "cortex-m55-an547";
   std::string output;
   std::string method = "forward";
-  std::string m55_build;
+  std::string cross_build;
   std::string bake_inputs;
   bool run = false;
   std::string inputs;
@@ -32,7 +33,7 @@ struct FirmwareCliOptions {
   bool random_inputs = false;
   uint64_t seed = 0;
   bool json = false;
-  std::string kernel_path = "mve";
+  std::string kernel_path = "simd";
   bool trim = false;
 };
 
@@ -156,9 +157,12 @@ void run(const FirmwareCliOptions& o) {
   b.method = o.method;
   b.output = o.output;
   b.source_dir = firmware_source_dir();
-  b.build_dir = !o.m55_build.empty()              ? o.m55_build
-                : std::getenv("PTERON_M55_BUILD") ? std::getenv("PTERON_M55_BUILD")
-                                                  : b.source_dir + "/build-m55";
+  // One cross build folder per core: --cross-build, else $PTERON_CROSS_BUILD, else the
+  // checkout's build-m55 / build-m7 / build-m4 for the target's core.
+  b.build_dir = !o.cross_build.empty() ? o.cross_build
+                : std::getenv("PTERON_CROSS_BUILD")
+                    ? std::getenv("PTERON_CROSS_BUILD")
+                    : b.source_dir + "/" + firmware::default_cross_build_name(target);
   b.quiet = o.json;
   b.kernel_path = o.kernel_path;
   std::vector<uint8_t> baked;
@@ -190,7 +194,8 @@ void run(const FirmwareCliOptions& o) {
             .write(reinterpret_cast<const char*>(raw.data()),
                    static_cast<std::streamsize>(raw.size()));
       }
-      const firmware::RunResult measured = firmware::run_firmware(o.output, probe_inputs, "", "");
+      const firmware::RunResult measured =
+          firmware::run_firmware(o.output, target.qemu_machine, probe_inputs, "", "");
       if (measured.exit_code != 0 || !measured.report.count("method") ||
           !measured.report.count("stack")) {
         throw UserError(o.output + ": the first run for --trim failed (exit " +
@@ -247,12 +252,13 @@ void run(const FirmwareCliOptions& o) {
                  static_cast<std::streamsize>(raw.size()));
     }
     if (!o.json) {
-      std::printf("running under qemu-system-arm -M mps3-an547 ...\n");
+      std::printf("running under qemu-system-arm -M %s ...\n", target.qemu_machine.c_str());
       std::fflush(stdout);
     }
     firmware::RunResult r;
     try {
-      r = firmware::run_firmware(o.output, baked.empty() ? in_path : "", out_path, icount_plugin());
+      r = firmware::run_firmware(o.output, target.qemu_machine, baked.empty() ? in_path : "",
+                                 out_path, icount_plugin());
     } catch (const std::exception& e) {
       throw UserError(e.what());
     }
@@ -310,10 +316,11 @@ void add_firmware_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--output", opts->output, "firmware ELF to write")->required();
   cmd->add_option("--method", opts->method, "method to run")->capture_default_str();
-  cmd->add_option("--m55-build", opts->m55_build,
-                  "cross build folder for the libraries (default build-m55)");
+  cmd->add_option("--cross-build", opts->cross_build,
+                  "cross build folder for the target core's libraries (default build-m55, "
+                  "build-m7 or build-m4 in the checkout)");
   cmd->add_option("--bake-inputs", opts->bake_inputs, "build these inputs (.npz) into the image");
-  cmd->add_flag("--run", opts->run, "run the firmware under qemu-system-arm (mps3-an547)");
+  cmd->add_flag("--run", opts->run, "run the firmware under qemu-system-arm (the target's board)");
   cmd->add_option("--inputs", opts->inputs, "inputs for --run as .npz (input_0, ...)");
   cmd->add_option("--outputs", opts->outputs, "write the firmware's outputs to this .npz");
   cmd->add_flag("--random-inputs", opts->random_inputs, "run with seeded random inputs");
@@ -323,8 +330,9 @@ void add_firmware_command(CLI::App& app) {
                 "with --run: reserve only the method memory and stack (plus a margin) that a first "
                 "run on the device used, then build and run again");
   cmd->add_option("--kernel-path", opts->kernel_path,
-                  "mve, or scalar: link the int8 kernels without their MVE paths (comparison)")
-      ->check(CLI::IsMember({"mve", "scalar"}))
+                  "simd, or scalar: link the int8 kernels without their MVE or DSP paths "
+                  "(comparison)")
+      ->check(CLI::IsMember({"simd", "scalar"}))
       ->capture_default_str();
   cmd->callback([opts] { run(*opts); });
 }

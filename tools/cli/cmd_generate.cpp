@@ -71,7 +71,9 @@ void generate(const GenerateOptions& o) {
                                      "--prompt TEXT");
   }
   if (o.prompt_given && o.tokenizer.empty()) {
-    throw UserError("--prompt needs --tokenizer FILE (tokenizer.json or a SentencePiece .model)");
+    throw UserError(
+        "--prompt needs --tokenizer FILE (tokenizer.json, a SentencePiece .model or a tiktoken "
+        "file)");
   }
   std::unique_ptr<llm::Tokenizer> tokenizer;
   if (!o.tokenizer.empty()) {
@@ -107,8 +109,8 @@ void generate(const GenerateOptions& o) {
   auto created = llm::Generator::create(host->method(), metadata.get());
   if (!created.ok()) throw_runtime_error(o.program, created.error());
   llm::Generator& generator = created.get();
-  // Stop ids, as ExecuTorch's runner picks them: --eos-ids, else the program's get_eos_ids,
-  // else the tokenizer's end-of-text tokens.
+  // Stop ids, as ExecuTorch's runner picks them: --eos-ids, else the program's get_eos_ids (or
+  // get_eos_id), else the tokenizer's end-of-text tokens.
   if (o.eos_ids.empty()) {
     if (generator.has_program_eos_ids()) {
       config.eos_ids = generator.program_eos_ids();
@@ -171,6 +173,8 @@ void generate(const GenerateOptions& o) {
     j["prefill_ms"] = f.prefill_ms;
     j["time_to_first_token_ms"] = f.time_to_first_token_ms;
     j["decode_ms"] = f.decode_ms;
+    j["prefill_cpu_ms"] = f.prefill_cpu_ms;
+    j["decode_cpu_ms"] = f.decode_cpu_ms;
     j["prefill_tokens_per_s"] = f.prefill_tokens_per_s;
     j["decode_tokens_per_s"] = f.decode_tokens_per_s;
     j["peak_rss_bytes"] = f.peak_rss_bytes;
@@ -232,7 +236,7 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--eos-ids", opts->eos_ids,
                   "token ids that end generation, comma-separated (default: the program's "
-                  "get_eos_ids, else the tokenizer's end-of-text tokens)");
+                  "get_eos_ids or get_eos_id, else the tokenizer's end-of-text tokens)");
   cmd->add_option("--method", opts->method, "decoder method")->capture_default_str();
   add_runtime_options(cmd, opts->runtime);
   cmd->add_option("--warmup", opts->warmup,

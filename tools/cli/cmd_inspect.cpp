@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
@@ -112,12 +113,13 @@ nlohmann::json constant_value(const fb::ExecutionPlan& plan) {
 nlohmann::json llm_metadata_json(const Program& program, const std::string& path) {
   auto read = llm::read_llm_metadata(program);
   if (!read.ok()) throw UserError(path + ": " + last_error_message());
+  const llm::LlmMetadata& m = read.get();
   nlohmann::json j = nlohmann::json::object();
-  llm::visit_llm_metadata(read.get(), [&](const char* key, auto value) {
-    if constexpr (std::is_same_v<decltype(value), Span<const int64_t>>) {
-      j[key] = std::vector<int64_t>(value.begin(), value.end());
-    } else {
-      j[key] = value;
+  llm::for_each_field(m, [&](const char* key, const auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, llm::EosIds>) {
+      if (field.present) j[key] = std::vector<int64_t>(field.ids, field.ids + field.count);
+    } else if (field) {
+      j[key] = *field;
     }
   });
   return j;

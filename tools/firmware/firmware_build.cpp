@@ -117,7 +117,7 @@ void step(const BuildOptions& o, int n, const std::string& what) {
 
 }  // namespace
 
-ElfSizes elf_sizes(const std::string& elf) {
+ElfSizes elf_sizes(const std::string& elf, const std::string& program_region) {
   std::string out;
   if (shell("arm-none-eabi-size -A -d " + quote(elf), &out) != 0) {
     throw std::runtime_error("cannot read sections of " + elf + ": " + last_lines(out, 2));
@@ -132,14 +132,16 @@ ElfSizes elf_sizes(const std::string& elf) {
     // Not loaded: debug information and notes.
     if (name.rfind(".debug", 0) == 0 || name == ".comment" || name == ".ARM.attributes") continue;
     s.sections[name] = size;
-    if (addr < 0x00080000) {
-      s.code_flash += size;  // ITCM
-    } else if (addr >= 0x28000000 && addr < 0x28800000) {
-      s.program_flash += size;  // QSPI
-    } else if (addr != 0) {
+    // By section, as every board's linker script names them: code and constants (.text, the
+    // unwind index), the program image (the section of the program's region), RAM (the rest).
+    if (name == ".text" || name.rfind(".ARM.ex", 0) == 0) {
+      s.code_flash += size;
+    } else if (name == "." + program_region) {
+      s.program_flash += size;
+    } else if (addr != 0 || size == 0) {
       s.ram += size;
     }
-    if (name == ".data") s.code_flash += size;  // its initialiser sits in ITCM too
+    if (name == ".data") s.code_flash += size;  // its initialiser sits in code flash too
   }
   s.stack = s.sections.count(".stack") ? s.sections[".stack"] : 0;
   return s;
@@ -166,12 +168,13 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   if (!r.estimate.over.empty())
     throw std::runtime_error(o.program + ": over budget: " + r.estimate.over);
 
-  step(o, 2, "Cortex-M55 libraries in " + o.build_dir + " (built once, then incremental)");
+  const std::string& cpu = t.target.cpu_arch;
+  step(o, 2, cpu + " libraries in " + o.build_dir + " (built once, then incremental)");
   if (!fs::exists(fs::path(o.build_dir) / "build.ninja")) {
     const std::string configure =
         "cmake -S " + quote(o.source_dir) + " -B " + quote(o.build_dir) +
         " -G Ninja -DCMAKE_TOOLCHAIN_FILE=" + quote(o.source_dir + "/cmake/arm-none-eabi.cmake") +
-        " >/dev/null";
+        " -DPTERON_MCU=" + quote(cpu) + " >/dev/null";
     if (shell(configure) != 0)
       throw std::runtime_error("cannot configure the cross build in " + o.build_dir);
   }
@@ -181,9 +184,16 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
     std::string out;
     const int rc = o.quiet ? shell(build, &out) : shell(build);
     if (rc != 0)
-      throw std::runtime_error("building the Cortex-M55 libraries failed: " + last_lines(out, 3));
+      throw std::runtime_error("building the " + cpu + " libraries failed: " + last_lines(out, 3));
   }
   const auto link = read_link_info(o.build_dir + "/firmware_link.txt");
+  const std::string built_for = link.count("cpu") ? link.at("cpu") : "cortex-m55";
+  if (built_for != cpu || (link.count("machine") && link.at("machine") != t.qemu_machine)) {
+    throw std::runtime_error(o.build_dir + " is a " + built_for + " build (" +
+                             (link.count("machine") ? link.at("machine") : "?") + "); " +
+                             t.target.name + " needs " + cpu + " on " + t.qemu_machine +
+                             ": give another cross build folder");
+  }
   if (ethos_u && (!link.count("ethos_u_backend") || link.at("ethos_u_backend").empty())) {
     throw std::runtime_error(o.build_dir +
                              ": the Ethos-U delegate is not built for firmware (no tosa.fbs: "
@@ -195,14 +205,14 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
     std::string out;
     const int rc = o.quiet ? shell(build, &out) : shell(build);
     if (rc != 0)
-      throw std::runtime_error("building the Ethos-U delegate for the Cortex-M55 failed: " +
-                               last_lines(out, 3));
+      throw std::runtime_error("building the Ethos-U delegate for the " + cpu +
+                               " failed: " + last_lines(out, 3));
   }
 
   step(o, 3, "selecting kernels (" + std::to_string(r.needs.ops.size()) + " operators)");
   std::vector<std::pair<std::string, std::string>> libraries;  // (library, archive) in target order
-  if (o.kernel_path != "mve" && o.kernel_path != "scalar")
-    throw std::runtime_error("kernel path must be mve or scalar, not '" + o.kernel_path + "'");
+  if (o.kernel_path != "simd" && o.kernel_path != "scalar")
+    throw std::runtime_error("kernel path must be simd or scalar, not '" + o.kernel_path + "'");
   for (const std::string& name : t.target.kernels) {
     // One file per kernel library: build-m55/firmware_kernels/<library>.txt holds its archive
     // (<library>@scalar.txt its scalar-only build). Targets name libraries as --backends does
@@ -241,7 +251,7 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   if (!missing.empty()) {
     std::string list;
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    throw std::runtime_error(o.program + ": no Cortex-M55 kernel for " + list);
+    throw std::runtime_error(o.program + ": no " + cpu + " kernel for " + list);
   }
 
   step(o, 4,
@@ -252,9 +262,11 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   std::ostringstream cfg;
   cfg << "// Generated by `pteron firmware` for " << o.program << "; do not edit.\n"
       << "#include \"firmware/app/firmware_config.h\"\n\n"
-      << "// The program image, as a constant array in the target's program flash (QSPI).\n"
+      << "// The program image, as a constant array in the target's program flash ("
+      << t.program_region << ").\n"
       << "extern \"C\" const uint8_t pteron_program[];\n"
-      << "__asm__(\".section .qspi.pteron_program,\\\"a\\\"\\n.balign 64\\n.global "
+      << "__asm__(\".section ." << t.program_region
+      << ".pteron_program,\\\"a\\\"\\n.balign 64\\n.global "
          "pteron_program\\n\"\n"
       << "        \"pteron_program:\\n.incbin \\\"" << asm_path(o.program) << "\\\"\\n\"\n"
       << "        \".previous\\n\");\n";
@@ -311,6 +323,15 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
     cfg << "extern const pteron::KernelEntry kernel" << i << " __asm__(PTERON_KERNEL_SYMBOL("
         << c_string(k.substr(0, colon)) << ", " << c_string(k.substr(colon + 1)) << "));\n";
   }
+  // The kernel registry's table, with room for exactly these kernels (the runtime's weak default
+  // holds 256: 3 KiB of RAM).
+  const size_t slots = std::max<size_t>(r.kernels.size(), 1);
+  cfg << "}  // namespace\n"
+      << "extern \"C\" {\n"
+      << "pteron::KernelEntry pteron_kernel_slots[" << slots << "];\n"
+      << "extern const size_t pteron_kernel_slot_count = " << slots << ";\n"
+      << "}\n"
+      << "namespace {\n";
   cfg << "const pteron::KernelEntry* const kernels[] = {\n";
   for (size_t i = 0; i < r.kernels.size(); ++i) cfg << "    &kernel" << i << ",\n";
   if (r.kernels.empty()) cfg << "    nullptr,\n";
@@ -320,7 +341,8 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   if (baked) {
     baked_size = fs::file_size(o.baked_inputs);
     cfg << "extern \"C\" const uint8_t pteron_inputs[];\n"
-        << "__asm__(\".section .qspi.pteron_inputs,\\\"a\\\"\\n.balign 16\\n.global "
+        << "__asm__(\".section ." << t.program_region
+        << ".pteron_inputs,\\\"a\\\"\\n.balign 16\\n.global "
            "pteron_inputs\\n\"\n"
         << "        \"pteron_inputs:\\n.incbin \\\"" << asm_path(o.baked_inputs) << "\\\"\\n\"\n"
         << "        \".previous\\n\");\n";
@@ -365,7 +387,8 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   if (ethos_u) {
     // The backend's object registers it at start-up; its libraries follow in the group.
     std::string objects;
-    for (const std::string& obj : split(link.at("ethos_u_backend"), ';')) objects += " " + quote(obj);
+    for (const std::string& obj : split(link.at("ethos_u_backend"), ';'))
+      objects += " " + quote(obj);
     archives = objects + archives + " " + quote(link.at("ethos_u_runtime")) + " " +
                quote(link.at("tosa_runtime"));
   }
@@ -380,17 +403,16 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
             &out) != 0) {
     throw std::runtime_error("linking " + o.output + " failed: " + last_lines(out, 4));
   }
-  r.sizes = elf_sizes(o.output);
+  r.sizes = elf_sizes(o.output, t.program_region);
   return r;
 }
 
-RunResult run_firmware(const std::string& elf, const std::string& inputs,
-                       const std::string& outputs, const std::string& icount_plugin,
-                       int timeout_seconds) {
+RunResult run_firmware(const std::string& elf, const std::string& machine,
+                       const std::string& inputs, const std::string& outputs,
+                       const std::string& icount_plugin, int timeout_seconds) {
   RunResult r;
-  std::string command = "timeout " + std::to_string(timeout_seconds) +
-                        " qemu-system-arm -M mps3-an547 -nographic -semihosting -kernel " +
-                        quote(elf);
+  std::string command = "timeout " + std::to_string(timeout_seconds) + " qemu-system-arm -M " +
+                        quote(machine) + " -nographic -semihosting -kernel " + quote(elf);
   const std::string args = (inputs.empty() ? std::string("-") : fs::absolute(inputs).string()) +
                            (outputs.empty() ? "" : " " + fs::absolute(outputs).string());
   if (args.find(' ') != args.rfind(' ') || args.find('\'') != std::string::npos) {

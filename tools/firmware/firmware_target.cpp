@@ -73,6 +73,19 @@ FirmwareTarget load_firmware_target(const std::string& name_or_path) {
   if (const toml::table* fw = root["firmware"].as_table()) {
     ft.is_firmware = true;
     ft.platform = (*fw)["platform"].value_or(std::string("mps3_an547"));
+    ft.qemu_machine = (*fw)["qemu_machine"].value_or(std::string("mps3-an547"));
+    ft.program_region = (*fw)["program_region"].value_or(std::string("qspi"));
+    for (const std::string* name : {&ft.qemu_machine, &ft.program_region}) {
+      if (name->empty() ||
+          name->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
+        throw std::runtime_error(where + ": [firmware] '" + *name +
+                                 "' is not a machine or region name (a-z, 0-9, - and _)");
+    }
+    if (ft.target.cpu_arch.rfind("cortex-m", 0) != 0) {
+      throw std::runtime_error(where + ": [cpu] arch '" + ft.target.cpu_arch +
+                               "' is not a Cortex-M core (firmware targets: cortex-m55, "
+                               "cortex-m7, cortex-m4)");
+    }
     ft.stack_size = size_key(*fw, "stack_size", ft.stack_size, where + ": [firmware]");
     if (const toml::array* regions = (*fw)["ram_regions"].as_array()) {
       for (const toml::node& n : *regions) {
@@ -97,13 +110,16 @@ FirmwareTarget load_firmware_target(const std::string& name_or_path) {
     ft.code_ethos_u_bytes = size_key(*b, "code_ethos_u_bytes", 0, w);
     if (const toml::table* by_ns = (*b)["code_per_kernel_bytes_by_namespace"].as_table()) {
       for (const auto& [ns, _] : *by_ns) {
-        ft.code_per_kernel_bytes_by_namespace[std::string(ns.str())] =
-            size_key(*by_ns, std::string(ns.str()).c_str(), 0,
-                     w + " code_per_kernel_bytes_by_namespace");
+        ft.code_per_kernel_bytes_by_namespace[std::string(ns.str())] = size_key(
+            *by_ns, std::string(ns.str()).c_str(), 0, w + " code_per_kernel_bytes_by_namespace");
       }
     }
   }
   return ft;
+}
+
+std::string default_cross_build_name(const FirmwareTarget& t) {
+  return "build-" + t.target.cpu_arch.substr(std::string("cortex-").size());
 }
 
 ProgramNeeds measure_program(const std::string& pte_path, const std::string& method_name) {
@@ -186,8 +202,8 @@ BudgetEstimate estimate_budget(const FirmwareTarget& t, const ProgramNeeds& need
   b.code = t.code_runtime_bytes;
   for (const std::string& op : distinct) {
     const auto ns = t.code_per_kernel_bytes_by_namespace.find(op.substr(0, op.find("::")));
-    b.code += ns != t.code_per_kernel_bytes_by_namespace.end() ? ns->second
-                                                              : t.code_per_kernel_bytes;
+    b.code +=
+        ns != t.code_per_kernel_bytes_by_namespace.end() ? ns->second : t.code_per_kernel_bytes;
   }
   if (needs.delegates > 0) b.code += t.code_ethos_u_bytes;
   b.program = needs.program_bytes;

@@ -16,6 +16,10 @@ struct FirmwareTarget {
   compiler::Target target;
   bool is_firmware = false;  // has a [firmware] table
   std::string platform;
+  // The QEMU machine that emulates the board ("mps3-an547", "mps2-an386", "mps2-an500").
+  std::string qemu_machine;
+  // The memory region (a linker-script section of that name) the program image goes to.
+  std::string program_region;
   uint64_t stack_size = 16384;
   // RAM regions (name, bytes) in order of preference for method memory and scratch.
   std::vector<std::pair<std::string, uint64_t>> ram_regions;
@@ -34,6 +38,10 @@ struct FirmwareTarget {
 
 // Throws std::runtime_error naming the file and key on a bad value.
 FirmwareTarget load_firmware_target(const std::string& name_or_path);
+
+// The cross build folder a target's libraries are built in by default: build-m55, build-m7,
+// build-m4 ("build-" and the core's name without "cortex-").
+std::string default_cross_build_name(const FirmwareTarget& t);
 
 struct TensorSpec {
   ScalarType dtype;
@@ -75,7 +83,9 @@ std::string describe_budget(const FirmwareTarget& t, const BudgetEstimate& b);
 // The one delegate firmware can link (backends/ethos_u, emulated driver).
 constexpr const char kEthosUBackendId[] = "PteronEthosUBackend";
 
-// Static runtime state outside the method memory: the kernel table, error message, stdio.
-constexpr uint64_t kRuntimeStateBytes = 4096;
+// Static runtime state outside the method memory: the kernel table (12 bytes a kernel the
+// program calls), the error message, the firmware main's command line and report line, newlib's
+// stdio (about 1.5 KiB measured on the MLPerf Tiny firmware).
+constexpr uint64_t kRuntimeStateBytes = 2048;
 
 }  // namespace pteron::firmware

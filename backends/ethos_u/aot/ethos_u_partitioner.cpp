@@ -17,7 +17,8 @@ using tosa_aot::TosaProfile;
 namespace {
 
 const bool g_registered = compiler::register_partitioner(
-    "ethos-u", [] { return std::make_unique<EthosUPartitioner>(); });
+    "ethos-u",
+    [](const compiler::BackendOptions&) { return std::make_unique<EthosUPartitioner>(); });
 
 LoweredRegion refuse(std::string why) {
   LoweredRegion r;
@@ -136,9 +137,10 @@ bool partitioner_registered() { return g_registered; }
 namespace {
 
 // The TOSA INT checker plus Vela's constraints for this target, for one node on its own.
-SupportDecision base_decision(const compiler::ir::Graph& graph, const compiler::ir::Node& node) {
+SupportDecision base_decision(const compiler::ir::Graph& graph, const compiler::ir::Node& node,
+                              const compiler::PartitionContext& context) {
   SupportDecision d = tosa_aot::tosa_supports(graph, node, TosaProfile::Int);
-  const compiler::Target* target = compiler::compiling_target();
+  const compiler::Target* target = context.target;
   if (d.supported && target != nullptr) {
     try {
       const std::string accel = npu_config_of(*target).accelerator;
@@ -146,7 +148,7 @@ SupportDecision base_decision(const compiler::ir::Graph& graph, const compiler::
         std::string why = vela_u55_constraint(graph, node);
         if (!why.empty()) return SupportDecision::no(why);
       }
-    } catch (const std::exception&) {
+    } catch (const compiler::CompileError&) {
       // No [npu] table: lower() reports that once, as a compile error.
     }
   }
@@ -157,13 +159,13 @@ SupportDecision base_decision(const compiler::ir::Graph& graph, const compiler::
 // CPU stays too (e.g. the relu and quantize after a convolution Vela cannot take), and so does
 // a dequantize whose reader stays on the CPU.
 SupportDecision decide(const compiler::ir::Graph& graph, const compiler::ir::Node& node,
-                       int depth) {
-  SupportDecision d = base_decision(graph, node);
+                       const compiler::PartitionContext& context, int depth) {
+  SupportDecision d = base_decision(graph, node, context);
   if (!d.supported) return d;
   for (compiler::ir::ValueId v : node.inputs()) {
     const auto& value = graph.value(v);
     if (!value.is_intermediate() || value.spec.dtype != compiler::ir::ScalarType::Float) continue;
-    if (depth < 16 && !decide(graph, graph.node(value.producer), depth + 1).supported) {
+    if (depth < 16 && !decide(graph, graph.node(value.producer), context, depth + 1).supported) {
       return SupportDecision::no("reads float '" + value.name +
                                  "' from a node that stays on the CPU (regions take int8)");
     }
@@ -175,7 +177,7 @@ SupportDecision decide(const compiler::ir::Graph& graph, const compiler::ir::Nod
       if (out == v) return SupportDecision::no("its float result is a graph output (int8 only)");
     }
     for (compiler::ir::NodeId u : graph.value(v).users) {
-      SupportDecision user = base_decision(graph, graph.node(u));
+      SupportDecision user = base_decision(graph, graph.node(u), context);
       if (!user.supported) {
         return SupportDecision::no("its reader '" + graph.node(u).describe() +
                                    "' stays on the CPU (" + user.reason + ")");
@@ -188,8 +190,9 @@ SupportDecision decide(const compiler::ir::Graph& graph, const compiler::ir::Nod
 }  // namespace
 
 SupportDecision EthosUPartitioner::supports(const compiler::ir::Graph& graph,
-                                            const compiler::ir::Node& node) const {
-  SupportDecision d = decide(graph, node, 0);
+                                            const compiler::ir::Node& node,
+                                            const compiler::PartitionContext& context) const {
+  SupportDecision d = decide(graph, node, context, 0);
   if (d.supported) return d;
   if (!quantized_context(graph, node) &&
       tosa_aot::tosa_supports(graph, node, TosaProfile::Fp).supported) {
@@ -200,9 +203,10 @@ SupportDecision EthosUPartitioner::supports(const compiler::ir::Graph& graph,
 }
 
 void EthosUPartitioner::prepare(const compiler::ir::Graph& graph,
-                                const std::vector<compiler::Region>& regions) const {
+                                const std::vector<compiler::Region>& regions,
+                                const compiler::PartitionContext& context) const {
   try {
-    const compiler::Target* target = compiler::compiling_target();
+    const compiler::Target* target = context.target;
     if (target == nullptr) return;
     const NpuConfig config = npu_config_of(*target);
     std::vector<std::vector<uint8_t>> tosas;
@@ -217,8 +221,9 @@ void EthosUPartitioner::prepare(const compiler::ir::Graph& graph,
 }
 
 LoweredRegion EthosUPartitioner::lower(const compiler::ir::Graph& graph,
-                                       const compiler::Region& region) const {
-  const compiler::Target* target = compiler::compiling_target();
+                                       const compiler::Region& region,
+                                       const compiler::PartitionContext& context) const {
+  const compiler::Target* target = context.target;
   if (target == nullptr) return refuse("no target to compile for (the [npu] table)");
   // A target without [npu] or a missing Vela is the user's setup, not the region's fault:
   // those stay compile errors (one line naming the target or the Vela path).
@@ -234,13 +239,14 @@ LoweredRegion EthosUPartitioner::lower(const compiler::ir::Graph& graph,
   uint64_t planned = 0;
   try {
     planned = tosa_planned_bytes(tosa.tosa);
-  } catch (const compiler::CompileError& e) {
+  } catch (const compiler::CompileError& e) {  // the executor cannot run this graph: a refusal
     return refuse(e.what());
   }
   VelaOutput vela;
   try {
     vela = run_vela(tosa.tosa, config);
   } catch (const compiler::CompileError& e) {
+    // Vela refusing the graph is a refusal (the region goes back); Vela missing is the setup.
     std::string what = e.what();
     if (what.find("cannot run Vela") != std::string::npos) throw;
     return refuse(what);

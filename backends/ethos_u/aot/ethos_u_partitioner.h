@@ -23,13 +23,14 @@ class EthosUPartitioner final : public compiler::Partitioner {
     return "dynamic shape: Vela compiles command streams for static shapes";
   }
   compiler::SupportDecision supports(const compiler::ir::Graph& graph,
-                                     const compiler::ir::Node& node) const override;
-  compiler::LoweredRegion lower(const compiler::ir::Graph& graph,
-                                const compiler::Region& region) const override;
+                                     const compiler::ir::Node& node,
+                                     const compiler::PartitionContext& context) const override;
+  compiler::LoweredRegion lower(const compiler::ir::Graph& graph, const compiler::Region& region,
+                                const compiler::PartitionContext& context) const override;
   // Lowers every region to TOSA and compiles them all in one Vela process (prefetch_vela), so
   // a program with many regions pays Vela's start-up once; lower() then takes the results.
-  void prepare(const compiler::ir::Graph& graph,
-               const std::vector<compiler::Region>& regions) const override;
+  void prepare(const compiler::ir::Graph& graph, const std::vector<compiler::Region>& regions,
+               const compiler::PartitionContext& context) const override;
 };
 
 bool partitioner_registered();

@@ -53,7 +53,8 @@ compiler::SupportDecision tosa_supports(const compiler::ir::Graph& graph,
 
 // Lowers `nodes` (a region, topological order) to one TOSA graph. Region inputs are the
 // values the nodes read that no node of the region produces (constants excluded); outputs the
-// values used outside the region or by the graph's outputs. Never throws: a refusal is data.
+// values used outside the region or by the graph's outputs. A refusal is data (ok false,
+// reason); an internal error throws CompileError naming the node.
 TosaLowering lower_to_tosa(const compiler::ir::Graph& graph,
                            const std::vector<compiler::ir::NodeId>& nodes, TosaProfile profile);
 

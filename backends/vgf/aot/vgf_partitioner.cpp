@@ -59,7 +59,8 @@ class VgfPartitioner final : public compiler::Partitioner {
   std::string dynamic_shape_refusal() const override {
     return "dynamic shape: VGF graphs (TOSA) have static shapes";
   }
-  SupportDecision supports(const Graph& graph, const Node& node) const override {
+  SupportDecision supports(const Graph& graph, const Node& node,
+                           const compiler::PartitionContext&) const override {
     for (ValueId v : node.outputs) {
       if (graph.value(v).spec.dtype != ScalarType::Float) {
         return SupportDecision::no("an output is not fp32 (the VGF path runs the TOSA FP profile)");
@@ -68,7 +69,8 @@ class VgfPartitioner final : public compiler::Partitioner {
     return tosa_aot::tosa_supports(graph, node, tosa_aot::TosaProfile::Fp);
   }
 
-  SupportDecision worth_delegating(const Graph& graph, const Region& region) const override {
+  SupportDecision worth_delegating(const Graph& graph, const Region& region,
+                                   const compiler::PartitionContext&) const override {
     const double work = region_work(graph, region);
     if (work >= kMinRegionWork) return SupportDecision::yes();
     char why[160];
@@ -79,7 +81,8 @@ class VgfPartitioner final : public compiler::Partitioner {
     return SupportDecision::no(why);
   }
 
-  LoweredRegion lower(const Graph& graph, const Region& region) const override {
+  LoweredRegion lower(const Graph& graph, const Region& region,
+                      const compiler::PartitionContext&) const override {
     LoweredRegion r;
     const tosa_aot::TosaLowering t =
         tosa_aot::lower_to_tosa(graph, region.nodes, tosa_aot::TosaProfile::Fp);
@@ -138,8 +141,8 @@ class VgfPartitioner final : public compiler::Partitioner {
   }
 };
 
-const bool g_registered =
-    compiler::register_partitioner("vgf", [] { return std::make_unique<VgfPartitioner>(); });
+const bool g_registered = compiler::register_partitioner(
+    "vgf", [](const compiler::BackendOptions&) { return std::make_unique<VgfPartitioner>(); });
 
 }  // namespace
 }  // namespace pteron::vgf

@@ -40,7 +40,7 @@ struct NodeAttrs {
   fb::ResizeMode resize = fb::ResizeMode::Nearest;  // Upsample
   bool align_corners = false;                       // Upsample (Bilinear)
   std::vector<double> scales;                       // Upsample: [h, w], 0 = none
-  std::vector<uint32_t> pads;                       // Pad: [left, right, top, bottom]
+  std::vector<int32_t> pads;                        // Pad: [left, right, top, bottom]
   fb::PadMode pad_mode = fb::PadMode::Constant;     // Pad
   float pad_value = 0.0f;                           // Pad (Constant)
 };

@@ -56,6 +56,7 @@ enum class Kind {
   Transpose,
   UpsampleNearest,
   UpsampleBilinear,
+  UpsampleAntialias,
   ConstantPad,
   ReflectionPad,
   ReplicationPad,
@@ -126,6 +127,7 @@ const std::map<std::string, Kind>& table() {
       // torch.ops.aten...default) is not in pteron's op table, so the frontend never makes it.
       {"aten::upsample_nearest2d.vec", Kind::UpsampleNearest},
       {"aten::upsample_bilinear2d.vec", Kind::UpsampleBilinear},
+      {"aten::_upsample_bilinear2d_aa.default", Kind::UpsampleAntialias},
       {"aten::constant_pad_nd.default", Kind::ConstantPad},
       {"aten::reflection_pad1d.default", Kind::ReflectionPad},
       {"aten::reflection_pad2d.default", Kind::ReflectionPad},
@@ -138,9 +140,6 @@ const std::map<std::string, Kind>& table() {
 // (the generic "not in the support table" would not say what to change).
 const std::map<std::string, std::string>& known_refusals() {
   static const std::map<std::string, std::string> t = {
-      {"aten::_upsample_bilinear2d_aa.default",
-       "antialiased bilinear upsampling (antialias=True) is not implemented; antialias=False "
-       "runs on Vulkan"},
       {"aten::reflection_pad3d.default",
        "reflection padding of 3 dims (the Vulkan delegate pads the last 1 or 2)"},
       {"aten::replication_pad3d.default",
@@ -205,17 +204,24 @@ std::string check_tensor(const Graph& g, ValueId v, const char* what) {
 }
 
 // An upsample's scale_factors [h, w] as the payload carries them: 0 where none was given (an
-// output_size) or the given one is <= 0 (ATen then uses input / output too).
+// output_size) or the given one is <= 0 (ATen then uses input / output too). The .vec forms
+// carry a list, _upsample_bilinear2d_aa.default one optional scale per axis.
 std::vector<double> upsample_scales(const Node& n) {
   std::vector<double> s = {0.0, 0.0};
-  const Argument& a = n.arg("scale_factors");
-  if (!a.is_none()) {
-    const auto& v = a.get<std::vector<double>>();
-    if (v.size() != 2) throw std::runtime_error("scale_factors must have 2 entries");
+  if (n.op.str() == "aten::_upsample_bilinear2d_aa.default") {
+    const Argument& h = n.arg("scales_h");
+    const Argument& w = n.arg("scales_w");
+    s = {h.is_none() ? 0.0 : h.to_double(), w.is_none() ? 0.0 : w.to_double()};
+  }
+  const Argument* a =
+      n.op.str() == "aten::_upsample_bilinear2d_aa.default" ? nullptr : &n.arg("scale_factors");
+  if (a != nullptr && !a->is_none()) {
+    const auto& v = a->get<std::vector<double>>();
+    if (v.size() != 2) compiler::refuse("scale_factors must have 2 entries");
     s = v;
   }
   for (double& v : s) {
-    if (!std::isfinite(v)) throw std::runtime_error("upsample scale factor is not finite");
+    if (!std::isfinite(v)) compiler::refuse("upsample scale factor is not finite");
     if (v < 0) v = 0;
   }
   return s;
@@ -232,8 +238,8 @@ std::vector<int64_t> pads_of(const Graph& g, const Node& n, std::string* why) {
     return {};
   }
   for (int64_t p : pad) {
-    if (p < 0) {
-      *why = "negative padding " + shape_str(pad) + " (cropping) is not implemented";
+    if (p < INT32_MIN || p > INT32_MAX) {
+      *why = "padding " + shape_str(pad) + " beyond 32 bits";
       return {};
     }
   }
@@ -362,17 +368,14 @@ std::string check_node(const Graph& g, const Node& n) {
       if (g.value(n.args[0].tensor()).spec.rank() != 4) return "adaptive pooling input is not NCHW";
       return {};
     case Kind::UpsampleNearest:
-    case Kind::UpsampleBilinear: {
+    case Kind::UpsampleBilinear:
+    case Kind::UpsampleAntialias: {
       const TensorSpec& x = g.value(n.args[0].tensor()).spec;
       if (x.rank() != 4) return "upsample input is not NCHW " + shape_str(x.sizes);
       if (out.rank() != 4 || out.sizes[0] != x.sizes[0] || out.sizes[1] != x.sizes[1]) {
         return "upsample output " + shape_str(out.sizes) + " is not [N, C, OH, OW]";
       }
-      try {
-        upsample_scales(n);
-      } catch (const std::runtime_error& e) {
-        return e.what();
-      }
+      upsample_scales(n);  // refuses scale factors the payload cannot carry
       return {};
     }
     case Kind::ConstantPad:
@@ -471,9 +474,6 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     case Kind::Permute: {
       const int64_t rank = static_cast<int64_t>(out.rank());
-      // A 0-D permute has an empty perm, which the payload cannot carry (flatbuffers drops the
-      // empty vector and the runtime's verifier rightly rejects a permute without one).
-      if (rank == 0) return "0-D permute (a copy; no perm to lower)";
       for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
         if (d < -rank || d >= rank) return "permute dim out of range";
       }
@@ -551,7 +551,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
   const auto bias_1d = [&](ValueId v) -> uint32_t {
     const Value& val = g.value(v);
     if (val.spec.rank() == 1) return tensor(v);
-    if (!val.is_constant()) throw std::runtime_error("addmm bias [1, N] is not a constant");
+    if (!val.is_constant()) compiler::refuse("addmm bias [1, N] is not a constant");
     const auto& bytes = val.constant->bytes;
     return b.add_constant({static_cast<uint32_t>(val.spec.sizes.back())},
                           std::span<const float>(reinterpret_cast<const float*>(bytes.data()),
@@ -684,11 +684,13 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
         b.add_node(fb::OpType::Pool2d, {in(0)}, out, {.pool = fb::PoolType::AdaptiveAverage});
         break;
       case Kind::UpsampleNearest:
-      case Kind::UpsampleBilinear: {
-        NodeAttrs a{.resize = kind == Kind::UpsampleNearest ? fb::ResizeMode::Nearest
-                                                            : fb::ResizeMode::Bilinear,
+      case Kind::UpsampleBilinear:
+      case Kind::UpsampleAntialias: {
+        NodeAttrs a{.resize = kind == Kind::UpsampleNearest    ? fb::ResizeMode::Nearest
+                              : kind == Kind::UpsampleBilinear ? fb::ResizeMode::Bilinear
+                                                               : fb::ResizeMode::BilinearAntialias,
                     .scales = upsample_scales(n)};
-        if (kind == Kind::UpsampleBilinear) a.align_corners = n.arg("align_corners").get<bool>();
+        if (kind != Kind::UpsampleNearest) a.align_corners = n.arg("align_corners").get<bool>();
         b.add_node(fb::OpType::Upsample, {in(0)}, out, a);
         break;
       }
@@ -702,7 +704,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
                     .pad_mode = kind == Kind::ConstantPad     ? fb::PadMode::Constant
                                 : kind == Kind::ReflectionPad ? fb::PadMode::Reflect
                                                               : fb::PadMode::Replicate};
-        for (int64_t p : pads) a.pads.push_back(static_cast<uint32_t>(p));
+        for (int64_t p : pads) a.pads.push_back(static_cast<int32_t>(p));
         if (kind == Kind::ConstantPad) a.pad_value = static_cast<float>(n.arg("value").to_double());
         b.add_node(fb::OpType::Pad, {in(0)}, out, a);
         break;
@@ -816,25 +818,34 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
   return b.build();
 }
 
-const bool g_registered =
-    compiler::register_partitioner("vulkan", [] { return std::make_unique<VulkanPartitioner>(); });
-const bool g_registered_fp16 = compiler::register_partitioner(
-    "vulkan-fp16", [] { return std::make_unique<VulkanPartitioner>(/*fp16=*/true); });
-const bool g_registered_fp16_storage = compiler::register_partitioner("vulkan-fp16-storage", [] {
-  return std::make_unique<VulkanPartitioner>(/*fp16=*/true, /*fp16_arithmetic=*/false);
-});
+const bool g_registered = compiler::register_partitioner(
+    "vulkan",
+    [](const compiler::BackendOptions& options) {
+      return std::make_unique<VulkanPartitioner>(options);
+    },
+    {{"fp16",
+      {"off", "on", "storage"},
+      "store the regions' tensors and weights as fp16 (inputs and outputs stay fp32); on: "
+      "compute in fp16 where the device has shaderFloat16, storage: always in fp32"}});
+const bool g_registered_aliases =
+    compiler::register_backend_alias("vulkan-fp16", "vulkan:fp16=on") &&
+    compiler::register_backend_alias("vulkan-fp16-storage", "vulkan:fp16=storage");
 
 }  // namespace
 
+VulkanPartitioner::VulkanPartitioner(const compiler::BackendOptions& options)
+    : Partitioner(options) {
+  const auto fp16 = options.find("fp16");
+  fp16_ = fp16 != options.end() && fp16->second != "off";
+  fp16_arithmetic_ = fp16 == options.end() || fp16->second != "storage";
+}
+
 std::string VulkanPartitioner::backend_id() const { return kBackendId; }
 
-SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node) const {
-  try {
-    const std::string why = check_node(graph, node);
-    return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
-  } catch (const std::exception& e) {
-    return SupportDecision::no(std::string("cannot read the node: ") + e.what());
-  }
+SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node,
+                                            const compiler::PartitionContext&) const {
+  const std::string why = check_node(graph, node);
+  return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }
 
 double region_work(const Graph& graph, const Region& region) {
@@ -858,8 +869,8 @@ double region_work(const Graph& graph, const Region& region) {
   return work;
 }
 
-SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph,
-                                                    const Region& region) const {
+SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph, const Region& region,
+                                                    const compiler::PartitionContext&) const {
   const double work = region_work(graph, region);
   if (work >= kMinRegionWork) return SupportDecision::yes();
   char why[160];
@@ -870,14 +881,11 @@ SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph,
   return SupportDecision::no(why);
 }
 
-LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region) const {
+LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region,
+                                       const compiler::PartitionContext&) const {
   LoweredRegion r;
-  try {
-    r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);
-    r.ok = true;
-  } catch (const std::exception& e) {
-    r.reason = std::string("lowering failed: ") + e.what();
-  }
+  r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);
+  r.ok = true;
   return r;
 }
 

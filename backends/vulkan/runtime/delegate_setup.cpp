@@ -135,7 +135,7 @@ Error choose_precision(Delegate& d) {
   if (mode == Fp16Arithmetic::Auto && env_is("PTERON_VULKAN_FP16_ARITH", "1")) {
     mode = Fp16Arithmetic::Arithmetic;
   }
-  const bool compiled_storage_only = !d.payload->fp16_arithmetic();  // vulkan-fp16-storage
+  const bool compiled_storage_only = !d.payload->fp16_arithmetic();  // vulkan:fp16=storage
   const bool cpu = d.ctx->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   const bool arith = d.ctx->float16_arithmetic && !compiled_storage_only &&
                      (mode == Fp16Arithmetic::Arithmetic || (mode == Fp16Arithmetic::Auto && !cpu));
@@ -144,7 +144,7 @@ Error choose_precision(Delegate& d) {
     fprintf(stderr, "pteron vulkan: %u-node region on %s: %s%s\n", d.payload->nodes()->size(),
             d.ctx->properties.deviceName, d.precision,
             !f16 || arith                ? ""
-            : compiled_storage_only      ? " (compiled with vulkan-fp16-storage)"
+            : compiled_storage_only      ? " (compiled with vulkan:fp16=storage)"
             : !d.ctx->float16_arithmetic ? " (the device has no shaderFloat16)"
             : mode == Fp16Arithmetic::StorageOnly
                 ? " (asked for)"
@@ -179,7 +179,7 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
     if (t->dtype() == fb::DataType::Float16 && !c.storage16) {
       return fail(Error::NotSupported,
                   "Vulkan delegate: this region stores fp16 but device %s has no 16-bit storage "
-                  "buffers (compile it with `vulkan` instead of `vulkan-fp16`)",
+                  "buffers (compile it with `vulkan` instead of `vulkan:fp16=on`)",
                   c.properties.deviceName);
     }
   }

@@ -100,8 +100,9 @@ const char* event_name(const fb::Node& node, const char* shader) {
     case fb::OpType::Convert:
       return "vulkan: convert";
     case fb::OpType::Upsample:
-      return node.resize() == fb::ResizeMode::Bilinear ? "vulkan: upsample bilinear"
-                                                       : "vulkan: upsample nearest";
+      return node.resize() == fb::ResizeMode::Nearest    ? "vulkan: upsample nearest"
+             : node.resize() == fb::ResizeMode::Bilinear ? "vulkan: upsample bilinear"
+                                                         : "vulkan: upsample bilinear antialias";
     case fb::OpType::Pad:
       return "vulkan: pad";
     default:

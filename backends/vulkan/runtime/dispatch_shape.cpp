@@ -103,7 +103,7 @@ Error plan_upsample(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   p.W = x.dims()->Get(3);
   p.OH = out.dims()->Get(2);
   p.OW = out.dims()->Get(3);
-  const bool align = node.resize() == fb::ResizeMode::Bilinear && node.align_corners();
+  const bool align = node.resize() != fb::ResizeMode::Nearest && node.align_corners();
   // A plain local: lambdas capture no structured binding before C++20.
   const auto* scales = node.scales();
   const auto given = [scales](uint32_t axis) {

@@ -284,13 +284,14 @@ Error verify_pad(uint32_t n, const fb::Node& node, const fb::Payload& p) {
   }
   for (uint32_t d = 0; d < r; ++d) {
     const uint32_t from_end = r - 1 - d;  // 0: the last dim (pads 0, 1), 1: the one before (2, 3)
-    const uint64_t before = from_end < 2 ? pads->Get(2 * from_end) : 0;
-    const uint64_t after = from_end < 2 ? pads->Get(2 * from_end + 1) : 0;
-    if (uint64_t{dim(x, d)} + before + after != dim(out, d)) {
+    const int64_t before = from_end < 2 ? pads->Get(2 * from_end) : 0;
+    const int64_t after = from_end < 2 ? pads->Get(2 * from_end + 1) : 0;
+    if (int64_t{dim(x, d)} + before + after != int64_t{dim(out, d)}) {
       return shape_error(n, op, "output sizes are not the input's plus the pads");
     }
     // Reflection mirrors around the edge element, so a pad must stay inside the input.
-    if (node.pad_mode() == fb::PadMode::Reflect && (before >= dim(x, d) || after >= dim(x, d))) {
+    if (node.pad_mode() == fb::PadMode::Reflect &&
+        (before >= int64_t{dim(x, d)} || after >= int64_t{dim(x, d)})) {
       return shape_error(n, op, "reflection pads must be smaller than the padded dim");
     }
   }
@@ -453,12 +454,15 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
     }
     case fb::OpType::Permute: {
       if (in.size() != 1) return shape_error(n, op, "needs 1 input");
+      // A 0-D permute's perm is empty, which the writer (like flatbuffers' own tools) leaves
+      // out: an absent vector reads as an empty one.
       const auto* perm = node.perm();
-      if (perm == nullptr || perm->size() != rank(x) || rank(out) != rank(x)) {
+      const uint32_t perm_size = perm == nullptr ? 0 : perm->size();
+      if (perm_size != rank(x) || rank(out) != rank(x)) {
         return shape_error(n, op, "perm must have one entry per dim");
       }
       uint32_t seen = 0;
-      for (uint32_t d = 0; d < perm->size(); ++d) {
+      for (uint32_t d = 0; d < perm_size; ++d) {
         const uint32_t from = perm->Get(d);
         if (from >= rank(x) || (seen >> from) & 1u || dim(out, d) != dim(x, from)) {
           return shape_error(n, op, "perm is not a permutation matching the output's sizes");

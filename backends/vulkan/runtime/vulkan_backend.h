@@ -18,12 +18,12 @@ BackendInterface& backend();
 enum class LinearShader { Auto, Tiled, Direct, Registers };
 void set_linear_shader(LinearShader shader);
 
-// How fp16 regions (`vulkan-fp16`) initialised afterwards compute. Auto: fp16 arithmetic (the
+// How fp16 regions (`vulkan:fp16=on`) initialised afterwards compute. Auto: fp16 arithmetic (the
 // `_f16a` shaders) on a GPU with shaderFloat16, else fp32 arithmetic on fp16 storage (`_f16`;
 // CPU devices such as lavapipe included: fp16 arithmetic is slower there). StorageOnly forces
 // `_f16`; Arithmetic `_f16a` on any device with shaderFloat16. Under Auto the environment
 // variable PTERON_VULKAN_FP16_ARITH=0 / =1 does the same. A payload compiled with
-// `vulkan-fp16-storage` always runs `_f16`. PTERON_VULKAN_LOG=1 prints each delegate's choice.
+// `vulkan:fp16=storage` always runs `_f16`. PTERON_VULKAN_LOG=1 prints each delegate's choice.
 enum class Fp16Arithmetic { Auto, StorageOnly, Arithmetic };
 void set_fp16_arithmetic(Fp16Arithmetic mode);
 

@@ -6,7 +6,7 @@
 //   name       fp32 storage, fp32 arithmetic
 //   name_f16   PTERON_FP16: fp16 storage, fp32 arithmetic (any device with 16-bit storage)
 //   name_f16a  PTERON_FP16 + PTERON_FP16_ARITH: fp16 storage and fp16 arithmetic (devices
-//              with shaderFloat16; chosen at load time for vulkan-fp16 regions)
+//              with shaderFloat16; chosen at load time for vulkan:fp16=on regions)
 // Types: T is the storage type, F the compute type (float16_t only in `_f16a`), A the
 // accumulator of reductions. IN0..IN2 read as F, STORE rounds to T.
 //

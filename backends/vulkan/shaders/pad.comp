@@ -9,8 +9,8 @@ layout(local_size_x = 64) in;
 #include "push_constants.h"
 
 // The source of padded coordinate `o` along an axis of `size`, or -1 (constant padding).
-int source(uint o, uint before, uint size) {
-  int s = int(o) - int(before);
+int source(uint o, int before, uint size) {
+  int s = int(o) - before;
   if (s >= 0 && s < int(size)) return s;
   if (p.mode == 0) return -1;
   if (p.mode == 1) return s < 0 ? -s : 2 * (int(size) - 1) - s;

@@ -159,7 +159,7 @@ PTERON_PUSH_CONSTANTS(UpsampleParams) {
   uint numel;
   uint H, W, OH, OW;
   float scale_h, scale_w;
-  uint mode;  // 0 nearest, 1 bilinear
+  uint mode;  // 0 nearest, 1 bilinear, 2 antialiased bilinear
   uint align_corners;
 } PTERON_PUSH_CONSTANTS_END;
 #endif
@@ -169,7 +169,7 @@ PTERON_PUSH_CONSTANTS(UpsampleParams) {
 PTERON_PUSH_CONSTANTS(PadParams) {
   uint numel;
   uint H, W, OH, OW;
-  uint top, left;
+  int top, left;  // negative: cropped
   uint mode;
   float value;
 } PTERON_PUSH_CONSTANTS_END;

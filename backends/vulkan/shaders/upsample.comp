@@ -1,6 +1,6 @@
 #version 450
-// Nearest and bilinear upsampling over NCHW planes, one invocation per output element
-// (grid-stride), with the index arithmetic of ATen's CPU kernels (UpSample.h) in fp32, so the
+// Nearest, bilinear and antialiased bilinear upsampling over NCHW planes, one invocation per
+// output element (grid-stride), with the index arithmetic of ATen's CPU kernels (UpSample.h) in fp32, so the
 // same source pixels and weights come out:
 //   nearest:  src = min(floor(dst * scale), in - 1)
 //   bilinear: real = align_corners ? scale * dst : max(scale * (dst + 0.5) - 0.5, 0);
@@ -13,6 +13,11 @@
 // may run unfused (Vulkan lets it), so fused() computes the fused result exactly from an
 // error-free product. Coordinates are `precise` (no contraction or reassociation) and always
 // fp32; the interpolation accumulates in A = fp32 (the `_f16a` rule for weighted sums).
+// Antialiased bilinear (mode 2, _upsample_bilinear2d_aa) is ATen's separable triangle filter
+// (_compute_indices_min_size_weights_aa, as kernels/portable/util/upsample_separable.h): per
+// axis a window around center = scale * (o + 0.5), its half-width `scale` when shrinking (else
+// 1), weights max(0, 1 - |(j - center + 0.5) / max(scale, 1)|) normalised to sum to 1; the
+// output sums the rows' horizontal sums weighted by the vertical weights.
 layout(local_size_x = 64) in;
 #include "common.glsl"
 #define PTERON_UPSAMPLE_PARAMS
@@ -54,6 +59,52 @@ void taps(uint o, uint size, uint out_size, float scale, out uint i0, out uint i
   l = clamp(frac, 0.0, 1.0);
 }
 
+// The antialiasing window of output index `o` along an axis: input indices [lo, lo + n), the
+// filter's center and 1 / stretch, and the weights' sum; an axis keeping its size copies.
+struct Window {
+  uint lo, n;
+  float center, invscale, total;
+  bool identity;
+};
+
+float aa_filter(Window w, uint j) {
+  precise float x = ((float(w.lo + j) - w.center) + 0.5) * w.invscale;
+  return max(1.0 - abs(x), 0.0);
+}
+
+float aa_weight(Window w, uint j) {
+  if (w.identity) return 1.0;
+  const float f = aa_filter(w, j);
+  return w.total != 0.0 ? f / w.total : f;
+}
+
+// The window's ends, clamped before the conversion (the scale may come from the program).
+uint aa_index(float f, uint size) {
+  return f < float(size) ? (f > 0.0 ? uint(f) : 0u) : size;
+}
+
+Window aa_window(uint o, uint size, uint out_size, float scale) {
+  Window w;
+  w.identity = size == out_size;
+  w.lo = o;
+  w.n = 1;
+  w.center = 0.0;
+  w.invscale = 1.0;
+  w.total = 0.0;
+  if (w.identity) return w;
+  const float support = scale >= 1.0 ? scale : 1.0;
+  precise float center = scale * (float(o) + 0.5);
+  w.center = center;
+  w.invscale = scale >= 1.0 ? 1.0 / scale : 1.0;
+  precise float first = (center - support) + 0.5;
+  precise float last = (center + support) + 0.5;
+  w.lo = aa_index(first, size);
+  const uint hi = min(aa_index(last, size), size);
+  w.n = hi > w.lo ? hi - w.lo : 0u;
+  for (uint j = 0; j < w.n; ++j) w.total += aa_filter(w, j);
+  return w;
+}
+
 void main() {
   const uint step = gl_NumWorkGroups.x * 64;
   for (uint i = gl_GlobalInvocationID.x; i < p.numel; i += step) {
@@ -64,6 +115,19 @@ void main() {
       precise float rh = float(oh) * p.scale_h;
       precise float rw = float(ow) * p.scale_w;
       STORE(i, IN0(base + source_index(rh, p.H) * p.W + source_index(rw, p.W)));
+      continue;
+    }
+    if (p.mode == 2) {
+      const Window wh = aa_window(oh, p.H, p.OH, p.scale_h);
+      const Window ww = aa_window(ow, p.W, p.OW, p.scale_w);
+      A v = A(0.0);
+      for (uint a = 0; a < wh.n; ++a) {
+        const uint row = base + (wh.lo + a) * p.W + ww.lo;
+        A acc = A(0.0);
+        for (uint b = 0; b < ww.n; ++b) acc += A(IN0(row + b)) * aa_weight(ww, b);
+        v += acc * aa_weight(wh, a);
+      }
+      STORE(i, v);
       continue;
     }
     uint h0, h1, w0, w1;

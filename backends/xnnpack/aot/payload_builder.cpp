@@ -1,5 +1,7 @@
 #include "backends/xnnpack/aot/payload_builder.h"
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -243,12 +245,42 @@ flatbuffers::Offset<void> write_op(flatbuffers::FlatBufferBuilder& fbb, const No
 
 }  // namespace
 
-std::vector<uint8_t> PayloadBuilder::build() const {
+std::string constant_key(std::span<const uint8_t> bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  char key[64];
+  std::snprintf(key, sizeof key, "pteron.xnnpack.c.%016llx.%zu", static_cast<unsigned long long>(h),
+                bytes.size());
+  return key;
+}
+
+std::vector<uint8_t> PayloadBuilder::build() const { return build_impl(SIZE_MAX, nullptr); }
+
+std::vector<uint8_t> PayloadBuilder::build_sharing(size_t min_bytes,
+                                                   std::vector<NamedConstant>* named) const {
+  return build_impl(min_bytes, named);
+}
+
+std::vector<uint8_t> PayloadBuilder::build_impl(size_t named_min_bytes,
+                                                std::vector<NamedConstant>* named) const {
+  // Named constants: the program's named data under a key of their bytes.
+  std::vector<std::string> keys(tensors_.size());
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorEntry& t = tensors_[i];
+    if (!t.constant || t.data.empty() || t.data.size() < named_min_bytes) continue;
+    keys[i] = constant_key(t.data);
+    named->push_back({keys[i], t.data});
+  }
   // Constants: each 16-byte aligned and followed by >= 16 spare bytes (XNN_EXTRA_BYTES).
   std::vector<uint64_t> offsets(tensors_.size(), 0);
   size_t blob_size = 0;
+  bool any_named = false;
   for (size_t i = 0; i < tensors_.size(); ++i) {
     if (!tensors_[i].constant) continue;
+    if (!keys[i].empty()) {
+      any_named = true;
+      continue;
+    }
     offsets[i] = blob_size;
     blob_size = round_up(blob_size + tensors_[i].data.size() + kExtraBytes, kConstantAlignment);
   }
@@ -271,7 +303,8 @@ std::vector<uint8_t> PayloadBuilder::build() const {
           t.quant.zero_point, per_channel ? &t.quant.channel_scales : nullptr, t.quant.channel_dim,
           t.constant, offsets[i], t.constant ? t.data.size() : 0,
           static_cast<fb::ExternalKind>(t.external), t.arg_index,
-          t.dim_order.empty() ? nullptr : &t.dim_order));
+          t.dim_order.empty() ? nullptr : &t.dim_order,
+          keys[i].empty() ? nullptr : keys[i].c_str()));
     }
     std::vector<flatbuffers::Offset<fb::Node>> nodes;
     for (const NodeEntry& n : nodes_) {
@@ -284,7 +317,7 @@ std::vector<uint8_t> PayloadBuilder::build() const {
     const auto tensor_vec = fbb.CreateVector(tensors);
     const auto node_vec = fbb.CreateVector(nodes);
     fb::PayloadBuilder root(fbb);
-    root.add_version(kPayloadVersion);
+    root.add_version(any_named ? kPayloadVersionNamedConstants : kPayloadVersion);
     root.add_tensors(tensor_vec);
     root.add_nodes(node_vec);
     root.add_num_args(num_args);
@@ -301,7 +334,7 @@ std::vector<uint8_t> PayloadBuilder::build() const {
   if (bytes.size() != probe) throw std::logic_error("XNNPACK payload size changed between passes");
   bytes.resize(blob_offset + blob_size, 0);
   for (size_t i = 0; i < tensors_.size(); ++i) {
-    if (!tensors_[i].constant || tensors_[i].data.empty()) continue;
+    if (!tensors_[i].constant || tensors_[i].data.empty() || !keys[i].empty()) continue;
     std::memcpy(bytes.data() + blob_offset + offsets[i], tensors_[i].data.data(),
                 tensors_[i].data.size());
   }

@@ -181,6 +181,15 @@ struct OutputRange {
   static OutputRange relu6() { return {0.0f, 6.0f}; }
 };
 
+// A constant a payload references by key; the key is a function of the bytes alone.
+struct NamedConstant {
+  std::string key;
+  std::vector<uint8_t> bytes;
+};
+
+// "pteron.xnnpack.c.<64-bit FNV-1a of the bytes, hex>.<size>".
+std::string constant_key(std::span<const uint8_t> bytes);
+
 class PayloadBuilder {
  public:
   // A value computed inside the graph, or (after mark_external) a boundary value.
@@ -215,8 +224,13 @@ class PayloadBuilder {
   // Same question for the whole payload as built so far.
   std::string validate() const;
 
-  // The payload bytes: flatbuffer, padding, constant blob.
+  // The payload bytes: flatbuffer, padding, constant blob. Self-contained.
   std::vector<uint8_t> build() const;
+  // The same graph with every constant of at least `min_bytes` moved out of the blob into
+  // `named` (appended), the payload naming each by a key derived from its bytes: payloads of
+  // one program that hold the same weights name the same key, and the program stores it once
+  // (its named data). Loads only with the program's named data at hand.
+  std::vector<uint8_t> build_sharing(size_t min_bytes, std::vector<NamedConstant>* named) const;
 
   size_t num_tensors() const { return tensors_.size(); }
   size_t num_nodes() const { return nodes_.size(); }
@@ -239,6 +253,7 @@ class PayloadBuilder {
   };
 
   const TensorEntry& tensor(TensorId id) const;
+  std::vector<uint8_t> build_impl(size_t named_min_bytes, std::vector<NamedConstant>* named) const;
   size_t element_count(const std::vector<uint32_t>& dims) const;
 
   std::vector<TensorEntry> tensors_;

@@ -9,12 +9,18 @@
 
 #include "backends/xnnpack/aot/payload_builder.h"
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
+#include "compiler/compile_error.h"
 
 namespace pteron::xnnpack::aot {
 namespace {
 
 using compiler::LoweredRegion;
 using compiler::Region;
+
+// Constants from this size up are the program's named data, stored once however many regions
+// read them; smaller ones (scalars, short biases) stay in the payload, where they cost less
+// than a named entry's segment, table row and alignment padding (about 150 bytes).
+constexpr size_t kMinSharedConstantBytes = 256;
 
 class Lowering {
  public:
@@ -49,7 +55,10 @@ class Lowering {
         for (NodeId u : g_.value(r_.inputs[i]).users) {
           if (members.count(u) && is_op(g_.node(u), kDequantize)) dq = &g_.node(u);
         }
-        if (!dq) throw std::runtime_error("int8 input without a dequantize");
+        // Per node, supports() cannot see which region inputs stay int8.
+        if (!dq)
+          compiler::refuse("int8 region input '" + g_.value(r_.inputs[i]).name +
+                           "' is not dequantized inside the region");
         const QuantInfo q = quant_of(g_, *dq);
         t = b_.add_tensor(DType::kQInt8, xnn_dims(s),
                           Quant::per_tensor(q.scales[0], q.zero_points[0]));
@@ -65,7 +74,13 @@ class Lowering {
     for (NodeId id : r_.nodes) {
       if (skipped_.count(id)) continue;
       const Node& n = g_.node(id);
-      emit(n);
+      try {
+        emit(n);
+      } catch (const compiler::Refusal& r) {
+        compiler::refuse(n.describe() + ": " + r.what());
+      } catch (const std::exception& e) {  // a broken invariant: named, never a refusal
+        throw compiler::CompileError(n.describe() + ": " + e.what());
+      }
     }
     for (size_t j = 0; j < r_.outputs.size(); ++j) {
       const ValueId v = r_.outputs[j];
@@ -84,7 +99,10 @@ class Lowering {
       result.reason = "XNNPACK refused the region: " + why;
       return result;
     }
-    result.payload = b_.build();
+    std::vector<NamedConstant> named;
+    result.payload = b_.build_sharing(kMinSharedConstantBytes, &named);
+    for (NamedConstant& c : named)
+      result.named_data.emplace_back(std::move(c.key), std::move(c.bytes));
     result.ok = true;
     return result;
   }
@@ -93,8 +111,9 @@ class Lowering {
   TensorId in(ValueId v) {
     if (quant_mode_) {  // a quantized node reads the int8 tensor its input was dequantized from
       auto q = qalias_.find(v);
-      if (q == qalias_.end())
-        throw std::runtime_error("quantized node input is not dequantized int8");
+      if (q == qalias_.end())  // its dequantize stayed outside the region
+        compiler::refuse("quantized node input '" + g_.value(v).name +
+                         "' is not dequantized int8 inside the region");
       return ids_.at(q->second);
     }
     auto it = ids_.find(v);
@@ -346,7 +365,7 @@ class Lowering {
         const TensorSpec& xs = g_.value(n.inputs()[0]).spec;
         if (!reshape_reason(xs.sizes, os.sizes).empty()) {
           // A flatten into linear layers (check_node): the output holds (h, w, c) order.
-          if (r_outputs_.count(y)) throw std::runtime_error("an NHWC flatten leaves the region");
+          if (r_outputs_.count(y)) compiler::refuse("an NHWC flatten leaves the region");
           flattened_nhwc_[y] = {xs.sizes[1], xs.sizes[2], xs.sizes[3]};
         }
         return add(n, StaticReshape{xnn_dims(os)}, {in(n.inputs()[0])}, out(y));

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <unordered_map>
 
 #include "backends/xnnpack/aot/xnnpack_lowering.h"
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
 #include "compiler/emit/kernel_call_form.h"
 #include "compiler/partition/registry.h"
+#include "compiler/target/target.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron::xnnpack {
@@ -353,10 +355,104 @@ bool in_quantized_context(const Graph& g, const Node& n) {
   return false;
 }
 
+std::string optimized_kernel_faster(const Graph& g, const Node& n,
+                                    const compiler::PartitionContext& context);
+
+// Debian's XNNPACK (2022) runs every f32 add/sub/mul/div, convolution, linear and pool through
+// its clamped (min/max) kernels: the snapshot has unclamped binary kernels for WebAssembly
+// only, so output_min = -inf, output_max = +inf still clamp. On x86 the clamp is SSE/AVX
+// maxps(y, min), which returns min when y is NaN: a NaN comes out as -inf where torch gives
+// NaN. NEON's fmax propagates NaN, so Arm targets keep it.
+//
+// Where a NaN enters: a value XNNPACK's clamp produced holds none (it became -inf already), so
+// arithmetic on such values changes nothing more (up to inf - inf). Arithmetic on any other
+// value (a graph input, a kernel-library result, a view or unclamped op of one) could receive a
+// NaN and would silently lose it: on x86 that arithmetic stays on the kernel libraries, which
+// keep NaN as torch does. So residual adds after convolutions stay inside XNNPACK's regions.
+using NanFreeMemo = std::unordered_map<ValueId, bool>;
+bool nan_free_in_xnnpack(const Graph& g, ValueId v, const compiler::PartitionContext& context,
+                         NanFreeMemo& memo);
+
+bool inputs_nan_free(const Graph& g, const Node& n, const compiler::PartitionContext& context,
+                     NanFreeMemo& memo) {
+  for (ValueId in : n.inputs()) {
+    if (!is_static(g, in) && !nan_free_in_xnnpack(g, in, context, memo)) return false;
+  }
+  return true;
+}
+
+// Whether `v` is produced inside XNNPACK with no NaN left: by a node XNNPACK runs whose kernel
+// clamps (convolution, linear, pools, clamp, arithmetic kept there), or by a reshape, pad or
+// resize XNNPACK runs over such values.
+bool nan_free_in_xnnpack(const Graph& g, ValueId v, const compiler::PartitionContext& context,
+                         NanFreeMemo& memo) {
+  if (auto it = memo.find(v); it != memo.end()) return it->second;
+  bool result = false;
+  const NodeId id = g.value(v).producer;
+  if (id != compiler::ir::kNoNode) {
+    const Node& p = g.node(id);
+    if (check_node(g, p).empty() && optimized_kernel_faster(g, p, context).empty()) {
+      switch (info_of(p).kind) {
+        case Kind::kConv:
+        case Kind::kLinear:
+        case Kind::kAddmm:
+        case Kind::kMm:
+        case Kind::kMaxPool:
+        case Kind::kAvgPool:
+        case Kind::kGlobalPool:
+        case Kind::kClampLike:
+        case Kind::kResizeNearest:  // a depthwise deconvolution: clamped
+          result = true;
+          break;
+        case Kind::kBinary:  // clamped, where this rule keeps it in XNNPACK
+        case Kind::kReshape:
+        case Kind::kPad:
+        case Kind::kResize:
+          result = inputs_nan_free(g, p, context, memo);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  memo[v] = result;
+  return result;
+}
+
+// Whether the program's runtime runs XNNPACK's x86 kernels: the target's arch, or the compiling
+// machine's for "native" (the host target) and outside a compile.
+bool target_runs_x86(const compiler::PartitionContext& context) {
+  const compiler::Target* t = context.target;
+  const std::string arch = t ? t->cpu_arch : "native";
+  if (arch == "native") {
+#if defined(__x86_64__) || defined(__i386__)
+    return true;
+#else
+    return false;
+#endif
+  }
+  return arch.rfind("x86", 0) == 0 || arch == "amd64" || arch.rfind("i686", 0) == 0;
+}
+
+std::string x86_nan_refusal(const Graph& g, const Node& n,
+                            const compiler::PartitionContext& context) {
+  if (info_of(n).kind != Kind::kBinary || in_quantized_context(g, n) || !target_runs_x86(context))
+    return {};
+  const BinaryOp b = info_of(n).binary;
+  if (b != BinaryOp::kAdd && b != BinaryOp::kSubtract && b != BinaryOp::kMultiply &&
+      b != BinaryOp::kDivide)
+    return {};
+  NanFreeMemo memo;
+  if (inputs_nan_free(g, n, context, memo)) return {};
+  return "x86: an input may hold NaN, which this XNNPACK's clamped arithmetic turns into -inf "
+         "(SSE/AVX max); the kernel libraries keep NaN as torch does";
+}
+
 // When the compile's kernels include the optimized library: why `n` (which XNNPACK could run)
 // is faster there, or "" to keep it. Measured in bench/results/xnnpack_vs_optimized.md.
-std::string optimized_kernel_faster(const Graph& g, const Node& n) {
-  if (!compiler::compiling_with_kernel_library("optimized")) return {};
+std::string optimized_kernel_faster(const Graph& g, const Node& n,
+                                    const compiler::PartitionContext& context) {
+  if (!context.has_kernel_library("optimized")) return {};
   if (in_quantized_context(g, n)) return {};
   const OpInfo info = info_of(n);
   switch (info.kind) {
@@ -402,8 +498,9 @@ bool optimized_library_runs(const Node& n) {
 // every node that library runs (small linears, elementwise ops, views) is given back: its
 // linears are GEMV-sized (fewer than kMinRowsForOptimizedLinear rows), where the SGEMM is as
 // fast, so the region would only add its two boundaries. "" keeps the region.
-std::string optimized_covers_region(const Graph& g, const Region& region) {
-  if (!compiler::compiling_with_kernel_library("optimized")) return {};
+std::string optimized_covers_region(const Graph& g, const Region& region,
+                                    const compiler::PartitionContext& context) {
+  if (!context.has_kernel_library("optimized")) return {};
   for (NodeId id : region.nodes) {
     const Node& n = g.node(id);
     switch (info_of(n).kind) {
@@ -470,23 +567,22 @@ bool is_heavy(const Node& n) {
 }
 
 const bool g_registered = compiler::register_partitioner(
-    "xnnpack", [] { return std::make_unique<XnnpackPartitioner>(); });
+    "xnnpack",
+    [](const compiler::BackendOptions&) { return std::make_unique<XnnpackPartitioner>(); });
 
 }  // namespace
 
-SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& node) const {
-  try {
-    std::string why = check_node(graph, node);
-    if (why.empty()) why = optimized_kernel_faster(graph, node);
-    return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
-  } catch (const std::exception& e) {
-    return SupportDecision::no(std::string("cannot read the node: ") + e.what());
-  }
+SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& node,
+                                             const compiler::PartitionContext& context) const {
+  std::string why = check_node(graph, node);
+  if (why.empty()) why = x86_nan_refusal(graph, node, context);
+  if (why.empty()) why = optimized_kernel_faster(graph, node, context);
+  return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }
 
-SupportDecision XnnpackPartitioner::worth_delegating(const Graph& graph,
-                                                     const Region& region) const {
-  if (std::string why = optimized_covers_region(graph, region); !why.empty())
+SupportDecision XnnpackPartitioner::worth_delegating(
+    const Graph& graph, const Region& region, const compiler::PartitionContext& context) const {
+  if (std::string why = optimized_covers_region(graph, region, context); !why.empty())
     return SupportDecision::no(why);
   double flops = 0.0;
   bool heavy = false;
@@ -509,14 +605,9 @@ SupportDecision XnnpackPartitioner::worth_delegating(const Graph& graph,
   return SupportDecision::no(buf);
 }
 
-LoweredRegion XnnpackPartitioner::lower(const Graph& graph, const Region& region) const {
-  try {
-    return aot::lower_region(graph, region);
-  } catch (const std::exception& e) {
-    LoweredRegion failed;
-    failed.reason = std::string("XNNPACK lowering failed: ") + e.what();
-    return failed;
-  }
+LoweredRegion XnnpackPartitioner::lower(const Graph& graph, const Region& region,
+                                        const compiler::PartitionContext&) const {
+  return aot::lower_region(graph, region);
 }
 
 bool xnnpack_partitioner_registered() { return g_registered; }

@@ -21,22 +21,29 @@ class XnnpackPartitioner final : public compiler::Partitioner {
   std::string name() const override { return "xnnpack"; }
   std::string backend_id() const override { return "PteronXnnpackBackend"; }
   std::string dynamic_shape_refusal() const override {
-    return "dynamic shape: Debian's XNNPACK (2022) has no runtime reshape (xnn_reshape_*), its "
-           "subgraphs have static shapes";
+    // What it would take: XNNPACK's reshape API (upstream since 2023, bundled by ExecuTorch):
+    // per call, xnn_reshape_external_value for each dynamic input, xnn_reshape_runtime to
+    // propagate the sizes, then xnn_setup_runtime_v2 with buffers planned at the upper bound.
+    return "dynamic shape: Debian's XNNPACK (2022) has no runtime reshape; running this needs "
+           "XNNPACK's reshape API (xnn_reshape_external_value + xnn_reshape_runtime, then "
+           "xnn_setup_runtime_v2 per call), in XNNPACK since 2023, so the node runs on the "
+           "kernel libraries";
   }
   compiler::SupportDecision supports(const compiler::ir::Graph& graph,
-                                     const compiler::ir::Node& node) const override;
-  compiler::SupportDecision worth_delegating(const compiler::ir::Graph& graph,
-                                             const compiler::Region& region) const override;
-  compiler::LoweredRegion lower(const compiler::ir::Graph& graph,
-                                const compiler::Region& region) const override;
+                                     const compiler::ir::Node& node,
+                                     const compiler::PartitionContext& context) const override;
+  compiler::SupportDecision worth_delegating(
+      const compiler::ir::Graph& graph, const compiler::Region& region,
+      const compiler::PartitionContext& context) const override;
+  compiler::LoweredRegion lower(const compiler::ir::Graph& graph, const compiler::Region& region,
+                                const compiler::PartitionContext& context) const override;
 };
 
 // A region is kept when it holds a convolution, linear layer or pool, or when it does at least
 // this many FLOPs per byte crossing its boundary (inputs read plus outputs written).
 constexpr double kMinFlopsPerBoundaryByte = 2.0;
 
-// When the compile's kernel libraries include "optimized" (compiler::compiling_kernel_libraries),
+// When the compile's kernel libraries include "optimized" (PartitionContext::kernel_libraries),
 // fp32 nodes the optimized kernels run faster are refused with "optimized kernel faster: ...":
 // linear / addmm / mm with at least this many rows (M of the M x K x N product; fewer rows is
 // a GEMV-like product where XNNPACK matches or beats the SGEMM, and conv nets' classifier heads

@@ -10,8 +10,13 @@
 namespace pteron {
 namespace xnnpack {
 
-// The payload version this runtime reads and the builder writes.
+// The payload versions this runtime reads. The builder writes version 1 unless a constant is
+// the program's named data (Tensor.constant_key), which a version-1 runtime would misread as
+// blob offset 0: then version 2.
 constexpr uint32_t kPayloadVersion = 1;
+constexpr uint32_t kPayloadVersionNamedConstants = 2;
+// Longest named-data key a constant may give.
+constexpr size_t kMaxConstantKeyBytes = 256;
 // Constant blob and constants inside it start at multiples of this.
 constexpr size_t kConstantAlignment = 16;
 // Readable bytes XNNPACK may touch past the end of any buffer it reads (XNN_EXTRA_BYTES).

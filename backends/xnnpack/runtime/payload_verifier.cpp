@@ -7,10 +7,11 @@
 namespace pteron::xnnpack::detail {
 
 Error Verifier::run() {
-  if (p_.version() != kPayloadVersion) {
+  if (p_.version() != kPayloadVersion && p_.version() != kPayloadVersionNamedConstants) {
     return fail(Error::NotSupported,
-                "XNNPACK payload version %u is not supported (this runtime reads version %u)",
-                p_.version(), kPayloadVersion);
+                "XNNPACK payload version %u is not supported (this runtime reads versions %u "
+                "and %u)",
+                p_.version(), kPayloadVersion, kPayloadVersionNamedConstants);
   }
   PTERON_TRY(check_blob());
   PTERON_TRY(check_tensors());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/xnnpack/runtime/xnnpack_graph.h"
+#include "runtime/executor/program.h"
 #include "runtime/threads/threadpool.h"
 
 namespace pteron {
@@ -58,6 +59,7 @@ struct Binding {
 };
 
 struct Delegate {
+  std::vector<FreeableBuffer> named;  // the program's named data the graph's constants read
   CompiledGraph graph;
   pthreadpool_t pool = nullptr;
   int threads = 1;
@@ -173,7 +175,22 @@ class XnnpackBackend final : public BackendInterface {
     d->threads = threads;
     d->pool = threadpool_for(threads);  // shared, lives as long as the process
     if (threads > 1 && d->pool == nullptr) d->threads = 1;  // no threads to be had: run inline
-    const Error err = d->graph.init(processed, d->pool, true);
+    // Constants the payload names are the program's named data, shared with other delegates.
+    const Program* program = context.program;
+    auto resolve = [d, program](const char* key, Span<const uint8_t>* bytes) -> Error {
+      if (program == nullptr) {
+        return fail(Error::InvalidProgram,
+                    "XNNPACK delegate: its constant '%s' is the program's named data, and no "
+                    "program was given to read it from",
+                    key);
+      }
+      Result<FreeableBuffer> buffer = program->named_data(key);
+      if (!buffer.ok()) return buffer.error();
+      *bytes = Span<const uint8_t>(static_cast<const uint8_t*>(buffer->data()), buffer->size());
+      d->named.push_back(std::move(buffer.get()));
+      return Error::Ok;
+    };
+    const Error err = d->graph.init(processed, d->pool, true, resolve);
     if (err != Error::Ok) {
       destroy(d);
       return err;

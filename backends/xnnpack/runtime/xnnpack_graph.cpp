@@ -38,6 +38,10 @@ bool ensure_xnnpack_initialized() {
 
 namespace {
 
+// The smallest page size of supported hosts: an over-read past a buffer's end faults only when
+// it crosses into another page.
+constexpr uintptr_t kOverreadPage = 4096;
+
 xnn_datatype to_xnn(fb::DataType dtype) {
   switch (dtype) {
     case fb::DataType::Float32:
@@ -210,9 +214,61 @@ struct SubgraphGuard {
 CompiledGraph::~CompiledGraph() {
   if (runtime_ != nullptr) xnn_delete_runtime(runtime_);
   free(aligned_copy_);
+  for (void* copy : constant_copies_) free(copy);
 }
 
-Error CompiledGraph::define_subgraph(const fb::Payload& p, const uint8_t* constants,
+Error CompiledGraph::locate_constants(const fb::Payload& p, const uint8_t* blob,
+                                      const NamedDataResolver& resolve,
+                                      std::vector<const void*>* data) {
+  const auto* tensors = p.tensors();
+  data->assign(tensors->size(), nullptr);
+  for (uint32_t i = 0; i < tensors->size(); ++i) {
+    const fb::Tensor* t = tensors->Get(i);
+    if (!t->is_constant()) continue;
+    const flatbuffers::String* key = t->constant_key();
+    if (key == nullptr) {
+      (*data)[i] = blob + t->constant_offset();
+      continue;
+    }
+    if (!resolve) {
+      return fail(Error::InvalidProgram,
+                  "XNNPACK payload constant %u is the program's named data '%s', and no program "
+                  "was given to read it from",
+                  t->id(), key->c_str());
+    }
+    Span<const uint8_t> bytes;
+    PTERON_TRY(resolve(key->c_str(), &bytes));
+    const uint64_t size = t->constant_size();
+    if (bytes.size() < size) {
+      return fail(Error::InvalidProgram,
+                  "XNNPACK payload constant %u: named data '%s' holds %zu bytes, the tensor "
+                  "needs %llu",
+                  t->id(), key->c_str(), bytes.size(), static_cast<unsigned long long>(size));
+    }
+    const uint8_t* src = bytes.data();
+    const uintptr_t last = reinterpret_cast<uintptr_t>(src) + (size == 0 ? 0 : size - 1);
+    const bool in_place = reinterpret_cast<uintptr_t>(src) % kConstantAlignment == 0 &&
+                          (bytes.size() >= size + kExtraBytes ||
+                           last / kOverreadPage == (last + kExtraBytes) / kOverreadPage);
+    if (!in_place) {
+      const size_t padded =
+          (size + kExtraBytes + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment;
+      void* copy = aligned_alloc(kConstantAlignment, padded);
+      if (copy == nullptr) {
+        return fail(Error::OutOfMemory, "XNNPACK delegate: no memory for constant %u's %llu bytes",
+                    t->id(), static_cast<unsigned long long>(size));
+      }
+      constant_copies_.push_back(copy);
+      memcpy(copy, src, size);
+      memset(static_cast<uint8_t*>(copy) + size, 0, padded - size);
+      src = static_cast<const uint8_t*>(copy);
+    }
+    (*data)[i] = src;
+  }
+  return Error::Ok;
+}
+
+Error CompiledGraph::define_subgraph(const fb::Payload& p, const std::vector<const void*>& data,
                                      xnn_subgraph_t sg) {
   const auto* tensors = p.tensors();
   for (uint32_t i = 0; i < tensors->size(); ++i) {
@@ -220,7 +276,7 @@ Error CompiledGraph::define_subgraph(const fb::Payload& p, const uint8_t* consta
     size_t dims[kMaxDims] = {};
     const uint32_t rank = t->dims() ? t->dims()->size() : 0;
     for (uint32_t d = 0; d < rank; ++d) dims[d] = t->dims()->Get(d);
-    const void* data = t->is_constant() ? constants + t->constant_offset() : nullptr;
+    const void* constant = data[i];
     uint32_t flags = 0;
     if (t->external() == fb::ExternalKind::Input) flags = XNN_VALUE_FLAG_EXTERNAL_INPUT;
     if (t->external() == fb::ExternalKind::Output) flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
@@ -229,19 +285,19 @@ Error CompiledGraph::define_subgraph(const fb::Payload& p, const uint8_t* consta
     switch (t->dtype()) {
       case fb::DataType::Float32:
       case fb::DataType::Float16:
-        status = xnn_define_tensor_value(sg, to_xnn(t->dtype()), rank, dims, data, t->id(), flags,
-                                         &id_out);
+        status = xnn_define_tensor_value(sg, to_xnn(t->dtype()), rank, dims, constant, t->id(),
+                                         flags, &id_out);
         break;
       case fb::DataType::QInt8:
       case fb::DataType::QInt32:
         status =
             xnn_define_quantized_tensor_value(sg, to_xnn(t->dtype()), t->zero_point(), t->scale(),
-                                              rank, dims, data, t->id(), flags, &id_out);
+                                              rank, dims, constant, t->id(), flags, &id_out);
         break;
       default:
         status = xnn_define_channelwise_quantized_tensor_value(
-            sg, to_xnn(t->dtype()), t->channel_scales()->data(), rank, t->channel_dim(), dims, data,
-            t->id(), flags, &id_out);
+            sg, to_xnn(t->dtype()), t->channel_scales()->data(), rank, t->channel_dim(), dims,
+            constant, t->id(), flags, &id_out);
         break;
     }
     if (status != xnn_status_success || id_out != t->id()) {
@@ -279,7 +335,7 @@ Error CompiledGraph::define_subgraph(const fb::Payload& p, const uint8_t* consta
 }
 
 Error CompiledGraph::init(Span<const uint8_t> payload, pthreadpool_t threadpool,
-                          bool fp16_hint_allowed) {
+                          bool fp16_hint_allowed, const NamedDataResolver& resolve) {
   if (!ensure_xnnpack_initialized()) {
     return fail(Error::NotSupported, "XNNPACK cannot be initialised on this CPU");
   }
@@ -309,7 +365,9 @@ Error CompiledGraph::init(Span<const uint8_t> payload, pthreadpool_t threadpool,
     return fail(Error::OutOfMemory, "XNNPACK could not create a subgraph of %u values: %s",
                 p->tensors()->size(), status_name(created));
   }
-  PTERON_TRY(define_subgraph(*p, base + p->constant_data_offset(), guard.subgraph));
+  std::vector<const void*> constants;
+  PTERON_TRY(locate_constants(*p, base + p->constant_data_offset(), resolve, &constants));
+  PTERON_TRY(define_subgraph(*p, constants, guard.subgraph));
   // XNN_FLAG_YIELD_WORKERS: the pool's workers go to sleep after the runtime's last operator
   // instead of spinning for the next call. Between two delegate calls our kernels (or other
   // processes) run; spinning workers took their cores, and with 2 threads on 2 contended cores a

@@ -68,6 +68,12 @@ constexpr const char* kOutSchemas[] = {
     // pteron's own: a buffer of `nbytes` for the next kernel's scratch, so the memory plan places
     // it in an arena like any tensor (alive for that kernel only); the kernel does nothing.
     "cortex_m::scratch_buffer.out(int nbytes, *, Tensor(a!) out) -> Tensor(a!)",
+    // pteron's own: int8 NHWC upsampling from a constant table of source positions (and Q11
+    // weights) the lowering computes with torch's formulas (kernels/cortex_m/util/upsample_taps.h).
+    "cortex_m::upsample_nearest2d_nhwc.out(Tensor input, Tensor indices, *, Tensor(a!) out) -> "
+    "Tensor(a!)",
+    "cortex_m::upsample_bilinear2d_nhwc.out(Tensor input, Tensor taps, int input_zero_point, "
+    "int output_zero_point, int multiplier, int shift, *, Tensor(a!) out) -> Tensor(a!)",
     // pteron's own: a standalone relu/clamp on int8 values sharing input and output qparams.
     "cortex_m::quantized_clamp.out(Tensor input, int activation_min, int activation_max, *, "
     "Tensor(a!) out) -> Tensor(a!)",

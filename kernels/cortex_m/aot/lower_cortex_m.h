@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/target/target.h"
 
 namespace pteron::cortex_m::aot {
 
@@ -23,13 +24,20 @@ struct CortexMLoweringReport {
 };
 
 // Rewrites `graph` in place (it stays verified) and removes what became dead. Nodes in
-// `delegated` (and patterns touching them) are left alone.
+// `delegated` (and patterns touching them) are left alone. `target` (nullptr: none) decides
+// which vector path's scratch the convolutions get planned (dsp_paths).
 CortexMLoweringReport lower_to_cortex_m(
-    compiler::ir::Graph& graph, const std::unordered_set<compiler::ir::NodeId>& delegated = {});
+    compiler::ir::Graph& graph, const std::unordered_set<compiler::ir::NodeId>& delegated = {},
+    const compiler::Target* target = nullptr);
+
+// Whether the program's kernels will take their DSP paths: the target's core has the DSP
+// extension and no MVE (Cortex-M4, M7). Otherwise (Cortex-M55, or no firmware target) the MVE
+// paths' scratch is planned.
+bool dsp_paths(const compiler::Target* target);
 
 // Scratch bytes the lowered graph's kernels ask for at most (kernels/cortex_m/scratch.h), for
 // the memory plan to reserve; also recorded as graph metadata "cortex_m.scratch_bytes".
-size_t cortex_m_scratch_bytes(const compiler::ir::Graph& graph);
+size_t cortex_m_scratch_bytes(const compiler::ir::Graph& graph, bool dsp_paths = false);
 
 // A positive real factor as a Q31 multiplier and shift: real ~= multiplier * 2^(shift - 31).
 struct Requant {

@@ -10,14 +10,17 @@ const bool registered = [] {
   compiler::KernelLibrary library{"cortex-m", "cortex_m", {}};
   library.passes.emplace_back(
       "lower_to_cortex_m",
-      [](compiler::ir::Graph& graph, const std::unordered_set<compiler::ir::NodeId>& delegated) {
-        const CortexMLoweringReport report = lower_to_cortex_m(graph, delegated);
+      [](compiler::ir::Graph& graph, const std::unordered_set<compiler::ir::NodeId>& delegated,
+         const compiler::PartitionContext& context) {
+        const CortexMLoweringReport report = lower_to_cortex_m(graph, delegated, context.target);
         return report.lowered + report.quant_ops;
       });
   // Element-wise on same-shape operands, scalar and MVE paths alike: each vector of the output
   // is written after the same elements of the inputs were read.
   library.in_place_ops = {"cortex_m::quantized_clamp.default", "cortex_m::requantize.default",
                           "cortex_m::quantized_add.default", "cortex_m::quantized_mul.default"};
+  // The planned scratch of a convolution (lower_cortex_m's plan_scratch).
+  library.allocation_ops = {"cortex_m::scratch_buffer.default"};
   return compiler::register_kernel_library(std::move(library));
 }();
 

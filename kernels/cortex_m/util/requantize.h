@@ -9,11 +9,14 @@
 
 #include <cstdint>
 
-// PTERON_CORTEX_M_SCALAR_ONLY builds the scalar reference alone on an MVE target (the
-// firmware's scalar build, for comparison).
+// PTERON_CORTEX_M_SCALAR_ONLY builds the scalar reference alone on an MVE or DSP target (the
+// firmware's scalar build, for comparison). A core with MVE takes the MVE paths; one with only
+// the DSP extension (Cortex-M4, M7) the DSP paths (util/dsp.h).
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && !defined(PTERON_CORTEX_M_SCALAR_ONLY)
 #include <arm_mve.h>
 #define PTERON_CORTEX_M_MVE 1
+#elif defined(__ARM_FEATURE_DSP) && !defined(PTERON_CORTEX_M_SCALAR_ONLY)
+#define PTERON_CORTEX_M_DSP 1
 #endif
 
 namespace pteron::cortex_m {

@@ -1,8 +1,10 @@
 // QLinearKernels for AVX-512 BW + VNNI (compiled with -mavx512f -mavx512bw -mavx512vnni):
 // 16-lane FMA for the weight-only paths; `vpdpbusd` (unsigned nibble x signed activation,
-// four products summed into each int32 lane in one instruction) for 8da4w, two int4 blocks
-// (64 weights) per instruction.
+// four products summed into each int32 lane in one instruction) for 8da4w, 16 channels x 4
+// weights per instruction.
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "kernels/optimized/qlinear/qlinear_impl_scalar.h"
 #include "kernels/optimized/qlinear/qlinear_rows.h"
@@ -80,73 +82,118 @@ void q4w_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const fl
   for (int r = 0; r < R; ++r) out[r * out_step] = _mm512_reduce_add_ps(tot[r]);
 }
 
-// Two consecutive int4 blocks (64 weights, 32 bytes) as unsigned nibbles in order:
-// [lo0 hi0 lo1 hi1] in 16-byte lanes.
-inline __m512i unpack_pair(const uint8_t* p) {
-  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  const __m256i m = _mm256_set1_epi8(0x0F);
-  const __m256i lo = _mm256_and_si256(b, m), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m);
-  const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);  // lo0 lo1 hi0 hi1
-  return _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0));
+// acc += w (16 lanes x 4 unsigned bytes) . the four int8 activations at x, broadcast to every
+// lane by vpdpbusd's {1to16} memory operand. Written as asm: GCC 12 copies the accumulator
+// of the intrinsic around every call (it does not tie it to the destination), which with
+// eight rows ran out of registers and spilled the float sums inside the loop.
+using Int32Alias = int32_t __attribute__((may_alias));
+inline __m512i dpbusd_broadcast(__m512i acc, __m512i w, const int8_t* x) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(w), "m"(*reinterpret_cast<const Int32Alias*>(x)));
+  return acc;
 }
 
-// One block (32 weights) as unsigned nibbles, in a 256-bit vector.
-inline __m256i unpack_one(const uint8_t* p) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i m = _mm_set1_epi8(0x0F);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
-}
-
-template <int R>
-void q4a8_t(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs,
-            int32_t* dots) {
-  const int64_t groups = K / G;
-  if (G == 32) {  // two groups per instruction, reduced half by half
-    int64_t g = 0;
-    for (; g + 2 <= groups; g += 2) {
-      const __m512i u = unpack_pair(w + g * 16);
-      for (int r = 0; r < R; ++r) {
-        const __m512i xv = _mm512_loadu_si512(xq + r * xq_rs + g * 32);
-        const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, xv);
-        // Both halves' sums at once (cheaper than two masked reductions).
-        __m256i h = _mm256_hadd_epi32(_mm512_castsi512_si256(d), _mm512_extracti64x4_epi64(d, 1));
-        h = _mm256_hadd_epi32(h, h);  // [L03 H03 L03 H03 | L47 H47 L47 H47]
-        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-        dots[r * groups + g] = _mm_cvtsi128_si32(t);
-        dots[r * groups + g + 1] = _mm_extract_epi32(t, 1);
-      }
-    }
-    if (g < groups) {
-      const __m256i u = unpack_one(w + g * 16);
-      for (int r = 0; r < R; ++r) {
-        const __m256i xv =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + r * xq_rs + g * 32));
-        const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_zextsi256_si512(u),
-                                              _mm512_zextsi256_si512(xv));
-        dots[r * groups + g] = _mm512_reduce_add_epi32(d);
-      }
-    }
-    return;
+// qscalar::a8_quantize_row's arithmetic 16 lanes at a time (vminps / vmaxps keep the running
+// value when x is NaN, as the scalar compare does; roundscale rounds half to even, as nearbyint).
+void a8_quantize_row(const float* x, int64_t K, int64_t G, float eps, int8_t* xq, float* scale,
+                     int32_t* zero, int32_t* xoff) {
+  if (K % 16 != 0 || G % 16 != 0)
+    return qscalar::a8_quantize_row(x, K, G, eps, xq, scale, zero, xoff);
+  __m512 vlo = _mm512_setzero_ps(), vhi = vlo;
+  for (int64_t k = 0; k < K; k += 16) {
+    const __m512 v = _mm512_loadu_ps(x + k);
+    vlo = _mm512_min_ps(v, vlo);
+    vhi = _mm512_max_ps(v, vhi);
   }
-  for (int64_t g = 0; g < groups; ++g) {
-    __m512i acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
-    int64_t k = g * G;
-    const int64_t end = k + G;
-    for (; k + 64 <= end; k += 64) {
-      const __m512i u = unpack_pair(w + k / 2);
-      for (int r = 0; r < R; ++r)
-        acc[r] = _mm512_dpbusd_epi32(acc[r], u, _mm512_loadu_si512(xq + r * xq_rs + k));
+  const float lo = _mm512_reduce_min_ps(vlo), hi = _mm512_reduce_max_ps(vhi);
+  float s = (hi - lo) / 255.0f;
+  s = s < eps ? eps : s;
+  float zp = -128.0f - std::nearbyint(lo / s);
+  zp = zp < -128.0f ? -128.0f : (zp > 127.0f ? 127.0f : zp);
+  const __m512 inv = _mm512_set1_ps(1.0f / s), vz = _mm512_set1_ps(zp);
+  const __m512 qmin = _mm512_set1_ps(-128.0f), qmax = _mm512_set1_ps(127.0f);
+  for (int64_t g0 = 0; g0 < K; g0 += G) {
+    __m512i sum = _mm512_setzero_si512();
+    for (int64_t k = g0; k < g0 + G; k += 16) {
+      __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(x + k), inv),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, vz), qmin), qmax);
+      const __m512i qi = _mm512_cvtps_epi32(q);
+      sum = _mm512_add_epi32(sum, qi);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(xq + k), _mm512_cvtepi32_epi8(qi));
     }
-    if (k < end) {  // an odd block (G = 96, 160, ...)
-      const __m512i u = _mm512_zextsi256_si512(unpack_one(w + k / 2));
-      for (int r = 0; r < R; ++r) {
-        const __m512i xv = _mm512_zextsi256_si512(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + r * xq_rs + k)));
-        acc[r] = _mm512_dpbusd_epi32(acc[r], u, xv);
+    xoff[g0 / G] = 8 * _mm512_reduce_add_epi32(sum);
+  }
+  *scale = s;
+  *zero = static_cast<int32_t>(zp);
+}
+
+// R rows x NP panels (16 channels each, one vector per row and panel): per group, the int32
+// products in lanes (one channel each, no horizontal sum), then one FMA into the float sum.
+template <int R, int NP>
+void a8w4_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const int8_t* xq,
+            int64_t xq_rs, const int32_t* xoff, int64_t xoff_rs, float* acc, int64_t acc_rs) {
+  const int64_t groups = K / G, panel_bytes = K * 8, panel_scales = groups * kA8W4Panel;
+  const __m512i m = _mm512_set1_epi8(0x0F);
+  __m512 f[R][NP];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) f[r][p] = _mm512_setzero_ps();
+  // Several rows: one integer chain per row and panel, started at -xoff (the sums are exact
+  // in any order, so this is the same int32 as adding two chains and subtracting after): the
+  // group's epilogue is a convert and an FMA, the add and subtract replaced by one broadcast,
+  // with 32-weight groups much of the work. One row: the low and high nibbles in two chains,
+  // else each product waits for the last.
+  constexpr bool kSplit = R < 4;
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i d[R][NP], e[R][NP];
+    for (int r = 0; r < R; ++r) {
+      const __m512i start = _mm512_set1_epi32(-xoff[r * xoff_rs + g]);
+      for (int p = 0; p < NP; ++p) {
+        d[r][p] = start;
+        if (kSplit) e[r][p] = _mm512_setzero_si512();
       }
     }
-    for (int r = 0; r < R; ++r) dots[r * groups + g] = _mm512_reduce_add_epi32(acc[r]);
+    for (int64_t k = g * G; k < (g + 1) * G; k += 8) {
+      for (int p = 0; p < NP; ++p) {
+        const __m512i v = _mm512_loadu_si512(w + p * panel_bytes + k * 8);
+        const __m512i lo = _mm512_and_si512(v, m);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
+        for (int r = 0; r < R; ++r) {
+          const int8_t* x = xq + r * xq_rs + k;
+          d[r][p] = dpbusd_broadcast(d[r][p], lo, x);
+          if (kSplit) {
+            e[r][p] = dpbusd_broadcast(e[r][p], hi, x + 4);
+          } else {
+            d[r][p] = dpbusd_broadcast(d[r][p], hi, x + 4);
+          }
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      for (int p = 0; p < NP; ++p) {
+        const __m512 s = _mm512_loadu_ps(scales + p * panel_scales + g * kA8W4Panel);
+        const __m512i sum = kSplit ? _mm512_add_epi32(d[r][p], e[r][p]) : d[r][p];
+        f[r][p] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(sum), f[r][p]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) _mm512_storeu_ps(acc + r * acc_rs + p * kA8W4Panel, f[r][p]);
+}
+
+// One panel at a time: its weights are one sequential stream (several panels at once, several
+// streams, measured 20-30% slower from memory on Zen 4). Decode: one row, the two nibble chains;
+// prefill: up to eight rows, each unpacked weight vector serving every row.
+void a8w4_tile(const uint8_t* w, const float* scales, int64_t K, int64_t G, int panels,
+               const int8_t* xq, int64_t xq_rs, const int32_t* xoff, int64_t xoff_rs, int rows,
+               float* acc, int64_t acc_rs) {
+  const int64_t panel_bytes = K * 8, panel_scales = K / G * kA8W4Panel;
+  for (int p = 0; p < panels; ++p) {
+    qrows::with_rows8(rows, [&](auto r) {
+      a8w4_t<decltype(r)::value, 1>(w + p * panel_bytes, scales + p * panel_scales, K, G, xq, xq_rs,
+                                    xoff, xoff_rs, acc + p * kA8W4Panel, acc_rs);
+    });
   }
 }
 
@@ -162,13 +209,10 @@ void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const
       rows, [&](auto r) { q4w_t<decltype(r)::value>(w, scales, K, G, x, x_rs, out, out_step); });
 }
 
-void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs, int rows,
-               int32_t* dots) {
-  qrows::with_rows(rows, [&](auto r) { q4a8_t<decltype(r)::value>(w, K, G, xq, xq_rs, dots); });
-}
-
 }  // namespace
 
-extern const QLinearKernels kTable = {"avx512-vnni", q8w_rows, q4w_rows, q4a8_rows};
+extern const QLinearKernels kTable = {
+    "avx512-vnni", q8w_rows, q4w_rows, qscalar::q8w_dequant, qscalar::q4w_dequant, a8_quantize_row,
+    a8w4_tile,     8,        1};
 
 }  // namespace pteron::opt::qavx512

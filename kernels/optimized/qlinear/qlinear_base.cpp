@@ -4,6 +4,7 @@
 
 namespace pteron::opt::qscalar {
 
-extern const QLinearKernels kTable = {"scalar", q8w_rows, q4w_rows, q4a8_rows};
+extern const QLinearKernels kTable = {
+    "scalar", q8w_rows, q4w_rows, q8w_dequant, q4w_dequant, a8_quantize_row, a8w4_tile, 1, 1};
 
 }  // namespace pteron::opt::qscalar

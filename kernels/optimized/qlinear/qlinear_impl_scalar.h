@@ -4,6 +4,8 @@
 // dot-product file) never stands in for the baseline table's.
 #pragma once
 
+#include <cmath>
+
 #include "kernels/optimized/qlinear/qlinear_kernels.h"
 
 namespace pteron::opt::qscalar {
@@ -43,15 +45,94 @@ inline void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G
   }
 }
 
-inline void q4a8_rows(const uint8_t* w, int64_t K, int64_t G, const int8_t* xq, int64_t xq_rs,
-                      int rows, int32_t* dots) {
+// The dequantizers loop over whole groups (one scale each) and whole int4 blocks, so the
+// compiler vectorises them with each table's own flags.
+inline void q8w_dequant(const int8_t* w, const float* scales, int64_t K, int64_t G, int rows,
+                        int64_t k0, int64_t kc, float* out, int64_t ld) {
   const int64_t groups = K / G;
-  for (int r = 0; r < rows; ++r) {
-    const int8_t* xr = xq + r * xq_rs;
-    for (int64_t g = 0; g < groups; ++g) {
-      int32_t acc = 0;
-      for (int64_t k = g * G; k < (g + 1) * G; ++k) acc += (q4_at(w, k) + 8) * xr[k];
-      dots[r * groups + g] = acc;
+  for (int j = 0; j < rows; ++j) {
+    const int8_t* wr = w + j * K;
+    float* o = out + j * ld - k0;
+    for (int64_t k = k0; k < k0 + kc;) {
+      const int64_t end = (k / G + 1) * G < k0 + kc ? (k / G + 1) * G : k0 + kc;
+      const float s = scales[j * groups + k / G];
+      for (; k < end; ++k) o[k] = static_cast<float>(wr[k]) * s;
+    }
+  }
+}
+
+inline void q4w_dequant(const uint8_t* w, const float* scales, int64_t K, int64_t G, int rows,
+                        int64_t k0, int64_t kc, float* out, int64_t ld) {
+  const int64_t groups = K / G;
+  for (int j = 0; j < rows; ++j) {
+    const uint8_t* wr = w + j * (K / 2);
+    const float* sr = scales + j * groups;
+    float* o = out + j * ld - k0;
+    int64_t k = k0;
+    for (; k < k0 + kc && (k & 31) != 0; ++k) o[k] = static_cast<float>(q4_at(wr, k)) * sr[k / G];
+    for (; k + 32 <= k0 + kc; k += 32) {  // a whole block: one scale (G is a multiple of 32)
+      const uint8_t* b = wr + k / 2;
+      const float s = sr[k / G];
+      for (int i = 0; i < 16; ++i) {
+        o[k + i] = static_cast<float>((b[i] & 15) - 8) * s;
+        o[k + 16 + i] = static_cast<float>((b[i] >> 4) - 8) * s;
+      }
+    }
+    for (; k < k0 + kc; ++k) o[k] = static_cast<float>(q4_at(wr, k)) * sr[k / G];
+  }
+}
+
+inline void a8_quantize_row(const float* x, int64_t K, int64_t G, float eps, int8_t* xq,
+                            float* scale, int32_t* zero, int32_t* xoff) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t k = 0; k < K; ++k) {
+    lo = x[k] < lo ? x[k] : lo;
+    hi = x[k] > hi ? x[k] : hi;
+  }
+  float s = (hi - lo) / 255.0f;
+  s = s < eps ? eps : s;
+  float zp = -128.0f - std::nearbyint(lo / s);
+  zp = zp < -128.0f ? -128.0f : (zp > 127.0f ? 127.0f : zp);
+  const float inv = 1.0f / s;
+  for (int64_t g0 = 0; g0 < K; g0 += G) {
+    int32_t sum = 0;
+    for (int64_t k = g0; k < g0 + G; ++k) {
+      float q = std::nearbyint(x[k] * inv) + zp;
+      q = q < -128.0f ? -128.0f : (q > 127.0f ? 127.0f : q);
+      xq[k] = static_cast<int8_t>(q);
+      sum += xq[k];
+    }
+    xoff[g0 / G] = 8 * sum;
+  }
+  *scale = s;
+  *zero = static_cast<int32_t>(zp);
+}
+
+// Nibble (q + 8) of channel c of an 8da4w panel at weight k (qlinear_kernels.h's layout).
+inline int a8w4_nibble(const uint8_t* panel, int c, int64_t k) {
+  const uint8_t b = panel[(k >> 3) * 64 + c * 4 + (k & 3)];
+  return (k & 4) ? (b >> 4) : (b & 15);
+}
+
+inline void a8w4_tile(const uint8_t* w, const float* scales, int64_t K, int64_t G, int panels,
+                      const int8_t* xq, int64_t xq_rs, const int32_t* xoff, int64_t xoff_rs,
+                      int rows, float* acc, int64_t acc_rs) {
+  const int64_t groups = K / G;
+  for (int p = 0; p < panels; ++p) {
+    const uint8_t* wp = w + p * K * 8;
+    const float* sp = scales + p * groups * kA8W4Panel;
+    for (int r = 0; r < rows; ++r) {
+      const int8_t* xr = xq + r * xq_rs;
+      for (int c = 0; c < kA8W4Panel; ++c) {
+        float sum = 0.0f;
+        for (int64_t g = 0; g < groups; ++g) {
+          int32_t d = 0;
+          for (int64_t k = g * G; k < (g + 1) * G; ++k) d += a8w4_nibble(wp, c, k) * xr[k];
+          sum =
+              std::fma(sp[g * kA8W4Panel + c], static_cast<float>(d - xoff[r * xoff_rs + g]), sum);
+        }
+        acc[r * acc_rs + p * kA8W4Panel + c] = sum;
+      }
     }
   }
 }

@@ -25,5 +25,28 @@ inline void with_rows(int rows, Fn&& fn) {
   }
 }
 
+// The same for 1..8 (callers pass 1..8).
+template <typename Fn>
+inline void with_rows8(int rows, Fn&& fn) {
+  switch (rows) {
+    case 1:
+      return fn(std::integral_constant<int, 1>{});
+    case 2:
+      return fn(std::integral_constant<int, 2>{});
+    case 3:
+      return fn(std::integral_constant<int, 3>{});
+    case 4:
+      return fn(std::integral_constant<int, 4>{});
+    case 5:
+      return fn(std::integral_constant<int, 5>{});
+    case 6:
+      return fn(std::integral_constant<int, 6>{});
+    case 7:
+      return fn(std::integral_constant<int, 7>{});
+    default:
+      return fn(std::integral_constant<int, 8>{});
+  }
+}
+
 }  // namespace
 }  // namespace pteron::opt::qrows

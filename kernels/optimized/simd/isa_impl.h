@@ -317,18 +317,74 @@ void block_scores(const AttentionSlice& s, const float* const* q, int64_t j0, in
   }
 }
 
+// Keys stored as rows (a KV cache read in place): scores[r][j] = q_r . k[j0 + j], one dot
+// product per key vectorised over D.
+template <int R>
+void block_scores_rows(const AttentionSlice& s, const float* const* q, int64_t j0, int64_t nb,
+                       float (*scores)[kKeyBlock]) {
+  const int64_t dv = s.D / kLanes * kLanes;
+  for (int64_t j = 0; j < nb; ++j) {
+    const float* kr = s.k_t + (j0 + j) * s.kt_col;
+    Vec acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = set1(0);
+    for (int64_t d = 0; d < dv; d += kLanes) {
+      const Vec kd = load(kr + d);
+      for (int r = 0; r < R; ++r) acc[r] = fma(load(q[r] + d), kd, acc[r]);
+    }
+    for (int r = 0; r < R; ++r) {
+      float t = reduce_add(acc[r]);
+      for (int64_t d = dv; d < s.D; ++d) t += q[r][d] * kr[d];
+      scores[r][j] = t;
+    }
+  }
+}
+
+// Mask element offset of query row i (a slice may span several heads: AttentionSlice).
+inline int64_t mask_row_offset(const AttentionSlice& s, int64_t i) {
+  if (s.head_rows <= 0) return i * s.mask_row;
+  return (i / s.head_rows) * s.mask_head + (i % s.head_rows) * s.mask_row;
+}
+
+// Of keys [j0, j0 + nb), how many up to the last one some row of [i0, i0 + R) may see, rounded
+// up to whole vectors of keys (block_scores' step; the mask hides the extra ones): the keys
+// after it are masked out for every row (the causal mask's future), so they are neither scored
+// nor summed; 0 skips the block.
+template <int R>
+int64_t block_extent(const AttentionSlice& s, int64_t i0, int64_t j0, int64_t nb) {
+  if (s.mask == nullptr) return nb;
+  const float ninf = -__builtin_inff();
+  int64_t extent = 0;
+  for (int r = 0; r < R; ++r) {
+    const int64_t at = mask_row_offset(s, i0 + r) + j0 * s.mask_col;
+    int64_t j = nb;
+    if (s.mask_is_bool) {
+      const uint8_t* mk = static_cast<const uint8_t*>(s.mask) + at;
+      while (j > extent && mk[(j - 1) * s.mask_col] != 0) --j;
+    } else {
+      const float* mk = static_cast<const float*>(s.mask) + at;
+      while (j > extent && mk[(j - 1) * s.mask_col] == ninf) --j;
+    }
+    extent = j > extent ? j : extent;
+    if (extent == nb) break;
+  }
+  constexpr int64_t kStep = kKeyVecs * kLanes;
+  extent = (extent + kStep - 1) / kStep * kStep;
+  return extent < nb ? extent : nb;
+}
+
 // scores = scores * scale + mask for query row i.
 void scale_and_mask(const AttentionSlice& s, int64_t i, int64_t j0, int64_t nb, float* scores) {
   const float ninf = -__builtin_inff();
+  const int64_t at = s.mask == nullptr ? 0 : mask_row_offset(s, i) + j0 * s.mask_col;
   if (s.mask == nullptr) {
     scale_row(scores, s.scale, nb);
   } else if (s.mask_is_bool) {
     // The mask's bytes, not `bool`s: a byte other than 0/1 read as bool is undefined behaviour.
-    const uint8_t* mk = static_cast<const uint8_t*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
+    const uint8_t* mk = static_cast<const uint8_t*>(s.mask) + at;
     for (int64_t j = 0; j < nb; ++j)
       scores[j] = mk[j * s.mask_col] != 0 ? ninf : scores[j] * s.scale;
   } else {
-    const float* mk = static_cast<const float*>(s.mask) + i * s.mask_row + j0 * s.mask_col;
+    const float* mk = static_cast<const float*>(s.mask) + at;
     if (s.mask_col == 1) {
       const Vec vs = set1(s.scale);
       int64_t j = 0;
@@ -385,8 +441,13 @@ void attention_rows(const AttentionSlice& s, int64_t i0) {
     for (int64_t c = 0; c < s.Dv; ++c) acc[r][c] = 0;
   }
   for (int64_t j0 = 0; j0 < s.Lk; j0 += kKeyBlock) {
-    const int64_t nb = s.Lk - j0 < kKeyBlock ? s.Lk - j0 : kKeyBlock;
-    block_scores<R>(s, q, j0, nb, scores);
+    const int64_t nb = block_extent<R>(s, i0, j0, s.Lk - j0 < kKeyBlock ? s.Lk - j0 : kKeyBlock);
+    if (nb == 0) continue;  // every key of the block masked out for every row
+    if (s.kt_col == 1) {
+      block_scores<R>(s, q, j0, nb, scores);
+    } else {
+      block_scores_rows<R>(s, q, j0, nb, scores);
+    }
     for (int r = 0; r < R; ++r) {
       float* sr = scores[r];
       scale_and_mask(s, i0 + r, j0, nb, sr);
@@ -424,7 +485,10 @@ void attention_rows(const AttentionSlice& s, int64_t i0) {
 void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
   int64_t i = q_begin;
   for (; i + kRows <= q_end; i += kRows) attention_rows<kRows>(s, i);
-  for (; i < q_end; ++i) attention_rows<1>(s, i);
+  // The rest together (a decode step of grouped-query attention: 2 or 3 heads per K/V).
+  if (q_end - i == 3) attention_rows<3>(s, i);
+  if (q_end - i == 2) attention_rows<2>(s, i);
+  if (q_end - i == 1) attention_rows<1>(s, i);
 }
 
 #include "kernels/optimized/simd/transpose_impl.h"

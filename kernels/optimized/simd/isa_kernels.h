@@ -12,11 +12,14 @@ enum class BinaryOp : int { kAdd, kMul, kDiv };  // kAdd computes a + alpha * b 
 
 // Scaled dot-product attention over one (batch*head) slice: rows [q_begin, q_end) of
 //   out = softmax(scale * q k^T + mask) v
-// q [Lq, D] row stride q_row; k_t [D, Lk] (k transposed) row stride kt_row; v [Lk, Dv] row
-// stride v_row; out [Lq, Dv] row stride out_row. mask: nullptr, or element (i, j) at
-// mask[i * mask_row + j * mask_col] (strides 0 where broadcast), float (added) or bool (true
-// means masked out, as in masked_fill(mask, -inf)). A row whose keys are all masked gets NaN,
-// as in PyTorch.
+// q [Lq, D] row stride q_row; keys either transposed, k_t [D, Lk] with row stride kt_row
+// (kt_col = 1), or as rows, k [Lk, D] with row stride kt_col (kt_row = 1: a KV cache read in
+// place); v [Lk, Dv] row stride v_row; out [Lq, Dv] row stride out_row. mask: nullptr, or
+// element (i, j) at mask[i * mask_row + j * mask_col] (strides 0 where broadcast), float (added)
+// or bool (true means masked out, as in masked_fill(mask, -inf)). A slice may hold the query
+// rows of several heads sharing one K and V (grouped-query attention): with head_rows > 0,
+// row i's mask row is (i / head_rows) * mask_head + (i % head_rows) * mask_row. A block of keys
+// masked out for every row is skipped. A row whose keys are all masked gets NaN, as in PyTorch.
 struct AttentionSlice {
   const float* q;
   const float* k_t;
@@ -28,7 +31,9 @@ struct AttentionSlice {
   int64_t D, Dv, Lk;
   float scale;
   // A row whose every score is -inf gives zeros (torch's _safe_softmax) instead of NaN.
-  bool zero_masked_rows;
+  bool zero_masked_rows = false;
+  int64_t kt_col = 1;
+  int64_t head_rows = 0, mask_head = 0;
 };
 
 struct IsaKernels {

@@ -6,6 +6,7 @@
 #include <pthreadpool.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "runtime/threads/threadpool.h"
 
@@ -32,7 +33,7 @@ void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
   int64_t chunk = (n + threads * 4 - 1) / (threads * 4);
   if (chunk < 1) chunk = 1;
   struct Ctx {
-    Fn* fn;
+    std::remove_reference_t<Fn>* fn;  // Fn may be deduced as an lvalue reference
     int64_t n, chunk;
   } ctx{&fn, n, chunk};
   const size_t chunks = static_cast<size_t>((n + chunk - 1) / chunk);

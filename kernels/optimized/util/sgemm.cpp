@@ -401,6 +401,10 @@ size_t serial_state_offset(const GemmLayout& l) {
 
 }  // namespace
 
+void sgemm_pack_rows(const float* src, int64_t ld, int64_t kc, int nr, int NR, float* dst) {
+  pick_kernel(-1).pack_transposed(src, ld, kc, nr, NR, dst);
+}
+
 bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const SgemmKernel& kern = pick_kernel(kernel);
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;

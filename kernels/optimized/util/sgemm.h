@@ -28,6 +28,11 @@ struct SgemmBPacker {
   const void* context = nullptr;
 };
 
+// For packers that make a panel's columns as rows first (e.g. dequantized weight rows): packs
+// dst[k * NR + j] = src[j * ld + k] for k < kc, j < nr, zero for nr <= j < NR, with the packer
+// of the micro-kernel sgemm() runs here (16x16 register transposes on AVX-512).
+void sgemm_pack_rows(const float* src, int64_t ld, int64_t kc, int nr, int NR, float* dst);
+
 struct SgemmProblem {
   int64_t M = 0, N = 0, K = 0;
   int64_t batch = 1;

@@ -148,54 +148,34 @@ PTERON_AVX512 void avx512_pack_transposed(const float* src, int64_t ld, int64_t 
     for (int j = nr; j < NR; ++j) dst[k * NR + j] = 0.0f;
 }
 
-// Four rows at a time, two accumulators each, sharing the loads of x; masked tail along k.
+// One weight row at a time, four accumulators: each row is one sequential stream (four rows
+// at once, four interleaved streams, measured ~25% slower from memory on Zen 4; decode is
+// bound by that stream). Masked tail along k.
 PTERON_AVX512 void avx512_gemv_rows(int64_t n, int64_t k, const float* x, const float* w,
                                     int64_t ldw, float* y, float alpha, float beta,
                                     const float* bias) {
-  const int64_t k32 = k / 32 * 32;
-  const int64_t rest = k - k32;
-  const __mmask16 t0 = rest >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << rest) - 1);
-  const __mmask16 t1 = rest > 16 ? static_cast<__mmask16>((1u << (rest - 16)) - 1) : 0;
-  int64_t j = 0;
-  auto finish = [&](int64_t row, float sum) {
-    float v = alpha * sum;
-    if (beta != 0.0f) v += beta * y[row];
-    if (bias != nullptr) v += bias[row];
-    y[row] = v;
-  };
-  for (; j + 4 <= n; j += 4) {
-    __m512 acc[4][2];
-    for (int r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    const float* rows[4] = {w + j * ldw, w + (j + 1) * ldw, w + (j + 2) * ldw, w + (j + 3) * ldw};
-    for (int64_t p = 0; p < k32; p += 32) {
-      const __m512 x0 = _mm512_loadu_ps(x + p), x1 = _mm512_loadu_ps(x + p + 16);
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; ++r) {
-        acc[r][0] = _mm512_fmadd_ps(x0, _mm512_loadu_ps(rows[r] + p), acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(x1, _mm512_loadu_ps(rows[r] + p + 16), acc[r][1]);
-      }
-    }
-    if (rest > 0) {
-      const __m512 x0 = _mm512_maskz_loadu_ps(t0, x + k32);
-      const __m512 x1 = _mm512_maskz_loadu_ps(t1, x + k32 + 16);
-      for (int r = 0; r < 4; ++r) {
-        acc[r][0] = _mm512_fmadd_ps(x0, _mm512_maskz_loadu_ps(t0, rows[r] + k32), acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(x1, _mm512_maskz_loadu_ps(t1, rows[r] + k32 + 16), acc[r][1]);
-      }
-    }
-    for (int r = 0; r < 4; ++r)
-      finish(j + r, _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1])));
-  }
-  for (; j < n; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     const float* row = w + j * ldw;
-    __m512 acc = _mm512_setzero_ps();
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     int64_t p = 0;
+    for (; p + 64 <= k; p += 64) {
+      a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + p), _mm512_loadu_ps(row + p), a0);
+      a1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + p + 16), _mm512_loadu_ps(row + p + 16), a1);
+      a2 = _mm512_fmadd_ps(_mm512_loadu_ps(x + p + 32), _mm512_loadu_ps(row + p + 32), a2);
+      a3 = _mm512_fmadd_ps(_mm512_loadu_ps(x + p + 48), _mm512_loadu_ps(row + p + 48), a3);
+    }
     for (; p + 16 <= k; p += 16)
-      acc = _mm512_fmadd_ps(_mm512_loadu_ps(x + p), _mm512_loadu_ps(row + p), acc);
-    const __mmask16 tail = static_cast<__mmask16>((1u << (k - p)) - 1);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, x + p), _mm512_maskz_loadu_ps(tail, row + p),
-                          acc);
-    finish(j, _mm512_reduce_add_ps(acc));
+      a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + p), _mm512_loadu_ps(row + p), a0);
+    if (p < k) {
+      const __mmask16 tail = static_cast<__mmask16>((1u << (k - p)) - 1);
+      a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, x + p), _mm512_maskz_loadu_ps(tail, row + p),
+                           a1);
+    }
+    float v =
+        alpha * _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    if (beta != 0.0f) v += beta * y[j];
+    if (bias != nullptr) v += bias[j];
+    y[j] = v;
   }
 }
 
@@ -277,28 +257,27 @@ PTERON_AVX2 inline float hsum256(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// One weight row at a time, four accumulators (one sequential stream per row, as AVX-512's).
 PTERON_AVX2 void avx2_gemv_rows(int64_t n, int64_t k, const float* x, const float* w, int64_t ldw,
                                 float* y, float alpha, float beta, const float* bias) {
-  const int64_t k8 = k / 8 * 8;
-  for (int64_t j = 0; j < n; j += 4) {
-    const int rows = n - j < 4 ? static_cast<int>(n - j) : 4;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                     _mm256_setzero_ps()};
-    const float* wr[4];
-    for (int r = 0; r < 4; ++r) wr[r] = w + (j + (r < rows ? r : 0)) * ldw;
-    for (int64_t p = 0; p < k8; p += 8) {
-      const __m256 xv = _mm256_loadu_ps(x + p);
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; ++r) acc[r] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wr[r] + p), acc[r]);
+  for (int64_t j = 0; j < n; ++j) {
+    const float* row = w + j * ldw;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t p = 0;
+    for (; p + 32 <= k; p += 32) {
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), _mm256_loadu_ps(row + p), a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p + 8), _mm256_loadu_ps(row + p + 8), a1);
+      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p + 16), _mm256_loadu_ps(row + p + 16), a2);
+      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p + 24), _mm256_loadu_ps(row + p + 24), a3);
     }
-    for (int r = 0; r < rows; ++r) {
-      float sum = hsum256(acc[r]);
-      for (int64_t p = k8; p < k; ++p) sum += x[p] * wr[r][p];
-      float v = alpha * sum;
-      if (beta != 0.0f) v += beta * y[j + r];
-      if (bias != nullptr) v += bias[j + r];
-      y[j + r] = v;
-    }
+    for (; p + 8 <= k; p += 8)
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), _mm256_loadu_ps(row + p), a0);
+    float sum = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; p < k; ++p) sum += x[p] * row[p];
+    float v = alpha * sum;
+    if (beta != 0.0f) v += beta * y[j];
+    if (bias != nullptr) v += bias[j];
+    y[j] = v;
   }
 }
 

@@ -24,6 +24,21 @@ Error expect_float_dtypes(const char* op, const Tensor& out, const Tensor* const
   return Error::Ok;
 }
 
+Error expect_matmul_dtypes(const char* op, const Tensor& out, const Tensor* const* inputs,
+                           int count) {
+  // The integer types the portable dispatch instantiates (uint16 and friends stay refused).
+  if (!dispatch_dtype_in<kIntTypes>(out.dtype(), [](auto) {})) {
+    return expect_float_dtypes(op, out, inputs, count);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (inputs[i]->dtype() != out.dtype()) {
+      return fail(Error::InvalidArgument, "%s: input dtype %s differs from out dtype %s", op,
+                  scalar_type_name(inputs[i]->dtype()), scalar_type_name(out.dtype()));
+    }
+  }
+  return Error::Ok;
+}
+
 Error expect_broadcasts_to(const char* op, const Tensor& bias, const Tensor& out) {
   if (bias.dim() > out.dim()) {
     return fail(Error::InvalidArgument, "%s: bias of rank %d does not broadcast to rank %d", op,

@@ -4,7 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
+#include "kernels/portable/util/dtype.h"
+#include "kernels/portable/util/wrapping.h"
 #include "runtime/core/error.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/tensor.h"
@@ -20,6 +24,32 @@ struct PoolShape {
 
 // Reads kernel_size, stride, padding and (if non-null) dilation from EValue int lists and
 // derives the output size. Fails with messages naming `op`.
+// Average of a pooling window: float division, or for int64 (torch's avg_pool takes it) C++
+// integer division as ATen's, with -1 as a wrapping negation (INT64_MIN / -1 would trap).
+// Start of a max pool's running maximum: -inf, or an integer type's lowest value (torch's
+// integer max_pool starts there too).
+template <typename Acc>
+constexpr Acc pool_max_start() {
+  if constexpr (std::numeric_limits<Acc>::has_infinity)
+    return -std::numeric_limits<Acc>::infinity();
+  return std::numeric_limits<Acc>::lowest();
+}
+
+// Whether a max pool's dtype is one the kernels run: floating point or an integer type, out's
+// dtype the same (torch's CPU max_pool takes every real dtype).
+inline bool max_pool_dtypes_ok(const Tensor& input, const Tensor& out) {
+  return out.dtype() == input.dtype() && dispatch_dtype_in<kRealTypes>(input.dtype(), [](auto) {});
+}
+
+template <typename Acc>
+Acc pool_average(Acc sum, int64_t divisor) {
+  if constexpr (std::is_integral_v<Acc>) {
+    return divisor == -1 ? wrapping_mul(sum, Acc(-1)) : static_cast<Acc>(sum / divisor);
+  } else {
+    return sum / static_cast<Acc>(divisor);
+  }
+}
+
 Error parse_pool_shape(const char* op, const Tensor& input, const EValue& kernel_size,
                        const EValue& stride, const EValue& padding, const EValue* dilation,
                        bool ceil_mode, PoolShape* s);

@@ -1,7 +1,8 @@
 // k-th smallest element along a dim, shared by kthvalue and median: each line is copied with
-// its positions into scratch memory and std::nth_element picks the element (no heap). NaN
-// counts as larger than every number (torch's sort order); median instead returns NaN for a
-// line holding one, at the first NaN's position, as torch.median does.
+// its positions into scratch memory and a selection picks the element (no heap). NaN counts as
+// larger than every number (torch's sort order); median instead returns NaN for a line holding
+// one, at the first NaN's position, as torch.median does. kthvalue runs ATen's own quickselect
+// step by step, so that among equal values it reports torch's position.
 #pragma once
 
 #include <algorithm>
@@ -14,9 +15,41 @@
 namespace pteron {
 
 struct SelectOptions {
-  int64_t k = 1;        // 1-based rank; 0 = the lower median ((n - 1) / 2 + 1)
-  bool nan_is_result = false;  // median: a NaN in the line is the answer
+  int64_t k = 1;                  // 1-based rank; 0 = the lower median ((n - 1) / 2 + 1)
+  bool nan_is_result = false;     // median: a NaN in the line is the answer
+  bool aten_quickselect = false;  // kthvalue: ATen's quickselect picks among equal values
 };
+
+// ATen's kthvalue selection (its quick_select_template: Numerical Recipes' quickselect with a
+// median-of-three pivot), comparing values only, so ties land where torch's do. `gt` is
+// "a after b" (NaN after numbers); item k (0-based) ends up in place.
+template <typename Item, typename Gt>
+void aten_quick_select(Item* arr, int64_t n, int64_t k, Gt gt) {
+  int64_t lo = 0, hi = n - 1;
+  while (hi > lo) {
+    if (hi == lo + 1) {
+      if (gt(arr[lo], arr[hi])) std::swap(arr[lo], arr[hi]);
+      return;
+    }
+    std::swap(arr[lo + (hi - lo) / 2], arr[lo + 1]);
+    if (gt(arr[lo + 1], arr[hi])) std::swap(arr[lo + 1], arr[hi]);
+    if (gt(arr[lo], arr[hi])) std::swap(arr[lo], arr[hi]);
+    if (gt(arr[lo + 1], arr[lo])) std::swap(arr[lo + 1], arr[lo]);
+    int64_t i = lo + 1, j = hi;
+    const Item pivot = arr[lo];
+    while (true) {  // arr[hi] is not below the pivot and arr[lo] is it: both scans stop
+      do ++i;
+      while (gt(pivot, arr[i]));
+      do --j;
+      while (gt(arr[j], pivot));
+      if (j < i) break;
+      std::swap(arr[i], arr[j]);
+    }
+    std::swap(arr[lo], arr[j]);
+    if (j <= k) lo = i;
+    if (j >= k) hi = j - 1;
+  }
+}
 
 // values/indices have self's shape with dim removed (or kept as size 1 with keepdim); `dim` is
 // already normalised (for a 0-d self: 0, one line of one element). indices may be null.
@@ -34,16 +67,19 @@ inline Error select_kth(const char* op, KernelContext& ctx, const Tensor& self, 
   int32_t sizes[kMaxTensorDim];
   int32_t out_rank = 0;
   for (int32_t d = 0; d < rank; ++d) {
-    if (d != dim) sizes[out_rank++] = self.size(d);
-    else if (keepdim) sizes[out_rank++] = 1;
+    if (d != dim)
+      sizes[out_rank++] = self.size(d);
+    else if (keepdim)
+      sizes[out_rank++] = 1;
   }
   PTERON_TRY(expect_out_shape(op, values, sizes, out_rank));
   if (indices) PTERON_TRY(expect_out_shape(op, *indices, sizes, out_rank));
   if (values.numel() == 0) return Error::Ok;
   PTERON_CHECK(n > 0, Error::InvalidArgument, "%s: cannot select from an empty dimension", op);
   const int64_t k = opt.k == 0 ? (n - 1) / 2 + 1 : opt.k;
-  PTERON_CHECK(k >= 1 && k <= n, Error::InvalidArgument, "%s: k %lld out of range for %lld elements",
-               op, static_cast<long long>(k), static_cast<long long>(n));
+  PTERON_CHECK(k >= 1 && k <= n, Error::InvalidArgument,
+               "%s: k %lld out of range for %lld elements", op, static_cast<long long>(k),
+               static_cast<long long>(n));
   bool ok = true;
   dispatch_dtype(self.dtype(), kRealTypes, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -87,6 +123,12 @@ inline Error select_kth(const char* op, KernelContext& ctx, const Tensor& self, 
       Item pick;
       if (opt.nan_is_result && first_nan >= 0) {
         pick = line[first_nan];
+      } else if (opt.aten_quickselect) {
+        aten_quick_select(line, n, k - 1, [](const Item& a, const Item& b) {
+          const bool an = a.v != a.v, bn = b.v != b.v;
+          return (an && !bn) || a.v > b.v;
+        });
+        pick = line[k - 1];
       } else {
         std::nth_element(line, line + (k - 1), line + n, less);
         pick = line[k - 1];

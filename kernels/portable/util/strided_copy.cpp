@@ -181,6 +181,9 @@ void strided_copy(void* dst, const int64_t* dst_strides, const void* src,
     case 8:
       copy_words<Word8>(dst, src, c);
       break;
+    case 16:
+      copy_words<Word16>(dst, src, c);
+      break;
     default:
       break;  // no supported dtype has another size
   }

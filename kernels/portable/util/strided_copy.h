@@ -74,6 +74,9 @@ struct __attribute__((may_alias)) Word4 {
 struct __attribute__((may_alias)) Word8 {
   uint64_t bits;
 };
+struct __attribute__((may_alias)) Word16 {  // complex128
+  uint64_t bits[2];
+};
 
 // Calls fn(TypeTag<WordN>{}) for the word type of `elem_size` bytes; false for other sizes.
 template <typename Fn>
@@ -90,6 +93,9 @@ bool dispatch_word(size_t elem_size, Fn&& fn) {
       return true;
     case 8:
       fn(TypeTag<Word8>{});
+      return true;
+    case 16:
+      fn(TypeTag<Word16>{});
       return true;
     default:
       return false;

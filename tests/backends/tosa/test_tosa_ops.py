@@ -23,6 +23,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from pteron import tosa
+from pteron.lowering import decompose
 
 torch.manual_seed(0)
 REPO = Path(__file__).resolve().parents[3]
@@ -36,7 +37,8 @@ def ref():
 
 
 def _export(model, x, path):
-    ep = torch.export.export(model.eval(), (x,)).run_decompositions()
+    # pteron.export's decompositions: reflection / replication pads stay whole.
+    ep = decompose(torch.export.export(model.eval(), (x,)))
     torch.export.save(ep, path)
     return path
 
@@ -129,6 +131,15 @@ CASES = [
     ("transpose", Fn(lambda x: x.transpose(1, 2)), (2, 3, 5), True),
     ("cat", Fn(lambda x: torch.cat([F.max_pool2d(x, 1), x], 1)), (1, 3, 4, 4), True),
     ("pad", Fn(lambda x: F.pad(x, (1, 2, 0, 1))), (1, 2, 4, 4), False),
+    # Negative pads crop (a SLICE after the PAD); reflection and replication, which TOSA's PAD
+    # has no mode for, are SLICEs and a CONCAT per padded dim (1-D, 2-D and 3-D, cropping too).
+    ("pad_crop", Fn(lambda x: F.pad(x, (-1, 2, 1, -2), value=0.5)), (1, 2, 5, 6), False),
+    ("reflect_pad2d", Fn(lambda x: F.pad(x, (1, 2, 3, 1), mode="reflect")), (1, 3, 6, 7), True),
+    ("reflect_pad1d", Fn(lambda x: F.pad(x, (2, 1), mode="reflect")), (2, 3, 5), True),
+    ("reflect_pad_crop", Fn(lambda x: F.pad(x, (-4, 5, 1, -1), mode="reflect")), (1, 2, 4, 6), True),
+    ("replicate_pad2d", Fn(lambda x: F.pad(x, (2, 0, 1, 3), mode="replicate")), (1, 3, 5, 4), True),
+    ("replicate_pad3d", Fn(lambda x: F.pad(x, (1, 1, 2, 0, 1, 2), mode="replicate")), (1, 2, 3, 4, 5),
+     True),
     ("sigmoid", Fn(lambda x: torch.sigmoid(x)), (2, 3, 4, 4), False),
     ("tanh", Fn(lambda x: torch.tanh(x)), (4, 9), False),
     ("leaky_relu", Fn(lambda x: F.leaky_relu(x, 0.1)), (2, 3, 4, 4), False),
@@ -316,12 +327,14 @@ def test_refusals_name_the_constraint(tmp_path):
         assert any(words in why and "TOSA FP" in why for why in r["refusals"]), r["refusals"]
 
 
-VELA_CASES = ["avg_pool_pad", "sigmoid", "mul", "cat", "permute", "mul_scalar"]
+VELA_CASES = ["avg_pool_pad", "sigmoid", "mul", "cat", "permute", "mul_scalar", "pad", "pad_crop",
+              "reflect_pad2d", "replicate_pad2d"]
 
 
 def test_int_forms_compile_with_vela(tmp_path):
     """The INT forms the zoo models do not exercise (int16 average pooling, TABLE, int32 MUL,
-    CONCAT with requantised inputs, TRANSPOSE, a lone RESCALE) compile with Vela (ethos-u55-128)
+    CONCAT with requantised inputs, TRANSPOSE, a lone RESCALE, PAD, SLICE crops, the SLICE +
+    CONCAT of reflection and replication pads) compile with Vela (ethos-u55-128)
     with every operator on the NPU: Vela has no CPU fallback for TOSA input."""
     vela = tosa.arm_python().parent / "vela"
     by_name = {c[0]: c for c in CASES}

@@ -104,6 +104,27 @@ def test_gelu_mlp_is_one_vgf_region_matching_torch(approximate):
     assert report["delegated_regions"][0]["nodes"] == 3, report
 
 
+class PadNet(torch.nn.Module):
+    """Every pad TOSA takes: reflection (SLICE + CONCAT), constant (PAD), a crop (SLICE),
+    replication, around convolutions without padding of their own."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3)
+        self.c2 = torch.nn.Conv2d(8, 8, 3)
+
+    def forward(self, x):
+        F = torch.nn.functional
+        h = torch.relu(self.c1(F.pad(x, (1, 1, 1, 1), mode="reflect")))
+        h = F.pad(h, (2, 1, -1, 2), value=0.25)
+        return self.c2(F.pad(h, (1, 2, 2, 1), mode="replicate"))
+
+
+def test_pads_are_one_vgf_region_matching_torch():
+    report = _check(PadNet(), (torch.randn(2, 3, 16, 16),), [pteron.VgfPartitioner()])
+    assert [r["backend"] for r in report["delegated_regions"]] == ["vgf"], report["refusals"]
+
+
 def test_vgf_xnnpack_portable_says_what_moved_where_and_why():
     report = _check(WithErf(), (torch.randn(1, 3, 12, 12),),
                     [pteron.VgfPartitioner(), pteron.XnnpackPartitioner(), "portable"])

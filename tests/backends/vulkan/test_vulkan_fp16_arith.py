@@ -1,11 +1,11 @@
-"""fp16 arithmetic in `vulkan-fp16` regions: whole models against PyTorch eager, with the
+"""fp16 arithmetic in `vulkan:fp16=on` regions: whole models against PyTorch eager, with the
 arithmetic variants (PTERON_VULKAN_FP16_ARITH=1: lavapipe has shaderFloat16, but as a CPU
 device it gets the storage-only variants unless asked) and with the storage-only variants
 (PTERON_VULKAN_FP16_ARITH=0), from one compiled program.
 
 Sizes as in test_vulkan_models.py: resnet-18 and mobilenet-v2 at 64x64, a 2-layer OPT.
 Tolerance, max abs error vs torch, both variants: 3e-2 * (1 + max |reference|), the
-`vulkan-fp16` storage tolerance: fp16 arithmetic (products rounded to fp16, sums in fp32; see
+`vulkan:fp16=on` storage tolerance: fp16 arithmetic (products rounded to fp16, sums in fp32; see
 backends/vulkan/shaders/common.glsl) adds roundings of the same size as the storage's, and the
 measured errors (printed) stay within a small factor of the storage-only ones.
 """
@@ -63,24 +63,24 @@ def test_fp16_arithmetic_matches_torch_like_fp16_storage(name, monkeypatch, capf
 
 
 def test_storage_only_compile_option(monkeypatch, capfd):
-    """`vulkan-fp16-storage` (VulkanPartitioner(fp16=True, fp16_arithmetic=False)) stores fp16
+    """`vulkan:fp16=storage` (VulkanPartitioner(fp16=True, fp16_arithmetic=False)) stores fp16
     and computes in fp32 even on a device with shaderFloat16."""
     model, inputs = opt_2_layers()
     ep = pteron.export(model, inputs)
     with torch.no_grad():
         expected = model(*inputs)
     partitioner = pteron.VulkanPartitioner(fp16=True, fp16_arithmetic=False)
-    assert partitioner.backend == "vulkan-fp16-storage"
+    assert partitioner.backend == "vulkan:fp16=storage"
     program = pteron.to_edge_transform_and_lower(ep, partitioner=[partitioner])
-    assert [r["backend"] for r in program.report["delegated_regions"]] == ["vulkan-fp16-storage"]
+    assert [r["backend"] for r in program.report["delegated_regions"]] == ["vulkan:fp16=storage"]
     got, log = _load_and_run(program, inputs, monkeypatch, capfd, "1")  # the payload wins
-    assert "fp16 storage, fp32 arithmetic (compiled with vulkan-fp16-storage)" in log, log
+    assert "fp16 storage, fp32 arithmetic (compiled with vulkan:fp16=storage)" in log, log
     scale = 1 + float(expected.abs().max())
     assert float((got - expected).abs().max()) <= TOL * scale
 
 
 def test_cpu_device_defaults_to_storage_only(monkeypatch, capfd):
-    """Unasked, a `vulkan-fp16` region on lavapipe (a CPU device, where fp16 arithmetic is
+    """Unasked, a `vulkan:fp16=on` region on lavapipe (a CPU device, where fp16 arithmetic is
     slower) runs the storage-only variants and the log line says why."""
     model, inputs = opt_2_layers()
     program = pteron.to_edge_transform_and_lower(

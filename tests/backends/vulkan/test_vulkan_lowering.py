@@ -92,7 +92,12 @@ def test_refuses_non_fp32_and_unsupported_softmax_dim():
     assert "is i64 (the Vulkan delegate runs fp32 only)" in refusals
 
 
-def test_refuses_0d_permute_with_its_reason_and_runs_it_on_cpu():
+def test_0d_permute_is_not_refused_for_its_rank_and_runs():
+    """A 0-D permute's empty perm is left out of the payload, as flatbuffers leaves out empty
+    vectors; the verifier reads it as empty (it failed the delegate at init, then was refused:
+    found by the op-database suite). Alone it is too small for the cost rule, which says so;
+    vulkan_ops_test runs a 0-D permute payload on the device."""
+
     class M(torch.nn.Module):
         def forward(self, x, s):
             big = torch.relu(x @ x.transpose(0, 1))
@@ -101,7 +106,7 @@ def test_refuses_0d_permute_with_its_reason_and_runs_it_on_cpu():
 
     x, s = torch.randn(64, 64), torch.tensor(3.0)
     program = _lower(M().eval(), (x, s))
-    assert "0-D permute" in "\n".join(program.report["refusals"])
+    assert "0-D" not in "\n".join(program.report["refusals"])
     _, same = program.load().forward(x, s)
     assert float(same) == 3.0
 
@@ -273,3 +278,4 @@ def test_profile_times_every_dispatch_and_maps_it_to_its_graph_node(tmp_path):
     assert rows(again) == rows(summary)
     assert [op["where"] for op in again["ops"]] == ["delegate"]
     assert again["covered_ms"] <= again["wall_ms"]  # inner events are not counted twice
+

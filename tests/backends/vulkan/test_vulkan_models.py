@@ -15,7 +15,7 @@ vocab 1000, sequence 16).
 
 Tolerances, max abs error vs torch:
   FP32: 1e-4 * (1 + max |reference|) (summation order; the device's exp/erf approximations).
-  FP16 (`vulkan-fp16`: every tensor and weight inside the region stored as fp16, arithmetic in
+  FP16 (`vulkan:fp16=on`: every tensor and weight inside the region stored as fp16, arithmetic in
   fp32): 3e-2 * (1 + max |reference|); each stored value is rounded to 11 significant bits
   (relative 4.9e-4) and the rounding compounds over the network's depth (measured: resnet-18
   8e-4, mobilenet-v2 1e-2 relative to max |reference| at 224x224).
@@ -64,7 +64,7 @@ def test_model_is_one_vulkan_region_matching_torch_in_fp32_and_fp16(name, nodes)
         report, forward = _run(ep, fp16)
         regions = report["delegated_regions"]
         assert [r["nodes"] for r in regions] == [nodes], (fp16, regions, report["refusals"])
-        assert regions[0]["backend"] == ("vulkan-fp16" if fp16 else "vulkan")
+        assert regions[0]["backend"] == ("vulkan:fp16=on" if fp16 else "vulkan")
         err = float((forward(*inputs)[0] - expected).abs().max())
         assert err <= tol * scale, (name, "fp16" if fp16 else "fp32", err, scale)
     if name == "opt-2-layers":
@@ -83,7 +83,7 @@ FULL_SIZE = [("mobilenet-v2", 100), ("resnet-18", 49), ("opt-125m", 460)]
 # tolerance it states.
 VARIANTS = [
     ("fp32", {}, "vulkan", FP32_TOL),
-    ("fp16", {"fp16": True}, "vulkan-fp16", FP16_TOL),
+    ("fp16", {"fp16": True}, "vulkan:fp16=on", FP16_TOL),
 ]
 
 

@@ -3,8 +3,10 @@
 Each op is compiled on its own with `VulkanPartitioner()` at a size whose region repays a submit
 (>= 65536 output elements), must run in the Vulkan region (the program's graph info says where
 every node runs) and match torch eager on the same input: nearest upsampling and every pad
-exactly (they copy elements; the indices are ATen's), bilinear within 1e-5 abs (torch's fused
-source coordinate reproduced exactly; the four-tap sum rounds in another order). A small
+exactly, negative (cropping) pads included (they copy elements; the indices are ATen's),
+bilinear within 1e-5 abs (torch's fused source coordinate reproduced exactly; the four-tap sum
+rounds in another order), antialiased bilinear within 2e-5 abs (ATen's windows and weights; the
+weights' normalising division and the window sums round in another order). A small
 segmentation-style net goes through the CLI with `--backends vulkan,portable`; unsupported
 variants are refused with their reasons.
 """
@@ -109,6 +111,25 @@ def test_bilinear_source_coordinates_are_torchs(size, align_corners):
     assert float((got - want).abs().max()) <= 5e-7
 
 
+ANTIALIAS = {
+    "down_0.5": (dict(scale_factor=0.5), (2, 32, 64, 80)),
+    "down_size": (dict(size=(20, 25)), (2, 160, 33, 40)),
+    "down_0.3x0.7": (dict(scale_factor=(0.3, 0.7)), (2, 64, 64, 48)),
+    "up_size": (dict(size=(50, 61)), (2, 16, 33, 40)),
+    "one_axis": (dict(size=(33, 17)), (2, 64, 33, 40)),
+}
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("name", ANTIALIAS)
+def test_upsample_bilinear_antialias_matches_torch(name, align_corners):
+    kwargs, shape = ANTIALIAS[name]
+    model = Fn(lambda x: F.interpolate(x, mode="bilinear", antialias=True,
+                                       align_corners=align_corners, **kwargs))
+    got, want = _run_on_vulkan(model, torch.randn(*shape), "aten::_upsample_bilinear2d_aa.default")
+    assert float((got - want).abs().max()) <= 2e-5
+
+
 def test_nn_upsample_bilinear_module_matches_torch():
     model = torch.nn.Upsample(scale_factor=2, mode="bilinear")
     got, want = _run_on_vulkan(model, torch.randn(1, 16, 40, 40), "aten::upsample_bilinear2d.vec")
@@ -143,6 +164,16 @@ PADS = {
                                "aten::replication_pad2d.default"),
     "replication_module": (torch.nn.ReplicationPad2d(3), (40, 33, 40),
                            "aten::replication_pad2d.default"),
+    "constant_crop": (lambda x: F.pad(x, (-1, 2, -3, 0), value=0.5), (2, 48, 33, 40),
+                      "aten::constant_pad_nd.default"),
+    "constant_crop_only": (lambda x: F.pad(x, (-4, -5, -6, -2)), (2, 48, 33, 40),
+                           "aten::constant_pad_nd.default"),
+    "constant_crop_last_dim": (lambda x: F.pad(x, (-7, 3)), (70000,),
+                               "aten::constant_pad_nd.default"),
+    "reflect_crop": (lambda x: F.pad(x, (-2, 5, 3, -1), mode="reflect"), (2, 24, 33, 40),
+                     "aten::reflection_pad2d.default"),
+    "replicate_crop": (lambda x: F.pad(x, (4, -3, -2, 6), mode="replicate"), (2, 24, 33, 40),
+                       "aten::replication_pad2d.default"),
 }
 
 
@@ -196,11 +227,11 @@ def test_segmentation_net_through_the_cli_matches_torch(tmp_path):
 
 
 def test_segmentation_net_fp16_matches_torch():
-    """The same ops in an fp16 region (`vulkan-fp16`): the README's fp16 tolerance."""
+    """The same ops in an fp16 region (`vulkan:fp16=on`): the README's fp16 tolerance."""
     torch.manual_seed(0)
     model, x = SegNet().eval(), torch.randn(1, 3, 64, 64)
     program = _lower(model, x, pteron.VulkanPartitioner(fp16=True))
-    assert all(where == "vulkan-fp16" for _, where in _placement(program)), _placement(program)
+    assert all(where == "vulkan:fp16=on" for _, where in _placement(program)), _placement(program)
     with torch.no_grad():
         want = model(x)
     got = program.load().forward(x)[0]
@@ -214,14 +245,10 @@ def _refusals(model, x, **export):
 
 
 @pytest.mark.parametrize("fn,shape,reason", [
-    (lambda x: F.pad(x, (-1, 2, 0, 0)), (2, 24, 33, 40),
-     "negative padding [-1, 2, 0, 0] (cropping) is not implemented"),
     (lambda x: F.pad(x, (1, 1, 1, 1, 1, 1)), (2, 24, 33, 40),
      "pads more than the last 2 dims (the Vulkan delegate pads the last 1 or 2)"),
     (lambda x: F.pad(x, (1, 1, 1, 1, 1, 1), mode="reflect"), (2, 8, 9, 33, 40),
      "reflection padding of 3 dims (the Vulkan delegate pads the last 1 or 2)"),
-    (lambda x: F.interpolate(x, size=(20, 25), mode="bilinear", antialias=True), (2, 160, 33, 40),
-     "antialiased bilinear upsampling (antialias=True) is not implemented"),
 ])
 def test_unsupported_variants_are_refused_with_their_reason_and_still_run(fn, shape, reason):
     model, x = Fn(fn), torch.randn(*shape)

@@ -414,7 +414,7 @@ TEST(VulkanFp16Arith, CatAndEmbeddingMatchPortable) {
         {2, 3, width}, {}, eref.read(), 1e-3f);
 }
 
-// A payload compiled storage-only (`vulkan-fp16-storage`) runs the `_f16` variants on any device.
+// A payload compiled storage-only (`vulkan:fp16=storage`) runs the `_f16` variants on any device.
 TEST(VulkanFp16Arith, CompiledStorageOnlyRunsStorageVariants) {
   PayloadBuilder b;
   b.set_fp16_arithmetic(false);

@@ -181,8 +181,8 @@ TEST(VulkanMoreOps, AdaptiveAvgPoolMatchesPortable) {
   }
 }
 
-// Nearest and bilinear (both align_corners) by scale factors and by output size, up and down,
-// an axis left alone, a 1x1 output.
+// Nearest, bilinear and antialiased bilinear (both align_corners) by scale factors and by output
+// size, up and down, an axis left alone, a 1x1 output.
 TEST(VulkanMoreOps, UpsampleMatchesPortable) {
   struct Case {
     std::vector<int32_t> in;
@@ -219,11 +219,22 @@ TEST(VulkanMoreOps, UpsampleMatchesPortable) {
       expect_close(run_one({c.in, out, fb::OpType::Upsample, a}, x), ref.read(), 0.0f, 1e-5f,
                    align ? "upsample_bilinear2d align_corners" : "upsample_bilinear2d");
     }
+    a.resize = fb::ResizeMode::BilinearAntialias;
+    for (bool align : {false, true}) {
+      TestTensor ref(out);
+      EValue osize = int_list({c.oh, c.ow}), ac = EValue::from_bool(align);
+      EValue sh = c.scale > 0 ? EValue::from_double(c.scale) : EValue();
+      run_portable("aten::_upsample_bilinear2d_aa.out",
+                   {tx.value(), &osize, &ac, &sh, &sh, ref.value()});
+      a.align_corners = align;
+      expect_close(run_one({c.in, out, fb::OpType::Upsample, a}, x), ref.read(), 0.0f, 2e-5f,
+                   align ? "_upsample_bilinear2d_aa align_corners" : "_upsample_bilinear2d_aa");
+    }
   }
 }
 
 // Constant (a 2-D, a last-dim-only and a 1-D tensor's pad), reflect and replicate (pads up to
-// the dim, and past it for replicate), on 3-D and 4-D inputs.
+// the dim, and past it for replicate), on 3-D and 4-D inputs; negative pads crop in every mode.
 TEST(VulkanMoreOps, PadMatchesPortable) {
   struct Case {
     std::vector<int32_t> in;
@@ -240,12 +251,16 @@ TEST(VulkanMoreOps, PadMatchesPortable) {
       {{2, 4, 9}, {3, 8}, fb::PadMode::Reflect, "aten::reflection_pad1d.out"},
       {{2, 3, 7, 9}, {1, 2, 3, 4}, fb::PadMode::Replicate, "aten::replication_pad2d.out"},
       {{3, 6, 5}, {6, 0, 0, 7}, fb::PadMode::Replicate, "aten::replication_pad2d.out"},
+      {{2, 3, 7, 9}, {-2, 3, 1, -4}, fb::PadMode::Constant, "aten::constant_pad_nd.out"},
+      {{17}, {-3, -5}, fb::PadMode::Constant, "aten::constant_pad_nd.out"},
+      {{2, 3, 7, 9}, {-1, 4, 2, -3}, fb::PadMode::Reflect, "aten::reflection_pad2d.out"},
+      {{3, 6, 5}, {3, -2, -1, 2}, fb::PadMode::Replicate, "aten::replication_pad2d.out"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.kernel);
     std::vector<int32_t> out = c.in;
-    std::vector<uint32_t> pads = {0, 0, 0, 0};
-    for (size_t k = 0; k < c.pad.size(); ++k) pads[k] = static_cast<uint32_t>(c.pad[k]);
+    std::vector<int32_t> pads = {0, 0, 0, 0};
+    for (size_t k = 0; k < c.pad.size(); ++k) pads[k] = static_cast<int32_t>(c.pad[k]);
     out.back() += pads[0] + pads[1];
     if (out.size() >= 2) out[out.size() - 2] += pads[2] + pads[3];
     const auto x = random_floats(numel(c.in), 19);

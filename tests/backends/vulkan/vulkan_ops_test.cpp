@@ -391,7 +391,9 @@ TEST(VulkanOps, PermuteMatchesPortable) {
   const Case cases[] = {{{5, 7}, {1, 0}},
                         {{2, 3, 4, 5}, {0, 2, 3, 1}},
                         {{2, 3, 4}, {2, 0, 1}},
-                        {{1, 6, 1, 2, 3, 2}, {5, 4, 3, 2, 1, 0}}};
+                        {{1, 6, 1, 2, 3, 2}, {5, 4, 3, 2, 1, 0}},
+                        // 0-D: the payload has no perm vector (an empty one is left out)
+                        {{}, {}}};
   for (const Case& c : cases) {
     std::vector<int32_t> out;
     std::vector<uint32_t> perm;

@@ -379,3 +379,69 @@ def test_pteron_quantizer_output_is_one_int8_region():
     (_, portable), (report, delegated) = results
     assert len(report["delegated_regions"]) == 1 and report["refusals"] == [], report["refusals"]
     assert float((delegated - portable).abs().max()) <= 0.02 * float(portable.abs().max())
+
+
+# Debian's XNNPACK (2022) clamps every f32 add/sub/mul/div; on x86 the clamp (SSE/AVX max)
+# turns NaN into -inf (the op-database suite found it on addr's NaN sample). On an x86 runtime
+# the partitioner leaves arithmetic whose inputs may hold NaN to the kernel libraries, and keeps
+# arithmetic on values XNNPACK's own clamp produced (residual adds after convolutions).
+_X86 = __import__("platform").machine().lower() in ("x86_64", "amd64", "i686")
+
+
+class _Addr(torch.nn.Module):
+    def forward(self, v1, v2):
+        return 0.0 * torch.outer(v1, v2) + v1[:, None]
+
+
+def _nan_inputs():
+    v1 = torch.tensor([1.0, float("nan"), 3.0])
+    v2 = torch.tensor([float("nan"), 2.0, float("inf")])
+    return v1, v2
+
+
+@pytest.mark.skipif(not _X86, reason="the NaN rule applies to x86 runtimes; this is not one")
+def test_x86_arithmetic_on_possible_nan_stays_on_the_kernels_and_keeps_nan():
+    v1, v2 = _nan_inputs()
+    program = _lower(_Addr(), (v1, v2))
+    assert not program.report["delegated_regions"]
+    assert any("NaN" in r for r in program.report["refusals"]), program.report["refusals"]
+    got = program.load().forward(v1, v2)[0]
+    want = _Addr()(v1, v2)
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    assert torch.equal(got[~torch.isnan(want)], want[~torch.isnan(want)])
+
+
+def test_arithmetic_on_inputs_is_delegated_for_an_arm_target():
+    """NEON's fmax keeps NaN: an aarch64 target's XNNPACK region takes the input's scaling with
+    the convolution; an x86 one leaves the scaling to the kernels."""
+    class ScaledConv(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 6, 3)
+
+        def forward(self, x):
+            return self.conv(x * 2.0)
+
+    ep = pteron.export(ScaledConv().eval(), (torch.randn(1, 3, 8, 8),))
+    nodes = {}
+    for target in ("cortex-a76", "host"):
+        program = pteron.to_edge_transform_and_lower(ep, partitioner=[pteron.XnnpackPartitioner()],
+                                                     kernels=("portable",), target=target)
+        regions = program.report["delegated_regions"]
+        assert len(regions) == 1, program.report["refusals"]
+        nodes[target] = regions[0]["nodes"]
+    assert nodes["cortex-a76"] == nodes["host"] + (1 if _X86 else 0), nodes
+
+
+def test_residual_add_after_convolutions_stays_in_the_region():
+    class Residual(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(4, 4, 3, padding=1)
+            self.b = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+        def forward(self, x):
+            y = self.a(x)
+            return self.b(y) + y * 0.5
+
+    _check(Residual(), (torch.randn(1, 4, 8, 8),), regions=1)

@@ -24,6 +24,7 @@ struct RawTensor {
   fb::ExternalKind external = fb::ExternalKind::Internal;
   uint32_t arg = 0;
   std::vector<uint8_t> dim_order;
+  std::string key;  // Tensor.constant_key (the program's named data)
 };
 
 struct RawNode {
@@ -52,7 +53,8 @@ std::vector<uint8_t> serialize(const RawPayload& r) {
       tensors.push_back(fb::CreateTensorDirect(
           fbb, t.id, t.dtype, &t.dims, t.scale, t.zero_point,
           t.channel_scales.empty() ? nullptr : &t.channel_scales, t.channel_dim, t.constant,
-          t.offset, t.size, t.external, t.arg, t.dim_order.empty() ? nullptr : &t.dim_order));
+          t.offset, t.size, t.external, t.arg, t.dim_order.empty() ? nullptr : &t.dim_order,
+          t.key.empty() ? nullptr : t.key.c_str()));
     }
     std::vector<flatbuffers::Offset<fb::Node>> nodes;
     for (const RawNode& n : r.nodes) {
@@ -147,12 +149,42 @@ TEST(XnnpackPayloadVerify, BasePayloadRuns) {
 TEST(XnnpackPayloadVerify, EnvelopeErrors) {
   expect_rejected(std::vector<uint8_t>{}, "truncated");
   expect_rejected([](RawPayload& r) { r.identifier = "PXN2"; }, "identifier");
-  expect_rejected([](RawPayload& r) { r.version = 2; }, "version 2");
+  expect_rejected([](RawPayload& r) { r.version = 3; }, "version 3");
   expect_rejected([](RawPayload& r) { r.blob_offset = 1 << 20; }, "constant blob");
   expect_rejected([](RawPayload& r) { r.blob_size = 1 << 20; }, "constant blob");
   expect_rejected([](RawPayload& r) { r.tensors.clear(); }, "no tensors");
   expect_rejected([](RawPayload& r) { r.nodes.clear(); }, "no nodes");
   expect_rejected([](RawPayload& r) { r.num_args = 1u << 30; }, "num_args");
+}
+
+TEST(XnnpackPayloadVerify, NamedConstants) {
+  // A version-1 runtime would read a named constant from blob offset 0: version 2 only.
+  expect_rejected([](RawPayload& r) { r.tensors[1].key = "w"; },
+                  "names program data in a version-1 payload");
+  auto named = [](RawPayload& r) {
+    r.version = kPayloadVersionNamedConstants;
+    r.tensors[1].key = "pteron.xnnpack.c.w";
+  };
+  expect_rejected(
+      [&](RawPayload& r) {
+        named(r);
+        r.tensors[1].offset = 16;
+      },
+      "with offset 16 (must be 0)");
+  expect_rejected(
+      [&](RawPayload& r) {
+        named(r);
+        r.tensors[1].key = "two words";
+      },
+      "non-printable");
+  expect_rejected(
+      [&](RawPayload& r) {
+        named(r);
+        r.tensors[1].key = std::string(kMaxConstantKeyBytes + 1, 'k');
+      },
+      "named-data key of 257 bytes");
+  // Valid, but a delegate initialised without its program cannot find the bytes.
+  expect_rejected(named, "no program was given to read it from");
 }
 
 TEST(XnnpackPayloadVerify, TensorErrors) {

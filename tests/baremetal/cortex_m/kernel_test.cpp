@@ -1,5 +1,6 @@
 // Runs each cortex_m kernel twice on the same random inputs, once on the scalar reference path
-// and once on the MVE path, and compares the outputs byte for byte. Prints one line per case
+// and once on the core's vector path (MVE on the M55, the DSP extension on the M4/M7), and
+// compares the outputs byte for byte. Prints one line per case
 // over semihosting; exits 1 on any mismatch or kernel error, 0 when every case matches.
 #include "runtime/kernel/kernel.h"
 
@@ -35,7 +36,7 @@ alignas(16) int32_t g_bias[512];
 alignas(16) int32_t g_mult[512];
 alignas(16) int32_t g_shift[512];
 alignas(16) uint8_t g_out_scalar[32 * 1024];
-alignas(16) uint8_t g_out_mve[32 * 1024];
+alignas(16) uint8_t g_out_simd[32 * 1024];
 alignas(16) uint8_t g_scratch[32 * 1024];
 
 void fill_int8(int8_t* p, int64_t n) {
@@ -66,13 +67,13 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
   KernelContext ctx{&scratch};
   const size_t bytes = out.nbytes();
   memset(g_out_scalar, 0x5a, bytes);
-  memset(g_out_mve, 0xa5, bytes);
+  memset(g_out_simd, 0xa5, bytes);
   out.set_data(g_out_scalar);
-  cortex_m::set_use_mve(false);
+  cortex_m::set_use_simd(false);
   Error e1 = call_kernel(*k, ctx, Span<EValue*>(args, n));
-  out.set_data(g_out_mve);
+  out.set_data(g_out_simd);
   scratch.reset();
-  cortex_m::set_use_mve(true);
+  cortex_m::set_use_simd(true);
   Error e2 = call_kernel(*k, ctx, Span<EValue*>(args, n));
   if (e1 != Error::Ok || e2 != Error::Ok) {
     printf("FAIL %s %s: error %s / %s: %s\n", op, what, error_name(e1), error_name(e2),
@@ -82,12 +83,12 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
   }
   size_t bad = 0, first = 0;
   for (size_t i = bytes; i-- > 0;) {
-    if (g_out_scalar[i] != g_out_mve[i]) ++bad, first = i;
+    if (g_out_scalar[i] != g_out_simd[i]) ++bad, first = i;
   }
   if (bad) {
-    printf("FAIL %s %s: %u of %u bytes differ (first at %u: scalar %d, mve %d)\n", op, what,
+    printf("FAIL %s %s: %u of %u bytes differ (first at %u: scalar %d, simd %d)\n", op, what,
            static_cast<unsigned>(bad), static_cast<unsigned>(bytes), static_cast<unsigned>(first),
-           g_out_scalar[first], g_out_mve[first]);
+           g_out_scalar[first], g_out_simd[first]);
     ++g_failures;
   } else {
     printf("ok   %s %s (%u bytes)\n", op, what, static_cast<unsigned>(bytes));
@@ -210,6 +211,9 @@ void test_linear_packed(int32_t rows, int32_t k, int32_t n) {
 
 // The convolution's requantisation shifts (the narrow MVE variants need them all negative).
 int32_t g_conv_shift_lo = -11, g_conv_shift_hi = -7;
+// The convolutions' activation minimum: -120 clamps (the DSP loops' clamping variant), -128
+// takes all of int8 (their variant without it).
+int32_t g_act_min = -120;
 // Depthwise (multiplier 1: weight [1, kh, kw, cin]) on x [1, h, w, cin], shifts in
 // [shift_lo, shift_hi] (positive ones take the left-shift variant).
 void depthwise(const char* what, TensorBox& x, int32_t kh, int32_t kw, EValue& stv, EValue& pdv,
@@ -223,7 +227,7 @@ void depthwise(const char* what, TensorBox& x, int32_t kh, int32_t kw, EValue& s
   TensorBox dbias(ScalarType::Int, 1, dc_shape, g_bias), dm(ScalarType::Int, 1, dc_shape, g_mult),
       ds(ScalarType::Int, 1, dc_shape, g_shift);
   TensorBox dout(ScalarType::Char, 4, dout_shape, g_out_scalar);
-  EValue mult = I(1), in_off = I(9), out_off = I(-3), amin = I(-120), amax = I(127), none;
+  EValue mult = I(1), in_off = I(9), out_off = I(-3), amin = I(g_act_min), amax = I(127), none;
   EValue* dargs[] = {&x.v,     &dw.v, &dbias.v, &stv,  &pdv,  &dlv,  &mult,  &in_off,
                      &out_off, &dm.v, &ds.v,    &amin, &amax, &none, &dout.v};
   run_both("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, dout.t);
@@ -271,7 +275,7 @@ void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int
   TensorBox out(ScalarType::Char, 4, out_shape, g_out_scalar);
   const int64_t st[2] = {stride, stride}, pd[2] = {pad, pad}, dl[2] = {dil, dil};
   EValue stv = L(st, 2), pdv = L(pd, 2), dlv = L(dl, 2), in_off = I(9), out_off = I(-3),
-         amin = I(-120), amax = I(127), none;
+         amin = I(g_act_min), amax = I(127), none;
   EValue* args[] = {&x.v,     &w.v, &bias.v, &stv,  &pdv,  &dlv,  &in_off,
                     &out_off, &m.v, &s.v,    &amin, &amax, &none, &out.v};
   run_both("cortex_m::quantized_conv2d_nhwc.out", what, args, 14, out.t);
@@ -316,6 +320,35 @@ void test_transpose(int32_t a, int32_t b, int32_t c, int32_t d) {
   EValue p = L(perm, 4);
   EValue* args[] = {&x.v, &p, &out.v};
   run_both("cortex_m::transpose.out", what, args, 3, out.t);
+}
+
+// Upsampling: random source tables (any in-range table is valid), channel counts around the
+// bilinear MVE path's 4-lane vectors, repeated rows (nearest copies the row above; nearest has
+// one path, so it only checks that the kernel runs and agrees with itself).
+void test_upsample(int32_t n, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow) {
+  char what[48];
+  snprintf(what, sizeof(what), "%dx%dx%dx%d->%dx%d", static_cast<int>(n), static_cast<int>(h),
+           static_cast<int>(w), static_cast<int>(c), static_cast<int>(oh), static_cast<int>(ow));
+  fill_int8(g_in, n * h * w * c);
+  const int32_t in_shape[4] = {n, h, w, c}, out_shape[4] = {n, oh, ow, c};
+  TensorBox x(ScalarType::Char, 4, in_shape, g_in),
+      out(ScalarType::Char, 4, out_shape, g_out_scalar);
+  for (int32_t i = 0; i < oh + ow; ++i) {
+    const int32_t limit = i < oh ? h : w;
+    g_bias[i] = i > 0 && i < oh && random_in(0, 1) ? g_bias[i - 1] : random_in(0, limit - 1);
+    g_mult[3 * i] = random_in(0, limit - 1);
+    g_mult[3 * i + 1] = random_in(0, limit - 1);
+    g_mult[3 * i + 2] = random_in(0, 2048);
+  }
+  const int32_t table_size[1] = {oh + ow}, taps_size[2] = {oh + ow, 3};
+  TensorBox table(ScalarType::Int, 1, table_size, g_bias),
+      taps(ScalarType::Int, 2, taps_size, g_mult);
+  EValue* nearest[] = {&x.v, &table.v, &out.v};
+  run_both("cortex_m::upsample_nearest2d_nhwc.out", what, nearest, 3, out.t);
+  EValue zi = I(random_in(-20, 20)), zo = I(random_in(-20, 20)),
+         m = I(random_in(1 << 30, 0x7fffffff)), s = I(random_in(-23, -21));
+  EValue* bilinear[] = {&x.v, &taps.v, &zi, &zo, &m, &s, &out.v};
+  run_both("cortex_m::upsample_bilinear2d_nhwc.out", what, bilinear, 7, out.t);
 }
 
 }  // namespace
@@ -411,7 +444,13 @@ int main() {
     test_conv(5, 5, 32, 8, 1, 1, 1, 0, 1);
     test_conv(7, 8, 3, 8, 3, 3, 2, 1, 1);
   }
-  g_conv_shift_lo = -11, g_conv_shift_hi = -7;
+  // All of int8 as the activation range, shifts the DSP loops requantise themselves (-1 to -20).
+  g_act_min = -128, g_conv_shift_lo = -20, g_conv_shift_hi = -1;
+  test_conv(8, 8, 16, 8, 3, 3, 1, 1, 1);
+  test_conv(6, 6, 64, 12, 1, 1, 1, 0, 1);
+  test_conv(5, 5, 3, 5, 3, 3, 1, 1, 1);
+  test_conv(9, 9, 8, 9, 1, 1, 1, 0, 1);
+  g_act_min = -120, g_conv_shift_lo = -11, g_conv_shift_hi = -7;
   for (int32_t c = 1; c <= 9; ++c) test_depthwise(5, 7, c, 1, 1);
   for (int32_t c : {3, 9, 17, 24}) test_depthwise(7, 8, c, 2, 1);
   test_depthwise(6, 1, 24, 1, 1);  // one output column: only the odd pixel
@@ -435,6 +474,11 @@ int main() {
   test_transpose(1, 3, 20, 37);  // an image input: few channels scattered, widths off 16
   test_transpose(2, 17, 5, 19);  // the most channels the scatter takes
   test_transpose(1, 18, 4, 5);   // one more: element by element
-  printf("%d of %d cases differ between the scalar and MVE paths\n", g_failures, g_cases);
+  test_upsample(1, 4, 5, 3, 8, 10);
+  test_upsample(2, 6, 7, 16, 12, 14);
+  test_upsample(1, 5, 5, 17, 9, 11);
+  test_upsample(1, 8, 8, 33, 4, 16);
+  test_upsample(1, 3, 9, 1, 7, 5);
+  printf("%d of %d cases differ between the scalar and vector paths\n", g_failures, g_cases);
   return g_failures == 0 ? 0 : 1;
 }

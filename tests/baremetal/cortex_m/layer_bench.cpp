@@ -1,12 +1,14 @@
-// One cortex_m kernel call on one layer shape, on the scalar or the MVE path, between
-// board_icount_begin() and board_icount_end(), for tools/qemu_icount. The layer comes from the
-// QEMU command line (`-append`), so one firmware serves every shape:
-//   scalar|mve conv H W CIN COUT K STRIDE PAD     (KxK convolution, NHWC)
-//   scalar|mve dw H W C K STRIDE PAD              (KxK depthwise, multiplier 1)
-//   scalar|mve linear ROWS IN OUT
-//   scalar|mve fc ROWS IN OUT                     (quantized_linear_packed)
-//   scalar|mve add N                              (elementwise int8 add)
-//   scalar|mve avgpool H W C K                    (KxK average pool, stride K)
+// One cortex_m kernel call on one layer shape, on the scalar or the vector (MVE or DSP) path,
+// between board_icount_begin() and board_icount_end(), for tools/qemu_icount. The layer comes from
+// the QEMU command line (`-append`), so one firmware serves every shape:
+//   scalar|simd conv H W CIN COUT K STRIDE PAD     (KxK convolution, NHWC)
+//   scalar|simd dw H W C K STRIDE PAD              (KxK depthwise, multiplier 1)
+//   scalar|simd linear ROWS IN OUT
+//   scalar|simd fc ROWS IN OUT                     (quantized_linear_packed)
+//   scalar|simd add N                              (elementwise int8 add)
+//   scalar|simd avgpool H W C K                    (KxK average pool, stride K)
+//   scalar|simd upnearest H W C                    (2x nearest upsample, NHWC)
+//   scalar|simd upbilinear H W C                   (2x bilinear upsample, align_corners=False)
 // Not a test: bench/cortex_m_layers.py runs the MLPerf Tiny layer shapes through it.
 #include <cstdio>
 #include <cstdlib>
@@ -149,6 +151,42 @@ int avgpool(const int32_t* a) {
   return run("cortex_m::quantized_avg_pool2d_nhwc.out", args, 10);
 }
 
+// 2x upsampling tables as the lowering makes them for a 2x resize: nearest o / 2; bilinear
+// (align_corners=False) source (o + 0.5) / 2 - 0.5, clamped at 0, weights 0.25 / 0.75 in Q11.
+alignas(16) int32_t g_table[3 * 1024];
+int upsample(const int32_t* a, bool bilinear) {
+  const int32_t h = a[0], w = a[1], c = a[2];
+  if (!fits(int64_t{h} * w * c, sizeof(g_in)) || !fits(int64_t{4} * h * w * c, sizeof(g_out)) ||
+      2 * (h + w) > 1024) {
+    return 3;
+  }
+  int32_t* t = g_table;
+  for (int32_t axis = 0; axis < 2; ++axis) {
+    const int32_t in = axis == 0 ? h : w;
+    for (int32_t o = 0; o < 2 * in; ++o) {
+      if (!bilinear) {
+        *t++ = o / 2;
+        continue;
+      }
+      const int32_t i0 = o == 0 ? 0 : (o - 1) / 2;
+      *t++ = i0;
+      *t++ = i0 + (i0 < in - 1 ? 1 : 0);
+      *t++ = o == 0 || o == 2 * in - 1 ? 0 : (o % 2 ? 512 : 1536);
+    }
+  }
+  TensorBox x(ScalarType::Char, {1, h, w, c}, g_in),
+      y(ScalarType::Char, {1, 2 * h, 2 * w, c}, g_out);
+  const int32_t table_shape[2] = {2 * (h + w), 3};
+  TensorBox table(ScalarType::Int, bilinear ? 2 : 1, table_shape, g_table);
+  if (!bilinear) {
+    EValue* args[] = {&x.v, &table.v, &y.v};
+    return run("cortex_m::upsample_nearest2d_nhwc.out", args, 3);
+  }
+  EValue zi = I(3), zo = I(-5), m = I(1500000000), s = I(-22);
+  EValue* args[] = {&x.v, &table.v, &zi, &zo, &m, &s, &y.v};
+  return run("cortex_m::upsample_bilinear2d_nhwc.out", args, 7);
+}
+
 }  // namespace
 
 int main() {
@@ -161,11 +199,11 @@ int main() {
     }
   }
   // words[0] is the program's name.
-  if (n < 3) {
-    printf("usage: scalar|mve conv|dw|linear|add|avgpool DIMS...\n");
+  if (n < 3 || (strcmp(words[1], "simd") != 0 && strcmp(words[1], "scalar") != 0)) {
+    printf("usage: scalar|simd conv|dw|linear|fc|add|avgpool|upnearest|upbilinear DIMS...\n");
     return 2;
   }
-  cortex_m::set_use_mve(strcmp(words[1], "mve") == 0);
+  cortex_m::set_use_simd(strcmp(words[1], "simd") == 0);
   int32_t dims[8] = {};
   for (int i = 3; i < n && i - 3 < 8; ++i) dims[i - 3] = static_cast<int32_t>(atoi(words[i]));
   for (size_t i = 0; i < sizeof(g_in); ++i) {
@@ -183,6 +221,8 @@ int main() {
   if (strcmp(op, "fc") == 0) return fc(dims);
   if (strcmp(op, "add") == 0) return add(dims);
   if (strcmp(op, "avgpool") == 0) return avgpool(dims);
+  if (strcmp(op, "upnearest") == 0) return upsample(dims, false);
+  if (strcmp(op, "upbilinear") == 0) return upsample(dims, true);
   printf("unknown layer kind '%s'\n", op);
   return 2;
 }

@@ -82,7 +82,7 @@ TEST(RemoveNoops, DynamicCopyGoesOnlyWhenTheSymbolicSizesAreKnown) {
   for (bool symbols_known : {false, true}) {
     ir::TensorSpec dyn = f32({2, 8});
     dyn.min_sizes = {2, 1};
-    if (symbols_known) dyn.sym_sizes = {"", "s0"};
+    if (symbols_known) dyn.sym_sizes = {nullptr, ir::SymExpr::sym("s0")};
     GraphBuilder b;
     const ValueId x = b.input("x", dyn);
     const ValueId c = b.op("aten::clone.default", {TensorRef{x}}, dyn);

@@ -2,7 +2,8 @@
 byte-level BPE tokenizer.json (Llama 3 style: NFC, Split regex + ByteLevel, special tokens, a BOS
 template, added tokens with lstrip / rstrip / single_word) and a small SentencePiece BPE .model
 with byte fallback and identity normalization (no 200 KB NFKC table), both trained on a few
-lines of text so the files stay small. Run: python tests/fuzz/seeds/make_tokenizer_seeds.py
+lines of text so the files stay small, and a tiktoken file (Llama 3's tokenizer.model format)
+with the byte-level file's tokens as bytes. Run: python tests/fuzz/seeds/make_tokenizer_seeds.py
 """
 
 import json
@@ -55,6 +56,23 @@ def sentencepiece():
         f.write(data)
 
 
+def tiktoken():
+    """tokenizer-byte-level.json's model tokens as a tiktoken file: base64 bytes and rank."""
+    import base64
+    import sys
+
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "llm"))
+    from make_tokenizers import byte_level_alphabet
+
+    with open(os.path.join(HERE, "tokenizer-byte-level.json"), encoding="utf-8") as f:
+        vocab = json.load(f)["model"]["vocab"]
+    byte_of = {c: b for b, c in enumerate(byte_level_alphabet())}
+    tokens = [bytes(byte_of[c] for c in t) for t, _ in sorted(vocab.items(), key=lambda kv: kv[1]) if not t.startswith("<|")]
+    with open(os.path.join(HERE, "tokenizer-tiktoken.model"), "wb") as f:
+        f.write(b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens)))
+
+
 if __name__ == "__main__":
     byte_level()
     sentencepiece()
+    tiktoken()

@@ -309,5 +309,48 @@ TEST(IsaKernels, AttentionMatchesReferenceAcrossKeyBlocks) {
   }
 }
 
+// Keys as rows ([Lk, D], a KV cache read in place) and a slice holding two heads' query rows
+// (grouped-query attention) with a per-head float mask: each head against the reference.
+TEST(IsaKernels, AttentionOverKeyRowsAndSeveralHeads) {
+  struct Shape {
+    int64_t lq, lk, d, dv;
+  };
+  const Shape shapes[] = {{1, 1, 1, 1}, {1, 200, 64, 64}, {3, 37, 16, 8}, {9, 130, 65, 33}};
+  for (const IsaKernels* k : tables()) {
+    for (const Shape& sh : shapes) {
+      const int64_t heads = 2, rows = heads * sh.lq;
+      const auto q = random_floats(rows * sh.d, 20, 2.0f),
+                 kt = random_floats(sh.d * sh.lk, 21, 2.0f), v = random_floats(sh.lk * sh.dv, 22);
+      std::vector<float> krows(static_cast<size_t>(sh.lk * sh.d));
+      for (int64_t j = 0; j < sh.lk; ++j)
+        for (int64_t c = 0; c < sh.d; ++c) krows[j * sh.d + c] = kt[c * sh.lk + j];
+      std::vector<float> mask(static_cast<size_t>(heads * sh.lq * sh.lk));
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < sh.lq; ++i)
+          for (int64_t j = 0; j < sh.lk; ++j)  // causal from a head-dependent start
+            mask[(h * sh.lq + i) * sh.lk + j] =
+                j > 0 && j > sh.lk / 2 + i - h ? -INFINITY : 0.05f * float((i + j + h) % 3);
+      std::vector<float> out(static_cast<size_t>(rows * sh.dv));
+      opt::AttentionSlice s{q.data(), krows.data(), v.data(), out.data(), mask.data(), false, sh.d,
+                            1,        sh.dv,        sh.dv,    sh.lk,      1,           sh.d,  sh.dv,
+                            sh.lk,    0.3f};
+      s.kt_col = sh.d;
+      s.head_rows = sh.lq;
+      s.mask_head = sh.lq * sh.lk;
+      k->attention(s, 0, rows);
+      for (int64_t h = 0; h < heads; ++h) {
+        const std::vector<float> qh(q.begin() + h * sh.lq * sh.d,
+                                    q.begin() + (h + 1) * sh.lq * sh.d);
+        const auto ref = attention_reference(qh, kt, v, mask.data() + h * sh.lq * sh.lk, nullptr,
+                                             0.3f, sh.lq, sh.lk, sh.d, sh.dv);
+        for (size_t i = 0; i < ref.size(); ++i) {
+          ASSERT_NEAR(out[h * sh.lq * sh.dv + i], ref[i], 2e-6 * (1 + std::fabs(ref[i])))
+              << k->name << " head " << h << " lk " << sh.lk << " at " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pteron

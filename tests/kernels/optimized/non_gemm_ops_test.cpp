@@ -16,6 +16,7 @@
 #include "kernels/optimized/util/winograd.h"
 #include "runtime/core/error.h"
 #include "runtime/kernel/kernel.h"
+#include "runtime/threads/threadpool.h"
 #include "tests/kernels/optimized/attention_reference.h"
 
 namespace pteron {
@@ -486,6 +487,82 @@ TEST(OptimizedOps, MaxPoolMatchesPortable) {
       ASSERT_EQ(i1.tensor.data<int64_t>()[i], i2.tensor.data<int64_t>()[i]) << "index " << i;
     }
   }
+}
+
+// Scatters and gather split over threads (column blocks, narrow ones for a single row) and on
+// one thread (1-D), with repeated indices: equal to the portable kernels bit for bit (each out
+// element is reduced on one thread in index order).
+TEST(OptimizedOps, ScatterGatherMatchPortable) {
+  set_num_threads(2);
+  struct Case {
+    std::vector<int32_t> self;
+    int64_t dim;
+    int32_t k;
+  };
+  for (const Case& c :
+       {Case{{256, 1024}, 1, 1024}, Case{{300000}, 0, 300000}, Case{{1024, 300}, 0, 900}}) {
+    std::vector<int32_t> ishape = c.self;
+    ishape[c.dim] = c.k;
+    Owned x(ScalarType::Float, c.self), src(ScalarType::Float, ishape),
+        idx(ScalarType::Long, ishape);
+    x.fill(21);
+    src.fill(22, 3.0f);
+    std::mt19937 rng(23);
+    for (int64_t i = 0; i < idx.tensor.numel(); ++i) {
+      idx.tensor.data<int64_t>()[i] = static_cast<int64_t>(rng() % c.self[c.dim]);
+    }
+    src.f()[77] = NAN;
+    const char* reduces[] = {"sum", "mean", "amax"};
+    for (int op = 0; op < 5; ++op) {
+      Owned a(ScalarType::Float, op == 0 ? ishape : c.self), b(ScalarType::Float, a.sizes);
+      auto args = [&](Owned& out) -> std::vector<EValue> {
+        if (op == 0)
+          return {T(x), EValue::from_int(c.dim), T(idx), EValue::from_bool(false), T(out)};
+        if (op == 1) return {T(x), EValue::from_int(c.dim), T(idx), T(src), T(out)};
+        return {T(x),   EValue::from_int(c.dim),       T(idx),
+                T(src), string_value(reduces[op - 2]), EValue::from_bool(op != 3),
+                T(out)};
+      };
+      const char* name = op == 0   ? "aten::gather.out"
+                         : op == 1 ? "aten::scatter_add.out"
+                                   : "aten::scatter_reduce.two_out";
+      ASSERT_EQ(run(name, "portable", args(a)), Error::Ok) << last_error_message();
+      ASSERT_EQ(run(name, "optimized", args(b)), Error::Ok) << last_error_message();
+      ASSERT_EQ(std::memcmp(a.f(), b.f(), a.tensor.nbytes()), 0) << name << " op " << op;
+    }
+  }
+  set_num_threads(0);
+}
+
+// grid_sampler_2d: every mode the fast path takes, equal to the portable kernel bit for bit (both
+// unfused, so FMA targets such as aarch64 agree too).
+TEST(OptimizedOps, GridSamplerMatchesPortable) {
+  set_num_threads(2);
+  Owned x(ScalarType::Float, {2, 16, 40, 50}), grid(ScalarType::Float, {2, 96, 96, 2});
+  x.fill(24);
+  grid.fill(25, 1.3f);
+  grid.f()[11] = NAN;
+  grid.f()[40] = INFINITY;
+  for (int mode = 0; mode < 2; ++mode) {
+    for (int padding = 0; padding < 3; ++padding) {
+      for (bool align : {false, true}) {
+        Owned a(ScalarType::Float, {2, 16, 96, 96}), b(ScalarType::Float, {2, 16, 96, 96});
+        auto args = [&](Owned& out) {
+          return std::vector<EValue>{T(x),
+                                     T(grid),
+                                     EValue::from_int(mode),
+                                     EValue::from_int(padding),
+                                     EValue::from_bool(align),
+                                     T(out)};
+        };
+        ASSERT_EQ(run("aten::grid_sampler_2d.out", "portable", args(a)), Error::Ok);
+        ASSERT_EQ(run("aten::grid_sampler_2d.out", "optimized", args(b)), Error::Ok);
+        ASSERT_EQ(std::memcmp(a.f(), b.f(), a.tensor.nbytes()), 0)
+            << "mode " << mode << " padding " << padding << " align " << align;
+      }
+    }
+  }
+  set_num_threads(0);
 }
 
 }  // namespace

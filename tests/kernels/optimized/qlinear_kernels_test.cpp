@@ -1,6 +1,6 @@
 // Every quantized-linear table this CPU runs (kernels/optimized/qlinear/qlinear_kernels.h)
-// against references written here from the weight layout alone: the int4 x int8 group dots
-// (8da4w's int32 accumulators) bit exact for every table, including the scalar one; the
+// against references written here from the weight layouts alone: 8da4w's tiles (int32 group
+// sums, then one FMA per group) bit exact for every table, including the scalar one; the
 // weight-only float paths within 1e-5 of sum |x * w| (float summation order differs by
 // table). Odd K and odd group counts for int8, one to four rows, extreme int8 activations.
 #include "kernels/optimized/qlinear/qlinear_kernels.h"
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -42,32 +43,77 @@ TEST(QLinearKernels, BestTableFirstScalarLast) {
   for (const QLinearKernels* k : t) std::printf("qlinear table: %s\n", k->name);
 }
 
-TEST(QLinearKernels, Int4TimesInt8GroupDotsAreExact) {
+// Packs int4 values q[n][k] (in [-8, 7]) of `panels` panels of 16 channels as 8da4w's panel
+// layout (qlinear_kernels.h): per 8-weight block, byte 4c + i = q(c, 8b+i) + 8 | q(c, 8b+4+i) + 8
+// << 4.
+std::vector<uint8_t> pack_panels(const std::vector<int>& q, int64_t N, int64_t K) {
+  const int64_t panels = (N + 15) / 16;
+  std::vector<uint8_t> out(static_cast<size_t>(panels * K * 8), 0x88);
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t k = 0; k < K; k += 8) {
+      for (int i = 0; i < 4; ++i) {
+        const int lo = q[n * K + k + i] + 8, hi = q[n * K + k + 4 + i] + 8;
+        out[(n / 16) * K * 8 + k * 8 + (n % 16) * 4 + i] = static_cast<uint8_t>(lo | (hi << 4));
+      }
+    }
+  }
+  return out;
+}
+
+// Every table's a8w4_tile against the contract written out here: per group the exact int32
+// sum of (q + 8) * xq less xoff, then one fused multiply-add by the group's scale, groups in
+// order. Bit exact, for every table (rows 1..8, panels 1..4, K up to 4096, groups 32..K),
+// with extreme weights (-8, 7) and activations (-128, 127).
+TEST(QLinearKernels, A8W4TilesAreBitExact) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> w4(-8, 7), a8(-128, 127), pick(0, 9);
-  const int64_t cases[][2] = {{32, 32},   {64, 32},   {96, 32},    {128, 64}, {192, 96},
-                              {256, 128}, {4096, 32}, {4096, 128}, {160, 160}};
-  for (const QLinearKernels* k : tables()) {
+  std::uniform_real_distribution<float> sf(-0.05f, 0.05f);
+  const int64_t cases[][2] = {{32, 32},   {64, 32},  {96, 32},    {128, 64},  {192, 96},
+                              {256, 128}, {768, 32}, {4096, 128}, {160, 160}, {2304, 64}};
+  for (const QLinearKernels* kt : tables()) {
     for (const auto& c : cases) {
       const int64_t K = c[0], G = c[1], groups = K / G;
-      std::vector<int> q(static_cast<size_t>(K));
-      for (int& v : q) v = pick(rng) == 0 ? (pick(rng) < 5 ? -8 : 7) : w4(rng);
-      const std::vector<uint8_t> w = pack_row(q);
-      for (int rows = 1; rows <= opt::kQMaxRows; ++rows) {
-        const int64_t rs = K + 3;  // rows not packed back to back
-        std::vector<int8_t> x(static_cast<size_t>(rows * rs));
-        for (int8_t& v : x) {
-          const int p = pick(rng);
-          v = static_cast<int8_t>(p == 0 ? -128 : (p == 1 ? 127 : a8(rng)));
-        }
-        std::vector<int32_t> dots(static_cast<size_t>(rows * groups), -1);
-        k->q4a8_rows(w.data(), K, G, x.data(), rs, rows, dots.data());
-        for (int r = 0; r < rows; ++r) {
-          for (int64_t g = 0; g < groups; ++g) {
-            int32_t ref = 0;
-            for (int64_t i = g * G; i < (g + 1) * G; ++i) ref += (q[i] + 8) * x[r * rs + i];
-            ASSERT_EQ(dots[r * groups + g], ref) << k->name << " K=" << K << " G=" << G
-                                                 << " rows=" << rows << " r=" << r << " g=" << g;
+      for (int panels = 1; panels <= opt::kA8W4MaxPanels; ++panels) {
+        const int64_t N = panels * 16;
+        std::vector<int> q(static_cast<size_t>(N * K));
+        for (int& v : q) v = pick(rng) == 0 ? (pick(rng) < 5 ? -8 : 7) : w4(rng);
+        const std::vector<uint8_t> w = pack_panels(q, N, K);
+        std::vector<float> scales(static_cast<size_t>(panels * groups * 16));
+        for (float& s : scales) s = sf(rng);
+        for (int rows = 1; rows <= opt::kA8W4MaxRows; ++rows) {
+          const int64_t rs = K + 3;  // rows not packed back to back
+          std::vector<int8_t> x(static_cast<size_t>(rows * rs));
+          for (int8_t& v : x) {
+            const int p = pick(rng);
+            v = static_cast<int8_t>(p == 0 ? -128 : (p == 1 ? 127 : a8(rng)));
+          }
+          std::vector<int32_t> xoff(static_cast<size_t>(rows * groups));
+          for (int r = 0; r < rows; ++r) {
+            for (int64_t g = 0; g < groups; ++g) {
+              int32_t sum = 0;
+              for (int64_t k = g * G; k < (g + 1) * G; ++k) sum += x[r * rs + k];
+              xoff[r * groups + g] = 8 * sum;
+            }
+          }
+          const int64_t acc_rs = N + 5;
+          std::vector<float> acc(static_cast<size_t>(rows * acc_rs), NAN);
+          kt->a8w4_tile(w.data(), scales.data(), K, G, panels, x.data(), rs, xoff.data(), groups,
+                        rows, acc.data(), acc_rs);
+          for (int r = 0; r < rows; ++r) {
+            for (int64_t n = 0; n < N; ++n) {
+              float ref = 0.0f;
+              for (int64_t g = 0; g < groups; ++g) {
+                int32_t d = 0;
+                for (int64_t k = g * G; k < (g + 1) * G; ++k)
+                  d += (q[n * K + k] + 8) * x[r * rs + k];
+                const float s = scales[((n / 16) * groups + g) * 16 + n % 16];
+                ref = std::fma(s, static_cast<float>(d - xoff[r * groups + g]), ref);
+              }
+              const float got = acc[r * acc_rs + n];
+              ASSERT_EQ(std::memcmp(&got, &ref, sizeof ref), 0)
+                  << kt->name << " K=" << K << " G=" << G << " panels=" << panels
+                  << " rows=" << rows << " r=" << r << " n=" << n << ": " << got << " vs " << ref;
+            }
           }
         }
       }
@@ -105,6 +151,83 @@ void check_weight_only(const QLinearKernels& k, bool int4, int64_t K, int64_t G,
     }
     ASSERT_NEAR(out[r * step], ref, 1e-5 * mag + 1e-6)
         << k.name << (int4 ? " int4" : " int8") << " K=" << K << " G=" << G << " rows=" << rows;
+  }
+}
+
+// 8da4w's per-token activation quantization: every table the same bytes, scale, zero point and
+// group offsets as the scalar table (torchao's formulas), including values that round half way,
+// rows all of one sign, all zeros and a row whose range needs the eps floor.
+TEST(QLinearKernels, ActivationQuantizationIsTheSameInEveryTable) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> nf(0.0f, 1.0f);
+  const QLinearKernels* ref = tables().back();  // scalar
+  for (const int64_t K : {int64_t{32}, int64_t{768}, int64_t{2304}, int64_t{96}}) {
+    for (int kind = 0; kind < 5; ++kind) {
+      std::vector<float> x(static_cast<size_t>(K));
+      for (int64_t k = 0; k < K; ++k) {
+        const float v = nf(rng) * 3.0f;
+        x[k] = kind == 0 ? v
+               : kind == 1 ? std::fabs(v) + 0.5f                          // all positive
+               : kind == 2 ? 0.0f                                         // all zero: eps
+               : kind == 3 ? static_cast<float>(k % 255 - 127) * 0.5f     // halves
+                           : -std::fabs(v) * 1e-30f;                       // tiny: eps floor
+      }
+      for (const int64_t G : {int64_t{32}, K}) {
+        const int64_t groups = K / G;
+        std::vector<int8_t> q0(static_cast<size_t>(K)), q1(static_cast<size_t>(K));
+        std::vector<int32_t> o0(static_cast<size_t>(groups)), o1(static_cast<size_t>(groups));
+        float s0 = 0, s1 = 0;
+        int32_t z0 = 0, z1 = 0;
+        ref->a8_quantize_row(x.data(), K, G, 1e-20f, q0.data(), &s0, &z0, o0.data());
+        for (const QLinearKernels* kt : tables()) {
+          kt->a8_quantize_row(x.data(), K, G, 1e-20f, q1.data(), &s1, &z1, o1.data());
+          ASSERT_EQ(std::memcmp(&s0, &s1, sizeof s0), 0) << kt->name << " K " << K << " kind " << kind;
+          ASSERT_EQ(z0, z1) << kt->name << " K " << K << " kind " << kind;
+          ASSERT_EQ(q0, q1) << kt->name << " K " << K << " kind " << kind;
+          ASSERT_EQ(o0, o1) << kt->name << " K " << K << " kind " << kind;
+        }
+      }
+    }
+  }
+}
+
+// The dequantizers the SGEMM's packer uses: q * scale, one rounding, so every table gives the
+// same floats; any start and depth (int4 blocks entered in the middle).
+TEST(QLinearKernels, DequantizedRowsAreExact) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> sf(0.001f, 0.1f);
+  const int64_t K = 288, G = 96, groups = K / G, rows = 3;
+  std::vector<int> q(static_cast<size_t>(rows * K));
+  std::vector<float> scales(static_cast<size_t>(rows * groups));
+  for (float& s : scales) s = sf(rng);
+  for (const bool int4 : {false, true}) {
+    std::uniform_int_distribution<int> wq(int4 ? -8 : -128, int4 ? 7 : 127);
+    for (int& v : q) v = wq(rng);
+    std::vector<int8_t> w8(q.begin(), q.end());
+    std::vector<uint8_t> w4;
+    for (int r = 0; r < rows; ++r) {
+      const std::vector<uint8_t> row =
+          pack_row(std::vector<int>(q.begin() + r * K, q.begin() + (r + 1) * K));
+      w4.insert(w4.end(), row.begin(), row.end());
+    }
+    for (const QLinearKernels* k : tables()) {
+      for (const int64_t start : {int64_t{0}, int64_t{5}, int64_t{144}, int64_t{250}}) {
+        const int64_t depth = K - start < 100 ? K - start : 100, ld = depth + 3;
+        std::vector<float> out(static_cast<size_t>(rows * ld), NAN);
+        if (int4) {
+          k->q4w_dequant(w4.data(), scales.data(), K, G, rows, start, depth, out.data(), ld);
+        } else {
+          k->q8w_dequant(w8.data(), scales.data(), K, G, rows, start, depth, out.data(), ld);
+        }
+        for (int r = 0; r < rows; ++r) {
+          for (int64_t i = 0; i < depth; ++i) {
+            const int64_t c = start + i;
+            ASSERT_EQ(out[r * ld + i], static_cast<float>(q[r * K + c]) * scales[r * groups + c / G])
+                << k->name << (int4 ? " int4" : " int8") << " start " << start << " r " << r;
+          }
+        }
+      }
+    }
   }
 }
 

@@ -202,6 +202,21 @@ def pack_int4(q):
     return (u[:, :, 0] | (u[:, :, 1] << 4)).reshape(n, k // 2).contiguous()
 
 
+def pack_panels(q, scales):
+    """[N, K] int in [-8, 7] and [N, K / G] scales -> 8da4w's panels of 16 channels: weights
+    [P, K / 8, 64] uint8 (byte 4c + i of block b: q(c, 8b + i) + 8 | (q(c, 8b + 4 + i) + 8) << 4)
+    and scales [P, K / G, 16], padded with q = 0 and scale 0 (qlinear_kernels.h)."""
+    n, k = q.shape
+    p = (n + 15) // 16
+    u = torch.full((p * 16, k), 8, dtype=torch.uint8)
+    u[:n] = (q + 8).to(torch.uint8)
+    u = u.reshape(p, 16, k // 8, 2, 4)  # panel, channel, block, half, i
+    packed = (u[:, :, :, 0] | (u[:, :, :, 1] << 4)).permute(0, 2, 1, 3).reshape(p, k // 8, 64)
+    s = torch.zeros(p * 16, scales.shape[1])
+    s[:n] = scales
+    return packed.contiguous(), s.reshape(p, 16, -1).permute(0, 2, 1).contiguous()
+
+
 def reference_8da4w(x, q, scales, bias, group):
     """torchao's arithmetic: per-token asymmetric int8 activations, dequantize, float linear."""
     lo = torch.clamp(x.amin(-1, keepdim=True), max=0)
@@ -214,7 +229,7 @@ def reference_8da4w(x, q, scales, bias, group):
 
 
 @pytest.mark.parametrize("m,k,n,group", [(1, 4096, 64, 32), (5, 256, 40, 128), (9, 96, 33, 32),
-                                         (64, 512, 48, 64)])
+                                         (64, 512, 48, 64), (1, 768, 100, 32), (13, 128, 7, 128)])
 def test_8da4w_op(threads, m, k, n, group):
     g = torch.Generator().manual_seed(m * 7 + k)
     x = torch.randn(m, k, generator=g) * 3 + 0.5
@@ -224,22 +239,28 @@ def test_8da4w_op(threads, m, k, n, group):
     w = (q.double().reshape(n, -1, group) * scales.double().unsqueeze(-1)).reshape(n, k)
     sums = w.sum(-1).float()
     out = torch.full((m, n), float("nan"))
+    w4, s4 = pack_panels(q, scales)
     run_kernel("pteron::linear_8da4w.out",
-               [x, pack_int4(q), scales, sums, bias, group, torch.finfo(torch.float32).smallest_normal,
-                out], library="optimized")
+               [x, w4, s4, sums, bias, group, torch.finfo(torch.float32).smallest_normal, out],
+               library="optimized")
     close(out, reference_8da4w(x, q, scales, bias, group), f"8da4w {m}x{k}x{n} g{group}")
     if threads == 2:  # the same bits as one thread
         pteron_native.set_num_threads(1)
         one = torch.full((m, n), float("nan"))
         run_kernel("pteron::linear_8da4w.out",
-                   [x, pack_int4(q), scales, sums, bias, group,
-                    torch.finfo(torch.float32).smallest_normal, one], library="optimized")
+                   [x, w4, s4, sums, bias, group, torch.finfo(torch.float32).smallest_normal, one],
+                   library="optimized")
         assert torch.equal(out, one)
 
 
 @pytest.mark.parametrize("int4,m,k,n,group", [(True, 1, 4096, 64, 128), (True, 7, 96, 20, 32),
-                                              (False, 1, 1001, 50, 1001), (False, 6, 63, 17, 21)])
+                                              (False, 1, 1001, 50, 1001), (False, 6, 63, 17, 21),
+                                              # 8+ rows: the SGEMM over dequantized panels (K 288:
+                                              # K blocks of 144, inside int4 blocks)
+                                              (True, 33, 288, 40, 32), (True, 8, 512, 70, 128),
+                                              (False, 64, 768, 100, 0), (False, 9, 1001, 33, 77)])
 def test_weight_only_ops(threads, int4, m, k, n, group):
+    group = group or k
     g = torch.Generator().manual_seed(k + n)
     x = torch.randn(2, m, k, generator=g)
     q = torch.randint(-8, 8, (n, k), generator=g) if int4 else torch.randint(-128, 128, (n, k), generator=g)
@@ -332,28 +353,32 @@ def test_cli_group_size_needs_llm_scheme(tmp_path):
 
 @pytest.mark.parametrize("case,message", [
     ("int8 weight for int4", "weight must be uint8"),
-    ("scales shape", "do not match K = 64"),
+    ("row-major int4 weight", r"weight must be int4 panels \[1, 8, 64\] for N = 4, K = 64 \(a program "
+                              "written before the panel layout: compile it again\\)"),
+    ("scales shape", r"scales must be \[1, 2, 16\]"),
     ("bias size", "bias must have N = 4 elements"),
     ("out shape", r"out shape does not match the result"),
-    ("weight_sums size", r"weight_sums must be float32 \[N = 4\]"),
+    ("weight_sums rank", r"weight_sums \[N\]"),
     ("eps", "eps must be positive"),
 ])
 def test_8da4w_op_checks_its_arguments(case, message):
     """The program's tensors are not trusted: every mismatch is one error, nothing is read."""
     x = torch.randn(2, 64)
-    w = torch.zeros(4, 32, dtype=torch.uint8)
-    scales, sums, bias = torch.ones(4, 2), torch.zeros(4), torch.zeros(4)
+    w = torch.zeros(1, 8, 64, dtype=torch.uint8)
+    scales, sums, bias = torch.ones(1, 2, 16), torch.zeros(4), torch.zeros(4)
     out, eps = torch.empty(2, 4), 1e-30
     if case == "int8 weight for int4":
-        w = torch.zeros(4, 32, dtype=torch.int8)
+        w = torch.zeros(1, 8, 64, dtype=torch.int8)
+    elif case == "row-major int4 weight":
+        w = torch.zeros(4, 32, dtype=torch.uint8)
     elif case == "scales shape":
-        scales = torch.ones(4, 3)
+        scales = torch.ones(4, 2)
     elif case == "bias size":
         bias = torch.zeros(5)
     elif case == "out shape":
         out = torch.empty(2, 5)
-    elif case == "weight_sums size":
-        sums = torch.zeros(3)
+    elif case == "weight_sums rank":
+        sums = torch.zeros(4, 1)
     elif case == "eps":
         eps = 0.0
     with pytest.raises(RuntimeError, match=message):

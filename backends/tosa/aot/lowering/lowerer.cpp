@@ -269,7 +269,13 @@ void Lowerer::lower_node(const Node& n) {
   if (is_view_op(op)) return view(n);
   if (is_permute_op(op)) return permute(n, op);
   if (op == "aten::cat.default") return cat(n);
-  if (op == "aten::constant_pad_nd.default") return pad(n);
+  if (op == "aten::constant_pad_nd.default") return pad(n, PadMode::Constant);
+  if (op == "aten::reflection_pad1d.default" || op == "aten::reflection_pad2d.default" ||
+      op == "aten::reflection_pad3d.default")
+    return pad(n, PadMode::Reflect);
+  if (op == "aten::replication_pad1d.default" || op == "aten::replication_pad2d.default" ||
+      op == "aten::replication_pad3d.default")
+    return pad(n, PadMode::Replicate);
   if (op == "aten::upsample_nearest2d.vec") return resize(n, false);
   if (op == "aten::upsample_bilinear2d.vec") return resize(n, true);
   if (op == "aten::_softmax.default" || op == "aten::softmax.int") return softmax(n);
@@ -300,12 +306,11 @@ TosaLowering lower(const Graph& graph, const std::vector<NodeId>& nodes, TosaPro
     return lowerer.run();
   } catch (const Refusal& r) {
     TosaLowering out;
-    out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + r.why : r.why;
+    out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + r.what() : r.what();
     return out;
-  } catch (const std::exception& e) {  // CompileError from argument access, bad_alloc, ...
-    TosaLowering out;
-    out.reason = lowerer.current() ? lowerer.current()->describe() + ": " + e.what() : e.what();
-    return out;
+  } catch (const std::exception& e) {  // a broken invariant (argument access, ...): not a refusal
+    const std::string where = lowerer.current() ? lowerer.current()->describe() + ": " : "";
+    throw compiler::CompileError(where + "TOSA lowering: " + e.what());
   }
 }
 

@@ -41,11 +41,10 @@ inline constexpr int64_t kMaxKernel = 8192;
 // NCHW logical dim d sits at this position of an NHWC tensor.
 inline constexpr int kNhwcPos[4] = {0, 3, 1, 2};
 
-// Why a node (or region) cannot be lowered; caught at the API boundary.
-struct Refusal {
-  std::string why;
-};
-[[noreturn]] inline void refuse(std::string why) { throw Refusal{std::move(why)}; }
+// Why a node (or region) cannot be lowered: the compiler's refusal type, caught at the API
+// boundary (lower() below); every other exception is an internal error.
+using compiler::Refusal;
+using compiler::refuse;
 
 // A TOSA tensor standing for an IR value. `nhwc`: the IR value is 4-D NCHW and the TOSA tensor
 // holds it as NHWC. `quant`: the IR value is float (or int8) and the tensor holds its int8
@@ -208,7 +207,10 @@ class Lowerer {
   void view(const Node& n);
   void permute(const Node& n, const std::string& op);
   void cat(const Node& n);
-  void pad(const Node& n);
+  enum class PadMode { Constant, Reflect, Replicate };
+  TVal slice_axis(const TVal& x, size_t axis, int64_t begin, int64_t size);
+  TVal pad_edges(const TVal& x, size_t axis, int64_t before, int64_t after, bool reflect);
+  void pad(const Node& n, PadMode mode);
   ResizeAxis resize_axis(int64_t in, int64_t out, bool bilinear, bool align);
   void resize(const Node& n, bool bilinear);
   void split(const Node& n);

@@ -103,24 +103,85 @@ void Lowerer::cat(const Node& n) {
   bind(n, out, nullptr);
 }
 
-void Lowerer::pad(const Node& n) {
+TVal Lowerer::slice_axis(const TVal& x, size_t axis, int64_t begin, int64_t size) {
+  std::vector<int64_t> start(x.shape.size(), 0), sizes = x.shape;
+  start[axis] = begin;
+  sizes[axis] = size;
+  TVal t = tensor(sizes, x.dtype, x);
+  const std::string b = w_.const_shape("start", start);
+  const std::string sz = w_.const_shape("size", sizes);
+  w_.add_op(Op::SLICE, {x.name, b, sz}, {t.name});
+  return t;
+}
+
+// Reflection (mirror around the edge element, without it) or replication (the edge element
+// repeated) of `before` / `after` elements on TOSA axis `axis`: TOSA 1.0's PAD has no such
+// modes, so SLICEs of single rows (reflect) or of the edge row, named once per copy
+// (replicate), are CONCATenated around x. Data movement only: INT values keep their bits.
+TVal Lowerer::pad_edges(const TVal& x, size_t axis, int64_t before, int64_t after, bool reflect) {
+  if (before <= 0 && after <= 0) return x;
+  const int64_t size = x.shape[axis];
+  std::vector<std::string> names;
+  if (reflect) {
+    for (int64_t i = before; i >= 1; --i) names.push_back(slice_axis(x, axis, i, 1).name);
+  } else if (before > 0) {
+    names.insert(names.end(), before, slice_axis(x, axis, 0, 1).name);
+  }
+  names.push_back(x.name);
+  if (reflect) {
+    for (int64_t i = 1; i <= after; ++i) names.push_back(slice_axis(x, axis, size - 1 - i, 1).name);
+  } else if (after > 0) {
+    names.insert(names.end(), after, slice_axis(x, axis, size - 1, 1).name);
+  }
+  std::vector<int64_t> shape = x.shape;
+  shape[axis] += std::max<int64_t>(before, 0) + std::max<int64_t>(after, 0);
+  TVal out = tensor(shape, x.dtype, x);
+  TosaAttr a;
+  a.axis = static_cast<int32_t>(axis);
+  w_.add_op(Op::CONCAT, names, {out.name}, a);
+  return out;
+}
+
+// constant_pad_nd (TOSA PAD), reflection_pad1d/2d/3d and replication_pad1d/2d/3d (SLICE +
+// CONCAT, pad_edges). As torch, a negative pad crops that side: the positive pads are applied
+// first (a reflection may reach into rows a crop on the other side removes), then a SLICE keeps
+// what the negative ones leave.
+void Lowerer::pad(const Node& n, PadMode mode) {
   const ValueId xv = n.args[0].tensor();
   const ir::TensorSpec& xs = g_.value(xv).spec;
   const std::vector<int64_t> p = int_list(n.args[1]);
-  const double value = n.args[2].is_none() ? 0.0 : n.args[2].to_double();
   const size_t r = xs.rank();
   if (p.size() % 2 || p.size() / 2 > r) refuse("malformed padding list");
-  for (int64_t v : p)
-    if (v < 0) refuse("negative padding (cropping; not lowered)");
   TVal x = operand(xv);
-  std::vector<int64_t> padding(2 * r, 0);
+  std::vector<int64_t> padding(2 * r, 0);  // TOSA order: (before, after) per TOSA axis
   for (size_t i = 0; i < p.size() / 2; ++i) {
     const size_t d = r - 1 - i;  // torch pads the last dim first
     const size_t pos = x.nhwc ? static_cast<size_t>(kNhwcPos[d]) : d;
     padding[2 * pos] = p[2 * i];
     padding[2 * pos + 1] = p[2 * i + 1];
+    if (mode == PadMode::Reflect && (p[2 * i] >= xs.sizes[d] || p[2 * i + 1] >= xs.sizes[d]))
+      refuse("reflection padding not smaller than the padded dim");
   }
-  bind_shared(n, pad_tensor(x, padding, value));
+  std::vector<int64_t> positive(2 * r);
+  for (size_t i = 0; i < 2 * r; ++i) positive[i] = std::max<int64_t>(padding[i], 0);
+  TVal y = x;
+  if (mode == PadMode::Constant) {
+    if (std::any_of(positive.begin(), positive.end(), [](int64_t v) { return v > 0; })) {
+      y = pad_tensor(x, positive, n.args[2].is_none() ? 0.0 : n.args[2].to_double());
+    }
+  } else {
+    for (size_t axis = 0; axis < r; ++axis) {
+      y = pad_edges(y, axis, positive[2 * axis], positive[2 * axis + 1], mode == PadMode::Reflect);
+    }
+  }
+  for (size_t axis = 0; axis < r; ++axis) {
+    const int64_t crop_a = std::max<int64_t>(-padding[2 * axis], 0);
+    const int64_t crop_b = std::max<int64_t>(-padding[2 * axis + 1], 0);
+    if (crop_a == 0 && crop_b == 0) continue;
+    if (crop_a + crop_b >= y.shape[axis]) refuse("padding crops the whole dim");
+    y = slice_axis(y, axis, crop_a, y.shape[axis] - crop_a - crop_b);
+  }
+  bind_shared(n, y);
 }
 
 // PyTorch's source coordinate as a fraction: bilinear half-pixel (o + 0.5) * in/out - 0.5

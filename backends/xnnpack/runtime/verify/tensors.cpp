@@ -169,6 +169,28 @@ Error Verifier::check_constant(uint32_t i, const TensorInfo& ti) {
                        static_cast<unsigned long long>(size),
                        static_cast<unsigned long long>(nbytes));
   }
+  // Named: the bytes are the program's named data, whose size the backend checks when it
+  // resolves the key (CompiledGraph::init).
+  if (const flatbuffers::String* key = t->constant_key()) {
+    if (p_.version() < kPayloadVersionNamedConstants) {
+      return tensor_fail(i, "constant %u names program data in a version-%u payload", t->id(),
+                         p_.version());
+    }
+    if (key->size() == 0 || key->size() > kMaxConstantKeyBytes || offset != 0) {
+      return tensor_fail(i,
+                         "constant %u: named-data key of %u bytes (1 .. %zu) with offset %llu "
+                         "(must be 0)",
+                         t->id(), key->size(), kMaxConstantKeyBytes,
+                         static_cast<unsigned long long>(offset));
+    }
+    for (uint32_t c = 0; c < key->size(); ++c) {
+      const char ch = key->c_str()[c];
+      if (ch < 0x21 || ch > 0x7e) {
+        return tensor_fail(i, "constant %u: named-data key has a non-printable byte", t->id());
+      }
+    }
+    return Error::Ok;
+  }
   // XNNPACK may read kExtraBytes past a constant it reads at run time (e.g. a static add
   // operand), so those must lie inside the blob too.
   if (offset % kConstantAlignment != 0 || offset > blob || size + kExtraBytes > blob - offset) {

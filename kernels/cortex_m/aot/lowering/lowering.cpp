@@ -44,6 +44,8 @@ CortexMLoweringReport Lowering::run() {
       done = permute(n);
     } else if (op == "aten::constant_pad_nd.default") {
       done = pad(n);
+    } else if (op == "aten::upsample_nearest2d.vec" || op == "aten::upsample_bilinear2d.vec") {
+      done = upsample(n, op == "aten::upsample_bilinear2d.vec");
     } else if (is_view(n)) {
       done = view(n);
     } else {
@@ -64,7 +66,7 @@ CortexMLoweringReport Lowering::run() {
   report_.quant_ops = convert_quant_nodes();
   compiler::remove_dead_code(g_);
   plan_scratch();
-  g_.metadata()["cortex_m.scratch_bytes"] = std::to_string(cortex_m_scratch_bytes(g_));
+  g_.metadata()["cortex_m.scratch_bytes"] = std::to_string(cortex_m_scratch_bytes(g_, dsp_paths_));
   g_.verify();
   return report_;
 }
@@ -139,8 +141,19 @@ ValueId Lowering::to_nchw(ValueId x, const Node& from, NodeId before) {
 namespace pteron::cortex_m::aot {
 
 CortexMLoweringReport lower_to_cortex_m(compiler::ir::Graph& graph,
-                                        const std::unordered_set<compiler::ir::NodeId>& delegated) {
-  return detail::Lowering(graph, delegated).run();
+                                        const std::unordered_set<compiler::ir::NodeId>& delegated,
+                                        const compiler::Target* target) {
+  return detail::Lowering(graph, delegated, dsp_paths(target)).run();
+}
+
+bool dsp_paths(const compiler::Target* target) {
+  if (target == nullptr) return false;
+  bool dsp = false, mve = false;
+  for (const std::string& f : target->cpu_features) {
+    dsp = dsp || f == "dsp";
+    mve = mve || f.rfind("mve", 0) == 0;
+  }
+  return dsp && !mve;
 }
 
 }  // namespace pteron::cortex_m::aot

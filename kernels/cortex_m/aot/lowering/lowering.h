@@ -113,7 +113,8 @@ inline std::vector<int64_t> pair_arg(const Argument& a, int64_t fill) {
 
 class Lowering {
  public:
-  Lowering(Graph& g, const std::unordered_set<NodeId>& delegated) : g_(g), delegated_(delegated) {}
+  Lowering(Graph& g, const std::unordered_set<NodeId>& delegated, bool dsp_paths)
+      : g_(g), delegated_(delegated), dsp_paths_(dsp_paths) {}
   CortexMLoweringReport run();
 
  private:
@@ -150,6 +151,9 @@ class Lowering {
   bool view(const Node& n);
   int move_dequantize_past_views();
 
+  // upsample.cpp: nearest and bilinear upsampling
+  bool upsample(const Node& n, bool bilinear);
+
   // graph_rewrites.cpp: rewrites of the lowered graph
   void fold_pads_into_convs();
   void sink_transposes_through_elementwise();
@@ -162,6 +166,7 @@ class Lowering {
 
   Graph& g_;
   const std::unordered_set<NodeId>& delegated_;
+  const bool dsp_paths_;  // the kernels take their DSP paths (plan_scratch sizes for those)
   CortexMLoweringReport report_;
   std::string reason_;
 };

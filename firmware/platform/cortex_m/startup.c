@@ -1,17 +1,16 @@
-// Reset and fault handling for the Cortex-M55 on MPS3 AN547 (QEMU `-M mps3-an547`): enables
-// the FPU and MVE, copies .data, zeroes .bss, paints the stack for high-water measurement,
-// opens the semihosting handles, runs static constructors, then main().
+// Reset and fault handling for every Cortex-M board the firmware runs on (MPS3 AN547's M55,
+// MPS2 AN386's M4 and AN500's M7 under QEMU): enables the FPU (and MVE on the M55: the same
+// CPACR bits), copies .data, zeroes .bss, paints the stack for high-water measurement, opens
+// the semihosting handles, runs static constructors, then main(). The board's linker script
+// (mps3_an547/, mps2/) defines the symbols used here.
 #include <stdint.h>
-#include <string.h>
-
 #include "board.h"
 #include "semihosting.h"
 
 extern uint32_t __data_load[], __data_start[], __data_end[];
 extern uint32_t __bss_start[], __bss_end[];
 extern uint32_t __stack_bottom[], __stack_top[];
-extern uint8_t __sram_start[], __sram_end[], __isram_start[], __isram_end[];
-extern uint8_t __dtcm_static_start[], __dtcm_static_end[];
+extern uint8_t __ram_static_start[], __ram_static_end[];
 extern void (*__preinit_array_start[])(void), (*__preinit_array_end[])(void);
 extern void (*__init_array_start[])(void), (*__init_array_end[])(void);
 
@@ -60,16 +59,21 @@ static __attribute__((noinline)) void paint_stack(void) {
 }
 
 __attribute__((noreturn, used)) void board_reset_c(void) {
-  SCB_CPACR |= (0xFu << 20);  // CP10/CP11 full access: FPU and MVE (Helium)
+  SCB_CPACR |= (0xFu << 20);  // CP10/CP11 full access: the FPU, and MVE (Helium) on the M55
   __asm__ volatile("dsb\n isb" ::: "memory");
   for (uint32_t *src = __data_load, *dst = __data_start; dst < __data_end;) *dst++ = *src++;
   for (uint32_t* p = __bss_start; p < __bss_end; ++p) *p = 0;
   paint_stack();
-  initialise_monitor_handles();
+  board_stdio_init();
   for (void (**f)(void) = __preinit_array_start; f < __preinit_array_end; ++f) (*f)();
   for (void (**f)(void) = __init_array_start; f < __init_array_end; ++f) (*f)();
   sh_exit(main());
 }
+
+// newlib's stdio over semihosting (printf in tests): rdimon sets up stdin/stdout/stderr, which
+// takes about 440 bytes of heap. Images that talk over semihosting directly (pteron firmware)
+// define their own, empty board_stdio_init().
+__attribute__((weak)) void board_stdio_init(void) { initialise_monitor_handles(); }
 
 // newlib's __libc_init_array is not used (-nostartfiles), but its references must resolve.
 void _init(void) {}
@@ -83,19 +87,13 @@ size_t board_stack_high_water(void) {
   return (size_t)((const uint8_t*)__stack_top - (const uint8_t*)p);
 }
 
-size_t board_static_ram_bytes(void) { return (size_t)(__dtcm_static_end - __dtcm_static_start); }
-
-size_t board_region_bytes(const char* region) {
-  if (strcmp(region, "dtcm") == 0) return board_static_ram_bytes() + board_stack_size();
-  if (strcmp(region, "sram") == 0) return (size_t)(__sram_end - __sram_start);
-  if (strcmp(region, "isram") == 0) return (size_t)(__isram_end - __isram_start);
-  return 0;
-}
+size_t board_static_ram_bytes(void) { return (size_t)(__ram_static_end - __ram_static_start); }
 
 __attribute__((noinline, used)) void board_icount_begin(void) { __asm__ volatile("" ::: "memory"); }
 __attribute__((noinline, used)) void board_icount_end(void) { __asm__ volatile("" ::: "memory"); }
 
-// Cortex-M55 system exceptions; AN547's external interrupts are never enabled here.
+// The system exceptions (SecureFault is the M55's; a reserved slot on the M4 and M7); the
+// boards' external interrupts are never enabled here.
 typedef void (*Handler)(void);
 __attribute__((section(".vectors"), used)) const Handler board_vectors[16] = {
     (Handler)(uintptr_t)__stack_top,

@@ -1,9 +1,9 @@
-// pteron's platform layer (runtime/platform/platform.h) on the AN547: log lines go to the
+// pteron's platform layer (runtime/platform/platform.h) on the Cortex-M boards: log lines go to the
 // semihosting console; time comes from the semihosting clock (QEMU has no cycle counter, so
 // instruction counts from tools/qemu_icount are the performance measure).
 #include <string.h>
 
-#include "firmware/platform/mps3_an547/semihosting.h"
+#include "firmware/platform/cortex_m/semihosting.h"
 #include "runtime/platform/platform.h"
 
 namespace pteron {

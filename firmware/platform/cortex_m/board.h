@@ -1,4 +1,4 @@
-// What the MPS3 AN547 (Cortex-M55) platform layer offers the firmware: measured stack use,
+// What the Cortex-M platform layer offers the firmware on every board: measured stack use,
 // RAM figures from the linker's symbols, and instruction-count markers for tools/qemu_icount.
 #pragma once
 
@@ -14,10 +14,13 @@ extern "C" {
 size_t board_stack_size(void);
 size_t board_stack_high_water(void);
 
-// Bytes of initialised and zeroed static data (.data + .bss) in DTCM, and bytes of each other
-// RAM region's static sections (arenas the memory plan placed there).
+// Bytes of static data in the first RAM region (DTCM on the AN547, SSRAM on MPS2): .data,
+// .bss and the buffers `pteron firmware` placed there (arenas, method memory, scratch).
 size_t board_static_ram_bytes(void);
-size_t board_region_bytes(const char* region);  // "dtcm", "sram", "isram"
+
+// Called once at start-up before static constructors: sets up newlib's stdio (the weak default);
+// an image that never uses newlib's stdio defines an empty one and saves its heap.
+void board_stdio_init(void);
 
 // Instruction-count markers: tools/qemu_icount counts the instructions executed between a
 // call to board_icount_begin() and the next call to board_icount_end(). Never inlined.

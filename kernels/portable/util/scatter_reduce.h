@@ -1,0 +1,113 @@
+// scatter_reduce's reductions (sum, prod, mean, amax, amin), shared by the portable kernel and
+// the optimized one so that both reduce with the same arithmetic, NaN rules and identities.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/portable/util/wrapping.h"
+#include "runtime/core/span.h"
+
+namespace pteron {
+
+enum class ScatterReduce { Sum, Prod, Mean, Amax, Amin };
+
+// The reduce argument's string; false for any other.
+inline bool parse_scatter_reduce(Span<const char> s, ScatterReduce* r) {
+  auto is = [&](const char* name) {
+    return s.size() == std::strlen(name) && std::memcmp(s.data(), name, s.size()) == 0;
+  };
+  if (is("sum"))
+    *r = ScatterReduce::Sum;
+  else if (is("prod"))
+    *r = ScatterReduce::Prod;
+  else if (is("mean"))
+    *r = ScatterReduce::Mean;
+  else if (is("amax"))
+    *r = ScatterReduce::Amax;
+  else if (is("amin"))
+    *r = ScatterReduce::Amin;
+  else
+    return false;
+  return true;
+}
+
+template <typename C>
+bool scatter_is_nan(C v) {
+  if constexpr (std::is_floating_point_v<C>)
+    return std::isnan(v);
+  else
+    return false;
+}
+
+// The value a position starts from when self is left out (include_self=False).
+template <typename C>
+C scatter_reduce_identity(ScatterReduce r) {
+  switch (r) {
+    case ScatterReduce::Prod:
+      return C(1);
+    case ScatterReduce::Amax:
+      return std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                  : std::numeric_limits<C>::lowest();
+    case ScatterReduce::Amin:
+      return std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity()
+                                                  : std::numeric_limits<C>::max();
+    default:
+      return C(0);
+  }
+}
+
+// acc combined with v, as torch's CPU reductions: a NaN from src wins; a NaN already there stays
+// (std::max/min). A template on the reduction so that per-element loops carry no switch.
+template <ScatterReduce R, typename C>
+C scatter_combine(C acc, C v) {
+  if constexpr (R == ScatterReduce::Sum || R == ScatterReduce::Mean) {
+    return wrapping_add<C>(acc, v);
+  } else if constexpr (R == ScatterReduce::Prod) {
+    return wrapping_mul<C>(acc, v);
+  } else if constexpr (R == ScatterReduce::Amax) {
+    return scatter_is_nan(v) ? v : (acc < v ? v : acc);
+  } else {
+    return scatter_is_nan(v) ? v : (v < acc ? v : acc);
+  }
+}
+
+// Calls fn(std::integral_constant<ScatterReduce, r>) for the run-time reduction r.
+template <typename Fn>
+void with_scatter_reduce(ScatterReduce r, Fn&& fn) {
+  switch (r) {
+    case ScatterReduce::Sum:
+      fn(std::integral_constant<ScatterReduce, ScatterReduce::Sum>{});
+      break;
+    case ScatterReduce::Prod:
+      fn(std::integral_constant<ScatterReduce, ScatterReduce::Prod>{});
+      break;
+    case ScatterReduce::Mean:
+      fn(std::integral_constant<ScatterReduce, ScatterReduce::Mean>{});
+      break;
+    case ScatterReduce::Amax:
+      fn(std::integral_constant<ScatterReduce, ScatterReduce::Amax>{});
+      break;
+    case ScatterReduce::Amin:
+      fn(std::integral_constant<ScatterReduce, ScatterReduce::Amin>{});
+      break;
+  }
+}
+
+// The mean of a position that `count` values (self's included when it counts) were summed into:
+// floor division for integers, as torch.
+template <typename C>
+C scatter_mean(C sum, int32_t count) {
+  const C n = static_cast<C>(count);
+  if constexpr (std::is_floating_point_v<C>) {
+    return sum / n;
+  } else {
+    C q = static_cast<C>(sum / n);
+    if (sum % n != 0 && sum < 0) q = static_cast<C>(q - 1);
+    return q;
+  }
+}
+
+}  // namespace pteron
