@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "compiler/partition/partitioner.h"
+
 namespace pteron::xnnpack::aot {
 
 std::string shape_str(const std::vector<int64_t>& sizes) {
@@ -30,10 +32,12 @@ int64_t numel(const std::vector<int64_t>& s) {
   return n;
 }
 
-// A float constant's elements in logical (row-major) order, whatever its dim order.
+// A float constant's elements in logical (row-major) order, whatever its dim order. A value
+// that is no fp32 constant (a bias computed in the graph, e.g. an unfolded dequantize) is a
+// refusal: the region stays on the CPU kernels with this reason.
 std::vector<float> read_floats(const Value& v) {
   if (!v.constant || v.spec.dtype != ScalarType::Float)
-    throw std::runtime_error("constant '" + v.name + "' is not fp32");
+    compiler::refuse("'" + v.name + "' is not an fp32 constant");
   const auto& sizes = v.spec.sizes;
   const std::vector<int64_t> strides = v.spec.strides();
   const int64_t n = numel(sizes);
