@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 60
 TOKENIZER_FUZZ_SECONDS ?= 30
 ET_XNNPACK_FUZZ_SECONDS ?= 20
 
-.PHONY: all deps venv venv-arm build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
+.PHONY: all deps venv venv-arm build demo-build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
   pteron-aarch64 demo clean format
 
 all: build
@@ -53,12 +53,23 @@ venv-arm: $(ARM_VENV)/.stamp
 $(BUILD)/build.ninja: CMakeLists.txt .stamps/deps $(VENV)/.stamp $(ARM_VENV)/.stamp
 	cmake -S . -B $(BUILD) -G Ninja -DPython_EXECUTABLE=$(PY) >/dev/null
 
-# Builds everything, then puts the package and the `pteron` CLI on the venv's paths.
-build: $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS)
+# Puts this checkout's package and `pteron` CLI on the venv's paths (after a build).
+define use_this_build
 	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
 	printf '%s\n%s\n' "$(abspath python)" "$(abspath $(BUILD))/python" > $$site/pteron-dev.pth
 	@if [ -x $(BUILD)/tools/cli/pteron ]; then ln -sf $(abspath $(BUILD))/tools/cli/pteron $(VENV)/bin/pteron; fi
+endef
+
+# Builds everything (tests included).
+build: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+	$(use_this_build)
+
+# Builds only what `make demo` runs (the demo-build CMake target: CLI, Python module, QEMU
+# instruction counter), not the tests and other tools.
+demo-build: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target demo-build
+	$(use_this_build)
 
 # Everything CI checks: unit tests, Python tests, the C++ tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, libFuzzer runs over program and tokenizer loading, the bare-metal
@@ -190,7 +201,7 @@ pteron-aarch64: $(AARCH64_BUILD)/build.ninja
 	@echo "built $(AARCH64_BUILD)/tools/run/pteron-run (aarch64)"
 
 DEMO_MODEL ?= mobilenet-v2
-demo: build
+demo: demo-build
 	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) tools/demo/demo.py --model $(DEMO_MODEL)
 
 clean:

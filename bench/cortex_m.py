@@ -4,7 +4,7 @@ For each model: export (pteron.zoo), `pteron compile --target cortex-m55-an547` 
 estimate), `pteron firmware --run` with seeded random inputs (measured stack, RAM, exact
 instructions per inference from tools/qemu_icount), and `pteron run` on the host on the same
 inputs to check the firmware's outputs are bit-exact. MACs are the reference figures
-(REFERENCE.md §9), so MACs/instruction is comparable with the int8 numbers to come.
+(models/README.md, MLPerf Tiny), so MACs/instruction is comparable with the int8 numbers to come.
 
     python bench/cortex_m.py [--pteron build/tools/cli/pteron] [--models ds-cnn ...]
 

@@ -12,7 +12,7 @@ program with each other. Measured: RAM
 what the ELF reserves when built with `--trim`),
 code flash by origin from the linker map (bench/firmware_map.py: runtime core, kernels,
 firmware main/platform, libc), total flash, exact instructions per inference
-(tools/qemu_icount), MACs (REFERENCE.md §9) per instruction. Quantization quality against the
+(tools/qemu_icount), MACs (models/README.md, MLPerf Tiny) per instruction. Quantization quality against the
 fp32 program on 100 other seeded random inputs on the host: top-1 agreement for the
 classifiers, relative L2 error of the output for fc-autoencoder.
 
@@ -216,7 +216,7 @@ def markdown(rows: list[dict], digits: dict | None, peers: dict) -> str:
         "- Runtime code = code flash linked from libpteron_runtime.a (program loader and verifier, method, "
         "allocators, kernel registry, EValue/Tensor, errors), from the linker map; kernels, the firmware "
         "main/platform layer and newlib are counted apart.",
-        "- Instructions: exact count per inference (tools/qemu_icount); MACs: REFERENCE.md §9.",
+        "- Instructions: exact count per inference (tools/qemu_icount); MACs: models/README.md (MLPerf Tiny).",
         "- Bit-exact: the vector and scalar builds' outputs equal `pteron run` on the host, and the host outputs "
         "of every core's program are equal.",
         "- TFLM columns: TFLite Micro + CMSIS-NN on the MLPerf Tiny reference .tflite files, same QEMU and "

@@ -7,7 +7,7 @@ ethos-u85-256): export (pteron.zoo), quantize with the ethos-u scheme (int8 I/O)
 
 then read the compile report: Vela's estimate per Ethos-U region (NPU cycles, inference time at
 the system's clock, SRAM / flash / DRAM use, command stream and weight bytes), the share of the
-model's MACs on the NPU (Vela's MAC count over the reference figure, REFERENCE.md §9) and the
+model's MACs on the NPU (Vela's MAC count over the reference figure in models/README.md) and the
 CPU-side work that remains (kernel calls and the refusals that kept nodes off the NPU).
 Estimates only: nothing here runs an NPU (the host runs the regions emulated).
 
@@ -30,7 +30,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
 TARGETS = ["ethos-u55-128", "ethos-u55-256", "ethos-u85-256"]
-MODELS = {  # name: reference MACs (REFERENCE.md §9)
+MODELS = {  # name: reference MACs (models/README.md, MLPerf Tiny)
     "ds-cnn": 2_656_768,
     "mobilenet-v1-025": 7_489_664,
     "resnet-8": 12_501_632,

@@ -1,5 +1,5 @@
 """The four MLPerf Tiny reference architectures, layer for layer as in the trained TFLite files
-(shared/data/mlperf_tiny/, from mlcommons/tiny): same kernel shapes, strides, SAME paddings,
+(mlcommons/tiny's reference models; models/README.md): same kernel shapes, strides, SAME paddings,
 fused ReLUs, pooling and final softmax. The TFLite graphs have their batch norms folded into the
 convolutions, so these models are conv-with-bias + ReLU, which gives the same parameter count.
 

@@ -11,8 +11,9 @@ from modules the model never saw.
 Training is seeded and runs on 1 thread whatever the machine has (2 threads on a busy shared
 machine spin and waste CPU time), so it gives the same weights on a machine every time. The
 result (weights, tokenizer.json, the training log) is cached in
-PTERON_ZOO_CACHE (default: .cache/zoo in a checkout, else $XDG_CACHE_HOME/pteron/zoo), keyed by a
-hash of this file and the Python and torch versions, so the training runs once per machine.
+PTERON_ZOO_CACHE (default: $XDG_CACHE_HOME/pteron/zoo, shared by every checkout and install, as
+pip's and ccache's caches are), keyed by a hash of this file and the Python and torch versions,
+so the training runs once per machine.
 """
 
 import ast
@@ -179,9 +180,6 @@ def cache_dir() -> Path:
     root = os.environ.get("PTERON_ZOO_CACHE")
     if root:
         return Path(root)
-    checkout = Path(__file__).resolve().parents[1]
-    if (checkout / ".git").exists():
-        return checkout / ".cache" / "zoo"
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pteron" / "zoo"
 
 

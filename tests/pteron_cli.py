@@ -1,4 +1,4 @@
-"""Where the tests find the `pteron` command line tool.
+"""Where the tests find the `pteron` command line tool, and what they check of its errors.
 
 PTERON_CLI names a binary explicitly (e.g. another build directory); otherwise the binary of this
 checkout's build/ (so a worktree tests its own build, not whichever `pteron` is on PATH); the
@@ -20,3 +20,13 @@ def pteron_cli() -> str:
     found = str(built) if built.exists() else shutil.which("pteron")
     assert found, f"no pteron binary: build it with `ninja -C build` ({built})"
     return found
+
+
+def assert_one_line_error(run, *fragments):
+    """`run` (a finished subprocess.run of the CLI) failed as bad input must: exit status 1 and
+    one `pteron: error: ...` line on stderr holding every fragment."""
+    assert run.returncode == 1, (run.returncode, run.stdout, run.stderr)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pteron: error: "), run.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]

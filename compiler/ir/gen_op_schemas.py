@@ -54,6 +54,15 @@ EXTRA_ATEN_OPS = [
 # Kept by run_decompositions though not tagged core: torch.sort(stable=True), antialiased
 # bilinear interpolate, masked_select (its output size depends on the data).
 EXTRA_ATEN_OPS += ["sort.stable", "_upsample_bilinear2d_aa.default", "masked_select.default"]
+# Not in exported graphs, but in ExecuTorch's portable kernel list (programs ExecuTorch writes
+# may call them) and registered by pteron's kernels: their schemas let tests check each kernel's
+# declared arguments (tests/compiler/test_kernel_signatures.cpp).
+EXTRA_ATEN_OPS += [
+    "baddbmm.default", "copy_.default", "fill.Tensor", "floor_divide.Scalar",
+    "index_copy.default", "index_put_.default", "replication_pad1d.default", "stack.default",
+    "upsample_bicubic2d.default", "upsample_bilinear2d.default", "upsample_linear1d.default",
+    "upsample_nearest1d.default", "upsample_nearest2d.default", "upsample_nearest3d.default",
+]
 # Kept by run_decompositions though not tagged core, with portable kernels: mode, nanmedian,
 # histc, embedding_bag's inference form, and the complex ops of ExecuTorch's portable list
 # (view_as_real becomes view_as_real_copy, as every view).
@@ -131,6 +140,35 @@ EXTERNAL_SCHEMAS = [
     "quantized_decomposed::choose_qparams.Tensor_out(Tensor input, int quant_min, int quant_max,"
     " float eps, ScalarType dtype, *, Tensor(a!) scale_out, Tensor(b!) zero_point_out)"
     " -> (Tensor(a!), Tensor(b!))",
+    # ExecuTorch's LLM custom ops (extension/llm/custom_ops/custom_ops.py, as ExecuTorch 1.x
+    # registers them), which its Llama exports call and pteron's portable kernels run.
+    "llama::custom_sdpa(Tensor query, Tensor key, Tensor value, SymInt start_pos,"
+    " Tensor? attn_mask=None, float drpout_p=0., bool is_causal=False, float? scale=None)"
+    " -> Tensor",
+    "llama::custom_sdpa.out(Tensor query, Tensor key, Tensor value, SymInt start_pos,"
+    " Tensor? attn_mask=None, float drpout_p=0., bool is_causal=False, float? scale=None, *,"
+    " Tensor(a!) out) -> Tensor(a!)",
+    "llama::update_cache(Tensor value, Tensor(a!) cache, SymInt start_pos) -> Tensor",
+    "llama::update_cache.out(Tensor value, Tensor(a!) cache, SymInt start_pos, *,"
+    " Tensor(b!) out) -> Tensor(b!)",
+    # ExecuTorch's prim ops on symbolic sizes (exir/passes/executorch_prim_ops_registry.py); a
+    # program calls them with their result appended (a, b, out).
+    "executorch_prim::add.Scalar(Scalar a, Scalar b) -> Scalar",
+    "executorch_prim::sub.Scalar(Scalar a, Scalar b) -> Scalar",
+    "executorch_prim::mul.Scalar(Scalar a, Scalar b) -> Scalar",
+    "executorch_prim::floordiv.Scalar(Scalar a, Scalar b) -> Scalar",
+    "executorch_prim::mod.Scalar(SymInt a, SymInt b) -> SymInt",
+    "executorch_prim::sym_max.Scalar(Scalar a, Scalar b) -> Scalar",
+    "executorch_prim::sym_min.Scalar(Scalar a, Scalar b) -> Scalar",
+    "executorch_prim::eq.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::gt.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::lt.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::ge.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::le.Scalar(Scalar a, Scalar b) -> bool",
+    "executorch_prim::neg.Scalar(Scalar a) -> Scalar",
+    # The call ExecuTorch's emitter writes for a memory.view (exir/emit/_emitter.py): no torch
+    # schema exists; self, size, then the view's tensor.
+    "executorch_prim::et_view(Tensor self, SymInt[] size) -> Tensor",
 ]
 
 QUANTIZED_DECOMPOSED_OPS = [
@@ -273,7 +311,8 @@ def select(schemas):
         key = "quantized_decomposed::" + short
         wanted[key] = schemas[key][0]
     for key, (schema, _) in schemas.items():
-        if key.startswith(("dim_order_ops::", "torchao::")) and not is_out_variant(schema):
+        if key.startswith(("dim_order_ops::", "torchao::", "llama::", "executorch_prim::")) and (
+                not is_out_variant(schema)):
             wanted[key] = schema
 
     rows, links = {}, {}

@@ -172,6 +172,10 @@ void Graph::set_buffer_mutation(ValueId buffer, ValueId new_value) {
 
 // ---- Reading ----------------------------------------------------------------------------
 
+bool Graph::is_output(ValueId v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+}
+
 bool Graph::has_value(ValueId id) const { return id < values_.size() && values_[id].id == id; }
 bool Graph::has_node(NodeId id) const { return id < nodes_.size() && nodes_[id].id == id; }
 

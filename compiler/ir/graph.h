@@ -61,6 +61,8 @@ class Graph {
   const std::vector<NodeId>& nodes() const { return order_; }  // topological order
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }
+  // Whether `v` is one of the graph outputs (which keep their value, and memory of their own).
+  bool is_output(ValueId v) const;
   const std::vector<ValueId>& constants() const { return constants_; }
   const std::vector<ValueId>& states() const { return states_; }
   const std::vector<BufferMutation>& buffer_mutations() const { return mutations_; }

@@ -9,10 +9,6 @@
 namespace pteron::compiler {
 namespace {
 
-bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
-  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
-}
-
 int64_t int_arg(const ir::Node& n, size_t i, int64_t fallback) {
   if (i >= n.args.size() || n.args[i].is_none()) return fallback;
   return n.args[i].kind() == ir::ArgKind::Int ? n.args[i].to_int() : INT64_MIN;
@@ -145,11 +141,11 @@ std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
     if (node.outputs.size() != 1 || node.args.empty() || !node.args[0].is_tensor()) continue;
     const ir::ValueId in = node.args[0].tensor(), out = node.outputs[0];
     if (!planned.count(in) || state_values.count(in) || state_values.count(out)) continue;
-    if (is_graph_output(graph, out)) {
+    if (graph.is_output(out)) {
       // An output may be a view of an intermediate nothing else returns (a model's last
       // reshape), never of an input or another output: outputs keep distinct memory.
       const ir::ValueId source = views.count(in) ? views.at(in).source : in;
-      if (!graph.value(source).is_intermediate() || is_graph_output(graph, source) ||
+      if (!graph.value(source).is_intermediate() || graph.is_output(source) ||
           output_sources.count(source)) {
         continue;
       }

@@ -1,8 +1,7 @@
-#include <algorithm>
-
 #include "compiler/compile_error.h"
 #include "compiler/passes/host_runner.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
@@ -15,7 +14,8 @@ constexpr uint64_t kGrowthFactor = 4;
 bool foldable(const ir::Graph& g, const ir::Node& node) {
   // Quantized weights stay int8 constants behind their dequantize (4x smaller, and backends
   // match dequantize -> op -> quantize patterns).
-  if (node.op.ns == "quantized_decomposed" && node.op.name.rfind("dequantize", 0) == 0) return false;
+  if (node.op.ns == "quantized_decomposed" && node.op.name.rfind("dequantize", 0) == 0)
+    return false;
   uint64_t in_bytes = 0, out_bytes = 0;
   for (ir::ValueId v : node.inputs()) {
     if (!g.value(v).is_constant()) return false;
@@ -23,7 +23,7 @@ bool foldable(const ir::Graph& g, const ir::Node& node) {
   }
   for (ir::ValueId v : node.outputs) {
     if (v == ir::kNoValue) return false;
-    if (std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end()) return false;
+    if (g.is_output(v)) return false;
     out_bytes += g.value(v).spec.nbytes();
   }
   return out_bytes <= kGrowthFactor * in_bytes + kFreeBytes;
@@ -52,7 +52,8 @@ int fold_constants(ir::Graph& graph) {
     for (size_t i = 0; i < outputs.size(); ++i) {
       const ir::Value& out = graph.value(outputs[i]);
       ir::ConstantData data = ir::ConstantData::owned(std::move(results[i]), "folded." + out.name);
-      const ir::ValueId c = graph.add_constant(graph.unique_name(out.name + "_folded"), out.spec, std::move(data));
+      const ir::ValueId c =
+          graph.add_constant(graph.unique_name(out.name + "_folded"), out.spec, std::move(data));
       graph.replace_all_uses(outputs[i], c);
     }
     graph.remove_node(id);

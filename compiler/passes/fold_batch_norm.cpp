@@ -1,8 +1,8 @@
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "compiler/passes/passes.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
@@ -20,15 +20,16 @@ bool is_f32_constant(const ir::Graph& g, const ir::Argument& a, size_t n, bool o
   if (a.is_none()) return optional;
   if (!a.is_tensor()) return false;
   const ir::Value& v = g.value(a.tensor());
-  return v.is_constant() && v.spec.dtype == ScalarType::Float && static_cast<size_t>(v.spec.numel()) == n &&
-         v.spec.is_contiguous();
+  return v.is_constant() && v.spec.dtype == ScalarType::Float &&
+         static_cast<size_t>(v.spec.numel()) == n && v.spec.is_contiguous();
 }
 
 ir::ValueId add_f32_constant(ir::Graph& g, const std::string& name, std::vector<int64_t> sizes,
                              const std::vector<float>& data) {
   std::vector<uint8_t> bytes(data.size() * sizeof(float));
   std::memcpy(bytes.data(), data.data(), bytes.size());
-  return g.add_constant(g.unique_name(name), ir::TensorSpec::contiguous(ScalarType::Float, std::move(sizes)),
+  return g.add_constant(g.unique_name(name),
+                        ir::TensorSpec::contiguous(ScalarType::Float, std::move(sizes)),
                         ir::ConstantData::owned(std::move(bytes), name));
 }
 
@@ -43,22 +44,24 @@ int fold_batch_norm(ir::Graph& graph) {
     const ir::Node& bn = graph.node(bn_id);
     if (bn.op.str() != "aten::_native_batch_norm_legit_no_training.default") continue;
     // Only the normalised output may be used (the saved statistics are for training).
-    if (bn.outputs.size() != 3 || (bn.outputs[1] != ir::kNoValue && !graph.value(bn.outputs[1]).users.empty()) ||
-        (bn.outputs[2] != ir::kNoValue && !graph.value(bn.outputs[2]).users.empty())) {
+    if (bn.outputs.size() != 3 || !is_unused(graph, bn.outputs[1]) ||
+        !is_unused(graph, bn.outputs[2])) {
       continue;
     }
     const ir::Value& conv_out = graph.value(bn.args[0].tensor());
-    if (!conv_out.is_intermediate() || conv_out.users.size() != 1 ||
-        std::find(graph.outputs().begin(), graph.outputs().end(), conv_out.id) != graph.outputs().end()) {
-      continue;
-    }
+    if (!single_use_intermediate(graph, conv_out)) continue;
     const ir::Node& conv = graph.node(conv_out.producer);
-    if (conv.op.str() != "aten::convolution.default" || conv.args[6].get<bool>()) continue;  // not transposed
+    if (conv.op.str() != "aten::convolution.default" || conv.args[6].get<bool>())
+      continue;  // not transposed
     const ir::Value& weight = graph.value(conv.args[1].tensor());
-    if (!weight.is_constant() || weight.spec.dtype != ScalarType::Float || !weight.spec.is_contiguous()) continue;
+    if (!weight.is_constant() || weight.spec.dtype != ScalarType::Float ||
+        !weight.spec.is_contiguous())
+      continue;
     const size_t channels = static_cast<size_t>(weight.spec.sizes[0]);
-    if (!is_f32_constant(graph, conv.args[2], channels, true) || !is_f32_constant(graph, bn.args[1], channels, true) ||
-        !is_f32_constant(graph, bn.args[2], channels, true) || !is_f32_constant(graph, bn.args[3], channels, false) ||
+    if (!is_f32_constant(graph, conv.args[2], channels, true) ||
+        !is_f32_constant(graph, bn.args[1], channels, true) ||
+        !is_f32_constant(graph, bn.args[2], channels, true) ||
+        !is_f32_constant(graph, bn.args[3], channels, false) ||
         !is_f32_constant(graph, bn.args[4], channels, false)) {
       continue;
     }
@@ -76,10 +79,12 @@ int fold_batch_norm(ir::Graph& graph) {
     std::vector<float> b(channels);
     for (size_t c = 0; c < channels; ++c) {
       const double scale = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-      for (size_t k = 0; k < per_channel; ++k) w[c * per_channel + k] = static_cast<float>(w[c * per_channel + k] * scale);
+      for (size_t k = 0; k < per_channel; ++k)
+        w[c * per_channel + k] = static_cast<float>(w[c * per_channel + k] * scale);
       b[c] = static_cast<float>((bias[c] - mean[c]) * scale + beta[c]);
     }
-    const ir::ValueId new_w = add_f32_constant(graph, weight.name + "_bn_folded", weight.spec.sizes, w);
+    const ir::ValueId new_w =
+        add_f32_constant(graph, weight.name + "_bn_folded", weight.spec.sizes, w);
     const ir::ValueId new_b = add_f32_constant(graph, weight.name + "_bn_folded_bias",
                                                {static_cast<int64_t>(channels)}, b);
     const ir::NodeId conv_id = conv.id;

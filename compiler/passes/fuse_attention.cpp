@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "compiler/passes/custom_op_schema.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
@@ -32,24 +32,6 @@ bool same_sizes(const ir::TensorSpec& a, const ir::TensorSpec& b) {
 }
 
 bool is_static_dim(const ir::TensorSpec& spec, size_t d) { return symbol(spec, d).empty(); }
-
-bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
-  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
-}
-
-// The node computing `v` when the chain may absorb it: v is an intermediate, not a graph
-// output, read by the next step of the chain and otherwise only by nodes in `also_read_by` (the
-// safe-softmax guard's, which read the softmax's input and output and are absorbed too).
-const ir::Node* private_producer(const ir::Graph& g, ir::ValueId v,
-                                 const std::vector<ir::NodeId>& also_read_by = {}) {
-  const ir::Value& value = g.value(v);
-  if (!value.is_intermediate() || is_graph_output(g, v)) return nullptr;
-  size_t readers = 0;
-  for (ir::NodeId u : value.users) {
-    readers += std::find(also_read_by.begin(), also_read_by.end(), u) == also_read_by.end();
-  }
-  return readers == 1 ? &g.node(value.producer) : nullptr;
-}
 
 // Walks back through ops that only reshape (same elements, same order): view, reshape,
 // expand to the same element count, clone. Returns the first value another op computes.
@@ -76,20 +58,6 @@ ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v, std::vector<ir::Nod
   }
 }
 
-// A one-element float32 constant's value, or a Scalar/number argument's.
-std::optional<double> constant_scalar(const ir::Graph& g, const ir::Argument& a) {
-  if (a.is<ir::Scalar>() || a.is<double>() || a.is<int64_t>()) return a.to_double();
-  if (!a.is_tensor()) return std::nullopt;
-  const ir::Value& v = g.value(a.tensor());
-  if (!v.is_constant() || v.spec.numel() != 1 || v.spec.dtype != ScalarType::Float ||
-      v.constant->bytes.size() < sizeof(float)) {
-    return std::nullopt;
-  }
-  float f;
-  std::memcpy(&f, v.constant->bytes.data(), sizeof(f));
-  return f;
-}
-
 bool is_float32(const ir::Graph& g, ir::ValueId v) {
   return g.value(v).spec.dtype == ScalarType::Float;
 }
@@ -102,8 +70,6 @@ struct Match {
   bool safe_softmax = false;
   std::vector<ir::NodeId> guard;  // the safe-softmax guard's nodes reading the softmax's in/out
 };
-
-bool is_op(const ir::Node* n, const char* name) { return n != nullptr && n->op.str() == name; }
 
 // torch's _safe_softmax, as nn.MultiheadAttention's math path exports it:
 //   where(logical_not(any(logical_not(eq(x, -inf)), -1, keepdim)), full_like(s, 0), s)
@@ -302,12 +268,11 @@ int fuse_attention(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
     // The chain's nodes now have no users (each intermediate was read only by the next step).
     for (ir::NodeId n : m->chain) {
       if (!graph.has_node(n)) continue;
-      bool used = false;
-      for (ir::ValueId out : graph.node(n).outputs) {
-        used = used || (out != ir::kNoValue &&
-                        (!graph.value(out).users.empty() || is_graph_output(graph, out)));
+      const std::vector<ir::ValueId>& outs = graph.node(n).outputs;
+      if (std::all_of(outs.begin(), outs.end(),
+                      [&](ir::ValueId v) { return is_unused(graph, v); })) {
+        graph.remove_node(n);
       }
-      if (!used) graph.remove_node(n);
     }
     ++fused;
   }

@@ -1,10 +1,9 @@
 #include "compiler/passes/fuse_rms_norm.h"
 
-#include <cstring>
 #include <optional>
 
 #include "compiler/passes/custom_op_schema.h"
-#include "compiler/passes/relu_fusion.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
@@ -14,29 +13,11 @@ using Delegated = std::unordered_set<ir::NodeId>;
 // The producer of `v` when it is a single-use intermediate made by a non-delegated `op`.
 const ir::Node* chain_producer(const ir::Graph& g, const Delegated& delegated, ir::ValueId v,
                                const char* op) {
-  const ir::Value& value = g.value(v);
-  if (!single_use_intermediate(g, value) || delegated.count(value.producer)) return nullptr;
-  const ir::Node& n = g.node(value.producer);
-  if (n.op.str() != op || n.args.empty() || !n.args[0].is_tensor()) return nullptr;
-  return &n;
-}
-
-std::optional<double> number(const ir::Graph& g, const ir::Argument& a) {
-  if (a.is<ir::Scalar>() || a.is<double>() || a.is<int64_t>()) return a.to_double();
-  if (!a.is_tensor()) return std::nullopt;
-  const ir::Value& v = g.value(a.tensor());
-  if (!v.is_constant() || v.spec.numel() != 1 || v.spec.dtype != ScalarType::Float ||
-      v.constant->bytes.size() < sizeof(float)) {
-    return std::nullopt;
+  const ir::Node* n = private_producer(g, v);
+  if (!is_op(n, op) || delegated.count(n->id) || n->args.empty() || !n->args[0].is_tensor()) {
+    return nullptr;
   }
-  float f;
-  std::memcpy(&f, v.constant->bytes.data(), sizeof(f));
-  return f;
-}
-
-bool is_mul(const ir::Node& n) {
-  return n.op.str() == "aten::mul.Tensor" && n.args.size() == 2 && n.args[0].is_tensor() &&
-         n.args[1].is_tensor();
+  return n;
 }
 
 struct Match {
@@ -59,8 +40,9 @@ std::optional<Match> match_norm(const ir::Graph& g, const Delegated& delegated,
     if (add == nullptr)
       add = chain_producer(g, delegated, rsqrt->args[0].tensor(), "aten::add.Scalar");
     if (add == nullptr || add->args.size() < 2) continue;
-    if (add->args.size() > 2 && number(g, add->args[2]).value_or(0) != 1) continue;  // alpha
-    const std::optional<double> eps = number(g, add->args[1]);
+    if (add->args.size() > 2 && constant_scalar(g, add->args[2]).value_or(0) != 1)
+      continue;  // alpha
+    const std::optional<double> eps = constant_scalar(g, add->args[1]);
     if (!eps) continue;
     const ir::Node* mean = chain_producer(g, delegated, add->args[0].tensor(), "aten::mean.dim");
     if (mean == nullptr || mean->args.size() < 3 || mean->args[1].kind() != ir::ArgKind::IntList ||
@@ -74,7 +56,7 @@ std::optional<Match> match_norm(const ir::Graph& g, const Delegated& delegated,
     const ir::Node* pow =
         chain_producer(g, delegated, mean->args[0].tensor(), "aten::pow.Tensor_Scalar");
     if (pow == nullptr || pow->args[0].tensor() != x || pow->args.size() < 2 ||
-        number(g, pow->args[1]).value_or(0) != 2) {
+        constant_scalar(g, pow->args[1]).value_or(0) != 2) {
       continue;
     }
     if (g.value(mul.outputs[0]).spec != xs) continue;
@@ -95,7 +77,7 @@ int fuse_rms_norm(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
   int fused = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
-    if (!graph.has_node(id) || delegated.count(id) || !is_mul(graph.node(id))) continue;
+    if (!graph.has_node(id) || delegated.count(id) || !is_tensor_mul(graph.node(id))) continue;
     const std::optional<Match> m = match_norm(graph, delegated, graph.node(id));
     if (!m) continue;
     // The weight: the normalised value's only reader multiplies it by a [D] tensor.
@@ -103,18 +85,13 @@ int fuse_rms_norm(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
     const ir::TensorSpec& xs = graph.value(m->x).spec;
     ir::NodeId target = id;
     ir::Argument weight = ir::Argument(ir::None{});
-    if (single_use_intermediate(graph, normed) && !delegated.count(normed.users[0])) {
-      const ir::Node& u = graph.node(normed.users[0]);
-      if (is_mul(u) && u.args[0].tensor() != u.args[1].tensor()) {
-        const ir::ValueId w =
-            u.args[0].tensor() == normed.id ? u.args[1].tensor() : u.args[0].tensor();
-        const ir::TensorSpec& ws = graph.value(w).spec;
-        if (ws.dtype == ScalarType::Float && ws.rank() == 1 && !ws.is_dynamic() &&
-            ws.sizes[0] == xs.sizes.back() && !xs.is_dynamic() &&
-            graph.value(u.outputs[0]).spec == xs) {
-          target = u.id;
-          weight = ir::Argument(ir::TensorRef{w});
-        }
+    if (const std::optional<SoleProduct> p = sole_product(graph, delegated, normed.id)) {
+      const ir::TensorSpec& ws = graph.value(p->other).spec;
+      if (ws.dtype == ScalarType::Float && ws.rank() == 1 && !ws.is_dynamic() &&
+          ws.sizes[0] == xs.sizes.back() && !xs.is_dynamic() &&
+          graph.value(graph.node(p->mul).outputs[0]).spec == xs) {
+        target = p->mul;
+        weight = ir::Argument(ir::TensorRef{p->other});
       }
     }
     graph.set_op(target, rms_norm_schema(),

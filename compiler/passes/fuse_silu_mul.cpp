@@ -1,15 +1,10 @@
 #include "compiler/passes/fuse_silu_mul.h"
 
 #include "compiler/passes/custom_op_schema.h"
-#include "compiler/passes/relu_fusion.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
-
-bool is_mul(const ir::Node& n) {
-  return n.op.str() == "aten::mul.Tensor" && n.args.size() == 2 && n.args[0].is_tensor() &&
-         n.args[1].is_tensor();
-}
 
 bool float_contiguous(const ir::TensorSpec& s) {
   return s.dtype == ScalarType::Float && s.is_contiguous();
@@ -47,7 +42,7 @@ int fuse_silu_mul(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
   for (ir::NodeId id : order) {
     if (!graph.has_node(id) || delegated.count(id)) continue;
     const ir::Node& mul = graph.node(id);
-    if (!is_mul(mul)) continue;
+    if (!is_tensor_mul(mul)) continue;
     ir::NodeId sigmoid = ir::kNoNode;
     const ir::ValueId x = silu_input(graph, delegated, mul, &sigmoid);
     if (x == ir::kNoValue) continue;
@@ -56,16 +51,11 @@ int fuse_silu_mul(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
     // The gate: the SiLU's only reader multiplies it by a same-shape tensor.
     ir::NodeId gate = ir::kNoNode;
     ir::ValueId other = ir::kNoValue;
-    if (single_use_intermediate(graph, product)) {
-      const ir::NodeId user = product.users[0];
-      const ir::Node& u = graph.node(user);
-      if (!delegated.count(user) && is_mul(u) && u.args[0].tensor() != u.args[1].tensor()) {
-        const ir::ValueId o =
-            u.args[0].tensor() == product.id ? u.args[1].tensor() : u.args[0].tensor();
-        if (graph.value(o).spec == product.spec && graph.value(u.outputs[0]).spec == product.spec) {
-          gate = user;
-          other = o;
-        }
+    if (const std::optional<SoleProduct> p = sole_product(graph, delegated, product.id)) {
+      if (graph.value(p->other).spec == product.spec &&
+          graph.value(graph.node(p->mul).outputs[0]).spec == product.spec) {
+        gate = p->mul;
+        other = p->other;
       }
     }
     const ir::Argument other_arg =

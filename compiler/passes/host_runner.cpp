@@ -15,7 +15,8 @@ namespace {
 // Owns every EValue payload for one kernel call.
 class ArgBuilder {
  public:
-  ArgBuilder(const ir::Graph& g, const ir::Node& node, const ValueBytes& bytes) : g_(g), node_(node), bytes_(bytes) {}
+  ArgBuilder(const ir::Graph& g, const ir::Node& node, const ValueBytes& bytes)
+      : g_(g), node_(node), bytes_(bytes) {}
 
   Tensor* tensor(ir::ValueId id, uint8_t* data) {
     const ir::TensorSpec& spec = g_.value(id).spec;
@@ -31,7 +32,8 @@ class ArgBuilder {
   Tensor* input(ir::ValueId id) {
     std::span<const uint8_t> b = bytes_(id);
     if (b.size() != g_.value(id).spec.nbytes()) {
-      throw CompileError(node_.describe() + ": value '" + g_.value(id).name + "' is not known on the host");
+      throw CompileError(node_.describe() + ": value '" + g_.value(id).name +
+                         "' is not known on the host");
     }
     return tensor(id, const_cast<uint8_t*>(b.data()));  // kernels never write inputs
   }
@@ -40,13 +42,20 @@ class ArgBuilder {
     EValue e;
     switch (a.kind()) {
       case ir::ArgKind::None:
-      case ir::ArgKind::Device: return e;
-      case ir::ArgKind::Int: return EValue::from_int(a.get<int64_t>());
-      case ir::ArgKind::Float: return EValue::from_double(a.get<double>());
-      case ir::ArgKind::Bool: return EValue::from_bool(a.get<bool>());
-      case ir::ArgKind::ScalarType: return EValue::from_int(static_cast<int64_t>(a.get<ir::ScalarType>()));
-      case ir::ArgKind::MemoryFormat: return EValue::from_int(static_cast<int64_t>(a.get<ir::MemoryFormat>()));
-      case ir::ArgKind::Layout: return EValue::from_int(static_cast<int64_t>(a.get<ir::Layout>()));
+      case ir::ArgKind::Device:
+        return e;
+      case ir::ArgKind::Int:
+        return EValue::from_int(a.get<int64_t>());
+      case ir::ArgKind::Float:
+        return EValue::from_double(a.get<double>());
+      case ir::ArgKind::Bool:
+        return EValue::from_bool(a.get<bool>());
+      case ir::ArgKind::ScalarType:
+        return EValue::from_int(static_cast<int64_t>(a.get<ir::ScalarType>()));
+      case ir::ArgKind::MemoryFormat:
+        return EValue::from_int(static_cast<int64_t>(a.get<ir::MemoryFormat>()));
+      case ir::ArgKind::Layout:
+        return EValue::from_int(static_cast<int64_t>(a.get<ir::Layout>()));
       case ir::ArgKind::Scalar: {
         const auto& s = a.get<ir::Scalar>().value;
         if (const auto* i = std::get_if<int64_t>(&s)) return EValue::from_int(*i);
@@ -79,11 +88,13 @@ class ArgBuilder {
         e.bool_list = Span<const bool>(v.get(), src.size());
         return e;
       }
-      case ir::ArgKind::Tensor: return EValue::from_tensor(input(a.tensor()));
+      case ir::ArgKind::Tensor:
+        return EValue::from_tensor(input(a.tensor()));
       case ir::ArgKind::TensorList:
       case ir::ArgKind::OptionalTensorList: {
         const bool optional = a.kind() == ir::ArgKind::OptionalTensorList;
-        const auto& ids = optional ? a.get<ir::OptionalTensorList>().ids : a.get<ir::TensorList>().ids;
+        const auto& ids =
+            optional ? a.get<ir::OptionalTensorList>().ids : a.get<ir::TensorList>().ids;
         auto& list = tensor_lists_.emplace_back();
         for (ir::ValueId id : ids) list.push_back(id == ir::kNoValue ? nullptr : input(id));
         e.tag = optional ? Tag::OptionalTensorList : Tag::TensorList;
@@ -122,7 +133,8 @@ std::vector<std::vector<uint8_t>> run_node_on_host(const ir::Graph& graph, const
   const KernelCallForm form = kernel_call_form(node);
   const std::string name = form.schema->op.ns + "::" + form.schema->op.name;
   const KernelEntry* kernel = find_kernel(name.c_str(), form.schema->op.overload.c_str());
-  if (kernel == nullptr) throw CompileError(node.describe() + ": no host kernel for " + form.schema->op.str());
+  if (kernel == nullptr)
+    throw CompileError(node.describe() + ": no host kernel for " + form.schema->op.str());
 
   std::vector<std::vector<uint8_t>> outputs(node.outputs.size());
   ArgBuilder builder(graph, node, value_bytes);
@@ -137,7 +149,8 @@ std::vector<std::vector<uint8_t>> run_node_on_host(const ir::Graph& graph, const
         break;
       case KernelArgSlot::Source::Output: {
         outputs[slot.output].resize(graph.value(node.outputs[slot.output]).spec.nbytes());
-        out_tensors.push_back(builder.tensor(node.outputs[slot.output], outputs[slot.output].data()));
+        out_tensors.push_back(
+            builder.tensor(node.outputs[slot.output], outputs[slot.output].data()));
         values.push_back(EValue::from_tensor(out_tensors.back()));
         break;
       }
@@ -168,8 +181,9 @@ std::vector<std::vector<uint8_t>> run_node_on_host(const ir::Graph& graph, const
   MemoryAllocator scratch_allocator(scratch.data(), scratch.size());
   KernelContext ctx{&scratch_allocator};
   clear_error_message();
-  const Error e = kernel->fn(ctx, Span<EValue*>(args.data(), args.size()));
-  if (e != Error::Ok) throw CompileError(node.describe() + ": host kernel failed: " + last_error_message());
+  const Error e = call_kernel(*kernel, ctx, Span<EValue*>(args.data(), args.size()));
+  if (e != Error::Ok)
+    throw CompileError(node.describe() + ": host kernel failed: " + last_error_message());
   return outputs;
 }
 

@@ -3,13 +3,10 @@
 #include <string>
 
 #include "compiler/passes/passes.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
-
-bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
-  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
-}
 
 // True when `node` passes its first tensor argument through unchanged.
 bool is_noop(const ir::Graph& g, const ir::Node& node) {
@@ -51,7 +48,7 @@ int remove_noops(ir::Graph& graph) {
     if (!is_noop(graph, node)) continue;
     const ir::ValueId in = node.args[0].tensor();
     const ir::ValueId out = node.outputs[0];
-    if (is_graph_output(graph, out)) continue;  // outputs keep memory of their own
+    if (graph.is_output(out)) continue;  // outputs keep memory of their own
     if (graph.value(in).spec != graph.value(out).spec) continue;  // alias with a shape change
     graph.replace_all_uses(out, in);
     graph.remove_node(id);

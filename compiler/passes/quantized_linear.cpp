@@ -14,46 +14,6 @@
 namespace pteron::compiler {
 namespace {
 
-const ir::OpSchema& linear_weight_only_schema(const char* name) {
-  return register_single_output_op(name, {{"input", "Tensor"},
-                                          {"weight", "Tensor"},
-                                          {"scales", "Tensor"},
-                                          {"bias", "Tensor?"},
-                                          {"group_size", "int"}});
-}
-
-const ir::OpSchema& linear_q8w_schema() {
-  static const ir::OpSchema& s = linear_weight_only_schema("pteron::linear_q8w");
-  return s;
-}
-
-const ir::OpSchema& linear_q4w_schema() {
-  static const ir::OpSchema& s = linear_weight_only_schema("pteron::linear_q4w");
-  return s;
-}
-
-const ir::OpSchema& linear_8da4w_schema() {
-  static const ir::OpSchema& s =
-      register_single_output_op("pteron::linear_8da4w", {{"input", "Tensor"},
-                                                         {"weight", "Tensor"},
-                                                         {"scales", "Tensor"},
-                                                         {"weight_sums", "Tensor"},
-                                                         {"bias", "Tensor?"},
-                                                         {"group_size", "int"},
-                                                         {"eps", "float"}});
-  return s;
-}
-
-const ir::OpSchema& embedding_schema(bool int4) {
-  static const ir::OpSchema& q8 = register_single_output_op(
-      "pteron::embedding_q8w",
-      {{"weight", "Tensor"}, {"scales", "Tensor"}, {"indices", "Tensor"}, {"group_size", "int"}});
-  static const ir::OpSchema& q4 = register_single_output_op(
-      "pteron::embedding_q4w",
-      {{"weight", "Tensor"}, {"scales", "Tensor"}, {"indices", "Tensor"}, {"group_size", "int"}});
-  return int4 ? q4 : q8;
-}
-
 [[noreturn]] void refuse(const ir::Node& n, const std::string& why) {
   throw CompileError(n.describe() + ": " + why);
 }
@@ -310,6 +270,50 @@ PackedConstants add_packed(ir::Graph& graph, const std::string& base, const Quan
 
 }  // namespace
 
+namespace {
+
+const ir::OpSchema& linear_weight_only_schema(const char* name) {
+  return register_single_output_op(name, {{"input", "Tensor"},
+                                          {"weight", "Tensor"},
+                                          {"scales", "Tensor"},
+                                          {"bias", "Tensor?"},
+                                          {"group_size", "int"}});
+}
+
+}  // namespace
+
+const ir::OpSchema& linear_q8w_schema() {
+  static const ir::OpSchema& s = linear_weight_only_schema("pteron::linear_q8w");
+  return s;
+}
+
+const ir::OpSchema& linear_q4w_schema() {
+  static const ir::OpSchema& s = linear_weight_only_schema("pteron::linear_q4w");
+  return s;
+}
+
+const ir::OpSchema& linear_8da4w_schema() {
+  static const ir::OpSchema& s =
+      register_single_output_op("pteron::linear_8da4w", {{"input", "Tensor"},
+                                                         {"weight", "Tensor"},
+                                                         {"scales", "Tensor"},
+                                                         {"weight_sums", "Tensor"},
+                                                         {"bias", "Tensor?"},
+                                                         {"group_size", "int"},
+                                                         {"eps", "float"}});
+  return s;
+}
+
+const ir::OpSchema& embedding_quantized_schema(bool int4) {
+  static const ir::OpSchema& q8 = register_single_output_op(
+      "pteron::embedding_q8w",
+      {{"weight", "Tensor"}, {"scales", "Tensor"}, {"indices", "Tensor"}, {"group_size", "int"}});
+  static const ir::OpSchema& q4 = register_single_output_op(
+      "pteron::embedding_q4w",
+      {{"weight", "Tensor"}, {"scales", "Tensor"}, {"indices", "Tensor"}, {"group_size", "int"}});
+  return int4 ? q4 : q8;
+}
+
 QuantizedMatrix quantize_symmetric(const float* w, int64_t rows, int64_t cols, int64_t group,
                                    int bits) {
   if (group < 1 || cols % group != 0) {
@@ -399,7 +403,7 @@ void rewrite_as_quantized_embedding(ir::Graph& graph, ir::NodeId embedding, ir::
                                     const QuantizedMatrix& m) {
   const std::string base = graph.value(graph.node(embedding).outputs[0]).name + "_table";
   const PackedConstants c = add_packed(graph, base, m);
-  graph.set_op(embedding, embedding_schema(m.bits == 4),
+  graph.set_op(embedding, embedding_quantized_schema(m.bits == 4),
                {ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, ir::TensorRef{indices}, m.group});
 }
 

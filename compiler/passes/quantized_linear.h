@@ -27,6 +27,15 @@ namespace pteron::compiler {
 
 enum class QLinearKind { Q8W, Q4W, A8W4 };
 
+// The functional schemas of the ops the pass writes (each registered with its .out variant on
+// first use): pteron::linear_q8w / linear_q4w (input, weight, scales, bias?, group_size),
+// pteron::linear_8da4w (input, weight, scales, weight_sums, bias?, group_size, eps) and
+// pteron::embedding_q8w / embedding_q4w (weight, scales, indices, group_size).
+const ir::OpSchema& linear_q8w_schema();
+const ir::OpSchema& linear_q4w_schema();
+const ir::OpSchema& linear_8da4w_schema();
+const ir::OpSchema& embedding_quantized_schema(bool int4);
+
 // Integer weights [rows, cols] (values in [-8, 7] for 4 bits) with one float scale per group
 // of `group` consecutive values of a row: weight = q * scales[row * (cols / group) + k / group].
 struct QuantizedMatrix {

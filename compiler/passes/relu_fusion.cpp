@@ -1,13 +1,6 @@
 #include "compiler/passes/relu_fusion.h"
 
-#include <algorithm>
-
 namespace pteron::compiler {
-
-bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v) {
-  return v.is_intermediate() && v.users.size() == 1 &&
-         std::find(graph.outputs().begin(), graph.outputs().end(), v.id) == graph.outputs().end();
-}
 
 const ir::Value* relu_fusion_input(const ir::Graph& graph,
                                    const std::unordered_set<ir::NodeId>& delegated, ir::NodeId id) {

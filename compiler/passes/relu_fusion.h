@@ -7,11 +7,9 @@
 
 #include "compiler/ir/graph.h"
 #include "compiler/ir/op_schema.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
-
-// `v` is computed by a node, read only once, and not a graph output.
-bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v);
 
 // When node `id` is a float32 aten::relu outside `delegated` whose input is a single-use
 // intermediate made by a node outside `delegated`: that input. Null otherwise.

@@ -1,4 +1,5 @@
 #include "compiler/passes/passes.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
@@ -20,9 +21,10 @@ ir::NodeId viewed_linear(const ir::Graph& g, ir::ValueId v, ir::ValueId* linear_
   }
   if (n->op.str() != "aten::linear.default") return ir::kNoNode;
   const ir::TensorSpec& lin = g.value(*linear_out).spec;
-  // The view must keep the feature dim last and only regroup the rows.
+  // The view must keep the feature dim last and only regroup the rows, and nothing else may
+  // need the linear's full result (it would then be computed twice).
   if (lin.rank() < 1 || value.spec.rank() < 1 || lin.sizes.back() != value.spec.sizes.back() ||
-      g.value(*linear_out).users.size() != 1) {
+      !single_use_intermediate(g, g.value(*linear_out))) {
     return ir::kNoNode;
   }
   return id;
@@ -42,20 +44,11 @@ int select_before_linear(ir::Graph& graph) {
     if (!graph.has_node(id)) continue;
     if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
     const ir::Node& sel = graph.node(id);
-    if (sel.op.str() != "aten::select.int") continue;
+    const std::optional<RowSelection> selection = one_row_selection(graph, sel);
+    if (!selection) continue;
     const ir::ValueId src = sel.args[0].tensor();
-    const ir::TensorSpec& viewed = graph.value(src).spec;
-    const int64_t rank = static_cast<int64_t>(viewed.rank());
-    int64_t dim = sel.args[1].to_int(), index = sel.args[2].to_int();
-    if (dim < 0) dim += rank;
-    if (dim < 0 || dim >= rank - 1) continue;  // selecting features is not a row selection
-    // One row of the linear: every other leading dim has size 1.
-    bool one_row = true;
-    for (int64_t d = 0; d + 1 < rank; ++d) one_row &= d == dim || viewed.sizes[d] == 1;
-    const int64_t size = viewed.sizes[dim];
-    if (index < 0) index += size;
-    if (!one_row || index < 0 || index >= size) continue;
-    if (graph.value(src).users.size() != 1) continue;
+    if (!single_use_intermediate(graph, graph.value(src))) continue;
+    const int64_t size = selection->rows, index = selection->index;
     ir::ValueId linear_out = ir::kNoValue;
     const ir::NodeId lin_id = viewed_linear(graph, src, &linear_out);
     if (lin_id == ir::kNoNode) continue;

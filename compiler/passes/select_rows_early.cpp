@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "compiler/passes/passes.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
@@ -45,13 +46,6 @@ bool row_invariant(const TensorSpec& s, const TensorSpec& out) {
   return s.rank() == 0 || s.sizes.back() == 1 || s.sizes.back() == out.sizes.back();
 }
 
-bool unused(const Graph& g, ValueId v) {
-  if (v == ir::kNoValue) return true;
-  for (ValueId o : g.outputs())
-    if (o == v) return false;
-  return g.value(v).users.empty();
-}
-
 bool is_unary_rowwise(const std::string& op) {
   return op == "aten::relu.default" || op == "aten::gelu.default" || op == "aten::silu.default" ||
          op == "aten::sigmoid.default" || op == "aten::tanh.default";
@@ -67,7 +61,7 @@ bool is_binary_rowwise(const std::string& op) {
 std::vector<size_t> row_operands(const Graph& g, const Node& n) {
   if (n.outputs.empty() || n.outputs[0] == ir::kNoValue) return {};
   for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (!unused(g, n.outputs[i])) return {};
+    if (!is_unused(g, n.outputs[i])) return {};
   const TensorSpec& out = g.value(n.outputs[0]).spec;
   int64_t out_rows = 0, in_rows = 0;
   if (!leading_rows(out, &out_rows) || n.args.empty() || !n.args[0].is_tensor()) return {};
@@ -155,7 +149,7 @@ class RowRewriter {
     const ir::Value& value = g_.value(v);
     int64_t rows = 0;
     if (!value.is_intermediate() || !leading_rows(value.spec, &rows) || rows != rows_) return false;
-    if (value.users.empty() || !unused_as_output(v)) return false;
+    if (value.users.empty() || g_.is_output(v)) return false;
     for (ir::NodeId u : value.users) {
       if (u == root_) continue;
       const Node& user = g_.node(u);
@@ -169,12 +163,6 @@ class RowRewriter {
         if (uses && !contains(ops, i)) return false;  // read in full (e.g. as a weight)
       }
     }
-    return true;
-  }
-
-  bool unused_as_output(ValueId v) const {
-    for (ValueId o : g_.outputs())
-      if (o == v) return false;
     return true;
   }
 
@@ -290,18 +278,9 @@ int select_rows_early(ir::Graph& graph) {
   for (ir::NodeId id : order) {
     if (!graph.has_node(id)) continue;
     if (graph.is_dynamic_node(id)) continue;  // sizes are upper bounds, not exact
-    const ir::Node& sel = graph.node(id);
-    if (sel.op.str() != "aten::select.int") continue;
-    const TensorSpec& in = graph.value(sel.args[0].tensor()).spec;
-    const int64_t rank = static_cast<int64_t>(in.rank());
-    int64_t dim = sel.args[1].to_int(), index = sel.args[2].to_int();
-    if (dim < 0) dim += rank;
-    if (dim < 0 || dim >= rank - 1) continue;  // selecting features is not a row selection
-    bool one_row = true;  // every other leading dim has size 1: row `index` of the flattening
-    for (int64_t d = 0; d + 1 < rank; ++d) one_row &= d == dim || in.sizes[d] == 1;
-    if (index < 0) index += in.sizes[dim];
-    if (!one_row || index < 0 || index >= in.sizes[dim]) continue;
-    rewritten += RowRewriter(graph, id, in.sizes[dim], index).run();
+    const std::optional<RowSelection> selection = one_row_selection(graph, graph.node(id));
+    if (!selection) continue;
+    rewritten += RowRewriter(graph, id, selection->rows, selection->index).run();
   }
   return rewritten;
 }

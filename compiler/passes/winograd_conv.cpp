@@ -1,9 +1,11 @@
 #include "compiler/passes/winograd_conv.h"
 
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/passes/custom_op_schema.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 
@@ -118,6 +120,8 @@ bool takes(const ir::Graph& graph, const ir::Node& conv) {
 
 int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
   int rewritten = 0;
+  // Weights several convolutions share are transformed once.
+  std::unordered_map<ir::ValueId, ir::ValueId> transformed;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
     if (!graph.has_node(id) || delegated.count(id)) continue;
@@ -127,25 +131,33 @@ int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
     const bool add_relu = conv.op.str() == "pteron::convolution_add_relu.default";
     const bool relu = add_relu || conv.op.str() == "pteron::convolution_relu.default";
     const std::vector<ir::Argument> conv_args = conv.args;  // graph edits below may move nodes
-    const ir::Value& weight = graph.value(conv.args[1].tensor());
-    const int64_t cout = weight.spec.sizes[0], cin = weight.spec.sizes[1];
-    std::vector<uint8_t> u =
-        transform(reinterpret_cast<const float*>(weight.constant->bytes.data()), cout, cin);
-    ir::TensorSpec spec = ir::TensorSpec::contiguous(ScalarType::Float, {36, cin, cout});
-    const std::string name = weight.name + "_winograd";
-    ir::ValueId u_id;
-    if (weight.users.size() == 1) {  // replaced in place: the original leaves the program
-      u_id = weight.id;
-      graph.set_constant(u_id, std::move(spec), ir::ConstantData::owned(std::move(u), name));
-    } else {
-      u_id = graph.add_constant(graph.unique_name(name), std::move(spec),
-                                ir::ConstantData::owned(std::move(u), name));
+    const ir::ValueId w = conv.args[1].tensor();
+    auto known = transformed.find(w);
+    ir::ValueId u_id = known == transformed.end() ? ir::kNoValue : known->second;
+    if (u_id == ir::kNoValue) {
+      const ir::Value& weight = graph.value(w);
+      const int64_t cout = weight.spec.sizes[0], cin = weight.spec.sizes[1];
+      std::vector<uint8_t> u =
+          transform(reinterpret_cast<const float*>(weight.constant->bytes.data()), cout, cin);
+      ir::TensorSpec spec = ir::TensorSpec::contiguous(ScalarType::Float, {36, cin, cout});
+      const std::string name = weight.name + "_winograd";
+      if (weight.users.size() == 1 && !graph.is_output(w)) {
+        // Replaced in place: the original leaves the program.
+        u_id = w;
+        graph.set_constant(u_id, std::move(spec), ir::ConstantData::owned(std::move(u), name));
+      } else {
+        u_id = graph.add_constant(graph.unique_name(name), std::move(spec),
+                                  ir::ConstantData::owned(std::move(u), name));
+        transformed[w] = u_id;
+      }
     }
     std::vector<ir::Argument> args = {
         conv_args[0], ir::TensorRef{u_id},
         conv_args[2], add_relu ? conv_args[9] : ir::Argument(ir::None{}),
         conv_args[4], relu};
     graph.set_op(id, conv2d_winograd_schema(), std::move(args));
+    // The last convolution of a shared weight leaves the original unread.
+    if (u_id != w && is_unused(graph, w)) graph.remove_constant(w);
     ++rewritten;
   }
   return rewritten;

@@ -95,14 +95,10 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
   return Role::None;
 }
 
-bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
-  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
-}
-
 // The fusable activation reading `v`, when it is v's only user and v is not a graph output.
 const ir::Node* fused_activation(const ir::Graph& g, ir::ValueId v) {
   const ir::Value& value = g.value(v);
-  if (value.users.size() != 1 || is_graph_output(g, v)) return nullptr;
+  if (value.users.size() != 1 || g.is_output(v)) return nullptr;
   const ir::Node& user = g.node(value.users[0]);
   return role_of(g, user) == Role::Activation && user.args[0].is_tensor() &&
                  user.args[0].tensor() == v
@@ -207,7 +203,7 @@ class Rewriter {
   void quantize_activation(ir::ValueId v, const QParams& q) {
     const ir::Value& value = g_.value(v);
     const std::vector<ir::NodeId> users = value.users;
-    const bool output = is_graph_output(g_, v);
+    const bool output = g_.is_output(v);
     ir::ValueId qv = v;
     if (o_.int8_io && value.is_input()) {
       ir::TensorSpec spec = value.spec;
@@ -329,8 +325,7 @@ class Rewriter {
 
   void remove_if_unused(ir::ValueId constant) {
     const ir::Value& v = g_.value(constant);
-    if (v.is_constant() && v.users.empty() && !is_graph_output(g_, constant))
-      g_.remove_constant(constant);
+    if (v.is_constant() && v.users.empty() && !g_.is_output(constant)) g_.remove_constant(constant);
   }
 
   ir::DebugHandle debug_of(ir::ValueId v) const {

@@ -109,7 +109,7 @@ Error write_outputs(const Method& method, const char* path) {
 int run() {
   for (size_t i = 0; i < config.num_kernels; ++i) {
     const KernelEntry* k = config.kernels[i];
-    if (!register_kernel(k->name, k->fn, k->library))
+    if (!register_kernel(k->name, k->fn, k->library, k->signature))
       return report_error("register", Error::OutOfMemory);
   }
   BufferDataLoader loader(config.program, config.program_size);

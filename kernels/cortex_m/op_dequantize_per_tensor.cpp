@@ -28,7 +28,6 @@ void dequantize_mve(const int8_t* in, float* out, int64_t n, float scale, int32_
 #endif
 
 Error dequantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TDIIIIT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[6]->tensor;
   const double scale = args[1]->d;
@@ -56,6 +55,6 @@ Error dequantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::dequantize_per_tensor.out", dequantize_per_tensor_out);
+PTERON_KERNEL("cortex_m::dequantize_per_tensor.out", dequantize_per_tensor_out, "TDIIIIT");
 
 }  // namespace pteron::cortex_m

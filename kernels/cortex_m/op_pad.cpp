@@ -17,7 +17,6 @@ namespace {
 constexpr const char* kOp = "cortex_m::pad.out";
 
 Error pad_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLIT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   const Span<const int64_t> pre = args[1]->int_list, post = args[2]->int_list;
@@ -78,6 +77,6 @@ Error pad_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::pad.out", pad_out);
+PTERON_KERNEL("cortex_m::pad.out", pad_out, "TLLIT");
 
 }  // namespace pteron::cortex_m

@@ -45,7 +45,6 @@ void quantize_mve(const float* in, int8_t* out, int64_t n, float inv_scale, int3
 #endif
 
 Error quantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TDIIIIT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[6]->tensor;
   const double scale = args[1]->d;
@@ -74,6 +73,6 @@ Error quantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantize_per_tensor.out", quantize_per_tensor_out);
+PTERON_KERNEL("cortex_m::quantize_per_tensor.out", quantize_per_tensor_out, "TDIIIIT");
 
 }  // namespace pteron::cortex_m

@@ -44,7 +44,6 @@ void add_mve(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const Add
 #endif
 
 Error quantized_add_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TIIITIIIIIIIIT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[4]->tensor;
   Tensor& out = *args[13]->tensor;
@@ -70,6 +69,6 @@ Error quantized_add_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_add.out", quantized_add_out);
+PTERON_KERNEL("cortex_m::quantized_add.out", quantized_add_out, "TIIITIIIIIIIIT");
 
 }  // namespace pteron::cortex_m

@@ -76,7 +76,6 @@ void avg_mve(const int8_t* in, int8_t* out, const PoolParams& p) {
 #endif
 
 Error quantized_avg_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLBIIItT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[9]->tensor;
   PoolParams p{};
@@ -94,6 +93,7 @@ Error quantized_avg_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_avg_pool2d_nhwc.out", quantized_avg_pool2d_nhwc_out);
+PTERON_KERNEL("cortex_m::quantized_avg_pool2d_nhwc.out", quantized_avg_pool2d_nhwc_out,
+              "TLLLBIIItT");
 
 }  // namespace pteron::cortex_m

@@ -29,7 +29,6 @@ void clamp_mve(const int8_t* in, int8_t* out, int64_t n, int8_t lo, int8_t hi) {
 #endif
 
 Error quantized_clamp_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TIIT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(check_int8(kOp, in, "input"));
@@ -49,6 +48,6 @@ Error quantized_clamp_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_clamp.out", quantized_clamp_out);
+PTERON_KERNEL("cortex_m::quantized_clamp.out", quantized_clamp_out, "TIIT");
 
 }  // namespace pteron::cortex_m

@@ -766,7 +766,6 @@ void conv_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvParams&
 #endif
 
 Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTtLLLIITTIItT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& wt = *args[1]->tensor;
   Tensor& out = *args[13]->tensor;
@@ -808,6 +807,6 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_conv2d_nhwc.out", quantized_conv2d_nhwc_out);
+PTERON_KERNEL("cortex_m::quantized_conv2d_nhwc.out", quantized_conv2d_nhwc_out, "TTtLLLIITTIItT");
 
 }  // namespace pteron::cortex_m

@@ -578,7 +578,6 @@ void depthwise_mve(const int8_t* in, const int8_t* wt, int8_t* out, const ConvPa
 #endif
 
 Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTtLLLIIITTIItT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& wt = *args[1]->tensor;
   Tensor& out = *args[14]->tensor;
@@ -621,6 +620,7 @@ Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_depthwise_conv2d_nhwc.out", quantized_depthwise_conv2d_nhwc_out);
+PTERON_KERNEL("cortex_m::quantized_depthwise_conv2d_nhwc.out", quantized_depthwise_conv2d_nhwc_out,
+              "TTtLLLIIITTIItT");
 
 }  // namespace pteron::cortex_m

@@ -36,9 +36,9 @@ struct LinearParams {
 
 inline int8_t finish(int32_t acc, int32_t n, const LinearParams& p) {
   const int32_t c = p.per_channel ? n : 0;
-  const int32_t r = p.mult32 ? requantize(acc, p.mult32[c], p.shift32[c])
-                             : requantize(acc, static_cast<int32_t>(p.mult[c]),
-                                          static_cast<int32_t>(p.shift[c]));
+  const int32_t r =
+      p.mult32 ? requantize(acc, p.mult32[c], p.shift32[c])
+               : requantize(acc, static_cast<int32_t>(p.mult[c]), static_cast<int32_t>(p.shift[c]));
   return static_cast<int8_t>(clamp_i32(r + p.out_off, p.act_min, p.act_max));
 }
 
@@ -131,7 +131,6 @@ void linear_mve(const int8_t* in, const int8_t* w, int8_t* out, const LinearPara
 #endif
 
 Error quantized_linear_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTttIII**IIT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& w = *args[1]->tensor;
   Tensor& out = *args[11]->tensor;
@@ -229,6 +228,6 @@ Error quantized_linear_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_linear.out", quantized_linear_out);
+PTERON_KERNEL("cortex_m::quantized_linear.out", quantized_linear_out, "TTttIII**IIT");
 
 }  // namespace pteron::cortex_m

@@ -285,7 +285,6 @@ Error packed_dsp(const int8_t* in, const int8_t* w, const int32_t* quant, int8_t
 #endif
 
 Error quantized_linear_packed_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTTIIIT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& w = *args[1]->tensor;
   const Tensor& quant = *args[2]->tensor;
@@ -350,6 +349,6 @@ Error quantized_linear_packed_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_linear_packed.out", quantized_linear_packed_out);
+PTERON_KERNEL("cortex_m::quantized_linear_packed.out", quantized_linear_packed_out, "TTTIIIT");
 
 }  // namespace pteron::cortex_m

@@ -81,7 +81,6 @@ void max_mve(const int8_t* in, int8_t* out, const PoolParams& p) {
 #endif
 
 Error quantized_max_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLLBIIIIT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[10]->tensor;
   PoolParams p{};
@@ -105,6 +104,7 @@ Error quantized_max_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_max_pool2d_nhwc.out", quantized_max_pool2d_nhwc_out);
+PTERON_KERNEL("cortex_m::quantized_max_pool2d_nhwc.out", quantized_max_pool2d_nhwc_out,
+              "TLLLLBIIIIT");
 
 }  // namespace pteron::cortex_m

@@ -39,7 +39,6 @@ void mul_mve(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const Mul
 #endif
 
 Error quantized_mul_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TITIIIIT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[2]->tensor;
   Tensor& out = *args[7]->tensor;
@@ -60,6 +59,6 @@ Error quantized_mul_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::quantized_mul.out", quantized_mul_out);
+PTERON_KERNEL("cortex_m::quantized_mul.out", quantized_mul_out, "TITIIIIT");
 
 }  // namespace pteron::cortex_m

@@ -38,7 +38,6 @@ void requantize_mve_path(const int8_t* in, int8_t* out, int64_t n, const Requant
 #endif
 
 Error requantize_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TIIIIIIT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[7]->tensor;
   PTERON_TRY(check_int8(kOp, in, "input"));
@@ -63,6 +62,6 @@ Error requantize_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::requantize.out", requantize_out);
+PTERON_KERNEL("cortex_m::requantize.out", requantize_out, "TIIIIIIT");
 
 }  // namespace pteron::cortex_m

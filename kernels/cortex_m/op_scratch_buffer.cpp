@@ -13,7 +13,6 @@ namespace {
 constexpr const char* kOp = "cortex_m::scratch_buffer.out";
 
 Error scratch_buffer_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "IT"));
   const int64_t nbytes = args[0]->i;
   const Tensor& out = *args[1]->tensor;
   if (nbytes < 0 || out.nbytes() < static_cast<size_t>(nbytes)) {
@@ -25,6 +24,6 @@ Error scratch_buffer_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::scratch_buffer.out", scratch_buffer_out);
+PTERON_KERNEL("cortex_m::scratch_buffer.out", scratch_buffer_out, "IT");
 
 }  // namespace pteron::cortex_m

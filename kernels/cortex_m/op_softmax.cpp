@@ -112,7 +112,6 @@ int32_t row_max_mve(const int8_t* in, int32_t n) {
 #endif
 
 Error softmax_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TIIIIIIT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[7]->tensor;
   PTERON_TRY(check_int8(kOp, in, "input"));
@@ -158,6 +157,6 @@ Error softmax_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::softmax.out", softmax_out);
+PTERON_KERNEL("cortex_m::softmax.out", softmax_out, "TIIIIIIT");
 
 }  // namespace pteron::cortex_m

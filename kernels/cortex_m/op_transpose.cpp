@@ -51,8 +51,7 @@ void transpose_mve(const int8_t* in, int8_t* out, const Walk& w) {
             const int8_t* src = base + l * s;
             for (int32_t k = 0; k < w.size[2]; k += 16) {
               const mve_pred16_t p = vctp8q(static_cast<uint32_t>(w.size[2] - k));
-              vstrbq_scatter_offset_p_s8(out + k * channels + l, apart, vldrbq_z_s8(src + k, p),
-                                         p);
+              vstrbq_scatter_offset_p_s8(out + k * channels + l, apart, vldrbq_z_s8(src + k, p), p);
             }
           }
         }
@@ -77,7 +76,6 @@ void transpose_mve(const int8_t* in, int8_t* out, const Walk& w) {
 #endif
 
 Error transpose_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   const Span<const int64_t> perm = args[1]->int_list;
@@ -120,6 +118,6 @@ Error transpose_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::transpose.out", transpose_out);
+PTERON_KERNEL("cortex_m::transpose.out", transpose_out, "TLT");
 
 }  // namespace pteron::cortex_m

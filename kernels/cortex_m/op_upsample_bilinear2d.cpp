@@ -88,7 +88,6 @@ void upsample(const Tensor& in, const int32_t* rows, const Blend& p, Tensor& out
 }
 
 Error upsample_bilinear2d_nhwc_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTIIIIT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& taps = *args[1]->tensor;
   Tensor& out = *args[6]->tensor;
@@ -110,6 +109,6 @@ Error upsample_bilinear2d_nhwc_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::upsample_bilinear2d_nhwc.out", upsample_bilinear2d_nhwc_out);
+PTERON_KERNEL("cortex_m::upsample_bilinear2d_nhwc.out", upsample_bilinear2d_nhwc_out, "TTIIIIT");
 
 }  // namespace pteron::cortex_m

@@ -43,7 +43,6 @@ void upsample(const Tensor& in, const int32_t* rows, Tensor& out) {
 }
 
 Error upsample_nearest2d_nhwc_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& table = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -54,6 +53,6 @@ Error upsample_nearest2d_nhwc_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("cortex_m::upsample_nearest2d_nhwc.out", upsample_nearest2d_nhwc_out);
+PTERON_KERNEL("cortex_m::upsample_nearest2d_nhwc.out", upsample_nearest2d_nhwc_out, "TTT");
 
 }  // namespace pteron::cortex_m

@@ -14,7 +14,6 @@ namespace {
 constexpr const char* kOp = "aten::addmm.out";
 
 Error addmm_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTTSST"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& a = *args[1]->tensor;
   const Tensor& b = *args[2]->tensor;
@@ -58,6 +57,6 @@ Error addmm_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::addmm.out", addmm_out);
+PTERON_KERNEL("aten::addmm.out", addmm_out, "TTTSST");
 
 }  // namespace pteron::optimized

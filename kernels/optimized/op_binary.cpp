@@ -73,7 +73,6 @@ bool fast_path_ok(const Tensor& a, const Tensor* b, const Tensor& out) {
 
 Error tensor_op(const char* name, BinaryOp op, bool has_alpha, bool negate_alpha,
                 KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(name, args, has_alpha ? "TTST" : "TTT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[has_alpha ? 3 : 2]->tensor;
@@ -92,7 +91,6 @@ Error tensor_op(const char* name, BinaryOp op, bool has_alpha, bool negate_alpha
 
 Error scalar_op(const char* name, BinaryOp op, bool has_alpha, bool negate_alpha,
                 KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(name, args, has_alpha ? "TSST" : "TST"));
   const Tensor& a = *args[0]->tensor;
   Tensor& out = *args[has_alpha ? 3 : 2]->tensor;
   if (!fast_path_ok(a, nullptr, out)) return optimized::call_portable(name, ctx, args);
@@ -133,13 +131,13 @@ Error div_scalar_out(KernelContext& c, Span<EValue*> a) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::add.out", add_out);
-PTERON_KERNEL("aten::sub.out", sub_out);
-PTERON_KERNEL("aten::mul.out", mul_out);
-PTERON_KERNEL("aten::div.out", div_out);
-PTERON_KERNEL("aten::add.Scalar_out", add_scalar_out);
-PTERON_KERNEL("aten::sub.Scalar_out", sub_scalar_out);
-PTERON_KERNEL("aten::mul.Scalar_out", mul_scalar_out);
-PTERON_KERNEL("aten::div.Scalar_out", div_scalar_out);
+PTERON_KERNEL("aten::add.out", add_out, "TTST");
+PTERON_KERNEL("aten::sub.out", sub_out, "TTST");
+PTERON_KERNEL("aten::mul.out", mul_out, "TTT");
+PTERON_KERNEL("aten::div.out", div_out, "TTT");
+PTERON_KERNEL("aten::add.Scalar_out", add_scalar_out, "TSST");
+PTERON_KERNEL("aten::sub.Scalar_out", sub_scalar_out, "TSST");
+PTERON_KERNEL("aten::mul.Scalar_out", mul_scalar_out, "TST");
+PTERON_KERNEL("aten::div.Scalar_out", div_scalar_out, "TST");
 
 }  // namespace pteron::opt

@@ -13,7 +13,6 @@ namespace {
 constexpr const char* kOp = "aten::bmm.out";
 
 Error bmm_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -48,6 +47,6 @@ Error bmm_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::bmm.out", bmm_out);
+PTERON_KERNEL("aten::bmm.out", bmm_out, "TTT");
 
 }  // namespace pteron::optimized

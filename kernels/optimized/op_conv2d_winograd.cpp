@@ -19,7 +19,6 @@ namespace {
 constexpr const char* kOp = "pteron::conv2d_winograd.out";
 
 Error conv2d_winograd_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTttLBT"));
   const Tensor& input = *args[0]->tensor;
   const Tensor& u = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
@@ -75,6 +74,6 @@ Error conv2d_winograd_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::conv2d_winograd.out", conv2d_winograd_out);
+PTERON_KERNEL("pteron::conv2d_winograd.out", conv2d_winograd_out, "TTttLBT");
 
 }  // namespace pteron::optimized

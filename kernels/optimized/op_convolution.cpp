@@ -382,12 +382,10 @@ Error convolution_impl(const char* kOp, bool relu, const Tensor* residual, Kerne
 }
 
 Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kConv, args, "TTtLLLBLIT"));
   return convolution_impl(kConv, false, nullptr, ctx, args);
 }
 
 Error convolution_relu_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kConvRelu, args, "TTtLLLBLIT"));
   return convolution_impl(kConvRelu, true, nullptr, ctx, args);
 }
 
@@ -396,7 +394,6 @@ Error convolution_relu_out(KernelContext& ctx, Span<EValue*> args) {
 // onto it (transposed form: added as the result is transposed), so the residual add and the
 // ReLU cost no pass of their own.
 Error convolution_add_relu_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kConvAddRelu, args, "TTtLLLBLITT"));
   EValue* conv_args[10];
   for (int i = 0; i < 9; ++i) conv_args[i] = args[i];
   conv_args[9] = args[10];
@@ -405,8 +402,8 @@ Error convolution_add_relu_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::convolution.out", convolution_out);
-PTERON_KERNEL("pteron::convolution_relu.out", convolution_relu_out);
-PTERON_KERNEL("pteron::convolution_add_relu.out", convolution_add_relu_out);
+PTERON_KERNEL("aten::convolution.out", convolution_out, "TTtLLLBLIT");
+PTERON_KERNEL("pteron::convolution_relu.out", convolution_relu_out, "TTtLLLBLIT");
+PTERON_KERNEL("pteron::convolution_add_relu.out", convolution_add_relu_out, "TTtLLLBLITT");
 
 }  // namespace pteron::optimized

@@ -17,7 +17,6 @@ namespace {
 constexpr const char* kOp = "aten::embedding.out";
 
 Error embedding_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTIBBT"));
   const Tensor& weight = *args[0]->tensor;
   const Tensor& indices = *args[1]->tensor;
   Tensor& out = *args[5]->tensor;
@@ -49,6 +48,6 @@ Error embedding_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::embedding.out", embedding_out);
+PTERON_KERNEL("aten::embedding.out", embedding_out, "TTIBBT");
 
 }  // namespace pteron::opt

@@ -15,7 +15,6 @@ namespace pteron::opt {
 namespace {
 
 Error embedding_quantized(const char* op, bool int4, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TTTIT"));
   const Tensor& weight = *args[0]->tensor;
   const Tensor& scales = *args[1]->tensor;
   const Tensor& indices = *args[2]->tensor;
@@ -91,7 +90,7 @@ Error embedding_q4w_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::embedding_q8w.out", embedding_q8w_out);
-PTERON_KERNEL("pteron::embedding_q4w.out", embedding_q4w_out);
+PTERON_KERNEL("pteron::embedding_q8w.out", embedding_q8w_out, "TTTIT");
+PTERON_KERNEL("pteron::embedding_q4w.out", embedding_q4w_out, "TTTIT");
 
 }  // namespace pteron::opt

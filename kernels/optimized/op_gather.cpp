@@ -13,7 +13,6 @@ namespace {
 
 Error gather_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::gather.out";
-  if (check_args(kOp, args, "TITBT") != Error::Ok) return call_portable(kOp, ctx, args);
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   Tensor& out = *args[4]->tensor;
@@ -38,6 +37,6 @@ Error gather_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::gather.out", gather_out);
+PTERON_KERNEL("aten::gather.out", gather_out, "TITBT");
 
 }  // namespace pteron::optimized

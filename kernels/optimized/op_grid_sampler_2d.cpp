@@ -130,7 +130,6 @@ struct Sampler {
 };
 
 Error grid_sampler_2d_out(KernelContext& ctx, Span<EValue*> args) {
-  if (check_args(kOp, args, "TTIIBT") != Error::Ok) return call_portable(kOp, ctx, args);
   const Tensor& input = *args[0]->tensor;
   const Tensor& grid = *args[1]->tensor;
   const int64_t mode = args[2]->i, padding = args[3]->i;
@@ -191,6 +190,6 @@ Error grid_sampler_2d_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::grid_sampler_2d.out", grid_sampler_2d_out);
+PTERON_KERNEL("aten::grid_sampler_2d.out", grid_sampler_2d_out, "TTIIBT");
 
 }  // namespace pteron::optimized

@@ -17,7 +17,6 @@ namespace {
 constexpr const char* kOp = "aten::index_copy.out";
 
 Error index_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TITTT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const Tensor& source = *args[3]->tensor;
@@ -47,6 +46,6 @@ Error index_copy_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::index_copy.out", index_copy_out);
+PTERON_KERNEL("aten::index_copy.out", index_copy_out, "TITTT");
 
 }  // namespace pteron::opt

@@ -32,7 +32,6 @@ int32_t single_index_dim(const Tensor& self, Span<Tensor* const> indices) {
 }
 
 Error index_put_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TOTBT"));
   const Tensor& self = *args[0]->tensor;
   const Span<Tensor* const> indices = args[1]->tensor_list;
   const Tensor& values = *args[2]->tensor;
@@ -62,6 +61,6 @@ Error index_put_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::index_put.out", index_put_out);
+PTERON_KERNEL("aten::index_put.out", index_put_out, "TOTBT");
 
 }  // namespace pteron::opt

@@ -30,7 +30,6 @@ Error portable_linear_relu(KernelContext& ctx, Span<EValue*> args) {
 }
 
 Error linear_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTtT"));
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
@@ -88,7 +87,7 @@ Error linear_relu_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::linear.out", linear_out);
-PTERON_KERNEL("pteron::linear_relu.out", linear_relu_out);
+PTERON_KERNEL("aten::linear.out", linear_out, "TTtT");
+PTERON_KERNEL("pteron::linear_relu.out", linear_relu_out, "TTtT");
 
 }  // namespace pteron::optimized

@@ -184,7 +184,6 @@ struct A8W4 {
 
 Error check_8da4w(Span<EValue*> args, A8W4* p) {
   constexpr const char* kOp = "pteron::linear_8da4w.out";
-  PTERON_TRY(check_args(kOp, args, "TTTTtIDT"));
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
   const Tensor& scales = *args[2]->tensor;
@@ -299,7 +298,6 @@ Error run_8da4w(KernelContext& ctx, const A8W4& p, float eps) {
 // The weight-only kernels, (x, weight, scales, bias?, group_size, out); they differ only in
 // the weight's kind.
 Error weight_only_out(KernelContext& ctx, const char* op, Kind kind, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TTTtIT"));
   Problem p;
   PTERON_TRY(check_problem(kind, op, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                            args[3]->is_none() ? nullptr : args[3]->tensor, args[4]->i,
@@ -325,8 +323,8 @@ Error linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::linear_q8w.out", linear_q8w_out);
-PTERON_KERNEL("pteron::linear_q4w.out", linear_q4w_out);
-PTERON_KERNEL("pteron::linear_8da4w.out", linear_8da4w_out);
+PTERON_KERNEL("pteron::linear_q8w.out", linear_q8w_out, "TTTtIT");
+PTERON_KERNEL("pteron::linear_q4w.out", linear_q4w_out, "TTTtIT");
+PTERON_KERNEL("pteron::linear_8da4w.out", linear_8da4w_out, "TTTTtIDT");
 
 }  // namespace pteron::opt

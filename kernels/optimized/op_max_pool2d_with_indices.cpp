@@ -91,7 +91,6 @@ void max_pool_cols(const PoolShape& s, const float* plane, int64_t oh, int64_t c
 }
 
 Error max_pool2d_with_indices_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLLBTT"));
   const Tensor& input = *args[0]->tensor;
   Tensor& out = *args[6]->tensor;
   Tensor& indices = *args[7]->tensor;
@@ -127,6 +126,6 @@ Error max_pool2d_with_indices_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::max_pool2d_with_indices.out", max_pool2d_with_indices_out);
+PTERON_KERNEL("aten::max_pool2d_with_indices.out", max_pool2d_with_indices_out, "TLLLLBTT");
 
 }  // namespace pteron::optimized

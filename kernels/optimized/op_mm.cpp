@@ -12,7 +12,6 @@ namespace {
 constexpr const char* kOp = "aten::mm.out";
 
 Error mm_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -42,6 +41,6 @@ Error mm_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::mm.out", mm_out);
+PTERON_KERNEL("aten::mm.out", mm_out, "TTT");
 
 }  // namespace pteron::optimized

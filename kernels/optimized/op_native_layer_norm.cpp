@@ -19,7 +19,6 @@ bool is_plain_float(const Tensor* t) {
 }
 
 Error native_layer_norm_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLttDTTT"));
   const Tensor& input = *args[0]->tensor;
   const Span<const int64_t> shape = args[1]->int_list;
   const Tensor* weight = args[2]->is_none() ? nullptr : args[2]->tensor;
@@ -62,6 +61,6 @@ Error native_layer_norm_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::native_layer_norm.out", native_layer_norm_out);
+PTERON_KERNEL("aten::native_layer_norm.out", native_layer_norm_out, "TLttDTTT");
 
 }  // namespace pteron::opt

@@ -59,7 +59,6 @@ void run_tiles(const Transpose& t, int64_t outer_begin, int64_t outer_end) {
 }
 
 Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> dims = args[1]->int_list;
   Tensor& out = *args[2]->tensor;
@@ -103,6 +102,6 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::permute_copy.out", permute_copy_out);
+PTERON_KERNEL("aten::permute_copy.out", permute_copy_out, "TLT");
 
 }  // namespace pteron::opt

@@ -57,9 +57,9 @@ Error rnn_relu_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::lstm.out", lstm_out);
-PTERON_KERNEL("pteron::gru.out", gru_out);
-PTERON_KERNEL("pteron::rnn_tanh.out", rnn_tanh_out);
-PTERON_KERNEL("pteron::rnn_relu.out", rnn_relu_out);
+PTERON_KERNEL("pteron::lstm.out", lstm_out, kLstmSignature);
+PTERON_KERNEL("pteron::gru.out", gru_out, kGruRnnSignature);
+PTERON_KERNEL("pteron::rnn_tanh.out", rnn_tanh_out, kGruRnnSignature);
+PTERON_KERNEL("pteron::rnn_relu.out", rnn_relu_out, kGruRnnSignature);
 
 }  // namespace pteron::opt

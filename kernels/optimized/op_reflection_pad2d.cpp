@@ -11,6 +11,6 @@ Error reflection_pad2d_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::reflection_pad2d.out", reflection_pad2d_out);
+PTERON_KERNEL("aten::reflection_pad2d.out", reflection_pad2d_out, "TLT");
 
 }  // namespace pteron::optimized

@@ -11,6 +11,6 @@ Error reflection_pad3d_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::reflection_pad3d.out", reflection_pad3d_out);
+PTERON_KERNEL("aten::reflection_pad3d.out", reflection_pad3d_out, "TLT");
 
 }  // namespace pteron::optimized

@@ -11,6 +11,6 @@ Error replication_pad3d_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::replication_pad3d.out", replication_pad3d_out);
+PTERON_KERNEL("aten::replication_pad3d.out", replication_pad3d_out, "TLT");
 
 }  // namespace pteron::optimized

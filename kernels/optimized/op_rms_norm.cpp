@@ -15,7 +15,6 @@ namespace {
 constexpr const char* kOp = "pteron::rms_norm.out";
 
 Error rms_norm_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TtDT"));
   const Tensor& x = *args[0]->tensor;
   const Tensor* weight = args[1]->is_none() ? nullptr : args[1]->tensor;
   const float eps = static_cast<float>(args[2]->scalar_as_double());
@@ -47,6 +46,6 @@ Error rms_norm_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::rms_norm.out", rms_norm_out);
+PTERON_KERNEL("pteron::rms_norm.out", rms_norm_out, "TtDT");
 
 }  // namespace pteron::opt

@@ -15,7 +15,6 @@ namespace {
 
 Error scatter_src_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scatter.src_out";
-  if (check_args(kOp, args, "TITTT") != Error::Ok) return call_portable(kOp, ctx, args);
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const Tensor& src = *args[3]->tensor;
@@ -39,7 +38,6 @@ Error scatter_src_out(KernelContext& ctx, Span<EValue*> args) {
 
 Error scatter_value_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scatter.value_out";
-  if (check_args(kOp, args, "TITST") != Error::Ok) return call_portable(kOp, ctx, args);
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const ScalarArg value(*args[3]);
@@ -64,7 +62,7 @@ Error scatter_value_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::scatter.src_out", scatter_src_out);
-PTERON_KERNEL("aten::scatter.value_out", scatter_value_out);
+PTERON_KERNEL("aten::scatter.src_out", scatter_src_out, "TITTT");
+PTERON_KERNEL("aten::scatter.value_out", scatter_value_out, "TITST");
 
 }  // namespace pteron::optimized

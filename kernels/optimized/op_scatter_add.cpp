@@ -14,7 +14,6 @@ namespace {
 
 Error scatter_add_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scatter_add.out";
-  if (check_args(kOp, args, "TITTT") != Error::Ok) return call_portable(kOp, ctx, args);
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const Tensor& src = *args[3]->tensor;
@@ -41,6 +40,6 @@ Error scatter_add_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::scatter_add.out", scatter_add_out);
+PTERON_KERNEL("aten::scatter_add.out", scatter_add_out, "TITTT");
 
 }  // namespace pteron::optimized

@@ -44,7 +44,7 @@ bool reduce_into(const opt::ScatterGeometry& g, const Idx* idx, ScatterReduce re
 }
 
 Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
-  if (check_args(kOp, args, "TITT*BT") != Error::Ok || args[4]->tag != Tag::String) {
+  if (args[4]->tag != Tag::String) {
     return call_portable(kOp, ctx, args);
   }
   const Tensor& self = *args[0]->tensor;
@@ -84,6 +84,6 @@ Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::scatter_reduce.two_out", scatter_reduce_two_out);
+PTERON_KERNEL("aten::scatter_reduce.two_out", scatter_reduce_two_out, "TITT*BT");
 
 }  // namespace pteron::optimized

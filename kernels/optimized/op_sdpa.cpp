@@ -25,7 +25,6 @@ constexpr int64_t kQueryBlock = 16;
 constexpr int64_t kMaxDv = 512;
 
 Error sdpa_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTTtDIBT"));
   const Tensor& q = *args[0]->tensor;
   const Tensor& kt = *args[1]->tensor;
   const Tensor& v = *args[2]->tensor;
@@ -116,6 +115,6 @@ Error sdpa_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::sdpa.out", sdpa_out);
+PTERON_KERNEL("pteron::sdpa.out", sdpa_out, "TTTtDIBT");
 
 }  // namespace pteron::opt

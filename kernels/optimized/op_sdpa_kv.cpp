@@ -28,7 +28,6 @@ constexpr int64_t kMaxDv = 512;
 constexpr int64_t kTransposeRows = 32;
 
 Error sdpa_kv_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTTtDIBT"));
   const Tensor& q = *args[0]->tensor;
   const Tensor& k = *args[1]->tensor;
   const Tensor& v = *args[2]->tensor;
@@ -148,6 +147,6 @@ Error sdpa_kv_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::sdpa_kv.out", sdpa_kv_out);
+PTERON_KERNEL("pteron::sdpa_kv.out", sdpa_kv_out, "TTTtDIBT");
 
 }  // namespace pteron::opt

@@ -14,23 +14,13 @@
 namespace pteron::opt {
 namespace {
 
-constexpr int64_t kChunk = 4096;  // elements per parallel chunk
+// ~16 operations per element: the exponential and a division.
+constexpr int64_t kCost = 16;
 
 bool plain_float(const Tensor& t) { return t.dtype() == ScalarType::Float && is_row_major(t); }
 
-template <typename Fn>
-void chunked(int64_t n, Fn&& fn) {
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  // ~16 operations per element: the exponential and a division.
-  parallel_for(chunks, kChunk * 16, [&](int64_t begin, int64_t end) {
-    const int64_t lo = begin * kChunk, hi = end * kChunk < n ? end * kChunk : n;
-    fn(lo, hi - lo);
-  });
-}
-
 Error sigmoid_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sigmoid.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   if (!plain_float(in) || !plain_float(out)) return optimized::call_portable(kOp, ctx, args);
@@ -38,13 +28,13 @@ Error sigmoid_out(KernelContext& ctx, Span<EValue*> args) {
   const float* x = in.data<const float>();
   float* y = out.data<float>();
   const IsaKernels& isa = isa_kernels();
-  chunked(in.numel(), [&](int64_t at, int64_t n) { isa.sigmoid(x + at, y + at, n); });
+  parallel_elementwise(in.numel(), kCost,
+                       [&](int64_t at, int64_t n) { isa.sigmoid(x + at, y + at, n); });
   return Error::Ok;
 }
 
 Error silu_mul_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "pteron::silu_mul.out";
-  PTERON_TRY(check_args(kOp, args, "TtT"));
   const Tensor& x = *args[0]->tensor;
   const Tensor* other = args[1]->is_none() ? nullptr : args[1]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -66,14 +56,15 @@ Error silu_mul_out(KernelContext&, Span<EValue*> args) {
   const float* up = other ? other->data<const float>() : nullptr;
   float* y = out.data<float>();
   const IsaKernels& isa = isa_kernels();
-  chunked(x.numel(),
-          [&](int64_t at, int64_t n) { isa.silu_mul(xp + at, up ? up + at : nullptr, y + at, n); });
+  parallel_elementwise(x.numel(), kCost, [&](int64_t at, int64_t n) {
+    isa.silu_mul(xp + at, up ? up + at : nullptr, y + at, n);
+  });
   return Error::Ok;
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::sigmoid.out", sigmoid_out);
-PTERON_KERNEL("pteron::silu_mul.out", silu_mul_out);
+PTERON_KERNEL("aten::sigmoid.out", sigmoid_out, "TT");
+PTERON_KERNEL("pteron::silu_mul.out", silu_mul_out, "TtT");
 
 }  // namespace pteron::opt

@@ -14,7 +14,6 @@ namespace pteron::opt {
 namespace {
 
 Error softmax_common(const char* op, bool log, KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TIBT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   const int64_t dim = args[1]->i;
@@ -43,7 +42,7 @@ Error log_softmax_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_softmax.out", softmax_out);
-PTERON_KERNEL("aten::_log_softmax.out", log_softmax_out);
+PTERON_KERNEL("aten::_softmax.out", softmax_out, "TIBT");
+PTERON_KERNEL("aten::_log_softmax.out", log_softmax_out, "TIBT");
 
 }  // namespace pteron::opt

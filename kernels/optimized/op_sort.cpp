@@ -73,7 +73,6 @@ void radix_line(const float* x, int64_t n, bool descending, uint32_t* scratch) {
 }
 
 Error sort_values_stable(KernelContext& ctx, Span<EValue*> args) {
-  if (check_args(kOp, args, "T*IBTT") != Error::Ok) return call_portable(kOp, ctx, args);
   const Tensor& self = *args[0]->tensor;
   Tensor& values = *args[4]->tensor;
   Tensor& indices = *args[5]->tensor;
@@ -119,6 +118,6 @@ Error sort_values_stable(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::sort.values_stable", sort_values_stable);
+PTERON_KERNEL("aten::sort.values_stable", sort_values_stable, "T*IBTT");
 
 }  // namespace pteron::optimized

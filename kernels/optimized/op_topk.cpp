@@ -82,7 +82,6 @@ void select_line(const float* x, int64_t n, int64_t k, bool largest, P* h) {
 }
 
 Error topk_values(KernelContext& ctx, Span<EValue*> args) {
-  if (check_args(kOp, args, "TIIBBTT") != Error::Ok) return call_portable(kOp, ctx, args);
   const Tensor& self = *args[0]->tensor;
   const int64_t k = args[1]->i;
   Tensor& values = *args[5]->tensor;
@@ -129,6 +128,6 @@ Error topk_values(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::topk.values", topk_values);
+PTERON_KERNEL("aten::topk.values", topk_values, "TIIBBTT");
 
 }  // namespace pteron::optimized

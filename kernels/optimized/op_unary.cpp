@@ -15,26 +15,13 @@
 namespace pteron::opt {
 namespace {
 
-// Elements per parallel chunk: big enough that a chunk outweighs handing it to a thread.
-constexpr int64_t kChunk = 4096;
-
 bool plain_float(const Tensor& in, const Tensor& out) {
   return in.dtype() == ScalarType::Float && out.dtype() == ScalarType::Float && is_row_major(in) &&
          is_row_major(out);
 }
 
-template <typename Fn>
-void chunked(int64_t n, int64_t cost, Fn&& fn) {
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  parallel_for(chunks, kChunk * cost, [&](int64_t begin, int64_t end) {
-    const int64_t lo = begin * kChunk, hi = end * kChunk < n ? end * kChunk : n;
-    fn(lo, hi - lo);
-  });
-}
-
 Error gelu_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::gelu.out";
-  PTERON_TRY(check_args(kOp, args, "T*T"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   if (!plain_float(in, out) || args[1]->tag != Tag::String)
@@ -46,13 +33,13 @@ Error gelu_out(KernelContext& ctx, Span<EValue*> args) {
   const float* x = in.data<const float>();
   float* y = out.data<float>();
   const IsaKernels& isa = isa_kernels();
-  chunked(in.numel(), 16, [&](int64_t at, int64_t n) { isa.gelu(x + at, y + at, n, tanh_form); });
+  parallel_elementwise(in.numel(), 16,
+                       [&](int64_t at, int64_t n) { isa.gelu(x + at, y + at, n, tanh_form); });
   return Error::Ok;
 }
 
 Error relu_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::relu.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   if (!plain_float(in, out)) return optimized::call_portable(kOp, ctx, args);
@@ -60,13 +47,12 @@ Error relu_out(KernelContext& ctx, Span<EValue*> args) {
   const float* x = in.data<const float>();
   float* y = out.data<float>();
   const IsaKernels& isa = isa_kernels();
-  chunked(in.numel(), 1, [&](int64_t at, int64_t n) { isa.relu(x + at, y + at, n); });
+  parallel_elementwise(in.numel(), 1, [&](int64_t at, int64_t n) { isa.relu(x + at, y + at, n); });
   return Error::Ok;
 }
 
 Error hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::hardtanh.out";
-  PTERON_TRY(check_args(kOp, args, "TSST"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   if (!plain_float(in, out)) return optimized::call_portable(kOp, ctx, args);
@@ -75,7 +61,7 @@ Error hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
   const float hi = static_cast<float>(args[2]->scalar_as_double());
   const float* x = in.data<const float>();
   float* y = out.data<float>();
-  chunked(in.numel(), 1, [&](int64_t at, int64_t n) {
+  parallel_elementwise(in.numel(), 1, [&](int64_t at, int64_t n) {
     // Two one-sided selects vectorise; the nested form became unpredictable branches.
     for (int64_t i = at; i < at + n; ++i) {
       float v = x[i];
@@ -88,8 +74,8 @@ Error hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::gelu.out", gelu_out);
-PTERON_KERNEL("aten::relu.out", relu_out);
-PTERON_KERNEL("aten::hardtanh.out", hardtanh_out);
+PTERON_KERNEL("aten::gelu.out", gelu_out, "T*T");
+PTERON_KERNEL("aten::relu.out", relu_out, "TT");
+PTERON_KERNEL("aten::hardtanh.out", hardtanh_out, "TSST");
 
 }  // namespace pteron::opt

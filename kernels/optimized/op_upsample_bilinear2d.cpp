@@ -96,7 +96,6 @@ Error run(const char* op, KernelContext& ctx, Span<EValue*> args, const Upsample
 
 Error upsample_bilinear2d_vec_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_bilinear2d.vec_out";
-  if (check_args(kOp, args, "T*B*T") != Error::Ok) return call_portable(kOp, ctx, args);
   UpsampleShape s;
   const Tensor& self = *args[0]->tensor;
   PTERON_TRY(upsample_shape_vec(kOp, self, 2, *args[1], *args[3], &s));
@@ -105,7 +104,6 @@ Error upsample_bilinear2d_vec_out(KernelContext& ctx, Span<EValue*> args) {
 
 Error upsample_bilinear2d_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_bilinear2d.out";
-  if (check_args(kOp, args, "TLB**T") != Error::Ok) return call_portable(kOp, ctx, args);
   UpsampleShape s;
   const Tensor& self = *args[0]->tensor;
   PTERON_TRY(upsample_shape_out(kOp, self, 2, *args[1], &args[3], &s));
@@ -114,7 +112,7 @@ Error upsample_bilinear2d_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::upsample_bilinear2d.vec_out", upsample_bilinear2d_vec_out);
-PTERON_KERNEL("aten::upsample_bilinear2d.out", upsample_bilinear2d_out);
+PTERON_KERNEL("aten::upsample_bilinear2d.vec_out", upsample_bilinear2d_vec_out, "TlB*T");
+PTERON_KERNEL("aten::upsample_bilinear2d.out", upsample_bilinear2d_out, "TLBddT");
 
 }  // namespace pteron::optimized

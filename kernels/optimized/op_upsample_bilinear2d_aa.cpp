@@ -51,7 +51,6 @@ void fill_table(WindowTable& t, int64_t in, int64_t out, float scale) {
 }
 
 Error upsample_bilinear2d_aa_out(KernelContext& ctx, Span<EValue*> args) {
-  if (check_args(kOp, args, "TLB**T") != Error::Ok) return call_portable(kOp, ctx, args);
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[5]->tensor;
   UpsampleShape s;
@@ -146,6 +145,6 @@ Error upsample_bilinear2d_aa_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_upsample_bilinear2d_aa.out", upsample_bilinear2d_aa_out);
+PTERON_KERNEL("aten::_upsample_bilinear2d_aa.out", upsample_bilinear2d_aa_out, "TLBddT");
 
 }  // namespace pteron::optimized

@@ -77,7 +77,6 @@ Error run(const char* op, KernelContext& ctx, Span<EValue*> args, const Upsample
 
 Error upsample_nearest2d_vec_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_nearest2d.vec_out";
-  if (check_args(kOp, args, "T**T") != Error::Ok) return call_portable(kOp, ctx, args);
   UpsampleShape s;
   const Tensor& self = *args[0]->tensor;
   PTERON_TRY(upsample_shape_vec(kOp, self, 2, *args[1], *args[2], &s));
@@ -86,7 +85,6 @@ Error upsample_nearest2d_vec_out(KernelContext& ctx, Span<EValue*> args) {
 
 Error upsample_nearest2d_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_nearest2d.out";
-  if (check_args(kOp, args, "TL**T") != Error::Ok) return call_portable(kOp, ctx, args);
   UpsampleShape s;
   const Tensor& self = *args[0]->tensor;
   PTERON_TRY(upsample_shape_out(kOp, self, 2, *args[1], &args[2], &s));
@@ -95,7 +93,7 @@ Error upsample_nearest2d_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::upsample_nearest2d.vec_out", upsample_nearest2d_vec_out);
-PTERON_KERNEL("aten::upsample_nearest2d.out", upsample_nearest2d_out);
+PTERON_KERNEL("aten::upsample_nearest2d.vec_out", upsample_nearest2d_vec_out, "Tl*T");
+PTERON_KERNEL("aten::upsample_nearest2d.out", upsample_nearest2d_out, "TLddT");
 
 }  // namespace pteron::optimized

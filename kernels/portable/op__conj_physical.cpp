@@ -15,7 +15,6 @@ void negate_imaginary(T* parts, int64_t n) {
 
 Error conj_physical_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_conj_physical.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   PTERON_TRY(copy_same_dtype(kOp, self, out));  // any dim orders; out is dense
@@ -40,6 +39,6 @@ Error conj_physical_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_conj_physical.out", conj_physical_out);
+PTERON_KERNEL("aten::_conj_physical.out", conj_physical_out, "TT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error empty_dim_order_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "dim_order_ops::_empty_dim_order.out";
-  PTERON_TRY(check_args(kOp, args, "LlT"));
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_out_size_list(kOp, args[0]->int_list, out));
   const Span<const uint8_t> have = out.dim_order();
@@ -33,6 +32,6 @@ Error empty_dim_order_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("dim_order_ops::_empty_dim_order.out", empty_dim_order_out);
+PTERON_KERNEL("dim_order_ops::_empty_dim_order.out", empty_dim_order_out, "LlT");
 
 }  // namespace pteron

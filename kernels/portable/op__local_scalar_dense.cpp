@@ -13,7 +13,6 @@ Error local_scalar_dense(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_local_scalar_dense";
   PTERON_CHECK(args.size() == 2, Error::InvalidProgram, "%s: %zu arguments, expected 2", kOp,
                args.size());
-  PTERON_TRY(check_args(kOp, args, "T"));
   const Tensor& self = *args[0]->tensor;
   PTERON_CHECK(self.numel() == 1, Error::InvalidArgument,
                "%s: a tensor of %lld elements has no single value (item() needs one)", kOp,
@@ -38,6 +37,6 @@ Error local_scalar_dense(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_local_scalar_dense", local_scalar_dense);
+PTERON_KERNEL("aten::_local_scalar_dense", local_scalar_dense, "TS");
 
 }  // namespace pteron

@@ -12,7 +12,6 @@ namespace {
 
 Error to_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_to_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TBiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   if (self.dim() > kMaxTensorDim) {
@@ -28,6 +27,6 @@ Error to_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_to_copy.out", to_copy_out);
+PTERON_KERNEL("aten::_to_copy.out", to_copy_out, "TBiT");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error abs_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::abs.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kRealTypes, kRealTypes>(kOp, in, out, [](auto x) {
@@ -26,6 +25,6 @@ Error abs_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::abs.out", abs_out);
+PTERON_KERNEL("aten::abs.out", abs_out, "TT");
 
 }  // namespace pteron

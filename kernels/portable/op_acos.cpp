@@ -11,13 +11,12 @@ namespace {
 
 Error acos_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::acos.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::acos(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::acos.out", acos_out);
+PTERON_KERNEL("aten::acos.out", acos_out, "TT");
 
 }  // namespace pteron

@@ -11,13 +11,12 @@ namespace {
 
 Error acosh_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::acosh.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::acosh(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::acosh.out", acosh_out);
+PTERON_KERNEL("aten::acosh.out", acosh_out, "TT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 constexpr const char* kOp = "aten::adaptive_avg_pool1d.out";
 
 Error adaptive_avg_pool1d_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_pool1d(kOp, self, out));
@@ -31,6 +30,6 @@ Error adaptive_avg_pool1d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::adaptive_avg_pool1d.out", adaptive_avg_pool1d_out);
+PTERON_KERNEL("aten::adaptive_avg_pool1d.out", adaptive_avg_pool1d_out, "TLT");
 
 }  // namespace pteron

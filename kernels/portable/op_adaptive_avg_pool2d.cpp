@@ -38,7 +38,6 @@ void adaptive_avg_pool(int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h
 }
 
 Error adaptive_avg_pool2d_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& input = *args[0]->tensor;
   const Span<const int64_t> size = args[1]->int_list;
   Tensor& out = *args[2]->tensor;
@@ -76,6 +75,6 @@ Error adaptive_avg_pool2d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_adaptive_avg_pool2d.out", adaptive_avg_pool2d_out);
+PTERON_KERNEL("aten::_adaptive_avg_pool2d.out", adaptive_avg_pool2d_out, "TLT");
 
 }  // namespace pteron

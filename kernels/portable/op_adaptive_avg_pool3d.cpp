@@ -15,7 +15,6 @@ int64_t start_index(int64_t i, int64_t out, int64_t in) { return (i * in) / out;
 int64_t end_index(int64_t i, int64_t out, int64_t in) { return ((i + 1) * in + out - 1) / out; }
 
 Error adaptive_avg_pool3d_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& input = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_pool3d_input(kOp, input));
@@ -56,7 +55,8 @@ Error adaptive_avg_pool3d_out(KernelContext&, Span<EValue*> args) {
             Acc sum = 0;
             for (int64_t d = d0; d < d1; ++d)
               for (int64_t h = h0; h < h1; ++h)
-                for (int64_t w = w0; w < w1; ++w) sum += load_value(plane[(d * isz[1] + h) * isz[2] + w]);
+                for (int64_t w = w0; w < w1; ++w)
+                  sum += load_value(plane[(d * isz[1] + h) * isz[2] + w]);
             *y++ = store_value<T>(sum / static_cast<Acc>((d1 - d0) * (h1 - h0) * (w1 - w0)));
           }
         }
@@ -68,6 +68,6 @@ Error adaptive_avg_pool3d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_adaptive_avg_pool3d.out", adaptive_avg_pool3d_out);
+PTERON_KERNEL("aten::_adaptive_avg_pool3d.out", adaptive_avg_pool3d_out, "TLT");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ namespace {
 
 Error add_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::add.out";
-  PTERON_TRY(check_args(kOp, args, "TTST"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[3]->tensor;
@@ -33,7 +32,6 @@ Error add_out(KernelContext&, Span<EValue*> args) {
 
 Error add_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::add.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TSST"));
   const ScalarArg other(*args[1]), alpha(*args[2]);
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(check_scalar_fits_out(kOp, other, out));
@@ -49,7 +47,7 @@ Error add_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::add.out", add_out);
-PTERON_KERNEL("aten::add.Scalar_out", add_scalar_out);
+PTERON_KERNEL("aten::add.out", add_out, "TTST");
+PTERON_KERNEL("aten::add.Scalar_out", add_scalar_out, "TSST");
 
 }  // namespace pteron

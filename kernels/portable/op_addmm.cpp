@@ -8,7 +8,6 @@ namespace {
 
 Error addmm_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::addmm.out";
-  PTERON_TRY(check_args(kOp, args, "TTTSST"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& a = *args[1]->tensor;
   const Tensor& b = *args[2]->tensor;
@@ -52,6 +51,6 @@ Error addmm_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::addmm.out", addmm_out);
+PTERON_KERNEL("aten::addmm.out", addmm_out, "TTTSST");
 
 }  // namespace pteron

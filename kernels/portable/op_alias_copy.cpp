@@ -8,7 +8,6 @@ namespace {
 // Copies into out's own dim order, whatever self's.
 Error alias_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::alias_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return copy_same_dtype(kOp, self, out);
@@ -16,6 +15,6 @@ Error alias_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::alias_copy.out", alias_copy_out);
+PTERON_KERNEL("aten::alias_copy.out", alias_copy_out, "TT");
 
 }  // namespace pteron

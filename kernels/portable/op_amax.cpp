@@ -11,6 +11,6 @@ Error amax_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::amax.out", amax_out);
+PTERON_KERNEL("aten::amax.out", amax_out, "TLBT");
 
 }  // namespace pteron

@@ -11,6 +11,6 @@ Error amin_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::amin.out", amin_out);
+PTERON_KERNEL("aten::amin.out", amin_out, "TLBT");
 
 }  // namespace pteron

@@ -7,7 +7,6 @@ namespace {
 
 Error any_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::any.out";
-  PTERON_TRY(check_args(kOp, args, "TIBT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   uint32_t mask = 0;
@@ -20,6 +19,6 @@ Error any_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::any.out", any_out);
+PTERON_KERNEL("aten::any.out", any_out, "TIBT");
 
 }  // namespace pteron

@@ -7,7 +7,6 @@ namespace {
 
 Error any_all_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::any.all_out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   ReducePlan plan;
@@ -18,6 +17,6 @@ Error any_all_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::any.all_out", any_all_out);
+PTERON_KERNEL("aten::any.all_out", any_all_out, "TT");
 
 }  // namespace pteron

@@ -1,4 +1,5 @@
-// aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+// aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) ->
+// Tensor(a!)
 #include "kernels/portable/util/reduce_any.h"
 #include "runtime/kernel/kernel.h"
 
@@ -8,7 +9,6 @@ namespace {
 // None reduces every dim; an empty list (unlike sum's) reduces none, as in torch.
 Error any_dims_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::any.dims_out";
-  PTERON_TRY(check_args(kOp, args, "TlBT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   uint32_t mask = ~0u;
@@ -24,6 +24,6 @@ Error any_dims_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::any.dims_out", any_dims_out);
+PTERON_KERNEL("aten::any.dims_out", any_dims_out, "TlBT");
 
 }  // namespace pteron

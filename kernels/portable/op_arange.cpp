@@ -68,19 +68,17 @@ Error arange(const char* op, const EValue& start_v, const EValue& end_v, const E
 
 Error arange_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::arange.out";
-  PTERON_TRY(check_args(kOp, args, "ST"));
   return arange(kOp, EValue::from_int(0), *args[0], EValue::from_int(1), *args[1]->tensor);
 }
 
 Error arange_start_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::arange.start_out";
-  PTERON_TRY(check_args(kOp, args, "SSST"));
   return arange(kOp, *args[0], *args[1], *args[2], *args[3]->tensor);
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::arange.out", arange_out);
-PTERON_KERNEL("aten::arange.start_out", arange_start_out);
+PTERON_KERNEL("aten::arange.out", arange_out, "ST");
+PTERON_KERNEL("aten::arange.start_out", arange_start_out, "SSST");
 
 }  // namespace pteron

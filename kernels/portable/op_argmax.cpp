@@ -13,6 +13,6 @@ Error argmax_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::argmax.out", argmax_out);
+PTERON_KERNEL("aten::argmax.out", argmax_out, "TiBT");
 
 }  // namespace pteron

@@ -13,6 +13,6 @@ Error argmin_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::argmin.out", argmin_out);
+PTERON_KERNEL("aten::argmin.out", argmin_out, "TiBT");
 
 }  // namespace pteron

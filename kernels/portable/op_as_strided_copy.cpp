@@ -13,7 +13,6 @@ namespace {
 
 Error as_strided_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::as_strided_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TLLiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -56,6 +55,6 @@ Error as_strided_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::as_strided_copy.out", as_strided_copy_out);
+PTERON_KERNEL("aten::as_strided_copy.out", as_strided_copy_out, "TLLiT");
 
 }  // namespace pteron

@@ -11,13 +11,12 @@ namespace {
 
 Error asin_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::asin.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::asin(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::asin.out", asin_out);
+PTERON_KERNEL("aten::asin.out", asin_out, "TT");
 
 }  // namespace pteron

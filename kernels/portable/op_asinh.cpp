@@ -11,13 +11,12 @@ namespace {
 
 Error asinh_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::asinh.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::asinh(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::asinh.out", asinh_out);
+PTERON_KERNEL("aten::asinh.out", asinh_out, "TT");
 
 }  // namespace pteron

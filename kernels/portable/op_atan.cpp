@@ -11,13 +11,12 @@ namespace {
 
 Error atan_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::atan.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::atan(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::atan.out", atan_out);
+PTERON_KERNEL("aten::atan.out", atan_out, "TT");
 
 }  // namespace pteron

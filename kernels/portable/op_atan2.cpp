@@ -10,13 +10,12 @@ namespace {
 
 Error atan2_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::atan2.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_float_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                                   [](auto y, auto x) { return std::atan2(y, x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::atan2.out", atan2_out);
+PTERON_KERNEL("aten::atan2.out", atan2_out, "TTT");
 
 }  // namespace pteron

@@ -11,13 +11,12 @@ namespace {
 
 Error atanh_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::atanh.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::atanh(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::atanh.out", atanh_out);
+PTERON_KERNEL("aten::atanh.out", atanh_out, "TT");
 
 }  // namespace pteron

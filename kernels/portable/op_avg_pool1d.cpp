@@ -27,7 +27,6 @@ Error read_one(const EValue& e, const char* name, int64_t min_value, int64_t fal
 }
 
 Error avg_pool1d_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLBBT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[6]->tensor;
   PTERON_TRY(check_pool1d(kOp, self, out));
@@ -43,25 +42,26 @@ Error avg_pool1d_out(KernelContext&, Span<EValue*> args) {
   const int64_t num = L + 2 * p - k + (ceil_mode ? s - 1 : 0);
   int64_t out_len = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
   if (ceil_mode && (out_len - 1) * s >= L + p) --out_len;
-  return for_each_pool1d_row(kOp, self, out, out_len, [&](auto* x, int64_t xs, auto* y, int64_t ys) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
-    using Acc = typename ComputeType<T>::type;
-    for (int64_t o = 0; o < out_len; ++o) {
-      int64_t lo = o * s - p;
-      int64_t hi = std::min(lo + k, L + p);
-      const int64_t padded = hi - lo;
-      lo = std::max<int64_t>(lo, 0);
-      hi = std::min(hi, L);
-      Acc sum = 0;
-      for (int64_t i = lo; i < hi; ++i) sum += load_value(x[i * xs]);
-      const int64_t divisor = count_include_pad ? padded : hi - lo;
-      y[o * ys] = store_value<T>(hi > lo ? sum / static_cast<Acc>(divisor) : Acc(0));
-    }
-  });
+  return for_each_pool1d_row(
+      kOp, self, out, out_len, [&](auto* x, int64_t xs, auto* y, int64_t ys) {
+        using T = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
+        using Acc = typename ComputeType<T>::type;
+        for (int64_t o = 0; o < out_len; ++o) {
+          int64_t lo = o * s - p;
+          int64_t hi = std::min(lo + k, L + p);
+          const int64_t padded = hi - lo;
+          lo = std::max<int64_t>(lo, 0);
+          hi = std::min(hi, L);
+          Acc sum = 0;
+          for (int64_t i = lo; i < hi; ++i) sum += load_value(x[i * xs]);
+          const int64_t divisor = count_include_pad ? padded : hi - lo;
+          y[o * ys] = store_value<T>(hi > lo ? sum / static_cast<Acc>(divisor) : Acc(0));
+        }
+      });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::avg_pool1d.out", avg_pool1d_out);
+PTERON_KERNEL("aten::avg_pool1d.out", avg_pool1d_out, "TLLLBBT");
 
 }  // namespace pteron

@@ -51,7 +51,6 @@ void avg_pool(const PoolShape& s, bool count_include_pad, int64_t divisor_overri
 }
 
 Error avg_pool2d_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLBBiT"));
   const Tensor& input = *args[0]->tensor;
   const bool ceil_mode = args[4]->b, count_include_pad = args[5]->b;
   const int64_t divisor_override = args[6]->is_none() ? 0 : args[6]->i;
@@ -89,6 +88,6 @@ Error avg_pool2d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::avg_pool2d.out", avg_pool2d_out);
+PTERON_KERNEL("aten::avg_pool2d.out", avg_pool2d_out, "TLLLBBiT");
 
 }  // namespace pteron

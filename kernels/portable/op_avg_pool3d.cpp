@@ -56,7 +56,6 @@ void avg_pool3d(const Pool3dShape& s, bool count_include_pad, int64_t divisor_ov
 }
 
 Error avg_pool3d_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLBBiT"));
   const Tensor& input = *args[0]->tensor;
   Tensor& out = *args[7]->tensor;
   const int64_t divisor_override = args[6]->is_none() ? 0 : args[6]->i;
@@ -89,6 +88,6 @@ Error avg_pool3d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::avg_pool3d.out", avg_pool3d_out);
+PTERON_KERNEL("aten::avg_pool3d.out", avg_pool3d_out, "TLLLBBiT");
 
 }  // namespace pteron

@@ -8,7 +8,6 @@ namespace {
 
 Error baddbmm_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::baddbmm.out";
-  PTERON_TRY(check_args(kOp, args, "TTTSST"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& a = *args[1]->tensor;
   const Tensor& b = *args[2]->tensor;
@@ -59,6 +58,6 @@ Error baddbmm_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::baddbmm.out", baddbmm_out);
+PTERON_KERNEL("aten::baddbmm.out", baddbmm_out, "TTTSST");
 
 }  // namespace pteron

@@ -16,7 +16,7 @@ Error bitwise_left_shift_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::bitwise_left_shift.Tensor_out", bitwise_left_shift_tensor_out);
-PTERON_KERNEL("aten::bitwise_left_shift.Tensor_Scalar_out", bitwise_left_shift_scalar_out);
+PTERON_KERNEL("aten::bitwise_left_shift.Tensor_out", bitwise_left_shift_tensor_out, "TTT");
+PTERON_KERNEL("aten::bitwise_left_shift.Tensor_Scalar_out", bitwise_left_shift_scalar_out, "TST");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error bitwise_not_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::bitwise_not.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kIntTypes | kBoolType, kIntTypes | kBoolType>(kOp, in, out, [](auto x) {
@@ -26,6 +25,6 @@ Error bitwise_not_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::bitwise_not.out", bitwise_not_out);
+PTERON_KERNEL("aten::bitwise_not.out", bitwise_not_out, "TT");
 
 }  // namespace pteron

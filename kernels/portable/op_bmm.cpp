@@ -7,7 +7,6 @@ namespace {
 
 Error bmm_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::bmm.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -46,6 +45,6 @@ Error bmm_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::bmm.out", bmm_out);
+PTERON_KERNEL("aten::bmm.out", bmm_out, "TTT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error bucketize_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::bucketize.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TTBBT"));
   const Tensor& boundaries = *args[1]->tensor;
   PTERON_CHECK(boundaries.dim() == 1, Error::InvalidArgument,
                "%s: boundaries must be 1-D, got %d dims", kOp, static_cast<int>(boundaries.dim()));
@@ -19,6 +18,6 @@ Error bucketize_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::bucketize.Tensor_out", bucketize_tensor_out);
+PTERON_KERNEL("aten::bucketize.Tensor_out", bucketize_tensor_out, "TTBBT");
 
 }  // namespace pteron

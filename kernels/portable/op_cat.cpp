@@ -11,7 +11,6 @@ bool is_legacy_empty(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
 Error cat_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::cat.out";
-  PTERON_TRY(check_args(kOp, args, "AIT"));
   const Span<Tensor* const> tensors = args[0]->tensor_list;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(!tensors.empty(), Error::InvalidArgument, "%s: expects a non-empty list", kOp);
@@ -61,6 +60,6 @@ Error cat_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::cat.out", cat_out);
+PTERON_KERNEL("aten::cat.out", cat_out, "AIT");
 
 }  // namespace pteron

@@ -13,14 +13,13 @@ namespace {
 
 Error cdist_forward_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_cdist_forward.out";
-  PTERON_TRY(check_args(kOp, args, "TTDiT"));
   const Tensor& x1 = *args[0]->tensor;
   const Tensor& x2 = *args[1]->tensor;
   const double p = args[2]->d;
   Tensor& out = *args[4]->tensor;
   PTERON_CHECK(x1.dim() >= 2 && x2.dim() >= 2, Error::InvalidArgument,
-               "%s: x1 and x2 need at least 2 dims, got %d and %d", kOp,
-               static_cast<int>(x1.dim()), static_cast<int>(x2.dim()));
+               "%s: x1 and x2 need at least 2 dims, got %d and %d", kOp, static_cast<int>(x1.dim()),
+               static_cast<int>(x2.dim()));
   PTERON_CHECK(x1.size(x1.dim() - 1) == x2.size(x2.dim() - 1), Error::InvalidArgument,
                "%s: x1 and x2 must have the same number of columns, got %d and %d", kOp,
                static_cast<int>(x1.size(x1.dim() - 1)), static_cast<int>(x2.size(x2.dim() - 1)));
@@ -68,7 +67,8 @@ Error cdist_forward_out(KernelContext&, Span<EValue*> args) {
         for (int64_t j = 0; j < R; ++j) {
           const double dist = pnorm_distance(a + o1 + i * x1.stride(b1), x1.stride(b1 + 1),
                                              b + o2 + j * x2.stride(b2), x2.stride(b2 + 1), M, p);
-          y[oo + i * out.stride(batch_rank) + j * out.stride(batch_rank + 1)] = store_value<T>(dist);
+          y[oo + i * out.stride(batch_rank) + j * out.stride(batch_rank + 1)] =
+              store_value<T>(dist);
         }
       }
       for (int32_t d = batch_rank - 1; d >= 0; --d) {
@@ -82,6 +82,6 @@ Error cdist_forward_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_cdist_forward.out", cdist_forward_out);
+PTERON_KERNEL("aten::_cdist_forward.out", cdist_forward_out, "TTDiT");
 
 }  // namespace pteron

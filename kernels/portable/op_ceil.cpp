@@ -14,6 +14,6 @@ Error ceil_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::ceil.out", ceil_out);
+PTERON_KERNEL("aten::ceil.out", ceil_out, "TT");
 
 }  // namespace pteron

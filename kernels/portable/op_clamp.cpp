@@ -34,7 +34,6 @@ Error no_bounds(const char* op) {
 
 Error clamp_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::clamp.out";
-  PTERON_TRY(check_args(kOp, args, "TssT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   const bool has_min = !args[1]->is_none(), has_max = !args[2]->is_none();
@@ -58,7 +57,6 @@ Error clamp_out(KernelContext&, Span<EValue*> args) {
 
 Error clamp_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::clamp.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TttT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   const Tensor* lo = args[1]->is_none() ? nullptr : args[1]->tensor;
@@ -82,7 +80,7 @@ Error clamp_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::clamp.out", clamp_out);
-PTERON_KERNEL("aten::clamp.Tensor_out", clamp_tensor_out);
+PTERON_KERNEL("aten::clamp.out", clamp_out, "TssT");
+PTERON_KERNEL("aten::clamp.Tensor_out", clamp_tensor_out, "TttT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 // dim order, chosen by the memory planner, is the layout that counts.
 Error clone_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::clone.out";
-  PTERON_TRY(check_args(kOp, args, "TiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   return copy_same_dtype(kOp, self, out);
@@ -17,6 +16,6 @@ Error clone_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::clone.out", clone_out);
+PTERON_KERNEL("aten::clone.out", clone_out, "TiT");
 
 }  // namespace pteron

@@ -1,4 +1,5 @@
-// dim_order_ops::_clone_dim_order.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)
+// dim_order_ops::_clone_dim_order.out(Tensor self, *, bool non_blocking=False, int[]?
+// dim_order=None, Tensor(a!) out) -> Tensor(a!)
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/dim_order.h"
 #include "kernels/portable/util/strided_copy.h"
@@ -11,7 +12,6 @@ namespace {
 // order (the requested one). Same dtype; non_blocking is ignored.
 Error clone_dim_order_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "dim_order_ops::_clone_dim_order.out";
-  PTERON_TRY(check_args(kOp, args, "TBlT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -22,6 +22,6 @@ Error clone_dim_order_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("dim_order_ops::_clone_dim_order.out", clone_dim_order_out);
+PTERON_KERNEL("dim_order_ops::_clone_dim_order.out", clone_dim_order_out, "TBlT");
 
 }  // namespace pteron

@@ -24,7 +24,6 @@ Error read_pair(const EValue& e, const char* name, int64_t min_value, int64_t* v
 }
 
 Error col2im_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLLLT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[6]->tensor;
   int64_t size[2], kernel[2], dilation[2], pad[2], stride[2];
@@ -95,6 +94,6 @@ Error col2im_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::col2im.out", col2im_out);
+PTERON_KERNEL("aten::col2im.out", col2im_out, "TLLLLLT");
 
 }  // namespace pteron

@@ -1,4 +1,5 @@
-// aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)
+// aten::constant_pad_nd.out(Tensor self, SymInt[] pad, Scalar value=0, *, Tensor(a!) out) ->
+// Tensor(a!)
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/fill.h"
 #include "kernels/portable/util/strided_copy.h"
@@ -10,7 +11,6 @@ namespace {
 // pad holds (before, after) pairs starting from the last dim. Negative pads crop.
 Error constant_pad_nd_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::constant_pad_nd.out";
-  PTERON_TRY(check_args(kOp, args, "TLST"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> pad = args[1]->int_list;
   Tensor& out = *args[3]->tensor;
@@ -62,6 +62,6 @@ Error constant_pad_nd_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::constant_pad_nd.out", constant_pad_nd_out);
+PTERON_KERNEL("aten::constant_pad_nd.out", constant_pad_nd_out, "TLST");
 
 }  // namespace pteron

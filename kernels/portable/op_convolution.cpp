@@ -137,7 +137,6 @@ Error convolution3d_out(Span<EValue*> args) {
 }
 
 Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTtLLLBLIT"));
   if (args[0]->tensor->dim() == 5) return convolution3d_out(args);
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
@@ -184,6 +183,6 @@ Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::convolution.out", convolution_out);
+PTERON_KERNEL("aten::convolution.out", convolution_out, "TTtLLLBLIT");
 
 }  // namespace pteron

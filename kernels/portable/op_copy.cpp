@@ -37,14 +37,12 @@ Error copy_into(const char* kOp, const Tensor& self, const Tensor& src, Tensor& 
 
 Error copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::copy.out";
-  PTERON_TRY(check_args(kOp, args, "TTBT"));
   return copy_into(kOp, *args[0]->tensor, *args[1]->tensor, *args[3]->tensor);
 }
 
 // self = src; the last argument is the returned self.
 Error copy_in_place(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::copy_";
-  PTERON_TRY(check_args(kOp, args, "TTBT"));
   Tensor& self = *args[0]->tensor;
   PTERON_CHECK(args[3]->tensor->const_data() == self.const_data(), Error::InvalidArgument,
                "%s: the returned tensor is not self", kOp);
@@ -53,7 +51,7 @@ Error copy_in_place(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::copy.out", copy_out);
-PTERON_KERNEL("aten::copy_", copy_in_place);
+PTERON_KERNEL("aten::copy.out", copy_out, "TTBT");
+PTERON_KERNEL("aten::copy_", copy_in_place, "TTBT");
 
 }  // namespace pteron

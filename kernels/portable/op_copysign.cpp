@@ -14,14 +14,12 @@ namespace {
 
 Error copysign_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::copysign.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_float_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                                   [](auto x, auto y) { return std::copysign(x, y); });
 }
 
 Error copysign_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::copysign.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TST"));
   const double sign = ScalarArg(*args[1]).d;
   return unary_float_op(kOp, *args[0]->tensor, *args[2]->tensor, [sign](auto x) {
     return static_cast<decltype(x)>(std::copysign(x, static_cast<decltype(x)>(sign)));
@@ -30,7 +28,7 @@ Error copysign_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::copysign.out", copysign_out);
-PTERON_KERNEL("aten::copysign.Scalar_out", copysign_scalar_out);
+PTERON_KERNEL("aten::copysign.out", copysign_out, "TTT");
+PTERON_KERNEL("aten::copysign.Scalar_out", copysign_scalar_out, "TST");
 
 }  // namespace pteron

@@ -11,13 +11,12 @@ namespace {
 
 Error cosh_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::cosh.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::cosh(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::cosh.out", cosh_out);
+PTERON_KERNEL("aten::cosh.out", cosh_out, "TT");
 
 }  // namespace pteron

@@ -5,10 +5,12 @@
 namespace pteron {
 namespace {
 
-Error cummax_out(KernelContext&, Span<EValue*> args) { return cum_extreme_out<true>("aten::cummax.out", args); }
+Error cummax_out(KernelContext&, Span<EValue*> args) {
+  return cum_extreme_out<true>("aten::cummax.out", args);
+}
 
 }  // namespace
 
-PTERON_KERNEL("aten::cummax.out", cummax_out);
+PTERON_KERNEL("aten::cummax.out", cummax_out, "TITT");
 
 }  // namespace pteron

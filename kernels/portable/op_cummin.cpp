@@ -5,10 +5,12 @@
 namespace pteron {
 namespace {
 
-Error cummin_out(KernelContext&, Span<EValue*> args) { return cum_extreme_out<false>("aten::cummin.out", args); }
+Error cummin_out(KernelContext&, Span<EValue*> args) {
+  return cum_extreme_out<false>("aten::cummin.out", args);
+}
 
 }  // namespace
 
-PTERON_KERNEL("aten::cummin.out", cummin_out);
+PTERON_KERNEL("aten::cummin.out", cummin_out, "TITT");
 
 }  // namespace pteron

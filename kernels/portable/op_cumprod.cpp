@@ -27,6 +27,6 @@ Error cumprod_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::cumprod.out", cumprod_out);
+PTERON_KERNEL("aten::cumprod.out", cumprod_out, "TIiT");
 
 }  // namespace pteron

@@ -12,6 +12,6 @@ Error cumsum_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::cumsum.out", cumsum_out);
+PTERON_KERNEL("aten::cumsum.out", cumsum_out, "TIiT");
 
 }  // namespace pteron

@@ -28,7 +28,6 @@ void dequantize_channels(const Tensor& in, const Tensor& scales, const Tensor* z
 
 Error dequantize_per_channel_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "quantized_decomposed::dequantize_per_channel.out";
-  PTERON_TRY(check_args(kOp, args, "TTtIIIIiT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& scales = *args[1]->tensor;
   const Tensor* zps = args[2]->is_none() ? nullptr : args[2]->tensor;
@@ -68,6 +67,7 @@ Error dequantize_per_channel_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("quantized_decomposed::dequantize_per_channel.out", dequantize_per_channel_out);
+PTERON_KERNEL("quantized_decomposed::dequantize_per_channel.out", dequantize_per_channel_out,
+              "TTtIIIIiT");
 
 }  // namespace pteron

@@ -35,14 +35,12 @@ Error dequantize(const char* op, const Tensor& in, double scale, double zero_poi
 
 Error dequantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "quantized_decomposed::dequantize_per_tensor.out";
-  PTERON_TRY(check_args(kOp, args, "TDIIIIiT"));
   return dequantize(kOp, *args[0]->tensor, args[1]->scalar_as_double(),
                     static_cast<double>(args[2]->i), args[5]->i, *args[6], *args[7]->tensor);
 }
 
 Error dequantize_per_tensor_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "quantized_decomposed::dequantize_per_tensor.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TTTIIIiT"));
   double scale = 0, zero_point = 0;
   PTERON_TRY(read_single(kOp, "scale", *args[1]->tensor, &scale));
   PTERON_TRY(read_single(kOp, "zero_point", *args[2]->tensor, &zero_point));
@@ -52,8 +50,9 @@ Error dequantize_per_tensor_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("quantized_decomposed::dequantize_per_tensor.out", dequantize_per_tensor_out);
+PTERON_KERNEL("quantized_decomposed::dequantize_per_tensor.out", dequantize_per_tensor_out,
+              "TDIIIIiT");
 PTERON_KERNEL("quantized_decomposed::dequantize_per_tensor.Tensor_out",
-              dequantize_per_tensor_tensor_out);
+              dequantize_per_tensor_tensor_out, "TTTIIIiT");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error diagonal_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::diagonal_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TIIIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -27,9 +26,12 @@ Error diagonal_copy_out(KernelContext&, Span<EValue*> args) {
   // offset may be any int64, whose negation could overflow).
   int64_t len = 0;
   if (offset < n2 && offset > -n1) {
-    len = offset >= 0 ? (n2 - offset < n1 ? n2 - offset : n1) : (n1 + offset < n2 ? n1 + offset : n2);
+    len =
+        offset >= 0 ? (n2 - offset < n1 ? n2 - offset : n1) : (n1 + offset < n2 ? n1 + offset : n2);
   }
-  const int64_t start = len == 0 ? 0 : offset >= 0 ? offset * self.stride(d2) : -offset * self.stride(d1);
+  const int64_t start = len == 0      ? 0
+                        : offset >= 0 ? offset * self.stride(d2)
+                                      : -offset * self.stride(d1);
   int32_t sizes[kMaxTensorDim];
   int64_t strides[kMaxTensorDim];
   int32_t rank = 0;
@@ -47,6 +49,6 @@ Error diagonal_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::diagonal_copy.out", diagonal_copy_out);
+PTERON_KERNEL("aten::diagonal_copy.out", diagonal_copy_out, "TIIIT");
 
 }  // namespace pteron

@@ -89,13 +89,11 @@ Error divide_by_scalar(const char* op, const Tensor& a, const ScalarArg& s, Tens
 
 Error div_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::div.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   return divide_tensors<Rounding::kTrue>(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor);
 }
 
 Error div_out_mode(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::div.out_mode";
-  PTERON_TRY(check_args(kOp, args, "TT*T"));
   Rounding mode = Rounding::kTrue;
   PTERON_TRY(parse_rounding(kOp, *args[2], 2, &mode));
   const Tensor& a = *args[0]->tensor;
@@ -114,14 +112,12 @@ Error div_out_mode(KernelContext&, Span<EValue*> args) {
 
 Error div_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::div.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TST"));
   return divide_by_scalar<Rounding::kTrue>(kOp, *args[0]->tensor, ScalarArg(*args[1]),
                                            *args[2]->tensor);
 }
 
 Error div_scalar_mode_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::div.Scalar_mode_out";
-  PTERON_TRY(check_args(kOp, args, "TS*T"));
   Rounding mode = Rounding::kTrue;
   PTERON_TRY(parse_rounding(kOp, *args[2], 2, &mode));
   const Tensor& a = *args[0]->tensor;
@@ -140,9 +136,9 @@ Error div_scalar_mode_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::div.out", div_out);
-PTERON_KERNEL("aten::div.out_mode", div_out_mode);
-PTERON_KERNEL("aten::div.Scalar_out", div_scalar_out);
-PTERON_KERNEL("aten::div.Scalar_mode_out", div_scalar_mode_out);
+PTERON_KERNEL("aten::div.out", div_out, "TTT");
+PTERON_KERNEL("aten::div.out_mode", div_out_mode, "TT*T");
+PTERON_KERNEL("aten::div.Scalar_out", div_scalar_out, "TST");
+PTERON_KERNEL("aten::div.Scalar_mode_out", div_scalar_mode_out, "TS*T");
 
 }  // namespace pteron

@@ -13,7 +13,6 @@ namespace {
 
 Error elu_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::elu.out";
-  PTERON_TRY(check_args(kOp, args, "TSSST"));
   const double neg_coef = args[1]->scalar_as_double() * args[2]->scalar_as_double();
   const double pos_coef = args[2]->scalar_as_double();
   const double input_coef = args[3]->scalar_as_double();
@@ -26,6 +25,6 @@ Error elu_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::elu.out", elu_out);
+PTERON_KERNEL("aten::elu.out", elu_out, "TSSST");
 
 }  // namespace pteron

@@ -1,4 +1,5 @@
-// aten::embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)
+// aten::embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool
+// scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)
 #include <cstring>
 
 #include "kernels/portable/util/broadcast.h"
@@ -13,7 +14,6 @@ namespace {
 // for the backward pass and are ignored.
 Error embedding_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::embedding.out";
-  PTERON_TRY(check_args(kOp, args, "TTIBBT"));
   const Tensor& weight = *args[0]->tensor;
   const Tensor& indices = *args[1]->tensor;
   Tensor& out = *args[5]->tensor;
@@ -60,6 +60,6 @@ Error embedding_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::embedding.out", embedding_out);
+PTERON_KERNEL("aten::embedding.out", embedding_out, "TTIBBT");
 
 }  // namespace pteron

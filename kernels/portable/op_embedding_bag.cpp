@@ -42,7 +42,6 @@ Error check_offsets(const char* op, const Tensor& offsets, int64_t num_indices) 
 }
 
 Error embedding_bag_out(const char* op, KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TTTBIBtBITTTT"));
   const Tensor& weight = *args[0]->tensor;
   const Tensor& indices = *args[1]->tensor;
   const Tensor& offsets = *args[2]->tensor;
@@ -177,7 +176,7 @@ Error embedding_bag_forward_only(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_embedding_bag.out", embedding_bag);
-PTERON_KERNEL("aten::_embedding_bag_forward_only.out", embedding_bag_forward_only);
+PTERON_KERNEL("aten::_embedding_bag.out", embedding_bag, "TTTBIBtBITTTT");
+PTERON_KERNEL("aten::_embedding_bag_forward_only.out", embedding_bag_forward_only, "TTTBIBtBITTTT");
 
 }  // namespace pteron

@@ -1,7 +1,8 @@
 // aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)
-// out of shape size, contents unspecified. The layout is out's own (the memory planner's), so stride is only checked to be one non-negative entry per dim.
-#include "kernels/portable/util/creation.h"
+// out of shape size, contents unspecified. The layout is out's own (the memory planner's), so
+// stride is only checked to be one non-negative entry per dim.
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/creation.h"
 #include "kernels/portable/util/fill.h"
 #include "runtime/kernel/kernel.h"
 
@@ -10,7 +11,6 @@ namespace {
 
 Error empty_strided_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::empty_strided.out";
-  PTERON_TRY(check_args(kOp, args, "LLT"));
   const Span<const int64_t> stride = args[1]->int_list;
   PTERON_CHECK(stride.size() == args[0]->int_list.size(), Error::InvalidArgument,
                "%s: %zu strides for %zu sizes", kOp, stride.size(), args[0]->int_list.size());
@@ -24,6 +24,6 @@ Error empty_strided_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::empty_strided.out", empty_strided_out);
+PTERON_KERNEL("aten::empty_strided.out", empty_strided_out, "LLT");
 
 }  // namespace pteron

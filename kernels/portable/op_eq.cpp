@@ -18,7 +18,7 @@ Error eq_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::eq.Tensor_out", eq_tensor_out);
-PTERON_KERNEL("aten::eq.Scalar_out", eq_scalar_out);
+PTERON_KERNEL("aten::eq.Tensor_out", eq_tensor_out, "TTT");
+PTERON_KERNEL("aten::eq.Scalar_out", eq_scalar_out, "TST");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error erf_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::erf.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) { return fast_erf(x); });
@@ -17,6 +16,6 @@ Error erf_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::erf.out", erf_out);
+PTERON_KERNEL("aten::erf.out", erf_out, "TT");
 
 }  // namespace pteron

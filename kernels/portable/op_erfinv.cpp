@@ -55,7 +55,6 @@ double erfinv_value(double y) {
 
 Error erfinv_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::erfinv.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor, [](auto x) {
     return static_cast<decltype(x)>(erfinv_value(static_cast<double>(x)));
   });
@@ -63,6 +62,6 @@ Error erfinv_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::erfinv.out", erfinv_out);
+PTERON_KERNEL("aten::erfinv.out", erfinv_out, "TT");
 
 }  // namespace pteron

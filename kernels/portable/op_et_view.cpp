@@ -14,7 +14,6 @@ namespace {
 
 Error et_view(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "executorch_prim::et_view.default";
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> size = args[1]->int_list;
   Tensor& out = *args[2]->tensor;
@@ -31,6 +30,6 @@ Error et_view(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("executorch_prim::et_view.default", et_view);
+PTERON_KERNEL("executorch_prim::et_view.default", et_view, "TLT");
 
 }  // namespace pteron

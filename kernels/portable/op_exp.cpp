@@ -9,7 +9,6 @@ namespace {
 
 Error exp_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::exp.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) { return fast_exp(x); });
@@ -17,6 +16,6 @@ Error exp_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::exp.out", exp_out);
+PTERON_KERNEL("aten::exp.out", exp_out, "TT");
 
 }  // namespace pteron

@@ -1,4 +1,5 @@
-// aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)
+// aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) ->
+// Tensor(a!)
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/strided_copy.h"
 #include "runtime/kernel/kernel.h"
@@ -8,7 +9,6 @@ namespace {
 
 Error expand_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::expand_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TLBT"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> size = args[1]->int_list;
   Tensor& out = *args[3]->tensor;
@@ -50,6 +50,6 @@ Error expand_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::expand_copy.out", expand_copy_out);
+PTERON_KERNEL("aten::expand_copy.out", expand_copy_out, "TLBT");
 
 }  // namespace pteron

@@ -11,13 +11,12 @@ namespace {
 
 Error expm1_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::expm1.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::expm1(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::expm1.out", expm1_out);
+PTERON_KERNEL("aten::expm1.out", expm1_out, "TT");
 
 }  // namespace pteron

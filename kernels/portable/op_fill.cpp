@@ -20,7 +20,6 @@ Error check_out(const char* op, const Tensor& self, Tensor& out) {
 
 Error fill_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::fill.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TST"));
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_out(kOp, *args[0]->tensor, out));
   PTERON_TRY(check_scalar_fits_dtype(kOp, ScalarArg(*args[1]), out.dtype()));
@@ -30,7 +29,6 @@ Error fill_scalar_out(KernelContext&, Span<EValue*> args) {
 
 Error fill_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::fill.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   const Tensor& value = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
   if (value.dim() != 0) {
@@ -49,7 +47,7 @@ Error fill_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::fill.Scalar_out", fill_scalar_out);
-PTERON_KERNEL("aten::fill.Tensor_out", fill_tensor_out);
+PTERON_KERNEL("aten::fill.Scalar_out", fill_scalar_out, "TST");
+PTERON_KERNEL("aten::fill.Tensor_out", fill_tensor_out, "TTT");
 
 }  // namespace pteron

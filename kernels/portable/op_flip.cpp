@@ -10,7 +10,6 @@ namespace {
 
 Error flip_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::flip.out";
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -38,6 +37,6 @@ Error flip_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::flip.out", flip_out);
+PTERON_KERNEL("aten::flip.out", flip_out, "TLT");
 
 }  // namespace pteron

@@ -14,6 +14,6 @@ Error floor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::floor.out", floor_out);
+PTERON_KERNEL("aten::floor.out", floor_out, "TT");
 
 }  // namespace pteron

@@ -44,7 +44,6 @@ Error check_not_bool(const char* op, ScalarType t) {
 
 Error floor_divide_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::floor_divide.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -58,7 +57,6 @@ Error floor_divide_out(KernelContext&, Span<EValue*> args) {
 
 Error floor_divide_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::floor_divide.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TST"));
   const Tensor& a = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_not_bool(kOp, a.dtype()));
@@ -74,7 +72,7 @@ Error floor_divide_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::floor_divide.out", floor_divide_out);
-PTERON_KERNEL("aten::floor_divide.Scalar_out", floor_divide_scalar_out);
+PTERON_KERNEL("aten::floor_divide.out", floor_divide_out, "TTT");
+PTERON_KERNEL("aten::floor_divide.Scalar_out", floor_divide_scalar_out, "TST");
 
 }  // namespace pteron

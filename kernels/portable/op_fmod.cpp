@@ -20,7 +20,7 @@ Error fmod_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::fmod.Tensor_out", fmod_tensor_out);
-PTERON_KERNEL("aten::fmod.Scalar_out", fmod_scalar_out);
+PTERON_KERNEL("aten::fmod.Tensor_out", fmod_tensor_out, "TTT");
+PTERON_KERNEL("aten::fmod.Scalar_out", fmod_scalar_out, "TST");
 
 }  // namespace pteron

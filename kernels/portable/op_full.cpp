@@ -10,7 +10,6 @@ namespace {
 
 Error full_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::full.out";
-  PTERON_TRY(check_args(kOp, args, "LST"));
   Span<const int64_t> size = args[0]->int_list;
   Tensor& out = *args[2]->tensor;
   if (size.size() > static_cast<size_t>(kMaxTensorDim)) {
@@ -36,6 +35,6 @@ Error full_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::full.out", full_out);
+PTERON_KERNEL("aten::full.out", full_out, "LST");
 
 }  // namespace pteron

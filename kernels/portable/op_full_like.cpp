@@ -11,7 +11,6 @@ namespace {
 
 Error full_like_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::full_like.out";
-  PTERON_TRY(check_args(kOp, args, "TSiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_out_shape(kOp, out, self.sizes().data(), self.dim()));
@@ -26,6 +25,6 @@ Error full_like_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::full_like.out", full_like_out);
+PTERON_KERNEL("aten::full_like.out", full_like_out, "TSiT");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ namespace {
 // out[p] = self[p with p[dim] replaced by index[p]]; out has index's shape.
 Error gather_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::gather.out";
-  PTERON_TRY(check_args(kOp, args, "TITBT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   Tensor& out = *args[4]->tensor;
@@ -61,6 +60,6 @@ Error gather_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::gather.out", gather_out);
+PTERON_KERNEL("aten::gather.out", gather_out, "TITBT");
 
 }  // namespace pteron

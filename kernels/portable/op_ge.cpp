@@ -18,7 +18,7 @@ Error ge_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::ge.Tensor_out", ge_tensor_out);
-PTERON_KERNEL("aten::ge.Scalar_out", ge_scalar_out);
+PTERON_KERNEL("aten::ge.Tensor_out", ge_tensor_out, "TTT");
+PTERON_KERNEL("aten::ge.Scalar_out", ge_scalar_out, "TST");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ namespace {
 
 Error gelu_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::gelu.out";
-  PTERON_TRY(check_args(kOp, args, "T*T"));
   PTERON_TRY(check_string_arg(kOp, *args[1], 1, /*optional=*/false));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -34,6 +33,6 @@ Error gelu_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::gelu.out", gelu_out);
+PTERON_KERNEL("aten::gelu.out", gelu_out, "T*T");
 
 }  // namespace pteron

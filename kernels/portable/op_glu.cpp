@@ -13,7 +13,6 @@ namespace {
 
 Error glu_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::glu.out";
-  PTERON_TRY(check_args(kOp, args, "TIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(self.dim() > 0, Error::InvalidArgument, "%s: glu does not take a 0-d tensor", kOp);
@@ -27,7 +26,8 @@ Error glu_out(KernelContext&, Span<EValue*> args) {
                "%s: halving dim %d must have an even size, got %lld", kOp, static_cast<int>(dim),
                static_cast<long long>(n));
   int32_t sizes[kMaxTensorDim];
-  for (int32_t d = 0; d < self.dim(); ++d) sizes[d] = d == dim ? static_cast<int32_t>(n / 2) : self.size(d);
+  for (int32_t d = 0; d < self.dim(); ++d)
+    sizes[d] = d == dim ? static_cast<int32_t>(n / 2) : self.size(d);
   PTERON_TRY(expect_out_shape(kOp, out, sizes, self.dim()));
   if (out.numel() == 0) return Error::Ok;
   // Three operands over out's shape: out, the first half, the second half (self's strides,
@@ -56,6 +56,6 @@ Error glu_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::glu.out", glu_out);
+PTERON_KERNEL("aten::glu.out", glu_out, "TIT");
 
 }  // namespace pteron

@@ -121,7 +121,6 @@ void grid_sample(const Tensor& input, const Tensor& grid, Tensor& out, int mode,
 }
 
 Error grid_sampler_2d_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTIIBT"));
   const Tensor& input = *args[0]->tensor;
   const Tensor& grid = *args[1]->tensor;
   const int64_t mode = args[2]->i, padding = args[3]->i;
@@ -160,6 +159,6 @@ Error grid_sampler_2d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::grid_sampler_2d.out", grid_sampler_2d_out);
+PTERON_KERNEL("aten::grid_sampler_2d.out", grid_sampler_2d_out, "TTIIBT");
 
 }  // namespace pteron

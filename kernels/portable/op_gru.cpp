@@ -15,6 +15,6 @@ Error gru_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::gru.out", gru_out);
+PTERON_KERNEL("pteron::gru.out", gru_out, kGruRnnSignature);
 
 }  // namespace pteron

@@ -18,7 +18,7 @@ Error gt_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::gt.Tensor_out", gt_tensor_out);
-PTERON_KERNEL("aten::gt.Scalar_out", gt_scalar_out);
+PTERON_KERNEL("aten::gt.Tensor_out", gt_tensor_out, "TTT");
+PTERON_KERNEL("aten::gt.Scalar_out", gt_scalar_out, "TST");
 
 }  // namespace pteron

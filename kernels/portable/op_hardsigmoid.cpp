@@ -8,7 +8,6 @@ namespace {
 
 Error hardsigmoid_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::hardsigmoid.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kFloatTypes, kFloatTypes>(kOp, in, out, [](auto x) {
@@ -20,6 +19,6 @@ Error hardsigmoid_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::hardsigmoid.out", hardsigmoid_out);
+PTERON_KERNEL("aten::hardsigmoid.out", hardsigmoid_out, "TT");
 
 }  // namespace pteron

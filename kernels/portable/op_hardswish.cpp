@@ -8,7 +8,6 @@ namespace {
 
 Error hardswish_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::hardswish.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kFloatTypes, kFloatTypes>(kOp, in, out, [](auto x) {
@@ -20,6 +19,6 @@ Error hardswish_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::hardswish.out", hardswish_out);
+PTERON_KERNEL("aten::hardswish.out", hardswish_out, "TT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error hardtanh_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::hardtanh.out";
-  PTERON_TRY(check_args(kOp, args, "TSST"));
   const ScalarArg lo(*args[1]), hi(*args[2]);
   return unary_elementwise<kRealTypes, kRealTypes>(kOp, *args[0]->tensor, *args[3]->tensor,
                                                    [lo, hi](auto x) {
@@ -21,6 +20,6 @@ Error hardtanh_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::hardtanh.out", hardtanh_out);
+PTERON_KERNEL("aten::hardtanh.out", hardtanh_out, "TSST");
 
 }  // namespace pteron

@@ -27,7 +27,6 @@ typename ComputeType<T>::type in_dtype(typename ComputeType<T>::type v) {
 
 Error histc_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::histc.out";
-  PTERON_TRY(check_args(kOp, args, "TISST"));
   const Tensor& self = *args[0]->tensor;
   const int64_t bins = args[1]->i;
   Tensor& out = *args[4]->tensor;
@@ -95,6 +94,6 @@ Error histc_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::histc.out", histc_out);
+PTERON_KERNEL("aten::histc.out", histc_out, "TISST");
 
 }  // namespace pteron

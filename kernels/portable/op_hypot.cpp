@@ -11,7 +11,6 @@ namespace {
 
 Error hypot_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::hypot.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   if (!is_floating(a.dtype()) || !is_floating(b.dtype())) {
@@ -24,6 +23,6 @@ Error hypot_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::hypot.out", hypot_out);
+PTERON_KERNEL("aten::hypot.out", hypot_out, "TTT");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ constexpr const char* kOp = "aten::index.Tensor_out";
 
 // out = self[indices] (advanced indexing, util/advanced_index.h).
 Error index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TOT"));
   const Tensor& self = *args[0]->tensor;
   const Span<Tensor* const> indices = args[1]->tensor_list;
   Tensor& out = *args[2]->tensor;
@@ -46,6 +45,6 @@ Error index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::index.Tensor_out", index_tensor_out);
+PTERON_KERNEL("aten::index.Tensor_out", index_tensor_out, "TOT");
 
 }  // namespace pteron

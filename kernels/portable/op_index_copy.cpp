@@ -13,7 +13,6 @@ namespace {
 // the positions `index`). index is int64, 1-d or 0-d; source is self with index.numel() rows.
 Error index_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::index_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TITTT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const Tensor& source = *args[3]->tensor;
@@ -61,6 +60,6 @@ Error index_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::index_copy.out", index_copy_out);
+PTERON_KERNEL("aten::index_copy.out", index_copy_out, "TITTT");
 
 }  // namespace pteron

@@ -10,13 +10,12 @@ namespace {
 // broadcast to the indexed shape. A KV-cache write: out is usually self's own memory.
 Error index_put_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::index_put.out";
-  PTERON_TRY(check_args(kOp, args, "TOTBT"));
   return index_put_into(ctx, kOp, *args[0]->tensor, args[1]->tensor_list, *args[2]->tensor,
                         args[3]->b, *args[4]->tensor);
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::index_put.out", index_put_out);
+PTERON_KERNEL("aten::index_put.out", index_put_out, "TOTBT");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error index_put_in_place(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::index_put_";
-  PTERON_TRY(check_args(kOp, args, "TOTBT"));
   Tensor& self = *args[0]->tensor;
   PTERON_CHECK(args[4]->tensor->const_data() == self.const_data(), Error::InvalidArgument,
                "%s: the returned tensor is not self", kOp);
@@ -19,6 +18,6 @@ Error index_put_in_place(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::index_put_", index_put_in_place);
+PTERON_KERNEL("aten::index_put_", index_put_in_place, "TOTBT");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ namespace {
 // single memcpy per row when dim is outermost in both layouts (the embedding-like case).
 Error index_select_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::index_select.out";
-  PTERON_TRY(check_args(kOp, args, "TITT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   Tensor& out = *args[3]->tensor;
@@ -49,14 +48,14 @@ Error index_select_out(KernelContext&, Span<EValue*> args) {
   const int64_t index_stride = index.dim() == 1 ? index.stride(0) : 0;
   for (int64_t i = 0; i < count; ++i) {
     const int64_t src = load_index(index, i * index_stride);
-    strided_copy(byte_ptr(out, i * out.stride(dim)), ds,
-                 byte_ptr(self, src * self.stride(dim)), ss, block, n, self.element_size());
+    strided_copy(byte_ptr(out, i * out.stride(dim)), ds, byte_ptr(self, src * self.stride(dim)), ss,
+                 block, n, self.element_size());
   }
   return Error::Ok;
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::index_select.out", index_select_out);
+PTERON_KERNEL("aten::index_select.out", index_select_out, "TITT");
 
 }  // namespace pteron

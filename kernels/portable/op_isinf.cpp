@@ -10,7 +10,6 @@ namespace {
 
 Error isinf_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::isinf.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_predicate<kAllTypes>(kOp, in, out, [](auto x) {
@@ -24,6 +23,6 @@ Error isinf_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::isinf.out", isinf_out);
+PTERON_KERNEL("aten::isinf.out", isinf_out, "TT");
 
 }  // namespace pteron

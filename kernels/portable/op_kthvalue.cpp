@@ -9,7 +9,6 @@ namespace {
 
 Error kthvalue_values(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::kthvalue.values";
-  PTERON_TRY(check_args(kOp, args, "TIIBTT"));
   const Tensor& self = *args[0]->tensor;
   int32_t dim = 0;
   PTERON_TRY(normalize_dim(kOp, args[2]->i, self.dim() == 0 ? 1 : self.dim(), &dim));
@@ -23,6 +22,6 @@ Error kthvalue_values(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::kthvalue.values", kthvalue_values);
+PTERON_KERNEL("aten::kthvalue.values", kthvalue_values, "TIIBTT");
 
 }  // namespace pteron

@@ -18,7 +18,7 @@ Error le_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::le.Tensor_out", le_tensor_out);
-PTERON_KERNEL("aten::le.Scalar_out", le_scalar_out);
+PTERON_KERNEL("aten::le.Tensor_out", le_tensor_out, "TTT");
+PTERON_KERNEL("aten::le.Scalar_out", le_scalar_out, "TST");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error leaky_relu_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::leaky_relu.out";
-  PTERON_TRY(check_args(kOp, args, "TST"));
   const ScalarArg slope(*args[1]);
   return unary_elementwise<kFloatTypes, kFloatTypes>(kOp, *args[0]->tensor, *args[2]->tensor,
                                                      [slope](auto x) {
@@ -20,6 +19,6 @@ Error leaky_relu_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::leaky_relu.out", leaky_relu_out);
+PTERON_KERNEL("aten::leaky_relu.out", leaky_relu_out, "TST");
 
 }  // namespace pteron

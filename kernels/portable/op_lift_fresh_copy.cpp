@@ -9,7 +9,6 @@ namespace {
 
 Error lift_fresh_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::lift_fresh_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return copy_same_dtype(kOp, self, out);
@@ -17,6 +16,6 @@ Error lift_fresh_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::lift_fresh_copy.out", lift_fresh_copy_out);
+PTERON_KERNEL("aten::lift_fresh_copy.out", lift_fresh_copy_out, "TT");
 
 }  // namespace pteron

@@ -14,7 +14,6 @@ namespace {
 
 Error linalg_vector_norm_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::linalg_vector_norm.out";
-  PTERON_TRY(check_args(kOp, args, "TSlBiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[5]->tensor;
   PTERON_CHECK(is_floating(self.dtype()) && is_floating(out.dtype()), Error::NotSupported,
@@ -43,7 +42,9 @@ Error linalg_vector_norm_out(KernelContext&, Span<EValue*> args) {
       const A p = static_cast<A>(ord);
       A acc[kReduceChunk];
       for_each_output_chunk(plan, kReduceChunk, [&](int64_t i0, int64_t o0, int64_t, int64_t c) {
-        const auto abs_of = [](auto v, int64_t) { return static_cast<A>(std::fabs(static_cast<A>(v))); };
+        const auto abs_of = [](auto v, int64_t) {
+          return static_cast<A>(std::fabs(static_cast<A>(v)));
+        };
         if (std::isinf(ord)) {
           const bool largest = ord > 0;
           const A identity = largest ? A(0) : std::numeric_limits<A>::infinity();
@@ -59,7 +60,8 @@ Error linalg_vector_norm_out(KernelContext&, Span<EValue*> args) {
               plan, x, i0, c, A(0), [](auto v, int64_t) { return static_cast<A>(v != 0 ? 1 : 0); },
               [](A a, A b) { return a + b; }, acc);
         } else if (ord == 1) {
-          fold_columns<A>(plan, x, i0, c, A(0), abs_of, [](A a, A b) { return a + b; }, acc);
+          fold_columns<A>(
+              plan, x, i0, c, A(0), abs_of, [](A a, A b) { return a + b; }, acc);
         } else if (ord == 2) {
           fold_columns<A>(
               plan, x, i0, c, A(0),
@@ -72,7 +74,9 @@ Error linalg_vector_norm_out(KernelContext&, Span<EValue*> args) {
         } else {
           fold_columns<A>(
               plan, x, i0, c, A(0),
-              [p](auto v, int64_t) { return static_cast<A>(std::pow(std::fabs(static_cast<A>(v)), p)); },
+              [p](auto v, int64_t) {
+                return static_cast<A>(std::pow(std::fabs(static_cast<A>(v)), p));
+              },
               [](A a, A b) { return a + b; }, acc);
           for (int64_t j = 0; j < c; ++j) acc[j] = static_cast<A>(std::pow(acc[j], A(1) / p));
         }
@@ -85,6 +89,6 @@ Error linalg_vector_norm_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::linalg_vector_norm.out", linalg_vector_norm_out);
+PTERON_KERNEL("aten::linalg_vector_norm.out", linalg_vector_norm_out, "TSlBiT");
 
 }  // namespace pteron

@@ -8,7 +8,6 @@ namespace {
 
 Error linear_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::linear.out";
-  PTERON_TRY(check_args(kOp, args, "TTtT"));
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
@@ -55,6 +54,6 @@ Error linear_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::linear.out", linear_out);
+PTERON_KERNEL("aten::linear.out", linear_out, "TTtT");
 
 }  // namespace pteron

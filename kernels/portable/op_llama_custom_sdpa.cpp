@@ -68,7 +68,6 @@ float mask_at(const Tensor& mask, int64_t i, int64_t j) {
 }
 
 Error custom_sdpa_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTTItDBdT"));
   const Tensor& q = *args[0]->tensor;
   const Tensor& k = *args[1]->tensor;
   const Tensor& v = *args[2]->tensor;
@@ -144,6 +143,6 @@ Error custom_sdpa_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("llama::custom_sdpa.out", custom_sdpa_out);
+PTERON_KERNEL("llama::custom_sdpa.out", custom_sdpa_out, "TTTItDBdT");
 
 }  // namespace pteron

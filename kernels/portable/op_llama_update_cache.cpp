@@ -14,7 +14,6 @@ namespace {
 
 Error update_cache_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "llama::update_cache.out";
-  PTERON_TRY(check_args(kOp, args, "TTIT"));
   const Tensor& value = *args[0]->tensor;
   Tensor& cache = *args[1]->tensor;
   const int64_t start = args[2]->i;
@@ -61,6 +60,6 @@ Error update_cache_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("llama::update_cache.out", update_cache_out);
+PTERON_KERNEL("llama::update_cache.out", update_cache_out, "TTIT");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error log_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::log.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) { return std::log(x); });
@@ -18,6 +17,6 @@ Error log_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::log.out", log_out);
+PTERON_KERNEL("aten::log.out", log_out, "TT");
 
 }  // namespace pteron

@@ -11,13 +11,12 @@ namespace {
 
 Error log1p_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::log1p.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::log1p(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::log1p.out", log1p_out);
+PTERON_KERNEL("aten::log1p.out", log1p_out, "TT");
 
 }  // namespace pteron

@@ -11,13 +11,12 @@ namespace {
 
 Error log2_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::log2.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::log2(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::log2.out", log2_out);
+PTERON_KERNEL("aten::log2.out", log2_out, "TT");
 
 }  // namespace pteron

@@ -8,12 +8,11 @@ namespace {
 
 Error log_softmax_out_kernel(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_log_softmax.out";
-  PTERON_TRY(check_args(kOp, args, "TIBT"));
   return softmax_out(kOp, *args[0]->tensor, args[1]->i, args[2]->b, *args[3]->tensor, true);
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::_log_softmax.out", log_softmax_out_kernel);
+PTERON_KERNEL("aten::_log_softmax.out", log_softmax_out_kernel, "TIBT");
 
 }  // namespace pteron

@@ -20,7 +20,6 @@ double log_add_exp(double a, double b) {
 
 Error logcumsumexp_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::logcumsumexp.out";
-  PTERON_TRY(check_args(kOp, args, "TIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(is_floating(self.dtype()) && out.dtype() == self.dtype(), Error::NotSupported,
@@ -51,6 +50,6 @@ Error logcumsumexp_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::logcumsumexp.out", logcumsumexp_out);
+PTERON_KERNEL("aten::logcumsumexp.out", logcumsumexp_out, "TIT");
 
 }  // namespace pteron

@@ -8,13 +8,12 @@ namespace {
 
 Error logical_not_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::logical_not.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_predicate<kAllTypes>(kOp, *args[0]->tensor, *args[1]->tensor,
                                     [](auto x) { return x == decltype(x)(0); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::logical_not.out", logical_not_out);
+PTERON_KERNEL("aten::logical_not.out", logical_not_out, "TT");
 
 }  // namespace pteron

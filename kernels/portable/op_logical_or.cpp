@@ -8,7 +8,6 @@ namespace {
 
 Error logical_or_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::logical_or.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_predicate<kAllTypes>(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                                      [](auto x, auto y) {
                                        using C = decltype(x);
@@ -18,6 +17,6 @@ Error logical_or_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::logical_or.out", logical_or_out);
+PTERON_KERNEL("aten::logical_or.out", logical_or_out, "TTT");
 
 }  // namespace pteron

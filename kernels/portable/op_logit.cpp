@@ -11,7 +11,6 @@ namespace {
 
 Error logit_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::logit.out";
-  PTERON_TRY(check_args(kOp, args, "TdT"));
   const bool clamp = !args[1]->is_none();
   const double eps = clamp ? args[1]->d : 0.0;
   return unary_float_op(kOp, *args[0]->tensor, *args[2]->tensor, [clamp, eps](auto x) {
@@ -27,6 +26,6 @@ Error logit_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::logit.out", logit_out);
+PTERON_KERNEL("aten::logit.out", logit_out, "TdT");
 
 }  // namespace pteron

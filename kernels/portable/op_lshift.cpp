@@ -16,7 +16,7 @@ Error lshift_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::__lshift__.Tensor_out", lshift_tensor_out);
-PTERON_KERNEL("aten::__lshift__.Scalar_out", lshift_scalar_out);
+PTERON_KERNEL("aten::__lshift__.Tensor_out", lshift_tensor_out, "TTT");
+PTERON_KERNEL("aten::__lshift__.Scalar_out", lshift_scalar_out, "TST");
 
 }  // namespace pteron

@@ -15,6 +15,6 @@ Error lstm_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::lstm.out", lstm_out);
+PTERON_KERNEL("pteron::lstm.out", lstm_out, kLstmSignature);
 
 }  // namespace pteron

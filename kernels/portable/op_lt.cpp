@@ -18,7 +18,7 @@ Error lt_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::lt.Tensor_out", lt_tensor_out);
-PTERON_KERNEL("aten::lt.Scalar_out", lt_scalar_out);
+PTERON_KERNEL("aten::lt.Tensor_out", lt_tensor_out, "TTT");
+PTERON_KERNEL("aten::lt.Scalar_out", lt_scalar_out, "TST");
 
 }  // namespace pteron

@@ -56,13 +56,11 @@ Error masked_fill(const char* kOp, const Tensor& self, const Tensor& mask, const
 
 Error masked_fill_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::masked_fill.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TTST"));
   return masked_fill(kOp, *args[0]->tensor, *args[1]->tensor, *args[2], *args[3]->tensor);
 }
 
 Error masked_fill_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::masked_fill.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TTTT"));
   const Tensor& value = *args[2]->tensor;
   PTERON_CHECK(value.dim() == 0, Error::InvalidArgument,
                "%s: value must be a 0-d tensor, got %d dims", kOp, value.dim());
@@ -84,7 +82,7 @@ Error masked_fill_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::masked_fill.Scalar_out", masked_fill_scalar_out);
-PTERON_KERNEL("aten::masked_fill.Tensor_out", masked_fill_tensor_out);
+PTERON_KERNEL("aten::masked_fill.Scalar_out", masked_fill_scalar_out, "TTST");
+PTERON_KERNEL("aten::masked_fill.Tensor_out", masked_fill_tensor_out, "TTTT");
 
 }  // namespace pteron

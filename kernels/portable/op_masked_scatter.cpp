@@ -17,7 +17,6 @@ namespace {
 constexpr const char* kOp = "aten::masked_scatter.out";
 
 Error masked_scatter_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTTT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& mask = *args[1]->tensor;
   const Tensor& source = *args[2]->tensor;
@@ -62,6 +61,6 @@ Error masked_scatter_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::masked_scatter.out", masked_scatter_out);
+PTERON_KERNEL("aten::masked_scatter.out", masked_scatter_out, "TTTT");
 
 }  // namespace pteron

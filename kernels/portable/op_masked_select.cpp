@@ -17,7 +17,6 @@ namespace {
 constexpr const char* kOp = "aten::masked_select.out";
 
 Error masked_select_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& mask = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -57,6 +56,6 @@ Error masked_select_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::masked_select.out", masked_select_out);
+PTERON_KERNEL("aten::masked_select.out", masked_select_out, "TTT");
 
 }  // namespace pteron

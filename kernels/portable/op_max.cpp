@@ -13,6 +13,6 @@ Error max_unary_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::max.unary_out", max_unary_out);
+PTERON_KERNEL("aten::max.unary_out", max_unary_out, "TT");
 
 }  // namespace pteron

@@ -14,6 +14,6 @@ Error max_dim_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::max.dim_max", max_dim_out);
+PTERON_KERNEL("aten::max.dim_max", max_dim_out, "TIBTT");
 
 }  // namespace pteron

@@ -50,7 +50,6 @@ void max_pool(const PoolShape& s, const T* x, T* y, int64_t* idx) {
 }
 
 Error max_pool2d_with_indices_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLLBTT"));
   const Tensor& input = *args[0]->tensor;
   Tensor& out = *args[6]->tensor;
   Tensor& indices = *args[7]->tensor;
@@ -80,6 +79,6 @@ Error max_pool2d_with_indices_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::max_pool2d_with_indices.out", max_pool2d_with_indices_out);
+PTERON_KERNEL("aten::max_pool2d_with_indices.out", max_pool2d_with_indices_out, "TLLLLBTT");
 
 }  // namespace pteron

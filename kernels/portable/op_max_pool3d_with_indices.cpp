@@ -58,7 +58,6 @@ void max_pool3d(const Pool3dShape& s, const T* x, T* y, int64_t* idx) {
 }
 
 Error max_pool3d_with_indices_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLLLLBTT"));
   const Tensor& input = *args[0]->tensor;
   Tensor& out = *args[6]->tensor;
   Tensor& indices = *args[7]->tensor;
@@ -84,6 +83,6 @@ Error max_pool3d_with_indices_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::max_pool3d_with_indices.out", max_pool3d_with_indices_out);
+PTERON_KERNEL("aten::max_pool3d_with_indices.out", max_pool3d_with_indices_out, "TLLLLBTT");
 
 }  // namespace pteron

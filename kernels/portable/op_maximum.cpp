@@ -8,7 +8,6 @@ namespace {
 
 Error maximum_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::maximum.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kAllTypes,
                             [](auto x, auto y) {
                               // x != x: a NaN x wins; a NaN y fails x > y and wins.
@@ -18,6 +17,6 @@ Error maximum_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::maximum.out", maximum_out);
+PTERON_KERNEL("aten::maximum.out", maximum_out, "TTT");
 
 }  // namespace pteron

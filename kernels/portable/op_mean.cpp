@@ -161,20 +161,18 @@ Error mean_impl(const char* op, const Tensor& in, const EValue& dims, bool keepd
 
 Error mean_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::mean.out";
-  PTERON_TRY(check_args(kOp, args, "TlBiT"));
   return mean_impl(kOp, *args[0]->tensor, *args[1], args[2]->b, *args[3], *args[4]->tensor);
 }
 
 Error mean_dtype_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::mean.dtype_out";
-  PTERON_TRY(check_args(kOp, args, "TiT"));
   const EValue all_dims;  // None: reduce everything
   return mean_impl(kOp, *args[0]->tensor, all_dims, false, *args[1], *args[2]->tensor);
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::mean.out", mean_out);
-PTERON_KERNEL("aten::mean.dtype_out", mean_dtype_out);
+PTERON_KERNEL("aten::mean.out", mean_out, "TlBiT");
+PTERON_KERNEL("aten::mean.dtype_out", mean_dtype_out, "TiT");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error median_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::median.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   PTERON_CHECK(self.numel() > 0, Error::InvalidArgument, "%s: median of an empty tensor", kOp);
   // Every element as one line: a 1-D view of self's dense storage (memory order does not change
@@ -26,7 +25,6 @@ Error median_out(KernelContext& ctx, Span<EValue*> args) {
 
 Error median_dim_values(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::median.dim_values";
-  PTERON_TRY(check_args(kOp, args, "TIBTT"));
   const Tensor& self = *args[0]->tensor;
   int32_t dim = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim() == 0 ? 1 : self.dim(), &dim));
@@ -38,7 +36,7 @@ Error median_dim_values(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::median.out", median_out);
-PTERON_KERNEL("aten::median.dim_values", median_dim_values);
+PTERON_KERNEL("aten::median.out", median_out, "TT");
+PTERON_KERNEL("aten::median.dim_values", median_dim_values, "TIBTT");
 
 }  // namespace pteron

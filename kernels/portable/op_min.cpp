@@ -13,6 +13,6 @@ Error min_unary_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::min.unary_out", min_unary_out);
+PTERON_KERNEL("aten::min.unary_out", min_unary_out, "TT");
 
 }  // namespace pteron

@@ -14,6 +14,6 @@ Error min_dim_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::min.dim_min", min_dim_out);
+PTERON_KERNEL("aten::min.dim_min", min_dim_out, "TIBTT");
 
 }  // namespace pteron

@@ -8,7 +8,6 @@ namespace {
 
 Error minimum_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::minimum.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kAllTypes,
                             [](auto x, auto y) {
                               // x != x: a NaN x wins; a NaN y fails x < y and wins.
@@ -18,6 +17,6 @@ Error minimum_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::minimum.out", minimum_out);
+PTERON_KERNEL("aten::minimum.out", minimum_out, "TTT");
 
 }  // namespace pteron

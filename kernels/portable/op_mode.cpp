@@ -15,7 +15,6 @@ namespace {
 
 Error mode_values(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::mode.values";
-  PTERON_TRY(check_args(kOp, args, "TIBTT"));
   const Tensor& self = *args[0]->tensor;
   const bool keepdim = args[2]->b;
   Tensor& values = *args[3]->tensor;
@@ -72,6 +71,6 @@ Error mode_values(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::mode.values", mode_values);
+PTERON_KERNEL("aten::mode.values", mode_values, "TIBTT");
 
 }  // namespace pteron

@@ -12,7 +12,6 @@ namespace {
 
 Error mul_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::mul.out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kAllTypes,
                             [](auto x, auto y) {
                               using C = decltype(x);
@@ -25,7 +24,6 @@ Error mul_out(KernelContext&, Span<EValue*> args) {
 
 Error mul_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::mul.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TST"));
   const ScalarArg other(*args[1]);
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_scalar_fits_out(kOp, other, out));
@@ -40,7 +38,7 @@ Error mul_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::mul.out", mul_out);
-PTERON_KERNEL("aten::mul.Scalar_out", mul_scalar_out);
+PTERON_KERNEL("aten::mul.out", mul_out, "TTT");
+PTERON_KERNEL("aten::mul.Scalar_out", mul_scalar_out, "TST");
 
 }  // namespace pteron

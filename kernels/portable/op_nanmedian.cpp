@@ -38,7 +38,6 @@ int64_t nanmedian_position(const T* x, int64_t step, int64_t n, int64_t* order) 
 
 Error nanmedian_dim_values(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::nanmedian.dim_values";
-  PTERON_TRY(check_args(kOp, args, "TIBTT"));
   const Tensor& self = *args[0]->tensor;
   const bool keepdim = args[2]->b;
   Tensor& values = *args[3]->tensor;
@@ -73,7 +72,6 @@ Error nanmedian_dim_values(KernelContext& ctx, Span<EValue*> args) {
 
 Error nanmedian_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::nanmedian.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   PTERON_TRY(expect_out_shape(kOp, out, nullptr, 0));
@@ -100,7 +98,7 @@ Error nanmedian_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::nanmedian.out", nanmedian_out);
-PTERON_KERNEL("aten::nanmedian.dim_values", nanmedian_dim_values);
+PTERON_KERNEL("aten::nanmedian.out", nanmedian_out, "TT");
+PTERON_KERNEL("aten::nanmedian.dim_values", nanmedian_dim_values, "TIBTT");
 
 }  // namespace pteron

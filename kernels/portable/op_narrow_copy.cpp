@@ -9,7 +9,6 @@ namespace {
 
 Error narrow_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::narrow_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TIIIT"));
   const Tensor& self = *args[0]->tensor;
   PTERON_CHECK(self.dim() > 0, Error::InvalidArgument, "%s: cannot narrow a 0-d tensor", kOp);
   int32_t dim = 0;
@@ -30,6 +29,6 @@ Error narrow_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::narrow_copy.out", narrow_copy_out);
+PTERON_KERNEL("aten::narrow_copy.out", narrow_copy_out, "TIIIT");
 
 }  // namespace pteron

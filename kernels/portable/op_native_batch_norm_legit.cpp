@@ -55,8 +55,8 @@ Error check(const char* op, const BatchNormArgs& a) {
   }
   // Training statistics fill save_*; running-stat normalisation may leave them empty.
   for (const Tensor* stat : {a.save_mean, a.save_invstd}) {
-    const bool ok = (stat->numel() == C || (!a.training && stat->numel() == 0)) &&
-                    is_floating(stat->dtype());
+    const bool ok =
+        (stat->numel() == C || (!a.training && stat->numel() == 0)) && is_floating(stat->dtype());
     PTERON_CHECK(ok, Error::InvalidArgument, "%s: save_mean/save_invstd must have %lld elements",
                  op, static_cast<long long>(C));
   }
@@ -137,29 +137,42 @@ const Tensor* optional_tensor(const EValue* v) { return v->is_none() ? nullptr :
 
 Error batch_norm_legit_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_native_batch_norm_legit.out";
-  PTERON_TRY(check_args(kOp, args, "TttTTBDDTTT"));
-  const BatchNormArgs a{args[0]->tensor,  optional_tensor(args[1]), optional_tensor(args[2]),
-                        args[3]->tensor,  args[4]->tensor,          args[5]->b,
-                        args[6]->d,       args[7]->d,               args[8]->tensor,
-                        args[9]->tensor,  args[10]->tensor};
+  const BatchNormArgs a{args[0]->tensor,
+                        optional_tensor(args[1]),
+                        optional_tensor(args[2]),
+                        args[3]->tensor,
+                        args[4]->tensor,
+                        args[5]->b,
+                        args[6]->d,
+                        args[7]->d,
+                        args[8]->tensor,
+                        args[9]->tensor,
+                        args[10]->tensor};
   return batch_norm(kOp, a);
 }
 
 Error batch_norm_legit_no_stats_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_native_batch_norm_legit.no_stats_out";
-  PTERON_TRY(check_args(kOp, args, "TttBDDTTT"));
   PTERON_CHECK(args[3]->b, Error::InvalidArgument,
                "%s: training=False needs running stats (use the .out overload)", kOp);
-  const BatchNormArgs a{args[0]->tensor, optional_tensor(args[1]), optional_tensor(args[2]),
-                        nullptr,         nullptr,                  true,
-                        args[4]->d,      args[5]->d,               args[6]->tensor,
-                        args[7]->tensor, args[8]->tensor};
+  const BatchNormArgs a{args[0]->tensor,
+                        optional_tensor(args[1]),
+                        optional_tensor(args[2]),
+                        nullptr,
+                        nullptr,
+                        true,
+                        args[4]->d,
+                        args[5]->d,
+                        args[6]->tensor,
+                        args[7]->tensor,
+                        args[8]->tensor};
   return batch_norm(kOp, a);
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::_native_batch_norm_legit.out", batch_norm_legit_out);
-PTERON_KERNEL("aten::_native_batch_norm_legit.no_stats_out", batch_norm_legit_no_stats_out);
+PTERON_KERNEL("aten::_native_batch_norm_legit.out", batch_norm_legit_out, "TttTTBDDTTT");
+PTERON_KERNEL("aten::_native_batch_norm_legit.no_stats_out", batch_norm_legit_no_stats_out,
+              "TttBDDTTT");
 
 }  // namespace pteron

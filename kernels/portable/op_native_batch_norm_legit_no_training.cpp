@@ -65,7 +65,6 @@ void batch_norm(const T* x, T* y, int64_t outer, int64_t C, int64_t inner, const
 }
 
 Error batch_norm_no_training_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TttTTDDTTT"));
   const Tensor& input = *args[0]->tensor;
   ChannelParams p{args[1]->is_none() ? nullptr : args[1]->tensor,
                   args[2]->is_none() ? nullptr : args[2]->tensor, args[3]->tensor, args[4]->tensor,
@@ -117,6 +116,7 @@ Error batch_norm_no_training_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_native_batch_norm_legit_no_training.out", batch_norm_no_training_out);
+PTERON_KERNEL("aten::_native_batch_norm_legit_no_training.out", batch_norm_no_training_out,
+              "TttTTDDTTT");
 
 }  // namespace pteron

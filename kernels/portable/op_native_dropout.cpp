@@ -13,7 +13,6 @@ namespace {
 
 Error native_dropout_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::native_dropout.out";
-  PTERON_TRY(check_args(kOp, args, "TD*TT"));
   PTERON_CHECK(args[2]->tag == Tag::Bool || args[2]->is_none(), Error::InvalidProgram,
                "%s argument 2: expected a bool or None, got %s", kOp, tag_name(args[2]->tag));
   const Tensor& input = *args[0]->tensor;
@@ -66,6 +65,6 @@ Error native_dropout_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::native_dropout.out", native_dropout_out);
+PTERON_KERNEL("aten::native_dropout.out", native_dropout_out, "TD*TT");
 
 }  // namespace pteron

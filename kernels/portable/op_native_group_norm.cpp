@@ -46,7 +46,6 @@ void group_norm(const T* x, const T* w, const T* b, double eps, int64_t N, int64
 }
 
 Error native_group_norm_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TttIIIIDTTT"));
   const Tensor& input = *args[0]->tensor;
   const Tensor* weight = args[1]->is_none() ? nullptr : args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
@@ -94,6 +93,6 @@ Error native_group_norm_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::native_group_norm.out", native_group_norm_out);
+PTERON_KERNEL("aten::native_group_norm.out", native_group_norm_out, "TttIIIIDTTT");
 
 }  // namespace pteron

@@ -45,7 +45,6 @@ void layer_norm(const T* x, const T* w, const T* b, double eps, int64_t rows, in
 }
 
 Error native_layer_norm_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLttDTTT"));
   const Tensor& input = *args[0]->tensor;
   const Span<const int64_t> shape = args[1]->int_list;
   const Tensor* weight = args[2]->is_none() ? nullptr : args[2]->tensor;
@@ -99,6 +98,6 @@ Error native_layer_norm_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::native_layer_norm.out", native_layer_norm_out);
+PTERON_KERNEL("aten::native_layer_norm.out", native_layer_norm_out, "TLttDTTT");
 
 }  // namespace pteron

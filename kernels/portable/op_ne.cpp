@@ -18,7 +18,7 @@ Error ne_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::ne.Tensor_out", ne_tensor_out);
-PTERON_KERNEL("aten::ne.Scalar_out", ne_scalar_out);
+PTERON_KERNEL("aten::ne.Tensor_out", ne_tensor_out, "TTT");
+PTERON_KERNEL("aten::ne.Scalar_out", ne_scalar_out, "TST");
 
 }  // namespace pteron

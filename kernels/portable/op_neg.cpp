@@ -8,7 +8,6 @@ namespace {
 
 Error neg_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::neg.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kRealTypes, kRealTypes>(kOp, in, out, [](auto x) {
@@ -19,6 +18,6 @@ Error neg_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::neg.out", neg_out);
+PTERON_KERNEL("aten::neg.out", neg_out, "TT");
 
 }  // namespace pteron

@@ -24,7 +24,6 @@ bool is_nonzero(const T& v) {
 }
 
 Error nonzero_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   PTERON_CHECK(out.dtype() == ScalarType::Long, Error::InvalidArgument,
@@ -68,6 +67,6 @@ Error nonzero_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::nonzero.out", nonzero_out);
+PTERON_KERNEL("aten::nonzero.out", nonzero_out, "TT");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error pdist_forward_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_pdist_forward.out";
-  PTERON_TRY(check_args(kOp, args, "TDT"));
   const Tensor& self = *args[0]->tensor;
   const double p = args[1]->d;
   Tensor& out = *args[2]->tensor;
@@ -41,6 +40,6 @@ Error pdist_forward_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_pdist_forward.out", pdist_forward_out);
+PTERON_KERNEL("aten::_pdist_forward.out", pdist_forward_out, "TDT");
 
 }  // namespace pteron

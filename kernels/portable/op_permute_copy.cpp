@@ -8,7 +8,6 @@ namespace {
 
 Error permute_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::permute_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> dims = args[1]->int_list;
   Tensor& out = *args[2]->tensor;
@@ -33,6 +32,6 @@ Error permute_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::permute_copy.out", permute_copy_out);
+PTERON_KERNEL("aten::permute_copy.out", permute_copy_out, "TLT");
 
 }  // namespace pteron

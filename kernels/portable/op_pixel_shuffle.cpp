@@ -10,7 +10,6 @@ namespace {
 // The channel dim splits into (c, i, j), so the op is one strided copy; any dim orders.
 Error pixel_shuffle_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::pixel_shuffle.out";
-  PTERON_TRY(check_args(kOp, args, "TIT"));
   const Tensor& self = *args[0]->tensor;
   const int64_t r = args[1]->i;
   Tensor& out = *args[2]->tensor;
@@ -59,6 +58,6 @@ Error pixel_shuffle_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::pixel_shuffle.out", pixel_shuffle_out);
+PTERON_KERNEL("aten::pixel_shuffle.out", pixel_shuffle_out, "TIT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 // (*, C, H*r, W*r) -> (*, C*r*r, H, W): out[c*r*r + i*r + j, h, w] = self[c, h*r+i, w*r+j].
 Error pixel_unshuffle_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::pixel_unshuffle.out";
-  PTERON_TRY(check_args(kOp, args, "TIT"));
   const Tensor& self = *args[0]->tensor;
   const int64_t r = args[1]->i;
   Tensor& out = *args[2]->tensor;
@@ -57,6 +56,6 @@ Error pixel_unshuffle_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::pixel_unshuffle.out", pixel_unshuffle_out);
+PTERON_KERNEL("aten::pixel_unshuffle.out", pixel_unshuffle_out, "TIT");
 
 }  // namespace pteron

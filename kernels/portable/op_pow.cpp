@@ -46,14 +46,12 @@ C power(C base, C exp) {
 
 Error pow_tensor_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::pow.Tensor_Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TTT"));
   return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kRealTypes,
                             [](auto x, auto y) { return power(x, y); });
 }
 
 Error pow_tensor_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::pow.Tensor_Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TST"));
   const Tensor& self = *args[0]->tensor;
   const ScalarArg exp(*args[1]);
   Tensor& out = *args[2]->tensor;
@@ -79,7 +77,6 @@ Error pow_tensor_scalar_out(KernelContext&, Span<EValue*> args) {
 
 Error pow_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::pow.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "STT"));
   const ScalarArg base(*args[0]);
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_scalar_fits_out(kOp, base, out));
@@ -89,8 +86,8 @@ Error pow_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::pow.Tensor_Tensor_out", pow_tensor_tensor_out);
-PTERON_KERNEL("aten::pow.Tensor_Scalar_out", pow_tensor_scalar_out);
-PTERON_KERNEL("aten::pow.Scalar_out", pow_scalar_out);
+PTERON_KERNEL("aten::pow.Tensor_Tensor_out", pow_tensor_tensor_out, "TTT");
+PTERON_KERNEL("aten::pow.Tensor_Scalar_out", pow_tensor_scalar_out, "TST");
+PTERON_KERNEL("aten::pow.Scalar_out", pow_scalar_out, "STT");
 
 }  // namespace pteron

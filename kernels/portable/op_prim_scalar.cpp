@@ -112,18 +112,18 @@ Error neg(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("executorch_prim::add.Scalar", int_op<IntOp::Add>);
-PTERON_KERNEL("executorch_prim::sub.Scalar", int_op<IntOp::Sub>);
-PTERON_KERNEL("executorch_prim::mul.Scalar", int_op<IntOp::Mul>);
-PTERON_KERNEL("executorch_prim::floordiv.Scalar", int_op<IntOp::FloorDiv>);
-PTERON_KERNEL("executorch_prim::mod.Scalar", int_op<IntOp::Mod>);
-PTERON_KERNEL("executorch_prim::sym_max.Scalar", int_op<IntOp::Max>);
-PTERON_KERNEL("executorch_prim::sym_min.Scalar", int_op<IntOp::Min>);
-PTERON_KERNEL("executorch_prim::eq.Scalar", compare<CmpOp::Eq>);
-PTERON_KERNEL("executorch_prim::gt.Scalar", compare<CmpOp::Gt>);
-PTERON_KERNEL("executorch_prim::lt.Scalar", compare<CmpOp::Lt>);
-PTERON_KERNEL("executorch_prim::ge.Scalar", compare<CmpOp::Ge>);
-PTERON_KERNEL("executorch_prim::le.Scalar", compare<CmpOp::Le>);
-PTERON_KERNEL("executorch_prim::neg.Scalar", neg);
+PTERON_KERNEL("executorch_prim::add.Scalar", int_op<IntOp::Add>, "SSS");
+PTERON_KERNEL("executorch_prim::sub.Scalar", int_op<IntOp::Sub>, "SSS");
+PTERON_KERNEL("executorch_prim::mul.Scalar", int_op<IntOp::Mul>, "SSS");
+PTERON_KERNEL("executorch_prim::floordiv.Scalar", int_op<IntOp::FloorDiv>, "SSS");
+PTERON_KERNEL("executorch_prim::mod.Scalar", int_op<IntOp::Mod>, "III");
+PTERON_KERNEL("executorch_prim::sym_max.Scalar", int_op<IntOp::Max>, "SSS");
+PTERON_KERNEL("executorch_prim::sym_min.Scalar", int_op<IntOp::Min>, "SSS");
+PTERON_KERNEL("executorch_prim::eq.Scalar", compare<CmpOp::Eq>, "SSB");
+PTERON_KERNEL("executorch_prim::gt.Scalar", compare<CmpOp::Gt>, "SSB");
+PTERON_KERNEL("executorch_prim::lt.Scalar", compare<CmpOp::Lt>, "SSB");
+PTERON_KERNEL("executorch_prim::ge.Scalar", compare<CmpOp::Ge>, "SSB");
+PTERON_KERNEL("executorch_prim::le.Scalar", compare<CmpOp::Le>, "SSB");
+PTERON_KERNEL("executorch_prim::neg.Scalar", neg, "SS");
 
 }  // namespace pteron

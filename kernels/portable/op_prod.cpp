@@ -1,4 +1,5 @@
-// aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+// aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None,
+// Tensor(a!) out) -> Tensor(a!)
 #include "kernels/portable/util/reduce_fold.h"
 #include "runtime/kernel/kernel.h"
 
@@ -8,7 +9,6 @@ namespace {
 // Product along dim; integers multiply in int64 (wrapping), floats in float.
 Error prod_int_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::prod.int_out";
-  PTERON_TRY(check_args(kOp, args, "TIBiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   PTERON_CHECK(args[3]->is_none() || args[3]->i == static_cast<int64_t>(out.dtype()),
@@ -25,6 +25,6 @@ Error prod_int_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::prod.int_out", prod_int_out);
+PTERON_KERNEL("aten::prod.int_out", prod_int_out, "TIBiT");
 
 }  // namespace pteron

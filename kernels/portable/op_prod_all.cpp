@@ -8,7 +8,6 @@ namespace {
 // Product of every element.
 Error prod_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::prod.out";
-  PTERON_TRY(check_args(kOp, args, "TiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(args[1]->is_none() || args[1]->i == static_cast<int64_t>(out.dtype()),
@@ -23,6 +22,6 @@ Error prod_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::prod.out", prod_out);
+PTERON_KERNEL("aten::prod.out", prod_out, "TiT");
 
 }  // namespace pteron

@@ -32,7 +32,6 @@ void quantize_channels(const Tensor& in, const Tensor& scales, const Tensor& zps
 
 Error quantize_per_channel_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "quantized_decomposed::quantize_per_channel.out";
-  PTERON_TRY(check_args(kOp, args, "TTTIIIIT"));
   const Tensor& in = *args[0]->tensor;
   const Tensor& scales = *args[1]->tensor;
   const Tensor& zps = *args[2]->tensor;
@@ -72,6 +71,7 @@ Error quantize_per_channel_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("quantized_decomposed::quantize_per_channel.out", quantize_per_channel_out);
+PTERON_KERNEL("quantized_decomposed::quantize_per_channel.out", quantize_per_channel_out,
+              "TTTIIIIT");
 
 }  // namespace pteron

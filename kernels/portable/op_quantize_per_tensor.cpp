@@ -39,7 +39,6 @@ Error quantize(const char* op, const Tensor& in, double scale, double zero_point
 
 Error quantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "quantized_decomposed::quantize_per_tensor.out";
-  PTERON_TRY(check_args(kOp, args, "TDIIIIT"));
   return quantize(kOp, *args[0]->tensor, args[1]->scalar_as_double(),
                   static_cast<double>(args[2]->i), args[3]->i, args[4]->i, args[5]->i,
                   *args[6]->tensor);
@@ -47,7 +46,6 @@ Error quantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
 
 Error quantize_per_tensor_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "quantized_decomposed::quantize_per_tensor.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TTTIIIT"));
   double scale = 0, zero_point = 0;
   PTERON_TRY(read_single(kOp, "scale", *args[1]->tensor, &scale));
   PTERON_TRY(read_single(kOp, "zero_point", *args[2]->tensor, &zero_point));
@@ -57,8 +55,8 @@ Error quantize_per_tensor_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("quantized_decomposed::quantize_per_tensor.out", quantize_per_tensor_out);
+PTERON_KERNEL("quantized_decomposed::quantize_per_tensor.out", quantize_per_tensor_out, "TDIIIIT");
 PTERON_KERNEL("quantized_decomposed::quantize_per_tensor.Tensor_out",
-              quantize_per_tensor_tensor_out);
+              quantize_per_tensor_tensor_out, "TTTIIIT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error rand_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::rand.out";
-  PTERON_TRY(check_args(kOp, args, "LT"));
   Tensor& out = *args[1]->tensor;
   PTERON_TRY(expect_out_size_list(kOp, args[0]->int_list, out));
   return fill_random(kOp, out, /*normal=*/false);
@@ -17,6 +16,6 @@ Error rand_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::rand.out", rand_out);
+PTERON_KERNEL("aten::rand.out", rand_out, "LT");
 
 }  // namespace pteron

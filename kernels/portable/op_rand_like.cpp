@@ -9,7 +9,6 @@ namespace {
 
 Error rand_like_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::rand_like.out";
-  PTERON_TRY(check_args(kOp, args, "TiT"));
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_out_like(kOp, *args[0]->tensor, out));
   return fill_random(kOp, out, /*normal=*/false);
@@ -17,6 +16,6 @@ Error rand_like_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::rand_like.out", rand_like_out);
+PTERON_KERNEL("aten::rand_like.out", rand_like_out, "TiT");
 
 }  // namespace pteron

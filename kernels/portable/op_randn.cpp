@@ -9,7 +9,6 @@ namespace {
 
 Error randn_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::randn.out";
-  PTERON_TRY(check_args(kOp, args, "LT"));
   Tensor& out = *args[1]->tensor;
   PTERON_TRY(expect_out_size_list(kOp, args[0]->int_list, out));
   return fill_random(kOp, out, /*normal=*/true);
@@ -17,6 +16,6 @@ Error randn_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::randn.out", randn_out);
+PTERON_KERNEL("aten::randn.out", randn_out, "LT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error randn_like_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::randn_like.out";
-  PTERON_TRY(check_args(kOp, args, "TiT"));
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_out_like(kOp, *args[0]->tensor, out));
   return fill_random(kOp, out, /*normal=*/true);
@@ -17,6 +16,6 @@ Error randn_like_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::randn_like.out", randn_like_out);
+PTERON_KERNEL("aten::randn_like.out", randn_like_out, "TiT");
 
 }  // namespace pteron

@@ -12,21 +12,29 @@ namespace {
 // Largest n - 1 each dtype holds exactly (torch's check for randperm).
 int64_t max_exact(ScalarType t) {
   switch (t) {
-    case ScalarType::Byte: return 255;
-    case ScalarType::Char: return 127;
-    case ScalarType::Short: return 32767;
-    case ScalarType::Int: return 2147483647;
-    case ScalarType::Half: return 2048;
-    case ScalarType::BFloat16: return 256;
-    case ScalarType::Float: return 16777216;
-    case ScalarType::Double: return 9007199254740992;
-    default: return INT64_MAX;
+    case ScalarType::Byte:
+      return 255;
+    case ScalarType::Char:
+      return 127;
+    case ScalarType::Short:
+      return 32767;
+    case ScalarType::Int:
+      return 2147483647;
+    case ScalarType::Half:
+      return 2048;
+    case ScalarType::BFloat16:
+      return 256;
+    case ScalarType::Float:
+      return 16777216;
+    case ScalarType::Double:
+      return 9007199254740992;
+    default:
+      return INT64_MAX;
   }
 }
 
 Error randperm_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::randperm.out";
-  PTERON_TRY(check_args(kOp, args, "IT"));
   const int64_t n = args[0]->i;
   Tensor& out = *args[1]->tensor;
   PTERON_CHECK(n >= 0, Error::InvalidArgument, "%s: n must be non-negative, got %lld", kOp,
@@ -46,7 +54,8 @@ Error randperm_out(KernelContext&, Span<EValue*> args) {
     for (int64_t i = 0; i < n; ++i) p[i * step] = store_value<T>(static_cast<double>(i));
     for (int64_t i = n - 1; i > 0; --i) {
       // j uniform in [0, i]: 53 random bits scaled (bias below 2^-20 for any n the dtypes allow).
-      const int64_t j = static_cast<int64_t>(uniform_double(stream, i) * static_cast<double>(i + 1));
+      const int64_t j =
+          static_cast<int64_t>(uniform_double(stream, i) * static_cast<double>(i + 1));
       const T tmp = p[i * step];
       p[i * step] = p[(j > i ? i : j) * step];
       p[(j > i ? i : j) * step] = tmp;
@@ -57,6 +66,6 @@ Error randperm_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::randperm.out", randperm_out);
+PTERON_KERNEL("aten::randperm.out", randperm_out, "IT");
 
 }  // namespace pteron

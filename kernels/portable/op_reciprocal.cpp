@@ -8,7 +8,6 @@ namespace {
 
 Error reciprocal_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::reciprocal.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) {
@@ -19,6 +18,6 @@ Error reciprocal_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::reciprocal.out", reciprocal_out);
+PTERON_KERNEL("aten::reciprocal.out", reciprocal_out, "TT");
 
 }  // namespace pteron

@@ -12,6 +12,6 @@ Error reflection_pad1d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::reflection_pad1d.out", reflection_pad1d_out);
+PTERON_KERNEL("aten::reflection_pad1d.out", reflection_pad1d_out, "TLT");
 
 }  // namespace pteron

@@ -8,7 +8,6 @@ namespace {
 
 Error relu_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::relu.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kRealTypes, kRealTypes>(kOp, in, out, [](auto x) {
@@ -19,6 +18,6 @@ Error relu_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::relu.out", relu_out);
+PTERON_KERNEL("aten::relu.out", relu_out, "TT");
 
 }  // namespace pteron

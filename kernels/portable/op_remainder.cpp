@@ -22,7 +22,7 @@ Error remainder_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::remainder.Tensor_out", remainder_tensor_out);
-PTERON_KERNEL("aten::remainder.Scalar_out", remainder_scalar_out);
+PTERON_KERNEL("aten::remainder.Tensor_out", remainder_tensor_out, "TTT");
+PTERON_KERNEL("aten::remainder.Scalar_out", remainder_scalar_out, "TST");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 // self's dim, so the whole op is one strided copy of rank up to 2 * rank.
 Error repeat_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::repeat.out";
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> repeats = args[1]->int_list;
   Tensor& out = *args[2]->tensor;
@@ -49,6 +48,6 @@ Error repeat_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::repeat.out", repeat_out);
+PTERON_KERNEL("aten::repeat.out", repeat_out, "TLT");
 
 }  // namespace pteron

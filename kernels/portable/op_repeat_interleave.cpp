@@ -12,7 +12,6 @@ namespace {
 
 Error repeat_interleave_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::repeat_interleave.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TiT"));
   const Tensor& repeats = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(repeats.dim() == 1, Error::InvalidArgument, "%s: repeats must be 1-D, got %d dims",
@@ -53,6 +52,6 @@ Error repeat_interleave_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::repeat_interleave.Tensor_out", repeat_interleave_tensor_out);
+PTERON_KERNEL("aten::repeat_interleave.Tensor_out", repeat_interleave_tensor_out, "TiT");
 
 }  // namespace pteron

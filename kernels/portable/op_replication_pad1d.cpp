@@ -12,6 +12,6 @@ Error replication_pad1d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::replication_pad1d.out", replication_pad1d_out);
+PTERON_KERNEL("aten::replication_pad1d.out", replication_pad1d_out, "TLT");
 
 }  // namespace pteron

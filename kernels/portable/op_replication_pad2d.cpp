@@ -12,6 +12,6 @@ Error replication_pad2d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::replication_pad2d.out", replication_pad2d_out);
+PTERON_KERNEL("aten::replication_pad2d.out", replication_pad2d_out, "TLT");
 
 }  // namespace pteron

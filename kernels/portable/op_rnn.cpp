@@ -19,7 +19,7 @@ Error rnn_relu_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("pteron::rnn_tanh.out", rnn_tanh_out);
-PTERON_KERNEL("pteron::rnn_relu.out", rnn_relu_out);
+PTERON_KERNEL("pteron::rnn_tanh.out", rnn_tanh_out, kGruRnnSignature);
+PTERON_KERNEL("pteron::rnn_relu.out", rnn_relu_out, kGruRnnSignature);
 
 }  // namespace pteron

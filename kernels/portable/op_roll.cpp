@@ -68,7 +68,6 @@ void roll_flat(const Tensor& self, Tensor& out, int64_t s) {
 
 Error roll_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::roll.out";
-  PTERON_TRY(check_args(kOp, args, "TLLT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -80,8 +79,8 @@ Error roll_out(KernelContext&, Span<EValue*> args) {
     if (self.numel() > 0) roll_flat(self, out, wrap_shift(shifts[0], self.numel()));
     return Error::Ok;
   }
-  PTERON_CHECK(shifts.size() == dims.size(), Error::InvalidArgument,
-               "%s: %zu shifts for %zu dims", kOp, shifts.size(), dims.size());
+  PTERON_CHECK(shifts.size() == dims.size(), Error::InvalidArgument, "%s: %zu shifts for %zu dims",
+               kOp, shifts.size(), dims.size());
   int64_t shift[kMaxTensorDim] = {};
   for (size_t i = 0; i < dims.size(); ++i) {
     int32_t d = 0;
@@ -95,6 +94,6 @@ Error roll_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::roll.out", roll_out);
+PTERON_KERNEL("aten::roll.out", roll_out, "TLLT");
 
 }  // namespace pteron

@@ -14,6 +14,6 @@ Error round_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::round.out", round_out);
+PTERON_KERNEL("aten::round.out", round_out, "TT");
 
 }  // namespace pteron

@@ -16,7 +16,7 @@ Error rshift_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::__rshift__.Tensor_out", rshift_tensor_out);
-PTERON_KERNEL("aten::__rshift__.Scalar_out", rshift_scalar_out);
+PTERON_KERNEL("aten::__rshift__.Tensor_out", rshift_tensor_out, "TTT");
+PTERON_KERNEL("aten::__rshift__.Scalar_out", rshift_scalar_out, "TST");
 
 }  // namespace pteron

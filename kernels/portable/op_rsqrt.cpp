@@ -10,7 +10,6 @@ namespace {
 
 Error rsqrt_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::rsqrt.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) {
@@ -21,6 +20,6 @@ Error rsqrt_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::rsqrt.out", rsqrt_out);
+PTERON_KERNEL("aten::rsqrt.out", rsqrt_out, "TT");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ namespace {
 
 Error rsub_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::rsub.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TSST"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   if (self.dtype() == ScalarType::Bool) {
@@ -28,6 +27,6 @@ Error rsub_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::rsub.Scalar_out", rsub_scalar_out);
+PTERON_KERNEL("aten::rsub.Scalar_out", rsub_scalar_out, "TSST");
 
 }  // namespace pteron

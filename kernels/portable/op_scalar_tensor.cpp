@@ -10,7 +10,6 @@ namespace {
 
 Error scalar_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scalar_tensor.out";
-  PTERON_TRY(check_args(kOp, args, "ST"));
   Tensor& out = *args[1]->tensor;
   PTERON_TRY(expect_out_shape(kOp, out, nullptr, 0));
   if (!is_supported(out.dtype())) {
@@ -24,6 +23,6 @@ Error scalar_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::scalar_tensor.out", scalar_tensor_out);
+PTERON_KERNEL("aten::scalar_tensor.out", scalar_tensor_out, "ST");
 
 }  // namespace pteron

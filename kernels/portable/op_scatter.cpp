@@ -32,7 +32,6 @@ Error scatter_src_out(KernelContext&, Span<EValue*> args) {
 
 Error scatter_value_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scatter.value_out";
-  PTERON_TRY(check_args(kOp, args, "TITST"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const ScalarArg value(*args[3]);
@@ -55,7 +54,7 @@ Error scatter_value_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::scatter.src_out", scatter_src_out);
-PTERON_KERNEL("aten::scatter.value_out", scatter_value_out);
+PTERON_KERNEL("aten::scatter.src_out", scatter_src_out, "TITTT");
+PTERON_KERNEL("aten::scatter.value_out", scatter_value_out, "TITST");
 
 }  // namespace pteron

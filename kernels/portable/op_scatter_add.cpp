@@ -35,6 +35,6 @@ Error scatter_add_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::scatter_add.out", scatter_add_out);
+PTERON_KERNEL("aten::scatter_add.out", scatter_add_out, "TITTT");
 
 }  // namespace pteron

@@ -15,7 +15,6 @@ constexpr const char* kOp = "aten::scatter_reduce.two_out";
 // with or without self's value. Mean divides by the number of values reduced (flooring for
 // integers, as torch); positions nothing is scattered to keep self.
 Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TITT*BT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const Tensor& src = *args[3]->tensor;
@@ -75,6 +74,6 @@ Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::scatter_reduce.two_out", scatter_reduce_two_out);
+PTERON_KERNEL("aten::scatter_reduce.two_out", scatter_reduce_two_out, "TITT*BT");
 
 }  // namespace pteron

@@ -24,7 +24,6 @@ Error parse_side(const char* op, const EValue& right, const EValue& side, bool* 
 
 Error searchsorted_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::searchsorted.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TTBB*tT"));
   bool right = false;
   PTERON_TRY(parse_side(kOp, *args[3], *args[4], &right));
   const Tensor* sorter = args[5]->is_none() ? nullptr : args[5]->tensor;
@@ -34,7 +33,6 @@ Error searchsorted_tensor_out(KernelContext&, Span<EValue*> args) {
 
 Error searchsorted_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::searchsorted.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TSBB*tT"));
   bool right = false;
   PTERON_TRY(parse_side(kOp, *args[3], *args[4], &right));
   PTERON_CHECK(args[0]->tensor->dim() == 1, Error::InvalidArgument,
@@ -47,7 +45,7 @@ Error searchsorted_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::searchsorted.Tensor_out", searchsorted_tensor_out);
-PTERON_KERNEL("aten::searchsorted.Scalar_out", searchsorted_scalar_out);
+PTERON_KERNEL("aten::searchsorted.Tensor_out", searchsorted_tensor_out, "TTBB*tT");
+PTERON_KERNEL("aten::searchsorted.Scalar_out", searchsorted_scalar_out, "TSBB*tT");
 
 }  // namespace pteron

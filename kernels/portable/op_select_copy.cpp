@@ -8,7 +8,6 @@ namespace {
 
 Error select_copy_int_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::select_copy.int_out";
-  PTERON_TRY(check_args(kOp, args, "TIIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -35,6 +34,6 @@ Error select_copy_int_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::select_copy.int_out", select_copy_int_out);
+PTERON_KERNEL("aten::select_copy.int_out", select_copy_int_out, "TIIT");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ namespace {
 // out = self; out.select(dim, index) = src (src has self's shape without dim).
 Error select_scatter_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::select_scatter.out";
-  PTERON_TRY(check_args(kOp, args, "TTIIT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& src = *args[1]->tensor;
   Tensor& out = *args[4]->tensor;
@@ -45,6 +44,6 @@ Error select_scatter_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::select_scatter.out", select_scatter_out);
+PTERON_KERNEL("aten::select_scatter.out", select_scatter_out, "TTIIT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error sigmoid_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sigmoid.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) {
@@ -20,6 +19,6 @@ Error sigmoid_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::sigmoid.out", sigmoid_out);
+PTERON_KERNEL("aten::sigmoid.out", sigmoid_out, "TT");
 
 }  // namespace pteron

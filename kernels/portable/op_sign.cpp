@@ -10,7 +10,6 @@ namespace {
 
 Error sign_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sign.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kAllTypes, kAllTypes>(kOp, in, out, [](auto x) {
@@ -24,6 +23,6 @@ Error sign_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::sign.out", sign_out);
+PTERON_KERNEL("aten::sign.out", sign_out, "TT");
 
 }  // namespace pteron

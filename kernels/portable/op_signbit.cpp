@@ -12,7 +12,6 @@ namespace {
 
 Error signbit_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::signbit.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   if (out.dtype() != ScalarType::Bool) {
@@ -31,6 +30,6 @@ Error signbit_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::signbit.out", signbit_out);
+PTERON_KERNEL("aten::signbit.out", signbit_out, "TT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error silu_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::silu.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kFloatTypes, kFloatTypes>(kOp, in, out, [](auto x) {
@@ -20,6 +19,6 @@ Error silu_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::silu.out", silu_out);
+PTERON_KERNEL("aten::silu.out", silu_out, "TT");
 
 }  // namespace pteron

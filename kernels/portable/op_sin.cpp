@@ -10,7 +10,6 @@ namespace {
 
 Error sin_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sin.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) { return std::sin(x); });
@@ -18,6 +17,6 @@ Error sin_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::sin.out", sin_out);
+PTERON_KERNEL("aten::sin.out", sin_out, "TT");
 
 }  // namespace pteron

@@ -11,13 +11,12 @@ namespace {
 
 Error sinh_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sinh.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::sinh(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::sinh.out", sinh_out);
+PTERON_KERNEL("aten::sinh.out", sinh_out, "TT");
 
 }  // namespace pteron

@@ -1,4 +1,5 @@
-// aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)
+// aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt
+// step=1, *, Tensor(a!) out) -> Tensor(a!)
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/strided_copy.h"
 #include "runtime/kernel/kernel.h"
@@ -8,7 +9,6 @@ namespace {
 
 Error slice_copy_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::slice_copy.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TIiiIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[5]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -44,6 +44,6 @@ Error slice_copy_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::slice_copy.Tensor_out", slice_copy_tensor_out);
+PTERON_KERNEL("aten::slice_copy.Tensor_out", slice_copy_tensor_out, "TIiiIT");
 
 }  // namespace pteron

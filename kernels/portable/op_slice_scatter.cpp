@@ -11,7 +11,6 @@ namespace {
 // out = self; out[..., start:end:step, ...] = src (src has the slice's shape).
 Error slice_scatter_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::slice_scatter.out";
-  PTERON_TRY(check_args(kOp, args, "TTIiiIT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& src = *args[1]->tensor;
   Tensor& out = *args[6]->tensor;
@@ -52,6 +51,6 @@ Error slice_scatter_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::slice_scatter.out", slice_scatter_out);
+PTERON_KERNEL("aten::slice_scatter.out", slice_scatter_out, "TTIiiIT");
 
 }  // namespace pteron

@@ -7,12 +7,11 @@ namespace {
 
 Error softmax_out_kernel(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::_softmax.out";
-  PTERON_TRY(check_args(kOp, args, "TIBT"));
   return softmax_out(kOp, *args[0]->tensor, args[1]->i, args[2]->b, *args[3]->tensor, false);
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::_softmax.out", softmax_out_kernel);
+PTERON_KERNEL("aten::_softmax.out", softmax_out_kernel, "TIBT");
 
 }  // namespace pteron

@@ -85,14 +85,12 @@ Error sort_impl(const char* op, KernelContext& ctx, const Tensor& self, int64_t 
 
 Error sort_values(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sort.values";
-  PTERON_TRY(check_args(kOp, args, "TIBTT"));
   return sort_impl(kOp, ctx, *args[0]->tensor, args[1]->i, args[2]->b, false, *args[3]->tensor,
                    *args[4]->tensor);
 }
 
 Error sort_values_stable(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sort.values_stable";
-  PTERON_TRY(check_args(kOp, args, "T*IBTT"));
   PTERON_CHECK(args[1]->is_none() || args[1]->tag == Tag::Bool, Error::InvalidProgram,
                "%s argument 1: expected a bool or None, got %s", kOp, tag_name(args[1]->tag));
   const bool stable = args[1]->tag == Tag::Bool && args[1]->b;
@@ -102,7 +100,7 @@ Error sort_values_stable(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::sort.values", sort_values);
-PTERON_KERNEL("aten::sort.values_stable", sort_values_stable);
+PTERON_KERNEL("aten::sort.values", sort_values, "TIBTT");
+PTERON_KERNEL("aten::sort.values_stable", sort_values_stable, "T*IBTT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 // Chunks of split_size along dim, the last one shorter; an empty dim gives one empty chunk.
 Error split_copy_tensor_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::split_copy.Tensor_out";
-  PTERON_TRY(check_args(kOp, args, "TIIA"));
   const Tensor& self = *args[0]->tensor;
   const int64_t split = args[1]->i;
   const Span<Tensor* const> outs = args[3]->tensor_list;
@@ -36,6 +35,6 @@ Error split_copy_tensor_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::split_copy.Tensor_out", split_copy_tensor_out);
+PTERON_KERNEL("aten::split_copy.Tensor_out", split_copy_tensor_out, "TIIA");
 
 }  // namespace pteron

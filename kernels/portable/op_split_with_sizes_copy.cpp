@@ -1,4 +1,5 @@
-// aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()
+// aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[]
+// out) -> ()
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/narrow.h"
 #include "runtime/kernel/kernel.h"
@@ -8,7 +9,6 @@ namespace {
 
 Error split_with_sizes_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::split_with_sizes_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TLIA"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> split_sizes = args[1]->int_list;
   const Span<Tensor* const> outs = args[3]->tensor_list;
@@ -37,6 +37,6 @@ Error split_with_sizes_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::split_with_sizes_copy.out", split_with_sizes_copy_out);
+PTERON_KERNEL("aten::split_with_sizes_copy.out", split_with_sizes_copy_out, "TLIA");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error sqrt_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sqrt.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_float_op(kOp, in, out, [](auto x) { return std::sqrt(x); });
@@ -18,6 +17,6 @@ Error sqrt_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::sqrt.out", sqrt_out);
+PTERON_KERNEL("aten::sqrt.out", sqrt_out, "TT");
 
 }  // namespace pteron

@@ -8,12 +8,11 @@ namespace {
 // Removes every size-1 dim.
 Error squeeze_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::squeeze_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return squeeze_copy(kOp, *args[0]->tensor, ~0u, *args[1]->tensor);
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::squeeze_copy.out", squeeze_copy_out);
+PTERON_KERNEL("aten::squeeze_copy.out", squeeze_copy_out, "TT");
 
 }  // namespace pteron

@@ -8,7 +8,6 @@ namespace {
 
 Error squeeze_copy_dim_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::squeeze_copy.dim_out";
-  PTERON_TRY(check_args(kOp, args, "TIT"));
   const Tensor& self = *args[0]->tensor;
   int32_t d = 0;
   PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim(), &d));
@@ -17,6 +16,6 @@ Error squeeze_copy_dim_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::squeeze_copy.dim_out", squeeze_copy_dim_out);
+PTERON_KERNEL("aten::squeeze_copy.dim_out", squeeze_copy_dim_out, "TIT");
 
 }  // namespace pteron

@@ -8,7 +8,6 @@ namespace {
 
 Error squeeze_copy_dims_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::squeeze_copy.dims_out";
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   uint32_t mask = 0;
   for (const int64_t d : args[1]->int_list) {
@@ -22,6 +21,6 @@ Error squeeze_copy_dims_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::squeeze_copy.dims_out", squeeze_copy_dims_out);
+PTERON_KERNEL("aten::squeeze_copy.dims_out", squeeze_copy_dims_out, "TLT");
 
 }  // namespace pteron

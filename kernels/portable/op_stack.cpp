@@ -8,7 +8,6 @@ namespace {
 
 Error stack_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::stack.out";
-  PTERON_TRY(check_args(kOp, args, "AIT"));
   const Span<Tensor* const> tensors = args[0]->tensor_list;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(!tensors.empty(), Error::InvalidArgument, "%s: expects a non-empty list", kOp);
@@ -48,6 +47,6 @@ Error stack_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::stack.out", stack_out);
+PTERON_KERNEL("aten::stack.out", stack_out, "AIT");
 
 }  // namespace pteron

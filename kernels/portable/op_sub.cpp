@@ -19,7 +19,6 @@ Error reject_bool(const char* op, const Tensor& t) {
 
 Error sub_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sub.out";
-  PTERON_TRY(check_args(kOp, args, "TTST"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[3]->tensor;
@@ -35,7 +34,6 @@ Error sub_out(KernelContext&, Span<EValue*> args) {
 
 Error sub_scalar_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sub.Scalar_out";
-  PTERON_TRY(check_args(kOp, args, "TSST"));
   const Tensor& a = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(reject_bool(kOp, a));
@@ -50,7 +48,7 @@ Error sub_scalar_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::sub.out", sub_out);
-PTERON_KERNEL("aten::sub.Scalar_out", sub_scalar_out);
+PTERON_KERNEL("aten::sub.out", sub_out, "TTST");
+PTERON_KERNEL("aten::sub.Scalar_out", sub_scalar_out, "TSST");
 
 }  // namespace pteron

@@ -1,5 +1,6 @@
-// aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-// aten::sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+// aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None,
+// Tensor(a!) out) -> Tensor(a!) aten::sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!)
+// out) -> Tensor(a!)
 #include "kernels/portable/util/reduce_fold.h"
 #include "runtime/kernel/kernel.h"
 
@@ -10,8 +11,8 @@ namespace {
 // float/half/bf16 (pairwise, so the error stays near float's precision), int64 for integers.
 Error check_dtype_arg(const char* op, const EValue& dtype, const Tensor& out) {
   if (!dtype.is_none() && dtype.i != static_cast<int64_t>(out.dtype())) {
-    return fail(Error::InvalidArgument, "%s: dtype argument %lld does not match out's dtype %s",
-                op, static_cast<long long>(dtype.i), scalar_type_name(out.dtype()));
+    return fail(Error::InvalidArgument, "%s: dtype argument %lld does not match out's dtype %s", op,
+                static_cast<long long>(dtype.i), scalar_type_name(out.dtype()));
   }
   return Error::Ok;
 }
@@ -25,7 +26,6 @@ Error sum_over(const char* op, const Tensor& self, uint32_t mask, bool keepdim, 
 
 Error sum_intlist_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sum.IntList_out";
-  PTERON_TRY(check_args(kOp, args, "TlBiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   PTERON_TRY(check_dtype_arg(kOp, *args[3], out));
@@ -40,7 +40,6 @@ Error sum_intlist_out(KernelContext&, Span<EValue*> args) {
 // The sum of every element (a 0-d out).
 Error sum_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sum.out";
-  PTERON_TRY(check_args(kOp, args, "TiT"));
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_dtype_arg(kOp, *args[1], out));
   return sum_over(kOp, *args[0]->tensor, ~0u, false, out);
@@ -48,7 +47,7 @@ Error sum_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::sum.IntList_out", sum_intlist_out);
-PTERON_KERNEL("aten::sum.out", sum_out);
+PTERON_KERNEL("aten::sum.IntList_out", sum_intlist_out, "TlBiT");
+PTERON_KERNEL("aten::sum.out", sum_out, "TiT");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ Error sym_size_int(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sym_size.int";
   PTERON_CHECK(args.size() == 3, Error::InvalidProgram, "%s: %zu arguments, expected 3", kOp,
                args.size());
-  PTERON_TRY(check_args(kOp, args, "TII"));
   const Tensor& self = *args[0]->tensor;
   int64_t dim = args[1]->i;
   if (dim < 0) dim += self.dim();
@@ -25,14 +24,13 @@ Error sym_numel(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::sym_numel";
   PTERON_CHECK(args.size() == 2, Error::InvalidProgram, "%s: %zu arguments, expected 2", kOp,
                args.size());
-  PTERON_TRY(check_args(kOp, args, "TI"));
   *args[1] = EValue::from_int(args[0]->tensor->numel());
   return Error::Ok;
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::sym_size.int", sym_size_int);
-PTERON_KERNEL("aten::sym_numel", sym_numel);
+PTERON_KERNEL("aten::sym_size.int", sym_size_int, "TII");
+PTERON_KERNEL("aten::sym_numel", sym_numel, "TI");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 // Transposes a 2-D tensor; 0-D and 1-D tensors are copied unchanged.
 Error t_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::t_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -25,6 +24,6 @@ Error t_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::t_copy.out", t_copy_out);
+PTERON_KERNEL("aten::t_copy.out", t_copy_out, "TT");
 
 }  // namespace pteron

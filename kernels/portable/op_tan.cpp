@@ -11,13 +11,12 @@ namespace {
 
 Error tan_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::tan.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   return unary_float_op(kOp, *args[0]->tensor, *args[1]->tensor,
                         [](auto x) { return std::tan(x); });
 }
 
 }  // namespace
 
-PTERON_KERNEL("aten::tan.out", tan_out);
+PTERON_KERNEL("aten::tan.out", tan_out, "TT");
 
 }  // namespace pteron

@@ -1,4 +1,5 @@
-// dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False, int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)
+// dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False, int[]?
+// dim_order=None, Tensor(a!) out) -> Tensor(a!)
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/dim_order.h"
 #include "kernels/portable/util/strided_copy.h"
@@ -12,7 +13,6 @@ namespace {
 // on a CPU and is ignored.
 Error to_dim_order_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "dim_order_ops::_to_dim_order_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TBlT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_out_shape(kOp, out, self.sizes().data(), self.dim()));
@@ -22,6 +22,6 @@ Error to_dim_order_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("dim_order_ops::_to_dim_order_copy.out", to_dim_order_copy_out);
+PTERON_KERNEL("dim_order_ops::_to_dim_order_copy.out", to_dim_order_copy_out, "TBlT");
 
 }  // namespace pteron

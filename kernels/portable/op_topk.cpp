@@ -51,7 +51,6 @@ void topk_lines(const Tensor& self, Tensor& values, Tensor& indices, int32_t dim
 }
 
 Error topk_values(KernelContext& ctx, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TIIBBTT"));
   const Tensor& self = *args[0]->tensor;
   const int64_t k = args[1]->i;
   Tensor& values = *args[5]->tensor;
@@ -88,6 +87,6 @@ Error topk_values(KernelContext& ctx, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::topk.values", topk_values);
+PTERON_KERNEL("aten::topk.values", topk_values, "TIIBBTT");
 
 }  // namespace pteron

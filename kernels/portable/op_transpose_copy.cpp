@@ -8,7 +8,6 @@ namespace {
 
 Error transpose_copy_int_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::transpose_copy.int_out";
-  PTERON_TRY(check_args(kOp, args, "TIIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -29,6 +28,6 @@ Error transpose_copy_int_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::transpose_copy.int_out", transpose_copy_int_out);
+PTERON_KERNEL("aten::transpose_copy.int_out", transpose_copy_int_out, "TIIT");
 
 }  // namespace pteron

@@ -15,6 +15,6 @@ Error tril_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::tril.out", tril_out);
+PTERON_KERNEL("aten::tril.out", tril_out, "TIT");
 
 }  // namespace pteron

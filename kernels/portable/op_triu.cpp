@@ -15,6 +15,6 @@ Error triu_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::triu.out", triu_out);
+PTERON_KERNEL("aten::triu.out", triu_out, "TIT");
 
 }  // namespace pteron

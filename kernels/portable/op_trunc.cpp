@@ -14,6 +14,6 @@ Error trunc_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::trunc.out", trunc_out);
+PTERON_KERNEL("aten::trunc.out", trunc_out, "TT");
 
 }  // namespace pteron

@@ -8,7 +8,6 @@ namespace {
 
 Error unbind_copy_int_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::unbind_copy.int_out";
-  PTERON_TRY(check_args(kOp, args, "TIA"));
   const Tensor& self = *args[0]->tensor;
   const Span<Tensor* const> outs = args[2]->tensor_list;
   PTERON_CHECK(self.dim() > 0, Error::InvalidArgument, "%s: cannot unbind a 0-d tensor", kOp);
@@ -37,6 +36,6 @@ Error unbind_copy_int_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::unbind_copy.int_out", unbind_copy_int_out);
+PTERON_KERNEL("aten::unbind_copy.int_out", unbind_copy_int_out, "TIA");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ namespace {
 
 Error unfold_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::unfold_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TIIIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -46,6 +45,6 @@ Error unfold_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::unfold_copy.out", unfold_copy_out);
+PTERON_KERNEL("aten::unfold_copy.out", unfold_copy_out, "TIIIT");
 
 }  // namespace pteron

@@ -8,7 +8,6 @@ namespace {
 
 Error unsqueeze_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::unsqueeze_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_dtype(kOp, out, self.dtype(), "out"));
@@ -25,6 +24,6 @@ Error unsqueeze_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::unsqueeze_copy.out", unsqueeze_copy_out);
+PTERON_KERNEL("aten::unsqueeze_copy.out", unsqueeze_copy_out, "TIT");
 
 }  // namespace pteron

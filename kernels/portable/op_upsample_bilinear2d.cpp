@@ -12,7 +12,6 @@ namespace {
 
 Error upsample_bilinear2d_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_bilinear2d.out";
-  PTERON_TRY(check_args(kOp, args, "TLB**T"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[5]->tensor;
   UpsampleShape s;
@@ -23,7 +22,6 @@ Error upsample_bilinear2d_out(KernelContext&, Span<EValue*> args) {
 
 Error upsample_bilinear2d_vec_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_bilinear2d.vec_out";
-  PTERON_TRY(check_args(kOp, args, "T*B*T"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   UpsampleShape s;
@@ -34,7 +32,7 @@ Error upsample_bilinear2d_vec_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::upsample_bilinear2d.out", upsample_bilinear2d_out);
-PTERON_KERNEL("aten::upsample_bilinear2d.vec_out", upsample_bilinear2d_vec_out);
+PTERON_KERNEL("aten::upsample_bilinear2d.out", upsample_bilinear2d_out, "TLBddT");
+PTERON_KERNEL("aten::upsample_bilinear2d.vec_out", upsample_bilinear2d_vec_out, "TlB*T");
 
 }  // namespace pteron

@@ -14,7 +14,6 @@ namespace {
 constexpr const char* kOp = "aten::_upsample_bilinear2d_aa.out";
 
 Error upsample_bilinear2d_aa_out(KernelContext&, Span<EValue*> args) {
-  PTERON_TRY(check_args(kOp, args, "TLB**T"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[5]->tensor;
   UpsampleShape s;
@@ -39,6 +38,6 @@ Error upsample_bilinear2d_aa_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::_upsample_bilinear2d_aa.out", upsample_bilinear2d_aa_out);
+PTERON_KERNEL("aten::_upsample_bilinear2d_aa.out", upsample_bilinear2d_aa_out, "TLBddT");
 
 }  // namespace pteron

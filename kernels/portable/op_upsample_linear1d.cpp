@@ -9,7 +9,6 @@ namespace {
 
 Error upsample_linear1d_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_linear1d.out";
-  PTERON_TRY(check_args(kOp, args, "TLB*T"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   UpsampleShape s;
@@ -20,6 +19,6 @@ Error upsample_linear1d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::upsample_linear1d.out", upsample_linear1d_out);
+PTERON_KERNEL("aten::upsample_linear1d.out", upsample_linear1d_out, "TLBdT");
 
 }  // namespace pteron

@@ -9,7 +9,6 @@ namespace {
 
 Error upsample_nearest1d_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_nearest1d.out";
-  PTERON_TRY(check_args(kOp, args, "T**T"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   UpsampleShape s;
@@ -21,6 +20,6 @@ Error upsample_nearest1d_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::upsample_nearest1d.out", upsample_nearest1d_out);
+PTERON_KERNEL("aten::upsample_nearest1d.out", upsample_nearest1d_out, "TLdT");
 
 }  // namespace pteron

@@ -10,7 +10,6 @@ namespace {
 
 Error upsample_nearest2d_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_nearest2d.out";
-  PTERON_TRY(check_args(kOp, args, "T***T"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[4]->tensor;
   UpsampleShape s;
@@ -22,7 +21,6 @@ Error upsample_nearest2d_out(KernelContext&, Span<EValue*> args) {
 
 Error upsample_nearest2d_vec_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::upsample_nearest2d.vec_out";
-  PTERON_TRY(check_args(kOp, args, "T**T"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   UpsampleShape s;
@@ -34,7 +32,7 @@ Error upsample_nearest2d_vec_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::upsample_nearest2d.out", upsample_nearest2d_out);
-PTERON_KERNEL("aten::upsample_nearest2d.vec_out", upsample_nearest2d_vec_out);
+PTERON_KERNEL("aten::upsample_nearest2d.out", upsample_nearest2d_out, "TLddT");
+PTERON_KERNEL("aten::upsample_nearest2d.vec_out", upsample_nearest2d_vec_out, "Tl*T");
 
 }  // namespace pteron

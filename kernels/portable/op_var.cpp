@@ -1,5 +1,6 @@
-// aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
-// aten::var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+// aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool
+// keepdim=False, Tensor(a!) out) -> Tensor(a!) aten::var.out(Tensor self, int[1]? dim, bool
+// unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 #include "kernels/portable/util/variance.h"
 
 namespace pteron {
@@ -8,7 +9,6 @@ namespace {
 // Variance over dim (None or [] = every dim); correction defaults to 1.
 Error var_correction_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::var.correction_out";
-  PTERON_TRY(check_args(kOp, args, "TlsBT"));
   const Tensor& self = *args[0]->tensor;
   uint32_t mask = 0;
   PTERON_TRY(optional_dims_mask(kOp, *args[1], self.dim(), &mask));
@@ -19,7 +19,6 @@ Error var_correction_out(KernelContext&, Span<EValue*> args) {
 // The older overload: unbiased picks correction 1 or 0.
 Error var_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::var.out";
-  PTERON_TRY(check_args(kOp, args, "TlBBT"));
   const Tensor& self = *args[0]->tensor;
   uint32_t mask = 0;
   PTERON_TRY(optional_dims_mask(kOp, *args[1], self.dim(), &mask));
@@ -29,7 +28,7 @@ Error var_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::var.correction_out", var_correction_out);
-PTERON_KERNEL("aten::var.out", var_out);
+PTERON_KERNEL("aten::var.correction_out", var_correction_out, "TlsBT");
+PTERON_KERNEL("aten::var.out", var_out, "TlBBT");
 
 }  // namespace pteron

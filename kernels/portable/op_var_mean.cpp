@@ -1,5 +1,6 @@
-// aten::var_mean.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))
-// out0 = variance, out1 = mean over dim (None or [] = every dim); correction defaults to 1.
+// aten::var_mean.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool
+// keepdim=False, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!)) out0 = variance,
+// out1 = mean over dim (None or [] = every dim); correction defaults to 1.
 #include "kernels/portable/util/variance.h"
 
 namespace pteron {
@@ -7,7 +8,6 @@ namespace {
 
 Error var_mean_correction_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::var_mean.correction_out";
-  PTERON_TRY(check_args(kOp, args, "TlsBTT"));
   const Tensor& self = *args[0]->tensor;
   uint32_t mask = 0;
   PTERON_TRY(optional_dims_mask(kOp, *args[1], self.dim(), &mask));
@@ -17,6 +17,6 @@ Error var_mean_correction_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::var_mean.correction_out", var_mean_correction_out);
+PTERON_KERNEL("aten::var_mean.correction_out", var_mean_correction_out, "TlsBTT");
 
 }  // namespace pteron

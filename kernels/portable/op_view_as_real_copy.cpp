@@ -11,7 +11,6 @@ namespace {
 
 Error view_as_real_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::view_as_real_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   PTERON_CHECK(is_complex(self.dtype()), Error::InvalidArgument, "%s: self must be complex, got %s",
@@ -33,6 +32,6 @@ Error view_as_real_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::view_as_real_copy.out", view_as_real_copy_out);
+PTERON_KERNEL("aten::view_as_real_copy.out", view_as_real_copy_out, "TT");
 
 }  // namespace pteron

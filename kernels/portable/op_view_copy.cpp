@@ -9,7 +9,6 @@ namespace {
 
 Error view_copy_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::view_copy.out";
-  PTERON_TRY(check_args(kOp, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> size = args[1]->int_list;
   Tensor& out = *args[2]->tensor;
@@ -23,6 +22,6 @@ Error view_copy_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::view_copy.out", view_copy_out);
+PTERON_KERNEL("aten::view_copy.out", view_copy_out, "TLT");
 
 }  // namespace pteron

@@ -11,7 +11,6 @@ namespace {
 
 Error view_copy_dtype_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::view_copy.dtype_out";
-  PTERON_TRY(check_args(kOp, args, "TIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(args[1]->i == static_cast<int64_t>(out.dtype()), Error::InvalidArgument,
@@ -36,6 +35,6 @@ Error view_copy_dtype_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::view_copy.dtype_out", view_copy_dtype_out);
+PTERON_KERNEL("aten::view_copy.dtype_out", view_copy_dtype_out, "TIT");
 
 }  // namespace pteron

@@ -58,7 +58,6 @@ void select_mixed_dtypes(const RowPlan<4>& plan, const Tensor& cond, const Tenso
 
 Error where_self_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::where.self_out";
-  PTERON_TRY(check_args(kOp, args, "TTTT"));
   const Tensor& cond = *args[0]->tensor;
   const Tensor& x = *args[1]->tensor;
   const Tensor& y = *args[2]->tensor;
@@ -94,6 +93,6 @@ Error where_self_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::where.self_out", where_self_out);
+PTERON_KERNEL("aten::where.self_out", where_self_out, "TTTT");
 
 }  // namespace pteron

@@ -1,7 +1,7 @@
-// aten::zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
-// out (of self's shape, its own dim order: memory_format is the planner's choice) = 0.
-#include "kernels/portable/util/creation.h"
+// aten::zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) ->
+// Tensor(a!) out (of self's shape, its own dim order: memory_format is the planner's choice) = 0.
 #include "kernels/portable/util/convert.h"
+#include "kernels/portable/util/creation.h"
 #include "kernels/portable/util/fill.h"
 #include "runtime/kernel/kernel.h"
 
@@ -10,7 +10,6 @@ namespace {
 
 Error zeros_like_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::zeros_like.out";
-  PTERON_TRY(check_args(kOp, args, "TiT"));
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(expect_out_like(kOp, *args[0]->tensor, out));
   fill_with_bits(out, 0);
@@ -19,6 +18,6 @@ Error zeros_like_out(KernelContext&, Span<EValue*> args) {
 
 }  // namespace
 
-PTERON_KERNEL("aten::zeros_like.out", zeros_like_out);
+PTERON_KERNEL("aten::zeros_like.out", zeros_like_out, "TiT");
 
 }  // namespace pteron

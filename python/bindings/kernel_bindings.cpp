@@ -142,7 +142,7 @@ std::vector<std::vector<int32_t>> run_kernel(const std::string& name, nb::sequen
   MemoryAllocator scratch_allocator(scratch.data(), scratch.size());
   KernelContext ctx{&scratch_allocator};
   clear_error_message();
-  const Error err = entry->fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
+  const Error err = call_kernel(*entry, ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
   if (err != Error::Ok) {
     throw std::runtime_error(std::string(error_name(err)) + ": " + last_error_message());
   }

@@ -429,7 +429,7 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
 
 Error Method::init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* alloc) {
   num_kernels_ = plan.operators() ? plan.operators()->size() : 0;
-  kernels_ = alloc->allocate_array<KernelFn>(num_kernels_ ? num_kernels_ : 1);
+  kernels_ = alloc->allocate_array<const KernelEntry*>(num_kernels_ ? num_kernels_ : 1);
   kernel_names_ = alloc->allocate_array<const char*>(num_kernels_ ? num_kernels_ : 1);
   if (!kernels_ || !kernel_names_) return out_of_memory("kernel table", num_kernels_ * 16);
   char missing[224];
@@ -438,7 +438,7 @@ Error Method::init_kernels(const fb::ExecutionPlan& plan, MemoryAllocator* alloc
     const fb::Operator* op = plan.operators()->Get(static_cast<flatbuffers::uoffset_t>(i));
     const char* overload = op->overload() ? op->overload()->c_str() : "";
     const KernelEntry* entry = find_kernel(op->name()->c_str(), overload);
-    kernels_[i] = entry ? entry->fn : nullptr;
+    kernels_[i] = entry;
     if (entry != nullptr) {
       kernel_names_[i] = entry->name;
       continue;
@@ -774,7 +774,7 @@ Error Method::run_instructions() {
           int_lists_stale_ = false;
         }
         EValue* gathered[kMaxGatheredArgs];
-        err = kernels_[ins.target](ctx, gather_args(ins, gathered));
+        err = call_kernel(*kernels_[ins.target], ctx, gather_args(ins, gathered));
         int_lists_stale_ = int_lists_stale_ || ins.writes_sym_int;
         break;
       }

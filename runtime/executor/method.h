@@ -155,7 +155,7 @@ class Method {
   MemoryAllocator* scratch_ = nullptr;
   EValue* values_ = nullptr;
   size_t num_values_ = 0;
-  KernelFn* kernels_ = nullptr;
+  const KernelEntry** kernels_ = nullptr;
   const char** kernel_names_ = nullptr;
   size_t num_kernels_ = 0;
   Delegate* delegates_ = nullptr;

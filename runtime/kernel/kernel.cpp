@@ -82,18 +82,24 @@ bool tag_fits(char want, Tag tag) {
 
 }  // namespace
 
-bool register_kernel(const char* name, KernelFn fn, const char* library) {
+bool register_kernel(const char* name, KernelFn fn, const char* library, const char* signature) {
   Registry& r = registry();
   for (size_t i = 0; i < r.count; ++i) {
     if (std::strcmp(r.entries[i].name, name) == 0 &&
         std::strcmp(r.entries[i].library, library) == 0) {
       r.entries[i].fn = fn;
+      r.entries[i].signature = signature;
       return true;
     }
   }
   if (r.count == slot_count()) return false;
-  r.entries[r.count++] = KernelEntry{name, fn, library};
+  r.entries[r.count++] = KernelEntry{name, fn, library, signature};
   return true;
+}
+
+Error call_kernel(const KernelEntry& kernel, KernelContext& ctx, Span<EValue*> args) {
+  PTERON_TRY(check_args(kernel.name, args, kernel.signature));
+  return kernel.fn(ctx, args);
 }
 
 bool set_kernel_libraries(Span<const char* const> libraries) {

@@ -8,8 +8,8 @@
 // The (quoted, for the assembler) symbol of a selective-build kernel entry.
 #define PTERON_KERNEL_SYMBOL(library, name) "\"pteron_kernel:" library ":" name "\""
 
-#define PTERON_KERNEL(name, fn)                                                                   \
+#define PTERON_KERNEL(name, fn, signature)                                                        \
   extern const ::pteron::KernelEntry PTERON_KERNEL_CONCAT(                                        \
       pteron_kernel_entry_, __LINE__) __asm__(PTERON_KERNEL_SYMBOL(PTERON_KERNEL_LIBRARY, name)); \
   const ::pteron::KernelEntry PTERON_KERNEL_CONCAT(pteron_kernel_entry_, __LINE__) = {            \
-      name, fn, PTERON_KERNEL_LIBRARY}
+      name, fn, PTERON_KERNEL_LIBRARY, signature}

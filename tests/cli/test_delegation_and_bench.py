@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from pteron_cli import pteron_cli
+from pteron_cli import assert_one_line_error, pteron_cli
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "python"), str(REPO / "build" / "python")]
@@ -40,14 +40,6 @@ def cli(*args, check=True):
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
-
-
-def assert_one_line_error(proc, *words):
-    assert proc.returncode == 1
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pteron: error: "), proc.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")

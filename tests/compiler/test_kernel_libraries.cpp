@@ -27,7 +27,7 @@ Error twice_kernel(KernelContext&, Span<EValue*> args) {
   return Error::Ok;
 }
 const bool registered = [] {
-  register_kernel("aten::tanh.out", twice_kernel, "test_lib");
+  register_kernel("aten::tanh.out", twice_kernel, "test_lib", "TT");
   KernelLibrary lib{"twice", "test_lib", {}};
   lib.passes.emplace_back(
       "sigmoid-to-tanh",

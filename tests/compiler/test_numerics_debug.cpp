@@ -73,7 +73,7 @@ TEST(NumericsDebug, FindsTheFirstNodeAPerturbedKernelComputes) {
   for (const IntermediateCheck& check : clean.checks)
     EXPECT_LE(check.max_abs_error, 1e-5) << check.node;
 
-  ASSERT_TRUE(register_kernel("aten::relu.out", perturbed_relu, "perturbed"));
+  ASSERT_TRUE(register_kernel("aten::relu.out", perturbed_relu, "perturbed", "TT"));
   NumericsReport bad = debug_numerics(c.program, c.graph_info, pt2, mlp_input(), {});
   ASSERT_GE(bad.first_beyond, 0);
   const IntermediateCheck& first = bad.checks[bad.first_beyond];

@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "compiler/compile.h"
 #include "compiler/memory/graph_memory.h"
@@ -410,6 +411,43 @@ TEST(CortexMInPlace, InputStillLiveLaterIsNotOverwritten) {
   // The add is the last reader of both b and a: it may write over its first input.
   EXPECT_EQ(plan.in_place.at(c.c), c.b);
   EXPECT_EQ(plan.in_place.at(c.a), c.x);
+}
+
+// A delegate's region (here the first convolution with its weight's dequantize, relu and the
+// quantize after it) keeps its nodes, their arguments and the values they read and write; the
+// rest is lowered as before.
+TEST(CortexMLowering, DelegatedNodesAndTheirValuesAreLeftAlone) {
+  Graph g = build_graph();
+  std::unordered_set<ir::NodeId> delegated;
+  for (ir::NodeId id : g.nodes()) {
+    const std::string& out = g.value(g.node(id).outputs[0]).name;
+    if (out == "w1" || out == "conv1" || out == "relu1" || out == "relu1_q") delegated.insert(id);
+  }
+  ASSERT_EQ(delegated.size(), 4u);
+  std::map<ir::NodeId, std::pair<std::string, std::vector<Argument>>> before;
+  std::map<ValueId, TensorSpec> touched;
+  for (ir::NodeId id : delegated) {
+    const ir::Node& n = g.node(id);
+    before[id] = {n.op.str(), n.args};
+    for (ValueId v : n.inputs()) touched[v] = g.value(v).spec;
+    for (ValueId v : n.outputs) touched[v] = g.value(v).spec;
+  }
+  const CortexMLoweringReport report = lower_to_cortex_m(g, delegated);
+  g.verify();
+  for (const auto& [id, op_args] : before) {
+    ASSERT_TRUE(g.has_node(id));
+    EXPECT_EQ(g.node(id).op.str(), op_args.first);
+    EXPECT_EQ(g.node(id).args, op_args.second) << op_args.first;
+  }
+  for (const auto& [v, spec] : touched) {
+    ASSERT_TRUE(g.has_value(v));
+    EXPECT_EQ(g.value(v).spec, spec) << g.value(v).name;
+  }
+  const auto counts = op_counts(g);
+  EXPECT_EQ(counts.count("cortex_m::quantized_conv2d_nhwc.default"), 0u);
+  EXPECT_EQ(counts.count("cortex_m::quantized_depthwise_conv2d_nhwc.default"), 1u);
+  EXPECT_GT(report.lowered, 0);
+  EXPECT_LT(report.lowered, 8);
 }
 
 TEST(CortexMLowering, UnquantizedGraphIsLeftAlone) {

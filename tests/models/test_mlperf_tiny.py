@@ -1,6 +1,6 @@
-"""The MLPerf Tiny zoo models match the reference TFLite files (shared/data/mlperf_tiny/):
+"""The MLPerf Tiny zoo models match the reference TFLite files (mlcommons/tiny):
 
-- MACs and parameter counts equal REFERENCE.md §9's table. The table's parameter figures count
+- MACs and parameter counts equal the reference table in models/README.md. The table's parameter figures count
   every constant element of the .tflite, which includes the 2-element shape operand of the
   RESHAPE (flatten) op in the three CNNs, so those have 2 more than their weights and biases.
 - Layer by layer, the core-ATen graph equals the TFLite op list extracted into
@@ -20,7 +20,7 @@ from models.counting import count_macs, count_params
 
 LAYERS = json.loads((Path(__file__).parent / "mlperf_tiny_layers.json").read_text())
 
-# REFERENCE.md §9: (MACs, parameters as counted there)
+# models/README.md, MLPerf Tiny: (MACs, parameters as counted there)
 TABLE = {
     "ds-cnn": (2_656_768, 22_606),
     "mobilenet-v1-025": (7_489_664, 210_852),

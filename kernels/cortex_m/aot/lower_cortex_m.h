@@ -1,8 +1,9 @@
 // Lowering of PT2E-quantized graphs (quantized_decomposed dequantize -> op -> quantize, as
-// torchao's convert_pt2e and pteron's quantizer write them; REFERENCE.md §3) onto the cortex_m::
-// int8 kernels. Multipliers, shifts and int32 biases are computed here, weights rearranged to
-// the kernels' layouts (OHWI, [1, kH, kW, C] for depthwise). Ops that do not match stay float,
-// with their Q/DQ around them (the remaining per-tensor int8 Q/DQ become cortex_m ops too).
+// torchao's convert_pt2e and pteron's quantizer write them; compiler/quantize/README.md) onto the
+// cortex_m:: int8 kernels. Multipliers, shifts and int32 biases are computed here, weights
+// rearranged to the kernels' layouts (OHWI, [1, kH, kW, C] for depthwise). Ops that do not match
+// stay float, with their Q/DQ around them (the remaining per-tensor int8 Q/DQ become cortex_m ops
+// too).
 #pragma once
 
 #include <cstddef>

@@ -77,7 +77,6 @@ void pad_rows(const PadGeometry& g, PadMode mode, const W* x, W* y) {
 
 Error pad_rows_out(const char* op, int32_t k, PadMode mode, KernelContext& ctx,
                    Span<EValue*> args) {
-  if (check_args(op, args, "TLT") != Error::Ok) return call_portable(op, ctx, args);
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> pad = args[1]->int_list;
   Tensor& out = *args[2]->tensor;

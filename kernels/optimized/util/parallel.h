@@ -49,4 +49,16 @@ void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
       &ctx, chunks, PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
+// An elementwise loop over n elements costing about `cost` operations each, in chunks of 4096
+// (big enough that a chunk outweighs handing it to a thread): fn(first, count) per chunk.
+template <typename Fn>
+void parallel_elementwise(int64_t n, int64_t cost, Fn&& fn) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  parallel_for(chunks, kChunk * cost, [&](int64_t begin, int64_t end) {
+    const int64_t lo = begin * kChunk, hi = end * kChunk < n ? end * kChunk : n;
+    fn(lo, hi - lo);
+  });
+}
+
 }  // namespace pteron::opt

@@ -9,7 +9,7 @@ Error call_portable(const char* name, KernelContext& ctx, Span<EValue*> args) {
   // is complete by the time a kernel runs.
   for (const KernelEntry& e : registered_kernels()) {
     if (std::strcmp(e.name, name) == 0 && std::strcmp(e.library, "portable") == 0) {
-      return e.fn(ctx, args);
+      return call_kernel(e, ctx, args);
     }
   }
   return fail(Error::NotSupported, "%s: no portable kernel to handle these arguments", name);

@@ -12,7 +12,6 @@ namespace pteron {
 // comparator (std::less<> ...). Mixed input dtypes compare in double.
 template <typename Cmp>
 Error compare_tensor_out(const char* op, Span<EValue*> args, Cmp cmp) {
-  PTERON_TRY(check_args(op, args, "TTT"));
   return binary_predicate<kAllTypes>(op, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                                      [cmp](auto x, auto y) { return cmp(x, y); });
 }
@@ -24,7 +23,6 @@ Error compare_tensor_out(const char* op, Span<EValue*> args, Cmp cmp) {
 // where the element is 1, as in torch); a bool tensor compares with an integer scalar as int64.
 template <typename Cmp>
 Error compare_scalar_out(const char* op, Span<EValue*> args, Cmp cmp) {
-  PTERON_TRY(check_args(op, args, "TST"));
   const Tensor& self = *args[0]->tensor;
   ScalarArg s(*args[1]);
   if (is_floating(self.dtype())) {

@@ -11,7 +11,6 @@ namespace pteron {
 
 template <bool kMax>
 Error cum_extreme_out(const char* op, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TITT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& values = *args[2]->tensor;
   Tensor& indices = *args[3]->tensor;
@@ -41,7 +40,8 @@ Error cum_extreme_out(const char* op, Span<EValue*> args) {
       for (int64_t k = 0; k < len; ++k) {
         const auto c = load_value(x[off[0] + k * s0]);
         const bool nan_best = best != best;
-        const bool take = kMax ? (c != c || (!nan_best && c >= best)) : (c != c || (!nan_best && c <= best));
+        const bool take =
+            kMax ? (c != c || (!nan_best && c >= best)) : (c != c || (!nan_best && c <= best));
         if (take) {
           best = c;
           at = k;

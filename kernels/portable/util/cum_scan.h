@@ -69,7 +69,6 @@ void scan_in_place(Tensor& t, int32_t dim, int identity, Step step_fn) {
 // step_fn is a generic callable (acc, v) -> acc, called with every accumulator type.
 template <typename Step>
 Error scan_out(const char* kOp, Span<EValue*> args, int identity, Step step_fn) {
-  PTERON_TRY(check_args(kOp, args, "TIiT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   if (!args[2]->is_none() && args[2]->i != static_cast<int64_t>(out.dtype())) {

@@ -13,7 +13,6 @@ namespace pteron {
 // args: self, other, out.
 template <typename ValueFn>
 Error modulo_tensor_out(const char* op, const char* name, Span<EValue*> args, ValueFn value) {
-  PTERON_TRY(check_args(op, args, "TTT"));
   bool zero = false;
   PTERON_TRY(binary_elementwise(op, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
                                 kRealTypes, [&](auto x, auto y) { return value(x, y, &zero); }));
@@ -24,7 +23,6 @@ Error modulo_tensor_out(const char* op, const char* name, Span<EValue*> args, Va
 // args: self, other (a Scalar), out.
 template <typename ValueFn>
 Error modulo_scalar_out(const char* op, const char* name, Span<EValue*> args, ValueFn value) {
-  PTERON_TRY(check_args(op, args, "TST"));
   const ScalarArg other(*args[1]);
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_scalar_fits_out(op, other, out));

@@ -34,7 +34,6 @@ int32_t segments(PadMode mode, int64_t n, int64_t before, int64_t after, Segment
 }  // namespace
 
 Error pad_modes_out(const char* op, int32_t k, PadMode mode, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TLT"));
   const Tensor& self = *args[0]->tensor;
   const Span<const int64_t> pad = args[1]->int_list;
   Tensor& out = *args[2]->tensor;

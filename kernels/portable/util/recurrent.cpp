@@ -54,7 +54,6 @@ Error check_matrix(const char* op, const Tensor& t, int64_t rows, int64_t cols, 
 
 Error read_layer(const char* op, RecurrentCell cell, Span<EValue*> args, Layer* out) {
   const bool lstm = cell == RecurrentCell::Lstm;
-  PTERON_TRY(check_args(op, args, lstm ? "TAABIDBBBTTT" : "TTABIDBBBTT"));
   Layer& s = *out;
   s.cell = cell;
   s.input = args[0]->tensor;

@@ -22,6 +22,11 @@ namespace pteron {
 
 enum class RecurrentCell { Lstm, Gru, RnnTanh, RnnRelu };
 
+// The kernels' signatures (KernelEntry::signature), the same in every library: the LSTM's hx
+// is (h0, c0) and it has a third output, cy.
+constexpr const char* kLstmSignature = "TAABIDBBBTTT";
+constexpr const char* kGruRnnSignature = "TTABIDBBBTT";
+
 // c (M x N) = a (M x K) * w^T + bias: w row-major [N, K] (a weight as torch stores it), bias N
 // values or null, a and c strided (row stride, column stride).
 struct RecurrentProduct {
@@ -43,7 +48,8 @@ struct RecurrentProducts {
                    const GemmWorkspace<float>& workspace) = nullptr;
 };
 
-// Checks `args` (the out variant's, see above), resizes the outputs and runs the layer.
+// Checks `args` (the out variant's, see above; their tags were checked against the
+// signature above by call_kernel), resizes the outputs and runs the layer.
 Error run_recurrent(KernelContext& ctx, const char* op, RecurrentCell cell, Span<EValue*> args,
                     const RecurrentProducts& products = {});
 

@@ -83,7 +83,6 @@ Error arg_reduce(const char* name, const Tensor& in, Tensor* values, Tensor& ind
 // self, dim ([] = every dim), keepdim, out; out has self's dtype; NaN propagates.
 template <bool kMax>
 Error amax_amin_out(const char* op, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TLBT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_CHECK(out.dtype() == self.dtype(), Error::InvalidArgument,
@@ -102,7 +101,6 @@ Error amax_amin_out(const char* op, Span<EValue*> args) {
 // keepdim, out (int64); the position of the first extreme (NaN counts as the extreme).
 template <bool kMax>
 Error argmax_argmin_out(const char* op, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TiBT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[3]->tensor;
   PTERON_CHECK(out.dtype() == ScalarType::Long, Error::InvalidArgument,
@@ -124,7 +122,6 @@ Error argmax_argmin_out(const char* op, Span<EValue*> args) {
 // indices (int64): the extreme along dim and the position of its first occurrence.
 template <bool kMax>
 Error max_min_dim_out(const char* op, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TIBTT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& values = *args[3]->tensor;
   Tensor& indices = *args[4]->tensor;
@@ -145,7 +142,6 @@ Error max_min_dim_out(const char* op, Span<EValue*> args) {
 // of self's dtype; an empty self fails, as in torch.
 template <bool kMax>
 Error max_min_unary_out(const char* op, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   PTERON_CHECK(out.dtype() == self.dtype(), Error::InvalidArgument,

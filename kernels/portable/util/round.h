@@ -12,7 +12,6 @@ namespace pteron {
 // args: self, out. `round_float(x)` rounds one floating value.
 template <typename RoundFloat>
 Error round_to_integral_out(const char* op, Span<EValue*> args, RoundFloat round_float) {
-  PTERON_TRY(check_args(op, args, "TT"));
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[1]->tensor;
   return unary_elementwise<kRealTypes, kRealTypes>(op, in, out, [&](auto x) {

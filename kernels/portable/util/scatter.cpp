@@ -52,7 +52,6 @@ Error check_scatter_args(const char* op, const Tensor& self, int64_t dim_arg, co
 }
 
 Error start_scatter_src(const char* op, Span<EValue*> args, int32_t* dim, int64_t* src_strides) {
-  PTERON_TRY(check_args(op, args, "TITTT"));
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const Tensor& src = *args[3]->tensor;

@@ -43,7 +43,8 @@ inline double shift_in_dtype(ScalarType dtype, double a, double b) {
 }
 
 // Integer (or bool, promoted) operands, integer out: torch has no float or bool shifts.
-inline Error check_shift_dtypes(const char* op, const Tensor& a, const Tensor* b, const Tensor& out) {
+inline Error check_shift_dtypes(const char* op, const Tensor& a, const Tensor* b,
+                                const Tensor& out) {
   const bool ok = is_integral(a.dtype(), /*include_bool=*/true) &&
                   (b == nullptr || is_integral(b->dtype(), /*include_bool=*/true)) &&
                   is_integral(out.dtype(), /*include_bool=*/false);
@@ -58,7 +59,6 @@ inline Error check_shift_dtypes(const char* op, const Tensor& a, const Tensor* b
 // args: self, other (Tensor), out.
 template <bool kLeft>
 Error shift_tensor_out(const char* op, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TTT"));
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
@@ -78,7 +78,6 @@ Error shift_tensor_out(const char* op, Span<EValue*> args) {
 // args: self, other (Scalar), out.
 template <bool kLeft>
 Error shift_scalar_out(const char* op, Span<EValue*> args) {
-  PTERON_TRY(check_args(op, args, "TST"));
   const Tensor& a = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_TRY(check_shift_dtypes(op, a, nullptr, out));

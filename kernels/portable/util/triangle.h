@@ -11,7 +11,6 @@
 namespace pteron {
 
 inline Error triangle_out(const char* op, Span<EValue*> args, bool lower) {
-  PTERON_TRY(check_args(op, args, "TIT"));
   const Tensor& self = *args[0]->tensor;
   Tensor& out = *args[2]->tensor;
   PTERON_CHECK(self.dim() >= 2, Error::InvalidArgument, "%s: needs at least 2 dims, got %d", op,
@@ -51,7 +50,8 @@ inline Error triangle_out(const char* op, Span<EValue*> args, bool lower) {
       if (cs == 1) {
         std::memset(row + j0 * static_cast<int64_t>(esize), 0, (j1 - j0) * esize);
       } else {
-        for (int64_t j = j0; j < j1; ++j) std::memset(row + j * cs * static_cast<int64_t>(esize), 0, esize);
+        for (int64_t j = j0; j < j1; ++j)
+          std::memset(row + j * cs * static_cast<int64_t>(esize), 0, esize);
       }
     }
     for (int32_t d = rank - 3; d >= 0; --d) {

@@ -38,7 +38,7 @@ inline void run_portable(const char* name, std::vector<EValue*> args) {
   }
   ASSERT_NE(k, nullptr) << name;
   KernelContext ctx;
-  ASSERT_EQ(k->fn(ctx, Span<EValue*>(args.data(), args.size())), Error::Ok)
+  ASSERT_EQ(call_kernel(*k, ctx, Span<EValue*>(args.data(), args.size())), Error::Ok)
       << name << ": " << last_error_message();
 }
 

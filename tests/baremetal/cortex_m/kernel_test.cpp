@@ -70,11 +70,11 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
   memset(g_out_simd, 0xa5, bytes);
   out.set_data(g_out_scalar);
   cortex_m::set_use_simd(false);
-  Error e1 = k->fn(ctx, Span<EValue*>(args, n));
+  Error e1 = call_kernel(*k, ctx, Span<EValue*>(args, n));
   out.set_data(g_out_simd);
   scratch.reset();
   cortex_m::set_use_simd(true);
-  Error e2 = k->fn(ctx, Span<EValue*>(args, n));
+  Error e2 = call_kernel(*k, ctx, Span<EValue*>(args, n));
   if (e1 != Error::Ok || e2 != Error::Ok) {
     printf("FAIL %s %s: error %s / %s: %s\n", op, what, error_name(e1), error_name(e2),
            last_error_message());

@@ -41,7 +41,7 @@ int run(const char* op, EValue** args, size_t n) {
   MemoryAllocator scratch(g_scratch, sizeof(g_scratch));
   KernelContext ctx{&scratch};
   board_icount_begin();
-  const Error e = k->fn(ctx, Span<EValue*>(args, n));
+  const Error e = call_kernel(*k, ctx, Span<EValue*>(args, n));
   board_icount_end();
   if (e != Error::Ok) {
     printf("%s: %s\n", op, last_error_message());

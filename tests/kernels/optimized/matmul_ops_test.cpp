@@ -17,9 +17,9 @@
 namespace pteron {
 namespace {
 
-KernelFn kernel_in(const char* name, const char* library) {
+const KernelEntry* kernel_in(const char* name, const char* library) {
   for (const KernelEntry& e : registered_kernels())
-    if (std::strcmp(e.name, name) == 0 && std::strcmp(e.library, library) == 0) return e.fn;
+    if (std::strcmp(e.name, name) == 0 && std::strcmp(e.library, library) == 0) return &e;
   return nullptr;
 }
 
@@ -81,7 +81,7 @@ struct Call {
 
   // Runs the op from `library` into a fresh out tensor (NaN-filled: beta 0 must not read it).
   Error run(const char* library, OwnedTensor& out) {
-    KernelFn fn = kernel_in(op, library);
+    const KernelEntry* fn = kernel_in(op, library);
     EXPECT_NE(fn, nullptr) << op << " in " << library;
     if (fn == nullptr) return Error::NotFound;
     for (int64_t i = 0; i < out.tensor.numel(); ++i) {
@@ -98,7 +98,7 @@ struct Call {
     static std::vector<uint8_t> scratch(32u << 20);
     MemoryAllocator allocator(scratch.data(), scratch.size());
     KernelContext ctx{&allocator};
-    return fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
+    return call_kernel(*fn, ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
   }
 
   // Worst difference between optimized and portable, relative to sqrt(K) + |portable|.

@@ -22,9 +22,9 @@
 namespace pteron {
 namespace {
 
-KernelFn kernel_in(const char* name, const char* library) {
+const KernelEntry* kernel_in(const char* name, const char* library) {
   for (const KernelEntry& e : registered_kernels())
-    if (std::strcmp(e.name, name) == 0 && std::strcmp(e.library, library) == 0) return e.fn;
+    if (std::strcmp(e.name, name) == 0 && std::strcmp(e.library, library) == 0) return &e;
   return nullptr;
 }
 
@@ -59,7 +59,7 @@ struct Owned {
 
 // Runs `op` from `library` on `args` (out tensors included); returns the error.
 Error run(const char* op, const char* library, std::vector<EValue> args) {
-  KernelFn fn = kernel_in(op, library);
+  const KernelEntry* fn = kernel_in(op, library);
   EXPECT_NE(fn, nullptr) << op << " in " << library;
   if (fn == nullptr) return Error::NotFound;
   std::vector<EValue*> ptrs;
@@ -67,7 +67,7 @@ Error run(const char* op, const char* library, std::vector<EValue> args) {
   static std::vector<uint8_t> scratch(8u << 20);
   MemoryAllocator allocator(scratch.data(), scratch.size());
   KernelContext ctx{&allocator};
-  return fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
+  return call_kernel(*fn, ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
 }
 
 EValue T(Owned& t) { return EValue::from_tensor(&t.tensor); }
@@ -436,7 +436,7 @@ TEST(OptimizedOps, ConvolutionWithoutScratchFallsBack) {
   };
   Owned ref(ScalarType::Float, {1, 24, 12, 12});
   ASSERT_EQ(run("aten::convolution.out", "portable", args(ref)), Error::Ok);
-  KernelFn fn = kernel_in("aten::convolution.out", "optimized");
+  const KernelEntry* fn = kernel_in("aten::convolution.out", "optimized");
   ASSERT_NE(fn, nullptr);
   for (size_t bytes : {size_t{0}, size_t{256}}) {
     Owned out(ScalarType::Float, {1, 24, 12, 12});
@@ -446,7 +446,8 @@ TEST(OptimizedOps, ConvolutionWithoutScratchFallsBack) {
     std::vector<uint8_t> scratch(bytes + 1);
     MemoryAllocator allocator(scratch.data(), bytes);
     KernelContext ctx{bytes == 0 ? nullptr : &allocator};
-    ASSERT_EQ(fn(ctx, Span<EValue*>(ptrs.data(), ptrs.size())), Error::Ok) << last_error_message();
+    ASSERT_EQ(call_kernel(*fn, ctx, Span<EValue*>(ptrs.data(), ptrs.size())), Error::Ok)
+        << last_error_message();
     expect_same(out, ref, 1e-5, "convolution with " + std::to_string(bytes) + " bytes of scratch");
   }
 }

@@ -1,0 +1,75 @@
+#include "compiler/passes/pattern_match.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pteron::compiler {
+
+bool is_unused(const ir::Graph& graph, ir::ValueId v) {
+  return v == ir::kNoValue || (graph.value(v).users.empty() && !graph.is_output(v));
+}
+
+bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v) {
+  return v.is_intermediate() && v.users.size() == 1 && !graph.is_output(v.id);
+}
+
+const ir::Node* private_producer(const ir::Graph& graph, ir::ValueId v,
+                                 const std::vector<ir::NodeId>& also_read_by) {
+  const ir::Value& value = graph.value(v);
+  if (!value.is_intermediate() || graph.is_output(v)) return nullptr;
+  size_t readers = 0;
+  for (ir::NodeId u : value.users) {
+    readers += std::find(also_read_by.begin(), also_read_by.end(), u) == also_read_by.end();
+  }
+  return readers == 1 ? &graph.node(value.producer) : nullptr;
+}
+
+bool is_op(const ir::Node* n, std::string_view op) { return n != nullptr && n->op.str() == op; }
+
+bool is_tensor_mul(const ir::Node& n) {
+  return n.op.str() == "aten::mul.Tensor" && n.args.size() == 2 && n.args[0].is_tensor() &&
+         n.args[1].is_tensor();
+}
+
+std::optional<SoleProduct> sole_product(const ir::Graph& graph,
+                                        const std::unordered_set<ir::NodeId>& delegated,
+                                        ir::ValueId v) {
+  const ir::Value& value = graph.value(v);
+  if (!single_use_intermediate(graph, value) || delegated.count(value.users[0]))
+    return std::nullopt;
+  const ir::Node& mul = graph.node(value.users[0]);
+  if (!is_tensor_mul(mul) || mul.args[0].tensor() == mul.args[1].tensor()) return std::nullopt;
+  return SoleProduct{mul.id,
+                     mul.args[0].tensor() == v ? mul.args[1].tensor() : mul.args[0].tensor()};
+}
+
+std::optional<double> constant_scalar(const ir::Graph& graph, const ir::Argument& a) {
+  if (a.is<ir::Scalar>() || a.is<double>() || a.is<int64_t>()) return a.to_double();
+  if (!a.is_tensor()) return std::nullopt;
+  const ir::Value& v = graph.value(a.tensor());
+  if (!v.is_constant() || v.spec.numel() != 1 || v.spec.dtype != ScalarType::Float ||
+      v.constant->bytes.size() < sizeof(float)) {
+    return std::nullopt;
+  }
+  float f;
+  std::memcpy(&f, v.constant->bytes.data(), sizeof(f));
+  return f;
+}
+
+std::optional<RowSelection> one_row_selection(const ir::Graph& graph, const ir::Node& select) {
+  if (select.op.str() != "aten::select.int") return std::nullopt;
+  const ir::TensorSpec& in = graph.value(select.args[0].tensor()).spec;
+  const int64_t rank = static_cast<int64_t>(in.rank());
+  int64_t dim = select.args[1].to_int(), index = select.args[2].to_int();
+  if (dim < 0) dim += rank;
+  if (dim < 0 || dim >= rank - 1) return std::nullopt;  // selecting features is not a row selection
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    if (d != dim && in.sizes[d] != 1) return std::nullopt;  // a row of each of several sequences
+  }
+  const int64_t rows = in.sizes[dim];
+  if (index < 0) index += rows;
+  if (index < 0 || index >= rows) return std::nullopt;
+  return RowSelection{dim, index, rows};
+}
+
+}  // namespace pteron::compiler
