@@ -77,9 +77,12 @@ demo-build: $(BUILD)/build.ninja
 test: build
 	@$(MAKE) --no-print-directory lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64
 
-# Python style (ruff.toml); C++ style is `make format`.
-lint:
+# Python style (ruff.toml) and C++ style (.clang-format, with the clang-format pinned in
+# requirements.txt: releases format differently). `make format` rewrites the C++.
+CLANG_FORMAT := $(abspath $(VENV))/bin/clang-format
+lint: $(VENV)/.stamp
 	$(VENV)/bin/ruff check .
+	$(CLANG_FORMAT) --dry-run -Werror $$(git ls-files '*.h' '*.cpp')
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -207,8 +210,8 @@ demo: demo-build
 clean:
 	rm -rf $(BUILD) build-fuzz build-m55 build-m7 build-m4 build-wheel $(AARCH64_BUILD) $(AARCH64_SYSROOT) .stamps
 
-format:
-	clang-format -i $$(git ls-files '*.h' '*.cpp')
+format: $(VENV)/.stamp
+	$(CLANG_FORMAT) -i $$(git ls-files '*.h' '*.cpp')
 
 # ---- Against ExecuTorch (peer venv $(ET_VENV); slow, so not part of `make test`) ----------------
 # interop: pteron compiles the zoo, ExecuTorch's runtime runs the programs (bench/results/interop.*)
