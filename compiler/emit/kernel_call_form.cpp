@@ -43,8 +43,8 @@ KernelCallForm kernel_call_form(const ir::Node& node) {
     } else if (a.default_value) {
       form.args.push_back({KernelArgSlot::Source::Default, &*a.default_value});
     } else {
-      throw CompileError(node.describe() + ": out-variant " + form.schema->op.str() + " needs argument '" +
-                         a.name + "' the node does not have");
+      throw CompileError(node.describe() + ": out-variant " + form.schema->op.str() +
+                         " needs argument '" + a.name + "' the node does not have");
     }
   }
   const auto& returns = form.schema->returns;

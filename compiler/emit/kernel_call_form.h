@@ -24,7 +24,7 @@ struct KernelCallForm {
   const ir::OpSchema* schema = nullptr;  // the out-variant
   std::vector<KernelArgSlot> args;       // schema order
   ReturnForm return_form = ReturnForm::None;
-  size_t return_arg = 0;                 // RepeatArg: position in args
+  size_t return_arg = 0;  // RepeatArg: position in args
 };
 
 // Throws CompileError naming the node when there is no out-variant form.

@@ -34,7 +34,8 @@ void VectorSink::write(const void* data, size_t size) {
 }
 
 FileSink::FileSink(const char* path) : file_(std::fopen(path, "wb")), path_(path) {
-  if (file_ == nullptr) throw CompileError(std::string(path) + ": cannot write: " + std::strerror(errno));
+  if (file_ == nullptr)
+    throw CompileError(std::string(path) + ": cannot write: " + std::strerror(errno));
 }
 
 FileSink::~FileSink() {
@@ -50,7 +51,8 @@ void FileSink::write(const void* data, size_t size) {
 void FileSink::close() {
   std::FILE* f = file_;
   file_ = nullptr;
-  if (f != nullptr && std::fclose(f) != 0) throw CompileError(std::string(path_) + ": cannot write");
+  if (f != nullptr && std::fclose(f) != 0)
+    throw CompileError(std::string(path_) + ": cannot write");
 }
 
 std::vector<uint64_t> segment_offsets(const std::vector<uint64_t>& sizes, uint64_t alignment) {

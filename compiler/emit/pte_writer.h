@@ -21,7 +21,9 @@ struct SegmentPieces {
   uint64_t size = 0;
   std::vector<Piece> pieces;  // in increasing offset order
 
-  static SegmentPieces whole(std::span<const uint8_t> bytes) { return {bytes.size(), {{0, bytes}}}; }
+  static SegmentPieces whole(std::span<const uint8_t> bytes) {
+    return {bytes.size(), {{0, bytes}}};
+  }
 };
 
 // Where the file goes: memory (Python's bytes) or a file (the CLI).
@@ -52,7 +54,8 @@ class FileSink final : public ByteSink {
 };
 
 // Offset of segment i relative to the segment base, given all segment sizes in order.
-std::vector<uint64_t> segment_offsets(const std::vector<uint64_t>& sizes, uint64_t alignment = kSegmentAlignment);
+std::vector<uint64_t> segment_offsets(const std::vector<uint64_t>& sizes,
+                                      uint64_t alignment = kSegmentAlignment);
 
 // `flatbuffer` must have been built with segment offsets from segment_offsets(). Writes the
 // flatbuffer (header inserted), padding, then the segments; returns the file size.

@@ -103,9 +103,9 @@ class Argument {
  public:
   Argument() = default;
   template <typename T>
-  requires std::is_constructible_v<ArgumentVariant, T&&> &&
-      (!std::is_same_v<std::decay_t<T>, int>)Argument(T&& value)
-      : value_(std::forward<T>(value)) {}  // NOLINT: implicit by design
+    requires std::is_constructible_v<ArgumentVariant, T&&> &&
+             (!std::is_same_v<std::decay_t<T>, int>)
+  Argument(T&& value) : value_(std::forward<T>(value)) {}  // NOLINT: implicit by design
   // Plain int literals mean Int, not ambiguity between int64_t/double/bool.
   Argument(int value) : value_(int64_t{value}) {}  // NOLINT
   // A bare ValueId would silently become an Int: wrap it in TensorRef.

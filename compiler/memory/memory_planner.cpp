@@ -16,7 +16,8 @@ bool lifetimes_overlap(const TensorLifetime& a, const TensorLifetime& b) {
 // Lowest-waste offset in one region for tensor `t`, given the tensors already placed there.
 // Returns the offset; `end` receives offset + size.
 uint64_t best_fit_offset(const TensorLifetime& t, uint64_t size,
-                         const std::vector<std::pair<uint64_t, uint64_t>>& busy, uint64_t alignment) {
+                         const std::vector<std::pair<uint64_t, uint64_t>>& busy,
+                         uint64_t alignment) {
   // `busy`: [offset, end) of placed tensors alive at the same time, sorted by offset.
   uint64_t best = UINT64_MAX, best_gap = UINT64_MAX;
   uint64_t cursor = 0;
@@ -39,7 +40,8 @@ uint64_t best_fit_offset(const TensorLifetime& t, uint64_t size,
 }  // namespace
 
 // Places tensors in the given order, each at its best-fit offset in the first region with room.
-MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors, const std::vector<size_t>& order,
+MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors,
+                          const std::vector<size_t>& order,
                           const std::vector<MemoryRegion>& regions, uint64_t alignment) {
   MemoryPlan plan;
   plan.placements.resize(tensors.size());
@@ -50,7 +52,8 @@ MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors, const std:
   for (const auto& t : tensors) horizon = std::max(horizon, t.last + 1);
   std::vector<uint64_t> live(static_cast<size_t>(horizon) + 1, 0);
   for (const auto& t : tensors) {
-    for (int i = t.first; i <= t.last; ++i) live[static_cast<size_t>(i)] += align_up(t.bytes, alignment);
+    for (int i = t.first; i <= t.last; ++i)
+      live[static_cast<size_t>(i)] += align_up(t.bytes, alignment);
   }
   plan.peak_live_bytes = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
 
@@ -80,12 +83,13 @@ MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors, const std:
       char why[256];
       uint64_t capacity = 0;
       for (const auto& r : regions) capacity += r.capacity;
-      std::snprintf(why, sizeof(why),
-                    "a %llu-byte tensor (live at instructions %d..%d) does not fit: %llu bytes must be "
-                    "live at once at the peak, the target's planned memory holds %llu",
-                    static_cast<unsigned long long>(t.bytes), t.first, t.last,
-                    static_cast<unsigned long long>(plan.peak_live_bytes),
-                    static_cast<unsigned long long>(capacity));
+      std::snprintf(
+          why, sizeof(why),
+          "a %llu-byte tensor (live at instructions %d..%d) does not fit: %llu bytes must be "
+          "live at once at the peak, the target's planned memory holds %llu",
+          static_cast<unsigned long long>(t.bytes), t.first, t.last,
+          static_cast<unsigned long long>(plan.peak_live_bytes),
+          static_cast<unsigned long long>(capacity));
       plan.why_not = why;
       return plan;
     }
@@ -146,7 +150,8 @@ std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const 
     const Placement& p = plan.placements[i];
     const auto region = std::find_if(plan.regions.begin(), plan.regions.end(),
                                      [&](const RegionUsage& r) { return r.mem_id == p.mem_id; });
-    if (region == plan.regions.end()) return "tensor " + std::to_string(i) + " is in an unknown arena";
+    if (region == plan.regions.end())
+      return "tensor " + std::to_string(i) + " is in an unknown arena";
     if (p.offset + tensors[i].bytes > region->used) {
       return "tensor " + std::to_string(i) + " extends past its arena";
     }
@@ -157,11 +162,14 @@ std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const 
     const uint64_t end_i = plan.placements[i].offset + tensors[i].bytes;
     for (size_t b = a + 1; b < order.size(); ++b) {
       const size_t j = order[b];
-      if (plan.placements[j].mem_id != plan.placements[i].mem_id || plan.placements[j].offset >= end_i) break;
+      if (plan.placements[j].mem_id != plan.placements[i].mem_id ||
+          plan.placements[j].offset >= end_i)
+        break;
       if (tensors[j].bytes == 0 || tensors[i].bytes == 0) continue;
       if (lifetimes_overlap(tensors[i], tensors[j])) {
         return "tensors " + std::to_string(i) + " and " + std::to_string(j) +
-               " are alive together and overlap in arena " + std::to_string(plan.placements[i].mem_id);
+               " are alive together and overlap in arena " +
+               std::to_string(plan.placements[i].mem_id);
       }
     }
   }
@@ -173,8 +181,9 @@ std::string describe_memory_plan(const MemoryPlan& plan) {
   char line[200];
   for (const auto& r : plan.regions) {
     if (r.capacity) {
-      std::snprintf(line, sizeof(line), "  arena %u (%s): %llu bytes of %llu (%.1f%%)\n", r.mem_id, r.name.c_str(),
-                    static_cast<unsigned long long>(r.used), static_cast<unsigned long long>(r.capacity),
+      std::snprintf(line, sizeof(line), "  arena %u (%s): %llu bytes of %llu (%.1f%%)\n", r.mem_id,
+                    r.name.c_str(), static_cast<unsigned long long>(r.used),
+                    static_cast<unsigned long long>(r.capacity),
                     100.0 * static_cast<double>(r.used) / static_cast<double>(r.capacity));
     } else {
       std::snprintf(line, sizeof(line), "  arena %u (%s): %llu bytes\n", r.mem_id, r.name.c_str(),

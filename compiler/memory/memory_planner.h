@@ -14,9 +14,9 @@
 namespace pteron::compiler {
 
 struct MemoryRegion {
-  std::string name;        // e.g. "dtcm", "sram", "host"
-  uint32_t mem_id = 1;     // the program's 1-based arena index
-  uint64_t capacity = 0;   // bytes; 0 means unlimited
+  std::string name;       // e.g. "dtcm", "sram", "host"
+  uint32_t mem_id = 1;    // the program's 1-based arena index
+  uint64_t capacity = 0;  // bytes; 0 means unlimited
 };
 
 // A tensor that needs planned memory, alive from instruction `first` to `last` inclusive.
@@ -40,12 +40,12 @@ struct RegionUsage {
 
 struct MemoryPlan {
   bool fits = true;
-  std::string why_not;                 // set when !fits: names the region and the numbers
-  std::vector<Placement> placements;   // one per TensorLifetime, same order
-  std::vector<RegionUsage> regions;    // in the order given
-  uint64_t peak_live_bytes = 0;        // lower bound: most bytes alive at any instruction
+  std::string why_not;                // set when !fits: names the region and the numbers
+  std::vector<Placement> placements;  // one per TensorLifetime, same order
+  std::vector<RegionUsage> regions;   // in the order given
+  uint64_t peak_live_bytes = 0;       // lower bound: most bytes alive at any instruction
   uint64_t total_arena_bytes = 0;
-  size_t in_place_outputs = 0;         // outputs placed over an input (plan_graph_memory)
+  size_t in_place_outputs = 0;  // outputs placed over an input (plan_graph_memory)
   double efficiency() const {
     return total_arena_bytes == 0 ? 1.0 : static_cast<double>(peak_live_bytes) / total_arena_bytes;
   }

@@ -53,16 +53,16 @@ class Refusal : public std::runtime_error {
 
 // A connected set of nodes one backend runs as one delegate call.
 struct Region {
-  size_t partitioner = 0;           // index into the partitioner list
-  std::vector<ir::NodeId> nodes;    // topological order
-  std::vector<ir::ValueId> inputs;  // values read from outside (graph inputs, constants excluded)
-  std::vector<ir::ValueId> outputs; // values used outside the region or by the graph's outputs
+  size_t partitioner = 0;            // index into the partitioner list
+  std::vector<ir::NodeId> nodes;     // topological order
+  std::vector<ir::ValueId> inputs;   // values read from outside (graph inputs, constants excluded)
+  std::vector<ir::ValueId> outputs;  // values used outside the region or by the graph's outputs
 };
 
 // What lowering a region produced: the payload the backend's runtime reads, or why not.
 struct LoweredRegion {
   bool ok = false;
-  std::string reason;                 // when !ok
+  std::string reason;  // when !ok
   std::vector<uint8_t> payload;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
   // Per region input / output: the dim order the payload expects that tensor in (empty: the

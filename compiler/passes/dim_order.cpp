@@ -32,7 +32,8 @@ int normalize_dim_orders(ir::Graph& graph) {
     const ir::Value& v = graph.value(c);
     if (v.spec.is_contiguous() || v.spec.dim_order.size() < 2) continue;
     ir::TensorSpec spec = ir::TensorSpec::contiguous(v.spec.dtype, v.spec.sizes);
-    ir::ConstantData data = ir::ConstantData::owned(to_contiguous(v.spec, v.constant->bytes), v.constant->fqn);
+    ir::ConstantData data =
+        ir::ConstantData::owned(to_contiguous(v.spec, v.constant->bytes), v.constant->fqn);
     data.kind = v.constant->kind;
     graph.set_constant(c, std::move(spec), std::move(data));
     ++changed;

@@ -24,10 +24,14 @@ ir::ValueId transposed_constant(const ir::Graph& g, ir::ValueId v) {
   const auto& dims = p.args[1].get<std::vector<int64_t>>();
   if (dims.size() != 2 || (dims[0] != 1 && dims[0] != -1)) return ir::kNoValue;
   const ir::Value& w = g.value(p.args[0].tensor());
-  return is_compile_time_weight(g, w) && w.spec.rank() == 2 && w.spec.is_contiguous() ? w.id : ir::kNoValue;
+  return is_compile_time_weight(g, w) && w.spec.rank() == 2 && w.spec.is_contiguous()
+             ? w.id
+             : ir::kNoValue;
 }
 
-bool is_one(const ir::Argument& a) { return a.is<ir::Scalar>() ? a.get<ir::Scalar>().to_double() == 1.0 : a.to_double() == 1.0; }
+bool is_one(const ir::Argument& a) {
+  return a.is<ir::Scalar>() ? a.get<ir::Scalar>().to_double() == 1.0 : a.to_double() == 1.0;
+}
 
 }  // namespace
 

@@ -54,7 +54,8 @@ int fold_constants(ir::Graph& graph);
 // one of `libraries` (runtime library names, e.g. {"optimized", "portable"}); throws
 // CompileError listing each missing one (op, node, source line) so nothing fails late on the
 // device.
-void check_kernels_available(const ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {},
+void check_kernels_available(const ir::Graph& graph,
+                             const std::unordered_set<ir::NodeId>& delegated = {},
                              const std::vector<std::string>& libraries = {"portable"});
 
 struct PassReport {

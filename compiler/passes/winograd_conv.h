@@ -19,9 +19,9 @@ namespace pteron::compiler {
 const ir::OpSchema& conv2d_winograd_schema();
 
 // Rewrites each undelegated float32 convolution (aten::convolution, pteron::convolution_relu
-// or pteron::convolution_add_relu) that is 2-D, 3x3, stride 1, dilation 1, ungrouped, not transposed,
-// with constant contiguous weights, an output of at least 8x8 and weights large enough that
-// transforming them per call costs more than it should (see winograd_conv.cpp); returns how
+// or pteron::convolution_add_relu) that is 2-D, 3x3, stride 1, dilation 1, ungrouped, not
+// transposed, with constant contiguous weights, an output of at least 8x8 and weights large enough
+// that transforming them per call costs more than it should (see winograd_conv.cpp); returns how
 // many it rewrote.
 int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {});
 

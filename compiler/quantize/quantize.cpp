@@ -80,7 +80,7 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
   }
   if (is_op(n, {"aten::constant_pad_nd"})) {
     return n.args.size() < 3 || n.args[2].is_none() || n.args[2].to_double() == 0.0 ? Role::Shared
-                                                                                     : Role::None;
+                                                                                    : Role::None;
   }
   if (is_op(n, {"aten::upsample_bilinear2d"})) return Role::Plain;
   if (is_op(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",

@@ -60,8 +60,7 @@ Error linalg_vector_norm_out(KernelContext&, Span<EValue*> args) {
               plan, x, i0, c, A(0), [](auto v, int64_t) { return static_cast<A>(v != 0 ? 1 : 0); },
               [](A a, A b) { return a + b; }, acc);
         } else if (ord == 1) {
-          fold_columns<A>(
-              plan, x, i0, c, A(0), abs_of, [](A a, A b) { return a + b; }, acc);
+          fold_columns<A>(plan, x, i0, c, A(0), abs_of, [](A a, A b) { return a + b; }, acc);
         } else if (ord == 2) {
           fold_columns<A>(
               plan, x, i0, c, A(0),

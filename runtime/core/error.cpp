@@ -15,16 +15,26 @@ thread_local char g_message[256];
 
 const char* error_name(Error e) {
   switch (e) {
-    case Error::Ok: return "Ok";
-    case Error::Internal: return "Internal";
-    case Error::InvalidArgument: return "InvalidArgument";
-    case Error::InvalidProgram: return "InvalidProgram";
-    case Error::NotFound: return "NotFound";
-    case Error::NotSupported: return "NotSupported";
-    case Error::OutOfMemory: return "OutOfMemory";
-    case Error::OutOfRange: return "OutOfRange";
-    case Error::AccessFailed: return "AccessFailed";
-    case Error::DelegateFailed: return "DelegateFailed";
+    case Error::Ok:
+      return "Ok";
+    case Error::Internal:
+      return "Internal";
+    case Error::InvalidArgument:
+      return "InvalidArgument";
+    case Error::InvalidProgram:
+      return "InvalidProgram";
+    case Error::NotFound:
+      return "NotFound";
+    case Error::NotSupported:
+      return "NotSupported";
+    case Error::OutOfMemory:
+      return "OutOfMemory";
+    case Error::OutOfRange:
+      return "OutOfRange";
+    case Error::AccessFailed:
+      return "AccessFailed";
+    case Error::DelegateFailed:
+      return "DelegateFailed";
   }
   return "Unknown";
 }

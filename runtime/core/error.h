@@ -10,14 +10,14 @@ namespace pteron {
 enum class Error : uint8_t {
   Ok = 0,
   Internal,
-  InvalidArgument,    // caller passed something wrong (shape, dtype, index)
-  InvalidProgram,     // the program file is malformed or inconsistent
-  NotFound,           // a method, kernel or backend is not there
-  NotSupported,       // valid, but this build cannot do it
-  OutOfMemory,        // an allocator ran out
-  OutOfRange,         // an index or offset is past its bound
-  AccessFailed,       // a data loader could not read
-  DelegateFailed,     // a backend reported failure
+  InvalidArgument,  // caller passed something wrong (shape, dtype, index)
+  InvalidProgram,   // the program file is malformed or inconsistent
+  NotFound,         // a method, kernel or backend is not there
+  NotSupported,     // valid, but this build cannot do it
+  OutOfMemory,      // an allocator ran out
+  OutOfRange,       // an index or offset is past its bound
+  AccessFailed,     // a data loader could not read
+  DelegateFailed,   // a backend reported failure
 };
 
 const char* error_name(Error e);
@@ -32,13 +32,13 @@ void clear_error_message();
 
 }  // namespace pteron
 
-#define PTERON_TRY(expr)                                 \
-  do {                                                   \
-    ::pteron::Error pteron_try_err_ = (expr);            \
+#define PTERON_TRY(expr)                                                \
+  do {                                                                  \
+    ::pteron::Error pteron_try_err_ = (expr);                           \
     if (pteron_try_err_ != ::pteron::Error::Ok) return pteron_try_err_; \
   } while (0)
 
-#define PTERON_CHECK(cond, err, ...)                    \
-  do {                                                  \
+#define PTERON_CHECK(cond, err, ...)                        \
+  do {                                                      \
     if (!(cond)) return ::pteron::fail((err), __VA_ARGS__); \
   } while (0)

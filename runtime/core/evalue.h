@@ -39,10 +39,30 @@ struct EValue {
   };
 
   EValue() : i(0) {}
-  static EValue from_int(int64_t v) { EValue e; e.tag = Tag::Int; e.i = v; return e; }
-  static EValue from_double(double v) { EValue e; e.tag = Tag::Double; e.d = v; return e; }
-  static EValue from_bool(bool v) { EValue e; e.tag = Tag::Bool; e.b = v; return e; }
-  static EValue from_tensor(Tensor* t) { EValue e; e.tag = Tag::Tensor; e.tensor = t; return e; }
+  static EValue from_int(int64_t v) {
+    EValue e;
+    e.tag = Tag::Int;
+    e.i = v;
+    return e;
+  }
+  static EValue from_double(double v) {
+    EValue e;
+    e.tag = Tag::Double;
+    e.d = v;
+    return e;
+  }
+  static EValue from_bool(bool v) {
+    EValue e;
+    e.tag = Tag::Bool;
+    e.b = v;
+    return e;
+  }
+  static EValue from_tensor(Tensor* t) {
+    EValue e;
+    e.tag = Tag::Tensor;
+    e.tensor = t;
+    return e;
+  }
 
   bool is_none() const { return tag == Tag::None; }
   bool is_tensor() const { return tag == Tag::Tensor; }

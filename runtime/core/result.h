@@ -12,10 +12,14 @@ template <typename T>
 class Result {
  public:
   Result(T value) : ok_(true) { new (&storage_.value) T(std::move(value)); }  // NOLINT
-  Result(Error error) : ok_(false) { storage_.error = error == Error::Ok ? Error::Internal : error; }  // NOLINT
+  Result(Error error) : ok_(false) {
+    storage_.error = error == Error::Ok ? Error::Internal : error;
+  }  // NOLINT
   Result(Result&& other) noexcept : ok_(other.ok_) {
-    if (ok_) new (&storage_.value) T(std::move(other.storage_.value));
-    else storage_.error = other.storage_.error;
+    if (ok_)
+      new (&storage_.value) T(std::move(other.storage_.value));
+    else
+      storage_.error = other.storage_.error;
   }
   Result(const Result&) = delete;
   Result& operator=(const Result&) = delete;
@@ -43,9 +47,9 @@ class Result {
 }  // namespace pteron
 
 // Assigns the value of a Result expression to `lhs`, or returns its error.
-#define PTERON_ASSIGN_OR_RETURN(lhs, expr)             \
-  auto PTERON_CONCAT(pteron_res_, __LINE__) = (expr);  \
-  if (!PTERON_CONCAT(pteron_res_, __LINE__).ok())      \
+#define PTERON_ASSIGN_OR_RETURN(lhs, expr)               \
+  auto PTERON_CONCAT(pteron_res_, __LINE__) = (expr);    \
+  if (!PTERON_CONCAT(pteron_res_, __LINE__).ok())        \
     return PTERON_CONCAT(pteron_res_, __LINE__).error(); \
   lhs = std::move(PTERON_CONCAT(pteron_res_, __LINE__).get())
 

@@ -2,8 +2,8 @@
 
 namespace pteron {
 
-Tensor::Tensor(ScalarType dtype, int32_t dim, int32_t* sizes, uint8_t* dim_order,
-               int32_t* strides, void* data, ShapeDynamism dynamism)
+Tensor::Tensor(ScalarType dtype, int32_t dim, int32_t* sizes, uint8_t* dim_order, int32_t* strides,
+               void* data, ShapeDynamism dynamism)
     : sizes_(sizes),
       dim_order_(dim_order),
       strides_(strides),
@@ -53,8 +53,8 @@ Error Tensor::resize(Span<const int32_t> new_sizes) {
   if (dynamism_ == ShapeDynamism::Static) {
     int32_t d = 0;
     while (new_sizes[d] == sizes_[d]) ++d;
-    return fail(Error::InvalidArgument, "static tensor cannot change shape (dim %d: %d -> %d)",
-                d, sizes_[d], new_sizes[d]);
+    return fail(Error::InvalidArgument, "static tensor cannot change shape (dim %d: %d -> %d)", d,
+                sizes_[d], new_sizes[d]);
   }
   const int64_t n = checked_numel(new_sizes, INT32_MAX);
   if (n < 0 || static_cast<size_t>(n) * element_size() > capacity_bytes_) {

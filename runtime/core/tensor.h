@@ -46,7 +46,9 @@ class Tensor {
   void* mutable_data() const { return data_; }
   const void* const_data() const { return data_; }
   template <typename T>
-  T* data() const { return static_cast<T*>(data_); }
+  T* data() const {
+    return static_cast<T*>(data_);
+  }
   void set_data(void* data) { data_ = data; }
 
   // Changes the shape. Static tensors accept only their own shape; bounded-dynamic tensors

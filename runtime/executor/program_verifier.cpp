@@ -19,8 +19,7 @@ size_t len(const flatbuffers::Vector<T>* v) {
 template <typename T>
 bool aligned(const flatbuffers::Vector<T>* v) {
   // flatbuffers does not align an empty vector (PreAlign skips zero lengths): nothing is read.
-  return v == nullptr || v->size() == 0 ||
-         reinterpret_cast<uintptr_t>(v->data()) % sizeof(T) == 0;
+  return v == nullptr || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % sizeof(T) == 0;
 }
 
 class PlanVerifier {

@@ -21,8 +21,9 @@ Result<size_t> regular_file_size(int fd, const char* path) {
 
 Error check_range(size_t offset, size_t size, size_t total) {
   if (offset > total || size > total - offset) {
-    return fail(Error::OutOfRange, "read of %zu bytes at offset %zu past the end of the file (%zu bytes)",
-                size, offset, total);
+    return fail(Error::OutOfRange,
+                "read of %zu bytes at offset %zu past the end of the file (%zu bytes)", size,
+                offset, total);
   }
   return Error::Ok;
 }
@@ -75,7 +76,8 @@ Result<FileDataLoader> FileDataLoader::open(const char* path) {
   return FileDataLoader(fd, *size);
 }
 
-FileDataLoader::FileDataLoader(FileDataLoader&& other) noexcept : fd_(other.fd_), size_(other.size_) {
+FileDataLoader::FileDataLoader(FileDataLoader&& other) noexcept
+    : fd_(other.fd_), size_(other.size_) {
   other.fd_ = -1;
 }
 
@@ -100,9 +102,8 @@ Result<FreeableBuffer> FileDataLoader::load(size_t offset, size_t size) {
     }
     done += static_cast<size_t>(n);
   }
-  return FreeableBuffer(buffer, size, [](void*, const void* data, size_t) {
-    std::free(const_cast<void*>(data));
-  });
+  return FreeableBuffer(
+      buffer, size, [](void*, const void* data, size_t) { std::free(const_cast<void*>(data)); });
 }
 
 }  // namespace pteron

@@ -37,8 +37,8 @@ class OpsPartitioner : public Partitioner {
   SupportDecision worth_delegating(const Graph&, const Region& r,
                                    const PartitionContext&) const override {
     if (r.nodes.size() >= min_nodes_) return SupportDecision::yes();
-    return SupportDecision::no("region of " + std::to_string(r.nodes.size()) + " node(s) is below " +
-                               std::to_string(min_nodes_));
+    return SupportDecision::no("region of " + std::to_string(r.nodes.size()) +
+                               " node(s) is below " + std::to_string(min_nodes_));
   }
 
  private:
@@ -48,7 +48,8 @@ class OpsPartitioner : public Partitioner {
 };
 
 NodeId unary(Graph& g, const char* name, ValueId in, const std::string& out) {
-  return g.add_node(op(std::string("aten::") + name + ".default"), {TensorRef{in}}, {NewValue{out, f32()}});
+  return g.add_node(op(std::string("aten::") + name + ".default"), {TensorRef{in}},
+                    {NewValue{out, f32()}});
 }
 NodeId binary(Graph& g, ValueId a, ValueId b, const std::string& out) {
   return g.add_node(op("aten::add.Tensor"), {TensorRef{a}, TensorRef{b}, ir::Scalar{int64_t{1}}},
@@ -73,7 +74,8 @@ void expect_acyclic(const Graph& g, const PartitionResult& r) {
         const ir::Value& value = g.value(v);
         if (!value.is_intermediate()) continue;
         const bool inside = std::find(unit.begin(), unit.end(), value.producer) != unit.end();
-        EXPECT_TRUE(inside || done.count(value.producer)) << "node " << n << " runs before its input";
+        EXPECT_TRUE(inside || done.count(value.producer))
+            << "node " << n << " runs before its input";
       }
     }
     done.insert(unit.begin(), unit.end());
@@ -92,7 +94,8 @@ TEST(Partition, UnsupportedOpInTheMiddleSplitsRegions) {
   OpsPartitioner p("fake", {"relu"});
   PartitionResult r = partition(g, {&p}, PartitionContext{});
   ASSERT_EQ(r.regions.size(), 2u);
-  EXPECT_EQ(r.refusals.at(b), std::vector<std::string>{"fake: op aten::sigmoid.default is not supported"});
+  EXPECT_EQ(r.refusals.at(b),
+            std::vector<std::string>{"fake: op aten::sigmoid.default is not supported"});
   EXPECT_EQ(r.regions[0].inputs, std::vector<ValueId>{x});
   EXPECT_EQ(r.regions[0].outputs, std::vector<ValueId>{out(g, a)});
   expect_acyclic(g, r);
@@ -154,9 +157,15 @@ TEST(Partition, RandomGraphsStayAcyclic) {
       ValueId a = values[rng() % values.size()];
       NodeId n;
       switch (rng() % 3) {
-        case 0: n = unary(g, "relu", a, name); break;
-        case 1: n = unary(g, "sigmoid", a, name); break;
-        default: n = binary(g, a, values[rng() % values.size()], name); break;
+        case 0:
+          n = unary(g, "relu", a, name);
+          break;
+        case 1:
+          n = unary(g, "sigmoid", a, name);
+          break;
+        default:
+          n = binary(g, a, values[rng() % values.size()], name);
+          break;
       }
       values.push_back(out(g, n));
     }
@@ -164,7 +173,8 @@ TEST(Partition, RandomGraphsStayAcyclic) {
     OpsPartitioner p("fake", {"relu", "add"});
     PartitionResult r = partition(g, {&p}, PartitionContext{});
     expect_acyclic(g, r);
-    for (NodeId n : g.nodes()) EXPECT_TRUE(r.region_of.count(n) || r.refusals.count(n)) << "node " << n;
+    for (NodeId n : g.nodes())
+      EXPECT_TRUE(r.region_of.count(n) || r.refusals.count(n)) << "node " << n;
   }
 }
 

@@ -386,7 +386,8 @@ const std::vector<compiler::MemoryRegion> kOneArena = {{"ram", 1, 0}};
 
 TEST(CortexMInPlace, DeadInputsAreOverwrittenAlongTheChain) {
   ChainGraph c = chain(false);
-  const auto plan = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr, kInPlace);
+  const auto plan =
+      compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr, kInPlace);
   ASSERT_EQ(plan.in_place.size(), 2u);
   EXPECT_EQ(plan.in_place.at(c.a), c.x);  // a planned graph input, read only here
   EXPECT_EQ(plan.in_place.at(c.b), c.a);
@@ -396,14 +397,16 @@ TEST(CortexMInPlace, DeadInputsAreOverwrittenAlongTheChain) {
   const auto apart = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true);
   EXPECT_TRUE(apart.in_place.empty());
   EXPECT_EQ(apart.arena_sizes[0], 128);
-  const auto zero_copy = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, false, nullptr, kInPlace);
+  const auto zero_copy =
+      compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, false, nullptr, kInPlace);
   EXPECT_EQ(zero_copy.in_place.size(), 1u);
   EXPECT_FALSE(zero_copy.in_place.count(c.a));  // x is the caller's buffer
 }
 
 TEST(CortexMInPlace, InputStillLiveLaterIsNotOverwritten) {
   ChainGraph c = chain(true);
-  const auto plan = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr, kInPlace);
+  const auto plan =
+      compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr, kInPlace);
   EXPECT_FALSE(plan.in_place.count(c.b));  // add reads a after the clamp: refused
   const auto& pa = plan.placements.at(c.a);
   const auto& pb = plan.placements.at(c.b);

@@ -1,10 +1,10 @@
 // The memory planner never overlaps live tensors, stays close to the lower bound, fills regions
 // in order, and refuses (with numbers) what does not fit.
+#include "compiler/memory/memory_planner.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
-
-#include "compiler/memory/memory_planner.h"
 
 namespace pteron::compiler {
 namespace {

@@ -39,7 +39,8 @@ Outcome load_and_run(const std::vector<uint8_t>& bytes) {
       if (in.tag != Tag::Tensor) continue;
       if (in.tensor->mutable_data() == nullptr) {
         buffers.emplace_back(in.tensor->nbytes() + 1);
-        inputs_ok = run.set_input_pointer(i, buffers.back().data(), in.tensor->nbytes()) == Error::Ok;
+        inputs_ok =
+            run.set_input_pointer(i, buffers.back().data(), in.tensor->nbytes()) == Error::Ok;
       }
     }
     const Error e = run.execute();
@@ -82,26 +83,62 @@ std::vector<Corruption> corruptions() {
     mutate(s);
     c.push_back({name, s, e, msg});
   };
-  add("arg index out of range", [](auto& s) { s.bad_arg_index = 99; }, Error::InvalidProgram, "refers to value 99");
-  add("huge arg index", [](auto& s) { s.bad_arg_index = 1000000; }, Error::InvalidProgram, "refers to value 1000000");
-  add("operator index out of range", [](auto& s) { s.op_index = 3; }, Error::InvalidProgram, "calls operator 3");
-  add("memory id out of range", [](auto& s) { s.out_memory_id = 7; }, Error::InvalidProgram, "memory_id 7");
+  add(
+      "arg index out of range", [](auto& s) { s.bad_arg_index = 99; }, Error::InvalidProgram,
+      "refers to value 99");
+  add(
+      "huge arg index", [](auto& s) { s.bad_arg_index = 1000000; }, Error::InvalidProgram,
+      "refers to value 1000000");
+  add(
+      "operator index out of range", [](auto& s) { s.op_index = 3; }, Error::InvalidProgram,
+      "calls operator 3");
+  add(
+      "memory id out of range", [](auto& s) { s.out_memory_id = 7; }, Error::InvalidProgram,
+      "memory_id 7");
   add("memory id zero", [](auto& s) { s.out_memory_id = 0; }, Error::InvalidProgram, "memory_id 0");
-  add("offset past arena", [](auto& s) { s.out_offset = 250; }, Error::InvalidProgram, "overruns arena");
-  add("offset far past arena", [](auto& s) { s.out_offset = uint64_t{1} << 40; }, Error::InvalidProgram, "overruns arena");
-  add("negative size", [](auto& s) { s.out_size_override = -3; }, Error::InvalidProgram, "negative size");
-  add("oversized tensor", [](auto& s) { s.out_size_override = 2147483647; }, Error::InvalidProgram, "overruns arena");
-  add("negative arena size", [](auto& s) { s.arena_bytes = -1; }, Error::InvalidProgram, "negative size");
+  add(
+      "offset past arena", [](auto& s) { s.out_offset = 250; }, Error::InvalidProgram,
+      "overruns arena");
+  add(
+      "offset far past arena", [](auto& s) { s.out_offset = uint64_t{1} << 40; },
+      Error::InvalidProgram, "overruns arena");
+  add(
+      "negative size", [](auto& s) { s.out_size_override = -3; }, Error::InvalidProgram,
+      "negative size");
+  add(
+      "oversized tensor", [](auto& s) { s.out_size_override = 2147483647; }, Error::InvalidProgram,
+      "overruns arena");
+  add(
+      "negative arena size", [](auto& s) { s.arena_bytes = -1; }, Error::InvalidProgram,
+      "negative size");
   add("bad dim order", [](auto& s) { s.out_dim_order = {3}; }, Error::InvalidProgram, "dim order");
-  add("dim order length mismatch", [](auto& s) { s.out_dim_order = {0, 1}; }, Error::InvalidProgram, "dim order");
-  add("unsupported dtype", [](auto& s) { s.out_dtype = 23; }, Error::InvalidProgram, "unsupported dtype");
-  add("output index out of range", [](auto& s) { s.output_index = 42; }, Error::InvalidProgram, "output 0 refers to value 42");
-  add("jump past the end", [](auto& s) { s.jump_destination = 17; }, Error::InvalidProgram, "jumps to 17");
-  add("int list item not an int", [](auto& s) { s.int_list_item = 0; }, Error::InvalidProgram, "not an int");
-  add("int list item out of range", [](auto& s) { s.int_list_item = 500; }, Error::InvalidProgram, "not an int");
-  add("unknown kernel", [](auto& s) { s.op_name = "aten::frobnicate"; }, Error::NotFound, "aten::frobnicate.out");
-  add("wrong kernel argument types", [](auto& s) { s.bad_arg_index = 2; }, Error::InvalidProgram, "argument 1: expected 'T', got Int");
-  add("shape mismatch at run time", [](auto& s) { s.out_size_override = 5; }, Error::InvalidArgument, "aten::add.out");
+  add(
+      "dim order length mismatch", [](auto& s) { s.out_dim_order = {0, 1}; }, Error::InvalidProgram,
+      "dim order");
+  add(
+      "unsupported dtype", [](auto& s) { s.out_dtype = 23; }, Error::InvalidProgram,
+      "unsupported dtype");
+  add(
+      "output index out of range", [](auto& s) { s.output_index = 42; }, Error::InvalidProgram,
+      "output 0 refers to value 42");
+  add(
+      "jump past the end", [](auto& s) { s.jump_destination = 17; }, Error::InvalidProgram,
+      "jumps to 17");
+  add(
+      "int list item not an int", [](auto& s) { s.int_list_item = 0; }, Error::InvalidProgram,
+      "not an int");
+  add(
+      "int list item out of range", [](auto& s) { s.int_list_item = 500; }, Error::InvalidProgram,
+      "not an int");
+  add(
+      "unknown kernel", [](auto& s) { s.op_name = "aten::frobnicate"; }, Error::NotFound,
+      "aten::frobnicate.out");
+  add(
+      "wrong kernel argument types", [](auto& s) { s.bad_arg_index = 2; }, Error::InvalidProgram,
+      "argument 1: expected 'T', got Int");
+  add(
+      "shape mismatch at run time", [](auto& s) { s.out_size_override = 5; },
+      Error::InvalidArgument, "aten::add.out");
   return c;
 }
 
@@ -109,7 +146,8 @@ TEST(ProgramVerify, EachCorruptionIsNamed) {
   for (const Corruption& c : corruptions()) {
     const Outcome o = load_and_run(build_add_program(c.spec));
     EXPECT_EQ(o.error, c.expected) << c.name << ": " << o.message;
-    EXPECT_NE(o.message.find(c.message), std::string::npos) << c.name << ": got '" << o.message << "'";
+    EXPECT_NE(o.message.find(c.message), std::string::npos)
+        << c.name << ": got '" << o.message << "'";
   }
 }
 

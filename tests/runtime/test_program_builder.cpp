@@ -30,13 +30,13 @@ std::vector<uint8_t> build_add_program(const AddProgramSpec& s) {
   }
   std::vector<int32_t> args = {0, s.bad_arg_index >= 0 ? s.bad_arg_index : 1, 2, 3, 3};
   std::vector<flatbuffers::Offset<fb::Instruction>> instructions;
-  instructions.push_back(fb::CreateInstruction(
-      b, fb::InstructionArguments::KernelCall,
-      fb::CreateKernelCall(b, s.op_index, b.CreateVector(args)).Union()));
+  instructions.push_back(
+      fb::CreateInstruction(b, fb::InstructionArguments::KernelCall,
+                            fb::CreateKernelCall(b, s.op_index, b.CreateVector(args)).Union()));
   if (s.jump_destination >= 0) {
-    instructions.push_back(fb::CreateInstruction(
-        b, fb::InstructionArguments::JumpFalseCall,
-        fb::CreateJumpFalseCall(b, 4, s.jump_destination).Union()));
+    instructions.push_back(
+        fb::CreateInstruction(b, fb::InstructionArguments::JumpFalseCall,
+                              fb::CreateJumpFalseCall(b, 4, s.jump_destination).Union()));
   }
   std::vector<int32_t> inputs = {0, 1};
   std::vector<int32_t> outputs = {s.output_index};
@@ -46,10 +46,10 @@ std::vector<uint8_t> build_add_program(const AddProgramSpec& s) {
   std::vector<flatbuffers::Offset<fb::Operator>> ops = {
       fb::CreateOperator(b, b.CreateString(s.op_name), b.CreateString(s.op_overload))};
   std::vector<int64_t> buffer_sizes = {0, s.arena_bytes};
-  auto plan = fb::CreateExecutionPlan(
-      b, b.CreateString("forward"), 0, b.CreateVector(values), b.CreateVector(inputs),
-      b.CreateVector(outputs), b.CreateVector(chains), b.CreateVector(ops), 0,
-      b.CreateVector(buffer_sizes));
+  auto plan = fb::CreateExecutionPlan(b, b.CreateString("forward"), 0, b.CreateVector(values),
+                                      b.CreateVector(inputs), b.CreateVector(outputs),
+                                      b.CreateVector(chains), b.CreateVector(ops), 0,
+                                      b.CreateVector(buffer_sizes));
   std::vector<flatbuffers::Offset<fb::ExecutionPlan>> plans = {plan};
   auto program = fb::CreateProgram(b, 0, b.CreateVector(plans));
   fb::FinishProgramBuffer(b, program);

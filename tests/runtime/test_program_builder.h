@@ -15,16 +15,16 @@ struct AddProgramSpec {
   std::string op_name = "aten::add";
   std::string op_overload = "out";
   int32_t op_index = 0;
-  int32_t bad_arg_index = -1;      // when >= 0, replaces the second kernel argument
+  int32_t bad_arg_index = -1;  // when >= 0, replaces the second kernel argument
   uint32_t out_memory_id = 1;
   uint64_t out_offset = 128;
   int64_t arena_bytes = 256;
-  int32_t out_size_override = 0;   // when != 0, the output tensor's size
+  int32_t out_size_override = 0;  // when != 0, the output tensor's size
   std::vector<uint8_t> out_dim_order = {0};
-  int8_t out_dtype = 6;            // float
+  int8_t out_dtype = 6;  // float
   int32_t output_index = 3;
-  int32_t jump_destination = -1;   // when >= 0, appends a JumpFalseCall to this target
-  int32_t int_list_item = -1;      // when >= 0, adds an IntList value with this item
+  int32_t jump_destination = -1;  // when >= 0, appends a JumpFalseCall to this target
+  int32_t int_list_item = -1;     // when >= 0, adds an IntList value with this item
 };
 
 // Returns the flatbuffer bytes (identifier ET12, no extended header).

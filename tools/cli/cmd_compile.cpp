@@ -254,9 +254,10 @@ void run(const CompileCliOptions& o) {
               r.emit.constants, r.emit.constant_bytes / 1024.0, r.emit.deduplicated,
               r.emit.file_bytes / 1024.0);
   if (r.emit.delegate_named_bytes > 0) {
-    std::printf("  delegate weights: %.1f KiB in the program's named data, %zu reference(s) "
-                "shared\n",
-                r.emit.delegate_named_bytes / 1024.0, r.emit.named_shared);
+    std::printf(
+        "  delegate weights: %.1f KiB in the program's named data, %zu reference(s) "
+        "shared\n",
+        r.emit.delegate_named_bytes / 1024.0, r.emit.named_shared);
   }
   if (r.quantize) {
     for (const auto& line : r.quantize->lines) std::printf("  %s\n", line.c_str());

@@ -29,7 +29,8 @@ std::string descr_of(ScalarType t) {
 // Parses one .npy blob (format versions 1-3).
 NpyArray parse_npy(const std::string& where, const std::vector<uint8_t>& blob) {
   auto bad = [&](const std::string& why) { return std::runtime_error(where + ": " + why); };
-  if (blob.size() < 10 || std::memcmp(blob.data(), "\x93NUMPY", 6) != 0) throw bad("not a .npy array");
+  if (blob.size() < 10 || std::memcmp(blob.data(), "\x93NUMPY", 6) != 0)
+    throw bad("not a .npy array");
   const uint8_t major = blob[6];
   size_t header_len, header_start;
   if (major == 1) {
@@ -37,7 +38,8 @@ NpyArray parse_npy(const std::string& where, const std::vector<uint8_t>& blob) {
     header_start = 10;
   } else {
     if (blob.size() < 12) throw bad("truncated .npy header");
-    header_len = blob[8] | (blob[9] << 8) | (blob[10] << 16) | (static_cast<size_t>(blob[11]) << 24);
+    header_len =
+        blob[8] | (blob[9] << 8) | (blob[10] << 16) | (static_cast<size_t>(blob[11]) << 24);
     header_start = 12;
   }
   if (header_start + header_len > blob.size()) throw bad("truncated .npy header");
@@ -69,7 +71,8 @@ NpyArray parse_npy(const std::string& where, const std::vector<uint8_t>& blob) {
   size_t pos = 0;
   while (pos < shape.size()) {
     const size_t comma = shape.find(',', pos);
-    const std::string item = shape.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const std::string item =
+        shape.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (item.find_first_of("0123456789") != std::string::npos) {
       a.shape.push_back(std::stoll(item));
       numel *= static_cast<size_t>(a.shape.back());
@@ -80,7 +83,8 @@ NpyArray parse_npy(const std::string& where, const std::vector<uint8_t>& blob) {
   const size_t data_start = header_start + header_len;
   const size_t nbytes = numel * element_size(a.dtype);
   if (blob.size() - data_start < nbytes) throw bad("array data is truncated");
-  a.data.assign(blob.begin() + static_cast<long>(data_start), blob.begin() + static_cast<long>(data_start + nbytes));
+  a.data.assign(blob.begin() + static_cast<long>(data_start),
+                blob.begin() + static_cast<long>(data_start + nbytes));
   return a;
 }
 
@@ -88,15 +92,26 @@ std::vector<uint8_t> make_npy(const NpyArray& a) {
   std::string shape = "(";
   for (size_t i = 0; i < a.shape.size(); ++i) {
     shape += std::to_string(a.shape[i]);
-    if (a.shape.size() == 1) shape += ",";
-    else if (i + 1 < a.shape.size()) shape += ", ";
+    if (a.shape.size() == 1)
+      shape += ",";
+    else if (i + 1 < a.shape.size())
+      shape += ", ";
   }
   shape += ")";
-  std::string header = "{'descr': '" + descr_of(a.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + descr_of(a.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
-  std::vector<uint8_t> blob = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                               static_cast<uint8_t>(header.size() & 0xff), static_cast<uint8_t>(header.size() >> 8)};
+  std::vector<uint8_t> blob = {0x93,
+                               'N',
+                               'U',
+                               'M',
+                               'P',
+                               'Y',
+                               1,
+                               0,
+                               static_cast<uint8_t>(header.size() & 0xff),
+                               static_cast<uint8_t>(header.size() >> 8)};
   blob.insert(blob.end(), header.begin(), header.end());
   blob.insert(blob.end(), a.data.begin(), a.data.end());
   return blob;
@@ -116,7 +131,8 @@ std::string zip_error_text(int code) {
 std::vector<NpyArray> read_npz(const std::string& path) {
   int err = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_RDONLY, &err);
-  if (z == nullptr) throw std::runtime_error(path + ": cannot open as .npz: " + zip_error_text(err));
+  if (z == nullptr)
+    throw std::runtime_error(path + ": cannot open as .npz: " + zip_error_text(err));
   std::unique_ptr<zip_t, int (*)(zip_t*)> guard(z, zip_close);
   std::vector<NpyArray> arrays;
   const zip_int64_t n = zip_get_num_entries(z, 0);
@@ -129,7 +145,8 @@ std::vector<NpyArray> read_npz(const std::string& path) {
     std::vector<uint8_t> blob(st.size);
     const zip_int64_t got = zip_fread(f, blob.data(), st.size);
     zip_fclose(f);
-    if (got != static_cast<zip_int64_t>(st.size)) throw std::runtime_error(path + ": entry " + name + " is truncated");
+    if (got != static_cast<zip_int64_t>(st.size))
+      throw std::runtime_error(path + ": entry " + name + " is truncated");
     NpyArray a = parse_npy(path + ":" + name, blob);
     if (name.size() > 4 && name.substr(name.size() - 4) == ".npy") name.resize(name.size() - 4);
     a.name = name;

@@ -76,8 +76,8 @@ std::string vela_u55_constraint(const compiler::ir::Graph& graph, const compiler
   auto strides_ok = [&](const std::vector<int64_t>& s) {
     for (size_t i = 0; i < s.size(); ++i) {
       size_t d = s.size() == 1 ? 0 : i;
-      bool single = out_hw.size() == 2 && (s.size() == 1 ? out_hw[0] == 1 && out_hw[1] == 1
-                                                         : d < 2 && out_hw[d] == 1);
+      bool single = out_hw.size() == 2 &&
+                    (s.size() == 1 ? out_hw[0] == 1 && out_hw[1] == 1 : d < 2 && out_hw[d] == 1);
       if (!single && (s[i] < 1 || s[i] > 3)) return false;
     }
     return true;
@@ -196,8 +196,10 @@ SupportDecision EthosUPartitioner::supports(const compiler::ir::Graph& graph,
   if (d.supported) return d;
   if (!quantized_context(graph, node) &&
       tosa_aot::tosa_supports(graph, node, TosaProfile::Fp).supported) {
-    return SupportDecision::no("not quantized (the Ethos-U runs int8 only; quantize the model, "
-                               "e.g. --quantize ethos-u): " + d.reason);
+    return SupportDecision::no(
+        "not quantized (the Ethos-U runs int8 only; quantize the model, "
+        "e.g. --quantize ethos-u): " +
+        d.reason);
   }
   return d;
 }
@@ -257,28 +259,30 @@ LoweredRegion EthosUPartitioner::lower(const compiler::ir::Graph& graph,
   // planned arena and tables, its state, and (when the payload lands unaligned) a TOSA copy.
   const uint64_t method_bytes = planned + tosa.tosa.size() + 1024;
   const std::string text = std::to_string(method_bytes);
-  out.compile_specs.push_back({"pteron.method_bytes", std::vector<uint8_t>(text.begin(), text.end())});
+  out.compile_specs.push_back(
+      {"pteron.method_bytes", std::vector<uint8_t>(text.begin(), text.end())});
   const VelaEstimate& e = vela.estimate;
-  nlohmann::json j = {{"runtime", "emulated on the TOSA executor unless the board has an NPU driver"},
-                      {"accelerator", config.accelerator},
-                      {"system_config", config.system_config},
-                      {"memory_mode", config.memory_mode},
-                      {"vela_version", vela.version},
-                      {"npu_cycles", e.npu_cycles},
-                      {"macs", e.macs},
-                      {"inference_time_s", e.inference_time_s},
-                      {"sram_bytes", e.sram_bytes},
-                      {"off_chip_flash_bytes", e.off_chip_flash_bytes},
-                      {"on_chip_flash_bytes", e.on_chip_flash_bytes},
-                      {"dram_bytes", e.dram_bytes},
-                      {"scratch_bytes", vela.scratch_size},
-                      {"fast_scratch_bytes", vela.fast_scratch_size},
-                      {"command_stream_bytes", vela.command_stream.size()},
-                      {"weight_bytes", vela.weights.size()},
-                      {"npu_ops", e.npu_ops},
-                      {"tosa_ops", tosa.tosa_ops},
-                      {"tosa_bytes", tosa.tosa.size()},
-                      {"tosa_executor_bytes", planned}};
+  nlohmann::json j = {
+      {"runtime", "emulated on the TOSA executor unless the board has an NPU driver"},
+      {"accelerator", config.accelerator},
+      {"system_config", config.system_config},
+      {"memory_mode", config.memory_mode},
+      {"vela_version", vela.version},
+      {"npu_cycles", e.npu_cycles},
+      {"macs", e.macs},
+      {"inference_time_s", e.inference_time_s},
+      {"sram_bytes", e.sram_bytes},
+      {"off_chip_flash_bytes", e.off_chip_flash_bytes},
+      {"on_chip_flash_bytes", e.on_chip_flash_bytes},
+      {"dram_bytes", e.dram_bytes},
+      {"scratch_bytes", vela.scratch_size},
+      {"fast_scratch_bytes", vela.fast_scratch_size},
+      {"command_stream_bytes", vela.command_stream.size()},
+      {"weight_bytes", vela.weights.size()},
+      {"npu_ops", e.npu_ops},
+      {"tosa_ops", tosa.tosa_ops},
+      {"tosa_bytes", tosa.tosa.size()},
+      {"tosa_executor_bytes", planned}};
   out.report_json = j.dump();
   return out;
 }

@@ -19,17 +19,21 @@ void tosa_io(const std::vector<uint8_t>& tosa, std::vector<PayloadIo>* inputs,
   auto need = tosa_rt::TosaExecutor::memory_required(aligned.data(), tosa.size());
   if (!need.ok()) throw CompileError(std::string("ethos-u: ") + last_error_message());
   std::vector<uint8_t> memory(*need);
-  auto ex = tosa_rt::TosaExecutor::create(aligned.data(), tosa.size(), {memory.data(), memory.size()});
+  auto ex =
+      tosa_rt::TosaExecutor::create(aligned.data(), tosa.size(), {memory.data(), memory.size()});
   if (!ex.ok()) throw CompileError(std::string("ethos-u: ") + last_error_message());
   auto fill = [](const tosa_rt::TosaTensor& t, size_t index) {
     PayloadIo io;
     io.tosa_index = uint32_t(index);
     io.name = t.name;
     io.shape.assign(t.shape, t.shape + t.rank);
-    if (t.dtype == tosa::DType::INT8) io.dtype = 1;
-    else if (t.dtype == tosa::DType::FP32) io.dtype = 6;
-    else throw CompileError(std::string("ethos-u: region I/O '") + t.name + "' is " +
-                            tosa::EnumNameDType(t.dtype) + " (int8 or float32)");
+    if (t.dtype == tosa::DType::INT8)
+      io.dtype = 1;
+    else if (t.dtype == tosa::DType::FP32)
+      io.dtype = 6;
+    else
+      throw CompileError(std::string("ethos-u: region I/O '") + t.name + "' is " +
+                         tosa::EnumNameDType(t.dtype) + " (int8 or float32)");
     return io;
   };
   for (size_t i = 0; i < ex->num_inputs(); ++i) inputs->push_back(fill(ex->input(i), i));
@@ -40,9 +44,11 @@ uint64_t tosa_planned_bytes(const std::vector<uint8_t>& tosa) {
   std::vector<uint64_t> aligned((tosa.size() + 7) / 8);
   std::memcpy(aligned.data(), tosa.data(), tosa.size());
   auto need = tosa_rt::TosaExecutor::memory_required(aligned.data(), tosa.size());
-  if (!need.ok()) throw CompileError(std::string("ethos-u: TOSA executor: ") + last_error_message());
+  if (!need.ok())
+    throw CompileError(std::string("ethos-u: TOSA executor: ") + last_error_message());
   std::vector<uint8_t> memory(*need);
-  auto ex = tosa_rt::TosaExecutor::create(aligned.data(), tosa.size(), {memory.data(), memory.size()});
+  auto ex =
+      tosa_rt::TosaExecutor::create(aligned.data(), tosa.size(), {memory.data(), memory.size()});
   if (!ex.ok()) throw CompileError(std::string("ethos-u: TOSA executor: ") + last_error_message());
   return ex->planned_bytes();
 }
@@ -52,9 +58,10 @@ std::vector<uint8_t> build_payload(const std::vector<uint8_t>& tosa,
                                    const std::vector<PayloadIo>& outputs, const NpuConfig& config,
                                    const VelaOutput& vela, uint64_t tosa_memory) {
   if (inputs.size() != vela.inputs.size() || outputs.size() != vela.outputs.size()) {
-    throw CompileError("ethos-u: Vela placed " + std::to_string(vela.inputs.size()) + " inputs and " +
-                       std::to_string(vela.outputs.size()) + " outputs, the region has " +
-                       std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
+    throw CompileError("ethos-u: Vela placed " + std::to_string(vela.inputs.size()) +
+                       " inputs and " + std::to_string(vela.outputs.size()) +
+                       " outputs, the region has " + std::to_string(inputs.size()) + " and " +
+                       std::to_string(outputs.size()));
   }
   flatbuffers::FlatBufferBuilder b(tosa.size() + vela.command_stream.size() + vela.weights.size() +
                                    4096);
@@ -64,10 +71,9 @@ std::vector<uint8_t> build_payload(const std::vector<uint8_t>& tosa,
       const PayloadIo& io = list[i];
       if (io.tosa_index >= placed.size()) throw CompileError("ethos-u: bad TOSA I/O index");
       const VelaIo& at = placed[io.tosa_index];
-      v.push_back(fb::CreateIoTensor(b, b.CreateString(io.name), b.CreateVector(io.shape),
-                                     b.CreateVector(io.dim_order), io.dtype, io.scale,
-                                     io.zero_point, at.elem_size, at.region, at.offset,
-                                     io.tosa_index));
+      v.push_back(fb::CreateIoTensor(
+          b, b.CreateString(io.name), b.CreateVector(io.shape), b.CreateVector(io.dim_order),
+          io.dtype, io.scale, io.zero_point, at.elem_size, at.region, at.offset, io.tosa_index));
     }
     return b.CreateVector(v);
   };

@@ -11,13 +11,13 @@
 namespace pteron::ethos_u {
 
 struct PayloadIo {
-  std::string name;               // TOSA tensor name
-  std::vector<int64_t> shape;     // TOSA shape
-  std::vector<uint8_t> dim_order; // memory layout of the program's tensor (empty: row-major)
-  int8_t dtype = 1;               // pteron ScalarType: 1 int8, 6 float32
+  std::string name;                // TOSA tensor name
+  std::vector<int64_t> shape;      // TOSA shape
+  std::vector<uint8_t> dim_order;  // memory layout of the program's tensor (empty: row-major)
+  int8_t dtype = 1;                // pteron ScalarType: 1 int8, 6 float32
   double scale = 1;
   int32_t zero_point = 0;
-  uint32_t tosa_index = 0;        // which TOSA graph input / output (the lists are in call order)
+  uint32_t tosa_index = 0;  // which TOSA graph input / output (the lists are in call order)
 };
 
 // The I/O of a TOSA graph as it declares them (int8 / fp32 only), row-major.

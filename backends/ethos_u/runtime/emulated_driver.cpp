@@ -60,7 +60,8 @@ class EmulatedDriver final : public EthosUDriver {
     if (memory == nullptr || slot == nullptr || in_ptrs == nullptr || out_ptrs == nullptr) {
       return fail(Error::OutOfMemory,
                   "Ethos-U delegate (emulated): the TOSA executor needs %zu bytes of method "
-                  "memory", bytes + sizeof(Region));
+                  "memory",
+                  bytes + sizeof(Region));
     }
     auto ex = tosa_rt::TosaExecutor::create(tosa.data(), tosa.size(),
                                             {static_cast<uint8_t*>(memory), bytes});
@@ -83,7 +84,8 @@ class EmulatedDriver final : public EthosUDriver {
     for (uint32_t i = 0; i < p.outputs()->size(); ++i) {
       r->out_ptrs[p.outputs()->Get(i)->tosa_index()] = call.outputs[i];
     }
-    return r->executor.execute({r->in_ptrs, p.inputs()->size()}, {r->out_ptrs, p.outputs()->size()});
+    return r->executor.execute({r->in_ptrs, p.inputs()->size()},
+                               {r->out_ptrs, p.outputs()->size()});
   }
 };
 

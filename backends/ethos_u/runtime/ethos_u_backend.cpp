@@ -38,7 +38,8 @@ Error check_argument(const fb::IoTensor& io, const EValue* arg, uint32_t index, 
   uint32_t rank = io.shape() ? io.shape()->size() : 0;
   uint8_t order[kMaxIoRank];
   for (uint32_t i = 0; i < rank; ++i) {
-    order[i] = io.dim_order() && io.dim_order()->size() == rank ? io.dim_order()->Get(i) : uint8_t(i);
+    order[i] =
+        io.dim_order() && io.dim_order()->size() == rank ? io.dim_order()->Get(i) : uint8_t(i);
   }
   if (uint32_t(t.dim()) != rank) {
     return fail(Error::InvalidArgument, "Ethos-U delegate %s %u: expected rank %u, got %d", role,
@@ -55,7 +56,8 @@ Error check_argument(const fb::IoTensor& io, const EValue* arg, uint32_t index, 
     if (t.size(d) > 1 && t.stride(d) != stride) {
       return fail(Error::InvalidArgument,
                   "Ethos-U delegate %s %u: memory layout differs from the region's dim order "
-                  "(4-D tensors cross the boundary channels-last)", role, index);
+                  "(4-D tensors cross the boundary channels-last)",
+                  role, index);
     }
     stride *= io.shape()->Get(i);
   }
@@ -114,8 +116,10 @@ class EthosUBackend final : public BackendInterface {
                 Span<EValue*> args) override {
     auto* d = static_cast<Delegate*>(handle);
     if (args.size() < d->num_inputs + d->num_outputs) {
-      return fail(Error::InvalidArgument, "Ethos-U delegate: %zu arguments, the region has %u "
-                  "inputs and %u outputs", args.size(), d->num_inputs, d->num_outputs);
+      return fail(Error::InvalidArgument,
+                  "Ethos-U delegate: %zu arguments, the region has %u "
+                  "inputs and %u outputs",
+                  args.size(), d->num_inputs, d->num_outputs);
     }
     for (uint32_t i = 0; i < d->num_inputs; ++i) {
       PTERON_TRY(check_argument(*d->payload->inputs()->Get(i), args[i], i, "input"));

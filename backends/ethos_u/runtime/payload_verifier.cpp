@@ -14,8 +14,8 @@ Error verify_io(const flatbuffers::Vector<flatbuffers::Offset<fb::IoTensor>>* li
     const fb::IoTensor* t = list->Get(i);
     uint32_t rank = t->shape() ? t->shape()->size() : 0;
     if (rank > kMaxIoRank) {
-      return fail(Error::InvalidProgram, "Ethos-U payload: %s %u has rank %u (at most %d)", role,
-                  i, rank, kMaxIoRank);
+      return fail(Error::InvalidProgram, "Ethos-U payload: %s %u has rank %u (at most %d)", role, i,
+                  rank, kMaxIoRank);
     }
     for (uint32_t d = 0; d < rank; ++d) {
       if (t->shape()->Get(d) < 0 || t->shape()->Get(d) > (int64_t(1) << 31)) {
@@ -34,13 +34,13 @@ Error verify_io(const flatbuffers::Vector<flatbuffers::Offset<fb::IoTensor>>* li
       }
       if (!ok) {
         return fail(Error::InvalidProgram,
-                    "Ethos-U payload: %s %u dim_order is not a permutation of its %u dims", role,
-                    i, rank);
+                    "Ethos-U payload: %s %u dim_order is not a permutation of its %u dims", role, i,
+                    rank);
       }
     }
     if (t->tosa_index() >= list->size()) {
-      return fail(Error::InvalidProgram, "Ethos-U payload: %s %u has TOSA index %u of %u", role,
-                  i, t->tosa_index(), list->size());
+      return fail(Error::InvalidProgram, "Ethos-U payload: %s %u has TOSA index %u of %u", role, i,
+                  t->tosa_index(), list->size());
     }
     for (uint32_t j = 0; j < i; ++j) {
       if (list->Get(j)->tosa_index() == t->tosa_index()) {
@@ -49,8 +49,8 @@ Error verify_io(const flatbuffers::Vector<flatbuffers::Offset<fb::IoTensor>>* li
       }
     }
     if (t->dtype() != 1 && t->dtype() != 6) {
-      return fail(Error::InvalidProgram, "Ethos-U payload: %s %u dtype %d (int8 or float32)",
-                  role, i, t->dtype());
+      return fail(Error::InvalidProgram, "Ethos-U payload: %s %u dtype %d (int8 or float32)", role,
+                  i, t->dtype());
     }
   }
   return Error::Ok;
@@ -60,8 +60,7 @@ Error verify_io(const flatbuffers::Vector<flatbuffers::Offset<fb::IoTensor>>* li
 
 Result<const fb::EthosUPayload*> verify_payload(Span<const uint8_t> processed) {
   if (processed.data() == nullptr || processed.size() < 8) {
-    return fail(Error::InvalidProgram, "Ethos-U payload: %zu bytes is too short",
-                processed.size());
+    return fail(Error::InvalidProgram, "Ethos-U payload: %zu bytes is too short", processed.size());
   }
   if (!flatbuffers::BufferHasIdentifier(processed.data(), fb::EthosUPayloadIdentifier())) {
     return fail(Error::InvalidProgram, "Ethos-U payload: missing file identifier \"%s\"",

@@ -7,10 +7,9 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "backends/ethos_u/aot/payload_builder.h"
 #include "backends/ethos_u/runtime/ethos_u_backend.h"
@@ -37,9 +36,12 @@ int compile(int argc, char** argv) {
   std::string graph, target, out;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--target" && i + 1 < argc) target = argv[++i];
-    else if (a == "-o" && i + 1 < argc) out = argv[++i];
-    else graph = a;
+    if (a == "--target" && i + 1 < argc)
+      target = argv[++i];
+    else if (a == "-o" && i + 1 < argc)
+      out = argv[++i];
+    else
+      graph = a;
   }
   if (graph.empty() || target.empty() || out.empty()) {
     return die("usage: pteron-ethos-u compile GRAPH.tosa --target T -o OUT.peu");
@@ -115,15 +117,15 @@ int run(int argc, char** argv) {
     size_t rank = io->shape()->size();
     o.sizes.resize(rank);
     for (size_t d = 0; d < rank; ++d) {
-      uint8_t dim = io->dim_order() && io->dim_order()->size() == rank ? io->dim_order()->Get(d)
-                                                                        : uint8_t(d);
+      uint8_t dim =
+          io->dim_order() && io->dim_order()->size() == rank ? io->dim_order()->Get(d) : uint8_t(d);
       o.order.push_back(dim);
       o.sizes[dim] = int32_t(io->shape()->Get(d));
     }
     o.strides.resize(o.sizes.size());
     ScalarType dt = io->dtype() == 1 ? ScalarType::Char : ScalarType::Float;
-    o.tensor = Tensor(dt, int32_t(o.sizes.size()), o.sizes.data(), o.order.data(),
-                      o.strides.data(), nullptr);
+    o.tensor = Tensor(dt, int32_t(o.sizes.size()), o.sizes.data(), o.order.data(), o.strides.data(),
+                      nullptr);
     o.data = is_in ? inputs[i].data : std::vector<uint8_t>(o.tensor.nbytes());
     if (o.data.size() != o.tensor.nbytes()) return die("input " + std::to_string(i) + " size");
     o.tensor.set_data(o.data.data());
@@ -139,7 +141,8 @@ int run(int argc, char** argv) {
     npz::Array a;
     a.name = "out" + std::to_string(i - p->inputs()->size());
     a.dtype = owned[i].tensor.dtype();
-    for (int64_t d : *p->outputs()->Get(i - p->inputs()->size())->shape()) a.shape.push_back(int32_t(d));
+    for (int64_t d : *p->outputs()->Get(i - p->inputs()->size())->shape())
+      a.shape.push_back(int32_t(d));
     a.data = owned[i].data;
     outputs.push_back(std::move(a));
   }

@@ -44,25 +44,26 @@ Error fill_tensor(const tosa::TosaTensor* t, TosaTensor* out) {
   out->name = t->name() ? t->name()->c_str() : "";
   out->dtype = t->type();
   if (dtype_size(out->dtype) == 0) {
-    return fail(Error::NotSupported, "TOSA graph: tensor '%s' has dtype %s, which the executor "
-                "does not handle", out->name, tosa::EnumNameDType(out->dtype));
+    return fail(Error::NotSupported,
+                "TOSA graph: tensor '%s' has dtype %s, which the executor "
+                "does not handle",
+                out->name, tosa::EnumNameDType(out->dtype));
   }
   if (t->is_unranked() || t->variable()) {
-    return fail(Error::NotSupported, "TOSA graph: tensor '%s' is unranked or variable",
-                out->name);
+    return fail(Error::NotSupported, "TOSA graph: tensor '%s' is unranked or variable", out->name);
   }
   const auto* shape = t->shape();
   out->rank = shape ? int32_t(shape->size()) : 0;
   if (out->rank > kMaxRank) {
-    return fail(Error::NotSupported, "TOSA graph: tensor '%s' has rank %d (at most %d)",
-                out->name, out->rank, kMaxRank);
+    return fail(Error::NotSupported, "TOSA graph: tensor '%s' has rank %d (at most %d)", out->name,
+                out->rank, kMaxRank);
   }
   out->numel = 1;
   for (int32_t d = 0; d < out->rank; ++d) {
     int32_t v = shape->Get(d);
     if (v < 0 || (v > 0 && out->numel > (int64_t(1) << 40) / v)) {
-      return fail(Error::InvalidProgram, "TOSA graph: tensor '%s' has dimension %d = %d",
-                  out->name, d, v);
+      return fail(Error::InvalidProgram, "TOSA graph: tensor '%s' has dimension %d = %d", out->name,
+                  d, v);
     }
     out->shape[d] = v;
     out->numel *= v;
@@ -161,7 +162,8 @@ Error TosaExecutor::build(const void* fb, size_t size, uint8_t* memory, size_t c
   int32_t n_args = 0;
   for (int32_t i = 0; i < n_ops; ++i) {
     const tosa::TosaOperator* op = block->operators()->Get(i);
-    n_args += (op->inputs() ? op->inputs()->size() : 0) + (op->outputs() ? op->outputs()->size() : 0);
+    n_args +=
+        (op->inputs() ? op->inputs()->size() : 0) + (op->outputs() ? op->outputs()->size() : 0);
   }
   int32_t n_all = n_tensors + n_shapes;
 
@@ -206,8 +208,9 @@ Error TosaExecutor::build(const void* fb, size_t size, uint8_t* memory, size_t c
     t.numel = s->rank();
     if (s->data() != nullptr && s->data()->size() > 0) {
       if (s->data()->size() != tensor_bytes(t)) {
-        return fail(Error::InvalidProgram, "TOSA graph: shape '%s' holds %u bytes, rank %u needs %zu",
-                    t.name, s->data()->size(), s->rank(), tensor_bytes(t));
+        return fail(Error::InvalidProgram,
+                    "TOSA graph: shape '%s' holds %u bytes, rank %u needs %zu", t.name,
+                    s->data()->size(), s->rank(), tensor_bytes(t));
       }
       t.data = const_cast<uint8_t*>(s->data()->data());
       t.is_const = true;
@@ -257,8 +260,8 @@ Error TosaExecutor::build(const void* fb, size_t size, uint8_t* memory, size_t c
       TosaTensor& t = tensors[id];
       if (!t.is_const && !t.is_input && t.producer < 0) {
         return fail(Error::InvalidProgram,
-                    "TOSA graph: operator %d (%s) reads '%s' before anything writes it", i,
-                    opname, t.name);
+                    "TOSA graph: operator %d (%s) reads '%s' before anything writes it", i, opname,
+                    t.name);
       }
       t.last_use = i;
       args[next_arg++] = id;
@@ -266,8 +269,8 @@ Error TosaExecutor::build(const void* fb, size_t size, uint8_t* memory, size_t c
     for (int32_t k = 0; k < rec.num_outputs; ++k) {
       int32_t id = find_tensor(tensors, n_all, fbop->outputs()->Get(k));
       if (id < 0) {
-        return fail(Error::InvalidProgram,
-                    "TOSA graph: operator %d (%s) output %d names no tensor", i, opname, k);
+        return fail(Error::InvalidProgram, "TOSA graph: operator %d (%s) output %d names no tensor",
+                    i, opname, k);
       }
       TosaTensor& t = tensors[id];
       bool is_const_op = rec.op == tosa::Op::CONST || rec.op == tosa::Op::CONST_SHAPE;
@@ -277,8 +280,8 @@ Error TosaExecutor::build(const void* fb, size_t size, uint8_t* memory, size_t c
         }
       } else if (t.is_const || t.is_input || t.producer >= 0) {
         return fail(Error::InvalidProgram,
-                    "TOSA graph: operator %d (%s) writes '%s', which is already defined", i,
-                    opname, t.name);
+                    "TOSA graph: operator %d (%s) writes '%s', which is already defined", i, opname,
+                    t.name);
       } else {
         t.producer = i;
       }
@@ -295,8 +298,8 @@ Error TosaExecutor::build(const void* fb, size_t size, uint8_t* memory, size_t c
   size_t arena = plan_arena(tensors, n_all, placed);
   *used = tables + kAlign + arena;
   if (*used > capacity) {
-    return fail(Error::OutOfMemory, "TOSA executor: %zu bytes given, the graph needs %zu",
-                capacity, *used);
+    return fail(Error::OutOfMemory, "TOSA executor: %zu bytes given, the graph needs %zu", capacity,
+                *used);
   }
   uint8_t* arena_base = base + tables;
   for (int32_t i = 0; i < n_all; ++i) {
@@ -370,8 +373,10 @@ Error TosaExecutor::execute(Span<const void* const> inputs, Span<void* const> ou
   for (int32_t i = 0; i < num_ops_; ++i) {
     const TosaOpRecord& rec = ops_[i];
     if (rec.op == tosa::Op::CONST || rec.op == tosa::Op::CONST_SHAPE) continue;
-    OpArgs a{rec.op, rec.fb, tensors_, args_ + rec.first_arg, rec.num_inputs,
-             args_ + rec.first_arg + rec.num_inputs, rec.num_outputs};
+    OpArgs a{rec.op,         rec.fb,
+             tensors_,       args_ + rec.first_arg,
+             rec.num_inputs, args_ + rec.first_arg + rec.num_inputs,
+             rec.num_outputs};
     PTERON_TRY(tosa_rt::run_op(a));
   }
   for (size_t i = 0; i < num_outputs_; ++i) {

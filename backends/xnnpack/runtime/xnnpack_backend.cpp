@@ -173,7 +173,7 @@ class XnnpackBackend final : public BackendInterface {
     Delegate* d = new (std::nothrow) Delegate();
     if (d == nullptr) return fail(Error::OutOfMemory, "XNNPACK delegate: no memory for its state");
     d->threads = threads;
-    d->pool = threadpool_for(threads);  // shared, lives as long as the process
+    d->pool = threadpool_for(threads);                      // shared, lives as long as the process
     if (threads > 1 && d->pool == nullptr) d->threads = 1;  // no threads to be had: run inline
     // Constants the payload names are the program's named data, shared with other delegates.
     const Program* program = context.program;

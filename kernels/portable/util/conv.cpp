@@ -51,13 +51,15 @@ Error parse_conv_shape(const char* op, Span<EValue*> args, ConvShape* s) {
         padding[i] < 0 || padding[i] > kMaxParam || output_padding[i] < 0 ||
         output_padding[i] > kMaxParam) {
       return fail(Error::InvalidArgument,
-                  "%s: stride/dilation must be in [1, 2^24] and padding in [0, 2^24] (dim %d)", op, i);
+                  "%s: stride/dilation must be in [1, 2^24] and padding in [0, 2^24] (dim %d)", op,
+                  i);
     }
   }
   s->transposed = args[6]->b;
   s->groups = args[8]->i;
   if (s->groups > kMaxParam) {
-    return fail(Error::InvalidArgument, "%s: %lld groups is out of range", op, static_cast<long long>(s->groups));
+    return fail(Error::InvalidArgument, "%s: %lld groups is out of range", op,
+                static_cast<long long>(s->groups));
   }
   if (s->groups < 1) {
     return fail(Error::InvalidArgument, "%s: groups must be positive, got %lld", op,

@@ -25,7 +25,8 @@ inline Error expect_out_size_list(const char* op, Span<const int64_t> size, Tens
   }
   PTERON_TRY(expect_out_shape(op, out, sizes, static_cast<int32_t>(size.size())));
   if (!is_supported(out.dtype())) {
-    return fail(Error::NotSupported, "%s: dtype %s not supported", op, scalar_type_name(out.dtype()));
+    return fail(Error::NotSupported, "%s: dtype %s not supported", op,
+                scalar_type_name(out.dtype()));
   }
   return Error::Ok;
 }
@@ -33,7 +34,8 @@ inline Error expect_out_size_list(const char* op, Span<const int64_t> size, Tens
 inline Error expect_out_like(const char* op, const Tensor& self, Tensor& out) {
   PTERON_TRY(expect_out_shape(op, out, self.sizes().data(), self.dim()));
   if (!is_supported(out.dtype())) {
-    return fail(Error::NotSupported, "%s: dtype %s not supported", op, scalar_type_name(out.dtype()));
+    return fail(Error::NotSupported, "%s: dtype %s not supported", op,
+                scalar_type_name(out.dtype()));
   }
   return Error::Ok;
 }

@@ -11,8 +11,7 @@
 namespace pteron {
 
 template <typename T>
-double pnorm_distance(const T* a, int64_t a_step, const T* b, int64_t b_step, int64_t m,
-                      double p) {
+double pnorm_distance(const T* a, int64_t a_step, const T* b, int64_t b_step, int64_t m, double p) {
   double acc = 0;
   for (int64_t k = 0; k < m; ++k) {
     const double d = std::fabs(static_cast<double>(load_value(a[k * a_step])) -

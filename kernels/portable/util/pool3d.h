@@ -58,13 +58,14 @@ inline int64_t pooled_size_3d(int64_t in, int64_t kernel, int64_t pad, int64_t s
 }
 
 inline Error parse_pool3d_shape(const char* op, const Tensor& input, const EValue& kernel_size,
-                                const EValue& stride, const EValue& padding,
-                                const EValue* dilation, bool ceil_mode, Pool3dShape* s) {
+                                const EValue& stride, const EValue& padding, const EValue* dilation,
+                                bool ceil_mode, Pool3dShape* s) {
   PTERON_TRY(check_pool3d_input(op, input));
   PTERON_TRY(read_triple(op, "kernel_size", kernel_size, nullptr, 1, s->kernel));
   PTERON_TRY(read_triple(op, "stride", stride, s->kernel, 1, s->stride));
   PTERON_TRY(read_triple(op, "padding", padding, nullptr, 0, s->pad));
-  if (dilation != nullptr) PTERON_TRY(read_triple(op, "dilation", *dilation, nullptr, 1, s->dilation));
+  if (dilation != nullptr)
+    PTERON_TRY(read_triple(op, "dilation", *dilation, nullptr, 1, s->dilation));
   const int32_t first = input.dim() - 3;
   s->planes = 1;
   for (int32_t d = 0; d < first; ++d) s->planes *= input.size(d);
@@ -72,8 +73,8 @@ inline Error parse_pool3d_shape(const char* op, const Tensor& input, const EValu
     PTERON_CHECK(s->pad[i] <= s->kernel[i] / 2, Error::InvalidArgument,
                  "%s: pad should be at most half of kernel size", op);
     s->in[i] = input.size(first + i);
-    s->out[i] = pooled_size_3d(s->in[i], s->kernel[i], s->pad[i], s->stride[i], s->dilation[i],
-                               ceil_mode);
+    s->out[i] =
+        pooled_size_3d(s->in[i], s->kernel[i], s->pad[i], s->stride[i], s->dilation[i], ceil_mode);
     PTERON_CHECK(s->out[i] >= 1, Error::InvalidArgument,
                  "%s: spatial dim %d of size %lld gives an output of size %lld", op, i,
                  static_cast<long long>(s->in[i]), static_cast<long long>(s->out[i]));

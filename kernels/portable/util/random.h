@@ -43,7 +43,8 @@ inline double uniform_double(uint64_t stream, int64_t k, uint64_t draw = 0) {
 // float, 11 for half, 8 for bfloat16): torch.rand never returns 1.
 inline double uniform_for(uint64_t stream, int64_t k, int mantissa_bits) {
   const uint64_t bits = splitmix64(stream + static_cast<uint64_t>(k) * 2);
-  return static_cast<double>(bits >> (64 - mantissa_bits)) / static_cast<double>(1ull << mantissa_bits);
+  return static_cast<double>(bits >> (64 - mantissa_bits)) /
+         static_cast<double>(1ull << mantissa_bits);
 }
 
 // Standard normal (Box-Muller on two uniforms; 1 - u keeps the log's argument in (0, 1]).
@@ -59,7 +60,10 @@ inline Error fill_random(const char* op, Tensor& out, bool normal) {
   const uint64_t stream = next_random_stream();
   const bool ok = dispatch_dtype_in<kFloatTypes>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const int bits = sizeof(T) == 8 ? 53 : sizeof(T) == 4 ? 24 : out.dtype() == ScalarType::Half ? 11 : 8;
+    const int bits = sizeof(T) == 8                    ? 53
+                     : sizeof(T) == 4                  ? 24
+                     : out.dtype() == ScalarType::Half ? 11
+                                                       : 8;
     T* p = out.data<T>();
     const int64_t n = out.numel();
     for (int64_t k = 0; k < n; ++k) {

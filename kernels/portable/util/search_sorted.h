@@ -35,10 +35,11 @@ int64_t search_row(const T* row, int64_t step, int64_t n, const Tensor* sorter, 
 inline Error search_sorted(const char* op, const Tensor& seq, const Tensor* values,
                            const double* scalar, bool out_int32, bool right, const Tensor* sorter,
                            Tensor& out) {
-  PTERON_CHECK(seq.dim() >= 1, Error::InvalidArgument, "%s: the sorted sequence must have at least 1 dim", op);
-  PTERON_CHECK(out.dtype() == (out_int32 ? ScalarType::Int : ScalarType::Long), Error::InvalidArgument,
-               "%s: out must be %s, got %s", op, out_int32 ? "int32" : "int64",
-               scalar_type_name(out.dtype()));
+  PTERON_CHECK(seq.dim() >= 1, Error::InvalidArgument,
+               "%s: the sorted sequence must have at least 1 dim", op);
+  PTERON_CHECK(out.dtype() == (out_int32 ? ScalarType::Int : ScalarType::Long),
+               Error::InvalidArgument, "%s: out must be %s, got %s", op,
+               out_int32 ? "int32" : "int64", scalar_type_name(out.dtype()));
   PTERON_CHECK(!(out_int32 && seq.size(seq.dim() - 1) > INT32_MAX), Error::InvalidArgument,
                "%s: too many elements for int32 indices", op);
   PTERON_CHECK(is_supported(seq.dtype()) && seq.dtype() != ScalarType::Bool, Error::NotSupported,

@@ -194,11 +194,8 @@ TEST(XnnpackPayloadVerify, TensorErrors) {
   expect_rejected([](RawPayload& r) { r.tensors[3].dtype = fb::DataType::QUInt8; }, "quint8");
   expect_rejected([](RawPayload& r) { r.tensors[3].dims = {1, 1, 1, 1, 1, 1, 1}; }, "at most 6");
   expect_rejected([](RawPayload& r) { r.tensors[3].dims = {1, 0, 4, 3}; }, "dim 1 is 0");
-  expect_rejected(
-      [](RawPayload& r) {
-        r.tensors[3].dims = {65536, 65536, 65536};
-      },
-      "larger than 2^36");
+  expect_rejected([](RawPayload& r) { r.tensors[3].dims = {65536, 65536, 65536}; },
+                  "larger than 2^36");
   expect_rejected(
       [](RawPayload& r) {
         r.tensors[3].dtype = fb::DataType::QInt8;
@@ -292,11 +289,8 @@ TEST(XnnpackPayloadVerify, GraphErrors) {
 }
 
 TEST(XnnpackPayloadVerify, NodeShapeAndOperandErrors) {
-  expect_rejected(
-      [](RawPayload& r) {
-        r.tensors[3].dims = {1, 4, 4, 4};
-      },
-      "output (tensor 3) must have dims [1, 4, 4, 3], has [1, 4, 4, 4]");
+  expect_rejected([](RawPayload& r) { r.tensors[3].dims = {1, 4, 4, 4}; },
+                  "output (tensor 3) must have dims [1, 4, 4, 3], has [1, 4, 4, 4]");
   expect_rejected([](RawPayload& r) { r.tensors[0].dims = {1, 4, 4, 3}; }, "input has 3 channels");
   expect_rejected([](RawPayload& r) { r.tensors[0].dims = {4, 4, 2}; }, "must be 4-d");
   expect_rejected(

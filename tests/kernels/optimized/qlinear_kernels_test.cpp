@@ -166,11 +166,11 @@ TEST(QLinearKernels, ActivationQuantizationIsTheSameInEveryTable) {
       std::vector<float> x(static_cast<size_t>(K));
       for (int64_t k = 0; k < K; ++k) {
         const float v = nf(rng) * 3.0f;
-        x[k] = kind == 0 ? v
-               : kind == 1 ? std::fabs(v) + 0.5f                          // all positive
-               : kind == 2 ? 0.0f                                         // all zero: eps
-               : kind == 3 ? static_cast<float>(k % 255 - 127) * 0.5f     // halves
-                           : -std::fabs(v) * 1e-30f;                       // tiny: eps floor
+        x[k] = kind == 0   ? v
+               : kind == 1 ? std::fabs(v) + 0.5f                       // all positive
+               : kind == 2 ? 0.0f                                      // all zero: eps
+               : kind == 3 ? static_cast<float>(k % 255 - 127) * 0.5f  // halves
+                           : -std::fabs(v) * 1e-30f;                   // tiny: eps floor
       }
       for (const int64_t G : {int64_t{32}, K}) {
         const int64_t groups = K / G;
@@ -181,7 +181,8 @@ TEST(QLinearKernels, ActivationQuantizationIsTheSameInEveryTable) {
         ref->a8_quantize_row(x.data(), K, G, 1e-20f, q0.data(), &s0, &z0, o0.data());
         for (const QLinearKernels* kt : tables()) {
           kt->a8_quantize_row(x.data(), K, G, 1e-20f, q1.data(), &s1, &z1, o1.data());
-          ASSERT_EQ(std::memcmp(&s0, &s1, sizeof s0), 0) << kt->name << " K " << K << " kind " << kind;
+          ASSERT_EQ(std::memcmp(&s0, &s1, sizeof s0), 0)
+              << kt->name << " K " << K << " kind " << kind;
           ASSERT_EQ(z0, z1) << kt->name << " K " << K << " kind " << kind;
           ASSERT_EQ(q0, q1) << kt->name << " K " << K << " kind " << kind;
           ASSERT_EQ(o0, o1) << kt->name << " K " << K << " kind " << kind;
@@ -222,7 +223,8 @@ TEST(QLinearKernels, DequantizedRowsAreExact) {
         for (int r = 0; r < rows; ++r) {
           for (int64_t i = 0; i < depth; ++i) {
             const int64_t c = start + i;
-            ASSERT_EQ(out[r * ld + i], static_cast<float>(q[r * K + c]) * scales[r * groups + c / G])
+            ASSERT_EQ(out[r * ld + i],
+                      static_cast<float>(q[r * K + c]) * scales[r * groups + c / G])
                 << k->name << (int4 ? " int4" : " int8") << " start " << start << " r " << r;
           }
         }

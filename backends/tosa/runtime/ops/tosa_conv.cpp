@@ -35,7 +35,8 @@ Error check_out_hw(const OpArgs& a, const ConvGeom& g) {
       oh / g.stride[0] + 1 != g.oh || ow / g.stride[1] + 1 != g.ow) {
     return fail(Error::InvalidProgram,
                 "TOSA %s: output is %dx%d, input %dx%d with kernel %dx%d, pad, stride and "
-                "dilation give another (or no exact) size", a.name(), g.oh, g.ow, g.ih, g.iw, g.kh, g.kw);
+                "dilation give another (or no exact) size",
+                a.name(), g.oh, g.ow, g.ih, g.iw, g.kh, g.kw);
   }
   return Error::Ok;
 }
@@ -68,8 +69,8 @@ void conv2d_loop(const ConvGeom& g, const InT* in, const WT* w, const AccT* bias
 }
 
 template <typename InT, typename WT, typename AccT>
-void depthwise_loop(const ConvGeom& g, const InT* in, const WT* w, const AccT* bias,
-                    int64_t bias_n, AccT izp, AccT wzp, AccT* out) {
+void depthwise_loop(const ConvGeom& g, const InT* in, const WT* w, const AccT* bias, int64_t bias_n,
+                    AccT izp, AccT wzp, AccT* out) {
   const int32_t m = g.depth_mult;
   for (int32_t n = 0; n < g.n; ++n) {
     for (int32_t oy = 0; oy < g.oh; ++oy) {
@@ -162,8 +163,10 @@ Error dispatch_conv(const OpArgs& a, bool depthwise, const ConvGeom& g, int32_t 
     }
     return Error::Ok;
   }
-  return fail(Error::NotSupported, "TOSA %s: input %s with weight %s is not supported (INT8 or "
-              "FP32)", a.name(), tosa::EnumNameDType(in.dtype), tosa::EnumNameDType(w.dtype));
+  return fail(Error::NotSupported,
+              "TOSA %s: input %s with weight %s is not supported (INT8 or "
+              "FP32)",
+              a.name(), tosa::EnumNameDType(in.dtype), tosa::EnumNameDType(w.dtype));
 }
 
 }  // namespace
@@ -192,8 +195,8 @@ Error run_depthwise_conv2d(const OpArgs& a) {
 
 namespace {
 template <typename InT, typename AccT>
-void matmul_loop(const InT* A, const InT* B, AccT* C, int32_t n, int32_t h, int32_t c,
-                 int32_t w, AccT azp, AccT bzp) {
+void matmul_loop(const InT* A, const InT* B, AccT* C, int32_t n, int32_t h, int32_t c, int32_t w,
+                 AccT azp, AccT bzp) {
   for (int32_t b = 0; b < n; ++b) {
     const InT* a0 = A + int64_t(b) * h * c;
     const InT* b0 = B + int64_t(b) * c * w;
@@ -221,11 +224,11 @@ Error run_matmul(const OpArgs& a) {
   PTERON_TRY(read_zero_point(a, a.in(2), "A_zp", &azp));
   PTERON_TRY(read_zero_point(a, a.in(3), "B_zp", &bzp));
   int32_t n = A.shape[0], h = A.shape[1], c = A.shape[2], w = B.shape[2];
-  if (B.shape[0] != n || B.shape[1] != c || C.shape[0] != n || C.shape[1] != h ||
-      C.shape[2] != w) {
-    return fail(Error::InvalidProgram, "TOSA MATMUL: shapes [%d,%d,%d] x [%d,%d,%d] -> "
-                "[%d,%d,%d] do not match", n, h, c, B.shape[0], B.shape[1], B.shape[2],
-                C.shape[0], C.shape[1], C.shape[2]);
+  if (B.shape[0] != n || B.shape[1] != c || C.shape[0] != n || C.shape[1] != h || C.shape[2] != w) {
+    return fail(Error::InvalidProgram,
+                "TOSA MATMUL: shapes [%d,%d,%d] x [%d,%d,%d] -> "
+                "[%d,%d,%d] do not match",
+                n, h, c, B.shape[0], B.shape[1], B.shape[2], C.shape[0], C.shape[1], C.shape[2]);
   }
   if (A.dtype == tosa::DType::INT8 && B.dtype == tosa::DType::INT8) {
     PTERON_TRY(expect_dtype(a, C, tosa::DType::INT32, "output"));

@@ -94,8 +94,10 @@ Error run_pad(const OpArgs& a) {
   for (int d = 0; d < in.rank; ++d) {
     if (padding[2 * d] < 0 || padding[2 * d + 1] < 0 ||
         in.shape[d] + padding[2 * d] + padding[2 * d + 1] != out.shape[d]) {
-      return fail(Error::InvalidProgram, "TOSA PAD: dimension %d: %d padded by %lld,%lld is not "
-                  "%d", d, in.shape[d], (long long)padding[2 * d], (long long)padding[2 * d + 1],
+      return fail(Error::InvalidProgram,
+                  "TOSA PAD: dimension %d: %d padded by %lld,%lld is not "
+                  "%d",
+                  d, in.shape[d], (long long)padding[2 * d], (long long)padding[2 * d + 1],
                   out.shape[d]);
     }
   }
@@ -168,8 +170,10 @@ Error run_slice(const OpArgs& a) {
   PTERON_TRY(read_shape_values(a, a.in(2), in.rank, "size", size));
   for (int d = 0; d < in.rank; ++d) {
     if (start[d] < 0 || size[d] != out.shape[d] || start[d] + size[d] > in.shape[d]) {
-      return fail(Error::InvalidProgram, "TOSA SLICE: dimension %d: start %lld size %lld does "
-                  "not fit %d", d, (long long)start[d], (long long)size[d], in.shape[d]);
+      return fail(Error::InvalidProgram,
+                  "TOSA SLICE: dimension %d: start %lld size %lld does "
+                  "not fit %d",
+                  d, (long long)start[d], (long long)size[d], in.shape[d]);
     }
   }
   int64_t is[kMaxRank];
@@ -203,8 +207,8 @@ Error run_reduce(const OpArgs& a) {
   PTERON_TRY(expect_dtype(a, out, in.dtype, "output"));
   PTERON_TRY(expect_rank(a, out, in.rank, "output"));
   if (axis < 0 || axis >= in.rank) {
-    return fail(Error::InvalidProgram, "TOSA %s: axis %d out of range for rank %d", a.name(),
-                axis, in.rank);
+    return fail(Error::InvalidProgram, "TOSA %s: axis %d out of range for rank %d", a.name(), axis,
+                in.rank);
   }
   for (int d = 0; d < in.rank; ++d) {
     if (out.shape[d] != (d == axis ? 1 : in.shape[d])) {
@@ -223,9 +227,12 @@ Error run_reduce(const OpArgs& a) {
         float acc = p[u * n * inner + v];
         for (int64_t k = 1; k < n; ++k) {
           float x = p[(u * n + k) * inner + v];
-          if (a.op == tosa::Op::REDUCE_SUM) acc += x;
-          else if (a.op == tosa::Op::REDUCE_MAX) acc = x > acc ? x : acc;
-          else acc = x < acc ? x : acc;
+          if (a.op == tosa::Op::REDUCE_SUM)
+            acc += x;
+          else if (a.op == tosa::Op::REDUCE_MAX)
+            acc = x > acc ? x : acc;
+          else
+            acc = x < acc ? x : acc;
         }
         o[u * inner + v] = acc;
       }
@@ -242,9 +249,12 @@ Error run_reduce(const OpArgs& a) {
       int64_t acc = load_int(in, u * n * inner + v);
       for (int64_t k = 1; k < n; ++k) {
         int64_t x = load_int(in, (u * n + k) * inner + v);
-        if (a.op == tosa::Op::REDUCE_SUM) acc = int32_t(uint32_t(acc) + uint32_t(x));
-        else if (a.op == tosa::Op::REDUCE_MAX) acc = x > acc ? x : acc;
-        else acc = x < acc ? x : acc;
+        if (a.op == tosa::Op::REDUCE_SUM)
+          acc = int32_t(uint32_t(acc) + uint32_t(x));
+        else if (a.op == tosa::Op::REDUCE_MAX)
+          acc = x > acc ? x : acc;
+        else
+          acc = x < acc ? x : acc;
       }
       store_int(out, u * inner + v, acc);
     }

@@ -28,8 +28,8 @@ Error make_walk(const OpArgs& a, const TosaTensor& x, const TosaTensor& y, const
     int32_t o = out.shape[d];
     if ((x.shape[d] != o && x.shape[d] != 1) || (y.shape[d] != o && y.shape[d] != 1)) {
       return fail(Error::InvalidProgram,
-                  "TOSA %s: dimension %d: inputs %d and %d do not broadcast to output %d",
-                  a.name(), d, x.shape[d], y.shape[d], o);
+                  "TOSA %s: dimension %d: inputs %d and %d do not broadcast to output %d", a.name(),
+                  d, x.shape[d], y.shape[d], o);
     }
     w->shape[d] = o;
     w->stride_a[d] = x.shape[d] == 1 ? 0 : sa;
@@ -77,11 +77,23 @@ Error run_binary(const OpArgs& a) {
     const float *px = x.as<float>(), *py = y.as<float>();
     float* po = out.as<float>();
     switch (a.op) {
-      case tosa::Op::ADD: walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] + py[q]; }); break;
-      case tosa::Op::SUB: walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] - py[q]; }); break;
-      case tosa::Op::MUL: walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] * py[q]; }); break;
-      case tosa::Op::MAXIMUM: walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] > py[q] ? px[p] : py[q]; }); break;
-      default: walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] < py[q] ? px[p] : py[q]; }); break;
+      case tosa::Op::ADD:
+        walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] + py[q]; });
+        break;
+      case tosa::Op::SUB:
+        walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] - py[q]; });
+        break;
+      case tosa::Op::MUL:
+        walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] * py[q]; });
+        break;
+      case tosa::Op::MAXIMUM:
+        walk(w, out.numel,
+             [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] > py[q] ? px[p] : py[q]; });
+        break;
+      default:
+        walk(w, out.numel,
+             [&](int64_t i, int64_t p, int64_t q) { po[i] = px[p] < py[q] ? px[p] : py[q]; });
+        break;
     }
     return Error::Ok;
   }
@@ -112,10 +124,18 @@ Error run_binary(const OpArgs& a) {
   walk(w, out.numel, [&](int64_t i, int64_t p, int64_t q) {
     int64_t u = load_int(x, p), v = load_int(y, q), r;
     switch (a.op) {
-      case tosa::Op::ADD: r = wrap_add(int32_t(u), int32_t(v)); break;
-      case tosa::Op::SUB: r = wrap_sub(int32_t(u), int32_t(v)); break;
-      case tosa::Op::MAXIMUM: r = u > v ? u : v; break;
-      default: r = u < v ? u : v; break;
+      case tosa::Op::ADD:
+        r = wrap_add(int32_t(u), int32_t(v));
+        break;
+      case tosa::Op::SUB:
+        r = wrap_sub(int32_t(u), int32_t(v));
+        break;
+      case tosa::Op::MAXIMUM:
+        r = u > v ? u : v;
+        break;
+      default:
+        r = u < v ? u : v;
+        break;
     }
     store_int(out, i, r);
   });
@@ -180,19 +200,23 @@ Error run_rescale(const OpArgs& a) {
     return fail(Error::InvalidProgram, "TOSA RESCALE: input and output shapes differ");
   }
   bool scale32 = attr->scale32();
-  PTERON_TRY(expect_dtype(a, mult, scale32 ? tosa::DType::INT32 : tosa::DType::INT16,
-                          "multiplier"));
+  PTERON_TRY(
+      expect_dtype(a, mult, scale32 ? tosa::DType::INT32 : tosa::DType::INT16, "multiplier"));
   PTERON_TRY(expect_dtype(a, shift, tosa::DType::INT8, "shift"));
   int64_t channels = attr->per_channel() && in.rank > 0 ? in.shape[in.rank - 1] : 1;
   if (mult.numel != channels || shift.numel != channels) {
-    return fail(Error::InvalidProgram, "TOSA RESCALE: %lld multipliers and %lld shifts for %lld "
-                "channels", (long long)mult.numel, (long long)shift.numel, (long long)channels);
+    return fail(Error::InvalidProgram,
+                "TOSA RESCALE: %lld multipliers and %lld shifts for %lld "
+                "channels",
+                (long long)mult.numel, (long long)shift.numel, (long long)channels);
   }
   for (int64_t c = 0; c < channels; ++c) {
     int64_t s = load_int(shift, c), m = load_int(mult, c);
     if (s < 2 || s > 62 || m < 0) {
-      return fail(Error::InvalidProgram, "TOSA RESCALE: channel %lld has shift %lld, multiplier "
-                  "%lld (need 2..62 and >= 0)", (long long)c, (long long)s, (long long)m);
+      return fail(Error::InvalidProgram,
+                  "TOSA RESCALE: channel %lld has shift %lld, multiplier "
+                  "%lld (need 2..62 and >= 0)",
+                  (long long)c, (long long)s, (long long)m);
     }
   }
   int32_t izp = 0, ozp = 0;
@@ -206,9 +230,8 @@ Error run_rescale(const OpArgs& a) {
   int64_t lo = out_unsigned ? 0 : -(int64_t(1) << (out_bits - 1));
   int64_t hi = out_unsigned ? (int64_t(1) << out_bits) - 1 : (int64_t(1) << (out_bits - 1)) - 1;
   bool double_round = attr->rounding_mode() == tosa::RoundingMode::DOUBLE_ROUND;
-  if (!in_unsigned && !out_unsigned && scale32 && rescale_fast(in, out, mult, shift, channels,
-                                                               izp, int32_t(ext_ozp), lo, hi,
-                                                               double_round)) {
+  if (!in_unsigned && !out_unsigned && scale32 &&
+      rescale_fast(in, out, mult, shift, channels, izp, int32_t(ext_ozp), lo, hi, double_round)) {
     return Error::Ok;
   }
   for (int64_t i = 0; i < in.numel; ++i) {
@@ -232,8 +255,8 @@ Error run_clamp(const OpArgs& a) {
   PTERON_TRY(expect_dtype(a, out, in.dtype, "output"));
   if (in.numel != out.numel) return fail(Error::InvalidProgram, "TOSA CLAMP: shapes differ");
   size_t es = dtype_size(in.dtype);
-  if (attr->min_val() == nullptr || attr->max_val() == nullptr ||
-      attr->min_val()->size() < es || attr->max_val()->size() < es) {
+  if (attr->min_val() == nullptr || attr->max_val() == nullptr || attr->min_val()->size() < es ||
+      attr->max_val()->size() < es) {
     return fail(Error::InvalidProgram, "TOSA CLAMP: min_val/max_val must hold one %s",
                 tosa::EnumNameDType(in.dtype));
   }

@@ -28,8 +28,10 @@ bool op_supported(tosa::Op op) {
     case tosa::Op::SLICE:
     case tosa::Op::REDUCE_SUM:
     case tosa::Op::REDUCE_MAX:
-    case tosa::Op::REDUCE_MIN: return true;
-    default: return false;
+    case tosa::Op::REDUCE_MIN:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -39,32 +41,47 @@ Error run_op(const OpArgs& a) {
                 a.num_outputs);
   }
   switch (a.op) {
-    case tosa::Op::CONV2D: return run_conv2d(a);
-    case tosa::Op::DEPTHWISE_CONV2D: return run_depthwise_conv2d(a);
-    case tosa::Op::MATMUL: return run_matmul(a);
-    case tosa::Op::AVG_POOL2D: return run_avg_pool2d(a);
-    case tosa::Op::MAX_POOL2D: return run_max_pool2d(a);
+    case tosa::Op::CONV2D:
+      return run_conv2d(a);
+    case tosa::Op::DEPTHWISE_CONV2D:
+      return run_depthwise_conv2d(a);
+    case tosa::Op::MATMUL:
+      return run_matmul(a);
+    case tosa::Op::AVG_POOL2D:
+      return run_avg_pool2d(a);
+    case tosa::Op::MAX_POOL2D:
+      return run_max_pool2d(a);
     case tosa::Op::ADD:
     case tosa::Op::SUB:
     case tosa::Op::MUL:
     case tosa::Op::MAXIMUM:
-    case tosa::Op::MINIMUM: return run_binary(a);
-    case tosa::Op::RESCALE: return run_rescale(a);
-    case tosa::Op::CLAMP: return run_clamp(a);
-    case tosa::Op::TABLE: return run_table(a);
+    case tosa::Op::MINIMUM:
+      return run_binary(a);
+    case tosa::Op::RESCALE:
+      return run_rescale(a);
+    case tosa::Op::CLAMP:
+      return run_clamp(a);
+    case tosa::Op::TABLE:
+      return run_table(a);
     case tosa::Op::RESHAPE:
-    case tosa::Op::IDENTITY: return run_reshape(a);
-    case tosa::Op::TRANSPOSE: return run_transpose(a);
-    case tosa::Op::PAD: return run_pad(a);
-    case tosa::Op::RESIZE: return run_resize(a);
-    case tosa::Op::CONCAT: return run_concat(a);
-    case tosa::Op::SLICE: return run_slice(a);
+    case tosa::Op::IDENTITY:
+      return run_reshape(a);
+    case tosa::Op::TRANSPOSE:
+      return run_transpose(a);
+    case tosa::Op::PAD:
+      return run_pad(a);
+    case tosa::Op::RESIZE:
+      return run_resize(a);
+    case tosa::Op::CONCAT:
+      return run_concat(a);
+    case tosa::Op::SLICE:
+      return run_slice(a);
     case tosa::Op::REDUCE_SUM:
     case tosa::Op::REDUCE_MAX:
-    case tosa::Op::REDUCE_MIN: return run_reduce(a);
+    case tosa::Op::REDUCE_MIN:
+      return run_reduce(a);
     default:
-      return fail(Error::NotSupported, "TOSA %s: not implemented by the TOSA executor",
-                  a.name());
+      return fail(Error::NotSupported, "TOSA %s: not implemented by the TOSA executor", a.name());
   }
 }
 
@@ -100,8 +117,8 @@ Error expect_dtype(const OpArgs& a, const TosaTensor& t, tosa::DType d, const ch
 
 Error read_zero_point(const OpArgs& a, const TosaTensor& t, const char* what, int32_t* zp) {
   if (t.numel != 1 || t.data == nullptr) {
-    return fail(Error::InvalidProgram, "TOSA %s: %s '%s' must be a one-element constant",
-                a.name(), what, t.name);
+    return fail(Error::InvalidProgram, "TOSA %s: %s '%s' must be a one-element constant", a.name(),
+                what, t.name);
   }
   if (t.dtype == tosa::DType::FP32) {
     float f;
@@ -120,8 +137,8 @@ Error read_zero_point(const OpArgs& a, const TosaTensor& t, const char* what, in
   return Error::Ok;
 }
 
-Error read_int_vec(const OpArgs& a, const flatbuffers::Vector<int32_t>* v, int n,
-                   const char* what, int32_t* out) {
+Error read_int_vec(const OpArgs& a, const flatbuffers::Vector<int32_t>* v, int n, const char* what,
+                   int32_t* out) {
   if (v == nullptr || int(v->size()) != n) {
     return fail(Error::InvalidProgram, "TOSA %s: attribute %s must have %d values, has %d",
                 a.name(), what, n, v ? int(v->size()) : 0);

@@ -54,7 +54,7 @@ Error expect_dtype(const OpArgs& a, const TosaTensor& t, tosa::DType d, const ch
 // Reads a zero-point tensor ([1] of an integer dtype, or FP32 which must be 0).
 Error read_zero_point(const OpArgs& a, const TosaTensor& t, const char* what, int32_t* zp);
 // A fixed-size int32 vector attribute of exactly n values.
-Error read_int_vec(const OpArgs& a, const flatbuffers::Vector<int32_t>* v, int n,
-                   const char* what, int32_t* out);
+Error read_int_vec(const OpArgs& a, const flatbuffers::Vector<int32_t>* v, int n, const char* what,
+                   int32_t* out);
 
 }  // namespace pteron::tosa_rt

@@ -29,12 +29,13 @@ Error prepare_pool(const OpArgs& a, const flatbuffers::Vector<int32_t>* kernel,
   }
   int64_t oh = int64_t(g->ih) + g->pad[0] + g->pad[1] - g->kernel[0];
   int64_t ow = int64_t(g->iw) + g->pad[2] + g->pad[3] - g->kernel[1];
-  if (out.shape[0] != g->n || out.shape[3] != g->c || oh < 0 || ow < 0 ||
-      oh % g->stride[0] != 0 || ow % g->stride[1] != 0 ||
-      oh / g->stride[0] + 1 != g->oh || ow / g->stride[1] + 1 != g->ow) {
-    return fail(Error::InvalidProgram, "TOSA %s: output [%d,%d,%d,%d] does not follow from input "
-                "[%d,%d,%d,%d], kernel, stride and pad", a.name(), out.shape[0], out.shape[1],
-                out.shape[2], out.shape[3], g->n, g->ih, g->iw, g->c);
+  if (out.shape[0] != g->n || out.shape[3] != g->c || oh < 0 || ow < 0 || oh % g->stride[0] != 0 ||
+      ow % g->stride[1] != 0 || oh / g->stride[0] + 1 != g->oh || ow / g->stride[1] + 1 != g->ow) {
+    return fail(Error::InvalidProgram,
+                "TOSA %s: output [%d,%d,%d,%d] does not follow from input "
+                "[%d,%d,%d,%d], kernel, stride and pad",
+                a.name(), out.shape[0], out.shape[1], out.shape[2], out.shape[3], g->n, g->ih,
+                g->iw, g->c);
   }
   PTERON_TRY(expect_dtype(a, out, in.dtype, "output"));
   return Error::Ok;
@@ -60,55 +61,56 @@ void for_each_window(const PoolGeom& g, Visit visit) {
 template <typename T>
 void avg_pool_int(const PoolGeom& g, const T* in, T* out, int32_t izp, int32_t ozp, int32_t lo,
                   int32_t hi) {
-  for_each_window(g, [&](int32_t n, int32_t ylo, int32_t yhi, int32_t xlo, int32_t xhi,
-                         int64_t out_base) {
-    int32_t count = (yhi - ylo) * (xhi - xlo);
-    for (int32_t c = 0; c < g.c; ++c) {
-      int32_t acc = 0;
-      for (int32_t y = ylo; y < yhi; ++y) {
-        for (int32_t x = xlo; x < xhi; ++x) {
-          acc += int32_t(in[((int64_t(n) * g.ih + y) * g.iw + x) * g.c + c]) - izp;
+  for_each_window(
+      g, [&](int32_t n, int32_t ylo, int32_t yhi, int32_t xlo, int32_t xhi, int64_t out_base) {
+        int32_t count = (yhi - ylo) * (xhi - xlo);
+        for (int32_t c = 0; c < g.c; ++c) {
+          int32_t acc = 0;
+          for (int32_t y = ylo; y < yhi; ++y) {
+            for (int32_t x = xlo; x < xhi; ++x) {
+              acc += int32_t(in[((int64_t(n) * g.ih + y) * g.iw + x) * g.c + c]) - izp;
+            }
+          }
+          int32_t v = 0;
+          if (count > 0) {
+            ScaleT s = reciprocal_scale(uint32_t(count));
+            v = apply_scale_32(acc, s.multiplier, s.shift, false);
+          }
+          out[out_base + c] = T(clip_i64(int64_t(v) + ozp, lo, hi));
         }
-      }
-      int32_t v = 0;
-      if (count > 0) {
-        ScaleT s = reciprocal_scale(uint32_t(count));
-        v = apply_scale_32(acc, s.multiplier, s.shift, false);
-      }
-      out[out_base + c] = T(clip_i64(int64_t(v) + ozp, lo, hi));
-    }
-  });
+      });
 }
 
 void avg_pool_f32(const PoolGeom& g, const float* in, float* out) {
-  for_each_window(g, [&](int32_t n, int32_t ylo, int32_t yhi, int32_t xlo, int32_t xhi,
-                         int64_t out_base) {
-    int32_t count = (yhi - ylo) * (xhi - xlo);
-    for (int32_t c = 0; c < g.c; ++c) {
-      float acc = 0;
-      for (int32_t y = ylo; y < yhi; ++y) {
-        for (int32_t x = xlo; x < xhi; ++x) acc += in[((int64_t(n) * g.ih + y) * g.iw + x) * g.c + c];
-      }
-      out[out_base + c] = count > 0 ? acc / float(count) : 0.f;
-    }
-  });
+  for_each_window(
+      g, [&](int32_t n, int32_t ylo, int32_t yhi, int32_t xlo, int32_t xhi, int64_t out_base) {
+        int32_t count = (yhi - ylo) * (xhi - xlo);
+        for (int32_t c = 0; c < g.c; ++c) {
+          float acc = 0;
+          for (int32_t y = ylo; y < yhi; ++y) {
+            for (int32_t x = xlo; x < xhi; ++x)
+              acc += in[((int64_t(n) * g.ih + y) * g.iw + x) * g.c + c];
+          }
+          out[out_base + c] = count > 0 ? acc / float(count) : 0.f;
+        }
+      });
 }
 
 template <typename T>
 void max_pool(const PoolGeom& g, const T* in, T* out, T lowest) {
-  for_each_window(g, [&](int32_t n, int32_t ylo, int32_t yhi, int32_t xlo, int32_t xhi,
-                         int64_t out_base) {
-    for (int32_t c = 0; c < g.c; ++c) {
-      T m = lowest;
-      for (int32_t y = ylo; y < yhi; ++y) {
-        for (int32_t x = xlo; x < xhi; ++x) {
-          T v = in[((int64_t(n) * g.ih + y) * g.iw + x) * g.c + c];
-          if (v > m) m = v;
+  for_each_window(
+      g, [&](int32_t n, int32_t ylo, int32_t yhi, int32_t xlo, int32_t xhi, int64_t out_base) {
+        for (int32_t c = 0; c < g.c; ++c) {
+          T m = lowest;
+          for (int32_t y = ylo; y < yhi; ++y) {
+            for (int32_t x = xlo; x < xhi; ++x) {
+              T v = in[((int64_t(n) * g.ih + y) * g.iw + x) * g.c + c];
+              if (v > m) m = v;
+            }
+          }
+          out[out_base + c] = m;
         }
-      }
-      out[out_base + c] = m;
-    }
-  });
+      });
 }
 
 }  // namespace
@@ -130,7 +132,9 @@ Error run_avg_pool2d(const OpArgs& a) {
     case tosa::DType::INT16:
       avg_pool_int<int16_t>(g, in.as<int16_t>(), out.as<int16_t>(), izp, ozp, -32768, 32767);
       return Error::Ok;
-    case tosa::DType::FP32: avg_pool_f32(g, in.as<float>(), out.as<float>()); return Error::Ok;
+    case tosa::DType::FP32:
+      avg_pool_f32(g, in.as<float>(), out.as<float>());
+      return Error::Ok;
     default:
       return fail(Error::NotSupported, "TOSA AVG_POOL2D: dtype %s is not supported",
                   tosa::EnumNameDType(in.dtype));
@@ -145,7 +149,9 @@ Error run_max_pool2d(const OpArgs& a) {
   PTERON_TRY(prepare_pool(a, attr->kernel(), attr->stride(), attr->pad(), &g));
   const TosaTensor &in = a.in(0), &out = a.out(0);
   switch (in.dtype) {
-    case tosa::DType::INT8: max_pool<int8_t>(g, in.as<int8_t>(), out.as<int8_t>(), -128); break;
+    case tosa::DType::INT8:
+      max_pool<int8_t>(g, in.as<int8_t>(), out.as<int8_t>(), -128);
+      break;
     case tosa::DType::INT16:
       max_pool<int16_t>(g, in.as<int16_t>(), out.as<int16_t>(), -32768);
       break;

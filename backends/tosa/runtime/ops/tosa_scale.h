@@ -11,8 +11,7 @@ inline int32_t clip_i64(int64_t v, int64_t lo, int64_t hi) {
   return int32_t(v < lo ? lo : (v > hi ? hi : v));
 }
 
-inline int32_t apply_scale_32(int64_t value, int32_t multiplier, int32_t shift,
-                              bool double_round) {
+inline int32_t apply_scale_32(int64_t value, int32_t multiplier, int32_t shift, bool double_round) {
   int64_t round = int64_t(1) << (shift - 1);
   if (double_round && shift > 31) round += value >= 0 ? (int64_t(1) << 30) : -(int64_t(1) << 30);
   int64_t result = value * int64_t(multiplier) + round;

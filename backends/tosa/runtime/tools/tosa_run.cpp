@@ -25,12 +25,23 @@ int die(const std::string& msg) {
 
 bool dtype_to_scalar(tosa::DType d, pteron::ScalarType* s) {
   switch (d) {
-    case tosa::DType::INT8: *s = pteron::ScalarType::Char; return true;
-    case tosa::DType::INT16: *s = pteron::ScalarType::Short; return true;
-    case tosa::DType::INT32: *s = pteron::ScalarType::Int; return true;
-    case tosa::DType::FP32: *s = pteron::ScalarType::Float; return true;
-    case tosa::DType::BOOL: *s = pteron::ScalarType::Bool; return true;
-    default: return false;
+    case tosa::DType::INT8:
+      *s = pteron::ScalarType::Char;
+      return true;
+    case tosa::DType::INT16:
+      *s = pteron::ScalarType::Short;
+      return true;
+    case tosa::DType::INT32:
+      *s = pteron::ScalarType::Int;
+      return true;
+    case tosa::DType::FP32:
+      *s = pteron::ScalarType::Float;
+      return true;
+    case tosa::DType::BOOL:
+      *s = pteron::ScalarType::Bool;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -81,12 +92,14 @@ int main(int argc, char** argv) {
     out_ptrs.push_back(outputs[i].data.data());
   }
   for (int r = 0; r < repeat; ++r) {
-    pteron::Error e = ex->execute({in_ptrs.data(), in_ptrs.size()}, {out_ptrs.data(), out_ptrs.size()});
+    pteron::Error e =
+        ex->execute({in_ptrs.data(), in_ptrs.size()}, {out_ptrs.data(), out_ptrs.size()});
     if (e != pteron::Error::Ok) return die(pteron::last_error_message());
   }
   if (!pteron::npz::write(argv[3], outputs, &err)) return die(err);
-  std::printf("{\"memory_required\": %zu, \"planned_bytes\": %zu, \"arena_bytes\": %zu, "
-              "\"ops\": %d}\n", *need, ex->planned_bytes(), ex->stats().arena_bytes,
-              ex->stats().num_ops);
+  std::printf(
+      "{\"memory_required\": %zu, \"planned_bytes\": %zu, \"arena_bytes\": %zu, "
+      "\"ops\": %d}\n",
+      *need, ex->planned_bytes(), ex->stats().arena_bytes, ex->stats().num_ops);
   return 0;
 }
