@@ -64,40 +64,53 @@ void q8w_t(const int8_t* w, const float* scales, int64_t K, int64_t G, const flo
   for (int r = 0; r < R; ++r) out[r * out_step] = hsum(tot[r]) + tail_tot[r];
 }
 
-// The 32 weights of one int4 block as signed bytes in order (q = nibble - 8).
-inline __m256i unpack_block(const uint8_t* p) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+// One int4 block (32 weights at w, activations at x) into the lanes a0..a3 (weights 0-7, 8-15,
+// 16-23, 24-31): each weight float(q) * scale, then one FMA.
+__attribute__((always_inline)) inline void q4w_block(const uint8_t* w, const float* x, __m256 vs,
+                                                     __m256& a0, __m256& a1, __m256& a2,
+                                                     __m256& a3) {
   const __m128i m = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
   const __m128i lo = _mm_sub_epi8(_mm_and_si128(b, m), eight);
   const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), m), eight);
-  return _mm256_set_m128i(hi, lo);
+  a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x), _mm256_mul_ps(widen8(lo), vs), a0);
+  a1 =
+      _mm256_fmadd_ps(_mm256_loadu_ps(x + 8), _mm256_mul_ps(widen8(_mm_srli_si128(lo, 8)), vs), a1);
+  a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 16), _mm256_mul_ps(widen8(hi), vs), a2);
+  a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 24), _mm256_mul_ps(widen8(_mm_srli_si128(hi, 8)), vs),
+                       a3);
 }
 
-template <int R>
-void q4w_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
-           int64_t x_rs, float* out, int64_t out_step) {
-  __m256 tot[R];
-  for (int r = 0; r < R; ++r) tot[r] = _mm256_setzero_ps();
-  for (int64_t g0 = 0; g0 < K; g0 += G) {
-    __m256 a0[R], a1[R];
-    for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm256_setzero_ps();
-    for (int64_t k = g0; k < g0 + G; k += 32) {
-      const __m256i q = unpack_block(w + k / 2);
-      const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
-      const __m256 w0 = widen8(lo), w1 = widen8(_mm_srli_si128(lo, 8));
-      const __m256 w2 = widen8(hi), w3 = widen8(_mm_srli_si128(hi, 8));
-      for (int r = 0; r < R; ++r) {
-        const float* xr = x + r * x_rs + k;
-        a0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(xr), w0, a0[r]);
-        a1[r] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + 8), w1, a1[r]);
-        a0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + 16), w2, a0[r]);
-        a1[r] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + 24), w3, a1[r]);
-      }
+// qscalar::q4w_rows' lanes and order (qlinear_impl_scalar.h) for one row: each 16-lane vector
+// of the reference is two 8-lane ones here (lanes 0-7, 8-15), so the 64 lanes are eight
+// accumulators (a* even blocks, c* odd ones).
+void q4w_row(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
+             float* out) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+  __m256 vs = a0;
+  const float* group_scale = scales;  // the next group's (no division in the loop)
+  int64_t next_group = 0;
+  const auto scale_for = [&](int64_t k) {
+    if (k == next_group) {
+      vs = _mm256_set1_ps(*group_scale++);
+      next_group += G;
     }
-    const __m256 vs = _mm256_set1_ps(scales[g0 / G]);
-    for (int r = 0; r < R; ++r) tot[r] = _mm256_fmadd_ps(_mm256_add_ps(a0[r], a1[r]), vs, tot[r]);
+  };
+  int64_t k = 0;
+  for (; k + 64 <= K; k += 64) {
+    scale_for(k);
+    q4w_block(w + k / 2, x + k, vs, a0, a1, a2, a3);
+    scale_for(k + 32);
+    q4w_block(w + k / 2 + 16, x + k + 32, vs, c0, c1, c2, c3);
   }
-  for (int r = 0; r < R; ++r) out[r * out_step] = hsum(tot[r]);
+  if (k < K) {
+    scale_for(k);
+    q4w_block(w + k / 2, x + k, vs, a0, a1, a2, a3);
+  }
+  // 16 lanes: (i + (i + 32)) + ((i + 16) + (i + 48)), low and high eight; then 8, 4, 2, 1.
+  const __m256 v_lo = _mm256_add_ps(_mm256_add_ps(a0, c0), _mm256_add_ps(a2, c2));
+  const __m256 v_hi = _mm256_add_ps(_mm256_add_ps(a1, c1), _mm256_add_ps(a3, c3));
+  *out = hsum(_mm256_add_ps(v_lo, v_hi));
 }
 
 inline __m256i broadcast4(const int8_t* p) {
@@ -242,8 +255,7 @@ void q8w_rows(const int8_t* w, const float* scales, int64_t K, int64_t G, const 
 
 void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
               int64_t x_rs, int rows, float* out, int64_t out_step) {
-  qrows::with_rows(
-      rows, [&](auto r) { q4w_t<decltype(r)::value>(w, scales, K, G, x, x_rs, out, out_step); });
+  for (int r = 0; r < rows; ++r) q4w_row(w, scales, K, G, x + r * x_rs, out + r * out_step);
 }
 
 }  // namespace

@@ -58,28 +58,54 @@ void q8w_t(const int8_t* w, const float* scales, int64_t K, int64_t G, const flo
   for (int r = 0; r < R; ++r) out[r * out_step] = _mm512_reduce_add_ps(tot[r]) + tail_tot[r];
 }
 
+// qscalar::q4w_rows' lanes and order (qlinear_impl_scalar.h), R rows at once. Per block, one
+// vpmovzxbd widens the 16 bytes to int32 lanes; vpermps reads only an index's low four bits,
+// so it looks the low nibbles up in the group's table of 16 dequantized weights (q * scale) as
+// they are and the high nibbles after one shift: no masks, no int -> float converts.
 template <int R>
 void q4w_t(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
            int64_t x_rs, float* out, int64_t out_step) {
-  const __m128i m = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
-  __m512 tot[R];
-  for (int r = 0; r < R; ++r) tot[r] = _mm512_setzero_ps();
-  for (int64_t g0 = 0; g0 < K; g0 += G) {
-    __m512 a0[R], a1[R];
-    for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
-    for (int64_t k = g0; k < g0 + G; k += 32) {
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + k / 2));
-      const __m512 w0 = widen16(_mm_sub_epi8(_mm_and_si128(b, m), eight));
-      const __m512 w1 = widen16(_mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), m), eight));
-      for (int r = 0; r < R; ++r) {
-        a0[r] = _mm512_fmadd_ps(_mm512_loadu_ps(x + r * x_rs + k), w0, a0[r]);
-        a1[r] = _mm512_fmadd_ps(_mm512_loadu_ps(x + r * x_rs + k + 16), w1, a1[r]);
-      }
+  const __m512 q = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+  __m512 acc[R][4];  // block parity x nibble half: lanes 0-15, 16-31, 32-47, 48-63
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < 4; ++j) acc[r][j] = _mm512_setzero_ps();
+  __m512 table = _mm512_setzero_ps();
+  const float* group_scale = scales;  // the next group's (no division in the loop)
+  int64_t next_group = 0;
+  // Block k into accumulators j (lanes of the low nibbles) and j + 1 (the high ones).
+  const auto block = [&](int64_t k, int j) {
+    if (k == next_group) {
+      table = _mm512_mul_ps(q, _mm512_set1_ps(*group_scale++));
+      next_group += G;
     }
-    const __m512 vs = _mm512_set1_ps(scales[g0 / G]);
-    for (int r = 0; r < R; ++r) tot[r] = _mm512_fmadd_ps(_mm512_add_ps(a0[r], a1[r]), vs, tot[r]);
+    // The stream 256 bytes ahead: measured 15-50% faster from memory on Zen 4 than leaving it
+    // to the hardware prefetcher (faster in cache, this loop was slower from memory without).
+    _mm_prefetch(reinterpret_cast<const char*>(w + k / 2) + 256, _MM_HINT_T0);
+    const __m512i b =
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + k / 2)));
+    const __m512 lo = _mm512_permutexvar_ps(b, table);
+    const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table);
+    for (int r = 0; r < R; ++r) {
+      acc[r][j] = _mm512_fmadd_ps(_mm512_loadu_ps(x + r * x_rs + k), lo, acc[r][j]);
+      acc[r][j + 1] = _mm512_fmadd_ps(_mm512_loadu_ps(x + r * x_rs + k + 16), hi, acc[r][j + 1]);
+    }
+  };
+  int64_t k = 0;
+  for (; k + 64 <= K; k += 64) {
+    block(k, 0);
+    block(k + 32, 2);
   }
-  for (int r = 0; r < R; ++r) out[r * out_step] = _mm512_reduce_add_ps(tot[r]);
+  if (k < K) block(k, 0);
+  for (int r = 0; r < R; ++r) {
+    const __m512 v16 =
+        _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][2]), _mm512_add_ps(acc[r][1], acc[r][3]));
+    const __m256 v8 =
+        _mm256_add_ps(_mm512_castps512_ps256(v16),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v16), 1)));
+    const __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
+    const __m128 v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
+    out[r * out_step] = _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
+  }
 }
 
 // acc += w (16 lanes x 4 unsigned bytes) . the four int8 activations at x, broadcast to every

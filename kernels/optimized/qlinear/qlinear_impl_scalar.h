@@ -31,17 +31,35 @@ inline void q8w_rows(const int8_t* w, const float* scales, int64_t K, int64_t G,
   }
 }
 
+// q4w_rows' arithmetic, the same operations in every table (results are bit-identical
+// whichever ran). Weight k is dequantized as float(q) * its group's scale (one rounding, as
+// q4w_dequant) and multiplied into one of 64 float lanes with a fused multiply-add: block b (k =
+// 32b .. 32b + 31) adds weight 32b + i into lane 32 (b % 2) + i, so that a 16-lane vector holds
+// one nibble half of a block and four vectors make independent dependency chains. Then
+// q4w_reduce: lanes i, i + 32, i + 16 and i + 48 summed as (i + (i + 32)) + ((i + 16) + (i +
+// 48)) into 16, and those halved: 8, 4, 2, 1 (lane j + half added to lane j).
+constexpr int kQ4Lanes = 64;
+
+inline float q4w_reduce(const float* lanes) {
+  float v[16];
+  for (int i = 0; i < 16; ++i) v[i] = (lanes[i] + lanes[i + 32]) + (lanes[i + 16] + lanes[i + 48]);
+  for (int half = 8; half >= 1; half /= 2) {
+    for (int i = 0; i < half; ++i) v[i] += v[i + half];
+  }
+  return v[0];
+}
+
 inline void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
                      int64_t x_rs, int rows, float* out, int64_t out_step) {
   for (int r = 0; r < rows; ++r) {
     const float* xr = x + r * x_rs;
-    float total = 0.0f;
-    for (int64_t g0 = 0; g0 < K; g0 += G) {
-      float s = 0.0f;
-      for (int64_t k = g0; k < g0 + G; ++k) s += xr[k] * static_cast<float>(q4_at(w, k));
-      total += scales[g0 / G] * s;
+    float lanes[kQ4Lanes] = {};
+    for (int64_t k = 0; k < K; ++k) {
+      const float wk = static_cast<float>(q4_at(w, k)) * scales[k / G];
+      float& lane = lanes[((k >> 5) & 1) * 32 + (k & 31)];
+      lane = std::fma(xr[k], wk, lane);
     }
-    out[r * out_step] = total;
+    out[r * out_step] = q4w_reduce(lanes);
   }
 }
 

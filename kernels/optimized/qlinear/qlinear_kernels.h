@@ -38,7 +38,11 @@ struct QLinearKernels {
   // out[r * out_step] = sum_g scales[g] * sum_{k in g} x[r * x_rs + k] * w[k]  (int8 weights)
   void (*q8w_rows)(const int8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
                    int64_t x_rs, int rows, float* out, int64_t out_step);
-  // The same for int4 weights (packed as above; weight = nibble - 8).
+  // The same for int4 weights (packed as above; weight = nibble - 8), in one order in every
+  // table (bit-identical results): weight k is float(q) * its group's scale and is fused into
+  // float lane 32 (b % 2) + k % 32 of 64 (block b = k / 32), the lanes then summed in a fixed
+  // tree (qscalar::q4w_rows). Decode reads each packed byte once and unpacks it with a table
+  // lookup per group (vpermps on AVX-512), four independent chains per row.
   void (*q4w_rows)(const uint8_t* w, const float* scales, int64_t K, int64_t G, const float* x,
                    int64_t x_rs, int rows, float* out, int64_t out_step);
   // Weight rows as floats, for the SGEMM's packer (prefill of the weight-only linears):

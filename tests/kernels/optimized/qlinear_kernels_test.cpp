@@ -1,8 +1,8 @@
 // Every quantized-linear table this CPU runs (kernels/optimized/qlinear/qlinear_kernels.h)
 // against references written here from the weight layouts alone: 8da4w's tiles (int32 group
-// sums, then one FMA per group) bit exact for every table, including the scalar one; the
-// weight-only float paths within 1e-5 of sum |x * w| (float summation order differs by
-// table). Odd K and odd group counts for int8, one to four rows, extreme int8 activations.
+// sums, then one FMA per group) and int4 weight-only (float lanes in one order) bit exact for
+// every table, including the scalar one; the weight-only float paths also within 1e-5 of
+// sum |x * w|. Odd K and odd group counts for int8, one to four rows, extreme int8 activations.
 #include "kernels/optimized/qlinear/qlinear_kernels.h"
 
 #include <gtest/gtest.h>
@@ -252,6 +252,60 @@ TEST(QLinearKernels, Int4WeightOnlyMatchesReference) {
     for (const auto& c : cases) {
       for (int rows = 1; rows <= opt::kQMaxRows; ++rows)
         check_weight_only(*k, true, c[0], c[1], rows, rng);
+    }
+  }
+}
+
+// int4 weight-only, bit exact in every table against the contract written here from the
+// kernel header: weight k = float(q) * its group's scale, fused into lane 32 (b % 2) + k % 32
+// of 64 (block b = k / 32), then lanes (i + (i + 32)) + ((i + 16) + (i + 48)) and halves 8, 4,
+// 2, 1. Odd and even block counts, a group spanning both parities, extreme activations.
+float q4w_contract(const std::vector<int>& q, const std::vector<float>& scales, int64_t G,
+                   const float* x) {
+  float lanes[64] = {};
+  for (size_t k = 0; k < q.size(); ++k) {
+    const float wk = static_cast<float>(q[k]) * scales[k / G];
+    float& lane = lanes[(k / 32) % 2 * 32 + k % 32];
+    lane = std::fma(x[k], wk, lane);
+  }
+  float v[16];
+  for (int i = 0; i < 16; ++i) v[i] = (lanes[i] + lanes[i + 32]) + (lanes[i + 16] + lanes[i + 48]);
+  for (int half = 8; half >= 1; half /= 2)
+    for (int i = 0; i < half; ++i) v[i] += v[i + half];
+  return v[0];
+}
+
+TEST(QLinearKernels, Int4WeightOnlyIsBitExactInEveryTable) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> xf(-3.0f, 3.0f), sf(0.001f, 0.2f);
+  std::uniform_int_distribution<int> wq(-8, 7);
+  const int64_t cases[][2] = {{32, 32},  {64, 32},   {96, 32},   {96, 96},    {160, 32},
+                              {192, 64}, {768, 128}, {2048, 32}, {4096, 128}, {224, 32}};
+  for (const auto& c : cases) {
+    const int64_t K = c[0], G = c[1];
+    std::vector<int> q(static_cast<size_t>(K));
+    for (int& v : q) v = wq(rng);
+    q[0] = -8;
+    q[K - 1] = 7;
+    std::vector<float> scales(static_cast<size_t>(K / G));
+    for (float& s : scales) s = sf(rng);
+    const int64_t rs = K + 3;
+    std::vector<float> x(static_cast<size_t>(opt::kQMaxRows * rs));
+    for (float& v : x) v = xf(rng);
+    x[1] = 1e6f;  // a large activation next to small ones: the order shows in the rounding
+    x[2] = -1e-6f;
+    const std::vector<uint8_t> w = pack_row(q);
+    for (const QLinearKernels* k : tables()) {
+      for (int rows = 1; rows <= opt::kQMaxRows; ++rows) {
+        std::vector<float> out(static_cast<size_t>(rows * 2), NAN);
+        k->q4w_rows(w.data(), scales.data(), K, G, x.data(), rs, rows, out.data(), 2);
+        for (int r = 0; r < rows; ++r) {
+          const float want = q4w_contract(q, scales, G, x.data() + r * rs);
+          ASSERT_EQ(std::memcmp(&out[r * 2], &want, sizeof want), 0)
+              << k->name << " K=" << K << " G=" << G << " rows=" << rows << " r=" << r << ": "
+              << out[r * 2] << " vs " << want;
+        }
+      }
     }
   }
 }
