@@ -9,6 +9,7 @@
 
 #include "compiler/compile_error.h"
 #include "compiler/emit/sym_prologue.h"
+#include "compiler/frontend/pt2_archive.h"
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
@@ -400,6 +401,20 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   return result;
 }
 
+// `options` with the constant methods the .pt2 at `path` states (extra/constant_methods.json,
+// written by torch.export.save(..., extra_files=...)) before the given ones, which win.
+CompileOptions with_archive_constant_methods(const std::string& path,
+                                             const CompileOptions& options) {
+  constexpr const char* kEntry = "extra/constant_methods.json";
+  const frontend::Pt2Archive archive = frontend::Pt2Archive::open(path);
+  if (!archive.has(kEntry)) return options;
+  CompileOptions out = options;
+  out.constant_methods = merge_constant_methods(
+      constant_methods_from_json(archive.read_text(kEntry), archive.full_name(kEntry)),
+      options.constant_methods);
+  return out;
+}
+
 }  // namespace
 
 CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
@@ -478,7 +493,7 @@ CompileResult compile_pt2(const std::string& path, const CompileOptions& options
   const auto t = std::chrono::steady_clock::now();
   ir::Graph graph = frontend::load_pt2(path);
   const double load = since(t);
-  CompileResult result = compile_graph(graph, options);
+  CompileResult result = compile_graph(graph, with_archive_constant_methods(path, options));
   result.report.seconds_load = load;
   return result;
 }
@@ -533,7 +548,8 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
   for (const auto& [name, path] : methods) method_names.push_back(name);
   CompileReport constants_report;
   const std::vector<ConstantMethod> constants =
-      program_constant_methods(graphs[0], options, method_names, constants_report);
+      program_constant_methods(graphs[0], with_archive_constant_methods(methods[0].second, options),
+                               method_names, constants_report);
   for (size_t i = 0; i < methods.size(); ++i) {
     CompileResult one =
         compile_method(graphs[i], method_options, partitioners, &emitted[i], nullptr);

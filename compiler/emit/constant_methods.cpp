@@ -1,5 +1,6 @@
 #include "compiler/emit/constant_methods.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <set>
 
 #include "compiler/compile_error.h"
+#include "nlohmann/json.hpp"
 #include "runtime/llm/metadata.h"
 
 namespace pteron::compiler {
@@ -157,8 +159,21 @@ std::vector<ConstantMethod> derive_llm_metadata(const ir::Graph& graph) {
   const auto add = [&](const char* name, ConstantScalar v) {
     out.push_back(ConstantMethod{name, {std::move(v)}, false, true});
   };
-  add(llm::kMaxSeqLen, *cache_lengths.begin());
+  const int64_t cache_length = *cache_lengths.begin();
+  // ExecuTorch's runner: get_max_seq_len is the most tokens one call takes (its prefill chunk),
+  // get_max_context_len the positions the cache holds. The token bound is dim 1 of the first
+  // input (input_ids / tokens [1, T]); a program of another form gets the cache length.
+  int64_t tokens_per_call = cache_length;
+  if (!graph.inputs().empty()) {
+    const ir::TensorSpec& ids = graph.value(graph.inputs()[0]).spec;
+    if (ids.rank() == 2 && ids.sizes[1] > 0) tokens_per_call = std::min(ids.sizes[1], cache_length);
+  }
+  add(llm::kMaxSeqLen, tokens_per_call);
+  add(llm::kMaxContextLen, cache_length);
   add(llm::kUseKvCache, true);
+  // The caches are transformers' [batch, heads, positions, head_dim], not the [batch,
+  // positions, heads, head_dim] of ExecuTorch's sdpa_with_kv_cache op.
+  add(llm::kUseSdpaWithKvCache, false);
   if (!graph.outputs().empty()) {
     const ir::TensorSpec& logits = graph.value(graph.outputs()[0]).spec;
     const bool dynamic_vocab =
@@ -189,6 +204,35 @@ std::vector<ConstantMethod> merge_constant_methods(std::vector<ConstantMethod> d
     if (!names.count(m.name)) out.push_back(std::move(m));
   }
   out.insert(out.end(), given.begin(), given.end());
+  return out;
+}
+
+std::vector<ConstantMethod> constant_methods_from_json(const std::string& text,
+                                                       const std::string& where) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object())
+    throw CompileError(where + ": not a JSON object {name: value or list of values}");
+  std::vector<ConstantMethod> out;
+  for (const auto& [name, value] : j.items()) {
+    const auto scalar = [&](const nlohmann::json& v) -> ConstantScalar {
+      if (v.is_boolean()) return v.get<bool>();
+      if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX))
+        return v.get<int64_t>();
+      if (v.is_number_float()) return v.get<double>();
+      if (v.is_string()) return v.get<std::string>();
+      throw CompileError(where + ": constant method '" + name + "': " + v.dump() +
+                         " is not an int, bool, float or string");
+    };
+    ConstantMethod m;
+    m.name = name;
+    m.list = value.is_array();
+    if (m.list) {
+      for (const nlohmann::json& v : value) m.values.push_back(scalar(v));
+    } else {
+      m.values.push_back(scalar(value));
+    }
+    out.push_back(std::move(m));
+  }
   return out;
 }
 

@@ -33,11 +33,23 @@ void check_constant_methods(const std::vector<ConstantMethod>& methods,
 
 // The LLM metadata a stateful decoder's graph implies, as transformers'
 // convert_and_export_with_cache exports it: its KV caches are rank-4 state buffers
-// [batch, heads, cache length, head dim], so get_max_seq_len is their dim 2 (when they all
-// agree) and use_kv_cache is true; get_vocab_size is the last dim of a rank-3 float first
-// output (the logits); enable_dynamic_shape says whether an input has a dynamic size.
+// [batch, heads, cache length, head dim], so get_max_context_len is their dim 2 (when they all
+// agree), get_max_seq_len the most tokens one call takes (dim 1 of input_ids [1, T], at most
+// the cache length), use_kv_cache true and use_sdpa_with_kv_cache false (that layout is not
+// ExecuTorch's custom op's); get_vocab_size is the last dim of a rank-3 float first output
+// (the logits); enable_dynamic_shape says whether an input has a dynamic size (ExecuTorch's
+// runner then prefills a prompt in one call, not token by token); get_n_layers, get_n_kv_heads
+// and get_head_dim from the caches' shape. Token ids (get_bos_id, get_eos_ids) are not in the
+// graph: they come from the .pt2's extra/constant_methods.json or the caller.
 // Empty for a graph without such caches.
 std::vector<ConstantMethod> derive_llm_metadata(const ir::Graph& graph);
+
+// The constant methods a JSON object {name: value or list of values} states (what
+// `python -m pteron.zoo export` writes into a .pt2 as extra/constant_methods.json: the model
+// config's get_bos_id and get_eos_ids). Throws CompileError naming `where` and the method for
+// text that is no such object.
+std::vector<ConstantMethod> constant_methods_from_json(const std::string& text,
+                                                       const std::string& where);
 
 // `derived` then `given`; a given method replaces a derived one of the same name.
 std::vector<ConstantMethod> merge_constant_methods(std::vector<ConstantMethod> derived,

@@ -79,6 +79,10 @@ class PyGenerator {
   int64_t max_seq_len() const { return generator_->max_seq_len(); }
   int32_t max_tokens_per_call() const { return generator_->max_tokens_per_call(); }
   int64_t vocab_size() const { return generator_->vocab_size(); }
+  std::optional<int64_t> program_bos_id() const {
+    const int64_t bos = generator_->program_bos_id();
+    return bos >= 0 ? std::optional<int64_t>(bos) : std::nullopt;
+  }
   std::optional<std::vector<int64_t>> program_eos_ids() const {
     if (!generator_->has_program_eos_ids()) return std::nullopt;
     return generator_->program_eos_ids();
@@ -168,7 +172,8 @@ void bind_llm(nb::module_& m) {
       .def_prop_ro("max_seq_len", &PyGenerator::max_seq_len)
       .def_prop_ro("max_tokens_per_call", &PyGenerator::max_tokens_per_call)
       .def_prop_ro("vocab_size", &PyGenerator::vocab_size)
-      .def_prop_ro("program_eos_ids", &PyGenerator::program_eos_ids);
+      .def_prop_ro("program_eos_ids", &PyGenerator::program_eos_ids)
+      .def_prop_ro("program_bos_id", &PyGenerator::program_bos_id);
 
   nb::class_<PyTokenizer>(m, "Tokenizer")
       .def(nb::init<const std::string&>(), nb::arg("path"))

@@ -23,7 +23,8 @@ that is no decoder) raises RuntimeError or ValueError with one line.
 A tokenizer (a path or a pteron.llm.Tokenizer: a Hugging Face tokenizer.json with a byte-level
 BPE model, a SentencePiece .model, or a tiktoken file such as Llama 3's tokenizer.model, told
 apart by their bytes) encodes `prompt` in C++
-(runtime/llm/tokenizer.h), with its BOS token first unless add_bos=False; then the stream yields
+(runtime/llm/tokenizer.h), with a BOS token first unless add_bos=False (the program's
+get_bos_id, else the tokenizer's); then the stream yields
 the generated text as it comes (a character split over tokens once it is complete; special
 tokens left out) and generate() returns it. eos_ids default to the program's get_eos_ids (or get_eos_id)
 method, else the tokenizer's end-of-text tokens (ExecuTorch's runner's order). A bad tokenizer
@@ -144,7 +145,8 @@ class Stream:
 
     @property
     def max_seq_len(self) -> int:
-        """Positions in the program's KV cache (its get_max_seq_len, else the cache's size)."""
+        """Positions in the program's KV cache (its get_max_context_len, else its get_max_seq_len,
+        else the cache's size)."""
         return self._native.max_seq_len
 
 
@@ -213,11 +215,14 @@ def stream(
         threads = loaded_threads
     if max_new_tokens is not None and (not isinstance(max_new_tokens, int) or max_new_tokens < 1):
         raise ValueError(f"max_new_tokens must be an int >= 1 (None: until EOS or the cache is full), not {max_new_tokens!r}")
-    ids = tok.encode(prompt, add_bos) if prompt is not None else _token_ids(prompt_ids)
-    if prompt is not None and not ids:
-        raise ValueError("the prompt is empty (it encodes to no tokens)")
+    ids = tok.encode(prompt, False) if prompt is not None else _token_ids(prompt_ids)
     with _threads(threads):  # delegates take their thread pool at load
         generator = native.generator(method)
+        if prompt is not None and add_bos:  # the program's get_bos_id, else the tokenizer's
+            bos = generator.program_bos_id if generator.program_bos_id is not None else tok.bos_id
+            ids = ids if bos is None else [bos, *ids]
+        if prompt is not None and not ids:
+            raise ValueError("the prompt is empty (it encodes to no tokens)")
         if eos_ids is None:  # as ExecuTorch's runner: the program's get_eos_ids, else the tokenizer's
             eos_ids = generator.program_eos_ids
             if eos_ids is None:

@@ -215,10 +215,13 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     with no inputs that return the value: an int, bool, float or str, or a list of them, e.g.
     the LLM metadata {"get_max_seq_len": 128, "get_eos_ids": [2], "use_kv_cache": True}
     (pteron.load(path).metadata() reads it back). A KV-cache decoder (rank-4 state buffers, as
-    transformers' convert_and_export_with_cache writes) also gets get_max_seq_len (the cache
-    length), use_kv_cache, get_vocab_size (the logits' last dim), enable_dynamic_shape and
-    get_n_layers / get_n_kv_heads / get_head_dim (from the caches' shape) unless `llm_metadata`
-    is False; given values win. Malformed values (a negative length, a
+    transformers' convert_and_export_with_cache writes) also gets get_max_context_len (the cache
+    length), get_max_seq_len (the most tokens per call), use_kv_cache, use_sdpa_with_kv_cache
+    (false), get_vocab_size (the logits' last dim), enable_dynamic_shape and get_n_layers /
+    get_n_kv_heads / get_head_dim (from the caches' shape) unless `llm_metadata` is False, and
+    a .pt2 path's extra/constant_methods.json (get_bos_id, get_eos_ids: `python -m pteron.zoo
+    export` writes them; pteron.zoo.token_metadata(model) gives them for constant_methods=);
+    given values win. Malformed values (a negative length, a
     float id, an unsupported type) raise CompileError naming the method.
 
     `last_token_logits` makes a decoder's first output (logits [1, T, vocab]) the last token's

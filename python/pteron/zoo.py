@@ -60,12 +60,34 @@ def _log(msg: str) -> None:
     print(f"[zoo] {msg}", file=sys.stderr, flush=True)
 
 
-def export_program(name: str, log=_log):
-    """torch.export (non-strict) of a zoo model, decomposed to core ATen."""
+def token_metadata(model) -> dict:
+    """The LLM metadata a model's Hugging Face config states and its graph does not:
+    {"get_bos_id": id, "get_eos_ids": [ids]} from the first submodule with a `config` (a
+    PreTrainedModel inside the exportable wrapper); {} for a model without one."""
+    for module in model.modules():
+        config = getattr(module, "config", None)
+        if config is None or not hasattr(config, "eos_token_id"):
+            continue
+        out = {}
+        if isinstance(getattr(config, "bos_token_id", None), int):
+            out["get_bos_id"] = config.bos_token_id
+        eos = config.eos_token_id
+        eos = [eos] if isinstance(eos, int) else list(eos or [])
+        if eos:
+            out["get_eos_ids"] = eos
+        return out
+    return {}
+
+
+def export_program(name: str, log=_log, metadata: dict | None = None):
+    """torch.export (non-strict) of a zoo model, decomposed to core ATen. A KV-cache decoder's
+    token metadata (token_metadata) goes into `metadata` when given."""
     import torch
 
     t = time.perf_counter()
     model, inputs = get(name)
+    if metadata is not None and _models().BY_NAME[name].export is not None:
+        metadata.update(token_metadata(model))
     log(f"{name}: built in {time.perf_counter() - t:.1f} s")
     t = time.perf_counter()
     entry = _models().BY_NAME[name]
@@ -81,13 +103,19 @@ def export_program(name: str, log=_log):
 
 
 def export(name: str, path: str | Path, log=_log) -> Path:
-    """Writes the zoo model's core-ATen ExportedProgram to path (.pt2)."""
+    """Writes the zoo model's core-ATen ExportedProgram to path (.pt2). A KV-cache decoder's
+    .pt2 also carries extra/constant_methods.json, its get_bos_id and get_eos_ids, which
+    `pteron compile` writes into the program beside the metadata it derives from the graph."""
+    import json
+
     import torch
 
-    ep = export_program(name, log)
+    metadata = {}
+    ep = export_program(name, log, metadata)
     path = Path(path)
     t = time.perf_counter()
-    torch.export.save(ep, path)
+    extra = {"constant_methods.json": json.dumps(metadata)} if metadata else None
+    torch.export.save(ep, path, extra_files=extra)
     log(f"{name}: saved {path} ({path.stat().st_size / 1e6:.1f} MB) in "
         f"{time.perf_counter() - t:.1f} s")
     tok = tokenizer(name)

@@ -133,6 +133,11 @@ Result<Generator> Generator::create(Method& method, const LlmMetadata& metadata)
                "get_vocab_size says %lld but method '%s' returns logits over %lld tokens",
                static_cast<long long>(metadata.vocab_size.value_or(0)), method.name(),
                static_cast<long long>(g.vocab_));
+  g.program_bos_ = metadata.bos_id.value_or(-1);
+  PTERON_CHECK(g.program_bos_ < g.vocab_, Error::InvalidProgram,
+               "get_bos_id says %lld but method '%s' returns logits over %lld tokens",
+               static_cast<long long>(g.program_bos_), method.name(),
+               static_cast<long long>(g.vocab_));
   // The stop ids: get_eos_ids, else optimum-executorch's get_eos_id.
   if (const EosIds* eos = metadata.stop_ids()) {
     g.has_program_eos_ = true;

@@ -70,6 +70,9 @@ class Generator {
   // gives none); empty when the program has no such method.
   const std::vector<int64_t>& program_eos_ids() const { return program_eos_; }
   bool has_program_eos_ids() const { return has_program_eos_; }
+  // The program's get_bos_id, or -1 when it has none (a text prompt then starts with the
+  // tokenizer's BOS, if any).
+  int64_t program_bos_id() const { return program_bos_; }
 
   // Resets the cache, prefills `prompt` and samples the first new token, which next() then
   // returns. Refuses an empty prompt, ids outside the vocabulary, a prompt longer than the
@@ -103,6 +106,7 @@ class Generator {
   int64_t vocab_ = 0;
   std::vector<int64_t> program_eos_;
   bool has_program_eos_ = false;
+  int64_t program_bos_ = -1;
 
   std::vector<int64_t> ids_, positions_;
   int32_t ids_sizes_[2] = {1, 1}, pos_sizes_[1] = {1};

@@ -81,12 +81,15 @@ def programs(tmp_path_factory):
     for name, ep in (("static", static), ("dynamic", dynamic)):
         paths[name] = folder / f"llama-{name}.pte"
         pteron.to_edge_transform_and_lower(ep).save(paths[name])
-    # With a get_max_seq_len constant method (as ExecuTorch's LLM exports carry), shorter than
-    # the cache, and one claiming more than the cache holds.
+    # With a get_max_context_len constant method (as ExecuTorch's LLM exports carry), shorter
+    # than the cache, and one claiming more than the cache holds.
     for length in (12, CACHE + 6):
-        paths[f"max_seq_len_{length}"] = folder / f"llama-max-seq-len-{length}.pte"
-        lowered = pteron.to_edge_transform_and_lower(static, constant_methods={"get_max_seq_len": length})
-        lowered.save(paths[f"max_seq_len_{length}"])
+        paths[f"context_{length}"] = folder / f"llama-context-{length}.pte"
+        lowered = pteron.to_edge_transform_and_lower(static, constant_methods={"get_max_context_len": length})
+        lowered.save(paths[f"context_{length}"])
+    # A get_max_seq_len (tokens per call) under the dynamic program's bound of CHUNK.
+    paths["seq_len_3"] = folder / "llama-seq-len-3.pte"
+    pteron.to_edge_transform_and_lower(dynamic, constant_methods={"get_max_seq_len": 3}).save(paths["seq_len_3"])
     # An exported method of that name returning a tensor is not a constant.
     paths["tensor_max_seq_len"] = folder / "llama-tensor-max-seq-len.pte"
     methods = {"forward": static, "get_max_seq_len": torch.export.export(Constant(12), ())}
@@ -166,23 +169,46 @@ def test_without_a_token_count_it_fills_the_cache(programs):
     assert len(generate_json(programs["static"], "--prompt-ids", "4,5,6", "-n", CACHE - 2)["tokens"]) == CACHE - 2
 
 
-def test_the_cache_length_comes_from_get_max_seq_len(programs):
+def test_the_cache_length_comes_from_get_max_context_len(programs):
     # 12 positions of the 24 the cache has: 3 prompt tokens leave room for 10 new ones.
-    got = generate_json(programs["max_seq_len_12"], "--prompt-ids", "4,5,6")
+    got = generate_json(programs["context_12"], "--prompt-ids", "4,5,6")
     assert got["max_seq_len"] == 12 and got["stop_reason"] == "cache_full"
     assert got["tokens"] == hf_greedy([4, 5, 6], CACHE - 3)[:10]
     assert_one_line_error(
-        cli("generate", programs["max_seq_len_12"], "--prompt-ids", "4,5,6", "-n", 11), "at most 10", "cache of 12"
+        cli("generate", programs["context_12"], "--prompt-ids", "4,5,6", "-n", 11), "at most 10", "cache of 12"
     )
-    assert pteron.llm.stream(programs["max_seq_len_12"], [4, 5, 6]).max_seq_len == 12
     assert_one_line_error(
-        cli("generate", programs[f"max_seq_len_{CACHE + 6}"], "--prompt-ids", "1"),
-        f"get_max_seq_len says {CACHE + 6} positions but the KV cache holds {CACHE}",
+        cli("generate", programs["context_12"], "--prompt-ids", ",".join(["4"] * 13)),
+        "the prompt has 13 tokens, more than the program's cache of 12 positions",
+    )
+    assert pteron.llm.stream(programs["context_12"], [4, 5, 6]).max_seq_len == 12
+    assert_one_line_error(
+        cli("generate", programs[f"context_{CACHE + 6}"], "--prompt-ids", "1"),
+        f"get_max_context_len says {CACHE + 6} positions but the KV cache holds {CACHE}",
     )
     assert_one_line_error(
         cli("generate", programs["tensor_max_seq_len"], "--prompt-ids", "1"),
         "metadata method 'get_max_seq_len'",
         "constant",
+    )
+
+
+def test_generate_uses_the_metadata_pteron_derives(programs):
+    # pteron compile writes what ExecuTorch's runner reads: tokens per call (the input's bound),
+    # cache positions, and the flags; pteron generate prefills in chunks of get_max_seq_len.
+    meta = pteron.load(programs["dynamic"]).metadata()
+    assert meta["get_max_seq_len"] == CHUNK and meta["get_max_context_len"] == CACHE
+    assert meta["use_kv_cache"] is True and meta["use_sdpa_with_kv_cache"] is False
+    assert meta["enable_dynamic_shape"] is True
+    ids = ",".join(map(str, PROMPT))
+    got = generate_json(programs["dynamic"], "--prompt-ids", ids, "-n", 2)
+    assert got["max_seq_len"] == CACHE and got["max_tokens_per_call"] == CHUNK
+    got = generate_json(programs["seq_len_3"], "--prompt-ids", ids, "-n", 2)
+    assert got["max_tokens_per_call"] == 3 and got["prefill_calls"] == -(-len(PROMPT) // 3)
+    assert got["tokens"] == hf_greedy(PROMPT, 2)
+    assert_one_line_error(
+        cli("generate", programs["dynamic"], "--prompt-ids", ",".join(["4"] * (CACHE + 1))),
+        f"the prompt has {CACHE + 1} tokens, more than the program's cache of {CACHE} positions",
     )
 
 

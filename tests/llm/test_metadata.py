@@ -143,6 +143,27 @@ def test_cli_constant_methods_match_pythons(tmp_path):
     assert run["outputs"] == [{"bool": True}]
 
 
+def test_a_pt2s_constant_methods_json_is_written_and_given_ones_win(tmp_path):
+    # What `python -m pteron.zoo export` writes for a decoder: the config's token ids.
+    pt2 = tmp_path / "add.pt2"
+    torch.export.save(add_one_export(), pt2,
+                      extra_files={"constant_methods.json": json.dumps({"get_bos_id": 1, "get_eos_ids": [2, 3]})})
+    out = tmp_path / "add.pte"
+    cli("compile", pt2, "-o", out)
+    assert pteron.load(out).metadata() == {"get_bos_id": 1, "get_eos_ids": [2, 3]}
+    cli("compile", pt2, "-o", out, "--constant-method", "get_bos_id=5")
+    assert pteron.load(out).metadata() == {"get_bos_id": 5, "get_eos_ids": [2, 3]}
+    assert pteron.load(pteron.to_edge_transform_and_lower(pt2).buffer()).metadata()["get_eos_ids"] == [2, 3]
+    # Malformed: one line naming the entry, exit 1.
+    for text, message in (("[1, 2]", "extra/constant_methods.json: not a JSON object"),
+                          ('{"get_bos_id": -1}', "constant method 'get_bos_id' (get_bos_id=-1): a token id"),
+                          ('{"x": {"a": 1}}', "constant method 'x': {\"a\":1} is not an int, bool, float or string")):
+        torch.export.save(add_one_export(), pt2, extra_files={"constant_methods.json": text})
+        run = cli("compile", pt2, "-o", out, check=False)
+        assert run.returncode == 1 and run.stderr.count("\n") == 1, run.stderr
+        assert message in run.stderr, run.stderr
+
+
 @pytest.fixture(scope="module")
 def decoder_pt2(tmp_path_factory):
     from pteron.lowering import decompose
@@ -156,11 +177,14 @@ def test_kv_cache_decoder_gets_its_cache_length_as_metadata(decoder_pt2, tmp_pat
     ep = decoder_export()
     program = pteron.to_edge_transform_and_lower(ep)
     loaded = pteron.load(program.buffer())
-    # dim 2 of the [1, 2, 24, 8] caches; the logits' last dim; static inputs.
-    assert loaded.metadata() == {"get_max_seq_len": CACHE, "get_vocab_size": VOCAB, "use_kv_cache": True,
+    # dim 2 of the [1, 2, 24, 8] caches; one token per call (input_ids [1, 1]); the logits'
+    # last dim; static inputs; transformers' cache layout, not ExecuTorch's sdpa_with_kv_cache's.
+    assert loaded.metadata() == {"get_max_seq_len": 1, "get_max_context_len": CACHE, "get_vocab_size": VOCAB,
+                                 "use_kv_cache": True, "use_sdpa_with_kv_cache": False,
                                  "enable_dynamic_shape": False, **DERIVED_SHAPE}
     assert program.report["constant_methods"] == [
-        f"get_max_seq_len={CACHE} (derived)", "use_kv_cache=true (derived)", f"get_vocab_size={VOCAB} (derived)",
+        "get_max_seq_len=1 (derived)", f"get_max_context_len={CACHE} (derived)", "use_kv_cache=true (derived)",
+        "use_sdpa_with_kv_cache=false (derived)", f"get_vocab_size={VOCAB} (derived)",
         "enable_dynamic_shape=false (derived)", "get_n_layers=2 (derived)", "get_n_kv_heads=2 (derived)",
         "get_head_dim=8 (derived)"]
     # The decoder still decodes: a step matches the exported module's eager run.
@@ -171,8 +195,8 @@ def test_kv_cache_decoder_gets_its_cache_length_as_metadata(decoder_pt2, tmp_pat
     # Given values win over derived ones and add to them.
     given = pteron.to_edge_transform_and_lower(ep, constant_methods={"get_max_seq_len": 8, "get_eos_ids": [2]})
     assert pteron.load(given.buffer()).metadata() == {
-        "get_max_seq_len": 8, "get_vocab_size": VOCAB, "get_eos_ids": [2], "use_kv_cache": True,
-        "enable_dynamic_shape": False, **DERIVED_SHAPE}
+        "get_max_seq_len": 8, "get_max_context_len": CACHE, "get_vocab_size": VOCAB, "get_eos_ids": [2],
+        "use_kv_cache": True, "use_sdpa_with_kv_cache": False, "enable_dynamic_shape": False, **DERIVED_SHAPE}
     bare = pteron.to_edge_transform_and_lower(ep, llm_metadata=False)
     assert pteron.load(bare.buffer()).method_names == ["forward"]
 
@@ -180,7 +204,7 @@ def test_kv_cache_decoder_gets_its_cache_length_as_metadata(decoder_pt2, tmp_pat
     out = tmp_path / "decoder.pte"
     cli("compile", decoder_pt2, "-o", out)
     assert inspect_json(out)["llm_metadata"] == loaded.metadata()
-    assert f"get_max_seq_len {CACHE}" in cli("inspect", out).stdout
+    assert f"get_max_context_len {CACHE}" in cli("inspect", out).stdout
     cli("compile", decoder_pt2, "-o", out, "--no-llm-metadata")
     assert inspect_json(out)["llm_metadata"] == {}
 
@@ -190,7 +214,7 @@ def test_two_method_programs_get_the_first_methods_metadata():
     program = pteron.to_edge_transform_and_lower({"forward": ep, "decode": ep}, constant_methods={"get_bos_id": 1})
     loaded = pteron.load(program.buffer())
     assert loaded.method_names[:2] == ["forward", "decode"]
-    assert loaded.metadata()["get_max_seq_len"] == CACHE and loaded.metadata()["get_bos_id"] == 1
+    assert loaded.metadata()["get_max_context_len"] == CACHE and loaded.metadata()["get_bos_id"] == 1
     with pytest.raises(pteron.CompileError, match="constant method 'decode' has the name of a method"):
         pteron.to_edge_transform_and_lower({"forward": ep, "decode": ep}, constant_methods={"decode": 1})
 

@@ -147,6 +147,31 @@ def stories(zoo_pt2, tmp_path_factory):
     return paths
 
 
+def test_tiny_stories_program_carries_every_metadata_method_executorchs_runner_reads(stories):
+    # get_bos_id and get_eos_ids from the model's config (the .pt2's extra/constant_methods.json,
+    # which pteron.zoo export writes); the rest derived from the graph by pteron compile.
+    assert pteron.load(stories["fp32"]).metadata() == {
+        "get_max_seq_len": llm.PREFILL_CHUNK, "get_max_context_len": tiny_stories.CACHE_LEN,
+        "get_vocab_size": tiny_stories.VOCAB, "get_bos_id": tiny_stories.CONFIG["bos_token_id"],
+        "get_eos_ids": [tiny_stories.CONFIG["eos_token_id"]], "use_kv_cache": True, "use_sdpa_with_kv_cache": False,
+        "enable_dynamic_shape": True, "get_n_layers": tiny_stories.CONFIG["num_hidden_layers"],
+        "get_n_kv_heads": tiny_stories.CONFIG["num_key_value_heads"],
+        "get_head_dim": tiny_stories.CONFIG["hidden_size"] // tiny_stories.CONFIG["num_attention_heads"]}
+    # pteron generate starts a text prompt with the program's BOS and prefills in chunks of
+    # get_max_seq_len; a prompt longer than get_max_context_len is one line, exit 1.
+    run = cli("generate", stories["fp32"], "--tokenizer", stories["tokenizer"], "--prompt", "Return the " * 20,
+              "-n", 1, "--json")
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["prompt_ids"][0] == tiny_stories.CONFIG["bos_token_id"] and len(out["prompt_ids"]) > llm.PREFILL_CHUNK
+    assert out["max_tokens_per_call"] == llm.PREFILL_CHUNK and out["max_seq_len"] == tiny_stories.CACHE_LEN
+    assert out["prefill_calls"] == -(-len(out["prompt_ids"]) // llm.PREFILL_CHUNK)
+    long = cli("generate", stories["fp32"], "--prompt-ids", ",".join(["5"] * (tiny_stories.CACHE_LEN + 1)))
+    assert long.returncode == 1 and long.stderr.count("\n") == 1, long.stderr
+    assert f"the prompt has {tiny_stories.CACHE_LEN + 1} tokens, more than the program's cache of " \
+           f"{tiny_stories.CACHE_LEN} positions" in long.stderr
+
+
 def test_tiny_stories_training_is_deterministic():
     # Three steps twice: the same tokenizer and bit-identical weights (the seeded, one-thread
     # training the cache relies on).

@@ -141,8 +141,9 @@ def test_two_methods_share_the_cache(decoder):
     _, tokens, reference, program = decoder
     loaded = pteron.load(program.buffer())
     # Then the LLM metadata its KV cache implies (tests/llm/test_metadata.py).
-    assert loaded.method_names == ["forward", "decode", "get_max_seq_len", "use_kv_cache", "get_vocab_size",
-                                   "enable_dynamic_shape", "get_n_layers", "get_n_kv_heads", "get_head_dim"]
+    assert loaded.method_names == ["forward", "decode", "get_max_seq_len", "get_max_context_len", "use_kv_cache",
+                                   "use_sdpa_with_kv_cache", "get_vocab_size", "enable_dynamic_shape", "get_n_layers",
+                                   "get_n_kv_heads", "get_head_dim"]
     forward, decode = loaded.load_method("forward"), loaded.load_method("decode")
     # Steps 0-3 through one method, 4-7 through the other: the second continues the cache the
     # first wrote (and back), so every step matches the single eager run.

@@ -83,10 +83,10 @@ void generate(const GenerateOptions& o) {
   }
   std::vector<int64_t> prompt;
   if (o.prompt_given) {
-    if (llm::encode_prompt(*tokenizer, o.prompt, !o.no_bos, prompt) != Error::Ok) {
+    // Without the BOS: which one (the program's or the tokenizer's) is known once it is open.
+    if (llm::encode_prompt(*tokenizer, o.prompt, /*add_bos=*/false, prompt) != Error::Ok) {
       throw UserError(std::string("--prompt: ") + last_error_message());
     }
-    if (prompt.empty()) throw UserError("--prompt is empty (it encodes to no tokens)");
   } else {
     prompt = parse_ids(o.prompt_ids, "--prompt-ids");
   }
@@ -109,6 +109,14 @@ void generate(const GenerateOptions& o) {
   auto created = llm::Generator::create(host->method(), metadata.get());
   if (!created.ok()) throw_runtime_error(o.program, created.error());
   llm::Generator& generator = created.get();
+  // The BOS a text prompt starts with: the program's get_bos_id, else the tokenizer's.
+  if (o.prompt_given && !o.no_bos) {
+    const int64_t bos =
+        generator.program_bos_id() >= 0 ? generator.program_bos_id() : tokenizer->bos_id();
+    if (bos >= 0) prompt.insert(prompt.begin(), bos);
+  }
+  if (o.prompt_given && prompt.empty())
+    throw UserError("--prompt is empty (it encodes to no tokens)");
   // Stop ids, as ExecuTorch's runner picks them: --eos-ids, else the program's get_eos_ids (or
   // get_eos_id), else the tokenizer's end-of-text tokens.
   if (o.eos_ids.empty()) {
@@ -217,7 +225,8 @@ void add_generate_command(CLI::App& app) {
                   "tokenizer file: Hugging Face tokenizer.json (byte-level BPE) or SentencePiece "
                   ".model; the generated text streams instead of ids");
   cmd->add_flag("--no-bos", opts->no_bos,
-                "do not put the tokenizer's BOS token before the --prompt text");
+                "do not put a BOS token (the program's get_bos_id, else the tokenizer's) before "
+                "the --prompt text");
   cmd->add_option_function<int64_t>(
       "-n,--max-new-tokens",
       [opts](int64_t n) {
