@@ -209,12 +209,13 @@ std::vector<ConstantMethod> merge_constant_methods(std::vector<ConstantMethod> d
 
 std::vector<ConstantMethod> constant_methods_from_json(const std::string& text,
                                                        const std::string& where) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::ordered_json j =
+      nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object())
     throw CompileError(where + ": not a JSON object {name: value or list of values}");
   std::vector<ConstantMethod> out;
   for (const auto& [name, value] : j.items()) {
-    const auto scalar = [&](const nlohmann::json& v) -> ConstantScalar {
+    const auto scalar = [&](const nlohmann::ordered_json& v) -> ConstantScalar {
       if (v.is_boolean()) return v.get<bool>();
       if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX))
         return v.get<int64_t>();
@@ -227,7 +228,7 @@ std::vector<ConstantMethod> constant_methods_from_json(const std::string& text,
     m.name = name;
     m.list = value.is_array();
     if (m.list) {
-      for (const nlohmann::json& v : value) m.values.push_back(scalar(v));
+      for (const nlohmann::ordered_json& v : value) m.values.push_back(scalar(v));
     } else {
       m.values.push_back(scalar(value));
     }

@@ -53,17 +53,32 @@ std::string described(const std::vector<ConstantMethod>& methods) {
 
 TEST(ConstantMethods, DecoderCachesGiveTheLlmMetadata) {
   const auto derived = derive_llm_metadata(decoder({24, 24}));
-  // Two [1, 2, 24, 8] caches: one layer's keys and values, 2 KV heads of 8.
+  // Two [1, 2, 24, 8] caches: one layer's keys and values, 2 KV heads of 8; 4 tokens per call.
   EXPECT_EQ(described(derived),
-            "get_max_seq_len=24 use_kv_cache=true get_vocab_size=64 enable_dynamic_shape=false "
+            "get_max_seq_len=4 get_max_context_len=24 use_kv_cache=true "
+            "use_sdpa_with_kv_cache=false get_vocab_size=64 enable_dynamic_shape=false "
             "get_n_layers=1 get_n_kv_heads=2 get_head_dim=8");
   for (const ConstantMethod& m : derived) EXPECT_TRUE(m.derived);
   // An odd number of caches is no set of key/value pairs: no layer count.
   EXPECT_EQ(described(derive_llm_metadata(decoder({16}, ScalarType::Float, true))),
-            "get_max_seq_len=16 use_kv_cache=true get_vocab_size=64 enable_dynamic_shape=true");
+            "get_max_seq_len=4 get_max_context_len=16 use_kv_cache=true "
+            "use_sdpa_with_kv_cache=false get_vocab_size=64 enable_dynamic_shape=true");
   // Integer "logits" are not logits: no vocabulary size.
   EXPECT_EQ(described(derive_llm_metadata(decoder({16}, ScalarType::Long))),
-            "get_max_seq_len=16 use_kv_cache=true enable_dynamic_shape=false");
+            "get_max_seq_len=4 get_max_context_len=16 use_kv_cache=true "
+            "use_sdpa_with_kv_cache=false enable_dynamic_shape=false");
+  // A call takes at most the cache's positions.
+  EXPECT_EQ(described(derive_llm_metadata(decoder({2}, ScalarType::Long))).substr(0, 39),
+            "get_max_seq_len=2 get_max_context_len=2");
+}
+
+TEST(ConstantMethods, ReadsAJsonObjectOfMethods) {
+  EXPECT_EQ(described(constant_methods_from_json(
+                R"({"get_bos_id": 1, "get_eos_ids": [2, 3], "f": 0.5, "s": "x", "b": true})", "j")),
+            "get_bos_id=1 get_eos_ids=[2, 3] f=0.5 s=\"x\" b=true");
+  for (const char* bad : {"[1]", "{", "{\"a\": {\"b\": 1}}", "{\"a\": [[1]]}", "{\"a\": null}",
+                          "{\"a\": 18446744073709551615}"})
+    EXPECT_THROW(constant_methods_from_json(bad, "j"), CompileError) << bad;
 }
 
 TEST(ConstantMethods, NoCacheOrCachesOfSeveralLengthsGiveNothing) {
@@ -77,8 +92,8 @@ TEST(ConstantMethods, GivenMethodsReplaceDerivedOnes) {
                                              parse_constant_method("get_eos_ids=[2]")};
   const auto merged = merge_constant_methods(derive_llm_metadata(decoder({24})), given);
   EXPECT_EQ(described(merged),
-            "use_kv_cache=true get_vocab_size=64 enable_dynamic_shape=false get_max_seq_len=8 "
-            "get_eos_ids=[2]");
+            "get_max_context_len=24 use_kv_cache=true use_sdpa_with_kv_cache=false "
+            "get_vocab_size=64 enable_dynamic_shape=false get_max_seq_len=8 get_eos_ids=[2]");
 }
 
 TEST(ConstantMethods, ParsesTheCliSyntax) {
@@ -144,9 +159,11 @@ TEST(ConstantMethods, EmittedPlansReadBackThroughTheRuntime) {
   auto read = llm::read_llm_metadata((*program)->program());
   ASSERT_TRUE(read.ok()) << last_error_message();
   const llm::LlmMetadata& m = read.get();
-  EXPECT_EQ(m.max_seq_len, 24);
+  EXPECT_EQ(m.max_seq_len, 4);
+  EXPECT_EQ(m.max_context_len, 24);
   EXPECT_EQ(m.vocab_size, 64);
   EXPECT_EQ(m.use_kv_cache, true);
+  EXPECT_EQ(m.use_sdpa_with_kv_cache, false);
   EXPECT_EQ(m.enable_dynamic_shape, false);
   EXPECT_EQ(m.bos_id, 1);
   ASSERT_EQ(m.eos_ids.count, 2u);
