@@ -171,3 +171,23 @@ def test_ops_the_delegate_does_not_resize_are_refused_with_the_reason(tmp_path):
            "batch-dynamic conv/pool at execute, not aten::upsample_nearest2d.vec" in refusals, refusals
     assert "with a dynamic channel, height or width (the Vulkan delegate resizes its batch only)" \
            in refusals, refusals
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fp16_regions_resize_too(name):
+    """`vulkan:fp16=on`: the boundary converts follow the sizes as well. Tolerance as every fp16
+    region's (README): 3e-2 * (1 + max |reference|)."""
+    make, shape, dynamic, runs, _ = CASES[name]
+    torch.manual_seed(0)
+    model = make().eval()
+    ep = pteron.export(model, (torch.randn(*shape),), dynamic_shapes=dynamic)
+    program = pteron.to_edge_transform_and_lower(ep, partitioner=[pteron.VulkanPartitioner(fp16=True)])
+    assert [r["backend"] for r in program.report["delegated_regions"]] == ["vulkan:fp16=on"]
+    method = program.load()
+    for shape in runs[:3]:
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            want = model(x).numpy()
+        got = np.asarray(method.forward(x)[0])
+        assert got.shape == want.shape, (shape, got.shape)
+        assert float(np.abs(got - want).max()) <= 3e-2 * (1 + float(np.abs(want).max())), shape
