@@ -106,6 +106,31 @@ Error keep_sized_payload(Delegate& d, Span<const uint8_t> processed) {
   return Error::Ok;
 }
 
+void note_init_sizes(Delegate& d) {
+  // Init planned and recorded at the planned dims: those of the symbols' maxima when every
+  // size expression reaches its planned dim there (a monotone one does), so a first call at
+  // the maxima replays that recording.
+  const auto& symbols = *d.payload->symbols();
+  SizeRange values[kMaxSymbols];
+  for (uint32_t k = 0; k < symbols.size(); ++k) {
+    values[k] = SizeRange{symbols.Get(k)->max(), symbols.Get(k)->max()};
+  }
+  const auto& ts = *d.payload->tensors();
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    const auto* sym = ts.Get(i)->sym_dims();
+    for (uint32_t k = 0; sym != nullptr && k < sym->size(); ++k) {
+      SizeRange r;
+      const char* why = "";
+      if (!eval_size(*sym->Get(k), Span<const SizeRange>(values, symbols.size()), &r, &why) ||
+          r.lo != d.planned_dims[i * kMaxDims + k]) {
+        return;
+      }
+    }
+  }
+  d.planned_for.clear();
+  for (uint32_t k = 0; k < symbols.size(); ++k) d.planned_for.push_back(values[k].lo);
+}
+
 Error resize_for_call(Delegate& d, Span<EValue*> args) {
   const auto& symbols = *d.payload->symbols();
   SizeRange values[kMaxSymbols];

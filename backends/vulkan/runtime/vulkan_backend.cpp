@@ -85,6 +85,7 @@ class VulkanBackend final : public BackendInterface {
       err = keep_sized_payload(*d, processed);  // d->payload: the private copy from now on
     }
     if (err == Error::Ok) err = build(*d, processed);
+    if (err == Error::Ok && d->dynamic()) note_init_sizes(*d);
     // A static region's execute() needs nothing more from the payload; a dynamic one plans
     // from its own copy.
     if (!d->dynamic()) d->payload = nullptr;

@@ -143,6 +143,9 @@ Error resolve_pipeline(Delegate& d, Dispatch& dp);
 // At init, for a payload with size symbols: copies its flatbuffer (verified again as a copy)
 // and points d.payload at it for the delegate's lifetime.
 Error keep_sized_payload(Delegate& d, Span<const uint8_t> processed);
+// After init: marks the recording as made for the symbols' maxima when it is (every size
+// expression gives its planned dim there).
+void note_init_sizes(Delegate& d);
 // At execute: reads the symbols from the input arguments (each within its range, else an
 // error naming the argument, dim and bounds); when they differ from the last call's, writes
 // the sizes they give into the copy, verifies it, plans every dispatch again (grids and push
