@@ -146,7 +146,7 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
     std::unordered_set<ir::NodeId> candidates;
     for (ir::NodeId n : g.nodes()) {
       if (claimed.count(n)) continue;
-      if (g.is_dynamic_node(n)) {
+      if (!part.supports_dynamic_shapes() && g.is_dynamic_node(n)) {
         reasons[n].push_back(part.label() + ": " + part.dynamic_shape_refusal());
         continue;
       }

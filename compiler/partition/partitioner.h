@@ -107,8 +107,10 @@ class Partitioner {
   virtual SupportDecision supports(const ir::Graph& graph, const ir::Node& node,
                                    const PartitionContext& context) const = 0;
   // Nodes reading or writing a dynamic (bounded) tensor, or with run-time sizes: partition()
-  // refuses them with this reason before asking supports(), since no pteron backend runs
-  // dynamic shapes yet (they stay on the kernels, which resize their outputs every call).
+  // refuses them with dynamic_shape_refusal() before asking supports(), unless the backend
+  // resizes at run time (supports_dynamic_shapes(): its supports() then decides for them too,
+  // with its own reasons). Refused nodes stay on the kernels, which resize their outputs.
+  virtual bool supports_dynamic_shapes() const { return false; }
   virtual std::string dynamic_shape_refusal() const {
     return "dynamic shape: the backend compiles static shapes only";
   }

@@ -80,16 +80,50 @@ void PayloadBuilder::add_node(fb::OpType op, std::vector<uint32_t> inputs, uint3
   nodes_.push_back(NodeDef{op, std::move(inputs), output, attrs, debug_id_});
 }
 
+uint32_t PayloadBuilder::add_symbol(uint32_t arg_index, uint32_t dim, uint32_t min, uint32_t max) {
+  symbols_.push_back(SymbolDef{arg_index, dim, min, max});
+  return static_cast<uint32_t>(symbols_.size() - 1);
+}
+
+void PayloadBuilder::set_sym_dims(uint32_t id, std::vector<SizeProgram> dims) {
+  if (id >= tensors_.size())
+    throw std::invalid_argument("Vulkan payload builder: no tensor " + std::to_string(id));
+  if (dims.size() != tensors_[id].dims.size()) {
+    throw std::invalid_argument("Vulkan payload builder: tensor " + std::to_string(id) + " has " +
+                                std::to_string(tensors_[id].dims.size()) + " dims, " +
+                                std::to_string(dims.size()) + " size expressions given");
+  }
+  tensors_[id].sym_dims = std::move(dims);
+}
+
 std::vector<uint8_t> PayloadBuilder::build() const {
   flatbuffers::FlatBufferBuilder fbb;
   fbb.ForceDefaults(true);  // every scalar present: the size does not depend on the offset
   // Builds the flatbuffer with the constant blob at `offset`; returns its size.
   auto finish = [&](uint64_t offset) {
     fbb.Clear();
+    const auto symbols =
+        [&]() -> flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::SizeSymbol>>> {
+      if (symbols_.empty()) return 0;
+      std::vector<flatbuffers::Offset<fb::SizeSymbol>> out;
+      for (const SymbolDef& s : symbols_) {
+        out.push_back(fb::CreateSizeSymbol(fbb, s.arg_index, s.dim, s.min, s.max));
+      }
+      return fbb.CreateVector(out);
+    };
     std::vector<flatbuffers::Offset<fb::Tensor>> ts;
     for (const TensorDef& t : tensors_) {
+      std::vector<flatbuffers::Offset<fb::SizeExpr>> sym;
+      for (const SizeProgram& e : t.sym_dims) {
+        std::vector<uint8_t> ops;
+        for (fb::SizeOp op : e.ops) ops.push_back(static_cast<uint8_t>(op));
+        sym.push_back(fb::CreateSizeExpr(
+            fbb, fbb.CreateVector(reinterpret_cast<const fb::SizeOp*>(ops.data()), ops.size()),
+            fbb.CreateVector(e.args)));
+      }
       ts.push_back(fb::CreateTensor(fbb, t.dtype, fbb.CreateVector(t.dims), t.is_constant,
-                                    t.constant_offset, t.constant_size, t.external, t.arg_index));
+                                    t.constant_offset, t.constant_size, t.external, t.arg_index,
+                                    sym.empty() ? 0 : fbb.CreateVector(sym)));
     }
     std::vector<flatbuffers::Offset<fb::Node>> ns;
     for (const NodeDef& n : nodes_) {
@@ -105,7 +139,7 @@ std::vector<uint8_t> PayloadBuilder::build() const {
           list(n.attrs.pads), n.attrs.pad_mode, n.attrs.pad_value));
     }
     auto root = fb::CreatePayload(fbb, kPayloadVersion, fbb.CreateVector(ts), fbb.CreateVector(ns),
-                                  offset, blob_.size(), fp16_arithmetic_);
+                                  offset, blob_.size(), fp16_arithmetic_, symbols());
     fbb.Finish(root, "PVK1");
     return static_cast<uint64_t>(fbb.GetSize());
   };

@@ -45,6 +45,14 @@ struct NodeAttrs {
   float pad_value = 0.0f;                           // Pad (Constant)
 };
 
+// One size expression in the payload's postfix form (schema SizeExpr): ops[i] with args[i].
+struct SizeProgram {
+  std::vector<fb::SizeOp> ops;
+  std::vector<int64_t> args;
+  static SizeProgram constant(int64_t v) { return {{fb::SizeOp::Const}, {v}}; }
+  static SizeProgram symbol(uint32_t index) { return {{fb::SizeOp::Symbol}, {index}}; }
+};
+
 class PayloadBuilder {
  public:
   // Internal to the region. Float32 or Float16.
@@ -57,6 +65,11 @@ class PayloadBuilder {
                      fb::DataType dtype = fb::DataType::Float32);
   uint32_t add_output(std::vector<uint32_t> dims, uint32_t arg_index);
   void add_node(fb::OpType op, std::vector<uint32_t> inputs, uint32_t output, NodeAttrs attrs = {});
+  // Bounded dynamic shapes: symbol `index` (returned, in order of addition) is dimension `dim`
+  // of input argument `arg_index`, within [min, max].
+  uint32_t add_symbol(uint32_t arg_index, uint32_t dim, uint32_t min, uint32_t max);
+  // Tensor `id`'s size expressions, one per dim (its dims stay the upper bounds).
+  void set_sym_dims(uint32_t id, std::vector<SizeProgram> dims);
   // The debug id (the graph node's position in its region) of the nodes added from now on;
   // -1 (the default) for nodes that stand for no graph node.
   void set_debug_id(int32_t id) { debug_id_ = id; }
@@ -73,6 +86,10 @@ class PayloadBuilder {
     uint32_t arg_index = 0;
     bool is_constant = false;
     uint64_t constant_offset = 0, constant_size = 0;
+    std::vector<SizeProgram> sym_dims;
+  };
+  struct SymbolDef {
+    uint32_t arg_index, dim, min, max;
   };
   struct NodeDef {
     fb::OpType op;
@@ -84,6 +101,7 @@ class PayloadBuilder {
   uint32_t add(TensorDef t);
   std::vector<TensorDef> tensors_;
   std::vector<NodeDef> nodes_;
+  std::vector<SymbolDef> symbols_;
   std::vector<uint8_t> blob_;
   int32_t debug_id_ = -1;
   bool fp16_arithmetic_ = true;

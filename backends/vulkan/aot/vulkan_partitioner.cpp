@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <unordered_set>
 
 #include "backends/vulkan/aot/payload_builder.h"
+#include "backends/vulkan/runtime/payload_verifier.h"
 #include "compiler/partition/registry.h"
 
 namespace pteron::vulkan {
@@ -490,6 +492,104 @@ std::string check_node(const Graph& g, const Node& n) {
   return "unhandled op";
 }
 
+// Bounded dynamic shapes: the ops whose dispatches the runtime plans again at each call's
+// sizes (dynamic_sizes.cpp), what a dynamic-sequence transformer and a dynamic-batch CNN need.
+// Their sizes reach the payload as expressions of the region inputs' dims; a reshape's size
+// list may be symbolic (the payload takes its output's sizes), no other argument.
+std::string check_dynamic(const Graph& g, const Node& n) {
+  const auto it = table().find(n.op.str());
+  if (!g.is_dynamic_node(n.id) || it == table().end()) return {};  // check_node says why not
+  const Kind kind = it->second;
+  const char* const refused =
+      "dynamic shape: the Vulkan delegate resizes linear/matmul, elementwise, softmax, layer "
+      "norm, mean, view/permute and batch-dynamic conv/pool at execute, not ";
+  switch (kind) {
+    case Kind::Linear:
+    case Kind::AddMm:
+    case Kind::Mm:
+    case Kind::Bmm:
+    case Kind::Add:
+    case Kind::Sub:
+    case Kind::Mul:
+    case Kind::Div:
+    case Kind::Relu:
+    case Kind::Clamp:
+    case Kind::Hardtanh:
+    case Kind::Unary:
+    case Kind::Softmax:
+    case Kind::LayerNorm:
+    case Kind::Mean:
+    case Kind::Reshape:
+    case Kind::Permute:
+    case Kind::Transpose:
+    case Kind::Conv:
+    case Kind::MaxPool:
+    case Kind::AvgPool:
+    case Kind::AdaptiveAvgPool:
+      break;
+    default:
+      return refused + n.op.str();
+  }
+  for (const Argument& a : n.args) {
+    if (a.is_symbolic() && kind != Kind::Reshape) {
+      return "dynamic shape: a symbolic (run-time) argument of " + n.op.str();
+    }
+  }
+  std::vector<ValueId> values = n.inputs();
+  for (ValueId v : n.outputs) {
+    if (v != compiler::ir::kNoValue) values.push_back(v);
+  }
+  const bool spatial = kind == Kind::Conv || kind == Kind::MaxPool || kind == Kind::AvgPool ||
+                       kind == Kind::AdaptiveAvgPool;
+  for (ValueId v : values) {
+    const TensorSpec& s = g.value(v).spec;
+    if (!s.is_dynamic()) continue;
+    if (!s.has_sym_sizes()) return "dynamic shape: a tensor whose sizes were not recorded";
+    for (size_t d = spatial ? 1 : s.rank(); d < s.rank(); ++d) {
+      if (s.min_sizes[d] != s.sizes[d]) {
+        return "dynamic shape: " + n.op.str() +
+               " with a dynamic channel, height or width (the Vulkan delegate resizes its batch "
+               "only)";
+      }
+    }
+  }
+  return {};
+}
+
+// A size expression in the payload's postfix form; `symbol` maps a symbol's name to its index
+// (refusing one no region input carries).
+void encode_size(const compiler::ir::SymExpr& e,
+                 const std::function<uint32_t(const std::string&)>& symbol, SizeProgram& out) {
+  using Op = compiler::ir::SymExpr::Op;
+  const auto push = [&](fb::SizeOp op, int64_t arg) {
+    out.ops.push_back(op);
+    out.args.push_back(arg);
+  };
+  switch (e.op) {
+    case Op::Const:
+      return push(fb::SizeOp::Const, e.value);
+    case Op::Symbol:
+      return push(fb::SizeOp::Symbol, symbol(e.symbol));
+    case Op::Pow: {  // a constant exponent in [0, 8]: repeated products
+      const int64_t k = e.operands[1]->value;
+      if (k == 0) return push(fb::SizeOp::Const, 1);
+      for (int64_t i = 0; i < k; ++i) encode_size(*e.operands[0], symbol, out);
+      if (k > 1) push(fb::SizeOp::Mul, k);
+      return;
+    }
+    default:
+      break;
+  }
+  for (const auto& o : e.operands) encode_size(*o, symbol, out);
+  const fb::SizeOp op = e.op == Op::Add        ? fb::SizeOp::Add
+                        : e.op == Op::Mul      ? fb::SizeOp::Mul
+                        : e.op == Op::FloorDiv ? fb::SizeOp::FloorDiv
+                        : e.op == Op::Mod      ? fb::SizeOp::Mod
+                        : e.op == Op::Max      ? fb::SizeOp::Max
+                                               : fb::SizeOp::Min;
+  push(op, static_cast<int64_t>(e.operands.size()));
+}
+
 std::vector<uint32_t> dims_of(const Graph& g, ValueId v) {
   std::vector<uint32_t> d;
   for (int64_t s : g.value(v).spec.sizes) d.push_back(static_cast<uint32_t>(s));
@@ -506,22 +606,61 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
   const fb::DataType inner = fp16 ? fb::DataType::Float16 : fb::DataType::Float32;
   std::unordered_map<ValueId, uint32_t> ids;
   std::vector<std::pair<uint32_t, uint32_t>> output_converts;  // (fp16 tensor, fp32 output)
+  // Bounded dynamic shapes: each symbol is read from the first region input dim that is that
+  // symbol alone; every dynamic tensor gets its sizes as expressions of them.
+  std::map<std::string, uint32_t> symbols;
+  for (size_t i = 0; i < region.inputs.size(); ++i) {
+    const TensorSpec& s = g.value(region.inputs[i]).spec;
+    for (size_t d = 0; s.is_dynamic() && d < s.rank(); ++d) {
+      const compiler::ir::SymExpr* e = s.sym_size(d);
+      if (e == nullptr || e->op != compiler::ir::SymExpr::Op::Symbol || symbols.count(e->symbol)) {
+        continue;
+      }
+      symbols[e->symbol] =
+          b.add_symbol(static_cast<uint32_t>(i), static_cast<uint32_t>(d),
+                       static_cast<uint32_t>(s.min_sizes[d]), static_cast<uint32_t>(s.sizes[d]));
+    }
+  }
+  const auto symbol_index = [&](const std::string& name) -> uint32_t {
+    const auto it = symbols.find(name);
+    if (it == symbols.end()) {
+      compiler::refuse("dynamic shape: size symbol " + name +
+                       " is no dim of the region's inputs (the Vulkan delegate reads its sizes "
+                       "from them)");
+    }
+    return it->second;
+  };
+  const auto sized = [&](ValueId v, uint32_t id) {
+    const TensorSpec& s = g.value(v).spec;
+    if (!s.is_dynamic()) return id;
+    std::vector<SizeProgram> dims(s.rank());
+    for (size_t d = 0; d < s.rank(); ++d) {
+      const compiler::ir::SymExpr* e = s.sym_size(d);
+      if (e == nullptr) {
+        dims[d] = SizeProgram::constant(s.sizes[d]);
+      } else {
+        encode_size(*e, symbol_index, dims[d]);
+      }
+    }
+    b.set_sym_dims(id, std::move(dims));
+    return id;
+  };
   uint32_t arg = 0;
   for (ValueId v : region.inputs) {
     const bool index = g.value(v).spec.dtype == ScalarType::Long;
-    const uint32_t ext =
-        b.add_input(dims_of(g, v), arg++, index ? fb::DataType::Int64 : fb::DataType::Float32);
+    const uint32_t ext = sized(
+        v, b.add_input(dims_of(g, v), arg++, index ? fb::DataType::Int64 : fb::DataType::Float32));
     ids[v] = ext;
     if (fp16 && !index) {
-      ids[v] = b.add_tensor(dims_of(g, v), inner);
+      ids[v] = sized(v, b.add_tensor(dims_of(g, v), inner));
       b.add_node(fb::OpType::Convert, {ext}, ids[v]);
     }
   }
   for (ValueId v : region.outputs) {
-    const uint32_t ext = b.add_output(dims_of(g, v), arg++);
+    const uint32_t ext = sized(v, b.add_output(dims_of(g, v), arg++));
     ids[v] = ext;
     if (fp16) {
-      ids[v] = b.add_tensor(dims_of(g, v), inner);
+      ids[v] = sized(v, b.add_tensor(dims_of(g, v), inner));
       output_converts.emplace_back(ids[v], ext);
     }
   }
@@ -536,7 +675,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
                                                  bytes.size() / sizeof(float)),
                           inner);
     } else {
-      id = b.add_tensor(dims_of(g, v), inner);
+      id = sized(v, b.add_tensor(dims_of(g, v), inner));
     }
     ids[v] = id;
     return id;
@@ -844,7 +983,8 @@ std::string VulkanPartitioner::backend_id() const { return kBackendId; }
 
 SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node,
                                             const compiler::PartitionContext&) const {
-  const std::string why = check_node(graph, node);
+  std::string why = check_dynamic(graph, node);
+  if (why.empty()) why = check_node(graph, node);
   return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }
 
@@ -885,6 +1025,14 @@ LoweredRegion VulkanPartitioner::lower(const Graph& graph, const Region& region,
                                        const compiler::PartitionContext&) const {
   LoweredRegion r;
   r.payload = build_payload(graph, region, fp16_, fp16_arithmetic_);
+  // A dynamic region's size expressions are bounded by interval arithmetic at load time; one
+  // that torch bounds more tightly than that would be refused by the runtime, so it is refused
+  // here, with the runtime's reason.
+  const fb::Payload* verified = nullptr;
+  if (verify_payload(Span<const uint8_t>(r.payload.data(), r.payload.size()), &verified) !=
+      Error::Ok) {
+    compiler::refuse(std::string("dynamic shape: ") + last_error_message());
+  }
   r.ok = true;
   return r;
 }

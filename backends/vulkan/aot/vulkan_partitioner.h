@@ -19,9 +19,10 @@ class VulkanPartitioner final : public compiler::Partitioner {
   std::string backend_id() const override;
   compiler::LoweredRegion lower(const compiler::ir::Graph& graph, const compiler::Region& region,
                                 const compiler::PartitionContext& context) const override;
-  std::string dynamic_shape_refusal() const override {
-    return "dynamic shape: the Vulkan delegate records its dispatches for static shapes";
-  }
+  // Dynamic nodes of the ops the delegate resizes at execute are claimed (supports() refuses
+  // the others with the reason); their payloads carry sizes as expressions of the region
+  // inputs' dims.
+  bool supports_dynamic_shapes() const override { return true; }
   compiler::SupportDecision supports(const compiler::ir::Graph& graph,
                                      const compiler::ir::Node& node,
                                      const compiler::PartitionContext& context) const override;

@@ -87,6 +87,15 @@ Error plan_memory(Delegate& d, uint64_t* staging_bytes, uint64_t* constant_bytes
     if (t.is_constant()) constants = align_up(constants + bytes, 16);
   }
   for (uint32_t i = 0; i < ts.size(); ++i) d.offsets[i] = d.offsets[d.alias[i]];
+  if (d.dynamic()) {
+    d.planned_dims.assign(ts.size() * kMaxDims, 0);
+    for (uint32_t i = 0; i < ts.size(); ++i) {
+      const fb::Tensor& t = *ts.Get(i);
+      for (uint32_t k = 0; t.dims() && k < t.dims()->size(); ++k) {
+        d.planned_dims[i * kMaxDims + k] = t.dims()->Get(k);
+      }
+    }
+  }
   d.num_args = static_cast<uint32_t>(d.externals.size());
   d.dummy_offset = offset;
   d.device_bytes = offset + align;
@@ -172,6 +181,16 @@ Error allocate_commands(const Context& c, VkCommandPool pool, VkCommandBuffer* o
   return r == VK_SUCCESS ? Error::Ok : vk_fail("vkAllocateCommandBuffers", r);
 }
 
+Error resolve_pipeline(Delegate& d, Dispatch& dp) {
+  char name[40];
+  const bool arith = d.precision == kPrecisionFp16Arith;
+  snprintf(name, sizeof(name), "%s%s", dp.shader, dp.f16 ? (arith ? "_f16a" : "_f16") : "");
+  Result<VkPipeline> pipeline = d.ctx->pipeline(name);
+  if (!pipeline.ok()) return pipeline.error();
+  dp.pipeline = *pipeline;
+  return Error::Ok;
+}
+
 Error build(Delegate& d, Span<const uint8_t> processed) {
   Context& c = *d.ctx;
   const fb::Payload& p = *d.payload;
@@ -241,12 +260,7 @@ Error build(Delegate& d, Span<const uint8_t> processed) {
   if (r != VK_SUCCESS) return vk_fail("vkCreateDescriptorPool", r);
   const uint64_t dummy = d.dummy_offset;
   for (Dispatch& dp : d.dispatches) {
-    char name[40];
-    const bool arith = d.precision == kPrecisionFp16Arith;
-    snprintf(name, sizeof(name), "%s%s", dp.shader, dp.f16 ? (arith ? "_f16a" : "_f16") : "");
-    Result<VkPipeline> pipeline = c.pipeline(name);
-    if (!pipeline.ok()) return pipeline.error();
-    dp.pipeline = *pipeline;
+    PTERON_TRY(resolve_pipeline(d, dp));
     VkDescriptorSetAllocateInfo sai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     sai.descriptorPool = d.pool;
     sai.descriptorSetCount = 1;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/vulkan/runtime/size_expr.h"
 #include "flatbuffers/flatbuffers.h"
 
 namespace pteron {
@@ -511,9 +512,94 @@ Error verify_shapes(uint32_t n, const fb::Node& node, const fb::Payload& p) {
   }
 }
 
+// Bounded dynamic shapes: each symbol is a dim of an input argument whose size expression is
+// that symbol alone, within [1, the dim planned]; every size expression stays within
+// [1, its tensor's planned dim] over the symbols' ranges. The runtime then never computes a size
+// (or an offset from one) beyond what memory was planned for.
+Error verify_sizes(const fb::Payload& p) {
+  const auto* symbols = p.symbols();
+  const uint32_t num_symbols = symbols ? symbols->size() : 0;
+  if (num_symbols > kMaxSymbols) {
+    return fail(Error::InvalidProgram, "Vulkan payload: %u size symbols (at most %u)", num_symbols,
+                kMaxSymbols);
+  }
+  const auto& ts = *p.tensors();
+  SizeRange ranges[kMaxSymbols];
+  for (uint32_t k = 0; k < num_symbols; ++k) {
+    const fb::SizeSymbol* s = symbols->Get(k);
+    const fb::Tensor* source = nullptr;
+    for (const fb::Tensor* t : ts) {
+      if (t->external() == fb::ExternalKind::Input && t->arg_index() == s->arg_index()) source = t;
+    }
+    if (source == nullptr || s->dim() >= rank(*source)) {
+      return fail(Error::InvalidProgram,
+                  "Vulkan payload: size symbol %u reads dim %u of input argument %u, which the "
+                  "region does not have",
+                  k, s->dim(), s->arg_index());
+    }
+    if (s->min() < 1 || s->min() > s->max() || s->max() != dim(*source, s->dim())) {
+      return fail(Error::InvalidProgram,
+                  "Vulkan payload: size symbol %u has range [%u, %u]; it must be within [1, %u], "
+                  "ending at the planned dim",
+                  k, s->min(), s->max(), dim(*source, s->dim()));
+    }
+    const auto* sym = source->sym_dims();
+    const fb::SizeExpr* e = sym && s->dim() < sym->size() ? sym->Get(s->dim()) : nullptr;
+    if (e == nullptr || e->ops() == nullptr || e->args() == nullptr || e->ops()->size() != 1 ||
+        e->args()->size() != 1 || e->ops()->Get(0) != fb::SizeOp::Symbol ||
+        e->args()->Get(0) != static_cast<int64_t>(k)) {
+      return fail(Error::InvalidProgram,
+                  "Vulkan payload: size symbol %u: input argument %u's dim %u is not that symbol",
+                  k, s->arg_index(), s->dim());
+    }
+    ranges[k] = SizeRange{s->min(), s->max()};
+  }
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    const fb::Tensor& t = *ts.Get(i);
+    const auto* sym = t.sym_dims();
+    if (sym == nullptr || sym->size() == 0) continue;
+    if (t.is_constant() || sym->size() != rank(t)) {
+      return fail(Error::InvalidProgram,
+                  "Vulkan payload: tensor %u has %u size expressions for %u dims%s", i, sym->size(),
+                  rank(t), t.is_constant() ? " (and is a constant)" : "");
+    }
+    for (uint32_t d = 0; d < rank(t); ++d) {
+      SizeRange r;
+      const char* why = "";
+      if (sym->Get(d) == nullptr ||
+          !eval_size(*sym->Get(d), Span<const SizeRange>(ranges, num_symbols), &r, &why)) {
+        return fail(Error::InvalidProgram, "Vulkan payload: tensor %u dim %u: size expression %s",
+                    i, d, sym->Get(d) == nullptr ? "is null" : why);
+      }
+      if (r.lo < 1 || r.hi > static_cast<int64_t>(dim(t, d))) {
+        return fail(Error::InvalidProgram,
+                    "Vulkan payload: tensor %u dim %u: size expression spans [%lld, %lld], "
+                    "outside [1, %u] (the planned size)",
+                    i, d, static_cast<long long>(r.lo), static_cast<long long>(r.hi), dim(t, d));
+      }
+    }
+  }
+  return Error::Ok;
+}
+
+enum class Check { Load, Resized };
+
+Error verify(Span<const uint8_t> payload, const fb::Payload** out, Check check);
+
 }  // namespace
 
 Error verify_payload(Span<const uint8_t> payload, const fb::Payload** out) {
+  return verify(payload, out, Check::Load);
+}
+
+Error verify_resized_payload(Span<const uint8_t> flatbuffer) {
+  const fb::Payload* p = nullptr;
+  return verify(flatbuffer, &p, Check::Resized);
+}
+
+namespace {
+
+Error verify(Span<const uint8_t> payload, const fb::Payload** out, Check check) {
   flatbuffers::Verifier verifier(payload.data(), payload.size());
   if (payload.size() < 8 || !flatbuffers::BufferHasIdentifier(payload.data(), "PVK1") ||
       !verifier.VerifyBuffer<fb::Payload>("PVK1")) {
@@ -525,9 +611,10 @@ Error verify_payload(Span<const uint8_t> payload, const fb::Payload** out) {
     return fail(Error::NotSupported, "Vulkan payload version %u, this runtime reads %u",
                 p.version(), kPayloadVersion);
   }
-  if (p.constant_data_offset() % kConstantAlignment != 0 ||
-      p.constant_data_offset() > payload.size() ||
-      payload.size() - p.constant_data_offset() < p.constant_data_size()) {
+  if (check == Check::Load &&
+      (p.constant_data_offset() % kConstantAlignment != 0 ||
+       p.constant_data_offset() > payload.size() ||
+       payload.size() - p.constant_data_offset() < p.constant_data_size())) {
     return fail(Error::InvalidProgram,
                 "Vulkan payload: constant blob [%llu, +%llu) is outside the %zu-byte payload",
                 static_cast<unsigned long long>(p.constant_data_offset()),
@@ -605,9 +692,12 @@ Error verify_payload(Span<const uint8_t> payload, const fb::Payload** out) {
       return fail(Error::InvalidProgram, "Vulkan payload: output tensor %u is never written", i);
     }
   }
+  if (check == Check::Load) PTERON_TRY(verify_sizes(p));
   *out = &p;
   return Error::Ok;
 }
+
+}  // namespace
 
 }  // namespace vulkan
 }  // namespace pteron

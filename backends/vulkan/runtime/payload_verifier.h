@@ -16,6 +16,12 @@ namespace vulkan {
 // the tensor or node and what is wrong.
 Error verify_payload(Span<const uint8_t> payload, const fb::Payload** out);
 
+// A dynamic region's private copy of its flatbuffer (no constant blob) after the runtime wrote
+// one call's sizes into its tensors' dims: the same checks except the blob's place and the
+// size expressions' bounds (checked at load, against the planned dims this copy no longer
+// holds), so every shape rule holds at the sizes the dispatches are planned for.
+Error verify_resized_payload(Span<const uint8_t> flatbuffer);
+
 // Elements of a verified tensor.
 uint64_t tensor_numel(const fb::Tensor& t);
 // Bytes per element of a dtype (0 for an unknown one).

@@ -45,7 +45,7 @@ Error check_argument(const External& e, const EValue* arg) {
   if (!ok) {
     return fail(Error::InvalidArgument,
                 "Vulkan delegate arg %u (%s): sizes differ from the %u-dim shape it was "
-                "compiled for",
+                "compiled for (or, in a dynamic region, that this call's sizes give)",
                 e.arg_index, role, rank);
   }
   int64_t stride = 1;
@@ -80,8 +80,15 @@ class VulkanBackend final : public BackendInterface {
     if (d == nullptr) return fail(Error::OutOfMemory, "Vulkan delegate: no memory for its state");
     d->ctx = *ctx;
     d->payload = payload;
-    const Error err = build(*d, processed);
-    d->payload = nullptr;  // everything execute() needs was copied out of it
+    Error err = Error::Ok;
+    if (payload->symbols() != nullptr && payload->symbols()->size() > 0) {
+      err = keep_sized_payload(*d, processed);  // d->payload: the private copy from now on
+    }
+    if (err == Error::Ok) err = build(*d, processed);
+    if (err == Error::Ok && d->dynamic()) note_init_sizes(*d);
+    // A static region's execute() needs nothing more from the payload; a dynamic one plans
+    // from its own copy.
+    if (!d->dynamic()) d->payload = nullptr;
     if (err != Error::Ok) {
       delete d;
       return err;
@@ -98,6 +105,7 @@ class VulkanBackend final : public BackendInterface {
       return fail(Error::InvalidArgument, "Vulkan delegate expects %u arguments, got %zu",
                   d.num_args, args.size());
     }
+    if (d.dynamic()) PTERON_TRY(resize_for_call(d, args));
     for (const External& e : d.externals) {
       PTERON_TRY(check_argument(e, args[e.arg_index]));
     }

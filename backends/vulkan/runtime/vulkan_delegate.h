@@ -97,6 +97,15 @@ struct Delegate {
   std::mutex mutex;              // one call at a time per delegate
   int recordings = 0;
   const char* precision = kPrecisionFp32;
+  // Bounded dynamic shapes (a payload with size symbols; dynamic_sizes.cpp): a private copy of
+  // the payload's flatbuffer, kept after init, whose tensors' dims each call's sizes are
+  // written into (then verified again and planned from); each tensor's planned (upper-bound)
+  // dims; and the symbols' values the dispatches and recordings were last made for (empty:
+  // none yet, or the last resize failed).
+  std::vector<uint8_t> sized_payload;
+  std::vector<uint32_t> planned_dims;  // kMaxDims per tensor
+  std::vector<int64_t> planned_for;
+  bool dynamic() const { return !sized_payload.empty(); }
 
   ~Delegate() {
     if (ctx == nullptr) return;
@@ -125,6 +134,24 @@ Error allocate_commands(const Context& c, VkCommandPool pool, VkCommandBuffer* o
 // Everything init() prepares for `d` (its payload set): precision, memory, buffers, constants,
 // dispatches with their pipelines and descriptor sets, and the recorded command buffer.
 Error build(Delegate& d, Span<const uint8_t> processed);
+
+// The pipeline of `dp` (its shader for the delegate's precision), from the context's cache.
+Error resolve_pipeline(Delegate& d, Dispatch& dp);
+
+// ---- dynamic_sizes.cpp ---------------------------------------------------------------------
+
+// At init, for a payload with size symbols: copies its flatbuffer (verified again as a copy)
+// and points d.payload at it for the delegate's lifetime.
+Error keep_sized_payload(Delegate& d, Span<const uint8_t> processed);
+// After init: marks the recording as made for the symbols' maxima when it is (every size
+// expression gives its planned dim there).
+void note_init_sizes(Delegate& d);
+// At execute: reads the symbols from the input arguments (each within its range, else an
+// error naming the argument, dim and bounds); when they differ from the last call's, writes
+// the sizes they give into the copy, verifies it, plans every dispatch again (grids and push
+// constants; the pipelines, descriptor sets and memory plan stay) and re-records. Then sizes
+// the output arguments.
+Error resize_for_call(Delegate& d, Span<EValue*> args);
 
 // ---- command_recording.cpp -----------------------------------------------------------------
 

@@ -261,8 +261,11 @@ def test_unsupported_variants_are_refused_with_their_reason_and_still_run(fn, sh
     assert torch.allclose(got, want, atol=1e-5)
 
 
-def test_dynamic_shapes_are_refused_as_for_other_ops():
+def test_dynamic_shapes_are_refused_with_the_reason():
+    """The delegate resizes the transformer and CNN ops at execute (test_vulkan_dynamic.py), not
+    upsampling or padding: a dynamic batch keeps them on the kernels, saying so."""
     model = Fn(lambda x: F.pad(F.interpolate(x, scale_factor=2, mode="nearest"), (1, 1)))
     batch = torch.export.Dim("batch", min=2, max=8)
     _, refusals = _refusals(model, torch.randn(2, 16, 33, 40), dynamic_shapes=({0: batch},))
-    assert "dynamic shape: the Vulkan delegate records its dispatches for static shapes" in refusals
+    for op in ("aten::upsample_nearest2d.vec", "aten::constant_pad_nd.default"):
+        assert "batch-dynamic conv/pool at execute, not " + op in refusals, refusals
