@@ -222,6 +222,10 @@ void Graph::set_arg(NodeId id, size_t index, Argument arg) {
   link_uses(n);
 }
 
+void Graph::set_arg(NodeId id, std::string_view name, Argument arg) {
+  set_arg(id, node(id).arg_index(name), std::move(arg));
+}
+
 void Graph::set_args(NodeId id, std::vector<Argument> args) {
   set_op(id, *node(id).schema, std::move(args));
 }

@@ -83,6 +83,8 @@ class Graph {
 
   // ---- Editing (passes) -----------------------------------------------------------------
   void set_arg(NodeId node, size_t index, Argument arg);
+  // The argument of that schema name (Node::arg_index): set_arg(conv, "weight", ...).
+  void set_arg(NodeId node, std::string_view name, Argument arg);
   void set_args(NodeId node, std::vector<Argument> args);
   // Switches a node to another op whose arguments `args` are (e.g. view -> view_copy).
   void set_op(NodeId node, const OpSchema& schema, std::vector<Argument> args);

@@ -12,13 +12,15 @@ std::string DebugHandle::location() const {
   return module_path + " @ " + source;
 }
 
-const Argument& Node::arg(std::string_view name) const {
+size_t Node::arg_index(std::string_view name) const {
   const int index = schema ? schema->arg_index(name) : -1;
   if (index < 0 || static_cast<size_t>(index) >= args.size()) {
     throw CompileError(describe() + ": no argument '" + std::string(name) + "'");
   }
-  return args[index];
+  return static_cast<size_t>(index);
 }
+
+const Argument& Node::arg(std::string_view name) const { return args[arg_index(name)]; }
 
 std::vector<ValueId> Node::inputs() const {
   std::vector<ValueId> ids;

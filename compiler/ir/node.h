@@ -6,6 +6,7 @@
 
 #include "compiler/ir/argument.h"
 #include "compiler/ir/ids.h"
+#include "compiler/ir/op_name.h"
 #include "compiler/ir/op_schema.h"
 
 namespace pteron::compiler::ir {
@@ -32,8 +33,14 @@ struct Node {
   std::vector<ValueId> outputs;
   DebugHandle debug;
 
-  // The argument named `name` (schema name); throws CompileError naming the node if absent.
+  // Whether this node calls `op` (a generated identifier: n.is(ops::aten::add_Tensor)).
+  bool is(OpName op) const { return this->op == op; }
+  // The argument named `name` (schema name); throws CompileError naming the node if absent, so
+  // a name the schema lacks fails the first test that reaches it. Prefer it to args[i]: the
+  // name says which argument is meant and stays right for ops whose arguments differ.
   const Argument& arg(std::string_view name) const;
+  // Its position in `args`, for edits (Graph::set_arg); throws like arg().
+  size_t arg_index(std::string_view name) const;
   // Tensor values read by this node, in argument order, each once.
   std::vector<ValueId> inputs() const;
   // "node 'addmm_1' (aten::addmm.default, fc1 @ model.py:12)", for messages.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/ir/argument.h"
+#include "compiler/ir/op_name.h"
 
 namespace pteron::compiler::ir {
 
@@ -26,8 +27,15 @@ struct OpRef {
   // Parses "aten::add.Tensor", "aten::addmm" (overload "default") or the export form
   // "torch.ops.aten.add.Tensor". Throws CompileError on anything else.
   static OpRef parse(std::string_view text);
+  // The op a generated identifier names (ops::aten::add_Tensor).
+  static OpRef of(OpName op) {
+    return {std::string(op.ns()), std::string(op.name()), std::string(op.overload())};
+  }
   std::string str() const;  // "aten::add.Tensor"
   bool operator==(const OpRef&) const = default;
+  bool operator==(OpName op) const {
+    return ns == op.ns() && name == op.name() && overload == op.overload();
+  }
 };
 
 enum class BaseType : uint8_t {
@@ -101,6 +109,7 @@ class OpSchemaRegistry {
 
   const OpSchema* find(const OpRef& op) const;
   const OpSchema* find(std::string_view qualified_name) const;  // "aten::add.Tensor"
+  const OpSchema* find(OpName op) const { return find(op.str()); }
   // Adds a schema (e.g. a backend's custom op); replaces none, throws if the name exists.
   // out_variant / view_copy links are given by name and resolved immediately.
   const OpSchema& add(OpSchema schema, std::string_view out_variant = {},

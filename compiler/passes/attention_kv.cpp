@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/passes.h"
 
@@ -24,11 +25,10 @@ const ir::Node* private_producer(const ir::Graph& g, ir::ValueId v) {
   return &g.node(value.producer);
 }
 
-bool is_one_of(const ir::Node* n, std::initializer_list<const char*> ops) {
+bool is_one_of(const ir::Node* n, std::initializer_list<ir::OpName> ops) {
   if (n == nullptr) return false;
-  const std::string op = n->op.str();
-  for (const char* o : ops) {
-    if (op == o) return true;
+  for (const ir::OpName o : ops) {
+    if (n->is(o)) return true;
   }
   return false;
 }
@@ -38,13 +38,12 @@ ir::ValueId skip_views(const ir::Graph& g, ir::ValueId v,
                        const std::unordered_set<ir::NodeId>& delegated) {
   for (;;) {
     const ir::Node* p = private_producer(g, v);
-    if (!is_one_of(p, {"aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default",
-                       "aten::clone.default", "aten::alias.default"}) ||
-        delegated.count(p->id) || p->args.empty() || !p->args[0].is_tensor() ||
-        g.value(p->args[0].tensor()).spec.numel() != g.value(v).spec.numel()) {
+    if (!is_one_of(p, {ops::aten::view, ops::aten::clone, ops::aten::alias}) ||
+        delegated.count(p->id) || p->args.empty() || !p->arg("self").is_tensor() ||
+        g.value(p->arg("self").tensor()).spec.numel() != g.value(v).spec.numel()) {
       return v;
     }
-    v = p->args[0].tensor();
+    v = p->arg("self").tensor();
   }
 }
 
@@ -66,7 +65,7 @@ std::optional<double> constant_scalar(const ir::Graph& g, const ir::Argument& a)
 std::optional<ir::ValueId> constant_multiple(const ir::Graph& g, ir::ValueId v, double* scale,
                                              const std::unordered_set<ir::NodeId>& delegated) {
   const ir::Node* p = private_producer(g, v);
-  if (!is_one_of(p, {"aten::mul.Scalar", "aten::mul.Tensor"}) || delegated.count(p->id)) {
+  if (!is_one_of(p, {ops::aten::mul_Scalar, ops::aten::mul_Tensor}) || delegated.count(p->id)) {
     return std::nullopt;
   }
   for (int side = 0; side < 2; ++side) {
@@ -95,10 +94,10 @@ std::optional<Cache> repeated_cache(const ir::Graph& g, ir::ValueId v,
     return s.rank() == 4 && s.dtype == ScalarType::Float && s.is_contiguous() && !s.is_dynamic();
   };
   const ir::Node* expand = private_producer(g, v);
-  if (is_one_of(expand, {"aten::expand.default", "aten::expand_copy.default"}) &&
-      !delegated.count(expand->id) && expand->args[0].is_tensor()) {
+  if (is_one_of(expand, {ops::aten::expand, ops::aten::expand_copy}) &&
+      !delegated.count(expand->id) && expand->arg("self").is_tensor()) {
     const ir::TensorSpec& out = g.value(v).spec;
-    const ir::ValueId in = expand->args[0].tensor();
+    const ir::ValueId in = expand->arg("self").tensor();
     const ir::TensorSpec& ins = g.value(in).spec;
     // [B, Hkv, 1, L, D] -> [B, Hkv, rep, L, D]
     if (out.rank() != 5 || ins.rank() != 5 || ins.sizes[2] != 1 || out.is_dynamic() ||
@@ -107,13 +106,11 @@ std::optional<Cache> repeated_cache(const ir::Graph& g, ir::ValueId v,
       return std::nullopt;
     }
     const ir::Node* unsq = private_producer(g, in);
-    if (!is_one_of(unsq,
-                   {"aten::unsqueeze.default", "aten::unsqueeze_copy.default", "aten::view.default",
-                    "aten::_unsafe_view.default", "aten::reshape.default"}) ||
-        delegated.count(unsq->id) || !unsq->args[0].is_tensor()) {
+    if (!is_one_of(unsq, {ops::aten::unsqueeze, ops::aten::unsqueeze_copy, ops::aten::view}) ||
+        delegated.count(unsq->id) || !unsq->arg("self").is_tensor()) {
       return std::nullopt;
     }
-    const ir::ValueId cache = unsq->args[0].tensor();
+    const ir::ValueId cache = unsq->arg("self").tensor();
     const ir::TensorSpec& cs = g.value(cache).spec;
     if (!usable(cache) || cs.sizes[0] != ins.sizes[0] || cs.sizes[1] != ins.sizes[1] ||
         cs.sizes[2] != ins.sizes[3] || cs.sizes[3] != ins.sizes[4]) {
@@ -139,24 +136,24 @@ std::optional<Match> match(const ir::Graph& g, const ir::Node& sdpa,
                            const std::unordered_set<ir::NodeId>& delegated) {
   if (sdpa.op.str() != "pteron::sdpa.default" || sdpa.args.size() != 7) return std::nullopt;
   Match m;
-  m.scale = sdpa.args[4].to_double();
-  const ir::TensorSpec& q = g.value(sdpa.args[0].tensor()).spec;   // [B * H, Lq, D]
-  const ir::TensorSpec& kt = g.value(sdpa.args[1].tensor()).spec;  // [B * H, D, Lk]
+  m.scale = sdpa.arg("scale").to_double();
+  const ir::TensorSpec& q = g.value(sdpa.arg("q").tensor()).spec;     // [B * H, Lq, D]
+  const ir::TensorSpec& kt = g.value(sdpa.arg("k_t").tensor()).spec;  // [B * H, D, Lk]
 
   // Keys: view(mul?(permute(view(repeat(cache)))) or mul? before the permute.
-  ir::ValueId x = skip_views(g, sdpa.args[1].tensor(), delegated);
+  ir::ValueId x = skip_views(g, sdpa.arg("k_t").tensor(), delegated);
   if (auto scaled = constant_multiple(g, x, &m.scale, delegated))
     x = skip_views(g, *scaled, delegated);
   const ir::Node* permute = private_producer(g, x);
-  if (!is_one_of(permute, {"aten::permute.default", "aten::permute_copy.default"}) ||
+  if (!is_one_of(permute, {ops::aten::permute, ops::aten::permute_copy}) ||
       delegated.count(permute->id)) {
     return std::nullopt;
   }
-  const auto& dims = permute->args[1].get<std::vector<int64_t>>();
+  const auto& dims = permute->arg("dims").get<std::vector<int64_t>>();
   if (dims != std::vector<int64_t>{0, 1, 3, 2} && dims != std::vector<int64_t>{0, 1, -1, -2}) {
     return std::nullopt;
   }
-  x = skip_views(g, permute->args[0].tensor(), delegated);
+  x = skip_views(g, permute->arg("self").tensor(), delegated);
   if (auto scaled = constant_multiple(g, x, &m.scale, delegated))
     x = skip_views(g, *scaled, delegated);
   const std::optional<Cache> k = repeated_cache(g, x, delegated);
@@ -164,7 +161,7 @@ std::optional<Match> match(const ir::Graph& g, const ir::Node& sdpa,
 
   // Values: view(repeat(cache)).
   const std::optional<Cache> v =
-      repeated_cache(g, skip_views(g, sdpa.args[2].tensor(), delegated), delegated);
+      repeated_cache(g, skip_views(g, sdpa.arg("v").tensor(), delegated), delegated);
   if (!v) return std::nullopt;
 
   const ir::TensorSpec& ks = g.value(k->value).spec;  // [B, Hkv, Lk, D]
@@ -177,9 +174,9 @@ std::optional<Match> match(const ir::Graph& g, const ir::Node& sdpa,
   }
   // pteron::sdpa's heads say how its mask broadcasts ([N / heads, heads, Lq, Lk]); the same
   // split as the caches' or a mask that does not depend on the head.
-  const int64_t sdpa_heads = sdpa.args[5].to_int();
-  if (!sdpa.args[3].is_none() && sdpa_heads != heads) {
-    const ir::TensorSpec& mask = g.value(sdpa.args[3].tensor()).spec;
+  const int64_t sdpa_heads = sdpa.arg("heads").to_int();
+  if (!sdpa.arg("mask").is_none() && sdpa_heads != heads) {
+    const ir::TensorSpec& mask = g.value(sdpa.arg("mask").tensor()).spec;
     if (mask.rank() >= 3 && mask.sizes[mask.rank() - 3] != 1) return std::nullopt;
   }
   m.k = k->value;
@@ -189,17 +186,16 @@ std::optional<Match> match(const ir::Graph& g, const ir::Node& sdpa,
   // q: a constant scale right before its views folds in too.
   ir::NodeId reader = sdpa.id;
   size_t arg = 0;
-  ir::ValueId qv = sdpa.args[0].tensor();
+  ir::ValueId qv = sdpa.arg("q").tensor();
   for (;;) {  // the node reading the value just below the views
     const ir::Node* p = private_producer(g, qv);
-    if (!is_one_of(p, {"aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default",
-                       "aten::clone.default", "aten::alias.default"}) ||
+    if (!is_one_of(p, {ops::aten::view, ops::aten::clone, ops::aten::alias}) ||
         delegated.count(p->id)) {
       break;
     }
     reader = p->id;
     arg = 0;
-    qv = p->args[0].tensor();
+    qv = p->arg("self").tensor();
   }
   double q_scale = 1.0;
   if (auto unscaled = constant_multiple(g, qv, &q_scale, delegated)) {
@@ -234,8 +230,8 @@ int attention_kv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegat
     if (!m) continue;
     const ir::Node& sdpa = graph.node(id);
     std::vector<ir::Argument> args = {
-        sdpa.args[0], ir::TensorRef{m->k}, ir::TensorRef{m->v}, sdpa.args[3], m->scale,
-        m->heads,     sdpa.args[6]};
+        sdpa.arg("q"), ir::TensorRef{m->k},     ir::TensorRef{m->v}, sdpa.arg("mask"), m->scale,
+        m->heads,      sdpa.arg("safe_softmax")};
     if (m->q_reader != ir::kNoNode)
       graph.set_arg(m->q_reader, m->q_arg, ir::TensorRef{m->q_unscaled});
     if (m->q_reader == id) args[0] = ir::TensorRef{m->q_unscaled};

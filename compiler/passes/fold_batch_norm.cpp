@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -42,37 +43,37 @@ int fold_batch_norm(ir::Graph& graph) {
     if (!graph.has_node(bn_id)) continue;
     // Dynamic tensors too: only the weights change, the convolution keeps its output.
     const ir::Node& bn = graph.node(bn_id);
-    if (bn.op.str() != "aten::_native_batch_norm_legit_no_training.default") continue;
+    if (!bn.is(ops::aten::_native_batch_norm_legit_no_training)) continue;
     // Only the normalised output may be used (the saved statistics are for training).
     if (bn.outputs.size() != 3 || !is_unused(graph, bn.outputs[1]) ||
         !is_unused(graph, bn.outputs[2])) {
       continue;
     }
-    const ir::Value& conv_out = graph.value(bn.args[0].tensor());
+    const ir::Value& conv_out = graph.value(bn.arg("input").tensor());
     if (!single_use_intermediate(graph, conv_out)) continue;
     const ir::Node& conv = graph.node(conv_out.producer);
-    if (conv.op.str() != "aten::convolution.default" || conv.args[6].get<bool>())
+    if (!conv.is(ops::aten::convolution) || conv.arg("transposed").get<bool>())
       continue;  // not transposed
-    const ir::Value& weight = graph.value(conv.args[1].tensor());
+    const ir::Value& weight = graph.value(conv.arg("weight").tensor());
     if (!weight.is_constant() || weight.spec.dtype != ScalarType::Float ||
         !weight.spec.is_contiguous())
       continue;
     const size_t channels = static_cast<size_t>(weight.spec.sizes[0]);
-    if (!is_f32_constant(graph, conv.args[2], channels, true) ||
-        !is_f32_constant(graph, bn.args[1], channels, true) ||
-        !is_f32_constant(graph, bn.args[2], channels, true) ||
-        !is_f32_constant(graph, bn.args[3], channels, false) ||
-        !is_f32_constant(graph, bn.args[4], channels, false)) {
+    if (!is_f32_constant(graph, conv.arg("bias"), channels, true) ||
+        !is_f32_constant(graph, bn.arg("weight"), channels, true) ||
+        !is_f32_constant(graph, bn.arg("bias"), channels, true) ||
+        !is_f32_constant(graph, bn.arg("running_mean"), channels, false) ||
+        !is_f32_constant(graph, bn.arg("running_var"), channels, false)) {
       continue;
     }
     // y = gamma * (conv(x) + b - mean) / sqrt(var + eps) + beta
     //   = conv_{W * s}(x) + (b - mean) * s + beta,   s = gamma / sqrt(var + eps)
-    const double eps = bn.args[6].to_double();
-    const std::vector<float> gamma = floats(graph, bn.args[1], channels, 1.f);
-    const std::vector<float> beta = floats(graph, bn.args[2], channels, 0.f);
-    const std::vector<float> mean = floats(graph, bn.args[3], channels, 0.f);
-    const std::vector<float> var = floats(graph, bn.args[4], channels, 1.f);
-    const std::vector<float> bias = floats(graph, conv.args[2], channels, 0.f);
+    const double eps = bn.arg("eps").to_double();
+    const std::vector<float> gamma = floats(graph, bn.arg("weight"), channels, 1.f);
+    const std::vector<float> beta = floats(graph, bn.arg("bias"), channels, 0.f);
+    const std::vector<float> mean = floats(graph, bn.arg("running_mean"), channels, 0.f);
+    const std::vector<float> var = floats(graph, bn.arg("running_var"), channels, 1.f);
+    const std::vector<float> bias = floats(graph, conv.arg("bias"), channels, 0.f);
     const size_t per_channel = static_cast<size_t>(weight.spec.numel()) / channels;
     std::vector<float> w(static_cast<size_t>(weight.spec.numel()));
     std::memcpy(w.data(), weight.constant->bytes.data(), w.size() * sizeof(float));
@@ -90,8 +91,8 @@ int fold_batch_norm(ir::Graph& graph) {
     const ir::NodeId conv_id = conv.id;
     const ir::ValueId conv_value = conv_out.id;
     const ir::ValueId bn_value = bn.outputs[0];
-    graph.set_arg(conv_id, 1, ir::TensorRef{new_w});
-    graph.set_arg(conv_id, 2, ir::TensorRef{new_b});
+    graph.set_arg(conv_id, "weight", ir::TensorRef{new_w});
+    graph.set_arg(conv_id, "bias", ir::TensorRef{new_b});
     graph.replace_all_uses(bn_value, conv_value);
     graph.remove_node(bn_id);
     ++folded;

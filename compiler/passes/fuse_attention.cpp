@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -44,8 +45,8 @@ ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v, std::vector<ir::Nod
     const bool reshape = name == "aten::view" || name == "aten::_unsafe_view" ||
                          name == "aten::reshape" || name == "aten::expand" ||
                          name == "aten::clone" || name == "aten::alias";
-    if (!reshape || p->args.empty() || !p->args[0].is_tensor()) return v;
-    const ir::TensorSpec& in = g.value(p->args[0].tensor()).spec;
+    if (!reshape || p->args.empty() || !p->arg("self").is_tensor()) return v;
+    const ir::TensorSpec& in = g.value(p->arg("self").tensor()).spec;
     const ir::TensorSpec& out = g.value(v).spec;
     if (in.numel() != out.numel()) return v;
     // A dynamic expand keeps the element count only when it changes nothing (equal bounds do
@@ -54,7 +55,7 @@ ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v, std::vector<ir::Nod
       return v;
     }
     chain->push_back(p->id);
-    v = p->args[0].tensor();
+    v = p->arg("self").tensor();
   }
 }
 
@@ -78,37 +79,38 @@ struct Match {
 // those that read x or s besides the chain's own steps to m->guard).
 const ir::Node* match_safe_softmax(const ir::Graph& g, ir::ValueId v, Match* m) {
   const ir::Node* where = private_producer(g, v);
-  if (!is_op(where, "aten::where.self") || where->args.size() != 3) return nullptr;
+  if (!is_op(where, ops::aten::where_self) || where->args.size() != 3) return nullptr;
   for (const ir::Argument& a : where->args) {
     if (!a.is_tensor()) return nullptr;
   }
-  const ir::ValueId s = where->args[2].tensor();
-  const ir::Node* zeros = private_producer(g, where->args[1].tensor());
-  if (!is_op(zeros, "aten::full_like.default") || zeros->args.size() < 2 ||
-      !zeros->args[0].is_tensor() || zeros->args[0].tensor() != s ||
-      constant_scalar(g, zeros->args[1]) != 0.0) {
+  const ir::ValueId s = where->arg("other").tensor();
+  const ir::Node* zeros = private_producer(g, where->arg("self").tensor());
+  if (!is_op(zeros, ops::aten::full_like) || zeros->args.size() < 2 ||
+      !zeros->arg("self").is_tensor() || zeros->arg("self").tensor() != s ||
+      constant_scalar(g, zeros->arg("fill_value")) != 0.0) {
     return nullptr;
   }
   const ir::Node* softmax = private_producer(g, s, {zeros->id});
-  if (!is_op(softmax, "aten::_softmax.default")) return nullptr;
-  const ir::ValueId x = softmax->args[0].tensor();
+  if (!is_op(softmax, ops::aten::_softmax)) return nullptr;
+  const ir::ValueId x = softmax->arg("self").tensor();
   const int64_t last = static_cast<int64_t>(g.value(x).spec.rank()) - 1;
-  const ir::Node* not_any = private_producer(g, where->args[0].tensor());
-  if (!is_op(not_any, "aten::logical_not.default")) return nullptr;
-  const ir::Node* any = private_producer(g, not_any->args[0].tensor());
-  if (!is_op(any, "aten::any.dim") || any->args.size() < 3 || !any->args[2].is<bool>() ||
-      !any->args[2].get<bool>()) {
+  const ir::Node* not_any = private_producer(g, where->arg("condition").tensor());
+  if (!is_op(not_any, ops::aten::logical_not)) return nullptr;
+  const ir::Node* any = private_producer(g, not_any->arg("self").tensor());
+  if (!is_op(any, ops::aten::any_dim) || any->args.size() < 3 || !any->arg("keepdim").is<bool>() ||
+      !any->arg("keepdim").get<bool>()) {
     return nullptr;
   }
-  const int64_t dim = any->args[1].to_int();
+  const int64_t dim = any->arg("dim").to_int();
   if (dim != -1 && dim != last) return nullptr;
-  const ir::Node* not_inf = private_producer(g, any->args[0].tensor());
-  if (!is_op(not_inf, "aten::logical_not.default")) return nullptr;
-  const ir::Node* eq = private_producer(g, not_inf->args[0].tensor());
-  if (!is_op(eq, "aten::eq.Scalar") || !eq->args[0].is_tensor() || eq->args[0].tensor() != x) {
+  const ir::Node* not_inf = private_producer(g, any->arg("self").tensor());
+  if (!is_op(not_inf, ops::aten::logical_not)) return nullptr;
+  const ir::Node* eq = private_producer(g, not_inf->arg("self").tensor());
+  if (!is_op(eq, ops::aten::eq_Scalar) || !eq->arg("self").is_tensor() ||
+      eq->arg("self").tensor() != x) {
     return nullptr;
   }
-  const std::optional<double> inf = constant_scalar(g, eq->args[1]);
+  const std::optional<double> inf = constant_scalar(g, eq->arg("other"));
   if (!inf || !std::isinf(*inf) || *inf > 0) return nullptr;
   m->chain.insert(m->chain.end(),
                   {where->id, zeros->id, not_any->id, any->id, not_inf->id, eq->id});
@@ -143,38 +145,39 @@ bool mask_fits(const ir::Graph& g, ir::ValueId mask, const ir::TensorSpec& score
 
 // Matches the chain that ends in `bmm2` (the softmax(...) @ v product).
 std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
-  if (bmm2.op.str() != "aten::bmm.default") return std::nullopt;
+  if (!bmm2.is(ops::aten::bmm)) return std::nullopt;
   Match m;
-  m.v = bmm2.args[1].tensor();
-  const ir::ValueId probs = skip_reshapes(g, bmm2.args[0].tensor(), &m.chain);
+  m.v = bmm2.arg("mat2").tensor();
+  const ir::ValueId probs = skip_reshapes(g, bmm2.arg("self").tensor(), &m.chain);
   const ir::Node* softmax = match_safe_softmax(g, probs, &m);
   if (softmax == nullptr) softmax = private_producer(g, probs);
-  if (!is_op(softmax, "aten::_softmax.default")) return std::nullopt;
+  if (!is_op(softmax, ops::aten::_softmax)) return std::nullopt;
   m.chain.push_back(softmax->id);
-  const ir::ValueId masked = softmax->args[0].tensor();
+  const ir::ValueId masked = softmax->arg("self").tensor();
   const int64_t rank = static_cast<int64_t>(g.value(masked).spec.rank());
-  const int64_t dim = softmax->args[1].to_int();
-  if ((dim != -1 && dim != rank - 1) || softmax->args[2].get<bool>()) return std::nullopt;
+  const int64_t dim = softmax->arg("dim").to_int();
+  if ((dim != -1 && dim != rank - 1) || softmax->arg("half_to_float").get<bool>())
+    return std::nullopt;
 
   // Optional mask.
   ir::ValueId scaled = masked;
   const ir::Node* p = private_producer(g, masked, m.guard);
   ir::ValueId mask = ir::kNoValue;
-  if (p != nullptr && p->op.str() == "aten::where.self") {
-    const std::optional<double> fill = constant_scalar(g, p->args[1]);
-    if (fill && std::isinf(*fill) && *fill < 0 && p->args[2].is_tensor() &&
-        g.value(p->args[0].tensor()).spec.dtype == ScalarType::Bool) {
-      mask = p->args[0].tensor();
-      scaled = p->args[2].tensor();
+  if (p != nullptr && p->is(ops::aten::where_self)) {
+    const std::optional<double> fill = constant_scalar(g, p->arg("self"));
+    if (fill && std::isinf(*fill) && *fill < 0 && p->arg("other").is_tensor() &&
+        g.value(p->arg("condition").tensor()).spec.dtype == ScalarType::Bool) {
+      mask = p->arg("condition").tensor();
+      scaled = p->arg("other").tensor();
     }
-  } else if (p != nullptr && p->op.str() == "aten::masked_fill.Scalar") {
-    const std::optional<double> fill = constant_scalar(g, p->args[2]);
+  } else if (p != nullptr && p->is(ops::aten::masked_fill_Scalar)) {
+    const std::optional<double> fill = constant_scalar(g, p->arg("value"));
     if (fill && std::isinf(*fill) && *fill < 0) {
-      mask = p->args[1].tensor();
-      scaled = p->args[0].tensor();
+      mask = p->arg("mask").tensor();
+      scaled = p->arg("self").tensor();
     }
-  } else if (p != nullptr && p->op.str() == "aten::add.Tensor" && p->args[1].is_tensor() &&
-             constant_scalar(g, p->args[2]) == 1.0) {
+  } else if (p != nullptr && p->is(ops::aten::add_Tensor) && p->arg("other").is_tensor() &&
+             constant_scalar(g, p->arg("alpha")) == 1.0) {
     // Either operand may be the scores: the other one must not lead back to a bmm.
     for (int side = 0; side < 2; ++side) {
       const ir::ValueId s = p->args[static_cast<size_t>(side)].tensor();
@@ -194,14 +197,14 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
   p = private_producer(g, scaled, m.guard);
   if (p != nullptr) {
     const std::string op = p->op.str();
-    const bool mul = op == "aten::mul.Tensor" || op == "aten::mul.Scalar";
-    const bool div = op == "aten::div.Tensor" || op == "aten::div.Scalar";
+    const bool mul = op == ops::aten::mul_Tensor || op == ops::aten::mul_Scalar;
+    const bool div = op == ops::aten::div_Tensor || op == ops::aten::div_Scalar;
     if (mul || div) {
-      std::optional<double> c = constant_scalar(g, p->args[1]);
-      ir::ValueId x = p->args[0].is_tensor() ? p->args[0].tensor() : ir::kNoValue;
-      if (!c && mul && p->args[1].is_tensor()) {  // constant * scores
-        c = constant_scalar(g, p->args[0]);
-        x = p->args[1].tensor();
+      std::optional<double> c = constant_scalar(g, p->arg("other"));
+      ir::ValueId x = p->arg("self").is_tensor() ? p->arg("self").tensor() : ir::kNoValue;
+      if (!c && mul && p->arg("other").is_tensor()) {  // constant * scores
+        c = constant_scalar(g, p->arg("self"));
+        x = p->arg("other").tensor();
       }
       if (c && x != ir::kNoValue && same_sizes(g.value(x).spec, g.value(scaled).spec)) {
         m.scale = div ? 1.0 / *c : *c;
@@ -212,10 +215,10 @@ std::optional<Match> match_attention(const ir::Graph& g, const ir::Node& bmm2) {
   }
 
   const ir::Node* bmm1 = private_producer(g, skip_reshapes(g, scores, &m.chain, m.guard), m.guard);
-  if (bmm1 == nullptr || bmm1->op.str() != "aten::bmm.default") return std::nullopt;
+  if (bmm1 == nullptr || !bmm1->is(ops::aten::bmm)) return std::nullopt;
   m.chain.push_back(bmm1->id);
-  m.q = bmm1->args[0].tensor();
-  m.k_t = bmm1->args[1].tensor();
+  m.q = bmm1->arg("self").tensor();
+  m.k_t = bmm1->arg("mat2").tensor();
   const ir::TensorSpec& q = g.value(m.q).spec;
   const ir::TensorSpec& kt = g.value(m.k_t).spec;
   const ir::TensorSpec& v = g.value(m.v).spec;

@@ -1,5 +1,6 @@
 #include "compiler/passes/fuse_conv_relu.h"
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/relu_fusion.h"
 
@@ -37,14 +38,14 @@ namespace {
 // The convolutions the optimized kernel's SGEMM path takes (others would run the portable
 // convolution and a separate ReLU pass inside the fused kernel: no gain).
 bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv) {
-  if (conv.op.str() != "aten::convolution.default" || conv.args.size() != 9) return false;
-  const ir::Argument& transposed = conv.args[6];
-  const ir::Argument& groups = conv.args[8];
+  if (!conv.is(ops::aten::convolution) || conv.args.size() != 9) return false;
+  const ir::Argument& transposed = conv.arg("transposed");
+  const ir::Argument& groups = conv.arg("groups");
   if (!transposed.is<bool>() || transposed.get<bool>() || !groups.is<int64_t>() ||
       groups.get<int64_t>() != 1) {
     return false;
   }
-  const ir::Value& input = graph.value(conv.args[0].tensor());
+  const ir::Value& input = graph.value(conv.arg("input").tensor());
   return input.spec.rank() == 4 && input.spec.dtype == ScalarType::Float;
 }
 
@@ -54,9 +55,9 @@ bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv) {
 bool fuse_residual(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
                    const ir::Node& relu, const ir::Value& sum) {
   const ir::Node& add = graph.node(sum.producer);
-  if (add.op.str() != "aten::add.Tensor" || add.args.size() < 2 || !add.args[0].is_tensor() ||
-      !add.args[1].is_tensor() ||
-      (add.args.size() > 2 && !add.args[2].is_none() && add.args[2].to_double() != 1.0)) {
+  if (!add.is(ops::aten::add_Tensor) || add.args.size() < 2 || !add.arg("self").is_tensor() ||
+      !add.arg("other").is_tensor() ||
+      (add.args.size() > 2 && !add.arg("alpha").is_none() && add.arg("alpha").to_double() != 1.0)) {
     return false;
   }
   for (int side = 0; side < 2; ++side) {
@@ -87,7 +88,7 @@ int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
     const ir::Value* x = relu_fusion_input(graph, delegated, id);
     if (x == nullptr) continue;
     const ir::Node& producer = graph.node(x->producer);
-    if (producer.op.str() == "aten::add.Tensor") {
+    if (producer.is(ops::aten::add_Tensor)) {
       if (fuse_residual(graph, delegated, graph.node(id), *x)) ++fused;
       continue;
     }

@@ -1,3 +1,4 @@
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/passes.h"
 
 namespace pteron::compiler {
@@ -11,8 +12,8 @@ bool is_compile_time_weight(const ir::Graph& g, const ir::Value& w) {
   const ir::Node& p = g.node(w.producer);
   const bool dequantize =
       (p.op.ns == "quantized_decomposed" && p.op.name.rfind("dequantize_per_", 0) == 0) ||
-      p.op.str() == "torchao::dequantize_affine.default";
-  return dequantize && g.value(p.args[0].tensor()).is_constant();
+      p.is(ops::torchao::dequantize_affine);
+  return dequantize && g.value(p.arg("input").tensor()).is_constant();
 }
 
 // The weight W when `v` is permute(W, [1, 0]) of a 2-D compile-time weight, else kNoValue.
@@ -20,10 +21,10 @@ ir::ValueId transposed_constant(const ir::Graph& g, ir::ValueId v) {
   const ir::Value& value = g.value(v);
   if (!value.is_intermediate()) return ir::kNoValue;
   const ir::Node& p = g.node(value.producer);
-  if (p.op.str() != "aten::permute.default") return ir::kNoValue;
-  const auto& dims = p.args[1].get<std::vector<int64_t>>();
+  if (!p.is(ops::aten::permute)) return ir::kNoValue;
+  const auto& dims = p.arg("dims").get<std::vector<int64_t>>();
   if (dims.size() != 2 || (dims[0] != 1 && dims[0] != -1)) return ir::kNoValue;
-  const ir::Value& w = g.value(p.args[0].tensor());
+  const ir::Value& w = g.value(p.arg("self").tensor());
   return is_compile_time_weight(g, w) && w.spec.rank() == 2 && w.spec.is_contiguous()
              ? w.id
              : ir::kNoValue;
@@ -36,24 +37,24 @@ bool is_one(const ir::Argument& a) {
 }  // namespace
 
 int fuse_linear(ir::Graph& graph) {
-  const ir::OpSchema* linear = ir::OpSchemaRegistry::global().find("aten::linear.default");
+  const ir::OpSchema* linear = ir::OpSchemaRegistry::global().find(ops::aten::linear);
   if (linear == nullptr) return 0;
   int fused = 0;
   for (ir::NodeId id : graph.nodes()) {
     const ir::Node& node = graph.node(id);
     const std::string op = node.op.str();
-    if (op == "aten::addmm.default") {
+    if (op == ops::aten::addmm) {
       // addmm(bias, x, W^T, beta=1, alpha=1) == linear(x, W, bias) for a 1-D bias of W's rows.
-      const ir::ValueId w = transposed_constant(graph, node.args[2].tensor());
-      if (w == ir::kNoValue || !is_one(node.args[3]) || !is_one(node.args[4])) continue;
-      const ir::TensorSpec& bias = graph.value(node.args[0].tensor()).spec;
+      const ir::ValueId w = transposed_constant(graph, node.arg("mat2").tensor());
+      if (w == ir::kNoValue || !is_one(node.arg("beta")) || !is_one(node.arg("alpha"))) continue;
+      const ir::TensorSpec& bias = graph.value(node.arg("self").tensor()).spec;
       if (bias.rank() != 1 || bias.sizes[0] != graph.value(w).spec.sizes[0]) continue;
-      graph.set_op(id, *linear, {node.args[1], ir::TensorRef{w}, node.args[0]});
+      graph.set_op(id, *linear, {node.arg("mat1"), ir::TensorRef{w}, node.arg("self")});
       ++fused;
-    } else if (op == "aten::mm.default") {
-      const ir::ValueId w = transposed_constant(graph, node.args[1].tensor());
+    } else if (op == ops::aten::mm) {
+      const ir::ValueId w = transposed_constant(graph, node.arg("mat2").tensor());
       if (w == ir::kNoValue) continue;
-      graph.set_op(id, *linear, {node.args[0], ir::TensorRef{w}, ir::None{}});
+      graph.set_op(id, *linear, {node.arg("self"), ir::TensorRef{w}, ir::None{}});
       ++fused;
     }
   }

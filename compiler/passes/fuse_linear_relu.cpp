@@ -1,5 +1,6 @@
 #include "compiler/passes/fuse_linear_relu.h"
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/relu_fusion.h"
 
@@ -18,7 +19,7 @@ int fuse_linear_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
     const ir::Value* x = relu_fusion_input(graph, delegated, id);
     if (x == nullptr || x->spec.dtype != ScalarType::Float) continue;
     const ir::Node& linear = graph.node(x->producer);
-    if (linear.op.str() != "aten::linear.default") continue;
+    if (!linear.is(ops::aten::linear)) continue;
     std::vector<ir::Argument> args = linear.args;
     if (args.size() < 3) args.resize(3, ir::Argument(ir::None{}));
     absorb_relu(graph, id, linear.id, linear_relu_schema(), std::move(args));

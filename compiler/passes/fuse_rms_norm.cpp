@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -12,7 +13,7 @@ using Delegated = std::unordered_set<ir::NodeId>;
 
 // The producer of `v` when it is a single-use intermediate made by a non-delegated `op`.
 const ir::Node* chain_producer(const ir::Graph& g, const Delegated& delegated, ir::ValueId v,
-                               const char* op) {
+                               ir::OpName op) {
   const ir::Node* n = private_producer(g, v);
   if (!is_op(n, op) || delegated.count(n->id) || n->args.empty() || !n->args[0].is_tensor()) {
     return nullptr;
@@ -33,30 +34,32 @@ std::optional<Match> match_norm(const ir::Graph& g, const Delegated& delegated,
     const ir::ValueId x = mul.args[1 - k].tensor();
     const ir::TensorSpec& xs = g.value(x).spec;
     if (xs.dtype != ScalarType::Float || !xs.is_contiguous() || xs.rank() < 1) continue;
-    const ir::Node* rsqrt =
-        chain_producer(g, delegated, mul.args[k].tensor(), "aten::rsqrt.default");
+    const ir::Node* rsqrt = chain_producer(g, delegated, mul.args[k].tensor(), ops::aten::rsqrt);
     if (rsqrt == nullptr) continue;
-    const ir::Node* add = chain_producer(g, delegated, rsqrt->args[0].tensor(), "aten::add.Tensor");
+    const ir::Node* add =
+        chain_producer(g, delegated, rsqrt->arg("self").tensor(), ops::aten::add_Tensor);
     if (add == nullptr)
-      add = chain_producer(g, delegated, rsqrt->args[0].tensor(), "aten::add.Scalar");
+      add = chain_producer(g, delegated, rsqrt->arg("self").tensor(), ops::aten::add_Scalar);
     if (add == nullptr || add->args.size() < 2) continue;
-    if (add->args.size() > 2 && constant_scalar(g, add->args[2]).value_or(0) != 1)
+    if (add->args.size() > 2 && constant_scalar(g, add->arg("alpha")).value_or(0) != 1)
       continue;  // alpha
-    const std::optional<double> eps = constant_scalar(g, add->args[1]);
+    const std::optional<double> eps = constant_scalar(g, add->arg("other"));
     if (!eps) continue;
-    const ir::Node* mean = chain_producer(g, delegated, add->args[0].tensor(), "aten::mean.dim");
-    if (mean == nullptr || mean->args.size() < 3 || mean->args[1].kind() != ir::ArgKind::IntList ||
-        mean->args[2].kind() != ir::ArgKind::Bool || !mean->args[2].get<bool>() ||
-        (mean->args.size() > 3 && !mean->args[3].is_none())) {
+    const ir::Node* mean =
+        chain_producer(g, delegated, add->arg("self").tensor(), ops::aten::mean_dim);
+    if (mean == nullptr || mean->args.size() < 3 ||
+        mean->arg("dim").kind() != ir::ArgKind::IntList ||
+        mean->arg("keepdim").kind() != ir::ArgKind::Bool || !mean->arg("keepdim").get<bool>() ||
+        (mean->args.size() > 3 && !mean->arg("dtype").is_none())) {
       continue;
     }
-    const auto& dims = mean->args[1].get<std::vector<int64_t>>();
+    const auto& dims = mean->arg("dim").get<std::vector<int64_t>>();
     const int64_t last = static_cast<int64_t>(xs.rank()) - 1;
     if (dims.size() != 1 || (dims[0] != -1 && dims[0] != last)) continue;
     const ir::Node* pow =
-        chain_producer(g, delegated, mean->args[0].tensor(), "aten::pow.Tensor_Scalar");
-    if (pow == nullptr || pow->args[0].tensor() != x || pow->args.size() < 2 ||
-        constant_scalar(g, pow->args[1]).value_or(0) != 2) {
+        chain_producer(g, delegated, mean->arg("self").tensor(), ops::aten::pow_Tensor_Scalar);
+    if (pow == nullptr || pow->arg("self").tensor() != x || pow->args.size() < 2 ||
+        constant_scalar(g, pow->arg("exponent")).value_or(0) != 2) {
       continue;
     }
     if (g.value(mul.outputs[0]).spec != xs) continue;

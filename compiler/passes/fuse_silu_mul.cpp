@@ -1,5 +1,6 @@
 #include "compiler/passes/fuse_silu_mul.h"
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -18,8 +19,8 @@ ir::ValueId silu_input(const ir::Graph& g, const std::unordered_set<ir::NodeId>&
     const ir::ValueId x = mul.args[1 - k].tensor();
     if (!single_use_intermediate(g, s) || delegated.count(s.producer)) continue;
     const ir::Node& sig = g.node(s.producer);
-    if (sig.op.str() != "aten::sigmoid.default" || sig.args.empty() || !sig.args[0].is_tensor() ||
-        sig.args[0].tensor() != x) {
+    if (!sig.is(ops::aten::sigmoid) || sig.args.empty() || !sig.arg("self").is_tensor() ||
+        sig.arg("self").tensor() != x) {
       continue;
     }
     *sigmoid = sig.id;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/passes.h"
 
 namespace pteron::compiler {
@@ -12,8 +13,7 @@ namespace {
 
 bool is_view(const ir::Node& n) {
   const std::string op = n.op.str();
-  return op == "aten::view.default" || op == "aten::_unsafe_view.default" ||
-         op == "aten::reshape.default" || op == "aten::alias.default";
+  return op == ops::aten::view || op == ops::aten::alias;
 }
 
 // Every dim but the last two is 1: one sequence of tokens.
@@ -24,7 +24,7 @@ bool one_sequence(const ir::TensorSpec& s) {
   return true;
 }
 
-ir::ValueId add(ir::Graph& g, const char* op, std::vector<ir::Argument> args, ir::TensorSpec spec,
+ir::ValueId add(ir::Graph& g, ir::OpName op, std::vector<ir::Argument> args, ir::TensorSpec spec,
                 const std::string& name, const ir::DebugHandle& debug) {
   const ir::OpSchema* schema = ir::OpSchemaRegistry::global().find(op);
   const ir::NodeId id = g.add_node(*schema, std::move(args),
@@ -45,14 +45,14 @@ int last_token_logits(ir::Graph& g) {
     const ir::Value& value = g.value(v);
     if (!value.is_intermediate()) return 0;
     const ir::Node& p = g.node(value.producer);
-    if (p.op.str() == "aten::linear.default") break;
-    if (!is_view(p) || !p.args[0].is_tensor()) return 0;
-    v = p.args[0].tensor();
+    if (p.is(ops::aten::linear)) break;
+    if (!is_view(p) || !p.arg("self").is_tensor()) return 0;
+    v = p.arg("self").tensor();
     if (g.value(v).users.size() != 1) return 0;
   }
   const ir::Node& linear = g.node(g.value(v).producer);
-  if (!linear.args[0].is_tensor()) return 0;
-  const ir::ValueId x = linear.args[0].tensor();
+  if (!linear.arg("input").is_tensor()) return 0;
+  const ir::ValueId x = linear.arg("input").tensor();
   const ir::TensorSpec& xs = g.value(x).spec;
   const ir::TensorSpec& ys = g.value(v).spec;
   // The token dim of x, of the linear's result and of the output hold the same tokens.
@@ -70,21 +70,20 @@ int last_token_logits(ir::Graph& g) {
   std::vector<int64_t> row = xs.sizes;
   row[xt] = 1;
   const ir::ValueId last =
-      add(g, "aten::slice.Tensor",
+      add(g, ops::aten::slice_Tensor,
           {ir::TensorRef{x}, static_cast<int64_t>(xt), int64_t{-1}, int64_t{INT64_MAX}, int64_t{1}},
           ir::TensorSpec::contiguous(xs.dtype, row), "last_token", debug);
   std::vector<int64_t> y_row = row;
   y_row.back() = ys.sizes.back();
   const ir::ValueId y =
-      add(g, "aten::linear.default", {ir::TensorRef{last}, linear.args[1], linear.args[2]},
+      add(g, ops::aten::linear, {ir::TensorRef{last}, linear.arg("weight"), linear.arg("bias")},
           ir::TensorSpec::contiguous(ys.dtype, y_row), "last_token_logits", debug);
   std::vector<int64_t> out_row = out.sizes;
   out_row[ot] = 1;
-  const ir::ValueId result =
-      out_row == y_row
-          ? y
-          : add(g, "aten::view.default", {ir::TensorRef{y}, out_row},
-                ir::TensorSpec::contiguous(out.dtype, out_row), "last_token_view", debug);
+  const ir::ValueId result = out_row == y_row ? y
+                                              : add(g, ops::aten::view, {ir::TensorRef{y}, out_row},
+                                                    ir::TensorSpec::contiguous(out.dtype, out_row),
+                                                    "last_token_view", debug);
   std::vector<ir::ValueId> outputs = g.outputs();
   outputs[0] = result;
   g.set_outputs(std::move(outputs));

@@ -2,6 +2,7 @@
 #include <numeric>
 #include <string>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -27,7 +28,7 @@ bool is_noop(const ir::Graph& g, const ir::Node& node) {
     return true;
   }
   if (name == "aten::permute") {
-    const auto& dims = node.args[1].get<std::vector<int64_t>>();
+    const auto& dims = node.arg("dims").get<std::vector<int64_t>>();
     for (size_t i = 0; i < dims.size(); ++i) {
       if (dims[i] != static_cast<int64_t>(i) &&
           dims[i] != static_cast<int64_t>(i) - static_cast<int64_t>(dims.size()))
@@ -67,15 +68,14 @@ int simplify_views(ir::Graph& graph) {
     if (!src.is_intermediate()) continue;
     const ir::Node& producer = graph.node(src.producer);
     const std::string op = node.op.str(), inner = producer.op.str();
-    if ((op == "aten::view.default" || op == "aten::_unsafe_view.default") &&
-        (inner == "aten::view.default" || inner == "aten::_unsafe_view.default")) {
+    if (op == ops::aten::view && inner == ops::aten::view) {
       // view(view(x, a), b) == view(x, b)
       graph.set_arg(id, 0, producer.args[0]);
       ++changed;
-    } else if (op == "aten::permute.default" && inner == "aten::permute.default") {
+    } else if (op == ops::aten::permute && inner == ops::aten::permute) {
       // permute(permute(x, p), q)[i] == x[p[q[i]]]
-      const auto& p = producer.args[1].get<std::vector<int64_t>>();
-      const auto& q = node.args[1].get<std::vector<int64_t>>();
+      const auto& p = producer.arg("dims").get<std::vector<int64_t>>();
+      const auto& q = node.arg("dims").get<std::vector<int64_t>>();
       const int64_t rank = static_cast<int64_t>(p.size());
       std::vector<int64_t> combined(q.size());
       for (size_t i = 0; i < q.size(); ++i) {

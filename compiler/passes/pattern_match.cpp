@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/ir/op_names.h"
+
 namespace pteron::compiler {
 
 bool is_unused(const ir::Graph& graph, ir::ValueId v) {
@@ -24,11 +26,11 @@ const ir::Node* private_producer(const ir::Graph& graph, ir::ValueId v,
   return readers == 1 ? &graph.node(value.producer) : nullptr;
 }
 
-bool is_op(const ir::Node* n, std::string_view op) { return n != nullptr && n->op.str() == op; }
+bool is_op(const ir::Node* n, ir::OpName op) { return n != nullptr && n->is(op); }
 
 bool is_tensor_mul(const ir::Node& n) {
-  return n.op.str() == "aten::mul.Tensor" && n.args.size() == 2 && n.args[0].is_tensor() &&
-         n.args[1].is_tensor();
+  return n.is(ops::aten::mul_Tensor) && n.args.size() == 2 && n.arg("self").is_tensor() &&
+         n.arg("other").is_tensor();
 }
 
 std::optional<SoleProduct> sole_product(const ir::Graph& graph,
@@ -38,9 +40,10 @@ std::optional<SoleProduct> sole_product(const ir::Graph& graph,
   if (!single_use_intermediate(graph, value) || delegated.count(value.users[0]))
     return std::nullopt;
   const ir::Node& mul = graph.node(value.users[0]);
-  if (!is_tensor_mul(mul) || mul.args[0].tensor() == mul.args[1].tensor()) return std::nullopt;
-  return SoleProduct{mul.id,
-                     mul.args[0].tensor() == v ? mul.args[1].tensor() : mul.args[0].tensor()};
+  if (!is_tensor_mul(mul) || mul.arg("self").tensor() == mul.arg("other").tensor())
+    return std::nullopt;
+  return SoleProduct{
+      mul.id, mul.arg("self").tensor() == v ? mul.arg("other").tensor() : mul.arg("self").tensor()};
 }
 
 std::optional<double> constant_scalar(const ir::Graph& graph, const ir::Argument& a) {
@@ -57,10 +60,10 @@ std::optional<double> constant_scalar(const ir::Graph& graph, const ir::Argument
 }
 
 std::optional<RowSelection> one_row_selection(const ir::Graph& graph, const ir::Node& select) {
-  if (select.op.str() != "aten::select.int") return std::nullopt;
-  const ir::TensorSpec& in = graph.value(select.args[0].tensor()).spec;
+  if (!select.is(ops::aten::select_int)) return std::nullopt;
+  const ir::TensorSpec& in = graph.value(select.arg("self").tensor()).spec;
   const int64_t rank = static_cast<int64_t>(in.rank());
-  int64_t dim = select.args[1].to_int(), index = select.args[2].to_int();
+  int64_t dim = select.arg("dim").to_int(), index = select.arg("index").to_int();
   if (dim < 0) dim += rank;
   if (dim < 0 || dim >= rank - 1) return std::nullopt;  // selecting features is not a row selection
   for (int64_t d = 0; d + 1 < rank; ++d) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ir/op_names.h"
 
 namespace pteron::compiler {
 
@@ -23,8 +24,8 @@ bool single_use_intermediate(const ir::Graph& graph, const ir::Value& v);
 const ir::Node* private_producer(const ir::Graph& graph, ir::ValueId v,
                                  const std::vector<ir::NodeId>& also_read_by = {});
 
-// `n` is not null and calls `op` ("aten::bmm.default").
-bool is_op(const ir::Node* n, std::string_view op);
+// `n` is not null and calls `op` (ops::aten::bmm).
+bool is_op(const ir::Node* n, ir::OpName op);
 
 // aten::mul.Tensor of two tensors.
 bool is_tensor_mul(const ir::Node& n);

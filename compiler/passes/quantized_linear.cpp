@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/passes.h"
 
@@ -64,11 +65,11 @@ std::optional<std::vector<double>> constant_numbers(const ir::Value& v) {
   return out;
 }
 
-const ir::Node* producer_op(const ir::Graph& g, ir::ValueId v, const char* op) {
+const ir::Node* producer_op(const ir::Graph& g, ir::ValueId v, ir::OpName op) {
   const ir::Value& value = g.value(v);
   if (!value.is_intermediate()) return nullptr;
   const ir::Node& p = g.node(value.producer);
-  return p.op.str() == op ? &p : nullptr;
+  return p.is(op) ? &p : nullptr;
 }
 
 std::optional<int64_t> optional_int(const ir::Argument& a) {
@@ -80,38 +81,39 @@ std::optional<int64_t> optional_int(const ir::Argument& a) {
 // 2-D constant, checked against what the kernels run; nullopt when `dq` does not read a
 // constant (nothing to rewrite), CompileError when it does but cannot be run.
 std::optional<QuantizedMatrix> torchao_weight(const ir::Graph& g, const ir::Node& dq) {
-  const ir::Value& wq = g.value(dq.args[0].tensor());
+  const ir::Value& wq = g.value(dq.arg("input").tensor());
   if (!wq.is_constant()) return std::nullopt;
   if (wq.spec.rank() != 2) refuse(dq, "only 2-d quantized weights are supported");
   const int64_t rows = wq.spec.sizes[0], cols = wq.spec.sizes[1];
-  const auto& block = dq.args[1].get<std::vector<int64_t>>();
+  const auto& block = dq.arg("block_size").get<std::vector<int64_t>>();
   if (block.size() != 2 || block[0] != 1 || block[1] < 1 || cols % block[1] != 0) {
     refuse(dq, "block size must be [1, G] with G dividing the row length " + std::to_string(cols));
   }
   const int64_t G = block[1];
-  if (wq.spec.dtype != ScalarType::Char || !dq.args[4].is<ScalarType>() ||
-      dq.args[4].get<ScalarType>() != ScalarType::Char) {
+  if (wq.spec.dtype != ScalarType::Char || !dq.arg("input_dtype").is<ScalarType>() ||
+      dq.arg("input_dtype").get<ScalarType>() != ScalarType::Char) {
     refuse(dq, "quantized weights must be stored as int8");
   }
-  if (dq.args[7].is<ScalarType>() && dq.args[7].get<ScalarType>() != ScalarType::Float) {
+  if (dq.arg("output_dtype").is<ScalarType>() &&
+      dq.arg("output_dtype").get<ScalarType>() != ScalarType::Float) {
     refuse(dq, "only float32 output is supported");
   }
-  const int64_t qmin = optional_int(dq.args[5]).value_or(-128);
-  const int64_t qmax = optional_int(dq.args[6]).value_or(127);
+  const int64_t qmin = optional_int(dq.arg("quant_min")).value_or(-128);
+  const int64_t qmax = optional_int(dq.arg("quant_max")).value_or(127);
   const int bits = qmin >= -8 && qmax <= 7 ? 4 : 8;
   if (qmin < -128 || qmax > 127) refuse(dq, "weight range beyond int8");
   if (bits == 4 && G % 32 != 0) {
     refuse(dq, "int4 group size " + std::to_string(G) + " is not a multiple of 32");
   }
-  const ir::Value& scale = g.value(dq.args[2].tensor());
+  const ir::Value& scale = g.value(dq.arg("scale").tensor());
   const int64_t groups = rows * (cols / G);
   if (!scale.is_constant() || scale.spec.dtype != ScalarType::Float ||
       scale.spec.numel() != groups) {
     refuse(dq, "scales must be a float32 constant with one value per group (" +
                    std::to_string(groups) + ")");
   }
-  if (dq.args[3].is_tensor()) {
-    const auto zp = constant_numbers(g.value(dq.args[3].tensor()));
+  if (dq.arg("zero_point").is_tensor()) {
+    const auto zp = constant_numbers(g.value(dq.arg("zero_point").tensor()));
     if (!zp || static_cast<int64_t>(zp->size()) != groups) {
       refuse(dq, "zero points must be a constant with one value per group");
     }
@@ -144,21 +146,21 @@ struct DynamicActivation {
 };
 
 std::optional<DynamicActivation> torchao_dynamic_activation(const ir::Graph& g, ir::ValueId v) {
-  const ir::Node* dq = producer_op(g, v, "torchao::dequantize_affine.default");
+  const ir::Node* dq = producer_op(g, v, ops::torchao::dequantize_affine);
   if (dq == nullptr) return std::nullopt;
-  const ir::Node* q = producer_op(g, dq->args[0].tensor(), "torchao::quantize_affine.default");
-  if (q == nullptr || !q->args[2].is_tensor() || !q->args[3].is_tensor()) {
+  const ir::Node* q = producer_op(g, dq->arg("input").tensor(), ops::torchao::quantize_affine);
+  if (q == nullptr || !q->arg("scale").is_tensor() || !q->arg("zero_point").is_tensor()) {
     refuse(*dq, "quantized activations must come from quantize_affine with a scale and zero point");
   }
-  const ir::Value& s = g.value(q->args[2].tensor());
-  const ir::Value& z = g.value(q->args[3].tensor());
+  const ir::Value& s = g.value(q->arg("scale").tensor());
+  const ir::Value& z = g.value(q->arg("zero_point").tensor());
   const ir::Node* cq =
-      producer_op(g, q->args[2].tensor(), "torchao::choose_qparams_affine.default");
-  const ir::ValueId x = q->args[0].tensor();
+      producer_op(g, q->arg("scale").tensor(), ops::torchao::choose_qparams_affine);
+  const ir::ValueId x = q->arg("input").tensor();
   if (cq == nullptr || !z.is_intermediate() || z.producer != cq->id || s.producer_output != 0 ||
-      z.producer_output != 1 || !cq->args[0].is_tensor() || cq->args[0].tensor() != x ||
-      dq->args[2].tensor() != q->args[2].tensor() || !dq->args[3].is_tensor() ||
-      dq->args[3].tensor() != q->args[3].tensor()) {
+      z.producer_output != 1 || !cq->arg("input").is_tensor() || cq->arg("input").tensor() != x ||
+      dq->arg("scale").tensor() != q->arg("scale").tensor() || !dq->arg("zero_point").is_tensor() ||
+      dq->arg("zero_point").tensor() != q->arg("zero_point").tensor()) {
     refuse(*dq, "activation scale and zero point must be choose_qparams_affine of the same input");
   }
   const ir::Value& xv = g.value(x);
@@ -169,27 +171,30 @@ std::optional<DynamicActivation> torchao_dynamic_activation(const ir::Graph& g, 
   std::vector<int64_t> per_token(xv.spec.rank(), 1);
   per_token.back() = K;
   for (const ir::Node* n : {cq, q, dq}) {
-    const size_t block_arg = n == cq ? 2 : 1;
-    if (n->args[block_arg].get<std::vector<int64_t>>() != per_token) {
+    if (n->arg("block_size").get<std::vector<int64_t>>() != per_token) {
       refuse(*n, "only per-token activation quantization (block [1, ..., 1, K]) is supported");
     }
   }
-  if (!cq->args[1].is<std::string>() || cq->args[1].get<std::string>() != "ASYMMETRIC") {
+  if (!cq->arg("mapping_type").is<std::string>() ||
+      cq->arg("mapping_type").get<std::string>() != "ASYMMETRIC") {
     refuse(*cq, "only ASYMMETRIC dynamic activations are supported");
   }
-  auto range_is_int8 = [&](const ir::Node& n, size_t dtype_arg, size_t min_arg) {
-    return n.args[dtype_arg].is<ScalarType>() &&
-           n.args[dtype_arg].get<ScalarType>() == ScalarType::Char &&
-           optional_int(n.args[min_arg]).value_or(-128) == -128 &&
-           optional_int(n.args[min_arg + 1]).value_or(127) == 127;
+  auto range_is_int8 = [&](const ir::Node& n, std::string_view dtype_arg) {
+    return n.arg(dtype_arg).is<ScalarType>() &&
+           n.arg(dtype_arg).get<ScalarType>() == ScalarType::Char &&
+           optional_int(n.arg("quant_min")).value_or(-128) == -128 &&
+           optional_int(n.arg("quant_max")).value_or(127) == 127;
   };
-  if (!range_is_int8(*cq, 3, 4) || !range_is_int8(*q, 4, 5) || !range_is_int8(*dq, 4, 5)) {
+  if (!range_is_int8(*cq, "target_dtype") || !range_is_int8(*q, "output_dtype") ||
+      !range_is_int8(*dq, "input_dtype")) {
     refuse(*dq, "dynamic activations must be int8 in [-128, 127]");
   }
-  if (!cq->args[7].is_none() && cq->args[7].get<ScalarType>() != ScalarType::Float) {
+  if (!cq->arg("scale_dtype").is_none() &&
+      cq->arg("scale_dtype").get<ScalarType>() != ScalarType::Float) {
     refuse(*cq, "activation scales must be float32");
   }
-  const double eps = cq->args[6].is_none() ? static_cast<double>(FLT_MIN) : cq->args[6].to_double();
+  const double eps =
+      cq->arg("eps").is_none() ? static_cast<double>(FLT_MIN) : cq->arg("eps").to_double();
   if (!(eps > 0.0)) refuse(*cq, "eps must be positive");
   return DynamicActivation{x, eps};
 }
@@ -414,13 +419,12 @@ int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
     if (!graph.has_node(id) || delegated.count(id)) continue;
     const ir::Node& node = graph.node(id);
     const std::string op = node.op.str();
-    const bool is_linear = op == "aten::linear.default";
-    const bool is_embedding = op == "aten::embedding.default";
+    const bool is_linear = op == ops::aten::linear;
+    const bool is_embedding = op == ops::aten::embedding;
     if (!is_linear && !is_embedding) continue;
-    const size_t weight_arg = is_linear ? 1 : 0;
-    if (!node.args[weight_arg].is_tensor()) continue;
+    if (!node.arg("weight").is_tensor()) continue;  // linear and embedding both call it weight
     const ir::Node* dqw =
-        producer_op(graph, node.args[weight_arg].tensor(), "torchao::dequantize_affine.default");
+        producer_op(graph, node.arg("weight").tensor(), ops::torchao::dequantize_affine);
     if (dqw == nullptr || delegated.count(dqw->id)) continue;
     std::optional<QuantizedMatrix> m = torchao_weight(graph, *dqw);
     if (!m) continue;
@@ -428,17 +432,18 @@ int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
     if (out.spec.dtype != ScalarType::Float)
       refuse(node, "quantized weights need a float32 output");
     if (is_embedding) {
-      const ir::ValueId indices = node.args[1].tensor();
+      const ir::ValueId indices = node.arg("indices").tensor();
       if (m->bits == 4 && m->cols % 32 != 0)
         refuse(node, "int4 table rows must be a multiple of 32");
       rewrite_as_quantized_embedding(graph, id, indices, *m);
       ++rewritten;
       continue;
     }
-    const ir::Argument bias = node.args[2];
-    std::optional<DynamicActivation> act = torchao_dynamic_activation(graph, node.args[0].tensor());
+    const ir::Argument bias = node.arg("bias");
+    std::optional<DynamicActivation> act =
+        torchao_dynamic_activation(graph, node.arg("input").tensor());
     QLinearKind kind = m->bits == 4 ? QLinearKind::Q4W : QLinearKind::Q8W;
-    ir::ValueId input = node.args[0].tensor();
+    ir::ValueId input = node.arg("input").tensor();
     // With the default decompositions the linear reads view(dequantize_affine(...), [M, K]):
     // the view then reads the float activations instead (per-token rows are the same rows).
     ir::NodeId row_view = ir::kNoNode;
@@ -447,12 +452,10 @@ int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
       if (in.is_intermediate() && in.users.size() == 1) {
         const ir::Node& v = graph.node(in.producer);
         const std::string vop = v.op.str();
-        if ((vop == "aten::view.default" || vop == "aten::_unsafe_view.default" ||
-             vop == "aten::reshape.default") &&
-            v.args[0].is_tensor() && in.spec.rank() >= 1 &&
-            graph.value(v.args[0].tensor()).spec.rank() >= 1 &&
-            graph.value(v.args[0].tensor()).spec.sizes.back() == in.spec.sizes.back()) {
-          act = torchao_dynamic_activation(graph, v.args[0].tensor());
+        if (vop == ops::aten::view && v.arg("self").is_tensor() && in.spec.rank() >= 1 &&
+            graph.value(v.arg("self").tensor()).spec.rank() >= 1 &&
+            graph.value(v.arg("self").tensor()).spec.sizes.back() == in.spec.sizes.back()) {
+          act = torchao_dynamic_activation(graph, v.arg("self").tensor());
           if (act) row_view = v.id;
         }
       }

@@ -1,5 +1,7 @@
 #include "compiler/passes/relu_fusion.h"
 
+#include "compiler/ir/op_names.h"
+
 namespace pteron::compiler {
 
 const ir::Value* relu_fusion_input(const ir::Graph& graph,
@@ -7,11 +9,10 @@ const ir::Value* relu_fusion_input(const ir::Graph& graph,
   // Dynamic nodes too: the producer keeps its output (its fused kernel resizes it).
   if (!graph.has_node(id) || delegated.count(id)) return nullptr;
   const ir::Node& relu = graph.node(id);
-  if (relu.op.str() != "aten::relu.default" ||
-      graph.value(relu.outputs[0]).spec.dtype != ScalarType::Float) {
+  if (!relu.is(ops::aten::relu) || graph.value(relu.outputs[0]).spec.dtype != ScalarType::Float) {
     return nullptr;
   }
-  const ir::Value& x = graph.value(relu.args[0].tensor());
+  const ir::Value& x = graph.value(relu.arg("self").tensor());
   if (!single_use_intermediate(graph, x) || delegated.count(x.producer)) return nullptr;
   return &x;
 }

@@ -1,3 +1,4 @@
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -12,14 +13,14 @@ ir::NodeId viewed_linear(const ir::Graph& g, ir::ValueId v, ir::ValueId* linear_
   ir::NodeId id = value.producer;
   *linear_out = v;
   const ir::Node* n = &g.node(id);
-  if (n->op.str() == "aten::view.default") {
-    const ir::Value& in = g.value(n->args[0].tensor());
+  if (n->is(ops::aten::view)) {
+    const ir::Value& in = g.value(n->arg("self").tensor());
     if (!in.is_intermediate()) return ir::kNoNode;
     *linear_out = in.id;
     id = in.producer;
     n = &g.node(id);
   }
-  if (n->op.str() != "aten::linear.default") return ir::kNoNode;
+  if (!n->is(ops::aten::linear)) return ir::kNoNode;
   const ir::TensorSpec& lin = g.value(*linear_out).spec;
   // The view must keep the feature dim last and only regroup the rows, and nothing else may
   // need the linear's full result (it would then be computed twice).
@@ -34,9 +35,9 @@ ir::NodeId viewed_linear(const ir::Graph& g, ir::ValueId v, ir::ValueId* linear_
 
 int select_before_linear(ir::Graph& graph) {
   const ir::OpSchemaRegistry& schemas = ir::OpSchemaRegistry::global();
-  const ir::OpSchema* select = schemas.find("aten::select.int");
-  const ir::OpSchema* view = schemas.find("aten::view.default");
-  const ir::OpSchema* linear = schemas.find("aten::linear.default");
+  const ir::OpSchema* select = schemas.find(ops::aten::select_int);
+  const ir::OpSchema* view = schemas.find(ops::aten::view);
+  const ir::OpSchema* linear = schemas.find(ops::aten::linear);
   if (select == nullptr || view == nullptr || linear == nullptr) return 0;
   int rewritten = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
@@ -46,14 +47,14 @@ int select_before_linear(ir::Graph& graph) {
     const ir::Node& sel = graph.node(id);
     const std::optional<RowSelection> selection = one_row_selection(graph, sel);
     if (!selection) continue;
-    const ir::ValueId src = sel.args[0].tensor();
+    const ir::ValueId src = sel.arg("self").tensor();
     if (!single_use_intermediate(graph, graph.value(src))) continue;
     const int64_t size = selection->rows, index = selection->index;
     ir::ValueId linear_out = ir::kNoValue;
     const ir::NodeId lin_id = viewed_linear(graph, src, &linear_out);
     if (lin_id == ir::kNoNode) continue;
     const ir::Node& lin = graph.node(lin_id);
-    const ir::ValueId x = lin.args[0].tensor();
+    const ir::ValueId x = lin.arg("input").tensor();
     const ir::TensorSpec& xs = graph.value(x).spec;
     // x's rows (all dims but the last, flattened) line up with the linear output's rows.
     if (xs.rank() != 2 || xs.sizes[0] != size) continue;

@@ -18,6 +18,7 @@
 // needed in full, e.g. the input of the attention, is computed in full and one row of it taken).
 #include <unordered_map>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -47,13 +48,13 @@ bool row_invariant(const TensorSpec& s, const TensorSpec& out) {
 }
 
 bool is_unary_rowwise(const std::string& op) {
-  return op == "aten::relu.default" || op == "aten::gelu.default" || op == "aten::silu.default" ||
-         op == "aten::sigmoid.default" || op == "aten::tanh.default";
+  return op == ops::aten::relu || op == ops::aten::gelu || op == ops::aten::silu ||
+         op == ops::aten::sigmoid || op == ops::aten::tanh;
 }
 
 bool is_binary_rowwise(const std::string& op) {
-  return op == "aten::add.Tensor" || op == "aten::sub.Tensor" || op == "aten::mul.Tensor" ||
-         op == "aten::div.Tensor";
+  return op == ops::aten::add_Tensor || op == ops::aten::sub_Tensor ||
+         op == ops::aten::mul_Tensor || op == ops::aten::div_Tensor;
 }
 
 // The argument positions of `n` that are row operands (see the file comment); empty when `n` is
@@ -68,17 +69,16 @@ std::vector<size_t> row_operands(const Graph& g, const Node& n) {
   const TensorSpec& in = g.value(n.args[0].tensor()).spec;
   const std::string op = n.op.str();
   const bool same_rows = leading_rows(in, &in_rows) && in_rows == out_rows;
-  if (op == "aten::view.default") {
+  if (op == ops::aten::view) {
     return same_rows && in.sizes.back() == out.sizes.back() ? std::vector<size_t>{0}
                                                             : std::vector<size_t>{};
   }
-  if (op == "aten::native_layer_norm.default") {
-    const auto& shape = n.args[1].get<std::vector<int64_t>>();
+  if (op == ops::aten::native_layer_norm) {
+    const auto& shape = n.arg("normalized_shape").get<std::vector<int64_t>>();
     return same_rows && shape.size() == 1 && shape[0] == in.sizes.back() ? std::vector<size_t>{0}
                                                                          : std::vector<size_t>{};
   }
-  if (op == "aten::linear.default")
-    return same_rows ? std::vector<size_t>{0} : std::vector<size_t>{};
+  if (op == ops::aten::linear) return same_rows ? std::vector<size_t>{0} : std::vector<size_t>{};
   if (is_unary_rowwise(op)) return in == out ? std::vector<size_t>{0} : std::vector<size_t>{};
   if (is_binary_rowwise(op)) {
     std::vector<size_t> rows;
@@ -109,7 +109,7 @@ class RowRewriter {
 
   // Returns how many full-size nodes now have a one-row twin (0: nothing worth doing).
   int run() {
-    const ValueId src = g_.node(root_).args[0].tensor();
+    const ValueId src = g_.node(root_).arg("self").tensor();
     mark_row_only();
     if (!row_only_[src]) return 0;
     int pushed = 0;
@@ -117,7 +117,7 @@ class RowRewriter {
       const ir::Value& value = g_.value(v);
       if (!value.is_intermediate()) continue;
       const Node& p = g_.node(value.producer);
-      if (only && p.op.str() != "aten::view.default" && !row_operands(g_, p).empty()) ++pushed;
+      if (only && !p.is(ops::aten::view) && !row_operands(g_, p).empty()) ++pushed;
     }
     if (pushed == 0) return 0;
     const ValueId row = row_of(src);
@@ -141,7 +141,7 @@ class RowRewriter {
         if (v != ir::kNoValue) row_only_[v] = is_row_only(v);
     }
     // The root's own source, decided after its producers' outputs were visited: visit it too.
-    const ValueId src = g_.node(root_).args[0].tensor();
+    const ValueId src = g_.node(root_).arg("self").tensor();
     if (!row_only_.count(src)) row_only_[src] = false;
   }
 
@@ -168,7 +168,7 @@ class RowRewriter {
 
   // Adds a node before the root; `debug` is the full-size node it replaces (the profiler then
   // still charges the row's work to that module), else the root's.
-  ValueId add(const char* op, std::vector<ir::Argument> args, std::vector<TensorSpec> outs,
+  ValueId add(std::string_view op, std::vector<ir::Argument> args, std::vector<TensorSpec> outs,
               const std::string& base, const ir::DebugHandle* debug = nullptr) {
     const ir::OpSchema* schema = ir::OpSchemaRegistry::global().find(op);
     std::vector<std::optional<ir::NewValue>> news;
@@ -183,7 +183,7 @@ class RowRewriter {
 
   ValueId view(ValueId v, std::vector<int64_t> sizes) {
     TensorSpec spec = TensorSpec::contiguous(g_.value(v).spec.dtype, sizes);
-    return add("aten::view.default", {ir::TensorRef{v}, sizes}, {spec}, "row_view");
+    return add(ops::aten::view, {ir::TensorRef{v}, sizes}, {spec}, "row_view");
   }
 
   // Row index_ of a value computed in full, as [1, F].
@@ -208,7 +208,7 @@ class RowRewriter {
     }
     sliced[dim] = 1;
     const ValueId row =
-        add("aten::slice.Tensor", {ir::TensorRef{base}, dim, index_, index_ + 1, int64_t{1}},
+        add(ops::aten::slice_Tensor, {ir::TensorRef{base}, dim, index_, index_ + 1, int64_t{1}},
             {TensorSpec::contiguous(s.dtype, sliced)}, "row_slice");
     return sliced.size() == 2 ? row : view(row, {1, f});
   }
@@ -229,8 +229,8 @@ class RowRewriter {
     const std::vector<size_t> ops = p != nullptr ? row_operands(g_, *p) : std::vector<size_t>{};
     if (only == row_only_.end() || !only->second || ops.empty()) {
       row = extract(v);
-    } else if (p->op.str() == "aten::view.default") {
-      row = row_of(p->args[0].tensor());
+    } else if (p->is(ops::aten::view)) {
+      row = row_of(p->arg("self").tensor());
     } else {
       // Copies: adding nodes below may move the graph's node storage under `p`.
       const std::vector<ir::Argument> old_args = p->args;
@@ -248,12 +248,12 @@ class RowRewriter {
                                                                     : args[i].tensor())};
       }
       std::vector<TensorSpec> outs = {TensorSpec::contiguous(dtype, {1, f})};
-      if (op == "aten::native_layer_norm.default") {
+      if (op == ops::aten::native_layer_norm) {
         const ir::ScalarType stat = g_.value(old_outputs[1]).spec.dtype;
         outs.push_back(TensorSpec::contiguous(stat, {1, 1}));
         outs.push_back(TensorSpec::contiguous(stat, {1, 1}));
       }
-      row = add(op.c_str(), std::move(args), std::move(outs), g_.value(v).name + "_row", &debug);
+      row = add(op, std::move(args), std::move(outs), g_.value(v).name + "_row", &debug);
     }
     rows_of_[v] = row;
     return row;

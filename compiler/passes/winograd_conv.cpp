@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -79,27 +80,28 @@ std::vector<uint8_t> transform(const float* w, int64_t cout, int64_t cin) {
 bool takes(const ir::Graph& graph, const ir::Node& conv) {
   const std::string op = conv.op.str();
   const bool add_relu = op == "pteron::convolution_add_relu.default";
-  if ((op != "aten::convolution.default" && op != "pteron::convolution_relu.default" &&
-       !add_relu) ||
+  if ((op != ops::aten::convolution && op != "pteron::convolution_relu.default" && !add_relu) ||
       conv.args.size() != (add_relu ? 10u : 9u) || conv.outputs.size() != 1) {
     return false;
   }
   if (add_relu) {
-    if (!conv.args[9].is_tensor()) return false;
-    const ir::Value& other = graph.value(conv.args[9].tensor());
+    if (!conv.arg("other").is_tensor()) return false;
+    const ir::Value& other = graph.value(conv.arg("other").tensor());
     if (other.spec.dtype != ScalarType::Float ||
         other.spec.sizes != graph.value(conv.outputs[0]).spec.sizes) {
       return false;
     }
   }
-  if (!conv.args[0].is_tensor() || !conv.args[1].is_tensor() || !int_list_is(conv.args[3], 1) ||
-      !int_list_is(conv.args[5], 1) || !conv.args[4].is<std::vector<int64_t>>() ||
-      conv.args[4].get<std::vector<int64_t>>().size() != 2 || !conv.args[6].is<bool>() ||
-      conv.args[6].get<bool>() || !conv.args[8].is<int64_t>() || conv.args[8].get<int64_t>() != 1) {
+  if (!conv.arg("input").is_tensor() || !conv.arg("weight").is_tensor() ||
+      !int_list_is(conv.arg("stride"), 1) || !int_list_is(conv.arg("dilation"), 1) ||
+      !conv.arg("padding").is<std::vector<int64_t>>() ||
+      conv.arg("padding").get<std::vector<int64_t>>().size() != 2 ||
+      !conv.arg("transposed").is<bool>() || conv.arg("transposed").get<bool>() ||
+      !conv.arg("groups").is<int64_t>() || conv.arg("groups").get<int64_t>() != 1) {
     return false;
   }
-  const ir::Value& input = graph.value(conv.args[0].tensor());
-  const ir::Value& weight = graph.value(conv.args[1].tensor());
+  const ir::Value& input = graph.value(conv.arg("input").tensor());
+  const ir::Value& weight = graph.value(conv.arg("weight").tensor());
   const ir::Value& out = graph.value(conv.outputs[0]);
   if (input.spec.rank() != 4 || input.spec.dtype != ScalarType::Float ||
       out.spec.dtype != ScalarType::Float || out.spec.rank() != 4 || !weight.is_constant() ||
@@ -107,9 +109,9 @@ bool takes(const ir::Graph& graph, const ir::Node& conv) {
       weight.spec.rank() != 4 || weight.spec.sizes[2] != 3 || weight.spec.sizes[3] != 3) {
     return false;
   }
-  if (!conv.args[2].is_none()) {
-    if (!conv.args[2].is_tensor()) return false;
-    if (graph.value(conv.args[2].tensor()).spec.dtype != ScalarType::Float) return false;
+  if (!conv.arg("bias").is_none()) {
+    if (!conv.arg("bias").is_tensor()) return false;
+    if (graph.value(conv.arg("bias").tensor()).spec.dtype != ScalarType::Float) return false;
   }
   const int64_t cout = weight.spec.sizes[0], cin = weight.spec.sizes[1];
   return out.spec.sizes[2] >= kMinOutput && out.spec.sizes[3] >= kMinOutput &&
@@ -130,8 +132,11 @@ int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
     if (!takes(graph, conv)) continue;
     const bool add_relu = conv.op.str() == "pteron::convolution_add_relu.default";
     const bool relu = add_relu || conv.op.str() == "pteron::convolution_relu.default";
-    const std::vector<ir::Argument> conv_args = conv.args;  // graph edits below may move nodes
-    const ir::ValueId w = conv.args[1].tensor();
+    // Copies: graph edits below may move nodes.
+    const ir::Argument input = conv.arg("input"), bias = conv.arg("bias"),
+                       padding = conv.arg("padding");
+    const ir::Argument other = add_relu ? conv.arg("other") : ir::Argument(ir::None{});
+    const ir::ValueId w = conv.arg("weight").tensor();
     auto known = transformed.find(w);
     ir::ValueId u_id = known == transformed.end() ? ir::kNoValue : known->second;
     if (u_id == ir::kNoValue) {
@@ -151,10 +156,7 @@ int winograd_conv(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delega
         transformed[w] = u_id;
       }
     }
-    std::vector<ir::Argument> args = {
-        conv_args[0], ir::TensorRef{u_id},
-        conv_args[2], add_relu ? conv_args[9] : ir::Argument(ir::None{}),
-        conv_args[4], relu};
+    std::vector<ir::Argument> args = {input, ir::TensorRef{u_id}, bias, other, padding, relu};
     graph.set_op(id, conv2d_winograd_schema(), std::move(args));
     // The last convolution of a shared weight leaves the original unread.
     if (u_id != w && is_unused(graph, w)) graph.remove_constant(w);

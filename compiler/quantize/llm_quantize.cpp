@@ -1,16 +1,17 @@
 #include "compiler/quantize/llm_quantize.h"
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/quantized_linear.h"
 
 namespace pteron::compiler {
 namespace {
 
-// The constant float32 2-D weight at `arg` of `node`, or nullptr.
-const ir::Value* float_weight(const ir::Graph& g, const ir::Node& node, size_t arg) {
-  if (node.args.size() <= arg || !node.args[arg].is_tensor()) return nullptr;
-  const ir::Value& w = g.value(node.args[arg].tensor());
+// The constant float32 2-D weight of `node` (a linear's or an embedding's), or nullptr.
+const ir::Value* float_weight(const ir::Graph& g, const ir::Node& node) {
+  if (!node.arg("weight").is_tensor()) return nullptr;
+  const ir::Value& w = g.value(node.arg("weight").tensor());
   if (!w.is_constant() || w.spec.dtype != ScalarType::Float || w.spec.rank() != 2 ||
       !w.spec.is_contiguous()) {
     return nullptr;
@@ -49,9 +50,9 @@ std::string quantize_llm(ir::Graph& graph, const LlmQuantizeOptions& options) {
   for (ir::NodeId id : order) {
     const ir::Node& node = graph.node(id);
     const std::string op = node.op.str();
-    const bool linear = op == "aten::linear.default";
-    if (!linear && op != "aten::embedding.default") continue;
-    const ir::Value* w = float_weight(graph, node, linear ? 1 : 0);
+    const bool linear = op == ops::aten::linear;
+    if (!linear && op != ops::aten::embedding) continue;
+    const ir::Value* w = float_weight(graph, node);
     if (w == nullptr || graph.value(node.outputs[0]).spec.dtype != ScalarType::Float) continue;
     const int64_t rows = w->spec.sizes[0], cols = w->spec.sizes[1];
     const int64_t group = options.group_size != 0 ? options.group_size : (bits == 8 ? cols : 32);
@@ -65,11 +66,11 @@ std::string quantize_llm(ir::Graph& graph, const LlmQuantizeOptions& options) {
       const QLinearKind kind = options.scheme == LlmScheme::Int8   ? QLinearKind::Q8W
                                : options.scheme == LlmScheme::Int4 ? QLinearKind::Q4W
                                                                    : QLinearKind::A8W4;
-      const ir::Argument bias = node.args[2];
-      rewrite_as_quantized_linear(graph, id, node.args[0].tensor(), m, bias, kind);
+      const ir::Argument bias = node.arg("bias");
+      rewrite_as_quantized_linear(graph, id, node.arg("input").tensor(), m, bias, kind);
       ++linears;
     } else {
-      rewrite_as_quantized_embedding(graph, id, node.args[1].tensor(), m);
+      rewrite_as_quantized_embedding(graph, id, node.arg("indices").tensor(), m);
       ++embeddings;
     }
   }

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_names.h"
 
 namespace pteron::compiler {
 namespace {
@@ -42,25 +43,27 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
   if (n.outputs.empty() || n.outputs[0] == ir::kNoValue || !is_float_activation(g, n.outputs[0]))
     return Role::None;
   if (is_op(n, {"aten::convolution"})) {
-    const bool transposed = n.args[6].get<bool>();
-    const bool bias_ok = n.args[2].is_none() || is_float_constant(g, n.args[2]);
-    return !transposed && is_float_constant(g, n.args[1]) && bias_ok &&
-                   is_float_activation(g, n.args[0].tensor())
+    const bool transposed = n.arg("transposed").get<bool>();
+    const bool bias_ok = n.arg("bias").is_none() || is_float_constant(g, n.arg("bias"));
+    return !transposed && is_float_constant(g, n.arg("weight")) && bias_ok &&
+                   is_float_activation(g, n.arg("input").tensor())
                ? Role::WeightedOp
                : Role::None;
   }
   if (is_op(n, {"aten::linear"})) {
-    const bool bias_ok = n.args[2].is_none() || is_float_constant(g, n.args[2]);
-    return is_float_constant(g, n.args[1]) && g.value(n.args[1].tensor()).spec.rank() == 2 &&
-                   bias_ok && is_float_activation(g, n.args[0].tensor())
+    const bool bias_ok = n.arg("bias").is_none() || is_float_constant(g, n.arg("bias"));
+    return is_float_constant(g, n.arg("weight")) &&
+                   g.value(n.arg("weight").tensor()).spec.rank() == 2 && bias_ok &&
+                   is_float_activation(g, n.arg("input").tensor())
                ? Role::WeightedOp
                : Role::None;
   }
-  if (n.op.str() == "aten::add.Tensor" || n.op.str() == "aten::mul.Tensor") {
-    if (!n.args[0].is_tensor() || !n.args[1].is_tensor()) return Role::None;
-    if (!is_float_activation(g, n.args[0].tensor()) || !is_float_activation(g, n.args[1].tensor()))
+  if (n.is(ops::aten::add_Tensor) || n.is(ops::aten::mul_Tensor)) {
+    if (!n.arg("self").is_tensor() || !n.arg("other").is_tensor()) return Role::None;
+    if (!is_float_activation(g, n.arg("self").tensor()) ||
+        !is_float_activation(g, n.arg("other").tensor()))
       return Role::None;
-    if (n.op.name == "add" && n.args[2].to_double() != 1.0) return Role::None;  // alpha
+    if (n.op.name == "add" && n.arg("alpha").to_double() != 1.0) return Role::None;  // alpha
     return Role::Binary;
   }
   if (is_op(n, {"aten::relu", "aten::hardtanh", "aten::clamp"})) return Role::Activation;
@@ -79,8 +82,9 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
     return Role::Shared;
   }
   if (is_op(n, {"aten::constant_pad_nd"})) {
-    return n.args.size() < 3 || n.args[2].is_none() || n.args[2].to_double() == 0.0 ? Role::Shared
-                                                                                    : Role::None;
+    return n.args.size() < 3 || n.arg("value").is_none() || n.arg("value").to_double() == 0.0
+               ? Role::Shared
+               : Role::None;
   }
   if (is_op(n, {"aten::upsample_bilinear2d"})) return Role::Plain;
   if (is_op(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",
@@ -100,8 +104,8 @@ const ir::Node* fused_activation(const ir::Graph& g, ir::ValueId v) {
   const ir::Value& value = g.value(v);
   if (value.users.size() != 1 || g.is_output(v)) return nullptr;
   const ir::Node& user = g.node(value.users[0]);
-  return role_of(g, user) == Role::Activation && user.args[0].is_tensor() &&
-                 user.args[0].tensor() == v
+  return role_of(g, user) == Role::Activation && user.arg("self").is_tensor() &&
+                 user.arg("self").tensor() == v
              ? &user
              : nullptr;
 }
@@ -135,20 +139,20 @@ Plan make_plan(const ir::Graph& g, bool int8_io) {
       case Role::None:
         break;
       case Role::WeightedOp:
-        mark(n.args[0].tensor());
+        mark(n.arg("input").tensor());
         mark_output(n);
         plan.weighted.push_back(id);
         ++plan.ops;
         break;
       case Role::Binary:
-        mark(n.args[0].tensor());
-        mark(n.args[1].tensor());
+        mark(n.arg("self").tensor());
+        mark(n.arg("other").tensor());
         mark_output(n);
         ++plan.ops;
         break;
       case Role::Activation:
         if (fused.count(id)) break;  // its output was marked with the op it is fused into
-        mark(n.args[0].tensor());
+        mark(n.arg("self").tensor());
         mark(n.outputs[0]);
         ++plan.ops;
         break;
@@ -232,7 +236,7 @@ class Rewriter {
   // int8 per-channel weight (and int32 bias) behind dequantize_per_channel for conv/linear.
   size_t quantize_weights(ir::NodeId id, const QParams* input_q, bool int32_bias) {
     // Copies: adding constants below may move the graph's value table.
-    const ir::ValueId w_id = g_.node(id).args[1].tensor();
+    const ir::ValueId w_id = g_.node(id).arg("weight").tensor();
     const ir::TensorSpec w_spec = g_.value(w_id).spec;
     const std::string w_name = g_.value(w_id).name;
     const int64_t channels = w_spec.sizes[0];
@@ -244,10 +248,10 @@ class Rewriter {
         add_constant(g_, w_name + "_int8", ScalarType::Char, w_spec.sizes, qw.values);
     const ir::ValueId wdq =
         add_dq_per_channel(wq, qw.scales, -127, 127, ScalarType::Char, id, w_spec, w_name);
-    g_.set_arg(id, 1, ir::TensorRef{wdq});
+    g_.set_arg(id, "weight", ir::TensorRef{wdq});
     remove_if_unused(w_id);
     size_t bytes = qw.values.size();
-    const ir::Argument bias_arg = g_.node(id).args[2];
+    const ir::Argument bias_arg = g_.node(id).arg("bias");
     if (int32_bias && input_q != nullptr && !bias_arg.is_none()) {
       const ir::ValueId b_id = bias_arg.tensor();
       const ir::TensorSpec b_spec = g_.value(b_id).spec;
@@ -260,7 +264,7 @@ class Rewriter {
           add_constant(g_, b_name + "_int32", ScalarType::Int, b_spec.sizes, qb.values);
       const ir::ValueId bdq = add_dq_per_channel(bq, qb.scales, INT32_MIN, INT32_MAX,
                                                  ScalarType::Int, id, b_spec, b_name);
-      g_.set_arg(id, 2, ir::TensorRef{bdq});
+      g_.set_arg(id, "bias", ir::TensorRef{bdq});
       remove_if_unused(b_id);
       bytes += qb.values.size() * sizeof(int32_t);
     }
@@ -282,7 +286,7 @@ class Rewriter {
     const ir::Value& value = g_.value(v);
     ir::TensorSpec spec = value.spec;
     spec.dtype = ScalarType::Char;
-    static const ir::OpSchema& s = schema("quantized_decomposed::quantize_per_tensor.default");
+    static const ir::OpSchema& s = schema(ops::quantized_decomposed::quantize_per_tensor);
     const std::string name = g_.unique_name("quantize_" + value.name);
     const ir::NodeId id =
         g_.add_node(s, {ir::TensorRef{v}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char},
@@ -294,7 +298,7 @@ class Rewriter {
                      const std::string& float_name) {
     ir::TensorSpec spec = g_.value(qv).spec;
     spec.dtype = ScalarType::Float;
-    static const ir::OpSchema& s = schema("quantized_decomposed::dequantize_per_tensor.default");
+    static const ir::OpSchema& s = schema(ops::quantized_decomposed::dequantize_per_tensor);
     const std::string name = g_.unique_name("dequantize_" + float_name);
     const ir::NodeId id = g_.add_node(
         s, {ir::TensorRef{qv}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char, ir::None{}},
@@ -307,7 +311,7 @@ class Rewriter {
   ir::ValueId add_dq_per_channel(ir::ValueId q, const std::vector<float>& scales, int64_t qmin,
                                  int64_t qmax, ScalarType dtype, ir::NodeId before,
                                  ir::TensorSpec float_spec, const std::string& float_name) {
-    static const ir::OpSchema& s = schema("quantized_decomposed::dequantize_per_channel.default");
+    static const ir::OpSchema& s = schema(ops::quantized_decomposed::dequantize_per_channel);
     const auto channels = static_cast<int64_t>(scales.size());
     const std::string q_name = g_.value(q).name;
     const ir::ValueId sv =
@@ -447,7 +451,7 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
   const bool int32_bias = options.scheme != QuantScheme::Xnnpack;
   for (ir::NodeId id : plan.weighted) {
     report.weight_bytes +=
-        rewriter.quantize_weights(id, params_of(graph.node(id).args[0].tensor()), int32_bias);
+        rewriter.quantize_weights(id, params_of(graph.node(id).arg("input").tensor()), int32_bias);
   }
   const std::vector<ir::ValueId> inputs = graph.inputs(), outputs = graph.outputs();
   for (ir::ValueId v : order) {

@@ -6,10 +6,12 @@
 #include "backends/ethos_u/aot/vela.h"
 #include "backends/tosa/aot/tosa_lowering.h"
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_names.h"
 #include "compiler/partition/registry.h"
 
 namespace pteron::ethos_u {
 
+namespace ops = compiler::ops;
 using compiler::LoweredRegion;
 using compiler::SupportDecision;
 using tosa_aot::TosaProfile;
@@ -65,7 +67,6 @@ std::vector<int64_t> ints_arg(const compiler::ir::Node& n, const char* name) {
 // a node breaking one would fail its whole region in Vela: refuse the node instead, so the
 // region forms without it. "" when the node is fine.
 std::string vela_u55_constraint(const compiler::ir::Graph& graph, const compiler::ir::Node& n) {
-  const std::string op = n.op.str();
   // A stride only matters along a dimension with more than one output (a global pool's
   // stride is its kernel, and Vela takes it).
   std::vector<int64_t> out_hw;
@@ -82,14 +83,14 @@ std::string vela_u55_constraint(const compiler::ir::Graph& graph, const compiler
     }
     return true;
   };
-  if (op == "aten::convolution.default") {
+  if (n.is(ops::aten::convolution)) {
     std::vector<int64_t> stride = ints_arg(n, "stride");
     const auto& w = graph.value(n.arg("weight").tensor()).spec.sizes;
     if (!strides_ok(stride)) return "Vela (U55/U65): CONV2D stride must be 1..3";
     if (w.size() == 4 && (w[2] > 64 || w[2] * w[3] > 4096)) {
       return "Vela (U55/U65): CONV2D kernel_y <= 64 and kernel_x*kernel_y <= 4096";
     }
-  } else if (op == "aten::avg_pool2d.default") {
+  } else if (n.is(ops::aten::avg_pool2d)) {
     std::vector<int64_t> kernel = ints_arg(n, "kernel_size"), stride = ints_arg(n, "stride"),
                          pad = ints_arg(n, "padding");
     if (!strides_ok(stride.empty() ? kernel : stride)) {
@@ -100,7 +101,7 @@ std::string vela_u55_constraint(const compiler::ir::Graph& graph, const compiler
     for (int64_t k : kernel) {
       if (padded && k > 8) return "Vela (U55/U65): AVG_POOL2D with padding needs kernel <= 8";
     }
-  } else if (op == "aten::max_pool2d.default" || op == "aten::max_pool2d_with_indices.default") {
+  } else if (n.is(ops::aten::max_pool2d_with_indices)) {
     std::vector<int64_t> kernel = ints_arg(n, "kernel_size"), stride = ints_arg(n, "stride");
     if (!strides_ok(stride.empty() ? kernel : stride)) {
       return "Vela (U55/U65): MAX_POOL2D stride must be 1..3";

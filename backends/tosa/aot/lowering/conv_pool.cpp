@@ -105,28 +105,25 @@ Lowerer::Axis Lowerer::fit_axis(int64_t in, int64_t out, int64_t k, int64_t stri
 }
 
 void Lowerer::conv(const Node& n) {
-  const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+  const ir::TensorSpec& xs = g_.value(n.arg("input").tensor()).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
-  const bool is_convolution = n.op.name == "convolution";
   if (xs.rank() != 4)
     refuse("convolution of a " + std::to_string(xs.rank()) + "-D input (TOSA CONV2D: 2-D only)");
-  if (is_convolution && n.args[6].get<bool>()) refuse("transposed convolution (not lowered)");
-  const int64_t groups = is_convolution ? n.args[8].to_int() : n.args[6].to_int();
-  const std::vector<int64_t> stride = pair_arg(n.args[3], 1);
-  const std::vector<int64_t> padding = pair_arg(n.args[4], 0);
-  const std::vector<int64_t> dilation = pair_arg(n.args[5], 1);
-  if (is_convolution) {
-    for (int64_t p : int_list(n.args[7]))
-      if (p != 0) refuse("output padding");
-  }
+  if (n.arg("transposed").get<bool>()) refuse("transposed convolution (not lowered)");
+  const int64_t groups = n.arg("groups").to_int();
+  const std::vector<int64_t> stride = pair_arg(n.arg("stride"), 1);
+  const std::vector<int64_t> padding = pair_arg(n.arg("padding"), 0);
+  const std::vector<int64_t> dilation = pair_arg(n.arg("dilation"), 1);
+  for (int64_t p : int_list(n.arg("output_padding")))
+    if (p != 0) refuse("output padding");
   const OutQuant* q = nullptr;
   OutQuant oq;
   if (is_int()) {
     oq = out_quant(n, true);
     q = &oq;
   }
-  TVal x = operand(n.args[0].tensor());
-  const Weight w = weight(n.args[1].tensor());
+  TVal x = operand(n.arg("input").tensor());
+  const Weight w = weight(n.arg("weight").tensor());
   if (w.sizes.size() != 4) refuse("weight is not 4-D");
   const int64_t ic = xs.sizes[1], oc = w.sizes[0], kh = w.sizes[2], kw = w.sizes[3];
   bool depthwise = false;
@@ -149,7 +146,7 @@ void Lowerer::conv(const Node& n) {
   const Axis ax =
       fit_axis(xs.sizes[3], ys.sizes[3], kw, stride[1], dilation[1], padding[1], padding[1]);
   x = crop_nhwc(to_nhwc(x), ay.crop, ax.crop);
-  TVal out = conv_core(n, x, w, n.args[2], depthwise, multiplier,
+  TVal out = conv_core(n, x, w, n.arg("bias"), depthwise, multiplier,
                        {static_cast<int32_t>(ay.pad_a), static_cast<int32_t>(ay.pad_b),
                         static_cast<int32_t>(ax.pad_a), static_cast<int32_t>(ax.pad_b)},
                        {static_cast<int32_t>(stride[0]), static_cast<int32_t>(stride[1])},
@@ -160,20 +157,20 @@ void Lowerer::conv(const Node& n) {
 }
 
 void Lowerer::max_pool(const Node& n) {
-  const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+  const ir::TensorSpec& xs = g_.value(n.arg("self").tensor()).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   if (xs.rank() != 4) refuse("max pool of a " + std::to_string(xs.rank()) + "-D input");
-  const std::vector<int64_t> k = pair_arg(n.args[1], 1);
-  std::vector<int64_t> stride = pair_arg(n.args[2], 0);
-  if (int_list(n.args[2]).empty()) stride = k;
-  const std::vector<int64_t> padding = pair_arg(n.args[3], 0);
-  const std::vector<int64_t> dilation = pair_arg(n.args[4], 1);
+  const std::vector<int64_t> k = pair_arg(n.arg("kernel_size"), 1);
+  std::vector<int64_t> stride = pair_arg(n.arg("stride"), 0);
+  if (int_list(n.arg("stride")).empty()) stride = k;
+  const std::vector<int64_t> padding = pair_arg(n.arg("padding"), 0);
+  const std::vector<int64_t> dilation = pair_arg(n.arg("dilation"), 1);
   if (dilation[0] != 1 || dilation[1] != 1) refuse("dilated max pool (TOSA: no dilation)");
   if (!is_int())
     for (size_t i = 1; i < n.outputs.size(); ++i)
       if (n.outputs[i] != ir::kNoValue && !g_.value(n.outputs[i]).users.empty())
         refuse("max pool indices are used");
-  TVal x = to_nhwc(operand(n.args[0].tensor()));
+  TVal x = to_nhwc(operand(n.arg("self").tensor()));
   const Axis ay = fit_axis(xs.sizes[2], ys.sizes[2], k[0], stride[0], 1, padding[0], padding[0]);
   const Axis ax = fit_axis(xs.sizes[3], ys.sizes[3], k[1], stride[1], 1, padding[1], padding[1]);
   if (ay.pad_a >= k[0] || ay.pad_b >= k[0] || ax.pad_a >= k[1] || ax.pad_b >= k[1])
@@ -248,16 +245,16 @@ TVal Lowerer::global_mean_int(const TVal& x, const OutQuant& q) {
 }
 
 void Lowerer::avg_pool(const Node& n) {
-  const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+  const ir::TensorSpec& xs = g_.value(n.arg("self").tensor()).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   if (xs.rank() != 4) refuse("avg pool of a " + std::to_string(xs.rank()) + "-D input");
-  const std::vector<int64_t> k = pair_arg(n.args[1], 1);
-  std::vector<int64_t> stride = pair_arg(n.args[2], 0);
-  if (int_list(n.args[2]).empty()) stride = k;
-  const std::vector<int64_t> padding = pair_arg(n.args[3], 0);
-  const bool count_include_pad = n.args[5].get<bool>();
-  if (!n.args[6].is_none()) refuse("divisor_override (TOSA divides by the window)");
-  TVal x = to_nhwc(operand(n.args[0].tensor()));
+  const std::vector<int64_t> k = pair_arg(n.arg("kernel_size"), 1);
+  std::vector<int64_t> stride = pair_arg(n.arg("stride"), 0);
+  if (int_list(n.arg("stride")).empty()) stride = k;
+  const std::vector<int64_t> padding = pair_arg(n.arg("padding"), 0);
+  const bool count_include_pad = n.arg("count_include_pad").get<bool>();
+  if (!n.arg("divisor_override").is_none()) refuse("divisor_override (TOSA divides by the window)");
+  TVal x = to_nhwc(operand(n.arg("self").tensor()));
   int64_t ph = padding[0], pw = padding[1];
   int64_t ih = xs.sizes[2], iw = xs.sizes[3];
   if ((ph || pw) && count_include_pad) {
@@ -290,22 +287,22 @@ void Lowerer::avg_pool(const Node& n) {
 
 // Global average pooling: adaptive pool to 1x1, or mean over H and W.
 void Lowerer::global_pool(const Node& n, const std::string& op) {
-  const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+  const ir::TensorSpec& xs = g_.value(n.arg("self").tensor()).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   if (xs.rank() != 4) refuse("pooling/mean of a " + std::to_string(xs.rank()) + "-D input");
-  if (op == "aten::mean.dim") {
-    std::vector<int64_t> dims = int_list(n.args[1]);
+  if (op == ops::aten::mean_dim) {
+    std::vector<int64_t> dims = int_list(n.arg("dim"));
     for (int64_t& d : dims) d = norm_dim(d, 4);
     std::sort(dims.begin(), dims.end());
     if (dims != std::vector<int64_t>{2, 3})
       refuse("mean over dims other than H and W (TOSA lowering: global average pool only)");
-    if (n.args.size() > 3 && !n.args[3].is_none()) refuse("mean with a dtype");
+    if (!n.arg("dtype").is_none()) refuse("mean with a dtype");
   } else {
-    const std::vector<int64_t> o = int_list(n.args[1]);
+    const std::vector<int64_t> o = int_list(n.arg("output_size"));
     if (o != std::vector<int64_t>{1, 1})
       refuse("adaptive pool to " + shape_str(o) + " (TOSA lowering: to 1x1 only)");
   }
-  TVal x = to_nhwc(operand(n.args[0].tensor()));
+  TVal x = to_nhwc(operand(n.arg("self").tensor()));
   const int64_t h = xs.sizes[2], w = xs.sizes[3];
   OutQuant q;
   TVal out;

@@ -42,49 +42,51 @@ std::pair<TVal, TVal> Lowerer::align(TVal a, TVal b, const std::vector<int64_t>&
 }
 
 void Lowerer::binary(const Node& n, const std::string& op) {
-  if (op != "aten::mul.Tensor" && n.args[2].to_double() != 1.0) refuse("alpha other than 1");
+  if (op != ops::aten::mul_Tensor && n.arg("alpha").to_double() != 1.0)
+    refuse("alpha other than 1");
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   if (!is_int()) {
-    for (int i = 0; i < 2; ++i)
-      if (n.args[i].is_tensor() && g_.value(n.args[i].tensor()).spec.dtype != ScalarType::Float &&
-          !(g_.value(n.args[i].tensor()).is_constant() &&
-            g_.value(n.args[i].tensor()).spec.rank() == 0))
+    for (const char* operand : {"self", "other"}) {
+      const ir::Argument& a = n.arg(operand);
+      if (a.is_tensor() && g_.value(a.tensor()).spec.dtype != ScalarType::Float &&
+          !(g_.value(a.tensor()).is_constant() && g_.value(a.tensor()).spec.rank() == 0))
         refuse("operands are not f32");
+    }
     std::vector<int64_t> la, lb;
-    TVal a0 = fp_operand(n.args[0], &la);
-    TVal b0 = fp_operand(n.args[1], &lb);
+    TVal a0 = fp_operand(n.arg("self"), &la);
+    TVal b0 = fp_operand(n.arg("other"), &lb);
     auto [a, b] = align(a0, b0, la, lb, ys.rank());
     TVal out = tensor(a.nhwc ? to_nhwc_shape(ys.sizes) : ys.sizes, DType::FP32, a);
-    if (op == "aten::mul.Tensor") {
+    if (op == ops::aten::mul_Tensor) {
       const std::string shift = w_.const_i8("shift", {1}, {0}).name;
       w_.add_op(Op::MUL, {a.name, b.name, shift}, {out.name});
     } else {
-      w_.add_op(op == "aten::add.Tensor" ? Op::ADD : Op::SUB, {a.name, b.name}, {out.name});
+      w_.add_op(op == ops::aten::add_Tensor ? Op::ADD : Op::SUB, {a.name, b.name}, {out.name});
     }
     return bind(n, out, nullptr);
   }
-  if (op == "aten::mul.Tensor" && n.args[0].is_tensor()) {
+  if (op == ops::aten::mul_Tensor && n.arg("self").is_tensor()) {
     // x * c for a positive constant c (a Python scalar or a 0-d constant): one RESCALE.
     std::optional<double> c;
-    if (!n.args[1].is_tensor()) {
-      c = n.args[1].to_double();
-    } else if (g_.value(n.args[1].tensor()).is_constant() &&
-               g_.value(n.args[1].tensor()).spec.numel() == 1) {
-      c = constant_numbers(g_, n.args[1].tensor())[0];
+    if (!n.arg("other").is_tensor()) {
+      c = n.arg("other").to_double();
+    } else if (g_.value(n.arg("other").tensor()).is_constant() &&
+               g_.value(n.arg("other").tensor()).spec.numel() == 1) {
+      c = constant_numbers(g_, n.arg("other").tensor())[0];
     }
     if (c) {
       if (!(*c > 0)) refuse("multiply by a non-positive constant in the INT profile");
       const OutQuant q = out_quant(n, true);
-      TVal x = operand(n.args[0].tensor());
+      TVal x = operand(n.arg("self").tensor());
       TVal out =
           rescale(x, {x.scale * *c / q.p.scale}, x.zp, static_cast<int32_t>(q.p.zp), DType::INT8);
       out = clamp_i8(out, q.lo, q.hi);
       return bind(n, out, &q);
     }
   }
-  if (!n.args[0].is_tensor() || !n.args[1].is_tensor())
+  if (!n.arg("self").is_tensor() || !n.arg("other").is_tensor())
     refuse("scalar operand in the INT profile (not lowered)");
-  const ValueId av = n.args[0].tensor(), bv = n.args[1].tensor();
+  const ValueId av = n.arg("self").tensor(), bv = n.arg("other").tensor();
   const auto& la = g_.value(av).spec.sizes;
   const auto& lb = g_.value(bv).spec.sizes;
   const OutQuant q = out_quant(n, true);
@@ -92,7 +94,7 @@ void Lowerer::binary(const Node& n, const std::string& op) {
   auto [a, b] = align(a0, b0, la, lb, ys.rank());
   const std::vector<int64_t> oshape = a.nhwc ? to_nhwc_shape(ys.sizes) : ys.sizes;
   TVal out;
-  if (op == "aten::mul.Tensor") {
+  if (op == ops::aten::mul_Tensor) {
     // (a - za) * (b - zb) in int32, then scale sa * sb / so.
     TVal ai = rescale(a, {1.0}, a.zp, 0, DType::INT32);
     TVal bi = rescale(b, {1.0}, b.zp, 0, DType::INT32);
@@ -108,7 +110,7 @@ void Lowerer::binary(const Node& n, const std::string& op) {
     TVal ai = rescale(a, {a.scale / common * lift}, a.zp, 0, DType::INT32);
     TVal bi = rescale(b, {b.scale / common * lift}, b.zp, 0, DType::INT32);
     TVal sum = tensor(oshape, DType::INT32, ai);
-    w_.add_op(op == "aten::add.Tensor" ? Op::ADD : Op::SUB, {ai.name, bi.name}, {sum.name});
+    w_.add_op(op == ops::aten::add_Tensor ? Op::ADD : Op::SUB, {ai.name, bi.name}, {sum.name});
     out = rescale(sum, {common / (lift * q.p.scale)}, 0, static_cast<int32_t>(q.p.zp), DType::INT8);
   }
   out.nhwc = a.nhwc;
@@ -119,11 +121,11 @@ void Lowerer::binary(const Node& n, const std::string& op) {
 void Lowerer::activation(const Node& n) {
   const auto bounds = *activation_bounds(n);
   if (!is_int()) {
-    TVal x = get(n.args[0].tensor());
+    TVal x = get(n.arg("self").tensor());
     return bind(n, clamp_f32(x, bounds.first, bounds.second), nullptr);
   }
   const OutQuant q = out_quant(n, false);
-  TVal x = requantize(operand(n.args[0].tensor()), q.p.scale, static_cast<int32_t>(q.p.zp));
+  TVal x = requantize(operand(n.arg("self").tensor()), q.p.scale, static_cast<int32_t>(q.p.zp));
   int64_t lo = q.lo, hi = q.hi;
   if (std::isfinite(bounds.first))
     lo = std::max<int64_t>(lo, quantize_value(bounds.first, q.p.scale, q.p.zp));
@@ -166,18 +168,17 @@ TVal Lowerer::binary_fp(Op op, const TVal& a, const TVal& b, std::vector<int64_t
 // a / b as a * reciprocal(b) (a constant b is inverted at compile time).
 void Lowerer::divide(const Node& n) {
   fp_only("division");
-  if (n.args.size() > 2 && !n.args[2].is_none()) refuse("division with a rounding mode");
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   std::vector<int64_t> la, lb;
-  TVal a = fp_operand(n.args[0], &la);
-  TVal b = fp_operand(n.args[1], &lb);
-  if (!n.args[1].is_tensor() || g_.value(n.args[1].tensor()).is_constant()) {
+  TVal a = fp_operand(n.arg("self"), &la);
+  TVal b = fp_operand(n.arg("other"), &lb);
+  if (!n.arg("other").is_tensor() || g_.value(n.arg("other").tensor()).is_constant()) {
     std::vector<float> inv;
-    if (n.args[1].is_tensor()) {
-      for (double x : constant_numbers(g_, n.args[1].tensor()))
+    if (n.arg("other").is_tensor()) {
+      for (double x : constant_numbers(g_, n.arg("other").tensor()))
         inv.push_back(static_cast<float>(1.0 / x));
     } else {
-      inv.push_back(static_cast<float>(1.0 / n.args[1].to_double()));
+      inv.push_back(static_cast<float>(1.0 / n.arg("other").to_double()));
     }
     b.name = w_.const_f32("reciprocal", b.shape, inv).name;
   } else {
@@ -194,9 +195,9 @@ void Lowerer::where(const Node& n) {
   fp_only("where");
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   std::vector<TVal> ops;
-  for (int i = 0; i < 3; ++i) {
-    if (!n.args[i].is_tensor()) refuse("scalar operand (not lowered)");
-    const ValueId v = n.args[i].tensor();
+  for (const char* operand : {"condition", "self", "other"}) {
+    if (!n.arg(operand).is_tensor()) refuse("scalar operand (not lowered)");
+    const ValueId v = n.arg(operand).tensor();
     TVal t = to_logical(get(v));
     const auto& logical = g_.value(v).spec.sizes;
     if (logical.size() < ys.rank()) {

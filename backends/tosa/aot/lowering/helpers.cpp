@@ -1,7 +1,6 @@
 // Helpers the op families share: shapes, argument lists, constants and op kinds.
 #include <algorithm>
 #include <cstring>
-#include <unordered_set>
 
 #include "backends/tosa/aot/lowering/lowerer.h"
 
@@ -19,7 +18,7 @@ int64_t numel(const std::vector<int64_t>& s) {
   return n;
 }
 
-bool is_op(const Node& n, const char* name) { return n.op.str() == name; }
+bool is_op(const Node& n, ir::OpName op) { return n.is(op); }
 
 std::vector<double> constant_numbers(const Graph& g, ValueId v) {
   const ir::Value& value = g.value(v);
@@ -99,26 +98,24 @@ std::vector<uint8_t> f32_bytes(float x) {
 }
 
 bool is_view_op(const std::string& op) {
-  static const std::unordered_set<std::string> kViews = {
-      "aten::view.default",         "aten::view_copy.default", "aten::_unsafe_view.default",
-      "aten::reshape.default",      "aten::squeeze.dim",       "aten::squeeze.dims",
-      "aten::squeeze.default",      "aten::squeeze_copy.dim",  "aten::squeeze_copy.dims",
-      "aten::squeeze_copy.default", "aten::unsqueeze.default", "aten::unsqueeze_copy.default",
-      "aten::flatten.using_ints",   "aten::clone.default",     "aten::alias.default",
-      "aten::alias_copy.default",   "aten::_to_copy.default",  "aten::contiguous.default",
-  };
-  return kViews.count(op) != 0;
+  for (const ir::OpName view :
+       {ops::aten::view, ops::aten::view_copy, ops::aten::squeeze_dim, ops::aten::squeeze_dims,
+        ops::aten::squeeze, ops::aten::squeeze_copy_dim, ops::aten::squeeze_copy_dims,
+        ops::aten::squeeze_copy, ops::aten::unsqueeze, ops::aten::unsqueeze_copy, ops::aten::clone,
+        ops::aten::alias, ops::aten::alias_copy, ops::aten::_to_copy})
+    if (op == view) return true;
+  return false;
 }
 
 bool is_permute_op(const std::string& op) {
-  return op == "aten::permute.default" || op == "aten::permute_copy.default" ||
-         op == "aten::transpose.int" || op == "aten::transpose_copy.int" ||
-         op == "aten::t.default" || op == "aten::t_copy.default";
+  return op == ops::aten::permute || op == ops::aten::permute_copy ||
+         op == ops::aten::transpose_int || op == ops::aten::transpose_copy_int ||
+         op == ops::aten::t || op == ops::aten::t_copy;
 }
 
 bool fuses_activation(const std::string& op) {
-  return op == "aten::convolution.default" || op == "aten::conv2d.default" ||
-         op == "aten::linear.default" || op == "aten::add.Tensor" || op == "aten::mul.Tensor";
+  return op == ops::aten::convolution || op == ops::aten::linear || op == ops::aten::add_Tensor ||
+         op == ops::aten::mul_Tensor;
 }
 
 bool is_graph_output(const Graph& g, ValueId v) {

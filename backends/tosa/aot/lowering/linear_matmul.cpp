@@ -4,7 +4,7 @@
 namespace pteron::tosa_aot::detail {
 
 void Lowerer::linear(const Node& n) {
-  const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
+  const ir::TensorSpec& xs = g_.value(n.arg("input").tensor()).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   const OutQuant* q = nullptr;
   OutQuant oq;
@@ -12,8 +12,8 @@ void Lowerer::linear(const Node& n) {
     oq = out_quant(n, true);
     q = &oq;
   }
-  TVal x = to_logical(operand(n.args[0].tensor()));
-  Weight w = weight(n.args[1].tensor());
+  TVal x = to_logical(operand(n.arg("input").tensor()));
+  Weight w = weight(n.arg("weight").tensor());
   if (w.sizes.size() != 2) refuse("weight is not 2-D");
   const int64_t ic = xs.sizes.back(), oc = w.sizes[0];
   if (w.sizes[1] != ic) refuse("weight columns differ from the input features");
@@ -22,8 +22,8 @@ void Lowerer::linear(const Node& n) {
   // As CONV2D 1x1 over [rows, 1, 1, ic] (TOSA 1.0 has no FULLY_CONNECTED).
   x = reshape(x, {rows, 1, 1, ic});
   x.nhwc = true;
-  TVal out =
-      conv_core(n, x, w, n.args[2], false, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}, {rows, 1, 1, oc}, q);
+  TVal out = conv_core(n, x, w, n.arg("bias"), false, 1, {0, 0, 0, 0}, {1, 1}, {1, 1},
+                       {rows, 1, 1, oc}, q);
   out = reshape(out, ys.sizes);
   bind(n, out, q);
 }
@@ -31,12 +31,12 @@ void Lowerer::linear(const Node& n) {
 // bmm [B, M, K] x [B, K, N] (mm as B = 1): MATMUL.
 void Lowerer::matmul(const Node& n, const std::string& op) {
   fp_only("matrix multiply of two activations");
-  const ir::TensorSpec& as = g_.value(n.args[0].tensor()).spec;
-  const ir::TensorSpec& bs = g_.value(n.args[1].tensor()).spec;
+  const ir::TensorSpec& as = g_.value(n.arg("self").tensor()).spec;
+  const ir::TensorSpec& bs = g_.value(n.arg("mat2").tensor()).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
-  TVal a = to_logical(get(n.args[0].tensor()));
-  TVal b = to_logical(get(n.args[1].tensor()));
-  if (op == "aten::mm.default") {
+  TVal a = to_logical(get(n.arg("self").tensor()));
+  TVal b = to_logical(get(n.arg("mat2").tensor()));
+  if (op == ops::aten::mm) {
     a = reshape(a, {1, as.sizes[0], as.sizes[1]});
     b = reshape(b, {1, bs.sizes[0], bs.sizes[1]});
   }

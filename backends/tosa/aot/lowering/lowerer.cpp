@@ -245,7 +245,7 @@ void Lowerer::lower_node(const Node& n) {
   if (op == kQuant) return quantize(n);
   if (op == kDequantChannel) {
     if (!is_int()) refuse("quantized ops belong to the INT profile");
-    if (!g_.value(n.args[0].tensor()).is_constant())
+    if (!g_.value(n.arg("input").tensor()).is_constant())
       refuse("per-channel dequantize of an activation (only weights are per channel)");
     return;  // read by the convolution / linear that uses the weight
   }
@@ -255,42 +255,39 @@ void Lowerer::lower_node(const Node& n) {
   if (is_int() && out.dtype != ScalarType::Float)
     refuse("output is " + ir::dtype_name(out.dtype) +
            " (INT profile ops compute on dequantized int8, i.e. float in the IR)");
-  if (op == "aten::convolution.default" || op == "aten::conv2d.default") return conv(n);
-  if (op == "aten::linear.default") return linear(n);
-  if (op == "aten::add.Tensor" || op == "aten::mul.Tensor" || op == "aten::sub.Tensor")
+  if (op == ops::aten::convolution) return conv(n);
+  if (op == ops::aten::linear) return linear(n);
+  if (op == ops::aten::add_Tensor || op == ops::aten::mul_Tensor || op == ops::aten::sub_Tensor)
     return binary(n, op);
   if (activation_bounds(n)) return activation(n);
-  if (op == "aten::max_pool2d_with_indices.default" || op == "aten::max_pool2d.default")
-    return max_pool(n);
-  if (op == "aten::avg_pool2d.default") return avg_pool(n);
-  if (op == "aten::adaptive_avg_pool2d.default" || op == "aten::_adaptive_avg_pool2d.default" ||
-      op == "aten::mean.dim")
-    return global_pool(n, op);
+  if (op == ops::aten::max_pool2d_with_indices) return max_pool(n);
+  if (op == ops::aten::avg_pool2d) return avg_pool(n);
+  if (op == ops::aten::_adaptive_avg_pool2d || op == ops::aten::mean_dim) return global_pool(n, op);
   if (is_view_op(op)) return view(n);
   if (is_permute_op(op)) return permute(n, op);
-  if (op == "aten::cat.default") return cat(n);
-  if (op == "aten::constant_pad_nd.default") return pad(n, PadMode::Constant);
-  if (op == "aten::reflection_pad1d.default" || op == "aten::reflection_pad2d.default" ||
-      op == "aten::reflection_pad3d.default")
+  if (op == ops::aten::cat) return cat(n);
+  if (op == ops::aten::constant_pad_nd) return pad(n, PadMode::Constant);
+  if (op == ops::aten::reflection_pad1d || op == ops::aten::reflection_pad2d ||
+      op == ops::aten::reflection_pad3d)
     return pad(n, PadMode::Reflect);
-  if (op == "aten::replication_pad1d.default" || op == "aten::replication_pad2d.default" ||
-      op == "aten::replication_pad3d.default")
+  if (op == ops::aten::replication_pad1d || op == ops::aten::replication_pad2d ||
+      op == ops::aten::replication_pad3d)
     return pad(n, PadMode::Replicate);
-  if (op == "aten::upsample_nearest2d.vec") return resize(n, false);
-  if (op == "aten::upsample_bilinear2d.vec") return resize(n, true);
-  if (op == "aten::_softmax.default" || op == "aten::softmax.int") return softmax(n);
-  if (op == "aten::sigmoid.default" || op == "aten::tanh.default") return sigmoid_tanh(n, op);
-  if (op == "aten::hardswish.default" || op == "aten::hardsigmoid.default" ||
-      op == "aten::leaky_relu.default" || op == "aten::silu.default" || op == "aten::elu.default")
+  if (op == ops::aten::upsample_nearest2d_vec) return resize(n, false);
+  if (op == ops::aten::upsample_bilinear2d_vec) return resize(n, true);
+  if (op == ops::aten::_softmax) return softmax(n);
+  if (op == ops::aten::sigmoid || op == ops::aten::tanh) return sigmoid_tanh(n, op);
+  if (op == ops::aten::hardswish || op == ops::aten::hardsigmoid || op == ops::aten::leaky_relu ||
+      op == ops::aten::silu || op == ops::aten::elu)
     return pointwise(n, op);
-  if (op == "aten::gelu.default") return gelu(n);
-  if (op == "aten::_native_batch_norm_legit_no_training.default") return batch_norm(n);
-  if (op == "aten::bmm.default" || op == "aten::mm.default") return matmul(n, op);
-  if (op == "aten::div.Tensor") return divide(n);
-  if (op == "aten::where.self") return where(n);
-  if (op == "aten::native_layer_norm.default") return layer_norm(n);
-  if (op == "aten::split_with_sizes.default" || op == "aten::split_with_sizes_copy.default" ||
-      op == "aten::split.Tensor" || op == "aten::split_copy.Tensor")
+  if (op == ops::aten::gelu) return gelu(n);
+  if (op == ops::aten::_native_batch_norm_legit_no_training) return batch_norm(n);
+  if (op == ops::aten::bmm || op == ops::aten::mm) return matmul(n, op);
+  if (op == ops::aten::div_Tensor) return divide(n);
+  if (op == ops::aten::where_self) return where(n);
+  if (op == ops::aten::native_layer_norm) return layer_norm(n);
+  if (op == ops::aten::split_with_sizes || op == ops::aten::split_with_sizes_copy ||
+      op == ops::aten::split_Tensor || op == ops::aten::split_copy_Tensor)
     return split(n);
   refuse(op + " has no TOSA lowering here");
 }

@@ -15,6 +15,7 @@
 #include "backends/tosa/aot/tosa_quant.h"
 #include "backends/tosa/aot/tosa_writer.h"
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/activation_bounds.h"
 
 namespace pteron::tosa_aot::detail {
@@ -22,6 +23,7 @@ namespace pteron::tosa_aot::detail {
 using compiler::activation_bounds;
 
 namespace ir = compiler::ir;
+namespace ops = compiler::ops;
 using ir::Graph;
 using ir::Node;
 using ir::NodeId;
@@ -30,9 +32,9 @@ using ir::ValueId;
 using tosa::DType;
 using tosa::Op;
 
-inline constexpr char kQuant[] = "quantized_decomposed::quantize_per_tensor.default";
-inline constexpr char kDequant[] = "quantized_decomposed::dequantize_per_tensor.default";
-inline constexpr char kDequantChannel[] = "quantized_decomposed::dequantize_per_channel.default";
+inline constexpr ir::OpName kQuant = ops::quantized_decomposed::quantize_per_tensor;
+inline constexpr ir::OpName kDequant = ops::quantized_decomposed::dequantize_per_tensor;
+inline constexpr ir::OpName kDequantChannel = ops::quantized_decomposed::dequantize_per_channel;
 
 // TOSA 1.0 level 8K: tensors of rank 6 at most, kernels and strides up to 8192.
 inline constexpr size_t kMaxRank = 6;
@@ -69,7 +71,7 @@ struct QParams {
 
 std::string shape_str(const std::vector<int64_t>& s);
 int64_t numel(const std::vector<int64_t>& s);
-bool is_op(const Node& n, const char* name);
+bool is_op(const Node& n, ir::OpName op);
 // Elements of a constant in logical (row-major) order as doubles, whatever its dim order.
 std::vector<double> constant_numbers(const Graph& g, ValueId v);
 std::vector<int64_t> int_list(const ir::Argument& a);

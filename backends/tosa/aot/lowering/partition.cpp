@@ -58,7 +58,7 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node, To
     if (op != kDequantChannel && !per_tensor_qparams(node))
       return SupportDecision::no(prefix + op + ": " + qdq_reason(node));
     if (op == kQuant) {
-      const ir::Value& in = graph.value(node.args[0].tensor());
+      const ir::Value& in = graph.value(node.arg("input").tensor());
       if (!in.is_intermediate())
         return SupportDecision::no(prefix +
                                    "quantize of a float graph input (the INT profile "
@@ -86,7 +86,7 @@ compiler::SupportDecision tosa_supports(const Graph& graph, const Node& node, To
   }
   // An activation fused into the op before it is supported when that op is.
   if (profile == TosaProfile::Int && activation_bounds(node)) {
-    const ir::Value& in = graph.value(node.args[0].tensor());
+    const ir::Value& in = graph.value(node.arg("self").tensor());
     if (in.is_intermediate()) {
       const Node& p = graph.node(in.producer);
       if (fuses_activation(p.op.str()) && in.users.size() == 1)

@@ -160,7 +160,7 @@ void Lowerer::dequantize(const Node& n) {
   if (!is_int()) refuse("quantized ops belong to the INT profile");
   auto p = per_tensor_qparams(n);
   if (!p) refuse(qdq_reason(n));
-  const ir::Value& in = g_.value(n.args[0].tensor());
+  const ir::Value& in = g_.value(n.arg("input").tensor());
   if (in.is_constant()) return;  // a per-tensor weight, read by its user
   TVal t = get(in.id);
   if (t.dtype != DType::INT8) refuse("dequantize of a non-int8 tensor");
@@ -175,7 +175,7 @@ void Lowerer::quantize(const Node& n) {
   if (!is_int()) refuse("quantized ops belong to the INT profile");
   auto p = per_tensor_qparams(n);
   if (!p) refuse(qdq_reason(n));
-  const ir::Value& in = g_.value(n.args[0].tensor());
+  const ir::Value& in = g_.value(n.arg("input").tensor());
   if (!in.is_intermediate() || !in_region_.count(in.producer))
     refuse("quantize of float '" + in.name +
            "' from outside the region (INT profile: no float tensors)");
@@ -199,7 +199,9 @@ Lowerer::Weight Lowerer::weight(ValueId v) {
   if (!value.is_intermediate() || !in_region_.count(value.producer))
     refuse("weight '" + value.name + "' is not dequantize(int8 constant) in the region");
   const Node& dq = g_.node(value.producer);
-  const ir::Value& q = g_.value(dq.args[0].tensor());
+  if (!is_op(dq, kDequant) && !is_op(dq, kDequantChannel))
+    refuse("weight '" + value.name + "' is not an int8 constant");
+  const ir::Value& q = g_.value(dq.arg("input").tensor());
   if (!q.is_constant() || q.spec.dtype != ScalarType::Char)
     refuse("weight '" + value.name + "' is not an int8 constant");
   if (!check_only_) w.values = constant_numbers(g_, q.id);
@@ -213,14 +215,14 @@ Lowerer::Weight Lowerer::weight(ValueId v) {
     return w;
   }
   if (!is_op(dq, kDequantChannel)) refuse("weight is not dequantized per tensor or per channel");
-  if (dq.args[3].to_int() != 0)
-    refuse("weight quantized per channel along axis " + std::to_string(dq.args[3].to_int()) +
+  if (dq.arg("axis").to_int() != 0)
+    refuse("weight quantized per channel along axis " + std::to_string(dq.arg("axis").to_int()) +
            " (TOSA rescales per output channel: axis 0)");
-  if (dq.args[6].get<ScalarType>() != ScalarType::Char) refuse("weight is not int8");
-  w.scales = constant_numbers(g_, dq.args[1].tensor());
+  if (dq.arg("dtype").get<ScalarType>() != ScalarType::Char) refuse("weight is not int8");
+  w.scales = constant_numbers(g_, dq.arg("scales").tensor());
   if (w.scales.size() != channels) refuse("weight has a scale count unlike its channels");
-  if (!dq.args[2].is_none()) {
-    for (double z : constant_numbers(g_, dq.args[2].tensor()))
+  if (!dq.arg("zero_points").is_none()) {
+    for (double z : constant_numbers(g_, dq.arg("zero_points").tensor()))
       if (z != 0)
         refuse("weight zero points are not all 0 (TOSA: one weight zero point per tensor)");
   }
@@ -242,15 +244,15 @@ std::vector<double> Lowerer::bias(const ir::Argument& a, size_t channels, double
     const Node& dq = g_.node(value.producer);
     if (!is_op(dq, kDequant) && !is_op(dq, kDequantChannel))
       refuse("bias is computed, not a constant");
-    const ir::Value& q = g_.value(dq.args[0].tensor());
+    const ir::Value& q = g_.value(dq.arg("input").tensor());
     if (!q.is_constant() || q.spec.dtype != ScalarType::Int)
       refuse("bias is not dequantize(int32 constant)");
     // Its scale must be input_scale * weight_scale: the accumulator's.
     std::vector<double> scales;
     if (is_op(dq, kDequant)) {
-      scales.assign(channels, dq.args[1].to_double());
+      scales.assign(channels, dq.arg("scale").to_double());
     } else {
-      scales = constant_numbers(g_, dq.args[1].tensor());
+      scales = constant_numbers(g_, dq.arg("scales").tensor());
     }
     b = constant_numbers(g_, q.id);
     if (b.size() != channels || scales.size() != channels)

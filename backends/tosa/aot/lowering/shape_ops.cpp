@@ -33,8 +33,7 @@ void Lowerer::view(const Node& n) {
   const ValueId xv = n.inputs()[0];
   const ir::TensorSpec& xs = g_.value(xv).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
-  if (n.op.str() == "aten::_to_copy.default" && xs.dtype != ys.dtype)
-    refuse("dtype conversion (not lowered)");
+  if (n.is(ops::aten::_to_copy) && xs.dtype != ys.dtype) refuse("dtype conversion (not lowered)");
   TVal x = operand(xv);
   // NHWC with H = W = 1 orders the elements like NCHW: no transpose needed.
   if (x.nhwc && !(xs.sizes[2] == 1 && xs.sizes[3] == 1)) x = to_logical(x);
@@ -49,18 +48,18 @@ void Lowerer::view(const Node& n) {
 }
 
 void Lowerer::permute(const Node& n, const std::string& op) {
-  const ValueId xv = n.args[0].tensor();
+  const ValueId xv = n.arg("self").tensor();
   const ir::TensorSpec& xs = g_.value(xv).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   const size_t r = xs.rank();
   std::vector<int64_t> perm(r);
   for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(i);
   if (op.find("permute") != std::string::npos) {
-    perm = int_list(n.args[1]);
+    perm = int_list(n.arg("dims"));
     for (int64_t& d : perm) d = norm_dim(d, r);
   } else if (op.find("transpose") != std::string::npos) {
-    std::swap(perm[static_cast<size_t>(norm_dim(n.args[1].to_int(), r))],
-              perm[static_cast<size_t>(norm_dim(n.args[2].to_int(), r))]);
+    std::swap(perm[static_cast<size_t>(norm_dim(n.arg("dim0").to_int(), r))],
+              perm[static_cast<size_t>(norm_dim(n.arg("dim1").to_int(), r))]);
   } else if (r == 2) {
     std::swap(perm[0], perm[1]);
   }
@@ -73,9 +72,9 @@ void Lowerer::permute(const Node& n, const std::string& op) {
 }
 
 void Lowerer::cat(const Node& n) {
-  const std::vector<ValueId>& ids = n.args[0].get<ir::TensorList>().ids;
+  const std::vector<ValueId>& ids = n.arg("tensors").get<ir::TensorList>().ids;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
-  const int64_t dim = norm_dim(n.args[1].to_int(), ys.rank());
+  const int64_t dim = norm_dim(n.arg("dim").to_int(), ys.rank());
   std::vector<TVal> parts;
   bool all_nhwc = true;
   for (ValueId v : ids) {
@@ -147,9 +146,9 @@ TVal Lowerer::pad_edges(const TVal& x, size_t axis, int64_t before, int64_t afte
 // first (a reflection may reach into rows a crop on the other side removes), then a SLICE keeps
 // what the negative ones leave.
 void Lowerer::pad(const Node& n, PadMode mode) {
-  const ValueId xv = n.args[0].tensor();
+  const ValueId xv = n.arg("self").tensor();
   const ir::TensorSpec& xs = g_.value(xv).spec;
-  const std::vector<int64_t> p = int_list(n.args[1]);
+  const std::vector<int64_t> p = int_list(n.arg(mode == PadMode::Constant ? "pad" : "padding"));
   const size_t r = xs.rank();
   if (p.size() % 2 || p.size() / 2 > r) refuse("malformed padding list");
   TVal x = operand(xv);
@@ -167,7 +166,7 @@ void Lowerer::pad(const Node& n, PadMode mode) {
   TVal y = x;
   if (mode == PadMode::Constant) {
     if (std::any_of(positive.begin(), positive.end(), [](int64_t v) { return v > 0; })) {
-      y = pad_tensor(x, positive, n.args[2].is_none() ? 0.0 : n.args[2].to_double());
+      y = pad_tensor(x, positive, n.arg("value").is_none() ? 0.0 : n.arg("value").to_double());
     }
   } else {
     for (size_t axis = 0; axis < r; ++axis) {
@@ -207,12 +206,12 @@ Lowerer::ResizeAxis Lowerer::resize_axis(int64_t in, int64_t out, bool bilinear,
 }
 
 void Lowerer::resize(const Node& n, bool bilinear) {
-  const ValueId xv = n.args[0].tensor();
+  const ValueId xv = n.arg("input").tensor();
   const ir::TensorSpec& xs = g_.value(xv).spec;
   const ir::TensorSpec& ys = g_.value(n.outputs[0]).spec;
   if (xs.rank() != 4) refuse("resize of a " + std::to_string(xs.rank()) + "-D input");
-  const bool align = bilinear && n.args[2].get<bool>();
-  const ir::Argument& factors = n.args[bilinear ? 3 : 2];
+  const bool align = bilinear && n.arg("align_corners").get<bool>();
+  const ir::Argument& factors = n.arg("scale_factors");
   double scale[2] = {0.0, 0.0};
   if (!factors.is_none()) {
     const auto sf = factors.get<std::vector<double>>();
@@ -271,12 +270,14 @@ void Lowerer::resize(const Node& n, bool bilinear) {
 // split / split_with_sizes: one SLICE per used output.
 void Lowerer::split(const Node& n) {
   fp_only("split");
-  const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
-  const int64_t dim = norm_dim(n.args[2].to_int(), xs.rank());
-  TVal x = to_logical(get(n.args[0].tensor()));
-  std::vector<int64_t> sizes = int_list(n.args[1]);
-  if (n.args[1].is<int64_t>()) {  // split.Tensor: chunks of split_size, the last smaller
-    const int64_t chunk = n.args[1].to_int(), total = xs.sizes[static_cast<size_t>(dim)];
+  const ir::TensorSpec& xs = g_.value(n.arg("self").tensor()).spec;
+  const int64_t dim = norm_dim(n.arg("dim").to_int(), xs.rank());
+  TVal x = to_logical(get(n.arg("self").tensor()));
+  const bool chunks = n.is(ops::aten::split_Tensor) || n.is(ops::aten::split_copy_Tensor);
+  const ir::Argument& split_arg = n.arg(chunks ? "split_size" : "split_sizes");
+  std::vector<int64_t> sizes = int_list(split_arg);
+  if (split_arg.is<int64_t>()) {  // split.Tensor: chunks of split_size, the last smaller
+    const int64_t chunk = split_arg.to_int(), total = xs.sizes[static_cast<size_t>(dim)];
     sizes.clear();
     for (int64_t at = 0; at < total; at += chunk) sizes.push_back(std::min(chunk, total - at));
   }

@@ -7,11 +7,12 @@
 namespace pteron::tosa_aot::detail {
 
 void Lowerer::softmax(const Node& n) {
-  const ir::TensorSpec& xs = g_.value(n.args[0].tensor()).spec;
-  if (n.args[2].is<bool>() && n.args[2].get<bool>()) refuse("half_to_float softmax");
-  const int64_t dim = norm_dim(n.args[1].to_int(), xs.rank());
+  const ir::TensorSpec& xs = g_.value(n.arg("self").tensor()).spec;
+  if (n.arg("half_to_float").is<bool>() && n.arg("half_to_float").get<bool>())
+    refuse("half_to_float softmax");
+  const int64_t dim = norm_dim(n.arg("dim").to_int(), xs.rank());
   if (is_int()) return softmax_int(n, dim);
-  TVal x = to_logical(get(n.args[0].tensor()));
+  TVal x = to_logical(get(n.arg("self").tensor()));
   std::vector<int64_t> reduced = x.shape;
   reduced[static_cast<size_t>(dim)] = 1;
   TosaAttr ax;
@@ -47,7 +48,7 @@ void Lowerer::softmax(const Node& n) {
 // within 1 int8 step, rarely off (test_tosa_ops.py).
 void Lowerer::softmax_int(const Node& n, int64_t dim) {
   const OutQuant q = out_quant(n, false);
-  TVal x = to_logical(operand(n.args[0].tensor()));
+  TVal x = to_logical(operand(n.arg("self").tensor()));
   const int64_t row = x.shape[static_cast<size_t>(dim)];
   if (row > 4096) refuse("INT softmax over more than 4096 elements (int32 reciprocal range)");
   std::vector<int64_t> reduced = x.shape;
@@ -106,9 +107,9 @@ void Lowerer::softmax_int(const Node& n, int64_t dim) {
 }
 
 void Lowerer::sigmoid_tanh(const Node& n, const std::string& op) {
-  const bool sigmoid = op == "aten::sigmoid.default";
+  const bool sigmoid = op == ops::aten::sigmoid;
   if (!is_int()) {
-    TVal x = get(n.args[0].tensor());
+    TVal x = get(n.arg("self").tensor());
     TVal out = tensor(x.shape, DType::FP32, x);
     w_.add_op(sigmoid ? Op::SIGMOID : Op::TANH, {x.name}, {out.name});
     return bind(n, out, nullptr);
@@ -120,7 +121,7 @@ void Lowerer::sigmoid_tanh(const Node& n, const std::string& op) {
 template <typename F>
 void Lowerer::table_int(const Node& n, F f) {
   const OutQuant q = out_quant(n, false);
-  TVal x = operand(n.args[0].tensor());
+  TVal x = operand(n.arg("self").tensor());
   std::vector<int8_t> table(256);
   for (int i = 0; i < 256; ++i) {
     const double real = (i - 128 - x.zp) * x.scale;
@@ -137,7 +138,7 @@ void Lowerer::table_int(const Node& n, F f) {
 // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) with TANH, as torch's `approximate` says.
 void Lowerer::gelu(const Node& n) {
   std::string approximate = "none";
-  if (n.args.size() > 1 && n.args[1].is<std::string>()) approximate = n.args[1].get<std::string>();
+  if (n.arg("approximate").is<std::string>()) approximate = n.arg("approximate").get<std::string>();
   if (approximate != "none" && approximate != "tanh")
     refuse("gelu approximate='" + approximate + "'");
   const bool tanh_form = approximate == "tanh";
@@ -148,7 +149,7 @@ void Lowerer::gelu(const Node& n) {
                        : 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
     });
   }
-  TVal x = get(n.args[0].tensor());
+  TVal x = get(n.arg("self").tensor());
   const std::vector<int64_t> ones(x.shape.size(), 1);
   auto scalar = [&](const char* name, double v) {
     return TVal{w_.const_f32(name, ones, {static_cast<float>(v)}).name, ones};
@@ -173,9 +174,9 @@ void Lowerer::gelu(const Node& n) {
 // hardswish, hardsigmoid, leaky_relu, silu, elu: a TABLE in INT; FP from CLAMP, MUL, ADD,
 // MAXIMUM and SIGMOID (elu has no FP form here).
 void Lowerer::pointwise(const Node& n, const std::string& op) {
-  if (op == "aten::hardswish.default") {
+  if (op == ops::aten::hardswish) {
     if (is_int()) return table_int(n, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; });
-    TVal x = get(n.args[0].tensor());
+    TVal x = get(n.arg("self").tensor());
     TVal three{w_.const_f32("three", std::vector<int64_t>(x.shape.size(), 1), {3.0f}).name,
                std::vector<int64_t>(x.shape.size(), 1)};
     TVal shifted = binary_fp(Op::ADD, x, three, x.shape);
@@ -183,37 +184,37 @@ void Lowerer::pointwise(const Node& n, const std::string& op) {
     TVal sixth{w_.const_f32("sixth", three.shape, {1.0f / 6}).name, three.shape};
     return bind(n, mul_fp(mul_fp(x, relu6, x.shape), sixth, x.shape), nullptr);
   }
-  if (op == "aten::hardsigmoid.default") {
+  if (op == ops::aten::hardsigmoid) {
     if (is_int()) return table_int(n, [](double x) { return std::clamp(x / 6 + 0.5, 0.0, 1.0); });
-    TVal x = get(n.args[0].tensor());
+    TVal x = get(n.arg("self").tensor());
     const std::vector<int64_t> ones(x.shape.size(), 1);
     TVal sixth{w_.const_f32("sixth", ones, {1.0f / 6}).name, ones};
     TVal half{w_.const_f32("half", ones, {0.5f}).name, ones};
     TVal y = binary_fp(Op::ADD, mul_fp(x, sixth, x.shape), half, x.shape);
     return bind(n, clamp_f32(y, 0, 1), nullptr);
   }
-  if (op == "aten::leaky_relu.default") {
-    const double slope = n.args[1].to_double();
+  if (op == ops::aten::leaky_relu) {
+    const double slope = n.arg("negative_slope").to_double();
     if (is_int()) return table_int(n, [slope](double x) { return x >= 0 ? x : x * slope; });
     if (slope < 0 || slope > 1) refuse("leaky_relu slope outside [0, 1] (FP: max(x, slope*x))");
-    TVal x = get(n.args[0].tensor());
+    TVal x = get(n.arg("self").tensor());
     const std::vector<int64_t> ones(x.shape.size(), 1);
     TVal k{w_.const_f32("slope", ones, {static_cast<float>(slope)}).name, ones};
     TVal out = tensor(x.shape, DType::FP32, x);
     w_.add_op(Op::MAXIMUM, {x.name, mul_fp(x, k, x.shape).name}, {out.name});
     return bind(n, out, nullptr);
   }
-  if (op == "aten::silu.default") {
+  if (op == ops::aten::silu) {
     if (is_int()) return table_int(n, [](double x) { return x / (1.0 + std::exp(-x)); });
-    TVal x = get(n.args[0].tensor());
+    TVal x = get(n.arg("self").tensor());
     TVal sg = tensor(x.shape, DType::FP32, x);
     w_.add_op(Op::SIGMOID, {x.name}, {sg.name});
     return bind(n, mul_fp(x, sg, x.shape), nullptr);
   }
   // elu(x) = x > 0 ? scale * x : scale * alpha * (exp(x * input_scale) - 1)
   if (!is_int()) refuse("elu in the FP profile (not lowered)");
-  const double alpha = n.args[1].to_double(), scale = n.args[2].to_double(),
-               in_scale = n.args[3].to_double();
+  const double alpha = n.arg("alpha").to_double(), scale = n.arg("scale").to_double(),
+               in_scale = n.arg("input_scale").to_double();
   table_int(n, [=](double x) {
     return x > 0 ? scale * x : scale * alpha * (std::exp(x * in_scale) - 1);
   });

@@ -6,14 +6,13 @@
 namespace pteron::cortex_m::aot::detail {
 
 bool Lowering::conv(const Node& n) {
-  auto x = dequantized(g_, n.args[0].tensor());
+  auto x = dequantized(g_, n.arg("input").tensor());
   if (!x) return false;
   auto out = quantized_output(g_, n, true);
   if (!out) return keep("output is not quantized per tensor to int8");
-  const bool full = n.op.name == "convolution";
-  if (full && n.args[6].get<bool>()) return keep("transposed convolution");
-  const int64_t groups = n.args[full ? 8 : 6].get<int64_t>();
-  auto w = quantized_weight(g_, n.args[1].tensor());
+  if (n.arg("transposed").get<bool>()) return keep("transposed convolution");
+  const int64_t groups = n.arg("groups").get<int64_t>();
+  auto w = quantized_weight(g_, n.arg("weight").tensor());
   if (!w || w->sizes.size() != 4) return keep("weight is not a dequantized int8 constant");
   if (w->zp != 0) return keep("weights are not symmetric (zero point != 0)");
   const std::vector<int64_t> in_sizes = g_.value(x->q).spec.sizes;
@@ -21,12 +20,12 @@ bool Lowering::conv(const Node& n) {
   const int64_t cin = in_sizes[1], cout = w->sizes[0], kh = w->sizes[2], kw = w->sizes[3];
   const bool depthwise = groups > 1 && groups == cin && w->sizes[1] == 1 && cout % cin == 0;
   if (groups != 1 && !depthwise) return keep("grouped convolution");
-  auto bias = quantized_bias(g_, n.args[2], x->p.scale, *w);
+  auto bias = quantized_bias(g_, n.arg("bias"), x->p.scale, *w);
   if (!bias) return keep("bias is not a float or int32 constant");
   auto rq = channel_requant(x->p.scale, w->scales, out->p.scale);
   if (!rq) return keep("requantisation scale out of range");
-  const auto stride = pair_arg(n.args[3], 1), padding = pair_arg(n.args[4], 0),
-             dilation = pair_arg(n.args[5], 1);
+  const auto stride = pair_arg(n.arg("stride"), 1), padding = pair_arg(n.arg("padding"), 0),
+             dilation = pair_arg(n.arg("dilation"), 1);
 
   // Weights in the kernels' layouts: OHWI, or [1, kH, kW, Cout] for depthwise.
   std::vector<int8_t> wt(w->data.size());
@@ -68,31 +67,31 @@ bool Lowering::conv(const Node& n) {
 }
 
 bool Lowering::max_pool(const Node& n) {
-  auto x = dequantized(g_, n.args[0].tensor());
+  auto x = dequantized(g_, n.arg("self").tensor());
   if (!x) return false;
   auto out = quantized_output(g_, n, true);
   if (!out) return keep("output is not quantized per tensor to int8");
   if (!same_qparams(x->p, out->p)) return keep("input and output qparams differ");
-  if (n.args[5].get<bool>()) return keep("ceil_mode");
+  if (n.arg("ceil_mode").get<bool>()) return keep("ceil_mode");
   if (g_.value(x->q).spec.rank() != 4) return keep("input is not 4-D");
-  const auto kernel = pair_arg(n.args[1], 1);
-  std::vector<int64_t> stride = pair_arg(n.args[2], 0);
+  const auto kernel = pair_arg(n.arg("kernel_size"), 1);
+  std::vector<int64_t> stride = pair_arg(n.arg("stride"), 0);
   if (stride[0] == 0) stride = kernel;
   const ValueId q_out = g_.node(out->quant).outputs[0];
   const std::vector<int64_t> os = g_.value(q_out).spec.sizes;
   const NodeId before = out->quant;
   const ValueId xin = to_nhwc(x->q, n, before);
-  const ValueId y =
-      new_node("quantized_max_pool2d_nhwc",
-               {TensorRef{xin}, kernel, stride, pair_arg(n.args[3], 0), pair_arg(n.args[4], 1),
-                false, x->p.zp, out->p.zp, out->act_min, out->act_max},
-               int8_spec({os[0], os[2], os[3], os[1]}), n, before);
+  const ValueId y = new_node(
+      "quantized_max_pool2d_nhwc",
+      {TensorRef{xin}, kernel, stride, pair_arg(n.arg("padding"), 0),
+       pair_arg(n.arg("dilation"), 1), false, x->p.zp, out->p.zp, out->act_min, out->act_max},
+      int8_spec({os[0], os[2], os[3], os[1]}), n, before);
   finish(*out, to_nchw(y, n, before));
   return true;
 }
 
 bool Lowering::avg_pool(const Node& n) {
-  auto x = dequantized(g_, n.args[0].tensor());
+  auto x = dequantized(g_, n.arg("self").tensor());
   if (!x) return false;
   auto out = quantized_output(g_, n, false);
   if (!out) return keep("output is not quantized per tensor to int8");
@@ -107,25 +106,26 @@ bool Lowering::avg_pool(const Node& n) {
   const std::string op = n.op.str();
   std::vector<int64_t> kernel, stride, padding = {0, 0};
   bool pad_explicitly = false;
-  if (op == "aten::avg_pool2d.default") {
-    kernel = pair_arg(n.args[1], 1);
-    stride = pair_arg(n.args[2], 0);
+  if (op == ops::aten::avg_pool2d) {
+    kernel = pair_arg(n.arg("kernel_size"), 1);
+    stride = pair_arg(n.arg("stride"), 0);
     if (stride[0] == 0) stride = kernel;
-    padding = pair_arg(n.args[3], 0);
-    if (n.args[4].get<bool>()) return keep("ceil_mode");
-    if (!n.args[6].is_none()) return keep("divisor_override");
-    pad_explicitly = n.args[5].get<bool>() && (padding[0] || padding[1]);
-  } else if (op == "aten::mean.dim") {
+    padding = pair_arg(n.arg("padding"), 0);
+    if (n.arg("ceil_mode").get<bool>()) return keep("ceil_mode");
+    if (!n.arg("divisor_override").is_none()) return keep("divisor_override");
+    pad_explicitly = n.arg("count_include_pad").get<bool>() && (padding[0] || padding[1]);
+  } else if (op == ops::aten::mean_dim) {
     // mean over H and W with keepdim: a global average pool.
-    if (!n.args[1].is<std::vector<int64_t>>()) return keep("mean over every dim");
-    const auto& dims = n.args[1].get<std::vector<int64_t>>();
+    if (!n.arg("dim").is<std::vector<int64_t>>()) return keep("mean over every dim");
+    const auto& dims = n.arg("dim").get<std::vector<int64_t>>();
     std::vector<int64_t> d;
     for (int64_t v : dims) d.push_back(v < 0 ? v + 4 : v);
     std::sort(d.begin(), d.end());
-    if (d != std::vector<int64_t>{2, 3} || !n.args[2].get<bool>()) return keep("not a global pool");
+    if (d != std::vector<int64_t>{2, 3} || !n.arg("keepdim").get<bool>())
+      return keep("not a global pool");
     kernel = stride = {is[2], is[3]};
   } else {
-    const auto size = n.args[1].get<std::vector<int64_t>>();
+    const auto size = n.arg("output_size").get<std::vector<int64_t>>();
     if (size != std::vector<int64_t>{1, 1}) return keep("adaptive pool to more than 1x1");
     kernel = stride = {is[2], is[3]};
   }

@@ -7,10 +7,10 @@
 namespace pteron::cortex_m::aot::detail {
 
 bool Lowering::add(const Node& n) {
-  auto a = dequantized(g_, n.args[0].tensor());
-  auto b = n.args[1].is_tensor() ? dequantized(g_, n.args[1].tensor()) : std::nullopt;
+  auto a = dequantized(g_, n.arg("self").tensor());
+  auto b = n.arg("other").is_tensor() ? dequantized(g_, n.arg("other").tensor()) : std::nullopt;
   if (!a || !b) return false;
-  if (n.args[2].to_double() != 1.0) return keep("alpha != 1");
+  if (n.arg("alpha").to_double() != 1.0) return keep("alpha != 1");
   auto out = quantized_output(g_, n, true);
   if (!out) return keep("output is not quantized per tensor to int8");
   if (g_.value(a->q).spec.sizes != g_.value(b->q).spec.sizes) return keep("inputs broadcast");
@@ -31,8 +31,8 @@ bool Lowering::add(const Node& n) {
 }
 
 bool Lowering::mul(const Node& n) {
-  auto a = dequantized(g_, n.args[0].tensor());
-  auto b = n.args[1].is_tensor() ? dequantized(g_, n.args[1].tensor()) : std::nullopt;
+  auto a = dequantized(g_, n.arg("self").tensor());
+  auto b = n.arg("other").is_tensor() ? dequantized(g_, n.arg("other").tensor()) : std::nullopt;
   if (!a || !b) return false;
   auto out = quantized_output(g_, n, false);
   if (!out) return keep("output is not quantized per tensor to int8");
@@ -50,7 +50,7 @@ bool Lowering::mul(const Node& n) {
 }
 
 bool Lowering::clamp(const Node& n) {
-  auto x = dequantized(g_, n.args[0].tensor());
+  auto x = dequantized(g_, n.arg("self").tensor());
   if (!x) return false;
   auto out = quantized_output(g_, n, false);
   if (!out) return keep("output is not quantized per tensor to int8");

@@ -19,24 +19,24 @@ void Lowering::fold_pads_into_convs() {
     const std::string op = conv.op.str();
     const bool depthwise = op == "cortex_m::quantized_depthwise_conv2d_nhwc.default";
     if (!depthwise && op != "cortex_m::quantized_conv2d_nhwc.default") continue;
-    const ir::Value& nhwc = g_.value(conv.args[0].tensor());
+    const ir::Value& nhwc = g_.value(conv.arg("input").tensor());
     if (!nhwc.is_intermediate() || nhwc.users.size() != 1) continue;
     const Node& t = g_.node(nhwc.producer);
     if (t.op.str() != "cortex_m::transpose.default" ||
-        t.args[1].get<std::vector<int64_t>>() != std::vector<int64_t>{0, 2, 3, 1})
+        t.arg("perm").get<std::vector<int64_t>>() != std::vector<int64_t>{0, 2, 3, 1})
       continue;
-    const ir::Value& padded = g_.value(t.args[0].tensor());
+    const ir::Value& padded = g_.value(t.arg("input").tensor());
     if (!padded.is_intermediate() || padded.users.size() != 1) continue;
     const Node& pad = g_.node(padded.producer);
     if (pad.op.str() != "cortex_m::pad.default") continue;
-    const auto& pre = pad.args[1].get<std::vector<int64_t>>();
-    const auto& post = pad.args[2].get<std::vector<int64_t>>();
-    const int64_t zero_point = -conv.args[depthwise ? 7 : 6].to_int();
+    const auto& pre = pad.arg("pre_pad").get<std::vector<int64_t>>();
+    const auto& post = pad.arg("post_pad").get<std::vector<int64_t>>();
+    const int64_t zero_point = -conv.arg("input_offset").to_int();
     if (pre.size() != 4 || pre[0] || pre[1] || post[0] || post[1] ||
-        pad.args[3].to_int() != zero_point)
+        pad.arg("pad_value").to_int() != zero_point)
       continue;
-    const auto& w = g_.value(conv.args[1].tensor()).spec.sizes;  // [O|1, kH, kW, I|C]
-    std::vector<int64_t> padding = pair_arg(conv.args[4], 0);
+    const auto& w = g_.value(conv.arg("weight").tensor()).spec.sizes;  // [O|1, kH, kW, I|C]
+    std::vector<int64_t> padding = pair_arg(conv.arg("padding"), 0);
     bool ok = true;
     for (int d = 0; d < 2; ++d) {
       const int64_t extra = post[2 + d] - pre[2 + d];
@@ -44,7 +44,7 @@ void Lowering::fold_pads_into_convs() {
       padding[d] += pre[2 + d];
     }
     if (!ok) continue;
-    const ValueId source = pad.args[0].tensor();
+    const ValueId source = pad.arg("input").tensor();
     const auto& s = g_.value(source).spec.sizes;
     const NodeId transpose = t.id;
     g_.set_arg(transpose, 0, TensorRef{source});
@@ -64,7 +64,7 @@ void Lowering::sink_transposes_through_elementwise() {
     const std::string op = n.op.str();
     const bool add = op == "cortex_m::quantized_add.default";
     if (!add && op != "cortex_m::quantized_mul.default") continue;
-    const size_t a = 0, b = add ? 4 : 2;
+    const size_t a = n.arg_index("self"), b = n.arg_index("other");
     std::vector<int64_t> perm;
     ValueId sources[2] = {ir::kNoValue, ir::kNoValue};
     bool ok = true;
@@ -75,10 +75,10 @@ void Lowering::sink_transposes_through_elementwise() {
       const Node& t = g_.node(v.producer);
       ok = t.op.str() == "cortex_m::transpose.default";
       if (!ok) break;
-      const auto& p = t.args[1].get<std::vector<int64_t>>();
+      const auto& p = t.arg("perm").get<std::vector<int64_t>>();
       ok = k == 0 || p == perm;
       perm = p;
-      sources[k] = t.args[0].tensor();
+      sources[k] = t.arg("input").tensor();
     }
     if (!ok || g_.value(sources[0]).spec.sizes != g_.value(sources[1]).spec.sizes) continue;
     std::vector<Argument> args = n.args;
@@ -101,16 +101,16 @@ int Lowering::cancel_transposes() {
     if (!g_.has_node(id)) continue;
     const Node& t2 = g_.node(id);
     if (t2.op.str() != "cortex_m::transpose.default") continue;
-    const ir::Value& in = g_.value(t2.args[0].tensor());
+    const ir::Value& in = g_.value(t2.arg("input").tensor());
     if (!in.is_intermediate()) continue;
     const Node& t1 = g_.node(in.producer);
     if (t1.op.str() != "cortex_m::transpose.default") continue;
-    const auto& p1 = t1.args[1].get<std::vector<int64_t>>();
-    const auto& p2 = t2.args[1].get<std::vector<int64_t>>();
+    const auto& p1 = t1.arg("perm").get<std::vector<int64_t>>();
+    const auto& p2 = t2.arg("perm").get<std::vector<int64_t>>();
     bool identity = p1.size() == p2.size();
     for (size_t d = 0; identity && d < p2.size(); ++d) identity = p1[p2[d]] == int64_t(d);
     if (!identity) continue;
-    const ValueId source = t1.args[0].tensor();
+    const ValueId source = t1.arg("input").tensor();
     const ValueId result = t2.outputs[0];
     const bool is_output =
         std::find(g_.outputs().begin(), g_.outputs().end(), result) != g_.outputs().end();
@@ -129,7 +129,7 @@ void Lowering::fold_requantize_pairs() {
     if (!g_.has_node(id) || near_delegated(id)) continue;
     const Node q = g_.node(id);
     if (!is_op(q, kQuant)) continue;
-    auto x = dequantized(g_, q.args[0].tensor());
+    auto x = dequantized(g_, q.arg("input").tensor());
     auto p = per_tensor_qparams(q);
     if (!x || !p) continue;
     const ValueId out = q.outputs[0];
@@ -159,8 +159,9 @@ int Lowering::convert_quant_nodes() {
     const Node& n = g_.node(id);
     const bool q = is_op(n, kQuant), dq = is_op(n, kDequant);
     if ((!q && !dq) || !per_tensor_qparams(n)) continue;
-    if (dq && n.args.size() > 6 && !n.args[6].is_none() &&
-        !(n.args[6].is<ScalarType>() && n.args[6].get<ScalarType>() == ScalarType::Float)) {
+    if (dq && n.args.size() > 6 && !n.arg("out_dtype").is_none() &&
+        !(n.arg("out_dtype").is<ScalarType>() &&
+          n.arg("out_dtype").get<ScalarType>() == ScalarType::Float)) {
       continue;
     }
     std::vector<Argument> args(n.args.begin(), n.args.begin() + 6);

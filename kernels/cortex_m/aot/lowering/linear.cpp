@@ -44,17 +44,18 @@ std::optional<std::pair<std::vector<int8_t>, std::vector<int32_t>>> packed_linea
 // Core ATen's linear: addmm(bias, x, permute(W, [1, 0])) or mm(x, permute(W, [1, 0])).
 bool Lowering::matmul(const Node& n) {
   const bool addmm = n.op.name == "addmm";
-  if (addmm && (n.args[3].to_double() != 1.0 || n.args[4].to_double() != 1.0)) return false;
-  const ir::Value& wt = g_.value(n.args[addmm ? 2 : 1].tensor());
+  if (addmm && (n.arg("beta").to_double() != 1.0 || n.arg("alpha").to_double() != 1.0))
+    return false;
+  const ir::Value& wt = g_.value(n.arg("mat2").tensor());
   if (!wt.is_intermediate()) return false;
   const Node& perm = g_.node(wt.producer);
   const std::string perm_op = perm.op.str();
-  if (perm_op != "aten::permute.default" && perm_op != "aten::permute_copy.default") return false;
-  const auto& dims = perm.args[1].get<std::vector<int64_t>>();
+  if (perm_op != ops::aten::permute && perm_op != ops::aten::permute_copy) return false;
+  const auto& dims = perm.arg("dims").get<std::vector<int64_t>>();
   if (dims.size() != 2 || (dims[0] != 1 && dims[0] != -1)) return false;
-  const Argument bias = addmm ? n.args[0] : Argument(ir::None{});
-  if (addmm && g_.value(n.args[0].tensor()).spec.rank() != 1) return keep("bias is not 1-D");
-  return linear(n, n.args[addmm ? 1 : 0], perm.args[0].tensor(), bias);
+  const Argument bias = addmm ? n.arg("self") : Argument(ir::None{});
+  if (addmm && g_.value(n.arg("self").tensor()).spec.rank() != 1) return keep("bias is not 1-D");
+  return linear(n, n.arg(addmm ? "mat1" : "self"), perm.arg("self").tensor(), bias);
 }
 
 bool Lowering::linear(const Node& n, const Argument& input, ValueId weight,

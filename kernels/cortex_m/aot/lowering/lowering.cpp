@@ -21,31 +21,32 @@ CortexMLoweringReport Lowering::run() {
     const Node n = g_.node(id);            // a copy: adding nodes moves the graph's storage
     const std::string op = n.op.str();
     bool done = false;
-    if (op == "aten::convolution.default" || op == "aten::conv2d.default") {
+    if (op == ops::aten::convolution) {
       done = conv(n);
-    } else if (op == "aten::linear.default") {
-      done = linear(n, n.args[0], n.args[1].tensor(), n.args[2]);
-    } else if (op == "aten::addmm.default" || op == "aten::mm.default") {
+    } else if (op == ops::aten::linear) {
+      done = linear(n, n.arg("input"), n.arg("weight").tensor(), n.arg("bias"));
+    } else if (op == ops::aten::addmm || op == ops::aten::mm) {
       done = matmul(n);
-    } else if (op == "aten::add.Tensor") {
+    } else if (op == ops::aten::add_Tensor) {
       done = add(n);
-    } else if (op == "aten::mul.Tensor") {
+    } else if (op == ops::aten::mul_Tensor) {
       done = mul(n);
-    } else if (op == "aten::max_pool2d.default" || op == "aten::max_pool2d_with_indices.default") {
+    } else if (op == ops::aten::max_pool2d_with_indices) {
       done = max_pool(n);
-    } else if (op == "aten::avg_pool2d.default" || op == "aten::adaptive_avg_pool2d.default" ||
-               op == "aten::_adaptive_avg_pool2d.default" || op == "aten::mean.dim") {
+    } else if (op == ops::aten::avg_pool2d || op == ops::aten::_adaptive_avg_pool2d ||
+               op == ops::aten::mean_dim) {
       done = avg_pool(n);
-    } else if (op == "aten::_softmax.default" || op == "aten::softmax.int") {
+    } else if (op == ops::aten::_softmax) {
       done = softmax(n);
     } else if (activation_bounds(n)) {
       done = clamp(n);
-    } else if (op == "aten::permute.default" || op == "aten::permute_copy.default") {
+    } else if (op == ops::aten::permute || op == ops::aten::permute_copy) {
       done = permute(n);
-    } else if (op == "aten::constant_pad_nd.default") {
+    } else if (op == ops::aten::constant_pad_nd) {
       done = pad(n);
-    } else if (op == "aten::upsample_nearest2d.vec" || op == "aten::upsample_bilinear2d.vec") {
-      done = upsample(n, op == "aten::upsample_bilinear2d.vec");
+    } else if (op == ops::aten::upsample_nearest2d_vec ||
+               op == ops::aten::upsample_bilinear2d_vec) {
+      done = upsample(n, op == ops::aten::upsample_bilinear2d_vec);
     } else if (is_view(n)) {
       done = view(n);
     } else {

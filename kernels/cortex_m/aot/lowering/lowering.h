@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/activation_bounds.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
 #include "kernels/cortex_m/util/requantize.h"
@@ -20,6 +21,7 @@
 namespace pteron::cortex_m::aot::detail {
 
 namespace ir = compiler::ir;
+namespace ops = compiler::ops;
 using compiler::activation_bounds;
 using ir::Argument;
 using ir::Graph;
@@ -30,10 +32,9 @@ using ir::TensorRef;
 using ir::TensorSpec;
 using ir::ValueId;
 
-inline constexpr std::string_view kQuant = "quantized_decomposed::quantize_per_tensor.default";
-inline constexpr std::string_view kDequant = "quantized_decomposed::dequantize_per_tensor.default";
-inline constexpr std::string_view kDequantChannel =
-    "quantized_decomposed::dequantize_per_channel.default";
+inline constexpr ir::OpName kQuant = ops::quantized_decomposed::quantize_per_tensor;
+inline constexpr ir::OpName kDequant = ops::quantized_decomposed::dequantize_per_tensor;
+inline constexpr ir::OpName kDequantChannel = ops::quantized_decomposed::dequantize_per_channel;
 
 struct QParams {
   double scale = 1;
@@ -46,7 +47,7 @@ struct QParams {
 bool same_qparams(const QParams& a, const QParams& b);
 // qparams of a per-tensor int8 quantize/dequantize node.
 std::optional<QParams> per_tensor_qparams(const Node& n);
-bool is_op(const Node& n, std::string_view name);
+bool is_op(const Node& n, ir::OpName op);
 // A reshape: view (emitted as view_copy) or view_copy, whose int8 form moves bytes unchanged.
 bool is_view(const Node& n);
 

@@ -37,11 +37,10 @@ std::optional<QParams> per_tensor_qparams(const Node& n) {
   return p;
 }
 
-bool is_op(const Node& n, std::string_view name) { return n.op.str() == name; }
+bool is_op(const Node& n, ir::OpName op) { return n.is(op); }
 
 bool is_view(const Node& n) {
-  const std::string op = n.op.str();
-  return (op == "aten::view.default" || op == "aten::view_copy.default") && n.schema != nullptr;
+  return (n.is(ops::aten::view) || n.is(ops::aten::view_copy)) && n.schema != nullptr;
 }
 
 std::optional<QuantInput> dequantized(const Graph& g, ValueId v) {
@@ -49,12 +48,13 @@ std::optional<QuantInput> dequantized(const Graph& g, ValueId v) {
   if (!value.is_intermediate()) return {};
   const Node& dq = g.node(value.producer);
   if (!is_op(dq, kDequant)) return {};
-  if (dq.args.size() > 6 && !dq.args[6].is_none() &&
-      !(dq.args[6].is<ScalarType>() && dq.args[6].get<ScalarType>() == ScalarType::Float)) {
+  if (dq.args.size() > 6 && !dq.arg("out_dtype").is_none() &&
+      !(dq.arg("out_dtype").is<ScalarType>() &&
+        dq.arg("out_dtype").get<ScalarType>() == ScalarType::Float)) {
     return {};
   }
   auto p = per_tensor_qparams(dq);
-  const ValueId q = dq.args[0].tensor();
+  const ValueId q = dq.arg("input").tensor();
   if (!p || g.value(q).spec.dtype != ScalarType::Char) return {};
   return QuantInput{q, *p};
 }
@@ -124,7 +124,8 @@ std::optional<QuantWeight> quantized_weight(const Graph& g, ValueId v) {
   const ir::Value& value = g.value(v);
   if (!value.is_intermediate()) return {};
   const Node& dq = g.node(value.producer);
-  const ValueId wq = dq.args[0].tensor();
+  if (!is_op(dq, kDequant) && !is_op(dq, kDequantChannel)) return {};
+  const ValueId wq = dq.arg("input").tensor();
   const ir::Value& w = g.value(wq);
   if (!w.is_constant() || w.spec.dtype != ScalarType::Char || !w.spec.is_contiguous()) return {};
   QuantWeight out;
@@ -140,11 +141,12 @@ std::optional<QuantWeight> quantized_weight(const Graph& g, ValueId v) {
   }
   if (!is_op(dq, kDequantChannel)) return {};
   // dequantize_per_channel(input, scales, zero_points, axis, qmin, qmax, dtype, *, out_dtype)
-  if (dq.args[3].get<int64_t>() != 0 || dq.args[6].get<ScalarType>() != ScalarType::Char) return {};
-  auto scales = constant_as_doubles(g, dq.args[1].tensor());
+  if (dq.arg("axis").get<int64_t>() != 0 || dq.arg("dtype").get<ScalarType>() != ScalarType::Char)
+    return {};
+  auto scales = constant_as_doubles(g, dq.arg("scales").tensor());
   if (!scales || static_cast<int64_t>(scales->size()) != channels) return {};
-  if (!dq.args[2].is_none()) {
-    auto zps = constant_as_doubles(g, dq.args[2].tensor());
+  if (!dq.arg("zero_points").is_none()) {
+    auto zps = constant_as_doubles(g, dq.arg("zero_points").tensor());
     if (!zps) return {};
     for (double z : *zps)
       if (z != 0) return {};  // CMSIS-NN convolutions take symmetric weights
@@ -163,7 +165,7 @@ std::optional<std::vector<int32_t>> quantized_bias(const Graph& g, const Argumen
   if (value.is_intermediate()) {
     const Node& dq = g.node(value.producer);
     if (!is_op(dq, kDequant) && !is_op(dq, kDequantChannel)) return {};
-    const ir::Value& b = g.value(dq.args[0].tensor());
+    const ir::Value& b = g.value(dq.arg("input").tensor());
     if (!b.is_constant() || b.spec.dtype != ScalarType::Int || !b.spec.is_contiguous()) return {};
     auto data = read_constant<int32_t>(g, b.id);
     if (data.size() != channels) return {};

@@ -7,12 +7,12 @@
 namespace pteron::cortex_m::aot::detail {
 
 bool Lowering::softmax(const Node& n) {
-  auto x = dequantized(g_, n.args[0].tensor());
+  auto x = dequantized(g_, n.arg("self").tensor());
   if (!x) return false;
   auto out = quantized_output(g_, n, false);
   if (!out) return keep("output is not quantized per tensor to int8");
   const int64_t rank = static_cast<int64_t>(g_.value(x->q).spec.rank());
-  int64_t dim = n.args[1].get<int64_t>();
+  int64_t dim = n.arg("dim").get<int64_t>();
   if (dim < 0) dim += rank;
   if (dim != rank - 1) return keep("softmax over a dim other than the last");
   if (out->p.zp != -128 || std::fabs(out->p.scale * 256.0 - 1.0) > 1e-6) {

@@ -10,7 +10,7 @@ namespace pteron::cortex_m::aot::detail {
 // Nearest copies bytes (a requantize follows when the output has its own qparams); bilinear
 // requantises its Q22 sums by input_scale / (output_scale * 2^22).
 bool Lowering::upsample(const Node& n, bool bilinear) {
-  auto x = dequantized(g_, n.args[0].tensor());
+  auto x = dequantized(g_, n.arg("input").tensor());
   if (!x) return false;
   auto out = quantized_output(g_, n, false);
   if (!out) return keep("output is not quantized per tensor to int8");
@@ -22,7 +22,7 @@ bool Lowering::upsample(const Node& n, bool bilinear) {
   if (os.size() != 4 || os[0] != is[0] || os[1] != is[1])
     return keep("output is not [N, C, OH, OW]");
   double scale_h = 0, scale_w = 0;
-  const Argument& scales = n.args[bilinear ? 3 : 2];
+  const Argument& scales = n.arg("scale_factors");
   if (!scales.is_none()) {
     const auto& v = scales.get<std::vector<double>>();
     if (v.size() != 2) return keep("scale_factors is not [h, w]");
@@ -42,7 +42,7 @@ bool Lowering::upsample(const Node& n, bool bilinear) {
   if (bilinear) {
     const ValueId taps =
         add_constant(g_, n.debug.node_name + "_taps", ScalarType::Int, {os[2] + os[3], 3},
-                     bilinear_table(ah, aw, n.args[2].get<bool>()));
+                     bilinear_table(ah, aw, n.arg("align_corners").get<bool>()));
     y = new_node("upsample_bilinear2d_nhwc",
                  {TensorRef{xin}, TensorRef{taps}, x->p.zp, out->p.zp, int64_t{to_out.multiplier},
                   int64_t{to_out.shift}},
