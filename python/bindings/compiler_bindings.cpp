@@ -39,7 +39,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["backends_left_out"] = r.backends_left_out;
   d["notes"] = r.notes;
   nb::list arenas;
-  for (const auto& region : r.memory.regions) {
+  for (const auto& region : r.memory.arenas) {
     nb::dict a;
     a["name"] = region.name;
     a["memory_id"] = region.mem_id;
