@@ -1,4 +1,6 @@
-// Reading and writing numpy .npz archives (the CLI's input/output format).
+// Reading and writing numpy .npz archives (the CLI's input/output format), compressed ones
+// (np.savez_compressed) too: the archive through libzip, each .npy entry through the codec
+// every tool shares (tools/run/npz_io.h).
 #pragma once
 
 #include <cstdint>
