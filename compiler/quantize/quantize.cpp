@@ -175,7 +175,7 @@ Plan make_plan(const ir::Graph& g, bool int8_io) {
 std::string format_qparams(const QParams& q) {
   char buf[96];
   std::snprintf(buf, sizeof(buf), "scale %.9g, zero point %lld", q.scale,
-                static_cast<long long>(q.zero_point));
+                static_cast<long long>(q.zp));
   return buf;
 }
 
@@ -285,7 +285,7 @@ class Rewriter {
     static const ir::OpSchema& s = schema("quantized_decomposed::quantize_per_tensor.default");
     const std::string name = g_.unique_name("quantize_" + value.name);
     const ir::NodeId id =
-        g_.add_node(s, {ir::TensorRef{v}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char},
+        g_.add_node(s, {ir::TensorRef{v}, q.scale, q.zp, q.qmin, q.qmax, ScalarType::Char},
                     {ir::NewValue{name, spec}}, debug_of(v), before);
     return g_.node(id).outputs[0];
   }
@@ -297,7 +297,7 @@ class Rewriter {
     static const ir::OpSchema& s = schema("quantized_decomposed::dequantize_per_tensor.default");
     const std::string name = g_.unique_name("dequantize_" + float_name);
     const ir::NodeId id = g_.add_node(
-        s, {ir::TensorRef{qv}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char, ir::None{}},
+        s, {ir::TensorRef{qv}, q.scale, q.zp, q.qmin, q.qmax, ScalarType::Char, ir::None{}},
         {ir::NewValue{name, spec}},
         before == ir::kNoNode ? ir::DebugHandle{} : g_.node(before).debug, before);
     return g_.node(id).outputs[0];

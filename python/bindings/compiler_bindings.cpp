@@ -79,7 +79,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
         item["index"] = e.index;
         item["name"] = e.name;
         item["scale"] = e.qparams.scale;
-        item["zero_point"] = e.qparams.zero_point;
+        item["zero_point"] = e.qparams.zp;
         io.append(item);
       }
       q[list == &r.quantize->inputs ? "int8_inputs" : "int8_outputs"] = io;

@@ -223,7 +223,7 @@ void run(const CompileCliOptions& o) {
                       {"index", q.index},
                       {"name", q.name},
                       {"scale", q.qparams.scale},
-                      {"zero_point", q.qparams.zero_point}});
+                      {"zero_point", q.qparams.zp}});
       }
     }
     j["quantize"] = {{"scheme", r.quantize->scheme},

@@ -16,6 +16,7 @@
 #include "backends/tosa/aot/tosa_writer.h"
 #include "compiler/compile_error.h"
 #include "compiler/passes/activation_bounds.h"
+#include "compiler/quantize/qparams.h"
 
 namespace pteron::tosa_aot::detail {
 
@@ -59,11 +60,7 @@ struct TVal {
   int32_t zp = 0;
 };
 
-struct QParams {
-  double scale = 1;
-  int64_t zp = 0;
-  int64_t qmin = -128, qmax = 127;
-};
+using compiler::QParams;
 
 // ---- helpers.cpp: shapes, arguments, constants, op kinds ----------------------------------
 
@@ -85,8 +82,7 @@ bool is_graph_output(const Graph& g, ValueId v);
 
 // ---- quantization.cpp: Q/DQ parameters ----------------------------------------------------
 
-// (scale, zero point) of a per-tensor int8 quantize/dequantize (.default overload).
-std::optional<QParams> per_tensor_qparams(const Node& n);
+using compiler::per_tensor_qparams;
 std::string qdq_reason(const Node& n);
 int8_t quantize_value(double x, double scale, int64_t zp);
 

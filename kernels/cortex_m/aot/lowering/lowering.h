@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/passes/activation_bounds.h"
+#include "compiler/quantize/qparams.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
 #include "kernels/cortex_m/util/requantize.h"
 
@@ -35,17 +36,12 @@ inline constexpr std::string_view kDequant = "quantized_decomposed::dequantize_p
 inline constexpr std::string_view kDequantChannel =
     "quantized_decomposed::dequantize_per_channel.default";
 
-struct QParams {
-  double scale = 1;
-  int64_t zp = 0;
-  int64_t qmin = -128, qmax = 127;
-};
+using compiler::QParams;
 
 // ---- patterns.cpp: the Q/DQ patterns around an op ------------------------------------------
 
 bool same_qparams(const QParams& a, const QParams& b);
-// qparams of a per-tensor int8 quantize/dequantize node.
-std::optional<QParams> per_tensor_qparams(const Node& n);
+using compiler::per_tensor_qparams;
 bool is_op(const Node& n, std::string_view name);
 // A reshape: view (emitted as view_copy) or view_copy, whose int8 form moves bytes unchanged.
 bool is_view(const Node& n);

@@ -25,18 +25,6 @@ bool same_qparams(const QParams& a, const QParams& b) {
   return a.zp == b.zp && std::fabs(a.scale - b.scale) <= 1e-6 * std::max(a.scale, b.scale);
 }
 
-std::optional<QParams> per_tensor_qparams(const Node& n) {
-  if (n.args.size() < 6 || !n.args[1].is<double>() || !n.args[2].is<int64_t>()) return {};
-  if (!n.args[5].is<ScalarType>() || n.args[5].get<ScalarType>() != ScalarType::Char) return {};
-  QParams p{n.args[1].get<double>(), n.args[2].get<int64_t>(), n.args[3].get<int64_t>(),
-            n.args[4].get<int64_t>()};
-  if (!(p.scale > 0) || !std::isfinite(p.scale) || p.zp < -128 || p.zp > 127 || p.qmin < -128 ||
-      p.qmax > 127 || p.qmin > p.qmax) {
-    return {};
-  }
-  return p;
-}
-
 bool is_op(const Node& n, std::string_view name) { return n.op.str() == name; }
 
 bool is_view(const Node& n) {
