@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/argument.h"
@@ -39,5 +40,8 @@ struct Node {
   // "node 'addmm_1' (aten::addmm.default, fc1 @ model.py:12)", for messages.
   std::string describe() const;
 };
+
+// True when `n` calls `op` ("aten::add.Tensor": namespace, name and overload).
+bool is_op(const Node& n, std::string_view op);
 
 }  // namespace pteron::compiler::ir

@@ -24,7 +24,7 @@ const ir::Node* private_producer(const ir::Graph& graph, ir::ValueId v,
   return readers == 1 ? &graph.node(value.producer) : nullptr;
 }
 
-bool is_op(const ir::Node* n, std::string_view op) { return n != nullptr && n->op.str() == op; }
+bool is_op(const ir::Node* n, std::string_view op) { return n != nullptr && ir::is_op(*n, op); }
 
 bool is_tensor_mul(const ir::Node& n) {
   return n.op.str() == "aten::mul.Tensor" && n.args.size() == 2 && n.args[0].is_tensor() &&

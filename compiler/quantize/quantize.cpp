@@ -22,7 +22,8 @@ enum class Role {
   Plain,       // pools, mean, cat, bilinear upsample: inputs and output quantized independently
 };
 
-bool is_op(const ir::Node& n, std::initializer_list<std::string_view> names) {
+// Whether `n` calls one of `names` ("aten::convolution": namespace and name, any overload).
+bool has_op_name(const ir::Node& n, std::initializer_list<std::string_view> names) {
   const std::string op = n.op.ns + "::" + n.op.name;
   return std::find(names.begin(), names.end(), op) != names.end();
 }
@@ -41,7 +42,7 @@ bool is_float_constant(const ir::Graph& g, const ir::Argument& a) {
 Role role_of(const ir::Graph& g, const ir::Node& n) {
   if (n.outputs.empty() || n.outputs[0] == ir::kNoValue || !is_float_activation(g, n.outputs[0]))
     return Role::None;
-  if (is_op(n, {"aten::convolution"})) {
+  if (has_op_name(n, {"aten::convolution"})) {
     const bool transposed = n.args[6].get<bool>();
     const bool bias_ok = n.args[2].is_none() || is_float_constant(g, n.args[2]);
     return !transposed && is_float_constant(g, n.args[1]) && bias_ok &&
@@ -49,7 +50,7 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
                ? Role::WeightedOp
                : Role::None;
   }
-  if (is_op(n, {"aten::linear"})) {
+  if (has_op_name(n, {"aten::linear"})) {
     const bool bias_ok = n.args[2].is_none() || is_float_constant(g, n.args[2]);
     return is_float_constant(g, n.args[1]) && g.value(n.args[1].tensor()).spec.rank() == 2 &&
                    bias_ok && is_float_activation(g, n.args[0].tensor())
@@ -63,8 +64,8 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
     if (n.op.name == "add" && n.args[2].to_double() != 1.0) return Role::None;  // alpha
     return Role::Binary;
   }
-  if (is_op(n, {"aten::relu", "aten::hardtanh", "aten::clamp"})) return Role::Activation;
-  if (is_op(n, {"aten::max_pool2d_with_indices"})) {
+  if (has_op_name(n, {"aten::relu", "aten::hardtanh", "aten::clamp"})) return Role::Activation;
+  if (has_op_name(n, {"aten::max_pool2d_with_indices"})) {
     return n.outputs.size() < 2 || n.outputs[1] == ir::kNoValue ||
                    g.value(n.outputs[1]).users.empty()
                ? Role::Shared
@@ -72,24 +73,25 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
   }
   // Nearest upsampling copies values: its output keeps the input's parameters (the int8 kernels
   // then move bytes). Bilinear makes new values: quantized on its own, as a pool.
-  if (is_op(n, {"aten::upsample_nearest2d"})) return Role::Shared;
+  if (has_op_name(n, {"aten::upsample_nearest2d"})) return Role::Shared;
   // Pads move values too (a constant pad of 0 adds the zero point, exact: the range holds 0).
-  if (is_op(n, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
-                "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})) {
+  if (has_op_name(
+          n, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
+              "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})) {
     return Role::Shared;
   }
-  if (is_op(n, {"aten::constant_pad_nd"})) {
+  if (has_op_name(n, {"aten::constant_pad_nd"})) {
     return n.args.size() < 3 || n.args[2].is_none() || n.args[2].to_double() == 0.0 ? Role::Shared
                                                                                     : Role::None;
   }
-  if (is_op(n, {"aten::upsample_bilinear2d"})) return Role::Plain;
-  if (is_op(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",
-                "aten::permute", "aten::permute_copy", "aten::squeeze", "aten::squeeze_copy",
-                "aten::unsqueeze", "aten::unsqueeze_copy", "aten::flatten"})) {
+  if (has_op_name(n, {"aten::upsample_bilinear2d"})) return Role::Plain;
+  if (has_op_name(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",
+                      "aten::permute", "aten::permute_copy", "aten::squeeze", "aten::squeeze_copy",
+                      "aten::unsqueeze", "aten::unsqueeze_copy", "aten::flatten"})) {
     return Role::Shared;
   }
-  if (is_op(n, {"aten::avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool2d",
-                "aten::mean", "aten::cat"})) {
+  if (has_op_name(n, {"aten::avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool2d",
+                      "aten::mean", "aten::cat"})) {
     return Role::Plain;
   }
   return Role::None;
@@ -430,7 +432,7 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
     }
     const ir::Value& value = graph.value(v);
     if (options.scheme == QuantScheme::CortexM && value.producer != ir::kNoNode &&
-        is_op(graph.node(value.producer), {"aten::_softmax", "aten::softmax"})) {
+        has_op_name(graph.node(value.producer), {"aten::_softmax", "aten::softmax"})) {
       // Softmax outputs lie in [0, 1]: fixed qparams (scale 1/256, zero point -128), as TFLite
       // and CMSIS-NN's arm_softmax_s8 produce, so the Cortex-M lowering can take the op.
       params[v] = QParams{1.0 / 256.0, -128, -128, 127};

@@ -9,12 +9,6 @@
 
 namespace pteron::xnnpack::aot {
 
-std::string shape_str(const std::vector<int64_t>& sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
-}
-
 // XNNPACK dims of a value: 4-D activations are NHWC inside a region, others as they are.
 std::vector<uint32_t> xnn_dims(const TensorSpec& spec) {
   const auto& s = spec.sizes;
@@ -25,12 +19,6 @@ std::vector<uint32_t> xnn_dims(const TensorSpec& spec) {
 
 // True when NCHW and NHWC order the elements the same (a reshape can cross the layouts).
 bool nhwc_is_plain(const std::vector<int64_t>& s) { return s[1] == 1 || s[2] * s[3] == 1; }
-
-int64_t numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
 
 // A float constant's elements in logical (row-major) order, whatever its dim order. A value
 // that is no fp32 constant (a bias computed in the graph, e.g. an unfolded dequantize) is a
@@ -114,8 +102,6 @@ std::vector<double> read_numbers(const Value& v) {
   }
   return out;
 }
-
-bool is_op(const Node& n, const char* op) { return n.op.str() == op; }
 
 // The dequantize node producing `v` from a constant (a PT2E weight), or nullptr.
 const Node* weight_dequantize(const Graph& g, ValueId v) {

@@ -7,20 +7,6 @@
 
 namespace pteron::tosa_aot::detail {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-int64_t numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-bool is_op(const Node& n, const char* name) { return n.op.str() == name; }
-
 std::vector<double> constant_numbers(const Graph& g, ValueId v) {
   const ir::Value& value = g.value(v);
   if (!value.is_constant()) refuse("'" + value.name + "' is not a constant");

@@ -64,9 +64,9 @@ using compiler::QParams;
 
 // ---- helpers.cpp: shapes, arguments, constants, op kinds ----------------------------------
 
-std::string shape_str(const std::vector<int64_t>& s);
-int64_t numel(const std::vector<int64_t>& s);
-bool is_op(const Node& n, const char* name);
+using ir::is_op;
+using ir::numel;
+using ir::shape_str;
 // Elements of a constant in logical (row-major) order as doubles, whatever its dim order.
 std::vector<double> constant_numbers(const Graph& g, ValueId v);
 std::vector<int64_t> int_list(const ir::Argument& a);

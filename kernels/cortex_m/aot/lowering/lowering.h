@@ -42,7 +42,7 @@ using compiler::QParams;
 
 bool same_qparams(const QParams& a, const QParams& b);
 using compiler::per_tensor_qparams;
-bool is_op(const Node& n, std::string_view name);
+using ir::is_op;
 // A reshape: view (emitted as view_copy) or view_copy, whose int8 form moves bytes unchanged.
 bool is_view(const Node& n);
 

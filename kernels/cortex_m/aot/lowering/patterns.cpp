@@ -25,8 +25,6 @@ bool same_qparams(const QParams& a, const QParams& b) {
   return a.zp == b.zp && std::fabs(a.scale - b.scale) <= 1e-6 * std::max(a.scale, b.scale);
 }
 
-bool is_op(const Node& n, std::string_view name) { return n.op.str() == name; }
-
 bool is_view(const Node& n) {
   const std::string op = n.op.str();
   return (op == "aten::view.default" || op == "aten::view_copy.default") && n.schema != nullptr;
