@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compiler/ir/constant_values.h"
 #include "kernels/cortex_m/aot/lowering/lowering.h"
 
 namespace pteron::cortex_m::aot::detail {
@@ -86,24 +87,7 @@ std::optional<QuantOutput> quantized_output(const Graph& g, const Node& n, bool 
 }
 
 std::optional<std::vector<double>> constant_as_doubles(const Graph& g, ValueId v) {
-  const ir::Value& value = g.value(v);
-  if (!value.is_constant() || !value.spec.is_contiguous()) return {};
-  std::vector<double> out;
-  switch (value.spec.dtype) {
-    case ScalarType::Float:
-      for (float x : read_constant<float>(g, v)) out.push_back(x);
-      return out;
-    case ScalarType::Double:
-      return read_constant<double>(g, v);
-    case ScalarType::Long:
-      for (int64_t x : read_constant<int64_t>(g, v)) out.push_back(static_cast<double>(x));
-      return out;
-    case ScalarType::Int:
-      for (int32_t x : read_constant<int32_t>(g, v)) out.push_back(x);
-      return out;
-    default:
-      return {};
-  }
+  return ir::constant_values<double>(g.value(v));
 }
 
 std::optional<QuantWeight> quantized_weight(const Graph& g, ValueId v) {
