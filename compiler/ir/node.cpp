@@ -37,6 +37,4 @@ std::string Node::describe() const {
   return s + ")";
 }
 
-bool is_op(const Node& n, std::string_view op) { return n.op.str() == op; }
-
 }  // namespace pteron::compiler::ir

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "compiler/ir/argument.h"
@@ -40,8 +39,5 @@ struct Node {
   // "node 'addmm_1' (aten::addmm.default, fc1 @ model.py:12)", for messages.
   std::string describe() const;
 };
-
-// True when `n` calls `op` ("aten::add.Tensor": namespace, name and overload).
-bool is_op(const Node& n, std::string_view op);
 
 }  // namespace pteron::compiler::ir

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "compiler/ir/queries.h"
+
 namespace pteron::compiler::ir {
 
 TensorSpec TensorSpec::contiguous(ScalarType dtype, std::vector<int64_t> sizes) {
@@ -114,18 +116,6 @@ std::vector<uint8_t> dim_order_from_strides(std::span<const int64_t> sizes,
   std::vector<uint8_t> order(rank);
   for (size_t i = 0; i < rank; ++i) order[i] = static_cast<uint8_t>(perm[rank - 1 - i]);
   return order;
-}
-
-int64_t numel(std::span<const int64_t> sizes) {
-  int64_t n = 1;
-  for (int64_t d : sizes) n *= d;
-  return n;
-}
-
-std::string shape_str(std::span<const int64_t> sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
 }
 
 std::string to_string(const TensorSpec& spec) {

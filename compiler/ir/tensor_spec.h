@@ -67,11 +67,6 @@ std::vector<int64_t> strides_from_dim_order(std::span<const int64_t> sizes,
 bool is_dense_in_dim_order(std::span<const int64_t> sizes, std::span<const int64_t> strides,
                            std::span<const uint8_t> dim_order);
 
-// The number of elements of a tensor of `sizes` (1 for a scalar's empty list).
-int64_t numel(std::span<const int64_t> sizes);
-// "[2, 4]": sizes as messages and refusal reasons print them.
-std::string shape_str(std::span<const int64_t> sizes);
-
 // "f32[2, 4]", with the dim order appended when it is not the identity ("f32[1, 8, 4, 4]
 // dim_order=[0, 2, 3, 1]").
 std::string to_string(const TensorSpec& spec);

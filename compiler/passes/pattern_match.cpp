@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/ir/queries.h"
+
 namespace pteron::compiler {
 
 bool is_unused(const ir::Graph& graph, ir::ValueId v) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compiler/ir/constant_values.h"
+#include "compiler/ir/queries.h"
 
 namespace pteron::compiler::ir {
 namespace {

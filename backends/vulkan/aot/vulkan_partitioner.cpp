@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "backends/vulkan/aot/payload_builder.h"
+#include "compiler/ir/queries.h"
 #include "compiler/partition/registry.h"
 
 namespace pteron::vulkan {

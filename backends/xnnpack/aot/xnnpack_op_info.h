@@ -10,6 +10,7 @@
 
 #include "backends/xnnpack/aot/payload_builder.h"
 #include "compiler/ir/graph.h"
+#include "compiler/ir/queries.h"
 
 namespace pteron::xnnpack::aot {
 

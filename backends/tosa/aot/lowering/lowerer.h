@@ -15,6 +15,7 @@
 #include "backends/tosa/aot/tosa_quant.h"
 #include "backends/tosa/aot/tosa_writer.h"
 #include "compiler/compile_error.h"
+#include "compiler/ir/queries.h"
 #include "compiler/passes/activation_bounds.h"
 #include "compiler/quantize/qparams.h"
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/queries.h"
 #include "compiler/passes/activation_bounds.h"
 #include "compiler/quantize/qparams.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
