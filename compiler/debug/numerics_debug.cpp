@@ -9,7 +9,6 @@
 #include "compiler/compile_error.h"
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/passes/passes.h"
-#include "compiler/pipeline/pipeline.h"  // run_default_passes
 #include "runtime/host/host_method.h"
 #include "runtime/kernel/kernel.h"
 

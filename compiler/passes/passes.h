@@ -58,10 +58,11 @@ void check_kernels_available(const ir::Graph& graph,
                              const std::unordered_set<ir::NodeId>& delegated = {},
                              const std::vector<std::string>& libraries = {"portable"});
 
-// What a run of passes did, a line per pass ("remove_noops: 12 node(s)"). The default passes
-// and their order are compiler/pipeline/pipeline.h's.
 struct PassReport {
-  std::vector<std::string> lines;
+  std::vector<std::string> lines;  // "remove_noops: 12 node(s)"
 };
+
+// The default pipeline: simplify, remove no-ops, fold batch norm and constants, dead code.
+PassReport run_default_passes(ir::Graph& graph);
 
 }  // namespace pteron::compiler

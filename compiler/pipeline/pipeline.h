@@ -45,8 +45,8 @@ struct NamedPass {
 // leaves view chains that compose). The same list for every target and backend.
 const std::vector<NamedPass>& default_passes();
 
-// Runs default_passes() and verifies the graph; a report line per pass.
-PassReport run_default_passes(ir::Graph& graph);
+// run_default_passes (declared in passes.h, defined with the list in prepare.cpp) runs
+// default_passes() and verifies the graph; a report line per pass.
 
 // The kernel libraries named in `backends`, in order; the target's when none is named.
 std::vector<const KernelLibrary*> selected_libraries(const std::vector<std::string>& backends,

@@ -13,7 +13,6 @@
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/passes/host_runner.h"
 #include "compiler/passes/passes.h"
-#include "compiler/pipeline/pipeline.h"  // run_default_passes
 #include "compiler/quantize/quantize.h"
 #include "python/bindings/tensor_convert.h"
 

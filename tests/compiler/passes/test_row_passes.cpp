@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "compiler/passes/passes.h"
-#include "compiler/pipeline/pipeline.h"  // run_default_passes
 #include "tests/compiler/passes/graph_builder.h"
 
 namespace pteron::compiler::testing {
