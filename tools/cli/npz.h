@@ -1,6 +1,4 @@
-// Reading and writing numpy .npz archives (the CLI's input/output format), compressed ones
-// (np.savez_compressed) too: the archive through libzip, each .npy entry through the codec
-// every tool shares (tools/run/npz_io.h).
+// Reading and writing numpy .npz archives (the CLI's input/output format).
 #pragma once
 
 #include <cstdint>
