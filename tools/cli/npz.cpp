@@ -11,7 +11,8 @@
 namespace pteron::cli {
 namespace {
 
-// One entry's .npy blob as an array (the codec is tools/run/npz_io.h's).
+// One entry's .npy blob as an array. The archive is libzip's (compressed .npz too); the .npy
+// codec is the one every tool shares (tools/run/npz_io.h).
 NpyArray parse_entry(const std::string& where, const std::vector<uint8_t>& blob) {
   npz::NpyView npy;
   std::string why;
