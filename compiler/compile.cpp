@@ -13,7 +13,7 @@
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
-#include "compiler/passes/last_token_logits.h"
+#include "compiler/pipeline/pipeline.h"
 #include "compiler/report/graph_info.h"
 #include "runtime/executor/plan_choice.h"  // kFallbackPlanSuffix
 
@@ -23,125 +23,6 @@ namespace {
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-// Gives a region's boundary tensors the dim orders its payload expects: an input in another
-// dim order is copied into a converted value just before the region reads it; an output takes
-// the expected dim order and its readers outside the region get a copy in the old one.
-// The copies are dim_order_ops::_clone_dim_order kernel calls, outside the delegate.
-void convert_boundary_dim_orders(ir::Graph& graph, Region& region, const LoweredRegion& lowered) {
-  const ir::OpSchema* clone =
-      ir::OpSchemaRegistry::global().find("dim_order_ops::_clone_dim_order.default");
-  const std::unordered_set<ir::NodeId> members(region.nodes.begin(), region.nodes.end());
-  const auto convert = [&](ir::ValueId from, const std::vector<uint8_t>& order, ir::NodeId before,
-                           const ir::DebugHandle& debug) {
-    const ir::Value& v = graph.value(from);
-    ir::TensorSpec spec = v.spec;
-    spec.dim_order = order;
-    const std::vector<int64_t> order_arg(order.begin(), order.end());
-    const ir::NodeId n = graph.add_node(
-        *clone, {ir::TensorRef{from}, false, order_arg},
-        {ir::NewValue{graph.unique_name(v.name + "_dim_order"), spec}}, debug, before);
-    return graph.node(n).outputs[0];
-  };
-  const auto repoint = [&](ir::NodeId user, ir::ValueId from, ir::ValueId to) {
-    const std::vector<ir::Argument> args = graph.node(user).args;
-    for (size_t k = 0; k < args.size(); ++k) {
-      ir::Argument a = args[k];
-      if (a.replace_value(from, to) > 0) graph.set_arg(user, k, std::move(a));
-    }
-  };
-  const std::vector<ir::NodeId>& order = graph.nodes();
-  const auto position = [&](ir::NodeId n) {
-    return std::find(order.begin(), order.end(), n) - order.begin();
-  };
-  for (size_t i = 0; i < region.inputs.size() && i < lowered.input_dim_orders.size(); ++i) {
-    const ir::ValueId v = region.inputs[i];
-    const std::vector<uint8_t>& want = lowered.input_dim_orders[i];
-    if (want.empty() || want == graph.value(v).spec.dim_order) continue;
-    std::vector<ir::NodeId> readers;
-    for (ir::NodeId u : graph.value(v).users) {
-      if (members.count(u)) readers.push_back(u);
-    }
-    if (readers.empty()) continue;
-    const ir::NodeId first =
-        *std::min_element(readers.begin(), readers.end(),
-                          [&](ir::NodeId a, ir::NodeId b) { return position(a) < position(b); });
-    const ir::ValueId converted = convert(v, want, first, graph.node(first).debug);
-    for (ir::NodeId u : readers) repoint(u, v, converted);
-    region.inputs[i] = converted;
-  }
-  for (size_t j = 0; j < region.outputs.size() && j < lowered.output_dim_orders.size(); ++j) {
-    const ir::ValueId v = region.outputs[j];
-    const std::vector<uint8_t>& want = lowered.output_dim_orders[j];
-    const ir::TensorSpec old = graph.value(v).spec;
-    if (want.empty() || want == old.dim_order) continue;
-    ir::TensorSpec spec = old;
-    spec.dim_order = want;
-    graph.set_spec(v, spec);
-    std::vector<ir::NodeId> readers;
-    for (ir::NodeId u : graph.value(v).users) {
-      if (!members.count(u)) readers.push_back(u);
-    }
-    const std::vector<ir::ValueId>& outs = graph.outputs();
-    const bool graph_output = std::find(outs.begin(), outs.end(), v) != outs.end();
-    if (readers.empty() && !graph_output) continue;
-    ir::NodeId before = ir::kNoNode;
-    if (!readers.empty()) {
-      before = *std::min_element(readers.begin(), readers.end(), [&](ir::NodeId a, ir::NodeId b) {
-        return position(a) < position(b);
-      });
-    }
-    const ir::ValueId converted =
-        convert(v, old.dim_order, before, graph.node(graph.value(v).producer).debug);
-    for (ir::NodeId u : readers) repoint(u, v, converted);
-    if (graph_output) {
-      std::vector<ir::ValueId> new_outs = outs;
-      for (ir::ValueId& o : new_outs) o = o == v ? converted : o;
-      graph.set_outputs(new_outs);
-    }
-  }
-}
-
-// A partitioner's lowering of one region: a Refusal thrown at any depth gives the region back
-// with its reason; any other exception fails the compile, naming the region's first node (the
-// lowering names the node at fault inside it where it knows).
-LoweredRegion lower_region(const Partitioner& p, const ir::Graph& graph, const Region& region,
-                           const PartitionContext& context) {
-  try {
-    return p.lower(graph, region, context);
-  } catch (const Refusal& r) {
-    LoweredRegion refused;
-    refused.reason = r.what();
-    return refused;
-  } catch (const std::exception& e) {
-    throw CompileError(graph.node(region.nodes.front()).describe() + ": " + p.label() +
-                       ": lowering its region of " + std::to_string(region.nodes.size()) +
-                       " node(s) failed: " + e.what());
-  }
-}
-
-}  // namespace
-
-// The kernel libraries named in `backends`, in order; the target's when none is named.
-std::vector<const KernelLibrary*> selected_libraries(const std::vector<std::string>& backends,
-                                                     const Target& target) {
-  std::vector<const KernelLibrary*> out;
-  for (const std::string& name : backends) {
-    if (const KernelLibrary* lib = find_kernel_library(name)) out.push_back(lib);
-  }
-  if (out.empty()) {
-    for (const std::string& name : target.kernels) {
-      const KernelLibrary* lib = find_kernel_library(name);
-      if (lib == nullptr)
-        throw CompileError("target '" + target.name + "' names unknown kernel library '" + name +
-                           "'");
-      out.push_back(lib);
-    }
-  }
-  return out;
-}
-
-namespace {
 
 // Dynamic programs: the inputs' lower bounds for the runtime's set_input check (ExecuTorch's
 // Tensor records only the upper bound): int32 little endian, per input its rank then its
@@ -185,8 +66,9 @@ std::vector<ConstantMethod> program_constant_methods(const ir::Graph& graph,
   return out;
 }
 
-// Compiles `graph` into one method. With `capture` set the method is handed back there instead
-// of emitted (it refers to `graph`); `extra` is a method emitted after it (the fallback plan).
+// Compiles `graph` into one method: the pipeline's stages (compiler/pipeline/pipeline.h) in
+// order, then emission. With `capture` set the method is handed back there instead of emitted
+// (it refers to `graph`); `extra` is a method emitted after it (the fallback plan).
 CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
                              const std::vector<const Partitioner*>& partitioners,
                              MethodToEmit* capture, MethodToEmit* extra) {
@@ -201,154 +83,61 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   }
   r.target = load_target(options.target);
   r.nodes_in = graph.nodes().size();
+  const std::vector<const KernelLibrary*> libraries =
+      selected_libraries(options.backends, r.target);
 
   auto t = std::chrono::steady_clock::now();
-  r.passes = run_default_passes(graph);
-  if (options.last_token_logits) {
-    if (last_token_logits(graph) == 0) {
-      throw CompileError(
-          "--last-token-logits: the first output is not a linear's result over the tokens of "
-          "one sequence ([1, T, vocab] logits)");
-    }
-    r.passes.lines.push_back("last_token_logits: the first output is the last token's row");
-  }
-  if (options.quantize != nullptr) {
-    r.quantize = quantize_graph(graph, *options.quantize);
-    remove_dead_code(graph);  // the float weights the int8 ones replaced
-  }
-  if (options.llm_quantize != nullptr) {
-    bool optimized = false;
-    for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
-      optimized = optimized || lib->name == "optimized";
-    if (!optimized) {
-      throw CompileError(
-          "LLM quantization runs on the optimized kernel library, which the selected backends "
-          "do not include (add optimized, e.g. backends optimized,portable)");
-    }
-    r.passes.lines.push_back(quantize_llm(graph, *options.llm_quantize));
-  }
+  PreparedGraph prepared = prepare_graph(
+      graph, {options.last_token_logits, options.quantize, options.llm_quantize}, libraries);
+  r.passes = std::move(prepared.passes);
+  r.quantize = std::move(prepared.quantize);
 
-  // Partition, then lower each region; a region whose lowering fails stays on the kernels.
   // Partitioners see the target and the kernel libraries the rest will run on (their cost
-  // rules weigh them).
+  // rules weigh them); so do the libraries' passes.
   PartitionContext context;
   context.target = &r.target;
-  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
-    context.kernel_libraries.push_back(lib->name);
-  PartitionResult parts = partition(graph, partitioners, context);
-  MethodToEmit method;
-  method.graph = &graph;
-  std::unordered_set<ir::NodeId> delegated;
-  PartitionResult kept;
-  std::vector<std::string> region_backend, region_backend_id;
-  for (size_t i = 0; i < partitioners.size(); ++i) {
-    std::vector<Region> claimed;
-    for (Region region : parts.regions) {
-      if (region.partitioner != i) continue;
-      compute_region_boundary(graph, region);
-      claimed.push_back(std::move(region));
-    }
-    if (!claimed.empty()) partitioners[i]->prepare(graph, claimed, context);
-  }
-  for (Region region : parts.regions) {
-    const Partitioner& p = *partitioners[region.partitioner];
-    compute_region_boundary(graph, region);  // earlier regions may have added conversions
-    LoweredRegion lowered = lower_region(p, graph, region, context);
-    if (!lowered.ok) {
-      for (ir::NodeId n : region.nodes)
-        parts.refusals[n].push_back(p.label() + ": " + lowered.reason);
-      continue;
-    }
-    convert_boundary_dim_orders(graph, region, lowered);
-    const size_t index = kept.regions.size();
-    for (ir::NodeId n : region.nodes) {
-      kept.region_of[n] = index;
-      delegated.insert(n);
-    }
-    kept.regions.push_back(region);
-    region_backend.push_back(p.label());
-    region_backend_id.push_back(p.backend_id());
-    method.delegates.push_back(DelegateToEmit{p.backend_id(), std::move(lowered.payload),
-                                              std::move(lowered.compile_specs), region.inputs,
-                                              region.outputs, std::move(lowered.named_data)});
-    r.regions.push_back({p.label(), region.nodes.size(), region.inputs.size(),
-                         region.outputs.size(), std::move(lowered.report_json)});
-  }
-  // Kernel-library passes (fusions, lowering to a library's ops) on what no delegate took.
-  std::vector<std::string> runtime_libraries;
-  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target)) {
-    runtime_libraries.push_back(lib->runtime_library);
-    for (const auto& [pass_name, pass] : lib->passes) {
-      const auto pass_start = std::chrono::steady_clock::now();
-      const int changed = pass(graph, delegated, context);
-      char line[160];
-      std::snprintf(line, sizeof line, "%s/%s: %d node(s) (%.1f ms)", lib->name.c_str(),
-                    pass_name.c_str(), changed, since(pass_start) * 1e3);
-      r.passes.lines.push_back(line);
-    }
-  }
-  for (ir::NodeId n : contracted_order(graph, kept)) {
-    auto it = kept.region_of.find(n);
-    method.steps.push_back(
-        it == kept.region_of.end() ? Step{n, -1} : Step{ir::kNoNode, static_cast<int>(it->second)});
-  }
-  for (ir::NodeId n : graph.nodes()) {
-    if (delegated.count(n)) continue;
-    auto it = parts.refusals.find(n);
-    if (it == parts.refusals.end()) continue;
-    for (const std::string& why : it->second)
-      r.refusals.push_back(graph.node(n).describe() + ": " + why);
-  }
-  // State: every buffer update is computed in the buffer's memory, or copied into it last.
-  if (const int copies = insert_state_write_backs(graph, method.steps, method.delegates)) {
-    r.passes.lines.push_back("state write-backs: " + std::to_string(copies) +
+  for (const KernelLibrary* lib : libraries) context.kernel_libraries.push_back(lib->name);
+  LoweredGraph lowered = partition_and_lower(graph, partitioners, context);
+  r.regions = lowered.summaries;
+
+  const PassReport library_passes =
+      run_library_passes(graph, libraries, lowered.delegated, context);
+  r.passes.lines.insert(r.passes.lines.end(), library_passes.lines.begin(),
+                        library_passes.lines.end());
+
+  MethodSchedule schedule = schedule_method(graph, lowered, libraries);
+  r.refusals = std::move(schedule.refusals);
+  if (schedule.state_copies > 0) {
+    r.passes.lines.push_back("state write-backs: " + std::to_string(schedule.state_copies) +
                              " buffer update(s) copied into the buffer at the end");
   }
-  check_kernels_available(graph, delegated, runtime_libraries);
   r.seconds_passes = since(t);
 
   t = std::chrono::steady_clock::now();
-  std::unordered_set<std::string> in_place_ops;
-  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
-    in_place_ops.insert(lib->in_place_ops.begin(), lib->in_place_ops.end());
-  // Views that are their input's bytes get no instruction: their outputs share that memory.
-  const std::unordered_map<ir::ValueId, MemoryView> views = find_memory_views(
-      graph, method.steps, method.delegates, r.target.plan_inputs, r.target.tensor_alignment);
-  method.steps = steps_without_views(method.steps, views);
-  const int et_views = use_et_view_for_dynamic_views(graph, views);
-  GraphMemoryPlan memory = plan_graph_memory(graph, r.target.memory, r.target.tensor_alignment,
-                                             method.steps, method.delegates, r.target.plan_inputs,
-                                             options.state_layout, in_place_ops, views);
-  if (!views.empty()) {
+  MethodMemory memory = plan_method_memory(graph, std::move(schedule.steps), lowered.delegates,
+                                           r.target, libraries, options.state_layout);
+  if (!memory.views.empty()) {
     r.passes.lines.push_back(
-        "memory views: " + std::to_string(views.size()) +
+        "memory views: " + std::to_string(memory.views.size()) +
         " view node(s) share their input's memory (no instruction" +
-        (et_views > 0 ? "; " + std::to_string(et_views) + " dynamic: an et_view each)" : ")"));
+        (memory.dynamic_views > 0
+             ? "; " + std::to_string(memory.dynamic_views) + " dynamic: an et_view each)"
+             : ")"));
   }
-  r.memory = memory.plan;
+  r.memory = memory.plan.plan;
   r.seconds_plan = since(t);
-  // Allocation-only nodes (a kernel's planned scratch) had their place in the plan; no
-  // instruction runs them.
-  std::unordered_set<std::string> allocation_ops;
-  for (const KernelLibrary* lib : selected_libraries(options.backends, r.target))
-    allocation_ops.insert(lib->allocation_ops.begin(), lib->allocation_ops.end());
-  if (!allocation_ops.empty()) {
-    std::vector<Step> kept_steps;
-    for (const Step& s : method.steps) {
-      if (s.delegate >= 0 || !allocation_ops.count(graph.node(s.node).op.str()))
-        kept_steps.push_back(s);
-    }
-    if (kept_steps.size() < method.steps.size()) {
-      r.passes.lines.push_back(
-          "allocation-only nodes: " + std::to_string(method.steps.size() - kept_steps.size()) +
-          " planned buffer(s) without an instruction");
-    }
-    method.steps = std::move(kept_steps);
+  if (memory.allocation_only > 0) {
+    r.passes.lines.push_back("allocation-only nodes: " + std::to_string(memory.allocation_only) +
+                             " planned buffer(s) without an instruction");
   }
 
   t = std::chrono::steady_clock::now();
-  method.placements = std::move(memory.placements);
-  method.arena_sizes = memory.arena_sizes;
+  MethodToEmit method;
+  method.graph = &graph;
+  method.steps = std::move(memory.steps);
+  method.delegates = std::move(lowered.delegates);
+  method.placements = std::move(memory.plan.placements);
+  method.arena_sizes = memory.plan.arena_sizes;
   std::vector<NamedDataToEmit> named;
   if (!options.strip_debug_info) {
     GraphInfoInput info;
@@ -361,13 +150,13 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     if (info.kernel_libraries.empty()) info.kernel_libraries = r.target.kernels;
     info.backends.insert(info.backends.end(), info.kernel_libraries.begin(),
                          info.kernel_libraries.end());
-    info.regions = &kept;
-    info.region_backend = region_backend;
-    info.region_backend_id = region_backend_id;
+    info.regions = &lowered.kept;
+    info.region_backend = lowered.region_backend;
+    info.region_backend_id = lowered.region_backend_id;
     for (const RegionSummary& s : r.regions) info.region_report.push_back(s.report_json);
-    info.refusals = &parts.refusals;
+    info.refusals = &lowered.refusals;
     info.steps = &method.steps;
-    for (const auto& [v, view] : views) info.memory_views.insert(view.node);
+    for (const auto& [v, view] : memory.views) info.memory_views.insert(view.node);
     const SymPrologue prologue(graph, kernel_nodes(method));
     for (const SymCall& call : prologue.calls())
       info.sym_calls.push_back(call.op + "." + call.overload);
@@ -527,7 +316,7 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
   }
   const Target target = load_target(options.target);
   uint32_t state_mem_id = 1;
-  for (const MemoryRegion& r : target.memory) state_mem_id = std::max(state_mem_id, r.mem_id + 1);
+  for (const MemoryArena& r : target.memory) state_mem_id = std::max(state_mem_id, r.mem_id + 1);
   std::vector<const ir::Graph*> graph_ptrs;
   for (const ir::Graph& g : graphs) graph_ptrs.push_back(&g);
   const StateLayout layout = layout_state(graph_ptrs, state_mem_id, target.tensor_alignment);

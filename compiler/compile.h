@@ -11,6 +11,7 @@
 #include "compiler/memory/memory_planner.h"
 #include "compiler/partition/partitioner.h"
 #include "compiler/passes/passes.h"
+#include "compiler/pipeline/pipeline.h"  // RegionSummary
 #include "compiler/quantize/llm_quantize.h"
 #include "compiler/quantize/quantize.h"
 #include "compiler/target/target.h"
@@ -51,14 +52,6 @@ struct CompileOptions {
   bool last_token_logits = false;
   // Internal (compile_pt2_methods): the program-wide state layout every method plans with.
   const StateLayout* state_layout = nullptr;
-};
-
-struct RegionSummary {
-  std::string backend;
-  size_t nodes = 0;
-  size_t inputs = 0;
-  size_t outputs = 0;
-  std::string report_json;  // LoweredRegion::report_json ("" when the backend gives none)
 };
 
 struct CompileReport {

@@ -6,9 +6,9 @@
 
 #include "compiler/compile_error.h"
 #include "compiler/emit/constant_table.h"
-#include "compiler/emit/kernel_call_form.h"
 #include "compiler/emit/pte_writer.h"
 #include "compiler/emit/sym_prologue.h"
+#include "compiler/ir/kernel_call_form.h"
 #include "schema/program_generated.h"
 
 namespace pteron::compiler {
@@ -121,7 +121,7 @@ class MethodEmitter {
     instructions_ = instructions.size();
     std::vector<Offset<fb::BackendDelegate>> delegates;
     for (size_t d = 0; d < m_.delegates.size(); ++d) {
-      const DelegateToEmit& del = m_.delegates[d];
+      const LoweredDelegate& del = m_.delegates[d];
       std::vector<Offset<fb::CompileSpec>> specs;
       for (const auto& [key, value] : del.compile_specs) {
         specs.push_back(fb::CreateCompileSpec(b_, b_.CreateString(key), b_.CreateVector(value)));
@@ -138,7 +138,7 @@ class MethodEmitter {
   }
 
   Offset<fb::Instruction> delegate_call(int index) {
-    const DelegateToEmit& d = m_.delegates[static_cast<size_t>(index)];
+    const LoweredDelegate& d = m_.delegates[static_cast<size_t>(index)];
     std::vector<int32_t> args;
     for (ir::ValueId v : d.inputs) args.push_back(tensor_value(v));
     for (ir::ValueId v : d.outputs) args.push_back(tensor_value(v));
@@ -456,7 +456,8 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
   }
   std::vector<SegmentPieces> segments = {constants.pieces()};
   for (const MethodToEmit& m : methods) {
-    for (const DelegateToEmit& d : m.delegates) segments.push_back(SegmentPieces::whole(d.payload));
+    for (const LoweredDelegate& d : m.delegates)
+      segments.push_back(SegmentPieces::whole(d.payload));
   }
   // Named data follows the delegate payloads, one segment per key: the program's own, then
   // the delegates' (weights several regions share), each key once.
@@ -476,7 +477,7 @@ uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, 
   };
   for (const NamedDataToEmit& n : named_data) add_named(n.key, n.bytes);
   for (const MethodToEmit& m : methods) {
-    for (const DelegateToEmit& d : m.delegates) {
+    for (const LoweredDelegate& d : m.delegates) {
       for (const auto& [key, bytes] : d.named_data) {
         if (!named_bytes.count(key)) local.delegate_named_bytes += bytes.size();
         add_named(key, bytes);

@@ -11,38 +11,17 @@
 #include "compiler/emit/constant_methods.h"
 #include "compiler/emit/pte_writer.h"
 #include "compiler/ir/graph.h"
+#include "compiler/memory/memory_planner.h"  // TensorPlacement
+#include "compiler/partition/schedule.h"     // Step, LoweredDelegate
 
 namespace pteron::compiler {
-
-struct TensorPlacement {
-  uint32_t mem_id = 1;
-  uint64_t offset = 0;
-};
-
-// A region a backend runs: one DelegateCall with the region's inputs then outputs as args.
-struct DelegateToEmit {
-  std::string backend_id;        // what the runtime looks up ("PteronXnnpackBackend")
-  std::vector<uint8_t> payload;  // stored in its own segment
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> compile_specs;
-  std::vector<ir::ValueId> inputs;
-  std::vector<ir::ValueId> outputs;
-  // Program named data the payload references by key (LoweredRegion::named_data). A key always
-  // names the same bytes; the program stores each once, however many delegates name it.
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> named_data;
-};
-
-// One instruction: a graph node (kernel call) or a delegate.
-struct Step {
-  ir::NodeId node = ir::kNoNode;  // kernel call when set
-  int delegate = -1;              // index into MethodToEmit::delegates otherwise
-};
 
 struct MethodToEmit {
   std::string name = "forward";
   const ir::Graph* graph = nullptr;
   // Execution order; empty means every node of the graph in order as a kernel call.
   std::vector<Step> steps;
-  std::vector<DelegateToEmit> delegates;
+  std::vector<LoweredDelegate> delegates;
   // Every intermediate value (node outputs, graph outputs) must be placed.
   std::unordered_map<ir::ValueId, TensorPlacement> placements;
   std::vector<int64_t> arena_sizes;  // bytes per arena; entry i is memory_id i + 1

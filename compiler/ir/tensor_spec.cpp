@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "compiler/ir/queries.h"
+
 namespace pteron::compiler::ir {
 
 TensorSpec TensorSpec::contiguous(ScalarType dtype, std::vector<int64_t> sizes) {
@@ -12,11 +14,7 @@ TensorSpec TensorSpec::contiguous(ScalarType dtype, std::vector<int64_t> sizes) 
   return spec;
 }
 
-int64_t TensorSpec::numel() const {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
+int64_t TensorSpec::numel() const { return ir::numel(sizes); }
 
 size_t TensorSpec::nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
 

@@ -17,7 +17,7 @@ std::vector<Step> steps_or_graph_order(const ir::Graph& graph, const std::vector
 }
 
 std::vector<ir::ValueId> step_inputs(const ir::Graph& graph, const Step& s,
-                                     const std::vector<DelegateToEmit>& delegates) {
+                                     const std::vector<LoweredDelegate>& delegates) {
   return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].inputs
                          : graph.node(s.node).inputs();
 }
@@ -63,7 +63,7 @@ StateLayout layout_state(const std::vector<const ir::Graph*>& graphs, uint32_t m
 }
 
 bool updates_state_in_place(const ir::Graph& graph, const std::vector<Step>& given_steps,
-                            const std::vector<DelegateToEmit>& delegates,
+                            const std::vector<LoweredDelegate>& delegates,
                             const ir::BufferMutation& m) {
   const ir::Value& out = graph.value(m.new_value);
   if (!out.is_intermediate()) return false;
@@ -99,7 +99,7 @@ bool updates_state_in_place(const ir::Graph& graph, const std::vector<Step>& giv
 }
 
 int insert_state_write_backs(ir::Graph& graph, std::vector<Step>& steps,
-                             const std::vector<DelegateToEmit>& delegates) {
+                             const std::vector<LoweredDelegate>& delegates) {
   if (graph.buffer_mutations().empty()) return 0;
   if (steps.empty()) steps = steps_or_graph_order(graph, steps);
   const ir::OpSchema* copy = ir::OpSchemaRegistry::global().find("aten::copy.default");
@@ -119,9 +119,9 @@ int insert_state_write_backs(ir::Graph& graph, std::vector<Step>& steps,
   return added;
 }
 
-GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
+GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryArena>& arenas,
                                   uint64_t alignment, const std::vector<Step>& given_steps,
-                                  const std::vector<DelegateToEmit>& delegates, bool plan_inputs,
+                                  const std::vector<LoweredDelegate>& delegates, bool plan_inputs,
                                   const StateLayout* given_state,
                                   const std::unordered_set<std::string>& in_place_ops,
                                   const std::unordered_map<ir::ValueId, MemoryView>& views) {
@@ -130,9 +130,9 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     return s.delegate >= 0 ? delegates[static_cast<size_t>(s.delegate)].outputs
                            : graph.node(s.node).outputs;
   };
-  // State: its own arena after the target's regions; the in-place new values share it.
+  // State: its own arena after the target's arenas; the in-place new values share it.
   uint32_t state_mem_id = 1;
-  for (const MemoryRegion& r : regions) state_mem_id = std::max(state_mem_id, r.mem_id + 1);
+  for (const MemoryArena& r : arenas) state_mem_id = std::max(state_mem_id, r.mem_id + 1);
   const StateLayout local =
       given_state ? StateLayout{} : layout_state({&graph}, state_mem_id, alignment);
   const StateLayout& state = given_state ? *given_state : local;
@@ -216,7 +216,7 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     planned_of[k] = planned.size();
     planned.push_back(lifetimes[k]);
   }
-  result.plan = plan_memory(planned, regions, alignment);
+  result.plan = plan_memory(planned, arenas, alignment);
   result.plan.in_place_outputs = result.in_place.size();
   if (!result.plan.fits)
     throw CompileError("memory plan does not fit the target: " + result.plan.why_not);
@@ -233,7 +233,7 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     result.placements[v] = {it->second.mem_id, it->second.offset + view.byte_offset};
   }
   result.views = views.size();
-  for (const RegionUsage& r : result.plan.regions)
+  for (const ArenaUsage& r : result.plan.arenas)
     result.arena_sizes.push_back(static_cast<int64_t>(r.used));
   if (state.mem_id != 0) {
     if (result.arena_sizes.size() >= state.mem_id)
@@ -241,7 +241,7 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     result.arena_sizes.resize(state.mem_id - 1, 0);
     result.arena_sizes.push_back(static_cast<int64_t>(state.bytes));
     result.state_bytes = state.bytes;
-    result.plan.regions.push_back({"state", state.mem_id, 0, state.bytes});
+    result.plan.arenas.push_back({"state", state.mem_id, 0, state.bytes});
     for (const auto& [v, p] : state_placements) result.placements[v] = p;
   }
   return result;

@@ -8,10 +8,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "compiler/emit/program_emitter.h"
 #include "compiler/ir/graph.h"
 #include "compiler/memory/memory_planner.h"
 #include "compiler/memory/memory_views.h"
+#include "compiler/partition/schedule.h"
 
 namespace pteron::compiler {
 
@@ -39,19 +39,19 @@ StateLayout layout_state(const std::vector<const ir::Graph*>& graphs, uint32_t m
 // value; the buffer is no graph output and the new value updates no other buffer. Those
 // kernels copy self into out first, then write, and skip the copy when out is self.
 bool updates_state_in_place(const ir::Graph& graph, const std::vector<Step>& steps,
-                            const std::vector<DelegateToEmit>& delegates,
+                            const std::vector<LoweredDelegate>& delegates,
                             const ir::BufferMutation& m);
 
 // Makes every buffer mutation an in-place update: a new value that cannot be computed in the
 // buffer's memory is copied into it (aten::copy) by a step appended to `steps` (empty: every
 // node in graph order). Returns the number of copies added.
 int insert_state_write_backs(ir::Graph& graph, std::vector<Step>& steps,
-                             const std::vector<DelegateToEmit>& delegates);
+                             const std::vector<LoweredDelegate>& delegates);
 
 struct GraphMemoryPlan {
   MemoryPlan plan;
   std::unordered_map<ir::ValueId, TensorPlacement> placements;
-  std::vector<int64_t> arena_sizes;  // per region, in region order, then the state arena
+  std::vector<int64_t> arena_sizes;  // per arena, in the target's order, then the state arena
   uint64_t state_bytes = 0;
   std::unordered_map<ir::ValueId, ir::ValueId> in_place;  // output -> the input it overwrites
   size_t views = 0;                                       // view outputs placed in their source
@@ -61,7 +61,7 @@ struct GraphMemoryPlan {
 // the graph inputs (copied in by the runtime, their bytes reused once they are dead, as
 // ExecuTorch does); otherwise inputs stay in the caller's buffers (zero copy). Values inside
 // delegated regions are the backend's business. Empty `steps` means every node in graph
-// order. Throws CompileError with the numbers when the tensors do not fit the regions.
+// order. Throws CompileError with the numbers when the tensors do not fit the arenas.
 // State values and the in-place updates of them (every mutation must be one: see
 // insert_state_write_backs) go to the state arena at `state`'s offsets (laid out from this
 // graph alone when null).
@@ -76,9 +76,9 @@ struct GraphMemoryPlan {
 // Views (find_memory_views; their nodes left out of `steps`): a view's output is placed at its
 // source's placement plus the view's byte offset, and reading it keeps the source alive, so the
 // in-place rule above sees those reads too.
-GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryRegion>& regions,
+GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryArena>& arenas,
                                   uint64_t alignment, const std::vector<Step>& steps = {},
-                                  const std::vector<DelegateToEmit>& delegates = {},
+                                  const std::vector<LoweredDelegate>& delegates = {},
                                   bool plan_inputs = true, const StateLayout* state = nullptr,
                                   const std::unordered_set<std::string>& in_place_ops = {},
                                   const std::unordered_map<ir::ValueId, MemoryView>& views = {});

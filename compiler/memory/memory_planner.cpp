@@ -13,7 +13,7 @@ bool lifetimes_overlap(const TensorLifetime& a, const TensorLifetime& b) {
   return a.first <= b.last && b.first <= a.last;
 }
 
-// Lowest-waste offset in one region for tensor `t`, given the tensors already placed there.
+// Lowest-waste offset in one arena for tensor `t`, given the tensors already placed there.
 // Returns the offset; `end` receives offset + size.
 uint64_t best_fit_offset(const TensorLifetime& t, uint64_t size,
                          const std::vector<std::pair<uint64_t, uint64_t>>& busy,
@@ -39,13 +39,13 @@ uint64_t best_fit_offset(const TensorLifetime& t, uint64_t size,
 
 }  // namespace
 
-// Places tensors in the given order, each at its best-fit offset in the first region with room.
+// Places tensors in the given order, each at its best-fit offset in the first arena with room.
 MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors,
-                          const std::vector<size_t>& order,
-                          const std::vector<MemoryRegion>& regions, uint64_t alignment) {
+                          const std::vector<size_t>& order, const std::vector<MemoryArena>& arenas,
+                          uint64_t alignment) {
   MemoryPlan plan;
   plan.placements.resize(tensors.size());
-  for (const MemoryRegion& r : regions) plan.regions.push_back({r.name, r.mem_id, r.capacity, 0});
+  for (const MemoryArena& r : arenas) plan.arenas.push_back({r.name, r.mem_id, r.capacity, 0});
 
   // Lower bound: the most bytes alive at once (each tensor rounded to the alignment).
   int horizon = 0;
@@ -57,12 +57,12 @@ MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors,
   }
   plan.peak_live_bytes = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
 
-  std::vector<std::vector<size_t>> placed(regions.size());
+  std::vector<std::vector<size_t>> placed(arenas.size());
   for (size_t idx : order) {
     const TensorLifetime& t = tensors[idx];
     const uint64_t size = t.bytes;
     bool done = false;
-    for (size_t r = 0; r < regions.size() && !done; ++r) {
+    for (size_t r = 0; r < arenas.size() && !done; ++r) {
       std::vector<std::pair<uint64_t, uint64_t>> busy;
       for (size_t other : placed[r]) {
         if (lifetimes_overlap(t, tensors[other])) {
@@ -72,17 +72,17 @@ MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors,
       }
       std::sort(busy.begin(), busy.end());
       const uint64_t offset = best_fit_offset(t, size, busy, alignment);
-      if (regions[r].capacity != 0 && offset + size > regions[r].capacity) continue;
-      plan.placements[idx] = {regions[r].mem_id, offset};
+      if (arenas[r].capacity != 0 && offset + size > arenas[r].capacity) continue;
+      plan.placements[idx] = {arenas[r].mem_id, offset};
       placed[r].push_back(idx);
-      plan.regions[r].used = std::max(plan.regions[r].used, align_up(offset + size, alignment));
+      plan.arenas[r].used = std::max(plan.arenas[r].used, align_up(offset + size, alignment));
       done = true;
     }
     if (!done) {
       plan.fits = false;
       char why[256];
       uint64_t capacity = 0;
-      for (const auto& r : regions) capacity += r.capacity;
+      for (const auto& r : arenas) capacity += r.capacity;
       std::snprintf(
           why, sizeof(why),
           "a %llu-byte tensor (live at instructions %d..%d) does not fit: %llu bytes must be "
@@ -94,12 +94,12 @@ MemoryPlan place_in_order(const std::vector<TensorLifetime>& tensors,
       return plan;
     }
   }
-  for (const auto& r : plan.regions) plan.total_arena_bytes += r.used;
+  for (const auto& r : plan.arenas) plan.total_arena_bytes += r.used;
   return plan;
 }
 
 MemoryPlan plan_memory(const std::vector<TensorLifetime>& tensors,
-                       const std::vector<MemoryRegion>& regions, uint64_t alignment) {
+                       const std::vector<MemoryArena>& arenas, uint64_t alignment) {
   if (alignment == 0) alignment = 1;
   // Greedy placement is order-sensitive; try the orders that win on different graph shapes and
   // keep the smallest plan: by size, by size x lifetime (area), and by first use.
@@ -126,7 +126,7 @@ MemoryPlan plan_memory(const std::vector<TensorLifetime>& tensors,
   MemoryPlan best;
   bool have = false;
   for (const auto& order : orders) {
-    MemoryPlan plan = place_in_order(tensors, order, regions, alignment);
+    MemoryPlan plan = place_in_order(tensors, order, arenas, alignment);
     const bool better = !have || (plan.fits && !best.fits) ||
                         (plan.fits == best.fits && plan.total_arena_bytes < best.total_arena_bytes);
     if (better) {
@@ -148,11 +148,11 @@ std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const 
   });
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Placement& p = plan.placements[i];
-    const auto region = std::find_if(plan.regions.begin(), plan.regions.end(),
-                                     [&](const RegionUsage& r) { return r.mem_id == p.mem_id; });
-    if (region == plan.regions.end())
+    const auto arena = std::find_if(plan.arenas.begin(), plan.arenas.end(),
+                                    [&](const ArenaUsage& r) { return r.mem_id == p.mem_id; });
+    if (arena == plan.arenas.end())
       return "tensor " + std::to_string(i) + " is in an unknown arena";
-    if (p.offset + tensors[i].bytes > region->used) {
+    if (p.offset + tensors[i].bytes > arena->used) {
       return "tensor " + std::to_string(i) + " extends past its arena";
     }
   }
@@ -179,7 +179,7 @@ std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const 
 std::string describe_memory_plan(const MemoryPlan& plan) {
   std::string s;
   char line[200];
-  for (const auto& r : plan.regions) {
+  for (const auto& r : plan.arenas) {
     if (r.capacity) {
       std::snprintf(line, sizeof(line), "  arena %u (%s): %llu bytes of %llu (%.1f%%)\n", r.mem_id,
                     r.name.c_str(), static_cast<unsigned long long>(r.used),

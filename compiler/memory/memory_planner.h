@@ -13,7 +13,7 @@
 
 namespace pteron::compiler {
 
-struct MemoryRegion {
+struct MemoryArena {
   std::string name;       // e.g. "dtcm", "sram", "host"
   uint32_t mem_id = 1;    // the program's 1-based arena index
   uint64_t capacity = 0;  // bytes; 0 means unlimited
@@ -31,7 +31,14 @@ struct Placement {
   uint64_t offset = 0;
 };
 
-struct RegionUsage {
+// Where a graph value lives in the method's planned memory (what the emitter writes into the
+// tensor's allocation_info).
+struct TensorPlacement {
+  uint32_t mem_id = 1;
+  uint64_t offset = 0;
+};
+
+struct ArenaUsage {
   std::string name;
   uint32_t mem_id = 0;
   uint64_t capacity = 0;
@@ -40,9 +47,9 @@ struct RegionUsage {
 
 struct MemoryPlan {
   bool fits = true;
-  std::string why_not;                // set when !fits: names the region and the numbers
+  std::string why_not;                // set when !fits: names the arena and the numbers
   std::vector<Placement> placements;  // one per TensorLifetime, same order
-  std::vector<RegionUsage> regions;   // in the order given
+  std::vector<ArenaUsage> arenas;     // in the order given
   uint64_t peak_live_bytes = 0;       // lower bound: most bytes alive at any instruction
   uint64_t total_arena_bytes = 0;
   size_t in_place_outputs = 0;  // outputs placed over an input (plan_graph_memory)
@@ -51,16 +58,16 @@ struct MemoryPlan {
   }
 };
 
-// Plans `tensors` into `regions`, filling them in order (fastest first): a tensor goes to the
-// first region where it fits within capacity. `alignment` applies to every offset.
+// Plans `tensors` into `arenas`, filling them in order (fastest first): a tensor goes to the
+// first arena where it fits within capacity. `alignment` applies to every offset.
 MemoryPlan plan_memory(const std::vector<TensorLifetime>& tensors,
-                       const std::vector<MemoryRegion>& regions, uint64_t alignment);
+                       const std::vector<MemoryArena>& arenas, uint64_t alignment);
 
 // Proves the plan: returns "" when no two tensors alive at the same time overlap in the same
 // arena and every tensor lies within its arena; otherwise a description of the first conflict.
 std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const MemoryPlan& plan);
 
-// A human-readable report: arena bytes per region, lower bound and efficiency.
+// A human-readable report: bytes per arena, lower bound and efficiency.
 std::string describe_memory_plan(const MemoryPlan& plan);
 
 }  // namespace pteron::compiler

@@ -122,7 +122,7 @@ int64_t view_offset(const ir::Node& node, const ir::TensorSpec& in, const ir::Te
 
 std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
     const ir::Graph& graph, const std::vector<Step>& steps,
-    const std::vector<DelegateToEmit>& delegates, bool plan_inputs, uint64_t alignment) {
+    const std::vector<LoweredDelegate>& delegates, bool plan_inputs, uint64_t alignment) {
   if (alignment == 0) alignment = 1;
   // Planned values: step outputs, planned inputs; never state or its in-place new values.
   std::unordered_set<ir::ValueId> planned;

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "compiler/emit/program_emitter.h"
 #include "compiler/ir/graph.h"
+#include "compiler/partition/schedule.h"
 
 namespace pteron::compiler {
 
@@ -34,7 +34,7 @@ struct MemoryView {
 // memory). A view of a chosen view is chosen too (offsets add up).
 std::unordered_map<ir::ValueId, MemoryView> find_memory_views(
     const ir::Graph& graph, const std::vector<Step>& steps,
-    const std::vector<DelegateToEmit>& delegates, bool plan_inputs, uint64_t alignment);
+    const std::vector<LoweredDelegate>& delegates, bool plan_inputs, uint64_t alignment);
 
 // `steps` less the static view nodes in `views` (dynamic ones keep their et_view step).
 std::vector<Step> steps_without_views(const std::vector<Step>& steps,

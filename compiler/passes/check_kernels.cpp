@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
-#include "compiler/emit/kernel_call_form.h"
+#include "compiler/ir/kernel_call_form.h"
 #include "compiler/passes/passes.h"
 #include "runtime/kernel/kernel.h"
 
@@ -98,36 +98,6 @@ void check_kernels_available(const ir::Graph& graph,
     first = false;
   }
   throw CompileError(message);
-}
-
-PassReport run_default_passes(ir::Graph& graph) {
-  PassReport report;
-  auto run = [&](const char* pass, int (*fn)(ir::Graph&)) {
-    const auto start = std::chrono::steady_clock::now();
-    const int n = fn(graph);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    char line[160];
-    std::snprintf(line, sizeof(line), "%s: %d node(s), %.1f ms", pass, n, ms);
-    report.lines.push_back(line);
-  };
-  run("normalize_dim_orders", normalize_dim_orders);
-  run("simplify_views", simplify_views);
-  run("remove_noops", remove_noops);
-  // Again: removing a no-op clone (x.transpose(1, 2).contiguous()) leaves permute(permute(x))
-  // chains that now compose, often into one transpose or a no-op.
-  run("simplify_views", simplify_views);
-  run("remove_noops", remove_noops);
-  run("remove_dead_code", remove_dead_code);
-  run("fold_batch_norm", fold_batch_norm);
-  run("fuse_linear", fuse_linear);
-  run("select_before_linear", select_before_linear);
-  run("select_rows_early", select_rows_early);
-  run("remove_dead_code", remove_dead_code);
-  run("fold_constants", fold_constants);
-  run("remove_dead_code", remove_dead_code);
-  graph.verify();
-  return report;
 }
 
 }  // namespace pteron::compiler

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "compiler/compile_error.h"
-#include "compiler/emit/kernel_call_form.h"
+#include "compiler/ir/kernel_call_form.h"
 #include "runtime/core/evalue.h"
 #include "runtime/kernel/kernel.h"
 

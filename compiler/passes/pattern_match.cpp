@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 
 namespace pteron::compiler {
 

@@ -9,6 +9,7 @@
 
 #include "compiler/compile_error.h"
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/constant_values.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/passes.h"
 
@@ -17,52 +18,6 @@ namespace {
 
 [[noreturn]] void refuse(const ir::Node& n, const std::string& why) {
   throw CompileError(n.describe() + ": " + why);
-}
-
-// A constant's elements as doubles (integer and float32/64 tensors).
-std::optional<std::vector<double>> constant_numbers(const ir::Value& v) {
-  if (!v.is_constant() || !v.spec.is_contiguous()) return std::nullopt;
-  const int64_t n = v.spec.numel();
-  const uint8_t* p = v.constant->bytes.data();
-  std::vector<double> out(static_cast<size_t>(n));
-  auto read = [&](auto tag) {
-    using T = decltype(tag);
-    if (v.constant->bytes.size() < static_cast<size_t>(n) * sizeof(T)) return false;
-    for (int64_t i = 0; i < n; ++i) {
-      T x;
-      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
-      out[static_cast<size_t>(i)] = static_cast<double>(x);
-    }
-    return true;
-  };
-  bool ok = false;
-  switch (v.spec.dtype) {
-    case ScalarType::Byte:
-      ok = read(uint8_t{});
-      break;
-    case ScalarType::Char:
-      ok = read(int8_t{});
-      break;
-    case ScalarType::Short:
-      ok = read(int16_t{});
-      break;
-    case ScalarType::Int:
-      ok = read(int32_t{});
-      break;
-    case ScalarType::Long:
-      ok = read(int64_t{});
-      break;
-    case ScalarType::Float:
-      ok = read(float{});
-      break;
-    case ScalarType::Double:
-      ok = read(double{});
-      break;
-    default:
-      break;
-  }
-  if (!ok) return std::nullopt;
-  return out;
 }
 
 const ir::Node* producer_op(const ir::Graph& g, ir::ValueId v, ir::OpName op) {
@@ -113,7 +68,7 @@ std::optional<QuantizedMatrix> torchao_weight(const ir::Graph& g, const ir::Node
                    std::to_string(groups) + ")");
   }
   if (dq.arg("zero_point").is_tensor()) {
-    const auto zp = constant_numbers(g.value(dq.arg("zero_point").tensor()));
+    const auto zp = ir::constant_values<double>(g.value(dq.arg("zero_point").tensor()));
     if (!zp || static_cast<int64_t>(zp->size()) != groups) {
       refuse(dq, "zero points must be a constant with one value per group");
     }

@@ -9,14 +9,9 @@
 #include <utility>
 #include <vector>
 
-namespace pteron::compiler {
+#include "compiler/quantize/qparams.h"
 
-struct QParams {
-  double scale = 1.0;  // stored in the graph as float32 (torch's observers compute in float32)
-  int64_t zero_point = 0;
-  int64_t qmin = -128;
-  int64_t qmax = 127;
-};
+namespace pteron::compiler {
 
 // Min and max of everything observed, and optionally a histogram over that range (a second
 // pass over the same data) from which a percentile range is read.

@@ -23,7 +23,8 @@ enum class Role {
   Plain,       // pools, mean, cat, bilinear upsample: inputs and output quantized independently
 };
 
-bool is_op(const ir::Node& n, std::initializer_list<std::string_view> names) {
+// Whether `n` calls one of `names` ("aten::convolution": namespace and name, any overload).
+bool has_op_name(const ir::Node& n, std::initializer_list<std::string_view> names) {
   const std::string op = n.op.ns + "::" + n.op.name;
   return std::find(names.begin(), names.end(), op) != names.end();
 }
@@ -42,7 +43,7 @@ bool is_float_constant(const ir::Graph& g, const ir::Argument& a) {
 Role role_of(const ir::Graph& g, const ir::Node& n) {
   if (n.outputs.empty() || n.outputs[0] == ir::kNoValue || !is_float_activation(g, n.outputs[0]))
     return Role::None;
-  if (is_op(n, {"aten::convolution"})) {
+  if (has_op_name(n, {"aten::convolution"})) {
     const bool transposed = n.arg("transposed").get<bool>();
     const bool bias_ok = n.arg("bias").is_none() || is_float_constant(g, n.arg("bias"));
     return !transposed && is_float_constant(g, n.arg("weight")) && bias_ok &&
@@ -50,7 +51,7 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
                ? Role::WeightedOp
                : Role::None;
   }
-  if (is_op(n, {"aten::linear"})) {
+  if (has_op_name(n, {"aten::linear"})) {
     const bool bias_ok = n.arg("bias").is_none() || is_float_constant(g, n.arg("bias"));
     return is_float_constant(g, n.arg("weight")) &&
                    g.value(n.arg("weight").tensor()).spec.rank() == 2 && bias_ok &&
@@ -66,8 +67,8 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
     if (n.op.name == "add" && n.arg("alpha").to_double() != 1.0) return Role::None;  // alpha
     return Role::Binary;
   }
-  if (is_op(n, {"aten::relu", "aten::hardtanh", "aten::clamp"})) return Role::Activation;
-  if (is_op(n, {"aten::max_pool2d_with_indices"})) {
+  if (has_op_name(n, {"aten::relu", "aten::hardtanh", "aten::clamp"})) return Role::Activation;
+  if (has_op_name(n, {"aten::max_pool2d_with_indices"})) {
     return n.outputs.size() < 2 || n.outputs[1] == ir::kNoValue ||
                    g.value(n.outputs[1]).users.empty()
                ? Role::Shared
@@ -75,25 +76,26 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
   }
   // Nearest upsampling copies values: its output keeps the input's parameters (the int8 kernels
   // then move bytes). Bilinear makes new values: quantized on its own, as a pool.
-  if (is_op(n, {"aten::upsample_nearest2d"})) return Role::Shared;
+  if (has_op_name(n, {"aten::upsample_nearest2d"})) return Role::Shared;
   // Pads move values too (a constant pad of 0 adds the zero point, exact: the range holds 0).
-  if (is_op(n, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
-                "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})) {
+  if (has_op_name(
+          n, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
+              "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})) {
     return Role::Shared;
   }
-  if (is_op(n, {"aten::constant_pad_nd"})) {
+  if (has_op_name(n, {"aten::constant_pad_nd"})) {
     return n.args.size() < 3 || n.arg("value").is_none() || n.arg("value").to_double() == 0.0
                ? Role::Shared
                : Role::None;
   }
-  if (is_op(n, {"aten::upsample_bilinear2d"})) return Role::Plain;
-  if (is_op(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",
-                "aten::permute", "aten::permute_copy", "aten::squeeze", "aten::squeeze_copy",
-                "aten::unsqueeze", "aten::unsqueeze_copy", "aten::flatten"})) {
+  if (has_op_name(n, {"aten::upsample_bilinear2d"})) return Role::Plain;
+  if (has_op_name(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",
+                      "aten::permute", "aten::permute_copy", "aten::squeeze", "aten::squeeze_copy",
+                      "aten::unsqueeze", "aten::unsqueeze_copy", "aten::flatten"})) {
     return Role::Shared;
   }
-  if (is_op(n, {"aten::avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool2d",
-                "aten::mean", "aten::cat"})) {
+  if (has_op_name(n, {"aten::avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool2d",
+                      "aten::mean", "aten::cat"})) {
     return Role::Plain;
   }
   return Role::None;
@@ -179,7 +181,7 @@ Plan make_plan(const ir::Graph& g, bool int8_io) {
 std::string format_qparams(const QParams& q) {
   char buf[96];
   std::snprintf(buf, sizeof(buf), "scale %.9g, zero point %lld", q.scale,
-                static_cast<long long>(q.zero_point));
+                static_cast<long long>(q.zp));
   return buf;
 }
 
@@ -289,7 +291,7 @@ class Rewriter {
     static const ir::OpSchema& s = schema(ops::quantized_decomposed::quantize_per_tensor);
     const std::string name = g_.unique_name("quantize_" + value.name);
     const ir::NodeId id =
-        g_.add_node(s, {ir::TensorRef{v}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char},
+        g_.add_node(s, {ir::TensorRef{v}, q.scale, q.zp, q.qmin, q.qmax, ScalarType::Char},
                     {ir::NewValue{name, spec}}, debug_of(v), before);
     return g_.node(id).outputs[0];
   }
@@ -301,7 +303,7 @@ class Rewriter {
     static const ir::OpSchema& s = schema(ops::quantized_decomposed::dequantize_per_tensor);
     const std::string name = g_.unique_name("dequantize_" + float_name);
     const ir::NodeId id = g_.add_node(
-        s, {ir::TensorRef{qv}, q.scale, q.zero_point, q.qmin, q.qmax, ScalarType::Char, ir::None{}},
+        s, {ir::TensorRef{qv}, q.scale, q.zp, q.qmin, q.qmax, ScalarType::Char, ir::None{}},
         {ir::NewValue{name, spec}},
         before == ir::kNoNode ? ir::DebugHandle{} : g_.node(before).debug, before);
     return g_.node(id).outputs[0];
@@ -434,7 +436,7 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
     }
     const ir::Value& value = graph.value(v);
     if (options.scheme == QuantScheme::CortexM && value.producer != ir::kNoNode &&
-        is_op(graph.node(value.producer), {"aten::_softmax", "aten::softmax"})) {
+        has_op_name(graph.node(value.producer), {"aten::_softmax", "aten::softmax"})) {
       // Softmax outputs lie in [0, 1]: fixed qparams (scale 1/256, zero point -128), as TFLite
       // and CMSIS-NN's arm_softmax_s8 produce, so the Cortex-M lowering can take the op.
       params[v] = QParams{1.0 / 256.0, -128, -128, 127};

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "compiler/emit/kernel_call_form.h"
+#include "compiler/ir/kernel_call_form.h"
 #include "compiler/report/flops.h"
 #include "runtime/kernel/kernel.h"
 

@@ -25,9 +25,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "compiler/emit/program_emitter.h"
 #include "compiler/ir/graph.h"
 #include "compiler/partition/partitioner.h"
+#include "compiler/partition/schedule.h"
 
 namespace pteron::compiler {
 

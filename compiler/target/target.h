@@ -1,4 +1,4 @@
-// Targets are data: a TOML file names the CPU, the memory regions the planner may use, and the
+// Targets are data: a TOML file names the CPU, the memory arenas the planner may use, and the
 // kernel libraries and backends the target's runtime is built with.
 #pragma once
 
@@ -16,7 +16,7 @@ struct Target {
   std::string path;  // file it came from
   std::string cpu_arch;
   std::vector<std::string> cpu_features;
-  std::vector<MemoryRegion> memory;  // mem_id = position + 1
+  std::vector<MemoryArena> memory;  // mem_id = position + 1
   std::vector<std::string> kernels;
   std::vector<std::string> backends;
   uint64_t tensor_alignment = 16;

@@ -39,7 +39,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["backends_left_out"] = r.backends_left_out;
   d["notes"] = r.notes;
   nb::list arenas;
-  for (const auto& region : r.memory.regions) {
+  for (const auto& region : r.memory.arenas) {
     nb::dict a;
     a["name"] = region.name;
     a["memory_id"] = region.mem_id;
@@ -79,7 +79,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
         item["index"] = e.index;
         item["name"] = e.name;
         item["scale"] = e.qparams.scale;
-        item["zero_point"] = e.qparams.zero_point;
+        item["zero_point"] = e.qparams.zp;
         io.append(item);
       }
       q[list == &r.quantize->inputs ? "int8_inputs" : "int8_outputs"] = io;

@@ -48,11 +48,11 @@ TEST(QuantizeObserver, AffineParamsFollowTorch) {
   // torch: scale = (max(hi,0) - min(lo,0)) / 255; zp = -128 - round(min / scale).
   const QParams q = affine_qparams(-1.0f, 3.0f);
   EXPECT_FLOAT_EQ(static_cast<float>(q.scale), 4.0f / 255.0f);
-  EXPECT_EQ(q.zero_point, -64);
+  EXPECT_EQ(q.zp, -64);
   // A range above zero is widened to include it (zero stays exact): zp = qmin.
   const QParams relu = affine_qparams(0.5f, 6.0f);
   EXPECT_FLOAT_EQ(static_cast<float>(relu.scale), 6.0f / 255.0f);
-  EXPECT_EQ(relu.zero_point, -128);
+  EXPECT_EQ(relu.zp, -128);
   // A constant zero tensor still gets a positive scale (float32 epsilon).
   EXPECT_GT(affine_qparams(0.0f, 0.0f).scale, 0.0);
 }
@@ -60,7 +60,7 @@ TEST(QuantizeObserver, AffineParamsFollowTorch) {
 TEST(QuantizeObserver, SymmetricParamsHaveZeroPointZero) {
   const QParams q = symmetric_qparams(-2.0f, 1.0f);
   EXPECT_FLOAT_EQ(static_cast<float>(q.scale), 2.0f / 127.0f);
-  EXPECT_EQ(q.zero_point, 0);
+  EXPECT_EQ(q.zp, 0);
 }
 
 TEST(QuantizeObserver, QuantizeValueRoundsHalfToEvenAndSaturates) {

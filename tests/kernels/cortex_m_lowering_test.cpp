@@ -382,7 +382,7 @@ ChainGraph chain(bool reuse_a) {
   return c;
 }
 
-const std::vector<compiler::MemoryRegion> kOneArena = {{"ram", 1, 0}};
+const std::vector<compiler::MemoryArena> kOneArena = {{"ram", 1, 0}};
 
 TEST(CortexMInPlace, DeadInputsAreOverwrittenAlongTheChain) {
   ChainGraph c = chain(false);

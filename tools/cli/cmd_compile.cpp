@@ -113,7 +113,7 @@ nlohmann::json report_json(const compiler::CompileReport& r, const CompileCliOpt
   j["fallback_regions"] = fallback;
   j["refusals"] = r.refusals;
   nlohmann::json regions = nlohmann::json::array();
-  for (const auto& region : r.memory.regions) {
+  for (const auto& region : r.memory.arenas) {
     regions.push_back({{"name", region.name},
                        {"memory_id", region.mem_id},
                        {"bytes", region.used},
@@ -223,7 +223,7 @@ void run(const CompileCliOptions& o) {
                       {"index", q.index},
                       {"name", q.name},
                       {"scale", q.qparams.scale},
-                      {"zero_point", q.qparams.zero_point}});
+                      {"zero_point", q.qparams.zp}});
       }
     }
     j["quantize"] = {{"scheme", r.quantize->scheme},

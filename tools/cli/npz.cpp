@@ -6,115 +6,23 @@
 #include <memory>
 #include <stdexcept>
 
+#include "tools/run/npz_io.h"
+
 namespace pteron::cli {
 namespace {
 
-struct DescrMap {
-  const char* descr;
-  ScalarType dtype;
-};
-constexpr DescrMap kDescrs[] = {
-    {"<f4", ScalarType::Float}, {"<f8", ScalarType::Double}, {"<f2", ScalarType::Half},
-    {"|i1", ScalarType::Char},  {"<i2", ScalarType::Short},  {"<i4", ScalarType::Int},
-    {"<i8", ScalarType::Long},  {"|u1", ScalarType::Byte},   {"<u2", ScalarType::UInt16},
-    {"|b1", ScalarType::Bool},
-};
-
-std::string descr_of(ScalarType t) {
-  for (const auto& d : kDescrs)
-    if (d.dtype == t) return d.descr;
-  throw std::runtime_error(std::string("cannot write dtype ") + scalar_type_name(t) + " to .npy");
-}
-
-// Parses one .npy blob (format versions 1-3).
-NpyArray parse_npy(const std::string& where, const std::vector<uint8_t>& blob) {
-  auto bad = [&](const std::string& why) { return std::runtime_error(where + ": " + why); };
-  if (blob.size() < 10 || std::memcmp(blob.data(), "\x93NUMPY", 6) != 0)
-    throw bad("not a .npy array");
-  const uint8_t major = blob[6];
-  size_t header_len, header_start;
-  if (major == 1) {
-    header_len = blob[8] | (blob[9] << 8);
-    header_start = 10;
-  } else {
-    if (blob.size() < 12) throw bad("truncated .npy header");
-    header_len =
-        blob[8] | (blob[9] << 8) | (blob[10] << 16) | (static_cast<size_t>(blob[11]) << 24);
-    header_start = 12;
-  }
-  if (header_start + header_len > blob.size()) throw bad("truncated .npy header");
-  const std::string header(reinterpret_cast<const char*>(blob.data() + header_start), header_len);
+// One entry's .npy blob as an array. The archive is libzip's (compressed .npz too); the .npy
+// codec is the one every tool shares (tools/run/npz_io.h).
+NpyArray parse_entry(const std::string& where, const std::vector<uint8_t>& blob) {
+  npz::NpyView npy;
+  std::string why;
+  if (!npz::parse_npy(blob.data(), blob.size(), &npy, &why))
+    throw std::runtime_error(where + ": " + why);
   NpyArray a;
-  auto field = [&](const std::string& key) {
-    const size_t k = header.find("'" + key + "'");
-    if (k == std::string::npos) throw bad("header lacks '" + key + "'");
-    return header.substr(header.find(':', k) + 1);
-  };
-  std::string descr = field("descr");
-  descr = descr.substr(descr.find('\'') + 1);
-  descr = descr.substr(0, descr.find('\''));
-  if (!descr.empty() && descr[0] == '=') descr[0] = '<';
-  if (descr.size() == 3 && descr[2] == '1') descr[0] = '|';  // byte order is moot for 1 byte
-  bool found = false;
-  for (const auto& d : kDescrs) {
-    if (descr == d.descr) {
-      a.dtype = d.dtype;
-      found = true;
-    }
-  }
-  if (!found) throw bad("unsupported dtype '" + descr + "'");
-  const std::string fortran = field("fortran_order");
-  if (fortran.find("True") < fortran.find(',')) throw bad("Fortran-order arrays are not supported");
-  std::string shape = field("shape");
-  shape = shape.substr(shape.find('(') + 1, shape.find(')') - shape.find('(') - 1);
-  size_t numel = 1;
-  size_t pos = 0;
-  while (pos < shape.size()) {
-    const size_t comma = shape.find(',', pos);
-    const std::string item =
-        shape.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (item.find_first_of("0123456789") != std::string::npos) {
-      a.shape.push_back(std::stoll(item));
-      numel *= static_cast<size_t>(a.shape.back());
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  const size_t data_start = header_start + header_len;
-  const size_t nbytes = numel * element_size(a.dtype);
-  if (blob.size() - data_start < nbytes) throw bad("array data is truncated");
-  a.data.assign(blob.begin() + static_cast<long>(data_start),
-                blob.begin() + static_cast<long>(data_start + nbytes));
+  a.dtype = npy.dtype;
+  a.shape = std::move(npy.shape);
+  a.data.assign(npy.data, npy.data + npy.nbytes);
   return a;
-}
-
-std::vector<uint8_t> make_npy(const NpyArray& a) {
-  std::string shape = "(";
-  for (size_t i = 0; i < a.shape.size(); ++i) {
-    shape += std::to_string(a.shape[i]);
-    if (a.shape.size() == 1)
-      shape += ",";
-    else if (i + 1 < a.shape.size())
-      shape += ", ";
-  }
-  shape += ")";
-  std::string header =
-      "{'descr': '" + descr_of(a.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::vector<uint8_t> blob = {0x93,
-                               'N',
-                               'U',
-                               'M',
-                               'P',
-                               'Y',
-                               1,
-                               0,
-                               static_cast<uint8_t>(header.size() & 0xff),
-                               static_cast<uint8_t>(header.size() >> 8)};
-  blob.insert(blob.end(), header.begin(), header.end());
-  blob.insert(blob.end(), a.data.begin(), a.data.end());
-  return blob;
 }
 
 // libzip's own words for an open failure ("Not a zip archive", "No such file"), not its number.
@@ -147,7 +55,7 @@ std::vector<NpyArray> read_npz(const std::string& path) {
     zip_fclose(f);
     if (got != static_cast<zip_int64_t>(st.size))
       throw std::runtime_error(path + ": entry " + name + " is truncated");
-    NpyArray a = parse_npy(path + ":" + name, blob);
+    NpyArray a = parse_entry(path + ":" + name, blob);
     if (name.size() > 4 && name.substr(name.size() - 4) == ".npy") name.resize(name.size() - 4);
     a.name = name;
     arrays.push_back(std::move(a));
@@ -162,7 +70,12 @@ void write_npz(const std::string& path, const std::vector<NpyArray>& arrays) {
   std::vector<std::vector<uint8_t>> blobs;
   blobs.reserve(arrays.size());
   for (const NpyArray& a : arrays) {
-    blobs.push_back(make_npy(a));
+    std::string why;
+    blobs.emplace_back();
+    if (!npz::make_npy(a.dtype, a.shape, a.data, &blobs.back(), &why)) {
+      zip_discard(z);
+      throw std::runtime_error(path + ": " + a.name + ": " + why);
+    }
     zip_source_t* src = zip_source_buffer(z, blobs.back().data(), blobs.back().size(), 0);
     if (src == nullptr || zip_file_add(z, (a.name + ".npy").c_str(), src, ZIP_FL_OVERWRITE) < 0) {
       zip_discard(z);

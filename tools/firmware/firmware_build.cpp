@@ -1,7 +1,5 @@
 #include "tools/firmware/firmware_build.h"
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -10,29 +8,20 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "runtime/host/process.h"
+
 namespace pteron::firmware {
 namespace fs = std::filesystem;
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs a shell command; returns its exit status and (when `output` is given) its stdout+stderr.
-int shell(const std::string& command, std::string* output = nullptr) {
-  if (output == nullptr) {
-    const int rc = std::system(command.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-  }
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return 127;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) output->append(buf, n);
-  const int rc = pclose(p);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+// Runs `args`; returns its exit status and (when `output` is given) its stdout+stderr, else
+// they go to ours. A program that cannot start says why in `output`.
+int run(const std::vector<std::string>& args, std::string* output = nullptr) {
+  std::string why;
+  const int rc = output == nullptr ? host::run_process(args, "", &why)
+                                   : host::run_process_captured(args, output, &why);
+  if (!why.empty() && output != nullptr) *output += why + "\n";
+  return rc;
 }
 
 std::string read_text(const std::string& path) {
@@ -78,7 +67,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 // The kernel entries a selective library defines: {"aten::add.out", ...}.
 std::set<std::string> library_kernels(const std::string& archive, const std::string& library) {
   std::string out;
-  if (shell("arm-none-eabi-nm -g --defined-only " + quote(archive), &out) != 0) {
+  if (run({"arm-none-eabi-nm", "-g", "--defined-only", archive}, &out) != 0) {
     throw std::runtime_error("cannot list kernels in " + archive + ": " + last_lines(out, 2));
   }
   const std::string prefix = "pteron_kernel:" + library + ":";
@@ -119,7 +108,7 @@ void step(const BuildOptions& o, int n, const std::string& what) {
 
 ElfSizes elf_sizes(const std::string& elf, const std::string& program_region) {
   std::string out;
-  if (shell("arm-none-eabi-size -A -d " + quote(elf), &out) != 0) {
+  if (run({"arm-none-eabi-size", "-A", "-d", elf}, &out) != 0) {
     throw std::runtime_error("cannot read sections of " + elf + ": " + last_lines(out, 2));
   }
   ElfSizes s;
@@ -171,18 +160,19 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   const std::string& cpu = t.target.cpu_arch;
   step(o, 2, cpu + " libraries in " + o.build_dir + " (built once, then incremental)");
   if (!fs::exists(fs::path(o.build_dir) / "build.ninja")) {
-    const std::string configure =
-        "cmake -S " + quote(o.source_dir) + " -B " + quote(o.build_dir) +
-        " -G Ninja -DCMAKE_TOOLCHAIN_FILE=" + quote(o.source_dir + "/cmake/arm-none-eabi.cmake") +
-        " -DPTERON_MCU=" + quote(cpu) + " >/dev/null";
-    if (shell(configure) != 0)
-      throw std::runtime_error("cannot configure the cross build in " + o.build_dir);
+    std::string out;
+    if (run({"cmake", "-S", o.source_dir, "-B", o.build_dir, "-G", "Ninja",
+             "-DCMAKE_TOOLCHAIN_FILE=" + o.source_dir + "/cmake/arm-none-eabi.cmake",
+             "-DPTERON_MCU=" + cpu},
+            &out) != 0)
+      throw std::runtime_error("cannot configure the cross build in " + o.build_dir + ": " +
+                               last_lines(out, 3));
   }
   {
-    const std::string build =
-        "cmake --build " + quote(o.build_dir) + " --target pteron_firmware_libs";
+    const std::vector<std::string> build = {"cmake", "--build", o.build_dir, "--target",
+                                            "pteron_firmware_libs"};
     std::string out;
-    const int rc = o.quiet ? shell(build, &out) : shell(build);
+    const int rc = o.quiet ? run(build, &out) : run(build);
     if (rc != 0)
       throw std::runtime_error("building the " + cpu + " libraries failed: " + last_lines(out, 3));
   }
@@ -200,10 +190,10 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
                              "make venv-arm, then reconfigure the cross build)");
   }
   if (ethos_u) {
-    const std::string build =
-        "cmake --build " + quote(o.build_dir) + " --target pteron_firmware_ethos_u";
+    const std::vector<std::string> build = {"cmake", "--build", o.build_dir, "--target",
+                                            "pteron_firmware_ethos_u"};
     std::string out;
-    const int rc = o.quiet ? shell(build, &out) : shell(build);
+    const int rc = o.quiet ? run(build, &out) : run(build);
     if (rc != 0)
       throw std::runtime_error("building the Ethos-U delegate for the " + cpu +
                                " failed: " + last_lines(out, 3));
@@ -368,39 +358,51 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   write_text((work / "app.ld").string(), ld);
 
   step(o, 5, "compiling and linking " + o.output);
-  const std::string flags = link.count("flags") ? link.at("flags") : "";
-  std::string includes;
-  for (const std::string& dir : split(link.at("include"), ';')) includes += " -I" + quote(dir);
+  // The CPU flags CMake wrote, one word each (-mcpu=cortex-m55 -mfloat-abi=hard ...).
+  std::vector<std::string> flags;
+  for (const std::string& flag : split(link.count("flags") ? link.at("flags") : "", ' '))
+    if (!flag.empty()) flags.push_back(flag);
   const std::string obj = (work / "firmware_config.o").string();
+  std::vector<std::string> compile = {"arm-none-eabi-g++"};
+  compile.insert(compile.end(), flags.begin(), flags.end());
+  for (const char* flag : {"-std=c++17", "-Os", "-fno-exceptions", "-fno-rtti",
+                           "-DPTERON_BARE_METAL", "-DPTERON_SELECTIVE_BUILD"})
+    compile.push_back(flag);
+  for (const std::string& dir : split(link.at("include"), ';')) compile.push_back("-I" + dir);
+  for (const std::string& arg :
+       {std::string("-c"), (work / "firmware_config.cpp").string(), std::string("-o"), obj})
+    compile.push_back(arg);
   std::string out;
-  if (shell("arm-none-eabi-g++ " + flags +
-                " -std=c++17 -Os -fno-exceptions -fno-rtti -DPTERON_BARE_METAL "
-                "-DPTERON_SELECTIVE_BUILD" +
-                includes + " -c " + quote((work / "firmware_config.cpp").string()) + " -o " +
-                quote(obj),
-            &out) != 0) {
+  if (run(compile, &out) != 0) {
     throw std::runtime_error("compiling the generated firmware sources failed: " +
                              last_lines(out, 4));
   }
-  std::string archives;
-  archives += " " + quote(link.at("app"));
+  std::vector<std::string> archives;
   if (ethos_u) {
     // The backend's object registers it at start-up; its libraries follow in the group.
-    std::string objects;
-    for (const std::string& obj : split(link.at("ethos_u_backend"), ';'))
-      objects += " " + quote(obj);
-    archives = objects + archives + " " + quote(link.at("ethos_u_runtime")) + " " +
-               quote(link.at("tosa_runtime"));
+    for (const std::string& obj : split(link.at("ethos_u_backend"), ';')) archives.push_back(obj);
+    archives.push_back(link.at("app"));
+    archives.push_back(link.at("ethos_u_runtime"));
+    archives.push_back(link.at("tosa_runtime"));
+  } else {
+    archives.push_back(link.at("app"));
   }
-  for (const auto& [lib, archive] : libraries) archives += " " + quote(archive);
-  archives += " " + quote(link.at("runtime")) + " " + quote(link.at("platform"));
+  for (const auto& [lib, archive] : libraries) archives.push_back(archive);
+  archives.push_back(link.at("runtime"));
+  archives.push_back(link.at("platform"));
+  std::vector<std::string> link_args = {"arm-none-eabi-g++"};
+  link_args.insert(link_args.end(), flags.begin(), flags.end());
+  for (const std::string& arg :
+       {"-T" + (work / "app.ld").string(), std::string("-nostartfiles"),
+        std::string("--specs=nano.specs"), std::string("--specs=rdimon.specs"),
+        std::string("-Wl,--gc-sections"), std::string("-Wl,--undefined=board_vectors"),
+        "-Wl,-Map=" + (work / "app.map").string(), obj, std::string("-Wl,--start-group")})
+    link_args.push_back(arg);
+  link_args.insert(link_args.end(), archives.begin(), archives.end());
+  for (const std::string& arg : {std::string("-Wl,--end-group"), std::string("-o"), o.output})
+    link_args.push_back(arg);
   out.clear();
-  if (shell("arm-none-eabi-g++ " + flags + " -T" + quote((work / "app.ld").string()) +
-                " -nostartfiles --specs=nano.specs --specs=rdimon.specs -Wl,--gc-sections"
-                " -Wl,--undefined=board_vectors -Wl,-Map=" +
-                quote((work / "app.map").string()) + " " + quote(obj) + " -Wl,--start-group" +
-                archives + " -Wl,--end-group -o " + quote(o.output),
-            &out) != 0) {
+  if (run(link_args, &out) != 0) {
     throw std::runtime_error("linking " + o.output + " failed: " + last_lines(out, 4));
   }
   r.sizes = elf_sizes(o.output, t.program_region);
@@ -411,8 +413,15 @@ RunResult run_firmware(const std::string& elf, const std::string& machine,
                        const std::string& inputs, const std::string& outputs,
                        const std::string& icount_plugin, int timeout_seconds) {
   RunResult r;
-  std::string command = "timeout " + std::to_string(timeout_seconds) + " qemu-system-arm -M " +
-                        quote(machine) + " -nographic -semihosting -kernel " + quote(elf);
+  std::vector<std::string> command = {"timeout",
+                                      std::to_string(timeout_seconds),
+                                      "qemu-system-arm",
+                                      "-M",
+                                      machine,
+                                      "-nographic",
+                                      "-semihosting",
+                                      "-kernel",
+                                      elf};
   const std::string args = (inputs.empty() ? std::string("-") : fs::absolute(inputs).string()) +
                            (outputs.empty() ? "" : " " + fs::absolute(outputs).string());
   if (args.find(' ') != args.rfind(' ') || args.find('\'') != std::string::npos) {
@@ -420,11 +429,12 @@ RunResult run_firmware(const std::string& elf, const std::string& machine,
     if (std::count(args.begin(), args.end(), ' ') > 1)
       throw std::runtime_error("file paths must not contain spaces");
   }
-  command += " -append " + quote(args);
+  command.push_back("-append");
+  command.push_back(args);
   std::string log;
   if (!icount_plugin.empty()) {
     std::string nm;
-    if (shell("arm-none-eabi-nm " + quote(elf), &nm) != 0)
+    if (run({"arm-none-eabi-nm", elf}, &nm) != 0)
       throw std::runtime_error("cannot read symbols of " + elf);
     std::string begin, end;
     std::istringstream in(nm);
@@ -438,10 +448,12 @@ RunResult run_firmware(const std::string& elf, const std::string& machine,
     if (begin.empty() || end.empty())
       throw std::runtime_error(elf + ": has no instruction-count markers");
     log = elf + ".icount.log";
-    command += " -plugin " + quote(icount_plugin + ",begin=0x" + begin + ",end=0x" + end) +
-               " -d plugin -D " + quote(log);
+    for (const std::string& arg :
+         {std::string("-plugin"), icount_plugin + ",begin=0x" + begin + ",end=0x" + end,
+          std::string("-d"), std::string("plugin"), std::string("-D"), log})
+      command.push_back(arg);
   }
-  r.exit_code = shell(command, &r.console);
+  r.exit_code = run(command, &r.console);
   std::istringstream in(r.console);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("pteron-firmware: ok", 0) != 0) continue;

@@ -227,7 +227,7 @@ BudgetEstimate estimate_budget(const FirmwareTarget& t, const ProgramNeeds& need
     if (i >= t.target.memory.size()) {
       over += (over.empty() ? "" : "; ") + std::string("program has ") +
               std::to_string(needs.arenas.size()) + " arenas but the target has " +
-              std::to_string(t.target.memory.size()) + " memory regions";
+              std::to_string(t.target.memory.size()) + " memory arenas";
       break;
     }
     const auto& region = t.target.memory[i];

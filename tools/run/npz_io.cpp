@@ -1,5 +1,6 @@
 #include "tools/run/npz_io.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -13,7 +14,8 @@ struct Descr {
 constexpr Descr kDescrs[] = {
     {"<f4", ScalarType::Float}, {"<f8", ScalarType::Double}, {"<f2", ScalarType::Half},
     {"|i1", ScalarType::Char},  {"<i2", ScalarType::Short},  {"<i4", ScalarType::Int},
-    {"<i8", ScalarType::Long},  {"|u1", ScalarType::Byte},   {"|b1", ScalarType::Bool},
+    {"<i8", ScalarType::Long},  {"|u1", ScalarType::Byte},   {"<u2", ScalarType::UInt16},
+    {"|b1", ScalarType::Bool},
 };
 
 uint64_t little_endian(const uint8_t* p, int bytes) {
@@ -29,7 +31,23 @@ std::string header_field(const std::string& header, const char* key) {
   return header.substr(header.find(':', k) + 1);
 }
 
-bool parse_npy(const uint8_t* blob, size_t size, Array* out, std::string* why) {
+void put(std::vector<uint8_t>* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+uint32_t crc32(const uint8_t* p, size_t n) {
+  uint32_t crc = 0xffffffffu;
+  for (size_t i = 0; i < n; ++i) {
+    crc ^= p[i];
+    for (int b = 0; b < 8; ++b) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+}  // namespace
+
+bool parse_npy(const uint8_t* blob, size_t size, NpyView* out, std::string* why) {
+  out->shape.clear();
   if (size < 10 || std::memcmp(blob, "\x93NUMPY", 6) != 0) return *why = "not a .npy array", false;
   const bool v1 = blob[6] == 1;
   const size_t header_start = v1 ? 10 : 12;
@@ -59,44 +77,31 @@ bool parse_npy(const uint8_t* blob, size_t size, Array* out, std::string* why) {
     if (end == std::string::npos) end = shape.size();
     const std::string item = shape.substr(pos, end - pos);
     if (item.find_first_of("0123456789") != std::string::npos) {
-      out->shape.push_back(std::stoi(item));
+      out->shape.push_back(std::stoll(item));
       numel *= static_cast<size_t>(out->shape.back());
     }
     pos = end + 1;
   }
   const size_t nbytes = numel * element_size(out->dtype);
   if (size - header_start - header_len < nbytes) return *why = "array data is truncated", false;
-  const uint8_t* data = blob + header_start + header_len;
-  out->data.assign(data, data + nbytes);
+  out->data = blob + header_start + header_len;
+  out->nbytes = nbytes;
   return true;
 }
 
-void put(std::vector<uint8_t>* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-uint32_t crc32(const uint8_t* p, size_t n) {
-  uint32_t crc = 0xffffffffu;
-  for (size_t i = 0; i < n; ++i) {
-    crc ^= p[i];
-    for (int b = 0; b < 8; ++b) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-// A version 1.0 .npy blob: magic, header dict padded to a multiple of 64 bytes, C-order data.
-bool make_npy(const Array& a, std::vector<uint8_t>* blob, std::string* why) {
+bool make_npy(ScalarType dtype, const std::vector<int64_t>& shape_dims,
+              const std::vector<uint8_t>& data, std::vector<uint8_t>* blob, std::string* why) {
   const char* descr = nullptr;
   for (const Descr& d : kDescrs) {
-    if (d.dtype == a.dtype) descr = d.text;
+    if (d.dtype == dtype) descr = d.text;
   }
   if (descr == nullptr)
-    return *why = std::string("dtype ") + scalar_type_name(a.dtype) + " has no .npy form", false;
+    return *why = std::string("dtype ") + scalar_type_name(dtype) + " has no .npy form", false;
   std::string shape = "(";
-  for (size_t i = 0; i < a.shape.size(); ++i) {
-    shape += std::to_string(a.shape[i]) + (a.shape.size() == 1      ? ","
-                                           : i + 1 < a.shape.size() ? ", "
-                                                                    : "");
+  for (size_t i = 0; i < shape_dims.size(); ++i) {
+    shape += std::to_string(shape_dims[i]) + (shape_dims.size() == 1      ? ","
+                                              : i + 1 < shape_dims.size() ? ", "
+                                                                          : "");
   }
   std::string header =
       std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + "), }";
@@ -105,11 +110,9 @@ bool make_npy(const Array& a, std::vector<uint8_t>* blob, std::string* why) {
   blob->assign({0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0});
   put(blob, header.size(), 2);
   blob->insert(blob->end(), header.begin(), header.end());
-  blob->insert(blob->end(), a.data.begin(), a.data.end());
+  blob->insert(blob->end(), data.begin(), data.end());
   return true;
 }
-
-}  // namespace
 
 std::vector<Array> read(const std::string& path, std::string* error) {
   auto fail = [&](const std::string& why) {
@@ -156,7 +159,15 @@ std::vector<Array> read(const std::string& path, std::string* error) {
       name.resize(name.size() - 4);
     a.name = name;
     std::string why;
-    if (!parse_npy(&bytes[data_start], csize, &a, &why)) return fail("entry " + name + ": " + why);
+    NpyView npy;
+    if (!parse_npy(&bytes[data_start], csize, &npy, &why))
+      return fail("entry " + name + ": " + why);
+    a.dtype = npy.dtype;
+    for (int64_t d : npy.shape) {
+      if (d > INT32_MAX) return fail("entry " + name + ": a dimension exceeds int32");
+      a.shape.push_back(static_cast<int32_t>(d));
+    }
+    a.data.assign(npy.data, npy.data + npy.nbytes);
     arrays.push_back(std::move(a));
     pos = data_start + csize;
   }
@@ -169,7 +180,9 @@ bool write(const std::string& path, const std::vector<Array>& arrays, std::strin
   for (const Array& a : arrays) {
     std::vector<uint8_t> blob;
     std::string why;
-    if (!make_npy(a, &blob, &why)) return *error = path + ": " + a.name + ": " + why, false;
+    if (!make_npy(a.dtype, std::vector<int64_t>(a.shape.begin(), a.shape.end()), a.data, &blob,
+                  &why))
+      return *error = path + ": " + a.name + ": " + why, false;
     if (blob.size() >= 0xffffffffu) return *error = path + ": " + a.name + " is too large", false;
     const std::string name = a.name + ".npy";
     const uint32_t crc = crc32(blob.data(), blob.size());

@@ -1,6 +1,8 @@
-// Uncompressed numpy .npz archives (what np.savez writes) without libzip, so runtime-only tools
-// and tests need nothing but the C++ library on any hosted target (pteron-run and the ExecuTorch
-// fixture test, also cross-built for aarch64).
+// numpy's .npy arrays, and uncompressed .npz archives of them (what np.savez writes) without
+// libzip, so runtime-only tools and tests need nothing but the C++ library on any hosted target
+// (pteron-run and the ExecuTorch fixture test, also cross-built for aarch64). The .npy codec is
+// the one every tool uses: the `pteron` CLI reads compressed archives too (libzip,
+// tools/cli/npz.h) and parses and writes their entries with parse_npy and make_npy.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,22 @@ struct Array {
   std::vector<int32_t> shape;
   std::vector<uint8_t> data;  // C order
 };
+
+// One .npy blob (format versions 1-3): its dtype, shape and C-order data (pointing into the
+// blob).
+struct NpyView {
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> shape;
+  const uint8_t* data = nullptr;
+  size_t nbytes = 0;
+};
+// False with `why` set ("unsupported dtype '<c8'", "Fortran order", "array data is truncated")
+// when the blob is not a C-order array of a dtype pteron has.
+bool parse_npy(const uint8_t* blob, size_t size, NpyView* out, std::string* why);
+// A version 1.0 .npy blob: magic, header dict padded to a multiple of 64 bytes, C-order data.
+// False with `why` set for a dtype .npy cannot hold.
+bool make_npy(ScalarType dtype, const std::vector<int64_t>& shape, const std::vector<uint8_t>& data,
+              std::vector<uint8_t>* blob, std::string* why);
 
 // The arrays of `path` in archive order. On failure returns an empty list and sets `error` to
 // a line naming the file and what is wrong (compressed entries, Fortran order, unknown dtype).

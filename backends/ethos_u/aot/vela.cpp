@@ -1,6 +1,5 @@
 #include "backends/ethos_u/aot/vela.h"
 
-#include <sys/wait.h>
 #include <toml++/toml.h>
 #include <unistd.h>
 #include <zip.h>
@@ -15,6 +14,7 @@
 #include <sstream>
 
 #include "compiler/compile_error.h"
+#include "runtime/host/process.h"
 #include "runtime/host/self_location.h"
 
 namespace pteron::ethos_u {
@@ -75,20 +75,7 @@ namespace {
 
 // Runs argv with stdout and stderr into `log`; returns the exit status (127: not executable).
 int run_process(const std::vector<std::string>& args, const fs::path& log) {
-  pid_t pid = fork();
-  if (pid < 0) throw CompileError("ethos-u: fork failed running Vela");
-  if (pid == 0) {
-    FILE* f = std::freopen(log.c_str(), "w", stdout);
-    if (f != nullptr) dup2(fileno(stdout), fileno(stderr));
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return host::run_process(args, log.string());
 }
 
 std::string read_text(const fs::path& p) {

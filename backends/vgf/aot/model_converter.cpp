@@ -1,21 +1,16 @@
 #include "backends/vgf/aot/model_converter.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
+#include "runtime/host/process.h"
 #include "runtime/host/self_location.h"
-
-extern char** environ;
 
 namespace pteron {
 namespace vgf {
@@ -99,25 +94,13 @@ bool convert_tosa_to_vgf(const std::vector<uint8_t>& tosa, std::vector<uint8_t>*
       return false;
     }
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<std::string> args = {converter, "--input", in, "--output", out};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, converter.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    *error = "VGF: cannot run " + converter + ": " + strerror(rc);
+  std::string why;
+  const int status = host::run_process({converter, "--input", in, "--output", out}, log, &why);
+  if (status == 127 && !why.empty()) {
+    *error = "VGF: " + why;
     return false;
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (status != 0) {
     *error = "VGF: model-converter failed";
     const std::string why = last_line(log);
     if (!why.empty()) *error += ": " + why;

@@ -13,6 +13,7 @@
 
 #include "backends/vulkan/aot/payload_builder.h"
 #include "backends/vulkan/runtime/payload_verifier.h"
+#include "compiler/ir/queries.h"
 #include "compiler/partition/registry.h"
 
 namespace pteron::vulkan {
@@ -25,6 +26,7 @@ using compiler::ir::Argument;
 using compiler::ir::Graph;
 using compiler::ir::Node;
 using compiler::ir::NodeId;
+using compiler::ir::shape_str;
 using compiler::ir::TensorSpec;
 using compiler::ir::Value;
 using compiler::ir::ValueId;
@@ -176,12 +178,6 @@ std::vector<int64_t> pair_of(const Argument& a, std::vector<int64_t> dflt) {
 }
 
 int64_t norm_dim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
-
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 // fp32, contiguous, 1..6 dims of size >= 1 (rank 0 allowed), small enough for 32-bit indices.
 std::string check_tensor(const Graph& g, ValueId v, const char* what) {

@@ -5,15 +5,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "compiler/ir/constant_values.h"
 #include "compiler/partition/partitioner.h"
 
 namespace pteron::xnnpack::aot {
-
-std::string shape_str(const std::vector<int64_t>& sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
-}
 
 // XNNPACK dims of a value: 4-D activations are NHWC inside a region, others as they are.
 std::vector<uint32_t> xnn_dims(const TensorSpec& spec) {
@@ -26,96 +21,25 @@ std::vector<uint32_t> xnn_dims(const TensorSpec& spec) {
 // True when NCHW and NHWC order the elements the same (a reshape can cross the layouts).
 bool nhwc_is_plain(const std::vector<int64_t>& s) { return s[1] == 1 || s[2] * s[3] == 1; }
 
-int64_t numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 // A float constant's elements in logical (row-major) order, whatever its dim order. A value
 // that is no fp32 constant (a bias computed in the graph, e.g. an unfolded dequantize) is a
 // refusal: the region stays on the CPU kernels with this reason.
 std::vector<float> read_floats(const Value& v) {
   if (!v.constant || v.spec.dtype != ScalarType::Float)
     compiler::refuse("'" + v.name + "' is not an fp32 constant");
-  const auto& sizes = v.spec.sizes;
-  const std::vector<int64_t> strides = v.spec.strides();
-  const int64_t n = numel(sizes);
-  if (v.constant->bytes.size() < size_t(n) * 4)
-    throw std::runtime_error("constant '" + v.name + "' is short");
-  const float* src = reinterpret_cast<const float*>(v.constant->bytes.data());
-  std::vector<float> out(static_cast<size_t>(n));
-  std::vector<int64_t> index(sizes.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t off = 0;
-    for (size_t d = 0; d < sizes.size(); ++d) off += index[d] * strides[d];
-    std::memcpy(&out[size_t(i)], src + off, 4);
-    for (size_t d = sizes.size(); d-- > 0;) {
-      if (++index[d] < sizes[d]) break;
-      index[d] = 0;
-    }
-  }
-  return out;
+  std::string why;
+  std::optional<std::vector<float>> values = compiler::ir::constant_values<float>(v, &why);
+  if (!values) throw std::runtime_error(why);
+  return std::move(*values);
 }
 
 // Any numeric constant's elements as doubles, in logical order (scales, zero points, int8).
 std::vector<double> read_numbers(const Value& v) {
-  if (!v.constant) throw std::runtime_error("'" + v.name + "' is not a constant");
-  const auto& sizes = v.spec.sizes;
-  const std::vector<int64_t> strides = v.spec.strides();
-  const int64_t n = numel(sizes);
-  const size_t es = compiler::ir::dtype_size(v.spec.dtype);
-  if (es == 0 || v.constant->bytes.size() < size_t(n) * es)
-    throw std::runtime_error("constant '" + v.name + "' is short");
-  const uint8_t* base = v.constant->bytes.data();
-  std::vector<double> out(static_cast<size_t>(n));
-  std::vector<int64_t> index(sizes.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t off = 0;
-    for (size_t d = 0; d < sizes.size(); ++d) off += index[d] * strides[d];
-    const uint8_t* p = base + off * int64_t(es);
-    double x;
-    switch (v.spec.dtype) {
-      case ScalarType::Float: {
-        float f;
-        std::memcpy(&f, p, 4);
-        x = f;
-        break;
-      }
-      case ScalarType::Double:
-        std::memcpy(&x, p, 8);
-        break;
-      case ScalarType::Char:
-        x = double(*reinterpret_cast<const int8_t*>(p));
-        break;
-      case ScalarType::Byte:
-        x = double(*p);
-        break;
-      case ScalarType::Int: {
-        int32_t k;
-        std::memcpy(&k, p, 4);
-        x = double(k);
-        break;
-      }
-      case ScalarType::Long: {
-        int64_t k;
-        std::memcpy(&k, p, 8);
-        x = double(k);
-        break;
-      }
-      default:
-        throw std::runtime_error("constant '" + v.name + "' has an unsupported dtype");
-    }
-    out[size_t(i)] = x;
-    for (size_t d = sizes.size(); d-- > 0;) {
-      if (++index[d] < sizes[d]) break;
-      index[d] = 0;
-    }
-  }
-  return out;
+  std::string why;
+  std::optional<std::vector<double>> values = compiler::ir::constant_values<double>(v, &why);
+  if (!values) throw std::runtime_error(why);
+  return std::move(*values);
 }
-
-bool is_op(const Node& n, const char* op) { return n.op.str() == op; }
 
 // The dequantize node producing `v` from a constant (a PT2E weight), or nullptr.
 const Node* weight_dequantize(const Graph& g, ValueId v) {

@@ -10,6 +10,7 @@
 
 #include "backends/xnnpack/aot/payload_builder.h"
 #include "compiler/ir/graph.h"
+#include "compiler/ir/queries.h"
 
 namespace pteron::xnnpack::aot {
 
@@ -24,15 +25,15 @@ using compiler::ir::ValueId;
 
 inline const std::vector<uint8_t> kChannelsLast = {0, 2, 3, 1};
 
-std::string shape_str(const std::vector<int64_t>& sizes);
+using compiler::ir::is_op;
+using compiler::ir::numel;
+using compiler::ir::shape_str;
 
 // XNNPACK dims of a value: 4-D activations are NHWC inside a region, others as they are.
 std::vector<uint32_t> xnn_dims(const TensorSpec& spec);
 
 // True when NCHW and NHWC order the elements the same (a reshape can cross the layouts).
 bool nhwc_is_plain(const std::vector<int64_t>& s);
-
-int64_t numel(const std::vector<int64_t>& s);
 
 // A float constant's elements in logical (row-major) order, whatever its dim order.
 std::vector<float> read_floats(const Value& v);
@@ -45,8 +46,6 @@ inline constexpr char kQuantize[] = "quantized_decomposed::quantize_per_tensor.d
 inline constexpr char kDequantize[] = "quantized_decomposed::dequantize_per_tensor.default";
 
 inline constexpr char kDequantizeChannel[] = "quantized_decomposed::dequantize_per_channel.default";
-
-bool is_op(const Node& n, const char* op);
 
 // The dequantize node producing `v` from a constant (a PT2E weight), or nullptr.
 const Node* weight_dequantize(const Graph& g, ValueId v);

@@ -7,7 +7,7 @@
 
 #include "backends/xnnpack/aot/xnnpack_lowering.h"
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
-#include "compiler/emit/kernel_call_form.h"
+#include "compiler/ir/kernel_call_form.h"
 #include "compiler/partition/registry.h"
 #include "compiler/target/target.h"
 #include "runtime/kernel/kernel.h"

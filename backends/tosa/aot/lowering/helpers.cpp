@@ -3,77 +3,15 @@
 #include <cstring>
 
 #include "backends/tosa/aot/lowering/lowerer.h"
+#include "compiler/ir/constant_values.h"
 
 namespace pteron::tosa_aot::detail {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-int64_t numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-bool is_op(const Node& n, ir::OpName op) { return n.is(op); }
-
 std::vector<double> constant_numbers(const Graph& g, ValueId v) {
-  const ir::Value& value = g.value(v);
-  if (!value.is_constant()) refuse("'" + value.name + "' is not a constant");
-  const ir::TensorSpec& s = value.spec;
-  const std::vector<int64_t> strides = s.strides();
-  const uint8_t* base = value.constant->bytes.data();
-  const size_t n = static_cast<size_t>(s.numel());
-  if (value.constant->bytes.size() < s.nbytes()) refuse("constant '" + value.name + "' is short");
-  std::vector<double> out(n);
-  std::vector<int64_t> idx(s.rank(), 0);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t off = 0;
-    for (size_t d = 0; d < s.rank(); ++d) off += idx[d] * strides[d];
-    const uint8_t* p = base + static_cast<size_t>(off) * ir::dtype_size(s.dtype);
-    switch (s.dtype) {
-      case ScalarType::Float: {
-        float x;
-        std::memcpy(&x, p, 4);
-        out[i] = x;
-        break;
-      }
-      case ScalarType::Double: {
-        double x;
-        std::memcpy(&x, p, 8);
-        out[i] = x;
-        break;
-      }
-      case ScalarType::Char:
-        out[i] = static_cast<int8_t>(*p);
-        break;
-      case ScalarType::Bool:
-        out[i] = *p != 0;
-        break;
-      case ScalarType::Int: {
-        int32_t x;
-        std::memcpy(&x, p, 4);
-        out[i] = x;
-        break;
-      }
-      case ScalarType::Long: {
-        int64_t x;
-        std::memcpy(&x, p, 8);
-        out[i] = static_cast<double>(x);
-        break;
-      }
-      default:
-        refuse("constant '" + value.name + "' has dtype " + ir::dtype_name(s.dtype));
-    }
-    for (size_t d = s.rank(); d-- > 0;) {
-      if (++idx[d] < s.sizes[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
+  std::string why;
+  std::optional<std::vector<double>> values = ir::constant_values<double>(g.value(v), &why);
+  if (!values) refuse(why);
+  return std::move(*values);
 }
 
 std::vector<int64_t> int_list(const ir::Argument& a) {

@@ -16,7 +16,9 @@
 #include "backends/tosa/aot/tosa_writer.h"
 #include "compiler/compile_error.h"
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 #include "compiler/passes/activation_bounds.h"
+#include "compiler/quantize/qparams.h"
 
 namespace pteron::tosa_aot::detail {
 
@@ -61,17 +63,13 @@ struct TVal {
   int32_t zp = 0;
 };
 
-struct QParams {
-  double scale = 1;
-  int64_t zp = 0;
-  int64_t qmin = -128, qmax = 127;
-};
+using compiler::QParams;
 
 // ---- helpers.cpp: shapes, arguments, constants, op kinds ----------------------------------
 
-std::string shape_str(const std::vector<int64_t>& s);
-int64_t numel(const std::vector<int64_t>& s);
-bool is_op(const Node& n, ir::OpName op);
+using ir::is_op;
+using ir::numel;
+using ir::shape_str;
 // Elements of a constant in logical (row-major) order as doubles, whatever its dim order.
 std::vector<double> constant_numbers(const Graph& g, ValueId v);
 std::vector<int64_t> int_list(const ir::Argument& a);
@@ -87,8 +85,7 @@ bool is_graph_output(const Graph& g, ValueId v);
 
 // ---- quantization.cpp: Q/DQ parameters ----------------------------------------------------
 
-// (scale, zero point) of a per-tensor int8 quantize/dequantize (.default overload).
-std::optional<QParams> per_tensor_qparams(const Node& n);
+using compiler::per_tensor_qparams;
 std::string qdq_reason(const Node& n);
 int8_t quantize_value(double x, double scale, int64_t zp);
 

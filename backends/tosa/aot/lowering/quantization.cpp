@@ -9,17 +9,6 @@
 
 namespace pteron::tosa_aot::detail {
 
-std::optional<QParams> per_tensor_qparams(const Node& n) {
-  if (n.args.size() < 6 || !n.args[1].is<double>() || !n.args[2].is<int64_t>()) return {};
-  if (!n.args[5].is<ScalarType>() || n.args[5].get<ScalarType>() != ScalarType::Char) return {};
-  QParams p{n.args[1].get<double>(), n.args[2].get<int64_t>(), n.args[3].get<int64_t>(),
-            n.args[4].get<int64_t>()};
-  if (!(p.scale > 0) || !std::isfinite(p.scale) || p.zp < -128 || p.zp > 127 || p.qmin < -128 ||
-      p.qmax > 127 || p.qmin > p.qmax)
-    return {};
-  return p;
-}
-
 std::string qdq_reason(const Node& n) {
   if (n.args.size() >= 6 && n.args[5].is<ScalarType>() &&
       n.args[5].get<ScalarType>() != ScalarType::Char)

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 #include "compiler/passes/activation_bounds.h"
+#include "compiler/quantize/qparams.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
 #include "kernels/cortex_m/util/requantize.h"
 
@@ -36,18 +38,13 @@ inline constexpr ir::OpName kQuant = ops::quantized_decomposed::quantize_per_ten
 inline constexpr ir::OpName kDequant = ops::quantized_decomposed::dequantize_per_tensor;
 inline constexpr ir::OpName kDequantChannel = ops::quantized_decomposed::dequantize_per_channel;
 
-struct QParams {
-  double scale = 1;
-  int64_t zp = 0;
-  int64_t qmin = -128, qmax = 127;
-};
+using compiler::QParams;
 
 // ---- patterns.cpp: the Q/DQ patterns around an op ------------------------------------------
 
 bool same_qparams(const QParams& a, const QParams& b);
-// qparams of a per-tensor int8 quantize/dequantize node.
-std::optional<QParams> per_tensor_qparams(const Node& n);
-bool is_op(const Node& n, ir::OpName op);
+using compiler::per_tensor_qparams;
+using ir::is_op;
 // A reshape: view (emitted as view_copy) or view_copy, whose int8 form moves bytes unchanged.
 bool is_view(const Node& n);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compiler/ir/constant_values.h"
 #include "kernels/cortex_m/aot/lowering/lowering.h"
 
 namespace pteron::cortex_m::aot::detail {
@@ -24,20 +25,6 @@ std::vector<T> read_constant(const Graph& g, ValueId v) {
 bool same_qparams(const QParams& a, const QParams& b) {
   return a.zp == b.zp && std::fabs(a.scale - b.scale) <= 1e-6 * std::max(a.scale, b.scale);
 }
-
-std::optional<QParams> per_tensor_qparams(const Node& n) {
-  if (n.args.size() < 6 || !n.args[1].is<double>() || !n.args[2].is<int64_t>()) return {};
-  if (!n.args[5].is<ScalarType>() || n.args[5].get<ScalarType>() != ScalarType::Char) return {};
-  QParams p{n.args[1].get<double>(), n.args[2].get<int64_t>(), n.args[3].get<int64_t>(),
-            n.args[4].get<int64_t>()};
-  if (!(p.scale > 0) || !std::isfinite(p.scale) || p.zp < -128 || p.zp > 127 || p.qmin < -128 ||
-      p.qmax > 127 || p.qmin > p.qmax) {
-    return {};
-  }
-  return p;
-}
-
-bool is_op(const Node& n, ir::OpName op) { return n.is(op); }
 
 bool is_view(const Node& n) {
   return (n.is(ops::aten::view) || n.is(ops::aten::view_copy)) && n.schema != nullptr;
@@ -100,24 +87,7 @@ std::optional<QuantOutput> quantized_output(const Graph& g, const Node& n, bool 
 }
 
 std::optional<std::vector<double>> constant_as_doubles(const Graph& g, ValueId v) {
-  const ir::Value& value = g.value(v);
-  if (!value.is_constant() || !value.spec.is_contiguous()) return {};
-  std::vector<double> out;
-  switch (value.spec.dtype) {
-    case ScalarType::Float:
-      for (float x : read_constant<float>(g, v)) out.push_back(x);
-      return out;
-    case ScalarType::Double:
-      return read_constant<double>(g, v);
-    case ScalarType::Long:
-      for (int64_t x : read_constant<int64_t>(g, v)) out.push_back(static_cast<double>(x));
-      return out;
-    case ScalarType::Int:
-      for (int32_t x : read_constant<int32_t>(g, v)) out.push_back(x);
-      return out;
-    default:
-      return {};
-  }
+  return ir::constant_values<double>(g.value(v));
 }
 
 std::optional<QuantWeight> quantized_weight(const Graph& g, ValueId v) {

@@ -1,4 +1,4 @@
-#include "compiler/emit/kernel_call_form.h"
+#include "compiler/ir/kernel_call_form.h"
 
 #include <map>
 

@@ -1,0 +1,19 @@
+#include "compiler/ir/queries.h"
+
+namespace pteron::compiler::ir {
+
+int64_t numel(std::span<const int64_t> sizes) {
+  int64_t n = 1;
+  for (int64_t d : sizes) n *= d;
+  return n;
+}
+
+std::string shape_str(std::span<const int64_t> sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+bool is_op(const Node& n, std::string_view op) { return n.op.str() == op; }
+
+}  // namespace pteron::compiler::ir
