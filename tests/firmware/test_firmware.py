@@ -13,7 +13,8 @@
   time), which is why ds-cnn's MVE build runs in under a quarter of the scalar build's
   instructions. `--trim` rebuilds the image reserving only what a first run used.
 - An over-budget model (fp32 and int8) is refused by `pteron compile --target` with exit 1, one
-  line naming the RAM figures, and no program file left behind, on every Cortex-M target.
+  line naming the RAM figures (and the kernel call that takes the most run-time scratch, measured
+  on the target's kernel libraries), and no program file left behind, on every Cortex-M target.
 - ds-cnn INT8 on the Cortex-M4 (`--target cortex-m4-an386`, QEMU mps2-an386): the firmware's
   DSP kernels and its scalar build both give `pteron run`'s bits, the DSP build in under a
   quarter of the scalar build's instructions.
@@ -115,6 +116,9 @@ def test_over_budget_model_is_refused(work):
     assert len(lines) == 1, result.stderr
     assert "over budget" in lines[0] and "RAM" in lines[0] and "32.0 KiB" in lines[0]
     assert "arenas" in lines[0] and "stack" in lines[0]
+    # The run-time scratch is measured on the target's kernels (portable here, not the host's
+    # optimized ones) and the refusal names the call that takes the most of it.
+    assert re.search(r"scratch [0-9.]+ KiB for aten::convolution\.out \(instruction \d+\)", lines[0]), lines[0]
     assert not pte.exists()
 
 

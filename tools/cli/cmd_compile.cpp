@@ -141,7 +141,8 @@ std::string check_budget(const CompileCliOptions& o, const std::string& target_p
   try {
     target = firmware::load_firmware_target(target_path);
     if (!target.has_budget) return "";
-    b = firmware::estimate_budget(target, firmware::measure_program(o.output, "forward"));
+    b = firmware::estimate_budget(
+        target, firmware::measure_program(o.output, "forward", target.target.kernels));
   } catch (const std::exception& e) {
     throw UserError(o.output + ": cannot estimate the budget: " + e.what());
   }

@@ -169,7 +169,8 @@ void run(const FirmwareCliOptions& o) {
   firmware::BuildResult built;
   try {
     if (!o.bake_inputs.empty()) {
-      const firmware::ProgramNeeds needs = firmware::measure_program(o.program, o.method);
+      const firmware::ProgramNeeds needs =
+          firmware::measure_program(o.program, o.method, target.target.kernels);
       FirmwareCliOptions with_inputs = o;
       with_inputs.inputs = o.bake_inputs;
       baked = raw_inputs(with_inputs, needs.inputs);

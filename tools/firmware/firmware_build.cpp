@@ -142,7 +142,7 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
   }
   BuildResult r;
   step(o, 1, "measuring " + o.program + " on the host (arenas, scratch, method memory)");
-  r.needs = measure_program(o.program, o.method);
+  r.needs = measure_program(o.program, o.method, t.target.kernels);
   // The only delegate firmware links is the Ethos-U one (emulated driver: the region runs on the
   // TOSA executor on the M55); it is linked only when the program calls it.
   const bool ethos_u = r.needs.delegates > 0;

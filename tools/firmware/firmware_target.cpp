@@ -122,7 +122,57 @@ std::string default_cross_build_name(const FirmwareTarget& t) {
   return "build-" + t.target.cpu_arch.substr(std::string("cortex-").size());
 }
 
-ProgramNeeds measure_program(const std::string& pte_path, const std::string& method_name) {
+namespace {
+
+// Runs the measurement on the target's kernel libraries and restores the host's preference.
+class TargetKernels {
+ public:
+  explicit TargetKernels(const std::vector<std::string>& libraries) {
+    for (std::string name : libraries) {
+      // Targets name libraries as --backends does ("cortex-m"); the runtime's has "_".
+      std::replace(name.begin(), name.end(), '-', '_');
+      names_.push_back(name);
+    }
+    for (const std::string& n : names_) pointers_.push_back(n.c_str());
+    if (!set_kernel_libraries(Span<const char* const>(pointers_.data(), pointers_.size()))) {
+      throw std::runtime_error("the target lists more than " + std::to_string(kMaxKernelLibraries) +
+                               " kernel libraries");
+    }
+  }
+  ~TargetKernels() { set_kernel_libraries({}); }
+  TargetKernels(const TargetKernels&) = delete;
+  TargetKernels& operator=(const TargetKernels&) = delete;
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<const char*> pointers_;
+};
+
+// Which instruction's run raised the scratch allocator's peak, to name it in a refusal.
+class ScratchPeakObserver : public ExecutionObserver {
+ public:
+  explicit ScratchPeakObserver(const MemoryAllocator& scratch) : scratch_(scratch) {}
+  void end_instruction(size_t index) override {
+    if (scratch_.peak() > peak_) {
+      peak_ = scratch_.peak();
+      instruction_ = index;
+    }
+  }
+  size_t peak() const { return peak_; }
+  size_t instruction() const { return instruction_; }
+
+ private:
+  const MemoryAllocator& scratch_;
+  size_t peak_ = 0;
+  size_t instruction_ = 0;
+};
+
+}  // namespace
+
+ProgramNeeds measure_program(const std::string& pte_path, const std::string& method_name,
+                             const std::vector<std::string>& kernel_libraries) {
+  std::optional<TargetKernels> target_kernels;
+  if (!kernel_libraries.empty()) target_kernels.emplace(kernel_libraries);
   auto opened = HostProgram::open(pte_path.c_str());
   if (!opened.ok()) runtime_failure(pte_path, opened.error());
   const Program& program = (*opened)->program();
@@ -180,8 +230,15 @@ ProgramNeeds measure_program(const std::string& pte_path, const std::string& met
   MemoryManager memory{&method_allocator, &planned, &scratch};
   auto method = Method::load(program, method_name.c_str(), &memory);
   if (!method.ok()) runtime_failure(pte_path, method.error());
+  ScratchPeakObserver scratch_peak(scratch);
+  method->set_observer(&scratch_peak);
   const Error e = method->execute();
+  method->set_observer(nullptr);
   if (e != Error::Ok) runtime_failure(pte_path, e);
+  if (scratch_peak.peak() > 0) {
+    needs.scratch_peak_node = std::string(method->instruction_name(scratch_peak.instruction())) +
+                              " (instruction " + std::to_string(scratch_peak.instruction()) + ")";
+  }
   // The host run's allocation includes what the delegates took at init; never plan less than
   // they declare (their TOSA arena is sized by the compiler, the same on every machine).
   needs.method_bytes = std::max<uint64_t>(method_allocator.used(), needs.delegate_method_bytes);
@@ -208,10 +265,13 @@ BudgetEstimate estimate_budget(const FirmwareTarget& t, const ProgramNeeds& need
   if (needs.delegates > 0) b.code += t.code_ethos_u_bytes;
   b.program = needs.program_bytes;
   std::string over;
+  // The scratch is the most one kernel call takes at run time: name that call.
+  const std::string scratch_by =
+      needs.scratch_peak_node.empty() ? "" : " for " + needs.scratch_peak_node;
   if (t.ram_budget > 0 && b.ram() > t.ram_budget) {
     over = "RAM " + kib(b.ram()) + " > budget " + kib(t.ram_budget) + " (arenas " + kib(b.arenas) +
-           ", scratch " + kib(b.scratch) + ", method " + kib(b.method) + ", stack " + kib(b.stack) +
-           ", runtime state " + kib(b.state) + ")";
+           ", scratch " + kib(b.scratch) + scratch_by + ", method " + kib(b.method) + ", stack " +
+           kib(b.stack) + ", runtime state " + kib(b.state) + ")";
   }
   if (t.flash_budget > 0 && b.flash() > t.flash_budget) {
     over += (over.empty() ? "" : "; ") + std::string("flash ") + kib(b.flash()) + " > budget " +

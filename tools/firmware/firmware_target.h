@@ -50,14 +50,18 @@ struct TensorSpec {
   size_t nbytes;
 };
 
-// Measured by loading the program and running it once on the host with zero inputs: exact
-// for arenas and scratch (the same kernels run on the device), an upper bound for the method's
-// load-time structures (64-bit pointers here, 32-bit there).
+// Measured by loading the program and running it once on the host with zero inputs, on the
+// target's kernel libraries only (the kernels the device links, not the host's optimized ones):
+// exact for arenas and scratch, an upper bound for the method's load-time structures (64-bit
+// pointers here, 32-bit there).
 struct ProgramNeeds {
   uint64_t program_bytes = 0;
   std::vector<uint64_t> arenas;  // planned arena sizes, memory_id 1..n
   uint64_t method_bytes = 0;
   uint64_t scratch_bytes = 0;
+  // The instruction whose run took scratch_bytes ("aten::convolution.out (instruction 3)"), so
+  // an over-budget refusal names the node; empty when no kernel takes scratch.
+  std::string scratch_peak_node;
   std::vector<std::string> ops;  // "aten::convolution.out", in program order
   size_t delegates = 0;
   std::vector<std::string> delegate_ids;  // backend id per delegate, e.g. "PteronEthosUBackend"
@@ -66,7 +70,10 @@ struct ProgramNeeds {
   uint64_t delegate_method_bytes = 0;
   std::vector<TensorSpec> inputs, outputs;
 };
-ProgramNeeds measure_program(const std::string& pte_path, const std::string& method);
+// `kernel_libraries`: the target's `runtime.kernels` ("cortex-m", "portable"), most preferred
+// first; empty measures on whatever the host prefers.
+ProgramNeeds measure_program(const std::string& pte_path, const std::string& method,
+                             const std::vector<std::string>& kernel_libraries);
 
 // RAM and flash a program needs on the target, before anything is linked.
 struct BudgetEstimate {
