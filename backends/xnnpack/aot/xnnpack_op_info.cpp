@@ -5,8 +5,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "compiler/partition/partitioner.h"
-
 namespace pteron::xnnpack::aot {
 
 std::string shape_str(const std::vector<int64_t>& sizes) {
@@ -32,12 +30,12 @@ int64_t numel(const std::vector<int64_t>& s) {
   return n;
 }
 
-// A float constant's elements in logical (row-major) order, whatever its dim order. A value
-// that is no fp32 constant (a bias computed in the graph, e.g. an unfolded dequantize) is a
-// refusal: the region stays on the CPU kernels with this reason.
+// A float constant's elements in logical (row-major) order, whatever its dim order. The
+// partitioner's support rules admit only fp32 constants here (a dequantized weight or bias goes
+// through static_floats): anything else is a broken invariant, not a refusal.
 std::vector<float> read_floats(const Value& v) {
   if (!v.constant || v.spec.dtype != ScalarType::Float)
-    compiler::refuse("'" + v.name + "' is not an fp32 constant");
+    throw std::runtime_error("constant '" + v.name + "' is not fp32");
   const auto& sizes = v.spec.sizes;
   const std::vector<int64_t> strides = v.spec.strides();
   const int64_t n = numel(sizes);
