@@ -363,17 +363,19 @@ def test_torchao_pt2e_quantized_conv_net_is_one_int8_region():
     assert float((actual - expected).abs().max()) <= 3 * out_scale + 1e-6
 
 
-def test_pteron_quantizer_output_is_one_int8_region():
-    # compiler/quantize's PT2E form (scheme "xnnpack") on ds-cnn: XNNPACK takes all of it, and
-    # agrees with the same int8 program on the portable Q/DQ kernels to within a few output
-    # steps (XNNPACK requantizes once per op instead of dequantizing to fp32 in between).
+@pytest.mark.parametrize("scheme", ["xnnpack", "cortex-m"])
+def test_pteron_quantizer_output_is_one_int8_region(scheme):
+    # compiler/quantize's PT2E form on ds-cnn (scheme "xnnpack": fp32 biases; "cortex-m": int32
+    # biases through dequantize_per_channel): XNNPACK takes all of it, and agrees with the same
+    # int8 program on the portable Q/DQ kernels to within a few output steps (XNNPACK
+    # requantizes once per op instead of dequantizing to fp32 in between).
     model, inputs = zoo.get("ds-cnn")
     ep = pteron.export(model, inputs)
     torch.manual_seed(1)
     calibration = [tuple(torch.randn_like(t) for t in inputs) for _ in range(8)]
     results = []
     for partitioner in ([], [pteron.XnnpackPartitioner()]):
-        program = pteron.to_edge_transform_and_lower(ep, partitioner=partitioner, quantize="xnnpack",
+        program = pteron.to_edge_transform_and_lower(ep, partitioner=partitioner, quantize=scheme,
                                                      calibration=calibration, progress=False)
         results.append((program.report, program.load().forward(*inputs)[0]))
     (_, portable), (report, delegated) = results
@@ -436,25 +438,6 @@ def test_int32_bias_dequantize_runs_the_convs_in_int8_on_xnnpack():
         expected = model(x)
     actual = method.forward(x)[0]
     assert float((actual - expected).abs().max()) <= 3 * Int32BiasConvNet.OUT + 1e-6
-
-
-def test_pteron_cortex_m_scheme_int32_bias_is_one_xnnpack_region():
-    # pteron's cortex-m scheme (int32 biases through dequantize_per_channel) compiled for the
-    # XNNPACK path: one region, and within a few output steps of the same int8 program on the
-    # portable Q/DQ kernels.
-    model, inputs = zoo.get("ds-cnn")
-    ep = pteron.export(model, inputs)
-    torch.manual_seed(1)
-    calibration = [tuple(torch.randn_like(t) for t in inputs) for _ in range(8)]
-    results = []
-    for partitioner in ([], [pteron.XnnpackPartitioner()]):
-        program = pteron.to_edge_transform_and_lower(ep, partitioner=partitioner, kernels=("portable",),
-                                                     quantize="cortex-m", calibration=calibration,
-                                                     progress=False)
-        results.append((program.report, program.load().forward(*inputs)[0]))
-    (_, portable), (report, delegated) = results
-    assert len(report["delegated_regions"]) == 1 and report["refusals"] == [], report["refusals"]
-    assert float((delegated - portable).abs().max()) <= 0.02 * float(portable.abs().max())
 
 
 # Debian's XNNPACK (2022) clamps every f32 add/sub/mul/div; on x86 the clamp (SSE/AVX max)
