@@ -15,22 +15,16 @@ namespace {
 
 Error scatter_src_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scatter.src_out";
-  const Tensor& self = *args[0]->tensor;
-  const Tensor& index = *args[2]->tensor;
-  const Tensor& src = *args[3]->tensor;
-  Tensor& out = *args[4]->tensor;
-  int32_t dim = 0;
-  opt::ScatterGeometry g;
-  if (!opt::start_scatter(kOp, self, args[1]->i, index, &src, out, &dim, &g)) {
-    return call_portable(kOp, ctx, args);
-  }
+  opt::ScatterSrcCall c;
+  if (!opt::start_scatter_src(kOp, args, &c)) return call_portable(kOp, ctx, args);
   bool ok = true;
-  dispatch_word(self.element_size(), [&](auto tag) {
+  dispatch_word(c.out->element_size(), [&](auto tag) {
     using W = typename decltype(tag)::type;
-    W* dst = out.data<W>();
-    const W* from = src.data<const W>();
-    ok = opt::with_index(index, [&](const auto* idx) {
-      return opt::scatter_walk(g, idx, 2, [dst, from](int64_t o, int64_t s) { dst[o] = from[s]; });
+    W* dst = c.out->data<W>();
+    const W* from = c.src->data<const W>();
+    ok = opt::with_index(*c.index, [&](const auto* idx) {
+      return opt::scatter_walk(c.g, idx, 2,
+                               [dst, from](int64_t o, int64_t s) { dst[o] = from[s]; });
     });
   });
   return ok ? Error::Ok : call_portable(kOp, ctx, args);

@@ -14,23 +14,16 @@ namespace {
 
 Error scatter_add_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::scatter_add.out";
-  const Tensor& self = *args[0]->tensor;
-  const Tensor& index = *args[2]->tensor;
-  const Tensor& src = *args[3]->tensor;
-  Tensor& out = *args[4]->tensor;
-  int32_t dim = 0;
-  opt::ScatterGeometry g;
-  if (!opt::start_scatter(kOp, self, args[1]->i, index, &src, out, &dim, &g)) {
-    return call_portable(kOp, ctx, args);
-  }
+  opt::ScatterSrcCall c;
+  if (!opt::start_scatter_src(kOp, args, &c)) return call_portable(kOp, ctx, args);
   bool ok = true;
-  const bool known = dispatch_dtype_in<kAllTypes>(out.dtype(), [&](auto tag) {
+  const bool known = dispatch_dtype_in<kAllTypes>(c.out->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = typename ComputeType<T>::type;
-    T* dst = out.data<T>();
-    const T* from = src.data<const T>();
-    ok = opt::with_index(index, [&](const auto* idx) {
-      return opt::scatter_walk(g, idx, 4, [dst, from](int64_t o, int64_t s) {
+    T* dst = c.out->data<T>();
+    const T* from = c.src->data<const T>();
+    ok = opt::with_index(*c.index, [&](const auto* idx) {
+      return opt::scatter_walk(c.g, idx, 4, [dst, from](int64_t o, int64_t s) {
         dst[o] = store_value<T>(wrapping_add<C>(load_value(dst[o]), load_value(from[s])));
       });
     });

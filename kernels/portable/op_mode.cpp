@@ -15,14 +15,10 @@ namespace {
 
 Error mode_values(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::mode.values";
-  const Tensor& self = *args[0]->tensor;
-  const bool keepdim = args[2]->b;
-  Tensor& values = *args[3]->tensor;
-  Tensor& indices = *args[4]->tensor;
-  int32_t dim = 0;
-  PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim() == 0 ? 1 : self.dim(), &dim));
-  PTERON_TRY(expect_line_reduce_outs(kOp, self, dim, keepdim, values, indices));
-  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  LineReduceArgs a;
+  PTERON_TRY(read_line_reduce_args(kOp, args, &a));
+  const Tensor& self = *a.self;
+  const int64_t n = a.n;
   bool scratch = true;
   const bool ok = dispatch_dtype(self.dtype(), kAllTypes, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -33,34 +29,31 @@ Error mode_values(KernelContext& ctx, Span<EValue*> args) {
     };
     Item* line = static_cast<Item*>(ctx.allocate_scratch(sizeof(Item) * n, alignof(Item)));
     if (line == nullptr) {
-      scratch = values.numel() == 0;
+      scratch = a.values->numel() == 0;
       return;
     }
     const T* x = self.data<const T>();
-    T* vo = values.data<T>();
-    int64_t* io = indices.data<int64_t>();
-    for_each_line(self, dim, keepdim, values, indices,
-                  [&](int64_t in, int64_t step, int64_t len, int64_t ov, int64_t oi) {
-                    for (int64_t i = 0; i < len; ++i)
-                      line[i] = Item{load_value(x[in + i * step]), i};
-                    std::sort(line, line + len,
-                              [](const Item& a, const Item& b) { return a.first < b.first; });
-                    C mode{};
-                    int64_t at = 0, run = 0, best = 0;
-                    for (int64_t i = 0; i < len; ++i) {
-                      ++run;
-                      if (i == len - 1 || line[i].first != line[i + 1].first) {
-                        if (run > best) {
-                          mode = line[i].first;
-                          at = line[i].second;
-                          best = run;
-                        }
-                        run = 0;
-                      }
-                    }
-                    vo[ov] = store_value<T>(mode);
-                    io[oi] = at;
-                  });
+    T* vo = a.values->data<T>();
+    int64_t* io = a.indices->data<int64_t>();
+    for_each_line(a, [&](int64_t in, int64_t step, int64_t len, int64_t ov, int64_t oi) {
+      for (int64_t i = 0; i < len; ++i) line[i] = Item{load_value(x[in + i * step]), i};
+      std::sort(line, line + len, [](const Item& a, const Item& b) { return a.first < b.first; });
+      C mode{};
+      int64_t at = 0, run = 0, best = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        ++run;
+        if (i == len - 1 || line[i].first != line[i + 1].first) {
+          if (run > best) {
+            mode = line[i].first;
+            at = line[i].second;
+            best = run;
+          }
+          run = 0;
+        }
+      }
+      vo[ov] = store_value<T>(mode);
+      io[oi] = at;
+    });
   });
   PTERON_CHECK(ok, Error::NotSupported, "%s: dtype %s not supported", kOp,
                scalar_type_name(self.dtype()));

@@ -38,16 +38,12 @@ int64_t nanmedian_position(const T* x, int64_t step, int64_t n, int64_t* order) 
 
 Error nanmedian_dim_values(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::nanmedian.dim_values";
-  const Tensor& self = *args[0]->tensor;
-  const bool keepdim = args[2]->b;
-  Tensor& values = *args[3]->tensor;
-  Tensor& indices = *args[4]->tensor;
-  int32_t dim = 0;
-  PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim() == 0 ? 1 : self.dim(), &dim));
-  PTERON_TRY(expect_line_reduce_outs(kOp, self, dim, keepdim, values, indices));
-  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  LineReduceArgs a;
+  PTERON_TRY(read_line_reduce_args(kOp, args, &a));
+  const Tensor& self = *a.self;
+  const int64_t n = a.n;
   int64_t* order = nullptr;
-  if (values.numel() > 0) {
+  if (a.values->numel() > 0) {
     order = static_cast<int64_t*>(ctx.allocate_scratch(sizeof(int64_t) * n, alignof(int64_t)));
     PTERON_CHECK(order != nullptr, Error::OutOfMemory,
                  "%s: no scratch memory for a line of %lld elements", kOp,
@@ -56,14 +52,13 @@ Error nanmedian_dim_values(KernelContext& ctx, Span<EValue*> args) {
   const bool ok = dispatch_dtype(self.dtype(), kRealTypes, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = self.data<const T>();
-    T* vo = values.data<T>();
-    int64_t* io = indices.data<int64_t>();
-    for_each_line(self, dim, keepdim, values, indices,
-                  [&](int64_t in, int64_t step, int64_t len, int64_t ov, int64_t oi) {
-                    const int64_t at = nanmedian_position(x + in, step, len, order);
-                    vo[ov] = x[in + at * step];
-                    io[oi] = at;
-                  });
+    T* vo = a.values->data<T>();
+    int64_t* io = a.indices->data<int64_t>();
+    for_each_line(a, [&](int64_t in, int64_t step, int64_t len, int64_t ov, int64_t oi) {
+      const int64_t at = nanmedian_position(x + in, step, len, order);
+      vo[ov] = x[in + at * step];
+      io[oi] = at;
+    });
   });
   PTERON_CHECK(ok, Error::NotSupported, "%s: dtype %s not supported", kOp,
                scalar_type_name(self.dtype()));

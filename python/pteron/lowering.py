@@ -64,10 +64,35 @@ def decompose(ep):
     return _decompose(ep)
 
 
-def _decompose(ep, keep=()):
+def _soft_margin_loss(input, target, reduction=1):
+    """aten::soft_margin_loss as ATen's kernel computes it: neg, mul, exp, log1p, each in the
+    input's dtype (a half op computes in float and rounds to half), then the reduction. torch's
+    own decomposition upcasts the whole chain to float32, so for float16 a loss whose exp
+    overflows half (inf in eager) came out finite."""
     import torch
 
-    table = torch.export.default_decompositions()
+    loss = torch.mul(torch.neg(input), target)
+    if loss.dtype != input.dtype:  # ATen multiplies in place into a tensor of input's dtype
+        loss = loss.to(input.dtype)
+    loss = torch.log1p(torch.exp(loss))
+    if reduction == 1:  # at::Reduction::Mean
+        return torch.mean(loss)
+    if reduction == 2:  # at::Reduction::Sum
+        return torch.sum(loss)
+    return loss
+
+
+# Decompositions of pteron's own where torch's differs from its eager kernel.
+_EAGER_DECOMPOSITIONS = {"soft_margin_loss": _soft_margin_loss}
+
+
+def decomposition_table(table=None, keep=()):
+    """The core-ATen table pteron exports with: torch's default (or `table`, e.g. a cached copy
+    of it) without the ops kept whole, with _EAGER_DECOMPOSITIONS in place of torch's."""
+    import torch
+
+    if table is None:
+        table = torch.export.default_decompositions()
     for op in keep:
         table.pop(op, None)
     for name in _KEPT_CORE_OPS:
@@ -77,7 +102,13 @@ def _decompose(ep, keep=()):
         op = getattr(torchao, name, None) if torchao is not None else None
         if op is not None:
             table.pop(op.default, None)
-    return ep.run_decompositions(table)
+    for name, fn in _EAGER_DECOMPOSITIONS.items():
+        table[getattr(torch.ops.aten, name).default] = fn
+    return table
+
+
+def _decompose(ep, keep=()):
+    return ep.run_decompositions(decomposition_table(keep=keep))
 
 
 class LoweredProgram:

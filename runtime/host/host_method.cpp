@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "runtime/executor/plan_choice.h"
 #include "runtime/loader/file_data_loader.h"
@@ -14,17 +15,6 @@ uint8_t* aligned_bytes(size_t size) {
   void* p = nullptr;
   if (posix_memalign(&p, 64, size == 0 ? 64 : size) != 0) return nullptr;
   return static_cast<uint8_t*>(p);
-}
-
-// Planned arenas start zeroed, as ExecuTorch's Module allocates its planned buffers: a mutable
-// buffer exported without InitializedMutableBufferPass (export_llama's k_cache / v_cache) has
-// no initial value in the program and starts from what the arena holds, and masked attention
-// multiplies the unwritten positions by zero weights, which stays NaN for garbage NaNs. Only
-// the arenas: the method and scratch reserves stay untouched (their pages unmapped).
-uint8_t* zeroed_arena(size_t size) {
-  uint8_t* p = aligned_bytes(size);
-  if (p != nullptr) std::memset(p, 0, size);
-  return p;
 }
 
 // Load-time memory a delegate declares it needs beyond its handle, as the compile spec
@@ -164,10 +154,10 @@ Span<uint8_t> HostProgram::shared_state_arena(uint32_t mem_id, size_t max_bytes)
     }
   }
   if (size > max_bytes) return {};
-  uint8_t* bytes = zeroed_arena(size);
-  if (bytes == nullptr) return {};
-  state_arenas_.emplace_back(mem_id, std::unique_ptr<uint8_t, AlignedFree>(bytes));
-  state_spans_.emplace_back(bytes, size);
+  ZeroedArena arena(size);
+  if (arena.data() == nullptr) return {};
+  state_spans_.emplace_back(arena.data(), size);
+  state_arenas_.emplace_back(mem_id, std::move(arena));
   return state_spans_.back();
 }
 
@@ -192,6 +182,12 @@ Result<std::unique_ptr<HostMethod>> HostMethod::load(const HostProgram& hp, cons
                 "method '%s' plans %llu bytes of arenas, above the limit of %zu", name,
                 static_cast<unsigned long long>(planned_total), options.max_planned_bytes);
   }
+  // Planned arenas start zeroed, as ExecuTorch's Module allocates its planned buffers: a mutable
+  // buffer exported without InitializedMutableBufferPass (export_llama's k_cache / v_cache) has
+  // no initial value in the program and starts from what the arena holds, and masked attention
+  // multiplies the unwritten positions by zero weights, which stays NaN for garbage NaNs. The
+  // zeros are the OS's untouched pages (ZeroedArena), so a declared size costs nothing until the
+  // method writes it. Only the arenas: the method and scratch reserves stay untouched.
   for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
     const size_t size = static_cast<size_t>(meta.planned_buffer_size(i));
     if (holds_only_state(*plan, static_cast<uint32_t>(i + 1))) {
@@ -203,11 +199,11 @@ Result<std::unique_ptr<HostMethod>> HostMethod::load(const HostProgram& hp, cons
       hm->arena_spans_.emplace_back(shared.data(), size);
       continue;
     }
-    uint8_t* p = zeroed_arena(size);
-    if (p == nullptr)
+    ZeroedArena arena(size);
+    if (arena.data() == nullptr)
       return fail(Error::OutOfMemory, "cannot allocate arena %zu (%zu bytes)", i + 1, size);
-    hm->arenas_.emplace_back(p);
-    hm->arena_spans_.emplace_back(p, size);
+    hm->arena_spans_.emplace_back(arena.data(), size);
+    hm->arenas_.push_back(std::move(arena));
   }
   hm->planned_ =
       HierarchicalAllocator(Span<Span<uint8_t>>(hm->arena_spans_.data(), hm->arena_spans_.size()));

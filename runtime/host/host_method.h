@@ -14,6 +14,7 @@
 #include "runtime/core/result.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
+#include "runtime/host/zeroed_arena.h"
 #include "runtime/loader/data_loader.h"
 
 namespace pteron {
@@ -33,10 +34,7 @@ class HostProgram {
   Span<uint8_t> shared_state_arena(uint32_t mem_id, size_t max_bytes) const;
 
  private:
-  struct AlignedFree {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  mutable std::vector<std::pair<uint32_t, std::unique_ptr<uint8_t, AlignedFree>>> state_arenas_;
+  mutable std::vector<std::pair<uint32_t, ZeroedArena>> state_arenas_;
   mutable std::vector<Span<uint8_t>> state_spans_;
   std::vector<uint64_t> owned_bytes_;  // 8-byte aligned copy for from_bytes()
   std::unique_ptr<DataLoader> loader_;
@@ -66,7 +64,7 @@ class HostMethod {
   struct AlignedFree {
     void operator()(uint8_t* p) const;
   };
-  std::vector<std::unique_ptr<uint8_t, AlignedFree>> arenas_;
+  std::vector<ZeroedArena> arenas_;
   std::vector<Span<uint8_t>> arena_spans_;
   HierarchicalAllocator planned_;
   std::unique_ptr<uint8_t, AlignedFree> method_memory_;

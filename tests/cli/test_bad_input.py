@@ -145,6 +145,25 @@ def test_every_flipped_byte_of_add_keeps_the_contract(tmp_path):
     assert not problems, f"{len(problems)} violations, e.g.\n" + "\n".join(problems[:10])
 
 
+def test_a_flipped_byte_declaring_a_huge_arena_costs_no_time(tmp_path):
+    """Byte 187 of add.pte flipped declares a 4 GiB planned arena, under the host runner's 16 GiB
+    cap: the arena's zeros are the OS's untouched pages, so running it costs what the method
+    touches, not 4 GiB of writes (it was about 3 s of system time). CPU time of the child, which
+    load does not inflate; a refusal would keep the contract too."""
+    import resource
+
+    damaged = bytearray(ADD.read_bytes())
+    damaged[187] ^= 0xFF
+    pte = tmp_path / "flip_187.pte"
+    pte.write_bytes(bytes(damaged))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    status, stderr = run_cli("run", pte, "--inputs", ADD_INPUTS)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert contract_violation(status, stderr, must_fail=False) is None, (status, stderr)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu < 0.5, f"{cpu:.2f} s of CPU time"
+
+
 # ---- Wrong inputs ---------------------------------------------------------------------------
 
 def write_inputs(path: Path, **arrays) -> Path:

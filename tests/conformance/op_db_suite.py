@@ -115,7 +115,11 @@ def _decompositions():
         cia_ops = export_utils._collect_all_valid_cia_ops()
         for module in (export_utils, decomp_utils, exported_program):
             module._collect_all_valid_cia_ops = lambda: cia_ops
-        _DECOMPOSITIONS = torch.export.default_decompositions()
+        # pteron.export's table: torch's default with pteron's ops kept whole and its
+        # decompositions that follow ATen's kernels where torch's own do not.
+        from pteron.lowering import decomposition_table
+
+        _DECOMPOSITIONS = decomposition_table(torch.export.default_decompositions())
         _DECOMPOSITIONS.materialize()
     return _DECOMPOSITIONS.copy()
 

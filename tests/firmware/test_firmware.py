@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pteron_cli import pteron_cli
+from upsample_net import upsample_net
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = REPO / "targets" / "cortex-m55-an547.toml"
@@ -204,34 +205,6 @@ def test_int8_over_budget_model_is_refused(work, target):
     assert not pte.exists()
 
 
-class _UpsampleNet:
-    """A decoder-style net (conv, nearest 2x, conv, bilinear to a size, conv, bilinear 1.5x with
-    align_corners), defined when torch is imported."""
-
-    @staticmethod
-    def build():
-        import torch
-        import torch.nn.functional as F
-
-        class UpsampleNet(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.enc = torch.nn.Conv2d(1, 8, 3, stride=2, padding=1)
-                self.mid = torch.nn.Conv2d(8, 8, 3, padding=1)
-                self.dec = torch.nn.Conv2d(8, 4, 3, padding=1)
-
-            def forward(self, x):
-                y = F.relu(self.enc(x))
-                y = F.interpolate(y, scale_factor=2, mode="nearest")
-                y = F.relu(self.mid(y))
-                y = F.interpolate(y, size=(20, 24), mode="bilinear", align_corners=False)
-                y = F.relu(self.dec(y))
-                return F.interpolate(y, scale_factor=1.5, mode="bilinear", align_corners=True)
-
-        torch.manual_seed(0)
-        return UpsampleNet().eval()
-
-
 def test_int8_upsampling_firmware_matches_host_bit_exactly(work):
     """The cortex_m int8 upsample kernels (nearest and bilinear) in firmware: the MVE build and
     the scalar build both give the host's bytes."""
@@ -239,7 +212,8 @@ def test_int8_upsampling_firmware_matches_host_bit_exactly(work):
 
     shape = (1, 1, 16, 16)
     pt2 = work / "upsample-net.pt2"
-    ep = torch.export.export(_UpsampleNet.build(), (torch.randn(shape),)).run_decompositions()
+    torch.manual_seed(0)
+    ep = torch.export.export(upsample_net(1).eval(), (torch.randn(shape),)).run_decompositions()
     torch.export.save(ep, pt2)
     calibration = work / "upsample-net.cal.npz"
     np.savez(calibration, input_0=np.random.default_rng(1).standard_normal((8, *shape)).astype(np.float32))

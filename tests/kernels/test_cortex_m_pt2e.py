@@ -14,6 +14,7 @@ from torchao.testing.pt2e._xnnpack_quantizer import (
 )
 
 import pteron
+from upsample_net import upsample_net
 
 TARGET = """
 name = "cortex-m-test"
@@ -103,7 +104,8 @@ def cortex_m_and_portable(model, shape, tmp_path):
     target.write_text(TARGET)
     cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
                                                   calibration=calibration)
-    portable = pteron.to_edge_transform_and_lower(ep, quantize="cortex-m", calibration=calibration)
+    portable = pteron.to_edge_transform_and_lower(ep, partitioner=[], kernels=("portable",),
+                                                  quantize="cortex-m", calibration=calibration)
     return pteron.load(cortex_m.buffer()).load_method(), pteron.load(portable.buffer()).load_method()
 
 
@@ -189,31 +191,13 @@ def test_residual_add_stays_nhwc(tmp_path):
     assert_within_3_output_steps(m, r, (1, 3, 8, 8))
 
 
-class UpsampleNet(torch.nn.Module):
-    """A decoder-style net: nearest 2x and bilinear upsampling (both align_corners) between convs."""
-
-    def __init__(self):
-        super().__init__()
-        self.enc = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
-        self.mid = torch.nn.Conv2d(8, 8, 3, padding=1)
-        self.dec = torch.nn.Conv2d(8, 4, 3, padding=1)
-
-    def forward(self, x):
-        y = F.relu(self.enc(x))
-        y = F.interpolate(y, scale_factor=2, mode="nearest")
-        y = F.relu(self.mid(y))
-        y = F.interpolate(y, size=(20, 24), mode="bilinear", align_corners=False)
-        y = F.relu(self.dec(y))
-        return F.interpolate(y, scale_factor=1.5, mode="bilinear", align_corners=True)
-
-
 def test_upsampling_runs_on_cortex_m_kernels(tmp_path):
     """Nearest and bilinear upsampling quantized by pteron's cortex-m scheme (nearest keeps its
     input's qparams, bilinear has its own) lower to the cortex_m upsample kernels, every
     instruction is cortex_m's, and the program matches the same quantized graph on the portable
     Q/DQ kernels within 3 output steps."""
     torch.manual_seed(2)
-    m, r = cortex_m_and_portable(UpsampleNet().eval(), (1, 3, 16, 16), tmp_path)
+    m, r = cortex_m_and_portable(upsample_net(3).eval(), (1, 3, 16, 16), tmp_path)
     names = m.instruction_names()
     for op in ["upsample_nearest2d_nhwc", "upsample_bilinear2d_nhwc", "quantized_conv2d_nhwc"]:
         assert f"cortex_m::{op}.out" in names, names

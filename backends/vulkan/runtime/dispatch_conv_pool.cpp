@@ -68,9 +68,7 @@ Error plan_conv2d(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
     dp.groups_z = batch;
     *shader = pointwise ? "conv2d_pw" : "conv2d_tiled";
   }
-  if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
-      dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
-      dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
+  if (!fits_device(dp, lim)) {
     return fail(Error::NotSupported,
                 "Vulkan delegate: node %u (conv2d) [%u x %u x %u] exceeds the device's "
                 "dispatch size",
@@ -96,9 +94,7 @@ Error plan_pool2d(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   p.count_include_pad = node.count_include_pad();
   p.divisor = node.divisor();
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-  *shader = "pool2d";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "pool2d");
 }
 
 }  // namespace detail

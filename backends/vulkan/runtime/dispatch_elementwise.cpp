@@ -57,29 +57,23 @@ Error plan_binary(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   }
   coalesce(p);
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
   dp.groups_y = 1;
-  *shader = "binary";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "binary");
 }
 
 Error plan_clamp(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   const auto& [d, n, node, out, x, numel, lim] = plan;
   ClampParams p{static_cast<uint32_t>(numel), node.output_min(), node.output_max()};
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
   dp.groups_y = 1;
-  *shader = "clamp";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "clamp");
 }
 
 Error plan_unary(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   const auto& [d, n, node, out, x, numel, lim] = plan;
   UnaryParams p{static_cast<uint32_t>(numel), static_cast<uint32_t>(node.unary())};
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-  *shader = "unary";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "unary");
 }
 
 Error plan_convert(const NodeToPlan& plan, Dispatch& dp, const char** shader) {

@@ -45,9 +45,7 @@ Error plan_linear(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
     dp.groups_y = (p.M + kTile - 1) / kTile;
     *shader = "linear";
   }
-  if (dp.groups_x > lim.maxComputeWorkGroupCount[0] ||
-      dp.groups_y > lim.maxComputeWorkGroupCount[1] ||
-      dp.groups_z > lim.maxComputeWorkGroupCount[2]) {
+  if (!fits_device(dp, lim)) {
     return fail(Error::NotSupported,
                 "Vulkan delegate: node %u (%s) [%u x %u] exceeds the device's dispatch size", n,
                 op_name(node.op()), p.M, p.N);

@@ -38,10 +38,8 @@ Error plan_permute(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   }
   coalesce(p);
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
   dp.groups_y = 1;
-  *shader = "binary";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "binary");
 }
 
 Error plan_slice(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
@@ -59,9 +57,7 @@ Error plan_slice(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   }
   coalesce(p);
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-  *shader = "binary";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "binary");
 }
 
 void plan_cat(Delegate& d, const fb::Node& node, bool f16) {
@@ -90,9 +86,7 @@ Error plan_embedding(const NodeToPlan& plan, Dispatch& dp, const char** shader) 
   const auto& [d, n, node, out, x, numel, lim] = plan;
   EmbeddingParams p{static_cast<uint32_t>(numel), x.dims()->Get(0), x.dims()->Get(1)};
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-  *shader = "embedding";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "embedding");
 }
 
 Error plan_upsample(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
@@ -114,9 +108,7 @@ Error plan_upsample(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   p.mode = static_cast<uint32_t>(node.resize());
   p.align_corners = align;
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-  *shader = "upsample";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "upsample");
 }
 
 Error plan_pad(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
@@ -133,9 +125,7 @@ Error plan_pad(const NodeToPlan& plan, Dispatch& dp, const char** shader) {
   p.mode = static_cast<uint32_t>(node.pad_mode());
   p.value = node.pad_value();
   put(dp, p);
-  dp.groups_x = groups_for(numel, kLocalSize, lim.maxComputeWorkGroupCount[0]);
-  *shader = "pad";
-  return Error::Ok;
+  return plan_per_element(plan, dp, shader, "pad");
 }
 
 }  // namespace detail

@@ -200,6 +200,22 @@ struct NodeToPlan {
   const VkPhysicalDeviceLimits& lim;
 };
 
+// A shader with one invocation per output element: `kLocalSize` a group along x, the group
+// count capped at the device's limit; sets `shader` to `name`.
+inline Error plan_per_element(const NodeToPlan& plan, Dispatch& dp, const char** shader,
+                              const char* name) {
+  dp.groups_x = groups_for(plan.numel, kLocalSize, plan.lim.maxComputeWorkGroupCount[0]);
+  *shader = name;
+  return Error::Ok;
+}
+
+// Whether a grid fits the device's work group counts.
+inline bool fits_device(const Dispatch& dp, const VkPhysicalDeviceLimits& lim) {
+  return dp.groups_x <= lim.maxComputeWorkGroupCount[0] &&
+         dp.groups_y <= lim.maxComputeWorkGroupCount[1] &&
+         dp.groups_z <= lim.maxComputeWorkGroupCount[2];
+}
+
 // Each op family's shader parameters, grid and shader (base name) for one node; the payload is
 // verified. dispatch_linear.cpp:
 Error plan_linear(const NodeToPlan& plan, Dispatch& dp, const char** shader);

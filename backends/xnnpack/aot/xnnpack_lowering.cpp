@@ -272,7 +272,7 @@ class Lowering {
         if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(),
                         [](int32_t z) { return z != 0; }))
           continue;
-        if (!n.arg("bias").is_none() && !g_.value(n.arg("bias").tensor()).is_constant()) continue;
+        if (!n.arg("bias").is_none() && !is_static(g_, n.arg("bias").tensor())) continue;
       }
       quantized_[id] = q.id;
       written_by_op_.insert(q.id);
@@ -433,11 +433,43 @@ class Lowering {
         std::span<const float>(wdata));
     std::vector<TensorId> inputs = {in(x.id), filter};
     if (!n.arg("bias").is_none()) {
-      const std::vector<float> bias = read_floats(g_.value(n.arg("bias").tensor()));
+      const std::vector<float> bias = static_floats(g_, n.arg("bias").tensor());
       inputs.push_back(
           b_.add_constant(DType::kFloat32, {uint32_t(bias.size())}, std::span<const float>(bias)));
     }
     add(n, c, inputs, out(n.outputs[0]));
+  }
+
+  // The int32 bias of a quantized conv or linear at XNNPACK's scales (input scale x weight
+  // scale per channel): a PT2E int32 bias already quantized at those scales is taken as it is;
+  // any other bias (fp32, or int32 at other scales) is requantized from its real values.
+  std::vector<int32_t> quantized_bias(const Node& n, const std::vector<float>& scales) const {
+    std::vector<int32_t> q(scales.size(), 0);
+    if (n.arg("bias").is_none()) return q;
+    const ValueId b = n.arg("bias").tensor();
+    if (const Node* dq = weight_dequantize(g_, b);
+        dq && g_.value(dq->arg("input").tensor()).spec.dtype == ScalarType::Int) {
+      const QuantInfo bq = quant_of(g_, *dq);
+      bool same = true;
+      for (size_t c = 0; c < scales.size() && same; ++c) {
+        const size_t k = bq.scales.size() == 1 ? 0 : c;
+        same = k < bq.scales.size() && bq.scales[k] == scales[c] && bq.zero_points[k] == 0;
+      }
+      if (same) {
+        const std::vector<double> raw = read_numbers(g_.value(dq->arg("input").tensor()));
+        if (raw.size() == q.size()) {
+          for (size_t c = 0; c < q.size(); ++c) q[c] = int32_t(raw[c]);
+          return q;
+        }
+      }
+    }
+    const std::vector<float> real = static_floats(g_, b);
+    if (real.size() != q.size())
+      throw std::runtime_error("bias has " + std::to_string(real.size()) + " values for " +
+                               std::to_string(q.size()) + " output channels");
+    for (size_t c = 0; c < q.size(); ++c)
+      q[c] = int32_t(std::lrint(double(real[c]) / double(scales[c])));
+    return q;
   }
 
   // int8 filter and int32 bias of a quantized conv or linear: per-channel weights (QCInt8,
@@ -460,15 +492,10 @@ class Lowering {
     }
     const std::vector<uint32_t> wdims(ws.begin(), ws.end());
     const size_t oc = size_t(ws[0]);
-    std::vector<float> bias(oc, 0.0f);
-    if (!n.arg("bias").is_none()) bias = read_floats(g_.value(n.arg("bias").tensor()));
     const bool per_channel = wq.axis >= 0 && wq.scales.size() == oc;
     std::vector<float> bias_scales(oc);
-    std::vector<int32_t> qbias(oc);
-    for (size_t c = 0; c < oc; ++c) {
-      bias_scales[c] = xq.scales[0] * wq.scales[per_channel ? c : 0];
-      qbias[c] = int32_t(std::lrint(double(bias[c]) / double(bias_scales[c])));
-    }
+    for (size_t c = 0; c < oc; ++c) bias_scales[c] = xq.scales[0] * wq.scales[per_channel ? c : 0];
+    const std::vector<int32_t> qbias = quantized_bias(n, bias_scales);
     if (per_channel) {
       const TensorId f = b_.add_constant(DType::kQCInt8, wdims, std::span<const int8_t>(wdata),
                                          Quant::per_channel(wq.scales, 0));
@@ -548,7 +575,7 @@ class Lowering {
     const char* bias_name =
         kind == Kind::kLinear ? "bias" : (kind == Kind::kAddmm ? "self" : nullptr);
     if (bias_name && !n.arg(bias_name).is_none()) {
-      const std::vector<float> bias = read_floats(g_.value(n.arg(bias_name).tensor()));
+      const std::vector<float> bias = static_floats(g_, n.arg(bias_name).tensor());
       inputs.push_back(
           b_.add_constant(DType::kFloat32, {uint32_t(bias.size())}, std::span<const float>(bias)));
     }

@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "compiler/ir/constant_values.h"
-#include "compiler/partition/partitioner.h"
 
 namespace pteron::xnnpack::aot {
 
@@ -21,12 +20,12 @@ std::vector<uint32_t> xnn_dims(const TensorSpec& spec) {
 // True when NCHW and NHWC order the elements the same (a reshape can cross the layouts).
 bool nhwc_is_plain(const std::vector<int64_t>& s) { return s[1] == 1 || s[2] * s[3] == 1; }
 
-// A float constant's elements in logical (row-major) order, whatever its dim order. A value
-// that is no fp32 constant (a bias computed in the graph, e.g. an unfolded dequantize) is a
-// refusal: the region stays on the CPU kernels with this reason.
+// A float constant's elements in logical (row-major) order, whatever its dim order. The
+// partitioner's support rules admit only fp32 constants here (a dequantized weight or bias goes
+// through static_floats): anything else is a broken invariant, not a refusal.
 std::vector<float> read_floats(const Value& v) {
   if (!v.constant || v.spec.dtype != ScalarType::Float)
-    compiler::refuse("'" + v.name + "' is not an fp32 constant");
+    throw std::runtime_error("constant '" + v.name + "' is not fp32");
   std::string why;
   std::optional<std::vector<float>> values = compiler::ir::constant_values<float>(v, &why);
   if (!values) throw std::runtime_error(why);

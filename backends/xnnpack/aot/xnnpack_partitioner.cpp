@@ -44,10 +44,18 @@ std::string check_float_activation(const Graph& g, ValueId v, const char* what) 
   return {};
 }
 
+std::string check_qdq(const Graph& g, const Node& n);
+
+// A weight or bias the lowering reads at compile time: an fp32 constant, or a constant that a
+// dequantize this partitioner claims turns into one (PT2E's int8 weights and int32 biases).
 std::string check_constant(const Graph& g, const Argument& a, const char* what) {
   if (a.is_none()) return {};
   const Value& v = g.value(a.tensor());
-  if (weight_dequantize(g, v.id)) return {};
+  if (const Node* dq = weight_dequantize(g, v.id)) {
+    if (std::string why = check_qdq(g, *dq); !why.empty())
+      return std::string(what) + " is dequantized as the region cannot be: " + why;
+    return {};
+  }
   if (!v.is_constant())
     return std::string(what) + " is not a constant (XNNPACK needs static weights)";
   if (v.spec.dtype != ScalarType::Float)
@@ -77,14 +85,17 @@ bool is_flatten_into_linears(const Graph& g, const Node& n) {
 }
 
 // quantize / dequantize of int8 (PT2E form): activations per tensor; weights (constants) per
-// tensor or per output channel.
+// tensor or per output channel; and the dequantize of an int32 constant (a PT2E bias, quantized
+// with input scale x weight scale), which the lowering reads at compile time as a weight.
 std::string check_qdq(const Graph& g, const Node& n) {
-  if (n.arg("dtype").get<ScalarType>() != ScalarType::Char)
-    return "quantization to a dtype other than int8";
-  if (n.arg("quant_min").to_int() < -128 || n.arg("quant_max").to_int() > 127)
-    return "quantization range beyond int8";
   const Value& x = g.value(n.arg("input").tensor());
   const std::string op = n.op.str();
+  const ScalarType dtype = n.arg("dtype").get<ScalarType>();
+  const bool int32_constant = op != kQuantize && dtype == ScalarType::Int && x.is_constant();
+  if (dtype != ScalarType::Char && !int32_constant)
+    return "quantization to a dtype other than int8 (int32: dequantized constants only)";
+  if (!int32_constant && (n.arg("quant_min").to_int() < -128 || n.arg("quant_max").to_int() > 127))
+    return "quantization range beyond int8";
   if (op == kDequantizeChannel) {
     if (!x.is_constant())
       return "per-channel dequantize of an activation (XNNPACK: per-channel weights only)";
@@ -100,7 +111,7 @@ std::string check_qdq(const Graph& g, const Node& n) {
       n.arg("out_dtype").get<ScalarType>() != ScalarType::Float) {
     return "dequantize to a dtype other than f32";
   }
-  if (x.spec.dtype != (op == kQuantize ? ScalarType::Float : ScalarType::Char))
+  if (x.spec.dtype != (op == kQuantize ? ScalarType::Float : dtype))
     return "unexpected input dtype";
   if (x.spec.rank() == 0 || x.spec.rank() > 6) return "rank " + std::to_string(x.spec.rank());
   return {};

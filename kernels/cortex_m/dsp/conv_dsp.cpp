@@ -15,18 +15,9 @@ namespace {
 
 using namespace dsp;
 
-// What dot4_dsp's loop reads and leaves.
-struct Dot4 {
-  const int32_t* columns;  // the block's interleaved columns: `groups` x 8 words
-  const int8_t* filter;    // the output channel's filter (K bytes, read in words)
-  int32_t groups;          // >= 1: words of the filter
-  int32_t acc[4];          // in: the start (bias); out: the four pixels' sums
-};
-
-// acc[p] += sum over the groups' words of the filter times column p, for the four pixels.
-void dot4_dsp(Dot4& d) {
-  register Dot4* d_r asm("r0") = &d;
-#define PTERON_DOT4_GROUP                              \
+// One group of the dot loops below: four filter bytes (one word, extended twice) times the
+// four pixels' interleaved column words, accumulated in r0-r3 (r4: columns, r5: filter).
+#define PTERON_MAC4_GROUP                              \
   "   ldr         r8, [r5], #4                     \n" \
   "   ldm         r4!, {r9, r10, r11, r12}         \n" \
   "   sxtb16      lr, r8                           \n" \
@@ -40,6 +31,18 @@ void dot4_dsp(Dot4& d) {
   "   smlad       r1, r10, lr, r1                  \n" \
   "   smlad       r2, r11, lr, r2                  \n" \
   "   smlad       r3, r12, lr, r3                  \n"
+
+// What dot4_dsp's loop reads and leaves.
+struct Dot4 {
+  const int32_t* columns;  // the block's interleaved columns: `groups` x 8 words
+  const int8_t* filter;    // the output channel's filter (K bytes, read in words)
+  int32_t groups;          // >= 1: words of the filter
+  int32_t acc[4];          // in: the start (bias); out: the four pixels' sums
+};
+
+// acc[p] += sum over the groups' words of the filter times column p, for the four pixels.
+void dot4_dsp(Dot4& d) {
+  register Dot4* d_r asm("r0") = &d;
   __asm volatile(
       "   push        {r0}                             \n"
       "   ldrd        r4, r5, [r0]                     \n"  // columns, filter
@@ -48,12 +51,12 @@ void dot4_dsp(Dot4& d) {
       "   ldrd        r0, r1, [r0, #12]                \n"  // the accumulators
       "   lsrs        r7, r6, #1                       \n"  // pairs of groups
       "   beq         2f                               \n"
-      "1:                                              \n" PTERON_DOT4_GROUP PTERON_DOT4_GROUP
+      "1:                                              \n" PTERON_MAC4_GROUP PTERON_MAC4_GROUP
       "   subs        r7, r7, #1                       \n"
       "   bne         1b                               \n"
       "2:                                              \n"
       "   lsls        r6, r6, #31                      \n"  // an odd group left?
-      "   beq         3f                               \n" PTERON_DOT4_GROUP
+      "   beq         3f                               \n" PTERON_MAC4_GROUP
       "3:                                              \n"
       "   pop         {r6}                             \n"
       "   strd        r0, r1, [r6, #12]                \n"
@@ -63,7 +66,6 @@ void dot4_dsp(Dot4& d) {
       :
       : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r14", "memory",
         "cc");
-#undef PTERON_DOT4_GROUP
 }
 
 // What channels_dsp's loop reads and advances: one block of four pixels, every output channel.
@@ -89,64 +91,50 @@ struct Channels {
 template <bool kFullRange>
 void channels_dsp(Channels& c) {
   register Channels* c_r asm("r0") = &c;
-#define PTERON_CH_GROUP                                \
-  "   ldr         r8, [r5], #4                     \n" \
-  "   ldm         r4!, {r9, r10, r11, r12}         \n" \
-  "   sxtb16      lr, r8                           \n" \
-  "   smlad       r0, r9, lr, r0                   \n" \
-  "   smlad       r1, r10, lr, r1                  \n" \
-  "   smlad       r2, r11, lr, r2                  \n" \
-  "   smlad       r3, r12, lr, r3                  \n" \
-  "   ldm         r4!, {r9, r10, r11, r12}         \n" \
-  "   sxtb16      lr, r8, ror #8                   \n" \
-  "   smlad       r0, r9, lr, r0                   \n" \
-  "   smlad       r1, r10, lr, r1                  \n" \
-  "   smlad       r2, r11, lr, r2                  \n" \
-  "   smlad       r3, r12, lr, r3                  \n"
-#define PTERON_CH_BODY(finish)                                                         \
-  "   push        {r0}                             \n"                                 \
-  "1:                                              \n"                                 \
-  "   ldr         r6, [sp]                         \n"                                 \
-  "   ldrd        r4, r5, [r6]                     \n"                                 \
-  "   ldr         r7, [r6, #16]                    \n"                                 \
-  "   ldr         r8, [r6, #48]                    \n"                                 \
-  "   ldr         r0, [r7]                         \n"                                 \
-  "   add         r7, r7, r8                       \n"                                 \
-  "   str         r7, [r6, #16]                    \n"                                 \
-  "   mov         r1, r0                           \n"                                 \
-  "   mov         r2, r0                           \n"                                 \
-  "   mov         r3, r0                           \n"                                 \
-  "   ldr         r7, [r6, #8]                     \n"                                 \
-  "   lsrs        r7, r7, #1                       \n"                                 \
-  "   bcc         3f                               \n" PTERON_CH_GROUP                 \
-  "3:                                              \n"                                 \
-  "   cbz         r7, 5f                           \n"                                 \
-  "4:                                              \n" PTERON_CH_GROUP PTERON_CH_GROUP \
-  "   subs        r7, r7, #1                       \n"                                 \
-  "   bne         4b                               \n"                                 \
-  "5:                                              \n"                                 \
-  "   ldr         r6, [sp]                         \n"                                 \
-  "   ldr         r8, [r6, #44]                    \n"                                 \
-  "   sub         r5, r5, r8                       \n"                                 \
-  "   str         r5, [r6, #4]                     \n"                                 \
-  "   ldr         r4, [r6, #20]                    \n"                                 \
-  "   ldm         r4!, {r8, r9, r10}               \n"                                 \
-  "   str         r4, [r6, #20]                    \n"                                 \
-  "   ldr         r11, [r6, #32]                   \n" finish                          \
-  "   ldrd        r4, r5, [r6, #24]                \n"                                 \
-  "   strb        r0, [r4]                         \n"                                 \
-  "   add         r7, r4, r5                       \n"                                 \
-  "   strb        r1, [r7]                         \n"                                 \
-  "   add         r7, r7, r5                       \n"                                 \
-  "   strb        r2, [r7]                         \n"                                 \
-  "   add         r7, r7, r5                       \n"                                 \
-  "   strb        r3, [r7]                         \n"                                 \
-  "   adds        r4, r4, #1                       \n"                                 \
-  "   str         r4, [r6, #24]                    \n"                                 \
-  "   ldr         r7, [r6, #12]                    \n"                                 \
-  "   subs        r7, r7, #1                       \n"                                 \
-  "   str         r7, [r6, #12]                    \n"                                 \
-  "   bne         1b                               \n"                                 \
+#define PTERON_CH_BODY(finish)                                                             \
+  "   push        {r0}                             \n"                                     \
+  "1:                                              \n"                                     \
+  "   ldr         r6, [sp]                         \n"                                     \
+  "   ldrd        r4, r5, [r6]                     \n"                                     \
+  "   ldr         r7, [r6, #16]                    \n"                                     \
+  "   ldr         r8, [r6, #48]                    \n"                                     \
+  "   ldr         r0, [r7]                         \n"                                     \
+  "   add         r7, r7, r8                       \n"                                     \
+  "   str         r7, [r6, #16]                    \n"                                     \
+  "   mov         r1, r0                           \n"                                     \
+  "   mov         r2, r0                           \n"                                     \
+  "   mov         r3, r0                           \n"                                     \
+  "   ldr         r7, [r6, #8]                     \n"                                     \
+  "   lsrs        r7, r7, #1                       \n"                                     \
+  "   bcc         3f                               \n" PTERON_MAC4_GROUP                   \
+  "3:                                              \n"                                     \
+  "   cbz         r7, 5f                           \n"                                     \
+  "4:                                              \n" PTERON_MAC4_GROUP PTERON_MAC4_GROUP \
+  "   subs        r7, r7, #1                       \n"                                     \
+  "   bne         4b                               \n"                                     \
+  "5:                                              \n"                                     \
+  "   ldr         r6, [sp]                         \n"                                     \
+  "   ldr         r8, [r6, #44]                    \n"                                     \
+  "   sub         r5, r5, r8                       \n"                                     \
+  "   str         r5, [r6, #4]                     \n"                                     \
+  "   ldr         r4, [r6, #20]                    \n"                                     \
+  "   ldm         r4!, {r8, r9, r10}               \n"                                     \
+  "   str         r4, [r6, #20]                    \n"                                     \
+  "   ldr         r11, [r6, #32]                   \n" finish                              \
+  "   ldrd        r4, r5, [r6, #24]                \n"                                     \
+  "   strb        r0, [r4]                         \n"                                     \
+  "   add         r7, r4, r5                       \n"                                     \
+  "   strb        r1, [r7]                         \n"                                     \
+  "   add         r7, r7, r5                       \n"                                     \
+  "   strb        r2, [r7]                         \n"                                     \
+  "   add         r7, r7, r5                       \n"                                     \
+  "   strb        r3, [r7]                         \n"                                     \
+  "   adds        r4, r4, #1                       \n"                                     \
+  "   str         r4, [r6, #24]                    \n"                                     \
+  "   ldr         r7, [r6, #12]                    \n"                                     \
+  "   subs        r7, r7, #1                       \n"                                     \
+  "   str         r7, [r6, #12]                    \n"                                     \
+  "   bne         1b                               \n"                                     \
   "   pop         {r0}                             \n"
 #define PTERON_CH_REQUANT(acc) PTERON_DSP_REQUANT(acc, "r8", "r9", "r10", "r11")
 #define PTERON_CH_CLAMP(acc) PTERON_DSP_CLAMP(acc, "r12", "lr")
@@ -168,9 +156,9 @@ void channels_dsp(Channels& c) {
         : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r14",
           "memory", "cc");
   }
-#undef PTERON_CH_GROUP
 #undef PTERON_CH_BODY
 #undef PTERON_CH_REQUANT
+#undef PTERON_MAC4_GROUP
 #undef PTERON_CH_CLAMP
 }
 

@@ -24,4 +24,13 @@ bool start_scatter(const char* op, const Tensor& self, int64_t dim_arg, const Te
   return true;
 }
 
+bool start_scatter_src(const char* op, Span<EValue*> args, ScatterSrcCall* call) {
+  call->index = args[2]->tensor;
+  call->src = args[3]->tensor;
+  call->out = args[4]->tensor;
+  int32_t dim = 0;
+  return start_scatter(op, *args[0]->tensor, args[1]->i, *call->index, call->src, *call->out, &dim,
+                       &call->g);
+}
+
 }  // namespace pteron::opt

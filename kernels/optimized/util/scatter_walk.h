@@ -22,6 +22,8 @@
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/parallel_blocks.h"
 #include "kernels/portable/util/layout.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/span.h"
 #include "runtime/core/tensor.h"
 
 namespace pteron::opt {
@@ -183,6 +185,16 @@ inline void parallel_copy(void* dst, const void* src, size_t bytes) {
 // layouts, an empty index, malformed arguments, whose messages are its own).
 bool start_scatter(const char* op, const Tensor& self, int64_t dim_arg, const Tensor& index,
                    const Tensor* src, Tensor& out, int32_t* dim, ScatterGeometry* g);
+
+// A scatter of a source tensor, args (self, dim, index, src, out) as scatter.src_out and
+// scatter_add.out take them, started with start_scatter: its tensors and geometry.
+struct ScatterSrcCall {
+  const Tensor* index = nullptr;
+  const Tensor* src = nullptr;
+  Tensor* out = nullptr;
+  ScatterGeometry g;
+};
+bool start_scatter_src(const char* op, Span<EValue*> args, ScatterSrcCall* call);
 
 // Calls fn(const IdxType* index) with index's data as int64_t or int32_t.
 template <typename Fn>

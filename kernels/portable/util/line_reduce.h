@@ -35,12 +35,39 @@ inline Error expect_line_reduce_outs(const char* op, const Tensor& self, int32_t
   return Error::Ok;
 }
 
+// A (self, dim, keepdim, *, values, indices) call: its dim normalised (a 0-d self is one line
+// of one element), its outs checked, `n` the length of a line.
+struct LineReduceArgs {
+  const Tensor* self = nullptr;
+  bool keepdim = false;
+  Tensor* values = nullptr;
+  Tensor* indices = nullptr;
+  int32_t dim = 0;
+  int64_t n = 1;
+};
+
+inline Error read_line_reduce_args(const char* op, Span<EValue*> args, LineReduceArgs* a) {
+  const Tensor& self = *args[0]->tensor;
+  a->self = &self;
+  a->keepdim = args[2]->b;
+  a->values = args[3]->tensor;
+  a->indices = args[4]->tensor;
+  PTERON_TRY(normalize_dim(op, args[1]->i, self.dim() == 0 ? 1 : self.dim(), &a->dim));
+  PTERON_TRY(expect_line_reduce_outs(op, self, a->dim, a->keepdim, *a->values, *a->indices));
+  a->n = self.dim() == 0 ? 1 : self.size(a->dim);
+  return Error::Ok;
+}
+
 template <typename Fn>
-void for_each_line(const Tensor& self, int32_t dim, bool keepdim, const Tensor& values,
-                   const Tensor& indices, Fn&& fn) {
+void for_each_line(const LineReduceArgs& a, Fn&& fn) {
+  const Tensor& self = *a.self;
+  const Tensor& values = *a.values;
+  const Tensor& indices = *a.indices;
+  const int32_t dim = a.dim;
+  const bool keepdim = a.keepdim;
   if (values.numel() == 0) return;
   const int32_t rank = self.dim();
-  const int64_t n = rank == 0 ? 1 : self.size(dim);
+  const int64_t n = a.n;
   const int64_t step = rank == 0 ? 0 : self.stride(dim);
   int64_t idx[kMaxTensorDim] = {0};
   while (true) {

@@ -12,32 +12,14 @@ keeps every node on the CPU with the reason "not quantized".
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(REPO / "tests" / "cli"))
-from test_bad_input import pteron_cli  # noqa: E402
+from ethos_u_region import assert_region_matches_reference, cli
+from pteron_cli import pteron_cli
 
 MODELS = ["ds-cnn", "mobilenet-v1-025"]
-
-
-def cli(*args):
-    r = subprocess.run([pteron_cli(), *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return r
-
-
-@pytest.fixture(scope="module")
-def reference():
-    from pteron.tosa import ReferenceModel
-
-    ref = ReferenceModel()
-    yield ref
-    ref.close()
 
 
 @pytest.fixture(scope="module", params=MODELS)
@@ -66,10 +48,6 @@ def test_whole_model_is_one_ethos_u_region_with_vela_estimate(compiled):
     assert vela["off_chip_flash_bytes"] >= vela["weight_bytes"] > 0
 
 
-def ethos_u_tool() -> str:
-    return str(REPO / "build" / "backends" / "ethos_u" / "pteron-ethos-u")
-
-
 def test_emulated_run_is_bit_exact_with_reference_model(compiled, reference):
     name, work, _, calibration, pte, _ = compiled
     x = np.random.default_rng(7).integers(-128, 128, calibration[0].shape[1:]).astype(np.int8)
@@ -78,21 +56,9 @@ def test_emulated_run_is_bit_exact_with_reference_model(compiled, reference):
     assert "EMULATED" in r.stderr  # the log says no NPU ran it
     assert np.load(work / "out.npz")["output_0"].dtype == np.int8
 
-    # The delegate's payload inside the program (its PEU1 flatbuffer; trailing bytes of the
-    # file are ignored by the verifier), run through the backend on its own, and its TOSA form.
     data = pte.read_bytes()
-    payload = work / "region.peu"
-    payload.write_bytes(data[data.index(b"PEU1") - 4:])
-    subprocess.run([ethos_u_tool(), "tosa", payload, work / "region.tosa"], check=True)
     tosa_in = np.ascontiguousarray(x.transpose(0, 2, 3, 1) if x.ndim == 4 else x)  # NHWC
-    np.savez(work / "region_in.npz", in0=tosa_in)
-    r = subprocess.run([ethos_u_tool(), "run", payload, work / "region_in.npz", work / "region_out.npz"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    got = np.load(work / "region_out.npz")["out0"]
-    (expected,) = reference.run((work / "region.tosa").read_bytes(), [tosa_in])
-    assert expected.dtype == np.int8
-    np.testing.assert_array_equal(got, expected)
+    assert_region_matches_reference(data, work, tosa_in, reference)
 
     # A program whose payload is damaged fails to load with one line naming the backend.
     bad = bytearray(data)

@@ -6,18 +6,12 @@ TOSA reference model run on the region's TOSA form taken from the program's payl
 """
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
-import pytest
 import torch
 import torch.nn.functional as F
 
-REPO = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(REPO / "tests" / "cli"))
-from test_bad_input import pteron_cli  # noqa: E402
+from ethos_u_region import assert_region_matches_reference, cli
 
 
 class PadNet(torch.nn.Module):
@@ -30,21 +24,6 @@ class PadNet(torch.nn.Module):
         h = torch.relu(self.c1(F.pad(x, (1, 1, 1, 1), mode="reflect")))
         h = F.pad(h, (2, 1, -1, 2))
         return self.c2(F.pad(h, (1, 2, 2, 1), mode="replicate"))
-
-
-def cli(*args):
-    r = subprocess.run([pteron_cli(), *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return r
-
-
-@pytest.fixture(scope="module")
-def reference():
-    from pteron.tosa import ReferenceModel
-
-    ref = ReferenceModel()
-    yield ref
-    ref.close()
 
 
 def test_pads_are_one_ethos_u_region_bit_exact_with_the_reference_model(tmp_path, reference):
@@ -66,17 +45,5 @@ def test_pads_are_one_ethos_u_region_bit_exact_with_the_reference_model(tmp_path
                "aten::constant_pad_nd.default"):
         assert "ethos-u" in runs_on[op], runs_on
 
-    data = pte.read_bytes()
-    payload = tmp_path / "region.peu"
-    payload.write_bytes(data[data.index(b"PEU1") - 4:])
-    tool = str(REPO / "build" / "backends" / "ethos_u" / "pteron-ethos-u")
-    subprocess.run([tool, "tosa", payload, tmp_path / "region.tosa"], check=True)
     x = np.random.default_rng(7).integers(-128, 128, (1, 16, 16, 3)).astype(np.int8)  # NHWC
-    np.savez(tmp_path / "region_in.npz", in0=x)
-    r = subprocess.run([tool, "run", payload, tmp_path / "region_in.npz", tmp_path / "region_out.npz"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    got = np.load(tmp_path / "region_out.npz")["out0"]
-    (expected,) = reference.run((tmp_path / "region.tosa").read_bytes(), [x])
-    assert expected.dtype == np.int8
-    np.testing.assert_array_equal(got, expected)
+    assert_region_matches_reference(pte.read_bytes(), tmp_path, x, reference)

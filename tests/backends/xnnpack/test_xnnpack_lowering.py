@@ -363,22 +363,81 @@ def test_torchao_pt2e_quantized_conv_net_is_one_int8_region():
     assert float((actual - expected).abs().max()) <= 3 * out_scale + 1e-6
 
 
-def test_pteron_quantizer_output_is_one_int8_region():
-    # compiler/quantize's PT2E form (scheme "xnnpack") on ds-cnn: XNNPACK takes all of it, and
-    # agrees with the same int8 program on the portable Q/DQ kernels to within a few output
-    # steps (XNNPACK requantizes once per op instead of dequantizing to fp32 in between).
+@pytest.mark.parametrize("scheme", ["xnnpack", "cortex-m"])
+def test_pteron_quantizer_output_is_one_int8_region(scheme):
+    # compiler/quantize's PT2E form on ds-cnn (scheme "xnnpack": fp32 biases; "cortex-m": int32
+    # biases through dequantize_per_channel): XNNPACK takes all of it, and agrees with the same
+    # int8 program on the portable Q/DQ kernels to within a few output steps (XNNPACK
+    # requantizes once per op instead of dequantizing to fp32 in between).
     model, inputs = zoo.get("ds-cnn")
     ep = pteron.export(model, inputs)
     torch.manual_seed(1)
     calibration = [tuple(torch.randn_like(t) for t in inputs) for _ in range(8)]
     results = []
     for partitioner in ([], [pteron.XnnpackPartitioner()]):
-        program = pteron.to_edge_transform_and_lower(ep, partitioner=partitioner, quantize="xnnpack",
+        program = pteron.to_edge_transform_and_lower(ep, partitioner=partitioner, quantize=scheme,
                                                      calibration=calibration, progress=False)
         results.append((program.report, program.load().forward(*inputs)[0]))
     (_, portable), (report, delegated) = results
     assert len(report["delegated_regions"]) == 1 and report["refusals"] == [], report["refusals"]
     assert float((delegated - portable).abs().max()) <= 0.02 * float(portable.abs().max())
+
+
+class Int32BiasConvNet(torch.nn.Module):
+    """Two PT2E int8 convolutions whose biases are int32 constants dequantized in the graph at
+    scale input_scale x weight_scale (zero point 0), as PT2E quantizers with a derived bias spec
+    (and pteron's cortex-m and ethos-u schemes) write them: per channel for the first conv, per
+    tensor for the second."""
+
+    IN, MID, OUT = 0.02, 0.03, 0.05
+
+    def __init__(self):
+        super().__init__()
+        w1, s1 = _int8_weight(torch.randn(8, 3, 3, 3) * 0.3, per_channel=True)
+        w2, s2 = _int8_weight(torch.randn(4, 8, 1, 1) * 0.3, per_channel=False)
+        self.register_buffer("w1", w1)
+        self.register_buffer("s1", s1)
+        self.register_buffer("w2", w2)
+        self.w2_scale = float(s2[0])
+        bias_scales1 = (self.IN * s1.float()).to(torch.float32)
+        self.register_buffer("bias_scales1", bias_scales1)
+        self.register_buffer("b1", torch.round(torch.randn(8) * 0.2 / bias_scales1).to(torch.int32))
+        self.b2_scale = float(torch.tensor(self.MID, dtype=torch.float32) * torch.tensor(self.w2_scale))
+        self.register_buffer("b2", torch.round(torch.randn(4) * 0.2 / self.b2_scale).to(torch.int32))
+        self.register_buffer("zeros8", torch.zeros(8, dtype=torch.int64))
+
+    def forward(self, x):
+        i32 = torch.iinfo(torch.int32)
+        x = _qdq(x, self.IN, 3)
+        w1 = QD.dequantize_per_channel(self.w1, self.s1, self.zeros8, 0, -127, 127, torch.int8)
+        b1 = QD.dequantize_per_channel(self.b1, self.bias_scales1, self.zeros8, 0, i32.min, i32.max, torch.int32)
+        y = _qdq(torch.relu(F.conv2d(x, w1, b1, padding=1)), self.MID, -128)
+        w2 = QD.dequantize_per_tensor(self.w2, self.w2_scale, 0, -127, 127, torch.int8)
+        b2 = QD.dequantize_per_tensor(self.b2, self.b2_scale, 0, i32.min, i32.max, torch.int32)
+        return _qdq(F.conv2d(y, w2, b2), self.OUT, 0)
+
+
+def test_int32_bias_dequantize_runs_the_convs_in_int8_on_xnnpack():
+    # The int32 bias dequantizes are claimed with their convolutions (the lowering takes the
+    # int32 values as XNNPACK's bias: their scales are XNNPACK's), so the model is one int8
+    # region, as an fp32 bias would give; no refusal, and torch's numbers within 3 output steps.
+    model = Int32BiasConvNet().eval()
+    x = torch.randn(1, 3, 10, 10)
+    program = pteron.to_edge_transform_and_lower(torch.export.export(model, (x,)),
+                                                 partitioner=[pteron.XnnpackPartitioner()],
+                                                 kernels=("portable",))
+    report = program.report
+    assert len(report["delegated_regions"]) == 1 and report["refusals"] == [], report["refusals"]
+    assert report["delegated_regions"][0]["backend"] == "xnnpack"
+    method = program.load()
+    # Every dequantize, convolution and quantize is in the delegate: on the CPU only the
+    # boundary's layout copies remain.
+    names = method.load_method().instruction_names()
+    assert set(names) == {"PteronXnnpackBackend", "dim_order_ops::_clone_dim_order.out"}, names
+    with torch.no_grad():
+        expected = model(x)
+    actual = method.forward(x)[0]
+    assert float((actual - expected).abs().max()) <= 3 * Int32BiasConvNet.OUT + 1e-6
 
 
 # Debian's XNNPACK (2022) clamps every f32 add/sub/mul/div; on x86 the clamp (SSE/AVX max)
