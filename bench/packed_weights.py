@@ -10,7 +10,8 @@ Models (fp32, batch 1, random weights):
 
 Systems, each measurement its own process, rounds alternating their order: pteron with the
 packed weights (the default), pteron with PTERON_CONSTANT_CACHE=off (packing per call, as before
-the cache), PyTorch eager (torch.set_num_threads). pteron runs `pteron bench --json`; eager this
+the cache), PyTorch eager (torch.set_num_threads; at --isa avx2 also capped to AVX2 through
+ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS and ONEDNN_MAX_CPU_ISA). pteron runs `pteron bench --json`; eager this
 script's `eager-run` step. Figures: median wall and median process CPU time per run, the ISA
 (PTERON_ISA, default avx2 so AVX2-only machines' figures are reproduced on AVX-512 ones), the
 1-minute load average, `packed_constant_bytes`. On a loaded machine compare CPU times: wall
@@ -111,6 +112,9 @@ def measure(system, name, pte, inputs, args):
     env = {**os.environ, "PTERON_ISA": args.isa}
     env.pop("PTERON_CONSTANT_CACHE", None)
     if system == "eager":
+        if args.isa == "avx2":  # PyTorch's own caps, so eager runs at the same level
+            env.update(ATEN_CPU_CAPABILITY="avx2", MKL_ENABLE_INSTRUCTIONS="AVX2",
+                       ONEDNN_MAX_CPU_ISA="AVX2")
         out = run([sys.executable, __file__, "eager-run", name, inputs, args.threads, args.warmup,
                    args.iters], env=env)
         return json.loads(out.strip().splitlines()[-1])
