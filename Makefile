@@ -266,6 +266,13 @@ bench-llm: build venv-et
 	$(PY) bench/llm.py --build $(abspath $(BUILD)) --et-python $(ET_PY) \
 	  --llamacpp-python $(abspath $(LLAMACPP_VENV))/bin/python $(BENCH_ARGS)
 
+# bench-packed-weights: constant weights packed once per program vs per call vs PyTorch eager,
+# CPU time per run, 1 thread, PTERON_ISA=avx2 (bench/packed_weights.py; results to bench/work/
+# unless BENCH_ARGS="--results bench/results" on a quiet machine)
+.PHONY: bench-packed-weights
+bench-packed-weights: build
+	$(PY) bench/packed_weights.py --build $(abspath $(BUILD)) $(BENCH_ARGS)
+
 # bench-dynamic: one bounded dynamic transformer-encoder program vs one static program per
 # sequence length (8, 32, 128, 512), 2 threads; bench/results/dynamic.{json,md}
 .PHONY: bench-dynamic

@@ -39,6 +39,8 @@ Error addmm_out(KernelContext& ctx, Span<EValue*> args) {
   p.b = b.data<const float>();
   p.b_rs = b.stride(0);
   p.b_cs = b.stride(1);
+  p.a_cache = constant_cache_of(a);  // a constant operand is packed once
+  p.b_cache = constant_cache_of(b);
   p.c = out.data<float>();
   p.c_rs = out.stride(0);
   p.alpha = static_cast<float>(alpha);

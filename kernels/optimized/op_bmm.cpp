@@ -38,6 +38,8 @@ Error bmm_out(KernelContext& ctx, Span<EValue*> args) {
   p.b_bs = b.stride(0);
   p.b_rs = b.stride(1);
   p.b_cs = b.stride(2);
+  p.a_cache = constant_cache_of(a);  // a constant operand broadcast over the batch is
+  p.b_cache = constant_cache_of(b);  // packed once
   p.c = out.data<float>();
   p.c_bs = out.stride(0);
   p.c_rs = out.stride(1);

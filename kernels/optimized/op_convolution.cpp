@@ -211,6 +211,9 @@ struct ConvGemm {
   const float* weight;
   const float* bias;
   const float* residual;  // added before the ReLU (all images), or null
+  // The weights' constant cache when they are a program constant: the SGEMM packs them once,
+  // as A in the direct form and as B transposed (SgemmProblem::a_cache / b_cache).
+  ConstantCache* weight_cache;
   bool relu;
   bool pointwise;
   int64_t M, pixels, K;
@@ -249,6 +252,7 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
     p.b = g.weight;
     p.b_rs = 1;
     p.b_cs = g.K;
+    p.b_cache = g.weight_cache;
     p.c = ct;
     p.c_rs = g.M;
     p.bias = g.bias;
@@ -272,6 +276,7 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
   p.a = g.weight;
   p.a_rs = g.K;
   p.a_cs = 1;
+  p.a_cache = g.weight_cache;
   p.b = b;
   p.b_rs = b_rs;
   p.b_cs = 1;
@@ -288,12 +293,14 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
 // Runs the GEMM path; false (nothing reported) when scratch ran out and the caller should run
 // the portable kernel instead.
 bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
-               const float* bias, const float* residual, float* out, bool relu) {
+               ConstantCache* weight_cache, const float* bias, const float* residual, float* out,
+               bool relu) {
   ConvGemm g;
   g.s = &s;
   g.weight = weight;
   g.bias = bias;
   g.residual = residual;
+  g.weight_cache = weight_cache;
   g.relu = relu;
   g.M = s.out_channels;
   g.pixels = s.out_h * s.out_w;
@@ -373,7 +380,7 @@ Error convolution_impl(const char* kOp, bool relu, const Tensor* residual, Kerne
     return Error::Ok;
   }
   if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
-                 bias != nullptr ? bias->data<const float>() : nullptr,
+                 constant_cache_of(weight), bias != nullptr ? bias->data<const float>() : nullptr,
                  residual != nullptr ? residual->data<const float>() : nullptr, out.data<float>(),
                  relu)) {
     return fallback();

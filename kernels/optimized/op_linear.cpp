@@ -64,6 +64,7 @@ Error linear_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EValue*> 
   p.b = weight.data<const float>();
   p.b_rs = weight.stride(1);
   p.b_cs = weight.stride(0);
+  p.b_cache = constant_cache_of(weight);  // constant weights: packed once (b_cache)
   p.c = out.data<float>();
   p.c_rs = out_rs;
   p.relu = relu;

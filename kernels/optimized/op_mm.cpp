@@ -33,6 +33,8 @@ Error mm_out(KernelContext& ctx, Span<EValue*> args) {
   p.b = b.data<const float>();
   p.b_rs = b.stride(0);
   p.b_cs = b.stride(1);
+  p.a_cache = constant_cache_of(a);  // a constant operand is packed once
+  p.b_cache = constant_cache_of(b);
   p.c = out.data<float>();
   p.c_rs = out.stride(0);
   if (!sgemm(ctx, p)) return call_portable(kOp, ctx, args);

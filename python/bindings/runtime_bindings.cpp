@@ -185,6 +185,16 @@ class PyProgram {
     return std::make_unique<PyMethod>(program_, std::move(method.get()));
   }
 
+  // What the kernels derived from the program's constants and keep (packed weights).
+  nb::dict constant_cache() const {
+    const HostConstantCache& cache = program_->constant_cache();
+    nb::dict d;
+    d["bytes"] = cache.bytes();
+    d["blocks"] = cache.blocks();
+    d["derivations"] = cache.derivations();
+    return d;
+  }
+
   // Bytes stored under `key` in the program's named data (e.g. "pteron.graph_info"), or None.
   nb::object named_data(const std::string& key) const {
     std::optional<std::string> data;
@@ -271,6 +281,8 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("method_names", &PyProgram::method_names)
       .def("load_method", &PyProgram::load_method, nb::arg("name") = "forward",
            nb::arg("scratch_bytes") = size_t{64} << 20)
+      .def("constant_cache", &PyProgram::constant_cache,
+           "Bytes, blocks and derivations so far of the data kernels derived from constants.")
       .def("method_meta", &PyProgram::method_meta, nb::arg("name") = "forward")
       .def("named_data", &PyProgram::named_data, nb::arg("key"))
       .def("generator", &PyProgram::generator, nb::arg("method") = "forward")

@@ -136,6 +136,12 @@ class Program:
         one (a negative length, a float where an int belongs, a method taking inputs)."""
         return self._native.llm_metadata()
 
+    def constant_cache(self) -> dict:
+        """What the kernels derived from the program's constants and keep for its life, shared
+        by its methods: weights packed into the SGEMM's panel layout on their first product.
+        {"bytes": held, "blocks": how many, "derivations": how many were made so far}."""
+        return self._native.constant_cache()
+
     def load_method(self, name: str = "forward") -> Method:
         if name not in self._methods:
             with _threads(self._threads):  # delegates take their thread pool at load

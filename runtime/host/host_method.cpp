@@ -85,6 +85,7 @@ Result<std::unique_ptr<HostProgram>> HostProgram::open(const char* path) {
   hp->loader_ = std::make_unique<MmapDataLoader>(std::move(loader));
   PTERON_ASSIGN_OR_RETURN(Program program, Program::load(hp->loader_.get()));
   hp->program_.emplace(std::move(program));
+  hp->start_constant_cache();
   return hp;
 }
 
@@ -95,7 +96,19 @@ Result<std::unique_ptr<HostProgram>> HostProgram::from_bytes(const void* bytes, 
   hp->loader_ = std::make_unique<BufferDataLoader>(hp->owned_bytes_.data(), size);
   PTERON_ASSIGN_OR_RETURN(Program program, Program::load(hp->loader_.get()));
   hp->program_.emplace(std::move(program));
+  hp->start_constant_cache();
   return hp;
+}
+
+void HostProgram::start_constant_cache() {
+  const char* env = std::getenv("PTERON_CONSTANT_CACHE");
+  if (env != nullptr && std::strcmp(env, "off") == 0) return;
+  // The whole file: the flatbuffer (inline constant buffers) and every segment (the constant
+  // segment), a view of the mapping or of owned_bytes_, immutable while the program lives.
+  Result<FreeableBuffer> whole = loader_->load(0, loader_->size());
+  if (!whole.ok()) return;  // kernels then pack per call, as without a cache
+  file_bytes_.emplace(std::move(whole.get()));
+  constant_cache_->register_memory({file_bytes_->bytes(), file_bytes_->size()});
 }
 
 namespace {

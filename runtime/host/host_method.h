@@ -14,6 +14,7 @@
 #include "runtime/core/result.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
+#include "runtime/host/host_constant_cache.h"
 #include "runtime/host/zeroed_arena.h"
 #include "runtime/loader/data_loader.h"
 
@@ -33,12 +34,24 @@ class HostProgram {
   // plans for it, so methods sharing a buffer share its bytes. Null when out of memory.
   Span<uint8_t> shared_state_arena(uint32_t mem_id, size_t max_bytes) const;
 
+  // What the kernels derived from this program's constants (weights packed for the SGEMM's
+  // micro-kernel on their first product), shared by its methods, freed with the program.
+  // PTERON_CONSTANT_CACHE=off in the environment when the program is opened leaves it empty:
+  // kernels then derive per call (less memory; before/after measurements).
+  const HostConstantCache& constant_cache() const { return *constant_cache_; }
+
  private:
+  // Registers the program's bytes with constant_cache_ (runtime/host/host_constant_cache.h).
+  void start_constant_cache();
+
   mutable std::vector<std::pair<uint32_t, ZeroedArena>> state_arenas_;
   mutable std::vector<Span<uint8_t>> state_spans_;
   std::vector<uint64_t> owned_bytes_;  // 8-byte aligned copy for from_bytes()
   std::unique_ptr<DataLoader> loader_;
   std::optional<Program> program_;
+  std::optional<FreeableBuffer> file_bytes_;  // the registered view of the whole file
+  // Last: destroyed (and unregistered) first, before the bytes it was registered for.
+  std::unique_ptr<HostConstantCache> constant_cache_ = std::make_unique<HostConstantCache>();
 };
 
 struct HostMethodOptions {

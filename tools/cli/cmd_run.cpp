@@ -67,6 +67,9 @@ void run(const RunOptions& o) {
   j["min_ms"] = sorted.front();
   j["threads"] = num_threads();
   j["kernel_libraries"] = kernel_libraries_used(method);
+  j["planned_bytes"] = host->planned_bytes();
+  // Weights the kernels packed for their micro-kernels on the first call, kept with the program.
+  j["packed_constant_bytes"] = program->constant_cache().bytes();
   for (size_t i = 0; i < method.num_outputs(); ++i) {
     const EValue& v = method.output(i);
     nlohmann::json jo;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "kernels/optimized/util/sgemm_kernels.h"
+#include "runtime/host/host_constant_cache.h"
 #include "runtime/threads/threadpool.h"
 
 namespace pteron::optimized {
@@ -131,6 +132,11 @@ struct GemmPlan {
   std::atomic<int32_t>* a_state;
   float* bpack;  // per worker: one K block of a task's columns
   int64_t bpack_floats;
+  // A constant's panels packed once (constant_panels): A's panels of every batch entry are
+  // these, and B's K block at k0 is b_panels + k0 * b_panels_ld, whole panels of kc x NR.
+  const float* a_panels = nullptr;
+  const float* b_panels = nullptr;
+  int64_t b_panels_ld = 0;
   std::atomic<int64_t> next_task{0};
 };
 
@@ -193,8 +199,13 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
   const int64_t mi = task % per_batch / plan.tasks_n, ni = task % plan.tasks_n;
   const int64_t m0 = mi * plan.task_rows, mc = min64(plan.task_rows, p.M - m0);
   const int64_t n0 = ni * plan.task_cols, nc = min64(plan.task_cols, p.N - n0);
-  ensure_a_packed(plan, bi, m0, mc);
-  const float* apanels = plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR;
+  const float* apanels;
+  if (plan.a_panels != nullptr) {
+    apanels = plan.a_panels + m0 / MR * p.K * MR;
+  } else {
+    ensure_a_packed(plan, bi, m0, mc);
+    apanels = plan.apack + (bi * plan.panels_m + m0 / MR) * p.K * MR;
+  }
   const float* b = p.b + bi * p.b_bs;
   float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
   // Row bias and addend go into the task's C block first (in L2, on the task's own thread); the
@@ -214,7 +225,10 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
   }
   for (int64_t pc = 0; pc < p.K; pc += plan.kc) {
     const int64_t kc = min64(plan.kc, p.K - pc);
-    if (p.b_packer != nullptr) {
+    const float* bblock = bpack;
+    if (plan.b_panels != nullptr) {
+      bblock = plan.b_panels + pc * plan.b_panels_ld + n0 / NR * kc * NR;
+    } else if (p.b_packer != nullptr) {
       p.b_packer->pack(p.b_packer->context, bi, pc, kc, n0, nc, NR, bpack);
     } else {
       pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
@@ -243,12 +257,13 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
     const int64_t share = ceil_div(next_nc, calls);
     int64_t call = 0;
     for (int64_t jr = 0; jr < nc; jr += NR) {
-      const float* bp = bpack + jr / NR * kc * NR;
+      const float* bp = bblock + jr / NR * kc * NR;
       const float* bias = first && p.bias != nullptr ? p.bias + n0 + jr : nullptr;
       const int nr = static_cast<int>(min64(NR, nc - jr));
       for (int64_t ir = 0; ir < mc; ir += MR, ++call) {
         const int64_t j = call * share;
-        if (next_kc > 0 && j < next_nc && p.b_packer == nullptr) {
+        // Packed constant panels are read in order: the hardware prefetcher follows them.
+        if (next_kc > 0 && j < next_nc && p.b_packer == nullptr && plan.b_panels == nullptr) {
           prefetch_b(next_b, p.b_rs, p.b_cs, next_k0, next_kc, next_n0 + j,
                      min64(share, next_nc - j));
         }
@@ -322,9 +337,12 @@ bool sgemm_kernel_supported(int index) {
 
 namespace {
 
+int pick_kernel_index(int kernel) {
+  return sgemm_kernel_supported(kernel) ? kernel : kernel_table().best;
+}
+
 const SgemmKernel& pick_kernel(int kernel) {
-  const KernelTable& table = kernel_table();
-  return *table.entries[sgemm_kernel_supported(kernel) ? kernel : table.best];
+  return *kernel_table().entries[pick_kernel_index(kernel)];
 }
 
 // The whole-matrix case (not a matrix-vector product, K > 0) split into tasks for `threads`
@@ -340,7 +358,10 @@ struct GemmLayout {
   }
 };
 
-GemmLayout gemm_layout(const SgemmProblem& p, const SgemmKernel& kern, int64_t threads) {
+// `a_packed` / `b_packed`: that operand's panels come from the constant cache, so the layout
+// reserves no scratch for them.
+GemmLayout gemm_layout(const SgemmProblem& p, const SgemmKernel& kern, int64_t threads,
+                       bool a_packed = false, bool b_packed = false) {
   const int MR = kern.mr, NR = kern.nr;
   GemmLayout l;
   // K blocks of equal depth (K = 768 is three blocks of 256, not 256 + 256 + 256 + 0).
@@ -358,9 +379,9 @@ GemmLayout gemm_layout(const SgemmProblem& p, const SgemmKernel& kern, int64_t t
   l.tasks = p.batch * l.tasks_m * l.tasks_n;
   l.workers = min64(threads, l.tasks);
   l.panels_m = ceil_div(p.M, MR);
-  l.apack_floats = round_up(p.batch * l.panels_m * MR * p.K, 16);
-  l.bpack_floats = round_up(l.kc * l.task_cols, 16);
-  l.a_panels = p.batch * l.panels_m;
+  l.apack_floats = a_packed ? 0 : round_up(p.batch * l.panels_m * MR * p.K, 16);
+  l.bpack_floats = b_packed ? 0 : round_up(l.kc * l.task_cols, 16);
+  l.a_panels = a_packed ? 0 : p.batch * l.panels_m;
   return l;
 }
 
@@ -370,7 +391,8 @@ bool is_gemv(const SgemmProblem& p) {
 }
 
 void run_gemm(const SgemmProblem& p, const SgemmKernel& kern, const GemmLayout& l, float* buffer,
-              void* state_memory, pthreadpool_t pool) {
+              void* state_memory, pthreadpool_t pool, const float* a_panels = nullptr,
+              const float* b_panels = nullptr) {
   auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
   for (int64_t i = 0; i < l.a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
   if (p.beta != 0.0f && p.beta != 1.0f)
@@ -390,6 +412,9 @@ void run_gemm(const SgemmProblem& p, const SgemmKernel& kern, const GemmLayout& 
   plan.bpack = buffer + l.apack_floats;
   plan.bpack_floats = l.bpack_floats;
   plan.a_state = a_state;
+  plan.a_panels = a_panels;
+  plan.b_panels = b_panels;
+  plan.b_panels_ld = round_up(p.N, kern.nr);
   parallel_for(pool, &gemm_worker, &plan, static_cast<size_t>(l.workers));
 }
 
@@ -399,7 +424,91 @@ size_t serial_state_offset(const GemmLayout& l) {
   return (l.buffer_bytes() + align - 1) / align * align;
 }
 
+// Packing a constant operand once (SgemmProblem::a_cache / b_cache). The panels are exactly
+// what run_task would pack per call: B as K blocks of depth kc (the layout's, a function of K
+// only), each ceil(N / NR) panels of kc x NR; A as ceil(M / MR) panels of K x MR. The key holds
+// every input of that packing besides the constant's bytes (sizes, strides, the micro-kernel,
+// the K blocking), so a weight seen through another view or by another ISA table gets its own.
+constexpr uint32_t kPackedAKind = 0x53474141;  // "SGAA"
+constexpr uint32_t kPackedBKind = 0x53474242;  // "SGBB"
+
+struct PanelJob {
+  const SgemmProblem* p;
+  const SgemmKernel* kern;
+  int64_t kc;
+  float* dst;
+};
+
+// Task t packs K block t of B (all columns).
+void pack_b_block_task(void* context, size_t t) {
+  const PanelJob& job = *static_cast<const PanelJob*>(context);
+  const SgemmProblem& p = *job.p;
+  const int64_t k0 = static_cast<int64_t>(t) * job.kc;
+  pack_b(*job.kern, p.b, p.b_rs, p.b_cs, k0, min64(job.kc, p.K - k0), 0, p.N,
+         job.dst + k0 * round_up(p.N, job.kern->nr));
+}
+
+// Task t packs A's MR-row panel t over all of K.
+void pack_a_panel_task(void* context, size_t t) {
+  const PanelJob& job = *static_cast<const PanelJob*>(context);
+  const SgemmProblem& p = *job.p;
+  const int MR = job.kern->mr;
+  const int64_t i0 = static_cast<int64_t>(t) * MR;
+  pack_a(*job.kern, p.a, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K,
+         job.dst + static_cast<int64_t>(t) * p.K * MR);
+}
+
+struct DeriveContext {
+  PanelJob job;
+  pthreadpool_t pool;
+  bool is_b;
+};
+
+void derive_panels(const void* context, void* dst) {
+  const DeriveContext& c = *static_cast<const DeriveContext*>(context);
+  PanelJob job = c.job;
+  job.dst = static_cast<float*>(dst);
+  const SgemmProblem& p = *job.p;
+  if (c.is_b) {
+    parallel_for(c.pool, &pack_b_block_task, &job, static_cast<size_t>(ceil_div(p.K, job.kc)));
+  } else {
+    parallel_for(c.pool, &pack_a_panel_task, &job,
+                 static_cast<size_t>(ceil_div(p.M, job.kern->mr)));
+  }
+}
+
+// A's (is_b false) or B's panels from the operand's cache, packed on the first request;
+// nullptr when the operand is not a cached constant of one matrix, or the cache has no room.
+const float* constant_panels(const SgemmProblem& p, const SgemmKernel& kern, int kernel_index,
+                             int64_t kc, pthreadpool_t pool, bool is_b) {
+  ConstantCache* cache = is_b ? p.b_cache : p.a_cache;
+  if (cache == nullptr || (is_b && p.b_packer != nullptr)) return nullptr;
+  if (p.batch != 1 && (is_b ? p.b_bs : p.a_bs) != 0) return nullptr;
+  ConstantKey key;
+  size_t floats;
+  if (is_b) {
+    key = ConstantKey{p.b, kPackedBKind, {p.K, p.N, p.b_rs, p.b_cs, kern.nr, kc, kernel_index}};
+    floats = static_cast<size_t>(p.K * round_up(p.N, kern.nr));
+  } else {
+    key = ConstantKey{p.a, kPackedAKind, {p.M, p.K, p.a_rs, p.a_cs, kern.mr, 0, kernel_index}};
+    floats = static_cast<size_t>(round_up(p.M, kern.mr) * p.K);
+  }
+  const DeriveContext context{{&p, &kern, kc, nullptr}, pool, is_b};
+  return static_cast<const float*>(
+      cache->get_or_derive(key, floats * sizeof(float), &derive_panels, &context));
+}
+
 }  // namespace
+
+ConstantCache* constant_cache_of(const Tensor& t) {
+  if (t.numel() <= 0) return nullptr;
+  size_t last = 0;  // offset of the last element (the runtime's strides are non-negative)
+  for (int32_t d = 0; d < t.dim(); ++d) {
+    if (t.stride(d) < 0) return nullptr;
+    last += static_cast<size_t>(t.size(d) - 1) * static_cast<size_t>(t.stride(d));
+  }
+  return constant_cache_for(t.const_data(), (last + 1) * t.element_size());
+}
 
 void sgemm_pack_rows(const float* src, int64_t ld, int64_t kc, int nr, int NR, float* dst) {
   pick_kernel(-1).pack_transposed(src, ld, kc, nr, NR, dst);
@@ -422,11 +531,15 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
     parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
     return true;
   }
-  const GemmLayout l = gemm_layout(p, kern, threads);
+  const int64_t kc = gemm_layout(p, kern, threads).kc;
+  const int index = pick_kernel_index(kernel);
+  const float* a_panels = constant_panels(p, kern, index, kc, pool, /*is_b=*/false);
+  const float* b_panels = constant_panels(p, kern, index, kc, pool, /*is_b=*/true);
+  const GemmLayout l = gemm_layout(p, kern, threads, a_panels != nullptr, b_panels != nullptr);
   float* buffer = static_cast<float*>(ctx.allocate_scratch(l.buffer_bytes(), 64));
   void* state_memory = ctx.allocate_scratch(l.state_bytes(), alignof(std::atomic<int32_t>));
   if (buffer == nullptr || state_memory == nullptr) return false;
-  run_gemm(p, kern, l, buffer, state_memory, pool);
+  run_gemm(p, kern, l, buffer, state_memory, pool, a_panels, b_panels);
   return true;
 }
 

@@ -14,9 +14,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/core/tensor.h"
+#include "runtime/kernel/constant_cache.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron::optimized {
+
+// The cache of the loaded program whose immutable bytes hold every element of `t` (a program
+// constant, or a view of one), for SgemmProblem::a_cache / b_cache; nullptr otherwise (an
+// activation, an input, no program registered: runtime/host/host_constant_cache.h).
+ConstantCache* constant_cache_of(const Tensor& t);
 
 // B given as code instead of memory: packs rows [k0, k0 + kc) x columns [j0, j0 + nc) of batch
 // entry `batch` as ceil(nc / nr) panels of kc x nr floats (panel-major, row by row, zero past
@@ -57,6 +64,13 @@ struct SgemmProblem {
   // column stride; a residual). Either may be null.
   const float* row_bias = nullptr;
   const float* addend = nullptr;
+  // Set when A or B is a program constant (constant_cache_of): sgemm() then
+  // packs it into the micro-kernel's panels once, keeps the panels in that cache and reuses
+  // them on every later call (`constant_panels` in sgemm.cpp), instead of packing per call. Used
+  // for one matrix (batch 1, or a zero batch stride) that is not B given as code; a row vector
+  // times B (the matrix-vector path) reads B as stored and packs nothing either way.
+  ConstantCache* a_cache = nullptr;
+  ConstantCache* b_cache = nullptr;
 };
 
 // Runs the product. Returns false, having written nothing, when it needs scratch memory that

@@ -225,6 +225,10 @@ PTERON_AVX2 void avx2_tile(int nr, int64_t kc, const float* a, const float* b, f
     return;
   }
   float tile[MR * kAvx2NR];
+  // Unrolled like the loops above: a loop indexing the accumulators at run time makes GCC keep
+  // them in memory, and the k loop then stores all twelve to the stack on every step (measured:
+  // 2.2x slower than the AVX-512 tile on a Zen 4 core, where both have the same FMA throughput).
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     _mm256_storeu_ps(tile + i * kAvx2NR, acc0[i]);
     _mm256_storeu_ps(tile + i * kAvx2NR + 8, acc1[i]);

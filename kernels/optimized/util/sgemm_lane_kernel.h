@@ -59,7 +59,11 @@ inline void lane_kernel_8x12(int mr, int nr, int64_t kc, const float* a, const f
     return;
   }
   float tile[kLaneMR * kLaneNR];
+  // Unrolled like the loops above: indexing the accumulators at run time would make GCC keep
+  // them in memory for the whole k loop (it did in the AVX2 tile: 2.1x slower).
+#pragma GCC unroll 8
   for (int i = 0; i < kLaneMR; ++i)
+#pragma GCC unroll 3
     for (int j = 0; j < 3; ++j) V::store(tile + i * kLaneNR + 4 * j, acc[i][j]);
   sgemm_store_tile(tile, kLaneNR, mr, nr, c, ldc, alpha, load_c, bias);
 }

@@ -1,0 +1,65 @@
+// The host's ConstantCache (runtime/kernel/constant_cache.h): heap blocks, one per key, owned by
+// a HostProgram, so every method of the program shares them and they are freed with it.
+//
+// How a kernel finds it: the HostProgram registers its loaded bytes (the flatbuffer and the
+// constant segment: immutable while it lives) with its cache, and constant_cache_for(data,
+// bytes) returns the cache whose program holds those bytes, nullptr for anything else
+// (activations, inputs, scratch, a program loaded with the cache off). A pointer into a loaded
+// program is a constant whatever instruction reads it, so neither KernelContext nor the kernel
+// registration changes, and views of a constant are found as well (their key differs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "runtime/core/span.h"
+#include "runtime/kernel/constant_cache.h"
+
+namespace pteron {
+
+class HostConstantCache final : public ConstantCache {
+ public:
+  HostConstantCache() = default;
+  HostConstantCache(const HostConstantCache&) = delete;
+  HostConstantCache& operator=(const HostConstantCache&) = delete;
+  ~HostConstantCache() override;  // unregisters its memory
+
+  const void* get_or_derive(const ConstantKey& key, size_t bytes, ConstantDeriveFn derive,
+                            const void* context) override;
+
+  // Makes constant_cache_for() answer this cache for pointers into `bytes` (a loaded program's
+  // immutable memory) until the cache is destroyed.
+  void register_memory(Span<const uint8_t> bytes);
+
+  // Bytes of derived data held (`packed_constant_bytes` in `pteron run/bench --json`).
+  size_t bytes() const;
+  // Blocks held, and blocks derived so far (a second call of a kernel derives none: tests).
+  size_t blocks() const;
+  uint64_t derivations() const;
+
+ private:
+  struct KeyHash {
+    size_t operator()(const ConstantKey& k) const;
+  };
+  struct KeyEqual {
+    bool operator()(const ConstantKey& a, const ConstantKey& b) const;
+  };
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  mutable std::mutex mutex_;
+  std::unordered_map<ConstantKey, std::unique_ptr<void, Free>, KeyHash, KeyEqual> blocks_;
+  size_t bytes_ = 0;
+  uint64_t derivations_ = 0;
+};
+
+// The cache of the loaded program whose registered memory holds [data, data + nbytes), or
+// nullptr. Cheap (a shared lock and a scan of the loaded programs' ranges): kernels ask on
+// every call.
+ConstantCache* constant_cache_for(const void* data, size_t nbytes);
+
+}  // namespace pteron

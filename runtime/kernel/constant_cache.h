@@ -1,0 +1,40 @@
+// Data a kernel derives from a program constant once and then reuses on every call: weights
+// repacked into a GEMM micro-kernel's panel layout (kernels/optimized/util/sgemm.cpp).
+// XNNPACK packs its weights when an operator is created, in a weights cache looked up by the
+// weights' address; ExecuTorch's optimized kernels repack per call. Here the kernel derives on
+// its first call and the loaded program keeps the result for its life, so a weight shared by
+// several instructions or methods is derived once.
+//
+// The runtime never trusts a file for it: the derived bytes are computed by the kernel from
+// the loaded program's own (verified, immutable) bytes, never read from the program, and the
+// key holds everything they depend on besides those bytes (sizes, strides, the micro-kernel),
+// so two calls get the same block only when they would derive the same bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pteron {
+
+struct ConstantKey {
+  const void* source = nullptr;  // the constant's data (the program's constant memory)
+  uint32_t kind = 0;             // what is derived: a tag of the deriving code's own
+  int64_t params[7] = {};        // what else the derived bytes depend on (sizes, strides, layout)
+};
+
+// Writes the derived bytes of one key into `dst` (64-byte aligned, the size asked for).
+using ConstantDeriveFn = void (*)(const void* context, void* dst);
+
+class ConstantCache {
+ public:
+  virtual ~ConstantCache() = default;
+  // The block for `key`: on the first request `bytes` bytes are allocated and filled by
+  // derive(context, block); later requests return the same block (its pointer stays valid
+  // while the cache lives). nullptr when the cache cannot hold it (out of memory): the kernel
+  // then works from the constant as it is. Safe to call from several threads; derive may use
+  // the thread pool.
+  virtual const void* get_or_derive(const ConstantKey& key, size_t bytes, ConstantDeriveFn derive,
+                                    const void* context) = 0;
+};
+
+}  // namespace pteron

@@ -1,0 +1,152 @@
+"""Constant weights packed once (runtime/kernel/constant_cache.h, SgemmProblem::b_cache): the
+optimized linear, addmm/mm and convolution kernels pack a program constant into the SGEMM
+micro-kernel's panels on their first product and reuse the panels on every later call, kept by
+the loaded program (`Program.constant_cache()`, runtime/host/host_constant_cache.h), shared by
+its methods, and counted in `pteron run/bench --json` (`packed_constant_bytes`).
+
+Checked here: results against torch (float32, atol 1e-4 * sqrt(K), rtol 1e-4, as the optimized
+linear) and bit for bit against the same program loaded without the cache; a second call (and
+other sizes of a dynamic dim) derives nothing; two methods sharing a weight share one packed
+copy; PTERON_CONSTANT_CACHE=off packs per call. The panels themselves against per-call packing,
+for every micro-kernel: optimized_kernels_test (sgemm_packed_test.cpp).
+"""
+
+import json
+import math
+import os
+import subprocess
+
+import numpy as np
+import pteron
+import pytest
+import torch
+from pteron_cli import pteron_cli
+
+KERNELS = ("optimized", "portable")
+
+
+def compile_program(model, example, dynamic_shapes=None):
+    ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes).run_decompositions()
+    return pteron.to_edge_transform_and_lower(ep, kernels=KERNELS).buffer()
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc1 = torch.nn.Linear(64, 300)
+        self.fc2 = torch.nn.Linear(300, 40)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class Convs(torch.nn.Module):
+    """A stride-2 convolution (more pixels than channels: the weights are the SGEMM's A) and one
+    over few pixels and many channels (computed transposed: the weights are its B)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.wide = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.deep = torch.nn.Conv2d(16, 96, 3, stride=2)
+
+    def forward(self, x):
+        return self.deep(torch.relu(self.wide(x)))
+
+
+def run(program_bytes, x, calls=1):
+    loaded = pteron.load(program_bytes)
+    outs = [loaded.forward(x)[0] for _ in range(calls)]
+    return loaded, outs
+
+
+def tolerance(k):
+    return dict(atol=1e-4 * math.sqrt(k), rtol=1e-4)
+
+
+@pytest.mark.parametrize("model,shape,k", [(Mlp, (16, 64), 300), (Convs, (1, 8, 32, 32), 144)],
+                         ids=["linear", "convolution"])
+def test_packed_once_matches_torch_and_per_call_packing(model, shape, k, monkeypatch):
+    m = model().eval()
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(2))
+    program = compile_program(m, (x,))
+    loaded, outs = run(program, x.numpy(), calls=3)
+    expected = m(x).detach().numpy()
+    np.testing.assert_allclose(outs[0], expected, **tolerance(k))
+    cache = loaded.constant_cache()
+    assert cache["derivations"] == 2 == cache["blocks"], cache  # the two weights, once each
+    assert cache["bytes"] >= sum(p.numel() * 4 for n, p in m.named_parameters() if "weight" in n)
+    # Later calls read the same panels: bit for bit the first call and the per-call packing.
+    monkeypatch.setenv("PTERON_CONSTANT_CACHE", "off")
+    uncached, (per_call,) = run(program, x.numpy())
+    assert uncached.constant_cache() == {"bytes": 0, "blocks": 0, "derivations": 0}
+    for out in outs:
+        np.testing.assert_array_equal(out, per_call)
+
+
+def test_second_call_and_other_sizes_derive_nothing():
+    m = Mlp().eval()
+    seq = torch.export.Dim("seq", min=2, max=64)
+    program = compile_program(m, (torch.randn(8, 64),), dynamic_shapes=({0: seq},))
+    loaded = pteron.load(program)
+    method = loaded.load_method()
+    assert loaded.constant_cache()["derivations"] == 0  # nothing before the first product
+    x = torch.randn(64, 64, generator=torch.Generator().manual_seed(3))
+    method.execute([x[:8].numpy()])
+    first = loaded.constant_cache()
+    assert first["derivations"] == 2, first
+    for rows in (2, 5, 64, 8):  # the panels depend on the weights' K and N only
+        out = method.execute([x[:rows].numpy()])[0]
+        np.testing.assert_allclose(out, m(x[:rows]).detach().numpy(), **tolerance(300))
+    assert loaded.constant_cache() == first
+
+
+def test_methods_of_one_program_share_the_packed_weights():
+    shared = torch.nn.Linear(48, 200)
+
+    class A(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = shared
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class B(A):
+        def forward(self, x):
+            return torch.relu(self.fc(x)) * 2.0
+
+    x = torch.randn(12, 48)
+    eps = {name: torch.export.export(mod().eval(), (x,)).run_decompositions()
+           for name, mod in (("first", A), ("second", B))}
+    program = pteron.to_edge_transform_and_lower(eps, kernels=KERNELS).buffer()
+    loaded = pteron.load(program)
+    first = loaded.run_method("first", [x.numpy()])[0]
+    after_first = loaded.constant_cache()
+    assert after_first["derivations"] == 1, after_first
+    second = loaded.run_method("second", [x.numpy()])[0]
+    assert loaded.constant_cache() == after_first  # one packed copy for both methods
+    np.testing.assert_allclose(first, shared(x).detach().numpy(), **tolerance(48))
+    np.testing.assert_allclose(second, (torch.relu(shared(x)) * 2).detach().numpy(), **tolerance(48))
+
+
+def test_cli_reports_the_packed_bytes_and_the_switch_turns_packing_off(tmp_path):
+    m = Mlp().eval()
+    pte = tmp_path / "mlp.pte"
+    pte.write_bytes(compile_program(m, (torch.randn(16, 64),)))
+
+    def bench(env_value):
+        env = dict(os.environ)
+        env.pop("PTERON_CONSTANT_CACHE", None)
+        if env_value is not None:
+            env["PTERON_CONSTANT_CACHE"] = env_value
+        out = subprocess.run([pteron_cli(), "bench", str(pte), "--iters", "2", "--json"], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out)["packed_constant_bytes"]
+
+    assert bench(None) >= (64 * 300 + 300 * 40) * 4
+    assert bench("off") == 0
+    run_json = json.loads(subprocess.run([pteron_cli(), "run", str(pte), "--random-inputs", "--json"],
+                                         capture_output=True, text=True, check=True).stdout)
+    assert run_json["packed_constant_bytes"] >= (64 * 300 + 300 * 40) * 4
