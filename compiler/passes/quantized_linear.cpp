@@ -8,8 +8,8 @@
 #include <string>
 
 #include "compiler/compile_error.h"
-#include "compiler/ir/op_names.h"
 #include "compiler/ir/constant_values.h"
+#include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/passes.h"
 
