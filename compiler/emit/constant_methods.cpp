@@ -214,7 +214,11 @@ std::vector<ConstantMethod> constant_methods_from_json(const std::string& text,
   if (!j.is_object())
     throw CompileError(where + ": not a JSON object {name: value or list of values}");
   std::vector<ConstantMethod> out;
-  for (const auto& [name, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named, not a structured binding: lambdas capture structured bindings only from C++20 on
+    // in clang 16+, and the sanitizer build uses Debian's clang 14.
+    const std::string& name = item.key();
+    const nlohmann::ordered_json& value = item.value();
     const auto scalar = [&](const nlohmann::ordered_json& v) -> ConstantScalar {
       if (v.is_boolean()) return v.get<bool>();
       if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX))
