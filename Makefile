@@ -19,6 +19,7 @@ DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-con
 FUZZ_SECONDS ?= 60
 TOKENIZER_FUZZ_SECONDS ?= 30
 ET_XNNPACK_FUZZ_SECONDS ?= 20
+VULKAN_FUZZ_SECONDS ?= 20
 
 .PHONY: all deps venv venv-arm build demo-build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
   pteron-aarch64 demo clean format
@@ -106,7 +107,7 @@ test-sanitize: build-fuzz/build.ninja
 	done
 
 fuzz: build-fuzz/build.ninja
-	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer tokenizer_fuzzer et_xnnpack_fuzzer
+	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer tokenizer_fuzzer et_xnnpack_fuzzer vulkan_payload_fuzzer
 	@corpus=$$(mktemp -d); cp tests/fixtures/executorch/*.pte tests/fuzz/regressions/*.pte tests/fuzz/seeds/*.pte $$corpus/ 2>/dev/null; \
 	echo "fuzzing program load + method init + execute for $(FUZZ_SECONDS) s"; \
 	./build-fuzz/tests/fuzz/program_fuzzer $$corpus -seed=1 -max_total_time=$(FUZZ_SECONDS) \
@@ -136,6 +137,16 @@ fuzz: build-fuzz/build.ninja
 	if [ $$status -ne 0 ]; then \
 	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-et-xnnpack.log):"; \
 	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-et-xnnpack.log | head -30; \
+	fi; [ $$status -eq 0 ] || exit $$status; \
+	corpus=$$(mktemp -d); cp tests/fuzz/seeds/vulkan-*.pte $$corpus/; \
+	echo "fuzzing Vulkan payload verification and dynamic resizing for $(VULKAN_FUZZ_SECONDS) s"; \
+	./build-fuzz/tests/fuzz/vulkan_payload_fuzzer $$corpus -seed=1 -max_total_time=$(VULKAN_FUZZ_SECONDS) \
+	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+	  -artifact_prefix=build-fuzz/ >build-fuzz/fuzz-vulkan.log 2>&1; \
+	status=$$?; rm -rf $$corpus; tail -4 build-fuzz/fuzz-vulkan.log; \
+	if [ $$status -ne 0 ]; then \
+	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-vulkan.log):"; \
+	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-vulkan.log | head -30; \
 	fi; exit $$status
 
 # The runtime core and portable kernels must build for Cortex-M55 (no exceptions, RTTI, heap),

@@ -87,15 +87,6 @@ Error plan_memory(Delegate& d, uint64_t* staging_bytes, uint64_t* constant_bytes
     if (t.is_constant()) constants = align_up(constants + bytes, 16);
   }
   for (uint32_t i = 0; i < ts.size(); ++i) d.offsets[i] = d.offsets[d.alias[i]];
-  if (d.dynamic()) {
-    d.planned_dims.assign(ts.size() * kMaxDims, 0);
-    for (uint32_t i = 0; i < ts.size(); ++i) {
-      const fb::Tensor& t = *ts.Get(i);
-      for (uint32_t k = 0; t.dims() && k < t.dims()->size(); ++k) {
-        d.planned_dims[i * kMaxDims + k] = t.dims()->Get(k);
-      }
-    }
-  }
   d.num_args = static_cast<uint32_t>(d.externals.size());
   d.dummy_offset = offset;
   d.device_bytes = offset + align;

@@ -4,41 +4,12 @@
 // call's writes the sizes into the delegate's copy of the payload, verifies that copy again
 // (every shape rule at these sizes), plans the dispatches from it (grids and push constants)
 // and re-records the command buffers. A call with the same sizes replays the recording.
-#include <cstring>
-
-#include "backends/vulkan/runtime/size_expr.h"
 #include "backends/vulkan/runtime/vulkan_delegate.h"
-#include "flatbuffers/flatbuffers.h"
 
 namespace pteron {
 namespace vulkan {
 namespace detail {
 namespace {
-
-// Writes this call's sizes into the copy's dims (planned dims are kept in d.planned_dims).
-Error write_sizes(Delegate& d, Span<const SizeRange> symbols) {
-  const auto& ts = *d.payload->tensors();
-  for (uint32_t i = 0; i < ts.size(); ++i) {
-    const fb::Tensor& t = *ts.Get(i);
-    const auto* sym = t.sym_dims();
-    if (sym == nullptr || sym->size() == 0) continue;
-    auto* dims = const_cast<flatbuffers::Vector<uint32_t>*>(t.dims());
-    for (uint32_t k = 0; k < sym->size(); ++k) {
-      SizeRange r;
-      const char* why = "";
-      // Verified at load within [1, planned] over the symbols' ranges; checked again here.
-      const int64_t planned = d.planned_dims[i * kMaxDims + k];
-      if (!eval_size(*sym->Get(k), symbols, &r, &why) || r.lo < 1 || r.lo > planned) {
-        return fail(Error::InvalidProgram,
-                    "Vulkan delegate: tensor %u dim %u's size is outside [1, %lld] at this call's "
-                    "sizes",
-                    i, k, static_cast<long long>(planned));
-      }
-      dims->Mutate(k, static_cast<uint32_t>(r.lo));
-    }
-  }
-  return Error::Ok;
-}
 
 // Everything that follows from the sizes: the externals' sizes and copies, every dispatch's
 // grid and push constants (same shaders may change with the sizes: their pipelines come from
@@ -50,7 +21,7 @@ Error replan(Delegate& d) {
     const fb::Tensor& t = *ts.Get(i);
     planned_bytes = element_size(t.dtype());
     for (uint32_t k = 0; t.dims() && k < t.dims()->size(); ++k) {
-      planned_bytes *= d.planned_dims[i * kMaxDims + k];
+      planned_bytes *= d.sized.planned_dim(i, k);
     }
     if (nbytes(t) > planned_bytes) {  // a payload whose vectors alias: never planned for this
       return fail(Error::InvalidProgram,
@@ -96,13 +67,8 @@ Error replan(Delegate& d) {
 }  // namespace
 
 Error keep_sized_payload(Delegate& d, Span<const uint8_t> processed) {
-  // The flatbuffer lies before the constant blob (verified: the blob's offset is inside).
-  const uint64_t size = d.payload->constant_data_offset();
-  d.sized_payload.assign(processed.data(), processed.data() + size);
-  // A file could place tables after the blob's offset: the copy must hold them all.
-  PTERON_TRY(
-      verify_resized_payload(Span<const uint8_t>(d.sized_payload.data(), d.sized_payload.size())));
-  d.payload = flatbuffers::GetRoot<fb::Payload>(d.sized_payload.data());
+  PTERON_TRY(d.sized.init(processed, *d.payload));
+  d.payload = &d.sized.payload();
   return Error::Ok;
 }
 
@@ -122,7 +88,7 @@ void note_init_sizes(Delegate& d) {
       SizeRange r;
       const char* why = "";
       if (!eval_size(*sym->Get(k), Span<const SizeRange>(values, symbols.size()), &r, &why) ||
-          r.lo != d.planned_dims[i * kMaxDims + k]) {
+          r.lo != d.sized.planned_dim(i, k)) {
         return;
       }
     }
@@ -157,9 +123,7 @@ Error resize_for_call(Delegate& d, Span<EValue*> args) {
   if (!same) {
     d.planned_for.clear();  // until this resize has fully succeeded
     const Span<const SizeRange> ranges(values, symbols.size());
-    PTERON_TRY(write_sizes(d, ranges));
-    PTERON_TRY(verify_resized_payload(
-        Span<const uint8_t>(d.sized_payload.data(), d.sized_payload.size())));
+    PTERON_TRY(d.sized.resize(ranges));
     PTERON_TRY(replan(d));
     for (uint32_t k = 0; k < symbols.size(); ++k) d.planned_for.push_back(values[k].lo);
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/vulkan/runtime/payload_verifier.h"
+#include "backends/vulkan/runtime/sized_payload.h"
 #include "backends/vulkan/runtime/vulkan_backend.h"
 #include "backends/vulkan/runtime/vulkan_context.h"
 #include "backends/vulkan/shaders/push_constants.h"
@@ -99,13 +100,12 @@ struct Delegate {
   const char* precision = kPrecisionFp32;
   // Bounded dynamic shapes (a payload with size symbols; dynamic_sizes.cpp): a private copy of
   // the payload's flatbuffer, kept after init, whose tensors' dims each call's sizes are
-  // written into (then verified again and planned from); each tensor's planned (upper-bound)
-  // dims; and the symbols' values the dispatches and recordings were last made for (empty:
-  // none yet, or the last resize failed).
-  std::vector<uint8_t> sized_payload;
-  std::vector<uint32_t> planned_dims;  // kMaxDims per tensor
+  // written into (then verified again and planned from), with each tensor's planned
+  // (upper-bound) dims; and the symbols' values the dispatches and recordings were last made
+  // for (empty: none yet, or the last resize failed).
+  SizedPayload sized;
   std::vector<int64_t> planned_for;
-  bool dynamic() const { return !sized_payload.empty(); }
+  bool dynamic() const { return !sized.empty(); }
 
   ~Delegate() {
     if (ctx == nullptr) return;
