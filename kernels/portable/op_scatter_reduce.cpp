@@ -12,8 +12,9 @@ namespace {
 constexpr const char* kOp = "aten::scatter_reduce.two_out";
 
 // out = self; every src[p] is reduced into out[..., index[p], ...] (sum, prod, mean, amax, amin),
-// with or without self's value. Mean divides by the number of values reduced (flooring for
-// integers, as torch); positions nothing is scattered to keep self.
+// with or without self's value, in every dtype (bool: or / and, no mean). Mean divides by the
+// number of values reduced (flooring for integers, as torch); positions nothing is scattered to
+// keep self.
 Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
@@ -25,8 +26,10 @@ Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
                "%s: reduce must be sum, prod, mean, amax or amin", kOp);
   const bool include_self = args[5]->b;
   Tensor& out = *args[6]->tensor;
-  PTERON_CHECK(self.dtype() != ScalarType::Bool, Error::NotSupported, "%s: bool is not supported",
-               kOp);
+  // bool reduces as torch: sum and amax are a logical or, prod and amin a logical and (the
+  // shared arithmetic, stored as bool); torch has no mean of bool.
+  PTERON_CHECK(self.dtype() != ScalarType::Bool || reduce != ScatterReduce::Mean,
+               Error::NotSupported, "%s: mean of bool is not supported (as in torch)", kOp);
   int32_t dim = 0;
   PTERON_TRY(check_scatter_args(kOp, self, args[1]->i, index, &src, &dim));
   PTERON_TRY(start_from_self(kOp, self, out));
@@ -43,7 +46,7 @@ Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
     for (int64_t k = 0; k < out.numel(); ++k) counts[k] = include_self ? 1 : 0;
   }
   const int64_t zero[kMaxTensorDim] = {0};
-  const bool ok = dispatch_dtype_in<kFloatTypes | kIntTypes>(out.dtype(), [&](auto tag) {
+  const bool ok = dispatch_dtype_in<kAllTypes>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = typename ComputeType<T>::type;
     T* dst = out.data<T>();

@@ -100,10 +100,13 @@ void with_scatter_reduce(ScatterReduce r, Fn&& fn) {
 // floor division for integers, as torch.
 template <typename C>
 C scatter_mean(C sum, int32_t count) {
-  const C n = static_cast<C>(count);
-  if constexpr (std::is_floating_point_v<C>) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return sum;  // not reached: kernels refuse a mean of bool, as torch does
+  } else if constexpr (std::is_floating_point_v<C>) {
+    const C n = static_cast<C>(count);
     return sum / n;
   } else {
+    const C n = static_cast<C>(count);
     C q = static_cast<C>(sum / n);
     if (sum % n != 0 && sum < 0) q = static_cast<C>(q - 1);
     return q;
