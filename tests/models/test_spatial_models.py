@@ -2,15 +2,19 @@
 a small segmentation UNet (bilinear upsampling, skip concatenations), a super-resolution net
 (reflection pads, pixel shuffle) and a detection head (top-k of the class scores, boxes gathered
 at the picked anchors). Each is exported, compiled with `pteron compile` for the portable
-kernels alone, for `optimized,portable` and for `xnnpack,optimized,portable`, run with `pteron run`, and compared with
-PyTorch. They are exported with pteron.export, which keeps reflection_pad2d whole (torch's default
-decomposition table would turn it into index arithmetic).
+kernels alone, for `optimized,portable`, for `xnnpack,optimized,portable` and for
+`vulkan,portable` (lavapipe), run with `pteron run`, and compared with PyTorch; on Vulkan the
+delegation report must show the bilinear upsampling and the reflection pads in the Vulkan
+region. They are exported with pteron.export, which keeps reflection_pad2d whole (torch's
+default decomposition table would turn it into index arithmetic).
 
 Tolerance: atol 1e-4, rtol 1e-4 on float32 outputs (convolutions summed in other orders; the
-XNNPACK and optimized paths fuse multiply-adds). Top-k indices must equal torch's (the scores
-have no ties).
+XNNPACK and optimized paths fuse multiply-adds, Vulkan's shaders sum in their own order).
+Top-k indices must equal torch's (the scores have no ties).
 """
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,11 +25,15 @@ import torch
 import torch.nn.functional as F
 from pteron_cli import pteron_cli
 
+_LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+if os.path.exists(_LAVAPIPE):
+    os.environ.setdefault("VK_ICD_FILENAMES", _LAVAPIPE)  # for the pteron processes started below
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "python"), str(REPO / "build" / "python")]
 import pteron  # noqa: E402
 
-BACKENDS = ["portable", "optimized,portable", "xnnpack,optimized,portable"]
+BACKENDS = ["portable", "optimized,portable", "xnnpack,optimized,portable", "vulkan,portable"]
 
 
 def block(cin, cout):
@@ -136,3 +144,19 @@ def test_the_models_use_the_new_operators(tmp_path):
         ep = pteron.export(cls(), (torch.randn(shape),))
         ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
         assert any(wanted[name] in op for op in ops), (name, ops)
+
+
+# The operator each model is for, where the Vulkan delegate claims it (top-k is not claimed).
+ON_VULKAN = {"unet": "aten::upsample_bilinear2d.vec", "super-resolution": "aten::reflection_pad2d.default"}
+
+
+@pytest.mark.parametrize("name", sorted(ON_VULKAN))
+def test_vulkan_runs_the_new_operators(name, tmp_path):
+    cls, shape = MODELS[name]
+    torch.manual_seed(0)
+    torch.export.save(pteron.export(cls().eval(), (torch.randn(shape),)), tmp_path / "m.pt2")
+    cli("compile", tmp_path / "m.pt2", "-o", tmp_path / "m.pte", "--backends", "vulkan,portable")
+    report = json.loads(cli("inspect", tmp_path / "m.pte", "--delegation", "--json").stdout)
+    ops = {o["op"]: o for o in report["ops"]}
+    assert ON_VULKAN[name] in ops, sorted(ops)
+    assert set(ops[ON_VULKAN[name]]["runs_on"]) == {"vulkan"}, ops[ON_VULKAN[name]]
