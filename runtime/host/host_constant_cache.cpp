@@ -1,5 +1,8 @@
 #include "runtime/host/host_constant_cache.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <functional>
 #include <shared_mutex>
 #include <vector>
@@ -44,11 +47,32 @@ HostConstantCache::~HostConstantCache() {
     if (r[i].cache == this) r.erase(r.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
-void HostConstantCache::register_memory(Span<const uint8_t> bytes) {
+void HostConstantCache::register_memory(Span<const uint8_t> bytes, bool file_mapped) {
   if (bytes.size() == 0) return;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data());
+  if (file_mapped) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    file_mapped_.emplace_back(begin, begin + bytes.size());
+  }
   std::unique_lock<std::shared_mutex> lock(registry_mutex());
   registry().push_back({begin, begin + bytes.size(), this});
+}
+
+void HostConstantCache::release_source_pages(const void* source, size_t nbytes) const {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(source);
+  if (nbytes == 0 || begin + nbytes < begin) return;
+  for (const auto& [lo, hi] : file_mapped_) {
+    if (begin < lo || begin + nbytes > hi) continue;
+    // Only pages wholly inside the constant: a neighbour's bytes stay where they are.
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (begin + page - 1) / page * page;
+    const uintptr_t last = (begin + nbytes) / page * page;
+    // A private, never written file mapping: MADV_DONTNEED drops the pages and a later read
+    // faults the file's bytes back in, the same bytes the verifier saw (as after the OS evicts
+    // clean pages under memory pressure). Failure only leaves them resident.
+    if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    return;
+  }
 }
 
 ConstantCache* constant_cache_for(const void* data, size_t nbytes) {
@@ -60,8 +84,9 @@ ConstantCache* constant_cache_for(const void* data, size_t nbytes) {
   return nullptr;
 }
 
-const void* HostConstantCache::get_or_derive(const ConstantKey& key, size_t bytes,
-                                             ConstantDeriveFn derive, const void* context) {
+const void* HostConstantCache::get_or_derive(const ConstantKey& key, size_t source_bytes,
+                                             size_t bytes, ConstantDeriveFn derive,
+                                             const void* context) {
   // One lock around lookup and derivation: two methods of a program running the same weight
   // for the first time at once derive it once (the second waits, then finds it).
   std::lock_guard<std::mutex> lock(mutex_);
@@ -70,6 +95,7 @@ const void* HostConstantCache::get_or_derive(const ConstantKey& key, size_t byte
   void* block = nullptr;
   if (posix_memalign(&block, 64, bytes == 0 ? 64 : bytes) != 0) return nullptr;
   derive(context, block);
+  release_source_pages(key.source, source_bytes);
   blocks_.emplace(key, std::unique_ptr<void, Free>(block));
   bytes_ += bytes;
   ++derivations_;

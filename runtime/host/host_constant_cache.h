@@ -15,6 +15,8 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "runtime/core/span.h"
 #include "runtime/kernel/constant_cache.h"
@@ -28,12 +30,14 @@ class HostConstantCache final : public ConstantCache {
   HostConstantCache& operator=(const HostConstantCache&) = delete;
   ~HostConstantCache() override;  // unregisters its memory
 
-  const void* get_or_derive(const ConstantKey& key, size_t bytes, ConstantDeriveFn derive,
-                            const void* context) override;
+  const void* get_or_derive(const ConstantKey& key, size_t source_bytes, size_t bytes,
+                            ConstantDeriveFn derive, const void* context) override;
 
   // Makes constant_cache_for() answer this cache for pointers into `bytes` (a loaded program's
-  // immutable memory) until the cache is destroyed.
-  void register_memory(Span<const uint8_t> bytes);
+  // immutable memory) until the cache is destroyed. `file_mapped`: `bytes` is a read-only
+  // private mapping of the program's file, whose pages the cache releases once derived from
+  // (the OS reads them back from the file if anything touches them again).
+  void register_memory(Span<const uint8_t> bytes, bool file_mapped);
 
   // Bytes of derived data held (`packed_constant_bytes` in `pteron run/bench --json`).
   size_t bytes() const;
@@ -51,7 +55,12 @@ class HostConstantCache final : public ConstantCache {
   struct Free {
     void operator()(void* p) const { std::free(p); }
   };
+  // Releases the whole pages inside [source, source + nbytes) when they lie in file-mapped
+  // memory registered with this cache.
+  void release_source_pages(const void* source, size_t nbytes) const;
+
   mutable std::mutex mutex_;
+  std::vector<std::pair<uintptr_t, uintptr_t>> file_mapped_;  // registered [begin, end)
   std::unordered_map<ConstantKey, std::unique_ptr<void, Free>, KeyHash, KeyEqual> blocks_;
   size_t bytes_ = 0;
   uint64_t derivations_ = 0;

@@ -85,7 +85,7 @@ Result<std::unique_ptr<HostProgram>> HostProgram::open(const char* path) {
   hp->loader_ = std::make_unique<MmapDataLoader>(std::move(loader));
   PTERON_ASSIGN_OR_RETURN(Program program, Program::load(hp->loader_.get()));
   hp->program_.emplace(std::move(program));
-  hp->start_constant_cache();
+  hp->start_constant_cache(/*file_mapped=*/true);
   return hp;
 }
 
@@ -96,11 +96,11 @@ Result<std::unique_ptr<HostProgram>> HostProgram::from_bytes(const void* bytes, 
   hp->loader_ = std::make_unique<BufferDataLoader>(hp->owned_bytes_.data(), size);
   PTERON_ASSIGN_OR_RETURN(Program program, Program::load(hp->loader_.get()));
   hp->program_.emplace(std::move(program));
-  hp->start_constant_cache();
+  hp->start_constant_cache(/*file_mapped=*/false);
   return hp;
 }
 
-void HostProgram::start_constant_cache() {
+void HostProgram::start_constant_cache(bool file_mapped) {
   const char* env = std::getenv("PTERON_CONSTANT_CACHE");
   if (env != nullptr && std::strcmp(env, "off") == 0) return;
   // The whole file: the flatbuffer (inline constant buffers) and every segment (the constant
@@ -108,7 +108,7 @@ void HostProgram::start_constant_cache() {
   Result<FreeableBuffer> whole = loader_->load(0, loader_->size());
   if (!whole.ok()) return;  // kernels then pack per call, as without a cache
   file_bytes_.emplace(std::move(whole.get()));
-  constant_cache_->register_memory({file_bytes_->bytes(), file_bytes_->size()});
+  constant_cache_->register_memory({file_bytes_->bytes(), file_bytes_->size()}, file_mapped);
 }
 
 namespace {

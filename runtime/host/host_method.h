@@ -42,7 +42,8 @@ class HostProgram {
 
  private:
   // Registers the program's bytes with constant_cache_ (runtime/host/host_constant_cache.h).
-  void start_constant_cache();
+  // `file_mapped`: the loader maps the program's file (open()), not a copy in memory.
+  void start_constant_cache(bool file_mapped);
 
   mutable std::vector<std::pair<uint32_t, ZeroedArena>> state_arenas_;
   mutable std::vector<Span<uint8_t>> state_spans_;

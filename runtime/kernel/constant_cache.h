@@ -32,9 +32,12 @@ class ConstantCache {
   // derive(context, block); later requests return the same block (its pointer stays valid
   // while the cache lives). nullptr when the cache cannot hold it (out of memory): the kernel
   // then works from the constant as it is. Safe to call from several threads; derive may use
-  // the thread pool.
-  virtual const void* get_or_derive(const ConstantKey& key, size_t bytes, ConstantDeriveFn derive,
-                                    const void* context) = 0;
+  // the thread pool. `source_bytes` is the extent of the constant derived from (from
+  // key.source): after deriving, a cache may give that memory's pages back to the OS where
+  // reading them again brings the same bytes back (a program mapped from its file), so the
+  // derived copy replaces the constant in memory instead of doubling it.
+  virtual const void* get_or_derive(const ConstantKey& key, size_t source_bytes, size_t bytes,
+                                    ConstantDeriveFn derive, const void* context) = 0;
 };
 
 }  // namespace pteron

@@ -1,12 +1,12 @@
 #include "runtime/llm/generator.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <string>
+
+#include "runtime/host/peak_rss.h"
 
 namespace pteron::llm {
 namespace {
@@ -15,31 +15,6 @@ using Ms = std::chrono::duration<double, std::milli>;
 
 // The process's CPU time, all threads (std::clock: CLOCK_PROCESS_CPUTIME_ID on Linux).
 double cpu_ms() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
-
-// Linux: VmHWM, the peak of this process's own address space. getrusage's ru_maxrss is not:
-// it keeps the peak of the image exec replaced, so a generator started by a 500 MiB Python
-// process (a benchmark's driver) would report at least 500 MiB whatever it used itself.
-uint64_t peak_rss_bytes() {
-#ifdef __linux__
-  if (FILE* f = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    unsigned long long kib = 0;
-    bool found = false;
-    while (!found && std::fgets(line, sizeof line, f)) {
-      found = std::sscanf(line, "VmHWM: %llu kB", &kib) == 1;
-    }
-    std::fclose(f);
-    if (found) return static_cast<uint64_t>(kib) * 1024;
-  }
-#endif
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
-#ifdef __APPLE__
-  return static_cast<uint64_t>(usage.ru_maxrss);  // bytes on macOS
-#else
-  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
-#endif
-}
 
 // "int64 [1, 1], int64 [1]": what a method takes, for the one-line refusal.
 std::string describe_inputs(const Method& method) {
@@ -297,7 +272,7 @@ GenerationFigures Generator::figures() const {
   GenerationFigures f = figures_;
   if (f.prefill_ms > 0) f.prefill_tokens_per_s = f.prompt_tokens / (f.prefill_ms / 1000.0);
   if (f.decode_ms > 0) f.decode_tokens_per_s = (f.generated_tokens - 1) / (f.decode_ms / 1000.0);
-  f.peak_rss_bytes = peak_rss_bytes();
+  f.peak_rss_bytes = host::peak_rss_bytes();
   return f;
 }
 

@@ -1,7 +1,6 @@
 // pteron bench PROGRAM.pte [--inputs x.npz] [--warmup 3] [--iters 20] [--threads N]
 // [--kernels LIBS] [--json]: load time, latency (median, p90, min, max), peak RSS and planned
 // arena bytes of one method, on given or seeded random inputs.
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +10,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "runtime/host/peak_rss.h"
 #include "runtime/platform/cpu_isa.h"
 #include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
@@ -55,12 +55,6 @@ double percentile(const std::vector<double>& sorted, double p) {
   const size_t rank =
       static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
   return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
-
-uint64_t peak_rss_bytes() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 void bench(const BenchOptions& o) {
@@ -122,7 +116,7 @@ void bench(const BenchOptions& o) {
   j["mean_ms"] = mean;
   j["median_cpu_ms"] = percentile(sorted_cpu, 50);
   j["load_average_1m"] = load_average_1m();
-  j["peak_rss_bytes"] = peak_rss_bytes();
+  j["peak_rss_bytes"] = host::peak_rss_bytes();
   j["planned_bytes"] = host->planned_bytes();
   // Weights the kernels packed for their micro-kernels on the first call, kept with the program.
   j["packed_constant_bytes"] = program->constant_cache().bytes();
@@ -145,7 +139,8 @@ void bench(const BenchOptions& o) {
   std::printf("  %-14s %10.3f ms\n", "p90", j["p90_ms"].get<double>());
   std::printf("  %-14s %10.3f ms\n", "min", sorted.front());
   std::printf("  %-14s %10.3f ms\n", "max", sorted.back());
-  std::printf("  %-14s %10.1f KiB\n", "peak RSS", static_cast<double>(peak_rss_bytes()) / 1024);
+  std::printf("  %-14s %10.1f KiB\n", "peak RSS",
+              static_cast<double>(host::peak_rss_bytes()) / 1024);
   std::printf("  %-14s %10.2f\n", "load average", j["load_average_1m"].get<double>());
   std::printf("  %-14s %10.1f KiB\n", "planned arena",
               static_cast<double>(host->planned_bytes()) / 1024);

@@ -485,17 +485,21 @@ const float* constant_panels(const SgemmProblem& p, const SgemmKernel& kern, int
   if (cache == nullptr || (is_b && p.b_packer != nullptr)) return nullptr;
   if (p.batch != 1 && (is_b ? p.b_bs : p.a_bs) != 0) return nullptr;
   ConstantKey key;
-  size_t floats;
+  size_t floats, source_floats;  // the derived panels; the operand's extent
   if (is_b) {
     key = ConstantKey{p.b, kPackedBKind, {p.K, p.N, p.b_rs, p.b_cs, kern.nr, kc, kernel_index}};
     floats = static_cast<size_t>(p.K * round_up(p.N, kern.nr));
+    source_floats =
+        p.K > 0 && p.N > 0 ? static_cast<size_t>((p.K - 1) * p.b_rs + (p.N - 1) * p.b_cs + 1) : 0;
   } else {
     key = ConstantKey{p.a, kPackedAKind, {p.M, p.K, p.a_rs, p.a_cs, kern.mr, 0, kernel_index}};
     floats = static_cast<size_t>(round_up(p.M, kern.mr) * p.K);
+    source_floats =
+        p.M > 0 && p.K > 0 ? static_cast<size_t>((p.M - 1) * p.a_rs + (p.K - 1) * p.a_cs + 1) : 0;
   }
   const DeriveContext context{{&p, &kern, kc, nullptr}, pool, is_b};
-  return static_cast<const float*>(
-      cache->get_or_derive(key, floats * sizeof(float), &derive_panels, &context));
+  return static_cast<const float*>(cache->get_or_derive(
+      key, source_floats * sizeof(float), floats * sizeof(float), &derive_panels, &context));
 }
 
 }  // namespace

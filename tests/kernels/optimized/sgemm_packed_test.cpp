@@ -28,8 +28,8 @@ class CountingCache final : public ConstantCache {
   ~CountingCache() override {
     for (auto& [key, block] : blocks_) std::free(block);
   }
-  const void* get_or_derive(const ConstantKey& key, size_t bytes, ConstantDeriveFn derive,
-                            const void* context) override {
+  const void* get_or_derive(const ConstantKey& key, size_t /*source_bytes*/, size_t bytes,
+                            ConstantDeriveFn derive, const void* context) override {
     const auto k =
         std::make_tuple(key.source, key.kind, std::vector<int64_t>(key.params, key.params + 7));
     auto found = blocks_.find(k);
