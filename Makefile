@@ -138,7 +138,7 @@ fuzz: build-fuzz/build.ninja
 	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-et-xnnpack.log):"; \
 	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-et-xnnpack.log | head -30; \
 	fi; [ $$status -eq 0 ] || exit $$status; \
-	corpus=$$(mktemp -d); cp tests/fuzz/seeds/vulkan-*.pte $$corpus/; \
+	corpus=$$(mktemp -d); cp tests/fuzz/seeds/vulkan-*.pte tests/fuzz/regressions/vulkan-*.pte $$corpus/; \
 	echo "fuzzing Vulkan payload verification and dynamic resizing for $(VULKAN_FUZZ_SECONDS) s"; \
 	./build-fuzz/tests/fuzz/vulkan_payload_fuzzer $$corpus -seed=1 -max_total_time=$(VULKAN_FUZZ_SECONDS) \
 	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \

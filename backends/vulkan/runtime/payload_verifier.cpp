@@ -83,6 +83,11 @@ uint32_t element_size(fb::DataType dtype) {
 
 namespace {
 
+// flatbuffers' verifier checks a vector's length field to 4 bytes, not its 8-byte elements:
+// a malformed file can place [long] / [double] data 4 bytes off, which reading would make an
+// undefined misaligned load. (The payload itself is checked 8-byte aligned first.)
+bool eight_byte_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; }
+
 constexpr uint32_t kNotWritten = 0xffffffffu;
 
 uint32_t rank(const fb::Tensor& t) { return t.dims() ? t.dims()->size() : 0; }
@@ -259,6 +264,7 @@ Error verify_upsample(uint32_t n, const fb::Node& node, const fb::Payload& p) {
   const auto* scales = node.scales();
   if (scales != nullptr) {
     if (scales->size() != 2) return shape_error(n, op, "scales need 2 entries [h, w]");
+    if (!eight_byte_aligned(scales->data())) return shape_error(n, op, "scales are misaligned");
     for (double s : *scales) {
       if (!std::isfinite(s) || s < 0)
         return shape_error(n, op, "a scale is negative or not finite");
@@ -566,6 +572,12 @@ Error verify_sizes(const fb::Payload& p) {
     for (uint32_t d = 0; d < rank(t); ++d) {
       SizeRange r;
       const char* why = "";
+      if (sym->Get(d) != nullptr && sym->Get(d)->args() != nullptr &&
+          !eight_byte_aligned(sym->Get(d)->args()->data())) {
+        return fail(Error::InvalidProgram,
+                    "Vulkan payload: tensor %u dim %u: size expression's arguments are misaligned",
+                    i, d);
+      }
       if (sym->Get(d) == nullptr ||
           !eval_size(*sym->Get(d), Span<const SizeRange>(ranges, num_symbols), &r, &why)) {
         return fail(Error::InvalidProgram, "Vulkan payload: tensor %u dim %u: size expression %s",
@@ -600,6 +612,14 @@ Error verify_resized_payload(Span<const uint8_t> flatbuffer) {
 namespace {
 
 Error verify(Span<const uint8_t> payload, const fb::Payload** out, Check check) {
+  // The verifier checks each field's alignment relative to the buffer's start, so the buffer
+  // itself must be aligned for its 8-byte fields (size expressions' int64 arguments). The
+  // schema places delegate data 16-byte aligned; a file that does not is malformed.
+  if (reinterpret_cast<uintptr_t>(payload.data()) % 8 != 0) {
+    return fail(Error::InvalidProgram,
+                "Vulkan payload: not 8-byte aligned in memory (delegate data must be 16-byte "
+                "aligned in the program)");
+  }
   flatbuffers::Verifier verifier(payload.data(), payload.size());
   if (payload.size() < 8 || !flatbuffers::BufferHasIdentifier(payload.data(), "PVK1") ||
       !verifier.VerifyBuffer<fb::Payload>("PVK1")) {
