@@ -71,6 +71,7 @@ Error histc_out(KernelContext& ctx, Span<EValue*> args) {
   PTERON_CHECK(counts != nullptr, Error::OutOfMemory, "%s: no scratch memory for %lld bins", kOp,
                static_cast<long long>(bins));
   for (int64_t b = 0; b < bins; ++b) counts[b] = 0;
+  bool empty_range = false;
   dispatch_dtype(self.dtype(), kFloatTypes, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = typename ComputeType<T>::type;
@@ -79,16 +80,26 @@ Error histc_out(KernelContext& ctx, Span<EValue*> args) {
     const C left = in_dtype<T>(static_cast<C>(lo)), right = in_dtype<T>(static_cast<C>(hi));
     const C width = in_dtype<T>(right - left);
     const C count = in_dtype<T>(static_cast<C>(bins));
+    // [min, max] rounded to the dtype may be empty or overflow (float16 / bfloat16).
+    if (!(width > C(0)) || !(width - width == C(0))) {
+      empty_range = true;
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       const C v = load_value(x[i]);
       if (!(v >= left && v <= right)) continue;
       const C scaled = in_dtype<T>(in_dtype<T>(v - left) * count);
-      int64_t pos = static_cast<int64_t>(in_dtype<T>(scaled / width));
-      if (pos >= bins) pos = bins - 1;  // the last bin includes its right edge
+      // >= 0; +inf when the product overflows the dtype: the last bin, never a cast of inf.
+      const C q = in_dtype<T>(scaled / width);
+      // the last bin includes its right edge
+      const int64_t pos = q >= count ? bins - 1 : static_cast<int64_t>(q);
       ++counts[pos];
     }
     for (int64_t b = 0; b < bins; ++b) h[b] = store_value<T>(static_cast<C>(counts[b]));
   });
+  PTERON_CHECK(!empty_range, Error::InvalidArgument,
+               "%s: range of [%g, %g] is empty or not finite in %s", kOp, lo, hi,
+               scalar_type_name(self.dtype()));
   return Error::Ok;
 }
 

@@ -103,6 +103,12 @@ def test_malformed_arguments_are_refused_in_one_line():
         run_kernel("aten::histc.out", [x, 3, 2, 1, torch.empty(3)])
     with pytest.raises(RuntimeError, match=r"histc.out: range of \[nan, nan\] is not finite"):
         run_kernel("aten::histc.out", [torch.tensor([1.0, NAN]), 3, 0, 0, torch.empty(3)])
+    # A range finite in double but not in the dtype (-1e300 is -inf in float32; float16's
+    # 1e5 is inf): refused, not a float-to-integer cast of inf / NaN (found by the fuzzer).
+    with pytest.raises(RuntimeError, match="histc.out: range of .* is empty or not finite in float32"):
+        run_kernel("aten::histc.out", [x, 3, -1e300, 1, torch.empty(3)])
+    with pytest.raises(RuntimeError, match="histc.out: range of .* is empty or not finite in float16"):
+        run_kernel("aten::histc.out", [x.half(), 3, -1e5, 1, torch.empty(3, dtype=torch.float16)])
     with pytest.raises(RuntimeError, match="histc.out: dtype int64 not supported"):
         run_kernel("aten::histc.out", [torch.ones(3, dtype=torch.int64), 3, 0, 1,
                                        torch.empty(3, dtype=torch.int64)])
