@@ -530,6 +530,18 @@ Error verify_sizes(const fb::Payload& p) {
                 kMaxSymbols);
   }
   const auto& ts = *p.tensors();
+  // Before any size expression is read: their int64 arguments must be aligned.
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    const auto* sym = ts.Get(i)->sym_dims();
+    for (uint32_t d = 0; sym != nullptr && d < sym->size(); ++d) {
+      const fb::SizeExpr* e = sym->Get(d);
+      if (e != nullptr && e->args() != nullptr && !eight_byte_aligned(e->args()->data())) {
+        return fail(Error::InvalidProgram,
+                    "Vulkan payload: tensor %u dim %u: size expression's arguments are misaligned",
+                    i, d);
+      }
+    }
+  }
   SizeRange ranges[kMaxSymbols];
   for (uint32_t k = 0; k < num_symbols; ++k) {
     const fb::SizeSymbol* s = symbols->Get(k);
@@ -572,12 +584,6 @@ Error verify_sizes(const fb::Payload& p) {
     for (uint32_t d = 0; d < rank(t); ++d) {
       SizeRange r;
       const char* why = "";
-      if (sym->Get(d) != nullptr && sym->Get(d)->args() != nullptr &&
-          !eight_byte_aligned(sym->Get(d)->args()->data())) {
-        return fail(Error::InvalidProgram,
-                    "Vulkan payload: tensor %u dim %u: size expression's arguments are misaligned",
-                    i, d);
-      }
       if (sym->Get(d) == nullptr ||
           !eval_size(*sym->Get(d), Span<const SizeRange>(ranges, num_symbols), &r, &why)) {
         return fail(Error::InvalidProgram, "Vulkan payload: tensor %u dim %u: size expression %s",
