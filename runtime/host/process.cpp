@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 extern char** environ;
@@ -24,9 +25,31 @@ int wait_for(pid_t pid) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 128;
 }
 
+// 0 when `name` is an executable file (looked up on $PATH unless it contains a slash), else
+// the errno saying why not. Checked before spawning: posix_spawn reports a failed exec only
+// where the C library can see it (not under qemu-user, whose vfork is a fork: the child just
+// exits 127), and this says why the same way everywhere.
+int find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? 0 : errno;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  int why = ENOENT;
+  for (size_t begin = 0; begin <= dirs.size();) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = end > begin ? dirs.substr(begin, end - begin) : ".";
+    const std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return 0;
+    if (errno == EACCES) why = EACCES;
+    begin = end + 1;
+  }
+  return why;
+}
+
 // Starts `args` with `actions` applied to its file descriptors; 0 or the errno of the failure.
 int spawn(const std::vector<std::string>& args, posix_spawn_file_actions_t* actions, pid_t* pid) {
   if (args.empty()) return EINVAL;
+  if (const int missing = find_program(args[0]); missing != 0) return missing;
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
