@@ -1,7 +1,6 @@
 #include "compiler/passes/attention_kv.h"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +8,7 @@
 #include "compiler/ir/op_names.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/pattern_match.h"
 
 namespace pteron::compiler {
 namespace {
@@ -45,20 +45,6 @@ ir::ValueId skip_views(const ir::Graph& g, ir::ValueId v,
     }
     v = p->arg("self").tensor();
   }
-}
-
-// A one-element float32 constant's value, or a number argument's.
-std::optional<double> constant_scalar(const ir::Graph& g, const ir::Argument& a) {
-  if (a.is<ir::Scalar>() || a.is<double>() || a.is<int64_t>()) return a.to_double();
-  if (!a.is_tensor()) return std::nullopt;
-  const ir::Value& v = g.value(a.tensor());
-  if (!v.is_constant() || v.spec.numel() != 1 || v.spec.dtype != ScalarType::Float ||
-      v.constant->bytes.size() < sizeof(float)) {
-    return std::nullopt;
-  }
-  float f;
-  std::memcpy(&f, v.constant->bytes.data(), sizeof(f));
-  return f;
 }
 
 // x * c (or c * x) for a constant c: returns x and multiplies *scale by c; nullopt otherwise.
