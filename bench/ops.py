@@ -10,13 +10,15 @@ the rows of [1024, 1024]), gather along the rows of [1024, 1024], and grid_sampl
 and nearest, zeros padding) of [1, 64, 128, 128] on a random 128 x 128 grid.
 
 Each system runs in its own process (`worker` below): pteron's kernel through
-pteron_native.run_kernel (library "optimized", out tensors allocated once, as a planned program
-has them; the call's Python-to-C++ argument conversion is included in its time) and torch's
-functional op (which allocates its result, as eager does). Rounds alternate the order of the
+pteron_native.time_kernel (library "optimized", out tensors allocated once, as a planned program
+has them; arguments converted once and each call timed in C++, as a program calls its kernels
+with no per-call conversion) and torch's functional op called from Python (which allocates its
+result and goes through the dispatcher, as eager does). Rounds alternate the order of the
 systems; every figure is the median over rounds of each round's median of --reps calls (after
-warm-up calls). The process CPU time per call, the load average, the CPU and its ISA are
-recorded with them. Results: bench/results/ops.{json,md}; a run whose load average went above
-the core count writes them to bench/work/ops/ instead (not to be published).
+warm-up calls). The process CPU time per call (the timed calls' total over their number; the
+kernel accounts other threads' time only at scheduler ticks, so at 2 threads it is coarse), the
+load average, the CPU and its ISA are recorded with them. Results: bench/results/ops.{json,md};
+a run whose load average went above the core count writes them to bench/work/ops/ instead (not to be published).
 
     PYTHONPATH=build/python:python .venv/bin/python bench/ops.py [--rounds 5] [--reps 30]
 """
@@ -28,13 +30,15 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from timing import median_ms  # noqa: E402
+from timing import timed_calls_ms  # noqa: E402
 
 SYSTEMS = ["pteron", "eager"]
+WARMUP = 3  # untimed calls before the timed ones
 
 
 def cases(torch):
@@ -111,12 +115,16 @@ def worker(system, threads, reps):
         pteron_native.set_num_threads(threads)
     out = {}
     for name, (kernel, args, eager) in cases(torch).items():
-        def call_pteron(k=kernel, a=args):
-            pteron_native.run_kernel(k, a, "optimized")
-
-        fn = call_pteron if system == "pteron" else eager
-        wall, cpu = median_ms(fn, reps, warmup=3)
-        out[name] = {"wall_ms": wall, "cpu_ms": cpu}
+        if system == "pteron":
+            pteron_native.time_kernel(kernel, args, "optimized", WARMUP, 0)
+            cpu_start = time.process_time()
+            walls = [s * 1e3 for s in pteron_native.time_kernel(kernel, args, "optimized", reps, 0)]
+        else:
+            timed_calls_ms(eager, WARMUP, 0)
+            cpu_start = time.process_time()
+            walls = timed_calls_ms(eager, reps, 0)
+        cpu = (time.process_time() - cpu_start) * 1e3 / reps
+        out[name] = {"wall_ms": statistics.median(walls), "cpu_ms": cpu}
     print(json.dumps(out))
 
 

@@ -1,4 +1,4 @@
-"""Timing shared by the kernel benchmarks (bench/llm_linear.py, bench/ops.py,
+"""Timing shared by the kernel benchmarks (bench/llm_linear.py, bench/ops.py, bench/membw.py,
 bench/kernels/optimized_non_gemm.py).
 
 Wall time and the process CPU time are both taken per call: on a busy machine wall time
@@ -20,3 +20,15 @@ def median_ms(fn, reps, warmup=1):
         walls.append((time.perf_counter() - w) * 1e3)
         cpus.append((time.process_time() - c) * 1e3)
     return statistics.median(walls), statistics.median(cpus)
+
+
+def timed_calls_ms(fn, reps, warmup=1):
+    """Wall ms of each of `reps` calls of fn after `warmup` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    walls = []
+    for _ in range(reps):
+        w = time.perf_counter()
+        fn()
+        walls.append((time.perf_counter() - w) * 1e3)
+    return walls

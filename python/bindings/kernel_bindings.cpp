@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <stdexcept>
@@ -119,39 +120,68 @@ void make_dynamic_bound(ArgStore& store, EValue& v) {
   }
 }
 
+// One kernel with its arguments converted, ready to be called any number of times.
+struct KernelCall {
+  const KernelEntry* entry = nullptr;
+  ArgStore store;
+  std::vector<EValue> values;
+  std::vector<EValue*> ptrs;
+
+  KernelCall(const std::string& name, nb::sequence args, const std::optional<std::string>& library,
+             const std::vector<size_t>& dynamic) {
+    entry = lookup(name, library);
+    if (entry == nullptr) {
+      throw std::invalid_argument("no kernel registered for " + name +
+                                  (library ? " in library " + *library : std::string()));
+    }
+    for (nb::handle h : args) values.push_back(convert(h, store));
+    for (EValue& v : values) ptrs.push_back(&v);
+    for (size_t i : dynamic) {
+      if (i >= values.size()) throw std::invalid_argument("run_kernel: dynamic index out of range");
+      make_dynamic_bound(store, values[i]);
+    }
+  }
+
+  void call() {
+    static std::vector<uint8_t> scratch(256u << 20);
+    MemoryAllocator scratch_allocator(scratch.data(), scratch.size());
+    KernelContext ctx{&scratch_allocator};
+    clear_error_message();
+    const Error err = call_kernel(*entry, ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
+    if (err != Error::Ok) {
+      throw std::runtime_error(std::string(error_name(err)) + ": " + last_error_message());
+    }
+  }
+};
+
 std::vector<std::vector<int32_t>> run_kernel(const std::string& name, nb::sequence args,
                                              const std::optional<std::string>& library,
                                              const std::vector<size_t>& dynamic) {
-  const KernelEntry* entry = lookup(name, library);
-  if (entry == nullptr) {
-    throw std::invalid_argument("no kernel registered for " + name +
-                                (library ? " in library " + *library : std::string()));
-  }
-
-  ArgStore store;
-  std::vector<EValue> values;
-  for (nb::handle h : args) values.push_back(convert(h, store));
-  std::vector<EValue*> ptrs;
-  for (EValue& v : values) ptrs.push_back(&v);
-  for (size_t i : dynamic) {
-    if (i >= values.size()) throw std::invalid_argument("run_kernel: dynamic index out of range");
-    make_dynamic_bound(store, values[i]);
-  }
-
-  static std::vector<uint8_t> scratch(256u << 20);
-  MemoryAllocator scratch_allocator(scratch.data(), scratch.size());
-  KernelContext ctx{&scratch_allocator};
-  clear_error_message();
-  const Error err = call_kernel(*entry, ctx, Span<EValue*>(ptrs.data(), ptrs.size()));
-  if (err != Error::Ok) {
-    throw std::runtime_error(std::string(error_name(err)) + ": " + last_error_message());
-  }
+  KernelCall k(name, args, library, dynamic);
+  k.call();
   std::vector<std::vector<int32_t>> shapes;
   for (size_t i : dynamic) {
-    const Span<const int32_t> sz = values[i].tensor->sizes();
+    const Span<const int32_t> sz = k.values[i].tensor->sizes();
     shapes.emplace_back(sz.begin(), sz.end());
   }
   return shapes;
+}
+
+// Wall seconds of each of `reps` back-to-back calls (after `warmup` untimed ones), timed here
+// rather than in Python: a program calls its kernels with no argument conversion, and that
+// conversion (about 7 us per call) would otherwise be most of a short kernel's figure.
+std::vector<double> time_kernel(const std::string& name, nb::sequence args,
+                                const std::optional<std::string>& library, int reps, int warmup) {
+  KernelCall k(name, args, library, {});
+  for (int i = 0; i < warmup; ++i) k.call();
+  std::vector<double> seconds;
+  for (int i = 0; i < reps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    k.call();
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return seconds;
 }
 
 }  // namespace
@@ -164,6 +194,10 @@ void bind_kernels(nb::module_& m) {
         "arguments at positions `dynamic` are bounded-dynamic tensors (their array is the bound) "
         "and their shapes after the call are returned. Raises RuntimeError with the kernel's "
         "message on failure.");
+  m.def("time_kernel", &time_kernel, nb::arg("name"), nb::arg("args"),
+        nb::arg("library") = nb::none(), nb::arg("reps") = 30, nb::arg("warmup") = 3,
+        "Calls one registered kernel `warmup` + `reps` times back to back on arguments converted "
+        "once (as run_kernel takes them) and returns the wall seconds of each timed call.");
   m.def(
       "set_kernel_libraries",
       [](const std::vector<std::string>& libraries) {
@@ -184,6 +218,10 @@ void bind_kernels(nb::module_& m) {
   m.def("set_num_threads", &set_num_threads, nb::arg("threads"),
         "Threads for optimized kernels and delegates from now on (0: the default).");
   m.def("num_threads", &num_threads);
+  m.def("set_spin_workers", &set_spin_workers, nb::arg("spin"),
+        "Whether the thread pool's workers spin for the next parallel call (the default) or "
+        "sleep as soon as one ends (runtime/threads/threadpool.h).");
+  m.def("spin_workers", &spin_workers);
 #endif
   m.def("registered_kernels", [] {
     std::vector<std::string> names;

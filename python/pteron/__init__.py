@@ -14,7 +14,7 @@ from pteron.delegation import DelegationInfo, get_delegation_info
 from pteron.lowering import CompileError, LoweredProgram, export, to_edge_transform_and_lower
 from pteron.partitioners import Partitioner, VgfPartitioner, VulkanPartitioner, XnnpackPartitioner
 from pteron.recurrent import keep_recurrent_layers
-from pteron.runtime import Method, Program, get_num_threads, load, set_num_threads
+from pteron.runtime import Method, Program, get_num_threads, load, set_num_threads, set_spin_workers
 
 __all__ = [
     "CompileError",
@@ -30,6 +30,7 @@ __all__ = [
     "llm",
     "load",
     "set_num_threads",
+    "set_spin_workers",
     "to_edge_transform_and_lower",
     "VgfPartitioner",
     "VulkanPartitioner",

@@ -31,6 +31,19 @@ def set_num_threads(threads: int) -> None:
     _requested_threads = threads
 
 
+def set_spin_workers(spin: bool) -> None:
+    """Whether the thread pool's workers spin for the next parallel call when one ends (the
+    default, as PyTorch's OpenMP and ExecuTorch's XNNPACK do: back-to-back operators start
+    within a microsecond) or go to sleep at once (gives the cores back at once, for machines
+    whose other processes need them). The environment variable PTERON_SPIN_WORKERS=0 sets the
+    same before the first call. A delegate takes the setting when its method loads."""
+    if not hasattr(pteron_native, "set_spin_workers"):
+        raise RuntimeError("this pteron build has no thread pool (pthreadpool not found at build time)")
+    if not isinstance(spin, bool):
+        raise ValueError(f"spin must be a bool, not {spin!r}")
+    pteron_native.set_spin_workers(spin)
+
+
 def get_num_threads() -> int:
     """The threads work started now would use (set_num_threads, else the default)."""
     return pteron_native.num_threads() if hasattr(pteron_native, "num_threads") else 1

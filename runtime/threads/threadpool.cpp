@@ -1,6 +1,8 @@
 #include "runtime/threads/threadpool.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -8,6 +10,9 @@ namespace pteron {
 namespace {
 
 std::atomic<int> g_threads{0};
+
+// -1: not decided yet (the environment decides on first use), 0: sleep, 1: spin.
+std::atomic<int> g_spin{-1};
 
 struct Pools {
   std::mutex mutex;
@@ -35,6 +40,22 @@ int num_threads() {
 }
 
 int requested_num_threads() { return g_threads.load(); }
+
+void set_spin_workers(bool spin) { g_spin.store(spin ? 1 : 0); }
+
+bool spin_workers() {
+  int spin = g_spin.load(std::memory_order_relaxed);
+  if (spin < 0) {
+    const char* env = std::getenv("PTERON_SPIN_WORKERS");
+    spin = env != nullptr && std::strcmp(env, "0") == 0 ? 0 : 1;
+    int undecided = -1;
+    // A concurrent set_spin_workers() wins over the environment.
+    if (!g_spin.compare_exchange_strong(undecided, spin)) spin = undecided;
+  }
+  return spin == 1;
+}
+
+uint32_t pool_call_flags() { return spin_workers() ? 0u : PTHREADPOOL_FLAG_YIELD_WORKERS; }
 
 pthreadpool_t threadpool_for(int threads) {
   if (threads <= 1) return nullptr;

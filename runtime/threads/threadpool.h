@@ -5,6 +5,8 @@
 
 #include <pthreadpool.h>
 
+#include <cstdint>
+
 namespace pteron {
 
 // Threads for work started from now on; 0 returns to the default. Values above kMaxThreads
@@ -27,5 +29,20 @@ pthreadpool_t threadpool_for(int threads);
 
 // threadpool_for(num_threads()).
 inline pthreadpool_t shared_threadpool() { return threadpool_for(num_threads()); }
+
+// What the pool's workers do when a parallel call ends: spin, waiting for the next one
+// (pthreadpool's default, as under XNNPACK in ExecuTorch, OpenMP in PyTorch and llama.cpp), or go
+// to sleep at once. A sleeping worker is woken through the kernel at the next call, tens of
+// microseconds on an idle core, which short operators (a 60 us pad at 2 threads, a decode
+// step's matrix-vector products) pay on every call; a spinning one starts within a microsecond,
+// for up to pthreadpool's spin limit (milliseconds) of a core's time after each call. Sleeping
+// is worth it only where other processes need those cores (a machine loaded above its core
+// count). Default: spin; the environment variable PTERON_SPIN_WORKERS=0 makes workers sleep.
+void set_spin_workers(bool spin);
+bool spin_workers();
+
+// The pthreadpool flags of a parallel call under that setting (0, or
+// PTHREADPOOL_FLAG_YIELD_WORKERS when workers sleep).
+uint32_t pool_call_flags();
 
 }  // namespace pteron

@@ -1,6 +1,11 @@
 """Thread control from Python, as PyTorch users expect: pteron.set_num_threads(n) for the process
 (the CLI's --threads) and pteron.load(path, threads=n) for one program, which switches only
-around its own loads and runs. Results match torch (float32, rtol 1e-4) whatever the count."""
+around its own loads and runs; pteron.set_spin_workers(False) / PTERON_SPIN_WORKERS=0 for workers
+that sleep between calls. Results match torch (float32, rtol 1e-4) whatever the setting."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -55,3 +60,31 @@ def test_bad_thread_counts_are_refused(program_path, bad):
         pteron.load(path, threads=bad)
     with pytest.raises(ValueError, match="threads must be an int >= 0"):
         pteron.set_num_threads(bad)
+
+
+@pytest.mark.parametrize("spin", [False, True])
+def test_sleeping_or_spinning_workers_give_the_same_results(program_path, spin):
+    path, x, expected = program_path
+    pteron.set_num_threads(2)
+    try:
+        pteron.set_spin_workers(spin)
+        method = pteron.load(path)
+        for _ in range(3):  # the later calls find the workers asleep or spinning
+            (out,) = method.forward(x)
+            np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
+    finally:
+        pteron.set_spin_workers(True)
+
+
+def test_workers_spin_unless_the_environment_says_0():
+    probe = "import pteron_native; print(pteron_native.spin_workers())"
+    for env, expected in (({}, "True"), ({"PTERON_SPIN_WORKERS": "0"}, "False"),
+                          ({"PTERON_SPIN_WORKERS": "1"}, "True")):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                             check=True, env={**os.environ, **env}).stdout.strip()
+        assert out == expected, env
+
+
+def test_spin_setting_must_be_a_bool():
+    with pytest.raises(ValueError, match="spin must be a bool"):
+        pteron.set_spin_workers(1)

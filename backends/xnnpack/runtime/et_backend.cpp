@@ -248,7 +248,9 @@ Result<std::unique_ptr<Compiled>> compile(const Delegate& d, const std::vector<S
                  node_name(g.nodes[k].kind), status_name(status));
   }
   auto c = std::make_unique<Compiled>();
-  status = xnn_create_runtime_v2(sg, d.pool, 0, &c->runtime);
+  // Workers spin or sleep after the last operator as the rest of the process does.
+  status =
+      xnn_create_runtime_v2(sg, d.pool, spin_workers() ? 0 : XNN_FLAG_YIELD_WORKERS, &c->runtime);
   PTERON_CHECK(status == xnn_status_success, Error::DelegateFailed,
                "XNNPACK delegate: xnn_create_runtime failed: %s", status_name(status));
   c->inputs = inputs;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/xnnpack/runtime/payload_verifier.h"
+#include "runtime/threads/threadpool.h"
 
 namespace pteron {
 namespace xnnpack {
@@ -368,12 +369,11 @@ Error CompiledGraph::init(Span<const uint8_t> payload, pthreadpool_t threadpool,
   std::vector<const void*> constants;
   PTERON_TRY(locate_constants(*p, base + p->constant_data_offset(), resolve, &constants));
   PTERON_TRY(define_subgraph(*p, constants, guard.subgraph));
-  // XNN_FLAG_YIELD_WORKERS: the pool's workers go to sleep after the runtime's last operator
-  // instead of spinning for the next call. Between two delegate calls our kernels (or other
-  // processes) run; spinning workers took their cores, and with 2 threads on 2 contended cores a
-  // forward pass ran several times slower. Within one call they still spin between operators.
+  // XNN_FLAG_YIELD_WORKERS: the pool's workers sleep after the runtime's last operator instead
+  // of spinning for the next call, as every other parallel call of the process does under that
+  // setting (runtime/threads/threadpool.h). Within one call they spin between operators.
   const uint32_t flags =
-      XNN_FLAG_YIELD_WORKERS |
+      (spin_workers() ? 0 : XNN_FLAG_YIELD_WORKERS) |
       (p->fp16_inference() && fp16_hint_allowed ? XNN_FLAG_HINT_FP16_INFERENCE : 0);
   const xnn_status status = xnn_create_runtime_v2(guard.subgraph, threadpool, flags, &runtime_);
   if (status != xnn_status_success) {

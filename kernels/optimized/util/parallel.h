@@ -37,7 +37,6 @@ void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
     int64_t n, chunk;
   } ctx{&fn, n, chunk};
   const size_t chunks = static_cast<size_t>((n + chunk - 1) / chunk);
-  // Workers sleep between calls (as the SGEMM's do) instead of spinning on a shared CPU.
   pthreadpool_parallelize_1d(
       pool,
       [](void* p, size_t c) {
@@ -46,7 +45,7 @@ void parallel_for(int64_t n, int64_t work_per_item, Fn&& fn) {
         const int64_t end = begin + x.chunk < x.n ? begin + x.chunk : x.n;
         (*x.fn)(begin, end);
       },
-      &ctx, chunks, PTHREADPOOL_FLAG_YIELD_WORKERS);
+      &ctx, chunks, pool_call_flags());
 }
 
 // An elementwise loop over n elements costing about `cost` operations each, in chunks of 4096

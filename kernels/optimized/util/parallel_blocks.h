@@ -39,7 +39,7 @@ void parallel_blocks(int64_t n, int64_t blocks, Fn&& fn) {
         const int64_t i = static_cast<int64_t>(b);
         (*c.fn)(i, c.n* i / c.blocks, c.n * (i + 1) / c.blocks);
       },
-      &ctx, static_cast<size_t>(blocks), PTHREADPOOL_FLAG_YIELD_WORKERS);
+      &ctx, static_cast<size_t>(blocks), pool_call_flags());
 }
 
 }  // namespace pteron::opt

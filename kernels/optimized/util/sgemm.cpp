@@ -56,16 +56,13 @@ const KernelTable& kernel_table() {
   return table;
 }
 
-// Runs fn(context, i) for i in [0, count) on the shared pool, or inline without one. Workers
-// sleep as soon as the call is done instead of spinning for more work: between two products the
-// other (single-threaded) kernels run, and spinning workers would take cores from them and from
-// other processes.
+// Runs fn(context, i) for i in [0, count) on the shared pool, or inline without one.
 void parallel_for(pthreadpool_t pool, void (*fn)(void*, size_t), void* context, size_t count) {
   if (pool == nullptr || count <= 1) {
     for (size_t i = 0; i < count; ++i) fn(context, i);
     return;
   }
-  pthreadpool_parallelize_1d(pool, fn, context, count, PTHREADPOOL_FLAG_YIELD_WORKERS);
+  pthreadpool_parallelize_1d(pool, fn, context, count, pool_call_flags());
 }
 
 // Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR

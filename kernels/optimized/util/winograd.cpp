@@ -418,9 +418,9 @@ bool winograd_conv(KernelContext& ctx, const ConvShape& s, const float* input, c
     p.y = out + n * out_image;
     p.next_chunk.store(0, std::memory_order_relaxed);
     if (workers > 1) {
-      // Workers sleep between calls (see parallel.h), so this call is the image's one wake-up.
+      // One call per image: the workers run the whole pipeline (transform, products, output).
       pthreadpool_parallelize_1d(pool, &winograd_worker, &p, static_cast<size_t>(workers),
-                                 PTHREADPOOL_FLAG_YIELD_WORKERS);
+                                 pool_call_flags());
     } else {
       winograd_worker(&p, 0);
     }
