@@ -102,6 +102,12 @@ const void* HostConstantCache::get_or_derive(const ConstantKey& key, size_t sour
   return block;
 }
 
+const void* HostConstantCache::find(const ConstantKey& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = blocks_.find(key);
+  return found != blocks_.end() ? found->second.get() : nullptr;
+}
+
 size_t HostConstantCache::bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return bytes_;

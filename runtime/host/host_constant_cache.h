@@ -32,6 +32,7 @@ class HostConstantCache final : public ConstantCache {
 
   const void* get_or_derive(const ConstantKey& key, size_t source_bytes, size_t bytes,
                             ConstantDeriveFn derive, const void* context) override;
+  const void* find(const ConstantKey& key) override;
 
   // Makes constant_cache_for() answer this cache for pointers into `bytes` (a loaded program's
   // immutable memory) until the cache is destroyed. `file_mapped`: `bytes` is a read-only

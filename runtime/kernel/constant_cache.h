@@ -38,6 +38,11 @@ class ConstantCache {
   // derived copy replaces the constant in memory instead of doubling it.
   virtual const void* get_or_derive(const ConstantKey& key, size_t source_bytes, size_t bytes,
                                     ConstantDeriveFn derive, const void* context) = 0;
+  // The block already derived for `key`, or nullptr; derives nothing. For a kernel that can
+  // work from either form and prefers the derived one only once it exists (the SGEMM's
+  // matrix-vector path reads a weight's panels when a matrix product packed them, since the
+  // constant's own pages may have been given back).
+  virtual const void* find(const ConstantKey& key) = 0;
 };
 
 }  // namespace pteron

@@ -474,10 +474,11 @@ void derive_panels(const void* context, void* dst) {
   }
 }
 
-// A's (is_b false) or B's panels from the operand's cache, packed on the first request;
-// nullptr when the operand is not a cached constant of one matrix, or the cache has no room.
+// A's (is_b false) or B's panels from the operand's cache, packed on the first request (or,
+// with `derive` false, only when an earlier request packed them); nullptr when the operand is
+// not a cached constant of one matrix, or the cache has no room.
 const float* constant_panels(const SgemmProblem& p, const SgemmKernel& kern, int kernel_index,
-                             int64_t kc, pthreadpool_t pool, bool is_b) {
+                             int64_t kc, pthreadpool_t pool, bool is_b, bool derive = true) {
   ConstantCache* cache = is_b ? p.b_cache : p.a_cache;
   if (cache == nullptr || (is_b && p.b_packer != nullptr)) return nullptr;
   if (p.batch != 1 && (is_b ? p.b_bs : p.a_bs) != 0) return nullptr;
@@ -494,6 +495,7 @@ const float* constant_panels(const SgemmProblem& p, const SgemmKernel& kern, int
     source_floats =
         p.M > 0 && p.K > 0 ? static_cast<size_t>((p.M - 1) * p.a_rs + (p.K - 1) * p.a_cs + 1) : 0;
   }
+  if (!derive) return static_cast<const float*>(cache->find(key));
   const DeriveContext context{{&p, &kern, kc, nullptr}, pool, is_b};
   return static_cast<const float*>(cache->get_or_derive(
       key, source_floats * sizeof(float), floats * sizeof(float), &derive_panels, &context));
@@ -527,19 +529,30 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t threads =
       pool != nullptr ? static_cast<int64_t>(pthreadpool_get_threads_count(pool)) : 1;
 
-  if (is_gemv(p)) {
+  const int64_t kc = gemm_layout(p, kern, threads).kc;
+  const int index = pick_kernel_index(kernel);
+  const auto run_gemv = [&] {
     GemvPlan plan{&p, &kern, p.beta};
     parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
     return true;
+  };
+  const float* a_panels = nullptr;
+  const float* b_panels = nullptr;
+  if (is_gemv(p)) {
+    // A row vector reads the weight as stored, unless a matrix product (a prefill before this
+    // decode step) has packed it: then its panels, in the same single pass over the weight, since
+    // the stored pages may have been given back to the OS for the panels (HostConstantCache) and
+    // reading them would bring them back beside the panels, the weight resident twice.
+    b_panels = constant_panels(p, kern, index, kc, pool, /*is_b=*/true, /*derive=*/false);
+    if (b_panels == nullptr) return run_gemv();
+  } else {
+    a_panels = constant_panels(p, kern, index, kc, pool, /*is_b=*/false);
+    b_panels = constant_panels(p, kern, index, kc, pool, /*is_b=*/true);
   }
-  const int64_t kc = gemm_layout(p, kern, threads).kc;
-  const int index = pick_kernel_index(kernel);
-  const float* a_panels = constant_panels(p, kern, index, kc, pool, /*is_b=*/false);
-  const float* b_panels = constant_panels(p, kern, index, kc, pool, /*is_b=*/true);
   const GemmLayout l = gemm_layout(p, kern, threads, a_panels != nullptr, b_panels != nullptr);
   float* buffer = static_cast<float*>(ctx.allocate_scratch(l.buffer_bytes(), 64));
   void* state_memory = ctx.allocate_scratch(l.state_bytes(), alignof(std::atomic<int32_t>));
-  if (buffer == nullptr || state_memory == nullptr) return false;
+  if (buffer == nullptr || state_memory == nullptr) return is_gemv(p) ? run_gemv() : false;
   run_gemm(p, kern, l, buffer, state_memory, pool, a_panels, b_panels);
   return true;
 }

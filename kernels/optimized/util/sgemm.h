@@ -8,7 +8,8 @@
 // scalar, picked for the CPU at run time) accumulates each C tile in registers. The C tiles are
 // split into tasks over (batch, row block, column block) that the shared pthreadpool runs; each
 // worker packs into its own part of one scratch buffer. Row vectors (M == 1) with B stored as
-// [N, K] (linear weights) take a threaded dot-product path instead: no packing, B streamed once.
+// [N, K] (linear weights) take a threaded dot-product path instead: no packing, B streamed once
+// (from its cached panels, through the micro-kernel, when a matrix product packed them).
 #pragma once
 
 #include <cstddef>
@@ -67,8 +68,9 @@ struct SgemmProblem {
   // Set when A or B is a program constant (constant_cache_of): sgemm() then
   // packs it into the micro-kernel's panels once, keeps the panels in that cache and reuses
   // them on every later call (`constant_panels` in sgemm.cpp), instead of packing per call. Used
-  // for one matrix (batch 1, or a zero batch stride) that is not B given as code; a row vector
-  // times B (the matrix-vector path) reads B as stored and packs nothing either way.
+  // for one matrix (batch 1, or a zero batch stride) that is not B given as code. A row vector
+  // times B (the matrix-vector path) packs nothing: it reads B's panels when a matrix product
+  // packed them already (decode after prefill), else B as stored.
   ConstantCache* a_cache = nullptr;
   ConstantCache* b_cache = nullptr;
 };
