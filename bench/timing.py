@@ -1,5 +1,5 @@
 """Timing shared by the kernel benchmarks (bench/llm_linear.py, bench/ops.py, bench/membw.py,
-bench/kernels/optimized_non_gemm.py).
+bench/kernels/optimized_non_gemm.py, bench/kernels/winograd_conv.py).
 
 Wall time and the process CPU time are both taken per call: on a busy machine wall time
 includes waiting for a core, CPU time does not.

@@ -14,12 +14,16 @@ under nice -n -15 and quote the load average.
 import argparse
 import os
 import statistics
-import time
+import sys
+from pathlib import Path
 
 import pteron_native
 import torch
 import torch.nn.functional as F
 from kernel_harness import run_kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from timing import timed_calls_ms  # noqa: E402
 
 LAYERS = [("layer1", 64, 56, 64), ("layer2", 128, 28, 128), ("layer3", 256, 14, 256),
           ("layer4", 512, 7, 512)]
@@ -35,13 +39,7 @@ def winograd_weights(w):
 
 
 def timed(fn, iters):
-    fn()
-    fn()
-    times = []
-    for _ in range(iters):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
+    times = timed_calls_ms(fn, iters, warmup=2)
     return statistics.median(times), min(times)
 
 
