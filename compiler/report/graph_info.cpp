@@ -5,7 +5,7 @@
 #include <set>
 
 #include "compiler/ir/kernel_call_form.h"
-#include "compiler/report/flops.h"
+#include "compiler/ir/work.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron::compiler {

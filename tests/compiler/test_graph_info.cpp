@@ -7,7 +7,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/report/delegation_report.h"
-#include "compiler/report/flops.h"
+#include "compiler/ir/work.h"
 #include "compiler/report/graph_info.h"
 #include "runtime/host/host_method.h"
 

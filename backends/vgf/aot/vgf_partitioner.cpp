@@ -12,6 +12,7 @@
 #include "backends/vgf/aot/model_converter.h"
 #include "backends/vgf/aot/payload_builder.h"
 #include "backends/vgf/runtime/vgf_backend.h"
+#include "compiler/ir/work.h"
 #include "compiler/partition/registry.h"
 
 namespace pteron::vgf {
@@ -27,29 +28,6 @@ using compiler::ir::ValueId;
 // A region must do at least this many multiply-adds (matmul/conv) or elements (other ops) to
 // repay a graph dispatch, its submit and the host copies (the same bar as backends/vulkan).
 constexpr double kMinRegionWork = 1 << 16;
-
-double region_work(const Graph& graph, const Region& region) {
-  double work = 0.0;
-  for (compiler::ir::NodeId id : region.nodes) {
-    const Node& n = graph.node(id);
-    if (n.outputs.empty()) continue;
-    const double numel = static_cast<double>(graph.value(n.outputs[0]).spec.numel());
-    const std::string op = n.op.str();
-    const bool matmul = op == "aten::linear.default" || op == "aten::mm.default" ||
-                        op == "aten::addmm.default" || op == "aten::bmm.default";
-    const bool conv = op == "aten::convolution.default" || op == "aten::conv2d.default";
-    const size_t arg = op == "aten::addmm.default" ? 1 : 0;
-    if ((matmul || conv) && n.args.size() > 1 && n.args[conv ? 1 : arg].is_tensor()) {
-      const auto& t = graph.value(n.args[conv ? 1 : arg].tensor()).spec;  // weight / lhs
-      const double k = conv ? static_cast<double>(t.numel() / std::max<int64_t>(t.sizes[0], 1))
-                            : static_cast<double>(t.sizes.empty() ? 1 : t.sizes.back());
-      work += numel * k;
-    } else {
-      work += numel;
-    }
-  }
-  return work;
-}
 
 class VgfPartitioner final : public compiler::Partitioner {
  public:
@@ -71,7 +49,7 @@ class VgfPartitioner final : public compiler::Partitioner {
 
   SupportDecision worth_delegating(const Graph& graph, const Region& region,
                                    const compiler::PartitionContext&) const override {
-    const double work = region_work(graph, region);
+    const double work = compiler::region_work(graph, region.nodes);
     if (work >= kMinRegionWork) return SupportDecision::yes();
     char why[160];
     snprintf(why, sizeof(why),

@@ -7,6 +7,7 @@
 #include "backends/vulkan/aot/vulkan_lowering.h"
 #include "backends/vulkan/aot/vulkan_support.h"
 #include "backends/vulkan/runtime/payload_verifier.h"
+#include "compiler/ir/work.h"
 #include "compiler/partition/registry.h"
 
 namespace pteron::vulkan {
@@ -17,8 +18,6 @@ using compiler::Region;
 using compiler::SupportDecision;
 using compiler::ir::Graph;
 using compiler::ir::Node;
-using compiler::ir::NodeId;
-using compiler::ir::TensorSpec;
 
 const bool g_registered = compiler::register_partitioner(
     "vulkan",
@@ -50,30 +49,9 @@ SupportDecision VulkanPartitioner::supports(const Graph& graph, const Node& node
   return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }
 
-double region_work(const Graph& graph, const Region& region) {
-  double work = 0.0;
-  for (NodeId id : region.nodes) {
-    const Node& n = graph.node(id);
-    const TensorSpec& out = graph.value(n.outputs[0]).spec;
-    const double numel = static_cast<double>(out.numel());
-    const std::string op = n.op.str();
-    if (op == "aten::linear.default" || op == "aten::mm.default" || op == "aten::addmm.default" ||
-        op == "aten::bmm.default") {
-      const size_t a = op == "aten::addmm.default" ? 1 : 0;
-      work += numel * static_cast<double>(graph.value(n.args[a].tensor()).spec.sizes.back());
-    } else if (op == "aten::convolution.default") {
-      const TensorSpec& w = graph.value(n.args[1].tensor()).spec;  // [OC, C / groups, KH, KW]
-      work += numel * static_cast<double>(w.numel() / w.sizes[0]);
-    } else {
-      work += numel;
-    }
-  }
-  return work;
-}
-
 SupportDecision VulkanPartitioner::worth_delegating(const Graph& graph, const Region& region,
                                                     const compiler::PartitionContext&) const {
-  const double work = region_work(graph, region);
+  const double work = compiler::region_work(graph, region.nodes);
   if (work >= kMinRegionWork) return SupportDecision::yes();
   char why[160];
   snprintf(why, sizeof(why),

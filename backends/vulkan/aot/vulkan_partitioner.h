@@ -35,11 +35,8 @@ class VulkanPartitioner final : public compiler::Partitioner {
   bool fp16_arithmetic_;
 };
 
-// Multiply-adds (matmuls) or elements (others) a region computes: the work the boundary-cost
-// rule weighs against the bytes crossing into the delegate.
-double region_work(const compiler::ir::Graph& graph, const compiler::Region& region);
-
-// Regions doing less work than this are not worth a submit, a fence wait and two copies.
+// Regions doing less work than this (compiler::region_work: multiply-adds of matmuls and
+// convolutions, elements of other ops) are not worth a submit, a fence wait and two copies.
 constexpr double kMinRegionWork = 1 << 16;
 
 }  // namespace pteron::vulkan

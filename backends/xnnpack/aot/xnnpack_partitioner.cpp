@@ -8,6 +8,7 @@
 #include "backends/xnnpack/aot/xnnpack_lowering.h"
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
 #include "compiler/ir/kernel_call_form.h"
+#include "compiler/ir/work.h"
 #include "compiler/partition/registry.h"
 #include "compiler/target/target.h"
 #include "runtime/kernel/kernel.h"
@@ -539,15 +540,11 @@ double node_flops(const Graph& g, const Node& n) {
   const TensorSpec& out = g.value(n.outputs[0]).spec;
   const double o = double(out.numel());
   switch (info.kind) {
-    case Kind::kConv: {
-      const auto& w = input_value(g, n, "weight").spec.sizes;
-      return 2.0 * o * double(w[1] * w[2] * w[3]);
-    }
+    case Kind::kConv:
     case Kind::kLinear:
-      return 2.0 * o * double(input_value(g, n, "weight").spec.sizes[1]);
     case Kind::kAddmm:
     case Kind::kMm:
-      return 2.0 * o * double(input_value(g, n, "mat2").spec.sizes[0]);
+      return 2.0 * double(compiler::multiply_adds(g, n));
     case Kind::kMaxPool:
     case Kind::kAvgPool: {
       const auto k = int_list(n, "kernel_size");

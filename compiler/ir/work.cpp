@@ -1,4 +1,4 @@
-#include "compiler/report/flops.h"
+#include "compiler/ir/work.h"
 
 #include <set>
 #include <string>
@@ -105,7 +105,7 @@ const std::set<std::string>& reduction_ops() {
 
 }  // namespace
 
-uint64_t estimate_flops(const ir::Graph& g, const ir::Node& node) {
+uint64_t multiply_adds(const ir::Graph& g, const ir::Node& node) {
   const std::string& op = node.op.name;
   const ir::TensorSpec* out = output(g, node);
   if (op == "convolution" || op == "convolution_relu" || op == "convolution_add_relu" ||
@@ -115,32 +115,44 @@ uint64_t estimate_flops(const ir::Graph& g, const ir::Node& node) {
     if (!w || w->rank() < 2) return 0;
     uint64_t per_output = 1;
     for (size_t d = 1; d < w->rank(); ++d) per_output *= static_cast<uint64_t>(w->sizes[d]);
-    return 2 * numel(out) * per_output;
+    return numel(out) * per_output;
   }
   if (op == "conv2d_winograd") {  // weights [36, Cin, Cout]: the direct 3x3 convolution's count
     const ir::TensorSpec* u = tensor_arg(g, node, 1);
     if (!u || u->rank() != 3) return 0;
-    return 2 * numel(out) * static_cast<uint64_t>(u->sizes[1]) * 9;
+    return numel(out) * static_cast<uint64_t>(u->sizes[1]) * 9;
   }
-  if (op == "linear" || op == "linear_relu")  // pteron::linear_relu: ReLU not counted
-    return 2 * numel(out) * static_cast<uint64_t>(last_dim(tensor_arg(g, node, 0)));
-  if (op == "mm" || op == "bmm" || op == "matmul") {
-    return 2 * numel(out) * static_cast<uint64_t>(last_dim(tensor_arg(g, node, 0)));
-  }
-  if (op == "addmm")
-    return 2 * numel(out) * static_cast<uint64_t>(last_dim(tensor_arg(g, node, 1)));
+  // pteron::linear_relu: the ReLU is not counted.
+  if (op == "linear" || op == "linear_relu" || op == "mm" || op == "bmm" || op == "matmul")
+    return numel(out) * static_cast<uint64_t>(last_dim(tensor_arg(g, node, 0)));
+  if (op == "addmm") return numel(out) * static_cast<uint64_t>(last_dim(tensor_arg(g, node, 1)));
   if (op == "scaled_dot_product_attention" || op == "_scaled_dot_product_flash_attention_for_cpu" ||
       op == "sdpa") {
-    // q [.., L, E], k [.., S, E]: Q K^T and P V, 2 * L * S * E each, per batch-head.
+    // q [.., L, E], k [.., S, E]: Q K^T and P V, L * S * E each, per batch-head.
     const ir::TensorSpec* q = tensor_arg(g, node, 0);
     const ir::TensorSpec* k = tensor_arg(g, node, 1);
     if (!q || !k || q->rank() < 2 || k->rank() < 2) return 0;
-    const uint64_t s = static_cast<uint64_t>(k->sizes[k->rank() - 2]);
-    return 4 * numel(q) * s;
+    return 2 * numel(q) * static_cast<uint64_t>(k->sizes[k->rank() - 2]);
   }
-  if (elementwise_ops().count(op)) return numel(out);
+  return 0;
+}
+
+uint64_t estimate_flops(const ir::Graph& g, const ir::Node& node) {
+  if (const uint64_t macs = multiply_adds(g, node); macs > 0) return 2 * macs;
+  const std::string& op = node.op.name;
+  if (elementwise_ops().count(op)) return numel(output(g, node));
   if (reduction_ops().count(op)) return numel(tensor_arg(g, node, 0));
   return 0;
+}
+
+double region_work(const ir::Graph& g, const std::vector<ir::NodeId>& nodes) {
+  double work = 0.0;
+  for (ir::NodeId id : nodes) {
+    const ir::Node& n = g.node(id);
+    const uint64_t macs = multiply_adds(g, n);
+    work += static_cast<double>(macs > 0 ? macs : numel(output(g, n)));
+  }
+  return work;
 }
 
 }  // namespace pteron::compiler
