@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/compile.h"
-#include "compiler/report/delegation_report.h"
 #include "compiler/ir/work.h"
+#include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
 #include "runtime/host/host_method.h"
 
@@ -160,7 +160,19 @@ TEST(Flops, ConvolutionCountsMultiplyAddsOfEveryOutput) {
                   std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}, false,
                   std::vector<int64_t>{0, 0}, int64_t{2}},
                  {ir::NewValue{"y", f32({1, 6, 8, 8})}});
+  EXPECT_EQ(multiply_adds(g, g.node(conv)), (6u * 8 * 8) * (2 * 3 * 3));
   EXPECT_EQ(estimate_flops(g, g.node(conv)), 2u * (6 * 8 * 8) * (2 * 3 * 3));
+}
+
+// What the Vulkan and VGF cost rules weigh: multiply-adds where a node has them, else the
+// elements it outputs (a view too: it is a copy inside a delegate).
+TEST(Flops, RegionWorkIsMultiplyAddsElseElements) {
+  ir::Graph g = mixed_graph();
+  const std::vector<ir::NodeId> nodes = g.nodes();
+  EXPECT_EQ(multiply_adds(g, g.node(nodes[0])), 2u * 4 * 8);    // linear [2, 8] x [4, 8]^T
+  EXPECT_EQ(multiply_adds(g, g.node(nodes[1])), 0u);            // relu
+  EXPECT_EQ(region_work(g, nodes), 2.0 * 4 * 8 + 4 * (2 * 4));  // relu, sigmoid, add, relu
+  EXPECT_EQ(estimate_flops(g, g.node(nodes[0])), 2u * 2 * 4 * 8);
 }
 
 }  // namespace
