@@ -20,10 +20,7 @@ TEST(VulkanBackend, RegisteredAndAvailable) {
 }
 
 // x[B, 24] -> linear(24 -> 32) + relu -> linear(32 -> 10) -> + residual r[B, 10] -> softmax.
-struct Mlp {
-  std::vector<float> w1 = random_floats(32 * 24, 1), b1 = random_floats(32, 2);
-  std::vector<float> w2 = random_floats(10 * 32, 3), b2 = random_floats(10, 4);
-
+struct Mlp : MlpWeights {
   std::vector<uint8_t> payload(uint32_t batch) const {
     PayloadBuilder b;
     const uint32_t x = b.add_input({batch, 24}, 0);
@@ -41,20 +38,6 @@ struct Mlp {
     b.add_node(fb::OpType::Add, {o, r}, s);
     b.add_node(fb::OpType::Softmax, {s}, y);
     return b.build();
-  }
-
-  // The same chain on the portable kernels.
-  std::vector<float> reference(TestTensor& x, TestTensor& r, int32_t batch) const {
-    TestTensor tw1({32, 24}, w1), tb1({32}, b1), tw2({10, 32}, w2), tb2({10}, b2);
-    TestTensor h({batch, 32}), hr({batch, 32}), o({batch, 10}), s({batch, 10}), y({batch, 10});
-    EValue one = EValue::from_double(1.0), dim = EValue::from_int(-1),
-           no = EValue::from_bool(false);
-    run_portable("aten::linear.out", {x.value(), tw1.value(), tb1.value(), h.value()});
-    run_portable("aten::relu.out", {h.value(), hr.value()});
-    run_portable("aten::linear.out", {hr.value(), tw2.value(), tb2.value(), o.value()});
-    run_portable("aten::add.out", {o.value(), r.value(), &one, s.value()});
-    run_portable("aten::_softmax.out", {s.value(), &dim, &no, y.value()});
-    return y.read();
   }
 };
 
