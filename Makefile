@@ -108,46 +108,15 @@ test-sanitize: build-fuzz/build.ninja
 
 fuzz: build-fuzz/build.ninja
 	cmake --build build-fuzz -j $(JOBS) --target program_fuzzer tokenizer_fuzzer et_xnnpack_fuzzer vulkan_payload_fuzzer
-	@corpus=$$(mktemp -d); cp tests/fixtures/executorch/*.pte tests/fuzz/regressions/*.pte tests/fuzz/seeds/*.pte $$corpus/ 2>/dev/null; \
-	echo "fuzzing program load + method init + execute for $(FUZZ_SECONDS) s"; \
-	./build-fuzz/tests/fuzz/program_fuzzer $$corpus -seed=1 -max_total_time=$(FUZZ_SECONDS) \
-	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-	  -artifact_prefix=build-fuzz/ >build-fuzz/fuzz.log 2>&1; \
-	status=$$?; rm -rf $$corpus; tail -4 build-fuzz/fuzz.log; \
-	if [ $$status -ne 0 ]; then \
-	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz.log):"; \
-	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz.log | head -30; \
-	fi; [ $$status -eq 0 ] || exit $$status; \
-	corpus=$$(mktemp -d); cp tests/fuzz/seeds/tokenizer-* tests/fuzz/regressions/tokenizer-* $$corpus/; \
-	echo "fuzzing tokenizer load + encode + decode for $(TOKENIZER_FUZZ_SECONDS) s"; \
-	./build-fuzz/tests/fuzz/tokenizer_fuzzer $$corpus -seed=1 -max_total_time=$(TOKENIZER_FUZZ_SECONDS) \
-	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-	  -artifact_prefix=build-fuzz/ >build-fuzz/fuzz-tokenizer.log 2>&1; \
-	status=$$?; rm -rf $$corpus; tail -4 build-fuzz/fuzz-tokenizer.log; \
-	if [ $$status -ne 0 ]; then \
-	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-tokenizer.log):"; \
-	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-tokenizer.log | head -30; \
-	fi; [ $$status -eq 0 ] || exit $$status; \
-	corpus=$$(mktemp -d); cp tests/fixtures/executorch/*xnnpack*.pte $$corpus/; \
-	echo "fuzzing ExecuTorch XNNPACK payload reading for $(ET_XNNPACK_FUZZ_SECONDS) s"; \
-	./build-fuzz/tests/fuzz/et_xnnpack_fuzzer $$corpus -seed=1 -max_total_time=$(ET_XNNPACK_FUZZ_SECONDS) \
-	  -rss_limit_mb=2048 -max_len=524288 -print_final_stats=1 \
-	  -artifact_prefix=build-fuzz/ >build-fuzz/fuzz-et-xnnpack.log 2>&1; \
-	status=$$?; rm -rf $$corpus; tail -4 build-fuzz/fuzz-et-xnnpack.log; \
-	if [ $$status -ne 0 ]; then \
-	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-et-xnnpack.log):"; \
-	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-et-xnnpack.log | head -30; \
-	fi; [ $$status -eq 0 ] || exit $$status; \
-	corpus=$$(mktemp -d); cp tests/fuzz/seeds/vulkan-*.pte tests/fuzz/regressions/vulkan-*.pte $$corpus/; \
-	echo "fuzzing Vulkan payload verification and dynamic resizing for $(VULKAN_FUZZ_SECONDS) s"; \
-	./build-fuzz/tests/fuzz/vulkan_payload_fuzzer $$corpus -seed=1 -max_total_time=$(VULKAN_FUZZ_SECONDS) \
-	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-	  -artifact_prefix=build-fuzz/ >build-fuzz/fuzz-vulkan.log 2>&1; \
-	status=$$?; rm -rf $$corpus; tail -4 build-fuzz/fuzz-vulkan.log; \
-	if [ $$status -ne 0 ]; then \
-	  echo "the fuzzer found a bug (full log: build-fuzz/fuzz-vulkan.log):"; \
-	  grep -E "runtime error|ERROR:|SUMMARY:|#[0-9]+ 0x|Test unit written" build-fuzz/fuzz-vulkan.log | head -30; \
-	fi; exit $$status
+	tests/fuzz/run_fuzzer.sh program_fuzzer $(FUZZ_SECONDS) 65536 "program load + method init + execute" \
+	  tests/fixtures/executorch/*.pte tests/fuzz/regressions/*.pte tests/fuzz/seeds/*.pte
+	tests/fuzz/run_fuzzer.sh tokenizer_fuzzer $(TOKENIZER_FUZZ_SECONDS) 65536 "tokenizer load + encode + decode" \
+	  tests/fuzz/seeds/tokenizer-* tests/fuzz/regressions/tokenizer-*
+	tests/fuzz/run_fuzzer.sh et_xnnpack_fuzzer $(ET_XNNPACK_FUZZ_SECONDS) 524288 "ExecuTorch XNNPACK payload reading" \
+	  tests/fixtures/executorch/*xnnpack*.pte
+	tests/fuzz/run_fuzzer.sh vulkan_payload_fuzzer $(VULKAN_FUZZ_SECONDS) 65536 \
+	  "Vulkan payload verification and dynamic resizing" \
+	  tests/fuzz/seeds/vulkan-*.pte tests/fuzz/regressions/vulkan-*.pte
 
 # The runtime core and portable kernels must build for Cortex-M55 (no exceptions, RTTI, heap),
 # and the int8 kernels for the Cortex-M7 and Cortex-M4 too: each core's QEMU tests (the board,
