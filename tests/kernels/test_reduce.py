@@ -99,6 +99,20 @@ def test_sum_dtype_argument_and_none_dims():
         run_kernel("aten::sum.IntList_out", [x, None, False, 4, out])
 
 
+def test_sum_of_floats_into_int64_converts_each_element_without_undefined_behaviour():
+    # Found by the fuzzer (tests/fuzz/regressions/reduce-float-to-int-accumulator.pte): each
+    # float converts to int64 before it is added, as torch's dtype argument does; beyond int64
+    # and NaN convert as every pteron float -> int store does (to 0) instead of being undefined.
+    x = torch.tensor([[7.7e31, 2.9, float("nan")], [-3.5, 1e19, 4.0]])
+    out = torch.empty(2, dtype=torch.int64)
+    run_kernel("aten::sum.IntList_out", [x, [1], False, 4, out])  # 4 = torch.int64
+    assert out.tolist() == [2, 1]  # 0 + 2 + 0, -3 + 0 + 4
+    ok = torch.tensor([[1.9, -2.9, 3.0]])
+    out1 = torch.empty(1, dtype=torch.int64)
+    run_kernel("aten::sum.IntList_out", [ok, [1], False, 4, out1])
+    assert out1.tolist() == ok.sum(1, dtype=torch.int64).tolist()
+
+
 @pytest.mark.parametrize(
     "shape,dims", [((1 << 20,), [0]), ((40000, 3), [0]), ((3, 50000), [1]), ((300, 5, 300), [0, 2])]
 )

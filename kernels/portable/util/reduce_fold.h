@@ -41,10 +41,13 @@ void dispatch_accumulator(ScalarType out, Fn&& fn) {
 }
 
 // Converts a loaded value to accumulator A (through int64 for the integer accumulator, so
-// negative values wrap instead of being undefined).
+// negative values wrap instead of being undefined; a float, as a reduction of floats into an
+// integer dtype reads them, converts as store_value does: NaN and values beyond int64 give 0).
 template <typename A, typename V>
 inline A to_accumulator(V v) {
-  if constexpr (std::is_same_v<A, uint64_t>)
+  if constexpr (std::is_same_v<A, uint64_t> && std::is_floating_point_v<V>)
+    return static_cast<uint64_t>(store_value<int64_t>(v));
+  else if constexpr (std::is_same_v<A, uint64_t>)
     return static_cast<uint64_t>(static_cast<int64_t>(v));
   else
     return static_cast<A>(v);
