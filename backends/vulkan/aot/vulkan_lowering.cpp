@@ -3,8 +3,11 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "backends/vulkan/aot/payload_builder.h"
 #include "backends/vulkan/aot/vulkan_ops.h"
@@ -59,6 +62,15 @@ std::vector<uint32_t> dims_of(const Graph& g, ValueId v) {
   std::vector<uint32_t> d;
   for (int64_t s : g.value(v).spec.sizes) d.push_back(static_cast<uint32_t>(s));
   return d;
+}
+
+// A clamp's or hardtanh's [lo, hi] (an absent bound unbounded).
+std::pair<float, float> clamp_bounds(const Node& n, Kind kind) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const Argument& lo = n.arg(kind == Kind::Clamp ? "min" : "min_val");
+  const Argument& hi = n.arg(kind == Kind::Clamp ? "max" : "max_val");
+  return {lo.is_none() ? -inf : static_cast<float>(lo.to_double()),
+          hi.is_none() ? inf : static_cast<float>(hi.to_double())};
 }
 
 }  // namespace
@@ -198,7 +210,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
       const Node& n = g.node(id);
       const Kind kind = op_kinds().at(n.op.str());
       if (kind != Kind::Relu && kind != Kind::Clamp && kind != Kind::Hardtanh) continue;
-      const ValueId v = n.args[0].tensor();
+      const ValueId v = n.arg("self").tensor();
       const Value& val = g.value(v);
       if (!val.is_intermediate() || val.users.size() != 1 || outputs.count(v) ||
           !in_region.count(val.producer) || folds.count(val.producer)) {
@@ -210,10 +222,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
         continue;
       }
       Fold f{n.outputs[0], 0.0f, inf};
-      if (kind != Kind::Relu) {
-        f.lo = n.args[1].is_none() ? -inf : static_cast<float>(n.args[1].to_double());
-        f.hi = n.args[2].is_none() ? inf : static_cast<float>(n.args[2].to_double());
-      }
+      if (kind != Kind::Relu) std::tie(f.lo, f.hi) = clamp_bounds(n, kind);
       folds[val.producer] = f;
       folded.insert(id);
     }
@@ -231,45 +240,49 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
       clamped.output_min = fold->second.lo;
       clamped.output_max = fold->second.hi;
     }
-    const auto in = [&](size_t k) { return tensor(n.args[k].tensor()); };
+    const auto in = [&](const char* name) { return tensor(n.arg(name).tensor()); };
+    // The tensor an op of one tensor input transforms ("self", or "input" for some).
+    const auto source = [&] { return tensor(n.inputs().front()); };
     switch (kind) {
       case Kind::Linear: {
         // A constant weight [N, K] is stored transposed, [K, N], and run as a MatMul: the
         // shaders then read W rows contiguously along N, the dimension neighbouring
         // invocations cover (contiguous vector loads instead of gathers on CPU devices).
-        const Value& w = g.value(n.args[1].tensor());
+        const Value& w = g.value(n.arg("weight").tensor());
         const bool transpose = w.is_constant() && !ids.count(w.id);
-        std::vector<uint32_t> ins = {in(0), transpose ? transposed_constant(w) : in(1)};
-        if (!n.args[2].is_none()) ins.push_back(in(2));
+        std::vector<uint32_t> ins = {in("input"),
+                                     transpose ? transposed_constant(w) : in("weight")};
+        if (!n.arg("bias").is_none()) ins.push_back(in("bias"));
         b.add_node(transpose ? fb::OpType::MatMul : fb::OpType::Linear, ins, out, clamped);
         break;
       }
       case Kind::AddMm:
-        b.add_node(fb::OpType::MatMul, {in(1), in(2), bias_1d(n.args[0].tensor())}, out, clamped);
+        b.add_node(fb::OpType::MatMul, {in("mat1"), in("mat2"), bias_1d(n.arg("self").tensor())},
+                   out, clamped);
         break;
       case Kind::Mm:
-        b.add_node(fb::OpType::MatMul, {in(0), in(1)}, out, clamped);
+        b.add_node(fb::OpType::MatMul, {in("self"), in("mat2")}, out, clamped);
         break;
       case Kind::Bmm:
-        b.add_node(fb::OpType::BatchMatMul, {in(0), in(1)}, out, clamped);
+        b.add_node(fb::OpType::BatchMatMul, {in("self"), in("mat2")}, out, clamped);
         break;
       case Kind::Add:
       case Kind::Sub:
         b.add_node(kind == Kind::Add ? fb::OpType::Add : fb::OpType::Sub,
-                   {in(0), operand(n.args[1])}, out,
-                   {.alpha = static_cast<float>(n.args[2].to_double())});
+                   {in("self"), operand(n.arg("other"))}, out,
+                   {.alpha = static_cast<float>(n.arg("alpha").to_double())});
         break;
       case Kind::Mul:
       case Kind::Div:
         b.add_node(kind == Kind::Mul ? fb::OpType::Mul : fb::OpType::Div,
-                   {in(0), operand(n.args[1])}, out);
+                   {in("self"), operand(n.arg("other"))}, out);
         break;
       case Kind::Unary: {
         fb::UnaryOp op = unary_ops().at(n.op.str());
-        if (op == fb::UnaryOp::Gelu && n.args[1].get<std::string>() == "tanh") {
+        if (op == fb::UnaryOp::Gelu && n.arg("approximate").get<std::string>() == "tanh") {
           op = fb::UnaryOp::GeluTanh;
         }
-        b.add_node(fb::OpType::Unary, {in(0)}, out, {.unary = op});
+        b.add_node(fb::OpType::Unary, {in("self")}, out, {.unary = op});
         break;
       }
       case Kind::MaxPool:
@@ -277,24 +290,25 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
         const auto u32 = [](const std::vector<int64_t>& v) {
           return std::vector<uint32_t>{static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])};
         };
-        const auto k = pair_of(n.args[1], {});
-        NodeAttrs a{.stride = u32(pair_of(n.args[2], k)),
-                    .padding = u32(pair_of(n.args[3], {0, 0})),
+        const auto k = pair_of(n.arg("kernel_size"), {});
+        NodeAttrs a{.stride = u32(pair_of(n.arg("stride"), k)),
+                    .padding = u32(pair_of(n.arg("padding"), {0, 0})),
                     .dilation = {1, 1},
                     .kernel = u32(k)};
         if (kind == Kind::MaxPool) {
           a.pool = fb::PoolType::Max;
-          a.dilation = u32(pair_of(n.args[4], {1, 1}));
+          a.dilation = u32(pair_of(n.arg("dilation"), {1, 1}));
         } else {
           a.pool = fb::PoolType::Average;
-          a.count_include_pad = n.args[5].get<bool>();
-          a.divisor = n.args[6].is_none() ? 0 : static_cast<uint32_t>(n.args[6].to_int());
+          a.count_include_pad = n.arg("count_include_pad").get<bool>();
+          const Argument& divisor = n.arg("divisor_override");
+          a.divisor = divisor.is_none() ? 0 : static_cast<uint32_t>(divisor.to_int());
         }
-        b.add_node(fb::OpType::Pool2d, {in(0)}, out, a);
+        b.add_node(fb::OpType::Pool2d, {in("self")}, out, a);
         break;
       }
       case Kind::AdaptiveAvgPool:
-        b.add_node(fb::OpType::Pool2d, {in(0)}, out, {.pool = fb::PoolType::AdaptiveAverage});
+        b.add_node(fb::OpType::Pool2d, {in("self")}, out, {.pool = fb::PoolType::AdaptiveAverage});
         break;
       case Kind::UpsampleNearest:
       case Kind::UpsampleBilinear:
@@ -304,7 +318,7 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
                                                                : fb::ResizeMode::BilinearAntialias,
                     .scales = upsample_scales(n)};
         if (kind != Kind::UpsampleNearest) a.align_corners = n.arg("align_corners").get<bool>();
-        b.add_node(fb::OpType::Upsample, {in(0)}, out, a);
+        b.add_node(fb::OpType::Upsample, {source()}, out, a);
         break;
       }
       case Kind::ConstantPad:
@@ -319,109 +333,112 @@ std::vector<uint8_t> build_payload(const Graph& g, const Region& region, bool fp
                                                               : fb::PadMode::Replicate};
         for (int64_t p : pads) a.pads.push_back(static_cast<int32_t>(p));
         if (kind == Kind::ConstantPad) a.pad_value = static_cast<float>(n.arg("value").to_double());
-        b.add_node(fb::OpType::Pad, {in(0)}, out, a);
+        b.add_node(fb::OpType::Pad, {in("self")}, out, a);
         break;
       }
       case Kind::Cat: {
         std::vector<uint32_t> ins;
-        for (ValueId v : n.args[0].get<compiler::ir::TensorList>().ids) ins.push_back(tensor(v));
+        for (ValueId v : n.arg("tensors").get<compiler::ir::TensorList>().ids) {
+          ins.push_back(tensor(v));
+        }
         const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).spec.rank());
         b.add_node(fb::OpType::Cat, ins, out,
-                   {.axis = static_cast<uint32_t>(norm_dim(n.args[1].to_int(), rank))});
+                   {.axis = static_cast<uint32_t>(norm_dim(n.arg("dim").to_int(), rank))});
         break;
       }
       case Kind::Slice:
       case Kind::Select: {
-        const TensorSpec& x = g.value(n.args[0].tensor()).spec;
-        const int64_t dim = norm_dim(n.args[1].to_int(), static_cast<int64_t>(x.rank()));
+        const TensorSpec& x = g.value(n.arg("self").tensor()).spec;
+        const int64_t dim = norm_dim(n.arg("dim").to_int(), static_cast<int64_t>(x.rank()));
         const int64_t size = x.sizes[static_cast<size_t>(dim)];
-        int64_t start = kind == Kind::Select ? n.args[2].to_int()
-                                             : (n.args[2].is_none() ? 0 : n.args[2].to_int());
+        const Argument& first = n.arg(kind == Kind::Select ? "index" : "start");
+        int64_t start = first.is_none() ? 0 : first.to_int();
         if (start < 0) start += size;
         start = std::clamp<int64_t>(start, 0, size);
-        const uint32_t step = kind == Kind::Select ? 1 : static_cast<uint32_t>(n.args[4].to_int());
+        const uint32_t step =
+            kind == Kind::Select ? 1 : static_cast<uint32_t>(n.arg("step").to_int());
         NodeAttrs a{.axis = static_cast<uint32_t>(dim),
                     .start = static_cast<uint32_t>(start),
                     .step = step};
         if (kind == Kind::Slice) {
-          b.add_node(fb::OpType::Slice, {in(0)}, out, a);
+          b.add_node(fb::OpType::Slice, {in("self")}, out, a);
         } else {  // a one-wide slice, then a reshape (no copy) that drops the dim
-          std::vector<uint32_t> dims = dims_of(g, n.args[0].tensor());
+          std::vector<uint32_t> dims = dims_of(g, n.arg("self").tensor());
           dims[static_cast<size_t>(dim)] = 1;
           const uint32_t sliced = b.add_tensor(dims, inner);
-          b.add_node(fb::OpType::Slice, {in(0)}, sliced, a);
+          b.add_node(fb::OpType::Slice, {in("self")}, sliced, a);
           b.add_node(fb::OpType::Reshape, {sliced}, out);
         }
         break;
       }
       case Kind::Embedding:
-        b.add_node(fb::OpType::Embedding, {in(0), in(1)}, out);
+        b.add_node(fb::OpType::Embedding, {in("weight"), in("indices")}, out);
         break;
       case Kind::Transpose: {
         const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).spec.rank());
         std::vector<uint32_t> perm(static_cast<size_t>(rank));
         for (int64_t d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = static_cast<uint32_t>(d);
-        if (rank == 2 && n.args.size() == 1) {
-          std::swap(perm[0], perm[1]);
-        } else if (rank >= 2 && n.args.size() >= 3) {
-          std::swap(perm[static_cast<size_t>(norm_dim(n.args[1].to_int(), rank))],
-                    perm[static_cast<size_t>(norm_dim(n.args[2].to_int(), rank))]);
+        if (!has_arg(n, "dim0")) {  // t: a matrix's two dims (a vector's one stays)
+          if (rank == 2) std::swap(perm[0], perm[1]);
+        } else if (rank >= 2) {
+          std::swap(perm[static_cast<size_t>(norm_dim(n.arg("dim0").to_int(), rank))],
+                    perm[static_cast<size_t>(norm_dim(n.arg("dim1").to_int(), rank))]);
         }
-        b.add_node(fb::OpType::Permute, {in(0)}, out, {.perm = perm});
+        b.add_node(fb::OpType::Permute, {in("self")}, out, {.perm = perm});
         break;
       }
       case Kind::Relu:
-        b.add_node(fb::OpType::Clamp, {in(0)}, out, {.output_min = 0.0f, .output_max = inf});
+        b.add_node(fb::OpType::Clamp, {in("self")}, out, {.output_min = 0.0f, .output_max = inf});
         break;
       case Kind::Clamp:
       case Kind::Hardtanh: {
-        const float lo = n.args[1].is_none() ? -inf : static_cast<float>(n.args[1].to_double());
-        const float hi = n.args[2].is_none() ? inf : static_cast<float>(n.args[2].to_double());
-        b.add_node(fb::OpType::Clamp, {in(0)}, out, {.output_min = lo, .output_max = hi});
+        const auto [lo, hi] = clamp_bounds(n, kind);
+        b.add_node(fb::OpType::Clamp, {in("self")}, out, {.output_min = lo, .output_max = hi});
         break;
       }
       case Kind::Softmax:
-        b.add_node(fb::OpType::Softmax, {in(0)}, out);
+        b.add_node(fb::OpType::Softmax, {in("self")}, out);
         break;
       case Kind::Conv: {
-        const auto pair = [&](size_t k) {
-          const auto& v = n.args[k].get<std::vector<int64_t>>();
+        const auto pair = [&](const char* name) {
+          const auto& v = n.arg(name).get<std::vector<int64_t>>();
           return std::vector<uint32_t>{static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])};
         };
-        std::vector<uint32_t> ins = {in(0), in(1)};
-        if (!n.args[2].is_none()) ins.push_back(in(2));
+        std::vector<uint32_t> ins = {in("input"), in("weight")};
+        if (!n.arg("bias").is_none()) ins.push_back(in("bias"));
         b.add_node(fb::OpType::Conv2d, ins, out,
                    {.output_min = clamped.output_min,
                     .output_max = clamped.output_max,
-                    .stride = pair(3),
-                    .padding = pair(4),
-                    .dilation = pair(5),
-                    .groups = static_cast<uint32_t>(n.args[8].get<int64_t>())});
+                    .stride = pair("stride"),
+                    .padding = pair("padding"),
+                    .dilation = pair("dilation"),
+                    .groups = static_cast<uint32_t>(n.arg("groups").get<int64_t>())});
         break;
       }
       case Kind::Mean:
-        b.add_node(fb::OpType::Mean, {in(0)}, out);
+        b.add_node(fb::OpType::Mean, {in("self")}, out);
         break;
       case Kind::Reshape:
-        b.add_node(fb::OpType::Reshape, {in(0)}, out);
+        b.add_node(fb::OpType::Reshape, {source()}, out);
         break;
       case Kind::Permute: {
         std::vector<uint32_t> perm;
         const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).spec.rank());
-        for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
+        for (int64_t d : n.arg("dims").get<std::vector<int64_t>>()) {
           perm.push_back(static_cast<uint32_t>(d < 0 ? d + rank : d));
         }
-        b.add_node(fb::OpType::Permute, {in(0)}, out, {.perm = perm});
+        b.add_node(fb::OpType::Permute, {in("self")}, out, {.perm = perm});
         break;
       }
       case Kind::LayerNorm: {
-        std::vector<uint32_t> ins = {in(0)};
-        if (!n.args[2].is_none()) ins.push_back(in(2));
-        if (!n.args[3].is_none()) ins.push_back(in(3));
+        const bool has_weight = !n.arg("weight").is_none(), has_bias = !n.arg("bias").is_none();
+        std::vector<uint32_t> ins = {in("input")};
+        if (has_weight) ins.push_back(in("weight"));
+        if (has_bias) ins.push_back(in("bias"));
         b.add_node(fb::OpType::LayerNorm, ins, out,
-                   {.eps = static_cast<float>(n.args[4].to_double()),
-                    .has_weight = !n.args[2].is_none(),
-                    .has_bias = !n.args[3].is_none()});
+                   {.eps = static_cast<float>(n.arg("eps").to_double()),
+                    .has_weight = has_weight,
+                    .has_bias = has_bias});
         break;
       }
     }

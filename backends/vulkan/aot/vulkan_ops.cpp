@@ -133,7 +133,7 @@ std::vector<double> upsample_scales(const Node& n) {
 std::vector<int64_t> pads_of(const Graph& g, const Node& n, std::string* why) {
   const bool constant = n.op.str() == "aten::constant_pad_nd.default";
   const auto& pad = n.arg(constant ? "pad" : "padding").get<std::vector<int64_t>>();
-  const int64_t rank = static_cast<int64_t>(g.value(n.args[0].tensor()).spec.rank());
+  const int64_t rank = static_cast<int64_t>(g.value(n.arg("self").tensor()).spec.rank());
   if (pad.size() % 2 != 0 || static_cast<int64_t>(pad.size() / 2) > rank) {
     *why = "pad list " + shape_str(pad) + " does not fit a rank-" + std::to_string(rank) + " input";
     return {};

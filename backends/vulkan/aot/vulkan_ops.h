@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/vulkan/runtime/payload_format.h"
 #include "compiler/ir/graph.h"
+#include "compiler/ir/op_schema.h"
 
 namespace pteron::vulkan {
 
@@ -58,6 +60,11 @@ const std::map<std::string, fb::UnaryOp>& unary_ops();
 std::vector<int64_t> pair_of(const compiler::ir::Argument& a, std::vector<int64_t> dflt);
 
 inline int64_t norm_dim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
+
+// Whether the node's op has an argument named `name` (a rule for some overloads only).
+inline bool has_arg(const compiler::ir::Node& n, std::string_view name) {
+  return n.schema != nullptr && n.schema->arg_index(name) >= 0;
+}
 
 // An upsample's scale_factors [h, w] as the payload carries them: 0 where none was given (an
 // output_size) or the given one is <= 0 (ATen then uses input / output too). Refuses

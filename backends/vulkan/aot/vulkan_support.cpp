@@ -72,7 +72,7 @@ std::string check_node(const Graph& g, const Node& n) {
   }
   for (ValueId v : n.inputs()) {
     // Embedding indices are i64 region inputs (read as such by the shader).
-    if (kind == Kind::Embedding && v == n.args[1].tensor()) {
+    if (kind == Kind::Embedding && v == n.arg("indices").tensor()) {
       const TensorSpec& s = g.value(v).spec;
       if (s.dtype != ScalarType::Long) return "embedding indices are not i64";
       if (g.value(v).is_constant())
@@ -87,23 +87,24 @@ std::string check_node(const Graph& g, const Node& n) {
   const TensorSpec& out = g.value(n.outputs[0]).spec;
   switch (kind) {
     case Kind::Linear: {
-      const TensorSpec& w = g.value(n.args[1].tensor()).spec;
+      const TensorSpec& w = g.value(n.arg("weight").tensor()).spec;
       if (w.rank() != 2) return "linear weight must be 2-D, got " + shape_str(w.sizes);
-      if (g.value(n.args[0].tensor()).spec.rank() < 1) return "linear input is a scalar";
-      if (!n.args[2].is_none() && g.value(n.args[2].tensor()).spec.rank() != 1) {
+      if (g.value(n.arg("input").tensor()).spec.rank() < 1) return "linear input is a scalar";
+      const Argument& bias = n.arg("bias");
+      if (!bias.is_none() && g.value(bias.tensor()).spec.rank() != 1) {
         return "linear bias must be 1-D";
       }
       return {};
     }
     case Kind::AddMm: {
-      const TensorSpec& bias = g.value(n.args[0].tensor()).spec;
+      const TensorSpec& bias = g.value(n.arg("self").tensor()).spec;
       const int64_t cols = out.sizes.back();
       if (!(bias.rank() == 1 || (bias.rank() == 2 && bias.sizes[0] == 1)) ||
           bias.sizes.back() != cols) {
         return "addmm bias " + shape_str(bias.sizes) +
                " is not [N] or [1, N] (N = " + std::to_string(cols) + ")";
       }
-      if (n.args[3].to_double() != 1.0 || n.args[4].to_double() != 1.0) {
+      if (n.arg("beta").to_double() != 1.0 || n.arg("alpha").to_double() != 1.0) {
         return "addmm with beta or alpha other than 1";
       }
       return {};
@@ -113,39 +114,40 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     case Kind::Add:
     case Kind::Sub:
-      if (!std::isfinite(n.args[2].to_double())) return "alpha is not finite";
+      if (!std::isfinite(n.arg("alpha").to_double())) return "alpha is not finite";
       [[fallthrough]];
     case Kind::Mul:
     case Kind::Div: {
       // Outputs exactly the broadcast shape (checked again by the runtime's verifier). A scalar
       // operand becomes a one-element constant.
-      if (!n.args[0].is_tensor()) return "the first operand is a scalar";
-      for (int k = 0; k < 2; ++k) {
-        if (!n.args[k].is_tensor()) {
-          if (!std::isfinite(n.args[k].to_double())) return "a scalar operand is not finite";
+      if (!n.arg("self").is_tensor()) return "the first operand is a scalar";
+      for (const char* operand : {"self", "other"}) {
+        const Argument& a = n.arg(operand);
+        if (!a.is_tensor()) {
+          if (!std::isfinite(a.to_double())) return "a scalar operand is not finite";
           continue;
         }
-        if (g.value(n.args[k].tensor()).spec.rank() > out.rank()) return "input rank > output";
+        if (g.value(a.tensor()).spec.rank() > out.rank()) return "input rank > output";
       }
-      if (kind == Kind::Div && n.args.size() > 2 && !n.args[2].is_none()) {
+      if (kind == Kind::Div && has_arg(n, "rounding_mode") && !n.arg("rounding_mode").is_none()) {
         return "div with a rounding mode";
       }
       return {};
     }
     case Kind::Unary:
       if (n.op.str() == "aten::gelu.default") {
-        const std::string& a = n.args[1].get<std::string>();
+        const std::string& a = n.arg("approximate").get<std::string>();
         if (a != "none" && a != "tanh") return "gelu approximation '" + a + "'";
       }
       return {};
     case Kind::MaxPool:
     case Kind::AvgPool: {
-      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      const TensorSpec& x = g.value(n.arg("self").tensor()).spec;
       if (x.rank() != 4) return "pooling input is not NCHW " + shape_str(x.sizes);
-      const auto k = pair_of(n.args[1], {});
+      const auto k = pair_of(n.arg("kernel_size"), {});
       if (k.size() != 2) return "pooling kernel must have 1 or 2 entries";
-      const auto st = pair_of(n.args[2], k);
-      const auto pad = pair_of(n.args[3], {0, 0});
+      const auto st = pair_of(n.arg("stride"), k);
+      const auto pad = pair_of(n.arg("padding"), {0, 0});
       if (st.size() != 2 || pad.size() != 2)
         return "pooling stride/padding must have 1 or 2 entries";
       for (int i = 0; i < 2; ++i) {
@@ -153,21 +155,23 @@ std::string check_node(const Graph& g, const Node& n) {
           return "pooling kernel/stride/padding out of range";
         }
       }
-      if (kind == Kind::MaxPool && pair_of(n.args[4], {1, 1}).size() != 2) {
+      if (kind == Kind::MaxPool && pair_of(n.arg("dilation"), {1, 1}).size() != 2) {
         return "pooling dilation must have 1 or 2 entries";
       }
-      if (kind == Kind::AvgPool && !n.args[6].is_none() && n.args[6].to_int() <= 0) {
+      if (kind == Kind::AvgPool && !n.arg("divisor_override").is_none() &&
+          n.arg("divisor_override").to_int() <= 0) {
         return "avg_pool2d divisor_override <= 0";
       }
       return {};
     }
     case Kind::AdaptiveAvgPool:
-      if (g.value(n.args[0].tensor()).spec.rank() != 4) return "adaptive pooling input is not NCHW";
+      if (g.value(n.arg("self").tensor()).spec.rank() != 4)
+        return "adaptive pooling input is not NCHW";
       return {};
     case Kind::UpsampleNearest:
     case Kind::UpsampleBilinear:
     case Kind::UpsampleAntialias: {
-      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      const TensorSpec& x = g.value(n.inputs().front()).spec;  // "input", or "self" (_aa)
       if (x.rank() != 4) return "upsample input is not NCHW " + shape_str(x.sizes);
       if (out.rank() != 4 || out.sizes[0] != x.sizes[0] || out.sizes[1] != x.sizes[1]) {
         return "upsample output " + shape_str(out.sizes) + " is not [N, C, OH, OW]";
@@ -178,7 +182,7 @@ std::string check_node(const Graph& g, const Node& n) {
     case Kind::ConstantPad:
     case Kind::ReflectionPad:
     case Kind::ReplicationPad: {
-      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      const TensorSpec& x = g.value(n.arg("self").tensor()).spec;
       if (x.rank() < 1) return "padding a 0-D tensor";
       std::string why;
       const auto pads = pads_of(g, n, &why);
@@ -205,14 +209,14 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     case Kind::Slice:
     case Kind::Select: {
-      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
-      const int64_t dim = norm_dim(n.args[1].to_int(), static_cast<int64_t>(x.rank()));
+      const TensorSpec& x = g.value(n.arg("self").tensor()).spec;
+      const int64_t dim = norm_dim(n.arg("dim").to_int(), static_cast<int64_t>(x.rank()));
       if (dim < 0 || dim >= static_cast<int64_t>(x.rank())) return "dim out of range";
-      if (kind == Kind::Slice && n.args[4].to_int() < 1) return "slice step < 1";
+      if (kind == Kind::Slice && n.arg("step").to_int() < 1) return "slice step < 1";
       return {};
     }
     case Kind::Embedding: {
-      const TensorSpec& w = g.value(n.args[0].tensor()).spec;
+      const TensorSpec& w = g.value(n.arg("weight").tensor()).spec;
       if (w.rank() != 2) return "embedding weight is not 2-D";
       return {};
     }
@@ -221,40 +225,43 @@ std::string check_node(const Graph& g, const Node& n) {
     case Kind::Relu:
       return {};
     case Kind::Clamp:
-    case Kind::Hardtanh:
-      for (int k = 1; k < 3; ++k) {
-        if (!n.args[k].is_none() && std::isnan(n.args[k].to_double())) return "NaN bound";
+    case Kind::Hardtanh: {
+      const Argument& lo = n.arg(kind == Kind::Clamp ? "min" : "min_val");
+      const Argument& hi = n.arg(kind == Kind::Clamp ? "max" : "max_val");
+      for (const Argument* bound : {&lo, &hi}) {
+        if (!bound->is_none() && std::isnan(bound->to_double())) return "NaN bound";
       }
-      if (!n.args[1].is_none() && !n.args[2].is_none() &&
-          n.args[1].to_double() > n.args[2].to_double()) {
-        return "min > max";
-      }
+      if (!lo.is_none() && !hi.is_none() && lo.to_double() > hi.to_double()) return "min > max";
       return {};
+    }
     case Kind::Conv: {
-      const TensorSpec& x = g.value(n.args[0].tensor()).spec;
+      const TensorSpec& x = g.value(n.arg("input").tensor()).spec;
       if (x.rank() != 4) return "convolution is not 2-D (input " + shape_str(x.sizes) + ")";
-      if (n.args[6].get<bool>()) return "transposed convolution";
-      if (!g.value(n.args[1].tensor()).is_constant()) return "convolution weight is not constant";
-      for (size_t k : {3, 4, 5}) {
-        const auto& v = n.args[k].get<std::vector<int64_t>>();
+      if (n.arg("transposed").get<bool>()) return "transposed convolution";
+      if (!g.value(n.arg("weight").tensor()).is_constant())
+        return "convolution weight is not constant";
+      for (const char* name : {"stride", "padding", "dilation"}) {
+        const auto& v = n.arg(name).get<std::vector<int64_t>>();
         if (v.size() != 2) return "stride/padding/dilation must have 2 entries";
       }
-      const auto& pad = n.args[4].get<std::vector<int64_t>>();
+      const auto& pad = n.arg("padding").get<std::vector<int64_t>>();
       if (pad[0] < 0 || pad[1] < 0) return "negative padding";
       return {};
     }
     case Kind::LayerNorm: {
-      const auto& shape = n.args[1].get<std::vector<int64_t>>();
+      const auto& shape = n.arg("normalized_shape").get<std::vector<int64_t>>();
       if (shape.size() != 1) return "layer norm over more than the last dim";
-      if (n.args[2].is_none() && !n.args[3].is_none()) return "layer norm with bias but no weight";
+      if (n.arg("weight").is_none() && !n.arg("bias").is_none()) {
+        return "layer norm with bias but no weight";
+      }
       return {};
     }
     case Kind::Mean: {
-      if (n.args.size() > 3 && !n.args[3].is_none()) return "mean with a dtype";
-      const int64_t rank = static_cast<int64_t>(g.value(n.args[0].tensor()).spec.rank());
-      if (n.args[1].is_none()) return {};  // over everything
+      if (!n.arg("dtype").is_none()) return "mean with a dtype";
+      const int64_t rank = static_cast<int64_t>(g.value(n.arg("self").tensor()).spec.rank());
+      if (n.arg("dim").is_none()) return {};  // over everything
       std::vector<bool> reduced(static_cast<size_t>(rank), false);
-      for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
+      for (int64_t d : n.arg("dim").get<std::vector<int64_t>>()) {
         const int64_t dd = d < 0 ? d + rank : d;
         if (dd < 0 || dd >= rank) return "mean dim out of range";
         reduced[static_cast<size_t>(dd)] = true;
@@ -271,16 +278,16 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     case Kind::Permute: {
       const int64_t rank = static_cast<int64_t>(out.rank());
-      for (int64_t d : n.args[1].get<std::vector<int64_t>>()) {
+      for (int64_t d : n.arg("dims").get<std::vector<int64_t>>()) {
         if (d < -rank || d >= rank) return "permute dim out of range";
       }
       return {};
     }
     case Kind::Softmax: {
-      const int64_t dim = n.args[1].get<int64_t>();
+      const int64_t dim = n.arg("dim").get<int64_t>();
       const int64_t rank = static_cast<int64_t>(out.rank());
       if (dim != -1 && dim != rank - 1) return "softmax over a dim other than the last";
-      if (n.args[2].get<bool>()) return "softmax with half_to_float";
+      if (n.arg("half_to_float").get<bool>()) return "softmax with half_to_float";
       return {};
     }
   }
