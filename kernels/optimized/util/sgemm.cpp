@@ -20,8 +20,11 @@ constexpr int64_t kMaxTaskRows = 256;
 constexpr int64_t kMaxTaskCols = 512;
 // Aim for this many tasks per thread, so a thread the OS preempts does not hold up the others.
 constexpr int64_t kTasksPerThread = 8;
-// Rows of a matrix-vector product per task.
+// Rows of a matrix-vector product per task: at most this many, and fewer when that gives each
+// thread at least kTasksPerThread / 2 tasks (768 rows are 3 tasks of 256 on 2 threads: one
+// thread idles a third of the time; 256 rows one task, on one thread).
 constexpr int64_t kGemvRowsPerTask = 256;
+constexpr int64_t kGemvMinRowsPerTask = 16;
 // Products with fewer multiply-adds than this run on the calling thread: waking the pool costs
 // more than they take.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
@@ -290,14 +293,22 @@ struct GemvPlan {
   const SgemmProblem* p;
   const SgemmKernel* kern;
   float beta;
+  int64_t rows_per_task;
 };
+
+int64_t gemv_rows_per_task(int64_t n, int64_t threads) {
+  const int64_t balanced = ceil_div(n, threads * (kTasksPerThread / 2));
+  return balanced < kGemvMinRowsPerTask ? kGemvMinRowsPerTask
+         : balanced > kGemvRowsPerTask  ? kGemvRowsPerTask
+                                        : balanced;
+}
 
 // C row = alpha * a * B + beta * C + bias for B stored [N, K]: rows of B are dot products.
 void gemv_task(void* context, size_t task) {
   const GemvPlan& plan = *static_cast<const GemvPlan*>(context);
   const SgemmProblem& p = *plan.p;
-  const int64_t j0 = static_cast<int64_t>(task) * kGemvRowsPerTask;
-  const int64_t n = min64(kGemvRowsPerTask, p.N - j0);
+  const int64_t j0 = static_cast<int64_t>(task) * plan.rows_per_task;
+  const int64_t n = min64(plan.rows_per_task, p.N - j0);
   plan.kern->gemv_rows(n, p.K, p.a, p.b + j0 * p.b_cs, p.b_cs, p.c + j0, p.alpha, plan.beta,
                        p.bias != nullptr ? p.bias + j0 : nullptr);
   if (p.relu) relu_rows(p.c + j0, 0, 1, n);
@@ -532,8 +543,8 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t kc = gemm_layout(p, kern, threads).kc;
   const int index = pick_kernel_index(kernel);
   const auto run_gemv = [&] {
-    GemvPlan plan{&p, &kern, p.beta};
-    parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
+    GemvPlan plan{&p, &kern, p.beta, gemv_rows_per_task(p.N, threads)};
+    parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, plan.rows_per_task)));
     return true;
   };
   const float* a_panels = nullptr;
@@ -571,7 +582,7 @@ void sgemm_serial(const SgemmProblem& p, void* scratch) {
     return;
   }
   if (is_gemv(p)) {
-    GemvPlan plan{&p, &kern, p.beta};
+    GemvPlan plan{&p, &kern, p.beta, kGemvRowsPerTask};
     parallel_for(nullptr, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, kGemvRowsPerTask)));
     return;
   }
