@@ -25,20 +25,10 @@ std::vector<Registered>& registry() {
   return r;
 }
 
-// Blocks of 2 MiB and more start on a 2 MiB boundary and ask for transparent huge pages: a
-// matrix-vector product streams a packed weight once per call, and in 4 KiB pages every 4 KiB
-// of it costs a TLB miss (the file pages it replaces are often mapped in 2 MiB folios already).
-void* allocate_block(size_t bytes) {
-  constexpr size_t kHugePage = size_t{2} << 20;
-  void* block = nullptr;
-  const size_t alignment = bytes >= kHugePage ? kHugePage : 64;
-  if (posix_memalign(&block, alignment, bytes == 0 ? 64 : bytes) != 0) return nullptr;
-#if defined(MADV_HUGEPAGE)
-  // Advice only: where the kernel has no huge pages to give, the block stays in small pages.
-  if (bytes >= kHugePage) (void)madvise(block, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
-#endif
-  return block;
-}
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kSlabBytes = size_t{32} << 20;
+
+size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
 }  // namespace
 
@@ -106,12 +96,12 @@ const void* HostConstantCache::get_or_derive(const ConstantKey& key, size_t sour
   // for the first time at once derive it once (the second waits, then finds it).
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = blocks_.find(key);
-  if (found != blocks_.end()) return found->second.get();
+  if (found != blocks_.end()) return found->second;
   void* block = allocate_block(bytes);
   if (block == nullptr) return nullptr;
   derive(context, block);
   release_source_pages(key.source, source_bytes);
-  blocks_.emplace(key, std::unique_ptr<void, Free>(block));
+  blocks_.emplace(key, block);
   bytes_ += bytes;
   ++derivations_;
   return block;
@@ -120,7 +110,28 @@ const void* HostConstantCache::get_or_derive(const ConstantKey& key, size_t sour
 const void* HostConstantCache::find(const ConstantKey& key) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = blocks_.find(key);
-  return found != blocks_.end() ? found->second.get() : nullptr;
+  return found != blocks_.end() ? found->second : nullptr;
+}
+
+void* HostConstantCache::allocate_block(size_t bytes) {
+  const size_t need = round_up(bytes == 0 ? 64 : bytes, 64);
+  if (need > slab_left_) {
+    // A new slab: the rest of the current one stays unused (never touched, so never resident).
+    const size_t slab = round_up(need > kSlabBytes ? need : kSlabBytes, kHugePage);
+    void* memory = nullptr;
+    if (posix_memalign(&memory, kHugePage, slab) != 0) return nullptr;
+#if defined(MADV_HUGEPAGE)
+    // Advice only: where the kernel has no huge pages to give, the slab stays in small pages.
+    (void)madvise(memory, slab, MADV_HUGEPAGE);
+#endif
+    slabs_.emplace_back(memory);
+    slab_next_ = static_cast<char*>(memory);
+    slab_left_ = slab;
+  }
+  void* block = slab_next_;
+  slab_next_ += need;
+  slab_left_ -= need;
+  return block;
 }
 
 size_t HostConstantCache::bytes() const {
