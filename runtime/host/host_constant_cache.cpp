@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <functional>
 #include <shared_mutex>
 #include <vector>
@@ -61,6 +62,13 @@ void HostConstantCache::register_memory(Span<const uint8_t> bytes, bool file_map
   }
   std::unique_lock<std::shared_mutex> lock(registry_mutex());
   registry().push_back({begin, begin + bytes.size(), this});
+}
+
+bool HostConstantCache::is_file_mapped(const void* source, size_t nbytes) const {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(source);
+  for (const auto& [lo, hi] : file_mapped_)
+    if (begin >= lo && begin + nbytes <= hi && begin + nbytes >= begin) return true;
+  return false;
 }
 
 void HostConstantCache::release_source_pages(const void* source, size_t nbytes) const {
@@ -131,6 +139,31 @@ void* HostConstantCache::allocate_block(size_t bytes) {
   void* block = slab_next_;
   slab_next_ += need;
   slab_left_ -= need;
+  return block;
+}
+
+const void* HostConstantCache::streaming_copy(const void* source, size_t bytes) {
+  constexpr uint32_t kStreamingCopyKind = 0x434f5059;  // "COPY"
+  constexpr size_t kChunk = size_t{2} << 20;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes == 0 || !is_file_mapped(source, bytes)) return source;
+  const ConstantKey key{source, kStreamingCopyKind, {static_cast<int64_t>(bytes)}};
+  auto found = blocks_.find(key);
+  if (found != blocks_.end()) return found->second;
+  void* block = allocate_block(bytes);
+  if (block == nullptr) return source;
+  // Chunk by chunk, each chunk's file pages given back once copied: at most a chunk of the
+  // constant is resident twice.
+  const char* from = static_cast<const char*>(source);
+  for (size_t done = 0; done < bytes; done += kChunk) {
+    const size_t n = bytes - done < kChunk ? bytes - done : kChunk;
+    std::memcpy(static_cast<char*>(block) + done, from + done, n);
+    release_source_pages(from + done, n);
+  }
+  release_source_pages(source, bytes);  // the pages that straddle two chunks
+  blocks_.emplace(key, block);
+  bytes_ += bytes;
+  ++derivations_;
   return block;
 }
 

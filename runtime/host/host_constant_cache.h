@@ -33,6 +33,7 @@ class HostConstantCache final : public ConstantCache {
   const void* get_or_derive(const ConstantKey& key, size_t source_bytes, size_t bytes,
                             ConstantDeriveFn derive, const void* context) override;
   const void* find(const ConstantKey& key) override;
+  const void* streaming_copy(const void* source, size_t bytes) override;
 
   // Makes constant_cache_for() answer this cache for pointers into `bytes` (a loaded program's
   // immutable memory) until the cache is destroyed. `file_mapped`: `bytes` is a read-only
@@ -61,6 +62,7 @@ class HostConstantCache final : public ConstantCache {
   // Releases the whole pages inside [source, source + nbytes) when they lie in file-mapped
   // memory registered with this cache.
   void release_source_pages(const void* source, size_t nbytes) const;
+  bool is_file_mapped(const void* source, size_t nbytes) const;
 
   mutable std::mutex mutex_;
   std::vector<std::pair<uintptr_t, uintptr_t>> file_mapped_;  // registered [begin, end)

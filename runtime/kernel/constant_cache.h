@@ -43,6 +43,15 @@ class ConstantCache {
   // matrix-vector path reads a weight's panels when a matrix product packed them, since the
   // constant's own pages may have been given back).
   virtual const void* find(const ConstantKey& key) = 0;
+  // The constant's `bytes` from `source` as a kernel that streams all of them on every call
+  // (a matrix-vector product's weights) reads them fastest: the host copies a constant of a
+  // program mapped from its file into memory in huge pages once, giving the file's pages back
+  // as it goes (so the copy replaces them rather than doubling them, even at its peak), and
+  // returns `source` itself for anything else. Safe to call from several threads.
+  virtual const void* streaming_copy(const void* source, size_t bytes) {
+    (void)bytes;
+    return source;
+  }
 };
 
 }  // namespace pteron

@@ -543,7 +543,14 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const int64_t kc = gemm_layout(p, kern, threads).kc;
   const int index = pick_kernel_index(kernel);
   const auto run_gemv = [&] {
-    GemvPlan plan{&p, &kern, p.beta, gemv_rows_per_task(p.N, threads)};
+    // A constant weight streams from the cache's copy of it in huge pages where the host makes
+    // one (a program mapped from its file; ConstantCache::streaming_copy), else as stored.
+    SgemmProblem q = p;
+    if (p.b_cache != nullptr) {
+      const size_t bytes = static_cast<size_t>((p.N - 1) * p.b_cs + p.K) * sizeof(float);
+      q.b = static_cast<const float*>(p.b_cache->streaming_copy(p.b, bytes));
+    }
+    GemvPlan plan{&q, &kern, p.beta, gemv_rows_per_task(p.N, threads)};
     parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, plan.rows_per_task)));
     return true;
   };

@@ -9,7 +9,8 @@
 // split into tasks over (batch, row block, column block) that the shared pthreadpool runs; each
 // worker packs into its own part of one scratch buffer. Row vectors (M == 1) with B stored as
 // [N, K] (linear weights) take a threaded dot-product path instead: no packing, B streamed once
-// (from its cached panels, through the micro-kernel, when a matrix product packed them).
+// (from its cached panels, through the micro-kernel, when a matrix product packed them; else
+// from the cache's huge-page copy of a file-mapped constant, ConstantCache::streaming_copy).
 #pragma once
 
 #include <cstddef>
