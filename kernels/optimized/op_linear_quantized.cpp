@@ -46,14 +46,6 @@ struct Problem {
   float* y;
 };
 
-// A constant's bytes as the row kernels stream them fastest: from the program's copy in huge
-// pages where the host makes one (ConstantCache::streaming_copy; decode reads every weight and
-// scale once per token), else as stored.
-const void* streamed(const Tensor& t) {
-  ConstantCache* cache = optimized::constant_cache_of(t);
-  return cache != nullptr ? cache->streaming_copy(t.const_data(), t.nbytes()) : t.const_data();
-}
-
 Error check_problem(Kind kind, const char* op, const Tensor& input, const Tensor& weight,
                     const Tensor& scales, const Tensor* bias, int64_t G, Tensor& out, Problem* p) {
   PTERON_CHECK(input.dtype() == ScalarType::Float && out.dtype() == ScalarType::Float &&
@@ -91,8 +83,8 @@ Error check_problem(Kind kind, const char* op, const Tensor& input, const Tensor
   p->N = N;
   p->G = G;
   p->x = input.data<const float>();
-  p->w = streamed(weight);
-  p->scales = static_cast<const float*>(streamed(scales));
+  p->w = weight.const_data();
+  p->scales = scales.data<const float>();
   p->bias = bias == nullptr ? nullptr : bias->data<const float>();
   p->y = out.data<float>();
   return Error::Ok;
@@ -245,8 +237,8 @@ Error check_8da4w(Span<EValue*> args, A8W4* p) {
   p->G = G;
   p->panels = panels;
   p->x = input.data<const float>();
-  p->w = static_cast<const uint8_t*>(streamed(weight));
-  p->scales = static_cast<const float*>(streamed(scales));
+  p->w = weight.data<const uint8_t>();
+  p->scales = scales.data<const float>();
   p->weight_sums = sums.data<const float>();
   p->bias = bias == nullptr ? nullptr : bias->data<const float>();
   p->y = out.data<float>();
