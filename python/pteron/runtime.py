@@ -14,9 +14,13 @@ import pteron_native
 _requested_threads = 0
 
 
-def _check_threads(threads: int) -> int:
+def _require_thread_pool() -> None:
     if not hasattr(pteron_native, "set_num_threads"):
         raise RuntimeError("this pteron build has no thread pool (pthreadpool not found at build time)")
+
+
+def _check_threads(threads: int) -> int:
+    _require_thread_pool()
     if not isinstance(threads, int) or threads < 0:
         raise ValueError(f"threads must be an int >= 0 (0: the default), not {threads!r}")
     return threads
@@ -37,8 +41,7 @@ def set_spin_workers(spin: bool) -> None:
     within a microsecond) or go to sleep at once (gives the cores back at once, for machines
     whose other processes need them). The environment variable PTERON_SPIN_WORKERS=0 sets the
     same before the first call. A delegate takes the setting when its method loads."""
-    if not hasattr(pteron_native, "set_spin_workers"):
-        raise RuntimeError("this pteron build has no thread pool (pthreadpool not found at build time)")
+    _require_thread_pool()
     if not isinstance(spin, bool):
         raise ValueError(f"spin must be a bool, not {spin!r}")
     pteron_native.set_spin_workers(spin)

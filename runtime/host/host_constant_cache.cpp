@@ -72,20 +72,16 @@ bool HostConstantCache::is_file_mapped(const void* source, size_t nbytes) const 
 }
 
 void HostConstantCache::release_source_pages(const void* source, size_t nbytes) const {
+  if (nbytes == 0 || !is_file_mapped(source, nbytes)) return;
+  // Only pages wholly inside the constant: a neighbour's bytes stay where they are.
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t begin = reinterpret_cast<uintptr_t>(source);
-  if (nbytes == 0 || begin + nbytes < begin) return;
-  for (const auto& [lo, hi] : file_mapped_) {
-    if (begin < lo || begin + nbytes > hi) continue;
-    // Only pages wholly inside the constant: a neighbour's bytes stay where they are.
-    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t first = (begin + page - 1) / page * page;
-    const uintptr_t last = (begin + nbytes) / page * page;
-    // A private, never written file mapping: MADV_DONTNEED drops the pages and a later read
-    // faults the file's bytes back in, the same bytes the verifier saw (as after the OS evicts
-    // clean pages under memory pressure). Failure only leaves them resident.
-    if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
-    return;
-  }
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + nbytes) / page * page;
+  // A private, never written file mapping: MADV_DONTNEED drops the pages and a later read
+  // faults the file's bytes back in, the same bytes the verifier saw (as after the OS evicts
+  // clean pages under memory pressure). Failure only leaves them resident.
+  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 ConstantCache* constant_cache_for(const void* data, size_t nbytes) {
@@ -109,6 +105,10 @@ const void* HostConstantCache::get_or_derive(const ConstantKey& key, size_t sour
   if (block == nullptr) return nullptr;
   derive(context, block);
   release_source_pages(key.source, source_bytes);
+  return keep(key, block, bytes);
+}
+
+const void* HostConstantCache::keep(const ConstantKey& key, void* block, size_t bytes) {
   blocks_.emplace(key, block);
   bytes_ += bytes;
   ++derivations_;
@@ -161,10 +161,7 @@ const void* HostConstantCache::streaming_copy(const void* source, size_t bytes) 
     release_source_pages(from + done, n);
   }
   release_source_pages(source, bytes);  // the pages that straddle two chunks
-  blocks_.emplace(key, block);
-  bytes_ += bytes;
-  ++derivations_;
-  return block;
+  return keep(key, block, bytes);
 }
 
 size_t HostConstantCache::bytes() const {

@@ -59,6 +59,8 @@ class HostConstantCache final : public ConstantCache {
   };
   // A block of `bytes` (64-byte aligned) carved from the slabs below.
   void* allocate_block(size_t bytes);
+  // Records a derived block under `key` (mutex_ held) and returns it.
+  const void* keep(const ConstantKey& key, void* block, size_t bytes);
   // Releases the whole pages inside [source, source + nbytes) when they lie in file-mapped
   // memory registered with this cache.
   void release_source_pages(const void* source, size_t nbytes) const;

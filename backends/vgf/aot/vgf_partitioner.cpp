@@ -3,7 +3,6 @@
 // graph (backends/tosa), converts it with the ML SDK model converter and packs the .vgf with
 // the region's I/O layout into the delegate's payload. A region the converter rejects goes back
 // to the later partitioners with the converter's message.
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>

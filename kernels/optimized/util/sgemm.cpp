@@ -557,13 +557,12 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const float* a_panels = nullptr;
   const float* b_panels = nullptr;
   if (is_gemv(p)) {
-    // A row vector reads the weight as stored, unless a matrix product (a prefill before this
-    // decode step) has packed it: then its panels, in the same single pass over the weight, since
-    // the stored pages may have been given back to the OS for the panels (HostConstantCache) and
-    // reading them would bring them back beside the panels, the weight resident twice. (Packing
-    // here too would stream faster, from the cache's huge pages, but a weight only row vectors
-    // read, an LLM's output projection, would then be resident twice while it is packed: +98 MiB
-    // of peak RSS on llama-110m.)
+    // A row vector reads the weight's panels when a matrix product (a prefill before this
+    // decode step) has packed it, in the same single pass over the weight: the stored pages may
+    // have been given back to the OS for the panels, and reading them would bring them back
+    // beside the panels. Otherwise it streams the weight as run_gemv says. (Packing it here
+    // instead would hold a weight only row vectors read, an LLM's output projection, twice
+    // while it is packed: +98 MiB of peak RSS on llama-110m.)
     b_panels = constant_panels(p, kern, index, kc, pool, /*is_b=*/true, /*derive=*/false);
     if (b_panels == nullptr) return run_gemv();
   } else {
