@@ -122,8 +122,7 @@ int insert_state_write_backs(ir::Graph& graph, std::vector<Step>& steps,
 GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<MemoryArena>& arenas,
                                   uint64_t alignment, const std::vector<Step>& given_steps,
                                   const std::vector<LoweredDelegate>& delegates, bool plan_inputs,
-                                  const StateLayout* given_state,
-                                  const std::unordered_set<std::string>& in_place_ops,
+                                  const StateLayout* given_state, const InPlaceRules& in_place_ops,
                                   const std::unordered_map<ir::ValueId, MemoryView>& views) {
   const std::vector<Step> steps = steps_or_graph_order(graph, given_steps);
   auto produced = [&](const Step& s) -> std::vector<ir::ValueId> {
@@ -183,49 +182,44 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     if (auto it = index.find(source_of(v)); it != index.end()) lifetimes[it->second].last = end;
   }
   GraphMemoryPlan result;
-  // In place: an output takes its input's entry (one placement, the union of both lifetimes)
-  // when this node is the input's last reader (its lifetime ends here: no later step, delegate
-  // or graph output reads it) and the sizes match. Chains (requantize -> clamp) share one entry.
-  std::vector<size_t> entry(ids.size());
-  for (size_t k = 0; k < ids.size(); ++k) entry[k] = k;
+  // In place: a node's output may overlap an input whose lifetime ends at this node (no later
+  // step, delegate or graph output reads it), starting at least the bytes before it that the
+  // op's rule gives; the planner takes that freedom where it makes the plan smaller.
+  std::vector<InPlacePair> pairs;
   for (int i = 0; i < end && !in_place_ops.empty(); ++i) {
     const Step& s = steps[static_cast<size_t>(i)];
     if (s.delegate >= 0) continue;
     const ir::Node& n = graph.node(s.node);
-    if (!in_place_ops.count(n.op.str()) || n.outputs.size() != 1) continue;
+    const auto rule = in_place_ops.find(n.op.str());
+    if (rule == in_place_ops.end() || n.outputs.size() != 1) continue;
     const auto out = index.find(n.outputs[0]);
     if (out == index.end()) continue;
     for (ir::ValueId in : n.inputs()) {
       if (views.count(in)) continue;  // a view's bytes are part of another tensor
       const auto it = index.find(in);
-      if (it == index.end() || lifetimes[it->second].last != i ||
-          lifetimes[it->second].bytes != lifetimes[out->second].bytes) {
-        continue;
-      }
-      const size_t root = entry[it->second];
-      entry[out->second] = root;
-      lifetimes[root].last = std::max(lifetimes[root].last, lifetimes[out->second].last);
-      result.in_place[n.outputs[0]] = in;
-      break;
+      if (it == index.end() || lifetimes[it->second].last != i) continue;
+      if (const std::optional<uint64_t> lag = rule->second(graph, n, in))
+        pairs.push_back({out->second, it->second, *lag});
     }
   }
-  std::vector<TensorLifetime> planned;
-  std::vector<size_t> planned_of(ids.size());
-  for (size_t k = 0; k < ids.size(); ++k) {
-    if (entry[k] != k) continue;
-    planned_of[k] = planned.size();
-    planned.push_back(lifetimes[k]);
-  }
-  result.plan = plan_memory(planned, arenas, alignment);
-  result.plan.in_place_outputs = result.in_place.size();
+  result.plan = plan_memory(lifetimes, arenas, alignment, pairs);
   if (!result.plan.fits)
     throw CompileError("memory plan does not fit the target: " + result.plan.why_not);
-  const std::string problem = check_memory_plan(planned, result.plan);
+  const std::string problem = check_memory_plan(lifetimes, result.plan, pairs);
   if (!problem.empty()) throw CompileError("internal: memory plan check failed: " + problem);
   for (size_t i = 0; i < ids.size(); ++i) {
-    const Placement& p = result.plan.placements[planned_of[entry[i]]];
+    const Placement& p = result.plan.placements[i];
     result.placements[ids[i]] = {p.mem_id, p.offset};
   }
+  for (const InPlacePair& pair : pairs) {
+    const Placement &out = result.plan.placements[pair.output],
+                    &in = result.plan.placements[pair.input];
+    if (out.mem_id == in.mem_id && out.offset < in.offset + lifetimes[pair.input].bytes &&
+        in.offset < out.offset + lifetimes[pair.output].bytes) {
+      result.in_place[ids[pair.output]] = ids[pair.input];
+    }
+  }
+  result.plan.in_place_outputs = result.in_place.size();
   for (const auto& [v, view] : views) {
     auto it = result.placements.find(view.source);
     if (it == result.placements.end())

@@ -5,10 +5,10 @@
 #include <map>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ir/in_place.h"
 #include "compiler/memory/memory_planner.h"
 #include "compiler/memory/memory_views.h"
 #include "compiler/partition/schedule.h"
@@ -48,6 +48,9 @@ bool updates_state_in_place(const ir::Graph& graph, const std::vector<Step>& ste
 int insert_state_write_backs(ir::Graph& graph, std::vector<Step>& steps,
                              const std::vector<LoweredDelegate>& delegates);
 
+// Op name ("ns::op.overload") -> the rule of its kernel (KernelLibrary::in_place_ops).
+using InPlaceRules = std::unordered_map<std::string, InPlaceRule>;
+
 struct GraphMemoryPlan {
   MemoryPlan plan;
   std::unordered_map<ir::ValueId, TensorPlacement> placements;
@@ -66,12 +69,13 @@ struct GraphMemoryPlan {
 // insert_state_write_backs) go to the state arena at `state`'s offsets (laid out from this
 // graph alone when null).
 //
-// In place: a node whose op is in `in_place_ops` (ops whose kernels read each element before
-// writing the same element of the output: element-wise ops on same-shape operands) writes its
-// output over a tensor input of the same byte size when the planner can prove that safe: the
-// input is planned memory (an earlier step's output, or a planned graph input), this node is
-// its last reader and it is not a graph output. Both values then share one placement; a value
-// still read later (or the caller's input buffer) keeps the output apart.
+// In place: a node whose op has a rule in `in_place_ops` may write its output over a tensor
+// input, starting the rule's bytes before it (0 for element-wise ops: the same bytes), where
+// the planner can prove that safe: the input is planned memory (an earlier step's output, or a
+// planned graph input), this node is its last reader and it is not a graph output. The offset
+// planner then takes that overlap where best fit finds it smallest (InPlacePair); a value still
+// read later (or the caller's input buffer) keeps the output apart. `in_place` lists the
+// outputs that did overlap an input.
 //
 // Views (find_memory_views; their nodes left out of `steps`): a view's output is placed at its
 // source's placement plus the view's byte offset, and reading it keeps the source alive, so the
@@ -80,7 +84,7 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
                                   uint64_t alignment, const std::vector<Step>& steps = {},
                                   const std::vector<LoweredDelegate>& delegates = {},
                                   bool plan_inputs = true, const StateLayout* state = nullptr,
-                                  const std::unordered_set<std::string>& in_place_ops = {},
+                                  const InPlaceRules& in_place_ops = {},
                                   const std::unordered_map<ir::ValueId, MemoryView>& views = {});
 
 }  // namespace pteron::compiler

@@ -58,14 +58,29 @@ struct MemoryPlan {
   }
 };
 
+// A tensor (`output`, an index into the planned tensors) that may overlap another that dies
+// where it is made (`input`), starting at least `lag` bytes before it: its kernel never
+// overwrites an input byte it has still to read when placed so (an InPlaceRule's answer; 0 for
+// element-wise kernels, which may then share the input's bytes).
+struct InPlacePair {
+  size_t output = 0;
+  size_t input = 0;
+  uint64_t lag = 0;
+};
+
 // Plans `tensors` into `arenas`, filling them in order (fastest first): a tensor goes to the
-// first arena where it fits within capacity. `alignment` applies to every offset.
+// first arena where it fits within capacity. `alignment` applies to every offset. Each pair of
+// `in_place` may overlap as it allows, where best fit finds that placement smallest;
+// peak_live_bytes counts every tensor apart, so such a plan can be below it.
 MemoryPlan plan_memory(const std::vector<TensorLifetime>& tensors,
-                       const std::vector<MemoryArena>& arenas, uint64_t alignment);
+                       const std::vector<MemoryArena>& arenas, uint64_t alignment,
+                       const std::vector<InPlacePair>& in_place = {});
 
 // Proves the plan: returns "" when no two tensors alive at the same time overlap in the same
-// arena and every tensor lies within its arena; otherwise a description of the first conflict.
-std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const MemoryPlan& plan);
+// arena (except an `in_place` pair placed as it allows) and every tensor lies within its arena;
+// otherwise a description of the first conflict.
+std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const MemoryPlan& plan,
+                              const std::vector<InPlacePair>& in_place = {});
 
 // A human-readable report: bytes per arena, lower bound and efficiency.
 std::string describe_memory_plan(const MemoryPlan& plan);

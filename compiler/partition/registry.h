@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/ir/in_place.h"
 #include "compiler/partition/partitioner.h"
 
 namespace pteron::compiler {
@@ -71,9 +72,10 @@ struct KernelLibrary {
   std::string runtime_library;
   std::vector<std::pair<std::string, LibraryPass>> passes;  // (pass name, pass), run in order
   // Ops ("ns::op.overload" as graph nodes name them) whose kernels here may write their output
-  // over a same-size tensor input (each element read before the same element is written): the
-  // memory planner runs them in place where it proves the input dead (plan_graph_memory).
-  std::vector<std::string> in_place_ops = {};
+  // over a tensor input, each with the rule saying how (elementwise_in_place: the same bytes;
+  // a convolution: starting some bytes before them): the memory planner runs them in place
+  // where it proves the input dead (plan_graph_memory).
+  std::vector<std::pair<std::string, InPlaceRule>> in_place_ops = {};
   // Ops whose kernels do nothing: their output is memory the planner reserves for the node that
   // reads it (a kernel's scratch). They are planned like any step, then get no instruction, so
   // the loaded method keeps no call, argument or kernel for them.

@@ -9,7 +9,7 @@ MethodMemory plan_method_memory(ir::Graph& graph, std::vector<Step> steps,
                                 const std::vector<const KernelLibrary*>& libraries,
                                 const StateLayout* state_layout) {
   MethodMemory out;
-  std::unordered_set<std::string> in_place_ops;
+  InPlaceRules in_place_ops;
   for (const KernelLibrary* lib : libraries)
     in_place_ops.insert(lib->in_place_ops.begin(), lib->in_place_ops.end());
   // Views that are their input's bytes get no instruction: their outputs share that memory.

@@ -14,6 +14,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/memory/graph_memory.h"
+#include "compiler/partition/registry.h"
 #include "compiler/passes/host_runner.h"
 #include "kernels/cortex_m/aot/cortex_m_schemas.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
@@ -354,9 +355,14 @@ TEST(CortexMLowering, QuantizeMultiplierMatchesTflite) {
 // library declares in_place_ops): x -> requantize -> a -> clamp -> b, then either b is the
 // output (every step may write over its input) or add(b, a) follows, so a is still live when
 // the clamp runs and the clamp must not write over it.
-const std::unordered_set<std::string> kInPlace = {
-    "cortex_m::quantized_clamp.default", "cortex_m::requantize.default",
-    "cortex_m::quantized_add.default", "cortex_m::quantized_mul.default"};
+// The rules the "cortex-m" kernel library declares.
+compiler::InPlaceRules cortex_m_in_place_rules() {
+  const compiler::KernelLibrary* library = compiler::find_kernel_library("cortex-m");
+  EXPECT_NE(library, nullptr);
+  return library
+             ? compiler::InPlaceRules(library->in_place_ops.begin(), library->in_place_ops.end())
+             : compiler::InPlaceRules{};
+}
 
 struct ChainGraph {
   Graph g;
@@ -386,8 +392,8 @@ const std::vector<compiler::MemoryArena> kOneArena = {{"ram", 1, 0}};
 
 TEST(CortexMInPlace, DeadInputsAreOverwrittenAlongTheChain) {
   ChainGraph c = chain(false);
-  const auto plan =
-      compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr, kInPlace);
+  const auto plan = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr,
+                                                cortex_m_in_place_rules());
   ASSERT_EQ(plan.in_place.size(), 2u);
   EXPECT_EQ(plan.in_place.at(c.a), c.x);  // a planned graph input, read only here
   EXPECT_EQ(plan.in_place.at(c.b), c.a);
@@ -397,23 +403,88 @@ TEST(CortexMInPlace, DeadInputsAreOverwrittenAlongTheChain) {
   const auto apart = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true);
   EXPECT_TRUE(apart.in_place.empty());
   EXPECT_EQ(apart.arena_sizes[0], 128);
-  const auto zero_copy =
-      compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, false, nullptr, kInPlace);
+  const auto zero_copy = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, false, nullptr,
+                                                     cortex_m_in_place_rules());
   EXPECT_EQ(zero_copy.in_place.size(), 1u);
   EXPECT_FALSE(zero_copy.in_place.count(c.a));  // x is the caller's buffer
 }
 
 TEST(CortexMInPlace, InputStillLiveLaterIsNotOverwritten) {
   ChainGraph c = chain(true);
-  const auto plan =
-      compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr, kInPlace);
+  const auto plan = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr,
+                                                cortex_m_in_place_rules());
   EXPECT_FALSE(plan.in_place.count(c.b));  // add reads a after the clamp: refused
   const auto& pa = plan.placements.at(c.a);
   const auto& pb = plan.placements.at(c.b);
   EXPECT_TRUE(pa.offset + 64 <= pb.offset || pb.offset + 64 <= pa.offset);
-  // The add is the last reader of both b and a: it may write over its first input.
-  EXPECT_EQ(plan.in_place.at(c.c), c.b);
+  // The add is the last reader of both b and a: it may write over either.
+  ASSERT_TRUE(plan.in_place.count(c.c));
+  EXPECT_TRUE(plan.in_place.at(c.c) == c.b || plan.in_place.at(c.c) == c.a);
+  EXPECT_EQ(plan.arena_sizes[0], 128);  // a and b apart, x and c over them
   EXPECT_EQ(plan.in_place.at(c.a), c.x);
+}
+
+// A residual block as the cortex_m lowering leaves it: x -> conv -> y -> conv -> z, then either
+// z is the output (each convolution is its input's last reader) or add(z, x) follows, so x is
+// still live while both convolutions run. 3x3, stride 1, padding 1 on 16x16x16.
+struct ConvChain {
+  Graph g;
+  ValueId x, y, z;
+};
+ConvChain conv_chain(bool residual) {
+  register_cortex_m_schemas();
+  ConvChain c;
+  const std::vector<int64_t> shape = {1, 16, 16, 16};
+  c.x = c.g.add_input("x", i8(shape));
+  auto conv = [&](ValueId in, const std::string& name) {
+    const ValueId w = constant(c.g, name + "_w", i8({16, 3, 3, 16}), std::vector<int8_t>(2304, 1));
+    const ValueId mult = constant(c.g, name + "_m", TensorSpec::contiguous(ScalarType::Int, {16}),
+                                  std::vector<int32_t>(16, 1 << 30));
+    const ValueId shift = constant(c.g, name + "_s", TensorSpec::contiguous(ScalarType::Int, {16}),
+                                   std::vector<int32_t>(16, -8));
+    return node(c.g, "cortex_m::quantized_conv2d_nhwc.default",
+                {TensorRef{in}, TensorRef{w}, ir::None{}, std::vector<int64_t>{1, 1},
+                 std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}, 0, 0, TensorRef{mult},
+                 TensorRef{shift}, -128, 127, ir::None{}},
+                i8(shape), name);
+  };
+  c.y = conv(c.x, "y");
+  c.z = conv(c.y, "z");
+  ValueId out = c.z;
+  if (residual) {
+    const int64_t m = int64_t{1} << 30;
+    out = node(c.g, "cortex_m::quantized_add.default",
+               {TensorRef{c.z}, 0, m, 0, TensorRef{c.x}, 0, m, 0, 0, m, -20, -128, 127}, i8(shape),
+               "sum");
+  }
+  c.g.set_outputs({out});
+  return c;
+}
+
+TEST(CortexMInPlace, AConvolutionWritesItsOutputOverItsDeadInputAFewRowsAhead) {
+  ConvChain c = conv_chain(false);
+  const auto plan = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr,
+                                                cortex_m_in_place_rules());
+  ASSERT_EQ(plan.in_place.size(), 2u);
+  EXPECT_EQ(plan.in_place.at(c.y), c.x);
+  EXPECT_EQ(plan.in_place.at(c.z), c.y);
+  // Each output starts the kernels' lag before its input (in_place.h: the last reader of an
+  // input pixel is one row and one pixel later, 17 pixels, plus a tile of 24 pixels in flight:
+  // 41 pixels of 16 bytes, 656 bytes): three 4 KiB tensors in 4 KiB + 2 x 656 bytes.
+  const int64_t lag = 656;
+  EXPECT_EQ(plan.placements.at(c.x).offset - plan.placements.at(c.y).offset, lag);
+  EXPECT_EQ(plan.placements.at(c.y).offset - plan.placements.at(c.z).offset, lag);
+  EXPECT_EQ(plan.arena_sizes[0], 4096 + 2 * lag);
+}
+
+TEST(CortexMInPlace, AConvolutionKeepsApartFromAnInputReadLater) {
+  ConvChain c = conv_chain(true);
+  const auto plan = compiler::plan_graph_memory(c.g, kOneArena, 16, {}, {}, true, nullptr,
+                                                cortex_m_in_place_rules());
+  EXPECT_FALSE(plan.in_place.count(c.y));  // x is read again by the add: refused
+  EXPECT_EQ(plan.in_place.at(c.z), c.y);   // y dies at the second convolution
+  const uint64_t x = plan.placements.at(c.x).offset, z = plan.placements.at(c.z).offset;
+  EXPECT_TRUE(x + 4096 <= z || z + 4096 <= x);  // z is written while x is live
 }
 
 // A delegate's region (here the first convolution with its weight's dequantize, relu and the

@@ -1,12 +1,15 @@
 // Runs each cortex_m kernel twice on the same random inputs, once on the scalar reference path
 // and once on the core's vector path (MVE on the M55, the DSP extension on the M4/M7), and
-// compares the outputs byte for byte. Prints one line per case
+// compares the outputs byte for byte; the convolutions then run on both paths again with their
+// output overlapping their input as the memory planner places them (kernels/cortex_m/in_place.h)
+// and must give the same bytes. Prints one line per case
 // over semihosting; exits 1 on any mismatch or kernel error, 0 when every case matches.
 #include "runtime/kernel/kernel.h"
 
 #include <cstdio>
 #include <cstring>
 
+#include "kernels/cortex_m/in_place.h"
 #include "kernels/cortex_m/util/linear_packed.h"
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/core/evalue.h"
@@ -93,6 +96,40 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
   } else {
     printf("ok   %s %s (%u bytes)\n", op, what, static_cast<unsigned>(bytes));
   }
+}
+
+// The output `lag` bytes before the input in one buffer, as the memory planner places a
+// convolution's output over its dead input: both paths must still give the vector path's bytes
+// (in g_out_simd from run_both).
+alignas(16) int8_t g_overlap[48 * 1024];
+void run_overlapped(const char* op, const char* what, EValue** args, size_t n, Tensor& in,
+                    Tensor& out, const cortex_m::WindowGeometry& g, int64_t in_flight) {
+  const int64_t lag = cortex_m::align_scratch(
+      static_cast<size_t>(cortex_m::window_in_place_lag(g, in_flight)));  // as the planner aligns
+  const size_t in_bytes = in.nbytes(), out_bytes = out.nbytes();
+  if (static_cast<size_t>(lag) + in_bytes > sizeof(g_overlap) || out_bytes > sizeof(g_overlap)) {
+    printf("FAIL %s %s: overlap buffer too small\n", op, what);
+    ++g_failures;
+    return;
+  }
+  void* const in_data = in.mutable_data();
+  void* const out_data = out.mutable_data();
+  for (bool simd : {false, true}) {
+    ++g_cases;
+    memcpy(g_overlap + lag, in_data, in_bytes);
+    in.set_data(g_overlap + lag);
+    out.set_data(g_overlap);
+    MemoryAllocator scratch(g_scratch, sizeof(g_scratch));
+    KernelContext ctx{&scratch};
+    cortex_m::set_use_simd(simd);
+    const Error e = call_kernel(*find_kernel(op, ""), ctx, Span<EValue*>(args, n));
+    const bool same = e == Error::Ok && memcmp(g_overlap, g_out_simd, out_bytes) == 0;
+    printf("%s %s %s overlapped by %d bytes on the %s path\n", same ? "ok  " : "FAIL", op, what,
+           static_cast<int>(lag), simd ? "vector" : "scalar");
+    if (!same) ++g_failures;
+  }
+  in.set_data(in_data);
+  out.set_data(out_data);
 }
 
 EValue D(double v) { return EValue::from_double(v); }
@@ -231,6 +268,13 @@ void depthwise(const char* what, TensorBox& x, int32_t kh, int32_t kw, EValue& s
   EValue* dargs[] = {&x.v,     &dw.v, &dbias.v, &stv,  &pdv,  &dlv,  &mult,  &in_off,
                      &out_off, &dm.v, &ds.v,    &amin, &amax, &none, &dout.v};
   run_both("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, dout.t);
+  cortex_m::WindowGeometry g;
+  g.n = x.t.size(0), g.h = x.t.size(1), g.w = x.t.size(2), g.in_channels = cin;
+  g.out_h = oh, g.out_w = ow, g.out_channels = cin;
+  g.stride_h = stv.int_list[0], g.stride_w = stv.int_list[1];
+  g.pad_top = pdv.int_list[0], g.pad_left = pdv.int_list[1];
+  run_overlapped("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, x.t, dout.t, g,
+                 cortex_m::depthwise_pixels_in_flight(ow));
 }
 
 // A depthwise convolution alone (3x3 unless k): the 3x3 row path's channel tails (1..7, 9,
@@ -279,6 +323,11 @@ void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int
   EValue* args[] = {&x.v,     &w.v, &bias.v, &stv,  &pdv,  &dlv,  &in_off,
                     &out_off, &m.v, &s.v,    &amin, &amax, &none, &out.v};
   run_both("cortex_m::quantized_conv2d_nhwc.out", what, args, 14, out.t);
+  cortex_m::WindowGeometry g;
+  g.h = h, g.w = w_, g.in_channels = cin, g.out_h = oh, g.out_w = ow, g.out_channels = cout;
+  g.stride_h = g.stride_w = stride, g.pad_top = g.pad_left = pad;
+  run_overlapped("cortex_m::quantized_conv2d_nhwc.out", what, args, 14, x.t, out.t, g,
+                 cortex_m::conv2d_pixels_in_flight(cout));
 
   // Depthwise on the same input (multiplier 1: weight [1, kh, kw, cin]).
   depthwise(what, x, kh, kw, stv, pdv, dlv, oh, ow, -9, -5);

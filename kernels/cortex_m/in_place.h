@@ -1,0 +1,81 @@
+// How far before its input a windowed Cortex-M kernel (convolution, depthwise convolution) may
+// start its output, so that the memory planner can overlap the two when the input dies there:
+// a 3x3 convolution on a 32x32x16 activation then needs 16 KiB plus under 1 KiB, not 32 KiB.
+// Plain C++17 with no runtime dependencies: the compiler computes the offset with it and the
+// bare-metal kernel tests run every kernel path over buffers overlapped by it.
+//
+// What the kernels guarantee (op_quantized_conv2d.cpp, op_quantized_depthwise_conv2d.cpp and
+// their dsp/ paths, scalar included): they walk the output pixels (NHWC, batch-major) in order,
+// in runs of at most `pixels_in_flight` consecutive pixels; a run reads only input the run's
+// pixels need, reads and writes nothing of a later run, and is finished before the next starts.
+// Within a run reads and writes may interleave (a channel block's outputs stored before the
+// next block reads the same pixels again). So an output byte may overwrite an input pixel only
+// once every run that reads that pixel is over: the run of the pixel being written must come
+// after the run of the input pixel's last reader, which holds when the two are at least
+// `pixels_in_flight` pixels apart.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cortex_m/scratch.h"
+
+namespace pteron::cortex_m {
+
+// Output pixels whose reads and writes a quantized_conv2d_nhwc path may interleave: four (the
+// general MVE path's im2col columns, the DSP path's block, the 1x1 paths' blocks) or a narrow
+// variant's tile of int32 accumulators, whichever path the core and shape pick.
+constexpr int64_t conv2d_pixels_in_flight(int64_t out_channels) {
+  const int64_t rows = conv2d_narrow_tile_pixels(out_channels, true);
+  const int64_t pointwise = conv2d_narrow_tile_pixels(out_channels, false);
+  const int64_t tile = rows > pointwise ? rows : pointwise;
+  return tile > 4 ? tile : 4;
+}
+
+// quantized_depthwise_conv2d_nhwc: the 3x3 MVE path loads an output row's input rows before
+// writing the row; the others go one pixel or a pair at a time.
+constexpr int64_t depthwise_pixels_in_flight(int64_t out_width) {
+  return out_width > 2 ? out_width : 2;
+}
+
+// An NHWC window operation: input [n, h, w, in_channels] -> output [n, out_h, out_w,
+// out_channels], windows starting at (oy * stride_h - pad_top, ox * stride_w - pad_left).
+struct WindowGeometry {
+  int64_t n = 1, h = 0, w = 0, in_channels = 0;
+  int64_t out_h = 0, out_w = 0, out_channels = 0;
+  int64_t stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
+};
+
+// The last output pixel whose window can read input pixel q: the last window starting at or
+// before it in each dimension (windows start in order, so no later one reaches back to it).
+inline int64_t window_last_reader(const WindowGeometry& g, int64_t q) {
+  const int64_t image = g.h * g.w, b = q / image, iy = q % image / g.w, ix = q % g.w;
+  int64_t oy = (iy + g.pad_top) / g.stride_h, ox = (ix + g.pad_left) / g.stride_w;
+  if (oy > g.out_h - 1) oy = g.out_h - 1;
+  if (ox > g.out_w - 1) ox = g.out_w - 1;
+  return (b * g.out_h + oy) * g.out_w + ox;
+}
+
+// The fewest bytes the output must start before the input: writing output pixel p overwrites
+// input bytes below (p + 1) * out_channels - lag, and every input pixel there must have its
+// last reader at least `pixels_in_flight` pixels before p (see the top of this file). Linear
+// in the pixel counts; 0 when the output may start where the input does.
+inline int64_t window_in_place_lag(const WindowGeometry& g, int64_t pixels_in_flight) {
+  const int64_t in_pixels = g.n * g.h * g.w, out_pixels = g.n * g.out_h * g.out_w;
+  int64_t done = 0;        // input pixels [0, done) are read for the last time
+  int64_t last_read = -1;  // the latest last reader among them
+  int64_t lag = 0;
+  for (int64_t p = 0; p < out_pixels; ++p) {
+    while (done < in_pixels) {
+      const int64_t r = window_last_reader(g, done);
+      const int64_t latest = r > last_read ? r : last_read;
+      if (latest > p - pixels_in_flight) break;
+      last_read = latest;
+      ++done;
+    }
+    const int64_t need = (p + 1) * g.out_channels - done * g.in_channels;
+    if (need > lag) lag = need;
+  }
+  return lag;
+}
+
+}  // namespace pteron::cortex_m
