@@ -5,6 +5,8 @@
 // overload. A misspelt op is then a compile error instead of a pattern that never matches.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string_view>
 
 namespace pteron::compiler::ir {
@@ -44,5 +46,10 @@ class OpName {
   size_t ns_len_ = 0;
   size_t name_len_ = 0;
 };
+
+// A table keyed by op: OpName keys (ops::aten::add_Tensor, checked when compiled), looked up
+// by the qualified name a node carries (OpRef::str()).
+template <typename V>
+using OpTable = std::map<std::string_view, V, std::less<>>;
 
 }  // namespace pteron::compiler::ir

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_names.h"
 #include "compiler/ir/op_schema.h"
 
 namespace pteron::compiler {
@@ -25,11 +26,12 @@ std::vector<ir::ValueId> step_inputs(const ir::Graph& graph, const Step& s,
 // Ops whose out-variant kernel starts with out = self and then writes into out, so out may be
 // self's memory (kernels/portable/util/scatter.h).
 bool writes_into_self(const ir::Node& node) {
-  static const std::unordered_set<std::string> ops = {
-      "aten::index_put.default",      "aten::index_copy.default", "aten::slice_scatter.default",
-      "aten::select_scatter.default", "aten::scatter.src",        "aten::scatter.value",
-      "aten::scatter_add.default",    "aten::scatter_reduce.two", "aten::copy.default"};
-  return ops.count(node.op.str()) > 0;
+  for (ir::OpName op : {ops::aten::index_put, ops::aten::index_copy, ops::aten::slice_scatter,
+                        ops::aten::select_scatter, ops::aten::scatter_src, ops::aten::scatter_value,
+                        ops::aten::scatter_add, ops::aten::scatter_reduce_two, ops::aten::copy}) {
+    if (node.is(op)) return true;
+  }
+  return false;
 }
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -102,7 +104,7 @@ int insert_state_write_backs(ir::Graph& graph, std::vector<Step>& steps,
                              const std::vector<LoweredDelegate>& delegates) {
   if (graph.buffer_mutations().empty()) return 0;
   if (steps.empty()) steps = steps_or_graph_order(graph, steps);
-  const ir::OpSchema* copy = ir::OpSchemaRegistry::global().find("aten::copy.default");
+  const ir::OpSchema* copy = ir::OpSchemaRegistry::global().find(ops::aten::copy);
   if (copy == nullptr) throw CompileError("internal: aten::copy.default is not in the op table");
   int added = 0;
   const std::vector<ir::BufferMutation> mutations = graph.buffer_mutations();

@@ -5,13 +5,18 @@
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_names.h"
 
 namespace pteron::compiler {
 namespace {
 
-int64_t int_arg(const ir::Node& n, size_t i, int64_t fallback) {
-  if (i >= n.args.size() || n.args[i].is_none()) return fallback;
-  return n.args[i].kind() == ir::ArgKind::Int ? n.args[i].to_int() : INT64_MIN;
+namespace ops = compiler::ops;
+
+// An int argument by schema name: `fallback` when None, INT64_MIN when symbolic.
+int64_t int_arg(const ir::Node& n, std::string_view name, int64_t fallback) {
+  const ir::Argument& a = n.arg(name);
+  if (a.is_none()) return fallback;
+  return a.kind() == ir::ArgKind::Int ? a.to_int() : INT64_MIN;
 }
 
 // Elements before `dim` (all leading dims size 1, else -1) to the start of the selected run.
@@ -23,13 +28,18 @@ int64_t leading_run_offset(const ir::TensorSpec& in, int64_t dim, int64_t start)
   return start * inner;
 }
 
-// Ops whose output, when a view, is the input's bytes in the same order from offset 0.
+// Ops whose output, when a view, is the input's bytes in the same order from offset 0 whenever
+// the element counts match.
+bool is_plain_reshape(const ir::Node& node) {
+  for (ir::OpName op : {ops::aten::view, ops::aten::squeeze_dims, ops::aten::squeeze_dim,
+                        ops::aten::squeeze, ops::aten::unsqueeze, ops::aten::alias}) {
+    if (node.is(op)) return true;
+  }
+  return false;
+}
+
 bool is_reshape(const ir::Node& node) {
-  const std::string op = node.op.str();
-  return op == "aten::view.default" || op == "aten::_unsafe_view.default" ||
-         op == "aten::reshape.default" || op == "aten::squeeze.dims" || op == "aten::squeeze.dim" ||
-         op == "aten::squeeze.default" || op == "aten::unsqueeze.default" ||
-         op == "aten::alias.default" || op == "aten::permute.default";
+  return is_plain_reshape(node) || node.is(ops::aten::permute);
 }
 
 // executorch_prim::et_view.default(Tensor self, SymInt[] size) -> Tensor, whose kernel call
@@ -69,17 +79,13 @@ const ir::OpSchema& et_view_schema() {
 
 // Byte offset of `node`'s output in its input's bytes, or -1 when it is not a plain view.
 int64_t view_offset(const ir::Node& node, const ir::TensorSpec& in, const ir::TensorSpec& out) {
-  const std::string op = node.op.str();
-  if (op == "aten::view.default" || op == "aten::_unsafe_view.default" ||
-      op == "aten::reshape.default" || op == "aten::squeeze.dims" || op == "aten::squeeze.dim" ||
-      op == "aten::squeeze.default" || op == "aten::unsqueeze.default" ||
-      op == "aten::alias.default") {
+  if (is_plain_reshape(node)) {
     return in.numel() == out.numel() ? 0 : -1;
   }
-  if (op == "aten::permute.default") {
-    if (node.args.size() < 2 || node.args[1].kind() != ir::ArgKind::IntList) return -1;
+  if (node.is(ops::aten::permute)) {
+    if (node.arg("dims").kind() != ir::ArgKind::IntList) return -1;
     // Contiguous in and out: the order of the dims that are not 1 must be kept.
-    const auto& perm = node.args[1].get<std::vector<int64_t>>();
+    const auto& perm = node.arg("dims").get<std::vector<int64_t>>();
     const int64_t rank = static_cast<int64_t>(in.rank());
     int64_t last = -1;
     for (int64_t p : perm) {
@@ -91,15 +97,17 @@ int64_t view_offset(const ir::Node& node, const ir::TensorSpec& in, const ir::Te
     }
     return 0;
   }
+  const bool slice = node.is(ops::aten::slice_Tensor);
+  if (!slice && !node.is(ops::aten::select_int)) return -1;
   const int64_t rank = static_cast<int64_t>(in.rank());
-  int64_t dim = int_arg(node, 1, 0);
+  int64_t dim = int_arg(node, "dim", 0);
   if (dim < 0) dim += rank;
   if (dim < 0 || dim >= rank) return -1;
   const int64_t size = in.sizes[static_cast<size_t>(dim)];
-  if (op == "aten::slice.Tensor") {
+  if (slice) {
     if (out.rank() != in.rank()) return -1;
-    int64_t start = int_arg(node, 2, 0);
-    const int64_t step = int_arg(node, 4, 1);
+    int64_t start = int_arg(node, "start", 0);
+    const int64_t step = int_arg(node, "step", 1);
     if (start == INT64_MIN || step == INT64_MIN) return -1;
     if (start < 0) start += size;
     start = std::clamp<int64_t>(start, 0, size);
@@ -107,15 +115,12 @@ int64_t view_offset(const ir::Node& node, const ir::TensorSpec& in, const ir::Te
     if ((step != 1 && n > 1) || start + n > size) return -1;
     return leading_run_offset(in, dim, start);
   }
-  if (op == "aten::select.int") {
-    if (out.rank() + 1 != in.rank()) return -1;
-    int64_t index = int_arg(node, 2, INT64_MIN);
-    if (index == INT64_MIN) return -1;
-    if (index < 0) index += size;
-    if (index < 0 || index >= size) return -1;
-    return leading_run_offset(in, dim, index);
-  }
-  return -1;
+  if (out.rank() + 1 != in.rank()) return -1;  // select
+  int64_t index = int_arg(node, "index", INT64_MIN);
+  if (index == INT64_MIN) return -1;
+  if (index < 0) index += size;
+  if (index < 0 || index >= size) return -1;
+  return leading_run_offset(in, dim, index);
 }
 
 }  // namespace

@@ -2,101 +2,99 @@
 
 #include <cmath>
 
+#include "compiler/ir/op_names.h"
 #include "compiler/ir/queries.h"
 #include "compiler/partition/registry.h"
 
 namespace pteron::vulkan {
 
+namespace ops = compiler::ops;
 using compiler::ir::Argument;
 using compiler::ir::Graph;
 using compiler::ir::Node;
 using compiler::ir::shape_str;
 
-const std::map<std::string, Kind>& op_kinds() {
-  static const std::map<std::string, Kind> t = {
-      {"aten::linear.default", Kind::Linear},
-      {"aten::addmm.default", Kind::AddMm},
-      {"aten::mm.default", Kind::Mm},
-      {"aten::add.Tensor", Kind::Add},
-      {"aten::sub.Tensor", Kind::Sub},
-      {"aten::mul.Tensor", Kind::Mul},
-      {"aten::relu.default", Kind::Relu},
-      {"aten::clamp.default", Kind::Clamp},
-      {"aten::hardtanh.default", Kind::Hardtanh},
-      {"aten::_softmax.default", Kind::Softmax},
-      {"aten::convolution.default", Kind::Conv},
-      {"aten::native_layer_norm.default", Kind::LayerNorm},
-      {"aten::mean.dim", Kind::Mean},
-      {"aten::view.default", Kind::Reshape},
-      {"aten::view_copy.default", Kind::Reshape},
-      {"aten::_unsafe_view.default", Kind::Reshape},
-      {"aten::reshape.default", Kind::Reshape},
-      {"aten::permute.default", Kind::Permute},
-      {"aten::bmm.default", Kind::Bmm},
-      {"aten::permute_copy.default", Kind::Permute},
-      {"aten::div.Tensor", Kind::Div},
-      {"aten::add.Scalar", Kind::Add},
-      {"aten::sub.Scalar", Kind::Sub},
-      {"aten::mul.Scalar", Kind::Mul},
-      {"aten::div.Scalar", Kind::Div},
-      {"aten::sigmoid.default", Kind::Unary},
-      {"aten::tanh.default", Kind::Unary},
-      {"aten::gelu.default", Kind::Unary},
-      {"aten::silu.default", Kind::Unary},
-      {"aten::hardswish.default", Kind::Unary},
-      {"aten::hardsigmoid.default", Kind::Unary},
-      {"aten::exp.default", Kind::Unary},
-      {"aten::neg.default", Kind::Unary},
-      {"aten::sqrt.default", Kind::Unary},
-      {"aten::rsqrt.default", Kind::Unary},
-      {"aten::max_pool2d_with_indices.default", Kind::MaxPool},
-      {"aten::max_pool2d.default", Kind::MaxPool},
-      {"aten::avg_pool2d.default", Kind::AvgPool},
-      {"aten::_adaptive_avg_pool2d.default", Kind::AdaptiveAvgPool},
-      {"aten::adaptive_avg_pool2d.default", Kind::AdaptiveAvgPool},
-      {"aten::cat.default", Kind::Cat},
-      {"aten::slice.Tensor", Kind::Slice},
-      {"aten::slice_copy.Tensor", Kind::Slice},
-      {"aten::select.int", Kind::Select},
-      {"aten::select_copy.int", Kind::Select},
-      {"aten::embedding.default", Kind::Embedding},
-      {"aten::transpose.int", Kind::Transpose},
-      {"aten::transpose_copy.int", Kind::Transpose},
-      {"aten::t.default", Kind::Transpose},
-      {"aten::t_copy.default", Kind::Transpose},
-      {"aten::unsqueeze.default", Kind::Reshape},
-      {"aten::unsqueeze_copy.default", Kind::Reshape},
-      {"aten::squeeze.dims", Kind::Reshape},
-      {"aten::squeeze_copy.dims", Kind::Reshape},
-      {"aten::squeeze.dim", Kind::Reshape},
-      {"aten::clone.default", Kind::Reshape},
-      {"aten::alias.default", Kind::Reshape},
+const compiler::ir::OpTable<Kind>& op_kinds() {
+  static const compiler::ir::OpTable<Kind> t = {
+      {ops::aten::linear, Kind::Linear},
+      {ops::aten::addmm, Kind::AddMm},
+      {ops::aten::mm, Kind::Mm},
+      {ops::aten::add_Tensor, Kind::Add},
+      {ops::aten::sub_Tensor, Kind::Sub},
+      {ops::aten::mul_Tensor, Kind::Mul},
+      {ops::aten::relu, Kind::Relu},
+      {ops::aten::clamp, Kind::Clamp},
+      {ops::aten::hardtanh, Kind::Hardtanh},
+      {ops::aten::_softmax, Kind::Softmax},
+      {ops::aten::convolution, Kind::Conv},
+      {ops::aten::native_layer_norm, Kind::LayerNorm},
+      {ops::aten::mean_dim, Kind::Mean},
+      {ops::aten::view, Kind::Reshape},
+      {ops::aten::view_copy, Kind::Reshape},
+      {ops::aten::permute, Kind::Permute},
+      {ops::aten::bmm, Kind::Bmm},
+      {ops::aten::permute_copy, Kind::Permute},
+      {ops::aten::div_Tensor, Kind::Div},
+      {ops::aten::add_Scalar, Kind::Add},
+      {ops::aten::sub_Scalar, Kind::Sub},
+      {ops::aten::mul_Scalar, Kind::Mul},
+      {ops::aten::div_Scalar, Kind::Div},
+      {ops::aten::sigmoid, Kind::Unary},
+      {ops::aten::tanh, Kind::Unary},
+      {ops::aten::gelu, Kind::Unary},
+      {ops::aten::silu, Kind::Unary},
+      {ops::aten::hardswish, Kind::Unary},
+      {ops::aten::hardsigmoid, Kind::Unary},
+      {ops::aten::exp, Kind::Unary},
+      {ops::aten::neg, Kind::Unary},
+      {ops::aten::sqrt, Kind::Unary},
+      {ops::aten::rsqrt, Kind::Unary},
+      {ops::aten::max_pool2d_with_indices, Kind::MaxPool},
+      {ops::aten::avg_pool2d, Kind::AvgPool},
+      {ops::aten::_adaptive_avg_pool2d, Kind::AdaptiveAvgPool},
+      {ops::aten::cat, Kind::Cat},
+      {ops::aten::slice_Tensor, Kind::Slice},
+      {ops::aten::slice_copy_Tensor, Kind::Slice},
+      {ops::aten::select_int, Kind::Select},
+      {ops::aten::select_copy_int, Kind::Select},
+      {ops::aten::embedding, Kind::Embedding},
+      {ops::aten::transpose_int, Kind::Transpose},
+      {ops::aten::transpose_copy_int, Kind::Transpose},
+      {ops::aten::t, Kind::Transpose},
+      {ops::aten::t_copy, Kind::Transpose},
+      {ops::aten::unsqueeze, Kind::Reshape},
+      {ops::aten::unsqueeze_copy, Kind::Reshape},
+      {ops::aten::squeeze_dims, Kind::Reshape},
+      {ops::aten::squeeze_copy_dims, Kind::Reshape},
+      {ops::aten::squeeze_dim, Kind::Reshape},
+      {ops::aten::clone, Kind::Reshape},
+      {ops::aten::alias, Kind::Reshape},
       // Only the .vec forms: torch 2.13's run_decompositions turns upsample_bilinear2d.default
       // into index arithmetic, and upsample_nearest2d.default (kept only when called as
       // torch.ops.aten...default) is not in pteron's op table, so the frontend never makes it.
-      {"aten::upsample_nearest2d.vec", Kind::UpsampleNearest},
-      {"aten::upsample_bilinear2d.vec", Kind::UpsampleBilinear},
-      {"aten::_upsample_bilinear2d_aa.default", Kind::UpsampleAntialias},
-      {"aten::constant_pad_nd.default", Kind::ConstantPad},
-      {"aten::reflection_pad1d.default", Kind::ReflectionPad},
-      {"aten::reflection_pad2d.default", Kind::ReflectionPad},
-      {"aten::replication_pad2d.default", Kind::ReplicationPad},
+      {ops::aten::upsample_nearest2d_vec, Kind::UpsampleNearest},
+      {ops::aten::upsample_bilinear2d_vec, Kind::UpsampleBilinear},
+      {ops::aten::_upsample_bilinear2d_aa, Kind::UpsampleAntialias},
+      {ops::aten::constant_pad_nd, Kind::ConstantPad},
+      {ops::aten::reflection_pad1d, Kind::ReflectionPad},
+      {ops::aten::reflection_pad2d, Kind::ReflectionPad},
+      {ops::aten::replication_pad2d, Kind::ReplicationPad},
   };
   return t;
 }
 
-const std::map<std::string, fb::UnaryOp>& unary_ops() {
-  static const std::map<std::string, fb::UnaryOp> t = {
-      {"aten::sigmoid.default", fb::UnaryOp::Sigmoid},
-      {"aten::tanh.default", fb::UnaryOp::Tanh},
-      {"aten::gelu.default", fb::UnaryOp::Gelu},
-      {"aten::silu.default", fb::UnaryOp::Silu},
-      {"aten::hardswish.default", fb::UnaryOp::Hardswish},
-      {"aten::hardsigmoid.default", fb::UnaryOp::Hardsigmoid},
-      {"aten::exp.default", fb::UnaryOp::Exp},
-      {"aten::neg.default", fb::UnaryOp::Neg},
-      {"aten::sqrt.default", fb::UnaryOp::Sqrt},
-      {"aten::rsqrt.default", fb::UnaryOp::Rsqrt},
+const compiler::ir::OpTable<fb::UnaryOp>& unary_ops() {
+  static const compiler::ir::OpTable<fb::UnaryOp> t = {
+      {ops::aten::sigmoid, fb::UnaryOp::Sigmoid},
+      {ops::aten::tanh, fb::UnaryOp::Tanh},
+      {ops::aten::gelu, fb::UnaryOp::Gelu},
+      {ops::aten::silu, fb::UnaryOp::Silu},
+      {ops::aten::hardswish, fb::UnaryOp::Hardswish},
+      {ops::aten::hardsigmoid, fb::UnaryOp::Hardsigmoid},
+      {ops::aten::exp, fb::UnaryOp::Exp},
+      {ops::aten::neg, fb::UnaryOp::Neg},
+      {ops::aten::sqrt, fb::UnaryOp::Sqrt},
+      {ops::aten::rsqrt, fb::UnaryOp::Rsqrt},
   };
   return t;
 }
@@ -111,13 +109,13 @@ std::vector<int64_t> pair_of(const Argument& a, std::vector<int64_t> dflt) {
 
 std::vector<double> upsample_scales(const Node& n) {
   std::vector<double> s = {0.0, 0.0};
-  if (n.op.str() == "aten::_upsample_bilinear2d_aa.default") {
+  if (n.op.str() == ops::aten::_upsample_bilinear2d_aa) {
     const Argument& h = n.arg("scales_h");
     const Argument& w = n.arg("scales_w");
     s = {h.is_none() ? 0.0 : h.to_double(), w.is_none() ? 0.0 : w.to_double()};
   }
   const Argument* a =
-      n.op.str() == "aten::_upsample_bilinear2d_aa.default" ? nullptr : &n.arg("scale_factors");
+      n.op.str() == ops::aten::_upsample_bilinear2d_aa ? nullptr : &n.arg("scale_factors");
   if (a != nullptr && !a->is_none()) {
     const auto& v = a->get<std::vector<double>>();
     if (v.size() != 2) compiler::refuse("scale_factors must have 2 entries");
@@ -131,7 +129,7 @@ std::vector<double> upsample_scales(const Node& n) {
 }
 
 std::vector<int64_t> pads_of(const Graph& g, const Node& n, std::string* why) {
-  const bool constant = n.op.str() == "aten::constant_pad_nd.default";
+  const bool constant = n.op.str() == ops::aten::constant_pad_nd;
   const auto& pad = n.arg(constant ? "pad" : "padding").get<std::vector<int64_t>>();
   const int64_t rank = static_cast<int64_t>(g.value(n.arg("self").tensor()).spec.rank());
   if (pad.size() % 2 != 0 || static_cast<int64_t>(pad.size() / 2) > rank) {

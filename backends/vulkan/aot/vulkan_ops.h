@@ -51,10 +51,10 @@ enum class Kind {
 };
 
 // The support table: op -> what the payload runs it as. Everything fp32, contiguous.
-const std::map<std::string, Kind>& op_kinds();
+const compiler::ir::OpTable<Kind>& op_kinds();
 
 // Unary ops (Kind::Unary) -> the payload's unary function.
-const std::map<std::string, fb::UnaryOp>& unary_ops();
+const compiler::ir::OpTable<fb::UnaryOp>& unary_ops();
 
 // An int list attribute as [h, w]: one entry repeats, an empty list is `dflt`.
 std::vector<int64_t> pair_of(const compiler::ir::Argument& a, std::vector<int64_t> dflt);

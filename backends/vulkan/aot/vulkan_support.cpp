@@ -5,12 +5,14 @@
 #include <map>
 
 #include "backends/vulkan/aot/vulkan_ops.h"
+#include "compiler/ir/op_names.h"
 #include "compiler/ir/queries.h"
 #include "compiler/partition/registry.h"
 
 namespace pteron::vulkan {
 namespace {
 
+namespace ops = compiler::ops;
 using compiler::ir::Argument;
 using compiler::ir::Graph;
 using compiler::ir::Node;
@@ -20,11 +22,11 @@ using compiler::ir::ValueId;
 
 // Ops next to supported ones that the delegate does not run, with the reason a user needs
 // (the generic "not in the support table" would not say what to change).
-const std::map<std::string, std::string>& known_refusals() {
-  static const std::map<std::string, std::string> t = {
-      {"aten::reflection_pad3d.default",
+const compiler::ir::OpTable<std::string>& known_refusals() {
+  static const compiler::ir::OpTable<std::string> t = {
+      {ops::aten::reflection_pad3d,
        "reflection padding of 3 dims (the Vulkan delegate pads the last 1 or 2)"},
-      {"aten::replication_pad3d.default",
+      {ops::aten::replication_pad3d,
        "replication padding of 3 dims (the Vulkan delegate pads the last 1 or 2)"},
   };
   return t;
@@ -135,7 +137,7 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     }
     case Kind::Unary:
-      if (n.op.str() == "aten::gelu.default") {
+      if (n.op.str() == ops::aten::gelu) {
         const std::string& a = n.arg("approximate").get<std::string>();
         if (a != "none" && a != "tanh") return "gelu approximation '" + a + "'";
       }

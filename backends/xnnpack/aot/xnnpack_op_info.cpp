@@ -6,8 +6,12 @@
 #include <stdexcept>
 
 #include "compiler/ir/constant_values.h"
+#include "compiler/ir/op_names.h"
 
 namespace pteron::xnnpack::aot {
+
+namespace ops = compiler::ops;
+using compiler::ir::OpTable;
 
 // XNNPACK dims of a value: 4-D activations are NHWC inside a region, others as they are.
 std::vector<uint32_t> xnn_dims(const TensorSpec& spec) {
@@ -92,60 +96,57 @@ bool is_static(const Graph& g, ValueId v) {
   return g.value(v).is_constant() || weight_dequantize(g, v);
 }
 
-const std::map<std::string, OpInfo>& op_table() {
-  static const std::map<std::string, OpInfo> table = [] {
-    std::map<std::string, OpInfo> t;
-    t["aten::convolution.default"] = {Kind::kConv};
-    t["aten::linear.default"] = {Kind::kLinear};
-    t["aten::addmm.default"] = {Kind::kAddmm};
-    t["aten::mm.default"] = {Kind::kMm};
-    const std::pair<const char*, BinaryOp> binaries[] = {{"add", BinaryOp::kAdd},
-                                                         {"sub", BinaryOp::kSubtract},
-                                                         {"mul", BinaryOp::kMultiply},
-                                                         {"div", BinaryOp::kDivide}};
-    for (const auto& [name, op] : binaries) {
-      t[std::string("aten::") + name + ".Tensor"] = {Kind::kBinary, op};
-      t[std::string("aten::") + name + ".Scalar"] = {Kind::kBinary, op, UnaryOp::kAbs, true};
-    }
-    t["aten::maximum.default"] = {Kind::kBinary, BinaryOp::kMaximum};
-    t["aten::minimum.default"] = {Kind::kBinary, BinaryOp::kMinimum};
-    for (const char* op : {"aten::relu.default", "aten::hardtanh.default", "aten::clamp.default"}) {
-      t[op] = {Kind::kClampLike};
-    }
-    const std::pair<const char*, UnaryOp> unaries[] = {
-        {"aten::abs.default", UnaryOp::kAbs},
-        {"aten::neg.default", UnaryOp::kNegate},
-        {"aten::floor.default", UnaryOp::kFloor},
-        {"aten::ceil.default", UnaryOp::kCeiling},
-        {"aten::sqrt.default", UnaryOp::kSquareRoot},
-        {"aten::sigmoid.default", UnaryOp::kSigmoid},
-        {"aten::hardswish.default", UnaryOp::kHardswish}};
-    for (const auto& [name, op] : unaries) t[name] = {Kind::kUnary, BinaryOp::kAdd, op};
-    t["aten::leaky_relu.default"] = {Kind::kLeakyRelu};
-    t["aten::elu.default"] = {Kind::kElu};
-    t["aten::_softmax.default"] = {Kind::kSoftmax};
-    t["aten::pow.Tensor_Scalar"] = {Kind::kSquare};
-    t["aten::max_pool2d_with_indices.default"] = {Kind::kMaxPool};
-    t["aten::max_pool2d.default"] = {Kind::kMaxPool};
-    t["aten::avg_pool2d.default"] = {Kind::kAvgPool};
-    t["aten::mean.dim"] = {Kind::kGlobalPool};
-    t["aten::_adaptive_avg_pool2d.default"] = {Kind::kGlobalPool};
-    t["aten::adaptive_avg_pool2d.default"] = {Kind::kGlobalPool};
-    t["aten::constant_pad_nd.default"] = {Kind::kPad};
-    for (const char* op :
-         {"aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default",
-          "aten::view_copy.default", "aten::squeeze.dim", "aten::squeeze.dims",
-          "aten::squeeze_copy.dim", "aten::squeeze_copy.dims", "aten::unsqueeze.default",
-          "aten::unsqueeze_copy.default", "aten::flatten.using_ints"}) {
-      t[op] = {Kind::kReshape};
-    }
-    t["aten::upsample_bilinear2d.vec"] = {Kind::kResize};
-    t["aten::upsample_bilinear2d.default"] = {Kind::kResize};
-    t["aten::upsample_nearest2d.vec"] = {Kind::kResizeNearest};
-    t["aten::upsample_nearest2d.default"] = {Kind::kResizeNearest};
-    t["aten::_to_copy.default"] = {Kind::kConvert};
-    return t;
-  }();
+const OpTable<OpInfo>& op_table() {
+  using B = BinaryOp;
+  using U = UnaryOp;
+  static const OpTable<OpInfo> table = {
+      {ops::aten::convolution, {Kind::kConv}},
+      {ops::aten::linear, {Kind::kLinear}},
+      {ops::aten::addmm, {Kind::kAddmm}},
+      {ops::aten::mm, {Kind::kMm}},
+      {ops::aten::add_Tensor, {Kind::kBinary, B::kAdd}},
+      {ops::aten::sub_Tensor, {Kind::kBinary, B::kSubtract}},
+      {ops::aten::mul_Tensor, {Kind::kBinary, B::kMultiply}},
+      {ops::aten::div_Tensor, {Kind::kBinary, B::kDivide}},
+      {ops::aten::add_Scalar, {Kind::kBinary, B::kAdd, U::kAbs, true}},
+      {ops::aten::sub_Scalar, {Kind::kBinary, B::kSubtract, U::kAbs, true}},
+      {ops::aten::mul_Scalar, {Kind::kBinary, B::kMultiply, U::kAbs, true}},
+      {ops::aten::div_Scalar, {Kind::kBinary, B::kDivide, U::kAbs, true}},
+      {ops::aten::maximum, {Kind::kBinary, B::kMaximum}},
+      {ops::aten::minimum, {Kind::kBinary, B::kMinimum}},
+      {ops::aten::relu, {Kind::kClampLike}},
+      {ops::aten::hardtanh, {Kind::kClampLike}},
+      {ops::aten::clamp, {Kind::kClampLike}},
+      {ops::aten::abs, {Kind::kUnary, B::kAdd, U::kAbs}},
+      {ops::aten::neg, {Kind::kUnary, B::kAdd, U::kNegate}},
+      {ops::aten::floor, {Kind::kUnary, B::kAdd, U::kFloor}},
+      {ops::aten::ceil, {Kind::kUnary, B::kAdd, U::kCeiling}},
+      {ops::aten::sqrt, {Kind::kUnary, B::kAdd, U::kSquareRoot}},
+      {ops::aten::sigmoid, {Kind::kUnary, B::kAdd, U::kSigmoid}},
+      {ops::aten::hardswish, {Kind::kUnary, B::kAdd, U::kHardswish}},
+      {ops::aten::leaky_relu, {Kind::kLeakyRelu}},
+      {ops::aten::elu, {Kind::kElu}},
+      {ops::aten::_softmax, {Kind::kSoftmax}},
+      {ops::aten::pow_Tensor_Scalar, {Kind::kSquare}},
+      {ops::aten::max_pool2d_with_indices, {Kind::kMaxPool}},
+      {ops::aten::avg_pool2d, {Kind::kAvgPool}},
+      {ops::aten::mean_dim, {Kind::kGlobalPool}},
+      {ops::aten::_adaptive_avg_pool2d, {Kind::kGlobalPool}},
+      {ops::aten::constant_pad_nd, {Kind::kPad}},
+      {ops::aten::view, {Kind::kReshape}},
+      {ops::aten::view_copy, {Kind::kReshape}},
+      {ops::aten::squeeze_dim, {Kind::kReshape}},
+      {ops::aten::squeeze_dims, {Kind::kReshape}},
+      {ops::aten::squeeze_copy_dim, {Kind::kReshape}},
+      {ops::aten::squeeze_copy_dims, {Kind::kReshape}},
+      {ops::aten::unsqueeze, {Kind::kReshape}},
+      {ops::aten::unsqueeze_copy, {Kind::kReshape}},
+      {ops::aten::upsample_bilinear2d_vec, {Kind::kResize}},
+      {ops::aten::upsample_bilinear2d, {Kind::kResize}},
+      {ops::aten::upsample_nearest2d_vec, {Kind::kResizeNearest}},
+      {ops::aten::upsample_nearest2d, {Kind::kResizeNearest}},
+      {ops::aten::_to_copy, {Kind::kConvert}},
+  };
   return table;
 }
 
@@ -171,9 +172,8 @@ int64_t pair_at(const std::vector<int64_t>& v, size_t i, int64_t fallback) {
 
 // Clamp bounds of relu / hardtanh / clamp.
 OutputRange clamp_range(const Node& n) {
-  const std::string op = n.op.str();
-  if (op == "aten::relu.default") return OutputRange::relu();
-  if (op == "aten::hardtanh.default") {
+  if (n.is(ops::aten::relu)) return OutputRange::relu();
+  if (n.is(ops::aten::hardtanh)) {
     return {float(n.arg("min_val").to_double()), float(n.arg("max_val").to_double())};
   }
   OutputRange r;

@@ -119,7 +119,7 @@ struct OpInfo {
   bool scalar_other = false;  // the Scalar overload of a binary op
 };
 
-const std::map<std::string, OpInfo>& op_table();
+const compiler::ir::OpTable<OpInfo>& op_table();
 
 OpInfo info_of(const Node& n);
 

@@ -8,6 +8,7 @@
 #include "backends/xnnpack/aot/xnnpack_lowering.h"
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
 #include "compiler/ir/kernel_call_form.h"
+#include "compiler/ir/op_names.h"
 #include "compiler/ir/work.h"
 #include "compiler/partition/registry.h"
 #include "compiler/target/target.h"
@@ -17,6 +18,7 @@ namespace pteron::xnnpack {
 namespace {
 
 using namespace aot;  // NOLINT: the op facts this file's rules are written in
+namespace ops = compiler::ops;
 using compiler::LoweredRegion;
 using compiler::Region;
 using compiler::SupportDecision;
@@ -191,7 +193,7 @@ std::string check_node(const Graph& g, const Node& n) {
       return {};
     }
     case Kind::kBinary: {
-      if (info.scalar_other || op == "aten::add.Tensor" || op == "aten::sub.Tensor") {
+      if (info.scalar_other || op == ops::aten::add_Tensor || op == ops::aten::sub_Tensor) {
         if (op.rfind("aten::add", 0) == 0 || op.rfind("aten::sub", 0) == 0) {
           const bool other_constant =
               info.scalar_other || g.value(n.arg("other").tensor()).is_constant();
@@ -279,7 +281,7 @@ std::string check_node(const Graph& g, const Node& n) {
       const Value& x = input_value(g, n, "self");
       if (x.spec.rank() != 4)
         return "mean over a " + std::to_string(x.spec.rank()) + "-D tensor (only 4-D H,W)";
-      if (op == "aten::mean.dim") {
+      if (op == ops::aten::mean_dim) {
         std::vector<int64_t> dims = int_list(n, "dim");
         for (int64_t& d : dims) d = d < 0 ? d + 4 : d;
         std::sort(dims.begin(), dims.end());
@@ -310,7 +312,7 @@ std::string check_node(const Graph& g, const Node& n) {
     case Kind::kResize: {
       const Value& x = g.value(n.inputs()[0]);
       if (x.spec.rank() != 4) return "upsample on a non-4-D tensor";
-      if (op == "aten::upsample_bilinear2d.vec" && !n.arg("scale_factors").is_none()) {
+      if (op == ops::aten::upsample_bilinear2d_vec && !n.arg("scale_factors").is_none()) {
         const auto& sf = n.arg("scale_factors").get<std::vector<double>>();
         for (size_t i = 0; i < sf.size() && i < 2; ++i) {
           if (double(x.spec.sizes[2 + i]) * sf[i] != double(os.sizes[2 + i]))
@@ -323,7 +325,7 @@ std::string check_node(const Graph& g, const Node& n) {
       const Value& x = g.value(n.inputs()[0]);
       if (x.spec.rank() != 4) return "upsample on a non-4-D tensor";
       double scales[2] = {0.0, 0.0};
-      if (op == "aten::upsample_nearest2d.vec") {
+      if (op == ops::aten::upsample_nearest2d_vec) {
         if (!n.arg("scale_factors").is_none()) {
           const auto& sf = n.arg("scale_factors").get<std::vector<double>>();
           for (size_t i = 0; i < sf.size() && i < 2; ++i) scales[i] = sf[i];
