@@ -10,9 +10,11 @@
 namespace pteron::tosa_aot::detail {
 
 std::string qdq_reason(const Node& n) {
-  if (n.args.size() >= 6 && n.args[5].is<ScalarType>() &&
-      n.args[5].get<ScalarType>() != ScalarType::Char)
-    return "quantization to " + ir::dtype_name(n.args[5].get<ScalarType>()) +
+  // Per-tensor and per-channel forms name the dtype at different positions.
+  const int dtype = n.schema ? n.schema->arg_index("dtype") : -1;
+  const ir::Argument* a = dtype >= 0 ? &n.args[static_cast<size_t>(dtype)] : nullptr;
+  if (a && a->is<ScalarType>() && a->get<ScalarType>() != ScalarType::Char)
+    return "quantization to " + ir::dtype_name(a->get<ScalarType>()) +
            " (the INT profile lowering takes int8)";
   return "quantization parameters are not a valid int8 per-tensor scale and zero point";
 }

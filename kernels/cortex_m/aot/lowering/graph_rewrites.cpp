@@ -16,9 +16,8 @@ void Lowering::fold_pads_into_convs() {
   for (NodeId id : std::vector<NodeId>(g_.nodes())) {
     if (!g_.has_node(id)) continue;
     const Node& conv = g_.node(id);
-    const std::string op = conv.op.str();
-    const bool depthwise = op == "cortex_m::quantized_depthwise_conv2d_nhwc.default";
-    if (!depthwise && op != "cortex_m::quantized_conv2d_nhwc.default") continue;
+    const bool depthwise = conv.is(kQuantizedDepthwiseConv2d);
+    if (!depthwise && !conv.is(kQuantizedConv2d)) continue;
     const ir::Value& nhwc = g_.value(conv.arg("input").tensor());
     if (!nhwc.is_intermediate() || nhwc.users.size() != 1) continue;
     const Node& t = g_.node(nhwc.producer);

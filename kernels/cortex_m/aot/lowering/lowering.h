@@ -37,6 +37,10 @@ using ir::ValueId;
 inline constexpr ir::OpName kQuant = ops::quantized_decomposed::quantize_per_tensor;
 inline constexpr ir::OpName kDequant = ops::quantized_decomposed::dequantize_per_tensor;
 inline constexpr ir::OpName kDequantChannel = ops::quantized_decomposed::dequantize_per_channel;
+// cortex_m ops the rewrites look for (their schemas: cortex_m_schemas.cpp).
+inline constexpr ir::OpName kQuantizedConv2d{"cortex_m::quantized_conv2d_nhwc.default"};
+inline constexpr ir::OpName kQuantizedDepthwiseConv2d{
+    "cortex_m::quantized_depthwise_conv2d_nhwc.default"};
 
 using compiler::QParams;
 
