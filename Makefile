@@ -262,6 +262,13 @@ bench-dynamic: build
 bench-cpu: build venv-et
 	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD)) --work bench/work/cpu --reuse $(BENCH_ARGS)
 
+# bench-cpu-int8: mobilenet-v2, resnet-18, ds-cnn quantized to int8 by pteron (--quantize xnnpack)
+# and by ExecuTorch (XNNPACKQuantizer), same calibration samples, 2 threads, alternating rounds
+# (bench/results/cpu_int8.{json,md}). BENCH_ARGS: e.g. --rounds 5, --models resnet-18.
+.PHONY: bench-cpu-int8
+bench-cpu-int8: build venv-et
+	$(ET_PY) bench/cpu_int8.py --python $(PY) --build $(abspath $(BUILD)) $(BENCH_ARGS)
+
 # bench-gpu: mobilenet-v2, resnet-18, OPT-125M on the Vulkan path (fp32, fp16) vs the best CPU
 # path in one run, on the Vulkan device present (lavapipe here); bench/results/gpu.{json,md,png}
 .PHONY: bench-gpu
