@@ -8,7 +8,7 @@ Tensor::Tensor(ScalarType dtype, int32_t dim, int32_t* sizes, uint8_t* dim_order
       dim_order_(dim_order),
       strides_(strides),
       data_(data),
-      dim_(dim),
+      dim_(static_cast<Rank>(dim)),
       dtype_(dtype),
       dynamism_(dynamism) {
   recompute_strides();

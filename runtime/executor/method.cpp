@@ -249,14 +249,18 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
   const fb::SubsegmentOffsets* cs = program.flatbuffer()->constant_segment();
   const Span<const uint8_t> constants = program.constant_segment();
   // State tensors: planned, with an initial value (verified against the segment at load).
-  size_t n_states = 0;
+  size_t n_states = 0, n_tensors = 0;
   for (size_t i = 0; i < num_values_; ++i) {
     const fb::EValue* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    if (v->val_type() == fb::KernelTypes::Tensor && v->val_as_Tensor()->allocation_info() &&
-        v->val_as_Tensor()->data_buffer_idx() != 0) {
+    if (v->val_type() != fb::KernelTypes::Tensor) continue;
+    ++n_tensors;
+    if (v->val_as_Tensor()->allocation_info() && v->val_as_Tensor()->data_buffer_idx() != 0)
       ++n_states;
-    }
   }
+  // Every tensor's metadata in one array: no per-tensor alignment padding.
+  Tensor* tensors = alloc->allocate_array<Tensor>(n_tensors ? n_tensors : 1);
+  if (tensors == nullptr) return out_of_memory("tensor metadata", n_tensors * sizeof(Tensor));
+  size_t next_tensor = 0;
   states_ = alloc->allocate_array<StateTensor>(n_states ? n_states : 1);
   if (states_ == nullptr) return out_of_memory("state table", n_states * sizeof(StateTensor));
   const Span<const uint8_t> initial_state = program.initial_state_segment();
@@ -339,8 +343,7 @@ Error Method::init_values(const Program& program, const fb::ExecutionPlan& plan,
           const fb::Tensor* t = v->val_as_Tensor();
           const int32_t dim = static_cast<int32_t>(t->sizes()->size());
           const auto dynamism = static_cast<ShapeDynamism>(t->shape_dynamism());
-          auto* tensor = alloc->allocate_array<Tensor>(1);
-          if (!tensor) return out_of_memory("tensor metadata", sizeof(Tensor));
+          Tensor* tensor = &tensors[next_tensor++];
           int32_t* sizes;
           uint8_t* dim_order;
           int32_t* strides = nullptr;
@@ -585,6 +588,7 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
       if (out.kind == Kind::Kernel && args->size() <= kMaxGatheredArgs) {
         // Kernel calls read their value indices from the program in place (flash on a device)
         // and gather the EValue pointers on the stack as they run (gather_args).
+        out.gathered = true;
         out.arg_values = args->data();
       } else {
         // Delegate calls (any number of region inputs and outputs) keep the pointers.
@@ -707,12 +711,12 @@ bool Method::instruction_is_delegate(size_t index) const {
 }
 
 int32_t Method::last_arg_value(const Instruction& ins) const {
-  return ins.args != nullptr ? static_cast<int32_t>(ins.args[ins.num_args - 1] - values_)
-                             : ins.arg_values[ins.num_args - 1];
+  return ins.gathered ? ins.arg_values[ins.num_args - 1]
+                      : static_cast<int32_t>(ins.args[ins.num_args - 1] - values_);
 }
 
 Span<EValue*> Method::gather_args(const Instruction& ins, EValue** buffer) const {
-  if (ins.args != nullptr) return {ins.args, ins.num_args};
+  if (!ins.gathered) return {ins.args, ins.num_args};
   for (uint32_t a = 0; a < ins.num_args; ++a) buffer[a] = &values_[ins.arg_values[a]];
   return {buffer, ins.num_args};
 }
@@ -721,7 +725,7 @@ Span<EValue* const> Method::instruction_args(size_t index, Span<EValue*> buffer)
   if (index >= num_instructions_) return {};
   const Instruction& ins = instructions_[index];
   if (ins.kind != Kind::Kernel && ins.kind != Kind::Delegate) return {};
-  if (ins.args == nullptr && buffer.size() < ins.num_args) return {};
+  if (ins.gathered && buffer.size() < ins.num_args) return {};
   const Span<EValue*> args = gather_args(ins, buffer.data());
   return {args.data(), args.size()};
 }

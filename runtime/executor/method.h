@@ -100,13 +100,17 @@ class Method {
   struct Instruction {
     Kind kind = Kind::Free;
     bool writes_sym_int = false;  // a prim op (sym_size, executorch_prim::*): int lists follow
+    // A call's arguments: value indices in the program (`gathered`: kernel calls of at most
+    // kMaxGatheredArgs arguments, gathered on the stack when they run), or pointers (one of
+    // the two, so an instruction takes 20 bytes on a 32-bit device).
+    bool gathered = false;
     uint32_t num_args = 0;
     int32_t target = 0;  // operator or delegate index, move source, jump destination
     int32_t value = 0;   // move destination or condition value
-    // A call's arguments: value indices in the program (kernel calls of at most
-    // kMaxGatheredArgs arguments, gathered on the stack when they run), or pointers.
-    const int32_t* arg_values = nullptr;
-    EValue** args = nullptr;
+    union {
+      const int32_t* arg_values;
+      EValue** args = nullptr;
+    };
   };
   // An int list with an item a prim op (or a move) writes (dynamic shapes): its ints are
   // re-read from its items after prim ops, before the next kernel or delegate runs.
