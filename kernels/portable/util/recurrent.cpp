@@ -207,7 +207,7 @@ void recurrent_product(const RecurrentProduct& p, const GemmWorkspace<float>& wo
 
 Error run_recurrent(KernelContext& ctx, const char* op, RecurrentCell cell, Span<EValue*> args,
                     const RecurrentProducts& products) {
-  Layer s;
+  Layer s{};  // read_layer fills it; zeroed so no path reads an indeterminate field
   PTERON_TRY(read_layer(op, cell, args, &s));
   const bool lstm = cell == RecurrentCell::Lstm;
   const int64_t T = s.T, B = s.B, H = s.H, Ho = s.H_out, GH = s.G * s.H, D = s.D;
