@@ -16,4 +16,11 @@ std::string shape_str(std::span<const int64_t> sizes) {
 
 bool is_op(const Node& n, std::string_view op) { return n.op.str() == op; }
 
+bool any_overload_of(const OpRef& op, std::initializer_list<OpName> ops) {
+  for (OpName o : ops) {
+    if (op.ns == o.ns() && op.name == o.name()) return true;
+  }
+  return false;
+}
+
 }  // namespace pteron::compiler::ir

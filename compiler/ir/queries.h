@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,5 +21,13 @@ std::string shape_str(std::span<const int64_t> sizes);
 
 // True when `n` calls `op` ("aten::add.Tensor": namespace, name and overload).
 bool is_op(const Node& n, std::string_view op);
+
+// True when `op` is any overload of one of `ops`' operators (their namespace and name:
+// ops::aten::view stands for every aten::view overload), for rules that hold whatever the
+// overload (the quantizer's op roles, the no-op and reshape rules).
+bool any_overload_of(const OpRef& op, std::initializer_list<OpName> ops);
+inline bool any_overload_of(const Node& n, std::initializer_list<OpName> ops) {
+  return any_overload_of(n.op, ops);
+}
 
 }  // namespace pteron::compiler::ir

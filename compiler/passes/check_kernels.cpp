@@ -6,6 +6,8 @@
 
 #include "compiler/compile_error.h"
 #include "compiler/ir/kernel_call_form.h"
+#include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 #include "compiler/passes/passes.h"
 #include "runtime/kernel/kernel.h"
 
@@ -27,11 +29,14 @@ bool has_kernel(const std::string& qualified, const std::vector<std::string>& li
 // elements of any size (tested with complex64 and complex128 in tests/kernels/test_complex.py).
 // Every other kernel computes on real dtypes only.
 bool takes_complex(const ir::Node& node, const ir::OpSchema& schema, const ir::Graph& graph) {
-  static const std::unordered_set<std::string> kComplexOps = {
-      "aten::_conj_physical", "aten::view_as_real_copy", "aten::clone",       "aten::alias_copy",
-      "aten::permute_copy",   "aten::view_copy",         "aten::expand_copy", "aten::slice_copy",
-      "aten::select_copy",    "aten::unsqueeze_copy",    "aten::cat",         "aten::_to_copy"};
-  if (!kComplexOps.count(schema.op.ns + "::" + schema.op.name)) return false;
+  if (!ir::any_overload_of(
+          schema.op,
+          {ops::aten::_conj_physical, ops::aten::view_as_real_copy, ops::aten::clone,
+           ops::aten::alias_copy, ops::aten::permute_copy, ops::aten::view_copy,
+           ops::aten::expand_copy, ops::aten::slice_copy_Tensor, ops::aten::select_copy_int,
+           ops::aten::unsqueeze_copy, ops::aten::cat, ops::aten::_to_copy})) {
+    return false;
+  }
   if (schema.op.name == "view_as_real_copy") return true;
   // A copy keeps the dtype: converting complex to or from another dtype has no kernel.
   for (ir::ValueId v : node.inputs()) {

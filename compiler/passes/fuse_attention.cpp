@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 #include "compiler/passes/custom_op_schema.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -41,17 +42,16 @@ ir::ValueId skip_reshapes(const ir::Graph& g, ir::ValueId v, std::vector<ir::Nod
   for (;;) {
     const ir::Node* p = private_producer(g, v, also_read_by);
     if (p == nullptr) return v;
-    const std::string name = p->op.ns + "::" + p->op.name;
-    const bool reshape = name == "aten::view" || name == "aten::_unsafe_view" ||
-                         name == "aten::reshape" || name == "aten::expand" ||
-                         name == "aten::clone" || name == "aten::alias";
+    const bool expand = ir::any_overload_of(*p, {ops::aten::expand});
+    const bool reshape =
+        expand || ir::any_overload_of(*p, {ops::aten::view, ops::aten::clone, ops::aten::alias});
     if (!reshape || p->args.empty() || !p->arg("self").is_tensor()) return v;
     const ir::TensorSpec& in = g.value(p->arg("self").tensor()).spec;
     const ir::TensorSpec& out = g.value(v).spec;
     if (in.numel() != out.numel()) return v;
     // A dynamic expand keeps the element count only when it changes nothing (equal bounds do
     // not prove equal run-time sizes); views, clones and aliases always keep it.
-    if (name == "aten::expand" && (in.is_dynamic() || out.is_dynamic()) && !same_sizes(in, out)) {
+    if (expand && (in.is_dynamic() || out.is_dynamic()) && !same_sizes(in, out)) {
       return v;
     }
     chain->push_back(p->id);

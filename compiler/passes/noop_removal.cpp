@@ -3,6 +3,7 @@
 #include <string>
 
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/pattern_match.h"
 
@@ -12,22 +13,21 @@ namespace {
 // True when `node` passes its first tensor argument through unchanged.
 bool is_noop(const ir::Graph& g, const ir::Node& node) {
   if (node.outputs.size() != 1 || node.args.empty() || !node.args[0].is_tensor()) return false;
-  const std::string name = node.op.ns + "::" + node.op.name;
   const ir::TensorSpec& in = g.value(node.args[0].tensor()).spec;
   const ir::TensorSpec& out = g.value(node.outputs[0]).spec;
-  if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh_copy")
+  if (ir::any_overload_of(node, {ops::aten::alias, ops::aten::detach, ops::aten::lift_fresh_copy}))
     return true;
   if (in != out) return false;
   // Dynamic tensors: equal specs mean equal symbolic sizes only when the frontend recorded them.
   if (!in.has_sym_sizes()) return false;
   // With equal specs these ops keep every element where it was.
-  if (name == "aten::clone" || name == "aten::_to_copy" || name == "aten::view" ||
-      name == "aten::_unsafe_view" || name == "aten::reshape" || name == "aten::expand" ||
-      name == "aten::slice" || name == "dim_order_ops::_to_dim_order_copy" ||
-      name == "dim_order_ops::_clone_dim_order") {
+  if (ir::any_overload_of(
+          node, {ops::aten::clone, ops::aten::_to_copy, ops::aten::view, ops::aten::expand,
+                 ops::aten::slice_Tensor, ops::dim_order_ops::_to_dim_order_copy,
+                 ops::dim_order_ops::_clone_dim_order})) {
     return true;
   }
-  if (name == "aten::permute") {
+  if (ir::any_overload_of(node, {ops::aten::permute})) {
     const auto& dims = node.arg("dims").get<std::vector<int64_t>>();
     for (size_t i = 0; i < dims.size(); ++i) {
       if (dims[i] != static_cast<int64_t>(i) &&

@@ -9,6 +9,7 @@
 
 #include "compiler/compile_error.h"
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 
 namespace pteron::compiler {
 namespace {
@@ -22,12 +23,6 @@ enum class Role {
   Shared,      // max pool, views, nearest upsample, pads: the output reuses the input's parameters
   Plain,       // pools, mean, cat, bilinear upsample: inputs and output quantized independently
 };
-
-// Whether `n` calls one of `names` ("aten::convolution": namespace and name, any overload).
-bool has_op_name(const ir::Node& n, std::initializer_list<std::string_view> names) {
-  const std::string op = n.op.ns + "::" + n.op.name;
-  return std::find(names.begin(), names.end(), op) != names.end();
-}
 
 bool is_float_activation(const ir::Graph& g, ir::ValueId v) {
   const ir::Value& value = g.value(v);
@@ -43,7 +38,7 @@ bool is_float_constant(const ir::Graph& g, const ir::Argument& a) {
 Role role_of(const ir::Graph& g, const ir::Node& n) {
   if (n.outputs.empty() || n.outputs[0] == ir::kNoValue || !is_float_activation(g, n.outputs[0]))
     return Role::None;
-  if (has_op_name(n, {"aten::convolution"})) {
+  if (ir::any_overload_of(n, {ops::aten::convolution})) {
     const bool transposed = n.arg("transposed").get<bool>();
     const bool bias_ok = n.arg("bias").is_none() || is_float_constant(g, n.arg("bias"));
     return !transposed && is_float_constant(g, n.arg("weight")) && bias_ok &&
@@ -51,7 +46,7 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
                ? Role::WeightedOp
                : Role::None;
   }
-  if (has_op_name(n, {"aten::linear"})) {
+  if (ir::any_overload_of(n, {ops::aten::linear})) {
     const bool bias_ok = n.arg("bias").is_none() || is_float_constant(g, n.arg("bias"));
     return is_float_constant(g, n.arg("weight")) &&
                    g.value(n.arg("weight").tensor()).spec.rank() == 2 && bias_ok &&
@@ -67,8 +62,9 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
     if (n.op.name == "add" && n.arg("alpha").to_double() != 1.0) return Role::None;  // alpha
     return Role::Binary;
   }
-  if (has_op_name(n, {"aten::relu", "aten::hardtanh", "aten::clamp"})) return Role::Activation;
-  if (has_op_name(n, {"aten::max_pool2d_with_indices"})) {
+  if (ir::any_overload_of(n, {ops::aten::relu, ops::aten::hardtanh, ops::aten::clamp}))
+    return Role::Activation;
+  if (ir::any_overload_of(n, {ops::aten::max_pool2d_with_indices})) {
     return n.outputs.size() < 2 || n.outputs[1] == ir::kNoValue ||
                    g.value(n.outputs[1]).users.empty()
                ? Role::Shared
@@ -76,26 +72,26 @@ Role role_of(const ir::Graph& g, const ir::Node& n) {
   }
   // Nearest upsampling copies values: its output keeps the input's parameters (the int8 kernels
   // then move bytes). Bilinear makes new values: quantized on its own, as a pool.
-  if (has_op_name(n, {"aten::upsample_nearest2d"})) return Role::Shared;
+  if (ir::any_overload_of(n, {ops::aten::upsample_nearest2d})) return Role::Shared;
   // Pads move values too (a constant pad of 0 adds the zero point, exact: the range holds 0).
-  if (has_op_name(
-          n, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d",
-              "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"})) {
+  if (ir::any_overload_of(n, {ops::aten::reflection_pad1d, ops::aten::reflection_pad2d,
+                              ops::aten::reflection_pad3d, ops::aten::replication_pad1d,
+                              ops::aten::replication_pad2d, ops::aten::replication_pad3d})) {
     return Role::Shared;
   }
-  if (has_op_name(n, {"aten::constant_pad_nd"})) {
+  if (ir::any_overload_of(n, {ops::aten::constant_pad_nd})) {
     return n.args.size() < 3 || n.arg("value").is_none() || n.arg("value").to_double() == 0.0
                ? Role::Shared
                : Role::None;
   }
-  if (has_op_name(n, {"aten::upsample_bilinear2d"})) return Role::Plain;
-  if (has_op_name(n, {"aten::view", "aten::view_copy", "aten::_unsafe_view", "aten::reshape",
-                      "aten::permute", "aten::permute_copy", "aten::squeeze", "aten::squeeze_copy",
-                      "aten::unsqueeze", "aten::unsqueeze_copy", "aten::flatten"})) {
+  if (ir::any_overload_of(n, {ops::aten::upsample_bilinear2d})) return Role::Plain;
+  if (ir::any_overload_of(n, {ops::aten::view, ops::aten::view_copy, ops::aten::permute,
+                              ops::aten::permute_copy, ops::aten::squeeze, ops::aten::squeeze_copy,
+                              ops::aten::unsqueeze, ops::aten::unsqueeze_copy})) {
     return Role::Shared;
   }
-  if (has_op_name(n, {"aten::avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::adaptive_avg_pool2d",
-                      "aten::mean", "aten::cat"})) {
+  if (ir::any_overload_of(n, {ops::aten::avg_pool2d, ops::aten::_adaptive_avg_pool2d,
+                              ops::aten::mean, ops::aten::cat})) {
     return Role::Plain;
   }
   return Role::None;
@@ -436,7 +432,7 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
     }
     const ir::Value& value = graph.value(v);
     if (options.scheme == QuantScheme::CortexM && value.producer != ir::kNoNode &&
-        has_op_name(graph.node(value.producer), {"aten::_softmax", "aten::softmax"})) {
+        ir::any_overload_of(graph.node(value.producer), {ops::aten::_softmax})) {
       // Softmax outputs lie in [0, 1]: fixed qparams (scale 1/256, zero point -128), as TFLite
       // and CMSIS-NN's arm_softmax_s8 produce, so the Cortex-M lowering can take the op.
       params[v] = QParams{1.0 / 256.0, -128, -128, 127};

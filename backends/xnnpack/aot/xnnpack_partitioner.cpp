@@ -9,6 +9,7 @@
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
 #include "compiler/ir/kernel_call_form.h"
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 #include "compiler/ir/work.h"
 #include "compiler/partition/registry.h"
 #include "compiler/target/target.h"
@@ -124,7 +125,9 @@ std::string check_node(const Graph& g, const Node& n) {
   const OpInfo info = info_of(n);
   const std::string op = n.op.str();
   if (info.kind == Kind::kUnsupported) {
-    if (op.rfind("aten::permute", 0) == 0 || op.rfind("aten::transpose", 0) == 0) {
+    if (compiler::ir::any_overload_of(
+            n, {ops::aten::permute, ops::aten::permute_copy, ops::aten::transpose_int,
+                ops::aten::transpose_copy_int})) {
       return op + ": this XNNPACK snapshot has no transpose";
     }
     if (op == kQuantize || op == kDequantize || op == kDequantizeChannel) return check_qdq(g, n);
@@ -194,7 +197,7 @@ std::string check_node(const Graph& g, const Node& n) {
     }
     case Kind::kBinary: {
       if (info.scalar_other || op == ops::aten::add_Tensor || op == ops::aten::sub_Tensor) {
-        if (op.rfind("aten::add", 0) == 0 || op.rfind("aten::sub", 0) == 0) {
+        if (compiler::ir::any_overload_of(n, {ops::aten::add_Tensor, ops::aten::sub_Tensor})) {
           const bool other_constant =
               info.scalar_other || g.value(n.arg("other").tensor()).is_constant();
           if (n.arg("alpha").to_double() != 1.0 && !other_constant)
