@@ -14,6 +14,7 @@
 #include "compiler/frontend/export_json.h"
 #include "compiler/frontend/pt2_archive.h"
 #include "compiler/frontend/unbacked_sizes.h"
+#include "compiler/ir/op_names.h"
 
 namespace pteron::compiler::frontend {
 namespace {
@@ -520,7 +521,7 @@ class Loader {
   ir::ValueId wrap_sym_int(const ir::SymExprPtr& e, const ir::DebugHandle& debug,
                            const std::string& arg_name) {
     static const ir::OpSchema* schema =
-        ir::OpSchemaRegistry::global().find(ir::OpRef::parse("aten::scalar_tensor.default"));
+        ir::OpSchemaRegistry::global().find(ops::aten::scalar_tensor);
     if (schema == nullptr) throw CompileError("aten::scalar_tensor is not in the operator table");
     std::vector<ir::Argument> args = {ir::Argument(ir::SymInt{e}),
                                       ir::Argument(ir::ScalarType::Long), ir::Argument(ir::None{}),

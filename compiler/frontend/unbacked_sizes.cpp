@@ -2,14 +2,16 @@
 
 #include <algorithm>
 
+#include "compiler/ir/op_names.h"
+
 namespace pteron::compiler::frontend {
 
 std::optional<int64_t> data_dependent_bound(const std::string& op,
                                             const std::vector<const ir::TensorSpec*>& inputs) {
   // nonzero: at most one row per element; argwhere decomposes to it.
-  if (op == "aten::nonzero.default" && !inputs.empty()) return inputs[0]->numel();
+  if (op == ops::aten::nonzero && !inputs.empty()) return inputs[0]->numel();
   // masked_select: at most the broadcast of self and mask.
-  if (op == "aten::masked_select.default" && inputs.size() == 2) {
+  if (op == ops::aten::masked_select && inputs.size() == 2) {
     const ir::TensorSpec& a = *inputs[0];
     const ir::TensorSpec& b = *inputs[1];
     const size_t rank = std::max(a.rank(), b.rank());
