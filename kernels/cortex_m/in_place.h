@@ -1,7 +1,7 @@
-// How far before its input a windowed Cortex-M kernel (convolution, depthwise convolution) may
-// start its output, so that the memory planner can overlap the two when the input dies there:
-// a 3x3 convolution on a 32x32x16 activation then needs 16 KiB plus under 1 KiB, not 32 KiB.
-// Plain C++17 with no runtime dependencies: the compiler computes the offset with it and the
+// How far before its input a windowed Cortex-M kernel (convolution, depthwise convolution) or
+// a transpose may start its output, so that the memory planner can overlap the two when the input
+// dies there: a 3x3 convolution on a 32x32x16 activation then needs 16 KiB plus under 1 KiB, not 32
+// KiB. Plain C++17 with no runtime dependencies: the compiler computes the offset with it and the
 // bare-metal kernel tests run every kernel path over buffers overlapped by it.
 //
 // What the kernels guarantee (op_quantized_conv2d.cpp, op_quantized_depthwise_conv2d.cpp and
@@ -73,6 +73,42 @@ inline int64_t window_in_place_lag(const WindowGeometry& g, int64_t pixels_in_fl
       ++done;
     }
     const int64_t need = (p + 1) * g.out_channels - done * g.in_channels;
+    if (need > lag) lag = need;
+  }
+  return lag;
+}
+
+// cortex_m::transpose (op_transpose.cpp) walks its output as 4 dims [a, b, c, d] (the rank
+// padded with leading 1s) in runs of one [c, d] slab per (a, b), in order: the scalar and
+// gather paths a row of d at a time, the image-input scatter path a slab at a time, one
+// channel after another. A byte of the input is read once, by the run holding its output
+// position, so it may be overwritten once that run is over: the same rule as above with
+// slabs for pixels. `in_sizes` has `rank` (<= 4) dims, `perm` is the output's permutation.
+inline int64_t transpose_in_place_lag(int32_t rank, const int64_t* in_sizes, const int64_t* perm) {
+  int64_t size[4] = {1, 1, 1, 1};
+  const int32_t pad = 4 - rank;
+  for (int32_t d = 0; d < rank; ++d) size[pad + d] = in_sizes[perm[d]];
+  const int64_t runs = size[0] * size[1], slab = size[2] * size[3];
+  int64_t in_elements = 1;
+  for (int32_t d = 0; d < rank; ++d) in_elements *= in_sizes[d];
+  // The run that reads input element q: its input coordinates, permuted into the walk's.
+  auto run_of = [&](int64_t q) {
+    int64_t coord[4] = {0, 0, 0, 0};
+    for (int32_t e = rank - 1; e >= 0; --e) coord[e] = q % in_sizes[e], q /= in_sizes[e];
+    int64_t walk[4] = {0, 0, 0, 0};
+    for (int32_t d = 0; d < rank; ++d) walk[pad + d] = coord[perm[d]];
+    return walk[0] * size[1] + walk[1];
+  };
+  int64_t done = 0, last_read = -1, lag = 0;
+  for (int64_t r = 0; r < runs; ++r) {
+    while (done < in_elements) {
+      const int64_t run = run_of(done);
+      const int64_t latest = run > last_read ? run : last_read;
+      if (latest >= r) break;
+      last_read = latest;
+      ++done;
+    }
+    const int64_t need = (r + 1) * slab - done;
     if (need > lag) lag = need;
   }
   return lag;

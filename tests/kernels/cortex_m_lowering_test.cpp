@@ -18,6 +18,7 @@
 #include "compiler/passes/host_runner.h"
 #include "kernels/cortex_m/aot/cortex_m_schemas.h"
 #include "kernels/cortex_m/aot/lower_cortex_m.h"
+#include "kernels/cortex_m/in_place.h"
 #include "runtime/host/host_method.h"
 #include "runtime/kernel/kernel.h"
 
@@ -485,6 +486,29 @@ TEST(CortexMInPlace, AConvolutionKeepsApartFromAnInputReadLater) {
   EXPECT_EQ(plan.in_place.at(c.z), c.y);   // y dies at the second convolution
   const uint64_t x = plan.placements.at(c.x).offset, z = plan.placements.at(c.z).offset;
   EXPECT_TRUE(x + 4096 <= z || z + 4096 <= x);  // z is written while x is live
+}
+
+// An image input's NCHW -> NHWC transpose (the first node of an --int8-io vision model, often
+// its RAM peak) writes its output over the input once each output row's bytes are read: on
+// 3x16x16 it starts 528 bytes before the input, not a whole tensor apart.
+TEST(CortexMInPlace, AnImageInputsTransposeOverlapsItsInput) {
+  register_cortex_m_schemas();
+  Graph g;
+  const ValueId x = g.add_input("x", i8({1, 3, 16, 16}));
+  const ValueId y = node(g, "cortex_m::transpose.default",
+                         {TensorRef{x}, std::vector<int64_t>{0, 2, 3, 1}}, i8({1, 16, 16, 3}), "y");
+  g.set_outputs({y});
+  const auto plan = compiler::plan_graph_memory(g, kOneArena, 16, {}, {}, true, nullptr,
+                                                cortex_m_in_place_rules());
+  ASSERT_EQ(plan.in_place.size(), 1u);
+  EXPECT_EQ(plan.in_place.at(y), x);
+  const int64_t sizes[4] = {1, 3, 16, 16}, perm[4] = {0, 2, 3, 1};
+  const int64_t lag = cortex_m::transpose_in_place_lag(4, sizes, perm);
+  // The last output row ends at byte 768, when only plane 0's first 15 rows (240 bytes) have
+  // had their last read.
+  EXPECT_EQ(lag, 768 - 240);
+  EXPECT_EQ(plan.placements.at(x).offset - plan.placements.at(y).offset, (lag + 15) / 16 * 16);
+  EXPECT_LT(plan.arena_sizes[0], 2 * 768);
 }
 
 // A delegate's region (here the first convolution with its weight's dequantize, relu and the

@@ -57,4 +57,20 @@ std::optional<uint64_t> depthwise_conv2d_in_place(const compiler::ir::Graph& gra
              [](const WindowGeometry& g) { return depthwise_pixels_in_flight(g.out_w); });
 }
 
+std::optional<uint64_t> transpose_in_place(const compiler::ir::Graph& graph,
+                                           const compiler::ir::Node& node,
+                                           compiler::ir::ValueId input) {
+  if (node.outputs.size() != 1 || !node.arg("input").is_tensor() ||
+      node.arg("input").tensor() != input || !node.arg("perm").is<std::vector<int64_t>>()) {
+    return std::nullopt;
+  }
+  const auto& sizes = graph.value(input).spec.sizes;
+  std::vector<int64_t> perm = node.arg("perm").get<std::vector<int64_t>>();
+  const auto rank = static_cast<int64_t>(sizes.size());
+  if (rank < 1 || rank > 4 || static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+  for (int64_t& p : perm) p = p < 0 ? p + rank : p;
+  return static_cast<uint64_t>(
+      transpose_in_place_lag(static_cast<int32_t>(rank), sizes.data(), perm.data()));
+}
+
 }  // namespace pteron::cortex_m::aot

@@ -17,8 +17,8 @@ const bool registered = [] {
         return report.lowered + report.quant_ops;
       });
   // Element-wise on same-shape operands, scalar and MVE paths alike: each vector of the output
-  // is written after the same elements of the inputs were read. Convolutions: their output
-  // may start a few rows before their input (in_place_rules.h).
+  // is written after the same elements of the inputs were read. Convolutions and transposes:
+  // their output may start some rows before their input (in_place_rules.h).
   using compiler::elementwise_in_place;
   library.in_place_ops = {
       {"cortex_m::quantized_clamp.default", elementwise_in_place},
@@ -26,7 +26,8 @@ const bool registered = [] {
       {"cortex_m::quantized_add.default", elementwise_in_place},
       {"cortex_m::quantized_mul.default", elementwise_in_place},
       {"cortex_m::quantized_conv2d_nhwc.default", conv2d_in_place},
-      {"cortex_m::quantized_depthwise_conv2d_nhwc.default", depthwise_conv2d_in_place}};
+      {"cortex_m::quantized_depthwise_conv2d_nhwc.default", depthwise_conv2d_in_place},
+      {"cortex_m::transpose.default", transpose_in_place}};
   // The planned scratch of a convolution (lower_cortex_m's plan_scratch).
   library.allocation_ops = {"cortex_m::scratch_buffer.default"};
   return compiler::register_kernel_library(std::move(library));

@@ -1,8 +1,8 @@
 // Runs each cortex_m kernel twice on the same random inputs, once on the scalar reference path
 // and once on the core's vector path (MVE on the M55, the DSP extension on the M4/M7), and
-// compares the outputs byte for byte; the convolutions then run on both paths again with their
-// output overlapping their input as the memory planner places them (kernels/cortex_m/in_place.h)
-// and must give the same bytes. Prints one line per case
+// compares the outputs byte for byte; the convolutions and transposes then run on both paths
+// again with their output overlapping their input as the memory planner places them
+// (kernels/cortex_m/in_place.h) and must give the same bytes. Prints one line per case
 // over semihosting; exits 1 on any mismatch or kernel error, 0 when every case matches.
 #include "runtime/kernel/kernel.h"
 
@@ -103,9 +103,8 @@ void run_both(const char* op, const char* what, EValue** args, size_t n, Tensor&
 // (in g_out_simd from run_both).
 alignas(16) int8_t g_overlap[48 * 1024];
 void run_overlapped(const char* op, const char* what, EValue** args, size_t n, Tensor& in,
-                    Tensor& out, const cortex_m::WindowGeometry& g, int64_t in_flight) {
-  const int64_t lag = cortex_m::align_scratch(
-      static_cast<size_t>(cortex_m::window_in_place_lag(g, in_flight)));  // as the planner aligns
+                    Tensor& out, int64_t least_lag) {
+  const int64_t lag = cortex_m::align_scratch(static_cast<size_t>(least_lag));  // as planned
   const size_t in_bytes = in.nbytes(), out_bytes = out.nbytes();
   if (static_cast<size_t>(lag) + in_bytes > sizeof(g_overlap) || out_bytes > sizeof(g_overlap)) {
     printf("FAIL %s %s: overlap buffer too small\n", op, what);
@@ -273,8 +272,8 @@ void depthwise(const char* what, TensorBox& x, int32_t kh, int32_t kw, EValue& s
   g.out_h = oh, g.out_w = ow, g.out_channels = cin;
   g.stride_h = stv.int_list[0], g.stride_w = stv.int_list[1];
   g.pad_top = pdv.int_list[0], g.pad_left = pdv.int_list[1];
-  run_overlapped("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, x.t, dout.t, g,
-                 cortex_m::depthwise_pixels_in_flight(ow));
+  run_overlapped("cortex_m::quantized_depthwise_conv2d_nhwc.out", what, dargs, 15, x.t, dout.t,
+                 cortex_m::window_in_place_lag(g, cortex_m::depthwise_pixels_in_flight(ow)));
 }
 
 // A depthwise convolution alone (3x3 unless k): the 3x3 row path's channel tails (1..7, 9,
@@ -326,8 +325,8 @@ void test_conv(int32_t h, int32_t w_, int32_t cin, int32_t cout, int32_t kh, int
   cortex_m::WindowGeometry g;
   g.h = h, g.w = w_, g.in_channels = cin, g.out_h = oh, g.out_w = ow, g.out_channels = cout;
   g.stride_h = g.stride_w = stride, g.pad_top = g.pad_left = pad;
-  run_overlapped("cortex_m::quantized_conv2d_nhwc.out", what, args, 14, x.t, out.t, g,
-                 cortex_m::conv2d_pixels_in_flight(cout));
+  run_overlapped("cortex_m::quantized_conv2d_nhwc.out", what, args, 14, x.t, out.t,
+                 cortex_m::window_in_place_lag(g, cortex_m::conv2d_pixels_in_flight(cout)));
 
   // Depthwise on the same input (multiplier 1: weight [1, kh, kw, cin]).
   depthwise(what, x, kh, kw, stv, pdv, dlv, oh, ow, -9, -5);
@@ -358,17 +357,30 @@ void test_softmax(int32_t rows, int32_t cols) {
   run_both("cortex_m::softmax.out", what, args, 8, out.t);
 }
 
+// One 4-d transpose of `data` (sizes `shape`) by `perm` on both paths, then overlapped.
+void transpose_case(const char* what, const int32_t* shape, const int64_t* perm, int8_t* data) {
+  int32_t out_shape[4];
+  int64_t sizes[4];
+  for (int32_t d = 0; d < 4; ++d) out_shape[d] = shape[perm[d]], sizes[d] = shape[d];
+  TensorBox x(ScalarType::Char, 4, shape, data), out(ScalarType::Char, 4, out_shape, g_out_scalar);
+  EValue p = L(perm, 4);
+  EValue* args[] = {&x.v, &p, &out.v};
+  run_both("cortex_m::transpose.out", what, args, 3, out.t);
+  run_overlapped("cortex_m::transpose.out", what, args, 3, x.t, out.t,
+                 cortex_m::transpose_in_place_lag(4, sizes, perm));
+}
+
 void test_transpose(int32_t a, int32_t b, int32_t c, int32_t d) {
   char what[32];
   snprintf(what, sizeof(what), "%dx%dx%dx%d", static_cast<int>(a), static_cast<int>(b),
            static_cast<int>(c), static_cast<int>(d));
   fill_int8(g_in, a * b * c * d);
-  const int32_t shape[4] = {a, b, c, d}, nhwc[4] = {a, c, d, b};
-  TensorBox x(ScalarType::Char, 4, shape, g_in), out(ScalarType::Char, 4, nhwc, g_out_scalar);
-  const int64_t perm[4] = {0, 2, 3, 1};
-  EValue p = L(perm, 4);
-  EValue* args[] = {&x.v, &p, &out.v};
-  run_both("cortex_m::transpose.out", what, args, 3, out.t);
+  const int32_t nchw[4] = {a, b, c, d}, nhwc[4] = {a, c, d, b};
+  const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+  transpose_case(what, nchw, to_nhwc, g_in);
+  // And back (NHWC -> NCHW, as before a model's output), from the first result.
+  memcpy(g_in2, g_out_simd, static_cast<size_t>(a * b * c * d));
+  transpose_case(what, nhwc, to_nchw, g_in2);
 }
 
 // Upsampling: random source tables (any in-range table is valid), channel counts around the
@@ -523,6 +535,7 @@ int main() {
   test_transpose(1, 3, 20, 37);  // an image input: few channels scattered, widths off 16
   test_transpose(2, 17, 5, 19);  // the most channels the scatter takes
   test_transpose(1, 18, 4, 5);   // one more: element by element
+  test_transpose(1, 3, 48, 48);  // an image: its output overlaps most of two input planes
   test_upsample(1, 4, 5, 3, 8, 10);
   test_upsample(2, 6, 7, 16, 12, 14);
   test_upsample(1, 5, 5, 17, 9, 11);
