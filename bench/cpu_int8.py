@@ -33,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cpu_path  # noqa: E402
 from priority import match_autogroup_nice  # noqa: E402
+from timing import timed_calls_wall_cpu_ms  # noqa: E402
 
 REPO = cpu_path.REPO
 CALIBRATION_SAMPLES = 16
@@ -106,14 +107,12 @@ def step_et_run(name: str, work: Path, threads: int, warmup: int, iters: int) ->
     method = Runtime.get().load_program(str(work / f"{name}.et-int8.pte")).load_method("forward")
     load_ms = (time.perf_counter() - t) * 1e3
     inputs = [torch.from_numpy(x) for x in cpu_path.inputs_of(work, name)]
-    for _ in range(warmup):
-        out = method.execute(inputs)
-    times, cpu = [], []
-    for _ in range(iters):
-        c, t = time.process_time(), time.perf_counter()
-        out = method.execute(inputs)
-        times.append((time.perf_counter() - t) * 1e3)
-        cpu.append((time.process_time() - c) * 1e3)
+    out = []  # the last call's outputs
+
+    def call():
+        out[:] = method.execute(inputs)
+
+    times, cpu = timed_calls_wall_cpu_ms(call, iters, warmup)
     np.save(work / f"{name}.et-int8.npy", out[0].numpy())
     result = cpu_path.timing(times, load_ms)
     result.update(median_cpu_ms=statistics.median(cpu), load_average_1m=os.getloadavg()[0],

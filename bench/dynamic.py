@@ -23,7 +23,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from priority import match_autogroup_nice  # noqa: E402
+from timing import timed_calls_wall_cpu_ms  # noqa: E402
 
 LENGTHS = [8, 32, 128, 512]
 D_MODEL = 128
@@ -101,14 +101,12 @@ def et_run(pte: Path, inputs: Path, output: Path, threads: int, warmup: int, ite
     _unsafe_reset_threadpool(threads)
     method = Runtime.get().load_program(str(pte)).load_method("forward")
     x = [torch.from_numpy(np.load(inputs)["input_0"])]
-    for _ in range(warmup):
-        method.execute(x)
-    times, cpu = [], []
-    for _ in range(iters):
-        w, c = time.perf_counter(), time.process_time()
-        out = method.execute(x)
-        times.append((time.perf_counter() - w) * 1e3)
-        cpu.append((time.process_time() - c) * 1e3)
+    out = []  # the last call's outputs
+
+    def call():
+        out[:] = method.execute(x)
+
+    times, cpu = timed_calls_wall_cpu_ms(call, iters, warmup)
     np.savez(output, output_0=out[0].numpy())
     print(json.dumps({"times_ms": times, "median_ms": statistics.median(times),
                       "median_cpu_ms": statistics.median(cpu), "isa": "executorch xnnpack",
