@@ -1,7 +1,6 @@
 #include "compiler/memory/graph_memory.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "compiler/compile_error.h"
 #include "compiler/ir/op_names.h"

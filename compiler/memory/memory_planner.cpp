@@ -239,12 +239,12 @@ std::string check_memory_plan(const std::vector<TensorLifetime>& tensors, const 
                               const std::vector<InPlacePair>& in_place) {
   if (plan.placements.size() != tensors.size()) return "plan has a different number of tensors";
   // An in-place pair may overlap with the output at least its lag before the input.
+  const std::vector<std::vector<Partner>> partners = partners_of(tensors.size(), in_place);
   auto allowed = [&](size_t a, size_t b) {
-    for (const InPlacePair& p : in_place) {
-      if ((p.output == a && p.input == b) || (p.output == b && p.input == a))
-        return plan.placements[p.output].offset + p.lag <= plan.placements[p.input].offset;
-    }
-    return false;
+    const Partner* p = find_partner(partners[a], b);
+    if (p == nullptr) return false;
+    const size_t output = p->is_output ? a : b, input = p->is_output ? b : a;
+    return plan.placements[output].offset + p->lag <= plan.placements[input].offset;
   };
   std::vector<size_t> order(tensors.size());
   std::iota(order.begin(), order.end(), 0);

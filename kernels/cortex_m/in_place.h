@@ -55,35 +55,45 @@ inline int64_t window_last_reader(const WindowGeometry& g, int64_t q) {
   return (b * g.out_h + oy) * g.out_w + ox;
 }
 
-// The fewest bytes the output must start before the input: writing output pixel p overwrites
-// input bytes below (p + 1) * out_channels - lag, and every input pixel there must have its
-// last reader at least `pixels_in_flight` pixels before p (see the top of this file). Linear
-// in the pixel counts; 0 when the output may start where the input does.
-inline int64_t window_in_place_lag(const WindowGeometry& g, int64_t pixels_in_flight) {
-  const int64_t in_pixels = g.n * g.h * g.w, out_pixels = g.n * g.out_h * g.out_w;
-  int64_t done = 0;        // input pixels [0, done) are read for the last time
+// The fewest bytes an output written in `units` consecutive pieces of `unit_bytes` may start
+// before its input of `items` pieces of `item_bytes`, when `last_reader(q)` is the last unit
+// that reads input item q and `in_flight` units may interleave their reads and writes:
+// writing unit u overwrites input bytes below (u + 1) * unit_bytes - lag, and every input item
+// there must have its last reader at least `in_flight` units before u (see the top of this
+// file). Linear in the counts; 0 when the output may start where the input does.
+template <typename LastReader>
+int64_t least_in_place_lag(int64_t units, int64_t unit_bytes, int64_t items, int64_t item_bytes,
+                           int64_t in_flight, LastReader last_reader) {
+  int64_t done = 0;        // input items [0, done) are read for the last time
   int64_t last_read = -1;  // the latest last reader among them
   int64_t lag = 0;
-  for (int64_t p = 0; p < out_pixels; ++p) {
-    while (done < in_pixels) {
-      const int64_t r = window_last_reader(g, done);
+  for (int64_t u = 0; u < units; ++u) {
+    while (done < items) {
+      const int64_t r = last_reader(done);
       const int64_t latest = r > last_read ? r : last_read;
-      if (latest > p - pixels_in_flight) break;
+      if (latest > u - in_flight) break;
       last_read = latest;
       ++done;
     }
-    const int64_t need = (p + 1) * g.out_channels - done * g.in_channels;
+    const int64_t need = (u + 1) * unit_bytes - done * item_bytes;
     if (need > lag) lag = need;
   }
   return lag;
+}
+
+// A window operation's: its units are output pixels, its items input pixels.
+inline int64_t window_in_place_lag(const WindowGeometry& g, int64_t pixels_in_flight) {
+  return least_in_place_lag(g.n * g.out_h * g.out_w, g.out_channels, g.n * g.h * g.w, g.in_channels,
+                            pixels_in_flight, [&](int64_t q) { return window_last_reader(g, q); });
 }
 
 // cortex_m::transpose (op_transpose.cpp) walks its output as 4 dims [a, b, c, d] (the rank
 // padded with leading 1s) in runs of one [c, d] slab per (a, b), in order: the scalar and
 // gather paths a row of d at a time, the image-input scatter path a slab at a time, one
 // channel after another. A byte of the input is read once, by the run holding its output
-// position, so it may be overwritten once that run is over: the same rule as above with
-// slabs for pixels. `in_sizes` has `rank` (<= 4) dims, `perm` is the output's permutation.
+// position, so it may be overwritten once that run is over: least_in_place_lag with slabs
+// for pixels and one run in flight. `in_sizes` has `rank` (<= 4) dims, `perm` is the output's
+// permutation.
 inline int64_t transpose_in_place_lag(int32_t rank, const int64_t* in_sizes, const int64_t* perm) {
   int64_t size[4] = {1, 1, 1, 1};
   const int32_t pad = 4 - rank;
@@ -99,19 +109,7 @@ inline int64_t transpose_in_place_lag(int32_t rank, const int64_t* in_sizes, con
     for (int32_t d = 0; d < rank; ++d) walk[pad + d] = coord[perm[d]];
     return walk[0] * size[1] + walk[1];
   };
-  int64_t done = 0, last_read = -1, lag = 0;
-  for (int64_t r = 0; r < runs; ++r) {
-    while (done < in_elements) {
-      const int64_t run = run_of(done);
-      const int64_t latest = run > last_read ? run : last_read;
-      if (latest >= r) break;
-      last_read = latest;
-      ++done;
-    }
-    const int64_t need = (r + 1) * slab - done;
-    if (need > lag) lag = need;
-  }
-  return lag;
+  return least_in_place_lag(runs, slab, in_elements, 1, 1, run_of);
 }
 
 }  // namespace pteron::cortex_m

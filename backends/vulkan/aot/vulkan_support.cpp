@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "backends/vulkan/aot/vulkan_ops.h"
 #include "compiler/ir/op_names.h"
