@@ -20,8 +20,8 @@ void Tensor::recompute_strides() {
   for (int32_t d = 0; d < dim_; ++d) numel *= sizes_[d];
   numel_ = static_cast<Count>(numel);
   // Walk dims from innermost (last in dim_order) outwards.
-  // Strides are int32 (the format's sizes are); the verifier rejects tensors whose element
-  // count does not fit, and int64 here keeps even a rejected one from overflowing.
+  // Strides are int32 (the format's sizes are); the verifier and resize() refuse sizes whose
+  // product, zero dims counted as 1, does not fit (checked_numel), so neither does `running`.
   int64_t running = 1;
   for (int32_t i = dim_ - 1; i >= 0; --i) {
     const uint8_t d = dim_order_[i];
@@ -77,10 +77,11 @@ bool is_valid_dim_order(Span<const uint8_t> dim_order) {
 }
 
 int64_t checked_numel(Span<const int32_t> sizes, int64_t max_elements) {
-  int64_t n = 1;
+  int64_t n = 1, span = 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 0) return -1;
-    if (sizes[i] != 0 && n > max_elements / sizes[i]) return -1;
+    if (sizes[i] != 0 && span > max_elements / sizes[i]) return -1;
+    span *= sizes[i] != 0 ? sizes[i] : 1;
     n *= sizes[i];
   }
   return n;

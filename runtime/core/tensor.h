@@ -83,8 +83,9 @@ class Tensor {
 // Checks that dim_order is a permutation of 0..dim-1.
 bool is_valid_dim_order(Span<const uint8_t> dim_order);
 
-// Number of elements for `sizes`, or -1 if a size is negative or the product overflows
-// `max_elements`.
+// Number of elements for `sizes`, or -1 if a size is negative or the product exceeds
+// `max_elements`, counting a 0 size as 1: the outermost stride (recompute_strides skips zero
+// dims) must fit too, so [0, 2^24, 2^24] is refused although it holds no element.
 int64_t checked_numel(Span<const int32_t> sizes, int64_t max_elements);
 
 }  // namespace pteron

@@ -158,14 +158,15 @@ class PlanVerifier {
       }
     }
     uint64_t nbytes = element_size(dtype);
-    uint64_t numel = 1;
     for (size_t d = 0; d < dim; ++d) {
       const int32_t s = t.sizes()->Get(d);
       if (s < 0) return bad("tensor %zu has negative size %d in dim %zu", i, s, d);
-      numel *= static_cast<uint64_t>(s);
-      if (numel > static_cast<uint64_t>(INT32_MAX)) {
-        return bad("tensor %zu has more than 2^31-1 elements (strides are 32-bit)", i);
-      }
+    }
+    // The element count and the outermost stride (zero dims counted as 1) must fit 32 bits.
+    if (checked_numel(Span<const int32_t>(t.sizes()->data(), dim), INT32_MAX) < 0)
+      return bad("tensor %zu has more than 2^31-1 elements (strides are 32-bit)", i);
+    for (size_t d = 0; d < dim; ++d) {
+      const int32_t s = t.sizes()->Get(d);
       if (s != 0 && nbytes > kMaxTensorBytes / static_cast<uint64_t>(s)) {
         return bad("tensor %zu is larger than %llu bytes", i,
                    static_cast<unsigned long long>(kMaxTensorBytes));

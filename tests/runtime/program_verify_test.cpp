@@ -210,5 +210,22 @@ TEST(ProgramVerify, ScalarAsIntOfAnyDouble) {
   EXPECT_EQ(EValue::from_bool(true).scalar_as_int(), 1);
 }
 
+// A zero dim leaves the other dims' product as the outermost stride: the fuzzer found sizes
+// [0, 2^24 + 1, ...] that passed the element-count check (0 elements) and overflowed int64
+// computing strides (tests/fuzz/regressions/zero-dim-huge-strides.pte, under UBSan in make test).
+// The verifier and resize() count a zero dim as 1.
+TEST(ProgramVerify, ZeroDimsDoNotHideStridesBeyond32Bits) {
+  const int32_t hidden[3] = {0, 65536, 65536}, fits[3] = {0, 4, 4};
+  EXPECT_EQ(checked_numel(Span<const int32_t>(hidden, 3), INT32_MAX), -1);
+  EXPECT_EQ(checked_numel(Span<const int32_t>(fits, 3), INT32_MAX), 0);
+  int32_t sizes[3] = {1, 4, 4}, strides[3];
+  uint8_t order[3] = {0, 1, 2};
+  float data[16];
+  Tensor t(ScalarType::Float, 3, sizes, order, strides, data, ShapeDynamism::DynamicBound);
+  EXPECT_EQ(t.resize(Span<const int32_t>(hidden, 3)), Error::OutOfRange);
+  EXPECT_EQ(t.resize(Span<const int32_t>(fits, 3)), Error::Ok);
+  EXPECT_EQ(t.stride(0), 16);
+}
+
 }  // namespace
 }  // namespace pteron
