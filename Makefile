@@ -22,7 +22,7 @@ ET_XNNPACK_FUZZ_SECONDS ?= 20
 VULKAN_FUZZ_SECONDS ?= 20
 
 .PHONY: all deps venv venv-arm build demo-build test lint test-cpp test-python test-sanitize fuzz check-baremetal check-aarch64 \
-  pteron-aarch64 demo clean format
+  pteron-aarch64 demo clean format bench-arm
 
 all: build
 
@@ -268,6 +268,15 @@ bench-cpu: build venv-et
 .PHONY: bench-cpu-int8
 bench-cpu-int8: build venv-et
 	$(ET_PY) bench/cpu_int8.py --python $(PY) --build $(abspath $(BUILD)) $(BENCH_ARGS)
+
+# bench-arm: instructions per inference of pteron's NEON kernels vs XNNPACK's aarch64 build (Debian's
+# arm64 package) under qemu-aarch64 -cpu cortex-a76 (tools/qemu_icount), next to the same programs'
+# x86 timings, 1 thread (bench/arm_icount.py; bench/results/arm.{json,md,png}).
+.PHONY: bench-arm
+bench-arm: build venv-et $(AARCH64_BUILD)/build.ninja
+	cmake --build $(AARCH64_BUILD) -j $(JOBS) --target pteron-run
+	PYTHONPATH=$(abspath .):$(abspath python) $(PY) bench/arm_icount.py --build $(abspath $(BUILD)) \
+	  --chart-python $(ET_PY) $(BENCH_ARGS)
 
 # bench-gpu: mobilenet-v2, resnet-18, OPT-125M on the Vulkan path (fp32, fp16) vs the best CPU
 # path in one run, on the Vulkan device present (lavapipe here); bench/results/gpu.{json,md,png}

@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cpu_path  # noqa: E402
 from priority import match_autogroup_nice  # noqa: E402
-from timing import timed_calls_wall_cpu_ms  # noqa: E402
+from timing import median_of_rounds, timed_calls_wall_cpu_ms  # noqa: E402
 
 REPO = cpu_path.REPO
 CALIBRATION_SAMPLES = 16
@@ -148,16 +148,6 @@ def pteron_round(pteron: str, pte: Path, name: str, work: Path, args) -> dict:
     return json.loads(proc.stdout)
 
 
-def summarize(rounds: list[dict]) -> dict:
-    """The median of the rounds' medians; the rest from the round that gave it."""
-    ordered = sorted(rounds, key=lambda r: r["median_ms"])
-    mid = ordered[len(ordered) // 2]
-    keys = ("median_ms", "p90_ms", "min_ms", "median_cpu_ms", "load_ms", "peak_rss_bytes", "isa")
-    return {**{k: mid[k] for k in keys if k in mid},
-            "round_medians_ms": [round(r["median_ms"], 3) for r in rounds],
-            "max_load_average": round(max(r.get("load_average_1m", 0.0) for r in rounds), 1)}
-
-
 def bench_model(name: str, work: Path, args) -> dict:
     log(f"{name}: export, calibration samples, fp32 reference (project venv)")
     subprocess_step(args.python, "prepare", name, "--work", work)
@@ -176,7 +166,7 @@ def bench_model(name: str, work: Path, args) -> dict:
         for label, pte in programs.items():
             rounds[label].append(pteron_round(args.pteron, pte, name, work, args))
     reference = np.load(work / f"{name}.fp32.npy")
-    systems = {label: summarize(rs) for label, rs in rounds.items()}
+    systems = {label: median_of_rounds(rs) for label, rs in rounds.items()}
     systems[ET]["rel_error_vs_fp32"] = cpu_path.rel_error(np.load(work / f"{name}.et-int8.npy"), reference)
     systems[ET]["program_bytes"] = (work / f"{name}.et-int8.pte").stat().st_size
     systems[ET]["delegation"] = json.loads((work / f"{name}.et-int8.delegation.json").read_text())

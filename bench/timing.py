@@ -1,5 +1,5 @@
 """Timing shared by the benchmarks (bench/llm_linear.py, bench/ops.py, bench/membw.py,
-bench/dynamic.py, bench/cpu_int8.py, bench/kernels/optimized_non_gemm.py,
+bench/dynamic.py, bench/cpu_int8.py, bench/arm_icount.py, bench/kernels/optimized_non_gemm.py,
 bench/kernels/winograd_conv.py).
 
 Wall time and the process CPU time are both taken per call: on a busy machine wall time
@@ -39,3 +39,14 @@ def timed_calls_ms(fn, reps, warmup=1):
         fn()
         walls.append((time.perf_counter() - w) * 1e3)
     return walls
+
+
+def median_of_rounds(rounds: list[dict]) -> dict:
+    """Alternating rounds of `pteron bench --json` (or a peer's same fields): the median of the
+    rounds' medians, the rest from the round that gave it, and the highest load any round saw."""
+    ordered = sorted(rounds, key=lambda r: r["median_ms"])
+    mid = ordered[len(ordered) // 2]
+    keys = ("median_ms", "p90_ms", "min_ms", "median_cpu_ms", "load_ms", "peak_rss_bytes", "isa")
+    return {**{k: mid[k] for k in keys if k in mid},
+            "round_medians_ms": [round(r["median_ms"], 3) for r in rounds],
+            "max_load_average": round(max(r.get("load_average_1m", 0.0) for r in rounds), 1)}

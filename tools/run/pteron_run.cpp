@@ -167,6 +167,14 @@ npz::Array to_array(const std::string& name, const Tensor& t) {
   return a;
 }
 
+// Markers around each execute(): under qemu-aarch64, tools/qemu_icount counts the guest
+// instructions between a call of the first and a call of the second, found by these names
+// (bench/arm_icount.py). Out of line, and different, so the compiler neither inlines nor
+// merges them; elsewhere they cost two calls per run.
+static volatile int g_icount_marker;
+extern "C" __attribute__((noinline)) void pteron_icount_begin() { g_icount_marker = 1; }
+extern "C" __attribute__((noinline)) void pteron_icount_end() { g_icount_marker = 2; }
+
 int run(const Options& o) {
 #ifdef PTERON_RUN_THREADS
   set_num_threads(o.threads);
@@ -232,7 +240,10 @@ int run(const Options& o) {
   for (int it = 0; it < o.iters; ++it) {
     if (!set_inputs()) return 1;
     const auto start = std::chrono::steady_clock::now();
-    if (method.execute() != Error::Ok) return fail(o.program);
+    pteron_icount_begin();
+    const Error executed = method.execute();
+    pteron_icount_end();
+    if (executed != Error::Ok) return fail(o.program);
     times_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
