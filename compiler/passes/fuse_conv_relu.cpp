@@ -23,6 +23,17 @@ const ir::OpSchema& convolution_relu_schema() {
   return functional;
 }
 
+const ir::OpSchema& convolution_clamp_schema() {
+  static const ir::OpSchema& functional =
+      register_single_output_op("pteron::convolution_clamp", [] {
+        std::vector<std::pair<const char*, const char*>> args = convolution_arguments();
+        args.push_back({"min", "Scalar"});
+        args.push_back({"max", "Scalar"});
+        return args;
+      }());
+  return functional;
+}
+
 const ir::OpSchema& convolution_add_relu_schema() {
   static const ir::OpSchema& functional =
       register_single_output_op("pteron::convolution_add_relu", [] {
@@ -35,18 +46,20 @@ const ir::OpSchema& convolution_add_relu_schema() {
 
 namespace {
 
-// The convolutions the optimized kernel's SGEMM path takes (others would run the portable
-// convolution and a separate ReLU pass inside the fused kernel: no gain).
-bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv) {
+// The convolutions the optimized kernel's SGEMM path takes and, where `depthwise`, those its
+// depthwise rows take (groups == in channels == out channels); others would run the portable
+// convolution and a separate clamp pass inside the fused kernel: no gain.
+bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv, bool depthwise) {
   if (!conv.is(ops::aten::convolution) || conv.args.size() != 9) return false;
   const ir::Argument& transposed = conv.arg("transposed");
   const ir::Argument& groups = conv.arg("groups");
-  if (!transposed.is<bool>() || transposed.get<bool>() || !groups.is<int64_t>() ||
-      groups.get<int64_t>() != 1) {
-    return false;
-  }
+  if (!transposed.is<bool>() || transposed.get<bool>() || !groups.is<int64_t>()) return false;
   const ir::Value& input = graph.value(conv.arg("input").tensor());
-  return input.spec.rank() == 4 && input.spec.dtype == ScalarType::Float;
+  if (input.spec.rank() != 4 || input.spec.dtype != ScalarType::Float) return false;
+  if (groups.get<int64_t>() == 1) return true;
+  const ir::Value& out = graph.value(conv.outputs[0]);
+  return depthwise && out.spec.rank() == 4 && !input.spec.is_dynamic() && !out.spec.is_dynamic() &&
+         input.spec.sizes[1] == groups.get<int64_t>() && out.spec.sizes[1] == groups.get<int64_t>();
 }
 
 // relu(add(conv(...), other)) (either operand order, alpha 1, `other` of the result's shape) ->
@@ -64,9 +77,9 @@ bool fuse_residual(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
     const ir::Value& c = graph.value(add.args[side].tensor());
     const ir::Value& other = graph.value(add.args[1 - side].tensor());
     if (c.id == other.id || !single_use_intermediate(graph, c) || delegated.count(c.producer) ||
-        !fusable_convolution(graph, graph.node(c.producer)) || c.spec.dtype != ScalarType::Float ||
-        other.spec.dtype != ScalarType::Float || other.spec.sizes != sum.spec.sizes ||
-        c.spec.sizes != sum.spec.sizes) {
+        !fusable_convolution(graph, graph.node(c.producer), /*depthwise=*/false) ||
+        c.spec.dtype != ScalarType::Float || other.spec.dtype != ScalarType::Float ||
+        other.spec.sizes != sum.spec.sizes || c.spec.sizes != sum.spec.sizes) {
       continue;
     }
     const ir::NodeId conv_id = c.producer;
@@ -85,15 +98,23 @@ int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
   int fused = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
-    const ir::Value* x = relu_fusion_input(graph, delegated, id);
-    if (x == nullptr) continue;
-    const ir::Node& producer = graph.node(x->producer);
-    if (producer.is(ops::aten::add_Tensor)) {
-      if (fuse_residual(graph, delegated, graph.node(id), *x)) ++fused;
+    const ClampFusion clamp = clamp_fusion_input(graph, delegated, id);
+    if (clamp.input == nullptr || clamp.input->spec.dtype != ScalarType::Float) continue;
+    const ir::Node& producer = graph.node(clamp.input->producer);
+    const bool relu = graph.node(id).is(ops::aten::relu);
+    if (relu && producer.is(ops::aten::add_Tensor)) {
+      if (fuse_residual(graph, delegated, graph.node(id), *clamp.input)) ++fused;
       continue;
     }
-    if (!fusable_convolution(graph, producer) || x->spec.dtype != ScalarType::Float) continue;
-    absorb_relu(graph, id, producer.id, convolution_relu_schema(), producer.args);
+    if (!fusable_convolution(graph, producer, /*depthwise=*/true)) continue;
+    if (relu) {
+      absorb_relu(graph, id, producer.id, convolution_relu_schema(), producer.args);
+    } else {
+      std::vector<ir::Argument> args = producer.args;
+      args.push_back(ir::Scalar{clamp.lo});
+      args.push_back(ir::Scalar{clamp.hi});
+      absorb_relu(graph, id, producer.id, convolution_clamp_schema(), std::move(args));
+    }
     ++fused;
   }
   return fused;

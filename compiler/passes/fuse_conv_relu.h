@@ -18,15 +18,20 @@ namespace pteron::compiler {
 // use.
 const ir::OpSchema& convolution_relu_schema();
 
+// pteron::convolution_clamp(<the nine>, Scalar min, Scalar max) -> Tensor: clamp(convolution,
+// min, max), a ReLU6 / hardtanh / clamp after a convolution.
+const ir::OpSchema& convolution_clamp_schema();
+
 // pteron::convolution_add_relu(<the nine>, Tensor other) -> Tensor: relu(convolution + other),
 // resnet's residual block ending; `other` has the result's shape (no broadcasting).
 const ir::OpSchema& convolution_add_relu_schema();
 
-// Rewrites relu(convolution(...)) into convolution_relu(...), and relu(add(convolution(...),
-// other)) (alpha 1, either order, other of the same shape) into convolution_add_relu(...,
-// other), when all are float32, the convolution is 2-D, not transposed and ungrouped (what the
-// optimized kernel's fast path takes), every intermediate is read only by the next node (and is
-// not a graph output) and no node is delegated; returns how many it fused.
+// Rewrites relu(convolution(...)) into convolution_relu(...), hardtanh / clamp(convolution(...))
+// into convolution_clamp(..., min, max), and relu(add(convolution(...), other)) (alpha 1, either
+// order, other of the same shape) into convolution_add_relu(..., other), when all are float32,
+// the convolution is 2-D, not transposed and ungrouped or depthwise (what the optimized kernel's
+// fast paths take; not depthwise for the residual form), every intermediate is read only by the
+// next node (and is not a graph output) and no node is delegated; returns how many it fused.
 int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated = {});
 
 }  // namespace pteron::compiler

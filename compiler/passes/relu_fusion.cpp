@@ -1,5 +1,7 @@
 #include "compiler/passes/relu_fusion.h"
 
+#include <limits>
+
 #include "compiler/ir/op_names.h"
 
 namespace pteron::compiler {
@@ -15,6 +17,34 @@ const ir::Value* relu_fusion_input(const ir::Graph& graph,
   const ir::Value& x = graph.value(relu.arg("self").tensor());
   if (!single_use_intermediate(graph, x) || delegated.count(x.producer)) return nullptr;
   return &x;
+}
+
+ClampFusion clamp_fusion_input(const ir::Graph& graph,
+                               const std::unordered_set<ir::NodeId>& delegated, ir::NodeId id) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (!graph.has_node(id) || delegated.count(id)) return {};
+  const ir::Node& n = graph.node(id);
+  ClampFusion fusion;
+  if (n.is(ops::aten::relu)) {
+    fusion = {nullptr, 0.0, kInf};
+  } else if (n.is(ops::aten::hardtanh)) {
+    fusion = {nullptr, n.arg("min_val").to_double(), n.arg("max_val").to_double()};
+  } else if (n.is(ops::aten::clamp)) {
+    const ir::Argument& lo = n.arg("min");
+    const ir::Argument& hi = n.arg("max");
+    fusion = {nullptr, lo.is_none() ? -kInf : lo.to_double(), hi.is_none() ? kInf : hi.to_double()};
+  } else {
+    return {};
+  }
+  // torch.clamp with min > max gives max everywhere; a clamp kernel written as
+  // max(lo, min(hi, x)) gives lo: such graphs keep their own clamp.
+  if (!(fusion.lo <= fusion.hi) || graph.value(n.outputs[0]).spec.dtype != ScalarType::Float) {
+    return {};
+  }
+  const ir::Value& x = graph.value(n.arg("self").tensor());
+  if (!single_use_intermediate(graph, x) || delegated.count(x.producer)) return {};
+  fusion.input = &x;
+  return fusion;
 }
 
 void absorb_relu(ir::Graph& graph, ir::NodeId relu, ir::NodeId producer, const ir::OpSchema& schema,

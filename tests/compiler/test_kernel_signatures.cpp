@@ -36,6 +36,7 @@ void register_library_schemas() {
   linear_relu_schema();
   convolution_relu_schema();
   convolution_add_relu_schema();
+  convolution_clamp_schema();
   rms_norm_schema();
   silu_mul_schema();
   conv2d_winograd_schema();

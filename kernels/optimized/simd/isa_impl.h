@@ -149,6 +149,18 @@ void relu(const float* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : (x[i] != x[i] ? x[i] : 0.0f);
 }
 
+// One-sided selects in torch's order (max with lo, then min with hi), NaN kept: x86's min/max
+// return their second operand when one is NaN, so y goes second.
+void clamp(float* y, int64_t n, float lo, float hi) {
+  const Vec vlo = set1(lo), vhi = set1(hi);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, vmin(vhi, vmax(vlo, load(y + i))));
+  for (; i < n; ++i) {
+    float v = y[i] < lo ? lo : y[i];
+    y[i] = v > hi ? hi : v;
+  }
+}
+
 inline Vec sigmoid_vec(Vec x) { return set1(1.0f) / (set1(1.0f) + vexp(set1(0.0f) - x)); }
 
 // Tails go through a padded vector so they round exactly like the body.
@@ -494,11 +506,72 @@ void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
 #include "kernels/optimized/simd/transpose_impl.h"
 #include "kernels/optimized/simd/winograd_impl.h"
 
+// max with lo, then min with hi (torch's order), x always the second operand: x86's min/max
+// return their second operand when one is NaN, so a NaN x comes through both.
+inline Vec clamp_lanes(Vec x, Vec lo, Vec hi) { return vmin(hi, vmax(lo, x)); }
+
+// Outputs [i, i + kLanes) of a depthwise row; 3x3 kernels with their nine weights in registers.
+template <bool k3x3>
+inline Vec depthwise_lanes(const DepthwiseRowArgs& r, const Vec* w9, int64_t i) {
+  Vec acc = set1(r.bias);
+  if (k3x3) {
+    const float* r0 = r.rows + i;
+    const float* r1 = r0 + r.row_step;
+    const float* r2 = r1 + r.row_step;
+    const int64_t o0 = r.off[0], o1 = r.off[1], o2 = r.off[2];
+    acc = fma(w9[0], load(r0 + o0), acc);
+    acc = fma(w9[1], load(r0 + o1), acc);
+    acc = fma(w9[2], load(r0 + o2), acc);
+    acc = fma(w9[3], load(r1 + o0), acc);
+    acc = fma(w9[4], load(r1 + o1), acc);
+    acc = fma(w9[5], load(r1 + o2), acc);
+    acc = fma(w9[6], load(r2 + o0), acc);
+    acc = fma(w9[7], load(r2 + o1), acc);
+    acc = fma(w9[8], load(r2 + o2), acc);
+    return acc;
+  }
+  for (int64_t kh = 0; kh < r.kernel_h; ++kh) {
+    const float* row = r.rows + kh * r.row_step + i;
+    for (int64_t kw = 0; kw < r.kernel_w; ++kw)
+      acc = fma(set1(r.w[kh * r.kernel_w + kw]), load(row + r.off[kw]), acc);
+  }
+  return acc;
+}
+
+template <bool k3x3>
+void depthwise_row_impl(const DepthwiseRowArgs& args, float lo, float hi) {
+  Vec w9[9];
+  if (k3x3)
+    for (int k = 0; k < 9; ++k) w9[k] = set1(args.w[k]);
+  const Vec vlo = set1(lo), vhi = set1(hi);
+  DepthwiseRowArgs r = args;
+  for (int64_t row = 0; row < args.count; ++row, r.rows += args.in_step, r.y += args.n) {
+    int64_t i = 0;
+    for (; i + kLanes <= r.n; i += kLanes)
+      store(r.y + i, clamp_lanes(depthwise_lanes<k3x3>(r, w9, i), vlo, vhi));
+    if (i < r.n) {
+      // The last outputs as one more vector: its loads may run past the row's last tap, which
+      // the rows' slack allows (kDepthwiseRowSlack >= kLanes); only outputs that exist are
+      // stored.
+      static_assert(kLanes <= kDepthwiseRowSlack, "the padded rows' slack must cover a vector");
+      float last[kLanes];
+      store(last, clamp_lanes(depthwise_lanes<k3x3>(r, w9, i), vlo, vhi));
+      for (int64_t j = 0; i + j < r.n; ++j) r.y[i + j] = last[j];
+    }
+  }
+}
+
+void depthwise_row(const DepthwiseRowArgs& r, float lo, float hi) {
+  if (r.kernel_h == 3 && r.kernel_w == 3) return depthwise_row_impl<true>(r, lo, hi);
+  depthwise_row_impl<false>(r, lo, hi);
+}
+
 }  // namespace
 
 extern const IsaKernels kTable;
-const IsaKernels kTable = {PTERON_ISA_NAME, layer_norm,      rms_norm, gelu,   relu,
-                           sigmoid,         silu_mul,        softmax,  binary, attention,
-                           winograd_input,  winograd_output, transpose};
+const IsaKernels kTable = {
+    PTERON_ISA_NAME, layer_norm,     rms_norm,        gelu,      relu,
+    clamp,           sigmoid,        silu_mul,        softmax,   binary,
+    attention,       winograd_input, winograd_output, transpose, depthwise_row};
 
 }  // namespace pteron::opt::PTERON_ISA

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kernels/portable/util/depthwise_conv.h"
+
 namespace pteron::opt {
 
 enum class BinaryOp : int { kAdd, kMul, kDiv };  // kAdd computes a + alpha * b (sub: -alpha)
@@ -45,6 +47,8 @@ struct IsaKernels {
   void (*rms_norm)(const float* x, const float* w, float eps, int64_t rows, int64_t D, float* y);
   void (*gelu)(const float* x, float* y, int64_t n, bool tanh_approx);
   void (*relu)(const float* x, float* y, int64_t n);
+  // y = min(max(y, lo), hi) in place; NaN stays NaN.
+  void (*clamp)(float* y, int64_t n, float lo, float hi);
   // y = 1 / (1 + e^-x)
   void (*sigmoid)(const float* x, float* y, int64_t n);
   // y = (x * sigmoid(x)) * u (SwiGLU's gate times up); u null: y = x * sigmoid(x) (SiLU).
@@ -67,6 +71,10 @@ struct IsaKernels {
   // dst[j * dst_rs + i] = src[i * src_rs + j] for i < rows, j < cols.
   void (*transpose)(const float* src, int64_t src_rs, float* dst, int64_t dst_rs, int64_t rows,
                     int64_t cols);
+  // Output rows of a depthwise convolution (DepthwiseRowArgs), each tap one fused
+  // multiply-add in (kh, kw) order, then clamped to [lo, hi] (NaN stays NaN); lo = -inf and
+  // hi = +inf leave it as it is.
+  void (*depthwise_row)(const DepthwiseRowArgs& row, float lo, float hi);
 };
 
 // The best table for this CPU (decided once).

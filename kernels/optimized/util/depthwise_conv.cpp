@@ -2,18 +2,30 @@
 
 #include <algorithm>
 
+#include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/portable/util/depthwise_conv.h"
 
 namespace pteron::optimized {
 
-// The portable kernel's row loop (fused 3-tap rows, tap ranges computed once per call) is
-// already vectorised; what it lacks is threads. Each chunk of (image, channel) planes runs it
-// as a depthwise convolution of its own over those channels.
+namespace {
+
+struct Clamp {
+  float lo, hi;
+};
+
+void simd_row(const DepthwiseRowArgs& row, const void* context) {
+  const Clamp& c = *static_cast<const Clamp*>(context);
+  opt::isa_kernels().depthwise_row(row, c.lo, c.hi);
+}
+
+}  // namespace
+
 void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* weight,
-                          const float* bias, float* out, bool relu) {
+                          const float* bias, float* out, float lo, float hi) {
   const int64_t taps = s.kernel_h * s.kernel_w, channels = s.out_channels;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+  const Clamp clamp{lo, hi};
   opt::parallel_for(s.batch * channels, out_plane * taps, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1;) {
       // Planes of one image from p up to the chunk's end or the image's last channel.
@@ -22,10 +34,14 @@ void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* w
       part.batch = 1;
       part.in_channels = part.out_channels = part.groups = count;
       float* y = out + p * out_plane;
-      depthwise_conv2d<float>(part, input + p * in_plane, weight + c0 * taps,
-                              bias != nullptr ? bias + c0 : nullptr, y);
-      if (relu) {
-        for (int64_t i = 0; i < count * out_plane; ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
+      const float* x = input + p * in_plane;
+      const float* w = weight + c0 * taps;
+      const float* b = bias != nullptr ? bias + c0 : nullptr;
+      if (!depthwise_conv2d_rows(part, x, w, b, y, simd_row, &clamp)) {
+        // Geometries the padded rows do not take: the portable direct loop, then the clamp.
+        depthwise_conv2d<float>(part, x, w, b, y);
+        for (int64_t i = 0; i < count * out_plane; ++i)
+          y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
       }
       p += count;
     }

@@ -31,11 +31,6 @@ constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
 
 int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
 
-// ReLU over rows x cols of C (row stride rs). `v < 0` is false for NaN, which stays.
-void relu_rows(float* c, int64_t rs, int64_t rows, int64_t cols) {
-  for (int64_t i = 0; i < rows; ++i, c += rs)
-    for (int64_t j = 0; j < cols; ++j) c[j] = c[j] < 0.0f ? 0.0f : c[j];
-}
 int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -270,8 +265,8 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
         kern.ukernel(static_cast<int>(min64(MR, mc - ir)), nr, kc,
                      apanels + ir / MR * p.K * MR + pc * MR, bp, c + ir * p.c_rs + jr, p.c_rs,
                      p.alpha, load_c, bias);
-        if (p.relu && pc + kc == p.K) {  // the tile is final and still in L1
-          relu_rows(c + ir * p.c_rs + jr, p.c_rs, min64(MR, mc - ir), nr);
+        if (p.clamp.active() && pc + kc == p.K) {  // the tile is final and still in L1
+          p.clamp.apply_rows(c + ir * p.c_rs + jr, p.c_rs, min64(MR, mc - ir), nr);
         }
       }
     }
@@ -311,12 +306,13 @@ void gemv_task(void* context, size_t task) {
   const int64_t n = min64(plan.rows_per_task, p.N - j0);
   plan.kern->gemv_rows(n, p.K, p.a, p.b + j0 * p.b_cs, p.b_cs, p.c + j0, p.alpha, plan.beta,
                        p.bias != nullptr ? p.bias + j0 : nullptr);
-  if (p.relu) relu_rows(p.c + j0, 0, 1, n);
+  if (p.clamp.active()) p.clamp.apply_rows(p.c + j0, 0, 1, n);
 }
 
-// C = beta * C + bias (then ReLU if `relu`), for an empty inner dimension and for betas other
-// than 0 and 1 (applied before the product, without ReLU).
-void scale_c(const SgemmProblem& p, float beta, const float* bias, bool relu, bool extras) {
+// C = beta * C + bias (then the clamp), for an empty inner dimension and for betas other than 0
+// and 1 (applied before the product, with no clamp).
+void scale_c(const SgemmProblem& p, float beta, const float* bias, const OutputClamp& clamp,
+             bool extras) {
   for (int64_t bi = 0; bi < p.batch; ++bi)
     for (int64_t i = 0; i < p.M; ++i) {
       float* row = p.c + bi * p.c_bs + i * p.c_rs;
@@ -326,7 +322,7 @@ void scale_c(const SgemmProblem& p, float beta, const float* bias, bool relu, bo
         if (bias != nullptr) v += bias[j];
         if (extras && p.row_bias != nullptr) v += p.row_bias[i];
         if (extras && add != nullptr) v += add[j];
-        row[j] = relu && v < 0.0f ? 0.0f : v;
+        row[j] = clamp.apply(v);
       }
     }
 }
@@ -404,7 +400,7 @@ void run_gemm(const SgemmProblem& p, const SgemmKernel& kern, const GemmLayout& 
   auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
   for (int64_t i = 0; i < l.a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
   if (p.beta != 0.0f && p.beta != 1.0f)
-    scale_c(p, p.beta, nullptr, /*relu=*/false, /*extras=*/false);
+    scale_c(p, p.beta, nullptr, OutputClamp{}, /*extras=*/false);
   GemmPlan plan;
   plan.p = &p;
   plan.kern = &kern;
@@ -532,7 +528,7 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
   const SgemmKernel& kern = pick_kernel(kernel);
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;
   if (p.K <= 0) {
-    scale_c(p, p.beta, p.bias, p.relu, /*extras=*/true);
+    scale_c(p, p.beta, p.bias, p.clamp, /*extras=*/true);
     return true;
   }
   const bool small = static_cast<double>(p.batch) * p.M * p.N * p.K < kMinParallelMacs;
@@ -587,7 +583,7 @@ void sgemm_serial(const SgemmProblem& p, void* scratch) {
   const SgemmKernel& kern = pick_kernel(-1);
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return;
   if (p.K <= 0) {
-    scale_c(p, p.beta, p.bias, p.relu, /*extras=*/true);
+    scale_c(p, p.beta, p.bias, p.clamp, /*extras=*/true);
     return;
   }
   if (is_gemv(p)) {

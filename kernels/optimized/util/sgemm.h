@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/optimized/util/output_clamp.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/constant_cache.h"
 #include "runtime/kernel/kernel.h"
@@ -55,9 +56,9 @@ struct SgemmProblem {
   float alpha = 1.0f;
   float beta = 0.0f;            // 0: C is not read (NaNs in it do not propagate)
   const float* bias = nullptr;  // N contiguous values, or null
-  // C = max(C, 0) after everything else (a fused ReLU: applied per tile while it is in cache).
-  // NaN stays NaN, as torch.relu.
-  bool relu = false;
+  // C = clamp(C, lo, hi) after everything else (a fused ReLU, ReLU6, hardtanh: applied per tile
+  // while it is in cache). NaN stays NaN, as in torch.
+  OutputClamp clamp;
   // When set, B comes from here and b, b_bs, b_rs, b_cs are not read.
   const SgemmBPacker* b_packer = nullptr;
   // Also added before the ReLU, each task into its own C block before its first K block (so in

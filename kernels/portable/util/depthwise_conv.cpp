@@ -1,6 +1,7 @@
 #include "kernels/portable/util/depthwise_conv.h"
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace pteron {
@@ -159,7 +160,11 @@ void fill_padded_rows(const ConvShape& s, const T* plane, int64_t ih0, int64_t r
     const T* x = plane + ih * s.in_w;
     if (sw == 1) {
       for (int64_t c = 0; c < s.pad_w; ++c) dst[c] = Acc(0);
-      for (int64_t c = 0; c < s.in_w; ++c) dst[s.pad_w + c] = load_value(x[c]);
+      if constexpr (std::is_same_v<T, Acc>) {
+        std::memcpy(dst + s.pad_w, x, static_cast<size_t>(s.in_w) * sizeof(T));
+      } else {
+        for (int64_t c = 0; c < s.in_w; ++c) dst[s.pad_w + c] = load_value(x[c]);
+      }
       for (int64_t c = s.pad_w + s.in_w; c < row_len; ++c) dst[c] = Acc(0);
       continue;
     }
@@ -199,14 +204,14 @@ void row_3x3(const Acc* __restrict r0, const Acc* __restrict r1, const Acc* __re
 
 // Any kernel of at most kMaxTaps taps: tap by tap into an accumulator row.
 template <typename T, typename Acc>
-void row_any(const ConvShape& s, const Acc* rows, int64_t row_len, const int64_t* off, const Acc* w,
-             Acc b, T* y) {
+void row_any(const ConvShape& s, const Acc* rows, int64_t row_step, const int64_t* off,
+             const Acc* w, Acc b, T* y) {
   Acc acc[kChunk];
   for (int64_t i0 = 0; i0 < s.out_w; i0 += kChunk) {
     const int64_t n = min64(kChunk, s.out_w - i0);
     for (int64_t i = 0; i < n; ++i) acc[i] = b;
     for (int64_t kh = 0; kh < s.kernel_h; ++kh) {
-      const Acc* row = rows + kh * s.dilation_h * row_len + i0;
+      const Acc* row = rows + kh * row_step + i0;
       for (int64_t kw = 0; kw < s.kernel_w; ++kw) {
         const Acc wv = w[kh * s.kernel_w + kw];
         const Acc* x = row + off[kw];
@@ -217,10 +222,13 @@ void row_any(const ConvShape& s, const Acc* rows, int64_t row_len, const int64_t
   }
 }
 
-// Pads blocks of input rows into a stack buffer and runs bounds-free rows over them. Returns
-// false (doing nothing) when a block of even one output row does not fit the buffer.
-template <typename T, typename Acc>
-bool depthwise_padded(const ConvShape& s, const T* input, const T* weight, const T* bias, T* out) {
+// Pads blocks of input rows into a stack buffer and runs bounds-free rows over them:
+// rows(first, count, in_step, row_step, off, w, b, y) computes `count` consecutive output rows
+// (see DepthwiseRowArgs). Returns false (doing nothing) when a block of even one output row
+// does not fit the buffer.
+template <typename T, typename Acc, typename Rows>
+bool depthwise_padded(const ConvShape& s, const T* input, const T* weight, const T* bias, T* out,
+                      const Rows& rows) {
   const int64_t khw = s.kernel_h * s.kernel_w;
   if (khw > kMaxTaps || s.kernel_w > kMaxTaps) return false;
   const int64_t sw = s.stride_w, wp = s.in_w + 2 * s.pad_w;
@@ -234,8 +242,8 @@ bool depthwise_padded(const ConvShape& s, const T* input, const T* weight, const
     const int64_t t = kw * s.dilation_w;
     off[kw] = (t % sw) * phase_len + t / sw;
   }
-  const bool k3x3 = s.kernel_h == 3 && s.kernel_w == 3;
-  Acc buf[kPadBufElems];
+  Acc buf[kPadBufElems + kDepthwiseRowSlack];
+  for (int64_t i = kPadBufElems; i < kPadBufElems + kDepthwiseRowSlack; ++i) buf[i] = Acc(0);
   Acc w[kMaxTaps];
   const int64_t mult = s.out_per_group();
   for (int64_t n = 0; n < s.batch; ++n) {
@@ -248,20 +256,31 @@ bool depthwise_padded(const ConvShape& s, const T* input, const T* weight, const
         const int64_t oh1 = min64(s.out_h, oh0 + block);
         const int64_t ih0 = oh0 * s.stride_h - s.pad_h;
         fill_padded_rows(s, plane, ih0, (oh1 - 1 - oh0) * s.stride_h + span, phase_len, buf);
-        for (int64_t oh = oh0; oh < oh1; ++oh) {
-          const Acc* rows = buf + (oh - oh0) * s.stride_h * row_len;
-          T* y = oplane + oh * s.out_w;
-          if (k3x3) {
-            const int64_t step = s.dilation_h * row_len;
-            row_3x3<T, Acc>(rows, rows + step, rows + 2 * step, off, w, b, y, s.out_w);
-          } else {
-            row_any<T, Acc>(s, rows, row_len, off, w, b, y);
-          }
-        }
+        rows(buf, oh1 - oh0, s.stride_h * row_len, s.dilation_h * row_len, off, w, b,
+             oplane + oh0 * s.out_w);
       }
     }
   }
   return true;
+}
+
+// The portable row loops: nine fused taps for 3x3 kernels, tap by tap otherwise.
+template <typename T, typename Acc>
+bool depthwise_padded_portable(const ConvShape& s, const T* input, const T* weight, const T* bias,
+                               T* out) {
+  const bool k3x3 = s.kernel_h == 3 && s.kernel_w == 3;
+  return depthwise_padded<T, Acc>(
+      s, input, weight, bias, out,
+      [&](const Acc* first, int64_t count, int64_t in_step, int64_t row_step, const int64_t* off,
+          const Acc* w, Acc b, T* y) {
+        for (int64_t r = 0; r < count; ++r, first += in_step, y += s.out_w) {
+          if (k3x3) {
+            row_3x3<T, Acc>(first, first + row_step, first + 2 * row_step, off, w, b, y, s.out_w);
+          } else {
+            row_any<T, Acc>(s, first, row_step, off, w, b, y);
+          }
+        }
+      });
 }
 
 }  // namespace
@@ -269,9 +288,21 @@ bool depthwise_padded(const ConvShape& s, const T* input, const T* weight, const
 template <typename T>
 void depthwise_conv2d(const ConvShape& s, const T* input, const T* weight, const T* bias, T* out) {
   using Acc = typename ComputeType<T>::type;
-  if (!depthwise_padded<T, Acc>(s, input, weight, bias, out)) {
+  if (!depthwise_padded_portable<T, Acc>(s, input, weight, bias, out)) {
     depthwise_direct<T, Acc>(s, input, weight, bias, out);
   }
+}
+
+bool depthwise_conv2d_rows(const ConvShape& s, const float* input, const float* weight,
+                           const float* bias, float* out, DepthwiseRowFn row, const void* context) {
+  return depthwise_padded<float, float>(
+      s, input, weight, bias, out,
+      [&](const float* first, int64_t count, int64_t in_step, int64_t row_step, const int64_t* off,
+          const float* w, float b, float* y) {
+        row(DepthwiseRowArgs{first, row_step, off, s.kernel_h, s.kernel_w, w, b, y, s.out_w, count,
+                             in_step},
+            context);
+      });
 }
 
 template void depthwise_conv2d<float>(const ConvShape&, const float*, const float*, const float*,

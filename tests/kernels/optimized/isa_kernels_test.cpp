@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/kernels/optimized/attention_reference.h"
@@ -110,6 +112,49 @@ TEST(IsaKernels, ReluKeepsNaN) {
     k->relu(x.data(), y.data(), 37);
     for (int i = 0; i < 36; ++i) ASSERT_EQ(y[i], x[i] > 0 ? x[i] : 0.0f) << k->name;
     EXPECT_TRUE(std::isnan(y[36])) << k->name;
+  }
+}
+
+// One depthwise output row over padded rows laid out as the portable walk lays them out: 3x3
+// (the register path) and 5x3 (the general one), stride phases via `off`, every row length
+// around the vector widths, a clamp and none. The rows hold kDepthwiseRowSlack floats past the
+// last tap, as the walk's buffer does; nothing past y[n) may be written.
+TEST(IsaKernels, DepthwiseRowMatchesReferenceAndClamps) {
+  const float inf = INFINITY;
+  struct Geometry {
+    int64_t kh, kw;
+    int64_t off[3];
+  };
+  const Geometry geometries[] = {{3, 3, {0, 1, 2}}, {3, 3, {0, 40, 1}}, {5, 3, {0, 2, 4}}};
+  for (const IsaKernels* k : tables()) {
+    for (const Geometry& g : geometries) {
+      for (int64_t n : kLengths) {
+        const int64_t row_step = n + 45;
+        std::vector<float> rows = random_floats(g.kh * row_step + kDepthwiseRowSlack, 31, 2.0f);
+        const std::vector<float> w = random_floats(g.kh * g.kw, 32, 1.0f);
+        if (n > 2) rows[row_step + g.off[1] + n / 2] = NAN;  // output n/2 reads it
+        for (const auto [lo, hi] : {std::pair{-inf, inf}, std::pair{0.0f, 0.5f}}) {
+          std::vector<float> y(n + 1, 7.0f);
+          DepthwiseRowArgs args{rows.data(), row_step, g.off,    g.kh, g.kw,
+                                w.data(),    0.25f,    y.data(), n};
+          k->depthwise_row(args, lo, hi);
+          for (int64_t i = 0; i < n; ++i) {
+            double ref = 0.25;
+            for (int64_t a = 0; a < g.kh; ++a)
+              for (int64_t b = 0; b < g.kw; ++b)
+                ref += double{w[a * g.kw + b]} * rows[a * row_step + g.off[b] + i];
+            if (std::isnan(ref)) {
+              ASSERT_TRUE(std::isnan(y[i])) << k->name << " n=" << n << " i=" << i;
+              continue;
+            }
+            ref = std::min<double>(hi, std::max<double>(lo, ref));
+            ASSERT_NEAR(y[i], ref, 1e-5 * (1 + std::fabs(ref)))
+                << k->name << " " << g.kh << "x" << g.kw << " n=" << n << " i=" << i;
+          }
+          ASSERT_EQ(y[n], 7.0f) << k->name << ": wrote past the row, n=" << n;
+        }
+      }
+    }
   }
 }
 

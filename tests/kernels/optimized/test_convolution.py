@@ -1,12 +1,13 @@
-"""The optimized library's aten::convolution.out, pteron::convolution_relu.out and
-pteron::convolution_add_relu.out against torch.nn.functional.conv2d (+ other, relu), and the
-compiler pass that makes the fused ops (conv + ReLU, and resnet's conv + residual add + ReLU).
+"""The optimized library's aten::convolution.out, pteron::convolution_relu.out,
+pteron::convolution_clamp.out and pteron::convolution_add_relu.out against
+torch.nn.functional.conv2d (+ other, relu, clamp), and the compiler pass that makes the fused ops
+(conv + ReLU, conv + hardtanh / clamp, and resnet's conv + residual add + ReLU).
 
 The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3/5/7, strides
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
 im2col split into several pixel blocks (large K x pixels), and computed transposed (fewer pixels
-than output channels). Depthwise convolutions (groups == Cin == Cout) take the row loop: kernel
-3/5, stride 1/2/3, padding, dilation. Inputs neither takes (other groupings, channels-last,
+than output channels). Depthwise convolutions (groups == Cin == Cout) take the SIMD rows: kernel
+3/5, stride 1/2/3, padding, dilation, rows narrower and wider than a vector. Inputs neither takes (other groupings, channels-last,
 float64) go to the portable kernel and must still match.
 Bad inputs raise RuntimeError naming the op.
 
@@ -25,6 +26,8 @@ from kernel_harness import assert_close, run_kernel
 
 CONV = "aten::convolution.out"
 CONV_RELU = "pteron::convolution_relu.out"
+CONV_CLAMP = "pteron::convolution_clamp.out"
+CLAMP = (-0.5, 0.75)  # both bounds bite on these random outputs
 
 
 def rand(*shape, seed=0, dtype=torch.float32):
@@ -40,19 +43,22 @@ def threads(request):
 
 def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
     ref = F.conv2d(x, w, b, stride, padding, dilation, groups)
+    bounds = []
     if op == CONV_RELU:
         ref = torch.relu(ref)
+    if op == CONV_CLAMP:
+        ref, bounds = torch.clamp(ref, *CLAMP), list(CLAMP)
     if out is None:
         out = torch.full(ref.shape, float("nan"), dtype=ref.dtype)
     run_kernel(op, [x, w, b, list(stride), list(padding), list(dilation), False, [0, 0], groups,
-                    out], library="optimized")
+                    *bounds, out], library="optimized")
     k = w.shape[1] * w.shape[2] * w.shape[3]
     assert_close(out, ref, atol=1e-4 * math.sqrt(k), rtol=1e-4,
                  what=f"{op} x{tuple(x.shape)} w{tuple(w.shape)} s{stride} p{padding} d{dilation}")
     return out
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP])
 @pytest.mark.parametrize("n,cin,h,w,cout,k,stride,pad,dil,bias", [
     (1, 3, 17, 19, 8, 1, 1, 0, 1, True),  # pointwise: the input is the col matrix
     (2, 5, 9, 11, 7, 1, 2, 0, 1, False),  # strided 1x1 (resnet's downsample)
@@ -83,7 +89,7 @@ def test_rectangular_kernel_and_mixed_stride(threads):
     run_conv(CONV, x, w, b, (2, 1), (1, 2), (1, 2))
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP])
 @pytest.mark.parametrize("n,c,h,w,k,stride,pad,dil,bias", [
     (1, 32, 112, 112, 3, 1, 1, 1, True),  # mobilenet-v2's first depthwise (threaded)
     (2, 6, 10, 11, 3, 2, 1, 1, False),
@@ -91,6 +97,8 @@ def test_rectangular_kernel_and_mixed_stride(threads):
     (1, 4, 9, 9, 3, 1, 2, 2, True),  # dilation
     (1, 3, 7, 8, 3, 3, 0, 1, True),  # stride 3: the generic row loop
     (1, 2, 2, 2, 3, 1, 1, 1, True),  # every output column at the border
+    (1, 16, 7, 7, 3, 1, 1, 1, True),  # rows narrower than a vector (mobilenet-v2's last)
+    (1, 8, 14, 37, 5, 1, 2, 1, False),  # 5x5 (EfficientNet's), one vector and a tail
 ])
 def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, bias):
     run_conv(op, rand(n, c, h, w, seed=18), rand(c, 1, k, k, seed=19),
@@ -98,7 +106,7 @@ def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, b
              groups=c)
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP])
 def test_inputs_without_fast_path_fall_back(op):
     # Grouped but not depthwise, and depthwise with a channel multiplier.
     run_conv(op, rand(1, 8, 9, 9, seed=7), rand(8, 2, 3, 3, seed=8), rand(8, seed=9),
@@ -134,6 +142,17 @@ def test_bad_inputs_name_the_op(op):
                        library="optimized")
 
 
+@pytest.mark.parametrize("groups", [1, 4], ids=["sgemm", "depthwise"])
+def test_nan_stays_through_fused_clamp(groups):
+    x, w = rand(1, 4, 6, 6, seed=14), rand(4, 4 // groups, 3, 3, seed=15)
+    x[0, 0, 2, 2] = float("nan")
+    out = torch.empty(1, 4, 6, 6)
+    run_kernel(CONV_CLAMP, [x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], groups, 0.0, 6.0,
+                            out], library="optimized")
+    ref = torch.clamp(F.conv2d(x, w, None, 1, 1, 1, groups), 0.0, 6.0)
+    assert torch.equal(out.isnan(), ref.isnan()) and out.isnan().any()
+
+
 def test_nan_stays_through_fused_relu():
     x, w = rand(1, 2, 6, 6, seed=14), rand(3, 2, 3, 3, seed=15)
     x[0, 0, 2, 2] = float("nan")
@@ -158,15 +177,46 @@ class ConvNet(torch.nn.Module):
         return (y, h + 1.0) if self.leak else y
 
 
-@pytest.mark.parametrize("kernels,fused", [(("optimized", "portable"), 2), (("portable",), 0)])
+@pytest.mark.parametrize("kernels,fused", [(("optimized", "portable"), 3), (("portable",), 0)])
 def test_pass_fuses_only_with_the_optimized_library(kernels, fused):
     model, x = ConvNet().eval(), rand(2, 3, 16, 16, seed=16)
     lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)), kernels=kernels)
     ops = lowered.load().load_method("forward").instruction_names()
-    # The depthwise conv's relu stays separate: the pass fuses only ungrouped convolutions.
+    # The depthwise conv's relu fuses too: its SIMD rows apply it.
     assert ops.count(CONV_RELU) == fused and ops.count("aten::relu.out") == 3 - fused
     with torch.no_grad():
         torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)
+
+
+class ClampNet(torch.nn.Module):
+    """ReLU6 (decomposed to hardtanh) after an ungrouped and a depthwise convolution, one-sided
+    clamps, and a grouped convolution the fast paths do not take (its clamp is not fused)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.dw = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.c2 = torch.nn.Conv2d(8, 8, 1)
+        self.grouped = torch.nn.Conv2d(8, 8, 3, padding=1, groups=2)
+
+    def forward(self, x):
+        h = F.relu6(self.dw(F.relu6(self.c1(x))))
+        y = torch.clamp(self.c2(h), min=-0.25)
+        g = self.grouped(y)
+        return torch.clamp(g, -1.0, 1.0), torch.clamp(self.c2(y), max=0.5) + 1.0
+
+
+def test_pass_fuses_hardtanh_and_clamp():
+    model, x = ClampNet().eval(), rand(2, 3, 12, 12, seed=21)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)),
+                                                 kernels=("optimized", "portable"))
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_CLAMP) == 4, ops  # c1, dw, c2 (min only), c2 again (max only)
+    assert ops.count("aten::clamp.out") + ops.count("aten::hardtanh.out") == 1, ops  # grouped
+    with torch.no_grad():
+        want = model(x)
+    for got, ref in zip(lowered.load().forward(x), want):
+        torch.testing.assert_close(got, ref, atol=1e-4, rtol=1e-4)
 
 
 def test_conv_also_read_elsewhere_is_not_fused():
@@ -174,7 +224,7 @@ def test_conv_also_read_elsewhere_is_not_fused():
     lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)),
                                                  kernels=("optimized", "portable"))
     ops = lowered.load().load_method("forward").instruction_names()
-    assert ops.count(CONV_RELU) == 1
+    assert ops.count(CONV_RELU) == 2  # c2's and dw's; c1's output h is also returned
     outs = lowered.load().forward(x)
     with torch.no_grad():
         y, s = model(x)

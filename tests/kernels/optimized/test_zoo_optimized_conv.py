@@ -1,8 +1,8 @@
 """Zoo conv nets compiled for the optimized kernels (`kernels=("optimized", "portable")`, what
 `pteron compile --backends optimized,portable` makes) match PyTorch, with 1 and 2 threads: the
 convolutions run the optimized SGEMM path, conv + ReLU pairs are fused into
-pteron::convolution_relu and resnet's block endings into pteron::convolution_add_relu, depthwise
-convolutions take the optimized depthwise path.
+pteron::convolution_relu, conv + ReLU6 into pteron::convolution_clamp and resnet's block endings
+into pteron::convolution_add_relu, depthwise convolutions take the optimized depthwise path.
 
 Tolerance: max abs error within 1e-4 * (1 + max |reference|), as for the portable programs
 (tests/compiler/test_zoo_programs.py).
@@ -14,12 +14,13 @@ import pytest
 import torch
 from pteron import zoo
 
-# model -> (convolution + ReLU, convolution + residual add + ReLU) the fusion pass makes and
-# winograd_conv leaves. resnet-18: the stem and the first conv of each of its 8 blocks, and each
-# block's ending, less the six 3x3 stride-1 convolutions of layer2 and layer3 that winograd_conv
-# takes (two + ReLU, four block endings); mobilenet-v2 uses ReLU6 and adds its residuals without
-# an activation, so nothing fuses.
-FUSED = {"resnet-18": (7, 4), "resnet-8": (4, 3), "mobilenet-v2": (0, 0)}
+# model -> (convolution + ReLU, convolution + residual add + ReLU, convolution + ReLU6) the
+# fusion pass makes and winograd_conv leaves. resnet-18: the stem and the first conv of each of
+# its 8 blocks, and each block's ending, less the six 3x3 stride-1 convolutions of layer2 and
+# layer3 that winograd_conv takes (two + ReLU, four block endings); mobilenet-v2: each of its 35
+# ReLU6 (the stem, every expansion and depthwise convolution, the last 1x1); it adds its
+# residuals without an activation.
+FUSED = {"resnet-18": (7, 4, 0), "resnet-8": (4, 3, 0), "mobilenet-v2": (0, 0, 35)}
 # model -> pteron::conv2d_winograd nodes (layer1's weights are small enough to transform per
 # call, layer4's 7x7 outputs stay on the SGEMM path).
 WINOGRAD = {"resnet-18": 6, "resnet-8": 0, "mobilenet-v2": 0}
@@ -32,7 +33,8 @@ def test_optimized_program_matches_pytorch(name, zoo_pt2):
                                                  kernels=("optimized", "portable"))
     program = lowered.load()
     ops = program.load_method("forward").instruction_names()
-    fused = (ops.count("pteron::convolution_relu.out"), ops.count("pteron::convolution_add_relu.out"))
+    fused = (ops.count("pteron::convolution_relu.out"), ops.count("pteron::convolution_add_relu.out"),
+             ops.count("pteron::convolution_clamp.out"))
     assert fused == FUSED[name], ops
     assert ops.count("pteron::conv2d_winograd.out") == WINOGRAD[name], ops
     with torch.no_grad():
