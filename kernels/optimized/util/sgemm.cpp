@@ -230,6 +230,8 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
     }
     const bool first = pc == 0;
     const bool load_c = !first || plan.load_c || init_c;
+    const float bounds[2] = {p.clamp.lo, p.clamp.hi};
+    const float* clamp = p.clamp.active() ? bounds : nullptr;
     // What to prefetch while this block computes: B's next K block, or on the last block the
     // first block of the task likely to run next (tasks are taken in order).
     const float* next_b = b;
@@ -262,12 +264,10 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
           prefetch_b(next_b, p.b_rs, p.b_cs, next_k0, next_kc, next_n0 + j,
                      min64(share, next_nc - j));
         }
+        // The last K block clamps the tile in registers (a fused ReLU / ReLU6).
         kern.ukernel(static_cast<int>(min64(MR, mc - ir)), nr, kc,
                      apanels + ir / MR * p.K * MR + pc * MR, bp, c + ir * p.c_rs + jr, p.c_rs,
-                     p.alpha, load_c, bias);
-        if (p.clamp.active() && pc + kc == p.K) {  // the tile is final and still in L1
-          p.clamp.apply_rows(c + ir * p.c_rs + jr, p.c_rs, min64(MR, mc - ir), nr);
-        }
+                     p.alpha, load_c, bias, pc + kc == p.K ? clamp : nullptr);
       }
     }
   }

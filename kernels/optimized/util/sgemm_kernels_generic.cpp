@@ -14,7 +14,7 @@ bool always() { return true; }
 constexpr int kScalarMR = 4, kScalarNR = 8;
 
 void scalar_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
-                    int64_t ldc, float alpha, bool load_c, const float* bias) {
+                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* clamp) {
   float acc[kScalarMR * kScalarNR] = {};
   for (int64_t k = 0; k < kc; ++k) {
     for (int i = 0; i < kScalarMR; ++i)
@@ -22,7 +22,7 @@ void scalar_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, 
     a += kScalarMR;
     b += kScalarNR;
   }
-  sgemm_store_tile(acc, kScalarNR, mr, nr, c, ldc, alpha, load_c, bias);
+  sgemm_store_tile(acc, kScalarNR, mr, nr, c, ldc, alpha, load_c, bias, clamp);
 }
 
 #if defined(__GNUC__)
@@ -39,6 +39,10 @@ struct GenericVec {
   static vec dup(float x) { return vec{x, x, x, x}; }
   static vec add(vec x, vec y) { return x + y; }
   static vec mul(vec x, vec y) { return x * y; }
+  static vec clamp(vec v, vec lo, vec hi) {  // one-sided selects: NaN lanes compare false, stay
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+  }
   template <int lane>
   static vec fma_lane(vec acc, vec b, vec a) {
     return acc + b * a[lane];
@@ -46,8 +50,8 @@ struct GenericVec {
 };
 
 void vec128_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
-                    int64_t ldc, float alpha, bool load_c, const float* bias) {
-  lane_kernel_8x12<GenericVec>(mr, nr, kc, a, b, c, ldc, alpha, load_c, bias);
+                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* clamp) {
+  lane_kernel_8x12<GenericVec>(mr, nr, kc, a, b, c, ldc, alpha, load_c, bias, clamp);
 }
 #endif
 

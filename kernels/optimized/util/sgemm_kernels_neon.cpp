@@ -21,6 +21,9 @@ struct NeonVec {
   static vec dup(float x) { return vdupq_n_f32(x); }
   static vec add(vec x, vec y) { return vaddq_f32(x, y); }
   static vec mul(vec x, vec y) { return vmulq_f32(x, y); }
+  static vec clamp(vec v, vec lo, vec hi) {
+    return vminq_f32(vmaxq_f32(v, lo), hi);
+  }  // NaN in, NaN out
   template <int lane>
   static vec fma_lane(vec acc, vec b, vec a) {
     return vfmaq_laneq_f32(acc, b, a, lane);
@@ -28,8 +31,8 @@ struct NeonVec {
 };
 
 void neon_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                  float alpha, bool load_c, const float* bias) {
-  lane_kernel_8x12<NeonVec>(mr, nr, kc, a, b, c, ldc, alpha, load_c, bias);
+                  float alpha, bool load_c, const float* bias, const float* clamp) {
+  lane_kernel_8x12<NeonVec>(mr, nr, kc, a, b, c, ldc, alpha, load_c, bias, clamp);
 }
 
 // Four rows at a time, each with two 4-lane accumulators, so loads of x are shared.

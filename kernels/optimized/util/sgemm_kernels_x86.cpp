@@ -25,7 +25,8 @@ constexpr int kAvx512MR = 12, kAvx512NR = 32;
 
 template <int MR>
 PTERON_AVX512 void avx512_tile(int nr, int64_t kc, const float* a, const float* b, float* c,
-                               int64_t ldc, float alpha, bool load_c, const float* bias) {
+                               int64_t ldc, float alpha, bool load_c, const float* bias,
+                               const float* clamp) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
@@ -45,6 +46,8 @@ PTERON_AVX512 void avx512_tile(int nr, int64_t kc, const float* a, const float* 
                        : nr > 16 ? static_cast<__mmask16>((1u << (nr - 16)) - 1)
                                  : 0;
   const __m512 valpha = _mm512_set1_ps(alpha);
+  const __m512 vlo = _mm512_set1_ps(clamp != nullptr ? clamp[0] : 0.0f);
+  const __m512 vhi = _mm512_set1_ps(clamp != nullptr ? clamp[1] : 0.0f);
   __m512 bias0 = _mm512_setzero_ps(), bias1 = _mm512_setzero_ps();
   if (bias != nullptr) {
     bias0 = _mm512_maskz_loadu_ps(m0, bias);
@@ -66,6 +69,10 @@ PTERON_AVX512 void avx512_tile(int nr, int64_t kc, const float* a, const float* 
       v0 = _mm512_add_ps(v0, bias0);
       v1 = _mm512_add_ps(v1, bias1);
     }
+    if (clamp != nullptr) {  // v second: max/min return it when it is NaN
+      v0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v0));
+      v1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v1));
+    }
     _mm512_mask_storeu_ps(row, m0, v0);
     _mm512_mask_storeu_ps(row + 16, m1, v1);
   }
@@ -73,11 +80,11 @@ PTERON_AVX512 void avx512_tile(int nr, int64_t kc, const float* a, const float* 
 
 // One instantiation per row count, so edge tiles compute only the rows they store.
 void avx512_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
-                    int64_t ldc, float alpha, bool load_c, const float* bias) {
+                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* clamp) {
   switch (mr) {
 #define PTERON_CASE(n) \
   case n:              \
-    return avx512_tile<n>(nr, kc, a, b, c, ldc, alpha, load_c, bias);
+    return avx512_tile<n>(nr, kc, a, b, c, ldc, alpha, load_c, bias, clamp);
     PTERON_CASE(1)
     PTERON_CASE(2)
     PTERON_CASE(3)
@@ -186,7 +193,8 @@ constexpr int kAvx2MR = 6, kAvx2NR = 16;
 
 template <int MR>
 PTERON_AVX2 void avx2_tile(int nr, int64_t kc, const float* a, const float* b, float* c,
-                           int64_t ldc, float alpha, bool load_c, const float* bias) {
+                           int64_t ldc, float alpha, bool load_c, const float* bias,
+                           const float* clamp) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
@@ -203,6 +211,8 @@ PTERON_AVX2 void avx2_tile(int nr, int64_t kc, const float* a, const float* b, f
   }
   if (nr == kAvx2NR) {
     const __m256 valpha = _mm256_set1_ps(alpha);
+    const __m256 vlo = _mm256_set1_ps(clamp != nullptr ? clamp[0] : 0.0f);
+    const __m256 vhi = _mm256_set1_ps(clamp != nullptr ? clamp[1] : 0.0f);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       float* row = c + i * ldc;
@@ -219,6 +229,10 @@ PTERON_AVX2 void avx2_tile(int nr, int64_t kc, const float* a, const float* b, f
         v0 = _mm256_add_ps(v0, _mm256_loadu_ps(bias));
         v1 = _mm256_add_ps(v1, _mm256_loadu_ps(bias + 8));
       }
+      if (clamp != nullptr) {  // v second: max/min return it when it is NaN
+        v0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, v0));
+        v1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, v1));
+      }
       _mm256_storeu_ps(row, v0);
       _mm256_storeu_ps(row + 8, v1);
     }
@@ -233,15 +247,15 @@ PTERON_AVX2 void avx2_tile(int nr, int64_t kc, const float* a, const float* b, f
     _mm256_storeu_ps(tile + i * kAvx2NR, acc0[i]);
     _mm256_storeu_ps(tile + i * kAvx2NR + 8, acc1[i]);
   }
-  sgemm_store_tile(tile, kAvx2NR, MR, nr, c, ldc, alpha, load_c, bias);
+  sgemm_store_tile(tile, kAvx2NR, MR, nr, c, ldc, alpha, load_c, bias, clamp);
 }
 
 void avx2_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                  float alpha, bool load_c, const float* bias) {
+                  float alpha, bool load_c, const float* bias, const float* clamp) {
   switch (mr) {
 #define PTERON_CASE(n) \
   case n:              \
-    return avx2_tile<n>(nr, kc, a, b, c, ldc, alpha, load_c, bias);
+    return avx2_tile<n>(nr, kc, a, b, c, ldc, alpha, load_c, bias, clamp);
     PTERON_CASE(1)
     PTERON_CASE(2)
     PTERON_CASE(3)

@@ -5,7 +5,8 @@
 // multiplies each B vector by one lane of them (vfmaq_laneq_f32 on NEON).
 //
 // V provides: type vec (4 floats); load(const float*) and store(float*, vec) at any alignment;
-// zero(); dup(float); template <int lane> fma_lane(acc, b, a) = acc + b * a[lane].
+// zero(); dup(float); add, mul; clamp(v, lo, hi) = min(max(v, lo), hi) keeping NaN;
+// template <int lane> fma_lane(acc, b, a) = acc + b * a[lane].
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,8 @@ constexpr int kLaneMR = 8, kLaneNR = 12;
 
 template <typename V>
 inline void lane_kernel_8x12(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
-                             int64_t ldc, float alpha, bool load_c, const float* bias) {
+                             int64_t ldc, float alpha, bool load_c, const float* bias,
+                             const float* clamp) {
   using vec = typename V::vec;
   vec acc[kLaneMR][3];
 #pragma GCC unroll 8
@@ -44,6 +46,8 @@ inline void lane_kernel_8x12(int mr, int nr, int64_t kc, const float* a, const f
   }
   if (mr == kLaneMR && nr == kLaneNR) {
     const vec valpha = V::dup(alpha);
+    const vec lo = V::dup(clamp != nullptr ? clamp[0] : 0.0f);
+    const vec hi = V::dup(clamp != nullptr ? clamp[1] : 0.0f);
 #pragma GCC unroll 8
     for (int i = 0; i < kLaneMR; ++i) {
       float* row = c + i * ldc;
@@ -53,6 +57,7 @@ inline void lane_kernel_8x12(int mr, int nr, int64_t kc, const float* a, const f
         if (alpha != 1.0f) v = V::mul(v, valpha);
         if (load_c) v = V::add(v, V::load(row + 4 * j));
         if (bias != nullptr) v = V::add(v, V::load(bias + 4 * j));
+        if (clamp != nullptr) v = V::clamp(v, lo, hi);
         V::store(row + 4 * j, v);
       }
     }
@@ -65,7 +70,7 @@ inline void lane_kernel_8x12(int mr, int nr, int64_t kc, const float* a, const f
   for (int i = 0; i < kLaneMR; ++i)
 #pragma GCC unroll 3
     for (int j = 0; j < 3; ++j) V::store(tile + i * kLaneNR + 4 * j, acc[i][j]);
-  sgemm_store_tile(tile, kLaneNR, mr, nr, c, ldc, alpha, load_c, bias);
+  sgemm_store_tile(tile, kLaneNR, mr, nr, c, ldc, alpha, load_c, bias, clamp);
 }
 
 }  // namespace pteron::optimized

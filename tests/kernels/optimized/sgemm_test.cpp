@@ -34,6 +34,7 @@ struct Case {
   float alpha = 1.0f, beta = 0.0f;
   bool bias = false;
   bool extras = false;  // row_bias and addend (the convolution's bias and residual)
+  bool clamp = false;   // to [kClampLo, kClampHi] (a fused ReLU6 / hardtanh), after everything
   int kernel = -1;
   bool serial = false;  // sgemm_serial in caller-provided scratch (this machine's best kernel)
 };
@@ -44,8 +45,10 @@ std::string describe(const Case& c) {
          "x" + std::to_string(c.s.k) + " a" + std::to_string(static_cast<int>(c.a_layout)) + " b" +
          std::to_string(static_cast<int>(c.b_layout)) + " alpha " + std::to_string(c.alpha) +
          " beta " + std::to_string(c.beta) + " bias " + std::to_string(c.bias) + " extras " +
-         std::to_string(c.extras);
+         std::to_string(c.extras) + " clamp " + std::to_string(c.clamp);
 }
+
+constexpr float kClampLo = -0.3f, kClampHi = 0.4f;
 
 // A rows x cols matrix per batch entry in the given layout: element (r, c) at
 // base + b * bs + r * rs + c * cs.
@@ -103,6 +106,7 @@ double run_case(const Case& cs, bool with_scratch = true) {
         if (cs.beta != 0.0f) v += cs.beta * static_cast<double>(c[at]);
         if (cs.bias) v += bias[j];
         if (cs.extras) v += static_cast<double>(row_bias[i]) + addend[at];
+        if (cs.clamp) v = std::fmin(kClampHi, std::fmax(kClampLo, v));
         expected[at] = v;
       }
   static std::vector<uint8_t> scratch(32u << 20);
@@ -129,6 +133,7 @@ double run_case(const Case& cs, bool with_scratch = true) {
   p.bias = cs.bias ? bias.data() : nullptr;
   p.row_bias = cs.extras ? row_bias.data() : nullptr;
   p.addend = cs.extras ? addend.data() : nullptr;
+  if (cs.clamp) p.clamp = OutputClamp{kClampLo, kClampHi};
   if (cs.serial) {
     // 64-byte aligned, as the contract asks; NaN bytes so that nothing relies on zeroed scratch.
     std::vector<uint8_t> serial_scratch(sgemm_serial_scratch_bytes(p) + 64, 0xff);
@@ -208,6 +213,62 @@ TEST_P(SgemmThreads, RowBiasAndAddend) {
           c.kernel = kernel;
           EXPECT_LT(run_case(c), kTolerance) << describe(c);
         }
+  }
+}
+
+// The clamp is applied once, to the final sum: shapes with several K blocks (K > 256) would go
+// wrong if a kernel clamped a partial sum; betas other than 0 and 1 and empty K take scale_c.
+TEST_P(SgemmThreads, ClampEveryKernelAfterTheLastKBlock) {
+  for (int kernel = 0; kernel < sgemm_kernel_count(); ++kernel) {
+    if (!sgemm_kernel_supported(kernel)) continue;
+    for (const Shape& s : {Shape{1, 25, 97, 513}, Shape{1, 70, 90, 33}, Shape{3, 17, 33, 12},
+                           Shape{1, 1, 300, 700}, Shape{1, 4, 5, 0}})
+      for (float beta : {0.0f, 1.0f, -2.0f})
+        for (bool extras : {false, true}) {
+          Case c;
+          c.s = s;
+          c.beta = beta;
+          c.bias = !extras;
+          c.extras = extras;
+          c.clamp = true;
+          c.kernel = kernel;
+          EXPECT_LT(run_case(c), kTolerance) << describe(c);
+        }
+  }
+}
+
+TEST(Sgemm, ClampKeepsNaN) {
+  for (int kernel = 0; kernel < sgemm_kernel_count(); ++kernel) {
+    if (!sgemm_kernel_supported(kernel)) continue;
+    const int64_t m = 13, n = 37, k = 9;  // a full tile and edges on every kernel
+    std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n, 0.0f);
+    a[5 * k + 3] = NAN;  // row 5 of C is NaN
+    static std::vector<uint8_t> scratch(8u << 20);
+    MemoryAllocator allocator(scratch.data(), scratch.size());
+    KernelContext ctx{&allocator};
+    SgemmProblem p;
+    p.M = m;
+    p.N = n;
+    p.K = k;
+    p.a = a.data();
+    p.a_rs = k;
+    p.a_cs = 1;
+    p.b = b.data();
+    p.b_rs = n;
+    p.b_cs = 1;
+    p.c = c.data();
+    p.c_rs = n;
+    p.clamp = OutputClamp{0.0f, 6.0f};
+    ASSERT_TRUE(sgemm(ctx, p, kernel));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const float v = c[i * n + j];
+        if (i == 5) {
+          ASSERT_TRUE(std::isnan(v)) << sgemm_kernel_name(kernel) << " " << i << "," << j;
+        } else {
+          ASSERT_FLOAT_EQ(v, 1.125f) << sgemm_kernel_name(kernel) << " " << i << "," << j;
+        }
+      }
   }
 }
 
