@@ -146,6 +146,30 @@ void depthwise_direct(const ConvShape& s, const T* input, const T* weight, const
 // in memory for any stride and no tap needs a bounds check.
 constexpr int64_t kPadBufElems = 2048;
 
+// One padded row split into its two stride phases (padded column q at (q % 2) * phase_len +
+// q / 2): zeros, then the input in pairs of columns whose first lands in phase 0, so the loop
+// is a plain deinterleave (ld2 on NEON) instead of two strided gathers.
+template <typename T, typename Acc>
+void fill_stride2_row(const T* x, int64_t in_w, int64_t pad_w, int64_t phase_len, Acc* dst) {
+  Acc* even = dst;
+  Acc* odd = dst + phase_len;
+  for (int64_t i = 0; i < 2 * phase_len; ++i) dst[i] = Acc(0);
+  int64_t c = 0;
+  if (pad_w % 2 != 0 && in_w > 0) {  // column 0 lands in phase 1
+    odd[pad_w / 2] = load_value(x[0]);
+    c = 1;
+  }
+  Acc* e = even + (c + pad_w) / 2;
+  Acc* o = odd + (c + pad_w) / 2;
+  const int64_t pairs = (in_w - c) / 2;
+  const T* src = x + c;
+  for (int64_t i = 0; i < pairs; ++i) {
+    e[i] = load_value(src[2 * i]);
+    o[i] = load_value(src[2 * i + 1]);
+  }
+  if (c + 2 * pairs < in_w) e[pairs] = load_value(src[2 * pairs]);
+}
+
 template <typename T, typename Acc>
 void fill_padded_rows(const ConvShape& s, const T* plane, int64_t ih0, int64_t rows,
                       int64_t phase_len, Acc* buf) {
@@ -168,6 +192,10 @@ void fill_padded_rows(const ConvShape& s, const T* plane, int64_t ih0, int64_t r
       for (int64_t c = s.pad_w + s.in_w; c < row_len; ++c) dst[c] = Acc(0);
       continue;
     }
+    if (sw == 2) {
+      fill_stride2_row(x, s.in_w, s.pad_w, phase_len, dst);
+      continue;
+    }
     // Phase p holds padded columns p, p + sw, p + 2 sw, ...; slot i reads input column
     // i * sw + p - pad_w, inside the row for i in [lo, hi).
     for (int64_t p = 0; p < sw; ++p) {
@@ -177,11 +205,7 @@ void fill_padded_rows(const ConvShape& s, const T* plane, int64_t ih0, int64_t r
       const int64_t hi = max64(lo, min64(phase_len, last < 0 ? 0 : last / sw + 1));
       const T* src = x + p - s.pad_w;  // only dereferenced at i * sw for i in [lo, hi)
       for (int64_t i = 0; i < lo; ++i) ph[i] = Acc(0);
-      if (sw == 2) {  // constant stride: the compiler vectorises the strided loads
-        for (int64_t i = lo; i < hi; ++i) ph[i] = load_value(src[i * 2]);
-      } else {
-        for (int64_t i = lo; i < hi; ++i) ph[i] = load_value(src[i * sw]);
-      }
+      for (int64_t i = lo; i < hi; ++i) ph[i] = load_value(src[i * sw]);
       for (int64_t i = hi; i < phase_len; ++i) ph[i] = Acc(0);
     }
   }

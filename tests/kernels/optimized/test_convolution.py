@@ -99,6 +99,9 @@ def test_rectangular_kernel_and_mixed_stride(threads):
     (1, 2, 2, 2, 3, 1, 1, 1, True),  # every output column at the border
     (1, 16, 7, 7, 3, 1, 1, 1, True),  # rows narrower than a vector (mobilenet-v2's last)
     (1, 8, 14, 37, 5, 1, 2, 1, False),  # 5x5 (EfficientNet's), one vector and a tail
+    (1, 3, 9, 9, 3, 2, 0, 1, True),  # stride 2, no padding, odd width
+    (1, 3, 8, 12, 3, 2, 3, 1, False),  # stride 2, odd padding, even width
+    (1, 4, 6, 1, 3, 2, 1, 1, True),  # one input column
 ])
 def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, bias):
     run_conv(op, rand(n, c, h, w, seed=18), rand(c, 1, k, k, seed=19),
