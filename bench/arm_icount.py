@@ -43,7 +43,7 @@ from timing import median_of_rounds  # noqa: E402
 
 REPO = cpu_path.REPO
 RESULTS = REPO / "bench" / "results"
-MODELS = ["ds-cnn", "mobilenet-v2", "resnet-18", "transformer-block"]
+MODELS = ["ds-cnn", "mobilenet-v2", "resnet-18", "transformer-block", "opt-125m"]
 XNNPACK = "XNNPACK (aarch64)"
 CONFIGS = {XNNPACK: "xnnpack,portable", "pteron NEON": "optimized,portable", "pteron default": None}
 TOLERANCE = 1e-4  # max |diff| / max |eager|, float32 (as bench-cpu)
