@@ -2,6 +2,7 @@
 //     [--quantize cortex-m|xnnpack|ethos-u --calibration DATA.npz [--int8-io]
 //      [--observer minmax|percentile] [--percentile P]]
 //     [--constant-method NAME=VALUE ...] [--no-llm-metadata] [--last-token-logits]
+//     [--tune [--threads N]]
 //
 // Calibration data (.npz): one array per model input holding N samples on a leading axis
 // (shape [N, *input shape], the input's dtype), named input_0, input_1, ... or, when not so
@@ -15,8 +16,12 @@
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
 #include "compiler/partition/registry.h"
+#include "runtime/platform/cpu_isa.h"
+#include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/npz.h"
+#include "tools/cli/runtime_options.h"
+#include "tools/cli/tune.h"
 #include "tools/firmware/firmware_target.h"
 
 namespace pteron::cli {
@@ -40,6 +45,8 @@ struct CompileCliOptions {
   std::vector<std::string> constant_methods;  // NAME=VALUE
   bool no_llm_metadata = false;
   bool last_token_logits = false;
+  bool tune = false;
+  int threads = 0;  // --tune's runs; 0: the runtime's default
 };
 
 // Calibration arrays in model-input order (see the file comment).
@@ -159,7 +166,69 @@ std::string check_budget(const CompileCliOptions& o, const std::string& target_p
   return firmware::describe_budget(target, b);
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ",") + n;
+  return s;
+}
+
+// --tune: compiles the other candidate backend lists next to `first` (already at o.output),
+// times them all on this machine and keeps the fastest at o.output. Returns its result; the
+// measurements go to `report`.
+compiler::CompileResult tune_backends(const CompileCliOptions& o, compiler::CompileOptions options,
+                                      compiler::CompileResult first, nlohmann::json& report) {
+  if (first.report.target.name != "host") {
+    std::remove(o.output.c_str());
+    throw UserError(
+        "--tune runs the candidate programs on this machine: it needs the host "
+        "target (got " +
+        first.report.target.name + ")");
+  }
+  const std::vector<std::vector<std::string>> candidates = tune_candidates(first.report.backends);
+  std::vector<compiler::CompileResult> results;
+  std::vector<std::string> paths = {o.output};
+  results.push_back(std::move(first));
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    options.backends = candidates[i];
+    options.output_path = o.output + ".tune" + std::to_string(i) + ".pte";
+    try {
+      results.push_back(compiler::compile_pt2(o.model, options));
+      paths.push_back(options.output_path);
+    } catch (const compiler::CompileError& e) {
+      results.front().report.notes.push_back("--tune: " + joined(candidates[i]) +
+                                             " did not compile: " + e.what());
+    }
+  }
+  std::vector<TunedProgram> timed;
+  try {
+    timed = time_programs(paths);
+  } catch (...) {
+    for (size_t i = 1; i < paths.size(); ++i) std::remove(paths[i].c_str());
+    throw;
+  }
+  const size_t best = fastest(timed);
+  if (best != 0 && std::rename(paths[best].c_str(), o.output.c_str()) != 0)
+    throw UserError(o.output + ": cannot replace it with the tuned program");
+  for (size_t i = 1; i < paths.size(); ++i)
+    if (i != best) std::remove(paths[i].c_str());
+  nlohmann::json measured = nlohmann::json::array();
+  for (size_t i = 0; i < timed.size(); ++i) {
+    measured.push_back({{"backends", joined(results[i].report.backends)},
+                        {"median_ms", timed[i].median_ms},
+                        {"round_medians_ms", timed[i].round_medians_ms},
+                        {"iterations", timed[i].iterations}});
+  }
+  report = {{"candidates", measured},
+            {"chosen", joined(results[best].report.backends)},
+            {"threads", num_threads()},
+            {"isa", cpu_isa_name()},
+            {"rounds", timed.front().round_medians_ms.size()}};
+  return std::move(results[best]);
+}
+
 void run(const CompileCliOptions& o) {
+  if (o.threads != 0 && !o.tune) throw UserError("--threads is for --tune's measurements");
+  if (o.tune) apply_runtime_options({o.threads, ""});  // range-checked before any compile
   compiler::CompileResult result;
   compiler::CompileOptions options;
   options.target = o.target;
@@ -214,8 +283,11 @@ void run(const CompileCliOptions& o) {
     throw UserError(what.rfind(o.model, 0) == 0 ? what
                                                 : o.model + ": " + what);  // name the file once
   }
+  nlohmann::json tuned;
+  if (o.tune) result = tune_backends(o, options, std::move(result), tuned);
   const compiler::CompileReport& r = result.report;
   nlohmann::json j = report_json(r, o);
+  if (o.tune) j["tune"] = tuned;
   if (r.quantize) {
     nlohmann::json io = nlohmann::json::array();
     for (const auto* list : {&r.quantize->inputs, &r.quantize->outputs}) {
@@ -251,6 +323,14 @@ void run(const CompileCliOptions& o) {
               r.default_backends ? " (the target's default; --backends to choose)" : "");
   for (const std::string& b : r.backends_left_out)
     std::printf("  note: the target's backend '%s' is not in this build: left out\n", b.c_str());
+  if (o.tune) {
+    std::printf("  tuned on this machine (%d threads, %s):", tuned["threads"].get<int>(),
+                tuned["isa"].get<std::string>().c_str());
+    for (const auto& c : tuned["candidates"])
+      std::printf(" %s %.3f ms;", c["backends"].get<std::string>().c_str(),
+                  c["median_ms"].get<double>());
+    std::printf(" kept %s\n", tuned["chosen"].get<std::string>().c_str());
+  }
   std::printf("  constants: %zu tensors, %.1f KiB (%zu deduplicated); file %.1f KiB\n",
               r.emit.constants, r.emit.constant_bytes / 1024.0, r.emit.deduplicated,
               r.emit.file_bytes / 1024.0);
@@ -342,6 +422,11 @@ void add_compile_command(CLI::App& app) {
   cmd->add_flag("--last-token-logits", opts->last_token_logits,
                 "a decoder's logits [1, T, vocab] for the last token only ([1, 1, vocab]): prefill "
                 "runs the vocabulary projection once (generation reads only that row)");
+  cmd->add_flag("--tune", opts->tune,
+                "host target: compile the candidate backend lists (the target's, and its kernel "
+                "libraries alone), time each here and keep the fastest");
+  cmd->add_option("--threads", opts->threads,
+                  "threads for --tune's runs (0: the runtime's default)");
   cmd->callback([opts] { run(*opts); });
 }
 

@@ -1,0 +1,93 @@
+"""`pteron compile --tune`: the candidate backend lists of the host target (its default list, and
+its kernel libraries alone) are compiled, timed on this machine, and the fastest is the program
+written; the report names every candidate with its measured median and the one kept. Outputs
+equal PyTorch's whichever was kept (float32, atol 1e-4). Bad uses are one-line errors that leave
+no file behind."""
+
+import json
+import subprocess
+
+import numpy as np
+import pteron
+import pytest
+import torch
+from pteron_cli import assert_one_line_error, pteron_cli
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.dw = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.fc = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(torch.nn.functional.relu6(self.dw(torch.relu(self.conv(x)))).mean((2, 3)))
+
+
+@pytest.fixture(scope="module")
+def conv_pt2(tmp_path_factory):
+    torch.manual_seed(0)
+    x = torch.randn(1, 3, 24, 24)
+    model = ConvNet().eval()
+    ep = torch.export.export(model, (x,)).run_decompositions()
+    path = tmp_path_factory.mktemp("tune") / "conv.pt2"
+    torch.export.save(ep, path)
+    with torch.no_grad():
+        return path, x, model(x)
+
+
+def cli(*args):
+    return subprocess.run([pteron_cli(), *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_tune_keeps_the_fastest_candidate_and_reports_all(conv_pt2, tmp_path):
+    pt2, x, expected = conv_pt2
+    pte = tmp_path / "tuned.pte"
+    run = cli("compile", pt2, "-o", pte, "--tune", "--threads", 1, "--json")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    tune = report["tune"]
+    candidates = [c["backends"] for c in tune["candidates"]]
+    assert candidates == ["xnnpack,optimized,portable", "optimized,portable"], candidates
+    for c in tune["candidates"]:
+        assert c["median_ms"] > 0 and len(c["round_medians_ms"]) == tune["rounds"] == 3
+        assert c["iterations"] >= 3
+    fastest = min(tune["candidates"], key=lambda c: c["median_ms"])["backends"]
+    assert tune["chosen"] == fastest == ",".join(report["backends"])
+    assert tune["threads"] == 1
+    # Only the kept program is left, and it is the chosen list's program.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tuned.pte"]
+    delegation = json.loads(cli("inspect", pte, "--delegation", "--json").stdout)
+    assert (delegation["regions"]["count"] > 0) == fastest.startswith("xnnpack")
+    out = pteron.load(str(pte)).forward(x)[0]
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), atol=1e-4)
+
+
+def test_tune_without_a_delegate_has_one_candidate(conv_pt2, tmp_path):
+    pt2, _, _ = conv_pt2
+    run = cli("compile", pt2, "-o", tmp_path / "p.pte", "--tune", "--backends", "optimized,portable",
+              "--json")
+    assert run.returncode == 0, run.stderr
+    tune = json.loads(run.stdout)["tune"]
+    assert [c["backends"] for c in tune["candidates"]] == ["optimized,portable"]
+    assert tune["chosen"] == "optimized,portable"
+
+
+def test_tune_needs_the_host_target(conv_pt2, tmp_path):
+    pt2, _, _ = conv_pt2
+    run = cli("compile", pt2, "-o", tmp_path / "m.pte", "--tune", "--target", "cortex-m55-an547")
+    assert_one_line_error(run, "--tune", "host target", "cortex-m55-an547")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--threads", "2"], "--threads is for --tune"),
+    (["--tune", "--threads", "-1"], "--threads -1 is out of range"),
+])
+def test_bad_thread_options(conv_pt2, tmp_path, args, fragment):
+    pt2, _, _ = conv_pt2
+    run = cli("compile", pt2, "-o", tmp_path / "t.pte", *args)
+    assert_one_line_error(run, fragment)
+    assert list(tmp_path.iterdir()) == []

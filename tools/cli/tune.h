@@ -1,0 +1,34 @@
+// `pteron compile --tune`: the backend lists a host program could use, each compiled and timed
+// on this machine, the fastest kept. The measured partitioning of the host target, at the
+// granularity of whole backend lists (per-region choices by a calibrated cost model are the
+// next step; docs in tools/cli/README.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pteron::cli {
+
+// The lists tried for a program whose backends are `backends` (delegates, then kernel
+// libraries): the list itself first, then the same kernel libraries without the delegates
+// when it has any (on the host: xnnpack,optimized,portable and optimized,portable).
+std::vector<std::vector<std::string>> tune_candidates(const std::vector<std::string>& backends);
+
+struct TunedProgram {
+  std::string path;
+  std::vector<double> round_medians_ms;
+  double median_ms = 0;  // the median of the rounds' medians
+  int iterations = 0;    // timed runs per round
+};
+
+// Times each program in this process, `rounds` alternating rounds, each a warm-up run and
+// enough timed runs to take about `round_ms` (3 to 50), on random inputs (seed 0) with the
+// runtime's current thread count. Throws UserError when a program does not load or run.
+std::vector<TunedProgram> time_programs(const std::vector<std::string>& paths, int rounds = 3,
+                                        double round_ms = 200);
+
+// The index of the smallest median; the earliest on a tie, so the first candidate (the
+// target's list) is kept unless another measured faster.
+size_t fastest(const std::vector<TunedProgram>& programs);
+
+}  // namespace pteron::cli
