@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -114,8 +113,8 @@ def step_et_run(name: str, work: Path, threads: int, warmup: int, iters: int) ->
 
     times, cpu = timed_calls_wall_cpu_ms(call, iters, warmup)
     np.save(work / f"{name}.et-int8.npy", out[0].numpy())
-    result = cpu_path.timing(times, load_ms)
-    result.update(median_cpu_ms=statistics.median(cpu), load_average_1m=os.getloadavg()[0],
+    result = cpu_path.timing(times, load_ms, cpu)
+    result.update(load_average_1m=os.getloadavg()[0],
                   peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     (work / f"{name}.et-int8.json").write_text(json.dumps(result))
 

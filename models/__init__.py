@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from . import digits_cnn, llm, mlperf_tiny, mobilenet_v2, opt, resnet, tiny_stories, transformer_block
+from . import (digits_cnn, efficientnet, encoders, llm, mlperf_tiny, mobilenet_v2, opt, resnet, tiny_stories,
+               transformer_block, vit)
 from .common import seeded
 
 
@@ -63,6 +64,19 @@ ENTRIES = [
     ZooEntry("transformer-block", transformer_block.transformer_block,
              "2-layer pre-norm transformer encoder, causal mask, GELU FFN, 16x64",
              ((1, 16, 64),), (1, 16, 64)),
+    # The CPU benchmark's other model families (bench/cpu_path.py's "cpu" suite).
+    ZooEntry("efficientnet-b0", efficientnet.efficientnet_b0,
+             "EfficientNet-B0 (torchvision layout: MBConv, SiLU, squeeze-excite, random weights), ImageNet 224",
+             ((1, 3, 224, 224),), (1, 1000)),
+    ZooEntry("vit-b16-6l", vit.vit_b16_6l,
+             "ViT-B/16-style encoder, 6 of its 12 layers (random weights), 224x224 -> 1000 classes",
+             ((1, 3, 224, 224),), (1, 1000)),
+    ZooEntry("bert-base-6l", encoders.bert_base_6l,
+             "BERT-base-style encoder (transformers, 6 layers, random weights), seq 128, last hidden state",
+             ((1, 128), (1, 128)), (1, 128, 768)),
+    ZooEntry("llama-prefill-6l", encoders.llama_prefill_6l,
+             "Llama-style decoder (GQA, RoPE, RMSNorm, SwiGLU), 6 layers, 512 wide, 128-token prefill, logits",
+             ((1, 128),), (1, 128, 32000)),
     # KV-cache decoders for `pteron generate`: forward(input_ids [1, T], cache_position [T]) ->
     # logits [1, T, vocab], T in [1, 32] (models/llm.py); the shapes are the example's T = 2.
     ZooEntry("llama-110m", llm.llama_110m,

@@ -64,8 +64,11 @@ def test_export_to_pt2_is_core_aten_and_matches_eager(name, tmp_path):
     path = zoo.export(name, tmp_path / f"{name}.pt2", log=lambda _msg: None)
     ep = torch.export.load(path)
     targets = [n.target for n in ep.graph.nodes if n.op == "call_function"]
+    # Runtime checks torch.export inserts (transformers' mask casts leave a metadata assert):
+    # no computation, dropped by pteron's frontend and by ExecuTorch's to_edge.
+    checks = {"aten._assert_tensor_metadata.default", "aten._assert_scalar.default"}
     non_core = {str(t) for t in targets
-                if isinstance(t, torch._ops.OpOverload) and torch.Tag.core not in t.tags}
+                if isinstance(t, torch._ops.OpOverload) and torch.Tag.core not in t.tags} - checks
     assert not non_core, f"ops outside core ATen after run_decompositions: {non_core}"
     model, inputs = built(name)
     with torch.no_grad():
