@@ -2,7 +2,8 @@
 best available) on the same zoo model, same inputs, same thread count, in one run.
 
     .venv-et/bin/python bench/cpu_path.py opt   # OPT-125M -> bench/results/opt125m.*
-    .venv-et/bin/python bench/cpu_path.py cpu   # mobilenet-v2, resnet-18 -> cpu.*
+    .venv-et/bin/python bench/cpu_path.py cpu   # mobilenet-v2, resnet-18, efficientnet-b0, vit-b16-6l,
+                                                # bert-base-6l, llama-prefill-6l -> cpu.*
 
 Every system runs in its own subprocess (so load time and peak RSS are its own): warm-up runs,
 then the median of >= 10 timed runs, all with --threads (default 2) threads. A system whose
@@ -50,8 +51,8 @@ SUITES = {"opt": ("opt125m", ["opt-125m"]),
 # transformer layers, for boundaries per layer
 LAYERS = {"opt-125m": 12, "vit-b16-6l": 6, "bert-base-6l": 6, "llama-prefill-6l": 6}
 # ExecuTorch's portable kernels take seconds to minutes per call of the transformers (57 s on
-# OPT-125M): measured on the first models only.
-ET_PORTABLE_MODELS = {"opt-125m", "mobilenet-v2", "resnet-18"}
+# OPT-125M): measured on the CNNs and OPT-125M only.
+ET_PORTABLE_MODELS = {"opt-125m", "mobilenet-v2", "resnet-18", "efficientnet-b0"}
 TOLERANCE = 1e-4
 SLOW_RUN_S = 20.0
 # pteron configurations: name, backend lists, kernel libraries to run with, and which list to

@@ -8,7 +8,6 @@ import torch
 from torch import nn
 
 
-
 class ConvBNSiLU(nn.Sequential):
     def __init__(self, in_ch: int, out_ch: int, kernel: int, stride: int = 1, groups: int = 1,
                  act: bool = True):

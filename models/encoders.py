@@ -2,7 +2,7 @@
 on use only), for the CPU benchmark's model families:
 
 - bert-base-6l: BertModel with bert-base-uncased's width (768, 12 heads, FFN 3072 GELU,
-  post-norm, vocab 30522) and 6 of its 12 layers; input_ids and attention_mask [1, 128] int64,
+  post-norm, vocab 30522) and 6 of its 12 layers, layer norms jittered; input_ids and attention_mask [1, 128] int64,
   output the last hidden state [1, 128, 768].
 - llama-prefill-6l: LlamaForCausalLM, 6 layers, width 512, 8 query and 2 key/value heads (GQA),
   SwiGLU FFN 1408, RMSNorm, RoPE, vocab 32000, no KV cache: a 128-token prefill, input_ids
@@ -38,6 +38,11 @@ def bert_base_6l():
 
     config = BertConfig(num_hidden_layers=6, attn_implementation="eager")
     model = LastHiddenState(BertModel(config, add_pooling_layer=False))
+    with torch.no_grad():  # LayerNorms are fresh identities (scale 1, shift 0): not here
+        for m in model.modules():
+            if isinstance(m, nn.LayerNorm):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
     input_ids = torch.randint(0, config.vocab_size, (1, SEQ_LEN), dtype=torch.long)
     return model.eval(), (input_ids, torch.ones(1, SEQ_LEN, dtype=torch.long))
 

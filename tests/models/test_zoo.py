@@ -59,6 +59,18 @@ def test_batch_norms_are_not_identities():
     assert (bn.running_var - 1).abs().max() > 1e-3
 
 
+@pytest.mark.parametrize("name", ["efficientnet-b0", "vit-b16-6l", "bert-base-6l", "llama-prefill-6l"])
+def test_cpu_suite_norms_are_not_identities(name):
+    # A fresh norm's affine part is the identity (scale 1, shift 0), which would hide a compiler
+    # that drops it; the bench models jitter every one (and EfficientNet's have real statistics).
+    norms = [m for m in built(name)[0].modules() if "Norm" in type(m).__name__]
+    assert norms
+    for m in norms:
+        assert (m.weight - 1).abs().max() > 1e-3, type(m).__name__
+        if getattr(m, "running_var", None) is not None:
+            assert (m.running_var - 1).abs().max() > 1e-3
+
+
 @pytest.mark.parametrize("name", FAST)
 def test_export_to_pt2_is_core_aten_and_matches_eager(name, tmp_path):
     path = zoo.export(name, tmp_path / f"{name}.pt2", log=lambda _msg: None)
