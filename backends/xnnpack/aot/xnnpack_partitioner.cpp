@@ -421,6 +421,14 @@ bool nan_free_in_xnnpack(const Graph& g, ValueId v, const compiler::PartitionCon
         case Kind::kResizeNearest:  // a depthwise deconvolution: clamped
           result = true;
           break;
+        case Kind::kUnary:
+          // Sigmoid maps every non-NaN value (infinities too) into [0, 1], so a gate over
+          // clamped values has no NaN to lose: SiLU's x * sigmoid(x) and squeeze-excite's
+          // x * sigmoid(s) stay in the region. (This XNNPACK's x86 sigmoid was measured giving
+          // NaN for some huge finite inputs, +-1e30, where torch gives 1 and 0: such a value is
+          // wrong before any multiply, kept in the region or not.)
+          result = info_of(p).unary == UnaryOp::kSigmoid && inputs_nan_free(g, p, context, memo);
+          break;
         case Kind::kBinary:  // clamped, where this rule keeps it in XNNPACK
         case Kind::kReshape:
         case Kind::kPad:
