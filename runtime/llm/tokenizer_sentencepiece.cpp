@@ -2,6 +2,8 @@
 
 #include <sentencepiece_processor.h>
 
+#include <exception>
+#include <string>
 #include <vector>
 
 namespace pteron::llm {
@@ -34,7 +36,22 @@ int byte_of(const std::string& piece) {
 class SentencePieceTokenizer final : public Tokenizer {
  public:
   Error load(std::string_view data, const std::string& name) {
-    const sentencepiece::util::Status status = processor_.LoadFromSerializedProto(data);
+    sentencepiece::util::Status status;
+    std::string thrown;
+    try {
+      status = processor_.LoadFromSerializedProto(data);
+    } catch (const std::exception& e) {  // its trie builder throws (a zero-length piece)
+      thrown = e.what();
+    } catch (...) {
+      thrown = "libsentencepiece failed while loading it";
+    }
+    if (!thrown.empty()) {
+      const size_t at = thrown.find("exception: ");  // "./third_party/...: exception: why"
+      if (at != std::string::npos) thrown = thrown.substr(at + 11);
+    }
+    PTERON_CHECK(thrown.empty(), Error::InvalidArgument,
+                 "%s is not a valid SentencePiece model (truncated or corrupt?): %s", name.c_str(),
+                 thrown.c_str());
     PTERON_CHECK(status.ok(), Error::InvalidArgument,
                  "%s is not a valid SentencePiece model (truncated or corrupt?)%s", name.c_str(),
                  reason(status).c_str());

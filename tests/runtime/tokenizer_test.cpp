@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -201,6 +203,28 @@ TEST(LoadTokenizer, RefusesInOneLine) {
             std::string::npos);
   EXPECT_FALSE(load_tokenizer("/nonexistent/tokenizer.json").ok());
   EXPECT_NE(std::string(last_error_message()).find("cannot open tokenizer"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pteron::llm
+
+namespace pteron::llm {
+namespace {
+
+// Found by tokenizer_fuzzer: a SentencePiece model with a zero-length piece, on which
+// libsentencepiece's trie builder throws (Darts::Details::Exception), which ended the process.
+TEST(LoadTokenizer, SentencePieceThatThrowsInsideTheLibraryIsOneLine) {
+  std::ifstream in(std::string(PTERON_FUZZ_REGRESSIONS) + "/tokenizer-spm-zero-length-piece.model",
+                   std::ios::binary);
+  ASSERT_TRUE(in.good());
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  EXPECT_FALSE(tokenizer_from_bytes(bytes.str(), "z.model").ok());
+  const std::string message = last_error_message();
+  EXPECT_NE(message.find("z.model is not a valid SentencePiece model"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("zero-length key"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
 }  // namespace
