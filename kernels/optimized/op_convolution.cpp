@@ -373,7 +373,7 @@ Error convolution_impl(const char* kOp, const OutputClamp& clamp, const Tensor* 
   if (depthwise && s.groups > 1) {
     depthwise_conv2d_f32(s, input.data<const float>(), weight.data<const float>(),
                          bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(),
-                         clamp.lo, clamp.hi);
+                         clamp);
     return Error::Ok;
   }
   // Winograd's output transform fuses a ReLU only; other clamps take the SGEMM.

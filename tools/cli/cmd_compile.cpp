@@ -317,9 +317,7 @@ void run(const CompileCliOptions& o) {
   std::printf("%s -> %s (target %s): %zu nodes -> %zu kernel calls, %.2f s\n", o.model.c_str(),
               o.output.c_str(), r.target.name.c_str(), r.nodes_in, r.nodes_out,
               j["seconds"]["total"].get<double>());
-  std::string backends;
-  for (const std::string& b : r.backends) backends += (backends.empty() ? "" : ",") + b;
-  std::printf("  backends: %s%s\n", backends.c_str(),
+  std::printf("  backends: %s%s\n", joined(r.backends).c_str(),
               r.default_backends ? " (the target's default; --backends to choose)" : "");
   for (const std::string& b : r.backends_left_out)
     std::printf("  note: the target's backend '%s' is not in this build: left out\n", b.c_str());

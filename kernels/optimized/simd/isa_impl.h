@@ -149,12 +149,14 @@ void relu(const float* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : (x[i] != x[i] ? x[i] : 0.0f);
 }
 
-// One-sided selects in torch's order (max with lo, then min with hi), NaN kept: x86's min/max
-// return their second operand when one is NaN, so y goes second.
+// max with lo, then min with hi (torch's order), x always the second operand: x86's min/max
+// return their second operand when one is NaN, so a NaN x comes through both.
+inline Vec clamp_lanes(Vec x, Vec lo, Vec hi) { return vmin(hi, vmax(lo, x)); }
+
 void clamp(float* y, int64_t n, float lo, float hi) {
   const Vec vlo = set1(lo), vhi = set1(hi);
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, vmin(vhi, vmax(vlo, load(y + i))));
+  for (; i + kLanes <= n; i += kLanes) store(y + i, clamp_lanes(load(y + i), vlo, vhi));
   for (; i < n; ++i) {
     float v = y[i] < lo ? lo : y[i];
     y[i] = v > hi ? hi : v;
@@ -505,10 +507,6 @@ void attention(const AttentionSlice& s, int64_t q_begin, int64_t q_end) {
 
 #include "kernels/optimized/simd/transpose_impl.h"
 #include "kernels/optimized/simd/winograd_impl.h"
-
-// max with lo, then min with hi (torch's order), x always the second operand: x86's min/max
-// return their second operand when one is NaN, so a NaN x comes through both.
-inline Vec clamp_lanes(Vec x, Vec lo, Vec hi) { return vmin(hi, vmax(lo, x)); }
 
 // Outputs [i, i + kLanes) of a depthwise row; 3x3 kernels with their nine weights in registers.
 template <bool k3x3>

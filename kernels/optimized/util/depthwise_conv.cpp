@@ -10,22 +10,17 @@ namespace pteron::optimized {
 
 namespace {
 
-struct Clamp {
-  float lo, hi;
-};
-
 void simd_row(const DepthwiseRowArgs& row, const void* context) {
-  const Clamp& c = *static_cast<const Clamp*>(context);
+  const OutputClamp& c = *static_cast<const OutputClamp*>(context);
   opt::isa_kernels().depthwise_row(row, c.lo, c.hi);
 }
 
 }  // namespace
 
 void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* weight,
-                          const float* bias, float* out, float lo, float hi) {
+                          const float* bias, float* out, const OutputClamp& clamp) {
   const int64_t taps = s.kernel_h * s.kernel_w, channels = s.out_channels;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
-  const Clamp clamp{lo, hi};
   opt::parallel_for(s.batch * channels, out_plane * taps, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1;) {
       // Planes of one image from p up to the chunk's end or the image's last channel.
@@ -40,8 +35,7 @@ void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* w
       if (!depthwise_conv2d_rows(part, x, w, b, y, simd_row, &clamp)) {
         // Geometries the padded rows do not take: the portable direct loop, then the clamp.
         depthwise_conv2d<float>(part, x, w, b, y);
-        for (int64_t i = 0; i < count * out_plane; ++i)
-          y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
+        if (clamp.active()) clamp.apply_rows(y, 0, 1, count * out_plane);
       }
       p += count;
     }

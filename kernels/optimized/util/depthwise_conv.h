@@ -4,13 +4,13 @@
 // planes split over threads, and the activation that follows it clamped in the same pass.
 #pragma once
 
+#include "kernels/optimized/util/output_clamp.h"
 #include "kernels/portable/util/conv.h"
 
 namespace pteron::optimized {
 
-// out = clamp(conv(input, weight) + bias, lo, hi) (bias may be null; NaN stays NaN): a ReLU is
-// lo = 0, hi = +inf; ReLU6 / hardtanh lo = 0 (min_val), hi = 6 (max_val); none -inf, +inf.
+// out = clamp(conv(input, weight) + bias) (bias may be null; NaN stays NaN).
 void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* weight,
-                          const float* bias, float* out, float lo, float hi);
+                          const float* bias, float* out, const OutputClamp& clamp);
 
 }  // namespace pteron::optimized
