@@ -30,6 +30,16 @@ Error index_put_into(KernelContext& ctx, const char* kOp, const Tensor& self,
                  "%s: values size %d at dim %d does not broadcast to the indexed size %d", kOp,
                  values.size(d), d, r);
   }
+  // The indices are read while out is written: out over an index tensor's bytes would change
+  // indices already checked (only a corrupt memory plan does it; the fuzzer found one).
+  const auto* out_begin = static_cast<const uint8_t*>(out.const_data());
+  for (int32_t s = 0; s < self.dim(); ++s) {
+    const Tensor* t = plan.index[s];
+    if (t == nullptr || t->nbytes() == 0 || out.nbytes() == 0) continue;
+    const auto* t_begin = static_cast<const uint8_t*>(t->const_data());
+    PTERON_CHECK(t_begin + t->nbytes() <= out_begin || out_begin + out.nbytes() <= t_begin,
+                 Error::InvalidArgument, "%s: out overlaps the index tensor of dim %d", kOp, s);
+  }
   PTERON_TRY(start_from_self(kOp, self, out));
   if (out.numel() == 0) return Error::Ok;
 
