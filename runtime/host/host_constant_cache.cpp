@@ -142,12 +142,24 @@ void* HostConstantCache::allocate_block(size_t bytes) {
   return block;
 }
 
-const void* HostConstantCache::streaming_copy(const void* source, size_t bytes) {
+namespace {
+ConstantKey streaming_copy_key(const void* source, size_t bytes) {
   constexpr uint32_t kStreamingCopyKind = 0x434f5059;  // "COPY"
+  return ConstantKey{source, kStreamingCopyKind, {static_cast<int64_t>(bytes)}};
+}
+}  // namespace
+
+const void* HostConstantCache::find_streaming_copy(const void* source, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = blocks_.find(streaming_copy_key(source, bytes));
+  return found != blocks_.end() ? found->second : nullptr;
+}
+
+const void* HostConstantCache::streaming_copy(const void* source, size_t bytes) {
   constexpr size_t kChunk = size_t{2} << 20;
   std::lock_guard<std::mutex> lock(mutex_);
   if (bytes == 0 || !is_file_mapped(source, bytes)) return source;
-  const ConstantKey key{source, kStreamingCopyKind, {static_cast<int64_t>(bytes)}};
+  const ConstantKey key = streaming_copy_key(source, bytes);
   auto found = blocks_.find(key);
   if (found != blocks_.end()) return found->second;
   void* block = allocate_block(bytes);

@@ -34,6 +34,7 @@ class HostConstantCache final : public ConstantCache {
                             ConstantDeriveFn derive, const void* context) override;
   const void* find(const ConstantKey& key) override;
   const void* streaming_copy(const void* source, size_t bytes) override;
+  const void* find_streaming_copy(const void* source, size_t bytes) override;
 
   // Makes constant_cache_for() answer this cache for pointers into `bytes` (a loaded program's
   // immutable memory) until the cache is destroyed. `file_mapped`: `bytes` is a read-only

@@ -52,6 +52,14 @@ class ConstantCache {
     (void)bytes;
     return source;
   }
+  // The copy streaming_copy(source, bytes) made, or nullptr when it made none; copies nothing.
+  // A matrix product reads a weight that row vectors streamed first from there and packs it per
+  // call: packing it into the cache too would hold the weight twice for the program's life.
+  virtual const void* find_streaming_copy(const void* source, size_t bytes) {
+    (void)source;
+    (void)bytes;
+    return nullptr;
+  }
 };
 
 }  // namespace pteron

@@ -508,6 +508,27 @@ const float* constant_panels(const SgemmProblem& p, const SgemmKernel& kern, int
       key, source_floats * sizeof(float), floats * sizeof(float), &derive_panels, &context));
 }
 
+// The bytes of a linear weight [N, K] (unit stride along K) that the matrix-vector path streams.
+size_t linear_weight_bytes(const SgemmProblem& p) {
+  return static_cast<size_t>((p.N - 1) * p.b_cs + p.K) * sizeof(float);
+}
+
+// A matrix product of a constant weight that row vectors have already streamed from the cache's
+// copy of it (a first call of one token, then a longer prompt) reads that copy and packs per
+// call: the file's pages of the weight were given back for the copy, and packing it into the
+// cache would keep the weight resident twice for the program's life. Otherwise `p` as it is.
+SgemmProblem read_streamed_weight_from_its_copy(const SgemmProblem& p) {
+  SgemmProblem q = p;
+  if (p.b_cache == nullptr || p.b_packer != nullptr || p.b_rs != 1 || p.b_cs == 1 ||
+      (p.batch != 1 && p.b_bs != 0))
+    return q;
+  if (const void* copy = p.b_cache->find_streaming_copy(p.b, linear_weight_bytes(p))) {
+    q.b = static_cast<const float*>(copy);
+    q.b_cache = nullptr;
+  }
+  return q;
+}
+
 }  // namespace
 
 ConstantCache* constant_cache_of(const Tensor& t) {
@@ -524,8 +545,9 @@ void sgemm_pack_rows(const float* src, int64_t ld, int64_t kc, int nr, int NR, f
   pick_kernel(-1).pack_transposed(src, ld, kc, nr, NR, dst);
 }
 
-bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
+bool sgemm(KernelContext& ctx, const SgemmProblem& problem, int kernel) {
   const SgemmKernel& kern = pick_kernel(kernel);
+  const SgemmProblem p = is_gemv(problem) ? problem : read_streamed_weight_from_its_copy(problem);
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;
   if (p.K <= 0) {
     scale_c(p, p.beta, p.bias, p.clamp, /*extras=*/true);
@@ -542,10 +564,8 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& p, int kernel) {
     // A constant weight streams from the cache's copy of it in huge pages where the host makes
     // one (a program mapped from its file; ConstantCache::streaming_copy), else as stored.
     SgemmProblem q = p;
-    if (p.b_cache != nullptr) {
-      const size_t bytes = static_cast<size_t>((p.N - 1) * p.b_cs + p.K) * sizeof(float);
-      q.b = static_cast<const float*>(p.b_cache->streaming_copy(p.b, bytes));
-    }
+    if (p.b_cache != nullptr)
+      q.b = static_cast<const float*>(p.b_cache->streaming_copy(p.b, linear_weight_bytes(p)));
     GemvPlan plan{&q, &kern, p.beta, gemv_rows_per_task(p.N, threads)};
     parallel_for(pool, &gemv_task, &plan, static_cast<size_t>(ceil_div(p.N, plan.rows_per_task)));
     return true;

@@ -72,7 +72,8 @@ struct SgemmProblem {
   // them on every later call (`constant_panels` in sgemm.cpp), instead of packing per call. Used
   // for one matrix (batch 1, or a zero batch stride) that is not B given as code. A row vector
   // times B (the matrix-vector path) packs nothing: it reads B's panels when a matrix product
-  // packed them already (decode after prefill), else the cache's streaming copy of B.
+  // packed them already (decode after prefill), else the cache's streaming copy of B; a matrix
+  // product of a B that row vectors streamed first reads that copy and packs per call.
   ConstantCache* a_cache = nullptr;
   ConstantCache* b_cache = nullptr;
 };

@@ -239,6 +239,37 @@ def test_row_vectors_after_a_matrix_product_read_the_packed_weights(tmp_path):
             torch.testing.assert_close(torch.from_numpy(out), m(row), **tolerance(1024))
 
 
+def test_a_matrix_product_after_row_vectors_reads_their_copy_and_packs_nothing(tmp_path):
+    """A one-token first call, then a longer one (a chat's first turn of one token): the row
+    vectors copied each weight into the cache's huge pages and gave the file's pages back; the
+    matrix product then packs per call from that copy rather than packing the weight into the
+    cache as well, so the weights stay resident once. Results are bit for bit those of the same
+    program loaded from bytes (no copy: packed into the cache, the same panels), and match torch
+    (float32, the optimized linear's tolerance)."""
+    m = Tower(bias=False).eval()
+    batch = torch.export.Dim("batch", min=1, max=32)
+    pte = tmp_path / "tower-row-then-rows.pte"
+    pte.write_bytes(compile_program(m, (torch.randn(32, 1024),), dynamic_shapes=({0: batch},)))
+    weights = 6 * 1024 * 1024 * 4
+    row, rows = torch.randn(1, 1024), torch.randn(32, 1024)
+    mapped = pteron.load(str(pte))
+    mapped.forward(row.numpy())
+    copied = mapped.constant_cache()
+    assert copied["derivations"] == 6 and copied["bytes"] >= weights, copied
+    before = resident_bytes()
+    outs = [mapped.forward(rows.numpy())[0] for _ in range(2)]
+    # Packing into the cache would add 24 MiB of panels (measured: +0 MiB with the copy read).
+    assert resident_bytes() - before < weights // 4, (before, resident_bytes())
+    assert mapped.constant_cache() == copied
+    in_memory = pteron.load(pte.read_bytes())
+    plain = in_memory.forward(rows.numpy())[0]
+    assert in_memory.constant_cache()["derivations"] == 6  # packed: no file, so no copy
+    for out in outs:
+        np.testing.assert_array_equal(out, plain)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.from_numpy(outs[0]), m(rows), **tolerance(1024))
+
+
 def test_row_vectors_alone_stream_a_huge_page_copy_of_a_mapped_weight(tmp_path):
     """A weight only row vectors read (an LLM's output projection: prefill computes the last
     token's logits only) is copied once into the cache's huge pages, the file's pages given back
