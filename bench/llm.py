@@ -11,8 +11,9 @@ prompt tokens, 128 generated, greedy), 2 threads, each system in its own process
 
 The model is a Llama-style config (bench/llm_models.py: GQA, RoPE, RMSNorm, SwiGLU) with seeded
 random weights; --config llama-1b (or a JSON file of LlamaConfig arguments) runs a bigger one by
-hand. --rounds rounds alternate the systems' order; each figure is the median over rounds. Each
-row records the ISA, the load average, and CPU time next to wall time. A STREAM-style copy
+hand, its results written beside the default's as llm-<config>.{json,md,png}. --rounds rounds
+alternate the systems' order; each figure is the median over rounds. Each row records the ISA,
+the load average, and CPU time next to wall time. A STREAM-style copy
 (bench/membw.py) measured in every round gives the memory bandwidth decode is a fraction of.
 Results measured at a load above the core count are not written to bench/results; --smoke (a
 tiny config, short prompt) checks the script end to end and writes to a scratch folder only.
@@ -328,17 +329,20 @@ def main():
            "max_load_average_1m": max_load, "stream_copy": stream, "rows": rows,
            "not_run": {**missing, **{f"{s[0]} {s[1]}": e for s, e in failed.items()}},
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    # The default model's results are llm.*; another configuration's sit beside them (llm-llama-1b.*).
+    stem = "llm" if name == "llama-110m" else f"llm-{name}"
     if published and max_load > cores:
         scratch = work / "results"
         scratch.mkdir(parents=True, exist_ok=True)
-        (scratch / "llm.json").write_text(json.dumps(doc, indent=2) + "\n")
-        write_markdown(doc, scratch / "llm.md")
+        (scratch / f"{stem}.json").write_text(json.dumps(doc, indent=2) + "\n")
+        write_markdown(doc, scratch / f"{stem}.md")
         raise SystemExit(f"load average reached {max_load:.1f} on {cores} cores: not publishing to "
-                         f"bench/results (figures kept in {scratch}/llm.{{json,md}}; rerun on a quieter machine)")
+                         f"bench/results (figures kept in {scratch}/{stem}.{{json,md}}; rerun on a quieter machine)")
     results.mkdir(parents=True, exist_ok=True)
-    (results / "llm.json").write_text(json.dumps(doc, indent=2) + "\n")
-    print(write_markdown(doc, results / "llm.md"))
-    chart = subprocess.run([a.et_python, str(BENCH / "llm_report.py"), results / "llm.json", results / "llm.png"],
+    (results / f"{stem}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    print(write_markdown(doc, results / f"{stem}.md"))
+    chart = subprocess.run([a.et_python, str(BENCH / "llm_report.py"), results / f"{stem}.json",
+                            results / f"{stem}.png"],
                            capture_output=True, text=True) if Path(a.et_python).exists() else None
     if chart is None or chart.returncode != 0:
         log("no chart (matplotlib lives in .venv-et): " + (chart.stderr.strip()[-300:] if chart else "no .venv-et"))
