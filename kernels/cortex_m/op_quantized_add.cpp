@@ -5,24 +5,23 @@
 //
 // CMSIS-NN arm_elementwise_add_s8: each input (q - zp) << 20 is requantised to a common scale,
 // the sum is requantised to the output scale, offset and clamped. Both inputs have out's shape.
+#include "kernels/cortex_m/util/add_params.h"
 #include "kernels/cortex_m/util/int8_args.h"
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/kernel/kernel.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/add_host.h"
+#include "kernels/cortex_m/host/host_isa.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_add.out";
-constexpr int32_t kLeftShift = 20;  // headroom bits for int8 inputs, as TFLite and CMSIS-NN
-
-struct AddParams {
-  int32_t zp1, mult1, shift1, zp2, mult2, shift2, out_zp, out_mult, out_shift, act_min, act_max;
-};
-
 void add_scalar(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p) {
   for (int64_t i = 0; i < n; ++i) {
-    const int32_t x = requantize((a[i] - p.zp1) * (1 << kLeftShift), p.mult1, p.shift1);
-    const int32_t y = requantize((b[i] - p.zp2) * (1 << kLeftShift), p.mult2, p.shift2);
+    const int32_t x = requantize((a[i] - p.zp1) * (1 << kAddLeftShift), p.mult1, p.shift1);
+    const int32_t y = requantize((b[i] - p.zp2) * (1 << kAddLeftShift), p.mult2, p.shift2);
     const int32_t r = requantize(x + y, p.out_mult, p.out_shift) + p.out_zp;
     out[i] = static_cast<int8_t>(clamp_i32(r, p.act_min, p.act_max));
   }
@@ -32,8 +31,8 @@ void add_scalar(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const 
 void add_mve(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p) {
   for (int64_t i = 0; i < n; i += 4) {
     const mve_pred16_t pred = vctp32q(static_cast<uint32_t>(n - i));
-    int32x4_t x = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(a + i, pred), p.zp1), kLeftShift);
-    int32x4_t y = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(b + i, pred), p.zp2), kLeftShift);
+    int32x4_t x = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(a + i, pred), p.zp1), kAddLeftShift);
+    int32x4_t y = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(b + i, pred), p.zp2), kAddLeftShift);
     x = requantize_mve(x, p.mult1, p.shift1);
     y = requantize_mve(y, p.mult2, p.shift2);
     int32x4_t r = vaddq_n_s32(requantize_mve(vaddq_s32(x, y), p.out_mult, p.out_shift), p.out_zp);
@@ -60,6 +59,12 @@ Error quantized_add_out(KernelContext&, Span<EValue*> args) {
 #if PTERON_CORTEX_M_MVE
   if (use_mve()) {
     add_mve(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p);
+    return Error::Ok;
+  }
+#endif
+#if PTERON_CORTEX_M_HOST && defined(__x86_64__)
+  if (host::has_avx512()) {
+    host::add_avx512(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p);
     return Error::Ok;
   }
 #endif

@@ -21,6 +21,9 @@
 #include "kernels/cortex_m/scratch.h"
 #include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/conv_host.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
@@ -800,6 +803,10 @@ Error quantized_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args) {
       return Error::Ok;
     }
   }
+#endif
+#if PTERON_CORTEX_M_HOST
+  // Hosted CPUs with 8-bit dot products (host/conv_host.h): the same bits, threaded.
+  if (host::conv2d(ctx, in.data<int8_t>(), wt, out.data<int8_t>(), p)) return Error::Ok;
 #endif
   conv_scalar(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p);
   return Error::Ok;

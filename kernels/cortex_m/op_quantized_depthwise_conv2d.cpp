@@ -20,6 +20,9 @@
 #include "kernels/cortex_m/scratch.h"
 #include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/depthwise_host.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
@@ -613,6 +616,11 @@ Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args
       return Error::Ok;
     }
   }
+#endif
+#if PTERON_CORTEX_M_HOST
+  // Hosted CPUs with AVX-512 (host/depthwise_host.h): the same bits, 16 channels a vector.
+  if (host::depthwise(ctx, in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p))
+    return Error::Ok;
 #endif
   depthwise_scalar(in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p);
   return Error::Ok;

@@ -8,15 +8,17 @@
 // fused. The MVE path takes 16 channels per vector.
 #include "kernels/cortex_m/util/path.h"
 #include "kernels/cortex_m/util/pool_params.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/host_isa.h"
+#include "kernels/cortex_m/host/pool_host.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_max_pool2d_nhwc.out";
 
-struct PoolParams : PoolShape {
-  int32_t zp_shift, act_min, act_max;
-};
+using PoolParams = MaxPoolParams;
 
 inline int8_t finish(int32_t m, const PoolParams& p) {
   return static_cast<int8_t>(clamp_i32(m + p.zp_shift, p.act_min, p.act_max));
@@ -95,6 +97,12 @@ Error quantized_max_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
 #if PTERON_CORTEX_M_MVE
   if (use_mve()) {
     max_mve(in.data<int8_t>(), out.data<int8_t>(), p);
+    return Error::Ok;
+  }
+#endif
+#if PTERON_CORTEX_M_HOST && defined(__x86_64__)
+  if (host::has_avx512()) {
+    host::max_pool_avx512(in.data<int8_t>(), out.data<int8_t>(), p);
     return Error::Ok;
   }
 #endif

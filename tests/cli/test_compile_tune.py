@@ -1,8 +1,8 @@
-"""`pteron compile --tune`: the candidate backend lists of the host target (its default list, and
-its kernel libraries alone) are compiled, timed on this machine, and the fastest is the program
-written; the report names every candidate with its measured median and the one kept. Outputs
-equal PyTorch's whichever was kept (float32, atol 1e-4). Bad uses are one-line errors that leave
-no file behind."""
+"""`pteron compile --tune`: the candidate backend lists of the host target (its default list, its
+kernel libraries alone and, for an int8 program, the int8 kernel library in front of them) are
+compiled, timed on this machine, and the fastest is the program written; the report names every
+candidate with its measured median and the one kept. Outputs equal PyTorch's whichever was kept
+(float32, atol 1e-4). Bad uses are one-line errors that leave no file behind."""
 
 import json
 import subprocess
@@ -63,6 +63,31 @@ def test_tune_keeps_the_fastest_candidate_and_reports_all(conv_pt2, tmp_path):
     assert (delegation["regions"]["count"] > 0) == fastest.startswith("xnnpack")
     out = pteron.load(str(pte)).forward(x)[0]
     np.testing.assert_allclose(out.numpy(), expected.numpy(), atol=1e-4)
+
+
+def test_tune_tries_the_int8_kernels_for_an_int8_program(conv_pt2, tmp_path):
+    """--quantize xnnpack: the int8 kernel library (cortex-m, whose convolutions run on the host's
+    8-bit dot products) is a third candidate; the kept program gives the same bytes as that list
+    compiled directly (the same int8 arithmetic, deterministic)."""
+    pt2, x, _ = conv_pt2
+    calibration = tmp_path / "cal.npz"
+    np.savez(calibration, input_0=np.random.default_rng(1).standard_normal((8, 1, 3, 24, 24))
+             .astype(np.float32))
+    pte = tmp_path / "tuned.pte"
+    run = cli("compile", pt2, "-o", pte, "--quantize", "xnnpack", "--calibration", calibration,
+              "--tune", "--threads", 1, "--json")
+    assert run.returncode == 0, run.stderr
+    tune = json.loads(run.stdout)["tune"]
+    candidates = [c["backends"] for c in tune["candidates"]]
+    assert candidates == ["xnnpack,optimized,portable", "optimized,portable",
+                          "cortex-m,optimized,portable"], candidates
+    assert tune["chosen"] == min(tune["candidates"], key=lambda c: c["median_ms"])["backends"]
+    direct = tmp_path / "direct.pte"
+    again = cli("compile", pt2, "-o", direct, "--quantize", "xnnpack", "--calibration", calibration,
+                "--backends", tune["chosen"])
+    assert again.returncode == 0, again.stderr
+    kept, plain = pteron.load(str(pte)).forward(x)[0], pteron.load(str(direct)).forward(x)[0]
+    np.testing.assert_array_equal(np.asarray(kept), np.asarray(plain))
 
 
 def test_tune_without_a_delegate_has_one_candidate(conv_pt2, tmp_path):

@@ -78,7 +78,7 @@ def test_quantize_rounds_half_to_even():
 
 # ---- add / mul ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape", [(1,), (3, 5), (2, 8, 4, 4), (17,)])
+@pytest.mark.parametrize("shape", [(1,), (3, 5), (2, 8, 4, 4), (17,), (3, 37, 45)])
 @pytest.mark.parametrize("act", [(-128, 127), (-20, 127)])
 def test_add(shape, act):
     s1, z1, s2, z2, so, zo = 0.05, 3, 0.11, -7, 0.13, -2
@@ -226,6 +226,14 @@ CONV_CASES = [  # (n, h, w, cin, cout, kernel, stride, padding, dilation)
     (1, 10, 8, 5, 3, (3, 2), (1, 2), (2, 0), (2, 1)),
     (1, 1, 1, 1, 1, (1, 1), (1, 1), (0, 0), (1, 1)),
     (1, 4, 4, 33, 7, (2, 2), (2, 2), (0, 0), (1, 1)),
+    # The host path's tails (host/conv_host.cpp): K = 45 (not whole 4-byte groups), 70 channels
+    # (a 32-channel block and a 6-channel one), 143 pixels (a 64-pixel task's and an 8-row
+    # tile's tails), padding at every edge; 64 x 3x3 x 64 over 2 images is big enough to run on
+    # the thread pool; a strided 1x1.
+    (1, 11, 13, 5, 70, (3, 3), (1, 1), (1, 1), (1, 1)),
+    (2, 16, 16, 64, 64, (3, 3), (1, 1), (1, 1), (1, 1)),
+    (1, 9, 9, 16, 40, (1, 1), (2, 2), (0, 0), (1, 1)),
+    (1, 12, 10, 3, 33, (7, 7), (2, 2), (3, 3), (1, 1)),
 ]
 
 
@@ -247,6 +255,28 @@ def test_conv2d_nhwc(n, h, w, cin, cout, k, stride, pad, dil):
                   c["bias"].float() * c["x_scale"] * c["w_scales"], stride, pad, dil)
     expect = quantize(fl, c["out_scale"], c["out_zp"]).clamp(*act).permute(0, 2, 3, 1)
     assert (out.int() - expect.int()).abs().max() <= 2
+
+
+@pytest.mark.parametrize("in_off", [-127, 0, 128])
+def test_conv2d_nhwc_every_shift_and_input_offset(in_off):
+    """Requantisation with left shifts (multipliers above 1) as well as right shifts up to 31,
+    the input offset's extremes (padding holds -input_offset) and a narrow activation range,
+    bit exact against the int64 reference: the host path's vector requantisation and its
+    unsigned-byte offset correction must agree with the scalar arithmetic everywhere."""
+    n, h, w, cin, cout, k = 1, 9, 7, 12, 48, (3, 3)
+    x = rand_i8(n, h, w, cin)
+    wt = torch.randint(-127, 128, (cout, k[0], k[1], cin), generator=GEN, dtype=torch.int8)
+    bias = torch.randint(-20000, 20000, (cout,), generator=GEN, dtype=torch.int32)
+    mults = torch.randint(1 << 30, (1 << 31) - 1, (cout,), generator=GEN, dtype=torch.int32)
+    shifts = torch.tensor([[3, 1, 0, -1, -5, -12, -20, -31][i % 8] for i in range(cout)],
+                          dtype=torch.int32)
+    act = (-90, 100)
+    ref = conv_nhwc(x, wt, bias, (1, 1), (1, 1), (1, 1), in_off, 7, mults, shifts, *act)
+    out = torch.empty_like(ref)
+    run_kernel("cortex_m::quantized_conv2d_nhwc.out",
+               [x, wt, bias, [1, 1], [1, 1], [1, 1], in_off, 7, mults, shifts, act[0], act[1],
+                None, out])
+    assert torch.equal(out, ref)
 
 
 @pytest.mark.parametrize("mult", [1, 2])
@@ -303,6 +333,19 @@ def test_max_pool2d_nhwc(shape, kernel, stride, pad, dil):
     out = torch.empty_like(ref)
     run_kernel("cortex_m::quantized_max_pool2d_nhwc.out",
                [x, kernel, stride, pad, dil, False, 3, 3, -10, 127, out])
+    assert torch.equal(out, ref)
+
+
+def test_max_pool2d_nhwc_moves_between_zero_points():
+    """Output zero point 8 below the input's, over 100 channels (a 64-channel step and a tail):
+    the window's maximum moves by -8 and is clamped, as the scalar reference does."""
+    x = rand_i8(2, 7, 9, 100)
+    lo, hi = -120, 110
+    widest = max_pool_nhwc(x, [3, 3], [2, 2], [1, 1], [1, 1], -128, 127)
+    ref = (widest.int() - 8).clamp(lo, hi).to(torch.int8)
+    out = torch.empty_like(ref)
+    run_kernel("cortex_m::quantized_max_pool2d_nhwc.out",
+               [x, [3, 3], [2, 2], [1, 1], [1, 1], False, 3, -5, lo, hi, out])
     assert torch.equal(out, ref)
 
 

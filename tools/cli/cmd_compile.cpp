@@ -184,7 +184,9 @@ compiler::CompileResult tune_backends(const CompileCliOptions& o, compiler::Comp
         "target (got " +
         first.report.target.name + ")");
   }
-  const std::vector<std::vector<std::string>> candidates = tune_candidates(first.report.backends);
+  const bool int8 = o.quantize == "xnnpack" || o.quantize == "cortex-m";
+  const std::vector<std::vector<std::string>> candidates =
+      tune_candidates(first.report.backends, int8);
   std::vector<compiler::CompileResult> results;
   std::vector<std::string> paths = {o.output};
   results.push_back(std::move(first));

@@ -10,15 +10,24 @@
 
 namespace pteron::cli {
 
-std::vector<std::vector<std::string>> tune_candidates(const std::vector<std::string>& backends) {
+std::vector<std::vector<std::string>> tune_candidates(const std::vector<std::string>& backends,
+                                                      bool int8) {
+  constexpr const char* kInt8Library = "cortex-m";
   std::vector<std::vector<std::string>> candidates = {backends};
   std::vector<std::string> kernels_only;
+  bool has_int8_library = false;
   for (const std::string& b : backends) {
     const std::string name = b.substr(0, b.find(':'));
     if (compiler::is_kernel_library(name)) kernels_only.push_back(b);
+    has_int8_library = has_int8_library || name == kInt8Library;
   }
   if (!kernels_only.empty() && kernels_only.size() < backends.size())
     candidates.push_back(kernels_only);
+  if (int8 && !has_int8_library && compiler::is_kernel_library(kInt8Library)) {
+    std::vector<std::string> with_int8 = {kInt8Library};
+    with_int8.insert(with_int8.end(), kernels_only.begin(), kernels_only.end());
+    candidates.push_back(with_int8);
+  }
   return candidates;
 }
 

@@ -13,6 +13,11 @@ struct PoolShape {
   Window win;
 };
 
+// The max pool's: the output zero point less the input's, and the activation range.
+struct MaxPoolParams : PoolShape {
+  int32_t zp_shift, act_min, act_max;
+};
+
 // input args[0] and `out`: int8 NHWC; kernel_size args[1], stride args[2] (empty: the kernel
 // size), padding args[3], dilation `dilation` (none: 1), and out's shape that of the sweep
 // (ceil_mode `ceil`).

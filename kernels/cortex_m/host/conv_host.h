@@ -1,0 +1,27 @@
+// The int8 convolution (quantized_conv2d_nhwc, groups 1) on hosted CPUs: the Cortex-M kernels'
+// numerics (CMSIS-NN requantisation, bit for bit the scalar reference) at the speed of the
+// host's 8-bit dot-product instructions and threads, so that an int8 program lowered for the
+// Cortex-M kernel set (`--backends cortex-m,portable` on the host) runs fast where it is
+// compiled and tested, not only on the microcontroller.
+//
+// How: the filters are packed once per program into blocks of 32 output channels laid out for
+// the dot-product instruction (int8_tile.h; kept in the loaded program's constant cache,
+// runtime/kernel/constant_cache.h, with each filter's sum); tasks of up to 64 output pixels by
+// up to 4 channel blocks take im2col rows of their pixels (x + 128 as unsigned bytes, padding
+// taps holding -input_offset + 128, which the correction turns into zero) and run the tile on
+// 8 rows at a time, on the shared thread pool.
+#pragma once
+
+#include "kernels/cortex_m/util/conv_params.h"
+#include "runtime/core/tensor.h"
+#include "runtime/kernel/kernel.h"
+
+namespace pteron::cortex_m::host {
+
+// Runs the convolution of `p` on this CPU's int8 dot products (x86-64: AVX-512 VNNI; host_isa.h)
+// (input `in`, OHWI `weight`, NHWC `out`); false, having written nothing, when this CPU has no host
+// path or the context has no scratch for it (the caller takes the scalar path).
+bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* out,
+            const ConvParams& p);
+
+}  // namespace pteron::cortex_m::host

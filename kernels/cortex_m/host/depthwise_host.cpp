@@ -1,0 +1,68 @@
+#include "kernels/cortex_m/host/depthwise_host.h"
+
+#include <pthreadpool.h>
+
+#include "kernels/cortex_m/host/host_isa.h"
+#include "runtime/threads/threadpool.h"
+
+namespace pteron::cortex_m::host {
+namespace {
+
+constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+
+struct Job {
+  DepthwiseRows rows;
+  int64_t rows_per_task, total_rows;
+};
+
+void run_task(void* context, size_t task) {
+  const Job& j = *static_cast<const Job*>(context);
+  const int64_t first = static_cast<int64_t>(task) * j.rows_per_task;
+  const int64_t last =
+      first + j.rows_per_task < j.total_rows ? first + j.rows_per_task : j.total_rows;
+#if defined(__x86_64__)
+  depthwise_rows_avx512(j.rows, first, last);
+#endif
+}
+
+}  // namespace
+
+bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_t* out,
+               const ConvParams& p) {
+  if (!has_avx512() || p.depth_multiplier != 1) return false;
+  const int64_t taps = static_cast<int64_t>(p.kh) * p.kw;
+  const int64_t channels = (p.cout + 15) / 16 * 16;
+  auto* scratch = static_cast<int32_t*>(
+      ctx.allocate_scratch(static_cast<size_t>((taps + 3) * channels) * sizeof(int32_t), 64));
+  if (scratch == nullptr) return false;
+  int32_t* weights = scratch;
+  int32_t* base = weights + taps * channels;
+  int32_t* left = base + channels;
+  int32_t* right = left + channels;
+  for (int64_t c = 0; c < channels; ++c) {
+    const bool real = c < p.cout;
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int32_t w = real ? weight[t * p.cout + c] : 0;
+      weights[t * channels + c] = w;
+      sum += w;
+    }
+    base[c] = real ? (p.bias ? p.bias[c] : 0) + p.in_off * sum : 0;
+    const int32_t shift = real ? p.shift[c] : 0;
+    left[c] = shift > 0 ? shift : 0;
+    right[c] = shift > 0 ? 0 : -shift;
+  }
+  Job job{{in, out, &p, weights, channels, base, left, right}, 1, static_cast<int64_t>(p.n) * p.oh};
+  const int64_t macs = job.total_rows * p.ow * p.cout * p.kh * p.kw;
+  pthreadpool_t pool = macs >= kMinParallelMacs ? shared_threadpool() : nullptr;
+  const int64_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
+  // About four tasks per thread, whole output rows each.
+  job.rows_per_task = (job.total_rows + 4 * threads - 1) / (4 * threads);
+  if (job.rows_per_task < 1) job.rows_per_task = 1;
+  const size_t tasks =
+      static_cast<size_t>((job.total_rows + job.rows_per_task - 1) / job.rows_per_task);
+  pthreadpool_parallelize_1d(pool, &run_task, &job, tasks, pool_call_flags());
+  return true;
+}
+
+}  // namespace pteron::cortex_m::host

@@ -1,0 +1,13 @@
+// Which host paths of the int8 kernels this CPU runs (hosted builds): decided once, capped by
+// PTERON_ISA like every run-time ISA choice (runtime/platform/cpu_isa.h), so PTERON_ISA=avx2
+// runs the scalar reference.
+#pragma once
+
+namespace pteron::cortex_m::host {
+
+// AVX-512 F, BW and VL (the elementwise kernels).
+bool has_avx512();
+// ... and VNNI's 8-bit dot products (the convolution's tile).
+bool has_avx512_vnni();
+
+}  // namespace pteron::cortex_m::host
