@@ -8,6 +8,9 @@
 #include "kernels/cortex_m/util/int8_args.h"
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/kernel/kernel.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/vector_kernels.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
@@ -66,6 +69,10 @@ Error quantize_per_tensor_out(KernelContext&, Span<EValue*> args) {
     quantize_mve(in.data<float>(), out.data<int8_t>(), in.numel(), inv_scale, zp, qmin, qmax);
     return Error::Ok;
   }
+#endif
+#if PTERON_CORTEX_M_HOST
+  if (host::quantize(in.data<float>(), out.data<int8_t>(), in.numel(), inv_scale, zp, qmin, qmax))
+    return Error::Ok;
 #endif
   quantize_scalar(in.data<float>(), out.data<int8_t>(), in.numel(), inv_scale, zp, qmin, qmax);
   return Error::Ok;

@@ -10,8 +10,7 @@
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/kernel/kernel.h"
 #if PTERON_CORTEX_M_HOST
-#include "kernels/cortex_m/host/add_host.h"
-#include "kernels/cortex_m/host/host_isa.h"
+#include "kernels/cortex_m/host/vector_kernels.h"
 #endif
 
 namespace pteron::cortex_m {
@@ -62,11 +61,9 @@ Error quantized_add_out(KernelContext&, Span<EValue*> args) {
     return Error::Ok;
   }
 #endif
-#if PTERON_CORTEX_M_HOST && defined(__x86_64__)
-  if (host::has_avx512()) {
-    host::add_avx512(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p);
+#if PTERON_CORTEX_M_HOST
+  if (host::add(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p))
     return Error::Ok;
-  }
 #endif
   add_scalar(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p);
   return Error::Ok;

@@ -21,7 +21,7 @@
 #include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/path.h"
 #if PTERON_CORTEX_M_HOST
-#include "kernels/cortex_m/host/depthwise_host.h"
+#include "kernels/cortex_m/host/vector_kernels.h"
 #endif
 
 namespace pteron::cortex_m {
@@ -618,7 +618,7 @@ Error quantized_depthwise_conv2d_nhwc_out(KernelContext& ctx, Span<EValue*> args
   }
 #endif
 #if PTERON_CORTEX_M_HOST
-  // Hosted CPUs with AVX-512 (host/depthwise_host.h): the same bits, 16 channels a vector.
+  // Hosted CPUs with AVX2 or AVX-512 (host/vector_kernels.h): the same bits in vectors.
   if (host::depthwise(ctx, in.data<int8_t>(), wt.data<int8_t>(), out.data<int8_t>(), p))
     return Error::Ok;
 #endif

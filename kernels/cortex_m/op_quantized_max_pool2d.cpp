@@ -9,8 +9,7 @@
 #include "kernels/cortex_m/util/path.h"
 #include "kernels/cortex_m/util/pool_params.h"
 #if PTERON_CORTEX_M_HOST
-#include "kernels/cortex_m/host/host_isa.h"
-#include "kernels/cortex_m/host/pool_host.h"
+#include "kernels/cortex_m/host/vector_kernels.h"
 #endif
 
 namespace pteron::cortex_m {
@@ -100,11 +99,8 @@ Error quantized_max_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
     return Error::Ok;
   }
 #endif
-#if PTERON_CORTEX_M_HOST && defined(__x86_64__)
-  if (host::has_avx512()) {
-    host::max_pool_avx512(in.data<int8_t>(), out.data<int8_t>(), p);
-    return Error::Ok;
-  }
+#if PTERON_CORTEX_M_HOST
+  if (host::max_pool(in.data<int8_t>(), out.data<int8_t>(), p)) return Error::Ok;
 #endif
   max_scalar(in.data<int8_t>(), out.data<int8_t>(), p);
   return Error::Ok;

@@ -1,5 +1,6 @@
-"""cortex_m:: int8 kernels (the scalar path on the host) against cortex_m_ref.py's int8
-references, bit exact, and against torch float math within quantisation error.
+"""cortex_m:: int8 kernels on the host (their host paths where this CPU has AVX-512, the scalar
+reference elsewhere or under PTERON_ISA=avx2) against cortex_m_ref.py's int8 references, bit
+exact, and against torch float math within quantisation error.
 
 Float tolerances, in output quantisation steps (LSB): requantize 1 LSB; add, mul, linear,
 conv, depthwise 2 LSB (one for the output rounding, one for the requantisation's Q31 rounding
@@ -8,6 +9,11 @@ and the int32 bias rounding); avg pool 1 LSB; max pool, clamp, transpose, pad, n
 2/256 (TFLite's fixed-point exp). quantize/dequantize are exact against quantized_decomposed's
 formulas.
 """
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -57,7 +63,7 @@ def channel_requant(scales):
 
 # ---- quantize / dequantize ---------------------------------------------------------------
 
-@pytest.mark.parametrize("n", [0, 1, 7, 100])
+@pytest.mark.parametrize("n", [0, 1, 7, 100, 1003])
 def test_quantize_dequantize_exact(n):
     x = randn(n) * 3
     x[: n // 3] *= 100  # saturates
@@ -67,6 +73,17 @@ def test_quantize_dequantize_exact(n):
     d = torch.empty(n)
     run_kernel("cortex_m::dequantize_per_tensor.out", [q, 0.037, -5, -128, 127, INT8, d])
     assert torch.equal(d, dequantize(q, 0.037, -5))
+
+
+def test_quantize_nan_infinities_and_a_narrow_range():
+    """NaN quantises to the zero point even when a narrow range (a fused relu: qmin above the zero
+    point) excludes it, infinities saturate, the rest clamps to [qmin, qmax]: the scalar's order
+    of operations, which the host path's float lanes must keep."""
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 1e30, -1e30, 0.0, 0.2, -0.2] * 5)
+    q = torch.empty(x.shape, dtype=torch.int8)
+    run_kernel("cortex_m::quantize_per_tensor.out", [x, 0.01, -128, -100, 127, INT8, q])
+    expected = [-128, 127, -100, 127, -100, -100, -100, -100] * 5
+    assert q.tolist() == expected
 
 
 def test_quantize_rounds_half_to_even():
@@ -470,3 +487,18 @@ def test_bad_inputs_raise_with_op_name():
         run_kernel("cortex_m::quantized_linear.out",
                    [a, wl, None, None, 0, 0, 0, torch.tensor([1 << 30], dtype=torch.int32), [0], 127, -128,
                     torch.empty(1, 2, dtype=torch.int8)])
+
+
+# ---- every instruction set the host runs -------------------------------------------------
+
+@pytest.mark.parametrize("isa", ["avx2", "baseline"])
+def test_every_host_path_under_a_capped_isa(isa):
+    """The tests above again with the kernels' ISA capped (runtime/platform/cpu_isa.h): AVX2's
+    host paths (kernels/cortex_m/host/*_avx2.cpp) and the scalar reference (baseline) must give
+    the same bytes as this CPU's best path. Runs in a child process, since the choice is made
+    once per process."""
+    env = {**os.environ, "PTERON_ISA": isa}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                          "-k", "not capped_isa", str(Path(__file__))], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]

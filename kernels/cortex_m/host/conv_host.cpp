@@ -2,8 +2,10 @@
 
 #include <pthreadpool.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cortex_m/host/host_isa.h"
 #include "kernels/cortex_m/host/int8_tile.h"
@@ -15,28 +17,43 @@ namespace {
 
 using TileFn = void (*)(const Int8Tile&);
 
-constexpr int64_t kTaskPixels = 64;  // output pixels per task (8 tiles of rows)
-constexpr int64_t kTaskBlocks = 4;   // channel blocks per task: 128 channels
+struct Isa {
+  TileFn tile;
+  TileLayout layout;
+};
+
+constexpr int64_t kTaskPixels = 64;     // output pixels per task
+constexpr int64_t kTaskChannels = 128;  // output channels per task (whole blocks)
 constexpr int64_t kMinParallelMacs = int64_t{1} << 21;
 constexpr uint32_t kPackedFiltersKind = 0x49384346;  // "FC8I"
 
-TileFn tile_fn() {
+// The best tile this CPU runs (host_isa.h), or none.
+const Isa* isa() {
+  static const Isa* chosen = []() -> const Isa* {
 #if defined(__x86_64__)
-  if (has_avx512_vnni()) return &int8_tile_avx512vnni;
+    static const Isa vnni{&int8_tile_avx512vnni, kAvx512VnniLayout};
+    static const Isa avx2{&int8_tile_avx2, kAvx2Layout};
+    if (has_avx512_vnni()) return &vnni;
+    if (has_avx2()) return &avx2;
 #endif
-  return nullptr;
+    return nullptr;
+  }();
+  return chosen;
 }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 struct Shape {
+  TileLayout layout;
   int32_t cout;
   int64_t k, kgroups, blocks;
-  int64_t weight_bytes() const { return blocks * kgroups * 128; }
-  // The packed filters, then one int32 filter sum per channel of every block.
-  size_t packed_bytes() const {
-    return static_cast<size_t>(weight_bytes() + blocks * kBlockChannels * 4);
+  int64_t block_bytes() const {
+    return kgroups * layout.group * layout.block_channels * layout.element_bytes;
   }
+  int64_t weight_bytes() const { return blocks * block_bytes(); }
+  int64_t channels() const { return blocks * layout.block_channels; }
+  // The packed filters, then one int32 filter sum per channel of every block.
+  size_t packed_bytes() const { return static_cast<size_t>(weight_bytes() + channels() * 4); }
 };
 
 struct PackJob {
@@ -46,15 +63,23 @@ struct PackJob {
 
 void pack_filters(const void* context, void* dst) {
   const PackJob& j = *static_cast<const PackJob*>(context);
-  int8_t* packed = static_cast<int8_t*>(dst);
+  const TileLayout& l = j.s.layout;
+  auto* packed = static_cast<uint8_t*>(dst);
   std::memset(packed, 0, j.s.packed_bytes());
-  int32_t* sums = reinterpret_cast<int32_t*>(packed + j.s.weight_bytes());
+  auto* sums = reinterpret_cast<int32_t*>(packed + j.s.weight_bytes());
   for (int32_t oc = 0; oc < j.s.cout; ++oc) {
     const int8_t* f = j.w + static_cast<int64_t>(oc) * j.s.k;
-    int8_t* block = packed + (oc / kBlockChannels) * j.s.kgroups * 128 + (oc % kBlockChannels) * 4;
+    uint8_t* block = packed + (oc / l.block_channels) * j.s.block_bytes();
+    const int64_t channel = oc % l.block_channels;
     int32_t sum = 0;
     for (int64_t k = 0; k < j.s.k; ++k) {
-      block[(k / 4) * 128 + k % 4] = f[k];
+      const int64_t element = ((k / l.group) * l.block_channels + channel) * l.group + k % l.group;
+      if (l.element_bytes == 1) {
+        block[element] = static_cast<uint8_t>(f[k]);
+      } else {
+        const int16_t w = f[k];
+        std::memcpy(block + 2 * element, &w, 2);
+      }
       sum += f[k];
     }
     sums[oc] = sum;
@@ -64,19 +89,22 @@ void pack_filters(const void* context, void* dst) {
 // The filters packed: from the program's constant cache where the weight is a constant of a
 // loaded program (packed on its first call), else packed now into scratch; nullptr when neither
 // has room.
-const int8_t* packed_filters(KernelContext& ctx, const Tensor& weight, const Shape& s) {
+const uint8_t* packed_filters(KernelContext& ctx, const Tensor& weight, const Shape& s) {
   const PackJob job{static_cast<const int8_t*>(weight.const_data()), s};
   const size_t source = static_cast<size_t>(s.cout * s.k);
   if (ConstantCache* cache = constant_cache_for(job.w, source)) {
-    const ConstantKey key{job.w, kPackedFiltersKind, {s.cout, s.k, kBlockChannels}};
+    const ConstantKey key{
+        job.w,
+        kPackedFiltersKind,
+        {s.cout, s.k, s.layout.block_channels, s.layout.group, s.layout.element_bytes}};
     if (const void* block =
             cache->get_or_derive(key, source, s.packed_bytes(), &pack_filters, &job))
-      return static_cast<const int8_t*>(block);
+      return static_cast<const uint8_t*>(block);
   }
   void* scratch = ctx.allocate_scratch(s.packed_bytes(), 64);
   if (scratch == nullptr) return nullptr;
   pack_filters(&job, scratch);
-  return static_cast<const int8_t*>(scratch);
+  return static_cast<const uint8_t*>(scratch);
 }
 
 // n bytes of x as x + 128 (x ^ 0x80), eight at a time.
@@ -91,64 +119,79 @@ void copy_flipped(const int8_t* x, int64_t n, uint8_t* d) {
   for (; c < n; ++c) d[c] = static_cast<uint8_t>(x[c]) ^ 0x80u;
 }
 
-// One output pixel's im2col row: every tap's input channels as x + 128, taps outside the input
-// as `pad` (-input_offset + 128), then zeros up to the row's length. `p` is a copy: stores
-// through the row's bytes cannot alias it, so its fields stay in registers.
-void im2col_row(const int8_t* in, const ConvParams p, int64_t pixel, uint8_t pad, int64_t length,
-                uint8_t* row) {
+// n values of x as int16 x + offset.
+void copy_offset(const int8_t* x, int64_t n, int32_t offset, int16_t* d) {
+  for (int64_t c = 0; c < n; ++c) d[c] = static_cast<int16_t>(x[c] + offset);
+}
+
+// One output pixel's im2col row in the layout's row format (int8_tile.h): every tap's input
+// channels, taps outside the input as padding, then zeros up to `length` elements. `p` is a
+// copy: stores through the row cannot alias it, so its fields stay in registers.
+template <bool Unsigned>
+void im2col_row(const int8_t* in, const ConvParams p, int64_t pixel, int64_t length, void* row) {
+  using Element = std::conditional_t<Unsigned, uint8_t, int16_t>;
+  auto put = [&](Element* d, const int8_t* x, int64_t n) {
+    if constexpr (Unsigned) {
+      copy_flipped(x, n, d);
+    } else {
+      copy_offset(x, n, p.in_off, d);
+    }
+  };
+  const Element pad = Unsigned ? static_cast<Element>((-p.in_off) ^ 0x80) : Element{0};
   const int64_t plane = static_cast<int64_t>(p.oh) * p.ow;
   const int64_t b = pixel / plane, rest = pixel % plane;
   const int32_t y0 = static_cast<int32_t>(rest / p.ow) * p.win.stride[0] - p.win.padding[0];
   const int32_t x0 = static_cast<int32_t>(rest % p.ow) * p.win.stride[1] - p.win.padding[1];
-  const int64_t cin = p.cin, span = p.kw * cin;  // bytes of one kernel row
+  const int64_t cin = p.cin, span = p.kw * cin;  // elements of one kernel row
   const bool whole_rows = p.win.dilation[1] == 1 && x0 >= 0 && x0 + p.kw <= p.w;
-  uint8_t* d = row;
+  Element* d = static_cast<Element*>(row);
+  Element* const end = d + length;
   for (int32_t ky = 0; ky < p.kh; ++ky) {
     const int32_t iy = y0 + ky * p.win.dilation[0];
     if (iy < 0 || iy >= p.h) {
-      std::memset(d, pad, static_cast<size_t>(span));
+      std::fill(d, d + span, pad);
       d += span;
       continue;
     }
     const int8_t* line = in + (b * p.h + iy) * p.w * cin;
     if (whole_rows) {  // the kernel row's pixels are adjacent in NHWC: one copy
-      copy_flipped(line + x0 * cin, span, d);
+      put(d, line + x0 * cin, span);
       d += span;
       continue;
     }
     for (int32_t kx = 0; kx < p.kw; ++kx, d += cin) {
       const int32_t ix = x0 + kx * p.win.dilation[1];
       if (ix < 0 || ix >= p.w) {
-        std::memset(d, pad, static_cast<size_t>(cin));
+        std::fill(d, d + cin, pad);
       } else {
-        copy_flipped(line + ix * cin, cin, d);
+        put(d, line + ix * cin, cin);
       }
     }
   }
-  std::memset(d, 0, static_cast<size_t>(row + length - d));
+  std::fill(d, end, Element{0});
 }
 
 struct Job {
   const int8_t* in;
   int8_t* out;
   const ConvParams* p;
+  const Isa* isa;
   Shape s;
-  const int8_t* filters;
-  const int32_t *corr, *mult, *left, *right;  // blocks * kBlockChannels each
-  TileFn tile;
-  int64_t pixels, pixel_tasks, block_tasks;
+  const uint8_t* filters;
+  const int32_t *corr, *mult, *left, *right;  // s.channels() each
+  int64_t pixels, pixel_tasks, block_tasks, blocks_per_task;
   uint8_t* rows;  // kTaskPixels rows of row_bytes per worker slot
-  int64_t row_bytes;
+  int64_t row_bytes, row_elements;
   std::atomic<int64_t> next{0};
 };
 
 // One worker slot: takes tasks until none is left; keeps its pixels' rows while consecutive
-// tasks share them (tasks go pixel block by pixel block, channel groups inside).
+// tasks share them (tasks go pixel block by pixel block, channel blocks inside).
 void run_slot(void* context, size_t slot) {
   Job& j = *static_cast<Job*>(context);
   const ConvParams& p = *j.p;
+  const TileLayout& l = j.s.layout;
   uint8_t* rows = j.rows + static_cast<int64_t>(slot) * kTaskPixels * j.row_bytes;
-  const uint8_t pad = static_cast<uint8_t>((-p.in_off) ^ 0x80);
   int64_t rows_of = -1;
   for (int64_t task;
        (task = j.next.fetch_add(1, std::memory_order_relaxed)) < j.pixel_tasks * j.block_tasks;) {
@@ -156,27 +199,35 @@ void run_slot(void* context, size_t slot) {
     const int64_t first = pixel_task * kTaskPixels;
     const int64_t count = j.pixels - first < kTaskPixels ? j.pixels - first : kTaskPixels;
     if (rows_of != pixel_task) {
-      for (int64_t i = 0; i < count; ++i)
-        im2col_row(j.in, p, first + i, pad, j.row_bytes, rows + i * j.row_bytes);
+      for (int64_t i = 0; i < count; ++i) {
+        void* row = rows + i * j.row_bytes;
+        if (l.unsigned_rows) {
+          im2col_row<true>(j.in, p, first + i, j.row_elements, row);
+        } else {
+          im2col_row<false>(j.in, p, first + i, j.row_elements, row);
+        }
+      }
       rows_of = pixel_task;
     }
-    const int64_t block_end =
-        (block_task + 1) * kTaskBlocks < j.s.blocks ? (block_task + 1) * kTaskBlocks : j.s.blocks;
-    for (int64_t b = block_task * kTaskBlocks; b < block_end; ++b) {
-      const int64_t c0 = b * kBlockChannels;
+    const int64_t block_end = (block_task + 1) * j.blocks_per_task < j.s.blocks
+                                  ? (block_task + 1) * j.blocks_per_task
+                                  : j.s.blocks;
+    for (int64_t b = block_task * j.blocks_per_task; b < block_end; ++b) {
+      const int64_t c0 = b * l.block_channels;
       Int8Tile t{};
       t.row_stride = j.row_bytes;
-      t.weights = j.filters + b * j.s.kgroups * 128;
+      t.weights = j.filters + b * j.s.block_bytes();
       t.kgroups = j.s.kgroups;
       t.corr = j.corr + c0, t.mult = j.mult + c0, t.left = j.left + c0, t.right = j.right + c0;
-      t.channels = static_cast<int>(p.cout - c0 < kBlockChannels ? p.cout - c0 : kBlockChannels);
+      t.channels =
+          static_cast<int>(p.cout - c0 < l.block_channels ? p.cout - c0 : l.block_channels);
       t.out_stride = p.cout;
       t.out_off = p.out_off, t.act_min = p.act_min, t.act_max = p.act_max;
-      for (int64_t r = 0; r < count; r += kTileRows) {
+      for (int64_t r = 0; r < count; r += l.rows) {
         t.rows = rows + r * j.row_bytes;
-        t.row_count = static_cast<int>(count - r < kTileRows ? count - r : kTileRows);
+        t.row_count = static_cast<int>(count - r < l.rows ? count - r : l.rows);
         t.out = j.out + (first + r) * p.cout + c0;
-        j.tile(t);
+        j.isa->tile(t);
       }
     }
   }
@@ -186,16 +237,19 @@ void run_slot(void* context, size_t slot) {
 
 bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* out,
             const ConvParams& p) {
-  const TileFn tile = tile_fn();
-  if (tile == nullptr) return false;
+  const Isa* chosen = isa();
+  if (chosen == nullptr) return false;
+  const TileLayout& l = chosen->layout;
   Shape s{};
+  s.layout = l;
   s.cout = p.cout;
   s.k = static_cast<int64_t>(p.kh) * p.kw * p.cin;
-  s.kgroups = round_up(s.k, 4) / 4;
-  s.blocks = round_up(p.cout, kBlockChannels) / kBlockChannels;
+  s.kgroups = round_up(s.k, l.group) / l.group;
+  s.blocks = round_up(p.cout, l.block_channels) / l.block_channels;
   const int64_t pixels = static_cast<int64_t>(p.n) * p.oh * p.ow;
-  const int64_t row_bytes = round_up(s.kgroups * 4, 64);
-  const int64_t channels = s.blocks * kBlockChannels;
+  const int64_t row_elements = s.kgroups * l.group;
+  const int64_t row_bytes = round_up(row_elements * l.element_bytes, 64);
+  const int64_t channels = s.channels();
 
   pthreadpool_t pool = pixels * p.cout * s.k >= kMinParallelMacs ? shared_threadpool() : nullptr;
   const size_t slots = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
@@ -203,31 +257,35 @@ bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* 
   const size_t row_space = slots * static_cast<size_t>(kTaskPixels * row_bytes);
   auto* scratch = static_cast<uint8_t*>(ctx.allocate_scratch(records + row_space, 64));
   if (scratch == nullptr) return false;
-  const int8_t* filters = packed_filters(ctx, weight, s);
+  const uint8_t* filters = packed_filters(ctx, weight, s);
   if (filters == nullptr) return false;
 
+  // The offset correction of unsigned rows (int8_tile.h); rows of x + input_offset need none.
+  const int32_t offset_weight = l.unsigned_rows ? p.in_off - 128 : 0;
   auto* corr = reinterpret_cast<int32_t*>(scratch);
   int32_t* mult = corr + channels;
   int32_t* left = mult + channels;
   int32_t* right = left + channels;
-  const int32_t* sums = reinterpret_cast<const int32_t*>(filters + s.weight_bytes());
+  const auto* sums = reinterpret_cast<const int32_t*>(filters + s.weight_bytes());
   for (int64_t c = 0; c < channels; ++c) {
     const bool real = c < p.cout;
     const int32_t shift = real ? p.shift[c] : 0;
-    corr[c] = real ? (p.bias ? p.bias[c] : 0) + (p.in_off - 128) * sums[c] : 0;
+    corr[c] = real ? (p.bias ? p.bias[c] : 0) + offset_weight * sums[c] : 0;
     mult[c] = real ? p.mult[c] : 0;
     left[c] = shift > 0 ? shift : 0;
     right[c] = shift > 0 ? 0 : -shift;
   }
 
   Job job;
-  job.in = in, job.out = out, job.p = &p, job.s = s, job.filters = filters;
-  job.corr = corr, job.mult = mult, job.left = left, job.right = right, job.tile = tile;
+  job.in = in, job.out = out, job.p = &p, job.isa = chosen, job.s = s, job.filters = filters;
+  job.corr = corr, job.mult = mult, job.left = left, job.right = right;
   job.pixels = pixels;
   job.pixel_tasks = (pixels + kTaskPixels - 1) / kTaskPixels;
-  job.block_tasks = (s.blocks + kTaskBlocks - 1) / kTaskBlocks;
+  job.blocks_per_task = kTaskChannels / l.block_channels;
+  job.block_tasks = (s.blocks + job.blocks_per_task - 1) / job.blocks_per_task;
   job.rows = scratch + records;
   job.row_bytes = row_bytes;
+  job.row_elements = row_elements;
   pthreadpool_parallelize_1d(pool, &run_slot, &job, slots, pool_call_flags());
   return true;
 }

@@ -4,12 +4,12 @@
 // Cortex-M kernel set (`--backends cortex-m,portable` on the host) runs fast where it is
 // compiled and tested, not only on the microcontroller.
 //
-// How: the filters are packed once per program into blocks of 32 output channels laid out for
-// the dot-product instruction (int8_tile.h; kept in the loaded program's constant cache,
+// How: the filters are packed once per program into blocks of output channels laid out for the
+// CPU's integer dot-product instruction (int8_tile.h: AVX-512 VNNI `vpdpbusd` on 32 channels a
+// block, else AVX2 `vpmaddwd` on 16; kept in the loaded program's constant cache,
 // runtime/kernel/constant_cache.h, with each filter's sum); tasks of up to 64 output pixels by
-// up to 4 channel blocks take im2col rows of their pixels (x + 128 as unsigned bytes, padding
-// taps holding -input_offset + 128, which the correction turns into zero) and run the tile on
-// 8 rows at a time, on the shared thread pool.
+// up to 128 channels take im2col rows of their pixels in the tile's row format and run the tile
+// on its rows at a time (8 or 6), on the shared thread pool.
 #pragma once
 
 #include "kernels/cortex_m/util/conv_params.h"
@@ -18,7 +18,8 @@
 
 namespace pteron::cortex_m::host {
 
-// Runs the convolution of `p` on this CPU's int8 dot products (x86-64: AVX-512 VNNI; host_isa.h)
+// Runs the convolution of `p` on this CPU's integer dot products (x86-64: AVX-512 VNNI or AVX2;
+// host_isa.h)
 // (input `in`, OHWI `weight`, NHWC `out`); false, having written nothing, when this CPU has no host
 // path or the context has no scratch for it (the caller takes the scalar path).
 bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* out,

@@ -4,6 +4,15 @@
 
 namespace pteron::cortex_m::host {
 
+bool has_avx2() {
+#if defined(__x86_64__)
+  static const bool yes = x86_level_allowed() >= X86Level::Avx2 && __builtin_cpu_supports("avx2");
+  return yes;
+#else
+  return false;
+#endif
+}
+
 bool has_avx512() {
 #if defined(__x86_64__)
   static const bool yes = x86_level_allowed() >= X86Level::Avx512 &&

@@ -5,6 +5,8 @@
 
 namespace pteron::cortex_m::host {
 
+// AVX2 (every kernel with a host path: the slower tables).
+bool has_avx2();
 // AVX-512 F, BW and VL (the elementwise kernels).
 bool has_avx512();
 // ... and VNNI's 8-bit dot products (the convolution's tile).

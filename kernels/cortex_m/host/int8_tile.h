@@ -1,42 +1,55 @@
-// The inner loop of the host's int8 convolution (conv_host.cpp): up to kTileRows im2col rows
-// times one block of kBlockChannels filters, accumulated in int32 over all of K with the CPU's
-// 8-bit dot-product instruction, then requantised, offset, clamped and stored as int8, exactly
-// as the scalar reference (util/requantize.h) does it. One definition per instruction set.
+// The inner loop of the host's int8 convolution (conv_host.cpp): up to `rows` im2col rows times
+// one block of filters, accumulated in int32 over all of K with the CPU's integer dot-product
+// instruction, then requantised, offset, clamped and stored as int8, exactly as the scalar
+// reference (util/requantize.h) does it. One definition per instruction set, each with its own
+// layout of rows and packed filters (TileLayout).
 #pragma once
 
 #include <cstdint>
 
 namespace pteron::cortex_m::host {
 
-constexpr int kTileRows = 8;
-constexpr int kBlockChannels = 32;
+// How a tile reads its operands. For k-group g (k = group * g .. group * g + group - 1) and
+// channel c of a block, the packed filters hold the group's weights of channel c together
+// (zero past K and past the last channel), blocks one after another.
+//   AVX-512 VNNI (`vpdpbusd`, unsigned x signed bytes): groups of 4 int8 weights, 32 channels a
+//     block; rows hold x + 128 as unsigned bytes (x ^ 0x80), padding taps -input_offset + 128,
+//     and the per-channel `corr` puts the offsets back: bias + (input_offset - 128) * sum(w).
+//   AVX2 (`vpmaddwd`, int16 pairs): groups of 2 int16 weights, 16 channels a block; rows hold
+//     x + input_offset as int16, padding taps 0, so `corr` is the bias alone.
+struct TileLayout {
+  int rows;            // rows per tile call
+  int block_channels;  // output channels per block
+  int group;           // k values per group
+  int element_bytes;   // bytes per row element and per packed weight: 1 or 2
+  bool unsigned_rows;  // rows of x + 128 (true) or of x + input_offset (false)
+};
 
-// Packed weights of one block: for k-group g (k = 4g .. 4g + 3) and channel c of the block,
-// byte 4c + i of the group's 128 bytes holds w[c][4g + i] (zero past K and past the last
-// channel). Rows hold x + 128 as unsigned bytes (x ^ 0x80), so a dot product of 4 bytes is
-// exactly what `vpdpbusd` (unsigned x signed) adds; the per-channel `corr` puts back the
-// offsets: bias + (input_offset - 128) * sum(w).
 struct Int8Tile {
-  const uint8_t* rows;  // `row_count` rows, `row_stride` bytes apart, 4 * kgroups bytes read
+  const void* rows;  // `row_count` rows, `row_stride` bytes apart
   int64_t row_stride;
-  int row_count;          // 1 .. kTileRows
-  const int8_t* weights;  // the block: kgroups * 128 bytes
+  int row_count;        // 1 .. layout rows
+  const void* weights;  // the block: kgroups groups
   int64_t kgroups;
-  // Per channel of the block (kBlockChannels each): corr as above, the Q31 multiplier, and the
+  // Per channel of the block (block_channels each): corr as above, the Q31 multiplier, and the
   // requantisation shift split into its left (>= 0) and right (>= 0) parts.
   const int32_t* corr;
   const int32_t* mult;
   const int32_t* left;
   const int32_t* right;
-  int channels;  // channels of the block to store (1 .. kBlockChannels)
+  int channels;  // channels of the block to store (1 .. block_channels)
   int8_t* out;   // row r's channel c at out[r * out_stride + c]
   int64_t out_stride;
   int32_t out_off, act_min, act_max;
 };
 
 #if defined(__x86_64__)
-// AVX-512 BW + VL + VNNI: 8 rows x 32 channels in 16 registers, `vpdpbusd` per row and half.
+// 8 rows x 32 channels in 16 zmm accumulators, `vpdpbusd` per row and half.
+constexpr TileLayout kAvx512VnniLayout{8, 32, 4, 1, true};
 void int8_tile_avx512vnni(const Int8Tile& t);
+// 6 rows x 16 channels in 12 ymm accumulators, `vpmaddwd` per row and half.
+constexpr TileLayout kAvx2Layout{6, 16, 2, 2, false};
+void int8_tile_avx2(const Int8Tile& t);
 #endif
 
 }  // namespace pteron::cortex_m::host

@@ -25,9 +25,9 @@ void tile(const Int8Tile& t) {
   __m512i a0 = zero, b0 = zero, a1 = zero, b1 = zero, a2 = zero, b2 = zero, a3 = zero, b3 = zero;
   __m512i a4 = zero, b4 = zero, a5 = zero, b5 = zero, a6 = zero, b6 = zero, a7 = zero, b7 = zero;
   const int64_t s = t.row_stride;
-  const uint8_t *r0 = t.rows, *r1 = r0 + s, *r2 = r1 + s, *r3 = r2 + s, *r4 = r3 + s, *r5 = r4 + s,
-                *r6 = r5 + s, *r7 = r6 + s;
-  const int8_t* w = t.weights;
+  const uint8_t *r0 = static_cast<const uint8_t*>(t.rows), *r1 = r0 + s, *r2 = r1 + s, *r3 = r2 + s,
+                *r4 = r3 + s, *r5 = r4 + s, *r6 = r5 + s, *r7 = r6 + s;
+  const int8_t* w = static_cast<const int8_t*>(t.weights);
   for (int64_t g = 0; g < t.kgroups; ++g, w += 128) {
     const __m512i w0 = _mm512_loadu_si512(w);
     const __m512i w1 = _mm512_loadu_si512(w + 64);
@@ -38,8 +38,9 @@ void tile(const Int8Tile& t) {
     b##i = _mm512_dpbusd_epi32(b##i, x, w1); \
   }
     PTERON_TILE_ROW(0)
-    PTERON_TILE_ROW(1) PTERON_TILE_ROW(2) PTERON_TILE_ROW(3) PTERON_TILE_ROW(4) PTERON_TILE_ROW(5)
-        PTERON_TILE_ROW(6) PTERON_TILE_ROW(7)
+    PTERON_TILE_ROW(1)
+    PTERON_TILE_ROW(2)
+    PTERON_TILE_ROW(3) PTERON_TILE_ROW(4) PTERON_TILE_ROW(5) PTERON_TILE_ROW(6) PTERON_TILE_ROW(7)
 #undef PTERON_TILE_ROW
   }
   const __m512i acc[8][2] = {{a0, b0}, {a1, b1}, {a2, b2}, {a3, b3},

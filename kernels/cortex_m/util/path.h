@@ -1,7 +1,8 @@
 // Which code path the Cortex-M kernels take. Builds for a core with MVE (Cortex-M55) have the
 // scalar reference and the MVE path; builds for a core with only the DSP extension (Cortex-M4,
 // Cortex-M7) have the scalar reference and the DSP path. A test firmware switches between the
-// two to check that they give the same bits. Host builds only have the scalar path.
+// two to check that they give the same bits. Hosted builds pick their host paths (host/host_isa.h)
+// by the CPU instead.
 #pragma once
 
 #include "kernels/cortex_m/util/requantize.h"

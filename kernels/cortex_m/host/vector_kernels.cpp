@@ -1,4 +1,4 @@
-#include "kernels/cortex_m/host/depthwise_host.h"
+#include "kernels/cortex_m/host/vector_kernels.h"
 
 #include <pthreadpool.h>
 
@@ -8,28 +8,62 @@
 namespace pteron::cortex_m::host {
 namespace {
 
+// The best table this CPU runs, or none.
+const VectorKernels* kernels() {
+  static const VectorKernels* chosen = []() -> const VectorKernels* {
+#if defined(__x86_64__)
+    if (has_avx512()) return &kAvx512Kernels;
+    if (has_avx2()) return &kAvx2Kernels;
+#endif
+    return nullptr;
+  }();
+  return chosen;
+}
+
 constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
 
-struct Job {
+struct DepthwiseJob {
   DepthwiseRows rows;
+  const VectorKernels* k;
   int64_t rows_per_task, total_rows;
 };
 
-void run_task(void* context, size_t task) {
-  const Job& j = *static_cast<const Job*>(context);
+void depthwise_task(void* context, size_t task) {
+  const DepthwiseJob& j = *static_cast<const DepthwiseJob*>(context);
   const int64_t first = static_cast<int64_t>(task) * j.rows_per_task;
   const int64_t last =
       first + j.rows_per_task < j.total_rows ? first + j.rows_per_task : j.total_rows;
-#if defined(__x86_64__)
-  depthwise_rows_avx512(j.rows, first, last);
-#endif
+  j.k->depthwise_rows(j.rows, first, last);
 }
 
 }  // namespace
 
+bool quantize(const float* in, int8_t* out, int64_t n, float inv_scale, int32_t zp, int32_t qmin,
+              int32_t qmax) {
+  const VectorKernels* k = kernels();
+  if (k == nullptr) return false;
+  k->quantize(in, out, n, inv_scale, zp, qmin, qmax);
+  return true;
+}
+
+bool add(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p) {
+  const VectorKernels* k = kernels();
+  if (k == nullptr) return false;
+  k->add(a, b, out, n, p);
+  return true;
+}
+
+bool max_pool(const int8_t* in, int8_t* out, const MaxPoolParams& p) {
+  const VectorKernels* k = kernels();
+  if (k == nullptr) return false;
+  k->max_pool(in, out, p);
+  return true;
+}
+
 bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_t* out,
                const ConvParams& p) {
-  if (!has_avx512() || p.depth_multiplier != 1) return false;
+  const VectorKernels* k = kernels();
+  if (k == nullptr || p.depth_multiplier != 1) return false;
   const int64_t taps = static_cast<int64_t>(p.kh) * p.kw;
   const int64_t channels = (p.cout + 15) / 16 * 16;
   auto* scratch = static_cast<int32_t*>(
@@ -52,8 +86,9 @@ bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_
     left[c] = shift > 0 ? shift : 0;
     right[c] = shift > 0 ? 0 : -shift;
   }
-  Job job{{in, out, &p, weights, channels, base, left, right}, 1, static_cast<int64_t>(p.n) * p.oh};
-  const int64_t macs = job.total_rows * p.ow * p.cout * p.kh * p.kw;
+  DepthwiseJob job{
+      {in, out, &p, weights, channels, base, left, right}, k, 1, static_cast<int64_t>(p.n) * p.oh};
+  const int64_t macs = job.total_rows * p.ow * p.cout * taps;
   pthreadpool_t pool = macs >= kMinParallelMacs ? shared_threadpool() : nullptr;
   const int64_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
   // About four tasks per thread, whole output rows each.
@@ -61,7 +96,7 @@ bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_
   if (job.rows_per_task < 1) job.rows_per_task = 1;
   const size_t tasks =
       static_cast<size_t>((job.total_rows + job.rows_per_task - 1) / job.rows_per_task);
-  pthreadpool_parallelize_1d(pool, &run_task, &job, tasks, pool_call_flags());
+  pthreadpool_parallelize_1d(pool, &depthwise_task, &job, tasks, pool_call_flags());
   return true;
 }
 

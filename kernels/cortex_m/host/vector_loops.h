@@ -1,0 +1,152 @@
+// The loops of vector_kernels.h, written once over a vector type V (isa_avx512.cpp,
+// isa_avx2.cpp) that provides, for int32 lanes (V::kLanes of them) and bytes (V::kByteLanes):
+//   I32 set1(int32_t); F32 set1f(float);
+//   I32 load_i8(const int8_t*, int64_t count)    the first count (<= kLanes) widened, rest 0
+//   I32 load_i32(const int32_t*, int64_t count); F32 load_f32(const float*, int64_t count)
+//   I32 add(I32, I32), sub(I32, I32), mullo(I32, I32), shl(I32, int)
+//   I32 requantize(I32 value, I32 mult, I32 left, I32 right)   util/requantize.h's, bit exact
+//   I32 quantize_lanes(F32 x, F32 scale, F32 lo, F32 hi)  round half to even of x * scale,
+//                                                          clamped, NaN as 0, as int32
+//   void store_i8(int8_t*, I32 q, I32 offset, I32 lo, I32 hi, int64_t count)
+//                                                          q + offset clamped, the first count
+//   B min_bytes(); B load_bytes(const int8_t*, int64_t count)   missing bytes -128
+//   B max_bytes(B, B); void spill_bytes(B, int8_t* kByteLanes bytes)
+// Only the ISA sources include this file, after defining V.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cortex_m/host/vector_kernels.h"
+
+namespace pteron::cortex_m::host {
+
+template <class V>
+void quantize_loop(const float* in, int8_t* out, int64_t n, float inv_scale, int32_t zp,
+                   int32_t qmin, int32_t qmax) {
+  const auto scale = V::set1f(inv_scale);
+  const auto lo = V::set1f(static_cast<float>(qmin - zp));
+  const auto hi = V::set1f(static_cast<float>(qmax - zp));
+  const auto offset = V::set1(zp), int8_min = V::set1(-128), int8_max = V::set1(127);
+  for (int64_t i = 0; i < n; i += V::kLanes) {
+    const int64_t count = n - i < V::kLanes ? n - i : V::kLanes;
+    const auto q = V::quantize_lanes(V::load_f32(in + i, count), scale, lo, hi);
+    V::store_i8(out + i, q, offset, int8_min, int8_max, count);
+  }
+}
+
+template <class V>
+void add_loop(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p) {
+  const auto requant = [](int32_t multiplier, int32_t shift) {
+    const auto m = V::set1(multiplier);
+    const auto l = V::set1(shift > 0 ? shift : 0), r = V::set1(shift > 0 ? 0 : -shift);
+    return [=](auto v) { return V::requantize(v, m, l, r); };
+  };
+  const auto q1 = requant(p.mult1, p.shift1), q2 = requant(p.mult2, p.shift2);
+  const auto qo = requant(p.out_mult, p.out_shift);
+  const auto zp1 = V::set1(p.zp1), zp2 = V::set1(p.zp2), out_zp = V::set1(p.out_zp);
+  const auto lo = V::set1(p.act_min), hi = V::set1(p.act_max);
+  for (int64_t i = 0; i < n; i += V::kLanes) {
+    const int64_t count = n - i < V::kLanes ? n - i : V::kLanes;
+    const auto x = q1(V::shl(V::sub(V::load_i8(a + i, count), zp1), kAddLeftShift));
+    const auto y = q2(V::shl(V::sub(V::load_i8(b + i, count), zp2), kAddLeftShift));
+    V::store_i8(out + i, qo(V::add(x, y)), out_zp, lo, hi, count);
+  }
+}
+
+template <class V>
+void max_pool_loop(const int8_t* in, int8_t* out, const MaxPoolParams& params) {
+  const MaxPoolParams p = params;  // a local copy: int8 stores through `out` cannot alias it
+  const auto shift = V::set1(p.zp_shift), lo = V::set1(p.act_min), hi = V::set1(p.act_max);
+  const int64_t c = p.c;
+  for (int32_t b = 0; b < p.n; ++b, in += static_cast<int64_t>(p.h) * p.w * c)
+    for (int32_t oy = 0; oy < p.oh; ++oy)
+      for (int32_t ox = 0; ox < p.ow; ++ox, out += c) {
+        const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+        const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+        for (int64_t c0 = 0; c0 < c; c0 += V::kByteLanes) {
+          const int64_t live = c - c0 < V::kByteLanes ? c - c0 : V::kByteLanes;
+          auto m = V::min_bytes();
+          for (int32_t ky = 0; ky < p.win.kernel[0]; ++ky) {
+            const int32_t y = y0 + ky * p.win.dilation[0];
+            if (y < 0 || y >= p.h) continue;
+            for (int32_t kx = 0; kx < p.win.kernel[1]; ++kx) {
+              const int32_t x = x0 + kx * p.win.dilation[1];
+              if (x < 0 || x >= p.w) continue;
+              m = V::max_bytes(
+                  m, V::load_bytes(in + (static_cast<int64_t>(y) * p.w + x) * c + c0, live));
+            }
+          }
+          alignas(64) int8_t maxima[V::kByteLanes];
+          V::spill_bytes(m, maxima);
+          for (int64_t q = 0; q < live; q += V::kLanes) {
+            const int64_t count = live - q < V::kLanes ? live - q : V::kLanes;
+            V::store_i8(out + c0 + q, V::load_i8(maxima + q, count), shift, lo, hi, count);
+          }
+        }
+      }
+}
+
+// Channels [c0, c0 + live) of one output pixel whose window starts at (y0, x0). The widened
+// weights and `base` are padded to whole vectors, so they load in full.
+template <class V>
+void depthwise_pixel(const DepthwiseRows& d, const ConvParams& p, const int8_t* image, int32_t y0,
+                     int32_t x0, int64_t c0, int64_t live, int8_t* out) {
+  const int64_t c = p.cout, cp = d.channels;
+  const int32_t* w = d.weights + c0;
+  const bool interior = y0 >= 0 && y0 + (p.kh - 1) * p.win.dilation[0] < p.h && x0 >= 0 &&
+                        x0 + (p.kw - 1) * p.win.dilation[1] < p.w;
+  auto acc = V::set1(0);
+  if (interior) {  // every tap inside: the input offset's share is in `base` already
+    acc = V::load_i32(d.base + c0, V::kLanes);
+    for (int32_t ky = 0; ky < p.kh; ++ky) {
+      const int8_t* x =
+          image + (static_cast<int64_t>(y0 + ky * p.win.dilation[0]) * p.w + x0) * c + c0;
+      for (int32_t kx = 0; kx < p.kw; ++kx, w += cp, x += p.win.dilation[1] * c)
+        acc = V::add(acc, V::mullo(V::load_i8(x, live), V::load_i32(w, V::kLanes)));
+    }
+  } else {  // taps outside the input add nothing; the others add (x + input_offset) * w
+    if (p.bias) acc = V::load_i32(p.bias + c0, live);
+    const auto in_off = V::set1(p.in_off);
+    for (int32_t ky = 0; ky < p.kh; ++ky) {
+      const int32_t iy = y0 + ky * p.win.dilation[0];
+      if (iy < 0 || iy >= p.h) {
+        w += p.kw * cp;
+        continue;
+      }
+      for (int32_t kx = 0; kx < p.kw; ++kx, w += cp) {
+        const int32_t ix = x0 + kx * p.win.dilation[1];
+        if (ix < 0 || ix >= p.w) continue;
+        const auto xv = V::add(
+            V::load_i8(image + (static_cast<int64_t>(iy) * p.w + ix) * c + c0, live), in_off);
+        acc = V::add(acc, V::mullo(xv, V::load_i32(w, V::kLanes)));
+      }
+    }
+  }
+  const auto q = V::requantize(acc, V::load_i32(p.mult + c0, live), V::load_i32(d.left + c0, live),
+                               V::load_i32(d.right + c0, live));
+  V::store_i8(out + c0, q, V::set1(p.out_off), V::set1(p.act_min), V::set1(p.act_max), live);
+}
+
+template <class V>
+void depthwise_rows_loop(const DepthwiseRows& d, int64_t first, int64_t last) {
+  const ConvParams p = *d.p;  // a local copy: int8 stores through `out` cannot alias it
+  const int64_t c = p.cout;
+  for (int64_t row = first; row < last; ++row) {
+    const int64_t b = row / p.oh;
+    const int32_t y0 = static_cast<int32_t>(row % p.oh) * p.win.stride[0] - p.win.padding[0];
+    const int8_t* image = d.in + b * p.h * p.w * c;
+    int8_t* out = d.out + row * p.ow * c;
+    for (int32_t ox = 0; ox < p.ow; ++ox, out += c) {
+      const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+      for (int64_t c0 = 0; c0 < c; c0 += V::kLanes)
+        depthwise_pixel<V>(d, p, image, y0, x0, c0, c - c0 < V::kLanes ? c - c0 : V::kLanes, out);
+    }
+  }
+}
+
+template <class V>
+constexpr VectorKernels vector_kernels() {
+  return {&quantize_loop<V>, &add_loop<V>, &max_pool_loop<V>, &depthwise_rows_loop<V>};
+}
+
+}  // namespace pteron::cortex_m::host
