@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/cortex_m/host/host_isa.h"
+#include "kernels/cortex_m/host/in_place_input.h"
 #include "kernels/cortex_m/host/int8_tile.h"
 #include "runtime/host/host_constant_cache.h"
 #include "runtime/threads/threadpool.h"
@@ -252,6 +253,9 @@ bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* 
   const int64_t channels = s.channels();
 
   pthreadpool_t pool = pixels * p.cout * s.k >= kMinParallelMacs ? shared_threadpool() : nullptr;
+  if (pool != nullptr)
+    in = input_for_threads(ctx, in, static_cast<int64_t>(p.n) * p.h * p.w * p.cin, out,
+                           pixels * p.cout, &pool);
   const size_t slots = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
   const size_t records = static_cast<size_t>(4 * channels) * sizeof(int32_t);
   const size_t row_space = slots * static_cast<size_t>(kTaskPixels * row_bytes);

@@ -3,6 +3,7 @@
 #include <pthreadpool.h>
 
 #include "kernels/cortex_m/host/host_isa.h"
+#include "kernels/cortex_m/host/in_place_input.h"
 #include "runtime/threads/threadpool.h"
 
 namespace pteron::cortex_m::host {
@@ -90,6 +91,10 @@ bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_
       {in, out, &p, weights, channels, base, left, right}, k, 1, static_cast<int64_t>(p.n) * p.oh};
   const int64_t macs = job.total_rows * p.ow * p.cout * taps;
   pthreadpool_t pool = macs >= kMinParallelMacs ? shared_threadpool() : nullptr;
+  if (pool != nullptr) {
+    job.rows.in = input_for_threads(ctx, in, static_cast<int64_t>(p.n) * p.h * p.w * p.cin, out,
+                                    job.total_rows * p.ow * p.cout, &pool);
+  }
   const int64_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
   // About four tasks per thread, whole output rows each.
   job.rows_per_task = (job.total_rows + 4 * threads - 1) / (4 * threads);
