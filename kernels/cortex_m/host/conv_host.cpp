@@ -37,9 +37,13 @@ const Isa* isa() {
     if (has_avx512_vnni()) return &vnni;
     if (has_avx2()) return &avx2;
 #endif
+#if defined(__aarch64__)
+    static const Isa neon_dot{&int8_tile_neon_dot, kNeonDotLayout};
+    if (has_neon_dot()) return &neon_dot;
+#endif
     return nullptr;
   }();
-  return chosen;
+  return host_paths_enabled() ? chosen : nullptr;
 }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -49,7 +53,7 @@ struct Shape {
   int32_t cout;
   int64_t k, kgroups, blocks;
   int64_t block_bytes() const {
-    return kgroups * layout.group * layout.block_channels * layout.element_bytes;
+    return kgroups * layout.group * layout.block_channels * layout.element_bytes();
   }
   int64_t weight_bytes() const { return blocks * block_bytes(); }
   int64_t channels() const { return blocks * layout.block_channels; }
@@ -75,7 +79,7 @@ void pack_filters(const void* context, void* dst) {
     int32_t sum = 0;
     for (int64_t k = 0; k < j.s.k; ++k) {
       const int64_t element = ((k / l.group) * l.block_channels + channel) * l.group + k % l.group;
-      if (l.element_bytes == 1) {
+      if (l.element_bytes() == 1) {
         block[element] = static_cast<uint8_t>(f[k]);
       } else {
         const int16_t w = f[k];
@@ -94,10 +98,10 @@ const uint8_t* packed_filters(KernelContext& ctx, const Tensor& weight, const Sh
   const PackJob job{static_cast<const int8_t*>(weight.const_data()), s};
   const size_t source = static_cast<size_t>(s.cout * s.k);
   if (ConstantCache* cache = constant_cache_for(job.w, source)) {
-    const ConstantKey key{
-        job.w,
-        kPackedFiltersKind,
-        {s.cout, s.k, s.layout.block_channels, s.layout.group, s.layout.element_bytes}};
+    const ConstantKey key{job.w,
+                          kPackedFiltersKind,
+                          {s.cout, s.k, s.kgroups, s.layout.block_channels, s.layout.group,
+                           static_cast<int64_t>(s.layout.format)}};
     if (const void* block =
             cache->get_or_derive(key, source, s.packed_bytes(), &pack_filters, &job))
       return static_cast<const uint8_t*>(block);
@@ -125,20 +129,29 @@ void copy_offset(const int8_t* x, int64_t n, int32_t offset, int16_t* d) {
   for (int64_t c = 0; c < n; ++c) d[c] = static_cast<int16_t>(x[c] + offset);
 }
 
-// One output pixel's im2col row in the layout's row format (int8_tile.h): every tap's input
-// channels, taps outside the input as padding, then zeros up to `length` elements. `p` is a
+template <RowFormat F>
+using RowElement =
+    std::conditional_t<F == RowFormat::kOffsetInt16, int16_t,
+                       std::conditional_t<F == RowFormat::kUnsignedBytes, uint8_t, int8_t>>;
+
+// One output pixel's im2col row in format F (int8_tile.h): every tap's input channels, taps
+// outside the input as the format's padding, then zeros up to `length` elements. `p` is a
 // copy: stores through the row cannot alias it, so its fields stay in registers.
-template <bool Unsigned>
+template <RowFormat F>
 void im2col_row(const int8_t* in, const ConvParams p, int64_t pixel, int64_t length, void* row) {
-  using Element = std::conditional_t<Unsigned, uint8_t, int16_t>;
+  using Element = RowElement<F>;
   auto put = [&](Element* d, const int8_t* x, int64_t n) {
-    if constexpr (Unsigned) {
+    if constexpr (F == RowFormat::kUnsignedBytes) {
       copy_flipped(x, n, d);
+    } else if constexpr (F == RowFormat::kSignedBytes) {
+      std::memcpy(d, x, static_cast<size_t>(n));
     } else {
       copy_offset(x, n, p.in_off, d);
     }
   };
-  const Element pad = Unsigned ? static_cast<Element>((-p.in_off) ^ 0x80) : Element{0};
+  Element pad{0};
+  if constexpr (F == RowFormat::kUnsignedBytes) pad = static_cast<Element>((-p.in_off) ^ 0x80);
+  if constexpr (F == RowFormat::kSignedBytes) pad = static_cast<Element>(-p.in_off);
   const int64_t plane = static_cast<int64_t>(p.oh) * p.ow;
   const int64_t b = pixel / plane, rest = pixel % plane;
   const int32_t y0 = static_cast<int32_t>(rest / p.ow) * p.win.stride[0] - p.win.padding[0];
@@ -172,6 +185,25 @@ void im2col_row(const int8_t* in, const ConvParams p, int64_t pixel, int64_t len
   std::fill(d, end, Element{0});
 }
 
+// The rows of pixels [first, first + count), row_bytes apart.
+void im2col_rows(RowFormat format, const int8_t* in, const ConvParams& p, int64_t first,
+                 int64_t count, int64_t length, int64_t row_bytes, uint8_t* rows) {
+  for (int64_t i = 0; i < count; ++i) {
+    void* row = rows + i * row_bytes;
+    switch (format) {
+      case RowFormat::kUnsignedBytes:
+        im2col_row<RowFormat::kUnsignedBytes>(in, p, first + i, length, row);
+        break;
+      case RowFormat::kSignedBytes:
+        im2col_row<RowFormat::kSignedBytes>(in, p, first + i, length, row);
+        break;
+      case RowFormat::kOffsetInt16:
+        im2col_row<RowFormat::kOffsetInt16>(in, p, first + i, length, row);
+        break;
+    }
+  }
+}
+
 struct Job {
   const int8_t* in;
   int8_t* out;
@@ -200,14 +232,7 @@ void run_slot(void* context, size_t slot) {
     const int64_t first = pixel_task * kTaskPixels;
     const int64_t count = j.pixels - first < kTaskPixels ? j.pixels - first : kTaskPixels;
     if (rows_of != pixel_task) {
-      for (int64_t i = 0; i < count; ++i) {
-        void* row = rows + i * j.row_bytes;
-        if (l.unsigned_rows) {
-          im2col_row<true>(j.in, p, first + i, j.row_elements, row);
-        } else {
-          im2col_row<false>(j.in, p, first + i, j.row_elements, row);
-        }
-      }
+      im2col_rows(l.format, j.in, p, first, count, j.row_elements, j.row_bytes, rows);
       rows_of = pixel_task;
     }
     const int64_t block_end = (block_task + 1) * j.blocks_per_task < j.s.blocks
@@ -245,11 +270,11 @@ bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* 
   s.layout = l;
   s.cout = p.cout;
   s.k = static_cast<int64_t>(p.kh) * p.kw * p.cin;
-  s.kgroups = round_up(s.k, l.group) / l.group;
+  s.kgroups = round_up(round_up(s.k, l.group) / l.group, l.group_multiple);
   s.blocks = round_up(p.cout, l.block_channels) / l.block_channels;
   const int64_t pixels = static_cast<int64_t>(p.n) * p.oh * p.ow;
   const int64_t row_elements = s.kgroups * l.group;
-  const int64_t row_bytes = round_up(row_elements * l.element_bytes, 64);
+  const int64_t row_bytes = round_up(row_elements * l.element_bytes(), 64);
   const int64_t channels = s.channels();
 
   pthreadpool_t pool = pixels * p.cout * s.k >= kMinParallelMacs ? shared_threadpool() : nullptr;
@@ -264,8 +289,10 @@ bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* 
   const uint8_t* filters = packed_filters(ctx, weight, s);
   if (filters == nullptr) return false;
 
-  // The offset correction of unsigned rows (int8_tile.h); rows of x + input_offset need none.
-  const int32_t offset_weight = l.unsigned_rows ? p.in_off - 128 : 0;
+  // The input offset's share the rows leave out (int8_tile.h).
+  const int32_t offset_weight = l.format == RowFormat::kUnsignedBytes ? p.in_off - 128
+                                : l.format == RowFormat::kSignedBytes ? p.in_off
+                                                                      : 0;
   auto* corr = reinterpret_cast<int32_t*>(scratch);
   int32_t* mult = corr + channels;
   int32_t* left = mult + channels;

@@ -1,6 +1,13 @@
 #include "kernels/cortex_m/host/host_isa.h"
 
+#include <atomic>
+
 #include "runtime/platform/cpu_isa.h"
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace pteron::cortex_m::host {
 
@@ -31,5 +38,21 @@ bool has_avx512_vnni() {
   return false;
 #endif
 }
+
+bool has_neon_dot() {
+#if defined(__aarch64__) && defined(__linux__)
+  static const bool yes = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return yes;
+#else
+  return false;
+#endif
+}
+
+namespace {
+std::atomic<bool> g_host_paths{true};
+}  // namespace
+
+bool host_paths_enabled() { return g_host_paths.load(std::memory_order_relaxed); }
+void set_host_paths_enabled(bool on) { g_host_paths.store(on, std::memory_order_relaxed); }
 
 }  // namespace pteron::cortex_m::host

@@ -11,5 +11,12 @@ bool has_avx2();
 bool has_avx512();
 // ... and VNNI's 8-bit dot products (the convolution's tile).
 bool has_avx512_vnni();
+// aarch64's dot-product extension (`sdot`: the convolution's tile; NEON itself is always there).
+bool has_neon_dot();
+
+// Whether the host paths run at all (default: yes). Tests turn them off to run the scalar
+// reference on the same inputs in the same process (as set_use_simd does on Cortex-M builds).
+bool host_paths_enabled();
+void set_host_paths_enabled(bool on);
 
 }  // namespace pteron::cortex_m::host

@@ -6,7 +6,8 @@
 #include <cstring>
 
 #include "kernels/cortex_m/host/int8_tile.h"
-#include "kernels/cortex_m/host/requantize_avx2.h"
+#include "kernels/cortex_m/host/int8_tile_epilogue.h"
+#include "kernels/cortex_m/host/vec_avx2.h"
 
 namespace pteron::cortex_m::host {
 namespace {
@@ -42,43 +43,16 @@ void tile(const Int8Tile& t) {
 #undef PTERON_TILE_ROW
   }
   const __m256i acc[6][2] = {{a0, b0}, {a1, b1}, {a2, b2}, {a3, b3}, {a4, b4}, {a5, b5}};
-  const __m256i out_off = _mm256_set1_epi32(t.out_off);
-  const __m256i lo = _mm256_set1_epi32(t.act_min);
-  const __m256i hi = _mm256_set1_epi32(t.act_max);
-  for (int h = 0; h < 2; ++h) {
-    const int c0 = 8 * h;
-    if (t.channels <= c0) break;
-    const auto load = [&](const int32_t* p) {
-      return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + c0));
-    };
-    const __m256i corr = load(t.corr), mult = load(t.mult), left = load(t.left),
-                  right = load(t.right);
-#pragma GCC unroll 6
-    for (int r = 0; r < MR; ++r) {
-      const __m256i q = requantize_avx2(_mm256_add_epi32(acc[r][h], corr), mult, left, right);
-      store_int8x8(t.out + r * t.out_stride + c0, offset_clamp_to_int8(q, out_off, lo, hi),
-                   t.channels - c0);
-    }
-  }
+  finish_tile<Avx2, MR>(t, acc);
 }
+
+template <int MR>
+struct Tile {
+  static void run(const Int8Tile& t) { tile<MR>(t); }
+};
 
 }  // namespace
 
-void int8_tile_avx2(const Int8Tile& t) {
-  switch (t.row_count) {
-    case 6:
-      return tile<6>(t);
-    case 5:
-      return tile<5>(t);
-    case 4:
-      return tile<4>(t);
-    case 3:
-      return tile<3>(t);
-    case 2:
-      return tile<2>(t);
-    default:
-      return tile<1>(t);
-  }
-}
+void int8_tile_avx2(const Int8Tile& t) { run_rows<Tile, 6>(t); }
 
 }  // namespace pteron::cortex_m::host

@@ -5,7 +5,8 @@
 #include <cstring>
 
 #include "kernels/cortex_m/host/int8_tile.h"
-#include "kernels/cortex_m/host/requantize_avx512.h"
+#include "kernels/cortex_m/host/int8_tile_epilogue.h"
+#include "kernels/cortex_m/host/vec_avx512.h"
 
 namespace pteron::cortex_m::host {
 namespace {
@@ -45,46 +46,16 @@ void tile(const Int8Tile& t) {
   }
   const __m512i acc[8][2] = {{a0, b0}, {a1, b1}, {a2, b2}, {a3, b3},
                              {a4, b4}, {a5, b5}, {a6, b6}, {a7, b7}};
-  const __m512i out_off = _mm512_set1_epi32(t.out_off);
-  const __m512i lo = _mm512_set1_epi32(t.act_min);
-  const __m512i hi = _mm512_set1_epi32(t.act_max);
-  for (int h = 0; h < 2; ++h) {
-    const int c0 = 16 * h;
-    if (t.channels <= c0) break;
-    const __m512i corr = _mm512_loadu_si512(t.corr + c0);
-    const __m512i mult = _mm512_loadu_si512(t.mult + c0);
-    const __m512i left = _mm512_loadu_si512(t.left + c0);
-    const __m512i right = _mm512_loadu_si512(t.right + c0);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const __m512i q = requantize_avx512(_mm512_add_epi32(acc[r][h], corr), mult, left, right);
-      store_int8x16(t.out + r * t.out_stride + c0, offset_clamp_to_int8(q, out_off, lo, hi),
-                    t.channels - c0);
-    }
-  }
+  finish_tile<Avx512, MR>(t, acc);
 }
+
+template <int MR>
+struct Tile {
+  static void run(const Int8Tile& t) { tile<MR>(t); }
+};
 
 }  // namespace
 
-void int8_tile_avx512vnni(const Int8Tile& t) {
-  switch (t.row_count) {
-    case 8:
-      return tile<8>(t);
-    case 7:
-      return tile<7>(t);
-    case 6:
-      return tile<6>(t);
-    case 5:
-      return tile<5>(t);
-    case 4:
-      return tile<4>(t);
-    case 3:
-      return tile<3>(t);
-    case 2:
-      return tile<2>(t);
-    default:
-      return tile<1>(t);
-  }
-}
+void int8_tile_avx512vnni(const Int8Tile& t) { run_rows<Tile, 8>(t); }
 
 }  // namespace pteron::cortex_m::host

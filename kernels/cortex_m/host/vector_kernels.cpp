@@ -16,9 +16,12 @@ const VectorKernels* kernels() {
     if (has_avx512()) return &kAvx512Kernels;
     if (has_avx2()) return &kAvx2Kernels;
 #endif
+#if defined(__aarch64__)
+    return &kNeonKernels;
+#endif
     return nullptr;
   }();
-  return chosen;
+  return host_paths_enabled() ? chosen : nullptr;
 }
 
 constexpr int64_t kMinParallelMacs = int64_t{1} << 20;

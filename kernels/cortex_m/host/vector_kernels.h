@@ -1,9 +1,9 @@
 // The int8 kernels whose host paths are plain vector loops (no packing, no tile): quantize, add,
 // max pool, depthwise convolution. Each loop is written once (vector_loops.h) over a vector
 // type, and instantiated per instruction set (isa_avx512.cpp: 16 int32 lanes, 64 bytes;
-// isa_avx2.cpp: 8 and 32), bit for bit the scalar references in the op_*.cpp files. Every entry
-// returns false, having written nothing, when this CPU has none of them (the caller takes the
-// scalar path).
+// isa_avx2.cpp: 8 and 32; isa_neon.cpp: 4 and 16), bit for bit the scalar references in the
+// op_*.cpp files. Every entry returns false, having written nothing, when this CPU has none of them
+// (the caller takes the scalar path).
 #pragma once
 
 #include <cstdint>
@@ -55,6 +55,9 @@ struct VectorKernels {
 #if defined(__x86_64__)
 extern const VectorKernels kAvx512Kernels;  // isa_avx512.cpp
 extern const VectorKernels kAvx2Kernels;    // isa_avx2.cpp
+#endif
+#if defined(__aarch64__)
+extern const VectorKernels kNeonKernels;  // isa_neon.cpp: 4 int32 lanes, 16 bytes
 #endif
 
 }  // namespace pteron::cortex_m::host

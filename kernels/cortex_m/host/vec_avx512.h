@@ -1,0 +1,62 @@
+// The host paths' vector type for AVX-512 (F, BW, VL): 16 int32 lanes, 64 bytes: what
+// vector_loops.h and the convolution tile's epilogue (int8_tile_epilogue.h) are written over. Only
+// this ISA's sources include it (they are compiled with its flags).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cortex_m/host/requantize_avx512.h"
+
+namespace pteron::cortex_m::host {
+
+inline __mmask16 first16(int64_t count) {
+  return static_cast<__mmask16>(count >= 16 ? 0xFFFFu : (1u << count) - 1u);
+}
+
+struct Avx512 {
+  static constexpr int64_t kLanes = 16, kByteLanes = 64;
+  using I32 = __m512i;
+  static __m512i set1(int32_t v) { return _mm512_set1_epi32(v); }
+  static __m512 set1f(float v) { return _mm512_set1_ps(v); }
+  static __m512i load_i8(const int8_t* p, int64_t count) {
+    return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(first16(count), p));
+  }
+  static __m512i load_i32(const int32_t* p, int64_t count) {
+    return _mm512_maskz_loadu_epi32(first16(count), p);
+  }
+  static __m512 load_f32(const float* p, int64_t count) {
+    return _mm512_maskz_loadu_ps(first16(count), p);
+  }
+  static __m512i add(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }
+  static __m512i sub(__m512i a, __m512i b) { return _mm512_sub_epi32(a, b); }
+  static __m512i mullo(__m512i a, __m512i b) { return _mm512_mullo_epi32(a, b); }
+  static __m512i shl(__m512i a, int bits) {
+    return _mm512_slli_epi32(a, static_cast<unsigned>(bits));
+  }
+  static __m512i requantize(__m512i v, __m512i mult, __m512i left, __m512i right) {
+    return requantize_avx512(v, mult, left, right);
+  }
+  static __m512i quantize_lanes(__m512 x, __m512 scale, __m512 lo, __m512 hi) {
+    const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(x, scale),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __mmask16 ordered = _mm512_cmp_ps_mask(r, r, _CMP_ORD_Q);
+    return _mm512_cvtps_epi32(
+        _mm512_maskz_mov_ps(ordered, _mm512_min_ps(_mm512_max_ps(r, lo), hi)));
+  }
+  static void store_i8(int8_t* out, __m512i q, __m512i offset, __m512i lo, __m512i hi,
+                       int64_t count) {
+    store_int8x16(out, offset_clamp_to_int8(q, offset, lo, hi), count);
+  }
+  static __m512i min_bytes() { return _mm512_set1_epi8(-128); }
+  static __m512i load_bytes(const int8_t* p, int64_t count) {
+    const __mmask64 valid = count >= 64 ? ~__mmask64{0} : (__mmask64{1} << count) - 1;
+    return _mm512_mask_loadu_epi8(min_bytes(), valid, p);
+  }
+  static __m512i max_bytes(__m512i a, __m512i b) { return _mm512_max_epi8(a, b); }
+  static void spill_bytes(__m512i v, int8_t* out) { _mm512_store_si512(out, v); }
+};
+
+}  // namespace pteron::cortex_m::host

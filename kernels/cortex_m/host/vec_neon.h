@@ -1,0 +1,67 @@
+// The host paths' vector type for NEON (aarch64's baseline): 4 int32 lanes, 16 bytes: what
+// vector_loops.h and the convolution tile's epilogue (int8_tile_epilogue.h) are written over. Only
+// this ISA's sources include it (they are compiled with its flags).
+#pragma once
+
+#include <arm_neon.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cortex_m/host/requantize_neon.h"
+
+namespace pteron::cortex_m::host {
+
+struct Neon {
+  static constexpr int64_t kLanes = 4, kByteLanes = 16;
+  using I32 = int32x4_t;
+  static int32x4_t set1(int32_t v) { return vdupq_n_s32(v); }
+  static float32x4_t set1f(float v) { return vdupq_n_f32(v); }
+  static int32x4_t load_i8(const int8_t* p, int64_t count) {
+    int32_t four = 0;
+    std::memcpy(&four, p, static_cast<size_t>(count >= 4 ? 4 : count));
+    const int16x8_t words = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(four)));
+    return vmovl_s16(vget_low_s16(words));
+  }
+  static int32x4_t load_i32(const int32_t* p, int64_t count) {
+    if (count >= 4) return vld1q_s32(p);
+    int32_t lanes[4] = {};
+    std::memcpy(lanes, p, static_cast<size_t>(count) * sizeof(int32_t));
+    return vld1q_s32(lanes);
+  }
+  static float32x4_t load_f32(const float* p, int64_t count) {
+    if (count >= 4) return vld1q_f32(p);
+    float lanes[4] = {};
+    std::memcpy(lanes, p, static_cast<size_t>(count) * sizeof(float));
+    return vld1q_f32(lanes);
+  }
+  static int32x4_t add(int32x4_t a, int32x4_t b) { return vaddq_s32(a, b); }
+  static int32x4_t sub(int32x4_t a, int32x4_t b) { return vsubq_s32(a, b); }
+  static int32x4_t mullo(int32x4_t a, int32x4_t b) { return vmulq_s32(a, b); }
+  static int32x4_t shl(int32x4_t a, int bits) { return vshlq_s32(a, vdupq_n_s32(bits)); }
+  static int32x4_t requantize(int32x4_t v, int32x4_t mult, int32x4_t left, int32x4_t right) {
+    return requantize_neon(v, mult, left, right);
+  }
+  static int32x4_t quantize_lanes(float32x4_t x, float32x4_t scale, float32x4_t lo,
+                                  float32x4_t hi) {
+    const float32x4_t r = vrndnq_f32(vmulq_f32(x, scale));  // half to even, as nearbyint
+    const float32x4_t clamped = vminq_f32(vmaxq_f32(r, lo), hi);
+    return vcvtq_s32_f32(vbslq_f32(vceqq_f32(r, r), clamped, vdupq_n_f32(0.0f)));  // NaN: 0
+  }
+  static void store_i8(int8_t* out, int32x4_t q, int32x4_t offset, int32x4_t lo, int32x4_t hi,
+                       int64_t count) {
+    store_int8x4(out, offset_clamp_to_int8(q, offset, lo, hi), count);
+  }
+  static int8x16_t min_bytes() { return vdupq_n_s8(-128); }
+  static int8x16_t load_bytes(const int8_t* p, int64_t count) {
+    if (count >= 16) return vld1q_s8(p);
+    int8_t lanes[16];
+    std::memset(lanes, -128, sizeof lanes);
+    std::memcpy(lanes, p, static_cast<size_t>(count));
+    return vld1q_s8(lanes);
+  }
+  static int8x16_t max_bytes(int8x16_t a, int8x16_t b) { return vmaxq_s8(a, b); }
+  static void spill_bytes(int8x16_t v, int8_t* out) { vst1q_s8(out, v); }
+};
+
+}  // namespace pteron::cortex_m::host

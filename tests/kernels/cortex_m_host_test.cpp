@@ -1,0 +1,213 @@
+// The int8 kernel library's host paths (kernels/cortex_m/host) against its scalar reference, in
+// the same process on the same inputs, bit for bit: the convolution's tile (AVX-512 VNNI, AVX2,
+// or NEON sdot, whichever this CPU has), and the vector loops (quantize, add, max pool,
+// depthwise). A plain gtest, so the aarch64 cross build runs the NEON paths under qemu; the x86
+// paths are also checked from Python against an int64 reference (tests/kernels/test_cortex_m.py).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cortex_m/host/host_isa.h"
+#include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel.h"
+#include "runtime/threads/threadpool.h"
+
+namespace pteron {
+namespace {
+
+const KernelEntry* cortex_m_kernel(const char* name) {
+  for (const KernelEntry& e : registered_kernels())
+    if (std::strcmp(e.name, name) == 0 && std::strcmp(e.library, "cortex_m") == 0) return &e;
+  return nullptr;
+}
+
+// A contiguous tensor owning its storage.
+struct Owned {
+  std::vector<int32_t> sizes, strides;
+  std::vector<uint8_t> dim_order;
+  std::vector<int64_t> storage;
+  Tensor tensor;
+  Owned(ScalarType dtype, std::vector<int32_t> shape) : sizes(std::move(shape)) {
+    const int32_t dim = static_cast<int32_t>(sizes.size());
+    strides.assign(sizes.size(), 1);
+    int64_t numel = 1;
+    for (int32_t d = dim - 1; d >= 0; --d) {
+      strides[d] = static_cast<int32_t>(numel);
+      numel *= sizes[d];
+      dim_order.insert(dim_order.begin(), static_cast<uint8_t>(d));
+    }
+    storage.assign(static_cast<size_t>(numel) + 1, 0);
+    tensor = Tensor(dtype, dim, sizes.data(), dim_order.data(), strides.data(), storage.data());
+  }
+  template <typename T>
+  T* data() {
+    return tensor.data<T>();
+  }
+  std::vector<uint8_t> bytes() const {
+    const auto* p = static_cast<const uint8_t*>(tensor.const_data());
+    return {p, p + tensor.nbytes()};
+  }
+};
+
+EValue T(Owned& t) { return EValue::from_tensor(&t.tensor); }
+EValue I(int64_t v) { return EValue::from_int(v); }
+EValue L(const std::vector<int64_t>& v) {
+  EValue e;
+  e.tag = Tag::IntList;
+  e.int_list = Span<const int64_t>(v.data(), v.size());
+  return e;
+}
+
+// Runs `op` with the host paths on or off; the out tensor is the last argument.
+void run(const char* op, std::vector<EValue> args, bool host) {
+  const KernelEntry* fn = cortex_m_kernel(op);
+  ASSERT_NE(fn, nullptr) << op;
+  cortex_m::host::set_host_paths_enabled(host);
+  std::vector<EValue*> ptrs;
+  for (EValue& v : args) ptrs.push_back(&v);
+  static std::vector<uint8_t> scratch(16u << 20);
+  MemoryAllocator allocator(scratch.data(), scratch.size());
+  KernelContext ctx{&allocator};
+  EXPECT_EQ(call_kernel(*fn, ctx, Span<EValue*>(ptrs.data(), ptrs.size())), Error::Ok) << op;
+  cortex_m::host::set_host_paths_enabled(true);
+}
+
+std::mt19937 rng(11);
+void fill_i8(Owned& t) {
+  std::uniform_int_distribution<int> d(-128, 127);
+  for (int64_t i = 0; i < t.tensor.numel(); ++i) t.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
+}
+void fill_weights(Owned& t) {
+  std::uniform_int_distribution<int> d(-127, 127);
+  for (int64_t i = 0; i < t.tensor.numel(); ++i) t.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
+}
+// Per-channel Q31 multipliers and shifts, left shifts included.
+void fill_requant(Owned& mult, Owned& shift, int32_t channels) {
+  std::uniform_int_distribution<int32_t> m(1 << 30, std::numeric_limits<int32_t>::max());
+  const int32_t shifts[] = {2, 0, -1, -6, -9, -13, -20, -31};
+  for (int32_t c = 0; c < channels; ++c) {
+    mult.data<int32_t>()[c] = m(rng);
+    shift.data<int32_t>()[c] = shifts[c % 8];
+  }
+}
+
+struct ConvCase {
+  int32_t n, h, w, cin, cout, k, stride, pad, in_off;
+};
+
+class HostConv : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(HostConv, MatchesTheScalarReference) {
+  const ConvCase c = GetParam();
+  set_num_threads(2);  // the larger cases run on the pool
+  const int32_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1,
+                ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+  Owned in(ScalarType::Char, {c.n, c.h, c.w, c.cin}),
+      wt(ScalarType::Char, {c.cout, c.k, c.k, c.cin});
+  Owned bias(ScalarType::Int, {c.cout}), mult(ScalarType::Int, {c.cout}),
+      shift(ScalarType::Int, {c.cout});
+  fill_i8(in), fill_weights(wt), fill_requant(mult, shift, c.cout);
+  for (int32_t i = 0; i < c.cout; ++i) bias.data<int32_t>()[i] = (i * 7919) % 40001 - 20000;
+  const std::vector<int64_t> stride = {c.stride, c.stride}, pad = {c.pad, c.pad}, dil = {1, 1};
+  std::vector<uint8_t> results[2];
+  for (int host = 0; host < 2; ++host) {
+    Owned out(ScalarType::Char, {c.n, oh, ow, c.cout});
+    run("cortex_m::quantized_conv2d_nhwc.out",
+        {T(in), T(wt), T(bias), L(stride), L(pad), L(dil), I(c.in_off), I(-3), T(mult), T(shift),
+         I(-100), I(120), EValue(), T(out)},
+        host == 1);
+    results[host] = out.bytes();
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, HostConv,
+    ::testing::Values(ConvCase{1, 11, 13, 5, 70, 3, 1, 1, 0},     // K, channel and pixel tails
+                      ConvCase{2, 16, 16, 64, 64, 3, 1, 1, 128},  // threads; offset 128
+                      ConvCase{1, 9, 9, 16, 40, 1, 2, 0, -127},   // strided 1x1; offset -127
+                      ConvCase{1, 12, 10, 3, 33, 7, 2, 3, 5}),    // a first layer
+    [](const ::testing::TestParamInfo<ConvCase>& info) {
+      const ConvCase& c = info.param;
+      return "cin" + std::to_string(c.cin) + "_cout" + std::to_string(c.cout) + "_k" +
+             std::to_string(c.k) + "_s" + std::to_string(c.stride) + "_n" + std::to_string(c.n);
+    });
+
+TEST(HostVectorKernels, DepthwiseMatchesTheScalarReference) {
+  set_num_threads(2);
+  for (const int32_t channels : {19, 96}) {
+    const int32_t h = 20, w = 17, k = 3;
+    Owned in(ScalarType::Char, {1, h, w, channels}), wt(ScalarType::Char, {1, k, k, channels});
+    Owned bias(ScalarType::Int, {channels}), mult(ScalarType::Int, {channels});
+    Owned shift(ScalarType::Int, {channels});
+    fill_i8(in), fill_weights(wt), fill_requant(mult, shift, channels);
+    for (int32_t i = 0; i < channels; ++i) bias.data<int32_t>()[i] = i * 37 - 500;
+    const std::vector<int64_t> stride = {2, 1}, pad = {1, 1}, dil = {1, 1};
+    std::vector<uint8_t> results[2];
+    for (int host = 0; host < 2; ++host) {
+      Owned out(ScalarType::Char, {1, 10, 17, channels});
+      run("cortex_m::quantized_depthwise_conv2d_nhwc.out",
+          {T(in), T(wt), T(bias), L(stride), L(pad), L(dil), I(1), I(11), I(-6), T(mult), T(shift),
+           I(-128), I(127), EValue(), T(out)},
+          host == 1);
+      results[host] = out.bytes();
+    }
+    EXPECT_EQ(results[0], results[1]) << channels << " channels";
+  }
+}
+
+TEST(HostVectorKernels, AddMaxPoolAndQuantizeMatchTheScalarReference) {
+  const int32_t n = 1003;  // whole vectors and a tail on every instruction set
+  Owned a(ScalarType::Char, {n}), b(ScalarType::Char, {n});
+  fill_i8(a), fill_i8(b);
+  std::vector<uint8_t> sums[2];
+  for (int host = 0; host < 2; ++host) {
+    Owned out(ScalarType::Char, {n});
+    run("cortex_m::quantized_add.out",
+        {T(a), I(3), I(1518500250), I(-1), T(b), I(-7), I(1073741824), I(0), I(-2), I(1395864371),
+         I(-19), I(-20), I(127), T(out)},
+        host == 1);
+    sums[host] = out.bytes();
+  }
+  EXPECT_EQ(sums[0], sums[1]);
+
+  Owned image(ScalarType::Char, {2, 7, 9, 100});
+  fill_i8(image);
+  const std::vector<int64_t> kernel = {3, 3}, stride = {2, 2}, pad = {1, 1}, dil = {1, 1};
+  std::vector<uint8_t> pooled[2];
+  for (int host = 0; host < 2; ++host) {
+    Owned out(ScalarType::Char, {2, 4, 5, 100});
+    run("cortex_m::quantized_max_pool2d_nhwc.out",
+        {T(image), L(kernel), L(stride), L(pad), L(dil), EValue::from_bool(false), I(3), I(-5),
+         I(-120), I(110), T(out)},
+        host == 1);
+    pooled[host] = out.bytes();
+  }
+  EXPECT_EQ(pooled[0], pooled[1]);
+
+  Owned x(ScalarType::Float, {n});
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (int32_t i = 0; i < n; ++i) x.data<float>()[i] = normal(rng);
+  x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+  x.data<float>()[1] = std::numeric_limits<float>::infinity();
+  x.data<float>()[2] = -1e30f;
+  x.data<float>()[3] = 2.5f * 0.037f;  // about halfway between two steps
+  std::vector<uint8_t> quantized[2];
+  for (int host = 0; host < 2; ++host) {
+    Owned out(ScalarType::Char, {n});
+    run("cortex_m::quantize_per_tensor.out",
+        {T(x), EValue::from_double(0.037), I(-5), I(-100), I(127),
+         I(static_cast<int64_t>(ScalarType::Char)), T(out)},
+        host == 1);
+    quantized[host] = out.bytes();
+  }
+  EXPECT_EQ(quantized[0], quantized[1]);
+}
+
+}  // namespace
+}  // namespace pteron
