@@ -21,6 +21,14 @@ thread (the work the counts measure), alternating rounds, each run in its own pr
 ISA, CPU time and load average. Every output is checked against PyTorch eager.
 Writes bench/results/arm.{json,md,png}; the chart is drawn by `--chart-only` in the venv that has
 matplotlib (.venv-et, passed as --chart-python).
+
+`--int8` (make bench-arm BENCH_ARGS=--int8) counts int8 programs instead: each model quantized by
+`pteron compile --quantize xnnpack` (16 seeded calibration samples, as bench-cpu-int8) and
+compiled for XNNPACK's aarch64 int8 operators (`xnnpack,portable`) and for pteron's int8 kernel
+library (`cortex-m,optimized,portable`: its NEON `sdot` host paths, kernels/cortex_m/host). The
+aarch64 output of pteron's program must match its x86 output (the same integer arithmetic; a
+float tail after the last dequantize may differ in its last bits); both are compared with eager.
+No x86 timings (bench-cpu-int8 has them). Writes bench/results/arm_int8.{json,md}.
 """
 
 import argparse
@@ -46,7 +54,12 @@ RESULTS = REPO / "bench" / "results"
 MODELS = ["ds-cnn", "mobilenet-v2", "resnet-18", "transformer-block", "opt-125m"]
 XNNPACK = "XNNPACK (aarch64)"
 CONFIGS = {XNNPACK: "xnnpack,portable", "pteron NEON": "optimized,portable", "pteron default": None}
+INT8_CONFIGS = {XNNPACK: "xnnpack,portable", "pteron int8 kernels (NEON sdot)": "cortex-m,optimized,portable"}
+INT8_MODELS = ["ds-cnn", "mobilenet-v2", "resnet-18"]
+CALIBRATION_SAMPLES = 16  # as bench-cpu-int8
 TOLERANCE = 1e-4  # max |diff| / max |eager|, float32 (as bench-cpu)
+INT8_TOLERANCE = 0.5  # relative L2 error against eager: catches a broken program, not quantization
+X86_TOLERANCE = 1e-6  # max |diff| / max |x86| between pteron's int8 program on aarch64 and on x86
 ICOUNT = re.compile(r"icount: inference=(\d+) total=(\d+) marks=(\d+)")
 
 
@@ -67,9 +80,21 @@ def prepare(name: str, work: Path) -> np.ndarray:
         return model(*inputs).numpy()
 
 
+def write_calibration(name: str, work: Path) -> None:
+    """16 seeded normal samples of the model's inputs (bench-cpu-int8's), for --quantize."""
+    inputs = cpu_path.inputs_of(work, name)
+    rng = np.random.default_rng(7)
+    np.savez(work / f"{name}.cal.npz", **{
+        f"input_{i}": rng.standard_normal((CALIBRATION_SAMPLES, *x.shape)).astype(x.dtype)
+        for i, x in enumerate(inputs)})
+
+
 def compile_program(args, name: str, work: Path, target: str, backends: str | None) -> Path:
-    pte = work / f"{name}.{target}.{(backends or 'default').replace(',', '+')}.pte"
+    tag = "int8." if args.int8 else ""
+    pte = work / f"{name}.{target}.{tag}{(backends or 'default').replace(',', '+')}.pte"
     command = [args.pteron, "compile", work / f"{name}.pt2", "-o", pte, "--target", target]
+    if args.int8:
+        command += ["--quantize", "xnnpack", "--calibration", work / f"{name}.cal.npz"]
     proc = cpu_path.cli(*command, *(["--backends", backends] if backends else []))
     if proc.returncode != 0:
         raise RuntimeError(f"{name}: compile for {target} ({backends or 'default'}): {proc.stderr.strip()}")
@@ -133,6 +158,67 @@ def bench_model(name: str, work: Path, args) -> dict:
         log(f"{name}: {label}: x86 {systems[label]['x86']['median_ms']:.3f} ms, 1 thread "
             f"(rounds {systems[label]['x86']['round_medians_ms']})")
     return systems
+
+
+def bench_model_int8(name: str, work: Path, args) -> dict:
+    """Instructions per inference of each int8 program on aarch64, and the checks (module doc)."""
+    log(f"{name}: export, calibration samples and PyTorch eager reference")
+    reference = prepare(name, work)
+    write_calibration(name, work)
+    systems = {}
+    for label, backends in INT8_CONFIGS.items():
+        pte = compile_program(args, name, work, "cortex-a76", backends)
+        t = time.perf_counter()
+        instructions, output = count_instructions(args, pte, name, work)
+        error = float(np.linalg.norm(output - reference) / np.linalg.norm(reference))
+        if error > INT8_TOLERANCE:
+            raise RuntimeError(f"{name}: {label} on aarch64: rel. L2 error {error:.2f} > {INT8_TOLERANCE}")
+        systems[label] = {"backends": backends, "aarch64_instructions": instructions, "aarch64_rel_l2_error": error,
+                          "aarch64_program_bytes": pte.stat().st_size,
+                          "delegation": cpu_path.pteron_delegation(args.pteron, pte),
+                          "qemu_seconds": round(time.perf_counter() - t, 1)}
+        if backends.startswith("cortex-m"):
+            host = compile_program(args, name, work, "host", backends)
+            out = host.with_suffix(".x86.out.npz")
+            proc = cpu_path.cli(args.pteron, "run", host, "--inputs", work / f"{name}.inputs.npz", "--outputs", out,
+                                "--threads", 1)
+            if proc.returncode != 0:
+                raise RuntimeError(f"{host.name}: pteron run: {proc.stderr.strip()}")
+            x86 = np.load(out)["output_0"]
+            # The int8 layers give the same bytes on both; a float tail after the last dequantize
+            # (a pool, a softmax) may differ in its last bits between the two CPUs' kernels.
+            diff = float(np.abs(x86 - output).max() / max(float(np.abs(x86).max()), 1e-30))
+            if diff > X86_TOLERANCE:
+                raise RuntimeError(f"{name}: {label}: the aarch64 output differs from the x86 one ({diff:.1e})")
+            systems[label]["aarch64_vs_x86_max_rel_diff"] = diff
+        log(f"{name}: {label}: {instructions / 1e6:.2f} M instructions per inference "
+            f"(rel. L2 error vs eager {error:.3f}, {systems[label]['qemu_seconds']} s under qemu)")
+    return systems
+
+
+def write_markdown_int8(doc: dict, path: Path) -> None:
+    text = ["# Arm figures, int8: pteron's int8 kernels (NEON sdot) vs XNNPACK's aarch64 build "
+            "(make bench-arm BENCH_ARGS=--int8)", "",
+            f"bench/arm_icount.py --int8. Instructions per inference under `qemu-aarch64 -cpu {doc['cpu']}` "
+            f"({doc['qemu']}, tools/qemu_icount; the second of two runs, one thread, exact and load independent) "
+            "of each model quantized by `pteron compile --quantize xnnpack` (16 seeded calibration samples) and "
+            "compiled with `--target cortex-a76` for XNNPACK's int8 operators (Debian's arm64 build, "
+            f"{doc['xnnpack']}) and for pteron's int8 kernel library (kernels/cortex_m/host). pteron's aarch64 "
+            f"output is within {X86_TOLERANCE} (max |diff| / max |x86|) of its x86 output (its int8 layers give "
+            "the same bytes; a float tail may differ in the last bits); the error column is the relative L2 distance from "
+            "PyTorch eager in float32 (random weights: it says how far quantization moved the output).", "",
+            "Instructions are not cycles. A ratio below 1 means fewer instructions than XNNPACK.", ""]
+    for name, systems in doc["models"].items():
+        text += [f"## {name}", "", "| program | aarch64 M instructions | vs XNNPACK | rel. L2 error vs eager | "
+                 "runs on |", "|---|---:|---:|---:|---|"]
+        for label, s in systems.items():
+            runs_on = ", ".join(f"{k} {v}" for k, v in sorted(s["delegation"]["runs_on"].items()))
+            text.append(f"| {label} | {s['aarch64_instructions'] / 1e6:.2f} | "
+                        f"{ratio(systems, label, lambda v: v['aarch64_instructions']):.2f} | "
+                        f"{s['aarch64_rel_l2_error']:.3f} | {runs_on} |")
+        text.append("")
+    text += [f"pteron at {doc['commit']}; {doc['seconds']:.0f} s in all.", ""]
+    path.write_text("\n".join(text))
 
 
 def ratio(systems: dict, label: str, key) -> float:
@@ -212,7 +298,7 @@ def xnnpack_version(sysroot: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="+", default=MODELS)
+    parser.add_argument("--models", nargs="+", help=f"default {MODELS} (--int8: {INT8_MODELS})")
     parser.add_argument("--cpu", default="cortex-a76", help="qemu-aarch64 -cpu (cortex-a76: a Raspberry Pi 5)")
     parser.add_argument("--build", type=Path, default=REPO / "build", help="the host build (pteron, qemu_icount)")
     parser.add_argument("--aarch64-build", type=Path, default=REPO / "build-aarch64")
@@ -224,7 +310,10 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--chart-python", help="a python with matplotlib (.venv-et) to draw arm.png")
     parser.add_argument("--chart-only", action="store_true", help="only draw arm.png from arm.json")
+    parser.add_argument("--int8", action="store_true", help="int8 programs, instruction counts only (arm_int8.*)")
     args = parser.parse_args()
+    default_models = INT8_MODELS if args.int8 else MODELS
+    args.models = args.models or default_models
     if args.chart_only:
         return write_chart(json.loads((args.results / "arm.json").read_text()), args.results / "arm.png")
     args.pteron = str(args.build / "tools" / "cli" / "pteron")
@@ -233,9 +322,21 @@ def main() -> None:
     for path, how in [(args.pteron, "make build"), (args.plugin, "make build"), (args.runner, "make pteron-aarch64")]:
         if not Path(path).exists():
             sys.exit(f"[bench-arm] {path} is missing: {how}")
-    if args.models != MODELS and args.results.resolve() == RESULTS.resolve():
+    if args.models != default_models and args.results.resolve() == RESULTS.resolve():
         sys.exit("[bench-arm] --models is a partial run: give --results elsewhere")
     start = time.perf_counter()
+    if args.int8:  # instruction counts only: exact whatever the load
+        with tempfile.TemporaryDirectory(prefix="pteron-bench-arm-") as tmp:
+            work = args.work or Path(tmp)
+            work.mkdir(parents=True, exist_ok=True)
+            models = {name: bench_model_int8(name, work, args) for name in args.models}
+        doc = {"target": "bench-arm --int8", "cpu": args.cpu, "qemu": qemu_version(),
+               "xnnpack": xnnpack_version(args.sysroot), "models": models, "commit": git_commit(),
+               "seconds": round(time.perf_counter() - start, 1)}
+        args.results.mkdir(parents=True, exist_ok=True)
+        (args.results / "arm_int8.json").write_text(json.dumps(doc, indent=1))
+        write_markdown_int8(doc, args.results / "arm_int8.md")
+        return log(f"done in {doc['seconds']:.0f} s: {args.results}/arm_int8.{{json,md}}")
     priority = match_autogroup_nice()
     load_start = os.getloadavg()[0]
     if load_start > os.cpu_count():

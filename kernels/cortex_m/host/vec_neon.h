@@ -19,7 +19,11 @@ struct Neon {
   static float32x4_t set1f(float v) { return vdupq_n_f32(v); }
   static int32x4_t load_i8(const int8_t* p, int64_t count) {
     int32_t four = 0;
-    std::memcpy(&four, p, static_cast<size_t>(count >= 4 ? 4 : count));
+    if (count >= 4) {
+      std::memcpy(&four, p, 4);  // a fixed size: one load, not a call
+    } else {
+      std::memcpy(&four, p, static_cast<size_t>(count));
+    }
     const int16x8_t words = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(four)));
     return vmovl_s16(vget_low_s16(words));
   }
