@@ -56,7 +56,6 @@ XNNPACK = "XNNPACK (aarch64)"
 CONFIGS = {XNNPACK: "xnnpack,portable", "pteron NEON": "optimized,portable", "pteron default": None}
 INT8_CONFIGS = {XNNPACK: "xnnpack,portable", "pteron int8 kernels (NEON sdot)": "cortex-m,optimized,portable"}
 INT8_MODELS = ["ds-cnn", "mobilenet-v2", "resnet-18"]
-CALIBRATION_SAMPLES = 16  # as bench-cpu-int8
 TOLERANCE = 1e-4  # max |diff| / max |eager|, float32 (as bench-cpu)
 INT8_TOLERANCE = 0.5  # relative L2 error against eager: catches a broken program, not quantization
 X86_TOLERANCE = 1e-6  # max |diff| / max |x86| between pteron's int8 program on aarch64 and on x86
@@ -78,15 +77,6 @@ def prepare(name: str, work: Path) -> np.ndarray:
     model, inputs = models.build(name)
     with torch.no_grad():
         return model(*inputs).numpy()
-
-
-def write_calibration(name: str, work: Path) -> None:
-    """16 seeded normal samples of the model's inputs (bench-cpu-int8's), for --quantize."""
-    inputs = cpu_path.inputs_of(work, name)
-    rng = np.random.default_rng(7)
-    np.savez(work / f"{name}.cal.npz", **{
-        f"input_{i}": rng.standard_normal((CALIBRATION_SAMPLES, *x.shape)).astype(x.dtype)
-        for i, x in enumerate(inputs)})
 
 
 def compile_program(args, name: str, work: Path, target: str, backends: str | None) -> Path:
@@ -164,7 +154,7 @@ def bench_model_int8(name: str, work: Path, args) -> dict:
     """Instructions per inference of each int8 program on aarch64, and the checks (module doc)."""
     log(f"{name}: export, calibration samples and PyTorch eager reference")
     reference = prepare(name, work)
-    write_calibration(name, work)
+    cpu_path.write_calibration(work, name)
     systems = {}
     for label, backends in INT8_CONFIGS.items():
         pte = compile_program(args, name, work, "cortex-a76", backends)

@@ -37,7 +37,6 @@ from priority import match_autogroup_nice  # noqa: E402
 from timing import median_of_rounds, timed_calls_wall_cpu_ms  # noqa: E402
 
 REPO = cpu_path.REPO
-CALIBRATION_SAMPLES = 16
 # label: --backends (None: the host target's default; TUNE: `--tune`, which times the candidate
 # lists on this machine and keeps the fastest, at the benchmark's thread count)
 TUNE = "--tune"
@@ -61,11 +60,8 @@ def step_prepare(name: str, work: Path) -> None:
     import models
 
     cpu_path.step_prepare(name, work)
+    cpu_path.write_calibration(work, name)
     inputs = cpu_path.inputs_of(work, name)
-    rng = np.random.default_rng(7)
-    np.savez(work / f"{name}.cal.npz", **{
-        f"input_{i}": rng.standard_normal((CALIBRATION_SAMPLES, *x.shape)).astype(x.dtype)
-        for i, x in enumerate(inputs)})
     model, _ = models.build(name)
     with torch.no_grad():
         np.save(work / f"{name}.fp32.npy", model(*[torch.from_numpy(x) for x in inputs]).numpy())
@@ -92,7 +88,7 @@ def step_et_export(name: str, work: Path) -> None:
     quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
     prepared = prepare_pt2e(module, quantizer)
     calibration = np.load(work / f"{name}.cal.npz")
-    for k in range(CALIBRATION_SAMPLES):
+    for k in range(cpu_path.CALIBRATION_SAMPLES):
         prepared(*[torch.from_numpy(calibration[f"input_{i}"][k]) for i in range(len(inputs))])
     exported = torch.export.export(convert_pt2e(prepared), inputs)
     edge = to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()])

@@ -122,6 +122,20 @@ def inputs_of(work: Path, name: str) -> list[np.ndarray]:
     return [arrays[f"input_{i}"] for i in range(len(arrays.files))]
 
 
+CALIBRATION_SAMPLES = 16
+
+
+def write_calibration(work: Path, name: str) -> Path:
+    """`{name}.cal.npz`: 16 seeded normal samples of the model's inputs, the calibration data every
+    int8 benchmark quantizes with (`pteron compile --quantize ... --calibration`, and ExecuTorch's
+    XNNPACKQuantizer in bench-cpu-int8)."""
+    rng = np.random.default_rng(7)
+    path = work / f"{name}.cal.npz"
+    np.savez(path, **{f"input_{i}": rng.standard_normal((CALIBRATION_SAMPLES, *x.shape)).astype(x.dtype)
+                      for i, x in enumerate(inputs_of(work, name))})
+    return path
+
+
 # ---- Subprocess steps ---------------------------------------------------------------------
 
 def step_prepare(name: str, work: Path) -> None:

@@ -17,13 +17,11 @@ namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_max_pool2d_nhwc.out";
 
-using PoolParams = MaxPoolParams;
-
-inline int8_t finish(int32_t m, const PoolParams& p) {
+inline int8_t finish(int32_t m, const MaxPoolParams& p) {
   return static_cast<int8_t>(clamp_i32(m + p.zp_shift, p.act_min, p.act_max));
 }
 
-void max_scalar(const int8_t* in, int8_t* out, const PoolParams& p) {
+void max_scalar(const int8_t* in, int8_t* out, const MaxPoolParams& p) {
   for (int32_t b = 0; b < p.n; ++b, in += static_cast<int64_t>(p.h) * p.w * p.c)
     for (int32_t oy = 0; oy < p.oh; ++oy)
       for (int32_t ox = 0; ox < p.ow; ++ox) {
@@ -47,7 +45,7 @@ void max_scalar(const int8_t* in, int8_t* out, const PoolParams& p) {
 }
 
 #if PTERON_CORTEX_M_MVE
-void max_mve(const int8_t* in, int8_t* out, const PoolParams& p) {
+void max_mve(const int8_t* in, int8_t* out, const MaxPoolParams& p) {
   for (int32_t b = 0; b < p.n; ++b, in += static_cast<int64_t>(p.h) * p.w * p.c)
     for (int32_t oy = 0; oy < p.oh; ++oy)
       for (int32_t ox = 0; ox < p.ow; ++ox, out += p.c) {
@@ -84,7 +82,7 @@ void max_mve(const int8_t* in, int8_t* out, const PoolParams& p) {
 Error quantized_max_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
   const Tensor& in = *args[0]->tensor;
   Tensor& out = *args[10]->tensor;
-  PoolParams p{};
+  MaxPoolParams p{};
   PTERON_TRY(read_pool_shape(kOp, args, args[4], args[5]->b, out, &p));
   PTERON_TRY(check_zero_point(kOp, args[6]->i, "input_zero_point"));
   PTERON_TRY(check_zero_point(kOp, args[7]->i, "output_zero_point"));

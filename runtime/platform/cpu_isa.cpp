@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace pteron {
 namespace {
@@ -56,6 +60,20 @@ X86Level x86_level_allowed() {
   return level;
 #else
   return X86Level::Baseline;
+#endif
+}
+
+bool int8_dot_product_allowed() {
+#if defined(__x86_64__)
+  static const bool allowed = x86_level_allowed() >= X86Level::Avx512 &&
+                              __builtin_cpu_supports("avx512bw") &&
+                              __builtin_cpu_supports("avx512vnni");
+  return allowed;
+#elif defined(__aarch64__) && defined(__linux__)
+  static const bool allowed = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return allowed;
+#else
+  return false;
 #endif
 }
 

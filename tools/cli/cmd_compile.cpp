@@ -184,7 +184,8 @@ compiler::CompileResult tune_backends(const CompileCliOptions& o, compiler::Comp
         "target (got " +
         first.report.target.name + ")");
   }
-  const bool int8 = o.quantize == "xnnpack" || o.quantize == "cortex-m";
+  // Statically quantized int8: every --quantize scheme but the LLM weight schemes.
+  const bool int8 = !o.quantize.empty() && !compiler::is_llm_scheme(o.quantize);
   const std::vector<std::vector<std::string>> candidates =
       tune_candidates(first.report.backends, int8);
   std::vector<compiler::CompileResult> results;

@@ -12,9 +12,9 @@ namespace pteron::cli {
 // The lists tried for a program whose backends are `backends` (delegates, then kernel
 // libraries): the list itself first, then the same kernel libraries without the delegates
 // when it has any (on the host: xnnpack,optimized,portable and optimized,portable). A
-// statically quantized int8 program (`int8`: --quantize xnnpack or cortex-m) also tries the
-// int8 kernel library in front of them (cortex-m,optimized,portable): its convolutions run on
-// the CPU's 8-bit dot products (kernels/cortex_m/host).
+// statically quantized int8 program (`int8`: --quantize xnnpack, cortex-m or ethos-u) also
+// tries the int8 kernel library in front of them (cortex-m,optimized,portable): its
+// convolutions run on the CPU's integer dot products (kernels/cortex_m/host).
 std::vector<std::vector<std::string>> tune_candidates(const std::vector<std::string>& backends,
                                                       bool int8 = false);
 

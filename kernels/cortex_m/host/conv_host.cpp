@@ -11,6 +11,7 @@
 #include "kernels/cortex_m/host/in_place_input.h"
 #include "kernels/cortex_m/host/int8_tile.h"
 #include "runtime/host/host_constant_cache.h"
+#include "runtime/platform/cpu_isa.h"
 #include "runtime/threads/threadpool.h"
 
 namespace pteron::cortex_m::host {
@@ -28,18 +29,18 @@ constexpr int64_t kTaskChannels = 128;  // output channels per task (whole block
 constexpr int64_t kMinParallelMacs = int64_t{1} << 21;
 constexpr uint32_t kPackedFiltersKind = 0x49384346;  // "FC8I"
 
-// The best tile this CPU runs (host_isa.h), or none.
+// The best tile this CPU runs (host_isa.h, cpu_isa.h), or none.
 const Isa* isa() {
   static const Isa* chosen = []() -> const Isa* {
 #if defined(__x86_64__)
     static const Isa vnni{&int8_tile_avx512vnni, kAvx512VnniLayout};
     static const Isa avx2{&int8_tile_avx2, kAvx2Layout};
-    if (has_avx512_vnni()) return &vnni;
+    if (int8_dot_product_allowed() && has_avx512()) return &vnni;
     if (has_avx2()) return &avx2;
 #endif
 #if defined(__aarch64__)
     static const Isa neon_dot{&int8_tile_neon_dot, kNeonDotLayout};
-    if (has_neon_dot()) return &neon_dot;
+    if (int8_dot_product_allowed()) return &neon_dot;
 #endif
     return nullptr;
   }();
@@ -303,8 +304,8 @@ bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* 
     const int32_t shift = real ? p.shift[c] : 0;
     corr[c] = real ? (p.bias ? p.bias[c] : 0) + offset_weight * sums[c] : 0;
     mult[c] = real ? p.mult[c] : 0;
-    left[c] = shift > 0 ? shift : 0;
-    right[c] = shift > 0 ? 0 : -shift;
+    left[c] = requantize_left_shift(shift);
+    right[c] = requantize_right_shift(shift);
   }
 
   Job job;

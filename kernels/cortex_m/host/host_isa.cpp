@@ -4,11 +4,6 @@
 
 #include "runtime/platform/cpu_isa.h"
 
-#if defined(__aarch64__) && defined(__linux__)
-#include <asm/hwcap.h>
-#include <sys/auxv.h>
-#endif
-
 namespace pteron::cortex_m::host {
 
 bool has_avx2() {
@@ -24,24 +19,6 @@ bool has_avx512() {
 #if defined(__x86_64__)
   static const bool yes = x86_level_allowed() >= X86Level::Avx512 &&
                           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  return yes;
-#else
-  return false;
-#endif
-}
-
-bool has_avx512_vnni() {
-#if defined(__x86_64__)
-  static const bool yes = has_avx512() && __builtin_cpu_supports("avx512vnni");
-  return yes;
-#else
-  return false;
-#endif
-}
-
-bool has_neon_dot() {
-#if defined(__aarch64__) && defined(__linux__)
-  static const bool yes = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
   return yes;
 #else
   return false;

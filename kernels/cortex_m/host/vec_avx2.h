@@ -8,8 +8,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cortex_m/host/requantize_avx2.h"
-
 namespace pteron::cortex_m::host {
 
 struct Avx2 {
@@ -17,7 +15,15 @@ struct Avx2 {
   using I32 = __m256i;
   static __m256i set1(int32_t v) { return _mm256_set1_epi32(v); }
   static __m256 set1f(float v) { return _mm256_set1_ps(v); }
-  static __m256i load_i8(const int8_t* p, int64_t count) { return load_int8x8(p, count); }
+  static __m256i load_i8(const int8_t* p, int64_t count) {
+    int64_t bytes = 0;
+    if (count >= 8) {
+      std::memcpy(&bytes, p, 8);
+    } else {
+      std::memcpy(&bytes, p, static_cast<size_t>(count));
+    }
+    return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes));
+  }
   static __m256i load_i32(const int32_t* p, int64_t count) {
     if (count >= 8) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     alignas(32) int32_t lanes[8] = {};
@@ -34,8 +40,24 @@ struct Avx2 {
   static __m256i sub(__m256i a, __m256i b) { return _mm256_sub_epi32(a, b); }
   static __m256i mullo(__m256i a, __m256i b) { return _mm256_mullo_epi32(a, b); }
   static __m256i shl(__m256i a, int bits) { return _mm256_slli_epi32(a, bits); }
-  static __m256i requantize(__m256i v, __m256i mult, __m256i left, __m256i right) {
-    return requantize_avx2(v, mult, left, right);
+  // util/requantize.h's requantize(value, multiplier, shift), bit for bit, as Avx512's (AVX2 has
+  // no 64-bit arithmetic shift; a logical one gives the same low 32 bits).
+  static __m256i requantize(__m256i value, __m256i mult, __m256i left, __m256i right) {
+    const __m256i v = _mm256_sllv_epi32(value, left);
+    const __m256i half = _mm256_set1_epi64x(int64_t{1} << 30);
+    const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(v, mult), half), 31);
+    const __m256i odd = _mm256_srli_epi64(
+        _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32), _mm256_srli_epi64(mult, 32)),
+                         half),
+        31);
+    const __m256i high = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    const __m256i remainder = _mm256_and_si256(high, mask);
+    const __m256i q = _mm256_srav_epi32(high, right);
+    const __m256i threshold =
+        _mm256_sub_epi32(_mm256_srli_epi32(mask, 1), _mm256_srai_epi32(q, 31));
+    return _mm256_sub_epi32(q, _mm256_cmpgt_epi32(remainder, threshold));  // + 1 where greater
   }
   static __m256i quantize_lanes(__m256 x, __m256 scale, __m256 lo, __m256 hi) {
     const __m256 r =
@@ -44,9 +66,20 @@ struct Avx2 {
     const __m256 clamped = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
     return _mm256_cvtps_epi32(_mm256_and_ps(clamped, _mm256_cmp_ps(r, r, _CMP_ORD_Q)));
   }
+  // q + offset clamped to [lo, hi] (within int8), the first `count` as bytes.
   static void store_i8(int8_t* out, __m256i q, __m256i offset, __m256i lo, __m256i hi,
                        int64_t count) {
-    store_int8x8(out, offset_clamp_to_int8(q, offset, lo, hi), count);
+    const __m256i c = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, offset), lo), hi);
+    const __m128i words =
+        _mm_packs_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
+    const __m128i v = _mm_packs_epi16(words, words);
+    if (count >= 8) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out), v);
+    } else if (count > 0) {
+      int8_t bytes[16];
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes), v);
+      std::memcpy(out, bytes, static_cast<size_t>(count));
+    }
   }
   static __m256i min_bytes() { return _mm256_set1_epi8(-128); }
   static __m256i load_bytes(const int8_t* p, int64_t count) {

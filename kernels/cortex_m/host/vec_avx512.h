@@ -8,8 +8,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cortex_m/host/requantize_avx512.h"
-
 namespace pteron::cortex_m::host {
 
 inline __mmask16 first16(int64_t count) {
@@ -36,8 +34,25 @@ struct Avx512 {
   static __m512i shl(__m512i a, int bits) {
     return _mm512_slli_epi32(a, static_cast<unsigned>(bits));
   }
-  static __m512i requantize(__m512i v, __m512i mult, __m512i left, __m512i right) {
-    return requantize_avx512(v, mult, left, right);
+  // util/requantize.h's requantize(value, multiplier, shift), bit for bit: the left shift, the
+  // rounding doubling high multiply in 64-bit lanes (even and odd lanes apart), then the rounding
+  // right shift with the midpoint away from zero. left = max(shift, 0), right = max(-shift, 0).
+  static __m512i requantize(__m512i value, __m512i mult, __m512i left, __m512i right) {
+    const __m512i v = _mm512_sllv_epi32(value, left);
+    const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
+    const __m512i even = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, mult), half), 31);
+    const __m512i odd = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(mult, 32)),
+                         half),
+        31);
+    const __m512i high = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
+    const __m512i remainder = _mm512_and_si512(high, mask);
+    const __m512i q = _mm512_srav_epi32(high, right);
+    const __m512i threshold =
+        _mm512_sub_epi32(_mm512_srli_epi32(mask, 1), _mm512_srai_epi32(q, 31));
+    return _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(remainder, threshold), q, one);
   }
   static __m512i quantize_lanes(__m512 x, __m512 scale, __m512 lo, __m512 hi) {
     const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(x, scale),
@@ -46,9 +61,11 @@ struct Avx512 {
     return _mm512_cvtps_epi32(
         _mm512_maskz_mov_ps(ordered, _mm512_min_ps(_mm512_max_ps(r, lo), hi)));
   }
+  // q + offset clamped to [lo, hi] (within int8), the first `count` as bytes.
   static void store_i8(int8_t* out, __m512i q, __m512i offset, __m512i lo, __m512i hi,
                        int64_t count) {
-    store_int8x16(out, offset_clamp_to_int8(q, offset, lo, hi), count);
+    const __m512i c = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(q, offset), lo), hi);
+    _mm_mask_storeu_epi8(out, first16(count), _mm512_cvtepi32_epi8(c));
   }
   static __m512i min_bytes() { return _mm512_set1_epi8(-128); }
   static __m512i load_bytes(const int8_t* p, int64_t count) {

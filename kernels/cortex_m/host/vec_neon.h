@@ -8,8 +8,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cortex_m/host/requantize_neon.h"
-
 namespace pteron::cortex_m::host {
 
 struct Neon {
@@ -43,8 +41,16 @@ struct Neon {
   static int32x4_t sub(int32x4_t a, int32x4_t b) { return vsubq_s32(a, b); }
   static int32x4_t mullo(int32x4_t a, int32x4_t b) { return vmulq_s32(a, b); }
   static int32x4_t shl(int32x4_t a, int bits) { return vshlq_s32(a, vdupq_n_s32(bits)); }
-  static int32x4_t requantize(int32x4_t v, int32x4_t mult, int32x4_t left, int32x4_t right) {
-    return requantize_neon(v, mult, left, right);
+  // util/requantize.h's requantize(value, multiplier, shift), bit for bit: SQRDMULH is the
+  // rounding doubling high multiply (it saturates only for INT32_MIN times INT32_MIN, and
+  // multipliers are not negative), and the rounding right shift subtracts one from negative values
+  // first so that SRSHL's half-up rounding goes away from zero (gemmlowp's RoundingDivideByPOT;
+  // the MVE path's requantize_mve). left = max(shift, 0), right = max(-shift, 0).
+  static int32x4_t requantize(int32x4_t value, int32x4_t mult, int32x4_t left, int32x4_t right) {
+    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(value, left), mult);
+    const int32x4_t down = vnegq_s32(right);
+    const int32x4_t fixup = vshrq_n_s32(vandq_s32(high, down), 31);
+    return vrshlq_s32(vqaddq_s32(high, fixup), down);
   }
   static int32x4_t quantize_lanes(float32x4_t x, float32x4_t scale, float32x4_t lo,
                                   float32x4_t hi) {
@@ -52,9 +58,19 @@ struct Neon {
     const float32x4_t clamped = vminq_f32(vmaxq_f32(r, lo), hi);
     return vcvtq_s32_f32(vbslq_f32(vceqq_f32(r, r), clamped, vdupq_n_f32(0.0f)));  // NaN: 0
   }
+  // q + offset clamped to [lo, hi] (within int8), the first `count` as bytes.
   static void store_i8(int8_t* out, int32x4_t q, int32x4_t offset, int32x4_t lo, int32x4_t hi,
                        int64_t count) {
-    store_int8x4(out, offset_clamp_to_int8(q, offset, lo, hi), count);
+    const int32x4_t c = vminq_s32(vmaxq_s32(vaddq_s32(q, offset), lo), hi);
+    const int16x4_t words = vmovn_s32(c);
+    const int8x8_t v = vmovn_s16(vcombine_s16(words, words));
+    if (count >= 4) {
+      vst1_lane_s32(reinterpret_cast<int32_t*>(out), vreinterpret_s32_s8(v), 0);
+      return;
+    }
+    int8_t bytes[8];
+    vst1_s8(bytes, v);
+    for (int64_t i = 0; i < count; ++i) out[i] = bytes[i];
   }
   static int8x16_t min_bytes() { return vdupq_n_s8(-128); }
   static int8x16_t load_bytes(const int8_t* p, int64_t count) {

@@ -87,8 +87,8 @@ bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_
     }
     base[c] = real ? (p.bias ? p.bias[c] : 0) + p.in_off * sum : 0;
     const int32_t shift = real ? p.shift[c] : 0;
-    left[c] = shift > 0 ? shift : 0;
-    right[c] = shift > 0 ? 0 : -shift;
+    left[c] = requantize_left_shift(shift);
+    right[c] = requantize_right_shift(shift);
   }
   DepthwiseJob job{
       {in, out, &p, weights, channels, base, left, right}, k, 1, static_cast<int64_t>(p.n) * p.oh};

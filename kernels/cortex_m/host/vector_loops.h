@@ -38,7 +38,8 @@ template <class V>
 void add_loop(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p) {
   const auto requant = [](int32_t multiplier, int32_t shift) {
     const auto m = V::set1(multiplier);
-    const auto l = V::set1(shift > 0 ? shift : 0), r = V::set1(shift > 0 ? 0 : -shift);
+    const auto l = V::set1(requantize_left_shift(shift));
+    const auto r = V::set1(requantize_right_shift(shift));
     return [=](auto v) { return V::requantize(v, m, l, r); };
   };
   const auto q1 = requant(p.mult1, p.shift1), q2 = requant(p.mult2, p.shift2);

@@ -56,10 +56,14 @@ inline int32_t rounding_divide_by_pot(int32_t x, int32_t exponent) {
   return result + (remainder > threshold ? 1 : 0);
 }
 
+// A requantisation shift's two parts: a left shift before the multiply, a right one after.
+inline int32_t requantize_left_shift(int32_t shift) { return shift > 0 ? shift : 0; }
+inline int32_t requantize_right_shift(int32_t shift) { return shift > 0 ? 0 : -shift; }
+
 // CMSIS-NN arm_nn_requantize (double rounding): value * multiplier * 2^(shift - 31).
 inline int32_t requantize(int32_t value, int32_t multiplier, int32_t shift) {
-  const int32_t left = shift > 0 ? shift : 0;
-  const int32_t right = shift > 0 ? 0 : -shift;
+  const int32_t left = requantize_left_shift(shift);
+  const int32_t right = requantize_right_shift(shift);
   const int32_t shifted = static_cast<int32_t>(static_cast<uint32_t>(value) << left);
   return rounding_divide_by_pot(doubling_high_mult_no_sat(shifted, multiplier), right);
 }

@@ -1,13 +1,8 @@
-// Chooses the QLinearKernels table once from what the CPU reports (x86: AVX-512 BW + VNNI,
-// then AVX2, capped by PTERON_ISA through x86_level_allowed(); aarch64: the dot-product
-// extension), the scalar table otherwise.
+// Chooses the QLinearKernels table once from what the CPU reports (the 8-bit dot products of
+// int8_dot_product_allowed(): AVX-512 BW + VNNI or aarch64's dot-product extension; then AVX2;
+// capped by PTERON_ISA through x86_level_allowed()), the scalar table otherwise.
 #include "kernels/optimized/qlinear/qlinear_kernels.h"
 #include "runtime/platform/cpu_isa.h"
-
-#if defined(__aarch64__) && defined(__linux__)
-#include <asm/hwcap.h>
-#include <sys/auxv.h>
-#endif
 
 namespace pteron::opt {
 
@@ -34,15 +29,11 @@ int supported_qlinear_kernels(const QLinearKernels** out, int capacity) {
     if (n < capacity) out[n++] = &t;
   };
 #if defined(__x86_64__)
-  const X86Level level = x86_level_allowed();
-  if (level >= X86Level::Avx512 && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vnni")) {
-    add(qavx512::kTable);
-  }
-  if (level >= X86Level::Avx2) add(qavx2::kTable);
+  if (int8_dot_product_allowed()) add(qavx512::kTable);
+  if (x86_level_allowed() >= X86Level::Avx2) add(qavx2::kTable);
 #endif
 #if defined(__aarch64__) && defined(__linux__)
-  if ((getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0) add(qneondot::kTable);
+  if (int8_dot_product_allowed()) add(qneondot::kTable);
 #endif
   add(qscalar::kTable);
   return n;
