@@ -12,6 +12,22 @@ MethodMemory plan_method_memory(ir::Graph& graph, std::vector<Step> steps,
   InPlaceRules in_place_ops;
   for (const KernelLibrary* lib : libraries)
     in_place_ops.insert(lib->in_place_ops.begin(), lib->in_place_ops.end());
+  if (target.threaded_kernels) {
+    // Only an output that is its input's bytes exactly (same size, lag 0): one starting before
+    // its input, or smaller than it, is safe for a walk over the pixels in order, not for tasks
+    // on several threads, where one task's output lands on input another has still to read
+    // (Target::threaded_kernels).
+    for (auto& [op, rule] : in_place_ops) {
+      rule = [inner = rule](const ir::Graph& g, const ir::Node& n,
+                            ir::ValueId input) -> std::optional<uint64_t> {
+        const std::optional<uint64_t> lag = inner(g, n, input);
+        const bool same_bytes = n.outputs.size() == 1 &&
+                                g.value(input).spec.nbytes() == g.value(n.outputs[0]).spec.nbytes();
+        if (lag && *lag == 0 && same_bytes) return lag;
+        return std::nullopt;
+      };
+    }
+  }
   // Views that are their input's bytes get no instruction: their outputs share that memory.
   out.views =
       find_memory_views(graph, steps, delegates, target.plan_inputs, target.tensor_alignment);

@@ -87,6 +87,7 @@ Target load_target(const std::string& name_or_path) {
     }
     t.tensor_alignment = static_cast<uint64_t>(alignment);
     t.plan_inputs = (*rt)["plan_inputs"].value_or(true);
+    t.threaded_kernels = (*rt)["threaded_kernels"].value_or(false);
   }
   return t;
 }

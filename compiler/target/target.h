@@ -23,6 +23,11 @@ struct Target {
   // Plan method inputs into the arena (copied in, reused once dead) or leave them in the
   // caller's buffers (zero copy, more memory).
   bool plan_inputs = true;
+  // The runtime's kernels may split one op over several threads (a hosted OS). The memory
+  // planner then overlaps an output with its input only where they are the same bytes, not a
+  // windowed kernel's output a few rows before its input (kernels/cortex_m/in_place.h): tasks on
+  // two threads would race on such an input, and the kernels would have to copy it first.
+  bool threaded_kernels = false;
 };
 
 // `name_or_path` is a file path, or a name looked up as <targets dir>/<name>.toml. The targets

@@ -2,10 +2,13 @@
 residual CNN quantized by `pteron compile --quantize xnnpack` and compiled for
 `cortex-m,optimized,portable` gives the same bytes on 2 threads with this CPU's best host path,
 with the AVX2 paths and with the scalar reference (PTERON_ISA=baseline, 1 thread). Its
-convolutions are large enough to run on the thread pool, and the memory planner places a
-convolution's output over its dying input (kernels/cortex_m/in_place.h), which the threaded
-paths must not read after overwriting (they read a copy of such an input)."""
+convolutions are large enough to run on the thread pool. Compiled for a Cortex-M target, the
+memory planner places a convolution's output a few rows before its dying input
+(kernels/cortex_m/in_place.h), which the threaded paths must not read after overwriting (they
+read a copy of such an input); compiled for the host (threaded_kernels in targets/host.toml), it
+does not overlap them at all."""
 
+import json
 import os
 import subprocess
 
@@ -34,9 +37,13 @@ class ResidualCnn(torch.nn.Module):
         return self.fc(x.mean((2, 3)))
 
 
-@pytest.fixture(scope="module")
-def program(tmp_path_factory):
-    work = tmp_path_factory.mktemp("cm-host")
+TARGETS = {"host": "cortex-m,optimized,portable", "cortex-m55-an547": "cortex-m,portable"}
+
+
+@pytest.fixture(scope="module", params=sorted(TARGETS))
+def program(request, tmp_path_factory):
+    target = request.param
+    work = tmp_path_factory.mktemp(f"cm-host-{target}")
     x = torch.randn(1, 3, 40, 40)
     ep = torch.export.export(ResidualCnn().eval(), (x,)).run_decompositions()
     torch.export.save(ep, work / "net.pt2")
@@ -45,9 +52,13 @@ def program(tmp_path_factory):
     np.savez(work / "in.npz", input_0=rng.standard_normal((1, 3, 40, 40)).astype(np.float32))
     pte = work / "net.pte"
     run = subprocess.run([pteron_cli(), "compile", work / "net.pt2", "-o", pte, "--quantize", "xnnpack",
-                          "--calibration", work / "cal.npz", "--backends", "cortex-m,optimized,portable"],
-                         capture_output=True, text=True, timeout=300)
+                          "--calibration", work / "cal.npz", "--target", target, "--backends", TARGETS[target],
+                          "--json"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
+    in_place = json.loads(run.stdout)["memory"]["in_place_outputs"]
+    # The residual add writes over its dying operand on both; only the Cortex-M plan puts the
+    # convolutions' outputs over their inputs.
+    assert in_place == 1 if target == "host" else in_place > 1, in_place
     return work, pte
 
 
