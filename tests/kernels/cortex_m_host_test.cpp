@@ -138,26 +138,45 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(c.k) + "_s" + std::to_string(c.stride) + "_n" + std::to_string(c.n);
     });
 
+// The window sizes with weights in registers (3x3, 5x5) and one read per tap (3x5, 7x7);
+// strides, paddings, dilations and batches that give rows with and without interior columns.
+struct DepthwiseCase {
+  int32_t n, kh, kw, stride_h, stride_w, pad_h, pad_w, dilation;
+};
+
 TEST(HostVectorKernels, DepthwiseMatchesTheScalarReference) {
   set_num_threads(2);
-  for (const int32_t channels : {19, 96}) {
-    const int32_t h = 20, w = 17, k = 3;
-    Owned in(ScalarType::Char, {1, h, w, channels}), wt(ScalarType::Char, {1, k, k, channels});
-    Owned bias(ScalarType::Int, {channels}), mult(ScalarType::Int, {channels});
-    Owned shift(ScalarType::Int, {channels});
-    fill_i8(in), fill_weights(wt), fill_requant(mult, shift, channels);
-    for (int32_t i = 0; i < channels; ++i) bias.data<int32_t>()[i] = i * 37 - 500;
-    const std::vector<int64_t> stride = {2, 1}, pad = {1, 1}, dil = {1, 1};
-    std::vector<uint8_t> results[2];
-    for (int host = 0; host < 2; ++host) {
-      Owned out(ScalarType::Char, {1, 10, 17, channels});
-      run("cortex_m::quantized_depthwise_conv2d_nhwc.out",
-          {T(in), T(wt), T(bias), L(stride), L(pad), L(dil), I(1), I(11), I(-6), T(mult), T(shift),
-           I(-128), I(127), EValue(), T(out)},
-          host == 1);
-      results[host] = out.bytes();
+  const DepthwiseCase cases[] = {{1, 3, 3, 2, 1, 1, 1, 1}, {1, 3, 3, 1, 1, 0, 0, 1},
+                                 {2, 5, 5, 2, 2, 2, 2, 1}, {1, 3, 5, 1, 2, 1, 2, 1},
+                                 {1, 7, 7, 1, 1, 3, 3, 1}, {1, 3, 3, 1, 1, 2, 2, 2},
+                                 {1, 3, 3, 1, 1, 1, 0, 1}};
+  for (const DepthwiseCase& c : cases) {
+    for (const int32_t channels : {19, 96}) {
+      const int32_t h = 20, w = 17;
+      const int32_t oh = (h + 2 * c.pad_h - c.dilation * (c.kh - 1) - 1) / c.stride_h + 1;
+      const int32_t ow = (w + 2 * c.pad_w - c.dilation * (c.kw - 1) - 1) / c.stride_w + 1;
+      Owned in(ScalarType::Char, {c.n, h, w, channels});
+      Owned wt(ScalarType::Char, {1, c.kh, c.kw, channels});
+      Owned bias(ScalarType::Int, {channels}), mult(ScalarType::Int, {channels});
+      Owned shift(ScalarType::Int, {channels});
+      fill_i8(in), fill_weights(wt), fill_requant(mult, shift, channels);
+      for (int32_t i = 0; i < channels; ++i) bias.data<int32_t>()[i] = i * 37 - 500;
+      const std::vector<int64_t> stride = {c.stride_h, c.stride_w}, pad = {c.pad_h, c.pad_w},
+                                 dil = {c.dilation, c.dilation};
+      std::vector<uint8_t> results[2];
+      for (int host = 0; host < 2; ++host) {
+        Owned out(ScalarType::Char, {c.n, oh, ow, channels});
+        run("cortex_m::quantized_depthwise_conv2d_nhwc.out",
+            {T(in), T(wt), T(bias), L(stride), L(pad), L(dil), I(1), I(11), I(-6), T(mult),
+             T(shift), I(-128), I(127), EValue(), T(out)},
+            host == 1);
+        results[host] = out.bytes();
+      }
+      EXPECT_EQ(results[0], results[1])
+          << channels << " channels, " << c.kh << "x" << c.kw << " stride " << c.stride_h << ","
+          << c.stride_w << " padding " << c.pad_h << "," << c.pad_w << " dilation " << c.dilation
+          << " batch " << c.n;
     }
-    EXPECT_EQ(results[0], results[1]) << channels << " channels";
   }
 }
 

@@ -3,7 +3,12 @@
 // this ISA's sources include it (they are compiled with its flags).
 #pragma once
 
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_epi32() (`__m512i __Y = __Y;`), which
+// its -Wuninitialized reports wherever they inline (GCC bug 105593): silenced for the header.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 #include <cstdint>
 #include <cstring>

@@ -128,21 +128,95 @@ void depthwise_pixel(const DepthwiseRows& d, const ConvParams& p, const int8_t* 
   V::store_i8(out + c0, q, V::set1(p.out_off), V::set1(p.act_min), V::set1(p.act_max), live);
 }
 
-template <class V>
-void depthwise_rows_loop(const DepthwiseRows& d, int64_t first, int64_t last) {
+// A run of `count` output pixels of one row whose taps all lie inside the input, channels
+// [c0, c0 + live): the channel group's weights and requantisation constants are loaded once
+// and kept in registers across the run (KH x KW known at compile time; 0 x 0: the op's, read
+// from memory per tap). `window` is the first pixel's window start, channel c0.
+template <class V, int KH, int KW>
+void depthwise_interior_run(const DepthwiseRows& d, const ConvParams& p, const int8_t* window,
+                            int32_t count, int64_t c0, int64_t live, int8_t* out) {
+  const int64_t c = p.cout, cp = d.channels;
+  const int64_t row_step = static_cast<int64_t>(p.win.dilation[0]) * p.w * c;
+  const int64_t tap_step = static_cast<int64_t>(p.win.dilation[1]) * c;
+  const int64_t pixel_step = static_cast<int64_t>(p.win.stride[1]) * c;
+  const auto base = V::load_i32(d.base + c0, V::kLanes);
+  const auto mult = V::load_i32(p.mult + c0, live);
+  const auto left = V::load_i32(d.left + c0, live), right = V::load_i32(d.right + c0, live);
+  const auto out_off = V::set1(p.out_off), lo = V::set1(p.act_min), hi = V::set1(p.act_max);
+  const int32_t* w = d.weights + c0;
+  if constexpr (KH > 0) {
+    decltype(V::set1(0)) taps[KH * KW] = {};
+    for (int t = 0; t < KH * KW; ++t) taps[t] = V::load_i32(w + t * cp, V::kLanes);
+    for (int32_t i = 0; i < count; ++i, window += pixel_step, out += c) {
+      auto acc = base;
+      for (int ky = 0; ky < KH; ++ky)
+        for (int kx = 0; kx < KW; ++kx)
+          acc = V::add(acc, V::mullo(V::load_i8(window + ky * row_step + kx * tap_step, live),
+                                     taps[ky * KW + kx]));
+      V::store_i8(out, V::requantize(acc, mult, left, right), out_off, lo, hi, live);
+    }
+  } else {
+    for (int32_t i = 0; i < count; ++i, window += pixel_step, out += c) {
+      auto acc = base;
+      const int32_t* tw = w;
+      for (int32_t ky = 0; ky < p.kh; ++ky) {
+        const int8_t* x = window + ky * row_step;
+        for (int32_t kx = 0; kx < p.kw; ++kx, tw += cp, x += tap_step)
+          acc = V::add(acc, V::mullo(V::load_i8(x, live), V::load_i32(tw, V::kLanes)));
+      }
+      V::store_i8(out, V::requantize(acc, mult, left, right), out_off, lo, hi, live);
+    }
+  }
+}
+
+// Output rows [first, last) of n * oh. Each row is finished before the next starts (the
+// in-place promise of kernels/cortex_m/in_place.h: a row is the depthwise kernel's run): its
+// edge pixels one by one, its interior channel group by channel group.
+template <class V, int KH, int KW>
+void depthwise_rows(const DepthwiseRows& d, int64_t first, int64_t last) {
   const ConvParams p = *d.p;  // a local copy: int8 stores through `out` cannot alias it
   const int64_t c = p.cout;
+  const int32_t sx = p.win.stride[1], pad_x = p.win.padding[1];
+  // Interior columns: x0 = ox * sx - pad_x >= 0 and x0 + (kw - 1) * dilation < w.
+  const int32_t last_x0 = p.w - 1 - (p.kw - 1) * p.win.dilation[1];
+  int32_t ox_lo = (pad_x + sx - 1) / sx;
+  int32_t ox_hi = last_x0 + pad_x < 0 ? ox_lo : (last_x0 + pad_x) / sx + 1;
+  if (ox_lo > p.ow) ox_lo = p.ow;
+  if (ox_hi > p.ow) ox_hi = p.ow;
+  if (ox_hi < ox_lo) ox_hi = ox_lo;
+  auto edge = [&](const int8_t* image, int32_t y0, int32_t ox, int8_t* out_row) {
+    const int32_t x0 = ox * sx - pad_x;
+    for (int64_t c0 = 0; c0 < c; c0 += V::kLanes)
+      depthwise_pixel<V>(d, p, image, y0, x0, c0, c - c0 < V::kLanes ? c - c0 : V::kLanes,
+                         out_row + ox * c);
+  };
   for (int64_t row = first; row < last; ++row) {
     const int64_t b = row / p.oh;
     const int32_t y0 = static_cast<int32_t>(row % p.oh) * p.win.stride[0] - p.win.padding[0];
     const int8_t* image = d.in + b * p.h * p.w * c;
-    int8_t* out = d.out + row * p.ow * c;
-    for (int32_t ox = 0; ox < p.ow; ++ox, out += c) {
-      const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-      for (int64_t c0 = 0; c0 < c; c0 += V::kLanes)
-        depthwise_pixel<V>(d, p, image, y0, x0, c0, c - c0 < V::kLanes ? c - c0 : V::kLanes, out);
+    int8_t* out_row = d.out + row * p.ow * c;
+    const bool rows_inside = y0 >= 0 && y0 + (p.kh - 1) * p.win.dilation[0] < p.h;
+    const int32_t lo = rows_inside ? ox_lo : p.ow, hi = rows_inside ? ox_hi : p.ow;
+    for (int32_t ox = 0; ox < lo; ++ox) edge(image, y0, ox, out_row);
+    if (hi > lo) {
+      const int8_t* window =
+          image + (static_cast<int64_t>(y0) * p.w + (static_cast<int64_t>(lo) * sx - pad_x)) * c;
+      for (int64_t c0 = 0; c0 < c; c0 += V::kLanes) {
+        depthwise_interior_run<V, KH, KW>(d, p, window + c0, hi - lo, c0,
+                                          c - c0 < V::kLanes ? c - c0 : V::kLanes,
+                                          out_row + lo * c + c0);
+      }
     }
+    for (int32_t ox = hi; ox < p.ow; ++ox) edge(image, y0, ox, out_row);
   }
+}
+
+// The common window sizes with their weights in registers; the others read them per tap.
+template <class V>
+void depthwise_rows_loop(const DepthwiseRows& d, int64_t first, int64_t last) {
+  if (d.p->kh == 3 && d.p->kw == 3) return depthwise_rows<V, 3, 3>(d, first, last);
+  if (d.p->kh == 5 && d.p->kw == 5) return depthwise_rows<V, 5, 5>(d, first, last);
+  depthwise_rows<V, 0, 0>(d, first, last);
 }
 
 template <class V>
