@@ -131,6 +131,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ConvCase{1, 11, 13, 5, 70, 3, 1, 1, 0},     // K, channel and pixel tails
                       ConvCase{2, 16, 16, 64, 64, 3, 1, 1, 128},  // threads; offset 128
                       ConvCase{1, 9, 9, 16, 40, 1, 2, 0, -127},   // strided 1x1; offset -127
+                      ConvCase{2, 14, 15, 21, 48, 1, 1, 0, 7},    // pointwise: rows are pixels
+                      ConvCase{1, 30, 30, 96, 24, 1, 1, 0, 128},  // pointwise on threads
                       ConvCase{1, 12, 10, 3, 33, 7, 2, 3, 5}),    // a first layer
     [](const ::testing::TestParamInfo<ConvCase>& info) {
       const ConvCase& c = info.param;

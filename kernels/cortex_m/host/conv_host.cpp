@@ -135,21 +135,25 @@ using RowElement =
     std::conditional_t<F == RowFormat::kOffsetInt16, int16_t,
                        std::conditional_t<F == RowFormat::kUnsignedBytes, uint8_t, int8_t>>;
 
+// n input values as format F's row elements.
+template <RowFormat F>
+void put_elements(const int8_t* x, int64_t n, int32_t in_off, RowElement<F>* d) {
+  if constexpr (F == RowFormat::kUnsignedBytes) {
+    copy_flipped(x, n, d);
+  } else if constexpr (F == RowFormat::kSignedBytes) {
+    std::memcpy(d, x, static_cast<size_t>(n));
+  } else {
+    copy_offset(x, n, in_off, d);
+  }
+}
+
 // One output pixel's im2col row in format F (int8_tile.h): every tap's input channels, taps
 // outside the input as the format's padding, then zeros up to `length` elements. `p` is a
 // copy: stores through the row cannot alias it, so its fields stay in registers.
 template <RowFormat F>
 void im2col_row(const int8_t* in, const ConvParams p, int64_t pixel, int64_t length, void* row) {
   using Element = RowElement<F>;
-  auto put = [&](Element* d, const int8_t* x, int64_t n) {
-    if constexpr (F == RowFormat::kUnsignedBytes) {
-      copy_flipped(x, n, d);
-    } else if constexpr (F == RowFormat::kSignedBytes) {
-      std::memcpy(d, x, static_cast<size_t>(n));
-    } else {
-      copy_offset(x, n, p.in_off, d);
-    }
-  };
+  auto put = [&](Element* d, const int8_t* x, int64_t n) { put_elements<F>(x, n, p.in_off, d); };
   Element pad{0};
   if constexpr (F == RowFormat::kUnsignedBytes) pad = static_cast<Element>((-p.in_off) ^ 0x80);
   if constexpr (F == RowFormat::kSignedBytes) pad = static_cast<Element>(-p.in_off);
@@ -186,22 +190,34 @@ void im2col_row(const int8_t* in, const ConvParams p, int64_t pixel, int64_t len
   std::fill(d, end, Element{0});
 }
 
-// The rows of pixels [first, first + count), row_bytes apart.
+// The rows of pixels [first, first + count), row_bytes apart, in format F.
+template <RowFormat F>
+void im2col_rows_as(const int8_t* in, const ConvParams& p, int64_t first, int64_t count,
+                    int64_t length, int64_t row_bytes, uint8_t* rows) {
+  using Element = RowElement<F>;
+  const bool pointwise = p.kh == 1 && p.kw == 1 && p.win.stride[0] == 1 && p.win.stride[1] == 1 &&
+                         p.win.padding[0] == 0 && p.win.padding[1] == 0;
+  if (pointwise) {  // output pixel i reads input pixel i alone: its channels are the row
+    for (int64_t i = 0; i < count; ++i) {
+      Element* d = reinterpret_cast<Element*>(rows + i * row_bytes);
+      put_elements<F>(in + (first + i) * p.cin, p.cin, p.in_off, d);
+      std::fill(d + p.cin, d + length, Element{0});
+    }
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) im2col_row<F>(in, p, first + i, length, rows + i * row_bytes);
+}
+
 void im2col_rows(RowFormat format, const int8_t* in, const ConvParams& p, int64_t first,
                  int64_t count, int64_t length, int64_t row_bytes, uint8_t* rows) {
-  for (int64_t i = 0; i < count; ++i) {
-    void* row = rows + i * row_bytes;
-    switch (format) {
-      case RowFormat::kUnsignedBytes:
-        im2col_row<RowFormat::kUnsignedBytes>(in, p, first + i, length, row);
-        break;
-      case RowFormat::kSignedBytes:
-        im2col_row<RowFormat::kSignedBytes>(in, p, first + i, length, row);
-        break;
-      case RowFormat::kOffsetInt16:
-        im2col_row<RowFormat::kOffsetInt16>(in, p, first + i, length, row);
-        break;
-    }
+  switch (format) {
+    case RowFormat::kUnsignedBytes:
+      return im2col_rows_as<RowFormat::kUnsignedBytes>(in, p, first, count, length, row_bytes,
+                                                       rows);
+    case RowFormat::kSignedBytes:
+      return im2col_rows_as<RowFormat::kSignedBytes>(in, p, first, count, length, row_bytes, rows);
+    case RowFormat::kOffsetInt16:
+      return im2col_rows_as<RowFormat::kOffsetInt16>(in, p, first, count, length, row_bytes, rows);
   }
 }
 
