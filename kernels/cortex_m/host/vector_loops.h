@@ -87,91 +87,76 @@ void max_pool_loop(const int8_t* in, int8_t* out, const MaxPoolParams& params) {
       }
 }
 
-// Channels [c0, c0 + live) of one output pixel whose window starts at (y0, x0). The widened
-// weights and `base` are padded to whole vectors, so they load in full.
-template <class V>
-void depthwise_pixel(const DepthwiseRows& d, const ConvParams& p, const int8_t* image, int32_t y0,
-                     int32_t x0, int64_t c0, int64_t live, int8_t* out) {
-  const int64_t c = p.cout, cp = d.channels;
-  const int32_t* w = d.weights + c0;
-  const bool interior = y0 >= 0 && y0 + (p.kh - 1) * p.win.dilation[0] < p.h && x0 >= 0 &&
-                        x0 + (p.kw - 1) * p.win.dilation[1] < p.w;
-  auto acc = V::set1(0);
-  if (interior) {  // every tap inside: the input offset's share is in `base` already
-    acc = V::load_i32(d.base + c0, V::kLanes);
-    for (int32_t ky = 0; ky < p.kh; ++ky) {
-      const int8_t* x =
-          image + (static_cast<int64_t>(y0 + ky * p.win.dilation[0]) * p.w + x0) * c + c0;
-      for (int32_t kx = 0; kx < p.kw; ++kx, w += cp, x += p.win.dilation[1] * c)
-        acc = V::add(acc, V::mullo(V::load_i8(x, live), V::load_i32(w, V::kLanes)));
-    }
-  } else {  // taps outside the input add nothing; the others add (x + input_offset) * w
-    if (p.bias) acc = V::load_i32(p.bias + c0, live);
-    const auto in_off = V::set1(p.in_off);
-    for (int32_t ky = 0; ky < p.kh; ++ky) {
-      const int32_t iy = y0 + ky * p.win.dilation[0];
-      if (iy < 0 || iy >= p.h) {
-        w += p.kw * cp;
-        continue;
-      }
-      for (int32_t kx = 0; kx < p.kw; ++kx, w += cp) {
-        const int32_t ix = x0 + kx * p.win.dilation[1];
-        if (ix < 0 || ix >= p.w) continue;
-        const auto xv = V::add(
-            V::load_i8(image + (static_cast<int64_t>(iy) * p.w + ix) * c + c0, live), in_off);
-        acc = V::add(acc, V::mullo(xv, V::load_i32(w, V::kLanes)));
-      }
-    }
-  }
-  const auto q = V::requantize(acc, V::load_i32(p.mult + c0, live), V::load_i32(d.left + c0, live),
-                               V::load_i32(d.right + c0, live));
-  V::store_i8(out + c0, q, V::set1(p.out_off), V::set1(p.act_min), V::set1(p.act_max), live);
-}
-
-// A run of `count` output pixels of one row whose taps all lie inside the input, channels
-// [c0, c0 + live): the channel group's weights and requantisation constants are loaded once
-// and kept in registers across the run (KH x KW known at compile time; 0 x 0: the op's, read
-// from memory per tap). `window` is the first pixel's window start, channel c0.
+// One output row's channels [c0, c0 + live), each pixel's window starting at row y0: the
+// channel group's weights (in registers when KH x KW is known at compile time; 0 x 0: the op's,
+// read per tap) and requantisation constants are loaded once for the row. Columns [lo, hi) have
+// every tap inside the input and run unchecked; the others read a tap outside the input as the
+// zero point (-input_offset), whose (x + input_offset) * w is 0, so every pixel starts from
+// `base` (bias + input_offset * the channel's weight sum), as the interior does.
 template <class V, int KH, int KW>
-void depthwise_interior_run(const DepthwiseRows& d, const ConvParams& p, const int8_t* window,
-                            int32_t count, int64_t c0, int64_t live, int8_t* out) {
+void depthwise_row_group(const DepthwiseRows& d, const ConvParams& p, const int8_t* image,
+                         int32_t y0, int32_t lo, int32_t hi, int64_t c0, int64_t live,
+                         int8_t* out_row) {
   const int64_t c = p.cout, cp = d.channels;
-  const int64_t row_step = static_cast<int64_t>(p.win.dilation[0]) * p.w * c;
-  const int64_t tap_step = static_cast<int64_t>(p.win.dilation[1]) * c;
-  const int64_t pixel_step = static_cast<int64_t>(p.win.stride[1]) * c;
+  const int32_t kh = KH > 0 ? KH : p.kh, kw = KW > 0 ? KW : p.kw;
+  const int32_t dy = p.win.dilation[0], dx = p.win.dilation[1];
+  const int32_t sx = p.win.stride[1], pad_x = p.win.padding[1];
   const auto base = V::load_i32(d.base + c0, V::kLanes);
   const auto mult = V::load_i32(p.mult + c0, live);
   const auto left = V::load_i32(d.left + c0, live), right = V::load_i32(d.right + c0, live);
-  const auto out_off = V::set1(p.out_off), lo = V::set1(p.act_min), hi = V::set1(p.act_max);
+  const auto out_off = V::set1(p.out_off), act_lo = V::set1(p.act_min);
+  const auto act_hi = V::set1(p.act_max), zero_point = V::set1(-p.in_off);
   const int32_t* w = d.weights + c0;
+  decltype(V::set1(0)) taps[KH > 0 ? KH * KW : 1] = {};
   if constexpr (KH > 0) {
-    decltype(V::set1(0)) taps[KH * KW] = {};
     for (int t = 0; t < KH * KW; ++t) taps[t] = V::load_i32(w + t * cp, V::kLanes);
-    for (int32_t i = 0; i < count; ++i, window += pixel_step, out += c) {
-      auto acc = base;
-      for (int ky = 0; ky < KH; ++ky)
-        for (int kx = 0; kx < KW; ++kx)
-          acc = V::add(acc, V::mullo(V::load_i8(window + ky * row_step + kx * tap_step, live),
-                                     taps[ky * KW + kx]));
-      V::store_i8(out, V::requantize(acc, mult, left, right), out_off, lo, hi, live);
+  }
+  auto weight = [&](int32_t t) {
+    if constexpr (KH > 0) {
+      return taps[t];
+    } else {
+      return V::load_i32(w + t * cp, V::kLanes);
     }
-  } else {
-    for (int32_t i = 0; i < count; ++i, window += pixel_step, out += c) {
-      auto acc = base;
-      const int32_t* tw = w;
-      for (int32_t ky = 0; ky < p.kh; ++ky) {
-        const int8_t* x = window + ky * row_step;
-        for (int32_t kx = 0; kx < p.kw; ++kx, tw += cp, x += tap_step)
-          acc = V::add(acc, V::mullo(V::load_i8(x, live), V::load_i32(tw, V::kLanes)));
+  };
+  auto store = [&](decltype(V::set1(0)) acc, int32_t ox) {
+    V::store_i8(out_row + ox * c + c0, V::requantize(acc, mult, left, right), out_off, act_lo,
+                act_hi, live);
+  };
+  auto edge = [&](int32_t ox) {
+    const int32_t x0 = ox * sx - pad_x;
+    auto acc = base;
+    for (int32_t ky = 0; ky < kh; ++ky) {
+      const int32_t iy = y0 + ky * dy;
+      for (int32_t kx = 0; kx < kw; ++kx) {
+        const int32_t ix = x0 + kx * dx;
+        const auto x =
+            iy >= 0 && iy < p.h && ix >= 0 && ix < p.w
+                ? V::load_i8(image + (static_cast<int64_t>(iy) * p.w + ix) * c + c0, live)
+                : zero_point;
+        acc = V::add(acc, V::mullo(x, weight(ky * kw + kx)));
       }
-      V::store_i8(out, V::requantize(acc, mult, left, right), out_off, lo, hi, live);
+    }
+    store(acc, ox);
+  };
+  for (int32_t ox = 0; ox < lo; ++ox) edge(ox);
+  if (hi > lo) {
+    const int64_t row_step = static_cast<int64_t>(dy) * p.w * c, tap_step = int64_t{dx} * c;
+    const int8_t* window =
+        image + (static_cast<int64_t>(y0) * p.w + (static_cast<int64_t>(lo) * sx - pad_x)) * c + c0;
+    for (int32_t ox = lo; ox < hi; ++ox, window += int64_t{sx} * c) {
+      auto acc = base;
+      for (int32_t ky = 0; ky < kh; ++ky)
+        for (int32_t kx = 0; kx < kw; ++kx)
+          acc = V::add(acc, V::mullo(V::load_i8(window + ky * row_step + kx * tap_step, live),
+                                     weight(ky * kw + kx)));
+      store(acc, ox);
     }
   }
+  for (int32_t ox = hi > lo ? hi : lo; ox < p.ow; ++ox) edge(ox);
 }
 
-// Output rows [first, last) of n * oh. Each row is finished before the next starts (the
-// in-place promise of kernels/cortex_m/in_place.h: a row is the depthwise kernel's run): its
-// edge pixels one by one, its interior channel group by channel group.
+// Output rows [first, last) of n * oh, each finished before the next starts (the in-place
+// promise of kernels/cortex_m/in_place.h: a row is the depthwise kernel's run).
 template <class V, int KH, int KW>
 void depthwise_rows(const DepthwiseRows& d, int64_t first, int64_t last) {
   const ConvParams p = *d.p;  // a local copy: int8 stores through `out` cannot alias it
@@ -184,30 +169,17 @@ void depthwise_rows(const DepthwiseRows& d, int64_t first, int64_t last) {
   if (ox_lo > p.ow) ox_lo = p.ow;
   if (ox_hi > p.ow) ox_hi = p.ow;
   if (ox_hi < ox_lo) ox_hi = ox_lo;
-  auto edge = [&](const int8_t* image, int32_t y0, int32_t ox, int8_t* out_row) {
-    const int32_t x0 = ox * sx - pad_x;
-    for (int64_t c0 = 0; c0 < c; c0 += V::kLanes)
-      depthwise_pixel<V>(d, p, image, y0, x0, c0, c - c0 < V::kLanes ? c - c0 : V::kLanes,
-                         out_row + ox * c);
-  };
   for (int64_t row = first; row < last; ++row) {
     const int64_t b = row / p.oh;
     const int32_t y0 = static_cast<int32_t>(row % p.oh) * p.win.stride[0] - p.win.padding[0];
     const int8_t* image = d.in + b * p.h * p.w * c;
     int8_t* out_row = d.out + row * p.ow * c;
     const bool rows_inside = y0 >= 0 && y0 + (p.kh - 1) * p.win.dilation[0] < p.h;
-    const int32_t lo = rows_inside ? ox_lo : p.ow, hi = rows_inside ? ox_hi : p.ow;
-    for (int32_t ox = 0; ox < lo; ++ox) edge(image, y0, ox, out_row);
-    if (hi > lo) {
-      const int8_t* window =
-          image + (static_cast<int64_t>(y0) * p.w + (static_cast<int64_t>(lo) * sx - pad_x)) * c;
-      for (int64_t c0 = 0; c0 < c; c0 += V::kLanes) {
-        depthwise_interior_run<V, KH, KW>(d, p, window + c0, hi - lo, c0,
-                                          c - c0 < V::kLanes ? c - c0 : V::kLanes,
-                                          out_row + lo * c + c0);
-      }
+    for (int64_t c0 = 0; c0 < c; c0 += V::kLanes) {
+      depthwise_row_group<V, KH, KW>(d, p, image, y0, rows_inside ? ox_lo : p.ow,
+                                     rows_inside ? ox_hi : p.ow, c0,
+                                     c - c0 < V::kLanes ? c - c0 : V::kLanes, out_row);
     }
-    for (int32_t ox = hi; ox < p.ow; ++ox) edge(image, y0, ox, out_row);
   }
 }
 
