@@ -18,6 +18,9 @@
 #include "kernels/cortex_m/util/linear_packed.h"
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/kernel/kernel.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/conv_host.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
@@ -284,7 +287,39 @@ Error packed_dsp(const int8_t* in, const int8_t* w, const int32_t* quant, int8_t
 }
 #endif
 
-Error quantized_linear_packed_out(KernelContext&, Span<EValue*> args) {
+#if PTERON_CORTEX_M_HOST
+// The host's dot-product tiles (host/conv_host.h), the rows as the pixels of a 1x1 convolution
+// with the kernel sums as its bias and no input offset (they hold it already). False, having
+// written nothing, where the host has no path, the scratch is short, or a record has both a
+// left and a right shift, which a convolution's single shift cannot say (the scalar path then
+// gives the record's exact arithmetic).
+bool packed_host(KernelContext& ctx, const int8_t* in, const Tensor& w, const int32_t* quant,
+                 int8_t* out, const PackedParams& p) {
+  auto* records = static_cast<int32_t*>(
+      ctx.allocate_scratch(3 * static_cast<size_t>(p.n) * sizeof(int32_t), 64));
+  if (records == nullptr) return false;
+  int32_t *bias = records, *mult = bias + p.n, *shift = mult + p.n;
+  for (int32_t n = 0; n < p.n; ++n) {
+    const int32_t left = quant[linear_quant_index(n, kLinearLeftShift)];
+    const int32_t right = quant[linear_quant_index(n, kLinearRightShift)];
+    if (left != 0 && right != 0) return false;
+    bias[n] = quant[linear_quant_index(n, kLinearKernelSum)];
+    mult[n] = quant[linear_quant_index(n, kLinearMultiplier)];
+    shift[n] = left + right;
+  }
+  ConvParams c{};
+  c.n = 1, c.h = 1, c.w = p.rows, c.cin = p.k, c.oh = 1, c.ow = p.rows, c.cout = p.n;
+  c.kh = c.kw = 1, c.depth_multiplier = 1;
+  c.win.kernel[0] = c.win.kernel[1] = 1;
+  c.win.stride[0] = c.win.stride[1] = 1;
+  c.win.dilation[0] = c.win.dilation[1] = 1;
+  c.bias = bias, c.mult = mult, c.shift = shift;
+  c.in_off = 0, c.out_off = p.out_off, c.act_min = p.act_min, c.act_max = p.act_max;
+  return host::conv2d(ctx, in, w, out, c, host::WeightLayout::kLinearPacked);
+}
+#endif
+
+Error quantized_linear_packed_out(KernelContext& ctx, Span<EValue*> args) {
   const Tensor& in = *args[0]->tensor;
   const Tensor& w = *args[1]->tensor;
   const Tensor& quant = *args[2]->tensor;
@@ -342,6 +377,12 @@ Error quantized_linear_packed_out(KernelContext&, Span<EValue*> args) {
 #if PTERON_CORTEX_M_DSP
   if (use_dsp() && reinterpret_cast<uintptr_t>(w.data<int8_t>()) % 4 == 0) {
     return packed_dsp(x, w.data<int8_t>(), quant.data<int32_t>(), out.data<int8_t>(), p);
+  }
+#endif
+#if PTERON_CORTEX_M_HOST
+  if (p.k > 0) {
+    PTERON_TRY(check_records(quant.data<int32_t>(), p));
+    if (packed_host(ctx, x, w, quant.data<int32_t>(), out.data<int8_t>(), p)) return Error::Ok;
   }
 #endif
   return packed_scalar(x, w.data<int8_t>(), quant.data<int32_t>(), out.data<int8_t>(), p);

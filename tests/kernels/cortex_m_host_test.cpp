@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cortex_m/host/host_isa.h"
+#include "kernels/cortex_m/util/linear_packed.h"
 #include "runtime/core/evalue.h"
 #include "runtime/kernel/kernel.h"
 #include "runtime/threads/threadpool.h"
@@ -179,6 +180,54 @@ TEST(HostVectorKernels, DepthwiseMatchesTheScalarReference) {
           << c.stride_w << " padding " << c.pad_h << "," << c.pad_w << " dilation " << c.dilation
           << " batch " << c.n;
     }
+  }
+}
+
+// quantized_linear_packed on the convolution tiles: rows x K -> N with K and N tails, one row
+// (a matrix-vector product) and enough rows for the thread pool. The last case gives channel 3
+// a record with both a left and a right shift, which the host path leaves to the scalar path.
+struct LinearCase {
+  int32_t rows, k, n;
+  bool both_shifts;
+};
+
+TEST(HostLinear, MatchesTheScalarReference) {
+  set_num_threads(2);
+  for (const LinearCase& c : {LinearCase{1, 37, 70, false}, LinearCase{5, 16, 9, false},
+                              LinearCase{130, 200, 300, false}, LinearCase{3, 40, 12, true}}) {
+    const int32_t groups = static_cast<int32_t>(cortex_m::linear_groups(c.n));
+    const int32_t chunks = static_cast<int32_t>(cortex_m::linear_chunks(c.k));
+    Owned in(ScalarType::Char, {c.rows, c.k});
+    Owned w(ScalarType::Char, {groups, chunks, cortex_m::kLinearGroup, cortex_m::kLinearChunk});
+    Owned quant(ScalarType::Int, {groups, cortex_m::kLinearQuantFields, cortex_m::kLinearGroup});
+    Owned mult(ScalarType::Int, {c.n}), shift(ScalarType::Int, {c.n});
+    fill_i8(in), fill_requant(mult, shift, c.n);
+    std::memset(w.data<int8_t>(), 0, static_cast<size_t>(w.tensor.nbytes()));
+    std::memset(quant.data<int32_t>(), 0, static_cast<size_t>(quant.tensor.nbytes()));
+    std::uniform_int_distribution<int> weight(-127, 127), sum(-30000, 30000);
+    for (int32_t n = 0; n < c.n; ++n) {
+      for (int32_t k = 0; k < c.k; ++k)
+        w.data<int8_t>()[cortex_m::linear_packed_index(n, k, chunks)] =
+            static_cast<int8_t>(weight(rng));
+      int32_t* q = quant.data<int32_t>();
+      const int32_t s = shift.data<int32_t>()[n];
+      q[cortex_m::linear_quant_index(n, cortex_m::kLinearKernelSum)] = sum(rng);
+      q[cortex_m::linear_quant_index(n, cortex_m::kLinearMultiplier)] = mult.data<int32_t>()[n];
+      q[cortex_m::linear_quant_index(n, cortex_m::kLinearLeftShift)] = s > 0 ? s : 0;
+      q[cortex_m::linear_quant_index(n, cortex_m::kLinearRightShift)] = s < 0 ? s : 0;
+    }
+    if (c.both_shifts) {
+      quant.data<int32_t>()[cortex_m::linear_quant_index(3, cortex_m::kLinearLeftShift)] = 2;
+      quant.data<int32_t>()[cortex_m::linear_quant_index(3, cortex_m::kLinearRightShift)] = -5;
+    }
+    std::vector<uint8_t> results[2];
+    for (int host = 0; host < 2; ++host) {
+      Owned out(ScalarType::Char, {c.rows, c.n});
+      run("cortex_m::quantized_linear_packed.out",
+          {T(in), T(w), T(quant), I(-3), I(-100), I(120), T(out)}, host == 1);
+      results[host] = out.bytes();
+    }
+    EXPECT_EQ(results[0], results[1]) << c.rows << " x " << c.k << " -> " << c.n;
   }
 }
 

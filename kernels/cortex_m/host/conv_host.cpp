@@ -30,6 +30,7 @@ constexpr int64_t kTaskChannels = 128;  // output channels per task (whole block
 // calling thread: handing half of it to a worker would cost about as much as it saves.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
 constexpr uint32_t kPackedFiltersKind = 0x49384346;  // "FC8I"
+constexpr uint32_t kPackedLinearKind = 0x4c384346;   // "FC8L": from the packed linear layout
 
 // The best tile this CPU runs (host_isa.h, cpu_isa.h), or none.
 const Isa* isa() {
@@ -65,8 +66,13 @@ struct Shape {
 };
 
 struct PackJob {
-  const int8_t* w;  // OHWI: cout rows of k bytes
+  const int8_t* w;  // OHWI: cout rows of k bytes, or the packed linear layout
   Shape s;
+  WeightLayout layout;
+  int64_t chunks;  // the packed linear layout's chunks of K
+  int8_t at(int64_t oc, int64_t k) const {
+    return layout == WeightLayout::kRows ? w[oc * s.k + k] : w[linear_packed_index(oc, k, chunks)];
+  }
 };
 
 void pack_filters(const void* context, void* dst) {
@@ -76,19 +82,19 @@ void pack_filters(const void* context, void* dst) {
   std::memset(packed, 0, j.s.packed_bytes());
   auto* sums = reinterpret_cast<int32_t*>(packed + j.s.weight_bytes());
   for (int32_t oc = 0; oc < j.s.cout; ++oc) {
-    const int8_t* f = j.w + static_cast<int64_t>(oc) * j.s.k;
     uint8_t* block = packed + (oc / l.block_channels) * j.s.block_bytes();
     const int64_t channel = oc % l.block_channels;
     int32_t sum = 0;
     for (int64_t k = 0; k < j.s.k; ++k) {
       const int64_t element = ((k / l.group) * l.block_channels + channel) * l.group + k % l.group;
+      const int8_t f = j.at(oc, k);
       if (l.element_bytes() == 1) {
-        block[element] = static_cast<uint8_t>(f[k]);
+        block[element] = static_cast<uint8_t>(f);
       } else {
-        const int16_t w = f[k];
+        const int16_t w = f;
         std::memcpy(block + 2 * element, &w, 2);
       }
-      sum += f[k];
+      sum += f;
     }
     sums[oc] = sum;
   }
@@ -97,12 +103,13 @@ void pack_filters(const void* context, void* dst) {
 // The filters packed: from the program's constant cache where the weight is a constant of a
 // loaded program (packed on its first call), else packed now into scratch; nullptr when neither
 // has room.
-const uint8_t* packed_filters(KernelContext& ctx, const Tensor& weight, const Shape& s) {
-  const PackJob job{static_cast<const int8_t*>(weight.const_data()), s};
-  const size_t source = static_cast<size_t>(s.cout * s.k);
+const uint8_t* packed_filters(KernelContext& ctx, const Tensor& weight, const Shape& s,
+                              WeightLayout layout) {
+  const PackJob job{static_cast<const int8_t*>(weight.const_data()), s, layout, linear_chunks(s.k)};
+  const size_t source = weight.nbytes();
   if (ConstantCache* cache = constant_cache_for(job.w, source)) {
     const ConstantKey key{job.w,
-                          kPackedFiltersKind,
+                          layout == WeightLayout::kRows ? kPackedFiltersKind : kPackedLinearKind,
                           {s.cout, s.k, s.kgroups, s.layout.block_channels, s.layout.group,
                            static_cast<int64_t>(s.layout.format)}};
     if (const void* block =
@@ -281,7 +288,7 @@ void run_slot(void* context, size_t slot) {
 }  // namespace
 
 bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* out,
-            const ConvParams& p) {
+            const ConvParams& p, WeightLayout layout) {
   const Isa* chosen = isa();
   if (chosen == nullptr) return false;
   const TileLayout& l = chosen->layout;
@@ -305,7 +312,7 @@ bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* 
   const size_t row_space = slots * static_cast<size_t>(kTaskPixels * row_bytes);
   auto* scratch = static_cast<uint8_t*>(ctx.allocate_scratch(records + row_space, 64));
   if (scratch == nullptr) return false;
-  const uint8_t* filters = packed_filters(ctx, weight, s);
+  const uint8_t* filters = packed_filters(ctx, weight, s, layout);
   if (filters == nullptr) return false;
 
   // The input offset's share the rows leave out (int8_tile.h).

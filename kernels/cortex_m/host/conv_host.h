@@ -13,6 +13,7 @@
 #pragma once
 
 #include "kernels/cortex_m/util/conv_params.h"
+#include "kernels/cortex_m/util/linear_packed.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/kernel.h"
 
@@ -22,7 +23,11 @@ namespace pteron::cortex_m::host {
 // host_isa.h)
 // (input `in`, OHWI `weight`, NHWC `out`); false, having written nothing, when this CPU has no host
 // path or the context has no scratch for it (the caller takes the scalar path).
+// How `weight` holds w[oc][k]: OHWI rows (quantized_conv2d_nhwc), or quantized_linear_packed's
+// layout (util/linear_packed.h), where the linear runs as a 1x1 convolution over its rows.
+enum class WeightLayout { kRows, kLinearPacked };
+
 bool conv2d(KernelContext& ctx, const int8_t* in, const Tensor& weight, int8_t* out,
-            const ConvParams& p);
+            const ConvParams& p, WeightLayout layout = WeightLayout::kRows);
 
 }  // namespace pteron::cortex_m::host
