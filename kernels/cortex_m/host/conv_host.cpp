@@ -26,9 +26,10 @@ struct Isa {
 
 constexpr int64_t kTaskPixels = 64;     // output pixels per task
 constexpr int64_t kTaskChannels = 128;  // output channels per task (whole blocks)
-// Below this much work (about 5 us on the dot-product tiles) a convolution stays on the
-// calling thread: handing half of it to a worker would cost about as much as it saves.
-constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
+// Below this much work (about 10 us on the dot-product tiles) a convolution stays on the
+// calling thread: handing half of it to a worker would cost about as much as it saves (ds-cnn's
+// 512 Ki-MAC pointwise layers ran slower on 2 threads than on 1).
+constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
 constexpr uint32_t kPackedFiltersKind = 0x49384346;  // "FC8I"
 constexpr uint32_t kPackedLinearKind = 0x4c384346;   // "FC8L": from the packed linear layout
 
