@@ -77,7 +77,9 @@ std::vector<TunedProgram> time_programs(const std::vector<std::string>& paths, i
     out[i].iterations = static_cast<int>(std::clamp(round_ms / std::max(probe, 1e-3), 3.0, 50.0));
   }
   for (int round = 0; round < rounds; ++round) {
-    for (size_t i = 0; i < runners.size(); ++i) {
+    for (size_t j = 0; j < runners.size(); ++j) {
+      // Every other round in reverse: no program always follows the same one.
+      const size_t i = round % 2 == 0 ? j : runners.size() - 1 - j;
       runners[i].run_ms();  // warm-up after the other programs ran
       std::vector<double> times;
       for (int it = 0; it < out[i].iterations; ++it) times.push_back(runners[i].run_ms());
