@@ -1,12 +1,14 @@
 #include "tools/cli/tune.h"
 
+#include <unistd.h>
+
 #include <algorithm>
-#include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "compiler/partition/registry.h"
+#include "runtime/host/process.h"
+#include "runtime/threads/threadpool.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/method_inputs.h"
-#include "tools/cli/program_tools.h"
 
 namespace pteron::cli {
 
@@ -38,52 +40,54 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// One loaded program with its inputs bound anew before every run (the arena may reuse them).
-struct Runner {
-  std::unique_ptr<HostProgram> program;
-  std::unique_ptr<HostMethod> host;
-  std::vector<NpyArray> inputs;
-  BoundInputs bound;
-  std::string path;
+// This executable, to run `pteron bench` in a child process.
+std::string self_executable() {
+  std::vector<char> buf(4096);
+  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) throw UserError("--tune: cannot find this executable (/proc/self/exe)");
+  return std::string(buf.data(), static_cast<size_t>(n));
+}
 
-  double run_ms() {
-    bound.bind(host->method(), inputs, path);
-    const auto start = std::chrono::steady_clock::now();
-    const Error e = host->method().execute();
-    if (e != Error::Ok) throw_runtime_error(path, e);
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-        .count();
+// `pteron bench PATH --json` in its own process: the median of `iterations` runs after
+// `warmup`, on random inputs (seed 0), with `threads` threads.
+double bench_in_child(const std::string& self, const std::string& path, int warmup, int iterations,
+                      int threads) {
+  std::string output, error;
+  const int status = host::run_process_captured(
+      {self, "bench", path, "--json", "--warmup", std::to_string(warmup), "--iters",
+       std::to_string(iterations), "--threads", std::to_string(threads)},
+      &output, &error);
+  const size_t json_start = output.find("{\n");
+  if (status != 0 || json_start == std::string::npos) {
+    const size_t last = output.find_last_not_of('\n');
+    const std::string why = !error.empty() ? error
+                            : last == std::string::npos
+                                ? "exit status " + std::to_string(status)
+                                : output.substr(output.rfind('\n', last) + 1);
+    throw UserError("--tune: " + path + " did not run: " + why);
   }
-};
+  return nlohmann::json::parse(output.substr(json_start)).at("median_ms").get<double>();
+}
 
 }  // namespace
 
 std::vector<TunedProgram> time_programs(const std::vector<std::string>& paths, int rounds,
                                         double round_ms) {
-  std::vector<Runner> runners(paths.size());
+  const std::string self = self_executable();
+  const int threads = num_threads();
   std::vector<TunedProgram> out(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
-    Runner& r = runners[i];
-    r.path = paths[i];
-    r.program = open_program(r.path);
-    r.host = load_method(*r.program, r.path, "forward");
-    r.inputs =
-        gather_inputs({r.path, "forward", "", /*random_inputs=*/true, 0}, r.host->method().meta());
-    // The first run packs weights and sets delegates up; the second's time sets how many runs a
-    // round takes.
-    r.run_ms();
-    const double probe = r.run_ms();
-    out[i].path = r.path;
+    // A short probe sets how many runs a round takes.
+    const double probe = bench_in_child(self, paths[i], 1, 3, threads);
+    out[i].path = paths[i];
     out[i].iterations = static_cast<int>(std::clamp(round_ms / std::max(probe, 1e-3), 3.0, 50.0));
   }
   for (int round = 0; round < rounds; ++round) {
-    for (size_t j = 0; j < runners.size(); ++j) {
+    for (size_t j = 0; j < paths.size(); ++j) {
       // Every other round in reverse: no program always follows the same one.
-      const size_t i = round % 2 == 0 ? j : runners.size() - 1 - j;
-      runners[i].run_ms();  // warm-up after the other programs ran
-      std::vector<double> times;
-      for (int it = 0; it < out[i].iterations; ++it) times.push_back(runners[i].run_ms());
-      out[i].round_medians_ms.push_back(median(times));
+      const size_t i = round % 2 == 0 ? j : paths.size() - 1 - j;
+      out[i].round_medians_ms.push_back(
+          bench_in_child(self, paths[i], 3, out[i].iterations, threads));
     }
   }
   for (TunedProgram& t : out) t.median_ms = median(t.round_medians_ms);

@@ -25,9 +25,12 @@ struct TunedProgram {
   int iterations = 0;    // timed runs per round
 };
 
-// Times each program in this process, `rounds` alternating rounds, each a warm-up run and
-// enough timed runs to take about `round_ms` (3 to 50), on random inputs (seed 0) with the
-// runtime's current thread count. Throws UserError when a program does not load or run.
+// Times each program in a process of its own (`pteron bench --json`), as the benchmarks do:
+// measured in one process, mobilenet-v2's int8-library program came out slower than the
+// XNNPACK one and in separate processes faster, on the same machine minutes apart. `rounds`
+// alternating rounds, every other one in reverse order, each round 3 warm-up runs and enough
+// timed runs to take about `round_ms` (3 to 50), on random inputs (seed 0) with the runtime's
+// current thread count. Throws UserError when a program does not load or run.
 std::vector<TunedProgram> time_programs(const std::vector<std::string>& paths, int rounds = 3,
                                         double round_ms = 200);
 
