@@ -90,6 +90,27 @@ def test_tune_tries_the_int8_kernels_for_an_int8_program(conv_pt2, tmp_path):
     np.testing.assert_array_equal(np.asarray(kept), np.asarray(plain))
 
 
+def test_an_int8_program_on_the_default_backends_points_to_tune(conv_pt2, tmp_path):
+    """The default host program of an int8 model is XNNPACK's; the report says that --tune also
+    times the int8 kernel library. Not with --tune, nor with --backends chosen."""
+    pt2, _, _ = conv_pt2
+    calibration = tmp_path / "cal.npz"
+    np.savez(calibration, input_0=np.random.default_rng(1).standard_normal((8, 1, 3, 24, 24))
+             .astype(np.float32))
+    hint = "--tune also times pteron's int8 kernel library"
+    plain = cli("compile", pt2, "-o", tmp_path / "a.pte", "--quantize", "xnnpack", "--calibration",
+                calibration, "--json")
+    assert plain.returncode == 0, plain.stderr
+    assert any(hint in note for note in json.loads(plain.stdout)["notes"])
+    for extra in (["--backends", "xnnpack,portable"], ["--tune", "--threads", "1"]):
+        chosen = cli("compile", pt2, "-o", tmp_path / "b.pte", "--quantize", "xnnpack",
+                     "--calibration", calibration, "--json", *extra)
+        assert chosen.returncode == 0, chosen.stderr
+        assert not any(hint in note for note in json.loads(chosen.stdout)["notes"]), extra
+    floating = cli("compile", pt2, "-o", tmp_path / "c.pte", "--json")
+    assert not any(hint in note for note in json.loads(floating.stdout)["notes"])
+
+
 def test_tune_without_a_delegate_has_one_candidate(conv_pt2, tmp_path):
     pt2, _, _ = conv_pt2
     run = cli("compile", pt2, "-o", tmp_path / "p.pte", "--tune", "--backends", "optimized,portable",

@@ -172,6 +172,11 @@ std::string joined(const std::vector<std::string>& names) {
   return s;
 }
 
+// A statically quantized int8 program: every --quantize scheme but the LLM weight schemes.
+bool statically_quantized(const CompileCliOptions& o) {
+  return !o.quantize.empty() && !compiler::is_llm_scheme(o.quantize);
+}
+
 // --tune: compiles the other candidate backend lists next to `first` (already at o.output),
 // times them all on this machine and keeps the fastest at o.output. Returns its result; the
 // measurements go to `report`.
@@ -184,10 +189,8 @@ compiler::CompileResult tune_backends(const CompileCliOptions& o, compiler::Comp
         "target (got " +
         first.report.target.name + ")");
   }
-  // Statically quantized int8: every --quantize scheme but the LLM weight schemes.
-  const bool int8 = !o.quantize.empty() && !compiler::is_llm_scheme(o.quantize);
   const std::vector<std::vector<std::string>> candidates =
-      tune_candidates(first.report.backends, int8);
+      tune_candidates(first.report.backends, statically_quantized(o));
   std::vector<compiler::CompileResult> results;
   std::vector<std::string> paths = {o.output};
   results.push_back(std::move(first));
@@ -288,6 +291,14 @@ void run(const CompileCliOptions& o) {
   }
   nlohmann::json tuned;
   if (o.tune) result = tune_backends(o, options, std::move(result), tuned);
+  if (statically_quantized(o) && !o.tune && result.report.default_backends &&
+      result.report.target.name == "host") {
+    // The default host program of an int8 model is XNNPACK's; pteron's int8 kernel library is
+    // faster on some models and CPUs, slower on others, and only --tune measures which.
+    result.report.notes.push_back(
+        "int8 program on the host's default backends; --tune also times pteron's int8 kernel "
+        "library (cortex-m,optimized,portable) on this machine and keeps the faster");
+  }
   const compiler::CompileReport& r = result.report;
   nlohmann::json j = report_json(r, o);
   if (o.tune) j["tune"] = tuned;
