@@ -59,11 +59,9 @@ double bench_in_child(const std::string& self, const std::string& path, int warm
       &output, &error);
   const size_t json_start = output.find("{\n");
   if (status != 0 || json_start == std::string::npos) {
-    const size_t last = output.find_last_not_of('\n');
-    const std::string why = !error.empty() ? error
-                            : last == std::string::npos
-                                ? "exit status " + std::to_string(status)
-                                : output.substr(output.rfind('\n', last) + 1);
+    std::string why = error;                                                     // it did not start
+    if (why.empty()) why = output.substr(0, output.find_last_not_of('\n') + 1);  // its error
+    if (why.empty()) why = "exit status " + std::to_string(status);
     throw UserError("--tune: " + path + " did not run: " + why);
   }
   return nlohmann::json::parse(output.substr(json_start)).at("median_ms").get<double>();

@@ -89,7 +89,8 @@ void max_pool_loop(const int8_t* in, int8_t* out, const MaxPoolParams& params) {
 
 // One output row's channels [c0, c0 + live), each pixel's window starting at row y0: the
 // channel group's weights (in registers when KH x KW is known at compile time; 0 x 0: the op's,
-// read per tap) and requantisation constants are loaded once for the row. Columns [lo, hi) have
+// read per tap) and requantisation constants are loaded once for the row. Columns [lo, hi)
+// (lo <= hi) have
 // every tap inside the input and run unchecked; the others read a tap outside the input as the
 // zero point (-input_offset), whose (x + input_offset) * w is 0, so every pixel starts from
 // `base` (bias + input_offset * the channel's weight sum), as the interior does.
@@ -152,7 +153,7 @@ void depthwise_row_group(const DepthwiseRows& d, const ConvParams& p, const int8
       store(acc, ox);
     }
   }
-  for (int32_t ox = hi > lo ? hi : lo; ox < p.ow; ++ox) edge(ox);
+  for (int32_t ox = hi; ox < p.ow; ++ox) edge(ox);
 }
 
 // Output rows [first, last) of n * oh, each finished before the next starts (the in-place
