@@ -96,6 +96,10 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   // rules weigh them); so do the libraries' passes.
   PartitionContext context;
   context.target = &r.target;
+  context.calibration = options.calibration;
+  if (options.calibration != nullptr) {
+    r.calibration = options.calibration->machine + ", measured " + options.calibration->created;
+  }
   for (const KernelLibrary* lib : libraries) context.kernel_libraries.push_back(lib->name);
   LoweredGraph lowered = partition_and_lower(graph, partitioners, context);
   r.regions = lowered.summaries;

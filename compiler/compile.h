@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/cost/cost_model.h"
 #include "compiler/emit/program_emitter.h"
 #include "compiler/ir/graph.h"
 #include "compiler/memory/memory_planner.h"
@@ -50,6 +51,9 @@ struct CompileOptions {
   // Output 0 (a decoder's logits [1, T, vocab]) for the last token only, [1, 1, vocab]
   // (compiler/passes/last_token_logits.h): prefill runs the vocabulary projection once.
   bool last_token_logits = false;
+  // This machine's calibration for the cost model (PartitionContext::calibration); the caller
+  // gives it only when the program will run where it was measured (the host target).
+  const cost::Calibration* calibration = nullptr;
   // Internal (compile_pt2_methods): the program-wide state layout every method plans with.
   const StateLayout* state_layout = nullptr;
 };
@@ -68,6 +72,9 @@ struct CompileReport {
   std::vector<std::string> backends;            // delegates then kernel libraries, in order
   bool default_backends = false;                // `backends` is the target's default
   std::vector<std::string> backends_left_out;   // default delegates this build does not have
+  // The cost model's calibration the partitioners weighed regions with ("" without one): the
+  // machine it describes and when it was measured.
+  std::string calibration;
   // Things the user may want to change, one line each (an old backend spelling's new one).
   std::vector<std::string> notes;
   MemoryPlan memory;

@@ -7,6 +7,10 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "kernels"))
 sys.path.insert(0, os.path.dirname(__file__))
 
+# Host compiles read this machine's cost-model calibration (`pteron tune`) when one is cached;
+# tests compile without one unless they name a file, so a developer's cache never changes them.
+os.environ.setdefault("PTERON_CALIBRATION", "off")
+
 
 @pytest.fixture(scope="session")
 def zoo_pt2(tmp_path_factory):

@@ -15,6 +15,9 @@
 namespace pteron::compiler {
 
 struct Target;  // compiler/target/target.h
+namespace cost {
+struct Calibration;  // compiler/cost/cost_model.h
+}
 
 // What a partitioner may know of the compile it takes part in, passed to each call (rather
 // than read from ambient state, so the same partitioner serves a main plan and its fallback).
@@ -27,6 +30,10 @@ struct PartitionContext {
   // node because a library kernel is faster for it (XNNPACK: "optimized kernel faster: ...").
   // Empty reads as "portable only".
   std::vector<std::string> kernel_libraries;
+  // This machine's measured rates (`pteron tune`), when the compile is for the machine running
+  // it and a calibration exists: cost rules then compare a region's estimated time in the
+  // delegate and on the kernels (compiler/cost/cost_model.h) instead of fixed thresholds.
+  const cost::Calibration* calibration = nullptr;
 
   bool has_kernel_library(const std::string& name) const;
 };

@@ -272,6 +272,15 @@ std::string delegation_summary(const std::string& report) {
       out += line;
       // A backend's own estimate (the Ethos-U's Vela figures) when its lowering gave one.
       const json rep = reg.value("report", json::object());
+      if (rep.contains("cost_model")) {  // compiler/cost/cost_model.h: why the region was kept
+        const json& c = rep["cost_model"];
+        std::snprintf(line, sizeof(line),
+                      "       cost model: %s %.3f ms, %s kernels %.3f ms (this machine's "
+                      "calibration)\n",
+                      c.value("delegate", "?").c_str(), c.value("delegate_ms", 0.0),
+                      c.value("kernels", "?").c_str(), c.value("kernels_ms", 0.0));
+        out += line;
+      }
       if (rep.contains("npu_cycles")) {
         std::snprintf(
             line, sizeof(line), "       %s (%s, %s): %llu NPU cycles, SRAM %s, flash %s, DRAM %s\n",

@@ -5,15 +5,20 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <stdexcept>
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/cost/host_calibration.h"
 #include "compiler/partition/registry.h"
 #include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
 #include "python/bindings/tensor_convert.h"
+#if defined(PTERON_HAVE_THREADS)
+#include "runtime/threads/threadpool.h"
+#endif
 
 namespace nb = nanobind;
 
@@ -38,6 +43,7 @@ nb::dict report_dict(const compiler::CompileReport& r) {
   d["default_backends"] = r.default_backends;
   d["backends_left_out"] = r.backends_left_out;
   d["notes"] = r.notes;
+  d["calibration"] = r.calibration;
   nb::list arenas;
   for (const auto& region : r.memory.arenas) {
     nb::dict a;
@@ -133,12 +139,21 @@ std::vector<compiler::ConstantMethod> constant_methods_from(const nb::dict& meth
   return out;
 }
 
-// What every compile entry point shares: target, backends and the constant methods.
-compiler::CompileOptions base_options(const std::string& target,
-                                      const std::vector<std::string>& backends,
-                                      const nb::dict& constant_methods, bool llm_metadata,
-                                      bool last_token_logits) {
+// What every compile entry point shares: target, backends, the constant methods, and for the
+// host target this machine's cost-model calibration as `pteron compile` reads it (held in
+// `calibration`, which must outlive the compile).
+compiler::CompileOptions base_options(
+    const std::string& target, const std::vector<std::string>& backends,
+    const nb::dict& constant_methods, bool llm_metadata, bool last_token_logits,
+    std::optional<compiler::cost::LoadedCalibration>& calibration) {
   compiler::CompileOptions options;
+#if defined(PTERON_HAVE_THREADS)
+  const int threads = num_threads();
+#else
+  const int threads = 1;
+#endif
+  if (target == "host") calibration = compiler::cost::host_calibration(threads);
+  if (calibration) options.calibration = &calibration->calibration;
   options.target = target;
   options.backends = backends;
   options.constant_methods = constant_methods_from(constant_methods);
@@ -151,8 +166,9 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target,
                       const std::vector<std::string>& backends, bool strip_debug_info,
                       const nb::dict& constant_methods, bool llm_metadata, bool last_token_logits) {
   compiler::CompileResult result;
-  compiler::CompileOptions options =
-      base_options(target, backends, constant_methods, llm_metadata, last_token_logits);
+  std::optional<compiler::cost::LoadedCalibration> calibration;
+  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata,
+                                                  last_token_logits, calibration);
   options.strip_debug_info = strip_debug_info;
   {
     nb::gil_scoped_release release;
@@ -171,8 +187,9 @@ nb::tuple compile_pt2_methods(const std::vector<std::string>& names,
   if (names.size() != paths.size()) throw std::invalid_argument("one path per method name");
   std::vector<std::pair<std::string, std::string>> methods;
   for (size_t i = 0; i < names.size(); ++i) methods.emplace_back(names[i], paths[i]);
-  compiler::CompileOptions options =
-      base_options(target, backends, constant_methods, llm_metadata, last_token_logits);
+  std::optional<compiler::cost::LoadedCalibration> calibration;
+  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata,
+                                                  last_token_logits, calibration);
   compiler::CompileResult result;
   {
     nb::gil_scoped_release release;
@@ -210,8 +227,9 @@ nb::tuple compile_pt2_quantized(
     };
   }
   // Partitioners see the quantized (Q/DQ) graph.
+  std::optional<compiler::cost::LoadedCalibration> machine;  // the cost model's, not the samples
   compiler::CompileOptions options =
-      base_options(target, backends, constant_methods, llm_metadata, last_token_logits);
+      base_options(target, backends, constant_methods, llm_metadata, last_token_logits, machine);
   options.quantize = &q;
   compiler::CompileResult result;
   {
@@ -231,8 +249,9 @@ nb::tuple compile_pt2_llm(const std::string& path, const std::string& target,
   compiler::LlmQuantizeOptions q;
   q.scheme = compiler::parse_llm_scheme(scheme);
   q.group_size = group_size;
-  compiler::CompileOptions options =
-      base_options(target, backends, constant_methods, llm_metadata, last_token_logits);
+  std::optional<compiler::cost::LoadedCalibration> calibration;
+  compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata,
+                                                  last_token_logits, calibration);
   options.llm_quantize = &q;
   compiler::CompileResult result;
   {

@@ -12,7 +12,7 @@ import pytest
 import torch
 from pteron_cli import pteron_cli
 
-DEFAULT = ["xnnpack", "optimized", "portable"]
+DEFAULT = ["xnnpack", "cortex-m", "optimized", "portable"]
 
 
 class ConvNet(torch.nn.Module):
@@ -54,7 +54,7 @@ def test_the_cli_default_is_the_best_cpu_program(conv_pt2, tmp_path):
     human = subprocess.run(
         [pteron_cli(), "compile", str(pt2), "-o", str(tmp_path / "h.pte")], capture_output=True, text=True, timeout=300
     )
-    assert "backends: xnnpack,optimized,portable (the target's default" in human.stdout
+    assert "backends: xnnpack,cortex-m,optimized,portable (the target's default" in human.stdout
     got = pteron.load(tmp_path / "default.pte").forward(x.numpy())[0]
     np.testing.assert_allclose(got, ep.module()(x).detach().numpy(), rtol=1e-4, atol=1e-5)
 

@@ -15,6 +15,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
+#include "compiler/cost/host_calibration.h"
 #include "compiler/partition/registry.h"
 #include "runtime/platform/cpu_isa.h"
 #include "runtime/threads/threadpool.h"
@@ -282,6 +283,14 @@ void run(const CompileCliOptions& o) {
   } else if (!o.calibration.empty() || o.int8_io) {
     throw UserError("--calibration and --int8-io need --quantize SCHEME");
   }
+  // The cost model's rates are this machine's: only a program for the host may use them.
+  std::optional<compiler::cost::LoadedCalibration> calibration;
+  try {
+    if (o.target == "host") calibration = compiler::cost::host_calibration(num_threads());
+  } catch (const compiler::CompileError& e) {
+    throw UserError(e.what());
+  }
+  if (calibration) options.calibration = &calibration->calibration;
   try {
     result = compiler::compile_pt2(o.model, options);
   } catch (const compiler::CompileError& e) {
@@ -291,17 +300,22 @@ void run(const CompileCliOptions& o) {
   }
   nlohmann::json tuned;
   if (o.tune) result = tune_backends(o, options, std::move(result), tuned);
-  if (statically_quantized(o) && !o.tune && result.report.default_backends &&
+  if (!calibration && statically_quantized(o) && !o.tune && result.report.default_backends &&
       result.report.target.name == "host") {
-    // The default host program of an int8 model is XNNPACK's; pteron's int8 kernel library is
-    // faster on some models and CPUs, slower on others, and only --tune measures which.
+    // Without a calibration XNNPACK takes every int8 region it can; pteron's int8 kernel
+    // library is faster on some models and CPUs, slower on others, and only a measurement says.
     result.report.notes.push_back(
-        "int8 program on the host's default backends; --tune also times pteron's int8 kernel "
-        "library (cortex-m,optimized,portable) on this machine and keeps the faster");
+        "int8 program on the host's default backends without a calibration of this machine: "
+        "XNNPACK took every int8 region it runs. `pteron tune` measures this machine once, and "
+        "compiles then choose per region between XNNPACK and pteron's int8 kernels; --tune "
+        "times this model's candidate programs");
   }
   const compiler::CompileReport& r = result.report;
   nlohmann::json j = report_json(r, o);
   if (o.tune) j["tune"] = tuned;
+  j["calibration"] = calibration
+                         ? nlohmann::json{{"path", calibration->path}, {"machine", r.calibration}}
+                         : nlohmann::json(nullptr);
   if (r.quantize) {
     nlohmann::json io = nlohmann::json::array();
     for (const auto* list : {&r.quantize->inputs, &r.quantize->outputs}) {
@@ -333,6 +347,8 @@ void run(const CompileCliOptions& o) {
               j["seconds"]["total"].get<double>());
   std::printf("  backends: %s%s\n", joined(r.backends).c_str(),
               r.default_backends ? " (the target's default; --backends to choose)" : "");
+  if (!r.calibration.empty())
+    std::printf("  cost model: this machine's calibration (%s)\n", r.calibration.c_str());
   for (const std::string& b : r.backends_left_out)
     std::printf("  note: the target's backend '%s' is not in this build: left out\n", b.c_str());
   if (o.tune) {

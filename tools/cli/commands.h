@@ -21,5 +21,6 @@ void add_bench_command(CLI::App& app);
 void add_debug_command(CLI::App& app);
 void add_explore_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
 
 }  // namespace pteron::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   pteron::cli::add_debug_command(app);
   pteron::cli::add_explore_command(app);
   pteron::cli::add_generate_command(app);
+  pteron::cli::add_tune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

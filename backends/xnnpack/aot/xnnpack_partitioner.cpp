@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <unordered_map>
 
 #include "backends/xnnpack/aot/xnnpack_lowering.h"
 #include "backends/xnnpack/aot/xnnpack_op_info.h"
+#include "compiler/cost/cost_model.h"
 #include "compiler/ir/kernel_call_form.h"
 #include "compiler/ir/op_names.h"
 #include "compiler/ir/queries.h"
@@ -587,6 +589,15 @@ bool is_heavy(const Node& n) {
   }
 }
 
+// The cost model's comparison of the region with the kernels it would run on otherwise;
+// nullopt without a calibration or when the model cannot weigh the region.
+std::optional<compiler::cost::RegionCost> region_cost(const Graph& g, const Region& region,
+                                                      const compiler::PartitionContext& context) {
+  if (context.calibration == nullptr) return std::nullopt;
+  return compiler::cost::compare_region(*context.calibration, g, region.nodes, "xnnpack",
+                                        context.kernel_libraries);
+}
+
 const bool g_registered = compiler::register_partitioner(
     "xnnpack",
     [](const compiler::BackendOptions&) { return std::make_unique<XnnpackPartitioner>(); });
@@ -603,6 +614,13 @@ SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& nod
 
 SupportDecision XnnpackPartitioner::worth_delegating(
     const Graph& graph, const Region& region, const compiler::PartitionContext& context) const {
+  // With this machine's calibration, a region whose convolutions and matrix products the
+  // model weighs goes where it estimates them faster; the fixed rules below stand in without
+  // one (and for regions the model cannot weigh).
+  if (const std::optional<compiler::cost::RegionCost> cost = region_cost(graph, region, context)) {
+    if (cost->kernels_faster()) return SupportDecision::no(cost->describe());
+    return SupportDecision::yes();
+  }
   if (std::string why = optimized_covers_region(graph, region, context); !why.empty())
     return SupportDecision::no(why);
   double flops = 0.0;
@@ -627,8 +645,12 @@ SupportDecision XnnpackPartitioner::worth_delegating(
 }
 
 LoweredRegion XnnpackPartitioner::lower(const Graph& graph, const Region& region,
-                                        const compiler::PartitionContext&) const {
-  return aot::lower_region(graph, region);
+                                        const compiler::PartitionContext& context) const {
+  LoweredRegion lowered = aot::lower_region(graph, region);
+  // The estimate that kept the region, for `pteron inspect --delegation`.
+  if (const std::optional<compiler::cost::RegionCost> cost = region_cost(graph, region, context))
+    lowered.report_json = cost->to_json();
+  return lowered;
 }
 
 bool xnnpack_partitioner_registered() { return g_registered; }

@@ -1,0 +1,193 @@
+#include "compiler/cost/cost_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "compiler/compile_error.h"
+#include "compiler/ir/work.h"
+
+namespace pteron::compiler::cost {
+namespace {
+
+using json = nlohmann::json;
+
+const ir::TensorSpec* tensor_arg(const ir::Graph& g, const ir::Node& n, size_t index) {
+  if (index >= n.args.size() || !n.args[index].is_tensor()) return nullptr;
+  return &g.value(n.args[index].tensor()).spec;
+}
+
+bool is_convolution(const std::string& op) {
+  return op == "convolution" || op == "convolution_relu" || op == "convolution_add_relu" ||
+         op == "convolution_clamp" || op == "conv2d" || op == "conv1d" || op == "conv2d_winograd";
+}
+
+// Convolutions read (input [N, Cin, ...], weight [Cout, Cin / groups, k...]) first; a
+// Winograd convolution is a 3x3 one.
+OpClass convolution_class(const ir::Graph& g, const ir::Node& n) {
+  if (n.op.name == "conv2d_winograd") return OpClass::kConv;
+  const ir::TensorSpec* x = tensor_arg(g, n, 0);
+  const ir::TensorSpec* w = tensor_arg(g, n, 1);
+  if (!x || !w || x->rank() < 2 || w->rank() < 3) return OpClass::kConv;
+  const int64_t cin = x->sizes[1];
+  if (w->sizes[1] == 1 && cin > 1) return OpClass::kDepthwise;
+  bool one_by_one = true;
+  for (size_t d = 2; d < w->rank(); ++d) one_by_one = one_by_one && w->sizes[d] == 1;
+  return one_by_one && w->sizes[1] == cin ? OpClass::kPointwise : OpClass::kConv;
+}
+
+std::string format_ms(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", ns * 1e-6);
+  return buf;
+}
+
+}  // namespace
+
+std::string_view op_class_name(OpClass c) {
+  switch (c) {
+    case OpClass::kConv:
+      return "conv";
+    case OpClass::kPointwise:
+      return "pointwise";
+    case OpClass::kDepthwise:
+      return "depthwise";
+    case OpClass::kLinear:
+      return "linear";
+  }
+  return "?";
+}
+
+std::optional<WeighedNode> weigh(const ir::Graph& graph, const ir::Node& node) {
+  const double macs = static_cast<double>(multiply_adds(graph, node));
+  if (macs <= 0) return std::nullopt;
+  const std::string& op = node.op.name;
+  if (is_convolution(op)) return WeighedNode{convolution_class(graph, node), macs};
+  if (op == "linear" || op == "linear_relu" || op == "mm" || op == "addmm" || op == "bmm" ||
+      op == "matmul")
+    return WeighedNode{OpClass::kLinear, macs};
+  return std::nullopt;  // attention: the delegates here do not take it whole
+}
+
+std::string_view precision_of(const ir::Graph& graph, const ir::Node& node) {
+  for (ir::ValueId v : node.inputs()) {
+    const ir::NodeId p = graph.value(v).producer;
+    if (p != ir::kNoNode && graph.node(p).op.name.rfind("dequantize", 0) == 0) return "int8";
+  }
+  return "f32";
+}
+
+std::optional<Rate> Calibration::rate(std::string_view engine, std::string_view precision,
+                                      OpClass op_class) const {
+  const auto e = rates.find(std::string(engine));
+  if (e == rates.end()) return std::nullopt;
+  const auto p = e->second.find(std::string(precision));
+  if (p == e->second.end()) return std::nullopt;
+  const auto c = p->second.find(std::string(op_class_name(op_class)));
+  if (c == p->second.end()) return std::nullopt;
+  return c->second;
+}
+
+std::string Calibration::to_json() const {
+  json r = json::object();
+  for (const auto& [engine, precisions] : rates)
+    for (const auto& [precision, classes] : precisions)
+      for (const auto& [name, rate] : classes)
+        r[engine][precision][name] = {{"ns_per_call", rate.ns_per_call},
+                                      {"ns_per_mac", rate.ns_per_mac}};
+  json j = {{"format", kFormat},
+            {"machine", machine},
+            {"threads", threads},
+            {"created", created},
+            {"rates", r}};
+  return j.dump(2) + "\n";
+}
+
+Calibration Calibration::from_json(const std::string& text) {
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw CompileError("calibration: not a JSON object");
+  if (j.value("format", 0) != kFormat)
+    throw CompileError("calibration: format " + j.value("format", json(0)).dump() +
+                       ", this pteron reads format " + std::to_string(kFormat) +
+                       " (run `pteron tune` again)");
+  Calibration c;
+  try {
+    c.machine = j.at("machine").get<std::string>();
+    c.threads = j.at("threads").get<int>();
+    c.created = j.value("created", std::string());
+    for (const auto& [engine, precisions] : j.at("rates").items())
+      for (const auto& [precision, classes] : precisions.items())
+        for (const auto& [name, rate] : classes.items()) {
+          const Rate r{rate.at("ns_per_call").get<double>(), rate.at("ns_per_mac").get<double>()};
+          // Negative or absurd figures are a damaged file, not a measurement.
+          if (!(r.ns_per_call >= 0 && r.ns_per_call < 1e9 && r.ns_per_mac > 0 &&
+                r.ns_per_mac < 1e6))
+            throw CompileError("calibration: " + engine + " " + precision + " " + name +
+                               " has no usable rate (" + rate.dump() + ")");
+          c.rates[engine][precision][name] = r;
+        }
+  } catch (const json::exception& e) {
+    throw CompileError(std::string("calibration: ") + e.what());
+  }
+  return c;
+}
+
+std::optional<double> estimate_ns(const Calibration& calibration, const ir::Graph& graph,
+                                  const std::vector<ir::NodeId>& nodes, std::string_view engine) {
+  double total = 0;
+  for (ir::NodeId id : nodes) {
+    const ir::Node& n = graph.node(id);
+    const std::optional<WeighedNode> w = weigh(graph, n);
+    if (!w) continue;
+    const std::optional<Rate> r = calibration.rate(engine, precision_of(graph, n), w->op_class);
+    if (!r) return std::nullopt;
+    total += r->ns(w->multiply_adds);
+  }
+  return total;
+}
+
+std::string kernel_engine_for(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                              const std::vector<std::string>& kernel_libraries) {
+  bool int8 = false;
+  for (ir::NodeId id : nodes) {
+    const ir::Node& n = graph.node(id);
+    if (weigh(graph, n) && precision_of(graph, n) == "int8") int8 = true;
+  }
+  const auto has = [&](const char* name) {
+    return std::find(kernel_libraries.begin(), kernel_libraries.end(), name) !=
+           kernel_libraries.end();
+  };
+  if (int8) return has("cortex-m") ? "cortex-m" : "";
+  return has("optimized") ? "optimized" : "";
+}
+
+std::string RegionCost::describe() const {
+  return "cost model: " + kernels + " kernels " + format_ms(kernels_ns) + ", " + delegate + " " +
+         format_ms(delegate_ns) +
+         " (the region's convolutions and matrix products, at this "
+         "machine's calibrated rates)";
+}
+
+std::string RegionCost::to_json() const {
+  return json{{"cost_model",
+               {{"delegate", delegate},
+                {"delegate_ms", delegate_ns * 1e-6},
+                {"kernels", kernels},
+                {"kernels_ms", kernels_ns * 1e-6},
+                {"chosen", kernels_faster() ? kernels : delegate}}}}
+      .dump();
+}
+
+std::optional<RegionCost> compare_region(const Calibration& calibration, const ir::Graph& graph,
+                                         const std::vector<ir::NodeId>& nodes,
+                                         std::string_view delegate,
+                                         const std::vector<std::string>& kernel_libraries) {
+  const std::string kernels = kernel_engine_for(graph, nodes, kernel_libraries);
+  if (kernels.empty()) return std::nullopt;
+  const std::optional<double> d = estimate_ns(calibration, graph, nodes, delegate);
+  const std::optional<double> k = estimate_ns(calibration, graph, nodes, kernels);
+  if (!d || !k || *d <= 0) return std::nullopt;
+  return RegionCost{std::string(delegate), kernels, *d, *k};
+}
+
+}  // namespace pteron::compiler::cost

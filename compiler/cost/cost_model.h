@@ -1,0 +1,96 @@
+// The per-machine cost model: how long the weighed ops of a set of nodes take on each engine
+// (XNNPACK, the optimized kernels, the int8 kernel library), from a calibration that
+// `pteron tune` measures once per machine (tools/cli/calibrate.h) and caches. Partitioners ask
+// it whether a region runs faster in their delegate or on the kernel libraries
+// (PartitionContext::calibration); without a calibration they keep their fixed rules.
+//
+// The model: each convolution and matrix product is one of four op classes, and an engine runs
+// a class at a calibrated rate in nanoseconds per multiply-add, for fp32 and for int8
+// separately. Other nodes (elementwise ops, pools, views) are not weighed: they cost about the
+// same on either side, and the boundary rules weigh them.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace pteron::compiler::cost {
+
+enum class OpClass {
+  kConv,       // a convolution other than the two below (3x3 and larger, grouped)
+  kPointwise,  // 1x1, stride 1, ungrouped
+  kDepthwise,  // groups == input channels
+  kLinear,     // linear, mm, addmm, bmm, matmul
+};
+inline constexpr OpClass kOpClasses[] = {OpClass::kConv, OpClass::kPointwise, OpClass::kDepthwise,
+                                         OpClass::kLinear};
+std::string_view op_class_name(OpClass c);  // "conv", "pointwise", "depthwise", "linear"
+
+// A node the model weighs: its class and multiply-adds.
+struct WeighedNode {
+  OpClass op_class;
+  double multiply_adds;
+};
+// nullopt for nodes the model does not weigh (no multiply-adds, or shapes it cannot read).
+std::optional<WeighedNode> weigh(const ir::Graph& graph, const ir::Node& node);
+
+// "int8" when the node reads a dequantized value (the PT2E Q/DQ form an int8 backend fuses),
+// else "f32".
+std::string_view precision_of(const ir::Graph& graph, const ir::Node& node);
+
+// How long an engine takes for one node of a class: a fixed cost per call (threads woken,
+// buffers set up, the work too small to split) and a cost per multiply-add.
+struct Rate {
+  double ns_per_call = 0;
+  double ns_per_mac = 0;
+  double ns(double multiply_adds) const { return ns_per_call + ns_per_mac * multiply_adds; }
+};
+
+struct Calibration {
+  static constexpr int kFormat = 1;
+  std::string machine;  // what it was measured on: CPU model, ISA, threads
+  int threads = 1;
+  std::string created;  // UTC, ISO 8601
+  // engine ("xnnpack", "optimized", "cortex-m") -> precision ("f32", "int8") -> op class name
+  // -> rate.
+  std::map<std::string, std::map<std::string, std::map<std::string, Rate>>> rates;
+
+  std::optional<Rate> rate(std::string_view engine, std::string_view precision,
+                           OpClass op_class) const;
+  std::string to_json() const;
+  // Throws CompileError with one line saying what is wrong with the text.
+  static Calibration from_json(const std::string& text);
+};
+
+// The estimated time of the weighed nodes among `nodes` on `engine`, in nanoseconds; nullopt
+// when the calibration lacks a rate one of them needs (the engine was not measured, or does not
+// run that precision). 0 when no node is weighed.
+std::optional<double> estimate_ns(const Calibration& calibration, const ir::Graph& graph,
+                                  const std::vector<ir::NodeId>& nodes, std::string_view engine);
+
+// The kernel library that would run the weighed nodes of `nodes` if no delegate took them,
+// among `kernel_libraries` (most preferred first): "cortex-m" for int8 nodes when selected,
+// "optimized" for fp32 ones when selected; "" when none the model knows (portable only).
+std::string kernel_engine_for(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                              const std::vector<std::string>& kernel_libraries);
+
+// A delegate's region against the kernels, as the cost model sees it.
+struct RegionCost {
+  std::string delegate, kernels;  // engine names
+  double delegate_ns = 0, kernels_ns = 0;
+  bool kernels_faster() const { return kernels_ns < delegate_ns; }
+  std::string describe() const;  // "cost model: xnnpack 1.23 ms, cortex-m 0.45 ms (int8 ...)"
+  std::string to_json() const;   // {"cost_model": {...}} for a region's report
+};
+// nullopt when the model cannot compare them: no calibration rate for either side, no kernel
+// engine it knows, or nothing weighed in the region.
+std::optional<RegionCost> compare_region(const Calibration& calibration, const ir::Graph& graph,
+                                         const std::vector<ir::NodeId>& nodes,
+                                         std::string_view delegate,
+                                         const std::vector<std::string>& kernel_libraries);
+
+}  // namespace pteron::compiler::cost

@@ -1,0 +1,84 @@
+#include "compiler/cost/host_calibration.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/compile_error.h"
+#include "runtime/platform/cpu_isa.h"
+
+namespace pteron::compiler::cost {
+namespace {
+
+// FNV-1a: a cache file name that stays the same across builds (std::hash need not).
+uint64_t stable_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    for (const char* key : {"model name", "Model"}) {  // x86; some aarch64 kernels
+      if (line.rfind(key, 0) == 0 && line.find(':') != std::string::npos) {
+        std::string v = line.substr(line.find(':') + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        if (!v.empty()) return v;
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CompileError("calibration: cannot read the file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+std::string machine_description(int threads) {
+  return cpu_model() + ", " + cpu_isa_name() + ", " + std::to_string(threads) +
+         (threads == 1 ? " thread" : " threads");
+}
+
+std::string calibration_cache_path(const std::string& machine) {
+  std::string dir;
+  if (const char* d = std::getenv("PTERON_CACHE_DIR"); d && *d) {
+    dir = d;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    dir = std::string(x) + "/pteron";
+  } else {
+    const char* home = std::getenv("HOME");
+    dir = std::string(home && *home ? home : "/tmp") + "/.cache/pteron";
+  }
+  char name[48];
+  std::snprintf(name, sizeof name, "calibration-%016llx.json",
+                static_cast<unsigned long long>(stable_hash(machine)));
+  return dir + "/" + name;
+}
+
+std::optional<LoadedCalibration> host_calibration(int threads) {
+  std::string path;
+  if (const char* env = std::getenv("PTERON_CALIBRATION"); env && *env) {
+    if (std::strcmp(env, "off") == 0) return std::nullopt;
+    path = env;
+  } else {
+    path = calibration_cache_path(machine_description(threads));
+    if (!std::filesystem::exists(path)) return std::nullopt;
+  }
+  try {
+    return LoadedCalibration{Calibration::from_json(read_text(path)), path};
+  } catch (const CompileError& e) {
+    throw CompileError(path + ": " + e.what());
+  }
+}
+
+}  // namespace pteron::compiler::cost

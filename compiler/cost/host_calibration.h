@@ -1,0 +1,31 @@
+// Where a host compile finds this machine's calibration for the cost model: the file
+// `pteron tune` wrote (tools/cli/calibrate.h), one per machine description, or the file
+// $PTERON_CALIBRATION names. The CLI and the Python API read it the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "compiler/cost/cost_model.h"
+
+namespace pteron::compiler::cost {
+
+// What a calibration is valid for: the CPU model, the ISA the kernels dispatch to and the
+// thread count ("AMD EPYC 9R14 96-Core Processor, avx512, 2 threads").
+std::string machine_description(int threads);
+
+// Where the calibration of `machine` is cached: $PTERON_CACHE_DIR, else $XDG_CACHE_HOME/pteron,
+// else ~/.cache/pteron; one file per machine description.
+std::string calibration_cache_path(const std::string& machine);
+
+struct LoadedCalibration {
+  Calibration calibration;
+  std::string path;
+};
+// The calibration a compile for the host uses, and where it came from: $PTERON_CALIBRATION
+// names a file ("off": none), else this machine's cache file for `threads`, when it exists.
+// Throws CompileError ("PATH: calibration: what is wrong", one line) for a file that does not
+// read or parse.
+std::optional<LoadedCalibration> host_calibration(int threads);
+
+}  // namespace pteron::compiler::cost
