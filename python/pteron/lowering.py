@@ -218,7 +218,9 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     `partitioner` is an ordered list of backend partitioners (pteron.XnnpackPartitioner());
     each claims the regions it can run, the rest goes to the target's kernels. None or an empty
     list (the default), with `kernels` None too, gives the target's best program: on the host,
-    XNNPACK, then the optimized kernels, then portable (report["backends"] says which);
+    XNNPACK, then the int8 kernel library (int8 programs), the optimized kernels, then portable
+    (report["backends"] says which); after `pteron tune` a host compile places each region by this
+    machine's calibration (report["calibration"] names it; PTERON_CALIBRATION=off for none);
     kernels=("portable",) is the portable program. Raises CompileError with a one-line
     message naming the node, op and source line at fault.
 
