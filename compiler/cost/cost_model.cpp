@@ -22,18 +22,20 @@ bool is_convolution(const std::string& op) {
          op == "convolution_clamp" || op == "conv2d" || op == "conv1d" || op == "conv2d_winograd";
 }
 
-// Convolutions read (input [N, Cin, ...], weight [Cout, Cin / groups, k...]) first; a
-// Winograd convolution is a 3x3 one.
+// Convolutions read (input [N, Cin, H, W], weight [Cout, Cin / groups, kh, kw]) first; a
+// Winograd convolution is a 3x3 one. aten::convolution says whether it is transposed (arg 6).
 OpClass convolution_class(const ir::Graph& g, const ir::Node& n) {
   if (n.op.name == "conv2d_winograd") return OpClass::kConv;
   const ir::TensorSpec* x = tensor_arg(g, n, 0);
   const ir::TensorSpec* w = tensor_arg(g, n, 1);
-  if (!x || !w || x->rank() < 2 || w->rank() < 3) return OpClass::kConv;
+  if (!x || !w || x->rank() != 4 || w->rank() != 4) return OpClass::kOther;
+  if (n.op.name == "convolution" && n.args.size() > 6 && n.args[6].is<bool>() &&
+      n.args[6].get<bool>())
+    return OpClass::kOther;
   const int64_t cin = x->sizes[1];
-  if (w->sizes[1] == 1 && cin > 1) return OpClass::kDepthwise;
-  bool one_by_one = true;
-  for (size_t d = 2; d < w->rank(); ++d) one_by_one = one_by_one && w->sizes[d] == 1;
-  return one_by_one && w->sizes[1] == cin ? OpClass::kPointwise : OpClass::kConv;
+  if (w->sizes[1] == 1 && cin > 1 && w->sizes[0] % cin == 0) return OpClass::kDepthwise;
+  if (w->sizes[1] != cin) return OpClass::kOther;  // grouped
+  return w->sizes[2] == 1 && w->sizes[3] == 1 ? OpClass::kPointwise : OpClass::kConv;
 }
 
 std::string format_ms(double ns) {
@@ -54,6 +56,8 @@ std::string_view op_class_name(OpClass c) {
       return "depthwise";
     case OpClass::kLinear:
       return "linear";
+    case OpClass::kOther:
+      return "other";
   }
   return "?";
 }
@@ -66,7 +70,7 @@ std::optional<WeighedNode> weigh(const ir::Graph& graph, const ir::Node& node) {
   if (op == "linear" || op == "linear_relu" || op == "mm" || op == "addmm" || op == "bmm" ||
       op == "matmul")
     return WeighedNode{OpClass::kLinear, macs};
-  return std::nullopt;  // attention: the delegates here do not take it whole
+  return WeighedNode{OpClass::kOther, macs};  // attention
 }
 
 std::string_view precision_of(const ir::Graph& graph, const ir::Node& node) {

@@ -25,17 +25,22 @@ enum class OpClass {
   kPointwise,  // 1x1, stride 1, ungrouped
   kDepthwise,  // groups == input channels
   kLinear,     // linear, mm, addmm, bmm, matmul
+  // Multiply-adds of a kind no calibration measures (transposed, grouped or non-2-D
+  // convolutions, attention): a region holding one is not weighed, since the kernels it would
+  // go to may not run it as fast as any measured class, or at all (the int8 library has none).
+  kOther,
 };
 inline constexpr OpClass kOpClasses[] = {OpClass::kConv, OpClass::kPointwise, OpClass::kDepthwise,
                                          OpClass::kLinear};
-std::string_view op_class_name(OpClass c);  // "conv", "pointwise", "depthwise", "linear"
+std::string_view op_class_name(OpClass c);  // "conv", "pointwise", "depthwise", "linear", "other"
 
-// A node the model weighs: its class and multiply-adds.
+// A node with multiply-adds: its class and how many.
 struct WeighedNode {
   OpClass op_class;
   double multiply_adds;
 };
-// nullopt for nodes the model does not weigh (no multiply-adds, or shapes it cannot read).
+// nullopt for nodes without multiply-adds (elementwise ops, pools, views), which the model
+// does not weigh.
 std::optional<WeighedNode> weigh(const ir::Graph& graph, const ir::Node& node);
 
 // "int8" when the node reads a dequantized value (the PT2E Q/DQ form an int8 backend fuses),
@@ -67,8 +72,8 @@ struct Calibration {
 };
 
 // The estimated time of the weighed nodes among `nodes` on `engine`, in nanoseconds; nullopt
-// when the calibration lacks a rate one of them needs (the engine was not measured, or does not
-// run that precision). 0 when no node is weighed.
+// when the calibration lacks a rate one of them needs (the engine was not measured, does not
+// run that precision, or the node is kOther). 0 when no node is weighed.
 std::optional<double> estimate_ns(const Calibration& calibration, const ir::Graph& graph,
                                   const std::vector<ir::NodeId>& nodes, std::string_view engine);
 

@@ -162,9 +162,13 @@ def test_tune_measures_every_engine_and_class(conv_pt2, tmp_path):
             assert set(classes) == set(CLASSES)
             for rate in classes.values():
                 assert rate["ns_per_mac"] > 0 and rate["ns_per_call"] >= 0
-    report, _ = compile_and_inspect(pt2, tmp_path / "p.pte", path, "--quantize", "xnnpack",
-                                    "--calibration", samples)
-    assert report["calibration"]["machine"].startswith(written["machine"] + ", measured ")
+    for extra in ([], ["--quantize", "xnnpack", "--calibration", samples]):
+        report, delegation = compile_and_inspect(pt2, tmp_path / "p.pte", path, *extra)
+        assert report["calibration"]["machine"].startswith(written["machine"] + ", measured ")
+        # Whichever side the measured rates favour, a kept region is never the slower estimate.
+        for region in delegation["regions"]["list"]:
+            cost = region["report"]["cost_model"]
+            assert cost["chosen"] == "xnnpack" and cost["delegate_ms"] <= cost["kernels_ms"]
 
 
 @pytest.mark.parametrize("args,fragment", [(["--rounds", "0"], "--rounds must be 1 to 20"),

@@ -72,6 +72,19 @@ TEST(CostModel, WeighsConvolutionsByShapeAndLinearsByMultiplyAdds) {
   EXPECT_EQ(precision_of(n.g, n.g.node(n.dense)), "f32");
 }
 
+// A grouped convolution is a kind no calibration measures: the region holding it is not
+// weighed (the int8 library, for one, has no kernel for it), so its estimate is unknown.
+TEST(CostModel, AGroupedConvolutionIsNotWeighedAsAMeasuredClass) {
+  Net n = net();
+  const NodeId grouped =
+      conv(n.g, n.g.node(n.relu).outputs[0], "grouped", {16, 4, 3, 3}, 4, {1, 16, 6, 6});
+  EXPECT_EQ(weigh(n.g, n.g.node(grouped))->op_class, OpClass::kOther);
+  Calibration c;
+  for (OpClass k : kOpClasses) c.rates["optimized"]["f32"][std::string(op_class_name(k))] = {1, 1};
+  EXPECT_TRUE(estimate_ns(c, n.g, {n.dense, n.depthwise}, "optimized").has_value());
+  EXPECT_FALSE(estimate_ns(c, n.g, {n.dense, grouped}, "optimized").has_value());
+}
+
 TEST(CostModel, ANodeReadingADequantizedValueIsInt8) {
   Graph g;
   const ValueId x = g.add_input("x", ir::TensorSpec::contiguous(ScalarType::Char, {1, 8, 6, 6}));

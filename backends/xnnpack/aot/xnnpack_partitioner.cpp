@@ -615,12 +615,11 @@ SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& nod
 SupportDecision XnnpackPartitioner::worth_delegating(
     const Graph& graph, const Region& region, const compiler::PartitionContext& context) const {
   // With this machine's calibration, a region whose convolutions and matrix products the
-  // model weighs goes where it estimates them faster; the fixed rules below stand in without
-  // one (and for regions the model cannot weigh).
-  if (const std::optional<compiler::cost::RegionCost> cost = region_cost(graph, region, context)) {
-    if (cost->kernels_faster()) return SupportDecision::no(cost->describe());
-    return SupportDecision::yes();
-  }
+  // model estimates faster on the kernels goes back to them. Otherwise the fixed rules below
+  // decide: they also weigh the region's boundary, which the model does not (a one-row linear
+  // estimated the same on both sides is not worth two boundaries).
+  const std::optional<compiler::cost::RegionCost> cost = region_cost(graph, region, context);
+  if (cost && cost->kernels_faster()) return SupportDecision::no(cost->describe());
   if (std::string why = optimized_covers_region(graph, region, context); !why.empty())
     return SupportDecision::no(why);
   double flops = 0.0;
