@@ -6,7 +6,9 @@ best available) on the same zoo model, same inputs, same thread count, in one ru
                                                 # bert-base-6l, llama-prefill-6l -> cpu.*
 
 Every system runs in its own subprocess (so load time and peak RSS are its own): warm-up runs,
-then the median of >= 10 timed runs, all with --threads (default 2) threads. A system whose
+then the median of >= 10 timed runs, all with --threads (default 2) threads; --rounds (default 3)
+alternating rounds of every system but ExecuTorch portable, each figure the median of its
+rounds' medians (this VM's speed moves by up to 2x over minutes). A system whose
 first run takes over SLOW_RUN_S (ExecuTorch portable on OPT-125M: minutes per run) has had its
 warm-up and takes --slow-iters timed runs instead (default 10; each result records its count).
   - PyTorch eager: the project's venv (--python), torch.set_num_threads; "load" is building the
@@ -62,7 +64,9 @@ PTERON_CONFIGS = [
     {"name": "pteron best", "backends": ["xnnpack,optimized,portable", "optimized,portable"], "kernels": "",
      "pick": "fastest"},
     # What a user gets without --backends (the target's list); issue 19: within 1.15x of the best.
-    {"name": "pteron default", "backends": [None], "kernels": "", "pick": "first"},
+    # Compiled after `pteron tune` (the run's calibration), as a user would; the other lists keep
+    # their fixed rules.
+    {"name": "pteron default", "backends": [None], "kernels": "", "pick": "first", "calibrated": True},
 ]
 ET_VARIANTS = {"ExecuTorch portable": "portable", "ExecuTorch XNNPACK": "xnnpack"}
 GOALS = {  # (faster system, slower system, factor), from issue 4
@@ -271,8 +275,23 @@ def subprocess_step(python: str, *args, timeout: float = 3600) -> None:
         raise RuntimeError(f"{args[0]} step, {status}: {tail}")
 
 
-def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, check=False)
+def cli(*args, calibration: Path | str = "off") -> subprocess.CompletedProcess:
+    """A command with the cost model's calibration named (PTERON_CALIBRATION): "off" for the
+    explicit backend lists (their fixed rules, whatever this machine has cached), the run's own
+    `pteron tune` file for the default program."""
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PTERON_CALIBRATION": str(calibration)})
+
+
+def calibrate(pteron: str, threads: int, work: Path) -> dict:
+    """`pteron tune` once per benchmark run, at the benchmark's thread count, into the work
+    folder: the default program is compiled with it, as a user's would be after `pteron tune`.
+    Returns the calibration (its rates and where it is)."""
+    log(f"pteron tune --threads {threads}: this machine's cost-model calibration")
+    proc = cli(pteron, "tune", "--threads", threads, "--output", work / "calibration.json", "--json")
+    if proc.returncode != 0:
+        raise RuntimeError(f"pteron tune: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)
 
 
 def rel_error(got: np.ndarray, want: np.ndarray) -> float:
@@ -300,7 +319,7 @@ def bench_pteron_program(config: dict, backends: str | None, name: str, work: Pa
     suffix = (backends or "default").replace(",", "+")
     pte = work / f"{name}.pteron-{suffix}.pte"
     command = [pteron, "compile", work / f"{name}.pt2", "-o", pte] + (["--backends", backends] if backends else [])
-    proc = cli(*command)
+    proc = cli(*command, calibration=args.calibration["path"] if config.get("calibrated") else "off")
     if proc.returncode != 0:
         return {"error": f"{backends}: {proc.stderr.strip()}"}
     result = {"backends": backends or "target default (this pteron compile has no --backends)", "program": str(pte)}
@@ -402,6 +421,7 @@ def bench_model(name: str, work: Path, args) -> dict:
         log(f"{name}: {config['name']}: compile, bench, run")
         systems[config["name"]] = stamped(run_pteron(config, name, work, args.pteron, args))
 
+    more_rounds(name, work, args, systems)
     for label, entry in systems.items():
         output = entry.pop("output", None)
         if output is not None and reference is not None:
@@ -414,6 +434,70 @@ def bench_model(name: str, work: Path, args) -> dict:
         else:
             log(f"{name}: {label}: FAILED: {entry.get('error')}")
     return {"systems": systems, "goals": goals_of(name, systems)}
+
+
+def round_median(name: str, work: Path, args, label: str, program: str | None, kernels: str) -> float:
+    """One more timed round of a system in a fresh process: its median wall ms."""
+    timing_args = ["--threads", args.threads, "--warmup", args.warmup, "--iters", args.iters,
+                   "--slow-iters", args.slow_iters]
+    if label == "PyTorch eager":
+        subprocess_step(args.python, "eager", name, "--work", work, *timing_args)
+        return json.loads((work / f"{name}.eager.json").read_text())["median_ms"]
+    if label == "ExecuTorch XNNPACK":
+        subprocess_step(sys.executable, "et-run", name, "--work", work, "--variant", "xnnpack", *timing_args)
+        return json.loads((work / f"{name}.et-xnnpack.json").read_text())["median_ms"]
+    runtime = ["--threads", args.threads] + (["--kernels", kernels] if kernels else [])
+    proc = cli(args.pteron, "bench", program, "--inputs", work / f"{name}.inputs.npz", "--warmup", args.warmup,
+               "--iters", args.iters, *runtime, "--json")
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip())
+    return json.loads(proc.stdout)["median_ms"]
+
+
+def more_rounds(name: str, work: Path, args, systems: dict) -> None:
+    """Rounds 2..--rounds of every system but ExecuTorch portable (seconds to minutes a call),
+    each system in a fresh process, every other round in reverse order: this VM's speed moves by
+    up to 2x over minutes, so systems timed once at different moments are not comparable. A
+    system's median becomes the median of its rounds' medians; "pteron best" re-picks the
+    candidate with the lowest such median."""
+    configs = {c["name"]: c for c in PTERON_CONFIGS}
+    # (system, candidate index or None, program, kernels) for everything re-timed
+    timed = []
+    for label, entry in systems.items():
+        if "median_ms" not in entry or label == "ExecuTorch portable":
+            continue
+        entry["round_medians_ms"] = [entry["median_ms"]]
+        if label in configs:
+            for i, c in enumerate(entry.get("candidates", [])):
+                if "median_ms" in c:
+                    c["round_medians_ms"] = [c["median_ms"]]
+                    timed.append((label, i, c["program"], configs[label]["kernels"]))
+            if not entry.get("candidates"):
+                timed.append((label, None, entry["program"], configs[label]["kernels"]))
+        else:
+            timed.append((label, None, None, ""))
+    for r in range(1, args.rounds):
+        log(f"{name}: round {r + 1} of {args.rounds}")
+        for label, i, program, kernels in (timed if r % 2 == 0 else list(reversed(timed))):
+            target = systems[label] if i is None else systems[label]["candidates"][i]
+            try:
+                target["round_medians_ms"].append(round_median(name, work, args, label, program, kernels))
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                log(f"{name}: {label}: round {r + 1} failed: {e}")
+    for label, entry in systems.items():
+        if "round_medians_ms" not in entry:
+            continue
+        candidates = [c for c in entry.get("candidates", []) if "round_medians_ms" in c]
+        for c in candidates:
+            c["median_ms"] = statistics.median(c["round_medians_ms"])
+        if candidates:
+            best = min(candidates, key=lambda c: c["median_ms"])
+            if best["program"] != entry["program"]:  # another candidate is faster over the rounds
+                output = entry.get("output")
+                entry.update({k: v for k, v in best.items()})
+                entry["output_from_first_pick"] = output is not None
+            entry["round_medians_ms"] = best["round_medians_ms"]
+        entry["median_ms"] = statistics.median(entry["round_medians_ms"])
 
 
 def goals_of(name: str, systems: dict) -> list[dict]:
@@ -483,6 +567,23 @@ def delegation_tables(name: str, systems: dict) -> list[str]:
     return text
 
 
+def calibration_markdown(calibration: dict | None) -> list[str]:
+    """The cost model's rates the default program was compiled with, as a table."""
+    if not calibration:
+        return []
+    classes = ["conv", "pointwise", "depthwise", "linear"]
+    lines = [f"'pteron default' is compiled after `pteron tune --threads {calibration['threads']}` "
+             f"({calibration['machine']}): its cost model puts each region where these rates say it "
+             "runs faster (GMAC/s + us per call, fitted per op class; tools/cli/calibrate.h).", "",
+             "| engine | " + " | ".join(classes) + " |", "|---|" + "---:|" * len(classes)]
+    for engine, precisions in calibration["rates"].items():
+        for precision, rates in precisions.items():
+            cells = [f"{1 / rates[c]['ns_per_mac']:.1f} + {rates[c]['ns_per_call'] / 1e3:.1f}" if c in rates
+                     else "-" for c in classes]
+            lines.append(f"| {engine} {precision} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def write_markdown(doc: dict, path: Path) -> None:
     slow = doc.get("slow_iterations", doc["iterations"])
     text = [f"# CPU path: {', '.join(doc['models'])}", "",
@@ -490,11 +591,15 @@ def write_markdown(doc: dict, path: Path) -> None:
              f"medians of {doc['iterations']} timed runs after {doc['warmup']} warm-up"
              + (f" ({slow} timed runs after one warm-up for a system whose first run takes over "
                 f"{SLOW_RUN_S:.0f} s: see the runs column)" if slow < doc["iterations"] else "")
+             + (f"; the median of {doc['rounds']} alternating rounds' medians for every system but "
+                "ExecuTorch portable (one round), p90/min/CPU from the first round"
+                if doc.get("rounds", 1) > 1 else "")
              + ", each system in its own process (load time and peak RSS are its own; Python systems "
              "include the interpreter and torch). Output checked against PyTorch eager: max |diff| / "
              f"max |eager| <= {TOLERANCE:g}."), ""]
     if doc.get("note"):
         text += [doc["note"], ""]
+    text += calibration_markdown(doc.get("calibration"))
     for name, r in doc["models"].items():
         text += [f"## {name}", "",
                  "| system | median (ms) | p90 (ms) | min (ms) | CPU (ms) | runs | load (ms) | peak RSS (MiB) | "
@@ -513,6 +618,10 @@ def write_markdown(doc: dict, path: Path) -> None:
                 notes.append("fastest of: " + ", ".join(
                     f"{c['backends']} {c['median_ms']:.2f} ms" if "median_ms" in c else f"{c.get('backends')} failed"
                     for c in e["candidates"]))
+            if len(e.get("round_medians_ms", [])) > 1:
+                notes.append("rounds " + " / ".join(f"{m:.2f}" for m in e["round_medians_ms"]))
+            if e.get("output_from_first_pick"):
+                notes.append("output checked on the first round's pick")
             if e.get("program_reused"):
                 notes.append("program lowered by an earlier run from the same .pt2 (--reuse-programs)")
             if doc.get("merged") and "measured_at" in e:
@@ -576,6 +685,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10, help="timed runs per system (>= 10 for results)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating rounds of every system but ExecuTorch portable (>= 3 for results)")
     parser.add_argument("--slow-iters", type=int, default=10,
                         help=f"timed runs of a system whose first run takes over {SLOW_RUN_S:.0f} s "
                              "(ExecuTorch portable on OPT-125M); recorded per system")
@@ -608,7 +719,7 @@ def main() -> None:
         return step_et_run(args.name, args.work, args.variant, args.threads, args.warmup, args.iters,
                            args.slow_iters)
 
-    smoke = args.iters < 10 or (args.systems and not args.merge) or args.models
+    smoke = args.iters < 10 or args.rounds < 3 or (args.systems and not args.merge) or args.models
     if smoke and args.results.resolve() == RESULTS.resolve():
         sys.exit("[bench-cpu-path] --iters < 10, --systems or --models are smoke runs: give --results "
                  "elsewhere (bench/results holds medians of >= 10 runs of every system)")
@@ -628,15 +739,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix=f"pteron-bench-{stem}-") as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
+        args.calibration = calibrate(args.pteron, args.threads, work)
         for name in names:
             models[name] = bench_model(name, work, args)
     load = os.getloadavg()[0]
     doc = {"target": f"bench-{args.mode}", "executorch": "1.5.1", "threads": args.threads,
            "warmup": args.warmup, "iterations": args.iters, "slow_iterations": args.slow_iters,
+           "rounds": args.rounds,
            "machine": (f"{platform.machine()}, {os.cpu_count()} cores, load average {load_start:.1f} at "
                        f"the start and {load:.1f} at the end, {priority}"),
            "commit": cli("git", "-C", REPO, "describe", "--always", "--dirty").stdout.strip(),
-           "note": args.note, "seconds": round(time.perf_counter() - start, 1), "models": models}
+           "note": args.note, "seconds": round(time.perf_counter() - start, 1),
+           "calibration": args.calibration, "models": models}
     if args.merge:
         old = json.loads((args.results / f"{stem}.json").read_text())
         for name, r in models.items():

@@ -165,10 +165,12 @@ def test_tune_measures_every_engine_and_class(conv_pt2, tmp_path):
     for extra in ([], ["--quantize", "xnnpack", "--calibration", samples]):
         report, delegation = compile_and_inspect(pt2, tmp_path / "p.pte", path, *extra)
         assert report["calibration"]["machine"].startswith(written["machine"] + ", measured ")
-        # Whichever side the measured rates favour, a kept region is never the slower estimate.
+        # Whichever side the measured rates favour, a kept region is never clearly the slower
+        # estimate.
         for region in delegation["regions"]["list"]:
             cost = region["report"]["cost_model"]
-            assert cost["chosen"] == "xnnpack" and cost["delegate_ms"] <= cost["kernels_ms"]
+            assert cost["chosen"] == "xnnpack"
+            assert cost["delegate_ms"] <= cost["kernels_ms"] * 1.25  # RegionCost::kMargin
 
 
 @pytest.mark.parametrize("args,fragment", [(["--rounds", "0"], "--rounds must be 1 to 20"),

@@ -133,6 +133,11 @@ TEST(CostModel, TheRegionGoesWhereTheCalibrationSaysItIsFaster) {
   ASSERT_TRUE(delegate_wins.has_value());
   EXPECT_FALSE(delegate_wins->kernels_faster());
   EXPECT_NE(delegate_wins->to_json().find("\"chosen\":\"xnnpack\""), std::string::npos);
+  // Faster, but within the margin the model's error calls for: the region stays.
+  const auto close = compare_region(calibration(0.5, 0.45), n.g, nodes, "xnnpack", libs);
+  ASSERT_TRUE(close.has_value());
+  EXPECT_LT(close->kernels_ns, close->delegate_ns);
+  EXPECT_FALSE(close->kernels_faster());
   // Nothing weighed, or no kernel engine the model knows: no comparison.
   EXPECT_FALSE(compare_region(calibration(0.5, 0.25), n.g, {n.relu}, "xnnpack", libs));
   EXPECT_FALSE(compare_region(calibration(0.5, 0.25), n.g, nodes, "xnnpack", {"portable"}));

@@ -214,11 +214,20 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
       // The extra layers' time over the one-layer chain, per layer: free of the program's own
       // costs (input copy, quantize, dequantize). A difference lost in noise falls back to the
       // long chain's mean.
+      // Per round, from the two chains timed next to each other in it, then the median over
+      // the rounds: this VM's speed moves by up to 2x over minutes, and a difference of two
+      // medians taken in different rounds mixes its modes.
       std::vector<double> layer_ns;
       for (const Layer& layer : sizes) {
-        const double t1 = timed[next].median_ms, tn = timed[next + 1].median_ms;
+        const TunedProgram &one = timed[next], &many = timed[next + 1];
         next += 2;
-        layer_ns.push_back(1e6 * (tn > t1 ? (tn - t1) / (layer.chain - 1) : tn / layer.chain));
+        std::vector<double> per_round;
+        for (size_t r = 0; r < one.round_medians_ms.size(); ++r) {
+          const double t1 = one.round_medians_ms[r], tn = many.round_medians_ms[r];
+          per_round.push_back(1e6 * (tn > t1 ? (tn - t1) / (layer.chain - 1) : tn / layer.chain));
+        }
+        std::sort(per_round.begin(), per_round.end());
+        layer_ns.push_back(per_round[per_round.size() / 2]);
       }
       // time = per call + per multiply-add x MACs, through the large and the small point.
       compiler::cost::Rate r;
