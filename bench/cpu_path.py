@@ -571,7 +571,7 @@ def calibration_markdown(calibration: dict | None) -> list[str]:
     """The cost model's rates the default program was compiled with, as a table."""
     if not calibration:
         return []
-    classes = ["conv", "pointwise", "depthwise", "linear"]
+    classes = ["conv3x3", "conv", "pointwise", "depthwise", "linear"]
     lines = [f"'pteron default' is compiled after `pteron tune --threads {calibration['threads']}` "
              f"({calibration['machine']}): its cost model puts each region where these rates say it "
              "runs faster (GMAC/s + us per call, fitted per op class; tools/cli/calibrate.h).", "",

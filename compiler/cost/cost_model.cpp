@@ -22,20 +22,29 @@ bool is_convolution(const std::string& op) {
          op == "convolution_clamp" || op == "conv2d" || op == "conv1d" || op == "conv2d_winograd";
 }
 
-// Convolutions read (input [N, Cin, H, W], weight [Cout, Cin / groups, kh, kw]) first; a
-// Winograd convolution is a 3x3 one. aten::convolution says whether it is transposed (arg 6).
+bool all_ones(const ir::Argument& a) {
+  if (!a.is<std::vector<int64_t>>()) return false;
+  for (int64_t v : a.get<std::vector<int64_t>>())
+    if (v != 1) return false;
+  return true;
+}
+
+// Convolutions read (input [N, Cin, H, W], weight [Cout, Cin / groups, kh, kw]) first, then
+// (aten::convolution) bias, stride, padding, dilation, transposed; a Winograd convolution is a
+// 3x3 stride-1 one.
 OpClass convolution_class(const ir::Graph& g, const ir::Node& n) {
-  if (n.op.name == "conv2d_winograd") return OpClass::kConv;
+  if (n.op.name == "conv2d_winograd") return OpClass::kConv3x3;
   const ir::TensorSpec* x = tensor_arg(g, n, 0);
   const ir::TensorSpec* w = tensor_arg(g, n, 1);
-  if (!x || !w || x->rank() != 4 || w->rank() != 4) return OpClass::kOther;
-  if (n.op.name == "convolution" && n.args.size() > 6 && n.args[6].is<bool>() &&
-      n.args[6].get<bool>())
-    return OpClass::kOther;
+  if (!x || !w || x->rank() != 4 || w->rank() != 4 || n.args.size() < 7) return OpClass::kOther;
+  if (n.args[6].is<bool>() && n.args[6].get<bool>()) return OpClass::kOther;  // transposed
   const int64_t cin = x->sizes[1];
   if (w->sizes[1] == 1 && cin > 1 && w->sizes[0] % cin == 0) return OpClass::kDepthwise;
-  if (w->sizes[1] != cin) return OpClass::kOther;  // grouped
-  return w->sizes[2] == 1 && w->sizes[3] == 1 ? OpClass::kPointwise : OpClass::kConv;
+  if (w->sizes[1] != cin) return OpClass::kOther;                      // grouped
+  const bool unit_steps = all_ones(n.args[3]) && all_ones(n.args[5]);  // stride, dilation
+  if (w->sizes[2] == 1 && w->sizes[3] == 1 && unit_steps) return OpClass::kPointwise;
+  if (w->sizes[2] == 3 && w->sizes[3] == 3 && unit_steps) return OpClass::kConv3x3;
+  return OpClass::kConv;
 }
 
 std::string format_ms(double ns) {
@@ -48,6 +57,8 @@ std::string format_ms(double ns) {
 
 std::string_view op_class_name(OpClass c) {
   switch (c) {
+    case OpClass::kConv3x3:
+      return "conv3x3";
     case OpClass::kConv:
       return "conv";
     case OpClass::kPointwise:

@@ -21,7 +21,8 @@
 namespace pteron::compiler::cost {
 
 enum class OpClass {
-  kConv,       // a convolution other than the two below (3x3 and larger, grouped)
+  kConv3x3,    // 3x3, stride 1, no dilation, ungrouped: the optimized kernels' Winograd case
+  kConv,       // any other ungrouped 2-D convolution (strided, 5x5, 7x7, patch embeddings)
   kPointwise,  // 1x1, stride 1, ungrouped
   kDepthwise,  // groups == input channels
   kLinear,     // linear, mm, addmm, bmm, matmul
@@ -30,9 +31,10 @@ enum class OpClass {
   // go to may not run it as fast as any measured class, or at all (the int8 library has none).
   kOther,
 };
-inline constexpr OpClass kOpClasses[] = {OpClass::kConv, OpClass::kPointwise, OpClass::kDepthwise,
-                                         OpClass::kLinear};
-std::string_view op_class_name(OpClass c);  // "conv", "pointwise", "depthwise", "linear", "other"
+inline constexpr OpClass kOpClasses[] = {OpClass::kConv3x3, OpClass::kConv, OpClass::kPointwise,
+                                         OpClass::kDepthwise, OpClass::kLinear};
+// "conv3x3", "conv", "pointwise", "depthwise", "linear", "other"
+std::string_view op_class_name(OpClass c);
 
 // A node with multiply-adds: its class and how many.
 struct WeighedNode {

@@ -15,7 +15,7 @@ import pytest
 import torch
 from pteron_cli import assert_one_line_error, pteron_cli
 
-CLASSES = ("conv", "pointwise", "depthwise", "linear")
+CLASSES = ("conv3x3", "conv", "pointwise", "depthwise", "linear")
 
 
 class ConvNet(torch.nn.Module):

@@ -61,9 +61,21 @@ TEST(CostModel, WeighsConvolutionsByShapeAndLinearsByMultiplyAdds) {
   const Net n = net();
   const auto dense = weigh(n.g, n.g.node(n.dense));
   ASSERT_TRUE(dense.has_value());
-  EXPECT_EQ(dense->op_class, OpClass::kConv);
+  EXPECT_EQ(dense->op_class, OpClass::kConv3x3);
   EXPECT_DOUBLE_EQ(dense->multiply_adds, 16.0 * 36 * 8 * 9);
   EXPECT_EQ(weigh(n.g, n.g.node(n.pointwise))->op_class, OpClass::kPointwise);
+  // Strided or larger windows take the general path (no Winograd on the optimized kernels).
+  Graph g;
+  const ValueId x = g.add_input("x", f32({1, 8, 12, 12}));
+  const ValueId w = constant(g, "w", {16, 8, 3, 3});
+  const std::vector<int64_t> two = {2, 2}, one = {1, 1}, zero = {0, 0};
+  const NodeId strided = g.add_node(
+      op("aten::convolution.default"),
+      {TensorRef{x}, TensorRef{w}, ir::Argument{}, two, one, one, false, zero, int64_t{1}},
+      {ir::NewValue{"s", f32({1, 16, 6, 6})}});
+  EXPECT_EQ(weigh(g, g.node(strided))->op_class, OpClass::kConv);
+  const NodeId wide = conv(g, x, "wide", {16, 8, 5, 5}, 1, {1, 16, 12, 12});
+  EXPECT_EQ(weigh(g, g.node(wide))->op_class, OpClass::kConv);
   EXPECT_EQ(weigh(n.g, n.g.node(n.depthwise))->op_class, OpClass::kDepthwise);
   EXPECT_DOUBLE_EQ(weigh(n.g, n.g.node(n.depthwise))->multiply_adds, 16.0 * 36 * 9);
   EXPECT_EQ(weigh(n.g, n.g.node(n.linear))->op_class, OpClass::kLinear);

@@ -39,9 +39,12 @@ struct Layer {
 
 std::vector<Layer> layers_of(OpClass c) {
   switch (c) {
-    case OpClass::kConv:
+    case OpClass::kConv3x3:
       return {{c, {1, 64, 28, 28}, {64, 64, 3, 3}, 1, 1, 4},
               {c, {1, 32, 10, 10}, {32, 32, 3, 3}, 1, 1, 8}};
+    case OpClass::kConv:  // 5x5: the general path (im2col), not the 3x3 stride-1 one
+      return {{c, {1, 32, 28, 28}, {32, 32, 5, 5}, 1, 2, 4},
+              {c, {1, 16, 10, 10}, {16, 16, 5, 5}, 1, 2, 8}};
     case OpClass::kPointwise:
       return {{c, {1, 128, 28, 28}, {128, 128, 1, 1}, 1, 0, 4},
               {c, {1, 64, 10, 10}, {64, 64, 1, 1}, 1, 0, 8}};
@@ -50,6 +53,8 @@ std::vector<Layer> layers_of(OpClass c) {
               {c, {1, 64, 10, 10}, {64, 1, 3, 3}, 64, 1, 8}};
     case OpClass::kLinear:
       return {{c, {64, 512}, {512, 512}, 1, 0, 4}, {c, {1, 256}, {256, 256}, 1, 0, 8}};
+    case OpClass::kOther:
+      break;
   }
   return {};
 }
