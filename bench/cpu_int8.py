@@ -10,7 +10,9 @@ Per model (zoo, seeded random weights): 16 seeded normal calibration samples, sh
     XnnpackPartitioner, to_executorch(); run through executorch.runtime, its threadpool reset to
     --threads.
   - pteron: `pteron compile --quantize xnnpack --calibration` with the default backends of the
-    host target, with `--backends xnnpack,optimized,portable`, with the int8 kernel library
+    host target after `pteron tune` (the run calibrates first: the cost model then chooses per
+    region between XNNPACK and pteron's int8 kernels), with `--backends xnnpack,optimized,portable`,
+    with the int8 kernel library
     (`--backends cortex-m,optimized,portable`: pteron's own int8 kernels, kernels/cortex_m/host)
     and with `--tune` (the fastest of those lists on this machine); `pteron bench --json`.
 Each round runs every system once (warm-up runs, then --iters timed runs) in a fresh process;
@@ -132,7 +134,8 @@ def subprocess_step(python: str, *args) -> None:
         raise RuntimeError(f"{args[0]}: {(proc.stderr.strip().splitlines() or [''])[-1]}")
 
 
-def pteron_compile(pteron: str, name: str, work: Path, backends: str | None, threads: int) -> Path:
+def pteron_compile(pteron: str, name: str, work: Path, backends: str | None, threads: int,
+                   calibration: Path | str) -> Path:
     tag = "tune" if backends == TUNE else (backends or "default").replace(",", "+")
     pte = work / f"{name}.pteron-int8-{tag}.pte"
     command = [pteron, "compile", work / f"{name}.pt2", "-o", pte, "--quantize", "xnnpack",
@@ -141,7 +144,7 @@ def pteron_compile(pteron: str, name: str, work: Path, backends: str | None, thr
         command += ["--tune", "--threads", threads]
     elif backends:
         command += ["--backends", backends]
-    proc = cpu_path.cli(*command)
+    proc = cpu_path.cli(*command, calibration=calibration)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip())
     return pte
@@ -163,7 +166,10 @@ def bench_model(name: str, work: Path, args) -> dict:
     programs = {}
     for label, backends in PTERON_BACKENDS.items():
         log(f"{name}: {label}: compile --quantize xnnpack")
-        programs[label] = pteron_compile(args.pteron, name, work, backends, args.threads)
+        # The default after `pteron tune` (this run's calibration); the explicit lists and --tune
+        # as they are without one.
+        calibration = args.calibration["path"] if backends is None else "off"
+        programs[label] = pteron_compile(args.pteron, name, work, backends, args.threads, calibration)
     rounds: dict[str, list[dict]] = {ET: [], **{label: [] for label in programs}}
     timing = ["--threads", args.threads, "--warmup", args.warmup, "--iters", args.iters]
     for r in range(args.rounds):
@@ -193,6 +199,10 @@ def bench_model(name: str, work: Path, args) -> dict:
     goal = {"goal": f"pteron default >= {GOAL}x {ET}", "ratio": et / systems["pteron default"]["median_ms"]}
     goal["met"] = goal["ratio"] >= GOAL
     goal["tuned_ratio"] = et / systems["pteron --tune"]["median_ms"]
+    # Issue 19: the default within 1.15x of the fastest explicit list.
+    explicit = [s["median_ms"] for label, s in systems.items() if label.startswith("pteron ")
+                and label not in ("pteron default", "pteron --tune")]
+    goal["default_vs_best"] = systems["pteron default"]["median_ms"] / min(explicit)
     return {"systems": systems, "goal": goal}
 
 
@@ -203,6 +213,7 @@ def write_markdown(doc: dict, path: Path) -> None:
              "medians of the rounds' medians. Same 16 seeded calibration samples and the same input for both; "
              "random weights, so the error against fp32 says how far each quantization moved the output, not "
              "task accuracy.", ""]
+    lines += cpu_path.calibration_markdown(doc.get("calibration"))
     for name, m in doc["models"].items():
         lines += [f"## {name}", "",
                   "| system | median ms | p90 ms | CPU ms | round medians | ISA | max load | rel. error vs fp32 "
@@ -216,6 +227,9 @@ def write_markdown(doc: dict, path: Path) -> None:
         g = m["goal"]
         lines += ["", f"Goal: {g['goal']}: {g['ratio']:.2f}x, {'met' if g['met'] else 'not met'}; "
                   f"pteron --tune: {g['tuned_ratio']:.2f}x.", ""]
+        if "default_vs_best" in g:
+            lines += [f"Goal: pteron default within 1.15x of the fastest explicit list: "
+                      f"{g['default_vs_best']:.2f}x, {'met' if g['default_vs_best'] <= 1.15 else 'not met'}.", ""]
     path.write_text("\n".join(lines))
 
 
@@ -248,13 +262,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pteron-bench-int8-") as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
+        args.calibration = cpu_path.calibrate(args.pteron, args.threads, work)
         models = {name: bench_model(name, work, args) for name in args.models}
     doc = {"target": "bench-cpu-int8", "executorch": "1.5.1", "threads": args.threads, "warmup": args.warmup,
            "iterations": args.iters, "rounds": args.rounds,
            "machine": (f"{os.cpu_count()} cores, load average {load_start:.1f} at the start and "
                        f"{os.getloadavg()[0]:.1f} at the end, {priority}"),
            "commit": cpu_path.cli("git", "-C", REPO, "describe", "--always", "--dirty").stdout.strip(),
-           "seconds": round(time.perf_counter() - start, 1), "models": models}
+           "seconds": round(time.perf_counter() - start, 1), "calibration": args.calibration, "models": models}
     loads = [s["max_load_average"] for m in models.values() for s in m["systems"].values()]
     if max(loads) > (os.cpu_count() or 1) and args.results.resolve() == cpu_path.RESULTS.resolve():
         args.results = REPO / "bench" / "work"
