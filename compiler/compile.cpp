@@ -239,9 +239,10 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options,
 namespace {
 
 // The backends a compile uses: the ones named, else the target's delegates then its kernel
-// libraries (the host's: XNNPACK, optimized, portable). A default delegate this build lacks
-// (no XNNPACK library on the build machine) is left out, so the default still compiles; one
-// named explicitly stays an error.
+// libraries (the host's: XNNPACK, cortex-m, optimized, portable). A default delegate or kernel
+// library this build or tool lacks (no XNNPACK library on the build machine; a tool that does
+// not link the int8 kernel library's compiler side) is left out, so the default still
+// compiles; one named explicitly stays an error. Portable is always there.
 std::vector<std::string> backends_to_use(const CompileOptions& options, const Target& target,
                                          std::vector<std::string>* left_out) {
   if (!options.backends.empty()) return options.backends;
@@ -254,7 +255,13 @@ std::vector<std::string> backends_to_use(const CompileOptions& options, const Ta
       left_out->push_back(name);
     }
   }
-  out.insert(out.end(), target.kernels.begin(), target.kernels.end());
+  for (const std::string& name : target.kernels) {
+    if (is_kernel_library(name)) {
+      out.push_back(name);
+    } else {
+      left_out->push_back(name);
+    }
+  }
   return out;
 }
 

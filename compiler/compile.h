@@ -71,7 +71,7 @@ struct CompileReport {
   std::vector<std::string> constant_methods;    // "get_max_seq_len=16", what was written
   std::vector<std::string> backends;            // delegates then kernel libraries, in order
   bool default_backends = false;                // `backends` is the target's default
-  std::vector<std::string> backends_left_out;   // default delegates this build does not have
+  std::vector<std::string> backends_left_out;   // default backends this build does not have
   // The cost model's calibration the partitioners weighed regions with ("" without one): the
   // machine it describes and when it was measured.
   std::string calibration;
