@@ -207,7 +207,12 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
     } catch (const compiler::CompileError& e) {
       throw UserError("tune: the " + name + " chain did not compile: " + e.what());
     }
-    const std::vector<TunedProgram> timed = time_programs(paths, rounds, 150);
+    std::vector<TunedProgram> timed;
+    try {
+      timed = time_programs(paths, rounds, 150);
+    } catch (const UserError& e) {
+      throw UserError("tune: the " + name + " chain: " + e.what());
+    }
     std::vector<double> macs;
     for (const Layer& layer : sizes) {
       ir::Graph one = chain(layer, 1);

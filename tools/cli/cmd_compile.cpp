@@ -209,6 +209,9 @@ compiler::CompileResult tune_backends(const CompileCliOptions& o, compiler::Comp
   std::vector<TunedProgram> timed;
   try {
     timed = time_programs(paths);
+  } catch (const UserError& e) {
+    for (size_t i = 1; i < paths.size(); ++i) std::remove(paths[i].c_str());
+    throw UserError(std::string("--tune: ") + e.what());
   } catch (...) {
     for (size_t i = 1; i < paths.size(); ++i) std::remove(paths[i].c_str());
     throw;

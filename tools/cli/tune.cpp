@@ -44,7 +44,7 @@ double median(std::vector<double> v) {
 std::string self_executable() {
   std::vector<char> buf(4096);
   const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n <= 0) throw UserError("--tune: cannot find this executable (/proc/self/exe)");
+  if (n <= 0) throw UserError("cannot find this executable (/proc/self/exe) to time programs");
   return std::string(buf.data(), static_cast<size_t>(n));
 }
 
@@ -62,7 +62,7 @@ double bench_in_child(const std::string& self, const std::string& path, int warm
     std::string why = error;                                                     // it did not start
     if (why.empty()) why = output.substr(0, output.find_last_not_of('\n') + 1);  // its error
     if (why.empty()) why = "exit status " + std::to_string(status);
-    throw UserError("--tune: " + path + " did not run: " + why);
+    throw UserError(path + " did not run: " + why);
   }
   return nlohmann::json::parse(output.substr(json_start)).at("median_ms").get<double>();
 }
