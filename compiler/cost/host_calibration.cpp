@@ -4,9 +4,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "compiler/compile_error.h"
+#include "runtime/host/temp_files.h"
 #include "runtime/platform/cpu_isa.h"
 
 namespace pteron::compiler::cost {
@@ -32,14 +32,6 @@ std::string cpu_model() {
     }
   }
   return "unknown CPU";
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CompileError("calibration: cannot read the file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace
@@ -74,8 +66,11 @@ std::optional<LoadedCalibration> host_calibration(int threads) {
     path = calibration_cache_path(machine_description(threads));
     if (!std::filesystem::exists(path)) return std::nullopt;
   }
+  bool read = false;
+  const std::string text = host::read_text_file(path, &read);
+  if (!read) throw CompileError(path + ": calibration: cannot read the file");
   try {
-    return LoadedCalibration{Calibration::from_json(read_text(path)), path};
+    return LoadedCalibration{Calibration::from_json(text), path};
   } catch (const CompileError& e) {
     throw CompileError(path + ": " + e.what());
   }

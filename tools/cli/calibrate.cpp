@@ -2,23 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
 #include "compiler/cost/host_calibration.h"
 #include "compiler/ir/work.h"
 #include "compiler/partition/registry.h"
+#include "runtime/host/temp_files.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/tune.h"
 
 namespace pteron::cli {
 namespace {
 
-namespace fs = std::filesystem;
 namespace ir = compiler::ir;
 using compiler::cost::OpClass;
 
@@ -176,15 +174,10 @@ std::string utc_now() {
 
 compiler::cost::Calibration calibrate(int threads, int rounds,
                                       const std::function<void(const std::string&)>& progress) {
-  std::string dir = (fs::temp_directory_path() / "pteron-tune-XXXXXX").string();
-  if (mkdtemp(dir.data()) == nullptr) throw UserError("tune: cannot make a temporary folder");
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  const host::TempDir programs("pteron-tune");  // the micro-programs, removed at the end
+  if (!programs.ok())
+    throw UserError("tune: cannot make a temporary folder in " + programs.parent().string());
+  const std::string dir = programs.path().string();
 
   compiler::cost::Calibration c;
   c.machine = compiler::cost::machine_description(threads);

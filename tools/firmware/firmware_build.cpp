@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "runtime/host/process.h"
+#include "runtime/host/temp_files.h"
 
 namespace pteron::firmware {
 namespace fs = std::filesystem;
@@ -22,13 +23,6 @@ int run(const std::vector<std::string>& args, std::string* output = nullptr) {
                                    : host::run_process_captured(args, output, &why);
   if (!why.empty() && output != nullptr) *output += why + "\n";
   return rc;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -46,7 +40,7 @@ std::string last_lines(const std::string& text, size_t n) {
 // key=value lines written by firmware/CMakeLists.txt into the cross build folder.
 std::map<std::string, std::string> read_link_info(const std::string& path) {
   std::map<std::string, std::string> info;
-  std::istringstream in(read_text(path));
+  std::istringstream in(host::read_text_file(path));
   for (std::string line; std::getline(in, line);) {
     const size_t eq = line.find('=');
     if (eq != std::string::npos) info[line.substr(0, eq)] = line.substr(eq + 1);
@@ -213,7 +207,7 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
     fs::path offered = dir / (lib + ".txt");
     if (o.kernel_path == "scalar" && fs::exists(dir / (lib + "@scalar.txt")))
       offered = dir / (lib + "@scalar.txt");
-    if (fs::exists(offered)) libraries.emplace_back(lib, read_text(offered.string()));
+    if (fs::exists(offered)) libraries.emplace_back(lib, host::read_text_file(offered.string()));
   }
   if (libraries.empty()) {
     throw std::runtime_error(o.build_dir +
@@ -349,7 +343,7 @@ BuildResult build_firmware(const FirmwareTarget& t, const BuildOptions& o) {
       << "};\n}  // namespace pteron::firmware\n";
   write_text((work / "firmware_config.cpp").string(), cfg.str());
 
-  std::string ld = read_text(link.at("linker_script"));
+  std::string ld = host::read_text_file(link.at("linker_script"));
   auto replace = [&](const std::string& key, const std::string& value) {
     for (size_t at; (at = ld.find(key)) != std::string::npos;) ld.replace(at, key.size(), value);
   };
@@ -464,7 +458,7 @@ RunResult run_firmware(const std::string& elf, const std::string& machine,
     }
   }
   if (!log.empty()) {
-    const std::string text = read_text(log);
+    const std::string text = host::read_text_file(log);
     const size_t at = text.find("icount: inference=");
     if (at != std::string::npos) {
       r.instructions = std::stoull(text.substr(at + 18));

@@ -16,6 +16,7 @@
 #include "compiler/compile_error.h"
 #include "runtime/host/process.h"
 #include "runtime/host/self_location.h"
+#include "runtime/host/temp_files.h"
 
 namespace pteron::ethos_u {
 
@@ -76,13 +77,6 @@ namespace {
 // Runs argv with stdout and stderr into `log`; returns the exit status (127: not executable).
 int run_process(const std::vector<std::string>& args, const fs::path& log) {
   return host::run_process(args, log.string());
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 // Vela's error: the last line that says "Error" (its exceptions print one), else the last line.
@@ -242,7 +236,7 @@ std::string vela_version(const std::string& vela) {
   auto it = cache.find(vela);
   if (it != cache.end()) return it->second;
   fs::path log = fs::temp_directory_path() / ("pteron-vela-version-" + std::to_string(getpid()));
-  std::string v = run_process({vela, "--version"}, log) == 0 ? read_text(log) : "";
+  std::string v = run_process({vela, "--version"}, log) == 0 ? host::read_text_file(log) : "";
   fs::remove(log);
   while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
   return cache[vela] = v;
@@ -273,26 +267,13 @@ std::vector<std::string> vela_args(const fs::path& dir, const NpuConfig& config)
   return args;
 }
 
-// A fresh temporary directory, removed with the object (unless PTERON_KEEP_VELA is set).
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    // In the system's temporary directory ($TMPDIR, else /tmp), not a fixed folder.
-    std::error_code ec;
-    fs::path dir = fs::temp_directory_path(ec);
-    if (ec) dir = "/tmp";
-    std::string tmpl = (dir / "pteron-vela-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr)
-      throw CompileError("ethos-u: cannot make a temporary directory in " + dir.string());
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (std::getenv("PTERON_KEEP_VELA") == nullptr) fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+// Vela's files go to a fresh temporary directory (host::TempDir("pteron-vela")), removed with
+// it unless PTERON_KEEP_VELA is set; this checks that it was made.
+void use_as_vela_dir(host::TempDir& dir) {
+  if (!dir.ok())
+    throw CompileError("ethos-u: cannot make a temporary directory in " + dir.parent().string());
+  if (std::getenv("PTERON_KEEP_VELA") != nullptr) dir.keep();
+}
 
 void write_bytes(const fs::path& p, const std::vector<uint8_t>& bytes) {
   std::ofstream f(p, std::ios::binary);
@@ -415,13 +396,14 @@ std::string cache_key(const std::vector<uint8_t>& tosa, const NpuConfig& config)
 
 VelaOutput run_vela_process(const std::vector<uint8_t>& tosa, const NpuConfig& config) {
   const std::string vela = vela_path();
-  TempDir dir;
-  write_bytes(dir.path / "region.tosa", tosa);
-  std::vector<std::string> args = vela_args(dir.path, config);
+  host::TempDir dir("pteron-vela");
+  use_as_vela_dir(dir);
+  write_bytes(dir.path() / "region.tosa", tosa);
+  std::vector<std::string> args = vela_args(dir.path(), config);
   args.insert(args.begin(), vela);
-  const int rc = run_process(args, dir.path / "vela.log");
-  const std::string log = read_text(dir.path / "vela.log");
-  return read_result(dir.path, rc, log, vela, config, rc == 0 ? vela_version(vela) : "");
+  const int rc = run_process(args, dir.path() / "vela.log");
+  const std::string log = host::read_text_file(dir.path() / "vela.log");
+  return read_result(dir.path(), rc, log, vela, config, rc == 0 ? vela_version(vela) : "");
 }
 
 }  // namespace
@@ -446,13 +428,14 @@ int prefetch_vela(const std::vector<std::vector<uint8_t>>& tosas, const NpuConfi
   g_cache.clear();
   const std::string python = vela_python();
   if (python.empty() || tosas.empty()) return 0;
-  TempDir dir;
-  std::vector<std::string> args = {python, "-c", kBatchDriver, dir.path.string()};
+  host::TempDir dir("pteron-vela");
+  use_as_vela_dir(dir);
+  std::vector<std::string> args = {python, "-c", kBatchDriver, dir.path().string()};
   std::vector<std::string> keys;
   for (size_t i = 0; i < tosas.size(); ++i) {
     std::string key = cache_key(tosas[i], config);
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;  // the same region
-    const fs::path job = dir.path / ("region" + std::to_string(keys.size()));
+    const fs::path job = dir.path() / ("region" + std::to_string(keys.size()));
     fs::create_directory(job);
     write_bytes(job / "region.tosa", tosas[i]);
     std::ofstream f(job / "args");
@@ -462,17 +445,18 @@ int prefetch_vela(const std::vector<std::vector<uint8_t>>& tosas, const NpuConfi
   }
   // The driver's own failure (no ethosu module in that Python, ...) leaves jobs without an `rc`:
   // those regions run Vela on their own in run_vela, which reports what is wrong.
-  run_process(args, dir.path / "driver.log");
-  std::string version = read_text(dir.path / "version");
+  run_process(args, dir.path() / "driver.log");
+  std::string version = host::read_text_file(dir.path() / "version");
   while (!version.empty() && (version.back() == '\n' || version.back() == ' ')) version.pop_back();
   int done = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
-    const fs::path job = dir.path / ("region" + std::to_string(i));
+    const fs::path job = dir.path() / ("region" + std::to_string(i));
     if (!fs::exists(job / "rc")) continue;
-    const int rc = std::atoi(read_text(job / "rc").c_str());
+    const int rc = std::atoi(host::read_text_file(job / "rc").c_str());
     CachedResult r;
     try {
-      r.output = read_result(job, rc, read_text(job / "vela.log"), vela_path(), config, version);
+      r.output = read_result(job, rc, host::read_text_file(job / "vela.log"), vela_path(), config,
+                             version);
       r.ok = true;
     } catch (const CompileError& e) {
       r.error = e.what();

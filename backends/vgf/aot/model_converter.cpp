@@ -11,6 +11,7 @@
 
 #include "runtime/host/process.h"
 #include "runtime/host/self_location.h"
+#include "runtime/host/temp_files.h"
 
 namespace pteron {
 namespace vgf {
@@ -39,24 +40,6 @@ std::string last_line(const std::string& path) {
   return last;
 }
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/pteron-vgf-XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (mkdtemp(buf.data()) != nullptr) path = buf.data();
-  }
-  ~TempDir() {
-    if (path.empty()) return;
-    for (const char* name : {"/region.tosa", "/region.vgf", "/converter.log"}) {
-      unlink((path + name).c_str());
-    }
-    rmdir(path.c_str());
-  }
-};
-
 }  // namespace
 
 std::string find_model_converter(std::string* error) {
@@ -79,13 +62,14 @@ bool convert_tosa_to_vgf(const std::vector<uint8_t>& tosa, std::vector<uint8_t>*
                          std::string* error) {
   const std::string converter = find_model_converter(error);
   if (converter.empty()) return false;
-  TempDir dir;
-  if (dir.path.empty()) {
+  host::TempDir dir("pteron-vgf");
+  if (!dir.ok()) {
     *error = "VGF: cannot create a temporary directory for the model converter";
     return false;
   }
-  const std::string in = dir.path + "/region.tosa", out = dir.path + "/region.vgf",
-                    log = dir.path + "/converter.log";
+  const std::string in = (dir.path() / "region.tosa").string(),
+                    out = (dir.path() / "region.vgf").string(),
+                    log = (dir.path() / "converter.log").string();
   {
     std::ofstream f(in, std::ios::binary);
     f.write(reinterpret_cast<const char*>(tosa.data()), static_cast<std::streamsize>(tosa.size()));
