@@ -100,6 +100,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   if (options.calibration != nullptr) {
     r.calibration = options.calibration->machine + ", measured " + options.calibration->created;
   }
+  if (!options.calibration_note.empty()) r.notes.push_back(options.calibration_note);
   for (const KernelLibrary* lib : libraries) context.kernel_libraries.push_back(lib->name);
   LoweredGraph lowered = partition_and_lower(graph, partitioners, context);
   r.regions = lowered.summaries;

@@ -54,6 +54,9 @@ struct CompileOptions {
   // This machine's calibration for the cost model (PartitionContext::calibration); the caller
   // gives it only when the program will run where it was measured (the host target).
   const cost::Calibration* calibration = nullptr;
+  // Why the caller found a calibration and left it unused (cost::HostCalibration::note): one of
+  // the report's notes.
+  std::string calibration_note;
   // Internal (compile_pt2_methods): the program-wide state layout every method plans with.
   const StateLayout* state_layout = nullptr;
 };

@@ -110,11 +110,8 @@ std::string Calibration::to_json() const {
       for (const auto& [name, rate] : classes)
         r[engine][precision][name] = {{"ns_per_call", rate.ns_per_call},
                                       {"ns_per_mac", rate.ns_per_mac}};
-  json j = {{"format", kFormat},
-            {"machine", machine},
-            {"threads", threads},
-            {"created", created},
-            {"rates", r}};
+  json j = {{"format", kFormat}, {"machine", machine}, {"threads", threads},
+            {"pteron", pteron},  {"created", created}, {"rates", r}};
   return j.dump(2) + "\n";
 }
 
@@ -129,6 +126,7 @@ Calibration Calibration::from_json(const std::string& text) {
   try {
     c.machine = j.at("machine").get<std::string>();
     c.threads = j.at("threads").get<int>();
+    c.pteron = j.value("pteron", std::string());
     c.created = j.value("created", std::string());
     for (const auto& [engine, precisions] : j.at("rates").items())
       for (const auto& [precision, classes] : precisions.items())

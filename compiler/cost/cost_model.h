@@ -61,6 +61,7 @@ struct Calibration {
   static constexpr int kFormat = 1;
   std::string machine;  // what it was measured on: CPU model, ISA, threads
   int threads = 1;
+  std::string pteron;   // the pteron version whose kernels were measured ("" in older files)
   std::string created;  // UTC, ISO 8601
   // engine ("xnnpack", "optimized", "cortex-m") -> precision ("f32", "int8") -> op class name
   // -> rate.

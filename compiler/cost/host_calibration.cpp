@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "compiler/compile_error.h"
+#include "compiler/version.h"
 #include "runtime/host/temp_files.h"
 #include "runtime/platform/cpu_isa.h"
 
@@ -57,23 +58,32 @@ std::string calibration_cache_path(const std::string& machine) {
   return dir + "/" + name;
 }
 
-std::optional<LoadedCalibration> host_calibration(int threads) {
+HostCalibration host_calibration(int threads) {
   std::string path;
   if (const char* env = std::getenv("PTERON_CALIBRATION"); env && *env) {
-    if (std::strcmp(env, "off") == 0) return std::nullopt;
+    if (std::strcmp(env, "off") == 0) return {};
     path = env;
   } else {
     path = calibration_cache_path(machine_description(threads));
-    if (!std::filesystem::exists(path)) return std::nullopt;
+    if (!std::filesystem::exists(path)) return {};
   }
   bool read = false;
   const std::string text = host::read_text_file(path, &read);
   if (!read) throw CompileError(path + ": calibration: cannot read the file");
+  Calibration calibration;
   try {
-    return LoadedCalibration{Calibration::from_json(text), path};
+    calibration = Calibration::from_json(text);
   } catch (const CompileError& e) {
     throw CompileError(path + ": " + e.what());
   }
+  if (calibration.pteron != compiler::pteron_version()) {
+    return {std::nullopt, path + ": calibration of pteron " +
+                              (calibration.pteron.empty() ? std::string("(unknown version)")
+                                                          : calibration.pteron) +
+                              ", this is pteron " + std::string(compiler::pteron_version()) +
+                              ": not used, its kernels may have changed (run `pteron tune` again)"};
+  }
+  return {LoadedCalibration{std::move(calibration), path}, {}};
 }
 
 }  // namespace pteron::compiler::cost

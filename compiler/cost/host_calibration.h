@@ -22,10 +22,16 @@ struct LoadedCalibration {
   Calibration calibration;
   std::string path;
 };
+struct HostCalibration {
+  std::optional<LoadedCalibration> loaded;
+  // Set when a calibration was found and not used: it measured another pteron's kernels, so
+  // its rates may no longer hold (one line for the compile report's notes).
+  std::string note;
+};
 // The calibration a compile for the host uses, and where it came from: $PTERON_CALIBRATION
-// names a file ("off": none), else this machine's cache file for `threads`, when it exists.
-// Throws CompileError ("PATH: calibration: what is wrong", one line) for a file that does not
-// read or parse.
-std::optional<LoadedCalibration> host_calibration(int threads);
+// names a file ("off": none), else this machine's cache file for `threads`, when it exists. A
+// file written by another pteron version is left unused, with a note. Throws CompileError
+// ("PATH: calibration: what is wrong", one line) for a file that does not read or parse.
+HostCalibration host_calibration(int threads);
 
 }  // namespace pteron::compiler::cost

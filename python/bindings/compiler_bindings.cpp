@@ -15,6 +15,7 @@
 #include "compiler/partition/registry.h"
 #include "compiler/report/delegation_report.h"
 #include "compiler/report/graph_info.h"
+#include "compiler/version.h"
 #include "python/bindings/tensor_convert.h"
 #if defined(PTERON_HAVE_THREADS)
 #include "runtime/threads/threadpool.h"
@@ -142,10 +143,11 @@ std::vector<compiler::ConstantMethod> constant_methods_from(const nb::dict& meth
 // What every compile entry point shares: target, backends, the constant methods, and for the
 // host target this machine's cost-model calibration as `pteron compile` reads it (held in
 // `calibration`, which must outlive the compile).
-compiler::CompileOptions base_options(
-    const std::string& target, const std::vector<std::string>& backends,
-    const nb::dict& constant_methods, bool llm_metadata, bool last_token_logits,
-    std::optional<compiler::cost::LoadedCalibration>& calibration) {
+compiler::CompileOptions base_options(const std::string& target,
+                                      const std::vector<std::string>& backends,
+                                      const nb::dict& constant_methods, bool llm_metadata,
+                                      bool last_token_logits,
+                                      compiler::cost::HostCalibration& calibration) {
   compiler::CompileOptions options;
 #if defined(PTERON_HAVE_THREADS)
   const int threads = num_threads();
@@ -153,7 +155,8 @@ compiler::CompileOptions base_options(
   const int threads = 1;
 #endif
   if (target == "host") calibration = compiler::cost::host_calibration(threads);
-  if (calibration) options.calibration = &calibration->calibration;
+  if (calibration.loaded) options.calibration = &calibration.loaded->calibration;
+  options.calibration_note = calibration.note;
   options.target = target;
   options.backends = backends;
   options.constant_methods = constant_methods_from(constant_methods);
@@ -166,7 +169,7 @@ nb::tuple compile_pt2(const std::string& path, const std::string& target,
                       const std::vector<std::string>& backends, bool strip_debug_info,
                       const nb::dict& constant_methods, bool llm_metadata, bool last_token_logits) {
   compiler::CompileResult result;
-  std::optional<compiler::cost::LoadedCalibration> calibration;
+  compiler::cost::HostCalibration calibration;
   compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata,
                                                   last_token_logits, calibration);
   options.strip_debug_info = strip_debug_info;
@@ -187,7 +190,7 @@ nb::tuple compile_pt2_methods(const std::vector<std::string>& names,
   if (names.size() != paths.size()) throw std::invalid_argument("one path per method name");
   std::vector<std::pair<std::string, std::string>> methods;
   for (size_t i = 0; i < names.size(); ++i) methods.emplace_back(names[i], paths[i]);
-  std::optional<compiler::cost::LoadedCalibration> calibration;
+  compiler::cost::HostCalibration calibration;
   compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata,
                                                   last_token_logits, calibration);
   compiler::CompileResult result;
@@ -227,7 +230,7 @@ nb::tuple compile_pt2_quantized(
     };
   }
   // Partitioners see the quantized (Q/DQ) graph.
-  std::optional<compiler::cost::LoadedCalibration> machine;  // the cost model's, not the samples
+  compiler::cost::HostCalibration machine;  // the cost model's, not the samples
   compiler::CompileOptions options =
       base_options(target, backends, constant_methods, llm_metadata, last_token_logits, machine);
   options.quantize = &q;
@@ -249,7 +252,7 @@ nb::tuple compile_pt2_llm(const std::string& path, const std::string& target,
   compiler::LlmQuantizeOptions q;
   q.scheme = compiler::parse_llm_scheme(scheme);
   q.group_size = group_size;
-  std::optional<compiler::cost::LoadedCalibration> calibration;
+  compiler::cost::HostCalibration calibration;
   compiler::CompileOptions options = base_options(target, backends, constant_methods, llm_metadata,
                                                   last_token_logits, calibration);
   options.llm_quantize = &q;
@@ -298,6 +301,9 @@ void bind_compiler(nb::module_& m) {
         nb::arg("last_token_logits") = false,
         "Compiles several torch.export archives into one program, one method each (names[i]\n"
         "from paths[i]); buffers are shared by name (state one method writes, the others see).");
+  m.def(
+      "version", [] { return std::string(compiler::pteron_version()); },
+      "This pteron's version (pteron.__version__).");
   m.def("available_backends", &compiler::available_backends, "Backend names --backends accepts.");
   m.def("compile_pt2_quantized", &compile_pt2_quantized, nb::arg("path"), nb::arg("target"),
         nb::arg("scheme"), nb::arg("calibration"), nb::arg("int8_io") = false,

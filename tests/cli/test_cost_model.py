@@ -46,15 +46,18 @@ def conv_pt2(tmp_path_factory):
         return path, samples, x, model(x).numpy()
 
 
-def write_calibration(path, fast, slow):
+def write_calibration(path, fast, slow, version=pteron.__version__):
     """Every class at 0.01 ns per multiply-add on the `fast` engines and 1 ns on the `slow` ones
-    (each an (engine, precision) pair)."""
+    (each an (engine, precision) pair), as pteron `version` measured them."""
     rates = {}
     for (engine, precision), ns in [(e, 0.01) for e in fast] + [(e, 1.0) for e in slow]:
         rates.setdefault(engine, {})[precision] = {
             c: {"ns_per_call": 1000.0, "ns_per_mac": ns} for c in CLASSES}
-    path.write_text(json.dumps({"format": 1, "machine": "test", "threads": 1,
-                                "created": "2026-12-05T00:00:00Z", "rates": rates}))
+    fields = {"format": 1, "machine": "test", "threads": 1, "created": "2026-12-05T00:00:00Z",
+              "rates": rates}
+    if version is not None:
+        fields["pteron"] = version
+    path.write_text(json.dumps(fields))
     return path
 
 
@@ -128,6 +131,31 @@ def test_a_program_for_another_target_ignores_the_calibration(conv_pt2, tmp_path
     assert json.loads(run.stdout)["calibration"] is None
 
 
+@pytest.mark.parametrize("version", [None, "0.0.1"], ids=["no-version", "another-version"])
+def test_a_calibration_of_another_pteron_is_not_used(conv_pt2, tmp_path, version):
+    """Rates measured on other kernels may not hold: the compile goes on without them (the program
+    is the uncalibrated one) and its report says why and what to run."""
+    pt2, samples, _, _ = conv_pt2
+    quantize = ["--quantize", "xnnpack", "--calibration", samples]
+    plain = cli("compile", pt2, "-o", tmp_path / "plain.pte", *quantize, calibration="off")
+    assert plain.returncode == 0, plain.stderr
+    calibration = write_calibration(tmp_path / "cal.json", [OWN_INT8], [XNN_INT8], version=version)
+    run = cli("compile", pt2, "-o", tmp_path / "p.pte", "--json", *quantize,
+              calibration=calibration)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["calibration"] is None
+    (note,) = [n for n in report["notes"] if str(calibration) in n]
+    assert f"this is pteron {pteron.__version__}" in note and "run `pteron tune` again" in note
+    assert (tmp_path / "p.pte").read_bytes() == (tmp_path / "plain.pte").read_bytes()
+
+
+def test_version_is_one_string(tmp_path):
+    run = cli("--version", calibration="off")
+    assert run.returncode == 0 and run.stdout.strip() == pteron.__version__
+    assert pteron.__version__.count(".") == 2
+
+
 @pytest.mark.parametrize("text,fragment", [
     ("{not json", "not a JSON object"),
     ('{"format": 7}', "run `pteron tune` again"),
@@ -155,6 +183,7 @@ def test_tune_measures_every_engine_and_class(conv_pt2, tmp_path):
     written = json.loads(path.read_text())
     assert json.loads(run.stdout)["path"] == str(path)
     assert written["threads"] == 1 and "1 thread" in written["machine"]
+    assert written["pteron"] == pteron.__version__
     engines = {(e, p) for e, precisions in written["rates"].items() for p in precisions}
     assert engines == {XNN_F32, OPT_F32, XNN_INT8, OWN_INT8}
     for precisions in written["rates"].values():

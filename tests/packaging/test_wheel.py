@@ -97,3 +97,16 @@ def test_installed_package_names_no_checkout_path(venv):
     assert (package / "bin" / "pteron") in files and (package / "share" / "pteron" / "targets" / "host.toml") in files
     offenders = [str(p) for p in files if str(REPO).encode() in p.read_bytes()]
     assert offenders == []
+
+
+def test_one_version_for_the_wheel_the_cli_and_the_api(venv):
+    """pyproject.toml reads the version from CMakeLists.txt's project() line: the wheel's metadata,
+    `pteron --version` and pteron.__version__ say the same."""
+    env = _env(venv)
+    script = "import importlib.metadata, pteron; print(importlib.metadata.version('pteron'), pteron.__version__)"
+    api = subprocess.run([venv / "bin" / "python", "-c", script], env=env, capture_output=True, text=True)
+    assert api.returncode == 0, api.stderr[-2000:]
+    metadata, module = api.stdout.split()
+    cli = subprocess.run(["pteron", "--version"], env=env, capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert metadata == module == cli.stdout.strip()

@@ -10,6 +10,7 @@
 #include "compiler/cost/host_calibration.h"
 #include "compiler/ir/work.h"
 #include "compiler/partition/registry.h"
+#include "compiler/version.h"
 #include "runtime/host/temp_files.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/tune.h"
@@ -182,6 +183,7 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
   compiler::cost::Calibration c;
   c.machine = compiler::cost::machine_description(threads);
   c.threads = threads;
+  c.pteron = std::string(compiler::pteron_version());
   c.created = utc_now();
   const std::vector<Engine> list = engines();
   for (OpClass op_class : compiler::cost::kOpClasses) {

@@ -287,13 +287,15 @@ void run(const CompileCliOptions& o) {
     throw UserError("--calibration and --int8-io need --quantize SCHEME");
   }
   // The cost model's rates are this machine's: only a program for the host may use them.
-  std::optional<compiler::cost::LoadedCalibration> calibration;
+  compiler::cost::HostCalibration host;
   try {
-    if (o.target == "host") calibration = compiler::cost::host_calibration(num_threads());
+    if (o.target == "host") host = compiler::cost::host_calibration(num_threads());
   } catch (const compiler::CompileError& e) {
     throw UserError(e.what());
   }
+  const std::optional<compiler::cost::LoadedCalibration>& calibration = host.loaded;
   if (calibration) options.calibration = &calibration->calibration;
+  options.calibration_note = host.note;
   try {
     result = compiler::compile_pt2(o.model, options);
   } catch (const compiler::CompileError& e) {

@@ -3,12 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
 
+#include "compiler/version.h"
 #include "tools/cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"pteron: PyTorch programs on Arm devices"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(pteron::compiler::pteron_version()));
   pteron::cli::add_compile_command(app);
   pteron::cli::add_run_command(app);
   pteron::cli::add_inspect_command(app);
