@@ -143,6 +143,10 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The window sizes with weights in registers (3x3, 5x5) and one read per tap (3x5, 7x7);
 // strides, paddings, dilations and batches that give rows with and without interior columns.
+// Each with an input offset inside the range, at both of its ends (the VNNI rows read x + 128 and
+// fold the offset into the start value) and a narrower activation range, and once with biases
+// near +-2^30, where the accumulators
+// and their requantisation (left shifts included) reach the ends of int32.
 struct DepthwiseCase {
   int32_t n, kh, kw, stride_h, stride_w, pad_h, pad_w, dilation;
 };
@@ -152,33 +156,42 @@ TEST(HostVectorKernels, DepthwiseMatchesTheScalarReference) {
   const DepthwiseCase cases[] = {{1, 3, 3, 2, 1, 1, 1, 1}, {1, 3, 3, 1, 1, 0, 0, 1},
                                  {2, 5, 5, 2, 2, 2, 2, 1}, {1, 3, 5, 1, 2, 1, 2, 1},
                                  {1, 7, 7, 1, 1, 3, 3, 1}, {1, 3, 3, 1, 1, 2, 2, 2},
-                                 {1, 3, 3, 1, 1, 1, 0, 1}};
+                                 {1, 3, 3, 1, 1, 1, 0, 1}, {1, 1, 3, 1, 3, 0, 1, 1}};
+  struct Offsets {
+    int32_t in_off, bias_scale, act_min, act_max;
+  };
   for (const DepthwiseCase& c : cases) {
     for (const int32_t channels : {19, 96}) {
-      const int32_t h = 20, w = 17;
-      const int32_t oh = (h + 2 * c.pad_h - c.dilation * (c.kh - 1) - 1) / c.stride_h + 1;
-      const int32_t ow = (w + 2 * c.pad_w - c.dilation * (c.kw - 1) - 1) / c.stride_w + 1;
-      Owned in(ScalarType::Char, {c.n, h, w, channels});
-      Owned wt(ScalarType::Char, {1, c.kh, c.kw, channels});
-      Owned bias(ScalarType::Int, {channels}), mult(ScalarType::Int, {channels});
-      Owned shift(ScalarType::Int, {channels});
-      fill_i8(in), fill_weights(wt), fill_requant(mult, shift, channels);
-      for (int32_t i = 0; i < channels; ++i) bias.data<int32_t>()[i] = i * 37 - 500;
-      const std::vector<int64_t> stride = {c.stride_h, c.stride_w}, pad = {c.pad_h, c.pad_w},
-                                 dil = {c.dilation, c.dilation};
-      std::vector<uint8_t> results[2];
-      for (int host = 0; host < 2; ++host) {
-        Owned out(ScalarType::Char, {c.n, oh, ow, channels});
-        run("cortex_m::quantized_depthwise_conv2d_nhwc.out",
-            {T(in), T(wt), T(bias), L(stride), L(pad), L(dil), I(1), I(11), I(-6), T(mult),
-             T(shift), I(-128), I(127), EValue(), T(out)},
-            host == 1);
-        results[host] = out.bytes();
+      for (const Offsets o : {Offsets{11, 0, -128, 127}, Offsets{128, 0, -128, 127},
+                              Offsets{-127, 0, -20, 100}, Offsets{3, 1, -128, 127}}) {
+        const int32_t h = 20, w = 17;
+        const int32_t oh = (h + 2 * c.pad_h - c.dilation * (c.kh - 1) - 1) / c.stride_h + 1;
+        const int32_t ow = (w + 2 * c.pad_w - c.dilation * (c.kw - 1) - 1) / c.stride_w + 1;
+        Owned in(ScalarType::Char, {c.n, h, w, channels});
+        Owned wt(ScalarType::Char, {1, c.kh, c.kw, channels});
+        Owned bias(ScalarType::Int, {channels}), mult(ScalarType::Int, {channels});
+        Owned shift(ScalarType::Int, {channels});
+        fill_i8(in), fill_weights(wt), fill_requant(mult, shift, channels);
+        for (int32_t i = 0; i < channels; ++i) {
+          bias.data<int32_t>()[i] =
+              o.bias_scale ? (i % 2 ? 1 : -1) * ((1 << 30) - i * 4099) : i * 37 - 500;
+        }
+        const std::vector<int64_t> stride = {c.stride_h, c.stride_w}, pad = {c.pad_h, c.pad_w},
+                                   dil = {c.dilation, c.dilation};
+        std::vector<uint8_t> results[2];
+        for (int host = 0; host < 2; ++host) {
+          Owned out(ScalarType::Char, {c.n, oh, ow, channels});
+          run("cortex_m::quantized_depthwise_conv2d_nhwc.out",
+              {T(in), T(wt), T(bias), L(stride), L(pad), L(dil), I(1), I(o.in_off), I(-6), T(mult),
+               T(shift), I(o.act_min), I(o.act_max), EValue(), T(out)},
+              host == 1);
+          results[host] = out.bytes();
+        }
+        EXPECT_EQ(results[0], results[1])
+            << channels << " channels, " << c.kh << "x" << c.kw << " stride " << c.stride_h << ","
+            << c.stride_w << " padding " << c.pad_h << "," << c.pad_w << " dilation " << c.dilation
+            << " batch " << c.n << " input offset " << o.in_off << " bias scale " << o.bias_scale;
       }
-      EXPECT_EQ(results[0], results[1])
-          << channels << " channels, " << c.kh << "x" << c.kw << " stride " << c.stride_h << ","
-          << c.stride_w << " padding " << c.pad_h << "," << c.pad_w << " dilation " << c.dilation
-          << " batch " << c.n;
     }
   }
 }

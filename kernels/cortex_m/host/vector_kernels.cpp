@@ -2,8 +2,11 @@
 
 #include <pthreadpool.h>
 
+#include "kernels/cortex_m/host/depthwise_vnni.h"
 #include "kernels/cortex_m/host/host_isa.h"
 #include "kernels/cortex_m/host/in_place_input.h"
+#include "runtime/host/host_constant_cache.h"
+#include "runtime/platform/cpu_isa.h"
 #include "runtime/threads/threadpool.h"
 
 namespace pteron::cortex_m::host {
@@ -29,19 +32,125 @@ const VectorKernels* kernels() {
 // layers are above it: a fifth of its depthwise work, serial at the earlier 1 Mi.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
 
+// How a depthwise convolution's output rows (n * oh) are split over the thread pool: about four
+// tasks per thread, whole rows each; small ones stay on the calling thread (pool null).
+struct RowTasks {
+  pthreadpool_t pool;
+  const int8_t* in;  // the input the tasks read (input_for_threads)
+  int64_t rows_per_task, total_rows;
+  size_t count;
+};
+
+RowTasks split_rows(KernelContext& ctx, const int8_t* in, int8_t* out, const ConvParams& p) {
+  RowTasks t{nullptr, in, 1, static_cast<int64_t>(p.n) * p.oh, 1};
+  const int64_t macs = t.total_rows * p.ow * p.cout * p.kh * p.kw;
+  t.pool = macs >= kMinParallelMacs ? shared_threadpool() : nullptr;
+  if (t.pool != nullptr) {
+    t.in = input_for_threads(ctx, in, static_cast<int64_t>(p.n) * p.h * p.w * p.cin, out,
+                             t.total_rows * p.ow * p.cout, &t.pool);
+  }
+  const int64_t threads = t.pool != nullptr ? pthreadpool_get_threads_count(t.pool) : 1;
+  t.rows_per_task = (t.total_rows + 4 * threads - 1) / (4 * threads);
+  if (t.rows_per_task < 1) t.rows_per_task = 1;
+  t.count = static_cast<size_t>((t.total_rows + t.rows_per_task - 1) / t.rows_per_task);
+  return t;
+}
+
+// Task `task`'s rows [first, last).
+int64_t first_row(const RowTasks& t, size_t task) {
+  return static_cast<int64_t>(task) * t.rows_per_task;
+}
+int64_t last_row(const RowTasks& t, size_t task) {
+  const int64_t end = first_row(t, task) + t.rows_per_task;
+  return end < t.total_rows ? end : t.total_rows;
+}
+
 struct DepthwiseJob {
   DepthwiseRows rows;
   const VectorKernels* k;
-  int64_t rows_per_task, total_rows;
+  RowTasks tasks;
 };
 
 void depthwise_task(void* context, size_t task) {
   const DepthwiseJob& j = *static_cast<const DepthwiseJob*>(context);
-  const int64_t first = static_cast<int64_t>(task) * j.rows_per_task;
-  const int64_t last =
-      first + j.rows_per_task < j.total_rows ? first + j.rows_per_task : j.total_rows;
-  j.k->depthwise_rows(j.rows, first, last);
+  j.k->depthwise_rows(j.rows, first_row(j.tasks, task), last_row(j.tasks, task));
 }
+
+#if defined(__x86_64__)
+struct DepthwiseVnniJob {
+  DepthwiseVnni rows;
+  RowTasks tasks;
+  int8_t* columns;  // per task, column_bytes apart
+  int64_t column_bytes;
+};
+
+void depthwise_vnni_task(void* context, size_t task) {
+  const DepthwiseVnniJob& j = *static_cast<const DepthwiseVnniJob*>(context);
+  depthwise_vnni_rows(j.rows, first_row(j.tasks, task), last_row(j.tasks, task),
+                      j.columns + static_cast<int64_t>(task) * j.column_bytes);
+}
+
+constexpr uint32_t kDepthwiseVnniKind = 0x49385744;  // "DW8I"
+
+struct PackDepthwise {
+  const ConvParams* p;
+  const int8_t* weight;
+};
+
+void pack_depthwise(const void* context, void* dst) {
+  const auto& job = *static_cast<const PackDepthwise*>(context);
+  depthwise_vnni_pack(*job.p, job.weight, dst);
+}
+
+// The packed weights: from the program's constant cache where the weight is a constant of a
+// loaded program (packed on its first call), else packed now into scratch; nullptr when neither
+// has room.
+const int8_t* packed_depthwise(KernelContext& ctx, const int8_t* weight, const ConvParams& p) {
+  const PackDepthwise job{&p, weight};
+  const auto bytes = static_cast<size_t>(depthwise_vnni_packed_bytes(p));
+  const size_t source = static_cast<size_t>(p.kh) * p.kw * p.cout;
+  if (ConstantCache* cache = constant_cache_for(weight, source)) {
+    const ConstantKey key{weight, kDepthwiseVnniKind, {p.cout, p.kh, p.kw}};
+    if (const void* block = cache->get_or_derive(key, source, bytes, &pack_depthwise, &job))
+      return static_cast<const int8_t*>(block);
+  }
+  void* scratch = ctx.allocate_scratch(bytes, 64);
+  if (scratch == nullptr) return nullptr;
+  pack_depthwise(&job, scratch);
+  return static_cast<const int8_t*>(scratch);
+}
+
+// The VNNI rows (depthwise_vnni.h); false, having written nothing, without scratch for them.
+bool depthwise_on_vnni(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_t* out,
+                       const ConvParams& p) {
+  const int64_t channels = (p.cout + 15) / 16 * 16;
+  const int8_t* packed = packed_depthwise(ctx, weight, p);
+  auto* base = static_cast<int32_t*>(
+      ctx.allocate_scratch(static_cast<size_t>(3 * channels) * sizeof(int32_t), 64));
+  if (packed == nullptr || base == nullptr) return false;
+  int32_t *left = base + channels, *right = left + channels;
+  const auto* sums = reinterpret_cast<const int32_t*>(packed + depthwise_vnni_weight_bytes(p));
+  for (int64_t c = 0; c < channels; ++c) {
+    const bool real = c < p.cout;
+    // vpdpbusd reads x + 128: the start value takes the offset's other part.
+    base[c] = real ? (p.bias ? p.bias[c] : 0) + (p.in_off - 128) * sums[c] : 0;
+    const int32_t shift = real ? p.shift[c] : 0;
+    left[c] = requantize_left_shift(shift);
+    right[c] = requantize_right_shift(shift);
+  }
+  DepthwiseVnniJob job{{in, out, &p, packed, base, left, right},
+                       split_rows(ctx, in, out, p),
+                       nullptr,
+                       depthwise_vnni_column_bytes(p)};
+  job.columns = static_cast<int8_t*>(
+      ctx.allocate_scratch(static_cast<size_t>(job.column_bytes) * job.tasks.count, 64));
+  if (job.columns == nullptr) return false;
+  job.rows.in = job.tasks.in;
+  pthreadpool_parallelize_1d(job.tasks.pool, &depthwise_vnni_task, &job, job.tasks.count,
+                             pool_call_flags());
+  return true;
+}
+#endif
 
 // quantized_add over threads: chunks of whole cache lines, each read and written by one task
 // (an output on its operand's bytes, as the planner allows, stays safe).
@@ -100,6 +209,11 @@ bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_
                const ConvParams& p) {
   const VectorKernels* k = kernels();
   if (k == nullptr || p.depth_multiplier != 1) return false;
+#if defined(__x86_64__)
+  if (k == &kAvx512Kernels && int8_dot_product_allowed() &&
+      depthwise_on_vnni(ctx, in, weight, out, p))
+    return true;
+#endif
   const int64_t taps = static_cast<int64_t>(p.kh) * p.kw;
   const int64_t channels = (p.cout + 15) / 16 * 16;
   auto* scratch = static_cast<int32_t*>(
@@ -123,20 +237,10 @@ bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_
     right[c] = requantize_right_shift(shift);
   }
   DepthwiseJob job{
-      {in, out, &p, weights, channels, base, left, right}, k, 1, static_cast<int64_t>(p.n) * p.oh};
-  const int64_t macs = job.total_rows * p.ow * p.cout * taps;
-  pthreadpool_t pool = macs >= kMinParallelMacs ? shared_threadpool() : nullptr;
-  if (pool != nullptr) {
-    job.rows.in = input_for_threads(ctx, in, static_cast<int64_t>(p.n) * p.h * p.w * p.cin, out,
-                                    job.total_rows * p.ow * p.cout, &pool);
-  }
-  const int64_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
-  // About four tasks per thread, whole output rows each.
-  job.rows_per_task = (job.total_rows + 4 * threads - 1) / (4 * threads);
-  if (job.rows_per_task < 1) job.rows_per_task = 1;
-  const size_t tasks =
-      static_cast<size_t>((job.total_rows + job.rows_per_task - 1) / job.rows_per_task);
-  pthreadpool_parallelize_1d(pool, &depthwise_task, &job, tasks, pool_call_flags());
+      {in, out, &p, weights, channels, base, left, right}, k, split_rows(ctx, in, out, p)};
+  job.rows.in = job.tasks.in;
+  pthreadpool_parallelize_1d(job.tasks.pool, &depthwise_task, &job, job.tasks.count,
+                             pool_call_flags());
   return true;
 }
 
