@@ -59,31 +59,35 @@ std::string calibration_cache_path(const std::string& machine) {
 }
 
 HostCalibration host_calibration(int threads) {
-  std::string path;
+  std::string path, cache_path;
   if (const char* env = std::getenv("PTERON_CALIBRATION"); env && *env) {
     if (std::strcmp(env, "off") == 0) return {};
     path = env;
   } else {
-    path = calibration_cache_path(machine_description(threads));
-    if (!std::filesystem::exists(path)) return {};
+    path = cache_path = calibration_cache_path(machine_description(threads));
+    if (!std::filesystem::exists(path)) return {std::nullopt, cache_path, {}};
   }
   bool read = false;
   const std::string text = host::read_text_file(path, &read);
-  if (!read) throw CompileError(path + ": calibration: cannot read the file");
   Calibration calibration;
   try {
+    if (!read) throw CompileError("calibration: cannot read the file");
     calibration = Calibration::from_json(text);
   } catch (const CompileError& e) {
-    throw CompileError(path + ": " + e.what());
+    // A file the user named is their error; the cache is ours, and a damaged one is measured
+    // again like a missing one.
+    if (cache_path.empty()) throw CompileError(path + ": " + e.what());
+    return {std::nullopt, cache_path, path + ": " + e.what() + ": not used"};
   }
   if (calibration.pteron != compiler::pteron_version()) {
-    return {std::nullopt, path + ": calibration of pteron " +
-                              (calibration.pteron.empty() ? std::string("(unknown version)")
-                                                          : calibration.pteron) +
-                              ", this is pteron " + std::string(compiler::pteron_version()) +
-                              ": not used, its kernels may have changed (run `pteron tune` again)"};
+    return {
+        std::nullopt, cache_path,
+        path + ": calibration of pteron " +
+            (calibration.pteron.empty() ? std::string("(unknown version)") : calibration.pteron) +
+            ", this is pteron " + std::string(compiler::pteron_version()) +
+            ": not used, its kernels may have changed (run `pteron tune` again)"};
   }
-  return {LoadedCalibration{std::move(calibration), path}, {}};
+  return {LoadedCalibration{std::move(calibration), path}, cache_path, {}};
 }
 
 }  // namespace pteron::compiler::cost

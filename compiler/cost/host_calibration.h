@@ -24,14 +24,19 @@ struct LoadedCalibration {
 };
 struct HostCalibration {
   std::optional<LoadedCalibration> loaded;
+  // This machine's cache file when $PTERON_CALIBRATION names none: where `pteron tune` writes
+  // (and a first compile on the default backends calibrates into, when `loaded` is empty).
+  std::string cache_path;
   // Set when a calibration was found and not used: it measured another pteron's kernels, so
-  // its rates may no longer hold (one line for the compile report's notes).
+  // its rates may no longer hold, or the cache file is damaged (one line for the compile
+  // report's notes).
   std::string note;
 };
 // The calibration a compile for the host uses, and where it came from: $PTERON_CALIBRATION
 // names a file ("off": none), else this machine's cache file for `threads`, when it exists. A
-// file written by another pteron version is left unused, with a note. Throws CompileError
-// ("PATH: calibration: what is wrong", one line) for a file that does not read or parse.
+// file written by another pteron version, or a cache file that does not read or parse, is left
+// unused, with a note. Throws CompileError ("PATH: calibration: what is wrong", one line) for a
+// named file that does not read or parse.
 HostCalibration host_calibration(int threads);
 
 }  // namespace pteron::compiler::cost

@@ -1,6 +1,7 @@
 // Python access to the compiler: .pt2 file in, program bytes and a report out.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -301,6 +302,17 @@ void bind_compiler(nb::module_& m) {
         nb::arg("last_token_logits") = false,
         "Compiles several torch.export archives into one program, one method each (names[i]\n"
         "from paths[i]); buffers are shared by name (state one method writes, the others see).");
+  m.def(
+      "host_calibration_to_measure",
+      [](int threads) -> std::optional<std::string> {
+        const compiler::cost::HostCalibration h = compiler::cost::host_calibration(threads);
+        if (h.loaded || h.cache_path.empty()) return std::nullopt;
+        return h.cache_path;
+      },
+      nb::arg("threads"),
+      "This machine's calibration cache file when a host compile would find no usable "
+      "calibration there (none yet, another pteron version's, a damaged one) and "
+      "$PTERON_CALIBRATION names none; None otherwise.");
   m.def(
       "version", [] { return std::string(compiler::pteron_version()); },
       "This pteron's version (pteron.__version__).");

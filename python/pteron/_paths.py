@@ -35,6 +35,13 @@ def find_near(*relatives: str) -> Path | None:
     return None
 
 
+def cli_binary() -> Path | None:
+    """The pteron CLI shipped with this package: an installed wheel's pteron/bin/pteron, a build
+    tree's tools/cli/pteron (beside build/python), or None."""
+    found = find_near("bin/pteron", "tools/cli/pteron")
+    return found if found is not None and os.access(found, os.X_OK) else None
+
+
 def user_arm_venv() -> Path:
     """The venv `python -m pteron.arm_tools install` makes: $XDG_DATA_HOME/pteron/venv-arm."""
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 import warnings
 from typing import Any, Sequence
 
 import pteron_native
 
+from pteron import _paths
 from pteron.partitioners import backend_names
 from pteron.recurrent import has_dynamic_recurrent_layer, keep_recurrent_layers, recurrent_ops
 from pteron.runtime import Program, load
@@ -180,6 +182,33 @@ def _stack_calibration(calibration) -> list:
     return [np.ascontiguousarray(np.stack(arrays)) for arrays in per_input]
 
 
+def _calibrate_on_first_use(target: str, backends: list[str]) -> None:
+    """As `pteron compile` does: a host compile on the default backends that finds no usable
+    calibration of this machine in its cache (none yet, another pteron version's, a damaged one;
+    $PTERON_CALIBRATION unset) has the CLI measure it once (`pteron tune`, about 15 s, progress on
+    stderr), so the default program is the measured choice from the first compile on. When that
+    fails the compile goes on with the partitioners' fixed rules, with a warning."""
+    if target != "host" or backends:
+        return
+    threads = pteron_native.num_threads()
+    if pteron_native.host_calibration_to_measure(threads) is None:
+        return
+    cli = _paths.cli_binary()
+    if cli is None:
+        warnings.warn("no calibration of this machine and no pteron CLI to measure it: the "
+                      "partitioners' fixed rules decide (run `pteron tune`)", stacklevel=3)
+        return
+    import subprocess
+
+    print("[tune] no usable calibration of this machine: measuring it once for the cost model "
+          "(about 15 s; `pteron tune` measures again, PTERON_CALIBRATION=off skips it)", file=sys.stderr)
+    # The CLI's progress and errors go to this process's stderr; its stdout names the file.
+    run = subprocess.run([str(cli), "tune", "--threads", str(threads)], stdout=subprocess.DEVNULL)
+    if run.returncode != 0:
+        warnings.warn(f"could not calibrate this machine (pteron tune exited with {run.returncode}): "
+                      "the partitioners' fixed rules decide", stacklevel=3)
+
+
 def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels, constant_methods,
                    llm_metadata, last_token_logits) -> LoweredProgram:
     if quantize is not None:
@@ -187,6 +216,7 @@ def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels, 
     if not programs:
         raise CompileError("a program needs at least one method")
     backends = backend_names(partitioner or []) + list(kernels or [])
+    _calibrate_on_first_use(target, backends)
     import torch
 
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
@@ -280,6 +310,7 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     # The compiler checks each name and option ("unknown backend ..., available: ...").
     backends = backend_names(partitioner or [])
     backends += list(kernels or [])
+    _calibrate_on_first_use(target, backends)
 
     extra = {"constant_methods": constant_methods, "llm_metadata": llm_metadata,
              "last_token_logits": last_token_logits}

@@ -131,6 +131,65 @@ def test_a_program_for_another_target_ignores_the_calibration(conv_pt2, tmp_path
     assert json.loads(run.stdout)["calibration"] is None
 
 
+def cached_env(cache):
+    """The environment of a user who never set PTERON_CALIBRATION, with the cache in `cache`."""
+    env = {k: v for k, v in os.environ.items() if k != "PTERON_CALIBRATION"}
+    env["PTERON_CACHE_DIR"] = str(cache)
+    return env
+
+
+def test_a_default_compile_measures_the_machine_once(conv_pt2, tmp_path):
+    """The first host compile on the default backends whose cache holds no usable calibration (here
+    one of another pteron version) measures the machine as `pteron tune` does and caches it; the
+    next compile reads it without measuring and gives the same program; a compile naming its
+    backends never measures."""
+    pt2, samples, x, expected = conv_pt2
+    cache = tmp_path / "cache"
+    env = cached_env(cache)
+    quantize = ["--quantize", "xnnpack", "--calibration", samples]
+
+    def compile_(name, *extra):
+        run = subprocess.run([pteron_cli(), "compile", pt2, "-o", tmp_path / name, "--json",
+                              *quantize, *extra], capture_output=True, text=True, env=env,
+                             timeout=600)
+        assert run.returncode == 0, run.stderr
+        return run, json.loads(run.stdout)
+
+    compile_("named.pte", "--backends", "cortex-m,optimized,portable")
+    assert not cache.exists()
+    # A calibration of another pteron in this machine's cache file.
+    run = subprocess.run([pteron_cli(), "tune", "--rounds", "1", "--json"], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr
+    path = json.loads(run.stdout)["path"]
+    old = json.loads(open(path).read())
+    old["pteron"] = "0.0.1"
+    open(path, "w").write(json.dumps(old))
+
+    run, first = compile_("first.pte")
+    assert first["calibration"]["path"] == path
+    assert json.loads(open(path).read())["pteron"] == pteron.__version__
+    assert any("calibrated this machine" in n and "0.0.1" in n for n in first["notes"]), first
+    _, second = compile_("second.pte")
+    assert second["calibration"] == first["calibration"]
+    assert not any("calibrated" in n for n in second["notes"])
+    assert (tmp_path / "first.pte").read_bytes() == (tmp_path / "second.pte").read_bytes()
+    got = pteron.load(str(tmp_path / "second.pte")).forward(x)[0].numpy()
+    np.testing.assert_allclose(got, expected, atol=0.05 * np.abs(expected).max())
+
+
+def test_the_python_api_measures_the_machine_on_first_use(conv_pt2, tmp_path, monkeypatch):
+    pt2, _, x, expected = conv_pt2
+    monkeypatch.delenv("PTERON_CALIBRATION")
+    monkeypatch.setenv("PTERON_CACHE_DIR", str(tmp_path))
+    lowered = pteron.to_edge_transform_and_lower(str(pt2))
+    assert lowered.report["calibration"].endswith(
+        json.loads(next(tmp_path.glob("calibration-*.json")).read_text())["created"])
+    lowered.save(str(tmp_path / "p.pte"))
+    got = pteron.load(str(tmp_path / "p.pte")).forward(x)[0].numpy()
+    np.testing.assert_allclose(got, expected, atol=1e-4)
+
+
 @pytest.mark.parametrize("version", [None, "0.0.1"], ids=["no-version", "another-version"])
 def test_a_calibration_of_another_pteron_is_not_used(conv_pt2, tmp_path, version):
     """Rates measured on other kernels may not hold: the compile goes on without them (the program

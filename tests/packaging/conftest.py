@@ -15,9 +15,12 @@ BUILD = REPO / "build"
 
 def clean_env(**extra) -> dict:
     """The environment without anything that points back into the checkout (PTERON_* paths,
-    PYTHONPATH, VK_LAYER_PATH), so installed tools must find their own files."""
+    PYTHONPATH, VK_LAYER_PATH), so installed tools must find their own files; host compiles
+    without the cost model's calibration (as every test's, tests/conftest.py) unless `extra`
+    says otherwise."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("PTERON_") and k not in ("PYTHONPATH", "VK_LAYER_PATH", "VK_INSTANCE_LAYERS")}
+    env["PTERON_CALIBRATION"] = "off"
     env.update(extra)
     return env
 

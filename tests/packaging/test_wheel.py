@@ -4,6 +4,7 @@ installed into a fresh venv outside the checkout, and used from there: the `pter
 venv's PATH and the Python API compile and run a model, matching torch; the zoo imports from the
 installed package; nothing installed names the checkout or its build folders."""
 
+import json
 import os
 import subprocess
 import sys
@@ -110,3 +111,25 @@ def test_one_version_for_the_wheel_the_cli_and_the_api(venv):
     cli = subprocess.run(["pteron", "--version"], env=env, capture_output=True, text=True)
     assert cli.returncode == 0, cli.stderr
     assert metadata == module == cli.stdout.strip()
+
+
+FIRST_USE_SCRIPT = """
+import torch, pteron
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU()).eval()
+lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (torch.randn(1, 3, 8, 8),)))
+print(lowered.report["calibration"])
+"""
+
+
+def test_the_wheel_measures_the_machine_on_first_use(venv, tmp_path):
+    """A user who never ran `pteron tune`: the first default compile from Python has the wheel's
+    CLI measure the machine into the cache, and the compile uses it."""
+    cache = tmp_path / "cache"
+    env = _env(venv)
+    env.update(PTERON_CALIBRATION="", PTERON_CACHE_DIR=str(cache))
+    r = subprocess.run([venv / "bin" / "python", "-c", FIRST_USE_SCRIPT], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "[tune]" in r.stderr
+    (written,) = cache.glob("calibration-*.json")
+    assert r.stdout.strip().endswith(", measured " + json.loads(written.read_text())["created"])

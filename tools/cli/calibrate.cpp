@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
@@ -248,6 +251,47 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
     if (progress) progress(line);
   }
   return c;
+}
+
+void write_calibration(const std::string& path, const compiler::cost::Calibration& c) {
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  const std::string partial = path + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    out << c.to_json();
+    if (!out) throw UserError(path + ": cannot write the calibration");
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    std::remove(partial.c_str());
+    throw UserError(path + ": cannot write the calibration");
+  }
+}
+
+compiler::cost::HostCalibration calibrate_on_first_use(compiler::cost::HostCalibration host,
+                                                       int threads, bool quiet) {
+  const std::string why = host.note.empty() ? "no calibration of this machine yet" : host.note;
+  if (!quiet)
+    std::fprintf(stderr,
+                 "[tune] %s: measuring it once for the cost model (about 15 s; `pteron tune` "
+                 "measures again, PTERON_CALIBRATION=off skips it)\n",
+                 why.c_str());
+  try {
+    const compiler::cost::Calibration c =
+        calibrate(threads, kTuneRounds, [&](const std::string& line) {
+          if (!quiet) std::fprintf(stderr, "[tune] %s\n", line.c_str());
+        });
+    write_calibration(host.cache_path, c);
+  } catch (const std::exception& e) {
+    host.note = std::string("could not calibrate this machine (") + e.what() +
+                "): the partitioners' fixed rules decided";
+    return host;
+  }
+  compiler::cost::HostCalibration measured = compiler::cost::host_calibration(threads);
+  measured.note =
+      "calibrated this machine for the cost model on first use (" + why + "): " + host.cache_path;
+  return measured;
 }
 
 }  // namespace pteron::cli

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compiler/cost/cost_model.h"
+#include "compiler/cost/host_calibration.h"
 
 namespace pteron::cli {
 
@@ -21,5 +22,20 @@ namespace pteron::cli {
 // per op class. Throws UserError.
 compiler::cost::Calibration calibrate(int threads, int rounds,
                                       const std::function<void(const std::string&)>& progress);
+
+// Writes `c` to `path`, making its folders; written beside it and renamed, so a compile reading
+// the cache never sees half a file. Throws UserError.
+void write_calibration(const std::string& path, const compiler::cost::Calibration& c);
+
+// Rounds `pteron tune` takes unless told otherwise (and a first compile always).
+constexpr int kTuneRounds = 5;
+
+// A host compile on the target's default backends that finds no usable calibration in this
+// machine's cache (`host.cache_path`: none yet, one of another pteron version, a damaged one)
+// measures it as `pteron tune` does, caches it and returns it as host_calibration() reads it;
+// `quiet` leaves out the progress on stderr. When measuring fails the compile goes on with the
+// fixed rules: `host` comes back with a note saying why.
+compiler::cost::HostCalibration calibrate_on_first_use(compiler::cost::HostCalibration host,
+                                                       int threads, bool quiet);
 
 }  // namespace pteron::cli

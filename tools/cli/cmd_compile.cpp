@@ -19,6 +19,7 @@
 #include "compiler/partition/registry.h"
 #include "runtime/platform/cpu_isa.h"
 #include "runtime/threads/threadpool.h"
+#include "tools/cli/calibrate.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/npz.h"
 #include "tools/cli/runtime_options.h"
@@ -290,6 +291,10 @@ void run(const CompileCliOptions& o) {
   compiler::cost::HostCalibration host;
   try {
     if (o.target == "host") host = compiler::cost::host_calibration(num_threads());
+    // The default program is the measured choice from the first compile on: a machine without
+    // a calibration is measured now (once; --tune times this model's candidates instead).
+    if (!host.loaded && !host.cache_path.empty() && options.backends.empty() && !o.tune)
+      host = calibrate_on_first_use(std::move(host), num_threads(), o.json);
   } catch (const compiler::CompileError& e) {
     throw UserError(e.what());
   }

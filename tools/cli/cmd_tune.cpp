@@ -3,8 +3,6 @@
 // `pteron compile` for the host chooses per region between XNNPACK and pteron's kernels.
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "compiler/cost/host_calibration.h"
@@ -18,27 +16,10 @@ namespace {
 
 struct TuneOptions {
   int threads = 0;
-  int rounds = 5;
+  int rounds = kTuneRounds;
   std::string output;  // default: this machine's cache file
   bool json = false;
 };
-
-void write_file(const std::string& path, const std::string& text) {
-  std::error_code ec;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  // Written next to its place and renamed: a compile reading the cache never sees half a file.
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw UserError(path + ": cannot write the calibration");
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    std::remove(partial.c_str());
-    throw UserError(path + ": cannot write the calibration");
-  }
-}
 
 void tune(const TuneOptions& o) {
   if (o.rounds < 1 || o.rounds > 20) throw UserError("--rounds must be 1 to 20");
@@ -53,7 +34,7 @@ void tune(const TuneOptions& o) {
   const compiler::cost::Calibration c = calibrate(threads, o.rounds, [&](const std::string& l) {
     if (!o.json) std::fprintf(stderr, "[tune] %s\n", l.c_str());
   });
-  write_file(path, c.to_json());
+  write_calibration(path, c);
   if (o.json) {
     nlohmann::json j = nlohmann::json::parse(c.to_json());
     j["path"] = path;
