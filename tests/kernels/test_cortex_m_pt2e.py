@@ -274,3 +274,26 @@ def test_pt2e_upsample_is_bit_exact_with_the_reference(tmp_path, interp, same_qp
         ref = upsample_bilinear_nhwc(nhwc, rows, cols, qp[1], qp[3], m, s)
     assert torch.equal(got, ref.permute(0, 3, 1, 2)), (got.int() - ref.permute(0, 3, 1, 2).int()).abs().max()
     assert (got.int() - want.int()).abs().max() <= 1
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_a_mean_over_h_and_w_is_a_global_pool(tmp_path, keepdim):
+    """x.mean((2, 3)), with or without keepdim (the classifier head of many nets), lowers to the
+    int8 average pool, never to float between a dequantize and a quantize."""
+
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+            self.fc = torch.nn.Linear(16, 4)
+
+        def forward(self, x):
+            y = torch.relu(self.conv(x)).mean((2, 3), keepdim=keepdim)
+            return self.fc(y.flatten(1))
+
+    torch.manual_seed(0)
+    m, r = cortex_m_and_portable(Head().eval(), (1, 3, 12, 12), tmp_path)
+    names = set(m.instruction_names())
+    assert "cortex_m::quantized_avg_pool2d_nhwc.out" in names, sorted(names)
+    assert not any(n.startswith("aten::mean") for n in names), sorted(names)
+    assert_within_3_output_steps(m, r, (1, 3, 12, 12))

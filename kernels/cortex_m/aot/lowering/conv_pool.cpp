@@ -115,14 +115,14 @@ bool Lowering::avg_pool(const Node& n) {
     if (!n.arg("divisor_override").is_none()) return keep("divisor_override");
     pad_explicitly = n.arg("count_include_pad").get<bool>() && (padding[0] || padding[1]);
   } else if (op == ops::aten::mean_dim) {
-    // mean over H and W with keepdim: a global average pool.
+    // mean over H and W: a global average pool ([N, C] without keepdim, the same bytes as the
+    // pool's NHWC [N, 1, 1, C]).
     if (!n.arg("dim").is<std::vector<int64_t>>()) return keep("mean over every dim");
     const auto& dims = n.arg("dim").get<std::vector<int64_t>>();
     std::vector<int64_t> d;
     for (int64_t v : dims) d.push_back(v < 0 ? v + 4 : v);
     std::sort(d.begin(), d.end());
-    if (d != std::vector<int64_t>{2, 3} || !n.arg("keepdim").get<bool>())
-      return keep("not a global pool");
+    if (d != std::vector<int64_t>{2, 3}) return keep("not a global pool");
     kernel = stride = {is[2], is[3]};
   } else {
     const auto size = n.arg("output_size").get<std::vector<int64_t>>();
@@ -131,6 +131,9 @@ bool Lowering::avg_pool(const Node& n) {
   }
   const ValueId q_out = g_.node(out->quant).outputs[0];
   const std::vector<int64_t> os = g_.value(q_out).spec.sizes;
+  const bool flat = os.size() == 2;  // a mean without keepdim: [N, C]
+  const std::vector<int64_t> nhwc = flat ? std::vector<int64_t>{os[0], 1, 1, os[1]}
+                                         : std::vector<int64_t>{os[0], os[2], os[3], os[1]};
   const NodeId before = out->quant;
   ValueId src = x->q;
   if (pad_explicitly) {  // torch counts the padding: pad with the zero point (real 0)
@@ -145,14 +148,21 @@ bool Lowering::avg_pool(const Node& n) {
   ValueId y = new_node("quantized_avg_pool2d_nhwc",
                        {TensorRef{xin}, kernel, stride, padding, false, x->p.zp,
                         int64_t{r.multiplier}, int64_t{r.shift}, ir::None{}},
-                       int8_spec({os[0], os[2], os[3], os[1]}), n, before);
+                       int8_spec(nhwc), n, before);
   if (!same) {
     y = new_node("requantize",
                  {TensorRef{y}, x->p.zp, out->p.zp, int64_t{to_out.multiplier},
                   int64_t{to_out.shift}, out->p.qmin, out->p.qmax},
-                 int8_spec({os[0], os[2], os[3], os[1]}), n, before);
+                 int8_spec(nhwc), n, before);
   }
-  finish(*out, to_nchw(y, n, before));
+  if (!flat) {
+    finish(*out, to_nchw(y, n, before));
+    return true;
+  }
+  const NodeId view = g_.add_node(
+      *ir::OpSchemaRegistry::global().find(ops::aten::view_copy), {TensorRef{y}, os},
+      {NewValue{g_.unique_name(g_.value(q_out).name + "_int8"), int8_spec(os)}}, n.debug, before);
+  finish(*out, g_.node(view).outputs[0]);
   return true;
 }
 
