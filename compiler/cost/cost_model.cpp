@@ -175,10 +175,16 @@ std::string kernel_engine_for(const ir::Graph& graph, const std::vector<ir::Node
 }
 
 std::string RegionCost::describe() const {
-  return "cost model: " + kernels + " kernels " + format_ms(kernels_ns) + ", " + delegate + " " +
-         format_ms(delegate_ns) +
-         " (the region's convolutions and matrix products, at this "
-         "machine's calibrated rates)";
+  std::string text = "cost model: " + kernels + " kernels " + format_ms(kernels_ns) + ", " +
+                     delegate + " " + format_ms(delegate_ns) +
+                     " (the region's convolutions and matrix products, at this "
+                     "machine's calibrated rates)";
+  if (!kernels_leave.empty()) {
+    text += "; " + kernels + " would leave";
+    for (const std::string& op : kernels_leave) text += " " + op;
+    text += " outside its own kernels, which the model does not weigh";
+  }
+  return text;
 }
 
 std::string RegionCost::to_json() const {
@@ -187,6 +193,7 @@ std::string RegionCost::to_json() const {
                 {"delegate_ms", delegate_ns * 1e-6},
                 {"kernels", kernels},
                 {"kernels_ms", kernels_ns * 1e-6},
+                {"kernels_leave", kernels_leave},
                 {"chosen", kernels_faster() ? kernels : delegate}}}}
       .dump();
 }

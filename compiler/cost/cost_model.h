@@ -95,8 +95,15 @@ struct RegionCost {
   static constexpr double kMargin = 1.25;
   std::string delegate, kernels;  // engine names
   double delegate_ns = 0, kernels_ns = 0;
-  // Whether the kernels are estimated faster by the margin: the region goes back to them.
-  bool kernels_faster() const { return kernels_ns * kMargin < delegate_ns; }
+  // Ops of the region the kernels would run outside their own form ("aten::sigmoid x16"; the
+  // int8 library: float between a dequantize and a quantize, with layout changes), which the
+  // estimate does not weigh: a region with any stays in its delegate.
+  std::vector<std::string> kernels_leave;
+  // Whether the kernels are estimated faster by the margin, running all of the region: the
+  // region goes back to them.
+  bool kernels_faster() const {
+    return kernels_leave.empty() && kernels_ns * kMargin < delegate_ns;
+  }
   std::string describe() const;  // "cost model: xnnpack 1.23 ms, cortex-m 0.45 ms (int8 ...)"
   std::string to_json() const;   // {"cost_model": {...}} for a region's report
 };

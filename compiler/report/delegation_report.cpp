@@ -280,6 +280,12 @@ std::string delegation_summary(const std::string& report) {
                       c.value("delegate", "?").c_str(), c.value("delegate_ms", 0.0),
                       c.value("kernels", "?").c_str(), c.value("kernels_ms", 0.0));
         out += line;
+        const json leave = c.value("kernels_leave", json::array());
+        if (!leave.empty()) {
+          out += "       kept here: " + c.value("kernels", std::string("?")) + " would leave";
+          for (const json& op : leave) out += " " + op.get<std::string>();
+          out += " outside its own kernels\n";
+        }
       }
       if (rep.contains("npu_cycles")) {
         std::snprintf(

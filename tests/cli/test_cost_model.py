@@ -110,6 +110,45 @@ def test_the_default_takes_the_side_the_calibration_says_is_faster(conv_pt2, tmp
     np.testing.assert_allclose(got, expected, atol=tolerance)
 
 
+class SigmoidNet(torch.nn.Module):
+    """Two convolutions around a sigmoid, which the int8 kernel library has no pattern for."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.b = torch.nn.Conv2d(16, 8, 3, padding=1)
+
+    def forward(self, x):
+        return self.b(torch.sigmoid(self.a(x)))
+
+
+def test_a_region_stays_where_the_kernels_would_leave_ops_float(tmp_path):
+    """The int8 kernels estimated far faster on the convolutions, but their lowering would leave
+    the sigmoid float between a dequantize and a quantize (with layout changes the model does
+    not weigh): the region stays on XNNPACK, and inspect says why."""
+    torch.manual_seed(0)
+    model, x = SigmoidNet().eval(), torch.randn(1, 3, 16, 16)
+    pt2 = tmp_path / "sigmoid.pt2"
+    torch.export.save(torch.export.export(model, (x,)).run_decompositions(), pt2)
+    samples = tmp_path / "cal.npz"
+    np.savez(samples, input_0=np.random.default_rng(1).standard_normal((8, 1, 3, 16, 16))
+             .astype(np.float32))
+    calibration = write_calibration(tmp_path / "cal.json", [OWN_INT8], [XNN_INT8])
+    pte = tmp_path / "p.pte"
+    _, delegation = compile_and_inspect(pt2, pte, calibration, "--quantize", "xnnpack",
+                                        "--calibration", samples)
+    (region,) = delegation["regions"]["list"]
+    cost = region["report"]["cost_model"]
+    assert cost["kernels_ms"] < cost["delegate_ms"] and cost["chosen"] == "xnnpack"
+    assert any(op.startswith("aten::sigmoid") for op in cost["kernels_leave"]), cost
+    text = cli("inspect", pte, "--delegation", calibration="off")
+    assert "cortex-m would leave aten::sigmoid" in text.stdout
+    with torch.no_grad():
+        expected = model(x).numpy()
+    got = pteron.load(str(pte)).forward(x)[0].numpy()
+    np.testing.assert_allclose(got, expected, atol=0.05 * np.abs(expected).max())
+
+
 def test_one_calibration_gives_one_program(conv_pt2, tmp_path):
     pt2, samples, _, _ = conv_pt2
     calibration = write_calibration(tmp_path / "cal.json", [OWN_INT8], [XNN_INT8])

@@ -150,6 +150,12 @@ TEST(CostModel, TheRegionGoesWhereTheCalibrationSaysItIsFaster) {
   ASSERT_TRUE(close.has_value());
   EXPECT_LT(close->kernels_ns, close->delegate_ns);
   EXPECT_FALSE(close->kernels_faster());
+  // Faster by far, but the kernels would leave an op outside their own form: the region stays.
+  auto partial = *kernels_win;
+  partial.kernels_leave = {"aten::sigmoid.default x2"};
+  EXPECT_FALSE(partial.kernels_faster());
+  EXPECT_NE(partial.describe().find("would leave aten::sigmoid.default x2"), std::string::npos);
+  EXPECT_NE(partial.to_json().find("\"chosen\":\"xnnpack\""), std::string::npos);
   // Nothing weighed, or no kernel engine the model knows: no comparison.
   EXPECT_FALSE(compare_region(calibration(0.5, 0.25), n.g, {n.relu}, "xnnpack", libs));
   EXPECT_FALSE(compare_region(calibration(0.5, 0.25), n.g, nodes, "xnnpack", {"portable"}));

@@ -13,6 +13,7 @@
 #include "compiler/ir/op_names.h"
 #include "compiler/ir/queries.h"
 #include "compiler/ir/work.h"
+#include "compiler/partition/library_coverage.h"
 #include "compiler/partition/registry.h"
 #include "compiler/target/target.h"
 #include "runtime/kernel/kernel.h"
@@ -594,8 +595,15 @@ bool is_heavy(const Node& n) {
 std::optional<compiler::cost::RegionCost> region_cost(const Graph& g, const Region& region,
                                                       const compiler::PartitionContext& context) {
   if (context.calibration == nullptr) return std::nullopt;
-  return compiler::cost::compare_region(*context.calibration, g, region.nodes, "xnnpack",
-                                        context.kernel_libraries);
+  std::optional<compiler::cost::RegionCost> cost = compiler::cost::compare_region(
+      *context.calibration, g, region.nodes, "xnnpack", context.kernel_libraries);
+  // The int8 library takes what its lowering has patterns for; the rest of the region would run
+  // float with conversions around it (an estimated win only there is worth checking).
+  if (cost && cost->kernels == "cortex-m" && cost->kernels_ns * cost->kMargin < cost->delegate_ns) {
+    if (const compiler::KernelLibrary* library = compiler::find_kernel_library(cost->kernels))
+      cost->kernels_leave = compiler::left_by_library(g, region.nodes, *library, context);
+  }
+  return cost;
 }
 
 const bool g_registered = compiler::register_partitioner(
