@@ -4,18 +4,18 @@
 //
 // CMSIS-NN arm_elementwise_mul_s8: (a - zp_a) * (b - zp_b) requantised to the output scale,
 // offset and clamped to int8. Both inputs have out's shape.
+#include "kernels/cortex_m/util/add_params.h"
 #include "kernels/cortex_m/util/int8_args.h"
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/kernel/kernel.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/vector_kernels.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
 
 constexpr const char* kOp = "cortex_m::quantized_mul.out";
-
-struct MulParams {
-  int32_t zp1, zp2, out_zp, out_mult, out_shift;
-};
 
 void mul_scalar(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p) {
   for (int64_t i = 0; i < n; ++i) {
@@ -52,6 +52,10 @@ Error quantized_mul_out(KernelContext&, Span<EValue*> args) {
     mul_mve(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p);
     return Error::Ok;
   }
+#endif
+#if PTERON_CORTEX_M_HOST
+  if (host::mul(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p))
+    return Error::Ok;
 #endif
   mul_scalar(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p);
   return Error::Ok;

@@ -244,7 +244,7 @@ TEST(HostLinear, MatchesTheScalarReference) {
   }
 }
 
-TEST(HostVectorKernels, AddMaxPoolAndQuantizeMatchTheScalarReference) {
+TEST(HostVectorKernels, AddMulMaxPoolAndQuantizeMatchTheScalarReference) {
   set_num_threads(2);
   // Whole vectors and a tail on every instruction set; the larger runs on the pool, once into
   // its own buffer and once over its first operand (the in-place plan).
@@ -266,6 +266,18 @@ TEST(HostVectorKernels, AddMaxPoolAndQuantizeMatchTheScalarReference) {
          I(-19), I(-20), I(127), T(a)},
         true);
     EXPECT_EQ(a.bytes(), sums[0]) << n << " elements in place";
+    // quantized_mul: (a - 5) * (b + 9) at a small and a large output scale (right and left
+    // shifts).
+    for (const int64_t shift : {int64_t{-9}, int64_t{1}}) {
+      std::vector<uint8_t> products[2];
+      for (int host = 0; host < 2; ++host) {
+        Owned out(ScalarType::Char, {n});
+        run("cortex_m::quantized_mul.out",
+            {T(a), I(5), T(b), I(-9), I(-3), I(1395864371), I(shift), T(out)}, host == 1);
+        products[host] = out.bytes();
+      }
+      EXPECT_EQ(products[0], products[1]) << n << " elements, shift " << shift;
+    }
   }
 
   Owned image(ScalarType::Char, {2, 7, 9, 100});

@@ -297,3 +297,28 @@ def test_a_mean_over_h_and_w_is_a_global_pool(tmp_path, keepdim):
     assert "cortex_m::quantized_avg_pool2d_nhwc.out" in names, sorted(names)
     assert not any(n.startswith("aten::mean") for n in names), sorted(names)
     assert_within_3_output_steps(m, r, (1, 3, 12, 12))
+
+
+@pytest.mark.parametrize("act", ["sigmoid", "tanh", "gelu", "silu"])
+def test_unary_ops_become_int8_tables(tmp_path, act):
+    """A unary op between two quantized convolutions (a SiLU: a sigmoid and a multiply) runs as
+    the int8 table of its 256 results, which the compiler computes with the float graph's own
+    dequantize -> op -> quantize: no float op, no dequantize or quantize, and no layout change
+    between the convolutions."""
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.b = torch.nn.Conv2d(8, 4, 3, padding=1)
+
+        def forward(self, x):
+            return self.b(getattr(torch.nn.functional, act)(self.a(x)))
+
+    torch.manual_seed(0)
+    m, r = cortex_m_and_portable(Net().eval(), (1, 3, 10, 10), tmp_path)
+    names = m.instruction_names()
+    assert "cortex_m::quantized_lut.out" in names, names
+    assert [n for n in names if not n.startswith("cortex_m::")] == [], names
+    assert names.count("cortex_m::transpose.out") == 2, names  # the input's and the output's
+    assert_within_3_output_steps(m, r, (1, 3, 10, 10))

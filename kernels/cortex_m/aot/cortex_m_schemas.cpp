@@ -74,6 +74,8 @@ constexpr const char* kOutSchemas[] = {
     "Tensor(a!)",
     "cortex_m::upsample_bilinear2d_nhwc.out(Tensor input, Tensor taps, int input_zero_point, "
     "int output_zero_point, int multiplier, int shift, *, Tensor(a!) out) -> Tensor(a!)",
+    // pteron's own: an int8 unary op as the table of its 256 results.
+    "cortex_m::quantized_lut.out(Tensor input, Tensor table, *, Tensor(a!) out) -> Tensor(a!)",
     // pteron's own: a standalone relu/clamp on int8 values sharing input and output qparams.
     "cortex_m::quantized_clamp.out(Tensor input, int activation_min, int activation_max, *, "
     "Tensor(a!) out) -> Tensor(a!)",

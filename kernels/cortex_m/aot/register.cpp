@@ -22,6 +22,7 @@ const bool registered = [] {
   using compiler::elementwise_in_place;
   library.in_place_ops = {
       {"cortex_m::quantized_clamp.default", elementwise_in_place},
+      {"cortex_m::quantized_lut.default", elementwise_in_place},
       {"cortex_m::requantize.default", elementwise_in_place},
       {"cortex_m::quantized_add.default", elementwise_in_place},
       {"cortex_m::quantized_mul.default", elementwise_in_place},

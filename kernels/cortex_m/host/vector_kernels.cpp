@@ -152,23 +152,44 @@ bool depthwise_on_vnni(KernelContext& ctx, const int8_t* in, const int8_t* weigh
 }
 #endif
 
-// quantized_add over threads: chunks of whole cache lines, each read and written by one task
-// (an output on its operand's bytes, as the planner allows, stays safe).
-constexpr int64_t kMinParallelAdd = int64_t{1} << 15;  // elements: smaller ones stay inline
+// quantized_add and quantized_mul over threads: chunks of whole cache lines, each read and
+// written by one task (an output on its operand's bytes, as the planner allows, stays safe).
+constexpr int64_t kMinParallelElementwise = int64_t{1} << 15;  // elements: smaller stay inline
 
-struct AddJob {
-  const VectorKernels* k;
+template <class P>
+using BinaryLoop = void (*)(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const P& p);
+
+template <class P>
+struct BinaryJob {
+  BinaryLoop<P> loop;
   const int8_t *a, *b;
   int8_t* out;
   int64_t n, chunk;
-  const AddParams* p;
+  const P* p;
 };
 
-void add_task(void* context, size_t task) {
-  const AddJob& j = *static_cast<const AddJob*>(context);
+template <class P>
+void binary_task(void* context, size_t task) {
+  const BinaryJob<P>& j = *static_cast<const BinaryJob<P>*>(context);
   const int64_t first = static_cast<int64_t>(task) * j.chunk;
   const int64_t count = j.n - first < j.chunk ? j.n - first : j.chunk;
-  j.k->add(j.a + first, j.b + first, j.out + first, count, *j.p);
+  j.loop(j.a + first, j.b + first, j.out + first, count, *j.p);
+}
+
+template <class P>
+void run_binary(BinaryLoop<P> loop, const int8_t* a, const int8_t* b, int8_t* out, int64_t n,
+                const P& p) {
+  pthreadpool_t pool = n >= kMinParallelElementwise ? shared_threadpool() : nullptr;
+  if (pool == nullptr) {
+    loop(a, b, out, n, p);
+    return;
+  }
+  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
+  BinaryJob<P> job{loop, a, b, out, n, (n + 2 * threads - 1) / (2 * threads), &p};
+  job.chunk = (job.chunk + 63) / 64 * 64;
+  pthreadpool_parallelize_1d(pool, &binary_task<P>, &job,
+                             static_cast<size_t>((n + job.chunk - 1) / job.chunk),
+                             pool_call_flags());
 }
 
 }  // namespace
@@ -184,17 +205,14 @@ bool quantize(const float* in, int8_t* out, int64_t n, float inv_scale, int32_t 
 bool add(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p) {
   const VectorKernels* k = kernels();
   if (k == nullptr) return false;
-  pthreadpool_t pool = n >= kMinParallelAdd ? shared_threadpool() : nullptr;
-  if (pool == nullptr) {
-    k->add(a, b, out, n, p);
-    return true;
-  }
-  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
-  AddJob job{k, a, b, out, n, (n + 2 * threads - 1) / (2 * threads), &p};
-  job.chunk = (job.chunk + 63) / 64 * 64;
-  pthreadpool_parallelize_1d(pool, &add_task, &job,
-                             static_cast<size_t>((n + job.chunk - 1) / job.chunk),
-                             pool_call_flags());
+  run_binary(k->add, a, b, out, n, p);
+  return true;
+}
+
+bool mul(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p) {
+  const VectorKernels* k = kernels();
+  if (k == nullptr) return false;
+  run_binary(k->mul, a, b, out, n, p);
   return true;
 }
 

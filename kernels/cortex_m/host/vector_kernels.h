@@ -21,6 +21,8 @@ bool quantize(const float* in, int8_t* out, int64_t n, float inv_scale, int32_t 
 // quantized_add: both inputs' (q - zp) << 20 requantised to the common scale, the sum to the
 // output's, offset and clamped.
 bool add(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p);
+// quantized_mul: (a - zp_a) * (b - zp_b) requantised to the output scale, offset and clamped.
+bool mul(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p);
 // quantized_max_pool2d_nhwc: the window's in-bounds maximum, moved by the zero-point shift and
 // clamped.
 bool max_pool(const int8_t* in, int8_t* out, const MaxPoolParams& p);
@@ -48,6 +50,7 @@ struct VectorKernels {
   void (*quantize)(const float* in, int8_t* out, int64_t n, float inv_scale, int32_t zp,
                    int32_t qmin, int32_t qmax);
   void (*add)(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p);
+  void (*mul)(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p);
   void (*max_pool)(const int8_t* in, int8_t* out, const MaxPoolParams& p);
   void (*depthwise_rows)(const DepthwiseRows& d, int64_t first, int64_t last);  // of n * oh
 };

@@ -55,6 +55,21 @@ void add_loop(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const Ad
 }
 
 template <class V>
+void mul_loop(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p) {
+  const auto m = V::set1(p.out_mult);
+  const auto l = V::set1(requantize_left_shift(p.out_shift));
+  const auto r = V::set1(requantize_right_shift(p.out_shift));
+  const auto zp1 = V::set1(p.zp1), zp2 = V::set1(p.zp2), out_zp = V::set1(p.out_zp);
+  const auto lo = V::set1(-128), hi = V::set1(127);
+  for (int64_t i = 0; i < n; i += V::kLanes) {
+    const int64_t count = n - i < V::kLanes ? n - i : V::kLanes;
+    const auto x = V::sub(V::load_i8(a + i, count), zp1);
+    const auto y = V::sub(V::load_i8(b + i, count), zp2);
+    V::store_i8(out + i, V::requantize(V::mullo(x, y), m, l, r), out_zp, lo, hi, count);
+  }
+}
+
+template <class V>
 void max_pool_loop(const int8_t* in, int8_t* out, const MaxPoolParams& params) {
   const MaxPoolParams p = params;  // a local copy: int8 stores through `out` cannot alias it
   const auto shift = V::set1(p.zp_shift), lo = V::set1(p.act_min), hi = V::set1(p.act_max);
@@ -194,7 +209,8 @@ void depthwise_rows_loop(const DepthwiseRows& d, int64_t first, int64_t last) {
 
 template <class V>
 constexpr VectorKernels vector_kernels() {
-  return {&quantize_loop<V>, &add_loop<V>, &max_pool_loop<V>, &depthwise_rows_loop<V>};
+  return {&quantize_loop<V>, &add_loop<V>, &mul_loop<V>, &max_pool_loop<V>,
+          &depthwise_rows_loop<V>};
 }
 
 }  // namespace pteron::cortex_m::host

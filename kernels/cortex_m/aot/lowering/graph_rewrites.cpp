@@ -55,12 +55,32 @@ void Lowering::fold_pads_into_convs() {
 
 // add/mul of two inputs transposed the same way (NHWC conv outputs brought back to NCHW for a
 // residual add) computes the same bytes on the untransposed inputs: the add moves before the
-// transposes, one transpose follows it, and the transposes around it can then cancel.
+// transposes, one transpose follows it, and the transposes around it can then cancel. A unary
+// op (a table, a clamp) of a transposed input moves the same way (a SiLU's sigmoid table, then
+// its multiply, stay NHWC between two convolutions).
 void Lowering::sink_transposes_through_elementwise() {
   for (NodeId id : std::vector<NodeId>(g_.nodes())) {
     if (!g_.has_node(id)) continue;
     const Node n = g_.node(id);  // a copy: adding nodes may move the graph's node storage
     const std::string op = n.op.str();
+    const bool lut = op == "cortex_m::quantized_lut.default";
+    if (lut || op == "cortex_m::quantized_clamp.default") {
+      const ir::Value& v = g_.value(n.arg("input").tensor());
+      if (!v.is_intermediate()) continue;
+      const Node& t = g_.node(v.producer);
+      if (t.op.str() != "cortex_m::transpose.default") continue;
+      const std::vector<int64_t> perm = t.arg("perm").get<std::vector<int64_t>>();
+      const ValueId source = t.arg("input").tensor();
+      std::vector<Argument> args = n.args;
+      args[n.arg_index("input")] = TensorRef{source};
+      const ValueId out = n.outputs[0];
+      const ValueId moved = new_node(lut ? "quantized_lut" : "quantized_clamp", std::move(args),
+                                     int8_spec(g_.value(source).spec.sizes), n, id);
+      const ValueId back =
+          new_node("transpose", {TensorRef{moved}, perm}, g_.value(out).spec, n, id);
+      g_.replace_all_uses(out, back);
+      continue;
+    }
     const bool add = op == "cortex_m::quantized_add.default";
     if (!add && op != "cortex_m::quantized_mul.default") continue;
     const size_t a = n.arg_index("self"), b = n.arg_index("other");

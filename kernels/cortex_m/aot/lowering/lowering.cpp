@@ -47,6 +47,8 @@ CortexMLoweringReport Lowering::run() {
     } else if (op == ops::aten::upsample_nearest2d_vec ||
                op == ops::aten::upsample_bilinear2d_vec) {
       done = upsample(n, op == ops::aten::upsample_bilinear2d_vec);
+    } else if (is_tabulated(n)) {
+      done = lut(n);
     } else if (is_view(n)) {
       done = view(n);
     } else {

@@ -139,10 +139,13 @@ class Lowering {
   bool matmul(const Node& n);
   bool linear(const Node& n, const Argument& input, ValueId weight, const Argument& bias_arg_in);
 
-  // elementwise.cpp: add, mul, clamp
+  // elementwise.cpp: add, mul, clamp, tables of unary ops
   bool add(const Node& n);
   bool mul(const Node& n);
   bool clamp(const Node& n);
+  bool is_tabulated(const Node& n) const;
+  std::optional<std::vector<int8_t>> table_of(const Node& n, const QuantOutput& out);
+  bool lut(const Node& n);
 
   // softmax.cpp: softmax
   bool softmax(const Node& n);
