@@ -112,6 +112,7 @@ std::string Calibration::to_json() const {
                                       {"ns_per_mac", rate.ns_per_mac}};
   json j = {{"format", kFormat}, {"machine", machine}, {"threads", threads},
             {"pteron", pteron},  {"created", created}, {"rates", r}};
+  if (!program_ns.empty()) j["program_ns"] = program_ns;
   return j.dump(2) + "\n";
 }
 
@@ -139,6 +140,15 @@ Calibration Calibration::from_json(const std::string& text) {
                                " has no usable rate (" + rate.dump() + ")");
           c.rates[engine][precision][name] = r;
         }
+    const json programs = j.value("program_ns", json::object());  // items() keeps a reference
+    for (const auto& [engine, precisions] : programs.items())
+      for (const auto& [precision, ns] : precisions.items()) {
+        const double v = ns.get<double>();
+        if (!(v >= 0 && v < 1e9))
+          throw CompileError("calibration: " + engine + " " + precision +
+                             " has no usable program cost (" + ns.dump() + ")");
+        c.program_ns[engine][precision] = v;
+      }
   } catch (const json::exception& e) {
     throw CompileError(std::string("calibration: ") + e.what());
   }
@@ -182,7 +192,7 @@ std::string RegionCost::describe() const {
   if (!kernels_leave.empty()) {
     text += "; " + kernels + " would leave";
     for (const std::string& op : kernels_leave) text += " " + op;
-    text += " outside its own kernels, which the model does not weigh";
+    text += " outside its own kernels (" + format_ms(kernels_leave_ns) + " of conversions)";
   }
   return text;
 }
@@ -194,6 +204,7 @@ std::string RegionCost::to_json() const {
                 {"kernels", kernels},
                 {"kernels_ms", kernels_ns * 1e-6},
                 {"kernels_leave", kernels_leave},
+                {"kernels_leave_ms", kernels_leave_ns * 1e-6},
                 {"chosen", kernels_faster() ? kernels : delegate}}}}
       .dump();
 }
@@ -207,7 +218,19 @@ std::optional<RegionCost> compare_region(const Calibration& calibration, const i
   const std::optional<double> d = estimate_ns(calibration, graph, nodes, delegate);
   const std::optional<double> k = estimate_ns(calibration, graph, nodes, kernels);
   if (!d || !k || *d <= 0) return std::nullopt;
-  return RegionCost{std::string(delegate), kernels, *d, *k};
+  RegionCost cost{std::string(delegate), kernels, *d, *k};
+  // What running the region in the delegate adds beyond its layers, against the kernels.
+  const std::string precision = kernels == "cortex-m" ? "int8" : "f32";
+  const auto program = [&](const std::string& engine) -> std::optional<double> {
+    const auto e = calibration.program_ns.find(engine);
+    if (e == calibration.program_ns.end()) return std::nullopt;
+    const auto p = e->second.find(precision);
+    if (p == e->second.end()) return std::nullopt;
+    return p->second;
+  };
+  const std::optional<double> pd = program(cost.delegate), pk = program(kernels);
+  if (pd && pk) cost.delegate_ns = std::max(0.0, cost.delegate_ns + *pd - *pk);
+  return cost;
 }
 
 }  // namespace pteron::compiler::cost

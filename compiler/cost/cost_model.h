@@ -66,6 +66,11 @@ struct Calibration {
   // engine ("xnnpack", "optimized", "cortex-m") -> precision ("f32", "int8") -> op class name
   // -> rate.
   std::map<std::string, std::map<std::string, std::map<std::string, Rate>>> rates;
+  // engine -> precision -> what a one-layer program costs beyond its layer (input and output
+  // conversions, the delegate's call), in ns: a region on the delegate pays the delegate's minus
+  // the kernels' (a small program's convolutions are a small part of its time). Absent in older
+  // files: not weighed.
+  std::map<std::string, std::map<std::string, double>> program_ns;
 
   std::optional<Rate> rate(std::string_view engine, std::string_view precision,
                            OpClass op_class) const;
@@ -96,14 +101,18 @@ struct RegionCost {
   std::string delegate, kernels;  // engine names
   double delegate_ns = 0, kernels_ns = 0;
   // Ops of the region the kernels would run outside their own form ("aten::sigmoid x16"; the
-  // int8 library: float between a dequantize and a quantize, with layout changes), which the
-  // estimate does not weigh: a region with any stays in its delegate.
+  // int8 library: float between a dequantize and a quantize, with layout changes around them),
+  // and what that costs: each element of their inputs and outputs dequantized or quantized and
+  // transposed, at kLeftNsPerElement (EfficientNet-B0 int8 on the 2-core Zen 4, 2 threads: its
+  // 65 sigmoids and 16 broadcast multiplies left float took 11.0 ms of conversions, transposes
+  // and float ops for 17.0 M elements of their inputs and outputs). Not calibrated per machine:
+  // it only has to tell a softmax over 10 classes from an activation over every pixel.
+  static constexpr double kLeftNsPerElement = 0.65;
   std::vector<std::string> kernels_leave;
-  // Whether the kernels are estimated faster by the margin, running all of the region: the
-  // region goes back to them.
-  bool kernels_faster() const {
-    return kernels_leave.empty() && kernels_ns * kMargin < delegate_ns;
-  }
+  double kernels_leave_ns = 0;
+  // Whether the kernels, with what they leave, are estimated faster by the margin: the region
+  // goes back to them.
+  bool kernels_faster() const { return (kernels_ns + kernels_leave_ns) * kMargin < delegate_ns; }
   std::string describe() const;  // "cost model: xnnpack 1.23 ms, cortex-m 0.45 ms (int8 ...)"
   std::string to_json() const;   // {"cost_model": {...}} for a region's report
 };

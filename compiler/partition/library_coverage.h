@@ -16,11 +16,12 @@ namespace pteron::compiler {
 
 // The compute nodes among `nodes` that `library`'s passes leave as they are, run on a copy of
 // the whole graph as if no delegate took anything: neither rewritten into the library's ops nor
-// views, quantize or dequantize nodes (which become the library's own). Described as
-// "aten::sigmoid x16" per op, in order of first appearance; empty when the library takes all.
-std::vector<std::string> left_by_library(const ir::Graph& graph,
-                                         const std::vector<ir::NodeId>& nodes,
-                                         const KernelLibrary& library,
-                                         const PartitionContext& context);
+// views, quantize or dequantize nodes (which become the library's own).
+struct LeftByLibrary {
+  std::vector<std::string> ops;  // "aten::sigmoid x16" per op, in order of first appearance
+  double elements = 0;           // of their tensor inputs and outputs, counted per node
+};
+LeftByLibrary left_by_library(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                              const KernelLibrary& library, const PartitionContext& context);
 
 }  // namespace pteron::compiler

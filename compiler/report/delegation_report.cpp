@@ -282,9 +282,11 @@ std::string delegation_summary(const std::string& report) {
         out += line;
         const json leave = c.value("kernels_leave", json::array());
         if (!leave.empty()) {
-          out += "       kept here: " + c.value("kernels", std::string("?")) + " would leave";
+          out += "       " + c.value("kernels", std::string("?")) + " would leave";
           for (const json& op : leave) out += " " + op.get<std::string>();
-          out += " outside its own kernels\n";
+          std::snprintf(line, sizeof(line), " outside its own kernels (%.3f ms of conversions)\n",
+                        c.value("kernels_leave_ms", 0.0));
+          out += line;
         }
       }
       if (rep.contains("npu_cycles")) {

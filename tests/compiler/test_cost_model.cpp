@@ -150,12 +150,26 @@ TEST(CostModel, TheRegionGoesWhereTheCalibrationSaysItIsFaster) {
   ASSERT_TRUE(close.has_value());
   EXPECT_LT(close->kernels_ns, close->delegate_ns);
   EXPECT_FALSE(close->kernels_faster());
-  // Faster by far, but the kernels would leave an op outside their own form: the region stays.
+  // Faster, but the kernels would leave ops outside their own form: what that costs counts.
   auto partial = *kernels_win;
   partial.kernels_leave = {"aten::sigmoid.default x2"};
+  partial.kernels_leave_ns = partial.delegate_ns;
   EXPECT_FALSE(partial.kernels_faster());
   EXPECT_NE(partial.describe().find("would leave aten::sigmoid.default x2"), std::string::npos);
   EXPECT_NE(partial.to_json().find("\"chosen\":\"xnnpack\""), std::string::npos);
+  partial.kernels_leave_ns = 1;  // a softmax over a few classes
+  EXPECT_TRUE(partial.kernels_faster());
+  // What the delegate's program costs beyond its layers, against the kernels', joins its side:
+  // a close call within the margin tips to the kernels.
+  Calibration with_programs = calibration(0.5, 0.45);
+  with_programs.program_ns["xnnpack"]["f32"] = 20000;
+  with_programs.program_ns["optimized"]["f32"] = 1000;
+  const auto tipped = compare_region(with_programs, n.g, nodes, "xnnpack", libs);
+  ASSERT_TRUE(tipped.has_value());
+  EXPECT_DOUBLE_EQ(tipped->delegate_ns, close->delegate_ns + 19000);
+  EXPECT_TRUE(tipped->kernels_faster());
+  const Calibration back = Calibration::from_json(with_programs.to_json());
+  EXPECT_EQ(back.program_ns, with_programs.program_ns);
   // Nothing weighed, or no kernel engine the model knows: no comparison.
   EXPECT_FALSE(compare_region(calibration(0.5, 0.25), n.g, {n.relu}, "xnnpack", libs));
   EXPECT_FALSE(compare_region(calibration(0.5, 0.25), n.g, nodes, "xnnpack", {"portable"}));

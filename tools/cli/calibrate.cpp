@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "compiler/compile.h"
 #include "compiler/compile_error.h"
@@ -189,6 +190,8 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
   c.pteron = std::string(compiler::pteron_version());
   c.created = utc_now();
   const std::vector<Engine> list = engines();
+  // Per engine: a one-layer program's time beyond its layer, per class, size and round.
+  std::map<std::string, std::vector<double>> program_ns;
   for (OpClass op_class : compiler::cost::kOpClasses) {
     const std::vector<Layer> sizes = layers_of(op_class);
     const std::string name(compiler::cost::op_class_name(op_class));
@@ -233,6 +236,8 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
         for (size_t r = 0; r < one.round_medians_ms.size(); ++r) {
           const double t1 = one.round_medians_ms[r], tn = many.round_medians_ms[r];
           per_round.push_back(1e6 * (tn > t1 ? (tn - t1) / (layer.chain - 1) : tn / layer.chain));
+          program_ns[engine.name + "/" + engine.precision].push_back(
+              std::max(0.0, 1e6 * t1 - per_round.back()));
         }
         std::sort(per_round.begin(), per_round.end());
         layer_ns.push_back(per_round[per_round.size() / 2]);
@@ -250,6 +255,19 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
     }
     if (progress) progress(line);
   }
+  std::string line = "program:";
+  for (const Engine& engine : list) {
+    std::vector<double>& v = program_ns[engine.name + "/" + engine.precision];
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const double median = v[v.size() / 2];
+    c.program_ns[engine.name][engine.precision] = median;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "  %s %s %.1f us", engine.name.c_str(), engine.precision.c_str(),
+                  median * 1e-3);
+    line += buf;
+  }
+  if (progress) progress(line + " beyond its layer");
   return c;
 }
 

@@ -598,10 +598,15 @@ std::optional<compiler::cost::RegionCost> region_cost(const Graph& g, const Regi
   std::optional<compiler::cost::RegionCost> cost = compiler::cost::compare_region(
       *context.calibration, g, region.nodes, "xnnpack", context.kernel_libraries);
   // The int8 library takes what its lowering has patterns for; the rest of the region would run
-  // float with conversions around it (an estimated win only there is worth checking).
+  // float with conversions and transposes around it, weighed per element (checked only where
+  // the kernels would win without it).
   if (cost && cost->kernels == "cortex-m" && cost->kernels_ns * cost->kMargin < cost->delegate_ns) {
-    if (const compiler::KernelLibrary* library = compiler::find_kernel_library(cost->kernels))
-      cost->kernels_leave = compiler::left_by_library(g, region.nodes, *library, context);
+    if (const compiler::KernelLibrary* library = compiler::find_kernel_library(cost->kernels)) {
+      const compiler::LeftByLibrary left =
+          compiler::left_by_library(g, region.nodes, *library, context);
+      cost->kernels_leave = left.ops;
+      cost->kernels_leave_ns = left.elements * cost->kLeftNsPerElement;
+    }
   }
   return cost;
 }
