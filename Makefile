@@ -269,6 +269,13 @@ bench-cpu: build venv-et
 bench-cpu-int8: build venv-et
 	$(ET_PY) bench/cpu_int8.py --python $(PY) --build $(abspath $(BUILD)) $(BENCH_ARGS)
 
+# bench-default: the host's default program against every explicit backend list on the zoo's
+# quick models, fp32 and int8, after pteron tune, alternating rounds
+# (bench/results/default_choice.{json,md}). BENCH_ARGS: e.g. --rounds 5, --models ds-cnn.
+.PHONY: bench-default
+bench-default: build
+	$(PY) bench/default_choice.py --build $(abspath $(BUILD)) $(BENCH_ARGS)
+
 # bench-arm: instructions per inference of pteron's NEON kernels vs XNNPACK's aarch64 build (Debian's
 # arm64 package) under qemu-aarch64 -cpu cortex-a76 (tools/qemu_icount), next to the same programs'
 # x86 timings, 1 thread (bench/arm_icount.py; bench/results/arm.{json,md,png}).
