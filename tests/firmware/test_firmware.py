@@ -237,6 +237,48 @@ def test_int8_upsampling_firmware_matches_host_bit_exactly(work):
         assert np.load(out)["output_0"].tobytes() == expected.tobytes(), path
 
 
+def test_int8_activation_tables_in_firmware_match_host_bit_exactly(work):
+    """Activations quantized between convolutions (a hardswish, decomposed by export into four
+    ops, and a sigmoid) run as cortex_m::quantized_lut tables in firmware: the MVE build and the
+    scalar build both give the host's bytes."""
+    import torch
+
+    class ActivationNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(1, 8, 3, padding=1)
+            self.b = torch.nn.Conv2d(8, 4, 3, padding=1)
+
+        def forward(self, x):
+            return torch.sigmoid(self.b(torch.nn.functional.hardswish(self.a(x))))
+
+    shape = (1, 1, 12, 12)
+    pt2 = work / "activation-net.pt2"
+    torch.manual_seed(0)
+    ep = torch.export.export(ActivationNet().eval(), (torch.randn(shape),)).run_decompositions()
+    torch.export.save(ep, pt2)
+    calibration = work / "activation-net.cal.npz"
+    np.savez(calibration, input_0=np.random.default_rng(1).standard_normal((8, *shape)).astype(np.float32))
+    pte = work / "activation-net.int8.pte"
+    compiled = pteron("compile", pt2, "-o", pte, "--target", TARGET, "--quantize", "cortex-m",
+                      "--calibration", calibration, "--int8-io")
+    assert compiled.returncode == 0, compiled.stderr
+    inputs, host_out = work / "activation-net.in8.npz", work / "activation-net.host8.npz"
+    np.savez(inputs, input_0=np.random.default_rng(7).integers(-128, 128, shape).astype(np.int8))
+    host = pteron("run", pte, "--inputs", inputs, "--outputs", host_out)
+    assert host.returncode == 0, host.stderr
+    expected = np.load(host_out)["output_0"]
+    for path in ("simd", "scalar"):
+        out = work / f"activation-net.{path}.npz"
+        fw = pteron("firmware", pte, "--target", TARGET, "-o", work / f"activation-net.{path}.elf",
+                    "--run", "--inputs", inputs, "--outputs", out, "--kernel-path", path, "--json")
+        assert fw.returncode == 0, fw.stderr
+        kernels = json.loads(fw.stdout)["kernels"]
+        assert "cortex_m:cortex_m::quantized_lut.out" in kernels, kernels
+        assert not any(k.startswith("portable:aten::") for k in kernels), kernels
+        assert np.load(out)["output_0"].tobytes() == expected.tobytes(), path
+
+
 def test_int8_firmware_on_the_cortex_m4_matches_host_bit_exactly(work):
     target = REPO / "targets" / "cortex-m4-an386.toml"
     pte, compiled, shape = compile_int8(work, "ds-cnn", target)

@@ -299,12 +299,13 @@ def test_a_mean_over_h_and_w_is_a_global_pool(tmp_path, keepdim):
     assert_within_3_output_steps(m, r, (1, 3, 12, 12))
 
 
-@pytest.mark.parametrize("act", ["sigmoid", "tanh", "gelu", "silu"])
+@pytest.mark.parametrize("act", ["sigmoid", "tanh", "gelu", "silu", "hardswish", "hardsigmoid", "mish", "elu"])
 def test_unary_ops_become_int8_tables(tmp_path, act):
-    """A unary op between two quantized convolutions (a SiLU: a sigmoid and a multiply) runs as
-    the int8 table of its 256 results, which the compiler computes with the float graph's own
-    dequantize -> op -> quantize: no float op, no dequantize or quantize, and no layout change
-    between the convolutions."""
+    """An activation between two quantized convolutions runs as int8 tables of 256 results, which
+    the compiler computes with the float graph's own dequantize -> ops -> quantize: one op
+    (sigmoid), or the several export decomposes it into (hardswish: an add, a clamp, a multiply
+    and a divide; the multiply of two activations stays cortex_m's own). No float op, no
+    dequantize or quantize, and no layout change between the convolutions."""
 
     class Net(torch.nn.Module):
         def __init__(self):

@@ -47,12 +47,14 @@ CortexMLoweringReport Lowering::run() {
     } else if (op == ops::aten::upsample_nearest2d_vec ||
                op == ops::aten::upsample_bilinear2d_vec) {
       done = upsample(n, op == ops::aten::upsample_bilinear2d_vec);
-    } else if (is_tabulated(n)) {
-      done = lut(n);
     } else if (is_view(n)) {
       done = view(n);
-    } else {
-      continue;
+    }
+    // Elementwise ops from one int8 value to a quantize (a sigmoid; hardswish's add, clamp and
+    // divide; x * sigmoid(x)) that no pattern above took: the table of their 256 results.
+    if (!done && table(n)) {
+      done = true;
+      reason_.clear();
     }
     if (done) {
       ++report_.lowered;

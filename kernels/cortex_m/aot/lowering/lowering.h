@@ -143,9 +143,10 @@ class Lowering {
   bool add(const Node& n);
   bool mul(const Node& n);
   bool clamp(const Node& n);
-  bool is_tabulated(const Node& n) const;
-  std::optional<std::vector<int8_t>> table_of(const Node& n, const QuantOutput& out);
-  bool lut(const Node& n);
+  std::vector<NodeId> table_cone(const Node& root, ValueId* source) const;
+  std::optional<std::vector<int8_t>> table_of(const std::vector<NodeId>& cone,
+                                              ValueId dequantized_value, const QuantOutput& out);
+  bool table(const Node& root);
 
   // softmax.cpp: softmax
   bool softmax(const Node& n);
