@@ -205,36 +205,46 @@ def test_int8_over_budget_model_is_refused(work, target):
     assert not pte.exists()
 
 
-def test_int8_upsampling_firmware_matches_host_bit_exactly(work):
-    """The cortex_m int8 upsample kernels (nearest and bilinear) in firmware: the MVE build and
-    the scalar build both give the host's bytes."""
+def assert_int8_firmware_matches_host(work, name, model, shape, kernels):
+    """`model` quantized by the cortex-m scheme (int8 I/O) runs in firmware, the MVE build and
+    the scalar build, with the cortex_m kernels `kernels` among its own and none of the portable
+    library's, and gives the host's bytes."""
     import torch
 
-    shape = (1, 1, 16, 16)
-    pt2 = work / "upsample-net.pt2"
-    torch.manual_seed(0)
-    ep = torch.export.export(upsample_net(1).eval(), (torch.randn(shape),)).run_decompositions()
+    pt2 = work / f"{name}.pt2"
+    ep = torch.export.export(model.eval(), (torch.randn(shape),)).run_decompositions()
     torch.export.save(ep, pt2)
-    calibration = work / "upsample-net.cal.npz"
+    calibration = work / f"{name}.cal.npz"
     np.savez(calibration, input_0=np.random.default_rng(1).standard_normal((8, *shape)).astype(np.float32))
-    pte = work / "upsample-net.int8.pte"
+    pte = work / f"{name}.int8.pte"
     compiled = pteron("compile", pt2, "-o", pte, "--target", TARGET, "--quantize", "cortex-m",
                       "--calibration", calibration, "--int8-io")
     assert compiled.returncode == 0, compiled.stderr
-    inputs, host_out = work / "upsample-net.in8.npz", work / "upsample-net.host8.npz"
+    inputs, host_out = work / f"{name}.in8.npz", work / f"{name}.host8.npz"
     np.savez(inputs, input_0=np.random.default_rng(7).integers(-128, 128, shape).astype(np.int8))
     host = pteron("run", pte, "--inputs", inputs, "--outputs", host_out)
     assert host.returncode == 0, host.stderr
     expected = np.load(host_out)["output_0"]
     for path in ("simd", "scalar"):
-        out = work / f"upsample-net.{path}.npz"
-        fw = pteron("firmware", pte, "--target", TARGET, "-o", work / f"upsample-net.{path}.elf", "--run",
+        out = work / f"{name}.{path}.npz"
+        fw = pteron("firmware", pte, "--target", TARGET, "-o", work / f"{name}.{path}.elf", "--run",
                     "--inputs", inputs, "--outputs", out, "--kernel-path", path, "--json")
         assert fw.returncode == 0, fw.stderr
-        kernels = json.loads(fw.stdout)["kernels"]
-        assert "cortex_m:cortex_m::upsample_nearest2d_nhwc.out" in kernels, kernels
-        assert "cortex_m:cortex_m::upsample_bilinear2d_nhwc.out" in kernels, kernels
+        linked = json.loads(fw.stdout)["kernels"]
+        for kernel in kernels:
+            assert f"cortex_m:cortex_m::{kernel}.out" in linked, linked
+        assert not any(k.startswith("portable:aten::") for k in linked), linked
         assert np.load(out)["output_0"].tobytes() == expected.tobytes(), path
+
+
+def test_int8_upsampling_firmware_matches_host_bit_exactly(work):
+    """The cortex_m int8 upsample kernels (nearest and bilinear) in firmware: the MVE build and
+    the scalar build both give the host's bytes."""
+    import torch
+
+    torch.manual_seed(0)
+    assert_int8_firmware_matches_host(work, "upsample-net", upsample_net(1), (1, 1, 16, 16),
+                                      ["upsample_nearest2d_nhwc", "upsample_bilinear2d_nhwc"])
 
 
 def test_int8_activation_tables_in_firmware_match_host_bit_exactly(work):
@@ -252,31 +262,9 @@ def test_int8_activation_tables_in_firmware_match_host_bit_exactly(work):
         def forward(self, x):
             return torch.sigmoid(self.b(torch.nn.functional.hardswish(self.a(x))))
 
-    shape = (1, 1, 12, 12)
-    pt2 = work / "activation-net.pt2"
     torch.manual_seed(0)
-    ep = torch.export.export(ActivationNet().eval(), (torch.randn(shape),)).run_decompositions()
-    torch.export.save(ep, pt2)
-    calibration = work / "activation-net.cal.npz"
-    np.savez(calibration, input_0=np.random.default_rng(1).standard_normal((8, *shape)).astype(np.float32))
-    pte = work / "activation-net.int8.pte"
-    compiled = pteron("compile", pt2, "-o", pte, "--target", TARGET, "--quantize", "cortex-m",
-                      "--calibration", calibration, "--int8-io")
-    assert compiled.returncode == 0, compiled.stderr
-    inputs, host_out = work / "activation-net.in8.npz", work / "activation-net.host8.npz"
-    np.savez(inputs, input_0=np.random.default_rng(7).integers(-128, 128, shape).astype(np.int8))
-    host = pteron("run", pte, "--inputs", inputs, "--outputs", host_out)
-    assert host.returncode == 0, host.stderr
-    expected = np.load(host_out)["output_0"]
-    for path in ("simd", "scalar"):
-        out = work / f"activation-net.{path}.npz"
-        fw = pteron("firmware", pte, "--target", TARGET, "-o", work / f"activation-net.{path}.elf",
-                    "--run", "--inputs", inputs, "--outputs", out, "--kernel-path", path, "--json")
-        assert fw.returncode == 0, fw.stderr
-        kernels = json.loads(fw.stdout)["kernels"]
-        assert "cortex_m:cortex_m::quantized_lut.out" in kernels, kernels
-        assert not any(k.startswith("portable:aten::") for k in kernels), kernels
-        assert np.load(out)["output_0"].tobytes() == expected.tobytes(), path
+    assert_int8_firmware_matches_host(work, "activation-net", ActivationNet(), (1, 1, 12, 12),
+                                      ["quantized_lut"])
 
 
 def test_int8_firmware_on_the_cortex_m4_matches_host_bit_exactly(work):
