@@ -109,6 +109,7 @@ def main() -> None:
                   f"list {fastest} {times[fastest]:.3f} ms: {row['default_over_fastest']:.2f}x",
                   flush=True)
     result = {"threads": args.threads, "rounds": args.rounds, "iters": args.iters,
+              "pteron_isa": os.environ.get("PTERON_ISA", ""),
               "load_average_start": load_start, "load_average_end": os.getloadavg()[0],
               "calibration": json.loads(calibration.read_text()), "rows": rows,
               "goal": GOAL, "seconds": round(time.time() - started)}
@@ -128,7 +129,9 @@ def markdown(r: dict) -> str:
         f"medians. Load average {r['load_average_start']:.1f} at the start, "
         f"{r['load_average_end']:.1f} at the end. The default compiles with the calibration "
         f"`pteron tune` measured at the start ({r['calibration']['machine']}); int8: pteron's "
-        "`--quantize xnnpack`, 16 seeded samples.",
+        "`--quantize xnnpack`, 16 seeded samples."
+        + (f" PTERON_ISA={r['pteron_isa']}: pteron's own kernels (and the calibration) at that "
+           "level; Debian's XNNPACK picks its own ISA." if r.get("pteron_isa") else ""),
         "",
         "| model | precision | default ms | fastest explicit list | its ms | default / fastest | "
         "default CPU ms | ISA | max load |",
