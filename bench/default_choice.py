@@ -17,7 +17,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -67,7 +66,8 @@ def main() -> None:
     from pteron import zoo
 
     cli = Path(args.build) / "tools" / "cli" / "pteron"
-    work = Path(tempfile.mkdtemp(prefix="bench-default-"))
+    work = REPO / "bench" / "work" / "default"  # kept between runs, as bench/README.md says
+    work.mkdir(parents=True, exist_ok=True)
     calibration = work / "calibration.json"
     started = time.time()
     print(f"[bench-default] pteron tune --threads {args.threads}", flush=True)
