@@ -203,7 +203,7 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
       if (!candidates.count(n)) continue;
       const size_t root = sets.find(n);
       auto [it, inserted] = slot.try_emplace(root, grown.size());
-      if (inserted) grown.push_back({root, Region{p, {}, {}, {}}});
+      if (inserted) grown.push_back({root, Region{p, {}, {}, {}, {}}});
       grown[it->second].second.nodes.push_back(n);
     }
     for (auto& [root, region] : grown) {
@@ -221,6 +221,7 @@ PartitionResult partition(const ir::Graph& g, const std::vector<const Partitione
         for (ir::NodeId n : region.nodes) reasons[n].push_back(part.label() + ": " + keep.reason);
         continue;
       }
+      region.kept_because = std::move(keep.report_json);
       const size_t index = result.regions.size();
       for (ir::NodeId n : region.nodes) {
         claimed.insert(n);

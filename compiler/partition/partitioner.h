@@ -41,9 +41,14 @@ struct PartitionContext {
 struct SupportDecision {
   bool supported = false;
   std::string reason;  // when refused: what about the op, dtype, shape, attribute or quantization
+  // When a cost rule kept a region: what it weighed, as JSON for the lowered region's report
+  // (Region::kept_because); empty when it has nothing to say.
+  std::string report_json;
 
-  static SupportDecision yes() { return {true, {}}; }
-  static SupportDecision no(std::string why) { return {false, std::move(why)}; }
+  static SupportDecision yes(std::string report_json = {}) {
+    return {true, {}, std::move(report_json)};
+  }
+  static SupportDecision no(std::string why) { return {false, std::move(why), {}}; }
 };
 
 // "This backend cannot take this node (or region), because ...": the one exception that counts
@@ -64,6 +69,9 @@ struct Region {
   std::vector<ir::NodeId> nodes;     // topological order
   std::vector<ir::ValueId> inputs;   // values read from outside (graph inputs, constants excluded)
   std::vector<ir::ValueId> outputs;  // values used outside the region or by the graph's outputs
+  // The report of the worth_delegating() decision that kept it (SupportDecision::report_json):
+  // lower() passes it on instead of weighing the region again.
+  std::string kept_because;
 };
 
 // What lowering a region produced: the payload the backend's runtime reads, or why not.

@@ -625,14 +625,12 @@ SupportDecision XnnpackPartitioner::supports(const Graph& graph, const Node& nod
   return why.empty() ? SupportDecision::yes() : SupportDecision::no(why);
 }
 
-SupportDecision XnnpackPartitioner::worth_delegating(
-    const Graph& graph, const Region& region, const compiler::PartitionContext& context) const {
-  // With this machine's calibration, a region whose convolutions and matrix products the
-  // model estimates faster on the kernels goes back to them. Otherwise the fixed rules below
-  // decide: they also weigh the region's boundary, which the model does not (a one-row linear
-  // estimated the same on both sides is not worth two boundaries).
-  const std::optional<compiler::cost::RegionCost> cost = region_cost(graph, region, context);
-  if (cost && cost->kernels_faster()) return SupportDecision::no(cost->describe());
+namespace {
+
+// The fixed rules: the optimized kernels' cover of the region, then whether its work repays the
+// boundary.
+SupportDecision fixed_rules(const Graph& graph, const Region& region,
+                            const compiler::PartitionContext& context) {
   if (std::string why = optimized_covers_region(graph, region, context); !why.empty())
     return SupportDecision::no(why);
   double flops = 0.0;
@@ -656,12 +654,26 @@ SupportDecision XnnpackPartitioner::worth_delegating(
   return SupportDecision::no(buf);
 }
 
+}  // namespace
+
+SupportDecision XnnpackPartitioner::worth_delegating(
+    const Graph& graph, const Region& region, const compiler::PartitionContext& context) const {
+  // With this machine's calibration, a region whose convolutions and matrix products the
+  // model estimates faster on the kernels goes back to them. Otherwise the fixed rules decide:
+  // they also weigh the region's boundary, which the model does not (a one-row linear
+  // estimated the same on both sides is not worth two boundaries). A kept region carries the
+  // estimates to its report.
+  const std::optional<compiler::cost::RegionCost> cost = region_cost(graph, region, context);
+  if (cost && cost->kernels_faster()) return SupportDecision::no(cost->describe());
+  SupportDecision keep = fixed_rules(graph, region, context);
+  if (keep.supported && cost) keep.report_json = cost->to_json();
+  return keep;
+}
+
 LoweredRegion XnnpackPartitioner::lower(const Graph& graph, const Region& region,
                                         const compiler::PartitionContext& context) const {
   LoweredRegion lowered = aot::lower_region(graph, region);
-  // The estimate that kept the region, for `pteron inspect --delegation`.
-  if (const std::optional<compiler::cost::RegionCost> cost = region_cost(graph, region, context))
-    lowered.report_json = cost->to_json();
+  lowered.report_json = region.kept_because;  // the estimates, for `pteron inspect --delegation`
   return lowered;
 }
 
