@@ -103,6 +103,15 @@ std::optional<Rate> Calibration::rate(std::string_view engine, std::string_view 
   return c->second;
 }
 
+std::optional<double> Calibration::program(std::string_view engine,
+                                           std::string_view precision) const {
+  const auto e = program_ns.find(std::string(engine));
+  if (e == program_ns.end()) return std::nullopt;
+  const auto p = e->second.find(std::string(precision));
+  if (p == e->second.end()) return std::nullopt;
+  return p->second;
+}
+
 std::string Calibration::to_json() const {
   json r = json::object();
   for (const auto& [engine, precisions] : rates)
@@ -221,14 +230,8 @@ std::optional<RegionCost> compare_region(const Calibration& calibration, const i
   RegionCost cost{std::string(delegate), kernels, *d, *k};
   // What running the region in the delegate adds beyond its layers, against the kernels.
   const std::string precision = kernels == "cortex-m" ? "int8" : "f32";
-  const auto program = [&](const std::string& engine) -> std::optional<double> {
-    const auto e = calibration.program_ns.find(engine);
-    if (e == calibration.program_ns.end()) return std::nullopt;
-    const auto p = e->second.find(precision);
-    if (p == e->second.end()) return std::nullopt;
-    return p->second;
-  };
-  const std::optional<double> pd = program(cost.delegate), pk = program(kernels);
+  const std::optional<double> pd = calibration.program(cost.delegate, precision);
+  const std::optional<double> pk = calibration.program(kernels, precision);
   if (pd && pk) cost.delegate_ns = std::max(0.0, cost.delegate_ns + *pd - *pk);
   return cost;
 }

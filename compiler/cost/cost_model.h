@@ -74,6 +74,7 @@ struct Calibration {
 
   std::optional<Rate> rate(std::string_view engine, std::string_view precision,
                            OpClass op_class) const;
+  std::optional<double> program(std::string_view engine, std::string_view precision) const;
   std::string to_json() const;
   // Throws CompileError with one line saying what is wrong with the text.
   static Calibration from_json(const std::string& text);

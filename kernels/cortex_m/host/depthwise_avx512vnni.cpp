@@ -22,19 +22,24 @@ inline __m512i interleave(__m512i four_rows) {
       _mm512_shuffle_epi8(_mm512_permutexvar_epi32(by_quad, four_rows), transpose), flip);
 }
 
+// What a tap outside the input reads: the zero point, as 16 bytes of a row and as a whole
+// interleaved column.
+struct Outside {
+  alignas(16) int8_t row[16];
+  __m512i column;
+};
+
 // One output row's channels [c0, c0 + live) (group g): the interleaved columns first, then every
 // pixel as row groups x kernel columns of vpdpbusd. KW > 0: the kernel width, known at compile
 // time; 0: p.kw.
 template <int KW>
-void row_group(const DepthwiseVnni& d, const ConvParams& p, const int8_t* image, int32_t y0,
-               int64_t g, int64_t live, int8_t* out_row, __m512i* columns) {
+void row_group(const DepthwiseVnni& d, const ConvParams& p, const Outside& zero,
+               const int8_t* image, int32_t y0, int64_t g, int64_t live, int8_t* out_row,
+               __m512i* columns) {
   const int64_t c = p.cout, c0 = g * 16, span = depthwise_vnni_column_span(p);
   const int32_t kw = KW > 0 ? KW : p.kw, row_groups = depthwise_vnni_row_groups(p.kh);
   const int32_t pad_x = p.win.padding[1], sx = p.win.stride[1], dx = p.win.dilation[1];
   const __mmask16 lanes = first16(live);
-  alignas(16) int8_t zero_point[16];  // what a tap outside the input reads
-  std::memset(zero_point, -p.in_off, sizeof zero_point);
-  const __m512i outside = interleave(_mm512_set1_epi8(static_cast<char>(-p.in_off)));
   // Columns x in [-pad_x, span - pad_x) at columns[r * span + x + pad_x].
   for (int32_t r = 0; r < row_groups; ++r) {
     __m512i* col = columns + r * span;
@@ -43,13 +48,13 @@ void row_group(const DepthwiseVnni& d, const ConvParams& p, const int8_t* image,
     for (int s = 0; s < 4; ++s) {
       const int32_t ky = 4 * r + s, iy = y0 + ky * p.win.dilation[0];
       const bool inside = ky < p.kh && iy >= 0 && iy < p.h;
-      rows[s] = inside ? image + int64_t{iy} * p.w * c + c0 : zero_point;
+      rows[s] = inside ? image + int64_t{iy} * p.w * c + c0 : zero.row;
       step[s] = inside ? c : 0;
     }
     for (int64_t i = 0; i < span; ++i) {
       const int64_t x = i - pad_x;
       if (x < 0 || x >= p.w) {
-        col[i] = outside;
+        col[i] = zero.column;
         continue;
       }
       __m512i z = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(lanes, rows[0] + x * step[0]));
@@ -83,13 +88,16 @@ void rows(const DepthwiseVnni& d, int64_t first, int64_t last, int8_t* columns) 
   const ConvParams p = *d.p;  // a local copy: int8 stores through `out` cannot alias it
   const int64_t c = p.cout;
   auto* cols = reinterpret_cast<__m512i*>(columns);
+  Outside zero;
+  std::memset(zero.row, -p.in_off, sizeof zero.row);
+  zero.column = interleave(_mm512_set1_epi8(static_cast<char>(-p.in_off)));
   for (int64_t row = first; row < last; ++row) {
     const int64_t b = row / p.oh;
     const int32_t y0 = static_cast<int32_t>(row % p.oh) * p.win.stride[0] - p.win.padding[0];
     const int8_t* image = d.in + b * p.h * p.w * c;
     int8_t* out_row = d.out + row * p.ow * c;
     for (int64_t g = 0; g * 16 < c; ++g)
-      row_group<KW>(d, p, image, y0, g, c - g * 16 < 16 ? c - g * 16 : 16, out_row, cols);
+      row_group<KW>(d, p, zero, image, y0, g, c - g * 16 < 16 ? c - g * 16 : 16, out_row, cols);
   }
 }
 
