@@ -32,6 +32,20 @@ const VectorKernels* kernels() {
 // layers are above it: a fifth of its depthwise work, serial at the earlier 1 Mi.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 17;
 
+// Per channel (`channels`: C rounded up, zeros past C) of a depthwise convolution whose taps
+// read x + input_offset - `offset`: what every pixel starts from, bias + offset * the channel's
+// weight sum (`sums`, which may be `base`), and the shift's left and right parts.
+void channel_constants(const ConvParams& p, int64_t channels, int32_t offset, const int32_t* sums,
+                       int32_t* base, int32_t* left, int32_t* right) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const bool real = c < p.cout;
+    base[c] = real ? (p.bias ? p.bias[c] : 0) + offset * sums[c] : 0;
+    const int32_t shift = real ? p.shift[c] : 0;
+    left[c] = requantize_left_shift(shift);
+    right[c] = requantize_right_shift(shift);
+  }
+}
+
 // How a depthwise convolution's output rows (n * oh) are split over the thread pool: about four
 // tasks per thread, whole rows each; small ones stay on the calling thread (pool null).
 struct RowTasks {
@@ -130,14 +144,8 @@ bool depthwise_on_vnni(KernelContext& ctx, const int8_t* in, const int8_t* weigh
   if (packed == nullptr || base == nullptr) return false;
   int32_t *left = base + channels, *right = left + channels;
   const auto* sums = reinterpret_cast<const int32_t*>(packed + depthwise_vnni_weight_bytes(p));
-  for (int64_t c = 0; c < channels; ++c) {
-    const bool real = c < p.cout;
-    // vpdpbusd reads x + 128: the start value takes the offset's other part.
-    base[c] = real ? (p.bias ? p.bias[c] : 0) + (p.in_off - 128) * sums[c] : 0;
-    const int32_t shift = real ? p.shift[c] : 0;
-    left[c] = requantize_left_shift(shift);
-    right[c] = requantize_right_shift(shift);
-  }
+  // vpdpbusd reads x + 128: the start value takes the offset's other part.
+  channel_constants(p, channels, p.in_off - 128, sums, base, left, right);
   DepthwiseVnniJob job{{in, out, &p, packed, base, left, right},
                        split_rows(ctx, in, out, p),
                        nullptr,
@@ -249,11 +257,9 @@ bool depthwise(KernelContext& ctx, const int8_t* in, const int8_t* weight, int8_
       weights[t * channels + c] = w;
       sum += w;
     }
-    base[c] = real ? (p.bias ? p.bias[c] : 0) + p.in_off * sum : 0;
-    const int32_t shift = real ? p.shift[c] : 0;
-    left[c] = requantize_left_shift(shift);
-    right[c] = requantize_right_shift(shift);
+    base[c] = sum;  // channel_constants turns it into the start value
   }
+  channel_constants(p, channels, p.in_off, base, base, left, right);
   DepthwiseJob job{
       {in, out, &p, weights, channels, base, left, right}, k, split_rows(ctx, in, out, p)};
   job.rows.in = job.tasks.in;
