@@ -3,8 +3,11 @@
 //     Tensor(a!) out)
 //
 // CMSIS-NN arm_elementwise_mul_s8: (a - zp_a) * (b - zp_b) requantised to the output scale,
-// offset and clamped to int8. Both inputs have out's shape.
+// offset and clamped to int8. `self` has out's shape; `other` has it too or broadcasts to it
+// as rows (util/broadcast_rows.h: a squeeze-excite's [N, 1, 1, C] against [N, H, W, C]), each
+// row then run by the same element loop.
 #include "kernels/cortex_m/util/add_params.h"
+#include "kernels/cortex_m/util/broadcast_rows.h"
 #include "kernels/cortex_m/util/int8_args.h"
 #include "kernels/cortex_m/util/path.h"
 #include "runtime/kernel/kernel.h"
@@ -38,26 +41,59 @@ void mul_mve(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const Mul
 }
 #endif
 
+Error check_operands(const Tensor& a, const Tensor& b, const Tensor& out, const EValue* const* zps,
+                     BroadcastRows* rows) {
+  PTERON_TRY(check_int8(kOp, a, "self"));
+  PTERON_TRY(check_int8(kOp, b, "other"));
+  PTERON_TRY(check_int8(kOp, out, "out"));
+  PTERON_TRY(check_same_shape(kOp, a, out, "self and out"));
+  if (!broadcast_rows(out.sizes().data(), out.dim(), b.sizes().data(), b.dim(), rows)) {
+    return fail(Error::InvalidArgument,
+                "%s: other's shape neither matches out's nor broadcasts to it as rows ([outer, 1, "
+                "inner] against [outer, mid, inner])",
+                kOp);
+  }
+  PTERON_TRY(check_zero_point(kOp, zps[0]->i, "self_zero_point"));
+  PTERON_TRY(check_zero_point(kOp, zps[1]->i, "other_zero_point"));
+  return check_zero_point(kOp, zps[2]->i, "output_zero_point");
+}
+
 Error quantized_mul_out(KernelContext&, Span<EValue*> args) {
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[2]->tensor;
   Tensor& out = *args[7]->tensor;
-  PTERON_TRY(check_binary_int8(kOp, a, b, out, args[1]->i, args[3]->i, args[4]->i));
+  BroadcastRows rows;
+  const EValue* zps[3] = {args[1], args[3], args[4]};
+  PTERON_TRY(check_operands(a, b, out, zps, &rows));
   PTERON_TRY(check_requant(kOp, args[5]->i, args[6]->i, "output"));
   const MulParams p{static_cast<int32_t>(args[1]->i), static_cast<int32_t>(args[3]->i),
                     static_cast<int32_t>(args[4]->i), static_cast<int32_t>(args[5]->i),
                     static_cast<int32_t>(args[6]->i)};
+  const int8_t* x = a.data<int8_t>();
+  const int8_t* y = b.data<int8_t>();
+  int8_t* z = out.data<int8_t>();
+  const bool broadcast = rows.mid > 1;
 #if PTERON_CORTEX_M_MVE
   if (use_mve()) {
-    mul_mve(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p);
+    if (!broadcast) {
+      mul_mve(x, y, z, out.numel(), p);
+    } else {
+      for_each_broadcast_row(x, y, z, rows, 0, broadcast_row_count(rows),
+                             [&](const int8_t* ra, const int8_t* rb, int8_t* ro, int64_t n) {
+                               mul_mve(ra, rb, ro, n, p);
+                             });
+    }
     return Error::Ok;
   }
 #endif
 #if PTERON_CORTEX_M_HOST
-  if (host::mul(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p))
+  if (broadcast ? host::mul_broadcast(x, y, z, rows, p) : host::mul(x, y, z, out.numel(), p))
     return Error::Ok;
 #endif
-  mul_scalar(a.data<int8_t>(), b.data<int8_t>(), out.data<int8_t>(), out.numel(), p);
+  for_each_broadcast_row(x, y, z, rows, 0, broadcast_row_count(rows),
+                         [&](const int8_t* ra, const int8_t* rb, int8_t* ro, int64_t n) {
+                           mul_scalar(ra, rb, ro, n, p);
+                         });
   return Error::Ok;
 }
 

@@ -110,9 +110,10 @@ def test_the_default_takes_the_side_the_calibration_says_is_faster(conv_pt2, tmp
     np.testing.assert_allclose(got, expected, atol=tolerance)
 
 
-class ExciteNet(torch.nn.Module):
-    """Two convolutions around a squeeze-and-excite multiply, [N, C, H, W] x [N, C, 1, 1], which
-    the int8 kernel library has no pattern for (its multiply takes equal shapes)."""
+class ShiftNet(torch.nn.Module):
+    """Two convolutions around the activation plus its per-channel mean, [N, C, H, W] +
+    [N, C, 1, 1], which the int8 kernel library has no pattern for (its add takes equal shapes;
+    only its multiply broadcasts)."""
 
     def __init__(self):
         super().__init__()
@@ -121,18 +122,18 @@ class ExciteNet(torch.nn.Module):
 
     def forward(self, x):
         y = self.a(x)
-        return self.b(y * y.mean((2, 3), keepdim=True))
+        return self.b(y + y.mean((2, 3), keepdim=True))
 
 
 def test_a_region_stays_where_the_kernels_would_leave_ops_float(tmp_path):
     """The int8 kernels estimated 2.8x faster on the convolutions (0.001 against 0.005 ns per
-    multiply-add, 1 us a call), but their lowering would leave the broadcast multiply float
+    multiply-add, 1 us a call), but their lowering would leave the broadcast add float
     between a dequantize and a quantize, with transposes around it: about 21 us of conversions
     for its 33 K elements, more than the kernels' gain. The region stays on XNNPACK, and inspect
     says why."""
     torch.manual_seed(0)
-    model, x = ExciteNet().eval(), torch.randn(1, 3, 32, 32)
-    pt2 = tmp_path / "excite.pt2"
+    model, x = ShiftNet().eval(), torch.randn(1, 3, 32, 32)
+    pt2 = tmp_path / "shift.pt2"
     torch.export.save(torch.export.export(model, (x,)).run_decompositions(), pt2)
     samples = tmp_path / "cal.npz"
     np.savez(samples, input_0=np.random.default_rng(1).standard_normal((8, 1, 3, 32, 32))
@@ -145,15 +146,16 @@ def test_a_region_stays_where_the_kernels_would_leave_ops_float(tmp_path):
     (region,) = delegation["regions"]["list"]
     cost = region["report"]["cost_model"]
     assert cost["kernels_ms"] * 1.25 < cost["delegate_ms"], cost  # faster without what it leaves
-    assert any(op.startswith("aten::mul") for op in cost["kernels_leave"]), cost
+    assert any(op.startswith("aten::add") for op in cost["kernels_leave"]), cost
     assert (cost["kernels_ms"] + cost["kernels_leave_ms"]) * 1.25 >= cost["delegate_ms"], cost
     assert cost["chosen"] == "xnnpack"
     text = cli("inspect", pte, "--delegation", calibration="off")
-    assert "cortex-m would leave aten::mul" in text.stdout
+    assert "cortex-m would leave aten::add" in text.stdout
     with torch.no_grad():
         expected = model(x).numpy()
     got = pteron.load(str(pte)).forward(x)[0].numpy()
-    np.testing.assert_allclose(got, expected, atol=0.05 * np.abs(expected).max())
+    # int8 through two convolutions and an add of two ranges: within a tenth of the output's range.
+    np.testing.assert_allclose(got, expected, atol=0.1 * np.abs(expected).max())
 
 
 def test_one_calibration_gives_one_program(conv_pt2, tmp_path):

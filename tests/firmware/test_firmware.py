@@ -267,6 +267,31 @@ def test_int8_activation_tables_in_firmware_match_host_bit_exactly(work):
                                       ["quantized_lut"])
 
 
+def test_int8_squeeze_excite_in_firmware_matches_host_bit_exactly(work):
+    """A squeeze-excite block (MobileNetV3's and EfficientNet's): its [N, C, 1, 1] channel
+    weights times the activation run as cortex_m::quantized_mul broadcast over the NHWC rows, in
+    the MVE build and the scalar build alike, with the host's bytes."""
+    import torch
+
+    class SqueezeExcite(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(1, 16, 3, padding=1)
+            self.reduce = torch.nn.Conv2d(16, 4, 1)
+            self.expand = torch.nn.Conv2d(4, 16, 1)
+            self.out = torch.nn.Conv2d(16, 4, 1)
+
+        def forward(self, x):
+            y = torch.relu(self.conv(x))
+            w = self.expand(torch.relu(self.reduce(y.mean((2, 3), keepdim=True))))
+            w = torch.nn.functional.hardsigmoid(w)
+            return self.out(y * w)
+
+    torch.manual_seed(0)
+    assert_int8_firmware_matches_host(work, "squeeze-excite", SqueezeExcite(), (1, 1, 12, 12),
+                                      ["quantized_mul", "quantized_lut"])
+
+
 def test_int8_firmware_on_the_cortex_m4_matches_host_bit_exactly(work):
     target = REPO / "targets" / "cortex-m4-an386.toml"
     pte, compiled, shape = compile_int8(work, "ds-cnn", target)

@@ -280,6 +280,60 @@ TEST(HostVectorKernels, AddMulMaxPoolAndQuantizeMatchTheScalarReference) {
     }
   }
 
+  // quantized_mul with `other` broadcast as rows: NHWC squeeze-excite weights [N, 1, 1, C]
+  // (rows of C), NCHW ones [N, C, 1, 1] (one value per row of H x W, a tail past the 64-byte
+  // pieces), small and on the pool. Each path gives the bytes of the same-shape multiply by
+  // `other` expanded to the full shape (a reference independent of the row walk).
+  struct Broadcast {
+    std::vector<int32_t> full, other;
+  };
+  for (const Broadcast& c : std::vector<Broadcast>{{{2, 5, 7, 24}, {2, 1, 1, 24}},
+                                                   {{1, 40, 40, 48}, {1, 1, 1, 48}},
+                                                   {{2, 24, 9, 11}, {2, 24, 1, 1}},
+                                                   {{1, 32, 40, 41}, {1, 32, 1, 1}},
+                                                   {{6, 33}, {33}}}) {
+    Owned a(ScalarType::Char, c.full), b(ScalarType::Char, c.other), wide(ScalarType::Char, c.full);
+    fill_i8(a), fill_i8(b);
+    const int64_t n = static_cast<int64_t>(a.bytes().size());
+    std::vector<int32_t> strides(c.full.size(), 0);  // other's element step along each full dim
+    for (int64_t d = static_cast<int64_t>(c.other.size()) - 1, step = 1; d >= 0; --d) {
+      const size_t full_d = d + c.full.size() - c.other.size();
+      strides[full_d] = c.other[d] == 1 ? 0 : static_cast<int32_t>(step);
+      step *= c.other[d];
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t rest = i, at = 0;
+      for (int64_t d = static_cast<int64_t>(c.full.size()) - 1; d >= 0; --d) {
+        at += rest % c.full[d] * strides[d];
+        rest /= c.full[d];
+      }
+      wide.data<int8_t>()[i] = b.data<int8_t>()[at];
+    }
+    Owned expected(ScalarType::Char, c.full);
+    run("cortex_m::quantized_mul.out",
+        {T(a), I(5), T(wide), I(-9), I(-3), I(1395864371), I(-9), T(expected)}, false);
+    for (int host = 0; host < 2; ++host) {
+      Owned out(ScalarType::Char, c.full);
+      run("cortex_m::quantized_mul.out",
+          {T(a), I(5), T(b), I(-9), I(-3), I(1395864371), I(-9), T(out)}, host == 1);
+      EXPECT_EQ(out.bytes(), expected.bytes()) << n << " elements broadcast, host " << host;
+    }
+  }
+  {
+    // Two runs of broadcast dimensions are not rows: refused, nothing written.
+    Owned a(ScalarType::Char, {2, 24, 9, 11}), b(ScalarType::Char, {1, 24, 1, 11}),
+        out(ScalarType::Char, {2, 24, 9, 11});
+    std::vector<EValue> args = {T(a), I(5), T(b), I(-9), I(-3), I(1395864371), I(-9), T(out)};
+    std::vector<EValue*> ptrs;
+    for (EValue& v : args) ptrs.push_back(&v);
+    MemoryAllocator none(nullptr, 0);
+    KernelContext ctx{&none};
+    EXPECT_EQ(call_kernel(*cortex_m_kernel("cortex_m::quantized_mul.out"), ctx,
+                          Span<EValue*>(ptrs.data(), ptrs.size())),
+              Error::InvalidArgument);
+    EXPECT_EQ(out.bytes(), std::vector<uint8_t>(out.bytes().size(), 0));
+  }
+
   Owned image(ScalarType::Char, {2, 7, 9, 100});
   fill_i8(image);
   const std::vector<int64_t> kernel = {3, 3}, stride = {2, 2}, pad = {1, 1}, dil = {1, 1};

@@ -323,3 +323,32 @@ def test_unary_ops_become_int8_tables(tmp_path, act):
     assert [n for n in names if not n.startswith("cortex_m::")] == [], names
     assert names.count("cortex_m::transpose.out") == 2, names  # the input's and the output's
     assert_within_3_output_steps(m, r, (1, 3, 10, 10))
+
+
+@pytest.mark.parametrize("weights_first", [False, True])
+def test_squeeze_excite_runs_int8_in_nhwc(tmp_path, weights_first):
+    """A squeeze-excite block (global mean, two 1x1 convolutions, sigmoid, then the activation
+    times its [N, C, 1, 1] channel weights, in either operand order): the broadcast multiply is
+    cortex_m's quantized_mul on the NHWC activation, so the block adds no float op and no layout
+    change; within 3 output steps of the portable Q/DQ program."""
+
+    class SqueezeExcite(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+            self.reduce = torch.nn.Conv2d(16, 4, 1)
+            self.expand = torch.nn.Conv2d(4, 16, 1)
+            self.out = torch.nn.Conv2d(16, 8, 1)
+
+        def forward(self, x):
+            y = F.silu(self.conv(x))
+            w = torch.sigmoid(self.expand(F.relu(self.reduce(y.mean((2, 3), keepdim=True)))))
+            return self.out(w * y if weights_first else y * w)
+
+    torch.manual_seed(0)
+    m, r = cortex_m_and_portable(SqueezeExcite().eval(), (1, 3, 12, 10), tmp_path)
+    names = m.instruction_names()
+    assert "cortex_m::quantized_mul.out" in names, names
+    assert [n for n in names if not n.startswith("cortex_m::")] == [], names
+    assert names.count("cortex_m::transpose.out") == 2, names  # the input's and the output's
+    assert_within_3_output_steps(m, r, (1, 3, 12, 10))

@@ -200,6 +200,55 @@ void run_binary(BinaryLoop<P> loop, const int8_t* a, const int8_t* b, int8_t* ou
                              pool_call_flags());
 }
 
+// A broadcast binary op over threads: tasks of whole rows (for_each_broadcast_row), each about
+// a chunk of run_binary's size.
+template <class P>
+struct BroadcastJob {
+  BinaryLoop<P> loop;
+  const int8_t *a, *b;
+  int8_t* out;
+  BroadcastRows rows;
+  int64_t row_count, rows_per_task;
+  const P* p;
+};
+
+template <class P>
+void broadcast_task(void* context, size_t task) {
+  const BroadcastJob<P>& j = *static_cast<const BroadcastJob<P>*>(context);
+  const int64_t first = static_cast<int64_t>(task) * j.rows_per_task;
+  const int64_t last = std::min(first + j.rows_per_task, j.row_count);
+  for_each_broadcast_row(j.a, j.b, j.out, j.rows, first, last,
+                         [&](const int8_t* a, const int8_t* b, int8_t* out, int64_t n) {
+                           j.loop(a, b, out, n, *j.p);
+                         });
+}
+
+template <class P>
+void run_broadcast(BinaryLoop<P> loop, const int8_t* a, const int8_t* b, int8_t* out,
+                   const BroadcastRows& rows, const P& p) {
+  const int64_t n = rows.outer * rows.mid * rows.inner;
+  const int64_t row_count = broadcast_row_count(rows);
+  pthreadpool_t pool = n >= kMinParallelElementwise ? shared_threadpool() : nullptr;
+  if (pool == nullptr || row_count < 2) {
+    BroadcastJob<P> all{loop, a, b, out, rows, row_count, row_count, &p};
+    broadcast_task<P>(&all, 0);  // one task of every row, inline
+    return;
+  }
+  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
+  BroadcastJob<P> job{loop,
+                      a,
+                      b,
+                      out,
+                      rows,
+                      row_count,
+                      std::max<int64_t>(1, (row_count + 2 * threads - 1) / (2 * threads)),
+                      &p};
+  pthreadpool_parallelize_1d(
+      pool, &broadcast_task<P>, &job,
+      static_cast<size_t>((row_count + job.rows_per_task - 1) / job.rows_per_task),
+      pool_call_flags());
+}
+
 }  // namespace
 
 bool quantize(const float* in, int8_t* out, int64_t n, float inv_scale, int32_t zp, int32_t qmin,
@@ -221,6 +270,14 @@ bool mul(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulPara
   const VectorKernels* k = kernels();
   if (k == nullptr) return false;
   run_binary(k->mul, a, b, out, n, p);
+  return true;
+}
+
+bool mul_broadcast(const int8_t* a, const int8_t* b, int8_t* out, const BroadcastRows& rows,
+                   const MulParams& p) {
+  const VectorKernels* k = kernels();
+  if (k == nullptr) return false;
+  run_broadcast(k->mul, a, b, out, rows, p);
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/cortex_m/util/add_params.h"
+#include "kernels/cortex_m/util/broadcast_rows.h"
 #include "kernels/cortex_m/util/conv_params.h"
 #include "kernels/cortex_m/util/pool_params.h"
 #include "runtime/kernel/kernel.h"
@@ -23,6 +24,9 @@ bool quantize(const float* in, int8_t* out, int64_t n, float inv_scale, int32_t 
 bool add(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p);
 // quantized_mul: (a - zp_a) * (b - zp_b) requantised to the output scale, offset and clamped.
 bool mul(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p);
+// The same with `b` broadcast as rows (util/broadcast_rows.h), rows split over threads.
+bool mul_broadcast(const int8_t* a, const int8_t* b, int8_t* out, const BroadcastRows& rows,
+                   const MulParams& p);
 // quantized_max_pool2d_nhwc: the window's in-bounds maximum, moved by the zero-point shift and
 // clamped.
 bool max_pool(const int8_t* in, int8_t* out, const MaxPoolParams& p);

@@ -182,6 +182,24 @@ void test_elementwise(int32_t n) {
   }
 }
 
+// quantized_mul with `other` broadcast as rows (rank 4: [N, H, W, C] against [N, 1, 1, C], or
+// [N, C, H, W] against [N, C, 1, 1]): the MVE path's rows, tails included, against the scalar.
+void test_broadcast_mul(const int32_t (&full)[4], const int32_t (&other)[4]) {
+  char what[64];
+  snprintf(what, sizeof(what), "%dx%dx%dx%d by %dx%dx%dx%d", static_cast<int>(full[0]),
+           static_cast<int>(full[1]), static_cast<int>(full[2]), static_cast<int>(full[3]),
+           static_cast<int>(other[0]), static_cast<int>(other[1]), static_cast<int>(other[2]),
+           static_cast<int>(other[3]));
+  fill_int8(g_in, full[0] * full[1] * full[2] * full[3]);
+  fill_int8(g_in2, other[0] * other[1] * other[2] * other[3]);
+  TensorBox a(ScalarType::Char, 4, full, g_in), b(ScalarType::Char, 4, other, g_in2);
+  TensorBox out(ScalarType::Char, 4, full, g_out_scalar);
+  EValue z1 = I(random_in(-20, 20)), z2 = I(random_in(-20, 20)), zo = I(random_in(-20, 20));
+  EValue mo = I(random_in(1 << 30, 0x7fffffff)), so = I(random_in(-10, -6));
+  EValue* args[] = {&a.v, &z1, &b.v, &z2, &zo, &mo, &so, &out.v};
+  run_both("cortex_m::quantized_mul.out", what, args, 8, out.t);
+}
+
 void test_linear(int32_t rows, int32_t k, int32_t n, bool per_channel) {
   char what[48];
   snprintf(what, sizeof(what), "%dx%d->%d%s", static_cast<int>(rows), static_cast<int>(k),
@@ -416,6 +434,10 @@ void test_upsample(int32_t n, int32_t h, int32_t w, int32_t c, int32_t oh, int32
 
 int main() {
   for (int32_t n : {1, 3, 4, 15, 16, 17, 100, 1000}) test_elementwise(n);
+  test_broadcast_mul({1, 5, 7, 24}, {1, 1, 1, 24});
+  test_broadcast_mul({2, 3, 3, 7}, {2, 1, 1, 7});
+  test_broadcast_mul({1, 24, 9, 11}, {1, 24, 1, 1});
+  test_broadcast_mul({2, 3, 10, 13}, {2, 3, 1, 1});
   test_linear(1, 1, 1, false);
   test_linear(3, 17, 5, true);
   test_linear(2, 64, 33, false);

@@ -7,6 +7,7 @@
 #include "compiler/compile_error.h"
 #include "compiler/passes/host_runner.h"
 #include "kernels/cortex_m/aot/lowering/lowering.h"
+#include "kernels/cortex_m/util/broadcast_rows.h"
 
 namespace pteron::cortex_m::aot::detail {
 
@@ -41,10 +42,19 @@ bool Lowering::mul(const Node& n) {
   auto out = quantized_output(g_, n, false);
   if (!out) return keep("output is not quantized per tensor to int8");
   if (out->p.qmin != -128 || out->p.qmax != 127) return keep("output range is not full int8");
-  if (g_.value(a->q).spec.sizes != g_.value(b->q).spec.sizes) return keep("inputs broadcast");
+  const ValueId q_out = g_.node(out->quant).outputs[0];
+  // The kernel takes `self` at the output's shape and `other` at it or broadcast as rows (a
+  // squeeze-excite's channel weights): the full operand goes first.
+  const std::vector<int64_t>& shape = g_.value(q_out).spec.sizes;
+  if (g_.value(a->q).spec.sizes != shape) std::swap(a, b);
+  const std::vector<int64_t>& other = g_.value(b->q).spec.sizes;
+  BroadcastRows rows;
+  if (g_.value(a->q).spec.sizes != shape ||
+      !broadcast_rows(shape.data(), static_cast<int32_t>(shape.size()), other.data(),
+                      static_cast<int32_t>(other.size()), &rows))
+    return keep("inputs broadcast other than one along a run of dimensions");
   const Requant r = quantize_multiplier(a->p.scale * b->p.scale / out->p.scale);
   if (r.shift > kMaxShift || r.shift < kMinShift) return keep("output scale out of range");
-  const ValueId q_out = g_.node(out->quant).outputs[0];
   const ValueId y = new_node("quantized_mul",
                              {TensorRef{a->q}, a->p.zp, TensorRef{b->q}, b->p.zp, out->p.zp,
                               int64_t{r.multiplier}, int64_t{r.shift}},

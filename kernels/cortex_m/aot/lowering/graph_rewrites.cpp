@@ -5,6 +5,7 @@
 #include "compiler/passes/passes.h"
 #include "kernels/cortex_m/aot/cortex_m_schemas.h"
 #include "kernels/cortex_m/aot/lowering/lowering.h"
+#include "kernels/cortex_m/util/broadcast_rows.h"
 
 namespace pteron::cortex_m::aot::detail {
 
@@ -99,7 +100,16 @@ void Lowering::sink_transposes_through_elementwise() {
       perm = p;
       sources[k] = t.arg("input").tensor();
     }
-    if (!ok || g_.value(sources[0]).spec.sizes != g_.value(sources[1]).spec.sizes) continue;
+    if (!ok) continue;
+    // Add takes same-shape operands; mul also the second broadcast as rows, which the layout
+    // change must keep (a squeeze-excite's [N, C, 1, 1] against [N, C, H, W] stays one in NHWC).
+    const std::vector<int64_t>& full = g_.value(sources[0]).spec.sizes;
+    const std::vector<int64_t>& second = g_.value(sources[1]).spec.sizes;
+    BroadcastRows rows;
+    if (add ? full != second
+            : !broadcast_rows(full.data(), static_cast<int32_t>(full.size()), second.data(),
+                              static_cast<int32_t>(second.size()), &rows))
+      continue;
     std::vector<Argument> args = n.args;
     args[a] = TensorRef{sources[0]};
     args[b] = TensorRef{sources[1]};
