@@ -8,7 +8,11 @@
 // Cortex-M backend leaves them float; TFLite Micro computes its int8 LOGISTIC and TANH with
 // fixed-point approximations.
 #include "kernels/cortex_m/util/int8_args.h"
+#include "kernels/cortex_m/util/path.h"
 #include "runtime/kernel/kernel.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/vector_kernels.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
@@ -28,9 +32,24 @@ Error quantized_lut_out(KernelContext&, Span<EValue*> args) {
                 static_cast<long long>(table.numel()));
   }
   const int8_t* x = in.data<int8_t>();
-  const int8_t* t = table.data<int8_t>() + 128;  // indexed by the signed value
   int8_t* y = out.data<int8_t>();
   const int64_t n = in.numel();
+#if PTERON_CORTEX_M_MVE
+  if (use_mve()) {  // 16 byte lookups per gather load
+    const auto* t = reinterpret_cast<const uint8_t*>(table.data<int8_t>());
+    const uint8x16_t flip = vdupq_n_u8(0x80);
+    for (int64_t i = 0; i < n; i += 16) {
+      const mve_pred16_t live = vctp8q(static_cast<uint32_t>(n - i));
+      const uint8x16_t index = veorq_u8(vldrbq_z_u8(reinterpret_cast<const uint8_t*>(x + i), live), flip);
+      vstrbq_p_u8(reinterpret_cast<uint8_t*>(y + i), vldrbq_gather_offset_z_u8(t, index, live), live);
+    }
+    return Error::Ok;
+  }
+#endif
+#if PTERON_CORTEX_M_HOST
+  if (host::lut(x, table.data<int8_t>(), y, n)) return Error::Ok;
+#endif
+  const int8_t* t = table.data<int8_t>() + 128;  // indexed by the signed value
   for (int64_t i = 0; i < n; ++i) y[i] = t[x[i]];
   return Error::Ok;
 }

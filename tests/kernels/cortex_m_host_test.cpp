@@ -319,6 +319,23 @@ TEST(HostVectorKernels, AddMulMaxPoolAndQuantizeMatchTheScalarReference) {
       EXPECT_EQ(out.bytes(), expected.bytes()) << n << " elements broadcast, host " << host;
     }
   }
+  // quantized_lut: every int8 value through a random table, at a tail length and on the pool,
+  // into its own buffer and over its input (in place); each host path equals the scalar
+  // lookup out[i] = table[in[i] + 128].
+  for (const int32_t n : {255, 1003, 100003}) {
+    Owned in(ScalarType::Char, {n}), table(ScalarType::Char, {256}), out(ScalarType::Char, {n});
+    fill_i8(in), fill_i8(table);
+    for (int32_t i = 0; i < 256 && i < n; ++i) in.data<int8_t>()[i] = static_cast<int8_t>(i - 128);
+    std::vector<uint8_t> expected(static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i)
+      expected[i] = static_cast<uint8_t>(table.data<int8_t>()[in.data<int8_t>()[i] + 128]);
+    for (int host = 0; host < 2; ++host) {
+      run("cortex_m::quantized_lut.out", {T(in), T(table), T(out)}, host == 1);
+      EXPECT_EQ(out.bytes(), expected) << n << " elements, host " << host;
+    }
+    run("cortex_m::quantized_lut.out", {T(in), T(table), T(in)}, true);
+    EXPECT_EQ(in.bytes(), expected) << n << " elements in place";
+  }
   {
     // Two runs of broadcast dimensions are not rows: refused, nothing written.
     Owned a(ScalarType::Char, {2, 24, 9, 11}), b(ScalarType::Char, {1, 24, 1, 11}),

@@ -548,6 +548,55 @@ TEST(CortexMLowering, DelegatedNodesAndTheirValuesAreLeftAlone) {
   EXPECT_LT(report.lowered, 9);
 }
 
+// Runs a graph of int8 kernels on int8 input bytes, node by node on the host kernels.
+std::vector<uint8_t> run_int8(const Graph& g, const std::vector<uint8_t>& input) {
+  std::map<ValueId, std::vector<uint8_t>> values{{g.inputs()[0], input}};
+  auto bytes_of = [&](ValueId v) -> std::span<const uint8_t> {
+    const ir::Value& value = g.value(v);
+    if (value.is_constant()) return value.constant->bytes;
+    return values.at(v);
+  };
+  for (ir::NodeId id : g.nodes()) {
+    auto outs = compiler::run_node_on_host(g, g.node(id), bytes_of);
+    values[g.node(id).outputs[0]] = std::move(outs[0]);
+  }
+  return values.at(g.outputs()[0]);
+}
+
+// An int8 function of one value that several kernels compute (a table, two clamps and a
+// requantize, then the multiply of the value by that: a hardswish as PT2E quantizes it) becomes
+// one table, giving bit for bit the kernels' bytes for every int8 input.
+TEST(CortexMLowering, KernelsOfOneInt8ValueFoldIntoOneTable) {
+  register_cortex_m_schemas();  // the lowering registers them; this graph is built directly
+  Graph g;
+  const ValueId x = g.add_input("x", i8({2, 256}));
+  std::vector<int8_t> shift(256);
+  for (int c = 0; c < 256; ++c) shift[c] = static_cast<int8_t>(std::clamp(c - 128 + 37, -128, 127));
+  const ValueId table = constant(g, "table", i8({256}), shift);
+  ValueId y = node(g, "cortex_m::quantized_lut.default", {TensorRef{x}, TensorRef{table}},
+                   i8({2, 256}), "lut");
+  y = node(g, "cortex_m::quantized_clamp.default", {TensorRef{y}, int64_t{-100}, int64_t{90}},
+           i8({2, 256}), "clamp");
+  y = node(g, "cortex_m::requantize.default",
+           {TensorRef{y}, int64_t{3}, int64_t{-5}, int64_t{1518500250}, int64_t{-1}, int64_t{-128},
+            int64_t{127}},
+           i8({2, 256}), "requantize");
+  y = node(g, "cortex_m::quantized_mul.default",
+           {TensorRef{x}, int64_t{-7}, TensorRef{y}, int64_t{4}, int64_t{2}, int64_t{1395864371},
+            int64_t{-9}},
+           i8({2, 256}), "mul");
+  g.set_outputs({node(g, "cortex_m::quantized_clamp.default",
+                      {TensorRef{y}, int64_t{-128}, int64_t{100}}, i8({2, 256}), "relu")});
+  std::vector<uint8_t> codes(512);
+  for (int i = 0; i < 512; ++i) codes[i] = static_cast<uint8_t>(i * 37 % 256);  // every code
+  const std::vector<uint8_t> want = run_int8(g, codes);
+  lower_to_cortex_m(g);
+  const auto counts = op_counts(g);
+  EXPECT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts.count("cortex_m::quantized_lut.default"), 1u);
+  EXPECT_EQ(run_int8(g, codes), want);
+}
+
 TEST(CortexMLowering, UnquantizedGraphIsLeftAlone) {
   Graph g;
   const ValueId x = g.add_input("x", f32({1, 4}));

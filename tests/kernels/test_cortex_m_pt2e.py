@@ -301,11 +301,12 @@ def test_a_mean_over_h_and_w_is_a_global_pool(tmp_path, keepdim):
 
 @pytest.mark.parametrize("act", ["sigmoid", "tanh", "gelu", "silu", "hardswish", "hardsigmoid", "mish", "elu"])
 def test_unary_ops_become_int8_tables(tmp_path, act):
-    """An activation between two quantized convolutions runs as int8 tables of 256 results, which
-    the compiler computes with the float graph's own dequantize -> ops -> quantize: one op
+    """An activation between two quantized convolutions runs as one int8 table of 256 results,
+    which the compiler computes with the float graph's own dequantize -> ops -> quantize: one op
     (sigmoid), or the several export decomposes it into (hardswish: an add, a clamp, a multiply
-    and a divide; the multiply of two activations stays cortex_m's own). No float op, no
-    dequantize or quantize, and no layout change between the convolutions."""
+    and a divide, whose intermediate quantizations make a table, clamps and a multiply that fold
+    into one table). No float op, no dequantize or quantize, and no layout change between the
+    convolutions."""
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -319,10 +320,46 @@ def test_unary_ops_become_int8_tables(tmp_path, act):
     torch.manual_seed(0)
     m, r = cortex_m_and_portable(Net().eval(), (1, 3, 10, 10), tmp_path)
     names = m.instruction_names()
-    assert "cortex_m::quantized_lut.out" in names, names
+    assert names.count("cortex_m::quantized_lut.out") == 1, names
     assert [n for n in names if not n.startswith("cortex_m::")] == [], names
     assert names.count("cortex_m::transpose.out") == 2, names  # the input's and the output's
     assert_within_3_output_steps(m, r, (1, 3, 10, 10))
+
+
+def test_silu_quantized_by_pt2e_is_one_int8_table(tmp_path):
+    """torchao's XNNPACKQuantizer quantizes a SiLU's sigmoid on its own, before the multiply by
+    its input (as in EfficientNet): the table of the sigmoid and the multiply of the input by it
+    fold into one table of the input. Within 3 output steps of the PT2E model run by torch."""
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.b = torch.nn.Conv2d(8, 4, 3, padding=1)
+
+        def forward(self, x):
+            y = self.a(x)
+            return self.b(y * torch.sigmoid(y))
+
+    torch.manual_seed(0)
+    example = (torch.randn(1, 3, 10, 10),)
+    prepared = prepare_pt2e(torch.export.export(Net().eval(), example).module(),
+                            XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True)))
+    for _ in range(8):
+        prepared(torch.randn(1, 3, 10, 10))
+    converted = convert_pt2e(prepared)
+    target = tmp_path / "cortex-m-test.toml"
+    target.write_text(TARGET)
+    lowered = pteron.to_edge_transform_and_lower(torch.export.export(converted, example), target=str(target))
+    method = pteron.load(lowered.buffer()).load_method()
+    names = method.instruction_names()
+    assert names.count("cortex_m::quantized_lut.out") == 1, names
+    assert "cortex_m::quantized_mul.out" not in names, names
+    ep = torch.export.export(converted, example)
+    step = output_scale(ep)
+    for seed in range(3):
+        x = torch.randn(1, 3, 10, 10, generator=torch.Generator().manual_seed(seed))
+        assert (method(x)[0] - converted(x)).abs().max() <= 3 * step + 1e-6
 
 
 @pytest.mark.parametrize("weights_first", [False, True])

@@ -93,6 +93,28 @@ struct Avx2 {
   static void spill_bytes(__m256i v, int8_t* out) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(out), v);
   }
+  // out[i] = table[in[i] + 128] over 256 entries: pshufb looks up 16 at a time, so each
+  // 16-entry slice is looked up with the low nibble and kept where the high nibble names it.
+  static void lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n) {
+    __m256i slices[16];
+    for (int k = 0; k < 16; ++k)
+      slices[k] = _mm256_broadcastsi128_si256(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), nibble = _mm256_set1_epi8(15);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      const __m256i x =  // the unsigned index, in + 128
+          _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)), flip);
+      const __m256i lo = _mm256_and_si256(x, nibble);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble);
+      __m256i r = _mm256_setzero_si256();
+      for (int k = 0; k < 16; ++k)
+        r = _mm256_blendv_epi8(r, _mm256_shuffle_epi8(slices[k], lo),
+                               _mm256_cmpeq_epi8(hi, _mm256_set1_epi8(static_cast<char>(k))));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), r);
+    }
+    for (; i < n; ++i) out[i] = table[in[i] + 128];
+  }
 };
 
 }  // namespace pteron::cortex_m::host

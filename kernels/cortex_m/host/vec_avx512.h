@@ -95,6 +95,26 @@ struct Avx512 {
   }
   static __m512i max_bytes(__m512i a, __m512i b) { return _mm512_max_epi8(a, b); }
   static void spill_bytes(__m512i v, int8_t* out) { _mm512_store_si512(out, v); }
+  // out[i] = table[in[i] + 128] over 256 entries with AVX-512 BW alone: each 16-entry slice
+  // looked up with the low nibble (vpshufb) and merged where the high nibble names it.
+  static void lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n) {
+    __m512i slices[16];
+    for (int k = 0; k < 16; ++k)
+      slices[k] =
+          _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80)), nibble = _mm512_set1_epi8(15);
+    for (int64_t i = 0; i < n; i += 64) {
+      const __mmask64 live = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+      const __m512i x = _mm512_xor_si512(_mm512_maskz_loadu_epi8(live, in + i), flip);
+      const __m512i lo = _mm512_and_si512(x, nibble);
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), nibble);
+      __m512i r = _mm512_setzero_si512();
+      for (int k = 0; k < 16; ++k)
+        r = _mm512_mask_shuffle_epi8(
+            r, _mm512_cmpeq_epi8_mask(hi, _mm512_set1_epi8(static_cast<char>(k))), slices[k], lo);
+      _mm512_mask_storeu_epi8(out + i, live, r);
+    }
+  }
 };
 
 }  // namespace pteron::cortex_m::host

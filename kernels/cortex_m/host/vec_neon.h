@@ -82,6 +82,27 @@ struct Neon {
   }
   static int8x16_t max_bytes(int8x16_t a, int8x16_t b) { return vmaxq_s8(a, b); }
   static void spill_bytes(int8x16_t v, int8_t* out) { vst1q_s8(out, v); }
+  // out[i] = table[in[i] + 128] over 256 entries: four 64-byte table lookups, each later one
+  // (tbx) replacing the lanes whose index falls in its quarter.
+  static void lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n) {
+    const auto* t = reinterpret_cast<const uint8_t*>(table);
+    const uint8x16x4_t q0 = vld1q_u8_x4(t), q1 = vld1q_u8_x4(t + 64), q2 = vld1q_u8_x4(t + 128),
+                       q3 = vld1q_u8_x4(t + 192);
+    const uint8x16_t flip = vdupq_n_u8(0x80), quarter = vdupq_n_u8(64);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      uint8x16_t x = veorq_u8(vld1q_u8(reinterpret_cast<const uint8_t*>(in + i)), flip);
+      uint8x16_t r = vqtbl4q_u8(q0, x);
+      x = vsubq_u8(x, quarter);
+      r = vqtbx4q_u8(r, q1, x);
+      x = vsubq_u8(x, quarter);
+      r = vqtbx4q_u8(r, q2, x);
+      x = vsubq_u8(x, quarter);
+      r = vqtbx4q_u8(r, q3, x);
+      vst1q_u8(reinterpret_cast<uint8_t*>(out + i), r);
+    }
+    for (; i < n; ++i) out[i] = table[in[i] + 128];
+  }
 };
 
 }  // namespace pteron::cortex_m::host

@@ -200,6 +200,20 @@ void run_binary(BinaryLoop<P> loop, const int8_t* a, const int8_t* b, int8_t* ou
                              pool_call_flags());
 }
 
+// A table lookup over threads, in chunks of whole cache lines as run_binary's.
+struct LutJob {
+  void (*loop)(const int8_t* in, const int8_t* table, int8_t* out, int64_t n);
+  const int8_t *in, *table;
+  int8_t* out;
+  int64_t n, chunk;
+};
+
+void lut_task(void* context, size_t task) {
+  const LutJob& j = *static_cast<const LutJob*>(context);
+  const int64_t first = static_cast<int64_t>(task) * j.chunk;
+  j.loop(j.in + first, j.table, j.out + first, std::min(j.chunk, j.n - first));
+}
+
 // A broadcast binary op over threads: tasks of whole rows (for_each_broadcast_row), each about
 // a chunk of run_binary's size.
 template <class P>
@@ -278,6 +292,21 @@ bool mul_broadcast(const int8_t* a, const int8_t* b, int8_t* out, const Broadcas
   const VectorKernels* k = kernels();
   if (k == nullptr) return false;
   run_broadcast(k->mul, a, b, out, rows, p);
+  return true;
+}
+
+bool lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n) {
+  const VectorKernels* k = kernels();
+  if (k == nullptr) return false;
+  pthreadpool_t pool = n >= kMinParallelElementwise ? shared_threadpool() : nullptr;
+  if (pool == nullptr) {
+    k->lut(in, table, out, n);
+    return true;
+  }
+  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
+  LutJob job{k->lut, in, table, out, n, ((n + 2 * threads - 1) / (2 * threads) + 63) / 64 * 64};
+  pthreadpool_parallelize_1d(pool, &lut_task, &job, static_cast<size_t>((n + job.chunk - 1) / job.chunk),
+                             pool_call_flags());
   return true;
 }
 

@@ -27,6 +27,8 @@ bool mul(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulPara
 // The same with `b` broadcast as rows (util/broadcast_rows.h), rows split over threads.
 bool mul_broadcast(const int8_t* a, const int8_t* b, int8_t* out, const BroadcastRows& rows,
                    const MulParams& p);
+// quantized_lut: out[i] = table[in[i] + 128] (`table` of 256 entries), split over threads.
+bool lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n);
 // quantized_max_pool2d_nhwc: the window's in-bounds maximum, moved by the zero-point shift and
 // clamped.
 bool max_pool(const int8_t* in, int8_t* out, const MaxPoolParams& p);
@@ -57,6 +59,7 @@ struct VectorKernels {
   void (*mul)(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p);
   void (*max_pool)(const int8_t* in, int8_t* out, const MaxPoolParams& p);
   void (*depthwise_rows)(const DepthwiseRows& d, int64_t first, int64_t last);  // of n * oh
+  void (*lut)(const int8_t* in, const int8_t* table, int8_t* out, int64_t n);
 };
 
 #if defined(__x86_64__)

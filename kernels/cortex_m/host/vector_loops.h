@@ -11,6 +11,8 @@
 //                                                          q + offset clamped, the first count
 //   B min_bytes(); B load_bytes(const int8_t*, int64_t count)   missing bytes -128
 //   B max_bytes(B, B); void spill_bytes(B, int8_t* kByteLanes bytes)
+//   void lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n)
+//                                                          out[i] = table[in[i] + 128]
 // Only the ISA sources include this file, after defining V.
 #pragma once
 
@@ -209,8 +211,8 @@ void depthwise_rows_loop(const DepthwiseRows& d, int64_t first, int64_t last) {
 
 template <class V>
 constexpr VectorKernels vector_kernels() {
-  return {&quantize_loop<V>, &add_loop<V>, &mul_loop<V>, &max_pool_loop<V>,
-          &depthwise_rows_loop<V>};
+  return {&quantize_loop<V>, &add_loop<V>,           &mul_loop<V>,
+          &max_pool_loop<V>, &depthwise_rows_loop<V>, &V::lut};
 }
 
 }  // namespace pteron::cortex_m::host

@@ -200,6 +200,21 @@ void test_broadcast_mul(const int32_t (&full)[4], const int32_t (&other)[4]) {
   run_both("cortex_m::quantized_mul.out", what, args, 8, out.t);
 }
 
+// quantized_lut: the MVE gather loads (16 lookups each, a predicated tail) against the scalar
+// loop, every int8 value among the inputs.
+void test_lut(int32_t n) {
+  char what[32];
+  snprintf(what, sizeof(what), "n=%d", static_cast<int>(n));
+  fill_int8(g_in, n);
+  for (int32_t i = 0; i < n && i < 256; ++i) g_in[i] = static_cast<int8_t>(i - 128);
+  fill_int8(g_weight, 256);
+  const int32_t shape[1] = {n}, entries[1] = {256};
+  TensorBox in(ScalarType::Char, 1, shape, g_in), table(ScalarType::Char, 1, entries, g_weight);
+  TensorBox out(ScalarType::Char, 1, shape, g_out_scalar);
+  EValue* args[] = {&in.v, &table.v, &out.v};
+  run_both("cortex_m::quantized_lut.out", what, args, 3, out.t);
+}
+
 void test_linear(int32_t rows, int32_t k, int32_t n, bool per_channel) {
   char what[48];
   snprintf(what, sizeof(what), "%dx%d->%d%s", static_cast<int>(rows), static_cast<int>(k),
@@ -434,6 +449,7 @@ void test_upsample(int32_t n, int32_t h, int32_t w, int32_t c, int32_t oh, int32
 
 int main() {
   for (int32_t n : {1, 3, 4, 15, 16, 17, 100, 1000}) test_elementwise(n);
+  for (int32_t n : {1, 15, 16, 17, 300, 1000}) test_lut(n);
   test_broadcast_mul({1, 5, 7, 24}, {1, 1, 1, 24});
   test_broadcast_mul({2, 3, 3, 7}, {2, 1, 1, 7});
   test_broadcast_mul({1, 24, 9, 11}, {1, 24, 1, 1});

@@ -122,6 +122,103 @@ void Lowering::sink_transposes_through_elementwise() {
   compiler::remove_dead_code(g_);
 }
 
+namespace {
+
+// The int8 function of one int8 value that a chain of tables, clamps and requantizes computes,
+// as its 256 results (entry c + 128 for code c), and the value the chain starts from.
+struct UnaryChain {
+  ValueId source;
+  std::vector<int8_t> table;  // identity when the value is not such a chain's output
+  int ops = 0;
+};
+
+UnaryChain unary_chain(const Graph& g, ValueId y) {
+  std::vector<const Node*> chain;  // from y back to the source
+  while (g.value(y).is_intermediate()) {
+    const Node& n = g.node(g.value(y).producer);
+    const std::string op = n.op.str();
+    if (op == "cortex_m::quantized_lut.default") {
+      const ir::Value& t = g.value(n.arg("table").tensor());
+      if (!t.is_constant() || t.constant->bytes.size() != 256) break;
+    } else if (op != "cortex_m::quantized_clamp.default" && op != "cortex_m::requantize.default") {
+      break;
+    }
+    chain.push_back(&n);
+    y = n.arg("input").tensor();
+  }
+  UnaryChain c{y, std::vector<int8_t>(256), static_cast<int>(chain.size())};
+  for (int code = -128; code < 128; ++code) c.table[code + 128] = static_cast<int8_t>(code);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Node& n = **it;
+    const auto arg = [&](const char* name) { return static_cast<int32_t>(n.arg(name).to_int()); };
+    const std::string op = n.op.str();
+    for (int8_t& v : c.table) {
+      if (op == "cortex_m::quantized_lut.default") {
+        v = static_cast<int8_t>(g.value(n.arg("table").tensor()).constant->bytes[v + 128]);
+      } else if (op == "cortex_m::quantized_clamp.default") {
+        v = static_cast<int8_t>(clamp_i32(v, arg("activation_min"), arg("activation_max")));
+      } else {  // requantize.out's arithmetic
+        const int32_t r = requantize(v - arg("input_zero_point"), arg("multiplier"), arg("shift")) +
+                          arg("output_zero_point");
+        v = static_cast<int8_t>(clamp_i32(r, arg("activation_min"), arg("activation_max")));
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+// Functions of one int8 value that several kernels compute become one table (entry per code,
+// computed with the kernels' own integer arithmetic, so bit for bit theirs):
+// - quantized_mul(f(x), g(x)), f and g chains of tables, clamps and requantizes of x (or x
+//   itself): PT2E quantizes a SiLU's sigmoid before its multiply (EfficientNet-B0 has 49), and
+//   a hardswish comes as x times a table and two clamps;
+// - a chain of two or more tables, clamps and requantizes (the hardswish's divide after it).
+// Each was two to five kernels, each a pass over the tensor.
+int Lowering::fold_int8_functions_into_tables() {
+  int folded = 0;
+  for (NodeId id : std::vector<NodeId>(g_.nodes())) {
+    if (!g_.has_node(id)) continue;
+    const Node n = g_.node(id);  // a copy: adding nodes may move the graph's node storage
+    const std::string op = n.op.str();
+    if (op == "cortex_m::quantized_lut.default" || op == "cortex_m::quantized_clamp.default" ||
+        op == "cortex_m::requantize.default") {
+      const UnaryChain chain = unary_chain(g_, n.outputs[0]);
+      if (chain.ops < 2) continue;
+      const ValueId values = add_constant(g_, g_.value(n.outputs[0]).name + "_table",
+                                          ScalarType::Char, {256}, chain.table);
+      g_.replace_all_uses(n.outputs[0],
+                          new_node("quantized_lut", {TensorRef{chain.source}, TensorRef{values}},
+                                   g_.value(n.outputs[0]).spec, n, id));
+      ++folded;
+      continue;
+    }
+    if (op != "cortex_m::quantized_mul.default") continue;
+    const ValueId a = n.arg("self").tensor(), b = n.arg("other").tensor();
+    if (g_.value(a).spec.sizes != g_.value(b).spec.sizes) continue;  // a broadcast multiply
+    const UnaryChain f = unary_chain(g_, a), h = unary_chain(g_, b);
+    if (f.source != h.source || f.ops + h.ops == 0) continue;
+    const auto arg = [&](const char* name) { return static_cast<int32_t>(n.arg(name).to_int()); };
+    const int32_t zp_a = arg("self_zero_point"), zp_b = arg("other_zero_point");
+    std::vector<int8_t> table(256);
+    for (size_t c = 0; c < 256; ++c) {
+      const int32_t r = requantize((f.table[c] - zp_a) * (h.table[c] - zp_b),
+                                   arg("output_multiplier"), arg("output_shift")) +
+                        arg("output_zero_point");
+      table[c] = static_cast<int8_t>(clamp_i32(r, kInt8Min, kInt8Max));
+    }
+    const ValueId values =
+        add_constant(g_, g_.value(n.outputs[0]).name + "_table", ScalarType::Char, {256}, table);
+    const ValueId y = new_node("quantized_lut", {TensorRef{f.source}, TensorRef{values}},
+                               g_.value(n.outputs[0]).spec, n, id);
+    g_.replace_all_uses(n.outputs[0], y);
+    ++folded;
+  }
+  compiler::remove_dead_code(g_);
+  return folded;
+}
+
 // transpose(transpose(x, p1), p2) with p1[p2[d]] == d is x: the NHWC round trips between
 // neighbouring convolutions and pools disappear.
 int Lowering::cancel_transposes() {

@@ -67,6 +67,7 @@ CortexMLoweringReport Lowering::run() {
   fold_pads_into_convs();
   sink_transposes_through_elementwise();
   report_.transposes_removed = cancel_transposes();
+  fold_int8_functions_into_tables();
   fold_requantize_pairs();
   report_.quant_ops = convert_quant_nodes();
   compiler::remove_dead_code(g_);

@@ -163,6 +163,7 @@ class Lowering {
   // graph_rewrites.cpp: rewrites of the lowered graph
   void fold_pads_into_convs();
   void sink_transposes_through_elementwise();
+  int fold_int8_functions_into_tables();
   int cancel_transposes();
   void fold_requantize_pairs();
   int convert_quant_nodes();
