@@ -9,6 +9,9 @@
 // result. The MVE path sums four channels per vector; the divide stays scalar per lane.
 #include "kernels/cortex_m/util/path.h"
 #include "kernels/cortex_m/util/pool_params.h"
+#if PTERON_CORTEX_M_HOST
+#include "kernels/cortex_m/host/vector_kernels.h"
+#endif
 
 namespace pteron::cortex_m {
 namespace {
@@ -16,26 +19,6 @@ namespace {
 constexpr const char* kOp = "cortex_m::quantized_avg_pool2d_nhwc.out";
 
 using PoolParams = PoolShape;
-
-inline int8_t rounded_mean(int32_t sum, int32_t count) {
-  const int32_t q = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
-  return static_cast<int8_t>(clamp_i32(q, kInt8Min, kInt8Max));
-}
-
-// The in-bounds window [y_lo, y_hi) x [x_lo, x_hi) of output pixel (oy, ox).
-struct Bounds {
-  int32_t y_lo, y_hi, x_lo, x_hi;
-};
-inline Bounds window_bounds(const PoolParams& p, int32_t oy, int32_t ox) {
-  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
-  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
-  Bounds b;
-  b.y_lo = y0 < 0 ? 0 : y0;
-  b.y_hi = y0 + p.win.kernel[0] > p.h ? p.h : y0 + p.win.kernel[0];
-  b.x_lo = x0 < 0 ? 0 : x0;
-  b.x_hi = x0 + p.win.kernel[1] > p.w ? p.w : x0 + p.win.kernel[1];
-  return b;
-}
 
 void avg_scalar(const int8_t* in, int8_t* out, const PoolParams& p) {
   for (int32_t b = 0; b < p.n; ++b, in += static_cast<int64_t>(p.h) * p.w * p.c)
@@ -86,6 +69,9 @@ Error quantized_avg_pool2d_nhwc_out(KernelContext&, Span<EValue*> args) {
     avg_mve(in.data<int8_t>(), out.data<int8_t>(), p);
     return Error::Ok;
   }
+#endif
+#if PTERON_CORTEX_M_HOST
+  if (host::avg_pool(in.data<int8_t>(), out.data<int8_t>(), p)) return Error::Ok;
 #endif
   avg_scalar(in.data<int8_t>(), out.data<int8_t>(), p);
   return Error::Ok;

@@ -40,8 +40,10 @@ Error quantized_lut_out(KernelContext&, Span<EValue*> args) {
     const uint8x16_t flip = vdupq_n_u8(0x80);
     for (int64_t i = 0; i < n; i += 16) {
       const mve_pred16_t live = vctp8q(static_cast<uint32_t>(n - i));
-      const uint8x16_t index = veorq_u8(vldrbq_z_u8(reinterpret_cast<const uint8_t*>(x + i), live), flip);
-      vstrbq_p_u8(reinterpret_cast<uint8_t*>(y + i), vldrbq_gather_offset_z_u8(t, index, live), live);
+      const uint8x16_t index =
+          veorq_u8(vldrbq_z_u8(reinterpret_cast<const uint8_t*>(x + i), live), flip);
+      vstrbq_p_u8(reinterpret_cast<uint8_t*>(y + i), vldrbq_gather_offset_z_u8(t, index, live),
+                  live);
     }
     return Error::Ok;
   }

@@ -351,6 +351,33 @@ TEST(HostVectorKernels, AddMulMaxPoolAndQuantizeMatchTheScalarReference) {
     EXPECT_EQ(out.bytes(), std::vector<uint8_t>(out.bytes().size(), 0));
   }
 
+  // quantized_avg_pool2d_nhwc: global pools (one output row per image: channel blocks on the
+  // pool, a partial block), a padded strided window over many rows (rows on the pool), a small
+  // one inline; the host path's bytes are the scalar reference's.
+  struct AvgPool {
+    std::vector<int32_t> in, out;
+    std::vector<int64_t> kernel, stride, pad;
+  };
+  for (const AvgPool& c :
+       std::vector<AvgPool>{{{1, 56, 56, 96}, {1, 1, 1, 96}, {56, 56}, {1, 1}, {0, 0}},
+                            {{2, 7, 9, 100}, {2, 1, 1, 100}, {7, 9}, {1, 1}, {0, 0}},
+                            {{2, 33, 35, 40}, {2, 17, 18, 40}, {3, 3}, {2, 2}, {1, 1}},
+                            {{1, 4, 6, 5}, {1, 2, 3, 5}, {2, 2}, {2, 2}, {0, 0}}}) {
+    Owned in(ScalarType::Char, c.in);
+    fill_i8(in);
+    std::vector<uint8_t> means[2];
+    for (int host = 0; host < 2; ++host) {
+      Owned out(ScalarType::Char, c.out);
+      run("cortex_m::quantized_avg_pool2d_nhwc.out",
+          {T(in), L(c.kernel), L(c.stride), L(c.pad), EValue::from_bool(false), I(0), I(0), I(0),
+           EValue(), T(out)},
+          host == 1);
+      means[host] = out.bytes();
+    }
+    EXPECT_EQ(means[0], means[1]) << c.in[1] << "x" << c.in[2] << "x" << c.in[3] << " window "
+                                  << c.kernel[0] << "x" << c.kernel[1];
+  }
+
   Owned image(ScalarType::Char, {2, 7, 9, 100});
   fill_i8(image);
   const std::vector<int64_t> kernel = {3, 3}, stride = {2, 2}, pad = {1, 1}, dil = {1, 1};

@@ -2,6 +2,8 @@
 
 #include <pthreadpool.h>
 
+#include <vector>
+
 #include "kernels/cortex_m/host/depthwise_vnni.h"
 #include "kernels/cortex_m/host/host_isa.h"
 #include "kernels/cortex_m/host/in_place_input.h"
@@ -214,6 +216,31 @@ void lut_task(void* context, size_t task) {
   j.loop(j.in + first, j.table, j.out + first, std::min(j.chunk, j.n - first));
 }
 
+// An average pool over threads: tasks of whole output rows, or, when there are fewer rows than
+// twice the threads (a global pool has one per image), of rows by blocks of 64 channels; each
+// task sums into its own int32 buffer.
+constexpr int64_t kAvgPoolChannelBlock = 64;
+
+struct AvgPoolJob {
+  const VectorKernels* k;
+  const int8_t* in;
+  int8_t* out;
+  const PoolShape* p;
+  int64_t rows, rows_per_task, channel_blocks;
+};
+
+void avg_pool_task(void* context, size_t task) {
+  const AvgPoolJob& j = *static_cast<const AvgPoolJob*>(context);
+  const int64_t block = static_cast<int64_t>(task) % j.channel_blocks;
+  const int64_t first = static_cast<int64_t>(task) / j.channel_blocks * j.rows_per_task;
+  const int64_t c_lo = j.channel_blocks == 1 ? 0 : block * kAvgPoolChannelBlock;
+  const int64_t c_hi =
+      j.channel_blocks == 1 ? j.p->c : std::min<int64_t>(c_lo + kAvgPoolChannelBlock, j.p->c);
+  std::vector<int32_t> acc(static_cast<size_t>(c_hi + 64));  // whole vectors past c_hi
+  j.k->avg_pool(j.in, j.out, *j.p, acc.data(), first, std::min(first + j.rows_per_task, j.rows),
+                c_lo, c_hi);
+}
+
 // A broadcast binary op over threads: tasks of whole rows (for_each_broadcast_row), each about
 // a chunk of run_binary's size.
 template <class P>
@@ -305,8 +332,33 @@ bool lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n) {
   }
   const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
   LutJob job{k->lut, in, table, out, n, ((n + 2 * threads - 1) / (2 * threads) + 63) / 64 * 64};
-  pthreadpool_parallelize_1d(pool, &lut_task, &job, static_cast<size_t>((n + job.chunk - 1) / job.chunk),
+  pthreadpool_parallelize_1d(pool, &lut_task, &job,
+                             static_cast<size_t>((n + job.chunk - 1) / job.chunk),
                              pool_call_flags());
+  return true;
+}
+
+bool avg_pool(const int8_t* in, int8_t* out, const PoolShape& p) {
+  const VectorKernels* k = kernels();
+  if (k == nullptr) return false;
+  const int64_t rows = static_cast<int64_t>(p.n) * p.oh;
+  const int64_t reads = static_cast<int64_t>(p.n) * p.h * p.w * p.c;
+  pthreadpool_t pool = reads >= kMinParallelElementwise ? shared_threadpool() : nullptr;
+  const int64_t threads =
+      pool == nullptr ? 1 : static_cast<int64_t>(pthreadpool_get_threads_count(pool));
+  AvgPoolJob job{k, in, out, &p, rows, 1, 1};
+  if (pool != nullptr && rows < 2 * threads)
+    job.channel_blocks = (p.c + kAvgPoolChannelBlock - 1) / kAvgPoolChannelBlock;
+  job.rows_per_task = std::max<int64_t>(1, (rows + 2 * threads - 1) / (2 * threads));
+  const size_t tasks =
+      static_cast<size_t>((rows + job.rows_per_task - 1) / job.rows_per_task * job.channel_blocks);
+  if (pool == nullptr || tasks < 2) {
+    job.rows_per_task = rows;
+    job.channel_blocks = 1;
+    avg_pool_task(&job, 0);
+    return true;
+  }
+  pthreadpool_parallelize_1d(pool, &avg_pool_task, &job, tasks, pool_call_flags());
   return true;
 }
 

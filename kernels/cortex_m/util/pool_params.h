@@ -13,6 +13,29 @@ struct PoolShape {
   Window win;
 };
 
+// The average pool's result: the window's sum over its in-bounds count, rounded half away from
+// zero, clamped to int8 (arm_avgpool_s8's).
+inline int8_t rounded_mean(int32_t sum, int32_t count) {
+  const int32_t q = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+  return static_cast<int8_t>(clamp_i32(q, kInt8Min, kInt8Max));
+}
+
+// The in-bounds window [y_lo, y_hi) x [x_lo, x_hi) of output pixel (oy, ox) of an undilated
+// pool.
+struct Bounds {
+  int32_t y_lo, y_hi, x_lo, x_hi;
+};
+inline Bounds window_bounds(const PoolShape& p, int32_t oy, int32_t ox) {
+  const int32_t y0 = oy * p.win.stride[0] - p.win.padding[0];
+  const int32_t x0 = ox * p.win.stride[1] - p.win.padding[1];
+  Bounds b;
+  b.y_lo = y0 < 0 ? 0 : y0;
+  b.y_hi = y0 + p.win.kernel[0] > p.h ? p.h : y0 + p.win.kernel[0];
+  b.x_lo = x0 < 0 ? 0 : x0;
+  b.x_hi = x0 + p.win.kernel[1] > p.w ? p.w : x0 + p.win.kernel[1];
+  return b;
+}
+
 // The max pool's: the output zero point less the input's, and the activation range.
 struct MaxPoolParams : PoolShape {
   int32_t zp_shift, act_min, act_max;
