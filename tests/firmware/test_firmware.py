@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pteron_cli import pteron_cli
+from squeeze_excite_net import squeeze_excite_net
 from upsample_net import upsample_net
 
 REPO = Path(__file__).resolve().parents[2]
@@ -273,22 +274,9 @@ def test_int8_squeeze_excite_in_firmware_matches_host_bit_exactly(work):
     the MVE build and the scalar build alike, with the host's bytes."""
     import torch
 
-    class SqueezeExcite(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(1, 16, 3, padding=1)
-            self.reduce = torch.nn.Conv2d(16, 4, 1)
-            self.expand = torch.nn.Conv2d(4, 16, 1)
-            self.out = torch.nn.Conv2d(16, 4, 1)
-
-        def forward(self, x):
-            y = torch.relu(self.conv(x))
-            w = self.expand(torch.relu(self.reduce(y.mean((2, 3), keepdim=True))))
-            w = torch.nn.functional.hardsigmoid(w)
-            return self.out(y * w)
-
     torch.manual_seed(0)
-    assert_int8_firmware_matches_host(work, "squeeze-excite", SqueezeExcite(), (1, 1, 12, 12),
+    net = squeeze_excite_net(1, act="relu", gate="hardsigmoid")
+    assert_int8_firmware_matches_host(work, "squeeze-excite", net, (1, 1, 12, 12),
                                       ["quantized_mul", "quantized_lut"])
 
 

@@ -14,6 +14,7 @@ from torchao.testing.pt2e._xnnpack_quantizer import (
 )
 
 import pteron
+from squeeze_excite_net import squeeze_excite_net
 from upsample_net import upsample_net
 
 TARGET = """
@@ -299,6 +300,19 @@ def test_a_mean_over_h_and_w_is_a_global_pool(tmp_path, keepdim):
     assert_within_3_output_steps(m, r, (1, 3, 12, 12))
 
 
+class TwoConvs(torch.nn.Module):
+    """Two convolutions with `act` (a function of one tensor) between them."""
+
+    def __init__(self, act):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.b = torch.nn.Conv2d(8, 4, 3, padding=1)
+        self.act = act
+
+    def forward(self, x):
+        return self.b(self.act(self.a(x)))
+
+
 @pytest.mark.parametrize("act", ["sigmoid", "tanh", "gelu", "silu", "hardswish", "hardsigmoid", "mish", "elu"])
 def test_unary_ops_become_int8_tables(tmp_path, act):
     """An activation between two quantized convolutions runs as one int8 table of 256 results,
@@ -308,17 +322,8 @@ def test_unary_ops_become_int8_tables(tmp_path, act):
     into one table). No float op, no dequantize or quantize, and no layout change between the
     convolutions."""
 
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.b = torch.nn.Conv2d(8, 4, 3, padding=1)
-
-        def forward(self, x):
-            return self.b(getattr(torch.nn.functional, act)(self.a(x)))
-
     torch.manual_seed(0)
-    m, r = cortex_m_and_portable(Net().eval(), (1, 3, 10, 10), tmp_path)
+    m, r = cortex_m_and_portable(TwoConvs(getattr(F, act)).eval(), (1, 3, 10, 10), tmp_path)
     names = m.instruction_names()
     assert names.count("cortex_m::quantized_lut.out") == 1, names
     assert [n for n in names if not n.startswith("cortex_m::")] == [], names
@@ -331,19 +336,10 @@ def test_silu_quantized_by_pt2e_is_one_int8_table(tmp_path):
     its input (as in EfficientNet): the table of the sigmoid and the multiply of the input by it
     fold into one table of the input. Within 3 output steps of the PT2E model run by torch."""
 
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.b = torch.nn.Conv2d(8, 4, 3, padding=1)
-
-        def forward(self, x):
-            y = self.a(x)
-            return self.b(y * torch.sigmoid(y))
-
     torch.manual_seed(0)
     example = (torch.randn(1, 3, 10, 10),)
-    prepared = prepare_pt2e(torch.export.export(Net().eval(), example).module(),
+    net = TwoConvs(lambda y: y * torch.sigmoid(y)).eval()
+    prepared = prepare_pt2e(torch.export.export(net, example).module(),
                             XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True)))
     for _ in range(8):
         prepared(torch.randn(1, 3, 10, 10))
@@ -368,22 +364,9 @@ def test_squeeze_excite_runs_int8_in_nhwc(tmp_path, weights_first):
     times its [N, C, 1, 1] channel weights, in either operand order): the broadcast multiply is
     cortex_m's quantized_mul on the NHWC activation, so the block adds no float op and no layout
     change; within 3 output steps of the portable Q/DQ program."""
-
-    class SqueezeExcite(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
-            self.reduce = torch.nn.Conv2d(16, 4, 1)
-            self.expand = torch.nn.Conv2d(4, 16, 1)
-            self.out = torch.nn.Conv2d(16, 8, 1)
-
-        def forward(self, x):
-            y = F.silu(self.conv(x))
-            w = torch.sigmoid(self.expand(F.relu(self.reduce(y.mean((2, 3), keepdim=True)))))
-            return self.out(w * y if weights_first else y * w)
-
     torch.manual_seed(0)
-    m, r = cortex_m_and_portable(SqueezeExcite().eval(), (1, 3, 12, 10), tmp_path)
+    m, r = cortex_m_and_portable(squeeze_excite_net(3, weights_first=weights_first).eval(), (1, 3, 12, 10),
+                                 tmp_path)
     names = m.instruction_names()
     assert "cortex_m::quantized_mul.out" in names, names
     assert [n for n in names if not n.startswith("cortex_m::")] == [], names
