@@ -204,8 +204,11 @@ class Lowering {
   }
 
   // Decides which nodes run in int8: a PT2E dq -> op -> q pattern whose op XNNPACK runs in
-  // qint8 (conv and linear with int8 weights of zero point 0, add/sub/mul, max pool and clamp
-  // with equal input and output quantization, global average pool, reshape). The op then reads
+  // qint8 (conv and linear with int8 weights of zero point 0, add/sub/mul, max pool, clamp and
+  // constant pad with equal input and output quantization, global average pool, reshape). A
+  // TensorFlow-style SAME pad before a strided convolution (MobileNet's, in the MLPerf Tiny
+  // models) ran in fp32 between two conversions: 190 us against 89 for the padded convolution
+  // alone on a 3x96x96 int8 input here. The op then reads
   // the int8 tensors and writes the quantize's output; everything else stays fp32, with
   // Convert nodes at the dequantize/quantize points.
   void plan_quantized_nodes(const std::unordered_set<NodeId>& members,
@@ -241,6 +244,7 @@ class Lowering {
         case Kind::kGlobalPool:
         case Kind::kClampLike:
         case Kind::kReshape:
+        case Kind::kPad:
           acts = {n.inputs()[0]};
           break;
         default:
@@ -262,7 +266,7 @@ class Lowering {
           !reshape_reason(g_.value(acts[0]).spec.sizes, fo.spec.sizes).empty())
         continue;
       if ((info.kind == Kind::kMaxPool || info.kind == Kind::kClampLike ||
-           info.kind == Kind::kReshape) &&
+           info.kind == Kind::kReshape || info.kind == Kind::kPad) &&
           !same)
         continue;
       if (info.kind == Kind::kConv || info.kind == Kind::kLinear) {

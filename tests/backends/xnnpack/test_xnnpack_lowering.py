@@ -383,6 +383,47 @@ def test_pteron_quantizer_output_is_one_int8_region(scheme):
     assert float((delegated - portable).abs().max()) <= 0.02 * float(portable.abs().max())
 
 
+class SamePaddedConvNet(torch.nn.Module):
+    """TensorFlow-style SAME padding in PT2E Q/DQ form: conv+relu (output zero point -128), a
+    zero pad of one bottom row and right column, a stride-2 conv (MobileNet as the MLPerf Tiny
+    models write it)."""
+
+    IN, MID, OUT = 0.02, 0.03, 0.05
+
+    def __init__(self):
+        super().__init__()
+        for name, shape in [("w1", (8, 3, 3, 3)), ("w2", (16, 8, 3, 3))]:
+            q, scales = _int8_weight(torch.randn(*shape) * 0.3, per_channel=True)
+            self.register_buffer(name, q)
+            self.register_buffer(name + "_scales", scales)
+        self.register_buffer("zeros", torch.zeros(16, dtype=torch.int64))
+
+    def forward(self, x):
+        w1 = QD.dequantize_per_channel(self.w1, self.w1_scales, self.zeros[:8], 0, -127, 127, torch.int8)
+        w2 = QD.dequantize_per_channel(self.w2, self.w2_scales, self.zeros, 0, -127, 127, torch.int8)
+        y = _qdq(torch.relu(F.conv2d(_qdq(x, self.IN, 3), w1, padding=1)), self.MID, -128)
+        y = _qdq(F.pad(y, (0, 1, 0, 1)), self.MID, -128)
+        return _qdq(F.conv2d(y, w2, stride=2), self.OUT, 0)
+
+
+def test_a_same_pad_runs_int8_with_its_zero_point():
+    """The pad before a strided convolution runs in int8 inside the region (it ran in fp32
+    between two conversions, twice the padded convolution's time on a 3x96x96 input), filling
+    with the zero point (-128 here, 0.0): torch's numbers within 3 output steps, the padded
+    border included."""
+    model = SamePaddedConvNet().eval()
+    x = torch.randn(1, 3, 15, 15)
+    program = pteron.to_edge_transform_and_lower(torch.export.export(model, (x,)),
+                                                 partitioner=[pteron.XnnpackPartitioner()],
+                                                 kernels=("portable",))
+    report = program.report
+    assert len(report["delegated_regions"]) == 1 and report["refusals"] == [], report["refusals"]
+    with torch.no_grad():
+        expected = model(x)
+    actual = program.load().forward(x)[0]
+    assert float((actual - expected).abs().max()) <= 3 * SamePaddedConvNet.OUT + 1e-6
+
+
 class Int32BiasConvNet(torch.nn.Module):
     """Two PT2E int8 convolutions whose biases are int32 constants dequantized in the graph at
     scale input_scale x weight_scale (zero point 0), as PT2E quantizers with a derived bias spec
