@@ -33,6 +33,8 @@ MODELS = ["mobilenet-v2", "resnet-18", "efficientnet-b0", "mobilenet-v1-025", "r
 INT8_MODELS = ["mobilenet-v2", "resnet-18", "efficientnet-b0", "mobilenet-v1-025", "resnet-8",
                "ds-cnn", "digits-cnn"]
 GOAL = 1.15
+ROUND_MS = 100.0  # timed runs per round and program: about this long
+MAX_ITERS = 2000
 
 
 def run(cmd: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
@@ -90,10 +92,18 @@ def main() -> None:
                 choose = [] if backends == "default" else ["--backends", backends]
                 run([cli, "compile", pt2, "-o", pte, *extra, *choose], env)
                 programs[backends] = pte
+            # Each round of a program takes about ROUND_MS (at least --iters runs): twenty runs of
+            # a 0.2 ms program measured the same program 1.2x apart in one sweep here.
+            iters = {}
+            for backends, pte in programs.items():
+                probe = json.loads(run([cli, "bench", pte, "--threads", args.threads, "--iters", 5,
+                                        "--json"]).stdout)["median_ms"]
+                iters[backends] = int(min(MAX_ITERS, max(args.iters, ROUND_MS / max(probe, 1e-3))))
             rounds = {b: [] for b in lists}
-            for _ in range(args.rounds):
-                for backends, pte in programs.items():
-                    r = run([cli, "bench", pte, "--threads", args.threads, "--iters", args.iters,
+            for k in range(args.rounds):
+                order = list(programs.items()) if k % 2 == 0 else list(programs.items())[::-1]
+                for backends, pte in order:
+                    r = run([cli, "bench", pte, "--threads", args.threads, "--iters", iters[backends],
                              "--json"])
                     rounds[backends].append(json.loads(r.stdout))
             times = {b: statistics.median(x["median_ms"] for x in rs) for b, rs in rounds.items()}
@@ -124,8 +134,9 @@ def markdown(r: dict) -> str:
     lines = [
         "# The default program against every explicit backend list (make bench-default)",
         "",
-        f"bench/default_choice.py: {r['threads']} threads, {r['rounds']} alternating rounds of "
-        f"{r['iters']} timed runs per program, each in its own process; medians of the rounds' "
+        f"bench/default_choice.py: {r['threads']} threads, {r['rounds']} alternating rounds (every "
+        f"other one in reverse order) of at least {r['iters']} timed runs per program, about "
+        f"{ROUND_MS:.0f} ms of them, each in its own process; medians of the rounds' "
         f"medians. Load average {r['load_average_start']:.1f} at the start, "
         f"{r['load_average_end']:.1f} at the end. The default compiles with the calibration "
         f"`pteron tune` measured at the start ({r['calibration']['machine']}); int8: pteron's "
