@@ -66,10 +66,11 @@ struct Avx2 {
     const __m256 clamped = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
     return _mm256_cvtps_epi32(_mm256_and_ps(clamped, _mm256_cmp_ps(r, r, _CMP_ORD_Q)));
   }
-  // q + offset clamped to [lo, hi] (within int8), the first `count` as bytes.
+  // All lanes, as int32.
   static void store_i32(int32_t* p, __m256i v) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
   }
+  // q + offset clamped to [lo, hi] (within int8), the first `count` as bytes.
   static void store_i8(int8_t* out, __m256i q, __m256i offset, __m256i lo, __m256i hi,
                        int64_t count) {
     const __m256i c = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, offset), lo), hi);

@@ -72,9 +72,10 @@ struct Avx512 {
     return _mm512_cvtps_epi32(
         _mm512_maskz_mov_ps(ordered, _mm512_min_ps(_mm512_max_ps(r, lo), hi)));
   }
+  // All lanes, as int32.
+  static void store_i32(int32_t* p, __m512i v) { _mm512_storeu_si512(p, v); }
   // q + offset clamped to [lo, hi] (within int8), the first `count` as bytes: narrowed with
   // saturation to int8 first, then clamped as 16 bytes (half the work of clamping 16 dwords).
-  static void store_i32(int32_t* p, __m512i v) { _mm512_storeu_si512(p, v); }
   static void store_i8(int8_t* out, __m512i q, __m512i offset, __m512i lo, __m512i hi,
                        int64_t count) {
     __m128i bytes = _mm512_cvtsepi32_epi8(_mm512_add_epi32(q, offset));

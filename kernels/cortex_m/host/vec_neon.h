@@ -58,8 +58,9 @@ struct Neon {
     const float32x4_t clamped = vminq_f32(vmaxq_f32(r, lo), hi);
     return vcvtq_s32_f32(vbslq_f32(vceqq_f32(r, r), clamped, vdupq_n_f32(0.0f)));  // NaN: 0
   }
-  // q + offset clamped to [lo, hi] (within int8), the first `count` as bytes.
+  // All lanes, as int32.
   static void store_i32(int32_t* p, int32x4_t v) { vst1q_s32(p, v); }
+  // q + offset clamped to [lo, hi] (within int8), the first `count` as bytes.
   static void store_i8(int8_t* out, int32x4_t q, int32x4_t offset, int32x4_t lo, int32x4_t hi,
                        int64_t count) {
     const int32x4_t c = vminq_s32(vmaxq_s32(vaddq_s32(q, offset), lo), hi);

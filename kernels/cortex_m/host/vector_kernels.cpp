@@ -2,7 +2,7 @@
 
 #include <pthreadpool.h>
 
-#include <vector>
+#include <algorithm>
 
 #include "kernels/cortex_m/host/depthwise_vnni.h"
 #include "kernels/cortex_m/host/host_isa.h"
@@ -162,132 +162,57 @@ bool depthwise_on_vnni(KernelContext& ctx, const int8_t* in, const int8_t* weigh
 }
 #endif
 
-// quantized_add and quantized_mul over threads: chunks of whole cache lines, each read and
-// written by one task (an output on its operand's bytes, as the planner allows, stays safe).
-constexpr int64_t kMinParallelElementwise = int64_t{1} << 15;  // elements: smaller stay inline
+// The element-wise kernels over threads: smaller ones stay inline.
+constexpr int64_t kMinParallelElementwise = int64_t{1} << 15;  // elements
+
+// Runs fn(first, last) over [0, items) on the shared thread pool, about two tasks per thread of
+// a multiple of `align` items each (whole cache lines of an element-wise output: each byte read
+// and written by one task, so an output on its operand's bytes, as the planner allows, stays
+// safe), when `elements` (the work the items stand for) reaches kMinParallelElementwise; else
+// in one call on this thread.
+template <class Fn>
+void split_over_threads(int64_t items, int64_t elements, int64_t align, const Fn& fn) {
+  pthreadpool_t pool = elements >= kMinParallelElementwise ? shared_threadpool() : nullptr;
+  if (pool == nullptr || items < 2) {
+    fn(int64_t{0}, items);
+    return;
+  }
+  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
+  struct Job {
+    const Fn* fn;
+    int64_t items, chunk;
+  } job{&fn, items, ((items + 2 * threads - 1) / (2 * threads) + align - 1) / align * align};
+  const auto task = [](void* context, size_t t) {
+    const Job& j = *static_cast<const Job*>(context);
+    const int64_t first = static_cast<int64_t>(t) * j.chunk;
+    (*j.fn)(first, std::min(first + j.chunk, j.items));
+  };
+  pthreadpool_parallelize_1d(pool, task, &job,
+                             static_cast<size_t>((items + job.chunk - 1) / job.chunk),
+                             pool_call_flags());
+}
 
 template <class P>
 using BinaryLoop = void (*)(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const P& p);
 
 template <class P>
-struct BinaryJob {
-  BinaryLoop<P> loop;
-  const int8_t *a, *b;
-  int8_t* out;
-  int64_t n, chunk;
-  const P* p;
-};
-
-template <class P>
-void binary_task(void* context, size_t task) {
-  const BinaryJob<P>& j = *static_cast<const BinaryJob<P>*>(context);
-  const int64_t first = static_cast<int64_t>(task) * j.chunk;
-  const int64_t count = j.n - first < j.chunk ? j.n - first : j.chunk;
-  j.loop(j.a + first, j.b + first, j.out + first, count, *j.p);
-}
-
-template <class P>
 void run_binary(BinaryLoop<P> loop, const int8_t* a, const int8_t* b, int8_t* out, int64_t n,
                 const P& p) {
-  pthreadpool_t pool = n >= kMinParallelElementwise ? shared_threadpool() : nullptr;
-  if (pool == nullptr) {
-    loop(a, b, out, n, p);
-    return;
-  }
-  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
-  BinaryJob<P> job{loop, a, b, out, n, (n + 2 * threads - 1) / (2 * threads), &p};
-  job.chunk = (job.chunk + 63) / 64 * 64;
-  pthreadpool_parallelize_1d(pool, &binary_task<P>, &job,
-                             static_cast<size_t>((n + job.chunk - 1) / job.chunk),
-                             pool_call_flags());
+  split_over_threads(n, n, 64, [&](int64_t first, int64_t last) {
+    loop(a + first, b + first, out + first, last - first, p);
+  });
 }
 
-// A table lookup over threads, in chunks of whole cache lines as run_binary's.
-struct LutJob {
-  void (*loop)(const int8_t* in, const int8_t* table, int8_t* out, int64_t n);
-  const int8_t *in, *table;
-  int8_t* out;
-  int64_t n, chunk;
-};
-
-void lut_task(void* context, size_t task) {
-  const LutJob& j = *static_cast<const LutJob*>(context);
-  const int64_t first = static_cast<int64_t>(task) * j.chunk;
-  j.loop(j.in + first, j.table, j.out + first, std::min(j.chunk, j.n - first));
-}
-
-// An average pool over threads: tasks of whole output rows, or, when there are fewer rows than
-// twice the threads (a global pool has one per image), of rows by blocks of 64 channels; each
-// task sums into its own int32 buffer.
-constexpr int64_t kAvgPoolChannelBlock = 64;
-
-struct AvgPoolJob {
-  const VectorKernels* k;
-  const int8_t* in;
-  int8_t* out;
-  const PoolShape* p;
-  int64_t rows, rows_per_task, channel_blocks;
-};
-
-void avg_pool_task(void* context, size_t task) {
-  const AvgPoolJob& j = *static_cast<const AvgPoolJob*>(context);
-  const int64_t block = static_cast<int64_t>(task) % j.channel_blocks;
-  const int64_t first = static_cast<int64_t>(task) / j.channel_blocks * j.rows_per_task;
-  const int64_t c_lo = j.channel_blocks == 1 ? 0 : block * kAvgPoolChannelBlock;
-  const int64_t c_hi =
-      j.channel_blocks == 1 ? j.p->c : std::min<int64_t>(c_lo + kAvgPoolChannelBlock, j.p->c);
-  std::vector<int32_t> acc(static_cast<size_t>(c_hi + 64));  // whole vectors past c_hi
-  j.k->avg_pool(j.in, j.out, *j.p, acc.data(), first, std::min(first + j.rows_per_task, j.rows),
-                c_lo, c_hi);
-}
-
-// A broadcast binary op over threads: tasks of whole rows (for_each_broadcast_row), each about
-// a chunk of run_binary's size.
-template <class P>
-struct BroadcastJob {
-  BinaryLoop<P> loop;
-  const int8_t *a, *b;
-  int8_t* out;
-  BroadcastRows rows;
-  int64_t row_count, rows_per_task;
-  const P* p;
-};
-
-template <class P>
-void broadcast_task(void* context, size_t task) {
-  const BroadcastJob<P>& j = *static_cast<const BroadcastJob<P>*>(context);
-  const int64_t first = static_cast<int64_t>(task) * j.rows_per_task;
-  const int64_t last = std::min(first + j.rows_per_task, j.row_count);
-  for_each_broadcast_row(j.a, j.b, j.out, j.rows, first, last,
-                         [&](const int8_t* a, const int8_t* b, int8_t* out, int64_t n) {
-                           j.loop(a, b, out, n, *j.p);
-                         });
-}
-
+// A broadcast binary op: tasks of whole rows (for_each_broadcast_row).
 template <class P>
 void run_broadcast(BinaryLoop<P> loop, const int8_t* a, const int8_t* b, int8_t* out,
                    const BroadcastRows& rows, const P& p) {
-  const int64_t n = rows.outer * rows.mid * rows.inner;
-  const int64_t row_count = broadcast_row_count(rows);
-  pthreadpool_t pool = n >= kMinParallelElementwise ? shared_threadpool() : nullptr;
-  if (pool == nullptr || row_count < 2) {
-    BroadcastJob<P> all{loop, a, b, out, rows, row_count, row_count, &p};
-    broadcast_task<P>(&all, 0);  // one task of every row, inline
-    return;
-  }
-  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
-  BroadcastJob<P> job{loop,
-                      a,
-                      b,
-                      out,
-                      rows,
-                      row_count,
-                      std::max<int64_t>(1, (row_count + 2 * threads - 1) / (2 * threads)),
-                      &p};
-  pthreadpool_parallelize_1d(
-      pool, &broadcast_task<P>, &job,
-      static_cast<size_t>((row_count + job.rows_per_task - 1) / job.rows_per_task),
-      pool_call_flags());
+  split_over_threads(broadcast_row_count(rows), rows.outer * rows.mid * rows.inner, 1,
+                     [&](int64_t first, int64_t last) {
+                       for_each_broadcast_row(a, b, out, rows, first, last,
+                                              [&](const int8_t* ra, const int8_t* rb, int8_t* ro,
+                                                  int64_t n) { loop(ra, rb, ro, n, p); });
+                     });
 }
 
 }  // namespace
@@ -325,40 +250,26 @@ bool mul_broadcast(const int8_t* a, const int8_t* b, int8_t* out, const Broadcas
 bool lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n) {
   const VectorKernels* k = kernels();
   if (k == nullptr) return false;
-  pthreadpool_t pool = n >= kMinParallelElementwise ? shared_threadpool() : nullptr;
-  if (pool == nullptr) {
-    k->lut(in, table, out, n);
-    return true;
-  }
-  const int64_t threads = static_cast<int64_t>(pthreadpool_get_threads_count(pool));
-  LutJob job{k->lut, in, table, out, n, ((n + 2 * threads - 1) / (2 * threads) + 63) / 64 * 64};
-  pthreadpool_parallelize_1d(pool, &lut_task, &job,
-                             static_cast<size_t>((n + job.chunk - 1) / job.chunk),
-                             pool_call_flags());
+  split_over_threads(n, n, 64, [&](int64_t first, int64_t last) {
+    k->lut(in + first, table, out + first, last - first);
+  });
   return true;
 }
 
 bool avg_pool(const int8_t* in, int8_t* out, const PoolShape& p) {
   const VectorKernels* k = kernels();
   if (k == nullptr) return false;
+  // Items: output rows by blocks of channels (a global pool has one row per image).
   const int64_t rows = static_cast<int64_t>(p.n) * p.oh;
-  const int64_t reads = static_cast<int64_t>(p.n) * p.h * p.w * p.c;
-  pthreadpool_t pool = reads >= kMinParallelElementwise ? shared_threadpool() : nullptr;
-  const int64_t threads =
-      pool == nullptr ? 1 : static_cast<int64_t>(pthreadpool_get_threads_count(pool));
-  AvgPoolJob job{k, in, out, &p, rows, 1, 1};
-  if (pool != nullptr && rows < 2 * threads)
-    job.channel_blocks = (p.c + kAvgPoolChannelBlock - 1) / kAvgPoolChannelBlock;
-  job.rows_per_task = std::max<int64_t>(1, (rows + 2 * threads - 1) / (2 * threads));
-  const size_t tasks =
-      static_cast<size_t>((rows + job.rows_per_task - 1) / job.rows_per_task * job.channel_blocks);
-  if (pool == nullptr || tasks < 2) {
-    job.rows_per_task = rows;
-    job.channel_blocks = 1;
-    avg_pool_task(&job, 0);
-    return true;
-  }
-  pthreadpool_parallelize_1d(pool, &avg_pool_task, &job, tasks, pool_call_flags());
+  const int64_t blocks = (p.c + kAvgPoolChannels - 1) / kAvgPoolChannels;
+  split_over_threads(rows * blocks, static_cast<int64_t>(p.n) * p.h * p.w * p.c, 1,
+                     [&](int64_t first, int64_t last) {
+                       for (int64_t item = first; item < last; ++item) {
+                         const int64_t c_lo = item % blocks * kAvgPoolChannels;
+                         k->avg_pool(in, out, p, item / blocks,
+                                     std::min<int64_t>(c_lo + kAvgPoolChannels, p.c) - c_lo, c_lo);
+                       }
+                     });
   return true;
 }
 

@@ -30,7 +30,7 @@ bool mul_broadcast(const int8_t* a, const int8_t* b, int8_t* out, const Broadcas
 // quantized_lut: out[i] = table[in[i] + 128] (`table` of 256 entries), split over threads.
 bool lut(const int8_t* in, const int8_t* table, int8_t* out, int64_t n);
 // quantized_avg_pool2d_nhwc: each window's in-bounds mean (util/pool_params.h's rounded_mean),
-// output rows (or, for a global pool, channel blocks) split over threads.
+// output rows by blocks of kAvgPoolChannels channels split over threads.
 bool avg_pool(const int8_t* in, int8_t* out, const PoolShape& p);
 // quantized_max_pool2d_nhwc: the window's in-bounds maximum, moved by the zero-point shift and
 // clamped.
@@ -63,10 +63,13 @@ struct VectorKernels {
   void (*max_pool)(const int8_t* in, int8_t* out, const MaxPoolParams& p);
   void (*depthwise_rows)(const DepthwiseRows& d, int64_t first, int64_t last);  // of n * oh
   void (*lut)(const int8_t* in, const int8_t* table, int8_t* out, int64_t n);
-  // `acc`: int32 sums for channels [c_lo, c_hi) rounded up to whole vectors
-  void (*avg_pool)(const int8_t* in, int8_t* out, const PoolShape& p, int32_t* acc, int64_t first,
-                   int64_t last, int64_t c_lo, int64_t c_hi);
+  // Output row `row` of n * oh, channels [c0, c0 + count), count <= kAvgPoolChannels.
+  void (*avg_pool)(const int8_t* in, int8_t* out, const PoolShape& p, int64_t row, int64_t count,
+                   int64_t c0);
 };
+
+// The average pool's channels per call: their int32 sums stay in a stack buffer.
+constexpr int64_t kAvgPoolChannels = 64;
 
 #if defined(__x86_64__)
 extern const VectorKernels kAvx512Kernels;  // isa_avx512.cpp

@@ -105,34 +105,31 @@ void max_pool_loop(const int8_t* in, int8_t* out, const MaxPoolParams& params) {
       }
 }
 
-// The average pool's output pixels of rows [first, last) of n * oh, channels [c_lo, c_hi): each
-// window's in-bounds pixels summed in int32 lanes into `acc` (one pass over the window, the
-// sums in L1), then the rounded means (scalar: an integer divide per output, bit for bit
-// arm_avgpool_s8's).
+// The average pool's output row `row` of n * oh, channels [c0, c0 + count): each window's
+// in-bounds pixels summed in int32 lanes (one pass over the window, the sums on the stack),
+// then the rounded means (scalar: an integer divide per output, bit for bit arm_avgpool_s8's).
 template <class V>
-void avg_pool_loop(const int8_t* in, int8_t* out, const PoolShape& p, int32_t* acc, int64_t first,
-                   int64_t last, int64_t c_lo, int64_t c_hi) {
-  const int64_t c = p.c, hw = static_cast<int64_t>(p.h) * p.w;
-  for (int64_t row = first; row < last; ++row) {
-    const int64_t b = row / p.oh;
-    const int32_t oy = static_cast<int32_t>(row % p.oh);
-    const int8_t* image = in + b * hw * c;
-    for (int32_t ox = 0; ox < p.ow; ++ox) {
-      const Bounds bd = window_bounds(p, oy, ox);
-      for (int64_t c0 = c_lo; c0 < c_hi; c0 += V::kLanes) V::store_i32(acc + c0, V::set1(0));
-      for (int32_t y = bd.y_lo; y < bd.y_hi; ++y)
-        for (int32_t x = bd.x_lo; x < bd.x_hi; ++x) {
-          const int8_t* pixel = image + (static_cast<int64_t>(y) * p.w + x) * c;
-          for (int64_t c0 = c_lo; c0 < c_hi; c0 += V::kLanes) {
-            const int64_t live = c_hi - c0 < V::kLanes ? c_hi - c0 : V::kLanes;
-            V::store_i32(acc + c0,
-                         V::add(V::load_i32(acc + c0, V::kLanes), V::load_i8(pixel + c0, live)));
-          }
+void avg_pool_loop(const int8_t* in, int8_t* out, const PoolShape& p, int64_t row, int64_t count,
+                   int64_t c0) {
+  alignas(64) int32_t acc[kAvgPoolChannels + V::kLanes];  // whole vectors past count
+  const int64_t c = p.c, b = row / p.oh;
+  const int32_t oy = static_cast<int32_t>(row % p.oh);
+  const int8_t* image = in + b * p.h * p.w * c + c0;
+  for (int32_t ox = 0; ox < p.ow; ++ox) {
+    const Bounds bd = window_bounds(p, oy, ox);
+    for (int64_t k = 0; k < count; k += V::kLanes) V::store_i32(acc + k, V::set1(0));
+    for (int32_t y = bd.y_lo; y < bd.y_hi; ++y)
+      for (int32_t x = bd.x_lo; x < bd.x_hi; ++x) {
+        const int8_t* pixel = image + (static_cast<int64_t>(y) * p.w + x) * c;
+        for (int64_t k = 0; k < count; k += V::kLanes) {
+          const int64_t live = count - k < V::kLanes ? count - k : V::kLanes;
+          V::store_i32(acc + k,
+                       V::add(V::load_i32(acc + k, V::kLanes), V::load_i8(pixel + k, live)));
         }
-      const int32_t count = (bd.y_hi - bd.y_lo) * (bd.x_hi - bd.x_lo);
-      int8_t* o = out + ((b * p.oh + oy) * p.ow + ox) * c;
-      for (int64_t k = c_lo; k < c_hi; ++k) o[k] = count > 0 ? rounded_mean(acc[k], count) : 0;
-    }
+      }
+    const int32_t window = (bd.y_hi - bd.y_lo) * (bd.x_hi - bd.x_lo);
+    int8_t* o = out + ((b * p.oh + oy) * p.ow + ox) * c + c0;
+    for (int64_t k = 0; k < count; ++k) o[k] = window > 0 ? rounded_mean(acc[k], window) : 0;
   }
 }
 
