@@ -564,12 +564,60 @@ void depthwise_row(const DepthwiseRowArgs& r, float lo, float hi) {
   depthwise_row_impl<false>(r, lo, hi);
 }
 
+// P consecutive outputs of one row of a channel block: each weight vector is loaded once for
+// the P pixels it multiplies.
+constexpr int kBlockVecs = static_cast<int>(kDepthwiseBlock) / kLanes;
+static_assert(kBlockVecs * kLanes == kDepthwiseBlock, "a channel block is whole vectors");
+
+template <int P>
+inline void depthwise_block_pixels(const DepthwiseBlockArgs& a, const float* x0, float* y, Vec vlo,
+                                   Vec vhi) {
+  constexpr int64_t B = kDepthwiseBlock;
+  const int64_t pixel_step = a.stride_w * B;
+  Vec acc[P][kBlockVecs];
+  for (int v = 0; v < kBlockVecs; ++v) {
+    const Vec b = load(a.bias + v * kLanes);
+    for (int p = 0; p < P; ++p) acc[p][v] = b;
+  }
+  const float* w = a.w;
+  for (int64_t kh = 0; kh < a.kernel_h; ++kh) {
+    const float* row = x0 + kh * a.dilation_h * a.tile_w * B;
+    for (int64_t kw = 0; kw < a.kernel_w; ++kw, w += B) {
+      const float* x = row + kw * a.dilation_w * B;
+      for (int v = 0; v < kBlockVecs; ++v) {
+        const Vec wv = load(w + v * kLanes);
+        for (int p = 0; p < P; ++p)
+          acc[p][v] = fma(wv, load(x + p * pixel_step + v * kLanes), acc[p][v]);
+      }
+    }
+  }
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < kBlockVecs; ++v)
+      store(y + p * B + v * kLanes, clamp_lanes(acc[p][v], vlo, vhi));
+}
+
+void depthwise_block(const DepthwiseBlockArgs& a, float lo, float hi) {
+  constexpr int64_t B = kDepthwiseBlock;
+  // Four pixels at a time keep 4 * kBlockVecs accumulators in registers (16 on NEON and AVX2).
+  constexpr int kPixels = 4;
+  const Vec vlo = set1(lo), vhi = set1(hi);
+  for (int64_t oh = 0; oh < a.out_h; ++oh) {
+    const float* row = a.tile + oh * a.stride_h * a.tile_w * B;
+    float* y = a.y + oh * a.out_w * B;
+    int64_t ow = 0;
+    for (; ow + kPixels <= a.out_w; ow += kPixels)
+      depthwise_block_pixels<kPixels>(a, row + ow * a.stride_w * B, y + ow * B, vlo, vhi);
+    for (; ow < a.out_w; ++ow)
+      depthwise_block_pixels<1>(a, row + ow * a.stride_w * B, y + ow * B, vlo, vhi);
+  }
+}
+
 }  // namespace
 
 extern const IsaKernels kTable;
 const IsaKernels kTable = {
-    PTERON_ISA_NAME, layer_norm,     rms_norm,        gelu,      relu,
-    clamp,           sigmoid,        silu_mul,        softmax,   binary,
-    attention,       winograd_input, winograd_output, transpose, depthwise_row};
+    PTERON_ISA_NAME, layer_norm, rms_norm,      gelu,           relu,      clamp,
+    sigmoid,         silu_mul,   softmax,       binary,         attention, winograd_input,
+    winograd_output, transpose,  depthwise_row, depthwise_block};
 
 }  // namespace pteron::opt::PTERON_ISA

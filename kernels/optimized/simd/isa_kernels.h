@@ -38,6 +38,23 @@ struct AttentionSlice {
   int64_t head_rows = 0, mask_head = 0;
 };
 
+// Depthwise outputs of one block of kDepthwiseBlock channels stored channel-minor (each pixel's
+// kDepthwiseBlock channels contiguous), so every vector lane is a channel and no lane idles
+// however narrow the image: y[(oh * out_w + ow) * B + c] = clamp(bias[c] + sum over (kh, kw) of
+// w[(kh * kernel_w + kw) * B + c] * tile[((oh * stride_h + kh * dilation_h) * tile_w + ow *
+// stride_w + kw * dilation_w) * B + c]), B = kDepthwiseBlock. The tile holds the zero-padded
+// input rows the outputs read.
+constexpr int64_t kDepthwiseBlock = 16;
+struct DepthwiseBlockArgs {
+  const float* tile;
+  int64_t tile_w;
+  const float* w;
+  const float* bias;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
+  float* y;
+  int64_t out_h, out_w;
+};
+
 struct IsaKernels {
   const char* name;  // "avx512", "avx2", "neon", "scalar"
   // y = (x - mean) * rstd * w + b over rows of D (w, b may be nullptr); mean/rstd per row.
@@ -75,6 +92,8 @@ struct IsaKernels {
   // multiply-add in (kh, kw) order, then clamped to [lo, hi] (NaN stays NaN); lo = -inf and
   // hi = +inf leave it as it is.
   void (*depthwise_row)(const DepthwiseRowArgs& row, float lo, float hi);
+  // DepthwiseBlockArgs's outputs, taps in (kh, kw) order as depthwise_row, clamped likewise.
+  void (*depthwise_block)(const DepthwiseBlockArgs& block, float lo, float hi);
 };
 
 // The best table for this CPU (decided once).

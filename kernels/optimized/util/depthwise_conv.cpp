@@ -1,6 +1,7 @@
 #include "kernels/optimized/util/depthwise_conv.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/parallel.h"
@@ -10,15 +11,27 @@ namespace pteron::optimized {
 
 namespace {
 
+constexpr int64_t kBlock = opt::kDepthwiseBlock;
+
+// Floats of zero-padded input rows one channel block packs at a time (64 KiB on the stack):
+// a band of output rows is computed from them, so any image height fits.
+constexpr int64_t kTileFloats = int64_t{1} << 14;
+// Output floats of one band (a band's outputs are computed, then moved to their planes).
+constexpr int64_t kBandFloats = int64_t{1} << 13;
+constexpr int64_t kMaxBlockTaps = 64;
+// Output widths below which channel blocks beat plane rows (2 threads, AVX-512, widths 7-56
+// 1.3-3.3x faster; a 112-wide 3x3 layer 1.2x slower: its rows fill whole vectors already and
+// the transposes cost more than the idle lanes they save).
+constexpr int64_t kChannelBlockWidth = 64;
+
 void simd_row(const DepthwiseRowArgs& row, const void* context) {
   const OutputClamp& c = *static_cast<const OutputClamp*>(context);
   opt::isa_kernels().depthwise_row(row, c.lo, c.hi);
 }
 
-}  // namespace
-
-void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* weight,
-                          const float* bias, float* out, const OutputClamp& clamp) {
+// Plane by plane, the SIMD row loop over padded rows (the portable walk's).
+void depthwise_planes(const ConvShape& s, const float* input, const float* weight,
+                      const float* bias, float* out, const OutputClamp& clamp) {
   const int64_t taps = s.kernel_h * s.kernel_w, channels = s.out_channels;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
   opt::parallel_for(s.batch * channels, out_plane * taps, [&](int64_t p0, int64_t p1) {
@@ -40,6 +53,91 @@ void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* w
       p += count;
     }
   });
+}
+
+// Output rows per band of a channel block: as many as kTileFloats of padded input rows and
+// kBandFloats of outputs hold (0: not even one fits).
+int64_t band_rows(const ConvShape& s) {
+  const int64_t tile_w = s.in_w + 2 * s.pad_w, span = (s.kernel_h - 1) * s.dilation_h + 1;
+  const int64_t in_rows = kTileFloats / (tile_w * kBlock);
+  if (in_rows < span) return 0;
+  const int64_t by_tile = (in_rows - span) / s.stride_h + 1;
+  return std::min({by_tile, kBandFloats / (s.out_w * kBlock), s.out_h});
+}
+
+// Output rows [oh0, oh0 + rows) of a block of `count` <= kBlock channels of one image (planes x
+// -> planes y), from their zero-padded input rows transposed to channel-minor order.
+void depthwise_band(const ConvShape& s, int64_t oh0, int64_t rows, const float* x,
+                    const float* weight, const float* bias, float* y, int64_t count,
+                    const OutputClamp& clamp) {
+  const opt::IsaKernels& isa = opt::isa_kernels();
+  const int64_t taps = s.kernel_h * s.kernel_w, tile_w = s.in_w + 2 * s.pad_w;
+  const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+  const int64_t span = (s.kernel_h - 1) * s.dilation_h + 1;
+  alignas(64) float w[kMaxBlockTaps * kBlock], b[kBlock];
+  alignas(64) float tile[kTileFloats], outputs[kBandFloats];
+  // Lanes past `count` compute zeros from zero weights and inputs (never stored).
+  for (int64_t t = 0; t < taps; ++t) {
+    for (int64_t c = 0; c < kBlock; ++c) w[t * kBlock + c] = c < count ? weight[c * taps + t] : 0;
+  }
+  for (int64_t c = 0; c < kBlock; ++c) b[c] = c < count && bias != nullptr ? bias[c] : 0;
+  const int64_t row_floats = tile_w * kBlock;
+  const int64_t ih0 = oh0 * s.stride_h - s.pad_h, in_rows = (rows - 1) * s.stride_h + span;
+  for (int64_t r = 0; r < in_rows; ++r) {
+    float* dst = tile + r * row_floats;
+    const int64_t ih = ih0 + r;
+    if (ih < 0 || ih >= s.in_h || count < kBlock) {
+      std::memset(dst, 0, static_cast<size_t>(row_floats) * sizeof(float));
+      if (ih < 0 || ih >= s.in_h) continue;
+    } else {
+      std::memset(dst, 0, static_cast<size_t>(s.pad_w * kBlock) * sizeof(float));
+      std::memset(dst + (s.pad_w + s.in_w) * kBlock, 0,
+                  static_cast<size_t>(s.pad_w * kBlock) * sizeof(float));
+    }
+    isa.transpose(x + ih * s.in_w, in_plane, dst + s.pad_w * kBlock, kBlock, count, s.in_w);
+  }
+  const opt::DepthwiseBlockArgs args{
+      tile,         tile_w,       w,       b,    s.kernel_h, s.kernel_w, s.stride_h, s.stride_w,
+      s.dilation_h, s.dilation_w, outputs, rows, s.out_w};
+  isa.depthwise_block(args, clamp.lo, clamp.hi);
+  isa.transpose(outputs, kBlock, y + oh0 * s.out_w, out_plane, rows * s.out_w, count);
+}
+
+// Channel blocks: bands of output rows of kBlock channels of one image, every lane a channel.
+void depthwise_channel_blocks(const ConvShape& s, const float* input, const float* weight,
+                              const float* bias, float* out, const OutputClamp& clamp) {
+  const int64_t taps = s.kernel_h * s.kernel_w, channels = s.out_channels;
+  const int64_t blocks = (channels + kBlock - 1) / kBlock, band = band_rows(s);
+  const int64_t bands = (s.out_h + band - 1) / band;
+  const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+  opt::parallel_for(
+      s.batch * blocks * bands, band * s.out_w * taps * kBlock, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t plane_block = i / bands, oh0 = (i % bands) * band;
+          const int64_t n = plane_block / blocks, c0 = (plane_block % blocks) * kBlock;
+          const int64_t count = std::min(kBlock, channels - c0);
+          const int64_t plane = n * channels + c0;
+          depthwise_band(s, oh0, std::min(band, s.out_h - oh0), input + plane * in_plane,
+                         weight + c0 * taps, bias != nullptr ? bias + c0 : nullptr,
+                         out + plane * out_plane, count, clamp);
+        }
+      });
+}
+
+bool depthwise_channel_blocks_pay_off(const ConvShape& s) {
+  return s.out_w < kChannelBlockWidth && s.kernel_h * s.kernel_w <= kMaxBlockTaps &&
+         band_rows(s) > 0;
+}
+
+}  // namespace
+
+void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* weight,
+                          const float* bias, float* out, const OutputClamp& clamp) {
+  if (depthwise_channel_blocks_pay_off(s)) {
+    depthwise_channel_blocks(s, input, weight, bias, out, clamp);
+    return;
+  }
+  depthwise_planes(s, input, weight, bias, out, clamp);
 }
 
 }  // namespace pteron::optimized

@@ -1,7 +1,9 @@
 // Depthwise float32 NCHW convolution (groups == in_channels == out_channels) for the optimized
-// convolution: the portable kernel's padded-row walk (kernels/portable/util/depthwise_conv.h)
-// with this CPU's SIMD row loop (IsaKernels::depthwise_row), over chunks of (image, channel)
-// planes split over threads, and the activation that follows it clamped in the same pass.
+// convolution, the activation that follows it clamped in the same pass. Narrow outputs run in
+// channel-minor blocks (IsaKernels::depthwise_block: every lane a channel, so a 7-wide row does
+// not leave most of a vector idle); wide ones run the portable kernel's padded-row walk
+// (kernels/portable/util/depthwise_conv.h) with this CPU's SIMD row loop
+// (IsaKernels::depthwise_row). Both split their work over threads.
 #pragma once
 
 #include "kernels/optimized/util/output_clamp.h"

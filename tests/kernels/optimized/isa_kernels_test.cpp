@@ -158,6 +158,62 @@ TEST(IsaKernels, DepthwiseRowMatchesReferenceAndClamps) {
   }
 }
 
+// A channel block's outputs (16 channels per pixel) over a zero-padded tile: 3x3 and 5x3
+// kernels, stride 2 and dilation 2, widths around the four-pixel step, a clamp and none, a NaN
+// input reaching only the outputs that read it. Nothing past the outputs may be written.
+TEST(IsaKernels, DepthwiseBlockMatchesReferenceAndClamps) {
+  constexpr int64_t B = opt::kDepthwiseBlock;
+  const float inf = INFINITY;
+  struct Geometry {
+    int64_t kh, kw, stride, dilation;
+  };
+  const Geometry geometries[] = {{3, 3, 1, 1}, {5, 3, 2, 1}, {3, 3, 1, 2}};
+  for (const IsaKernels* k : tables()) {
+    for (const Geometry& g : geometries) {
+      for (int64_t out_w : {1, 3, 4, 5, 9}) {
+        const int64_t out_h = 2;
+        const int64_t tile_w = (out_w - 1) * g.stride + (g.kw - 1) * g.dilation + 1;
+        const int64_t tile_h = (out_h - 1) * g.stride + (g.kh - 1) * g.dilation + 1;
+        std::vector<float> tile = random_floats(tile_h * tile_w * B, 41, 2.0f);
+        const std::vector<float> w = random_floats(g.kh * g.kw * B, 42, 1.0f);
+        const std::vector<float> bias = random_floats(B, 43, 1.0f);
+        tile[3] = NAN;  // pixel (0, 0), channel 3: read by output (0, 0) only
+        for (const auto [lo, hi] : {std::pair{-inf, inf}, std::pair{0.0f, 0.5f}}) {
+          std::vector<float> y(out_h * out_w * B + 1, 7.0f);
+          const opt::DepthwiseBlockArgs args{
+              tile.data(), tile_w,     w.data(),   bias.data(), g.kh,  g.kw, g.stride,
+              g.stride,    g.dilation, g.dilation, y.data(),    out_h, out_w};
+          k->depthwise_block(args, lo, hi);
+          for (int64_t oh = 0; oh < out_h; ++oh) {
+            for (int64_t ow = 0; ow < out_w; ++ow) {
+              for (int64_t c = 0; c < B; ++c) {
+                double ref = bias[c];
+                for (int64_t a = 0; a < g.kh; ++a) {
+                  for (int64_t b = 0; b < g.kw; ++b) {
+                    const int64_t ih = oh * g.stride + a * g.dilation;
+                    const int64_t iw = ow * g.stride + b * g.dilation;
+                    ref += double{w[(a * g.kw + b) * B + c]} * tile[(ih * tile_w + iw) * B + c];
+                  }
+                }
+                const float got = y[(oh * out_w + ow) * B + c];
+                if (std::isnan(ref)) {
+                  ASSERT_TRUE(std::isnan(got)) << k->name << " out_w=" << out_w;
+                  continue;
+                }
+                ref = std::min<double>(hi, std::max<double>(lo, ref));
+                ASSERT_NEAR(got, ref, 1e-5 * (1 + std::fabs(ref)))
+                    << k->name << " " << g.kh << "x" << g.kw << " out_w=" << out_w << " (" << oh
+                    << ", " << ow << ") c=" << c;
+              }
+            }
+          }
+          ASSERT_EQ(y[out_h * out_w * B], 7.0f) << k->name << ": wrote past the outputs";
+        }
+      }
+    }
+  }
+}
+
 TEST(IsaKernels, SoftmaxAndLogSoftmaxMatchReference) {
   for (const IsaKernels* k : tables()) {
     for (int64_t n : kLengths) {

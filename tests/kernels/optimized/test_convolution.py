@@ -7,7 +7,8 @@ The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
 im2col split into several pixel blocks (large K x pixels), and computed transposed (fewer pixels
 than output channels). Depthwise convolutions (groups == Cin == Cout) take the SIMD rows: kernel
-3/5, stride 1/2/3, padding, dilation, rows narrower and wider than a vector. Inputs neither takes (other groupings, channels-last,
+3/5, stride 1/2/3, padding, dilation, rows narrower and wider than a vector; outputs under 64 wide run channel-minor blocks of 16 channels, tails and bands of
+rows included. Inputs neither takes (other groupings, channels-last,
 float64) go to the portable kernel and must still match.
 Bad inputs raise RuntimeError naming the op.
 
@@ -102,6 +103,13 @@ def test_rectangular_kernel_and_mixed_stride(threads):
     (1, 3, 9, 9, 3, 2, 0, 1, True),  # stride 2, no padding, odd width
     (1, 3, 8, 12, 3, 2, 3, 1, False),  # stride 2, odd padding, even width
     (1, 4, 6, 1, 3, 2, 1, 1, True),  # one input column
+    # Outputs under 64 wide take channel blocks of 16 (every lane a channel), the others rows.
+    (1, 40, 7, 7, 5, 1, 2, 1, True),  # EfficientNet's last 5x5: two blocks and a tail of 8
+    (2, 20, 130, 30, 3, 1, 1, 1, True),  # tall: several bands of rows per block
+    (1, 24, 56, 56, 3, 2, 1, 1, False),  # stride 2, a tail block
+    (1, 17, 12, 12, 5, 1, 4, 2, True),  # 5x5 dilated
+    (1, 5, 9, 140, 5, 2, 2, 1, True),  # 70 wide: rows, 5x5 stride 2
+    (1, 3, 9, 240, 5, 4, 2, 1, True),  # 60 wide but a band's input rows too wide: rows
 ])
 def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, bias):
     run_conv(op, rand(n, c, h, w, seed=18), rand(c, 1, k, k, seed=19),
