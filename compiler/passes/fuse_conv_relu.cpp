@@ -34,6 +34,12 @@ const ir::OpSchema& convolution_clamp_schema() {
   return functional;
 }
 
+const ir::OpSchema& convolution_silu_schema() {
+  static const ir::OpSchema& functional =
+      register_single_output_op("pteron::convolution_silu", convolution_arguments());
+  return functional;
+}
+
 const ir::OpSchema& convolution_add_relu_schema() {
   static const ir::OpSchema& functional =
       register_single_output_op("pteron::convolution_add_relu", [] {
@@ -92,12 +98,35 @@ bool fuse_residual(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
   return false;
 }
 
+// silu_mul(conv(...), None) (fuse_silu_mul's SiLU) -> convolution_silu(...) in the SiLU's place.
+bool fuse_silu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated, ir::NodeId id) {
+  if (!graph.has_node(id) || delegated.count(id)) return false;
+  const ir::Node& silu = graph.node(id);
+  if (silu.op.str() != "pteron::silu_mul.default" || silu.args.size() != 2 ||
+      !silu.args[0].is_tensor() || !silu.args[1].is_none()) {
+    return false;
+  }
+  const ir::Value& x = graph.value(silu.args[0].tensor());
+  if (x.spec.dtype != ScalarType::Float || !single_use_intermediate(graph, x) ||
+      delegated.count(x.producer) ||
+      !fusable_convolution(graph, graph.node(x.producer), /*depthwise=*/true)) {
+    return false;
+  }
+  const ir::NodeId conv = x.producer;
+  absorb_relu(graph, id, conv, convolution_silu_schema(), graph.node(conv).args);
+  return true;
+}
+
 }  // namespace
 
 int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
   int fused = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
+    if (fuse_silu(graph, delegated, id)) {
+      ++fused;
+      continue;
+    }
     const ClampFusion clamp = clamp_fusion_input(graph, delegated, id);
     if (clamp.input == nullptr || clamp.input->spec.dtype != ScalarType::Float) continue;
     const ir::Node& producer = graph.node(clamp.input->producer);

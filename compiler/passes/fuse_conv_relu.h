@@ -26,8 +26,13 @@ const ir::OpSchema& convolution_clamp_schema();
 // resnet's residual block ending; `other` has the result's shape (no broadcasting).
 const ir::OpSchema& convolution_add_relu_schema();
 
+// pteron::convolution_silu(<the nine>) -> Tensor: silu(convolution) (pteron::silu_mul(conv, None),
+// which fuse_silu_mul makes of x * sigmoid(x) and aten::silu), EfficientNet's and YOLO's.
+const ir::OpSchema& convolution_silu_schema();
+
 // Rewrites relu(convolution(...)) into convolution_relu(...), hardtanh / clamp(convolution(...))
-// into convolution_clamp(..., min, max), and relu(add(convolution(...), other)) (alpha 1, either
+// into convolution_clamp(..., min, max), silu_mul(convolution(...), None) into
+// convolution_silu(...), and relu(add(convolution(...), other)) (alpha 1, either
 // order, other of the same shape) into convolution_add_relu(..., other), when all are float32,
 // the convolution is 2-D, not transposed and ungrouped or depthwise (what the optimized kernel's
 // fast paths take; not depthwise for the residual form), every intermediate is read only by the

@@ -5,7 +5,8 @@
 // each output tile as the SGEMM finishes it, and pteron::convolution_add_relu.out (the same plus
 // Tensor other): relu(convolution(...) + other), resnet's block ending, and
 // pteron::convolution_clamp.out (the nine plus Scalar min, Scalar max): clamp(convolution(...),
-// min, max), ReLU6 and hardtanh after a convolution (all made by
+// min, max), ReLU6 and hardtanh after a convolution, and pteron::convolution_silu.out (the
+// nine): silu(convolution(...)), EfficientNet's and YOLO's (all made by
 // compiler/passes/fuse_conv_relu.cpp).
 //
 // float32 2-D NCHW convolutions with groups == 1 run as one SGEMM per image:
@@ -15,7 +16,7 @@
 // residual) go in through the SGEMM's row_bias and addend: each task writes them into its C
 // block before adding the product onto it. Few pixels and many channels run transposed (see
 // use_transposed), with col im2col'd into scratch in blocks of at most kColFloats. Depthwise
-// convolutions (groups == Cin == Cout: mobilenet's) run threaded SIMD rows, the clamp fused
+// convolutions (groups == Cin == Cout: mobilenet's) run threaded SIMD rows, the activation fused
 // (util/depthwise_conv.h). Everything else (other dtypes, 1-D, transposed, other groupings, other
 // dim orders, malformed arguments) runs the portable kernel, so its errors and results are the
 // portable ones.
@@ -40,6 +41,7 @@ constexpr const char* kConv = "aten::convolution.out";
 constexpr const char* kConvRelu = "pteron::convolution_relu.out";
 constexpr const char* kConvAddRelu = "pteron::convolution_add_relu.out";
 constexpr const char* kConvClamp = "pteron::convolution_clamp.out";
+constexpr const char* kConvSilu = "pteron::convolution_silu.out";
 
 // Floats of stored im2col matrix per SGEMM call in the transposed form (2 MiB): bounds the
 // scratch this op needs besides the SGEMM's own (the direct form stores none).
@@ -179,10 +181,10 @@ void pack_im2col(const void* context, int64_t /*batch*/, int64_t k0, int64_t kc,
 }
 
 // The unfused way for inputs the fast path does not take: the portable convolution (args in
-// aten::convolution.out's order), then + residual (if any) and the clamp in place (float32
+// aten::convolution.out's order), then + residual (if any) and the activation in place (float32
 // contiguous out and residual; anything else is reported as unsupported for the fused op).
-Error portable_conv_clamp(const char* op, KernelContext& ctx, Span<EValue*> args,
-                          const Tensor* residual, const OutputClamp& clamp) {
+Error portable_conv_activation(const char* op, KernelContext& ctx, Span<EValue*> args,
+                               const Tensor* residual, const OutputActivation& activation) {
   PTERON_TRY(call_portable(kConv, ctx, args));
   Tensor& out = *args[9]->tensor;
   if (out.dtype() != ScalarType::Float || !out.is_contiguous() ||
@@ -193,9 +195,10 @@ Error portable_conv_clamp(const char* op, KernelContext& ctx, Span<EValue*> args
   }
   float* data = out.data<float>();
   const float* r = residual != nullptr ? residual->data<const float>() : nullptr;
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    data[i] = clamp.apply(r != nullptr ? data[i] + r[i] : data[i]);
+  if (r != nullptr) {
+    for (int64_t i = 0; i < out.numel(); ++i) data[i] += r[i];
   }
+  activation.apply_rows(data, 0, 1, out.numel());
   return Error::Ok;
 }
 
@@ -212,11 +215,11 @@ struct ConvGemm {
   const ConvShape* s;
   const float* weight;
   const float* bias;
-  const float* residual;  // added before the clamp (all images), or null
+  const float* residual;  // added before the activation (all images), or null
   // The weights' constant cache when they are a program constant: the SGEMM packs them once,
   // as A in the direct form and as B transposed (SgemmProblem::a_cache / b_cache).
   ConstantCache* weight_cache;
-  OutputClamp clamp;
+  OutputActivation activation;
   bool pointwise;
   int64_t M, pixels, K;
 };
@@ -243,9 +246,9 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
   }
   SgemmProblem p;
   p.K = g.K;
-  p.clamp = g.clamp;
+  p.activation = g.activation;
   if (ct != nullptr) {
-    if (res != nullptr) p.clamp = OutputClamp{};  // after adding the residual, below
+    if (res != nullptr) p.activation = OutputActivation{};  // after adding the residual, below
     p.M = np;
     p.N = g.M;
     p.a = b;
@@ -268,7 +271,7 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
       const float* r = res + m * g.pixels + p0;
       for (int64_t j = 0; j < np; ++j) {
         const float v = ct[j * g.M + m] + r[j];
-        row[j] = g.clamp.apply(v);
+        row[j] = g.activation.apply(v);
       }
     }
     return true;
@@ -296,14 +299,14 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
 // the portable kernel instead.
 bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
                ConstantCache* weight_cache, const float* bias, const float* residual, float* out,
-               const OutputClamp& clamp) {
+               const OutputActivation& activation) {
   ConvGemm g;
   g.s = &s;
   g.weight = weight;
   g.bias = bias;
   g.residual = residual;
   g.weight_cache = weight_cache;
-  g.clamp = clamp;
+  g.activation = activation;
   g.M = s.out_channels;
   g.pixels = s.out_h * s.out_w;
   g.K = s.in_channels * s.kernel_h * s.kernel_w;
@@ -344,11 +347,11 @@ bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const
 }
 
 // `args` in aten::convolution.out's order; `residual` (convolution_add_relu's other) or null.
-Error convolution_impl(const char* kOp, const OutputClamp& clamp, const Tensor* residual,
+Error convolution_impl(const char* kOp, const OutputActivation& activation, const Tensor* residual,
                        KernelContext& ctx, Span<EValue*> args) {
   auto fallback = [&]() {
-    return clamp.active() || residual != nullptr
-               ? portable_conv_clamp(kOp, ctx, args, residual, clamp)
+    return activation.active() || residual != nullptr
+               ? portable_conv_activation(kOp, ctx, args, residual, activation)
                : call_portable(kConv, ctx, args);
   };
   const Tensor& input = *args[0]->tensor;
@@ -373,32 +376,32 @@ Error convolution_impl(const char* kOp, const OutputClamp& clamp, const Tensor* 
   if (depthwise && s.groups > 1) {
     depthwise_conv2d_f32(s, input.data<const float>(), weight.data<const float>(),
                          bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(),
-                         clamp);
+                         activation);
     return Error::Ok;
   }
-  // Winograd's output transform fuses a ReLU only; other clamps take the SGEMM.
-  if ((!clamp.active() || clamp.is_relu()) && winograd_pays_off(s) &&
+  // Winograd's output transform fuses a ReLU only; other activations take the SGEMM.
+  if ((!activation.active() || activation.is_relu()) && winograd_pays_off(s) &&
       winograd_conv(ctx, s, input.data<const float>(), weight.data<const float>(), nullptr,
                     bias != nullptr ? bias->data<const float>() : nullptr,
                     residual != nullptr ? residual->data<const float>() : nullptr,
-                    out.data<float>(), clamp.is_relu())) {
+                    out.data<float>(), activation.is_relu())) {
     return Error::Ok;
   }
   if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
                  constant_cache_of(weight), bias != nullptr ? bias->data<const float>() : nullptr,
                  residual != nullptr ? residual->data<const float>() : nullptr, out.data<float>(),
-                 clamp)) {
+                 activation)) {
     return fallback();
   }
   return Error::Ok;
 }
 
 Error convolution_out(KernelContext& ctx, Span<EValue*> args) {
-  return convolution_impl(kConv, OutputClamp{}, nullptr, ctx, args);
+  return convolution_impl(kConv, OutputActivation{}, nullptr, ctx, args);
 }
 
 Error convolution_relu_out(KernelContext& ctx, Span<EValue*> args) {
-  return convolution_impl(kConvRelu, OutputClamp::relu(), nullptr, ctx, args);
+  return convolution_impl(kConvRelu, OutputActivation::relu(), nullptr, ctx, args);
 }
 
 // pteron::convolution_clamp.out(<convolution's nine>, Scalar min, Scalar max, *, Tensor(a!) out)
@@ -406,9 +409,15 @@ Error convolution_clamp_out(KernelContext& ctx, Span<EValue*> args) {
   EValue* conv_args[10];
   for (int i = 0; i < 9; ++i) conv_args[i] = args[i];
   conv_args[9] = args[11];
-  const OutputClamp clamp{static_cast<float>(args[9]->scalar_as_double()),
-                          static_cast<float>(args[10]->scalar_as_double())};
+  const OutputActivation clamp{static_cast<float>(args[9]->scalar_as_double()),
+                               static_cast<float>(args[10]->scalar_as_double())};
   return convolution_impl(kConvClamp, clamp, nullptr, ctx, Span<EValue*>(conv_args, 10));
+}
+
+// pteron::convolution_silu.out(<convolution's nine>, *, Tensor(a!) out): the SiLU goes over each
+// SGEMM task's block (or depthwise rows) while it is in cache, not over the whole tensor after.
+Error convolution_silu_out(KernelContext& ctx, Span<EValue*> args) {
+  return convolution_impl(kConvSilu, OutputActivation::silu_only(), nullptr, ctx, args);
 }
 
 // pteron::convolution_add_relu.out(<convolution's nine>, Tensor other, *, Tensor(a!) out):
@@ -419,7 +428,7 @@ Error convolution_add_relu_out(KernelContext& ctx, Span<EValue*> args) {
   EValue* conv_args[10];
   for (int i = 0; i < 9; ++i) conv_args[i] = args[i];
   conv_args[9] = args[10];
-  return convolution_impl(kConvAddRelu, OutputClamp::relu(), args[9]->tensor, ctx,
+  return convolution_impl(kConvAddRelu, OutputActivation::relu(), args[9]->tensor, ctx,
                           Span<EValue*>(conv_args, 10));
 }
 
@@ -429,5 +438,6 @@ PTERON_KERNEL("aten::convolution.out", convolution_out, "TTtLLLBLIT");
 PTERON_KERNEL("pteron::convolution_relu.out", convolution_relu_out, "TTtLLLBLIT");
 PTERON_KERNEL("pteron::convolution_add_relu.out", convolution_add_relu_out, "TTtLLLBLITT");
 PTERON_KERNEL("pteron::convolution_clamp.out", convolution_clamp_out, "TTtLLLBLISST");
+PTERON_KERNEL("pteron::convolution_silu.out", convolution_silu_out, "TTtLLLBLIT");
 
 }  // namespace pteron::optimized

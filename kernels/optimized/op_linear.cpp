@@ -67,7 +67,7 @@ Error linear_impl(const char* kOp, bool relu, KernelContext& ctx, Span<EValue*> 
   p.b_cache = constant_cache_of(weight);  // constant weights: packed once (b_cache)
   p.c = out.data<float>();
   p.c_rs = out_rs;
-  if (relu) p.clamp = OutputClamp::relu();
+  if (relu) p.activation = OutputActivation::relu();
   if (bias != nullptr && is_column_bias(*bias, p.N)) {
     p.bias = bias->data<const float>();
   } else if (bias != nullptr) {

@@ -165,6 +165,16 @@ void clamp(float* y, int64_t n, float lo, float hi) {
 
 inline Vec sigmoid_vec(Vec x) { return set1(1.0f) / (set1(1.0f) + vexp(set1(0.0f) - x)); }
 
+// x * sigmoid(x) as x * (1 / (1 + e^-x)) with e^-x clamped into vexp's range and a reciprocal
+// estimate instead of a divide: SiLU runs after every convolution of EfficientNet- and YOLO-style
+// nets, where the divide and vexp's range selects made it 4x an add. Where -x is past the range,
+// sigmoid(x) is 0 (x = -inf gives NaN, as torch); NaN stays NaN through the last product.
+inline Vec silu_vec(Vec x) {
+  const Vec hi = set1(88.37f), nx = set1(0.0f) - x;
+  const Vec e = vexp_in_range(vmax(vmin(nx, hi), set1(-87.33f)));
+  return x * select_gt(nx, hi, set1(0.0f), recip(set1(1.0f) + e));
+}
+
 // Tails go through a padded vector so they round exactly like the body.
 void sigmoid(const float* x, float* y, int64_t n) {
   int64_t i = 0;
@@ -181,8 +191,7 @@ void sigmoid(const float* x, float* y, int64_t n) {
 void silu_mul(const float* x, const float* u, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    const Vec v = load(x + i);
-    const Vec s = v * sigmoid_vec(v);
+    const Vec s = silu_vec(load(x + i));
     store(y + i, u ? s * load(u + i) : s);
   }
   if (i < n) {
@@ -191,8 +200,7 @@ void silu_mul(const float* x, const float* u, float* y, int64_t n) {
       in[j - i] = x[j];
       if (u) other[j - i] = u[j];
     }
-    const Vec v = load(in);
-    const Vec s = v * sigmoid_vec(v);
+    const Vec s = silu_vec(load(in));
     store(out, u ? s * load(other) : s);
     for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
   }

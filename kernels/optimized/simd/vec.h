@@ -40,6 +40,11 @@ PTERON_VI Vec operator+(Vec a, Vec b) { return {_mm512_add_ps(a.v, b.v)}; }
 PTERON_VI Vec operator-(Vec a, Vec b) { return {_mm512_sub_ps(a.v, b.v)}; }
 PTERON_VI Vec operator*(Vec a, Vec b) { return {_mm512_mul_ps(a.v, b.v)}; }
 PTERON_VI Vec operator/(Vec a, Vec b) { return {_mm512_div_ps(a.v, b.v)}; }
+// 1 / a from the 14-bit estimate and one Newton step (a few ulp; cheaper than a divide).
+PTERON_VI Vec recip(Vec a) {
+  const __m512 r = _mm512_rcp14_ps(a.v);
+  return {_mm512_fmadd_ps(r, _mm512_fnmadd_ps(a.v, r, _mm512_set1_ps(1.0f)), r)};
+}
 PTERON_VI Vec fma(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
 PTERON_VI Vec vmax(Vec a, Vec b) { return {_mm512_max_ps(a.v, b.v)}; }
 PTERON_VI Vec vmin(Vec a, Vec b) { return {_mm512_min_ps(a.v, b.v)}; }
@@ -81,6 +86,11 @@ PTERON_VI Vec operator+(Vec a, Vec b) { return {_mm256_add_ps(a.v, b.v)}; }
 PTERON_VI Vec operator-(Vec a, Vec b) { return {_mm256_sub_ps(a.v, b.v)}; }
 PTERON_VI Vec operator*(Vec a, Vec b) { return {_mm256_mul_ps(a.v, b.v)}; }
 PTERON_VI Vec operator/(Vec a, Vec b) { return {_mm256_div_ps(a.v, b.v)}; }
+// 1 / a from the 12-bit estimate and one Newton step (a few ulp; cheaper than a divide).
+PTERON_VI Vec recip(Vec a) {
+  const __m256 r = _mm256_rcp_ps(a.v);
+  return {_mm256_fmadd_ps(r, _mm256_fnmadd_ps(a.v, r, _mm256_set1_ps(1.0f)), r)};
+}
 PTERON_VI Vec fma(Vec a, Vec b, Vec c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
 PTERON_VI Vec vmax(Vec a, Vec b) { return {_mm256_max_ps(a.v, b.v)}; }
 PTERON_VI Vec vmin(Vec a, Vec b) { return {_mm256_min_ps(a.v, b.v)}; }
@@ -130,6 +140,12 @@ PTERON_VI Vec operator+(Vec a, Vec b) { return {vaddq_f32(a.v, b.v)}; }
 PTERON_VI Vec operator-(Vec a, Vec b) { return {vsubq_f32(a.v, b.v)}; }
 PTERON_VI Vec operator*(Vec a, Vec b) { return {vmulq_f32(a.v, b.v)}; }
 PTERON_VI Vec operator/(Vec a, Vec b) { return {vdivq_f32(a.v, b.v)}; }
+// 1 / a from the 8-bit estimate and two Newton steps.
+PTERON_VI Vec recip(Vec a) {
+  float32x4_t r = vrecpeq_f32(a.v);
+  r = vmulq_f32(r, vrecpsq_f32(a.v, r));
+  return {vmulq_f32(r, vrecpsq_f32(a.v, r))};
+}
 PTERON_VI Vec fma(Vec a, Vec b, Vec c) { return {vfmaq_f32(c.v, a.v, b.v)}; }
 PTERON_VI Vec vmax(Vec a, Vec b) { return {vmaxq_f32(a.v, b.v)}; }
 PTERON_VI Vec vmin(Vec a, Vec b) { return {vminq_f32(a.v, b.v)}; }
@@ -166,6 +182,7 @@ PTERON_VI Vec operator+(Vec a, Vec b) { return {a.v + b.v}; }
 PTERON_VI Vec operator-(Vec a, Vec b) { return {a.v - b.v}; }
 PTERON_VI Vec operator*(Vec a, Vec b) { return {a.v * b.v}; }
 PTERON_VI Vec operator/(Vec a, Vec b) { return {a.v / b.v}; }
+PTERON_VI Vec recip(Vec a) { return {1.0f / a.v}; }
 PTERON_VI Vec fma(Vec a, Vec b, Vec c) { return {a.v * b.v + c.v}; }
 PTERON_VI Vec vmax(Vec a, Vec b) { return {a.v > b.v ? a.v : b.v}; }
 PTERON_VI Vec vmin(Vec a, Vec b) { return {a.v < b.v ? a.v : b.v}; }
@@ -196,9 +213,8 @@ constexpr int kLanes = Vec::kLanes;
 // e^x within a few ulp over [-87.3, 88.4]: 0 below (no denormals), +inf above. Cody-Waite
 // reduction x = n ln2 + r, Cephes degree-6 polynomial, 2^n built in the exponent bits.
 // NaN stays NaN (a softmax row holding one becomes all NaN, as in torch); -inf gives 0.
-PTERON_VI Vec vexp(Vec x) {
-  const Vec hi = set1(88.37f), lo = set1(-87.33f);
-  const Vec xc = vmax(vmin(x, hi), lo);
+// vexp's arithmetic for x already in [-87.33, 88.37] (no range selects).
+PTERON_VI Vec vexp_in_range(Vec xc) {
   const Vec n = round_nearest(xc * set1(1.44269504088896341f));
   const Vec r = (xc - n * set1(0.693359375f)) - n * set1(-2.12194440e-4f);
   Vec p = set1(1.9875691500e-4f);
@@ -208,7 +224,12 @@ PTERON_VI Vec vexp(Vec x) {
   p = fma(p, r, set1(1.6666665459e-1f));
   p = fma(p, r, set1(5.0000001201e-1f));
   p = fma(p * r, r, r + set1(1.0f));
-  const Vec y = p * pow2(n);
+  return p * pow2(n);
+}
+
+PTERON_VI Vec vexp(Vec x) {
+  const Vec hi = set1(88.37f), lo = set1(-87.33f);
+  const Vec y = vexp_in_range(vmax(vmin(x, hi), lo));
   return select_nan(x, x,
                     select_lt(x, lo, set1(0.0f), select_gt(x, hi, set1(__builtin_inff()), y)));
 }

@@ -25,13 +25,14 @@ constexpr int64_t kMaxBlockTaps = 64;
 constexpr int64_t kChannelBlockWidth = 64;
 
 void simd_row(const DepthwiseRowArgs& row, const void* context) {
-  const OutputClamp& c = *static_cast<const OutputClamp*>(context);
-  opt::isa_kernels().depthwise_row(row, c.lo, c.hi);
+  const OutputActivation& a = *static_cast<const OutputActivation*>(context);
+  opt::isa_kernels().depthwise_row(row, a.lo, a.hi);
+  a.apply_silu_rows(row.y, 0, 1, row.count * row.n);
 }
 
 // Plane by plane, the SIMD row loop over padded rows (the portable walk's).
 void depthwise_planes(const ConvShape& s, const float* input, const float* weight,
-                      const float* bias, float* out, const OutputClamp& clamp) {
+                      const float* bias, float* out, const OutputActivation& activation) {
   const int64_t taps = s.kernel_h * s.kernel_w, channels = s.out_channels;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
   opt::parallel_for(s.batch * channels, out_plane * taps, [&](int64_t p0, int64_t p1) {
@@ -45,10 +46,10 @@ void depthwise_planes(const ConvShape& s, const float* input, const float* weigh
       const float* x = input + p * in_plane;
       const float* w = weight + c0 * taps;
       const float* b = bias != nullptr ? bias + c0 : nullptr;
-      if (!depthwise_conv2d_rows(part, x, w, b, y, simd_row, &clamp)) {
-        // Geometries the padded rows do not take: the portable direct loop, then the clamp.
+      if (!depthwise_conv2d_rows(part, x, w, b, y, simd_row, &activation)) {
+        // Geometries the padded rows do not take: the portable direct loop, then the activation.
         depthwise_conv2d<float>(part, x, w, b, y);
-        if (clamp.active()) clamp.apply_rows(y, 0, 1, count * out_plane);
+        activation.apply_rows(y, 0, 1, count * out_plane);
       }
       p += count;
     }
@@ -69,7 +70,7 @@ int64_t band_rows(const ConvShape& s) {
 // -> planes y), from their zero-padded input rows transposed to channel-minor order.
 void depthwise_band(const ConvShape& s, int64_t oh0, int64_t rows, const float* x,
                     const float* weight, const float* bias, float* y, int64_t count,
-                    const OutputClamp& clamp) {
+                    const OutputActivation& activation) {
   const opt::IsaKernels& isa = opt::isa_kernels();
   const int64_t taps = s.kernel_h * s.kernel_w, tile_w = s.in_w + 2 * s.pad_w;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
@@ -99,13 +100,14 @@ void depthwise_band(const ConvShape& s, int64_t oh0, int64_t rows, const float* 
   const opt::DepthwiseBlockArgs args{
       tile,         tile_w,       w,       b,    s.kernel_h, s.kernel_w, s.stride_h, s.stride_w,
       s.dilation_h, s.dilation_w, outputs, rows, s.out_w};
-  isa.depthwise_block(args, clamp.lo, clamp.hi);
+  isa.depthwise_block(args, activation.lo, activation.hi);
+  activation.apply_silu_rows(outputs, 0, 1, rows * s.out_w * kBlock);
   isa.transpose(outputs, kBlock, y + oh0 * s.out_w, out_plane, rows * s.out_w, count);
 }
 
 // Channel blocks: bands of output rows of kBlock channels of one image, every lane a channel.
 void depthwise_channel_blocks(const ConvShape& s, const float* input, const float* weight,
-                              const float* bias, float* out, const OutputClamp& clamp) {
+                              const float* bias, float* out, const OutputActivation& activation) {
   const int64_t taps = s.kernel_h * s.kernel_w, channels = s.out_channels;
   const int64_t blocks = (channels + kBlock - 1) / kBlock, band = band_rows(s);
   const int64_t bands = (s.out_h + band - 1) / band;
@@ -119,7 +121,7 @@ void depthwise_channel_blocks(const ConvShape& s, const float* input, const floa
           const int64_t plane = n * channels + c0;
           depthwise_band(s, oh0, std::min(band, s.out_h - oh0), input + plane * in_plane,
                          weight + c0 * taps, bias != nullptr ? bias + c0 : nullptr,
-                         out + plane * out_plane, count, clamp);
+                         out + plane * out_plane, count, activation);
         }
       });
 }
@@ -132,12 +134,12 @@ bool depthwise_channel_blocks_pay_off(const ConvShape& s) {
 }  // namespace
 
 void depthwise_conv2d_f32(const ConvShape& s, const float* input, const float* weight,
-                          const float* bias, float* out, const OutputClamp& clamp) {
+                          const float* bias, float* out, const OutputActivation& activation) {
   if (depthwise_channel_blocks_pay_off(s)) {
-    depthwise_channel_blocks(s, input, weight, bias, out, clamp);
+    depthwise_channel_blocks(s, input, weight, bias, out, activation);
     return;
   }
-  depthwise_planes(s, input, weight, bias, out, clamp);
+  depthwise_planes(s, input, weight, bias, out, activation);
 }
 
 }  // namespace pteron::optimized

@@ -230,8 +230,8 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
     }
     const bool first = pc == 0;
     const bool load_c = !first || plan.load_c || init_c;
-    const float bounds[2] = {p.clamp.lo, p.clamp.hi};
-    const float* clamp = p.clamp.active() ? bounds : nullptr;
+    const float bounds[2] = {p.activation.lo, p.activation.hi};
+    const float* clamp = p.activation.clamps() ? bounds : nullptr;
     // What to prefetch while this block computes: B's next K block, or on the last block the
     // first block of the task likely to run next (tasks are taken in order).
     const float* next_b = b;
@@ -271,6 +271,8 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
       }
     }
   }
+  // A SiLU goes over the finished block while it is still in L2.
+  p.activation.apply_silu_rows(c, p.c_rs, mc, nc);
 }
 
 // A worker takes tasks until none are left, packing B into its own part of the buffer.
@@ -306,13 +308,13 @@ void gemv_task(void* context, size_t task) {
   const int64_t n = min64(plan.rows_per_task, p.N - j0);
   plan.kern->gemv_rows(n, p.K, p.a, p.b + j0 * p.b_cs, p.b_cs, p.c + j0, p.alpha, plan.beta,
                        p.bias != nullptr ? p.bias + j0 : nullptr);
-  if (p.clamp.active()) p.clamp.apply_rows(p.c + j0, 0, 1, n);
+  p.activation.apply_rows(p.c + j0, 0, 1, n);
 }
 
 // C = beta * C + bias (then the clamp), for an empty inner dimension and for betas other than 0
 // and 1 (applied before the product, with no clamp).
-void scale_c(const SgemmProblem& p, float beta, const float* bias, const OutputClamp& clamp,
-             bool extras) {
+void scale_c(const SgemmProblem& p, float beta, const float* bias,
+             const OutputActivation& activation, bool extras) {
   for (int64_t bi = 0; bi < p.batch; ++bi)
     for (int64_t i = 0; i < p.M; ++i) {
       float* row = p.c + bi * p.c_bs + i * p.c_rs;
@@ -322,7 +324,7 @@ void scale_c(const SgemmProblem& p, float beta, const float* bias, const OutputC
         if (bias != nullptr) v += bias[j];
         if (extras && p.row_bias != nullptr) v += p.row_bias[i];
         if (extras && add != nullptr) v += add[j];
-        row[j] = clamp.apply(v);
+        row[j] = activation.apply(v);
       }
     }
 }
@@ -400,7 +402,7 @@ void run_gemm(const SgemmProblem& p, const SgemmKernel& kern, const GemmLayout& 
   auto* a_state = static_cast<std::atomic<int32_t>*>(state_memory);
   for (int64_t i = 0; i < l.a_panels; ++i) new (&a_state[i]) std::atomic<int32_t>(kUnpacked);
   if (p.beta != 0.0f && p.beta != 1.0f)
-    scale_c(p, p.beta, nullptr, OutputClamp{}, /*extras=*/false);
+    scale_c(p, p.beta, nullptr, OutputActivation{}, /*extras=*/false);
   GemmPlan plan;
   plan.p = &p;
   plan.kern = &kern;
@@ -550,7 +552,7 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& problem, int kernel) {
   const SgemmProblem p = is_gemv(problem) ? problem : read_streamed_weight_from_its_copy(problem);
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return true;
   if (p.K <= 0) {
-    scale_c(p, p.beta, p.bias, p.clamp, /*extras=*/true);
+    scale_c(p, p.beta, p.bias, p.activation, /*extras=*/true);
     return true;
   }
   const bool small = static_cast<double>(p.batch) * p.M * p.N * p.K < kMinParallelMacs;
@@ -603,7 +605,7 @@ void sgemm_serial(const SgemmProblem& p, void* scratch) {
   const SgemmKernel& kern = pick_kernel(-1);
   if (p.M <= 0 || p.N <= 0 || p.batch <= 0) return;
   if (p.K <= 0) {
-    scale_c(p, p.beta, p.bias, p.clamp, /*extras=*/true);
+    scale_c(p, p.beta, p.bias, p.activation, /*extras=*/true);
     return;
   }
   if (is_gemv(p)) {

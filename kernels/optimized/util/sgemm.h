@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/optimized/util/output_clamp.h"
+#include "kernels/optimized/util/output_activation.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernel/constant_cache.h"
 #include "runtime/kernel/kernel.h"
@@ -56,9 +56,9 @@ struct SgemmProblem {
   float alpha = 1.0f;
   float beta = 0.0f;            // 0: C is not read (NaNs in it do not propagate)
   const float* bias = nullptr;  // N contiguous values, or null
-  // C = clamp(C, lo, hi) after everything else (a fused ReLU, ReLU6, hardtanh: applied per tile
-  // while it is in cache). NaN stays NaN, as in torch.
-  OutputClamp clamp;
+  // C = activation(C) after everything else (a fused ReLU, ReLU6, hardtanh: clamped per tile in
+  // registers; SiLU: over each task's C block while it is in cache). NaN stays NaN, as in torch.
+  OutputActivation activation;
   // When set, B comes from here and b, b_bs, b_rs, b_cs are not read.
   const SgemmBPacker* b_packer = nullptr;
   // Also added before the ReLU, each task into its own C block before its first K block (so in

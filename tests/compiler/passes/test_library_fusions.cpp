@@ -166,6 +166,36 @@ TEST(FuseConvRelu, LeavesDelegatedConvolutions) {
   EXPECT_EQ(count(g, "aten::convolution.default"), 2);
 }
 
+// A SiLU (fuse_silu_mul's, no gate) after an ungrouped or depthwise convolution becomes one
+// convolution_silu; a gated one, one after a grouped convolution, one whose convolution is read
+// elsewhere and one whose convolution is delegated stay.
+TEST(FuseConvRelu, ConvolutionSiluOnlyWhenTheSiluIsTheSoleReader) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", f32({1, 4, 5, 5}));
+  auto silu = [&](ValueId v, std::optional<ValueId> gate = std::nullopt) {
+    const ir::Argument other = gate ? ir::Argument(TensorRef{*gate}) : ir::Argument(ir::None{});
+    return b.op("pteron::silu_mul.default", {TensorRef{v}, other}, f32({1, 4, 5, 5}));
+  };
+  silu_mul_schema();
+  const ValueId s1 = silu(conv(b, x, 4, 4));
+  const ValueId s2 = silu(conv(b, s1, 4, 4, /*groups=*/4));
+  const ValueId gated = silu(conv(b, s2, 4, 4), x);
+  const ValueId s3 = silu(conv(b, gated, 4, 4, /*groups=*/2));
+  const ValueId shared = conv(b, s3, 4, 4);
+  const ValueId s4 = silu(shared);
+  const ValueId delegated_conv = conv(b, s4, 4, 4);
+  const ValueId s5 = silu(delegated_conv);
+  ir::Graph g = b.finish({s5, shared});
+  EXPECT_EQ(apply(g, fuse_conv_relu, {g.value(delegated_conv).producer}), 2);
+  EXPECT_EQ(count(g, "pteron::convolution_silu.default"), 2);
+  EXPECT_EQ(count(g, "pteron::silu_mul.default"), 4);
+  EXPECT_EQ(ops(g),
+            "[pteron::convolution_silu.default, pteron::convolution_silu.default, "
+            "aten::convolution.default, pteron::silu_mul.default, aten::convolution.default, "
+            "pteron::silu_mul.default, aten::convolution.default, pteron::silu_mul.default, "
+            "aten::convolution.default, pteron::silu_mul.default]");
+}
+
 // ---- silu * up --------------------------------------------------------------------------------
 
 TEST(FuseSiluMul, SiluAndTheGatedProductBecomeOneCall) {

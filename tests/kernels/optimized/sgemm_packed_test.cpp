@@ -97,7 +97,7 @@ std::vector<float> product(const Operands& o, int64_t batch, int64_t m, int64_t 
   p.c_bs = m * n;
   p.c_rs = n;
   p.bias = o.bias.data();
-  if (relu) p.clamp = OutputClamp::relu();
+  if (relu) p.activation = OutputActivation::relu();
   p.a_cache = a_cache;
   p.b_cache = b_cache;
   EXPECT_TRUE(sgemm(ctx, p, kernel));

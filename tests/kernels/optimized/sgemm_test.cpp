@@ -133,7 +133,7 @@ double run_case(const Case& cs, bool with_scratch = true) {
   p.bias = cs.bias ? bias.data() : nullptr;
   p.row_bias = cs.extras ? row_bias.data() : nullptr;
   p.addend = cs.extras ? addend.data() : nullptr;
-  if (cs.clamp) p.clamp = OutputClamp{kClampLo, kClampHi};
+  if (cs.clamp) p.activation = OutputActivation{kClampLo, kClampHi};
   if (cs.serial) {
     // 64-byte aligned, as the contract asks; NaN bytes so that nothing relies on zeroed scratch.
     std::vector<uint8_t> serial_scratch(sgemm_serial_scratch_bytes(p) + 64, 0xff);
@@ -258,7 +258,7 @@ TEST(Sgemm, ClampKeepsNaN) {
     p.b_cs = 1;
     p.c = c.data();
     p.c_rs = n;
-    p.clamp = OutputClamp{0.0f, 6.0f};
+    p.activation = OutputActivation{0.0f, 6.0f};
     ASSERT_TRUE(sgemm(ctx, p, kernel));
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {

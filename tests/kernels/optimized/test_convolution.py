@@ -1,7 +1,8 @@
 """The optimized library's aten::convolution.out, pteron::convolution_relu.out,
-pteron::convolution_clamp.out and pteron::convolution_add_relu.out against
-torch.nn.functional.conv2d (+ other, relu, clamp), and the compiler pass that makes the fused ops
-(conv + ReLU, conv + hardtanh / clamp, and resnet's conv + residual add + ReLU).
+pteron::convolution_clamp.out, pteron::convolution_silu.out and pteron::convolution_add_relu.out
+against torch.nn.functional.conv2d (+ other, relu, clamp, silu), and the compiler pass that makes
+the fused ops (conv + ReLU, conv + hardtanh / clamp, conv + SiLU, and resnet's conv + residual add
++ ReLU).
 
 The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3/5/7, strides
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
@@ -28,6 +29,7 @@ from kernel_harness import assert_close, run_kernel
 CONV = "aten::convolution.out"
 CONV_RELU = "pteron::convolution_relu.out"
 CONV_CLAMP = "pteron::convolution_clamp.out"
+CONV_SILU = "pteron::convolution_silu.out"
 CLAMP = (-0.5, 0.75)  # both bounds bite on these random outputs
 
 
@@ -49,6 +51,8 @@ def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
         ref = torch.relu(ref)
     if op == CONV_CLAMP:
         ref, bounds = torch.clamp(ref, *CLAMP), list(CLAMP)
+    if op == CONV_SILU:
+        ref = F.silu(ref)
     if out is None:
         out = torch.full(ref.shape, float("nan"), dtype=ref.dtype)
     run_kernel(op, [x, w, b, list(stride), list(padding), list(dilation), False, [0, 0], groups,
@@ -59,7 +63,7 @@ def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
     return out
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU])
 @pytest.mark.parametrize("n,cin,h,w,cout,k,stride,pad,dil,bias", [
     (1, 3, 17, 19, 8, 1, 1, 0, 1, True),  # pointwise: the input is the col matrix
     (2, 5, 9, 11, 7, 1, 2, 0, 1, False),  # strided 1x1 (resnet's downsample)
@@ -90,7 +94,7 @@ def test_rectangular_kernel_and_mixed_stride(threads):
     run_conv(CONV, x, w, b, (2, 1), (1, 2), (1, 2))
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU])
 @pytest.mark.parametrize("n,c,h,w,k,stride,pad,dil,bias", [
     (1, 32, 112, 112, 3, 1, 1, 1, True),  # mobilenet-v2's first depthwise (threaded)
     (2, 6, 10, 11, 3, 2, 1, 1, False),
@@ -117,7 +121,7 @@ def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, b
              groups=c)
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU])
 def test_inputs_without_fast_path_fall_back(op):
     # Grouped but not depthwise, and depthwise with a channel multiplier.
     run_conv(op, rand(1, 8, 9, 9, seed=7), rand(8, 2, 3, 3, seed=8), rand(8, seed=9),
@@ -228,6 +232,35 @@ def test_pass_fuses_hardtanh_and_clamp():
         want = model(x)
     for got, ref in zip(lowered.load().forward(x), want):
         torch.testing.assert_close(got, ref, atol=1e-4, rtol=1e-4)
+
+
+class SiluNet(torch.nn.Module):
+    """EfficientNet's and YOLO's activation: F.silu and x * sigmoid(x) after an ungrouped, a
+    depthwise and a pointwise convolution; a gated SiLU (times another tensor) stays unfused."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 24, 3, stride=2, padding=1)
+        self.dw = torch.nn.Conv2d(24, 24, 5, padding=2, groups=24)
+        self.pw = torch.nn.Conv2d(24, 16, 1)
+
+    def forward(self, x):
+        h = F.silu(self.c1(x))
+        d = self.dw(h)
+        h = d * torch.sigmoid(d)
+        p = self.pw(h)
+        return F.silu(p) * p.flip(-1)
+
+
+def test_pass_fuses_silu():
+    model, x = SiluNet().eval(), rand(2, 3, 20, 20, seed=22)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)),
+                                                 kernels=("optimized", "portable"))
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_SILU) == 2, ops  # c1 and dw; pw's SiLU is gated
+    assert ops.count("pteron::silu_mul.out") == 1, ops
+    with torch.no_grad():
+        torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)
 
 
 def test_conv_also_read_elsewhere_is_not_fused():
