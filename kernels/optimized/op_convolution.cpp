@@ -22,6 +22,7 @@
 // portable ones.
 #include <cstring>
 
+#include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/conv_output.h"
 #include "kernels/optimized/util/depthwise_conv.h"
 #include "kernels/optimized/util/matmul_args.h"
@@ -262,12 +263,19 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
     p.c_rs = g.M;
     p.bias = g.bias;
     if (!sgemm(ctx, p)) return false;
+    if (res == nullptr) {
+      // ct [np][Cout] -> y [Cout][pixels]: SIMD transposes of channel blocks on threads.
+      const opt::IsaKernels& isa = opt::isa_kernels();
+      constexpr int64_t kChannels = 64;
+      opt::parallel_for(
+          (g.M + kChannels - 1) / kChannels, np * kChannels, [&](int64_t b0, int64_t b1) {
+            const int64_t m0 = b0 * kChannels, m1 = min64(g.M, b1 * kChannels);
+            isa.transpose(ct + m0, g.M, y + m0 * g.pixels + p0, g.pixels, np, m1 - m0);
+          });
+      return true;
+    }
     for (int64_t m = 0; m < g.M; ++m) {
       float* row = y + m * g.pixels + p0;
-      if (res == nullptr) {
-        for (int64_t j = 0; j < np; ++j) row[j] = ct[j * g.M + m];
-        continue;
-      }
       const float* r = res + m * g.pixels + p0;
       for (int64_t j = 0; j < np; ++j) {
         const float v = ct[j * g.M + m] + r[j];

@@ -19,6 +19,11 @@ constexpr int64_t kTileFloats = int64_t{1} << 14;
 // Output floats of one band (a band's outputs are computed, then moved to their planes).
 constexpr int64_t kBandFloats = int64_t{1} << 13;
 constexpr int64_t kMaxBlockTaps = 64;
+// Multiply-adds' worth of time one element's transpose and one SiLU take (threading decisions).
+constexpr int64_t kTransposeCost = 8;
+constexpr int64_t kSiluCost = 16;
+// Input rows at least this wide are transposed row by row (mostly whole SIMD blocks already).
+constexpr int64_t kRowTransposeWidth = 32;
 // Output widths below which channel blocks beat plane rows (2 threads, AVX-512, widths 7-56
 // 1.3-3.3x faster; a 112-wide 3x3 layer 1.2x slower: its rows fill whole vectors already and
 // the transposes cost more than the idle lanes they save).
@@ -60,6 +65,8 @@ void depthwise_planes(const ConvShape& s, const float* input, const float* weigh
 // kBandFloats of outputs hold (0: not even one fits).
 int64_t band_rows(const ConvShape& s) {
   const int64_t tile_w = s.in_w + 2 * s.pad_w, span = (s.kernel_h - 1) * s.dilation_h + 1;
+  // A narrow input row must fit the transposes' buffer.
+  if (s.in_w < kRowTransposeWidth && s.in_w * kBlock > kBandFloats) return 0;
   const int64_t in_rows = kTileFloats / (tile_w * kBlock);
   if (in_rows < span) return 0;
   const int64_t by_tile = (in_rows - span) / s.stride_h + 1;
@@ -82,20 +89,43 @@ void depthwise_band(const ConvShape& s, int64_t oh0, int64_t rows, const float* 
     for (int64_t c = 0; c < kBlock; ++c) w[t * kBlock + c] = c < count ? weight[c * taps + t] : 0;
   }
   for (int64_t c = 0; c < kBlock; ++c) b[c] = c < count && bias != nullptr ? bias[c] : 0;
-  const int64_t row_floats = tile_w * kBlock;
+  const int64_t row_floats = tile_w * kBlock, pixel_bytes = kBlock * sizeof(float);
   const int64_t ih0 = oh0 * s.stride_h - s.pad_h, in_rows = (rows - 1) * s.stride_h + span;
+  // Tile rows [r_lo, r_hi) hold input rows; the others are padding.
+  const int64_t r_lo = std::max<int64_t>(0, -ih0), r_hi = std::min(in_rows, s.in_h - ih0);
   for (int64_t r = 0; r < in_rows; ++r) {
     float* dst = tile + r * row_floats;
-    const int64_t ih = ih0 + r;
-    if (ih < 0 || ih >= s.in_h || count < kBlock) {
-      std::memset(dst, 0, static_cast<size_t>(row_floats) * sizeof(float));
-      if (ih < 0 || ih >= s.in_h) continue;
-    } else {
-      std::memset(dst, 0, static_cast<size_t>(s.pad_w * kBlock) * sizeof(float));
-      std::memset(dst + (s.pad_w + s.in_w) * kBlock, 0,
-                  static_cast<size_t>(s.pad_w * kBlock) * sizeof(float));
+    if (r < r_lo || r >= r_hi) {
+      std::memset(dst, 0, static_cast<size_t>(tile_w * pixel_bytes));
+      continue;
     }
-    isa.transpose(x + ih * s.in_w, in_plane, dst + s.pad_w * kBlock, kBlock, count, s.in_w);
+    if (count < kBlock) {  // lanes past count stay zero
+      std::memset(dst, 0, static_cast<size_t>(tile_w * pixel_bytes));
+      continue;
+    }
+    std::memset(dst, 0, static_cast<size_t>(s.pad_w * pixel_bytes));
+    std::memset(dst + (s.pad_w + s.in_w) * kBlock, 0, static_cast<size_t>(s.pad_w * pixel_bytes));
+  }
+  // Rows of at least kRowTransposeWidth pixels are transposed one by one into their padded
+  // place. Narrower ones go through `outputs` (not in use yet) a few rows at a time: one
+  // transpose of consecutive rows is whole SIMD blocks over their pixels (row by row, a 14-wide
+  // row left six columns to scalar moves, which cost more than the convolution), then each row
+  // is copied into place.
+  const int64_t chunk = s.in_w >= kRowTransposeWidth ? 0 : kBandFloats / (s.in_w * kBlock);
+  for (int64_t r = r_lo; r < r_hi;) {
+    if (chunk == 0) {
+      isa.transpose(x + (ih0 + r) * s.in_w, in_plane, tile + r * row_floats + s.pad_w * kBlock,
+                    kBlock, count, s.in_w);
+      ++r;
+      continue;
+    }
+    const int64_t n = std::min(chunk, r_hi - r);
+    if (count < kBlock) std::memset(outputs, 0, static_cast<size_t>(n * s.in_w * pixel_bytes));
+    isa.transpose(x + (ih0 + r) * s.in_w, in_plane, outputs, kBlock, count, n * s.in_w);
+    for (int64_t i = 0; i < n; ++i, ++r) {
+      std::memcpy(tile + r * row_floats + s.pad_w * kBlock, outputs + i * s.in_w * kBlock,
+                  static_cast<size_t>(s.in_w * pixel_bytes));
+    }
   }
   const opt::DepthwiseBlockArgs args{
       tile,         tile_w,       w,       b,    s.kernel_h, s.kernel_w, s.stride_h, s.stride_w,
@@ -112,18 +142,24 @@ void depthwise_channel_blocks(const ConvShape& s, const float* input, const floa
   const int64_t blocks = (channels + kBlock - 1) / kBlock, band = band_rows(s);
   const int64_t bands = (s.out_h + band - 1) / band;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
-  opt::parallel_for(
-      s.batch * blocks * bands, band * s.out_w * taps * kBlock, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          const int64_t plane_block = i / bands, oh0 = (i % bands) * band;
-          const int64_t n = plane_block / blocks, c0 = (plane_block % blocks) * kBlock;
-          const int64_t count = std::min(kBlock, channels - c0);
-          const int64_t plane = n * channels + c0;
-          depthwise_band(s, oh0, std::min(band, s.out_h - oh0), input + plane * in_plane,
-                         weight + c0 * taps, bias != nullptr ? bias + c0 : nullptr,
-                         out + plane * out_plane, count, activation);
-        }
-      });
+  // Work per item in multiply-adds, with the transposes' moves and a SiLU's vector arithmetic
+  // at their cost in those (a 14x14x480 3x3 layer's transposes took as long as its
+  // multiply-adds; counted as multiply-adds alone it stayed on one thread).
+  const int64_t in_pixels =
+      ((band - 1) * s.stride_h + (s.kernel_h - 1) * s.dilation_h + 1) * s.in_w;
+  const int64_t out_cost = taps + kTransposeCost + (activation.silu ? kSiluCost : 0);
+  const int64_t work = (band * s.out_w * out_cost + in_pixels * kTransposeCost) * kBlock;
+  opt::parallel_for(s.batch * blocks * bands, work, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t plane_block = i / bands, oh0 = (i % bands) * band;
+      const int64_t n = plane_block / blocks, c0 = (plane_block % blocks) * kBlock;
+      const int64_t count = std::min(kBlock, channels - c0);
+      const int64_t plane = n * channels + c0;
+      depthwise_band(s, oh0, std::min(band, s.out_h - oh0), input + plane * in_plane,
+                     weight + c0 * taps, bias != nullptr ? bias + c0 : nullptr,
+                     out + plane * out_plane, count, activation);
+    }
+  });
 }
 
 bool depthwise_channel_blocks_pay_off(const ConvShape& s) {
