@@ -203,9 +203,11 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
   }
   const float* b = p.b + bi * p.b_bs;
   float* c = p.c + bi * p.c_bs + m0 * p.c_rs + n0;
-  // Row bias and addend go into the task's C block first (in L2, on the task's own thread); the
-  // first K block then accumulates onto it.
-  const bool init_c = p.row_bias != nullptr || p.addend != nullptr;
+  // An addend (and the row bias with it) goes into the task's C block first (in L2, on the
+  // task's own thread); the first K block then accumulates onto it. A row bias alone is added
+  // by the micro-kernels with the first K block: writing it first cost a pass over C that,
+  // for a pointwise convolution of few input channels, took as long as the product.
+  const bool init_c = p.addend != nullptr;
   if (init_c) {
     for (int64_t i = 0; i < mc; ++i) {
       float* row = c + i * p.c_rs;
@@ -256,6 +258,7 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
     for (int64_t jr = 0; jr < nc; jr += NR) {
       const float* bp = bblock + jr / NR * kc * NR;
       const float* bias = first && p.bias != nullptr ? p.bias + n0 + jr : nullptr;
+      const float* row_bias = first && !init_c && p.row_bias != nullptr ? p.row_bias + m0 : nullptr;
       const int nr = static_cast<int>(min64(NR, nc - jr));
       for (int64_t ir = 0; ir < mc; ir += MR, ++call) {
         const int64_t j = call * share;
@@ -267,7 +270,8 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
         // The last K block clamps the tile in registers (a fused ReLU / ReLU6).
         kern.ukernel(static_cast<int>(min64(MR, mc - ir)), nr, kc,
                      apanels + ir / MR * p.K * MR + pc * MR, bp, c + ir * p.c_rs + jr, p.c_rs,
-                     p.alpha, load_c, bias, pc + kc == p.K ? clamp : nullptr);
+                     p.alpha, load_c, bias, row_bias != nullptr ? row_bias + ir : nullptr,
+                     pc + kc == p.K ? clamp : nullptr);
       }
     }
   }

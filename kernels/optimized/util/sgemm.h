@@ -61,10 +61,11 @@ struct SgemmProblem {
   OutputActivation activation;
   // When set, B comes from here and b, b_bs, b_rs, b_cs are not read.
   const SgemmBPacker* b_packer = nullptr;
-  // Also added before the ReLU, each task into its own C block before its first K block (so in
-  // parallel and while the block is in cache): row_bias[i] to every column of row i (M values;
-  // a convolution's per-channel bias), and addend, a matrix laid out like C (c_bs, c_rs, unit
-  // column stride; a residual). Either may be null.
+  // Also added before the activation: row_bias[i] to every column of row i (M values; a
+  // convolution's per-channel bias), by the micro-kernels with the first K block, and addend, a
+  // matrix laid out like C (c_bs, c_rs, unit column stride; a residual), which each task writes
+  // into its own C block (with the row bias) before its first K block, in parallel and while
+  // the block is in cache. Either may be null.
   const float* row_bias = nullptr;
   const float* addend = nullptr;
   // Set when A or B is a program constant (constant_cache_of): sgemm() then

@@ -9,14 +9,15 @@
 namespace pteron::optimized {
 
 // C tile (mr x nr at c, rows ldc apart) = alpha * (A panel x B panel) + (load_c ? C : 0)
-//                                         + (bias ? bias[0, nr) on every row : 0),
+//                                         + (bias ? bias[0, nr) on every row : 0)
+//                                         + (row_bias ? row_bias[i] on row i : 0),
 // then, when clamp is not null, clamped to [clamp[0], clamp[1]] (NaN stays NaN) while the tile
 // is still in registers: a fused ReLU / ReLU6 / hardtanh on the last K block.
 // A panel: kc steps of MR values (a[k * MR + i], row i of the tile); B panel: kc steps of NR
 // values (b[k * NR + j]). mr <= MR and nr <= NR; rows and columns past them are not written.
 using SgemmUkernel = void (*)(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
                               int64_t ldc, float alpha, bool load_c, const float* bias,
-                              const float* clamp);
+                              const float* row_bias, const float* clamp);
 
 // Packs one B panel from B stored with columns contiguous along K (linear weights [N, K]):
 // dst[k * NR + j] = src[j * ld + k] for k < kc, j < nr; zero for nr <= j < NR.
@@ -53,7 +54,8 @@ void sgemv_rows_generic(int64_t n, int64_t k, const float* x, const float* w, in
 // Partial-tile epilogue: C (mr x nr) from an accumulator tile `acc` with rows `ld` apart, as
 // SgemmUkernel describes.
 inline void sgemm_store_tile(const float* acc, int ld, int mr, int nr, float* c, int64_t ldc,
-                             float alpha, bool load_c, const float* bias, const float* clamp) {
+                             float alpha, bool load_c, const float* bias, const float* row_bias,
+                             const float* clamp) {
   for (int i = 0; i < mr; ++i) {
     float* row = c + i * ldc;
     const float* src = acc + i * ld;
@@ -61,6 +63,7 @@ inline void sgemm_store_tile(const float* acc, int ld, int mr, int nr, float* c,
       float v = alpha * src[j];
       if (load_c) v += row[j];
       if (bias != nullptr) v += bias[j];
+      if (row_bias != nullptr) v += row_bias[i];
       if (clamp != nullptr) {  // one-sided selects: NaN stays
         v = v < clamp[0] ? clamp[0] : v;
         v = v > clamp[1] ? clamp[1] : v;

@@ -14,7 +14,8 @@ bool always() { return true; }
 constexpr int kScalarMR = 4, kScalarNR = 8;
 
 void scalar_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
-                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* clamp) {
+                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* row_bias,
+                    const float* clamp) {
   float acc[kScalarMR * kScalarNR] = {};
   for (int64_t k = 0; k < kc; ++k) {
     for (int i = 0; i < kScalarMR; ++i)
@@ -22,7 +23,7 @@ void scalar_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, 
     a += kScalarMR;
     b += kScalarNR;
   }
-  sgemm_store_tile(acc, kScalarNR, mr, nr, c, ldc, alpha, load_c, bias, clamp);
+  sgemm_store_tile(acc, kScalarNR, mr, nr, c, ldc, alpha, load_c, bias, row_bias, clamp);
 }
 
 #if defined(__GNUC__)
@@ -50,8 +51,9 @@ struct GenericVec {
 };
 
 void vec128_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
-                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* clamp) {
-  lane_kernel_8x12<GenericVec>(mr, nr, kc, a, b, c, ldc, alpha, load_c, bias, clamp);
+                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* row_bias,
+                    const float* clamp) {
+  lane_kernel_8x12<GenericVec>(mr, nr, kc, a, b, c, ldc, alpha, load_c, bias, row_bias, clamp);
 }
 #endif
 

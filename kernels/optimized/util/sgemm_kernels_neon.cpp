@@ -31,8 +31,9 @@ struct NeonVec {
 };
 
 void neon_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                  float alpha, bool load_c, const float* bias, const float* clamp) {
-  lane_kernel_8x12<NeonVec>(mr, nr, kc, a, b, c, ldc, alpha, load_c, bias, clamp);
+                  float alpha, bool load_c, const float* bias, const float* row_bias,
+                  const float* clamp) {
+  lane_kernel_8x12<NeonVec>(mr, nr, kc, a, b, c, ldc, alpha, load_c, bias, row_bias, clamp);
 }
 
 // Four rows at a time, each with two 4-lane accumulators, so loads of x are shared.

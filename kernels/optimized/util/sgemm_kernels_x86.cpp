@@ -26,7 +26,7 @@ constexpr int kAvx512MR = 12, kAvx512NR = 32;
 template <int MR>
 PTERON_AVX512 void avx512_tile(int nr, int64_t kc, const float* a, const float* b, float* c,
                                int64_t ldc, float alpha, bool load_c, const float* bias,
-                               const float* clamp) {
+                               const float* row_bias, const float* clamp) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
@@ -69,6 +69,11 @@ PTERON_AVX512 void avx512_tile(int nr, int64_t kc, const float* a, const float* 
       v0 = _mm512_add_ps(v0, bias0);
       v1 = _mm512_add_ps(v1, bias1);
     }
+    if (row_bias != nullptr) {
+      const __m512 rb = _mm512_set1_ps(row_bias[i]);
+      v0 = _mm512_add_ps(v0, rb);
+      v1 = _mm512_add_ps(v1, rb);
+    }
     if (clamp != nullptr) {  // v second: max/min return it when it is NaN
       v0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v0));
       v1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v1));
@@ -80,11 +85,12 @@ PTERON_AVX512 void avx512_tile(int nr, int64_t kc, const float* a, const float* 
 
 // One instantiation per row count, so edge tiles compute only the rows they store.
 void avx512_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
-                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* clamp) {
+                    int64_t ldc, float alpha, bool load_c, const float* bias, const float* row_bias,
+                    const float* clamp) {
   switch (mr) {
 #define PTERON_CASE(n) \
   case n:              \
-    return avx512_tile<n>(nr, kc, a, b, c, ldc, alpha, load_c, bias, clamp);
+    return avx512_tile<n>(nr, kc, a, b, c, ldc, alpha, load_c, bias, row_bias, clamp);
     PTERON_CASE(1)
     PTERON_CASE(2)
     PTERON_CASE(3)
@@ -194,7 +200,7 @@ constexpr int kAvx2MR = 6, kAvx2NR = 16;
 template <int MR>
 PTERON_AVX2 void avx2_tile(int nr, int64_t kc, const float* a, const float* b, float* c,
                            int64_t ldc, float alpha, bool load_c, const float* bias,
-                           const float* clamp) {
+                           const float* row_bias, const float* clamp) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
@@ -229,6 +235,11 @@ PTERON_AVX2 void avx2_tile(int nr, int64_t kc, const float* a, const float* b, f
         v0 = _mm256_add_ps(v0, _mm256_loadu_ps(bias));
         v1 = _mm256_add_ps(v1, _mm256_loadu_ps(bias + 8));
       }
+      if (row_bias != nullptr) {
+        const __m256 rb = _mm256_set1_ps(row_bias[i]);
+        v0 = _mm256_add_ps(v0, rb);
+        v1 = _mm256_add_ps(v1, rb);
+      }
       if (clamp != nullptr) {  // v second: max/min return it when it is NaN
         v0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, v0));
         v1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, v1));
@@ -247,15 +258,16 @@ PTERON_AVX2 void avx2_tile(int nr, int64_t kc, const float* a, const float* b, f
     _mm256_storeu_ps(tile + i * kAvx2NR, acc0[i]);
     _mm256_storeu_ps(tile + i * kAvx2NR + 8, acc1[i]);
   }
-  sgemm_store_tile(tile, kAvx2NR, MR, nr, c, ldc, alpha, load_c, bias, clamp);
+  sgemm_store_tile(tile, kAvx2NR, MR, nr, c, ldc, alpha, load_c, bias, row_bias, clamp);
 }
 
 void avx2_ukernel(int mr, int nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                  float alpha, bool load_c, const float* bias, const float* clamp) {
+                  float alpha, bool load_c, const float* bias, const float* row_bias,
+                  const float* clamp) {
   switch (mr) {
 #define PTERON_CASE(n) \
   case n:              \
-    return avx2_tile<n>(nr, kc, a, b, c, ldc, alpha, load_c, bias, clamp);
+    return avx2_tile<n>(nr, kc, a, b, c, ldc, alpha, load_c, bias, row_bias, clamp);
     PTERON_CASE(1)
     PTERON_CASE(2)
     PTERON_CASE(3)

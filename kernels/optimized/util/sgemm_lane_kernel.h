@@ -20,7 +20,7 @@ constexpr int kLaneMR = 8, kLaneNR = 12;
 template <typename V>
 inline void lane_kernel_8x12(int mr, int nr, int64_t kc, const float* a, const float* b, float* c,
                              int64_t ldc, float alpha, bool load_c, const float* bias,
-                             const float* clamp) {
+                             const float* row_bias, const float* clamp) {
   using vec = typename V::vec;
   vec acc[kLaneMR][3];
 #pragma GCC unroll 8
@@ -57,6 +57,7 @@ inline void lane_kernel_8x12(int mr, int nr, int64_t kc, const float* a, const f
         if (alpha != 1.0f) v = V::mul(v, valpha);
         if (load_c) v = V::add(v, V::load(row + 4 * j));
         if (bias != nullptr) v = V::add(v, V::load(bias + 4 * j));
+        if (row_bias != nullptr) v = V::add(v, V::dup(row_bias[i]));
         if (clamp != nullptr) v = V::clamp(v, lo, hi);
         V::store(row + 4 * j, v);
       }
@@ -70,7 +71,7 @@ inline void lane_kernel_8x12(int mr, int nr, int64_t kc, const float* a, const f
   for (int i = 0; i < kLaneMR; ++i)
 #pragma GCC unroll 3
     for (int j = 0; j < 3; ++j) V::store(tile + i * kLaneNR + 4 * j, acc[i][j]);
-  sgemm_store_tile(tile, kLaneNR, mr, nr, c, ldc, alpha, load_c, bias, clamp);
+  sgemm_store_tile(tile, kLaneNR, mr, nr, c, ldc, alpha, load_c, bias, row_bias, clamp);
 }
 
 }  // namespace pteron::optimized

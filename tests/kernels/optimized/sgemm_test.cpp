@@ -34,6 +34,7 @@ struct Case {
   float alpha = 1.0f, beta = 0.0f;
   bool bias = false;
   bool extras = false;  // row_bias and addend (the convolution's bias and residual)
+  bool addend = true;   // with extras: the addend too (else the row bias alone)
   bool clamp = false;   // to [kClampLo, kClampHi] (a fused ReLU6 / hardtanh), after everything
   int kernel = -1;
   bool serial = false;  // sgemm_serial in caller-provided scratch (this machine's best kernel)
@@ -45,7 +46,8 @@ std::string describe(const Case& c) {
          "x" + std::to_string(c.s.k) + " a" + std::to_string(static_cast<int>(c.a_layout)) + " b" +
          std::to_string(static_cast<int>(c.b_layout)) + " alpha " + std::to_string(c.alpha) +
          " beta " + std::to_string(c.beta) + " bias " + std::to_string(c.bias) + " extras " +
-         std::to_string(c.extras) + " clamp " + std::to_string(c.clamp);
+         std::to_string(c.extras) + " addend " + std::to_string(c.addend) + " clamp " +
+         std::to_string(c.clamp);
 }
 
 constexpr float kClampLo = -0.3f, kClampHi = 0.4f;
@@ -105,7 +107,8 @@ double run_case(const Case& cs, bool with_scratch = true) {
         double v = cs.alpha * sum;
         if (cs.beta != 0.0f) v += cs.beta * static_cast<double>(c[at]);
         if (cs.bias) v += bias[j];
-        if (cs.extras) v += static_cast<double>(row_bias[i]) + addend[at];
+        if (cs.extras) v += row_bias[i];
+        if (cs.extras && cs.addend) v += addend[at];
         if (cs.clamp) v = std::fmin(kClampHi, std::fmax(kClampLo, v));
         expected[at] = v;
       }
@@ -132,7 +135,7 @@ double run_case(const Case& cs, bool with_scratch = true) {
   p.beta = cs.beta;
   p.bias = cs.bias ? bias.data() : nullptr;
   p.row_bias = cs.extras ? row_bias.data() : nullptr;
-  p.addend = cs.extras ? addend.data() : nullptr;
+  p.addend = cs.extras && cs.addend ? addend.data() : nullptr;
   if (cs.clamp) p.activation = OutputActivation{kClampLo, kClampHi};
   if (cs.serial) {
     // 64-byte aligned, as the contract asks; NaN bytes so that nothing relies on zeroed scratch.
@@ -204,15 +207,17 @@ TEST_P(SgemmThreads, RowBiasAndAddend) {
     for (const Shape& s :
          {Shape{1, 64, 300, 576}, Shape{2, 5, 9, 64}, Shape{1, 1, 50, 33}, Shape{1, 4, 5, 0}})
       for (float beta : {0.0f, 1.0f, -2.0f})
-        for (bool bias : {false, true}) {
-          Case c;
-          c.s = s;
-          c.beta = beta;
-          c.bias = bias;
-          c.extras = true;
-          c.kernel = kernel;
-          EXPECT_LT(run_case(c), kTolerance) << describe(c);
-        }
+        for (bool bias : {false, true})
+          for (bool with_addend : {false, true}) {  // without: the micro-kernels add the row bias
+            Case c;
+            c.s = s;
+            c.beta = beta;
+            c.bias = bias;
+            c.extras = true;
+            c.addend = with_addend;
+            c.kernel = kernel;
+            EXPECT_LT(run_case(c), kTolerance) << describe(c);
+          }
   }
 }
 
