@@ -8,9 +8,9 @@ The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
 im2col split into several pixel blocks (large K x pixels), and computed transposed (fewer pixels
 than output channels). Depthwise convolutions (groups == Cin == Cout) take the SIMD rows: kernel
-3/5, stride 1/2/3, padding, dilation, rows narrower and wider than a vector; outputs under 64 wide run channel-minor blocks of 16 channels, tails and bands of
-rows included. Inputs neither takes (other groupings, channels-last,
-float64) go to the portable kernel and must still match.
+3/5, stride 1/2/3, padding, dilation, rows narrower and wider than a vector; outputs under 64 wide
+run channel-minor blocks of 16 channels, tails and bands of rows included. Inputs neither takes
+(other groupings, channels-last, float64) go to the portable kernel and must still match.
 Bad inputs raise RuntimeError naming the op.
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) with K = Cin * kh * kw (sums of K products in
