@@ -109,7 +109,8 @@ uint64_t multiply_adds(const ir::Graph& g, const ir::Node& node) {
   const std::string& op = node.op.name;
   const ir::TensorSpec* out = output(g, node);
   if (op == "convolution" || op == "convolution_relu" || op == "convolution_add_relu" ||
-      op == "convolution_clamp" || op == "convolution_silu" || op == "conv2d" || op == "conv1d") {
+      op == "convolution_clamp" || op == "convolution_silu" || op == "convolution_scaled" ||
+      op == "conv2d" || op == "conv1d") {
     // args: input, weight [Cout, Cin/groups, k...], ...
     const ir::TensorSpec* w = tensor_arg(g, node, 1);
     if (!w || w->rank() < 2) return 0;

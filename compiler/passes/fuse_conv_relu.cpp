@@ -40,6 +40,16 @@ const ir::OpSchema& convolution_silu_schema() {
   return functional;
 }
 
+const ir::OpSchema& convolution_scaled_schema() {
+  static const ir::OpSchema& functional =
+      register_single_output_op("pteron::convolution_scaled", [] {
+        std::vector<std::pair<const char*, const char*>> args = convolution_arguments();
+        args.push_back({"scale", "Tensor"});
+        return args;
+      }());
+  return functional;
+}
+
 const ir::OpSchema& convolution_add_relu_schema() {
   static const ir::OpSchema& functional =
       register_single_output_op("pteron::convolution_add_relu", [] {
@@ -117,13 +127,46 @@ bool fuse_silu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated
   return true;
 }
 
+// conv(mul(x, s)) for an ungrouped convolution, s [1 or N, C, 1, 1] gating x [N, C, H, W] (a
+// squeeze-excite block's scale before the projection) -> convolution_scaled(x, ..., s) in the
+// convolution's place, the product removed.
+bool fuse_input_scale(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
+                      ir::NodeId id) {
+  if (!graph.has_node(id) || delegated.count(id)) return false;
+  const ir::Node& conv = graph.node(id);
+  if (!fusable_convolution(graph, conv, /*depthwise=*/false)) return false;
+  const ir::Value& gated = graph.value(conv.arg("input").tensor());
+  if (!single_use_intermediate(graph, gated) || delegated.count(gated.producer)) return false;
+  const ir::Node& mul = graph.node(gated.producer);
+  if (!is_tensor_mul(mul) || !gated.spec.is_contiguous() || gated.spec.is_dynamic()) return false;
+  for (int side = 0; side < 2; ++side) {
+    const ir::Value& x = graph.value(mul.args[side].tensor());
+    const ir::Value& s = graph.value(mul.args[1 - side].tensor());
+    const std::vector<int64_t>& n = gated.spec.sizes;
+    if (x.spec.sizes != n || x.spec.dtype != ScalarType::Float || !x.spec.is_contiguous() ||
+        s.spec.dtype != ScalarType::Float || s.spec.is_dynamic() || !s.spec.is_contiguous() ||
+        s.spec.rank() != 4 || (s.spec.sizes[0] != 1 && s.spec.sizes[0] != n[0]) ||
+        s.spec.sizes[1] != n[1] || s.spec.sizes[2] != 1 || s.spec.sizes[3] != 1) {
+      continue;
+    }
+    std::vector<ir::Argument> args = conv.args;
+    args[0] = ir::Argument(ir::TensorRef{x.id});
+    args.push_back(ir::Argument(ir::TensorRef{s.id}));
+    const ir::NodeId product = mul.id;
+    graph.set_op(id, convolution_scaled_schema(), std::move(args));
+    graph.remove_node(product);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated) {
   int fused = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
-    if (fuse_silu(graph, delegated, id)) {
+    if (fuse_silu(graph, delegated, id) || fuse_input_scale(graph, delegated, id)) {
       ++fused;
       continue;
     }

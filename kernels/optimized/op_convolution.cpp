@@ -43,6 +43,7 @@ constexpr const char* kConvRelu = "pteron::convolution_relu.out";
 constexpr const char* kConvAddRelu = "pteron::convolution_add_relu.out";
 constexpr const char* kConvClamp = "pteron::convolution_clamp.out";
 constexpr const char* kConvSilu = "pteron::convolution_silu.out";
+constexpr const char* kConvScaled = "pteron::convolution_scaled.out";
 
 // Floats of stored im2col matrix per SGEMM call in the transposed form (2 MiB): bounds the
 // scratch this op needs besides the SGEMM's own (the direct form stores none).
@@ -223,6 +224,9 @@ struct ConvGemm {
   OutputActivation activation;
   bool pointwise;
   int64_t M, pixels, K;
+  // convolution_scaled's input channel scale for the image being computed, one value per K
+  // step (the channel's value repeated over its taps), or null.
+  const float* k_scale = nullptr;
 };
 
 // One block of output pixels [p0, p0 + np) of one image: the SGEMM into the output, direct
@@ -259,6 +263,7 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
     p.b_rs = 1;
     p.b_cs = g.K;
     p.b_cache = g.weight_cache;
+    p.a_col_scale = g.k_scale;
     p.c = ct;
     p.c_rs = g.M;
     p.bias = g.bias;
@@ -300,14 +305,22 @@ bool conv_block(KernelContext& ctx, const ConvGemm& g, const float* x, const flo
   // product onto them: in parallel, and while the block is in cache.
   p.row_bias = g.bias;
   p.addend = res != nullptr ? res + p0 : nullptr;
+  p.b_row_scale = g.k_scale;
   return sgemm(ctx, p);
 }
+
+// Input channel scales of a convolution_scaled: `values` per image `image_stride` apart (0:
+// one set for every image).
+struct ChannelScale {
+  const float* values = nullptr;
+  int64_t image_stride = 0;
+};
 
 // Runs the GEMM path; false (nothing reported) when scratch ran out and the caller should run
 // the portable kernel instead.
 bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const float* weight,
                ConstantCache* weight_cache, const float* bias, const float* residual, float* out,
-               const OutputActivation& activation) {
+               const OutputActivation& activation, const ChannelScale& scale = {}) {
   ConvGemm g;
   g.s = &s;
   g.weight = weight;
@@ -341,8 +354,19 @@ bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const
         ctx.allocate_scratch(static_cast<size_t>(block * g.M) * sizeof(float), 64));
     if (ct == nullptr) return false;
   }
-  const int64_t in_image = s.in_channels * s.in_h * s.in_w;
+  float* k_scale = nullptr;
+  if (scale.values != nullptr) {
+    k_scale =
+        static_cast<float*>(ctx.allocate_scratch(static_cast<size_t>(g.K) * sizeof(float), 64));
+    if (k_scale == nullptr) return false;
+    g.k_scale = k_scale;
+  }
+  const int64_t in_image = s.in_channels * s.in_h * s.in_w, taps = s.kernel_h * s.kernel_w;
   for (int64_t n = 0; n < s.batch; ++n) {
+    if (k_scale != nullptr) {
+      const float* c = scale.values + n * scale.image_stride;
+      for (int64_t k = 0; k < g.K; ++k) k_scale[k] = c[k / taps];
+    }
     for (int64_t p0 = 0; p0 < g.pixels; p0 += block) {
       const float* res = residual != nullptr ? residual + n * g.M * g.pixels : nullptr;
       if (!conv_block(ctx, g, input + n * in_image, res, out + n * g.M * g.pixels, p0,
@@ -422,6 +446,48 @@ Error convolution_clamp_out(KernelContext& ctx, Span<EValue*> args) {
   return convolution_impl(kConvClamp, clamp, nullptr, ctx, Span<EValue*>(conv_args, 10));
 }
 
+// pteron::convolution_scaled.out(<convolution's nine>, Tensor scale, *, Tensor(a!) out):
+// convolution(input * scale, ...) for scale [1 or N, Cin, 1, 1] (a squeeze-excite gate before
+// MobileNetV3's and EfficientNet's projection): the SGEMM scales its input operand's K steps as
+// it packs them, so the gated activation is never written. float32, 2-D, groups 1, row-major
+// only (what fuse_conv_relu makes it for); anything else is refused.
+Error convolution_scaled_out(KernelContext& ctx, Span<EValue*> args) {
+  EValue* conv_args[10];
+  for (int i = 0; i < 9; ++i) conv_args[i] = args[i];
+  conv_args[9] = args[10];
+  const Span<EValue*> cargs(conv_args, 10);
+  const Tensor& input = *cargs[0]->tensor;
+  const Tensor& weight = *cargs[1]->tensor;
+  const Tensor* bias = cargs[2]->is_none() ? nullptr : cargs[2]->tensor;
+  const Tensor& scale = *args[9]->tensor;
+  Tensor& out = *cargs[9]->tensor;
+  if (!all_float32({&input, &weight, bias, &out, &scale}) || input.dim() != 4 || cargs[6]->b ||
+      !is_row_major(input) || !is_row_major(weight) || !is_row_major(out) || !is_row_major(scale) ||
+      (bias != nullptr && !is_row_major(*bias))) {
+    return fail(Error::NotSupported,
+                "%s: needs float32 row-major NCHW tensors and a 2-D, not transposed convolution",
+                kConvScaled);
+  }
+  ConvShape s;
+  PTERON_TRY(parse_conv_shape(kConvScaled, cargs, &s));
+  if (s.groups != 1) return fail(Error::NotSupported, "%s: needs groups 1", kConvScaled);
+  if (scale.dim() != 4 || (scale.size(0) != 1 && scale.size(0) != s.batch) ||
+      scale.size(1) != s.in_channels || scale.size(2) != 1 || scale.size(3) != 1) {
+    return fail(Error::InvalidArgument, "%s: scale must be [1 or %lld, %lld, 1, 1]", kConvScaled,
+                static_cast<long long>(s.batch), static_cast<long long>(s.in_channels));
+  }
+  PTERON_TRY(check_conv_output(kConvScaled, s, bias, out, nullptr));
+  if (out.numel() == 0) return Error::Ok;
+  const ChannelScale channel_scale{scale.data<const float>(),
+                                   scale.size(0) == 1 ? 0 : s.in_channels};
+  if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
+                 constant_cache_of(weight), bias != nullptr ? bias->data<const float>() : nullptr,
+                 nullptr, out.data<float>(), OutputActivation{}, channel_scale)) {
+    return fail(Error::OutOfMemory, "%s: out of scratch memory", kConvScaled);
+  }
+  return Error::Ok;
+}
+
 // pteron::convolution_silu.out(<convolution's nine>, *, Tensor(a!) out): the SiLU goes over each
 // SGEMM task's block (or depthwise rows) while it is in cache, not over the whole tensor after.
 Error convolution_silu_out(KernelContext& ctx, Span<EValue*> args) {
@@ -447,5 +513,6 @@ PTERON_KERNEL("pteron::convolution_relu.out", convolution_relu_out, "TTtLLLBLIT"
 PTERON_KERNEL("pteron::convolution_add_relu.out", convolution_add_relu_out, "TTtLLLBLITT");
 PTERON_KERNEL("pteron::convolution_clamp.out", convolution_clamp_out, "TTtLLLBLISST");
 PTERON_KERNEL("pteron::convolution_silu.out", convolution_silu_out, "TTtLLLBLIT");
+PTERON_KERNEL("pteron::convolution_scaled.out", convolution_scaled_out, "TTtLLLBLITT");
 
 }  // namespace pteron::optimized

@@ -63,6 +63,14 @@ void parallel_for(pthreadpool_t pool, void (*fn)(void*, size_t), void* context, 
   pthreadpool_parallelize_1d(pool, fn, context, count, pool_call_flags());
 }
 
+// Multiplies step k of `panels` (panels of kc x width, step k's width values contiguous) by
+// scale[k]: a K scale applied as its operand is packed, while the panel is in L1.
+void scale_panel_steps(float* panels, int64_t count, int64_t kc, int width, const float* scale) {
+  for (int64_t q = 0; q < count; ++q, panels += kc * width)
+    for (int64_t k = 0; k < kc; ++k)
+      for (int i = 0; i < width; ++i) panels[k * width + i] *= scale[k];
+}
+
 // Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of A as ceil(mc / MR) panels of kc x MR
 // (zero past mc).
 void pack_a(const SgemmKernel& kern, const float* a, int64_t rs, int64_t cs, int64_t i0, int64_t mc,
@@ -152,8 +160,9 @@ void ensure_a_packed(GemmPlan& plan, int64_t bi, int64_t m0, int64_t mc) {
       continue;
     }
     const int64_t i0 = m0 + i * MR;
-    pack_a(*plan.kern, p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K,
-           plan.apack + (first + i) * p.K * MR);
+    float* panel = plan.apack + (first + i) * p.K * MR;
+    pack_a(*plan.kern, p.a + bi * p.a_bs, p.a_rs, p.a_cs, i0, min64(MR, p.M - i0), 0, p.K, panel);
+    if (p.a_col_scale != nullptr) scale_panel_steps(panel, 1, p.K, MR, p.a_col_scale);
     state.store(kPacked, std::memory_order_release);
   }
   for (int64_t i = 0; i < count; ++i) {
@@ -230,6 +239,8 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
     } else {
       pack_b(kern, b, p.b_rs, p.b_cs, pc, kc, n0, nc, bpack);
     }
+    if (p.b_row_scale != nullptr && plan.b_panels == nullptr)
+      scale_panel_steps(bpack, ceil_div(nc, NR), kc, NR, p.b_row_scale + pc);
     const bool first = pc == 0;
     const bool load_c = !first || plan.load_c || init_c;
     const float bounds[2] = {p.activation.lo, p.activation.hi};
@@ -397,7 +408,8 @@ GemmLayout gemm_layout(const SgemmProblem& p, const SgemmKernel& kern, int64_t t
 
 bool is_gemv(const SgemmProblem& p) {
   return p.M == 1 && p.batch == 1 && p.a_cs == 1 && p.b_rs == 1 && p.b_cs != 1 &&
-         p.b_packer == nullptr && p.row_bias == nullptr && p.addend == nullptr;
+         p.b_packer == nullptr && p.row_bias == nullptr && p.addend == nullptr &&
+         p.a_col_scale == nullptr && p.b_row_scale == nullptr;
 }
 
 void run_gemm(const SgemmProblem& p, const SgemmKernel& kern, const GemmLayout& l, float* buffer,
@@ -494,6 +506,7 @@ const float* constant_panels(const SgemmProblem& p, const SgemmKernel& kern, int
                              int64_t kc, pthreadpool_t pool, bool is_b, bool derive = true) {
   ConstantCache* cache = is_b ? p.b_cache : p.a_cache;
   if (cache == nullptr || (is_b && p.b_packer != nullptr)) return nullptr;
+  if ((is_b ? p.b_row_scale : p.a_col_scale) != nullptr) return nullptr;  // scaled per call
   if (p.batch != 1 && (is_b ? p.b_bs : p.a_bs) != 0) return nullptr;
   ConstantKey key;
   size_t floats, source_floats;  // the derived panels; the operand's extent

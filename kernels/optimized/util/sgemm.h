@@ -68,6 +68,12 @@ struct SgemmProblem {
   // the block is in cache. Either may be null.
   const float* row_bias = nullptr;
   const float* addend = nullptr;
+  // C = A diag(s) B: A's column k (a_col_scale) or B's row k (b_row_scale) times s[k] (K
+  // values), applied as that operand is packed for this call, so a per-call scale of a
+  // convolution's input channels (a squeeze-excite gate) costs no pass of its own. Not with a
+  // cached constant for that operand (it is packed per call instead).
+  const float* a_col_scale = nullptr;
+  const float* b_row_scale = nullptr;
   // Set when A or B is a program constant (constant_cache_of): sgemm() then
   // packs it into the micro-kernel's panels once, keeps the panels in that cache and reuses
   // them on every later call (`constant_panels` in sgemm.cpp), instead of packing per call. Used

@@ -196,6 +196,33 @@ TEST(FuseConvRelu, ConvolutionSiluOnlyWhenTheSiluIsTheSoleReader) {
             "aten::convolution.default, pteron::silu_mul.default]");
 }
 
+// A per-channel gate [1, C, 1, 1] multiplied into an ungrouped convolution's input (either
+// operand order) folds into convolution_scaled; a full-shape product, a gate before a depthwise
+// convolution and a product read twice stay.
+TEST(FuseConvRelu, ChannelGateFoldsIntoTheConvolution) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", f32({1, 4, 5, 5}));
+  const ValueId gate = b.input("gate", f32({1, 4, 1, 1}));
+  const ValueId full = b.input("full", f32({1, 4, 5, 5}));
+  auto mul = [&](ValueId a, ValueId c) {
+    return b.op("aten::mul.Tensor", {TensorRef{a}, TensorRef{c}}, f32({1, 4, 5, 5}));
+  };
+  const ValueId c1 = conv(b, mul(x, gate), 4, 4);
+  const ValueId c2 = conv(b, mul(gate, c1), 4, 4);
+  const ValueId c3 = conv(b, mul(c2, full), 4, 4);
+  const ValueId c4 = conv(b, mul(c3, gate), 4, 4, /*groups=*/4);
+  const ValueId twice = mul(c4, gate);
+  const ValueId c5 = conv(b, twice, 4, 4);
+  ir::Graph g = b.finish({c5, twice});
+  EXPECT_EQ(apply(g, fuse_conv_relu), 2);
+  EXPECT_EQ(ops(g),
+            "[pteron::convolution_scaled.default, pteron::convolution_scaled.default, "
+            "aten::mul.Tensor, aten::convolution.default, aten::mul.Tensor, "
+            "aten::convolution.default, aten::mul.Tensor, aten::convolution.default]");
+  EXPECT_EQ(producer(g, c1).args.back().tensor(), gate);
+  EXPECT_EQ(producer(g, c1).args[0].tensor(), x);
+}
+
 // ---- silu * up --------------------------------------------------------------------------------
 
 TEST(FuseSiluMul, SiluAndTheGatedProductBecomeOneCall) {

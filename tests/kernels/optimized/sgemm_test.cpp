@@ -35,6 +35,7 @@ struct Case {
   bool bias = false;
   bool extras = false;  // row_bias and addend (the convolution's bias and residual)
   bool addend = true;   // with extras: the addend too (else the row bias alone)
+  char k_scale = 0;     // 'a': a_col_scale, 'b': b_row_scale (C = A diag(s) B), 0: none
   bool clamp = false;   // to [kClampLo, kClampHi] (a fused ReLU6 / hardtanh), after everything
   int kernel = -1;
   bool serial = false;  // sgemm_serial in caller-provided scratch (this machine's best kernel)
@@ -46,8 +47,8 @@ std::string describe(const Case& c) {
          "x" + std::to_string(c.s.k) + " a" + std::to_string(static_cast<int>(c.a_layout)) + " b" +
          std::to_string(static_cast<int>(c.b_layout)) + " alpha " + std::to_string(c.alpha) +
          " beta " + std::to_string(c.beta) + " bias " + std::to_string(c.bias) + " extras " +
-         std::to_string(c.extras) + " addend " + std::to_string(c.addend) + " clamp " +
-         std::to_string(c.clamp);
+         std::to_string(c.extras) + " addend " + std::to_string(c.addend) + " k_scale " +
+         std::string(1, c.k_scale ? c.k_scale : '-') + " clamp " + std::to_string(c.clamp);
 }
 
 constexpr float kClampLo = -0.3f, kClampHi = 0.4f;
@@ -94,6 +95,8 @@ double run_case(const Case& cs, bool with_scratch = true) {
   for (float& x : bias) x = dist(rng);
   std::vector<float> row_bias(static_cast<size_t>(s.m)), addend(c.size());
   for (float& x : row_bias) x = dist(rng);
+  std::vector<float> k_scale(static_cast<size_t>(s.k));
+  for (float& x : k_scale) x = cs.k_scale ? dist(rng) : 1.0f;
   for (float& x : addend) x = dist(rng);
   std::vector<double> expected(c.size());
   for (int64_t bi = 0; bi < s.batch; ++bi)
@@ -101,7 +104,7 @@ double run_case(const Case& cs, bool with_scratch = true) {
       for (int64_t j = 0; j < s.n; ++j) {
         double sum = 0;
         for (int64_t p = 0; p < s.k; ++p)
-          sum += static_cast<double>(a.data[bi * a.bs + i * a.rs + p * a.cs]) *
+          sum += static_cast<double>(a.data[bi * a.bs + i * a.rs + p * a.cs]) * k_scale[p] *
                  static_cast<double>(b.data[bi * b.bs + p * b.rs + j * b.cs]);
         const size_t at = static_cast<size_t>((bi * s.m + i) * s.n + j);
         double v = cs.alpha * sum;
@@ -136,6 +139,8 @@ double run_case(const Case& cs, bool with_scratch = true) {
   p.bias = cs.bias ? bias.data() : nullptr;
   p.row_bias = cs.extras ? row_bias.data() : nullptr;
   p.addend = cs.extras && cs.addend ? addend.data() : nullptr;
+  p.a_col_scale = cs.k_scale == 'a' ? k_scale.data() : nullptr;
+  p.b_row_scale = cs.k_scale == 'b' ? k_scale.data() : nullptr;
   if (cs.clamp) p.activation = OutputActivation{kClampLo, kClampHi};
   if (cs.serial) {
     // 64-byte aligned, as the contract asks; NaN bytes so that nothing relies on zeroed scratch.
@@ -218,6 +223,26 @@ TEST_P(SgemmThreads, RowBiasAndAddend) {
             c.kernel = kernel;
             EXPECT_LT(run_case(c), kTolerance) << describe(c);
           }
+  }
+}
+
+// A K scale on either operand, applied as it is packed: every kernel, K past one block, edge
+// tiles, both layouts.
+TEST_P(SgemmThreads, KScaleOnEitherOperand) {
+  for (int kernel = 0; kernel < sgemm_kernel_count(); ++kernel) {
+    if (!sgemm_kernel_supported(kernel)) continue;
+    for (const Shape& s : {Shape{1, 40, 70, 300}, Shape{2, 13, 9, 24}, Shape{1, 5, 33, 7}})
+      for (char side : {'a', 'b'})
+        for (Layout layout : {Layout::kRowMajor, Layout::kTransposed}) {
+          Case c;
+          c.s = s;
+          c.k_scale = side;
+          c.a_layout = c.b_layout = layout;
+          c.extras = true;
+          c.addend = false;
+          c.kernel = kernel;
+          EXPECT_LT(run_case(c), kTolerance) << describe(c);
+        }
   }
 }
 

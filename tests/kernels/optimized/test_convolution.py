@@ -1,8 +1,9 @@
 """The optimized library's aten::convolution.out, pteron::convolution_relu.out,
-pteron::convolution_clamp.out, pteron::convolution_silu.out and pteron::convolution_add_relu.out
-against torch.nn.functional.conv2d (+ other, relu, clamp, silu), and the compiler pass that makes
-the fused ops (conv + ReLU, conv + hardtanh / clamp, conv + SiLU, and resnet's conv + residual add
-+ ReLU).
+pteron::convolution_clamp.out, pteron::convolution_silu.out, pteron::convolution_scaled.out and
+pteron::convolution_add_relu.out against torch.nn.functional.conv2d (+ other, relu, clamp, silu,
+an input channel scale), and the compiler pass that makes the fused ops (conv + ReLU, conv +
+hardtanh / clamp, conv + SiLU, a squeeze-excite gate + conv, and resnet's conv + residual add +
+ReLU).
 
 The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3/5/7, strides
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
@@ -228,6 +229,63 @@ def test_pass_fuses_hardtanh_and_clamp():
     ops = lowered.load().load_method("forward").instruction_names()
     assert ops.count(CONV_CLAMP) == 4, ops  # c1, dw, c2 (min only), c2 again (max only)
     assert ops.count("aten::clamp.out") + ops.count("aten::hardtanh.out") == 1, ops  # grouped
+    with torch.no_grad():
+        want = model(x)
+    for got, ref in zip(lowered.load().forward(x), want):
+        torch.testing.assert_close(got, ref, atol=1e-4, rtol=1e-4)
+
+
+CONV_SCALED = "pteron::convolution_scaled.out"
+
+
+@pytest.mark.parametrize("n,cin,hw,cout,k,stride,pad,per_image", [
+    (1, 24, 14, 40, 1, 1, 0, True),  # pointwise, direct: B's rows scaled as packed
+    (1, 96, 7, 160, 1, 1, 0, True),  # pointwise, transposed: A's columns scaled as packed
+    (2, 8, 9, 6, 3, 1, 1, True),  # 3x3 direct: the im2col packer's rows, per-image scales
+    (2, 32, 5, 48, 3, 2, 1, False),  # 3x3 transposed from a stored col, one scale for both
+    (1, 300, 6, 20, 1, 1, 0, False),  # K past one 256-deep block
+])
+def test_scaled_input_matches_torch(threads, n, cin, hw, cout, k, stride, pad, per_image):
+    x, w, b = rand(n, cin, hw, hw, seed=30), rand(cout, cin, k, k, seed=31), rand(cout, seed=32)
+    scale = torch.sigmoid(rand(n if per_image else 1, cin, 1, 1, seed=33))
+    ref = F.conv2d(x * scale, w, b, stride, pad)
+    out = torch.full(ref.shape, float("nan"))
+    run_kernel(CONV_SCALED, [x, w, b, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], 1, scale,
+                             out], library="optimized")
+    assert_close(out, ref, atol=1e-4 * math.sqrt(cin * k * k), rtol=1e-4, what="convolution_scaled")
+
+
+def test_scaled_input_refuses_what_it_does_not_take():
+    x, w, out = rand(1, 8, 5, 5), rand(8, 8, 1, 1), torch.empty(1, 8, 5, 5)
+    with pytest.raises(RuntimeError, match="convolution_scaled.*scale must be"):
+        run_kernel(CONV_SCALED, [x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                 rand(1, 8, 5, 5), out], library="optimized")
+    with pytest.raises(RuntimeError, match="convolution_scaled.*groups 1"):
+        run_kernel(CONV_SCALED, [x, rand(8, 4, 1, 1), None, [1, 1], [0, 0], [1, 1], False,
+                                 [0, 0], 2, rand(1, 8, 1, 1), out], library="optimized")
+
+
+class SqueezeExciteProjection(torch.nn.Module):
+    """MobileNetV3's and EfficientNet's block end: a squeeze-excite gate, then a 1x1 projection;
+    a gate before a depthwise convolution stays a multiply."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Conv2d(16, 4, 1), torch.nn.Conv2d(4, 16, 1)
+        self.project = torch.nn.Conv2d(16, 8, 1)
+        self.dw = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+
+    def forward(self, x):
+        gate = torch.sigmoid(self.fc2(F.relu(self.fc1(x.mean((2, 3), keepdim=True)))))
+        return self.project(x * gate), self.dw(gate * x)
+
+
+def test_pass_folds_a_squeeze_excite_gate_into_the_projection():
+    model, x = SqueezeExciteProjection().eval(), rand(2, 16, 10, 10, seed=34)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)),
+                                                 kernels=("optimized", "portable"))
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_SCALED) == 1 and ops.count("aten::mul.out") == 1, ops
     with torch.no_grad():
         want = model(x)
     for got, ref in zip(lowered.load().forward(x), want):
