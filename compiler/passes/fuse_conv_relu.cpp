@@ -8,55 +8,45 @@ namespace pteron::compiler {
 
 namespace {
 
-// aten::convolution's nine arguments, which both fused ops start with.
-std::vector<std::pair<const char*, const char*>> convolution_arguments() {
-  return {{"input", "Tensor"},    {"weight", "Tensor"},        {"bias", "Tensor?"},
-          {"stride", "int[]"},    {"padding", "int[]"},        {"dilation", "int[]"},
-          {"transposed", "bool"}, {"output_padding", "int[]"}, {"groups", "int"}};
+// pteron::<name>(<aten::convolution's nine arguments>, <extra>) -> Tensor (each caller keeps it
+// in a static, so it is registered once).
+const ir::OpSchema& convolution_variant(const char* name,
+                                        std::vector<std::pair<const char*, const char*>> extra) {
+  std::vector<std::pair<const char*, const char*>> args = {
+      {"input", "Tensor"},    {"weight", "Tensor"},        {"bias", "Tensor?"},
+      {"stride", "int[]"},    {"padding", "int[]"},        {"dilation", "int[]"},
+      {"transposed", "bool"}, {"output_padding", "int[]"}, {"groups", "int"}};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return register_single_output_op(name, args);
 }
 
 }  // namespace
 
 const ir::OpSchema& convolution_relu_schema() {
-  static const ir::OpSchema& functional =
-      register_single_output_op("pteron::convolution_relu", convolution_arguments());
+  static const ir::OpSchema& functional = convolution_variant("pteron::convolution_relu", {});
   return functional;
 }
 
 const ir::OpSchema& convolution_clamp_schema() {
   static const ir::OpSchema& functional =
-      register_single_output_op("pteron::convolution_clamp", [] {
-        std::vector<std::pair<const char*, const char*>> args = convolution_arguments();
-        args.push_back({"min", "Scalar"});
-        args.push_back({"max", "Scalar"});
-        return args;
-      }());
+      convolution_variant("pteron::convolution_clamp", {{"min", "Scalar"}, {"max", "Scalar"}});
   return functional;
 }
 
 const ir::OpSchema& convolution_silu_schema() {
-  static const ir::OpSchema& functional =
-      register_single_output_op("pteron::convolution_silu", convolution_arguments());
+  static const ir::OpSchema& functional = convolution_variant("pteron::convolution_silu", {});
   return functional;
 }
 
 const ir::OpSchema& convolution_scaled_schema() {
   static const ir::OpSchema& functional =
-      register_single_output_op("pteron::convolution_scaled", [] {
-        std::vector<std::pair<const char*, const char*>> args = convolution_arguments();
-        args.push_back({"scale", "Tensor"});
-        return args;
-      }());
+      convolution_variant("pteron::convolution_scaled", {{"scale", "Tensor"}});
   return functional;
 }
 
 const ir::OpSchema& convolution_add_relu_schema() {
   static const ir::OpSchema& functional =
-      register_single_output_op("pteron::convolution_add_relu", [] {
-        std::vector<std::pair<const char*, const char*>> args = convolution_arguments();
-        args.push_back({"other", "Tensor"});
-        return args;
-      }());
+      convolution_variant("pteron::convolution_add_relu", {{"other", "Tensor"}});
   return functional;
 }
 
