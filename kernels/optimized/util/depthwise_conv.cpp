@@ -13,10 +13,12 @@ namespace {
 
 constexpr int64_t kBlock = opt::kDepthwiseBlock;
 
-// Floats of zero-padded input rows one channel block packs at a time (64 KiB on the stack):
-// a band of output rows is computed from them, so any image height fits.
+// Floats of zero-padded input rows one channel block packs at a time (64 KiB): a band of output
+// rows is computed from them, so any image height fits.
 constexpr int64_t kTileFloats = int64_t{1} << 14;
-// Output floats of one band (a band's outputs are computed, then moved to their planes).
+// Output floats of one band (computed, then moved to their planes; 32 KiB). With the tile and
+// the packed weights, a band takes about 100 KiB of its thread's stack (pool threads have the
+// platform's default stack, 8 MiB on Linux).
 constexpr int64_t kBandFloats = int64_t{1} << 13;
 constexpr int64_t kMaxBlockTaps = 64;
 // Multiply-adds' worth of time one element's transpose and one SiLU take (threading decisions).
