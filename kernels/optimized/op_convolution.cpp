@@ -378,10 +378,18 @@ bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const
   return true;
 }
 
-// `args` in aten::convolution.out's order; `residual` (convolution_add_relu's other) or null.
+// `args` in aten::convolution.out's order; `residual` (convolution_add_relu's other) or null;
+// `scale` (convolution_scaled's input channel scale, [1 or N, Cin, 1, 1]) or null. A scaled
+// convolution has no portable form: what the SGEMM path does not take is refused.
 Error convolution_impl(const char* kOp, const OutputActivation& activation, const Tensor* residual,
-                       KernelContext& ctx, Span<EValue*> args) {
+                       KernelContext& ctx, Span<EValue*> args, const Tensor* scale = nullptr) {
   auto fallback = [&]() {
+    if (scale != nullptr) {
+      return fail(Error::NotSupported,
+                  "%s: takes float32 row-major NCHW tensors, a 2-D convolution with groups 1 "
+                  "and scratch for it",
+                  kOp);
+    }
     return activation.active() || residual != nullptr
                ? portable_conv_activation(kOp, ctx, args, residual, activation)
                : call_portable(kConv, ctx, args);
@@ -390,20 +398,31 @@ Error convolution_impl(const char* kOp, const OutputActivation& activation, cons
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
   Tensor& out = *args[9]->tensor;
-  if (!all_float32({&input, &weight, bias, &out, residual}) || input.dim() != 4 || args[6]->b) {
+  if (!all_float32({&input, &weight, bias, &out, residual, scale}) || input.dim() != 4 ||
+      args[6]->b) {
     return fallback();
   }
   ConvShape s;
   PTERON_TRY(parse_conv_shape(kOp, args, &s));
   const bool depthwise = s.groups == s.in_channels && s.groups == s.out_channels;
-  if ((s.groups != 1 && !depthwise) || (bias != nullptr && !is_row_major(*bias))) {
+  if ((s.groups != 1 && (!depthwise || scale != nullptr)) ||
+      (bias != nullptr && !is_row_major(*bias))) {
     return fallback();
+  }
+  if (scale != nullptr &&
+      (scale->dim() != 4 || (scale->size(0) != 1 && scale->size(0) != s.batch) ||
+       scale->size(1) != s.in_channels || scale->size(2) != 1 || scale->size(3) != 1)) {
+    return fail(Error::InvalidArgument, "%s: scale must be [1 or %lld, %lld, 1, 1]", kOp,
+                static_cast<long long>(s.batch), static_cast<long long>(s.in_channels));
   }
   PTERON_TRY(check_conv_output(kOp, s, bias, out, residual));
   if (residual != nullptr) {
     if (!is_row_major(*residual) || (depthwise && s.groups > 1)) return fallback();
   }
-  if (!is_row_major(input) || !is_row_major(weight) || !is_row_major(out)) return fallback();
+  if (!is_row_major(input) || !is_row_major(weight) || !is_row_major(out) ||
+      (scale != nullptr && !is_row_major(*scale))) {
+    return fallback();
+  }
   if (out.numel() == 0) return Error::Ok;
   if (depthwise && s.groups > 1) {
     depthwise_conv2d_f32(s, input.data<const float>(), weight.data<const float>(),
@@ -411,18 +430,20 @@ Error convolution_impl(const char* kOp, const OutputActivation& activation, cons
                          activation);
     return Error::Ok;
   }
-  // Winograd's output transform fuses a ReLU only; other activations take the SGEMM.
-  if ((!activation.active() || activation.is_relu()) && winograd_pays_off(s) &&
+  // Winograd's output transform fuses a ReLU only; other activations and a scale take the SGEMM.
+  if (scale == nullptr && (!activation.active() || activation.is_relu()) && winograd_pays_off(s) &&
       winograd_conv(ctx, s, input.data<const float>(), weight.data<const float>(), nullptr,
                     bias != nullptr ? bias->data<const float>() : nullptr,
                     residual != nullptr ? residual->data<const float>() : nullptr,
                     out.data<float>(), activation.is_relu())) {
     return Error::Ok;
   }
+  const ChannelScale channel_scale{scale != nullptr ? scale->data<const float>() : nullptr,
+                                   scale != nullptr && scale->size(0) != 1 ? s.in_channels : 0};
   if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
                  constant_cache_of(weight), bias != nullptr ? bias->data<const float>() : nullptr,
                  residual != nullptr ? residual->data<const float>() : nullptr, out.data<float>(),
-                 activation)) {
+                 activation, channel_scale)) {
     return fallback();
   }
   return Error::Ok;
@@ -450,42 +471,13 @@ Error convolution_clamp_out(KernelContext& ctx, Span<EValue*> args) {
 // convolution(input * scale, ...) for scale [1 or N, Cin, 1, 1] (a squeeze-excite gate before
 // MobileNetV3's and EfficientNet's projection): the SGEMM scales its input operand's K steps as
 // it packs them, so the gated activation is never written. float32, 2-D, groups 1, row-major
-// only (what fuse_conv_relu makes it for); anything else is refused.
+// only (what fuse_conv_relu makes it for); anything else is refused (convolution_impl).
 Error convolution_scaled_out(KernelContext& ctx, Span<EValue*> args) {
   EValue* conv_args[10];
   for (int i = 0; i < 9; ++i) conv_args[i] = args[i];
   conv_args[9] = args[10];
-  const Span<EValue*> cargs(conv_args, 10);
-  const Tensor& input = *cargs[0]->tensor;
-  const Tensor& weight = *cargs[1]->tensor;
-  const Tensor* bias = cargs[2]->is_none() ? nullptr : cargs[2]->tensor;
-  const Tensor& scale = *args[9]->tensor;
-  Tensor& out = *cargs[9]->tensor;
-  if (!all_float32({&input, &weight, bias, &out, &scale}) || input.dim() != 4 || cargs[6]->b ||
-      !is_row_major(input) || !is_row_major(weight) || !is_row_major(out) || !is_row_major(scale) ||
-      (bias != nullptr && !is_row_major(*bias))) {
-    return fail(Error::NotSupported,
-                "%s: needs float32 row-major NCHW tensors and a 2-D, not transposed convolution",
-                kConvScaled);
-  }
-  ConvShape s;
-  PTERON_TRY(parse_conv_shape(kConvScaled, cargs, &s));
-  if (s.groups != 1) return fail(Error::NotSupported, "%s: needs groups 1", kConvScaled);
-  if (scale.dim() != 4 || (scale.size(0) != 1 && scale.size(0) != s.batch) ||
-      scale.size(1) != s.in_channels || scale.size(2) != 1 || scale.size(3) != 1) {
-    return fail(Error::InvalidArgument, "%s: scale must be [1 or %lld, %lld, 1, 1]", kConvScaled,
-                static_cast<long long>(s.batch), static_cast<long long>(s.in_channels));
-  }
-  PTERON_TRY(check_conv_output(kConvScaled, s, bias, out, nullptr));
-  if (out.numel() == 0) return Error::Ok;
-  const ChannelScale channel_scale{scale.data<const float>(),
-                                   scale.size(0) == 1 ? 0 : s.in_channels};
-  if (!conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
-                 constant_cache_of(weight), bias != nullptr ? bias->data<const float>() : nullptr,
-                 nullptr, out.data<float>(), OutputActivation{}, channel_scale)) {
-    return fail(Error::OutOfMemory, "%s: out of scratch memory", kConvScaled);
-  }
-  return Error::Ok;
+  return convolution_impl(kConvScaled, OutputActivation{}, nullptr, ctx,
+                          Span<EValue*>(conv_args, 10), args[9]->tensor);
 }
 
 // pteron::convolution_silu.out(<convolution's nine>, *, Tensor(a!) out): the SiLU goes over each

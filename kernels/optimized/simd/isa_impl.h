@@ -170,8 +170,8 @@ inline Vec sigmoid_vec(Vec x) { return set1(1.0f) / (set1(1.0f) + vexp(set1(0.0f
 // nets, where the divide and vexp's range selects made it 4x an add. Where -x is past the range,
 // sigmoid(x) is 0 (x = -inf gives NaN, as torch); NaN stays NaN through the last product.
 inline Vec silu_vec(Vec x) {
-  const Vec hi = set1(88.37f), nx = set1(0.0f) - x;
-  const Vec e = vexp_in_range(vmax(vmin(nx, hi), set1(-87.33f)));
+  const Vec hi = set1(kExpMax), nx = set1(0.0f) - x;
+  const Vec e = vexp_in_range(vmax(vmin(nx, hi), set1(kExpMin)));
   return x * select_gt(nx, hi, set1(0.0f), recip(set1(1.0f) + e));
 }
 

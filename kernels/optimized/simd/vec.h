@@ -210,10 +210,11 @@ PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
 
 constexpr int kLanes = Vec::kLanes;
 
-// e^x within a few ulp over [-87.3, 88.4]: 0 below (no denormals), +inf above. Cody-Waite
+// The arguments vexp computes: below kExpMin e^x is 0 (no denormals), above kExpMax +inf.
+constexpr float kExpMin = -87.33f, kExpMax = 88.37f;
+
+// vexp's arithmetic for x already in [kExpMin, kExpMax] (no range selects): Cody-Waite
 // reduction x = n ln2 + r, Cephes degree-6 polynomial, 2^n built in the exponent bits.
-// NaN stays NaN (a softmax row holding one becomes all NaN, as in torch); -inf gives 0.
-// vexp's arithmetic for x already in [-87.33, 88.37] (no range selects).
 PTERON_VI Vec vexp_in_range(Vec xc) {
   const Vec n = round_nearest(xc * set1(1.44269504088896341f));
   const Vec r = (xc - n * set1(0.693359375f)) - n * set1(-2.12194440e-4f);
@@ -227,8 +228,10 @@ PTERON_VI Vec vexp_in_range(Vec xc) {
   return p * pow2(n);
 }
 
+// e^x within a few ulp over [kExpMin, kExpMax]: 0 below, +inf above. NaN stays NaN (a softmax
+// row holding one becomes all NaN, as in torch); -inf gives 0.
 PTERON_VI Vec vexp(Vec x) {
-  const Vec hi = set1(88.37f), lo = set1(-87.33f);
+  const Vec hi = set1(kExpMax), lo = set1(kExpMin);
   const Vec y = vexp_in_range(vmax(vmin(x, hi), lo));
   return select_nan(x, x,
                     select_lt(x, lo, set1(0.0f), select_gt(x, hi, set1(__builtin_inff()), y)));
