@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from . import (digits_cnn, efficientnet, encoders, llm, mlperf_tiny, mobilenet_v2, opt, resnet, tiny_stories,
-               transformer_block, vit)
+from . import (digits_cnn, efficientnet, encoders, llm, mlperf_tiny, mobilenet_v2, mobilenet_v3, opt, resnet,
+               tiny_stories, transformer_block, vit)
 from .common import seeded
 
 
@@ -67,6 +67,10 @@ ENTRIES = [
     # The CPU benchmark's other model families (bench/cpu_path.py's "cpu" suite).
     ZooEntry("efficientnet-b0", efficientnet.efficientnet_b0,
              "EfficientNet-B0 (torchvision layout: MBConv, SiLU, squeeze-excite, random weights), ImageNet 224",
+             ((1, 3, 224, 224),), (1, 1000)),
+    ZooEntry("mobilenet-v3-large", mobilenet_v3.mobilenet_v3_large,
+             "MobileNetV3-Large (torchvision layout: hardswish, hardsigmoid-gated squeeze-excite, random weights), "
+             "ImageNet 224",
              ((1, 3, 224, 224),), (1, 1000)),
     ZooEntry("vit-b16-6l", vit.vit_b16_6l,
              "ViT-B/16-style encoder, 6 of its 12 layers (random weights), 224x224 -> 1000 classes",

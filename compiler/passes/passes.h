@@ -21,6 +21,11 @@ int remove_noops(ir::Graph& graph);
 // Collapses chains of views (view of a view, permute of a permute) into one op.
 int simplify_views(ir::Graph& graph);
 
+// Rewrites the core-ATen decompositions of hardswish (x * clamp(x + 3, 0, 6) / 6) and
+// hardsigmoid (clamp(x + 3, 0, 6) / 6) back into aten::hardswish / aten::hardsigmoid, which every
+// backend runs as one op (MobileNetV3's activations and squeeze-excite gates).
+int recompose_hard_activations(ir::Graph& graph);
+
 // Folds inference batch norm into the convolution before it (new weights and bias), when the
 // convolution's only user is the batch norm and only its normalised output is used.
 int fold_batch_norm(ir::Graph& graph);

@@ -51,13 +51,25 @@ std::optional<double> constant_scalar(const ir::Graph& graph, const ir::Argument
   if (a.is<ir::Scalar>() || a.is<double>() || a.is<int64_t>()) return a.to_double();
   if (!a.is_tensor()) return std::nullopt;
   const ir::Value& v = graph.value(a.tensor());
-  if (!v.is_constant() || v.spec.numel() != 1 || v.spec.dtype != ScalarType::Float ||
-      v.constant->bytes.size() < sizeof(float)) {
-    return std::nullopt;
+  if (!v.is_constant() || v.spec.numel() != 1) return std::nullopt;
+  const std::span<const uint8_t> bytes = v.constant->bytes;
+  auto read = [&](auto type) -> std::optional<double> {
+    if (bytes.size() < sizeof(type)) return std::nullopt;
+    std::memcpy(&type, bytes.data(), sizeof(type));
+    return static_cast<double>(type);
+  };
+  // The frontend wraps a Python number in an add.Tensor / div.Tensor as a 0-d constant of the
+  // number's type: int64 for `x + 3`, float32 for `x / 6.0` (float64 in a float64 graph).
+  switch (v.spec.dtype) {
+    case ScalarType::Float:
+      return read(float{});
+    case ScalarType::Double:
+      return read(double{});
+    case ScalarType::Long:
+      return read(int64_t{});
+    default:
+      return std::nullopt;
   }
-  float f;
-  std::memcpy(&f, v.constant->bytes.data(), sizeof(f));
-  return f;
 }
 
 std::optional<RowSelection> one_row_selection(const ir::Graph& graph, const ir::Node& select) {

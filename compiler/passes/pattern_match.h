@@ -40,7 +40,8 @@ std::optional<SoleProduct> sole_product(const ir::Graph& graph,
                                         const std::unordered_set<ir::NodeId>& delegated,
                                         ir::ValueId v);
 
-// A number argument's value (int, float or Scalar), or a one-element float32 constant's.
+// A number argument's value (int, float or Scalar), or a one-element float32, float64 or int64
+// constant's (a Python number the frontend wrapped).
 std::optional<double> constant_scalar(const ir::Graph& graph, const ir::Argument& a);
 
 // select.int(x, dim, index) keeping one row of x's rows (all dims but the last flattened):

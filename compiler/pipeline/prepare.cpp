@@ -18,6 +18,7 @@ const std::vector<NamedPass>& default_passes() {
       {"simplify_views", simplify_views},
       {"remove_noops", remove_noops},
       {"remove_dead_code", remove_dead_code},
+      {"recompose_hard_activations", recompose_hard_activations},
       {"fold_batch_norm", fold_batch_norm},
       {"fuse_linear", fuse_linear},
       {"select_before_linear", select_before_linear},

@@ -46,9 +46,11 @@ def test_same_name_gives_same_weights_and_inputs_regardless_of_global_rng(name):
 
 
 def test_torchvision_layouts_have_torchvision_parameter_counts():
-    # torchvision's published sizes: mobilenet_v2 3,504,872; resnet18 11,689,512.
+    # torchvision's published sizes: mobilenet_v2 3,504,872; mobilenet_v3_large 5,483,032;
+    # resnet18 11,689,512.
     from models.counting import count_params
     assert count_params(built("mobilenet-v2")[0]) == 3_504_872
+    assert count_params(built("mobilenet-v3-large")[0]) == 5_483_032
     assert count_params(built("resnet-18")[0]) == 11_689_512
 
 
@@ -59,7 +61,8 @@ def test_batch_norms_are_not_identities():
     assert (bn.running_var - 1).abs().max() > 1e-3
 
 
-@pytest.mark.parametrize("name", ["efficientnet-b0", "vit-b16-6l", "bert-base-6l", "llama-prefill-6l"])
+@pytest.mark.parametrize("name", ["efficientnet-b0", "mobilenet-v3-large", "vit-b16-6l", "bert-base-6l",
+                                  "llama-prefill-6l"])
 def test_cpu_suite_norms_are_not_identities(name):
     # A fresh norm's affine part is the identity (scale 1, shift 0), which would hide a compiler
     # that drops it; the bench models jitter every one (and EfficientNet's have real statistics).

@@ -331,6 +331,17 @@ class Lowering {
                    out(y));
       case Kind::kElu:
         return add(n, Elu{float(n.arg("alpha").to_double())}, {in(n.inputs()[0])}, out(y));
+      case Kind::kHardsigmoid: {
+        // clamp(x + 3, 0, 6) / 6 == clamp(x / 6 + 1/2, 0, 1): a multiply, then an add whose
+        // output range is the clamp (MobileNetV3's squeeze-excite gate stays in the region).
+        const TensorId x = in(n.inputs()[0]);
+        const TensorId scaled = b_.add_tensor(DType::kFloat32, xnn_dims(os));
+        b_.add_node(Binary{BinaryOp::kMultiply}, {x, float_constant({1.0f / 6.0f}, {}, 0)},
+                    {scaled});
+        b_.add_node(Binary{BinaryOp::kAdd}, {scaled, float_constant({0.5f}, {}, 0)}, {out(y)},
+                    OutputRange{0.0f, 1.0f});
+        return;
+      }
       case Kind::kMaxPool:
       case Kind::kAvgPool:
         return emit_pool(n, info.kind);

@@ -126,6 +126,7 @@ const OpTable<OpInfo>& op_table() {
       {ops::aten::hardswish, {Kind::kUnary, B::kAdd, U::kHardswish}},
       {ops::aten::leaky_relu, {Kind::kLeakyRelu}},
       {ops::aten::elu, {Kind::kElu}},
+      {ops::aten::hardsigmoid, {Kind::kHardsigmoid}},
       {ops::aten::_softmax, {Kind::kSoftmax}},
       {ops::aten::pow_Tensor_Scalar, {Kind::kSquare}},
       {ops::aten::max_pool2d_with_indices, {Kind::kMaxPool}},

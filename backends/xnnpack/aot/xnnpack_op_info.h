@@ -100,6 +100,7 @@ enum class Kind {
   kUnary,
   kLeakyRelu,
   kElu,
+  kHardsigmoid,  // x / 6 + 1/2 clamped to [0, 1]: a multiply and an add (no XNNPACK op)
   kSoftmax,
   kSquare,
   kMaxPool,

@@ -230,6 +230,7 @@ std::string check_node(const Graph& g, const Node& n) {
     case Kind::kUnary:
       return {};
     case Kind::kLeakyRelu:
+    case Kind::kHardsigmoid:
       return {};
     case Kind::kElu:
       if (n.arg("scale").to_double() != 1.0 || n.arg("input_scale").to_double() != 1.0) {
@@ -432,7 +433,8 @@ bool nan_free_in_xnnpack(const Graph& g, ValueId v, const compiler::PartitionCon
           // wrong before any multiply, kept in the region or not.)
           result = info_of(p).unary == UnaryOp::kSigmoid && inputs_nan_free(g, p, context, memo);
           break;
-        case Kind::kBinary:  // clamped, where this rule keeps it in XNNPACK
+        case Kind::kBinary:       // clamped, where this rule keeps it in XNNPACK
+        case Kind::kHardsigmoid:  // a clamped multiply and add, under the same rule
         case Kind::kReshape:
         case Kind::kPad:
         case Kind::kResize:
@@ -464,11 +466,13 @@ bool target_runs_x86(const compiler::PartitionContext& context) {
 
 std::string x86_nan_refusal(const Graph& g, const Node& n,
                             const compiler::PartitionContext& context) {
-  if (info_of(n).kind != Kind::kBinary || in_quantized_context(g, n) || !target_runs_x86(context))
+  const OpInfo info = info_of(n);
+  if ((info.kind != Kind::kBinary && info.kind != Kind::kHardsigmoid) ||
+      in_quantized_context(g, n) || !target_runs_x86(context))
     return {};
-  const BinaryOp b = info_of(n).binary;
-  if (b != BinaryOp::kAdd && b != BinaryOp::kSubtract && b != BinaryOp::kMultiply &&
-      b != BinaryOp::kDivide)
+  const BinaryOp b = info.binary;
+  if (info.kind == Kind::kBinary && b != BinaryOp::kAdd && b != BinaryOp::kSubtract &&
+      b != BinaryOp::kMultiply && b != BinaryOp::kDivide)
     return {};
   NanFreeMemo memo;
   if (inputs_nan_free(g, n, context, memo)) return {};

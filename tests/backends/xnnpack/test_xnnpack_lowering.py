@@ -75,6 +75,7 @@ ELEMENTWISE = [
     lambda y: torch.clamp(y, min=-0.1),
     torch.sigmoid,
     F.hardswish,
+    F.hardsigmoid,  # no XNNPACK op: a multiply and a clamped add
     lambda y: F.leaky_relu(y, 0.2),
     lambda y: F.elu(y, 0.7),
     lambda y: -torch.abs(y),
@@ -552,6 +553,34 @@ def test_silu_and_gates_after_convolutions_stay_in_the_region():
             return y * torch.sigmoid(self.excite(s))
 
     _check(Gated(), (torch.randn(1, 4, 8, 8),), regions=1)
+
+
+def test_mobilenet_v3_block_is_one_region_of_whole_activations():
+    """MobileNetV3's early squeeze-excite block: hardswish and a hardsigmoid gate reach pteron as
+    core-ATen decompositions (add, two clamps, mul, div), which the compiler recomposes; the
+    region then holds one hardswish and one hardsigmoid node, and the gate's multiply (over a
+    clamped value on x86 as well) stays in it."""
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.dw = torch.nn.Conv2d(8, 8, 5, padding=2, groups=8)
+            self.fc1, self.fc2 = torch.nn.Conv2d(8, 4, 1), torch.nn.Conv2d(4, 8, 1)
+            self.project = torch.nn.Conv2d(8, 6, 1)
+
+        def forward(self, x):
+            h = torch.relu(self.dw(F.hardswish(self.stem(x))))
+            gate = F.hardsigmoid(self.fc2(torch.relu(self.fc1(h.mean((2, 3), keepdim=True)))))
+            return self.project(h * gate)
+
+    x = torch.randn(1, 3, 9, 9) * 4
+    report = _check(Block(), (x,), regions=1)
+    assert report["refusals"] == [], report["refusals"]
+    # The same graph on the kernels shows what the region was given: the two whole ops.
+    ops = pteron.to_edge_transform_and_lower(pteron.export(Block().eval(), (x,)), kernels=("portable",)) \
+        .load().load_method("forward").instruction_names()
+    assert ops.count("aten::hardswish.out") == 1 and ops.count("aten::hardsigmoid.out") == 1, ops
+    assert "aten::clamp.out" not in ops and "aten::div.out" not in ops, ops
 
 
 def test_residual_add_after_convolutions_stays_in_the_region():
