@@ -38,6 +38,11 @@ const ir::OpSchema& convolution_silu_schema() {
   return functional;
 }
 
+const ir::OpSchema& convolution_hardswish_schema() {
+  static const ir::OpSchema& functional = convolution_variant("pteron::convolution_hardswish", {});
+  return functional;
+}
+
 const ir::OpSchema& convolution_scaled_schema() {
   static const ir::OpSchema& functional =
       convolution_variant("pteron::convolution_scaled", {{"scale", "Tensor"}});
@@ -98,22 +103,27 @@ bool fuse_residual(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
   return false;
 }
 
-// silu_mul(conv(...), None) (fuse_silu_mul's SiLU) -> convolution_silu(...) in the SiLU's place.
-bool fuse_silu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated, ir::NodeId id) {
+// silu_mul(conv(...), None) (fuse_silu_mul's SiLU) -> convolution_silu(...) and
+// hardswish(conv(...)) -> convolution_hardswish(...), in the activation's place.
+bool fuse_function(ir::Graph& graph, const std::unordered_set<ir::NodeId>& delegated,
+                   ir::NodeId id) {
   if (!graph.has_node(id) || delegated.count(id)) return false;
-  const ir::Node& silu = graph.node(id);
-  if (silu.op.str() != "pteron::silu_mul.default" || silu.args.size() != 2 ||
-      !silu.args[0].is_tensor() || !silu.args[1].is_none()) {
-    return false;
+  const ir::Node& act = graph.node(id);
+  const ir::OpSchema* fused = nullptr;
+  if (act.op.str() == "pteron::silu_mul.default" && act.args.size() == 2 && act.args[1].is_none()) {
+    fused = &convolution_silu_schema();
+  } else if (act.is(ops::aten::hardswish) && act.args.size() == 1) {
+    fused = &convolution_hardswish_schema();
   }
-  const ir::Value& x = graph.value(silu.args[0].tensor());
+  if (fused == nullptr || !act.args[0].is_tensor()) return false;
+  const ir::Value& x = graph.value(act.args[0].tensor());
   if (x.spec.dtype != ScalarType::Float || !single_use_intermediate(graph, x) ||
       delegated.count(x.producer) ||
       !fusable_convolution(graph, graph.node(x.producer), /*depthwise=*/true)) {
     return false;
   }
   const ir::NodeId conv = x.producer;
-  absorb_relu(graph, id, conv, convolution_silu_schema(), graph.node(conv).args);
+  absorb_relu(graph, id, conv, *fused, graph.node(conv).args);
   return true;
 }
 
@@ -156,7 +166,7 @@ int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
   int fused = 0;
   const std::vector<ir::NodeId> order = graph.nodes();
   for (ir::NodeId id : order) {
-    if (fuse_silu(graph, delegated, id) || fuse_input_scale(graph, delegated, id)) {
+    if (fuse_function(graph, delegated, id) || fuse_input_scale(graph, delegated, id)) {
       ++fused;
       continue;
     }

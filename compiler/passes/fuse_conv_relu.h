@@ -30,13 +30,17 @@ const ir::OpSchema& convolution_add_relu_schema();
 // which fuse_silu_mul makes of x * sigmoid(x) and aten::silu), EfficientNet's and YOLO's.
 const ir::OpSchema& convolution_silu_schema();
 
+// pteron::convolution_hardswish(<the nine>) -> Tensor: hardswish(convolution), MobileNetV3's.
+const ir::OpSchema& convolution_hardswish_schema();
+
 // pteron::convolution_scaled(<the nine>, Tensor scale) -> Tensor: convolution(input * scale)
 // for scale [1 or N, Cin, 1, 1] (a squeeze-excite gate before a projection), groups 1.
 const ir::OpSchema& convolution_scaled_schema();
 
 // Rewrites relu(convolution(...)) into convolution_relu(...), hardtanh / clamp(convolution(...))
 // into convolution_clamp(..., min, max), silu_mul(convolution(...), None) into
-// convolution_silu(...), convolution(mul(x, s)) with s [1 or N, C, 1, 1] into
+// convolution_silu(...), hardswish(convolution(...)) into convolution_hardswish(...),
+// convolution(mul(x, s)) with s [1 or N, C, 1, 1] into
 // convolution_scaled(x, ..., s) (ungrouped convolutions only), and relu(add(convolution(...),
 // other)) (alpha 1, either order, other of the same shape) into convolution_add_relu(..., other),
 // when all are float32, the convolution is 2-D, not transposed and ungrouped or depthwise (what

@@ -5,8 +5,9 @@
 // each output tile as the SGEMM finishes it, and pteron::convolution_add_relu.out (the same plus
 // Tensor other): relu(convolution(...) + other), resnet's block ending, and
 // pteron::convolution_clamp.out (the nine plus Scalar min, Scalar max): clamp(convolution(...),
-// min, max), ReLU6 and hardtanh after a convolution, and pteron::convolution_silu.out (the
-// nine): silu(convolution(...)), EfficientNet's and YOLO's (all made by
+// min, max), ReLU6 and hardtanh after a convolution, pteron::convolution_silu.out (the nine):
+// silu(convolution(...)), EfficientNet's and YOLO's, and pteron::convolution_hardswish.out (the
+// nine): hardswish(convolution(...)), MobileNetV3's (all made by
 // compiler/passes/fuse_conv_relu.cpp).
 //
 // float32 2-D NCHW convolutions with groups == 1 run as one SGEMM per image:
@@ -43,6 +44,7 @@ constexpr const char* kConvRelu = "pteron::convolution_relu.out";
 constexpr const char* kConvAddRelu = "pteron::convolution_add_relu.out";
 constexpr const char* kConvClamp = "pteron::convolution_clamp.out";
 constexpr const char* kConvSilu = "pteron::convolution_silu.out";
+constexpr const char* kConvHardswish = "pteron::convolution_hardswish.out";
 constexpr const char* kConvScaled = "pteron::convolution_scaled.out";
 
 // Floats of stored im2col matrix per SGEMM call in the transposed form (2 MiB): bounds the
@@ -480,10 +482,17 @@ Error convolution_scaled_out(KernelContext& ctx, Span<EValue*> args) {
                           Span<EValue*>(conv_args, 10), args[9]->tensor);
 }
 
-// pteron::convolution_silu.out(<convolution's nine>, *, Tensor(a!) out): the SiLU goes over each
-// SGEMM task's block (or depthwise rows) while it is in cache, not over the whole tensor after.
+// pteron::convolution_silu.out and pteron::convolution_hardswish.out(<convolution's nine>, *,
+// Tensor(a!) out): the SiLU / hardswish goes over each SGEMM task's block (or depthwise rows)
+// while it is in cache, not over the whole tensor after.
 Error convolution_silu_out(KernelContext& ctx, Span<EValue*> args) {
-  return convolution_impl(kConvSilu, OutputActivation::silu_only(), nullptr, ctx, args);
+  return convolution_impl(kConvSilu, OutputActivation::only(OutputFunction::kSilu), nullptr, ctx,
+                          args);
+}
+
+Error convolution_hardswish_out(KernelContext& ctx, Span<EValue*> args) {
+  return convolution_impl(kConvHardswish, OutputActivation::only(OutputFunction::kHardswish),
+                          nullptr, ctx, args);
 }
 
 // pteron::convolution_add_relu.out(<convolution's nine>, Tensor other, *, Tensor(a!) out):
@@ -505,6 +514,7 @@ PTERON_KERNEL("pteron::convolution_relu.out", convolution_relu_out, "TTtLLLBLIT"
 PTERON_KERNEL("pteron::convolution_add_relu.out", convolution_add_relu_out, "TTtLLLBLITT");
 PTERON_KERNEL("pteron::convolution_clamp.out", convolution_clamp_out, "TTtLLLBLISST");
 PTERON_KERNEL("pteron::convolution_silu.out", convolution_silu_out, "TTtLLLBLIT");
+PTERON_KERNEL("pteron::convolution_hardswish.out", convolution_hardswish_out, "TTtLLLBLIT");
 PTERON_KERNEL("pteron::convolution_scaled.out", convolution_scaled_out, "TTtLLLBLITT");
 
 }  // namespace pteron::optimized

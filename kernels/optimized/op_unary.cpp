@@ -3,6 +3,8 @@
 //   aten::relu.out(Tensor self, *, Tensor(a!) out)
 //   aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out)
 //     (mobilenet's ReLU6: a clamp the compiler vectorises; NaN stays NaN)
+//   aten::hardswish.out(Tensor self, *, Tensor(a!) out)
+//   aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out)  (MobileNetV3's activation and gate)
 // Other dtypes, layouts and bad arguments go through the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/parallel.h"
@@ -20,60 +22,67 @@ bool plain_float(const Tensor& in, const Tensor& out) {
          is_row_major(out);
 }
 
-Error gelu_out(KernelContext& ctx, Span<EValue*> args) {
-  constexpr const char* kOp = "aten::gelu.out";
+// What every kernel here does once its own arguments are read: contiguous float32 `in` into
+// `out` of its shape, `rows(x, y, n)` over chunks on threads (`cost`: work per element, in the
+// threading threshold's units); anything else through the portable kernel.
+template <typename Rows>
+Error elementwise_out(const char* op, KernelContext& ctx, Span<EValue*> args, int64_t cost,
+                      Rows&& rows) {
   const Tensor& in = *args[0]->tensor;
-  Tensor& out = *args[2]->tensor;
-  if (!plain_float(in, out) || args[1]->tag != Tag::String)
-    return optimized::call_portable(kOp, ctx, args);
-  const bool tanh_form = string_equals(*args[1], "tanh");
-  if (!tanh_form && !string_equals(*args[1], "none"))
-    return optimized::call_portable(kOp, ctx, args);
-  PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
+  Tensor& out = *args[args.size() - 1]->tensor;
+  if (!plain_float(in, out)) return optimized::call_portable(op, ctx, args);
+  PTERON_TRY(expect_out_shape(op, out, in.sizes().data(), in.dim()));
   const float* x = in.data<const float>();
   float* y = out.data<float>();
-  const IsaKernels& isa = isa_kernels();
-  parallel_elementwise(in.numel(), 16,
-                       [&](int64_t at, int64_t n) { isa.gelu(x + at, y + at, n, tanh_form); });
+  parallel_elementwise(in.numel(), cost, [&](int64_t at, int64_t n) { rows(x + at, y + at, n); });
   return Error::Ok;
+}
+
+Error gelu_out(KernelContext& ctx, Span<EValue*> args) {
+  constexpr const char* kOp = "aten::gelu.out";
+  const bool known_form = args[1]->tag == Tag::String &&
+                          (string_equals(*args[1], "tanh") || string_equals(*args[1], "none"));
+  if (!known_form) return optimized::call_portable(kOp, ctx, args);
+  const bool tanh_form = string_equals(*args[1], "tanh");
+  const IsaKernels& isa = isa_kernels();
+  return elementwise_out(kOp, ctx, args, 16, [&](const float* x, float* y, int64_t n) {
+    isa.gelu(x, y, n, tanh_form);
+  });
 }
 
 Error relu_out(KernelContext& ctx, Span<EValue*> args) {
-  constexpr const char* kOp = "aten::relu.out";
-  const Tensor& in = *args[0]->tensor;
-  Tensor& out = *args[1]->tensor;
-  if (!plain_float(in, out)) return optimized::call_portable(kOp, ctx, args);
-  PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
-  const float* x = in.data<const float>();
-  float* y = out.data<float>();
   const IsaKernels& isa = isa_kernels();
-  parallel_elementwise(in.numel(), 1, [&](int64_t at, int64_t n) { isa.relu(x + at, y + at, n); });
-  return Error::Ok;
+  return elementwise_out("aten::relu.out", ctx, args, 1,
+                         [&](const float* x, float* y, int64_t n) { isa.relu(x, y, n); });
 }
 
 Error hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
-  constexpr const char* kOp = "aten::hardtanh.out";
-  const Tensor& in = *args[0]->tensor;
-  Tensor& out = *args[3]->tensor;
-  if (!plain_float(in, out)) return optimized::call_portable(kOp, ctx, args);
-  PTERON_TRY(expect_out_shape(kOp, out, in.sizes().data(), in.dim()));
   const float lo = static_cast<float>(args[1]->scalar_as_double());
   const float hi = static_cast<float>(args[2]->scalar_as_double());
-  const float* x = in.data<const float>();
-  float* y = out.data<float>();
-  parallel_elementwise(in.numel(), 1, [&](int64_t at, int64_t n) {
-    // Two one-sided selects vectorise; the nested form became unpredictable branches.
-    for (int64_t i = at; i < at + n; ++i) {
-      float v = x[i];
-      v = v < lo ? lo : v;
-      y[i] = v > hi ? hi : v;
-    }
-  });
-  return Error::Ok;
+  return elementwise_out("aten::hardtanh.out", ctx, args, 1,
+                         [&](const float* x, float* y, int64_t n) {
+                           // Two one-sided selects vectorise; the nested form became
+                           // unpredictable branches.
+                           for (int64_t i = 0; i < n; ++i) {
+                             float v = x[i];
+                             v = v < lo ? lo : v;
+                             y[i] = v > hi ? hi : v;
+                           }
+                         });
+}
+
+template <bool kSwish>
+Error hard_activation_out(KernelContext& ctx, Span<EValue*> args) {
+  const IsaKernels& isa = isa_kernels();
+  return elementwise_out(
+      kSwish ? "aten::hardswish.out" : "aten::hardsigmoid.out", ctx, args, 1,
+      [&](const float* x, float* y, int64_t n) { isa.hard_activation(x, y, n, kSwish); });
 }
 
 }  // namespace
 
+PTERON_KERNEL("aten::hardswish.out", hard_activation_out<true>, "TT");
+PTERON_KERNEL("aten::hardsigmoid.out", hard_activation_out<false>, "TT");
 PTERON_KERNEL("aten::gelu.out", gelu_out, "T*T");
 PTERON_KERNEL("aten::relu.out", relu_out, "TT");
 PTERON_KERNEL("aten::hardtanh.out", hardtanh_out, "TSST");

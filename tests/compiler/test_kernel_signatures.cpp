@@ -38,6 +38,7 @@ void register_library_schemas() {
   convolution_add_relu_schema();
   convolution_clamp_schema();
   convolution_silu_schema();
+  convolution_hardswish_schema();
   convolution_scaled_schema();
   rms_norm_schema();
   silu_mul_schema();

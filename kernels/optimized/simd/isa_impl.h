@@ -175,17 +175,21 @@ inline Vec silu_vec(Vec x) {
   return x * select_gt(nx, hi, set1(0.0f), recip(set1(1.0f) + e));
 }
 
-// Tails go through a padded vector so they round exactly like the body.
-void sigmoid(const float* x, float* y, int64_t n) {
+// y[i] = f(x[i]) a vector at a time; the tail goes through a padded vector so it rounds exactly
+// like the body. y may be x.
+template <typename F>
+void map_lanes(const float* x, float* y, int64_t n, F f) {
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, sigmoid_vec(load(x + i)));
+  for (; i + kLanes <= n; i += kLanes) store(y + i, f(load(x + i)));
   if (i < n) {
     float in[kLanes] = {}, out[kLanes];
     for (int64_t j = i; j < n; ++j) in[j - i] = x[j];
-    store(out, sigmoid_vec(load(in)));
+    store(out, f(load(in)));
     for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
   }
 }
+
+void sigmoid(const float* x, float* y, int64_t n) { map_lanes(x, y, n, sigmoid_vec); }
 
 // (x * sigmoid(x)) * u, the two products in the decomposed graph's order; u null: silu.
 void silu_mul(const float* x, const float* u, float* y, int64_t n) {
@@ -203,6 +207,22 @@ void silu_mul(const float* x, const float* u, float* y, int64_t n) {
     const Vec s = silu_vec(load(in));
     store(out, u ? s * load(other) : s);
     for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
+  }
+}
+
+// relu6(x + 3) / 6, times x for hardswish: torch's order, but a product by 1/6 where torch divides
+// (within an ulp). clamp_lanes keeps a NaN.
+template <bool kSwish>
+inline Vec hard_activation_vec(Vec x) {
+  const Vec gate = clamp_lanes(x + set1(3.0f), set1(0.0f), set1(6.0f));
+  return (kSwish ? x * gate : gate) * set1(1.0f / 6.0f);
+}
+
+void hard_activation(const float* x, float* y, int64_t n, bool swish) {
+  if (swish) {
+    map_lanes(x, y, n, hard_activation_vec<true>);
+  } else {
+    map_lanes(x, y, n, hard_activation_vec<false>);
   }
 }
 
@@ -624,8 +644,8 @@ void depthwise_block(const DepthwiseBlockArgs& a, float lo, float hi) {
 
 extern const IsaKernels kTable;
 const IsaKernels kTable = {
-    PTERON_ISA_NAME, layer_norm, rms_norm,      gelu,           relu,      clamp,
-    sigmoid,         silu_mul,   softmax,       binary,         attention, winograd_input,
-    winograd_output, transpose,  depthwise_row, depthwise_block};
+    PTERON_ISA_NAME, layer_norm,      rms_norm,        gelu,          relu,           clamp,
+    sigmoid,         silu_mul,        hard_activation, softmax,       binary,         attention,
+    winograd_input,  winograd_output, transpose,       depthwise_row, depthwise_block};
 
 }  // namespace pteron::opt::PTERON_ISA

@@ -70,6 +70,9 @@ struct IsaKernels {
   void (*sigmoid)(const float* x, float* y, int64_t n);
   // y = (x * sigmoid(x)) * u (SwiGLU's gate times up); u null: y = x * sigmoid(x) (SiLU).
   void (*silu_mul)(const float* x, const float* u, float* y, int64_t n);
+  // y = min(max(x + 3, 0), 6) / 6 (hardsigmoid), times x where `swish` (hardswish); NaN stays
+  // NaN. y may be x.
+  void (*hard_activation)(const float* x, float* y, int64_t n, bool swish);
   // Softmax (or log-softmax) over each contiguous row of n.
   void (*softmax)(const float* x, float* y, int64_t rows, int64_t n, bool log);
   // y[i] = a[i * a_step] op b[i * b_step]: steps of 1 (contiguous) and 0 (broadcast) are

@@ -21,9 +21,10 @@ constexpr int64_t kTileFloats = int64_t{1} << 14;
 // platform's default stack, 8 MiB on Linux).
 constexpr int64_t kBandFloats = int64_t{1} << 13;
 constexpr int64_t kMaxBlockTaps = 64;
-// Multiply-adds' worth of time one element's transpose and one SiLU take (threading decisions).
+// Multiply-adds' worth of time one element's transpose and one SiLU or hardswish take (an upper
+// bound: the hardswish is cheaper) for threading decisions.
 constexpr int64_t kTransposeCost = 8;
-constexpr int64_t kSiluCost = 16;
+constexpr int64_t kFunctionCost = 16;
 // Input rows at least this wide are transposed row by row (mostly whole SIMD blocks already).
 constexpr int64_t kRowTransposeWidth = 32;
 // Output widths below which channel blocks beat plane rows (2 threads, AVX-512, widths 7-56
@@ -34,7 +35,7 @@ constexpr int64_t kChannelBlockWidth = 64;
 void simd_row(const DepthwiseRowArgs& row, const void* context) {
   const OutputActivation& a = *static_cast<const OutputActivation*>(context);
   opt::isa_kernels().depthwise_row(row, a.lo, a.hi);
-  a.apply_silu_rows(row.y, 0, 1, row.count * row.n);
+  a.apply_function_rows(row.y, 0, 1, row.count * row.n);
 }
 
 // Plane by plane, the SIMD row loop over padded rows (the portable walk's).
@@ -133,7 +134,7 @@ void depthwise_band(const ConvShape& s, int64_t oh0, int64_t rows, const float* 
       tile,         tile_w,       w,       b,    s.kernel_h, s.kernel_w, s.stride_h, s.stride_w,
       s.dilation_h, s.dilation_w, outputs, rows, s.out_w};
   isa.depthwise_block(args, activation.lo, activation.hi);
-  activation.apply_silu_rows(outputs, 0, 1, rows * s.out_w * kBlock);
+  activation.apply_function_rows(outputs, 0, 1, rows * s.out_w * kBlock);
   isa.transpose(outputs, kBlock, y + oh0 * s.out_w, out_plane, rows * s.out_w, count);
 }
 
@@ -149,7 +150,7 @@ void depthwise_channel_blocks(const ConvShape& s, const float* input, const floa
   // multiply-adds; counted as multiply-adds alone it stayed on one thread).
   const int64_t in_pixels =
       ((band - 1) * s.stride_h + (s.kernel_h - 1) * s.dilation_h + 1) * s.in_w;
-  const int64_t out_cost = taps + kTransposeCost + (activation.silu ? kSiluCost : 0);
+  const int64_t out_cost = taps + kTransposeCost + (activation.has_function() ? kFunctionCost : 0);
   const int64_t work = (band * s.out_w * out_cost + in_pixels * kTransposeCost) * kBlock;
   opt::parallel_for(s.batch * blocks * bands, work, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {

@@ -6,11 +6,9 @@ namespace pteron::optimized {
 
 float OutputActivation::apply(float v) const {
   v = clamp(v);
-  if (!silu) return v;
-  // The vector SiLU's own arithmetic, so that scalar and vector paths agree.
-  float y;
-  opt::isa_kernels().silu_mul(&v, nullptr, &y, 1);
-  return y;
+  // The vector functions' own arithmetic, so that scalar and vector paths agree.
+  apply_function_rows(&v, 0, 1, 1);
+  return v;
 }
 
 void OutputActivation::apply_rows(float* c, int64_t rs, int64_t rows, int64_t cols) const {
@@ -18,13 +16,21 @@ void OutputActivation::apply_rows(float* c, int64_t rs, int64_t rows, int64_t co
   if (clamps()) {
     for (int64_t i = 0; i < rows; ++i) isa.clamp(c + i * rs, cols, lo, hi);
   }
-  apply_silu_rows(c, rs, rows, cols);
+  apply_function_rows(c, rs, rows, cols);
 }
 
-void OutputActivation::apply_silu_rows(float* c, int64_t rs, int64_t rows, int64_t cols) const {
-  if (!silu) return;
+void OutputActivation::apply_function_rows(float* c, int64_t rs, int64_t rows, int64_t cols) const {
   const opt::IsaKernels& isa = opt::isa_kernels();
-  for (int64_t i = 0; i < rows; ++i, c += rs) isa.silu_mul(c, nullptr, c, cols);
+  switch (function) {
+    case OutputFunction::kNone:
+      return;
+    case OutputFunction::kSilu:
+      for (int64_t i = 0; i < rows; ++i, c += rs) isa.silu_mul(c, nullptr, c, cols);
+      return;
+    case OutputFunction::kHardswish:
+      for (int64_t i = 0; i < rows; ++i, c += rs) isa.hard_activation(c, c, cols, true);
+      return;
+  }
 }
 
 }  // namespace pteron::optimized

@@ -286,8 +286,8 @@ void run_task(GemmPlan& plan, int64_t task, float* bpack) {
       }
     }
   }
-  // A SiLU goes over the finished block while it is still in L2.
-  p.activation.apply_silu_rows(c, p.c_rs, mc, nc);
+  // A SiLU or hardswish goes over the finished block while it is still in L2.
+  p.activation.apply_function_rows(c, p.c_rs, mc, nc);
 }
 
 // A worker takes tasks until none are left, packing B into its own part of the buffer.

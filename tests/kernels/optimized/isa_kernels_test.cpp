@@ -82,6 +82,33 @@ TEST(IsaKernels, SigmoidAndSiluMulMatchReference) {
   }
 }
 
+// relu6(x + 3) / 6 (times x for hardswish) over values past both knees, in place and not;
+// NaN stays NaN, infinities as torch (hardswish(-inf) = -inf * 0 = NaN).
+TEST(IsaKernels, HardActivationsMatchReference) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      const std::vector<float> x = random_floats(n, 15, 8.0f);
+      for (bool swish : {false, true}) {
+        std::vector<float> y(x.size()), in_place = x;
+        k->hard_activation(x.data(), y.data(), n, swish);
+        k->hard_activation(in_place.data(), in_place.data(), n, swish);
+        for (int64_t i = 0; i < n; ++i) {
+          const double gate = std::min(std::max(double(x[i]) + 3.0, 0.0), 6.0) / 6.0;
+          const double ref = swish ? x[i] * gate : gate;
+          ASSERT_NEAR(y[i], ref, 1e-6 * (1 + std::fabs(ref))) << k->name << " n=" << n;
+          ASSERT_EQ(in_place[i], y[i]) << k->name << " n=" << n;
+        }
+      }
+    }
+    float x[4] = {NAN, INFINITY, -INFINITY, -3.0f}, y[4];
+    k->hard_activation(x, y, 4, true);
+    EXPECT_TRUE(std::isnan(y[0]) && y[1] == INFINITY && std::isnan(y[2]) && y[3] == 0.0f)
+        << k->name;
+    k->hard_activation(x, y, 4, false);
+    EXPECT_TRUE(std::isnan(y[0]) && y[1] == 1.0f && y[2] == 0.0f && y[3] == 0.0f) << k->name;
+  }
+}
+
 TEST(IsaKernels, RmsNormMatchesReference) {
   for (const IsaKernels* k : tables()) {
     for (int64_t D : kLengths) {

@@ -1,9 +1,9 @@
 """The optimized library's aten::convolution.out, pteron::convolution_relu.out,
-pteron::convolution_clamp.out, pteron::convolution_silu.out, pteron::convolution_scaled.out and
-pteron::convolution_add_relu.out against torch.nn.functional.conv2d (+ other, relu, clamp, silu,
-an input channel scale), and the compiler pass that makes the fused ops (conv + ReLU, conv +
-hardtanh / clamp, conv + SiLU, a squeeze-excite gate + conv, and resnet's conv + residual add +
-ReLU).
+pteron::convolution_clamp.out, pteron::convolution_silu.out, pteron::convolution_hardswish.out,
+pteron::convolution_scaled.out and pteron::convolution_add_relu.out against
+torch.nn.functional.conv2d (+ other, relu, clamp, silu, hardswish, an input channel scale), and
+the compiler pass that makes the fused ops (conv + ReLU, conv + hardtanh / clamp, conv + SiLU,
+conv + hardswish, a squeeze-excite gate + conv, and resnet's conv + residual add + ReLU).
 
 The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3/5/7, strides
 1/2, padding, dilation, odd sizes, batch 2, with and without bias, with 1 and 2 threads, and with
@@ -31,6 +31,7 @@ CONV = "aten::convolution.out"
 CONV_RELU = "pteron::convolution_relu.out"
 CONV_CLAMP = "pteron::convolution_clamp.out"
 CONV_SILU = "pteron::convolution_silu.out"
+CONV_HARDSWISH = "pteron::convolution_hardswish.out"
 CLAMP = (-0.5, 0.75)  # both bounds bite on these random outputs
 
 
@@ -54,6 +55,8 @@ def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
         ref, bounds = torch.clamp(ref, *CLAMP), list(CLAMP)
     if op == CONV_SILU:
         ref = F.silu(ref)
+    if op == CONV_HARDSWISH:
+        ref = F.hardswish(ref)
     if out is None:
         out = torch.full(ref.shape, float("nan"), dtype=ref.dtype)
     run_kernel(op, [x, w, b, list(stride), list(padding), list(dilation), False, [0, 0], groups,
@@ -64,7 +67,7 @@ def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
     return out
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU, CONV_HARDSWISH])
 @pytest.mark.parametrize("n,cin,h,w,cout,k,stride,pad,dil,bias", [
     (1, 3, 17, 19, 8, 1, 1, 0, 1, True),  # pointwise: the input is the col matrix
     (2, 5, 9, 11, 7, 1, 2, 0, 1, False),  # strided 1x1 (resnet's downsample)
@@ -95,7 +98,7 @@ def test_rectangular_kernel_and_mixed_stride(threads):
     run_conv(CONV, x, w, b, (2, 1), (1, 2), (1, 2))
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU, CONV_HARDSWISH])
 @pytest.mark.parametrize("n,c,h,w,k,stride,pad,dil,bias", [
     (1, 32, 112, 112, 3, 1, 1, 1, True),  # mobilenet-v2's first depthwise (threaded)
     (2, 6, 10, 11, 3, 2, 1, 1, False),
@@ -122,7 +125,7 @@ def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, b
              groups=c)
 
 
-@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU])
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU, CONV_HARDSWISH])
 def test_inputs_without_fast_path_fall_back(op):
     # Grouped but not depthwise, and depthwise with a channel multiplier.
     run_conv(op, rand(1, 8, 9, 9, seed=7), rand(8, 2, 3, 3, seed=8), rand(8, seed=9),
@@ -317,6 +320,39 @@ def test_pass_fuses_silu():
     ops = lowered.load().load_method("forward").instruction_names()
     assert ops.count(CONV_SILU) == 2, ops  # c1 and dw; pw's SiLU is gated
     assert ops.count("pteron::silu_mul.out") == 1, ops
+    with torch.no_grad():
+        torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)
+
+
+class HardswishBlock(torch.nn.Module):
+    """MobileNetV3's late block: 1x1 expand + hardswish, depthwise 5x5 + hardswish, a squeeze-excite
+    gate through a hardsigmoid, 1x1 project; nn.Hardswish and F.hardsigmoid reach pteron as their
+    core-ATen decompositions (add, clamps, mul, div), which the compiler recomposes first."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand = torch.nn.Conv2d(8, 32, 1)
+        self.dw = torch.nn.Conv2d(32, 32, 5, padding=2, groups=32)
+        self.fc1, self.fc2 = torch.nn.Conv2d(32, 8, 1), torch.nn.Conv2d(8, 32, 1)
+        self.project = torch.nn.Conv2d(32, 8, 1)
+        self.act = torch.nn.Hardswish()
+
+    def forward(self, x):
+        h = self.act(self.dw(self.act(self.expand(x))))
+        gate = F.hardsigmoid(self.fc2(torch.relu(self.fc1(h.mean((2, 3), keepdim=True)))))
+        return x + self.project(h * gate)
+
+
+def test_pass_fuses_hardswish_and_folds_the_gate():
+    model, x = HardswishBlock().eval(), rand(2, 8, 14, 14, seed=30) * 4
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)),
+                                                 kernels=("optimized", "portable"))
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_HARDSWISH) == 2, ops  # expand and dw
+    assert ops.count("pteron::convolution_scaled.out") == 1, ops  # the gate into the projection
+    assert ops.count("aten::hardsigmoid.out") == 1, ops
+    for decomposed in ("aten::clamp.out", "aten::div.out", "aten::mul.out"):
+        assert decomposed not in ops, ops
     with torch.no_grad():
         torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)
 
