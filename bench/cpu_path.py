@@ -2,8 +2,9 @@
 best available) on the same zoo model, same inputs, same thread count, in one run.
 
     .venv-et/bin/python bench/cpu_path.py opt   # OPT-125M -> bench/results/opt125m.*
-    .venv-et/bin/python bench/cpu_path.py cpu   # mobilenet-v2, resnet-18, efficientnet-b0, vit-b16-6l,
-                                                # bert-base-6l, llama-prefill-6l -> cpu.*
+    .venv-et/bin/python bench/cpu_path.py cpu   # mobilenet-v2, resnet-18, efficientnet-b0,
+                                                # mobilenet-v3-large, vit-b16-6l, bert-base-6l,
+                                                # llama-prefill-6l -> cpu.*
 
 Every system runs in its own subprocess (so load time and peak RSS are its own): warm-up runs,
 then the median of >= 10 timed runs, all with --threads (default 2) threads; --rounds (default 3)
@@ -48,8 +49,8 @@ from priority import match_autogroup_nice
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
 SUITES = {"opt": ("opt125m", ["opt-125m"]),
-          "cpu": ("cpu", ["mobilenet-v2", "resnet-18", "efficientnet-b0", "vit-b16-6l", "bert-base-6l",
-                          "llama-prefill-6l"])}
+          "cpu": ("cpu", ["mobilenet-v2", "resnet-18", "efficientnet-b0", "mobilenet-v3-large", "vit-b16-6l",
+                          "bert-base-6l", "llama-prefill-6l"])}
 # transformer layers, for boundaries per layer
 LAYERS = {"opt-125m": 12, "vit-b16-6l": 6, "bert-base-6l": 6, "llama-prefill-6l": 6}
 # ExecuTorch's portable kernels take seconds to minutes per call of the transformers (57 s on

@@ -28,8 +28,8 @@ sys.path.insert(0, str(REPO / "python"))
 FP32_LISTS = ["xnnpack,optimized,portable", "optimized,portable"]
 INT8_LISTS = ["xnnpack,cortex-m,optimized,portable", "cortex-m,optimized,portable",
               "xnnpack,optimized,portable"]
-MODELS = ["mobilenet-v2", "resnet-18", "efficientnet-b0", "mobilenet-v1-025", "resnet-8", "ds-cnn",
-          "digits-cnn", "fc-autoencoder", "transformer-block"]
+MODELS = ["mobilenet-v2", "resnet-18", "efficientnet-b0", "mobilenet-v3-large", "mobilenet-v1-025", "resnet-8",
+          "ds-cnn", "digits-cnn", "fc-autoencoder", "transformer-block"]
 INT8_MODELS = ["mobilenet-v2", "resnet-18", "efficientnet-b0", "mobilenet-v1-025", "resnet-8",
                "ds-cnn", "digits-cnn"]
 GOAL = 1.15

@@ -13,6 +13,7 @@ import pteron_native
 import pytest
 import torch
 from kernel_harness import assert_close, run_kernel
+from layout_helpers import empty_with_dim_order, with_dim_order
 
 
 def opt(name, args):
@@ -25,7 +26,8 @@ def rand(*shape, seed=0):
 
 @pytest.mark.parametrize(
     "name", ["aten::add.out", "aten::native_layer_norm.out", "aten::gelu.out", "pteron::sdpa.out",
-             "aten::_softmax.out", "aten::permute_copy.out", "aten::embedding.out"])
+             "aten::_softmax.out", "aten::permute_copy.out", "aten::embedding.out",
+             "dim_order_ops::_clone_dim_order.out"])
 def test_registered_in_both_libraries(name):
     libs = pteron_native.kernel_libraries(name)
     assert "optimized" in libs
@@ -184,6 +186,44 @@ def test_permute_copy_int32_and_bad_dims():
     assert torch.equal(out, x.permute(2, 0, 1))
     with pytest.raises(RuntimeError, match="permute_copy"):
         opt("aten::permute_copy.out", [x, [0, 0, 1], torch.empty(2, 2, 3, dtype=torch.int32)])
+
+
+CLONE = "dim_order_ops::_clone_dim_order.out"
+NCHW, NHWC = [0, 1, 2, 3], [0, 2, 3, 1]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(1, 16, 112, 112), (2, 3, 5, 7), (1, 960, 7, 7), (3, 1, 2, 2),
+                                   (2, 0, 3, 3), (1, 17, 1, 33), (1, 64, 1, 1)])
+@pytest.mark.parametrize("src,dst", [(NCHW, NHWC), (NHWC, NCHW), (NHWC, NHWC)])
+def test_clone_dim_order_moves_every_bit(threads, shape, src, dst):
+    """A delegate boundary's layout change: values bit for bit (a NaN's payload too), int32 as
+    float32, both directions, strips of 16 channels with tails, one and two threads."""
+    pteron_native.set_num_threads(threads)
+    try:
+        for dtype in (torch.float32, torch.int32):
+            x = torch.randint(-2**31, 2**31 - 1, shape, dtype=torch.int32,
+                              generator=torch.Generator().manual_seed(3))
+            if x.numel():
+                x.view(-1)[0] = 0x7FC01234  # a float NaN with a payload
+            x = x.view(dtype)
+            out = empty_with_dim_order(shape, dtype, dst)
+            opt(CLONE, [with_dim_order(x, src), False, dst, out])
+            assert out.stride() == empty_with_dim_order(shape, dtype, dst).stride()
+            assert torch.equal(out.view(torch.int32), x.view(torch.int32)), (dtype, src, dst)
+    finally:
+        pteron_native.set_num_threads(0)
+
+
+def test_clone_dim_order_falls_back_and_reports_as_portable():
+    x = torch.arange(2 * 3 * 4 * 5, dtype=torch.int64).reshape(2, 3, 4, 5)  # 8-byte elements
+    out = empty_with_dim_order(x.shape, torch.int64, NHWC)
+    opt(CLONE, [x, False, NHWC, out])
+    assert torch.equal(out, x)
+    with pytest.raises(RuntimeError, match=f"{CLONE}: out has dtype float16"):
+        opt(CLONE, [torch.zeros(2, 3), False, [0, 1], torch.empty(2, 3, dtype=torch.float16)])
+    with pytest.raises(RuntimeError, match=CLONE):  # dim_order naming another layout than out's
+        opt(CLONE, [torch.zeros(1, 2, 3, 4), False, NHWC, torch.empty(1, 2, 3, 4)])
 
 
 @pytest.mark.parametrize("idx_shape", [(1, 128), (7,), (0,), (2, 3, 4)])
