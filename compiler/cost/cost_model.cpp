@@ -18,9 +18,7 @@ const ir::TensorSpec* tensor_arg(const ir::Graph& g, const ir::Node& n, size_t i
 }
 
 bool is_convolution(const std::string& op) {
-  return op == "convolution" || op == "convolution_relu" || op == "convolution_add_relu" ||
-         op == "convolution_clamp" || op == "convolution_silu" || op == "convolution_scaled" ||
-         op == "conv2d" || op == "conv1d" || op == "conv2d_winograd";
+  return is_direct_convolution(op) || op == "conv2d_winograd";
 }
 
 bool all_ones(const ir::Argument& a) {

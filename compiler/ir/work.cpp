@@ -105,12 +105,16 @@ const std::set<std::string>& reduction_ops() {
 
 }  // namespace
 
+bool is_direct_convolution(const std::string& op) {
+  return op == "convolution" || op == "convolution_relu" || op == "convolution_add_relu" ||
+         op == "convolution_clamp" || op == "convolution_silu" || op == "convolution_hardswish" ||
+         op == "convolution_scaled" || op == "conv2d" || op == "conv1d";
+}
+
 uint64_t multiply_adds(const ir::Graph& g, const ir::Node& node) {
   const std::string& op = node.op.name;
   const ir::TensorSpec* out = output(g, node);
-  if (op == "convolution" || op == "convolution_relu" || op == "convolution_add_relu" ||
-      op == "convolution_clamp" || op == "convolution_silu" || op == "convolution_scaled" ||
-      op == "conv2d" || op == "conv1d") {
+  if (is_direct_convolution(op)) {
     // args: input, weight [Cout, Cin/groups, k...], ...
     const ir::TensorSpec* w = tensor_arg(g, node, 1);
     if (!w || w->rank() < 2) return 0;

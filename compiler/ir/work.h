@@ -4,11 +4,18 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compiler/ir/graph.h"
 
 namespace pteron::compiler {
+
+// Whether an op (its name without namespace or overload) is a direct convolution: aten's
+// convolution, conv1d and conv2d, and the fused forms the optimized library's passes make
+// (convolution_relu, _clamp, _silu, _hardswish, _scaled, _add_relu); not Winograd's
+// conv2d_winograd, whose weights are transformed.
+bool is_direct_convolution(const std::string& op_name);
 
 // Multiply-adds of the products: convolution (and its fused and Winograd forms):
 // out.numel * (Cin / groups) * prod(kernel); linear, mm, bmm, matmul, addmm: out.numel * K;
