@@ -262,7 +262,8 @@ bench-dynamic: build
 bench-cpu: build venv-et
 	$(ET_PY) bench/cpu_path.py cpu --python $(PY) --build $(abspath $(BUILD)) --work bench/work/cpu --reuse $(BENCH_ARGS)
 
-# bench-cpu-int8: mobilenet-v2, resnet-18, ds-cnn, efficientnet-b0 quantized to int8 by pteron (--quantize xnnpack)
+# bench-cpu-int8: mobilenet-v2, resnet-18, ds-cnn, efficientnet-b0, mobilenet-v3-large quantized to int8 by pteron
+# (--quantize xnnpack)
 # and by ExecuTorch (XNNPACKQuantizer), same calibration samples, 2 threads, alternating rounds
 # (bench/results/cpu_int8.{json,md}). BENCH_ARGS: e.g. --rounds 5, --models resnet-18.
 .PHONY: bench-cpu-int8

@@ -1,7 +1,8 @@
 """INT8 on the CPU: pteron's `--quantize xnnpack` against ExecuTorch's XNNPACKQuantizer, same
 calibration data, same inputs, 2 threads, each system in its own process, alternating rounds.
 
-    .venv-et/bin/python bench/cpu_int8.py [--models mobilenet-v2 resnet-18 ds-cnn efficientnet-b0] [--rounds 3]
+    .venv-et/bin/python bench/cpu_int8.py [--models mobilenet-v2 resnet-18 ds-cnn efficientnet-b0 mobilenet-v3-large]
+                                          [--rounds 3]
 
 Per model (zoo, seeded random weights): 16 seeded normal calibration samples, shared by both.
   - ExecuTorch 1.5.1 (this venv): the zoo model, torch.export'ed, through torchao's prepare_pt2e with
@@ -238,7 +239,8 @@ def main() -> None:
     parser.add_argument("mode", nargs="?", default="bench", choices=["bench", "prepare", "et-export", "et-run"])
     parser.add_argument("name", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path)
-    parser.add_argument("--models", nargs="+", default=["mobilenet-v2", "resnet-18", "ds-cnn", "efficientnet-b0"])
+    parser.add_argument("--models", nargs="+",
+                        default=["mobilenet-v2", "resnet-18", "ds-cnn", "efficientnet-b0", "mobilenet-v3-large"])
     parser.add_argument("--python", default=str(REPO / ".venv" / "bin" / "python"))
     parser.add_argument("--build", type=Path, default=REPO / "build")
     parser.add_argument("--threads", type=int, default=2)
