@@ -48,9 +48,11 @@ ir::ValueId clamp_zero_six(const ir::Graph& graph, ir::ValueId v, std::vector<ir
   double lo = -INFINITY, hi = INFINITY;
   for (int clamps = 0; clamps < 2 && !(lo == 0.0 && hi == 6.0); ++clamps) {
     const ir::Node* c = sole_reader(graph, v);
-    if (c == nullptr || !c->arg("self").is_tensor()) return ir::kNoValue;
+    if (c == nullptr) return ir::kNoValue;
+    // The op first: arg() throws for a name the reader's schema lacks (a convolution's "input").
     const std::optional<std::pair<double, double>> bounds = activation_bounds(*c);
-    if (!bounds.has_value() || c->is(ops::aten::relu)) return ir::kNoValue;
+    if (!bounds.has_value() || c->is(ops::aten::relu) || !c->arg("self").is_tensor())
+      return ir::kNoValue;
     lo = std::max(lo, bounds->first);
     hi = std::min(hi, bounds->second);
     chain->push_back(c->id);

@@ -119,6 +119,19 @@ TEST(RecomposeHardActivations, LeavesOtherFunctionsAndSharedIntermediates) {
   }
 }
 
+TEST(RecomposeHardActivations, LeavesAnAddOfThreeReadByAnyOtherOp) {
+  // linear(x + 3, W): the add's reader has no "self" argument; the pass must look at its op
+  // before its arguments, and leave it.
+  GraphBuilder b;
+  const ValueId x = b.input("x", f32({3, 8}));
+  const ValueId shifted = b.op("aten::add.Scalar", {TensorRef{x}, Scalar{3.0}}, f32({3, 8}));
+  const ValueId y =
+      b.op("aten::linear.default",
+           {TensorRef{shifted}, TensorRef{b.constant("w", f32({4, 8}))}, ir::None{}}, f32({3, 4}));
+  ir::Graph g = b.finish({y});
+  EXPECT_EQ(recompose(g), 0) << ops(g);
+}
+
 TEST(RecomposeHardActivations, LeavesAProductWithAnotherTensor) {
   // y * relu6(x + 3) / 6 is not a hardswish of x.
   GraphBuilder b;
