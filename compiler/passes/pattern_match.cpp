@@ -1,8 +1,8 @@
 #include "compiler/passes/pattern_match.h"
 
 #include <algorithm>
-#include <cstring>
 
+#include "compiler/ir/constant_values.h"
 #include "compiler/ir/op_names.h"
 #include "compiler/ir/queries.h"
 
@@ -51,25 +51,16 @@ std::optional<double> constant_scalar(const ir::Graph& graph, const ir::Argument
   if (a.is<ir::Scalar>() || a.is<double>() || a.is<int64_t>()) return a.to_double();
   if (!a.is_tensor()) return std::nullopt;
   const ir::Value& v = graph.value(a.tensor());
-  if (!v.is_constant() || v.spec.numel() != 1) return std::nullopt;
-  const std::span<const uint8_t> bytes = v.constant->bytes;
-  auto read = [&](auto type) -> std::optional<double> {
-    if (bytes.size() < sizeof(type)) return std::nullopt;
-    std::memcpy(&type, bytes.data(), sizeof(type));
-    return static_cast<double>(type);
-  };
   // The frontend wraps a Python number in an add.Tensor / div.Tensor as a 0-d constant of the
   // number's type: int64 for `x + 3`, float32 for `x / 6.0` (float64 in a float64 graph).
-  switch (v.spec.dtype) {
-    case ScalarType::Float:
-      return read(float{});
-    case ScalarType::Double:
-      return read(double{});
-    case ScalarType::Long:
-      return read(int64_t{});
-    default:
-      return std::nullopt;
+  const ScalarType t = v.spec.dtype;
+  if (!v.is_constant() || v.spec.numel() != 1 ||
+      (t != ScalarType::Float && t != ScalarType::Double && t != ScalarType::Long)) {
+    return std::nullopt;
   }
+  const std::optional<std::vector<double>> values = ir::constant_values<double>(v);
+  if (!values.has_value()) return std::nullopt;
+  return (*values)[0];
 }
 
 std::optional<RowSelection> one_row_selection(const ir::Graph& graph, const ir::Node& select) {
