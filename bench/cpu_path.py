@@ -572,7 +572,7 @@ def calibration_markdown(calibration: dict | None) -> list[str]:
     """The cost model's rates the default program was compiled with, as a table."""
     if not calibration:
         return []
-    classes = ["conv3x3", "conv", "pointwise", "depthwise", "linear"]
+    classes = ["conv3x3", "conv", "pointwise", "depthwise", "depthwise_5x5", "depthwise_large", "linear"]
     lines = [f"'pteron default' is compiled after `pteron tune --threads {calibration['threads']}` "
              f"({calibration['machine']}): its cost model puts each region where these rates say it "
              "runs faster (GMAC/s + us per call, fitted per op class; tools/cli/calibrate.h).", "",
@@ -582,6 +582,13 @@ def calibration_markdown(calibration: dict | None) -> list[str]:
             cells = [f"{1 / rates[c]['ns_per_mac']:.1f} + {rates[c]['ns_per_call'] / 1e3:.1f}" if c in rates
                      else "-" for c in classes]
             lines.append(f"| {engine} {precision} | " + " | ".join(cells) + " |")
+    boundaries = calibration.get("boundary_ns_per_byte", {})
+    if boundaries:
+        lines += ["", "A region's program costs beyond its layers (us) plus per byte of 4-D activations "
+                  "crossing its boundary (ns): " + ", ".join(
+                      f"{engine} {precision} {calibration['program_ns'][engine][precision] / 1e3:.1f} + "
+                      f"{per_byte:.3f}" for engine, precisions in boundaries.items()
+                      for precision, per_byte in precisions.items()) + "."]
     return lines + [""]
 
 

@@ -38,7 +38,11 @@ OpClass convolution_class(const ir::Graph& g, const ir::Node& n) {
   if (!x || !w || x->rank() != 4 || w->rank() != 4 || n.args.size() < 7) return OpClass::kOther;
   if (n.args[6].is<bool>() && n.args[6].get<bool>()) return OpClass::kOther;  // transposed
   const int64_t cin = x->sizes[1];
-  if (w->sizes[1] == 1 && cin > 1 && w->sizes[0] % cin == 0) return OpClass::kDepthwise;
+  if (w->sizes[1] == 1 && cin > 1 && w->sizes[0] % cin == 0) {
+    const int64_t taps = w->sizes[2] * w->sizes[3];
+    return taps <= 9 ? OpClass::kDepthwise
+                     : (taps <= 25 ? OpClass::kDepthwise5x5 : OpClass::kDepthwiseLarge);
+  }
   if (w->sizes[1] != cin) return OpClass::kOther;                      // grouped
   const bool unit_steps = all_ones(n.args[3]) && all_ones(n.args[5]);  // stride, dilation
   if (w->sizes[2] == 1 && w->sizes[3] == 1 && unit_steps) return OpClass::kPointwise;
@@ -64,6 +68,10 @@ std::string_view op_class_name(OpClass c) {
       return "pointwise";
     case OpClass::kDepthwise:
       return "depthwise";
+    case OpClass::kDepthwise5x5:
+      return "depthwise_5x5";
+    case OpClass::kDepthwiseLarge:
+      return "depthwise_large";
     case OpClass::kLinear:
       return "linear";
     case OpClass::kOther:
@@ -102,13 +110,43 @@ std::optional<Rate> Calibration::rate(std::string_view engine, std::string_view 
   return c->second;
 }
 
-std::optional<double> Calibration::program(std::string_view engine,
-                                           std::string_view precision) const {
-  const auto e = program_ns.find(std::string(engine));
-  if (e == program_ns.end()) return std::nullopt;
+namespace {
+
+// engine -> precision -> figure: the figure, if measured.
+std::optional<double> lookup(const std::map<std::string, std::map<std::string, double>>& figures,
+                             std::string_view engine, std::string_view precision) {
+  const auto e = figures.find(std::string(engine));
+  if (e == figures.end()) return std::nullopt;
   const auto p = e->second.find(std::string(precision));
   if (p == e->second.end()) return std::nullopt;
   return p->second;
+}
+
+// j[key] (engine -> precision -> figure, absent: none) into `out`; a figure outside [0, limit)
+// is a damaged file.
+void read_figures(const json& j, const char* key, const char* what, double limit,
+                  std::map<std::string, std::map<std::string, double>>* out) {
+  const json figures = j.value(key, json::object());  // items() keeps a reference
+  for (const auto& [engine, precisions] : figures.items())
+    for (const auto& [precision, figure] : precisions.items()) {
+      const double v = figure.get<double>();
+      if (!(v >= 0 && v < limit))
+        throw CompileError("calibration: " + engine + " " + precision + " has no usable " + what +
+                           " (" + figure.dump() + ")");
+      (*out)[engine][precision] = v;
+    }
+}
+
+}  // namespace
+
+std::optional<double> Calibration::program(std::string_view engine,
+                                           std::string_view precision) const {
+  return lookup(program_ns, engine, precision);
+}
+
+std::optional<double> Calibration::boundary(std::string_view engine,
+                                            std::string_view precision) const {
+  return lookup(boundary_ns_per_byte, engine, precision);
 }
 
 std::string Calibration::to_json() const {
@@ -121,6 +159,7 @@ std::string Calibration::to_json() const {
   json j = {{"format", kFormat}, {"machine", machine}, {"threads", threads},
             {"pteron", pteron},  {"created", created}, {"rates", r}};
   if (!program_ns.empty()) j["program_ns"] = program_ns;
+  if (!boundary_ns_per_byte.empty()) j["boundary_ns_per_byte"] = boundary_ns_per_byte;
   return j.dump(2) + "\n";
 }
 
@@ -148,15 +187,8 @@ Calibration Calibration::from_json(const std::string& text) {
                                " has no usable rate (" + rate.dump() + ")");
           c.rates[engine][precision][name] = r;
         }
-    const json programs = j.value("program_ns", json::object());  // items() keeps a reference
-    for (const auto& [engine, precisions] : programs.items())
-      for (const auto& [precision, ns] : precisions.items()) {
-        const double v = ns.get<double>();
-        if (!(v >= 0 && v < 1e9))
-          throw CompileError("calibration: " + engine + " " + precision +
-                             " has no usable program cost (" + ns.dump() + ")");
-        c.program_ns[engine][precision] = v;
-      }
+    read_figures(j, "program_ns", "program cost", 1e9, &c.program_ns);
+    read_figures(j, "boundary_ns_per_byte", "boundary cost", 1e3, &c.boundary_ns_per_byte);
   } catch (const json::exception& e) {
     throw CompileError(std::string("calibration: ") + e.what());
   }
@@ -217,6 +249,33 @@ std::string RegionCost::to_json() const {
       .dump();
 }
 
+double boundary_bytes(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
+  std::vector<bool> inside(graph.node_capacity(), false);
+  for (ir::NodeId n : nodes) inside[n] = true;
+  std::vector<bool> counted(graph.value_capacity(), false);
+  double bytes = 0;
+  auto count = [&](ir::ValueId v) {
+    const ir::Value& value = graph.value(v);
+    if (counted[v] || value.is_constant() || value.spec.rank() != 4) return;
+    counted[v] = true;
+    bytes += static_cast<double>(value.spec.nbytes());
+  };
+  for (ir::NodeId n : nodes) {
+    const ir::Node& node = graph.node(n);
+    for (ir::ValueId v : node.inputs()) {
+      const ir::NodeId p = graph.value(v).producer;
+      if (p == ir::kNoNode || !inside[p]) count(v);
+    }
+    for (ir::ValueId v : node.outputs) {
+      if (v == ir::kNoValue) continue;
+      bool read_outside = graph.is_output(v);
+      for (ir::NodeId u : graph.value(v).users) read_outside = read_outside || !inside[u];
+      if (read_outside) count(v);
+    }
+  }
+  return bytes;
+}
+
 std::optional<RegionCost> compare_region(const Calibration& calibration, const ir::Graph& graph,
                                          const std::vector<ir::NodeId>& nodes,
                                          std::string_view delegate,
@@ -232,6 +291,10 @@ std::optional<RegionCost> compare_region(const Calibration& calibration, const i
   const std::optional<double> pd = calibration.program(cost.delegate, precision);
   const std::optional<double> pk = calibration.program(kernels, precision);
   if (pd && pk) cost.delegate_ns = std::max(0.0, cost.delegate_ns + *pd - *pk);
+  const std::optional<double> bd = calibration.boundary(cost.delegate, precision);
+  const std::optional<double> bk = calibration.boundary(kernels, precision);
+  if (bd && bk)
+    cost.delegate_ns = std::max(0.0, cost.delegate_ns + (*bd - *bk) * boundary_bytes(graph, nodes));
   return cost;
 }
 

@@ -24,16 +24,27 @@ enum class OpClass {
   kConv3x3,    // 3x3, stride 1, no dilation, ungrouped: the optimized kernels' Winograd case
   kConv,       // any other ungrouped 2-D convolution (strided, 5x5, 7x7, patch embeddings)
   kPointwise,  // 1x1, stride 1, ungrouped
-  kDepthwise,  // groups == input channels
-  kLinear,     // linear, mm, addmm, bmm, matmul
+  // Depthwise (groups == input channels) in three classes by kernel taps, since the engines'
+  // per-pixel costs and algorithms differ with the window, so one rate does not carry over:
+  kDepthwise,  // up to 9 taps (3x3)
+  // 10 to 25 taps (5x5, EfficientNet's): 2.8x the 3x3's multiply-adds took XNNPACK int8 2.8x
+  // its time and the int8 kernels 1.3x (4 layers of 28x28x192, 2 threads).
+  kDepthwise5x5,
+  // More (ConvNeXt's 7x7, large-kernel nets): this XNNPACK's f32 depthwise microkernels stop at
+  // 25 taps and it runs a 7x7 as a grouped GEMM, 17x slower than the optimized kernels' channel
+  // blocks (56x56x64, 2 threads).
+  kDepthwiseLarge,
+  kLinear,  // linear, mm, addmm, bmm, matmul
   // Multiply-adds of a kind no calibration measures (transposed, grouped or non-2-D
   // convolutions, attention): a region holding one is not weighed, since the kernels it would
   // go to may not run it as fast as any measured class, or at all (the int8 library has none).
   kOther,
 };
-inline constexpr OpClass kOpClasses[] = {OpClass::kConv3x3, OpClass::kConv, OpClass::kPointwise,
-                                         OpClass::kDepthwise, OpClass::kLinear};
-// "conv3x3", "conv", "pointwise", "depthwise", "linear", "other"
+inline constexpr OpClass kOpClasses[] = {
+    OpClass::kConv3x3,      OpClass::kConv,           OpClass::kPointwise, OpClass::kDepthwise,
+    OpClass::kDepthwise5x5, OpClass::kDepthwiseLarge, OpClass::kLinear};
+// "conv3x3", "conv", "pointwise", "depthwise", "depthwise_5x5", "depthwise_large", "linear",
+// "other"
 std::string_view op_class_name(OpClass c);
 
 // A node with multiply-adds: its class and how many.
@@ -58,7 +69,9 @@ struct Rate {
 };
 
 struct Calibration {
-  static constexpr int kFormat = 1;
+  // 2: the depthwise_5x5 and depthwise_large classes and boundary_ns_per_byte (a format-1 file
+  // lacks them, so it is measured again).
+  static constexpr int kFormat = 2;
   std::string machine;  // what it was measured on: CPU model, ISA, threads
   int threads = 1;
   std::string pteron;   // the pteron version whose kernels were measured ("" in older files)
@@ -71,10 +84,17 @@ struct Calibration {
   // the kernels' (a small program's convolutions are a small part of its time). Absent in older
   // files: not weighed.
   std::map<std::string, std::map<std::string, double>> program_ns;
+  // engine -> "f32" -> what each byte of a 4-D activation crossing a region's boundary costs a
+  // program on that engine, in ns, fitted with program_ns over the calibration's layer sizes:
+  // XNNPACK's regions take NHWC, so every 4-D value entering or leaving one is transposed
+  // (DenseNet-style nets, whose concatenations split XNNPACK's program into seven regions,
+  // spent 15% of their time in those copies). Absent in files without it: not weighed.
+  std::map<std::string, std::map<std::string, double>> boundary_ns_per_byte;
 
   std::optional<Rate> rate(std::string_view engine, std::string_view precision,
                            OpClass op_class) const;
   std::optional<double> program(std::string_view engine, std::string_view precision) const;
+  std::optional<double> boundary(std::string_view engine, std::string_view precision) const;
   std::string to_json() const;
   // Throws CompileError with one line saying what is wrong with the text.
   static Calibration from_json(const std::string& text);
@@ -117,8 +137,15 @@ struct RegionCost {
   std::string describe() const;  // "cost model: xnnpack 1.23 ms, cortex-m 0.45 ms (int8 ...)"
   std::string to_json() const;   // {"cost_model": {...}} for a region's report
 };
+// Bytes of the 4-D activations crossing the boundary of the region `nodes`: the non-constant
+// values its nodes read from outside it and the values they produce that are read outside it
+// or are graph outputs.
+double boundary_bytes(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes);
+
 // nullopt when the model cannot compare them: no calibration rate for either side, no kernel
-// engine it knows, or nothing weighed in the region.
+// engine it knows, or nothing weighed in the region. The delegate's side carries its program
+// cost and its boundary bytes' cost beyond the kernels' (Calibration::program_ns,
+// boundary_ns_per_byte).
 std::optional<RegionCost> compare_region(const Calibration& calibration, const ir::Graph& graph,
                                          const std::vector<ir::NodeId>& nodes,
                                          std::string_view delegate,

@@ -15,7 +15,7 @@ import pytest
 import torch
 from pteron_cli import assert_one_line_error, pteron_cli
 
-CLASSES = ("conv3x3", "conv", "pointwise", "depthwise", "linear")
+CLASSES = ("conv3x3", "conv", "pointwise", "depthwise", "depthwise_5x5", "depthwise_large", "linear")
 
 
 class ConvNet(torch.nn.Module):
@@ -53,7 +53,7 @@ def write_calibration(path, fast, slow, version=pteron.__version__, fast_ns=0.01
     for (engine, precision), ns in [(e, fast_ns) for e in fast] + [(e, slow_ns) for e in slow]:
         rates.setdefault(engine, {})[precision] = {
             c: {"ns_per_call": 1000.0, "ns_per_mac": ns} for c in CLASSES}
-    fields = {"format": 1, "machine": "test", "threads": 1, "created": "2026-12-05T00:00:00Z",
+    fields = {"format": 2, "machine": "test", "threads": 1, "created": "2026-12-05T00:00:00Z",
               "rates": rates}
     if version is not None:
         fields["pteron"] = version
@@ -266,7 +266,7 @@ def test_version_is_one_string(tmp_path):
 @pytest.mark.parametrize("text,fragment", [
     ("{not json", "not a JSON object"),
     ('{"format": 7}', "run `pteron tune` again"),
-    ('{"format": 1, "machine": "m", "threads": 1, "rates": {"xnnpack": {"f32": {"conv": '
+    ('{"format": 2, "machine": "m", "threads": 1, "rates": {"xnnpack": {"f32": {"conv": '
      '{"ns_per_call": 0, "ns_per_mac": -1}}}}}', "xnnpack f32 conv has no usable rate"),
 ])
 def test_a_damaged_calibration_is_a_one_line_error(conv_pt2, tmp_path, text, fragment):
@@ -298,6 +298,11 @@ def test_tune_measures_every_engine_and_class(conv_pt2, tmp_path):
             assert set(classes) == set(CLASSES)
             for rate in classes.values():
                 assert rate["ns_per_mac"] > 0 and rate["ns_per_call"] >= 0
+    # fp32 programs: a cost per program and one per byte crossing a region's boundary.
+    assert set(written["boundary_ns_per_byte"]) == {"xnnpack", "optimized"}
+    for engine, precisions in written["boundary_ns_per_byte"].items():
+        assert set(precisions) == {"f32"} and precisions["f32"] >= 0
+        assert written["program_ns"][engine]["f32"] >= 0
     for extra in ([], ["--quantize", "xnnpack", "--calibration", samples]):
         report, delegation = compile_and_inspect(pt2, tmp_path / "p.pte", path, *extra)
         assert report["calibration"]["machine"].startswith(written["machine"] + ", measured ")

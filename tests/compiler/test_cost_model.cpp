@@ -78,6 +78,15 @@ TEST(CostModel, WeighsConvolutionsByShapeAndLinearsByMultiplyAdds) {
   EXPECT_EQ(weigh(g, g.node(wide))->op_class, OpClass::kConv);
   EXPECT_EQ(weigh(n.g, n.g.node(n.depthwise))->op_class, OpClass::kDepthwise);
   EXPECT_DOUBLE_EQ(weigh(n.g, n.g.node(n.depthwise))->multiply_adds, 16.0 * 36 * 9);
+  // Depthwise windows by taps: up to 3x3, up to 5x5 (25), more (ConvNeXt's 7x7).
+  const NodeId dw5 = conv(g, x, "dw5", {8, 1, 5, 5}, 8, {1, 8, 12, 12});
+  EXPECT_EQ(weigh(g, g.node(dw5))->op_class, OpClass::kDepthwise5x5);
+  const NodeId dw1x7 = conv(g, x, "dw1x7", {8, 1, 1, 7}, 8, {1, 8, 12, 12});
+  EXPECT_EQ(weigh(g, g.node(dw1x7))->op_class, OpClass::kDepthwise);
+  EXPECT_EQ(op_class_name(OpClass::kDepthwise5x5), "depthwise_5x5");
+  const NodeId dw7 = conv(g, x, "dw7", {8, 1, 7, 7}, 8, {1, 8, 12, 12});
+  EXPECT_EQ(weigh(g, g.node(dw7))->op_class, OpClass::kDepthwiseLarge);
+  EXPECT_EQ(op_class_name(OpClass::kDepthwiseLarge), "depthwise_large");
   EXPECT_EQ(weigh(n.g, n.g.node(n.linear))->op_class, OpClass::kLinear);
   EXPECT_DOUBLE_EQ(weigh(n.g, n.g.node(n.linear))->multiply_adds, 4.0 * 10 * 32);
   EXPECT_FALSE(weigh(n.g, n.g.node(n.relu)).has_value());
@@ -170,6 +179,21 @@ TEST(CostModel, TheRegionGoesWhereTheCalibrationSaysItIsFaster) {
   EXPECT_TRUE(tipped->kernels_faster());
   const Calibration back = Calibration::from_json(with_programs.to_json());
   EXPECT_EQ(back.program_ns, with_programs.program_ns);
+  // Each byte of a 4-D activation crossing the region costs the delegate's program its rate
+  // beyond the kernels': x [1,8,6,6] in, relu's [1,16,6,6] out (a graph output); the weights
+  // and the values passed inside the region do not count.
+  EXPECT_DOUBLE_EQ(boundary_bytes(n.g, nodes), (8.0 + 16.0) * 36 * 4);
+  EXPECT_DOUBLE_EQ(boundary_bytes(n.g, {n.dense}), (8.0 + 16.0) * 36 * 4);
+  EXPECT_DOUBLE_EQ(boundary_bytes(n.g, {n.linear}), 0);  // 2-D values cross unconverted
+  Calibration with_boundaries = calibration(0.5, 0.45);
+  with_boundaries.boundary_ns_per_byte["xnnpack"]["f32"] = 10;
+  with_boundaries.boundary_ns_per_byte["optimized"]["f32"] = 1;
+  const auto crossed = compare_region(with_boundaries, n.g, nodes, "xnnpack", libs);
+  ASSERT_TRUE(crossed.has_value());
+  EXPECT_DOUBLE_EQ(crossed->delegate_ns, close->delegate_ns + 9 * boundary_bytes(n.g, nodes));
+  EXPECT_TRUE(crossed->kernels_faster());
+  EXPECT_EQ(Calibration::from_json(with_boundaries.to_json()).boundary_ns_per_byte,
+            with_boundaries.boundary_ns_per_byte);
   // Nothing weighed, or no kernel engine the model knows: no comparison.
   EXPECT_FALSE(compare_region(calibration(0.5, 0.25), n.g, {n.relu}, "xnnpack", libs));
   EXPECT_FALSE(compare_region(calibration(0.5, 0.25), n.g, nodes, "xnnpack", {"portable"}));
@@ -192,11 +216,17 @@ TEST(CostModel, CalibrationFilesRoundTripAndBadOnesAreOneLineErrors) {
   };
   EXPECT_NE(error("not json").find("not a JSON object"), std::string::npos);
   EXPECT_NE(error(R"({"format": 9})").find("run `pteron tune` again"), std::string::npos);
-  EXPECT_NE(error(R"({"format": 1, "machine": "m"})").find("calibration:"), std::string::npos);
+  EXPECT_NE(error(R"({"format": 2, "machine": "m"})").find("calibration:"), std::string::npos);
   const std::string negative =
-      R"({"format": 1, "machine": "m", "threads": 1, "rates": {"xnnpack": {"f32": {"conv":
+      R"({"format": 2, "machine": "m", "threads": 1, "rates": {"xnnpack": {"f32": {"conv":
       {"ns_per_call": 1, "ns_per_mac": -2}}}}})";
   EXPECT_NE(error(negative).find("xnnpack f32 conv has no usable rate"), std::string::npos);
+  EXPECT_NE(error(R"({"format": 2, "machine": "m", "threads": 1, "rates": {},
+      "boundary_ns_per_byte": {"xnnpack": {"f32": -1}}})")
+                .find("xnnpack f32 has no usable boundary cost"),
+            std::string::npos);
+  // A format-1 file (before the depthwise windows and boundary costs) is measured again.
+  EXPECT_NE(error(R"({"format": 1})").find("run `pteron tune` again"), std::string::npos);
   for (const std::string& e : {error("not json"), error(negative)})
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }

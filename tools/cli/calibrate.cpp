@@ -54,6 +54,12 @@ std::vector<Layer> layers_of(OpClass c) {
     case OpClass::kDepthwise:
       return {{c, {1, 256, 28, 28}, {256, 1, 3, 3}, 256, 1, 4},
               {c, {1, 64, 10, 10}, {64, 1, 3, 3}, 64, 1, 8}};
+    case OpClass::kDepthwise5x5:
+      return {{c, {1, 192, 28, 28}, {192, 1, 5, 5}, 192, 2, 4},
+              {c, {1, 64, 10, 10}, {64, 1, 5, 5}, 64, 2, 8}};
+    case OpClass::kDepthwiseLarge:  // 7x7, ConvNeXt's
+      return {{c, {1, 128, 28, 28}, {128, 1, 7, 7}, 128, 3, 4},
+              {c, {1, 64, 10, 10}, {64, 1, 7, 7}, 64, 3, 8}};
     case OpClass::kLinear:
       return {{c, {64, 512}, {512, 512}, 1, 0, 4}, {c, {1, 256}, {256, 256}, 1, 0, 8}};
     case OpClass::kOther:
@@ -168,6 +174,39 @@ std::string compile_chain(const Layer& layer, int layers, const Engine& engine,
   return path;
 }
 
+// ---- a program's own costs ----
+
+// One class and size: the bytes of 4-D activations its one-layer program takes and gives (a
+// linear's are 2-D: none), and the median of its time beyond the layer.
+struct ProgramPoint {
+  double bytes, ns;
+};
+
+double boundary_bytes_of(const Layer& layer) {
+  if (layer.input.size() != 4) return 0;
+  return 2.0 * static_cast<double>(product(layer.input)) * sizeof(float);
+}
+
+struct ProgramFit {
+  double ns, ns_per_byte;
+};
+
+// ns = a + b * bytes by least squares over the points, a and b kept >= 0 (noise can tip either
+// below); `median` alone where the points do not tell bytes apart.
+ProgramFit fit_program(const std::vector<ProgramPoint>& points, double median) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const ProgramPoint& p : points) {
+    n += 1, sx += p.bytes, sy += p.ns, sxx += p.bytes * p.bytes, sxy += p.bytes * p.ns;
+  }
+  const double var = n * sxx - sx * sx;
+  if (n < 2 || !(var > 0)) return {median, 0};
+  double b = (n * sxy - sx * sy) / var;
+  double a = (sy - b * sx) / n;
+  if (b < 0) return {median, 0};
+  if (a < 0) a = 0, b = sxy / sxx;
+  return {a, b};
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -190,8 +229,10 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
   c.pteron = std::string(compiler::pteron_version());
   c.created = utc_now();
   const std::vector<Engine> list = engines();
-  // Per engine: a one-layer program's time beyond its layer, per class, size and round.
+  // Per engine: a one-layer program's time beyond its layer, per class, size and round; and
+  // per class and size its median with the bytes of 4-D activations the layer takes and gives.
   std::map<std::string, std::vector<double>> program_ns;
+  std::map<std::string, std::vector<ProgramPoint>> program_points;
   for (OpClass op_class : compiler::cost::kOpClasses) {
     const std::vector<Layer> sizes = layers_of(op_class);
     const std::string name(compiler::cost::op_class_name(op_class));
@@ -232,13 +273,16 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
       for (const Layer& layer : sizes) {
         const TunedProgram &one = timed[next], &many = timed[next + 1];
         next += 2;
-        std::vector<double> per_round;
+        std::vector<double> per_round, extra;
         for (size_t r = 0; r < one.round_medians_ms.size(); ++r) {
           const double t1 = one.round_medians_ms[r], tn = many.round_medians_ms[r];
           per_round.push_back(1e6 * (tn > t1 ? (tn - t1) / (layer.chain - 1) : tn / layer.chain));
-          program_ns[engine.name + "/" + engine.precision].push_back(
-              std::max(0.0, 1e6 * t1 - per_round.back()));
+          extra.push_back(std::max(0.0, 1e6 * t1 - per_round.back()));
         }
+        const std::string key = engine.name + "/" + engine.precision;
+        program_ns[key].insert(program_ns[key].end(), extra.begin(), extra.end());
+        std::sort(extra.begin(), extra.end());
+        program_points[key].push_back({boundary_bytes_of(layer), extra[extra.size() / 2]});
         std::sort(per_round.begin(), per_round.end());
         layer_ns.push_back(per_round[per_round.size() / 2]);
       }
@@ -257,14 +301,24 @@ compiler::cost::Calibration calibrate(int threads, int rounds,
   }
   std::string line = "program:";
   for (const Engine& engine : list) {
-    std::vector<double>& v = program_ns[engine.name + "/" + engine.precision];
+    const std::string key = engine.name + "/" + engine.precision;
+    std::vector<double>& v = program_ns[key];
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
-    const double median = v[v.size() / 2];
-    c.program_ns[engine.name][engine.precision] = median;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "  %s %s %.1f us", engine.name.c_str(), engine.precision.c_str(),
-                  median * 1e-3);
+    char buf[128];
+    if (engine.precision == "f32") {
+      // fp32 regions cross their boundaries as 4-D float values: a cost per program and one
+      // per byte (int8 regions keep the median alone; what crosses them is not float).
+      const ProgramFit fit = fit_program(program_points[key], v[v.size() / 2]);
+      c.program_ns[engine.name][engine.precision] = fit.ns;
+      c.boundary_ns_per_byte[engine.name][engine.precision] = fit.ns_per_byte;
+      std::snprintf(buf, sizeof buf, "  %s %s %.1f us + %.3f ns/byte", engine.name.c_str(),
+                    engine.precision.c_str(), fit.ns * 1e-3, fit.ns_per_byte);
+    } else {
+      c.program_ns[engine.name][engine.precision] = v[v.size() / 2];
+      std::snprintf(buf, sizeof buf, "  %s %s %.1f us", engine.name.c_str(),
+                    engine.precision.c_str(), v[v.size() / 2] * 1e-3);
+    }
     line += buf;
   }
   if (progress) progress(line + " beyond its layer");
@@ -292,7 +346,7 @@ compiler::cost::HostCalibration calibrate_on_first_use(compiler::cost::HostCalib
   const std::string why = host.note.empty() ? "no calibration of this machine yet" : host.note;
   if (!quiet)
     std::fprintf(stderr,
-                 "[tune] %s: measuring it once for the cost model (about 15 s; `pteron tune` "
+                 "[tune] %s: measuring it once for the cost model (about 20 s; `pteron tune` "
                  "measures again, PTERON_CALIBRATION=off skips it)\n",
                  why.c_str());
   try {
