@@ -59,18 +59,21 @@ namespace {
 
 // The convolutions the optimized kernel's SGEMM path takes and, where `depthwise`, those its
 // depthwise rows take (groups == in channels == out channels); others would run the portable
-// convolution and a separate clamp pass inside the fused kernel: no gain.
+// convolution and a separate clamp pass inside the fused kernel: no gain. 2-D ones and 1-D ones
+// (a 3-D input: the kernel runs them as 2-D ones of height 1).
 bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv, bool depthwise) {
   if (!conv.is(ops::aten::convolution) || conv.args.size() != 9) return false;
   const ir::Argument& transposed = conv.arg("transposed");
   const ir::Argument& groups = conv.arg("groups");
   if (!transposed.is<bool>() || transposed.get<bool>() || !groups.is<int64_t>()) return false;
   const ir::Value& input = graph.value(conv.arg("input").tensor());
-  if (input.spec.rank() != 4 || input.spec.dtype != ScalarType::Float) return false;
+  const size_t rank = input.spec.rank();
+  if ((rank != 4 && rank != 3) || input.spec.dtype != ScalarType::Float) return false;
   if (groups.get<int64_t>() == 1) return true;
   const ir::Value& out = graph.value(conv.outputs[0]);
-  return depthwise && out.spec.rank() == 4 && !input.spec.is_dynamic() && !out.spec.is_dynamic() &&
-         input.spec.sizes[1] == groups.get<int64_t>() && out.spec.sizes[1] == groups.get<int64_t>();
+  return depthwise && out.spec.rank() == rank && !input.spec.is_dynamic() &&
+         !out.spec.is_dynamic() && input.spec.sizes[1] == groups.get<int64_t>() &&
+         out.spec.sizes[1] == groups.get<int64_t>();
 }
 
 // relu(add(conv(...), other)) (either operand order, alpha 1, `other` of the result's shape) ->

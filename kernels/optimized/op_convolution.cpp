@@ -10,7 +10,8 @@
 // nine): hardswish(convolution(...)), MobileNetV3's (all made by
 // compiler/passes/fuse_conv_relu.cpp).
 //
-// float32 2-D NCHW convolutions with groups == 1 run as one SGEMM per image:
+// float32 2-D NCHW convolutions with groups == 1 run as one SGEMM per image (1-D ones, [N, C, W],
+// as 2-D ones of height 1):
 // out[n][Cout][pixels] = W[Cout][Cin*kh*kw] x col[Cin*kh*kw][pixels]. 1x1, stride-1, unpadded
 // convolutions use the input itself as col; for the others the SGEMM packs col's panels straight
 // from the input (SgemmBPacker), so col is never stored. Bias (and convolution_add_relu's
@@ -18,8 +19,8 @@
 // block before adding the product onto it. Few pixels and many channels run transposed (see
 // use_transposed), with col im2col'd into scratch in blocks of at most kColFloats. Depthwise
 // convolutions (groups == Cin == Cout: mobilenet's) run threaded SIMD rows, the activation fused
-// (util/depthwise_conv.h). Everything else (other dtypes, 1-D, transposed, other groupings, other
-// dim orders, malformed arguments) runs the portable kernel, so its errors and results are the
+// (util/depthwise_conv.h). Everything else (other dtypes, transposed, other groupings, other dim
+// orders, malformed arguments) runs the portable kernel, so its errors and results are the
 // portable ones.
 #include <cstring>
 
@@ -400,8 +401,11 @@ Error convolution_impl(const char* kOp, const OutputActivation& activation, cons
   const Tensor& weight = *args[1]->tensor;
   const Tensor* bias = args[2]->is_none() ? nullptr : args[2]->tensor;
   Tensor& out = *args[9]->tensor;
-  if (!all_float32({&input, &weight, bias, &out, residual, scale}) || input.dim() != 4 ||
-      args[6]->b) {
+  // A 1-D convolution ([N, C, W], audio and sequence nets) is the 2-D one with a height of 1:
+  // the same memory, parse_conv_shape's kernel_h = out_h = 1.
+  const bool one_d = input.dim() == 3 && scale == nullptr;
+  if (!all_float32({&input, &weight, bias, &out, residual, scale}) ||
+      (input.dim() != 4 && !one_d) || args[6]->b) {
     return fallback();
   }
   ConvShape s;
@@ -417,7 +421,7 @@ Error convolution_impl(const char* kOp, const OutputActivation& activation, cons
     return fail(Error::InvalidArgument, "%s: scale must be [1 or %lld, %lld, 1, 1]", kOp,
                 static_cast<long long>(s.batch), static_cast<long long>(s.in_channels));
   }
-  PTERON_TRY(check_conv_output(kOp, s, bias, out, residual));
+  PTERON_TRY(check_conv_output(kOp, s, bias, out, residual, input.dim()));
   if (residual != nullptr) {
     if (!is_row_major(*residual) || (depthwise && s.groups > 1)) return fallback();
   }

@@ -17,10 +17,12 @@ constexpr int64_t kBlock = opt::kDepthwiseBlock;
 // rows is computed from them, so any image height fits.
 constexpr int64_t kTileFloats = int64_t{1} << 14;
 // Output floats of one band (computed, then moved to their planes; 32 KiB). With the tile and
-// the packed weights, a band takes about 100 KiB of its thread's stack (pool threads have the
-// platform's default stack, 8 MiB on Linux).
+// the packed weights (at most 16 KiB), a band takes about 115 KiB of its thread's stack (pool
+// threads have the platform's default stack, 8 MiB on Linux).
 constexpr int64_t kBandFloats = int64_t{1} << 13;
-constexpr int64_t kMaxBlockTaps = 64;
+// Kernels up to 16x16 take channel blocks (9x9 56x56x64, 2 threads: 1.43 ms on plane rows with
+// a cap of 64 taps); larger ones, whose padded rows rarely fit the tile, take plane rows.
+constexpr int64_t kMaxBlockTaps = 256;
 // Multiply-adds' worth of time one element's transpose and one SiLU or hardswish take (an upper
 // bound: the hardswish is cheaper) for threading decisions.
 constexpr int64_t kTransposeCost = 8;

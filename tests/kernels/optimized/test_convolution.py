@@ -10,8 +10,10 @@ The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3
 im2col split into several pixel blocks (large K x pixels), and computed transposed (fewer pixels
 than output channels). Depthwise convolutions (groups == Cin == Cout) take the SIMD rows: kernel
 3/5, stride 1/2/3, padding, dilation, rows narrower and wider than a vector; outputs under 64 wide
-run channel-minor blocks of 16 channels, tails and bands of rows included. Inputs neither takes
-(other groupings, channels-last, float64) go to the portable kernel and must still match.
+run channel-minor blocks of 16 channels, tails and bands of rows included. Large depthwise kernels
+(7x7 to 11x11 in channel blocks, 17x17 on rows). 1-D convolutions ([N, C, W]) run as 2-D ones of
+height 1 on both paths, and the pass fuses them too. Inputs neither takes (other groupings,
+channels-last, float64) go to the portable kernel and must still match.
 Bad inputs raise RuntimeError naming the op.
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) with K = Cin * kh * kw (sums of K products in
@@ -46,17 +48,22 @@ def threads(request):
     pteron_native.set_num_threads(0)
 
 
-def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
-    ref = F.conv2d(x, w, b, stride, padding, dilation, groups)
-    bounds = []
+def with_activation(op, ref):
+    """The fused op's activation applied to the convolution's reference, and the op's extra
+    arguments (convolution_clamp's bounds)."""
     if op == CONV_RELU:
-        ref = torch.relu(ref)
+        return torch.relu(ref), []
     if op == CONV_CLAMP:
-        ref, bounds = torch.clamp(ref, *CLAMP), list(CLAMP)
+        return torch.clamp(ref, *CLAMP), list(CLAMP)
     if op == CONV_SILU:
-        ref = F.silu(ref)
+        return F.silu(ref), []
     if op == CONV_HARDSWISH:
-        ref = F.hardswish(ref)
+        return F.hardswish(ref), []
+    return ref, []
+
+
+def run_conv(op, x, w, b, stride, padding, dilation, groups=1, out=None):
+    ref, bounds = with_activation(op, F.conv2d(x, w, b, stride, padding, dilation, groups))
     if out is None:
         out = torch.full(ref.shape, float("nan"), dtype=ref.dtype)
     run_kernel(op, [x, w, b, list(stride), list(padding), list(dilation), False, [0, 0], groups,
@@ -118,11 +125,45 @@ def test_rectangular_kernel_and_mixed_stride(threads):
     (1, 17, 12, 12, 5, 1, 4, 2, True),  # 5x5 dilated
     (1, 5, 9, 140, 5, 2, 2, 1, True),  # 70 wide: rows, 5x5 stride 2
     (1, 3, 9, 240, 5, 4, 2, 1, True),  # 60 wide but a band's input rows too wide: rows
+    # Large kernels: channel blocks up to 16x16 taps, plane rows past that.
+    (1, 16, 30, 30, 7, 1, 3, 1, True),  # ConvNeXt's 7x7
+    (1, 20, 24, 24, 9, 1, 4, 1, False),
+    (1, 8, 25, 25, 11, 2, 5, 1, True),
+    (1, 3, 40, 40, 17, 1, 8, 1, True),  # 289 taps: plane rows
 ])
 def test_depthwise_matches_torch(threads, op, n, c, h, w, k, stride, pad, dil, bias):
     run_conv(op, rand(n, c, h, w, seed=18), rand(c, 1, k, k, seed=19),
              rand(c, seed=20) if bias else None, (stride, stride), (pad, pad), (dil, dil),
              groups=c)
+
+
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU, CONV_HARDSWISH])
+@pytest.mark.parametrize("n,cin,length,cout,k,stride,pad,dil,groups,bias", [
+    (1, 1, 400, 16, 80, 4, 0, 1, 1, True),  # a waveform front end: one channel, a wide window
+    (2, 8, 37, 12, 3, 1, 1, 1, 1, False),  # batch 2, odd length
+    (1, 16, 50, 16, 5, 2, 2, 2, 1, True),  # strided, dilated
+    (1, 6, 20, 10, 1, 1, 0, 1, 1, True),  # pointwise
+    (1, 32, 64, 32, 31, 1, 15, 1, 32, True),  # depthwise (a Conformer's convolution module)
+    (2, 20, 33, 20, 3, 2, 1, 1, 20, False),  # depthwise, strided
+])
+def test_conv1d_matches_torch(threads, op, n, cin, length, cout, k, stride, pad, dil, groups,
+                              bias):
+    """1-D convolutions ([N, C, W]) take the same paths as 2-D ones of height 1."""
+    x, w = rand(n, cin, length, seed=31), rand(cout, cin // groups, k, seed=32)
+    b = rand(cout, seed=33) if bias else None
+    ref, bounds = with_activation(op, F.conv1d(x, w, b, stride, pad, dil, groups))
+    out = torch.full(ref.shape, float("nan"))
+    run_kernel(op, [x, w, b, [stride], [pad], [dil], False, [0], groups, *bounds, out],
+               library="optimized")
+    assert_close(out, ref, atol=1e-4 * math.sqrt(w.shape[1] * k), rtol=1e-4,
+                 what=f"{op} 1-D x{tuple(x.shape)} w{tuple(w.shape)}")
+
+
+def test_conv1d_output_shape_is_checked():
+    x, w = rand(1, 4, 20, seed=34), rand(6, 4, 3, seed=35)
+    with pytest.raises(RuntimeError, match="aten::convolution.out"):
+        run_kernel(CONV, [x, w, None, [1], [1], [1], False, [0], 1, torch.empty(1, 6, 1, 20)],
+                   library="optimized")
 
 
 @pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU, CONV_HARDSWISH])
@@ -404,6 +445,32 @@ def test_conv_add_relu_falls_back_and_checks_other():
         run_kernel(CONV_ADD_RELU, [rand(1, 3, 8, 8), rand(4, 3, 3, 3), None, [1, 1], [1, 1],
                                    [1, 1], False, [0, 0], 1, rand(1, 4, 8, 7),
                                    torch.empty(1, 4, 8, 8)], library="optimized")
+
+
+class AudioBlock(torch.nn.Module):
+    """1-D convolutions: a strided front end, a depthwise one and a residual block."""
+
+    def __init__(self):
+        super().__init__()
+        self.front = torch.nn.Conv1d(1, 8, 40, stride=4)
+        self.dw = torch.nn.Conv1d(8, 8, 9, padding=4, groups=8)
+        self.c = torch.nn.Conv1d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        h = torch.relu(self.front(x))
+        h = torch.clamp(self.dw(h), -1.0, 1.0)
+        return torch.relu(self.c(h) + h)
+
+
+def test_pass_fuses_1d_convolutions():
+    model, x = AudioBlock().eval(), rand(2, 1, 800, seed=36)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)),
+                                                 kernels=("optimized", "portable"))
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_RELU) == 1 and ops.count(CONV_CLAMP) == 1
+    assert ops.count(CONV_ADD_RELU) == 1 and "aten::convolution.out" not in ops
+    with torch.no_grad():
+        torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)
 
 
 class ResidualBlock(torch.nn.Module):
