@@ -30,6 +30,11 @@ int recompose_hard_activations(ir::Graph& graph);
 // convolution's only user is the batch norm and only its normalised output is used.
 int fold_batch_norm(ir::Graph& graph);
 
+// Rewrites 1-D convolutions as 2-D ones of height 1 (unsqueeze -> convolution -> squeeze), then
+// sinks the squeezes below elementwise ops and cancels them against unsqueezes, so that every
+// backend taking 2-D convolutions takes 1-D layers, chained without views between them.
+int conv1d_as_conv2d(ir::Graph& graph);
+
 // Gives constants and intermediates the contiguous dim order (constants are rearranged at
 // compile time). Export records strided views (a transposed weight, a permuted activation);
 // kernels, ExecuTorch's included, want one layout per call. Inputs keep theirs.

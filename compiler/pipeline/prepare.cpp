@@ -20,6 +20,8 @@ const std::vector<NamedPass>& default_passes() {
       {"remove_dead_code", remove_dead_code},
       {"recompose_hard_activations", recompose_hard_activations},
       {"fold_batch_norm", fold_batch_norm},
+      // After the batch norms fold into their 1-D convolutions (a squeeze would stand between).
+      {"conv1d_as_conv2d", conv1d_as_conv2d},
       {"fuse_linear", fuse_linear},
       {"select_before_linear", select_before_linear},
       {"select_rows_early", select_rows_early},

@@ -14,23 +14,10 @@ from torchao.testing.pt2e._xnnpack_quantizer import (
 )
 
 import pteron
+from cortex_m_target import cortex_m_target
 from squeeze_excite_net import squeeze_excite_net
 from upsample_net import upsample_net
 
-TARGET = """
-name = "cortex-m-test"
-description = "host CPU with the cortex-m kernel library"
-[cpu]
-arch = "native"
-[[memory]]
-name = "ram"
-size = 0
-[runtime]
-kernels = ["cortex-m", "portable"]
-backends = []
-tensor_alignment = 16
-plan_inputs = true
-"""
 
 
 class SmallCnn(torch.nn.Module):
@@ -74,9 +61,8 @@ def output_scale(ep):
 
 def test_pt2e_cnn_runs_on_cortex_m_kernels(quantized, tmp_path):
     converted, ep = quantized
-    target = tmp_path / "cortex-m-test.toml"
-    target.write_text(TARGET)
-    lowered = pteron.to_edge_transform_and_lower(ep, target=str(target))
+    target = cortex_m_target(tmp_path)
+    lowered = pteron.to_edge_transform_and_lower(ep, target=target)
     method = pteron.load(lowered.buffer()).load_method()
     names = set(method.instruction_names())
     for op in ["quantized_conv2d_nhwc", "quantized_depthwise_conv2d_nhwc",
@@ -101,9 +87,8 @@ def cortex_m_and_portable(model, shape, tmp_path):
     kernels. Returns both loaded methods."""
     ep = torch.export.export(model, (torch.randn(*shape),))
     calibration = [(torch.randn(*shape),) for _ in range(8)]
-    target = tmp_path / "cortex-m-test.toml"
-    target.write_text(TARGET)
-    cortex_m = pteron.to_edge_transform_and_lower(ep, target=str(target), quantize="cortex-m",
+    target = cortex_m_target(tmp_path)
+    cortex_m = pteron.to_edge_transform_and_lower(ep, target=target, quantize="cortex-m",
                                                   calibration=calibration)
     portable = pteron.to_edge_transform_and_lower(ep, partitioner=[], kernels=("portable",),
                                                   quantize="cortex-m", calibration=calibration)
@@ -250,9 +235,8 @@ def test_pt2e_upsample_is_bit_exact_with_the_reference(tmp_path, interp, same_qp
     q = torch.randint(-128, 128, (2, 5, 9, 12), generator=torch.Generator().manual_seed(3),
                       dtype=torch.int8)
     ep = torch.export.export(model, (q,))
-    target = tmp_path / "cortex-m-test.toml"
-    target.write_text(TARGET)
-    method = pteron.load(pteron.to_edge_transform_and_lower(ep, target=str(target)).buffer()).load_method()
+    target = cortex_m_target(tmp_path)
+    method = pteron.load(pteron.to_edge_transform_and_lower(ep, target=target).buffer()).load_method()
     names = method.instruction_names()
     kernel = "upsample_nearest2d_nhwc" if interp["mode"] == "nearest" else "upsample_bilinear2d_nhwc"
     assert f"cortex_m::{kernel}.out" in names, names
@@ -344,9 +328,8 @@ def test_silu_quantized_by_pt2e_is_one_int8_table(tmp_path):
     for _ in range(8):
         prepared(torch.randn(1, 3, 10, 10))
     converted = convert_pt2e(prepared)
-    target = tmp_path / "cortex-m-test.toml"
-    target.write_text(TARGET)
-    lowered = pteron.to_edge_transform_and_lower(torch.export.export(converted, example), target=str(target))
+    target = cortex_m_target(tmp_path)
+    lowered = pteron.to_edge_transform_and_lower(torch.export.export(converted, example), target=target)
     method = pteron.load(lowered.buffer()).load_method()
     names = method.instruction_names()
     assert names.count("cortex_m::quantized_lut.out") == 1, names
