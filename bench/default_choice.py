@@ -1,6 +1,7 @@
 """The default program against every explicit backend list, on every zoo model that exports
-quickly, fp32 and int8 (make bench-default; issue 19: the host's default within 1.15x of the
-fastest explicit list on every model).
+quickly and on small nets of families outside the zoo (bench/model_families.py), fp32 and int8
+(make bench-default; issue 19: the host's default within 1.15x of the fastest explicit list on
+every model).
 
 pteron tune runs first (its calibration is what the default compiles with); then each model is
 compiled with the target's default backends and with each explicit list, and the programs are
@@ -24,12 +25,17 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import model_families  # noqa: E402
 
 FP32_LISTS = ["xnnpack,optimized,portable", "optimized,portable"]
 INT8_LISTS = ["xnnpack,cortex-m,optimized,portable", "cortex-m,optimized,portable",
               "xnnpack,optimized,portable"]
+# The zoo's quick models, then small nets of families outside it (bench/model_families.py).
 MODELS = ["mobilenet-v2", "resnet-18", "efficientnet-b0", "mobilenet-v3-large", "mobilenet-v1-025", "resnet-8",
-          "ds-cnn", "digits-cnn", "fc-autoencoder", "transformer-block"]
+          "ds-cnn", "digits-cnn", "fc-autoencoder", "transformer-block", "convnext", "densenet", "audio-1d",
+          "tcn"]
 INT8_MODELS = ["mobilenet-v2", "resnet-18", "efficientnet-b0", "mobilenet-v1-025", "resnet-8",
                "ds-cnn", "digits-cnn"]
 GOAL = 1.15
@@ -79,7 +85,10 @@ def main() -> None:
     rows = []
     for model in args.models.split(","):
         pt2 = work / f"{model}.pt2"
-        zoo.export(model, pt2, log=lambda _m: None)
+        if model in model_families.FAMILIES:
+            model_families.export(model, pt2)
+        else:
+            zoo.export(model, pt2, log=lambda _m: None)
         for precision in ("fp32", "int8"):
             if precision == "int8" and model not in INT8_MODELS:
                 continue
