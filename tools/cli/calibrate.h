@@ -13,8 +13,8 @@
 namespace pteron::cli {
 
 // Measures the rates: for each op class (a 3x3 stride-1 convolution, a 5x5 one, a pointwise
-// one, 3x3, 5x5 and 7x7 depthwise ones, a linear), chains of 1 and of 4 (large layers) or 8 (small ones)
-// identical layers at two sizes are compiled for each engine (fp32: XNNPACK and the optimized
+// one, 3x3, 5x5 and 7x7 depthwise ones, a linear), chains of 1 and of 4 (large layers) or 8 (small
+// ones) identical layers at two sizes are compiled for each engine (fp32: XNNPACK and the optimized
 // kernels; int8: XNNPACK and the int8 kernel library) and timed in processes of their own, in
 // alternating rounds (cli::time_programs). Per round, the long chain's extra time per layer
 // (free of the program's own costs: input copies, quantize, dequantize) at the two sizes gives
