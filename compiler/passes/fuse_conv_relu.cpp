@@ -57,11 +57,12 @@ const ir::OpSchema& convolution_add_relu_schema() {
 
 namespace {
 
-// The convolutions the optimized kernel's SGEMM path takes and, where `depthwise`, those its
-// depthwise rows take (groups == in channels == out channels); others would run the portable
-// convolution and a separate clamp pass inside the fused kernel: no gain. 2-D ones and 1-D ones
-// (a 3-D input: the kernel runs them as 2-D ones of height 1).
-bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv, bool depthwise) {
+// The convolutions the optimized kernel's SGEMM path takes and, where `grouped`, the grouped
+// ones it takes too: depthwise (its SIMD rows, groups == in channels == out channels) and groups
+// of several input channels (an SGEMM per group); others would run the portable convolution and
+// a separate clamp pass inside the fused kernel: no gain. 2-D ones and 1-D ones (a 3-D input:
+// the kernel runs them as 2-D ones of height 1).
+bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv, bool grouped) {
   if (!conv.is(ops::aten::convolution) || conv.args.size() != 9) return false;
   const ir::Argument& transposed = conv.arg("transposed");
   const ir::Argument& groups = conv.arg("groups");
@@ -69,11 +70,14 @@ bool fusable_convolution(const ir::Graph& graph, const ir::Node& conv, bool dept
   const ir::Value& input = graph.value(conv.arg("input").tensor());
   const size_t rank = input.spec.rank();
   if ((rank != 4 && rank != 3) || input.spec.dtype != ScalarType::Float) return false;
-  if (groups.get<int64_t>() == 1) return true;
+  const int64_t g = groups.get<int64_t>();
+  if (g == 1) return true;
   const ir::Value& out = graph.value(conv.outputs[0]);
-  return depthwise && out.spec.rank() == rank && !input.spec.is_dynamic() &&
-         !out.spec.is_dynamic() && input.spec.sizes[1] == groups.get<int64_t>() &&
-         out.spec.sizes[1] == groups.get<int64_t>();
+  if (!grouped || out.spec.rank() != rank || input.spec.is_dynamic() || out.spec.is_dynamic())
+    return false;
+  const int64_t cin = input.spec.sizes[1], cout = out.spec.sizes[1];
+  const bool depthwise = cin == g && cout == g;
+  return depthwise || (cin % g == 0 && cout % g == 0 && cin / g > 1);
 }
 
 // relu(add(conv(...), other)) (either operand order, alpha 1, `other` of the result's shape) ->
@@ -91,7 +95,7 @@ bool fuse_residual(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
     const ir::Value& c = graph.value(add.args[side].tensor());
     const ir::Value& other = graph.value(add.args[1 - side].tensor());
     if (c.id == other.id || !single_use_intermediate(graph, c) || delegated.count(c.producer) ||
-        !fusable_convolution(graph, graph.node(c.producer), /*depthwise=*/false) ||
+        !fusable_convolution(graph, graph.node(c.producer), /*grouped=*/false) ||
         c.spec.dtype != ScalarType::Float || other.spec.dtype != ScalarType::Float ||
         other.spec.sizes != sum.spec.sizes || c.spec.sizes != sum.spec.sizes) {
       continue;
@@ -122,7 +126,7 @@ bool fuse_function(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
   const ir::Value& x = graph.value(act.args[0].tensor());
   if (x.spec.dtype != ScalarType::Float || !single_use_intermediate(graph, x) ||
       delegated.count(x.producer) ||
-      !fusable_convolution(graph, graph.node(x.producer), /*depthwise=*/true)) {
+      !fusable_convolution(graph, graph.node(x.producer), /*grouped=*/true)) {
     return false;
   }
   const ir::NodeId conv = x.producer;
@@ -137,7 +141,7 @@ bool fuse_input_scale(ir::Graph& graph, const std::unordered_set<ir::NodeId>& de
                       ir::NodeId id) {
   if (!graph.has_node(id) || delegated.count(id)) return false;
   const ir::Node& conv = graph.node(id);
-  if (!fusable_convolution(graph, conv, /*depthwise=*/false)) return false;
+  if (!fusable_convolution(graph, conv, /*grouped=*/false)) return false;
   const ir::Value& gated = graph.value(conv.arg("input").tensor());
   if (!single_use_intermediate(graph, gated) || delegated.count(gated.producer)) return false;
   const ir::Node& mul = graph.node(gated.producer);
@@ -181,7 +185,7 @@ int fuse_conv_relu(ir::Graph& graph, const std::unordered_set<ir::NodeId>& deleg
       if (fuse_residual(graph, delegated, graph.node(id), *clamp.input)) ++fused;
       continue;
     }
-    if (!fusable_convolution(graph, producer, /*depthwise=*/true)) continue;
+    if (!fusable_convolution(graph, producer, /*grouped=*/true)) continue;
     if (relu) {
       absorb_relu(graph, id, producer.id, convolution_relu_schema(), producer.args);
     } else {

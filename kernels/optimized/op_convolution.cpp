@@ -19,8 +19,10 @@
 // block before adding the product onto it. Few pixels and many channels run transposed (see
 // use_transposed), with col im2col'd into scratch in blocks of at most kColFloats. Depthwise
 // convolutions (groups == Cin == Cout: mobilenet's) run threaded SIMD rows, the activation fused
-// (util/depthwise_conv.h). Everything else (other dtypes, transposed, other groupings, other dim
-// orders, malformed arguments) runs the portable kernel, so its errors and results are the
+// (util/depthwise_conv.h); other groupings with several input channels per group one SGEMM per
+// image and group (grouped_conv_gemm).
+// Everything else (other dtypes, transposed, other dim orders, malformed arguments) runs the
+// portable kernel, so its errors and results are the
 // portable ones.
 #include <cstring>
 
@@ -381,6 +383,37 @@ bool conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input, const
   return true;
 }
 
+// Grouped convolutions (groups > 1 that are not depthwise: ResNeXt's, RegNet's, ShuffleNet's)
+// as one SGEMM per image and group over that group's contiguous channel slices of the input,
+// weight, bias, residual and output; each call's scratch is given back before the next. False
+// when the SGEMM had no scratch (the caller runs the portable kernel).
+bool grouped_conv_gemm(KernelContext& ctx, const ConvShape& s, const float* input,
+                       const float* weight, ConstantCache* weight_cache, const float* bias,
+                       const float* residual, float* out, const OutputActivation& activation) {
+  ConvShape g = s;
+  g.batch = 1;
+  g.groups = 1;
+  g.in_channels = s.in_per_group();
+  g.out_channels = s.out_per_group();
+  const int64_t in_slice = g.in_channels * s.in_h * s.in_w;
+  const int64_t out_slice = g.out_channels * s.out_h * s.out_w;
+  const int64_t w_slice = g.out_channels * g.in_channels * s.kernel_h * s.kernel_w;
+  for (int64_t n = 0; n < s.batch; ++n) {
+    for (int64_t grp = 0; grp < s.groups; ++grp) {
+      const int64_t in_at = (n * s.groups + grp) * in_slice;
+      const int64_t out_at = (n * s.groups + grp) * out_slice;
+      const size_t mark = ctx.scratch_mark();
+      if (!conv_gemm(ctx, g, input + in_at, weight + grp * w_slice, weight_cache,
+                     bias != nullptr ? bias + grp * g.out_channels : nullptr,
+                     residual != nullptr ? residual + out_at : nullptr, out + out_at, activation)) {
+        return false;
+      }
+      ctx.release_scratch(mark);
+    }
+  }
+  return true;
+}
+
 // `args` in aten::convolution.out's order; `residual` (convolution_add_relu's other) or null;
 // `scale` (convolution_scaled's input channel scale, [1 or N, Cin, 1, 1]) or null. A scaled
 // convolution has no portable form: what the SGEMM path does not take is refused.
@@ -411,8 +444,7 @@ Error convolution_impl(const char* kOp, const OutputActivation& activation, cons
   ConvShape s;
   PTERON_TRY(parse_conv_shape(kOp, args, &s));
   const bool depthwise = s.groups == s.in_channels && s.groups == s.out_channels;
-  if ((s.groups != 1 && (!depthwise || scale != nullptr)) ||
-      (bias != nullptr && !is_row_major(*bias))) {
+  if ((s.groups != 1 && scale != nullptr) || (bias != nullptr && !is_row_major(*bias))) {
     return fallback();
   }
   if (scale != nullptr &&
@@ -434,6 +466,19 @@ Error convolution_impl(const char* kOp, const OutputActivation& activation, cons
     depthwise_conv2d_f32(s, input.data<const float>(), weight.data<const float>(),
                          bias != nullptr ? bias->data<const float>() : nullptr, out.data<float>(),
                          activation);
+    return Error::Ok;
+  }
+  if (s.groups > 1) {
+    // One input channel per group (a depthwise channel multiplier) would make SGEMMs of K = the
+    // taps alone: the portable loop.
+    if (s.in_per_group() == 1) return fallback();
+    if (!grouped_conv_gemm(ctx, s, input.data<const float>(), weight.data<const float>(),
+                           constant_cache_of(weight),
+                           bias != nullptr ? bias->data<const float>() : nullptr,
+                           residual != nullptr ? residual->data<const float>() : nullptr,
+                           out.data<float>(), activation)) {
+      return fallback();
+    }
     return Error::Ok;
   }
   // Winograd's output transform fuses a ReLU only; other activations and a scale take the SGEMM.

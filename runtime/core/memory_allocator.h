@@ -27,6 +27,11 @@ class MemoryAllocator {
   }
 
   void reset() { used_ = 0; }
+  // Gives back everything allocated since used() was `mark` (a kernel making several calls that
+  // each take scratch, so they reuse the same bytes).
+  void rewind(size_t mark) {
+    if (mark <= used_) used_ = mark;
+  }
   size_t used() const { return used_; }
   size_t peak() const { return peak_; }
   size_t capacity() const { return size_; }

@@ -19,6 +19,11 @@ struct KernelContext {
   void* allocate_scratch(size_t bytes, size_t alignment = 16) {
     return scratch ? scratch->allocate(bytes, alignment) : nullptr;
   }
+  // A mark to give back to: what is allocated after it is released by release_scratch(mark).
+  size_t scratch_mark() const { return scratch ? scratch->used() : 0; }
+  void release_scratch(size_t mark) {
+    if (scratch) scratch->rewind(mark);
+  }
 };
 
 // `args` are the KernelCall's values in schema order: inputs, then out arguments. ExecuTorch

@@ -129,11 +129,23 @@ TEST(FuseConvRelu, ConvolutionReluAndTheResidualEnding) {
   EXPECT_EQ(g.value(g.outputs()[0]).name, "r2");
 }
 
-TEST(FuseConvRelu, LeavesGroupedTransposedScaledAndBroadcastCases) {
+// A grouped convolution of several input channels a group fuses (the kernel runs an SGEMM per
+// group); one input channel a group (a depthwise channel multiplier) does not.
+TEST(FuseConvRelu, GroupedConvolutionsOfSeveralChannelsAGroup) {
   GraphBuilder b;
   const ValueId x = b.input("x", f32({1, 4, 5, 5}));
   const ValueId grouped = conv(b, x, 4, 4, /*groups=*/2);
-  const ValueId r1 = b.op("aten::relu.default", {TensorRef{grouped}}, f32({1, 4, 5, 5}));
+  const ValueId r = b.op("aten::relu.default", {TensorRef{grouped}}, f32({1, 4, 5, 5}), "r");
+  ir::Graph g = b.finish({r});
+  EXPECT_EQ(apply(g, fuse_conv_relu), 1);
+  EXPECT_EQ(ops(g), "[pteron::convolution_relu.default]");
+}
+
+TEST(FuseConvRelu, LeavesGroupedTransposedScaledAndBroadcastCases) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", f32({1, 4, 5, 5}));
+  const ValueId multiplier = conv(b, x, 4, 8, /*groups=*/4);
+  const ValueId r1 = b.op("aten::relu.default", {TensorRef{multiplier}}, f32({1, 8, 5, 5}));
   const ValueId transposed = conv(b, x, 4, 4, 1, /*transposed=*/true);
   const ValueId r2 = b.op("aten::relu.default", {TensorRef{transposed}}, f32({1, 4, 5, 5}));
   const ValueId c3 = conv(b, x, 4, 4);
@@ -166,9 +178,9 @@ TEST(FuseConvRelu, LeavesDelegatedConvolutions) {
   EXPECT_EQ(count(g, "aten::convolution.default"), 2);
 }
 
-// A SiLU (fuse_silu_mul's, no gate) after an ungrouped or depthwise convolution becomes one
-// convolution_silu; a gated one, one after a grouped convolution, one whose convolution is read
-// elsewhere and one whose convolution is delegated stay.
+// A SiLU (fuse_silu_mul's, no gate) after an ungrouped, depthwise or grouped convolution
+// becomes one convolution_silu; a gated one, one whose convolution is read elsewhere and one
+// whose convolution is delegated stay.
 TEST(FuseConvRelu, ConvolutionSiluOnlyWhenTheSiluIsTheSoleReader) {
   GraphBuilder b;
   const ValueId x = b.input("x", f32({1, 4, 5, 5}));
@@ -186,14 +198,14 @@ TEST(FuseConvRelu, ConvolutionSiluOnlyWhenTheSiluIsTheSoleReader) {
   const ValueId delegated_conv = conv(b, s4, 4, 4);
   const ValueId s5 = silu(delegated_conv);
   ir::Graph g = b.finish({s5, shared});
-  EXPECT_EQ(apply(g, fuse_conv_relu, {g.value(delegated_conv).producer}), 2);
-  EXPECT_EQ(count(g, "pteron::convolution_silu.default"), 2);
-  EXPECT_EQ(count(g, "pteron::silu_mul.default"), 4);
+  EXPECT_EQ(apply(g, fuse_conv_relu, {g.value(delegated_conv).producer}), 3);
+  EXPECT_EQ(count(g, "pteron::convolution_silu.default"), 3);
+  EXPECT_EQ(count(g, "pteron::silu_mul.default"), 3);
   EXPECT_EQ(ops(g),
             "[pteron::convolution_silu.default, pteron::convolution_silu.default, "
-            "aten::convolution.default, pteron::silu_mul.default, aten::convolution.default, "
-            "pteron::silu_mul.default, aten::convolution.default, pteron::silu_mul.default, "
-            "aten::convolution.default, pteron::silu_mul.default]");
+            "aten::convolution.default, pteron::silu_mul.default, "
+            "pteron::convolution_silu.default, aten::convolution.default, "
+            "pteron::silu_mul.default, aten::convolution.default, pteron::silu_mul.default]");
 }
 
 // A per-channel gate [1, C, 1, 1] multiplied into an ungrouped convolution's input (either

@@ -10,11 +10,12 @@ The SGEMM path (float32, 2-D NCHW, groups == 1) is checked over kernel sizes 1/3
 im2col split into several pixel blocks (large K x pixels), and computed transposed (fewer pixels
 than output channels). Depthwise convolutions (groups == Cin == Cout) take the SIMD rows: kernel
 3/5, stride 1/2/3, padding, dilation, rows narrower and wider than a vector; outputs under 64 wide
-run channel-minor blocks of 16 channels, tails and bands of rows included. Large depthwise kernels
-(7x7 to 11x11 in channel blocks, 17x17 on rows). 1-D convolutions ([N, C, W]) run as 2-D ones of
-height 1 on both paths, and the pass fuses them too. Inputs neither takes (other groupings,
-channels-last, float64) go to the portable kernel and must still match.
-Bad inputs raise RuntimeError naming the op.
+run channel-minor blocks of 16 channels, tails and bands of rows included; large depthwise
+kernels (7x7 to 11x11 in channel blocks, 17x17 on rows). Grouped convolutions with several input
+channels a group (ShuffleNet, RegNet, ResNeXt) run one SGEMM per image and group, fused like the
+others. 1-D convolutions ([N, C, W]) run as 2-D ones of height 1 on both paths, and the pass fuses
+them too. Inputs neither takes (channels-last, float64, a depthwise channel multiplier) go to the
+portable kernel and must still match. Bad inputs raise RuntimeError naming the op.
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) with K = Cin * kh * kw (sums of K products in
 another order than torch's).
@@ -167,10 +168,23 @@ def test_conv1d_output_shape_is_checked():
 
 
 @pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU, CONV_HARDSWISH])
+@pytest.mark.parametrize("n,cin,h,w,cout,k,stride,pad,groups,bias", [
+    (1, 8, 9, 9, 8, 3, 1, 1, 4, True),  # two channels a group
+    (2, 32, 14, 14, 64, 3, 2, 1, 2, False),  # ShuffleNet-style: 2 groups, strided, batch 2
+    (1, 64, 12, 12, 64, 3, 1, 1, 4, True),  # RegNet-style: 16-wide groups
+    (1, 24, 7, 7, 48, 1, 1, 0, 3, True),  # grouped pointwise (ShuffleNet v1)
+    (1, 128, 8, 8, 128, 3, 1, 1, 32, True),  # ResNeXt 32x4d
+])
+def test_grouped_matches_torch(threads, op, n, cin, h, w, cout, k, stride, pad, groups, bias):
+    """Groups of several input channels: one SGEMM per image and group."""
+    run_conv(op, rand(n, cin, h, w, seed=40), rand(cout, cin // groups, k, k, seed=41),
+             rand(cout, seed=42) if bias else None, (stride, stride), (pad, pad), (1, 1),
+             groups=groups)
+
+
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU, CONV_HARDSWISH])
 def test_inputs_without_fast_path_fall_back(op):
-    # Grouped but not depthwise, and depthwise with a channel multiplier.
-    run_conv(op, rand(1, 8, 9, 9, seed=7), rand(8, 2, 3, 3, seed=8), rand(8, seed=9),
-             (1, 1), (1, 1), (1, 1), groups=4)
+    # Depthwise with a channel multiplier (one input channel a group).
     run_conv(op, rand(2, 6, 10, 10, seed=7), rand(12, 1, 3, 3, seed=8), None, (2, 2), (1, 1),
              (1, 1), groups=6)
     # float64 goes to the portable kernel.
@@ -250,14 +264,15 @@ def test_pass_fuses_only_with_the_optimized_library(kernels, fused):
 
 class ClampNet(torch.nn.Module):
     """ReLU6 (decomposed to hardtanh) after an ungrouped and a depthwise convolution, one-sided
-    clamps, and a grouped convolution the fast paths do not take (its clamp is not fused)."""
+    clamps, and a depthwise convolution with a channel multiplier, which the fast paths do not
+    take (its clamp is not fused)."""
 
     def __init__(self):
         super().__init__()
         self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
         self.dw = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
         self.c2 = torch.nn.Conv2d(8, 8, 1)
-        self.grouped = torch.nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.grouped = torch.nn.Conv2d(8, 16, 3, padding=1, groups=8)
 
     def forward(self, x):
         h = F.relu6(self.dw(F.relu6(self.c1(x))))
@@ -272,7 +287,7 @@ def test_pass_fuses_hardtanh_and_clamp():
                                                  kernels=("optimized", "portable"))
     ops = lowered.load().load_method("forward").instruction_names()
     assert ops.count(CONV_CLAMP) == 4, ops  # c1, dw, c2 (min only), c2 again (max only)
-    assert ops.count("aten::clamp.out") + ops.count("aten::hardtanh.out") == 1, ops  # grouped
+    assert ops.count("aten::clamp.out") + ops.count("aten::hardtanh.out") == 1, ops  # multiplier
     with torch.no_grad():
         want = model(x)
     for got, ref in zip(lowered.load().forward(x), want):
@@ -460,6 +475,29 @@ class AudioBlock(torch.nn.Module):
         h = torch.relu(self.front(x))
         h = torch.clamp(self.dw(h), -1.0, 1.0)
         return torch.relu(self.c(h) + h)
+
+
+class GroupedBlock(torch.nn.Module):
+    """A RegNet-style bottleneck: 1x1, grouped 3x3, 1x1, residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(16, 16, 1)
+        self.b = torch.nn.Conv2d(16, 16, 3, padding=1, groups=4)
+        self.c = torch.nn.Conv2d(16, 16, 1)
+
+    def forward(self, x):
+        return torch.relu(x + self.c(torch.relu(self.b(torch.relu(self.a(x))))))
+
+
+def test_pass_fuses_grouped_convolutions():
+    model, x = GroupedBlock().eval(), rand(2, 16, 10, 10, seed=43)
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)),
+                                                 kernels=("optimized", "portable"))
+    ops = lowered.load().load_method("forward").instruction_names()
+    assert ops.count(CONV_RELU) == 2 and ops.count(CONV_ADD_RELU) == 1, ops
+    with torch.no_grad():
+        torch.testing.assert_close(lowered.load().forward(x)[0], model(x), atol=1e-4, rtol=1e-4)
 
 
 def test_pass_fuses_1d_convolutions():
