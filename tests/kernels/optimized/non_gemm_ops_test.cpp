@@ -452,6 +452,49 @@ TEST(OptimizedOps, ConvolutionWithoutScratchFallsBack) {
   }
 }
 
+// A grouped convolution runs an SGEMM per group and gives each one's scratch back before the
+// next: its peak scratch is one group's (an ungrouped convolution of one group's shape), not the
+// sum over its 8 groups; the result is the portable kernel's.
+TEST(OptimizedOps, GroupedConvolutionReusesOneGroupsScratch) {
+  const int64_t one[] = {1, 1}, zero[] = {0, 0};
+  auto peak = [&](int32_t channels, int32_t groups, bool compare) {
+    Owned x(ScalarType::Float, {1, channels, 20, 20});
+    Owned wt(ScalarType::Float, {channels, channels / groups, 3, 3});
+    Owned out(ScalarType::Float, {1, channels, 20, 20});
+    x.fill(31);
+    wt.fill(32);
+    std::vector<EValue> values = {T(x),
+                                  T(wt),
+                                  EValue(),
+                                  int_list(one, 2),
+                                  int_list(one, 2),
+                                  int_list(one, 2),
+                                  EValue::from_bool(false),
+                                  int_list(zero, 2),
+                                  EValue::from_int(groups),
+                                  T(out)};
+    std::vector<EValue*> ptrs;
+    for (EValue& v : values) ptrs.push_back(&v);
+    std::vector<uint8_t> scratch(8u << 20);
+    MemoryAllocator allocator(scratch.data(), scratch.size());
+    KernelContext ctx{&allocator};
+    const KernelEntry* fn = kernel_in("aten::convolution.out", "optimized");
+    EXPECT_EQ(call_kernel(*fn, ctx, Span<EValue*>(ptrs.data(), ptrs.size())), Error::Ok)
+        << last_error_message();
+    if (compare) {
+      Owned ref(ScalarType::Float, {1, channels, 20, 20});
+      values.back() = T(ref);
+      EXPECT_EQ(run("aten::convolution.out", "portable", values), Error::Ok);
+      expect_same(out, ref, 1e-5, "grouped convolution");
+    }
+    return allocator.peak();
+  };
+  const size_t grouped = peak(64, 8, /*compare=*/true);
+  const size_t one_group = peak(8, 1, /*compare=*/false);
+  EXPECT_GT(grouped, 0u);
+  EXPECT_LE(grouped, one_group + 256) << "one group's scratch, given back before the next";
+}
+
 // Max pool values and indices exactly as the portable kernel's (stride 2 and 1, padding,
 // dilation).
 TEST(OptimizedOps, MaxPoolMatchesPortable) {
