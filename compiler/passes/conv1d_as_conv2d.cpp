@@ -73,6 +73,16 @@ bool weight_to_2d(Graph& g, ValueId w) {
   return true;
 }
 
+// unsqueeze(v, 2), a new node placed before node `before`: v's [a, b, c] as [a, b, 1, c].
+ValueId unsqueeze_before(Graph& g, ValueId v, ir::DebugHandle debug, NodeId before) {
+  return g
+      .node(g.add_node(
+          schema(ops::aten::unsqueeze), {ir::TensorRef{v}, int64_t{2}},
+          {ir::NewValue{g.unique_name(g.value(v).name + "_2d"), with_unit_height(g.value(v).spec)}},
+          debug, before))
+      .outputs[0];
+}
+
 // Node `id` computed in 4-D: `op` of `args` (reading 4-D values) makes the height-1 result,
 // which `id` becomes the squeeze of, so its 3-D value keeps its readers.
 void compute_in_2d(Graph& g, NodeId id, const ir::OpSchema& op, std::vector<Argument> args) {
@@ -102,11 +112,7 @@ bool rewrite_convolution(Graph& g, NodeId id) {
   const Node& c = g.node(id);  // references into the graph may move as nodes are added
   const ir::DebugHandle debug = c.debug;
   std::vector<Argument> args = c.args;
-  const ValueId x4 = g.node(g.add_node(schema(ops::aten::unsqueeze), {ir::TensorRef{x}, int64_t{2}},
-                                       {ir::NewValue{g.unique_name(g.value(x).name + "_2d"),
-                                                     with_unit_height(g.value(x).spec)}},
-                                       debug, id))
-                         .outputs[0];
+  const ValueId x4 = unsqueeze_before(g, x, debug, id);
   args[0] = Argument(ir::TensorRef{x4});
   args[3] = with_height(args[3], 1);
   args[4] = with_height(args[4], 0);
@@ -225,11 +231,7 @@ bool hoist_unsqueeze(Graph& g, NodeId id) {
     if (qdq.args[i].is_tensor()) return false;
   const NodeId producer = qdq.id;
   const ValueId u = qdq.args[0].tensor();
-  const ValueId u4 = g.node(g.add_node(schema(ops::aten::unsqueeze), {ir::TensorRef{u}, int64_t{2}},
-                                       {ir::NewValue{g.unique_name(g.value(u).name + "_2d"),
-                                                     with_unit_height(g.value(u).spec)}},
-                                       n.debug, producer))
-                         .outputs[0];
+  const ValueId u4 = unsqueeze_before(g, u, n.debug, producer);
   g.set_arg(producer, 0, Argument(ir::TensorRef{u4}));
   g.replace_all_uses(out, v);
   g.remove_node(id);
