@@ -154,12 +154,37 @@ class PyMethod {
 
  private:
   nb::object tensor_to_numpy(const Tensor& t, bool copy) {
+    if (t.dtype() == ScalarType::BFloat16) return bfloat16_as_float32(t);
     std::vector<size_t> shape(t.sizes().begin(), t.sizes().end());
     std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
     nb::ndarray<nb::numpy> view(t.mutable_data(), shape.size(), shape.data(), nb::find(this),
                                 strides.data(), dlpack_from_dtype(t.dtype()));
     nb::object array = nb::cast(view, nb::rv_policy::reference);
     return copy ? array.attr("copy")() : array;
+  }
+
+  // numpy has no bfloat16 (an array of that dtype cannot even be made): a bfloat16 output
+  // comes back widened to float32, exactly, in a new array (pteron.Method gives torch callers
+  // a bfloat16 tensor again).
+  static nb::object bfloat16_as_float32(const Tensor& t) {
+    std::vector<size_t> shape(t.sizes().begin(), t.sizes().end());
+    std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+    auto* values = new float[static_cast<size_t>(t.numel())];
+    nb::capsule owner(values, [](void* p) noexcept { delete[] static_cast<float*>(p); });
+    // Element by element through the strides, into the same strides' dense array.
+    std::vector<int64_t> index(shape.size(), 0);
+    const BFloat16* bits = t.data<const BFloat16>();
+    for (int64_t n = 0; n < t.numel(); ++n) {
+      int64_t offset = 0;
+      for (size_t d = 0; d < shape.size(); ++d) offset += index[d] * strides[d];
+      values[offset] = bf16_to_float(bits[offset].bits);
+      for (size_t d = shape.size(); d-- > 0;) {
+        if (++index[d] < static_cast<int64_t>(shape[d])) break;
+        index[d] = 0;
+      }
+    }
+    nb::ndarray<nb::numpy, float> array(values, shape.size(), shape.data(), owner, strides.data());
+    return nb::cast(array, nb::rv_policy::take_ownership);
   }
 
   std::shared_ptr<HostProgram> program_;

@@ -73,12 +73,14 @@ class Method:
 
     Inputs are numpy arrays or torch tensors (passed without copying when the program does
     not plan them into its arena). Outputs come back as torch tensors when any input was a
-    torch tensor, numpy arrays otherwise.
+    torch tensor, numpy arrays otherwise; numpy has no bfloat16, so a bfloat16 output comes
+    back to numpy callers as float32 (widened exactly) and to torch callers as bfloat16.
     """
 
     def __init__(self, native: pteron_native.Method, threads: int | None = None):
         self._native = native
         self._threads = threads
+        self._output_dtypes = None
 
     def __call__(self, *inputs: Any) -> list:
         return self.execute(inputs)
@@ -92,7 +94,14 @@ class Method:
             return outputs
         import torch
 
-        return [torch.from_numpy(o) if isinstance(o, np.ndarray) else o for o in outputs]
+        if self._output_dtypes is None:  # fixed per method
+            self._output_dtypes = [o and o["dtype"] for o in self.meta["outputs"]]
+        dtypes = self._output_dtypes
+        return [
+            (torch.from_numpy(o).to(torch.bfloat16) if dtype == "bfloat16" else torch.from_numpy(o))
+            if isinstance(o, np.ndarray) else o
+            for o, dtype in zip(outputs, dtypes)
+        ]
 
     @staticmethod
     def _prepare(x: Any) -> Any:
