@@ -46,6 +46,8 @@ EXTRA_ATEN_OPS = [
     "erfinv.default", "bucketize.Tensor", "searchsorted.Tensor", "searchsorted.Scalar",
     "cummax.default", "cummin.default", "logcumsumexp.default", "kthvalue.default",
     "median.default", "median.dim",
+    # What run_decompositions() makes of empty_like (transformers' MoE layers call it).
+    "empty_permuted.default",
     # Decomposed by run_decompositions(), but kept by ExecuTorch's edge dialect and in its
     # portable kernel list: programs exported without decomposition may contain them.
     "floor_divide.default", "logit.default", "roll.default", "tril.default", "triu.default",
@@ -89,6 +91,17 @@ RNN_OUT_VARIANTS = {
     " bool batch_first, *, Tensor(a!) output, Tensor(b!) hy) -> (Tensor(a!), Tensor(b!))",
 }
 EXTRA_ATEN_OPS += [key.split("::", 1)[1] for key in RNN_OUT_VARIANTS]
+
+# Mixture-of-experts layers: rows [offs[g-1], offs[g]) of a 2-D input times expert g's matrix of
+# a 3-D weight. aten::_grouped_mm has no out-variant in torch; pteron's kernel is this one.
+# transformers::grouped_mm_fallback (EXTERNAL_SCHEMAS) is the same product: transformers' MoE
+# layers export it for fp32 weights, where aten::_grouped_mm is bf16-only on torch's CPU.
+GROUPED_MM_OUT_VARIANTS = {
+    "aten::_grouped_mm.default": "pteron::_grouped_mm.out(Tensor self, Tensor mat2,"
+    " Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None, *, Tensor(a!) out)"
+    " -> Tensor(a!)",
+}
+EXTRA_ATEN_OPS += [key.split("::", 1)[1] for key in GROUPED_MM_OUT_VARIANTS]
 
 # Ops pteron's ExecuTorch-compatible programs use that torch does not define: schema strings
 # exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and
@@ -151,6 +164,11 @@ EXTERNAL_SCHEMAS = [
     "llama::update_cache(Tensor value, Tensor(a!) cache, SymInt start_pos) -> Tensor",
     "llama::update_cache.out(Tensor value, Tensor(a!) cache, SymInt start_pos, *,"
     " Tensor(b!) out) -> Tensor(b!)",
+    # transformers' grouped product of its MoE experts (transformers/integrations/moe.py, as
+    # transformers 5.x registers it; see GROUPED_MM_OUT_VARIANTS) and its out-variant, pteron's.
+    "transformers::grouped_mm_fallback(Tensor input, Tensor weight, Tensor offs) -> Tensor",
+    "transformers::grouped_mm_fallback.out(Tensor input, Tensor weight, Tensor offs, *,"
+    " Tensor(a!) out) -> Tensor(a!)",
     # ExecuTorch's prim ops on symbolic sizes (exir/passes/executorch_prim_ops_registry.py); a
     # program calls them with their result appended (a, b, out).
     "executorch_prim::add.Scalar(Scalar a, Scalar b) -> Scalar",
@@ -266,7 +284,8 @@ def torch_schemas():
             continue
         op = getattr(getattr(getattr(torch.ops, ns), name), schema.overload_name or "default")
         out[qualified(schema)] = (schema, torch.Tag.core in op.tags)
-    for text in EXTERNAL_SCHEMAS + list(RNN_OUT_VARIANTS.values()):
+    for text in EXTERNAL_SCHEMAS + list(RNN_OUT_VARIANTS.values()) + list(
+            GROUPED_MM_OUT_VARIANTS.values()):
         schema = torch._C.parse_schema(text)
         out[qualified(schema)] = (schema, False)
     return out
@@ -311,7 +330,8 @@ def select(schemas):
         key = "quantized_decomposed::" + short
         wanted[key] = schemas[key][0]
     for key, (schema, _) in schemas.items():
-        if key.startswith(("dim_order_ops::", "torchao::", "llama::", "executorch_prim::")) and (
+        if key.startswith(("dim_order_ops::", "torchao::", "llama::", "executorch_prim::",
+                           "transformers::")) and (
                 not is_out_variant(schema)):
             wanted[key] = schema
 
@@ -324,8 +344,8 @@ def select(schemas):
             continue
         rows[key] = schema
         out = None if is_out_variant(schema) else find_out_variant(schema, schemas)
-        if key in RNN_OUT_VARIANTS:
-            out = torch._C.parse_schema(RNN_OUT_VARIANTS[key])
+        if key in RNN_OUT_VARIANTS or key in GROUPED_MM_OUT_VARIANTS:
+            out = torch._C.parse_schema({**RNN_OUT_VARIANTS, **GROUPED_MM_OUT_VARIANTS}[key])
         copy = find_view_copy(schema, schemas) if is_view(schema) else None
         links[key] = (out, copy)
         pending += [s for s in (out, copy) if s is not None]

@@ -1,0 +1,20 @@
+// Checks shared by the portable and optimized kernels of aten::_grouped_mm and
+// transformers::grouped_mm_fallback (kernels/portable/op_grouped_mm.cpp says what they compute).
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/core/error.h"
+#include "runtime/core/tensor.h"
+
+namespace pteron {
+
+// Fails unless self is [S, K], mat2 [G, K, N], offs G int32/int64 values rising from 0 to at
+// most S, self, mat2 and out of one floating dtype and out [S, N].
+Error check_grouped_mm(const char* op, const Tensor& self, const Tensor& mat2, const Tensor* offs,
+                       Tensor& out);
+
+// offs[g] (int32 or int64): the end of group g's rows.
+int64_t grouped_mm_end(const Tensor& offs, int64_t g);
+
+}  // namespace pteron
