@@ -546,8 +546,14 @@ class Loader {
     const ir::OpRef op = ir::OpRef::parse(target);
     const ir::OpSchema* schema = ir::OpSchemaRegistry::global().find(op);
     if (schema == nullptr) {
+      // A custom op of some library: decomposing does not remove it (torch has no decomposition
+      // for it), so say what would.
+      const bool aten = op.ns == "aten";
       throw CompileError(what + ": operator " + op.str() + " is not in pteron's operator table " +
-                         "(core ATen); call ep.run_decompositions() before torch.export.save");
+                         (aten ? "(core ATen); call ep.run_decompositions() before "
+                                 "torch.export.save"
+                               : "(a custom operator pteron has no kernel for); export the "
+                                 "model with plain torch ops in its place"));
     }
     return *schema;
   }

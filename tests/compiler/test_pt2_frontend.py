@@ -93,6 +93,10 @@ def rename_op(model):
     nodes(model)[1]["target"] = "torch.ops.aten.not_an_op.default"
 
 
+def rename_to_custom_op(model):
+    nodes(model)[1]["target"] = "torch.ops.mylib.fused_mlp.default"
+
+
 def unknown_kind(model):
     nodes(model)[1]["inputs"][1]["arg"] = {"as_foo": 1}
 
@@ -140,6 +144,8 @@ def make_case(name, fixtures, tmp_path):
         return rewrite(mlp, out, edit_model(set_version))
     if name == "unknown op":
         return rewrite(mlp, out, edit_model(rename_op))
+    if name == "unknown custom op":
+        return rewrite(mlp, out, edit_model(rename_to_custom_op))
     if name == "unknown arg kind":
         return rewrite(mlp, out, edit_model(unknown_kind))
     if name == "missing argument":
@@ -189,6 +195,10 @@ MALFORMED = {
     "schema version": ["schema version 7.3", "torch 2.5.1", "re-export with torch 2.13"],
     "unknown op": ["node 'addmm'", "aten::not_an_op.default is not in pteron's operator table",
                    "pt2_models.py:"],
+    # Decomposing does not remove another library's op: the message says what would.
+    "unknown custom op": ["node 'addmm'", "mylib::fused_mlp.default is not in pteron's operator",
+                          "a custom operator pteron has no kernel for",
+                          "export the model with plain torch ops in its place"],
     "unknown arg kind": ["node 'addmm'", "argument 'mat1'", "unknown argument kind 'as_foo'"],
     "missing argument": ["node 'addmm'", "missing required argument 'mat1'"],
     "unknown tensor": ["node 'addmm'", "argument 'mat1'", "tensor 'nope'"],
