@@ -43,6 +43,30 @@ std::vector<uint8_t> input_min_sizes(const ir::Graph& graph) {
   return bytes;
 }
 
+// What a size of each input dimension must step by (int32 little endian, per input its rank
+// then a step per dim), for inputs with torch.export's derived dims (h = 32 * _h: the program
+// computes _h = h // 32, so h = 80 would run as 64): empty when every step is 1.
+std::vector<uint8_t> input_size_steps(const ir::Graph& graph) {
+  std::vector<int32_t> words;
+  bool stepped = false;
+  for (ir::ValueId v : graph.inputs()) {
+    const ir::TensorSpec& spec = graph.value(v).spec;
+    words.push_back(static_cast<int32_t>(spec.rank()));
+    for (size_t d = 0; d < spec.rank(); ++d) {
+      const ir::SymExpr* size = spec.sym_size(d);
+      const std::optional<ir::AffineSymbol> affine =
+          size != nullptr ? ir::affine_symbol(*size) : std::nullopt;
+      const int64_t step = affine && affine->scale <= INT32_MAX ? affine->scale : 1;
+      stepped = stepped || step > 1;
+      words.push_back(static_cast<int32_t>(step));
+    }
+  }
+  if (!stepped) return {};
+  std::vector<uint8_t> bytes(words.size() * 4);
+  std::memcpy(bytes.data(), words.data(), bytes.size());  // hosts are little endian
+  return bytes;
+}
+
 // The constant methods a program from `graph` carries: the derived LLM metadata (but not
 // where the program has a method of that name), then the given ones; checked against the
 // program's method names.
@@ -171,6 +195,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   }
   if (std::vector<uint8_t> bounds = input_min_sizes(graph); !bounds.empty())
     named.push_back({"pteron.min_sizes." + method.name, std::move(bounds)});
+  if (std::vector<uint8_t> steps = input_size_steps(graph); !steps.empty())
+    named.push_back({"pteron.size_steps." + method.name, std::move(steps)});
   if (capture != nullptr) {
     *capture = std::move(method);
     return result;

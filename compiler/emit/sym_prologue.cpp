@@ -48,8 +48,28 @@ int SymPrologue::add(const ir::SymExpr& e) {
       if (info.input == ir::kNoValue)
         throw CompileError("symbol '" + e.symbol + "' is not the size of any input dimension");
       const int dim = constant(info.dim);
-      out = result();
+      slots_.push_back({SymSlot::Kind::Result, info.scale * bounds.hi + info.offset});
+      out = static_cast<int>(slots_.size() - 1);  // the size itself
       calls_.push_back({"aten::sym_size", "int", info.input, {dim}, out});
+      // A derived dim (scale * symbol + offset): the symbol is (size - offset) // scale. A size
+      // not of that form is refused by the runtime before this runs (Method::set_input, from
+      // the program's pteron.size_steps named data).
+      if (info.offset != 0) {
+        const int size = out;
+        slots_.push_back({SymSlot::Kind::Result, info.scale * bounds.hi});
+        out = static_cast<int>(slots_.size() - 1);
+        calls_.push_back(
+            {"executorch_prim::sub", "Scalar", ir::kNoValue, {size, constant(info.offset)}, out});
+      }
+      if (info.scale != 1) {
+        const int size = out;
+        out = result();
+        calls_.push_back({"executorch_prim::floordiv",
+                          "Scalar",
+                          ir::kNoValue,
+                          {size, constant(info.scale)},
+                          out});
+      }
       break;
     }
     case ir::SymExpr::Op::Pow: {  // base * base * ... (the exponent is a small constant)

@@ -181,25 +181,35 @@ class Loader {
     return it->second;
   }
 
-  // The symbols that are whole dimensions of `input`, with their dimension; refuses an
-  // unbounded one by name.
-  std::vector<std::pair<std::string, int32_t>> input_symbols(const std::string& input,
-                                                             const std::string& what) {
-    std::vector<std::pair<std::string, int32_t>> out;
+  // A dimension of a user input and the symbol it gives: the dimension is
+  // scale * symbol + offset.
+  struct InputSymbol {
+    std::string symbol;
+    int32_t dim;
+    int64_t scale, offset;
+  };
+
+  // The symbols that dimensions of `input` give (a whole dimension, or a derived dim's root);
+  // refuses an unbounded one by name.
+  std::vector<InputSymbol> input_symbols(const std::string& input, const std::string& what) {
+    std::vector<InputSymbol> out;
     const Json& sizes = member(tensor_values_->at(input), "sizes", what);
     for (size_t d = 0; d < sizes.size(); ++d) {
       ir::SymExprPtr e = read_sym_int(sizes[d], what);
-      if (e->op != ir::SymExpr::Op::Symbol) continue;
-      auto s = graph_.symbols().find(e->symbol);
+      const std::optional<ir::AffineSymbol> affine = ir::affine_symbol(*e);
+      if (!affine) continue;
+      const InputSymbol found{affine->symbol, static_cast<int32_t>(d), affine->scale,
+                              affine->offset};
+      auto s = graph_.symbols().find(found.symbol);
       if (s == graph_.symbols().end())
         throw CompileError(what + " ('" + input + "'): dimension " + std::to_string(d) +
-                           " is symbol '" + e->symbol + "', which has no range constraint");
+                           " is symbol '" + found.symbol + "', which has no range constraint");
       if (s->second.max < 0)
         throw CompileError(what + " ('" + input + "'): dimension " + std::to_string(d) +
-                           " is dynamic with no upper bound (symbol " + e->symbol +
+                           " is dynamic with no upper bound (symbol " + found.symbol +
                            "); pteron plans memory at the upper bound: give its "
                            "torch.export.Dim a max");
-      out.emplace_back(e->symbol, static_cast<int32_t>(d));
+      out.push_back(found);
     }
     return out;
   }
@@ -250,15 +260,19 @@ class Loader {
         }
         const std::string name = json_string(member(*arg, "name", what), what);
         // Symbols first: an unbounded one is refused naming this input and dimension.
-        std::vector<std::pair<std::string, int32_t>> dims;
+        std::vector<InputSymbol> dims;
         if (tensor_values_->find(name) != tensor_values_->end() && !graph_.symbols().empty())
           dims = input_symbols(name, what);
         const ir::ValueId id = graph_.add_input(name, spec_of(name));
-        for (const auto& [symbol, dim] : dims) {
-          ir::SymbolInfo& info = graph_.symbols()[symbol];
-          if (info.input == ir::kNoValue) {
+        for (const InputSymbol& d : dims) {
+          ir::SymbolInfo& info = graph_.symbols()[d.symbol];
+          // The first dimension that gives it, a whole one before a derived one (read as is).
+          const bool whole = d.scale == 1 && d.offset == 0;
+          if (info.input == ir::kNoValue || (whole && (info.scale != 1 || info.offset != 0))) {
             info.input = id;
-            info.dim = dim;
+            info.dim = d.dim;
+            info.scale = d.scale;
+            info.offset = d.offset;
           }
         }
       } else if (kind == "parameter" || kind == "buffer" || kind == "tensor_constant") {

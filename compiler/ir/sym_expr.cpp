@@ -177,6 +177,25 @@ SymExprPtr parse_sym_expr(std::string_view text, const std::string& what) {
   return Parser(text, what).parse();
 }
 
+std::optional<AffineSymbol> affine_symbol(const SymExpr& e) {
+  using Op = SymExpr::Op;
+  int64_t offset = 0;
+  const SymExpr* term = &e;
+  if (e.op == Op::Add && e.operands.size() == 2) {
+    const bool first_const = e.operands[0]->is_constant();
+    if (first_const == e.operands[1]->is_constant()) return std::nullopt;
+    offset = e.operands[first_const ? 0 : 1]->value;
+    term = e.operands[first_const ? 1 : 0].get();
+  }
+  if (term->op == Op::Symbol) return AffineSymbol{term->symbol, 1, offset};
+  if (term->op != Op::Mul || term->operands.size() != 2) return std::nullopt;
+  const bool first_const = term->operands[0]->is_constant();
+  const SymExpr& scale = *term->operands[first_const ? 0 : 1];
+  const SymExpr& symbol = *term->operands[first_const ? 1 : 0];
+  if (!scale.is_constant() || scale.value < 1 || symbol.op != Op::Symbol) return std::nullopt;
+  return AffineSymbol{symbol.symbol, scale.value, offset};
+}
+
 SymBounds sym_bounds(const SymExpr& e, const SymbolTable& symbols, const std::string& what) {
   auto check = [&](SymBounds b) {
     if (b.lo < -kLimit || b.hi > kLimit)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,12 +37,16 @@ struct SymExpr {
 };
 
 // A symbol's range, from the export's range_constraints, and where its value is read at run
-// time: dimension `dim` of graph input `input`.
+// time: dimension `dim` of graph input `input`, which is scale * symbol + offset (1 and 0 but
+// for torch.export's derived dims, e.g. Dim("h") = 32 * Dim("_h") for a net that halves its
+// input five times: the symbol is then (size - offset) // scale).
 struct SymbolInfo {
   int64_t min = 0;
   int64_t max = 0;
   ValueId input = kNoValue;
   int32_t dim = -1;
+  int64_t scale = 1;
+  int64_t offset = 0;
 };
 using SymbolTable = std::map<std::string, SymbolInfo>;
 
@@ -49,6 +54,16 @@ struct SymBounds {
   int64_t lo = 0;
   int64_t hi = 0;
 };
+
+// A size of the form scale * symbol + offset (scale >= 1): a whole symbol (1, 0) or one of
+// torch.export's derived dims (Dim("h") = 32 * Dim("_h") + 1).
+struct AffineSymbol {
+  std::string symbol;
+  int64_t scale = 1;
+  int64_t offset = 0;
+};
+// nullopt for sizes of other forms (constants, products of symbols, divisions, ...).
+std::optional<AffineSymbol> affine_symbol(const SymExpr& e);
 
 // Parses torch's srepr text. Accepts Integer, Symbol, Add, Mul, FloorDiv, Mod, Max and Min;
 // throws CompileError naming `what` and the unsupported part otherwise.

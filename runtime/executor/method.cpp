@@ -18,6 +18,14 @@ Error out_of_memory(const char* what, size_t bytes) {
               bytes);
 }
 
+// Whether the program carries named data `key` (pteron's optional per-method tables).
+bool has_named_data(const Program& program, const char* key) {
+  if (program.flatbuffer()->named_data() == nullptr) return false;
+  for (const fb::NamedData* nd : *program.flatbuffer()->named_data())
+    if (nd->key() && std::strcmp(nd->key()->c_str(), key) == 0) return true;
+  return false;
+}
+
 // Appends `text` to a bounded list in `buffer`, marking truncation with "...".
 void append_name(char* buffer, size_t capacity, size_t* used, const char* text) {
   if (*used >= capacity - 4) return;
@@ -59,6 +67,7 @@ Method::Method(Method&& o) noexcept
       input_planned_(o.input_planned_),
       input_min_(o.input_min_),
       input_max_(o.input_max_),
+      input_step_(o.input_step_),
       input_dim_offset_(o.input_dim_offset_),
       int_lists_(o.int_lists_),
       num_int_lists_(o.num_int_lists_),
@@ -172,11 +181,32 @@ Error Method::init_input_bounds(const Program& program, MemoryAllocator* alloc) 
   // endian, per input its rank then its minimum sizes. Checked against the inputs.
   char key[96];
   snprintf(key, sizeof(key), "pteron.min_sizes.%s", name());
-  if (program.flatbuffer()->named_data() == nullptr) return Error::Ok;
-  bool present = false;
-  for (const fb::NamedData* nd : *program.flatbuffer()->named_data())
-    present = present || (nd->key() && std::strcmp(nd->key()->c_str(), key) == 0);
-  if (!present) return Error::Ok;  // none: every size up to the bound is accepted
+  PTERON_TRY(
+      read_input_dim_table(program, key, input_min_, [&](size_t i, int32_t d, int32_t lo) -> Error {
+        const int32_t hi = input_max_[input_dim_offset_[i] + d];
+        if (lo < 0 || lo > hi)
+          return fail(Error::InvalidProgram, "%s: input %zu dim %d minimum %d outside [0, %d]", key,
+                      i, d, lo, hi);
+        return Error::Ok;
+      }));
+  // And the steps of torch.export's derived dims (h = 32 * _h), the same way: 1 for any size.
+  snprintf(key, sizeof(key), "pteron.size_steps.%s", name());
+  if (!has_named_data(program, key)) return Error::Ok;
+  input_step_ = alloc->allocate_array<int32_t>(total ? total : 1);
+  if (input_step_ == nullptr) return out_of_memory("input size steps", total * 4);
+  return read_input_dim_table(
+      program, key, input_step_, [&](size_t i, int32_t d, int32_t step) -> Error {
+        if (step < 1)
+          return fail(Error::InvalidProgram, "%s: input %zu dim %d step %d is below 1", key, i, d,
+                      step);
+        return Error::Ok;
+      });
+}
+
+template <typename Accept>
+Error Method::read_input_dim_table(const Program& program, const char* key, int32_t* table,
+                                   Accept accept) {
+  if (!has_named_data(program, key)) return Error::Ok;
   Result<FreeableBuffer> data = program.named_data(key);
   if (!data.ok()) return data.error();
   const Span<const uint8_t> bytes(data.get().bytes(), data.get().size());
@@ -188,6 +218,7 @@ Error Method::init_input_bounds(const Program& program, MemoryAllocator* alloc) 
     std::memcpy(&x, bytes.data() + 4 * w, 4);
     return x;
   };
+  const size_t n = num_inputs();
   size_t w = 0;
   for (size_t i = 0; i < n; ++i) {
     const EValue& v = input(i);
@@ -199,12 +230,8 @@ Error Method::init_input_bounds(const Program& program, MemoryAllocator* alloc) 
     if (words - w < static_cast<size_t>(rank))
       return fail(Error::InvalidProgram, "%s: truncated at input %zu", key, i);
     for (int32_t d = 0; d < rank; ++d, ++w) {
-      const int32_t lo = word(w);
-      const int32_t hi = input_max_[input_dim_offset_[i] + d];
-      if (lo < 0 || lo > hi)
-        return fail(Error::InvalidProgram, "%s: input %zu dim %d minimum %d outside [0, %d]", key,
-                    i, d, lo, hi);
-      input_min_[input_dim_offset_[i] + d] = lo;
+      PTERON_TRY(accept(i, d, word(w)));
+      table[input_dim_offset_[i] + d] = word(w);
     }
   }
   if (w != words) return fail(Error::InvalidProgram, "%s: %zu trailing words", key, words - w);
@@ -646,6 +673,13 @@ Error Method::set_input(size_t i, const Tensor& src) {
       return fail(Error::InvalidArgument,
                   "input %zu: size %d in dim %d is outside the program's bounds [%d, %d]", i,
                   src.size(d), d, lo, hi);
+    }
+    const int32_t step = input_step_ != nullptr ? input_step_[input_dim_offset_[i] + d] : 1;
+    if ((src.size(d) - lo) % step != 0) {
+      return fail(Error::InvalidArgument,
+                  "input %zu: size %d in dim %d is not %d plus a multiple of %d (its export "
+                  "Dim is derived: %d * a size + offset)",
+                  i, src.size(d), d, lo, step, step);
     }
   }
   PTERON_TRY(dst->resize(src.sizes()));

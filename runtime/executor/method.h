@@ -59,7 +59,9 @@ class Method {
 
   // Copies `src` into input `i` (dtype and shape must match; dynamic inputs are resized to
   // any shape within their bounds: the program's sizes are the upper bounds, the lower bounds
-  // come from the program's "pteron.min_sizes.<method>" named data, 0 without it).
+  // come from the program's "pteron.min_sizes.<method>" named data, 0 without it; a size of
+  // a torch.export derived dim must be its minimum plus a multiple of its step, from
+  // "pteron.size_steps.<method>").
   Error set_input(size_t i, const Tensor& src);
   // Points input `i` at caller memory without copying (only for inputs the program does not
   // plan into an arena). `data` must stay valid through execute().
@@ -152,6 +154,12 @@ class Method {
   // The value index of a call's last argument (a kernel's out); the call has arguments.
   int32_t last_arg_value(const Instruction& ins) const;
   Error init_input_bounds(const Program& program, MemoryAllocator* alloc);
+  // One optional per-input-dim int32 table of named data `key` ("pteron.min_sizes.<method>":
+  // per input its rank, then a word per dim), each word checked by `accept` (input, dim, word),
+  // stored into `table`; absent: Ok, the table untouched.
+  template <typename Accept>
+  Error read_input_dim_table(const Program& program, const char* key, int32_t* table,
+                             Accept accept);
   void refresh_int_lists();
 
   MethodMeta meta_;
@@ -171,6 +179,7 @@ class Method {
   // size for static tensors). Offsets into the arrays: input_dim_offset_[i].
   int32_t* input_min_ = nullptr;
   int32_t* input_max_ = nullptr;
+  int32_t* input_step_ = nullptr;  // null: every size in [min, max]
   size_t* input_dim_offset_ = nullptr;
   DynamicIntList* int_lists_ = nullptr;
   size_t num_int_lists_ = 0;

@@ -21,6 +21,29 @@ TEST(SymExpr, ParsesTorchSreprAndBoundsIt) {
   EXPECT_EQ(b.hi, 127);
 }
 
+// torch.export's derived dims as an input's size: the root symbol, its scale and offset.
+TEST(SymExpr, AffineSymbolsOfDerivedDims) {
+  auto affine = [](const char* text) { return affine_symbol(*parse_sym_expr(text, "t")); };
+  const std::optional<AffineSymbol> two_s_minus_one = affine(kTwoSMinusOne);
+  ASSERT_TRUE(two_s_minus_one.has_value());
+  EXPECT_EQ(two_s_minus_one->symbol, "s0");
+  EXPECT_EQ(two_s_minus_one->scale, 2);
+  EXPECT_EQ(two_s_minus_one->offset, -1);
+  const std::optional<AffineSymbol> whole = affine("Symbol('s1', integer=True)");
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_EQ(whole->scale, 1);
+  EXPECT_EQ(whole->offset, 0);
+  const std::optional<AffineSymbol> times_32 =
+      affine("Mul(Integer(32), Symbol('s1', integer=True))");
+  ASSERT_TRUE(times_32.has_value());
+  EXPECT_EQ(times_32->scale, 32);
+  // Not one symbol's multiple: sizes of other forms give no symbol.
+  EXPECT_FALSE(affine("Mul(Symbol('s0'), Symbol('s1'))").has_value());
+  EXPECT_FALSE(affine("FloorDiv(Symbol('s0'), Integer(2))").has_value());
+  EXPECT_FALSE(affine("Integer(7)").has_value());
+  EXPECT_FALSE(affine("Add(Symbol('s0'), Symbol('s1'))").has_value());
+}
+
 TEST(SymExpr, FloorDivModMaxMinPow) {
   auto bounds = [](const char* text) {
     return sym_bounds(*parse_sym_expr(text, "t"), symbols(), "t");

@@ -220,6 +220,49 @@ def test_derived_sizes_are_computed_at_run_time(tmp_path):
             np.testing.assert_array_equal(g, w.numpy())
 
 
+class PatchNet(torch.nn.Module):
+    """A ViT/ConvNeXt-style stem: 8x8 patches, then the patch grid flattened by a view whose
+    size is (h // 8) * (w // 8); the image sizes must then be multiples of 8, which torch.export
+    expresses as derived dims (h = 8 * _h)."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, 16, 8, stride=8)
+        self.mix = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        p = self.patch(x)
+        tokens = p.view(p.shape[0], 16, -1).transpose(1, 2)
+        return self.mix(tokens).mean(1), tokens.shape[1] * torch.ones(1)
+
+
+def test_derived_dims_read_their_root_from_the_input(tmp_path):
+    """h = 8 * _h + 0 and w = 8 * _w + 0 (torch.export's own suggestion for such nets), and a
+    derived dim with an offset (2 * _n + 1 on the batch, 5 to 9): the program reads _h = h // 8
+    and _n = (n - 1) // 2 from the input; sizes not of that form are one-line errors (the program
+    would otherwise run them as the nearest smaller size)."""
+    _h, _w, _n = Dim("_h", min=2, max=12), Dim("_w", min=2, max=12), Dim("_n", min=2, max=4)
+    dynamic = {"x": {0: 2 * _n + 1, 2: 8 * _h, 3: 8 * _w}}
+    ep = pteron.export(PatchNet(), (torch.randn(5, 3, 32, 48),), dynamic_shapes=dynamic)
+    pt2 = tmp_path / "patch.pt2"
+    torch.export.save(ep, pt2)
+    pte = compile_program(pt2, tmp_path / "patch.pte", "portable")
+    method = pteron.load(pte).load_method("forward")
+    for shape in [(5, 3, 16, 16), (9, 3, 96, 96), (7, 3, 40, 72)]:
+        x = torch.randn(*shape)
+        got = method.execute([x.numpy()])
+        for g, w in zip(got, ep.module()(x)):
+            np.testing.assert_allclose(g, w.detach().numpy(), **TOL)
+    for shape, dim, size, base, step in [((5, 3, 20, 16), 2, 20, 16, 8),
+                                         ((6, 3, 16, 16), 0, 6, 5, 2)]:
+        np.savez(tmp_path / "in.npz", input_0=np.zeros(shape, np.float32))
+        run = cli("run", str(pte), "--inputs", str(tmp_path / "in.npz"))
+        assert run.returncode == 1, run.stdout + run.stderr
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1, run.stderr
+        assert f"input 0: size {size} in dim {dim} is not {base} plus a multiple of {step}" in lines[0]
+
+
 @pytest.mark.parametrize("backends, reason", [
     ("cpu", "xnnpack: dynamic shape: Debian's XNNPACK (2022) has no runtime reshape; running this "
             "needs XNNPACK's reshape API (xnn_reshape_external_value + xnn_reshape_runtime"),
