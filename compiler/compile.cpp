@@ -24,47 +24,47 @@ double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Dynamic programs: the inputs' lower bounds for the runtime's set_input check (ExecuTorch's
-// Tensor records only the upper bound): int32 little endian, per input its rank then its
-// minimum sizes. Empty for a static program.
-std::vector<uint8_t> input_min_sizes(const ir::Graph& graph) {
-  bool dynamic = false;
-  for (ir::ValueId v : graph.inputs()) dynamic = dynamic || graph.value(v).spec.is_dynamic();
-  if (!dynamic) return {};
+// A per-input-dimension int32 table for the runtime's set_input check (Method::
+// read_input_dim_table): little endian, per input its rank then one word per dim.
+template <typename Word>
+std::vector<uint8_t> input_dim_table(const ir::Graph& graph, Word word) {
   std::vector<int32_t> words;
   for (ir::ValueId v : graph.inputs()) {
     const ir::TensorSpec& spec = graph.value(v).spec;
     words.push_back(static_cast<int32_t>(spec.rank()));
-    for (size_t d = 0; d < spec.rank(); ++d)
-      words.push_back(static_cast<int32_t>(spec.is_dynamic() ? spec.min_sizes[d] : spec.sizes[d]));
+    for (size_t d = 0; d < spec.rank(); ++d) words.push_back(static_cast<int32_t>(word(spec, d)));
   }
   std::vector<uint8_t> bytes(words.size() * 4);
   std::memcpy(bytes.data(), words.data(), bytes.size());  // hosts are little endian
   return bytes;
 }
 
-// What a size of each input dimension must step by (int32 little endian, per input its rank
-// then a step per dim), for inputs with torch.export's derived dims (h = 32 * _h: the program
-// computes _h = h // 32, so h = 80 would run as 64): empty when every step is 1.
+// Dynamic programs: the inputs' lower bounds (ExecuTorch's Tensor records only the upper
+// bound). Empty for a static program.
+std::vector<uint8_t> input_min_sizes(const ir::Graph& graph) {
+  bool dynamic = false;
+  for (ir::ValueId v : graph.inputs()) dynamic = dynamic || graph.value(v).spec.is_dynamic();
+  if (!dynamic) return {};
+  return input_dim_table(graph, [](const ir::TensorSpec& spec, size_t d) {
+    return spec.is_dynamic() ? spec.min_sizes[d] : spec.sizes[d];
+  });
+}
+
+// What a size of each input dimension must step by, for inputs with torch.export's derived
+// dims (h = 32 * _h: the program computes _h = h // 32, so h = 80 would run as 64); 1 for any
+// size. Empty when every step is 1.
 std::vector<uint8_t> input_size_steps(const ir::Graph& graph) {
-  std::vector<int32_t> words;
   bool stepped = false;
-  for (ir::ValueId v : graph.inputs()) {
-    const ir::TensorSpec& spec = graph.value(v).spec;
-    words.push_back(static_cast<int32_t>(spec.rank()));
-    for (size_t d = 0; d < spec.rank(); ++d) {
-      const ir::SymExpr* size = spec.sym_size(d);
-      const std::optional<ir::AffineSymbol> affine =
-          size != nullptr ? ir::affine_symbol(*size) : std::nullopt;
-      const int64_t step = affine && affine->scale <= INT32_MAX ? affine->scale : 1;
-      stepped = stepped || step > 1;
-      words.push_back(static_cast<int32_t>(step));
-    }
-  }
-  if (!stepped) return {};
-  std::vector<uint8_t> bytes(words.size() * 4);
-  std::memcpy(bytes.data(), words.data(), bytes.size());  // hosts are little endian
-  return bytes;
+  std::vector<uint8_t> table =
+      input_dim_table(graph, [&](const ir::TensorSpec& spec, size_t d) -> int64_t {
+        const ir::SymExpr* size = spec.sym_size(d);
+        const std::optional<ir::AffineSymbol> affine =
+            size != nullptr ? ir::affine_symbol(*size) : std::nullopt;
+        const int64_t step = affine && affine->scale <= INT32_MAX ? affine->scale : 1;
+        stepped = stepped || step > 1;
+        return step;
+      });
+  return stepped ? table : std::vector<uint8_t>{};
 }
 
 // The constant methods a program from `graph` carries: the derived LLM metadata (but not

@@ -1,5 +1,7 @@
 #include "compiler/emit/sym_prologue.h"
 
+#include <optional>
+
 #include "compiler/compile_error.h"
 
 namespace pteron::compiler {
@@ -35,8 +37,9 @@ int SymPrologue::add(const ir::SymExpr& e) {
   if (auto it = by_expr_.find(key); it != by_expr_.end()) return it->second;
   int out = -1;
   const ir::SymBounds bounds = ir::sym_bounds(e, graph_.symbols(), "symbolic int " + key);
-  auto result = [&] {
-    slots_.push_back({SymSlot::Kind::Result, bounds.hi});
+  // A slot for a call's result; `hi` its largest value (the expression's unless given).
+  auto result = [&](std::optional<int64_t> hi = std::nullopt) {
+    slots_.push_back({SymSlot::Kind::Result, hi.value_or(bounds.hi)});
     return static_cast<int>(slots_.size() - 1);
   };
   switch (e.op) {
@@ -48,16 +51,14 @@ int SymPrologue::add(const ir::SymExpr& e) {
       if (info.input == ir::kNoValue)
         throw CompileError("symbol '" + e.symbol + "' is not the size of any input dimension");
       const int dim = constant(info.dim);
-      slots_.push_back({SymSlot::Kind::Result, info.scale * bounds.hi + info.offset});
-      out = static_cast<int>(slots_.size() - 1);  // the size itself
+      out = result(info.scale * bounds.hi + info.offset);  // the size itself
       calls_.push_back({"aten::sym_size", "int", info.input, {dim}, out});
       // A derived dim (scale * symbol + offset): the symbol is (size - offset) // scale. A size
       // not of that form is refused by the runtime before this runs (Method::set_input, from
       // the program's pteron.size_steps named data).
       if (info.offset != 0) {
         const int size = out;
-        slots_.push_back({SymSlot::Kind::Result, info.scale * bounds.hi});
-        out = static_cast<int>(slots_.size() - 1);
+        out = result(info.scale * bounds.hi);
         calls_.push_back(
             {"executorch_prim::sub", "Scalar", ir::kNoValue, {size, constant(info.offset)}, out});
       }

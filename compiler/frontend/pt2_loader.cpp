@@ -184,9 +184,8 @@ class Loader {
   // A dimension of a user input and the symbol it gives: the dimension is
   // scale * symbol + offset.
   struct InputSymbol {
-    std::string symbol;
+    ir::AffineSymbol size;  // the dimension is size.scale * size.symbol + size.offset
     int32_t dim;
-    int64_t scale, offset;
   };
 
   // The symbols that dimensions of `input` give (a whole dimension, or a derived dim's root);
@@ -198,15 +197,14 @@ class Loader {
       ir::SymExprPtr e = read_sym_int(sizes[d], what);
       const std::optional<ir::AffineSymbol> affine = ir::affine_symbol(*e);
       if (!affine) continue;
-      const InputSymbol found{affine->symbol, static_cast<int32_t>(d), affine->scale,
-                              affine->offset};
-      auto s = graph_.symbols().find(found.symbol);
+      const InputSymbol found{*affine, static_cast<int32_t>(d)};
+      auto s = graph_.symbols().find(found.size.symbol);
       if (s == graph_.symbols().end())
         throw CompileError(what + " ('" + input + "'): dimension " + std::to_string(d) +
-                           " is symbol '" + found.symbol + "', which has no range constraint");
+                           " is symbol '" + found.size.symbol + "', which has no range constraint");
       if (s->second.max < 0)
         throw CompileError(what + " ('" + input + "'): dimension " + std::to_string(d) +
-                           " is dynamic with no upper bound (symbol " + found.symbol +
+                           " is dynamic with no upper bound (symbol " + found.size.symbol +
                            "); pteron plans memory at the upper bound: give its "
                            "torch.export.Dim a max");
       out.push_back(found);
@@ -265,14 +263,14 @@ class Loader {
           dims = input_symbols(name, what);
         const ir::ValueId id = graph_.add_input(name, spec_of(name));
         for (const InputSymbol& d : dims) {
-          ir::SymbolInfo& info = graph_.symbols()[d.symbol];
+          ir::SymbolInfo& info = graph_.symbols()[d.size.symbol];
           // The first dimension that gives it, a whole one before a derived one (read as is).
-          const bool whole = d.scale == 1 && d.offset == 0;
+          const bool whole = d.size.scale == 1 && d.size.offset == 0;
           if (info.input == ir::kNoValue || (whole && (info.scale != 1 || info.offset != 0))) {
             info.input = id;
             info.dim = d.dim;
-            info.scale = d.scale;
-            info.offset = d.offset;
+            info.scale = d.size.scale;
+            info.offset = d.size.offset;
           }
         }
       } else if (kind == "parameter" || kind == "buffer" || kind == "tensor_constant") {
