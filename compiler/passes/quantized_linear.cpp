@@ -210,22 +210,78 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
   return out;
 }
 
-struct PackedConstants {
-  ir::ValueId weight, scales;
+// sum_k q_k * scale(k) per output channel: 8da4w's zero-point correction of the activations.
+std::vector<float> weight_sums(const QuantizedMatrix& m) {
+  std::vector<float> sums(static_cast<size_t>(m.rows));
+  const int64_t groups = m.cols / m.group;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    double s = 0.0;
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t qs = 0;
+      for (int64_t k = g * m.group; k < (g + 1) * m.group; ++k)
+        qs += m.q[static_cast<size_t>(r * m.cols + k)];
+      s += static_cast<double>(m.scales[static_cast<size_t>(r * groups + g)]) *
+           static_cast<double>(qs);
+    }
+    sums[static_cast<size_t>(r)] = static_cast<float>(s);
+  }
+  return sums;
+}
+
+// The kernels' constants for `matrices` of one shape (a linear's one, or an expert each),
+// stacked: each tensor is `lead` followed by one matrix's layout (op_linear_quantized.cpp).
+struct QuantizedConstants {
+  ir::ValueId weight, scales, sums = ir::kNoValue;  // sums: 8da4w only
 };
 
-PackedConstants add_packed(ir::Graph& graph, const std::string& base, const QuantizedMatrix& m) {
-  const bool int4 = m.bits == 4;
-  ir::TensorSpec wspec = int4 ? ir::TensorSpec::contiguous(ScalarType::Byte, {m.rows, m.cols / 2})
-                              : ir::TensorSpec::contiguous(ScalarType::Char, {m.rows, m.cols});
-  const std::string wname = graph.unique_name(base + (int4 ? "_q4" : "_q8"));
-  const ir::ValueId w = graph.add_constant(
-      wname, std::move(wspec), ir::ConstantData::owned(int4 ? pack_int4(m) : bytes_of(m.q), wname));
-  const std::string sname = graph.unique_name(base + "_scales");
-  const ir::ValueId s = graph.add_constant(
-      sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows, m.cols / m.group}),
-      ir::ConstantData::owned(bytes_of(m.scales), sname));
-  return {w, s};
+QuantizedConstants add_quantized_constants(ir::Graph& graph, const std::string& base,
+                                           const std::vector<const QuantizedMatrix*>& matrices,
+                                           QLinearKind kind, const std::vector<int64_t>& lead) {
+  const QuantizedMatrix& m0 = *matrices.front();
+  const int64_t groups = m0.cols / m0.group, panels = (m0.rows + kPanel - 1) / kPanel;
+  std::vector<uint8_t> weight, scales, sums;
+  for (const QuantizedMatrix* m : matrices) {
+    const std::vector<uint8_t> w = kind == QLinearKind::A8W4  ? pack_int4_panels(*m)
+                                   : kind == QLinearKind::Q4W ? pack_int4(*m)
+                                                              : bytes_of(m->q);
+    const std::vector<uint8_t> s =
+        bytes_of(kind == QLinearKind::A8W4 ? panel_scales(*m) : m->scales);
+    weight.insert(weight.end(), w.begin(), w.end());
+    scales.insert(scales.end(), s.begin(), s.end());
+    if (kind == QLinearKind::A8W4) {
+      const std::vector<uint8_t> ws = bytes_of(weight_sums(*m));
+      sums.insert(sums.end(), ws.begin(), ws.end());
+    }
+  }
+  auto shape = [&](std::initializer_list<int64_t> dims) {
+    std::vector<int64_t> out = lead;
+    out.insert(out.end(), dims);
+    return out;
+  };
+  auto add = [&](const char* suffix, ScalarType dtype, std::vector<int64_t> sizes,
+                 std::vector<uint8_t> bytes) {
+    const std::string name = graph.unique_name(base + suffix);
+    return graph.add_constant(name, ir::TensorSpec::contiguous(dtype, std::move(sizes)),
+                              ir::ConstantData::owned(std::move(bytes), name));
+  };
+  QuantizedConstants c;
+  switch (kind) {
+    case QLinearKind::Q8W:
+      c.weight = add("_q8", ScalarType::Char, shape({m0.rows, m0.cols}), std::move(weight));
+      break;
+    case QLinearKind::Q4W:
+      c.weight = add("_q4", ScalarType::Byte, shape({m0.rows, m0.cols / 2}), std::move(weight));
+      break;
+    case QLinearKind::A8W4:
+      c.weight = add("_q4p", ScalarType::Byte, shape({panels, m0.cols / 8, 64}), std::move(weight));
+      c.sums = add("_sums", ScalarType::Float, shape({m0.rows}), std::move(sums));
+      break;
+  }
+  c.scales =
+      add("_scales", ScalarType::Float,
+          kind == QLinearKind::A8W4 ? shape({panels, groups, kPanel}) : shape({m0.rows, groups}),
+          std::move(scales));
+  return c;
 }
 
 }  // namespace
@@ -261,6 +317,31 @@ const ir::OpSchema& linear_8da4w_schema() {
                                                          {"bias", "Tensor?"},
                                                          {"group_size", "int"},
                                                          {"eps", "float"}});
+  return s;
+}
+
+const ir::OpSchema& grouped_mm_weight_only_schema(bool int4) {
+  auto make = [](const char* name) {
+    return &register_single_output_op(name, {{"input", "Tensor"},
+                                             {"weight", "Tensor"},
+                                             {"scales", "Tensor"},
+                                             {"offs", "Tensor"},
+                                             {"group_size", "int"}});
+  };
+  static const ir::OpSchema* q8 = make("pteron::grouped_mm_q8w");
+  static const ir::OpSchema* q4 = make("pteron::grouped_mm_q4w");
+  return int4 ? *q4 : *q8;
+}
+
+const ir::OpSchema& grouped_mm_8da4w_schema() {
+  static const ir::OpSchema& s =
+      register_single_output_op("pteron::grouped_mm_8da4w", {{"input", "Tensor"},
+                                                             {"weight", "Tensor"},
+                                                             {"scales", "Tensor"},
+                                                             {"weight_sums", "Tensor"},
+                                                             {"offs", "Tensor"},
+                                                             {"group_size", "int"},
+                                                             {"eps", "float"}});
   return s;
 }
 
@@ -320,49 +401,42 @@ void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueI
                                  const QuantizedMatrix& m, const ir::Argument& bias,
                                  QLinearKind kind, double eps) {
   const std::string base = graph.value(graph.node(linear).outputs[0]).name + "_weight";
+  const QuantizedConstants c = add_quantized_constants(graph, base, {&m}, kind, {});
   if (kind != QLinearKind::A8W4) {
-    const PackedConstants c = add_packed(graph, base, m);
     graph.set_op(
         linear, kind == QLinearKind::Q4W ? linear_q4w_schema() : linear_q8w_schema(),
         {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, bias, m.group});
     return;
   }
-  // sum_k q_k * scale(k) per output channel: the zero-point correction of the activations.
-  std::vector<float> sums(static_cast<size_t>(m.rows));
-  const int64_t groups = m.cols / m.group;
-  for (int64_t r = 0; r < m.rows; ++r) {
-    double s = 0.0;
-    for (int64_t g = 0; g < groups; ++g) {
-      int64_t qs = 0;
-      for (int64_t k = g * m.group; k < (g + 1) * m.group; ++k)
-        qs += m.q[static_cast<size_t>(r * m.cols + k)];
-      s += static_cast<double>(m.scales[static_cast<size_t>(r * groups + g)]) *
-           static_cast<double>(qs);
-    }
-    sums[static_cast<size_t>(r)] = static_cast<float>(s);
-  }
-  const int64_t panels = (m.rows + kPanel - 1) / kPanel;
-  const std::string wname = graph.unique_name(base + "_q4p");
-  const ir::ValueId w = graph.add_constant(
-      wname, ir::TensorSpec::contiguous(ScalarType::Byte, {panels, m.cols / 8, 64}),
-      ir::ConstantData::owned(pack_int4_panels(m), wname));
-  const std::string scname = graph.unique_name(base + "_scales");
-  const ir::ValueId scales = graph.add_constant(
-      scname, ir::TensorSpec::contiguous(ScalarType::Float, {panels, groups, kPanel}),
-      ir::ConstantData::owned(bytes_of(panel_scales(m)), scname));
-  const std::string sname = graph.unique_name(base + "_sums");
-  const ir::ValueId sums_id =
-      graph.add_constant(sname, ir::TensorSpec::contiguous(ScalarType::Float, {m.rows}),
-                         ir::ConstantData::owned(bytes_of(sums), sname));
   graph.set_op(linear, linear_8da4w_schema(),
-               {ir::TensorRef{input}, ir::TensorRef{w}, ir::TensorRef{scales},
-                ir::TensorRef{sums_id}, bias, m.group, eps});
+               {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales},
+                ir::TensorRef{c.sums}, bias, m.group, eps});
+}
+
+void rewrite_as_quantized_grouped_mm(ir::Graph& graph, ir::NodeId grouped, ir::ValueId input,
+                                     ir::ValueId offs, const std::vector<QuantizedMatrix>& experts,
+                                     QLinearKind kind, double eps) {
+  const std::string base = graph.value(graph.node(grouped).outputs[0]).name + "_experts";
+  std::vector<const QuantizedMatrix*> matrices;
+  for (const QuantizedMatrix& m : experts) matrices.push_back(&m);
+  const int64_t count = static_cast<int64_t>(experts.size()), group = experts.front().group;
+  const QuantizedConstants c = add_quantized_constants(graph, base, matrices, kind, {count});
+  if (kind != QLinearKind::A8W4) {
+    graph.set_op(grouped, grouped_mm_weight_only_schema(kind == QLinearKind::Q4W),
+                 {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales},
+                  ir::TensorRef{offs}, group});
+    return;
+  }
+  graph.set_op(grouped, grouped_mm_8da4w_schema(),
+               {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales},
+                ir::TensorRef{c.sums}, ir::TensorRef{offs}, group, eps});
 }
 
 void rewrite_as_quantized_embedding(ir::Graph& graph, ir::NodeId embedding, ir::ValueId indices,
                                     const QuantizedMatrix& m) {
   const std::string base = graph.value(graph.node(embedding).outputs[0]).name + "_table";
-  const PackedConstants c = add_packed(graph, base, m);
+  const QuantizedConstants c = add_quantized_constants(
+      graph, base, {&m}, m.bits == 4 ? QLinearKind::Q4W : QLinearKind::Q8W, {});
   graph.set_op(embedding, embedding_quantized_schema(m.bits == 4),
                {ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, ir::TensorRef{indices}, m.group});
 }

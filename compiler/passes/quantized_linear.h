@@ -35,6 +35,12 @@ const ir::OpSchema& linear_q8w_schema();
 const ir::OpSchema& linear_q4w_schema();
 const ir::OpSchema& linear_8da4w_schema();
 const ir::OpSchema& embedding_quantized_schema(bool int4);
+// pteron::grouped_mm_q8w / grouped_mm_q4w (input, weight, scales, offs, group_size) and
+// pteron::grouped_mm_8da4w (input, weight, scales, weight_sums, offs, group_size, eps): a
+// mixture-of-experts product with one quantized matrix per expert
+// (kernels/optimized/op_grouped_mm_quantized.cpp).
+const ir::OpSchema& grouped_mm_weight_only_schema(bool int4);
+const ir::OpSchema& grouped_mm_8da4w_schema();
 
 // Integer weights [rows, cols] (values in [-8, 7] for 4 bits) with one float scale per group
 // of `group` consecutive values of a row: weight = q * scales[row * (cols / group) + k / group].
@@ -59,6 +65,13 @@ QuantizedMatrix quantize_symmetric(const float* w, int64_t rows, int64_t cols, i
 void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueId input,
                                  const QuantizedMatrix& weights, const ir::Argument& bias,
                                  QLinearKind kind, double eps = FLT_MIN);
+
+// The same for a grouped product node (a mixture of experts' transformers::grouped_mm_fallback
+// or aten::_grouped_mm, its output kept) reading rows `input` sorted by expert with offsets
+// `offs`: `experts` holds one [N, K] matrix per expert, all of one shape and group.
+void rewrite_as_quantized_grouped_mm(ir::Graph& graph, ir::NodeId grouped, ir::ValueId input,
+                                     ir::ValueId offs, const std::vector<QuantizedMatrix>& experts,
+                                     QLinearKind kind, double eps = FLT_MIN);
 
 // The same for an embedding node looking up `indices` in a quantized table.
 void rewrite_as_quantized_embedding(ir::Graph& graph, ir::NodeId embedding, ir::ValueId indices,

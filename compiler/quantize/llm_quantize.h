@@ -8,7 +8,11 @@
 //   llm-8da4w  int4 weights in groups (default 32) and per-token dynamic int8 activations
 //              (ExecuTorch's "8da4w")                                 -> pteron::linear_8da4w
 // Embedding tables are quantized weight-only with the scheme's bits and group
-// (pteron::embedding_q8w / embedding_q4w). The programs need the "optimized" kernel library.
+// (pteron::embedding_q8w / embedding_q4w). A mixture of experts' grouped product
+// (transformers::grouped_mm_fallback, aten::_grouped_mm) over constant float32 experts
+// [E, K, N] gets the same per expert, each expert's output channels a linear's rows
+// (pteron::grouped_mm_q8w / grouped_mm_q4w / grouped_mm_8da4w): in an MoE model the experts
+// are most of the weights. The programs need the "optimized" kernel library.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +35,9 @@ struct LlmQuantizeOptions {
   int64_t group_size = 0;  // 0: the scheme's default (per channel for int8, 32 for int4)
 };
 
-// Rewrites the graph's linears and embeddings; returns a report line ("llm-8da4w: 7 linear(s),
-// 1 embedding(s), group 32"). Throws CompileError naming the node when the group size does
+// Rewrites the graph's linears, expert layers and embeddings; returns a report line
+// ("llm-8da4w: 7 linear(s), 1 embedding(s), group 32"; "N expert layer(s), " after the linears
+// when there are any). Throws CompileError naming the node when the group size does
 // not fit a weight.
 std::string quantize_llm(ir::Graph& graph, const LlmQuantizeOptions& options);
 

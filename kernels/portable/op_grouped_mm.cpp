@@ -28,26 +28,30 @@ Error check_grouped_mm(const char* op, const Tensor& self, const Tensor& mat2, c
                 "is supported, got %d-D x %d-D%s",
                 op, self.dim(), mat2.dim(), offs == nullptr ? " without offs" : "");
   }
-  PTERON_TRY(expect_rank(op, "offs", *offs, 1));
   const int64_t S = self.size(0), G = mat2.size(0);
   if (mat2.size(1) != self.size(1)) {
     return fail(Error::InvalidArgument, "%s: cannot multiply rows of %d by experts' %dx%d", op,
                 self.size(1), mat2.size(1), mat2.size(2));
   }
-  if (offs->size(0) != G) {
-    return fail(Error::InvalidArgument, "%s: %d offsets for %d experts", op, offs->size(0),
-                mat2.size(0));
-  }
   const Tensor* inputs[] = {&self, &mat2};
   PTERON_TRY(expect_float_dtypes(op, out, inputs, 2));
   const int32_t sizes[] = {self.size(0), mat2.size(2)};
   PTERON_TRY(expect_out_shape(op, out, sizes, 2));
-  if (offs->dtype() != ScalarType::Int && offs->dtype() != ScalarType::Long) {
+  return check_grouped_offsets(op, *offs, G, S);
+}
+
+Error check_grouped_offsets(const char* op, const Tensor& offs, int64_t G, int64_t S) {
+  PTERON_TRY(expect_rank(op, "offs", offs, 1));
+  if (offs.size(0) != G) {
+    return fail(Error::InvalidArgument, "%s: %d offsets for %lld experts", op, offs.size(0),
+                static_cast<long long>(G));
+  }
+  if (offs.dtype() != ScalarType::Int && offs.dtype() != ScalarType::Long) {
     return fail(Error::InvalidArgument, "%s: offs must be int32 or int64", op);
   }
   int64_t previous = 0;
   for (int64_t g = 0; g < G; ++g) {
-    const int64_t end = grouped_mm_end(*offs, g);
+    const int64_t end = grouped_mm_end(offs, g);
     if (end < previous || end > S) {
       return fail(Error::InvalidArgument,
                   "%s: offsets must rise from 0 to at most the %lld rows; offs[%lld] = %lld "

@@ -10,6 +10,7 @@ greedy generation with the static KV cache and a bounded dynamic T giving exactl
 Hugging Face's model.generate.
 """
 
+import copy
 import functools
 
 import pteron
@@ -107,6 +108,42 @@ def test_a_torch_grouped_mm_layer_matches_torch():
     program = pteron.to_edge_transform_and_lower(pteron.export(model, (x,))).load()
     # bfloat16 rounding of each product's inputs and outputs, in another order than torch's
     assert relative_error(torch.as_tensor(program.forward(x)[0]).float(), want) < 2e-2
+
+
+def dequantized(w, bits, group):
+    """torchao's SYMMETRIC per-group quantization along the last dim (what pteron's llm-*
+    schemes store for a linear's [N, K], an embedding's rows and each expert's [N, K]), then
+    dequantized: the float model the quantized program must compute."""
+    qmin, qmax = (-128, 127) if bits == 8 else (-8, 7)
+    g = w.reshape(*w.shape[:-1], -1, group)
+    hi = torch.maximum(-g.amin(-1, keepdim=True).clamp(max=0), g.amax(-1, keepdim=True).clamp(min=0))
+    scale = (hi / ((qmax - qmin) / 2)).clamp(min=torch.finfo(torch.float32).tiny)
+    return (torch.clamp(torch.round(g * (1 / scale)), qmin, qmax) * scale).reshape(w.shape)
+
+
+@pytest.mark.parametrize("scheme,bits,group,tolerance", [
+    ("llm-int8", 8, 0, 1e-4), ("llm-int4", 4, 32, 1e-4),
+    # 8da4w also rounds each token's activations to int8 (about 0.4% of its range)
+    ("llm-8da4w", 4, 32, 2e-2)])
+@pytest.mark.parametrize("tokens", [10, 40])  # 40: 8+ rows per expert, the weight-only SGEMM path
+def test_quantized_experts_compute_the_dequantized_model(scheme, bits, group, tolerance, tokens):
+    """--quantize llm-* quantizes the experts too (in an MoE model they are most of the
+    weights): every grouped product becomes a quantized one, the program shrinks, and its
+    logits are those of the model whose matrices are replaced by their dequantized values."""
+    ids = torch.randint(0, 64, (1, tokens), generator=torch.Generator().manual_seed(tokens))
+    ep = pteron.export(Logits(mixtral()), (ids,))
+    fp32 = pteron.to_edge_transform_and_lower(ep)
+    lowered = pteron.to_edge_transform_and_lower(ep, quantize=scheme, group_size=group or None)
+    line = next(x for x in lowered.report["passes"] if x.startswith(scheme))
+    assert "4 expert layer(s)" in line  # two layers, two grouped products each
+    assert len(lowered.buffer()) < len(fp32.buffer()) * (0.45 if bits == 8 else 0.4)
+    model = copy.deepcopy(mixtral())
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.copy_(dequantized(p, bits, group or p.shape[-1]))
+        want = Logits(model)(ids)
+    assert relative_error(lowered.load().forward(ids)[0], want) < tolerance
 
 
 def test_greedy_generation_matches_hugging_face(tmp_path):

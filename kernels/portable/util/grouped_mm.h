@@ -14,6 +14,9 @@ namespace pteron {
 Error check_grouped_mm(const char* op, const Tensor& self, const Tensor& mat2, const Tensor* offs,
                        Tensor& out);
 
+// Fails unless offs is G int32/int64 values rising from 0 to at most S (the rows).
+Error check_grouped_offsets(const char* op, const Tensor& offs, int64_t G, int64_t S);
+
 // offs[g] (int32 or int64): the end of group g's rows.
 int64_t grouped_mm_end(const Tensor& offs, int64_t g);
 

@@ -384,3 +384,84 @@ def test_8da4w_op_checks_its_arguments(case, message):
     with pytest.raises(RuntimeError, match=message):
         run_kernel("pteron::linear_8da4w.out", [x, w, scales, sums, bias, 32, eps, out],
                    library="optimized")
+
+
+# ---- the mixture-of-experts ops: one quantized matrix per expert, rows sorted by expert --------
+
+# 23 rows over 4 experts: 5, none, one (a decoded token), 14 (the SGEMM path of the weight-only
+# ops, 8+ rows), and 3 rows past the last offset that belong to no expert (zero).
+OFFSETS = [5, 5, 6, 20]
+
+
+def grouped_reference(x, offs, expert_product, n):
+    out, start = torch.zeros(x.shape[0], n), 0
+    for e, end in enumerate(offs):
+        if end > start:
+            out[start:end] = expert_product(e, x[start:end])
+        start = end
+    return out
+
+
+@pytest.mark.parametrize("int4,k,n,group", [(True, 64, 40, 32), (False, 96, 33, 0),
+                                            (False, 64, 17, 16), (True, 256, 70, 128)])
+def test_grouped_weight_only_ops(threads, int4, k, n, group):
+    group = group or k
+    g = torch.Generator().manual_seed(k + n)
+    x = torch.randn(23, k, generator=g)
+    lo, hi = (-8, 8) if int4 else (-128, 128)
+    q = torch.randint(lo, hi, (4, n, k), generator=g)
+    scales = torch.rand(4, n, k // group, generator=g) * 0.05 + 0.001
+    w = (q.float().reshape(4, n, -1, group) * scales.unsqueeze(-1)).reshape(4, n, k)
+    weight = torch.stack([pack_int4(q[e]) for e in range(4)]) if int4 else q.to(torch.int8)
+    out = torch.full((23, n), float("nan"))
+    op = "pteron::grouped_mm_q4w.out" if int4 else "pteron::grouped_mm_q8w.out"
+    run_kernel(op, [x, weight, scales, torch.tensor(OFFSETS, dtype=torch.int32), group, out],
+               library="optimized")
+    expected = grouped_reference(x, OFFSETS, lambda e, rows: torch.nn.functional.linear(rows, w[e]), n)
+    close(out, expected, op)
+
+
+@pytest.mark.parametrize("k,n,group", [(64, 40, 32), (256, 16, 64), (96, 7, 32)])
+def test_grouped_8da4w_op(threads, k, n, group):
+    g = torch.Generator().manual_seed(k * 3 + n)
+    x = torch.randn(23, k, generator=g) * 3 + 0.5
+    q = torch.randint(-8, 8, (4, n, k), generator=g)
+    scales = torch.rand(4, n, k // group, generator=g) * 0.05 + 0.001
+    packed = [pack_panels(q[e], scales[e]) for e in range(4)]
+    w = (q.double().reshape(4, n, -1, group) * scales.double().unsqueeze(-1)).reshape(4, n, k)
+    out = torch.full((23, n), float("nan"))
+    run_kernel("pteron::grouped_mm_8da4w.out",
+               [x, torch.stack([p[0] for p in packed]), torch.stack([p[1] for p in packed]),
+                w.sum(-1).float(), torch.tensor(OFFSETS), group,
+                torch.finfo(torch.float32).smallest_normal, out], library="optimized")
+    expected = grouped_reference(
+        x, OFFSETS, lambda e, rows: reference_8da4w(rows, q[e], scales[e], None, group), n)
+    close(out, expected, "grouped 8da4w")
+
+
+@pytest.mark.parametrize("case,message", [
+    ("offsets fall", r"offsets must rise from 0 to at most the 23 rows; offs\[2\] = 4 after 5"),
+    ("offsets past the rows", r"offs\[3\] = 24 after 6"),
+    ("offsets per expert", "3 offsets for 4 experts"),
+    ("scales of 3 experts", "every weight table must hold the 4 experts"),
+    ("K", r"do not match N = 33, K = 64"),
+    ("out shape", "out shape does not match the result"),
+])
+def test_grouped_ops_check_their_arguments(case, message):
+    """The offsets come from the router and the tables from the file: neither is trusted."""
+    x, weight, scales = torch.randn(23, 96), torch.zeros(4, 33, 96, dtype=torch.int8), torch.ones(4, 33, 3)
+    offs, out = torch.tensor(OFFSETS), torch.empty(23, 33)
+    if case == "offsets fall":
+        offs = torch.tensor([5, 5, 4, 20])
+    elif case == "offsets past the rows":
+        offs = torch.tensor([5, 5, 6, 24])
+    elif case == "offsets per expert":
+        offs = torch.tensor([5, 6, 20])
+    elif case == "scales of 3 experts":
+        scales = torch.ones(3, 33, 3)
+    elif case == "K":
+        x = torch.randn(23, 64)
+    elif case == "out shape":
+        out = torch.empty(23, 34)
+    with pytest.raises(RuntimeError, match=message):
+        run_kernel("pteron::grouped_mm_q8w.out", [x, weight, scales, offs, 32, out], library="optimized")
