@@ -1,7 +1,8 @@
 """The model bench/llm.py measures, and the same weights in each peer's format.
 
 One Llama-style config (GQA, RoPE, RMSNorm, SwiGLU) built by transformers' LlamaConfig with
-seeded random weights (nothing downloaded), then written once per peer:
+seeded random weights (nothing downloaded), or a Mixtral-style mixture of experts (a config with
+num_local_experts: MixtralConfig, its experts in place of the MLP), then written once per peer:
   - Hugging Face: the model itself (eager generate, and torch.export for pteron);
   - ExecuTorch: a checkpoint under its Transformer's names + params.json (use_hf_rope, so the
     q/k projections need no permutation), as its LLM export reads them;
@@ -35,6 +36,12 @@ LLAMA_110M, LLAMA_1B = _SHAPES.LLAMA_110M, _SHAPES.LLAMA_1B
 _ZOO = {"llama-110m": LLAMA_110M, "llama-1b": {k: v for k, v in LLAMA_1B.items() if k != "rope_scaling"}}
 CONFIGS = {
     **_ZOO,
+    # A Mixtral-style mixture of experts (8 experts, 2 per token): the experts are 70% of the
+    # weights, and a decoded token reads a quarter of them. pteron and eager only (bench/llm.py
+    # says why the peers are not run).
+    "moe-small": dict(vocab_size=32000, hidden_size=512, intermediate_size=1024, num_hidden_layers=4,
+                      num_attention_heads=8, num_key_value_heads=2, num_local_experts=8,
+                      num_experts_per_tok=2),
     # --smoke: seconds per system, to check the script end to end
     "smoke": dict(vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2),
@@ -45,7 +52,8 @@ SEED = 0
 
 
 def resolve_config(name_or_path):
-    """A CONFIGS name, or a JSON file of LlamaConfig arguments; returns (name, kwargs)."""
+    """A CONFIGS name, or a JSON file of LlamaConfig arguments (MixtralConfig's with
+    num_local_experts); returns (name, kwargs)."""
     if name_or_path in CONFIGS:
         return name_or_path, {**COMMON, **CONFIGS[name_or_path]}
     path = Path(name_or_path)
@@ -61,12 +69,24 @@ def resolve_config(name_or_path):
     return path.stem, {**COMMON, **kwargs}
 
 
+def is_moe(kw):
+    return "num_local_experts" in kw
+
+
+def expert_parameters(kw):
+    """All layers' expert matrices (SwiGLU, three d x f matrices each); 0 for a dense model."""
+    if not is_moe(kw):
+        return 0
+    return kw["num_hidden_layers"] * kw["num_local_experts"] * 3 * kw["hidden_size"] * kw["intermediate_size"]
+
+
 def parameter_count(kw):
     d, f, v, n = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"], kw["num_hidden_layers"]
     head = d // kw["num_attention_heads"]
     kv = kw["num_key_value_heads"] * head
-    layer = 2 * d * d + 2 * d * kv + 3 * d * f + 2 * d
-    return n * layer + v * d * (1 if kw["tie_word_embeddings"] else 2) + d
+    attention = 2 * d * d + 2 * d * kv + 2 * d
+    feed_forward = d * kw["num_local_experts"] if is_moe(kw) else 3 * d * f  # MoE: the router
+    return n * (attention + feed_forward) + expert_parameters(kw) + v * d * (1 if kw["tie_word_embeddings"] else 2) + d
 
 
 def embedding_share(kw):
@@ -77,6 +97,17 @@ def embedding_share(kw):
     return kw["vocab_size"] * kw["hidden_size"] / parameter_count(kw)
 
 
+def decode_streamed_share(kw):
+    """The share of the weights a decode step reads: all but the embedding table (one row) and,
+    in a mixture of experts, the experts no token picked (num_experts_per_tok of
+    num_local_experts are read)."""
+    unread = embedding_share(kw)
+    if is_moe(kw):
+        unread += expert_parameters(kw) / parameter_count(kw) * (
+            1 - kw["num_experts_per_tok"] / kw["num_local_experts"])
+    return 1.0 - unread
+
+
 def kv_cache_bytes_per_position(kw, dtype_bytes=4):
     head = kw["hidden_size"] // kw["num_attention_heads"]
     return 2 * kw["num_hidden_layers"] * kw["num_key_value_heads"] * head * dtype_bytes
@@ -84,10 +115,13 @@ def kv_cache_bytes_per_position(kw, dtype_bytes=4):
 
 def hf_model(kw):
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM, MixtralConfig, MixtralForCausalLM
 
     torch.manual_seed(SEED)
-    model = LlamaForCausalLM(LlamaConfig(**kw)).eval()
+    if is_moe(kw):
+        model = MixtralForCausalLM(MixtralConfig(**kw)).eval()
+    else:
+        model = LlamaForCausalLM(LlamaConfig(**kw)).eval()
     # transformers' init (std 0.02) gives nearly flat logits; a wider spread keeps greedy picks
     # clear of rounding, so the systems' generated tokens can be compared.
     with torch.no_grad():

@@ -70,12 +70,13 @@ def prepare(config, work, prompt_tokens, new_tokens, group, reuse, with_pteron):
     [1, T], cache_position [T]) with T dynamic up to the prompt, so the prompt takes one call;
     compiled with last_token_logits, so a call returns the last token's logits only (what
     ExecuTorch's export computes and llama.cpp's generate asks for)."""
-    from llm_models import hf_model, meta_checkpoint, npz_weights, resolve_config
+    from llm_models import hf_model, is_moe, meta_checkpoint, npz_weights, resolve_config
 
     work = Path(work)
     _, kw = resolve_config(config)
     model = hf_model(kw)
-    if not (reuse and (work / "weights.npz").exists()):
+    # The peers' converters write Llama's tensors only (bench/llm.py leaves them out for MoE).
+    if not is_moe(kw) and not (reuse and (work / "weights.npz").exists()):
         (work / "meta").mkdir(parents=True, exist_ok=True)
         meta_checkpoint(model, kw, work / "meta")
         npz_weights(model, work / "weights.npz")

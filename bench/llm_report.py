@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 GOALS = [  # (what, pteron precision, peer system, peer precision, needed ratio)
+    ("≥1.5x eager, fp32", "fp32", "eager", "fp32", 1.5),
     ("≥1.5x ExecuTorch, fp32", "fp32", "executorch", "fp32", 1.5),
     ("≥1.5x ExecuTorch, 8da4w", "8da4w", "executorch", "8da4w", 1.5),
     ("≥ llama.cpp F32", "fp32", "llama.cpp", "F32", 1.0),
@@ -55,6 +56,12 @@ def goal_lines(doc):
     return lines
 
 
+def experts(kw):
+    if "num_local_experts" not in kw:
+        return ""
+    return f" in {kw['num_local_experts']} experts, {kw['num_experts_per_tok']} per token"
+
+
 def per_cpu_s(tokens, cpu_ms):
     return "–" if not cpu_ms else f"{tokens / (cpu_ms / 1e3):.0f}"
 
@@ -66,7 +73,8 @@ def write_markdown(doc, path: Path) -> str:
     lines = [title, "",
              f"{doc['config']}: {doc['parameters'] / 1e6:.1f}M parameters (d {kw['hidden_size']}, "
              f"{kw['num_hidden_layers']} layers, {kw['num_attention_heads']} heads over "
-             f"{kw['num_key_value_heads']} KV heads, SwiGLU {kw['intermediate_size']}, vocab {kw['vocab_size']}), "
+             f"{kw['num_key_value_heads']} KV heads, SwiGLU {kw['intermediate_size']}{experts(kw)}, "
+             f"vocab {kw['vocab_size']}), "
              f"seeded random weights; {doc['prompt_tokens']} prompt tokens, {doc['new_tokens']} generated, greedy; "
              f"{doc['threads']} threads; {doc['rounds']} alternating round(s), each system in its own process, "
              f"medians; {doc['priority']}; {doc['cores']} cores ({doc['machine']}), load average up to "
@@ -94,7 +102,8 @@ def write_markdown(doc, path: Path) -> str:
               "Prefill is the prompt's calls plus picking the first token; decode tok/s counts the other "
               "generated tokens. Peak RSS is the process's (the kernel's accounting); the Python peers' include "
               "the interpreter and torch (rss_before_load_bytes in llm.json). Decode bytes per token are the "
-              "weight file less the embedding table's share (one row is read) plus the KV cache up to the mean "
+              "weight file less the embedding table's share (one row is read) and, in a mixture of experts, "
+              "less the experts a token does not pick, plus the KV cache up to the mean "
               "decode position (fp32; llama.cpp's is f16). Every system runs --warmup untimed generations "
               "(the prompt and 4 tokens) in its process first (`pteron generate --warmup`). Tokens per CPU "
               "second divide by the process's CPU time (all its threads) over the same span: on a loaded "
