@@ -1,6 +1,6 @@
 """Decode-shaped GEMV (one row x [N, K] weights, default 4096 x 4096) on pteron's optimized
 kernels: fp32 aten::linear against the quantized linears (int8 weight-only, int4 weight-only,
-8da4w), with the bandwidth each achieves (weight bytes streamed per call / time) next to a
+8da4w, 8da8w per channel), with the bandwidth each achieves (weight bytes streamed per call / time) next to a
 STREAM-style copy measured in the same run (bytes read + written per second by a large
 torch.Tensor.copy_, the memory bandwidth this machine gives one process now).
 
@@ -70,7 +70,7 @@ def main():
         """One set of a kernel's weight arguments (fresh random values)."""
         if kind == "fp32":
             return [torch.randn(n, k, generator=gen)]
-        if kind == "int8":
+        if kind in ("int8", "8da8w"):
             return [torch.randint(-128, 128, (n, k), generator=gen).to(torch.int8),
                     torch.rand(n, 1, generator=gen) * 0.01]
         q4 = torch.randint(-8, 8, (n, k), generator=gen)
@@ -101,6 +101,8 @@ def main():
                                                            lambda w: [x, w[0], w[1], None, g, out]))),
         (f"8da4w g{g}", *cycling("8da4w", kernel("pteron::linear_8da4w.out",
                                                  lambda w: [x, w[0], w[1], sums, None, g, eps, out]))),
+        ("8da8w", *cycling("8da8w", kernel("pteron::linear_8da8w.out",
+                                           lambda w: [x, w[0], w[1], None, k, eps, out]))),
     ]
     shape = f"{'GEMV' if a.rows == 1 else 'GEMM'} {a.rows} x {k} -> {n}"
     print(f"{shape}, {a.threads} thread(s); STREAM-style copy: {stream:.1f} GB/s "

@@ -243,7 +243,7 @@ QuantizedConstants add_quantized_constants(ir::Graph& graph, const std::string& 
   for (const QuantizedMatrix* m : matrices) {
     const std::vector<uint8_t> w = kind == QLinearKind::A8W4  ? pack_int4_panels(*m)
                                    : kind == QLinearKind::Q4W ? pack_int4(*m)
-                                                              : bytes_of(m->q);
+                                                              : bytes_of(m->q);  // int8 rows
     const std::vector<uint8_t> s =
         bytes_of(kind == QLinearKind::A8W4 ? panel_scales(*m) : m->scales);
     weight.insert(weight.end(), w.begin(), w.end());
@@ -267,6 +267,7 @@ QuantizedConstants add_quantized_constants(ir::Graph& graph, const std::string& 
   QuantizedConstants c;
   switch (kind) {
     case QLinearKind::Q8W:
+    case QLinearKind::A8W8:
       c.weight = add("_q8", ScalarType::Char, shape({m0.rows, m0.cols}), std::move(weight));
       break;
     case QLinearKind::Q4W:
@@ -314,6 +315,17 @@ const ir::OpSchema& linear_8da4w_schema() {
                                                          {"weight", "Tensor"},
                                                          {"scales", "Tensor"},
                                                          {"weight_sums", "Tensor"},
+                                                         {"bias", "Tensor?"},
+                                                         {"group_size", "int"},
+                                                         {"eps", "float"}});
+  return s;
+}
+
+const ir::OpSchema& linear_8da8w_schema() {
+  static const ir::OpSchema& s =
+      register_single_output_op("pteron::linear_8da8w", {{"input", "Tensor"},
+                                                         {"weight", "Tensor"},
+                                                         {"scales", "Tensor"},
                                                          {"bias", "Tensor?"},
                                                          {"group_size", "int"},
                                                          {"eps", "float"}});
@@ -402,6 +414,12 @@ void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueI
                                  QLinearKind kind, double eps) {
   const std::string base = graph.value(graph.node(linear).outputs[0]).name + "_weight";
   const QuantizedConstants c = add_quantized_constants(graph, base, {&m}, kind, {});
+  if (kind == QLinearKind::A8W8) {
+    graph.set_op(linear, linear_8da8w_schema(),
+                 {ir::TensorRef{input}, ir::TensorRef{c.weight}, ir::TensorRef{c.scales}, bias,
+                  m.group, eps});
+    return;
+  }
   if (kind != QLinearKind::A8W4) {
     graph.set_op(
         linear, kind == QLinearKind::Q4W ? linear_q4w_schema() : linear_q8w_schema(),
@@ -490,9 +508,7 @@ int quantized_linear(ir::Graph& graph, const std::unordered_set<ir::NodeId>& del
       }
     }
     if (act) {
-      if (m->bits != 4)
-        refuse(node, "dynamic int8 activations are supported with int4 weights only");
-      kind = QLinearKind::A8W4;
+      kind = m->bits == 4 ? QLinearKind::A8W4 : QLinearKind::A8W8;
       if (row_view != ir::kNoNode) {
         graph.set_arg(row_view, 0, ir::TensorRef{act->x});
       } else {

@@ -8,11 +8,12 @@
 //   8da4w (Int8DynamicActivationIntxWeightConfig(weight_dtype=int4)): the input is also
 //     s, z = choose_qparams_affine(x, 'ASYMMETRIC', [1, .., 1, K], int8, -128, 127)
 //     dequantize_affine(quantize_affine(x, [1, .., K], s, z, int8, -128, 127), ...)
-// quantized_linear() rewrites these into pteron::linear_q8w / linear_q4w / linear_8da4w and
-// pteron::embedding_q8w / embedding_q4w (kernels/optimized/op_linear_quantized.cpp,
-// op_embedding_quantized.cpp), packing int4 weights two per byte at compile time. Variants
-// the kernels do not cover (asymmetric weights, int4 groups that are not multiples of 32,
-// 8-bit weights with dynamic activations, ...) are a CompileError naming the node and why.
+//   8da8w (the same config with weight_dtype=int8, its default): the same, int8 weights.
+// quantized_linear() rewrites these into pteron::linear_q8w / linear_q4w / linear_8da4w /
+// linear_8da8w and pteron::embedding_q8w / embedding_q4w (kernels/optimized/
+// op_linear_quantized.cpp, op_embedding_quantized.cpp), packing int4 weights two per byte at
+// compile time. Variants the kernels do not cover (asymmetric weights, int4 groups that are
+// not multiples of 32, ...) are a CompileError naming the node and why.
 #pragma once
 
 #include <cfloat>
@@ -25,15 +26,17 @@
 
 namespace pteron::compiler {
 
-enum class QLinearKind { Q8W, Q4W, A8W4 };
+enum class QLinearKind { Q8W, Q4W, A8W4, A8W8 };
 
 // The functional schemas of the ops the pass writes (each registered with its .out variant on
 // first use): pteron::linear_q8w / linear_q4w (input, weight, scales, bias?, group_size),
-// pteron::linear_8da4w (input, weight, scales, weight_sums, bias?, group_size, eps) and
+// pteron::linear_8da4w (input, weight, scales, weight_sums, bias?, group_size, eps),
+// pteron::linear_8da8w (input, weight, scales, bias?, group_size, eps) and
 // pteron::embedding_q8w / embedding_q4w (weight, scales, indices, group_size).
 const ir::OpSchema& linear_q8w_schema();
 const ir::OpSchema& linear_q4w_schema();
 const ir::OpSchema& linear_8da4w_schema();
+const ir::OpSchema& linear_8da8w_schema();
 const ir::OpSchema& embedding_quantized_schema(bool int4);
 // pteron::grouped_mm_q8w / grouped_mm_q4w (input, weight, scales, offs, group_size) and
 // pteron::grouped_mm_8da4w (input, weight, scales, weight_sums, offs, group_size, eps): a

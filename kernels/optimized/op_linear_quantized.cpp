@@ -7,6 +7,8 @@
 //       Tensor? bias, int group_size, float eps, *, Tensor(a!) out)
 //                                                 int4 weights in panels of 16 channels
 //                                                 [P, K / 8, 64] (uint8), P = ceil(N / 16)
+//   pteron::linear_8da8w.out(Tensor input, Tensor weight, Tensor scales, Tensor? bias,
+//       int group_size, float eps, *, Tensor(a!) out)   int8 weights [N, K]
 // Weight-only scales [N, K / group_size], 8da4w's [P, K / group_size, 16] (the panel layout of
 // qlinear/qlinear_kernels.h), float32: weight = q * scale of its group. input [..., K] float32,
 // out [..., N] float32, N = weight_sums' length for 8da4w.
@@ -19,6 +21,9 @@
 // reduced across lanes and the group scales are applied in registers. Decode (one row)
 // streams each panel once, four at a time; prefill runs tiles of rows x panels, the panel
 // staying in cache while all rows pass. Threads split the panels.
+// 8da8w (torchao's Int8DynamicActivationIntxWeightConfig with int8 weights) quantizes its rows
+// the same way, dequantizes them back (what torchao's eager model multiplies) and runs the
+// int8 weight-only product on them (qlinear/qlinear_run.h says why).
 // Weight-only kernels: decode four rows per weight pass and blocks of channels; prefill (8+
 // rows) on the SGEMM with the weights dequantized into its packed panels.
 #include <cmath>
@@ -65,7 +70,7 @@ Error check_problem(Kind kind, const char* op, const Tensor& input, const Tensor
   return Error::Ok;
 }
 
-Error check_8da4w(Span<EValue*> args, A8W4Problem* p, const float** x) {
+Error check_8da4w(Span<EValue*> args, A8Problem* p, const float** x) {
   constexpr const char* kOp = "pteron::linear_8da4w.out";
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
@@ -129,7 +134,7 @@ Error linear_q4w_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 Error linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
-  A8W4Problem p;
+  A8Problem p;
   const float* x = nullptr;
   PTERON_TRY(check_8da4w(args, &p, &x));
   if (p.M == 0 || p.N == 0) return Error::Ok;
@@ -140,10 +145,25 @@ Error linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
   return Error::Ok;
 }
 
+// (x, weight, scales, bias?, group_size, eps, out): the weight-only int8 arguments and eps.
+Error linear_8da8w_out(KernelContext& ctx, Span<EValue*> args) {
+  constexpr const char* kOp = "pteron::linear_8da8w.out";
+  WeightOnlyProblem p;
+  PTERON_TRY(check_problem(Kind::Q8W, kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
+                           args[3]->is_none() ? nullptr : args[3]->tensor, args[4]->i,
+                           *args[6]->tensor, &p));
+  const double eps = args[5]->scalar_as_double();
+  PTERON_CHECK(eps > 0.0 && std::isfinite(eps), Error::InvalidArgument,
+               "%s: eps must be positive, got %g", kOp, eps);
+  if (p.M == 0 || p.N == 0) return Error::Ok;
+  return run_8da8w(ctx, kOp, p, static_cast<float>(eps));
+}
+
 }  // namespace
 
 PTERON_KERNEL("pteron::linear_q8w.out", linear_q8w_out, "TTTtIT");
 PTERON_KERNEL("pteron::linear_q4w.out", linear_q4w_out, "TTTtIT");
 PTERON_KERNEL("pteron::linear_8da4w.out", linear_8da4w_out, "TTTTtIDT");
+PTERON_KERNEL("pteron::linear_8da8w.out", linear_8da8w_out, "TTTtIDT");
 
 }  // namespace pteron::opt

@@ -46,6 +46,7 @@ void register_library_schemas() {
   linear_q8w_schema();
   linear_q4w_schema();
   linear_8da4w_schema();
+  linear_8da8w_schema();
   grouped_mm_weight_only_schema(false);
   grouped_mm_weight_only_schema(true);
   grouped_mm_8da4w_schema();

@@ -114,7 +114,7 @@ Error quantize_activations(KernelContext& ctx, const char* op, const float* x, i
   return Error::Ok;
 }
 
-void run_8da4w(const A8W4Problem& p, const A8Activations& a) {
+void run_8da4w(const A8Problem& p, const A8Activations& a) {
   const QLinearKernels& kt = qlinear_kernels();
   const int64_t groups = p.K / p.G;
   const int64_t panel_count = (p.N + kA8W4Panel - 1) / kA8W4Panel;
@@ -148,6 +148,27 @@ void run_8da4w(const A8W4Problem& p, const A8Activations& a) {
       }
     }
   });
+}
+
+Error run_8da8w(KernelContext& ctx, const char* op, WeightOnlyProblem p, float eps) {
+  A8Activations a;
+  PTERON_TRY(quantize_activations(ctx, op, p.x, p.M, p.K, p.G, eps, &a));
+  auto* rows =
+      static_cast<float*>(ctx.allocate_scratch(static_cast<size_t>(p.M * p.K) * sizeof(float), 64));
+  PTERON_CHECK(rows != nullptr, Error::OutOfMemory,
+               "%s: no scratch memory for %lld x %lld activations", op, static_cast<long long>(p.M),
+               static_cast<long long>(p.K));
+  parallel_for(p.M, p.K, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const float s = a.scale[m];
+      const int32_t z = a.zero[m];
+      for (int64_t k = 0; k < p.K; ++k)
+        rows[m * p.K + k] = static_cast<float>(a.xq[m * p.K + k] - z) * s;
+    }
+  });
+  p.x = rows;
+  run_weight_only(ctx, p, false);
+  return Error::Ok;
 }
 
 Error check_weight_only_layout(const char* op, bool int4, int64_t K, int64_t G, int64_t N,

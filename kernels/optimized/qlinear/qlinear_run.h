@@ -43,9 +43,10 @@ struct A8Activations {
 Error quantize_activations(KernelContext& ctx, const char* op, const float* x, int64_t M, int64_t K,
                            int64_t G, float eps, A8Activations* out);
 
-// y [M, N] = the quantized rows `a` times int4 panels w [P, K / 8, 64] with scales
-// [P, K / G, 16] and weight_sums [N] (the zero-point correction), + bias (or none).
-struct A8W4Problem {
+// y [M, N] = the quantized rows `a` times 8da4w's int4 panels w [P, K / 8, 64] with scales
+// [P, K / G, 16] and weight_sums [N] (sum_k q_k * its scale: the zero-point correction), +
+// bias (or none).
+struct A8Problem {
   int64_t M, K, N, G;
   const uint8_t* w;
   const float* scales;
@@ -53,7 +54,13 @@ struct A8W4Problem {
   const float* bias;
   float* y;
 };
-void run_8da4w(const A8W4Problem& p, const A8Activations& a);
+void run_8da4w(const A8Problem& p, const A8Activations& a);
+
+// 8da8w (int8 weights, the weight-only problem's): p.x's rows quantized as 8da4w's are, then
+// dequantized (scale * (q - zero), as torchao's dequantize_affine) into scratch and multiplied
+// by the weights on the weight-only int8 path. torchao's eager model computes exactly this
+// float product; the integer dot products of 8da4w's tiles have no int8-weight form yet.
+Error run_8da8w(KernelContext& ctx, const char* op, WeightOnlyProblem p, float eps);
 
 // The weights' layout checks, for `lead` leading dims (0: one matrix, 1: one per expert) in
 // front of each matrix: the weight-only weight [.., N, K] int8 or [.., N, K / 2] uint8 (int4)
