@@ -68,6 +68,9 @@ EXTRA_ATEN_OPS += [
 # Kept by run_decompositions though not tagged core, with portable kernels: mode, nanmedian,
 # histc, embedding_bag's inference form, and the complex ops of ExecuTorch's portable list
 # (view_as_real becomes view_as_real_copy, as every view).
+# torchao's Int8DynamicActivationInt8WeightConfig multiplies its int8 activations and weights
+# with _int_mm (no decomposition).
+EXTRA_ATEN_OPS += ["_int_mm.default"]
 EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.default",
                    "_embedding_bag_forward_only.default", "view_as_real.default",
                    "_conj_physical.default"]
@@ -109,7 +112,8 @@ EXTRA_ATEN_OPS += [key.split("::", 1)[1] for key in GROUPED_MM_OUT_VARIANTS]
 EXTERNAL_SCHEMAS = [
     # torchao's affine quantization primitives (torchao/quantization/quant_primitives.py), as
     # torchao 0.18 registers them: its LLM export (8da4w, int4/int8 weight-only) keeps them
-    # after run_decompositions(); pteron's optimized library rewrites their patterns.
+    # after run_decompositions(); pteron's optimized library rewrites their patterns, and
+    # portable kernels run what is left through out-variants of pteron's own (torchao has none).
     "torchao::dequantize_affine(Tensor input, SymInt[] block_size, Tensor scale,"
     " Tensor? zero_point, ScalarType input_dtype, Scalar? quant_min=None,"
     " Scalar? quant_max=None, ScalarType output_dtype=6) -> Tensor",
@@ -120,6 +124,17 @@ EXTERNAL_SCHEMAS = [
     " ScalarType target_dtype, Scalar? quant_min=None, Scalar? quant_max=None,"
     " float? eps=None, ScalarType? scale_dtype=None, ScalarType? zero_point_dtype=None,"
     " bool keepdim=False) -> (Tensor, Tensor)",
+    "torchao::dequantize_affine.out(Tensor input, SymInt[] block_size, Tensor scale,"
+    " Tensor? zero_point, ScalarType input_dtype, Scalar? quant_min=None,"
+    " Scalar? quant_max=None, ScalarType output_dtype=6, *, Tensor(a!) out) -> Tensor(a!)",
+    "torchao::quantize_affine.out(Tensor input, SymInt[] block_size, Tensor scale,"
+    " Tensor? zero_point, ScalarType output_dtype, Scalar? quant_min=None,"
+    " Scalar? quant_max=None, *, Tensor(a!) out) -> Tensor(a!)",
+    "torchao::choose_qparams_affine.out(Tensor? input, str mapping_type, SymInt[] block_size,"
+    " ScalarType target_dtype, Scalar? quant_min=None, Scalar? quant_max=None,"
+    " float? eps=None, ScalarType? scale_dtype=None, ScalarType? zero_point_dtype=None,"
+    " bool keepdim=False, *, Tensor(a!) scale, Tensor(b!) zero_point)"
+    " -> (Tensor(a!), Tensor(b!))",
     "dim_order_ops::_to_dim_order_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None,"
     " Device? device=None, bool? pin_memory=None, bool non_blocking=False,"
     " int[]? dim_order=None) -> Tensor",

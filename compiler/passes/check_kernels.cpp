@@ -67,12 +67,7 @@ void check_kernels_available(const ir::Graph& graph,
     const ir::Node& node = graph.node(id);
     const ir::OpSchema* schema = kernel_schema_for(node);
     std::string key;
-    if (schema == nullptr && node.op.ns == "torchao") {
-      // Only the optimized library's quantized_linear pass turns these into kernels.
-      key = node.op.str() +
-            " (torchao quantization: compile with the optimized library, "
-            "backends optimized,portable)";
-    } else if (schema == nullptr) {
+    if (schema == nullptr) {
       key = node.op.str() + " (no out-variant form)";
     } else {
       const std::string qualified =

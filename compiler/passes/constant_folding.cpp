@@ -13,8 +13,10 @@ constexpr uint64_t kGrowthFactor = 4;
 
 bool foldable(const ir::Graph& g, const ir::Node& node) {
   // Quantized weights stay int8 constants behind their dequantize (4x smaller, and backends
-  // match dequantize -> op -> quantize patterns).
-  if (node.op.ns == "quantized_decomposed" && node.op.name.rfind("dequantize", 0) == 0)
+  // match dequantize -> op -> quantize patterns; the optimized library rewrites torchao's
+  // dequantize_affine -> linear into its quantized linears).
+  if ((node.op.ns == "quantized_decomposed" || node.op.ns == "torchao") &&
+      node.op.name.rfind("dequantize", 0) == 0)
     return false;
   uint64_t in_bytes = 0, out_bytes = 0;
   for (ir::ValueId v : node.inputs()) {

@@ -239,6 +239,6 @@ void q4w_rows(const uint8_t* w, const float* scales, int64_t K, int64_t G, const
 
 extern const QLinearKernels kTable = {
     "avx512-vnni", q8w_rows, q4w_rows, qscalar::q8w_dequant, qscalar::q4w_dequant, a8_quantize_row,
-    a8w4_tile,     8,        1};
+    a8w4_tile,     8,        1,        qscalar::int8_tile};
 
 }  // namespace pteron::opt::qavx512

@@ -4,7 +4,8 @@
 
 namespace pteron::opt::qscalar {
 
-extern const QLinearKernels kTable = {
-    "scalar", q8w_rows, q4w_rows, q8w_dequant, q4w_dequant, a8_quantize_row, a8w4_tile, 1, 1};
+extern const QLinearKernels kTable = {"scalar",    q8w_rows,        q4w_rows,  q8w_dequant,
+                                      q4w_dequant, a8_quantize_row, a8w4_tile, 1,
+                                      1,           int8_tile};
 
 }  // namespace pteron::opt::qscalar

@@ -132,6 +132,57 @@ inline int a8w4_nibble(const uint8_t* panel, int c, int64_t k) {
   return (k & 4) ? (b >> 4) : (b & 15);
 }
 
+template <typename A, typename B>
+inline void int8_tile_typed(const A* a, int64_t a_rs, const B* b, int64_t b_rs, int64_t K, int rows,
+                            int cols, int32_t* c, int64_t c_rs) {
+  if (rows == kInt8Tile && cols == kInt8Tile) {
+    // Sixteen named sums (not an array) so that the vectoriser keeps each in a register.
+    // Unsigned: wrapping is defined, and |a * b| <= 2^15 fits int32 before it.
+    uint32_t s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+    uint32_t s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
+    const A *a0 = a, *a1 = a + a_rs, *a2 = a + 2 * a_rs, *a3 = a + 3 * a_rs;
+    const B *b0 = b, *b1 = b + b_rs, *b2 = b + 2 * b_rs, *b3 = b + 3 * b_rs;
+    for (int64_t k = 0; k < K; ++k) {
+      const int32_t x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k];
+      const int32_t y0 = b0[k], y1 = b1[k], y2 = b2[k], y3 = b3[k];
+      s00 += static_cast<uint32_t>(x0 * y0), s01 += static_cast<uint32_t>(x0 * y1);
+      s02 += static_cast<uint32_t>(x0 * y2), s03 += static_cast<uint32_t>(x0 * y3);
+      s10 += static_cast<uint32_t>(x1 * y0), s11 += static_cast<uint32_t>(x1 * y1);
+      s12 += static_cast<uint32_t>(x1 * y2), s13 += static_cast<uint32_t>(x1 * y3);
+      s20 += static_cast<uint32_t>(x2 * y0), s21 += static_cast<uint32_t>(x2 * y1);
+      s22 += static_cast<uint32_t>(x2 * y2), s23 += static_cast<uint32_t>(x2 * y3);
+      s30 += static_cast<uint32_t>(x3 * y0), s31 += static_cast<uint32_t>(x3 * y1);
+      s32 += static_cast<uint32_t>(x3 * y2), s33 += static_cast<uint32_t>(x3 * y3);
+    }
+    const uint32_t sums[16] = {s00, s01, s02, s03, s10, s11, s12, s13,
+                               s20, s21, s22, s23, s30, s31, s32, s33};
+    for (int i = 0; i < kInt8Tile; ++i)
+      for (int j = 0; j < kInt8Tile; ++j) c[i * c_rs + j] = static_cast<int32_t>(sums[i * 4 + j]);
+    return;
+  }
+  for (int i = 0; i < rows; ++i) {  // an edge tile: one sum at a time
+    for (int j = 0; j < cols; ++j) {
+      uint32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k)
+        sum += static_cast<uint32_t>(static_cast<int32_t>(a[i * a_rs + k]) *
+                                     static_cast<int32_t>(b[j * b_rs + k]));
+      c[i * c_rs + j] = static_cast<int32_t>(sum);
+    }
+  }
+}
+
+inline void int8_tile(const void* a, bool a_signed, int64_t a_rs, const void* b, bool b_signed,
+                      int64_t b_rs, int64_t K, int rows, int cols, int32_t* c, int64_t c_rs) {
+  const auto* au = static_cast<const uint8_t*>(a);
+  const auto* as = static_cast<const int8_t*>(a);
+  const auto* bu = static_cast<const uint8_t*>(b);
+  const auto* bs = static_cast<const int8_t*>(b);
+  if (!a_signed && b_signed) return int8_tile_typed(au, a_rs, bs, b_rs, K, rows, cols, c, c_rs);
+  if (a_signed && b_signed) return int8_tile_typed(as, a_rs, bs, b_rs, K, rows, cols, c, c_rs);
+  if (a_signed) return int8_tile_typed(as, a_rs, bu, b_rs, K, rows, cols, c, c_rs);
+  return int8_tile_typed(au, a_rs, bu, b_rs, K, rows, cols, c, c_rs);
+}
+
 inline void a8w4_tile(const uint8_t* w, const float* scales, int64_t K, int64_t G, int panels,
                       const int8_t* xq, int64_t xq_rs, const int32_t* xoff, int64_t xoff_rs,
                       int rows, float* acc, int64_t acc_rs) {

@@ -73,7 +73,16 @@ struct QLinearKernels {
   // The tile this table computes fastest for prefill (rows x panels per call); decode calls
   // one row with up to kA8W4MaxPanels panels.
   int a8w4_rows, a8w4_panels;
+  // aten::_int_mm's exact products: c[i * c_rs + j] = sum_k A(i, k) * B(j, k) for i < rows,
+  // j < cols (1..kInt8Tile each), A's row i at a + i * a_rs and B's row j at b + j * b_rs, K
+  // bytes each, signed or unsigned as told, summed modulo 2^32 as torch's int32 accumulator.
+  // A plain 4 x 4 loop of sixteen sums that each table's flags vectorise (AVX-512 VNNI
+  // `vpdpbusd`, AVX2 widening multiply-adds, aarch64 `sdot` / `udot`).
+  void (*int8_tile)(const void* a, bool a_signed, int64_t a_rs, const void* b, bool b_signed,
+                    int64_t b_rs, int64_t K, int rows, int cols, int32_t* c, int64_t c_rs);
 };
+
+constexpr int kInt8Tile = 4;
 
 // The best table for this CPU (decided once; capped by PTERON_ISA).
 const QLinearKernels& qlinear_kernels();

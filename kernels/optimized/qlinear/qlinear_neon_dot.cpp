@@ -146,6 +146,7 @@ extern const QLinearKernels kTable = {"neon-dot",
                                       qscalar::a8_quantize_row,
                                       a8w4_tile,
                                       4,
-                                      1};
+                                      1,
+                                      qscalar::int8_tile};
 
 }  // namespace pteron::opt::qneondot

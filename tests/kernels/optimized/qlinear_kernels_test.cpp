@@ -310,5 +310,50 @@ TEST(QLinearKernels, Int4WeightOnlyIsBitExactInEveryTable) {
   }
 }
 
+// aten::_int_mm's tiles: every table, every signedness pair, full and edge tiles, odd K,
+// extreme bytes, against int64 sums wrapped to int32.
+TEST(QLinearKernels, Int8TilesAreExact) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const QLinearKernels* k : tables()) {
+    for (const int64_t K : {1, 31, 64, 1000}) {
+      for (const bool a_signed : {false, true}) {
+        for (const bool b_signed : {false, true}) {
+          for (const int rows : {1, 3, 4}) {
+            for (const int cols : {2, 4}) {
+              const int64_t a_rs = K + 3, b_rs = K + 5;  // rows apart, as in a larger matrix
+              std::vector<uint8_t> a(static_cast<size_t>(rows * a_rs)),
+                  b(static_cast<size_t>(cols * b_rs));
+              for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+              for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+              if (K == 1000) {  // the largest magnitudes each signedness allows
+                std::fill(a.begin(), a.end(), a_signed ? uint8_t{0x80} : uint8_t{0xff});
+                std::fill(b.begin(), b.end(), b_signed ? uint8_t{0x80} : uint8_t{0xff});
+              }
+              std::vector<int32_t> c(static_cast<size_t>(rows) * 6, -7);
+              k->int8_tile(a.data(), a_signed, a_rs, b.data(), b_signed, b_rs, K, rows, cols,
+                           c.data(), 6);
+              for (int i = 0; i < rows; ++i) {
+                for (int j = 0; j < cols; ++j) {
+                  int64_t want = 0;
+                  for (int64_t x = 0; x < K; ++x) {
+                    const uint8_t av = a[i * a_rs + x], bv = b[j * b_rs + x];
+                    want += (a_signed ? int64_t{static_cast<int8_t>(av)} : int64_t{av}) *
+                            (b_signed ? int64_t{static_cast<int8_t>(bv)} : int64_t{bv});
+                  }
+                  EXPECT_EQ(c[i * 6 + j], static_cast<int32_t>(static_cast<uint32_t>(want)))
+                      << k->name << " K " << K << " signed " << a_signed << b_signed << " tile "
+                      << rows << "x" << cols << " at " << i << "," << j;
+                }
+                for (int j = cols; j < 6; ++j) EXPECT_EQ(c[i * 6 + j], -7);  // untouched
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pteron
