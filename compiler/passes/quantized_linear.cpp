@@ -434,6 +434,9 @@ void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueI
 void rewrite_as_quantized_grouped_mm(ir::Graph& graph, ir::NodeId grouped, ir::ValueId input,
                                      ir::ValueId offs, const std::vector<QuantizedMatrix>& experts,
                                      QLinearKind kind, double eps) {
+  if (kind == QLinearKind::A8W8) {  // no grouped kernel: no caller asks for one
+    throw CompileError(graph.node(grouped).describe() + ": experts have no 8da8w kernel");
+  }
   const std::string base = graph.value(graph.node(grouped).outputs[0]).name + "_experts";
   std::vector<const QuantizedMatrix*> matrices;
   for (const QuantizedMatrix& m : experts) matrices.push_back(&m);

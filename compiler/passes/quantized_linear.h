@@ -71,7 +71,8 @@ void rewrite_as_quantized_linear(ir::Graph& graph, ir::NodeId linear, ir::ValueI
 
 // The same for a grouped product node (a mixture of experts' transformers::grouped_mm_fallback
 // or aten::_grouped_mm, its output kept) reading rows `input` sorted by expert with offsets
-// `offs`: `experts` holds one [N, K] matrix per expert, all of one shape and group.
+// `offs`: `experts` holds one [N, K] matrix per expert, all of one shape and group; `kind`
+// Q8W, Q4W or A8W4 (A8W8 has no grouped kernel: CompileError).
 void rewrite_as_quantized_grouped_mm(ir::Graph& graph, ir::NodeId grouped, ir::ValueId input,
                                      ir::ValueId offs, const std::vector<QuantizedMatrix>& experts,
                                      QLinearKind kind, double eps = FLT_MIN);

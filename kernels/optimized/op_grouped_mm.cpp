@@ -24,27 +24,26 @@ bool grouped_sgemm(KernelContext& ctx, const char* op, const Tensor& self, const
   if (check_grouped_mm(op, self, mat2, &offs, out) != Error::Ok) return false;  // portable reports
   if (out.numel() > 0 && out.stride(1) != 1 && out.size(1) != 1) return false;
   ConstantCache* const weight_cache = constant_cache_of(mat2);
-  int64_t start = 0;
-  for (int64_t g = 0; g < mat2.size(0); ++g) {
-    const int64_t end = grouped_mm_end(offs, g);
-    if (end > start) {
-      SgemmProblem p;
-      p.M = end - start;
-      p.N = mat2.size(2);
-      p.K = mat2.size(1);
-      p.a = self.data<const float>() + start * self.stride(0);
-      p.a_rs = self.stride(0);
-      p.a_cs = self.stride(1);
-      p.b = mat2.data<const float>() + g * mat2.stride(0);
-      p.b_rs = mat2.stride(1);
-      p.b_cs = mat2.stride(2);
-      p.b_cache = weight_cache;
-      p.c = out.data<float>() + start * out.stride(0);
-      p.c_rs = out.stride(0);
-      if (!sgemm(ctx, p)) return false;
-    }
-    start = end;
-  }
+  bool ok = true;
+  const int64_t start =
+      for_each_group(offs, mat2.size(0), [&](int64_t g, int64_t row, int64_t rows) {
+        if (!ok) return;  // scratch ran out: the portable kernel redoes the call
+        SgemmProblem p;
+        p.M = rows;
+        p.N = mat2.size(2);
+        p.K = mat2.size(1);
+        p.a = self.data<const float>() + row * self.stride(0);
+        p.a_rs = self.stride(0);
+        p.a_cs = self.stride(1);
+        p.b = mat2.data<const float>() + g * mat2.stride(0);
+        p.b_rs = mat2.stride(1);
+        p.b_cs = mat2.stride(2);
+        p.b_cache = weight_cache;
+        p.c = out.data<float>() + row * out.stride(0);
+        p.c_rs = out.stride(0);
+        ok = sgemm(ctx, p);
+      });
+  if (!ok) return false;
   float* tail = out.data<float>() + start * out.stride(0);
   for (int64_t i = start; i < out.size(0); ++i, tail += out.stride(0))
     for (int64_t j = 0; j < out.size(1); ++j) tail[j] = 0.0f;

@@ -47,16 +47,12 @@ Error check_rows(const char* op, const Tensor& input, const Tensor& offs, int64_
   return check_grouped_offsets(op, offs, experts, *S);
 }
 
-// Calls run(e, first_row, rows) for each expert with rows, then zeroes the rows past the last.
+// Runs run(e, first_row, rows) for each expert with rows (kernels/portable/util/grouped_mm.h),
+// then zeroes the rows past the last expert's.
 template <typename Run>
 void for_each_expert(const Tensor& offs, int64_t experts, int64_t S, int64_t N, float* y,
                      Run&& run) {
-  int64_t start = 0;
-  for (int64_t e = 0; e < experts; ++e) {
-    const int64_t end = grouped_mm_end(offs, e);
-    if (end > start) run(e, start, end - start);
-    start = end;
-  }
+  const int64_t start = for_each_group(offs, experts, run);
   for (int64_t i = start * N; i < S * N; ++i) y[i] = 0.0f;
 }
 

@@ -70,7 +70,7 @@ Error check_problem(Kind kind, const char* op, const Tensor& input, const Tensor
   return Error::Ok;
 }
 
-Error check_8da4w(Span<EValue*> args, A8Problem* p, const float** x) {
+Error check_8da4w(Span<EValue*> args, A8W4Problem* p, const float** x) {
   constexpr const char* kOp = "pteron::linear_8da4w.out";
   const Tensor& input = *args[0]->tensor;
   const Tensor& weight = *args[1]->tensor;
@@ -134,7 +134,7 @@ Error linear_q4w_out(KernelContext& ctx, Span<EValue*> args) {
 }
 
 Error linear_8da4w_out(KernelContext& ctx, Span<EValue*> args) {
-  A8Problem p;
+  A8W4Problem p;
   const float* x = nullptr;
   PTERON_TRY(check_8da4w(args, &p, &x));
   if (p.M == 0 || p.N == 0) return Error::Ok;

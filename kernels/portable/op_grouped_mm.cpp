@@ -73,16 +73,12 @@ Error grouped_mm(KernelContext& ctx, const char* op, const Tensor& self, const T
   dispatch_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const GemmWorkspace<T> ws = make_gemm_workspace<T>(ctx, S, N, K);  // for any group's rows
-    int64_t start = 0;
-    for (int64_t g = 0; g < mat2.size(0); ++g) {
-      const int64_t end = grouped_mm_end(*offs, g);
-      if (end > start) {
-        gemm<T>(ws, end - start, N, K, matrix_view<const T>(self, 0, 1, start * self.stride(0)),
-                matrix_view<const T>(mat2, 1, 2, g * mat2.stride(0)),
-                matrix_view<T>(out, 0, 1, start * out.stride(0)), 1, 0);
-      }
-      start = end;
-    }
+    const int64_t start =
+        for_each_group(*offs, mat2.size(0), [&](int64_t g, int64_t row, int64_t rows) {
+          gemm<T>(ws, rows, N, K, matrix_view<const T>(self, 0, 1, row * self.stride(0)),
+                  matrix_view<const T>(mat2, 1, 2, g * mat2.stride(0)),
+                  matrix_view<T>(out, 0, 1, row * out.stride(0)), 1, 0);
+        });
     for (int64_t i = start; i < S; ++i)
       for (int64_t j = 0; j < N; ++j) out.data<T>()[i * out.stride(0) + j * out.stride(1)] = T{};
   });

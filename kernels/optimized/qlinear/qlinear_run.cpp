@@ -114,7 +114,7 @@ Error quantize_activations(KernelContext& ctx, const char* op, const float* x, i
   return Error::Ok;
 }
 
-void run_8da4w(const A8Problem& p, const A8Activations& a) {
+void run_8da4w(const A8W4Problem& p, const A8Activations& a) {
   const QLinearKernels& kt = qlinear_kernels();
   const int64_t groups = p.K / p.G;
   const int64_t panel_count = (p.N + kA8W4Panel - 1) / kA8W4Panel;

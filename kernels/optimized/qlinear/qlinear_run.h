@@ -1,5 +1,5 @@
 // The quantized linears' products on raw rows, shared by the ops that hold one weight
-// (pteron::linear_q8w / linear_q4w / linear_8da4w, op_linear_quantized.cpp) and those that
+// (pteron::linear_q8w / q4w / 8da4w / 8da8w, op_linear_quantized.cpp) and those that
 // hold one weight per expert (pteron::grouped_mm_q*, op_grouped_mm_quantized.cpp, which run
 // each expert's rows through these). Weight layouts: qlinear_kernels.h. The callers check
 // shapes; these trust them.
@@ -46,7 +46,7 @@ Error quantize_activations(KernelContext& ctx, const char* op, const float* x, i
 // y [M, N] = the quantized rows `a` times 8da4w's int4 panels w [P, K / 8, 64] with scales
 // [P, K / G, 16] and weight_sums [N] (sum_k q_k * its scale: the zero-point correction), +
 // bias (or none).
-struct A8Problem {
+struct A8W4Problem {
   int64_t M, K, N, G;
   const uint8_t* w;
   const float* scales;
@@ -54,7 +54,7 @@ struct A8Problem {
   const float* bias;
   float* y;
 };
-void run_8da4w(const A8Problem& p, const A8Activations& a);
+void run_8da4w(const A8W4Problem& p, const A8Activations& a);
 
 // 8da8w (int8 weights, the weight-only problem's): p.x's rows quantized as 8da4w's are, then
 // dequantized (scale * (q - zero), as torchao's dequantize_affine) into scratch and multiplied

@@ -20,4 +20,17 @@ Error check_grouped_offsets(const char* op, const Tensor& offs, int64_t G, int64
 // offs[g] (int32 or int64): the end of group g's rows.
 int64_t grouped_mm_end(const Tensor& offs, int64_t g);
 
+// Calls run(g, first_row, rows) for each of the `groups` groups that has rows, in order (offs
+// already checked); returns the end of the last group: rows from there on belong to none.
+template <typename Run>
+int64_t for_each_group(const Tensor& offs, int64_t groups, Run&& run) {
+  int64_t start = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t end = grouped_mm_end(offs, g);
+    if (end > start) run(g, start, end - start);
+    start = end;
+  }
+  return start;
+}
+
 }  // namespace pteron

@@ -196,6 +196,15 @@ def threads(request):
     pteron_native.set_num_threads(0)
 
 
+def assert_same_bits_on_one_thread(op, args, out):
+    """`out` (computed with 2 threads) equals the op's result with 1: each output channel is
+    computed by one thread with the same code."""
+    pteron_native.set_num_threads(1)
+    one = torch.full_like(out, float("nan"))
+    run_kernel(op, args + [one], library="optimized")
+    assert torch.equal(out, one)
+
+
 def pack_int4(q):
     """[N, K] int in [-8, 7] -> [N, K / 2] uint8 in the kernels' block layout."""
     n, k = q.shape
@@ -242,17 +251,11 @@ def test_8da4w_op(threads, m, k, n, group):
     sums = w.sum(-1).float()
     out = torch.full((m, n), float("nan"))
     w4, s4 = pack_panels(q, scales)
-    run_kernel("pteron::linear_8da4w.out",
-               [x, w4, s4, sums, bias, group, torch.finfo(torch.float32).smallest_normal, out],
-               library="optimized")
+    args = [x, w4, s4, sums, bias, group, torch.finfo(torch.float32).smallest_normal]
+    run_kernel("pteron::linear_8da4w.out", args + [out], library="optimized")
     close(out, reference_8da4w(x, q, scales, bias, group), f"8da4w {m}x{k}x{n} g{group}")
-    if threads == 2:  # the same bits as one thread
-        pteron_native.set_num_threads(1)
-        one = torch.full((m, n), float("nan"))
-        run_kernel("pteron::linear_8da4w.out",
-                   [x, w4, s4, sums, bias, group, torch.finfo(torch.float32).smallest_normal, one],
-                   library="optimized")
-        assert torch.equal(out, one)
+    if threads == 2:
+        assert_same_bits_on_one_thread("pteron::linear_8da4w.out", args, out)
 
 
 @pytest.mark.parametrize("m,k,n,group", [(1, 4096, 64, 4096), (5, 256, 40, 32), (9, 100, 33, 25),
@@ -267,11 +270,8 @@ def test_8da8w_op(threads, m, k, n, group):
     out = torch.full((m, n), float("nan"))
     run_kernel("pteron::linear_8da8w.out", args + [out], library="optimized")
     close(out, reference_8da4w(x, q, scales, bias, group), f"8da8w {m}x{k}x{n} g{group}")
-    if threads == 2:  # the same bits as one thread
-        pteron_native.set_num_threads(1)
-        one = torch.full((m, n), float("nan"))
-        run_kernel("pteron::linear_8da8w.out", args + [one], library="optimized")
-        assert torch.equal(out, one)
+    if threads == 2:
+        assert_same_bits_on_one_thread("pteron::linear_8da8w.out", args, out)
 
 
 @pytest.mark.parametrize("int4,m,k,n,group", [(True, 1, 4096, 64, 128), (True, 7, 96, 20, 32),
