@@ -558,12 +558,13 @@ class Loader {
     const ir::OpRef op = ir::OpRef::parse(target);
     const ir::OpSchema* schema = ir::OpSchemaRegistry::global().find(op);
     if (schema == nullptr) {
-      // A custom op of some library: decomposing does not remove it (torch has no decomposition
-      // for it), so say what would.
+      // Every core ATen op is in the table, so an aten op missing here either survives
+      // decomposition (pteron has no kernel for it) or the .pt2 was saved undecomposed; a custom
+      // op of some library is not removed by decomposing, so say what would.
       const bool aten = op.ns == "aten";
       throw CompileError(what + ": operator " + op.str() + " is not in pteron's operator table " +
-                         (aten ? "(core ATen); call ep.run_decompositions() before "
-                                 "torch.export.save"
+                         (aten ? "(pteron has no kernel for it; if this .pt2 was saved without "
+                                 "ep.run_decompositions(), decomposing may replace it)"
                                : "(a custom operator pteron has no kernel for); export the "
                                  "model with plain torch ops in its place"));
     }

@@ -40,7 +40,8 @@ EXTRA_ATEN_OPS = [
     "signbit.default", "max.default", "min.default", "var_mean.correction", "__lshift__.Scalar",
     "__rshift__.Scalar", "__lshift__.Tensor", "__rshift__.Tensor", "bitwise_left_shift.Tensor",
     "bitwise_right_shift.Tensor", "bitwise_left_shift.Tensor_Scalar",
-    "bitwise_right_shift.Tensor_Scalar", "narrow_copy.default", "rand_like.default",
+    "bitwise_right_shift.Tensor_Scalar", "bitwise_left_shift.Scalar_Tensor",
+    "bitwise_right_shift.Scalar_Tensor", "narrow_copy.default", "rand_like.default",
     "randn_like.default", "empty_like.default", "repeat_interleave.Tensor", "hypot.default",
     "copysign.Tensor", "copysign.Scalar", "cumprod.default", "linalg_vector_norm.default",
     "erfinv.default", "bucketize.Tensor", "searchsorted.Tensor", "searchsorted.Scalar",
@@ -71,6 +72,11 @@ EXTRA_ATEN_OPS += [
 # torchao's Int8DynamicActivationInt8WeightConfig multiplies its int8 activations and weights
 # with _int_mm (no decomposition).
 EXTRA_ATEN_OPS += ["_int_mm.default"]
+# Kept by run_decompositions (no decomposition) and called by vision models: timm's max and
+# avg-max global pooling and attention blocks, ViTs resizing position embeddings (antialiased
+# bicubic).
+EXTRA_ATEN_OPS += ["adaptive_max_pool2d.default", "adaptive_max_pool3d.default",
+                   "_upsample_bicubic2d_aa.default"]
 EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.default",
                    "_embedding_bag_forward_only.default", "view_as_real.default",
                    "_conj_physical.default"]

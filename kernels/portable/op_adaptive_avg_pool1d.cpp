@@ -1,6 +1,7 @@
 // aten::adaptive_avg_pool1d.out(Tensor self, int[1] output_size, *, Tensor(a!) out)
 // Output cell i of an L -> m row averages [floor(i * L / m), ceil((i + 1) * L / m)), as torch.
 // Core ATen, so an undecomposed export keeps it.
+#include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/pool1d.h"
 
 namespace pteron {
@@ -20,10 +21,10 @@ Error adaptive_avg_pool1d_out(KernelContext&, Span<EValue*> args) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(x)>>;
     using Acc = typename ComputeType<T>::type;
     for (int64_t o = 0; o < m; ++o) {
-      const int64_t lo = (o * L) / m, hi = ((o + 1) * L + m - 1) / m;
+      const AdaptiveWindow win = adaptive_window(o, m, L);
       Acc sum = 0;
-      for (int64_t i = lo; i < hi; ++i) sum += load_value(x[i * xs]);
-      y[o * ys] = store_value<T>(sum / static_cast<Acc>(hi - lo));
+      for (int64_t i = win.begin; i < win.end; ++i) sum += load_value(x[i * xs]);
+      y[o * ys] = store_value<T>(sum / static_cast<Acc>(win.end - win.begin));
     }
   });
 }

@@ -1,6 +1,7 @@
 // aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out)
 //     -> Tensor(a!)
-// Output cell o of n averages input [floor(o * in / n), ceil((o + 1) * in / n)) per dim.
+// Output cell o of n averages input [floor(o * in / n), ceil((o + 1) * in / n)) per dim
+// (util/pool.h's adaptive_window).
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/float_dispatch.h"
 #include "kernels/portable/util/layout.h"
@@ -12,9 +13,6 @@ namespace {
 
 constexpr const char* kOp = "aten::_adaptive_avg_pool2d.out";
 
-int64_t start_index(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
-int64_t end_index(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in + out - 1) / out; }
-
 template <typename T>
 void adaptive_avg_pool(int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
                        const T* x, T* y) {
@@ -22,16 +20,16 @@ void adaptive_avg_pool(int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h
   for (int64_t p = 0; p < planes; ++p) {
     const T* plane = x + p * in_h * in_w;
     for (int64_t oh = 0; oh < out_h; ++oh) {
-      const int64_t ih0 = start_index(oh, out_h, in_h), ih1 = end_index(oh, out_h, in_h);
+      const AdaptiveWindow wh = adaptive_window(oh, out_h, in_h);
       for (int64_t ow = 0; ow < out_w; ++ow) {
-        const int64_t iw0 = start_index(ow, out_w, in_w), iw1 = end_index(ow, out_w, in_w);
+        const AdaptiveWindow ww = adaptive_window(ow, out_w, in_w);
         Acc sum = 0;
-        for (int64_t ih = ih0; ih < ih1; ++ih) {
+        for (int64_t ih = wh.begin; ih < wh.end; ++ih) {
           const T* row = plane + ih * in_w;
-          for (int64_t iw = iw0; iw < iw1; ++iw) sum += load_value(row[iw]);
+          for (int64_t iw = ww.begin; iw < ww.end; ++iw) sum += load_value(row[iw]);
         }
         y[(p * out_h + oh) * out_w + ow] =
-            store_value<T>(sum / static_cast<Acc>((ih1 - ih0) * (iw1 - iw0)));
+            store_value<T>(sum / static_cast<Acc>((wh.end - wh.begin) * (ww.end - ww.begin)));
       }
     }
   }

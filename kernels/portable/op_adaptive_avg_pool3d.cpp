@@ -3,6 +3,7 @@
 // torch's adaptive pooling does.
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/float_dispatch.h"
+#include "kernels/portable/util/pool.h"
 #include "kernels/portable/util/pool3d.h"
 #include "runtime/kernel/kernel.h"
 
@@ -10,9 +11,6 @@ namespace pteron {
 namespace {
 
 constexpr const char* kOp = "aten::_adaptive_avg_pool3d.out";
-
-int64_t start_index(int64_t i, int64_t out, int64_t in) { return (i * in) / out; }
-int64_t end_index(int64_t i, int64_t out, int64_t in) { return ((i + 1) * in + out - 1) / out; }
 
 Error adaptive_avg_pool3d_out(KernelContext&, Span<EValue*> args) {
   const Tensor& input = *args[0]->tensor;
@@ -47,17 +45,18 @@ Error adaptive_avg_pool3d_out(KernelContext&, Span<EValue*> args) {
     for (int64_t p = 0; p < planes; ++p) {
       const T* plane = x + p * isz[0] * isz[1] * isz[2];
       for (int64_t od = 0; od < osz[0]; ++od) {
-        const int64_t d0 = start_index(od, osz[0], isz[0]), d1 = end_index(od, osz[0], isz[0]);
+        const AdaptiveWindow wd = adaptive_window(od, osz[0], isz[0]);
         for (int64_t oh = 0; oh < osz[1]; ++oh) {
-          const int64_t h0 = start_index(oh, osz[1], isz[1]), h1 = end_index(oh, osz[1], isz[1]);
+          const AdaptiveWindow wh = adaptive_window(oh, osz[1], isz[1]);
           for (int64_t ow = 0; ow < osz[2]; ++ow) {
-            const int64_t w0 = start_index(ow, osz[2], isz[2]), w1 = end_index(ow, osz[2], isz[2]);
+            const AdaptiveWindow ww = adaptive_window(ow, osz[2], isz[2]);
             Acc sum = 0;
-            for (int64_t d = d0; d < d1; ++d)
-              for (int64_t h = h0; h < h1; ++h)
-                for (int64_t w = w0; w < w1; ++w)
+            for (int64_t d = wd.begin; d < wd.end; ++d)
+              for (int64_t h = wh.begin; h < wh.end; ++h)
+                for (int64_t w = ww.begin; w < ww.end; ++w)
                   sum += load_value(plane[(d * isz[1] + h) * isz[2] + w]);
-            *y++ = store_value<T>(sum / static_cast<Acc>((d1 - d0) * (h1 - h0) * (w1 - w0)));
+            *y++ = store_value<T>(sum / static_cast<Acc>((wd.end - wd.begin) * (wh.end - wh.begin) *
+                                                         (ww.end - ww.begin)));
           }
         }
       }

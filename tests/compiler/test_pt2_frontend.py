@@ -194,7 +194,7 @@ MALFORMED = {
     "bad json": ["mlp/models/model.json", "invalid JSON"],
     "schema version": ["schema version 7.3", "torch 2.5.1", "re-export with torch 2.13"],
     "unknown op": ["node 'addmm'", "aten::not_an_op.default is not in pteron's operator table",
-                   "pt2_models.py:"],
+                   "pteron has no kernel for it", "pt2_models.py:"],
     # Decomposing does not remove another library's op: the message says what would.
     "unknown custom op": ["node 'addmm'", "mylib::fused_mlp.default is not in pteron's operator",
                           "a custom operator pteron has no kernel for",

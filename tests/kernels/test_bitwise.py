@@ -110,6 +110,25 @@ def test_shifts_mixed_dtypes_and_layouts(name):
     assert torch.equal(out, fn(x, 3))
 
 
+@pytest.mark.parametrize("name", ["bitwise_left_shift", "bitwise_right_shift"])
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_scalar_shifted_by_a_tensor(name, dtype):
+    """Scalar_Tensor: the scalar shifted by each element (what run_decompositions() makes of
+    uint8 bicubic resizes), out in the tensor's dtype."""
+    fn = getattr(torch, name)
+    bits = torch.iinfo(dtype).bits
+    b = torch.arange(-2 if dtype != torch.uint8 else 0, bits + 3).to(dtype).reshape(1, -1)
+    for s in (1, 3, 100, -7):
+        if dtype == torch.uint8 and s < 0:
+            continue
+        expected = fn(s, b)
+        out = torch.empty_like(expected)
+        run_kernel(f"aten::{name}.Scalar_Tensor_out", [s, b, out])
+        assert torch.equal(out, expected), (name, dtype, s, out, expected)
+    with pytest.raises(RuntimeError, match=f"aten::{name}.Scalar_Tensor_out: the shifted value"):
+        run_kernel(f"aten::{name}.Scalar_Tensor_out", [1.5, b, torch.empty_like(b)])
+
+
 def test_shifts_reject_floats():
     f = torch.rand(3)
     i = torch.arange(3)

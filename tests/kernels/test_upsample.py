@@ -1,6 +1,7 @@
 """Upsample kernels against torch: upsample_nearest{1,2,3}d, upsample_linear1d,
 upsample_bilinear2d (align_corners both ways; output sizes or scale factors; `.out` and
-`.vec_out`), upsample_bicubic2d and _upsample_bilinear2d_aa (antialias), every dtype torch
+`.vec_out`), upsample_bicubic2d and _upsample_bilinear2d_aa / _upsample_bicubic2d_aa
+(antialias), every dtype torch
 accepts, NCHW and channels-last, and malformed sizes.
 
 Tolerance: nearest is exact (a copy). Interpolations compute in float as ATen does but may
@@ -128,23 +129,28 @@ def test_bicubic2d(align_corners, dtype):
         check(out, ref, dtype, f"bicubic {size}")
 
 
+AA_OPS = ["_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa"]
+
+
+@pytest.mark.parametrize("op", AA_OPS)
 @pytest.mark.parametrize("align_corners", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.uint8])
-def test_bilinear2d_aa(align_corners, dtype):
+def test_upsample2d_aa(op, align_corners, dtype):
     x = rand((2, 3, 17, 13), dtype)
     for size in ([8, 6], [5, 13], [17, 30], [3, 2], [34, 4]):
-        ref = A._upsample_bilinear2d_aa(x, size, align_corners, None, None)
+        ref = getattr(A, op)(x, size, align_corners, None, None)
         out = torch.empty_like(ref)
-        run_kernel("aten::_upsample_bilinear2d_aa.out", [x, size, align_corners, None, None, out])
-        check(out, ref, dtype, f"aa {size} {align_corners}")
+        run_kernel(f"aten::{op}.out", [x, size, align_corners, None, None, out])
+        check(out, ref, dtype, f"{op} {size} {align_corners}")
 
 
-def test_bilinear2d_aa_channels_last():
+@pytest.mark.parametrize("op", AA_OPS)
+def test_upsample2d_aa_channels_last(op):
     x = with_dim_order(rand((1, 4, 16, 16)), [0, 2, 3, 1])
-    ref = A._upsample_bilinear2d_aa(x, [7, 5], False, None, None)
+    ref = getattr(A, op)(x, [7, 5], False, None, None)
     out = torch.empty(ref.shape)
-    run_kernel("aten::_upsample_bilinear2d_aa.out", [x, [7, 5], False, None, None, out])
-    check(out, ref, torch.float32, "aa channels-last")
+    run_kernel(f"aten::{op}.out", [x, [7, 5], False, None, None, out])
+    check(out, ref, torch.float32, f"{op} channels-last")
 
 
 @pytest.mark.parametrize(
@@ -171,7 +177,8 @@ def test_scales_from_the_program_cannot_index_outside():
         run_kernel("aten::upsample_nearest2d.out", [x, [8, 8], 1e-300, None, torch.empty(1, 1, 8, 8)])
     # Scales far from output / input (as a program may carry): indices clamp like torch's.
     for name, extra in [("aten::upsample_bilinear2d.out", [False]), ("aten::upsample_bicubic2d.out", [True]),
-                        ("aten::_upsample_bilinear2d_aa.out", [False])]:
+                        ("aten::_upsample_bilinear2d_aa.out", [False]),
+                        ("aten::_upsample_bicubic2d_aa.out", [False])]:
         out = torch.empty(1, 1, 8, 8)
         run_kernel(name, [x, [8, 8], *extra, 1e-3, 50.0, out])
         assert torch.isfinite(out).all()

@@ -22,6 +22,16 @@ struct PoolShape {
   int64_t pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
 };
 
+// Input range [begin, end) of output cell o of an in -> out adaptive pool: [floor(o * in / out),
+// ceil((o + 1) * in / out)), torch's start_index / end_index.
+struct AdaptiveWindow {
+  int64_t begin = 0, end = 0;
+};
+
+inline AdaptiveWindow adaptive_window(int64_t o, int64_t out, int64_t in) {
+  return {(o * in) / out, ((o + 1) * in + out - 1) / out};
+}
+
 // Reads kernel_size, stride, padding and (if non-null) dilation from EValue int lists and
 // derives the output size. Fails with messages naming `op`.
 // Average of a pooling window: float division, or for int64 (torch's avg_pool takes it) C++

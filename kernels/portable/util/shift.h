@@ -95,4 +95,26 @@ Error shift_scalar_out(const char* op, Span<EValue*> args) {
   });
 }
 
+// args: self (Scalar), other (Tensor), out: the scalar shifted by each element, in out's dtype
+// (the tensor's: a Python number does not promote it).
+template <bool kLeft>
+Error shift_scalar_tensor_out(const char* op, Span<EValue*> args) {
+  const Tensor& b = *args[1]->tensor;
+  Tensor& out = *args[2]->tensor;
+  PTERON_TRY(check_shift_dtypes(op, b, nullptr, out));
+  const ScalarArg s(*args[0]);
+  if (s.floating) {
+    return fail(Error::InvalidArgument, "%s: the shifted value must be an integer, got %g", op,
+                s.d);
+  }
+  const ScalarType dtype = out.dtype();
+  return unary_elementwise<kIntTypes | kBoolType, kIntTypes>(op, b, out, [dtype, s](auto x) {
+    using C = decltype(x);
+    if constexpr (std::is_floating_point_v<C>)
+      return static_cast<C>(shift_in_dtype<kLeft>(dtype, static_cast<double>(s.i), x));
+    else
+      return shift_value<kLeft>(static_cast<C>(s.i), x);
+  });
+}
+
 }  // namespace pteron

@@ -164,12 +164,13 @@ def test_stable_sort(threads, shape, dim, descending):
 @pytest.mark.parametrize("shape,size", [((1, 64, 128, 128), [64, 64]), ((2, 3, 37, 29), [11, 50]),
                                         ((1, 4, 20, 20), [20, 7]), ((1, 2, 9, 9), [30, 9])])
 @pytest.mark.parametrize("align_corners", [False, True])
-def test_bilinear_antialias(threads, shape, size, align_corners):
+@pytest.mark.parametrize("op", ["_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa"])
+def test_antialiased_resize(threads, shape, size, align_corners, op):
     x = rand(*shape)
-    ref = A._upsample_bilinear2d_aa(x, size, align_corners, None, None)
+    ref = getattr(A, op)(x, size, align_corners, None, None)
     out, portable = torch.empty_like(ref), torch.empty_like(ref)
     args = [x, size, align_corners, None, None]
-    run_kernel("aten::_upsample_bilinear2d_aa.out", args + [out], library="optimized")
-    run_kernel("aten::_upsample_bilinear2d_aa.out", args + [portable])
+    run_kernel(f"aten::{op}.out", args + [out], library="optimized")
+    run_kernel(f"aten::{op}.out", args + [portable])
     assert_close(out, ref, atol=1e-5, rtol=1e-5, what="vs torch")
     assert_close(out, portable, atol=1e-6, rtol=1e-6, what="vs portable")
