@@ -77,6 +77,11 @@ EXTRA_ATEN_OPS += ["_int_mm.default"]
 # bicubic).
 EXTRA_ATEN_OPS += ["adaptive_max_pool2d.default", "adaptive_max_pool3d.default",
                    "_upsample_bicubic2d_aa.default"]
+# Math and linear-algebra ops torch has no decomposition for, which models call directly.
+EXTRA_ATEN_OPS += ["exp2.default", "erfc.default", "lgamma.default", "digamma.default",
+                   "i0.default", "angle.default", "fmax.default", "fmin.default", "gcd.default",
+                   "lcm.default", "ldexp.Tensor", "addmv.default", "addbmm.default",
+                   "tril_indices.default", "triu_indices.default"]
 EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.default",
                    "_embedding_bag_forward_only.default", "view_as_real.default",
                    "_conj_physical.default"]
