@@ -82,6 +82,9 @@ EXTRA_ATEN_OPS += ["exp2.default", "erfc.default", "lgamma.default", "digamma.de
                    "i0.default", "angle.default", "fmax.default", "fmin.default", "gcd.default",
                    "lcm.default", "ldexp.Tensor", "addmv.default", "addbmm.default",
                    "tril_indices.default", "triu_indices.default"]
+# Complex numbers as Llama's reference RoPE uses them (view_as_complex becomes
+# view_as_complex_copy, as every view).
+EXTRA_ATEN_OPS += ["polar.default", "view_as_complex.default"]
 EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.default",
                    "_embedding_bag_forward_only.default", "view_as_real.default",
                    "_conj_physical.default"]

@@ -25,10 +25,28 @@ bool has_kernel(const std::string& qualified, const std::vector<std::string>& li
   return false;
 }
 
-// Kernels that take complex tensors: ExecuTorch's complex ops, and the copies whose kernels move
+// Kernels that take complex tensors: ExecuTorch's complex ops, the complex arithmetic of
+// util/complex_elementwise.h (add, sub, mul, polar, abs), and the copies whose kernels move
 // elements of any size (tested with complex64 and complex128 in tests/kernels/test_complex.py).
 // Every other kernel computes on real dtypes only.
 bool takes_complex(const ir::Node& node, const ir::OpSchema& schema, const ir::Graph& graph) {
+  // Tensor-tensor add, sub and mul only (their Scalar forms compute on real dtypes), into
+  // complex64 / complex128 from operands of that dtype or real ones.
+  if (ir::any_overload_of(schema.op,
+                          {ops::aten::add_out, ops::aten::sub_out, ops::aten::mul_out})) {
+    if (schema.op.overload != "out") return false;
+    const ir::ScalarType out = graph.value(node.outputs[0]).spec.dtype;
+    if (out != ir::ScalarType::ComplexFloat && out != ir::ScalarType::ComplexDouble) return false;
+    for (ir::ValueId v : node.inputs()) {
+      const ir::ScalarType t = graph.value(v).spec.dtype;
+      if (t != out && is_complex(t)) return false;
+    }
+    return true;
+  }
+  if (ir::any_overload_of(schema.op,
+                          {ops::aten::polar, ops::aten::abs, ops::aten::view_as_complex_copy})) {
+    return true;
+  }
   if (!ir::any_overload_of(
           schema.op,
           {ops::aten::_conj_physical, ops::aten::view_as_real_copy, ops::aten::clone,
@@ -74,8 +92,8 @@ void check_kernels_available(const ir::Graph& graph,
           schema->op.ns + "::" + schema->op.name + "." + schema->op.overload;
       if (touches_complex(node, graph) && !takes_complex(node, *schema, graph)) {
         key = schema->op.str() +
-              " with complex tensors (pteron's kernels take complex in _conj_physical, "
-              "view_as_real and copies only)";
+              " with complex tensors (pteron's kernels take complex in add, sub, mul, abs, "
+              "polar, view_as_real / view_as_complex, _conj_physical and copies only)";
       } else if (has_kernel(qualified, libraries)) {
         continue;
       } else {

@@ -1,6 +1,8 @@
 // aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
 // aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out)
+// add.out also takes complex tensors (util/complex_elementwise.h).
 #include "kernels/portable/util/args.h"
+#include "kernels/portable/util/complex_elementwise.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/unary.h"
 #include "kernels/portable/util/wrapping.h"
@@ -14,6 +16,11 @@ Error add_out(KernelContext&, Span<EValue*> args) {
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[3]->tensor;
+  if (is_complex(out.dtype())) {
+    const double alpha = args[2]->scalar_as_double();
+    return complex_binary(kOp, a, b, out,
+                          [alpha](auto x, auto y) { return complex_add_scaled(x, alpha, 0.0, y); });
+  }
   if (is_floating(out.dtype())) {
     const double alpha = args[2]->scalar_as_double();
     return binary_elementwise(kOp, a, b, out, kRealTypes, [alpha](auto x, auto y) {

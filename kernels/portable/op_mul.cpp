@@ -1,7 +1,9 @@
 // aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out)
 // aten::mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out)
-// For bool, mul is logical and (as in torch).
+// For bool, mul is logical and (as in torch). mul.out also takes complex tensors
+// (util/complex_elementwise.h).
 #include "kernels/portable/util/args.h"
+#include "kernels/portable/util/complex_elementwise.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/unary.h"
 #include "kernels/portable/util/wrapping.h"
@@ -12,6 +14,10 @@ namespace {
 
 Error mul_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::mul.out";
+  if (is_complex(args[2]->tensor->dtype())) {
+    return complex_binary(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor,
+                          [](auto x, auto y) { return complex_mul(x, y); });
+  }
   return binary_elementwise(kOp, *args[0]->tensor, *args[1]->tensor, *args[2]->tensor, kAllTypes,
                             [](auto x, auto y) {
                               using C = decltype(x);

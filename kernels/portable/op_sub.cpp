@@ -1,7 +1,9 @@
 // aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
 // aten::sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out)
-// Like torch, subtraction is not defined for bool.
+// Like torch, subtraction is not defined for bool. sub.out also takes complex tensors
+// (util/complex_elementwise.h).
 #include "kernels/portable/util/args.h"
+#include "kernels/portable/util/complex_elementwise.h"
 #include "kernels/portable/util/elementwise.h"
 #include "kernels/portable/util/unary.h"
 #include "kernels/portable/util/wrapping.h"
@@ -22,6 +24,12 @@ Error sub_out(KernelContext&, Span<EValue*> args) {
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[3]->tensor;
+  if (is_complex(out.dtype())) {
+    const double alpha = args[2]->scalar_as_double();
+    // ATen subtracts by adding -alpha, a complex (-alpha, -0.0).
+    return complex_binary(
+        kOp, a, b, out, [alpha](auto x, auto y) { return complex_add_scaled(x, -alpha, -0.0, y); });
+  }
   PTERON_TRY(reject_bool(kOp, a));
   PTERON_TRY(reject_bool(kOp, b));
   const ScalarArg alpha(*args[2]);

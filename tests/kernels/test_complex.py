@@ -1,7 +1,13 @@
 """Complex tensors (complex64, complex128) through the kernels ExecuTorch's portable list runs on
 them, _conj_physical.out and view_as_real_copy.out, and the copies that move elements of any
 size, against torch, exactly (no arithmetic beyond a sign flip); any dim orders; the compiler
-refusing complex where no kernel computes on it; malformed arguments refused in one line."""
+refusing complex where no kernel computes on it; malformed arguments refused in one line.
+
+Complex arithmetic (add, sub, mul with broadcasting and real operands, polar, abs,
+view_as_complex_copy) against torch: mul and polar within 1 ulp of the part type (torch's
+vectorised complex multiply may fuse), add, sub, abs and the copies exact (add and sub up to the
+sign of a zero or a NaN). Llama's reference RoPE
+(view_as_complex, multiply by polar(1, freqs), view_as_real) compiles and matches torch."""
 
 import numpy as np
 import pytest
@@ -108,11 +114,100 @@ def test_complex_model_compiles_and_runs_against_torch():
     np.testing.assert_array_equal(out, _ConjToReal()(x).numpy())
 
 
-def test_arithmetic_on_complex_is_refused_at_compile_time():
-    class Scale(torch.nn.Module):
+def test_arithmetic_without_a_complex_kernel_is_refused_at_compile_time():
+    class Exp(torch.nn.Module):
         def forward(self, x):
-            return x * 2
+            return torch.exp(x)
 
-    ep = pteron.export(Scale(), (torch.randn(3, dtype=torch.complex64),))
-    with pytest.raises(pteron.CompileError, match="aten::mul.out with complex tensors"):
+    ep = pteron.export(Exp(), (torch.randn(3, dtype=torch.complex64),))
+    with pytest.raises(pteron.CompileError, match="aten::exp.out with complex tensors"):
         pteron.to_edge_transform_and_lower(ep, kernels=["portable"])
+
+
+def close_bits(got, want):
+    """Parts within 1 ulp of the part type, NaN in the same places."""
+    eps = torch.finfo(torch.view_as_real(want).dtype).eps
+    torch.testing.assert_close(torch.view_as_real(got), torch.view_as_real(want), rtol=2 * eps,
+                               atol=4 * eps, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_complex_arithmetic_is_torchs(dtype, op):
+    g = torch.Generator().manual_seed(5)
+    part = torch.float32 if dtype == torch.complex64 else torch.float64
+    for a, b in [(crand((3, 4), dtype, g), crand((3, 4), dtype, g)),  # same shape, NaN and inf
+                 (crand((2, 1, 5), dtype, g), crand((4, 1), dtype, g)),  # broadcast
+                 (crand((3, 4), dtype, g), torch.randn(4, generator=g).to(part)),  # real operand
+                 (torch.randint(-3, 3, (3, 1), generator=g), crand((3, 4), dtype, g))]:  # int64
+        args = [a, b] + ([2.0] if op != "mul" else [])
+        want = getattr(torch.ops.aten, op).Tensor(*args) if op == "mul" else \
+            getattr(torch.ops.aten, op).Tensor(a, b, alpha=2.0)
+        got = torch.empty_like(want)
+        run_kernel(f"aten::{op}.out", args + [got])
+        if op == "mul":
+            close_bits(got, want)
+        else:  # exact values; a zero's or NaN's sign may differ (torch's vectorised alpha * b)
+            torch.testing.assert_close(torch.view_as_real(got), torch.view_as_real(want), rtol=0, atol=0,
+                                       equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_polar_abs_and_view_as_complex_are_torchs(dtype):
+    g = torch.Generator().manual_seed(6)
+    part = torch.float32 if dtype == torch.complex64 else torch.float64
+    r, theta = torch.rand(5, 3, generator=g).to(part) * 3, torch.randn(3, generator=g).to(part) * 4
+    want = torch.polar(r.abs(), theta.expand(5, 3))
+    got = torch.empty_like(want)
+    run_kernel("aten::polar.out", [r.abs(), theta, got])
+    close_bits(got, want)
+    z = crand((4, 3), dtype, g)
+    want = z.abs()
+    got = torch.empty_like(want)
+    run_kernel("aten::abs.out", [z, got])
+    torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+    pairs = torch.randn(2, 3, 2, generator=g).to(part)
+    got = torch.empty(2, 3, dtype=dtype)
+    run_kernel("aten::view_as_complex_copy.out", [pairs, got])
+    assert torch.equal(got, torch.view_as_complex(pairs))
+    with pytest.raises(RuntimeError, match="view_as_complex_copy.out: self's last dim must have size 2"):
+        run_kernel("aten::view_as_complex_copy.out", [torch.randn(2, 3).to(part), torch.empty(2, dtype=dtype)])
+    with pytest.raises(RuntimeError, match="polar.out: dtypes int64, int64"):
+        run_kernel("aten::polar.out", [torch.ones(3, dtype=torch.long), torch.ones(3, dtype=torch.long), got[0]])
+
+
+class LlamaReferenceRope(torch.nn.Module):
+    """Meta's Llama reference attention's rotary embedding: precompute_freqs_cis (torch.polar) in
+    the forward, and a freqs_cis buffer; apply_rotary_emb (view_as_complex, a complex multiply,
+    view_as_real); then real attention scores."""
+
+    def __init__(self, dim=16, length=32):
+        super().__init__()
+        freqs = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("angles", torch.outer(torch.arange(length).float(), freqs))
+        self.register_buffer("freqs_cis", torch.polar(torch.ones(length, dim // 2), self.angles))
+
+    def forward(self, q, k):
+        seq = q.shape[1]
+        computed = torch.polar(torch.ones_like(self.angles), self.angles)[:seq]
+
+        def rotate(x, f):
+            xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+            return torch.view_as_real(xc * f.view(1, seq, 1, -1)).flatten(3).type_as(x)
+
+        qr, kr = rotate(q, computed), rotate(k, self.freqs_cis[:seq])
+        scores = torch.einsum("bqhd,bkhd->bhqk", qr, kr) / 4.0
+        return qr, torch.softmax(scores, -1), (torch.view_as_complex(q.reshape(*q.shape[:-1], -1, 2)) * 2).abs()
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_llama_reference_rope_matches_torch(kernels):
+    torch.manual_seed(0)
+    model, q, k = LlamaReferenceRope().eval(), torch.randn(2, 10, 3, 16), torch.randn(2, 10, 3, 16)
+    with torch.no_grad():
+        want = model(q, k)
+    program = pteron.to_edge_transform_and_lower(pteron.export(model, (q, k)),
+                                                 **({"kernels": kernels} if kernels else {}))
+    got = program.load().forward(q, k)
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(torch.as_tensor(g), w, rtol=1e-5, atol=1e-5)
