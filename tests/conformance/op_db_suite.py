@@ -163,6 +163,9 @@ def _inputs(samples) -> list:
 # Export's bookkeeping around data-dependent sizes (nonzero's length): the compiler reads the
 # sizes and drops the guards their bounds imply.
 SIZE_BOOKKEEPING = {"sym_size", "_assert_scalar", "sym_constrain_range", "sym_constrain_range_for_size"}
+# Export's dtype / layout assertions (x.to(...), x.float()): the compiler drops them too, so a
+# graph holding one is no reason to skip an OpInfo.
+EXPORT_ASSERTIONS = {"_assert_tensor_metadata", "_assert_async"}
 _PTERON_KERNELS = None
 
 
@@ -190,7 +193,8 @@ def _graph_problem(ep) -> tuple[str | None, bool]:
             if torch.Tag.nondeterministic_seeded in t.tags or base in UNINITIALISED:
                 random = True
             if (t.namespace == "aten" and torch.Tag.core not in t.tags and base not in VIEW_OR_COPY
-                    and base not in SIZE_BOOKKEEPING and not _pteron_runs(base)):
+                    and base not in SIZE_BOOKKEEPING and base not in EXPORT_ASSERTIONS
+                    and not _pteron_runs(base)):
                 return f"decomposition leaves non-core aten::{t.__name__}", random
             if t.namespace not in ("aten",):
                 return f"decomposition leaves {t.namespace}::{t.__name__}", random
@@ -213,9 +217,10 @@ def _short(e: BaseException) -> str:
 
 def _compare(got: np.ndarray, want: torch.Tensor, dtype_tol) -> str | None:
     """None when equal within tolerance, else what differs."""
-    want_np = want.detach().contiguous().numpy() if want.dtype != torch.bfloat16 else None
-    if want_np is None:
-        return "bfloat16 output (not compared)"
+    if want.dtype == torch.bfloat16:  # the runtime widens bfloat16 outputs to float32 (exactly)
+        tol = dtype_tol.get(torch.bfloat16, (0.0, 2.0**-8))  # within one bfloat16 rounding
+        return _compare(got, want.float(), {**dtype_tol, torch.float32: tol})
+    want_np = want.detach().contiguous().numpy()
     if tuple(got.shape) != tuple(want_np.shape):
         return f"shape {list(got.shape)} != eager {list(want_np.shape)}"
     if got.dtype != want_np.dtype:
