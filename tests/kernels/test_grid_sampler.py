@@ -1,6 +1,7 @@
-"""grid_sampler_2d.out against torch: bilinear, nearest and bicubic; zeros, border and
-reflection padding; align_corners both ways; grids reaching well outside [-1, 1]; float32,
-float64, float16, bfloat16; channels-last input; malformed modes and shapes.
+"""grid_sampler_2d.out (and grid_sampler_3d.out, trilinear and nearest) against torch:
+bilinear, nearest and bicubic; zeros, border and reflection padding; align_corners both ways;
+grids reaching well outside [-1, 1]; float32, float64, float16, bfloat16; channels-last input;
+malformed modes and shapes.
 
 Tolerance: float32 atol 1e-5 rtol 1e-5 (ATen's vectorised kernel may fuse multiply-adds),
 float64 1e-12; float16/bfloat16 2e-2 relative (atol 8e-2) against float32 torch on the same
@@ -83,3 +84,39 @@ def test_grid_sampler_malformed(mode, padding, grid_shape, match):
     with pytest.raises(RuntimeError, match=match):
         run_kernel("aten::grid_sampler_2d.out", [torch.zeros(1, 1, 3, 3), torch.zeros(grid_shape),
                                                  mode, padding, False, torch.empty(1, 1, 2, 2)])
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_grid_sampler_3d_matches_torch(mode, padding, align_corners, dtype):
+    """grid_sampler_3d.out (F.grid_sample on 5-D input): trilinear and nearest, every padding,
+    grids reaching outside [-1, 1]; same tolerances as 2-D."""
+    g = torch.Generator().manual_seed(20 + 3 * mode + padding)
+    x = torch.randn(2, 3, 4, 5, 6, generator=g).to(dtype)
+    grid = ((torch.rand(2, 3, 4, 5, 3, generator=g) * 2 - 1) * 1.6).to(dtype)
+    ref = A.grid_sampler_3d(x, grid, mode, padding, align_corners)
+    out = torch.empty_like(ref)
+    run_kernel("aten::grid_sampler_3d.out", [x, grid, mode, padding, align_corners, out])
+    assert_close(out, ref, atol=TOL[dtype], rtol=TOL[dtype], what=f"3d mode {mode} padding {padding}")
+
+
+def test_grid_sampler_3d_model_and_malformed():
+    class Warp(torch.nn.Module):  # a volumetric registration warp: affine grid, then sampling
+        def forward(self, vol, theta):
+            grid = torch.nn.functional.affine_grid(theta, list(vol.shape), align_corners=False)
+            return torch.nn.functional.grid_sample(vol, grid, align_corners=False, padding_mode="border")
+
+    import pteron
+
+    vol, theta = torch.randn(1, 2, 5, 6, 7), torch.eye(3, 4).unsqueeze(0) + 0.05 * torch.randn(1, 3, 4)
+    want = Warp()(vol, theta)
+    got = pteron.to_edge_transform_and_lower(pteron.export(Warp(), (vol, theta))).load().forward(vol, theta)[0]
+    assert_close(torch.as_tensor(got), want, atol=1e-5, rtol=1e-5, what="warp")
+    with pytest.raises(RuntimeError, match="interpolation_mode 2 not in 0 \\(trilinear\\), 1 \\(nearest\\)"):
+        run_kernel("aten::grid_sampler_3d.out", [vol, torch.zeros(1, 2, 2, 2, 3), 2, 0, False,
+                                                  torch.empty(1, 2, 2, 2, 2)])
+    with pytest.raises(RuntimeError, match="grid must be \\[N=1, D, H, W, 3\\]"):
+        run_kernel("aten::grid_sampler_3d.out", [vol, torch.zeros(1, 2, 2, 2, 2), 0, 0, False,
+                                                  torch.empty(1, 2, 2, 2, 2)])
