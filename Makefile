@@ -13,7 +13,7 @@ export CCACHE_BASEDIR ?= $(CURDIR)
 DEBIAN_PACKAGES := cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config \
   flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libzip-dev libcli11-dev libtomlplusplus-dev \
   libgtest-dev libgmock-dev gcc-arm-none-eabi libnewlib-arm-none-eabi \
-  libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev \
+  libstdc++-arm-none-eabi-newlib libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libkissfft-dev \
   qemu-system-arm chromium libpcre2-dev libsentencepiece-dev libicu-dev \
   mesa-vulkan-drivers libvulkan-dev glslc glslang-tools spirv-tools vulkan-tools
 FUZZ_SECONDS ?= 60
@@ -146,7 +146,7 @@ AARCH64_BUILD := build-aarch64
 AARCH64_SYSROOT := build-aarch64-sysroot
 AARCH64_HOST_PACKAGES := g++-aarch64-linux-gnu qemu-user
 AARCH64_TARGET_PACKAGES := libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev \
-  libcpuinfo0 libcpuinfo-dev libgtest-dev
+  libcpuinfo0 libcpuinfo-dev libgtest-dev libkissfft-float131 libkissfft-dev
 AARCH64_HEADER_PACKAGES := nlohmann-json3-dev  # architecture "all": header-only
 
 $(AARCH64_SYSROOT)/.stamp: Makefile .stamps/deps

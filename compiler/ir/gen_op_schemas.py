@@ -85,6 +85,8 @@ EXTRA_ATEN_OPS += ["exp2.default", "erfc.default", "lgamma.default", "digamma.de
 # Complex numbers as Llama's reference RoPE uses them (view_as_complex becomes
 # view_as_complex_copy, as every view).
 EXTRA_ATEN_OPS += ["polar.default", "view_as_complex.default"]
+# torch.fft's complex-to-complex transform (r2c and c2r are core ATen).
+EXTRA_ATEN_OPS += ["_fft_c2c.default"]
 # F.grid_sample on 5-D input (3-D warps).
 EXTRA_ATEN_OPS += ["grid_sampler_3d.default"]
 EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.default",

@@ -26,9 +26,9 @@ bool has_kernel(const std::string& qualified, const std::vector<std::string>& li
 }
 
 // Kernels that take complex tensors: ExecuTorch's complex ops, the complex arithmetic of
-// util/complex_elementwise.h (add, sub, mul, polar, abs), and the copies whose kernels move
-// elements of any size (tested with complex64 and complex128 in tests/kernels/test_complex.py).
-// Every other kernel computes on real dtypes only.
+// util/complex_elementwise.h (add, sub, mul, polar, abs), the FFTs, and the copies whose kernels
+// move elements of any size (tested with complex64 and complex128 in
+// tests/kernels/test_complex.py). Every other kernel computes on real dtypes only.
 bool takes_complex(const ir::Node& node, const ir::OpSchema& schema, const ir::Graph& graph) {
   // Tensor-tensor add, sub and mul only (their Scalar forms compute on real dtypes), into
   // complex64 / complex128 from operands of that dtype or real ones.
@@ -47,18 +47,33 @@ bool takes_complex(const ir::Node& node, const ir::OpSchema& schema, const ir::G
                           {ops::aten::polar, ops::aten::abs, ops::aten::view_as_complex_copy})) {
     return true;
   }
+  // The FFTs (optimized library, KISS FFT in float): complex64 only.
+  if (ir::any_overload_of(schema.op,
+                          {ops::aten::_fft_r2c, ops::aten::_fft_c2r, ops::aten::_fft_c2c})) {
+    for (ir::ValueId v : node.inputs()) {
+      const ir::ScalarType t = graph.value(v).spec.dtype;
+      if (is_complex(t) && t != ir::ScalarType::ComplexFloat) return false;
+    }
+    return graph.value(node.outputs[0]).spec.dtype != ir::ScalarType::ComplexDouble;
+  }
   if (!ir::any_overload_of(
           schema.op,
           {ops::aten::_conj_physical, ops::aten::view_as_real_copy, ops::aten::clone,
            ops::aten::alias_copy, ops::aten::permute_copy, ops::aten::view_copy,
            ops::aten::expand_copy, ops::aten::slice_copy_Tensor, ops::aten::select_copy_int,
-           ops::aten::unsqueeze_copy, ops::aten::cat, ops::aten::_to_copy})) {
+           ops::aten::unsqueeze_copy, ops::aten::squeeze_copy, ops::aten::cat,
+           ops::aten::constant_pad_nd, ops::aten::_to_copy})) {
     return false;
   }
   if (schema.op.name == "view_as_real_copy") return true;
-  // A copy keeps the dtype: converting complex to or from another dtype has no kernel.
+  // A copy keeps the dtype; _to_copy also turns a real tensor into complex64 / complex128.
+  const ir::ScalarType out = graph.value(node.outputs[0]).spec.dtype;
   for (ir::ValueId v : node.inputs()) {
-    if (graph.value(v).spec.dtype != graph.value(node.outputs[0]).spec.dtype) return false;
+    const ir::ScalarType t = graph.value(v).spec.dtype;
+    const bool to_complex =
+        schema.op.name == "_to_copy" && !is_complex(t) &&
+        (out == ir::ScalarType::ComplexFloat || out == ir::ScalarType::ComplexDouble);
+    if (t != out && !to_complex) return false;
   }
   return true;
 }
@@ -93,7 +108,8 @@ void check_kernels_available(const ir::Graph& graph,
       if (touches_complex(node, graph) && !takes_complex(node, *schema, graph)) {
         key = schema->op.str() +
               " with complex tensors (pteron's kernels take complex in add, sub, mul, abs, "
-              "polar, view_as_real / view_as_complex, _conj_physical and copies only)";
+              "polar, view_as_real / view_as_complex, complex64 FFTs, _conj_physical and copies "
+              "only)";
       } else if (has_kernel(qualified, libraries)) {
         continue;
       } else {

@@ -79,6 +79,7 @@ def test_copies_move_complex_elements(dtype):
              ("aten::slice_copy.Tensor_out", [x, 1, 0, 2, 1], x[:, :2]),
              ("aten::select_copy.int_out", [x, 0, 1], x[1]),
              ("aten::unsqueeze_copy.out", [x, 0], x[None]),
+             ("aten::squeeze_copy.dims_out", [x[None], [0]], x),
              ("aten::cat.out", [[x, x], 0], torch.cat([x, x])),
              ("aten::alias_copy.out", [x], x),
              ("aten::_to_copy.out", [x, False, None], x)]

@@ -1,7 +1,7 @@
 // Elementwise arithmetic on complex tensors (complex64, complex128) for the kernels that take
-// them: add, sub, mul, polar, abs. A value is a (real, imaginary) pair of the part type; the
-// arithmetic is ATen's c10::complex (the textbook formulas, no C99 Annex G recovery of
-// infinities), so results match torch's bit for bit where the operations are exact.
+// them: add, sub, mul, polar, abs, and _to_copy from a real dtype. A value is a (real, imaginary)
+// pair of the part type; the arithmetic is ATen's c10::complex (the textbook formulas, no C99 Annex
+// G recovery of infinities), so results match torch's bit for bit where the operations are exact.
 // Llama's reference RoPE (view_as_complex, multiply by polar(1, freqs), view_as_real) runs on
 // these.
 #pragma once
@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kernels/portable/util/elementwise.h"
+#include "kernels/portable/util/unary.h"
 #include "runtime/core/error.h"
 #include "runtime/core/tensor.h"
 
@@ -80,6 +81,30 @@ Error complex_binary(const char* op, const Tensor& a, const Tensor& b, Tensor& o
         o[off[0] + k * st[0]] =
             f(load_complex<P>(a, off[1] + k * st[1]), load_complex<P>(b, off[2] + k * st[2]));
       }
+    });
+  };
+  if (out.dtype() == ScalarType::ComplexFloat)
+    run(float{});
+  else
+    run(double{});
+  return Error::Ok;
+}
+
+// out = in as complex numbers (imaginary 0): a real or bool tensor converted to complex64 /
+// complex128, as _to_copy does before an FFT of a real signal.
+inline Error complex_from_real(const char* op, const Tensor& in, Tensor& out) {
+  PTERON_CHECK(
+      !is_complex(in.dtype()) && is_supported(in.dtype()) &&
+          (out.dtype() == ScalarType::ComplexFloat || out.dtype() == ScalarType::ComplexDouble),
+      Error::NotSupported, "%s: dtype %s -> %s not supported", op, scalar_type_name(in.dtype()),
+      scalar_type_name(out.dtype()));
+  PTERON_TRY(expect_out_shape(op, out, in.sizes().data(), in.dim()));
+  const auto run = [&](auto tag) {
+    using P = decltype(tag);
+    ComplexValue<P>* o = out.data<ComplexValue<P>>();
+    for_each_row(plan_unary_rows(in, out), [&](const int64_t* off, int64_t n, const int64_t* st) {
+      for (int64_t k = 0; k < n; ++k)
+        o[off[0] + k * st[0]] = load_complex<P>(in, off[1] + k * st[1]);
     });
   };
   if (out.dtype() == ScalarType::ComplexFloat)
