@@ -219,7 +219,8 @@ class Mlp(torch.nn.Module):
 
 class Spectrum(torch.nn.Module):
     def forward(self, x):
-        return torch.fft.rfft(x).abs()  # aten::_fft_r2c: no pteron kernel
+        # aten::_fft_r2c in float64: pteron's FFT kernels take float32 / complex64 only
+        return torch.fft.rfft(x.double()).abs()
 
 
 class Orthogonalize(torch.nn.Module):
