@@ -64,6 +64,7 @@ OP_TOLERANCES = {
     "_upsample_bilinear2d_aa": _UINT8_RESIZE, "nn.functional.interpolate.bilinear": _UINT8_RESIZE,
     "nn.functional.interpolate.bicubic": _UINT8_RESIZE, "nn.functional.upsample_bilinear": _UINT8_RESIZE,
     "grid_sampler_2d": _HALF_ARITHMETIC, "nn.functional.grid_sample": _HALF_ARITHMETIC,
+    "grid_sampler_3d": _HALF_ARITHMETIC,
 }
 # Results that are random or uninitialised memory: compared by shape and dtype only.
 UNINITIALISED = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
