@@ -25,11 +25,33 @@ bool has_kernel(const std::string& qualified, const std::vector<std::string>& li
   return false;
 }
 
+// Whether any input or output of `node` has a dtype `pred` holds for.
+template <typename Pred>
+bool any_value_dtype(const ir::Node& node, const ir::Graph& graph, Pred pred) {
+  for (ir::ValueId v : node.inputs()) {
+    if (pred(graph.value(v).spec.dtype)) return true;
+  }
+  for (ir::ValueId v : node.outputs) {
+    if (v != ir::kNoValue && pred(graph.value(v).spec.dtype)) return true;
+  }
+  return false;
+}
+
+bool touches(const ir::Node& node, const ir::Graph& graph, ir::ScalarType dtype) {
+  return any_value_dtype(node, graph, [dtype](ir::ScalarType t) { return t == dtype; });
+}
+
+bool touches_complex(const ir::Node& node, const ir::Graph& graph) {
+  return any_value_dtype(node, graph, [](ir::ScalarType t) { return is_complex(t); });
+}
+
 // Kernels that take complex tensors: ExecuTorch's complex ops, the complex arithmetic of
 // util/complex_elementwise.h (add, sub, mul, polar, abs), the FFTs, and the copies whose kernels
 // move elements of any size (tested with complex64 and complex128 in
 // tests/kernels/test_complex.py). Every other kernel computes on real dtypes only.
 bool takes_complex(const ir::Node& node, const ir::OpSchema& schema, const ir::Graph& graph) {
+  // complex32 (view_as_complex of a float16 tensor): no kernel computes or converts it.
+  if (touches(node, graph, ir::ScalarType::ComplexHalf)) return false;
   // Tensor-tensor add, sub and mul only (their Scalar forms compute on real dtypes), into
   // complex64 / complex128 from operands of that dtype or real ones.
   if (ir::any_overload_of(schema.op,
@@ -78,16 +100,6 @@ bool takes_complex(const ir::Node& node, const ir::OpSchema& schema, const ir::G
   return true;
 }
 
-bool touches_complex(const ir::Node& node, const ir::Graph& graph) {
-  for (ir::ValueId v : node.inputs()) {
-    if (is_complex(graph.value(v).spec.dtype)) return true;
-  }
-  for (ir::ValueId v : node.outputs) {
-    if (v != ir::kNoValue && is_complex(graph.value(v).spec.dtype)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 void check_kernels_available(const ir::Graph& graph,
@@ -107,8 +119,9 @@ void check_kernels_available(const ir::Graph& graph,
           schema->op.ns + "::" + schema->op.name + "." + schema->op.overload;
       if (touches_complex(node, graph) && !takes_complex(node, *schema, graph)) {
         key = schema->op.str() +
-              " with complex tensors (pteron's kernels take complex in add, sub, mul, abs, "
-              "polar, view_as_real / view_as_complex, complex64 FFTs, _conj_physical and copies "
+              " with complex tensors (pteron's kernels take complex64 / complex128 in add, "
+              "sub, mul, abs, polar, view_as_real / view_as_complex, complex64 FFTs, "
+              "_conj_physical and copies "
               "only)";
       } else if (has_kernel(qualified, libraries)) {
         continue;

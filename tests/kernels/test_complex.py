@@ -125,6 +125,19 @@ def test_arithmetic_without_a_complex_kernel_is_refused_at_compile_time():
         pteron.to_edge_transform_and_lower(ep, kernels=["portable"])
 
 
+def test_complex32_is_refused_at_compile_time():
+    """view_as_complex of a float16 tensor makes complex32, which no kernel computes or converts:
+    refused when compiling (it used to compile and fail on the first call)."""
+
+    class HalfRotate(torch.nn.Module):
+        def forward(self, x):
+            return torch.view_as_real(torch.view_as_complex(x))
+
+    ep = pteron.export(HalfRotate(), (torch.randn(4, 2, dtype=torch.float16),))
+    with pytest.raises(pteron.CompileError, match="view_as_complex_copy.out with complex tensors"):
+        pteron.to_edge_transform_and_lower(ep)
+
+
 def close_bits(got, want):
     """Parts within 1 ulp of the part type, NaN in the same places."""
     eps = torch.finfo(torch.view_as_real(want).dtype).eps
