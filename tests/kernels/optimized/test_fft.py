@@ -29,7 +29,7 @@ def crand(*shape):
 
 
 CASES = [((16,), [0]), ((3, 7), [1]), ((2, 5, 12), [1, 2]), ((4, 13, 3), [0, 1]), ((2, 3, 4, 6), [3, 1, 2]),
-         ((1,), [0]), ((2, 400), [1])]
+         ((1,), [0]), ((2,), [0]), ((2, 400), [1])]
 
 
 @pytest.mark.parametrize("shape,dims", CASES)
@@ -54,7 +54,7 @@ def test_c2c_is_torchs(shape, dims, norm, forward):
     close(got, want)
 
 
-@pytest.mark.parametrize("shape,dims", CASES[:-2])
+@pytest.mark.parametrize("shape,dims", CASES[:-3])
 @pytest.mark.parametrize("norm", [0, 1, 2])
 @pytest.mark.parametrize("odd", [False, True])
 def test_c2r_is_torchs(shape, dims, norm, odd):
@@ -66,6 +66,19 @@ def test_c2r_is_torchs(shape, dims, norm, odd):
     want = A._fft_c2r(spectrum, dims, norm, n)
     got = torch.empty_like(want)
     run_kernel("aten::_fft_c2r.out", [spectrum, dims, norm, n, got], library="optimized")
+    close(got, want)
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 9, 400])
+@pytest.mark.parametrize("dims", [[1], [0, 1]])
+def test_c2r_of_any_spectrum_is_torchs(n, dims):
+    """Bins no real signal has (imaginary DC and Nyquist parts, which torch drops; over two dims,
+    lines that are not each other's conjugates), through the real (even n) and complex (odd n)
+    paths."""
+    spectrum = crand(3, n // 2 + 1)
+    want = A._fft_c2r(spectrum, dims, 2, n)
+    got = torch.empty_like(want)
+    run_kernel("aten::_fft_c2r.out", [spectrum, dims, 2, n, got], library="optimized")
     close(got, want)
 
 
