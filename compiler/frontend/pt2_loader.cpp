@@ -299,6 +299,8 @@ class Loader {
           graph_.add_constant(name, std::move(c.spec), std::move(c.data));
       } else if (kind == "constant_input") {
         continue;  // a Python scalar export specialised; nodes carry its value literally
+      } else if (kind == "token") {
+        continue;  // orders effectful calls (with_effects); pteron runs nodes in graph order
       } else {
         throw CompileError(what + " is a " + kind + " input, which pteron does not support");
       }
@@ -328,6 +330,7 @@ class Loader {
 
     if (is_sym_int_op(target, node)) return;  // arguments read its expression instead
     if (read_size_guard(target, node, what)) return;
+    if (target == "torch.ops.higher_order.with_effects") return read_effect(node, what);
     const ir::OpSchema& schema = find_schema(target, what);
     const Json& inputs = member(node, "inputs", what);
     if (!inputs.is_array()) throw CompileError(what + ": 'inputs' is not a list");
@@ -363,6 +366,37 @@ class Loader {
     const ir::NodeId id = graph_.add_node(schema, std::move(filled),
                                           read_node_outputs(node, schema, what), std::move(debug));
     bind_data_dependent_sizes(id);
+  }
+
+  // ---- Effects ------------------------------------------------------------------------------
+
+  // with_effects(token, op, args...): export's wrapping of an op with side effects. The one
+  // pteron runs is linalg's error check, _linalg_check_errors(info, api_name): torch.linalg.inv,
+  // cholesky, solve and lu_factor raise when their *_ex op reports a singular or not
+  // positive-definite input. It becomes that op's check_errors argument, so its kernel fails the
+  // call with the reason, as torch raises.
+  void read_effect(const Json& node, const std::string& what) {
+    const Json& inputs = member(node, "inputs", what);
+    if (!inputs.is_array() || inputs.size() < 2)
+      throw CompileError(what + ": malformed with_effects");
+    auto [op_kind, op] = union_member(member(inputs[1], "arg", what), what);
+    const std::string effect = op_kind == "as_operator" ? json_string(*op, what) : op_kind;
+    if (effect != "torch.ops.aten._linalg_check_errors.default" || inputs.size() < 3) {
+      throw CompileError(what + ": " + effect +
+                         " has side effects pteron does not run (the only effect it takes is "
+                         "linalg's error check)");
+    }
+    auto [info_kind, info] = union_member(member(inputs[2], "arg", what), what);
+    if (info_kind != "as_tensor") throw CompileError(what + ": malformed _linalg_check_errors");
+    const ir::Value& checked = graph_.value(
+        lookup(json_string(member(*info, "name", what), what), what + ": argument 'info'"));
+    const ir::Node* producer =
+        checked.producer == ir::kNoNode ? nullptr : &graph_.node(checked.producer);
+    if (producer == nullptr || producer->schema->arg_index("check_errors") < 0) {
+      throw CompileError(what + ": _linalg_check_errors checks '" + checked.name +
+                         "', which no linalg *_ex op computes");
+    }
+    graph_.set_arg(producer->id, "check_errors", ir::Argument(true));
   }
 
   // ---- Data-dependent sizes (unbacked SymInts) ----------------------------------------------
@@ -642,6 +676,8 @@ class Loader {
         throw CompileError(what + ": the model writes into its input '" + input +
                            "' in place; pteron programs keep state in buffers, not inputs "
                            "(register a buffer, or clone the input before changing it)");
+      } else if (kind == "token") {
+        continue;  // the last effect's token: nothing to return
       } else {
         throw CompileError(what + " is a " + kind + " output, which pteron does not support");
       }

@@ -93,6 +93,14 @@ EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.
                    "_embedding_bag_forward_only.default", "view_as_real.default",
                    "_conj_physical.default"]
 
+# Dense linear algebra torch has no decomposition for (geometry, Kalman filters, normalizing
+# flows, Gaussian processes): LU-based solves, inverses and determinants, Cholesky, triangular
+# solves. torch.linalg.inv / cholesky / solve / lu_factor export their *_ex op and an effectful
+# _linalg_check_errors, which the frontend turns into the op's check_errors argument.
+EXTRA_ATEN_OPS += ["linalg_inv_ex.default", "linalg_cholesky_ex.default", "_linalg_solve_ex.default",
+                   "_linalg_det.default", "_linalg_slogdet.default", "linalg_solve_triangular.default",
+                   "linalg_lu_factor_ex.default", "linalg_lu_solve.default"]
+
 # Recurrent layers kept whole (pteron.export with dynamic_shapes: unrolled, their step count
 # could not be dynamic). torch has no out-variant for them; pteron's kernels are these, which
 # loop over the run-time number of steps.
