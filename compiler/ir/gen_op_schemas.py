@@ -99,7 +99,8 @@ EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.
 # _linalg_check_errors, which the frontend turns into the op's check_errors argument.
 EXTRA_ATEN_OPS += ["linalg_inv_ex.default", "linalg_cholesky_ex.default", "_linalg_solve_ex.default",
                    "_linalg_det.default", "_linalg_slogdet.default", "linalg_solve_triangular.default",
-                   "linalg_lu_factor_ex.default", "linalg_lu_solve.default"]
+                   "linalg_lu_factor_ex.default", "linalg_lu_solve.default", "cholesky.default",
+                   "cholesky_solve.default", "cholesky_inverse.default", "triangular_solve.default"]
 
 # Recurrent layers kept whole (pteron.export with dynamic_shapes: unrolled, their step count
 # could not be dynamic). torch has no out-variant for them; pteron's kernels are these, which

@@ -3,8 +3,9 @@ and solves, inverse, determinant and log-determinant, Cholesky, triangular solve
 torch.linalg over float32 and float64, batches whose dims broadcast, left and right sides,
 adjoints, transposed (strided) inputs, singular and indefinite matrices (info, det 0, slogdet's
 sign 0 and -inf as torch); models calling torch.linalg.inv / solve / cholesky / det / slogdet /
-lu_factor / lu_solve / solve_triangular compiled on the default program and on portable, the
-error checks torch.linalg raises becoming one-line run-time errors.
+lu_factor / lu_solve / solve_triangular and a Gaussian process on the older torch.cholesky /
+cholesky_solve / cholesky_inverse / triangular_solve compiled on the default program and on
+portable, the error checks torch.linalg raises becoming one-line run-time errors.
 
 Tolerance: pteron factors as LAPACK's unblocked getf2 / potf2 do, torch calls the blocked
 routines (other rounding order): |diff| <= 1e-4 (float32) or 1e-10 (float64) relative, on
@@ -158,6 +159,43 @@ def test_solve_triangular_is_torchs(dtype, upper, left, unit):
     close(got, want)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+def test_older_cholesky_apis_are_torchs(dtype, upper):
+    """torch.cholesky, cholesky_solve, cholesky_inverse (not decomposed): batch dims broadcast."""
+    a = spd(2, 4, 4, dtype=dtype)
+    factor = torch.cholesky(a, upper=upper)
+    got = empty(factor)
+    run_kernel("aten::cholesky.out", [a, upper, got])
+    close(got, factor)
+    b = torch.randn(3, 1, 4, 2, generator=G, dtype=dtype)
+    want = torch.cholesky_solve(b, factor, upper=upper)
+    got = empty(want)
+    run_kernel("aten::cholesky_solve.out", [b, factor, upper, got])
+    close(got, want)
+    want = torch.cholesky_inverse(factor[0], upper=upper)
+    got = empty(want)
+    run_kernel("aten::cholesky_inverse.out", [factor[0], upper, got])
+    close(got, want)
+    a[1, 0, 0] = -1.0
+    with pytest.raises(RuntimeError, match="cholesky.out: batch element 1: the matrix is not positive-definite"):
+        run_kernel("aten::cholesky.out", [a, upper, empty(a)])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+def test_older_triangular_solve_is_torchs(dtype, upper, transpose, unit):
+    a = well_conditioned(4, 4, dtype=dtype)
+    b = torch.randn(2, 4, 3, generator=G, dtype=dtype)
+    x, m = torch.triangular_solve(b, a, upper=upper, transpose=transpose, unitriangular=unit)
+    got = [empty(x), empty(m)]
+    run_kernel("aten::triangular_solve.X", [b, a, upper, transpose, unit, *got])
+    close(got[0], x)
+    assert torch.equal(got[1], m)
+
+
 def test_malformed_arguments_are_refused_in_one_line():
     a, b = torch.randn(3, 3), torch.randn(3, 2)
     with pytest.raises(RuntimeError, match="linalg_inv_ex.inverse: A must be a batch of square matrices"):
@@ -199,6 +237,26 @@ class Geometry(torch.nn.Module):
         lu, piv = torch.linalg.lu_factor(a)
         y = torch.linalg.lu_solve(lu, piv, b, adjoint=True)
         return inv, x, white, torch.linalg.det(a), sign * logabs, y
+
+
+class GaussianProcess(torch.nn.Module):
+    """A GP posterior mean and variance the way older code writes it."""
+
+    def forward(self, k, y, k_star):
+        chol = torch.cholesky(k)
+        alpha = torch.cholesky_solve(y, chol)
+        v = torch.triangular_solve(k_star.mT, chol, upper=False).solution
+        return k_star @ alpha, (v * v).sum(-2), torch.cholesky_inverse(chol)
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_gaussian_process_matches_torch(kernels):
+    k, y, k_star = spd(6, 6), torch.randn(6, 1, generator=G), torch.randn(3, 6, generator=G)
+    model = GaussianProcess().eval()
+    program = pteron.to_edge_transform_and_lower(pteron.export(model, (k, y, k_star)), kernels=kernels,
+                                                 progress=False).load()
+    for got, want in zip(program.forward(k, y, k_star), model(k, y, k_star)):
+        close(torch.as_tensor(got), want)
 
 
 @pytest.mark.parametrize("kernels", [None, ["portable"]])

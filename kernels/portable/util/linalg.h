@@ -135,6 +135,15 @@ void lu_solve(MatrixRef<const T> lu, const int32_t* piv, bool adjoint, MatrixRef
   }
 }
 
+// Solves A X = B in place in `x` (n x k) from A's Cholesky factor: L with A = L L^T, or
+// (upper) U with A = U^T U.
+template <typename T>
+void cholesky_solve(MatrixRef<const T> factor, bool upper, MatrixRef<T> x, int64_t n, int64_t k) {
+  const MatrixRef<const T> lower = upper ? transposed(factor) : factor;
+  triangular_solve(lower, false, false, x, n, k);
+  triangular_solve(transposed(lower), true, false, x, n, k);
+}
+
 // Cholesky factor L (A = L L^T) of the n x n `a` from its lower triangle, into the lower triangle
 // of `l` (its upper triangle zeroed). Returns 0, or j + 1 when the leading minor of order j + 1
 // is not positive-definite (LAPACK's potrf: the factorisation stops there).
