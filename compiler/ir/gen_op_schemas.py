@@ -93,6 +93,14 @@ EXTRA_ATEN_OPS += ["mode.default", "nanmedian.default", "nanmedian.dim", "histc.
                    "_embedding_bag_forward_only.default", "view_as_real.default",
                    "_conj_physical.default"]
 
+# torch.special functions, polygamma, nextafter and round(decimals=) (no decompositions).
+EXTRA_ATEN_OPS += ["special_bessel_j0.default", "special_bessel_j1.default", "special_bessel_y0.default",
+                   "special_bessel_y1.default", "special_modified_bessel_i0.default",
+                   "special_modified_bessel_i1.default", "special_modified_bessel_k0.default",
+                   "special_modified_bessel_k1.default", "special_scaled_modified_bessel_k0.default",
+                   "special_scaled_modified_bessel_k1.default", "special_i0e.default", "special_i1.default",
+                   "special_i1e.default", "special_erfcx.default", "special_ndtri.default", "special_zeta.default",
+                   "polygamma.default", "nextafter.default", "round.decimals"]
 # Dense linear algebra torch has no decomposition for (geometry, Kalman filters, normalizing
 # flows, Gaussian processes): LU-based solves, inverses and determinants, Cholesky, triangular
 # solves. torch.linalg.inv / cholesky / solve / lu_factor export their *_ex op and an effectful
