@@ -316,12 +316,24 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options) {
   return compile_with_backends(graph, options, backends, left_out);
 }
 
+// The frontend's note on the model's run-time checks of tensor values, which pteron leaves out.
+static void note_unchecked_values(const ir::Graph& graph, CompileReport& report) {
+  auto it = graph.metadata().find(frontend::kUncheckedValueChecks);
+  if (it == graph.metadata().end()) return;
+  report.notes.push_back(
+      "the model's run-time checks on tensor values are not enforced "
+      "(pteron checks no tensor values at run time, as ExecuTorch drops "
+      "them): at " +
+      it->second);
+}
+
 CompileResult compile_pt2(const std::string& path, const CompileOptions& options) {
   const auto t = std::chrono::steady_clock::now();
   ir::Graph graph = frontend::load_pt2(path);
   const double load = since(t);
   CompileResult result = compile_graph(graph, with_archive_constant_methods(path, options));
   result.report.seconds_load = load;
+  note_unchecked_values(graph, result.report);
   return result;
 }
 
@@ -389,6 +401,7 @@ CompileResult compile_pt2_methods(const std::vector<std::pair<std::string, std::
   r.default_backends = options.backends.empty();
   r.backends_left_out = left_out;
   r.notes = notes;
+  for (const ir::Graph& graph : graphs) note_unchecked_values(graph, r);
   const auto t = std::chrono::steady_clock::now();
   if (options.output_path.empty()) {
     result.program = emit_program(emitted, &r.emit, {}, constants);

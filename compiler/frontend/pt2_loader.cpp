@@ -14,6 +14,7 @@
 #include "compiler/frontend/export_json.h"
 #include "compiler/frontend/pt2_archive.h"
 #include "compiler/frontend/unbacked_sizes.h"
+#include "compiler/frontend/value_checks.h"
 #include "compiler/ir/op_names.h"
 
 namespace pteron::compiler::frontend {
@@ -41,12 +42,15 @@ class Loader {
       const Json& module = member(model_, "graph_module", where_);
       const Json& graph = member(module, "graph", where_);
       tensor_values_ = &member(graph, "tensor_values", where_);
+      value_checks_ = find_value_checks(member(graph, "nodes", where_));
       read_symbols(graph);
       PayloadConfigs configs(archive_, options_.model_name);
       read_inputs(member(module, "signature", where_), graph, configs);
       const Json& nodes = member(graph, "nodes", where_);
       if (!nodes.is_array()) throw CompileError(where_ + ": 'nodes' is not a list");
-      for (size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], static_cast<int>(i));
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (!value_checks_.nodes.count(i)) read_node(nodes[i], static_cast<int>(i));
+      }
       read_outputs(member(module, "signature", where_));
     } catch (const Json::exception& e) {
       // Checked accessors cover the expected shapes; this catches the rest of a malformed file.
@@ -58,6 +62,12 @@ class Loader {
       throw CompileError(where_ + ": " + message);
     }
     graph_.metadata()["source"] = archive_.path();
+    if (!value_checks_.sources.empty()) {
+      std::string sources;
+      for (const std::string& s : value_checks_.sources)
+        sources += (sources.empty() ? "" : ", ") + s;
+      graph_.metadata()[kUncheckedValueChecks] = sources;
+    }
     graph_.verify();
     return std::move(graph_);
   }
@@ -155,6 +165,7 @@ class Loader {
     }
     if (auto it = graph.find("sym_int_values"); it != graph.end() && it->is_object()) {
       for (const auto& [name, value] : it->items()) {
+        if (value_checks_.symbols.count(name)) continue;  // a left-out value check's
         sym_values_[name] = read_sym_int(value, where_ + ": SymInt '" + name + "'");
       }
     }
@@ -692,6 +703,7 @@ class Loader {
   const Json* tensor_values_ = nullptr;
   std::unordered_map<std::string, ir::SymExprPtr> sym_values_;
   std::unordered_map<std::string, bool> size_guards_;  // symbolic bool -> always true
+  ValueChecks value_checks_;                           // run-time checks on tensor values, left out
   ir::Graph graph_;
 };
 

@@ -15,11 +15,14 @@ struct LoadOptions {
 // The graph of the archive's program: user inputs, constants pointing into the memory-mapped
 // file (the graph keeps the mapping alive), nodes with every argument filled in schema order,
 // debug handles from the export metadata, and outputs. metadata() holds "source" (the path),
-// "torch_version" and "schema_version".
+// "torch_version", "schema_version" and, when the model checks tensor values at run time (left
+// out: frontend/value_checks.h), kUncheckedValueChecks: where those checks are.
 //
 // Throws CompileError with a one-line message naming the file, archive entry, node and
 // source location at fault for any input it cannot read (missing entries, bad JSON, unknown
 // ops or argument kinds, truncated weights, symbolic shapes, other schema versions).
 ir::Graph load_pt2(const std::string& path, const LoadOptions& options = {});
+
+inline constexpr const char* kUncheckedValueChecks = "unchecked_value_checks";
 
 }  // namespace pteron::compiler::frontend

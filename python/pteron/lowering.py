@@ -119,8 +119,8 @@ class LoweredProgram:
     def __init__(self, data: bytes, report: dict):
         self._data = data
         self.report = report
-        for note in report.get("notes", []):  # an old backend spelling: what to write instead
-            warnings.warn(note, FutureWarning, stacklevel=3)
+        for note in report.get("notes", []):  # what the user may want to know or change
+            warnings.warn(note, UserWarning, stacklevel=3)
 
     def buffer(self) -> bytes:
         return self._data
