@@ -112,10 +112,6 @@ Error solve_all(const char* op, KernelContext& ctx, const Tensor& LU, const Tens
   return Error::Ok;
 }
 
-Error expect_same_dtype(const char* op, const Tensor& a, const Tensor& b, const char* what) {
-  return expect_dtype(op, b, a.dtype(), what);
-}
-
 Error lu_factor_ex_out(KernelContext& ctx, Span<EValue*> args) {
   constexpr const char* kOp = "aten::linalg_lu_factor_ex.out";
   const Tensor& A = *args[0]->tensor;
@@ -124,7 +120,7 @@ Error lu_factor_ex_out(KernelContext& ctx, Span<EValue*> args) {
   Tensor& LU = *args[3]->tensor;
   PTERON_CHECK(A.dim() >= 2, Error::InvalidArgument, "%s: A must have rank >= 2, got %d", kOp,
                A.dim());
-  PTERON_TRY(expect_same_dtype(kOp, A, LU, "LU"));
+  PTERON_TRY(expect_dtype(kOp, LU, A.dtype(), "LU"));
   return linalg::dispatch_real(kOp, A.dtype(), [&](auto t) {
     return factor_all<decltype(t)>(kOp, ctx, A, LU, *args[4]->tensor, args[5]->tensor, args[2]->b);
   });
@@ -142,8 +138,8 @@ Error lu_solve_out(KernelContext& ctx, Span<EValue*> args) {
                Error::InvalidArgument, "%s: pivots must have one entry per row of LU", kOp);
   PTERON_CHECK(B.dim() >= 2, Error::InvalidArgument, "%s: B must have rank >= 2, got %d", kOp,
                B.dim());
-  PTERON_TRY(expect_same_dtype(kOp, LU, B, "B"));
-  PTERON_TRY(expect_same_dtype(kOp, LU, out, "out"));
+  PTERON_TRY(expect_dtype(kOp, B, LU.dtype(), "B"));
+  PTERON_TRY(expect_dtype(kOp, out, LU.dtype(), "out"));
   return linalg::dispatch_real(kOp, LU.dtype(), [&](auto t) {
     return solve_all<decltype(t)>(kOp, ctx, LU, pivots, B, 2, args[3]->b, args[4]->b, out);
   });
@@ -157,9 +153,9 @@ Error solve_ex_out(KernelContext& ctx, Span<EValue*> args) {
   Tensor& result = *args[4]->tensor;
   Tensor& LU = *args[5]->tensor;
   PTERON_TRY(linalg::expect_square(kOp, "A", A));
-  PTERON_TRY(expect_same_dtype(kOp, A, B, "B"));
-  PTERON_TRY(expect_same_dtype(kOp, A, result, "result"));
-  PTERON_TRY(expect_same_dtype(kOp, A, LU, "LU"));
+  PTERON_TRY(expect_dtype(kOp, B, A.dtype(), "B"));
+  PTERON_TRY(expect_dtype(kOp, result, A.dtype(), "result"));
+  PTERON_TRY(expect_dtype(kOp, LU, A.dtype(), "LU"));
   // torch's vector case: B (n) or B of A's shape without the last dim is a batch of vectors.
   bool vector = B.dim() == 1;
   if (B.dim() == A.dim() - 1) {
@@ -184,7 +180,7 @@ Error inv_ex_out(KernelContext& ctx, Span<EValue*> args) {
   Tensor& inverse = *args[2]->tensor;
   Tensor& info = *args[3]->tensor;
   PTERON_TRY(linalg::expect_square(kOp, "A", A));
-  PTERON_TRY(expect_same_dtype(kOp, A, inverse, "inverse"));
+  PTERON_TRY(expect_dtype(kOp, inverse, A.dtype(), "inverse"));
   PTERON_TRY(expect_dtype(kOp, info, ScalarType::Int, "info"));
   const int32_t r = A.dim();
   const int64_t n = A.size(r - 1);
@@ -249,8 +245,8 @@ Error det_out(KernelContext& ctx, Span<EValue*> args) {
   Tensor& result = *args[1]->tensor;
   Tensor& LU = *args[2]->tensor;
   PTERON_TRY(linalg::expect_square(kOp, "A", A));
-  PTERON_TRY(expect_same_dtype(kOp, A, result, "result"));
-  PTERON_TRY(expect_same_dtype(kOp, A, LU, "LU"));
+  PTERON_TRY(expect_dtype(kOp, result, A.dtype(), "result"));
+  PTERON_TRY(expect_dtype(kOp, LU, A.dtype(), "LU"));
   return linalg::dispatch_real(kOp, A.dtype(), [&](auto t) {
     using T = decltype(t);
     PTERON_TRY(factor_all<T>(kOp, ctx, A, LU, *args[3]->tensor, nullptr, false));
@@ -272,9 +268,9 @@ Error slogdet_out(KernelContext& ctx, Span<EValue*> args) {
   Tensor& logabsdet = *args[2]->tensor;
   Tensor& LU = *args[3]->tensor;
   PTERON_TRY(linalg::expect_square(kOp, "A", A));
-  PTERON_TRY(expect_same_dtype(kOp, A, sign, "sign"));
-  PTERON_TRY(expect_same_dtype(kOp, A, logabsdet, "logabsdet"));
-  PTERON_TRY(expect_same_dtype(kOp, A, LU, "LU"));
+  PTERON_TRY(expect_dtype(kOp, sign, A.dtype(), "sign"));
+  PTERON_TRY(expect_dtype(kOp, logabsdet, A.dtype(), "logabsdet"));
+  PTERON_TRY(expect_dtype(kOp, LU, A.dtype(), "LU"));
   return linalg::dispatch_real(kOp, A.dtype(), [&](auto t) {
     using T = decltype(t);
     PTERON_TRY(factor_all<T>(kOp, ctx, A, LU, *args[4]->tensor, nullptr, false));
