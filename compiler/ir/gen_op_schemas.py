@@ -101,6 +101,10 @@ EXTRA_ATEN_OPS += ["special_bessel_j0.default", "special_bessel_j1.default", "sp
                    "special_scaled_modified_bessel_k1.default", "special_i0e.default", "special_i1.default",
                    "special_i1e.default", "special_erfcx.default", "special_ndtri.default", "special_zeta.default",
                    "polygamma.default", "nextafter.default", "round.decimals"]
+# Random sampling run_decompositions keeps: torch.normal with tensor arguments, multinomial,
+# randint.
+EXTRA_ATEN_OPS += ["normal.Tensor_float", "normal.float_Tensor", "normal.Tensor_Tensor",
+                   "normal.float_float", "multinomial.default", "randint.default", "randint.low"]
 # Dense linear algebra torch has no decomposition for (geometry, Kalman filters, normalizing
 # flows, Gaussian processes): LU-based solves, inverses and determinants, Cholesky, triangular
 # solves. torch.linalg.inv / cholesky / solve / lu_factor export their *_ex op and an effectful

@@ -9,30 +9,6 @@
 namespace pteron {
 namespace {
 
-// Largest n - 1 each dtype holds exactly (torch's check for randperm).
-int64_t max_exact(ScalarType t) {
-  switch (t) {
-    case ScalarType::Byte:
-      return 255;
-    case ScalarType::Char:
-      return 127;
-    case ScalarType::Short:
-      return 32767;
-    case ScalarType::Int:
-      return 2147483647;
-    case ScalarType::Half:
-      return 2048;
-    case ScalarType::BFloat16:
-      return 256;
-    case ScalarType::Float:
-      return 16777216;
-    case ScalarType::Double:
-      return 9007199254740992;
-    default:
-      return INT64_MAX;
-  }
-}
-
 Error randperm_out(KernelContext&, Span<EValue*> args) {
   constexpr const char* kOp = "aten::randperm.out";
   const int64_t n = args[0]->i;
@@ -41,7 +17,7 @@ Error randperm_out(KernelContext&, Span<EValue*> args) {
                static_cast<long long>(n));
   PTERON_CHECK(out.dtype() != ScalarType::Bool && is_supported(out.dtype()), Error::NotSupported,
                "%s: dtype %s not supported", kOp, scalar_type_name(out.dtype()));
-  PTERON_CHECK(n == 0 || n - 1 <= max_exact(out.dtype()), Error::InvalidArgument,
+  PTERON_CHECK(n == 0 || n - 1 <= largest_exact_integer(out.dtype()), Error::InvalidArgument,
                "%s: n %lld is too large for dtype %s", kOp, static_cast<long long>(n),
                scalar_type_name(out.dtype()));
   const int64_t size[1] = {n};

@@ -32,6 +32,37 @@ inline uint64_t next_random_stream() {
   return splitmix64(kRandomSeed ^ (static_cast<uint64_t>(n) << 32));
 }
 
+// The largest integer each dtype holds exactly, with all below it (int64: INT64_MAX).
+inline int64_t largest_exact_integer(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte:
+      return 255;
+    case ScalarType::Char:
+      return 127;
+    case ScalarType::Short:
+      return 32767;
+    case ScalarType::Int:
+      return 2147483647;
+    case ScalarType::Half:
+      return 2048;
+    case ScalarType::BFloat16:
+      return 256;
+    case ScalarType::Float:
+      return 16777216;
+    case ScalarType::Double:
+      return 9007199254740992;
+    default:
+      return INT64_MAX;
+  }
+}
+
+// The smallest: 0 for uint8, -(largest + 1) for the signed integers, -largest for floats.
+inline int64_t smallest_exact_integer(ScalarType t) {
+  if (t == ScalarType::Byte) return 0;
+  const int64_t largest = largest_exact_integer(t);
+  return is_floating(t) ? -largest : -largest - 1;
+}
+
 // Uniform in [0, 1) with 53 random bits; element k of stream s (`draw` separates the values
 // one element needs: Box-Muller takes two).
 inline double uniform_double(uint64_t stream, int64_t k, uint64_t draw = 0) {
