@@ -14,6 +14,7 @@ namespace pteron::special {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kPi = 3.14159265358979323846;  // M_PI is POSIX, not in the bare-metal libc
 
 // e^-x I_nu(x) (sign -1) or e^x K_nu(x) (sign +1) for large x > 0: sum over k of
 // sign^k a_k(nu) / x^k, a_k(nu) = prod_{j <= k} (4 nu^2 - (2j - 1)^2) / (k! 8^k), times
@@ -25,7 +26,7 @@ inline double scaled_bessel_asymptotic(double nu, double x, double sign) {
     sum += term;
     if (std::abs(term) < 1e-17 * std::abs(sum)) break;
   }
-  const double scale = sign < 0 ? 1.0 / std::sqrt(2.0 * M_PI * x) : std::sqrt(M_PI / (2.0 * x));
+  const double scale = sign < 0 ? 1.0 / std::sqrt(2.0 * kPi * x) : std::sqrt(kPi / (2.0 * x));
   return sum * scale;
 }
 
@@ -81,7 +82,7 @@ inline void bessel_jy_hankel(int nu, double x, double* j, double* y) {
   // nu 0: chi = x - pi/4; nu 1: chi = x - 3 pi/4.
   const double cos_chi = nu == 0 ? (c + s) * r : (s - c) * r;
   const double sin_chi = nu == 0 ? (s - c) * r : -(s + c) * r;
-  const double scale = std::sqrt(2.0 / (M_PI * x));
+  const double scale = std::sqrt(2.0 / (kPi * x));
   *j = scale * (p * cos_chi - q * sin_chi);
   *y = scale * (p * sin_chi + q * cos_chi);
 }
