@@ -525,7 +525,7 @@ class Loader {
   static bool is_sym_int_op(const std::string& target, const Json& node) {
     const bool sym_target = target == "torch.ops.aten.sym_size.int" ||
                             target == "torch.ops.aten.sym_numel.default" ||
-                            target.starts_with("_operator.") || target.starts_with("torch.sym_");
+                            is_symbolic_arithmetic(target);
     if (!sym_target) return false;
     const Json* outputs = node.contains("outputs") ? &node["outputs"] : nullptr;
     if (outputs == nullptr || !outputs->is_array() || outputs->size() != 1) return false;
@@ -592,7 +592,7 @@ class Loader {
 
   const ir::OpSchema& find_schema(const std::string& target, const std::string& what) {
     if (!target.starts_with("torch.ops.")) {
-      if (target.starts_with("_operator.") || target.starts_with("torch.sym_")) {
+      if (is_symbolic_arithmetic(target)) {
         throw_symbolic(what, "Python arithmetic on sizes");
       }
       throw CompileError(what + ": unsupported call target '" + target + "'");

@@ -49,10 +49,6 @@ std::vector<std::string> defined_names(const Json& node) {
   return out;
 }
 
-bool is_symbolic_arithmetic(const std::string& target) {
-  return target.starts_with("_operator.") || target.starts_with("torch.sym_");
-}
-
 std::string source_of(const Json& node) {
   auto meta = node.find("metadata");
   if (meta == node.end() || !meta->is_object()) return "";

@@ -23,4 +23,9 @@ struct ValueChecks {
 
 ValueChecks find_value_checks(const Json& nodes);
 
+// Whether a node target is Python arithmetic on symbols (operator.ge, torch.sym_ite, ...).
+inline bool is_symbolic_arithmetic(const std::string& target) {
+  return target.starts_with("_operator.") || target.starts_with("torch.sym_");
+}
+
 }  // namespace pteron::compiler::frontend

@@ -124,6 +124,29 @@ Error transform_dim(KernelContext& ctx, Work& w, int32_t d, bool inverse) {
 // Whether a real dim of length n goes through KISS FFT's real transforms (even lengths only).
 bool real_path(int64_t n) { return n >= 2 && n % 2 == 0; }
 
+// Calls body(cfg, l, line, spectrum) for every line l in [0, lines) of a real transform of even
+// length n on the thread pool, with a plan and buffers (n floats, n / 2 + 1 bins) per chunk:
+// kiss_fftr works in its plan's buffer, so chunks cannot share one.
+template <typename Body>
+Error for_each_real_line(int64_t n, bool inverse, int64_t lines, Body body) {
+  std::atomic<bool> planned{true};
+  opt::parallel_for(lines, line_work(n), [&](int64_t begin, int64_t end) {
+    const kiss_fftr_cfg cfg =
+        kiss_fftr_alloc(static_cast<int>(n), inverse ? 1 : 0, nullptr, nullptr);
+    if (cfg == nullptr) {
+      planned = false;
+      return;
+    }
+    std::vector<float> line(static_cast<size_t>(n));
+    std::vector<kiss_fft_cpx> spectrum(static_cast<size_t>(n / 2 + 1));
+    for (int64_t l = begin; l < end; ++l) body(cfg, l, line.data(), spectrum.data());
+    kiss_fftr_free(cfg);
+  });
+  if (!planned)
+    return fail(Error::Internal, "fft: cannot plan a real transform of %lld", (long long)n);
+  return Error::Ok;
+}
+
 // Real forward transforms of every line of `self` along `last` (even length n) into `w`, whose
 // dim `last` holds the n / 2 + 1 bins.
 Error forward_real_lines(KernelContext& ctx, const Tensor& self, int32_t last, Work& w) {
@@ -134,28 +157,14 @@ Error forward_real_lines(KernelContext& ctx, const Tensor& self, int32_t last, W
       scratch_or_heap(ctx, static_cast<size_t>(self.numel()) * sizeof(float), copy_heap));
   const float* src = self.data<const float>();
   for_each_element(self, [&](int64_t i, int64_t off) { x[i] = src[off]; });
-  std::atomic<bool> planned{true};
-  opt::parallel_for(self.numel() / n, line_work(n), [&](int64_t begin, int64_t end) {
-    // A plan per chunk: kiss_fftr works in its plan's buffer.
-    const kiss_fftr_cfg cfg = kiss_fftr_alloc(static_cast<int>(n), 0, nullptr, nullptr);
-    if (cfg == nullptr) {
-      planned = false;
-      return;
-    }
-    std::vector<float> line(static_cast<size_t>(n));
-    std::vector<kiss_fft_cpx> spectrum(static_cast<size_t>(bins));
-    for (int64_t l = begin; l < end; ++l) {
-      const int64_t o = l / inner, r = l % inner;
-      for (int64_t k = 0; k < n; ++k) line[static_cast<size_t>(k)] = x[(o * n + k) * inner + r];
-      kiss_fftr(cfg, line.data(), spectrum.data());
-      for (int64_t k = 0; k < bins; ++k)
-        w.data[(o * bins + k) * inner + r] = spectrum[static_cast<size_t>(k)];
-    }
-    kiss_fftr_free(cfg);
-  });
-  if (!planned)
-    return fail(Error::Internal, "fft: cannot plan a real transform of %lld", (long long)n);
-  return Error::Ok;
+  return for_each_real_line(n, false, self.numel() / n,
+                            [&](kiss_fftr_cfg cfg, int64_t l, float* line, kiss_fft_cpx* spectrum) {
+                              const int64_t o = l / inner, r = l % inner;
+                              for (int64_t k = 0; k < n; ++k) line[k] = x[(o * n + k) * inner + r];
+                              kiss_fftr(cfg, line, spectrum);
+                              for (int64_t k = 0; k < bins; ++k)
+                                w.data[(o * bins + k) * inner + r] = spectrum[k];
+                            });
 }
 
 // Real inverse transforms of every line of `w` along `last` (n / 2 + 1 bins of a length-n
@@ -167,26 +176,15 @@ Error inverse_real_lines(KernelContext& ctx, const Work& w, int32_t last, int64_
   // out row-major first, then to out's strides
   float* y = static_cast<float*>(
       scratch_or_heap(ctx, static_cast<size_t>(out.numel()) * sizeof(float), copy_heap));
-  std::atomic<bool> planned{true};
-  opt::parallel_for(out.numel() / n, line_work(n), [&](int64_t begin, int64_t end) {
-    const kiss_fftr_cfg cfg = kiss_fftr_alloc(static_cast<int>(n), 1, nullptr, nullptr);
-    if (cfg == nullptr) {
-      planned = false;
-      return;
-    }
-    std::vector<kiss_fft_cpx> spectrum(static_cast<size_t>(bins));
-    std::vector<float> line(static_cast<size_t>(n));
-    for (int64_t l = begin; l < end; ++l) {
-      const int64_t o = l / inner, r = l % inner;
-      for (int64_t k = 0; k < bins; ++k)
-        spectrum[static_cast<size_t>(k)] = w.data[(o * bins + k) * inner + r];
-      kiss_fftri(cfg, spectrum.data(), line.data());
-      for (int64_t k = 0; k < n; ++k) y[(o * n + k) * inner + r] = line[static_cast<size_t>(k)];
-    }
-    kiss_fftr_free(cfg);
-  });
-  if (!planned)
-    return fail(Error::Internal, "fft: cannot plan a real transform of %lld", (long long)n);
+  PTERON_TRY(
+      for_each_real_line(n, true, out.numel() / n,
+                         [&](kiss_fftr_cfg cfg, int64_t l, float* line, kiss_fft_cpx* spectrum) {
+                           const int64_t o = l / inner, r = l % inner;
+                           for (int64_t k = 0; k < bins; ++k)
+                             spectrum[k] = w.data[(o * bins + k) * inner + r];
+                           kiss_fftri(cfg, spectrum, line);
+                           for (int64_t k = 0; k < n; ++k) y[(o * n + k) * inner + r] = line[k];
+                         }));
   float* dst = out.data<float>();
   for_each_element(out, [&](int64_t i, int64_t off) { dst[off] = y[i] * scale; });
   return Error::Ok;

@@ -13,16 +13,10 @@
 namespace pteron {
 namespace {
 
-template <typename F>
-Error bessel_out(const char* op, Span<EValue*> args, F f) {
-  return unary_float_op(op, *args[0]->tensor, *args[1]->tensor, [f](auto x) {
-    return static_cast<decltype(x)>(f(static_cast<double>(x)));
-  });
-}
-
-#define PTERON_BESSEL_KERNEL(name, expr)                                           \
-  Error name##_out(KernelContext&, Span<EValue*> args) {                           \
-    return bessel_out("aten::" #name ".out", args, [](double x) { return expr; }); \
+#define PTERON_BESSEL_KERNEL(name, expr)                                                       \
+  Error name##_out(KernelContext&, Span<EValue*> args) {                                       \
+    return unary_float_op_in_double("aten::" #name ".out", *args[0]->tensor, *args[1]->tensor, \
+                                    [](double x) { return expr; });                            \
   }
 
 PTERON_BESSEL_KERNEL(special_bessel_j0, special::bessel_j(0, x))

@@ -10,9 +10,8 @@ namespace pteron {
 namespace {
 
 Error special_erfcx_out(KernelContext&, Span<EValue*> args) {
-  return unary_float_op("aten::special_erfcx.out", *args[0]->tensor, *args[1]->tensor, [](auto x) {
-    return static_cast<decltype(x)>(special::erfcx_value(static_cast<double>(x)));
-  });
+  return unary_float_op_in_double("aten::special_erfcx.out", *args[0]->tensor, *args[1]->tensor,
+                                  special::erfcx_value);
 }
 
 }  // namespace

@@ -10,9 +10,8 @@ namespace pteron {
 namespace {
 
 Error special_ndtri_out(KernelContext&, Span<EValue*> args) {
-  return unary_float_op("aten::special_ndtri.out", *args[0]->tensor, *args[1]->tensor, [](auto x) {
-    return static_cast<decltype(x)>(special::ndtri_value(static_cast<double>(x)));
-  });
+  return unary_float_op_in_double("aten::special_ndtri.out", *args[0]->tensor, *args[1]->tensor,
+                                  special::ndtri_value);
 }
 
 }  // namespace

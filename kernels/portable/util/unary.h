@@ -83,4 +83,12 @@ Error unary_float_op(const char* op, const Tensor& in, Tensor& out, Fn&& f) {
   return unary_elementwise<kAllTypes, kFloatTypes>(op, in, out, f);
 }
 
+// unary_float_op for a function of a double (the special functions): each value widened to
+// double, f applied, the result rounded once to the compute type.
+template <typename Fn>
+Error unary_float_op_in_double(const char* op, const Tensor& in, Tensor& out, Fn&& f) {
+  return unary_float_op(
+      op, in, out, [&f](auto x) { return static_cast<decltype(x)>(f(static_cast<double>(x))); });
+}
+
 }  // namespace pteron
