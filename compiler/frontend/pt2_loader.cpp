@@ -472,10 +472,7 @@ class Loader {
   void bound_data_dependent_sizes(const Json& node, const std::string& op,
                                   const std::vector<ir::Argument>& args, const std::string& what) {
     const Json& outputs = member(node, "outputs", what);
-    std::vector<const ir::TensorSpec*> inputs;
-    for (const ir::Argument& a : args) {
-      if (a.is_tensor()) inputs.push_back(&graph_.value(a.tensor()).spec);
-    }
+    const DataDependentRange range = data_dependent_range(op, args, graph_);
     for (const Json& output : outputs) {
       auto [kind, value] = union_member(output, what + " output");
       if (kind != "as_tensor") continue;
@@ -487,18 +484,17 @@ class Loader {
         if (e->op != ir::SymExpr::Op::Symbol) continue;
         ir::SymbolInfo& info = graph_.symbols()[e->symbol];
         if (info.input != ir::kNoValue) continue;  // an input's size, read there
-        const std::optional<int64_t> bound = data_dependent_bound(op, inputs);
-        if (info.max < 0 && !bound)
+        if (info.max < 0 && !range.max)
           throw CompileError(what + ": output '" + name + "' has the data-dependent size " +
                              e->symbol + ", which has no upper bound (pteron plans memory at " +
                              "the bound: torch._check(" + e->symbol + " <= N) in the model " +
                              "gives one)");
         // The operator's own bound wins: torch's range can be unsound (masked_select's is
         // self's numel, though a broadcast mask selects from more).
-        if (bound) info.max = *bound;
-        // torch's lower bound for it is an assumption only a run-time check would enforce:
-        // guards relying on it are refused (read_size_guard), not taken as implied.
-        info.min = 0;
+        if (range.max) info.max = *range.max;
+        // torch's lower bound for it is an assumption only a run-time check would enforce
+        // (guards relying on it are refused: read_size_guard); the operator's own holds.
+        info.min = range.min;
       }
     }
   }

@@ -11,15 +11,26 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/argument.h"
+#include "compiler/ir/graph.h"
 #include "compiler/ir/sym_expr.h"
 #include "compiler/ir/tensor_spec.h"
 
 namespace pteron::compiler::frontend {
 
-// The upper bound of a data-dependent output length of `op` ("aten::nonzero.default") from its
-// tensor inputs' specs (planned upper bounds), or nullopt when pteron knows no bound for the op.
-std::optional<int64_t> data_dependent_bound(const std::string& op,
-                                            const std::vector<const ir::TensorSpec*>& inputs);
+// What an operator itself guarantees about a data-dependent output length: at least `min`,
+// and at most `max` when it sets one.
+struct DataDependentRange {
+  int64_t min = 0;
+  std::optional<int64_t> max;
+};
+
+// The range of the data-dependent output length of `op` ("aten::nonzero.default") called with
+// `args` (tensor specs at their planned upper bounds): max nullopt where pteron knows no bound
+// for the op (bincount of int32 / int64 values) or for no op it knows.
+DataDependentRange data_dependent_range(const std::string& op,
+                                        const std::vector<ir::Argument>& args,
+                                        const ir::Graph& graph);
 
 // Whether `a <cmp> b` ("ge", "le", "gt", "lt", "eq", "ne": Python's operator names) holds for
 // every value of the symbols in their ranges: true when it always holds, false otherwise

@@ -114,6 +114,11 @@ EXTRA_ATEN_OPS += ["linalg_inv_ex.default", "linalg_cholesky_ex.default", "_lina
                    "linalg_lu_factor_ex.default", "linalg_lu_solve.default", "cholesky.default",
                    "cholesky_solve.default", "cholesky_inverse.default", "triangular_solve.default"]
 
+# Ops with data-dependent output sizes run_decompositions keeps (deduplication, histograms):
+# torch.unique (flat and dim=), unique_consecutive, bincount; index_reduce (no decomposition).
+EXTRA_ATEN_OPS += ["_unique2.default", "unique_dim.default", "unique_consecutive.default",
+                   "bincount.default", "index_reduce.default"]
+
 # Recurrent layers kept whole (pteron.export with dynamic_shapes: unrolled, their step count
 # could not be dynamic). torch has no out-variant for them; pteron's kernels are these, which
 # loop over the run-time number of steps.
@@ -144,6 +149,19 @@ GROUPED_MM_OUT_VARIANTS = {
     " -> Tensor(a!)",
 }
 EXTRA_ATEN_OPS += [key.split("::", 1)[1] for key in GROUPED_MM_OUT_VARIANTS]
+
+# F.rrelu / nn.RReLU export rrelu_with_noise_functional (out and the noise it drew), which has no
+# out-variant in torch; pteron's kernel is this one.
+RRELU_OUT_VARIANTS = {
+    "aten::rrelu_with_noise_functional.default": "pteron::rrelu_with_noise_functional.out("
+    "Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.33333333333333331,"
+    " bool training=False, Generator? generator=None, *, Tensor(a!) out, Tensor(b!) noise_out)"
+    " -> (Tensor(a!), Tensor(b!))",
+}
+EXTRA_ATEN_OPS += [key.split("::", 1)[1] for key in RRELU_OUT_VARIANTS]
+
+# Every out-variant pteron defines for an op torch gives none.
+PTERON_OUT_VARIANTS = {**RNN_OUT_VARIANTS, **GROUPED_MM_OUT_VARIANTS, **RRELU_OUT_VARIANTS}
 
 # Ops pteron's ExecuTorch-compatible programs use that torch does not define: schema strings
 # exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and
@@ -338,8 +356,7 @@ def torch_schemas():
             continue
         op = getattr(getattr(getattr(torch.ops, ns), name), schema.overload_name or "default")
         out[qualified(schema)] = (schema, torch.Tag.core in op.tags)
-    for text in EXTERNAL_SCHEMAS + list(RNN_OUT_VARIANTS.values()) + list(
-            GROUPED_MM_OUT_VARIANTS.values()):
+    for text in EXTERNAL_SCHEMAS + list(PTERON_OUT_VARIANTS.values()):
         schema = torch._C.parse_schema(text)
         out[qualified(schema)] = (schema, False)
     return out
@@ -398,8 +415,8 @@ def select(schemas):
             continue
         rows[key] = schema
         out = None if is_out_variant(schema) else find_out_variant(schema, schemas)
-        if key in RNN_OUT_VARIANTS or key in GROUPED_MM_OUT_VARIANTS:
-            out = torch._C.parse_schema({**RNN_OUT_VARIANTS, **GROUPED_MM_OUT_VARIANTS}[key])
+        if key in PTERON_OUT_VARIANTS:
+            out = torch._C.parse_schema(PTERON_OUT_VARIANTS[key])
         copy = find_view_copy(schema, schemas) if is_view(schema) else None
         links[key] = (out, copy)
         pending += [s for s in (out, copy) if s is not None]

@@ -16,33 +16,6 @@ namespace {
 
 constexpr const char* kOp = "aten::scatter_reduce.two_out";
 
-// The portable kernel's three passes (identity where self is left out, the reduction, mean's
-// division), each split the same way; `counts` (mean only) holds out.numel() counters.
-template <typename T, typename Idx>
-bool reduce_into(const opt::ScatterGeometry& g, const Idx* idx, ScatterReduce reduce,
-                 bool include_self, const T* from, T* dst, int32_t* counts) {
-  using C = typename ComputeType<T>::type;
-  if (!include_self) {
-    const T start = store_value<T>(scatter_reduce_identity<C>(reduce));
-    if (!opt::scatter_walk(g, idx, 2, [dst, start](int64_t o, int64_t) { dst[o] = start; }))
-      return false;
-  }
-  bool ok = true;
-  with_scatter_reduce(reduce, [&](auto r) {
-    constexpr ScatterReduce kR = decltype(r)::value;
-    ok = opt::scatter_walk(g, idx, 4, [dst, from, counts](int64_t o, int64_t s) {
-      dst[o] = store_value<T>(scatter_combine<kR, C>(load_value(dst[o]), load_value(from[s])));
-      if constexpr (kR == ScatterReduce::Mean) ++counts[o];
-    });
-  });
-  if (!ok || counts == nullptr) return ok;
-  return opt::scatter_walk(g, idx, 4, [dst, counts](int64_t o, int64_t) {
-    if (counts[o] <= 1) return;  // each position divides once
-    dst[o] = store_value<T>(scatter_mean<C>(load_value(dst[o]), counts[o]));
-    counts[o] = 1;
-  });
-}
-
 Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
   if (args[4]->tag != Tag::String) {
     return call_portable(kOp, ctx, args);
@@ -59,24 +32,18 @@ Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
     return call_portable(kOp, ctx, args);
   }
   int32_t* counts = nullptr;
-  if (reduce == ScatterReduce::Mean) {
-    const size_t bytes = static_cast<size_t>(self.numel()) * sizeof(int32_t);
-    counts = static_cast<int32_t*>(ctx.allocate_scratch(bytes, 64));
-    if (counts == nullptr) return call_portable(kOp, ctx, args);
-  }
-  if (!opt::start_scatter(kOp, self, args[1]->i, index, &src, out, &dim, &g)) {
+  if (mean_counts(ctx, kOp, reduce, include_self, self.numel(), &counts) != Error::Ok ||
+      !opt::start_scatter(kOp, self, args[1]->i, index, &src, out, &dim, &g)) {
     return call_portable(kOp, ctx, args);
   }
-  if (counts != nullptr) {
-    const int32_t start = include_self ? 1 : 0;
-    for (int64_t k = 0; k < out.numel(); ++k) counts[k] = start;
-  }
   bool ok = true;
+  // The portable kernel's three passes, each split over threads the same way.
   const bool known = dispatch_dtype_in<kFloatTypes | kIntTypes>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     ok = opt::with_index(index, [&](const auto* idx) {
-      return reduce_into<T>(g, idx, reduce, include_self, src.data<const T>(), out.data<T>(),
-                            counts);
+      return reduce_scattered(
+          reduce, include_self, src.data<const T>(), out.data<T>(), counts,
+          [&](auto fn, int64_t cost) { return opt::scatter_walk(g, idx, cost, fn); });
     });
   });
   return known && ok ? Error::Ok : call_portable(kOp, ctx, args);

@@ -17,25 +17,9 @@ Error index_copy_out(KernelContext&, Span<EValue*> args) {
   const Tensor& index = *args[2]->tensor;
   const Tensor& source = *args[3]->tensor;
   Tensor& out = *args[4]->tensor;
-  PTERON_TRY(expect_dtype(kOp, source, self.dtype(), "source"));
-  PTERON_TRY(expect_index_dtype(kOp, index, "index", false));
-  PTERON_CHECK(index.dim() <= 1, Error::InvalidArgument, "%s: index has rank %d, expected 0 or 1",
-               kOp, index.dim());
   int32_t dim = 0;
-  PTERON_TRY(normalize_dim(kOp, args[1]->i, self.dim() > 0 ? self.dim() : 1, &dim));
+  PTERON_TRY(check_index_rows(kOp, self, args[1]->i, index, source, false, &dim));
   const int64_t n = index.numel();
-  const int64_t dim_size = self.dim() == 0 ? 1 : self.size(dim);
-  PTERON_CHECK(source.dim() == self.dim(), Error::InvalidArgument,
-               "%s: source has rank %d, self has rank %d", kOp, source.dim(), self.dim());
-  for (int32_t d = 0; d < self.dim(); ++d) {
-    const int64_t want = d == dim ? n : self.size(d);
-    PTERON_CHECK(source.size(d) == want, Error::InvalidArgument,
-                 "%s: source size %d at dim %d, expected %lld", kOp, source.size(d), d,
-                 static_cast<long long>(want));
-  }
-  PTERON_CHECK(self.dim() > 0 || n == 1, Error::InvalidArgument,
-               "%s: a 0-d self takes one index, got %lld", kOp, static_cast<long long>(n));
-  PTERON_TRY(check_indices(kOp, index, dim_size, dim, false));
   PTERON_TRY(start_from_self(kOp, self, out));
   if (out.numel() == 0 || n == 0) return Error::Ok;
 

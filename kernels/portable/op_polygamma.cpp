@@ -16,15 +16,10 @@ Error polygamma_out(KernelContext&, Span<EValue*> args) {
   const int64_t n = args[0]->i;
   PTERON_CHECK(n >= 0, Error::InvalidArgument, "%s: n must be non-negative, got %lld", kOp,
                static_cast<long long>(n));
-  // Integer inputs reach f as double (the driver's mixed-dtype path); torch computes them in the
-  // float out dtype, which trigamma's poles show (pi * -1 rounds differently in float).
-  const bool in_float = args[2]->tensor->dtype() == ScalarType::Float;
-  return unary_float_op(kOp, *args[1]->tensor, *args[2]->tensor, [n, in_float](auto x) {
+  return unary_float_op(kOp, *args[1]->tensor, *args[2]->tensor, [n](auto x) {
     using C = decltype(x);
     if (n == 0) return special::digamma_value(x);
-    if (n == 1)
-      return in_float ? static_cast<C>(special::trigamma_value(static_cast<float>(x)))
-                      : special::trigamma_value(x);
+    if (n == 1) return special::trigamma_value(x);
     return static_cast<C>(special::polygamma_value(n, static_cast<double>(x)));
   });
 }

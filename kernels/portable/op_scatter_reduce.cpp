@@ -36,39 +36,15 @@ Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
   if (index.numel() == 0) return Error::Ok;
   int64_t src_strides[kMaxTensorDim];
   scatter_src_strides(index, src, src_strides);
-  // Reduced-value counts per out element, for mean (out is dense: offsets are in [0, numel)).
   int32_t* counts = nullptr;
-  if (reduce == ScatterReduce::Mean) {
-    const size_t bytes = static_cast<size_t>(out.numel()) * sizeof(int32_t);
-    counts = static_cast<int32_t*>(ctx.allocate_scratch(bytes, alignof(int32_t)));
-    PTERON_CHECK(counts != nullptr, Error::OutOfMemory, "%s: needs %zu bytes of scratch for mean",
-                 kOp, bytes);
-    for (int64_t k = 0; k < out.numel(); ++k) counts[k] = include_self ? 1 : 0;
-  }
-  const int64_t zero[kMaxTensorDim] = {0};
+  PTERON_TRY(mean_counts(ctx, kOp, reduce, include_self, out.numel(), &counts));
   const bool ok = dispatch_dtype_in<kAllTypes>(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using C = typename ComputeType<T>::type;
-    T* dst = out.data<T>();
-    const T* from = src.data<const T>();
-    if (!include_self) {
-      const C start = scatter_reduce_identity<C>(reduce);
-      for_each_scatter(index, out, dim, zero,
-                       [&](int64_t o, int64_t) { dst[o] = store_value<T>(start); });
-    }
-    with_scatter_reduce(reduce, [&](auto r) {
-      for_each_scatter(index, out, dim, src_strides, [&](int64_t o, int64_t s) {
-        dst[o] =
-            store_value<T>(scatter_combine<r.value, C>(load_value(dst[o]), load_value(from[s])));
-        if (counts != nullptr) ++counts[o];
-      });
-    });
-    if (counts == nullptr) return;
-    for_each_scatter(index, out, dim, zero, [&](int64_t o, int64_t) {
-      if (counts[o] <= 1) return;  // each position divides once: mark it done below
-      dst[o] = store_value<T>(scatter_mean<C>(load_value(dst[o]), counts[o]));
-      counts[o] = 1;
-    });
+    reduce_scattered(reduce, include_self, src.data<const T>(), out.data<T>(), counts,
+                     [&](auto fn, int64_t) {
+                       for_each_scatter(index, out, dim, src_strides, fn);
+                       return true;
+                     });
   });
   PTERON_CHECK(ok, Error::NotSupported, "%s: dtype %s not supported", kOp,
                scalar_type_name(out.dtype()));

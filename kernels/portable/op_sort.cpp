@@ -40,7 +40,7 @@ void sort_lines(const Tensor& self, Tensor& values, Tensor& indices, int32_t dim
   for_each_line<3>(self.sizes().data(), self.dim(), dim, ts, [&](const int64_t* off) {
     for (int64_t j = 0; j < n; ++j) pairs[j] = {load_value(x[off[0] + j * xs]), j};
     if (stable) {
-      merge_sort<V>(pairs, pairs + n, n, before);
+      merge_sort(pairs, pairs + n, n, before);
     } else {
       std::sort(pairs, pairs + n, before);
     }

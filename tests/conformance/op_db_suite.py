@@ -172,13 +172,14 @@ _PTERON_KERNELS = None
 
 def _pteron_runs(base: str) -> bool:
     """Whether pteron has a portable kernel for non-core aten op `base` (one that survives
-    run_decompositions(), as mode or histc, or a view whose copy it runs, as view_as_real)."""
+    run_decompositions(), as mode or histc, or a view whose copy it runs, as view_as_real), or
+    its own out-variant of one torch gives none (pteron::rrelu_with_noise_functional)."""
     global _PTERON_KERNELS
     if _PTERON_KERNELS is None:
         import pteron_native
 
         _PTERON_KERNELS = {k.split(".")[0] for k in pteron_native.registered_kernels()}
-    return f"aten::{base}" in _PTERON_KERNELS or f"aten::{base}_copy" in _PTERON_KERNELS
+    return any(name in _PTERON_KERNELS for name in (f"aten::{base}", f"aten::{base}_copy", f"pteron::{base}"))
 
 
 def _graph_problem(ep) -> tuple[str | None, bool]:

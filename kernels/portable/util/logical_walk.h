@@ -19,6 +19,10 @@ struct LogicalWalk {
   LogicalWalk(const int32_t* s, int32_t d, const int64_t* st) : dim(d), sizes(s) {
     for (int32_t i = 0; i < d; ++i) strides[i] = st[i];
   }
+  // Over all of `t`, with its own strides.
+  explicit LogicalWalk(const Tensor& t) : dim(t.dim()), sizes(t.sizes().data()) {
+    for (int32_t i = 0; i < dim; ++i) strides[i] = t.stride(i);
+  }
   void next() {
     for (int32_t d = dim - 1; d >= 0; --d) {
       offset += strides[d];

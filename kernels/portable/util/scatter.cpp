@@ -61,4 +61,26 @@ Error start_scatter_src(const char* op, Span<EValue*> args, int32_t* dim, int64_
   return Error::Ok;
 }
 
+Error check_index_rows(const char* op, const Tensor& self, int64_t dim_arg, const Tensor& index,
+                       const Tensor& source, bool allow_int32, int32_t* dim) {
+  PTERON_TRY(expect_dtype(op, source, self.dtype(), "source"));
+  PTERON_TRY(expect_index_dtype(op, index, "index", allow_int32));
+  PTERON_CHECK(index.dim() <= 1, Error::InvalidArgument, "%s: index has rank %d, expected 0 or 1",
+               op, index.dim());
+  PTERON_TRY(normalize_dim(op, dim_arg, self.dim() > 0 ? self.dim() : 1, dim));
+  const int64_t n = index.numel();
+  const int64_t dim_size = self.dim() == 0 ? 1 : self.size(*dim);
+  PTERON_CHECK(source.dim() == self.dim(), Error::InvalidArgument,
+               "%s: source has rank %d, self has rank %d", op, source.dim(), self.dim());
+  for (int32_t d = 0; d < self.dim(); ++d) {
+    const int64_t want = d == *dim ? n : self.size(d);
+    PTERON_CHECK(source.size(d) == want, Error::InvalidArgument,
+                 "%s: source size %d at dim %d, expected %lld", op, source.size(d), d,
+                 static_cast<long long>(want));
+  }
+  PTERON_CHECK(self.dim() > 0 || n == 1, Error::InvalidArgument,
+               "%s: a 0-d self takes one index, got %lld", op, static_cast<long long>(n));
+  return check_indices(op, index, dim_size, *dim, false);
+}
+
 }  // namespace pteron

@@ -13,6 +13,12 @@ namespace pteron {
 // same memory (which then must also have the same layout).
 Error start_from_self(const char* op, const Tensor& self, Tensor& out);
 
+// Checks the arguments of index_copy / index_reduce (self, dim, index, source): index is a 0-d or
+// 1-D integer tensor (int32 only when `allow_int32`) of indices into self.size(dim), and source
+// is self with index.numel() rows along dim. `dim` receives the normalised dim.
+Error check_index_rows(const char* op, const Tensor& self, int64_t dim_arg, const Tensor& index,
+                       const Tensor& source, bool allow_int32, int32_t* dim);
+
 }  // namespace pteron
 
 #include "kernels/portable/util/index_util.h"

@@ -7,8 +7,10 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/portable/util/dtype.h"
 #include "kernels/portable/util/wrapping.h"
 #include "runtime/core/span.h"
+#include "runtime/kernel/kernel.h"
 
 namespace pteron {
 
@@ -111,6 +113,54 @@ C scatter_mean(C sum, int32_t count) {
     if (sum % n != 0 && sum < 0) q = static_cast<C>(q - 1);
     return q;
   }
+}
+
+// Counters for mean (one per out element: out is dense, so offsets lie in [0, numel)), starting
+// at 1 when self's value counts; null (and Ok) for any other reduction.
+inline Error mean_counts(KernelContext& ctx, const char* op, ScatterReduce reduce,
+                         bool include_self, int64_t numel, int32_t** counts) {
+  *counts = nullptr;
+  if (reduce != ScatterReduce::Mean) return Error::Ok;
+  const size_t bytes = static_cast<size_t>(numel) * sizeof(int32_t);
+  *counts = static_cast<int32_t*>(ctx.allocate_scratch(bytes, 64));
+  PTERON_CHECK(*counts != nullptr, Error::OutOfMemory, "%s: needs %zu bytes of scratch for mean",
+               op, bytes);
+  for (int64_t k = 0; k < numel; ++k) (*counts)[k] = include_self ? 1 : 0;
+  return Error::Ok;
+}
+
+// A reduction scattered into dst (scatter_reduce, index_reduce) in three passes: positions
+// start from the identity where self is left out, every value of `from` is combined in, and
+// mean divides each position once by its count (`counts` from mean_counts). visit(fn, cost)
+// calls fn(dst offset, from offset) for every value reduced, each dst element's in index order,
+// and returns false when it could not (`cost`: one call's work in the optimized library's
+// units, 2 for a store, 4 otherwise).
+template <typename T, typename Visit>
+bool reduce_scattered(ScatterReduce reduce, bool include_self, const T* from, T* dst,
+                      int32_t* counts, Visit&& visit) {
+  using C = typename ComputeType<T>::type;
+  if (!include_self) {
+    const T start = store_value<T>(scatter_reduce_identity<C>(reduce));
+    if (!visit([dst, start](int64_t o, int64_t) { dst[o] = start; }, 2)) return false;
+  }
+  bool ok = true;
+  with_scatter_reduce(reduce, [&](auto r) {
+    constexpr ScatterReduce kR = decltype(r)::value;
+    ok = visit(
+        [dst, from, counts](int64_t o, int64_t s) {
+          dst[o] = store_value<T>(scatter_combine<kR, C>(load_value(dst[o]), load_value(from[s])));
+          if constexpr (kR == ScatterReduce::Mean) ++counts[o];
+        },
+        4);
+  });
+  if (!ok || counts == nullptr) return ok;
+  return visit(
+      [dst, counts](int64_t o, int64_t) {
+        if (counts[o] <= 1) return;  // each position divides once: marked done below
+        dst[o] = store_value<T>(scatter_mean<C>(load_value(dst[o]), counts[o]));
+        counts[o] = 1;
+      },
+      4);
 }
 
 }  // namespace pteron

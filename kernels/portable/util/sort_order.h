@@ -35,11 +35,12 @@ struct Before {
   }
 };
 
-// Bottom-up merge sort of p[0, n) using tmp[0, n): stable, no heap.
-template <typename V>
-void merge_sort(Pair<V>* p, Pair<V>* tmp, int64_t n, Before<V> before) {
-  Pair<V>* src = p;
-  Pair<V>* dst = tmp;
+// Bottom-up merge sort of p[0, n) using tmp[0, n) by `before` (a strict order on E): stable, no
+// heap.
+template <typename E, typename Less>
+void merge_sort(E* p, E* tmp, int64_t n, Less before) {
+  E* src = p;
+  E* dst = tmp;
   for (int64_t width = 1; width < n; width *= 2) {
     for (int64_t lo = 0; lo < n; lo += 2 * width) {
       const int64_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);

@@ -5,6 +5,8 @@
 // convert chunks through double so no per-element dispatch is left in the loop.
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/portable/util/broadcast.h"
 #include "kernels/portable/util/convert.h"
 #include "kernels/portable/util/dtype.h"
@@ -31,8 +33,24 @@ inline RowPlan<2> plan_unary_rows(const Tensor& in, const Tensor& out) {
   return plan_rows<2>(out.sizes().data(), out.dim(), strides);
 }
 
+// The mixed-dtype path: chunks of `in` converted to C (`c_type`), f applied, converted to out.
+template <typename C, typename Fn>
+void convert_apply(const Tensor& in, Tensor& out, ScalarType c_type, Fn& f) {
+  for_each_row(plan_unary_rows(in, out), [&](const int64_t* off, int64_t n, const int64_t* st) {
+    C buf[kConvertChunk];
+    for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
+      const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
+      convert_elements(in.dtype(), element_ptr(in, off[1] + k0 * st[1]), st[1], c_type, buf, 1, m);
+      for (int64_t k = 0; k < m; ++k) buf[k] = static_cast<C>(f(buf[k]));
+      convert_elements(c_type, buf, 1, out.dtype(), element_ptr(out, off[0] + k0 * st[0]), st[0],
+                       m);
+    }
+  });
+}
+
 // Applies f to every element. `f` takes a compute-type value (float for Half/BFloat16, the
-// type itself otherwise; double on the mixed-dtype path) and returns a value convertible to it.
+// type itself otherwise; on the mixed-dtype path float for an integer input to a float32 /
+// float16 / bfloat16 out, double otherwise) and returns a value convertible to it.
 // The input dtype must be in `kInSet`, the output dtype in `kOutSet`; `out` must have in's shape.
 template <unsigned kInSet, unsigned kOutSet, typename Fn>
 Error unary_elementwise(const char* op, const Tensor& in, Tensor& out, Fn&& f) {
@@ -62,17 +80,17 @@ Error unary_elementwise(const char* op, const Tensor& in, Tensor& out, Fn&& f) {
     });
     return Error::Ok;
   }
-  for_each_row(plan_unary_rows(in, out), [&](const int64_t* off, int64_t n, const int64_t* st) {
-    double buf[kConvertChunk];
-    for (int64_t k0 = 0; k0 < n; k0 += kConvertChunk) {
-      const int64_t m = n - k0 < kConvertChunk ? n - k0 : kConvertChunk;
-      convert_elements(in.dtype(), element_ptr(in, off[1] + k0 * st[1]), st[1], ScalarType::Double,
-                       buf, 1, m);
-      for (int64_t k = 0; k < m; ++k) buf[k] = static_cast<double>(f(buf[k]));
-      convert_elements(ScalarType::Double, buf, 1, out.dtype(),
-                       element_ptr(out, off[0] + k0 * st[0]), st[0], m);
+  // An integer or bool input to a float32 / float16 / bfloat16 out is computed in float, as torch
+  // computes it (promoted to the out dtype): in double, results at poles and roundings differ.
+  if constexpr (std::is_invocable_v<Fn&, float>) {
+    const ScalarType o = out.dtype();
+    if (!is_floating(in.dtype()) &&
+        (o == ScalarType::Float || o == ScalarType::Half || o == ScalarType::BFloat16)) {
+      convert_apply<float>(in, out, ScalarType::Float, f);
+      return Error::Ok;
     }
-  });
+  }
+  convert_apply<double>(in, out, ScalarType::Double, f);
   return Error::Ok;
 }
 
