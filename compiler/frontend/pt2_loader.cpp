@@ -340,7 +340,7 @@ class Loader {
            (debug.location().empty() ? "" : ", " + debug.location()) + ")";
 
     if (is_sym_int_op(target, node)) return;  // arguments read its expression instead
-    if (read_size_guard(target, node, what)) return;
+    if (read_size_guard(target, node, debug, what)) return;
     if (target == "torch.ops.higher_order.with_effects") return read_effect(node, what);
     const ir::OpSchema& schema = find_schema(target, what);
     const Json& inputs = member(node, "inputs", what);
@@ -412,12 +412,22 @@ class Loader {
 
   // ---- Data-dependent sizes (unbacked SymInts) ----------------------------------------------
 
+  // A comparison of sizes export guards with: whether the bounds imply it, and what it compares.
+  struct SizeGuard {
+    bool implied = false;
+    std::string cmp;  // Python's operator name: ge, gt, le, lt, eq, ne
+    ir::SymExprPtr lhs, rhs;
+  };
+  static inline const std::set<std::string> kComparisons = {"ge", "gt", "le", "lt", "eq", "ne"};
+
   // Export's guards on sizes: comparisons (_operator.ge, ...) defining symbolic bools, and
   // _assert_scalar / sym_constrain_range* nodes over them. A guard the symbols' bounds imply
   // is dropped (the plan is at the bound, and kernels refuse sizes beyond their out's); any
-  // other is refused, since pteron does not check size conditions at run time. True when
-  // `node` was such a guard.
-  bool read_size_guard(const std::string& target, const Json& node, const std::string& what) {
+  // other (torch._check on a data-dependent length, a view's divisibility, two selections
+  // asserted equal) becomes a pteron::check_size node, which fails the call with export's
+  // message when the condition does not hold. True when `node` was such a guard.
+  bool read_size_guard(const std::string& target, const Json& node, const ir::DebugHandle& debug,
+                       const std::string& what) {
     if (target == "torch.ops.aten.sym_constrain_range_for_size.default" ||
         target == "torch.ops.aten.sym_constrain_range.default") {
       return true;  // the range is in range_constraints, which the bounds come from
@@ -443,7 +453,9 @@ class Loader {
         }
       }
       const std::string cmp = target.substr(std::strlen("_operator."));
-      size_guards_[name] = always_holds(cmp, *operands[0], *operands[1], graph_.symbols(), what);
+      if (!kComparisons.contains(cmp)) throw_symbolic(what, "size comparison " + cmp);
+      size_guards_[name] = {always_holds(cmp, *operands[0], *operands[1], graph_.symbols(), what),
+                            cmp, operands[0], operands[1]};
       return true;
     }
     if (target != "torch.ops.aten._assert_scalar.default") return false;
@@ -458,17 +470,46 @@ class Loader {
       }
     }
     auto it = size_guards_.find(condition);
-    if (it != size_guards_.end() && it->second) return true;
-    throw CompileError(what + ": a run-time check on sizes the bounds do not imply (" +
-                       (message.empty() ? condition : message) +
-                       "); pteron checks sizes against their planned bounds only");
+    if (it == size_guards_.end()) {
+      throw CompileError(what + ": a run-time check of a condition pteron cannot evaluate (" +
+                         (message.empty() ? condition : message) + ")");
+    }
+    if (!it->second.implied)
+      add_size_check(it->second, message.empty() ? condition : message, debug);
+    return true;
+  }
+
+  // A pteron::check_size node for `guard`, reading its sizes from the tensors they are
+  // dimensions of (which also orders it after them).
+  void add_size_check(const SizeGuard& guard, const std::string& message,
+                      const ir::DebugHandle& debug) {
+    static const ir::OpSchema* schema =
+        ir::OpSchemaRegistry::global().find(ops::pteron::check_size);
+    if (schema == nullptr) throw CompileError("pteron::check_size is not in the operator table");
+    std::vector<ir::ValueId> sources;
+    std::function<void(const ir::SymExpr&)> collect = [&](const ir::SymExpr& e) {
+      if (e.op == ir::SymExpr::Op::Symbol) {
+        const ir::ValueId v = graph_.symbols().at(e.symbol).input;
+        if (std::find(sources.begin(), sources.end(), v) == sources.end()) sources.push_back(v);
+      }
+      for (const ir::SymExprPtr& o : e.operands) collect(*o);
+    };
+    collect(*guard.lhs);
+    collect(*guard.rhs);
+    const auto sym_arg = [](const ir::SymExprPtr& e) {
+      return e->is_constant() ? ir::Argument(e->value) : ir::Argument(ir::SymInt{e});
+    };
+    std::vector<ir::Argument> args = {ir::Argument(ir::TensorList{sources}), sym_arg(guard.lhs),
+                                      sym_arg(guard.rhs), ir::Argument(guard.cmp),
+                                      ir::Argument(message)};
+    graph_.add_node(*schema, std::move(args), {}, debug);
   }
 
   // An output size torch cannot know before running (u0 of nonzero) needs an upper bound to
   // plan memory at: the operator's own (nonzero: the input's numel), else range_constraints'
   // max; without one the node is refused. A guard tighter than the operator's bound (a
-  // torch._check, or torch's own unsound one for a broadcast masked_select) is then refused,
-  // as pteron does not check sizes at run time.
+  // torch._check, or torch's own unsound one for a broadcast masked_select) is then checked at
+  // run time (read_size_guard), as torch's exported program checks it.
   void bound_data_dependent_sizes(const Json& node, const std::string& op,
                                   const std::vector<ir::Argument>& args, const std::string& what) {
     const Json& outputs = member(node, "outputs", what);
@@ -492,8 +533,8 @@ class Loader {
         // The operator's own bound wins: torch's range can be unsound (masked_select's is
         // self's numel, though a broadcast mask selects from more).
         if (range.max) info.max = *range.max;
-        // torch's lower bound for it is an assumption only a run-time check would enforce
-        // (guards relying on it are refused: read_size_guard); the operator's own holds.
+        // torch's lower bound for it is an assumption (guards relying on it are checked at run
+        // time: read_size_guard); the operator's own holds.
         info.min = range.min;
       }
     }
@@ -698,8 +739,8 @@ class Loader {
   Json model_;
   const Json* tensor_values_ = nullptr;
   std::unordered_map<std::string, ir::SymExprPtr> sym_values_;
-  std::unordered_map<std::string, bool> size_guards_;  // symbolic bool -> always true
-  ValueChecks value_checks_;                           // run-time checks on tensor values, left out
+  std::unordered_map<std::string, SizeGuard> size_guards_;  // by symbolic bool name
+  ValueChecks value_checks_;  // run-time checks on tensor values, left out
   ir::Graph graph_;
 };
 

@@ -2,8 +2,8 @@
 // values of an input (nonzero, masked_select). Export names the length with a symbol of its
 // own, bounds it in range_constraints (or not), and guards it with _assert_scalar nodes over
 // comparisons. pteron plans such an output at its upper bound as a DYNAMIC_BOUND tensor that
-// the kernel resizes, reads the symbol at run time from the output's dimension, and drops the
-// guards the bound already implies.
+// the kernel resizes, reads the symbol at run time from the output's dimension, drops the
+// guards the bound already implies and checks the others at run time (pteron::check_size).
 #pragma once
 
 #include <cstdint>

@@ -167,6 +167,10 @@ PTERON_OUT_VARIANTS = {**RNN_OUT_VARIANTS, **GROUPED_MM_OUT_VARIANTS, **RRELU_OU
 # exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and
 # kernels/quantized/quantized.yaml).
 EXTERNAL_SCHEMAS = [
+    # pteron's run-time check of a size condition export asserts and the planned bounds do not
+    # imply (torch._check on a data-dependent length, a view's divisibility): returns nothing,
+    # so it is its own kernel form; `sources` are the tensors whose sizes it reads.
+    "pteron::check_size(Tensor[] sources, SymInt lhs, SymInt rhs, str cmp, str message) -> ()",
     # torchao's affine quantization primitives (torchao/quantization/quant_primitives.py), as
     # torchao 0.18 registers them: its LLM export (8da4w, int4/int8 weight-only) keeps them
     # after run_decompositions(); pteron's optimized library rewrites their patterns, and
@@ -402,7 +406,7 @@ def select(schemas):
         wanted[key] = schemas[key][0]
     for key, (schema, _) in schemas.items():
         if key.startswith(("dim_order_ops::", "torchao::", "llama::", "executorch_prim::",
-                           "transformers::")) and (
+                           "transformers::", "pteron::")) and (
                 not is_out_variant(schema)):
             wanted[key] = schema
 

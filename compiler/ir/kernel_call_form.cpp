@@ -10,6 +10,8 @@ const ir::OpSchema* kernel_schema_for(const ir::Node& node) {
   const ir::OpSchema* s = node.schema;
   if (s == nullptr) return nullptr;
   if (s->is_out_variant) return s;
+  // An op returning nothing (a run-time check) writes no output: it runs as itself.
+  if (s->returns.empty()) return s;
   if (s->is_view && s->view_copy != nullptr) s = s->view_copy;
   return s->out_variant;
 }

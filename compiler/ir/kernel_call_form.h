@@ -30,7 +30,8 @@ struct KernelCallForm {
 // Throws CompileError naming the node when there is no out-variant form.
 KernelCallForm kernel_call_form(const ir::Node& node);
 
-// The out-variant schema a node runs as (through view_copy for views); nullptr if none.
+// The out-variant schema a node runs as (through view_copy for views; an op returning nothing
+// as itself); nullptr if none.
 const ir::OpSchema* kernel_schema_for(const ir::Node& node);
 
 }  // namespace pteron::compiler

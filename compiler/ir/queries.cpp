@@ -1,5 +1,7 @@
 #include "compiler/ir/queries.h"
 
+#include "compiler/ir/op_names.h"
+
 namespace pteron::compiler::ir {
 
 int64_t numel(std::span<const int64_t> sizes) {
@@ -22,5 +24,7 @@ bool any_overload_of(const OpRef& op, std::initializer_list<OpName> ops) {
   }
   return false;
 }
+
+bool runs_for_effect(const Node& n) { return is_op(n, ops::pteron::check_size); }
 
 }  // namespace pteron::compiler::ir

@@ -30,4 +30,9 @@ inline bool any_overload_of(const Node& n, std::initializer_list<OpName> ops) {
   return any_overload_of(n.op, ops);
 }
 
+// True when `n` runs for its effect, not for outputs: a run-time check (pteron::check_size),
+// which dead-code removal keeps. Export's own assertions (_assert_tensor_metadata, ...) are
+// not: they describe what the compiler already knows.
+bool runs_for_effect(const Node& n);
+
 }  // namespace pteron::compiler::ir

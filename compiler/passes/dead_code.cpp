@@ -3,6 +3,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "compiler/ir/queries.h"
 #include "compiler/passes/passes.h"
 
 namespace pteron::compiler {
@@ -48,6 +49,7 @@ int remove_dead_code(ir::Graph& graph) {
   std::vector<ir::NodeId> order = graph.nodes();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const ir::Node& node = graph.node(*it);
+    if (ir::runs_for_effect(node)) continue;  // a run-time check: never dead
     const bool used = std::any_of(node.outputs.begin(), node.outputs.end(), [&](ir::ValueId v) {
       return v != ir::kNoValue && (outputs.count(v) || !graph.value(v).users.empty());
     });

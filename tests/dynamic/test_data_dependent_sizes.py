@@ -115,18 +115,68 @@ def test_one_loaded_method_runs_every_length(model, make_args, tmp_path):
             _compare(g, w)
 
 
-def test_a_guard_the_bound_does_not_imply_is_refused_in_one_line(tmp_path):
-    class AtLeastTwo(torch.nn.Module):
-        def forward(self, x):
-            i = torch.nonzero(x)
-            torch._check(i.shape[0] >= 2)
-            return i
+class AtLeastTwo(torch.nn.Module):
+    def forward(self, x):
+        i = torch.nonzero(x)
+        torch._check(i.shape[0] >= 2)
+        return i
 
+
+def test_a_guard_the_bound_does_not_imply_is_checked_at_run_time(tmp_path):
     pt2 = _export(AtLeastTwo(), (torch.ones(3, 4),), tmp_path, "guard")
-    run = cli("compile", str(pt2), "-o", str(tmp_path / "g.pte"), "--backends", "portable")
-    assert run.returncode == 1, run.stdout
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and "run-time check on sizes" in lines[0], run.stderr
+    pte = tmp_path / "g.pte"
+    run = cli("compile", str(pt2), "-o", str(pte), "--backends", "portable")
+    assert run.returncode == 0, run.stderr
+    one = torch.zeros(3, 4)
+    one[1, 2] = 1.0
+    for x, holds in [(torch.ones(3, 4), True), (torch.eye(3, 4), True), (one, False)]:
+        np.savez(tmp_path / "in.npz", input_0=x.numpy())
+        run = cli("run", str(pte), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "out.npz"))
+        if holds:
+            assert run.returncode == 0, run.stderr
+            _compare(np.load(tmp_path / "out.npz")["output_0"], torch.nonzero(x))
+            continue
+        assert run.returncode == 1, run.stdout
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Runtime assertion failed for expression u0 >= 2" in lines[0], run.stderr
+        assert "(sizes 1 and 2)" in lines[0], run.stderr
+
+
+class PairsOfSelected(torch.nn.Module):
+    """x[x > 0].view(-1, 2): export asserts the selection's length is even."""
+
+    def forward(self, x):
+        return x[x > 0].view(-1, 2).sum(1)
+
+
+class SameLength(torch.nn.Module):
+    """Two selections asserted equal in length (torch._check), then added."""
+
+    def forward(self, x, m1, m2):
+        a, b = x[m1], x[m2]
+        torch._check(a.shape[0] == b.shape[0])
+        return a * b + 1.0
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_size_checks_run_with_the_program_and_fail_one_call(kernels):
+    pairs = pteron.to_edge_transform_and_lower(pteron.export(PairsOfSelected(), (torch.tensor([1.0, -1, 2, 3]),)),
+                                               kernels=kernels, progress=False).load()
+    for x in [torch.tensor([1.0, -1, 2, -3]), torch.tensor([-1.0, -2, 0, 0]), torch.arange(1.0, 5.0)]:
+        _compare(pairs.forward(x)[0], PairsOfSelected()(x))
+    with pytest.raises(RuntimeError, match=r"Eq\(Mod\(u0, 2\), 0\).*\(sizes 1 and 0\)"):
+        pairs.forward(torch.tensor([1.0, 2, 3, -4]))
+    _compare(pairs.forward(torch.tensor([1.0, 2, -3, -4]))[0], torch.tensor([3.0]))  # still usable
+
+    x = torch.randn(8)
+    m1 = torch.tensor([1, 0, 1, 0, 1, 0, 0, 0], dtype=torch.bool)
+    same = pteron.to_edge_transform_and_lower(pteron.export(SameLength(), (x, m1, m1.roll(1))),
+                                              kernels=kernels, progress=False).load()
+    for shift in (1, 3):
+        _compare(same.forward(x, m1, m1.roll(shift))[0], SameLength()(x, m1, m1.roll(shift)))
+    with pytest.raises(RuntimeError, match=r"Eq\(u0, u1\).*\(sizes 3 and 2\)"):
+        same.forward(x, m1, torch.tensor([0, 1, 0, 0, 0, 1, 0, 0], dtype=torch.bool))
+    _compare(same.forward(x, m1, m1)[0], SameLength()(x, m1, m1))
 
 
 def test_an_unbounded_data_dependent_size_is_refused_in_one_line(tmp_path):
