@@ -167,6 +167,9 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   method.delegates = std::move(lowered.delegates);
   method.placements = std::move(memory.plan.placements);
   method.arena_sizes = memory.plan.arena_sizes;
+  for (const auto& [v, view] : memory.views) {
+    if (!view.dynamic) method.view_sources[v] = view.source;
+  }
   std::vector<NamedDataToEmit> named;
   if (!options.strip_debug_info) {
     GraphInfoInput info;

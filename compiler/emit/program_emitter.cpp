@@ -82,7 +82,7 @@ class MethodEmitter {
     // output (nonzero's length) right after the instruction that produces it.
     prologue_ = std::make_unique<SymPrologue>(g_, kernel_nodes(m_));
     slot_value_.assign(prologue_->slots().size(), -1);
-    SymSchedule schedule(g_, *prologue_);
+    SymSchedule schedule(g_, *prologue_, m_.view_sources);
     auto flush = [&] {
       for (const SymCall* call : schedule.ready()) instructions.push_back(sym_call(*call));
     };

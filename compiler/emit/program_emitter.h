@@ -25,6 +25,9 @@ struct MethodToEmit {
   // Every intermediate value (node outputs, graph outputs) must be placed.
   std::unordered_map<ir::ValueId, TensorPlacement> placements;
   std::vector<int64_t> arena_sizes;  // bytes per arena; entry i is memory_id i + 1
+  // Static memory views (no instruction): each output and the tensor whose bytes it is, which
+  // a size read from the view (x[0].item()) waits for.
+  std::unordered_map<ir::ValueId, ir::ValueId> view_sources;
 };
 
 // Program-level bytes stored in their own segment and found by key (Program.named_data), e.g.

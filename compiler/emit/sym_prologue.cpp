@@ -50,6 +50,11 @@ int SymPrologue::add(const ir::SymExpr& e) {
       const ir::SymbolInfo& info = graph_.symbols().at(e.symbol);
       if (info.input == ir::kNoValue)
         throw CompileError("symbol '" + e.symbol + "' is not the size of any input dimension");
+      if (info.from_value) {  // x.item(): the value of a one-element tensor
+        out = result();
+        calls_.push_back({"aten::_local_scalar_dense", "", info.input, {}, out});
+        break;
+      }
       const int dim = constant(info.dim);
       out = result(info.scale * bounds.hi + info.offset);  // the size itself
       calls_.push_back({"aten::sym_size", "int", info.input, {dim}, out});
@@ -124,9 +129,11 @@ int SymPrologue::add(const ir::SymExpr& e) {
   return out;
 }
 
-SymSchedule::SymSchedule(const ir::Graph& graph, const SymPrologue& prologue)
+SymSchedule::SymSchedule(const ir::Graph& graph, const SymPrologue& prologue,
+                         const std::unordered_map<ir::ValueId, ir::ValueId>& view_sources)
     : graph_(graph),
       prologue_(prologue),
+      view_sources_(view_sources),
       done_(prologue.calls().size(), false),
       computed_(prologue.slots().size(), false) {
   for (size_t i = 0; i < computed_.size(); ++i)
@@ -143,9 +150,7 @@ std::vector<const SymCall*> SymSchedule::ready() {
   for (size_t i = 0; i < calls.size(); ++i) {  // in order: operands come before their users
     if (done_[i]) continue;
     const SymCall& c = calls[i];
-    if (c.tensor != ir::kNoValue && graph_.value(c.tensor).producer != ir::kNoNode &&
-        !produced_.count(c.tensor))
-      continue;
+    if (c.tensor != ir::kNoValue && !available(c.tensor)) continue;
     bool operands = true;
     for (int slot : c.operands) operands = operands && computed_[static_cast<size_t>(slot)];
     if (!operands) continue;
@@ -154,6 +159,14 @@ std::vector<const SymCall*> SymSchedule::ready() {
     out.push_back(&c);
   }
   return out;
+}
+
+// Inputs, constants and state from the start; a node's output once it ran; a static view's
+// once its source is.
+bool SymSchedule::available(ir::ValueId v) const {
+  if (graph_.value(v).producer == ir::kNoNode || produced_.count(v)) return true;
+  auto view = view_sources_.find(v);
+  return view != view_sources_.end() && available(view->second);
 }
 
 void SymSchedule::check_ready(const ir::Node& node) const {

@@ -1,5 +1,6 @@
 // The instructions that compute a dynamic program's symbolic ints at run time, as ExecuTorch
-// encodes them: each symbol is read from its input with aten::sym_size.int, each expression
+// encodes them: each symbol is read from its input with aten::sym_size.int (or, for a size
+// from Tensor.item(), aten::_local_scalar_dense of the tensor), each expression
 // built from executorch_prim::{add,mul,floordiv,mod,sym_max,sym_min}.Scalar, results in Int
 // values that the int lists of view_copy, expand_copy, ... refer to. Those depending on the
 // inputs only run first, before the graph's instructions; a data-dependent size (nonzero's
@@ -52,7 +53,10 @@ class SymPrologue {
 // inputs, constants and state from the start) and its operands computed.
 class SymSchedule {
  public:
-  SymSchedule(const ir::Graph& graph, const SymPrologue& prologue);
+  // `view_sources`: static memory views' outputs and their sources (no instruction produces
+  // them: their bytes exist once the source's do).
+  SymSchedule(const ir::Graph& graph, const SymPrologue& prologue,
+              const std::unordered_map<ir::ValueId, ir::ValueId>& view_sources);
   void produced(ir::ValueId v);
   // The calls that can run now and have not run yet, in order; marks them run.
   std::vector<const SymCall*> ready();
@@ -61,8 +65,11 @@ class SymSchedule {
   void check_all_emitted() const;
 
  private:
+  bool available(ir::ValueId v) const;
+
   const ir::Graph& graph_;
   const SymPrologue& prologue_;
+  const std::unordered_map<ir::ValueId, ir::ValueId>& view_sources_;
   std::vector<bool> done_;      // per call
   std::vector<bool> computed_;  // per slot
   std::unordered_set<ir::ValueId> produced_;

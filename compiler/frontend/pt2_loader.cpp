@@ -16,6 +16,7 @@
 #include "compiler/frontend/unbacked_sizes.h"
 #include "compiler/frontend/value_checks.h"
 #include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 
 namespace pteron::compiler::frontend {
 namespace {
@@ -173,7 +174,9 @@ class Loader {
 
   // A named SymInt used as an argument: its expression, every symbol of which must be a
   // dimension of a user input (where the runtime reads it).
-  ir::SymExprPtr sym_int_named(const std::string& name, const std::string& what) {
+  // `bounded`: refuse a symbol without a max (a guard may read one: it is checked at run time).
+  ir::SymExprPtr sym_int_named(const std::string& name, const std::string& what,
+                               bool bounded = true) {
     auto it = sym_values_.find(name);
     if (it == sym_values_.end())
       throw CompileError(what + " refers to SymInt '" + name + "', which sym_int_values lacks");
@@ -187,7 +190,7 @@ class Loader {
       for (const ir::SymExprPtr& o : e.operands) check(*o);
     };
     check(*it->second);
-    if (!it->second->is_constant())
+    if (bounded && !it->second->is_constant())
       ir::sym_bounds(*it->second, graph_.symbols(), what);  // refuses unbounded symbols
     return it->second;
   }
@@ -341,6 +344,7 @@ class Loader {
 
     if (is_sym_int_op(target, node)) return;  // arguments read its expression instead
     if (read_size_guard(target, node, debug, what)) return;
+    if (read_item_size(target, node, debug, what)) return;
     if (target == "torch.ops.higher_order.with_effects") return read_effect(node, what);
     const ir::OpSchema& schema = find_schema(target, what);
     const Json& inputs = member(node, "inputs", what);
@@ -446,16 +450,23 @@ class Loader {
           operands[i] = ir::SymExpr::constant(json_int(*v, what));
         } else if (kind == "as_sym_int") {
           auto [sym_kind, sym] = union_member(*v, what);
-          operands[i] = sym_kind == "as_name" ? sym_int_named(json_string(*sym, what), what)
-                                              : read_sym_int(*v, what);
+          operands[i] = sym_kind == "as_name"
+                            ? sym_int_named(json_string(*sym, what), what, /*bounded=*/false)
+                            : read_sym_int(*v, what);
         } else {
           throw_symbolic(what, "comparison of a " + kind);
         }
       }
       const std::string cmp = target.substr(std::strlen("_operator."));
       if (!kComparisons.contains(cmp)) throw_symbolic(what, "size comparison " + cmp);
-      size_guards_[name] = {always_holds(cmp, *operands[0], *operands[1], graph_.symbols(), what),
-                            cmp, operands[0], operands[1]};
+      if (cmp == "eq") {
+        bound_summands(*operands[0], *operands[1]);
+        bound_summands(*operands[1], *operands[0]);
+      }
+      // An item() size with no max yet implies nothing: the guard is checked at run time.
+      const bool implied = is_bounded(*operands[0]) && is_bounded(*operands[1]) &&
+                           always_holds(cmp, *operands[0], *operands[1], graph_.symbols(), what);
+      size_guards_[name] = {implied, cmp, operands[0], operands[1]};
       return true;
     }
     if (target != "torch.ops.aten._assert_scalar.default") return false;
@@ -503,6 +514,94 @@ class Loader {
                                       sym_arg(guard.rhs), ir::Argument(guard.cmp),
                                       ir::Argument(message)};
     graph_.add_node(*schema, std::move(args), {}, debug);
+  }
+
+  // A size from a tensor's value (`x[:n.item()]`, split sizes from `counts.tolist()`):
+  // _local_scalar_dense of a one-element integer tensor defining an unbacked symbol. Its range
+  // (a torch._check in the model) is where memory is planned, so it must have a max; it is an
+  // assumption about the data, so the program checks it right after reading the value
+  // (pteron::check_size), and export's own guards of it are then implied. True when `node` was
+  // such a read.
+  bool read_item_size(const std::string& target, const Json& node, const ir::DebugHandle& debug,
+                      const std::string& what) {
+    if (target != "torch.ops.aten._local_scalar_dense.default") return false;
+    const Json& outputs = member(node, "outputs", what);
+    if (!outputs.is_array() || outputs.size() != 1 || !outputs[0].is_object() ||
+        !outputs[0].contains("as_sym_int"))
+      return false;
+    auto [kind, name] = union_member(outputs[0]["as_sym_int"], what + " output");
+    auto value = sym_values_.find(kind == "as_name" ? json_string(*name, what) : "");
+    if (value == sym_values_.end() || value->second->op != ir::SymExpr::Op::Symbol)
+      throw_symbolic(what, "Tensor.item() that is not a plain symbol");
+    const std::string symbol = value->second->symbol;
+    const Json& inputs = member(node, "inputs", what);
+    if (!inputs.is_array() || inputs.size() != 1) throw CompileError(what + ": malformed item()");
+    auto [arg_kind, arg] = union_member(member(inputs[0], "arg", what), what);
+    if (arg_kind != "as_tensor") throw CompileError(what + ": malformed item()");
+    const ir::ValueId tensor = lookup(json_string(member(*arg, "name", what), what), what);
+    const ir::TensorSpec& spec = graph_.value(tensor).spec;
+    const bool integral = spec.dtype == ir::ScalarType::Long || spec.dtype == ir::ScalarType::Int ||
+                          spec.dtype == ir::ScalarType::Short ||
+                          spec.dtype == ir::ScalarType::Char || spec.dtype == ir::ScalarType::Byte;
+    if (!integral || spec.is_dynamic() || spec.numel() != 1)
+      throw CompileError(what + ": item() of a " + ir::dtype_name(spec.dtype) + " " +
+                         ir::shape_str(spec.sizes) +
+                         " tensor gives a size; pteron reads sizes from one-element integer "
+                         "tensors");
+    ir::SymbolInfo& info = graph_.symbols()[symbol];
+    info.input = tensor;
+    info.from_value = true;
+    // Without a max yet, a later guard may give one (bound_summands); a use before that is
+    // refused (ir::sym_bounds names the symbol and the torch._check that bounds it).
+    const ir::SymExprPtr sym = ir::SymExpr::sym(symbol);
+    add_size_check({false, "ge", sym, ir::SymExpr::constant(info.min)},
+                   symbol + " = item() must be at least " + std::to_string(info.min) +
+                       ", as the model assumes",
+                   debug);
+    if (info.max >= 0) {
+      add_size_check({false, "le", sym, ir::SymExpr::constant(info.max)},
+                     symbol + " = item() must be at most " + std::to_string(info.max) +
+                         ", the bound the program was planned for",
+                     debug);
+    }
+    return true;
+  }
+
+  // `sum == bounded`, where `sum` adds item() sizes of no max and terms of known non-negative
+  // ranges (split sizes from counts.tolist(), which export asserts add up to the dim): each
+  // unbounded term is at most the bounded side's max, once the program has checked the
+  // equality and every term's lower bound (both run before any use of the sizes).
+  void bound_summands(const ir::SymExpr& sum, const ir::SymExpr& bounded) {
+    std::vector<const ir::SymExpr*> terms;
+    if (sum.op == ir::SymExpr::Op::Add) {
+      for (const ir::SymExprPtr& o : sum.operands) terms.push_back(o.get());
+    } else {
+      terms.push_back(&sum);
+    }
+    std::vector<ir::SymbolInfo*> unbounded;
+    for (const ir::SymExpr* t : terms) {
+      if (t->op != ir::SymExpr::Op::Symbol) return;
+      ir::SymbolInfo& info = graph_.symbols()[t->symbol];
+      if (info.min < 0) return;
+      if (info.max < 0) {
+        if (!info.from_value) return;
+        unbounded.push_back(&info);
+      }
+    }
+    if (unbounded.empty() || !is_bounded(bounded)) return;
+    const int64_t hi = ir::sym_bounds(bounded, graph_.symbols(), "an asserted sum of sizes").hi;
+    for (ir::SymbolInfo* info : unbounded) info->max = std::max(hi, info->min);
+  }
+
+  bool is_bounded(const ir::SymExpr& e) const {
+    if (e.op == ir::SymExpr::Op::Symbol) {
+      auto it = graph_.symbols().find(e.symbol);
+      return it != graph_.symbols().end() && it->second.max >= 0;
+    }
+    for (const ir::SymExprPtr& o : e.operands) {
+      if (!is_bounded(*o)) return false;
+    }
+    return true;
   }
 
   // An output size torch cannot know before running (u0 of nonzero) needs an upper bound to

@@ -4,7 +4,8 @@
 // _assert_scalar nodes. pteron checks no tensor value at run time (as ExecuTorch, which drops
 // such asserts), so a chain whose scalar feeds nothing but those asserts is left out of the
 // graph, and the compile report notes where each came from. A scalar that also sets a size or
-// reaches a tensor op is not such a chain and stays (refused as any unbounded symbolic value).
+// reaches a tensor op is not such a chain and stays (a size from a tensor value: the loader's
+// read_item_size, planned at its bound and checked at run time).
 #pragma once
 
 #include <set>

@@ -209,6 +209,11 @@ SymBounds sym_bounds(const SymExpr& e, const SymbolTable& symbols, const std::st
       auto it = symbols.find(e.symbol);
       if (it == symbols.end())
         throw CompileError(what + ": symbol '" + e.symbol + "' has no range constraint");
+      if (it->second.max < 0 && it->second.from_value)
+        throw CompileError(what + ": symbol '" + e.symbol +
+                           "' (a tensor's value, Tensor.item()) has no upper bound; "
+                           "torch._check(" +
+                           e.symbol + " <= N) in the model gives one");
       if (it->second.max < 0)
         throw CompileError(what + ": symbol '" + e.symbol +
                            "' has no upper bound; give its torch.export.Dim a max");

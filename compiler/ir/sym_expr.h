@@ -39,7 +39,9 @@ struct SymExpr {
 // A symbol's range, from the export's range_constraints, and where its value is read at run
 // time: dimension `dim` of graph input `input`, which is scale * symbol + offset (1 and 0 but
 // for torch.export's derived dims, e.g. Dim("h") = 32 * Dim("_h") for a net that halves its
-// input five times: the symbol is then (size - offset) // scale).
+// input five times: the symbol is then (size - offset) // scale). A data-dependent symbol is
+// read from the value that gives it: dimension `dim` of an op's output (nonzero's length), or
+// with `from_value` the one element of integer tensor `input` (Tensor.item()).
 struct SymbolInfo {
   int64_t min = 0;
   int64_t max = 0;
@@ -47,6 +49,7 @@ struct SymbolInfo {
   int32_t dim = -1;
   int64_t scale = 1;
   int64_t offset = 0;
+  bool from_value = false;
 };
 using SymbolTable = std::map<std::string, SymbolInfo>;
 

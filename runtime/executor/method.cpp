@@ -581,10 +581,11 @@ Error Method::init_instructions(const fb::ExecutionPlan& plan, MemoryAllocator* 
         out.target = ins->instr_args_as_KernelCall()->op_index();
         args = ins->instr_args_as_KernelCall()->args();
         const char* op = kernel_names_[out.target];  // op_index verified
-        // A prim op whose result is an Int (not et_view, whose out is a tensor); the value
-        // indices were verified with the program.
+        // A prim op whose result is an Int (not et_view, whose out is a tensor; item() of an
+        // integer tensor read as a size); the value indices were verified with the program.
         const bool prim = std::strncmp(op, "executorch_prim::", 17) == 0 ||
-                          std::strncmp(op, "aten::sym_", 10) == 0;
+                          std::strncmp(op, "aten::sym_", 10) == 0 ||
+                          std::strcmp(op, "aten::_local_scalar_dense") == 0;
         const int32_t last = args != nullptr && args->size() > 0 ? args->Get(args->size() - 1) : -1;
         out.writes_sym_int = prim && last >= 0 && values_[last].tag == Tag::Int;
         break;

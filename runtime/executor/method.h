@@ -101,7 +101,8 @@ class Method {
   enum class Kind : uint8_t { Kernel, Delegate, Move, JumpFalse, Free };
   struct Instruction {
     Kind kind = Kind::Free;
-    bool writes_sym_int = false;  // a prim op (sym_size, executorch_prim::*): int lists follow
+    bool writes_sym_int =
+        false;  // a prim op (sym_size, executorch_prim::*, item()): int lists follow
     // A call's arguments: value indices in the program (`gathered`: kernel calls of at most
     // kMaxGatheredArgs arguments, gathered on the stack when they run), or pointers (one of
     // the two, so an instruction takes 20 bytes on a 32-bit device).

@@ -2,7 +2,8 @@
 x[mask] and argwhere export with a length u0 that only running the model tells. pteron plans
 their outputs at the upper bound (range_constraints' max, else the input's numel) as
 DYNAMIC_BOUND tensors the kernels resize, reads u0 at run time from the output right after its
-node (for later view / zeros arguments), and drops export's guards the bound implies. Checked
+node (for later view / zeros arguments), drops export's guards the bound implies and checks the
+others at run time. Sizes read from tensor values (item(), tolist() split sizes) likewise. Checked
 through `pteron compile` + `pteron run` and one loaded method rerun with results of every
 length, empty and full included, against PyTorch (integers exactly, float32 within 1e-6)."""
 
@@ -191,3 +192,70 @@ def test_an_unbounded_data_dependent_size_is_refused_in_one_line(tmp_path):
     assert run.returncode == 1, run.stdout
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1, run.stderr
+
+
+class SliceToValue(torch.nn.Module):
+    """x[:n.item()] and arange(n.item()), bounded by torch._check."""
+
+    def forward(self, x, n):
+        k = n.item()
+        torch._check(k >= 0)
+        torch._check(k <= 8)
+        return x[:k] * 2.0, torch.arange(k)
+
+
+class RoutedExperts(torch.nn.Module):
+    """A mixture of experts as JetMoE routes it: tokens sorted by expert, per-expert counts from
+    .tolist() as split sizes (no torch._check: export asserts they add up to the token count,
+    which bounds each), one linear layer per expert."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = torch.nn.Linear(6, 3)
+        self.experts = torch.nn.ModuleList(torch.nn.Linear(6, 4) for _ in range(3))
+
+    def forward(self, x):
+        expert = self.router(x).argmax(-1)
+        sizes = torch.nn.functional.one_hot(expert, 3).sum(0).tolist()
+        order = expert.argsort(stable=True)
+        parts = x[order].split(sizes)
+        y = torch.cat([e(p) for e, p in zip(self.experts, parts)])
+        return torch.empty_like(y).index_copy(0, order, y)
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_sizes_read_from_tensor_values(kernels):
+    x = torch.randn(8)
+    program = pteron.to_edge_transform_and_lower(pteron.export(SliceToValue(), (x, torch.tensor(3))), kernels=kernels,
+                                                 progress=False).load()
+    for n in (5, 0, 8, 3):
+        got = program.forward(x, torch.tensor(n))
+        for g, w in zip(got, SliceToValue()(x, torch.tensor(n))):
+            _compare(g, w)
+    with pytest.raises(RuntimeError, match=r"u0 = item\(\) must be at most 8, the bound the program was planned for"):
+        program.forward(x, torch.tensor(9))
+    with pytest.raises(RuntimeError, match=r"u0 = item\(\) must be at least 0"):
+        program.forward(x, torch.tensor(-1))
+    _compare(program.forward(x, torch.tensor(2))[0], x[:2] * 2.0)
+
+    torch.manual_seed(0)
+    moe = RoutedExperts().eval()
+    tokens = torch.randn(16, 6)
+    program = pteron.to_edge_transform_and_lower(pteron.export(moe, (tokens,)), kernels=kernels, progress=False).load()
+    for seed in range(4):  # other routings: other split sizes, an expert with none included
+        t = torch.randn(16, 6, generator=torch.Generator().manual_seed(seed)) * (3.0 if seed == 3 else 1.0)
+        with torch.no_grad():
+            want = moe(t)
+        torch.testing.assert_close(torch.as_tensor(program.forward(t)[0]), want, rtol=1e-5, atol=1e-6)
+
+
+def test_an_item_size_with_no_bound_is_refused_naming_the_check_that_bounds_it(tmp_path):
+    class Unbounded(torch.nn.Module):
+        def forward(self, x, n):
+            return x[: n.item()]
+
+    pt2 = _export(Unbounded(), (torch.randn(8), torch.tensor(3)), tmp_path, "unbounded_item")
+    run = cli("compile", str(pt2), "-o", str(tmp_path / "u.pte"), "--backends", "portable")
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 1 and len(lines) == 1, run.stderr
+    assert "(a tensor's value, Tensor.item()) has no upper bound; torch._check(u0 <= N)" in lines[0], run.stderr
