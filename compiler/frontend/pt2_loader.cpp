@@ -464,8 +464,9 @@ class Loader {
         bound_summands(*operands[1], *operands[0]);
       }
       // An item() size with no max yet implies nothing: the guard is checked at run time.
-      const bool implied = is_bounded(*operands[0]) && is_bounded(*operands[1]) &&
-                           always_holds(cmp, *operands[0], *operands[1], graph_.symbols(), what);
+      const bool implied = guards_unsound_torch_max(cmp, *operands[0], *operands[1]) ||
+                           (is_bounded(*operands[0]) && is_bounded(*operands[1]) &&
+                            always_holds(cmp, *operands[0], *operands[1], graph_.symbols(), what));
       size_guards_[name] = {implied, cmp, operands[0], operands[1]};
       return true;
     }
@@ -554,10 +555,12 @@ class Loader {
     // Without a max yet, a later guard may give one (bound_summands); a use before that is
     // refused (ir::sym_bounds names the symbol and the torch._check that bounds it).
     const ir::SymExprPtr sym = ir::SymExpr::sym(symbol);
-    add_size_check({false, "ge", sym, ir::SymExpr::constant(info.min)},
-                   symbol + " = item() must be at least " + std::to_string(info.min) +
-                       ", as the model assumes",
-                   debug);
+    if (const std::optional<int64_t> min = torch_min(symbol)) {
+      add_size_check(
+          {false, "ge", sym, ir::SymExpr::constant(*min)},
+          symbol + " = item() must be at least " + std::to_string(*min) + ", as the model assumes",
+          debug);
+    }
     if (info.max >= 0) {
       add_size_check({false, "le", sym, ir::SymExpr::constant(info.max)},
                      symbol + " = item() must be at most " + std::to_string(info.max) +
@@ -567,10 +570,35 @@ class Loader {
     return true;
   }
 
-  // `sum == bounded`, where `sum` adds item() sizes of no max and terms of known non-negative
-  // ranges (split sizes from counts.tolist(), which export asserts add up to the dim): each
-  // unbounded term is at most the bounded side's max, once the program has checked the
-  // equality and every term's lower bound (both run before any use of the sizes).
+  // Whether `lhs cmp rhs` is export's guard of a data-dependent length at torch's own range
+  // where that range is below what the operator can give (u0 <= 20 for masked_select of a
+  // 20-element self under a broadcast mask): left out, as eager never checks it.
+  bool guards_unsound_torch_max(const std::string& cmp, const ir::SymExpr& lhs,
+                                const ir::SymExpr& rhs) const {
+    const bool upper = cmp == "le" || cmp == "ge";
+    const ir::SymExpr& sym = cmp == "le" ? lhs : rhs;
+    const ir::SymExpr& bound = cmp == "le" ? rhs : lhs;
+    if (!upper || sym.op != ir::SymExpr::Op::Symbol || !bound.is_constant()) return false;
+    auto it = unsound_torch_max_.find(sym.symbol);
+    return it != unsound_torch_max_.end() && it->second == bound.value;
+  }
+
+  // The lower bound torch's range_constraints give `symbol` (read_symbols clamps the table's
+  // at 0, as sizes are), or nullopt when it has none.
+  std::optional<int64_t> torch_min(const std::string& symbol) const {
+    auto ranges = model_.find("range_constraints");
+    if (ranges == model_.end() || !ranges->is_object()) return std::nullopt;
+    auto range = ranges->find(symbol);
+    if (range == ranges->end() || !range->is_object()) return std::nullopt;
+    auto lo = range->find("min_val");
+    if (lo == range->end() || !lo->is_number_integer()) return std::nullopt;
+    return lo->get<int64_t>();
+  }
+
+  // `sum == bounded`, where `sum` adds item() sizes of no max and terms that are never negative
+  // (split sizes from counts.tolist(), which export asserts add up to the dim): each unbounded
+  // term is at most the bounded side's max, once the program has checked the equality and every
+  // term's lower bound (kernels refuse sizes past their planned bounds before that).
   void bound_summands(const ir::SymExpr& sum, const ir::SymExpr& bounded) {
     std::vector<const ir::SymExpr*> terms;
     if (sum.op == ir::SymExpr::Op::Add) {
@@ -582,7 +610,8 @@ class Loader {
     for (const ir::SymExpr* t : terms) {
       if (t->op != ir::SymExpr::Op::Symbol) return;
       ir::SymbolInfo& info = graph_.symbols()[t->symbol];
-      if (info.min < 0) return;
+      // An item() term is non-negative only where the program checks it (torch's min >= 0).
+      if (info.from_value && torch_min(t->symbol).value_or(-1) < 0) return;
       if (info.max < 0) {
         if (!info.from_value) return;
         unbounded.push_back(&info);
@@ -630,7 +659,10 @@ class Loader {
                              "the bound: torch._check(" + e->symbol + " <= N) in the model " +
                              "gives one)");
         // The operator's own bound wins: torch's range can be unsound (masked_select's is
-        // self's numel, though a broadcast mask selects from more).
+        // self's numel, though a broadcast mask selects from more), and export's guard of that
+        // range is then torch's error, not the model's condition (unsound_torch_max_).
+        if (range.max && info.max >= 0 && info.max < *range.max)
+          unsound_torch_max_[e->symbol] = info.max;
         if (range.max) info.max = *range.max;
         // torch's lower bound for it is an assumption (guards relying on it are checked at run
         // time: read_size_guard); the operator's own holds.
@@ -839,6 +871,8 @@ class Loader {
   const Json* tensor_values_ = nullptr;
   std::unordered_map<std::string, ir::SymExprPtr> sym_values_;
   std::unordered_map<std::string, SizeGuard> size_guards_;  // by symbolic bool name
+  // Data-dependent lengths whose torch range is below the operator's bound: torch's max.
+  std::unordered_map<std::string, int64_t> unsound_torch_max_;
   ValueChecks value_checks_;  // run-time checks on tensor values, left out
   ir::Graph graph_;
 };

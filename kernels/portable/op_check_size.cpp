@@ -6,8 +6,7 @@
 // gt, le, lt, eq, ne) or the call fails with export's message and both sides' values, as
 // torch's exported program raises. `sources` are the tensors the sizes are read from (they
 // order the check after their producers); the kernel does not read them.
-#include <cstring>
-
+#include "kernels/portable/util/args.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron {
@@ -15,31 +14,27 @@ namespace {
 
 constexpr const char* kOp = "pteron::check_size.default";
 
-bool is(Span<const char> s, const char* name) {
-  return s.size() == std::strlen(name) && std::memcmp(s.data(), name, s.size()) == 0;
-}
-
 Error check_size(KernelContext&, Span<EValue*> args) {
   PTERON_CHECK(args.size() == 5 && args[3]->tag == Tag::String && args[4]->tag == Tag::String,
                Error::InvalidProgram, "%s: expected (sources, lhs, rhs, cmp, message)", kOp);
   const int64_t lhs = args[1]->i, rhs = args[2]->i;
-  const Span<const char> cmp = args[3]->string;
+  const EValue& cmp = *args[3];
   bool holds = false;
-  if (is(cmp, "ge")) {
+  if (string_equals(cmp, "ge")) {
     holds = lhs >= rhs;
-  } else if (is(cmp, "gt")) {
+  } else if (string_equals(cmp, "gt")) {
     holds = lhs > rhs;
-  } else if (is(cmp, "le")) {
+  } else if (string_equals(cmp, "le")) {
     holds = lhs <= rhs;
-  } else if (is(cmp, "lt")) {
+  } else if (string_equals(cmp, "lt")) {
     holds = lhs < rhs;
-  } else if (is(cmp, "eq")) {
+  } else if (string_equals(cmp, "eq")) {
     holds = lhs == rhs;
-  } else if (is(cmp, "ne")) {
+  } else if (string_equals(cmp, "ne")) {
     holds = lhs != rhs;
   } else {
     return fail(Error::InvalidProgram, "%s: unknown comparison '%.*s'", kOp,
-                static_cast<int>(cmp.size()), cmp.data());
+                static_cast<int>(cmp.string.size()), cmp.string.data());
   }
   const Span<const char> message = args[4]->string;
   PTERON_CHECK(holds, Error::InvalidArgument, "%s: %.*s (sizes %lld and %lld)", kOp,

@@ -28,11 +28,9 @@ Error masked_scatter_out(KernelContext&, Span<EValue*> args) {
   int32_t sizes[kMaxTensorDim], dim = 0;
   PTERON_TRY(broadcast_shape(kOp, self, mask, sizes, &dim));
   PTERON_TRY(expect_out_shape(kOp, out, sizes, dim));
-  int64_t ss[kMaxTensorDim], ms[kMaxTensorDim], os[kMaxTensorDim], srcs[kMaxTensorDim];
+  int64_t ss[kMaxTensorDim], ms[kMaxTensorDim];
   broadcast_strides(self, sizes, dim, ss);
   broadcast_strides(mask, sizes, dim, ms);
-  for (int32_t d = 0; d < dim; ++d) os[d] = out.stride(d);
-  for (int32_t d = 0; d < source.dim(); ++d) srcs[d] = source.stride(d);
   const int64_t total = out.numel();
   int64_t count = 0;
   {
@@ -46,8 +44,8 @@ Error masked_scatter_out(KernelContext&, Span<EValue*> args) {
   const char* x = static_cast<const char*>(self.const_data());
   const char* src = static_cast<const char*>(source.const_data());
   char* y = static_cast<char*>(out.mutable_data());
-  LogicalWalk m(sizes, dim, ms), s(sizes, dim, ss), o(sizes, dim, os);
-  LogicalWalk from(source.sizes().data(), source.dim(), srcs);
+  LogicalWalk m(sizes, dim, ms), s(sizes, dim, ss), o(out);
+  LogicalWalk from(source);
   for (int64_t e = 0; e < total; ++e, m.next(), s.next(), o.next()) {
     if (mask_at(mask, m.offset)) {
       std::memcpy(y + o.offset * es, src + from.offset * es, static_cast<size_t>(es));

@@ -31,15 +31,13 @@ Error nonzero_out(KernelContext&, Span<EValue*> args) {
   PTERON_CHECK(out.dim() == 2, Error::InvalidArgument, "%s: out must be 2-D, got %dD", kOp,
                out.dim());
   const int32_t dim = self.dim();
-  int64_t strides[kMaxTensorDim];
-  for (int32_t d = 0; d < dim; ++d) strides[d] = self.stride(d);
   const int64_t total = self.numel();
   bool ok = true;
   int64_t count = 0;
   ok = dispatch_dtype_in<kAllTypes>(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = self.data<const T>();
-    LogicalWalk w(self.sizes().data(), dim, strides);
+    LogicalWalk w(self);
     for (int64_t e = 0; e < total; ++e, w.next()) count += is_nonzero(x[w.offset]) ? 1 : 0;
   });
   if (!ok) {
@@ -54,7 +52,7 @@ Error nonzero_out(KernelContext&, Span<EValue*> args) {
   dispatch_dtype_in<kAllTypes>(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = self.data<const T>();
-    LogicalWalk w(self.sizes().data(), dim, strides);
+    LogicalWalk w(self);
     int64_t r = 0;
     for (int64_t e = 0; e < total; ++e, w.next()) {
       if (!is_nonzero(x[w.offset])) continue;

@@ -259,3 +259,14 @@ def test_an_item_size_with_no_bound_is_refused_naming_the_check_that_bounds_it(t
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 1 and len(lines) == 1, run.stderr
     assert "(a tensor's value, Tensor.item()) has no upper bound; torch._check(u0 <= N)" in lines[0], run.stderr
+
+
+def test_masked_select_beyond_torchs_own_range_runs():
+    """A mask broadcasting self ([1, 5] under [4, 5]) selects up to 20 elements, where torch's
+    range (and export's guard of it) says self's 5: the guard is torch's error, not checked."""
+    x = torch.randn(1, 5)
+    program = pteron.to_edge_transform_and_lower(pteron.export(MaskedSelect(), (x, torch.rand(4, 5) > 0.5)),
+                                                 kernels=["portable"], progress=False).load()
+    for mask in (torch.ones(4, 5, dtype=torch.bool), torch.rand(4, 5) > 0.5, torch.zeros(4, 5, dtype=torch.bool)):
+        for g, w in zip(program.forward(x, mask), MaskedSelect()(x, mask)):
+            _compare(g, w)

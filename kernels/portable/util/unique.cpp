@@ -9,18 +9,13 @@
 namespace pteron {
 namespace {
 
-// The rows being grouped, dense in self's logical order: row r holds the elements whose index at
-// the grouped dim is r (each element is a row of one when flattened).
-struct RowLayout {
-  int64_t rows = 0;   // n
-  int64_t width = 0;  // elements per row
-  int64_t inner = 1;  // elements after the grouped dim, per index of it
-};
-
-// Row and column of the element at logical index e of a tensor with `rows` at the grouped dim.
-inline int64_t row_of(int64_t e, const RowLayout& l, int64_t rows) { return (e / l.inner) % rows; }
-inline int64_t column_of(int64_t e, const RowLayout& l, int64_t rows) {
-  return e / (rows * l.inner) * l.inner + e % l.inner;
+// The rows being grouped are copied dense in self's logical order: row r holds the elements
+// whose index at the grouped dim is r (flattened, every element is a row of one). The row and
+// column of the element at logical index e of a tensor with `rows` at the grouped dim and
+// `inner` elements after it per index of it:
+inline int64_t row_of(int64_t e, int64_t rows, int64_t inner) { return (e / inner) % rows; }
+inline int64_t column_of(int64_t e, int64_t rows, int64_t inner) {
+  return e / (rows * inner) * inner + e % inner;
 }
 
 template <typename T>
@@ -47,7 +42,8 @@ bool row_before(const T* a, const T* b, int64_t width) {
   return false;
 }
 
-void* scratch_or_null(KernelContext& ctx, int64_t count, size_t size) {
+// `count` elements of `size` bytes (at least one, so an empty input still gets a pointer).
+void* scratch_array(KernelContext& ctx, int64_t count, size_t size) {
   return ctx.allocate_scratch(static_cast<size_t>(count > 0 ? count : 1) * size, 16);
 }
 
@@ -57,19 +53,16 @@ Error group_rows(KernelContext& ctx, const Tensor& self, const UniqueRequest& rq
   const char* op = rq.op;
   const int32_t rank = self.dim();
   const bool by_dim = rq.dim >= 0;
-  RowLayout l;
-  l.rows = by_dim ? self.size(rq.dim) : self.numel();
-  if (by_dim) {
-    for (int32_t d = rq.dim + 1; d < rank; ++d) l.inner *= self.size(d);
-  }
-  l.width = l.rows == 0 ? 0 : self.numel() / l.rows;
-  const int64_t n = l.rows;
-  PTERON_CHECK(!by_dim || n == 0 || l.width > 0, Error::InvalidArgument,
+  const int64_t n = by_dim ? self.size(rq.dim) : self.numel();
+  int64_t inner = 1;
+  for (int32_t d = rq.dim + 1; by_dim && d < rank; ++d) inner *= self.size(d);
+  const int64_t width = n == 0 ? 0 : self.numel() / n;  // elements per row
+  PTERON_CHECK(!by_dim || n == 0 || width > 0, Error::InvalidArgument,
                "%s: self has a dim of size 0 other than dim %d, so its slices cannot be told apart "
                "(as torch refuses)",
                op, rq.dim);
-  T* rows = static_cast<T*>(scratch_or_null(ctx, self.numel(), sizeof(T)));
-  int64_t* order = static_cast<int64_t*>(scratch_or_null(ctx, 4 * n, sizeof(int64_t)));
+  T* rows = static_cast<T*>(scratch_array(ctx, self.numel(), sizeof(T)));
+  int64_t* order = static_cast<int64_t*>(scratch_array(ctx, 4 * n, sizeof(int64_t)));
   PTERON_CHECK(rows != nullptr && order != nullptr, Error::OutOfMemory,
                "%s: needs %lld bytes of scratch", op,
                static_cast<long long>(self.numel() * sizeof(T) + 32 * n));
@@ -80,10 +73,9 @@ Error group_rows(KernelContext& ctx, const Tensor& self, const UniqueRequest& rq
   const T* x = self.data<const T>();
   LogicalWalk walk(self);
   for (int64_t e = 0; e < self.numel(); ++e, walk.next()) {
-    rows[row_of(e, l, n) * l.width + column_of(e, l, n)] = x[walk.offset];
+    rows[row_of(e, n, inner) * width + column_of(e, n, inner)] = x[walk.offset];
   }
   for (int64_t r = 0; r < n; ++r) order[r] = r;
-  const int64_t width = l.width;
   if (rq.sorted) {
     merge_sort(order, merge_tmp, n, [&](int64_t a, int64_t b) {
       return row_before(rows + a * width, rows + b * width, width);
@@ -122,7 +114,7 @@ Error group_rows(KernelContext& ctx, const Tensor& self, const UniqueRequest& rq
   LogicalWalk out_walk(out0);
   for (int64_t e = 0; e < out0.numel(); ++e, out_walk.next()) {
     values[out_walk.offset] =
-        rows[first_row[row_of(e, l, groups)] * width + column_of(e, l, groups)];
+        rows[first_row[row_of(e, groups, inner)] * width + column_of(e, groups, inner)];
   }
   if (rq.inverse) {
     LogicalWalk inverse_walk(out1);
