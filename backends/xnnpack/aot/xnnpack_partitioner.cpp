@@ -467,7 +467,8 @@ bool target_runs_x86(const compiler::PartitionContext& context) {
 std::string x86_nan_refusal(const Graph& g, const Node& n,
                             const compiler::PartitionContext& context) {
   const OpInfo info = info_of(n);
-  if ((info.kind != Kind::kBinary && info.kind != Kind::kHardsigmoid) ||
+  if ((info.kind != Kind::kBinary && info.kind != Kind::kHardsigmoid &&
+       info.kind != Kind::kSoftmax) ||
       in_quantized_context(g, n) || !target_runs_x86(context))
     return {};
   const BinaryOp b = info.binary;
@@ -476,6 +477,11 @@ std::string x86_nan_refusal(const Graph& g, const Node& n,
     return {};
   NanFreeMemo memo;
   if (inputs_nan_free(g, n, context, memo)) return {};
+  // Softmax: a row holding NaN, or all -inf (a fully masked row: torch.masked.softmax, a -inf
+  // attention mask), is NaN in torch; this XNNPACK's x86 softmax gives -inf there.
+  if (info.kind == Kind::kSoftmax)
+    return "x86: a row may hold NaN or be all -inf (a fully masked row), where torch's softmax "
+           "gives NaN and this XNNPACK's x86 softmax -inf; the kernel libraries give NaN";
   return "x86: an input may hold NaN, which this XNNPACK's clamped arithmetic turns into -inf "
          "(SSE/AVX max); the kernel libraries keep NaN as torch does";
 }

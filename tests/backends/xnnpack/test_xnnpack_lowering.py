@@ -512,6 +512,26 @@ def test_x86_arithmetic_on_possible_nan_stays_on_the_kernels_and_keeps_nan():
     assert torch.equal(got[~torch.isnan(want)], want[~torch.isnan(want)])
 
 
+class _MaskedSoftmax(torch.nn.Module):
+    def forward(self, x, keep):
+        return torch.softmax(x.masked_fill(~keep, float("-inf")), -1)
+
+
+@pytest.mark.skipif(not _X86, reason="needs an x86 CPU: the NaN rule is for x86 runtimes")
+def test_x86_softmax_of_a_fully_masked_row_stays_on_the_kernels_and_gives_nan():
+    """A row all -inf (torch.masked.softmax, a -inf attention mask over a padded query) is NaN
+    in torch; this XNNPACK's x86 softmax gives -inf. Only a softmax over values XNNPACK's own
+    clamped ops produced goes there on x86."""
+    x = torch.randn(3, 4)
+    keep = torch.tensor([[1, 1, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]], dtype=torch.bool)
+    program = _lower(_MaskedSoftmax(), (x, keep))
+    assert any("all -inf" in r for r in program.report["refusals"]), program.report["refusals"]
+    got = program.load().forward(x, keep)[0]
+    want = _MaskedSoftmax()(x, keep)
+    assert torch.isnan(got[1]).all()
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-6, atol=1e-7)
+
+
 def test_arithmetic_on_inputs_is_delegated_for_an_arm_target():
     """NEON's fmax keeps NaN: an aarch64 target's XNNPACK region takes the input's scaling with
     the convolution; an x86 one leaves the scaling to the kernels."""
