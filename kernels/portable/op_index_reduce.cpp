@@ -41,11 +41,8 @@ Error index_reduce_out(KernelContext& ctx, Span<EValue*> args) {
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const Tensor& source = *args[3]->tensor;
-  PTERON_CHECK(args[4]->tag == Tag::String, Error::InvalidArgument, "%s: reduce must be a string",
-               kOp);
   ScatterReduce reduce;
-  PTERON_CHECK(parse_scatter_reduce(args[4]->string, &reduce) && reduce != ScatterReduce::Sum,
-               Error::InvalidArgument, "%s: reduce must be prod, mean, amax or amin", kOp);
+  PTERON_TRY(read_scatter_reduce_arg(kOp, *args[4], /*with_sum=*/false, &reduce));
   const bool include_self = args[5]->b;
   Tensor& out = *args[6]->tensor;
   PTERON_CHECK(dtype_in(self.dtype(), kRealTypes), Error::NotSupported,

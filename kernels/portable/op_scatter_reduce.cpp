@@ -19,11 +19,8 @@ Error scatter_reduce_two_out(KernelContext& ctx, Span<EValue*> args) {
   const Tensor& self = *args[0]->tensor;
   const Tensor& index = *args[2]->tensor;
   const Tensor& src = *args[3]->tensor;
-  PTERON_CHECK(args[4]->tag == Tag::String, Error::InvalidArgument, "%s: reduce must be a string",
-               kOp);
   ScatterReduce reduce;
-  PTERON_CHECK(parse_scatter_reduce(args[4]->string, &reduce), Error::InvalidArgument,
-               "%s: reduce must be sum, prod, mean, amax or amin", kOp);
+  PTERON_TRY(read_scatter_reduce_arg(kOp, *args[4], /*with_sum=*/true, &reduce));
   const bool include_self = args[5]->b;
   Tensor& out = *args[6]->tensor;
   // bool reduces as torch: sum and amax are a logical or, prod and amin a logical and (the

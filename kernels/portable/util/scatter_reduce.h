@@ -36,6 +36,17 @@ inline bool parse_scatter_reduce(Span<const char> s, ScatterReduce* r) {
   return true;
 }
 
+// The reduce argument (args[4] of scatter_reduce and index_reduce) as one of the reductions the
+// op takes: index_reduce has no sum (`with_sum` false), as in torch.
+inline Error read_scatter_reduce_arg(const char* op, const EValue& arg, bool with_sum,
+                                     ScatterReduce* r) {
+  PTERON_CHECK(arg.tag == Tag::String, Error::InvalidArgument, "%s: reduce must be a string", op);
+  PTERON_CHECK(parse_scatter_reduce(arg.string, r) && (with_sum || *r != ScatterReduce::Sum),
+               Error::InvalidArgument, "%s: reduce must be %sprod, mean, amax or amin", op,
+               with_sum ? "sum, " : "");
+  return Error::Ok;
+}
+
 template <typename C>
 bool scatter_is_nan(C v) {
   if constexpr (std::is_floating_point_v<C>)
