@@ -319,14 +319,15 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options) {
   return compile_with_backends(graph, options, backends, left_out);
 }
 
-// The frontend's note on the model's run-time checks of tensor values, which pteron leaves out.
+// The frontend's note on the model's run-time checks of tensor values it left out (those on
+// floating values, or arithmetic beyond integers and comparisons: frontend/value_checks.h).
 static void note_unchecked_values(const ir::Graph& graph, CompileReport& report) {
   auto it = graph.metadata().find(frontend::kUncheckedValueChecks);
   if (it == graph.metadata().end()) return;
   report.notes.push_back(
-      "the model's run-time checks on tensor values are not enforced "
-      "(pteron checks no tensor values at run time, as ExecuTorch drops "
-      "them): at " +
+      "these run-time checks on tensor values are not enforced (pteron checks integer and bool "
+      "values at run time; not floating ones, nor conditions beyond integer arithmetic and "
+      "comparisons): at " +
       it->second);
 }
 

@@ -3,13 +3,20 @@
 #include <optional>
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 
 namespace pteron::compiler {
 
 SymPrologue::SymPrologue(const ir::Graph& graph, const std::vector<ir::NodeId>& kernel_nodes)
     : graph_(graph) {
   for (ir::NodeId n : kernel_nodes) {
-    for (const ir::Argument& a : graph.node(n).args) {
+    const ir::Node& node = graph.node(n);
+    for (size_t i = 0; i < node.args.size(); ++i) {
+      const ir::Argument& a = node.args[i];
+      // Operands no memory is planned at may be values with no bound (a checked item()).
+      unbounded_ok_ = i < node.schema->args.size() &&
+                      !ir::sym_arg_needs_bound(node.op, node.schema->args[i].name);
       if (const auto* s = std::get_if<ir::SymInt>(&a.variant())) add(*s->expr);
       if (const auto* l = std::get_if<ir::SymIntList>(&a.variant())) {
         for (const ir::SymIntItem& item : l->items) {
@@ -34,9 +41,13 @@ int SymPrologue::constant(int64_t v) {
 
 int SymPrologue::add(const ir::SymExpr& e) {
   const std::string key = e.str();
+  // Sizes need a max: sym_bounds refuses them without one, even where a check computed them.
+  const bool bounded = ir::is_bounded(e, graph_.symbols());
+  const ir::SymBounds bounds = bounded || !unbounded_ok_
+                                   ? ir::sym_bounds(e, graph_.symbols(), "symbolic int " + key)
+                                   : ir::SymBounds{0, 0};
   if (auto it = by_expr_.find(key); it != by_expr_.end()) return it->second;
   int out = -1;
-  const ir::SymBounds bounds = ir::sym_bounds(e, graph_.symbols(), "symbolic int " + key);
   // A slot for a call's result; `hi` its largest value (the expression's unless given).
   auto result = [&](std::optional<int64_t> hi = std::nullopt) {
     slots_.push_back({SymSlot::Kind::Result, hi.value_or(bounds.hi)});

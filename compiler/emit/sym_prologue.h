@@ -47,6 +47,7 @@ class SymPrologue {
   std::vector<SymSlot> slots_;
   std::vector<SymCall> calls_;
   std::unordered_map<std::string, int> by_expr_;
+  bool unbounded_ok_ = false;  // adding an argument no memory is planned at (sym_arg_needs_bound)
 };
 
 // When each of a prologue's calls can run: once the tensor it reads has been produced (graph

@@ -165,7 +165,11 @@ StridedTensor read_tensor_meta(const Json& meta, const std::string& what,
     }
   }
   if (auto it = meta.find("storage_offset"); it != meta.end()) {
-    t.storage_offset = sym_int(*it, what, symbols).hi;
+    // Only a constant's offset is used (static there); a view's data-dependent one (x[k:] for
+    // k = n.item()) may have no bound, and an op's output is planned afresh anyway.
+    const ir::SymExprPtr offset = read_sym_int(*it, what);
+    const bool unbounded = symbols != nullptr && !ir::is_bounded(*offset, *symbols);
+    t.storage_offset = unbounded ? 0 : sym_int(*it, what, symbols).hi;
     if (t.storage_offset < 0) throw CompileError(what + ": negative storage offset");
   }
   if (auto it = meta.find("layout"); it != meta.end()) {

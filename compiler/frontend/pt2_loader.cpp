@@ -43,7 +43,7 @@ class Loader {
       const Json& module = member(model_, "graph_module", where_);
       const Json& graph = member(module, "graph", where_);
       tensor_values_ = &member(graph, "tensor_values", where_);
-      value_checks_ = find_value_checks(member(graph, "nodes", where_));
+      value_checks_ = find_value_checks(member(graph, "nodes", where_), *tensor_values_);
       read_symbols(graph);
       PayloadConfigs configs(archive_, options_.model_name);
       read_inputs(member(module, "signature", where_), graph, configs);
@@ -144,9 +144,11 @@ class Loader {
   // expressions (sym_int_values). Symbolic floats are refused; symbolic bools are the
   // comparisons export's size guards test (read_size_guard).
   void read_symbols(const Json& graph) {
-    if (auto it = graph.find("sym_float_values");
-        it != graph.end() && it->is_object() && !it->empty()) {
-      throw_symbolic(where_ + ": the graph", "symbolic value '" + it->begin().key() + "'");
+    if (auto it = graph.find("sym_float_values"); it != graph.end() && it->is_object()) {
+      for (const auto& [name, value] : it->items()) {  // a left-out value check's are no input
+        if (!value_checks_.symbols.count(name))
+          throw_symbolic(where_ + ": the graph", "symbolic value '" + name + "'");
+      }
     }
     if (auto it = model_.find("range_constraints"); it != model_.end() && it->is_object()) {
       for (const auto& [name, range] : it->items()) {
@@ -154,6 +156,8 @@ class Loader {
         ir::SymbolInfo info;
         const Json& lo = member(range, "min_val", what);
         const Json& hi = member(range, "max_val", what);
+        // Sizes are never negative; an item() value's range keeps torch's own min (torch_min_).
+        if (lo.is_number_integer()) torch_min_[name] = lo.get<int64_t>();
         info.min = lo.is_number_integer() ? std::max<int64_t>(lo.get<int64_t>(), 0) : 0;
         // No max (None, int_oo) or one beyond int32 sizes: unbounded, refused where used.
         info.max =
@@ -166,7 +170,8 @@ class Loader {
     }
     if (auto it = graph.find("sym_int_values"); it != graph.end() && it->is_object()) {
       for (const auto& [name, value] : it->items()) {
-        if (value_checks_.symbols.count(name)) continue;  // a left-out value check's
+        if (value_checks_.symbols.count(name)) continue;    // a left-out value check's
+        if (value_checks_.flag_ints.count(name)) continue;  // read_flag_as_int gives it
         sym_values_[name] = read_sym_int(value, where_ + ": SymInt '" + name + "'");
       }
     }
@@ -342,6 +347,8 @@ class Loader {
     what = where_ + ": node '" + debug.node_name + "' (" + target +
            (debug.location().empty() ? "" : ", " + debug.location()) + ")";
 
+    if (read_flag_as_int(target, node, what)) return;
+    if (read_storage_offset(target, node, what)) return;
     if (is_sym_int_op(target, node)) return;  // arguments read its expression instead
     if (read_size_guard(target, node, debug, what)) return;
     if (read_item_size(target, node, debug, what)) return;
@@ -364,7 +371,9 @@ class Loader {
             return wrap_scalar(s, float_type, debug.node_name, arg_name);
           },
           [&](const ir::SymExprPtr& e) { return wrap_sym_int(e, debug, arg_name); },
-          [&](const std::string& n) { return sym_int_named(n, arg_what); }};
+          [&](const std::string& n) {
+            return sym_int_named(n, arg_what, ir::sym_arg_needs_bound(schema.op, arg_name));
+          }};
       args[i] = read_argument(member(input, "arg", arg_what), schema.args[i], values, arg_what);
     }
     std::vector<ir::Argument> filled;
@@ -446,6 +455,12 @@ class Loader {
       ir::SymExprPtr operands[2];
       for (size_t i = 0; i < 2; ++i) {
         auto [kind, v] = union_member(member(inputs[i], "arg", what), what);
+        if (is_storage_offset(kind, *v)) {
+          // torch's guard of a view's offset into its storage, which pteron does not keep:
+          // nothing of the model's to check.
+          size_guards_[name] = {true, "eq", ir::SymExpr::constant(0), ir::SymExpr::constant(0)};
+          return true;
+        }
         if (kind == "as_int") {
           operands[i] = ir::SymExpr::constant(json_int(*v, what));
         } else if (kind == "as_sym_int") {
@@ -481,6 +496,11 @@ class Loader {
         message = json_string(*v, what);
       }
     }
+    if (auto flag = flags_.find(condition); flag != flags_.end()) {
+      add_size_check({false, "eq", flag->second, ir::SymExpr::constant(1)},
+                     message.empty() ? condition : message, debug);
+      return true;
+    }
     auto it = size_guards_.find(condition);
     if (it == size_guards_.end()) {
       throw CompileError(what + ": a run-time check of a condition pteron cannot evaluate (" +
@@ -489,6 +509,25 @@ class Loader {
     if (!it->second.implied)
       add_size_check(it->second, message.empty() ? condition : message, debug);
     return true;
+  }
+
+  // sym_storage_offset of a view whose offset is data-dependent (x[k:] for k = n.item()): its
+  // symbol is recorded so that export's guards of it are dropped (read_size_guard). True when
+  // `node` was one.
+  bool read_storage_offset(const std::string& target, const Json& node, const std::string& what) {
+    if (target != "torch.ops.aten.sym_storage_offset.default") return false;
+    const Json& outputs = member(node, "outputs", what);
+    if (outputs.is_array() && outputs.size() == 1 && outputs[0].is_object() &&
+        outputs[0].contains("as_sym_int")) {
+      storage_offsets_.insert(
+          json_string(member(outputs[0]["as_sym_int"], "as_name", what), what + " output"));
+    }
+    return true;
+  }
+
+  bool is_storage_offset(const std::string& kind, const Json& arg) const {
+    return kind == "as_sym_int" && arg.is_object() && arg.contains("as_name") &&
+           arg["as_name"].is_string() && storage_offsets_.count(arg["as_name"].get<std::string>());
   }
 
   // A pteron::check_size node for `guard`, reading its sizes from the tensors they are
@@ -521,30 +560,25 @@ class Loader {
   // _local_scalar_dense of a one-element integer tensor defining an unbacked symbol. Its range
   // (a torch._check in the model) is where memory is planned, so it must have a max; it is an
   // assumption about the data, so the program checks it right after reading the value
-  // (pteron::check_size), and export's own guards of it are then implied. True when `node` was
-  // such a read.
+  // (pteron::check_size), and export's own guards of it are then implied. A value only checked
+  // (frontend/value_checks.h) plans nothing: every assert on it is checked as export wrote it.
+  // True when `node` was such a read.
   bool read_item_size(const std::string& target, const Json& node, const ir::DebugHandle& debug,
                       const std::string& what) {
     if (target != "torch.ops.aten._local_scalar_dense.default") return false;
     const Json& outputs = member(node, "outputs", what);
-    if (!outputs.is_array() || outputs.size() != 1 || !outputs[0].is_object() ||
-        !outputs[0].contains("as_sym_int"))
-      return false;
+    if (!outputs.is_array() || outputs.size() != 1 || !outputs[0].is_object()) return false;
+    if (outputs[0].contains("as_sym_bool")) return read_checked_flag(node, what);
+    if (!outputs[0].contains("as_sym_int")) return false;
     auto [kind, name] = union_member(outputs[0]["as_sym_int"], what + " output");
-    auto value = sym_values_.find(kind == "as_name" ? json_string(*name, what) : "");
+    const std::string output = kind == "as_name" ? json_string(*name, what) : "";
+    auto value = sym_values_.find(output);
     if (value == sym_values_.end() || value->second->op != ir::SymExpr::Op::Symbol)
       throw_symbolic(what, "Tensor.item() that is not a plain symbol");
     const std::string symbol = value->second->symbol;
-    const Json& inputs = member(node, "inputs", what);
-    if (!inputs.is_array() || inputs.size() != 1) throw CompileError(what + ": malformed item()");
-    auto [arg_kind, arg] = union_member(member(inputs[0], "arg", what), what);
-    if (arg_kind != "as_tensor") throw CompileError(what + ": malformed item()");
-    const ir::ValueId tensor = lookup(json_string(member(*arg, "name", what), what), what);
+    const ir::ValueId tensor = item_tensor(node, what);
     const ir::TensorSpec& spec = graph_.value(tensor).spec;
-    const bool integral = spec.dtype == ir::ScalarType::Long || spec.dtype == ir::ScalarType::Int ||
-                          spec.dtype == ir::ScalarType::Short ||
-                          spec.dtype == ir::ScalarType::Char || spec.dtype == ir::ScalarType::Byte;
-    if (!integral || spec.is_dynamic() || spec.numel() != 1)
+    if (!is_item_integer(spec.dtype) || spec.is_dynamic() || spec.numel() != 1)
       throw CompileError(what + ": item() of a " + ir::dtype_name(spec.dtype) + " " +
                          ir::shape_str(spec.sizes) +
                          " tensor gives a size; pteron reads sizes from one-element integer "
@@ -552,6 +586,12 @@ class Loader {
     ir::SymbolInfo& info = graph_.symbols()[symbol];
     info.input = tensor;
     info.from_value = true;
+    if (value_checks_.enforced.count(output)) {
+      // Its range came from the asserts themselves: none is implied by it.
+      info.max = -1;
+      checked_only_.insert(symbol);
+      return true;
+    }
     // Without a max yet, a later guard may give one (bound_summands); a use before that is
     // refused (ir::sym_bounds names the symbol and the torch._check that bounds it).
     const ir::SymExprPtr sym = ir::SymExpr::sym(symbol);
@@ -570,6 +610,58 @@ class Loader {
     return true;
   }
 
+  // The one-element tensor an item() (_local_scalar_dense) reads.
+  ir::ValueId item_tensor(const Json& node, const std::string& what) {
+    const Json& inputs = member(node, "inputs", what);
+    if (!inputs.is_array() || inputs.size() != 1) throw CompileError(what + ": malformed item()");
+    auto [arg_kind, arg] = union_member(member(inputs[0], "arg", what), what);
+    if (arg_kind != "as_tensor") throw CompileError(what + ": malformed item()");
+    return lookup(json_string(member(*arg, "name", what), what), what);
+  }
+
+  // A checked bool tensor's value (torch._check_tensor_all: _is_all_true, then item()): a
+  // symbol in [0, 1] read like an item() size. Export has already folded the flag to true
+  // wherever it is used (the check assumed it), so its sym_ite(flag, 1, 0) and direct asserts
+  // are read as that symbol instead (read_flag_as_int, read_size_guard). True when read.
+  bool read_checked_flag(const Json& node, const std::string& what) {
+    const std::string flag =
+        json_string(member(member(node, "outputs", what)[0]["as_sym_bool"], "as_name", what), what);
+    if (!value_checks_.enforced.count(flag)) return false;
+    const ir::ValueId tensor = item_tensor(node, what);
+    const ir::TensorSpec& spec = graph_.value(tensor).spec;
+    if (spec.dtype != ir::ScalarType::Bool || spec.is_dynamic() || spec.numel() != 1)
+      throw CompileError(what + ": a checked item() of a " + ir::dtype_name(spec.dtype) + " " +
+                         ir::shape_str(spec.sizes) + " tensor; pteron checks one-element ones");
+    std::string symbol = flag;
+    while (graph_.symbols().count(symbol)) symbol += "_";
+    ir::SymbolInfo& info = graph_.symbols()[symbol];
+    info = ir::SymbolInfo{};
+    info.max = 1;
+    info.input = tensor;
+    info.from_value = true;
+    checked_only_.insert(symbol);
+    flags_[flag] = ir::SymExpr::sym(symbol);
+    return true;
+  }
+
+  // sym_ite(flag, 1, 0) of a checked flag (the only form value_checks keeps): the flag's symbol.
+  bool read_flag_as_int(const std::string& target, const Json& node, const std::string& what) {
+    if (target != "torch.sym_ite") return false;
+    const Json& inputs = member(node, "inputs", what);
+    if (!inputs.is_array() || inputs.empty()) return false;
+    auto [kind, v] = union_member(member(inputs[0], "arg", what), what);
+    if (kind != "as_sym_bool" || !v->is_object() || !v->contains("as_name")) return false;
+    auto flag = flags_.find(json_string((*v)["as_name"], what));
+    if (flag == flags_.end()) return false;
+    const Json& outputs = member(node, "outputs", what);
+    if (!outputs.is_array() || outputs.size() != 1 || !outputs[0].is_object() ||
+        !outputs[0].contains("as_sym_int"))
+      throw CompileError(what + ": malformed sym_ite");
+    sym_values_[json_string(member(outputs[0]["as_sym_int"], "as_name", what), what)] =
+        flag->second;
+    return true;
+  }
+
   // Whether `lhs cmp rhs` is export's guard of a data-dependent length at torch's own range
   // where that range is below what the operator can give (u0 <= 20 for masked_select of a
   // 20-element self under a broadcast mask): left out, as eager never checks it.
@@ -583,16 +675,10 @@ class Loader {
     return it != unsound_torch_max_.end() && it->second == bound.value;
   }
 
-  // The lower bound torch's range_constraints give `symbol` (read_symbols clamps the table's
-  // at 0, as sizes are), or nullopt when it has none.
+  // The lower bound torch's range_constraints give `symbol`, unclamped; nullopt when none.
   std::optional<int64_t> torch_min(const std::string& symbol) const {
-    auto ranges = model_.find("range_constraints");
-    if (ranges == model_.end() || !ranges->is_object()) return std::nullopt;
-    auto range = ranges->find(symbol);
-    if (range == ranges->end() || !range->is_object()) return std::nullopt;
-    auto lo = range->find("min_val");
-    if (lo == range->end() || !lo->is_number_integer()) return std::nullopt;
-    return lo->get<int64_t>();
+    auto it = torch_min_.find(symbol);
+    return it == torch_min_.end() ? std::nullopt : std::optional<int64_t>(it->second);
   }
 
   // `sum == bounded`, where `sum` adds item() sizes of no max and terms that are never negative
@@ -609,6 +695,7 @@ class Loader {
     std::vector<ir::SymbolInfo*> unbounded;
     for (const ir::SymExpr* t : terms) {
       if (t->op != ir::SymExpr::Op::Symbol) return;
+      if (checked_only_.count(t->symbol)) return;  // never a size: nothing to bound
       ir::SymbolInfo& info = graph_.symbols()[t->symbol];
       // An item() term is non-negative only where the program checks it (torch's min >= 0).
       if (info.from_value && torch_min(t->symbol).value_or(-1) < 0) return;
@@ -622,16 +709,7 @@ class Loader {
     for (ir::SymbolInfo* info : unbounded) info->max = std::max(hi, info->min);
   }
 
-  bool is_bounded(const ir::SymExpr& e) const {
-    if (e.op == ir::SymExpr::Op::Symbol) {
-      auto it = graph_.symbols().find(e.symbol);
-      return it != graph_.symbols().end() && it->second.max >= 0;
-    }
-    for (const ir::SymExprPtr& o : e.operands) {
-      if (!is_bounded(*o)) return false;
-    }
-    return true;
-  }
+  bool is_bounded(const ir::SymExpr& e) const { return ir::is_bounded(e, graph_.symbols()); }
 
   // An output size torch cannot know before running (u0 of nonzero) needs an upper bound to
   // plan memory at: the operator's own (nonzero: the input's numel), else range_constraints'
@@ -873,6 +951,13 @@ class Loader {
   std::unordered_map<std::string, SizeGuard> size_guards_;  // by symbolic bool name
   // Data-dependent lengths whose torch range is below the operator's bound: torch's max.
   std::unordered_map<std::string, int64_t> unsound_torch_max_;
+  // range_constraints' integer min_val per symbol, before read_symbols clamps it at 0.
+  std::unordered_map<std::string, int64_t> torch_min_;
+  // Values only checked at run time (frontend/value_checks.h): their symbols, and the symbol of
+  // each checked bool by the SymBool name export gave it.
+  std::set<std::string> checked_only_;
+  std::set<std::string> storage_offsets_;  // SymInt names sym_storage_offset defines
+  std::unordered_map<std::string, ir::SymExprPtr> flags_;
   ValueChecks value_checks_;  // run-time checks on tensor values, left out
   ir::Graph graph_;
 };

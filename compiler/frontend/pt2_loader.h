@@ -15,8 +15,8 @@ struct LoadOptions {
 // The graph of the archive's program: user inputs, constants pointing into the memory-mapped
 // file (the graph keeps the mapping alive), nodes with every argument filled in schema order,
 // debug handles from the export metadata, and outputs. metadata() holds "source" (the path),
-// "torch_version", "schema_version" and, when the model checks tensor values at run time (left
-// out: frontend/value_checks.h), kUncheckedValueChecks: where those checks are.
+// "torch_version", "schema_version" and, when the model checks tensor values at run time in a
+// way pteron leaves out (frontend/value_checks.h), kUncheckedValueChecks: where those checks are.
 //
 // Throws CompileError with a one-line message naming the file, archive entry, node and
 // source location at fault for any input it cannot read (missing entries, bad JSON, unknown

@@ -62,6 +62,9 @@ DataDependentRange data_dependent_range(const std::string& op,
   // Their dim= forms: at most one group per slice along dim.
   if (op == ops::aten::unique_dim && args.size() > 1) return {0, size_at(self, args[1])};
   if (op == ops::aten::unique_consecutive && args.size() > 3) return {0, size_at(self, args[3])};
+  // A slice by a value with no bound (x[k:] for k = n.item()): the kernel clamps to the dim.
+  if ((op == ops::aten::slice_Tensor || op == ops::aten::slice_copy_Tensor) && args.size() > 1)
+    return {0, size_at(self, args[1])};
   // masked_select: at most the broadcast of self and mask.
   if (op == ops::aten::masked_select && tensors.size() == 2) {
     return {0, broadcast_numel(self, *tensors[1])};

@@ -1,7 +1,10 @@
 #include "compiler/frontend/value_checks.h"
 
+#include <algorithm>
+#include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 
 #include "compiler/frontend/debug_info.h"
 
@@ -58,9 +61,65 @@ std::string source_of(const Json& node) {
              : "";
 }
 
+// The one output name of `node` if it is of `kind` ("as_sym_int", "as_sym_bool"), else "".
+std::string scalar_output(const Json& node, const char* kind) {
+  auto it = node.find("outputs");
+  if (it == node.end() || !it->is_array() || it->size() != 1 || !(*it)[0].is_object()) return "";
+  auto out = (*it)[0].find(kind);
+  if (out == (*it)[0].end() || !out->is_object()) return "";
+  auto name = out->find("as_name");
+  return name != out->end() && name->is_string() ? name->get<std::string>() : "";
+}
+
+// The dtype of _local_scalar_dense's tensor, or nullopt when the node is not of that form.
+std::optional<ir::ScalarType> scalar_tensor_dtype(const Json& node, const Json& tensor_values) {
+  std::vector<std::string> tensors;
+  if (auto it = node.find("inputs"); it != node.end()) tensors_in(*it, tensors);
+  if (tensors.size() != 1 || !tensor_values.is_object()) return std::nullopt;
+  auto meta = tensor_values.find(tensors[0]);
+  if (meta == tensor_values.end() || !meta->is_object()) return std::nullopt;
+  auto dtype = meta->find("dtype");
+  if (dtype == meta->end() || !dtype->is_number_integer()) return std::nullopt;
+  return scalar_type_from_export(dtype->get<int64_t>(), "the tensor of a value check");
+}
+
+// Whether the loader can evaluate the chain rooted at `root` (its scalar and the nodes computing
+// from it): an integer tensor's value under integer arithmetic and comparisons, or a bool
+// tensor's value read as sym_ite(b, 1, 0) (what torch._check_tensor_all gives) or asserted.
+bool enforceable(const Json& nodes, size_t root, const std::set<size_t>& chain,
+                 const Json& tensor_values) {
+  static const std::set<std::string> kIntOps = {"add", "sub", "mul", "floordiv", "mod", "neg",
+                                                "ge",  "gt",  "le",  "lt",       "eq",  "ne"};
+  const std::optional<ir::ScalarType> dtype = scalar_tensor_dtype(nodes[root], tensor_values);
+  if (!dtype) return false;
+  const std::string value = scalar_output(nodes[root], "as_sym_int");
+  const std::string flag = scalar_output(nodes[root], "as_sym_bool");
+  if (!(value.empty() ? !flag.empty() && *dtype == ir::ScalarType::Bool : is_item_integer(*dtype)))
+    return false;
+  for (size_t n : chain) {
+    if (n == root) continue;
+    const std::string target = target_of(nodes[n]);
+    std::vector<std::string> read;
+    if (auto it = nodes[n].find("inputs"); it != nodes[n].end()) names_in(*it, read);
+    const bool reads_flag = !flag.empty() && std::count(read.begin(), read.end(), flag);
+    if (target == "torch.sym_ite") {
+      const Json& in = nodes[n]["inputs"];
+      const auto int_arg = [&](size_t i, int64_t v) {
+        return in[i].contains("arg") && in[i]["arg"] == Json{{"as_int", v}};
+      };
+      if (!reads_flag || in.size() != 3 || read.size() != 1 || !int_arg(1, 1) || !int_arg(2, 0))
+        return false;
+    } else if (!target.starts_with("_operator.") ||
+               !kIntOps.count(target.substr(std::strlen("_operator."))) || reads_flag) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-ValueChecks find_value_checks(const Json& nodes) {
+ValueChecks find_value_checks(const Json& nodes, const Json& tensor_values) {
   ValueChecks checks;
   if (!nodes.is_array()) return checks;
   // Who reads each symbolic name.
@@ -97,6 +156,14 @@ ValueChecks find_value_checks(const Json& nodes) {
       }
     }
     if (!only_checks || asserts.empty()) continue;
+    if (enforceable(nodes, root, chain, tensor_values)) {
+      for (const std::string& n : defined_names(nodes[root])) checks.enforced.insert(n);
+      for (size_t n : chain) {
+        if (target_of(nodes[n]) != "torch.sym_ite") continue;
+        for (const std::string& name : defined_names(nodes[n])) checks.flag_ints.insert(name);
+      }
+      continue;
+    }
     checks.nodes.insert(chain.begin(), chain.end());
     checks.nodes.insert(asserts.begin(), asserts.end());
     checks.symbols.insert(names.begin(), names.end());

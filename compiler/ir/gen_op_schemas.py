@@ -160,8 +160,15 @@ RRELU_OUT_VARIANTS = {
 }
 EXTRA_ATEN_OPS += [key.split("::", 1)[1] for key in RRELU_OUT_VARIANTS]
 
+# torch._check_tensor_all exports _is_all_true (a bool tensor's elements all true, as a 0-d bool
+# tensor) for the check's condition, which pteron checks at run time; torch has no out-variant.
+IS_ALL_TRUE_OUT_VARIANTS = {
+    "aten::_is_all_true.default": "pteron::_is_all_true.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+}
+EXTRA_ATEN_OPS += [key.split("::", 1)[1] for key in IS_ALL_TRUE_OUT_VARIANTS]
+
 # Every out-variant pteron defines for an op torch gives none.
-PTERON_OUT_VARIANTS = {**RNN_OUT_VARIANTS, **GROUPED_MM_OUT_VARIANTS, **RRELU_OUT_VARIANTS}
+PTERON_OUT_VARIANTS = {**RNN_OUT_VARIANTS, **GROUPED_MM_OUT_VARIANTS, **RRELU_OUT_VARIANTS, **IS_ALL_TRUE_OUT_VARIANTS}
 
 # Ops pteron's ExecuTorch-compatible programs use that torch does not define: schema strings
 # exactly as ExecuTorch declares them (exir/passes/dim_order_ops_registry.py and

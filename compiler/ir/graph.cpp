@@ -284,6 +284,13 @@ void Graph::replace_all_uses(ValueId from, ValueId to, NodeId except) {
   for (BufferMutation& m : mutations_) {
     if (m.new_value == from) m.new_value = to;
   }
+  // A symbol read from `from` (its size at a dim, or its value: item()) is read from its
+  // replacement (a folded constant, ...) once no use of `from` is left.
+  if (except == kNoNode) {
+    for (auto& [name, info] : symbols_) {
+      if (info.input == from) info.input = to;
+    }
+  }
 }
 
 void Graph::remove_node(NodeId id) {

@@ -92,8 +92,9 @@ class Graph {
   void set_spec(ValueId value, TensorSpec spec);
   // Replaces a constant's spec and bytes together (e.g. weights repacked to another layout).
   void set_constant(ValueId value, TensorSpec spec, ConstantData data);
-  // Points every use of `from` (node arguments, graph outputs, buffer mutations) at `to`,
-  // except in node `except` (typically the node that computes `to` from `from`).
+  // Points every use of `from` (node arguments, graph outputs, buffer mutations; with no
+  // `except`, the symbols read from it too) at `to`, except in node `except` (typically the
+  // node that computes `to` from `from`).
   void replace_all_uses(ValueId from, ValueId to, NodeId except = kNoNode);
   // Removes a node whose outputs nobody uses, with its output values.
   void remove_node(NodeId node);

@@ -27,4 +27,10 @@ bool any_overload_of(const OpRef& op, std::initializer_list<OpName> ops) {
 
 bool runs_for_effect(const Node& n) { return is_op(n, ops::pteron::check_size); }
 
+bool sym_arg_needs_bound(const OpRef& op, std::string_view arg) {
+  if (op.str() == ops::pteron::check_size) return false;
+  const bool slice = any_overload_of(op, {ops::aten::slice_Tensor, ops::aten::slice_copy_Tensor});
+  return !(slice && (arg == "start" || arg == "end"));
+}
+
 }  // namespace pteron::compiler::ir

@@ -196,6 +196,17 @@ std::optional<AffineSymbol> affine_symbol(const SymExpr& e) {
   return AffineSymbol{symbol.symbol, scale.value, offset};
 }
 
+bool is_bounded(const SymExpr& e, const SymbolTable& symbols) {
+  if (e.op == SymExpr::Op::Symbol) {
+    auto it = symbols.find(e.symbol);
+    return it != symbols.end() && it->second.max >= 0;
+  }
+  for (const SymExprPtr& o : e.operands) {
+    if (!is_bounded(*o, symbols)) return false;
+  }
+  return true;
+}
+
 SymBounds sym_bounds(const SymExpr& e, const SymbolTable& symbols, const std::string& what) {
   auto check = [&](SymBounds b) {
     if (b.lo < -kLimit || b.hi > kLimit)

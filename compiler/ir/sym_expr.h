@@ -72,6 +72,9 @@ std::optional<AffineSymbol> affine_symbol(const SymExpr& e);
 // throws CompileError naming `what` and the unsupported part otherwise.
 SymExprPtr parse_sym_expr(std::string_view text, const std::string& what);
 
+// Whether every symbol of `e` is known and has a max (what sym_bounds needs).
+bool is_bounded(const SymExpr& e, const SymbolTable& symbols);
+
 // Interval bounds of `e` over the symbols' ranges; throws CompileError (naming `what`) for
 // unknown symbols, overflow or a division whose divisor range includes zero or negatives.
 SymBounds sym_bounds(const SymExpr& e, const SymbolTable& symbols, const std::string& what);

@@ -2,7 +2,8 @@
 // as a scalar value. ExecuTorch's LLM exports read the start position this way
 // (input_pos[0].item() feeds slicing and llama::update_cache / custom_sdpa); like the other
 // prim ops it writes the value after the arguments (args: self, out). Integer tensors give an
-// Int, floating ones a Double, bool a Bool, as torch's item() does.
+// Int, floating ones a Double, bool a Bool, as torch's item() does; a bool read into an Int
+// value (pteron's checked torch._check_tensor_all flag) is 0 or 1.
 #include "kernels/portable/util/dtype.h"
 #include "runtime/kernel/kernel.h"
 
@@ -22,7 +23,7 @@ Error local_scalar_dense(KernelContext&, Span<EValue*> args) {
     using T = typename decltype(tag)::type;
     const auto v = load_value(*self.data<T>());
     if constexpr (std::is_same_v<T, bool>) {
-      out = EValue::from_bool(v);
+      out = args[1]->tag == Tag::Int ? EValue::from_int(v ? 1 : 0) : EValue::from_bool(v);
     } else if constexpr (std::is_integral_v<T>) {
       out = EValue::from_int(static_cast<int64_t>(v));
     } else {

@@ -250,9 +250,9 @@ def test_sizes_read_from_tensor_values(kernels):
 
 
 def test_an_item_size_with_no_bound_is_refused_naming_the_check_that_bounds_it(tmp_path):
-    class Unbounded(torch.nn.Module):
+    class Unbounded(torch.nn.Module):  # a slice would clamp; arange's length is the value
         def forward(self, x, n):
-            return x[: n.item()]
+            return torch.arange(n.item()) + x.sum()
 
     pt2 = _export(Unbounded(), (torch.randn(8), torch.tensor(3)), tmp_path, "unbounded_item")
     run = cli("compile", str(pt2), "-o", str(tmp_path / "u.pte"), "--backends", "portable")
