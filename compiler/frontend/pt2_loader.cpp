@@ -712,10 +712,11 @@ class Loader {
   bool is_bounded(const ir::SymExpr& e) const { return ir::is_bounded(e, graph_.symbols()); }
 
   // An output size torch cannot know before running (u0 of nonzero) needs an upper bound to
-  // plan memory at: the operator's own (nonzero: the input's numel), else range_constraints'
-  // max; without one the node is refused. A guard tighter than the operator's bound (a
-  // torch._check, or torch's own unsound one for a broadcast masked_select) is then checked at
-  // run time (read_size_guard), as torch's exported program checks it.
+  // plan memory at: a torch._check in the model tighter than the operator's own bound, else the
+  // operator's (nonzero: the input's numel), else range_constraints' max; without one the node
+  // is refused. Other guards (a lower bound, torch's own unsound max for a broadcast
+  // masked_select) are checked at run time (read_size_guard), as torch's exported program
+  // checks them.
   void bound_data_dependent_sizes(const Json& node, const std::string& op,
                                   const std::vector<ir::Argument>& args, const std::string& what) {
     const Json& outputs = member(node, "outputs", what);
@@ -736,12 +737,17 @@ class Loader {
                              e->symbol + ", which has no upper bound (pteron plans memory at " +
                              "the bound: torch._check(" + e->symbol + " <= N) in the model " +
                              "gives one)");
-        // The operator's own bound wins: torch's range can be unsound (masked_select's is
-        // self's numel, though a broadcast mask selects from more), and export's guard of that
-        // range is then torch's error, not the model's condition (unsound_torch_max_).
-        if (range.max && info.max >= 0 && info.max < *range.max)
+        // A tighter max is a torch._check in the model, planned at (the kernel refuses a longer
+        // result), unless it is torch's own unsound one (masked_select's): then the operator's
+        // bound wins, and export's guard of that range is torch's error, not the model's
+        // condition (unsound_torch_max_).
+        const bool checked = range.max && info.max >= 0 && info.max < *range.max;
+        if (checked && info.max == range.unsound_torch_max) {
           unsound_torch_max_[e->symbol] = info.max;
-        if (range.max) info.max = *range.max;
+          info.max = *range.max;
+        } else if (range.max && !checked) {
+          info.max = *range.max;
+        }
         // torch's lower bound for it is an assumption (guards relying on it are checked at run
         // time: read_size_guard); the operator's own holds.
         info.min = range.min;

@@ -67,7 +67,7 @@ DataDependentRange data_dependent_range(const std::string& op,
     return {0, size_at(self, args[1])};
   // masked_select: at most the broadcast of self and mask.
   if (op == ops::aten::masked_select && tensors.size() == 2) {
-    return {0, broadcast_numel(self, *tensors[1])};
+    return {0, broadcast_numel(self, *tensors[1]), self.numel()};
   }
   // bincount: at least minlength; at most the values self's dtype holds (or minlength).
   if (op == ops::aten::bincount) {

@@ -23,6 +23,10 @@ namespace pteron::compiler::frontend {
 struct DataDependentRange {
   int64_t min = 0;
   std::optional<int64_t> max;
+  // The max torch's own meta function gives where it is below `max` and wrong (masked_select:
+  // self's numel, though a broadcast mask selects from more): a range_constraints max equal to
+  // it is torch's, not a torch._check in the model.
+  std::optional<int64_t> unsound_torch_max;
 };
 
 // The range of the data-dependent output length of `op` ("aten::nonzero.default") called with

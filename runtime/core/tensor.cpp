@@ -57,9 +57,13 @@ Error Tensor::resize(Span<const int32_t> new_sizes) {
                 sizes_[d], new_sizes[d]);
   }
   const int64_t n = checked_numel(new_sizes, INT32_MAX);
-  if (n < 0 || static_cast<size_t>(n) * element_size() > capacity_bytes_) {
-    return fail(Error::OutOfRange, "resize exceeds the tensor's planned capacity (%zu bytes)",
-                capacity_bytes_);
+  if (n < 0) return fail(Error::OutOfRange, "a result of more than 2^31 elements");
+  if (static_cast<size_t>(n) * element_size() > capacity_bytes_) {
+    // A data-dependent result (nonzero, unique, an item() size) past its planned upper bound.
+    return fail(Error::OutOfRange,
+                "a result of %lld elements exceeds the %zu the program was planned for (the "
+                "operator's bound, or a torch._check in the model)",
+                static_cast<long long>(n), capacity_bytes_ / element_size());
   }
   for (int32_t d = 0; d < dim_; ++d) sizes_[d] = new_sizes[d];
   recompute_strides();

@@ -180,6 +180,33 @@ def test_size_checks_run_with_the_program_and_fail_one_call(kernels):
     _compare(same.forward(x, m1, m1)[0], SameLength()(x, m1, m1))
 
 
+class FewHits(torch.nn.Module):
+    """At most 4 hits in 4096 scores, as the model asserts: memory is planned for 4 rows."""
+
+    def forward(self, x):
+        i = torch.nonzero(x > 3.0)
+        torch._check(i.shape[0] <= 4)
+        return i.flatten() * 2
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_a_torch_check_tighter_than_the_operators_bound_is_what_memory_is_planned_at(kernels):
+    x = torch.zeros(4096)
+    x[[7, 100]] = 5.0
+    few = pteron.to_edge_transform_and_lower(pteron.export(FewHits(), (x,)), kernels=kernels, progress=False)
+    # nonzero's own bound is 4096 rows of int64 (32 KiB, twice with the product): the check's is 4
+    assert few.report["planned_bytes"] < 4096 * 8, few.report["planned_bytes"]
+    loaded = few.load()
+    for hits in ([7, 100], [], [0, 1, 2, 4095]):
+        x = torch.zeros(4096)
+        x[hits] = 5.0
+        _compare(loaded.forward(x)[0], FewHits()(x))
+    x[[9, 10, 11]] = 5.0  # 7 hits: the call fails in one line, as torch's check does
+    with pytest.raises(RuntimeError, match=r"nonzero.out: .*a result of 7 elements exceeds the 4 the program was planned for"):
+        loaded.forward(x)
+    _compare(loaded.forward(torch.zeros(4096))[0], torch.zeros(0, dtype=torch.long))
+
+
 def test_an_unbounded_data_dependent_size_is_refused_in_one_line(tmp_path):
     class FromValue(torch.nn.Module):
         def forward(self, n):

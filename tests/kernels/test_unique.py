@@ -102,7 +102,7 @@ def test_unique_refusals_and_a_small_bound():
     with pytest.raises(RuntimeError, match="unique_dim.out: self has a dim of size 0 other than dim 0"):
         run_dim_op("aten::unique_dim.out", torch.zeros(3, 0), [0, True, False, False], 0)
     x = torch.arange(6)
-    with pytest.raises(RuntimeError, match="_unique2.out: out shape does not match the result .resize exceeds"):
+    with pytest.raises(RuntimeError, match="_unique2.out: .*a result of .* elements exceeds the .* planned for"):
         run_kernel("aten::_unique2.out", [x, True, False, False, torch.empty(3, dtype=torch.int64),
                                           torch.empty(0, dtype=torch.int64), torch.empty(0, dtype=torch.int64)], dynamic=[4])
 
@@ -133,8 +133,8 @@ def test_bincount_refusals():
         bincount(torch.tensor([[1, 1]]))
     with pytest.raises(RuntimeError, match="bincount.out: weights must be 1-D with self's length 2"):
         bincount(torch.tensor([1, 1]), torch.ones(1), dtype=torch.float32)
-    with pytest.raises(RuntimeError, match="bincount.out: out shape does not match the result .resize exceeds"):  # past the bound
-        bincount(torch.tensor([1, 9]), bound=5)
+    with pytest.raises(RuntimeError, match="bincount.out: .*a result of .* elements exceeds the .* planned for"):
+        bincount(torch.tensor([1, 9]), bound=5)  # past the bound
 
 
 @pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
