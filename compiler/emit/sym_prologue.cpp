@@ -15,8 +15,7 @@ SymPrologue::SymPrologue(const ir::Graph& graph, const std::vector<ir::NodeId>& 
     for (size_t i = 0; i < node.args.size(); ++i) {
       const ir::Argument& a = node.args[i];
       // Operands no memory is planned at may be values with no bound (a checked item()).
-      unbounded_ok_ = i < node.schema->args.size() &&
-                      !ir::sym_arg_needs_bound(node.op, node.schema->args[i].name);
+      unbounded_ok_ = !ir::sym_arg_needs_bound(*node.schema, i);
       if (const auto* s = std::get_if<ir::SymInt>(&a.variant())) add(*s->expr);
       if (const auto* l = std::get_if<ir::SymIntList>(&a.variant())) {
         for (const ir::SymIntItem& item : l->items) {
@@ -32,6 +31,11 @@ int SymPrologue::slot(const ir::SymExpr& e) const {
   if (it == by_expr_.end())
     throw CompileError("internal: symbolic int " + e.str() + " not planned");
   return it->second;
+}
+
+bool SymPrologue::may_be_negative(const ir::SymExpr& e) const {
+  return !ir::is_bounded(e, graph_.symbols()) ||
+         ir::sym_bounds(e, graph_.symbols(), "symbolic int " + e.str()).lo < 0;
 }
 
 int SymPrologue::constant(int64_t v) {
@@ -131,6 +135,17 @@ int SymPrologue::add(const ir::SymExpr& e) {
         const int r = result();
         calls_.push_back({op, "Scalar", ir::kNoValue, {acc, rhs}, r});
         acc = r;
+      }
+      // torch's Mod is Python's (the divisor's sign), the prim op C's (the dividend's, as
+      // ExecuTorch's): ((a % b) + b) % b where either may be negative (a value read with
+      // item(), not a size).
+      if (e.op == ir::SymExpr::Op::Mod &&
+          (may_be_negative(*e.operands[0]) || may_be_negative(*e.operands[1]))) {
+        const int divisor = add(*e.operands[1]);
+        const int shifted = result();
+        calls_.push_back({"executorch_prim::add", "Scalar", ir::kNoValue, {acc, divisor}, shifted});
+        acc = result();
+        calls_.push_back({op, "Scalar", ir::kNoValue, {shifted, divisor}, acc});
       }
       out = acc;
       break;

@@ -42,6 +42,7 @@ class SymPrologue {
  private:
   int add(const ir::SymExpr& e);
   int constant(int64_t v);
+  bool may_be_negative(const ir::SymExpr& e) const;
 
   const ir::Graph& graph_;
   std::vector<SymSlot> slots_;

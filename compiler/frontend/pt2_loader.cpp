@@ -145,7 +145,7 @@ class Loader {
   // comparisons export's size guards test (read_size_guard).
   void read_symbols(const Json& graph) {
     if (auto it = graph.find("sym_float_values"); it != graph.end() && it->is_object()) {
-      for (const auto& [name, value] : it->items()) {  // a left-out value check's are no input
+      for (const auto& [name, value] : it->items()) {  // left-out value checks' scalars: never read
         if (!value_checks_.symbols.count(name))
           throw_symbolic(where_ + ": the graph", "symbolic value '" + name + "'");
       }
@@ -372,7 +372,7 @@ class Loader {
           },
           [&](const ir::SymExprPtr& e) { return wrap_sym_int(e, debug, arg_name); },
           [&](const std::string& n) {
-            return sym_int_named(n, arg_what, ir::sym_arg_needs_bound(schema.op, arg_name));
+            return sym_int_named(n, arg_what, ir::sym_arg_needs_bound(schema, i));
           }};
       args[i] = read_argument(member(input, "arg", arg_what), schema.args[i], values, arg_what);
     }

@@ -103,11 +103,13 @@ bool enforceable(const Json& nodes, size_t root, const std::set<size_t>& chain,
     if (auto it = nodes[n].find("inputs"); it != nodes[n].end()) names_in(*it, read);
     const bool reads_flag = !flag.empty() && std::count(read.begin(), read.end(), flag);
     if (target == "torch.sym_ite") {
-      const Json& in = nodes[n]["inputs"];
+      // reads_flag: the node has inputs (names_in found the flag in them)
+      const Json& in = reads_flag ? *nodes[n].find("inputs") : Json();
       const auto int_arg = [&](size_t i, int64_t v) {
-        return in[i].contains("arg") && in[i]["arg"] == Json{{"as_int", v}};
+        return in[i].is_object() && in[i].contains("arg") && in[i]["arg"] == Json{{"as_int", v}};
       };
-      if (!reads_flag || in.size() != 3 || read.size() != 1 || !int_arg(1, 1) || !int_arg(2, 0))
+      if (!reads_flag || !in.is_array() || in.size() != 3 || read.size() != 1 || !int_arg(1, 1) ||
+          !int_arg(2, 0))
         return false;
     } else if (!target.starts_with("_operator.") ||
                !kIntOps.count(target.substr(std::strlen("_operator."))) || reads_flag) {

@@ -27,10 +27,16 @@ bool any_overload_of(const OpRef& op, std::initializer_list<OpName> ops) {
 
 bool runs_for_effect(const Node& n) { return is_op(n, ops::pteron::check_size); }
 
-bool sym_arg_needs_bound(const OpRef& op, std::string_view arg) {
-  if (op.str() == ops::pteron::check_size) return false;
-  const bool slice = any_overload_of(op, {ops::aten::slice_Tensor, ops::aten::slice_copy_Tensor});
-  return !(slice && (arg == "start" || arg == "end"));
+bool sym_arg_needs_bound(const OpSchema& schema, size_t arg) {
+  if (arg >= schema.args.size()) return true;
+  const ArgSchema& a = schema.args[arg];
+  if (a.type.base != BaseType::Int || schema.op.str() == ops::pteron::check_size) return false;
+  const OpRef& op = schema.op;
+  if (any_overload_of(op, {ops::aten::slice_Tensor, ops::aten::slice_copy_Tensor}))
+    return a.name != "start" && a.name != "end";
+  if (any_overload_of(op, {ops::aten::select_int, ops::aten::select_copy_int}))
+    return a.name != "index";
+  return true;
 }
 
 }  // namespace pteron::compiler::ir

@@ -35,10 +35,11 @@ inline bool any_overload_of(const Node& n, std::initializer_list<OpName> ops) {
 // not: they describe what the compiler already knows.
 bool runs_for_effect(const Node& n);
 
-// Whether symbolic argument `arg` of `op` is a size memory is planned at, so it needs an upper
-// bound. Not so for a run-time check's operands (pteron::check_size) nor slice's start and end,
-// which the kernel clamps to the dim (`x[:n.item()]` with n unbounded: the output's length is
-// its own data-dependent size, bounded by the dim).
-bool sym_arg_needs_bound(const OpRef& op, std::string_view arg);
+// Whether symbolic argument `arg` (an index into `schema.args`) needs an upper bound: an int
+// that may be a size memory is planned at. Not so for values (Scalar and Tensor positions:
+// `x + n.item()`), a run-time check's operands (pteron::check_size), slice's start and end
+// (the kernel clamps them to the dim: `x[:n.item()]`, whose length is its own data-dependent
+// size, bounded by the dim) and select's index (the kernel checks it: `x[n.item()]`).
+bool sym_arg_needs_bound(const OpSchema& schema, size_t arg);
 
 }  // namespace pteron::compiler::ir

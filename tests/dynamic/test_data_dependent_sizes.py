@@ -297,3 +297,26 @@ def test_masked_select_beyond_torchs_own_range_runs():
     for mask in (torch.ones(4, 5, dtype=torch.bool), torch.rand(4, 5) > 0.5, torch.zeros(4, 5, dtype=torch.bool)):
         for g, w in zip(program.forward(x, mask), MaskedSelect()(x, mask)):
             _compare(g, w)
+
+
+class ValuesFromItems(torch.nn.Module):
+    """Values read with item() used as values, not sizes: no torch._check needed (no memory
+    depends on them). A row picked by index, a roll by a shift (torch's decomposition takes
+    Python's modulo of a value that may be negative), an offset added."""
+
+    def forward(self, x, i, shift, offset):
+        return x[i.item()] * 2, torch.roll(x, shift.item(), 0), x.long() + offset.item()
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_values_read_with_item_need_no_bound(kernels):
+    x = torch.randn(8, 3)
+    args = (x, torch.tensor(2), torch.tensor(3), torch.tensor(5))
+    program = pteron.to_edge_transform_and_lower(pteron.export(ValuesFromItems(), args), kernels=kernels,
+                                                 progress=False).load()
+    for i, shift, offset in [(0, 1, 0), (7, -3, -7), (-1, 9, 1 << 40), (-8, -17, 2)]:
+        call = (x, torch.tensor(i), torch.tensor(shift), torch.tensor(offset))
+        for g, w in zip(program.forward(*call), ValuesFromItems()(*call)):
+            _compare(g, w)
+    with pytest.raises(RuntimeError, match=r"select"):  # torch raises IndexError here
+        program.forward(x, torch.tensor(8), torch.tensor(0), torch.tensor(0))
