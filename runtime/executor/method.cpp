@@ -18,6 +18,17 @@ Error out_of_memory(const char* what, size_t bytes) {
               bytes);
 }
 
+// A JumpFalse's condition: a Bool, or a bool tensor that holds when every element is true
+// (ExecuTorch's parse_cond_value; torch.cond's predicate). The verifier admits no other value.
+bool jump_condition(const EValue& v) {
+  if (!v.is_tensor()) return v.b;
+  const bool* data = static_cast<const bool*>(v.tensor->const_data());
+  for (int64_t i = 0; i < v.tensor->numel(); ++i) {
+    if (!data[i]) return false;
+  }
+  return true;
+}
+
 // Whether the program carries named data `key` (pteron's optional per-method tables).
 bool has_named_data(const Program& program, const char* key) {
   if (program.flatbuffer()->named_data() == nullptr) return false;
@@ -833,7 +844,7 @@ Error Method::run_instructions() {
         int_lists_stale_ = num_int_lists_ > 0;
         break;
       case Kind::JumpFalse:
-        if (!values_[ins.value].b) next = static_cast<size_t>(ins.target);
+        if (!jump_condition(values_[ins.value])) next = static_cast<size_t>(ins.target);
         break;
       case Kind::Free:
         break;

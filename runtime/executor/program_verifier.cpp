@@ -71,6 +71,13 @@ class PlanVerifier {
     return plan_.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_type();
   }
 
+  bool is_bool_value(int64_t index) const {
+    const fb::EValue* v = plan_.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
+    if (v->val_type() == fb::KernelTypes::Bool) return true;
+    const fb::Tensor* t = v->val_as_Tensor();
+    return t != nullptr && t->scalar_type() == fb::ScalarType::BOOL;
+  }
+
   Error verify_index_list(const flatbuffers::Vector<int32_t>* list, const char* what) {
     for (size_t i = 0; i < len(list); ++i) {
       if (!in_range(list->Get(i)))
@@ -317,10 +324,9 @@ class PlanVerifier {
         }
         case fb::InstructionArguments::JumpFalseCall: {
           const auto* jf = ins->instr_args_as_JumpFalseCall();
-          if (!in_range(jf->cond_value_index()) ||
-              type_of(jf->cond_value_index()) != fb::KernelTypes::Bool) {
+          // A Bool, or a bool tensor (torch.cond's predicate, as ExecuTorch emits it).
+          if (!in_range(jf->cond_value_index()) || !is_bool_value(jf->cond_value_index()))
             return bad("instruction %zu jumps on a value that is not a bool", k);
-          }
           if (jf->destination_instruction() < 0 ||
               static_cast<size_t>(jf->destination_instruction()) > n) {
             return bad("instruction %zu jumps to %d of %zu", k, jf->destination_instruction(), n);

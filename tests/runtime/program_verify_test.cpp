@@ -125,6 +125,13 @@ std::vector<Corruption> corruptions() {
       "jump past the end", [](auto& s) { s.jump_destination = 17; }, Error::InvalidProgram,
       "jumps to 17");
   add(
+      "jump on a float tensor",
+      [](auto& s) {
+        s.jump_destination = 2;
+        s.jump_value = 3;
+      },
+      Error::InvalidProgram, "not a bool");
+  add(
       "int list item not an int", [](auto& s) { s.int_list_item = 0; }, Error::InvalidProgram,
       "not an int");
   add(

@@ -34,9 +34,9 @@ std::vector<uint8_t> build_add_program(const AddProgramSpec& s) {
       fb::CreateInstruction(b, fb::InstructionArguments::KernelCall,
                             fb::CreateKernelCall(b, s.op_index, b.CreateVector(args)).Union()));
   if (s.jump_destination >= 0) {
-    instructions.push_back(
-        fb::CreateInstruction(b, fb::InstructionArguments::JumpFalseCall,
-                              fb::CreateJumpFalseCall(b, 4, s.jump_destination).Union()));
+    instructions.push_back(fb::CreateInstruction(
+        b, fb::InstructionArguments::JumpFalseCall,
+        fb::CreateJumpFalseCall(b, s.jump_value, s.jump_destination).Union()));
   }
   std::vector<int32_t> inputs = {0, 1};
   std::vector<int32_t> outputs = {s.output_index};
