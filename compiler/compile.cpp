@@ -11,6 +11,8 @@
 #include "compiler/emit/sym_prologue.h"
 #include "compiler/frontend/pt2_archive.h"
 #include "compiler/frontend/pt2_loader.h"
+#include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"
 #include "compiler/pipeline/pipeline.h"
@@ -90,6 +92,77 @@ std::vector<ConstantMethod> program_constant_methods(const ir::Graph& graph,
   return out;
 }
 
+CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
+                             const std::vector<const Partitioner*>& partitioners,
+                             MethodToEmit* capture, MethodToEmit* extra);
+
+// Moves every placement of `m` (its subgraphs' too) `base[i]` bytes into arena i + 1.
+void shift_placements(MethodToEmit& m, const std::vector<int64_t>& base) {
+  for (auto& [v, p] : m.placements) {
+    if (p.mem_id >= 1 && p.mem_id <= base.size())
+      p.offset += static_cast<uint64_t>(base[p.mem_id - 1]);
+  }
+  for (ControlFlowToEmit& c : m.control_flow) {
+    for (MethodToEmit& sub : c.graphs) shift_placements(sub, base);
+  }
+}
+
+// The subgraphs of each control-flow node of `method`'s graph (torch.cond's branches, a
+// while_loop's cond and body, a scan's function), compiled as methods of their own with
+// the same backends: a subgraph is a model the partitioners and kernel libraries see whole.
+// Their memory goes after the method's in each arena, all from the same offset (one runs at a
+// time); the arenas grow to hold the largest.
+void compile_control_flow(ir::Graph& graph, const CompileOptions& options,
+                          const std::vector<const Partitioner*>& partitioners, CompileReport& r,
+                          MethodToEmit& method) {
+  CompileOptions sub_options;
+  sub_options.target = options.target;
+  sub_options.backends = options.backends;
+  sub_options.llm_quantize = options.llm_quantize;
+  sub_options.strip_debug_info = true;
+  sub_options.llm_metadata = false;
+  sub_options.calibration = options.calibration;
+  const uint64_t align = std::max<uint64_t>(r.target.tensor_alignment, 1);
+  std::vector<int64_t> base;
+  for (int64_t size : method.arena_sizes)
+    base.push_back(static_cast<int64_t>((static_cast<uint64_t>(size) + align - 1) / align * align));
+  for (const Step& step : method.steps) {
+    if (step.delegate >= 0 || !ir::is_control_flow(graph.node(step.node))) continue;
+    ControlFlowToEmit flow;
+    flow.node = step.node;
+    for (size_t arg : ir::subgraph_args(graph.node(step.node))) {
+      ir::Graph& sub = graph.branch(static_cast<size_t>(graph.node(step.node).args[arg].to_int()));
+      MethodToEmit compiled;
+      CompileResult one = compile_method(sub, sub_options, partitioners, &compiled, nullptr);
+      for (const RegionSummary& region : one.report.regions) r.regions.push_back(region);
+      r.refusals.insert(r.refusals.end(), one.report.refusals.begin(), one.report.refusals.end());
+      shift_placements(compiled, base);
+      for (size_t i = 0; i < compiled.arena_sizes.size(); ++i) {
+        const int64_t end = (i < base.size() ? base[i] : 0) + compiled.arena_sizes[i];
+        if (i >= method.arena_sizes.size()) method.arena_sizes.push_back(0);
+        method.arena_sizes[i] = std::max(method.arena_sizes[i], end);
+      }
+      flow.graphs.push_back(std::move(compiled));
+    }
+    method.control_flow.push_back(std::move(flow));
+  }
+  if (method.control_flow.empty()) return;
+  uint64_t total = 0;
+  for (ArenaUsage& arena : r.memory.arenas) {
+    const size_t i = arena.mem_id - 1;
+    if (arena.mem_id >= 1 && i < method.arena_sizes.size())
+      arena.used = static_cast<uint64_t>(method.arena_sizes[i]);
+    if (arena.capacity != 0 && arena.used > arena.capacity) {
+      throw CompileError("memory plan does not fit the target: arena '" + arena.name + "' needs " +
+                         std::to_string(arena.used) +
+                         " bytes with the control flow's subgraphs, it has " +
+                         std::to_string(arena.capacity));
+    }
+    total += arena.used;
+  }
+  r.memory.total_arena_bytes = total;
+}
+
 // Compiles `graph` into one method: the pipeline's stages (compiler/pipeline/pipeline.h) in
 // order, then emission. With `capture` set the method is handed back there instead of emitted
 // (it refers to `graph`); `extra` is a method emitted after it (the fallback plan).
@@ -104,6 +177,15 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     std::vector<std::string> names = {MethodToEmit{}.name};
     if (extra != nullptr) names.push_back(extra->name);
     constants = program_constant_methods(graph, options, names, r);
+  }
+  if (options.quantize != nullptr) {
+    // Calibration runs the graph on the host kernels, which have no subgraphs to run.
+    for (ir::NodeId n : graph.nodes()) {
+      if (ir::is_control_flow(graph.node(n)))
+        throw CompileError(graph.node(n).describe() +
+                           ": int8 quantization of a model with control flow (torch.cond, "
+                           "while_loop, scan, map) is not supported");
+    }
   }
   r.target = load_target(options.target);
   r.nodes_in = graph.nodes().size();
@@ -170,6 +252,7 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   for (const auto& [v, view] : memory.views) {
     if (!view.dynamic) method.view_sources[v] = view.source;
   }
+  compile_control_flow(graph, options, partitioners, r, method);
   std::vector<NamedDataToEmit> named;
   if (!options.strip_debug_info) {
     GraphInfoInput info;

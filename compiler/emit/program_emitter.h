@@ -16,6 +16,16 @@
 
 namespace pteron::compiler {
 
+struct MethodToEmit;
+
+// A control-flow node's subgraphs (pteron::cond: true then false branch; pteron::while_loop:
+// cond then body), each compiled as a method of its own; their instructions go inline between
+// JumpFalse instructions, their values into the method's table.
+struct ControlFlowToEmit {
+  ir::NodeId node = ir::kNoNode;
+  std::vector<MethodToEmit> graphs;  // a vector's element may be incomplete here (C++17)
+};
+
 struct MethodToEmit {
   std::string name = "forward";
   const ir::Graph* graph = nullptr;
@@ -28,6 +38,8 @@ struct MethodToEmit {
   // Static memory views (no instruction): each output and the tensor whose bytes it is, which
   // a size read from the view (x[0].item()) waits for.
   std::unordered_map<ir::ValueId, ir::ValueId> view_sources;
+  // The control-flow nodes' subgraphs; their placements are in this method's arenas.
+  std::vector<ControlFlowToEmit> control_flow;
 };
 
 // Program-level bytes stored in their own segment and found by key (Program.named_data), e.g.

@@ -298,6 +298,10 @@ void Loader::read_node(const Json& node, int index) {
   if (read_size_guard(target, node, debug, what)) return;
   if (read_item_size(target, node, debug, what)) return;
   if (target == "torch.ops.higher_order.with_effects") return read_effect(node, what);
+  if (target == "torch.ops.higher_order.cond") return read_cond(node, debug, what);
+  if (target == "torch.ops.higher_order.while_loop") return read_while_loop(node, debug, what);
+  if (target == "torch.ops.higher_order.scan") return read_scan(node, false, debug, what);
+  if (target == "torch.ops.higher_order.map_impl") return read_scan(node, true, debug, what);
   const ir::OpSchema& schema = find_schema(target, what);
   const Json& inputs = member(node, "inputs", what);
   if (!inputs.is_array()) throw CompileError(what + ": 'inputs' is not a list");
@@ -429,7 +433,8 @@ const ir::OpSchema& Loader::find_schema(const std::string& target, const std::st
     throw CompileError(what + ": unsupported call target '" + target + "'");
   }
   if (target.starts_with("torch.ops.higher_order.")) {
-    throw CompileError(what + ": control flow (" + target + ") is not supported");
+    throw CompileError(what + ": control flow (" + target +
+                       ") is not supported (pteron runs cond, while_loop, scan and map)");
   }
   const ir::OpRef op = ir::OpRef::parse(target);
   const ir::OpSchema* schema = ir::OpSchemaRegistry::global().find(op);

@@ -198,6 +198,53 @@ class Loader {
                                                              const ir::OpSchema& schema,
                                                              const std::string& what);
 
+  // ---- Control flow (pt2_loader_control_flow.cpp)
+  // ----------------------------------------------------
+
+  // torch.ops.higher_order.cond(pred, true_graph, false_graph, operands): a pteron::cond node
+  // whose branches are subgraphs read by this loader (read_branch).
+  void read_cond(const Json& node, const ir::DebugHandle& debug, const std::string& what);
+
+  // The predicate as a one-element bool tensor: a tensor (compared with 0 unless bool), or a
+  // comparison of sizes computed by the program each call.
+  ir::ValueId cond_predicate(const Json& arg, const ir::DebugHandle& debug,
+                             const std::string& what);
+
+  // torch.ops.higher_order.while_loop(cond_graph, body_graph, carried, additional): a
+  // pteron::while_loop node whose cond and body are subgraphs read by this loader.
+  void read_while_loop(const Json& node, const ir::DebugHandle& debug, const std::string& what);
+
+  // An argument listing tensors (as_tensors), `name` saying what they are.
+  std::vector<ir::ValueId> tensor_list_arg(const Json& input, const std::string& what,
+                                           const std::string& name);
+  // A node's `count` outputs, each a tensor.
+  std::vector<ir::NewValue> tensor_outputs(const Json& node, size_t count, const std::string& what);
+  // `values` less the constants (which a subgraph holds as its own).
+  std::vector<ir::ValueId> non_constant(const std::vector<ir::ValueId>& values) const;
+
+  // What a subgraph takes in one position: a value of `spec`, or (`constant` set) that
+  // constant, which becomes the subgraph's own.
+  struct SubgraphInput {
+    ir::TensorSpec spec;
+    const ir::ConstantData* constant = nullptr;
+  };
+  // `values` of the graph being read as subgraph inputs; with `constants`, constant ones are the
+  // subgraph's constants (a loop's carried values change: never).
+  std::vector<SubgraphInput> subgraph_inputs(const std::vector<ir::ValueId>& values,
+                                             bool constants) const;
+
+  // torch.ops.higher_order.scan(combine, init, xs, additional) and map_impl(body, xs,
+  // additional) (`is_map`, no carry): a pteron::scan node whose function is a subgraph read by
+  // this loader, and whose outputs are the final carry, the stacked results, then a buffer per
+  // input for the row each iteration reads.
+  void read_scan(const Json& node, bool is_map, const ir::DebugHandle& debug,
+                 const std::string& what);
+
+  // A subgraph (as_graph) as a graph of its own, its inputs `operands`; the model's symbols read
+  // from its inputs.
+  ir::Graph read_branch(const Json& arg, const std::vector<SubgraphInput>& operands,
+                        const std::string& what);
+
   // ---- Outputs ------------------------------------------------------------------------------
 
   void read_outputs(const Json& signature);

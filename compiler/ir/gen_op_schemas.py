@@ -178,6 +178,18 @@ EXTERNAL_SCHEMAS = [
     # imply (torch._check on a data-dependent length, a view's divisibility): returns nothing,
     # so it is its own kernel form; `sources` are the tensors whose sizes it reads.
     "pteron::check_size(Tensor[] sources, SymInt lhs, SymInt rhs, str cmp, str message) -> ()",
+    # torch.cond: runs the graph's branch subgraph `true_branch` or `false_branch` (indices into
+    # ir::Graph::branches()) on `operands`, by `pred`. No kernel: the program emitter writes it as
+    # ExecuTorch's JumpFalse instructions around the two branches' own instructions.
+    "pteron::cond(Tensor pred, Tensor[] operands, int true_branch, int false_branch) -> Tensor[]",
+    # torch.ops.higher_order.while_loop: the branch subgraph `body` runs on the carried values
+    # (and the additional inputs, read-only) while the subgraph `cond` returns true; the outputs
+    # are the carried values at the end. Emitted as JumpFalse instructions around both graphs.
+    "pteron::while_loop(Tensor[] carried, Tensor[] additional, int cond, int body) -> Tensor[]",
+    # scan / map (map: no carry): the subgraph `combine` runs on the carry and row t of each of
+    # `xs` (dim 0), t = 0, 1, ...; returns the final carry, each result stacked over the rows,
+    # then one buffer per input the row is copied into. Emitted as a loop of JumpFalse.
+    "pteron::scan(Tensor[] init, Tensor[] xs, Tensor[] additional, int combine) -> Tensor[]",
     # torchao's affine quantization primitives (torchao/quantization/quant_primitives.py), as
     # torchao 0.18 registers them: its LLM export (8da4w, int4/int8 weight-only) keeps them
     # after run_decompositions(); pteron's optimized library rewrites their patterns, and
@@ -267,6 +279,9 @@ EXTERNAL_SCHEMAS = [
     "executorch_prim::ge.Scalar(Scalar a, Scalar b) -> bool",
     "executorch_prim::le.Scalar(Scalar a, Scalar b) -> bool",
     "executorch_prim::neg.Scalar(Scalar a) -> Scalar",
+    # ExecuTorch's row copy of its map / scan loops (kernels/prim_ops/et_copy_index.cpp: copy_to,
+    # copy_from, index; no out), which pteron's loops use too.
+    "executorch_prim::et_copy_index.tensor(Tensor(a!) copy_to, Tensor copy_from, SymInt index) -> ()",
     # The call ExecuTorch's emitter writes for a memory.view (exir/emit/_emitter.py): no torch
     # schema exists; self, size, then the view's tensor.
     "executorch_prim::et_view(Tensor self, SymInt[] size) -> Tensor",

@@ -346,6 +346,19 @@ std::string Graph::unique_name(std::string_view base) const {
 
 // ---- Verification -----------------------------------------------------------------------
 
+size_t Graph::add_branch(Graph branch) {
+  branches_.push_back(std::move(branch));
+  return branches_.size() - 1;
+}
+
+Graph& Graph::branch(size_t index) {
+  if (index >= branches_.size())
+    throw CompileError("no branch subgraph " + std::to_string(index) + " in this graph");
+  return branches_[index];
+}
+
+const Graph& Graph::branch(size_t index) const { return const_cast<Graph*>(this)->branch(index); }
+
 void Graph::verify() const {
   auto fail = [](const std::string& what) { throw CompileError("graph invariant: " + what); };
   std::vector<bool> defined(values_.size(), false);

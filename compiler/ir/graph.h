@@ -77,6 +77,14 @@ class Graph {
   // that rewrite shapes leave such nodes alone (their sizes are upper bounds, not exact).
   bool is_dynamic_node(NodeId node) const;
 
+  // Subgraphs a pteron::cond node of this graph runs (torch.cond's branches), by the index its
+  // true_branch / false_branch argument gives. Each is a graph of its own: its inputs are the
+  // cond's operands (constant operands are constants of the branch), its outputs the cond's.
+  size_t add_branch(Graph branch);
+  Graph& branch(size_t index);
+  const Graph& branch(size_t index) const;
+  size_t num_branches() const { return branches_.size(); }
+
   // Free-form facts about where the graph came from ("torch_version", "source", ...).
   std::map<std::string, std::string>& metadata() { return metadata_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
@@ -130,6 +138,7 @@ class Graph {
   std::unordered_map<std::string, ValueId> names_;
   std::map<std::string, std::string> metadata_;
   SymbolTable symbols_;
+  std::vector<Graph> branches_;  // a vector's element may be incomplete here (C++17)
 };
 
 }  // namespace pteron::compiler::ir

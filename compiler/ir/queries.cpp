@@ -27,6 +27,14 @@ bool any_overload_of(const OpRef& op, std::initializer_list<OpName> ops) {
 
 bool runs_for_effect(const Node& n) { return is_op(n, ops::pteron::check_size); }
 
+std::vector<size_t> subgraph_args(const Node& n) {
+  if (is_op(n, ops::pteron::cond) || is_op(n, ops::pteron::while_loop)) return {2, 3};
+  if (is_op(n, ops::pteron::scan)) return {3};
+  return {};
+}
+
+bool is_control_flow(const Node& n) { return !subgraph_args(n).empty(); }
+
 bool sym_arg_needs_bound(const OpSchema& schema, size_t arg) {
   if (arg >= schema.args.size()) return true;
   const ArgSchema& a = schema.args[arg];

@@ -35,6 +35,11 @@ inline bool any_overload_of(const Node& n, std::initializer_list<OpName> ops) {
 // not: they describe what the compiler already knows.
 bool runs_for_effect(const Node& n);
 
+// The arguments of a control-flow node (pteron::cond, while_loop, scan) naming its subgraphs
+// (Graph::branch); empty for any other node.
+std::vector<size_t> subgraph_args(const Node& n);
+bool is_control_flow(const Node& n);
+
 // Whether symbolic argument `arg` (an index into `schema.args`) needs an upper bound: an int
 // that may be a size memory is planned at. Not so for values (Scalar and Tensor positions:
 // `x + n.item()`), a run-time check's operands (pteron::check_size), slice's start and end

@@ -128,8 +128,9 @@ std::string delegation_report(const std::string& graph_info) {
     if (is_delegated) {
       ++delegated;
       flops_delegated += flops;
-    } else if (on == "alias") {
-      // A memory view: no instruction, no kernel, no FLOPs (compiler/memory/memory_views.h).
+    } else if (on == "alias" || on == "control flow") {
+      // A memory view: no instruction, no kernel, no FLOPs (compiler/memory/memory_views.h);
+      // control flow: jumps around subgraphs compiled on their own.
     } else if (on == "portable") {
       flops_portable += flops;
       portable_nodes.push_back({{"name", n.value("name", "")},

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "compiler/ir/kernel_call_form.h"
+#include "compiler/ir/op_names.h"
+#include "compiler/ir/queries.h"
 #include "compiler/ir/work.h"
 #include "runtime/kernel/kernel.h"
 
@@ -111,6 +113,11 @@ std::string graph_info_json(const GraphInfoInput& in) {
         reasons.push_back(kNoPartitionerReason);
       }
       if (in.memory_views.count(id)) runs_on = "alias";
+      if (ir::is_control_flow(node)) {
+        // Jumps around its subgraphs, each compiled on its own (not described here).
+        runs_on = "control flow";
+        reasons = {"its subgraphs are compiled as models of their own"};
+      }
       n["runs_on"] = runs_on;
       n["reasons"] = reasons;
     }

@@ -1,0 +1,180 @@
+"""Loops: torch's while_loop (a trip count the data decides), scan (a carry over the rows of its
+inputs, each row's results stacked) and map (scan without a carry). Export writes each loop's
+functions as subgraphs of a higher-order node; pteron compiles each as a model of its own and
+emits the loop with JumpFalse instructions: the node's outputs hold the carried values, a
+while_loop's condition runs on them and its body's results are copied back; a scan copies each
+row into a buffer, runs its function and stacks the results with et_copy_index. Results against
+PyTorch's eager loops (float32 within 1e-5 absolute and relative; integer counters exactly),
+for while_loops that stop after zero, one and many iterations."""
+
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+from torch._higher_order_ops import while_loop
+from torch._higher_order_ops.map import map as map_rows
+from torch._higher_order_ops.scan import scan
+
+import pteron
+from pteron_cli import pteron_cli
+
+TOL = 1e-5
+
+
+class Doubling(torch.nn.Module):
+    """Doubles x until its sum passes a limit: the trip count depends on the values (0 when it
+    starts past it); returns the count too."""
+
+    def forward(self, x):
+        n = torch.zeros((), dtype=torch.int64)
+        n, x = while_loop(lambda n, x: x.abs().sum() < 100.0, lambda n, x: (n + 1, x * 2), (n, x))
+        return n, x
+
+
+class Recurrence(torch.nn.Module):
+    """h = tanh(W h + x) for `steps` iterations (an int tensor input): weights reach the body as
+    additional inputs, constants of the body."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.cell = torch.nn.Linear(16, 16)
+
+    def forward(self, x, steps):
+        i = torch.zeros((), dtype=torch.int64)
+        h = torch.zeros_like(x)
+
+        def body(i, h):
+            return i + 1, torch.tanh(self.cell(h) + x)
+
+        _, h = while_loop(lambda i, h: i < steps, body, (i, h))  # x, steps: additional inputs
+        return h
+
+
+class BranchInLoop(torch.nn.Module):
+    """A torch.cond inside the body: Collatz steps until 1, counting them."""
+
+    def forward(self, v):
+        n = torch.zeros((), dtype=torch.int64)
+
+        def step(n, v):
+            nxt = torch.cond(v % 2 == 0, lambda v: v // 2, lambda v: 3 * v + 1, (v,))
+            return n + 1, nxt
+
+        return while_loop(lambda n, v: v != 1, step, (n, v))
+
+
+def _eager(model, args):
+    out = model(*args)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _check(loaded, model, calls):
+    for args in calls:
+        expected = _eager(model, args)
+        got = loaded.forward(*args)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(torch.as_tensor(g), e, atol=TOL, rtol=TOL)
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_a_loop_whose_trip_count_the_values_decide(kernels):
+    model = Doubling()
+    calls = [(torch.full((4,), k),) for k in (1.0, 0.3, 15.0, 200.0, -7.0)]
+    assert {int(model(*c)[0]) for c in calls} >= {0, 1, 5}  # zero, one and many iterations
+    program = pteron.to_edge_transform_and_lower(pteron.export(model, calls[0]), kernels=kernels, progress=False)
+    _check(program.load(), model, calls)
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_a_recurrence_with_weights_in_the_body(kernels):
+    model = Recurrence().eval()
+    x = torch.randn(2, 16)
+    calls = [(x, torch.tensor(n)) for n in (0, 1, 5, 12)]
+    program = pteron.to_edge_transform_and_lower(pteron.export(model, calls[2]), kernels=kernels, progress=False)
+    loaded = program.load()
+    _check(loaded, model, calls)
+    _check(loaded, model, calls[::-1])  # the loop state starts from the inputs every call
+
+
+def test_a_cond_inside_the_loop_body():
+    model = BranchInLoop()
+    calls = [(torch.tensor(v),) for v in (1, 2, 6, 27, 97)]
+    assert [int(model(*c)[0]) for c in calls] == [0, 1, 8, 111, 118]
+    program = pteron.to_edge_transform_and_lower(pteron.export(model, calls[2]), kernels=["portable"], progress=False)
+    _check(program.load(), model, calls)
+
+
+def test_compile_and_run_from_the_cli(tmp_path):
+    model = Doubling()
+    x = torch.full((4,), 0.3)
+    pt2, pte = tmp_path / "doubling.pt2", tmp_path / "doubling.pte"
+    torch.export.save(pteron.export(model, (x,)), pt2)
+    run = subprocess.run([pteron_cli(), "compile", str(pt2), "-o", str(pte)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    np.savez(tmp_path / "in.npz", input_0=x.numpy())
+    out = tmp_path / "out.npz"
+    run = subprocess.run(
+        [pteron_cli(), "run", str(pte), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    count, doubled = _eager(model, (x,))
+    assert int(np.load(out)["output_0"]) == int(count) == 7
+    np.testing.assert_allclose(np.load(out)["output_1"], doubled.numpy(), atol=TOL, rtol=TOL)
+
+
+class CumulativeSum(torch.nn.Module):
+    """A scan whose carry is the running sum and whose stacked result is twice it."""
+
+    def forward(self, xs):
+        def step(total, x):
+            total = total + x
+            return total, total * 2
+
+        return scan(step, torch.zeros(4), xs)
+
+
+class Elman(torch.nn.Module):
+    """A tanh recurrence over the time axis with weights in the step (constants of the subgraph)
+    and two inputs scanned together; returns the last state and every step's output."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.cell = torch.nn.Linear(8, 8)
+        self.inp = torch.nn.Linear(3, 8)
+
+    def forward(self, xs, gates, h0):
+        def step(h, row):
+            x, g = row
+            h = torch.tanh(self.cell(h) + self.inp(x)) * g
+            return h, h.sum(-1)
+
+        return scan(step, h0, (xs, gates))
+
+
+class ScaleRows(torch.nn.Module):
+    def forward(self, xs, y):
+        return map_rows(lambda x, y: x * y + 1, xs, y)
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_scan_matches_torch(kernels):
+    for model, calls in [
+        (CumulativeSum(), [(torch.randn(5, 4),), (torch.randn(5, 4),)]),
+        (Elman().eval(), [(torch.randn(6, 2, 3), torch.rand(6, 2, 1), torch.randn(2, 8)) for _ in range(2)]),
+        (ScaleRows(), [(torch.randn(5, 4), torch.randn(4)) for _ in range(2)]),
+    ]:
+        program = pteron.to_edge_transform_and_lower(pteron.export(model, calls[0]), kernels=kernels, progress=False)
+        _check(program.load(), model, calls)
+
+
+def test_a_scan_over_a_dynamic_number_of_rows_is_refused():
+    model = CumulativeSum()
+    ep = pteron.export(model, (torch.randn(5, 4),), dynamic_shapes={"xs": {0: torch.export.Dim("t", max=16)}})
+    with pytest.raises(pteron.CompileError, match="one static number of rows"):
+        pteron.to_edge_transform_and_lower(ep, progress=False)

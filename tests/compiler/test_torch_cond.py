@@ -1,0 +1,274 @@
+"""torch.cond: data-dependent control flow. Export writes the two branches as subgraphs of a
+higher-order cond node; pteron compiles each branch as a model of its own (partitioners and
+kernel libraries included) and emits ExecuTorch's form: JumpFalse on the predicate around the
+branches' instructions, each branch copying its results into the node's outputs. Every test
+runs inputs that take each branch and checks the results against PyTorch (float32: within
+1e-5 absolute and relative, the kernels' rounding and summation order)."""
+
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+from torch.export import Dim
+
+import pteron
+from pteron_cli import assert_one_line_error, pteron_cli
+
+TOL = 1e-5
+
+
+class Gate(torch.nn.Module):
+    """A linear and ReLU on one side (weights lifted into the branch), arithmetic on the other."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x, y):
+        out = torch.cond(x.sum() > 0, lambda x, y: (self.lin(x).relu() + y,), lambda x, y: (x * 2 - y,), (x, y))
+        return out[0] + 1
+
+
+class ThreeOutputs(torch.nn.Module):
+    def forward(self, x, y):
+        a, b, c = torch.cond(x.sum() > 0, lambda x, y: (x + y, x - y, x.clone()), lambda x, y: (x * y, y.clone(), x + 1), (x, y))
+        return a + b, c
+
+
+class Nested(torch.nn.Module):
+    """A cond inside a branch: three ways through."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        def inner(x):
+            return torch.cond(x.mean() > 0.5, lambda x: self.a(x), lambda x: self.b(x), (x,))
+
+        return torch.cond(x.sum() > 0, inner, lambda x: x.tanh(), (x,))
+
+
+class Chained(torch.nn.Module):
+    """Three conds, each on the previous one's result, and an int64 predicate (nonzero is true)."""
+
+    def forward(self, x):
+        for i in range(3):
+            x = torch.cond(x.sum() > i, lambda x: x - 1, lambda x: x * 2 + 1, (x,))
+        return torch.cond((x > 0).sum().long(), lambda x: x + 10, lambda x: x - 10, (x,))
+
+
+class EarlyExit(torch.nn.Module):
+    """A score decides whether the convolutions run at all."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        conv = torch.nn.Conv2d
+        self.heavy = torch.nn.Sequential(conv(3, 16, 3, padding=1), torch.nn.ReLU(), conv(16, 3, 3, padding=1))
+        self.light = torch.nn.Conv2d(3, 3, 5, padding=2)
+        self.score = torch.nn.Linear(3, 1)
+
+    def forward(self, x):
+        s = self.score(x.mean((2, 3))).sigmoid().squeeze()
+        return torch.cond(s > 0.5, lambda x: self.heavy(x), lambda x: self.light(x) * 0.5, (x,))
+
+
+def _inputs(model):
+    """Inputs taking each way through `model`."""
+    torch.manual_seed(1)
+    x, y = torch.randn(2, 8), torch.randn(2, 8)
+    if isinstance(model, (Gate, ThreeOutputs)):
+        return [(x.abs(), y), (-x.abs(), y)]
+    if isinstance(model, Nested):
+        return [(x.abs() + 1,), (x.abs() * 0.1,), (-x.abs(),)]
+    if isinstance(model, Chained):
+        return [(torch.randn(4) + k,) for k in (-3.0, 0.0, 3.0, 10.0)]
+    # channel means along the score's weights push it above 0.5 (k > 0) or below
+    along = model.score.weight.detach().sign().reshape(1, 3, 1, 1)
+    return [(torch.randn(1, 3, 16, 16) * 0.1 + k * along,) for k in (-3.0, 3.0, 2.0)]
+
+
+def _check(loaded, model, inputs):
+    for args in inputs:
+        expected = model(*args)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        got = loaded.forward(*args)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            g = torch.as_tensor(g)
+            assert g.shape == e.shape
+            torch.testing.assert_close(g, e, atol=TOL, rtol=TOL)
+
+
+@pytest.mark.parametrize("model_type", [Gate, ThreeOutputs, Nested, Chained, EarlyExit])
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_each_branch_matches_torch(model_type, kernels):
+    model = model_type().eval()
+    inputs = _inputs(model)
+    program = pteron.to_edge_transform_and_lower(pteron.export(model, inputs[0]), kernels=kernels, progress=False)
+    _check(program.load(), model, inputs)
+
+
+def test_the_inputs_take_both_branches():
+    """The test inputs are worth something only if each predicate goes both ways."""
+    gate, early = Gate().eval(), EarlyExit().eval()
+    assert {bool(x.sum() > 0) for x, _ in _inputs(gate)} == {True, False}
+    scores = {bool(early.score(x.mean((2, 3))).sigmoid().squeeze() > 0.5) for (x,) in _inputs(early)}
+    assert scores == {True, False}
+    assert {bool(x.sum() > 0) for (x,) in _inputs(Nested())} == {True, False}
+    assert {bool(x.mean() > 0.5) for (x,) in _inputs(Nested()) if x.sum() > 0} == {True, False}
+
+
+def test_a_size_predicate_over_a_dynamic_dimension():
+    """`x.shape[0] > 4` with a dynamic batch: the predicate is computed from the input's size each
+    call, and the branches run at that size."""
+
+    class BySize(torch.nn.Module):
+        def forward(self, x):
+            return torch.cond(x.shape[0] > 4, lambda x: x.cos() * 2, lambda x: x.sin(), (x,)) + 1
+
+    model = BySize()
+    ep = pteron.export(model, (torch.randn(6, 8),), dynamic_shapes={"x": {0: Dim("n", max=32)}})
+    for kernels in (None, ["portable"]):
+        loaded = pteron.to_edge_transform_and_lower(ep, kernels=kernels, progress=False).load()
+        _check(loaded, model, [(torch.randn(n, 8),) for n in (2, 4, 5, 32, 3)])
+
+
+def test_both_branches_delegate_to_xnnpack():
+    """Each branch is partitioned on its own: a region in each, both in the one program."""
+    model = EarlyExit().eval()
+    inputs = _inputs(model)
+    program = pteron.to_edge_transform_and_lower(
+        pteron.export(model, inputs[0]), partitioner=[pteron.XnnpackPartitioner()], kernels=("portable",), progress=False
+    )
+    regions = program.report["delegated_regions"]
+    assert sum(r["backend"] == "xnnpack" for r in regions) >= 2, regions
+    _check(program.load(), model, inputs)
+
+
+def test_the_branches_share_their_memory():
+    """Only one branch runs per call, so both are planned from the same offset: the program plans
+    about one branch's temporaries, not the two together."""
+
+    def heavy(x, fn):
+        return fn(x.repeat(64, 1)).sum(0, keepdim=True)
+
+    class Both(torch.nn.Module):
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda x: heavy(x, torch.exp), lambda x: heavy(x, torch.sin), (x,))
+
+    class One(torch.nn.Module):
+        def forward(self, x):
+            return heavy(x, torch.exp)
+
+    x = torch.randn(1, 1024)
+    planned = {}
+    for model in (Both(), One()):
+        program = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)), kernels=["portable"], progress=False)
+        planned[type(model).__name__] = program.report["planned_bytes"]
+    temporaries = 64 * 1024 * 4
+    assert planned["One"] >= temporaries
+    assert planned["Both"] < planned["One"] + temporaries / 2, planned
+    _check(program.load(), One(), [(x,)])
+
+
+def test_compile_and_run_from_the_cli(tmp_path):
+    model = Gate().eval()
+    inputs = _inputs(model)
+    pt2, pte = tmp_path / "gate.pt2", tmp_path / "gate.pte"
+    torch.export.save(pteron.export(model, inputs[0]), pt2)
+    run = subprocess.run([pteron_cli(), "compile", str(pt2), "-o", str(pte)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    for i, args in enumerate(inputs):
+        np.savez(tmp_path / f"in{i}.npz", **{f"input_{k}": t.numpy() for k, t in enumerate(args)})
+        out = tmp_path / f"out{i}.npz"
+        run = subprocess.run(
+            [pteron_cli(), "run", str(pte), "--inputs", str(tmp_path / f"in{i}.npz"), "--outputs", str(out)],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stderr
+        got = np.load(out)["output_0"]
+        np.testing.assert_allclose(got, model(*args).detach().numpy(), atol=TOL, rtol=TOL)
+
+
+def test_other_higher_order_ops_are_refused_in_one_line(tmp_path):
+    """A higher-order op pteron does not run (flex_attention, invoke_subgraph, ...): here a cond's
+    target renamed, so its arguments are well formed."""
+    import json
+    import zipfile
+
+    model = Gate().eval()
+    pt2, renamed = tmp_path / "gate.pt2", tmp_path / "renamed.pt2"
+    torch.export.save(pteron.export(model, _inputs(model)[0]), pt2)
+    with zipfile.ZipFile(pt2) as src, zipfile.ZipFile(renamed, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename.endswith("models/model.json"):
+                text = json.dumps(json.loads(data))
+                data = text.replace('"torch.ops.higher_order.cond"', '"torch.ops.higher_order.flex_attention"').encode()
+            dst.writestr(item, data)
+    run = subprocess.run([pteron_cli(), "compile", str(renamed), "-o", str(tmp_path / "r.pte")], capture_output=True, text=True)
+    assert_one_line_error(run, "control flow (torch.ops.higher_order.flex_attention) is not supported")
+    assert not (tmp_path / "r.pte").exists()
+
+
+def test_int8_quantization_with_a_cond_is_refused():
+    model = Gate().eval()
+    inputs = _inputs(model)
+    with pytest.raises(pteron.CompileError, match="quantization of a model with control flow"):
+        pteron.to_edge_transform_and_lower(
+            pteron.export(model, inputs[0]), quantize="xnnpack", calibration=inputs, progress=False
+        )
+
+
+def test_damaged_cond_nodes_are_refused_in_one_line(tmp_path):
+    """Structure-aware damage inside the cond node (its branches' inputs, nodes, outputs and
+    tensor metadata, the operands, the predicate): the compile succeeds or fails with one line
+    naming the problem (exit 1), and never crashes."""
+    import json
+    import random
+    import zipfile
+
+    model = Gate().eval()
+    pt2 = tmp_path / "gate.pt2"
+    torch.export.save(pteron.export(model, _inputs(model)[0]), pt2)
+    archive = zipfile.ZipFile(pt2)
+    entry = next(n for n in archive.namelist() if n.endswith("models/model.json"))
+    model_json = json.loads(archive.read(entry))
+    nodes = model_json["graph_module"]["graph"]["nodes"]
+    cond_index = next(i for i, n in enumerate(nodes) if n["target"] == "torch.ops.higher_order.cond")
+
+    def paths(node, prefix):
+        yield prefix
+        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in children:
+            yield from paths(child, prefix + (key,))
+
+    root = ("graph_module", "graph", "nodes", cond_index)
+    candidates = [p for p in paths(nodes[cond_index], root) if len(p) > len(root)]
+    replacements = [-1, 0, 2**40, "x", None, [], {}, True, {"as_int": 1}, {"as_tensor": {"name": "x"}}]
+    rng = random.Random(0)
+    for case in range(40):
+        damaged = json.loads(json.dumps(model_json))
+        path = rng.choice(candidates)
+        parent = damaged
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = rng.choice(replacements)
+        out = tmp_path / f"case{case}.pt2"
+        with zipfile.ZipFile(pt2) as src, zipfile.ZipFile(out, "w") as dst:
+            for item in src.infolist():
+                data = json.dumps(damaged).encode() if item.filename == entry else src.read(item.filename)
+                dst.writestr(item, data)
+        run = subprocess.run(
+            [pteron_cli(), "compile", str(out), "-o", str(tmp_path / f"case{case}.pte"), "--backends", "portable"],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode in (0, 1), (path, run.returncode, run.stderr[-2000:])
+        if run.returncode == 1:
+            assert_one_line_error(run)
