@@ -178,15 +178,6 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     if (extra != nullptr) names.push_back(extra->name);
     constants = program_constant_methods(graph, options, names, r);
   }
-  if (options.quantize != nullptr) {
-    // Calibration runs the graph on the host kernels, which have no subgraphs to run.
-    for (ir::NodeId n : graph.nodes()) {
-      if (ir::is_control_flow(graph.node(n)))
-        throw CompileError(graph.node(n).describe() +
-                           ": int8 quantization of a model with control flow (torch.cond, "
-                           "while_loop, scan, map) is not supported");
-    }
-  }
   r.target = load_target(options.target);
   r.nodes_in = graph.nodes().size();
   const std::vector<const KernelLibrary*> libraries =

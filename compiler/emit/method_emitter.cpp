@@ -235,8 +235,9 @@ int32_t MethodEmitter::tensor_value(ir::ValueId id) {
     throw CompileError("internal: value '" + v.name + "' has no memory plan");
   }
   // Dynamic tensors: sizes are the upper bounds; kernels resize them on every call.
-  const auto dynamism =
-      spec.is_dynamic() ? fb::TensorShapeDynamism::DYNAMIC_BOUND : fb::TensorShapeDynamism::STATIC;
+  const auto dynamism = spec.is_dynamic() || resized_.count(id)
+                            ? fb::TensorShapeDynamism::DYNAMIC_BOUND
+                            : fb::TensorShapeDynamism::STATIC;
   auto t = fb::CreateTensor(b_, static_cast<fb::ScalarType>(spec.dtype), 0, b_.CreateVector(sizes),
                             b_.CreateVector(spec.dim_order), false, data_buffer_idx, alloc, 0,
                             dynamism, extra);

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -159,6 +160,9 @@ class MethodEmitter {
   PlanTables own_tables_;  // the plan's, in the emitter of the method itself
   PlanTables& t_;
   std::unordered_map<ir::ValueId, int32_t> tensor_index_;
+  // Static values a kernel resizes all the same: a scan's stacked outputs, which ExecuTorch's
+  // et_copy_index resizes to the rows written so far (emitted DYNAMIC_BOUND, as ExecuTorch does).
+  std::set<ir::ValueId> resized_;
   size_t delegate_base_ = 0;  // the plan's index of this method's (branch's) first delegate
   size_t instructions_ = 0;
   uint32_t first_segment_ = 1;

@@ -90,8 +90,10 @@ void MethodEmitter::scan(const ir::Node& node, std::vector<Offset<fb::Instructio
   const std::vector<ir::ValueId>& xs_ids = node.args[1].get<ir::TensorList>().ids;
   const std::vector<int32_t> xs = tensor_values(xs_ids);
   const std::vector<int32_t> additional = tensor_values(node.args[2].get<ir::TensorList>().ids);
+  if (xs.empty() || node.outputs.size() < init.size() + xs.size()) does_not_fit(node);
+  for (size_t k = init.size(); k + xs.size() < node.outputs.size(); ++k)
+    resized_.insert(node.outputs[k]);
   const std::vector<int32_t> outputs = tensor_values(node.outputs);
-  if (xs.empty() || outputs.size() < init.size() + xs.size()) does_not_fit(node);
   const size_t stacked = outputs.size() - init.size() - xs.size();
   const std::vector<int32_t> carry(outputs.begin(), outputs.begin() + init.size());
   const std::vector<int32_t> rows(outputs.end() - xs.size(), outputs.end());

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compiler/compile_error.h"
+#include "compiler/ir/queries.h"
 #include "compiler/passes/host_runner.h"
 
 namespace pteron::compiler {
@@ -60,6 +61,14 @@ void run_calibration(const ir::Graph& graph, const CalibrationData& data,
                      const std::vector<bool>& wanted, const CalibrationVisitor& visit,
                      const SampleDone& progress) {
   const size_t samples = check_calibration_data(graph, data);
+  for (ir::NodeId n : graph.nodes()) {
+    if (ir::is_control_flow(graph.node(n))) {
+      throw CompileError(graph.node(n).describe() +
+                         ": control flow runs in compiled programs only; the host's run of the "
+                         "graph node by node (int8 calibration, pteron debug) does not run its "
+                         "subgraphs");
+    }
+  }
   // Free each intermediate after the last node that reads it (graph outputs are never read).
   std::vector<size_t> last_use(graph.value_capacity(), 0);
   const std::vector<ir::NodeId>& order = graph.nodes();

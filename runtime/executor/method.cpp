@@ -785,17 +785,19 @@ Error Method::reset_state() {
 
 Error Method::execute() {
 #if PTERON_EVENT_TRACER
-  if (observer_ == nullptr) return run_instructions();
+  if (observer_ == nullptr) return run_instructions(true);
   observer_->begin_execute();
-  const Error err = run_instructions();
+  const Error err = run_instructions(true);
   observer_->end_execute();
   return err;
 #else
-  return run_instructions();
+  return run_instructions(true);
 #endif
 }
 
-Error Method::run_instructions() {
+Error Method::execute_each_instruction_once() { return run_instructions(false); }
+
+Error Method::run_instructions(bool follow_jumps) {
   for (size_t i = 0; i < num_inputs(); ++i) {
     const EValue& v = input(i);
     if (v.tag == Tag::Tensor && v.tensor->mutable_data() == nullptr && v.tensor->nbytes() > 0) {
@@ -803,8 +805,10 @@ Error Method::run_instructions() {
     }
   }
   size_t pc = 0;
-  size_t steps = 0;
-  const size_t max_steps = num_instructions_ * 1024 + 1024;  // bounds malicious jump loops
+  uint64_t steps = 0;
+  // Loops (while_loop, scan, map) jump back: a bound on the steps keeps a malicious jump loop
+  // from hanging the caller, while letting a loop run 65536 times its whole method.
+  const uint64_t max_steps = (uint64_t{num_instructions_} + 1) << 16;
   while (pc < num_instructions_) {
     if (++steps > max_steps)
       return fail(Error::InvalidProgram, "method '%s' does not terminate", name());
@@ -844,7 +848,8 @@ Error Method::run_instructions() {
         int_lists_stale_ = num_int_lists_ > 0;
         break;
       case Kind::JumpFalse:
-        if (!jump_condition(values_[ins.value])) next = static_cast<size_t>(ins.target);
+        if (follow_jumps && !jump_condition(values_[ins.value]))
+          next = static_cast<size_t>(ins.target);
         break;
       case Kind::Free:
         break;

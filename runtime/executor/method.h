@@ -70,6 +70,11 @@ class Method {
   const EValue& output(size_t i) const;
 
   Error execute();
+  // Runs every instruction once in program order, a JumpFalse falling through: both branches of
+  // a torch.cond, each loop body once. For measuring what the kernels need (the firmware
+  // budget's scratch), never for results: a run on placeholder inputs must cover every kernel,
+  // and cannot wait on a loop whose exit depends on the data.
+  Error execute_each_instruction_once();
 
   // State (mutable buffers, e.g. a KV cache) lives in the planned arenas and persists across
   // execute() calls. Load sets it to its initial values (from the program's mutable data
@@ -149,7 +154,7 @@ class Method {
   Error init_int_lists(const fb::ExecutionPlan& plan, MemoryAllocator* allocator);
   Error check_has_memory(const fb::ExecutionPlan& plan, int32_t index, size_t instruction);
   Error input_index(size_t i, Tensor** tensor);
-  Error run_instructions();
+  Error run_instructions(bool follow_jumps);
   // The call's argument pointers: its own list, or gathered into `buffer` (kMaxGatheredArgs).
   Span<EValue*> gather_args(const Instruction& ins, EValue** buffer) const;
   // The value index of a call's last argument (a kernel's out); the call has arguments.

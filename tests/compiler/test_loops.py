@@ -17,19 +17,10 @@ from torch._higher_order_ops.map import map as map_rows
 from torch._higher_order_ops.scan import scan
 
 import pteron
+from control_flow_models import Doubling
 from pteron_cli import pteron_cli
 
 TOL = 1e-5
-
-
-class Doubling(torch.nn.Module):
-    """Doubles x until its sum passes a limit: the trip count depends on the values (0 when it
-    starts past it); returns the count too."""
-
-    def forward(self, x):
-        n = torch.zeros((), dtype=torch.int64)
-        n, x = while_loop(lambda n, x: x.abs().sum() < 100.0, lambda n, x: (n + 1, x * 2), (n, x))
-        return n, x
 
 
 class Recurrence(torch.nn.Module):
@@ -138,7 +129,7 @@ class CumulativeSum(torch.nn.Module):
         return scan(step, torch.zeros(4), xs)
 
 
-class Elman(torch.nn.Module):
+class GatedElman(torch.nn.Module):
     """A tanh recurrence over the time axis with weights in the step (constants of the subgraph)
     and two inputs scanned together; returns the last state and every step's output."""
 
@@ -166,7 +157,7 @@ class ScaleRows(torch.nn.Module):
 def test_scan_matches_torch(kernels):
     for model, calls in [
         (CumulativeSum(), [(torch.randn(5, 4),), (torch.randn(5, 4),)]),
-        (Elman().eval(), [(torch.randn(6, 2, 3), torch.rand(6, 2, 1), torch.randn(2, 8)) for _ in range(2)]),
+        (GatedElman().eval(), [(torch.randn(6, 2, 3), torch.rand(6, 2, 1), torch.randn(2, 8)) for _ in range(2)]),
         (ScaleRows(), [(torch.randn(5, 4), torch.randn(4)) for _ in range(2)]),
     ]:
         program = pteron.to_edge_transform_and_lower(pteron.export(model, calls[0]), kernels=kernels, progress=False)

@@ -13,21 +13,10 @@ import torch
 from torch.export import Dim
 
 import pteron
+from control_flow_models import Gate
 from pteron_cli import assert_one_line_error, pteron_cli
 
 TOL = 1e-5
-
-
-class Gate(torch.nn.Module):
-    """A linear and ReLU on one side (weights lifted into the branch), arithmetic on the other."""
-
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(8, 8)
-
-    def forward(self, x, y):
-        out = torch.cond(x.sum() > 0, lambda x, y: (self.lin(x).relu() + y,), lambda x, y: (x * 2 - y,), (x, y))
-        return out[0] + 1
 
 
 class ThreeOutputs(torch.nn.Module):
@@ -216,10 +205,20 @@ def test_other_higher_order_ops_are_refused_in_one_line(tmp_path):
     assert not (tmp_path / "r.pte").exists()
 
 
+def test_numerics_debug_of_a_cond_is_refused_in_one_line(tmp_path):
+    """`pteron debug` runs the model node by node on the host kernels for its reference."""
+    model = Gate().eval()
+    pt2, pte = tmp_path / "gate.pt2", tmp_path / "gate.pte"
+    torch.export.save(pteron.export(model, _inputs(model)[0]), pt2)
+    assert subprocess.run([pteron_cli(), "compile", str(pt2), "-o", str(pte)], capture_output=True).returncode == 0
+    run = subprocess.run([pteron_cli(), "debug", str(pte), "--pt2", str(pt2)], capture_output=True, text=True)
+    assert_one_line_error(run, "node 'cond'", "control flow runs in compiled programs only")
+
+
 def test_int8_quantization_with_a_cond_is_refused():
     model = Gate().eval()
     inputs = _inputs(model)
-    with pytest.raises(pteron.CompileError, match="quantization of a model with control flow"):
+    with pytest.raises(pteron.CompileError, match="control flow runs in compiled programs only"):
         pteron.to_edge_transform_and_lower(
             pteron.export(model, inputs[0]), quantize="xnnpack", calibration=inputs, progress=False
         )
@@ -272,3 +271,58 @@ def test_damaged_cond_nodes_are_refused_in_one_line(tmp_path):
         assert run.returncode in (0, 1), (path, run.returncode, run.stderr[-2000:])
         if run.returncode == 1:
             assert_one_line_error(run)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cond_branch_class_method",
+        "cond_branch_nested_function",
+        "cond_branch_nonlocal_variables",
+        "cond_closed_over_variable",
+        "cond_operands",
+        "cond_predicate",
+        "dynamic_shape_map",
+    ],
+)
+def test_torch_export_db_control_flow_examples(name):
+    """torch's own export examples of control flow (torch._export.db.examples), with their
+    example inputs and dynamic shapes (an unbounded Dim given a max: pteron plans at it)."""
+    import importlib
+
+    example = importlib.import_module(f"torch._export.db.examples.{name}")
+    model = example.model
+    dynamic = getattr(example, "dynamic_shapes", None)
+    if dynamic is not None:
+        dynamic = {k: ({d: Dim(f"{k}_{d}", max=16) for d in v} if v else v) for k, v in dynamic.items()}
+    ep = torch.export.export(model, example.example_args, dynamic_shapes=dynamic, strict=False)
+    loaded = pteron.to_edge_transform_and_lower(ep, progress=False).load()
+    calls = [example.example_args] + ([getattr(example, "extra_inputs")] if hasattr(example, "extra_inputs") else [])
+    _check(loaded, model, calls)
+
+
+def test_only_the_branch_taken_runs(tmp_path):
+    """The event tracer's per-call counts: the heavy branch's two convolutions and ReLU run when
+    the score picks it, the light branch's one convolution otherwise (two JumpFalse on the true
+    branch's way, one on the false branch's)."""
+    import json
+
+    model = EarlyExit().eval()
+    light, heavy, _ = _inputs(model)
+    pt2, pte = tmp_path / "early.pt2", tmp_path / "early.pte"
+    torch.export.save(pteron.export(model, heavy), pt2)
+    assert subprocess.run([pteron_cli(), "compile", str(pt2), "-o", str(pte), "--backends", "portable"]).returncode == 0
+    calls = {}
+    for name, args in (("heavy", heavy), ("light", light)):
+        np.savez(tmp_path / f"{name}.npz", input_0=args[0].numpy())
+        run = subprocess.run(
+            [pteron_cli(), "profile", str(pte), "--inputs", str(tmp_path / f"{name}.npz"), "-o", str(tmp_path / f"trace_{name}"),
+             "--iters", "2", "--warmup", "0", "--json"],
+            capture_output=True, text=True,
+        )
+        assert run.returncode == 0, run.stderr
+        calls[name] = {op["name"]: op["calls"] for op in json.loads(run.stdout)["ops"]}
+    assert calls["heavy"]["aten::convolution.out"] == 2 and calls["heavy"]["aten::relu.out"] == 1
+    assert calls["heavy"]["jump_false"] == 2
+    assert calls["light"]["aten::convolution.out"] == 1 and "aten::relu.out" not in calls["light"]
+    assert calls["light"]["jump_false"] == 1

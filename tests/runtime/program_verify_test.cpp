@@ -49,24 +49,50 @@ Outcome load_and_run(const std::vector<uint8_t>& bytes) {
   return {};
 }
 
-TEST(ProgramVerify, ValidProgramRunsAdd) {
-  auto bytes = build_add_program({});
-  auto program = HostProgram::from_bytes(bytes.data(), bytes.size());
-  ASSERT_TRUE(program.ok()) << last_error_message();
-  auto method = HostMethod::load(**program, "forward");
-  ASSERT_TRUE(method.ok()) << last_error_message();
-  Method& m = (*method)->method();
-  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
-  int32_t sizes[1] = {4}, strides[1];
-  uint8_t order[1] = {0};
+// Loads the add program `spec` builds and sets its inputs to 1..4 and 10..40.
+void load_add(const AddProgramSpec& spec, std::unique_ptr<HostProgram>& program,
+              std::unique_ptr<HostMethod>& method) {
+  const auto bytes = build_add_program(spec);
+  auto p = HostProgram::from_bytes(bytes.data(), bytes.size());
+  ASSERT_TRUE(p.ok()) << last_error_message();
+  program = std::move(*p);
+  auto m = HostMethod::load(*program, "forward");
+  ASSERT_TRUE(m.ok()) << last_error_message();
+  method = std::move(*m);
+  static float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  static int32_t sizes[1] = {4}, strides[1];
+  static uint8_t order[1] = {0};
   Tensor tx(ScalarType::Float, 1, sizes, order, strides, x);
-  ASSERT_EQ(m.set_input(0, tx), Error::Ok);
+  ASSERT_EQ(method->method().set_input(0, tx), Error::Ok);
   Tensor ty(ScalarType::Float, 1, sizes, order, strides, y);
-  ASSERT_EQ(m.set_input(1, ty), Error::Ok);
+  ASSERT_EQ(method->method().set_input(1, ty), Error::Ok);
+}
+
+TEST(ProgramVerify, ValidProgramRunsAdd) {
+  std::unique_ptr<HostProgram> program;
+  std::unique_ptr<HostMethod> method;
+  ASSERT_NO_FATAL_FAILURE(load_add({}, program, method));
+  Method& m = method->method();
   ASSERT_EQ(m.execute(), Error::Ok) << last_error_message();
   const float* out = m.output(0).tensor->data<const float>();
   EXPECT_EQ(out[0], 11);
   EXPECT_EQ(out[3], 44);
+}
+
+// A loop whose exit never comes: execute() stops it after its step bound; the measuring run
+// (the firmware budget's) runs each instruction once, falling through the jump.
+TEST(ProgramVerify, EachInstructionOnceFallsThroughJumps) {
+  AddProgramSpec spec;
+  spec.jump_destination = 0;
+  spec.bool_value = false;
+  std::unique_ptr<HostProgram> program;
+  std::unique_ptr<HostMethod> method;
+  ASSERT_NO_FATAL_FAILURE(load_add(spec, program, method));
+  Method& m = method->method();
+  ASSERT_EQ(m.execute_each_instruction_once(), Error::Ok) << last_error_message();
+  EXPECT_EQ(m.output(0).tensor->data<const float>()[3], 44);
+  EXPECT_EQ(m.execute(), Error::InvalidProgram);
+  EXPECT_NE(std::string(last_error_message()).find("does not terminate"), std::string::npos);
 }
 
 struct Corruption {
@@ -131,6 +157,13 @@ std::vector<Corruption> corruptions() {
         s.jump_value = 3;
       },
       Error::InvalidProgram, "not a bool");
+  add(
+      "jump loop forever",
+      [](auto& s) {
+        s.jump_destination = 0;
+        s.bool_value = false;
+      },
+      Error::InvalidProgram, "does not terminate");
   add(
       "int list item not an int", [](auto& s) { s.int_list_item = 0; }, Error::InvalidProgram,
       "not an int");

@@ -24,7 +24,8 @@ struct AddProgramSpec {
   int8_t out_dtype = 6;  // float
   int32_t output_index = 3;
   int32_t jump_destination = -1;  // when >= 0, appends a JumpFalseCall to this target
-  int32_t jump_value = 4;         // the value it jumps on (4: a Bool true; 3: the output)
+  int32_t jump_value = 4;         // the value it jumps on (4: the Bool; 3: the output)
+  bool bool_value = true;         // value 4
   int32_t int_list_item = -1;     // when >= 0, adds an IntList value with this item
 };
 

@@ -208,7 +208,8 @@ ProgramNeeds measure_program(const std::string& pte_path, const std::string& met
     needs.outputs.push_back(spec_of(*info));
   }
 
-  // Load and run once with zero inputs, counting the load-time and scratch bytes used.
+  // Load and run once with zero inputs, counting the load-time and scratch bytes used; every
+  // instruction once (both branches of a cond, each loop body once: zeros may take any way).
   std::vector<std::vector<uint8_t>> arena_memory;
   std::vector<Span<uint8_t>> arena_spans(1);
   for (size_t i = 0; i < meta.num_planned_buffers(); ++i) {
@@ -232,7 +233,7 @@ ProgramNeeds measure_program(const std::string& pte_path, const std::string& met
   if (!method.ok()) runtime_failure(pte_path, method.error());
   ScratchPeakObserver scratch_peak(scratch);
   method->set_observer(&scratch_peak);
-  const Error e = method->execute();
+  const Error e = method->execute_each_instruction_once();
   method->set_observer(nullptr);
   if (e != Error::Ok) runtime_failure(pte_path, e);
   if (scratch_peak.peak() > 0) {
