@@ -1,7 +1,7 @@
-// Control flow: export's higher-order cond and while_loop nodes, read as pteron::cond and
-// pteron::while_loop nodes whose subgraphs are branches of the graph (ir::Graph::branch), each
-// read by the same loader as the model's own graph. The program emitter writes them as
-// ExecuTorch's JumpFalse instructions around the subgraphs' instructions.
+// Control flow: export's higher-order cond, while_loop, scan and map_impl nodes, read as
+// pteron::cond, pteron::while_loop and pteron::scan nodes whose subgraphs are branches of the
+// graph (ir::Graph::branch), each read by the same loader as the model's own graph. The program
+// emitter writes them as ExecuTorch's JumpFalse instructions around the subgraphs' instructions.
 #include "compiler/frontend/pt2_loader_class.h"
 
 namespace pteron::compiler::frontend::detail {
