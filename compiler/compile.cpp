@@ -11,7 +11,6 @@
 #include "compiler/emit/sym_prologue.h"
 #include "compiler/frontend/pt2_archive.h"
 #include "compiler/frontend/pt2_loader.h"
-#include "compiler/ir/op_names.h"
 #include "compiler/ir/queries.h"
 #include "compiler/memory/graph_memory.h"
 #include "compiler/partition/registry.h"

@@ -77,10 +77,10 @@ void MethodEmitter::while_loop(const ir::Node& node, std::vector<Offset<fb::Inst
   const size_t exit = out.size();
   out.push_back(0);  // JumpFalse(pred) past the loop, written once its end is known
   auto body = inline_graph(graphs[1], inputs, out);
-  for (size_t i = 0; i < state.size(); ++i) {
-    const int32_t result = body->tensor_value(graphs[1].graph->outputs()[i]);
-    if (result != state[i]) out.push_back(copy_call(result, state[i]));
-  }
+  // A subgraph's outputs have memory of their own (no pass makes one alias an input), so the
+  // copies cannot overwrite a result still to be copied.
+  for (size_t i = 0; i < state.size(); ++i)
+    out.push_back(copy_call(body->tensor_value(graphs[1].graph->outputs()[i]), state[i]));
   out.push_back(jump_false(literal_bool(false), loop));
   out[exit] = jump_false(pred, out.size());
 }
@@ -113,10 +113,8 @@ void MethodEmitter::scan(const ir::Node& node, std::vector<Offset<fb::Instructio
     out.push_back(call("aten::select_copy", "int_out", args));
   }
   auto body = inline_graph(step, inputs, out);
-  for (size_t i = 0; i < init.size(); ++i) {
-    const int32_t result = body->tensor_value(step.graph->outputs()[i]);
-    if (result != carry[i]) out.push_back(copy_call(result, carry[i]));
-  }
+  for (size_t i = 0; i < init.size(); ++i)
+    out.push_back(copy_call(body->tensor_value(step.graph->outputs()[i]), carry[i]));
   for (size_t k = 0; k < stacked; ++k) {
     const int32_t result = body->tensor_value(step.graph->outputs()[init.size() + k]);
     const std::vector<int32_t> args = {outputs[init.size() + k], result, index};

@@ -88,9 +88,10 @@ void Loader::read_cond(const Json& node, const ir::DebugHandle& debug, const std
 ir::ValueId Loader::cond_predicate(const Json& arg, const ir::DebugHandle& debug,
                                    const std::string& what) {
   auto [kind, v] = union_member(arg, what + ": predicate");
-  auto add = [&](ir::OpName op, std::vector<ir::Argument> args) {
+  // A node computing the predicate as a 0-d bool tensor.
+  auto add = [&](const ir::OpSchema& schema, std::vector<ir::Argument> args) {
     const ir::NodeId n =
-        graph_.add_node(schema_of(op), std::move(args),
+        graph_.add_node(schema, std::move(args),
                         {ir::NewValue{graph_.unique_name(debug.node_name + "_pred"),
                                       ir::TensorSpec::contiguous(ir::ScalarType::Bool, {})}},
                         debug);
@@ -104,7 +105,7 @@ ir::ValueId Loader::cond_predicate(const Json& arg, const ir::DebugHandle& debug
                          ir::to_string(spec));
     if (spec.dtype == ir::ScalarType::Bool) return pred;
     // torch takes a nonzero number as true; ExecuTorch's JumpFalse reads a bool tensor.
-    return add(ops::aten::ne_Scalar,
+    return add(schema_of(ops::aten::ne_Scalar),
                {ir::Argument(ir::TensorRef{pred}), ir::Argument(ir::Scalar{int64_t{0}})});
   }
   if (kind != "as_sym_bool") throw CompileError(what + ": torch.cond predicate of kind " + kind);
@@ -124,12 +125,7 @@ ir::ValueId Loader::cond_predicate(const Json& arg, const ir::DebugHandle& debug
   const std::string op = "aten::" + g.cmp + ".Tensor";
   const ir::OpSchema* schema = ir::OpSchemaRegistry::global().find(ir::OpRef::parse(op));
   if (schema == nullptr) throw CompileError(op + " is not in the operator table");
-  const ir::NodeId n =
-      graph_.add_node(*schema, {ir::Argument(ir::TensorRef{lhs}), ir::Argument(ir::TensorRef{rhs})},
-                      {ir::NewValue{graph_.unique_name(name),
-                                    ir::TensorSpec::contiguous(ir::ScalarType::Bool, {})}},
-                      debug);
-  return graph_.node(n).outputs[0];
+  return add(*schema, {ir::Argument(ir::TensorRef{lhs}), ir::Argument(ir::TensorRef{rhs})});
 }
 
 std::vector<Loader::SubgraphInput> Loader::subgraph_inputs(const std::vector<ir::ValueId>& values,

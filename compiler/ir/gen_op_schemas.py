@@ -178,8 +178,8 @@ EXTERNAL_SCHEMAS = [
     # imply (torch._check on a data-dependent length, a view's divisibility): returns nothing,
     # so it is its own kernel form; `sources` are the tensors whose sizes it reads.
     "pteron::check_size(Tensor[] sources, SymInt lhs, SymInt rhs, str cmp, str message) -> ()",
-    # torch.cond: runs the graph's branch subgraph `true_branch` or `false_branch` (indices into
-    # ir::Graph::branches()) on `operands`, by `pred`. No kernel: the program emitter writes it as
+    # torch.cond: runs the graph's branch subgraph `true_branch` or `false_branch` (indices for
+    # ir::Graph::branch) on `operands`, by `pred`. No kernel: the program emitter writes it as
     # ExecuTorch's JumpFalse instructions around the two branches' own instructions.
     "pteron::cond(Tensor pred, Tensor[] operands, int true_branch, int false_branch) -> Tensor[]",
     # torch.ops.higher_order.while_loop: the branch subgraph `body` runs on the carried values

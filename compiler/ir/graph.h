@@ -77,13 +77,13 @@ class Graph {
   // that rewrite shapes leave such nodes alone (their sizes are upper bounds, not exact).
   bool is_dynamic_node(NodeId node) const;
 
-  // Subgraphs a pteron::cond node of this graph runs (torch.cond's branches), by the index its
-  // true_branch / false_branch argument gives. Each is a graph of its own: its inputs are the
-  // cond's operands (constant operands are constants of the branch), its outputs the cond's.
+  // Subgraphs the control-flow nodes of this graph run (torch.cond's branches, a while_loop's
+  // cond and body, a scan's function), by the index their arguments give (ir::subgraph_args).
+  // Each is a graph of its own: its inputs are the node's operands (constant ones are constants
+  // of the subgraph), its outputs the node's.
   size_t add_branch(Graph branch);
   Graph& branch(size_t index);
   const Graph& branch(size_t index) const;
-  size_t num_branches() const { return branches_.size(); }
 
   // Free-form facts about where the graph came from ("torch_version", "source", ...).
   std::map<std::string, std::string>& metadata() { return metadata_; }

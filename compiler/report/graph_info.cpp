@@ -5,7 +5,6 @@
 #include <set>
 
 #include "compiler/ir/kernel_call_form.h"
-#include "compiler/ir/op_names.h"
 #include "compiler/ir/queries.h"
 #include "compiler/ir/work.h"
 #include "runtime/kernel/kernel.h"
