@@ -20,9 +20,12 @@ Error out_of_memory(const char* what, size_t bytes) {
 
 // A JumpFalse's condition: a Bool, or a bool tensor that holds when every element is true
 // (ExecuTorch's parse_cond_value; torch.cond's predicate). The verifier admits no other value.
+// Elements are read as bytes, non-zero true, as every bool tensor is: the memory may hold any
+// byte (a file's data, or an arena a damaged program never wrote), and reading 2-255 as `bool`
+// is undefined.
 bool jump_condition(const EValue& v) {
   if (!v.is_tensor()) return v.b;
-  const bool* data = static_cast<const bool*>(v.tensor->const_data());
+  const uint8_t* data = static_cast<const uint8_t*>(v.tensor->const_data());
   for (int64_t i = 0; i < v.tensor->numel(); ++i) {
     if (!data[i]) return false;
   }

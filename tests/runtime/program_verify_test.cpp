@@ -95,6 +95,34 @@ TEST(ProgramVerify, EachInstructionOnceFallsThroughJumps) {
   EXPECT_NE(std::string(last_error_message()).find("does not terminate"), std::string::npos);
 }
 
+// A JumpFalse on a bool tensor reads its elements as bytes, non-zero true: the tensor here is
+// planned over the input x, whose bytes are 226 or 0 (reading 226 as `bool` is undefined; the
+// sanitized build of this test catches it).
+TEST(ProgramVerify, JumpOnBoolTensorReadsBytes) {
+  AddProgramSpec spec;
+  spec.jump_destination = 0;
+  spec.bool_tensor_offset = 0;
+  for (const uint8_t byte : {uint8_t{226}, uint8_t{0}}) {
+    std::unique_ptr<HostProgram> program;
+    std::unique_ptr<HostMethod> method;
+    ASSERT_NO_FATAL_FAILURE(load_add(spec, program, method));
+    float x[4];
+    std::memset(x, 226, sizeof(x));
+    reinterpret_cast<uint8_t*>(x)[2] = byte;  // element 2 of the bool view
+    int32_t sizes[1] = {4}, strides[1];
+    uint8_t order[1] = {0};
+    Tensor tx(ScalarType::Float, 1, sizes, order, strides, x);
+    Method& m = method->method();
+    ASSERT_EQ(m.set_input(0, tx), Error::Ok);
+    if (byte != 0) {
+      EXPECT_EQ(m.execute(), Error::Ok) << last_error_message();  // all true: falls through
+    } else {
+      EXPECT_EQ(m.execute(), Error::InvalidProgram);  // one false: jumps back, forever
+      EXPECT_NE(std::string(last_error_message()).find("does not terminate"), std::string::npos);
+    }
+  }
+}
+
 struct Corruption {
   const char* name;
   AddProgramSpec spec;

@@ -22,8 +22,12 @@ std::vector<uint8_t> build_add_program(const AddProgramSpec& s) {
   values.push_back(fb::CreateEValue(b, fb::KernelTypes::Int, fb::CreateInt(b, 1).Union()));
   values.push_back(tensor(s.out_size_override ? s.out_size_override : s.n, s.out_offset,
                           s.out_memory_id, s.out_dtype, s.out_dim_order));
-  values.push_back(
-      fb::CreateEValue(b, fb::KernelTypes::Bool, fb::CreateBool(b, s.bool_value).Union()));
+  if (s.bool_tensor_offset >= 0) {
+    values.push_back(tensor(s.n, static_cast<uint64_t>(s.bool_tensor_offset), 1, 11, {0}));
+  } else {
+    values.push_back(
+        fb::CreateEValue(b, fb::KernelTypes::Bool, fb::CreateBool(b, s.bool_value).Union()));
+  }
   if (s.int_list_item >= 0) {
     std::vector<int64_t> items = {s.int_list_item};
     values.push_back(fb::CreateEValue(b, fb::KernelTypes::IntList,

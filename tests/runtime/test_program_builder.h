@@ -23,10 +23,11 @@ struct AddProgramSpec {
   std::vector<uint8_t> out_dim_order = {0};
   int8_t out_dtype = 6;  // float
   int32_t output_index = 3;
-  int32_t jump_destination = -1;  // when >= 0, appends a JumpFalseCall to this target
-  int32_t jump_value = 4;         // the value it jumps on (4: the Bool; 3: the output)
-  bool bool_value = true;         // value 4
-  int32_t int_list_item = -1;     // when >= 0, adds an IntList value with this item
+  int32_t jump_destination = -1;    // when >= 0, appends a JumpFalseCall to this target
+  int32_t jump_value = 4;           // the value it jumps on (4: the Bool; 3: the output)
+  bool bool_value = true;           // value 4
+  int64_t bool_tensor_offset = -1;  // when >= 0, value 4 is a bool tensor [n] planned there
+  int32_t int_list_item = -1;       // when >= 0, adds an IntList value with this item
 };
 
 // Returns the flatbuffer bytes (identifier ET12, no extended header).
