@@ -148,8 +148,9 @@ class MethodEmitter {
   // (copied in from init), a counter over the rows; per row, select_copy of each input's row
   // into its buffer (the node's last outputs), the function's instructions, its carry results
   // copied into the carry, its other results into their row of the stacked outputs
-  // (et_copy_index), the counter advanced and compared with the number of rows, JumpFalse back.
-  // The loader guarantees at least one row.
+  // (et_copy_index), the counter advanced and compared with the number of rows (the node's `rows`
+  // argument: a literal, or a size read each call), JumpFalse back. At least one row: the loader
+  // refuses zero, and puts a check_size before a dynamic count's loop.
   void scan(const ir::Node& node, std::vector<Offset<fb::Instruction>>& out);
 
   flatbuffers::FlatBufferBuilder& b_;

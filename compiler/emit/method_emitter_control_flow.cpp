@@ -102,7 +102,7 @@ void MethodEmitter::scan(const ir::Node& node, std::vector<Offset<fb::Instructio
   inputs.insert(inputs.end(), additional.begin(), additional.end());
   const MethodToEmit& step = subgraphs(node, 1, inputs.size())[0];
   if (step.graph->outputs().size() != init.size() + stacked) does_not_fit(node);
-  const int64_t count = g_.value(xs_ids[0]).spec.sizes.at(0);
+  const int32_t count = argument(node.args.at(4), node, "rows");  // a literal, or read per call
   for (size_t i = 0; i < init.size(); ++i) out.push_back(copy_call(init[i], carry[i]));
   const int32_t index = add_int(0);  // written by the loop: never a shared literal
   const int32_t done = add(fb::KernelTypes::Bool, fb::CreateBool(b_, false).Union());
@@ -121,7 +121,7 @@ void MethodEmitter::scan(const ir::Node& node, std::vector<Offset<fb::Instructio
     out.push_back(call("executorch_prim::et_copy_index", "tensor", args));
   }
   out.push_back(prim_call("executorch_prim::add", index, literal_int(1), index));
-  out.push_back(prim_call("executorch_prim::ge", index, literal_int(count), done));
+  out.push_back(prim_call("executorch_prim::ge", index, count, done));
   out.push_back(jump_false(done, loop));
 }
 

@@ -14,6 +14,15 @@ const ir::OpSchema& schema_of(ir::OpName op) {
   return *schema;
 }
 
+// Whether every dimension of `spec` after the first is static: a scan's rows have one shape.
+bool static_rows(const ir::TensorSpec& spec) {
+  for (size_t d = 1; d < spec.rank(); ++d) {
+    if (spec.sym_size(d) != nullptr || (spec.is_dynamic() && spec.min_sizes[d] != spec.sizes[d]))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<ir::ValueId> Loader::tensor_list_arg(const Json& input, const std::string& what,
@@ -288,19 +297,31 @@ void Loader::read_scan(const Json& node, bool is_map, const ir::DebugHandle& deb
   const std::vector<ir::ValueId> additional =
       tensor_list_arg(inputs[is_map ? 2 : 3], what, name + "additional inputs");
   if (xs.empty()) throw CompileError(what + ": " + op + " over no inputs");
-  // The rows: one static count (a dynamic one would need the stacked outputs resized per call).
-  int64_t rows = -1;
+  // The rows: dim 0 of every input, one count (static, or a size of the model's dynamic
+  // inputs, which the program reads each call); each row of one static shape.
+  const ir::TensorSpec& first = graph_.value(xs[0]).spec;
+  const ir::SymExprPtr rows_sym = first.sym_sizes.empty() ? nullptr : first.sym_sizes[0];
+  const int64_t rows = first.rank() ? first.sizes[0] : 0;
   std::vector<ir::TensorSpec> row_specs;
   for (ir::ValueId x : xs) {
     const ir::TensorSpec& spec = graph_.value(x).spec;
-    if (spec.rank() == 0 || spec.sym_size(0) != nullptr || (rows >= 0 && spec.sizes[0] != rows))
+    const ir::SymExpr* n = spec.rank() ? spec.sym_size(0) : nullptr;
+    const bool same_rows =
+        spec.rank() && spec.sizes[0] == rows &&
+        (n == nullptr ? rows_sym == nullptr : rows_sym != nullptr && n->str() == rows_sym->str());
+    if (!same_rows || !static_rows(spec))
       throw CompileError(what + ": " + op + " over " + ir::to_string(spec) +
-                         " is not supported (pteron's loops take one static number of rows)");
-    rows = spec.sizes[0];
+                         " is not supported (pteron's loops take rows of one static shape, as "
+                         "many from each input)");
     row_specs.push_back(ir::TensorSpec::contiguous(
         spec.dtype, std::vector<int64_t>(spec.sizes.begin() + 1, spec.sizes.end())));
   }
   if (rows == 0) throw CompileError(what + ": " + op + " over zero rows");
+  if (rows_sym != nullptr && first.is_dynamic() && first.min_sizes[0] < 1) {
+    // torch's scan and map refuse zero rows; so does the program, before the loop.
+    add_size_check({false, "ge", rows_sym, ir::SymExpr::constant(1)},
+                   std::string(op) + " over zero rows (it needs at least one)", debug);
+  }
   std::vector<SubgraphInput> operands = subgraph_inputs(init, false);
   for (const ir::TensorSpec& spec : row_specs) operands.push_back({spec, nullptr});
   for (const SubgraphInput& a : subgraph_inputs(additional, true)) operands.push_back(a);
@@ -314,9 +335,13 @@ void Loader::read_scan(const Json& node, bool is_map, const ir::DebugHandle& deb
     const ir::TensorSpec& spec = outs[i].spec;
     const ir::TensorSpec& result = step.value(step.outputs()[i]).spec;
     std::vector<int64_t> sizes = result.sizes;
-    if (i >= carry) sizes.insert(sizes.begin(), rows);  // stacked
-    if (spec.is_dynamic() || result.is_dynamic() || spec.dtype != result.dtype ||
-        spec.sizes != sizes || (i < carry && graph_.value(init[i]).spec.sizes != sizes)) {
+    const bool stacked = i >= carry;
+    if (stacked) sizes.insert(sizes.begin(), rows);
+    const bool shape_ok =
+        stacked ? static_rows(spec) && (spec.sym_size(0) == nullptr) == (rows_sym == nullptr)
+                : !spec.is_dynamic();
+    if (!shape_ok || result.is_dynamic() || spec.dtype != result.dtype || spec.sizes != sizes ||
+        (!stacked && graph_.value(init[i]).spec.sizes != sizes)) {
       throw CompileError(what + ": " + op + " output " + std::to_string(i) + " is " +
                          ir::to_string(spec) + ", its function returns " + ir::to_string(result) +
                          " (pteron's loops carry values of one static shape)");
@@ -332,7 +357,8 @@ void Loader::read_scan(const Json& node, bool is_map, const ir::DebugHandle& deb
   const int64_t f = static_cast<int64_t>(graph_.add_branch(std::move(step)));
   std::vector<ir::Argument> args = {
       ir::Argument(ir::TensorList{init}), ir::Argument(ir::TensorList{xs}),
-      ir::Argument(ir::TensorList{non_constant(additional)}), ir::Argument(f)};
+      ir::Argument(ir::TensorList{non_constant(additional)}), ir::Argument(f),
+      rows_sym != nullptr ? ir::Argument(ir::SymInt{rows_sym}) : ir::Argument(rows)};
   graph_.add_node(schema_of(ops::pteron::scan), std::move(args), std::move(outputs), debug);
 }
 

@@ -187,9 +187,11 @@ EXTERNAL_SCHEMAS = [
     # are the carried values at the end. Emitted as JumpFalse instructions around both graphs.
     "pteron::while_loop(Tensor[] carried, Tensor[] additional, int cond, int body) -> Tensor[]",
     # scan / map (map: no carry): the subgraph `combine` runs on the carry and row t of each of
-    # `xs` (dim 0), t = 0, 1, ...; returns the final carry, each result stacked over the rows,
-    # then one buffer per input the row is copied into. Emitted as a loop of JumpFalse.
-    "pteron::scan(Tensor[] init, Tensor[] xs, Tensor[] additional, int combine) -> Tensor[]",
+    # `xs` (dim 0), t = 0, 1, ..., rows - 1 (a size of the inputs when dynamic); returns the final
+    # carry, each result stacked over the rows, then one buffer per input the row is copied into.
+    # Emitted as a loop of JumpFalse.
+    "pteron::scan(Tensor[] init, Tensor[] xs, Tensor[] additional, int combine,"
+    " SymInt rows) -> Tensor[]",
     # torchao's affine quantization primitives (torchao/quantization/quant_primitives.py), as
     # torchao 0.18 registers them: its LLM export (8da4w, int4/int8 weight-only) keeps them
     # after run_decompositions(); pteron's optimized library rewrites their patterns, and

@@ -3,6 +3,11 @@
 // (within the bound it was planned at). ExecuTorch's prim op of that name, with which its map and
 // scan loops stack each iteration's result, and pteron's scan / map loops too. No out value: the
 // arguments are copy_to, copy_from, index.
+//
+// Index 0 starts a loop, so it also shrinks a resizable copy_to to one row: a loop over a dynamic
+// number of rows leaves as many as this call wrote, not as many as the longest call before it
+// (ExecuTorch's kernel only grows, which leaves stale rows after a shorter call). A static
+// copy_to keeps its size: its rows may be written in any order.
 #include <cstring>
 
 #include "runtime/kernel/kernel.h"
@@ -30,7 +35,8 @@ Error et_copy_index(KernelContext&, Span<EValue*> args) {
                  "%s: a row of copy_to has size %d at dim %d, copy_from %d", kOp, to.size(d + 1), d,
                  from.size(d));
   }
-  if (to.size(0) <= index) {
+  const bool restart = index == 0 && to.dynamism() != ShapeDynamism::Static;
+  if (restart || to.size(0) <= index) {
     int32_t sizes[kMaxTensorDim];
     for (int32_t d = 0; d < to.dim(); ++d) sizes[d] = to.size(d);
     sizes[0] = static_cast<int32_t>(index + 1);

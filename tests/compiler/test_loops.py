@@ -164,8 +164,35 @@ def test_scan_matches_torch(kernels):
         _check(program.load(), model, calls)
 
 
-def test_a_scan_over_a_dynamic_number_of_rows_is_refused():
-    model = CumulativeSum()
-    ep = pteron.export(model, (torch.randn(5, 4),), dynamic_shapes={"xs": {0: torch.export.Dim("t", max=16)}})
-    with pytest.raises(pteron.CompileError, match="one static number of rows"):
-        pteron.to_edge_transform_and_lower(ep, progress=False)
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_a_scan_over_a_dynamic_number_of_rows(kernels):
+    # Calls longer, shorter and longer again: each call's stacked results have as many rows as its
+    # input (none left from a longer call before it), and the carry starts from init each call.
+    t = torch.export.Dim("t", min=1, max=16)
+    for model, args, shapes, lengths in [
+        (CumulativeSum(), lambda n: (torch.randn(n, 4),), {"xs": {0: t}}, [5, 1, 16, 3, 9]),
+        (
+            GatedElman().eval(),
+            lambda n: (torch.randn(n, 2, 3), torch.rand(n, 2, 1), torch.randn(2, 8)),
+            {"xs": {0: t}, "gates": {0: t}, "h0": None},
+            [6, 2, 11, 1],
+        ),
+        (ScaleRows(), lambda n: (torch.randn(n, 4), torch.randn(4)), {"xs": {0: t}, "y": None}, [5, 16, 2]),
+    ]:
+        ep = pteron.export(model, args(5), dynamic_shapes=shapes)
+        loaded = pteron.to_edge_transform_and_lower(ep, kernels=kernels, progress=False).load()
+        calls = [args(n) for n in lengths]
+        _check(loaded, model, calls)
+        assert [loaded.forward(*c)[-1].shape[0] for c in calls] == lengths
+
+
+def test_a_dynamic_scan_refuses_zero_rows_and_rows_beyond_its_bound():
+    ep = pteron.export(CumulativeSum(), (torch.randn(5, 4),), dynamic_shapes={"xs": {0: torch.export.Dim("t", max=16)}})
+    loaded = pteron.to_edge_transform_and_lower(ep, progress=False).load()
+    torch.testing.assert_close(torch.as_tensor(loaded.forward(torch.ones(3, 4))[1]), torch.ones(3, 4).cumsum(0) * 2)
+    with pytest.raises(RuntimeError, match="scan over zero rows"):
+        loaded.forward(torch.ones(0, 4))
+    with pytest.raises(RuntimeError, match="16"):
+        loaded.forward(torch.ones(17, 4))
+    # The program is still usable after a refused call.
+    torch.testing.assert_close(torch.as_tensor(loaded.forward(torch.ones(2, 4))[0]), torch.full((4,), 2.0))

@@ -1,6 +1,7 @@
 """executorch_prim::et_copy_index.tensor(copy_to, copy_from, index): copy_from becomes row `index`
 of copy_to, as ExecuTorch's and pteron's map / scan loops stack each iteration's result (growing
-a shorter bounded copy_to is checked end to end by tests/interop/test_executorch_control_flow.py).
+a shorter bounded copy_to is checked end to end by tests/interop/test_executorch_control_flow.py,
+restarting it at index 0 by tests/compiler/test_loops.py).
 Rows land exactly where torch's indexing puts them; bad shapes, dtypes and indices are one-line
 errors."""
 
@@ -18,6 +19,16 @@ def test_each_row_lands_where_torch_indexes_it(dtype):
     for index in (2, 0, 3, 1):
         run_kernel(OP, [stacked, rows[index].clone(), index])
     assert torch.equal(stacked, rows)
+
+
+def test_index_zero_restarts_a_bounded_copy_to():
+    # Index 0 starts a loop: a bounded copy_to shrinks to that one row (a loop over fewer rows than
+    # the call before it leaves its own count; end to end in tests/compiler/test_loops.py); a later
+    # index within its size keeps it.
+    stacked = torch.zeros(5, 2)
+    assert run_kernel(OP, [stacked, torch.full((2,), 7.0), 0], dynamic=(0,))[0] == (1, 2)
+    assert run_kernel(OP, [stacked, torch.full((2,), 9.0), 2], dynamic=(0,))[0] == (5, 2)
+    assert torch.equal(stacked[[0, 2]], torch.tensor([[7.0, 7.0], [9.0, 9.0]]))
 
 
 @pytest.mark.parametrize("copy_to, copy_from, index, message", [
