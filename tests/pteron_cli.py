@@ -7,6 +7,7 @@ PATH only when this checkout has no build.
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,3 +31,17 @@ def assert_one_line_error(run, *fragments):
     assert len(lines) == 1 and lines[0].startswith("pteron: error: "), run.stderr
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
+
+
+def assert_compiles_or_one_line_error(pt2, pte, *options):
+    """`pteron compile` of a damaged `pt2` (portable) either succeeds or is refused as bad input
+    must (exit 1, one line); it never crashes. Returns the finished run."""
+    run = subprocess.run(
+        [pteron_cli(), "compile", str(pt2), "-o", str(pte), "--backends", "portable", *options],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode in (0, 1), (pt2, run.returncode, run.stderr[-2000:])
+    if run.returncode == 1:
+        assert_one_line_error(run)
+    return run

@@ -26,13 +26,16 @@ ir::Graph Loader::load() {
     const Json& graph = member(module, "graph", where_);
     tensor_values_ = &member(graph, "tensor_values", where_);
     value_checks_ = find_value_checks(member(graph, "nodes", where_), *tensor_values_);
+    graph_nodes_ = &member(graph, "nodes", where_);
+    scalar_predicates_ = find_scalar_predicates(*graph_nodes_, *tensor_values_);
     read_symbols(graph);
     PayloadConfigs configs(archive_, options_.model_name);
     read_inputs(member(module, "signature", where_), graph, configs);
     const Json& nodes = member(graph, "nodes", where_);
     if (!nodes.is_array()) throw CompileError(where_ + ": 'nodes' is not a list");
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (!value_checks_.nodes.count(i)) read_node(nodes[i], static_cast<int>(i));
+      if (!value_checks_.nodes.count(i) && !scalar_predicates_.nodes.count(i))
+        read_node(nodes[i], static_cast<int>(i));
     }
     read_outputs(member(module, "signature", where_));
   } catch (const Json::exception& e) {
@@ -110,7 +113,7 @@ void Loader::check_version() {
 void Loader::read_symbols(const Json& graph) {
   if (auto it = graph.find("sym_float_values"); it != graph.end() && it->is_object()) {
     for (const auto& [name, value] : it->items()) {  // left-out value checks' scalars: never read
-      if (!value_checks_.symbols.count(name))
+      if (!value_checks_.symbols.count(name) && !scalar_predicates_.defined_by.count(name))
         throw_symbolic(where_ + ": the graph", "symbolic value '" + name + "'");
     }
   }
@@ -133,8 +136,9 @@ void Loader::read_symbols(const Json& graph) {
   }
   if (auto it = graph.find("sym_int_values"); it != graph.end() && it->is_object()) {
     for (const auto& [name, value] : it->items()) {
-      if (value_checks_.symbols.count(name)) continue;    // a left-out value check's
-      if (value_checks_.flag_ints.count(name)) continue;  // read_flag_as_int gives it
+      if (value_checks_.symbols.count(name)) continue;          // a left-out value check's
+      if (value_checks_.flag_ints.count(name)) continue;        // read_flag_as_int gives it
+      if (scalar_predicates_.defined_by.count(name)) continue;  // lifted_scalar computes it
       sym_values_[name] = read_sym_int(value, where_ + ": SymInt '" + name + "'");
     }
   }

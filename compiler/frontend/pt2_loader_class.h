@@ -210,6 +210,16 @@ class Loader {
   ir::ValueId cond_predicate(const Json& arg, const ir::DebugHandle& debug,
                              const std::string& what);
 
+  // A scalar of a lifted cond predicate (frontend/value_checks.h: ScalarPredicates) as a
+  // one-element tensor the program computes: item() reads the tensor itself (as f64 when
+  // floating, i64 when integer: Python's float and int), Python arithmetic and comparisons
+  // become ATen ops on them. Each name is computed once.
+  ir::ValueId lifted_scalar(const std::string& name, const ir::DebugHandle& debug,
+                            const std::string& what);
+  // An operand of a lifted scalar's node: a constant, another lifted scalar, or a size.
+  ir::ValueId lifted_operand(const Json& arg, const ir::DebugHandle& debug,
+                             const std::string& what);
+
   // torch.ops.higher_order.while_loop(cond_graph, body_graph, carried, additional): a
   // pteron::while_loop node whose cond and body are subgraphs read by this loader.
   void read_while_loop(const Json& node, const ir::DebugHandle& debug, const std::string& what);
@@ -266,6 +276,11 @@ class Loader {
   std::set<std::string> storage_offsets_;  // SymInt names sym_storage_offset defines
   std::unordered_map<std::string, ir::SymExprPtr> flags_;
   ValueChecks value_checks_;  // run-time checks on tensor values, left out
+  // cond predicates computed from tensor values, read as tensor ops (lifted_scalar), of the
+  // graph being read (the model's or a subgraph's), its nodes and the tensors made so far.
+  ScalarPredicates scalar_predicates_;
+  const Json* graph_nodes_ = nullptr;
+  std::unordered_map<std::string, ir::ValueId> lifted_;
   ir::Graph graph_;
 };
 

@@ -97,14 +97,23 @@ void Loader::read_cond(const Json& node, const ir::DebugHandle& debug, const std
 ir::ValueId Loader::cond_predicate(const Json& arg, const ir::DebugHandle& debug,
                                    const std::string& what) {
   auto [kind, v] = union_member(arg, what + ": predicate");
-  // A node computing the predicate as a 0-d bool tensor.
-  auto add = [&](const ir::OpSchema& schema, std::vector<ir::Argument> args) {
-    const ir::NodeId n =
-        graph_.add_node(schema, std::move(args),
-                        {ir::NewValue{graph_.unique_name(debug.node_name + "_pred"),
-                                      ir::TensorSpec::contiguous(ir::ScalarType::Bool, {})}},
-                        debug);
+  // A node computing the predicate as a bool tensor of `sizes` (one element).
+  auto add = [&](const ir::OpSchema& schema, std::vector<ir::Argument> args,
+                 std::vector<int64_t> sizes) {
+    const ir::NodeId n = graph_.add_node(
+        schema, std::move(args),
+        {ir::NewValue{graph_.unique_name(debug.node_name + "_pred"),
+                      ir::TensorSpec::contiguous(ir::ScalarType::Bool, std::move(sizes))}},
+        debug);
     return graph_.node(n).outputs[0];
+  };
+  // torch takes a nonzero number as true; ExecuTorch's JumpFalse reads a bool tensor.
+  auto nonzero = [&](ir::ValueId pred) {
+    const ir::TensorSpec& spec = graph_.value(pred).spec;
+    if (spec.dtype == ir::ScalarType::Bool) return pred;
+    return add(schema_of(ops::aten::ne_Scalar),
+               {ir::Argument(ir::TensorRef{pred}), ir::Argument(ir::Scalar{int64_t{0}})},
+               spec.sizes);
   };
   if (kind == "as_tensor") {
     const ir::ValueId pred = lookup(json_string(member(*v, "name", what), what), what);
@@ -112,10 +121,7 @@ ir::ValueId Loader::cond_predicate(const Json& arg, const ir::DebugHandle& debug
     if (spec.is_dynamic() || spec.numel() != 1)
       throw CompileError(what + ": torch.cond's predicate must have one element, not " +
                          ir::to_string(spec));
-    if (spec.dtype == ir::ScalarType::Bool) return pred;
-    // torch takes a nonzero number as true; ExecuTorch's JumpFalse reads a bool tensor.
-    return add(schema_of(ops::aten::ne_Scalar),
-               {ir::Argument(ir::TensorRef{pred}), ir::Argument(ir::Scalar{int64_t{0}})});
+    return nonzero(pred);
   }
   if (kind != "as_sym_bool") throw CompileError(what + ": torch.cond predicate of kind " + kind);
   auto [sym_kind, sym] = union_member(*v, what + ": predicate");
@@ -124,6 +130,7 @@ ir::ValueId Loader::cond_predicate(const Json& arg, const ir::DebugHandle& debug
                        "pred");
   }
   const std::string name = json_string(*sym, what);
+  if (scalar_predicates_.defined_by.count(name)) return nonzero(lifted_scalar(name, debug, what));
   auto guard = size_guards_.find(name);
   if (guard == size_guards_.end())
     throw_symbolic(what, "predicate '" + name + "' (pteron reads comparisons of sizes)");
@@ -134,7 +141,7 @@ ir::ValueId Loader::cond_predicate(const Json& arg, const ir::DebugHandle& debug
   const std::string op = "aten::" + g.cmp + ".Tensor";
   const ir::OpSchema* schema = ir::OpSchemaRegistry::global().find(ir::OpRef::parse(op));
   if (schema == nullptr) throw CompileError(op + " is not in the operator table");
-  return add(*schema, {ir::Argument(ir::TensorRef{lhs}), ir::Argument(ir::TensorRef{rhs})});
+  return add(*schema, {ir::Argument(ir::TensorRef{lhs}), ir::Argument(ir::TensorRef{rhs})}, {});
 }
 
 std::vector<Loader::SubgraphInput> Loader::subgraph_inputs(const std::vector<ir::ValueId>& values,
@@ -159,9 +166,15 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
   const Json* outer_values = tensor_values_;
   const std::string outer_where = where_;
   const auto outer_sym_values = sym_values_;
+  ScalarPredicates outer_predicates = std::move(scalar_predicates_);
+  const Json* outer_nodes = graph_nodes_;
+  auto outer_lifted = std::move(lifted_);
+  lifted_.clear();
   graph_ = ir::Graph();
   where_ = outer_where + ": subgraph '" + name + "'";
   tensor_values_ = &member(graph, "tensor_values", where_);
+  graph_nodes_ = &member(graph, "nodes", where_);
+  scalar_predicates_ = find_scalar_predicates(*graph_nodes_, *tensor_values_);
   // The model's symbols, each read from a branch input where one has it as a dimension.
   for (const auto& [symbol, info] : outer.symbols()) {
     ir::SymbolInfo copy = info;
@@ -171,8 +184,10 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
     graph_.symbols()[symbol] = copy;
   }
   if (auto it = graph.find("sym_int_values"); it != graph.end() && it->is_object()) {
-    for (const auto& [sym_name, value] : it->items())
+    for (const auto& [sym_name, value] : it->items()) {
+      if (scalar_predicates_.defined_by.count(sym_name)) continue;  // lifted_scalar computes it
       sym_values_[sym_name] = read_sym_int(value, where_ + ": SymInt '" + sym_name + "'");
+    }
   }
   const Json& inputs = member(graph, "inputs", where_);
   if (!inputs.is_array() || inputs.size() != operands.size())
@@ -210,9 +225,11 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
   for (auto it = graph_.symbols().begin(); it != graph_.symbols().end();) {
     it = it->second.input == ir::kNoValue ? graph_.symbols().erase(it) : std::next(it);
   }
-  const Json& nodes = member(graph, "nodes", where_);
+  const Json& nodes = *graph_nodes_;
   if (!nodes.is_array()) throw CompileError(where_ + ": 'nodes' is not a list");
-  for (size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], static_cast<int>(i));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!scalar_predicates_.nodes.count(i)) read_node(nodes[i], static_cast<int>(i));
+  }
   std::vector<ir::ValueId> outputs;
   const Json& outs = member(graph, "outputs", where_);
   if (!outs.is_array()) throw CompileError(where_ + ": 'outputs' is not a list");
@@ -230,6 +247,9 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
   tensor_values_ = outer_values;
   where_ = outer_where;
   sym_values_ = outer_sym_values;
+  scalar_predicates_ = std::move(outer_predicates);
+  graph_nodes_ = outer_nodes;
+  lifted_ = std::move(outer_lifted);
   return out;
 }
 

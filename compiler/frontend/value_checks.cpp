@@ -119,18 +119,164 @@ bool enforceable(const Json& nodes, size_t root, const std::set<size_t>& chain,
   return true;
 }
 
-}  // namespace
-
-ValueChecks find_value_checks(const Json& nodes, const Json& tensor_values) {
-  ValueChecks checks;
-  if (!nodes.is_array()) return checks;
-  // Who reads each symbolic name.
+// Who reads each symbolic name.
+std::map<std::string, std::vector<size_t>> name_readers(const Json& nodes) {
   std::map<std::string, std::vector<size_t>> readers;
   for (size_t i = 0; i < nodes.size(); ++i) {
     std::vector<std::string> read;
     if (auto it = nodes[i].find("inputs"); it != nodes[i].end()) names_in(*it, read);
     for (const std::string& name : read) readers[name].push_back(i);
   }
+  return readers;
+}
+
+// The name a node's input `i` refers to ({"arg": {"as_sym_bool": {"as_name": ...}}}), or "".
+std::string input_name(const Json& node, size_t i) {
+  auto in = node.find("inputs");
+  if (in == node.end() || !in->is_array() || i >= in->size() || !(*in)[i].is_object()) return "";
+  std::vector<std::string> names;
+  if (auto arg = (*in)[i].find("arg"); arg != (*in)[i].end()) names_in(*arg, names);
+  return names.size() == 1 ? names[0] : "";
+}
+
+// The integer constant of a node's input `i` ({"as_int": c}), or nullopt.
+std::optional<int64_t> input_int(const Json& node, size_t i) {
+  auto in = node.find("inputs");
+  if (in == node.end() || !in->is_array() || i >= in->size() || !(*in)[i].is_object())
+    return std::nullopt;
+  auto arg = (*in)[i].find("arg");
+  if (arg == (*in)[i].end() || !arg->is_object()) return std::nullopt;
+  auto v = arg->find("as_int");
+  return v != arg->end() && v->is_number_integer() ? std::optional(v->get<int64_t>())
+                                                   : std::nullopt;
+}
+
+// Whether `assert_node` tests `sym_ite(flag, 1, 0) cmp c` and holds for both values of the flag:
+// export's range asserts of a bool's value.
+bool holds_for_any_bool(const Json& nodes, size_t assert_node, const std::string& flag,
+                        const std::map<std::string, size_t>& defined_by) {
+  auto def = [&](const std::string& name) -> const Json* {
+    auto it = defined_by.find(name);
+    return it == defined_by.end() ? nullptr : &nodes[it->second];
+  };
+  const Json* cmp = def(input_name(nodes[assert_node], 0));
+  if (cmp == nullptr) return false;
+  const std::string op = target_of(*cmp);
+  const std::optional<int64_t> c = input_int(*cmp, 1);
+  const Json* ite = def(input_name(*cmp, 0));
+  if (!op.starts_with("_operator.") || !c || ite == nullptr || target_of(*ite) != "torch.sym_ite" ||
+      input_name(*ite, 0) != flag || input_int(*ite, 1) != 1 || input_int(*ite, 2) != 0)
+    return false;
+  const std::string name = op.substr(std::strlen("_operator."));
+  for (int64_t v : {0, 1}) {
+    const bool holds = name == "ge"   ? v >= *c
+                       : name == "gt" ? v > *c
+                       : name == "le" ? v <= *c
+                       : name == "lt" ? v < *c
+                       : name == "eq" ? v == *c
+                       : name == "ne" ? v != *c
+                                      : false;
+    if (!holds) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ScalarPredicates find_scalar_predicates(const Json& nodes, const Json& tensor_values) {
+  static const std::set<std::string> kLifted = {
+      "_operator.add",  "_operator.sub", "_operator.mul", "_operator.truediv", "_operator.floordiv",
+      "_operator.mod",  "_operator.neg", "_operator.gt",  "_operator.ge",      "_operator.lt",
+      "_operator.le",   "_operator.eq",  "_operator.ne",  "_operator.and_",    "_operator.or_",
+      "_operator.not_", "torch.sym_not", "torch.sym_ite"};
+  ScalarPredicates out;
+  if (!nodes.is_array()) return out;
+  const std::map<std::string, std::vector<size_t>> readers = name_readers(nodes);
+  auto readers_of = [&](const std::string& name) {
+    auto it = readers.find(name);
+    return it == readers.end() ? std::vector<size_t>{} : it->second;
+  };
+  struct Chain {
+    std::set<size_t> nodes;
+    std::set<std::string> reads;  // every name its nodes read
+  };
+  std::map<size_t, Chain> chains;      // by root, the chains that may be lifted
+  std::set<std::string> item_derived;  // every name computed from an item(), lifted or not
+  std::map<std::string, size_t> defined_by;
+  for (size_t root = 0; root < nodes.size(); ++root) {
+    if (target_of(nodes[root]) != "torch.ops.aten._local_scalar_dense.default") continue;
+    Chain chain{{root}, {}};
+    std::set<size_t> asserts;
+    std::set<std::string> names;
+    std::deque<std::string> pending;
+    for (const std::string& n : defined_names(nodes[root])) pending.push_back(n);
+    bool ok = pending.size() == 1 && scalar_tensor_dtype(nodes[root], tensor_values).has_value();
+    bool reaches_cond = false;
+    while (!pending.empty()) {
+      const std::string name = pending.front();
+      pending.pop_front();
+      if (!names.insert(name).second) continue;
+      item_derived.insert(name);
+      for (size_t reader : readers_of(name)) {
+        const std::string target = target_of(nodes[reader]);
+        if (target == "torch.ops.higher_order.cond") {
+          reaches_cond = true;
+          ok = ok && input_name(nodes[reader], 0) == name;  // the predicate, nothing else
+        } else if (target == "torch.ops.aten._assert_scalar.default") {
+          asserts.insert(reader);
+        } else if (kLifted.count(target)) {
+          if (chain.nodes.insert(reader).second) {
+            for (const std::string& n : defined_names(nodes[reader])) pending.push_back(n);
+          }
+        } else {
+          ok = false;
+        }
+      }
+    }
+    for (size_t n : chain.nodes) {
+      for (const std::string& name : defined_names(nodes[n])) defined_by[name] = n;
+      if (auto it = nodes[n].find("inputs"); it != nodes[n].end() && n != root) {
+        std::vector<std::string> read;
+        names_in(*it, read);
+        chain.reads.insert(read.begin(), read.end());
+      }
+    }
+    const std::string flag = scalar_output(nodes[root], "as_sym_bool");
+    for (size_t a : asserts)
+      ok = ok && !flag.empty() && holds_for_any_bool(nodes, a, flag, defined_by);
+    if (!ok || !reaches_cond) continue;
+    chain.nodes.insert(asserts.begin(), asserts.end());
+    chains[root] = std::move(chain);
+  }
+  // A chain reading a scalar of another item() that is not lifted (a size as well) stays out,
+  // and so, in turn, does any reading it.
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::set<std::string> lifted;
+    for (const auto& [root, chain] : chains) {
+      for (size_t n : chain.nodes)
+        for (const std::string& name : defined_names(nodes[n])) lifted.insert(name);
+    }
+    for (auto it = chains.begin(); it != chains.end();) {
+      bool reads_unlifted = false;
+      for (const std::string& name : it->second.reads)
+        reads_unlifted = reads_unlifted || (item_derived.count(name) && !lifted.count(name));
+      changed = changed || reads_unlifted;
+      it = reads_unlifted ? chains.erase(it) : std::next(it);
+    }
+  }
+  for (const auto& [root, chain] : chains) {
+    out.nodes.insert(chain.nodes.begin(), chain.nodes.end());
+    for (size_t n : chain.nodes)
+      for (const std::string& name : defined_names(nodes[n])) out.defined_by[name] = n;
+  }
+  return out;
+}
+
+ValueChecks find_value_checks(const Json& nodes, const Json& tensor_values) {
+  ValueChecks checks;
+  if (!nodes.is_array()) return checks;
+  std::map<std::string, std::vector<size_t>> readers = name_readers(nodes);
   for (size_t root = 0; root < nodes.size(); ++root) {
     if (target_of(nodes[root]) != "torch.ops.aten._local_scalar_dense.default") continue;
     // The scalar and everything computed from it, until the asserts that test it.

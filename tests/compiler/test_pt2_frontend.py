@@ -18,6 +18,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import pt2_models  # noqa: E402
+from pt2_damage import json_mutations  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("PTERON_BUILD_DIR", REPO / "build"))
@@ -228,28 +229,6 @@ def test_malformed_archive_gives_one_line_error(case, fixtures, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr
     for expected in MALFORMED[case]:
         assert expected in lines[0], f"{expected!r} not in {lines[0]!r}"
-
-
-def json_mutations(model_json, rng, count):
-    """Structure-aware damage: numbers replaced by extremes, values swapped for other types."""
-    replacements = [-1, 0, 2**62, -(2**62), 3.5, "x", None, [], {}, True, {"as_int": 1}]
-
-    def paths(node, prefix=()):
-        yield prefix
-        children = node.items() if isinstance(node, dict) else (
-            enumerate(node) if isinstance(node, list) else ())
-        for key, child in children:
-            yield from paths(child, prefix + (key,))
-
-    all_paths = [p for p in paths(model_json) if p]
-    for _ in range(count):
-        model = json.loads(json.dumps(model_json))
-        path = rng.choice(all_paths)
-        parent = model
-        for key in path[:-1]:
-            parent = parent[key]
-        parent[path[-1]] = rng.choice(replacements)
-        yield model
 
 
 def test_damaged_archives_never_crash(fixtures, tmp_path):
