@@ -27,20 +27,23 @@ import pteron_native
 from pteron import _paths
 from pteron.partitioners import backend_names
 from pteron.recurrent import has_dynamic_recurrent_layer, keep_recurrent_layers, recurrent_ops
+from pteron.inputs import InputLayout
 from pteron.runtime import Program, load
 
 CompileError = pteron_native.CompileError
 
 
-def export(model, example_inputs: Sequence[Any], *, strict: bool = False, dynamic_shapes=None):
-    """torch.export of `model` (eval mode), decomposed to core ATen. With `dynamic_shapes`,
-    recurrent layers (nn.LSTM, nn.GRU, nn.RNN) stay whole (pteron.recurrent), so their number of
-    steps may be a Dim."""
+def export(model, example_inputs: Sequence[Any], example_kwargs: dict | None = None, *, strict: bool = False,
+           dynamic_shapes=None):
+    """torch.export of `model` (eval mode) on `example_inputs` (and keyword arguments, as
+    torch.export.export takes them), decomposed to core ATen. With `dynamic_shapes`, recurrent
+    layers (nn.LSTM, nn.GRU, nn.RNN) stay whole (pteron.recurrent), so their number of steps may
+    be a Dim."""
     import torch
 
     keep = keep_recurrent_layers() if dynamic_shapes is not None else contextlib.nullcontext()
     with keep:
-        ep = torch.export.export(model.eval(), tuple(example_inputs), strict=strict,
+        ep = torch.export.export(model.eval(), tuple(example_inputs), example_kwargs, strict=strict,
                                  dynamic_shapes=dynamic_shapes)
         return decompose(ep)
 
@@ -116,9 +119,10 @@ def _decompose(ep, keep=()):
 class LoweredProgram:
     """A compiled program: its bytes, the compiler's report, and a loader for the runtime."""
 
-    def __init__(self, data: bytes, report: dict):
+    def __init__(self, data: bytes, report: dict, input_layout: InputLayout | None = None):
         self._data = data
         self.report = report
+        self._input_layout = input_layout  # how forward's arguments map to the program's inputs
         for note in report.get("notes", []):  # what the user may want to know or change
             warnings.warn(note, UserWarning, stacklevel=3)
 
@@ -137,8 +141,11 @@ class LoweredProgram:
         f.write(self._data)
 
     def load(self) -> Program:
-        """The program on pteron's host runtime."""
-        return load(self._data)
+        """The program on pteron's host runtime; compiled from an exported model, its forward
+        also takes the model's own arguments (nested lists and dicts of tensors)."""
+        program = load(self._data)
+        program._input_layout = self._input_layout
+        return program
 
 
 def _is_core_aten(ep) -> bool:
@@ -333,4 +340,4 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)
-        return LoweredProgram(*compile_path(path))
+        return LoweredProgram(*compile_path(path), input_layout=InputLayout.of(program))

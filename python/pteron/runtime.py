@@ -9,6 +9,8 @@ from typing import Any, Sequence
 import numpy as np
 import pteron_native
 
+from pteron.inputs import InputLayout, is_container
+
 # What set_num_threads chose (0: the runtime's default); programs loaded with threads=n switch
 # to n around their own load and runs, then back to this.
 _requested_threads = 0
@@ -68,6 +70,10 @@ def _is_torch(value: Any) -> bool:
     return type(value).__module__.startswith("torch")
 
 
+def _values(container: Any) -> list:
+    return list(container.values()) if isinstance(container, dict) else list(container)
+
+
 class Method:
     """One loaded method. Calling it runs the program on the host runtime.
 
@@ -105,6 +111,12 @@ class Method:
 
     @staticmethod
     def _prepare(x: Any) -> Any:
+        if is_container(x) and any(_is_torch(v) or isinstance(v, np.ndarray) for v in _values(x)):
+            raise TypeError(
+                f"an input is a {type(x).__name__} of tensors: a program takes its inputs flat, one "
+                "tensor each (the program to_edge_transform_and_lower returns also takes the "
+                "model's own nested arguments)"
+            )
         if _is_torch(x):
             return x.detach() if x.requires_grad else x
         if isinstance(x, np.ndarray):
@@ -142,10 +154,14 @@ class Method:
 class Program:
     """A verified program. Methods load on first use and are cached."""
 
-    def __init__(self, native: pteron_native.Program, threads: int | None = None):
+    def __init__(self, native: pteron_native.Program, threads: int | None = None,
+                 input_layout: InputLayout | None = None):
         self._native = native
         self._methods: dict[str, Method] = {}
         self._threads = threads
+        # Known when compiled in this process from an exported program: forward then takes the
+        # model's own arguments (nested lists and dicts, constants), as the model does.
+        self._input_layout = input_layout
 
     @property
     def method_names(self) -> list[str]:
@@ -176,7 +192,13 @@ class Program:
     def run_method(self, name: str, inputs: Sequence[Any]) -> list:
         return self.load_method(name).execute(inputs)
 
-    def forward(self, *inputs: Any) -> list:
+    def forward(self, *inputs: Any, **keywords: Any) -> list:
+        """Runs forward on the program's inputs, or (a program compiled from an exported model
+        in this process) on the model's own arguments, flattened as torch.export flattened them."""
+        if self._input_layout is not None:
+            return self.run_method("forward", self._input_layout.flatten(inputs, keywords))
+        if keywords:
+            raise TypeError(f"keyword arguments {sorted(keywords)}: a loaded program takes its inputs in order")
         return self.run_method("forward", inputs)
 
     def reset(self) -> None:
