@@ -8,7 +8,6 @@
 #include <unordered_set>
 
 #include "compiler/compile_error.h"
-#include "compiler/emit/sym_prologue.h"
 #include "compiler/frontend/pt2_archive.h"
 #include "compiler/frontend/pt2_loader.h"
 #include "compiler/ir/queries.h"
@@ -260,11 +259,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     info.region_backend_id = lowered.region_backend_id;
     for (const RegionSummary& s : r.regions) info.region_report.push_back(s.report_json);
     info.refusals = &lowered.refusals;
-    info.steps = &method.steps;
     for (const auto& [v, view] : memory.views) info.memory_views.insert(view.node);
-    const SymPrologue prologue(graph, kernel_nodes(method));
-    for (const SymCall& call : prologue.calls())
-      info.sym_calls.push_back(call.op + "." + call.overload);
+    info.instructions = instruction_origins(method);
     const std::string text = graph_info_json(info);
     named.push_back({kGraphInfoKey, std::vector<uint8_t>(text.begin(), text.end())});
     r.graph_info_bytes = text.size();

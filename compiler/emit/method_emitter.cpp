@@ -52,12 +52,17 @@ void MethodEmitter::emit_instructions(std::vector<Offset<fb::Instruction>>& out)
   prologue_ = std::make_unique<SymPrologue>(g_, kernel_nodes(m_));
   slot_value_.assign(prologue_->slots().size(), -1);
   SymSchedule schedule(g_, *prologue_, m_.view_sources);
+  origins_.clear();
   auto flush = [&] {
-    for (const SymCall* call : schedule.ready()) out.push_back(sym_call(*call));
+    for (const SymCall* call : schedule.ready()) {
+      out.push_back(sym_call(*call));
+      origins_.push_back({ir::kNoNode, -1, call->op + "." + call->overload});
+    }
   };
   flush();
   auto kernel_step = [&](ir::NodeId n) {
     schedule.check_ready(g_.node(n));
+    const size_t first = out.size();
     if (ir::is_op(g_.node(n), ops::pteron::cond)) {
       cond(g_.node(n), out);
     } else if (ir::is_op(g_.node(n), ops::pteron::while_loop)) {
@@ -67,6 +72,7 @@ void MethodEmitter::emit_instructions(std::vector<Offset<fb::Instruction>>& out)
     } else {
       out.push_back(kernel_call(g_.node(n)));
     }
+    origins_.resize(origins_.size() + (out.size() - first), InstructionOrigin{n});
     for (ir::ValueId v : g_.node(n).outputs) schedule.produced(v);
     flush();
   };
@@ -79,6 +85,7 @@ void MethodEmitter::emit_instructions(std::vector<Offset<fb::Instruction>>& out)
         continue;
       }
       out.push_back(delegate_call(step.delegate));
+      origins_.push_back({ir::kNoNode, step.delegate, ""});
       for (ir::ValueId v : m_.delegates[static_cast<size_t>(step.delegate)].outputs)
         schedule.produced(v);
       flush();

@@ -85,6 +85,8 @@ class MethodEmitter {
   size_t delegate_calls() const { return t_.delegate_calls; }
   // Every delegate of the plan, its subgraphs' included, by the index its calls name.
   const std::vector<const LoweredDelegate*>& delegates() const { return t_.delegates; }
+  // Per instruction emit() wrote, where it comes from.
+  const std::vector<InstructionOrigin>& origins() const { return origins_; }
 
  private:
   MethodEmitter(flatbuffers::FlatBufferBuilder& b, const MethodToEmit& m, ConstantTable& constants,
@@ -169,6 +171,7 @@ class MethodEmitter {
   uint32_t first_segment_ = 1;
   std::unique_ptr<SymPrologue> prologue_;
   std::vector<int32_t> slot_value_;
+  std::vector<InstructionOrigin> origins_;
 };
 
 }  // namespace pteron::compiler::detail

@@ -63,6 +63,15 @@ Offset<fb::ExecutionPlan> constant_plan(flatbuffers::FlatBufferBuilder& b,
 
 }  // namespace
 
+std::vector<InstructionOrigin> instruction_origins(const MethodToEmit& m) {
+  flatbuffers::FlatBufferBuilder b;
+  ConstantTable constants;
+  MutableTable mutables;
+  MethodEmitter e(b, m, constants, mutables, 1);
+  e.emit();
+  return e.origins();
+}
+
 uint64_t emit_program(const std::vector<MethodToEmit>& methods, ByteSink& sink, EmitStats* stats,
                       const std::vector<NamedDataToEmit>& named_data,
                       const std::vector<ConstantMethod>& constant_methods) {

@@ -42,6 +42,19 @@ struct MethodToEmit {
   std::vector<ControlFlowToEmit> control_flow;
 };
 
+// Where one instruction of an emitted method comes from, in execution order.
+struct InstructionOrigin {
+  // A kernel call's node; for a control-flow node, every instruction of its jumps, copies and
+  // inlined subgraphs.
+  ir::NodeId node = ir::kNoNode;
+  int delegate = -1;  // a delegate call's region (index into the method's delegates)
+  std::string prim;   // a symbolic-int instruction's op ("aten::sym_size.int"), else ""
+};
+
+// The origin of each instruction emit_program writes for `m`, one for one (the emitter run on a
+// scratch buffer): what the graph info maps profiles and the explorer's labels with.
+std::vector<InstructionOrigin> instruction_origins(const MethodToEmit& m);
+
 // Program-level bytes stored in their own segment and found by key (Program.named_data), e.g.
 // the graph info the delegation report reads.
 struct NamedDataToEmit {

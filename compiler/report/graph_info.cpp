@@ -141,16 +141,16 @@ std::string graph_info_json(const GraphInfoInput& in) {
   j["regions"] = std::move(regions);
 
   json instructions = json::array();
-  for (const std::string& op : in.sym_calls)
-    instructions.push_back({{"nodes", json::array()}, {"prim", op}});
-  for (const Step& step : *in.steps) {
-    if (step.delegate >= 0) {
+  for (const InstructionOrigin& o : in.instructions) {
+    if (!o.prim.empty()) {
+      instructions.push_back({{"nodes", json::array()}, {"prim", o.prim}});
+    } else if (o.delegate >= 0) {
       json nodes_of = json::array();
-      for (ir::NodeId n : in.regions->regions[static_cast<size_t>(step.delegate)].nodes)
+      for (ir::NodeId n : in.regions->regions[static_cast<size_t>(o.delegate)].nodes)
         nodes_of.push_back(index.at(n));
-      instructions.push_back({{"nodes", nodes_of}, {"region", step.delegate}});
+      instructions.push_back({{"nodes", nodes_of}, {"region", o.delegate}});
     } else {
-      instructions.push_back({{"nodes", json::array({index.at(step.node)})}});
+      instructions.push_back({{"nodes", json::array({index.at(o.node)})}});
     }
   }
   j["instructions"] = std::move(instructions);

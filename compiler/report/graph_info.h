@@ -15,9 +15,11 @@
 //               "reasons": ["partitioner: why"] (nodes left on the kernels only)}],
 //    "regions": [{"backend", "backend_id", "nodes": [node indices],
 //                 "inputs": [{"name", "bytes"}], "outputs": [{"name", "bytes"}]}],
-//    "instructions": [{"nodes": [node indices], "region": index (delegate calls only)}]}
+//    "instructions": [{"nodes": [node indices], "region": index (delegate calls only),
+//                      "prim": op (symbolic-int instructions, no nodes)}]}
 // Nodes are in the graph's topological order; "instructions" follow the program's execution
-// order one for one, so instruction i maps back to its graph nodes (debug handles).
+// order one for one, so instruction i maps back to its graph nodes (debug handles); every
+// instruction of a control-flow node (its jumps and inlined subgraphs) maps to that node.
 #pragma once
 
 #include <string>
@@ -25,6 +27,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/emit/program_emitter.h"
 #include "compiler/ir/graph.h"
 #include "compiler/partition/partitioner.h"
 #include "compiler/partition/schedule.h"
@@ -49,10 +52,9 @@ struct GraphInfoInput {
   // Per node left on the kernels: each partitioner's reason (PartitionResult::refusals plus
   // lowering failures).
   const std::unordered_map<ir::NodeId, std::vector<std::string>>* refusals = nullptr;
-  const std::vector<Step>* steps = nullptr;     // execution order
   std::unordered_set<ir::NodeId> memory_views;  // view nodes without an instruction
-  // Dynamic shapes: prim-op instructions (symbolic ints) the emitter puts before the steps.
-  std::vector<std::string> sym_calls;
+  // Every instruction of the emitted method, in execution order (emit's instruction_origins).
+  std::vector<InstructionOrigin> instructions;
 };
 
 std::string graph_info_json(const GraphInfoInput& input);

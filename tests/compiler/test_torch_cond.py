@@ -296,3 +296,50 @@ def test_only_the_branch_taken_runs(tmp_path):
     assert calls["heavy"]["jump_false"] == 2
     assert calls["light"]["aten::convolution.out"] == 1 and "aten::relu.out" not in calls["light"]
     assert calls["light"]["jump_false"] == 1
+
+
+class CondThenMore(torch.nn.Module):
+    """Work before and after a cond, so a wrong instruction-to-node map shows after it."""
+
+    def forward(self, x):
+        y = torch.cond(x.sum() > 0, lambda x: (x * 2).sin() + 1, lambda x: x.cos(), (x,))
+        return (y.exp() - x).tanh()
+
+
+def test_the_graph_info_maps_every_instruction_to_its_node():
+    # One entry per instruction, in execution order: the cond's jumps, copies and branch
+    # instructions map to the cond node, the nodes before and after it to themselves (what
+    # pteron profile's per-module breakdown and the explorer's labels read).
+    model = CondThenMore()
+    program = pteron.to_edge_transform_and_lower(pteron.export(model, (torch.randn(4),)), kernels=["portable"], progress=False)
+    info = pteron.get_delegation_info(program.buffer())
+    loaded = program.load()
+    names = loaded.load_method().instruction_names()
+    entries = info.graph_info["instructions"]
+    assert len(entries) == len(names)
+    nodes = info.graph_info["nodes"]
+    ops = [nodes[e["nodes"][0]]["op"] for e in entries]
+    cond = [i for i, op in enumerate(ops) if op == "pteron::cond.default"]
+    assert cond == list(range(cond[0], cond[-1] + 1)) and len(cond) >= 6  # 2 jumps, 3 + 1 ops, copies
+    assert ops[cond[-1] + 1:] == ["aten::exp.default", "aten::sub.Tensor", "aten::tanh.default"]
+    for op, name in zip(ops[cond[-1] + 1:], names[cond[-1] + 1:]):
+        assert name.startswith(op.split(".")[0]), (op, name)
+
+
+class SizeReadMidway(torch.nn.Module):
+    def forward(self, x):
+        picked = x[x > 0]  # its length is read after the selection runs
+        return picked.view(-1, 1) * 2, x.exp()
+
+
+def test_the_graph_info_places_size_reads_where_they_run():
+    program = pteron.to_edge_transform_and_lower(pteron.export(SizeReadMidway(), (torch.randn(6),)), kernels=["portable"],
+                                                 progress=False)
+    entries = pteron.get_delegation_info(program.buffer()).graph_info["instructions"]
+    names = program.load().load_method().instruction_names()
+    assert len(entries) == len(names)
+    for entry, name in zip(entries, names):
+        assert ("prim" in entry) == (not entry["nodes"]), entry
+        if "prim" in entry:
+            assert name.startswith(entry["prim"].rsplit(".", 1)[0]), (entry, name)
+    assert any("prim" in e for e in entries[1:]), "the size read follows the selection"
