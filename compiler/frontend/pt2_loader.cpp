@@ -25,13 +25,13 @@ ir::Graph Loader::load() {
     const Json& module = member(model_, "graph_module", where_);
     const Json& graph = member(module, "graph", where_);
     tensor_values_ = &member(graph, "tensor_values", where_);
-    value_checks_ = find_value_checks(member(graph, "nodes", where_), *tensor_values_);
     graph_nodes_ = &member(graph, "nodes", where_);
+    value_checks_ = find_value_checks(*graph_nodes_, *tensor_values_);
     scalar_predicates_ = find_scalar_predicates(*graph_nodes_, *tensor_values_);
     read_symbols(graph);
     PayloadConfigs configs(archive_, options_.model_name);
     read_inputs(member(module, "signature", where_), graph, configs);
-    const Json& nodes = member(graph, "nodes", where_);
+    const Json& nodes = *graph_nodes_;
     if (!nodes.is_array()) throw CompileError(where_ + ": 'nodes' is not a list");
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (!value_checks_.nodes.count(i) && !scalar_predicates_.nodes.count(i))

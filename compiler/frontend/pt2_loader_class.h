@@ -205,8 +205,9 @@ class Loader {
   // whose branches are subgraphs read by this loader (read_branch).
   void read_cond(const Json& node, const ir::DebugHandle& debug, const std::string& what);
 
-  // The predicate as a one-element bool tensor: a tensor (compared with 0 unless bool), or a
-  // comparison of sizes computed by the program each call.
+  // The predicate as a one-element bool tensor: a tensor (compared with 0 unless bool), a
+  // comparison of sizes, or arithmetic on item() values (lifted_scalar), computed by the program
+  // each call.
   ir::ValueId cond_predicate(const Json& arg, const ir::DebugHandle& debug,
                              const std::string& what);
 

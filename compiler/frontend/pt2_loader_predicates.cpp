@@ -2,8 +2,6 @@
 // scalars export reads with item() and the Python arithmetic and comparisons on them, read as
 // ATen ops on one-element tensors. Integers compute in i64 and floating values in f64, as Python's
 // int and float do, so a comparison with a constant gives what eager gives.
-#include <cstring>
-
 #include "compiler/frontend/pt2_loader_class.h"
 
 namespace pteron::compiler::frontend::detail {
@@ -120,7 +118,9 @@ ir::ValueId Loader::lifted_scalar(const std::string& name, const ir::DebugHandle
     size_t rank = 0;
     bool any_double = false, all_bool = true;
     const Json& inputs = member(node, "inputs", node_what);
-    if (!inputs.is_array()) throw CompileError(node_what + ": 'inputs' is not a list");
+    const size_t arity = py == "neg" || py == "not_" || py == "not" ? 1 : py == "ite" ? 3 : 2;
+    if (!inputs.is_array() || inputs.size() != arity)
+      throw CompileError(node_what + ": takes " + std::to_string(arity) + " operand(s)");
     for (const Json& input : inputs) {
       const ir::ValueId v = lifted_operand(member(input, "arg", node_what), debug, node_what);
       const ir::TensorSpec& spec = graph_.value(v).spec;
@@ -136,10 +136,12 @@ ir::ValueId Loader::lifted_scalar(const std::string& name, const ir::DebugHandle
                            : py == "truediv" || any_double ? ir::ScalarType::Double
                                                            : ir::ScalarType::Long;
     if (py == "ite") {
-      if (args.size() != 3) throw CompileError(node_what + ": sym_ite takes three arguments");
-      dtype = graph_.value(args[1].get<ir::TensorRef>().id).spec.dtype;
-      if (graph_.value(args[2].get<ir::TensorRef>().id).spec.dtype != dtype)
-        throw CompileError(node_what + ": sym_ite of two types");
+      const auto dtype_of = [&](size_t i) {
+        return graph_.value(args[i].get<ir::TensorRef>().id).spec.dtype;
+      };
+      dtype = dtype_of(1);
+      if (dtype_of(0) != ir::ScalarType::Bool || dtype_of(2) != dtype)
+        throw CompileError(node_what + ": sym_ite takes a bool and two values of one type");
     } else if (!is_comparison_or_logic(py)) {
       // Python's arithmetic on bools is on ints, and its / on ints gives a float.
       for (ir::Argument& a : args) {

@@ -127,9 +127,12 @@ def test_damaged_predicate_chains_are_refused_in_one_line(tmp_path):
     under = [("graph_module", "graph", "nodes", i) for i in chain]
     for case, damaged in enumerate(json_mutations(model_json, random.Random(1), 30, under)):
         assert_compiles_or_one_line_error(with_model_json(pt2, tmp_path / f"c{case}.pt2", damaged), tmp_path / "c.pte")
-    # A subtraction also reads the comparison computed from it.
+    # A subtraction reads the comparison computed from it; then takes a third operand.
     sub = next(n for n in nodes if n["target"] == "_operator.sub")
     gt = next(n for n in nodes if n["target"] == "_operator.gt")
-    sub["inputs"].append({"name": "c", "arg": {"as_sym_bool": gt["outputs"][0]["as_sym_bool"]}, "kind": 1})
+    sub["inputs"][1]["arg"] = {"as_sym_bool": gt["outputs"][0]["as_sym_bool"]}
     cycle = with_model_json(pt2, tmp_path / "cycle.pt2", model_json)
     assert "is computed from itself" in assert_compiles_or_one_line_error(cycle, tmp_path / "c.pte").stderr
+    sub["inputs"].append({"name": "c", "arg": {"as_float": 1.0}, "kind": 1})
+    extra = with_model_json(pt2, tmp_path / "extra.pt2", model_json)
+    assert "takes 2 operand(s)" in assert_compiles_or_one_line_error(extra, tmp_path / "c.pte").stderr
