@@ -9,24 +9,17 @@ namespace {
 
 // Python's operator (the target less "_operator." / "torch.sym_") -> the ATen op on tensors.
 const std::map<std::string, std::string>& aten_ops() {
-  static const std::map<std::string, std::string> ops = {{"add", "aten::add.Tensor"},
-                                                         {"sub", "aten::sub.Tensor"},
-                                                         {"mul", "aten::mul.Tensor"},
-                                                         {"truediv", "aten::div.Tensor"},
-                                                         {"floordiv", "aten::floor_divide"},
-                                                         {"mod", "aten::remainder.Tensor"},
-                                                         {"neg", "aten::neg"},
-                                                         {"gt", "aten::gt.Tensor"},
-                                                         {"ge", "aten::ge.Tensor"},
-                                                         {"lt", "aten::lt.Tensor"},
-                                                         {"le", "aten::le.Tensor"},
-                                                         {"eq", "aten::eq.Tensor"},
-                                                         {"ne", "aten::ne.Tensor"},
-                                                         {"and_", "aten::logical_and"},
-                                                         {"or_", "aten::logical_or"},
-                                                         {"not_", "aten::logical_not"},
-                                                         {"not", "aten::logical_not"},
-                                                         {"ite", "aten::where.self"}};
+  static const std::map<std::string, std::string> ops = {
+      {"add", "aten::add.Tensor"},        {"sub", "aten::sub.Tensor"},
+      {"mul", "aten::mul.Tensor"},        {"truediv", "aten::div.Tensor"},
+      {"floordiv", "aten::floor_divide"}, {"mod", "aten::remainder.Tensor"},
+      {"pow", "aten::pow.Tensor_Tensor"}, {"neg", "aten::neg"},
+      {"gt", "aten::gt.Tensor"},          {"ge", "aten::ge.Tensor"},
+      {"lt", "aten::lt.Tensor"},          {"le", "aten::le.Tensor"},
+      {"eq", "aten::eq.Tensor"},          {"ne", "aten::ne.Tensor"},
+      {"and_", "aten::logical_and"},      {"or_", "aten::logical_or"},
+      {"not_", "aten::logical_not"},      {"not", "aten::logical_not"},
+      {"ite", "aten::where.self"},        {"float", "aten::_to_copy"}};
   return ops;
 }
 
@@ -118,7 +111,9 @@ ir::ValueId Loader::lifted_scalar(const std::string& name, const ir::DebugHandle
     size_t rank = 0;
     bool any_double = false, all_bool = true;
     const Json& inputs = member(node, "inputs", node_what);
-    const size_t arity = py == "neg" || py == "not_" || py == "not" ? 1 : py == "ite" ? 3 : 2;
+    const size_t arity = py == "neg" || py == "not_" || py == "not" || py == "float" ? 1
+                         : py == "ite"                                               ? 3
+                                                                                     : 2;
     if (!inputs.is_array() || inputs.size() != arity)
       throw CompileError(node_what + ": takes " + std::to_string(arity) + " operand(s)");
     for (const Json& input : inputs) {
@@ -132,9 +127,11 @@ ir::ValueId Loader::lifted_scalar(const std::string& name, const ir::DebugHandle
     const bool logic = py == "and_" || py == "or_" || py == "not_" || py == "not";
     if (logic && !all_bool)
       throw CompileError(node_what + ": bitwise operations on numbers are not supported");
-    ir::ScalarType dtype = is_comparison_or_logic(py)      ? ir::ScalarType::Bool
-                           : py == "truediv" || any_double ? ir::ScalarType::Double
-                                                           : ir::ScalarType::Long;
+    // Python's / gives a float, and so does ** where the exponent is negative: both in f64.
+    const bool to_float = py == "truediv" || py == "pow" || py == "float";
+    ir::ScalarType dtype = is_comparison_or_logic(py) ? ir::ScalarType::Bool
+                           : to_float || any_double   ? ir::ScalarType::Double
+                                                      : ir::ScalarType::Long;
     if (py == "ite") {
       const auto dtype_of = [&](size_t i) {
         return graph_.value(args[i].get<ir::TensorRef>().id).spec.dtype;
@@ -143,7 +140,7 @@ ir::ValueId Loader::lifted_scalar(const std::string& name, const ir::DebugHandle
       if (dtype_of(0) != ir::ScalarType::Bool || dtype_of(2) != dtype)
         throw CompileError(node_what + ": sym_ite takes a bool and two values of one type");
     } else if (!is_comparison_or_logic(py)) {
-      // Python's arithmetic on bools is on ints, and its / on ints gives a float.
+      // Python's arithmetic on bools is on ints.
       for (ir::Argument& a : args) {
         const ir::ValueId v = a.get<ir::TensorRef>().id;
         const ir::ScalarType from = graph_.value(v).spec.dtype;
@@ -154,7 +151,9 @@ ir::ValueId Loader::lifted_scalar(const std::string& name, const ir::DebugHandle
         }
       }
     }
-    out = add_op(graph_, aten->second, std::move(args), dtype, rank, debug);
+    // sym_float(n): the operand as a float, which the cast above made it.
+    out = py == "float" ? args[0].get<ir::TensorRef>().id
+                        : add_op(graph_, aten->second, std::move(args), dtype, rank, debug);
   }
   lifted_[name] = out;
   return out;

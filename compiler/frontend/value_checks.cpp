@@ -185,10 +185,10 @@ bool holds_for_any_bool(const Json& nodes, size_t assert_node, const std::string
 
 ScalarPredicates find_scalar_predicates(const Json& nodes, const Json& tensor_values) {
   static const std::set<std::string> kLifted = {
-      "_operator.add",  "_operator.sub", "_operator.mul", "_operator.truediv", "_operator.floordiv",
-      "_operator.mod",  "_operator.neg", "_operator.gt",  "_operator.ge",      "_operator.lt",
-      "_operator.le",   "_operator.eq",  "_operator.ne",  "_operator.and_",    "_operator.or_",
-      "_operator.not_", "torch.sym_not", "torch.sym_ite"};
+      "_operator.add", "_operator.sub",  "_operator.mul", "_operator.truediv", "_operator.floordiv",
+      "_operator.mod", "_operator.pow",  "_operator.neg", "_operator.gt",      "_operator.ge",
+      "_operator.lt",  "_operator.le",   "_operator.eq",  "_operator.ne",      "_operator.and_",
+      "_operator.or_", "_operator.not_", "torch.sym_not", "torch.sym_ite",     "torch.sym_float"};
   ScalarPredicates out;
   if (!nodes.is_array()) return out;
   const std::map<std::string, std::vector<size_t>> readers = name_readers(nodes);

@@ -35,6 +35,11 @@ class IntItemAndSize(torch.nn.Module):
         return torch.cond(n.item() / 3 > x.shape[0] // 2 - 0.5, lambda x: x.sin(), lambda x: x.cos(), (x,))
 
 
+class PowersOfItems(torch.nn.Module):
+    def forward(self, x, n):
+        return torch.cond(x.sum().item() ** 2 + n.item() ** 3 > 5.0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+
+
 class ItemInScanStep(torch.nn.Module):
     def forward(self, xs):
         def step(c, x):
@@ -72,6 +77,10 @@ CASES = {
          (torch.full((4,), 5.0), torch.tensor(0.5))],
     ),
     "int and size": (IntItemAndSize, [(torch.randn(4), torch.tensor(5)), (torch.randn(4), torch.tensor(4))]),
+    "powers": (
+        PowersOfItems,
+        [(torch.tensor([0.5]), torch.tensor(1)), (torch.tensor([0.5]), torch.tensor(2)), (torch.tensor([-2.0]), torch.tensor(1))],
+    ),
     "in a scan step": (ItemInScanStep, [(torch.tensor([[1.0] * 4, [-1.0] * 4, [0.5] * 4]),)]),
     "in a branch": (ItemInBranch, [(torch.full((3,), 2.0),), (torch.full((3,), 1.0),), (-torch.ones(3),)]),
     "also a size": (ItemAlsoASize, [(torch.randn(5), torch.tensor(3)), (torch.randn(5), torch.tensor(1))]),
@@ -97,19 +106,19 @@ def test_each_call_takes_the_branch_eager_takes(case, kernels):
 def test_the_calls_take_both_branches():
     # Guards the cases above: each model's calls see both branches in eager.
     sin_taken = {case: {torch.equal(_eager(m(), a)[0], a[0].sin()) for a in calls} for case, (m, calls) in CASES.items()}
-    for case in ("float", "bool", "two items", "int and size", "also a size"):
+    for case in ("float", "bool", "two items", "int and size", "also a size", "powers"):
         assert sin_taken[case] == {True, False}, case
     assert torch.equal(FloatItem()(torch.tensor([0.1])), torch.tensor([0.1]).sin())
 
 
-class PowerOfItem(torch.nn.Module):
-    def forward(self, x):
-        return torch.cond(x.sum().item() ** 2 > 1.0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+class BitsOfItem(torch.nn.Module):
+    def forward(self, x, n):
+        return torch.cond((n.item() & 3) > 1, lambda x: x.sin(), lambda x: x.cos(), (x,))
 
 
 def test_arithmetic_it_does_not_compute_is_refused_in_one_line():
-    with pytest.raises(pteron.CompileError, match="symbolic value") as error:
-        pteron.to_edge_transform_and_lower(pteron.export(PowerOfItem(), (torch.ones(3),)), progress=False)
+    with pytest.raises(pteron.CompileError, match="bitwise operations on numbers") as error:
+        pteron.to_edge_transform_and_lower(pteron.export(BitsOfItem(), (torch.ones(3), torch.tensor(6))), progress=False)
     assert "\n" not in str(error.value)
 
 
