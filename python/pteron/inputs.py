@@ -9,10 +9,11 @@ from typing import Any
 
 
 class InputLayout:
-    def __init__(self, in_spec: Any, kept: list[bool], constants: dict[int, Any]):
+    def __init__(self, in_spec: Any, num_arguments: int, constants: dict[int, Any]):
         self._in_spec = in_spec  # torch's TreeSpec of (args, kwargs)
-        self._kept = kept  # per flattened argument: a program input (not a constant)
-        self._constants = constants  # by flattened position: the constant export specialised on
+        self._num_arguments = num_arguments  # flattened arguments, constants included
+        # By flattened position: the constant export specialised on (not a program input).
+        self._constants = constants
 
     @classmethod
     def of(cls, exported_program: Any) -> "InputLayout":
@@ -20,11 +21,11 @@ class InputLayout:
 
         user = [s for s in exported_program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
         constants = {i: s.arg.value for i, s in enumerate(user) if isinstance(s.arg, ConstantArgument)}
-        return cls(exported_program.call_spec.in_spec, [i not in constants for i in range(len(user))], constants)
+        return cls(exported_program.call_spec.in_spec, len(user), constants)
 
     @property
     def num_inputs(self) -> int:
-        return sum(self._kept)
+        return self._num_arguments - len(self._constants)
 
     def flatten(self, args: tuple, kwargs: dict) -> list:
         """The program's inputs for a call with the model's arguments; the program's flat inputs
@@ -32,14 +33,14 @@ class InputLayout:
         import torch.utils._pytree as pytree
 
         leaves, spec = pytree.tree_flatten((tuple(args), dict(kwargs)))
-        if spec == self._in_spec and len(leaves) == len(self._kept):
+        if spec == self._in_spec and len(leaves) == self._num_arguments:
             for i, value in self._constants.items():
                 if type(leaves[i]) is not type(value) or leaves[i] != value:
                     raise TypeError(
                         f"argument {i} (flattened) is {leaves[i]!r}; the program was exported with "
                         f"{value!r} and is specialised on it (export again for another value)"
                     )
-            return [leaf for leaf, keep in zip(leaves, self._kept) if keep]
+            return [leaf for i, leaf in enumerate(leaves) if i not in self._constants]
         if not kwargs and len(args) == self.num_inputs and not any(map(is_container, args)):
             return list(args)
         raise TypeError(
