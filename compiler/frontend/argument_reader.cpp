@@ -77,7 +77,10 @@ class Reader {
       }
       return read(literal(v));
     }
-    if (kind == "as_sym_float" || kind == "as_sym_bool") return read(literal(v));
+    if (kind == "as_sym_float" || kind == "as_sym_bool") {
+      if (std::optional<ir::ValueId> number = lifted(v)) return lifted_argument(*number);
+      return read(literal(v));
+    }
     if (kind == "as_sym_ints") {
       if (!v.is_array()) throw CompileError(what_ + ": " + kind + " is not a list");
       ir::SymIntList list;
@@ -145,6 +148,24 @@ class Reader {
       return nullptr;
     }
     return e;
+  }
+
+  // A named SymFloat / SymBool the program computes as a 0-dim tensor (ValueResolver::lifted).
+  std::optional<ir::ValueId> lifted(const Json& sym) {
+    auto [kind, value] = union_member(sym, what_);
+    if (kind != "as_name" || !values_.lifted) return std::nullopt;
+    return values_.lifted(json_string(*value, what_));
+  }
+
+  // Such a value where the schema wants a Tensor, or a Scalar, whose op the caller then
+  // replaces by its Tensor overload (the argument is a tensor either way).
+  Argument lifted_argument(ir::ValueId number) const {
+    if (!scalar_of(BaseType::Tensor) && !scalar_of(BaseType::Scalar)) {
+      throw CompileError(what_ + " is a value read from a tensor with item(), but the schema " +
+                         "expects " + type_.spelling + "; pteron passes such values where " +
+                         "an op takes a Tensor or a Scalar");
+    }
+    return Argument(ir::TensorRef{number});
   }
 
   // {"as_name": "s0"} is a symbol; {"as_int": 3} a literal, returned as an Argument union.

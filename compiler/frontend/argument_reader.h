@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "compiler/frontend/export_json.h"
@@ -23,6 +24,11 @@ struct ValueResolver {
   // Resolves a SymInt's name ({"as_name": "sym_size_int_5"}) to its expression over the
   // graph's symbols; throws when the name is unknown or the graph has no symbols.
   std::function<ir::SymExprPtr(const std::string& name)> sym_int;
+  // A SymFloat or SymBool read from a tensor with item() that the program computes
+  // (frontend/value_checks.h: LiftedScalars), by name: its 0-dim tensor, or nullopt for any
+  // other name. read_argument returns it as a TensorRef in Tensor and in Scalar positions (the
+  // caller replaces a Scalar one's op by its Tensor overload).
+  std::function<std::optional<ir::ValueId>(const std::string& name)> lifted;
 };
 
 // Converts one serialized Argument union (e.g. {"as_ints": [1, 0]}) for the schema argument

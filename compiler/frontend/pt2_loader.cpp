@@ -27,14 +27,14 @@ ir::Graph Loader::load() {
     tensor_values_ = &member(graph, "tensor_values", where_);
     graph_nodes_ = &member(graph, "nodes", where_);
     value_checks_ = find_value_checks(*graph_nodes_, *tensor_values_);
-    scalar_predicates_ = find_scalar_predicates(*graph_nodes_, *tensor_values_);
+    lifted_scalars_ = find_lifted_scalars(*graph_nodes_, *tensor_values_);
     read_symbols(graph);
     PayloadConfigs configs(archive_, options_.model_name);
     read_inputs(member(module, "signature", where_), graph, configs);
     const Json& nodes = *graph_nodes_;
     if (!nodes.is_array()) throw CompileError(where_ + ": 'nodes' is not a list");
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (!value_checks_.nodes.count(i) && !scalar_predicates_.nodes.count(i))
+      if (!value_checks_.nodes.count(i) && !lifted_scalars_.nodes.count(i))
         read_node(nodes[i], static_cast<int>(i));
     }
     read_outputs(member(module, "signature", where_));
@@ -113,7 +113,7 @@ void Loader::check_version() {
 void Loader::read_symbols(const Json& graph) {
   if (auto it = graph.find("sym_float_values"); it != graph.end() && it->is_object()) {
     for (const auto& [name, value] : it->items()) {  // left-out value checks' scalars: never read
-      if (!value_checks_.symbols.count(name) && !scalar_predicates_.defined_by.count(name))
+      if (!value_checks_.symbols.count(name) && !lifted_scalars_.defined_by.count(name))
         throw_symbolic(where_ + ": the graph", "symbolic value '" + name + "'");
     }
   }
@@ -136,9 +136,9 @@ void Loader::read_symbols(const Json& graph) {
   }
   if (auto it = graph.find("sym_int_values"); it != graph.end() && it->is_object()) {
     for (const auto& [name, value] : it->items()) {
-      if (value_checks_.symbols.count(name)) continue;          // a left-out value check's
-      if (value_checks_.flag_ints.count(name)) continue;        // read_flag_as_int gives it
-      if (scalar_predicates_.defined_by.count(name)) continue;  // lifted_scalar computes it
+      if (value_checks_.symbols.count(name)) continue;       // a left-out value check's
+      if (value_checks_.flag_ints.count(name)) continue;     // read_flag_as_int gives it
+      if (lifted_scalars_.defined_by.count(name)) continue;  // lifted_scalar computes it
       sym_values_[name] = read_sym_int(value, where_ + ": SymInt '" + name + "'");
     }
   }
@@ -324,6 +324,10 @@ void Loader::read_node(const Json& node, int index) {
         [&](const ir::SymExprPtr& e) { return wrap_sym_int(e, debug, arg_name); },
         [&](const std::string& n) {
           return sym_int_named(n, arg_what, ir::sym_arg_needs_bound(schema, i));
+        },
+        [&](const std::string& n) -> std::optional<ir::ValueId> {
+          if (!lifted_scalars_.defined_by.count(n)) return std::nullopt;
+          return lifted_number(n, float_type, debug, arg_what);
         }};
     args[i] = read_argument(member(input, "arg", arg_what), schema.args[i], values, arg_what);
   }
@@ -338,8 +342,12 @@ void Loader::read_node(const Json& node, int index) {
     }
   }
   bound_data_dependent_sizes(node, schema.op.str(), filled, what);
-  const ir::NodeId id = graph_.add_node(schema, std::move(filled),
-                                        read_node_outputs(node, schema, what), std::move(debug));
+  std::vector<std::optional<ir::NewValue>> outputs = read_node_outputs(node, schema, what);
+  const ir::NodeId id =
+      takes_lifted_scalar(schema, filled)
+          ? add_lifted_scalar_call(schema, std::move(filled), std::move(outputs), float_type, debug,
+                                   what)
+          : graph_.add_node(schema, std::move(filled), std::move(outputs), std::move(debug));
   bind_data_dependent_sizes(id);
 }
 

@@ -1,7 +1,9 @@
 // The .pt2 loader's class (load_pt2 in pt2_loader.h is its entry point), shared by the files
 // that define it: pt2_loader.cpp reads the archive, inputs, nodes, effects and outputs;
 // pt2_loader_sizes.cpp reads what torch.export writes about symbolic sizes and values (guards,
-// data-dependent lengths, item() reads, run-time checks). Internal to the frontend.
+// data-dependent lengths, item() reads, run-time checks); pt2_loader_item_scalars.cpp the item()
+// values the program computes as tensors; pt2_loader_control_flow.cpp cond, while_loop, scan and
+// map. Internal to the frontend.
 #pragma once
 
 #include <algorithm>
@@ -51,8 +53,9 @@ class Loader {
   void check_version();
 
   // Bounded dynamic shapes: the symbols' ranges (range_constraints) and the named SymInts'
-  // expressions (sym_int_values). Symbolic floats are refused; symbolic bools are the
-  // comparisons export's size guards test (read_size_guard).
+  // expressions (sym_int_values). Symbolic floats are refused unless the program computes them
+  // (lifted_scalars_); symbolic bools are the comparisons export's size guards test
+  // (read_size_guard).
   void read_symbols(const Json& graph);
 
   // A named SymInt used as an argument: its expression, every symbol of which must be a
@@ -198,6 +201,31 @@ class Loader {
                                                              const ir::OpSchema& schema,
                                                              const std::string& what);
 
+  // ---- item() values the program computes (pt2_loader_item_scalars.cpp)
+  // ----------------------------------------------------
+
+  // A lifted item() value (frontend/value_checks.h: LiftedScalars) as a one-element tensor the
+  // program computes: item() reads the tensor itself (as f64 when floating, i64 when integer:
+  // Python's float and int), Python arithmetic and comparisons become ATen ops on them. Each
+  // name is computed once.
+  ir::ValueId lifted_scalar(const std::string& name, const ir::DebugHandle& debug,
+                            const std::string& what);
+  // An operand of a lifted scalar's node: a constant, another lifted scalar, or a size.
+  ir::ValueId lifted_operand(const Json& arg, const ir::DebugHandle& debug,
+                             const std::string& what);
+  // A lifted value as a tensor op's argument: 0-dim, a float in `float_type` (what torch
+  // computes a Python float with next to the op's other tensors).
+  ir::ValueId lifted_number(const std::string& name, ir::ScalarType float_type,
+                            const ir::DebugHandle& debug, const std::string& what);
+  // A call whose Scalar arguments include lifted values (takes_lifted_scalar): the op's Tensor
+  // overload (clamp -> clamp.Tensor, pow.Tensor_Scalar -> pow.Tensor_Tensor), or for full /
+  // full_like / scalar_tensor the value cast and expanded; a one-line refusal where the op has
+  // no such overload (leaky_relu's negative_slope).
+  ir::NodeId add_lifted_scalar_call(const ir::OpSchema& schema, std::vector<ir::Argument> args,
+                                    std::vector<std::optional<ir::NewValue>> outputs,
+                                    ir::ScalarType float_type, const ir::DebugHandle& debug,
+                                    const std::string& what);
+
   // ---- Control flow (pt2_loader_control_flow.cpp)
   // ----------------------------------------------------
 
@@ -209,16 +237,6 @@ class Loader {
   // comparison of sizes, or arithmetic on item() values (lifted_scalar), computed by the program
   // each call.
   ir::ValueId cond_predicate(const Json& arg, const ir::DebugHandle& debug,
-                             const std::string& what);
-
-  // A scalar of a lifted cond predicate (frontend/value_checks.h: ScalarPredicates) as a
-  // one-element tensor the program computes: item() reads the tensor itself (as f64 when
-  // floating, i64 when integer: Python's float and int), Python arithmetic and comparisons
-  // become ATen ops on them. Each name is computed once.
-  ir::ValueId lifted_scalar(const std::string& name, const ir::DebugHandle& debug,
-                            const std::string& what);
-  // An operand of a lifted scalar's node: a constant, another lifted scalar, or a size.
-  ir::ValueId lifted_operand(const Json& arg, const ir::DebugHandle& debug,
                              const std::string& what);
 
   // torch.ops.higher_order.while_loop(cond_graph, body_graph, carried, additional): a
@@ -277,12 +295,16 @@ class Loader {
   std::set<std::string> storage_offsets_;  // SymInt names sym_storage_offset defines
   std::unordered_map<std::string, ir::SymExprPtr> flags_;
   ValueChecks value_checks_;  // run-time checks on tensor values, left out
-  // cond predicates computed from tensor values, read as tensor ops (lifted_scalar), of the
+  // item() values the program computes, read as tensor ops (lifted_scalar), of the
   // graph being read (the model's or a subgraph's), its nodes and the tensors made so far.
-  ScalarPredicates scalar_predicates_;
+  LiftedScalars lifted_scalars_;
   const Json* graph_nodes_ = nullptr;
   std::unordered_map<std::string, ir::ValueId> lifted_;
   ir::Graph graph_;
 };
+
+// Whether a Scalar argument of `args` holds a lifted item() value (read as a tensor): the call
+// goes through Loader::add_lifted_scalar_call.
+bool takes_lifted_scalar(const ir::OpSchema& schema, const std::vector<ir::Argument>& args);
 
 }  // namespace pteron::compiler::frontend::detail

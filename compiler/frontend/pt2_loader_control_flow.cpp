@@ -130,7 +130,7 @@ ir::ValueId Loader::cond_predicate(const Json& arg, const ir::DebugHandle& debug
                        "pred");
   }
   const std::string name = json_string(*sym, what);
-  if (scalar_predicates_.defined_by.count(name)) return nonzero(lifted_scalar(name, debug, what));
+  if (lifted_scalars_.defined_by.count(name)) return nonzero(lifted_scalar(name, debug, what));
   auto guard = size_guards_.find(name);
   if (guard == size_guards_.end())
     throw_symbolic(what, "predicate '" + name + "' (pteron reads comparisons of sizes)");
@@ -166,7 +166,7 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
   const Json* outer_values = tensor_values_;
   const std::string outer_where = where_;
   const auto outer_sym_values = sym_values_;
-  ScalarPredicates outer_predicates = std::move(scalar_predicates_);
+  LiftedScalars outer_lifted_scalars = std::move(lifted_scalars_);
   const Json* outer_nodes = graph_nodes_;
   auto outer_lifted = std::move(lifted_);
   lifted_.clear();
@@ -174,7 +174,7 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
   where_ = outer_where + ": subgraph '" + name + "'";
   tensor_values_ = &member(graph, "tensor_values", where_);
   graph_nodes_ = &member(graph, "nodes", where_);
-  scalar_predicates_ = find_scalar_predicates(*graph_nodes_, *tensor_values_);
+  lifted_scalars_ = find_lifted_scalars(*graph_nodes_, *tensor_values_);
   // The model's symbols, each read from a branch input where one has it as a dimension.
   for (const auto& [symbol, info] : outer.symbols()) {
     ir::SymbolInfo copy = info;
@@ -185,7 +185,7 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
   }
   if (auto it = graph.find("sym_int_values"); it != graph.end() && it->is_object()) {
     for (const auto& [sym_name, value] : it->items()) {
-      if (scalar_predicates_.defined_by.count(sym_name)) continue;  // lifted_scalar computes it
+      if (lifted_scalars_.defined_by.count(sym_name)) continue;  // lifted_scalar computes it
       sym_values_[sym_name] = read_sym_int(value, where_ + ": SymInt '" + sym_name + "'");
     }
   }
@@ -228,7 +228,7 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
   const Json& nodes = *graph_nodes_;
   if (!nodes.is_array()) throw CompileError(where_ + ": 'nodes' is not a list");
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!scalar_predicates_.nodes.count(i)) read_node(nodes[i], static_cast<int>(i));
+    if (!lifted_scalars_.nodes.count(i)) read_node(nodes[i], static_cast<int>(i));
   }
   std::vector<ir::ValueId> outputs;
   const Json& outs = member(graph, "outputs", where_);
@@ -247,7 +247,7 @@ ir::Graph Loader::read_branch(const Json& arg, const std::vector<SubgraphInput>&
   tensor_values_ = outer_values;
   where_ = outer_where;
   sym_values_ = outer_sym_values;
-  scalar_predicates_ = std::move(outer_predicates);
+  lifted_scalars_ = std::move(outer_lifted_scalars);
   graph_nodes_ = outer_nodes;
   lifted_ = std::move(outer_lifted);
   return out;

@@ -181,15 +181,22 @@ bool holds_for_any_bool(const Json& nodes, size_t assert_node, const std::string
   return true;
 }
 
+// An ATen (or other library) op on tensors: not control flow, not an assert.
+bool is_tensor_op(const std::string& target) {
+  return target.starts_with("torch.ops.") && !target.starts_with("torch.ops.higher_order.") &&
+         target != "torch.ops.aten._assert_scalar.default" &&
+         target != "torch.ops.aten.sym_size.int" && target != "torch.ops.aten.sym_numel.default";
+}
+
 }  // namespace
 
-ScalarPredicates find_scalar_predicates(const Json& nodes, const Json& tensor_values) {
+LiftedScalars find_lifted_scalars(const Json& nodes, const Json& tensor_values) {
   static const std::set<std::string> kLifted = {
       "_operator.add", "_operator.sub",  "_operator.mul", "_operator.truediv", "_operator.floordiv",
       "_operator.mod", "_operator.pow",  "_operator.neg", "_operator.gt",      "_operator.ge",
       "_operator.lt",  "_operator.le",   "_operator.eq",  "_operator.ne",      "_operator.and_",
       "_operator.or_", "_operator.not_", "torch.sym_not", "torch.sym_ite",     "torch.sym_float"};
-  ScalarPredicates out;
+  LiftedScalars out;
   if (!nodes.is_array()) return out;
   const std::map<std::string, std::vector<size_t>> readers = name_readers(nodes);
   auto readers_of = [&](const std::string& name) {
@@ -200,28 +207,52 @@ ScalarPredicates find_scalar_predicates(const Json& nodes, const Json& tensor_va
     std::set<size_t> nodes;
     std::set<std::string> reads;  // every name its nodes read
   };
-  std::map<size_t, Chain> chains;      // by root, the chains that may be lifted
-  std::set<std::string> item_derived;  // every name computed from an item(), lifted or not
+  // Every SymFloat and SymBool the graph computes: numbers a tensor op may take, never sizes.
+  std::set<std::string> numbers;
+  for (const Json& node : nodes) {
+    for (const char* kind : {"as_sym_float", "as_sym_bool"}) {
+      const std::string name = scalar_output(node, kind);
+      if (!name.empty()) numbers.insert(name);
+    }
+  }
+  // A chain starts at an item() or at a float computed from sizes and constants alone
+  // (`x.shape[0] / 2`, `n.item() ** 0.5`).
+  const auto is_float_root = [&](const Json& node) {
+    if (!kLifted.count(target_of(node)) || scalar_output(node, "as_sym_float").empty())
+      return false;
+    std::vector<std::string> read;
+    if (auto it = node.find("inputs"); it != node.end()) names_in(*it, read);
+    return std::none_of(read.begin(), read.end(),
+                        [&](const std::string& n) { return numbers.count(n) > 0; });
+  };
+  std::map<size_t, Chain> chains;  // by root, the chains that may be lifted
+  std::set<std::string> derived;   // every name a chain computes, lifted or not
   std::map<std::string, size_t> defined_by;
   for (size_t root = 0; root < nodes.size(); ++root) {
-    if (target_of(nodes[root]) != "torch.ops.aten._local_scalar_dense.default") continue;
+    const bool item = target_of(nodes[root]) == "torch.ops.aten._local_scalar_dense.default";
+    if (!item && !is_float_root(nodes[root])) continue;
     Chain chain{{root}, {}};
     std::set<size_t> asserts;
     std::set<std::string> names;
     std::deque<std::string> pending;
     for (const std::string& n : defined_names(nodes[root])) pending.push_back(n);
-    bool ok = pending.size() == 1 && scalar_tensor_dtype(nodes[root], tensor_values).has_value();
-    bool reaches_cond = false;
+    bool ok = pending.size() == 1 &&
+              (!item || scalar_tensor_dtype(nodes[root], tensor_values).has_value());
+    bool reaches_use = false;
     while (!pending.empty()) {
       const std::string name = pending.front();
       pending.pop_front();
       if (!names.insert(name).second) continue;
-      item_derived.insert(name);
+      derived.insert(name);
       for (size_t reader : readers_of(name)) {
         const std::string target = target_of(nodes[reader]);
         if (target == "torch.ops.higher_order.cond") {
-          reaches_cond = true;
+          reaches_use = true;
           ok = ok && input_name(nodes[reader], 0) == name;  // the predicate, nothing else
+        } else if (is_tensor_op(target) && numbers.count(name)) {
+          // A float or bool as a tensor op's argument; an int there may be a size, which
+          // stays a symbol.
+          reaches_use = true;
         } else if (target == "torch.ops.aten._assert_scalar.default") {
           asserts.insert(reader);
         } else if (kLifted.count(target)) {
@@ -235,7 +266,7 @@ ScalarPredicates find_scalar_predicates(const Json& nodes, const Json& tensor_va
     }
     for (size_t n : chain.nodes) {
       for (const std::string& name : defined_names(nodes[n])) defined_by[name] = n;
-      if (auto it = nodes[n].find("inputs"); it != nodes[n].end() && n != root) {
+      if (auto it = nodes[n].find("inputs"); it != nodes[n].end() && !(item && n == root)) {
         std::vector<std::string> read;
         names_in(*it, read);
         chain.reads.insert(read.begin(), read.end());
@@ -244,12 +275,13 @@ ScalarPredicates find_scalar_predicates(const Json& nodes, const Json& tensor_va
     const std::string flag = scalar_output(nodes[root], "as_sym_bool");
     for (size_t a : asserts)
       ok = ok && !flag.empty() && holds_for_any_bool(nodes, a, flag, defined_by);
-    if (!ok || !reaches_cond) continue;
+    if (!ok || !reaches_use) continue;
     chain.nodes.insert(asserts.begin(), asserts.end());
     chains[root] = std::move(chain);
   }
-  // A chain reading a scalar of another item() that is not lifted (a size as well) stays out,
-  // and so, in turn, does any reading it.
+  // A chain reading a float or bool of another chain that is not lifted (one reaching a size)
+  // stays out, and so, in turn, does any reading it; an int of one is a size expression, which
+  // the program computes anyway.
   for (bool changed = true; changed;) {
     changed = false;
     std::set<std::string> lifted;
@@ -260,7 +292,8 @@ ScalarPredicates find_scalar_predicates(const Json& nodes, const Json& tensor_va
     for (auto it = chains.begin(); it != chains.end();) {
       bool reads_unlifted = false;
       for (const std::string& name : it->second.reads)
-        reads_unlifted = reads_unlifted || (item_derived.count(name) && !lifted.count(name));
+        reads_unlifted =
+            reads_unlifted || (derived.count(name) && numbers.count(name) && !lifted.count(name));
       changed = changed || reads_unlifted;
       it = reads_unlifted ? chains.erase(it) : std::next(it);
     }

@@ -35,20 +35,24 @@ struct ValueChecks {
 // `tensor_values`: the graph's tensor metadata (each scalar's tensor dtype decides).
 ValueChecks find_value_checks(const Json& nodes, const Json& tensor_values);
 
-// torch.cond predicates computed from tensor values (`x.sum().item() > 0.5`,
-// `(x > 0).all().item()`, `n.item() * 2 > t.item()`): export writes _local_scalar_dense, Python
-// arithmetic and comparisons on the scalars (SymFloat, SymInt, SymBool), and the cond reads the
-// result. Where every use of such a scalar ends in cond predicates, the loader computes the
-// chain with tensor ops on the one-element tensors instead (Loader::lifted_scalar), as eager
-// Python does on the numbers: no value leaves the program's tensors, and floating values, which
-// pteron's size symbols cannot hold, work too. Export's range asserts of a bool's value (0 <=
-// sym_ite(b, 1, 0) <= 1), which hold for any bool, go with it; a chain with any other assert is
-// not lifted (value_checks and the size symbols read it as before).
-struct ScalarPredicates {
+// Values read from tensors with item() that the program computes as tensors: torch.cond
+// predicates (`x.sum().item() > 0.5`, `(x > 0).all().item()`, `n.item() * 2 > t.item()`) and
+// floats or bools passed to tensor ops (`x / x.abs().max().item()`, `torch.full(s, t.item())`,
+// `x.clamp(-m, m)` with `m = t.item()`). Export writes _local_scalar_dense, Python arithmetic and
+// comparisons on the scalars (SymFloat, SymInt, SymBool), and the cond or op reads the result.
+// Where every use of such a scalar ends in a cond predicate or, as a SymFloat or SymBool, in a
+// tensor op's argument, the loader computes the chain with tensor ops on the one-element tensors
+// instead (Loader::lifted_scalar), as eager Python does on the numbers: no value leaves the
+// program's tensors, and floating values, which pteron's size symbols cannot hold, work too. An
+// int reaching a tensor op may be a size and keeps the size symbols' path. Export's range
+// asserts of a bool's value (0 <= sym_ite(b, 1, 0) <= 1), which hold for any bool, go with it; a
+// chain with any other assert is not lifted (value_checks and the size symbols read it as
+// before).
+struct LiftedScalars {
   std::set<size_t> nodes;                    // the chains' nodes: not read as nodes
   std::map<std::string, size_t> defined_by;  // each scalar name they define: its node
 };
-ScalarPredicates find_scalar_predicates(const Json& nodes, const Json& tensor_values);
+LiftedScalars find_lifted_scalars(const Json& nodes, const Json& tensor_values);
 
 // The integer dtypes whose one-element tensors item() reads as a SymInt pteron evaluates (a
 // size, or a checked value).
