@@ -520,19 +520,14 @@ void Loader::read_outputs(const Json& signature) {
       if (target == ir::kNoValue) {
         throw CompileError(what + " mutates unknown buffer '" + buffer + "'");
       }
-      const ir::ValueId value = lookup(json_string(member(arg, "name", what), what), what);
-      const ir::TensorSpec& old_spec = graph_.value(target).spec;
-      const ir::TensorSpec& new_spec = graph_.value(value).spec;
-      if (old_spec.dtype != new_spec.dtype || old_spec.sizes != new_spec.sizes) {
-        throw CompileError(what + " writes " + ir::to_string(new_spec) + " to buffer '" + buffer +
-                           "', which is " + ir::to_string(old_spec));
-      }
-      graph_.add_buffer_mutation({target, value});
+      add_mutation(target, arg, "buffer '" + buffer + "'", what);
     } else if (kind == "user_input_mutation") {
+      // The program writes the new value back into the input's memory after each run.
       const std::string input = json_string(member(*spec, "user_input_name", what), what);
-      throw CompileError(what + ": the model writes into its input '" + input +
-                         "' in place; pteron programs keep state in buffers, not inputs "
-                         "(register a buffer, or clone the input before changing it)");
+      const ir::ValueId target = lookup(input, what);
+      if (!graph_.value(target).is_input())
+        throw CompileError(what + " mutates '" + input + "', which is not an input");
+      add_mutation(target, arg, "input '" + input + "'", what);
     } else if (kind == "token") {
       continue;  // the last effect's token: nothing to return
     } else {
@@ -540,6 +535,18 @@ void Loader::read_outputs(const Json& signature) {
     }
   }
   graph_.set_outputs(std::move(outputs));
+}
+
+void Loader::add_mutation(ir::ValueId target, const Json& arg, const std::string& target_what,
+                          const std::string& what) {
+  const ir::ValueId value = lookup(json_string(member(arg, "name", what), what), what);
+  const ir::TensorSpec& old_spec = graph_.value(target).spec;
+  const ir::TensorSpec& new_spec = graph_.value(value).spec;
+  if (old_spec.dtype != new_spec.dtype || old_spec.sizes != new_spec.sizes) {
+    throw CompileError(what + " writes " + ir::to_string(new_spec) + " to " + target_what +
+                       ", which is " + ir::to_string(old_spec));
+  }
+  graph_.add_buffer_mutation({target, value});
 }
 
 }  // namespace detail

@@ -277,6 +277,10 @@ class Loader {
   // ---- Outputs ------------------------------------------------------------------------------
 
   void read_outputs(const Json& signature);
+  // The mutation of `target` (a state buffer, or an input the model writes into) to the value
+  // output argument `arg` names, which must keep its dtype and shape.
+  void add_mutation(ir::ValueId target, const Json& arg, const std::string& target_what,
+                    const std::string& what);
 
   Pt2Archive archive_;
   LoadOptions options_;

@@ -136,9 +136,9 @@ void Graph::set_outputs(std::vector<ValueId> outputs) {
 }
 
 void Graph::add_buffer_mutation(BufferMutation mutation) {
-  if (!value(mutation.buffer).is_state()) {
+  if (!value(mutation.buffer).is_state() && !value(mutation.buffer).is_input()) {
     throw CompileError("buffer mutation target '" + value(mutation.buffer).name +
-                       "' is not a state value");
+                       "' is neither a state value nor an input");
   }
   value(mutation.new_value);
   for (const BufferMutation& m : mutations_) {
@@ -420,8 +420,8 @@ void Graph::verify() const {
     if (!has_value(v)) fail("graph output " + std::to_string(v) + " was removed");
   }
   for (const BufferMutation& m : mutations_) {
-    if (!has_value(m.buffer) || !values_[m.buffer].is_state())
-      fail("mutation of a non-state value");
+    if (!has_value(m.buffer) || !(values_[m.buffer].is_state() || values_[m.buffer].is_input()))
+      fail("mutation of a value that is neither state nor an input");
     if (!has_value(m.new_value))
       fail("mutation of '" + values_[m.buffer].name + "' reads a removed value");
     if (values_[m.new_value].spec.dtype != values_[m.buffer].spec.dtype ||

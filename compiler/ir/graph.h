@@ -25,7 +25,9 @@ struct NewValue {
 };
 
 // A buffer the program updates (e.g. a KV cache): after each run, `new_value` is the state
-// value `buffer`'s content for the next run.
+// value `buffer`'s content for the next run. `buffer` may also be a graph input the model
+// writes into (`x.add_(1)`, torch.export's user input mutation): after each run the input's
+// memory holds `new_value`, which the caller reads back, as ExecuTorch writes such inputs back.
 struct BufferMutation {
   ValueId buffer = kNoValue;
   ValueId new_value = kNoValue;

@@ -143,10 +143,21 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
       throw CompileError("internal: buffer '" + graph.value(v).name + "' has no state offset");
     state_placements[v] = {state.mem_id, it->second};
   }
+  // Inputs the model writes into: the new value is computed in (or copied into) the input's
+  // bytes, which stay the input's until the end.
+  std::unordered_map<ir::ValueId, ir::ValueId> written_inputs;  // new value -> input
   for (const ir::BufferMutation& m : graph.buffer_mutations()) {
     if (!updates_state_in_place(graph, steps, delegates, m)) {
       throw CompileError("internal: the update of buffer '" + graph.value(m.buffer).name +
                          "' is not in place (insert_state_write_backs first)");
+    }
+    if (graph.value(m.buffer).is_input()) {
+      if (!plan_inputs)
+        throw CompileError("the model writes into its input '" + graph.value(m.buffer).name +
+                           "' in place, and this target leaves inputs in the caller's buffers "
+                           "(plan_inputs is off); clone the input before changing it");
+      written_inputs[m.new_value] = m.buffer;
+      continue;
     }
     state_placements[m.new_value] = state_placements.at(m.buffer);
   }
@@ -173,7 +184,9 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     }
     for (ir::ValueId v : produced(steps[static_cast<size_t>(i)])) {
       // A dynamic view's et_view step produces no memory of its own: it is placed below.
-      if (v == ir::kNoValue || state_placements.count(v) || views.count(v)) continue;
+      if (v == ir::kNoValue || state_placements.count(v) || views.count(v) ||
+          written_inputs.count(v))
+        continue;
       index[v] = ids.size();
       ids.push_back(v);
       lifetimes.push_back(TensorLifetime{graph.value(v).spec.nbytes(), i, i});
@@ -182,6 +195,7 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
   for (ir::ValueId v : graph.outputs()) {
     if (auto it = index.find(source_of(v)); it != index.end()) lifetimes[it->second].last = end;
   }
+  for (const auto& [value, input] : written_inputs) lifetimes[index.at(input)].last = end;
   GraphMemoryPlan result;
   // In place: a node's output may overlap an input whose lifetime ends at this node (no later
   // step, delegate or graph output reads it), starting at least the bytes before it that the
@@ -228,6 +242,8 @@ GraphMemoryPlan plan_graph_memory(const ir::Graph& graph, const std::vector<Memo
     result.placements[v] = {it->second.mem_id, it->second.offset + view.byte_offset};
   }
   result.views = views.size();
+  for (const auto& [value, input] : written_inputs)
+    result.placements[value] = result.placements.at(input);
   for (const ArenaUsage& r : result.plan.arenas)
     result.arena_sizes.push_back(static_cast<int64_t>(r.used));
   if (state.mem_id != 0) {

@@ -31,7 +31,8 @@ struct StateLayout {
 StateLayout layout_state(const std::vector<const ir::Graph*>& graphs, uint32_t mem_id,
                          uint64_t alignment);
 
-// True when mutation `m`'s new value can be computed straight into the buffer's memory, so a
+// True when mutation `m`'s new value can be computed straight into the buffer's memory (a state
+// value's, or an input's the model writes into), so a
 // cache write costs the rows written, not a copy of the cache: the new value is the output of
 // a kernel step (not a delegate) of a scatter-style op (index_put, index_copy, slice_scatter,
 // select_scatter, scatter, scatter_add, scatter_reduce, copy) whose `self` is the buffer and
@@ -67,7 +68,8 @@ struct GraphMemoryPlan {
 // order. Throws CompileError with the numbers when the tensors do not fit the arenas.
 // State values and the in-place updates of them (every mutation must be one: see
 // insert_state_write_backs) go to the state arena at `state`'s offsets (laid out from this
-// graph alone when null).
+// graph alone when null). An input the model writes into (a mutation of an input) is planned
+// until the end, its new value at its bytes; that needs `plan_inputs`.
 //
 // In place: a node whose op has a rule in `in_place_ops` may write its output over a tensor
 // input, starting the rule's bytes before it (0 for element-wise ops: the same bytes), where

@@ -90,6 +90,19 @@ class PyMethod {
     return outputs;
   }
 
+  // Input `i` as the method holds it now (a copy): after a run, what the program wrote into an
+  // input the model changes in place.
+  nb::object input(size_t i) {
+    Method& m = method_->method();
+    if (i >= m.num_inputs())
+      throw std::out_of_range("method '" + std::string(m.name()) + "' has " +
+                              std::to_string(m.num_inputs()) + " inputs, not " +
+                              std::to_string(i + 1));
+    const EValue& v = m.input(i);
+    if (v.tag != Tag::Tensor) return nb::none();
+    return tensor_to_numpy(*v.tensor, true);
+  }
+
   nb::dict meta() const {
     const MethodMeta& meta = method_->method().meta();
     nb::dict d;
@@ -297,6 +310,7 @@ void bind_runtime(nb::module_& m) {
   nb::class_<PyMethod>(m, "Method")
       .def("execute", &PyMethod::execute, nb::arg("inputs"), nb::arg("copy_outputs") = true)
       .def("meta", &PyMethod::meta)
+      .def("input", &PyMethod::input, nb::arg("index"))
       .def("reset_state", &PyMethod::reset_state)
       .def("num_state_tensors", &PyMethod::num_state_tensors)
       .def("instruction_names", &PyMethod::instruction_names)

@@ -340,4 +340,4 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)
-        return LoweredProgram(*compile_path(path), input_layout=InputLayout.of(program))
+        return LoweredProgram(*compile_path(path), input_layout=InputLayout.of(ep))

@@ -123,6 +123,24 @@ class Method:
             return x
         return np.asarray(x)
 
+    def input(self, i: int) -> np.ndarray | None:
+        """Input `i` as the method holds it (a copy): after a call, the new value of an input
+        the model writes into (`x.add_(1)`), which the program writes back, as ExecuTorch does."""
+        return self._native.input(i)
+
+    def write_back(self, inputs: Sequence[Any], written: Sequence[int]) -> None:
+        """Copies the new values of the inputs at positions `written` into the caller's tensors
+        or arrays `inputs` (as eager changes them in place)."""
+        for i in written:
+            value = self._native.input(i)
+            target = inputs[i]
+            if _is_torch(target):
+                import torch
+
+                target.copy_(torch.from_numpy(value).reshape(target.shape))
+            elif isinstance(target, np.ndarray):
+                np.copyto(target, value.reshape(target.shape))
+
     @property
     def meta(self) -> dict:
         """Inputs, outputs, planned arena sizes and instruction count."""
@@ -196,7 +214,11 @@ class Program:
         """Runs forward on the program's inputs, or (a program compiled from an exported model
         in this process) on the model's own arguments, flattened as torch.export flattened them."""
         if self._input_layout is not None:
-            return self.run_method("forward", self._input_layout.flatten(inputs, keywords))
+            flat = self._input_layout.flatten(inputs, keywords)
+            outputs = self.run_method("forward", flat)
+            if self._input_layout.written:
+                self.load_method("forward").write_back(flat, self._input_layout.written)
+            return outputs
         if keywords:
             raise TypeError(f"keyword arguments {sorted(keywords)}: a loaded program takes its inputs in order")
         return self.run_method("forward", inputs)

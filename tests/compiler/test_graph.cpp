@@ -183,9 +183,11 @@ TEST(Graph, RecordsBufferMutations) {
   EXPECT_EQ(s.g.buffer_mutations().size(), 1u);
   EXPECT_TRUE(s.g.value(cache).is_state());
   EXPECT_FALSE(s.g.value(cache).is_constant());  // no pass may fold or pack state
-  EXPECT_THROW(s.g.add_buffer_mutation({s.x, s.z}), CompileError);    // inputs are not buffers
-  EXPECT_THROW(s.g.add_buffer_mutation({s.w, s.z}), CompileError);    // nor are weights
+  EXPECT_THROW(s.g.add_buffer_mutation({s.w, s.z}), CompileError);    // weights are not buffers
+  EXPECT_THROW(s.g.add_buffer_mutation({s.y, s.z}), CompileError);    // nor are intermediates
   EXPECT_THROW(s.g.add_buffer_mutation({cache, s.z}), CompileError);  // one update per buffer
+  s.g.add_buffer_mutation({s.x, s.z});  // an input the model writes into (x.add_(1))
+  EXPECT_EQ(s.g.buffer_mutations().size(), 2u);
   EXPECT_NE(s.g.to_string().find("mutates %cache <- %z"), std::string::npos);
   s.g.verify();
 }

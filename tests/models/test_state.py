@@ -11,10 +11,12 @@ import functools
 import struct
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 import pteron
+from cortex_m_target import host_target
 
 
 STEPS = 8
@@ -202,15 +204,106 @@ def test_decoder_state_on_the_cpu_paths(decoder, backend):
     assert loaded.load_method("forward").instruction_names().count("aten::index_put.out") == 4
 
 
-def test_input_mutation_is_a_clear_compile_error():
-    class AddsIntoInput(torch.nn.Module):
-        def forward(self, x):
-            x.add_(1)
-            return x * 2
+class AddsIntoInput(torch.nn.Module):
+    def forward(self, x):
+        x.add_(1)
+        return x * 2
 
-    ep = torch.export.export(AddsIntoInput(), (torch.ones(3),))
-    with pytest.raises(RuntimeError, match=r"writes into its input 'x' in place; pteron programs keep state in buffers"):
-        pteron.to_edge_transform_and_lower(ep)
+
+class CacheAsInput(torch.nn.Module):
+    """The caller keeps the cache and passes it each call; the model writes a row into it."""
+
+    def forward(self, k, cache, pos):
+        cache.index_copy_(0, pos, k)
+        return cache.sum(0)
+
+
+class WritesTwoInputs(torch.nn.Module):
+    def forward(self, x, y):
+        x.mul_(2)
+        y[:, 0] = 5.0
+        return x.cos() + y.sum()
+
+
+INPUT_WRITERS = {
+    "add_": (AddsIntoInput, (torch.randn(3),)),
+    "two inputs": (WritesTwoInputs, (torch.randn(2, 3), torch.randn(2, 3))),
+}
+LOWERINGS = {
+    "default": {},
+    "portable": {"kernels": ["portable"]},
+    "xnnpack": {"partitioner": [pteron.XnnpackPartitioner()]},
+}
+
+
+@pytest.mark.parametrize("lowering", list(LOWERINGS))
+@pytest.mark.parametrize("case", list(INPUT_WRITERS))
+def test_inputs_the_model_writes_into_change_as_in_eager(case, lowering):
+    # torch.export's user input mutation: the program writes the new value into the input's
+    # memory (as ExecuTorch's write-back copy does), and forward copies it into the caller's
+    # tensor. Values exact: the same float ops on the same inputs.
+    model_type, example = INPUT_WRITERS[case]
+    model = model_type()
+    program = pteron.to_edge_transform_and_lower(
+        pteron.export(model, tuple(t.clone() for t in example)), progress=False, **LOWERINGS[lowering]
+    ).load()
+    for scale in (1.0, -3.0):
+        mine, eager = [t * scale for t in example], [t * scale for t in example]
+        got, want = program.forward(*mine), model(*eager)
+        torch.testing.assert_close(torch.as_tensor(got[0]), want, atol=1e-6, rtol=1e-6)
+        for changed, expected in zip(mine, eager, strict=True):
+            assert torch.equal(changed, expected)
+        assert not torch.equal(mine[0], example[0] * scale)  # the call did change it
+
+
+def test_torch_export_db_user_input_mutation_and_a_dynamic_input():
+    from torch._export.db.examples import user_input_mutation as example
+
+    rows = torch.export.Dim("rows", max=8)
+    for model, args, dynamic in ((example.model, example.example_args, None), (AddsIntoInput(), (torch.ones(3),), ({0: rows},))):
+        exported = torch.export.export(model, tuple(a.clone() for a in args), dynamic_shapes=dynamic)
+        program = pteron.to_edge_transform_and_lower(exported, progress=False).load()
+        for call in ([args[0].clone()], [torch.randn(7, *args[0].shape[1:])] if dynamic else []):
+            if not call:
+                continue
+            mine, eager = call[0].clone(), call[0].clone()
+            torch.testing.assert_close(torch.as_tensor(program.forward(mine)[0]), model(eager), atol=1e-6, rtol=1e-6)
+            assert torch.equal(mine, eager)
+
+
+def test_a_cache_the_caller_keeps_is_written_in_place_across_calls():
+    model = CacheAsInput()
+    program = pteron.to_edge_transform_and_lower(
+        pteron.export(model, (torch.randn(1, 4), torch.zeros(5, 4), torch.tensor([0]))), progress=False
+    ).load()
+    mine, eager = torch.zeros(5, 4), torch.zeros(5, 4)
+    for pos in range(5):
+        k = torch.randn(1, 4)
+        got = program.forward(k, mine, torch.tensor([pos]))
+        torch.testing.assert_close(torch.as_tensor(got[0]), model(k, eager, torch.tensor([pos])), atol=1e-6, rtol=0)
+        assert torch.equal(mine, eager)
+    names = program.load_method("forward").instruction_names()
+    assert "aten::index_put.out" in names and "aten::copy.out" not in names  # the row, not the cache
+
+
+def test_a_loaded_program_holds_the_written_input_for_the_caller():
+    # A program from a file takes flat inputs and has no caller's tensor to copy into: the
+    # method's input holds the new value (C++: Method::input(i)).
+    ep = pteron.export(AddsIntoInput(), (torch.ones(3),))
+    method = pteron.load(pteron.to_edge_transform_and_lower(ep, progress=False).buffer()).load_method("forward")
+    out = method(np.array([1.0, 2.0, 3.0], dtype=np.float32))
+    np.testing.assert_array_equal(out[0], [4.0, 6.0, 8.0])
+    np.testing.assert_array_equal(method.input(0), [2.0, 3.0, 4.0])
+
+
+def test_writing_into_inputs_the_target_does_not_plan_is_refused_in_one_line(tmp_path):
+    target = host_target(tmp_path, "caller-inputs", ["portable"], plan_inputs=False)
+    ep = pteron.export(AddsIntoInput(), (torch.ones(3),))
+    with pytest.raises(pteron.CompileError, match="writes into its input 'x' in place") as error:
+        pteron.to_edge_transform_and_lower(ep, target=target, progress=False)
+    assert "\n" not in str(error.value)
+
+
 
 
 def test_a_method_that_only_reads_a_buffer_sees_another_methods_writes():
