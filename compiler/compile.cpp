@@ -67,6 +67,21 @@ std::vector<uint8_t> input_size_steps(const ir::Graph& graph) {
   return stepped ? table : std::vector<uint8_t>{};
 }
 
+// The inputs the model writes into (a mutation of an input): int32 little endian indices,
+// ascending; the runtime writes them back to the caller. Empty when the model writes none.
+std::vector<uint8_t> written_inputs(const ir::Graph& graph) {
+  std::vector<uint8_t> table;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    for (const ir::BufferMutation& m : graph.buffer_mutations()) {
+      if (m.buffer != graph.inputs()[i]) continue;
+      const int32_t index = static_cast<int32_t>(i);
+      const auto* bytes = reinterpret_cast<const uint8_t*>(&index);
+      table.insert(table.end(), bytes, bytes + 4);
+    }
+  }
+  return table;
+}
+
 // The constant methods a program from `graph` carries: the derived LLM metadata (but not
 // where the program has a method of that name), then the given ones; checked against the
 // program's method names.
@@ -269,6 +284,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     named.push_back({"pteron.min_sizes." + method.name, std::move(bounds)});
   if (std::vector<uint8_t> steps = input_size_steps(graph); !steps.empty())
     named.push_back({"pteron.size_steps." + method.name, std::move(steps)});
+  if (std::vector<uint8_t> written = written_inputs(graph); !written.empty())
+    named.push_back({"pteron.written_inputs." + method.name, std::move(written)});
   if (capture != nullptr) {
     *capture = std::move(method);
     return result;

@@ -70,6 +70,19 @@ class PyMethod {
       const Error e = m.execute();
       if (e != Error::Ok) raise(e);
     }
+    // An input the model writes into changes in the caller's array or tensor, as in eager
+    // (the holder wraps its memory; set_input gave the program the same sizes and layout).
+    for (size_t k = 0; k < m.num_inputs(); ++k) {
+      if (!m.input_written(k)) continue;
+      const Tensor& written = *m.input(k).tensor;
+      Tensor& caller = holders[k].tensor;
+      if (written.nbytes() != caller.nbytes())
+        throw std::runtime_error("input " + std::to_string(k) + ": the program wrote " +
+                                 std::to_string(written.nbytes()) + " bytes into " +
+                                 std::to_string(caller.nbytes()));
+      if (written.nbytes() > 0)
+        std::memcpy(caller.mutable_data(), written.const_data(), written.nbytes());
+    }
     nb::list outputs;
     for (size_t k = 0; k < m.num_outputs(); ++k) {
       const EValue& v = m.output(k);
@@ -91,7 +104,7 @@ class PyMethod {
   }
 
   // Input `i` as the method holds it now (a copy): after a run, what the program wrote into an
-  // input the model changes in place.
+  // input the model changes in place (execute also copies that into the caller's array).
   nb::object input(size_t i) {
     Method& m = method_->method();
     if (i >= m.num_inputs())
@@ -102,6 +115,8 @@ class PyMethod {
     if (v.tag != Tag::Tensor) return nb::none();
     return tensor_to_numpy(*v.tensor, true);
   }
+
+  bool input_written(size_t i) { return method_->method().input_written(i); }
 
   nb::dict meta() const {
     const MethodMeta& meta = method_->method().meta();
@@ -311,6 +326,7 @@ void bind_runtime(nb::module_& m) {
       .def("execute", &PyMethod::execute, nb::arg("inputs"), nb::arg("copy_outputs") = true)
       .def("meta", &PyMethod::meta)
       .def("input", &PyMethod::input, nb::arg("index"))
+      .def("input_written", &PyMethod::input_written, nb::arg("index"))
       .def("reset_state", &PyMethod::reset_state)
       .def("num_state_tensors", &PyMethod::num_state_tensors)
       .def("instruction_names", &PyMethod::instruction_names)

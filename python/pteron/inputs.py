@@ -1,8 +1,7 @@
 """Calling a program with the model's own arguments. torch.export flattens a model's nested
 inputs (lists, tuples and dicts of tensors) into the program's flat list of tensors and drops
 the constant ones (a string, a flag the graph specialised on); `InputLayout` does the same to a
-call's arguments, from the exported program, and names the inputs the model writes into, whose
-new values the call copies back into the caller's tensors as eager does."""
+call's arguments, from the exported program."""
 
 from __future__ import annotations
 
@@ -10,25 +9,19 @@ from typing import Any
 
 
 class InputLayout:
-    def __init__(self, in_spec: Any, num_arguments: int, constants: dict[int, Any], written: tuple[int, ...] = ()):
+    def __init__(self, in_spec: Any, num_arguments: int, constants: dict[int, Any]):
         self._in_spec = in_spec  # torch's TreeSpec of (args, kwargs)
         self._num_arguments = num_arguments  # flattened arguments, constants included
         # By flattened position: the constant export specialised on (not a program input).
         self._constants = constants
-        # The program inputs (by position) the model writes into, as `x.add_(1)` does.
-        self.written = written
 
     @classmethod
     def of(cls, exported_program: Any) -> "InputLayout":
         from torch.export.graph_signature import ConstantArgument, InputKind
 
-        signature = exported_program.graph_signature
-        user = [s for s in signature.input_specs if s.kind == InputKind.USER_INPUT]
+        user = [s for s in exported_program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
         constants = {i: s.arg.value for i, s in enumerate(user) if isinstance(s.arg, ConstantArgument)}
-        tensors = [s.arg.name for s in user if not isinstance(s.arg, ConstantArgument)]
-        mutated = set(signature.user_inputs_to_mutate.values())
-        written = tuple(i for i, name in enumerate(tensors) if name in mutated)
-        return cls(exported_program.call_spec.in_spec, len(user), constants, written)
+        return cls(exported_program.call_spec.in_spec, len(user), constants)
 
     @property
     def num_inputs(self) -> int:

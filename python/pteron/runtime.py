@@ -125,21 +125,13 @@ class Method:
 
     def input(self, i: int) -> np.ndarray | None:
         """Input `i` as the method holds it (a copy): after a call, the new value of an input
-        the model writes into (`x.add_(1)`), which the program writes back, as ExecuTorch does."""
+        the model writes into (`x.add_(1)`), which the call also copied into the caller's array
+        or tensor, as eager changes it."""
         return self._native.input(i)
 
-    def write_back(self, inputs: Sequence[Any], written: Sequence[int]) -> None:
-        """Copies the new values of the inputs at positions `written` into the caller's tensors
-        or arrays `inputs` (as eager changes them in place)."""
-        for i in written:
-            value = self._native.input(i)
-            target = inputs[i]
-            if _is_torch(target):
-                import torch
-
-                target.copy_(torch.from_numpy(value).reshape(target.shape))
-            elif isinstance(target, np.ndarray):
-                np.copyto(target, value.reshape(target.shape))
+    def input_written(self, i: int) -> bool:
+        """Whether the program writes a new value into input `i` (the model changes it in place)."""
+        return self._native.input_written(i)
 
     @property
     def meta(self) -> dict:
@@ -214,11 +206,7 @@ class Program:
         """Runs forward on the program's inputs, or (a program compiled from an exported model
         in this process) on the model's own arguments, flattened as torch.export flattened them."""
         if self._input_layout is not None:
-            flat = self._input_layout.flatten(inputs, keywords)
-            outputs = self.run_method("forward", flat)
-            if self._input_layout.written:
-                self.load_method("forward").write_back(flat, self._input_layout.written)
-            return outputs
+            return self.run_method("forward", self._input_layout.flatten(inputs, keywords))
         if keywords:
             raise TypeError(f"keyword arguments {sorted(keywords)}: a loaded program takes its inputs in order")
         return self.run_method("forward", inputs)

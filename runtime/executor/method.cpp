@@ -79,6 +79,7 @@ Method::Method(Method&& o) noexcept
       instructions_(o.instructions_),
       num_instructions_(o.num_instructions_),
       input_planned_(o.input_planned_),
+      input_written_(o.input_written_),
       input_min_(o.input_min_),
       input_max_(o.input_max_),
       input_step_(o.input_step_),
@@ -110,6 +111,36 @@ Error Method::init(const Program& program, const fb::ExecutionPlan& plan, Memory
   PTERON_TRY(init_instructions(plan, memory->method_allocator));
   PTERON_TRY(init_int_lists(plan, memory->method_allocator));
   PTERON_TRY(init_input_bounds(program, memory->method_allocator));
+  PTERON_TRY(init_written_inputs(program, memory->method_allocator));
+  return Error::Ok;
+}
+
+Error Method::init_written_inputs(const Program& program, MemoryAllocator* alloc) {
+  char key[96];
+  snprintf(key, sizeof(key), "pteron.written_inputs.%s", name());
+  if (!has_named_data(program, key)) return Error::Ok;
+  Result<FreeableBuffer> data = program.named_data(key);
+  if (!data.ok()) return data.error();
+  const uint8_t* bytes = data.get().bytes();
+  const size_t size = data.get().size();
+  if (size == 0 || size % 4 != 0)
+    return fail(Error::InvalidProgram, "%s: %zu bytes, not whole int32s", key, size);
+  const size_t n = num_inputs();
+  input_written_ = alloc->allocate_array<bool>(n ? n : 1);
+  if (input_written_ == nullptr) return out_of_memory("written inputs", n);
+  for (size_t i = 0; i < n; ++i) input_written_[i] = false;
+  int64_t previous = -1;
+  for (size_t w = 0; w < size / 4; ++w) {
+    int32_t i;
+    std::memcpy(&i, bytes + 4 * w, 4);
+    // The program writes the input's planned bytes; one the caller's memory backs is not its.
+    if (i <= previous || static_cast<size_t>(i) >= n || !input_planned_[i])
+      return fail(Error::InvalidProgram,
+                  "%s: entry %zu (%d) is not a planned input after the previous one (%zu inputs)",
+                  key, w, i, n);
+    input_written_[i] = true;
+    previous = i;
+  }
   return Error::Ok;
 }
 

@@ -68,6 +68,13 @@ class Method {
   Error set_input_pointer(size_t i, void* data, size_t nbytes);
   EValue& input(size_t i);
   const EValue& output(size_t i) const;
+  // Whether the program writes a new value into input `i` (a model changing its input in place,
+  // `x.add_(1)`: torch.export's user input mutation; from the program's
+  // "pteron.written_inputs.<method>" named data). After execute() input(i) holds that value,
+  // which a caller that set the input from its own tensor copies back, as eager changes it.
+  bool input_written(size_t i) const {
+    return input_written_ != nullptr && i < num_inputs() && input_written_[i];
+  }
 
   Error execute();
   // Runs every instruction once in program order, a JumpFalse falling through: both branches of
@@ -160,6 +167,7 @@ class Method {
   // The value index of a call's last argument (a kernel's out); the call has arguments.
   int32_t last_arg_value(const Instruction& ins) const;
   Error init_input_bounds(const Program& program, MemoryAllocator* alloc);
+  Error init_written_inputs(const Program& program, MemoryAllocator* alloc);
   // One optional per-input-dim int32 table of named data `key` ("pteron.min_sizes.<method>":
   // per input its rank, then a word per dim), each word checked by `accept` (input, dim, word),
   // stored into `table`; absent: Ok, the table untouched.
@@ -181,6 +189,7 @@ class Method {
   Instruction* instructions_ = nullptr;
   size_t num_instructions_ = 0;
   bool* input_planned_ = nullptr;
+  bool* input_written_ = nullptr;  // null: the program writes into no input
   // Per input, per dimension: the sizes set_input accepts ([min, max]; both the program's
   // size for static tensors). Offsets into the arrays: input_dim_offset_[i].
   int32_t* input_min_ = nullptr;

@@ -286,14 +286,43 @@ def test_a_cache_the_caller_keeps_is_written_in_place_across_calls():
     assert "aten::index_put.out" in names and "aten::copy.out" not in names  # the row, not the cache
 
 
-def test_a_loaded_program_holds_the_written_input_for_the_caller():
-    # A program from a file takes flat inputs and has no caller's tensor to copy into: the
-    # method's input holds the new value (C++: Method::input(i)).
+def test_a_program_from_a_file_writes_into_the_callers_array_too():
+    # The program names the inputs it writes (its pteron.written_inputs.<method> table): a
+    # method loaded from bytes changes the caller's numpy array or tensor, and holds the value
+    # as its input (C++: Method::input(i) after execute, Method::input_written(i)).
     ep = pteron.export(AddsIntoInput(), (torch.ones(3),))
-    method = pteron.load(pteron.to_edge_transform_and_lower(ep, progress=False).buffer()).load_method("forward")
-    out = method(np.array([1.0, 2.0, 3.0], dtype=np.float32))
-    np.testing.assert_array_equal(out[0], [4.0, 6.0, 8.0])
+    program = pteron.load(pteron.to_edge_transform_and_lower(ep, progress=False).buffer())
+    method = program.load_method("forward")
+    x = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    np.testing.assert_array_equal(method(x)[0], [4.0, 6.0, 8.0])
+    np.testing.assert_array_equal(x, [2.0, 3.0, 4.0])
     np.testing.assert_array_equal(method.input(0), [2.0, 3.0, 4.0])
+    t = torch.zeros(3)
+    program.forward(t)
+    assert torch.equal(t, torch.ones(3))
+
+
+class WritesItsLastInput(torch.nn.Module):
+    def forward(self, a, b, c, d, e):
+        e.add_(1)
+        return a + b + c + d + e
+
+
+def test_a_damaged_written_inputs_table_is_refused_in_one_line():
+    program = pteron.to_edge_transform_and_lower(
+        pteron.export(WritesItsLastInput(), tuple(torch.ones(2) for _ in range(5))), progress=False
+    ).buffer()
+    assert pteron.load(program).load_method("forward").input_written(4)
+    # The table is the segment [4] (int32): find it among the segments (base: extended header).
+    (base,) = struct.unpack_from("<Q", program, 24)
+    table = struct.pack("<i", 4)
+    at = [p for p in range(base, len(program) - 3, 16) if program[p : p + 4] == table]
+    assert len(at) == 1, "the table's bytes are not unique among the segments"
+    for bad, message in ((5, r"entry 0 \(5\) is not a planned input"), (-1, r"entry 0 \(-1\) is not")):
+        damaged = program[: at[0]] + struct.pack("<i", bad) + program[at[0] + 4 :]
+        with pytest.raises(RuntimeError, match=r"pteron.written_inputs.forward: " + message) as error:
+            pteron.load(damaged).load_method("forward")
+        assert "\n" not in str(error.value)
 
 
 def test_writing_into_inputs_the_target_does_not_plan_is_refused_in_one_line(tmp_path):
