@@ -391,6 +391,16 @@ QuantizeReport quantize_graph(ir::Graph& graph, const QuantizeOptions& options) 
   }
   report.samples = check_calibration_data(graph, options.calibration);
 
+  if (options.int8_io) {
+    // The caller's int8 tensor cannot take the float value the model writes back into it.
+    for (const ir::BufferMutation& m : graph.buffer_mutations()) {
+      if (graph.value(m.buffer).is_input())
+        throw CompileError("int8_io: the model writes into its input '" +
+                           graph.value(m.buffer).name +
+                           "' in place, which an int8 input cannot hold; quantize without int8_io "
+                           "or clone the input before changing it");
+    }
+  }
   const Plan plan = make_plan(graph, options.int8_io);
   std::vector<RangeObserver> observers(graph.value_capacity());
   std::vector<bool> wanted = plan.quantized;

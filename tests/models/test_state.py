@@ -302,6 +302,15 @@ def test_a_program_from_a_file_writes_into_the_callers_array_too():
     assert torch.equal(t, torch.ones(3))
 
 
+def test_int8_inputs_cannot_take_what_the_model_writes_into_them():
+    ep = pteron.export(AddsIntoInput(), (torch.ones(3),))
+    with pytest.raises(pteron.CompileError, match="int8_io: the model writes into its input 'x' in place") as error:
+        pteron.to_edge_transform_and_lower(
+            ep, quantize="cortex-m", calibration=[(torch.randn(3),)], int8_io=True, progress=False
+        )
+    assert "\n" not in str(error.value)
+
+
 class WritesItsLastInput(torch.nn.Module):
     def forward(self, a, b, c, d, e):
         e.add_(1)
