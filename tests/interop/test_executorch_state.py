@@ -26,3 +26,21 @@ def test_executorch_stateful_program_runs_call_by_call():
             got = program.forward(x, pos)[0]
             assert torch.equal(got, torch.from_numpy(arrays[f"output_{call}"])), (attempt, call)
         program.reset()
+
+
+def test_executorch_program_writing_into_its_inputs_runs_as_executorch_runs_it():
+    # ExecuTorch writes the new values into the inputs with aten::copy_ and returns them as the
+    # first outputs (input_mutation.pte, from the same script): pteron's outputs equal its
+    # runtime's, and the method's inputs hold the written values.
+    arrays = np.load(FIXTURE_DIR / "input_mutation_calls.npz")
+    method = pteron.load(FIXTURE_DIR / "input_mutation.pte").load_method("forward")
+    assert "aten::copy_" in method.instruction_names()
+    calls = len({k.split("_")[1] for k in arrays.files if k.startswith("output_")})
+    assert calls == 4
+    for call in range(calls):
+        inputs = [arrays[f"input_{call}_{i}"].copy() for i in range(4)]
+        got = method(*inputs)
+        for k, out in enumerate(got):
+            np.testing.assert_array_equal(out, arrays[f"output_{call}_{k}"])
+        np.testing.assert_array_equal(method.input(1), arrays[f"output_{call}_0"])  # the cache
+        np.testing.assert_array_equal(method.input(3), arrays[f"output_{call}_1"])  # x * 2
