@@ -113,6 +113,9 @@ EXTRA_ATEN_OPS += ["linalg_inv_ex.default", "linalg_cholesky_ex.default", "_lina
                    "_linalg_det.default", "_linalg_slogdet.default", "linalg_solve_triangular.default",
                    "linalg_lu_factor_ex.default", "linalg_lu_solve.default", "cholesky.default",
                    "cholesky_solve.default", "cholesky_inverse.default", "triangular_solve.default"]
+# Decompositions torch has none for either: torch.linalg.qr, eigh / eigvalsh and svd / svdvals
+# (and the matrix norms and linalg.cond built on them) export these.
+EXTRA_ATEN_OPS += ["linalg_qr.default", "_linalg_eigh.default", "_linalg_svd.default"]
 
 # Ops with data-dependent output sizes run_decompositions keeps (deduplication, histograms):
 # torch.unique (flat and dim=), unique_consecutive, bincount; index_reduce (no decomposition).
