@@ -116,6 +116,8 @@ EXTRA_ATEN_OPS += ["linalg_inv_ex.default", "linalg_cholesky_ex.default", "_lina
 # Decompositions torch has none for either: torch.linalg.qr, eigh / eigvalsh and svd / svdvals
 # (and the matrix norms and linalg.cond built on them) export these.
 EXTRA_ATEN_OPS += ["linalg_qr.default", "_linalg_eigh.default", "_linalg_svd.default"]
+# torch.linalg.pinv / pinverse (tolerances as tensors), from the SVD or, hermitian, eigh.
+EXTRA_ATEN_OPS += ["linalg_pinv.atol_rtol_tensor"]
 
 # Ops with data-dependent output sizes run_decompositions keeps (deduplication, histograms):
 # torch.unique (flat and dim=), unique_consecutive, bincount; index_reduce (no decomposition).

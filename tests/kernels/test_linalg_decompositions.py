@@ -1,8 +1,8 @@
 """Orthogonal decompositions (portable kernels op_linalg_qr.cpp, op_linalg_eigh.cpp,
-op_linalg_svd.cpp): models calling torch.linalg.qr (reduced, complete, r), eigh (UPLO L and U),
-eigvalsh, svd (full_matrices True and False) and svdvals, exported, compiled onto the portable
-kernels and run, against eager torch over float32 and float64, single matrices (square, tall,
-wide) and a batch.
+op_linalg_svd.cpp, op_linalg_pinv.cpp): models calling torch.linalg.qr (reduced, complete, r),
+eigh (UPLO L and U), eigvalsh, svd (full_matrices True and False), svdvals, pinv (default, atol,
+rtol, hermitian) and matrix_rank, exported, compiled onto the portable kernels and run, against
+eager torch over float32 and float64, single matrices (square, tall, wide) and a batch.
 
 Tolerance: |diff| <= 1e-4 (float32) or 1e-10 (float64) times max(1, max |A|) (atol), rtol the
 same. QR follows LAPACK's geqr2 / org2r, so Q and R are compared with torch's directly (signs
@@ -198,3 +198,38 @@ def test_integer_input_and_bad_mode_fail_in_one_line():
         run_kernel("aten::linalg_qr.out", [x, "full", torch.empty(3, 3), torch.empty(3, 3)])
     with pytest.raises(RuntimeError, match="UPLO must be"):
         run_kernel("aten::_linalg_eigh.eigenvalues", [x, "X", True, torch.empty(3), torch.empty(3, 3)])
+
+
+class Pinv(torch.nn.Module):
+    def forward(self, a):
+        h = a[..., : min(a.shape[-2:]), : min(a.shape[-2:])]
+        h = h + h.mT
+        return (torch.linalg.pinv(a), torch.linalg.pinv(h, hermitian=True), torch.linalg.pinv(a, atol=0.5),
+                torch.linalg.pinv(a, rtol=0.3), torch.linalg.matrix_rank(a))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pseudo_inverse_drops_what_torch_drops(dtype, shape):
+    # The pseudo-inverse is unique (no sign freedom): compared with torch's directly, with the
+    # default tolerance, an atol and an rtol that drop singular values, the hermitian form and
+    # the rank; a matrix whose third column is the sum of the first two loses one value.
+    a = matrix(shape, dtype, 3)
+    if shape == (5, 3):
+        a[:, 2] = a[:, 0] + a[:, 1]
+    program = pteron.to_edge_transform_and_lower(pteron.export(Pinv(), (a,)), kernels=["portable"], progress=False)
+    got = program.load().forward(a)
+    for k, (g, w) in enumerate(zip(got, Pinv()(a), strict=True)):
+        if not w.is_floating_point():  # the rank
+            assert torch.equal(torch.as_tensor(g), w)
+            continue
+        close(torch.as_tensor(g), w, scale=float(w.abs().max()) if w.numel() else 1.0, what=f"output {k}")
+    if shape == (5, 3):
+        assert int(torch.as_tensor(got[-1])) == 2
+
+
+def test_pseudo_inverse_tolerances_of_the_wrong_dtype_fail_in_one_line():
+    a = torch.randn(3, 3)
+    with pytest.raises(RuntimeError, match="atol must be float32 or float64") as error:
+        run_kernel("aten::linalg_pinv.atol_rtol_tensor_out", [a, torch.tensor(1), None, False, torch.empty(3, 3)])
+    assert "\n" not in str(error.value)
