@@ -729,10 +729,20 @@ Error Method::set_input(size_t i, const Tensor& src) {
     }
   }
   PTERON_TRY(dst->resize(src.sizes()));
-  // An empty tensor has no layout to disagree on (torch gives its dims arbitrary strides).
-  for (int32_t d = 0; d < src.dim() && src.numel() > 0; ++d) {
-    if (src.dim_order()[d] != dst->dim_order()[d] && src.size(src.dim_order()[d]) != 1) {
-      return fail(Error::InvalidArgument, "input %zu: dim order differs from the program's", i);
+  // Two dim orders lay the bytes out alike when they agree on the dims of size above 1: a dim of
+  // size 1 may sit anywhere (torch gives it any stride: x.T of a [1, n] row is [n, 1] in dim
+  // order (1, 0)), and an empty tensor has no layout to disagree on.
+  if (src.numel() > 0) {
+    int32_t s = 0, p = 0;
+    const int32_t rank = src.dim();
+    while (true) {
+      while (s < rank && src.size(src.dim_order()[s]) == 1) ++s;
+      while (p < rank && src.size(dst->dim_order()[p]) == 1) ++p;
+      if (s == rank || p == rank) break;
+      if (src.dim_order()[s] != dst->dim_order()[p])
+        return fail(Error::InvalidArgument, "input %zu: dim order differs from the program's", i);
+      ++s;
+      ++p;
     }
   }
   if (input_planned_[i]) {
