@@ -67,6 +67,12 @@ std::vector<uint8_t> input_size_steps(const ir::Graph& graph) {
   return stepped ? table : std::vector<uint8_t>{};
 }
 
+// The graph's metadata entry `key`, or "".
+std::string metadata_text(const ir::Graph& graph, const char* key) {
+  auto it = graph.metadata().find(key);
+  return it != graph.metadata().end() ? it->second : "";
+}
+
 // The inputs the model writes into (a mutation of an input): int32 little endian indices,
 // ascending; the runtime writes them back to the caller. Empty when the model writes none.
 std::vector<uint8_t> written_inputs(const ir::Graph& graph) {
@@ -249,6 +255,8 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
   t = std::chrono::steady_clock::now();
   MethodToEmit method;
   method.graph = &graph;
+  method.input_spec = metadata_text(graph, frontend::kInputPytreeSpec);
+  method.output_spec = metadata_text(graph, frontend::kOutputPytreeSpec);
   method.steps = std::move(memory.steps);
   method.delegates = std::move(lowered.delegates);
   method.placements = std::move(memory.plan.placements);
@@ -286,6 +294,11 @@ CompileResult compile_method(ir::Graph& graph, const CompileOptions& options,
     named.push_back({"pteron.size_steps." + method.name, std::move(steps)});
   if (std::vector<uint8_t> written = written_inputs(graph); !written.empty())
     named.push_back({"pteron.written_inputs." + method.name, std::move(written)});
+  // Which leaves of the input spec are constants, and their values: what a caller passing the
+  // model's own arguments must give there (Python's InputLayout checks and drops them).
+  if (const std::string c = metadata_text(graph, frontend::kConstantArguments);
+      !c.empty() && !method.input_spec.empty())
+    named.push_back({"pteron.constant_arguments." + method.name, {c.begin(), c.end()}});
   if (capture != nullptr) {
     *capture = std::move(method);
     return result;

@@ -38,10 +38,15 @@ Offset<fb::ExecutionPlan> MethodEmitter::emit() {
     delegates.push_back(fb::CreateBackendDelegate(b_, b_.CreateString(del.backend_id), processed,
                                                   b_.CreateVector(specs)));
   }
-  return fb::CreateExecutionPlan(b_, b_.CreateString(m_.name), 0, b_.CreateVector(t_.values),
-                                 b_.CreateVector(inputs), b_.CreateVector(outputs),
-                                 b_.CreateVector(chains), b_.CreateVector(ops),
-                                 b_.CreateVector(delegates), b_.CreateVector(buffer_sizes));
+  Offset<fb::ContainerMetadata> container = 0;
+  if (!m_.input_spec.empty() || !m_.output_spec.empty()) {
+    container = fb::CreateContainerMetadata(b_, b_.CreateString(m_.input_spec),
+                                            b_.CreateString(m_.output_spec));
+  }
+  return fb::CreateExecutionPlan(
+      b_, b_.CreateString(m_.name), container, b_.CreateVector(t_.values), b_.CreateVector(inputs),
+      b_.CreateVector(outputs), b_.CreateVector(chains), b_.CreateVector(ops),
+      b_.CreateVector(delegates), b_.CreateVector(buffer_sizes));
 }
 
 void MethodEmitter::emit_instructions(std::vector<Offset<fb::Instruction>>& out) {

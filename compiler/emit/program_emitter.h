@@ -40,6 +40,10 @@ struct MethodToEmit {
   std::unordered_map<ir::ValueId, ir::ValueId> view_sources;
   // The control-flow nodes' subgraphs; their placements are in this method's arenas.
   std::vector<ControlFlowToEmit> control_flow;
+  // torch's treespec_dumps text of the model's (args, kwargs) and of its result, written as the
+  // plan's container metadata (as ExecuTorch does) so that a loaded program can take the
+  // model's nested arguments; empty when unknown (no container metadata is written).
+  std::string input_spec, output_spec;
 };
 
 // Where one instruction of an emitted method comes from, in execution order.

@@ -38,6 +38,7 @@ ir::Graph Loader::load() {
         read_node(nodes[i], static_cast<int>(i));
     }
     read_outputs(member(module, "signature", where_));
+    read_pytree_specs(module);
   } catch (const Json::exception& e) {
     // Checked accessors cover the expected shapes; this catches the rest of a malformed file.
     throw CompileError(where_ + ": malformed export JSON: " + e.what());
@@ -220,9 +221,14 @@ void Loader::read_inputs(const Json& signature, const Json& graph, const Payload
         mutated.insert(json_string(member(*spec, "buffer_name", where_), where_));
     }
   }
+  // The model's flattened arguments in order: tensors (user inputs) and the constants export
+  // specialised on, which are no inputs; where each constant sits, with its value.
+  int64_t argument = 0;
+  Json constant_arguments = Json::array();
   for (size_t i = 0; i < specs.size(); ++i) {
     const std::string what = where_ + ": input " + std::to_string(i);
     auto [kind, spec] = union_member(specs[i], what);
+    if (kind == "user_input" || kind == "constant_input") ++argument;
     if (kind == "user_input") {
       auto [arg_kind, arg] = union_member(member(*spec, "arg", what), what);
       if (arg_kind != "as_tensor") {
@@ -268,13 +274,16 @@ void Loader::read_inputs(const Json& signature, const Json& graph, const Payload
       else
         graph_.add_constant(name, std::move(c.spec), std::move(c.data));
     } else if (kind == "constant_input") {
-      continue;  // a Python scalar export specialised; nodes carry its value literally
+      // A Python scalar export specialised; nodes carry its value literally.
+      constant_arguments.push_back(Json::array({argument - 1, member(*spec, "value", what)}));
     } else if (kind == "token") {
       continue;  // orders effectful calls (with_effects); pteron runs nodes in graph order
     } else {
       throw CompileError(what + " is a " + kind + " input, which pteron does not support");
     }
   }
+  if (!constant_arguments.empty())
+    graph_.metadata()[kConstantArguments] = constant_arguments.dump();
 }
 
 void Loader::read_node(const Json& node, int index) {
@@ -535,6 +544,26 @@ void Loader::read_outputs(const Json& signature) {
     }
   }
   graph_.set_outputs(std::move(outputs));
+}
+
+// How the model's nested arguments and results flatten (torch's treespec_dumps JSON of the
+// top-level module's (args, kwargs) and of its result), kept as text for the program's
+// container metadata, as ExecuTorch's emitter writes it. Optional: an archive without them
+// compiles to a program that takes its inputs flat.
+void Loader::read_pytree_specs(const Json& module) {
+  auto it = module.find("module_call_graph");
+  if (it == module.end() || !it->is_array()) return;
+  for (const Json& entry : *it) {
+    if (!entry.is_object() || entry.value("fqn", std::string("?")) != "") continue;
+    auto signature = entry.find("signature");
+    if (signature == entry.end() || !signature->is_object()) return;
+    for (const auto& [field, key] :
+         {std::pair{"in_spec", kInputPytreeSpec}, std::pair{"out_spec", kOutputPytreeSpec}}) {
+      auto spec = signature->find(field);
+      if (spec != signature->end() && spec->is_string()) graph_.metadata()[key] = *spec;
+    }
+    return;
+  }
 }
 
 void Loader::add_mutation(ir::ValueId target, const Json& arg, const std::string& target_what,

@@ -277,6 +277,7 @@ class Loader {
   // ---- Outputs ------------------------------------------------------------------------------
 
   void read_outputs(const Json& signature);
+  void read_pytree_specs(const Json& module);
   // The mutation of `target` (a state buffer, or an input the model writes into) to the value
   // output argument `arg` names, which must keep its dtype and shape.
   void add_mutation(ir::ValueId target, const Json& arg, const std::string& target_what,

@@ -40,6 +40,31 @@ nb::dict tensor_info_dict(const TensorInfo& info) {
   return d;
 }
 
+// A method's inputs, outputs (None where not a tensor), planned arena sizes, instruction count
+// and pytree specs ("" where the program states none).
+nb::dict method_meta_dict(const MethodMeta& meta) {
+  nb::dict d;
+  d["name"] = meta.name();
+  nb::list inputs, outputs, arenas;
+  for (size_t i = 0; i < meta.num_inputs(); ++i) {
+    auto t = meta.input_tensor(i);
+    inputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
+  }
+  for (size_t i = 0; i < meta.num_outputs(); ++i) {
+    auto t = meta.output_tensor(i);
+    outputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
+  }
+  for (size_t i = 0; i < meta.num_planned_buffers(); ++i)
+    arenas.append(meta.planned_buffer_size(i));
+  d["inputs"] = inputs;
+  d["outputs"] = outputs;
+  d["planned_buffer_sizes"] = arenas;
+  d["num_instructions"] = meta.num_instructions();
+  d["input_spec"] = meta.input_spec();
+  d["output_spec"] = meta.output_spec();
+  return d;
+}
+
 class PyProgram;
 
 class PyMethod {
@@ -119,24 +144,7 @@ class PyMethod {
   bool input_written(size_t i) { return method_->method().input_written(i); }
 
   nb::dict meta() const {
-    const MethodMeta& meta = method_->method().meta();
-    nb::dict d;
-    d["name"] = meta.name();
-    nb::list inputs, outputs, arenas;
-    for (size_t i = 0; i < meta.num_inputs(); ++i) {
-      auto t = meta.input_tensor(i);
-      inputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
-    }
-    for (size_t i = 0; i < meta.num_outputs(); ++i) {
-      auto t = meta.output_tensor(i);
-      outputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
-    }
-    for (size_t i = 0; i < meta.num_planned_buffers(); ++i)
-      arenas.append(meta.planned_buffer_size(i));
-    d["inputs"] = inputs;
-    d["outputs"] = outputs;
-    d["planned_buffer_sizes"] = arenas;
-    d["num_instructions"] = meta.num_instructions();
+    nb::dict d = method_meta_dict(method_->method().meta());
     d["method_allocator_bytes"] = method_->method_allocator_used();
     return d;
   }
@@ -283,24 +291,7 @@ class PyProgram {
   nb::dict method_meta(const std::string& name) const {
     auto meta = program_->program().method_meta(name.c_str());
     if (!meta.ok()) raise(meta.error());
-    nb::dict d;
-    d["name"] = meta->name();
-    nb::list inputs, outputs, arenas;
-    for (size_t i = 0; i < meta->num_inputs(); ++i) {
-      auto t = meta->input_tensor(i);
-      inputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
-    }
-    for (size_t i = 0; i < meta->num_outputs(); ++i) {
-      auto t = meta->output_tensor(i);
-      outputs.append(t.ok() ? nb::object(tensor_info_dict(*t)) : nb::none());
-    }
-    for (size_t i = 0; i < meta->num_planned_buffers(); ++i)
-      arenas.append(meta->planned_buffer_size(i));
-    d["inputs"] = inputs;
-    d["outputs"] = outputs;
-    d["planned_buffer_sizes"] = arenas;
-    d["num_instructions"] = meta->num_instructions();
-    return d;
+    return method_meta_dict(*meta);
   }
 
  private:

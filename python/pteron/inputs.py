@@ -5,6 +5,7 @@ call's arguments, from the exported program."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -22,6 +23,29 @@ class InputLayout:
         user = [s for s in exported_program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
         constants = {i: s.arg.value for i, s in enumerate(user) if isinstance(s.arg, ConstantArgument)}
         return cls(exported_program.call_spec.in_spec, len(user), constants)
+
+    @classmethod
+    def stored(cls, in_spec: str, num_inputs: int, constants: bytes | None = None) -> "InputLayout":
+        """From what a program file stores: the spec (torch's treespec_dumps text of (args,
+        kwargs), as ExecuTorch's emitter and pteron's compiler write it) and, from pteron's
+        compiler, the arguments export specialised on (JSON [[position, {"as_bool": true}],
+        ...]; they are leaves of the spec but no inputs). Raises TypeError in one line for a
+        spec torch cannot read or that does not fit the program's inputs."""
+        from torch.utils._pytree import treespec_loads
+
+        try:
+            spec = treespec_loads(in_spec)
+            constant_values = {int(i): _constant_value(v) for i, v in json.loads(constants or b"[]")}
+        except Exception as e:  # noqa: BLE001 - any failure to read is the file's
+            raise TypeError(f"the program's stored input spec cannot be read ({e}); pass its inputs flat") from None
+        if spec.num_leaves != num_inputs + len(constant_values) or any(
+            not 0 <= i < spec.num_leaves for i in constant_values
+        ):
+            raise TypeError(
+                f"the program's stored input spec has {spec.num_leaves} leaves for its {num_inputs} "
+                f"inputs and {len(constant_values)} constant arguments; pass its inputs flat"
+            )
+        return cls(spec, spec.num_leaves, constant_values)
 
     @property
     def num_inputs(self) -> int:
@@ -49,6 +73,19 @@ class InputLayout:
         )
 
 
+def _constant_value(value: dict) -> Any:
+    """A constant argument as torch.export's schema writes it ({"as_int": 3})."""
+    ((kind, v),) = value.items()
+    if kind == "as_none":
+        return None
+    if kind in ("as_bool", "as_int", "as_float", "as_string") and type(v) is _TYPES[kind]:
+        return v
+    raise ValueError(f"constant argument {value} is of a kind pteron does not compare")
+
+
+_TYPES = {"as_bool": bool, "as_int": int, "as_float": float, "as_string": str}
+
+
 def is_container(value: Any) -> bool:
     return isinstance(value, (list, tuple, dict))
 
@@ -61,9 +98,9 @@ def _describe(spec: Any) -> str:
             return "x"
         kind = getattr(s.type, "__name__", str(s.type))
         if s.type is dict:
-            return "{" + ", ".join(f"{k!r}: {node(c)}" for k, c in zip(s.context, s.children_specs)) + "}"
-        return f"{kind}[{', '.join(node(c) for c in s.children_specs)}]"
+            return "{" + ", ".join(f"{k!r}: {node(c)}" for k, c in zip(s.context, s.children())) + "}"
+        return f"{kind}[{', '.join(node(c) for c in s.children())}]"
 
-    args, kwargs = spec.children_specs
-    text = "(" + ", ".join(node(c) for c in args.children_specs) + ")"
+    args, kwargs = spec.children()
+    text = "(" + ", ".join(node(c) for c in args.children()) + ")"
     return text + (" and keywords " + node(kwargs) if kwargs.num_children else "")

@@ -74,11 +74,33 @@ def _values(container: Any) -> list:
     return list(container.values()) if isinstance(container, dict) else list(container)
 
 
+def _laid_out_as(x: Any, dim_order: tuple) -> bool:
+    """Whether array or tensor `x` is dense in `dim_order` (its last dim varying fastest). A dim
+    of size 1 may have any stride and an empty value has no layout, as the runtime reads them."""
+    if dim_order == tuple(range(x.ndim)):  # the common case, answered by the library
+        return x.flags.c_contiguous if isinstance(x, np.ndarray) else x.is_contiguous()
+    if isinstance(x, np.ndarray):
+        strides = [s // x.itemsize if s % x.itemsize == 0 else -1 for s in x.strides]
+    else:
+        strides = x.stride()
+    if 0 in x.shape:
+        return True
+    expected = 1
+    for d in reversed(dim_order):
+        if x.shape[d] != 1 and strides[d] != expected:
+            return False
+        expected *= x.shape[d]
+    return True
+
+
 class Method:
     """One loaded method. Calling it runs the program on the host runtime.
 
     Inputs are numpy arrays or torch tensors (passed without copying when the program does
-    not plan them into its arena). Outputs come back as torch tensors when any input was a
+    not plan them into its arena). An input laid out otherwise than the program's input (a
+    transposed or sliced view, channels-last for a contiguous program, a broadcast) is copied
+    into the program's layout first, as eager accepts any strides; an input the model writes
+    into is then written back into the caller's view. Outputs come back as torch tensors when any input was a
     torch tensor, numpy arrays otherwise; numpy has no bfloat16, so a bfloat16 output comes
     back to numpy callers as float32 (widened exactly) and to torch callers as bfloat16.
     """
@@ -87,6 +109,7 @@ class Method:
         self._native = native
         self._threads = threads
         self._output_dtypes = None
+        self._input_dim_orders = None
 
     def __call__(self, *inputs: Any) -> list:
         return self.execute(inputs)
@@ -94,8 +117,12 @@ class Method:
     def execute(self, inputs: Sequence[Any]) -> list:
         as_torch = any(_is_torch(x) for x in inputs)
         prepared = [self._prepare(x) for x in inputs]
+        relaid = self._lay_out(prepared)
         with _threads(self._threads):
             outputs = self._native.execute(prepared)
+        for i, caller in relaid:
+            if self._native.input_written(i):
+                caller[...] = prepared[i]
         if not as_torch:
             return outputs
         import torch
@@ -114,14 +141,31 @@ class Method:
         if is_container(x) and any(_is_torch(v) or isinstance(v, np.ndarray) for v in _values(x)):
             raise TypeError(
                 f"an input is a {type(x).__name__} of tensors: a program takes its inputs flat, one "
-                "tensor each (the program to_edge_transform_and_lower returns also takes the "
-                "model's own nested arguments)"
+                "tensor each (Program.forward also takes the model's own nested arguments where the "
+                "program states how they flatten)"
             )
         if _is_torch(x):
             return x.detach() if x.requires_grad else x
         if isinstance(x, np.ndarray):
             return x
         return np.asarray(x)
+
+    def _lay_out(self, prepared: list) -> list[tuple[int, Any]]:
+        """Copies each input not laid out as the program's input into that layout (in place in
+        `prepared`); returns (index, the caller's value) of those copied."""
+        if self._input_dim_orders is None:  # fixed per method
+            self._input_dim_orders = [t and tuple(t["dim_order"]) for t in self.meta["inputs"]]
+        relaid = []
+        for i, (x, order) in enumerate(zip(prepared, self._input_dim_orders)):
+            if order is None or x.ndim != len(order) or _laid_out_as(x, order):
+                continue  # not a tensor input, or a rank the runtime refuses in one line
+            inverse = tuple(np.argsort(order))
+            if isinstance(x, np.ndarray):
+                prepared[i] = np.ascontiguousarray(x.transpose(order)).transpose(inverse)
+            else:
+                prepared[i] = x.permute(order).contiguous().permute(inverse)
+            relaid.append((i, x))
+        return relaid
 
     def input(self, i: int) -> np.ndarray | None:
         """Input `i` as the method holds it (a copy): after a call, the new value of an input
@@ -170,7 +214,8 @@ class Program:
         self._methods: dict[str, Method] = {}
         self._threads = threads
         # Known when compiled in this process from an exported program: forward then takes the
-        # model's own arguments (nested lists and dicts, constants), as the model does.
+        # model's own arguments (nested lists and dicts, constants), as the model does. Else
+        # read from the file's stored spec on the first call with nested or keyword arguments.
         self._input_layout = input_layout
 
     @property
@@ -203,10 +248,20 @@ class Program:
         return self.load_method(name).execute(inputs)
 
     def forward(self, *inputs: Any, **keywords: Any) -> list:
-        """Runs forward on the program's inputs, or (a program compiled from an exported model
-        in this process) on the model's own arguments, flattened as torch.export flattened them."""
-        if self._input_layout is not None:
-            return self.run_method("forward", self._input_layout.flatten(inputs, keywords))
+        """Runs forward on the program's inputs, or on the model's own arguments (nested lists,
+        tuples and dicts, keywords), flattened as torch.export flattened them: known for a
+        program compiled from an exported model in this process, and for a program file that
+        stores the model's input spec (pteron's compiler and ExecuTorch's write it; constants
+        the export specialised on then make the call refused in one line)."""
+        layout = self._input_layout
+        if layout is None and (keywords or any(map(is_container, inputs))):
+            meta = self.method_meta("forward")
+            if meta["input_spec"]:  # the file says how the model's arguments flatten
+                constants = self._native.named_data("pteron.constant_arguments.forward")
+                layout = InputLayout.stored(meta["input_spec"], len(meta["inputs"]), constants)
+                self._input_layout = layout
+        if layout is not None:
+            return self.run_method("forward", layout.flatten(inputs, keywords))
         if keywords:
             raise TypeError(f"keyword arguments {sorted(keywords)}: a loaded program takes its inputs in order")
         return self.run_method("forward", inputs)

@@ -201,6 +201,16 @@ size_t MethodMeta::num_instructions() const {
   return n;
 }
 
+const char* MethodMeta::input_spec() const {
+  const fb::ContainerMetadata* c = plan_->container_meta_type();
+  return c != nullptr && c->encoded_inp_str() != nullptr ? c->encoded_inp_str()->c_str() : "";
+}
+
+const char* MethodMeta::output_spec() const {
+  const fb::ContainerMetadata* c = plan_->container_meta_type();
+  return c != nullptr && c->encoded_out_str() != nullptr ? c->encoded_out_str()->c_str() : "";
+}
+
 Result<TensorInfo> MethodMeta::tensor_at(int32_t index) const {
   const fb::EValue* v = plan_->values()->Get(static_cast<flatbuffers::uoffset_t>(index));
   if (v->val_type() != fb::KernelTypes::Tensor) {

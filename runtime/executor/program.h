@@ -49,6 +49,11 @@ class MethodMeta {
   size_t num_planned_buffers() const;
   int64_t planned_buffer_size(size_t i) const;
   size_t num_instructions() const;
+  // How the model's nested arguments and result flatten into the inputs and outputs (the
+  // plan's container metadata: torch's treespec_dumps text, as ExecuTorch writes it); "" when
+  // the program does not say. Text from the file, not checked here.
+  const char* input_spec() const;
+  const char* output_spec() const;
 
  private:
   Result<TensorInfo> tensor_at(int32_t value_index) const;

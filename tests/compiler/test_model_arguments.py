@@ -1,7 +1,7 @@
 """A program compiled from an exported model in this process takes the model's own arguments:
 nested lists, tuples and dicts of tensors, keywords, and constants export specialised on (which
 are not program inputs), flattened as torch.export flattened them; its flat inputs still work.
-A program loaded from bytes takes flat inputs and refuses nested ones in one line."""
+A program loaded from bytes does the same from the input spec and constants the file stores."""
 
 import pytest
 import torch
@@ -52,13 +52,15 @@ def test_arguments_of_another_structure_are_refused_in_one_line(compiled):
         loaded.forward(pair, named, mode="sum", scale=torch.ones(()))
 
 
-def test_a_program_loaded_from_bytes_takes_flat_inputs(compiled):
+def test_a_program_loaded_from_bytes_takes_the_model_arguments_too(compiled):
     loaded = pteron.load(compiled.buffer())
     pair, named = _args()
     scale = torch.rand(())
+    expected = Nested()(pair, named, mode="max", scale=scale)
+    torch.testing.assert_close(torch.as_tensor(loaded.forward(pair, named, mode="max", scale=scale)[0]), expected)
     got = loaded.forward(pair[0], pair[1], named["w"], scale)[0]
-    torch.testing.assert_close(torch.as_tensor(got), Nested()(pair, named, mode="max", scale=scale))
-    with pytest.raises(TypeError, match="an input is a list of tensors: a program takes its inputs flat"):
+    torch.testing.assert_close(torch.as_tensor(got), expected)
+    with pytest.raises(TypeError, match="is 'sum'; the program was exported with 'max' and is specialised on it"):
+        loaded.forward(pair, named, mode="sum", scale=scale)
+    with pytest.raises(TypeError, match="do not match"):
         loaded.forward(pair, named["w"], scale)
-    with pytest.raises(TypeError, match="keyword arguments"):
-        loaded.forward(pair[0], pair[1], named["w"], scale=scale)
