@@ -1,7 +1,7 @@
 """Calling a program with the model's own arguments. torch.export flattens a model's nested
 inputs (lists, tuples and dicts of tensors) into the program's flat list of tensors and drops
 the constant ones (a string, a flag the graph specialised on); `InputLayout` does the same to a
-call's arguments, from the exported program."""
+call's arguments, from what the program file stores (the compiler copies it from the export)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,6 @@ class InputLayout:
         self._num_arguments = num_arguments  # flattened arguments, constants included
         # By flattened position: the constant export specialised on (not a program input).
         self._constants = constants
-
-    @classmethod
-    def of(cls, exported_program: Any) -> "InputLayout":
-        from torch.export.graph_signature import ConstantArgument, InputKind
-
-        user = [s for s in exported_program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
-        constants = {i: s.arg.value for i, s in enumerate(user) if isinstance(s.arg, ConstantArgument)}
-        return cls(exported_program.call_spec.in_spec, len(user), constants)
 
     @classmethod
     def stored(cls, in_spec: str, num_inputs: int, constants: bytes | None = None) -> "InputLayout":

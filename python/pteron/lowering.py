@@ -27,7 +27,6 @@ import pteron_native
 from pteron import _paths
 from pteron.partitioners import backend_names
 from pteron.recurrent import has_dynamic_recurrent_layer, keep_recurrent_layers, recurrent_ops
-from pteron.inputs import InputLayout
 from pteron.runtime import Program, load
 
 CompileError = pteron_native.CompileError
@@ -119,10 +118,9 @@ def _decompose(ep, keep=()):
 class LoweredProgram:
     """A compiled program: its bytes, the compiler's report, and a loader for the runtime."""
 
-    def __init__(self, data: bytes, report: dict, input_layout: InputLayout | None = None):
+    def __init__(self, data: bytes, report: dict):
         self._data = data
         self.report = report
-        self._input_layout = input_layout  # how forward's arguments map to the program's inputs
         for note in report.get("notes", []):  # what the user may want to know or change
             warnings.warn(note, UserWarning, stacklevel=3)
 
@@ -141,11 +139,9 @@ class LoweredProgram:
         f.write(self._data)
 
     def load(self) -> Program:
-        """The program on pteron's host runtime; compiled from an exported model, its forward
-        also takes the model's own arguments (nested lists and dicts of tensors)."""
-        program = load(self._data)
-        program._input_layout = self._input_layout
-        return program
+        """The program on pteron's host runtime; its forward also takes the model's own
+        arguments (nested lists and dicts of tensors, keywords), as a program file states them."""
+        return load(self._data)
 
 
 def _is_core_aten(ep) -> bool:
@@ -340,4 +336,4 @@ def to_edge_transform_and_lower(program, partitioner: Sequence[Any] | None = Non
     with tempfile.TemporaryDirectory(prefix="pteron-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         torch.export.save(ep, path)
-        return LoweredProgram(*compile_path(path), input_layout=InputLayout.of(ep))
+        return LoweredProgram(*compile_path(path))

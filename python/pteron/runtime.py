@@ -208,15 +208,14 @@ class Method:
 class Program:
     """A verified program. Methods load on first use and are cached."""
 
-    def __init__(self, native: pteron_native.Program, threads: int | None = None,
-                 input_layout: InputLayout | None = None):
+    def __init__(self, native: pteron_native.Program, threads: int | None = None):
         self._native = native
         self._methods: dict[str, Method] = {}
         self._threads = threads
-        # Known when compiled in this process from an exported program: forward then takes the
-        # model's own arguments (nested lists and dicts, constants), as the model does. Else
-        # read from the file's stored spec on the first call with nested or keyword arguments.
-        self._input_layout = input_layout
+        # How forward's nested and keyword arguments flatten, read from the program's stored
+        # spec on the first call that passes such arguments.
+        self._input_layout: InputLayout | None = None
+        self._forward_meta: dict | None = None
 
     @property
     def method_names(self) -> list[str]:
@@ -249,22 +248,31 @@ class Program:
 
     def forward(self, *inputs: Any, **keywords: Any) -> list:
         """Runs forward on the program's inputs, or on the model's own arguments (nested lists,
-        tuples and dicts, keywords), flattened as torch.export flattened them: known for a
-        program compiled from an exported model in this process, and for a program file that
-        stores the model's input spec (pteron's compiler and ExecuTorch's write it; constants
-        the export specialised on then make the call refused in one line)."""
-        layout = self._input_layout
-        if layout is None and (keywords or any(map(is_container, inputs))):
-            meta = self.method_meta("forward")
-            if meta["input_spec"]:  # the file says how the model's arguments flatten
-                constants = self._native.named_data("pteron.constant_arguments.forward")
-                layout = InputLayout.stored(meta["input_spec"], len(meta["inputs"]), constants)
-                self._input_layout = layout
+        tuples and dicts, keywords), flattened as torch.export flattened them, as the program
+        states (pteron's compiler and ExecuTorch's emitter store the model's input spec; a
+        constant export specialised on, such as a mode string, must be the value it was
+        exported with, and is not passed on)."""
+        layout = self._forward_layout(inputs, keywords)
         if layout is not None:
             return self.run_method("forward", layout.flatten(inputs, keywords))
         if keywords:
             raise TypeError(f"keyword arguments {sorted(keywords)}: a loaded program takes its inputs in order")
         return self.run_method("forward", inputs)
+
+    def _forward_layout(self, inputs: tuple, keywords: dict) -> InputLayout | None:
+        """How forward's arguments flatten, read once the first call passes anything but the
+        program's flat inputs (nested, keyword or constant arguments); None where the program
+        does not say."""
+        if self._input_layout is None:
+            if self._forward_meta is None:  # fixed per program
+                self._forward_meta = self.method_meta("forward")
+            meta = self._forward_meta
+            flat = not keywords and not any(map(is_container, inputs)) and len(inputs) == len(meta["inputs"])
+            if flat or not meta["input_spec"]:
+                return None
+            constants = self._native.named_data("pteron.constant_arguments.forward")
+            self._input_layout = InputLayout.stored(meta["input_spec"], len(meta["inputs"]), constants)
+        return self._input_layout
 
     def reset(self) -> None:
         """Resets the state of every loaded method to its initial values. Methods of one

@@ -94,6 +94,11 @@ def test_constants_export_specialised_on_are_checked_and_dropped(tmp_path):
         program.forward(x, flag=True)
     assert "\n" not in str(e.value)
     assert torch.equal(program.forward(x)[0], x - 1)  # flat
+    ep = pteron.export(Flagged(), (x, False))  # the flag passed by position
+    positional = pteron.load(pteron.to_edge_transform_and_lower(ep, progress=False).buffer())
+    assert torch.equal(positional.forward(x, False)[0], x - 1)
+    with pytest.raises(TypeError, match="is True; the program was exported with False"):
+        positional.forward(x, True)
 
 
 def test_a_constant_of_another_kind_is_refused_in_one_line(tmp_path):
