@@ -74,11 +74,15 @@ def _values(container: Any) -> list:
     return list(container.values()) if isinstance(container, dict) else list(container)
 
 
+def _permuted_order(info: dict | None) -> tuple | None:
+    """A program input's dim order where it is not the contiguous one, else None (no tensor)."""
+    order = tuple(info["dim_order"]) if info else ()
+    return order if order != tuple(range(len(order))) else None
+
+
 def _laid_out_as(x: Any, dim_order: tuple) -> bool:
     """Whether array or tensor `x` is dense in `dim_order` (its last dim varying fastest). A dim
     of size 1 may have any stride and an empty value has no layout, as the runtime reads them."""
-    if dim_order == tuple(range(x.ndim)):  # the common case, answered by the library
-        return x.flags.c_contiguous if isinstance(x, np.ndarray) else x.is_contiguous()
     if isinstance(x, np.ndarray):
         strides = [s // x.itemsize if s % x.itemsize == 0 else -1 for s in x.strides]
     else:
@@ -154,11 +158,15 @@ class Method:
         """Copies each input not laid out as the program's input into that layout (in place in
         `prepared`); returns (index, the caller's value) of those copied."""
         if self._input_dim_orders is None:  # fixed per method
-            self._input_dim_orders = [t and tuple(t["dim_order"]) for t in self.meta["inputs"]]
+            self._input_dim_orders = [_permuted_order(t) for t in self.meta["inputs"]]
         relaid = []
         for i, (x, order) in enumerate(zip(prepared, self._input_dim_orders)):
-            if order is None or x.ndim != len(order) or _laid_out_as(x, order):
-                continue  # not a tensor input, or a rank the runtime refuses in one line
+            if order is None:  # the common case, answered by the library's own flag
+                if x.flags.c_contiguous if isinstance(x, np.ndarray) else x.is_contiguous():
+                    continue
+                order = tuple(range(x.ndim))
+            elif x.ndim != len(order) or _laid_out_as(x, order):
+                continue  # laid out as the program's input, or a rank the runtime refuses
             inverse = tuple(np.argsort(order))
             if isinstance(x, np.ndarray):
                 prepared[i] = np.ascontiguousarray(x.transpose(order)).transpose(inverse)
