@@ -161,6 +161,8 @@ class Method:
             self._input_dim_orders = [_permuted_order(t) for t in self.meta["inputs"]]
         relaid = []
         for i, (x, order) in enumerate(zip(prepared, self._input_dim_orders)):
+            if not isinstance(x, np.ndarray) and not hasattr(x, "is_contiguous"):
+                continue  # not an array or tensor (torch.Size...): the runtime names it
             if order is None:  # the common case, answered by the library's own flag
                 if x.flags.c_contiguous if isinstance(x, np.ndarray) else x.is_contiguous():
                     continue
