@@ -60,8 +60,12 @@ nb::dict method_meta_dict(const MethodMeta& meta) {
   d["outputs"] = outputs;
   d["planned_buffer_sizes"] = arenas;
   d["num_instructions"] = meta.num_instructions();
-  d["input_spec"] = meta.input_spec();
-  d["output_spec"] = meta.output_spec();
+  // Text from the file: bytes that are not UTF-8 become U+FFFD, for the spec reader to refuse.
+  auto text = [](const char* s) {
+    return nb::steal<nb::str>(PyUnicode_DecodeUTF8(s, std::strlen(s), "replace"));
+  };
+  d["input_spec"] = text(meta.input_spec());
+  d["output_spec"] = text(meta.output_spec());
   return d;
 }
 

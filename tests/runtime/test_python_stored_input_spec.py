@@ -143,6 +143,19 @@ def test_an_unreadable_stored_spec_is_refused_in_one_line(exported, tmp_path):
     assert "\n" not in str(e.value)
 
 
+def test_a_spec_of_bytes_that_are_not_text_is_refused_in_one_line(exported):
+    data = bytearray(pteron.to_edge_transform_and_lower(exported, progress=False).buffer())
+    spec = treespec_dumps(exported.call_spec.in_spec).encode()
+    at = bytes(data).index(spec)
+    data[at + 1] = 0xFF  # the file's text is no longer UTF-8
+    program = pteron.load(bytes(data))
+    assert "\ufffd" in program.method_meta("forward")["input_spec"]
+    args, kwargs = arguments()
+    with pytest.raises(TypeError, match="the program's stored input spec cannot be read") as e:
+        program.forward(*args, **kwargs)
+    assert "\n" not in str(e.value)
+
+
 def test_executorchs_programs_store_specs_pteron_reads():
     """ExecuTorch writes the same JSON into its programs' plans (its constant methods carry a
     format of its own, "$" or "L2#1#1($,$)", for their outputs only)."""
