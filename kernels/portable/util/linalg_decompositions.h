@@ -145,6 +145,17 @@ bool all_finite(MatrixRef<const T> a, int64_t m, int64_t n) {
   return true;
 }
 
+// Columns p and q of a matrix of `rows` rows (element (i, j) is at(i, j)) turned by the rotation
+// (c, s): x_p <- c x_p - s x_q, x_q <- s x_p + c x_q. Eigenvectors and both SVD factors turn so.
+template <typename T, typename At>
+void rotate_columns(At at, int64_t rows, int64_t p, int64_t q, T c, T s) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const T xp = at(i, p), xq = at(i, q);
+    at(i, p) = c * xp - s * xq;
+    at(i, q) = s * xp + c * xq;
+  }
+}
+
 // (c, s) of the Jacobi rotation [c s; -s c] that zeroes the off-diagonal of the symmetric 2 x 2
 // [app apq; apq aqq] (Rutishauser's formulas: t = tan, the smaller of the two angles).
 template <typename T>
@@ -196,13 +207,7 @@ void symmetric_eigen(MatrixRef<const T> a, int64_t n, T* w, MatrixRef<T> v, bool
           A(r, p) = A(p, r) = c * arp - s * arq;
           A(r, q) = A(q, r) = s * arp + c * arq;
         }
-        if (vectors) {
-          for (int64_t r = 0; r < n; ++r) {
-            const T vrp = V(r, p), vrq = V(r, q);
-            V(r, p) = c * vrp - s * vrq;
-            V(r, q) = s * vrp + c * vrq;
-          }
-        }
+        if (vectors) rotate_columns(V, n, p, q, c, s);
       }
     }
     if (!rotated) break;
@@ -256,18 +261,8 @@ void jacobi_svd(MatrixRef<const T> a, int64_t m, int64_t n, T* s, bool vectors, 
         // The rotation diagonalising [np^2 g; g nq^2] (g = gamma np nq), the columns' Gram matrix.
         T c, sn;
         jacobi_rotation(np * np, nq * nq, gamma * np * nq, c, sn);
-        for (int64_t i = 0; i < m; ++i) {
-          const T wp = W(i, p), wq = W(i, q);
-          W(i, p) = c * wp - sn * wq;
-          W(i, q) = sn * wp + c * wq;
-        }
-        if (vectors) {
-          for (int64_t i = 0; i < n; ++i) {
-            const T rp = R(i, p), rq = R(i, q);
-            R(i, p) = c * rp - sn * rq;
-            R(i, q) = sn * rp + c * rq;
-          }
-        }
+        rotate_columns(W, m, p, q, c, sn);
+        if (vectors) rotate_columns(R, n, p, q, c, sn);
       }
     }
     if (!rotated) break;
