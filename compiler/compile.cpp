@@ -421,13 +421,13 @@ CompileResult compile_graph(ir::Graph& graph, const CompileOptions& options) {
 // The frontend's note on the model's run-time checks of tensor values it left out (those on
 // floating values, or arithmetic beyond integers and comparisons: frontend/value_checks.h).
 static void note_unchecked_values(const ir::Graph& graph, CompileReport& report) {
-  auto it = graph.metadata().find(frontend::kUncheckedValueChecks);
-  if (it == graph.metadata().end()) return;
+  const std::string where = metadata_text(graph, frontend::kUncheckedValueChecks);
+  if (where.empty()) return;
   report.notes.push_back(
       "these run-time checks on tensor values are not enforced (pteron checks integer and bool "
       "values at run time; not floating ones, nor conditions beyond integer arithmetic and "
       "comparisons): at " +
-      it->second);
+      where);
 }
 
 CompileResult compile_pt2(const std::string& path, const CompileOptions& options) {
