@@ -6,7 +6,8 @@ Programs: truncated ExecuTorch fixtures (several cut points, with and without a 
 segment), random bytes, a wrong file identifier, and every byte of add.pte flipped (XOR 0xFF),
 each through `pteron run` and `pteron inspect`. A flipped byte may leave a valid program (padding,
 a value the program does not depend on), so there exit 0 is fine too.
-Inputs: .npz files with a wrong shape, rank or dtype, or a missing array.
+Inputs: .npz files with a wrong shape, rank or dtype, or a missing array; and arrays numpy
+stored in Fortran order (a transposed array), which are input, not refused.
 Models: .pt2 archives with a missing entry, bad JSON, truncated weights, not a zip at all, and
 graphs using operators pteron has no kernel for (FFT, QR decomposition).
 
@@ -200,6 +201,20 @@ def test_inputs_file_that_is_not_npz(tmp_path):
     npz = tmp_path / "text.npz"
     npz.write_text("not an archive")
     assert_one_line_error(*run_cli("run", ADD, "--inputs", npz), "text.npz", "Not a zip archive")
+
+
+def test_fortran_ordered_inputs_run_as_their_values(tmp_path):
+    # np.savez stores an F-contiguous array (x.T, np.asfortranarray) with fortran_order True; the
+    # CLI takes its values, stored and compressed archives alike (exact: add of the same floats).
+    rng = np.random.default_rng(3)
+    x, y = (rng.standard_normal((2, 3, 4)).astype(np.float32) for _ in range(2))
+    for save in (np.savez, np.savez_compressed):
+        npz = tmp_path / f"fortran_{save.__name__}.npz"
+        save(npz, input_0=np.asfortranarray(x), input_1=np.asfortranarray(y))
+        out = tmp_path / f"out_{save.__name__}.npz"
+        status, stderr = run_cli("run", ADD, "--inputs", npz, "--outputs", out)
+        assert status == 0, stderr
+        np.testing.assert_array_equal(np.load(out)["output_0"], x + y)
 
 
 def test_program_without_inputs_option_says_how_to_give_them():

@@ -241,6 +241,37 @@ TEST(NpzIo, CompressedArchiveIsRefusedWithAMessage) {
   std::remove(path.c_str());
 }
 
+// numpy writes an F-contiguous array (a transposed one) with fortran_order True: its elements
+// come back in C order, as the array's values, not its memory.
+TEST(NpzIo, FortranOrderArraysComeBackInCOrder) {
+  const std::vector<int64_t> shape = {2, 3, 4};
+  std::vector<uint8_t> fortran(2 * 3 * 4 * sizeof(int32_t));
+  for (int32_t i = 0; i < 2; ++i)
+    for (int32_t j = 0; j < 3; ++j)
+      for (int32_t k = 0; k < 4; ++k) {
+        const int32_t value = 100 * i + 10 * j + k;  // element [i][j][k]
+        std::memcpy(&fortran[4 * (i + 2 * j + 6 * k)], &value, 4);
+      }
+  std::vector<uint8_t> blob;
+  std::string why;
+  ASSERT_TRUE(npz::make_npy(ScalarType::Int, shape, fortran, &blob, &why)) << why;
+  const std::string c_header = "'fortran_order': False,", f_header = "'fortran_order': True, ";
+  const auto at = std::search(blob.begin(), blob.end(), c_header.begin(), c_header.end());
+  ASSERT_NE(at, blob.end());
+  std::copy(f_header.begin(), f_header.end(), at);  // same length: the header stays padded
+  npz::NpyView npy;
+  ASSERT_TRUE(npz::parse_npy(blob.data(), blob.size(), &npy, &why)) << why;
+  EXPECT_TRUE(npy.fortran_order);
+  EXPECT_EQ(npy.shape, shape);
+  const std::vector<uint8_t> c = npz::c_order_data(npy);
+  ASSERT_EQ(c.size(), fortran.size());
+  for (int32_t n = 0; n < 24; ++n) {
+    int32_t value;
+    std::memcpy(&value, &c[4 * n], 4);
+    EXPECT_EQ(value, 100 * (n / 12) + 10 * (n / 4 % 3) + n % 4) << "element " << n;
+  }
+}
+
 // A wrong fixture path must not pass as "no tests".
 TEST(ExecutorchFixtures, AreFound) {
   const std::vector<std::string> names = fixture_names();

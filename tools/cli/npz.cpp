@@ -20,8 +20,8 @@ NpyArray parse_entry(const std::string& where, const std::vector<uint8_t>& blob)
     throw std::runtime_error(where + ": " + why);
   NpyArray a;
   a.dtype = npy.dtype;
+  a.data = npz::c_order_data(npy);
   a.shape = std::move(npy.shape);
-  a.data.assign(npy.data, npy.data + npy.nbytes);
   return a;
 }
 

@@ -67,7 +67,7 @@ bool parse_npy(const uint8_t* blob, size_t size, NpyView* out, std::string* why)
   }
   if (!known) return *why = "unsupported dtype '" + descr + "'", false;
   const std::string fortran = header_field(header, "fortran_order");
-  if (fortran.find("True") < fortran.find(',')) return *why = "Fortran order", false;
+  out->fortran_order = fortran.find("True") < fortran.find(',');
 
   std::string shape = header_field(header, "shape");
   shape = shape.substr(shape.find('(') + 1, shape.find(')') - shape.find('(') - 1);
@@ -87,6 +87,31 @@ bool parse_npy(const uint8_t* blob, size_t size, NpyView* out, std::string* why)
   out->data = blob + header_start + header_len;
   out->nbytes = nbytes;
   return true;
+}
+
+std::vector<uint8_t> c_order_data(const NpyView& npy) {
+  if (!npy.fortran_order || npy.shape.size() < 2) return {npy.data, npy.data + npy.nbytes};
+  // Walk the C-order index (last dimension fastest) and read each element at its Fortran
+  // offset: dimension d's stride is the product of the dimensions before it.
+  const size_t rank = npy.shape.size(), item = element_size(npy.dtype);
+  std::vector<size_t> stride(rank, 1);
+  for (size_t d = 1; d < rank; ++d)
+    stride[d] = stride[d - 1] * static_cast<size_t>(npy.shape[d - 1]);
+  std::vector<uint8_t> out(npy.nbytes);
+  std::vector<int64_t> index(rank, 0);
+  size_t from = 0;
+  for (size_t to = 0; to < npy.nbytes; to += item) {
+    std::memcpy(&out[to], npy.data + from * item, item);
+    for (size_t d = rank; d-- > 0;) {  // next index; `from` follows it
+      if (++index[d] < npy.shape[d]) {
+        from += stride[d];
+        break;
+      }
+      from -= stride[d] * static_cast<size_t>(index[d] - 1);
+      index[d] = 0;
+    }
+  }
+  return out;
 }
 
 bool make_npy(ScalarType dtype, const std::vector<int64_t>& shape_dims,
@@ -167,7 +192,7 @@ std::vector<Array> read(const std::string& path, std::string* error) {
       if (d > INT32_MAX) return fail("entry " + name + ": a dimension exceeds int32");
       a.shape.push_back(static_cast<int32_t>(d));
     }
-    a.data.assign(npy.data, npy.data + npy.nbytes);
+    a.data = c_order_data(npy);
     arrays.push_back(std::move(a));
     pos = data_start + csize;
   }
