@@ -35,7 +35,8 @@ struct ArgStore {
 
   Tensor* tensor(nb::handle h) {
     tensors.emplace_back();
-    wrap_ndarray(nb::cast<nb::ndarray<>>(h), tensors.back());
+    // Writable arrays only: a kernel writes into its out arguments.
+    wrap_ndarray(nb::ndarray<nb::ro>(nb::cast<nb::ndarray<>>(h)), tensors.back());
     return &tensors.back().tensor;
   }
 };

@@ -89,7 +89,12 @@ class PyMethod {
     size_t i = 0;
     for (nb::handle h : inputs) {
       holders.emplace_back();
-      wrap_ndarray(nb::cast<nb::ndarray<>>(h), holders.back());
+      nb::ndarray<nb::ro> array;
+      if (!nb::try_cast(h, array))
+        throw nb::type_error(("input " + std::to_string(i) + ": a " +
+                              nb::type_name(h.type()).c_str() + " is not an array or tensor")
+                                 .c_str());
+      wrap_ndarray(array, holders.back());
       const Error e = m.set_input(i, holders.back().tensor);
       if (e != Error::Ok) raise(e);
       ++i;

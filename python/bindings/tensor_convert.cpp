@@ -72,7 +72,7 @@ nb::dlpack::dtype dlpack_from_dtype(ScalarType t) {
   }
 }
 
-void wrap_ndarray(const nb::ndarray<>& array, TensorHolder& h) {
+void wrap_ndarray(const nb::ndarray<nb::ro>& array, TensorHolder& h) {
   const int32_t dim = static_cast<int32_t>(array.ndim());
   if (dim > kMaxTensorDim) throw std::invalid_argument("array rank above 16");
   if (array.device_type() != nb::device::cpu::value)
@@ -90,7 +90,7 @@ void wrap_ndarray(const nb::ndarray<>& array, TensorHolder& h) {
   std::stable_sort(h.dim_order.begin(), h.dim_order.end(),
                    [&](uint8_t a, uint8_t b) { return strides[a] > strides[b]; });
   h.tensor = Tensor(dtype_from_dlpack(array.dtype()), dim, h.sizes.data(), h.dim_order.data(),
-                    h.strides.data(), array.data());
+                    h.strides.data(), const_cast<void*>(array.data()));
   // An empty array has no element to misplace: numpy and torch give its dims arbitrary strides.
   const bool empty = std::any_of(h.sizes.begin(), h.sizes.end(), [](int32_t s) { return s == 0; });
   for (int32_t d = 0; d < dim && !empty; ++d) {

@@ -23,7 +23,9 @@ struct TensorHolder {
 };
 
 // Wraps a dense ndarray (any dim order) as a Tensor without copying. Throws on strided views.
-void wrap_ndarray(const nanobind::ndarray<>& array, TensorHolder& holder);
+// Read-only arrays are taken too: a caller that lets the runtime write into the tensor (an
+// output, an input the model writes into) makes sure the array is writable.
+void wrap_ndarray(const nanobind::ndarray<nanobind::ro>& array, TensorHolder& holder);
 
 ScalarType dtype_from_dlpack(nanobind::dlpack::dtype dt);
 nanobind::dlpack::dtype dlpack_from_dtype(ScalarType t);

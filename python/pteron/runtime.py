@@ -104,7 +104,8 @@ class Method:
     not plan them into its arena). An input laid out otherwise than the program's input (a
     transposed or sliced view, channels-last for a contiguous program, a broadcast) is copied
     into the program's layout first, as eager accepts any strides; an input the model writes
-    into is then written back into the caller's view. Outputs come back as torch tensors when any input was a
+    into is then written back into the caller's view. Read-only arrays (np.asarray of an image,
+    np.frombuffer, a read-only memory map) are read in place. Outputs come back as torch tensors when any input was a
     torch tensor, numpy arrays otherwise; numpy has no bfloat16, so a bfloat16 output comes
     back to numpy callers as float32 (widened exactly) and to torch callers as bfloat16.
     """
@@ -114,14 +115,16 @@ class Method:
         self._threads = threads
         self._output_dtypes = None
         self._input_dim_orders = None
+        self._written = None
 
     def __call__(self, *inputs: Any) -> list:
         return self.execute(inputs)
 
     def execute(self, inputs: Sequence[Any]) -> list:
         as_torch = any(_is_torch(x) for x in inputs)
-        prepared = [self._prepare(x) for x in inputs]
+        prepared = [self._prepare(i, x) for i, x in enumerate(inputs)]
         relaid = self._lay_out(prepared)
+        self._check_writable(inputs)
         with _threads(self._threads):
             outputs = self._native.execute(prepared)
         for i, caller in relaid:
@@ -141,7 +144,7 @@ class Method:
         ]
 
     @staticmethod
-    def _prepare(x: Any) -> Any:
+    def _prepare(i: int, x: Any) -> Any:
         if is_container(x) and any(_is_torch(v) or isinstance(v, np.ndarray) for v in _values(x)):
             raise TypeError(
                 f"an input is a {type(x).__name__} of tensors: a program takes its inputs flat, one "
@@ -152,17 +155,39 @@ class Method:
             return x.detach() if x.requires_grad else x
         if isinstance(x, np.ndarray):
             return x
-        return np.asarray(x)
+        array = np.asarray(x)
+        if array.dtype == object:
+            raise TypeError(f"input {i}: a {type(x).__name__} is not a tensor, an array or a number")
+        return array
+
+    def _check_writable(self, inputs: Sequence[Any]) -> None:
+        """An input the model writes into must be a writable array: refused before the call
+        changes anything (read-only arrays are otherwise passed without a copy, like any other)."""
+        if self._written is None:  # fixed per method
+            self._written = [i for i in range(len(self.meta["inputs"])) if self._native.input_written(i)]
+        for i in self._written:
+            x = inputs[i] if i < len(inputs) else None
+            if isinstance(x, np.ndarray) and not x.flags.writeable:
+                raise ValueError(f"input {i}: the model writes into this input, and the array is read-only")
 
     def _lay_out(self, prepared: list) -> list[tuple[int, Any]]:
         """Copies each input not laid out as the program's input into that layout (in place in
-        `prepared`); returns (index, the caller's value) of those copied."""
+        `prepared`), and each array no array protocol hands over (another byte order, an
+        unaligned buffer); returns (index, the caller's value) of those copied."""
         if self._input_dim_orders is None:  # fixed per method
             self._input_dim_orders = [_permuted_order(t) for t in self.meta["inputs"]]
         relaid = []
         for i, (x, order) in enumerate(zip(prepared, self._input_dim_orders)):
             if not isinstance(x, np.ndarray) and not hasattr(x, "is_contiguous"):
                 continue  # not an array or tensor (torch.Size...): the runtime names it
+            if isinstance(x, np.ndarray) and not (x.dtype.isnative and x.flags.aligned):
+                # Another byte order or an unaligned buffer: no array protocol hands it over.
+                prepared[i] = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
+                if order is not None:
+                    prepared[i] = np.ascontiguousarray(prepared[i].transpose(order)).transpose(
+                        tuple(np.argsort(order)))
+                relaid.append((i, x))
+                continue
             if order is None:  # the common case, answered by the library's own flag
                 if x.flags.c_contiguous if isinstance(x, np.ndarray) else x.is_contiguous():
                     continue

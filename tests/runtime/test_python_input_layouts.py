@@ -2,6 +2,8 @@
 a dim of size 1 may have any stride (the same bytes, passed as they are), and a transposed,
 sliced, reversed, broadcast or channels-last value is copied into the program's layout first.
 An input the model writes into is written back into the caller's view, as eager changes it.
+Arrays numpy hands to no C library as they are (read-only, another byte order, unaligned) run
+too; a read-only array the model would write into is refused before anything changes.
 Results exact (float32 elementwise arithmetic, the same operations as eager)."""
 
 import numpy as np
@@ -111,3 +113,44 @@ def test_wrong_rank_and_dtype_are_still_refused_in_one_line(program):
         with pytest.raises(RuntimeError, match=message) as error:
             program.forward(x, torch.randn(50, 3))
         assert "\n" not in str(error.value)
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.setflags(write=False)  # as np.asarray(PIL image), np.frombuffer, a read-only np.load mmap
+    return a
+
+
+def unaligned(a: np.ndarray) -> np.ndarray:
+    raw = np.zeros(a.nbytes + 1, np.uint8)
+    b = raw[1:].view(a.dtype).reshape(a.shape)
+    b[...] = a
+    assert not b.flags.aligned
+    return b
+
+
+@pytest.mark.parametrize(
+    "form", [readonly, unaligned, lambda a: a.astype(a.dtype.newbyteorder(">"))],
+    ids=["read-only", "unaligned", "big-endian"])
+def test_arrays_no_protocol_hands_over_as_they_are_run_as_their_values(program, form):
+    x, y = np.random.default_rng(0).standard_normal((2, 50, 3)).astype(np.float32)
+    x = x[:, :1].copy()
+    got = program.forward(form(x), form(y))[0]
+    np.testing.assert_array_equal(got, x * 2 + y)
+
+
+def test_an_input_written_into_is_refused_read_only_and_written_big_endian():
+    prog = load(AddInPlace(), (torch.randn(4, 3),))
+    x = readonly(np.ones((4, 3), np.float32))
+    with pytest.raises(ValueError, match="input 0: the model writes into this input, and the array is read-only"):
+        prog.forward(x)
+    np.testing.assert_array_equal(x, np.ones((4, 3), np.float32))
+    swapped = np.ones((4, 3), np.dtype(">f4"))
+    out = prog.forward(swapped)[0]
+    np.testing.assert_array_equal(out, np.full((4, 3), 6, np.float32))
+    np.testing.assert_array_equal(swapped, np.full((4, 3), 2, np.float32))  # in its own byte order
+
+
+def test_a_value_that_is_no_array_is_named_in_one_line(program):
+    with pytest.raises(TypeError, match="input 0: a NoneType is not a tensor, an array or a number"):
+        program.forward(None, np.zeros((50, 3), np.float32))
