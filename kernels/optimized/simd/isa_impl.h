@@ -327,30 +327,44 @@ constexpr int64_t kKeyBlock = 2 * kKeyVecs * kLanes;  // keys per online-softmax
 constexpr int kValueVecs = kKeyVecs;                  // value columns per accumulator pass
 constexpr int64_t kMaxDv = 512;                       // accumulator rows on the stack
 
-// scores[r][j] = q_r . k_t[:, j0 + j] for j < nb and R rows, vectorised over keys (k_t rows
-// are contiguous).
-template <int R>
-void block_scores(const AttentionSlice& s, const float* const* q, int64_t j0, int64_t nb,
-                  float (*scores)[kKeyBlock]) {
+// scores[r][j] = q_r . k_t[:, j0 + j] for R rows and keys from j in passes of U vectors of keys
+// while whole passes fit before nb (k_t rows are contiguous); returns the first key left.
+template <int R, int U>
+inline __attribute__((always_inline)) int64_t block_score_passes(const AttentionSlice& s,
+                                                                 const float* const* q, int64_t j0,
+                                                                 int64_t nb,
+                                                                 float (*scores)[kKeyBlock],
+                                                                 int64_t j) {
   const float* kt = s.k_t + j0;
-  int64_t j = 0;
-  for (; j + kKeyVecs * kLanes <= nb; j += kKeyVecs * kLanes) {
-    Vec acc[R][kKeyVecs];
+  for (; j + U * kLanes <= nb; j += U * kLanes) {
+    Vec acc[R][U];
     for (int r = 0; r < R; ++r)
-      for (int c = 0; c < kKeyVecs; ++c) acc[r][c] = set1(0);
+      for (int c = 0; c < U; ++c) acc[r][c] = set1(0);
     for (int64_t d = 0; d < s.D; ++d) {
       const float* row = kt + d * s.kt_row + j;
-      Vec k[kKeyVecs];
-      for (int c = 0; c < kKeyVecs; ++c) k[c] = load(row + c * kLanes);
+      Vec k[U];
+      for (int c = 0; c < U; ++c) k[c] = load(row + c * kLanes);
       for (int r = 0; r < R; ++r) {
         const Vec qd = set1(q[r][d]);
-        for (int c = 0; c < kKeyVecs; ++c) acc[r][c] = fma(qd, k[c], acc[r][c]);
+        for (int c = 0; c < U; ++c) acc[r][c] = fma(qd, k[c], acc[r][c]);
       }
     }
     for (int r = 0; r < R; ++r)
-      for (int c = 0; c < kKeyVecs; ++c) store(&scores[r][j + c * kLanes], acc[r][c]);
+      for (int c = 0; c < U; ++c) store(&scores[r][j + c * kLanes], acc[r][c]);
   }
-  for (; j < nb; ++j) {  // the last keys, one at a time
+  return j;
+}
+
+// scores[r][j] = q_r . k_t[:, j0 + j] for j < nb and R rows, vectorised over keys: kKeyVecs
+// vectors of keys a pass, then single vectors (50 keys, ViT-B/32's, were all left to the scalar
+// loop), then the last keys one at a time.
+template <int R>
+void block_scores(const AttentionSlice& s, const float* const* q, int64_t j0, int64_t nb,
+                  float (*scores)[kKeyBlock]) {
+  int64_t j = block_score_passes<R, kKeyVecs>(s, q, j0, nb, scores, 0);
+  j = block_score_passes<R, 1>(s, q, j0, nb, scores, j);
+  const float* kt = s.k_t + j0;
+  for (; j < nb; ++j) {
     for (int r = 0; r < R; ++r) {
       float acc = 0;
       for (int64_t d = 0; d < s.D; ++d) acc += q[r][d] * kt[d * s.kt_row + j];
@@ -439,28 +453,43 @@ void scale_and_mask(const AttentionSlice& s, int64_t i, int64_t j0, int64_t nb, 
   }
 }
 
-// acc[r][:] += sum_j p[r][j] * v[j0 + j][:], kValueVecs columns of all R rows in registers.
-template <int R>
-void accumulate_values(const AttentionSlice& s, int64_t j0, int64_t nb, const float (*p)[kKeyBlock],
-                       float (*acc)[kMaxDv]) {
-  int64_t c = 0;
-  for (; c + kValueVecs * kLanes <= s.Dv; c += kValueVecs * kLanes) {
-    Vec a[R][kValueVecs];
+// acc[r][c:] += sum_j p[r][j] * v[j0 + j][c:] for columns from c in passes of U vectors while
+// whole passes fit, every pass's columns of all R rows in registers; returns the first column
+// left.
+template <int R, int U>
+inline __attribute__((always_inline)) int64_t accumulate_value_passes(const AttentionSlice& s,
+                                                                      int64_t j0, int64_t nb,
+                                                                      const float (*p)[kKeyBlock],
+                                                                      float (*acc)[kMaxDv],
+                                                                      int64_t c) {
+  for (; c + U * kLanes <= s.Dv; c += U * kLanes) {
+    Vec a[R][U];
     for (int r = 0; r < R; ++r)
-      for (int u = 0; u < kValueVecs; ++u) a[r][u] = load(&acc[r][c + u * kLanes]);
+      for (int u = 0; u < U; ++u) a[r][u] = load(&acc[r][c + u * kLanes]);
     for (int64_t j = 0; j < nb; ++j) {
       const float* vr = s.v + (j0 + j) * s.v_row + c;
-      Vec v[kValueVecs];
-      for (int u = 0; u < kValueVecs; ++u) v[u] = load(vr + u * kLanes);
+      Vec v[U];
+      for (int u = 0; u < U; ++u) v[u] = load(vr + u * kLanes);
       for (int r = 0; r < R; ++r) {
         const Vec pr = set1(p[r][j]);
-        for (int u = 0; u < kValueVecs; ++u) a[r][u] = fma(pr, v[u], a[r][u]);
+        for (int u = 0; u < U; ++u) a[r][u] = fma(pr, v[u], a[r][u]);
       }
     }
     for (int r = 0; r < R; ++r)
-      for (int u = 0; u < kValueVecs; ++u) store(&acc[r][c + u * kLanes], a[r][u]);
+      for (int u = 0; u < U; ++u) store(&acc[r][c + u * kLanes], a[r][u]);
   }
-  for (; c < s.Dv; ++c) {  // the last columns, one at a time
+  return c;
+}
+
+// acc[r][:] += sum_j p[r][j] * v[j0 + j][:]: kValueVecs vectors of columns a pass, then single
+// vectors (a head of 16 or 32 values, or 80's last 16, was left to the scalar loop), then the
+// last columns one at a time.
+template <int R>
+void accumulate_values(const AttentionSlice& s, int64_t j0, int64_t nb, const float (*p)[kKeyBlock],
+                       float (*acc)[kMaxDv]) {
+  int64_t c = accumulate_value_passes<R, kValueVecs>(s, j0, nb, p, acc, 0);
+  c = accumulate_value_passes<R, 1>(s, j0, nb, p, acc, c);
+  for (; c < s.Dv; ++c) {
     for (int64_t j = 0; j < nb; ++j) {
       const float vjc = s.v[(j0 + j) * s.v_row + c];
       for (int r = 0; r < R; ++r) acc[r][c] += p[r][j] * vjc;
