@@ -9,6 +9,17 @@ namespace {
 
 constexpr const char* kOp = "aten::index.Tensor_out";
 
+// out[o] = self[src] for every position of an index with no C block, as elements of type E.
+template <typename E>
+Error gather_elements(const AdvancedIndex& plan, const Tensor& self, const int64_t* self_strides,
+                      Tensor& out, const int64_t* out_strides) {
+  const E* from = static_cast<const E*>(self.const_data());
+  E* to = static_cast<E*>(out.mutable_data());
+  for_each_index_position(plan, self, self_strides, out_strides,
+                          [&](int64_t src, int64_t o) { to[o] = from[src]; });
+  return Error::Ok;
+}
+
 // out = self[indices] (advanced indexing, util/advanced_index.h).
 Error index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
   const Tensor& self = *args[0]->tensor;
@@ -33,6 +44,18 @@ Error index_tensor_out(KernelContext& ctx, Span<EValue*> args) {
   tensor_strides(self, self_strides);
   tensor_strides(out, out_strides);
   const size_t elem = self.element_size();
+  if (plan.nc == 0) {  // one element a position: a move of its fixed size, not a memcpy call
+    switch (elem) {
+      case 1:
+        return gather_elements<uint8_t>(plan, self, self_strides, out, out_strides);
+      case 2:
+        return gather_elements<uint16_t>(plan, self, self_strides, out, out_strides);
+      case 4:
+        return gather_elements<uint32_t>(plan, self, self_strides, out, out_strides);
+      case 8:
+        return gather_elements<uint64_t>(plan, self, self_strides, out, out_strides);
+    }
+  }
   for_each_index_position(plan, self, self_strides, out_strides, [&](int64_t src, int64_t o) {
     if (plan.nc == 0) {
       __builtin_memcpy(byte_ptr(out, o), byte_ptr(self, src), elem);

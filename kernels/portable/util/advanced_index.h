@@ -45,7 +45,6 @@ Error plan_advanced_index(KernelContext& ctx, const char* op, const Tensor& self
 template <typename Fn>
 void for_each_index_position(const AdvancedIndex& plan, const Tensor& self,
                              const int64_t* self_strides, const int64_t* result_strides, Fn&& fn) {
-  const int32_t walk_dim = plan.na + plan.b_dim;
   int64_t walk_size[kMaxTensorDim], walk_result[kMaxTensorDim], walk_self[kMaxTensorDim];
   int64_t walk_idx[kMaxTensorDim][kMaxTensorDim];  // [index tensor][walk dim]
   const Tensor* used[kMaxTensorDim];
@@ -58,28 +57,52 @@ void for_each_index_position(const AdvancedIndex& plan, const Tensor& self,
     used_stride[nu] = self_strides[s];
     used_size[nu++] = self.size(s);
   }
-  for (int32_t w = 0; w < walk_dim; ++w) {
+  // The (A, B) dims of the result, less those of size 1 (they move nothing: unfold's index
+  // shapes end in several).
+  int32_t walk_dim = 0;
+  for (int32_t w = 0; w < plan.na + plan.b_dim; ++w) {
     if (plan.result_sizes[w] == 0) return;
-    walk_size[w] = plan.result_sizes[w];
-    walk_result[w] = result_strides[w];
-    walk_self[w] = w < plan.na ? self_strides[plan.a_dims[w]] : 0;
+    if (plan.result_sizes[w] == 1) continue;
+    walk_size[walk_dim] = plan.result_sizes[w];
+    walk_result[walk_dim] = result_strides[w];
+    walk_self[walk_dim] = w < plan.na ? self_strides[plan.a_dims[w]] : 0;
     for (int32_t u = 0; u < nu; ++u) {
       const Tensor& t = *used[u];
       const int32_t bk = w - plan.na;                  // dim of B
       const int32_t tk = bk - (plan.b_dim - t.dim());  // dim of t, right-aligned
-      walk_idx[u][w] = (w < plan.na || tk < 0 || t.size(tk) == 1) ? 0 : t.stride(tk);
+      walk_idx[u][walk_dim] = (w < plan.na || tk < 0 || t.size(tk) == 1) ? 0 : t.stride(tk);
     }
+    ++walk_dim;
+  }
+  if (walk_dim == 0) {  // a single position
+    walk_size[0] = 1, walk_result[0] = walk_self[0] = 0;
+    for (int32_t u = 0; u < nu; ++u) walk_idx[u][0] = 0;
+    walk_dim = 1;
+  }
+  // The innermost dim runs as one loop per position of the others (an odometer).
+  const int32_t inner = walk_dim - 1;
+  const int64_t n = walk_size[inner];
+  // Each index tensor's data and width, read once (not through the Tensor per element).
+  const void* index_data[kMaxTensorDim];
+  bool index_long[kMaxTensorDim];
+  for (int32_t u = 0; u < nu; ++u) {
+    index_data[u] = used[u]->const_data();
+    index_long[u] = used[u]->dtype() == ScalarType::Long;
   }
   int64_t pos[kMaxTensorDim] = {0}, r = 0, s0 = 0, io[kMaxTensorDim] = {0};
   while (true) {
-    int64_t src = s0;
-    for (int32_t u = 0; u < nu; ++u) {
-      int64_t v = load_index(*used[u], io[u]);
-      if (v < 0) v += used_size[u];
-      src += v * used_stride[u];
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t src = s0 + i * walk_self[inner];
+      for (int32_t u = 0; u < nu; ++u) {
+        const int64_t at = io[u] + i * walk_idx[u][inner];
+        int64_t v = index_long[u] ? static_cast<const int64_t*>(index_data[u])[at]
+                                  : static_cast<const int32_t*>(index_data[u])[at];
+        if (v < 0) v += used_size[u];
+        src += v * used_stride[u];
+      }
+      fn(src, r + i * walk_result[inner]);
     }
-    fn(src, r);
-    int32_t w = walk_dim - 1;
+    int32_t w = inner - 1;
     for (; w >= 0; --w) {
       if (++pos[w] < walk_size[w]) {
         r += walk_result[w];
