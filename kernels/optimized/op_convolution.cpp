@@ -20,14 +20,16 @@
 // use_transposed), with col im2col'd into scratch in blocks of at most kColFloats. Depthwise
 // convolutions (groups == Cin == Cout: mobilenet's) run threaded SIMD rows, the activation fused
 // (util/depthwise_conv.h); other groupings with several input channels per group one SGEMM per
-// image and group (grouped_conv_gemm).
-// Everything else (other dtypes, transposed, other dim orders, malformed arguments) runs the
+// image and group (grouped_conv_gemm). Transposed convolutions (1-D and 2-D, any groups) run an
+// SGEMM and col2im (util/conv_transpose.h).
+// Everything else (other dtypes, other dim orders, malformed arguments) runs the
 // portable kernel, so its errors and results are the
 // portable ones.
 #include <cstring>
 
 #include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/conv_output.h"
+#include "kernels/optimized/util/conv_transpose.h"
 #include "kernels/optimized/util/depthwise_conv.h"
 #include "kernels/optimized/util/matmul_args.h"
 #include "kernels/optimized/util/parallel.h"
@@ -437,12 +439,28 @@ Error convolution_impl(const char* kOp, const OutputActivation& activation, cons
   // A 1-D convolution ([N, C, W], audio and sequence nets) is the 2-D one with a height of 1:
   // the same memory, parse_conv_shape's kernel_h = out_h = 1.
   const bool one_d = input.dim() == 3 && scale == nullptr;
+  const bool transposed = args[6]->b;
   if (!all_float32({&input, &weight, bias, &out, residual, scale}) ||
-      (input.dim() != 4 && !one_d) || args[6]->b) {
+      (input.dim() != 4 && !one_d) || (transposed && (residual != nullptr || scale != nullptr))) {
     return fallback();
   }
   ConvShape s;
   PTERON_TRY(parse_conv_shape(kOp, args, &s));
+  if (transposed) {
+    PTERON_TRY(check_conv_output(kOp, s, bias, out, nullptr, input.dim()));
+    if (!is_row_major(input) || !is_row_major(weight) || !is_row_major(out) ||
+        (bias != nullptr && !is_row_major(*bias))) {
+      return fallback();
+    }
+    if (out.numel() == 0) return Error::Ok;
+    if (!conv_transpose2d_f32(ctx, s, input.data<const float>(), weight.data<const float>(),
+                              constant_cache_of(weight),
+                              bias != nullptr ? bias->data<const float>() : nullptr,
+                              out.data<float>(), activation)) {
+      return fallback();
+    }
+    return Error::Ok;
+  }
   const bool depthwise = s.groups == s.in_channels && s.groups == s.out_channels;
   if ((s.groups != 1 && scale != nullptr) || (bias != nullptr && !is_row_major(*bias))) {
     return fallback();

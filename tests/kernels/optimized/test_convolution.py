@@ -14,7 +14,8 @@ run channel-minor blocks of 16 channels, tails and bands of rows included; large
 kernels (7x7 to 11x11 in channel blocks, 17x17 on rows). Grouped convolutions with several input
 channels a group (ShuffleNet, RegNet, ResNeXt) run one SGEMM per image and group, fused like the
 others. 1-D convolutions ([N, C, W]) run as 2-D ones of height 1 on both paths, and the pass fuses
-them too. Inputs neither takes (channels-last, float64, a depthwise channel multiplier) go to the
+them too. Transposed convolutions (1-D and 2-D: strides, output padding, dilation, groups,
+overlapping and disjoint taps, fused activations) run an SGEMM and col2im. Inputs neither takes (channels-last, float64, a depthwise channel multiplier) go to the
 portable kernel and must still match. Bad inputs raise RuntimeError naming the op.
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) with K = Cin * kh * kw (sums of K products in
@@ -180,6 +181,37 @@ def test_grouped_matches_torch(threads, op, n, cin, h, w, cout, k, stride, pad, 
     run_conv(op, rand(n, cin, h, w, seed=40), rand(cout, cin // groups, k, k, seed=41),
              rand(cout, seed=42) if bias else None, (stride, stride), (pad, pad), (1, 1),
              groups=groups)
+
+
+@pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP])
+@pytest.mark.parametrize("n,cin,h,w,cout,k,stride,pad,out_pad,dil,groups,bias", [
+    (1, 64, 16, 16, 32, 2, 2, 0, 0, 1, 1, True),  # a U-Net's 2x upsampling: taps do not overlap
+    (2, 16, 7, 9, 8, 4, 2, 1, 0, 1, 1, False),  # a GAN generator's: overlapping taps, batch 2
+    (1, 8, 5, 6, 12, 3, 2, 1, 1, 1, 1, True),  # output padding
+    (1, 6, 6, 5, 4, 3, 1, 2, 0, 2, 1, True),  # dilated, stride 1, padding beyond the taps
+    (1, 8, 6, 6, 12, 3, 3, 0, 2, 1, 4, True),  # grouped, stride 3
+    (1, 4, 1, 40, 6, 5, 4, 2, 3, 1, 2, True),  # height 1, wide stride
+])
+def test_transposed_matches_torch(threads, op, n, cin, h, w, cout, k, stride, pad, out_pad, dil,
+                                  groups, bias):
+    """Transposed convolutions: an SGEMM per image and group, then col2im."""
+    x, wt = rand(n, cin, h, w, seed=50), rand(cin, cout // groups, k, k, seed=51)
+    b = rand(cout, seed=52) if bias else None
+    ref, bounds = with_activation(op, F.conv_transpose2d(x, wt, b, stride, pad, out_pad, groups,
+                                                         dil))
+    out = torch.full(ref.shape, float("nan"))
+    run_kernel(op, [x, wt, b, [stride] * 2, [pad] * 2, [dil] * 2, True, [out_pad] * 2, groups,
+                    *bounds, out], library="optimized")
+    assert_close(out, ref, atol=1e-4 * math.sqrt(cin // groups * k * k), rtol=1e-4,
+                 what=f"{op} transposed x{tuple(x.shape)} w{tuple(wt.shape)}")
+
+
+def test_transposed_conv1d_matches_torch(threads):
+    x, wt, b = rand(2, 16, 50, seed=53), rand(16, 8, 4, seed=54), rand(8, seed=55)
+    ref = F.conv_transpose1d(x, wt, b, 2, 1)
+    out = torch.full(ref.shape, float("nan"))
+    run_kernel(CONV, [x, wt, b, [2], [1], [1], True, [0], 1, out], library="optimized")
+    assert_close(out, ref, atol=1e-4 * math.sqrt(16 * 4), rtol=1e-4, what="conv_transpose1d")
 
 
 @pytest.mark.parametrize("op", [CONV, CONV_RELU, CONV_CLAMP, CONV_SILU, CONV_HARDSWISH])
