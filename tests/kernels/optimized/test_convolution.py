@@ -15,8 +15,9 @@ kernels (7x7 to 11x11 in channel blocks, 17x17 on rows). Grouped convolutions wi
 channels a group (ShuffleNet, RegNet, ResNeXt) run one SGEMM per image and group, fused like the
 others. 1-D convolutions ([N, C, W]) run as 2-D ones of height 1 on both paths, and the pass fuses
 them too. Transposed convolutions (1-D and 2-D: strides, output padding, dilation, groups,
-overlapping and disjoint taps, fused activations) run an SGEMM and col2im. Inputs neither takes (channels-last, float64, a depthwise channel multiplier) go to the
-portable kernel and must still match. Bad inputs raise RuntimeError naming the op.
+overlapping and disjoint taps, fused activations) run an SGEMM and col2im. Inputs neither
+takes (channels-last, float64, a depthwise channel multiplier) go to the portable kernel and
+must still match. Bad inputs raise RuntimeError naming the op.
 
 Tolerance: float32 rtol 1e-4, atol 1e-4 * sqrt(K) with K = Cin * kh * kw (sums of K products in
 another order than torch's).
