@@ -5,6 +5,7 @@
 //     (mobilenet's ReLU6: a clamp the compiler vectorises; NaN stays NaN)
 //   aten::hardswish.out(Tensor self, *, Tensor(a!) out)
 //   aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out)  (MobileNetV3's activation and gate)
+//   aten::tanh.out(Tensor self, *, Tensor(a!) out)  (RNN cells, GAN outputs, pre-LN MLPs)
 // Other dtypes, layouts and bad arguments go through the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/parallel.h"
@@ -50,6 +51,12 @@ Error gelu_out(KernelContext& ctx, Span<EValue*> args) {
   });
 }
 
+Error tanh_out(KernelContext& ctx, Span<EValue*> args) {
+  const IsaKernels& isa = isa_kernels();
+  return elementwise_out("aten::tanh.out", ctx, args, 16,
+                         [&](const float* x, float* y, int64_t n) { isa.tanh(x, y, n); });
+}
+
 Error relu_out(KernelContext& ctx, Span<EValue*> args) {
   const IsaKernels& isa = isa_kernels();
   return elementwise_out("aten::relu.out", ctx, args, 1,
@@ -86,5 +93,6 @@ PTERON_KERNEL("aten::hardsigmoid.out", hard_activation_out<false>, "TT");
 PTERON_KERNEL("aten::gelu.out", gelu_out, "T*T");
 PTERON_KERNEL("aten::relu.out", relu_out, "TT");
 PTERON_KERNEL("aten::hardtanh.out", hardtanh_out, "TSST");
+PTERON_KERNEL("aten::tanh.out", tanh_out, "TT");
 
 }  // namespace pteron::opt

@@ -191,6 +191,10 @@ void map_lanes(const float* x, float* y, int64_t n, F f) {
 
 void sigmoid(const float* x, float* y, int64_t n) { map_lanes(x, y, n, sigmoid_vec); }
 
+void tanh_rows(const float* x, float* y, int64_t n) {
+  map_lanes(x, y, n, [](Vec v) { return vtanh(v); });
+}
+
 // (x * sigmoid(x)) * u, the two products in the decomposed graph's order; u null: silu.
 void silu_mul(const float* x, const float* u, float* y, int64_t n) {
   int64_t i = 0;
@@ -673,8 +677,8 @@ void depthwise_block(const DepthwiseBlockArgs& a, float lo, float hi) {
 
 extern const IsaKernels kTable;
 const IsaKernels kTable = {
-    PTERON_ISA_NAME, layer_norm,      rms_norm,        gelu,          relu,           clamp,
-    sigmoid,         silu_mul,        hard_activation, softmax,       binary,         attention,
-    winograd_input,  winograd_output, transpose,       depthwise_row, depthwise_block};
+    PTERON_ISA_NAME, layer_norm, rms_norm,        gelu,           relu,   clamp,     sigmoid,
+    tanh_rows,       silu_mul,   hard_activation, softmax,        binary, attention, winograd_input,
+    winograd_output, transpose,  depthwise_row,   depthwise_block};
 
 }  // namespace pteron::opt::PTERON_ISA

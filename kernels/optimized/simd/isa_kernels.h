@@ -68,6 +68,8 @@ struct IsaKernels {
   void (*clamp)(float* y, int64_t n, float lo, float hi);
   // y = 1 / (1 + e^-x)
   void (*sigmoid)(const float* x, float* y, int64_t n);
+  // y = tanh(x) (vtanh: within 6 ulp)
+  void (*tanh)(const float* x, float* y, int64_t n);
   // y = (x * sigmoid(x)) * u (SwiGLU's gate times up); u null: y = x * sigmoid(x) (SiLU).
   void (*silu_mul)(const float* x, const float* u, float* y, int64_t n);
   // y = min(max(x + 3, 0), 6) / 6 (hardsigmoid), times x where `swish` (hardswish); NaN stays

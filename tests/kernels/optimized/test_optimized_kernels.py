@@ -25,7 +25,8 @@ def rand(*shape, seed=0):
 
 
 @pytest.mark.parametrize(
-    "name", ["aten::add.out", "aten::native_layer_norm.out", "aten::gelu.out", "pteron::sdpa.out",
+    "name", ["aten::add.out", "aten::native_layer_norm.out", "aten::gelu.out", "aten::tanh.out",
+             "pteron::sdpa.out",
              "aten::_softmax.out", "aten::permute_copy.out", "aten::embedding.out",
              "dim_order_ops::_clone_dim_order.out"])
 def test_registered_in_both_libraries(name):
@@ -123,6 +124,25 @@ def test_gelu(approximate, n):
     expected = torch.nn.functional.gelu(x, approximate=approximate)
     atol = 3e-6 if approximate == "none" else 1e-6
     assert_close(out, expected, atol=atol, rtol=1e-5, what=f"gelu {approximate}")
+
+
+def test_tanh_is_within_8_ulp_everywhere():
+    # vtanh's rational form: relative accuracy for tiny values too (0.0004 and below is x), +-1
+    # past 9, infinities and NaN as torch; 1 and 2 threads give the same bits (elementwise).
+    grid = torch.linspace(-12, 12, 100_001)
+    tiny = torch.logspace(-30, 0.9, 2001)
+    special = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan")])
+    x = torch.cat([grid, tiny, -tiny, special])
+    out = torch.empty_like(x)
+    opt("aten::tanh.out", [x, out])
+    ref64 = torch.tanh(x.double())
+    ref = ref64.float()
+    ulp = (torch.nextafter(ref.abs(), torch.tensor(float("inf"))) - ref.abs()).double()
+    finite = ~torch.isnan(x)
+    err = ((out.double() - ref64).abs() / ulp)[finite]
+    assert err.max() <= 8, f"tanh off by {err.max():.1f} ulp at x = {x[finite][err.argmax()]}"
+    assert torch.isnan(out[-1]) and torch.equal(out[-5:-1], ref[-5:-1])
+    assert torch.signbit(out[-4])  # tanh(-0.0) = -0.0
 
 
 def test_gelu_bad_approximate_names_op():
