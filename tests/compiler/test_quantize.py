@@ -222,3 +222,33 @@ def test_pt2e_quantized_graph_compiles_and_matches_torch(tmp_path):
         assert float((got - expected).abs().max()) <= out_scale * 1.001
     with pytest.raises(pteron.CompileError, match="already quantized"):
         pteron.to_edge_transform_and_lower(ep, quantize="xnnpack", calibration=[x], progress=False)
+
+
+class NewGeluMlp(torch.nn.Module):
+    """GPT-2's MLP: linear, the tanh GELU written out (pow, mul, add, tanh), linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc, self.proj = torch.nn.Linear(16, 32), torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        h = 0.5 * h * (1.0 + torch.tanh(0.7978845608 * (h + 0.044715 * torch.pow(h, 3.0))))
+        return self.proj(h)
+
+
+def test_elementwise_chain_after_a_delegated_dequantize_keeps_the_delegate_output():
+    # The default host program delegates the linear (and its output's dequantize) to XNNPACK;
+    # the Cortex-M lowering made the GELU's ops one table reading the int8 value inside the
+    # region and removed the region's output ("no value with id ...").
+    torch.manual_seed(0)
+    model = NewGeluMlp().eval()
+    example = (torch.randn(4, 16),)
+    ep = pteron.export(model, example)
+    program = pteron.to_edge_transform_and_lower(
+        ep, quantize="xnnpack", calibration=random_samples(example[0], 8, seed=1), progress=False)
+    assert "xnnpack" in program.report["backends"]
+    x = torch.randn(4, 16)
+    got = torch.as_tensor(program.load().forward(x)[0])
+    want = model(x)
+    assert (got - want).norm() / want.norm() < 0.05

@@ -136,6 +136,9 @@ std::vector<NodeId> Lowering::table_cone(const Node& root, ValueId* source) cons
       if (!value.is_intermediate()) return {};
       const Node& producer = g_.node(value.producer);
       if (is_op(producer, kDequant)) {
+        // A delegate's dequantize (its output leaves the region) stays: the table would read
+        // the region's int8 value inside it, and the delegate's output would be removed.
+        if (delegated_.count(value.producer)) return {};
         if (dequantized(g_, v) == std::nullopt || value.spec.sizes != shape) return {};
         if (dq_value != ir::kNoValue && dq_value != v) {
           // Two dequantizes of the same int8 value (one per user, as PT2E writes them).
