@@ -277,6 +277,13 @@ bench-cpu-int8: build venv-et
 bench-default: build
 	$(PY) bench/default_choice.py --build $(abspath $(BUILD)) $(BENCH_ARGS)
 
+# bench-families: model families outside the zoo (wav2vec2, T5 encoder, ConvBERT, a U-Net, a
+# super-resolution net) on pteron's default program against eager, 2 threads, alternating rounds
+# (bench/results/families.{json,md}). BENCH_ARGS: e.g. --rounds 5, --models unet,sr.
+.PHONY: bench-families
+bench-families: build
+	$(PY) bench/families_vs_eager.py --build $(abspath $(BUILD)) $(BENCH_ARGS)
+
 # bench-arm: instructions per inference of pteron's NEON kernels vs XNNPACK's aarch64 build (Debian's
 # arm64 package) under qemu-aarch64 -cpu cortex-a76 (tools/qemu_icount), next to the same programs'
 # x86 timings, 1 thread (bench/arm_icount.py; bench/results/arm.{json,md,png}).
