@@ -30,6 +30,22 @@ ir::ValueId transposed_constant(const ir::Graph& g, ir::ValueId v) {
              : ir::kNoValue;
 }
 
+// The weight W when `v` is expand(permute(W, [1, 0]), [B, K, N]): a 2-D compile-time weight
+// broadcast over a batch, as torch's matmul decomposes x @ W^T for an x it cannot flatten
+// (nn.MultiheadAttention's in-projection with batch_first, any linear of a transposed input);
+// else kNoValue.
+ir::ValueId batch_broadcast_constant(const ir::Graph& g, ir::ValueId v) {
+  const ir::Value& value = g.value(v);
+  if (!value.is_intermediate()) return ir::kNoValue;
+  const ir::Node& p = g.node(value.producer);
+  if (!p.is(ops::aten::expand)) return ir::kNoValue;
+  const ir::ValueId w = transposed_constant(g, p.arg("self").tensor());
+  if (w == ir::kNoValue) return ir::kNoValue;
+  const auto& kn = g.value(p.arg("self").tensor()).spec.sizes;
+  const auto& bkn = value.spec.sizes;
+  return bkn.size() == 3 && bkn[1] == kn[0] && bkn[2] == kn[1] ? w : ir::kNoValue;
+}
+
 bool is_one(const ir::Argument& a) {
   return a.is<ir::Scalar>() ? a.get<ir::Scalar>().to_double() == 1.0 : a.to_double() == 1.0;
 }
@@ -53,6 +69,13 @@ int fuse_linear(ir::Graph& graph) {
       ++fused;
     } else if (op == ops::aten::mm) {
       const ir::ValueId w = transposed_constant(graph, node.arg("mat2").tensor());
+      if (w == ir::kNoValue) continue;
+      graph.set_op(id, *linear, {node.arg("self"), ir::TensorRef{w}, ir::None{}});
+      ++fused;
+    } else if (op == ops::aten::bmm) {
+      // bmm(x [B, M, K], expand(W^T)) == linear(x, W): the weight is read once, not copied B
+      // times into a [B, K, N] tensor first.
+      const ir::ValueId w = batch_broadcast_constant(graph, node.arg("mat2").tensor());
       if (w == ir::kNoValue) continue;
       graph.set_op(id, *linear, {node.arg("self"), ir::TensorRef{w}, ir::None{}});
       ++fused;

@@ -40,8 +40,9 @@ int conv1d_as_conv2d(ir::Graph& graph);
 // kernels, ExecuTorch's included, want one layout per call. Inputs keep theirs.
 int normalize_dim_orders(ir::Graph& graph);
 
-// Rewrites addmm(bias, x, permute(W)) and mm(x, permute(W)) with a constant W into
-// linear(x, W, bias): the weight is used as stored, with no transpose at compile or run time.
+// Rewrites addmm(bias, x, permute(W)), mm(x, permute(W)) and bmm(x, expand(permute(W))) (a
+// weight broadcast over a batch) with a constant W into linear(x, W, bias): the weight is used as
+// stored, with no transpose or copy per batch entry at compile or run time.
 int fuse_linear(ir::Graph& graph);
 
 // Rewrites select(view(linear(x, W, b)), dim, i) that keeps one row of the linear's output into

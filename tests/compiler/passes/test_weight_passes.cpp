@@ -155,6 +155,31 @@ TEST(FuseLinear, APermuteStillReadElsewhereStays) {
   EXPECT_LT(max_abs_diff(before, run(g, inputs)), 1e-6);
 }
 
+// torch's matmul of a transposed [B, M, K] input by W^T: bmm with the weight expanded over the
+// batch (nn.MultiheadAttention's in-projection with batch_first). It becomes linear(x, W), the
+// weight read once; an expand that is not a batch broadcast of W^T stays.
+TEST(FuseLinear, TakesAWeightBroadcastOverABatch) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", f32({3, 2, 4}));
+  const ValueId w = b.constant("w", f32({5, 4}));
+  const ValueId wt =
+      b.op("aten::permute.default", {TensorRef{w}, std::vector<int64_t>{1, 0}}, f32({4, 5}));
+  const ValueId we =
+      b.op("aten::expand.default", {TensorRef{wt}, std::vector<int64_t>{3, 4, 5}}, f32({3, 4, 5}));
+  const ValueId y = b.op("aten::bmm.default", {TensorRef{x}, TensorRef{we}}, f32({3, 2, 5}));
+  const ValueId r = b.input("r", f32({3, 4, 5}));  // a runtime mat2: stays a bmm
+  const ValueId z = b.op("aten::bmm.default", {TensorRef{x}, TensorRef{r}}, f32({3, 2, 5}));
+  ir::Graph g = b.finish({y, z});
+  const auto inputs = sample_inputs(g);
+  const auto before = run(g, inputs);
+  EXPECT_EQ(fuse_linear(g), 1);
+  remove_dead_code(g);
+  g.verify();
+  EXPECT_EQ(ops(g), "[aten::linear.default, aten::bmm.default]");
+  EXPECT_EQ(producer(g, y).args[1].tensor(), w);
+  EXPECT_LT(max_abs_diff(before, run(g, inputs)), 1e-6);
+}
+
 TEST(FuseLinear, TakesADequantizedConstantWeight) {
   GraphBuilder b;
   const ValueId x = b.input("x", f32({2, 4}));
