@@ -182,7 +182,7 @@ class Method:
                 continue  # not an array or tensor (torch.Size...): the runtime names it
             if isinstance(x, np.ndarray) and not (x.dtype.isnative and x.flags.aligned):
                 # Another byte order or an unaligned buffer: no array protocol hands it over.
-                prepared[i] = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
+                prepared[i] = np.require(x, x.dtype.newbyteorder("="), ["C", "A"])  # 0-d stays
                 if order is not None:
                     prepared[i] = np.ascontiguousarray(prepared[i].transpose(order)).transpose(
                         tuple(np.argsort(order)))

@@ -154,3 +154,14 @@ def test_an_input_written_into_is_refused_read_only_and_written_big_endian():
 def test_a_value_that_is_no_array_is_named_in_one_line(program):
     with pytest.raises(TypeError, match="input 0: a NoneType is not a tensor, an array or a number"):
         program.forward(None, np.zeros((50, 3), np.float32))
+
+
+class TimesScalar(torch.nn.Module):
+    def forward(self, x, s):
+        return x * s
+
+
+def test_a_byte_swapped_zero_dim_scalar_stays_zero_dim():
+    prog = load(TimesScalar(), (torch.randn(3), torch.tensor(2.0)))
+    out = prog.forward(np.arange(3, dtype=">f4"), np.array(2.0, dtype=">f4"))[0]
+    np.testing.assert_array_equal(out, np.arange(3, dtype=np.float32) * 2)
