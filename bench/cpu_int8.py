@@ -37,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cpu_path  # noqa: E402
 from priority import match_autogroup_nice  # noqa: E402
-from timing import median_of_rounds, timed_calls_wall_cpu_ms  # noqa: E402
+from timing import median_of_rounds, results_folder, timed_calls_wall_cpu_ms  # noqa: E402
 
 REPO = cpu_path.REPO
 # label: --backends (None: the host target's default; TUNE: `--tune`, which times the candidate
@@ -273,10 +273,7 @@ def main() -> None:
            "commit": cpu_path.cli("git", "-C", REPO, "describe", "--always", "--dirty").stdout.strip(),
            "seconds": round(time.perf_counter() - start, 1), "calibration": args.calibration, "models": models}
     loads = [s["max_load_average"] for m in models.values() for s in m["systems"].values()]
-    if max(loads) > (os.cpu_count() or 1) and args.results.resolve() == cpu_path.RESULTS.resolve():
-        args.results = REPO / "bench" / "work"
-        log(f"load average reached {max(loads)} on {os.cpu_count()} cores: not published, written to "
-            f"{args.results} instead")
+    args.results = results_folder(args.results, cpu_path.RESULTS, max(loads), REPO / "bench" / "work", log)
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "cpu_int8.json").write_text(json.dumps(doc, indent=1) + "\n")
     write_markdown(doc, args.results / "cpu_int8.md")

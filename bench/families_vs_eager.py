@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from priority import match_autogroup_nice
-from timing import median_of_rounds, timed_calls_wall_cpu_ms
+from timing import median_of_rounds, results_folder, timed_calls_wall_cpu_ms
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -220,6 +220,8 @@ def main() -> None:
         for name in args.models.split(","):
             log(f"{name} ...")
             doc["models"][name] = bench_model(name, Path(tmp), pteron, args.rounds, args.iters)
+    max_load = max(s["max_load_average"] for m in doc["models"].values() for s in (m["eager"], m["pteron"]))
+    args.results = results_folder(args.results, RESULTS, max_load, REPO / "bench" / "work", log)
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "families.json").write_text(json.dumps(doc, indent=1) + "\n")
     write_markdown(doc, args.results / "families.md")

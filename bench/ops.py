@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from timing import timed_calls_ms  # noqa: E402
+from timing import results_folder, timed_calls_ms  # noqa: E402
 
 SYSTEMS = ["pteron", "eager"]
 WARMUP = 3  # untimed calls before the timed ones
@@ -217,13 +217,8 @@ def main():
         "load_average_end": round(load_end, 2),
     }
     out = Path(args.out)
-    cores = os.cpu_count() or 1
-    published = out.resolve().parent == (ROOT / "bench" / "results").resolve()
-    if published and max(load_start, load_end) > cores:
-        out = ROOT / "bench" / "work" / "ops" / out.name
-        print(f"bench-ops: load average reached {max(load_start, load_end):.1f} on {cores} cores: "
-              f"not publishing to bench/results (figures in {out.parent}; rerun on a quieter machine)",
-              file=sys.stderr)
+    out = results_folder(out.parent, ROOT / "bench" / "results", max(load_start, load_end),
+                         ROOT / "bench" / "work" / "ops", lambda m: print(f"bench-ops: {m}", file=sys.stderr)) / out.name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     lines = [

@@ -1,13 +1,16 @@
 """Timing shared by the benchmarks (bench/llm_linear.py, bench/ops.py, bench/membw.py,
-bench/dynamic.py, bench/cpu_int8.py, bench/arm_icount.py, bench/kernels/optimized_non_gemm.py,
-bench/kernels/winograd_conv.py).
+bench/dynamic.py, bench/cpu_int8.py, bench/families_vs_eager.py, bench/arm_icount.py,
+bench/kernels/optimized_non_gemm.py, bench/kernels/winograd_conv.py), and where their results
+may go.
 
 Wall time and the process CPU time are both taken per call: on a busy machine wall time
 includes waiting for a core, CPU time does not.
 """
 
+import os
 import statistics
 import time
+from pathlib import Path
 
 
 def timed_calls_wall_cpu_ms(fn, reps, warmup=1):
@@ -50,3 +53,15 @@ def median_of_rounds(rounds: list[dict]) -> dict:
     return {**{k: mid[k] for k in keys if k in mid},
             "round_medians_ms": [round(r["median_ms"], 3) for r in rounds],
             "max_load_average": round(max(r.get("load_average_1m", 0.0) for r in rounds), 1)}
+
+
+def results_folder(wanted: Path, published: Path, max_load: float, scratch: Path, log) -> Path:
+    """Where a benchmark writes its results: `wanted`, unless that is the published folder and the
+    load average went above the core count, when the figures go to `scratch` and the log says so
+    (a figure taken while other work held the cores is not published)."""
+    cores = os.cpu_count() or 1
+    if max_load <= cores or wanted.resolve() != published.resolve():
+        return wanted
+    log(f"load average reached {max_load:.1f} on {cores} cores: not published to {published}, written "
+        f"to {scratch} instead (rerun on a quieter machine)")
+    return scratch
