@@ -60,8 +60,9 @@ _TORCHAO_KEPT = ("dequantize_affine", "quantize_affine", "choose_qparams_affine"
 
 
 def decompose(ep):
-    """ep.run_decompositions() to core ATen, keeping the ops in _KEPT_CORE_OPS, torchao's
-    affine quantization primitives and recurrent layers over a dynamic input whole."""
+    """ep.run_decompositions() to core ATen, keeping the ops in _KEPT_CORE_OPS, bicubic resizes
+    (_WHOLE_OP_DECOMPOSITIONS), torchao's affine quantization primitives and recurrent layers
+    over a dynamic input whole."""
     if has_dynamic_recurrent_layer(ep):
         with keep_recurrent_layers():
             return _decompose(ep, keep=recurrent_ops())
@@ -86,8 +87,23 @@ def _soft_margin_loss(input, target, reduction=1):
     return loss
 
 
-# Decompositions of pteron's own where torch's differs from its eager kernel.
+def _upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors=None):
+    """F.interpolate(mode="bicubic") as one upsample_bicubic2d.default call: torch's table turns
+    it into 16 gathers and ~100 element-wise ops (a ViT's position-embedding resize, a
+    warp net's resize: 5x slower than eager), where pteron has a kernel for the whole op. The
+    output size is torch's: the given size, else floor(input size * scale)."""
+    import torch
+
+    if output_size is None:
+        output_size = [torch.sym_int(torch.sym_float(n) * s) for n, s in zip(input.shape[2:], scale_factors)]
+    scale_h, scale_w = scale_factors if scale_factors else (None, None)
+    return torch.ops.aten.upsample_bicubic2d.default(input, output_size, align_corners, scale_h, scale_w)
+
+
+# Decompositions of pteron's own: where torch's differs from its eager kernel, or where torch's
+# breaks an op pteron has a kernel for into many small ones.
 _EAGER_DECOMPOSITIONS = {"soft_margin_loss": _soft_margin_loss}
+_WHOLE_OP_DECOMPOSITIONS = {"upsample_bicubic2d.vec": _upsample_bicubic2d_vec}
 
 
 def decomposition_table(table=None, keep=()):
@@ -108,6 +124,9 @@ def decomposition_table(table=None, keep=()):
             table.pop(op.default, None)
     for name, fn in _EAGER_DECOMPOSITIONS.items():
         table[getattr(torch.ops.aten, name).default] = fn
+    for name, fn in _WHOLE_OP_DECOMPOSITIONS.items():
+        op, overload = name.split(".")
+        table[getattr(getattr(torch.ops.aten, op), overload)] = fn
     return table
 
 
@@ -152,9 +171,16 @@ def _is_core_aten(ep) -> bool:
             continue
         target = node.target
         if isinstance(target, torch._ops.OpOverload) and target.namespace == "aten":
-            if torch.Tag.core not in target.tags and not _is_view_or_copy(target):
+            if torch.Tag.core not in target.tags and not _is_view_or_copy(target) and not _is_kept_whole(target):
                 return False
     return True
+
+
+def _is_kept_whole(target) -> bool:
+    # What _WHOLE_OP_DECOMPOSITIONS make. Not core ATen, and a second run_decompositions, even
+    # with an empty table, would break them up (torch registers their decomposition as the
+    # op's Autograd kernel), so a program pteron.export made is not decomposed again.
+    return target.__name__ in {"upsample_bicubic2d.default"}
 
 
 def _is_view_or_copy(target) -> bool:
@@ -228,7 +254,7 @@ def _lower_methods(programs: dict, partitioner, target: str, quantize, kernels, 
             if isinstance(program, (str, os.PathLike)):
                 path = os.fspath(program)
             else:
-                ep = program if _is_core_aten(program) else program.run_decompositions()
+                ep = program if _is_core_aten(program) else decompose(program)
                 path = os.path.join(tmp, f"method{i}.pt2")
                 torch.export.save(ep, path)
             names.append(str(name))

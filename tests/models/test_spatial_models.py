@@ -1,12 +1,13 @@
 """Models outside the zoo that need the upsample, reflection-pad and top-k kernels (issue 17):
 a small segmentation UNet (bilinear upsampling, skip concatenations), a super-resolution net
-(reflection pads, pixel shuffle) and a detection head (top-k of the class scores, boxes gathered
-at the picked anchors). Each is exported, compiled with `pteron compile` for the portable
+(reflection pads, pixel shuffle), a detection head (top-k of the class scores, boxes gathered
+at the picked anchors) and a ViT patch embedding whose position embeddings are resized
+bicubically to the patch grid. Each is exported, compiled with `pteron compile` for the portable
 kernels alone, for `optimized,portable`, for `xnnpack,optimized,portable` and for
 `vulkan,portable` (lavapipe), run with `pteron run`, and compared with PyTorch; on Vulkan the
 delegation report must show the bilinear upsampling and the reflection pads in the Vulkan
-region. They are exported with pteron.export, which keeps reflection_pad2d whole (torch's
-default decomposition table would turn it into index arithmetic).
+region. They are exported with pteron.export, which keeps reflection_pad2d and bicubic
+resizes whole (torch's default decomposition table would turn them into index arithmetic).
 
 Tolerance: atol 1e-4, rtol 1e-4 on float32 outputs (convolutions summed in other orders; the
 XNNPACK and optimized paths fuse multiply-adds, Vulkan's shaders sum in their own order).
@@ -95,8 +96,27 @@ class DetectionHead(torch.nn.Module):
         return top, idx, picked
 
 
+class ResizedPositionEmbedding(torch.nn.Module):
+    """A ViT patch embedding whose learned 6x6 grid of position embeddings is resized bicubically
+    to the input's patch grid on every call (DINOv2's interpolate_pos_encoding), and an image
+    resized bicubically by a scale factor before it (a preprocessing layer)."""
+
+    def __init__(self, width=16, patch=4):
+        super().__init__()
+        self.embed = torch.nn.Conv2d(3, width, patch, stride=patch)
+        self.pos = torch.nn.Parameter(torch.randn(1, width, 6, 6))
+        self.head = torch.nn.Linear(width, 5)
+
+    def forward(self, x):
+        x = F.interpolate(x, scale_factor=1.5, mode="bicubic", align_corners=False)
+        tokens = self.embed(x)
+        pos = F.interpolate(self.pos, size=tokens.shape[-2:], mode="bicubic", align_corners=False)
+        return self.head((tokens + pos).flatten(2).transpose(1, 2))
+
+
 MODELS = {
     "unet": (TinyUNet, (1, 3, 32, 32)),
+    "position-embedding-resize": (ResizedPositionEmbedding, (1, 3, 24, 32)),
     "super-resolution": (SuperResolution, (1, 1, 24, 24)),
     "detection-head": (DetectionHead, (2, 8, 12, 12)),
 }
@@ -139,7 +159,7 @@ def test_compiles_and_matches_torch(name, backends, tmp_path):
 def test_the_models_use_the_new_operators(tmp_path):
     """The exported graphs hold the ops these tests are for (not decomposed away)."""
     wanted = {"unet": "upsample_bilinear2d", "super-resolution": "reflection_pad2d",
-              "detection-head": "topk"}
+              "detection-head": "topk", "position-embedding-resize": "upsample_bicubic2d"}
     for name, (cls, shape) in MODELS.items():
         ep = pteron.export(cls(), (torch.randn(shape),))
         ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
@@ -160,3 +180,24 @@ def test_vulkan_runs_the_new_operators(name, tmp_path):
     ops = {o["op"]: o for o in report["ops"]}
     assert ON_VULKAN[name] in ops, sorted(ops)
     assert set(ops[ON_VULKAN[name]]["runs_on"]) == {"vulkan"}, ops[ON_VULKAN[name]]
+
+
+def test_bicubic_resizes_stay_one_kernel_call_through_the_python_api(tmp_path):
+    """pteron.export makes each bicubic F.interpolate one upsample_bicubic2d node, and
+    to_edge_transform_and_lower does not decompose it again (a second run_decompositions would
+    make it 16 gathers and ~100 element-wise ops: a 224x224 2x resize 26 ms against eager's 2.4)."""
+    cls, shape = MODELS["position-embedding-resize"]
+    torch.manual_seed(0)
+    model = cls().eval()
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(1))
+    lowered = pteron.to_edge_transform_and_lower(pteron.export(model, (x,)))
+    lowered.save(tmp_path / "m.pte")
+    report = json.loads(cli("inspect", tmp_path / "m.pte", "--json").stdout)
+    calls = {o["name"]: o["calls"] for o in report["methods"][0]["operators"]}
+    # The input's resize; the position embeddings' (a weight, a static size) folds to a constant.
+    assert calls.get("aten::upsample_bicubic2d.out") == 1, calls
+    assert "aten::index.Tensor_out" not in calls, calls
+    with torch.no_grad():
+        want = model(x)
+    got = torch.as_tensor(lowered.load().forward(x)[0])
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)

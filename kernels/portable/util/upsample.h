@@ -99,6 +99,36 @@ inline LinearTaps<S> upsample_linear_taps(int64_t dst, int64_t in, int64_t out, 
   return {i0, i1, S(1) - lambda, lambda};
 }
 
+// The four taps of bicubic interpolation: get_cubic_upsample_coefficients with A = -0.75,
+// indices clamped to the input (ATen's HelperInterpCubic).
+template <typename S>
+struct CubicTaps {
+  int64_t idx[4];
+  S w[4];
+};
+
+template <typename S>
+inline CubicTaps<S> upsample_cubic_taps(int64_t dst, int64_t in, S scale, bool align_corners) {
+  const S real = upsample_source_index<S>(scale, dst, align_corners, true);
+  const int64_t i = upsample_clamped_index(std::floor(real), -2, in);
+  S t = real - static_cast<S>(i);
+  t = t < S(0) ? S(0) : (t > S(1) ? S(1) : t);
+  const S a = S(-0.75);
+  auto conv1 = [a](S x) { return ((a + S(2)) * x - (a + S(3))) * x * x + S(1); };
+  auto conv2 = [a](S x) { return ((a * x - S(5) * a) * x + S(8) * a) * x - S(4) * a; };
+  CubicTaps<S> r;
+  r.w[0] = conv2(t + S(1));
+  r.w[1] = conv1(t);
+  const S t2 = S(1) - t;
+  r.w[2] = conv1(t2);
+  r.w[3] = conv2(t2 + S(1));
+  for (int j = 0; j < 4; ++j) {
+    const int64_t v = i - 1 + j;
+    r.idx[j] = v < 0 ? 0 : (v > in - 1 ? in - 1 : v);
+  }
+  return r;
+}
+
 // Runs nearest (or nearest-exact) upsampling: one element copy per output element, any dtype,
 // any dim orders (indices go through both tensors' strides).
 void upsample_nearest_run(const Tensor& self, Tensor& out, const UpsampleShape& s, bool exact);

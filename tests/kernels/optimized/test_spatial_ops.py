@@ -1,11 +1,12 @@
 """The optimized library's upsample_nearest2d, upsample_bilinear2d (plain and antialiased),
-reflection/replication pads, topk and stable sort against torch and against the portable
-kernels, at 1 and 2 threads, on sizes that split over threads; other dtypes, layouts and
-malformed arguments go to the portable kernel (same results and messages).
+upsample_bicubic2d, reflection/replication pads, topk and stable sort against torch and against
+the portable kernels, at 1 and 2 threads, on sizes that split over threads; other dtypes, layouts
+and malformed arguments go to the portable kernel (same results and messages).
 
 Tolerance: nearest, pads, topk and sort exact (copies; topk's and sort's values and indices
-equal, ties, NaN and -0.0 included). Bilinear and antialiased bilinear: float32 atol 1e-5 rtol
-1e-5 against torch, and within 1e-6 of the portable kernel (the same sums, fused into FMA here).
+equal, ties, NaN and -0.0 included). Bilinear, bicubic and antialiased bilinear: float32 atol
+1e-5 rtol 1e-5 against torch, and within 1e-6 of the portable kernel (the same sums, fused into
+FMA here).
 """
 
 import pteron_native
@@ -82,6 +83,38 @@ def test_bilinear_out_form_and_fallbacks():
     assert_close(out, A.upsample_bilinear2d(xd, [18, 5], False, None, None), atol=1e-12, rtol=1e-12)
     with pytest.raises(RuntimeError, match="exactly one of output_size and scale_factors"):
         run_kernel("aten::upsample_bilinear2d.vec_out", [x, None, False, None, out], library="optimized")
+
+
+@pytest.mark.parametrize("shape,size,scales", [
+    ((2, 16, 32, 32), [64, 64], [2.0, 2.0]),
+    ((1, 3, 37, 29), [50, 90], None),
+    ((1, 8, 40, 40), [20, 60], [0.5, 1.5]),
+    ((1, 4, 1, 7), [3, 1], None),
+    ((1, 768, 14, 14), [16, 16], None),  # a ViT's position-embedding grid, 14 -> 16 patches a side
+])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bicubic(threads, shape, size, scales, align_corners):
+    x = rand(*shape)
+    sh, sw = scales or (None, None)
+    ref = A.upsample_bicubic2d(x, size, align_corners, sh, sw)
+    out, portable = torch.empty_like(ref), torch.empty_like(ref)
+    run_kernel("aten::upsample_bicubic2d.out", [x, size, align_corners, sh, sw, out], library="optimized")
+    run_kernel("aten::upsample_bicubic2d.out", [x, size, align_corners, sh, sw, portable])
+    assert_close(out, ref, atol=1e-5, rtol=1e-5, what="vs torch")
+    assert_close(out, portable, atol=1e-6, rtol=1e-6, what="vs portable")
+
+
+def test_bicubic_fallbacks():
+    x = rand(1, 2, 9, 9)
+    ref = A.upsample_bicubic2d(x, [18, 5], False, None, None)
+    out = torch.empty_like(ref).to(memory_format=torch.channels_last)
+    run_kernel("aten::upsample_bicubic2d.out", [x.to(memory_format=torch.channels_last), [18, 5], False, None,
+                                                None, out], library="optimized")
+    assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    xd = x.double()
+    out = torch.empty(ref.shape, dtype=torch.float64)
+    run_kernel("aten::upsample_bicubic2d.out", [xd, [18, 5], False, None, None, out], library="optimized")
+    assert_close(out, A.upsample_bicubic2d(xd, [18, 5], False, None, None), atol=1e-12, rtol=1e-12)
 
 
 @pytest.mark.parametrize("mode", ["reflection", "replication"])
