@@ -289,7 +289,8 @@ def write_tables(results, paths, out_dir, meta):
              "|diff| <= 1e-5 x max(1, max|eager|) + 1e-4 x |eager| on the kernel paths (1e-4 and 1e-3 on "
              "delegates), float16 1e-3 (2e-3), integers and bool exact; per-op exceptions with torch's reason "
              "(op_db_suite.OP_TOLERANCES): uint8 bilinear/bicubic resizes within 1 (ATen's x86 uint8 path "
-             "uses fixed-point weights; bicubic downscaling within 2), float16 grid sampling within 2e-2 (ATen computes it in float16). "
+             "uses fixed-point weights; bicubic downscaling within 2), float16 grid sampling within 2e-2 "
+             "(ATen computes it in float16). "
              "Paths: " +
              ", ".join(f"`{p}` = `{','.join(b)}`" for p, b in paths.items()) + ".", "",
              "| path | OpInfos with a passing dtype | pass | refused | wrong | not delegated | timeout |",
