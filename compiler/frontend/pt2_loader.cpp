@@ -329,7 +329,10 @@ void Loader::read_node(const Json& node, int index) {
     const std::string arg_what = what + ": argument '" + arg_name + "'";
     const ValueResolver values{
         [&](const std::string& n) { return lookup(n, arg_what); },
-        [&](const ir::Scalar& s) { return wrap_scalar(s, float_type, debug.node_name, arg_name); },
+        [&](const ir::Scalar& s) {
+          return wrap_scalar(promoted_literal(s, schema.op, inputs), float_type, debug.node_name,
+                             arg_name);
+        },
         [&](const ir::SymExprPtr& e) { return wrap_sym_int(e, debug, arg_name); },
         [&](const std::string& n) {
           return sym_int_named(n, arg_what, ir::sym_arg_needs_bound(schema, i));
@@ -394,16 +397,52 @@ bool Loader::is_sym_int_op(const std::string& target, const Json& node) {
   return (*outputs)[0].is_object() && (*outputs)[0].contains("as_sym_int");
 }
 
-ir::ScalarType Loader::wrapped_float_type(const Json& inputs, const std::string& what) {
+std::vector<ir::ScalarType> Loader::tensor_input_dtypes(const Json& inputs) const {
+  std::vector<ir::ScalarType> dtypes;
   for (const Json& input : inputs) {
     auto arg = input.find("arg");
     if (arg == input.end() || !arg->is_object() || !arg->contains("as_tensor")) continue;
     const Json& name = (*arg)["as_tensor"].value("name", Json());
     if (!name.is_string()) continue;
-    auto id = graph_.find_value(name.get<std::string>());
-    if (id && graph_.value(*id).spec.dtype == ir::ScalarType::Double) return ir::ScalarType::Double;
+    if (auto id = graph_.find_value(name.get<std::string>()))
+      dtypes.push_back(graph_.value(*id).spec.dtype);
   }
+  return dtypes;
+}
+
+ir::ScalarType Loader::wrapped_float_type(const Json& inputs, const std::string& what) {
+  for (ir::ScalarType t : tensor_input_dtypes(inputs))
+    if (t == ir::ScalarType::Double) return ir::ScalarType::Double;
   return ir::ScalarType::Float;
+}
+
+namespace {
+
+// The element-wise ops whose result dtype is their operands' promotion (torch's pointwise
+// tag, the ones export leaves a literal in a tensor position of): an int literal among their
+// floating operands takes part as that float. Other ops (an int repeat count, an index) keep
+// it an int.
+bool promotes_int_literals(const ir::OpRef& op) {
+  static const std::set<std::string_view> kOps = {
+      "add",       "sub",       "rsub",       "mul",     "div",       "true_divide", "floor_divide",
+      "remainder", "fmod",      "pow",        "where",   "eq",        "ne",          "lt",
+      "le",        "gt",        "ge",         "maximum", "minimum",   "fmax",        "fmin",
+      "atan2",     "copysign",  "hypot",      "clamp",   "clamp_min", "clamp_max",   "masked_fill",
+      "lerp",      "logaddexp", "logaddexp2", "xlogy",   "nextafter"};
+  return op.ns == "aten" && kOps.count(op.name) != 0;
+}
+
+}  // namespace
+
+ir::Scalar Loader::promoted_literal(const ir::Scalar& s, const ir::OpRef& op,
+                                    const Json& inputs) const {
+  const auto* i = std::get_if<int64_t>(&s.value);
+  if (i == nullptr || !promotes_int_literals(op)) return s;
+  for (ir::ScalarType t : tensor_input_dtypes(inputs))
+    if (t == ir::ScalarType::Float || t == ir::ScalarType::Double || t == ir::ScalarType::Half ||
+        t == ir::ScalarType::BFloat16)
+      return ir::Scalar{static_cast<double>(*i)};
+  return s;
 }
 
 ir::ValueId Loader::wrap_scalar(const ir::Scalar& s, ir::ScalarType float_type,

@@ -186,6 +186,13 @@ class Loader {
   // The dtype torch gives a Python float in a tensor position: the default dtype (f32), or
   // f64 when the node already computes in f64 (so the scalar keeps its precision).
   ir::ScalarType wrapped_float_type(const Json& inputs, const std::string& what);
+  std::vector<ir::ScalarType> tensor_input_dtypes(const Json& inputs) const;
+  // An int literal in a tensor position of an element-wise op beside a floating tensor (x + 1,
+  // 1 - x, x / 3) is the
+  // float torch promotes it to: wrapped as the float it is, the kernel sees two floating
+  // operands (an int64 0-d tensor sent add, sub and div through the mixed-dtype path, 11x
+  // slower on 1M floats) and computes the same values (torch converts it to the float too).
+  ir::Scalar promoted_literal(const ir::Scalar& s, const ir::OpRef& op, const Json& inputs) const;
 
   ir::ValueId wrap_scalar(const ir::Scalar& s, ir::ScalarType float_type,
                           const std::string& node_name, const std::string& arg_name);
