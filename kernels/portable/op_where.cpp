@@ -8,6 +8,27 @@
 namespace pteron {
 namespace {
 
+// out = c ? a : b with bit masks instead of a branch, which on a mask with no pattern
+// mispredicts every other element (where(x > 0, x, 0.0) over 1M floats: 4.0 -> 0.74 ms). A step
+// of 0 is a broadcast scalar (where(c, x, 0.0)), read once.
+template <typename U>
+inline U masked(uint8_t c, U a, U b) {
+  const U m = static_cast<U>(U(0) - static_cast<U>(c != 0));
+  return static_cast<U>((a & m) | (b & ~m));
+}
+
+template <typename U>
+void select_contiguous(U* __restrict o, const uint8_t* __restrict c, const U* __restrict a,
+                       const U* __restrict b, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) o[k] = masked(c[k], a[k], b[k]);
+}
+
+template <typename U, bool kScalarA>
+void select_one_scalar(U* __restrict o, const uint8_t* __restrict c, const U* __restrict x, U s,
+                       int64_t n) {
+  for (int64_t k = 0; k < n; ++k) o[k] = kScalarA ? masked(c[k], s, x[k]) : masked(c[k], x[k], s);
+}
+
 // Same dtypes: elements are moved, not converted, so one loop per element size serves all.
 void select_same_dtype(const RowPlan<4>& plan, const Tensor& cond, const Tensor& x, const Tensor& y,
                        Tensor& out) {
@@ -22,15 +43,16 @@ void select_same_dtype(const RowPlan<4>& plan, const Tensor& cond, const Tensor&
       const uint8_t* c = pc + off[1];
       const U* a = px + off[2];
       const U* b = py + off[3];
-      if (st[0] == 1 && st[1] == 1 && st[2] == 1 && st[3] == 1) {
-        // Bit masks instead of `c ? a : b`, which GCC does not vectorise.
-        for (int64_t k = 0; k < n; ++k) {
-          const U m = static_cast<U>(U(0) - static_cast<U>(c[k] != 0));
-          o[k] = static_cast<U>((a[k] & m) | (b[k] & ~m));
-        }
+      const bool dense = st[0] == 1 && st[1] == 1;
+      if (dense && st[2] == 1 && st[3] == 1) {
+        select_contiguous(o, c, a, b, n);
+      } else if (dense && st[2] == 1 && st[3] == 0) {
+        select_one_scalar<U, false>(o, c, a, *b, n);
+      } else if (dense && st[2] == 0 && st[3] == 1) {
+        select_one_scalar<U, true>(o, c, b, *a, n);
       } else {
         for (int64_t k = 0; k < n; ++k)
-          o[k * st[0]] = c[k * st[1]] != 0 ? a[k * st[2]] : b[k * st[3]];
+          o[k * st[0]] = masked(c[k * st[1]], a[k * st[2]], b[k * st[3]]);
       }
     });
   });
