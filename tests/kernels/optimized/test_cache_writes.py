@@ -9,7 +9,6 @@ orders) and every error goes to the portable kernel: same results, same messages
 untouched. Tolerance: none (elements move).
 """
 
-import pteron_native
 import pytest
 import torch
 from kernel_harness import run_kernel
@@ -20,13 +19,6 @@ OPT = dict(library="optimized")
 
 def gen(seed):
     return torch.Generator().manual_seed(seed)
-
-
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 def both_libraries(name, self, args, expected):

@@ -26,7 +26,6 @@ another order than torch's).
 import math
 
 import pteron
-import pteron_native
 import pytest
 import torch
 import torch.nn.functional as F
@@ -42,13 +41,6 @@ CLAMP = (-0.5, 0.75)  # both bounds bite on these random outputs
 
 def rand(*shape, seed=0, dtype=torch.float32):
     return torch.randn(shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
-
-
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 def with_activation(op, ref):

@@ -11,7 +11,6 @@ the optimized linear.
 import math
 
 import pteron
-import pteron_native
 import pytest
 import torch
 from kernel_harness import assert_close, run_kernel
@@ -25,13 +24,6 @@ def rand(*shape, seed=0):
 
 def expected(x, w, b):
     return torch.relu(torch.nn.functional.linear(x, w, b))
-
-
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 @pytest.mark.parametrize("lead,k,n,bias", [

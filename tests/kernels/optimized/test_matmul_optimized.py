@@ -36,13 +36,6 @@ def run(name, args):
     run_kernel(name, args, library="optimized")
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
-
-
 LINEAR_SHAPES = [  # (leading dims of input, in_features, out_features)
     ((128,), 768, 768),
     ((1, 128), 768, 3072),

@@ -7,7 +7,6 @@ maximum wins) and NaN (NaN wins). float64 and channels-last inputs go to the por
 Bad inputs raise RuntimeError naming the op.
 """
 
-import pteron_native
 import pytest
 import torch
 import torch.nn.functional as F
@@ -28,13 +27,6 @@ def check(x, k, s, p, d=1, ceil=False):
     assert torch.equal(out.isnan(), ref.isnan())
     assert torch.equal(out.nan_to_num(), ref.nan_to_num())
     assert torch.equal(idx, ref_idx)
-
-
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 @pytest.mark.parametrize("shape,k,s,p,d,ceil", [

@@ -10,20 +10,12 @@ multiply-adds, which moves reflected coordinates on large grids by up to ~2e-5 p
 portable kernel differs from torch by as much there), nearest exact.
 """
 
-import pteron_native
 import pytest
 import torch
 from kernel_harness import assert_close, run_kernel
 
 A = torch.ops.aten
 GEN = torch.Generator().manual_seed(0)
-
-
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 def grid_for(n, oh, ow, spread, in_h, in_w):

@@ -189,13 +189,6 @@ def test_cli_quantize_and_bad_group_size(tmp_path):
 
 # ---- the ops directly, 1 and 2 threads ------------------------------------------------------
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
-
-
 def assert_same_bits_on_one_thread(op, args, out):
     """`out` (computed with 2 threads) equals the op's result with 1: each output channel is
     computed by one thread with the same code."""

@@ -7,7 +7,6 @@ order than torch's mean).
 """
 
 import pteron
-import pteron_native
 import pytest
 import torch
 from kernel_harness import assert_close, run_kernel
@@ -23,13 +22,6 @@ def rand(*shape, seed=0, scale=1.0):
 def reference(x, w, eps):
     y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
     return y if w is None else w * y
-
-
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (3, 7), (2, 5, 37), (128, 512), (4, 1000)])

@@ -10,19 +10,11 @@ gather and scatter without repeats exact; scatter_add and scatter_reduce on floa
 (torch may sum repeats in another order).
 """
 
-import pteron_native
 import pytest
 import torch
 from kernel_harness import run_kernel
 
 GEN = torch.Generator().manual_seed(0)
-
-
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 def bitwise_equal(a, b):

@@ -38,13 +38,6 @@ def causal(lq, lk, start, per_head=None):
     return mask if per_head is None else mask.expand(1, per_head, lq, lk).contiguous()
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
-
-
 @pytest.mark.parametrize("b,heads,hkv,lq,lk,d,dv,start", [
     (1, 12, 4, 1, 256, 64, 64, 192),     # llama-110m decode step
     (1, 12, 4, 32, 256, 64, 64, 40),     # prefill chunk: keys transposed into scratch

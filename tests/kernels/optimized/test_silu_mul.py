@@ -10,7 +10,6 @@ torch's; a division and one or two products follow).
 """
 
 import pteron
-import pteron_native
 import pytest
 import torch
 from kernel_harness import assert_close, run_kernel
@@ -20,13 +19,6 @@ RTOL, ATOL = 2e-6, 1e-7
 
 def rand(*shape, seed=0, scale=4.0):
     return torch.randn(shape, generator=torch.Generator().manual_seed(seed)) * scale
-
-
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 SHAPES = [(1,), (7,), (37,), (3, 5, 11), (4099,), (128, 1376)]

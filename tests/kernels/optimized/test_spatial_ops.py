@@ -9,20 +9,12 @@ equal, ties, NaN and -0.0 included). Bilinear, bicubic and antialiased bilinear:
 FMA here).
 """
 
-import pteron_native
 import pytest
 import torch
 from kernel_harness import assert_close, run_kernel
 
 A = torch.ops.aten
 GEN = torch.Generator().manual_seed(0)
-
-
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 def rand(*shape):

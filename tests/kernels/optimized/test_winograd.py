@@ -14,7 +14,6 @@ scale float32 rounding; measured up to 1e-5 relative at 256 input channels, belo
 whole-model comparison allows).
 """
 
-import pteron_native
 import pytest
 import torch
 import torch.nn.functional as F
@@ -34,13 +33,6 @@ CASES = [  # n, cin, h, w, cout, pad
     # Few tiles per thread: the phased path at 2 threads.
     (1, 40, 18, 18, 100, 1),
 ]
-
-
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    pteron_native.set_num_threads(request.param)
-    yield request.param
-    pteron_native.set_num_threads(0)
 
 
 @pytest.mark.parametrize("relu", [False, True, "add"], ids=["conv", "conv_relu", "conv_add_relu"])
