@@ -300,7 +300,7 @@ bench-gpu: build
 	$(PY) bench/gpu.py --build $(abspath $(BUILD))
 	-$(ET_PY) bench/gpu.py --chart-only
 
-# bench-ops: the optimized upsample / pad / topk / sort / scatter / gather / grid_sampler fast
+# bench-ops: the optimized upsample / pad / topk / sort / scatter / gather / grid_sampler / math / reduction fast
 # paths vs PyTorch eager, 1 and 2 threads in one run, each system in its own process
 # (bench/results/ops.{json,md}; above load average = cores: bench/work/ops/); BENCH_ARGS: e.g. --rounds 3
 .PHONY: bench-ops

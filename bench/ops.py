@@ -1,7 +1,9 @@
 """`make bench-ops`: the optimized library's spatial and selection fast paths against PyTorch
 eager at representative sizes, 1 and 2 threads, in one run.
 
-Cases: upsample_nearest2d and upsample_bilinear2d 2x of [1, 64, 128, 128], antialiased bilinear
+Cases: upsample_nearest2d, upsample_bilinear2d and upsample_bicubic2d 2x of [1, 64, 128, 128];
+exp, log, sin, sqrt, leaky_relu and elu of the same; amax and sum over its last dim, mean over
+H and W; antialiased bilinear
 0.5x of the same (F.interpolate(antialias=True)), reflection_pad2d and
 replication_pad2d (3 on each side) of the same, topk 100 of 100,000, a stable sort of
 100,000 floats, scatters into 2^20 elements (scatter_add of 2^20 values at random positions of
@@ -61,8 +63,27 @@ def cases(torch):
     flat_out, rows_out = torch.empty(m), torch.empty(1024, 1024)
     grid = torch.rand(1, 128, 128, 2, generator=g) * 2 - 1
     sampled = torch.empty(1, 64, 128, 128)
+    positive = x.abs() + 0.1
+    same = torch.empty(1, 64, 128, 128)
+    last_dim, per_channel = torch.empty(1, 64, 128), torch.empty(1, 64)
     F = torch.nn.functional
     return {
+        "upsample_bicubic2d 2x [1,64,128,128]": (
+            "aten::upsample_bicubic2d.out", [x, [256, 256], False, 2.0, 2.0, up],
+            lambda: F.interpolate(x, scale_factor=2.0, mode="bicubic", align_corners=False)),
+        "exp [1,64,128,128]": ("aten::exp.out", [x, same], lambda: torch.exp(x)),
+        "log [1,64,128,128]": ("aten::log.out", [positive, same], lambda: torch.log(positive)),
+        "sin [1,64,128,128]": ("aten::sin.out", [x, same], lambda: torch.sin(x)),
+        "sqrt [1,64,128,128]": ("aten::sqrt.out", [positive, same], lambda: torch.sqrt(positive)),
+        "leaky_relu 0.1 [1,64,128,128]": (
+            "aten::leaky_relu.out", [x, 0.1, same], lambda: F.leaky_relu(x, 0.1)),
+        "elu [1,64,128,128]": ("aten::elu.out", [x, 1.0, 1.0, 1.0, same], lambda: F.elu(x)),
+        "amax over the last dim [1,64,128,128]": (
+            "aten::amax.out", [x, [-1], False, last_dim], lambda: torch.amax(x, -1)),
+        "sum over the last dim [1,64,128,128]": (
+            "aten::sum.IntList_out", [x, [-1], False, None, last_dim], lambda: torch.sum(x, -1)),
+        "mean over H, W [1,64,128,128]": (
+            "aten::mean.out", [x, [2, 3], False, None, per_channel], lambda: torch.mean(x, (2, 3))),
         "upsample_nearest2d 2x [1,64,128,128]": (
             "aten::upsample_nearest2d.vec_out", [x, None, [2.0, 2.0], up],
             lambda: F.interpolate(x, scale_factor=2.0, mode="nearest")),
@@ -157,7 +178,8 @@ def isa():
     best = "avx512f" if "avx512f" in words else "avx2+fma" if {"avx2", "fma"} <= words else (
         "neon" if platform.machine() in ("aarch64", "arm64") else "baseline")
     return {"cpu_best": best, "PTERON_ISA": os.environ.get("PTERON_ISA", ""),
-            "pteron_kernels": "auto-vectorised baseline x86-64 (SSE2) loops; no ISA table"}
+            "pteron_kernels": "spatial and selection ops: auto-vectorised baseline x86-64 (SSE2) loops; "
+                              "element-wise math and reductions: the ISA table (kernels/optimized/simd)"}
 
 
 def cpu_model():
@@ -222,7 +244,8 @@ def main():
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     lines = [
-        "# Spatial and selection ops: pteron optimized vs PyTorch eager (`make bench-ops`)",
+        "# Spatial, selection, element-wise math and reduction ops: pteron optimized vs PyTorch eager "
+        "(`make bench-ops`)",
         "",
         f"CPU: {meta['cpu']} ({meta['nproc']} CPUs; best ISA {meta['isa']['cpu_best']}; pteron's "
         f"loops here: {meta['isa']['pteron_kernels']}). torch {meta['torch']}. "

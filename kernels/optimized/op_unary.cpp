@@ -6,6 +6,13 @@
 //   aten::hardswish.out(Tensor self, *, Tensor(a!) out)
 //   aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out)  (MobileNetV3's activation and gate)
 //   aten::tanh.out(Tensor self, *, Tensor(a!) out)  (RNN cells, GAN outputs, pre-LN MLPs)
+//   aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out)  (YOLO, GANs)
+//   aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, out)
+//     (ELU, and SELU / CELU, which decompose to it)
+//   aten::{exp,expm1,log,log1p,sin,cos,sqrt,rsqrt}.out(Tensor self, *, Tensor(a!) out)
+//     (softplus and mish decompose to exp and log1p; positional encodings, SIREN: sin, cos)
+// The portable kernels ran these one element at a time through the C library, one thread
+// (1M floats: leaky_relu 5.1 ms of mispredicted branches, sin 7.3 ms, eager 0.06 and 0.65).
 // Other dtypes, layouts and bad arguments go through the portable kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/parallel.h"
@@ -78,6 +85,51 @@ Error hardtanh_out(KernelContext& ctx, Span<EValue*> args) {
                          });
 }
 
+// Work per element in the threading threshold's units (as tanh's 16 for a rational form).
+constexpr int64_t kMathCost = 16;
+
+template <UnaryMath kOp>
+Error math_out(KernelContext& ctx, Span<EValue*> args, const char* op) {
+  const IsaKernels& isa = isa_kernels();
+  return elementwise_out(op, ctx, args, kMathCost, [&](const float* x, float* y, int64_t n) {
+    isa.unary_math(kOp, x, y, n, nullptr);
+  });
+}
+
+#define PTERON_MATH_KERNEL(name, kind)                                  \
+  Error name##_out(KernelContext& ctx, Span<EValue*> args) {            \
+    return math_out<UnaryMath::kind>(ctx, args, "aten::" #name ".out"); \
+  }
+PTERON_MATH_KERNEL(exp, kExp)
+PTERON_MATH_KERNEL(expm1, kExpm1)
+PTERON_MATH_KERNEL(log, kLog)
+PTERON_MATH_KERNEL(log1p, kLog1p)
+PTERON_MATH_KERNEL(sin, kSin)
+PTERON_MATH_KERNEL(cos, kCos)
+PTERON_MATH_KERNEL(sqrt, kSqrt)
+PTERON_MATH_KERNEL(rsqrt, kRsqrt)
+#undef PTERON_MATH_KERNEL
+
+Error leaky_relu_out(KernelContext& ctx, Span<EValue*> args) {
+  const float slope[1] = {static_cast<float>(args[1]->scalar_as_double())};
+  const IsaKernels& isa = isa_kernels();
+  return elementwise_out("aten::leaky_relu.out", ctx, args, 1,
+                         [&](const float* x, float* y, int64_t n) {
+                           isa.unary_math(UnaryMath::kLeakyRelu, x, y, n, slope);
+                         });
+}
+
+Error elu_out(KernelContext& ctx, Span<EValue*> args) {
+  // The coefficients as the portable kernel (and torch) forms them: alpha * scale in double.
+  const double scale = args[2]->scalar_as_double();
+  const float p[3] = {static_cast<float>(args[1]->scalar_as_double() * scale),
+                      static_cast<float>(scale), static_cast<float>(args[3]->scalar_as_double())};
+  const IsaKernels& isa = isa_kernels();
+  return elementwise_out(
+      "aten::elu.out", ctx, args, kMathCost,
+      [&](const float* x, float* y, int64_t n) { isa.unary_math(UnaryMath::kElu, x, y, n, p); });
+}
+
 template <bool kSwish>
 Error hard_activation_out(KernelContext& ctx, Span<EValue*> args) {
   const IsaKernels& isa = isa_kernels();
@@ -94,5 +146,15 @@ PTERON_KERNEL("aten::gelu.out", gelu_out, "T*T");
 PTERON_KERNEL("aten::relu.out", relu_out, "TT");
 PTERON_KERNEL("aten::hardtanh.out", hardtanh_out, "TSST");
 PTERON_KERNEL("aten::tanh.out", tanh_out, "TT");
+PTERON_KERNEL("aten::leaky_relu.out", leaky_relu_out, "TST");
+PTERON_KERNEL("aten::elu.out", elu_out, "TSSST");
+PTERON_KERNEL("aten::exp.out", exp_out, "TT");
+PTERON_KERNEL("aten::expm1.out", expm1_out, "TT");
+PTERON_KERNEL("aten::log.out", log_out, "TT");
+PTERON_KERNEL("aten::log1p.out", log1p_out, "TT");
+PTERON_KERNEL("aten::sin.out", sin_out, "TT");
+PTERON_KERNEL("aten::cos.out", cos_out, "TT");
+PTERON_KERNEL("aten::sqrt.out", sqrt_out, "TT");
+PTERON_KERNEL("aten::rsqrt.out", rsqrt_out, "TT");
 
 }  // namespace pteron::opt

@@ -673,12 +673,155 @@ void depthwise_block(const DepthwiseBlockArgs& a, float lo, float hi) {
   }
 }
 
+// sin or cos: lanes beyond vsin_cos's range (and infinities, NaN) from the C library.
+void trig_rows(const float* x, float* y, int64_t n, bool cosine) {
+  map_lanes(x, y, n, [cosine](Vec v) {
+    const Vec r = vsin_cos(v, cosine);
+    if (reduce_max(select_nan(v, set1(__builtin_inff()), vabs(v))) <= kTrigMax) return r;
+    float in[kLanes], out[kLanes];
+    store(in, v);
+    store(out, r);
+    for (int i = 0; i < kLanes; ++i) {
+      if (!(__builtin_fabsf(in[i]) <= kTrigMax))
+        out[i] = cosine ? __builtin_cosf(in[i]) : __builtin_sinf(in[i]);
+    }
+    return load(out);
+  });
+}
+
+void unary_math(UnaryMath op, const float* x, float* y, int64_t n, const float* p) {
+  switch (op) {
+    case UnaryMath::kExp:
+      return map_lanes(x, y, n, [](Vec v) { return vexp_full(v); });
+    case UnaryMath::kExpm1:
+      return map_lanes(x, y, n, [](Vec v) { return vexpm1(v); });
+    case UnaryMath::kLog:
+      return map_lanes(x, y, n, [](Vec v) { return vlog(v); });
+    case UnaryMath::kLog1p:
+      return map_lanes(x, y, n, [](Vec v) { return vlog1p(v); });
+    case UnaryMath::kSin:
+      return trig_rows(x, y, n, false);
+    case UnaryMath::kCos:
+      return trig_rows(x, y, n, true);
+    case UnaryMath::kSqrt:
+      return map_lanes(x, y, n, [](Vec v) { return vsqrt(v); });
+    case UnaryMath::kRsqrt:
+      return map_lanes(x, y, n, [](Vec v) { return set1(1.0f) / vsqrt(v); });
+    case UnaryMath::kLeakyRelu: {
+      const Vec slope = set1(p[0]);
+      return map_lanes(x, y, n, [slope](Vec v) { return select_gt(v, set1(0.0f), v, v * slope); });
+    }
+    case UnaryMath::kElu: {
+      const Vec alpha_scale = set1(p[0]), scale = set1(p[1]), input_scale = set1(p[2]);
+      return map_lanes(x, y, n, [=](Vec v) {
+        return select_gt(v, set1(0.0f), v * scale, vexpm1(v * input_scale) * alpha_scale);
+      });
+    }
+  }
+}
+
+// The identity-free reductions start from their first element; NaN wins in max and min.
+inline Vec reduce_step(Reduce op, Vec acc, Vec v) {
+  if (op == Reduce::kSum) return acc + v;
+  const Vec m = op == Reduce::kMax ? vmax(acc, v) : vmin(acc, v);
+  return select_nan(acc, acc, select_nan(v, v, m));
+}
+
+inline float reduce_scalar(Reduce op, float acc, float v) {
+  if (op == Reduce::kSum) return acc + v;
+  if (acc != acc || v != v) return acc != acc ? acc : v;
+  return op == Reduce::kMax ? fmax1(acc, v) : -fmax1(-acc, -v);
+}
+
+// One row's sum: blocks of 1024 with two vector accumulators, block totals added in double (the
+// error grows with the block, not the row).
+float sum_row(const float* x, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t m = n - b < kBlock ? n - b : kBlock;
+    const float* xb = x + b;
+    Vec a0 = set1(0.0f), a1 = set1(0.0f);
+    int64_t i = 0;
+    for (; i + 2 * kLanes <= m; i += 2 * kLanes) {
+      a0 = a0 + load(xb + i);
+      a1 = a1 + load(xb + i + kLanes);
+    }
+    float r = reduce_add(a0 + a1);
+    for (; i < m; ++i) r += xb[i];
+    total += r;
+  }
+  return static_cast<float>(total);
+}
+
+// One row's max or min: two accumulators, NaN counted apart (a NaN anywhere is the result).
+float extreme_row(bool max, const float* x, int64_t n) {
+  const Vec one = set1(1.0f);
+  Vec a0 = set1(x[0]), a1 = a0, nan = set1(0.0f);
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const Vec v0 = load(x + i), v1 = load(x + i + kLanes);
+    a0 = max ? vmax(a0, v0) : vmin(a0, v0);
+    a1 = max ? vmax(a1, v1) : vmin(a1, v1);
+    nan = select_nan(v0, one, select_nan(v1, one, nan));
+  }
+  const Vec a = max ? vmax(a0, a1) : vmin(a0, a1);
+  float r = max ? reduce_max(a) : -reduce_max(set1(0.0f) - a);
+  if (reduce_max(nan) > 0) return __builtin_nanf("");
+  for (; i < n; ++i) {
+    if (x[i] != x[i]) return x[i];
+    r = max ? fmax1(r, x[i]) : -fmax1(-r, -x[i]);
+  }
+  return r;
+}
+
+void reduce_rows(Reduce op, const float* x, int64_t rows, int64_t n, float* out) {
+  for (int64_t o = 0; o < rows; ++o)
+    out[o] =
+        op == Reduce::kSum ? sum_row(x + o * n, n) : extreme_row(op == Reduce::kMax, x + o * n, n);
+}
+
+// Columns four vectors wide at a time; sums over blocks of 128 rows in float, each block added
+// to the running total.
+void reduce_columns(Reduce op, const float* x, int64_t R, int64_t stride, int64_t n, float* out) {
+  constexpr int64_t kRowBlock = 128;
+  constexpr int64_t W = 4 * kLanes;
+  int64_t j = 0;
+  for (; j + W <= n; j += W) {
+    Vec t[4] = {set1(0.0f), set1(0.0f), set1(0.0f), set1(0.0f)};  // set by the first block (R >= 1)
+    for (int64_t r0 = 0; r0 < R; r0 += kRowBlock) {
+      const int64_t r1 = R - r0 < kRowBlock ? R : r0 + kRowBlock;
+      const float* row = x + r0 * stride + j;
+      Vec a[4];
+      for (int k = 0; k < 4; ++k) a[k] = load(row + k * kLanes);
+      for (int64_t r = r0 + 1; r < r1; ++r) {
+        row = x + r * stride + j;
+        for (int k = 0; k < 4; ++k) a[k] = reduce_step(op, a[k], load(row + k * kLanes));
+      }
+      for (int k = 0; k < 4; ++k) t[k] = r0 == 0 ? a[k] : reduce_step(op, t[k], a[k]);
+    }
+    for (int k = 0; k < 4; ++k) store(out + j + k * kLanes, t[k]);
+  }
+  for (; j < n; ++j) {
+    float t = 0;
+    for (int64_t r0 = 0; r0 < R; r0 += kRowBlock) {
+      const int64_t r1 = R - r0 < kRowBlock ? R : r0 + kRowBlock;
+      float a = x[r0 * stride + j];
+      for (int64_t r = r0 + 1; r < r1; ++r) a = reduce_scalar(op, a, x[r * stride + j]);
+      t = r0 == 0 ? a : reduce_scalar(op, t, a);
+    }
+    out[j] = t;
+  }
+}
+
 }  // namespace
 
 extern const IsaKernels kTable;
 const IsaKernels kTable = {
-    PTERON_ISA_NAME, layer_norm, rms_norm,        gelu,           relu,   clamp,     sigmoid,
-    tanh_rows,       silu_mul,   hard_activation, softmax,        binary, attention, winograd_input,
-    winograd_output, transpose,  depthwise_row,   depthwise_block};
+    PTERON_ISA_NAME, layer_norm,    rms_norm,        gelu,           relu,
+    clamp,           sigmoid,       tanh_rows,       silu_mul,       hard_activation,
+    softmax,         binary,        attention,       winograd_input, winograd_output,
+    transpose,       depthwise_row, depthwise_block, unary_math,     reduce_rows,
+    reduce_columns};
 
 }  // namespace pteron::opt::PTERON_ISA

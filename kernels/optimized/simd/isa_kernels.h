@@ -12,6 +12,26 @@ namespace pteron::opt {
 
 enum class BinaryOp : int { kAdd, kMul, kDiv };  // kAdd computes a + alpha * b (sub: -alpha)
 
+// Element-wise math (vec.h's functions; within a few ulp of the C library, sqrt and rsqrt as
+// torch computes them, 1 / sqrt). kLeakyRelu: x > 0 ? x : x * p[0]. kElu: x > 0 ? x * p[1] :
+// expm1(x * p[2]) * p[0] (p: alpha * scale, scale, input_scale).
+// Reductions over float32: sum (blocks of 1024 elements in float lanes, block totals in
+// double), max and min (NaN wins, as torch's amax / amin).
+enum class Reduce : int { kSum, kMax, kMin };
+
+enum class UnaryMath : int {
+  kExp,
+  kExpm1,
+  kLog,
+  kLog1p,
+  kSin,
+  kCos,
+  kSqrt,
+  kRsqrt,
+  kLeakyRelu,
+  kElu
+};
+
 // Scaled dot-product attention over one (batch*head) slice: rows [q_begin, q_end) of
 //   out = softmax(scale * q k^T + mask) v
 // q [Lq, D] row stride q_row; keys either transposed, k_t [D, Lk] with row stride kt_row
@@ -99,6 +119,13 @@ struct IsaKernels {
   void (*depthwise_row)(const DepthwiseRowArgs& row, float lo, float hi);
   // DepthwiseBlockArgs's outputs, taps in (kh, kw) order as depthwise_row, clamped likewise.
   void (*depthwise_block)(const DepthwiseBlockArgs& block, float lo, float hi);
+  // y = op(x) over n elements (UnaryMath; `p` its parameters, may be null for the others).
+  void (*unary_math)(UnaryMath op, const float* x, float* y, int64_t n, const float* p);
+  // out[o] = op over the row x[o * n .. (o + 1) * n) for o < rows; n >= 1.
+  void (*reduce_rows)(Reduce op, const float* x, int64_t rows, int64_t n, float* out);
+  // out[j] = op over r < R of x[r * stride + j] for j < n (columns of R rows); R >= 1.
+  void (*reduce_columns)(Reduce op, const float* x, int64_t R, int64_t stride, int64_t n,
+                         float* out);
 };
 
 // The best table for this CPU (decided once).

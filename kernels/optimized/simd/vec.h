@@ -64,6 +64,15 @@ PTERON_VI Vec pow2(Vec n) {
 PTERON_VI Vec round_nearest(Vec a) {
   return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT)};
 }
+PTERON_VI Vec vsqrt(Vec a) { return {_mm512_sqrt_ps(a.v)}; }
+// For a positive normal x: m in [0.5, 1) and e with x = m * 2^e (frexp's split).
+PTERON_VI Vec split_exponent(Vec x, Vec* e) {
+  const __m512i bits = _mm512_castps_si512(x.v);
+  e->v = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(126)));
+  const __m512i m = _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32(0x007fffff)),
+                                    _mm512_set1_epi32(0x3f000000));
+  return {_mm512_castsi512_ps(m)};
+}
 PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {  // a > b ? if_gt : otherwise
   return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ), otherwise.v, if_gt.v)};
 }
@@ -118,6 +127,14 @@ PTERON_VI Vec pow2(Vec n) {
 PTERON_VI Vec round_nearest(Vec a) {
   return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 }
+PTERON_VI Vec vsqrt(Vec a) { return {_mm256_sqrt_ps(a.v)}; }
+PTERON_VI Vec split_exponent(Vec x, Vec* e) {
+  const __m256i bits = _mm256_castps_si256(x.v);
+  e->v = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(126)));
+  const __m256i m = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)),
+                                    _mm256_set1_epi32(0x3f000000));
+  return {_mm256_castsi256_ps(m)};
+}
 PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {
   return {_mm256_blendv_ps(otherwise.v, if_gt.v, _mm256_cmp_ps(a.v, b.v, _CMP_GT_OQ))};
 }
@@ -160,6 +177,14 @@ PTERON_VI Vec pow2(Vec n) {
   return {vreinterpretq_f32_s32(vshlq_n_s32(i, 23))};
 }
 PTERON_VI Vec round_nearest(Vec a) { return {vrndnq_f32(a.v)}; }
+PTERON_VI Vec vsqrt(Vec a) { return {vsqrtq_f32(a.v)}; }
+PTERON_VI Vec split_exponent(Vec x, Vec* e) {
+  const uint32x4_t bits = vreinterpretq_u32_f32(x.v);
+  e->v = vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(vshrq_n_u32(bits, 23)), vdupq_n_s32(126)));
+  const uint32x4_t m =
+      vorrq_u32(vandq_u32(bits, vdupq_n_u32(0x007fffffu)), vdupq_n_u32(0x3f000000u));
+  return {vreinterpretq_f32_u32(m)};
+}
 PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {
   return {vbslq_f32(vcgtq_f32(a.v, b.v), if_gt.v, otherwise.v)};
 }
@@ -197,6 +222,16 @@ PTERON_VI Vec pow2(Vec n) {
   return {f};
 }
 PTERON_VI Vec round_nearest(Vec a) { return {__builtin_nearbyintf(a.v)}; }
+PTERON_VI Vec vsqrt(Vec a) { return {__builtin_sqrtf(a.v)}; }
+PTERON_VI Vec split_exponent(Vec x, Vec* e) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &x.v, 4);
+  e->v = static_cast<float>(static_cast<int32_t>(bits >> 23) - 126);
+  bits = (bits & 0x007fffffu) | 0x3f000000u;
+  float m;
+  __builtin_memcpy(&m, &bits, 4);
+  return {m};
+}
 PTERON_VI Vec select_gt(Vec a, Vec b, Vec if_gt, Vec otherwise) {
   return a.v > b.v ? if_gt : otherwise;
 }
@@ -213,18 +248,25 @@ constexpr int kLanes = Vec::kLanes;
 // The arguments vexp computes: below kExpMin e^x is 0 (no denormals), above kExpMax +inf.
 constexpr float kExpMin = -87.33f, kExpMax = 88.37f;
 
-// vexp's arithmetic for x already in [kExpMin, kExpMax] (no range selects): Cody-Waite
-// reduction x = n ln2 + r, Cephes degree-6 polynomial, 2^n built in the exponent bits.
-PTERON_VI Vec vexp_in_range(Vec xc) {
-  const Vec n = round_nearest(xc * set1(1.44269504088896341f));
-  const Vec r = (xc - n * set1(0.693359375f)) - n * set1(-2.12194440e-4f);
+// e^x = 2^n e^r: Cody-Waite reduction x = n ln2 + r (ln2 in two parts), Cephes' degree-6
+// polynomial for e^r; returns e^r and sets n.
+PTERON_VI Vec exp_reduced(Vec xc, Vec* n) {
+  *n = round_nearest(xc * set1(1.44269504088896341f));
+  const Vec r = (xc - *n * set1(0.693359375f)) - *n * set1(-2.12194440e-4f);
   Vec p = set1(1.9875691500e-4f);
   p = fma(p, r, set1(1.3981999507e-3f));
   p = fma(p, r, set1(8.3334519073e-3f));
   p = fma(p, r, set1(4.1665795894e-2f));
   p = fma(p, r, set1(1.6666665459e-1f));
   p = fma(p, r, set1(5.0000001201e-1f));
-  p = fma(p * r, r, r + set1(1.0f));
+  return fma(p * r, r, r + set1(1.0f));
+}
+
+// vexp's arithmetic for x already in [kExpMin, kExpMax] (no range selects), 2^n built in the
+// exponent bits.
+PTERON_VI Vec vexp_in_range(Vec xc) {
+  Vec n;
+  const Vec p = exp_reduced(xc, &n);
   return p * pow2(n);
 }
 
@@ -235,6 +277,16 @@ PTERON_VI Vec vexp(Vec x) {
   const Vec y = vexp_in_range(vmax(vmin(x, hi), lo));
   return select_nan(x, x,
                     select_lt(x, lo, set1(0.0f), select_gt(x, hi, set1(__builtin_inff()), y)));
+}
+
+// e^x over all of float's range, denormal results included (vexp's range stops where 2^n
+// leaves the normal exponents): the same reduction and polynomial, 2^n applied as two factors
+// 2^(n/2) so neither leaves them. What aten::exp computes; the softmax and activations keep vexp.
+PTERON_VI Vec vexp_full(Vec x) {
+  Vec n;
+  const Vec p = exp_reduced(vmax(vmin(x, set1(89.0f)), set1(-104.0f)), &n);
+  const Vec half = round_nearest(n * set1(0.5f) - set1(0.25f));  // floor(n / 2)
+  return select_nan(x, x, (p * pow2(half)) * pow2(n - half));
 }
 
 // tanh(x) as Eigen's float tanh computes it: an odd degree-13 over an even degree-6 polynomial
@@ -273,6 +325,97 @@ PTERON_VI Vec verf(Vec x) {
   p = p * t;
   const Vec y = set1(1.0f) - p * vexp(set1(0.0f) - a * a);
   return copysign(y, x);
+}
+
+// e^x - 1 without the cancellation of e^x - 1 near 0: below 0.5 in magnitude its Taylor
+// series to x^10 / 10! (truncation under 3e-10 relative), beyond vexp_full(x) - 1. Within a few
+// ulp; NaN stays NaN.
+PTERON_VI Vec vexpm1(Vec x) {
+  Vec p = fma(x, set1(1.0f / 10), set1(1.0f));
+  p = fma(x * set1(1.0f / 9), p, set1(1.0f));
+  p = fma(x * set1(1.0f / 8), p, set1(1.0f));
+  p = fma(x * set1(1.0f / 7), p, set1(1.0f));
+  p = fma(x * set1(1.0f / 6), p, set1(1.0f));
+  p = fma(x * set1(1.0f / 5), p, set1(1.0f));
+  p = fma(x * set1(1.0f / 4), p, set1(1.0f));
+  p = fma(x * set1(1.0f / 3), p, set1(1.0f));
+  p = fma(x * set1(0.5f), p, set1(1.0f));
+  const Vec small = x * p;
+  return select_lt(vabs(x), set1(0.5f), small, vexp_full(x) - set1(1.0f));
+}
+
+// log(x) as Cephes' logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)), a degree-9 polynomial in
+// m - 1, e ln2 added in two parts. Within a few ulp over the positive floats, denormals
+// included (scaled by 2^23 first); log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays.
+PTERON_VI Vec vlog(Vec x) {
+  const Vec min_normal = set1(1.17549435e-38f);
+  const Vec scaled = select_lt(x, min_normal, x * set1(8388608.0f), x);
+  Vec e;
+  Vec m = split_exponent(scaled, &e);
+  e = select_lt(x, min_normal, e - set1(23.0f), e);
+  const Vec below = set1(0.707106781186547524f);
+  e = select_lt(m, below, e - set1(1.0f), e);
+  m = select_lt(m, below, m + m - set1(1.0f), m - set1(1.0f));
+  const Vec z = m * m;
+  Vec p = set1(7.0376836292e-2f);
+  p = fma(p, m, set1(-1.1514610310e-1f));
+  p = fma(p, m, set1(1.1676998740e-1f));
+  p = fma(p, m, set1(-1.2420140846e-1f));
+  p = fma(p, m, set1(1.4249322787e-1f));
+  p = fma(p, m, set1(-1.6668057665e-1f));
+  p = fma(p, m, set1(2.0000714765e-1f));
+  p = fma(p, m, set1(-2.4999993993e-1f));
+  p = fma(p, m, set1(3.3333331174e-1f));
+  Vec y = p * m * z;
+  y = fma(e, set1(-2.12194440e-4f), y);
+  y = fma(z, set1(-0.5f), y);
+  Vec r = fma(e, set1(0.693359375f), m + y);
+  const Vec inf = set1(__builtin_inff());
+  r = select_gt(x, set1(3.40282347e+38f), inf, r);
+  r = select_gt(x, set1(0.0f), r, set1(0.0f) - inf);  // 0 and -0 (and below, next line)
+  r = select_lt(x, set1(0.0f), set1(__builtin_nanf("")), r);
+  return select_nan(x, x, r);
+}
+
+// log(1 + x) for x >= -1 without losing x where 1 + x rounds (Goldberg's form:
+// log(u) * x / (u - 1) with u = 1 + x; x itself where u is 1). log1p(inf) = inf.
+PTERON_VI Vec vlog1p(Vec x) {
+  const Vec u = set1(1.0f) + x;
+  const Vec d = u - set1(1.0f);
+  const Vec r = select_gt(vabs(d), set1(0.0f), vlog(u) * (x / d), x);
+  return select_gt(x, set1(3.40282347e+38f), x, select_nan(x, x, r));
+}
+
+// The largest magnitude vsin / vcos reduce accurately (|q| < 2^13 for the four-part pi/2);
+// callers compute larger, infinite and NaN lanes with the C library.
+constexpr float kTrigMax = 8192.0f;
+
+// sin(x) (cosine = false) or cos(x) for |x| <= kTrigMax: x = q pi/2 + r with |r| <= pi/4 (pi/2
+// in four parts, SLEEF's split of pi halved: each subtraction exact but the last, so r keeps
+// its precision near the zeros of sin and cos), Cephes' minimax
+// polynomials for sin and cos on [-pi/4, pi/4], the quadrant (q, plus 1 for cos) mod 4 picking
+// which and its sign. Within a few ulp; sin(-0) = -0.
+PTERON_VI Vec vsin_cos(Vec x, bool cosine) {
+  const Vec q = round_nearest(x * set1(0.636619772367581343f));
+  Vec r = fma(q, set1(-1.5703125f), x);
+  r = fma(q, set1(-4.8351287841796875e-4f), r);
+  r = fma(q, set1(-3.13855707645416259765625e-7f), r);
+  r = fma(q, set1(-6.077100628276710381e-11f), r);
+  const Vec z = r * r;
+  Vec s = fma(set1(-1.9515295891e-4f), z, set1(8.3321608736e-3f));
+  s = fma(s, z, set1(-1.6666654611e-1f));
+  s = fma(s * z, r, r);
+  Vec c = fma(set1(2.443315711809948e-5f), z, set1(-1.388731625493765e-3f));
+  c = fma(c, z, set1(4.166664568298827e-2f));
+  c = fma(c * z, z, fma(z, set1(-0.5f), set1(1.0f)));
+  const Vec k = cosine ? q + set1(1.0f) : q;
+  const Vec quadrant = k - set1(4.0f) * round_nearest(k * set1(0.25f) - set1(0.375f));
+  const Vec odd = quadrant - set1(2.0f) * round_nearest(quadrant * set1(0.5f) - set1(0.25f));
+  const Vec y = select_gt(odd, set1(0.5f), c, s);
+  const Vec r_signed = select_gt(quadrant, set1(1.5f), set1(0.0f) - y, y);
+  // Below 2^-12 sin(x) rounds to x; returning x keeps -0's sign, which the reduction's
+  // fused multiply-adds (-0 * -pi/2 + -0 = +0) drop.
+  return cosine ? r_signed : select_lt(vabs(x), set1(0.000244140625f), x, r_signed);
 }
 
 #undef PTERON_VI

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -475,6 +476,143 @@ TEST(IsaKernels, AttentionOverKeyRowsAndSeveralHeads) {
           ASSERT_NEAR(out[h * sh.lq * sh.dv + i], ref[i], 2e-6 * (1 + std::fabs(ref[i])))
               << k->name << " head " << h << " lk " << sh.lk << " at " << i;
         }
+      }
+    }
+  }
+}
+
+// Distance in float ulps between a float result and the exact (double) value.
+double ulps(float got, double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : 1e9;
+  const float w = static_cast<float>(want);  // beyond float's range: the infinity it rounds to
+  if (std::isinf(w)) return got == w ? 0 : 1e9;
+  const double ulp = std::max(double(std::nextafter(std::fabs(w), INFINITY)) - std::fabs(w),
+                              double(std::numeric_limits<float>::denorm_min()));
+  return std::fabs(double(got) - want) / ulp;
+}
+
+// Inputs for one function: a dense grid over `lo..hi`, magnitudes on a log scale down to
+// denormals, and the special values.
+std::vector<float> math_inputs(float lo, float hi) {
+  std::vector<float> x;
+  for (int i = 0; i <= 20000; ++i) x.push_back(lo + (hi - lo) * float(i) / 20000);
+  for (float m = 1e-44f; m < 1e30f; m *= 1.37f) {
+    x.push_back(m);
+    x.push_back(-m);
+  }
+  for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f}) x.push_back(v);
+  return x;
+}
+
+TEST(IsaKernels, UnaryMathIsWithinAFewUlpOfTheCLibrary) {
+  using opt::UnaryMath;
+  struct Case {
+    UnaryMath op;
+    const char* name;
+    double (*ref)(double);
+    float lo, hi;
+    double max_ulp;
+  };
+  const Case cases[] = {
+      {UnaryMath::kExp, "exp", [](double v) { return std::exp(v); }, -110, 90, 3},
+      {UnaryMath::kExpm1, "expm1", [](double v) { return std::expm1(v); }, -20, 20, 4},
+      {UnaryMath::kLog, "log", [](double v) { return std::log(v); }, 0, 100, 3},
+      {UnaryMath::kLog1p, "log1p", [](double v) { return std::log1p(v); }, -1, 10, 4},
+      {UnaryMath::kSin, "sin", [](double v) { return std::sin(v); }, -9000, 9000, 3},
+      {UnaryMath::kCos, "cos", [](double v) { return std::cos(v); }, -9000, 9000, 3},
+      {UnaryMath::kSqrt, "sqrt", [](double v) { return std::sqrt(v); }, 0, 100, 0.5},
+      {UnaryMath::kRsqrt, "rsqrt", [](double v) { return 1 / std::sqrt(v); }, 0, 100, 1.5},
+  };
+  for (const IsaKernels* k : tables()) {
+    for (const Case& c : cases) {
+      std::vector<float> x = math_inputs(c.lo, c.hi), y(x.size());
+      // Every length's tail too: the last partial vector runs the same function.
+      for (int64_t n : {int64_t(x.size()), int64_t(5)}) {
+        k->unary_math(c.op, x.data(), y.data(), n, nullptr);
+        for (int64_t i = 0; i < n; ++i) {
+          const double want = c.ref(double(x[i]));
+          ASSERT_LE(ulps(y[i], want), c.max_ulp)
+              << k->name << " " << c.name << "(" << x[i] << ") = " << y[i] << ", want " << want;
+        }
+      }
+    }
+    // Sign of zero: sin(-0) = -0, expm1(-0) = -0, log1p(-0) = -0.
+    for (UnaryMath op : {UnaryMath::kSin, UnaryMath::kExpm1, UnaryMath::kLog1p}) {
+      float z = -0.0f, r = 1.0f;
+      k->unary_math(op, &z, &r, 1, nullptr);
+      EXPECT_TRUE(r == 0.0f && std::signbit(r)) << k->name << " op " << int(op);
+    }
+  }
+}
+
+TEST(IsaKernels, LeakyReluAndEluMatchTorchsForm) {
+  using opt::UnaryMath;
+  for (const IsaKernels* k : tables()) {
+    std::vector<float> x = math_inputs(-30, 30), y(x.size());
+    const float slope[1] = {0.1f};
+    k->unary_math(UnaryMath::kLeakyRelu, x.data(), y.data(), int64_t(x.size()), slope);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = x[i] > 0 ? x[i] : x[i] * 0.1f;  // torch's, bit for bit
+      ASSERT_TRUE(std::memcmp(&y[i], &want, 4) == 0 || (std::isnan(want) && std::isnan(y[i])))
+          << k->name << " leaky_relu(" << x[i] << ")";
+    }
+    const float p[3] = {1.6732632f * 1.0507010f, 1.0507010f, 1.0f};  // SELU's
+    k->unary_math(UnaryMath::kElu, x.data(), y.data(), int64_t(x.size()), p);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double want = v > 0 ? v * double(p[1]) : std::expm1(v) * double(p[0]);
+      ASSERT_LE(ulps(y[i], want), 5) << k->name << " elu(" << x[i] << ")";
+    }
+  }
+}
+
+TEST(IsaKernels, ReductionsMatchReferenceAndNanWins) {
+  using opt::Reduce;
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      if (n == 0) continue;
+      for (int64_t rows : {int64_t(1), int64_t(3)}) {
+        std::vector<float> x = random_floats(rows * n + 2000, 21, 3.0f), out(rows * n + 1);
+        for (Reduce op : {Reduce::kSum, Reduce::kMax, Reduce::kMin}) {
+          k->reduce_rows(op, x.data(), rows, n, out.data());
+          for (int64_t o = 0; o < rows; ++o) {
+            double sum = 0, abs_sum = 0;
+            float mx = x[o * n], mn = x[o * n];
+            for (int64_t i = 0; i < n; ++i) {
+              const float v = x[o * n + i];
+              sum += v;
+              abs_sum += std::fabs(v);
+              mx = std::max(mx, v);
+              mn = std::min(mn, v);
+            }
+            const double want = op == Reduce::kSum ? sum : op == Reduce::kMax ? mx : mn;
+            ASSERT_NEAR(out[o], want, op == Reduce::kSum ? 1e-6 * abs_sum : 0.0)
+                << k->name << " rows n=" << n << " op " << int(op);
+          }
+          // The same values as columns: R = n rows of `rows` columns, stride 2 * rows.
+          std::vector<float> cols(n * 2 * rows);
+          for (int64_t r = 0; r < n; ++r)
+            for (int64_t j = 0; j < rows; ++j) cols[r * 2 * rows + j] = x[j * n + r];
+          std::vector<float> by_columns(rows);
+          k->reduce_columns(op, cols.data(), n, 2 * rows, rows, by_columns.data());
+          for (int64_t j = 0; j < rows; ++j)
+            ASSERT_NEAR(by_columns[j], out[j],
+                        op == Reduce::kSum ? 1e-5 * (1 + std::fabs(out[j])) : 0.0)
+                << k->name << " columns R=" << n << " op " << int(op);
+        }
+      }
+    }
+    // NaN anywhere wins, first or last, in rows and in columns.
+    std::vector<float> x(100, 1.0f);
+    float r = 0;
+    for (int64_t at : {int64_t(0), int64_t(37), int64_t(99)}) {
+      x.assign(100, 1.0f);
+      x[at] = NAN;
+      for (Reduce op : {Reduce::kMax, Reduce::kMin}) {
+        k->reduce_rows(op, x.data(), 1, 100, &r);
+        EXPECT_TRUE(std::isnan(r)) << k->name << " row, NaN at " << at;
+        k->reduce_columns(op, x.data(), 100, 1, 1, &r);
+        EXPECT_TRUE(std::isnan(r)) << k->name << " column, NaN at " << at;
       }
     }
   }
