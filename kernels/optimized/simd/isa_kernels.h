@@ -58,6 +58,23 @@ struct AttentionSlice {
   int64_t head_rows = 0, mask_head = 0;
 };
 
+// A linear with few output columns (a regression or classification head over many rows):
+// y[m * y_rs + n] = act(bias[n] + sum_k x[m * x_rs + k] w[n * w_rs + k]), n < N. Dot products
+// along K, several rows sharing each weight load; nothing packed (the SGEMM packed all of x
+// into panels, then filled 16-column tiles for N = 4).
+constexpr int64_t kSkinnyMaxN = 16;
+struct SkinnyLinearArgs {
+  const float* x;
+  int64_t x_rs;
+  const float* w;
+  int64_t w_rs;
+  const float* bias;  // N values or null
+  float* y;
+  int64_t y_rs;
+  int64_t K, N;
+  bool relu;
+};
+
 // Depthwise outputs of one block of kDepthwiseBlock channels stored channel-minor (each pixel's
 // kDepthwiseBlock channels contiguous), so every vector lane is a channel and no lane idles
 // however narrow the image: y[(oh * out_w + ow) * B + c] = clamp(bias[c] + sum over (kh, kw) of
@@ -126,6 +143,8 @@ struct IsaKernels {
   // out[j] = op over r < R of x[r * stride + j] for j < n (columns of R rows); R >= 1.
   void (*reduce_columns)(Reduce op, const float* x, int64_t R, int64_t stride, int64_t n,
                          float* out);
+  // Rows [m0, m1) of a SkinnyLinearArgs linear (N <= kSkinnyMaxN).
+  void (*skinny_linear)(const SkinnyLinearArgs& a, int64_t m0, int64_t m1);
 };
 
 // The best table for this CPU (decided once).

@@ -618,5 +618,32 @@ TEST(IsaKernels, ReductionsMatchReferenceAndNanWins) {
   }
 }
 
+TEST(IsaKernels, SkinnyLinearMatchesReference) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t N : {1, 3, 4, 7, 16}) {
+      for (int64_t K : {1, 15, 16, 17, 100}) {
+        const int64_t M = 9, x_rs = K + 3, w_rs = K + 1, y_rs = N + 2;
+        std::vector<float> x = random_floats(M * x_rs, 31), w = random_floats(N * w_rs, 32),
+                           b = random_floats(N, 33), y(M * y_rs, 99.0f);
+        for (bool relu : {false, true}) {
+          const opt::SkinnyLinearArgs a{x.data(), x_rs, w.data(), w_rs, b.data(),
+                                        y.data(), y_rs, K,        N,    relu};
+          k->skinny_linear(a, 0, M);
+          for (int64_t m = 0; m < M; ++m) {
+            for (int64_t n = 0; n < N; ++n) {
+              double want = b[n];
+              for (int64_t t = 0; t < K; ++t) want += double(x[m * x_rs + t]) * w[n * w_rs + t];
+              if (relu && want < 0) want = 0;
+              ASSERT_NEAR(y[m * y_rs + n], want, 1e-5 * (1 + std::sqrt(double(K))))
+                  << k->name << " N=" << N << " K=" << K << " m=" << m << " n=" << n;
+            }
+            for (int64_t n = N; n < y_rs; ++n) ASSERT_EQ(y[m * y_rs + n], 99.0f) << "wrote past N";
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pteron
