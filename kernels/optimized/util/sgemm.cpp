@@ -412,6 +412,59 @@ bool is_gemv(const SgemmProblem& p) {
          p.a_col_scale == nullptr && p.b_row_scale == nullptr;
 }
 
+// Many tiny products (capsule routing's 23040 [16, 8] x [8, 1], per-head 2 x 2 products): the
+// panels and tiles cost more than the multiply-adds (270 ns an entry), so each entry is a
+// direct loop, four outputs of a row at a time (independent sums), entries over threads. Only
+// C = A B (no alpha, beta, biases, scales, activation, packer).
+constexpr int64_t kTinyMacs = 2048;
+
+bool is_tiny_batched(const SgemmProblem& p) {
+  return p.batch >= 16 && p.M * p.N * p.K <= kTinyMacs && p.alpha == 1.0f && p.beta == 0.0f &&
+         p.bias == nullptr && p.row_bias == nullptr && p.addend == nullptr &&
+         p.b_packer == nullptr && p.a_col_scale == nullptr && p.b_row_scale == nullptr &&
+         !p.activation.active();
+}
+
+// C's entries four at a time along a row (N >= 4), else down a column: four independent sums.
+void tiny_entry(const SgemmProblem& p, int64_t b) {
+  const float* a = p.a + b * p.a_bs;
+  const float* bm = p.b + b * p.b_bs;
+  float* c = p.c + b * p.c_bs;
+  // Output (i, j)'s inputs: A's row i (step a_cs along k), B's column j (step b_rs along k).
+  const bool along_rows = p.N >= 4;
+  const int64_t lines = along_rows ? p.M : p.N, length = along_rows ? p.N : p.M;
+  const int64_t step_a = along_rows ? 0 : p.a_rs, step_b = along_rows ? p.b_cs : 0;
+  const int64_t step_c = along_rows ? 1 : p.c_rs;
+  for (int64_t line = 0; line < lines; ++line) {
+    const float* a0 = along_rows ? a + line * p.a_rs : a;
+    const float* b0 = along_rows ? bm : bm + line * p.b_cs;
+    float* c0 = along_rows ? c + line * p.c_rs : c + line;
+    int64_t t = 0;
+    for (; t + 4 <= length; t += 4) {
+      float s[4] = {0, 0, 0, 0};
+      for (int64_t k = 0; k < p.K; ++k) {
+        for (int q = 0; q < 4; ++q) {
+          s[q] += a0[(t + q) * step_a + k * p.a_cs] * b0[(t + q) * step_b + k * p.b_rs];
+        }
+      }
+      for (int q = 0; q < 4; ++q) c0[(t + q) * step_c] = s[q];
+    }
+    for (; t < length; ++t) {
+      float s0 = 0;
+      for (int64_t k = 0; k < p.K; ++k)
+        s0 += a0[t * step_a + k * p.a_cs] * b0[t * step_b + k * p.b_rs];
+      c0[t * step_c] = s0;
+    }
+  }
+}
+
+void tiny_task(void* context, size_t task) {
+  const SgemmProblem& p = *static_cast<const SgemmProblem*>(context);
+  constexpr int64_t kEntries = 64;
+  const int64_t end = min64(p.batch, (static_cast<int64_t>(task) + 1) * kEntries);
+  for (int64_t b = static_cast<int64_t>(task) * kEntries; b < end; ++b) tiny_entry(p, b);
+}
+
 void run_gemm(const SgemmProblem& p, const SgemmKernel& kern, const GemmLayout& l, float* buffer,
               void* state_memory, pthreadpool_t pool, const float* a_panels = nullptr,
               const float* b_panels = nullptr) {
@@ -577,6 +630,11 @@ bool sgemm(KernelContext& ctx, const SgemmProblem& problem, int kernel) {
   const int64_t threads =
       pool != nullptr ? static_cast<int64_t>(pthreadpool_get_threads_count(pool)) : 1;
 
+  if (is_tiny_batched(p)) {
+    SgemmProblem q = p;
+    parallel_for(pool, &tiny_task, &q, static_cast<size_t>(ceil_div(p.batch, 64)));
+    return true;
+  }
   const int64_t kc = gemm_layout(p, kern, threads).kc;
   const int index = pick_kernel_index(kernel);
   const auto run_gemv = [&] {

@@ -116,6 +116,20 @@ def test_bmm(threads, bt, m, k, n):
     assert_close(out, torch.bmm(a, b), what=f"bmm {bt}x{m}x{k}x{n}", **tol(k))
 
 
+@pytest.mark.parametrize("bt,m,k,n", [(23040, 16, 8, 1), (100, 2, 2, 2), (64, 3, 5, 4), (17, 9, 7, 6),
+                                      (16, 1, 128, 16), (200, 8, 1, 3)])
+def test_bmm_of_many_tiny_matrices(threads, bt, m, k, n):
+    # At most 2048 multiply-adds an entry: direct loops per entry (capsule routing's products),
+    # with A and B as stored and transposed.
+    for ta in (False, True):
+        for tb in (False, True):
+            a = rand(bt, k, m).transpose(1, 2) if ta else rand(bt, m, k)
+            b = rand(bt, n, k).transpose(1, 2) if tb else rand(bt, k, n)
+            out = torch.full((bt, m, n), 7.0)
+            run("aten::bmm.out", [a, b, out])
+            assert_close(out, torch.bmm(a, b), what=f"bmm {bt}x{m}x{k}x{n} ta={ta} tb={tb}", **tol(k))
+
+
 def test_bmm_permuted_operands():
     # Attention's k^T: a permuted view, not a contiguous copy.
     q, k = rand(12, 128, 64), rand(12, 128, 64)
