@@ -1,13 +1,33 @@
+#include <set>
+#include <string>
+
 #include "compiler/ir/op_names.h"
 #include "compiler/passes/passes.h"
 
 namespace pteron::compiler {
 namespace {
 
-// A weight known at compile time: a constant, or a dequantize of a constant (quantized graphs
-// keep int8 weights behind dequantize nodes, which constant folding leaves alone).
+// A constant, or data moved out of constants (split, slice, select, views, clone): what
+// fold_constants, which runs after this pass, makes a constant. nn.MultiheadAttention splits its
+// in_proj_weight into the q, k and v weights so (cross-attention: a query other than the key).
+bool folds_to_constant(const ir::Graph& g, const ir::Value& v, int depth = 0) {
+  if (v.is_constant()) return true;
+  if (!v.is_intermediate() || depth > 4) return false;
+  const ir::Node& p = g.node(v.producer);
+  static const std::set<std::string, std::less<>> kMoves = {
+      "split_with_sizes", "split",     "slice",   "select", "view",  "reshape",     "permute", "t",
+      "transpose",        "unsqueeze", "squeeze", "clone",  "alias", "_unsafe_view"};
+  if (p.op.ns != "aten" || kMoves.count(p.op.name) == 0) return false;
+  for (ir::ValueId in : p.inputs())
+    if (!folds_to_constant(g, g.value(in), depth + 1)) return false;
+  return true;
+}
+
+// A weight known at compile time: a constant (or folded into one later), or a dequantize of a
+// constant (quantized graphs keep int8 weights behind dequantize nodes, which constant folding
+// leaves alone).
 bool is_compile_time_weight(const ir::Graph& g, const ir::Value& w) {
-  if (w.is_constant()) return true;
+  if (folds_to_constant(g, w)) return true;
   if (!w.is_intermediate()) return false;
   const ir::Node& p = g.node(w.producer);
   const bool dequantize =

@@ -180,6 +180,39 @@ TEST(FuseLinear, TakesAWeightBroadcastOverABatch) {
   EXPECT_LT(max_abs_diff(before, run(g, inputs)), 1e-6);
 }
 
+// nn.MultiheadAttention as cross-attention (a query other than the key) splits in_proj_weight
+// into the q and kv weights, and each projection is bmm(x, expand(permute(split part))): the
+// part is not a constant until fold_constants runs, after this pass, and is taken all the same
+// (the perceiver's 2048-token kv projection copied its weight 2048 times first: 38 ms). A
+// split of a runtime tensor stays a bmm.
+TEST(FuseLinear, TakesAWeightSplitOutOfAConstant) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", f32({3, 2, 4}));
+  const ValueId in_proj = b.constant("in_proj", f32({9, 4}));
+  const ValueId runtime = b.input("runtime", f32({9, 4}));
+  std::vector<ValueId> results;
+  for (ValueId source : {in_proj, runtime}) {
+    const NodeId split =
+        b.node("aten::split_with_sizes.default", {TensorRef{source}, std::vector<int64_t>{4, 5}},
+               std::vector<TensorSpec>{f32({4, 4}), f32({5, 4})});
+    const ValueId kv = b.graph().node(split).outputs[1];
+    const ValueId wt =
+        b.op("aten::permute.default", {TensorRef{kv}, std::vector<int64_t>{1, 0}}, f32({4, 5}));
+    const ValueId we = b.op("aten::expand.default", {TensorRef{wt}, std::vector<int64_t>{3, 4, 5}},
+                            f32({3, 4, 5}));
+    results.push_back(b.op("aten::bmm.default", {TensorRef{x}, TensorRef{we}}, f32({3, 2, 5})));
+  }
+  ir::Graph g = b.finish(results);
+  const auto inputs = sample_inputs(g);
+  const auto before = run(g, inputs);
+  EXPECT_EQ(fuse_linear(g), 1);
+  remove_dead_code(g);
+  g.verify();
+  EXPECT_EQ(producer(g, results[0]).op.str(), "aten::linear.default");
+  EXPECT_EQ(producer(g, results[1]).op.str(), "aten::bmm.default");
+  EXPECT_LT(max_abs_diff(before, run(g, inputs)), 1e-6);
+}
+
 TEST(FuseLinear, TakesADequantizedConstantWeight) {
   GraphBuilder b;
   const ValueId x = b.input("x", f32({2, 4}));
