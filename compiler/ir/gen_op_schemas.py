@@ -82,9 +82,9 @@ EXTRA_ATEN_OPS += ["exp2.default", "erfc.default", "lgamma.default", "digamma.de
                    "i0.default", "angle.default", "fmax.default", "fmin.default", "gcd.default",
                    "lcm.default", "ldexp.Tensor", "addmv.default", "addbmm.default",
                    "tril_indices.default", "triu_indices.default"]
-# Complex numbers as Llama's reference RoPE uses them (view_as_complex becomes
-# view_as_complex_copy, as every view).
-EXTRA_ATEN_OPS += ["polar.default", "view_as_complex.default"]
+# Complex numbers as Llama's reference RoPE and spectral layers (torch.complex(re, im)) use them
+# (view_as_complex becomes view_as_complex_copy, as every view).
+EXTRA_ATEN_OPS += ["polar.default", "view_as_complex.default", "complex.default"]
 # torch.fft's complex-to-complex transform (r2c and c2r are core ATen).
 EXTRA_ATEN_OPS += ["_fft_c2c.default"]
 # F.grid_sample on 5-D input (3-D warps).

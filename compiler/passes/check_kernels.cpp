@@ -65,8 +65,8 @@ bool takes_complex(const ir::Node& node, const ir::OpSchema& schema, const ir::G
     }
     return true;
   }
-  if (ir::any_overload_of(schema.op,
-                          {ops::aten::polar, ops::aten::abs, ops::aten::view_as_complex_copy})) {
+  if (ir::any_overload_of(schema.op, {ops::aten::polar, ops::aten::complex, ops::aten::abs,
+                                      ops::aten::view_as_complex_copy})) {
     return true;
   }
   // The FFTs (optimized library, KISS FFT in float): complex64 only.
@@ -123,7 +123,7 @@ void check_kernels_available(const ir::Graph& graph,
       if (touches_complex(node, graph) && !takes_complex(node, *schema, graph)) {
         key = schema->op.str() +
               " with complex tensors (pteron's kernels take complex64 / complex128 in add, "
-              "sub, mul, abs, polar, view_as_real / view_as_complex, complex64 FFTs, "
+              "sub, mul, abs, polar, complex, view_as_real / view_as_complex, complex64 FFTs, "
               "_conj_physical and copies "
               "only)";
       } else if (has_kernel(qualified, libraries)) {

@@ -15,13 +15,7 @@ Error polar_out(KernelContext&, Span<EValue*> args) {
   const Tensor& abs = *args[0]->tensor;
   const Tensor& angle = *args[1]->tensor;
   Tensor& out = *args[2]->tensor;
-  PTERON_CHECK(is_complex(out.dtype()) && abs.dtype() == complex_part_type(out.dtype()) &&
-                   angle.dtype() == abs.dtype(),
-               Error::NotSupported,
-               "%s: dtypes %s, %s -> %s not supported (float32 -> complex64, float64 -> "
-               "complex128)",
-               kOp, scalar_type_name(abs.dtype()), scalar_type_name(angle.dtype()),
-               scalar_type_name(out.dtype()));
+  PTERON_TRY(check_parts_to_complex(kOp, abs, angle, out));
   return complex_binary(kOp, abs, angle, out, [](auto r, auto theta) {
     return decltype(r){r.re * std::cos(theta.re), r.re * std::sin(theta.re)};
   });

@@ -4,7 +4,7 @@ size, against torch, exactly (no arithmetic beyond a sign flip); any dim orders;
 refusing complex where no kernel computes on it; malformed arguments refused in one line.
 
 Complex arithmetic (add, sub, mul with broadcasting and real operands, polar, abs,
-view_as_complex_copy) against torch: mul and polar within 1 ulp of the part type (torch's
+view_as_complex_copy) and torch.complex (bit for bit) against torch: mul and polar within 1 ulp of the part type (torch's
 vectorised complex multiply may fuse), add, sub, abs and the copies exact (add and sub up to the
 sign of a zero or a NaN). Llama's reference RoPE
 (view_as_complex, multiply by polar(1, freqs), view_as_real) compiles and matches torch."""
@@ -167,6 +167,23 @@ def test_complex_arithmetic_is_torchs(dtype, op):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_from_parts_is_torchs(dtype):
+    # torch.complex(re, im), broadcasting; its -0.0, infinities and NaN parts kept bit for bit.
+    g = torch.Generator().manual_seed(7)
+    part = torch.float32 if dtype == torch.complex64 else torch.float64
+    re = torch.randn(4, 1, 3, generator=g).to(part)
+    im = torch.randn(5, 3, generator=g).to(part)
+    re.view(-1)[:3] = torch.tensor([-0.0, float("inf"), float("nan")])
+    want = torch.complex(re, im)
+    got = torch.empty_like(want)
+    run_kernel("aten::complex.out", [re, im, got])
+    assert torch.equal(torch.view_as_real(got).view(torch.int8 if part == torch.float32 else torch.int16),
+                       torch.view_as_real(want).view(torch.int8 if part == torch.float32 else torch.int16))
+    with pytest.raises(RuntimeError, match="complex.out: dtypes float32, float64"):
+        run_kernel("aten::complex.out", [re.float(), im.double(), got])
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 def test_polar_abs_and_view_as_complex_are_torchs(dtype):
     g = torch.Generator().manual_seed(6)
     part = torch.float32 if dtype == torch.complex64 else torch.float64
@@ -225,3 +242,28 @@ def test_llama_reference_rope_matches_torch(kernels):
     got = program.load().forward(q, k)
     for g, w in zip(got, want, strict=True):
         torch.testing.assert_close(torch.as_tensor(g), w, rtol=1e-5, atol=1e-5)
+
+
+class SpectralMix(torch.nn.Module):
+    """A Fourier layer's pointwise complex weights built with torch.complex from real parameters
+    (folded to a complex constant at compile time), and a runtime torch.complex of the input."""
+
+    def __init__(self):
+        super().__init__()
+        self.wr, self.wi = torch.nn.Parameter(torch.randn(8)), torch.nn.Parameter(torch.randn(8))
+
+    def forward(self, re, im):
+        z = torch.complex(re, im) * torch.complex(self.wr, self.wi)
+        return torch.view_as_real(z)
+
+
+@pytest.mark.parametrize("kernels", [None, ["portable"]])
+def test_torch_complex_in_a_model_matches_torch(kernels):
+    torch.manual_seed(0)
+    model, re, im = SpectralMix().eval(), torch.randn(3, 8), torch.randn(3, 8)
+    with torch.no_grad():
+        want = model(re, im)
+    program = pteron.to_edge_transform_and_lower(pteron.export(model, (re, im)),
+                                                 **({"kernels": kernels} if kernels else {}))
+    got = torch.as_tensor(program.load().forward(re, im)[0])
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)

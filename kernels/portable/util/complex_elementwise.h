@@ -1,9 +1,9 @@
 // Elementwise arithmetic on complex tensors (complex64, complex128) for the kernels that take
-// them: add, sub, mul, polar, abs, and _to_copy from a real dtype. A value is a (real, imaginary)
-// pair of the part type; the arithmetic is ATen's c10::complex (the textbook formulas, no C99 Annex
-// G recovery of infinities), so results match torch's bit for bit where the operations are exact.
-// Llama's reference RoPE (view_as_complex, multiply by polar(1, freqs), view_as_real) runs on
-// these.
+// them: add, sub, mul, polar, complex, abs, and _to_copy from a real dtype. A value is a (real,
+// imaginary) pair of the part type; the arithmetic is ATen's c10::complex (the textbook formulas,
+// no C99 Annex G recovery of infinities), so results match torch's bit for bit where the operations
+// are exact. Llama's reference RoPE (view_as_complex, multiply by polar(1, freqs), view_as_real)
+// runs on these.
 #pragma once
 
 #include <cmath>
@@ -54,6 +54,20 @@ ComplexValue<P> load_complex(const Tensor& t, int64_t offset) {
 // same (compiler/passes/check_kernels.cpp).
 inline bool complex_operand_ok(ScalarType t, ScalarType out) {
   return t == out || (!is_complex(t) && is_supported(t));
+}
+
+// Checks a complex out made from two real parts (polar, complex): float32 parts give complex64,
+// float64 complex128.
+inline Error check_parts_to_complex(const char* op, const Tensor& a, const Tensor& b,
+                                    const Tensor& out) {
+  PTERON_CHECK(is_complex(out.dtype()) && a.dtype() == complex_part_type(out.dtype()) &&
+                   b.dtype() == a.dtype(),
+               Error::NotSupported,
+               "%s: dtypes %s, %s -> %s not supported (float32 -> complex64, float64 -> "
+               "complex128)",
+               op, scalar_type_name(a.dtype()), scalar_type_name(b.dtype()),
+               scalar_type_name(out.dtype()));
+  return Error::Ok;
 }
 
 // out = f(a, b) with broadcasting: out complex64 or complex128, each operand complex of out's
