@@ -278,8 +278,9 @@ bench-default: build
 	$(PY) bench/default_choice.py --build $(abspath $(BUILD)) $(BENCH_ARGS)
 
 # bench-families: model families outside the zoo (wav2vec2, T5 encoder, ConvBERT, a U-Net, a
-# super-resolution net) on pteron's default program against eager, 2 threads, alternating rounds
-# (bench/results/families.{json,md}). BENCH_ARGS: e.g. --rounds 5, --models unet,sr.
+# super-resolution net, NeRF, capsules, a Perceiver) on pteron's default program against eager,
+# 2 threads, alternating rounds (bench/results/families.{json,md}). BENCH_ARGS: e.g. --rounds 5,
+# --models unet,sr.
 .PHONY: bench-families
 bench-families: build
 	$(PY) bench/families_vs_eager.py --build $(abspath $(BUILD)) $(BENCH_ARGS)

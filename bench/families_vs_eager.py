@@ -1,6 +1,7 @@
 """Model families outside the zoo against PyTorch eager, each on pteron's default host program:
 the layers a screen of unseen architectures found slower than eager (attention with 16-value
-heads, nn.Unfold's advanced indexing, transposed convolutions, tanh), in the models that use them.
+heads, nn.Unfold's advanced indexing, transposed convolutions, tanh; sin / cos and linear heads,
+tiny batched products, cross-attention's split weights), in the models that use them.
 
     .venv/bin/python bench/families_vs_eager.py --build build [--rounds 3] [--models unet,sr]
 
@@ -12,6 +13,12 @@ Models (random weights from fixed seeds; transformers' classes from configuratio
     sequence with nn.Unfold (advanced indexing after export).
   - unet: a 3-level U-Net, 32-128 channels, ConvTranspose2d 2x upsampling, 128x128.
   - sr: a super-resolution net (5x5 and 3x3 convolutions, tanh, pixel_shuffle x4), 64x64.
+  - nerf: a NeRF MLP (sin / cos positional encoding of 10 frequencies, 3 x 256 wide, 4 outputs)
+    over 4096 points: element-wise math and a linear head of 4 columns.
+  - capsules: capsule dynamic routing (1152 primary capsules to 10 of 16, 3 iterations), batch 2:
+    23040 tiny [16, 8] x [8, 1] products, softmax, sums and squashes.
+  - perceiver: 64 latents cross-attending (nn.MultiheadAttention) to 2048 tokens, then one
+    TransformerEncoderLayer: the in-projection weight split into q and kv parts.
 
 Each system runs in its own process, alternating rounds (--rounds, default 3), 2 threads: eager in
 the project venv (torch.set_num_threads), pteron as `pteron bench --threads 2 --json` on the
@@ -37,7 +44,7 @@ from timing import median_of_rounds, results_folder, timed_calls_wall_cpu_ms
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
-MODELS = ["wav2vec2", "t5-encoder", "convbert", "unet", "sr"]
+MODELS = ["wav2vec2", "t5-encoder", "convbert", "unet", "sr", "nerf", "capsules", "perceiver"]
 THREADS = 2
 
 
@@ -96,6 +103,51 @@ def build(name: str):
         def forward(self, x):
             return F.pixel_shuffle(self.c3(torch.tanh(self.c2(torch.tanh(self.c1(x))))), 4)
 
+    class NeRF(nn.Module):
+        def __init__(self, freqs=10, width=256):
+            super().__init__()
+            self.register_buffer("f", 2.0 ** torch.arange(freqs) * torch.pi)
+            self.mlp = nn.Sequential(nn.Linear(3 + 6 * freqs, width), nn.ReLU(), nn.Linear(width, width),
+                                     nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 4))
+
+        def forward(self, p):
+            e = (p[..., None] * self.f).flatten(-2)
+            return self.mlp(torch.cat([p, e.sin(), e.cos()], -1))
+
+    class Capsules(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.W = nn.Parameter(torch.randn(1, 1152, 10, 16, 8) * 0.01)
+
+        def forward(self, u):
+            uh = (self.W @ u[:, :, None, :, None]).squeeze(-1)
+            b = torch.zeros(uh.shape[:3])
+            for _ in range(3):
+                s = (b.softmax(2)[..., None] * uh).sum(1)
+                n2 = (s * s).sum(-1, keepdim=True)
+                v = n2 / (1 + n2) * s / torch.sqrt(n2 + 1e-8)
+                b = b + (uh * v[:, None]).sum(-1)
+            return v.norm(dim=-1)
+
+    class Perceiver(nn.Module):
+        def __init__(self, d=128):
+            super().__init__()
+            self.lat = nn.Parameter(torch.randn(1, 64, d))
+            self.inp = nn.Linear(32, d)
+            self.cross = nn.MultiheadAttention(d, 4, batch_first=True)
+            self.latent = nn.TransformerEncoderLayer(d, 4, 256, batch_first=True)
+
+        def forward(self, x):
+            kv = self.inp(x)
+            z = self.cross(self.lat.expand(x.shape[0], -1, -1), kv, kv, need_weights=False)[0]
+            return self.latent(z).mean(1)
+
+    if name == "nerf":
+        return NeRF().eval(), (torch.rand(4096, 3),)
+    if name == "capsules":
+        return Capsules().eval(), (torch.randn(2, 1152, 8),)
+    if name == "perceiver":
+        return Perceiver().eval(), (torch.randn(2, 2048, 32),)
     if name == "unet":
         return UNet().eval(), (torch.randn(1, 3, 128, 128),)
     if name == "sr":
