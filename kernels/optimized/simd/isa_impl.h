@@ -733,23 +733,13 @@ inline float reduce_scalar(Reduce op, float acc, float v) {
   return op == Reduce::kMax ? fmax1(acc, v) : -fmax1(-acc, -v);
 }
 
-// One row's sum: blocks of 1024 with two vector accumulators, block totals added in double (the
-// error grows with the block, not the row).
+// One row's sum: row_sum over blocks of 1024, block totals added in double (the error grows with
+// the block, not the row).
 float sum_row(const float* x, int64_t n) {
   constexpr int64_t kBlock = 1024;
   double total = 0;
   for (int64_t b = 0; b < n; b += kBlock) {
-    const int64_t m = n - b < kBlock ? n - b : kBlock;
-    const float* xb = x + b;
-    Vec a0 = set1(0.0f), a1 = set1(0.0f);
-    int64_t i = 0;
-    for (; i + 2 * kLanes <= m; i += 2 * kLanes) {
-      a0 = a0 + load(xb + i);
-      a1 = a1 + load(xb + i + kLanes);
-    }
-    float r = reduce_add(a0 + a1);
-    for (; i < m; ++i) r += xb[i];
-    total += r;
+    total += row_sum(x + b, n - b < kBlock ? n - b : kBlock);
   }
   return static_cast<float>(total);
 }
