@@ -103,7 +103,8 @@ def _upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors=Non
 # Decompositions of pteron's own: where torch's differs from its eager kernel, or where torch's
 # breaks an op pteron has a kernel for into many small ones.
 _EAGER_DECOMPOSITIONS = {"soft_margin_loss": _soft_margin_loss}
-_WHOLE_OP_DECOMPOSITIONS = {"upsample_bicubic2d.vec": _upsample_bicubic2d_vec}
+# op -> (the decomposition, the op it leaves whole in the graph).
+_WHOLE_OP_DECOMPOSITIONS = {"upsample_bicubic2d.vec": (_upsample_bicubic2d_vec, "upsample_bicubic2d.default")}
 
 
 def decomposition_table(table=None, keep=()):
@@ -124,7 +125,7 @@ def decomposition_table(table=None, keep=()):
             table.pop(op.default, None)
     for name, fn in _EAGER_DECOMPOSITIONS.items():
         table[getattr(torch.ops.aten, name).default] = fn
-    for name, fn in _WHOLE_OP_DECOMPOSITIONS.items():
+    for name, (fn, _) in _WHOLE_OP_DECOMPOSITIONS.items():
         op, overload = name.split(".")
         table[getattr(getattr(torch.ops.aten, op), overload)] = fn
     return table
@@ -180,7 +181,7 @@ def _is_kept_whole(target) -> bool:
     # What _WHOLE_OP_DECOMPOSITIONS make. Not core ATen, and a second run_decompositions, even
     # with an empty table, would break them up (torch registers their decomposition as the
     # op's Autograd kernel), so a program pteron.export made is not decomposed again.
-    return target.__name__ in {"upsample_bicubic2d.default"}
+    return target.__name__ in {kept for _, kept in _WHOLE_OP_DECOMPOSITIONS.values()}
 
 
 def _is_view_or_copy(target) -> bool:
