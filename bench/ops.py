@@ -2,7 +2,8 @@
 eager at representative sizes, 1 and 2 threads, in one run.
 
 Cases: upsample_nearest2d, upsample_bilinear2d and upsample_bicubic2d 2x of [1, 64, 128, 128];
-exp, log, sin, sqrt, leaky_relu and elu of the same; amax and sum over its last dim, mean over
+exp, log, sin, sqrt, leaky_relu, elu, erf and floor of the same, where and masked_fill (a mask over
+H and W) of the same; amax and sum over its last dim, mean over
 H and W; antialiased bilinear
 0.5x of the same (F.interpolate(antialias=True)), reflection_pad2d and
 replication_pad2d (3 on each side) of the same, topk 100 of 100,000, a stable sort of
@@ -64,6 +65,8 @@ def cases(torch):
     grid = torch.rand(1, 128, 128, 2, generator=g) * 2 - 1
     sampled = torch.empty(1, 64, 128, 128)
     positive = x.abs() + 0.1
+    positive_mask, scaled = x > 0, x * 0.1
+    plane_mask = torch.rand(1, 1, 128, 128, generator=g) > 0.5
     same = torch.empty(1, 64, 128, 128)
     last_dim, per_channel = torch.empty(1, 64, 128), torch.empty(1, 64)
     F = torch.nn.functional
@@ -78,6 +81,14 @@ def cases(torch):
         "leaky_relu 0.1 [1,64,128,128]": (
             "aten::leaky_relu.out", [x, 0.1, same], lambda: F.leaky_relu(x, 0.1)),
         "elu [1,64,128,128]": ("aten::elu.out", [x, 1.0, 1.0, 1.0, same], lambda: F.elu(x)),
+        "erf [1,64,128,128]": ("aten::erf.out", [x, same], lambda: torch.erf(x)),
+        "floor [1,64,128,128]": ("aten::floor.out", [x, same], lambda: torch.floor(x)),
+        "where(x > 0, x, 0.1 x) [1,64,128,128]": (
+            "aten::where.self_out", [positive_mask, x, scaled, same],
+            lambda: torch.where(positive_mask, x, scaled)),
+        "masked_fill -inf [1,64,128,128], mask [1,1,128,128]": (
+            "aten::masked_fill.Scalar_out", [x, plane_mask, float("-inf"), same],
+            lambda: x.masked_fill(plane_mask, float("-inf"))),
         "amax over the last dim [1,64,128,128]": (
             "aten::amax.out", [x, [-1], False, last_dim], lambda: torch.amax(x, -1)),
         "sum over the last dim [1,64,128,128]": (
@@ -179,7 +190,7 @@ def isa():
         "neon" if platform.machine() in ("aarch64", "arm64") else "baseline")
     return {"cpu_best": best, "PTERON_ISA": os.environ.get("PTERON_ISA", ""),
             "pteron_kernels": "spatial and selection ops: auto-vectorised baseline x86-64 (SSE2) loops; "
-                              "element-wise math and reductions: the ISA table (kernels/optimized/simd)"}
+                              "element-wise math, reductions, where and masked_fill: the ISA table (kernels/optimized/simd)"}
 
 
 def cpu_model():

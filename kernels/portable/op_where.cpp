@@ -1,8 +1,6 @@
 // aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
 // out = condition ? self : other, all three broadcast together. condition must be bool.
-#include "kernels/portable/util/broadcast.h"
-#include "kernels/portable/util/convert.h"
-#include "kernels/portable/util/walk.h"
+#include "kernels/portable/util/elementwise.h"
 #include "runtime/kernel/kernel.h"
 
 namespace pteron {
@@ -93,18 +91,9 @@ Error where_self_out(KernelContext&, Span<EValue*> args) {
                 scalar_type_name(x.dtype()), scalar_type_name(y.dtype()),
                 scalar_type_name(out.dtype()));
   }
-  int32_t sizes[kMaxTensorDim];
-  int32_t dim = 0;
-  const Tensor* ts[3] = {&cond, &x, &y};
-  PTERON_TRY(broadcast_shapes(kOp, Span<const Tensor* const>(ts, 3), sizes, &dim));
-  PTERON_TRY(expect_out_shape(kOp, out, sizes, dim));
-  int64_t so[kMaxTensorDim], sc[kMaxTensorDim], sx[kMaxTensorDim], sy[kMaxTensorDim];
-  broadcast_strides(out, sizes, dim, so);
-  broadcast_strides(cond, sizes, dim, sc);
-  broadcast_strides(x, sizes, dim, sx);
-  broadcast_strides(y, sizes, dim, sy);
-  const int64_t* strides[4] = {so, sc, sx, sy};
-  const RowPlan<4> plan = plan_rows<4>(sizes, dim, strides);
+  RowPlan<4> plan;
+  const Tensor* const inputs[3] = {&cond, &x, &y};
+  PTERON_TRY(plan_broadcast_rows<4>(kOp, inputs, out, &plan));
   if (x.dtype() == out.dtype() && y.dtype() == out.dtype()) {
     select_same_dtype(plan, cond, x, y, out);
   } else {

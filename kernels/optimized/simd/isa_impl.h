@@ -115,7 +115,7 @@ inline Vec gelu_vec(Vec x) {
     const Vec inner = set1(0.79788456080286535588f) * fma(set1(0.044715f) * x * x, x, x);
     return set1(0.5f) * x * (set1(1.0f) + vtanh(inner));
   }
-  return set1(0.5f) * x * (set1(1.0f) + verf(x * set1(0.70710678118654752440f)));
+  return set1(0.5f) * x * (set1(1.0f) + verf_coarse(x * set1(0.70710678118654752440f)));
 }
 
 template <bool kTanh>
@@ -717,6 +717,16 @@ void unary_math(UnaryMath op, const float* x, float* y, int64_t n, const float* 
         return select_gt(v, set1(0.0f), v * scale, vexpm1(v * input_scale) * alpha_scale);
       });
     }
+    case UnaryMath::kErf:
+      return map_lanes(x, y, n, [](Vec v) { return verf(v); });
+    case UnaryMath::kFloor:
+      return map_lanes(x, y, n, [](Vec v) { return vfloor(v); });
+    case UnaryMath::kCeil:
+      return map_lanes(x, y, n, [](Vec v) { return vceil(v); });
+    case UnaryMath::kTrunc:
+      return map_lanes(x, y, n, [](Vec v) { return vtrunc(v); });
+    case UnaryMath::kRound:
+      return map_lanes(x, y, n, [](Vec v) { return round_nearest(v); });
   }
 }
 
@@ -856,6 +866,25 @@ void skinny_linear(const SkinnyLinearArgs& a, int64_t m0, int64_t m1) {
   for (; m < m1; ++m) skinny_rows<1>(a, m);
 }
 
+template <bool kBroadcastA, bool kBroadcastB>
+void select_impl(const uint8_t* c, const float* a, const float* b, float* y, int64_t n) {
+  const Vec a0 = set1(*a), b0 = set1(*b);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    store(y + i,
+          select_bytes(c + i, kBroadcastA ? a0 : load(a + i), kBroadcastB ? b0 : load(b + i)));
+  }
+  for (; i < n; ++i) y[i] = c[i] != 0 ? (kBroadcastA ? *a : a[i]) : (kBroadcastB ? *b : b[i]);
+}
+
+void select(const uint8_t* c, const float* a, int64_t a_step, const float* b, int64_t b_step,
+            float* y, int64_t n) {
+  if (a_step == 1 && b_step == 1) return select_impl<false, false>(c, a, b, y, n);
+  if (a_step == 0 && b_step == 1) return select_impl<true, false>(c, a, b, y, n);
+  if (a_step == 1 && b_step == 0) return select_impl<false, true>(c, a, b, y, n);
+  return select_impl<true, true>(c, a, b, y, n);
+}
+
 }  // namespace
 
 extern const IsaKernels kTable;
@@ -864,6 +893,6 @@ const IsaKernels kTable = {
     clamp,           sigmoid,       tanh_rows,       silu_mul,       hard_activation,
     softmax,         binary,        attention,       winograd_input, winograd_output,
     transpose,       depthwise_row, depthwise_block, unary_math,     reduce_rows,
-    reduce_columns,  skinny_linear};
+    reduce_columns,  skinny_linear, select};
 
 }  // namespace pteron::opt::PTERON_ISA

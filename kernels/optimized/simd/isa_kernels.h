@@ -13,10 +13,10 @@ namespace pteron::opt {
 enum class BinaryOp : int { kAdd, kMul, kDiv };  // kAdd computes a + alpha * b (sub: -alpha)
 
 // Element-wise math (vec.h's functions; within a few ulp of the C library, sqrt and rsqrt as
-// torch computes them, 1 / sqrt). kLeakyRelu: x > 0 ? x : x * p[0]. kElu: x > 0 ? x * p[1] :
-// expm1(x * p[2]) * p[0] (p: alpha * scale, scale, input_scale).
-// Reductions over float32: sum (blocks of 1024 elements in float lanes, block totals in
-// double), max and min (NaN wins, as torch's amax / amin).
+// torch computes them, 1 / sqrt; kRound to nearest, ties to even, as torch.round). kLeakyRelu: x >
+// 0 ? x : x * p[0]. kElu: x > 0 ? x * p[1] : expm1(x * p[2]) * p[0] (p: alpha * scale, scale,
+// input_scale). Reductions over float32: sum (blocks of 1024 elements in float lanes, block totals
+// in double), max and min (NaN wins, as torch's amax / amin).
 enum class Reduce : int { kSum, kMax, kMin };
 
 enum class UnaryMath : int {
@@ -29,7 +29,12 @@ enum class UnaryMath : int {
   kSqrt,
   kRsqrt,
   kLeakyRelu,
-  kElu
+  kElu,
+  kErf,
+  kFloor,
+  kCeil,
+  kTrunc,
+  kRound
 };
 
 // Scaled dot-product attention over one (batch*head) slice: rows [q_begin, q_end) of
@@ -145,6 +150,10 @@ struct IsaKernels {
                          float* out);
   // Rows [m0, m1) of a SkinnyLinearArgs linear (N <= kSkinnyMaxN).
   void (*skinny_linear)(const SkinnyLinearArgs& a, int64_t m0, int64_t m1);
+  // y[i] = c[i] != 0 ? a[i * a_step] : b[i * b_step] over n elements (where, masked_fill): c
+  // one byte per element (a bool tensor), steps 1 or 0 (one value broadcast).
+  void (*select)(const uint8_t* c, const float* a, int64_t a_step, const float* b, int64_t b_step,
+                 float* y, int64_t n);
 };
 
 // The best table for this CPU (decided once).

@@ -64,6 +64,9 @@ PTERON_VI Vec pow2(Vec n) {
 PTERON_VI Vec round_nearest(Vec a) {
   return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT)};
 }
+PTERON_VI Vec vfloor(Vec a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEG_INF)}; }
+PTERON_VI Vec vceil(Vec a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_POS_INF)}; }
+PTERON_VI Vec vtrunc(Vec a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_ZERO)}; }
 PTERON_VI Vec vsqrt(Vec a) { return {_mm512_sqrt_ps(a.v)}; }
 // For a positive normal x: m in [0.5, 1) and e with x = m * 2^e (frexp's split).
 PTERON_VI Vec split_exponent(Vec x, Vec* e) {
@@ -81,6 +84,11 @@ PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
 }
 PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
   return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, a.v, _CMP_UNORD_Q), otherwise.v, if_nan.v)};
+}
+// c[lane] != 0 ? if_set : otherwise, c one byte per lane (a bool tensor's elements).
+PTERON_VI Vec select_bytes(const uint8_t* c, Vec if_set, Vec otherwise) {
+  const __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c)));
+  return {_mm512_mask_blend_ps(_mm512_test_epi32_mask(w, w), otherwise.v, if_set.v)};
 }
 
 #elif PTERON_VEC_AVX2
@@ -127,6 +135,15 @@ PTERON_VI Vec pow2(Vec n) {
 PTERON_VI Vec round_nearest(Vec a) {
   return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 }
+PTERON_VI Vec vfloor(Vec a) {
+  return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)};
+}
+PTERON_VI Vec vceil(Vec a) {
+  return {_mm256_round_ps(a.v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)};
+}
+PTERON_VI Vec vtrunc(Vec a) {
+  return {_mm256_round_ps(a.v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+}
 PTERON_VI Vec vsqrt(Vec a) { return {_mm256_sqrt_ps(a.v)}; }
 PTERON_VI Vec split_exponent(Vec x, Vec* e) {
   const __m256i bits = _mm256_castps_si256(x.v);
@@ -143,6 +160,11 @@ PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
 }
 PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
   return {_mm256_blendv_ps(otherwise.v, if_nan.v, _mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q))};
+}
+PTERON_VI Vec select_bytes(const uint8_t* c, Vec if_set, Vec otherwise) {
+  const __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c)));
+  const __m256i zero = _mm256_cmpeq_epi32(w, _mm256_setzero_si256());
+  return {_mm256_blendv_ps(if_set.v, otherwise.v, _mm256_castsi256_ps(zero))};
 }
 
 #elif PTERON_VEC_NEON
@@ -177,6 +199,9 @@ PTERON_VI Vec pow2(Vec n) {
   return {vreinterpretq_f32_s32(vshlq_n_s32(i, 23))};
 }
 PTERON_VI Vec round_nearest(Vec a) { return {vrndnq_f32(a.v)}; }
+PTERON_VI Vec vfloor(Vec a) { return {vrndmq_f32(a.v)}; }
+PTERON_VI Vec vceil(Vec a) { return {vrndpq_f32(a.v)}; }
+PTERON_VI Vec vtrunc(Vec a) { return {vrndq_f32(a.v)}; }
 PTERON_VI Vec vsqrt(Vec a) { return {vsqrtq_f32(a.v)}; }
 PTERON_VI Vec split_exponent(Vec x, Vec* e) {
   const uint32x4_t bits = vreinterpretq_u32_f32(x.v);
@@ -193,6 +218,13 @@ PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
 }
 PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
   return {vbslq_f32(vceqq_f32(a.v, a.v), otherwise.v, if_nan.v)};
+}
+PTERON_VI Vec select_bytes(const uint8_t* c, Vec if_set, Vec otherwise) {
+  uint32_t four;
+  __builtin_memcpy(&four, c, 4);
+  const uint8x8_t bytes = vreinterpret_u8_u32(vdup_n_u32(four));
+  const uint32x4_t w = vmovl_u16(vget_low_u16(vmovl_u8(bytes)));
+  return {vbslq_f32(vtstq_u32(w, w), if_set.v, otherwise.v)};
 }
 
 #else  // scalar: one lane, same code paths
@@ -222,6 +254,9 @@ PTERON_VI Vec pow2(Vec n) {
   return {f};
 }
 PTERON_VI Vec round_nearest(Vec a) { return {__builtin_nearbyintf(a.v)}; }
+PTERON_VI Vec vfloor(Vec a) { return {__builtin_floorf(a.v)}; }
+PTERON_VI Vec vceil(Vec a) { return {__builtin_ceilf(a.v)}; }
+PTERON_VI Vec vtrunc(Vec a) { return {__builtin_truncf(a.v)}; }
 PTERON_VI Vec vsqrt(Vec a) { return {__builtin_sqrtf(a.v)}; }
 PTERON_VI Vec split_exponent(Vec x, Vec* e) {
   uint32_t bits;
@@ -240,6 +275,9 @@ PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
 }
 PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
   return a.v != a.v ? if_nan : otherwise;
+}
+PTERON_VI Vec select_bytes(const uint8_t* c, Vec if_set, Vec otherwise) {
+  return *c != 0 ? if_set : otherwise;
 }
 #endif
 
@@ -313,8 +351,10 @@ PTERON_VI Vec vtanh(Vec x) {
   return select_nan(x, x, select_lt(a, set1(0.0004f), x, r));
 }
 
-// erf(x), Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7.
-PTERON_VI Vec verf(Vec x) {
+// erf(x), Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7 absolute, what torch's vectorised GELU
+// computes (its relative error grows for small |x|, which 0.5 x (1 + erf) does not see; aten::erf
+// uses verf).
+PTERON_VI Vec verf_coarse(Vec x) {
   const Vec a = vabs(x);
   const Vec t = set1(1.0f) / fma(set1(0.3275911f), a, set1(1.0f));
   Vec p = set1(1.061405429f);
@@ -325,6 +365,40 @@ PTERON_VI Vec verf(Vec x) {
   p = p * t;
   const Vec y = set1(1.0f) - p * vexp(set1(0.0f) - a * a);
   return copysign(y, x);
+}
+
+// erf(x) within a few ulp: below 1 in magnitude x P(x^2), P of degree 6; on [1, 4]
+// 1 - e^(-x^2) R(x), R = erfc(x) e^(x^2) a degree-12 polynomial in (x - 2.5) / 1.5 (both fitted
+// here to float64 erf, relative error <= 1.4e-9 and 6e-9), e^(-x^2) with x^2's rounding error
+// put back as a factor; past 4 erf rounds to +-1. NaN stays NaN.
+PTERON_VI Vec verf(Vec x) {
+  const Vec a = vmin(vabs(x), set1(4.0f));
+  const Vec z = a * a;
+  Vec s = set1(7.896614260971546e-05f);
+  s = fma(s, z, set1(-8.023829432204366e-04f));
+  s = fma(s, z, set1(5.189987365156412e-03f));
+  s = fma(s, z, set1(-2.685476839542389e-02f));
+  s = fma(s, z, set1(1.128361150622368e-01f));
+  s = fma(s, z, set1(-3.761262893676758e-01f));
+  s = fma(s, z, set1(1.128379225730896f)) * a;
+  const Vec u = (a - set1(2.5f)) * set1(0.666666686534881592f);
+  Vec r = set1(1.2459465324354824e-05f);
+  r = fma(r, u, set1(-3.665917756734416e-05f));
+  r = fma(r, u, set1(5.8979458117391914e-05f));
+  r = fma(r, u, set1(-1.4468243170995265e-04f));
+  r = fma(r, u, set1(4.100349033251405e-04f));
+  r = fma(r, u, set1(-1.0163930710405111e-03f));
+  r = fma(r, u, set1(2.403981052339077e-03f));
+  r = fma(r, u, set1(-5.567645188421011e-03f));
+  r = fma(r, u, set1(1.2489181011915207e-02f));
+  r = fma(r, u, set1(-2.7005670592188835e-02f));
+  r = fma(r, u, set1(5.611051619052887e-02f));
+  r = fma(r, u, set1(-1.1152100563049316e-01f));
+  r = fma(r, u, set1(2.1080636978149414e-01f));
+  const Vec z_low = fma(a, a, set1(0.0f) - z);  // a^2 - z, exact
+  const Vec e = vexp(set1(0.0f) - z) * (set1(1.0f) - z_low);
+  const Vec big = fma(set1(0.0f) - e, r, set1(1.0f));
+  return select_nan(x, x, copysign(select_lt(a, set1(1.0f), s, big), x));
 }
 
 // e^x - 1 without the cancellation of e^x - 1 near 0: below 0.5 in magnitude its Taylor

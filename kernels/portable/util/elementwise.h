@@ -10,22 +10,30 @@
 
 namespace pteron {
 
+// Broadcasts `inputs` together into out (checking out's shape) and plans the walk over
+// (out, inputs...): operand k + 1 of the plan is inputs[k].
+template <int N>
+Error plan_broadcast_rows(const char* op, const Tensor* const (&inputs)[N - 1], Tensor& out,
+                          RowPlan<N>* plan) {
+  int32_t sizes[kMaxTensorDim];
+  int32_t dim = 0;
+  PTERON_TRY(broadcast_shapes(op, Span<const Tensor* const>(inputs, N - 1), sizes, &dim));
+  PTERON_TRY(expect_out_shape(op, out, sizes, dim));
+  int64_t s[N][kMaxTensorDim];
+  const int64_t* strides[N];
+  broadcast_strides(out, sizes, dim, s[0]);
+  for (int k = 0; k < N; ++k) strides[k] = s[k];
+  for (int k = 1; k < N; ++k) broadcast_strides(*inputs[k - 1], sizes, dim, s[k]);
+  *plan = plan_rows<N>(sizes, dim, strides);
+  return Error::Ok;
+}
+
 // Broadcasts a and b into out (checking out's shape) and plans the three-operand walk
 // (out, a, b).
 inline Error plan_binary_rows(const char* op, const Tensor& a, const Tensor& b, Tensor& out,
                               RowPlan<3>* plan) {
-  int32_t sizes[kMaxTensorDim];
-  int32_t dim = 0;
-  const Tensor* ts[2] = {&a, &b};
-  PTERON_TRY(broadcast_shapes(op, Span<const Tensor* const>(ts, 2), sizes, &dim));
-  PTERON_TRY(expect_out_shape(op, out, sizes, dim));
-  int64_t so[kMaxTensorDim], sa[kMaxTensorDim], sb[kMaxTensorDim];
-  broadcast_strides(out, sizes, dim, so);
-  broadcast_strides(a, sizes, dim, sa);
-  broadcast_strides(b, sizes, dim, sb);
-  const int64_t* strides[3] = {so, sa, sb};
-  *plan = plan_rows<3>(sizes, dim, strides);
-  return Error::Ok;
+  const Tensor* const inputs[2] = {&a, &b};
+  return plan_broadcast_rows<3>(op, inputs, out, plan);
 }
 
 // Mixed-dtype binary loop: converts chunks of a and b to double, computes f in double, converts

@@ -1,9 +1,7 @@
 // Broadcasting elementwise driver for three-input kernels (clamp with tensor bounds, ...).
 #pragma once
 
-#include "kernels/portable/util/broadcast.h"
-#include "kernels/portable/util/convert.h"
-#include "kernels/portable/util/walk.h"
+#include "kernels/portable/util/elementwise.h"
 
 namespace pteron {
 
@@ -18,18 +16,9 @@ Error ternary_elementwise(const char* op, const Tensor& a, const Tensor& b, cons
                 scalar_type_name(a.dtype()), scalar_type_name(b.dtype()),
                 scalar_type_name(c.dtype()), scalar_type_name(out.dtype()));
   }
-  int32_t sizes[kMaxTensorDim];
-  int32_t dim = 0;
-  const Tensor* ts[3] = {&a, &b, &c};
-  PTERON_TRY(broadcast_shapes(op, Span<const Tensor* const>(ts, 3), sizes, &dim));
-  PTERON_TRY(expect_out_shape(op, out, sizes, dim));
-  int64_t so[kMaxTensorDim], sa[kMaxTensorDim], sb[kMaxTensorDim], sc[kMaxTensorDim];
-  broadcast_strides(out, sizes, dim, so);
-  broadcast_strides(a, sizes, dim, sa);
-  broadcast_strides(b, sizes, dim, sb);
-  broadcast_strides(c, sizes, dim, sc);
-  const int64_t* strides[4] = {so, sa, sb, sc};
-  const RowPlan<4> plan = plan_rows<4>(sizes, dim, strides);
+  RowPlan<4> plan;
+  const Tensor* const inputs[3] = {&a, &b, &c};
+  PTERON_TRY(plan_broadcast_rows<4>(op, inputs, out, &plan));
 
   if (a.dtype() == out.dtype() && b.dtype() == out.dtype() && c.dtype() == out.dtype()) {
     dispatch_dtype_in<kSet>(out.dtype(), [&](auto tag) {

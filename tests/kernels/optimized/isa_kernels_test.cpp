@@ -522,6 +522,7 @@ TEST(IsaKernels, UnaryMathIsWithinAFewUlpOfTheCLibrary) {
       {UnaryMath::kCos, "cos", [](double v) { return std::cos(v); }, -9000, 9000, 3},
       {UnaryMath::kSqrt, "sqrt", [](double v) { return std::sqrt(v); }, 0, 100, 0.5},
       {UnaryMath::kRsqrt, "rsqrt", [](double v) { return 1 / std::sqrt(v); }, 0, 100, 1.5},
+      {UnaryMath::kErf, "erf", [](double v) { return std::erf(v); }, -6, 6, 3},
   };
   for (const IsaKernels* k : tables()) {
     for (const Case& c : cases) {
@@ -536,11 +537,40 @@ TEST(IsaKernels, UnaryMathIsWithinAFewUlpOfTheCLibrary) {
         }
       }
     }
-    // Sign of zero: sin(-0) = -0, expm1(-0) = -0, log1p(-0) = -0.
-    for (UnaryMath op : {UnaryMath::kSin, UnaryMath::kExpm1, UnaryMath::kLog1p}) {
+    // Sign of zero: sin(-0) = -0, expm1(-0) = -0, log1p(-0) = -0, erf(-0) = -0.
+    for (UnaryMath op : {UnaryMath::kSin, UnaryMath::kExpm1, UnaryMath::kLog1p, UnaryMath::kErf}) {
       float z = -0.0f, r = 1.0f;
       k->unary_math(op, &z, &r, 1, nullptr);
       EXPECT_TRUE(r == 0.0f && std::signbit(r)) << k->name << " op " << int(op);
+    }
+  }
+}
+
+TEST(IsaKernels, RoundingIsTheCLibrarysBitForBit) {
+  using opt::UnaryMath;
+  struct Case {
+    UnaryMath op;
+    const char* name;
+    float (*ref)(float);
+  };
+  const Case cases[] = {
+      {UnaryMath::kFloor, "floor", [](float v) { return std::floor(v); }},
+      {UnaryMath::kCeil, "ceil", [](float v) { return std::ceil(v); }},
+      {UnaryMath::kTrunc, "trunc", [](float v) { return std::trunc(v); }},
+      {UnaryMath::kRound, "round", [](float v) { return std::nearbyint(v); }},  // ties to even
+  };
+  std::vector<float> x = math_inputs(-20, 20);
+  for (float v : {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 8388607.5f, 16777217.0f, -0.3f, 0.49999997f})
+    x.push_back(v);
+  std::vector<float> y(x.size());
+  for (const IsaKernels* k : tables()) {
+    for (const Case& c : cases) {
+      k->unary_math(c.op, x.data(), y.data(), int64_t(x.size()), nullptr);
+      for (size_t i = 0; i < x.size(); ++i) {
+        const float want = c.ref(x[i]);
+        ASSERT_TRUE(std::memcmp(&y[i], &want, 4) == 0 || (std::isnan(want) && std::isnan(y[i])))
+            << k->name << " " << c.name << "(" << x[i] << ") = " << y[i] << ", want " << want;
+      }
     }
   }
 }

@@ -1,5 +1,5 @@
-"""The optimized library's element-wise math (exp, expm1, log, log1p, sin, cos, sqrt, rsqrt,
-leaky_relu, elu) against torch, at 1 and 2 threads, on values across float's range (denormals,
+"""The optimized library's element-wise math (exp, expm1, log, log1p, sin, cos, sqrt, rsqrt, erf,
+floor, ceil, trunc, round, leaky_relu, elu) against torch, at 1 and 2 threads, on values across float's range (denormals,
 infinities, NaN and signed zeros included), and what it hands to the portable kernels (other
 dtypes, non-contiguous layouts: the same results as portable).
 
@@ -7,7 +7,9 @@ Tolerances: sqrt correctly rounded (IEEE's operation; torch's own float32 sqrt i
 ulp at times), rsqrt within 1.5 ulp (1 / sqrt, two roundings), leaky_relu bit for bit torch's
 (a select); exp, expm1, log,
 log1p, sin and cos within 4 ulp of float64's value rounded to float (torch's SLEEF is within 1,
-the C++ test isa_kernels_test bounds every instruction set's tables); elu within 5 ulp.
+the C++ test isa_kernels_test bounds every instruction set's tables); erf within 3 (torch's own
+vectorised erf is 1.5e-7 absolute: hundreds of ulp for small x); elu within 5 ulp; floor, ceil,
+trunc and round bit for bit torch's.
 """
 
 import pytest
@@ -43,6 +45,7 @@ MATH = {  # op: (torch function on float64, value range, ulp bound)
     "cos": (torch.cos, (-9000, 9000), 4),
     "sqrt": (torch.sqrt, (0, 100), 0.5),
     "rsqrt": (torch.rsqrt, (0, 100), 1.5),
+    "erf": (torch.erf, (-6, 6), 3),
 }
 
 
@@ -54,7 +57,7 @@ def test_math_is_within_a_few_ulp_of_float64(threads, op):
     run_kernel(f"aten::{op}.out", [x, out], library="optimized")
     err = ulps(out, fn(x.double()))
     assert err.max() <= bound, f"{op} off by {err.max():.1f} ulp at x = {x[err.argmax()]}"
-    if op in ("sin", "expm1", "log1p", "sqrt"):  # odd at 0: -0 stays -0
+    if op in ("sin", "expm1", "log1p", "sqrt", "erf"):  # odd at 0: -0 stays -0
         assert torch.signbit(out[x.numel() - 70_000 - 6])
 
 
@@ -67,6 +70,18 @@ def test_sqrt_is_correctly_rounded():
     want = torch.sqrt(x.double()).float()
     assert torch.equal(out.isnan(), want.isnan())
     assert torch.equal(out[~want.isnan()], want[~want.isnan()])
+
+
+@pytest.mark.parametrize("op", ["floor", "ceil", "trunc", "round"])
+def test_rounding_matches_torch_bit_for_bit(threads, op):
+    halves = torch.arange(-8.5, 8.6, 0.5)  # round: ties to even, as torch.round
+    x = torch.cat([values(-1e8, 1e8), values(-3, 3), halves])
+    out = torch.empty_like(x)
+    run_kernel(f"aten::{op}.out", [x, out], library="optimized")
+    want = getattr(torch, op)(x)
+    assert torch.equal(out.nan_to_num(7.0), want.nan_to_num(7.0))
+    numbers = ~want.isnan()
+    assert torch.equal(torch.signbit(out[numbers]), torch.signbit(want[numbers]))  # -0.3 -> -0
 
 
 def test_leaky_relu_and_elu_match_torch(threads):
