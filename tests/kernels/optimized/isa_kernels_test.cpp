@@ -575,6 +575,26 @@ TEST(IsaKernels, RoundingIsTheCLibrarysBitForBit) {
   }
 }
 
+TEST(IsaKernels, SelectPicksByTheConditionsBytes) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      std::vector<float> a = random_floats(n + 1, 31, 1.0f), b = random_floats(n + 1, 32, 1.0f);
+      std::vector<uint8_t> c(n + 1);
+      for (int64_t i = 0; i < n; ++i) c[i] = uint8_t((i * 7919) % 5 == 0 ? 0 : (i % 3 ? 1 : 255));
+      std::vector<float> y(n + 1);
+      for (int64_t a_step : {0, 1}) {
+        for (int64_t b_step : {0, 1}) {
+          k->select(c.data(), a.data(), a_step, b.data(), b_step, y.data(), n);
+          for (int64_t i = 0; i < n; ++i) {
+            const float want = c[i] != 0 ? a[i * a_step] : b[i * b_step];
+            ASSERT_EQ(y[i], want) << k->name << " n " << n << " steps " << a_step << b_step;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(IsaKernels, LeakyReluAndEluMatchTorchsForm) {
   using opt::UnaryMath;
   for (const IsaKernels* k : tables()) {
