@@ -743,15 +743,43 @@ inline float reduce_scalar(Reduce op, float acc, float v) {
   return op == Reduce::kMax ? fmax1(acc, v) : -fmax1(-acc, -v);
 }
 
-// One row's sum: row_sum over blocks of 1024, block totals added in double (the error grows with
-// the block, not the row).
-float sum_row(const float* x, int64_t n) {
+// The sum of x[i] - center, or of its squares, over one block in float lanes (row_sum's two
+// accumulators).
+template <bool kSquares>
+float deviation_sum(const float* x, int64_t n, float center) {
+  const Vec c = set1(center);
+  Vec a0 = set1(0.0f), a1 = set1(0.0f);
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const Vec d0 = load(x + i) - c, d1 = load(x + i + kLanes) - c;
+    a0 = kSquares ? fma(d0, d0, a0) : a0 + d0;
+    a1 = kSquares ? fma(d1, d1, a1) : a1 + d1;
+  }
+  float s = reduce_add(a0 + a1);
+  for (; i < n; ++i) s += kSquares ? (x[i] - center) * (x[i] - center) : x[i] - center;
+  return s;
+}
+
+double blocked_sum(const float* x, int64_t n, float center, bool squares) {
   constexpr int64_t kBlock = 1024;
   double total = 0;
   for (int64_t b = 0; b < n; b += kBlock) {
-    total += row_sum(x + b, n - b < kBlock ? n - b : kBlock);
+    const int64_t m = n - b < kBlock ? n - b : kBlock;
+    total +=
+        squares ? deviation_sum<true>(x + b, m, center) : deviation_sum<false>(x + b, m, center);
   }
-  return static_cast<float>(total);
+  return total;
+}
+
+// One row's sum (blocked_sum's blocks).
+float sum_row(const float* x, int64_t n) {
+  return static_cast<float>(blocked_sum(x, n, 0.0f, false));
+}
+
+void normalize(const float* x, float* y, int64_t n, float mean, float mean_low, float scale,
+               float shift) {
+  const Vec m = set1(mean), lo = set1(mean_low), s = set1(scale), t = set1(shift);
+  map_lanes(x, y, n, [=](Vec v) { return fma((v - m) - lo, s, t); });
 }
 
 // One row's max or min: two accumulators, NaN counted apart (a NaN anywhere is the result).
@@ -893,6 +921,6 @@ const IsaKernels kTable = {
     clamp,           sigmoid,       tanh_rows,       silu_mul,       hard_activation,
     softmax,         binary,        attention,       winograd_input, winograd_output,
     transpose,       depthwise_row, depthwise_block, unary_math,     reduce_rows,
-    reduce_columns,  skinny_linear, select};
+    reduce_columns,  skinny_linear, blocked_sum,     normalize,      select};
 
 }  // namespace pteron::opt::PTERON_ISA

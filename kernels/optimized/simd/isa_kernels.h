@@ -150,6 +150,18 @@ struct IsaKernels {
                          float* out);
   // Rows [m0, m1) of a SkinnyLinearArgs linear (N <= kSkinnyMaxN).
   void (*skinny_linear)(const SkinnyLinearArgs& a, int64_t m0, int64_t m1);
+  // The sum of x[i] - center over x[0 .. n) (squares false) or of (x[i] - center)^2 (true), in
+  // double: float lanes over blocks of 1024 elements, the block totals added in double (the
+  // error grows with the block, not with n), the deviations from a center near the values
+  // keeping their digits where the values sit far from zero. The statistics of group and
+  // instance norms' planes.
+  double (*blocked_sum)(const float* x, int64_t n, float center, bool squares);
+  // y = ((x - mean) - mean_low) * scale + shift over n elements (a normalisation with its affine
+  // folded into scale and shift): the mean as a pair of floats (mean + mean_low, the double
+  // rounded twice) so inputs far from zero keep their digits (x - mean is exact near the mean;
+  // x * scale - mean * scale would cancel). y may be x.
+  void (*normalize)(const float* x, float* y, int64_t n, float mean, float mean_low, float scale,
+                    float shift);
   // y[i] = c[i] != 0 ? a[i * a_step] : b[i * b_step] over n elements (where, masked_fill): c
   // one byte per element (a bool tensor), steps 1 or 0 (one value broadcast).
   void (*select)(const uint8_t* c, const float* a, int64_t a_step, const float* b, int64_t b_step,

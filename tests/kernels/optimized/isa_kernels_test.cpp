@@ -575,6 +575,28 @@ TEST(IsaKernels, RoundingIsTheCLibrarysBitForBit) {
   }
 }
 
+TEST(IsaKernels, BlockedSumsAndNormalizeMatchDouble) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : {int64_t(1), int64_t(7), int64_t(33), int64_t(1000), int64_t(5000)}) {
+      std::vector<float> x = random_floats(n, 41, 3.0f), y(n);
+      for (float& v : x) v += 1000.0f;  // far from zero: the center keeps the digits
+      double sum = 0, squares = 0;
+      for (float v : x) sum += double(v) - 1000.5;
+      for (float v : x) squares += (double(v) - 1000.5) * (double(v) - 1000.5);
+      EXPECT_NEAR(k->blocked_sum(x.data(), n, 1000.5f, false), sum, 1e-6 * 3 * double(n))
+          << k->name << " n " << n;
+      EXPECT_NEAR(k->blocked_sum(x.data(), n, 1000.5f, true), squares, 1e-6 * squares)
+          << k->name << " n " << n;
+      k->normalize(x.data(), y.data(), n, 1000.5f, 1e-5f, 0.5f, -2.0f);
+      for (int64_t i = 0; i < n; ++i) {
+        const double want = ((double(x[i]) - 1000.5) - 1e-5) * 0.5 - 2.0;
+        ASSERT_NEAR(y[i], want, 1e-6 * (std::fabs(want) + 1))
+            << k->name << " n " << n << " i " << i;
+      }
+    }
+  }
+}
+
 TEST(IsaKernels, SelectPicksByTheConditionsBytes) {
   for (const IsaKernels* k : tables()) {
     for (int64_t n : kLengths) {
