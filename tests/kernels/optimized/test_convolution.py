@@ -184,10 +184,13 @@ def test_grouped_matches_torch(threads, op, n, cin, h, w, cout, k, stride, pad, 
     (1, 6, 6, 5, 4, 3, 1, 2, 0, 2, 1, True),  # dilated, stride 1, padding beyond the taps
     (1, 8, 6, 6, 12, 3, 3, 0, 2, 1, 4, True),  # grouped, stride 3
     (1, 4, 1, 40, 6, 5, 4, 2, 3, 1, 2, True),  # height 1, wide stride
+    (3, 8, 5, 4, 12, 3, 2, 1, 1, 2, 2, True),  # small images of a batch in one SGEMM, grouped
+    (2, 4, 32, 40, 6, 4, 2, 1, 0, 1, 1, True),  # images of 1280 pixels: an SGEMM per image
 ])
 def test_transposed_matches_torch(threads, op, n, cin, h, w, cout, k, stride, pad, out_pad, dil,
                                   groups, bias):
-    """Transposed convolutions: an SGEMM per image and group, then col2im."""
+    """Transposed convolutions: an SGEMM per image and group (every image of the batch in one
+    below 1024 pixels), then col2im."""
     x, wt = rand(n, cin, h, w, seed=50), rand(cin, cout // groups, k, k, seed=51)
     b = rand(cout, seed=52) if bias else None
     ref, bounds = with_activation(op, F.conv_transpose2d(x, wt, b, stride, pad, out_pad, groups,
