@@ -3,7 +3,8 @@ eager at representative sizes, 1 and 2 threads, in one run.
 
 Cases: upsample_nearest2d, upsample_bilinear2d and upsample_bicubic2d 2x of [1, 64, 128, 128];
 exp, log, sin, sqrt, leaky_relu, elu, erf and floor of the same, where and masked_fill (a mask over
-H and W) of the same; amax and sum over its last dim, mean over
+H and W) of the same; max.dim over a detector's 20 classes and argmax over a segmentation map's 21
+channels; amax and sum over its last dim, mean over
 H and W; antialiased bilinear
 0.5x of the same (F.interpolate(antialias=True)), reflection_pad2d and
 replication_pad2d (3 on each side) of the same, topk 100 of 100,000, a stable sort of
@@ -66,6 +67,9 @@ def cases(torch):
     sampled = torch.empty(1, 64, 128, 128)
     positive = x.abs() + 0.1
     positive_mask, scaled = x > 0, x * 0.1
+    classes, seg = torch.randn(2, 4000, 20, generator=g), torch.randn(1, 21, 256, 256, generator=g)
+    best, best_at = torch.empty(2, 4000), torch.empty(2, 4000, dtype=torch.int64)
+    seg_at = torch.empty(1, 256, 256, dtype=torch.int64)
     plane_mask = torch.rand(1, 1, 128, 128, generator=g) > 0.5
     same = torch.empty(1, 64, 128, 128)
     last_dim, per_channel = torch.empty(1, 64, 128), torch.empty(1, 64)
@@ -95,6 +99,10 @@ def cases(torch):
             "aten::sum.IntList_out", [x, [-1], False, None, last_dim], lambda: torch.sum(x, -1)),
         "mean over H, W [1,64,128,128]": (
             "aten::mean.out", [x, [2, 3], False, None, per_channel], lambda: torch.mean(x, (2, 3))),
+        "max.dim over 20 classes [2,4000,20]": (
+            "aten::max.dim_max", [classes, -1, False, best, best_at], lambda: torch.max(classes, -1)),
+        "argmax over channels [1,21,256,256]": (
+            "aten::argmax.out", [seg, 1, False, seg_at], lambda: torch.argmax(seg, 1)),
         "upsample_nearest2d 2x [1,64,128,128]": (
             "aten::upsample_nearest2d.vec_out", [x, None, [2.0, 2.0], up],
             lambda: F.interpolate(x, scale_factor=2.0, mode="nearest")),
@@ -168,7 +176,7 @@ def check_outputs():
     for name, (kernel, args, eager) in cases(torch).items():
         pteron_native.run_kernel(kernel, args, "optimized")
         ref = eager()
-        if kernel in ("aten::topk.values", "aten::sort.values_stable"):
+        if kernel in ("aten::topk.values", "aten::sort.values_stable", "aten::max.dim_max"):
             ok = torch.equal(args[-2], ref[0]) and torch.equal(args[-1], ref[1])
         else:
             ok = torch.allclose(args[-1], ref, atol=1e-5, rtol=1e-5)
@@ -190,7 +198,8 @@ def isa():
         "neon" if platform.machine() in ("aarch64", "arm64") else "baseline")
     return {"cpu_best": best, "PTERON_ISA": os.environ.get("PTERON_ISA", ""),
             "pteron_kernels": "spatial and selection ops: auto-vectorised baseline x86-64 (SSE2) loops; "
-                              "element-wise math, reductions, where and masked_fill: the ISA table (kernels/optimized/simd)"}
+                              "element-wise math, reductions, where, masked_fill, max.dim and argmax: "
+                              "the ISA table (kernels/optimized/simd)"}
 
 
 def cpu_model():

@@ -894,6 +894,71 @@ void skinny_linear(const SkinnyLinearArgs& a, int64_t m0, int64_t m1) {
   for (; m < m1; ++m) skinny_rows<1>(a, m);
 }
 
+void arg_extreme_columns(bool max, const float* x, int64_t R, int64_t stride, int64_t n,
+                         float* values, int64_t* indices) {
+  const Vec one = set1(1.0f), zero = set1(0.0f), half = set1(0.5f);
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    Vec best = load(x + j), at = zero;
+    for (int64_t r = 1; r < R; ++r) {
+      const Vec v = load(x + r * stride + j);
+      // Strictly better (ties keep the first), or the first NaN (which nothing then beats).
+      Vec take = max ? select_gt(v, best, one, zero) : select_lt(v, best, one, zero);
+      take = select_nan(v, select_nan(best, zero, one), take);
+      best = select_gt(take, half, v, best);
+      at = select_gt(take, half, set1(static_cast<float>(r)), at);
+    }
+    float b[kLanes], a[kLanes];
+    store(b, best);
+    store(a, at);
+    for (int k = 0; k < kLanes; ++k) {
+      if (values != nullptr) values[j + k] = b[k];
+      indices[j + k] = static_cast<int64_t>(a[k]);
+    }
+  }
+  for (; j < n; ++j) {
+    float best = x[j];
+    int64_t at = 0;
+    for (int64_t r = 1; r < R && best == best; ++r) {
+      const float v = x[r * stride + j];
+      if ((max ? v > best : v < best) || v != v) best = v, at = r;
+    }
+    if (values != nullptr) values[j] = best;
+    indices[j] = at;
+  }
+}
+
+void arg_extreme_rows(bool max, const float* x, int64_t rows, int64_t n, float* values,
+                      int64_t* indices) {
+  if (n < 2 * kLanes) {
+    // Short rows (a detector's classes): blocks of rows transposed so that each lane follows a
+    // row down arg_extreme_columns; one row at a time is a chain of dependent compares and
+    // selects (5 cycles an element).
+    constexpr int64_t kTileRows = 256;
+    float tile[kTileRows * 2 * kLanes];
+    for (int64_t o0 = 0; o0 < rows; o0 += kTileRows) {
+      const int64_t b = rows - o0 < kTileRows ? rows - o0 : kTileRows;
+      transpose(x + o0 * n, n, tile, b, b, n);
+      arg_extreme_columns(max, tile, n, b, b, values != nullptr ? values + o0 : nullptr,
+                          indices + o0);
+    }
+    return;
+  }
+  for (int64_t o = 0; o < rows; ++o) {
+    const float* row = x + o * n;
+    // The extreme (NaN if any), then the first position holding it.
+    const float best = extreme_row(max, row, n);
+    int64_t i = 0;
+    if (best != best) {
+      while (row[i] == row[i]) ++i;
+    } else {
+      while (row[i] != best) ++i;
+    }
+    if (values != nullptr) values[o] = row[i];  // -0 or 0, as it stands first
+    indices[o] = i;
+  }
+}
+
 template <bool kBroadcastA, bool kBroadcastB>
 void select_impl(const uint8_t* c, const float* a, const float* b, float* y, int64_t n) {
   const Vec a0 = set1(*a), b0 = set1(*b);
@@ -916,11 +981,32 @@ void select(const uint8_t* c, const float* a, int64_t a_step, const float* b, in
 }  // namespace
 
 extern const IsaKernels kTable;
-const IsaKernels kTable = {
-    PTERON_ISA_NAME, layer_norm,    rms_norm,        gelu,           relu,
-    clamp,           sigmoid,       tanh_rows,       silu_mul,       hard_activation,
-    softmax,         binary,        attention,       winograd_input, winograd_output,
-    transpose,       depthwise_row, depthwise_block, unary_math,     reduce_rows,
-    reduce_columns,  skinny_linear, blocked_sum,     normalize,      select};
+const IsaKernels kTable = {PTERON_ISA_NAME,
+                           layer_norm,
+                           rms_norm,
+                           gelu,
+                           relu,
+                           clamp,
+                           sigmoid,
+                           tanh_rows,
+                           silu_mul,
+                           hard_activation,
+                           softmax,
+                           binary,
+                           attention,
+                           winograd_input,
+                           winograd_output,
+                           transpose,
+                           depthwise_row,
+                           depthwise_block,
+                           unary_math,
+                           reduce_rows,
+                           reduce_columns,
+                           skinny_linear,
+                           blocked_sum,
+                           normalize,
+                           arg_extreme_rows,
+                           arg_extreme_columns,
+                           select};
 
 }  // namespace pteron::opt::PTERON_ISA

@@ -162,6 +162,14 @@ struct IsaKernels {
   // x * scale - mean * scale would cancel). y may be x.
   void (*normalize)(const float* x, float* y, int64_t n, float mean, float mean_low, float scale,
                     float shift);
+  // The maximum (max) or minimum of each row x[o * n .. (o + 1) * n), o < rows, n >= 1, and the
+  // position of its first occurrence; NaN counts as the extreme (its first position), as in
+  // torch's max.dim and argmax. values may be null.
+  void (*arg_extreme_rows)(bool max, const float* x, int64_t rows, int64_t n, float* values,
+                           int64_t* indices);
+  // The same down the columns j < n of R rows (x[r * stride + j], R >= 1, R < 2^24).
+  void (*arg_extreme_columns)(bool max, const float* x, int64_t R, int64_t stride, int64_t n,
+                              float* values, int64_t* indices);
   // y[i] = c[i] != 0 ? a[i * a_step] : b[i * b_step] over n elements (where, masked_fill): c
   // one byte per element (a bool tensor), steps 1 or 0 (one value broadcast).
   void (*select)(const uint8_t* c, const float* a, int64_t a_step, const float* b, int64_t b_step,

@@ -597,6 +597,47 @@ TEST(IsaKernels, BlockedSumsAndNormalizeMatchDouble) {
   }
 }
 
+// The reference: the first position of the extreme, NaN counting as the extreme.
+template <bool kMax>
+int64_t first_extreme(const float* x, int64_t n, int64_t step) {
+  int64_t at = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    const float best = x[at * step], v = x[i * step];
+    if (best != best) break;
+    if (v != v || (kMax ? v > best : v < best)) at = i;
+  }
+  return at;
+}
+
+TEST(IsaKernels, ArgExtremesKeepTheFirstPositionAndNanWins) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      if (n == 0) continue;
+      std::vector<float> x = random_floats(3 * n, 51, 3.0f);
+      for (float& v : x) v = std::round(v);  // ties
+      if (n > 5) x[n + 4] = NAN;
+      std::vector<float> values(3 * n);
+      std::vector<int64_t> idx(3 * n);
+      for (bool max : {true, false}) {
+        k->arg_extreme_rows(max, x.data(), 3, n, values.data(), idx.data());
+        for (int64_t o = 0; o < 3; ++o) {
+          const int64_t want = max ? first_extreme<true>(x.data() + o * n, n, 1)
+                                   : first_extreme<false>(x.data() + o * n, n, 1);
+          ASSERT_EQ(idx[o], want) << k->name << " rows n " << n << " row " << o;
+          const float v = x[o * n + want];
+          ASSERT_TRUE(values[o] == v || (v != v && values[o] != values[o])) << k->name;
+        }
+        k->arg_extreme_columns(max, x.data(), 3, n, n, values.data(), idx.data());
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t want = max ? first_extreme<true>(x.data() + j, 3, n)
+                                   : first_extreme<false>(x.data() + j, 3, n);
+          ASSERT_EQ(idx[j], want) << k->name << " columns n " << n << " column " << j;
+        }
+      }
+    }
+  }
+}
+
 TEST(IsaKernels, SelectPicksByTheConditionsBytes) {
   for (const IsaKernels* k : tables()) {
     for (int64_t n : kLengths) {
