@@ -4,7 +4,8 @@ eager at representative sizes, 1 and 2 threads, in one run.
 Cases: upsample_nearest2d, upsample_bilinear2d and upsample_bicubic2d 2x of [1, 64, 128, 128];
 exp, log, sin, sqrt, leaky_relu, elu, erf and floor of the same, where and masked_fill (a mask over
 H and W) of the same; max.dim over a detector's 20 classes and argmax over a segmentation map's 21
-channels; amax and sum over its last dim, mean over
+channels; permutes: pixel shuffle's (a 2-wide innermost output dim) and a transformer's head split
+(whole rows); amax and sum over its last dim, mean over
 H and W; antialiased bilinear
 0.5x of the same (F.interpolate(antialias=True)), reflection_pad2d and
 replication_pad2d (3 on each side) of the same, topk 100 of 100,000, a stable sort of
@@ -70,6 +71,8 @@ def cases(torch):
     classes, seg = torch.randn(2, 4000, 20, generator=g), torch.randn(1, 21, 256, 256, generator=g)
     best, best_at = torch.empty(2, 4000), torch.empty(2, 4000, dtype=torch.int64)
     seg_at = torch.empty(1, 256, 256, dtype=torch.int64)
+    shuffled, shuffle_out = torch.randn(1, 64, 2, 2, 48, 48, generator=g), torch.empty(1, 64, 48, 2, 48, 2)
+    heads, heads_out = torch.randn(8, 197, 12, 64, generator=g), torch.empty(8, 12, 197, 64)
     plane_mask = torch.rand(1, 1, 128, 128, generator=g) > 0.5
     same = torch.empty(1, 64, 128, 128)
     last_dim, per_channel = torch.empty(1, 64, 128), torch.empty(1, 64)
@@ -103,6 +106,12 @@ def cases(torch):
             "aten::max.dim_max", [classes, -1, False, best, best_at], lambda: torch.max(classes, -1)),
         "argmax over channels [1,21,256,256]": (
             "aten::argmax.out", [seg, 1, False, seg_at], lambda: torch.argmax(seg, 1)),
+        "pixel shuffle 2x as a permute [1,64,2,2,48,48]": (
+            "aten::permute_copy.out", [shuffled, [0, 1, 4, 2, 5, 3], shuffle_out],
+            lambda: shuffled.permute(0, 1, 4, 2, 5, 3).contiguous()),
+        "head split permute [8,197,12,64] -> [8,12,197,64]": (
+            "aten::permute_copy.out", [heads, [0, 2, 1, 3], heads_out],
+            lambda: heads.permute(0, 2, 1, 3).contiguous()),
         "upsample_nearest2d 2x [1,64,128,128]": (
             "aten::upsample_nearest2d.vec_out", [x, None, [2.0, 2.0], up],
             lambda: F.interpolate(x, scale_factor=2.0, mode="nearest")),

@@ -1,8 +1,8 @@
 // aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out), optimized for 4-byte
-// elements in the default dim order when the permutation moves the input's innermost dim:
-// the copy is then a batch of 2-D transposes (util/transpose_copy.h). When the innermost dim
-// stays innermost the portable kernel's contiguous row copies are already right, so it handles
-// that case, other dtypes, layouts and errors.
+// elements in the default dim order: when the permutation moves the input's innermost dim the
+// copy is a batch of 2-D transposes, else a batch of whole-row copies, both on threads
+// (util/transpose_copy.h; the portable kernel copied a head split's rows on one thread). Other
+// dtypes, layouts and errors go through the portable kernel.
 #include "kernels/optimized/util/portable_fallback.h"
 #include "kernels/optimized/util/transpose_copy.h"
 #include "kernels/portable/util/broadcast.h"
@@ -46,10 +46,11 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
     t.out_strides[d] = stride;
     stride *= t.sizes[d];
   }
-  if (!optimized::is_transpose_copy(t)) {
-    return optimized::call_portable(kOp, ctx, args);  // innermost stays innermost: row copies
+  if (optimized::is_transpose_copy(t)) {
+    optimized::run_transpose_copy(t);
+  } else {
+    optimized::run_row_copy(t);  // innermost stays innermost
   }
-  optimized::run_transpose_copy(t);
   return Error::Ok;
 }
 

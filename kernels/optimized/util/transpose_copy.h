@@ -1,6 +1,7 @@
 // A copy of 4-byte elements that moves the input's contiguous dim away from the innermost
 // position (a permute, a dim-order change such as NCHW <-> NHWC at a delegate's boundary): a
-// batch of 2-D transposes of 16-element strips, this CPU's SIMD transposes on threads.
+// batch of 2-D transposes of strips, this CPU's SIMD transposes on threads; or, where that dim
+// stays innermost, a batch of row copies on threads.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +29,10 @@ bool is_transpose_copy(const TransposeCopy& t);
 
 // Runs the copy over this runtime's threads. `t` must satisfy is_transpose_copy.
 void run_transpose_copy(const TransposeCopy& t);
+
+// The other case: the input's contiguous dim stays the output's innermost (a transformer's head
+// split [B, L, H, D] -> [B, H, L, D]), so the copy is whole rows: dims contiguous in both
+// merged, the rows split over this runtime's threads. `t.a` is rank - 1.
+void run_row_copy(const TransposeCopy& t);
 
 }  // namespace pteron::optimized

@@ -190,8 +190,14 @@ def test_softmax_other_dim_and_all_masked_row():
     ((2, 3, 5, 7), [3, 2, 1, 0]),
     ((2, 1, 5), [2, 1, 0]),
     ((0, 4), [1, 0]),
+    ((1, 64, 2, 2, 48, 48), [0, 1, 4, 2, 5, 3]),  # pixel shuffle: a 2-wide innermost output dim
+    ((1, 3, 3, 4, 20, 20), [0, 1, 4, 2, 5, 3]),  # a 3-wide one
+    ((8, 197, 12, 64), [0, 2, 1, 3]),  # a head split: whole rows, threaded
+    ((4, 3, 5, 6), [1, 0, 2, 3]),  # rows of two merged dims
+    ((2, 1, 3, 1, 5), [3, 2, 0, 1, 4]),  # size-1 dims around the rows
+    ((3, 0, 5), [1, 0, 2]),
 ])
-def test_permute_copy(shape, dims):
+def test_permute_copy(threads, shape, dims):
     x = rand(*shape)
     expected = x.permute(dims).contiguous()
     out = torch.empty(expected.shape)
