@@ -20,6 +20,31 @@ struct Operand {
   int64_t strides[kMaxTensorDim];
 };
 
+// Rows shorter than this run inline here instead of through the ISA kernel's call.
+constexpr int64_t kShortRow = 8;
+
+// One short row, as the ISA kernel's tail computes it.
+template <BinaryOp kOp>
+void short_row(const float* a, int64_t as, const float* b, int64_t bs, float alpha, float* y,
+               int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = a[i * as], z = b[i * bs];
+    y[i] = kOp == BinaryOp::kAdd ? x + alpha * z : kOp == BinaryOp::kMul ? x * z : x / z;
+  }
+}
+
+void short_row(BinaryOp op, const float* a, int64_t as, const float* b, int64_t bs, float alpha,
+               float* y, int64_t n) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return short_row<BinaryOp::kAdd>(a, as, b, bs, alpha, y, n);
+    case BinaryOp::kMul:
+      return short_row<BinaryOp::kMul>(a, as, b, bs, alpha, y, n);
+    case BinaryOp::kDiv:
+      return short_row<BinaryOp::kDiv>(a, as, b, bs, alpha, y, n);
+  }
+}
+
 // out[i] = a[i] op b[i] over `sizes` (row-major out), after merging dims that are contiguous
 // for all three so the inner rows are as long as possible.
 void run_strided(BinaryOp op, float alpha, const int32_t* out_sizes, int32_t dim, Operand a,
@@ -52,16 +77,29 @@ void run_strided(BinaryOp op, float alpha, const int32_t* out_sizes, int32_t dim
   const int64_t inner = sizes[0];
   const int64_t rows = numel / inner;
   parallel_for(rows, inner, [&](int64_t begin, int64_t end) {
+    // The first row's offsets by division, then an odometer over the outer dims: rows of a
+    // few elements (affine_grid's [N, H*W, 3, 2] products: rows of 2) spent most of their
+    // time in the per-row divisions and the kernel call.
+    int64_t index[kMaxTensorDim] = {}, rest = begin, ao = 0, bo = 0, oo = 0;
+    for (int32_t d = 1; d < n; ++d) {
+      index[d] = rest % sizes[d];
+      rest /= sizes[d];
+      ao += index[d] * as[d];
+      bo += index[d] * bs[d];
+      oo += index[d] * os[d];
+    }
     for (int64_t r = begin; r < end; ++r) {
-      int64_t rest = r, ao = 0, bo = 0, oo = 0;
-      for (int32_t d = 1; d < n; ++d) {
-        const int64_t i = rest % sizes[d];
-        rest /= sizes[d];
-        ao += i * as[d];
-        bo += i * bs[d];
-        oo += i * os[d];
+      if (inner < kShortRow) {
+        short_row(kop, a.data + ao, as[0], b.data + bo, bs[0], alpha, out + oo, inner);
+      } else {
+        k.binary(kop, a.data + ao, as[0], b.data + bo, bs[0], alpha, out + oo, inner);
       }
-      k.binary(kop, a.data + ao, as[0], b.data + bo, bs[0], alpha, out + oo, inner);
+      for (int32_t d = 1; d < n; ++d) {
+        ao += as[d], bo += bs[d], oo += os[d];
+        if (++index[d] < sizes[d]) break;
+        ao -= as[d] * sizes[d], bo -= bs[d] * sizes[d], oo -= os[d] * sizes[d];
+        index[d] = 0;
+      }
     }
   });
 }

@@ -46,12 +46,14 @@ BINARY_SHAPES = [
     ((2, 1, 4, 5), (3, 1, 1)),
     ((1, 12, 128, 128), (1, 1, 128, 128)),
     ((1000,), ()),
+    ((128, 1400, 3, 1), (128, 1, 3, 2)),  # affine_grid's product: rows of 2, threaded
+    ((700, 5, 3), (5, 1)),  # rows of 3
 ]
 
 
 @pytest.mark.parametrize("sa,sb", BINARY_SHAPES)
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
-def test_binary_broadcast(op, sa, sb):
+def test_binary_broadcast(threads, op, sa, sb):
     a, b = rand(*sa, seed=1), rand(*sb, seed=2)
     if op == "div":
         b = b.abs() + 0.5
