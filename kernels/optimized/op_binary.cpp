@@ -20,28 +20,32 @@ struct Operand {
   int64_t strides[kMaxTensorDim];
 };
 
-// Rows shorter than this run inline here instead of through the ISA kernel's call.
+// Rows shorter than this run inline here, a block of them at a time, instead of through the ISA
+// kernel's call.
 constexpr int64_t kShortRow = 8;
 
-// One short row, as the ISA kernel's tail computes it.
+// `rows` short rows of n elements, row j at a + j * a_rs (b, y alike), as the ISA kernel's tail
+// computes them.
 template <BinaryOp kOp>
-void short_row(const float* a, int64_t as, const float* b, int64_t bs, float alpha, float* y,
-               int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = a[i * as], z = b[i * bs];
-    y[i] = kOp == BinaryOp::kAdd ? x + alpha * z : kOp == BinaryOp::kMul ? x * z : x / z;
+void short_rows(const float* a, int64_t as, int64_t a_rs, const float* b, int64_t bs, int64_t b_rs,
+                float alpha, float* y, int64_t y_rs, int64_t n, int64_t rows) {
+  for (int64_t j = 0; j < rows; ++j, a += a_rs, b += b_rs, y += y_rs) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = a[i * as], z = b[i * bs];
+      y[i] = kOp == BinaryOp::kAdd ? x + alpha * z : kOp == BinaryOp::kMul ? x * z : x / z;
+    }
   }
 }
 
-void short_row(BinaryOp op, const float* a, int64_t as, const float* b, int64_t bs, float alpha,
-               float* y, int64_t n) {
+void short_rows(BinaryOp op, const float* a, int64_t as, int64_t a_rs, const float* b, int64_t bs,
+                int64_t b_rs, float alpha, float* y, int64_t y_rs, int64_t n, int64_t rows) {
   switch (op) {
     case BinaryOp::kAdd:
-      return short_row<BinaryOp::kAdd>(a, as, b, bs, alpha, y, n);
+      return short_rows<BinaryOp::kAdd>(a, as, a_rs, b, bs, b_rs, alpha, y, y_rs, n, rows);
     case BinaryOp::kMul:
-      return short_row<BinaryOp::kMul>(a, as, b, bs, alpha, y, n);
+      return short_rows<BinaryOp::kMul>(a, as, a_rs, b, bs, b_rs, alpha, y, y_rs, n, rows);
     case BinaryOp::kDiv:
-      return short_row<BinaryOp::kDiv>(a, as, b, bs, alpha, y, n);
+      return short_rows<BinaryOp::kDiv>(a, as, a_rs, b, bs, b_rs, alpha, y, y_rs, n, rows);
   }
 }
 
@@ -74,12 +78,37 @@ void run_strided(BinaryOp op, float alpha, const int32_t* out_sizes, int32_t dim
     k.binary(kop, a.data, 0, b.data, 0, alpha, out, 1);
     return;
   }
+  // Short rows go a block (the next dim's extent) at a time: the walk's unit is then the block.
+  if (sizes[0] < kShortRow && n >= 2) {
+    const int64_t inner = sizes[0], block = sizes[1];
+    const int64_t units = numel / (inner * block);
+    parallel_for(units, inner * block, [&](int64_t begin, int64_t end) {
+      int64_t index[kMaxTensorDim] = {}, rest = begin, ao = 0, bo = 0, oo = 0;
+      for (int32_t d = 2; d < n; ++d) {
+        index[d] = rest % sizes[d];
+        rest /= sizes[d];
+        ao += index[d] * as[d];
+        bo += index[d] * bs[d];
+        oo += index[d] * os[d];
+      }
+      for (int64_t u = begin; u < end; ++u) {
+        short_rows(kop, a.data + ao, as[0], as[1], b.data + bo, bs[0], bs[1], alpha, out + oo,
+                   os[1], inner, block);
+        for (int32_t d = 2; d < n; ++d) {
+          ao += as[d], bo += bs[d], oo += os[d];
+          if (++index[d] < sizes[d]) break;
+          ao -= as[d] * sizes[d], bo -= bs[d] * sizes[d], oo -= os[d] * sizes[d];
+          index[d] = 0;
+        }
+      }
+    });
+    return;
+  }
   const int64_t inner = sizes[0];
   const int64_t rows = numel / inner;
   parallel_for(rows, inner, [&](int64_t begin, int64_t end) {
-    // The first row's offsets by division, then an odometer over the outer dims: rows of a
-    // few elements (affine_grid's [N, H*W, 3, 2] products: rows of 2) spent most of their
-    // time in the per-row divisions and the kernel call.
+    // The first row's offsets by division, then an odometer over the outer dims (a division
+    // per dim and row was most of the time of short rows).
     int64_t index[kMaxTensorDim] = {}, rest = begin, ao = 0, bo = 0, oo = 0;
     for (int32_t d = 1; d < n; ++d) {
       index[d] = rest % sizes[d];
@@ -89,11 +118,7 @@ void run_strided(BinaryOp op, float alpha, const int32_t* out_sizes, int32_t dim
       oo += index[d] * os[d];
     }
     for (int64_t r = begin; r < end; ++r) {
-      if (inner < kShortRow) {
-        short_row(kop, a.data + ao, as[0], b.data + bo, bs[0], alpha, out + oo, inner);
-      } else {
-        k.binary(kop, a.data + ao, as[0], b.data + bo, bs[0], alpha, out + oo, inner);
-      }
+      k.binary(kop, a.data + ao, as[0], b.data + bo, bs[0], alpha, out + oo, inner);
       for (int32_t d = 1; d < n; ++d) {
         ao += as[d], bo += bs[d], oo += os[d];
         if (++index[d] < sizes[d]) break;
