@@ -48,8 +48,8 @@ Error permute_copy_out(KernelContext& ctx, Span<EValue*> args) {
   }
   if (optimized::is_transpose_copy(t)) {
     optimized::run_transpose_copy(t);
-  } else {
-    optimized::run_row_copy(t);  // innermost stays innermost
+  } else if (!optimized::run_row_copy(t)) {  // innermost stays innermost: rows
+    return optimized::call_portable(kOp, ctx, args);
   }
   return Error::Ok;
 }

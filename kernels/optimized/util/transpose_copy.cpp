@@ -67,7 +67,7 @@ void run_transpose_copy(const TransposeCopy& t) {
                     [&](int64_t begin, int64_t end) { run_strips(t, begin, end); });
 }
 
-void run_row_copy(const TransposeCopy& t) {
+bool run_row_copy(const TransposeCopy& t) {
   // Merge each dim into the one inside it where the input steps over both contiguously (the
   // output always does); size-1 dims drop out.
   int64_t sizes[kMaxTensorDim], in_strides[kMaxTensorDim];
@@ -82,10 +82,13 @@ void run_row_copy(const TransposeCopy& t) {
       ++n;
     }
   }
+  // The innermost output dim of more than one element must be the input's contiguous one (a
+  // size-1 innermost dim hides which is); else these are not rows.
+  if (n > 0 && in_strides[0] != 1) return false;
   const int64_t row = n > 0 ? sizes[0] : 1;
   int64_t rows = 1;
   for (int32_t d = 1; d < n; ++d) rows *= sizes[d];
-  if (row == 0 || rows == 0) return;
+  if (row == 0 || rows == 0) return true;
   opt::parallel_for(rows, row, [&](int64_t begin, int64_t end) {
     // The first row's position by division, then an odometer over the outer dims.
     int64_t index[kMaxTensorDim] = {}, in = 0, rest = begin;
@@ -105,6 +108,7 @@ void run_row_copy(const TransposeCopy& t) {
       }
     }
   });
+  return true;
 }
 
 }  // namespace pteron::optimized

@@ -32,7 +32,9 @@ void run_transpose_copy(const TransposeCopy& t);
 
 // The other case: the input's contiguous dim stays the output's innermost (a transformer's head
 // split [B, L, H, D] -> [B, H, L, D]), so the copy is whole rows: dims contiguous in both
-// merged, the rows split over this runtime's threads. `t.a` is rank - 1.
-void run_row_copy(const TransposeCopy& t);
+// merged, the rows split over this runtime's threads. False, having copied nothing, when the
+// innermost output dim of more than one element is not the input's contiguous one (a size-1
+// innermost dim hid it).
+bool run_row_copy(const TransposeCopy& t);
 
 }  // namespace pteron::optimized

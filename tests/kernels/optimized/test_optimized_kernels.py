@@ -198,6 +198,8 @@ def test_softmax_other_dim_and_all_masked_row():
     ((4, 3, 5, 6), [1, 0, 2, 3]),  # rows of two merged dims
     ((2, 1, 3, 1, 5), [3, 2, 0, 1, 4]),  # size-1 dims around the rows
     ((3, 0, 5), [1, 0, 2]),
+    ((2, 3, 4, 1), [0, 2, 1, 3]),  # a size-1 innermost dim stays: not rows (an einsum's unsqueeze)
+    ((2, 5, 1, 3, 1), [0, 3, 2, 1, 4]),
 ])
 def test_permute_copy(threads, shape, dims):
     x = rand(*shape)
