@@ -4,7 +4,8 @@
 //   aten::sub.out / sub.Scalar_out (same arguments), aten::mul.out(self, other, *, out),
 //   aten::mul.Scalar_out, aten::div.out, aten::div.Scalar_out.
 // Inputs may have any strides (broadcast dims have stride 0); the output must have the default
-// dim order. Other dtypes and layouts go to the portable kernels.
+// dim order. mul.out also takes complex64 tensors. Other dtypes and layouts go to the portable
+// kernels.
 #include "kernels/optimized/simd/isa_kernels.h"
 #include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/portable_fallback.h"
@@ -46,16 +47,19 @@ void short_rows(BinaryOp op, const float* a, int64_t as, int64_t a_rs, const flo
       return short_rows<BinaryOp::kMul>(a, as, a_rs, b, bs, b_rs, alpha, y, y_rs, n, rows);
     case BinaryOp::kDiv:
       return short_rows<BinaryOp::kDiv>(a, as, a_rs, b, bs, b_rs, alpha, y, y_rs, n, rows);
+    case BinaryOp::kComplexMul:
+      return;  // complex rows go to the ISA kernel (run_strided)
   }
 }
 
 // out[i] = a[i] op b[i] over `sizes` (row-major out), after merging dims that are contiguous
 // for all three so the inner rows are as long as possible.
+// `width` floats an element (2: complex values), strides in floats.
 void run_strided(BinaryOp op, float alpha, const int32_t* out_sizes, int32_t dim, Operand a,
-                 Operand b, float* out) {
+                 Operand b, float* out, int64_t width = 1) {
   int64_t sizes[kMaxTensorDim], as[kMaxTensorDim], bs[kMaxTensorDim], os[kMaxTensorDim];
   int32_t n = 0;
-  int64_t o_stride = 1;
+  int64_t o_stride = width;
   for (int32_t d = dim - 1; d >= 0; --d) {  // innermost first
     if (out_sizes[d] == 1) continue;
     if (n > 0 && as[n - 1] * sizes[n - 1] == a.strides[d] &&
@@ -70,7 +74,7 @@ void run_strided(BinaryOp op, float alpha, const int32_t* out_sizes, int32_t dim
     }
     o_stride *= out_sizes[d];
   }
-  const int64_t numel = o_stride;
+  const int64_t numel = o_stride / width;
   if (numel == 0) return;
   const BinaryOp kop = op;
   const IsaKernels& k = isa_kernels();
@@ -79,7 +83,7 @@ void run_strided(BinaryOp op, float alpha, const int32_t* out_sizes, int32_t dim
     return;
   }
   // Short rows go a block (the next dim's extent) at a time: the walk's unit is then the block.
-  if (sizes[0] < kShortRow && n >= 2) {
+  if (sizes[0] < kShortRow && n >= 2 && width == 1) {
     const int64_t inner = sizes[0], block = sizes[1];
     const int64_t units = numel / (inner * block);
     parallel_for(units, inner * block, [&](int64_t begin, int64_t end) {
@@ -134,11 +138,31 @@ bool fast_path_ok(const Tensor& a, const Tensor* b, const Tensor& out) {
          out.dtype() == ScalarType::Float && is_row_major(out);
 }
 
+// complex64 a * b (Meta-style Llama's rotary embedding: view_as_complex, a product by the
+// broadcast frequencies, view_as_real), as float pairs.
+Error complex_mul(const char* name, const Tensor& a, const Tensor& b, Tensor& out) {
+  int32_t sizes[kMaxTensorDim], dim = 0;
+  PTERON_TRY(broadcast_shape(name, a, b, sizes, &dim));
+  PTERON_TRY(expect_out_shape(name, out, sizes, dim));
+  Operand oa{static_cast<const float*>(a.const_data()), {}};
+  Operand ob{static_cast<const float*>(b.const_data()), {}};
+  broadcast_strides(a, sizes, dim, oa.strides);
+  broadcast_strides(b, sizes, dim, ob.strides);
+  for (int32_t d = 0; d < dim; ++d) oa.strides[d] *= 2, ob.strides[d] *= 2;
+  run_strided(BinaryOp::kComplexMul, 1.0f, sizes, dim, oa, ob,
+              static_cast<float*>(out.mutable_data()), 2);
+  return Error::Ok;
+}
+
+bool complex64(const Tensor& t) { return t.dtype() == ScalarType::ComplexFloat; }
+
 Error tensor_op(const char* name, BinaryOp op, bool has_alpha, bool negate_alpha,
                 KernelContext& ctx, Span<EValue*> args) {
   const Tensor& a = *args[0]->tensor;
   const Tensor& b = *args[1]->tensor;
   Tensor& out = *args[has_alpha ? 3 : 2]->tensor;
+  if (op == BinaryOp::kMul && complex64(a) && complex64(b) && complex64(out) && is_row_major(out))
+    return complex_mul(name, a, b, out);
   if (!fast_path_ok(a, &b, out)) return optimized::call_portable(name, ctx, args);
   int32_t sizes[kMaxTensorDim], dim = 0;
   PTERON_TRY(broadcast_shape(name, a, b, sizes, &dim));

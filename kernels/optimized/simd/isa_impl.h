@@ -309,9 +309,31 @@ void binary_impl(const float* a, int64_t as, const float* b, int64_t bs, float a
   }
 }
 
+// n complex values (float pairs); steps in floats.
+void complex_mul_row(const float* a, int64_t as, const float* b, int64_t bs, float* y, int64_t n) {
+  int64_t i = 0;
+#if !PTERON_VEC_SCALAR
+  constexpr int64_t kPairs = kLanes / 2;
+  if ((as == 2 || as == 0) && (bs == 2 || bs == 0)) {
+    const Vec a0 = complex_set1(a), b0 = complex_set1(b);
+    for (; i + kPairs <= n; i += kPairs) {
+      const Vec va = as == 0 ? a0 : load(a + 2 * i), vb = bs == 0 ? b0 : load(b + 2 * i);
+      store(y + 2 * i, complex_mul(va, vb));
+    }
+  }
+#endif
+  for (; i < n; ++i) {  // other steps and the tail
+    const float ar = a[i * as], ai = a[i * as + 1], br = b[i * bs], bi = b[i * bs + 1];
+    y[2 * i] = ar * br - ai * bi;
+    y[2 * i + 1] = ai * br + ar * bi;
+  }
+}
+
 void binary(BinaryOp op, const float* a, int64_t as, const float* b, int64_t bs, float alpha,
             float* y, int64_t n) {
   switch (op) {
+    case BinaryOp::kComplexMul:
+      return complex_mul_row(a, as, b, bs, y, n);
     case BinaryOp::kAdd:
       return binary_impl<BinaryOp::kAdd>(a, as, b, bs, alpha, y, n);
     case BinaryOp::kMul:

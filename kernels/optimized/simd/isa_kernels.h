@@ -10,7 +10,10 @@
 
 namespace pteron::opt {
 
-enum class BinaryOp : int { kAdd, kMul, kDiv };  // kAdd computes a + alpha * b (sub: -alpha)
+// kAdd computes a + alpha * b (sub: -alpha). kComplexMul multiplies complex64 values stored as
+// (real, imaginary) float pairs: n counts complex values, steps count floats (2: contiguous, 0:
+// one value broadcast; others element by element).
+enum class BinaryOp : int { kAdd, kMul, kDiv, kComplexMul };
 
 // Element-wise math (vec.h's functions; within a few ulp of the C library, sqrt and rsqrt as
 // torch computes them, 1 / sqrt; kRound to nearest, ties to even, as torch.round). kLeakyRelu: x >

@@ -90,6 +90,17 @@ PTERON_VI Vec select_bytes(const uint8_t* c, Vec if_set, Vec otherwise) {
   const __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c)));
   return {_mm512_mask_blend_ps(_mm512_test_epi32_mask(w, w), otherwise.v, if_set.v)};
 }
+// Lane pairs as complex values (real, imaginary): a * b, and one value in every pair.
+PTERON_VI Vec complex_mul(Vec a, Vec b) {
+  const __m512 swapped = _mm512_permute_ps(a.v, 0xB1);  // (im, re)
+  return {_mm512_fmaddsub_ps(a.v, _mm512_moveldup_ps(b.v),
+                             _mm512_mul_ps(swapped, _mm512_movehdup_ps(b.v)))};
+}
+PTERON_VI Vec complex_set1(const float* p) {
+  double pair;
+  __builtin_memcpy(&pair, p, 8);
+  return {_mm512_castpd_ps(_mm512_set1_pd(pair))};
+}
 
 #elif PTERON_VEC_AVX2
 struct Vec {
@@ -161,6 +172,16 @@ PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
 PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
   return {_mm256_blendv_ps(otherwise.v, if_nan.v, _mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q))};
 }
+PTERON_VI Vec complex_mul(Vec a, Vec b) {
+  const __m256 swapped = _mm256_permute_ps(a.v, 0xB1);
+  return {_mm256_fmaddsub_ps(a.v, _mm256_moveldup_ps(b.v),
+                             _mm256_mul_ps(swapped, _mm256_movehdup_ps(b.v)))};
+}
+PTERON_VI Vec complex_set1(const float* p) {
+  double pair;
+  __builtin_memcpy(&pair, p, 8);
+  return {_mm256_castpd_ps(_mm256_set1_pd(pair))};
+}
 PTERON_VI Vec select_bytes(const uint8_t* c, Vec if_set, Vec otherwise) {
   const __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c)));
   const __m256i zero = _mm256_cmpeq_epi32(w, _mm256_setzero_si256());
@@ -218,6 +239,15 @@ PTERON_VI Vec select_lt(Vec a, Vec b, Vec if_lt, Vec otherwise) {
 }
 PTERON_VI Vec select_nan(Vec a, Vec if_nan, Vec otherwise) {
   return {vbslq_f32(vceqq_f32(a.v, a.v), otherwise.v, if_nan.v)};
+}
+PTERON_VI Vec complex_mul(Vec a, Vec b) {
+  // (ar br - ai bi, ai br + ar bi): the imaginary products' sign flipped on the real lanes.
+  const float32x4_t re = vtrn1q_f32(b.v, b.v), im = vtrn2q_f32(b.v, b.v);
+  const float32x4_t sign = {-1.0f, 1.0f, -1.0f, 1.0f};
+  return {vfmaq_f32(vmulq_f32(vrev64q_f32(a.v), vmulq_f32(im, sign)), a.v, re)};
+}
+PTERON_VI Vec complex_set1(const float* p) {
+  return {vreinterpretq_f32_u64(vld1q_dup_u64(reinterpret_cast<const uint64_t*>(p)))};
 }
 PTERON_VI Vec select_bytes(const uint8_t* c, Vec if_set, Vec otherwise) {
   uint32_t four;

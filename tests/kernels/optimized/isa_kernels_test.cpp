@@ -638,6 +638,29 @@ TEST(IsaKernels, ArgExtremesKeepTheFirstPositionAndNanWins) {
   }
 }
 
+TEST(IsaKernels, ComplexProductsMatchTheFormula) {
+  for (const IsaKernels* k : tables()) {
+    for (int64_t n : kLengths) {
+      std::vector<float> a = random_floats(2 * n + 2, 61, 2.0f),
+                         b = random_floats(2 * n + 2, 62, 2.0f);
+      std::vector<float> y(2 * n + 2);
+      for (int64_t a_step : {0, 2}) {
+        for (int64_t b_step : {0, 2}) {
+          k->binary(opt::BinaryOp::kComplexMul, a.data(), a_step, b.data(), b_step, 1.0f, y.data(),
+                    n);
+          for (int64_t i = 0; i < n; ++i) {
+            const double ar = a[i * a_step], ai = a[i * a_step + 1];
+            const double br = b[i * b_step], bi = b[i * b_step + 1];
+            const double scale = std::hypot(ar, ai) * std::hypot(br, bi) + 1e-30;
+            ASSERT_NEAR(y[2 * i], ar * br - ai * bi, 4e-7 * scale) << k->name << " n " << n;
+            ASSERT_NEAR(y[2 * i + 1], ai * br + ar * bi, 4e-7 * scale) << k->name << " n " << n;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(IsaKernels, SelectPicksByTheConditionsBytes) {
   for (const IsaKernels* k : tables()) {
     for (int64_t n : kLengths) {

@@ -65,6 +65,33 @@ def test_binary_broadcast(threads, op, sa, sb):
     assert_close(out, expected, atol=1e-6, rtol=1e-6, what=f"{op} {sa} {sb}")
 
 
+def complex_randn(shape, g):
+    return torch.complex(torch.randn(shape, generator=g), torch.randn(shape, generator=g))
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 64, 4, 32), (1, 64, 1, 32)), ((3, 5), (3, 5)), ((7,), ()),
+                                   ((4, 1, 9), (1, 6, 1)), ((2, 300, 8, 64), (1, 300, 1, 64))], ids=str)
+def test_complex_mul_matches_torch(threads, sa, sb):
+    # Meta-style Llama's rotary embedding multiplies view_as_complex(q) by broadcast frequencies.
+    # Tolerance: 2e-7 of |a| |b| (fused multiply-adds on either side).
+    g = torch.Generator().manual_seed(3)
+    a, b = complex_randn(sa, g), complex_randn(sb, g)
+    want = a * b
+    out = torch.empty_like(want)
+    opt("aten::mul.out", [a, b, out])
+    assert ((out - want).abs() <= 2e-7 * (a.abs() * b.abs())).all()
+
+
+def test_complex_mul_other_layouts_give_the_portable_result():
+    g = torch.Generator().manual_seed(4)
+    a, b = complex_randn((6, 5), g).t(), complex_randn((5, 6), g)
+    got, portable = torch.empty(5, 6, dtype=torch.complex64), torch.empty(5, 6, dtype=torch.complex64)
+    opt("aten::mul.out", [a, b, got])
+    run_kernel("aten::mul.out", [a, b, portable])
+    assert ((got - portable).abs() <= 2e-7 * (a.abs() * b.abs())).all()
+    torch.testing.assert_close(got, a * b)
+
+
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 @pytest.mark.parametrize("n", [1, 7, 16, 33, 5000])
 def test_binary_scalar(op, n):
