@@ -278,7 +278,8 @@ bench-default: build
 	$(PY) bench/default_choice.py --build $(abspath $(BUILD)) $(BENCH_ARGS)
 
 # bench-families: model families outside the zoo (wav2vec2, T5 encoder, ConvBERT, a U-Net, a
-# super-resolution net, NeRF, capsules, a Perceiver) on pteron's default program against eager,
+# super-resolution net, NeRF, capsules, a Perceiver, Conv-TasNet, a style-transfer net, a DCGAN
+# generator, a detector's head) on pteron's default program against eager,
 # 2 threads, alternating rounds (bench/results/families.{json,md}). BENCH_ARGS: e.g. --rounds 5,
 # --models unet,sr.
 .PHONY: bench-families

@@ -1,7 +1,8 @@
 """Model families outside the zoo against PyTorch eager, each on pteron's default host program:
 the layers a screen of unseen architectures found slower than eager (attention with 16-value
 heads, nn.Unfold's advanced indexing, transposed convolutions, tanh; sin / cos and linear heads,
-tiny batched products, cross-attention's split weights), in the models that use them.
+tiny batched products, cross-attention's split weights; group and instance norms, transposed
+convolutions of small images, arg-extremes over few classes), in the models that use them.
 
     .venv/bin/python bench/families_vs_eager.py --build build [--rounds 3] [--models unet,sr]
 
@@ -19,6 +20,13 @@ Models (random weights from fixed seeds; transformers' classes from configuratio
     23040 tiny [16, 8] x [8, 1] products, softmax, sums and squashes.
   - perceiver: 64 latents cross-attending (nn.MultiheadAttention) to 2048 tokens, then one
     TransformerEncoderLayer: the in-projection weight split into q and kv parts.
+  - conv-tasnet: a Conv-TasNet separator (GroupNorm(1, C) "global layer norms", PReLU, dilated
+    depthwise Conv1d, a ConvTranspose1d decoder), 2 x 1 s at 16 kHz.
+  - style-transfer: Johnson et al.'s transformer net (reflection pads, InstanceNorm2d, nearest 2x
+    upsampling), 128x128.
+  - dcgan: a DCGAN generator (five ConvTranspose2d, batch norm), batch 4 of 100-d noise to 64x64.
+  - detector-head: anchor decoding and per-anchor best class over [2, 4000, 21] logits (softmax,
+    max over classes, top 100, gathers).
 
 Each system runs in its own process, alternating rounds (--rounds, default 3), 2 threads: eager in
 the project venv (torch.set_num_threads), pteron as `pteron bench --threads 2 --json` on the
@@ -44,7 +52,8 @@ from timing import median_of_rounds, results_folder, timed_calls_wall_cpu_ms
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
-MODELS = ["wav2vec2", "t5-encoder", "convbert", "unet", "sr", "nerf", "capsules", "perceiver"]
+MODELS = ["wav2vec2", "t5-encoder", "convbert", "unet", "sr", "nerf", "capsules", "perceiver", "conv-tasnet",
+          "style-transfer", "dcgan", "detector-head"]
 THREADS = 2
 
 
@@ -142,6 +151,76 @@ def build(name: str):
             z = self.cross(self.lat.expand(x.shape[0], -1, -1), kv, kv, need_weights=False)[0]
             return self.latent(z).mean(1)
 
+    class ConvTasNet(nn.Module):
+        def __init__(self, N=128, B=64, H=128, S=2):
+            super().__init__()
+            self.enc, self.ln, self.bottleneck = nn.Conv1d(1, N, 16, 8, bias=False), nn.GroupNorm(1, N), nn.Conv1d(N, B, 1)
+            self.blocks = nn.ModuleList(nn.Sequential(
+                nn.Conv1d(B, H, 1), nn.PReLU(), nn.GroupNorm(1, H), nn.Conv1d(H, H, 3, padding=2 ** i, dilation=2 ** i,
+                                                                              groups=H),
+                nn.PReLU(), nn.GroupNorm(1, H), nn.Conv1d(H, B, 1)) for i in range(4))
+            self.mask, self.dec, self.S, self.N = nn.Conv1d(B, S * N, 1), nn.ConvTranspose1d(N, 1, 16, 8, bias=False), S, N
+
+        def forward(self, x):
+            w = F.relu(self.enc(x))
+            y = self.bottleneck(self.ln(w))
+            for b in self.blocks:
+                y = y + b(y)
+            m = torch.sigmoid(self.mask(y)).view(x.shape[0], self.S, self.N, -1)
+            return self.dec((w.unsqueeze(1) * m).view(-1, self.N, w.shape[-1]))
+
+    class StyleTransfer(nn.Module):
+        def __init__(self):
+            super().__init__()
+
+            def conv(i, o, k, s=1):
+                return nn.Sequential(nn.ReflectionPad2d(k // 2), nn.Conv2d(i, o, k, s), nn.InstanceNorm2d(o, affine=True))
+
+            self.down = nn.Sequential(conv(3, 32, 9), nn.ReLU(), conv(32, 64, 3, 2), nn.ReLU(), conv(64, 128, 3, 2),
+                                      nn.ReLU())
+            self.res = nn.ModuleList(nn.Sequential(conv(128, 128, 3), nn.ReLU(), conv(128, 128, 3)) for _ in range(3))
+            self.up1, self.up2, self.out = conv(128, 64, 3), conv(64, 32, 3), conv(32, 3, 9)
+
+        def forward(self, x):
+            y = self.down(x)
+            for r in self.res:
+                y = y + r(y)
+            y = F.relu(self.up1(F.interpolate(y, scale_factor=2.0, mode="nearest")))
+            return self.out(F.relu(self.up2(F.interpolate(y, scale_factor=2.0, mode="nearest"))))
+
+    def dcgan(nz=100, g=64):
+        layers, c = [nn.ConvTranspose2d(nz, g * 8, 4, 1, 0, bias=False)], g * 8
+        for _ in range(3):
+            layers += [nn.BatchNorm2d(c), nn.ReLU(), nn.ConvTranspose2d(c, c // 2, 4, 2, 1, bias=False)]
+            c //= 2
+        return nn.Sequential(*layers, nn.BatchNorm2d(c), nn.ReLU(), nn.ConvTranspose2d(c, 3, 4, 2, 1, bias=False),
+                             nn.Tanh())
+
+    class DetectorHead(nn.Module):
+        """Anchor decoding and per-anchor best class (softmax, max over classes, top 100)."""
+
+        def __init__(self, anchors=4000):
+            super().__init__()
+            self.register_buffer("anchors", torch.rand(anchors, 4) * 0.5 + 0.25)
+
+        def forward(self, deltas, logits):
+            a = self.anchors
+            cx, cy = a[:, 0] + deltas[..., 0] * 0.1 * a[:, 2], a[:, 1] + deltas[..., 1] * 0.1 * a[:, 3]
+            w = a[:, 2] * torch.exp(deltas[..., 2].clamp(max=4.135) * 0.2)
+            h = a[:, 3] * torch.exp(deltas[..., 3].clamp(max=4.135) * 0.2)
+            boxes = torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], -1).clamp(0, 1)
+            scores, labels = torch.softmax(logits, -1)[..., 1:].max(-1)
+            top, idx = scores.topk(100, dim=-1)
+            return torch.gather(boxes, 1, idx.unsqueeze(-1).expand(-1, -1, 4)), top, torch.gather(labels, 1, idx)
+
+    if name == "conv-tasnet":
+        return ConvTasNet().eval(), (torch.randn(2, 1, 16000),)
+    if name == "style-transfer":
+        return StyleTransfer().eval(), (torch.randn(1, 3, 128, 128),)
+    if name == "dcgan":
+        return dcgan().eval(), (torch.randn(4, 100, 1, 1),)
+    if name == "detector-head":
+        return DetectorHead().eval(), (torch.randn(2, 4000, 4), torch.randn(2, 4000, 21))
     if name == "nerf":
         return NeRF().eval(), (torch.rand(4096, 3),)
     if name == "capsules":
